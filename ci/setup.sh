@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# ci/setup.sh — install what attnfuzz needs to build and test (Debian 12), when missing.
+# Needs root for apt-get; otherwise it names the missing packages and stops.
+set -euo pipefail
+pkgs=(cmake make gcc pkg-config clang libclang-rt-14-dev libmpfr-dev libgmp-dev python3)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "attnfuzz setup: missing packages: ${missing[*]} (run as root: apt-get install ${missing[*]})" >&2
+  exit 1
+fi
+echo "attnfuzz setup: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq "${missing[@]}" >/dev/null

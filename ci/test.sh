@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# ci/test.sh — the test command: set up, build (normal and ASan+UBSan), run every test.
+# GPU tests skip with a visible reason where no GPU is present.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash ci/setup.sh
+jobs=$(nproc 2>/dev/null || echo 2)
+echo "== build (normal)"
+bash ci/build.sh build
+echo "== tests (normal build)"
+(cd build && ctest --output-on-failure -j"$jobs" --timeout 900)
+echo "== build (ASan + UBSan, clang, libFuzzer targets)"
+CC=clang bash ci/build.sh build-asan -DATTNFUZZ_SANITIZE=ON -DATTNFUZZ_FUZZERS=ON
+echo "== tests (ASan + UBSan build)"
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j"$jobs" --timeout 1800 -E 'campaign|planted')
