@@ -19,7 +19,10 @@ static void expect_error(const char *text, int line, const char *field, const ch
     char buf[1024];
     af_error_format(&e, buf, sizeof buf);
     char prefix[64];
-    snprintf(prefix, sizeof prefix, "t.case:%d: %s: ", line, field);
+    if (line > 0)
+        snprintf(prefix, sizeof prefix, "t.case:%d: %s: ", line, field);
+    else
+        snprintf(prefix, sizeof prefix, "t.case: %s: ", field);
     CHECK_MSG(strncmp(buf, prefix, strlen(prefix)) == 0, "formatted '%s'", buf);
 }
 
