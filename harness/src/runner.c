@@ -14,6 +14,22 @@ static double now_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* A fresh copy of the prepared buffers (outputs still poisoned). mxfp8 scale arrays
+ * are shared read-only with the template; release with release_clone(). */
+static int clone_tensors(const af_prepared *p, af_tensors *t, char *why, size_t cap) {
+    if (af_tensors_alloc(t, &p->c, why, cap)) return -1;
+    af_tensors_copy(t, &p->tensors);
+    t->mx_scale_q = p->tensors.mx_scale_q;
+    t->mx_scale_k = p->tensors.mx_scale_k;
+    t->mx_scale_v = p->tensors.mx_scale_v;
+    return 0;
+}
+
+static void release_clone(af_tensors *t) {
+    t->mx_scale_q = t->mx_scale_k = t->mx_scale_v = NULL;
+    af_tensors_free(t);
+}
+
 int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t cap) {
     memset(p, 0, sizeof *p);
     p->c = *c;
@@ -39,8 +55,7 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
         char rwhy[256] = "";
         if (r->reference->supports(r->reference, c, rwhy, sizeof rwhy) == AF_RUN_OK) {
             af_tensors rt;
-            if (af_tensors_alloc(&rt, c, why, cap)) { af_prepared_free(p); return -1; }
-            af_tensors_copy(&rt, &p->tensors);
+            if (clone_tensors(p, &rt, why, cap)) { af_prepared_free(p); return -1; }
             af_run_info info;
             memset(&info, 0, sizeof info);
             if (r->reference->run(r->reference, c, "", &rt, &info, rwhy, sizeof rwhy) == AF_RUN_OK &&
@@ -50,7 +65,7 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
             } else {
                 snprintf(p->ref_note, sizeof p->ref_note, "reference failed: %s", rwhy);
             }
-            af_tensors_free(&rt);
+            release_clone(&rt);
         } else {
             snprintf(p->ref_note, sizeof p->ref_note, "reference declined: %s", rwhy);
         }
@@ -93,15 +108,10 @@ void af_judge(af_runner *r, af_prepared *p, af_backend *be, const char *engine, 
         return;
     }
     af_tensors t;
-    if (af_tensors_alloc(&t, c, why, sizeof why)) {
+    if (clone_tensors(p, &t, why, sizeof why)) {
         add_simple(v, AF_V_RESOURCE, why);
         return;
     }
-    af_tensors_copy(&t, &p->tensors);
-    /* mxfp8 scales are shared read-only with the template */
-    t.mx_scale_q = p->tensors.mx_scale_q;
-    t.mx_scale_k = p->tensors.mx_scale_k;
-    t.mx_scale_v = p->tensors.mx_scale_v;
     af_run_info info;
     memset(&info, 0, sizeof info);
     info.workspace_bytes = -1;
@@ -131,9 +141,10 @@ void af_judge(af_runner *r, af_prepared *p, af_backend *be, const char *engine, 
             }
         }
     }
-    t.mx_scale_q = t.mx_scale_k = t.mx_scale_v = NULL;
-    if (out_tensors)
+    if (out_tensors) {
+        t.mx_scale_q = t.mx_scale_k = t.mx_scale_v = NULL; /* the caller owns no scales */
         *out_tensors = t;
-    else
-        af_tensors_free(&t);
+    } else {
+        release_clone(&t);
+    }
 }

@@ -1,0 +1,640 @@
+/* harness/backends/cpu.c — the "cpu" backend: attention computed the plain
+ * low-precision way.
+ *
+ * Two jobs: a backend users can fuzz like any other, and THE low-precision reference
+ * whose error against the oracle sets every case's floor
+ * (err(kernel) <= 2 * err(cpu) + floor). So it computes what a straightforward
+ * fp16/bf16 kernel computes, no better and no worse:
+ *
+ *   forward, per query row i (visible keys only):
+ *     S_j  = (sum_d q_d * k_jd, fp32, d ascending) * scale          fp32
+ *     m    = max_j S_j;  P_j = expf(S_j - m);  l = sum_j P_j          fp32, j ascending
+ *     O    = (sum_j round_dt(P_j) * v_j, fp32, j ascending) / l      stored rounded (RNE)
+ *     LSE  = m + logf(l)                                              stored fp32
+ *   backward (flash formulas, fp32 accumulators, P recomputed from the stored LSE):
+ *     D_i   = sum_d dO_id * O_id        (O as stored, i.e. rounded)
+ *     P_ij  = expf(S_ij - LSE_i);  dP_ij = dO_i . v_j;  dS_ij = P_ij * (dP_ij - D_i)
+ *     dV_j  = sum_i round_dt(P_ij) dO_i
+ *     dK_j  = scale * sum_i round_dt(dS_ij) q_i
+ *     dQ_i  = scale * sum_j round_dt(dS_ij) k_j
+ *   round_dt rounds to the case dtype (fp16 or bf16), as a kernel does when it feeds
+ *   P or dS to a tensor-core GEMM. dS is rounded for dQ as well as for dK because
+ *   FlashAttention and cuDNN feed the same low-precision dS to both GEMMs; a sharper
+ *   reference would make the floor too tight for them.
+ *   GQA/MQA: query head h reads kv head h / (heads_q / heads_kv); dK and dV sum over the
+ *   query heads of the group in one fp32 accumulator (heads ascending, then rows).
+ *
+ * fp8_e4m3 and mxfp8 (forward only): inputs are dequantised to fp32 on load
+ * (stored * descale, or stored * 2^(E8M0 - 127)); P is rounded to bf16 before P*V.
+ * cuDNN instead scales P by 448 and rounds it to E4M3; we keep bf16 here for
+ * simplicity, which makes this reference somewhat sharper than an fp8 kernel.
+ *
+ * The mask is this file's own code (visible_keys_for_row): backends must not call the
+ * oracle's mask_spec, so that an oracle bug and a kernel bug cannot agree.
+ *
+ * Every element is read from and written to the real laid-out buffers through
+ * af_layout_offset / af_storage_load / af_storage_store, so every layout (bshd, sbhd,
+ * bhsd, thd, packing, stride gaps, thd gaps, paged KV) is served by the same code and no
+ * element outside the tensors' own positions is touched.
+ *
+ * Determinism: work is split into items whose outputs are disjoint; each output
+ * element is computed by one item in a fixed order, whichever thread runs it.
+ * Threads: ATTNFUZZ_CPU_THREADS (read when the backend is created), default = cores.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attnfuzz/backend.h"
+#include "attnfuzz/layout.h"
+#include "attnfuzz/tensors.h"
+#include "af_numeric.h"
+
+#define CPU_MAX_THREADS 64
+#define CPU_ROW_BLOCK 32  /* query rows per work item (forward, dQ) */
+#define CPU_KEY_BLOCK 64  /* keys per work item (dK, dV) */
+
+typedef struct {
+    int threads;
+} cpu_state;
+
+/* One run's problem: sizes, the mask rule and dense fp32 copies of the inputs. */
+typedef struct {
+    const af_case *c;
+    af_tensors *t;
+    int B, Hq, Hkv, Sq, Skv, Dqk, Dv;
+    int group;          /* heads_q / heads_kv */
+    float scale;        /* af_case_scale: fp32 */
+    bool round_fp16;    /* round P and dS to fp16 (else bf16) */
+    bool backward;
+    int len_q[AF_MAX_BATCH], len_kv[AF_MAX_BATCH];
+    /* Dense logical inputs in fp32 (exact for fp16/bf16/mxfp8 within range); rows past
+     * a sequence's length are 0 and never read. */
+    float *q;     /* (B, Hq,  Sq,  Dqk) */
+    float *kt;    /* (B, Hkv, Dqk, Skv)  K transposed: scores become axpy over keys */
+    float *v;     /* (B, Hkv, Skv, Dv)  */
+    float *k;     /* (B, Hkv, Skv, Dqk)  backward only */
+    float *vt;    /* (B, Hkv, Dv,  Skv)  backward only */
+    float *dout;  /* (B, Hq,  Sq,  Dv)   backward only */
+    float *lse;   /* (B, Hq,  Sq)        backward: LSE as stored (-inf: fully masked) */
+    float *delta; /* (B, Hq,  Sq)        backward: D_i = dO_i . O_i */
+} cpu_problem;
+
+/* Per-thread scratch, sized for the largest row or block. */
+typedef struct {
+    float *s;     /* (Skv) scores of one row */
+    float *p;     /* (Skv) probabilities */
+    float *dp;    /* (Skv) dO . v_j */
+    float *acc;   /* (max(Dqk, Dv)) one output row */
+    float *acc_k; /* (CPU_KEY_BLOCK, Dqk) dK accumulators */
+    float *acc_v; /* (CPU_KEY_BLOCK, Dv)  dV accumulators */
+} cpu_scratch;
+
+/* ---- rounding to the case dtype (P and dS before their GEMMs) ------------------- */
+
+/* Round to nearest even through the storage conversions every host and device
+ * component shares (kernels/af_numeric.h), so "rounded to fp16" means one thing. */
+static inline float round_dt(const cpu_problem *pb, float x) {
+    return pb->round_fp16 ? af_f16_to_f32(af_f32_to_f16(x)) : af_bf16_to_f32(af_f32_to_bf16(x));
+}
+
+/* ---- the mask (this backend's own copy) ------------------------------------------ */
+
+/* Keys [*first, *last] seen by query row i of a sequence with lengths (len_q, len_kv).
+ * Returns the count; 0 when the row is fully masked. The visible set is an interval:
+ * [0, len_kv) cut by causal (j <= diag), window_left (j >= diag - L) and window_right
+ * (j <= diag + R), with diag = i (top left) or i + len_kv - len_q (bottom right). */
+static int visible_keys_for_row(const af_case *c, int len_q, int len_kv, int i, int *first,
+                                int *last) {
+    long long diag = c->align == AF_ALIGN_TOP_LEFT ? (long long)i
+                                                    : (long long)i + len_kv - len_q;
+    long long lo = 0, hi = (long long)len_kv - 1;
+    if (c->mask == AF_MASK_CAUSAL && diag < hi) hi = diag;
+    if (c->window_left != -1 && diag - c->window_left > lo) lo = diag - c->window_left;
+    if (c->window_right != -1 && diag + c->window_right < hi) hi = diag + c->window_right;
+    if (i < 0 || i >= len_q || lo > hi) {
+        *first = 0;
+        *last = -1;
+        return 0;
+    }
+    *first = (int)lo;
+    *last = (int)hi;
+    return (int)(hi - lo + 1);
+}
+
+/* ---- inner loops (fixed order; the 8-wide body lets -O2 vectorise them) --------- */
+
+/* out[j] += a * x[j] for j < n.   x, out: (n) */
+static void axpy(int n, float a, const float *restrict x, float *restrict out) {
+    int j = 0;
+    for (; j + 8 <= n; j += 8)
+        for (int u = 0; u < 8; u++) out[j + u] += a * x[j + u];
+    for (; j < n; j++) out[j] += a * x[j];
+}
+
+/* out[j] = sum_d x[d] * mt[d * ld + j] for j < n, d ascending, fp32.
+ * x: (D); mt: (D, ld) with the wanted columns starting at mt; out: (n). */
+static void row_times_columns(int D, const float *restrict x, const float *restrict mt,
+                              int64_t ld, int n, float *restrict out) {
+    for (int j = 0; j < n; j++) out[j] = 0.0f;
+    for (int d = 0; d < D; d++) axpy(n, x[d], mt + (int64_t)d * ld, out);
+}
+
+/* sum_d x[d] * y[d], d ascending, fp32.  x, y: (D) */
+static float dot(int D, const float *x, const float *y) {
+    float acc = 0.0f;
+    for (int d = 0; d < D; d++) acc += x[d] * y[d];
+    return acc;
+}
+
+/* ---- dense views of the problem ------------------------------------------------- */
+
+static inline const float *q_row(const cpu_problem *pb, int b, int h, int i) {
+    return pb->q + (((int64_t)b * pb->Hq + h) * pb->Sq + i) * pb->Dqk;
+}
+static inline const float *do_row(const cpu_problem *pb, int b, int h, int i) {
+    return pb->dout + (((int64_t)b * pb->Hq + h) * pb->Sq + i) * pb->Dv;
+}
+static inline const float *kt_head(const cpu_problem *pb, int b, int hk) { /* (Dqk, Skv) */
+    return pb->kt + ((int64_t)b * pb->Hkv + hk) * pb->Dqk * pb->Skv;
+}
+static inline const float *vt_head(const cpu_problem *pb, int b, int hk) { /* (Dv, Skv) */
+    return pb->vt + ((int64_t)b * pb->Hkv + hk) * pb->Dv * pb->Skv;
+}
+static inline const float *v_row(const cpu_problem *pb, int b, int hk, int j) {
+    return pb->v + (((int64_t)b * pb->Hkv + hk) * pb->Skv + j) * pb->Dv;
+}
+static inline const float *k_row(const cpu_problem *pb, int b, int hk, int j) {
+    return pb->k + (((int64_t)b * pb->Hkv + hk) * pb->Skv + j) * pb->Dqk;
+}
+static inline int64_t row_index(const cpu_problem *pb, int b, int h, int i) { /* (B,Hq,Sq) */
+    return ((int64_t)b * pb->Hq + h) * pb->Sq + i;
+}
+
+/* Store one row of D values into tensor tid at (b, h, s, 0..D-1). vals: (D) or NULL = 0. */
+static void store_row(const cpu_problem *pb, af_tensor_id tid, int b, int h, int s, int D,
+                      const float *vals, float mult) {
+    const af_tensor_view *view = &pb->t->plan.view[tid];
+    void *buf = pb->t->buf[view->buffer];
+    for (int d = 0; d < D; d++) {
+        int64_t off = af_layout_offset(&pb->t->plan, tid, b, h, s, d);
+        af_storage_store(view->storage, buf, off, vals ? vals[d] * mult : 0.0f);
+    }
+}
+
+static void store_lse(const cpu_problem *pb, int b, int h, int s, float value) {
+    const af_tensor_view *view = &pb->t->plan.view[AF_T_LSE];
+    int64_t off = af_layout_offset(&pb->t->plan, AF_T_LSE, b, h, s, 0);
+    af_storage_store(view->storage, pb->t->buf[view->buffer], off, value);
+}
+
+/* Rows a tensor has in memory for sequence b: the actual length when ragged (thd: the
+ * rows past it do not exist), else the padded maximum (written with 0 / -inf). */
+static int rows_in_memory(const cpu_problem *pb, af_tensor_id tid, int len) {
+    const af_tensor_view *view = &pb->t->plan.view[tid];
+    return view->ragged ? len : view->S;
+}
+
+/* ---- loading inputs ------------------------------------------------------------- */
+
+/* Logical fp32 value of stored input element (b, h, s, d) of Q, K or V. */
+static float load_input(const cpu_problem *pb, af_tensor_id tid, int b, int h, int s, int d,
+                        int64_t off) {
+    const af_tensors *t = pb->t;
+    const af_tensor_view *view = &t->plan.view[tid];
+    double stored = af_storage_load(view->storage, t->buf[view->buffer], off);
+    switch (pb->c->dtype) {
+    case AF_DT_FP8_E4M3: {
+        double descale = tid == AF_T_Q ? t->descale_q
+                       : tid == AF_T_K ? t->descale_k
+                       : tid == AF_T_V ? t->descale_v : t->descale_do;
+        return (float)(stored * descale);
+    }
+    case AF_DT_MXFP8: {
+        /* E8M0 scale blocks of 32 along the contraction axis (see tensors.h):
+         * Q, K: (b, h, s, ceil(D/32)) along d;  V: (b, h, ceil(S/32), D) along s. */
+        const uint8_t *scales = NULL;
+        int64_t idx = 0;
+        if (tid == AF_T_Q || tid == AF_T_K) {
+            int H = tid == AF_T_Q ? pb->Hq : pb->Hkv, S = tid == AF_T_Q ? pb->Sq : pb->Skv;
+            int nblk = (pb->Dqk + 31) / 32;
+            scales = tid == AF_T_Q ? t->mx_scale_q : t->mx_scale_k;
+            idx = (((int64_t)b * H + h) * S + s) * nblk + d / 32;
+        } else if (tid == AF_T_V) {
+            int nblk = (pb->Skv + 31) / 32;
+            scales = t->mx_scale_v;
+            idx = (((int64_t)b * pb->Hkv + h) * nblk + s / 32) * pb->Dv + d;
+        }
+        if (!scales) return (float)stored;
+        return (float)ldexp(stored, (int)scales[idx] - 127);
+    }
+    default:
+        return (float)stored;
+    }
+}
+
+/* Dense copy of row (b, h, s) of tensor tid into out[0..D-1]. */
+static void load_row(const cpu_problem *pb, af_tensor_id tid, int b, int h, int s, int D,
+                     float *out /* (D) */) {
+    for (int d = 0; d < D; d++) {
+        int64_t off = af_layout_offset(&pb->t->plan, tid, b, h, s, d);
+        out[d] = load_input(pb, tid, b, h, s, d, off);
+    }
+}
+
+/* ---- work items ----------------------------------------------------------------- */
+
+typedef void (*cpu_item_fn)(const cpu_problem *pb, cpu_scratch *scr, int64_t item);
+
+/* Gather item: items [0, B*Hq) load Q (and dO) of head (b, h); items [B*Hq, B*Hq + B*Hkv)
+ * load K and V of kv head (b, hk) into their dense forms. */
+static void gather_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) {
+    if (item < (int64_t)pb->B * pb->Hq) {
+        int b = (int)(item / pb->Hq), h = (int)(item % pb->Hq);
+        for (int i = 0; i < pb->len_q[b]; i++) {
+            load_row(pb, AF_T_Q, b, h, i, pb->Dqk, (float *)q_row(pb, b, h, i));
+            if (pb->backward)
+                load_row(pb, AF_T_DO, b, h, i, pb->Dv, (float *)do_row(pb, b, h, i));
+        }
+        return;
+    }
+    item -= (int64_t)pb->B * pb->Hq;
+    int b = (int)(item / pb->Hkv), hk = (int)(item % pb->Hkv);
+    float *kt = (float *)kt_head(pb, b, hk);
+    for (int j = 0; j < pb->len_kv[b]; j++) {
+        float *krow = scr->acc; /* (Dqk) */
+        load_row(pb, AF_T_K, b, hk, j, pb->Dqk, krow);
+        for (int d = 0; d < pb->Dqk; d++) kt[(int64_t)d * pb->Skv + j] = krow[d];
+        if (pb->backward) memcpy((float *)k_row(pb, b, hk, j), krow, sizeof(float) * pb->Dqk);
+        float *vrow = (float *)v_row(pb, b, hk, j);
+        load_row(pb, AF_T_V, b, hk, j, pb->Dv, vrow);
+        if (pb->backward) {
+            float *vt = (float *)vt_head(pb, b, hk);
+            for (int d = 0; d < pb->Dv; d++) vt[(int64_t)d * pb->Skv + j] = vrow[d];
+        }
+    }
+}
+
+/* Scores of row q (Dqk) against keys [first, first + n) of kv head (b, hk):
+ * s[j] = (q . k_{first+j}) * scale, fp32. The same function serves forward and
+ * backward, so the backward's P is recomputed from bit-identical scores. */
+static void scores(const cpu_problem *pb, const float *q, int b, int hk, int first, int n,
+                   float *s /* (n) */) {
+    row_times_columns(pb->Dqk, q, kt_head(pb, b, hk) + first, pb->Skv, n, s);
+    for (int j = 0; j < n; j++) s[j] *= pb->scale;
+}
+
+/* Forward item: query rows [r0, r0 + CPU_ROW_BLOCK) of head (b, h): O and LSE. */
+static void forward_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) {
+    int nrb = (pb->Sq + CPU_ROW_BLOCK - 1) / CPU_ROW_BLOCK;
+    int b = (int)(item / ((int64_t)pb->Hq * nrb));
+    int h = (int)(item / nrb % pb->Hq);
+    int r0 = (int)(item % nrb) * CPU_ROW_BLOCK;
+    int hk = h / pb->group;
+    int len_q = pb->len_q[b], len_kv = pb->len_kv[b];
+    int rows_o = rows_in_memory(pb, AF_T_O, len_q), rows_lse = rows_in_memory(pb, AF_T_LSE, len_q);
+    for (int i = r0; i < r0 + CPU_ROW_BLOCK && i < pb->Sq; i++) {
+        int first, last;
+        int n = visible_keys_for_row(pb->c, len_q, len_kv, i, &first, &last);
+        if (n == 0) { /* fully masked, or a padding row past len_q */
+            if (i < rows_o) store_row(pb, AF_T_O, b, h, i, pb->Dv, NULL, 1.0f);
+            if (i < rows_lse) store_lse(pb, b, h, i, -INFINITY);
+            continue;
+        }
+        float *s = scr->s, *acc = scr->acc;
+        scores(pb, q_row(pb, b, h, i), b, hk, first, n, s);
+        float m = -INFINITY;
+        for (int j = 0; j < n; j++) m = s[j] > m ? s[j] : m;
+        float l = 0.0f;
+        for (int j = 0; j < pb->Dv; j++) acc[j] = 0.0f;
+        for (int j = 0; j < n; j++) {
+            float p = expf(s[j] - m);
+            l += p;
+            axpy(pb->Dv, round_dt(pb, p), v_row(pb, b, hk, first + j), acc);
+        }
+        for (int d = 0; d < pb->Dv; d++) acc[d] /= l;
+        store_row(pb, AF_T_O, b, h, i, pb->Dv, acc, 1.0f);
+        store_lse(pb, b, h, i, m + logf(l));
+    }
+}
+
+/* P_ij and dS_ij of row i (head (b, h)) for keys [first, first + n):
+ * p[j] = expf(S - LSE_i), dp[j] = P (dO_i . v_j - D_i) (dS, unrounded). */
+static void row_probs_and_dscores(const cpu_problem *pb, cpu_scratch *scr, int b, int h, int i,
+                                  int first, int n) {
+    int hk = h / pb->group;
+    float lse = pb->lse[row_index(pb, b, h, i)], delta = pb->delta[row_index(pb, b, h, i)];
+    scores(pb, q_row(pb, b, h, i), b, hk, first, n, scr->s);
+    row_times_columns(pb->Dv, do_row(pb, b, h, i), vt_head(pb, b, hk) + first, pb->Skv, n,
+                      scr->dp);
+    for (int j = 0; j < n; j++) {
+        scr->p[j] = expf(scr->s[j] - lse);
+        scr->dp[j] = scr->p[j] * (scr->dp[j] - delta);
+    }
+}
+
+/* Backward item 1: rows [r0, r0 + CPU_ROW_BLOCK) of head (b, h): LSE and D into the
+ * problem (needed by item 2), and dQ. */
+static void dq_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) {
+    int nrb = (pb->Sq + CPU_ROW_BLOCK - 1) / CPU_ROW_BLOCK;
+    int b = (int)(item / ((int64_t)pb->Hq * nrb));
+    int h = (int)(item / nrb % pb->Hq);
+    int r0 = (int)(item % nrb) * CPU_ROW_BLOCK;
+    int hk = h / pb->group;
+    int len_q = pb->len_q[b], len_kv = pb->len_kv[b];
+    int rows_dq = rows_in_memory(pb, AF_T_DQ, len_q);
+    const af_tensors *t = pb->t;
+    const af_tensor_view *ov = &t->plan.view[AF_T_O], *lv = &t->plan.view[AF_T_LSE];
+    for (int i = r0; i < r0 + CPU_ROW_BLOCK && i < pb->Sq; i++) {
+        int first, last;
+        int n = visible_keys_for_row(pb->c, len_q, len_kv, i, &first, &last);
+        float *lse = &pb->lse[row_index(pb, b, h, i)];
+        float *delta = &pb->delta[row_index(pb, b, h, i)];
+        *lse = -INFINITY;
+        *delta = 0.0f;
+        if (n == 0) { /* contributes nothing; dQ row = 0 */
+            if (i < rows_dq) store_row(pb, AF_T_DQ, b, h, i, pb->Dqk, NULL, 1.0f);
+            continue;
+        }
+        *lse = (float)af_storage_load(lv->storage, t->buf[lv->buffer],
+                                      af_layout_offset(&t->plan, AF_T_LSE, b, h, i, 0));
+        float *o = scr->acc; /* (Dv) O as stored */
+        for (int d = 0; d < pb->Dv; d++)
+            o[d] = (float)af_storage_load(ov->storage, t->buf[ov->buffer],
+                                          af_layout_offset(&t->plan, AF_T_O, b, h, i, d));
+        *delta = dot(pb->Dv, do_row(pb, b, h, i), o);
+        row_probs_and_dscores(pb, scr, b, h, i, first, n);
+        float *acc = scr->acc; /* (Dqk) */
+        for (int d = 0; d < pb->Dqk; d++) acc[d] = 0.0f;
+        for (int j = 0; j < n; j++)
+            axpy(pb->Dqk, round_dt(pb, scr->dp[j]), k_row(pb, b, hk, first + j), acc);
+        store_row(pb, AF_T_DQ, b, h, i, pb->Dqk, acc, pb->scale);
+    }
+}
+
+/* Backward item 2: keys [j0, j0 + CPU_KEY_BLOCK) of kv head (b, hk): dK and dV, summed
+ * over the query heads of the group (ascending) and their rows (ascending). */
+static void dkdv_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) {
+    int nkb = (pb->Skv + CPU_KEY_BLOCK - 1) / CPU_KEY_BLOCK;
+    int b = (int)(item / ((int64_t)pb->Hkv * nkb));
+    int hk = (int)(item / nkb % pb->Hkv);
+    int j0 = (int)(item % nkb) * CPU_KEY_BLOCK;
+    int len_q = pb->len_q[b], len_kv = pb->len_kv[b];
+    int j_end = j0 + CPU_KEY_BLOCK < len_kv ? j0 + CPU_KEY_BLOCK : len_kv; /* exclusive */
+    float *acc_k = scr->acc_k, *acc_v = scr->acc_v; /* (KEY_BLOCK, Dqk), (KEY_BLOCK, Dv) */
+    memset(acc_k, 0, sizeof(float) * CPU_KEY_BLOCK * pb->Dqk);
+    memset(acc_v, 0, sizeof(float) * CPU_KEY_BLOCK * pb->Dv);
+    for (int h = hk * pb->group; h < (hk + 1) * pb->group && j0 < j_end; h++) {
+        for (int i = 0; i < len_q; i++) {
+            int first, last;
+            if (visible_keys_for_row(pb->c, len_q, len_kv, i, &first, &last) == 0) continue;
+            if (first < j0) first = j0;
+            if (last > j_end - 1) last = j_end - 1;
+            if (first > last) continue;
+            int n = last - first + 1;
+            row_probs_and_dscores(pb, scr, b, h, i, first, n);
+            for (int j = 0; j < n; j++) {
+                int jj = first + j - j0;
+                axpy(pb->Dv, round_dt(pb, scr->p[j]), do_row(pb, b, h, i),
+                     acc_v + (int64_t)jj * pb->Dv);
+                axpy(pb->Dqk, round_dt(pb, scr->dp[j]), q_row(pb, b, h, i),
+                     acc_k + (int64_t)jj * pb->Dqk);
+            }
+        }
+    }
+    int rows_dk = rows_in_memory(pb, AF_T_DK, len_kv), rows_dv = rows_in_memory(pb, AF_T_DV, len_kv);
+    for (int j = j0; j < j0 + CPU_KEY_BLOCK && j < pb->Skv; j++) {
+        bool valid = j < len_kv; /* keys past len_kv of padded layouts get 0 */
+        if (j < rows_dk)
+            store_row(pb, AF_T_DK, b, hk, j, pb->Dqk,
+                      valid ? acc_k + (int64_t)(j - j0) * pb->Dqk : NULL, pb->scale);
+        if (j < rows_dv)
+            store_row(pb, AF_T_DV, b, hk, j, pb->Dv,
+                      valid ? acc_v + (int64_t)(j - j0) * pb->Dv : NULL, 1.0f);
+    }
+}
+
+/* ---- deterministic parallel-for -------------------------------------------------- */
+
+typedef struct {
+    const cpu_problem *pb;
+    cpu_scratch *scr;
+    cpu_item_fn fn;
+    int64_t n_items;
+    atomic_llong *next;
+} cpu_worker;
+
+static void *worker_main(void *arg) {
+    cpu_worker *w = arg;
+    for (;;) {
+        long long i = atomic_fetch_add(w->next, 1);
+        if (i >= w->n_items) break;
+        w->fn(w->pb, w->scr, (int64_t)i);
+    }
+    return NULL;
+}
+
+/* Run fn on items [0, n) with up to n_threads threads. Which thread takes an item
+ * does not matter: items write disjoint outputs. */
+static void parallel_for(const cpu_problem *pb, cpu_scratch *scr, int n_threads, cpu_item_fn fn,
+                         int64_t n) {
+    atomic_llong next;
+    atomic_init(&next, 0);
+    cpu_worker w[CPU_MAX_THREADS];
+    pthread_t tid[CPU_MAX_THREADS];
+    bool started[CPU_MAX_THREADS] = {false};
+    if (n_threads > n) n_threads = (int)n;
+    for (int k = 0; k < n_threads; k++)
+        w[k] = (cpu_worker){pb, &scr[k], fn, n, &next};
+    for (int k = 1; k < n_threads; k++) /* a thread that fails to start leaves its share */
+        started[k] = pthread_create(&tid[k], NULL, worker_main, &w[k]) == 0;
+    if (n_threads > 0) worker_main(&w[0]);
+    for (int k = 1; k < n_threads; k++)
+        if (started[k]) pthread_join(tid[k], NULL);
+}
+
+/* ---- the backend ---------------------------------------------------------------- */
+
+static int cpu_available(af_backend *be, char *why, size_t cap) {
+    (void)be;
+    if (why && cap) why[0] = '\0';
+    return 0;
+}
+
+static af_run_status cpu_supports(af_backend *be, const af_case *c, char *why, size_t cap) {
+    (void)be;
+    if (why && cap) why[0] = '\0';
+    if (c->batch < 1 || c->batch > AF_MAX_BATCH || c->heads_kv < 1 || c->heads_q < 1 ||
+        c->heads_q % c->heads_kv != 0 || c->head_dim_qk < 1 || c->head_dim_v < 1 ||
+        c->seqlen_q < 0 || c->seqlen_kv < 0) {
+        snprintf(why, cap, "cpu backend: invalid shape (batch %d, heads %d/%d, head dims %d/%d)",
+                 c->batch, c->heads_q, c->heads_kv, c->head_dim_qk, c->head_dim_v);
+        return AF_RUN_DECLINED;
+    }
+    if (c->backward && (c->dtype == AF_DT_FP8_E4M3 || c->dtype == AF_DT_MXFP8)) {
+        snprintf(why, cap, "cpu backend: backward for %s is not implemented",
+                 c->dtype == AF_DT_FP8_E4M3 ? "fp8_e4m3" : "mxfp8");
+        return AF_RUN_DECLINED;
+    }
+    if (c->cp_size > 1) {
+        snprintf(why, cap, "cpu backend: context parallelism (cp %d) needs a CP wrapper backend",
+                 c->cp_size);
+        return AF_RUN_DECLINED;
+    }
+    return AF_RUN_OK;
+}
+
+static void scratch_free(cpu_scratch *s) {
+    free(s->s);
+    free(s->p);
+    free(s->dp);
+    free(s->acc);
+    free(s->acc_k);
+    free(s->acc_v);
+    memset(s, 0, sizeof *s);
+}
+
+static int scratch_alloc(cpu_scratch *s, const cpu_problem *pb) {
+    size_t skv = (size_t)(pb->Skv > 0 ? pb->Skv : 1);
+    size_t dmax = (size_t)(pb->Dqk > pb->Dv ? pb->Dqk : pb->Dv);
+    s->s = malloc(sizeof(float) * skv);
+    s->p = malloc(sizeof(float) * skv);
+    s->dp = malloc(sizeof(float) * skv);
+    s->acc = malloc(sizeof(float) * dmax);
+    s->acc_k = malloc(sizeof(float) * CPU_KEY_BLOCK * (size_t)pb->Dqk);
+    s->acc_v = malloc(sizeof(float) * CPU_KEY_BLOCK * (size_t)pb->Dv);
+    return s->s && s->p && s->dp && s->acc && s->acc_k && s->acc_v ? 0 : -1;
+}
+
+static void problem_free(cpu_problem *pb) {
+    free(pb->q);
+    free(pb->kt);
+    free(pb->v);
+    free(pb->k);
+    free(pb->vt);
+    free(pb->dout);
+    free(pb->lse);
+    free(pb->delta);
+}
+
+/* calloc of n floats; NULL on overflow or failure. Zeroed: padding rows stay 0. */
+static float *floats(int64_t n) {
+    if (n < 0 || (uint64_t)n > SIZE_MAX / sizeof(float)) return NULL;
+    return calloc(n > 0 ? (size_t)n : 1, sizeof(float));
+}
+
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static af_run_status cpu_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t,
+                             af_run_info *info, char *why, size_t cap) {
+    double t0 = now_seconds();
+    (void)engine;
+    if (info) {
+        memset(info, 0, sizeof *info);
+        info->engine[0] = '\0';
+        info->workspace_bytes = 0;
+    }
+    af_run_status st = cpu_supports(be, c, why, cap);
+    if (st != AF_RUN_OK) return st;
+
+    cpu_problem pb;
+    memset(&pb, 0, sizeof pb);
+    pb.c = c;
+    pb.t = t;
+    pb.B = c->batch;
+    pb.Hq = c->heads_q;
+    pb.Hkv = c->heads_kv;
+    pb.Sq = c->seqlen_q;
+    pb.Skv = c->seqlen_kv;
+    pb.Dqk = c->head_dim_qk;
+    pb.Dv = c->head_dim_v;
+    pb.group = c->heads_q / c->heads_kv;
+    pb.scale = af_case_scale(c);
+    pb.round_fp16 = c->dtype == AF_DT_FP16;
+    pb.backward = c->backward;
+    for (int b = 0; b < pb.B; b++) {
+        pb.len_q[b] = af_case_len_q(c, b);
+        pb.len_kv[b] = af_case_len_kv(c, b);
+    }
+    int64_t nq = (int64_t)pb.B * pb.Hq * pb.Sq, nkv = (int64_t)pb.B * pb.Hkv * pb.Skv;
+    pb.q = floats(nq * pb.Dqk);
+    pb.kt = floats(nkv * pb.Dqk);
+    pb.v = floats(nkv * pb.Dv);
+    bool ok = pb.q && pb.kt && pb.v;
+    if (pb.backward) {
+        pb.k = floats(nkv * pb.Dqk);
+        pb.vt = floats(nkv * pb.Dv);
+        pb.dout = floats(nq * pb.Dv);
+        pb.lse = floats(nq);
+        pb.delta = floats(nq);
+        ok = ok && pb.k && pb.vt && pb.dout && pb.lse && pb.delta;
+    }
+    cpu_state *state = be->state;
+    int n_threads = state && state->threads > 0 ? state->threads : 1;
+    cpu_scratch scr[CPU_MAX_THREADS];
+    memset(scr, 0, sizeof scr);
+    for (int k = 0; k < n_threads && ok; k++) ok = scratch_alloc(&scr[k], &pb) == 0;
+    if (!ok) {
+        snprintf(why, cap, "cpu backend: out of host memory for %lld query and %lld key rows",
+                 (long long)nq, (long long)nkv);
+        for (int k = 0; k < n_threads; k++) scratch_free(&scr[k]);
+        problem_free(&pb);
+        return AF_RUN_RESOURCE;
+    }
+
+    int64_t n_row_items = (int64_t)pb.B * pb.Hq * ((pb.Sq + CPU_ROW_BLOCK - 1) / CPU_ROW_BLOCK);
+    int64_t n_key_items = (int64_t)pb.B * pb.Hkv * ((pb.Skv + CPU_KEY_BLOCK - 1) / CPU_KEY_BLOCK);
+    parallel_for(&pb, scr, n_threads, gather_item, (int64_t)pb.B * (pb.Hq + pb.Hkv));
+    parallel_for(&pb, scr, n_threads, forward_item, n_row_items);
+    if (pb.backward) {
+        parallel_for(&pb, scr, n_threads, dq_item, n_row_items);  /* also fills lse, delta */
+        parallel_for(&pb, scr, n_threads, dkdv_item, n_key_items);
+    }
+
+    for (int k = 0; k < n_threads; k++) scratch_free(&scr[k]);
+    problem_free(&pb);
+    if (info) info->seconds = now_seconds() - t0;
+    return AF_RUN_OK;
+}
+
+static void cpu_destroy(af_backend *be) {
+    if (!be) return;
+    free(be->state);
+    free(be);
+}
+
+af_backend *af_backend_cpu_new(void) {
+    af_backend *be = calloc(1, sizeof *be);
+    cpu_state *state = calloc(1, sizeof *state);
+    if (!be || !state) {
+        free(be);
+        free(state);
+        return NULL;
+    }
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *env = getenv("ATTNFUZZ_CPU_THREADS");
+    if (env && *env) cores = strtol(env, NULL, 10);
+    state->threads = cores < 1 ? 1 : cores > CPU_MAX_THREADS ? CPU_MAX_THREADS : (int)cores;
+    be->name = "cpu";
+    be->description = "plain low-precision attention on the host (the reference that sets the "
+                      "error floor); deterministic";
+    be->flags = AF_BACKEND_DETERMINISTIC;
+    be->state = state;
+    be->available = cpu_available;
+    be->supports = cpu_supports;
+    be->engines = NULL;
+    be->run = cpu_run;
+    be->destroy = cpu_destroy;
+    return be;
+}
