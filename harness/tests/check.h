@@ -3,7 +3,7 @@
 #define ATTNFUZZ_CHECK_H
 #include <stdio.h>
 #include <stdlib.h>
-static int check_count_ = 0;
+static int check_count_ __attribute__((unused)) = 0;
 #define CHECK(cond)                                                                \
     do {                                                                           \
         check_count_++;                                                            \
