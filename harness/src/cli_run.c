@@ -10,6 +10,7 @@ typedef struct {
     const char *backend;
     const char *engine;
     bool json;
+    bool no_probes;
     af_oracle_opts oracle;
 } run_opts;
 
@@ -36,6 +37,8 @@ static int parse_run_args(int argc, char **argv, run_opts *o, const char **paths
             else if (parse_tier(v, &o->oracle.tier)) { fprintf(stderr, "attnfuzz: --oracle: '%s' is not mpfr, fp64 or auto\n", v); return -1; }
         } else if (!strcmp(a, "--json")) {
             o->json = true;
+        } else if (!strcmp(a, "--no-probes")) {
+            o->no_probes = true;
         } else if (a[0] == '-' && a[1] == '-') {
             fprintf(stderr, "attnfuzz: unknown option '%s'\n", a);
             return -1;
@@ -91,6 +94,8 @@ int af_cli_run(int argc, char **argv) {
     af_runner runner;
     memset(&runner, 0, sizeof runner);
     runner.oracle = o.oracle;
+    runner.probes = !o.no_probes;
+    af_probe_opts_default(&runner.probe_opts);
     char why[512];
     runner.reference = af_registry_find(&reg, "cpu", why, sizeof why);
     outcome out = {0};

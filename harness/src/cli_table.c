@@ -6,6 +6,7 @@ const af_cli_command af_cli_commands[] = {
     {"print", af_cli_print},
     {"backends", af_cli_backends},
     {"engines", af_cli_engines},
+    {"triage", af_cli_triage},
     {NULL, NULL},
 };
 

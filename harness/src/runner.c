@@ -140,6 +140,10 @@ void af_judge(af_runner *r, af_prepared *p, af_backend *be, const char *engine, 
                 af_outputs_free(&out);
             }
         }
+        if (r->probes) {
+            af_probe_target pt = {c, &p->tensors, &p->inputs, &t, &info, be, engine ? engine : ""};
+            af_probes_run(&r->probe_opts, &pt, v, NULL, NULL);
+        }
     }
     if (out_tensors) {
         t.mx_scale_q = t.mx_scale_k = t.mx_scale_v = NULL; /* the caller owns no scales */

@@ -24,5 +24,6 @@ int af_cli_run(int argc, char **argv);
 int af_cli_print(int argc, char **argv);
 int af_cli_backends(int argc, char **argv);
 int af_cli_engines(int argc, char **argv);
+int af_cli_triage(int argc, char **argv);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include "attnfuzz/compare.h"
 #include "attnfuzz/oracle.h"
+#include "attnfuzz/probes.h"
 #include "attnfuzz/verdict.h"
 
 /* Everything about a case that does not depend on the backend under test. */
@@ -25,6 +26,8 @@ typedef struct {
     af_backend *reference;     /* the cpu backend */
     af_oracle_opts oracle;
     bool skip_oracle;          /* probes-only runs */
+    bool probes;               /* run the probes after a successful run */
+    af_probe_opts probe_opts;  /* af_probe_opts_default when probes is set */
 } af_runner;
 
 int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t cap);

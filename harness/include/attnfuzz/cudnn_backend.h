@@ -1,0 +1,29 @@
+/* attnfuzz/cudnn_backend.h — extras of the cudnn backend beyond backend.h.
+ *
+ * Engine names of the cudnn backend (what `--engine NAME` and engines() use):
+ *   forward-only case:  eng<idx>[_k<knob>=<v>...]            composite forward graph
+ *                       unified_eng<idx>[...]                one SDPA_FWD operation
+ *   backward case:      <forward name>+bwd_eng<idx>[...]      nondeterministic bwd graph
+ *                       <forward name>+bwd_det_eng<idx>[...]  deterministic bwd graph
+ * A missing part (e.g. "eng2_k24=7" for a backward case) takes the default: the first
+ * config of heuristics mode A that finalizes, nondeterministic backward graph.
+ */
+#ifndef ATTNFUZZ_CUDNN_BACKEND_H
+#define ATTNFUZZ_CUDNN_BACKEND_H
+
+#include <stdio.h>
+#include "attnfuzz/backend.h"
+#include "attnfuzz/case.h"
+
+/* `attnfuzz engines FILE.case`: for each graph of the case (forward composite and
+ * unified, backward nondeterministic and deterministic), every candidate engine config
+ * with where it came from (heuristics A / FALLBACK ranks, enumeration), whether its
+ * plan finalizes (else cuDNN's message), workspace, numerical and behaviour notes.
+ * be must be the cudnn backend. Returns 0, 3 when the backend is unavailable
+ * (why says why), 1 on other errors. */
+int af_cudnn_engines_report(af_backend *be, const af_case *c, FILE *out, char *why, size_t cap);
+
+/* "cuDNN 9.19.0 (/path/libcudnn.so.9), NVIDIA H200 sm90" or why it is unavailable. */
+void af_cudnn_describe(af_backend *be, char *buf, size_t cap);
+
+#endif

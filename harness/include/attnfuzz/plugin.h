@@ -1,0 +1,197 @@
+/* attnfuzz/plugin.h — the plugin ABI: fuzz your own attention kernel without
+ * rebuilding attnfuzz.
+ *
+ *   attnfuzz run corpora/seed/CASE.case --backend plugin:./my_kernel.so
+ *
+ * A plugin is a shared object that exports four functions with C linkage:
+ *
+ *   uint32_t attnfuzz_plugin_abi_version(void);        returns ATTNFUZZ_PLUGIN_ABI_VERSION
+ *   const af_plugin_info *attnfuzz_plugin_info(void);  name, description, flags
+ *   int attnfuzz_plugin_supports(const af_plugin_problem *p, char *why, size_t cap);
+ *   int attnfuzz_plugin_run(const af_plugin_problem *p, const af_plugin_tensors *t,
+ *                           char *why, size_t cap);
+ *
+ * This header is self-contained (stdint/stddef only) and is the whole contract: the
+ * structs below use fixed-size plain C types and never attnfuzz's internal ones. The
+ * loader refuses a plugin whose attnfuzz_plugin_abi_version() differs from the
+ * ATTNFUZZ_PLUGIN_ABI_VERSION it was built with; any change to a struct or a
+ * meaning below bumps the version.
+ *
+ * Logical tensor shapes (whatever the memory layout), as in attnfuzz/case.h:
+ *   Q, dQ   (batch, heads_q,  seqlen_q,  head_dim_qk)
+ *   K, dK   (batch, heads_kv, seqlen_kv, head_dim_qk)
+ *   V, dV   (batch, heads_kv, seqlen_kv, head_dim_v)
+ *   O, dO   (batch, heads_q,  seqlen_q,  head_dim_v)
+ *   LSE     (batch, heads_q,  seqlen_q)   fp32, natural log; -inf for a fully masked row
+ * GQA/MQA: query head h reads kv head h / (heads_q / heads_kv).
+ *
+ * Mask semantics (the plugin implements them itself; see docs/plugins.md). For
+ * sequence b with actual lengths len_q = seqlens_q[b], len_kv = seqlens_kv[b]:
+ *   diag(i) = i (AF_PLUGIN_ALIGN_TOP_LEFT) or i + len_kv - len_q (BOTTOM_RIGHT)
+ *   row i sees key j iff 0 <= j < len_kv and
+ *     (mask causal)       j <= diag(i)
+ *     (window_left  L>=0) j >= diag(i) - L     (L does not count the diagonal)
+ *     (window_right R>=0) j <= diag(i) + R
+ *   A row that sees no key is fully masked: O = 0, LSE = -inf, no gradient.
+ *
+ * What run() must do:
+ *   forward:  O = softmax(scale * Q K^T + mask) V and LSE, for every row i < len_q.
+ *   backward (p->flags & AF_PLUGIN_BACKWARD): also dQ, dK, dV given dO, with O and
+ *             LSE as the plugin just wrote them.
+ *   Rows past a sequence's length (padded layouts) may be written (0 / -inf) or left.
+ *   Nothing else may be written: the buffers carry guard margins and poisoned gaps
+ *   (stride gaps, thd gaps) that attnfuzz checks after the run.
+ */
+#ifndef ATTNFUZZ_PLUGIN_H
+#define ATTNFUZZ_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Version of everything in this header. */
+#define ATTNFUZZ_PLUGIN_ABI_VERSION 1u
+
+/* Mark the four entry points exported even under -fvisibility=hidden. */
+#if defined(__GNUC__)
+#define AF_PLUGIN_EXPORT __attribute__((visibility("default")))
+#else
+#define AF_PLUGIN_EXPORT
+#endif
+
+/* ---- status codes of supports() and run() ---------------------------------------- */
+#define AF_PLUGIN_OK 0        /* supported / ran                                     */
+#define AF_PLUGIN_DECLINE 1   /* cannot serve this problem; why = one-line reason    */
+#define AF_PLUGIN_ERROR 2     /* failed while running (API error, bad status)        */
+#define AF_PLUGIN_CRASH 3     /* state is suspect (sticky device error); stop using  */
+#define AF_PLUGIN_RESOURCE 4  /* out of memory, workspace over budget                */
+
+/* ---- info ------------------------------------------------------------------------ */
+#define AF_PLUGIN_DETERMINISTIC (1u << 0) /* the same inputs give the same bits      */
+#define AF_PLUGIN_WANTS_DEVICE (1u << 1)  /* wants GPU (CUDA device) buffers         */
+#define AF_PLUGIN_PLANTED (1u << 2)       /* carries a deliberate bug (self-test)    */
+
+typedef struct {
+    uint32_t abi_version;     /* ATTNFUZZ_PLUGIN_ABI_VERSION                          */
+    uint32_t flags;           /* AF_PLUGIN_DETERMINISTIC | ...                        */
+    const char *name;         /* backend name when found on the plugin path, e.g.
+                                 "mykernel" or "planted:window_off_by_one"; no spaces */
+    const char *description;  /* one line                                             */
+} af_plugin_info;
+
+/* ---- the problem ----------------------------------------------------------------- */
+#define AF_PLUGIN_DTYPE_FP16 0
+#define AF_PLUGIN_DTYPE_BF16 1
+#define AF_PLUGIN_DTYPE_FP8_E4M3 2 /* per-tensor scaling: logical = stored * descale  */
+#define AF_PLUGIN_DTYPE_MXFP8 3    /* E4M3 + one E8M0 scale per 32 (see mx_scale)     */
+
+#define AF_PLUGIN_MASK_NONE 0
+#define AF_PLUGIN_MASK_CAUSAL 1
+#define AF_PLUGIN_ALIGN_TOP_LEFT 0
+#define AF_PLUGIN_ALIGN_BOTTOM_RIGHT 1
+
+/* problem flags */
+#define AF_PLUGIN_BACKWARD (1u << 0) /* compute dQ, dK, dV too                        */
+#define AF_PLUGIN_PADDED (1u << 1)   /* per-sequence lengths differ from the maxima    */
+#define AF_PLUGIN_RAGGED (1u << 2)   /* thd: sequences packed, token_start arrays set  */
+#define AF_PLUGIN_PAGED (1u << 3)    /* K and V live in pages (page_table set)         */
+
+typedef struct {
+    int32_t dtype;                  /* AF_PLUGIN_DTYPE_*                               */
+    int32_t batch, heads_q, heads_kv;
+    int32_t seqlen_q, seqlen_kv;    /* maxima                                          */
+    int32_t head_dim_qk, head_dim_v;
+    const int32_t *seqlens_q;       /* (batch) actual lengths, host memory, always set */
+    const int32_t *seqlens_kv;      /* (batch)                                         */
+    int32_t mask;                   /* AF_PLUGIN_MASK_*                                */
+    int32_t align;                  /* AF_PLUGIN_ALIGN_*                               */
+    int32_t window_left;            /* -1 = unbounded                                  */
+    int32_t window_right;           /* -1 = unbounded                                  */
+    float scale;                    /* multiplies Q K^T; fp32 as the kernel gets it    */
+    uint32_t flags;                 /* AF_PLUGIN_BACKWARD | ...                        */
+    const char *layout;             /* "bshd" | "sbhd" | "bhsd" | "thd" (informative:
+                                       the strides below are the truth)                */
+    const char *packing;            /* "separate" | "kv" | "qkv"                       */
+} af_plugin_problem;
+
+/* ---- the tensors ----------------------------------------------------------------- */
+#define AF_PLUGIN_STORAGE_F16 0
+#define AF_PLUGIN_STORAGE_BF16 1
+#define AF_PLUGIN_STORAGE_E4M3 2   /* OCP FP8 E4M3FN                                   */
+#define AF_PLUGIN_STORAGE_F32 3
+
+/* Index into af_plugin_tensors.t */
+#define AF_PLUGIN_Q 0
+#define AF_PLUGIN_K 1
+#define AF_PLUGIN_V 2
+#define AF_PLUGIN_O 3
+#define AF_PLUGIN_LSE 4
+#define AF_PLUGIN_DO 5
+#define AF_PLUGIN_DQ 6
+#define AF_PLUGIN_DK 7
+#define AF_PLUGIN_DV 8
+#define AF_PLUGIN_TENSORS 9
+
+/* Where logical element (b, h, s, d) of a tensor lives, in elements from data:
+ *   plain:   b * stride_b + s * stride_s + h * stride_h + d
+ *   ragged:  (token_start[b] + s) * stride_s + h * stride_h + d          (thd)
+ *   paged:   page_table[b * pages_per_seq + s / page_size] * stride_b
+ *              + (s % page_size) * stride_s + h * stride_h + d           (K, V)
+ * LSE has D = 1 (d = 0). Pointers (data, buffer, token_start, page_table, mx_scale)
+ * are host memory, or device memory when the plugin declared AF_PLUGIN_WANTS_DEVICE.
+ * Packed tensors (kv, qkv packing) share one buffer: e.g. K and V interleaved. */
+typedef struct {
+    void *data;                 /* element (0,0,0,0); NULL when absent (dO, dQ, dK,
+                                   dV of a forward-only problem)                     */
+    void *buffer;               /* start of the buffer the tensor lives in           */
+    int64_t buffer_elems;       /* the buffer holds [buffer, buffer + buffer_elems)  */
+    int32_t storage;            /* AF_PLUGIN_STORAGE_*                               */
+    int32_t B, H, S, D;         /* logical shape, S = maximum length                 */
+    int64_t stride_b;           /* elements; unused when ragged; page stride if paged */
+    int64_t stride_h;
+    int64_t stride_s;           /* token stride                                      */
+    const int64_t *token_start; /* ragged: (B + 1) first packed token of each sequence
+                                   (gaps between sequences allowed); else NULL       */
+    const int32_t *page_table;  /* paged: (B, pages_per_seq) physical pages; else NULL */
+    int32_t page_size;          /* paged: tokens per page; else 0                    */
+    int32_t pages_per_seq;
+    float descale;              /* fp8_e4m3: logical = stored * descale; else 1      */
+    /* mxfp8: one E8M0 byte per 32 elements along the contraction axis,
+     *   logical = stored * 2^(byte - 127), dense arrays:
+     *   Q, K: (B, H, S, ceil(D / 32))   blocks along d
+     *   V:    (B, H, ceil(S / 32), D)   blocks along s
+     * NULL for other tensors and dtypes. */
+    const uint8_t *mx_scale;
+} af_plugin_tensor;
+
+typedef struct {
+    af_plugin_tensor t[AF_PLUGIN_TENSORS];
+} af_plugin_tensors;
+
+/* ---- the entry points (what a plugin defines) ------------------------------------ */
+typedef uint32_t (*af_plugin_abi_version_fn)(void);
+typedef const af_plugin_info *(*af_plugin_info_fn)(void);
+/* AF_PLUGIN_OK, or AF_PLUGIN_DECLINE with a one-line reason in why (cap bytes). */
+typedef int (*af_plugin_supports_fn)(const af_plugin_problem *p, char *why, size_t cap);
+/* Runs forward (and backward); returns an AF_PLUGIN_* status, why on failure. */
+typedef int (*af_plugin_run_fn)(const af_plugin_problem *p, const af_plugin_tensors *t,
+                                char *why, size_t cap);
+
+#define AF_PLUGIN_SYM_ABI_VERSION "attnfuzz_plugin_abi_version"
+#define AF_PLUGIN_SYM_INFO "attnfuzz_plugin_info"
+#define AF_PLUGIN_SYM_SUPPORTS "attnfuzz_plugin_supports"
+#define AF_PLUGIN_SYM_RUN "attnfuzz_plugin_run"
+
+AF_PLUGIN_EXPORT uint32_t attnfuzz_plugin_abi_version(void);
+AF_PLUGIN_EXPORT const af_plugin_info *attnfuzz_plugin_info(void);
+AF_PLUGIN_EXPORT int attnfuzz_plugin_supports(const af_plugin_problem *p, char *why, size_t cap);
+AF_PLUGIN_EXPORT int attnfuzz_plugin_run(const af_plugin_problem *p, const af_plugin_tensors *t,
+                                         char *why, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,467 @@
+/* planted_common.c — the planted-bug plugins: one correct attention with ONE bug
+ * switched on at build time (-DPLANTED_BUG=PLANTED_<BUG>), each built as its own .so
+ * through the public plugin ABI (attnfuzz/plugin.h) and named planted:<bug>.
+ *
+ * attnfuzz must catch every one of them; they are its self-test. With the bug off
+ * (PLANTED_NONE, the plugin "planted:none") the code computes what the cpu reference
+ * computes, rounding for rounding, so that on cases a bug does not touch, a planted
+ * plugin passes the comparison err <= 2 * err(reference) + floor:
+ *
+ *   forward, row i of head (b, h), visible keys j ascending, fp32:
+ *     S_j = (sum_d q_d k_jd, d ascending) * scale;  m = max S_j;  P_j = expf(S_j - m)
+ *     l = sum_j P_j;  O = (sum_j round_dt(P_j) v_j) / l  (stored rounded);  LSE = m + logf(l)
+ *   backward (P recomputed from the stored LSE, O as stored):
+ *     D_i = dO_i . O_i;  dP_ij = dO_i . v_j;  dS_ij = P_ij (dP_ij - D_i)
+ *     dV_j = sum_(h, i ascending) round_dt(P_ij) dO_i
+ *     dK_j = scale * sum_(h, i ascending) round_dt(dS_ij) q_i
+ *     dQ_i = scale * sum_(j ascending) round_dt(dS_ij) k_j
+ *
+ * The mask is this file's own code (visible_keys_of_row), never the oracle's
+ * mask_spec, and nothing here calls into attnfuzz: a plugin only sees plugin.h. The
+ * fp16/bf16 conversions are the shared storage-format header (af_numeric.h), the one
+ * definition of "rounded to fp16" in the project.
+ *
+ * The bugs (each imitates a real defect class; docs/plugins.md lists what catches each):
+ *   PLANTED_FP8_V_BLOCK_SCALE       V re-quantised with one scale per 32 tokens along the
+ *                                   sequence (amax / 448, E4M3 current scaling), shared
+ *                                   across the causal boundary: future V moves past O
+ *                                   (TE #3248, cudnn-frontend FROST MXFP8). The values keep
+ *                                   the case dtype's mantissa, so O stays within tolerance
+ *                                   and only the visibility probe sees it.
+ *   PLANTED_WINDOW_OFF_BY_ONE       left window bound exclusive: keys j > diag - L
+ *                                   (cuDNN's (i - L, i] taken for [i - L, i], TE #1197)
+ *   PLANTED_MASKED_ROW_NAN          fully masked row: O = 0/0 = NaN (pytorch #109517)
+ *   PLANTED_RAGGED_OFFSETS_IGNORED  thd inputs read at b * max_seqlen instead of the
+ *                                   ragged token starts (cudnn-frontend #737)
+ *   PLANTED_GQA_HEAD_MOD            GQA kv head h % heads_kv instead of h / group
+ *   PLANTED_CONTIGUOUS_STRIDES      inputs read with dense bshd strides whatever the
+ *                                   real layout (FA #2665)
+ *   PLANTED_WINDOW_DROPPED          the sliding window silently ignored (TE PR #3527)
+ *   PLANTED_SCALE_IGNORED           softmax scale 1/sqrt(d_qk) always
+ *   PLANTED_NONDETERMINISTIC_REDUCTION  the forward's sum over keys starts at a key that
+ *                                   changes every call: different low bits run to run,
+ *                                   while the plugin claims to be deterministic
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnfuzz/plugin.h"
+#include "af_numeric.h"
+
+#define PLANTED_NONE 0
+#define PLANTED_FP8_V_BLOCK_SCALE 1
+#define PLANTED_WINDOW_OFF_BY_ONE 2
+#define PLANTED_MASKED_ROW_NAN 3
+#define PLANTED_RAGGED_OFFSETS_IGNORED 4
+#define PLANTED_GQA_HEAD_MOD 5
+#define PLANTED_CONTIGUOUS_STRIDES 6
+#define PLANTED_WINDOW_DROPPED 7
+#define PLANTED_SCALE_IGNORED 8
+#define PLANTED_NONDETERMINISTIC_REDUCTION 9
+
+#ifndef PLANTED_BUG
+#error "build with -DPLANTED_BUG=PLANTED_<BUG> (see harness/plugins/CMakeLists.txt)"
+#endif
+
+#define BUG(x) (PLANTED_BUG == PLANTED_##x)
+
+#define V_SCALE_BLOCK 32    /* tokens sharing one V scale (MXFP8's block) */
+#define E4M3_MAX 448.0f
+
+static const struct {
+    const char *name;
+    const char *description;
+} planted_names[] = {
+    {"planted:none", "control: the planted plugins' shared attention without a bug"},
+    {"planted:fp8_v_block_scale", "V quantised with a scale shared by 32 tokens across the causal boundary"},
+    {"planted:window_off_by_one", "left window bound exclusive (one key too few)"},
+    {"planted:masked_row_nan", "fully masked rows give NaN instead of O = 0"},
+    {"planted:ragged_offsets_ignored", "thd ragged offsets ignored (sequence b read at b * max_seqlen)"},
+    {"planted:gqa_head_mod", "GQA head mapping h % heads_kv instead of h / group"},
+    {"planted:contiguous_strides", "input strides assumed dense bshd whatever the layout"},
+    {"planted:window_dropped", "the sliding window silently dropped"},
+    {"planted:scale_ignored", "softmax scale ignored (1/sqrt(d_qk) always)"},
+    {"planted:nondeterministic_reduction", "sum order over keys changes run to run"},
+};
+
+AF_PLUGIN_EXPORT uint32_t attnfuzz_plugin_abi_version(void) { return ATTNFUZZ_PLUGIN_ABI_VERSION; }
+
+AF_PLUGIN_EXPORT const af_plugin_info *attnfuzz_plugin_info(void) {
+    static af_plugin_info info;
+    info.abi_version = ATTNFUZZ_PLUGIN_ABI_VERSION;
+    /* every one claims determinism; the nondeterministic one lies, as real ones do */
+    info.flags = AF_PLUGIN_DETERMINISTIC | (PLANTED_BUG != PLANTED_NONE ? AF_PLUGIN_PLANTED : 0u);
+    info.name = planted_names[PLANTED_BUG].name;
+    info.description = planted_names[PLANTED_BUG].description;
+    return &info;
+}
+
+AF_PLUGIN_EXPORT int attnfuzz_plugin_supports(const af_plugin_problem *p, char *why, size_t cap) {
+    if (p->dtype != AF_PLUGIN_DTYPE_FP16 && p->dtype != AF_PLUGIN_DTYPE_BF16) {
+        snprintf(why, cap, "%s serves fp16 and bf16 only", planted_names[PLANTED_BUG].name);
+        return AF_PLUGIN_DECLINE;
+    }
+    if (p->batch < 1 || p->heads_q < 1 || p->heads_kv < 1 || p->heads_q % p->heads_kv ||
+        p->head_dim_qk < 1 || p->head_dim_v < 1 || p->seqlen_q < 0 || p->seqlen_kv < 0) {
+        snprintf(why, cap, "%s: invalid shape", planted_names[PLANTED_BUG].name);
+        return AF_PLUGIN_DECLINE;
+    }
+    return AF_PLUGIN_OK;
+}
+
+/* ---- one run's problem ------------------------------------------------------------ */
+
+typedef struct {
+    const af_plugin_problem *p;
+    const af_plugin_tensors *t;
+    int B, Hq, Hkv, Sq, Skv, Dqk, Dv, group;
+    float scale;
+    bool fp16;      /* round P and dS to fp16 (else bf16) */
+    /* dense fp32 copies; rows past a sequence's length stay 0 */
+    float *q;       /* (B, Hq,  Sq,  Dqk) */
+    float *k;       /* (B, Hkv, Skv, Dqk) */
+    float *v;       /* (B, Hkv, Skv, Dv)  */
+    float *dout;    /* (B, Hq,  Sq,  Dv)  backward only */
+    float *dk_acc;  /* (B, Hkv, Skv, Dqk) backward only */
+    float *dv_acc;  /* (B, Hkv, Skv, Dv)  backward only */
+    /* scratch for one row */
+    float *s, *prob, *dp; /* (Skv) */
+    float *acc;           /* (max(Dqk, Dv)) */
+} planted_run;
+
+static inline float round_dt(const planted_run *r, float x) {
+    return r->fp16 ? af_f16_to_f32(af_f32_to_f16(x)) : af_bf16_to_f32(af_f32_to_bf16(x));
+}
+
+static inline float *row_of(float *base, int H, int S, int D, int b, int h, int s) {
+    return base + (((int64_t)b * H + h) * S + s) * D;
+}
+
+static int elem_bytes(int32_t storage) {
+    return storage == AF_PLUGIN_STORAGE_F32 ? 4 : storage == AF_PLUGIN_STORAGE_E4M3 ? 1 : 2;
+}
+
+/* Element offset of (b, h, s, d) from x->data, as plugin.h defines it. The two layout
+ * bugs live here and only touch the reads of inputs (is_input). */
+static int64_t elem_offset(const af_plugin_tensor *x, int b, int h, int s, int d, bool is_input) {
+    int64_t stride_b = x->stride_b, stride_h = x->stride_h, stride_s = x->stride_s;
+#if BUG(CONTIGUOUS_STRIDES)
+    if (is_input) { /* dense bshd, whatever the real layout */
+        stride_h = x->D;
+        stride_s = (int64_t)x->H * x->D;
+        stride_b = x->page_table ? (int64_t)x->page_size * stride_s : (int64_t)x->S * stride_s;
+    }
+#endif
+    if (x->page_table) {
+        int64_t page = x->page_table[(int64_t)b * x->pages_per_seq + s / x->page_size];
+        return page * stride_b + (int64_t)(s % x->page_size) * stride_s + (int64_t)h * stride_h + d;
+    }
+    if (x->token_start) {
+        int64_t token = x->token_start[b] + s;
+#if BUG(RAGGED_OFFSETS_IGNORED)
+        if (is_input) token = (int64_t)b * x->S + s; /* as if every sequence had max length */
+#endif
+        return token * stride_s + (int64_t)h * stride_h + d;
+    }
+    (void)is_input;
+    return (int64_t)b * stride_b + (int64_t)s * stride_s + (int64_t)h * stride_h + d;
+}
+
+/* Read one element; 0 outside the tensor's buffer (a wrong offset from a planted bug
+ * reads garbage, never memory that is not ours). */
+static float load(const af_plugin_tensor *x, int b, int h, int s, int d, bool is_input) {
+    int64_t off = elem_offset(x, b, h, s, d, is_input);
+    int bytes = elem_bytes(x->storage);
+    int64_t abs = ((const uint8_t *)x->data - (const uint8_t *)x->buffer) / bytes + off;
+    if (abs < 0 || abs >= x->buffer_elems) return 0.0f;
+    const uint8_t *ptr = (const uint8_t *)x->buffer + abs * bytes;
+    uint16_t u16;
+    switch (x->storage) {
+    case AF_PLUGIN_STORAGE_F16: memcpy(&u16, ptr, 2); return af_f16_to_f32(u16);
+    case AF_PLUGIN_STORAGE_BF16: memcpy(&u16, ptr, 2); return af_bf16_to_f32(u16);
+    case AF_PLUGIN_STORAGE_E4M3: return af_e4m3_to_f32(*ptr) * x->descale;
+    default: { float f; memcpy(&f, ptr, 4); return f; }
+    }
+}
+
+/* Store one output element rounded to the tensor's storage (round to nearest even). */
+static void store(const af_plugin_tensor *x, int b, int h, int s, int d, float value) {
+    uint8_t *ptr = (uint8_t *)x->data + elem_offset(x, b, h, s, d, false) * elem_bytes(x->storage);
+    uint16_t u16;
+    switch (x->storage) {
+    case AF_PLUGIN_STORAGE_F16: u16 = af_f32_to_f16(value); memcpy(ptr, &u16, 2); break;
+    case AF_PLUGIN_STORAGE_BF16: u16 = af_f32_to_bf16(value); memcpy(ptr, &u16, 2); break;
+    case AF_PLUGIN_STORAGE_E4M3: *ptr = af_f32_to_e4m3(value); break;
+    default: memcpy(ptr, &value, 4); break;
+    }
+}
+
+/* Rows a tensor has in memory for a sequence of length len: ragged tensors hold
+ * exactly len rows, padded ones the maximum (written 0 / -inf past len). */
+static int rows_in_memory(const af_plugin_tensor *x, int len) { return x->token_start ? len : x->S; }
+
+/* ---- the mask (this plugin's own) ------------------------------------------------- */
+
+/* Keys [*first, *last] that row i of sequence b sees; returns their count (0: the row is
+ * fully masked or past len_q). The visible set is [0, len_kv) cut by causal
+ * (j <= diag), window left (j >= diag - L) and window right (j <= diag + R). */
+static int visible_keys_of_row(const planted_run *r, int b, int i, int *first, int *last) {
+    const af_plugin_problem *p = r->p;
+    int len_q = p->seqlens_q[b], len_kv = p->seqlens_kv[b];
+    long long diag = p->align == AF_PLUGIN_ALIGN_BOTTOM_RIGHT ? (long long)i + len_kv - len_q : (long long)i;
+    long long lo = 0, hi = (long long)len_kv - 1;
+    int window_left = p->window_left, window_right = p->window_right;
+#if BUG(WINDOW_DROPPED)
+    window_left = window_right = -1;
+#endif
+    if (p->mask == AF_PLUGIN_MASK_CAUSAL && diag < hi) hi = diag;
+#if BUG(WINDOW_OFF_BY_ONE)
+    if (window_left >= 0 && diag - window_left + 1 > lo) lo = diag - window_left + 1; /* (diag - L, diag] */
+#else
+    if (window_left >= 0 && diag - window_left > lo) lo = diag - window_left;
+#endif
+    if (window_right >= 0 && diag + window_right < hi) hi = diag + window_right;
+    *first = 0;
+    *last = -1;
+    if (i < 0 || i >= len_q || lo > hi) return 0;
+    *first = (int)lo;
+    *last = (int)hi;
+    return (int)(hi - lo + 1);
+}
+
+static int kv_head_of(const planted_run *r, int h) {
+#if BUG(GQA_HEAD_MOD)
+    return h % r->Hkv;
+#else
+    return h / r->group;
+#endif
+}
+
+/* ---- inputs ----------------------------------------------------------------------- */
+
+static void gather(planted_run *r, int tid, float *dense, int H, int S, int D, const int32_t *lens) {
+    const af_plugin_tensor *x = &r->t->t[tid];
+    for (int b = 0; b < r->B; b++)
+        for (int h = 0; h < H; h++)
+            for (int s = 0; s < lens[b]; s++) {
+                float *row = row_of(dense, H, S, D, b, h, s);
+                for (int d = 0; d < D; d++) row[d] = load(x, b, h, s, d, true);
+            }
+}
+
+#if BUG(FP8_V_BLOCK_SCALE)
+/* Re-quantise V (B, Hkv, Skv, Dv) block by block: one scale per V_SCALE_BLOCK tokens,
+ * sc = amax / 448 over the whole block, which straddles the causal boundary of the rows
+ * inside it. v <- round_dt(v / sc) * sc. */
+static void quantise_v_blocks(planted_run *r) {
+    for (int b = 0; b < r->B; b++) {
+        int len_kv = r->p->seqlens_kv[b];
+        for (int hk = 0; hk < r->Hkv; hk++)
+            for (int j0 = 0; j0 < len_kv; j0 += V_SCALE_BLOCK) {
+                int j1 = j0 + V_SCALE_BLOCK < len_kv ? j0 + V_SCALE_BLOCK : len_kv;
+                float amax = 0.0f;
+                for (int j = j0; j < j1; j++) {
+                    const float *row = row_of(r->v, r->Hkv, r->Skv, r->Dv, b, hk, j);
+                    for (int d = 0; d < r->Dv; d++) amax = fabsf(row[d]) > amax ? fabsf(row[d]) : amax;
+                }
+                if (!(amax > 0.0f) || !isfinite(amax)) continue;
+                float sc = amax / E4M3_MAX;
+                for (int j = j0; j < j1; j++) {
+                    float *row = row_of(r->v, r->Hkv, r->Skv, r->Dv, b, hk, j);
+                    for (int d = 0; d < r->Dv; d++) row[d] = round_dt(r, row[d] / sc) * sc;
+                }
+            }
+    }
+}
+#endif
+
+/* ---- forward ---------------------------------------------------------------------- */
+
+/* s[j] = (q . k_(first+j)) * scale for j < n, fp32, d ascending. */
+static void scores(const planted_run *r, const float *q, int b, int hk, int first, int n, float *s) {
+    for (int j = 0; j < n; j++) {
+        const float *k = row_of(r->k, r->Hkv, r->Skv, r->Dqk, b, hk, first + j);
+        float acc = 0.0f;
+        for (int d = 0; d < r->Dqk; d++) acc += q[d] * k[d];
+        s[j] = acc * r->scale;
+    }
+}
+
+#if BUG(NONDETERMINISTIC_REDUCTION)
+static unsigned long run_counter; /* changes every call: the "scheduling" of the sum */
+#endif
+
+static void forward(planted_run *r) {
+    const af_plugin_tensor *to = &r->t->t[AF_PLUGIN_O], *tl = &r->t->t[AF_PLUGIN_LSE];
+    unsigned long rotation = 0;
+#if BUG(NONDETERMINISTIC_REDUCTION)
+    rotation = ++run_counter;
+#endif
+    for (int b = 0; b < r->B; b++) {
+        int len_q = r->p->seqlens_q[b];
+        int rows_o = rows_in_memory(to, len_q), rows_lse = rows_in_memory(tl, len_q);
+        for (int h = 0; h < r->Hq; h++) {
+            int hk = kv_head_of(r, h);
+            for (int i = 0; i < r->Sq; i++) {
+                int first, last;
+                int n = visible_keys_of_row(r, b, i, &first, &last);
+                float *acc = r->acc;
+                if (n == 0) {
+                    float fill = 0.0f;
+#if BUG(MASKED_ROW_NAN)
+                    /* no guard for an empty row: O = (sum of nothing) / (sum of nothing) */
+                    volatile float zero_sum = 0.0f;
+                    if (i < len_q) fill = zero_sum / zero_sum;
+#endif
+                    if (i < rows_o)
+                        for (int d = 0; d < r->Dv; d++) store(to, b, h, i, d, fill);
+                    if (i < rows_lse) store(tl, b, h, i, 0, -INFINITY);
+                    continue;
+                }
+                scores(r, row_of(r->q, r->Hq, r->Sq, r->Dqk, b, h, i), b, hk, first, n, r->s);
+                float m = -INFINITY;
+                for (int j = 0; j < n; j++) m = r->s[j] > m ? r->s[j] : m;
+                float l = 0.0f;
+                for (int d = 0; d < r->Dv; d++) acc[d] = 0.0f;
+                for (int step = 0; step < n; step++) {
+                    int j = (int)((step + rotation) % (unsigned long)n);
+                    float pj = expf(r->s[j] - m);
+                    l += pj;
+                    float pr = round_dt(r, pj);
+                    const float *v = row_of(r->v, r->Hkv, r->Skv, r->Dv, b, hk, first + j);
+                    for (int d = 0; d < r->Dv; d++) acc[d] += pr * v[d];
+                }
+                for (int d = 0; d < r->Dv; d++) store(to, b, h, i, d, acc[d] / l);
+                store(tl, b, h, i, 0, m + logf(l));
+            }
+        }
+    }
+}
+
+/* ---- backward --------------------------------------------------------------------- */
+
+static void run_backward(planted_run *r) {
+    const af_plugin_tensors *t = r->t;
+    const af_plugin_tensor *to = &t->t[AF_PLUGIN_O], *tl = &t->t[AF_PLUGIN_LSE];
+    const af_plugin_tensor *tdq = &t->t[AF_PLUGIN_DQ], *tdk = &t->t[AF_PLUGIN_DK], *tdv = &t->t[AF_PLUGIN_DV];
+    for (int b = 0; b < r->B; b++) {
+        int len_q = r->p->seqlens_q[b], len_kv = r->p->seqlens_kv[b];
+        int rows_dq = rows_in_memory(tdq, len_q);
+        for (int h = 0; h < r->Hq; h++) { /* heads ascending, then rows: dK dV's order */
+            int hk = kv_head_of(r, h);
+            for (int i = 0; i < r->Sq; i++) {
+                int first, last;
+                int n = visible_keys_of_row(r, b, i, &first, &last);
+                float *acc = r->acc;
+                if (n == 0) {
+                    if (i < rows_dq)
+                        for (int d = 0; d < r->Dqk; d++) store(tdq, b, h, i, d, 0.0f);
+                    continue;
+                }
+                const float *q = row_of(r->q, r->Hq, r->Sq, r->Dqk, b, h, i);
+                const float *dout = row_of(r->dout, r->Hq, r->Sq, r->Dv, b, h, i);
+                float lse = load(tl, b, h, i, 0, false);
+                float delta = 0.0f;
+                for (int d = 0; d < r->Dv; d++) delta += dout[d] * load(to, b, h, i, d, false);
+                scores(r, q, b, hk, first, n, r->s);
+                for (int j = 0; j < n; j++) {
+                    const float *v = row_of(r->v, r->Hkv, r->Skv, r->Dv, b, hk, first + j);
+                    float dp = 0.0f;
+                    for (int d = 0; d < r->Dv; d++) dp += dout[d] * v[d];
+                    r->prob[j] = expf(r->s[j] - lse);
+                    r->dp[j] = r->prob[j] * (dp - delta); /* dS */
+                }
+                for (int d = 0; d < r->Dqk; d++) acc[d] = 0.0f;
+                for (int j = 0; j < n; j++) {
+                    float ds = round_dt(r, r->dp[j]), pr = round_dt(r, r->prob[j]);
+                    const float *k = row_of(r->k, r->Hkv, r->Skv, r->Dqk, b, hk, first + j);
+                    float *dk = row_of(r->dk_acc, r->Hkv, r->Skv, r->Dqk, b, hk, first + j);
+                    float *dv = row_of(r->dv_acc, r->Hkv, r->Skv, r->Dv, b, hk, first + j);
+                    for (int d = 0; d < r->Dqk; d++) acc[d] += ds * k[d];
+                    for (int d = 0; d < r->Dqk; d++) dk[d] += ds * q[d];
+                    for (int d = 0; d < r->Dv; d++) dv[d] += pr * dout[d];
+                }
+                for (int d = 0; d < r->Dqk; d++) store(tdq, b, h, i, d, acc[d] * r->scale);
+            }
+        }
+        int rows_dk = rows_in_memory(tdk, len_kv), rows_dv = rows_in_memory(tdv, len_kv);
+        for (int hk = 0; hk < r->Hkv; hk++)
+            for (int j = 0; j < r->Skv; j++) {
+                bool valid = j < len_kv; /* keys past len_kv of padded layouts get 0 */
+                const float *dk = row_of(r->dk_acc, r->Hkv, r->Skv, r->Dqk, b, hk, j);
+                const float *dv = row_of(r->dv_acc, r->Hkv, r->Skv, r->Dv, b, hk, j);
+                if (j < rows_dk)
+                    for (int d = 0; d < r->Dqk; d++) store(tdk, b, hk, j, d, valid ? dk[d] * r->scale : 0.0f);
+                if (j < rows_dv)
+                    for (int d = 0; d < r->Dv; d++) store(tdv, b, hk, j, d, valid ? dv[d] : 0.0f);
+            }
+    }
+}
+
+/* ---- the entry point -------------------------------------------------------------- */
+
+static float *floats(int64_t n) { return calloc(n > 0 ? (size_t)n : 1, sizeof(float)); }
+
+static void run_free(planted_run *r) {
+    free(r->q); free(r->k); free(r->v); free(r->dout); free(r->dk_acc); free(r->dv_acc);
+    free(r->s); free(r->prob); free(r->dp); free(r->acc);
+}
+
+AF_PLUGIN_EXPORT int attnfuzz_plugin_run(const af_plugin_problem *p, const af_plugin_tensors *t,
+                                         char *why, size_t cap) {
+    int rc = attnfuzz_plugin_supports(p, why, cap);
+    if (rc != AF_PLUGIN_OK) return rc;
+    planted_run r;
+    memset(&r, 0, sizeof r);
+    r.p = p;
+    r.t = t;
+    r.B = p->batch;
+    r.Hq = p->heads_q;
+    r.Hkv = p->heads_kv;
+    r.Sq = p->seqlen_q;
+    r.Skv = p->seqlen_kv;
+    r.Dqk = p->head_dim_qk;
+    r.Dv = p->head_dim_v;
+    r.group = p->heads_q / p->heads_kv;
+    r.scale = p->scale;
+#if BUG(SCALE_IGNORED)
+    r.scale = (float)(1.0 / sqrt((double)p->head_dim_qk));
+#endif
+    r.fp16 = p->dtype == AF_PLUGIN_DTYPE_FP16;
+    bool backward = (p->flags & AF_PLUGIN_BACKWARD) != 0;
+    int64_t nq = (int64_t)r.B * r.Hq * r.Sq, nkv = (int64_t)r.B * r.Hkv * r.Skv;
+    r.q = floats(nq * r.Dqk);
+    r.k = floats(nkv * r.Dqk);
+    r.v = floats(nkv * r.Dv);
+    r.s = floats(r.Skv);
+    r.prob = floats(r.Skv);
+    r.dp = floats(r.Skv);
+    r.acc = floats(r.Dqk > r.Dv ? r.Dqk : r.Dv);
+    bool ok = r.q && r.k && r.v && r.s && r.prob && r.dp && r.acc;
+    if (backward) {
+        r.dout = floats(nq * r.Dv);
+        r.dk_acc = floats(nkv * r.Dqk);
+        r.dv_acc = floats(nkv * r.Dv);
+        ok = ok && r.dout && r.dk_acc && r.dv_acc;
+    }
+    if (!ok) {
+        snprintf(why, cap, "%s: out of host memory", planted_names[PLANTED_BUG].name);
+        run_free(&r);
+        return AF_PLUGIN_RESOURCE;
+    }
+    gather(&r, AF_PLUGIN_Q, r.q, r.Hq, r.Sq, r.Dqk, p->seqlens_q);
+    gather(&r, AF_PLUGIN_K, r.k, r.Hkv, r.Skv, r.Dqk, p->seqlens_kv);
+    gather(&r, AF_PLUGIN_V, r.v, r.Hkv, r.Skv, r.Dv, p->seqlens_kv);
+    if (backward) gather(&r, AF_PLUGIN_DO, r.dout, r.Hq, r.Sq, r.Dv, p->seqlens_q);
+#if BUG(FP8_V_BLOCK_SCALE)
+    quantise_v_blocks(&r);
+#endif
+    forward(&r);
+    if (backward) run_backward(&r);
+    run_free(&r);
+    return AF_PLUGIN_OK;
+}

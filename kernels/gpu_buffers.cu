@@ -1,0 +1,127 @@
+/* gpu_buffers.cu — device mirrors of the harness buffers, guards included (af_gpu.h). */
+#include <stdio.h>
+#include <string.h>
+#include <cuda_runtime.h>
+#include "af_gpu.h"
+
+/* Errors after which the CUDA context cannot be trusted (the process must not go on). */
+static bool is_sticky(cudaError_t e) {
+    switch (e) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorHardwareStackError:
+    case cudaErrorAssert:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorECCUncorrectable:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static af_run_status classify(cudaError_t e, const char *what, char *why, size_t cap) {
+    if (e == cudaSuccess) return AF_RUN_OK;
+    if (why) snprintf(why, cap, "%s: CUDA error %s: %s", what, cudaGetErrorName(e), cudaGetErrorString(e));
+    if (is_sticky(e)) return AF_RUN_CRASH;
+    (void)cudaGetLastError(); /* clear a non-sticky error so the next call starts clean */
+    if (e == cudaErrorMemoryAllocation) return AF_RUN_RESOURCE;
+    return AF_RUN_ERROR;
+}
+
+extern "C" int af_gpu_available(char *why, size_t cap, char *name, size_t name_cap, int *sm) {
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        snprintf(why, cap, "no usable CUDA device: %s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
+        (void)cudaGetLastError();
+        return -1;
+    }
+    if (n == 0) {
+        snprintf(why, cap, "no CUDA device present");
+        return -1;
+    }
+    cudaDeviceProp prop;
+    e = cudaGetDeviceProperties(&prop, 0);
+    if (e != cudaSuccess) {
+        snprintf(why, cap, "cannot query CUDA device 0: %s", cudaGetErrorString(e));
+        return -1;
+    }
+    if (name) snprintf(name, name_cap, "%s", prop.name);
+    if (sm) *sm = prop.major * 10 + prop.minor;
+    return 0;
+}
+
+extern "C" af_run_status af_gpu_malloc(void **dev, size_t bytes, char *why, size_t cap) {
+    *dev = NULL;
+    if (bytes == 0) bytes = 16;
+    return classify(cudaMalloc(dev, bytes), "cudaMalloc", why, cap);
+}
+
+extern "C" void af_gpu_free(void *dev) {
+    if (dev) (void)cudaFree(dev);
+}
+
+extern "C" af_run_status af_gpu_h2d(void *dev, const void *host, size_t bytes, char *why, size_t cap) {
+    return classify(cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice), "copy to device", why, cap);
+}
+
+extern "C" af_run_status af_gpu_d2h(void *host, const void *dev, size_t bytes, char *why, size_t cap) {
+    return classify(cudaMemcpy(host, dev, bytes, cudaMemcpyDeviceToHost), "copy to host", why, cap);
+}
+
+extern "C" af_run_status af_gpu_memset(void *dev, int byte, size_t bytes, char *why, size_t cap) {
+    return classify(cudaMemset(dev, byte, bytes), "cudaMemset", why, cap);
+}
+
+extern "C" af_run_status af_gpu_sync(const char *what, char *why, size_t cap) {
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e == cudaSuccess) e = cudaGetLastError();
+    return classify(e, what, why, cap);
+}
+
+extern "C" af_run_status af_gpu_tensors_upload(af_gpu_tensors *g, const af_tensors *t, char *why, size_t cap) {
+    memset(g, 0, sizeof *g);
+    for (int i = 0; i < AF_BUF_COUNT; i++) {
+        if (!t->alloc[i]) continue;
+        size_t whole = t->bytes[i] + 2 * (size_t)AF_GUARD_BYTES; /* guard | data | guard */
+        af_run_status st = af_gpu_malloc((void **)&g->alloc[i], whole, why, cap);
+        if (st == AF_RUN_OK) st = af_gpu_h2d(g->alloc[i], t->alloc[i], whole, why, cap);
+        if (st != AF_RUN_OK) {
+            af_gpu_tensors_free(g);
+            return st;
+        }
+        g->bytes[i] = t->bytes[i];
+    }
+    return AF_RUN_OK;
+}
+
+extern "C" af_run_status af_gpu_tensors_download(const af_gpu_tensors *g, af_tensors *t, char *why, size_t cap) {
+    for (int i = 0; i < AF_BUF_COUNT; i++) {
+        if (!g->alloc[i] || !t->alloc[i]) continue;
+        size_t whole = g->bytes[i] + 2 * (size_t)AF_GUARD_BYTES;
+        af_run_status st = af_gpu_d2h(t->alloc[i], g->alloc[i], whole, why, cap);
+        if (st != AF_RUN_OK) return st;
+    }
+    return AF_RUN_OK;
+}
+
+extern "C" void af_gpu_tensors_free(af_gpu_tensors *g) {
+    for (int i = 0; i < AF_BUF_COUNT; i++) {
+        af_gpu_free(g->alloc[i]);
+        g->alloc[i] = NULL;
+        g->bytes[i] = 0;
+    }
+}
+
+extern "C" void *af_gpu_tensor_ptr(const af_gpu_tensors *g, const af_layout_plan *p, af_tensor_id t) {
+    const af_tensor_view *v = &p->view[t];
+    uint8_t *base = g->alloc[v->buffer];
+    if (!base) return NULL;
+    /* element size by hand: kernels/ must not call into attnfuzz_core (link order) */
+    int64_t elem = v->storage == AF_ST_F32 ? 4 : v->storage == AF_ST_E4M3 ? 1 : 2;
+    return base + AF_GUARD_BYTES + v->base * elem;
+}

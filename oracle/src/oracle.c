@@ -1,0 +1,479 @@
+/* oracle.c — af_oracle_run: validation, tiering, the passes, the stated bound.
+ *
+ * Passes (each a parallel-for; an item writes only its own row / key column):
+ *   all MPFR:  rows (O, LSE, dQ, row statistics at prec)  ->  key columns (dK, dV)
+ *   sampled:   fp64 rows  ->  fp64 key columns  ->  MPFR sampled rows  ->  MPFR
+ *              sampled key columns (with the fp64 row statistics), each MPFR value
+ *              replacing the fp64 one after the gap between them is measured.
+ * See oracle/README.md for the error bound and its derivation.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "oracle_internal.h"
+
+#define U53 0x1p-53
+
+void af_oracle_opts_default(af_oracle_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->tier = AF_ORACLE_AUTO;
+    o->precision_bits = 128;
+    o->threads = 0;
+    o->mpfr_budget = 5e8;
+}
+
+void af_oracle_problem_from_case(af_oracle_problem *p, const af_case *c, const af_inputs *in,
+                                 int *len_q, int *len_kv)
+{
+    memset(p, 0, sizeof *p);
+    p->B = c->batch;
+    p->Hq = c->heads_q;
+    p->Hkv = c->heads_kv;
+    p->Sq = c->seqlen_q;
+    p->Skv = c->seqlen_kv;
+    p->Dqk = c->head_dim_qk;
+    p->Dv = c->head_dim_v;
+    for (int b = 0; b < c->batch; b++) {
+        len_q[b] = af_case_len_q(c, b);
+        len_kv[b] = af_case_len_kv(c, b);
+    }
+    p->len_q = len_q;
+    p->len_kv = len_kv;
+    p->mask.causal = c->mask == AF_MASK_CAUSAL;
+    p->mask.bottom_right = c->align == AF_ALIGN_BOTTOM_RIGHT;
+    p->mask.window_left = c->window_left;
+    p->mask.window_right = c->window_right;
+    p->scale = (double)af_case_scale(c);
+    p->in = in;
+}
+
+void af_oracle_result_free(af_oracle_result *r)
+{
+    free(r->out.o);
+    free(r->out.lse);
+    free(r->out.dq);
+    free(r->out.dk);
+    free(r->out.dv);
+    memset(&r->out, 0, sizeof r->out);
+}
+
+/* The oracle's own output allocator: dense, zero-filled (padding rows stay 0). */
+static int outputs_calloc(af_outputs *out, const af_oracle_problem *p, bool backward)
+{
+    memset(out, 0, sizeof *out);
+    out->B = p->B, out->Hq = p->Hq, out->Hkv = p->Hkv, out->Sq = p->Sq, out->Skv = p->Skv;
+    out->Dqk = p->Dqk, out->Dv = p->Dv;
+    size_t rows = (size_t)p->B * (size_t)p->Hq * (size_t)p->Sq;
+    size_t keys = (size_t)p->B * (size_t)p->Hkv * (size_t)p->Skv;
+    out->o = calloc(rows * (size_t)p->Dv, sizeof(double));      /* (B, Hq, Sq, Dv) */
+    out->lse = calloc(rows, sizeof(double));                    /* (B, Hq, Sq) */
+    if (!out->o || !out->lse) return -1;
+    if (backward) {
+        out->dq = calloc(rows * (size_t)p->Dqk, sizeof(double));  /* (B, Hq, Sq, Dqk) */
+        out->dk = calloc(keys * (size_t)p->Dqk, sizeof(double));  /* (B, Hkv, Skv, Dqk) */
+        out->dv = calloc(keys * (size_t)p->Dv, sizeof(double));   /* (B, Hkv, Skv, Dv) */
+        if (!out->dq || !out->dk || !out->dv) return -1;
+    }
+    return 0;
+}
+
+static bool all_finite(const double *x, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (!isfinite(x[k])) return false;
+    return true;
+}
+
+static int validate(const af_oracle_problem *p, const af_oracle_opts *o, char *why, size_t cap)
+{
+    const af_inputs *in = p->in;
+    if (p->B < 1 || p->Hq < 1 || p->Hkv < 1 || p->Sq < 1 || p->Skv < 1 || p->Dqk < 1 || p->Dv < 1) {
+        snprintf(why, cap, "oracle: dims must be >= 1 (B=%d Hq=%d Hkv=%d Sq=%d Skv=%d Dqk=%d Dv=%d)",
+                 p->B, p->Hq, p->Hkv, p->Sq, p->Skv, p->Dqk, p->Dv);
+        return -1;
+    }
+    if (p->Hq % p->Hkv != 0) {
+        snprintf(why, cap, "oracle: heads_q=%d is not a multiple of heads_kv=%d", p->Hq, p->Hkv);
+        return -1;
+    }
+    if (!in || !in->q || !in->k || !in->v) {
+        snprintf(why, cap, "oracle: inputs q, k, v are required");
+        return -1;
+    }
+    if (!isfinite(p->scale)) {
+        snprintf(why, cap, "oracle: scale %g is not finite", p->scale);
+        return -1;
+    }
+    if (o->precision_bits < 53 || o->precision_bits > 100000) {
+        snprintf(why, cap, "oracle: precision_bits=%d outside [53, 100000]", o->precision_bits);
+        return -1;
+    }
+    for (int b = 0; b < p->B; b++) {
+        if (p->len_q[b] < 0 || p->len_q[b] > p->Sq || p->len_kv[b] < 0 || p->len_kv[b] > p->Skv) {
+            snprintf(why, cap, "oracle: batch %d: lengths (%d, %d) outside [0, %d] x [0, %d]", b,
+                     p->len_q[b], p->len_kv[b], p->Sq, p->Skv);
+            return -1;
+        }
+    }
+    size_t rows = (size_t)p->B * (size_t)p->Hq * (size_t)p->Sq;
+    size_t keys = (size_t)p->B * (size_t)p->Hkv * (size_t)p->Skv;
+    const char *bad = NULL;
+    if (!all_finite(in->q, rows * (size_t)p->Dqk)) bad = "q";
+    else if (!all_finite(in->k, keys * (size_t)p->Dqk)) bad = "k";
+    else if (!all_finite(in->v, keys * (size_t)p->Dv)) bad = "v";
+    else if (in->dout && !all_finite(in->dout, rows * (size_t)p->Dv)) bad = "dout";
+    if (bad) {
+        snprintf(why, cap, "oracle: input %s holds a non-finite value", bad);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the passes ---- */
+
+typedef enum { PASS_ROW_MPFR, PASS_KEY_MPFR, PASS_ROW_FP64, PASS_KEY_FP64 } pass_kind;
+
+/* Worst gap between the fp64 and MPFR values of one sampled item. */
+typedef struct {
+    double gap;
+    const char *tensor;
+    int b, h, idx;
+} gap_record;
+
+typedef struct {
+    af_oracle_ctx *c;
+    pass_kind kind;
+    const af_sample_item *items;  /* NULL: every row / key column, in flat order */
+    gap_record *gaps;             /* (n items) when sampled */
+} pass_job;
+
+typedef struct {
+    af_mpfr_scratch *mpfr;
+    af_fp64_scratch *fp64;
+    double *tmp_a, *tmp_b;        /* (max(Dqk, Dv)) MPFR values before they replace fp64 */
+} pass_state;
+
+static void pass_fini(void *state)
+{
+    pass_state *s = state;
+    af_mpfr_scratch_free(s->mpfr);
+    af_fp64_scratch_free(s->fp64);
+    free(s->tmp_a);
+    free(s->tmp_b);
+    free(s);
+}
+
+static void *pass_init(void *ctx)
+{
+    const pass_job *job = ctx;
+    const af_oracle_problem *p = job->c->p;
+    pass_state *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    bool mpfr = job->kind == PASS_ROW_MPFR || job->kind == PASS_KEY_MPFR;
+    size_t dim = (size_t)(p->Dqk > p->Dv ? p->Dqk : p->Dv);
+    if (mpfr) s->mpfr = af_mpfr_scratch_new(p, job->c->prec);
+    else s->fp64 = af_fp64_scratch_new(p);
+    s->tmp_a = malloc(dim * sizeof *s->tmp_a);
+    s->tmp_b = malloc(dim * sizeof *s->tmp_b);
+    if ((mpfr ? (void *)s->mpfr : (void *)s->fp64) == NULL || !s->tmp_a || !s->tmp_b) {
+        pass_fini(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* Largest |a - b| over n elements relative to the larger of max |b| and the mass. */
+static double relative_gap(const double *a, const double *b, int n, double mass)
+{
+    double diff = 0.0, mag = mass;
+    for (int d = 0; d < n; d++) {
+        if (fabs(a[d] - b[d]) > diff) diff = fabs(a[d] - b[d]);
+        if (fabs(b[d]) > mag) mag = fabs(b[d]);
+    }
+    if (diff == 0.0) return 0.0;
+    return mag > 0.0 ? diff / mag : INFINITY;
+}
+
+static void note_gap(gap_record *g, double gap, const char *tensor)
+{
+    if (!(gap <= g->gap)) { /* NaN counts as the worst */
+        g->gap = gap;
+        g->tensor = tensor;
+    }
+}
+
+static void pass_item(void *ctx, void *state, long index)
+{
+    const pass_job *job = ctx;
+    af_oracle_ctx *c = job->c;
+    const af_oracle_problem *p = c->p;
+    pass_state *s = state;
+    af_outputs *out = c->out;
+    int b, h, idx;
+    if (job->items) {
+        b = job->items[index].b, h = job->items[index].h, idx = job->items[index].idx;
+    } else {
+        bool keys = job->kind == PASS_KEY_MPFR || job->kind == PASS_KEY_FP64;
+        int heads = keys ? p->Hkv : p->Hq, len = keys ? p->Skv : p->Sq;
+        idx = (int)(index % len);
+        h = (int)((index / len) % heads);
+        b = (int)(index / len / heads);
+        /* Padding rows and keys keep their zeros. */
+        if (idx >= (keys ? p->len_kv[b] : p->len_q[b])) return;
+    }
+    af_oracle_mass mass;
+    if (job->kind == PASS_ROW_FP64 || job->kind == PASS_ROW_MPFR) {
+        size_t row = af_idx_row(p, b, h, idx);
+        double *o = out->o + row * (size_t)p->Dv;
+        double *dq = out->dq ? out->dq + row * (size_t)p->Dqk : NULL;
+        if (job->kind == PASS_ROW_FP64) {
+            af_fp64_row(c, s->fp64, b, h, idx, o, &out->lse[row], dq);
+            return;
+        }
+        if (!job->gaps) {
+            af_mpfr_row(c, s->mpfr, b, h, idx, o, &out->lse[row], dq, &mass);
+            return;
+        }
+        double lse;
+        af_mpfr_row(c, s->mpfr, b, h, idx, s->tmp_a, &lse, dq ? s->tmp_b : NULL, &mass);
+        gap_record *g = &job->gaps[index];
+        *g = (gap_record){0.0, "O", b, h, idx};
+        note_gap(g, relative_gap(o, s->tmp_a, p->Dv, mass.o), "O");
+        if (!(isinf(lse) && lse == out->lse[row]))
+            note_gap(g, fabs(out->lse[row] - lse) / mass.lse, "LSE");
+        memcpy(o, s->tmp_a, (size_t)p->Dv * sizeof *o);
+        out->lse[row] = lse;
+        if (dq) {
+            note_gap(g, relative_gap(dq, s->tmp_b, p->Dqk, mass.dq), "dQ");
+            memcpy(dq, s->tmp_b, (size_t)p->Dqk * sizeof *dq);
+        }
+        return;
+    }
+    size_t key = af_idx_key(p, b, h, idx);
+    double *dk = out->dk + key * (size_t)p->Dqk;
+    double *dv = out->dv + key * (size_t)p->Dv;
+    if (job->kind == PASS_KEY_FP64) {
+        af_fp64_key(c, s->fp64, b, h, idx, dk, dv);
+        return;
+    }
+    if (!job->gaps) {
+        af_mpfr_key(c, s->mpfr, b, h, idx, dk, dv, &mass);
+        return;
+    }
+    af_mpfr_key(c, s->mpfr, b, h, idx, s->tmp_a, s->tmp_b, &mass);
+    gap_record *g = &job->gaps[index];
+    *g = (gap_record){0.0, "dK", b, h, idx};
+    note_gap(g, relative_gap(dk, s->tmp_a, p->Dqk, mass.dk), "dK");
+    note_gap(g, relative_gap(dv, s->tmp_b, p->Dv, mass.dv), "dV");
+    memcpy(dk, s->tmp_a, (size_t)p->Dqk * sizeof *dk);
+    memcpy(dv, s->tmp_b, (size_t)p->Dv * sizeof *dv);
+}
+
+static int run_pass(af_oracle_ctx *c, pass_kind kind, const af_sample_item *items, long n_items,
+                    gap_record *gaps, int threads)
+{
+    const af_oracle_problem *p = c->p;
+    pass_job job = {c, kind, items, gaps};
+    long n = n_items;
+    if (!items) {
+        bool keys = kind == PASS_KEY_MPFR || kind == PASS_KEY_FP64;
+        n = (long)p->B * (keys ? (long)p->Hkv * p->Skv : (long)p->Hq * p->Sq);
+    }
+    af_pool_job pool = {pass_init, pass_item, pass_fini};
+    return af_pool_run(&pool, &job, n, threads);
+}
+
+/* sigma: an upper bound of |score| (and of scale * sum |q_d k_d|) over the problem,
+ * by Cauchy-Schwarz: |scale| * max ||q_i|| * max ||k_j||. */
+static double score_bound(const af_oracle_problem *p)
+{
+    const af_inputs *in = p->in;
+    double qmax = 0.0, kmax = 0.0;
+    size_t rows = (size_t)p->B * (size_t)p->Hq * (size_t)p->Sq;
+    size_t keys = (size_t)p->B * (size_t)p->Hkv * (size_t)p->Skv;
+    for (size_t r = 0; r < rows; r++) {
+        double n2 = 0.0;
+        for (int d = 0; d < p->Dqk; d++) n2 += in->q[r * (size_t)p->Dqk + (size_t)d] * in->q[r * (size_t)p->Dqk + (size_t)d];
+        if (n2 > qmax) qmax = n2;
+    }
+    for (size_t r = 0; r < keys; r++) {
+        double n2 = 0.0;
+        for (int d = 0; d < p->Dqk; d++) n2 += in->k[r * (size_t)p->Dqk + (size_t)d] * in->k[r * (size_t)p->Dqk + (size_t)d];
+        if (n2 > kmax) kmax = n2;
+    }
+    /* 1.01: covers the rounding of the norms themselves. */
+    return 1.01 * fabs(p->scale) * sqrt(qmax) * sqrt(kmax);
+}
+
+static mpfr_t *stats_new(size_t n, int prec)
+{
+    mpfr_t *a = malloc((n ? n : 1) * sizeof *a);
+    if (!a) return NULL;
+    for (size_t k = 0; k < n; k++) {
+        mpfr_init2(a[k], prec);
+        mpfr_set_zero(a[k], 1);
+    }
+    return a;
+}
+
+static void stats_free(mpfr_t *a, size_t n)
+{
+    if (!a) return;
+    for (size_t k = 0; k < n; k++) mpfr_clear(a[k]);
+    free(a);
+}
+
+static double now_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Runs the sampled MPFR passes and measures the fp64 gap; 0 or -1 with why. */
+static int sampled_mpfr(af_oracle_ctx *c, const af_oracle_opts *o, int threads,
+                        af_oracle_result *r, char *why, size_t cap)
+{
+    const af_oracle_problem *p = c->p;
+    double row_budget = c->backward ? 0.5 * o->mpfr_budget : o->mpfr_budget;
+    af_sample_item *rows = NULL, *keys = NULL;
+    gap_record *row_gaps = NULL, *key_gaps = NULL;
+    int status = -1;
+    int n_rows = af_oracle_sample_rows(p, row_budget, &rows);
+    int n_keys = c->backward ? af_oracle_sample_keys(p, 0.5 * o->mpfr_budget, &keys) : 0;
+    if (n_rows < 0 || n_keys < 0) {
+        snprintf(why, cap, "oracle: out of memory choosing sampled rows");
+        goto done;
+    }
+    row_gaps = calloc((size_t)n_rows + 1, sizeof *row_gaps);
+    key_gaps = calloc((size_t)n_keys + 1, sizeof *key_gaps);
+    if (!row_gaps || !key_gaps ||
+        run_pass(c, PASS_ROW_MPFR, rows, n_rows, row_gaps, threads) != 0 ||
+        (n_keys && run_pass(c, PASS_KEY_MPFR, keys, n_keys, key_gaps, threads) != 0)) {
+        snprintf(why, cap, "oracle: out of memory in the sampled MPFR passes");
+        goto done;
+    }
+    gap_record worst = {0.0, "O", 0, 0, 0};
+    const char *axis = "row";
+    for (int k = 0; k < n_rows; k++)
+        if (!(row_gaps[k].gap <= worst.gap)) worst = row_gaps[k];
+    for (int k = 0; k < n_keys; k++)
+        if (!(key_gaps[k].gap <= worst.gap)) worst = key_gaps[k], axis = "key";
+    r->mpfr_rows = n_rows;
+    r->fp64_vs_mpfr_rel = worst.gap;
+    if (!(worst.gap <= AF_ORACLE_FP64_GAP_LIMIT)) {
+        snprintf(why, cap,
+                 "oracle: fp64 tier disagrees with MPFR on %s (b=%d, h=%d, %s=%d): relative gap %.3g "
+                 "> limit %.3g",
+                 worst.tensor, worst.b, worst.h, axis, worst.idx, worst.gap,
+                 AF_ORACLE_FP64_GAP_LIMIT);
+        goto done;
+    }
+    status = 0;
+done:
+    free(rows);
+    free(keys);
+    free(row_gaps);
+    free(key_gaps);
+    return status;
+}
+
+int af_oracle_run(const af_oracle_problem *p_in, const af_oracle_opts *o_in, af_oracle_result *r,
+                  char *why, size_t cap)
+{
+    double t0 = now_seconds();
+    memset(r, 0, sizeof *r);
+    af_oracle_opts o;
+    if (o_in) o = *o_in;
+    else af_oracle_opts_default(&o);
+    if (o.precision_bits == 0) o.precision_bits = 128;
+    if (!(o.mpfr_budget > 0.0)) o.mpfr_budget = 5e8;
+
+    /* NULL length arrays mean "the maxima". */
+    af_oracle_problem p = *p_in;
+    int *lengths = NULL;
+    if (p.B >= 1 && (!p.len_q || !p.len_kv)) {
+        lengths = malloc(2 * (size_t)p.B * sizeof *lengths);
+        if (!lengths) {
+            snprintf(why, cap, "oracle: out of memory");
+            return -1;
+        }
+        for (int b = 0; b < p.B; b++) {
+            lengths[b] = p.len_q ? p.len_q[b] : p.Sq;
+            lengths[p.B + b] = p.len_kv ? p.len_kv[b] : p.Skv;
+        }
+        p.len_q = lengths;
+        p.len_kv = lengths + p.B;
+    }
+    if (validate(&p, &o, why, cap) != 0) {
+        free(lengths);
+        return -1;
+    }
+
+    int threads = o.threads > 0 ? o.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (threads < 1) threads = 1;
+    af_oracle_ctx c;
+    memset(&c, 0, sizeof c);
+    c.p = &p;
+    c.prec = o.precision_bits;
+    c.backward = p.in->dout != NULL;
+    c.out = &r->out;
+    size_t n_rows = (size_t)p.B * (size_t)p.Hq * (size_t)p.Sq;
+    int status = -1;
+    if (outputs_calloc(&r->out, &p, c.backward) != 0) {
+        snprintf(why, cap, "oracle: out of memory for the outputs");
+        goto done;
+    }
+    double sigma = score_bound(&p);
+    double log_n = log((double)p.Skv);
+    bool all_mpfr = o.tier == AF_ORACLE_MPFR ||
+                    (o.tier == AF_ORACLE_AUTO && af_oracle_total_work(&p) <= o.mpfr_budget);
+    if (all_mpfr) {
+        if (c.backward) {
+            c.lse_mp = stats_new(n_rows, c.prec);
+            c.drow_mp = stats_new(n_rows, c.prec);
+            if (!c.lse_mp || !c.drow_mp) {
+                snprintf(why, cap, "oracle: out of memory for the row statistics");
+                goto done;
+            }
+        }
+        if (run_pass(&c, PASS_ROW_MPFR, NULL, 0, NULL, threads) != 0 ||
+            (c.backward && run_pass(&c, PASS_KEY_MPFR, NULL, 0, NULL, threads) != 0)) {
+            snprintf(why, cap, "oracle: out of memory in the MPFR passes");
+            goto done;
+        }
+        r->all_mpfr = true;
+        for (int b = 0; b < p.B; b++) r->mpfr_rows += p.Hq * p.len_q[b];
+        r->bound_rel = U53;
+        r->bound_abs_scale = AF_ORACLE_BOUND_C * (1.0 + sigma + log_n) * ldexp(1.0, -c.prec);
+    } else {
+        c.lse64 = malloc((n_rows ? n_rows : 1) * sizeof *c.lse64);
+        c.drow64 = malloc((n_rows ? n_rows : 1) * sizeof *c.drow64);
+        if (!c.lse64 || !c.drow64 || run_pass(&c, PASS_ROW_FP64, NULL, 0, NULL, threads) != 0 ||
+            (c.backward && run_pass(&c, PASS_KEY_FP64, NULL, 0, NULL, threads) != 0)) {
+            snprintf(why, cap, "oracle: out of memory in the fp64 passes");
+            goto done;
+        }
+        if (o.tier == AF_ORACLE_AUTO && sampled_mpfr(&c, &o, threads, r, why, cap) != 0) goto done;
+        r->bound_rel = 4.0 * U53;
+        r->bound_abs_scale = AF_ORACLE_BOUND_C * (1.0 + sigma + log_n) * U53;
+    }
+    status = 0;
+done:
+    stats_free(c.lse_mp, c.lse_mp ? n_rows : 0);
+    stats_free(c.drow_mp, c.drow_mp ? n_rows : 0);
+    free(c.lse64);
+    free(c.drow64);
+    free(lengths);
+    mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE);
+    if (status != 0) {
+        af_oracle_result_free(r);
+        return -1;
+    }
+    r->seconds = now_seconds() - t0;
+    return 0;
+}

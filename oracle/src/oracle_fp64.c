@@ -1,0 +1,173 @@
+/* oracle_fp64.c — the fast tier: one query row / one key column in fp64 with
+ * compensated arithmetic. Same formulas as oracle_mpfr.c:
+ *  - every product a*b is split exactly into hi + lo (TwoProduct with fma);
+ *  - every sum is a Neumaier (improved Kahan-Babuska) sum of those parts, so a dot
+ *    product or a contraction is as accurate as if computed in ~106 bits and then
+ *    rounded, up to a second-order term n * u^2 * sum |terms|;
+ *  - exp and log come from libm (glibc: < 1 ulp).
+ * It covers every element of every case that is too large for MPFR and is checked
+ * against MPFR on sampled rows and key columns (oracle.c).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "oracle_internal.h"
+
+/* Neumaier accumulator: the value is sum + comp. */
+typedef struct {
+    double sum, comp;
+} neumaier;
+
+static inline void neumaier_add(neumaier *a, double x)
+{
+    double t = a->sum + x;
+    if (fabs(a->sum) >= fabs(x))
+        a->comp += (a->sum - t) + x;
+    else
+        a->comp += (x - t) + a->sum;
+    a->sum = t;
+}
+
+/* a += x * y, with the product's rounding error kept (fma gives it exactly). */
+static inline void neumaier_add_product(neumaier *a, double x, double y)
+{
+    double hi = x * y;
+    double lo = fma(x, y, -hi);
+    neumaier_add(a, hi);
+    a->comp += lo;
+}
+
+static inline double neumaier_value(const neumaier *a) { return a->sum + a->comp; }
+
+/* x . y over n elements, compensated. */
+static double dot_compensated(const double *x, const double *y, int n)
+{
+    neumaier a = {0.0, 0.0};
+    for (int d = 0; d < n; d++) neumaier_add_product(&a, x[d], y[d]);
+    return neumaier_value(&a);
+}
+
+struct af_fp64_scratch {
+    double *score;     /* (Skv) s_j, then e_j = exp(s_j - m) */
+    double *dscore;    /* (Skv) dS_j */
+    neumaier *acc_a;   /* (max(Dqk, Dv)) one accumulator per output element */
+    neumaier *acc_b;   /* (max(Dqk, Dv)) */
+};
+
+af_fp64_scratch *af_fp64_scratch_new(const af_oracle_problem *p)
+{
+    af_fp64_scratch *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    size_t dim = (size_t)(p->Dqk > p->Dv ? p->Dqk : p->Dv);
+    s->score = malloc((size_t)p->Skv * sizeof *s->score);
+    s->dscore = malloc((size_t)p->Skv * sizeof *s->dscore);
+    s->acc_a = malloc(dim * sizeof *s->acc_a);
+    s->acc_b = malloc(dim * sizeof *s->acc_b);
+    if (!s->score || !s->dscore || !s->acc_a || !s->acc_b) {
+        af_fp64_scratch_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void af_fp64_scratch_free(af_fp64_scratch *s)
+{
+    if (!s) return;
+    free(s->score);
+    free(s->dscore);
+    free(s->acc_a);
+    free(s->acc_b);
+    free(s);
+}
+
+void af_fp64_row(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int h, int i,
+                 double *o_row, double *lse, double *dq_row)
+{
+    const af_oracle_problem *p = c->p;
+    const af_inputs *in = p->in;
+    const int Dqk = p->Dqk, Dv = p->Dv;
+    const int len_q = p->len_q[b], len_kv = p->len_kv[b];
+    const int g = h / (p->Hq / p->Hkv);
+    const size_t row = af_idx_row(p, b, h, i);
+    const bool want_dq = c->backward && dq_row != NULL;
+    int first, last;
+    int n = af_mask_visible_range(&p->mask, len_q, len_kv, i, &first, &last);
+    if (n == 0) {
+        memset(o_row, 0, (size_t)Dv * sizeof *o_row);
+        if (want_dq) memset(dq_row, 0, (size_t)Dqk * sizeof *dq_row);
+        *lse = i < len_q ? -INFINITY : 0.0;
+        c->lse64[row] = *lse;
+        c->drow64[row] = 0.0;
+        return;
+    }
+    const double *q = in->q + row * (size_t)Dqk;   /* (Dqk) */
+    const double *k0 = in->k + af_idx_key(p, b, g, first) * (size_t)Dqk; /* (n, Dqk) */
+    const double *v0 = in->v + af_idx_key(p, b, g, first) * (size_t)Dv;  /* (n, Dv) */
+
+    double m = -INFINITY;
+    for (int jj = 0; jj < n; jj++) {
+        s->score[jj] = p->scale * dot_compensated(q, k0 + (size_t)jj * (size_t)Dqk, Dqk);
+        if (s->score[jj] > m) m = s->score[jj];
+    }
+    neumaier z = {0.0, 0.0};
+    for (int jj = 0; jj < n; jj++) {
+        s->score[jj] = exp(s->score[jj] - m);
+        neumaier_add(&z, s->score[jj]);
+    }
+    double zv = neumaier_value(&z);
+    *lse = m + log(zv);
+    c->lse64[row] = *lse;
+
+    for (int d = 0; d < Dv; d++) s->acc_a[d] = (neumaier){0.0, 0.0};
+    for (int jj = 0; jj < n; jj++) {
+        const double *v = v0 + (size_t)jj * (size_t)Dv;
+        for (int d = 0; d < Dv; d++) neumaier_add_product(&s->acc_a[d], s->score[jj], v[d]);
+    }
+    for (int d = 0; d < Dv; d++) o_row[d] = neumaier_value(&s->acc_a[d]) / zv;
+
+    if (!c->backward) return;
+    const double *dout = in->dout + row * (size_t)Dv;   /* (Dv) */
+    double drow = dot_compensated(dout, o_row, Dv);
+    c->drow64[row] = drow;
+    if (!want_dq) return;
+    for (int d = 0; d < Dqk; d++) s->acc_b[d] = (neumaier){0.0, 0.0};
+    for (int jj = 0; jj < n; jj++) {
+        double dp = dot_compensated(dout, v0 + (size_t)jj * (size_t)Dv, Dv);
+        double ds = (s->score[jj] / zv) * (dp - drow);
+        const double *k = k0 + (size_t)jj * (size_t)Dqk;
+        for (int d = 0; d < Dqk; d++) neumaier_add_product(&s->acc_b[d], ds, k[d]);
+    }
+    for (int d = 0; d < Dqk; d++) dq_row[d] = p->scale * neumaier_value(&s->acc_b[d]);
+}
+
+void af_fp64_key(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int g, int j,
+                 double *dk_col, double *dv_col)
+{
+    const af_oracle_problem *p = c->p;
+    const af_inputs *in = p->in;
+    const int Dqk = p->Dqk, Dv = p->Dv;
+    const int group = p->Hq / p->Hkv;
+    memset(dk_col, 0, (size_t)Dqk * sizeof *dk_col);
+    memset(dv_col, 0, (size_t)Dv * sizeof *dv_col);
+    int r0, r1;
+    if (af_mask_rows_seeing_key(&p->mask, p->len_q[b], p->len_kv[b], j, &r0, &r1) == 0) return;
+    const size_t key = af_idx_key(p, b, g, j);
+    const double *k = in->k + key * (size_t)Dqk;   /* (Dqk) */
+    const double *v = in->v + key * (size_t)Dv;    /* (Dv) */
+    for (int d = 0; d < Dqk; d++) s->acc_a[d] = (neumaier){0.0, 0.0};
+    for (int d = 0; d < Dv; d++) s->acc_b[d] = (neumaier){0.0, 0.0};
+    for (int hh = 0; hh < group; hh++) {
+        int h = g * group + hh;
+        for (int i = r0; i <= r1; i++) {
+            size_t row = af_idx_row(p, b, h, i);
+            const double *q = in->q + row * (size_t)Dqk;
+            const double *dout = in->dout + row * (size_t)Dv;
+            double pij = exp(p->scale * dot_compensated(q, k, Dqk) - c->lse64[row]);
+            double ds = pij * (dot_compensated(dout, v, Dv) - c->drow64[row]);
+            for (int d = 0; d < Dqk; d++) neumaier_add_product(&s->acc_a[d], ds, q[d]);
+            for (int d = 0; d < Dv; d++) neumaier_add_product(&s->acc_b[d], pij, dout[d]);
+        }
+    }
+    for (int d = 0; d < Dqk; d++) dk_col[d] = p->scale * neumaier_value(&s->acc_a[d]);
+    for (int d = 0; d < Dv; d++) dv_col[d] = neumaier_value(&s->acc_b[d]);
+}

@@ -1,0 +1,107 @@
+/* oracle_internal.h — what the oracle's own files share. Not a public API: only
+ * the files under oracle/src and oracle/tests include it.
+ *
+ * Files:  oracle.c         run, tiering, problem_from_case, result
+ *         oracle_mpfr.c    one query row / one key column at MPFR precision
+ *         oracle_fp64.c    the same in fp64 with compensated sums
+ *         oracle_sample.c  which rows / key columns the sampled mode computes in MPFR
+ *         oracle_pool.c    a parallel-for over items with per-thread state
+ */
+#ifndef ATTNFUZZ_ORACLE_INTERNAL_H
+#define ATTNFUZZ_ORACLE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <mpfr.h>
+#include "attnfuzz/oracle.h"
+
+/* Limit of the worst fp64-vs-MPFR gap on sampled rows, relative to the row's
+ * magnitude (max of |value| and the mass of its terms); above it af_oracle_run fails. */
+#define AF_ORACLE_FP64_GAP_LIMIT 1e-10
+
+/* The generous constant C of the stated bounds (README.md derives <= 24). */
+#define AF_ORACLE_BOUND_C 64.0
+
+/* One run's shared state. Each row item writes only its own row of the outputs and
+ * of the statistics; each key item only its own key column. */
+typedef struct {
+    const af_oracle_problem *p;
+    int prec;          /* MPFR precision (bits) of every rounded intermediate */
+    bool backward;     /* p->in->dout != NULL */
+    af_outputs *out;   /* dense outputs being filled (see tensors.h for shapes) */
+    /* Softmax statistics of each query row for the key-column pass, (B, Hq, Sq): */
+    double *lse64;     /* fp64-tier LSE, -inf when fully masked */
+    double *drow64;    /* fp64-tier D_i = dO_i . O_i */
+    mpfr_t *lse_mp;    /* MPFR LSE at prec; NULL in sampled mode (then lse64 is used) */
+    mpfr_t *drow_mp;   /* MPFR D_i at prec; NULL in sampled mode (then drow64) */
+} af_oracle_ctx;
+
+/* Magnitudes used to judge a gap between tiers: for each output of one row / key
+ * column, an upper estimate of max over the elements of the mass M (sum of |terms|). */
+typedef struct {
+    double o, lse, dq;  /* row */
+    double dk, dv;      /* key column */
+} af_oracle_mass;
+
+/* Flat indexes of the dense arrays. */
+static inline size_t af_idx_row(const af_oracle_problem *p, int b, int h, int i)
+{
+    return ((size_t)b * (size_t)p->Hq + (size_t)h) * (size_t)p->Sq + (size_t)i;
+}
+static inline size_t af_idx_key(const af_oracle_problem *p, int b, int g, int j)
+{
+    return ((size_t)b * (size_t)p->Hkv + (size_t)g) * (size_t)p->Skv + (size_t)j;
+}
+
+/* ---- MPFR tier (oracle_mpfr.c) ---- */
+typedef struct af_mpfr_scratch af_mpfr_scratch;
+af_mpfr_scratch *af_mpfr_scratch_new(const af_oracle_problem *p, int prec);
+void af_mpfr_scratch_free(af_mpfr_scratch *s);
+/* Row (b, h, i): o_row is (Dv), *lse one value, dq_row is (Dqk) or NULL (forward
+ * only). Stores the row's statistics in c->lse_mp / c->drow_mp when those exist. */
+void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i,
+                 double *o_row, double *lse, double *dq_row, af_oracle_mass *mass);
+/* Key column (b, g, j) of kv head g: dk_col is (Dqk), dv_col is (Dv). Needs the
+ * statistics of every row that sees key j (mpfr ones when present, else fp64). */
+void af_mpfr_key(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int g, int j,
+                 double *dk_col, double *dv_col, af_oracle_mass *mass);
+
+/* ---- fp64 tier (oracle_fp64.c) ---- */
+typedef struct af_fp64_scratch af_fp64_scratch;
+af_fp64_scratch *af_fp64_scratch_new(const af_oracle_problem *p);
+void af_fp64_scratch_free(af_fp64_scratch *s);
+/* Same contracts as the MPFR functions; the row stores c->lse64 / c->drow64. */
+void af_fp64_row(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int h, int i,
+                 double *o_row, double *lse, double *dq_row);
+void af_fp64_key(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int g, int j,
+                 double *dk_col, double *dv_col);
+
+/* ---- sampling (oracle_sample.c) ---- */
+typedef struct {
+    int b, h, idx;   /* row: (b, q head, i); key column: (b, kv head, j) */
+} af_sample_item;
+/* Rows that the sampled mode computes in MPFR: mandatory boundary rows (first and
+ * last valid row, rows where the visible interval changes shape, for heads 0 and
+ * Hq-1) always; then rows at multiples of 128, 64, 32 and their neighbours, then a
+ * few pseudo-random rows, while their MPFR work fits `budget`. Sorted, distinct.
+ * Returns the count, *items malloc'd (caller frees), -1 on allocation failure. */
+int af_oracle_sample_rows(const af_oracle_problem *p, double budget, af_sample_item **items);
+/* The same for key columns (dK, dV), over kv heads 0 and Hkv-1 and rows seeing j. */
+int af_oracle_sample_keys(const af_oracle_problem *p, double budget, af_sample_item **items);
+/* MPFR work (multiply-adds) of one row / one key column / the whole problem. */
+double af_oracle_row_work(const af_oracle_problem *p, int b, int i);
+double af_oracle_key_work(const af_oracle_problem *p, int b, int j);
+double af_oracle_total_work(const af_oracle_problem *p);
+
+/* ---- parallel for (oracle_pool.c) ---- */
+typedef struct {
+    void *(*thread_init)(void *ctx);                   /* per-thread state, NULL = failure */
+    void (*item)(void *ctx, void *state, long index);  /* one item */
+    void (*thread_fini)(void *state);
+} af_pool_job;
+/* Runs job->item for index 0..n-1 on `threads` threads (each thread pulls the next
+ * index). Every thread ends with mpfr_free_cache(). Returns 0, or -1 when a thread
+ * could not start or its state could not be made. */
+int af_pool_run(const af_pool_job *job, void *ctx, long n, int threads);
+
+#endif

@@ -1,0 +1,311 @@
+/* oracle_mpfr.c — one query row and one key column of attention at MPFR precision.
+ *
+ * Precision discipline (the error bound in oracle/README.md rests on it):
+ *  - inputs are doubles, converted exactly into 53-bit variables;
+ *  - every product of an input with an input or with a prec-bit value is computed
+ *    into a (prec + 53)-bit term, which is exact;
+ *  - every sum is one mpfr_sum (correctly rounded to prec bits, whatever the
+ *    cancellation or order);
+ *  - every other operation (scale multiply, sub, exp, log, div) rounds once to prec
+ *    bits, round-to-nearest;
+ *  - each output is rounded to double once, at the end (mpfr_get_d, RNDN).
+ * Row:    s_j = scale * (q . k_j);  m = max s_j;  e_j = exp(s_j - m);  Z = sum e_j;
+ *         O = (sum e_j v_j) / Z;  LSE = m + ln Z;  D = dO . O (O unrounded);
+ *         dS_j = e_j (dO . v_j - D) / Z;  dQ = scale * sum dS_j k_j.
+ * Column: over the rows i (of every q head of kv head g) that see key j,
+ *         P_ij = exp(s_ij - LSE_i);  dS_ij = P_ij (dO_i . v_j - D_i);
+ *         dV_j = sum P_ij dO_i;  dK_j = scale * sum dS_ij q_i.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "oracle_internal.h"
+
+struct af_mpfr_scratch {
+    int prec;           /* bits of every rounded intermediate */
+    int term_prec;      /* prec + 53: products land here exactly */
+    size_t n_terms;     /* capacity of terms / ptrs: max(Dqk, Dv, Skv, group * Sq) */
+    mpfr_t *terms;      /* (n_terms) exact products, summed by mpfr_sum */
+    mpfr_ptr *ptrs;     /* (n_terms) pointers handed to mpfr_sum */
+    mpfr_t *e;          /* (Skv) scores, then exp(s_j - m) */
+    mpfr_t *ds;         /* (Skv) dP_j, then dS_j */
+    double *kmax;       /* (Skv) max_d |k_jd|, for masses */
+    double *vmax;       /* (Skv) max_d |v_jd| */
+    mpfr_t *in_a;       /* (max(Dqk, Dv)) 53-bit copy of one input vector (q row or k col) */
+    mpfr_t *in_b;       /* (max(Dqk, Dv)) 53-bit copy of another (dO row or v col) */
+    mpfr_t *orow;       /* (Dv) unrounded O of the row */
+    mpfr_t *pair_p;     /* (group * Sq) P_ij of a key column's rows */
+    mpfr_t *pair_ds;    /* (group * Sq) dS_ij */
+    size_t *pair_row;   /* (group * Sq) flat row index of each pair */
+    double *pair_mass;  /* (group * Sq) |dS| mass of each pair */
+    size_t n_pairs;
+    size_t n_keys, n_dim, n_v;
+    mpfr_t m, z, t, u, drow, lse;
+};
+
+static mpfr_t *mpfr_array_new(size_t n, int prec)
+{
+    mpfr_t *a = malloc((n ? n : 1) * sizeof *a);
+    if (!a) return NULL;
+    for (size_t k = 0; k < n; k++) mpfr_init2(a[k], prec);
+    return a;
+}
+
+static void mpfr_array_free(mpfr_t *a, size_t n)
+{
+    if (!a) return;
+    for (size_t k = 0; k < n; k++) mpfr_clear(a[k]);
+    free(a);
+}
+
+static size_t size_max2(size_t a, size_t b) { return a > b ? a : b; }
+
+af_mpfr_scratch *af_mpfr_scratch_new(const af_oracle_problem *p, int prec)
+{
+    af_mpfr_scratch *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    size_t group = (size_t)(p->Hq / p->Hkv);
+    bool backward = p->in->dout != NULL;
+    s->prec = prec;
+    s->term_prec = prec + 53;
+    s->n_dim = size_max2((size_t)p->Dqk, (size_t)p->Dv);
+    s->n_keys = (size_t)p->Skv;
+    s->n_pairs = backward ? group * (size_t)p->Sq : 0;
+    s->n_terms = size_max2(size_max2(s->n_dim, s->n_keys), s->n_pairs);
+    s->terms = mpfr_array_new(s->n_terms, s->term_prec);
+    s->ptrs = malloc(s->n_terms * sizeof *s->ptrs);
+    s->e = mpfr_array_new(s->n_keys, prec);
+    s->ds = mpfr_array_new(s->n_keys, prec);
+    s->kmax = malloc(s->n_keys * sizeof *s->kmax);
+    s->vmax = malloc(s->n_keys * sizeof *s->vmax);
+    s->in_a = mpfr_array_new(s->n_dim, 53);
+    s->in_b = mpfr_array_new(s->n_dim, 53);
+    s->n_v = (size_t)p->Dv;
+    s->orow = mpfr_array_new(s->n_v, prec);
+    s->pair_p = mpfr_array_new(s->n_pairs, prec);
+    s->pair_ds = mpfr_array_new(s->n_pairs, prec);
+    s->pair_row = malloc((s->n_pairs ? s->n_pairs : 1) * sizeof *s->pair_row);
+    s->pair_mass = malloc((s->n_pairs ? s->n_pairs : 1) * sizeof *s->pair_mass);
+    mpfr_inits2(prec, s->m, s->z, s->t, s->u, s->drow, s->lse, (mpfr_ptr)0);
+    if (!s->terms || !s->ptrs || !s->e || !s->ds || !s->kmax || !s->vmax || !s->in_a ||
+        !s->in_b || !s->orow || !s->pair_p || !s->pair_ds || !s->pair_row || !s->pair_mass) {
+        af_mpfr_scratch_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void af_mpfr_scratch_free(af_mpfr_scratch *s)
+{
+    if (!s) return;
+    mpfr_array_free(s->terms, s->n_terms);
+    free(s->ptrs);
+    mpfr_array_free(s->e, s->n_keys);
+    mpfr_array_free(s->ds, s->n_keys);
+    free(s->kmax);
+    free(s->vmax);
+    mpfr_array_free(s->in_a, s->n_dim);
+    mpfr_array_free(s->in_b, s->n_dim);
+    mpfr_array_free(s->orow, s->n_v);
+    free(s->pair_row);
+    free(s->pair_mass);
+    mpfr_array_free(s->pair_p, s->n_pairs);
+    mpfr_array_free(s->pair_ds, s->n_pairs);
+    mpfr_clears(s->m, s->z, s->t, s->u, s->drow, s->lse, (mpfr_ptr)0);
+    free(s);
+}
+
+/* dst = sum_d a[d] * x[d] for 53-bit a and double x, correctly rounded to dst's
+ * precision (the products are exact at term_prec). */
+static void dot_exact(af_mpfr_scratch *s, mpfr_t dst, mpfr_t *a, const double *x, int n)
+{
+    for (int d = 0; d < n; d++) {
+        mpfr_mul_d(s->terms[d], a[d], x[d], MPFR_RNDN);
+        s->ptrs[d] = s->terms[d];
+    }
+    mpfr_sum(dst, s->ptrs, (unsigned long)n, MPFR_RNDN);
+}
+
+static void load_exact(mpfr_t *dst, const double *x, int n)
+{
+    for (int d = 0; d < n; d++) mpfr_set_d(dst[d], x[d], MPFR_RNDN); /* 53 bits: exact */
+}
+
+static double max_abs(const double *x, int n)
+{
+    double m = 0.0;
+    for (int d = 0; d < n; d++)
+        if (fabs(x[d]) > m) m = fabs(x[d]);
+    return m;
+}
+
+void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i,
+                 double *o_row, double *lse, double *dq_row, af_oracle_mass *mass)
+{
+    const af_oracle_problem *p = c->p;
+    const af_inputs *in = p->in;
+    const int Dqk = p->Dqk, Dv = p->Dv;
+    const int len_q = p->len_q[b], len_kv = p->len_kv[b];
+    const int g = h / (p->Hq / p->Hkv);
+    const size_t row = af_idx_row(p, b, h, i);
+    const bool want_dq = c->backward && dq_row != NULL;
+    memset(mass, 0, sizeof *mass);
+    int first, last;
+    int n = af_mask_visible_range(&p->mask, len_q, len_kv, i, &first, &last);
+    if (n == 0) { /* fully masked (or padding) row: O = 0, LSE = -inf, no gradient */
+        memset(o_row, 0, (size_t)Dv * sizeof *o_row);
+        if (want_dq) memset(dq_row, 0, (size_t)Dqk * sizeof *dq_row);
+        *lse = i < len_q ? -INFINITY : 0.0;
+        if (c->lse_mp) {
+            mpfr_set_inf(c->lse_mp[row], -1);
+            mpfr_set_zero(c->drow_mp[row], 1);
+        }
+        return;
+    }
+    const double *q = in->q + row * (size_t)Dqk;   /* (Dqk) */
+    load_exact(s->in_a, q, Dqk);
+
+    /* Scores s_j, stored in e[jj] for j = first + jj. */
+    for (int jj = 0; jj < n; jj++) {
+        size_t key = af_idx_key(p, b, g, first + jj);
+        const double *k = in->k + key * (size_t)Dqk;
+        const double *v = in->v + key * (size_t)Dv;
+        dot_exact(s, s->t, s->in_a, k, Dqk);
+        mpfr_mul_d(s->e[jj], s->t, p->scale, MPFR_RNDN);
+        s->kmax[jj] = max_abs(k, Dqk);
+        s->vmax[jj] = max_abs(v, Dv);
+    }
+    mpfr_set(s->m, s->e[0], MPFR_RNDN); /* same precision: exact */
+    for (int jj = 1; jj < n; jj++)
+        if (mpfr_greater_p(s->e[jj], s->m)) mpfr_set(s->m, s->e[jj], MPFR_RNDN);
+    for (int jj = 0; jj < n; jj++) {
+        mpfr_sub(s->e[jj], s->e[jj], s->m, MPFR_RNDN);
+        mpfr_exp(s->e[jj], s->e[jj], MPFR_RNDN);
+        s->ptrs[jj] = s->e[jj];
+    }
+    mpfr_sum(s->z, s->ptrs, (unsigned long)n, MPFR_RNDN);
+
+    mpfr_ptr lse_mp = c->lse_mp ? c->lse_mp[row] : s->lse;
+    mpfr_log(s->t, s->z, MPFR_RNDN);
+    mpfr_add(lse_mp, s->m, s->t, MPFR_RNDN);
+    *lse = mpfr_get_d(lse_mp, MPFR_RNDN);
+    mass->lse = 1.0 + fabs(mpfr_get_d(s->m, MPFR_RNDN)) + log((double)n);
+
+    double zd = mpfr_get_d(s->z, MPFR_RNDN);
+    for (int d = 0; d < Dv; d++) {
+        for (int jj = 0; jj < n; jj++) {
+            const double *v = in->v + af_idx_key(p, b, g, first + jj) * (size_t)Dv;
+            mpfr_mul_d(s->terms[jj], s->e[jj], v[d], MPFR_RNDN);
+            s->ptrs[jj] = s->terms[jj];
+        }
+        mpfr_sum(s->t, s->ptrs, (unsigned long)n, MPFR_RNDN);
+        mpfr_div(s->orow[d], s->t, s->z, MPFR_RNDN);
+        o_row[d] = mpfr_get_d(s->orow[d], MPFR_RNDN);
+    }
+    for (int jj = 0; jj < n; jj++) mass->o += mpfr_get_d(s->e[jj], MPFR_RNDN) / zd * s->vmax[jj];
+
+    if (!c->backward) return;
+    const double *dout = in->dout + row * (size_t)Dv;   /* (Dv) */
+    load_exact(s->in_b, dout, Dv);
+    mpfr_ptr drow = c->drow_mp ? c->drow_mp[row] : s->drow;
+    for (int d = 0; d < Dv; d++) {
+        mpfr_mul(s->terms[d], s->in_b[d], s->orow[d], MPFR_RNDN);  /* exact */
+        s->ptrs[d] = s->terms[d];
+    }
+    mpfr_sum(drow, s->ptrs, (unsigned long)Dv, MPFR_RNDN);
+    if (!want_dq) return;
+    double drow_abs = fabs(mpfr_get_d(drow, MPFR_RNDN));
+    double dq_mass = 0.0;
+    for (int jj = 0; jj < n; jj++) {
+        const double *v = in->v + af_idx_key(p, b, g, first + jj) * (size_t)Dv;
+        dot_exact(s, s->ds[jj], s->in_b, v, Dv);    /* dP_j */
+        double pj = mpfr_get_d(s->e[jj], MPFR_RNDN) / zd;
+        dq_mass += pj * (fabs(mpfr_get_d(s->ds[jj], MPFR_RNDN)) + drow_abs) * s->kmax[jj];
+        mpfr_sub(s->ds[jj], s->ds[jj], drow, MPFR_RNDN);
+        mpfr_mul(s->ds[jj], s->ds[jj], s->e[jj], MPFR_RNDN);
+        mpfr_div(s->ds[jj], s->ds[jj], s->z, MPFR_RNDN); /* dS_j */
+    }
+    mass->dq = fabs(p->scale) * dq_mass;
+    for (int d = 0; d < Dqk; d++) {
+        for (int jj = 0; jj < n; jj++) {
+            const double *k = in->k + af_idx_key(p, b, g, first + jj) * (size_t)Dqk;
+            mpfr_mul_d(s->terms[jj], s->ds[jj], k[d], MPFR_RNDN);
+            s->ptrs[jj] = s->terms[jj];
+        }
+        mpfr_sum(s->t, s->ptrs, (unsigned long)n, MPFR_RNDN);
+        mpfr_mul_d(s->t, s->t, p->scale, MPFR_RNDN);
+        dq_row[d] = mpfr_get_d(s->t, MPFR_RNDN);
+    }
+}
+
+void af_mpfr_key(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int g, int j,
+                 double *dk_col, double *dv_col, af_oracle_mass *mass)
+{
+    const af_oracle_problem *p = c->p;
+    const af_inputs *in = p->in;
+    const int Dqk = p->Dqk, Dv = p->Dv;
+    const int group = p->Hq / p->Hkv;
+    const int len_q = p->len_q[b], len_kv = p->len_kv[b];
+    memset(mass, 0, sizeof *mass);
+    memset(dk_col, 0, (size_t)Dqk * sizeof *dk_col);
+    memset(dv_col, 0, (size_t)Dv * sizeof *dv_col);
+    int r0, r1;
+    if (af_mask_rows_seeing_key(&p->mask, len_q, len_kv, j, &r0, &r1) == 0) return;
+    const size_t key = af_idx_key(p, b, g, j);
+    const double *k = in->k + key * (size_t)Dqk;   /* (Dqk) */
+    const double *v = in->v + key * (size_t)Dv;    /* (Dv) */
+    load_exact(s->in_a, k, Dqk);
+    load_exact(s->in_b, v, Dv);
+
+    size_t np = 0;
+    double dv_mass = 0.0, dk_mass = 0.0;
+    for (int hh = 0; hh < group; hh++) {
+        int h = g * group + hh;
+        for (int i = r0; i <= r1; i++) {
+            size_t row = af_idx_row(p, b, h, i);
+            const double *q = in->q + row * (size_t)Dqk;
+            const double *dout = in->dout + row * (size_t)Dv;
+            dot_exact(s, s->t, s->in_a, q, Dqk);
+            mpfr_mul_d(s->t, s->t, p->scale, MPFR_RNDN);            /* s_ij */
+            if (c->lse_mp)
+                mpfr_sub(s->t, s->t, c->lse_mp[row], MPFR_RNDN);
+            else
+                mpfr_sub_d(s->t, s->t, c->lse64[row], MPFR_RNDN);
+            mpfr_exp(s->pair_p[np], s->t, MPFR_RNDN);                 /* P_ij */
+            dot_exact(s, s->u, s->in_b, dout, Dv);                    /* dP_ij */
+            double pij = mpfr_get_d(s->pair_p[np], MPFR_RNDN);
+            double drow_d = c->drow_mp ? mpfr_get_d(c->drow_mp[row], MPFR_RNDN) : c->drow64[row];
+            s->pair_mass[np] = pij * (fabs(mpfr_get_d(s->u, MPFR_RNDN)) + fabs(drow_d));
+            if (c->drow_mp)
+                mpfr_sub(s->u, s->u, c->drow_mp[row], MPFR_RNDN);
+            else
+                mpfr_sub_d(s->u, s->u, c->drow64[row], MPFR_RNDN);
+            mpfr_mul(s->pair_ds[np], s->u, s->pair_p[np], MPFR_RNDN); /* dS_ij */
+            s->pair_row[np] = row;
+            dv_mass += pij * max_abs(dout, Dv);
+            dk_mass += s->pair_mass[np] * max_abs(q, Dqk);
+            np++;
+        }
+    }
+    mass->dv = dv_mass;
+    mass->dk = fabs(p->scale) * dk_mass;
+    for (int d = 0; d < Dv; d++) {
+        for (size_t n = 0; n < np; n++) {
+            mpfr_mul_d(s->terms[n], s->pair_p[n], in->dout[s->pair_row[n] * (size_t)Dv + (size_t)d],
+                       MPFR_RNDN);
+            s->ptrs[n] = s->terms[n];
+        }
+        mpfr_sum(s->t, s->ptrs, (unsigned long)np, MPFR_RNDN);
+        dv_col[d] = mpfr_get_d(s->t, MPFR_RNDN);
+    }
+    for (int d = 0; d < Dqk; d++) {
+        for (size_t n = 0; n < np; n++) {
+            mpfr_mul_d(s->terms[n], s->pair_ds[n], in->q[s->pair_row[n] * (size_t)Dqk + (size_t)d],
+                       MPFR_RNDN);
+            s->ptrs[n] = s->terms[n];
+        }
+        mpfr_sum(s->t, s->ptrs, (unsigned long)np, MPFR_RNDN);
+        mpfr_mul_d(s->t, s->t, p->scale, MPFR_RNDN);
+        dk_col[d] = mpfr_get_d(s->t, MPFR_RNDN);
+    }
+}
