@@ -339,7 +339,8 @@ typedef struct {
     void **slot;
 } symbol_slot;
 
-/* Load and check a plugin; the backend is named name_or_null, else "plugin:PATH". */
+/* Load and check a plugin; the backend is named as the plugin declares
+ * (use_declared_name, for the plugin path) or "plugin:PATH". */
 static af_backend *load_named(const char *path, bool use_declared_name, char *why, size_t cap) {
     struct stat sb;
     if (stat(path, &sb) != 0) {
@@ -368,17 +369,20 @@ static af_backend *load_named(const char *path, bool use_declared_name, char *wh
     const char *names[4] = {AF_PLUGIN_SYM_ABI_VERSION, AF_PLUGIN_SYM_INFO, AF_PLUGIN_SYM_SUPPORTS,
                             AF_PLUGIN_SYM_RUN};
     char missing[256] = "";
+    int n_missing = 0;
     for (int k = 0; k < 4; k++) {
         dlerror();
         raw[k] = dlsym(handle, names[k]);
         if (!raw[k]) {
             size_t len = strlen(missing);
             snprintf(missing + len, sizeof missing - len, "%s'%s'", len ? ", " : "", names[k]);
+            n_missing++;
         }
     }
-    if (missing[0]) {
-        snprintf(why, cap, "cannot load plugin '%s': missing symbol %s (export it with C linkage; "
-                 "see attnfuzz/plugin.h)", path, missing);
+    if (n_missing) {
+        snprintf(why, cap, "cannot load plugin '%s': missing symbol%s %s (export %s with C linkage; "
+                 "see attnfuzz/plugin.h)", path, n_missing > 1 ? "s" : "", missing,
+                 n_missing > 1 ? "them" : "it");
         dlclose(handle);
         return NULL;
     }

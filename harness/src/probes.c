@@ -931,6 +931,8 @@ static void probe_inclusion(probe_ctx *x) {
     const double *vrow = in->v + (((size_t)b * in->Hkv + g) * in->Skv + best_j) * Dv;
     for (int d = 0; d < Dv; d++) {
         double need = 4 * (2 * (eps * mass[d] + ulp * fabs(o[d])) + tol + 0x1p-20) / (best_p * (1 - eps - ulp));
+        double plain = (mass[d] + fabs(o[d])) / best_p; /* at least the output's own size */
+        if (need < plain) need = plain;
         double sign = vrow[d] >= o[d] ? 1.0 : -1.0; /* push away from the average */
         double stored = store_logical(&w, c, AF_T_V, b, g, best_j, d, vrow[d] + sign * need);
         delta[d] = stored - vrow[d];

@@ -114,9 +114,13 @@ static af_run_status bug_run(af_backend *be, const af_case *c, const char *engin
         }
         break;
     case BUG_FLIP_BIT: case BUG_HONEST_NOISE: {
-        /* one element of O per run, a different one each time */
-        int lq = af_case_len_q(c, 0);
-        if (lq > 0) flip_low_bit(t, AF_T_O, 0, 0, (int)(run % (unsigned long)lq), (int)(run % (unsigned long)c->head_dim_v));
+        /* one nonzero element of O per run (a 1-ulp change), a different one each time;
+         * zeros (fully masked rows) stay exact */
+        int lq = af_case_len_q(c, 0), d = (int)(run % (unsigned long)c->head_dim_v);
+        for (int k = 0; k < lq; k++) {
+            int i = (int)((run + (unsigned long)k) % (unsigned long)lq);
+            if (load(t, AF_T_O, 0, 0, i, d) != 0.0) { flip_low_bit(t, AF_T_O, 0, 0, i, d); break; }
+        }
         if (s->bug == BUG_HONEST_NOISE && info) info->nondeterministic = true;
         break;
     }

@@ -187,18 +187,12 @@ static int write_bucket(const char *bucket_dir, const char *bucket, const char *
         remove_in(bucket_dir, "heatmap.txt");
         remove_in(bucket_dir, "heatmap.png");
     }
-    bool has_leak = x && x->leak_cells && x->leak_rows > 0 && x->leak_cols > 0;
+    bool has_leak = x && x->leaks && x->leaks->cells && x->leaks->rows > 0 && x->leaks->cols > 0;
     if (has_leak) {
         snprintf(path, sizeof path, "%s/leak.txt", bucket_dir);
-        if (af_leak_save(x->leak_rows, x->leak_cols, x->leak_cells, path)) {
-            snprintf(why, cap, "%s: cannot write", path);
-            return -1;
-        }
+        if (af_leak_save(x->leaks, path)) { snprintf(why, cap, "%s: cannot write", path); return -1; }
         snprintf(path, sizeof path, "%s/leak.png", bucket_dir);
-        if (af_leak_png(x->leak_rows, x->leak_cols, x->leak_cells, path)) {
-            snprintf(why, cap, "%s: cannot write", path);
-            return -1;
-        }
+        if (af_leak_png(x->leaks, path)) { snprintf(why, cap, "%s: cannot write", path); return -1; }
     } else {
         remove_in(bucket_dir, "leak.txt");
         remove_in(bucket_dir, "leak.png");
@@ -215,6 +209,10 @@ static int write_bucket(const char *bucket_dir, const char *bucket, const char *
 int af_finding_store(const char *dir, const af_case *c0, const af_verdict *v, const af_finding_extra *x,
                      char *bucket_out, char *why, size_t cap) {
     char signature[AF_SIGNATURE_MAX], bucket[AF_BUCKET_ID_LEN + 1];
+    if (v->kind == AF_V_PASS) {
+        snprintf(why, cap, "a passing verdict is not a finding");
+        return -1;
+    }
     af_signature(c0, v, signature, sizeof signature);
     af_bucket_id(signature, bucket);
     if (bucket_out) memcpy(bucket_out, bucket, sizeof bucket);

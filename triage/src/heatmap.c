@@ -151,41 +151,73 @@ fail:
     return -1;
 }
 
-int af_leak_save(int rows, int cols, const unsigned char *cells, const char *path) {
-    if (rows <= 0 || cols <= 0 || !cells) return -1;
+int af_leak_save(const af_leak_matrix *m, const char *path) {
+    if (!m || m->rows <= 0 || m->cols <= 0 || !m->cells) return -1;
     FILE *f = fopen(path, "w");
     if (!f) return -1;
-    fprintf(f, "attnfuzz-leak 1 %d %d\n", rows, cols);
-    for (int i = 0; i < rows; i++) {
-        for (int j = 0; j < cols; j++) fputc(cells[(size_t)i * cols + j] ? '1' : '0', f);
+    fprintf(f, "attnfuzz-leak 1 %d %d\n", m->rows, m->cols);
+    for (int i = 0; i < m->rows; i++) {
+        for (int j = 0; j < m->cols; j++) fputc('0' + (m->cells[(size_t)i * m->cols + j] & 3), f);
         fputc('\n', f);
+    }
+    /* labels, one a line; newlines inside a label would break the format */
+    if (m->row_labels && m->col_labels) {
+        for (int i = 0; i < m->rows; i++) {
+            fputs("row ", f);
+            for (const char *p = m->row_labels[i]; *p; p++) fputc(*p == '\n' || *p == '\r' ? ' ' : *p, f);
+            fputc('\n', f);
+        }
+        for (int j = 0; j < m->cols; j++) {
+            fputs("col ", f);
+            for (const char *p = m->col_labels[j]; *p; p++) fputc(*p == '\n' || *p == '\r' ? ' ' : *p, f);
+            fputc('\n', f);
+        }
     }
     return fclose(f) == 0 ? 0 : -1;
 }
 
-int af_leak_load(const char *path, int *rows, int *cols, unsigned char **cells) {
-    *cells = NULL;
-    *rows = *cols = 0;
+int af_leak_load(const char *path, af_leak_matrix *m) {
+    memset(m, 0, sizeof *m);
     FILE *f = fopen(path, "r");
     if (!f) return -1;
     int version = 0, r = 0, c = 0;
+    char line[AF_LEAK_LABEL + 16];
     if (fscanf(f, "attnfuzz-leak %d %d %d", &version, &r, &c) != 3 || version != 1 || r <= 0 || c <= 0 ||
-        (size_t)r * (size_t)c > ((size_t)1 << 26)) {
+        (size_t)r * (size_t)c > ((size_t)1 << 26) || !fgets(line, sizeof line, f)) {
         fclose(f);
         return -1;
     }
-    unsigned char *m = malloc((size_t)r * c);
-    if (!m) { fclose(f); return -1; }
+    m->rows = r;
+    m->cols = c;
+    m->cells = malloc((size_t)r * c);
+    m->row_labels = calloc((size_t)r, sizeof *m->row_labels);
+    m->col_labels = calloc((size_t)c, sizeof *m->col_labels);
+    if (!m->cells || !m->row_labels || !m->col_labels) goto fail;
     size_t i = 0;
     int ch;
     while (i < (size_t)r * c && (ch = fgetc(f)) != EOF) {
-        if (ch == '0' || ch == '1') m[i++] = (unsigned char)(ch == '1');
-        else if (ch != '\n' && ch != '\r' && ch != ' ') break;
+        if (ch >= '0' && ch <= '3') m->cells[i++] = (unsigned char)(ch - '0');
+        else if (ch != '\n' && ch != '\r') goto fail;
+    }
+    if (i != (size_t)r * c) goto fail;
+    int rows_read = 0, cols_read = 0;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = 0;
+        if (!strncmp(line, "row ", 4) && rows_read < r)
+            snprintf(m->row_labels[rows_read++], AF_LEAK_LABEL, "%s", line + 4);
+        else if (!strncmp(line, "col ", 4) && cols_read < c)
+            snprintf(m->col_labels[cols_read++], AF_LEAK_LABEL, "%s", line + 4);
     }
     fclose(f);
-    if (i != (size_t)r * c) { free(m); return -1; }
-    *rows = r;
-    *cols = c;
-    *cells = m;
     return 0;
+fail:
+    fclose(f);
+    af_leak_matrix_free(m);
+    return -1;
+}
+
+long long af_leak_count(const af_leak_matrix *m) {
+    long long n = 0;
+    for (size_t i = 0; m && m->cells && i < (size_t)m->rows * m->cols; i++) n += (m->cells[i] & 3) == AF_LEAK_CHANGED;
+    return n;
 }

@@ -343,25 +343,42 @@ static void html_heatmap(FILE *f, const af_finding_record *r) {
     }
 }
 
+/* The leak matrix with a legend and the first leaking (output, hidden set) pairs. */
 static void html_leak(FILE *f, const af_finding_record *r) {
+    enum { MAX_LISTED = 8 };
     char path[1200];
-    int rows, cols;
-    unsigned char *cells, *png = NULL;
+    af_leak_matrix m;
+    unsigned char *png = NULL;
     size_t n = 0;
     path_in(path, sizeof path, r->dir, "leak.txt");
-    if (af_leak_load(path, &rows, &cols, &cells) == 0) {
+    if (af_leak_load(path, &m) == 0) {
         int w = 0, h = 0;
-        if (tr_leak_png_native(rows, cols, cells, &png, &n, &w, &h) == 0) {
-            long long leaked = 0;
-            for (size_t i = 0; i < (size_t)rows * cols; i++) leaked += cells[i] != 0;
+        if (tr_leak_png_native(&m, &png, &n, &w, &h) == 0) {
+            long long leaked = af_leak_count(&m);
             fputs("<figure>", f);
             html_img(f, png, n, "leak matrix", w, h);
             fprintf(f,
-                    "<figcaption>leak matrix %d &times; %d: red = a hidden input (row) moved a visible output "
-                    "(column); %lld leaking pair%s</figcaption></figure>\n",
-                    rows, cols, leaked, leaked == 1 ? "" : "s");
+                    "<figcaption>leak matrix %d &times; %d (rows: outputs, columns: hidden input sets): "
+                    "<span style=\"color:#d21e1e\">red</span> = a hidden set moved the output (leak), dark blue = "
+                    "hidden and unchanged, pale green = visible and changed, grey = visible and unchanged; "
+                    "%lld leaking pair%s",
+                    m.rows, m.cols, leaked, leaked == 1 ? "" : "s");
+            int listed = 0;
+            for (int i = 0; i < m.rows && listed < MAX_LISTED; i++)
+                for (int j = 0; j < m.cols && listed < MAX_LISTED; j++) {
+                    if ((m.cells[(size_t)i * m.cols + j] & 3) != AF_LEAK_CHANGED) continue;
+                    fputs(listed ? "<br>" : ":<br>", f);
+                    if (m.row_labels[i][0]) html_text(f, m.row_labels[i]);
+                    else fprintf(f, "row %d", i);
+                    fputs(" &larr; ", f);
+                    if (m.col_labels[j][0]) html_text(f, m.col_labels[j]);
+                    else fprintf(f, "set %d", j);
+                    listed++;
+                }
+            if (leaked > listed) fprintf(f, "<br>&hellip; and %lld more", leaked - listed);
+            fputs("</figcaption></figure>\n", f);
         }
-        free(cells);
+        af_leak_matrix_free(&m);
         free(png);
         return;
     }

@@ -27,7 +27,6 @@ int tr_write_file_atomic(const char *path, const void *data, size_t n);
 /* Pictures at one pixel per cell (small enough to inline in HTML many times), with
  * the size af_heatmap_png / af_leak_png would draw them at, for <img width height>. */
 int tr_heatmap_png_native(const af_heatmap *m, unsigned char **out, size_t *len, int *display_w, int *display_h);
-int tr_leak_png_native(int rows, int cols, const unsigned char *cells, unsigned char **out, size_t *len,
-                       int *display_w, int *display_h);
+int tr_leak_png_native(const af_leak_matrix *m, unsigned char **out, size_t *len, int *display_w, int *display_h);
 
 #endif

@@ -166,16 +166,35 @@ int main(void) {
     free(png);
     af_heatmap_free(&big);
 
-    /* a leak matrix wider than 384 folds: 2 x 1000 -> 2 x 334 cells, 2 px each */
-    unsigned char *cells = calloc(2 * 1000, 1);
-    cells[999] = 1;
-    CHECK(af_leak_png_bytes(2, 1000, cells, &png, &n) == 0);
+    /* leak matrix: the four probe states get four colours */
+    unsigned char states[4] = {0, AF_LEAK_CHANGED, AF_LEAK_VISIBLE, AF_LEAK_VISIBLE | AF_LEAK_CHANGED};
+    af_leak_matrix lm = {1, 4, states, NULL, NULL};
+    CHECK(af_leak_png_bytes(&lm, &png, &n) == 0);
+    decode(png, n, &d);
+    CHECK(d.w == 4 * 24 && d.h == 24);
+    const unsigned char *hidden = d.rgb + 3 * 3, *leak = d.rgb + (24 + 3) * 3;
+    const unsigned char *vis = d.rgb + (48 + 3) * 3, *vis_changed = d.rgb + (72 + 3) * 3;
+    CHECK(hidden[2] > hidden[0]);                              /* dark blue */
+    CHECK(leak[0] > 200 && leak[1] < 100 && leak[2] < 100);    /* red */
+    CHECK(vis[0] == vis[1] && vis[1] == vis[2]);               /* grey */
+    CHECK(vis_changed[1] > vis_changed[0]);                    /* pale green */
+    free(d.rgb);
+    free(png);
+
+    /* a leak matrix wider than 384 folds: 2 x 1000 -> 2 x 334 cells, 2 px each; a
+     * folded group holding one leak among visible cells shows the leak */
+    unsigned char *cells = malloc(2 * 1000);
+    memset(cells, AF_LEAK_VISIBLE | AF_LEAK_CHANGED, 2 * 1000);
+    cells[999] = AF_LEAK_CHANGED;
+    af_leak_matrix wide = {2, 1000, cells, NULL, NULL};
+    CHECK(af_leak_count(&wide) == 1);
+    CHECK(af_leak_png_bytes(&wide, &png, &n) == 0);
     decode(png, n, &d);
     CHECK(d.w == 334 * 2 && d.h == 2 * 24);
     const unsigned char *leaked = d.rgb + ((size_t)0 * d.w + (d.w - 1)) * 3;
     CHECK(leaked[0] > 200 && leaked[2] < 100);  /* the folded cell holding (0, 999) is red */
     const unsigned char *clean = d.rgb + ((size_t)(d.h - 1) * d.w + 0) * 3;
-    CHECK(clean[2] > clean[0]);
+    CHECK(clean[1] > clean[0]);                 /* visible and changed: green */
     free(d.rgb);
     free(png);
     free(cells);

@@ -159,12 +159,14 @@ static void populate(const char *dir, char buckets[2][AF_BUCKET_ID_LEN + 1]) {
     /* a detail with every character the formats must escape */
     af_verdict leak = make_verdict(AF_V_LEAK, AF_T_O, "K row 3 -> O row 9 <&> \"q\" 'a' \\ \ttab\x01");
     unsigned char cells[3 * 5] = {0};
-    cells[1 * 5 + 4] = 1;
+    cells[1 * 5 + 4] = AF_LEAK_CHANGED;   /* output row 1 moved by hidden set 4 */
+    cells[0] = AF_LEAK_VISIBLE | AF_LEAK_CHANGED;
+    char rows[3][AF_LEAK_LABEL] = {"O b0 h0 r0", "O b0 h0 r<9>", "O b0 h0 r15"};
+    char cols[5][AF_LEAK_LABEL] = {"s0", "s1", "s2", "s3", "K/V rows 12..13 (left of window)"};
+    af_leak_matrix lm = {3, 5, cells, rows, cols};
     af_finding_extra x;
     memset(&x, 0, sizeof x);
-    x.leak_rows = 3;
-    x.leak_cols = 5;
-    x.leak_cells = cells;
+    x.leaks = &lm;
     x.original = &c;
     x.time_to_first_seconds = 12.5;
     CHECK_MSG(af_finding_store(dir, &c, &leak, &x, buckets[0], why, sizeof why) == 1, "%s", why);
@@ -263,6 +265,7 @@ int main(void) {
     CHECK(count_of(html, "<section ") == 2);
     CHECK(strstr(html, "attnfuzz repro ") != NULL);
     CHECK(strstr(html, "leak matrix 3 &times; 5") != NULL);
+    CHECK(strstr(html, "1 leaking pair:<br>O b0 h0 r&lt;9&gt; &larr; K/V rows 12..13 (left of window)") != NULL);
     CHECK(strstr(html, "case before minimisation") != NULL);
     CHECK(strstr(html, "dK: max |kernel - oracle| per (key block of 4, head)") != NULL);
     CHECK(strstr(html, "&lt;&amp;&gt;") != NULL && strstr(html, "<&>") == NULL);

@@ -141,12 +141,13 @@ static void test_dedupe(const char *dir) {
     snprintf(hm.title, sizeof hm.title, "O: test heatmap");
     snprintf(hm.row_label, sizeof hm.row_label, "query / 1");
     snprintf(hm.col_label, sizeof hm.col_label, "head");
-    unsigned char leak[2 * 4] = {0, 1, 0, 0, 1, 1, 0, 0};
+    unsigned char leak[2 * 4] = {0, 1, 2, 3, 1, 1, 0, 0};
+    char row_labels[2][AF_LEAK_LABEL] = {"O b0 h0 r12", "dK b0 h0 k5"};
+    char col_labels[4][AF_LEAK_LABEL] = {"future K/V rows 13..15", "window left of row", "padding", "set 3"};
+    af_leak_matrix lm = {2, 4, leak, row_labels, col_labels};
     memset(&x, 0, sizeof x);
     x.heatmap = &hm;
-    x.leak_rows = 2;
-    x.leak_cols = 4;
-    x.leak_cells = leak;
+    x.leaks = &lm;
     x.repro = "attnfuzz repro custom.case --backend planted";
     CHECK(af_finding_store(dir, &none, &v2, &x, b2, why, sizeof why) == 1);
     CHECK(strcmp(b1, b2) != 0);
@@ -163,6 +164,7 @@ static void test_dedupe(const char *dir) {
 
     /* the matrices come back exactly */
     char path[1024];
+    FILE *f;
     snprintf(path, sizeof path, "%s/findings/%s/heatmap.txt", dir, b2);
     af_heatmap back;
     CHECK(af_heatmap_load(&back, path) == 0);
@@ -171,11 +173,21 @@ static void test_dedupe(const char *dir) {
     CHECK(strcmp(back.title, hm.title) == 0 && strcmp(back.row_label, "query / 1") == 0);
     af_heatmap_free(&back);
     snprintf(path, sizeof path, "%s/findings/%s/leak.txt", dir, b2);
-    int rows, cols;
-    unsigned char *cells;
-    CHECK(af_leak_load(path, &rows, &cols, &cells) == 0);
-    CHECK(rows == 2 && cols == 4 && memcmp(cells, leak, 8) == 0);
-    free(cells);
+    af_leak_matrix lb;
+    CHECK(af_leak_load(path, &lb) == 0);
+    CHECK(lb.rows == 2 && lb.cols == 4 && memcmp(lb.cells, leak, 8) == 0);
+    CHECK(af_leak_count(&lb) == 3);
+    CHECK(strcmp(lb.row_labels[1], "dK b0 h0 k5") == 0 && strcmp(lb.col_labels[0], "future K/V rows 13..15") == 0);
+    af_leak_matrix_free(&lb);
+    /* unlabelled matrices load with empty labels; a bad digit is an error */
+    af_leak_matrix bare = {2, 4, leak, NULL, NULL};
+    CHECK(af_leak_save(&bare, path) == 0);
+    CHECK(af_leak_load(path, &lb) == 0 && lb.row_labels[0][0] == 0 && lb.cells[3] == 3);
+    af_leak_matrix_free(&lb);
+    f = fopen(path, "w");
+    fputs("attnfuzz-leak 1 1 2\n07\n", f);
+    fclose(f);
+    CHECK(af_leak_load(path, &lb) == -1 && lb.cells == NULL);
     af_heatmap_free(&hm);
 
     /* a broken bucket is skipped by the scan, not fatal */
@@ -183,7 +195,7 @@ static void test_dedupe(const char *dir) {
     snprintf(junk, sizeof junk, "%s/findings/0123456789ab", dir);
     CHECK(mkdir(junk, 0755) == 0);
     snprintf(path, sizeof path, "%s/verdict.json", junk);
-    FILE *f = fopen(path, "w");
+    f = fopen(path, "w");
     fputs("{\"signature\": \"x\", \"count\": ", f);   /* truncated */
     fclose(f);
     s = scan(dir);
@@ -191,7 +203,13 @@ static void test_dedupe(const char *dir) {
     remove(path);
     rmdir(junk);
 
-    /* errors: a DIR that is not there */
+    /* errors: a passing verdict; a DIR that cannot be made; a DIR that is not there */
+    af_verdict pass;
+    af_verdict_init(&pass, "cpu");
+    CHECK(af_finding_store(dir, &small, &pass, NULL, NULL, why, sizeof why) == -1);
+    CHECK(strstr(why, "not a finding") != NULL);
+    CHECK(af_finding_store("/proc/af_triage_cannot", &small, &v2, NULL, NULL, why, sizeof why) == -1);
+    CHECK(strstr(why, "/proc/af_triage_cannot") != NULL);
     CHECK(af_findings_scan("/nonexistent/af_triage", remember, &s, why, sizeof why) == -1);
     CHECK(strstr(why, "/nonexistent/af_triage") != NULL);
 }

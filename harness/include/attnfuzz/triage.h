@@ -9,10 +9,11 @@
  *   DIR/findings/<bucket>/finding.case     minimised reproducer, canonical case text
  *   DIR/findings/<bucket>/original.case    optional: the case before minimisation
  *   DIR/findings/<bucket>/verdict.json     af_json_verdict object plus the keys
- *        signature, bucket, config_class, tensor, verdict_line, count, first_seen,
- *        first_seen_unix, last_seen_unix, time_to_first_seconds, case_cost, repro
+ *        signature, bucket, config_class, tensor, verdict_line, count, first_seen (ISO
+ *        8601 UTC), first_seen_unix, last_seen_unix, time_to_first_seconds (null when
+ *        unknown), case_cost, repro, original_case, heatmap, leak (file names or null)
  *   DIR/findings/<bucket>/heatmap.txt      optional error matrix (af_heatmap_save format)
- *   DIR/findings/<bucket>/leak.txt         optional leak matrix (rows of '0'/'1')
+ *   DIR/findings/<bucket>/leak.txt         optional leak matrix (af_leak_save format)
  *   DIR/findings/<bucket>/heatmap.png, leak.png   pictures drawn from the two above
  * <bucket> = af_bucket_id(signature): 12 lower-case hex digits of FNV-1a 64.
  *
@@ -25,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "attnfuzz/case.h"
+#include "attnfuzz/probes.h"
 #include "attnfuzz/tensors.h"
 #include "attnfuzz/verdict.h"
 
@@ -80,11 +82,16 @@ int af_heatmap_load(af_heatmap *m, const char *path);
 int af_heatmap_error(const af_case *c, const af_outputs *kernel, const af_outputs *oracle,
                      af_tensor_id tensor, double allowed, af_heatmap *out);
 
-/* Leak matrix files: rows lines of cols '0'/'1' characters after a header line
- * "attnfuzz-leak 1 ROWS COLS". cells is rows*cols, row-major, nonzero = leaked. */
-int af_leak_save(int rows, int cols, const unsigned char *cells, const char *path);
-/* Allocates *cells (free()). */
-int af_leak_load(const char *path, int *rows, int *cols, unsigned char **cells);
+/* Leak matrix (af_leak_matrix of probes.h: rows = outputs, columns = hidden input sets,
+ * cells 0..3 = AF_LEAK_CHANGED | AF_LEAK_VISIBLE bits; 1 = leak). File format: header
+ * "attnfuzz-leak 1 ROWS COLS", ROWS lines of COLS digits 0..3, then (when labelled)
+ * ROWS lines "row LABEL" and COLS lines "col LABEL". */
+int af_leak_save(const af_leak_matrix *m, const char *path);
+/* Allocates cells and labels (empty when the file has none); free with
+ * af_leak_matrix_free. Returns 0 or -1. */
+int af_leak_load(const char *path, af_leak_matrix *m);
+/* Cells that are leaks (state 1). */
+long long af_leak_count(const af_leak_matrix *m);
 
 /* PNG (8-bit RGB, no interlace, zlib stream of stored deflate blocks; no library). */
 uint32_t af_crc32(uint32_t crc, const void *data, size_t n);    /* start with crc = 0 */
@@ -94,12 +101,14 @@ int af_png_encode_rgb(int w, int h, const unsigned char *rgb, unsigned char **ou
 int af_png_write_rgb(const char *path, int w, int h, const unsigned char *rgb);
 /* Render to PNG bytes (*out malloc'ed) or to a file. Each cell becomes a block of
  * 2..24 pixels (about 384 px a side; matrices over 384 cells a side fold by max);
- * colour map of ratio: 0 dark blue -> 0.5 teal -> 1 yellow, above 1 red to white at
- * 1024 (log2); not judged = grey. Leak: leaked cells red, clean ones dark blue. */
+ * colour map of cell / allowed: 0 dark blue -> 0.5 teal -> 1 yellow, above 1 red to
+ * white at 1024 (log2); not judged = grey. Leak matrix: leak red, hidden and unchanged
+ * dark blue, visible and changed pale green, visible and unchanged grey (a folded
+ * group shows a leak when it holds one). */
 int af_heatmap_png_bytes(const af_heatmap *m, unsigned char **out, size_t *len);
 int af_heatmap_png(const af_heatmap *m, const char *path);
-int af_leak_png_bytes(int rows, int cols, const unsigned char *cells, unsigned char **out, size_t *len);
-int af_leak_png(int rows, int cols, const unsigned char *cells, const char *path);
+int af_leak_png_bytes(const af_leak_matrix *m, unsigned char **out, size_t *len);
+int af_leak_png(const af_leak_matrix *m, const char *path);
 
 /* ---- findings directory ------------------------------------------------------------ */
 
@@ -109,8 +118,7 @@ typedef struct {
     const char *repro;              /* repro command; default "attnfuzz repro <case path>" */
     double time_to_first_seconds;   /* campaign time until found; < 0 or 0 = unknown */
     const af_heatmap *heatmap;      /* -> heatmap.txt + heatmap.png */
-    int leak_rows, leak_cols;       /* -> leak.txt + leak.png when leak_cells != NULL */
-    const unsigned char *leak_cells;
+    const af_leak_matrix *leaks;    /* -> leak.txt + leak.png (labels optional) */
 } af_finding_extra;
 
 /* One bucket as read back from disk. */
@@ -138,9 +146,10 @@ typedef struct {
 /* Store a finding under DIR/findings/<bucket>/, creating directories. When the bucket
  * exists: count += 1, last_seen updated, and the case (with its verdict and extras)
  * replaced only when strictly cheaper (af_case_cost, then shorter canonical text).
- * Concurrent writers are serialised per bucket with flock; files are replaced by
- * rename. bucket_out (13 bytes) may be NULL. Returns 1 new bucket, 0 duplicate,
- * -1 error with why. */
+ * The stored finding.case names the backend and engine that ran (from the verdict), so
+ * it reproduces on its own. Concurrent writers (campaign workers) are serialised per
+ * bucket with flock; files are replaced by rename. bucket_out (13 bytes) may be NULL.
+ * Returns 1 new bucket, 0 duplicate, -1 error with why (also for a passing verdict). */
 int af_finding_store(const char *dir, const af_case *c, const af_verdict *v, const af_finding_extra *extra,
                      char *bucket_out, char *why, size_t cap);
 

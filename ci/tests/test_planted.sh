@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# test_planted.sh ATTNFUZZ — attnfuzz's self-test: every planted-bug plugin
+# (harness/plugins/planted, one deliberate bug each, found on the plugin path as
+# planted:<bug>) must be caught on the seed corpus, with the verdict kind its bug
+# deserves:
+#
+#   planted:<bug>                 expected kind     found by
+#   fp8_v_block_scale             leak              visibility probe (future V in the same
+#                                                   32-token scale block)
+#   window_off_by_one             mismatch          comparison (window cases)
+#   masked_row_nan                nan_inf           buffer checks (fully masked rows)
+#   ragged_offsets_ignored        mismatch|nan_inf  comparison; nan_inf when the misread
+#                                                   lands in poisoned thd gaps
+#   gqa_head_mod                  mismatch          comparison (GQA cases)
+#   contiguous_strides            mismatch|nan_inf  comparison; nan_inf when the misread
+#                                                   lands in poisoned stride gaps
+#   window_dropped                mismatch          comparison (window cases)
+#   scale_ignored                 feature_ignored   feature probe (scale toggled), and
+#                                                   mismatch on cases with a custom scale
+#   nondeterministic_reduction    nondeterministic  determinism probe
+#
+# For each: `attnfuzz run corpora/seed/*.case --backend planted:<bug> --json` exits 1
+# (a finding), some verdict has the expected kind, and none says that the plugin
+# misbehaved beyond its bug (crash, hang, out_of_bounds, unwritten, resource). The
+# control planted:none (the same code without a bug) has no finding at all.
+set -u
+bin=${1:?usage: test_planted.sh path/to/attnfuzz}
+fail=0
+shopt -s nullglob
+seeds=(corpora/seed/*.case)
+if [ ${#seeds[@]} -eq 0 ]; then
+  echo "FAIL no seed corpus in corpora/seed (run from the repository root)"
+  exit 1
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# verdict kinds of a --json run, one per line
+kinds() { grep -o '"verdict":"[a-z_]*"' "$1" | sed 's/"verdict":"\(.*\)"/\1/'; }
+
+expect() { # expect BUG KIND[|KIND...]
+  local bug=$1 want=$2 out="$tmp/$1.json"
+  "$bin" run "${seeds[@]}" --backend "planted:$bug" --json > "$out" 2> "$tmp/$bug.err"
+  local rc=$?
+  local seen
+  seen=$(kinds "$out" | sort | uniq -c | tr -s ' ' | tr '\n' ',')
+  if [ "$rc" != 1 ]; then
+    echo "FAIL planted:$bug: exit $rc, expected 1 (a finding); verdicts:$seen"
+    tail -3 "$tmp/$bug.err"
+    fail=$((fail + 1))
+    return
+  fi
+  if ! kinds "$out" | grep -qxE "$want"; then
+    echo "FAIL planted:$bug: no verdict of kind $want; verdicts:$seen"
+    fail=$((fail + 1))
+    return
+  fi
+  local bad
+  bad=$(kinds "$out" | grep -xE 'crash|hang|out_of_bounds|unwritten|resource' | sort -u | tr '\n' ' ')
+  if [ -n "$bad" ]; then
+    echo "FAIL planted:$bug: misbehaves beyond its bug: $bad"
+    grep -E '"verdict":"(crash|hang|out_of_bounds|unwritten|resource)"' "$out" | head -2 | cut -c1-300
+    fail=$((fail + 1))
+    return
+  fi
+  echo "ok   planted:$bug caught as $want ($seen)"
+}
+
+# The backends must be there: built into plugins/ beside the binary.
+if ! "$bin" backends 2>/dev/null | grep -q '^planted:window_off_by_one '; then
+  echo "FAIL 'attnfuzz backends' does not list the planted plugins (build/plugins missing?)"
+  exit 1
+fi
+
+# The control: no finding (fp8 / mxfp8 seeds are declined: exit 3 or 0).
+"$bin" run "${seeds[@]}" --backend planted:none --json > "$tmp/none.json" 2> "$tmp/none.err"
+rc=$?
+others=$(kinds "$tmp/none.json" | grep -vxE 'pass|declined' | sort | uniq -c | tr '\n' ',')
+if { [ "$rc" != 0 ] && [ "$rc" != 3 ]; } || [ -n "$others" ]; then
+  echo "FAIL planted:none (no bug) is not clean: exit $rc; $others"
+  grep -vE '"verdict":"(pass|declined)"' "$tmp/none.json" | head -3 | cut -c1-300
+  fail=$((fail + 1))
+else
+  echo "ok   planted:none passes every seed it serves"
+fi
+
+expect fp8_v_block_scale leak
+expect window_off_by_one mismatch
+expect masked_row_nan nan_inf
+expect ragged_offsets_ignored 'mismatch|nan_inf'
+expect gqa_head_mod mismatch
+expect contiguous_strides 'mismatch|nan_inf'
+expect window_dropped mismatch
+expect scale_ignored feature_ignored
+expect nondeterministic_reduction nondeterministic
+
+# A plugin by path, the way users name their own (the example is correct).
+# It serves forward fp16/bf16 only: give it the seeds of that kind.
+fwd=($(grep -L '^backward = yes' "${seeds[@]}" | xargs grep -lE '^dtype = (fp16|bf16)' | head -4))
+"$bin" run "${fwd[@]}" --backend plugin:"$(dirname "$bin")/plugins/example_plugin.so" > "$tmp/ex.txt" 2>&1
+rc=$?
+if [ "$rc" != 0 ]; then
+  echo "FAIL example plugin by path: exit $rc"; cat "$tmp/ex.txt"; fail=$((fail + 1))
+else
+  echo "ok   plugin:PATH runs the example plugin (${#fwd[@]} forward seeds pass)"
+fi
+
+[ "$fail" -eq 0 ] && echo "test_planted: all passed" || echo "test_planted: $fail failed"
+exit $((fail > 0))
