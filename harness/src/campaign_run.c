@@ -71,12 +71,12 @@ void af_session_close(af_session *s) {
     memset(s, 0, sizeof *s);
 }
 
-void af_session_write_current(const af_session *s, const af_case *c, int pid) {
+void af_session_write_current(const af_session *s, const af_case *c, const char *name) {
     if (!s->out_dir[0]) return;
     char path[1300];
     snprintf(path, sizeof path, "%s/current", s->out_dir);
     mkdir(path, 0755);
-    snprintf(path, sizeof path, "%s/current/%d.case", s->out_dir, pid);
+    snprintf(path, sizeof path, "%s/current/%s.case", s->out_dir, name);
     af_case_save(c, path);
 }
 

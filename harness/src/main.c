@@ -7,7 +7,7 @@
 static void usage(FILE *f) {
     fprintf(f,
             "usage: attnfuzz COMMAND [ARGS]\n"
-            "  run FILE.case... [--backend NAME] [--engine NAME|all] [--json] [--oracle mpfr|fp64|auto]\n"
+            "  run FILE.case... [--backend NAME] [--engine NAME|all] [--json] [--oracle mpfr|fp64|auto] [--no-probes]\n"
             "                      run cases; exit 0 all pass, 1 a finding, 2 bad input, 3 declined/unavailable\n"
             "  print FILE.case     print the canonical form\n"
             "  backends            list backends and whether they are available here\n"

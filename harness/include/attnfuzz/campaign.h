@@ -13,7 +13,7 @@
  * Campaign directory DIR:
  *   DIR/stats.json            stable keys, rewritten about once a second
  *   DIR/corpus/               fuzz inputs (encoded cases; seeds first)
- *   DIR/current/<pid>.case    the case a worker is running, written before it runs
+ *   DIR/current/<name>.case   the case a worker is running (name = pid or job<i>), written first
  *   DIR/pending/<name>.case   a finding whose bucket was new, waiting to be minimised
  *   DIR/findings/<bucket>/    minimised finding.case, original.case, verdict.json ...
  *   DIR/crashes/              libFuzzer artifacts (crash-*, timeout-*, oom-*)
@@ -94,8 +94,9 @@ void af_session_fatal_verdict(const af_session *s, const af_case *c, af_verdict_
 int af_session_store(af_session *s, const af_case *c, const af_verdict *v, af_store_mode mode,
                      const af_case *original, const af_heatmap *heatmap, char bucket[AF_BUCKET_ID_LEN + 1]);
 
-/* Write DIR/current/<pid>.case (before a case runs, so a crash loses nothing). */
-void af_session_write_current(const af_session *s, const af_case *c, int pid);
+/* Write DIR/current/<name>.case (before a case runs, so a crash loses nothing);
+ * name = the worker's pid (libFuzzer) or job<i> (in-process). */
+void af_session_write_current(const af_session *s, const af_case *c, const char *name);
 
 /* ---- asynchronous isolated runs (the in-process campaign keeps N in flight) -------- */
 

@@ -25,5 +25,8 @@ int af_cli_print(int argc, char **argv);
 int af_cli_backends(int argc, char **argv);
 int af_cli_engines(int argc, char **argv);
 int af_cli_triage(int argc, char **argv);
+int af_cli_minimize(int argc, char **argv);
+int af_cli_campaign(int argc, char **argv);
+int af_cli_repro(int argc, char **argv);
 
 #endif
