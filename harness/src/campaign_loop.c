@@ -49,7 +49,8 @@ typedef struct {
     double last_progress;
     uint64_t rng;
     af_queue queue;
-    long long base_cases;       /* libfuzzer mode: counts from worker files */
+    bool libfuzzer;             /* counts come from DIR/workers, corpus from DIR/corpus */
+    double fuzz_end;            /* monotonic time fuzzing stopped (0 = still running) */
 } campaign;
 
 static double now_mono(void) {
@@ -99,9 +100,9 @@ static int count_buckets(campaign *cp) {
 }
 
 static void update_stats(campaign *cp, bool final) {
-    cp->st.elapsed_s = now_mono() - cp->t0;
+    cp->st.elapsed_s = (cp->fuzz_end > 0 ? cp->fuzz_end : now_mono()) - cp->t0;
     cp->st.buckets = count_buckets(cp);
-    cp->st.corpus = cp->queue.count;
+    if (!cp->libfuzzer) cp->st.corpus = cp->queue.count;
     af_stats_write(cp->dir, &cp->st);
     double now = now_mono();
     double period = cp->tty ? 1.0 : 10.0;
@@ -296,11 +297,14 @@ static void run_inprocess(campaign *cp, double stop_at) {
         }
         int busy = 0;
         for (int i = 0; i < jobs; i++) busy += slots[i].pid != 0;
-        if (!busy) break;
+        if (!busy) {
+            cp->fuzz_end = now_mono();
+            break;
+        }
         int done = af_child_wait_any(&cp->s, slots, jobs, 250);
         if (done >= 0) handle_result(cp, &slots[done].c, &inputs[done], &results[done]);
         if (now_mono() >= next_pending) {
-            process_pending(cp, 0);
+            process_pending(cp, stop_at);
             update_stats(cp, false);
             next_pending = now_mono() + 1;
         }
@@ -340,6 +344,17 @@ static void read_worker_stats(campaign *cp) {
     cp->st.findings = findings + cp->st.crashes + cp->st.hangs;
     cp->st.declined = declined;
     cp->st.errors = errors;
+    /* libFuzzer adds its corpus to DIR/corpus */
+    char corpus[1200];
+    subdir(cp, "corpus", corpus, sizeof corpus);
+    DIR *cd = opendir(corpus);
+    if (cd) {
+        int files = 0;
+        while ((e = readdir(cd)))
+            files += e->d_name[0] != '.';
+        closedir(cd);
+        cp->st.corpus = files;
+    }
     if (first > 0 && (cp->st.time_to_first_finding_s < 0 || first - cp->st.start_unix < cp->st.time_to_first_finding_s))
         cp->st.time_to_first_finding_s = first - cp->st.start_unix;
 }
@@ -418,7 +433,8 @@ static int run_libfuzzer(campaign *cp, const char *fuzzer, double stop_at) {
         if (w == pid) exited = true;
         convert_artifacts(cp);
         read_worker_stats(cp);
-        process_pending(cp, 0);
+        if (exited) cp->fuzz_end = now_mono();
+        process_pending(cp, stop_at); /* the rest after fuzzing */
         update_stats(cp, false);
         if (!exited && now_mono() > stop_at + 30) {
             /* libFuzzer should have stopped at -max_total_time: stop it */
@@ -426,6 +442,7 @@ static int run_libfuzzer(campaign *cp, const char *fuzzer, double stop_at) {
             sleep(2);
             kill(-pid, SIGKILL);
             waitpid(pid, &status, 0);
+            cp->fuzz_end = now_mono();
             exited = true;
         }
         if (!exited) usleep(500 * 1000);
@@ -529,15 +546,17 @@ int af_campaign_run(const af_campaign_opts *o) {
         setenv("ATTNFUZZ_BACKEND", cp->s.backend_name, 1);
         setenv("ATTNFUZZ_ENGINE", cp->s.engine, 1);
         setenv("ATTNFUZZ_DEFER_NEW", "1", 1);
+        cp->libfuzzer = true;
         if (run_libfuzzer(cp, fuzzer, stop_at)) {
             fprintf(stderr, "attnfuzz campaign: falling back to the in-process engine\n");
             cp->st.mode = "inprocess";
+            cp->libfuzzer = false;
             run_inprocess(cp, stop_at);
         }
     } else {
         run_inprocess(cp, stop_at);
     }
-    double fuzz_elapsed = now_mono() - cp->t0;
+    double fuzz_elapsed = (cp->fuzz_end > 0 ? cp->fuzz_end : now_mono()) - cp->t0;
     /* the last new buckets: minimise them too (bounded) */
     process_pending(cp, now_mono() + 600);
     cp->st.elapsed_s = fuzz_elapsed;
@@ -545,7 +564,7 @@ int af_campaign_run(const af_campaign_opts *o) {
     memset(&sum, 0, sizeof sum);
     if (af_triage_build(cp->dir, &sum, why, sizeof why)) fprintf(stderr, "attnfuzz campaign: reports: %s\n", why);
     cp->st.buckets = count_buckets(cp);
-    cp->st.corpus = cp->queue.count;
+    if (!cp->libfuzzer) cp->st.corpus = cp->queue.count;
     cp->st.elapsed_s = fuzz_elapsed;
     af_stats_write(cp->dir, &cp->st);
     af_stats_progress(&cp->st, cp->tty, true);

@@ -506,9 +506,14 @@ static void scan_dir(af_registry *r, const char *dir, scanned_dirs *seen) {
         } else {
             bool taken = false;
             for (int k = 0; k < r->count && !taken; k++) taken = strcmp(r->items[k]->name, be->name) == 0;
-            if (taken) {
-                fprintf(stderr, "attnfuzz: warning: skipping plugin '%s': backend name '%s' is already taken\n",
-                        path, be->name);
+            int capacity = (int)(sizeof r->items / sizeof r->items[0]);
+            if (taken || r->count >= capacity) {
+                if (taken)
+                    fprintf(stderr, "attnfuzz: warning: skipping plugin '%s': backend name '%s' is already taken\n",
+                            path, be->name);
+                else
+                    fprintf(stderr, "attnfuzz: warning: skipping plugin '%s': the registry holds %d backends\n",
+                            path, capacity);
                 be->destroy(be);
             } else {
                 af_registry_add(r, be);
