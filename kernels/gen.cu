@@ -3,7 +3,7 @@
 #include <string.h>
 #include <cuda_runtime.h>
 #include "af_gpu_gen.h"
-#include "gen_core.h"
+#include "attnfuzz/gen.h"
 
 /* out is (B, H, S, D) dense fp32: one thread per element, grid-stride over n. */
 __global__ void gen_logical_kernel(af_gen_params g, int tensor, int H, int S, int D, long long n, float *out) {
@@ -19,22 +19,9 @@ __global__ void gen_logical_kernel(af_gen_params g, int tensor, int H, int S, in
     }
 }
 
-/* The generator parameters of a case (the same mapping as harness/src/gen.c). */
-static void params_of_case(const af_case *c, af_gen_params *g) {
-    memset(g, 0, sizeof *g);
-    g->seed = c->seed;
-    g->scale = (double)af_case_scale(c);
-    g->n_terms = c->n_data;
-    for (int i = 0; i < c->n_data && i < AF_GEN_MAX_TERMS; i++) {
-        g->kind[i] = (int)c->data[i].kind;
-        g->p0[i] = c->data[i].p0;
-        g->p1[i] = c->data[i].p1;
-    }
-}
-
 extern "C" af_run_status af_gpu_gen_logical(const af_case *c, af_tensor_id t, float *dev_out, char *why, size_t cap) {
     af_gen_params g;
-    params_of_case(c, &g);
+    af_gen_params_of_case(c, &g);
     bool kv = t == AF_T_K || t == AF_T_V;
     int H = kv ? c->heads_kv : c->heads_q;
     int S = kv ? c->seqlen_kv : c->seqlen_q;

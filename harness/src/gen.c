@@ -10,9 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gen_core.h"
 
-static void gen_params(const af_case *c, af_gen_params *g) {
+void af_gen_params_of_case(const af_case *c, af_gen_params *g) {
     memset(g, 0, sizeof *g);
     g->seed = c->seed;
     g->scale = (double)af_case_scale(c);
@@ -26,7 +25,7 @@ static void gen_params(const af_case *c, af_gen_params *g) {
 
 float af_gen_element(const af_case *c, af_tensor_id t, int b, int h, int s, int d) {
     af_gen_params g;
-    gen_params(c, &g);
+    af_gen_params_of_case(c, &g);
     int H = (t == AF_T_K || t == AF_T_V) ? c->heads_kv : c->heads_q;
     int S = (t == AF_T_K || t == AF_T_V) ? c->seqlen_kv : c->seqlen_q;
     int D = (t == AF_T_Q || t == AF_T_K) ? c->head_dim_qk : c->head_dim_v;
@@ -147,7 +146,7 @@ void af_inputs_read(const af_case *c, const af_tensors *t, af_inputs *in) {
 
 int af_inputs_generate(const af_case *c, af_tensors *t, af_inputs *in) {
     af_gen_params g;
-    gen_params(c, &g);
+    af_gen_params_of_case(c, &g);
     af_buffer_id in_bufs[4] = {AF_BUF_Q, AF_BUF_K, AF_BUF_V, AF_BUF_DO};
     for (int i = 0; i < 4; i++) poison_input(t, in_bufs[i]);
     af_tensor_id ids[4] = {AF_T_Q, AF_T_K, AF_T_V, AF_T_DO};

@@ -89,6 +89,7 @@ static void lay_group(af_layout_plan *p, const af_case *c, const group *g) {
         if (c->page_size && kv && g->n == 1 && (g->ids[0] == AF_T_K || g->ids[0] == AF_T_V)) {
             v->paged = true;
             v->base = 0;
+            v->stride_h = vec; /* pages are bshd inside, whatever the layout */
             v->stride_s = row;
             v->stride_b = (int64_t)c->page_size * row; /* page stride */
             total = (int64_t)p->n_pages * c->page_size * row;

@@ -132,8 +132,10 @@ int main(void) {
     /* plans of awkward shapes */
     const char *plans[] = {"heads_q = 8\nheads_kv = 1\nseqlen_q = 3\nseqlen_kv = 70\nhead_dim_qk = 72\nhead_dim_v = 8\nbackward = yes\nlayout = sbhd\nstride_gap = 7\n",
                            "layout = thd\nbatch = 4\nseqlens_q = 0,1,2,3\nseqlens_kv = 0,1,2,3\nseqlen = 3\npacking = qkv\nthd_gap = 2\nbackward = yes\n",
-                           "layout = bhsd\npacking = kv\nheads_q = 4\nheads_kv = 2\nbackward = yes\n"};
-    for (size_t i = 0; i < 3; i++) {
+                           "layout = bhsd\npacking = kv\nheads_q = 4\nheads_kv = 2\nbackward = yes\n",
+                           "layout = bhsd\npage_size = 4\nheads_q = 4\nheads_kv = 2\nseqlen_kv = 37\nbatch = 3\n",
+                           "layout = sbhd\npage_size = 8\nheads = 3\nseqlen_kv = 64\nbatch = 2\nstride_gap = 5\n"};
+    for (size_t i = 0; i < 5; i++) {
         af_case c;
         load(plans[i], &c);
         check_plan(&c);

@@ -12,6 +12,14 @@
 
 #include "attnfuzz/case.h"
 #include "attnfuzz/tensors.h"
+#include "gen_core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The generator parameters of a case (what gen_core.h and the GPU generator take). */
+void af_gen_params_of_case(const af_case *c, af_gen_params *g);
 
 /* Value of logical element (b, h, s, d) of an input tensor (Q, K, V or dO) before it
  * is rounded to the case dtype. */
@@ -23,5 +31,9 @@ int af_inputs_generate(const af_case *c, af_tensors *t, af_inputs *in);
 
 /* Re-read dense logical inputs from the buffers (after a probe perturbed them). */
 void af_inputs_read(const af_case *c, const af_tensors *t, af_inputs *in);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
