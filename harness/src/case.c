@@ -191,13 +191,13 @@ static int parse_data(const char *s, af_case *c, char *why, size_t cap) {
 enum {
     F_DTYPE, F_BATCH, F_HEADS_Q, F_HEADS_KV, F_SEQLEN_Q, F_SEQLEN_KV, F_HEAD_DIM_QK, F_HEAD_DIM_V,
     F_HEAD_DIM, F_HEADS, F_SEQLEN, F_SEQLENS_Q, F_SEQLENS_KV, F_LAYOUT, F_PACKING, F_STRIDE_GAP,
-    F_THD_GAP, F_PAGE_SIZE, F_MASK, F_ALIGN, F_WINDOW, F_SCALE, F_BACKWARD, F_CP, F_SEED, F_DATA,
+    F_THD_GAP, F_PAGE_SIZE, F_PAGE_TAIL, F_MASK, F_ALIGN, F_WINDOW, F_SCALE, F_BACKWARD, F_CP, F_SEED, F_DATA,
     F_BACKEND, F_ENGINE, F_COUNT
 };
 static const char *const field_names[F_COUNT] = {
     "dtype", "batch", "heads_q", "heads_kv", "seqlen_q", "seqlen_kv", "head_dim_qk", "head_dim_v",
     "head_dim", "heads", "seqlen", "seqlens_q", "seqlens_kv", "layout", "packing", "stride_gap",
-    "thd_gap", "page_size", "mask", "align", "window", "scale", "backward", "cp", "seed", "data",
+    "thd_gap", "page_size", "page_tail", "mask", "align", "window", "scale", "backward", "cp", "seed", "data",
     "backend", "engine"};
 
 typedef struct {
@@ -254,6 +254,11 @@ static int set_field(af_case *c, parse_state *st, int f, const char *v, char *wh
     case F_STRIDE_GAP: return parse_int(v, 0, 4096, &c->stride_gap) ? (snprintf(why, cap, "'%s' is not an integer in [0, 4096]", v), -1) : 0;
     case F_THD_GAP: return parse_int(v, 0, 4096, &c->thd_gap) ? (snprintf(why, cap, "'%s' is not an integer in [0, 4096]", v), -1) : 0;
     case F_PAGE_SIZE: return parse_int(v, 0, AF_MAX_SEQLEN, &c->page_size) ? (snprintf(why, cap, "'%s' is not an integer in [0, %d]", v, AF_MAX_SEQLEN), -1) : 0;
+    case F_PAGE_TAIL:
+        if (!strcmp(v, "nan")) c->page_tail_nan = true;
+        else if (!strcmp(v, "finite")) c->page_tail_nan = false;
+        else { snprintf(why, cap, "'%s' is not finite or nan", v); return -1; }
+        return 0;
     case F_MASK: {
         static const char *const masks[] = {"none", "causal", "causal_bottom_right", "padding",
                                             "padding_causal", "padding_causal_bottom_right"};
@@ -370,6 +375,7 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
     }
     if (c->packing == AF_PACK_KV && c->head_dim_qk != c->head_dim_v)
         FAIL(F_PACKING, "kv packing needs head_dim_qk == head_dim_v (%d vs %d)", c->head_dim_qk, c->head_dim_v);
+    if (c->page_tail_nan && !c->page_size) FAIL(F_PAGE_TAIL, "page_tail = nan needs page_size > 0");
     if (c->page_size) {
         if (c->page_size & (c->page_size - 1)) FAIL(F_PAGE_SIZE, "%d is not a power of two", c->page_size);
         if (c->packing != AF_PACK_SEPARATE) FAIL(F_PAGE_SIZE, "paged KV needs packing = separate");
@@ -574,6 +580,7 @@ size_t af_case_print(const af_case *c, char *buf, size_t cap) {
     sb_printf(&s, "stride_gap = %d\n", c->stride_gap);
     if (c->layout == AF_LAYOUT_THD) sb_printf(&s, "thd_gap = %d\n", c->thd_gap);
     sb_printf(&s, "page_size = %d\n", c->page_size);
+    if (c->page_size) sb_printf(&s, "page_tail = %s\n", c->page_tail_nan ? "nan" : "finite");
     sb_printf(&s, "mask = %s\n", af_mask_text(c));
     sb_printf(&s, "align = %s\n", c->align == AF_ALIGN_BOTTOM_RIGHT ? "bottom_right" : "top_left");
     sb_printf(&s, "window = %d,%d\n", c->window_left, c->window_right);

@@ -162,6 +162,16 @@ int af_inputs_generate(const af_case *c, af_tensors *t, af_inputs *in) {
                 for (int s = 0; s < rows_in_buffer(c, v, id, b); s++)
                     for (int d = 0; d < v->D; d++)
                         vals[dense_index(v, b, h, s, d)] = af_gen_element_core(&g, (int)id, v->H, v->S, v->D, b, h, s, d);
+        if (v->paged && !c->page_tail_nan) {
+            /* unused slots of each sequence's last page: finite stale values, as in a
+             * reused KV cache (page_tail = nan leaves the NaN poison there) */
+            for (int b = 0; b < v->B; b++)
+                for (int h = 0; h < v->H; h++)
+                    for (int s = v->S; s < t->plan.pages_per_seq * t->plan.page_size; s++)
+                        for (int d = 0; d < v->D; d++)
+                            af_storage_store(v->storage, t->buf[v->buffer], af_layout_offset(&t->plan, id, b, h, s, d),
+                                             af_gen_element_core(&g, (int)id + 16, v->H, v->S, v->D, b, h, s, d));
+        }
         if (v->storage != AF_ST_E4M3) {
             for (int b = 0; b < v->B; b++)
                 for (int h = 0; h < v->H; h++)

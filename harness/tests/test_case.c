@@ -79,6 +79,7 @@ int main(void) {
     roundtrip("layout = thd\nbatch = 3\nseqlens_q = 0,1,16\nseqlens_kv = 5,1,0\nthd_gap = 3\nmask = causal\n");
     roundtrip("packing = qkv\nheads = 4\nseqlen = 64\nhead_dim = 32\n");
     roundtrip("page_size = 4\nseqlen_kv = 37\n");
+    roundtrip("page_size = 4\nseqlen_kv = 37\npage_tail = nan\n");
     roundtrip("dtype = fp8_e4m3\ncp = 2 a2a+p2p\nseqlen = 64\n");
     roundtrip("dtype = mxfp8\ndata = uniform:2 sink:50 low_lse:0.25:40 block_range:12\n");
     roundtrip("scale = 0.3\n");
@@ -135,6 +136,8 @@ int main(void) {
     expect_error("packing = kv\nhead_dim_v = 32\n", 1, "packing", "head_dim_qk == head_dim_v");
     expect_error("page_size = 3\n", 1, "page_size", "power of two");
     expect_error("page_size = 4\nbackward = yes\n", 1, "page_size", "forward only");
+    expect_error("page_tail = nan\n", 1, "page_tail", "needs page_size");
+    expect_error("page_size = 4\npage_tail = zero\n", 2, "page_tail", "finite or nan");
     expect_error("dtype = fp8_e4m3\npacking = kv\n", 2, "packing", "needs packing = separate");
     expect_error("cp = 4 p2p\nseqlen = 20\n", 1, "cp", "divisible by 2*cp = 8");
     expect_error("data = normal:-1\n", 1, "data", "out of range");

@@ -127,6 +127,18 @@ int main(void) {
         }
         for (int i = 0; i < tb.plan.n_pages; i++) CHECK(seen[i] == 1);
         CHECK(!identity);
+        /* the 3 unused slots of each last page: finite by default, NaN with page_tail = nan */
+        const af_tensor_view *kv = &tb.plan.view[AF_T_K];
+        double tail = af_storage_load(kv->storage, tb.buf[kv->buffer], af_layout_offset(&tb.plan, AF_T_K, 1, 0, 39, 5));
+        CHECK(isfinite(tail));
+        af_case n;
+        load("seqlen_kv = 37\nbatch = 2\nseed = 5\npage_size = 8\npage_tail = nan\n", &n);
+        af_tensors tn;
+        af_inputs in_n = gen(&n, &tn);
+        CHECK(isnan(af_storage_load(kv->storage, tn.buf[kv->buffer], af_layout_offset(&tn.plan, AF_T_K, 1, 0, 39, 5))));
+        CHECK(memcmp(in_n.k, ib.k, n_k(&a) * sizeof(double)) == 0);
+        af_inputs_free(&in_n);
+        af_tensors_free(&tn);
         af_inputs_free(&ia); af_inputs_free(&ib); af_tensors_free(&ta); af_tensors_free(&tb);
     }
     /* plans of awkward shapes */

@@ -74,6 +74,8 @@ typedef struct {
     int stride_gap;                   /* extra elements after each (token, head) vector */
     int thd_gap;                      /* pad tokens between ragged sequences (thd only) */
     int page_size;                    /* paged KV: tokens per page, 0 = not paged */
+    bool page_tail_nan;               /* unused slots of a sequence's last page hold NaN
+                                         (default: finite stale values, like a reused cache) */
     af_mask_kind mask;
     af_align align;
     int window_left, window_right;    /* -1 = unbounded; see mask.h for the convention */
