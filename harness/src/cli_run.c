@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "attnfuzz/cli.h"
+#include "attnfuzz/cudnn_backend.h"
 #include "attnfuzz/json.h"
 #include "attnfuzz/runner.h"
 
@@ -224,6 +225,12 @@ int af_cli_engines(int argc, char **argv) {
     af_backend *be = af_registry_find(&reg, bname, why, sizeof why);
     if (!be) { fprintf(stderr, "attnfuzz: %s\n", why); rc = AF_EXIT_USAGE; goto done; }
     if (be->available(be, why, sizeof why)) { printf("%s: unavailable: %s\n", bname, why); rc = AF_EXIT_DECLINED; goto done; }
+    if (!strcmp(be->name, "cudnn")) {
+        /* every config with its heuristic rank, finalize result, workspace and notes */
+        rc = af_cudnn_engines_report(be, &c, stdout, why, sizeof why);
+        if (rc) printf("%s: %s\n", bname, why);
+        goto done;
+    }
     if (be->supports(be, &c, why, sizeof why) != AF_RUN_OK) { printf("%s: declined: %s\n", bname, why); rc = AF_EXIT_DECLINED; goto done; }
     if (!be->engines) { printf("%s: one engine (default)\n", bname); goto done; }
     {

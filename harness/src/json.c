@@ -38,7 +38,8 @@ void af_json_verdict(FILE *f, const char *case_path, const af_verdict *v) {
         fputs(",\"reason\":", f);
         af_json_string(f, v->reason);
     }
-    fprintf(f, ",\"seconds\":%.6f,\"workspace_bytes\":%lld", v->info.seconds, v->info.workspace_bytes);
+    fprintf(f, ",\"seconds\":%.6f,\"workspace_bytes\":%lld,\"nondeterministic\":%s", v->info.seconds,
+            v->info.workspace_bytes, v->info.nondeterministic ? "true" : "false");
     fputs(",\"oracle_bound_rel\":", f);
     af_json_number(f, v->oracle_bound_rel);
     fputs(",\"tensors\":{", f);

@@ -1,6 +1,8 @@
-/* minimize.c — shrink a failing case while its finding keeps its signature. */
+/* minimize.c — shrink a failing case while it keeps failing the same way (same verdict
+ * kind, backend / engine and tensor: af_finding_identity). */
 #include "attnfuzz/minimize.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -261,7 +263,9 @@ int af_minimize(const af_case *c, af_min_run_fn run, void *user, const af_min_op
     if (run(c, user, &r->verdict)) return -1;
     r->runs = 1;
     if (r->verdict.n_findings == 0) return 1;
-    af_signature(c, &r->verdict, r->signature, sizeof r->signature);
+    af_signature(c, &r->verdict, r->raw_signature, sizeof r->raw_signature);
+    snprintf(r->signature, sizeof r->signature, "%s", r->raw_signature);
+    af_finding_identity(c, &r->verdict, r->identity, sizeof r->identity);
 
     static const pass_fn passes[] = {pass_batch, pass_heads, pass_seqlen, pass_head_dim, pass_cp,
                                      pass_features, pass_data, pass_lengths};
@@ -289,9 +293,9 @@ int af_minimize(const af_case *c, af_min_run_fn run, void *user, const af_min_op
                     af_verdict v;
                     r->runs++;
                     if (run(cand, user, &v) || v.n_findings == 0) continue;
-                    char sig[AF_SIGNATURE_MAX];
-                    af_signature(cand, &v, sig, sizeof sig);
-                    if (strcmp(sig, r->signature)) continue;
+                    char id[AF_SIGNATURE_MAX];
+                    af_finding_identity(cand, &v, id, sizeof id);
+                    if (strcmp(id, r->identity)) continue; /* another failure: not this finding */
                     r->best = *cand;
                     r->verdict = v;
                     r->accepted++;
@@ -307,5 +311,6 @@ int af_minimize(const af_case *c, af_min_run_fn run, void *user, const af_min_op
     }
     free(cs);
     r->cost_after = af_case_cost(&r->best);
+    af_signature(&r->best, &r->verdict, r->signature, sizeof r->signature);
     return 0;
 }

@@ -68,7 +68,7 @@ size_t af_config_class(const af_case *c, char *buf, size_t cap) {
     return s.len;
 }
 
-size_t af_signature(const af_case *c, const af_verdict *v, char *buf, size_t cap) {
+size_t af_finding_identity(const af_case *c, const af_verdict *v, char *buf, size_t cap) {
     sig_buf s = {buf, cap, 0};
     if (cap) buf[0] = 0;
     /* The backend that ran wins over the case's field (the case may say "" = from CLI). */
@@ -76,7 +76,16 @@ size_t af_signature(const af_case *c, const af_verdict *v, char *buf, size_t cap
     const char *engine = v->info.engine[0] ? v->info.engine : c->engine;
     if (strcmp(engine, "all") == 0) engine = "";
     sig_add(&s, "%s|%s%s%s|", af_verdict_name(v->kind), backend, engine[0] ? ":" : "", engine);
-    sig_add(&s, "%s|", v->n_findings > 0 ? af_tensor_name(v->findings[0].tensor) : "-");
+    sig_add(&s, "%s", v->n_findings > 0 ? af_tensor_name(v->findings[0].tensor) : "-");
+    return s.len;
+}
+
+size_t af_signature(const af_case *c, const af_verdict *v, char *buf, size_t cap) {
+    sig_buf s = {buf, cap, 0};
+    if (cap) buf[0] = 0;
+    char id[AF_SIGNATURE_MAX];
+    af_finding_identity(c, v, id, sizeof id);
+    sig_add(&s, "%s|", id);
     char cls[256];
     af_config_class(c, cls, sizeof cls);
     sig_add(&s, "%s", cls);

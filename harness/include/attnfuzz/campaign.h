@@ -14,8 +14,13 @@
  *   DIR/stats.json            stable keys, rewritten about once a second
  *   DIR/corpus/               fuzz inputs (encoded cases; seeds first)
  *   DIR/current/<name>.case   the case a worker is running (name = pid or job<i>), written first
- *   DIR/pending/<name>.case   a finding whose bucket was new, waiting to be minimised
+ *   DIR/pending/<raw>-*.case  a finding whose raw signature is new, waiting to be minimised
+ *                             (<raw> = af_bucket_id of its raw signature; .verdict beside
+ *                             it holds the verdict it had, binary)
+ *   DIR/rawmap/<raw>          raw signature -> bucket: the minimised case and its verdict
+ *                             (binary, af_rawmap_entry); a raw signature is minimised once
  *   DIR/findings/<bucket>/    minimised finding.case, original.case, verdict.json ...
+ *                             (<bucket> = af_bucket_id of the MINIMISED case's signature)
  *   DIR/crashes/              libFuzzer artifacts (crash-*, timeout-*, oom-*)
  *   DIR/workers/<pid>.stats   per-process counters of libFuzzer workers
  *   DIR/fuzzer.log            libFuzzer's own output
@@ -31,7 +36,18 @@
 #include "attnfuzz/runner.h"
 #include "attnfuzz/triage.h"
 
-/* ---- session: everything needed to run cases against one backend ----------------- */
+/* ---- session: everything needed to run cases against one backend -----------------
+ *
+ * GPU safety. CUDA does not survive fork(): a process that initialised CUDA cannot use
+ * it in a forked child. So for a backend flagged AF_BACKEND_NEEDS_GPU (cudnn, plugins
+ * that want device buffers) a session that forks (campaign, minimize, repro) never
+ * calls into the backend in its own process: available() and the limits probing
+ * (af_fuzz_limits_for_backend) run in a forked child that reports back through a pipe,
+ * and every case runs in a fresh forked child (af_session_run_isolated, af_child_start)
+ * that initialises CUDA itself. s->isolated says so; af_session_run refuses to run
+ * such a backend in an isolated session's own process. Only a caller that runs its
+ * cases in this process (the libFuzzer target, AF_SESSION_INPROCESS) talks to the
+ * backend directly. */
 
 typedef struct {
     af_registry registry;
@@ -42,13 +58,31 @@ typedef struct {
     af_fuzz_limits limits;       /* af_fuzz_limits_for_backend of the backend */
     char out_dir[1024];          /* campaign directory; "" = findings are not stored */
     double start_unix;           /* campaign start, for time_to_first_seconds */
-    bool defer_new;              /* new buckets go to DIR/pending instead of findings */
+    bool defer_new;              /* findings with a new raw signature go to DIR/pending */
+    bool isolated;               /* never call the backend in this process (NEEDS_GPU) */
+    bool backend_owned;          /* backend came from the registry (else the caller's) */
+    int default_deadline_s;      /* per case: 60 s, 300 s for a NEEDS_GPU backend */
 } af_session;
 
+enum {
+    AF_SESSION_INPROCESS = 1u << 0, /* cases run in this process: probe the backend here */
+    AF_SESSION_NO_LIMITS = 1u << 1, /* skip af_fuzz_limits_for_backend (repro, minimize) */
+    AF_SESSION_ISOLATE = 1u << 2,   /* isolate whatever the backend's flags say (tests) */
+};
+
+/* Per-case deadlines when none is given: CPU backends 60 s; GPU backends 300 s (with
+ * --engine all, runtime compilation of cuDNN engines takes tens of seconds). */
+#define AF_DEADLINE_CPU_S 60
+#define AF_DEADLINE_GPU_S 300
+
 /* Open a session; backend "" = "cpu". Probes are on. Returns 0, or -1 with why
- * (unknown or unavailable backend). */
+ * (unknown or unavailable backend). Same as af_session_open_ex(..., NULL, 0, ...). */
 int af_session_open(af_session *s, const char *backend, const char *engine, const char *out_dir, char *why,
                     size_t cap);
+/* backend_obj (may be NULL): run this backend (not owned; its name is used) instead of
+ * looking `backend` up in the registry. flags: AF_SESSION_*. */
+int af_session_open_ex(af_session *s, const char *backend, af_backend *backend_obj, const char *engine,
+                       const char *out_dir, unsigned flags, char *why, size_t cap);
 void af_session_close(af_session *s);
 
 /* What happened to one case. Plain data: it crosses a pipe from an isolated child. */
@@ -76,7 +110,9 @@ typedef struct {
 } af_case_result;
 
 /* Run one case in this process (prepare, judge with probes), set feedback counters,
- * and store per mode. original (may be NULL) becomes original.case. */
+ * and store per mode. original (may be NULL) becomes original.case. In an isolated
+ * session this is for forked children only: called in the session's own process it
+ * returns AF_CASE_NOT_RUN. */
 void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const af_case *original,
                     af_case_result *r);
 
@@ -90,13 +126,29 @@ void af_session_fatal_verdict(const af_session *s, const af_case *c, af_verdict_
                               af_verdict *v);
 
 /* Store (or defer, per mode) a verdict obtained elsewhere, e.g. a crash seen by the
- * parent. Returns like af_case_result.stored. */
+ * parent. Returns like af_case_result.stored.
+ * AF_STORE_FUZZ with defer_new: the raw signature is looked up in DIR/rawmap; a known
+ * one bumps the count of the bucket it minimised into (bucket = that bucket, returns
+ * 0); a new one goes to DIR/pending (bucket = the raw id, returns 2). */
 int af_session_store(af_session *s, const af_case *c, const af_verdict *v, af_store_mode mode,
                      const af_case *original, const af_heatmap *heatmap, char bucket[AF_BUCKET_ID_LEN + 1]);
 
 /* Write DIR/current/<name>.case (before a case runs, so a crash loses nothing);
  * name = the worker's pid (libFuzzer) or job<i> (in-process). */
 void af_session_write_current(const af_session *s, const af_case *c, const char *name);
+
+/* ---- raw signature -> bucket (DIR/rawmap) ------------------------------------------- */
+
+typedef struct {
+    char bucket[AF_BUCKET_ID_LEN + 1]; /* where the raw signature's findings are counted */
+    af_case best;                      /* the stored (minimised) case of that bucket */
+    af_verdict verdict;                /* its verdict: af_finding_store(best, verdict) bumps */
+} af_rawmap_entry;
+
+/* 0 when DIR/rawmap/<raw_id> exists and is readable, else -1. */
+int af_rawmap_get(const char *dir, const char *raw_id, af_rawmap_entry *e);
+/* Write it atomically (rename). 0 or -1. */
+int af_rawmap_put(const char *dir, const char *raw_id, const af_rawmap_entry *e);
 
 /* ---- asynchronous isolated runs (the in-process campaign keeps N in flight) -------- */
 
@@ -153,7 +205,7 @@ typedef struct {
     long long cases, declined, errors, crashes, hangs;
     long long findings;        /* findings seen (every duplicate counts) */
     int buckets;               /* distinct buckets in DIR/findings + pending */
-    int minimised;             /* buckets minimised so far */
+    int minimised;             /* raw signatures minimised so far */
     int corpus;                /* inputs in the queue / corpus dir */
     double time_to_first_finding_s;   /* < 0 none yet */
     char backend[AF_NAME_MAX], engine[AF_NAME_MAX];
@@ -181,13 +233,16 @@ typedef struct {
     const char *out_dir;
     const char *const *corpus; /* seed corpus paths */
     int n_corpus;
-    int deadline_s;            /* per case (default 60) */
+    int deadline_s;            /* per case; 0 = the session's default (60 s, GPU 300 s) */
     double max_work;           /* 0 = default budget */
     uint64_t seed;
     int minimize_runs;         /* run budget per minimisation (default 200) */
     bool force_inprocess;      /* ignore attnfuzz_fuzz even when it exists */
     const char *fuzzer_path;   /* NULL = attnfuzz_fuzz beside this executable */
     int rss_limit_mb;          /* libFuzzer -rss_limit_mb (default 4096) */
+    af_backend *backend_obj;   /* tests / embedding: this backend instead of looking up
+                                  `backend` (not owned; forces the in-process engine) */
+    unsigned session_flags;    /* extra AF_SESSION_* flags (tests: AF_SESSION_ISOLATE) */
 } af_campaign_opts;
 
 void af_campaign_opts_default(af_campaign_opts *o);

@@ -1,18 +1,24 @@
 /* attnfuzz/minimize.h — semantic shrinking of a failing case.
  *
- * A candidate is accepted when it is simpler (af_case_cost lower, or the same cost
- * and fewer non-default features) and its verdict has the SAME signature as the
- * original (triage.h: kind | backend[:engine] | tensor | config class). Passes, in
- * greedy rounds until a fixpoint or the run budget:
- *   batch -> 1 (then halved, then minus one, dropping whole sequences), heads -> the
- *   smallest pair of the same GQA class, seqlens halved then stepped down (together,
- *   keeping sq vs skv, then each), head dims to the smallest that still fails, cp ->
- *   smaller, layout and mask simplified (paging off, stride/thd gaps 0, packing ->
- *   separate, layout -> bshd, padding off, window sides -> unbounded, mask -> none,
- *   alignment -> top-left, backward off, scale -> default), data terms dropped and
+ * Invariant: the finding's identity (triage.h af_finding_identity: verdict kind |
+ * backend[:engine] | tensor). A candidate is accepted when it is simpler (af_case_cost
+ * lower, or the same cost and fewer non-default features, or shorter ragged lengths) and
+ * its verdict has the same identity. The config class is NOT part of the invariant: the
+ * minimiser may drop a window, the mask, a layout, paging, padding, GQA, backward, the
+ * dtype ... whenever the same kind of failure in the same tensor survives, so the raw
+ * findings of one bug converge on few minimised cases. The bucket of a finding is the
+ * full signature of the MINIMISED case (r->signature); r->raw_signature is the
+ * original's. Passes, in greedy rounds until a fixpoint or the run budget:
+ *   batch -> 1 (then halved, then minus one, dropping whole sequences), heads -> smaller
+ *   pairs (MHA / MQA / GQA alike), seqlens halved then stepped down (together, keeping
+ *   sq vs skv, then each), head dims to the smallest that still fails, cp -> smaller,
+ *   layout and mask simplified (paging off, stride/thd gaps 0, packing -> separate,
+ *   layout -> bshd, padding off, window sides -> unbounded, mask -> none, alignment ->
+ *   top-left, backward off, scale -> default, dtype -> fp16), data terms dropped and
  *   the base -> normal:1, seed -> 1, then the ragged lengths shortened one by one.
- * Layout, mask and dtype are part of the config class: their simplifications only
- * survive when the signature does.
+ * Caveat: two bugs of one backend with the same kind and tensor can meet in one
+ * minimised case when a raw case triggers both and the simpler one survives; features
+ * a bug needs (a window, paging, GQA ...) cannot be dropped and stay in the bucket.
  */
 #ifndef ATTNFUZZ_MINIMIZE_H
 #define ATTNFUZZ_MINIMIZE_H
@@ -34,9 +40,11 @@ typedef struct {
 } af_min_opts;
 
 typedef struct {
-    af_case best;                      /* smallest case with the signature */
+    af_case best;                      /* smallest case with the same identity */
     af_verdict verdict;                /* its verdict */
-    char signature[AF_SIGNATURE_MAX];
+    char signature[AF_SIGNATURE_MAX];  /* of best (the bucket); the original's until done */
+    char raw_signature[AF_SIGNATURE_MAX]; /* of the original case */
+    char identity[AF_SIGNATURE_MAX];   /* kind|backend[:engine]|tensor, kept throughout */
     int runs, accepted;
     double cost_before, cost_after;    /* af_case_cost */
     bool budget_exhausted;

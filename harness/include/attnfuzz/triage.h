@@ -43,6 +43,11 @@ size_t af_config_class(const af_case *c, char *buf, size_t cap);
 /* The full signature (see top of file). Tensor is "-" when the verdict has no finding
  * (crash, hang, declined...). Returns the length the full text needs. */
 size_t af_signature(const af_case *c, const af_verdict *v, char *buf, size_t cap);
+/* The finding's identity: the signature without the config class,
+ * "kind|backend[:engine]|tensor". The minimiser keeps it while it simplifies the case
+ * (layout, mask, dtype ... may change); the bucket is the signature of the minimised
+ * case. Returns the length the full text needs. */
+size_t af_finding_identity(const af_case *c, const af_verdict *v, char *buf, size_t cap);
 /* 12 hex digits of FNV-1a 64 of the signature, NUL-terminated (out holds 13 bytes). */
 void af_bucket_id(const char *signature, char out[AF_BUCKET_ID_LEN + 1]);
 uint64_t af_fnv1a64(const void *data, size_t n);
