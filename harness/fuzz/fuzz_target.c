@@ -10,7 +10,11 @@
  *
  * Findings are not crashes: the target returns 0 and stores them. Backend set-up is
  * lazy (first input): LLVMFuzzerInitialize also runs in -fork / -merge controllers,
- * which must not touch a GPU.
+ * which must not touch a GPU, so it only sets the mutator's default limits (no
+ * registry, no backend call). The workers libFuzzer -fork starts are new processes
+ * (exec), so each initialises CUDA itself on its first input. With
+ * ATTNFUZZ_DEFER_NEW=1 a finding whose raw signature is known (DIR/rawmap) only bumps
+ * its bucket's count; a new one goes to DIR/pending (campaign.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,8 +68,10 @@ static void write_worker_stats(void) {
 static void setup(void) {
     char why[512];
     const char *backend = env_or("ATTNFUZZ_BACKEND", "cpu");
-    if (af_session_open(&g_target.session, backend, env_or("ATTNFUZZ_ENGINE", ""), env_or("ATTNFUZZ_OUT", ""), why,
-                        sizeof why)) {
+    /* this process runs the cases itself (a libFuzzer worker, started by exec, not by
+     * fork from a process that touched the GPU): the backend is probed here */
+    if (af_session_open_ex(&g_target.session, backend, NULL, env_or("ATTNFUZZ_ENGINE", ""), env_or("ATTNFUZZ_OUT", ""),
+                           AF_SESSION_INPROCESS, why, sizeof why)) {
         fprintf(stderr, "attnfuzz_fuzz: backend %s: %s\n", backend, why);
         g_target.failed = true;
         exit(2); /* a mis-configured target cannot fuzz anything */

@@ -8,8 +8,12 @@
  *   inprocess  (gcc builds) this process keeps JOBS children in flight, one case per
  *              fork with an alarm() deadline; a child that dies or hangs becomes a
  *              crash / hang finding. The parent keeps the corpus queue.
- * New buckets arrive in DIR/pending and are minimised once (isolated runs), then
- * stored with the original case beside the minimised one.
+ * Findings whose RAW signature is new arrive in DIR/pending; the parent minimises each
+ * raw signature once (isolated runs; the minimiser keeps kind + backend/engine +
+ * tensor), stores the minimised case in the bucket of ITS signature (original.case =
+ * the first raw case of that bucket) and records raw -> bucket in DIR/rawmap, so later
+ * findings with that raw signature only bump the bucket's count (af_session_store).
+ * GPU backends: this process never calls the backend (campaign.h, "GPU safety").
  */
 #include <dirent.h>
 #include <errno.h>
@@ -34,7 +38,7 @@ void af_campaign_opts_default(af_campaign_opts *o) {
     o->backend = "cpu";
     o->engine = "";
     o->jobs = 1;
-    o->deadline_s = 60;
+    o->deadline_s = 0; /* the session's default: 60 s, 300 s for GPU backends */
     o->minimize_runs = 200;
     o->rss_limit_mb = 4096;
 }
@@ -51,6 +55,7 @@ typedef struct {
     af_queue queue;
     bool libfuzzer;             /* counts come from DIR/workers, corpus from DIR/corpus */
     double fuzz_end;            /* monotonic time fuzzing stopped (0 = still running) */
+    int deadline_s;             /* per case: --deadline or the session's default */
 } campaign;
 
 static double now_mono(void) {
@@ -76,10 +81,18 @@ static bool is_bucket_name(const char *s, size_t n) {
     return true;
 }
 
-/* Buckets on disk: stored ones, plus pending ones not stored yet. */
+static bool rawmap_has(const campaign *cp, const char *raw_id) {
+    char path[1300];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/rawmap/%.*s", cp->dir, AF_BUCKET_ID_LEN, raw_id);
+    return stat(path, &st) == 0;
+}
+
+/* Buckets on disk: stored ones, plus one per pending raw signature not minimised yet
+ * (it may still land in a stored bucket: an estimate until it is minimised). */
 static int count_buckets(campaign *cp) {
     char path[1200];
-    char seen[256][AF_BUCKET_ID_LEN + 1];
+    char seen[512][AF_BUCKET_ID_LEN + 1];
     int n = 0;
     const char *dirs[2] = {"findings", "pending"};
     for (int k = 0; k < 2; k++) {
@@ -89,9 +102,10 @@ static int count_buckets(campaign *cp) {
         struct dirent *e;
         while ((e = readdir(d))) {
             if (!is_bucket_name(e->d_name, strlen(e->d_name))) continue;
+            if (k == 1 && rawmap_has(cp, e->d_name)) continue;
             bool dup = false;
             for (int i = 0; i < n && !dup; i++) dup = !strncmp(seen[i], e->d_name, AF_BUCKET_ID_LEN);
-            if (dup || n >= 256) continue;
+            if (dup || n >= 512) continue;
             snprintf(seen[n++], AF_BUCKET_ID_LEN + 1, "%.*s", AF_BUCKET_ID_LEN, e->d_name);
         }
         closedir(d);
@@ -127,7 +141,7 @@ static int min_run(const af_case *c, void *user, af_verdict *v) {
     min_ctx *m = user;
     af_case_result *r = malloc(sizeof *r);
     if (!r) return -1;
-    af_session_run_isolated(&m->cp->s, c, AF_STORE_NONE, NULL, m->cp->o->deadline_s, r);
+    af_session_run_isolated(&m->cp->s, c, AF_STORE_NONE, NULL, m->cp->deadline_s, r);
     int rc = r->status == AF_CASE_NOT_RUN ? -1 : 0;
     *v = r->verdict;
     free(r);
@@ -143,7 +157,79 @@ static bool bucket_stored(const campaign *cp, const char *bucket) {
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-/* Minimise and store every pending finding. Returns the number handled. */
+static void remove_pending(const char *case_path) {
+    char vpath[1600];
+    size_t n = strlen(case_path);
+    snprintf(vpath, sizeof vpath, "%.*s.verdict", (int)(n > 5 ? n - 5 : n), case_path);
+    remove(vpath);
+    remove(case_path);
+}
+
+/* Store case c with verdict v in its bucket from this process (no heatmap): for a
+ * crash / hang, or when the re-run in a child did not store it. */
+static void store_here(campaign *cp, const af_case *c, const af_verdict *v, const af_case *original, char *bucket) {
+    af_session_store(&cp->s, c, v, AF_STORE_ALWAYS, original, NULL, bucket);
+}
+
+/* Minimise one new raw signature and store the result; writes DIR/rawmap/<raw_id>. */
+static void minimise_raw(campaign *cp, const char *raw_id, const af_case *c, const af_verdict *found,
+                         af_case_result *r) {
+    min_ctx m = {cp};
+    af_min_opts mo;
+    af_min_opts_default(&mo);
+    mo.max_runs = cp->o->minimize_runs;
+    mo.max_seconds = cp->deadline_s * 2 > 120 ? cp->deadline_s * 2 : 120; /* 120 s; GPU 600 s */
+    af_min_result *mr = malloc(sizeof *mr);
+    int rc = mr ? af_minimize(c, min_run, &m, &mo, mr) : -1;
+    af_rawmap_entry e;
+    memset(&e, 0, sizeof e);
+    char sig[AF_SIGNATURE_MAX];
+    if (rc == 0) {
+        e.best = mr->best;
+        if (!e.best.backend[0]) snprintf(e.best.backend, sizeof e.best.backend, "%s", cp->s.backend_name);
+        e.verdict = mr->verdict;
+        af_signature(&e.best, &e.verdict, sig, sizeof sig);
+        af_bucket_id(sig, e.bucket);
+        /* the bucket keeps the raw case of its FIRST finding as original.case */
+        af_case first_original;
+        const af_case *original = c;
+        bool existed = bucket_stored(cp, e.bucket);
+        if (existed) {
+            char path[1400];
+            af_error err;
+            snprintf(path, sizeof path, "%s/findings/%s/original.case", cp->dir, e.bucket);
+            original = af_case_load(path, &first_original, &err) == 0 ? &first_original : NULL;
+        }
+        /* re-run in a child that stores it with its heatmap */
+        af_session_run_isolated(&cp->s, &e.best, AF_STORE_ALWAYS, original, cp->deadline_s, r);
+        if (r->stored < 0 || strcmp(r->bucket, e.bucket)) {
+            /* crash / hang (the child could not store), or a different result this time */
+            char b[AF_BUCKET_ID_LEN + 1];
+            store_here(cp, &e.best, &e.verdict, original, b);
+        }
+        cp->st.minimised++;
+        fprintf(stderr, "%sattnfuzz campaign: raw %s -> %s bucket %s: %s, cost %.4g -> %.4g in %d runs\n",
+                cp->tty ? "\r\033[K" : "", raw_id, existed ? "existing" : "new", e.bucket, sig, mr->cost_before,
+                mr->cost_after, mr->runs);
+    } else {
+        /* does not fail any more (flaky) or cannot run: keep it as found, with the
+         * verdict it had, in the bucket of its raw signature */
+        e.best = *c;
+        if (!e.best.backend[0]) snprintf(e.best.backend, sizeof e.best.backend, "%s", cp->s.backend_name);
+        e.verdict = *found;
+        af_signature(&e.best, &e.verdict, sig, sizeof sig);
+        af_bucket_id(sig, e.bucket);
+        store_here(cp, &e.best, &e.verdict, NULL, e.bucket);
+        fprintf(stderr, "%sattnfuzz campaign: raw %s did not reproduce (%s); kept as found in bucket %s\n",
+                cp->tty ? "\r\033[K" : "", raw_id, rc == 1 ? "passes now" : "could not run", e.bucket);
+    }
+    free(mr);
+    if (af_rawmap_put(cp->dir, raw_id, &e))
+        fprintf(stderr, "attnfuzz campaign: cannot write %s/rawmap/%s\n", cp->dir, raw_id);
+}
+
+/* Minimise and store every pending finding (or count it in the bucket its raw
+ * signature already maps to). Returns the number handled. */
 static int process_pending(campaign *cp, double stop_at) {
     char dir[1200];
     subdir(cp, "pending", dir, sizeof dir);
@@ -161,52 +247,43 @@ static int process_pending(campaign *cp, double stop_at) {
     qsort(names, (size_t)n, sizeof *names, cmp_str);
     int handled = 0;
     af_case_result *r = malloc(sizeof *r);
-    for (int i = 0; i < n && r; i++) {
-        if (stop_at > 0 && now_mono() > stop_at) break;
+    af_verdict *found = malloc(sizeof *found);
+    for (int i = 0; i < n && r && found; i++) {
+        char raw_id[AF_BUCKET_ID_LEN + 1];
+        snprintf(raw_id, sizeof raw_id, "%.*s", AF_BUCKET_ID_LEN, names[i]);
         char path[1500];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        af_rawmap_entry *me = malloc(sizeof *me);
+        if (me && af_rawmap_get(cp->dir, raw_id, me) == 0) {
+            /* minimised meanwhile: one more finding in its bucket, no run needed */
+            char bucket[AF_BUCKET_ID_LEN + 1];
+            af_finding_extra extra;
+            memset(&extra, 0, sizeof extra);
+            char why[512];
+            if (af_finding_store(cp->dir, &me->best, &me->verdict, &extra, bucket, why, sizeof why) < 0)
+                fprintf(stderr, "attnfuzz campaign: counting %s: %s\n", names[i], why);
+            free(me);
+            remove_pending(path);
+            handled++;
+            continue;
+        }
+        free(me);
+        if (stop_at > 0 && now_mono() > stop_at) break;
         af_case c;
         af_error err;
         if (af_case_load(path, &c, &err)) {
-            remove(path);
+            remove_pending(path);
             continue;
         }
-        if (bucket_stored(cp, names[i])) {
-            /* a duplicate of a bucket minimised meanwhile: store it (count + 1) */
-            af_session_run_isolated(&cp->s, &c, AF_STORE_ALWAYS, NULL, cp->o->deadline_s, r);
-            if (r->verdict.n_findings > 0 && r->stored < 0 && (r->status == AF_CASE_CRASHED || r->status == AF_CASE_HUNG)) {
-                char bucket[AF_BUCKET_ID_LEN + 1];
-                af_session_store(&cp->s, &c, &r->verdict, AF_STORE_ALWAYS, NULL, NULL, bucket);
-            }
-        } else {
-            min_ctx m = {cp};
-            af_min_opts mo;
-            af_min_opts_default(&mo);
-            mo.max_runs = cp->o->minimize_runs;
-            mo.max_seconds = 120;
-            af_min_result *mr = malloc(sizeof *mr);
-            int rc = mr ? af_minimize(&c, min_run, &m, &mo, mr) : -1;
-            if (rc == 0) {
-                af_session_run_isolated(&cp->s, &mr->best, AF_STORE_ALWAYS, &c, cp->o->deadline_s, r);
-                if (r->stored < 0 && mr->verdict.n_findings > 0) {
-                    /* crash / hang: the child could not store; store from here */
-                    char bucket[AF_BUCKET_ID_LEN + 1];
-                    af_session_store(&cp->s, &mr->best, &mr->verdict, AF_STORE_ALWAYS, &c, NULL, bucket);
-                }
-                cp->st.minimised++;
-                fprintf(stderr, "%sattnfuzz campaign: new bucket %.*s: %s, minimised cost %.4g -> %.4g in %d runs\n",
-                            cp->tty ? "\r\033[K" : "", AF_BUCKET_ID_LEN, names[i], mr->signature, mr->cost_before,
-                            mr->cost_after, mr->runs);
-            } else {
-                fprintf(stderr, "%sattnfuzz campaign: pending %s did not reproduce; kept as found\n",
-                        cp->tty ? "\r\033[K" : "", names[i]);
-                af_session_run_isolated(&cp->s, &c, AF_STORE_ALWAYS, NULL, cp->o->deadline_s, r);
-            }
-            free(mr);
+        if (af_pending_verdict(path, found)) {
+            /* no verdict beside it (another build wrote it?): what it gives now */
+            min_run(&c, &(min_ctx){cp}, found);
         }
-        remove(path);
+        minimise_raw(cp, raw_id, &c, found, r);
+        remove_pending(path);
         handled++;
     }
+    free(found);
     free(r);
     for (int i = 0; i < n; i++) free(names[i]);
     return handled;
@@ -290,7 +367,7 @@ static void run_inprocess(campaign *cp, double stop_at) {
             snprintf(name, sizeof name, "job%d", i);
             af_session_write_current(&cp->s, &c, name);
             slots[i].result = &results[i];
-            if (af_child_start(&cp->s, &slots[i], &c, AF_STORE_FUZZ, cp->o->deadline_s)) {
+            if (af_child_start(&cp->s, &slots[i], &c, AF_STORE_FUZZ, cp->deadline_s)) {
                 fprintf(stderr, "attnfuzz campaign: fork failed: %s\n", strerror(errno));
                 time_left = false;
             }
@@ -406,7 +483,7 @@ static int run_libfuzzer(campaign *cp, const char *fuzzer, double stop_at) {
     char a_fork[32], a_time[48], a_timeout[48], a_rss[48], a_seed[48];
     snprintf(a_fork, sizeof a_fork, "-fork=%d", cp->o->jobs < 1 ? 1 : cp->o->jobs);
     snprintf(a_time, sizeof a_time, "-max_total_time=%d", (int)(cp->o->time_s + 0.5) > 0 ? (int)(cp->o->time_s + 0.5) : 1);
-    snprintf(a_timeout, sizeof a_timeout, "-timeout=%d", cp->o->deadline_s);
+    snprintf(a_timeout, sizeof a_timeout, "-timeout=%d", cp->deadline_s);
     snprintf(a_rss, sizeof a_rss, "-rss_limit_mb=%d", cp->o->rss_limit_mb);
     snprintf(a_seed, sizeof a_seed, "-seed=%llu", (unsigned long long)(cp->o->seed ? cp->o->seed % 4000000000ull : 0));
     char *argv[] = {(char *)fuzzer, corpus, a_fork, "-ignore_crashes=1", "-ignore_timeouts=1", "-ignore_ooms=1",
@@ -457,7 +534,7 @@ static int run_libfuzzer(campaign *cp, const char *fuzzer, double stop_at) {
 }
 
 static bool find_fuzzer(const af_campaign_opts *o, char *out, size_t cap) {
-    if (o->force_inprocess) return false;
+    if (o->force_inprocess || o->backend_obj) return false;
     if (o->fuzzer_path) {
         snprintf(out, cap, "%s", o->fuzzer_path);
         return access(out, X_OK) == 0;
@@ -493,13 +570,15 @@ int af_campaign_run(const af_campaign_opts *o) {
         snprintf(w, sizeof w, "%.0f", o->max_work);
         setenv("ATTNFUZZ_MAX_WORK", w, 1);
     }
-    if (af_session_open(&cp->s, o->backend, o->engine, cp->dir, why, sizeof why)) {
+    if (af_session_open_ex(&cp->s, o->backend, o->backend_obj, o->engine, cp->dir, o->session_flags, why,
+                           sizeof why)) {
         fprintf(stderr, "attnfuzz campaign: %s\n", why);
         free(cp);
         return strstr(why, "unknown backend") ? 2 : 3;
     }
     cp->s.defer_new = true;
-    const char *sub[] = {"corpus", "pending", "findings", "crashes", "current", "workers"};
+    cp->deadline_s = o->deadline_s > 0 ? o->deadline_s : cp->s.default_deadline_s;
+    const char *sub[] = {"corpus", "pending", "findings", "crashes", "current", "workers", "rawmap"};
     for (size_t i = 0; i < sizeof sub / sizeof sub[0]; i++) {
         char p[1200];
         subdir(cp, sub[i], p, sizeof p);
@@ -536,8 +615,10 @@ int af_campaign_run(const af_campaign_opts *o) {
     cp->st.jobs = o->jobs < 1 ? 1 : o->jobs;
     cp->st.mode = use_libfuzzer ? "libfuzzer" : "inprocess";
     cp->st.max_work = cp->s.limits.max_work;
-    fprintf(stderr, "attnfuzz campaign: %s, backend %s, %d job(s), %.0f s, %d seed(s), max work %.0f, out %s\n",
-            cp->st.mode, cp->s.backend_name, cp->st.jobs, o->time_s, seeds, cp->s.limits.max_work, cp->dir);
+    fprintf(stderr,
+            "attnfuzz campaign: %s, backend %s%s, %d job(s), %.0f s, %d seed(s), max work %.0f, deadline %d s, out %s\n",
+            cp->st.mode, cp->s.backend_name, cp->s.isolated ? " (isolated: runs in forked children only)" : "",
+            cp->st.jobs, o->time_s, seeds, cp->s.limits.max_work, cp->deadline_s, cp->dir);
     update_stats(cp, false);
 
     double stop_at = cp->t0 + o->time_s;

@@ -37,20 +37,188 @@ static void make_dir(const char *path) {
     mkdir(tmp, 0755);
 }
 
+/* ---- small binary files (rawmap entries, pending verdicts) --------------------------
+ * Header: magic, then the sizes of the two parts, so a file written by another build
+ * (other struct sizes) reads as absent. Written to a temporary name, then renamed. */
+
+#define BLOB_MAGIC 0x4146524du /* "AFRM" */
+
+static void write_all(int fd, const void *buf, size_t n);
+
+static int blob_write(const char *path, const void *a, size_t na, const void *b, size_t nb) {
+    char tmp[1500];
+    snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) return -1;
+    uint32_t hdr[3] = {BLOB_MAGIC, (uint32_t)na, (uint32_t)nb};
+    write_all(fd, hdr, sizeof hdr);
+    write_all(fd, a, na);
+    if (nb) write_all(fd, b, nb);
+    off_t size = lseek(fd, 0, SEEK_CUR);
+    close(fd);
+    if (size != (off_t)(sizeof hdr + na + nb) || rename(tmp, path)) {
+        remove(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+static int blob_read(const char *path, void *a, size_t na, void *b, size_t nb) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    uint32_t hdr[3];
+    int rc = -1;
+    if (fread(hdr, sizeof hdr, 1, f) == 1 && hdr[0] == BLOB_MAGIC && hdr[1] == na && hdr[2] == nb &&
+        fread(a, na, 1, f) == 1 && (!nb || fread(b, nb, 1, f) == 1))
+        rc = 0;
+    fclose(f);
+    return rc;
+}
+
+int af_rawmap_get(const char *dir, const char *raw_id, af_rawmap_entry *e) {
+    char path[1300];
+    snprintf(path, sizeof path, "%s/rawmap/%.*s", dir, AF_BUCKET_ID_LEN, raw_id);
+    if (blob_read(path, e, sizeof *e, NULL, 0)) return -1;
+    e->bucket[AF_BUCKET_ID_LEN] = 0;
+    return 0;
+}
+
+int af_rawmap_put(const char *dir, const char *raw_id, const af_rawmap_entry *e) {
+    char path[1300];
+    snprintf(path, sizeof path, "%s/rawmap", dir);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/rawmap/%.*s", dir, AF_BUCKET_ID_LEN, raw_id);
+    return blob_write(path, e, sizeof *e, NULL, 0);
+}
+
+static void verdict_path(const char *case_path, char *out, size_t cap) {
+    size_t n = strlen(case_path);
+    if (n > 5 && !strcmp(case_path + n - 5, ".case")) n -= 5;
+    snprintf(out, cap, "%.*s.verdict", (int)n, case_path);
+}
+
+int af_pending_verdict(const char *case_path, af_verdict *v) {
+    char path[1400];
+    verdict_path(case_path, path, sizeof path);
+    return blob_read(path, v, sizeof *v, NULL, 0);
+}
+
+/* ---- opening a session -------------------------------------------------------------- */
+
+typedef struct {
+    int rc;                 /* available(): 0 usable */
+    char why[512];
+    af_fuzz_limits limits;
+} probe_msg;
+
+/* available() and (when want_limits) af_fuzz_limits_for_backend in a forked child, so
+ * that this process never initialises the backend's device (CUDA does not survive
+ * fork: the children that run the cases must be the first to touch the GPU). */
+static int probe_isolated(af_session *s, bool want_limits, char *why, size_t cap) {
+    int fds[2];
+    if (pipe(fds)) {
+        snprintf(why, cap, "backend %s: pipe: %s", s->backend_name, strerror(errno));
+        return -1;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        snprintf(why, cap, "backend %s: fork: %s", s->backend_name, strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        alarm((unsigned)s->default_deadline_s);
+        probe_msg m;
+        memset(&m, 0, sizeof m);
+        m.limits = s->limits;
+        m.rc = s->backend->available(s->backend, m.why, sizeof m.why);
+        if (m.rc == 0 && want_limits) af_fuzz_limits_for_backend(&m.limits, s->backend);
+        write_all(fds[1], &m, sizeof m);
+        close(fds[1]);
+        _exit(0);
+    }
+    close(fds[1]);
+    probe_msg m;
+    size_t got = 0;
+    double until = now_mono() + s->default_deadline_s + 5;
+    bool timed_out = false;
+    while (got < sizeof m) {
+        double left = until - now_mono();
+        if (left <= 0) {
+            timed_out = true;
+            kill(pid, SIGKILL);
+            break;
+        }
+        struct pollfd pfd = {fds[0], POLLIN, 0};
+        int rc = poll(&pfd, 1, left > 1 ? 1000 : (int)(left * 1000) + 1);
+        if (rc < 0 && errno != EINTR) break;
+        if (rc <= 0) continue;
+        ssize_t n = read(fds[0], (char *)&m + got, sizeof m - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got += (size_t)n;
+    }
+    close(fds[0]);
+    int ws = 0;
+    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {}
+    if (got != sizeof m || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
+        if (timed_out || (WIFSIGNALED(ws) && WTERMSIG(ws) == SIGALRM))
+            snprintf(why, cap, "backend %s: no answer from the availability / limits probe after %d s", s->backend_name,
+                     s->default_deadline_s);
+        else if (WIFSIGNALED(ws))
+            snprintf(why, cap, "backend %s: the availability / limits probe was killed by signal %d (%s)",
+                     s->backend_name, WTERMSIG(ws), strsignal(WTERMSIG(ws)));
+        else
+            snprintf(why, cap, "backend %s: the availability / limits probe exited with status %d", s->backend_name,
+                     WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
+        return -1;
+    }
+    if (m.rc) {
+        m.why[sizeof m.why - 1] = 0;
+        snprintf(why, cap, "%s", m.why[0] ? m.why : "backend unavailable");
+        return -1;
+    }
+    s->limits = m.limits;
+    return 0;
+}
+
 int af_session_open(af_session *s, const char *backend, const char *engine, const char *out_dir, char *why,
                     size_t cap) {
+    return af_session_open_ex(s, backend, NULL, engine, out_dir, 0, why, cap);
+}
+
+int af_session_open_ex(af_session *s, const char *backend, af_backend *backend_obj, const char *engine,
+                       const char *out_dir, unsigned flags, char *why, size_t cap) {
     memset(s, 0, sizeof *s);
+    if (backend_obj) backend = backend_obj->name;
     snprintf(s->backend_name, sizeof s->backend_name, "%s", backend && *backend ? backend : "cpu");
     snprintf(s->engine, sizeof s->engine, "%s", engine ? engine : "");
     snprintf(s->out_dir, sizeof s->out_dir, "%s", out_dir ? out_dir : "");
     s->start_unix = now_unix();
+    s->owner_pid = (int)getpid();
     af_registry_init(&s->registry);
-    s->backend = af_registry_find(&s->registry, s->backend_name, why, cap);
+    s->backend = backend_obj ? backend_obj : af_registry_find(&s->registry, s->backend_name, why, cap);
+    s->backend_owned = !backend_obj;
     if (!s->backend) {
         af_registry_free(&s->registry);
         return -1;
     }
-    if (s->backend->available(s->backend, why, cap)) {
+    bool gpu = (s->backend->flags & AF_BACKEND_NEEDS_GPU) != 0;
+    s->isolated = !(flags & AF_SESSION_INPROCESS) && (gpu || (flags & AF_SESSION_ISOLATE));
+    s->default_deadline_s = gpu ? AF_DEADLINE_GPU_S : AF_DEADLINE_CPU_S;
+    af_fuzz_limits_default(&s->limits);
+    int rc;
+    if (s->isolated) {
+        rc = probe_isolated(s, !(flags & AF_SESSION_NO_LIMITS), why, cap);
+    } else {
+        rc = s->backend->available(s->backend, why, cap);
+        if (rc == 0 && !(flags & AF_SESSION_NO_LIMITS)) af_fuzz_limits_for_backend(&s->limits, s->backend);
+    }
+    if (rc) {
         af_registry_free(&s->registry);
         s->backend = NULL;
         return -1;
@@ -60,8 +228,6 @@ int af_session_open(af_session *s, const char *backend, const char *engine, cons
     s->runner.oracle.threads = 1; /* campaigns parallelise over cases, not inside one */
     s->runner.probes = true;
     af_probe_opts_default(&s->runner.probe_opts);
-    af_fuzz_limits_default(&s->limits);
-    af_fuzz_limits_for_backend(&s->limits, s->backend);
     if (s->out_dir[0]) make_dir(s->out_dir);
     return 0;
 }
@@ -94,11 +260,19 @@ void af_session_fatal_verdict(const af_session *s, const af_case *c, af_verdict_
     snprintf(v->reason, sizeof v->reason, "%s", detail);
 }
 
-static bool bucket_exists(const af_session *s, const char *bucket) {
-    char path[1300];
-    struct stat st;
-    snprintf(path, sizeof path, "%s/findings/%s/verdict.json", s->out_dir, bucket);
-    return stat(path, &st) == 0;
+static double time_to_first(const af_session *s) { return now_unix() - s->start_unix; }
+
+/* Count one more raw finding in the bucket its raw signature minimised into: the
+ * bucket's own case and verdict go to af_finding_store, which finds the bucket, keeps
+ * its reproducer and bumps count / last_seen. */
+static int bump_mapped(af_session *s, const af_rawmap_entry *e, char bucket[AF_BUCKET_ID_LEN + 1]) {
+    af_finding_extra extra;
+    memset(&extra, 0, sizeof extra);
+    extra.time_to_first_seconds = time_to_first(s);
+    char why[512];
+    int rc = af_finding_store(s->out_dir, &e->best, &e->verdict, &extra, bucket, why, sizeof why);
+    if (rc < 0) fprintf(stderr, "attnfuzz: counting a finding: %s\n", why);
+    return rc < 0 ? -1 : 0;
 }
 
 int af_session_store(af_session *s, const af_case *c, const af_verdict *v, af_store_mode mode,
@@ -109,21 +283,28 @@ int af_session_store(af_session *s, const af_case *c, const af_verdict *v, af_st
     af_bucket_id(sig, bucket);
     af_case stored = *c;
     if (!stored.backend[0]) snprintf(stored.backend, sizeof stored.backend, "%s", s->backend_name);
-    if (mode == AF_STORE_FUZZ && s->defer_new && !bucket_exists(s, bucket)) {
-        /* a new bucket: the campaign minimises it once, then stores it */
-        char path[1300], tmp[1400];
+    if (mode == AF_STORE_FUZZ && s->defer_new) {
+        /* bucket = the raw id here; a raw signature seen before counts in its bucket */
+        af_rawmap_entry e;
+        if (af_rawmap_get(s->out_dir, bucket, &e) == 0) {
+            snprintf(bucket, AF_BUCKET_ID_LEN + 1, "%s", e.bucket);
+            return bump_mapped(s, &e, bucket);
+        }
+        /* a new raw signature: the campaign minimises it once, then stores it */
+        char path[1300], vpath[1400];
         snprintf(path, sizeof path, "%s/pending", s->out_dir);
         mkdir(path, 0755);
         snprintf(path, sizeof path, "%s/pending/%s-%d-%lld.case", s->out_dir, bucket, (int)getpid(),
                  (long long)(now_unix() * 1000));
-        snprintf(tmp, sizeof tmp, "%s", path);
-        return af_case_save(&stored, tmp) == 0 ? 2 : -1;
+        verdict_path(path, vpath, sizeof vpath);
+        blob_write(vpath, v, sizeof *v, NULL, 0); /* first: the .case file is the signal */
+        return af_case_save(&stored, path) == 0 ? 2 : -1;
     }
     af_finding_extra extra;
     memset(&extra, 0, sizeof extra);
     extra.original = original;
     extra.heatmap = heatmap;
-    extra.time_to_first_seconds = now_unix() - s->start_unix;
+    extra.time_to_first_seconds = time_to_first(s);
     char repro[1500];
     snprintf(repro, sizeof repro, "attnfuzz repro %s/findings/%s/finding.case --backend %s", s->out_dir, bucket,
              s->backend_name);
@@ -150,6 +331,13 @@ void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const a
                     af_case_result *r) {
     memset(r, 0, sizeof *r);
     r->stored = -1;
+    if (s->isolated && (int)getpid() == s->owner_pid) {
+        /* a GPU backend must not be initialised in the process that forks the runs */
+        r->status = AF_CASE_NOT_RUN;
+        af_verdict_init(&r->verdict, s->backend_name);
+        snprintf(r->why, sizeof r->why, "backend %s runs in forked children only", s->backend_name);
+        return;
+    }
     double t0 = now_mono();
     af_prepared p;
     if (af_prepare(&s->runner, c, &p, r->why, sizeof r->why)) {
@@ -345,7 +533,10 @@ void af_session_run_isolated(af_session *s, const af_case *c, af_store_mode mode
     memset(&slot, 0, sizeof slot);
     slot.result = r;
     if (child_spawn(s, &slot, c, mode, original, deadline_s)) {
-        af_session_run(s, c, mode, original, r); /* cannot fork: run here */
+        /* cannot fork: run here, unless the backend must stay out of this process */
+        int err = errno;
+        af_session_run(s, c, mode, original, r);
+        if (s->isolated) snprintf(r->why, sizeof r->why, "fork failed: %s", strerror(err));
         return;
     }
     while (slot.pid && af_child_wait_any(s, &slot, 1, 1000) < 0) {}

@@ -53,14 +53,14 @@ static bool stored_signature(const char *case_path, char *out, size_t cap) {
 
 int af_cli_repro(int argc, char **argv) {
     const char *path = NULL, *backend = NULL, *engine = NULL;
-    int deadline = 60;
+    int deadline = 0; /* 0 = the session's default (60 s, GPU backends 300 s) */
     for (int i = 0; i < argc; i++) {
         const char *v;
         if (!strcmp(argv[i], "--backend") || !strcmp(argv[i], "--engine") || !strcmp(argv[i], "--deadline")) {
             if (!(v = need_value(argc, argv, &i))) return AF_EXIT_USAGE;
             if (!strcmp(argv[i - 1], "--backend")) backend = v;
             else if (!strcmp(argv[i - 1], "--engine")) engine = v;
-            else deadline = atoi(v);
+            else deadline = atoi(v) > 0 ? atoi(v) : -1;
         } else if (argv[i][0] == '-' && argv[i][1] == '-') {
             fprintf(stderr, "attnfuzz repro: unknown option '%s'\n", argv[i]);
             return AF_EXIT_USAGE;
@@ -75,18 +75,26 @@ int af_cli_repro(int argc, char **argv) {
         fprintf(stderr, "usage: attnfuzz repro FILE.case [--backend NAME] [--engine E] [--deadline S]\n");
         return AF_EXIT_USAGE;
     }
+    if (deadline < 0) {
+        fprintf(stderr, "attnfuzz repro: --deadline must be positive\n");
+        return AF_EXIT_USAGE;
+    }
     af_case c;
     if (load_case(path, &c)) return AF_EXIT_USAGE;
     const char *bname = backend ? backend : c.backend[0] ? c.backend : "cpu";
     af_session s;
     char why[512];
-    if (af_session_open(&s, bname, engine ? engine : "", "", why, sizeof why)) {
+    /* a GPU backend is only ever touched in forked children (campaign.h) */
+    if (af_session_open_ex(&s, bname, NULL, engine ? engine : "", "", AF_SESSION_NO_LIMITS, why, sizeof why)) {
         fprintf(stderr, "attnfuzz repro: %s\n", why);
         return strstr(why, "unknown backend") ? AF_EXIT_USAGE : AF_EXIT_DECLINED;
     }
     af_case_result *r = malloc(sizeof *r);
-    if (!r) return AF_EXIT_USAGE;
-    af_session_run_isolated(&s, &c, AF_STORE_NONE, NULL, deadline, r);
+    if (!r) {
+        af_session_close(&s);
+        return AF_EXIT_USAGE;
+    }
+    af_session_run_isolated(&s, &c, AF_STORE_NONE, NULL, deadline > 0 ? deadline : s.default_deadline_s, r);
     int rc;
     char line[1024];
     if (r->status == AF_CASE_NOT_RUN) {
@@ -107,10 +115,12 @@ int af_cli_repro(int argc, char **argv) {
                    f->floor, f->ratio, f->detail[0] ? "  " : "", f->detail);
         }
         if (n) {
-            char sig[AF_SIGNATURE_MAX], want[AF_SIGNATURE_MAX], bucket[AF_BUCKET_ID_LEN + 1];
+            char sig[AF_SIGNATURE_MAX], want[AF_SIGNATURE_MAX], bucket[AF_BUCKET_ID_LEN + 1], id[AF_SIGNATURE_MAX];
             af_signature(&c, &r->verdict, sig, sizeof sig);
             af_bucket_id(sig, bucket);
+            af_finding_identity(&c, &r->verdict, id, sizeof id);
             printf("  signature %s (bucket %s)\n", sig, bucket);
+            printf("  identity  %s\n", id);
             if (stored_signature(path, want, sizeof want))
                 printf("  %s the stored finding (%s)\n", strcmp(sig, want) ? "DIFFERENT failure from" : "same failure as",
                        want);
@@ -143,7 +153,7 @@ static int cli_min_run(const af_case *c, void *user, af_verdict *v) {
 
 int af_cli_minimize(int argc, char **argv) {
     const char *path = NULL, *out = NULL, *backend = NULL, *engine = NULL;
-    int deadline = 60, max_runs = 300;
+    int deadline = 0, max_runs = 300; /* deadline 0 = the session's default (60 s, GPU 300 s) */
     bool quiet = false;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v;
@@ -153,7 +163,7 @@ int af_cli_minimize(int argc, char **argv) {
             if (!strcmp(a, "-o")) out = v;
             else if (!strcmp(a, "--backend")) backend = v;
             else if (!strcmp(a, "--engine")) engine = v;
-            else if (!strcmp(a, "--deadline")) deadline = atoi(v);
+            else if (!strcmp(a, "--deadline")) deadline = atoi(v) > 0 ? atoi(v) : -1;
             else max_runs = atoi(v);
         } else if (!strcmp(a, "--quiet")) {
             quiet = true;
@@ -172,16 +182,21 @@ int af_cli_minimize(int argc, char **argv) {
                         "[--max-runs N] [--deadline S] [--quiet]\n");
         return AF_EXIT_USAGE;
     }
+    if (deadline < 0) {
+        fprintf(stderr, "attnfuzz minimize: --deadline must be positive\n");
+        return AF_EXIT_USAGE;
+    }
     af_case c;
     if (load_case(path, &c)) return AF_EXIT_USAGE;
     const char *bname = backend ? backend : c.backend[0] ? c.backend : "cpu";
     af_session s;
     char why[512];
-    if (af_session_open(&s, bname, engine ? engine : "", "", why, sizeof why)) {
+    /* every candidate runs in a forked child; a GPU backend is never touched here */
+    if (af_session_open_ex(&s, bname, NULL, engine ? engine : "", "", AF_SESSION_NO_LIMITS, why, sizeof why)) {
         fprintf(stderr, "attnfuzz minimize: %s\n", why);
         return strstr(why, "unknown backend") ? AF_EXIT_USAGE : AF_EXIT_DECLINED;
     }
-    cli_min_ctx ctx = {&s, deadline};
+    cli_min_ctx ctx = {&s, deadline > 0 ? deadline : s.default_deadline_s};
     af_min_opts mo;
     af_min_opts_default(&mo);
     mo.max_runs = max_runs;
@@ -209,7 +224,12 @@ int af_cli_minimize(int argc, char **argv) {
             describe_sizes(&c, before, sizeof before);
             describe_sizes(&best, after, sizeof after);
             af_verdict_line(&r->verdict, line, sizeof line);
-            printf("signature: %s\n", r->signature);
+            char bucket[AF_BUCKET_ID_LEN + 1], raw_bucket[AF_BUCKET_ID_LEN + 1];
+            af_bucket_id(r->signature, bucket);
+            af_bucket_id(r->raw_signature, raw_bucket);
+            printf("identity:  %s (kept while minimising)\n", r->identity);
+            printf("raw:       %s (raw id %s)\n", r->raw_signature, raw_bucket);
+            printf("signature: %s (bucket %s)\n", r->signature, bucket);
             printf("before:    %s\n", before);
             printf("after:     %s  (%d runs, %d steps accepted%s)\n", after, r->runs, r->accepted,
                    r->budget_exhausted ? ", run budget exhausted" : "");
@@ -242,7 +262,7 @@ int af_cli_campaign(int argc, char **argv) {
             else if (!strcmp(a, "--engine")) o.engine = v;
             else if (!strcmp(a, "--jobs")) o.jobs = atoi(v);
             else if (!strcmp(a, "--out")) o.out_dir = v;
-            else if (!strcmp(a, "--deadline")) o.deadline_s = atoi(v);
+            else if (!strcmp(a, "--deadline")) o.deadline_s = atoi(v) > 0 ? atoi(v) : -1;
             else if (!strcmp(a, "--max-work")) o.max_work = atof(v);
             else if (!strcmp(a, "--seed")) o.seed = strtoull(v, NULL, 0);
             else if (!strcmp(a, "--minimize-runs")) o.minimize_runs = atoi(v);
@@ -258,7 +278,7 @@ int af_cli_campaign(int argc, char **argv) {
             corpus[n_corpus++] = a;
         }
     }
-    if (o.time_s <= 0 || o.jobs < 1 || o.deadline_s < 1) {
+    if (o.time_s <= 0 || o.jobs < 1 || o.deadline_s < 0) {
         fprintf(stderr, "attnfuzz campaign: --time, --jobs and --deadline must be positive\n");
         free(corpus);
         return AF_EXIT_USAGE;

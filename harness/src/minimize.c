@@ -43,13 +43,27 @@ static long long lengths_sum(const af_case *c) {
     return s;
 }
 
-/* Is a strictly simpler than b? (cost, then features, then ragged lengths) */
+/* Window tie-break: no left bound before a left bound, then the smaller left bound,
+ * then likewise on the right (a window that fails on either side ends on the right,
+ * and a bound as small as still fails: one minimised class per window bug). */
+static int window_cmp(const af_case *a, const af_case *b) {
+    int ka[4] = {a->window_left >= 0, a->window_left, a->window_right >= 0, a->window_right};
+    int kb[4] = {b->window_left >= 0, b->window_left, b->window_right >= 0, b->window_right};
+    for (int i = 0; i < 4; i++)
+        if (ka[i] != kb[i]) return ka[i] < kb[i] ? -1 : 1;
+    return 0;
+}
+
+/* Is a strictly simpler than b? (cost, then features, then ragged lengths, then the
+ * window bounds) */
 static bool simpler(const af_case *a, const af_case *b) {
     double ca = af_case_cost(a), cb = af_case_cost(b);
     if (ca != cb) return ca < cb;
     int fa = af_case_features(a), fb = af_case_features(b);
     if (fa != fb) return fa < fb;
-    return lengths_sum(a) < lengths_sum(b);
+    long long la = lengths_sum(a), lb = lengths_sum(b);
+    if (la != lb) return la < lb;
+    return window_cmp(a, b) < 0;
 }
 
 typedef struct {
@@ -124,6 +138,10 @@ static void pass_seqlen(candidates *cs, const af_case *c) {
         int v[] = {1, 2, sq / 2, sq - 16, sq - 8, sq - 1};
         for (int i = 0; i < 6; i++) with_seqlens(cs, c, v[i], v[i]);
     } else {
+        /* equal lengths first: sq = skv makes the alignment irrelevant, one class for
+         * the findings that fail either way */
+        int m = sq < skv ? sq : skv;
+        with_seqlens(cs, c, m, m);
         with_seqlens(cs, c, sq / 2, skv / 2);
         with_seqlens(cs, c, sq - 8, skv - 8);
         with_seqlens(cs, c, sq - 1, skv - 1);
@@ -141,6 +159,11 @@ static void pass_head_dim(candidates *cs, const af_case *c) {
     static const int dims[] = {8, 16, 24, 32, 40, 48, 64, 72, 80, 96, 104, 128, 160, 192, 256, 384, 512};
     size_t n = sizeof dims / sizeof dims[0];
     af_case t;
+    if (c->head_dim_qk != c->head_dim_v) { /* equal head dims: one class less */
+        t = *c;
+        t.head_dim_qk = t.head_dim_v = c->head_dim_qk < c->head_dim_v ? c->head_dim_qk : c->head_dim_v;
+        add(cs, &t);
+    }
     if (c->head_dim_qk == c->head_dim_v)
         for (size_t i = 0; i < n && dims[i] < c->head_dim_qk; i++) {
             t = *c;
@@ -157,10 +180,26 @@ static void pass_head_dim(candidates *cs, const af_case *c) {
         t.head_dim_v = dims[i];
         add(cs, &t);
     }
+    if (c->head_dim_qk > 1 && c->head_dim_qk <= 8) { /* below the table: halve, then step */
+        t = *c;
+        t.head_dim_qk /= 2;
+        if (c->head_dim_v == c->head_dim_qk) t.head_dim_v = t.head_dim_qk;
+        add(cs, &t);
+    }
+    if (c->head_dim_v > 1 && c->head_dim_v <= 8 && c->head_dim_v != c->head_dim_qk) {
+        t = *c;
+        t.head_dim_v /= 2;
+        add(cs, &t);
+    }
     if (c->head_dim_qk > 1) {
         t = *c;
         t.head_dim_qk--;
         if (c->head_dim_v == c->head_dim_qk) t.head_dim_v--;
+        add(cs, &t);
+    }
+    if (c->head_dim_v > 1 && c->head_dim_v != c->head_dim_qk) {
+        t = *c;
+        t.head_dim_v--;
         add(cs, &t);
     }
 }
@@ -203,6 +242,32 @@ static void pass_features(candidates *cs, const af_case *c) {
     TRY(c->has_scale, (t.has_scale = false, t.scale = 0));
     TRY(c->dtype != AF_DT_FP16, t.dtype = AF_DT_FP16);
 #undef TRY
+}
+
+/* Window bounds: smaller (0, half, minus one), moved to the other side, and mirrored
+ * (sides swapped with the alignment toggled: a left window with bottom-right
+ * alignment and a right one with top-left hide the same corner when sq < skv). */
+static void pass_window(candidates *cs, const af_case *c) {
+    af_case t;
+    for (int side = 0; side < 2; side++) {
+        int w = side ? c->window_right : c->window_left;
+        int v[] = {0, w / 2, w - 1};
+        for (int i = 0; i < 3 && w > 0; i++) {
+            if (v[i] < 0 || v[i] >= w || (i > 0 && v[i] == v[i - 1])) continue;
+            t = *c;
+            if (side) t.window_right = v[i];
+            else t.window_left = v[i];
+            add(cs, &t);
+        }
+    }
+    if (c->window_left != c->window_right) {
+        t = *c;
+        t.window_left = c->window_right;
+        t.window_right = c->window_left;
+        add(cs, &t);
+        t.align = c->align == AF_ALIGN_TOP_LEFT ? AF_ALIGN_BOTTOM_RIGHT : AF_ALIGN_TOP_LEFT;
+        add(cs, &t);
+    }
 }
 
 static void pass_data(candidates *cs, const af_case *c) {
@@ -267,10 +332,13 @@ int af_minimize(const af_case *c, af_min_run_fn run, void *user, const af_min_op
     snprintf(r->signature, sizeof r->signature, "%s", r->raw_signature);
     af_finding_identity(c, &r->verdict, r->identity, sizeof r->identity);
 
-    static const pass_fn passes[] = {pass_batch, pass_heads, pass_seqlen, pass_head_dim, pass_cp,
-                                     pass_features, pass_data, pass_lengths};
-    static const char *const pass_names[] = {"batch", "heads", "seqlen", "head_dim", "cp",
-                                             "layout/mask", "data", "lengths"};
+    /* Features before sizes: on the big case a window side, the alignment, paging ...
+     * are usually not needed and go; shrunk first, the tiny case would need whichever
+     * of them it started with, and findings of one bug would end in more classes. */
+    static const pass_fn passes[] = {pass_batch, pass_heads, pass_cp, pass_features, pass_window, pass_data,
+                                     pass_seqlen, pass_head_dim, pass_lengths};
+    static const char *const pass_names[] = {"batch", "heads", "cp", "layout/mask", "window", "data",
+                                             "seqlen", "head_dim", "lengths"};
     candidates *cs = malloc(sizeof *cs);
     if (!cs) return -1;
     bool progress = true;

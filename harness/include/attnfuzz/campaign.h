@@ -62,6 +62,7 @@ typedef struct {
     bool isolated;               /* never call the backend in this process (NEEDS_GPU) */
     bool backend_owned;          /* backend came from the registry (else the caller's) */
     int default_deadline_s;      /* per case: 60 s, 300 s for a NEEDS_GPU backend */
+    int owner_pid;               /* the process that opened the session */
 } af_session;
 
 enum {
@@ -149,6 +150,8 @@ typedef struct {
 int af_rawmap_get(const char *dir, const char *raw_id, af_rawmap_entry *e);
 /* Write it atomically (rename). 0 or -1. */
 int af_rawmap_put(const char *dir, const char *raw_id, const af_rawmap_entry *e);
+/* The verdict a pending finding had when found (PATH.case -> PATH.verdict). 0 or -1. */
+int af_pending_verdict(const char *case_path, af_verdict *v);
 
 /* ---- asynchronous isolated runs (the in-process campaign keeps N in flight) -------- */
 

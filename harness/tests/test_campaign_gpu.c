@@ -1,0 +1,169 @@
+/* test_campaign_gpu.c — a GPU backend is never called in the process that forks.
+ *
+ * CUDA does not survive fork(): if the campaign parent initialised the device, every
+ * forked child that runs a case would fail. The fake backend here is flagged
+ * AF_BACKEND_NEEDS_GPU and aborts when any of its functions runs in the test's own
+ * process (pid recorded at start). It wraps the cpu backend, declines backward and cp
+ * (so the limits probed in a child are visible in the parent), and carries a bug: O
+ * is off by 0.25 whenever a left window is set.
+ *
+ * Checked: session open (availability + limits probed in a child), isolated runs,
+ * a refused in-parent run, an unavailable and a crashing probe, the per-case default
+ * deadline (300 s for GPU backends), and a whole in-process campaign (fuzzing,
+ * minimisation of each raw signature, storing, reports) with that backend.
+ */
+#include <dirent.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "attnfuzz/campaign.h"
+#include "check.h"
+
+static int parent_pid;
+static af_backend *cpu;
+static enum { FAKE_OK, FAKE_UNAVAILABLE, FAKE_PROBE_CRASH } fake_mode;
+
+static void guard(const char *what) {
+    if ((int)getpid() == parent_pid) {
+        fprintf(stderr, "FAIL: fake GPU backend: %s() called in the parent process (pid %d)\n", what, parent_pid);
+        abort();
+    }
+}
+
+static int fake_available(af_backend *be, char *why, size_t cap) {
+    (void)be;
+    guard("available");
+    if (fake_mode == FAKE_UNAVAILABLE) {
+        snprintf(why, cap, "fake GPU: no device");
+        return -1;
+    }
+    if (fake_mode == FAKE_PROBE_CRASH) raise(SIGSEGV);
+    return cpu->available(cpu, why, cap);
+}
+
+static af_run_status fake_supports(af_backend *be, const af_case *c, char *why, size_t cap) {
+    (void)be;
+    guard("supports");
+    if (c->backward || c->cp_size > 1) {
+        snprintf(why, cap, "fake GPU: forward only, no cp");
+        return AF_RUN_DECLINED;
+    }
+    return cpu->supports(cpu, c, why, cap);
+}
+
+static af_run_status fake_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t, af_run_info *info,
+                              char *why, size_t cap) {
+    (void)be;
+    guard("run");
+    af_run_status st = fake_supports(be, c, why, cap);
+    if (st != AF_RUN_OK) return st;
+    st = cpu->run(cpu, c, engine, t, info, why, cap);
+    if (st != AF_RUN_OK || c->window_left < 0) return st;
+    const af_tensor_view *o = &t->plan.view[AF_T_O];
+    for (int b = 0; b < c->batch; b++)
+        for (int h = 0; h < c->heads_q; h++)
+            for (int s = 0; s < af_case_len_q(c, b); s++)
+                for (int d = 0; d < c->head_dim_v; d++) {
+                    int64_t off = af_layout_offset(&t->plan, AF_T_O, b, h, s, d);
+                    float x = (float)af_storage_load(o->storage, t->buf[o->buffer], off);
+                    af_storage_store(o->storage, t->buf[o->buffer], off, x + 0.25f);
+                }
+    return st;
+}
+
+static int count_entries(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+int main(void) {
+    parent_pid = (int)getpid();
+    cpu = af_backend_cpu_new();
+    af_backend fake;
+    memset(&fake, 0, sizeof fake);
+    fake.name = "test:fake_gpu";
+    fake.description = "cpu backend behind a NEEDS_GPU flag; aborts when called in the parent";
+    fake.flags = AF_BACKEND_NEEDS_GPU | AF_BACKEND_DETERMINISTIC;
+    fake.available = fake_available;
+    fake.supports = fake_supports;
+    fake.run = fake_run;
+
+    /* 1. open: availability and limits come from a child */
+    af_session s;
+    char why[512];
+    CHECK_MSG(af_session_open_ex(&s, NULL, &fake, "", "", 0, why, sizeof why) == 0, "%s", why);
+    CHECK(s.isolated);
+    CHECK(s.default_deadline_s == AF_DEADLINE_GPU_S);
+    CHECK(!s.limits.backward);   /* declined in the child, seen here */
+    CHECK(s.limits.max_cp == 1);
+    CHECK(strcmp(s.backend_name, "test:fake_gpu") == 0);
+
+    /* 2. a run in this process is refused, isolated runs work */
+    af_case c;
+    af_case_defaults(&c);
+    af_case_result *r = malloc(sizeof *r);
+    CHECK(r != NULL);
+    af_session_run(&s, &c, AF_STORE_NONE, NULL, r);
+    CHECK(r->status == AF_CASE_NOT_RUN && strstr(r->why, "forked children only"));
+    af_session_run_isolated(&s, &c, AF_STORE_NONE, NULL, 60, r);
+    CHECK_MSG(r->status == AF_CASE_RAN && r->verdict.kind == AF_V_PASS, "status %d kind %s %s", (int)r->status,
+              af_verdict_name(r->verdict.kind), r->why);
+    c.window_left = 3;
+    af_session_run_isolated(&s, &c, AF_STORE_NONE, NULL, 60, r);
+    CHECK(r->status == AF_CASE_RAN && r->verdict.n_findings > 0 && r->verdict.kind == AF_V_MISMATCH);
+    af_session_close(&s);
+
+    /* 3. an unavailable backend and a probe that crashes: open fails with why */
+    fake_mode = FAKE_UNAVAILABLE;
+    CHECK(af_session_open_ex(&s, NULL, &fake, "", "", 0, why, sizeof why) == -1);
+    CHECK_MSG(strstr(why, "fake GPU: no device") != NULL, "%s", why);
+    fake_mode = FAKE_PROBE_CRASH;
+    CHECK(af_session_open_ex(&s, NULL, &fake, "", "", AF_SESSION_NO_LIMITS, why, sizeof why) == -1);
+    CHECK_MSG(strstr(why, "signal") != NULL, "%s", why);
+    printf("crashing probe: %s\n", why);
+    fake_mode = FAKE_OK;
+
+    /* 4. a whole campaign: fuzzing, minimisation, storing, reports; the backend only
+     * ever runs in children (an abort here would end the test) */
+    char dir[] = "/tmp/af_test_campaign_gpu_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    af_campaign_opts o;
+    af_campaign_opts_default(&o);
+    o.backend_obj = &fake;
+    o.time_s = 4;
+    o.jobs = 2;
+    o.out_dir = dir;
+    o.seed = 5;
+    o.max_work = 65536;
+    o.minimize_runs = 60;
+    int rc = af_campaign_run(&o);
+    CHECK_MSG(rc == 1, "campaign returned %d (expected 1: findings)", rc);
+    char path[512];
+    snprintf(path, sizeof path, "%s/findings", dir);
+    int buckets = count_entries(path);
+    snprintf(path, sizeof path, "%s/rawmap", dir);
+    int raw = count_entries(path);
+    printf("fake GPU campaign: %d raw signature(s) -> %d bucket(s)\n", raw, buckets);
+    CHECK(buckets >= 1 && buckets <= 3);
+    CHECK(raw >= buckets);
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    struct stat st;
+    CHECK(stat(path, &st) == 0 && st.st_size > 0);
+    snprintf(path, sizeof path, "%s/pending", dir);
+    CHECK(count_entries(path) == 0);
+
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+    free(r);
+    cpu->destroy(cpu);
+    CHECK_DONE("test_campaign_gpu");
+}
