@@ -24,10 +24,17 @@
  *   GQA/MQA: query head h reads kv head h / (heads_q / heads_kv); dK and dV sum over the
  *   query heads of the group in one fp32 accumulator (heads ascending, then rows).
  *
- * fp8_e4m3 and mxfp8 (forward only): inputs are dequantised to fp32 on load
- * (stored * descale, or stored * 2^(E8M0 - 127)); P is rounded to bf16 before P*V.
- * cuDNN instead scales P by 448 and rounds it to E4M3; we keep bf16 here for
- * simplicity, which makes this reference somewhat sharper than an fp8 kernel.
+ * fp8_e4m3 (forward only) follows cuDNN's FP8 graph (cudnn-frontend sdpa_fp8), the
+ * recipe written down in attnfuzz/tensors.h and docs/fp8.md, per query row:
+ *     S_j  = (((sum_d q8_d * k8_jd, fp32) * scale) * descale_q) * descale_k     stored E4M3
+ *            values q8, k8 (exact products), fp32
+ *     m, E_j = expf(S_j - m), Z = sum_j E_j (j ascending), LSE = m + logf(Z)
+ *     P8_j = e4m3(E_j / Z * AF_FP8_SCALE_S)                normalised before the cast
+ *     O    = e4m3((((sum_j P8_j * v8_j, fp32) * AF_FP8_DESCALE_S) * descale_v) * scale_o)
+ *   with scale_o = 1 / t->descale_o (a power of two chosen by the harness).
+ * mxfp8 (forward only): inputs are dequantised to fp32 on load (stored * 2^(E8M0-127));
+ * P is rounded to bf16 before P*V and O stored bf16 (cuDNN's MXFP8 is Blackwell-only;
+ * this is a plain recipe, somewhat sharper than an mxfp8 kernel).
  *
  * The mask is this file's own code (visible_keys_for_row): backends must not call the
  * oracle's mask_spec, so that an oracle bug and a kernel bug cannot agree.
@@ -73,10 +80,13 @@ typedef struct {
     int group;          /* heads_q / heads_kv */
     float scale;        /* af_case_scale: fp32 */
     bool round_fp16;    /* round P and dS to fp16 (else bf16) */
+    bool fp8;           /* fp8_e4m3: inputs kept as stored E4M3 values, the fp8 recipe */
+    float descale_q, descale_k, descale_v, scale_o; /* fp8 only */
     bool backward;
     int len_q[AF_MAX_BATCH], len_kv[AF_MAX_BATCH];
-    /* Dense logical inputs in fp32 (exact for fp16/bf16/mxfp8 within range); rows past
-     * a sequence's length are 0 and never read. */
+    /* Dense logical inputs in fp32 (exact for fp16/bf16/mxfp8 within range; for
+     * fp8_e4m3 the stored E4M3 values, descales applied by the recipe); rows past a
+     * sequence's length are 0 and never read. */
     float *q;     /* (B, Hq,  Sq,  Dqk) */
     float *kt;    /* (B, Hkv, Dqk, Skv)  K transposed: scores become axpy over keys */
     float *v;     /* (B, Hkv, Skv, Dv)  */
@@ -211,12 +221,8 @@ static float load_input(const cpu_problem *pb, af_tensor_id tid, int b, int h, i
     const af_tensor_view *view = &t->plan.view[tid];
     double stored = af_storage_load(view->storage, t->buf[view->buffer], off);
     switch (pb->c->dtype) {
-    case AF_DT_FP8_E4M3: {
-        double descale = tid == AF_T_Q ? t->descale_q
-                       : tid == AF_T_K ? t->descale_k
-                       : tid == AF_T_V ? t->descale_v : t->descale_do;
-        return (float)(stored * descale);
-    }
+    case AF_DT_FP8_E4M3: /* the stored value; the recipe multiplies the descales in */
+        return (float)stored;
     case AF_DT_MXFP8: {
         /* E8M0 scale blocks of 32 along the contraction axis (see tensors.h):
          * Q, K: (b, h, s, ceil(D/32)) along d;  V: (b, h, ceil(S/32), D) along s. */
@@ -289,6 +295,27 @@ static void scores(const cpu_problem *pb, const float *q, int b, int hk, int fir
                    float *s /* (n) */) {
     row_times_columns(pb->Dqk, q, kt_head(pb, b, hk) + first, pb->Skv, n, s);
     for (int j = 0; j < n; j++) s[j] *= pb->scale;
+    if (pb->fp8) /* cudnn-frontend's order: attn_scale, then descale_q, then descale_k */
+        for (int j = 0; j < n; j++) s[j] = (s[j] * pb->descale_q) * pb->descale_k;
+}
+
+/* fp8_e4m3 forward of one row whose scores s (n) are computed: P normalised, scaled by
+ * AF_FP8_SCALE_S and cast to E4M3; O from the E4M3 P and stored V, descaled, scaled by
+ * scale_o and stored E4M3 (the cast is the store). Returns Z (the row sum). */
+static float forward_row_fp8(const cpu_problem *pb, cpu_scratch *scr, int b, int hk, int first, int n,
+                             float m, float *acc /* (Dv) */) {
+    float *e = scr->p, z = 0.0f;
+    for (int j = 0; j < n; j++) {
+        e[j] = expf(scr->s[j] - m);
+        z += e[j];
+    }
+    for (int d = 0; d < pb->Dv; d++) acc[d] = 0.0f;
+    for (int j = 0; j < n; j++) {
+        float p8 = af_e4m3_to_f32(af_f32_to_e4m3((e[j] / z) * AF_FP8_SCALE_S));
+        axpy(pb->Dv, p8, v_row(pb, b, hk, first + j), acc);
+    }
+    for (int d = 0; d < pb->Dv; d++) acc[d] = ((acc[d] * AF_FP8_DESCALE_S) * pb->descale_v) * pb->scale_o;
+    return z;
 }
 
 /* Forward item: query rows [r0, r0 + CPU_ROW_BLOCK) of head (b, h): O and LSE. */
@@ -312,6 +339,12 @@ static void forward_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) 
         scores(pb, q_row(pb, b, h, i), b, hk, first, n, s);
         float m = -INFINITY;
         for (int j = 0; j < n; j++) m = s[j] > m ? s[j] : m;
+        if (pb->fp8) {
+            float z = forward_row_fp8(pb, scr, b, hk, first, n, m, acc);
+            store_row(pb, AF_T_O, b, h, i, pb->Dv, acc, 1.0f); /* E4M3 store = the cast */
+            store_lse(pb, b, h, i, m + logf(z));
+            continue;
+        }
         float l = 0.0f;
         for (int j = 0; j < pb->Dv; j++) acc[j] = 0.0f;
         for (int j = 0; j < n; j++) {
@@ -562,6 +595,11 @@ static af_run_status cpu_run(af_backend *be, const af_case *c, const char *engin
     pb.group = c->heads_q / c->heads_kv;
     pb.scale = af_case_scale(c);
     pb.round_fp16 = c->dtype == AF_DT_FP16;
+    pb.fp8 = c->dtype == AF_DT_FP8_E4M3;
+    pb.descale_q = t->descale_q;
+    pb.descale_k = t->descale_k;
+    pb.descale_v = t->descale_v;
+    pb.scale_o = 1.0f / t->descale_o;
     pb.backward = c->backward;
     for (int b = 0; b < pb.B; b++) {
         pb.len_q[b] = af_case_len_q(c, b);

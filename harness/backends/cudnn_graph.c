@@ -116,6 +116,11 @@ cg_t cg_index_tensor(af_cg *g, int64_t n, int slot) {
     return tensor_full(g, CUDNN_DATA_INT32, dims, strides, false, false, NULL, slot);
 }
 
+cg_t cg_device_scalar(af_cg *g, int slot) {
+    int64_t one[4] = {1, 1, 1, 1};
+    return tensor_full(g, CUDNN_DATA_FLOAT, one, one, false, false, NULL, slot);
+}
+
 static cg_t scalar(af_cg *g, cudnnDataType_t dt, float f, int32_t i) {
     if (g->failed) return NULL;
     if (g->n_scalar == CG_MAX_SCALARS) {

@@ -25,6 +25,9 @@ typedef enum {
     CG_SLOT_PAGE_TABLE,                            /* INT32 [b,1,pages_per_seq,1] */
     CG_SLOT_SOFTMAX_SUM,                           /* bwd scratch FLOAT [b,hq,sq,1] */
     CG_SLOT_DQ_ACCUM,                              /* bwd scratch FLOAT [b,hq,sq,dqk] */
+    /* fp8 forward: device FLOAT [1,1,1,1] scalars (inputs) and amax outputs */
+    CG_SLOT_DESCALE_Q, CG_SLOT_DESCALE_K, CG_SLOT_DESCALE_V, CG_SLOT_DESCALE_S,
+    CG_SLOT_SCALE_S, CG_SLOT_SCALE_O, CG_SLOT_AMAX_S, CG_SLOT_AMAX_O,
     CG_SLOT_COUNT,
     CG_SLOT_BY_VALUE = 100                         /* host scalar owned by the graph */
 } cg_slot;
@@ -66,6 +69,8 @@ cg_t cg_tensor(af_cg *g, cudnnDataType_t dt, const int64_t dims[4], const int64_
 cg_t cg_virtual(af_cg *g, cudnnDataType_t dt, const int64_t dims[4], const int64_t strides[4]);
 /* Real INT32 [n,1,1,1] tensor bound to slot (seq lengths, ragged offsets). */
 cg_t cg_index_tensor(af_cg *g, int64_t n, int slot);
+/* Real (device) FLOAT [1,1,1,1] tensor bound to slot (fp8 scales and amax outputs). */
+cg_t cg_device_scalar(af_cg *g, int slot);
 /* By-value [1,1,1,1] scalars (host memory, owned by the graph). */
 cg_t cg_scalar_f32(af_cg *g, float v);
 cg_t cg_scalar_i32(af_cg *g, int32_t v);

@@ -144,19 +144,55 @@ cg_t af_sdpa_band_mask(af_cg *g, const af_sdpa_desc *d, cg_t score, cg_t seq_q, 
     return score;
 }
 
+/* y = x * k (FLOAT math) into a new score-shaped FLOAT virtual tensor. */
+static cg_t mul_s(af_cg *g, const af_sdpa_desc *d, cg_t x, cg_t k) {
+    cg_t y = vs(g, d, CUDNN_DATA_FLOAT);
+    cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, x, k, NULL, y, -1);
+    return y;
+}
+
+/* O-shaped [b,hq,sq,dv] FLOAT virtual tensor (fp8: P V before its scales). */
+static cg_t vo(af_cg *g, const af_sdpa_desc *d) {
+    int64_t dims[4] = {d->b, d->hq, d->sq, d->dv}, str[4];
+    cg_packed_strides(dims, str);
+    return cg_virtual(g, CUDNN_DATA_FLOAT, dims, str);
+}
+
+/* The composite forward. fp16/bf16: cudnn-frontend's CompositeSDPANode. fp8_e4m3 (its
+ * sdpa_fp8 + matmul_fp8 lowering, per-tensor scales as device FLOAT [1,1,1,1]):
+ *   S = Q8 K8^T (FLOAT) * attn_scale (by value) * descale_q * descale_k -> masks ->
+ *   softmax (Stats = max + log sum exp; P = E / Z, FLOAT) -> Amax_S = AMAX(P) ->
+ *   P8 = P * scale_s (virtual FP8_E4M3) -> A = P8 V8 (FLOAT) -> A * descale_s * descale_v
+ *   -> Amax_O = AMAX(that) and O8 = that * scale_o (real FP8_E4M3). */
 void af_sdpa_build_fwd(af_cg *g, const af_sdpa_desc *d) {
     fwd_io io;
     fwd_inputs(g, d, &io);
+    cg_t descale_q = NULL, descale_k = NULL, descale_v = NULL, descale_s = NULL, scale_s = NULL, scale_o = NULL;
+    cg_t amax_s = NULL, amax_o = NULL;
+    if (d->fp8) {
+        descale_q = cg_device_scalar(g, CG_SLOT_DESCALE_Q);
+        descale_k = cg_device_scalar(g, CG_SLOT_DESCALE_K);
+        descale_v = cg_device_scalar(g, CG_SLOT_DESCALE_V);
+        descale_s = cg_device_scalar(g, CG_SLOT_DESCALE_S);
+        scale_s = cg_device_scalar(g, CG_SLOT_SCALE_S);
+        scale_o = cg_device_scalar(g, CG_SLOT_SCALE_O);
+        amax_s = cg_device_scalar(g, CG_SLOT_AMAX_S);
+        amax_o = cg_device_scalar(g, CG_SLOT_AMAX_O);
+    }
     /* S0 = Q K^T (M, N overridden by the actual lengths when padded) */
     cg_t s0 = vs(g, d, CUDNN_DATA_FLOAT);
     cg_matmul(g, io.q, io.kt, s0, io.seq_q, io.seq_kv, NULL);
-    cg_t s = vs(g, d, CUDNN_DATA_FLOAT);
-    cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, s0, cg_scalar_f32(g, d->scale), NULL, s, -1);
+    cg_t s = mul_s(g, d, s0, cg_scalar_f32(g, d->scale));
+    if (d->fp8) { /* FE: attn_scale, then descale_q, then descale_k */
+        s = mul_s(g, d, s, descale_q);
+        s = mul_s(g, d, s, descale_k);
+    }
     if (d->padding) s = af_sdpa_padding_mask(g, d, s, io.seq_q, io.seq_kv);
     s = af_sdpa_band_mask(g, d, s, io.seq_q, io.seq_kv);
     /* softmax with Stats = max + log(sum exp(s - max)) */
     cg_t m = vr(g, d), z = vr(g, d), logz = vr(g, d);
-    cg_t t = vs(g, d, CUDNN_DATA_FLOAT), e = vs(g, d, CUDNN_DATA_FLOAT), p = vs(g, d, d->io);
+    /* P takes the io type (fp16/bf16) except for fp8, where P stays FLOAT until scale_s */
+    cg_t t = vs(g, d, CUDNN_DATA_FLOAT), e = vs(g, d, CUDNN_DATA_FLOAT), p = vs(g, d, d->fp8 ? CUDNN_DATA_FLOAT : d->io);
     cg_reduction(g, CUDNN_REDUCE_TENSOR_MAX, s, m);
     cg_pointwise(g, CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, s, m, NULL, t, -1);
     cg_pointwise(g, CUDNN_POINTWISE_EXP, CUDNN_DATA_FLOAT, t, NULL, NULL, e, -1);
@@ -164,8 +200,23 @@ void af_sdpa_build_fwd(af_cg *g, const af_sdpa_desc *d) {
     cg_pointwise(g, CUDNN_POINTWISE_LOG, CUDNN_DATA_FLOAT, z, NULL, NULL, logz, -1);
     cg_pointwise(g, CUDNN_POINTWISE_ADD, CUDNN_DATA_FLOAT, m, logz, NULL, io.stats, -1);
     cg_pointwise(g, CUDNN_POINTWISE_DIV, CUDNN_DATA_FLOAT, e, z, NULL, p, -1);
-    /* O = P V (M = actual s_q, K = actual s_kv when padded) */
-    cg_matmul(g, p, io.v, io.o, io.seq_q, NULL, io.seq_kv);
+    if (!d->fp8) {
+        /* O = P V (M = actual s_q, K = actual s_kv when padded) */
+        cg_matmul(g, p, io.v, io.o, io.seq_q, NULL, io.seq_kv);
+        cg_finalize(g);
+        return;
+    }
+    /* fp8: Amax_S of P, then P8 = P * scale_s in E4M3 (the bmm2 A operand takes the io type) */
+    cg_reduction(g, CUDNN_REDUCE_TENSOR_AMAX, p, amax_s);
+    cg_t p8 = vs(g, d, CUDNN_DATA_FP8_E4M3);
+    cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, p, scale_s, NULL, p8, -1);
+    /* matmul_fp8: A = P8 V8 (FLOAT), * descale_s, * descale_v, Amax_O, * scale_o -> O8 */
+    cg_t a = vo(g, d), a1 = vo(g, d), a2 = vo(g, d);
+    cg_matmul(g, p8, io.v, a, io.seq_q, NULL, io.seq_kv);
+    cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, a, descale_s, NULL, a1, -1);
+    cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, a1, descale_v, NULL, a2, -1);
+    cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, a2, scale_o, NULL, io.o, -1);
+    cg_reduction(g, CUDNN_REDUCE_TENSOR_AMAX, a2, amax_o);
     cg_finalize(g);
 }
 

@@ -18,7 +18,9 @@
 /* Everything the graph builders need, derived from a case and its layout plan.
  * Strides are [b, h, s, d] in elements of the tensor's buffer. */
 typedef struct {
-    cudnnDataType_t io;                 /* CUDNN_DATA_HALF or CUDNN_DATA_BFLOAT16 */
+    cudnnDataType_t io;                 /* CUDNN_DATA_HALF, _BFLOAT16 or _FP8_E4M3 */
+    bool fp8;                           /* fp8_e4m3 forward graph (cudnn-frontend sdpa_fp8):
+                                           device scales, E4M3 P and O, amax outputs */
     int64_t b, hq, hk, sq, skv, dqk, dv;
     int64_t str[AF_T_COUNT][4];         /* per tensor id: [b,h,s,d] strides */
     bool padding;                       /* seq_len tensors + padding mask */
@@ -40,7 +42,7 @@ int af_sdpa_desc_make(const af_case *c, const af_layout_plan *p, size_t cudnn_ve
                       char *why, size_t cap);
 
 /* Build and finalize the operation graphs (errors in g->err). */
-void af_sdpa_build_fwd(af_cg *g, const af_sdpa_desc *d);          /* composite */
+void af_sdpa_build_fwd(af_cg *g, const af_sdpa_desc *d);          /* composite (fp8 too) */
 void af_sdpa_build_fwd_unified(af_cg *g, const af_sdpa_desc *d);  /* one SDPA_FWD op */
 void af_sdpa_build_bwd(af_cg *g, const af_sdpa_desc *d, bool deterministic);
 

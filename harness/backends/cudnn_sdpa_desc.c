@@ -15,13 +15,51 @@ static void view_strides(const af_tensor_view *v, int64_t out[4]) {
     out[3] = 1;
 }
 
+/* What the fp8_e4m3 graph serves on Hopper (cudnn-frontend's sdpa_fp8 support checks,
+ * TransformerEngine's SM90 gate; research notes section 3.3): forward only, d_qk = d_v,
+ * d % 16 == 0, d <= 256, masks none / causal / padding (top-left), bshd or sbhd, no thd,
+ * no paging, no window. The rest is declined with the reason. */
+static int fp8_declines(const af_case *c, size_t cudnn_version, char *why, size_t cap) {
+    bool windowed = c->window_left >= 0 || c->window_right >= 0;
+    bool aligned_matters = c->mask == AF_MASK_CAUSAL || windowed;
+    if (cudnn_version < 90100 || (cudnn_version >= 91000 && cudnn_version < 91001))
+        snprintf(why, cap, "fp8_e4m3: cuDNN %zu has no FP8 SDPA (needs >= 9.1.0, not 9.10.0)", cudnn_version);
+    else if (c->backward)
+        snprintf(why, cap, "fp8_e4m3 backward: not built (cuDNN's SM90 FP8 backward needs d_qk = d_v = 128 and an "
+                 "fp8 dO/O/dP scaling recipe); forward only");
+    else if (c->head_dim_qk != c->head_dim_v)
+        snprintf(why, cap, "fp8_e4m3: cuDNN FP8 SDPA on SM90 needs head_dim_qk = head_dim_v (got %d, %d)",
+                 c->head_dim_qk, c->head_dim_v);
+    else if (c->head_dim_qk % 16 || c->head_dim_qk > 256)
+        snprintf(why, cap, "fp8_e4m3: cuDNN FP8 SDPA needs head dim %% 16 == 0 and <= 256 (got %d)", c->head_dim_qk);
+    else if (c->layout == AF_LAYOUT_THD)
+        snprintf(why, cap, "fp8_e4m3: layout thd (ragged) is not served by cuDNN FP8 SDPA on SM90");
+    else if (c->layout == AF_LAYOUT_BHSD)
+        snprintf(why, cap, "fp8_e4m3: layout bhsd not enabled (TE serves FP8 only for bshd/sbhd before cuDNN 9.21)");
+    else if (c->page_size)
+        snprintf(why, cap, "fp8_e4m3: paged KV not enabled for the FP8 graph");
+    else if (windowed)
+        snprintf(why, cap, "fp8_e4m3: sliding windows not enabled for the FP8 graph (TE's SM90 FP8 masks: none, "
+                 "causal, padding, padding_causal)");
+    else if (aligned_matters && c->align == AF_ALIGN_BOTTOM_RIGHT)
+        snprintf(why, cap, "fp8_e4m3: bottom-right causal FP8 SDPA is Blackwell-only in cuDNN");
+    else
+        return 0;
+    return -1;
+}
+
 int af_sdpa_desc_make(const af_case *c, const af_layout_plan *p, size_t cudnn_version, af_sdpa_desc *d,
                       char *why, size_t cap) {
     memset(d, 0, sizeof *d);
     if (c->dtype == AF_DT_FP16) d->io = CUDNN_DATA_HALF;
     else if (c->dtype == AF_DT_BF16) d->io = CUDNN_DATA_BFLOAT16;
-    else {
-        snprintf(why, cap, "dtype %s: the cudnn backend builds fp16/bf16 graphs only", af_dtype_name(c->dtype));
+    else if (c->dtype == AF_DT_FP8_E4M3) {
+        d->io = CUDNN_DATA_FP8_E4M3;
+        d->fp8 = true;
+        if (fp8_declines(c, cudnn_version, why, cap)) return -1;
+    } else {
+        snprintf(why, cap, "dtype %s: cuDNN's MXFP8 attention is Blackwell-only (cuDNN >= 9.21); cpu/plugin only",
+                 af_dtype_name(c->dtype));
         return -1;
     }
     if (c->cp_size > 1) {
@@ -73,7 +111,7 @@ int af_sdpa_desc_make(const af_case *c, const af_layout_plan *p, size_t cudnn_ve
 }
 
 bool af_sdpa_unified_applies(const af_sdpa_desc *d) {
-    return !d->has_left && !d->has_right && !d->paged && !d->workaround_padding;
+    return !d->fp8 && !d->has_left && !d->has_right && !d->paged && !d->workaround_padding;
 }
 
 #endif /* ATTNFUZZ_HAVE_CUDA */

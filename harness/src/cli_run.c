@@ -100,6 +100,10 @@ int af_cli_run(int argc, char **argv) {
     char why[512];
     runner.reference = af_registry_find(&reg, "cpu", why, sizeof why);
     outcome out = {0};
+    /* A crash on a GPU backend can leave the device context sticky-broken: every later
+     * run in this process would "crash" too. Those runs are not made; they are reported
+     * as declined with the reason, so no false crash is ever reported. */
+    char context_lost[768] = "";
     for (int i = 0; i < n; i++) {
         af_case c;
         af_error err;
@@ -154,10 +158,21 @@ int af_cli_run(int argc, char **argv) {
         }
         for (int e = 0; e < n_eng; e++) {
             const char *ename = names ? names[e] : (engine && strcmp(engine, "all") ? engine : "");
+            if (context_lost[0] && (be->flags & AF_BACKEND_NEEDS_GPU)) {
+                declined_verdict(&v, bname, context_lost);
+                snprintf(v.info.engine, sizeof v.info.engine, "%s", ename);
+                report(&o, paths[i], &v);
+                out.declined = true;
+                continue;
+            }
             af_judge(&runner, &prep, be, ename, &v, NULL);
             report(&o, paths[i], &v);
             if (v.kind == AF_V_DECLINED) out.declined = true;
             else if (v.n_findings) out.finding = true;
+            if (v.kind == AF_V_CRASH && (be->flags & AF_BACKEND_NEEDS_GPU))
+                snprintf(context_lost, sizeof context_lost,
+                         "not run: the GPU context may be lost after the crash of %s [%s]; re-run in a new process",
+                         paths[i], ename[0] ? ename : "default");
         }
         af_prepared_free(&prep);
         free(names);

@@ -71,6 +71,22 @@ static void quantise_per_tensor(const af_case *c, af_tensors *t, af_tensor_id id
                                      vals[dense_index(v, b, h, s, d)] * scale);
 }
 
+/* fp8_e4m3 output scale (tensors.h): the largest power of two with
+ * amax(dequantised stored V) * scale_o <= 448. Every stored V element counts (padding
+ * rows too), which only makes the bound safer. */
+static float fp8_output_scale_of(const af_case *c, const af_tensors *t) {
+    const af_tensor_view *v = &t->plan.view[AF_T_V];
+    double amax = 0;
+    for (int b = 0; b < v->B; b++)
+        for (int h = 0; h < v->H; h++)
+            for (int s = 0; s < rows_in_buffer(c, v, AF_T_V, b); s++)
+                for (int d = 0; d < v->D; d++) {
+                    double x = fabs(af_storage_load(AF_ST_E4M3, t->buf[v->buffer], af_layout_offset(&t->plan, AF_T_V, b, h, s, d)));
+                    if (x > amax) amax = x;
+                }
+    return af_fp8_output_scale(amax * (double)t->descale_v);
+}
+
 /* mxfp8: one E8M0 exponent per 32 elements along the contraction axis (d for Q, K;
  * s for V). exponent e = floor(log2(amax)) - 8, stored = e4m3(x * 2^-e). */
 static uint8_t *quantise_mx(const af_case *c, af_tensors *t, af_tensor_id id, const float *vals) {
@@ -190,6 +206,7 @@ int af_inputs_generate(const af_case *c, af_tensors *t, af_inputs *in) {
         }
         free(vals);
     }
+    if (c->dtype == AF_DT_FP8_E4M3) t->descale_o = 1.0f / fp8_output_scale_of(c, t);
     af_inputs_read(c, t, in);
     return 0;
 }

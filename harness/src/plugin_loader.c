@@ -139,6 +139,7 @@ static void tensors_from_plan(const af_case *c, const af_tensors *t, const plugi
         out->t[AF_T_K].descale = t->descale_k;
         out->t[AF_T_V].descale = t->descale_v;
         out->t[AF_T_DO].descale = t->descale_do;
+        out->t[AF_T_O].descale = t->descale_o; /* O is E4M3: store e4m3(O / descale) */
     }
     if (c->dtype == AF_DT_MXFP8) {
         out->t[AF_T_Q].mx_scale = mem->mx_scale[0];

@@ -119,9 +119,12 @@ static void add_finding(probe_ctx *x, af_verdict_kind kind, af_tensor_id t, int 
 static int64_t offset_of(const af_tensors *t, af_tensor_id id, int b, int h, int s, int d) {
     return af_layout_offset(&t->plan, id, b, h, s, d);
 }
+/* Logical value of a stored output element (fp8_e4m3's E4M3 O times descale_o, exact),
+ * so tolerances and the inclusion probe's bounds share units. */
 static double load_at(const af_tensors *t, af_tensor_id id, int64_t off) {
     const af_tensor_view *w = &t->plan.view[id];
-    return af_storage_load(w->storage, t->buf[w->buffer], off);
+    double f = (id == AF_T_O && w->storage == AF_ST_E4M3) ? (double)t->descale_o : 1.0;
+    return f * af_storage_load(w->storage, t->buf[w->buffer], off);
 }
 static bool same_bits(const af_tensors *a, const af_tensors *b, af_tensor_id id, int64_t off) {
     const af_tensor_view *w = &a->plan.view[id];
@@ -643,7 +646,8 @@ static void compare_runs(const probe_ctx *x, const af_tensors *a, const af_tenso
 static double tiny_of(const probe_ctx *x, af_tensor_id id) {
     const af_tensors *t = x->tg->baseline;
     const af_tensor_view *w = &t->plan.view[id];
-    double unit = w->storage == AF_ST_F32 ? 0x1p-23 : w->storage == AF_ST_F16 ? 0x1p-10 : 0x1p-7, amax = 0;
+    double unit = w->storage == AF_ST_F32 ? 0x1p-23 : w->storage == AF_ST_F16 ? 0x1p-10
+                : w->storage == AF_ST_E4M3 ? 0x1p-3 : 0x1p-7, amax = 0;
     for (int b = 0; b < w->B; b++)
         for (int h = 0; h < w->H; h++)
             for (int s = 0; s < judged_rows(x, id, b); s++)
@@ -845,8 +849,10 @@ static double eps_of(const af_case *c, double score_err) {
     double e = c->dtype == AF_DT_FP16 ? 0x1p-7 : c->dtype == AF_DT_BF16 ? 0x1p-5 : 0x1p-2;
     return e + 4 * score_err;
 }
-/* Rounding of the stored output relative to its magnitude. */
-static double ulp_of(const af_case *c) { return c->dtype == AF_DT_FP16 ? 0x1p-10 : 0x1p-7; }
+/* Rounding of the stored output relative to its magnitude (fp8_e4m3's O is E4M3). */
+static double ulp_of(const af_case *c) {
+    return c->dtype == AF_DT_FP16 ? 0x1p-10 : c->dtype == AF_DT_FP8_E4M3 ? 0x1p-3 : 0x1p-7;
+}
 
 /* Scores fp32 cannot resolve well enough for a guarantee: skip such rows. */
 static bool row_checkable(const row_stats *rs) { return rs->score_err < 0x1p-6 && isfinite(rs->lse); }

@@ -24,7 +24,7 @@ int af_tensors_alloc(af_tensors *t, const af_case *c, char *why, size_t cap) {
         t->buf[i] = t->alloc[i] + AF_GUARD_BYTES;
         t->bytes[i] = bytes;
     }
-    t->descale_q = t->descale_k = t->descale_v = t->descale_do = 1.0f;
+    t->descale_q = t->descale_k = t->descale_v = t->descale_do = t->descale_o = 1.0f;
     return 0;
 }
 
@@ -68,6 +68,7 @@ void af_tensors_copy(af_tensors *dst, const af_tensors *src) {
     dst->descale_k = src->descale_k;
     dst->descale_v = src->descale_v;
     dst->descale_do = src->descale_do;
+    dst->descale_o = src->descale_o;
 }
 
 static double *dense(int64_t n) { return n > 0 ? calloc((size_t)n, sizeof(double)) : NULL; }
@@ -145,13 +146,16 @@ static int64_t di(int H, int S, int D, int b, int h, int s, int d) {
 static void read_tensor(const af_tensors *t, const af_case *c, af_tensor_id id, double *dst) {
     const af_tensor_view *v = &t->plan.view[id];
     bool kv = id == AF_T_DK || id == AF_T_DV;
+    /* an E4M3 output (fp8_e4m3's O) carries the harness's per-tensor output scale;
+     * descale_o is a power of two, so the product is exact */
+    double f = (id == AF_T_O && v->storage == AF_ST_E4M3) ? (double)t->descale_o : 1.0;
     for (int b = 0; b < v->B; b++) {
         int len = kv ? af_case_len_kv(c, b) : af_case_len_q(c, b);
         for (int h = 0; h < v->H; h++)
             for (int s = 0; s < len; s++)
                 for (int d = 0; d < v->D; d++)
                     dst[di(v->H, v->S, v->D, b, h, s, d)] =
-                        af_storage_load(v->storage, t->buf[v->buffer], af_layout_offset(&t->plan, id, b, h, s, d));
+                        f * af_storage_load(v->storage, t->buf[v->buffer], af_layout_offset(&t->plan, id, b, h, s, d));
     }
 }
 
@@ -163,4 +167,14 @@ void af_outputs_read(const af_tensors *t, const af_case *c, af_outputs *out) {
         read_tensor(t, c, AF_T_DK, out->dk);
         read_tensor(t, c, AF_T_DV, out->dv);
     }
+}
+
+float af_fp8_output_scale(double amax_v) {
+    if (!(amax_v > 0) || !isfinite(amax_v)) return 1.0f;
+    int e;
+    frexp((double)AF_FP8_E4M3_MAX / amax_v, &e); /* 448 / amax = m * 2^e, m in [0.5, 1) */
+    e -= 1;                                       /* 2^e <= 448 / amax < 2^(e+1) */
+    if (e > 126) e = 126;
+    if (e < -126) e = -126;
+    return (float)ldexp(1.0, e);
 }

@@ -12,6 +12,11 @@
  *   - every valid output element is written, padding rows hold 0 / -inf, and gaps,
  *     guards and inputs are left untouched;
  *   - bit-identical results with 1 and 3 threads;
+ *   - fp8_e4m3 forward follows cuDNN's FP8 recipe (attnfuzz/tensors.h) bit for bit:
+ *     scores from the stored E4M3 values times scale, descale_q, descale_k; P = E/Z
+ *     cast to E4M3 after * 448; O descaled by 1/448 and descale_v, scaled by scale_o and
+ *     stored E4M3; the output scale is the largest power of two that keeps
+ *     max|V| * scale_o <= 448, and af_outputs_read dequantises O exactly;
  *   - declines fp8/mxfp8 backward and context parallelism.
  */
 #include <math.h>
@@ -477,6 +482,108 @@ static void test_follows_the_fp32_recipe(af_backend *be) {
     }
 }
 
+/* fp8_e4m3: the output semantics (O stored E4M3 with the harness's power-of-two
+ * output scale) and the recipe of attnfuzz/tensors.h restated here in plain fp32 for
+ * small GQA cases and checked bit for bit (O as stored bytes, LSE). Also: the E4M3
+ * cast of P matters (a recipe without it gives other bytes), so the test has teeth. */
+static void test_fp8_follows_the_recipe(af_backend *be) {
+    CHECK(AF_FP8_SCALE_S == 448.0f && AF_FP8_DESCALE_S == 1.0f / 448.0f);
+    /* the output scale rule */
+    CHECK(af_fp8_output_scale(448.0) == 1.0f);
+    CHECK(af_fp8_output_scale(447.0) == 1.0f);
+    CHECK(af_fp8_output_scale(449.0) == 0.5f);
+    CHECK(af_fp8_output_scale(1.0) == 256.0f);
+    CHECK(af_fp8_output_scale(3.5) == 128.0f);
+    CHECK(af_fp8_output_scale(0.0) == 1.0f);
+    const char *cases[] = {
+        ("dtype = fp8_e4m3\nheads_q = 2\nheads_kv = 1\nseqlen_q = 5\nseqlen_kv = 9\nhead_dim_qk = 16\n"
+        "head_dim_v = 16\nmask = causal_bottom_right\nwindow = 5,-1\nseed = 41\ndata = normal:2\n"),
+        ("dtype = fp8_e4m3\nheads_q = 2\nheads_kv = 1\nseqlen_q = 7\nseqlen_kv = 16\nhead_dim_qk = 16\n"
+        "head_dim_v = 16\nmask = none\nseed = 42\ndata = normal:1 outlier_channels:2:8\n"),
+        ("dtype = fp8_e4m3\nheads_q = 2\nheads_kv = 1\nseqlen_q = 8\nseqlen_kv = 12\nhead_dim_qk = 16\n"
+        "head_dim_v = 16\nmask = causal\nseed = 43\ndata = uniform:0.01\n"),
+    };
+    bool rounding_matters = false;
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        cpu_run r;
+        prepare(&r, cases[ci]);
+        const af_case *c = &r.c;
+        enum { HQ = 2, SQ_MAX = 8, SKV_MAX = 16, D = 16 };
+        int Sq = c->seqlen_q, Skv = c->seqlen_kv;
+        CHECK(c->heads_q == HQ && c->head_dim_qk == D && c->head_dim_v == D && Sq <= SQ_MAX && Skv <= SKV_MAX);
+        /* storage and output scale */
+        const af_tensor_view *ov = &r.t.plan.view[AF_T_O];
+        CHECK(ov->storage == AF_ST_E4M3 && r.t.plan.view[AF_T_LSE].storage == AF_ST_F32);
+        CHECK(r.t.plan.view[AF_T_DO].storage == AF_ST_BF16 && r.t.plan.view[AF_T_DQ].storage == AF_ST_BF16);
+        double vmax = 0;
+        for (int j = 0; j < Skv; j++)
+            for (int d = 0; d < D; d++) vmax = fmax(vmax, fabs(peek(&r, AF_T_V, 0, 0, j, d)) * r.t.descale_v);
+        float scale_o = 1.0f / r.t.descale_o;
+        int e;
+        CHECK_MSG(frexpf(scale_o, &e) == 0.5f, "scale_o %g is not a power of two", scale_o);
+        CHECK_MSG(vmax * scale_o <= 448.0 && vmax * scale_o * 2 > 448.0, "max|V| %g scale_o %g", vmax, scale_o);
+        execute(be, &r);
+        float scale = af_case_scale(c);
+        float q[HQ][SQ_MAX][D], k[SKV_MAX][D], v[SKV_MAX][D];
+        for (int j = 0; j < Skv; j++)
+            for (int d = 0; d < D; d++) {
+                k[j][d] = (float)peek(&r, AF_T_K, 0, 0, j, d); /* stored E4M3 values */
+                v[j][d] = (float)peek(&r, AF_T_V, 0, 0, j, d);
+            }
+        for (int h = 0; h < HQ; h++)
+            for (int i = 0; i < Sq; i++)
+                for (int d = 0; d < D; d++) q[h][i][d] = (float)peek(&r, AF_T_Q, 0, h, i, d);
+        for (int h = 0; h < HQ; h++)
+            for (int i = 0; i < Sq; i++) {
+                float sc[SKV_MAX], m = -INFINITY, z = 0;
+                int n = 0;
+                for (int j = 0; j < Skv; j++) {
+                    if (!sees(c, 0, i, j)) continue;
+                    n++;
+                    float acc = 0.0f;
+                    for (int d = 0; d < D; d++) acc += q[h][i][d] * k[j][d];
+                    sc[j] = ((acc * scale) * r.t.descale_q) * r.t.descale_k;
+                    m = sc[j] > m ? sc[j] : m;
+                }
+                int64_t lidx = di(HQ, Sq, 1, 0, h, i, 0);
+                if (n == 0) {
+                    CHECK(isinf(r.out.lse[lidx]) && r.out.lse[lidx] < 0);
+                    for (int d = 0; d < D; d++) CHECK(r.out.o[di(HQ, Sq, D, 0, h, i, d)] == 0.0);
+                    continue;
+                }
+                float ex[SKV_MAX];
+                for (int j = 0; j < Skv; j++)
+                    if (sees(c, 0, i, j)) {
+                        ex[j] = expf(sc[j] - m);
+                        z += ex[j];
+                    }
+                float o8[D] = {0}, o_exact[D] = {0};
+                for (int j = 0; j < Skv; j++) {
+                    if (!sees(c, 0, i, j)) continue;
+                    float p = ex[j] / z;
+                    float p8 = to_storage(AF_ST_E4M3, p * 448.0f);
+                    for (int d = 0; d < D; d++) {
+                        o8[d] += p8 * v[j][d];
+                        o_exact[d] += (p * 448.0f) * v[j][d];
+                    }
+                }
+                for (int d = 0; d < D; d++) {
+                    float want = to_storage(AF_ST_E4M3, ((o8[d] * (1.0f / 448.0f)) * r.t.descale_v) * scale_o);
+                    float stored = (float)af_storage_load(ov->storage, r.t.buf[ov->buffer],
+                                                          af_layout_offset(&r.t.plan, AF_T_O, 0, h, i, d));
+                    CHECK_MSG(want == stored, "case %zu O h%d i%d d%d: %g vs %g", ci, h, i, d, stored, want);
+                    /* af_outputs_read: stored * descale_o, exactly */
+                    CHECK(r.out.o[di(HQ, Sq, D, 0, h, i, d)] == (double)stored * (double)r.t.descale_o);
+                    rounding_matters |=
+                        want != to_storage(AF_ST_E4M3, ((o_exact[d] * (1.0f / 448.0f)) * r.t.descale_v) * scale_o);
+                }
+                CHECK_MSG((float)r.out.lse[lidx] == m + logf(z), "case %zu LSE h%d i%d", ci, h, i);
+            }
+        release(&r);
+    }
+    CHECK_MSG(rounding_matters, "%s", "too easy: the E4M3 cast of P changes no output byte");
+}
+
 /* Forward against the independent double attention, for every mask shape: the gap
  * must be within the rounding of P and O to the case dtype. */
 static void test_forward_matches_double_reference(af_backend *be) {
@@ -512,8 +619,9 @@ static void test_forward_matches_double_reference(af_backend *be) {
                 double err, ref, vmax, dummy;
                 diff_stats(c, true, c->heads_kv, c->seqlen_kv, Dv, r.in.v, r.in.v, &dummy, &vmax);
                 diff_stats(c, false, Hq, Sq, Dv, r.out.o, o, &err, &ref);
-                /* P rounded (2^-11 fp16, 2^-8 bf16 and fp8) plus O rounded to its storage */
-                double unit = c->dtype == AF_DT_FP16 ? 0x1p-11 : 0x1p-8;
+                /* P rounded (2^-11 fp16, 2^-8 bf16 and mxfp8, 2^-4 fp8_e4m3's E4M3 P) plus
+                 * O rounded to its storage (E4M3 for fp8_e4m3) */
+                double unit = c->dtype == AF_DT_FP16 ? 0x1p-11 : c->dtype == AF_DT_FP8_E4M3 ? 0x1p-4 : 0x1p-8;
                 CHECK_MSG(err <= 3 * unit * vmax, "%s: O error %g (max|V| %g)", text, err, vmax);
                 /* LSE: fully masked rows must agree exactly (-inf), others to fp32 */
                 for (int b = 0; b < c->batch; b++)
@@ -900,6 +1008,7 @@ int main(void) {
     test_equal_keys_give_mean_of_v(be);
     test_one_visible_key(be);
     test_follows_the_fp32_recipe(be);
+    test_fp8_follows_the_recipe(be);
     test_forward_matches_double_reference(be);
     test_backward_matches_finite_differences(be);
     test_layout_independence(be);

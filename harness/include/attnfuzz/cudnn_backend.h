@@ -23,6 +23,11 @@
  * (why says why), 1 on other errors. */
 int af_cudnn_engines_report(af_backend *be, const af_case *c, FILE *out, char *why, size_t cap);
 
+/* fp8_e4m3 forward: the graph's amax outputs of the last successful run() (amax_s =
+ * max P before scale_s, in [0, 1]; amax_o = max |O| before scale_o, logical units).
+ * Returns 0, or -1 when the last run was not an fp8 run that finished. */
+int af_cudnn_last_fp8_amax(af_backend *be, float *amax_s, float *amax_o);
+
 /* "cuDNN 9.19.0 (/path/libcudnn.so.9), NVIDIA H200 sm90" or why it is unavailable. */
 void af_cudnn_describe(af_backend *be, char *buf, size_t cap);
 

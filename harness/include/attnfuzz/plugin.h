@@ -158,7 +158,11 @@ typedef struct {
     const int32_t *page_table;  /* paged: (B, pages_per_seq) physical pages; else NULL */
     int32_t page_size;          /* paged: tokens per page; else 0                    */
     int32_t pages_per_seq;
-    float descale;              /* fp8_e4m3: logical = stored * descale; else 1      */
+    float descale;              /* fp8_e4m3: logical = stored * descale; else 1.
+                                   Inputs Q, K, V (and dO): read as stored * descale.
+                                   O of fp8_e4m3 is an E4M3 output (storage says so):
+                                   write e4m3(O / descale), descale a power of two
+                                   chosen so that |O| <= max |V| fits (<= 448)     */
     /* mxfp8: one E8M0 byte per 32 elements along the contraction axis,
      *   logical = stored * 2^(byte - 127), dense arrays:
      *   Q, K: (B, H, S, ceil(D / 32))   blocks along d

@@ -21,14 +21,39 @@
 #define AF_POISON_E4M3 0x7Fu
 #define AF_POISON_F32 0x7FC0DEADu
 
+/* fp8_e4m3 forward semantics (per-tensor current scaling; docs/fp8.md), the one place
+ * the cpu backend, the cudnn backend and the tests take them from:
+ *
+ *   inputs   Q, K, V stored E4M3; logical = stored * descale_{q,k,v} (gen.c: descale =
+ *            amax / 448 of the generated values, i.e. scale = 448 / amax).
+ *   scores   S = (q_e4m3 . k_e4m3, fp32) * attn_scale * descale_q * descale_k   (fp32,
+ *            multiplied in that order, as cudnn-frontend's sdpa_fp8 graph)
+ *   softmax  m = max S; E = exp(S - m); Z = sum E; LSE = m + log Z (fp32, natural log);
+ *            P = E / Z (normalised BEFORE the cast, as the composite graph's DIV)
+ *   P cast   P8 = e4m3(P * AF_FP8_SCALE_S), P in [0,1] -> [0,448]; used as
+ *            P8 * AF_FP8_DESCALE_S (descale_s = fp32(1/448), not exact)
+ *   O        O_acc = sum_j P8_j * v_e4m3_j (fp32); O' = O_acc * descale_s * descale_v
+ *            (fp32, in that order); stored O = e4m3(O' * scale_o) (RNE, saturating)
+ *   output   O is stored E4M3 with a per-tensor output scale scale_o chosen by the
+ *            harness before the run (gen.c): the largest power of two with
+ *            amax(dequantised V) * scale_o <= 448 (1 when V is all zero), since
+ *            |O| <= max |V| for a convex combination; descale_o = 1 / scale_o exactly,
+ *            and af_outputs_read returns stored * descale_o. LSE stays fp32. dO and the
+ *            gradients would be bf16 (fp8 backward is not served by any backend yet).
+ * mxfp8 keeps O in bf16 (descale_o = 1). */
+#define AF_FP8_E4M3_MAX 448.0f
+#define AF_FP8_SCALE_S 448.0f
+#define AF_FP8_DESCALE_S (1.0f / 448.0f)
+
 typedef struct {
     af_layout_plan plan;
     uint8_t *alloc[AF_BUF_COUNT];   /* guard | data | guard, NULL when unused */
     void *buf[AF_BUF_COUNT];        /* start of data */
     size_t bytes[AF_BUF_COUNT];     /* data bytes (without guards) */
     /* fp8_e4m3 (per-tensor current scaling): logical = stored * descale.
-     * 1.0 for other dtypes. */
-    float descale_q, descale_k, descale_v, descale_do;
+     * 1.0 for other dtypes. descale_o is the output's: O is stored E4M3 as
+     * e4m3(O / descale_o), descale_o a power of two chosen by gen.c (see above). */
+    float descale_q, descale_k, descale_v, descale_do, descale_o;
     /* mxfp8: E8M0 exponent bytes, one per 32 elements along the contraction axis:
      * Q, K: (b, h, s, ceil(d/32)) blocks along d; V: (b, h, ceil(s/32), d) blocks along
      * s. logical = stored * 2^(byte - 127). NULL for other dtypes. */
@@ -70,7 +95,12 @@ void af_outputs_free(af_outputs *out);
 double af_storage_load(af_storage s, const void *buf, int64_t offset);
 /* Round a float to the storage type (round to nearest even) and store it. */
 void af_storage_store(af_storage s, void *buf, int64_t offset, float value);
-/* Read the outputs of a run from the buffers into dense form (dequantised). */
+/* Read the outputs of a run from the buffers into dense form (dequantised: an E4M3
+ * O is multiplied by descale_o, exactly). */
 void af_outputs_read(const af_tensors *t, const af_case *c, af_outputs *out);
+
+/* fp8_e4m3 output scale: the largest power of two s with amax_v * s <= 448 (1 when
+ * amax_v is 0 or not finite). scale_o = this, descale_o = 1 / this. */
+float af_fp8_output_scale(double amax_v);
 
 #endif

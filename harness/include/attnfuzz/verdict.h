@@ -7,7 +7,7 @@
  *                low-precision computation in the case dtype)
  *   floor(T)   = noise floor at the output's magnitude: one unit in the last place
  *                of the output storage type at max |oracle| (2^-10 fp16, 2^-7 bf16,
- *                2^-23 for the fp32 LSE), never below 2^-24
+ *                2^-3 for fp8_e4m3's E4M3 O, 2^-23 for the fp32 LSE), never below 2^-24
  *   allowed(T) = 2 * err_ref(T) + floor(T);  ratio = err / allowed; pass iff ratio <= 1
  */
 #ifndef ATTNFUZZ_VERDICT_H
