@@ -4,6 +4,7 @@
  * Unknown keys, repeated keys and bad values are errors naming file:line and field.
  */
 #include "attnfuzz/case.h"
+#include "attnfuzz/strbuf.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -530,85 +531,72 @@ int af_case_load(const char *path, af_case *c, af_error *err) {
 
 /* ---- printing ---- */
 
-typedef struct {
-    char *buf;
-    size_t cap, len;
-} sbuf;
 
-static void sb_printf(sbuf *s, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    size_t room = s->len < s->cap ? s->cap - s->len : 0;
-    int n = vsnprintf(room ? s->buf + s->len : NULL, room, fmt, ap);
-    va_end(ap);
-    if (n > 0) s->len += (size_t)n;
-}
-
-static void print_list(sbuf *s, const char *key, const int *v, int n) {
-    sb_printf(s, "%s = ", key);
-    for (int i = 0; i < n; i++) sb_printf(s, "%s%d", i ? "," : "", v[i]);
-    sb_printf(s, "\n");
+static void print_list(af_strbuf *s, const char *key, const int *v, int n) {
+    af_strbuf_printf(s, "%s = ", key);
+    for (int i = 0; i < n; i++) af_strbuf_printf(s, "%s%d", i ? "," : "", v[i]);
+    af_strbuf_printf(s, "\n");
 }
 
 /* %.17g round-trips doubles; data parameters print in shortest round-trip form. */
-static void print_double(sbuf *s, double v) {
+static void print_double(af_strbuf *s, double v) {
     char tmp[64];
     for (int prec = 1; prec <= 17; prec++) {
         snprintf(tmp, sizeof tmp, "%.*g", prec, v);
         if (strtod(tmp, NULL) == v) break;
     }
-    sb_printf(s, "%s", tmp);
+    af_strbuf_printf(s, "%s", tmp);
 }
 
 size_t af_case_print(const af_case *c, char *buf, size_t cap) {
-    sbuf s = {buf, cap, 0};
+    af_strbuf s = {buf, cap, 0};
     if (cap) buf[0] = 0;
-    sb_printf(&s, "dtype = %s\n", dtype_names[c->dtype]);
-    sb_printf(&s, "batch = %d\n", c->batch);
-    sb_printf(&s, "heads_q = %d\n", c->heads_q);
-    sb_printf(&s, "heads_kv = %d\n", c->heads_kv);
-    sb_printf(&s, "seqlen_q = %d\n", c->seqlen_q);
-    sb_printf(&s, "seqlen_kv = %d\n", c->seqlen_kv);
+    af_strbuf_printf(&s, "dtype = %s\n", dtype_names[c->dtype]);
+    af_strbuf_printf(&s, "batch = %d\n", c->batch);
+    af_strbuf_printf(&s, "heads_q = %d\n", c->heads_q);
+    af_strbuf_printf(&s, "heads_kv = %d\n", c->heads_kv);
+    af_strbuf_printf(&s, "seqlen_q = %d\n", c->seqlen_q);
+    af_strbuf_printf(&s, "seqlen_kv = %d\n", c->seqlen_kv);
     if (c->has_seqlens) {
         print_list(&s, "seqlens_q", c->seqlens_q, c->batch);
         print_list(&s, "seqlens_kv", c->seqlens_kv, c->batch);
     }
-    sb_printf(&s, "head_dim_qk = %d\n", c->head_dim_qk);
-    sb_printf(&s, "head_dim_v = %d\n", c->head_dim_v);
-    sb_printf(&s, "layout = %s\n", layout_names[c->layout]);
-    sb_printf(&s, "packing = %s\n", packing_names[c->packing]);
-    sb_printf(&s, "stride_gap = %d\n", c->stride_gap);
-    if (c->layout == AF_LAYOUT_THD) sb_printf(&s, "thd_gap = %d\n", c->thd_gap);
-    sb_printf(&s, "page_size = %d\n", c->page_size);
-    if (c->page_size) sb_printf(&s, "page_tail = %s\n", c->page_tail_nan ? "nan" : "finite");
-    sb_printf(&s, "mask = %s\n", af_mask_text(c));
-    sb_printf(&s, "align = %s\n", c->align == AF_ALIGN_BOTTOM_RIGHT ? "bottom_right" : "top_left");
-    sb_printf(&s, "window = %d,%d\n", c->window_left, c->window_right);
+    af_strbuf_printf(&s, "head_dim_qk = %d\n", c->head_dim_qk);
+    af_strbuf_printf(&s, "head_dim_v = %d\n", c->head_dim_v);
+    af_strbuf_printf(&s, "layout = %s\n", layout_names[c->layout]);
+    af_strbuf_printf(&s, "packing = %s\n", packing_names[c->packing]);
+    af_strbuf_printf(&s, "stride_gap = %d\n", c->stride_gap);
+    if (c->layout == AF_LAYOUT_THD) af_strbuf_printf(&s, "thd_gap = %d\n", c->thd_gap);
+    af_strbuf_printf(&s, "page_size = %d\n", c->page_size);
+    if (c->page_size) af_strbuf_printf(&s, "page_tail = %s\n", c->page_tail_nan ? "nan" : "finite");
+    af_strbuf_printf(&s, "mask = %s\n", af_mask_text(c));
+    af_strbuf_printf(&s, "align = %s\n", c->align == AF_ALIGN_BOTTOM_RIGHT ? "bottom_right" : "top_left");
+    af_strbuf_printf(&s, "window = %d,%d\n", c->window_left, c->window_right);
     if (c->has_scale) {
-        sb_printf(&s, "scale = ");
+        af_strbuf_printf(&s, "scale = ");
         print_double(&s, (double)c->scale);
-        sb_printf(&s, "\n");
+        af_strbuf_printf(&s, "\n");
     } else {
-        sb_printf(&s, "# scale = default 1/sqrt(head_dim_qk)\n");
+        af_strbuf_printf(&s, "# scale = default 1/sqrt(head_dim_qk)\n");
     }
-    sb_printf(&s, "backward = %s\n", c->backward ? "yes" : "no");
+    af_strbuf_printf(&s, "backward = %s\n", c->backward ? "yes" : "no");
     if (c->cp_size > 1)
-        sb_printf(&s, "cp = %d %s\n", c->cp_size, cp_names[c->cp_comm]);
+        af_strbuf_printf(&s, "cp = %d %s\n", c->cp_size, cp_names[c->cp_comm]);
     else
-        sb_printf(&s, "cp = 1\n");
-    sb_printf(&s, "seed = %" PRIu64 "\n", c->seed);
-    sb_printf(&s, "data =");
+        af_strbuf_printf(&s, "cp = 1\n");
+    af_strbuf_printf(&s, "seed = %" PRIu64 "\n", c->seed);
+    af_strbuf_printf(&s, "data =");
     for (int i = 0; i < c->n_data; i++) {
-        sb_printf(&s, " %s:", data_names[c->data[i].kind]);
+        af_strbuf_printf(&s, " %s:", data_names[c->data[i].kind]);
         print_double(&s, c->data[i].p0);
         if (data_params[c->data[i].kind] > 1) {
-            sb_printf(&s, ":");
+            af_strbuf_printf(&s, ":");
             print_double(&s, c->data[i].p1);
         }
     }
-    sb_printf(&s, "\n");
-    if (c->backend[0]) sb_printf(&s, "backend = %s\n", c->backend);
-    if (c->engine[0]) sb_printf(&s, "engine = %s\n", c->engine);
+    af_strbuf_printf(&s, "\n");
+    if (c->backend[0]) af_strbuf_printf(&s, "backend = %s\n", c->backend);
+    if (c->engine[0]) af_strbuf_printf(&s, "engine = %s\n", c->engine);
     return s.len;
 }
 

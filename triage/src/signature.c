@@ -1,23 +1,10 @@
 /* signature.c — the number-free identity of a finding: kind | backend | tensor | class. */
+#include "attnfuzz/strbuf.h"
 #include "attnfuzz/triage.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-typedef struct {
-    char *buf;
-    size_t cap, len;
-} sig_buf;
-
-static void sig_add(sig_buf *s, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    size_t room = s->len < s->cap ? s->cap - s->len : 0;
-    int n = vsnprintf(room ? s->buf + s->len : NULL, room, fmt, ap);
-    va_end(ap);
-    if (n > 0) s->len += (size_t)n;
-}
 
 /* Head dims that are multiples of 16 suit every tensor-core tiling; multiples of 8 suit
  * 16-byte vector loads only; others need a scalar tail. Class = worst of d_qk and d_v. */
@@ -35,60 +22,60 @@ static const char *head_dim_size(int d) {
 }
 
 size_t af_config_class(const af_case *c, char *buf, size_t cap) {
-    sig_buf s = {buf, cap, 0};
+    af_strbuf s = {buf, cap, 0};
     if (cap) buf[0] = 0;
     bool window_left = c->window_left >= 0, window_right = c->window_right >= 0;
     bool aligned_matters = c->mask == AF_MASK_CAUSAL || window_left || window_right;
     const char *align = c->align == AF_ALIGN_BOTTOM_RIGHT ? "br" : "tl";
 
-    sig_add(&s, "%s", af_dtype_name(c->dtype));
-    if (c->mask == AF_MASK_CAUSAL) sig_add(&s, ",causal-%s", align);
-    else if (aligned_matters) sig_add(&s, ",none-%s", align);
-    else sig_add(&s, ",none");
+    af_strbuf_printf(&s, "%s", af_dtype_name(c->dtype));
+    if (c->mask == AF_MASK_CAUSAL) af_strbuf_printf(&s, ",causal-%s", align);
+    else if (aligned_matters) af_strbuf_printf(&s, ",none-%s", align);
+    else af_strbuf_printf(&s, ",none");
     if (window_left || window_right)
-        sig_add(&s, ",win(%s%s)", window_left ? "L" : "", window_right ? "R" : "");
+        af_strbuf_printf(&s, ",win(%s%s)", window_left ? "L" : "", window_right ? "R" : "");
     else
-        sig_add(&s, ",nowin");
-    if (c->layout == AF_LAYOUT_THD) sig_add(&s, ",pad:thd");
-    else if (c->has_seqlens) sig_add(&s, ",pad:padding");
-    else sig_add(&s, ",pad:none");
-    if (c->heads_q == c->heads_kv) sig_add(&s, ",mha");
-    else if (c->heads_kv == 1) sig_add(&s, ",mqa");
-    else sig_add(&s, ",gqa");
+        af_strbuf_printf(&s, ",nowin");
+    if (c->layout == AF_LAYOUT_THD) af_strbuf_printf(&s, ",pad:thd");
+    else if (c->has_seqlens) af_strbuf_printf(&s, ",pad:padding");
+    else af_strbuf_printf(&s, ",pad:none");
+    if (c->heads_q == c->heads_kv) af_strbuf_printf(&s, ",mha");
+    else if (c->heads_kv == 1) af_strbuf_printf(&s, ",mqa");
+    else af_strbuf_printf(&s, ",gqa");
     int dmax = c->head_dim_qk > c->head_dim_v ? c->head_dim_qk : c->head_dim_v;
-    sig_add(&s, ",%s%s", head_dim_size(dmax), head_dim_alignment(c->head_dim_qk, c->head_dim_v));
-    if (c->head_dim_qk != c->head_dim_v) sig_add(&s, ",dv%sdqk", c->head_dim_v < c->head_dim_qk ? "<" : ">");
-    sig_add(&s, ",%s", af_layout_name(c->layout));
-    if (c->packing != AF_PACK_SEPARATE) sig_add(&s, "+%s", af_packing_name(c->packing));
-    if (c->stride_gap > 0 || (c->layout == AF_LAYOUT_THD && c->thd_gap > 0)) sig_add(&s, "+gap");
-    if (c->page_size > 0) sig_add(&s, "+paged");
-    if (c->cp_size > 1) sig_add(&s, ",cp:%s", af_cp_comm_name(c->cp_comm));
-    sig_add(&s, ",%s", c->backward ? "bwd" : "fwd");
-    sig_add(&s, ",sq%sskv", c->seqlen_q < c->seqlen_kv ? "<" : c->seqlen_q > c->seqlen_kv ? ">" : "=");
+    af_strbuf_printf(&s, ",%s%s", head_dim_size(dmax), head_dim_alignment(c->head_dim_qk, c->head_dim_v));
+    if (c->head_dim_qk != c->head_dim_v) af_strbuf_printf(&s, ",dv%sdqk", c->head_dim_v < c->head_dim_qk ? "<" : ">");
+    af_strbuf_printf(&s, ",%s", af_layout_name(c->layout));
+    if (c->packing != AF_PACK_SEPARATE) af_strbuf_printf(&s, "+%s", af_packing_name(c->packing));
+    if (c->stride_gap > 0 || (c->layout == AF_LAYOUT_THD && c->thd_gap > 0)) af_strbuf_printf(&s, "+gap");
+    if (c->page_size > 0) af_strbuf_printf(&s, "+paged");
+    if (c->cp_size > 1) af_strbuf_printf(&s, ",cp:%s", af_cp_comm_name(c->cp_comm));
+    af_strbuf_printf(&s, ",%s", c->backward ? "bwd" : "fwd");
+    af_strbuf_printf(&s, ",sq%sskv", c->seqlen_q < c->seqlen_kv ? "<" : c->seqlen_q > c->seqlen_kv ? ">" : "=");
     return s.len;
 }
 
 size_t af_finding_identity(const af_case *c, const af_verdict *v, char *buf, size_t cap) {
-    sig_buf s = {buf, cap, 0};
+    af_strbuf s = {buf, cap, 0};
     if (cap) buf[0] = 0;
     /* The backend that ran wins over the case's field (the case may say "" = from CLI). */
     const char *backend = v->backend[0] ? v->backend : c->backend[0] ? c->backend : "?";
     const char *engine = v->info.engine[0] ? v->info.engine : c->engine;
     if (strcmp(engine, "all") == 0) engine = "";
-    sig_add(&s, "%s|%s%s%s|", af_verdict_name(v->kind), backend, engine[0] ? ":" : "", engine);
-    sig_add(&s, "%s", v->n_findings > 0 ? af_tensor_name(v->findings[0].tensor) : "-");
+    af_strbuf_printf(&s, "%s|%s%s%s|", af_verdict_name(v->kind), backend, engine[0] ? ":" : "", engine);
+    af_strbuf_printf(&s, "%s", v->n_findings > 0 ? af_tensor_name(v->findings[0].tensor) : "-");
     return s.len;
 }
 
 size_t af_signature(const af_case *c, const af_verdict *v, char *buf, size_t cap) {
-    sig_buf s = {buf, cap, 0};
+    af_strbuf s = {buf, cap, 0};
     if (cap) buf[0] = 0;
     char id[AF_SIGNATURE_MAX];
     af_finding_identity(c, v, id, sizeof id);
-    sig_add(&s, "%s|", id);
+    af_strbuf_printf(&s, "%s|", id);
     char cls[256];
     af_config_class(c, cls, sizeof cls);
-    sig_add(&s, "%s", cls);
+    af_strbuf_printf(&s, "%s", cls);
     return s.len;
 }
 
