@@ -51,6 +51,25 @@ static bool stored_signature(const char *case_path, char *out, size_t cap) {
     return true;
 }
 
+/* The common start of `repro` and `minimize`: check the deadline, load the case, open a
+ * session on its backend (a GPU backend is only ever touched in forked children,
+ * campaign.h). Returns 0, or the exit code after saying why on stderr. */
+static int open_finding_session(const char *cmd, const char *path, const char *backend, const char *engine,
+                                int deadline, af_case *c, af_session *s, const char **bname) {
+    if (deadline < 0) {
+        fprintf(stderr, "attnfuzz %s: --deadline must be positive\n", cmd);
+        return AF_EXIT_USAGE;
+    }
+    if (load_case(path, c)) return AF_EXIT_USAGE;
+    *bname = backend ? backend : c->backend[0] ? c->backend : "cpu";
+    char why[512];
+    if (af_session_open_ex(s, *bname, NULL, engine ? engine : "", "", AF_SESSION_NO_LIMITS, why, sizeof why)) {
+        fprintf(stderr, "attnfuzz %s: %s\n", cmd, why);
+        return strstr(why, "unknown backend") ? AF_EXIT_USAGE : AF_EXIT_DECLINED;
+    }
+    return 0;
+}
+
 int af_cli_repro(int argc, char **argv) {
     const char *path = NULL, *backend = NULL, *engine = NULL;
     int deadline = 0; /* 0 = the session's default (60 s, GPU backends 300 s) */
@@ -75,20 +94,11 @@ int af_cli_repro(int argc, char **argv) {
         fprintf(stderr, "usage: attnfuzz repro FILE.case [--backend NAME] [--engine E] [--deadline S]\n");
         return AF_EXIT_USAGE;
     }
-    if (deadline < 0) {
-        fprintf(stderr, "attnfuzz repro: --deadline must be positive\n");
-        return AF_EXIT_USAGE;
-    }
     af_case c;
-    if (load_case(path, &c)) return AF_EXIT_USAGE;
-    const char *bname = backend ? backend : c.backend[0] ? c.backend : "cpu";
     af_session s;
-    char why[512];
-    /* a GPU backend is only ever touched in forked children (campaign.h) */
-    if (af_session_open_ex(&s, bname, NULL, engine ? engine : "", "", AF_SESSION_NO_LIMITS, why, sizeof why)) {
-        fprintf(stderr, "attnfuzz repro: %s\n", why);
-        return strstr(why, "unknown backend") ? AF_EXIT_USAGE : AF_EXIT_DECLINED;
-    }
+    const char *bname;
+    int open_rc = open_finding_session("repro", path, backend, engine, deadline, &c, &s, &bname);
+    if (open_rc) return open_rc;
     af_case_result *r = malloc(sizeof *r);
     if (!r) {
         af_session_close(&s);
@@ -182,20 +192,12 @@ int af_cli_minimize(int argc, char **argv) {
                         "[--max-runs N] [--deadline S] [--quiet]\n");
         return AF_EXIT_USAGE;
     }
-    if (deadline < 0) {
-        fprintf(stderr, "attnfuzz minimize: --deadline must be positive\n");
-        return AF_EXIT_USAGE;
-    }
     af_case c;
-    if (load_case(path, &c)) return AF_EXIT_USAGE;
-    const char *bname = backend ? backend : c.backend[0] ? c.backend : "cpu";
     af_session s;
-    char why[512];
-    /* every candidate runs in a forked child; a GPU backend is never touched here */
-    if (af_session_open_ex(&s, bname, NULL, engine ? engine : "", "", AF_SESSION_NO_LIMITS, why, sizeof why)) {
-        fprintf(stderr, "attnfuzz minimize: %s\n", why);
-        return strstr(why, "unknown backend") ? AF_EXIT_USAGE : AF_EXIT_DECLINED;
-    }
+    const char *bname;
+    /* every candidate runs in a forked child */
+    int open_rc = open_finding_session("minimize", path, backend, engine, deadline, &c, &s, &bname);
+    if (open_rc) return open_rc;
     cli_min_ctx ctx = {&s, deadline > 0 ? deadline : s.default_deadline_s};
     af_min_opts mo;
     af_min_opts_default(&mo);
