@@ -853,6 +853,13 @@ static double eps_of(const af_case *c, double score_err) {
 static double ulp_of(const af_case *c) {
     return c->dtype == AF_DT_FP16 ? 0x1p-10 : c->dtype == AF_DT_FP8_E4M3 ? 0x1p-3 : 0x1p-7;
 }
+/* The absolute resolution of the stored O near zero: values below about this flush to 0
+ * (E4M3's smallest subnormal is 2^-9, times descale_o; fp16's 2^-24; bf16's is below
+ * any output that matters). A required move must exceed it too. */
+static double out_abs_of(const af_case *c, const af_tensors *t) {
+    if (c->dtype == AF_DT_FP8_E4M3) return 0x1p-9 * (double)t->descale_o;
+    return c->dtype == AF_DT_FP16 ? 0x1p-24 : 0x1p-126;
+}
 
 /* Scores fp32 cannot resolve well enough for a guarantee: skip such rows. */
 static bool row_checkable(const row_stats *rs) { return rs->score_err < 0x1p-6 && isfinite(rs->lse); }
@@ -944,7 +951,7 @@ static void probe_inclusion(probe_ctx *x) {
         delta[d] = stored - vrow[d];
         double moved_exact = best_p * fabs(delta[d]);
         double err_after = eps * (mass[d] + best_p * fabs(delta[d])) + ulp * (fabs(o[d]) + moved_exact);
-        must[d] = moved_exact > eps * mass[d] + ulp * fabs(o[d]) + err_after + tol + 0x1p-24;
+        must[d] = moved_exact > eps * mass[d] + ulp * fabs(o[d]) + err_after + tol + 2 * out_abs_of(c, x->tg->baseline) + 0x1p-24;
     }
     /* LSE: scale q of another row (another head when there is one) by 8 */
     int lh = c->heads_q > 1 ? (h + 1) % c->heads_q : h, li = -1;
@@ -1120,9 +1127,9 @@ static void probe_feature(probe_ctx *x) {
                 break;
             if (!row_checkable(&a) || !row_checkable(&z)) continue;
             double eps1 = eps_of(c, a.score_err), eps2 = eps_of(c, z.score_err), ulp = ulp_of(c);
-            double tol = x->exact ? 0 : x->tol[AF_T_O];
+            double tol = x->exact ? 0 : x->tol[AF_T_O], out_abs = out_abs_of(c, base);
             for (int d = 0; d < Dv && !reported; d++) {
-                double margin = eps1 * m1[d] + ulp * fabs(o1[d]) + eps2 * m2[d] + ulp * fabs(o2[d]);
+                double margin = eps1 * m1[d] + ulp * fabs(o1[d]) + eps2 * m2[d] + ulp * fabs(o2[d]) + 2 * out_abs;
                 if (!(fabs(o2[d] - o1[d]) > 2 * margin + 2 * tol + 0x1p-20)) continue;
                 n_must++;
                 double va, vb;
