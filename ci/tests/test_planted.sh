@@ -64,6 +64,29 @@ expect() { # expect BUG KIND[|KIND...]
     return
   fi
   echo "ok   planted:$bug caught as $want ($seen)"
+  # ... and minimised: the first seed caught with the expected kind shrinks to a smaller
+  # case that still fails (repro exits 1) with the same finding identity
+  local seed
+  seed=$(python3 -c '
+import json, re, sys
+for line in open(sys.argv[1]):
+    d = json.loads(line)
+    if re.fullmatch(sys.argv[2], d["verdict"]):
+        print(d["case"]); break' "$out" "$want")
+  if [ -z "$seed" ]; then echo "FAIL planted:$bug: no seed to minimise"; fail=$((fail + 1)); return; fi
+  if ! "$bin" minimize "$seed" -o "$tmp/$bug.min.case" --backend "planted:$bug" --max-runs 80 --quiet > "$tmp/$bug.min" 2>&1; then
+    echo "FAIL planted:$bug: minimize $seed failed"; tail -3 "$tmp/$bug.min"; fail=$((fail + 1)); return
+  fi
+  local before after
+  before=$(sed -n 's/^before:.*cost \([0-9.e+]*\).*/\1/p' "$tmp/$bug.min")
+  after=$(sed -n 's/^after:.*cost \([0-9.e+]*\).*/\1/p' "$tmp/$bug.min")
+  "$bin" repro "$tmp/$bug.min.case" > "$tmp/$bug.repro" 2>&1
+  local rrc=$?
+  if [ "$rrc" != 1 ] || ! python3 -c "import sys; sys.exit(0 if float(sys.argv[2]) < float(sys.argv[1]) else 1)" "$before" "$after"; then
+    echo "FAIL planted:$bug: minimised case (cost $before -> $after) repro exit $rrc"; head -3 "$tmp/$bug.repro"
+    fail=$((fail + 1)); return
+  fi
+  echo "ok   planted:$bug minimised $(basename "$seed"): cost $before -> $after, still fails"
 }
 
 # The backends must be there: built into plugins/ beside the binary.
