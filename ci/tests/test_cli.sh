@@ -9,6 +9,7 @@ check() { # check NAME EXPECTED_RC COMMAND...
   if [ "$rc" != "$want" ]; then echo "FAIL $name: exit $rc, expected $want"; echo "$out" | tail -5; fail=$((fail+1)); else echo "ok   $name"; fi
 }
 check "seed corpus passes on cpu" 0 "$bin" run corpora/seed/*.case --backend cpu
+check "cpu regression cases pass" 0 "$bin" run corpora/regression/cpu-*.case --backend cpu
 check "malformed case exits 2" 2 "$bin" run ci/tests/cases/malformed.case
 msg=$("$bin" run ci/tests/cases/malformed.case 2>&1)
 echo "$msg" | grep -q 'ci/tests/cases/malformed.case:3: head_dim: ' || { echo "FAIL malformed message lacks file:line: field: $msg"; fail=$((fail+1)); }

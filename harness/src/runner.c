@@ -131,7 +131,7 @@ void af_judge(af_runner *r, af_prepared *p, af_backend *be, const char *engine, 
     case AF_RUN_ERROR: default: add_simple(v, AF_V_CRASH, why); break;
     }
     if (st == AF_RUN_OK) {
-        af_check_buffers(c, &t, v);
+        af_check_buffers(c, &t, p->have_oracle ? &p->oracle.out : NULL, v);
         if (p->have_oracle) {
             af_outputs out;
             if (af_outputs_alloc(&out, c) == 0) {
