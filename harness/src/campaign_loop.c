@@ -168,7 +168,7 @@ static void remove_pending(const char *case_path) {
 /* Store case c with verdict v in its bucket from this process (no heatmap): for a
  * crash / hang, or when the re-run in a child did not store it. */
 static void store_here(campaign *cp, const af_case *c, const af_verdict *v, const af_case *original, char *bucket) {
-    af_session_store(&cp->s, c, v, AF_STORE_ALWAYS, original, NULL, bucket);
+    af_session_store(&cp->s, c, v, AF_STORE_ALWAYS, original, NULL, NULL, bucket);
 }
 
 /* Minimise one new raw signature and store the result; writes DIR/rawmap/<raw_id>. */
@@ -341,7 +341,7 @@ static void handle_result(campaign *cp, const af_case *c, const input_buf *in, a
         note_finding(cp);
         if (r->status == AF_CASE_CRASHED || r->status == AF_CASE_HUNG) {
             char bucket[AF_BUCKET_ID_LEN + 1];
-            af_session_store(&cp->s, c, &r->verdict, AF_STORE_FUZZ, NULL, NULL, bucket);
+            af_session_store(&cp->s, c, &r->verdict, AF_STORE_FUZZ, NULL, NULL, NULL, bucket);
         }
     }
     if (af_queue_offer(&cp->queue, in->data, in->size, r->counters, false) > 0) save_corpus_input(cp, in->data, in->size);
@@ -464,7 +464,7 @@ static void convert_artifacts(campaign *cp) {
         snprintf(detail, sizeof detail, "libFuzzer %.*s", (int)strcspn(e->d_name, "-"), e->d_name);
         af_session_fatal_verdict(&cp->s, &c, kind, detail, &v);
         char bucket[AF_BUCKET_ID_LEN + 1];
-        af_session_store(&cp->s, &c, &v, AF_STORE_FUZZ, NULL, NULL, bucket);
+        af_session_store(&cp->s, &c, &v, AF_STORE_FUZZ, NULL, NULL, NULL, bucket);
         if (kind == AF_V_HANG) cp->st.hangs++;
         else cp->st.crashes++;
         if (cp->st.time_to_first_finding_s < 0) cp->st.time_to_first_finding_s = now_unix() - cp->st.start_unix;

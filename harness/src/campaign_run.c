@@ -276,7 +276,8 @@ static int bump_mapped(af_session *s, const af_rawmap_entry *e, char bucket[AF_B
 }
 
 int af_session_store(af_session *s, const af_case *c, const af_verdict *v, af_store_mode mode,
-                     const af_case *original, const af_heatmap *heatmap, char bucket[AF_BUCKET_ID_LEN + 1]) {
+                     const af_case *original, const af_heatmap *heatmap, const af_leak_matrix *leaks,
+                     char bucket[AF_BUCKET_ID_LEN + 1]) {
     if (mode == AF_STORE_NONE || !s->out_dir[0] || v->n_findings == 0) return -1;
     char sig[AF_SIGNATURE_MAX], why[512];
     af_signature(c, v, sig, sizeof sig);
@@ -304,6 +305,7 @@ int af_session_store(af_session *s, const af_case *c, const af_verdict *v, af_st
     memset(&extra, 0, sizeof extra);
     extra.original = original;
     extra.heatmap = heatmap;
+    extra.leaks = leaks;
     extra.time_to_first_seconds = time_to_first(s);
     char repro[1500];
     snprintf(repro, sizeof repro, "attnfuzz repro %s/findings/%s/finding.case --backend %s", s->out_dir, bucket,
@@ -325,6 +327,23 @@ static bool finding_heatmap(const af_prepared *p, const af_tensors *t, const af_
     bool ok = af_heatmap_error(&p->c, &out, &p->oracle.out, tensor, v->stats[tensor].allowed, hm) == 0;
     af_outputs_free(&out);
     return ok;
+}
+
+/* For a leak: which hidden input sets moved which outputs, from a visibility-only
+ * probe run against the judged run's buffers (the report draws it). */
+static bool finding_leaks(af_session *s, const af_prepared *p, const af_tensors *t, const af_verdict *v,
+                          const char *engine, af_leak_matrix *lm) {
+    bool leak = false;
+    for (int i = 0; i < v->n_findings && i < AF_MAX_FINDINGS; i++) leak |= v->findings[i].kind == AF_V_LEAK;
+    if (!leak) return false;
+    af_probe_opts lo = s->runner.probe_opts;
+    lo.determinism = lo.inclusion = lo.feature = false;
+    lo.visibility = true;
+    af_probe_target pt = {&p->c, &p->tensors, &p->inputs, t, &v->info, s->backend, engine ? engine : ""};
+    af_verdict scratch;
+    af_verdict_init(&scratch, s->backend_name);
+    af_probes_run(&lo, &pt, &scratch, lm, NULL);
+    return lm->rows > 0 && lm->cols > 0;
 }
 
 void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const af_case *original,
@@ -374,9 +393,13 @@ void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const a
             af_heatmap hm;
             memset(&hm, 0, sizeof hm);
             bool has_hm = want_outputs && t.alloc[AF_BUF_O] && finding_heatmap(&p, &t, &v, &hm);
+            af_leak_matrix lm;
+            memset(&lm, 0, sizeof lm);
+            bool has_lm = want_outputs && t.alloc[AF_BUF_O] && finding_leaks(s, &p, &t, &v, ename, &lm);
             char bucket[AF_BUCKET_ID_LEN + 1] = "";
-            int st = af_session_store(s, c, &v, mode, original, has_hm ? &hm : NULL, bucket);
+            int st = af_session_store(s, c, &v, mode, original, has_hm ? &hm : NULL, has_lm ? &lm : NULL, bucket);
             if (has_hm) af_heatmap_free(&hm);
+            if (has_lm) af_leak_matrix_free(&lm);
             if (r->verdict.n_findings == 0 || st == 1 || st == 2) {
                 r->stored = st;
                 snprintf(r->bucket, sizeof r->bucket, "%s", bucket);

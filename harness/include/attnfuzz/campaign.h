@@ -132,7 +132,8 @@ void af_session_fatal_verdict(const af_session *s, const af_case *c, af_verdict_
  * one bumps the count of the bucket it minimised into (bucket = that bucket, returns
  * 0); a new one goes to DIR/pending (bucket = the raw id, returns 2). */
 int af_session_store(af_session *s, const af_case *c, const af_verdict *v, af_store_mode mode,
-                     const af_case *original, const af_heatmap *heatmap, char bucket[AF_BUCKET_ID_LEN + 1]);
+                     const af_case *original, const af_heatmap *heatmap, const af_leak_matrix *leaks,
+                     char bucket[AF_BUCKET_ID_LEN + 1]);
 
 /* Write DIR/current/<name>.case (before a case runs, so a crash loses nothing);
  * name = the worker's pid (libFuzzer) or job<i> (in-process). */
