@@ -343,8 +343,15 @@ static void repair_combinations(af_case *c, const af_fuzz_limits *l) {
     }
     for (int b = c->has_seqlens ? c->batch : 0; b < AF_MAX_BATCH; b++) c->seqlens_q[b] = c->seqlens_kv[b] = 0;
     if (c->layout != AF_LAYOUT_THD) c->thd_gap = 0;
-    c->thd_gap = clampi(c->thd_gap, 0, 4096);
-    c->stride_gap = clampi(c->stride_gap, 0, 4096);
+    /* gaps cost memory, not work: keep them within the sizes they pad (a gap wider
+     * than the sequence or the head vector exercises nothing more), so that memory
+     * stays within a small factor of the work bound */
+    {
+        int smax = c->seqlen_q > c->seqlen_kv ? c->seqlen_q : c->seqlen_kv;
+        int dmax = c->head_dim_qk > c->head_dim_v ? c->head_dim_qk : c->head_dim_v;
+        c->thd_gap = clampi(c->thd_gap, 0, smax > 32 ? smax : 32);
+        c->stride_gap = clampi(c->stride_gap, 0, dmax > 64 ? dmax : 64);
+    }
     if (is_fp8(c->dtype)) {
         c->packing = AF_PACK_SEPARATE;
         c->stride_gap = 0;
