@@ -49,6 +49,8 @@ int main(int argc, char **argv) {
     memset(&r, 0, sizeof r);
     r.reference = cpu;
     af_oracle_opts_default(&r.oracle);
+    r.probes = true; /* as `attnfuzz run` does by default */
+    af_probe_opts_default(&r.probe_opts);
     double t0 = now_s(), oracle_s = 0;
     int cases = 0;
     for (int i = 1; i < argc; i++) {
@@ -65,7 +67,7 @@ int main(int argc, char **argv) {
     }
     double dt = now_s() - t0;
     if (cases)
-        printf("pipeline on %d corpus cases (cpu backend, MPFR oracle, probes as configured): %.2f s, %.2f cases/s, oracle share %.0f%%\n",
+        printf("pipeline on %d corpus cases (cpu backend, MPFR oracle, probes on): %.2f s, %.2f cases/s, oracle share %.0f%%\n",
                cases, dt, cases / dt, 100.0 * oracle_s / dt);
     af_registry_free(&reg);
     return 0;
