@@ -307,6 +307,19 @@ static void html_img(FILE *f, const unsigned char *png, size_t n, const char *al
     free(b64);
 }
 
+/* A bucket's stored PNG (drawn when its matrix file is missing), inlined with a caption. */
+static void html_png_file(FILE *f, const af_finding_record *r, const char *name, const char *caption) {
+    char path[1200];
+    size_t n = 0;
+    path_in(path, sizeof path, r->dir, name);
+    unsigned char *png = (unsigned char *)tr_read_file(path, &n);
+    if (!png) return;
+    fputs("<figure>", f);
+    html_img(f, png, n, caption, 0, 0);
+    fprintf(f, "<figcaption>%s</figcaption></figure>\n", caption);
+    free(png);
+}
+
 /* Redraw from the stored matrix; fall back to the stored PNG. */
 static void html_heatmap(FILE *f, const af_finding_record *r) {
     char path[1200];
@@ -333,14 +346,7 @@ static void html_heatmap(FILE *f, const af_finding_record *r) {
         free(png);
         return;
     }
-    path_in(path, sizeof path, r->dir, "heatmap.png");
-    png = (unsigned char *)tr_read_file(path, &n);
-    if (png) {
-        fputs("<figure>", f);
-        html_img(f, png, n, "error heatmap", 0, 0);
-        fputs("<figcaption>error heatmap</figcaption></figure>\n", f);
-        free(png);
-    }
+    html_png_file(f, r, "heatmap.png", "error heatmap");
 }
 
 /* The leak matrix with a legend and the first leaking (output, hidden set) pairs. */
@@ -382,14 +388,7 @@ static void html_leak(FILE *f, const af_finding_record *r) {
         free(png);
         return;
     }
-    path_in(path, sizeof path, r->dir, "leak.png");
-    png = (unsigned char *)tr_read_file(path, &n);
-    if (png) {
-        fputs("<figure>", f);
-        html_img(f, png, n, "leak matrix", 0, 0);
-        fputs("<figcaption>leak matrix</figcaption></figure>\n", f);
-        free(png);
-    }
+    html_png_file(f, r, "leak.png", "leak matrix");
 }
 
 static const char html_style[] =
