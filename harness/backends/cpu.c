@@ -318,12 +318,19 @@ static float forward_row_fp8(const cpu_problem *pb, cpu_scratch *scr, int b, int
     return z;
 }
 
+/* Work item -> (sequence b, query head h, first row r0 of its block of CPU_ROW_BLOCK rows);
+ * items run over (b, h, row block) in that order (forward_item and dq_item). */
+static void row_block_of(const cpu_problem *pb, int64_t item, int *b, int *h, int *r0) {
+    int nrb = (pb->Sq + CPU_ROW_BLOCK - 1) / CPU_ROW_BLOCK;
+    *b = (int)(item / ((int64_t)pb->Hq * nrb));
+    *h = (int)(item / nrb % pb->Hq);
+    *r0 = (int)(item % nrb) * CPU_ROW_BLOCK;
+}
+
 /* Forward item: query rows [r0, r0 + CPU_ROW_BLOCK) of head (b, h): O and LSE. */
 static void forward_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) {
-    int nrb = (pb->Sq + CPU_ROW_BLOCK - 1) / CPU_ROW_BLOCK;
-    int b = (int)(item / ((int64_t)pb->Hq * nrb));
-    int h = (int)(item / nrb % pb->Hq);
-    int r0 = (int)(item % nrb) * CPU_ROW_BLOCK;
+    int b, h, r0;
+    row_block_of(pb, item, &b, &h, &r0);
     int hk = h / pb->group;
     int len_q = pb->len_q[b], len_kv = pb->len_kv[b];
     int rows_o = rows_in_memory(pb, AF_T_O, len_q), rows_lse = rows_in_memory(pb, AF_T_LSE, len_q);
@@ -376,10 +383,8 @@ static void row_probs_and_dscores(const cpu_problem *pb, cpu_scratch *scr, int b
 /* Backward item 1: rows [r0, r0 + CPU_ROW_BLOCK) of head (b, h): LSE and D into the
  * problem (needed by item 2), and dQ. */
 static void dq_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) {
-    int nrb = (pb->Sq + CPU_ROW_BLOCK - 1) / CPU_ROW_BLOCK;
-    int b = (int)(item / ((int64_t)pb->Hq * nrb));
-    int h = (int)(item / nrb % pb->Hq);
-    int r0 = (int)(item % nrb) * CPU_ROW_BLOCK;
+    int b, h, r0;
+    row_block_of(pb, item, &b, &h, &r0);
     int hk = h / pb->group;
     int len_q = pb->len_q[b], len_kv = pb->len_kv[b];
     int rows_dq = rows_in_memory(pb, AF_T_DQ, len_q);
