@@ -74,4 +74,21 @@ grep -q "reproduce: attnfuzz repro" "$WORK/min.txt" || fail "minimize printed no
 # a passing case: repro exits 0
 "$AF" repro corpora/seed/fp16-nomask-b1h1s16d64.case --backend cpu > /dev/null 2>&1 || \
     [ ! -f corpora/seed/fp16-nomask-b1h1s16d64.case ] || fail "repro of a passing case did not exit 0"
+# --total-time: a bug that makes many raw signatures (nondeterministic reduction) and a
+# limit too short to minimise them all: the run ends within the limit (+ 3 s of slack for
+# process start and reports), leaves nothing pending, and stores the rest as found
+ND=planted:nondeterministic_reduction
+T0=$(date +%s)
+"$AF" campaign --time 60 --total-time 12 --backend "$ND" --jobs 2 --out "$WORK/total" > "$WORK/total.txt" 2>&1
+rc=$?
+T1=$(date +%s)
+[ "$rc" -eq 1 ] || fail "--total-time campaign exited $rc: $(tail -3 "$WORK/total.txt")"
+[ $((T1 - T0)) -le 15 ] || fail "--total-time 12 ran $((T1 - T0)) s"
+ls "$WORK/total/pending" | grep -q . && fail "--total-time left pending findings"
+grep -q '"hangs": 0' "$WORK/total/stats.json" || fail "--total-time's cut deadlines reported as hangs"
+for b in "$WORK"/total/findings/*/; do
+    [ -s "$b/finding.case" ] && [ -s "$b/verdict.json" ] || fail "bucket $b lacks finding.case or verdict.json"
+done
+[ -s "$WORK/total/report.json" ] || fail "--total-time: no report.json"
+echo "PASS: --total-time 12: $((T1 - T0)) s, $(ls "$WORK/total/findings" | wc -l) bucket(s), $(grep -o '"unminimised": [0-9]*' "$WORK/total/stats.json")"
 echo "PASS: $PLANTED: $n bucket(s)"

@@ -56,12 +56,22 @@ typedef struct {
     bool libfuzzer;             /* counts come from DIR/workers, corpus from DIR/corpus */
     double fuzz_end;            /* monotonic time fuzzing stopped (0 = still running) */
     int deadline_s;             /* per case: --deadline or the session's default */
+    double end_at;              /* monotonic hard end of the whole run (--total-time), 0 = none */
 } campaign;
 
 static double now_mono(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The per-run deadline now: --deadline, cut to what is left before --total-time's end
+ * (less a margin for the reports), never below 1 s. */
+static int deadline_now(const campaign *cp) {
+    if (cp->end_at <= 0) return cp->deadline_s;
+    double left = cp->end_at - now_mono() - 2;
+    int d = left < cp->deadline_s ? (int)left : cp->deadline_s;
+    return d < 1 ? 1 : d;
 }
 
 static double now_unix(void) {
@@ -141,8 +151,10 @@ static int min_run(const af_case *c, void *user, af_verdict *v) {
     min_ctx *m = user;
     af_case_result *r = malloc(sizeof *r);
     if (!r) return -1;
-    af_session_run_isolated(&m->cp->s, c, AF_STORE_NONE, NULL, m->cp->deadline_s, r);
-    int rc = r->status == AF_CASE_NOT_RUN ? -1 : 0;
+    int deadline = deadline_now(m->cp);
+    af_session_run_isolated(&m->cp->s, c, AF_STORE_NONE, NULL, deadline, r);
+    /* a run stopped by --total-time's cut deadline did not hang: it could not run */
+    int rc = r->status == AF_CASE_NOT_RUN || (r->status == AF_CASE_HUNG && deadline < m->cp->deadline_s) ? -1 : 0;
     *v = r->verdict;
     free(r);
     return rc;
@@ -179,6 +191,10 @@ static void minimise_raw(campaign *cp, const char *raw_id, const af_case *c, con
     af_min_opts_default(&mo);
     mo.max_runs = cp->o->minimize_runs;
     mo.max_seconds = cp->deadline_s * 2 > 120 ? cp->deadline_s * 2 : 120; /* 120 s; GPU 600 s */
+    if (cp->end_at > 0) { /* leave time for the stored re-run and the reports */
+        double left = cp->end_at - now_mono() - 2.0 * cp->deadline_s / 10 - 5;
+        if (left < mo.max_seconds) mo.max_seconds = left > 1 ? left : 1;
+    }
     af_min_result *mr = malloc(sizeof *mr);
     int rc = mr ? af_minimize(c, min_run, &m, &mo, mr) : -1;
     af_rawmap_entry e;
@@ -201,7 +217,7 @@ static void minimise_raw(campaign *cp, const char *raw_id, const af_case *c, con
             original = af_case_load(path, &first_original, &err) == 0 ? &first_original : NULL;
         }
         /* re-run in a child that stores it with its heatmap */
-        af_session_run_isolated(&cp->s, &e.best, AF_STORE_ALWAYS, original, cp->deadline_s, r);
+        af_session_run_isolated(&cp->s, &e.best, AF_STORE_ALWAYS, original, deadline_now(cp), r);
         if (r->stored < 0 || strcmp(r->bucket, e.bucket)) {
             /* crash / hang (the child could not store), or a different result this time */
             char b[AF_BUCKET_ID_LEN + 1];
@@ -289,6 +305,38 @@ static int process_pending(campaign *cp, double stop_at) {
     return handled;
 }
 
+/* --total-time ran out before every pending finding was minimised: store each as found
+ * (its raw case and verdict), so that no finding is lost. Returns how many. */
+static int store_unminimised(campaign *cp) {
+    char dir[1200];
+    subdir(cp, "pending", dir, sizeof dir);
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int n = 0;
+    struct dirent *e;
+    af_verdict *v = malloc(sizeof *v);
+    while (v && (e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (!(len > 5 && !strcmp(e->d_name + len - 5, ".case") && is_bucket_name(e->d_name, len))) continue;
+        char path[1500];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        af_case c;
+        af_error err;
+        if (af_case_load(path, &c, &err) == 0 && af_pending_verdict(path, v) == 0) {
+            if (!c.backend[0]) snprintf(c.backend, sizeof c.backend, "%s", cp->s.backend_name);
+            char bucket[AF_BUCKET_ID_LEN + 1];
+            store_here(cp, &c, v, NULL, bucket);
+            fprintf(stderr, "%sattnfuzz campaign: raw %.*s stored as found in bucket %s (not minimised: --total-time)\n",
+                    cp->tty ? "\r\033[K" : "", AF_BUCKET_ID_LEN, e->d_name, bucket);
+            n++;
+            remove_pending(path);
+        }
+    }
+    free(v);
+    closedir(d);
+    return n;
+}
+
 /* ---- in-process engine --------------------------------------------------------------- */
 
 static void save_corpus_input(campaign *cp, const uint8_t *data, size_t n) {
@@ -350,6 +398,7 @@ static void handle_result(campaign *cp, const af_case *c, const input_buf *in, a
 static void run_inprocess(campaign *cp, double stop_at) {
     int jobs = cp->o->jobs < 1 ? 1 : cp->o->jobs > MAX_JOBS ? MAX_JOBS : cp->o->jobs;
     af_child slots[MAX_JOBS];
+    int slot_deadline[MAX_JOBS]; /* the deadline each slot's run got (cut by --total-time) */
     input_buf inputs[MAX_JOBS];
     af_case_result *results = calloc((size_t)jobs, sizeof *results);
     memset(slots, 0, sizeof slots);
@@ -367,7 +416,8 @@ static void run_inprocess(campaign *cp, double stop_at) {
             snprintf(name, sizeof name, "job%d", i);
             af_session_write_current(&cp->s, &c, name);
             slots[i].result = &results[i];
-            if (af_child_start(&cp->s, &slots[i], &c, AF_STORE_FUZZ, cp->deadline_s)) {
+            slot_deadline[i] = deadline_now(cp);
+            if (af_child_start(&cp->s, &slots[i], &c, AF_STORE_FUZZ, slot_deadline[i])) {
                 fprintf(stderr, "attnfuzz campaign: fork failed: %s\n", strerror(errno));
                 time_left = false;
             }
@@ -379,7 +429,9 @@ static void run_inprocess(campaign *cp, double stop_at) {
             break;
         }
         int done = af_child_wait_any(&cp->s, slots, jobs, 250);
-        if (done >= 0) handle_result(cp, &slots[done].c, &inputs[done], &results[done]);
+        /* a run stopped by --total-time's cut deadline is not a hang: dropped */
+        if (done >= 0 && !(results[done].status == AF_CASE_HUNG && slot_deadline[done] < cp->deadline_s))
+            handle_result(cp, &slots[done].c, &inputs[done], &results[done]);
         if (now_mono() >= next_pending) {
             process_pending(cp, stop_at);
             update_stats(cp, false);
@@ -622,6 +674,10 @@ int af_campaign_run(const af_campaign_opts *o) {
     update_stats(cp, false);
 
     double stop_at = cp->t0 + o->time_s;
+    if (o->total_s > 0) {
+        cp->end_at = cp->t0 + o->total_s;
+        if (stop_at > cp->end_at) stop_at = cp->end_at;
+    }
     if (use_libfuzzer) {
         setenv("ATTNFUZZ_OUT", cp->dir, 1);
         setenv("ATTNFUZZ_BACKEND", cp->s.backend_name, 1);
@@ -639,7 +695,8 @@ int af_campaign_run(const af_campaign_opts *o) {
     }
     double fuzz_elapsed = (cp->fuzz_end > 0 ? cp->fuzz_end : now_mono()) - cp->t0;
     /* the last new buckets: minimise them too (bounded) */
-    process_pending(cp, now_mono() + 600);
+    process_pending(cp, cp->end_at > 0 ? cp->end_at - 5 : now_mono() + 600);
+    if (cp->end_at > 0) cp->st.unminimised = store_unminimised(cp);
     cp->st.elapsed_s = fuzz_elapsed;
     af_triage_summary sum;
     memset(&sum, 0, sizeof sum);

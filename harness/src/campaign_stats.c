@@ -26,8 +26,8 @@ int af_stats_write(const char *dir, const af_campaign_stats *st) {
     fprintf(f, "{\n  \"start_time\": \"%s\",\n  \"start_time_unix\": %.3f,\n  \"last_update\": \"%s\",\n", start,
             st->start_unix, now);
     fprintf(f, "  \"elapsed_s\": %.3f,\n  \"cases\": %lld,\n  \"cases_per_s\": %.4f,\n", st->elapsed_s, st->cases, rate);
-    fprintf(f, "  \"findings\": %lld,\n  \"buckets\": %d,\n  \"minimised\": %d,\n", st->findings, st->buckets,
-            st->minimised);
+    fprintf(f, "  \"findings\": %lld,\n  \"buckets\": %d,\n  \"minimised\": %d,\n  \"unminimised\": %d,\n",
+            st->findings, st->buckets, st->minimised, st->unminimised);
     fprintf(f, "  \"crashes\": %lld,\n  \"hangs\": %lld,\n  \"declined\": %lld,\n  \"errors\": %lld,\n", st->crashes,
             st->hangs, st->declined, st->errors);
     fprintf(f, "  \"corpus\": %d,\n  \"backend\": ", st->corpus);

@@ -257,9 +257,11 @@ int af_cli_campaign(int argc, char **argv) {
         const char *a = argv[i], *v;
         if (!strcmp(a, "--time") || !strcmp(a, "--backend") || !strcmp(a, "--engine") || !strcmp(a, "--jobs") ||
             !strcmp(a, "--out") || !strcmp(a, "--deadline") || !strcmp(a, "--max-work") || !strcmp(a, "--seed") ||
-            !strcmp(a, "--minimize-runs") || !strcmp(a, "--fuzzer") || !strcmp(a, "--rss-limit-mb")) {
+            !strcmp(a, "--minimize-runs") || !strcmp(a, "--fuzzer") || !strcmp(a, "--rss-limit-mb") ||
+            !strcmp(a, "--total-time")) {
             if (!(v = need_value(argc, argv, &i))) { free(corpus); return AF_EXIT_USAGE; }
             if (!strcmp(a, "--time")) o.time_s = atof(v);
+            else if (!strcmp(a, "--total-time")) o.total_s = atof(v) > 0 ? atof(v) : -1;
             else if (!strcmp(a, "--backend")) o.backend = v;
             else if (!strcmp(a, "--engine")) o.engine = v;
             else if (!strcmp(a, "--jobs")) o.jobs = atoi(v);
@@ -280,8 +282,8 @@ int af_cli_campaign(int argc, char **argv) {
             corpus[n_corpus++] = a;
         }
     }
-    if (o.time_s <= 0 || o.jobs < 1 || o.deadline_s < 0) {
-        fprintf(stderr, "attnfuzz campaign: --time, --jobs and --deadline must be positive\n");
+    if (o.time_s <= 0 || o.jobs < 1 || o.deadline_s < 0 || o.total_s < 0) {
+        fprintf(stderr, "attnfuzz campaign: --time, --total-time, --jobs and --deadline must be positive\n");
         free(corpus);
         return AF_EXIT_USAGE;
     }

@@ -210,6 +210,7 @@ typedef struct {
     long long findings;        /* findings seen (every duplicate counts) */
     int buckets;               /* distinct buckets in DIR/findings + pending */
     int minimised;             /* raw signatures minimised so far */
+    int unminimised;           /* stored as found: --total-time ended before their turn */
     int corpus;                /* inputs in the queue / corpus dir */
     double time_to_first_finding_s;   /* < 0 none yet */
     char backend[AF_NAME_MAX], engine[AF_NAME_MAX];
@@ -232,6 +233,9 @@ void af_stats_progress(const af_campaign_stats *st, bool tty, bool final);
 typedef struct {
     double time_s;             /* fuzzing time (minimisation of the last buckets and the
                                   reports come after) */
+    double total_s;            /* 0, or a hard limit on the whole run: fuzzing stops by
+                                  then, minimisation stops 5 s before, findings not yet
+                                  minimised are stored as found, reports are written */
     const char *backend, *engine;
     int jobs;
     const char *out_dir;
