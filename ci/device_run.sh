@@ -9,7 +9,17 @@
 #   venv     the torch venv's nvidia/cudnn/lib (e.g. cuDNN 9.19), chosen by LD_LIBRARY_PATH
 # attnfuzz dlopens "libcudnn.so.9", so LD_LIBRARY_PATH picks the version.
 # Results go to $OUT (default ./device-out): machine.txt, tests-<tag>.txt,
-# corpus-<tag>.jsonl, engines-<tag>.md, summary.md.
+# corpus-<tag>.jsonl, engines-<tag>.md, summary.md (and knobs-<tag>.jsonl with KNOB_SWEEP).
+# Environment:
+#   JOBS=N            corpus shards run at once per cuDNN (default 4; every case set of a
+#                     shard shares one process, so a sticky CUDA error stays in its shard)
+#   CORPUS_TIMEOUT=S  per shard (default 1200)
+#   CORPUS_FP8=1      run the corpus with ATTNFUZZ_CUDNN_FP8=1 (the FP8 graph is opt-in), so
+#                     that the fp8 cases are judged instead of declined
+#   KNOB_SWEEP=N      also run KNOB_CASES (default: 8 GPU corpus cases) with
+#                     ATTNFUZZ_CUDNN_KNOB_SWEEP=N (N values of every knob), one process per case;
+#                     KNOB_TAG=system|venv limits it to one cuDNN, KNOB_TIMEOUT (120) per case
+#   TESTS=0           skip the GPU tests
 # Exit status: 0 when every GPU test passed and no corpus run had a finding.
 set -u
 BUILD=${1:-${BUILD_DIR:-build}}
@@ -59,6 +69,8 @@ for tag in "${TAGS[@]}"; do
   : > "$OUT/tests-$tag.txt"
   for t in "$BUILD"/test_gpu_* "$BUILD"/test_cudnn_*; do
     [ -x "$t" ] || continue
+    [ "${TESTS:-1}" = 0 ] && break
+    echo "### $(basename "$t")" >> "$OUT/tests-$tag.txt"
     if timeout 300 "$t" >> "$OUT/tests-$tag.txt" 2>&1 && ! tail -1 "$OUT/tests-$tag.txt" | grep -q '^SKIP'; then
       echo "- $(basename "$t"): pass" >> "$OUT/summary.md"
     else
@@ -66,13 +78,40 @@ for tag in "${TAGS[@]}"; do
       status=1
     fi
   done
-  # the GPU corpus, every engine
+  # the GPU corpus, every engine, in JOBS shards at once
   start=$(date +%s)
-  timeout "${CORPUS_TIMEOUT:-1200}" "$ATTNFUZZ" run corpora/gpu/*.case --backend cudnn --engine all --json \
-    > "$OUT/corpus-$tag.jsonl" 2> "$OUT/corpus-$tag.stderr"
-  rc=$?
-  echo "- corpus: exit $rc in $(( $(date +%s) - start )) s ($(wc -l < "$OUT/corpus-$tag.jsonl") engine runs)" >> "$OUT/summary.md"
+  jobs=${JOBS:-4}
+  mapfile -t cases < <(ls corpora/gpu/*.case)
+  : > "$OUT/corpus-$tag.stderr"
+  pids=()
+  for ((j = 0; j < jobs; j++)); do
+    shard=()
+    for ((i = j; i < ${#cases[@]}; i += jobs)); do shard+=("${cases[$i]}"); done
+    [ ${#shard[@]} -gt 0 ] || continue
+    env ${CORPUS_FP8:+ATTNFUZZ_CUDNN_FP8=1} timeout "${CORPUS_TIMEOUT:-1200}" "$ATTNFUZZ" run "${shard[@]}" --backend cudnn --engine all --json \
+      > "$OUT/.corpus-$tag-$j.jsonl" 2> "$OUT/.corpus-$tag-$j.stderr" &
+    pids+=($!)
+  done
+  rc=0
+  for p in "${pids[@]}"; do wait "$p"; r=$?; [ $r -gt $rc ] && rc=$r; done
+  cat "$OUT"/.corpus-$tag-*.jsonl > "$OUT/corpus-$tag.jsonl"
+  cat "$OUT"/.corpus-$tag-*.stderr > "$OUT/corpus-$tag.stderr"
+  rm -f "$OUT"/.corpus-$tag-*
+  echo "- corpus: worst exit $rc in $(( $(date +%s) - start )) s ($(wc -l < "$OUT/corpus-$tag.jsonl") engine runs, $jobs shards)" >> "$OUT/summary.md"
   [ $rc -eq 0 ] || [ $rc -eq 3 ] || status=1
+  if [ "${KNOB_SWEEP:-0}" -gt 0 ] && [ "${KNOB_TAG:-$tag}" = "$tag" ]; then
+    start=$(date +%s)
+    : > "$OUT/knobs-$tag.jsonl"
+    for kc in ${KNOB_CASES:-corpora/gpu/bf16-causal-b1h4s256d128-bwd.case corpora/gpu/fp16-gqa-8to2-nomask-bwd.case corpora/gpu/bf16-nomask-fwd-d128.case corpora/gpu/bf16-swa-causal-tl-64-bwd.case corpora/gpu/fp16-padding-bwd.case corpora/gpu/bf16-d256-causal-fwd.case corpora/gpu/fp16-thd-gqa-cross-bwd.case corpora/gpu/fp16-d32-bwd.case}; do
+      [ -f "$kc" ] || { echo "knob sweep: $kc missing" >> "$OUT/knobs-$tag.stderr"; continue; }
+      ATTNFUZZ_CUDNN_KNOB_SWEEP=$KNOB_SWEEP timeout "${KNOB_TIMEOUT:-120}" "$ATTNFUZZ" run "$kc" --backend cudnn \
+        --engine all --json >> "$OUT/knobs-$tag.jsonl" 2>> "$OUT/knobs-$tag.stderr"
+      r=$?
+      [ $r -eq 0 ] || [ $r -eq 3 ] || echo "knob sweep: $kc exit $r" >> "$OUT/knobs-$tag.stderr"
+    done
+    echo "- knob sweep (ATTNFUZZ_CUDNN_KNOB_SWEEP=$KNOB_SWEEP): $(wc -l < "$OUT/knobs-$tag.jsonl") engine runs in $(( $(date +%s) - start )) s" >> "$OUT/summary.md"
+    python3 ci/cudnn_engine_table.py "$tag-knobs" "$OUT/knobs-$tag.jsonl" > "$OUT/knobs-$tag.md" 2>&1
+  fi
   python3 ci/cudnn_engine_table.py "$tag" "$OUT/corpus-$tag.jsonl" > "$OUT/engines-$tag.md" 2>&1 || status=1
   cat "$OUT/engines-$tag.md" >> "$OUT/summary.md"
 done

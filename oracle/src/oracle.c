@@ -58,6 +58,8 @@ void af_oracle_result_free(af_oracle_result *r)
     free(r->out.dq);
     free(r->out.dk);
     free(r->out.dv);
+    free(r->score_abs);
+    r->score_abs = NULL;
     memset(&r->out, 0, sizeof r->out);
 }
 

@@ -45,12 +45,21 @@ typedef struct {
     int mpfr_rows;                /* rows (b, h, i) computed by MPFR */
     double fp64_vs_mpfr_rel;      /* worst relative gap of the fp64 tier on MPFR rows */
     double seconds;
+    /* (B, Hq, Sq) or NULL: per row, max over visible keys of scale * sum_d |q_d k_jd|
+     * (af_oracle_score_abs); filled by the runner for fp8 cases, freed with the result. */
+    double *score_abs;
 } af_oracle_result;
 
 void af_oracle_opts_default(af_oracle_opts *o);
 int af_oracle_run(const af_oracle_problem *p, const af_oracle_opts *o, af_oracle_result *r,
                   char *why, size_t cap);
 void af_oracle_result_free(af_oracle_result *r);
+
+/* The magnitude of each row's scores: out (B, Hq, Sq) = max over the keys j row i sees
+ * of scale * sum_d |q_d k_jd| (0 for rows past len_q or seeing no key). fp8 kernels
+ * accumulate Q K^T with fewer bits than fp32, so their score error scales with this,
+ * not with the score itself (docs/cudnn-findings.md F5). */
+void af_oracle_score_abs(const af_oracle_problem *p, double *out);
 
 /* Build the problem of a case (lengths, mask rule, scale) around its inputs. */
 void af_oracle_problem_from_case(af_oracle_problem *p, const af_case *c, const af_inputs *in,
