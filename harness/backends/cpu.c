@@ -24,7 +24,7 @@
  *   GQA/MQA: query head h reads kv head h / (heads_q / heads_kv); dK and dV sum over the
  *   query heads of the group in one fp32 accumulator (heads ascending, then rows).
  *
- * fp8_e4m3 (forward only) follows cuDNN's FP8 graph (cudnn-frontend sdpa_fp8), the
+ * fp8_e4m3 forward follows cuDNN's FP8 graph (cudnn-frontend sdpa_fp8), the
  * recipe written down in attnfuzz/tensors.h and docs/fp8.md, per query row:
  *     S_j  = (((sum_d q8_d * k8_jd, fp32) * scale) * descale_q) * descale_k     stored E4M3
  *            values q8, k8 (exact products), fp32
@@ -32,6 +32,17 @@
  *     P8_j = e4m3(E_j / Z * AF_FP8_SCALE_S)                normalised before the cast
  *     O    = e4m3((((sum_j P8_j * v8_j, fp32) * AF_FP8_DESCALE_S) * descale_v) * scale_o)
  *   with scale_o = 1 / t->descale_o (a power of two chosen by the harness).
+ * fp8_e4m3 backward follows cuDNN's FP8 backward graph (cudnn-frontend sdpa_fp8_bwd +
+ * matmul_fp8; tensors.h), fp32, with the forward's stored E4M3 O and fp32 LSE:
+ *     D_i   = ((sum_d do8_d * o8_d) * descale_do) * descale_o
+ *     P_ij  = expf(S_ij - LSE_i);  P8 = e4m3(P * AF_FP8_SCALE_S)
+ *     dP_ij = ((do8_i . v8_j) * descale_do) * descale_v
+ *     dS8   = e4m3((((dP_ij - D_i) * P_ij) * scale) * scale_dp)
+ *     dV_j  = e4m3((((sum_i P8_ij do8_i) * AF_FP8_DESCALE_S) * descale_do) * scale_dv)
+ *     dK_j  = e4m3((((sum_i dS8_ij q8_i) * descale_dp) * descale_q) * scale_dk)
+ *     dQ_i  = e4m3((((sum_j dS8_ij k8_j) * descale_dp) * descale_k) * scale_dq)
+ *   the last cast being the E4M3 store; scale_dX = 1 / t->descale_dX, scale_dp = 1 /
+ *   t->descale_dp (powers of two chosen by the harness before the run).
  * mxfp8 (forward only): inputs are dequantised to fp32 on load (stored * 2^(E8M0-127));
  * P is rounded to bf16 before P*V and O stored bf16 (cuDNN's MXFP8 is Blackwell-only;
  * this is a plain recipe, somewhat sharper than an mxfp8 kernel).
@@ -82,6 +93,7 @@ typedef struct {
     bool round_fp16;    /* round P and dS to fp16 (else bf16) */
     bool fp8;           /* fp8_e4m3: inputs kept as stored E4M3 values, the fp8 recipe */
     float descale_q, descale_k, descale_v, scale_o; /* fp8 only */
+    float descale_do, descale_o, descale_dp, scale_dp, scale_dq, scale_dk, scale_dv; /* fp8 backward */
     bool backward;
     int len_q[AF_MAX_BATCH], len_kv[AF_MAX_BATCH];
     /* Dense logical inputs in fp32 (exact for fp16/bf16/mxfp8 within range; for
@@ -92,7 +104,7 @@ typedef struct {
     float *v;     /* (B, Hkv, Skv, Dv)  */
     float *k;     /* (B, Hkv, Skv, Dqk)  backward only */
     float *vt;    /* (B, Hkv, Dv,  Skv)  backward only */
-    float *dout;  /* (B, Hq,  Sq,  Dv)   backward only */
+    float *dout;  /* (B, Hq,  Sq,  Dv)   backward only (fp8: stored E4M3 values) */
     float *lse;   /* (B, Hq,  Sq)        backward: LSE as stored (-inf: fully masked) */
     float *delta; /* (B, Hq,  Sq)        backward: D_i = dO_i . O_i */
 } cpu_problem;
@@ -100,8 +112,8 @@ typedef struct {
 /* Per-thread scratch, sized for the largest row or block. */
 typedef struct {
     float *s;     /* (Skv) scores of one row */
-    float *p;     /* (Skv) probabilities */
-    float *dp;    /* (Skv) dO . v_j */
+    float *p;     /* (Skv) probabilities (the dV GEMM's operand, see gemm_operand) */
+    float *dp;    /* (Skv) dO . v_j, then dS (the dQ/dK GEMMs' operand) */
     float *acc;   /* (max(Dqk, Dv)) one output row */
     float *acc_k; /* (CPU_KEY_BLOCK, Dqk) dK accumulators */
     float *acc_v; /* (CPU_KEY_BLOCK, Dv)  dV accumulators */
@@ -114,6 +126,14 @@ typedef struct {
 static inline float round_dt(const cpu_problem *pb, float x) {
     return pb->round_fp16 ? af_f16_to_f32(af_f32_to_f16(x)) : af_bf16_to_f32(af_f32_to_bf16(x));
 }
+
+/* P or dS as the GEMMs after it see them: rounded to the case dtype, or for fp8_e4m3
+ * already the E4M3 value (row_probs_and_dscores casts them with their scales). */
+static inline float gemm_operand(const cpu_problem *pb, float x) {
+    return pb->fp8 ? x : round_dt(pb, x);
+}
+
+static inline float e4m3(float x) { return af_e4m3_to_f32(af_f32_to_e4m3(x)); }
 
 /* ---- the mask (this backend's own copy) ------------------------------------------ */
 
@@ -365,8 +385,10 @@ static void forward_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) 
     }
 }
 
-/* P_ij and dS_ij of row i (head (b, h)) for keys [first, first + n):
- * p[j] = expf(S - LSE_i), dp[j] = P (dO_i . v_j - D_i) (dS, unrounded). */
+/* P_ij and dS_ij of row i (head (b, h)) for keys [first, first + n), as the GEMMs use
+ * them: p[j] = expf(S - LSE_i), dp[j] = P (dO_i . v_j - D_i) (dS; unrounded, scale
+ * applied by the caller). fp8_e4m3 (tensors.h): dP descaled by descale_do, descale_v;
+ * dS = ((dP - D) * P) * scale; p[j] = e4m3(P * 448), dp[j] = e4m3(dS * scale_dp). */
 static void row_probs_and_dscores(const cpu_problem *pb, cpu_scratch *scr, int b, int h, int i,
                                   int first, int n) {
     int hk = h / pb->group;
@@ -374,10 +396,27 @@ static void row_probs_and_dscores(const cpu_problem *pb, cpu_scratch *scr, int b
     scores(pb, q_row(pb, b, h, i), b, hk, first, n, scr->s);
     row_times_columns(pb->Dv, do_row(pb, b, h, i), vt_head(pb, b, hk) + first, pb->Skv, n,
                       scr->dp);
+    if (pb->fp8) {
+        for (int j = 0; j < n; j++) {
+            float p = expf(scr->s[j] - lse);
+            float dp = (scr->dp[j] * pb->descale_do) * pb->descale_v;
+            float ds = ((dp - delta) * p) * pb->scale;
+            scr->p[j] = e4m3(p * AF_FP8_SCALE_S);
+            scr->dp[j] = e4m3(ds * pb->scale_dp);
+        }
+        return;
+    }
     for (int j = 0; j < n; j++) {
         scr->p[j] = expf(scr->s[j] - lse);
         scr->dp[j] = scr->p[j] * (scr->dp[j] - delta);
     }
+}
+
+/* fp8_e4m3: a gradient row accumulated from E4M3 operands, descaled by the two operand
+ * descales and scaled to its output scale, in that order (matmul_fp8); the E4M3 cast is
+ * the store. acc: (D), in place. */
+static void fp8_grad_row(int D, float *acc, float descale_a, float descale_b, float scale_c) {
+    for (int d = 0; d < D; d++) acc[d] = ((acc[d] * descale_a) * descale_b) * scale_c;
 }
 
 /* Backward item 1: rows [r0, r0 + CPU_ROW_BLOCK) of head (b, h): LSE and D into the
@@ -408,12 +447,18 @@ static void dq_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) {
             o[d] = (float)af_storage_load(ov->storage, t->buf[ov->buffer],
                                           af_layout_offset(&t->plan, AF_T_O, b, h, i, d));
         *delta = dot(pb->Dv, do_row(pb, b, h, i), o);
+        if (pb->fp8) *delta = (*delta * pb->descale_do) * pb->descale_o; /* E4M3 dO and O */
         row_probs_and_dscores(pb, scr, b, h, i, first, n);
         float *acc = scr->acc; /* (Dqk) */
         for (int d = 0; d < pb->Dqk; d++) acc[d] = 0.0f;
         for (int j = 0; j < n; j++)
-            axpy(pb->Dqk, round_dt(pb, scr->dp[j]), k_row(pb, b, hk, first + j), acc);
-        store_row(pb, AF_T_DQ, b, h, i, pb->Dqk, acc, pb->scale);
+            axpy(pb->Dqk, gemm_operand(pb, scr->dp[j]), k_row(pb, b, hk, first + j), acc);
+        if (pb->fp8) {
+            fp8_grad_row(pb->Dqk, acc, pb->descale_dp, pb->descale_k, pb->scale_dq);
+            store_row(pb, AF_T_DQ, b, h, i, pb->Dqk, acc, 1.0f);
+        } else {
+            store_row(pb, AF_T_DQ, b, h, i, pb->Dqk, acc, pb->scale);
+        }
     }
 }
 
@@ -440,19 +485,27 @@ static void dkdv_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) {
             row_probs_and_dscores(pb, scr, b, h, i, first, n);
             for (int j = 0; j < n; j++) {
                 int jj = first + j - j0;
-                axpy(pb->Dv, round_dt(pb, scr->p[j]), do_row(pb, b, h, i),
+                axpy(pb->Dv, gemm_operand(pb, scr->p[j]), do_row(pb, b, h, i),
                      acc_v + (int64_t)jj * pb->Dv);
-                axpy(pb->Dqk, round_dt(pb, scr->dp[j]), q_row(pb, b, h, i),
+                axpy(pb->Dqk, gemm_operand(pb, scr->dp[j]), q_row(pb, b, h, i),
                      acc_k + (int64_t)jj * pb->Dqk);
             }
         }
     }
     int rows_dk = rows_in_memory(pb, AF_T_DK, len_kv), rows_dv = rows_in_memory(pb, AF_T_DV, len_kv);
+    float mult_k = pb->scale;
+    if (pb->fp8) { /* descales and output scales, in matmul_fp8's order (tensors.h) */
+        mult_k = 1.0f;
+        for (int j = j0; j < j_end; j++) {
+            fp8_grad_row(pb->Dqk, acc_k + (int64_t)(j - j0) * pb->Dqk, pb->descale_dp, pb->descale_q, pb->scale_dk);
+            fp8_grad_row(pb->Dv, acc_v + (int64_t)(j - j0) * pb->Dv, AF_FP8_DESCALE_S, pb->descale_do, pb->scale_dv);
+        }
+    }
     for (int j = j0; j < j0 + CPU_KEY_BLOCK && j < pb->Skv; j++) {
         bool valid = j < len_kv; /* keys past len_kv of padded layouts get 0 */
         if (j < rows_dk)
             store_row(pb, AF_T_DK, b, hk, j, pb->Dqk,
-                      valid ? acc_k + (int64_t)(j - j0) * pb->Dqk : NULL, pb->scale);
+                      valid ? acc_k + (int64_t)(j - j0) * pb->Dqk : NULL, mult_k);
         if (j < rows_dv)
             store_row(pb, AF_T_DV, b, hk, j, pb->Dv,
                       valid ? acc_v + (int64_t)(j - j0) * pb->Dv : NULL, 1.0f);
@@ -516,9 +569,8 @@ static af_run_status cpu_supports(af_backend *be, const af_case *c, char *why, s
                  c->batch, c->heads_q, c->heads_kv, c->head_dim_qk, c->head_dim_v);
         return AF_RUN_DECLINED;
     }
-    if (c->backward && (c->dtype == AF_DT_FP8_E4M3 || c->dtype == AF_DT_MXFP8)) {
-        snprintf(why, cap, "cpu backend: backward for %s is not implemented",
-                 c->dtype == AF_DT_FP8_E4M3 ? "fp8_e4m3" : "mxfp8");
+    if (c->backward && c->dtype == AF_DT_MXFP8) {
+        snprintf(why, cap, "cpu backend: backward for mxfp8 is not implemented");
         return AF_RUN_DECLINED;
     }
     if (c->cp_size > 1) {
@@ -605,6 +657,13 @@ static af_run_status cpu_run(af_backend *be, const af_case *c, const char *engin
     pb.descale_k = t->descale_k;
     pb.descale_v = t->descale_v;
     pb.scale_o = 1.0f / t->descale_o;
+    pb.descale_do = t->descale_do;
+    pb.descale_o = t->descale_o;
+    pb.descale_dp = t->descale_dp;
+    pb.scale_dp = 1.0f / t->descale_dp;
+    pb.scale_dq = 1.0f / t->descale_dq;
+    pb.scale_dk = 1.0f / t->descale_dk;
+    pb.scale_dv = 1.0f / t->descale_dv;
     pb.backward = c->backward;
     for (int b = 0; b < pb.B; b++) {
         pb.len_q[b] = af_case_len_q(c, b);

@@ -57,6 +57,11 @@ int af_cudnn_last_fp8_amax(af_backend *be, float *amax_s, float *amax_o) {
     return -1;
 }
 
+int af_cudnn_last_fp8_bwd_amax(af_backend *be, float amax[4]) {
+    (void)be, (void)amax;
+    return -1;
+}
+
 #else /* ATTNFUZZ_HAVE_CUDA */
 
 #include <time.h>
@@ -105,6 +110,8 @@ typedef struct {
     unsigned long clock;
     bool have_amax;              /* the last run was fp8 and finished: its amax outputs */
     float amax_s, amax_o;
+    bool have_bwd_amax;          /* ... and had a backward: Amax_dP, Amax_dQ, Amax_dK, Amax_dV */
+    float bwd_amax[4];
 } cudnn_state;
 
 static double now_s(void) {
@@ -174,17 +181,21 @@ static case_state *get_case_state(cudnn_state *s, const af_case *c, char *why, s
     int rc = af_sdpa_desc_make(c, p, s->api->version, &d, why, cap);
     free(p);
     if (rc) return NULL;
-    if (d.fp8 && env_long("ATTNFUZZ_CUDNN_FP8", 0) != 1) {
-        /* Measured on the H200 (docs/cudnn-findings.md): O passes on every engine, but
-         * Stats (LSE) come back ~1e-4 relative off on cuDNN 9.14 and 9.19 alike, and
-         * eng2_k24=32 faults at d = 256. Until the Stats convention is classified, the
-         * graph is opt-in so that campaigns do not drown in one known difference. */
-        snprintf(why, cap, "fp8_e4m3: the cuDNN FP8 forward graph is experimental (set ATTNFUZZ_CUDNN_FP8=1; "
-                           "see docs/cudnn-findings.md)");
+    if (d.fp8 && env_long("ATTNFUZZ_CUDNN_FP8", 1) == 0) {
+        /* The FP8 graph is served by default: its Stats difference (F5 in
+         * docs/cudnn-findings.md) is classified and judged per row (compare.c).
+         * ATTNFUZZ_CUDNN_FP8=0 switches it off, e.g. to fuzz around F4. */
+        snprintf(why, cap, "fp8_e4m3: the cuDNN FP8 graph is switched off (ATTNFUZZ_CUDNN_FP8=0)");
         return NULL;
     }
     if (d.fp8 && s->sm < 90) {
         snprintf(why, cap, "fp8_e4m3: cuDNN FP8 SDPA needs sm90 or newer (this GPU is sm%d)", s->sm);
+        return NULL;
+    }
+    if (d.fp8 && c->backward && s->sm != 90) {
+        /* cudnn-frontend's sdpa_fp8_bwd.h has other head-dim rules (and deterministic
+         * routing) on Blackwell; only the SM90 surface is built and checked */
+        snprintf(why, cap, "fp8_e4m3 backward: served on sm90 only (this GPU is sm%d)", s->sm);
         return NULL;
     }
     s->clock++;
@@ -231,8 +242,14 @@ static af_cg *get_graph(cudnn_state *s, case_state *cs, int k, char *why, size_t
                 snprintf(g->err, sizeof g->err, "%s",
                          cs->desc.fp8 ? "the unified SDPA_FWD op takes fp16/bf16 only (cuDNN 9.14-9.19)"
                                       : "the unified SDPA_FWD op has no mask, window or paging attributes");
+            } else if (k == G_BWD_DET && cs->desc.fp8) {
+                /* FE's FP8 backward node has one shape: no dQ accumulator variant */
+                g->failed = true;
+                snprintf(g->err, sizeof g->err, "the FP8 backward has one graph shape (cudnn-frontend "
+                                                "sdpa_fp8_bwd.h); its configs are named bwd_<engine>");
             } else if (k == G_FWD) af_sdpa_build_fwd(g, &cs->desc);
             else if (k == G_FWD_UNIFIED) af_sdpa_build_fwd_unified(g, &cs->desc);
+            else if (cs->desc.fp8) af_sdpa_build_bwd_fp8(g, &cs->desc);
             else af_sdpa_build_bwd(g, &cs->desc, k == G_BWD_DET);
             if (g->failed) {
                 snprintf(cs->graph_err[k], sizeof cs->graph_err[k], "%s graph: %s", graph_names[k], g->err);
@@ -476,7 +493,7 @@ static af_run_status cudnn_run(af_backend *be, const af_case *c, const char *eng
     info->workspace_bytes = -1;
     info->nondeterministic = false;
     info->engine[0] = 0;
-    s->have_amax = false;
+    s->have_amax = s->have_bwd_amax = false;
     if (ensure_init(s, why, cap)) return AF_RUN_DECLINED;
     case_state *cs = get_case_state(s, c, why, cap);
     if (!cs) return AF_RUN_DECLINED;
@@ -513,18 +530,28 @@ static af_run_status cudnn_run(af_backend *be, const af_case *c, const char *eng
     af_run_status st = AF_RUN_OK;
     af_gpu_tensors g;
     void *work = NULL, *side_dev = NULL, *fp8_dev = NULL;
-    /* fp8: the device FLOAT [1,1,1,1] scalars, one per 16 bytes (tensors.h recipe):
-     * descale_q, descale_k, descale_v, descale_s, scale_s, scale_o, amax_s, amax_o */
-    enum { FP8_SCALARS = 8, FP8_STRIDE = 4 };
+    /* fp8: the device FLOAT [1,1,1,1] scalars, one per 16 bytes, in slot order
+     * CG_SLOT_DESCALE_Q .. CG_SLOT_AMAX_DV (tensors.h recipe). Amax outputs start at -1
+     * ("not written"); the backward's are read back only for backward cases. */
+    enum { FP8_SCALARS = CG_SLOT_AMAX_DV - CG_SLOT_DESCALE_Q + 1, FP8_STRIDE = 4 };
     float fp8_host[FP8_SCALARS * FP8_STRIDE];
     memset(fp8_host, 0, sizeof fp8_host);
-    fp8_host[0 * FP8_STRIDE] = t->descale_q;
-    fp8_host[1 * FP8_STRIDE] = t->descale_k;
-    fp8_host[2 * FP8_STRIDE] = t->descale_v;
-    fp8_host[3 * FP8_STRIDE] = AF_FP8_DESCALE_S;
-    fp8_host[4 * FP8_STRIDE] = AF_FP8_SCALE_S;
-    fp8_host[5 * FP8_STRIDE] = 1.0f / t->descale_o;
-    fp8_host[6 * FP8_STRIDE] = fp8_host[7 * FP8_STRIDE] = -1.0f; /* amax outputs: "not written" */
+#define FP8_AT(slot) fp8_host[((slot) - CG_SLOT_DESCALE_Q) * FP8_STRIDE]
+    FP8_AT(CG_SLOT_DESCALE_Q) = t->descale_q;
+    FP8_AT(CG_SLOT_DESCALE_K) = t->descale_k;
+    FP8_AT(CG_SLOT_DESCALE_V) = t->descale_v;
+    FP8_AT(CG_SLOT_DESCALE_S) = AF_FP8_DESCALE_S;
+    FP8_AT(CG_SLOT_SCALE_S) = AF_FP8_SCALE_S;
+    FP8_AT(CG_SLOT_SCALE_O) = 1.0f / t->descale_o;
+    FP8_AT(CG_SLOT_DESCALE_O) = t->descale_o;
+    FP8_AT(CG_SLOT_DESCALE_DO) = t->descale_do;
+    FP8_AT(CG_SLOT_DESCALE_DP) = t->descale_dp;
+    FP8_AT(CG_SLOT_SCALE_DP) = 1.0f / t->descale_dp;
+    FP8_AT(CG_SLOT_SCALE_DQ) = 1.0f / t->descale_dq;
+    FP8_AT(CG_SLOT_SCALE_DK) = 1.0f / t->descale_dk;
+    FP8_AT(CG_SLOT_SCALE_DV) = 1.0f / t->descale_dv;
+    FP8_AT(CG_SLOT_AMAX_S) = FP8_AT(CG_SLOT_AMAX_O) = -1.0f;
+    FP8_AT(CG_SLOT_AMAX_DP) = FP8_AT(CG_SLOT_AMAX_DQ) = FP8_AT(CG_SLOT_AMAX_DK) = FP8_AT(CG_SLOT_AMAX_DV) = -1.0f;
     side_tables side;
     memset(&side, 0, sizeof side);
     if (side_make(&side, c, &t->plan, &cs->desc)) {
@@ -549,7 +576,7 @@ static af_run_status cudnn_run(af_backend *be, const af_case *c, const char *eng
         if (side.off[i] != (size_t)-1) slots[i] = (int32_t *)side_dev + side.off[i];
     slots[CG_SLOT_SOFTMAX_SUM] = (char *)work + scratch_off[CG_SLOT_SOFTMAX_SUM];
     slots[CG_SLOT_DQ_ACCUM] = (char *)work + scratch_off[CG_SLOT_DQ_ACCUM];
-    if (fp8_dev)
+    if (fp8_dev) /* the scalar slots are contiguous from CG_SLOT_DESCALE_Q (cudnn_graph.h) */
         for (int i = 0; i < FP8_SCALARS; i++) slots[CG_SLOT_DESCALE_Q + i] = (float *)fp8_dev + i * FP8_STRIDE;
 
     char w[900];
@@ -570,9 +597,15 @@ static af_run_status cudnn_run(af_backend *be, const af_case *c, const char *eng
     st = af_gpu_tensors_download(&g, t, why, cap);
     if (st == AF_RUN_OK && fp8_dev && af_gpu_d2h(fp8_host, fp8_dev, sizeof fp8_host, why, cap) == AF_RUN_OK) {
         s->have_amax = true;
-        s->amax_s = fp8_host[6 * FP8_STRIDE];
-        s->amax_o = fp8_host[7 * FP8_STRIDE];
+        s->amax_s = FP8_AT(CG_SLOT_AMAX_S);
+        s->amax_o = FP8_AT(CG_SLOT_AMAX_O);
+        s->have_bwd_amax = bg != NULL;
+        s->bwd_amax[0] = FP8_AT(CG_SLOT_AMAX_DP);
+        s->bwd_amax[1] = FP8_AT(CG_SLOT_AMAX_DQ);
+        s->bwd_amax[2] = FP8_AT(CG_SLOT_AMAX_DK);
+        s->bwd_amax[3] = FP8_AT(CG_SLOT_AMAX_DV);
     }
+#undef FP8_AT
 out:
     if (st != AF_RUN_CRASH) { /* after a sticky error, freeing would only add noise */
         af_gpu_free(work);
@@ -633,6 +666,13 @@ int af_cudnn_last_fp8_amax(af_backend *be, float *amax_s, float *amax_o) {
     if (!s || !s->have_amax) return -1;
     *amax_s = s->amax_s;
     *amax_o = s->amax_o;
+    return 0;
+}
+
+int af_cudnn_last_fp8_bwd_amax(af_backend *be, float amax[4]) {
+    cudnn_state *s = be->state;
+    if (!s || !s->have_bwd_amax) return -1;
+    for (int i = 0; i < 4; i++) amax[i] = s->bwd_amax[i];
     return 0;
 }
 

@@ -28,6 +28,11 @@ typedef enum {
     /* fp8 forward: device FLOAT [1,1,1,1] scalars (inputs) and amax outputs */
     CG_SLOT_DESCALE_Q, CG_SLOT_DESCALE_K, CG_SLOT_DESCALE_V, CG_SLOT_DESCALE_S,
     CG_SLOT_SCALE_S, CG_SLOT_SCALE_O, CG_SLOT_AMAX_S, CG_SLOT_AMAX_O,
+    /* fp8 backward: more device FLOAT [1,1,1,1] scalars and amax outputs (contiguous
+     * after the forward's: cudnn.c uploads DESCALE_Q..AMAX_DV as one block) */
+    CG_SLOT_DESCALE_O, CG_SLOT_DESCALE_DO, CG_SLOT_DESCALE_DP, CG_SLOT_SCALE_DP,
+    CG_SLOT_SCALE_DQ, CG_SLOT_SCALE_DK, CG_SLOT_SCALE_DV,
+    CG_SLOT_AMAX_DP, CG_SLOT_AMAX_DQ, CG_SLOT_AMAX_DK, CG_SLOT_AMAX_DV,
     CG_SLOT_COUNT,
     CG_SLOT_BY_VALUE = 100                         /* host scalar owned by the graph */
 } cg_slot;

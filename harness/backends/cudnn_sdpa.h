@@ -19,8 +19,9 @@
  * Strides are [b, h, s, d] in elements of the tensor's buffer. */
 typedef struct {
     cudnnDataType_t io;                 /* CUDNN_DATA_HALF, _BFLOAT16 or _FP8_E4M3 */
-    bool fp8;                           /* fp8_e4m3 forward graph (cudnn-frontend sdpa_fp8):
-                                           device scales, E4M3 P and O, amax outputs */
+    bool fp8;                           /* fp8_e4m3 graphs (cudnn-frontend sdpa_fp8 and
+                                           sdpa_fp8_bwd): device scales, E4M3 P, O, dO, dS,
+                                           dQ, dK, dV, amax outputs */
     int64_t b, hq, hk, sq, skv, dqk, dv;
     int64_t str[AF_T_COUNT][4];         /* per tensor id: [b,h,s,d] strides */
     bool padding;                       /* seq_len tensors + padding mask */
@@ -45,6 +46,7 @@ int af_sdpa_desc_make(const af_case *c, const af_layout_plan *p, size_t cudnn_ve
 void af_sdpa_build_fwd(af_cg *g, const af_sdpa_desc *d);          /* composite (fp8 too) */
 void af_sdpa_build_fwd_unified(af_cg *g, const af_sdpa_desc *d);  /* one SDPA_FWD op */
 void af_sdpa_build_bwd(af_cg *g, const af_sdpa_desc *d, bool deterministic);
+void af_sdpa_build_bwd_fp8(af_cg *g, const af_sdpa_desc *d);      /* sdpa_fp8_bwd lowering */
 
 /* Score modifiers shared by forward and backward: return the masked score tensor. */
 cg_t af_sdpa_padding_mask(af_cg *g, const af_sdpa_desc *d, cg_t score, cg_t seq_q, cg_t seq_kv);

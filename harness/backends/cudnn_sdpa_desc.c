@@ -15,18 +15,19 @@ static void view_strides(const af_tensor_view *v, int64_t out[4]) {
     out[3] = 1;
 }
 
-/* What the fp8_e4m3 graph serves on Hopper (cudnn-frontend's sdpa_fp8 support checks,
- * TransformerEngine's SM90 gate; research notes section 3.3): forward only, d_qk = d_v,
- * d % 16 == 0, d <= 256, masks none / causal / padding (top-left), bshd or sbhd, no thd,
- * no paging, no window. The rest is declined with the reason. */
+/* What the fp8_e4m3 graphs serve on Hopper (cudnn-frontend's sdpa_fp8 and sdpa_fp8_bwd
+ * support checks, TransformerEngine's SM90 gate; research notes section 3.3): d_qk = d_v,
+ * d % 16 == 0, d <= 256 (backward: d_qk = d_v = 128), masks none / causal / padding /
+ * padding_causal (top-left), bshd or sbhd, no thd, no paging, no window. The rest is
+ * declined with the reason. */
 static int fp8_declines(const af_case *c, size_t cudnn_version, char *why, size_t cap) {
     bool windowed = c->window_left >= 0 || c->window_right >= 0;
     bool aligned_matters = c->mask == AF_MASK_CAUSAL || windowed;
     if (cudnn_version < 90100 || (cudnn_version >= 91000 && cudnn_version < 91001))
         snprintf(why, cap, "fp8_e4m3: cuDNN %zu has no FP8 SDPA (needs >= 9.1.0, not 9.10.0)", cudnn_version);
-    else if (c->backward)
-        snprintf(why, cap, "fp8_e4m3 backward: not built (cuDNN's SM90 FP8 backward needs d_qk = d_v = 128 and an "
-                 "fp8 dO/O/dP scaling recipe); forward only");
+    else if (c->backward && (c->head_dim_qk != 128 || c->head_dim_v != 128))
+        snprintf(why, cap, "fp8_e4m3 backward: head_dim_qk = head_dim_v = 128 required on SM90 (cudnn-frontend "
+                 "sdpa_fp8_bwd.h; got %d, %d)", c->head_dim_qk, c->head_dim_v);
     else if (c->head_dim_qk != c->head_dim_v)
         snprintf(why, cap, "fp8_e4m3: cuDNN FP8 SDPA on SM90 needs head_dim_qk = head_dim_v (got %d, %d)",
                  c->head_dim_qk, c->head_dim_v);
@@ -92,7 +93,7 @@ int af_sdpa_desc_make(const af_case *c, const af_layout_plan *p, size_t cudnn_ve
     d->padding = c->has_seqlens || d->ragged || d->paged;
     /* cudnn-frontend turns the padding mask on for the backward of cuDNN <= 9.15.0 when
      * s_kv % 128 != 0 (a known cuDNN bug); do what FE users get. */
-    if (c->backward && !d->padding && !d->ragged && d->skv % 128 != 0 && cudnn_version <= 91500) {
+    if (c->backward && !d->fp8 && !d->padding && !d->ragged && d->skv % 128 != 0 && cudnn_version <= 91500) {
         d->padding = true;
         d->workaround_padding = true;
     }

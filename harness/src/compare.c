@@ -175,11 +175,12 @@ int af_check_buffers(const af_case *c, const af_tensors *t, const af_outputs *or
 }
 
 /* One unit in the last place of the output storage at magnitude 1: fp16 2^-10,
- * bf16 2^-7 (also mxfp8's O and every gradient of an fp8 case), E4M3 2^-3 (fp8_e4m3's
- * O, one e4m3 ulp), fp32 LSE 2^-23. */
+ * bf16 2^-7 (also mxfp8's O and gradients), E4M3 2^-3 (fp8_e4m3's O, one e4m3 ulp;
+ * and its gradients, also stored E4M3), fp32 LSE 2^-23. */
 static double unit_of(const af_case *c, af_tensor_id id) {
     if (id == AF_T_LSE) return 0x1p-23;
     if (id == AF_T_O && c->dtype == AF_DT_FP8_E4M3) return 0x1p-3;
+    if ((id == AF_T_DQ || id == AF_T_DK || id == AF_T_DV) && c->dtype == AF_DT_FP8_E4M3) return 0x1p-3;
     return c->dtype == AF_DT_FP16 ? 0x1p-10 : 0x1p-7;
 }
 

@@ -135,7 +135,8 @@ static double logical_value(const af_case *c, const af_tensors *t, af_tensor_id 
     double x = af_storage_load(v->storage, t->buf[v->buffer], af_layout_offset(&t->plan, id, b, h, s, d));
     if (v->storage != AF_ST_E4M3) return x;
     if (c->dtype == AF_DT_FP8_E4M3)
-        return x * (double)(id == AF_T_Q ? t->descale_q : id == AF_T_K ? t->descale_k : t->descale_v);
+        return x * (double)(id == AF_T_Q ? t->descale_q : id == AF_T_K ? t->descale_k : id == AF_T_V ? t->descale_v
+                                                                                                   : t->descale_do);
     /* mxfp8 */
     bool along_s = id == AF_T_V;
     int nblk_d = along_s ? v->D : (v->D + 31) / 32;
@@ -196,7 +197,9 @@ int af_inputs_generate(const af_case *c, af_tensors *t, af_inputs *in) {
                             af_storage_store(v->storage, t->buf[v->buffer], af_layout_offset(&t->plan, id, b, h, s, d),
                                              vals[dense_index(v, b, h, s, d)]);
         } else if (c->dtype == AF_DT_FP8_E4M3) {
-            quantise_per_tensor(c, t, id, vals, id == AF_T_Q ? &t->descale_q : id == AF_T_K ? &t->descale_k : &t->descale_v);
+            float *descale = id == AF_T_Q ? &t->descale_q : id == AF_T_K ? &t->descale_k
+                           : id == AF_T_V ? &t->descale_v : &t->descale_do;
+            quantise_per_tensor(c, t, id, vals, descale);
         } else {
             uint8_t *sc = quantise_mx(c, t, id, vals);
             if (!sc) { free(vals); return -1; }

@@ -104,9 +104,11 @@ int af_layout_plan_make(const af_case *c, af_layout_plan *p, char *why, size_t c
     memset(p, 0, sizeof *p);
     af_storage in_st = c->dtype == AF_DT_FP16 ? AF_ST_F16 : c->dtype == AF_DT_BF16 ? AF_ST_BF16 : AF_ST_E4M3;
     af_storage out_st = c->dtype == AF_DT_FP16 ? AF_ST_F16 : AF_ST_BF16;
-    /* fp8_e4m3: O is E4M3 with the harness's output scale (tensors.h); dO and the
-     * gradients stay bf16. mxfp8 keeps O in bf16 (cuDNN's MXFP8 is Blackwell-only). */
+    /* fp8_e4m3: O, dO and the gradients are E4M3 with per-tensor scales (tensors.h;
+     * cuDNN's SM90 FP8 backward takes an FP8 dO and writes FP8 gradients). mxfp8
+     * keeps them in bf16 (cuDNN's MXFP8 is Blackwell-only). */
     af_storage o_st = c->dtype == AF_DT_FP8_E4M3 ? AF_ST_E4M3 : out_st;
+    af_storage grad_st = o_st; /* dO, dQ, dK, dV */
     const int B = c->batch;
     struct { af_tensor_id t; int H, S, D; } shapes[AF_T_COUNT] = {
         {AF_T_Q, c->heads_q, c->seqlen_q, c->head_dim_qk},   {AF_T_K, c->heads_kv, c->seqlen_kv, c->head_dim_qk},
@@ -158,23 +160,23 @@ int af_layout_plan_make(const af_case *c, af_layout_plan *p, char *why, size_t c
         groups[ng++] = (group){{AF_T_Q}, 1, AF_BUF_Q, in_st};
         groups[ng++] = (group){{AF_T_K}, 1, AF_BUF_K, in_st};
         groups[ng++] = (group){{AF_T_V}, 1, AF_BUF_V, in_st};
-        groups[ng++] = (group){{AF_T_DQ}, 1, AF_BUF_DQ, out_st};
-        groups[ng++] = (group){{AF_T_DK}, 1, AF_BUF_DK, out_st};
-        groups[ng++] = (group){{AF_T_DV}, 1, AF_BUF_DV, out_st};
+        groups[ng++] = (group){{AF_T_DQ}, 1, AF_BUF_DQ, grad_st};
+        groups[ng++] = (group){{AF_T_DK}, 1, AF_BUF_DK, grad_st};
+        groups[ng++] = (group){{AF_T_DV}, 1, AF_BUF_DV, grad_st};
         break;
     case AF_PACK_KV:
         groups[ng++] = (group){{AF_T_Q}, 1, AF_BUF_Q, in_st};
         groups[ng++] = (group){{AF_T_K, AF_T_V}, 2, AF_BUF_K, in_st};
-        groups[ng++] = (group){{AF_T_DQ}, 1, AF_BUF_DQ, out_st};
-        groups[ng++] = (group){{AF_T_DK, AF_T_DV}, 2, AF_BUF_DK, out_st};
+        groups[ng++] = (group){{AF_T_DQ}, 1, AF_BUF_DQ, grad_st};
+        groups[ng++] = (group){{AF_T_DK, AF_T_DV}, 2, AF_BUF_DK, grad_st};
         break;
     case AF_PACK_QKV:
         groups[ng++] = (group){{AF_T_Q, AF_T_K, AF_T_V}, 3, AF_BUF_Q, in_st};
-        groups[ng++] = (group){{AF_T_DQ, AF_T_DK, AF_T_DV}, 3, AF_BUF_DQ, out_st};
+        groups[ng++] = (group){{AF_T_DQ, AF_T_DK, AF_T_DV}, 3, AF_BUF_DQ, grad_st};
         break;
     }
     groups[ng++] = (group){{AF_T_O}, 1, AF_BUF_O, o_st};
-    groups[ng++] = (group){{AF_T_DO}, 1, AF_BUF_DO, out_st};
+    groups[ng++] = (group){{AF_T_DO}, 1, AF_BUF_DO, grad_st};
     for (int i = 0; i < ng; i++) lay_group(p, c, &groups[i]);
     if (!c->backward) {
         p->buffer_elems[AF_BUF_DO] = p->buffer_elems[AF_BUF_DQ] = 0;

@@ -140,6 +140,9 @@ static void tensors_from_plan(const af_case *c, const af_tensors *t, const plugi
         out->t[AF_T_V].descale = t->descale_v;
         out->t[AF_T_DO].descale = t->descale_do;
         out->t[AF_T_O].descale = t->descale_o; /* O is E4M3: store e4m3(O / descale) */
+        out->t[AF_T_DQ].descale = t->descale_dq; /* so are the gradients (tensors.h) */
+        out->t[AF_T_DK].descale = t->descale_dk;
+        out->t[AF_T_DV].descale = t->descale_dv;
     }
     if (c->dtype == AF_DT_MXFP8) {
         out->t[AF_T_Q].mx_scale = mem->mx_scale[0];

@@ -119,12 +119,11 @@ static void add_finding(probe_ctx *x, af_verdict_kind kind, af_tensor_id t, int 
 static int64_t offset_of(const af_tensors *t, af_tensor_id id, int b, int h, int s, int d) {
     return af_layout_offset(&t->plan, id, b, h, s, d);
 }
-/* Logical value of a stored output element (fp8_e4m3's E4M3 O times descale_o, exact),
- * so tolerances and the inclusion probe's bounds share units. */
+/* Logical value of a stored output element (fp8_e4m3's E4M3 O and gradients times
+ * their descale, exact), so tolerances and the inclusion probe's bounds share units. */
 static double load_at(const af_tensors *t, af_tensor_id id, int64_t off) {
     const af_tensor_view *w = &t->plan.view[id];
-    double f = (id == AF_T_O && w->storage == AF_ST_E4M3) ? (double)t->descale_o : 1.0;
-    return f * af_storage_load(w->storage, t->buf[w->buffer], off);
+    return af_output_descale(t, id) * af_storage_load(w->storage, t->buf[w->buffer], off);
 }
 static bool same_bits(const af_tensors *a, const af_tensors *b, af_tensor_id id, int64_t off) {
     const af_tensor_view *w = &a->plan.view[id];

@@ -40,7 +40,10 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
         return -1;
     }
     af_tensors_poison_outputs(&p->tensors, c);
-    if (!r->skip_oracle) {
+    /* fp8_e4m3 backward: the E4M3 gradients' scales come from the exact gradients
+     * (tensors.h), so the oracle runs even for probe-only runs (then only for them) */
+    bool fp8_bwd = c->dtype == AF_DT_FP8_E4M3 && c->backward;
+    if (!r->skip_oracle || fp8_bwd) {
         af_oracle_problem prob;
         int len_q[AF_MAX_BATCH], len_kv[AF_MAX_BATCH];
         af_oracle_problem_from_case(&prob, c, &p->inputs, len_q, len_kv);
@@ -48,7 +51,13 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
             af_prepared_free(p);
             return -1;
         }
-        p->have_oracle = true;
+        if (fp8_bwd) af_fp8_set_bwd_scales(&p->tensors, c, &p->inputs, &p->oracle.out);
+        if (r->skip_oracle) {
+            af_oracle_result_free(&p->oracle);
+            memset(&p->oracle, 0, sizeof p->oracle);
+        } else {
+            p->have_oracle = true;
+        }
     }
     /* the low-precision reference sets the floor */
     if (r->reference) {

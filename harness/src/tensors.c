@@ -25,6 +25,7 @@ int af_tensors_alloc(af_tensors *t, const af_case *c, char *why, size_t cap) {
         t->bytes[i] = bytes;
     }
     t->descale_q = t->descale_k = t->descale_v = t->descale_do = t->descale_o = 1.0f;
+    t->descale_dq = t->descale_dk = t->descale_dv = t->descale_dp = 1.0f;
     return 0;
 }
 
@@ -68,6 +69,10 @@ void af_tensors_copy(af_tensors *dst, const af_tensors *src) {
     dst->descale_k = src->descale_k;
     dst->descale_v = src->descale_v;
     dst->descale_do = src->descale_do;
+    dst->descale_dq = src->descale_dq;
+    dst->descale_dk = src->descale_dk;
+    dst->descale_dv = src->descale_dv;
+    dst->descale_dp = src->descale_dp;
     dst->descale_o = src->descale_o;
 }
 
@@ -146,9 +151,7 @@ static int64_t di(int H, int S, int D, int b, int h, int s, int d) {
 static void read_tensor(const af_tensors *t, const af_case *c, af_tensor_id id, double *dst) {
     const af_tensor_view *v = &t->plan.view[id];
     bool kv = id == AF_T_DK || id == AF_T_DV;
-    /* an E4M3 output (fp8_e4m3's O) carries the harness's per-tensor output scale;
-     * descale_o is a power of two, so the product is exact */
-    double f = (id == AF_T_O && v->storage == AF_ST_E4M3) ? (double)t->descale_o : 1.0;
+    double f = af_output_descale(t, id); /* E4M3 outputs: a power of two, exact */
     for (int b = 0; b < v->B; b++) {
         int len = kv ? af_case_len_kv(c, b) : af_case_len_q(c, b);
         for (int h = 0; h < v->H; h++)
@@ -166,6 +169,17 @@ void af_outputs_read(const af_tensors *t, const af_case *c, af_outputs *out) {
         read_tensor(t, c, AF_T_DQ, out->dq);
         read_tensor(t, c, AF_T_DK, out->dk);
         read_tensor(t, c, AF_T_DV, out->dv);
+    }
+}
+
+double af_output_descale(const af_tensors *t, af_tensor_id id) {
+    if (t->plan.view[id].storage != AF_ST_E4M3) return 1.0;
+    switch (id) {
+    case AF_T_O: return (double)t->descale_o;
+    case AF_T_DQ: return (double)t->descale_dq;
+    case AF_T_DK: return (double)t->descale_dk;
+    case AF_T_DV: return (double)t->descale_dv;
+    default: return 1.0; /* inputs are not outputs */
     }
 }
 

@@ -17,7 +17,8 @@
  *     cast to E4M3 after * 448; O descaled by 1/448 and descale_v, scaled by scale_o and
  *     stored E4M3; the output scale is the largest power of two that keeps
  *     max|V| * scale_o <= 448, and af_outputs_read dequantises O exactly;
- *   - declines fp8/mxfp8 backward and context parallelism.
+ *   - serves fp8_e4m3 backward (its recipe: test_fp8_backward.c); declines mxfp8
+ *     backward and context parallelism.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -272,9 +273,8 @@ static void test_interface(af_backend *be) {
     parse_case(&c, "dtype = mxfp8\n");
     CHECK(be->supports(be, &c, why, sizeof why) == AF_RUN_OK);
 
-    parse_case(&c, "dtype = fp8_e4m3\nbackward = yes\n");
-    CHECK(be->supports(be, &c, why, sizeof why) == AF_RUN_DECLINED);
-    CHECK_MSG(strstr(why, "backward") && strstr(why, "fp8_e4m3") && !strchr(why, '\n'), "%s", why);
+    parse_case(&c, "dtype = fp8_e4m3\nbackward = yes\n"); /* test_fp8_backward.c */
+    CHECK(be->supports(be, &c, why, sizeof why) == AF_RUN_OK);
     parse_case(&c, "dtype = mxfp8\nbackward = yes\n");
     CHECK(be->supports(be, &c, why, sizeof why) == AF_RUN_DECLINED);
     CHECK_MSG(strstr(why, "mxfp8"), "%s", why);
@@ -514,7 +514,7 @@ static void test_fp8_follows_the_recipe(af_backend *be) {
         /* storage and output scale */
         const af_tensor_view *ov = &r.t.plan.view[AF_T_O];
         CHECK(ov->storage == AF_ST_E4M3 && r.t.plan.view[AF_T_LSE].storage == AF_ST_F32);
-        CHECK(r.t.plan.view[AF_T_DO].storage == AF_ST_BF16 && r.t.plan.view[AF_T_DQ].storage == AF_ST_BF16);
+        CHECK(r.t.plan.view[AF_T_DO].storage == AF_ST_E4M3 && r.t.plan.view[AF_T_DQ].storage == AF_ST_E4M3);
         double vmax = 0;
         for (int j = 0; j < Skv; j++)
             for (int d = 0; d < D; d++) vmax = fmax(vmax, fabs(peek(&r, AF_T_V, 0, 0, j, d)) * r.t.descale_v);
@@ -962,6 +962,8 @@ static void test_writes_exactly_its_outputs(af_backend *be) {
                         "seqlens_q = 9,3\nseqlens_kv = 50,17\nmask = padding\npage_size = 8\nstride_gap = 2\n");
     check_integrity(be, "batch = 2\nheads = 2\nseqlen = 40\nhead_dim = 40\nseqlens_q = 40,21\nseqlens_kv = 40,30\n"
                         "mask = padding_causal\nlayout = bhsd\ndtype = fp8_e4m3\n");
+    check_integrity(be, "batch = 2\nheads_q = 4\nheads_kv = 2\nseqlen = 40\nhead_dim = 40\nseqlens_q = 40,21\n"
+                        "seqlens_kv = 40,30\nmask = padding_causal\nlayout = sbhd\ndtype = fp8_e4m3\nbackward = yes\n");
     check_integrity(be, "batch = 2\nheads = 2\nseqlen = 40\nhead_dim = 40\nseqlens_q = 40,21\nseqlens_kv = 40,30\n"
                         "layout = thd\nthd_gap = 4\ndtype = mxfp8\n");
 }

@@ -1,9 +1,10 @@
-/* test_cudnn_fp8.c — the cudnn backend's FP8 (E4M3, per-tensor scaling) forward.
+/* test_cudnn_fp8.c — the cudnn backend's FP8 (E4M3, per-tensor scaling) forward and
+ * backward.
  *
  * Part 1 (any machine with the CUDA build, no GPU needed): which fp8_e4m3 cases the
  * backend builds a graph for (af_sdpa_desc_make) and the one-line reason for the rest:
- * backward, d_qk != d_v, d % 16, d > 256, bottom-right causal, thd, bhsd, paged KV,
- * windows, mxfp8.
+ * backward with d != 128, d_qk != d_v, d % 16, d > 256, bottom-right causal, thd, bhsd,
+ * paged KV, windows, mxfp8.
  *
  * Part 2 (GPU + cuDNN): every fp8 case of corpora/gpu/fp8-*.case plus a few small ones
  * runs through the harness's own path (af_prepare: inputs, MPFR/fp64 oracle, the cpu
@@ -12,6 +13,16 @@
  * line per engine. Also checked: the graph's amax outputs (Amax_S = max P in (0, 1],
  * = 1 when some row sees one key; Amax_O = max |O| before scale_o, close to the
  * oracle's max |O|), and how many O bytes equal the cpu reference's (information).
+ * Backward cases (corpora/gpu/fp8-*-bwd.case and small extras; cuDNN's SM90 FP8
+ * backward, cudnn_graph_bwd_fp8.c) are judged the same way on every engine config:
+ * dQ, dK, dV (E4M3, dequantised) against the oracle with the normal criterion, one line
+ * per engine with the O/LSE/dQ/dK/dV ratios, the scales the harness chose and the
+ * Amax_dP/dQ/dK/dV the graph wrote. Checked: each Amax_dX (before scale_dX) lies within
+ * allowed(dX) + max|oracle dX| / 16 of max|oracle dX| (|max|a| - max|b|| <= max|a - b|,
+ * plus one E4M3 half-ulp for the stored value), Amax_dP within a factor 2 of the exact
+ * max |dS| (fp8_bwd_exact.h; D uses the E4M3 O, so not closer) and Amax_dP * scale_dp
+ * <= 448 (no saturation of dS). Gradient failures are counted separately from O/LSE
+ * ones (the FP8 forward's LSE is finding F5).
  * Without a GPU or cuDNN, part 2 prints SKIP and the test passes.
  * ATTNFUZZ_CUDNN_TEST_ENGINES=default runs only the default engine per case.
  */
@@ -24,6 +35,7 @@
 #include "attnfuzz/cudnn_backend.h"
 #include "attnfuzz/runner.h"
 #include "check.h"
+#include "fp8_bwd_exact.h"
 
 #ifdef ATTNFUZZ_HAVE_CUDA
 #include "../../harness/backends/cudnn_sdpa.h"
@@ -46,7 +58,19 @@ static void test_support_surface(void) {
         {"dtype = fp8_e4m3\nbatch = 2\nheads = 4\nseqlen = 128\nseqlens_q = 100,128\nseqlens_kv = 100,128\n"
          "head_dim = 128\nmask = padding_causal\n", NULL},
         {"dtype = fp8_e4m3\nheads_q = 8\nheads_kv = 2\nseqlen = 256\nhead_dim = 256\nmask = causal\n", NULL},
-        {"dtype = fp8_e4m3\nheads = 2\nseqlen = 64\nhead_dim = 128\nbackward = yes\n", "backward"},
+        {"dtype = fp8_e4m3\nheads = 2\nseqlen = 64\nhead_dim = 128\nbackward = yes\n", NULL},
+        {"dtype = fp8_e4m3\nbatch = 2\nheads_q = 4\nheads_kv = 2\nseqlen = 256\nseqlens_q = 200,256\n"
+         "seqlens_kv = 256,130\nhead_dim = 128\nmask = padding_causal\nlayout = sbhd\nbackward = yes\n", NULL},
+        {"dtype = fp8_e4m3\nheads = 2\nseqlen = 64\nhead_dim = 64\nbackward = yes\n", "head_dim_qk = head_dim_v = 128"},
+        {"dtype = fp8_e4m3\nheads = 2\nseqlen = 64\nhead_dim_qk = 128\nhead_dim_v = 64\nbackward = yes\n",
+         "head_dim_qk = head_dim_v = 128"},
+        {"dtype = fp8_e4m3\nbatch = 2\nheads = 2\nseqlen = 128\nseqlens_q = 10,128\nseqlens_kv = 10,128\n"
+         "head_dim = 128\nlayout = thd\nmask = padding\nbackward = yes\n", "thd"},
+        {"dtype = fp8_e4m3\nheads = 2\nseqlen = 128\nhead_dim = 128\nlayout = bhsd\nbackward = yes\n", "bhsd"},
+        {"dtype = fp8_e4m3\nheads = 2\nseqlen = 128\nhead_dim = 128\nmask = causal\nwindow = 16,-1\n"
+         "backward = yes\n", "window"},
+        {"dtype = fp8_e4m3\nheads = 2\nseqlen = 128\nhead_dim = 128\nmask = causal_bottom_right\nbackward = yes\n",
+         "Blackwell"},
         {"dtype = fp8_e4m3\nheads = 2\nseqlen = 64\nhead_dim_qk = 128\nhead_dim_v = 64\n", "head_dim_qk"},
         {"dtype = fp8_e4m3\nheads = 2\nseqlen = 64\nhead_dim = 40\n", "% 16"},
         {"dtype = fp8_e4m3\nheads = 2\nseqlen = 64\nhead_dim = 288\n", "<= 256"},
@@ -101,6 +125,12 @@ static const char *const extra[] = {
     "seed = 812\ndata = uniform:4\n",
     "dtype = fp8_e4m3\nbatch = 1\nheads = 2\nseqlen = 128\nhead_dim = 256\nmask = causal\nseed = 813\n"
     "data = normal:1 low_lse:0.25:30\n",
+    /* backward: small causal, padding_causal GQA (seq_len overrides), uniform data */
+    "dtype = fp8_e4m3\nbatch = 1\nheads = 2\nseqlen = 128\nhead_dim = 128\nmask = causal\nbackward = yes\nseed = 831\n",
+    "dtype = fp8_e4m3\nbatch = 2\nheads_q = 4\nheads_kv = 2\nseqlen = 256\nseqlens_q = 200,256\n"
+    "seqlens_kv = 256,130\nhead_dim = 128\nmask = padding_causal\nbackward = yes\nseed = 832\n",
+    "dtype = fp8_e4m3\nbatch = 1\nheads = 2\nseqlen_q = 256\nseqlen_kv = 128\nhead_dim = 128\nlayout = sbhd\n"
+    "backward = yes\nseed = 833\ndata = uniform:3\n",
 };
 
 static const char *const corpus[] = {
@@ -108,9 +138,51 @@ static const char *const corpus[] = {
     "corpora/gpu/fp8-nomask-s128-d64-fwd.case",
     "corpora/gpu/fp8-padding-causal-d128-fwd.case",
     "corpora/gpu/fp8-gqa-8to2-causal-d128-fwd.case",
+    "corpora/gpu/fp8-causal-b2h4s256d128-bwd.case",
+    "corpora/gpu/fp8-nomask-sbhd-s128x256-d128-bwd.case",
+    "corpora/gpu/fp8-gqa-4to2-causal-sbhd-d128-bwd.case",
 };
 
-static int failures = 0;
+static int failures = 0, grad_failures = 0, bwd_runs = 0;
+
+/* max |x| over the valid rows of a dense (B, H, S, D) tensor (kv: the key side). */
+static double max_abs_rows(const af_case *c, const double *x, bool kv, int D) {
+    int H = kv ? c->heads_kv : c->heads_q, S = kv ? c->seqlen_kv : c->seqlen_q;
+    double m = 0;
+    for (int b = 0; b < c->batch; b++)
+        for (int h = 0; h < H; h++)
+            for (int i = 0; i < (kv ? af_case_len_kv(c, b) : af_case_len_q(c, b)); i++)
+                for (int d = 0; d < D; d++) m = fmax(m, fabs(x[(((size_t)b * H + h) * S + i) * D + d]));
+    return m;
+}
+
+/* Backward part of one engine run: gradient ratios, the scales and the amax outputs.
+ * Returns the amax complaint ("" when none). */
+static const char *bwd_report(af_backend *be, const af_case *c, const af_prepared *prep, const af_verdict *v,
+                              double ds_exact, char *line, size_t cap) {
+    float amax[4] = {NAN, NAN, NAN, NAN};
+    bool have = af_cudnn_last_fp8_bwd_amax(be, amax) == 0;
+    static const af_tensor_id ids[3] = {AF_T_DQ, AF_T_DK, AF_T_DV};
+    const double *ex[3] = {prep->oracle.out.dq, prep->oracle.out.dk, prep->oracle.out.dv};
+    const float desc[3] = {prep->tensors.descale_dq, prep->tensors.descale_dk, prep->tensors.descale_dv};
+    const char *bad = !have ? " [bwd amax: not read back]" : "";
+    size_t n = (size_t)snprintf(line, cap, "dQ %.3f dK %.3f dV %.3f | Amax_dP %.6g (exact max|dS| %.6g, x scale_dp "
+                                "%.4g = %.4g)", v->stats[AF_T_DQ].ratio, v->stats[AF_T_DK].ratio,
+                                v->stats[AF_T_DV].ratio, (double)amax[0], ds_exact,
+                                1.0 / (double)prep->tensors.descale_dp, (double)amax[0] / (double)prep->tensors.descale_dp);
+    if (have && !(amax[0] >= 0.5 * ds_exact && amax[0] <= 2.0 * ds_exact)) bad = " [Amax_dP not within 2x of max|dS|]";
+    if (have && !((double)amax[0] / (double)prep->tensors.descale_dp <= 448.0)) bad = " [dS saturates: Amax_dP * scale_dp > 448]";
+    for (int t = 0; t < 3; t++) {
+        bool kv = ids[t] != AF_T_DQ;
+        double m = max_abs_rows(c, ex[t], kv, ids[t] == AF_T_DV ? c->head_dim_v : c->head_dim_qk);
+        double slack = v->stats[ids[t]].allowed + m / 16;
+        if (n < cap)
+            n += (size_t)snprintf(line + n, cap - n, " Amax_%s %.6g (max|oracle| %.6g, scale %.4g)",
+                                  af_tensor_name(ids[t]), (double)amax[t + 1], m, 1.0 / (double)desc[t]);
+        if (have && !(fabs((double)amax[t + 1] - m) <= slack)) bad = " [Amax_dQ/dK/dV far from max|oracle|]";
+    }
+    return bad;
+}
 
 /* max |x| over the judged (non fully masked, valid) rows of a dense O. */
 static double max_abs_o(const af_case *c, const double *o) {
@@ -149,6 +221,12 @@ static void run_case(af_backend *be, af_runner *runner, const char *label, const
         }
     }
     double oracle_max = max_abs_o(c, prep.oracle.out.o);
+    double ds_exact = c->backward ? fp8_exact_ds_amax(c, &prep.inputs, &prep.oracle.out) : 0;
+    if (c->backward)
+        printf("%s: backward scales (harness, before the run): descale_do %.4g scale_dp %.4g scale_dq %.4g "
+               "scale_dk %.4g scale_dv %.4g; exact max|dS| %.6g\n", label, (double)prep.tensors.descale_do,
+               1.0 / (double)prep.tensors.descale_dp, 1.0 / (double)prep.tensors.descale_dq,
+               1.0 / (double)prep.tensors.descale_dk, 1.0 / (double)prep.tensors.descale_dv, ds_exact);
     bool one_key_row = c->mask == AF_MASK_CAUSAL && c->align == AF_ALIGN_TOP_LEFT; /* row 0 sees key 0 only */
     for (int e = 0; e < n; e++) {
         af_verdict v;
@@ -174,13 +252,25 @@ static void run_case(af_backend *be, af_runner *runner, const char *label, const
                 af_outputs_free(&got);
             }
         }
+        char bwd_line[600] = "";
+        const char *bwd_bad = "";
+        bool grads_ok = true;
+        if (c->backward) {
+            bwd_runs++;
+            bwd_bad = bwd_report(be, c, &prep, &v, ds_exact, bwd_line, sizeof bwd_line);
+            for (int f = 0; f < v.n_findings; f++)
+                if (v.findings[f].tensor == AF_T_DQ || v.findings[f].tensor == AF_T_DK || v.findings[f].tensor == AF_T_DV)
+                    grads_ok = false;
+            if (v.kind == AF_V_CRASH || v.kind == AF_V_DECLINED || bwd_bad[0]) grads_ok = false;
+            if (!grads_ok) grad_failures++;
+        }
         const char *amax_bad = !have_amax                                          ? " [amax: not read back]"
                                : !(amax_s > 0 && amax_s <= 1.0f + 0x1p-20f)        ? " [Amax_S outside (0,1]]"
                                : one_key_row && !(amax_s >= 1.0f - 0x1p-20f)       ? " [Amax_S < 1 with a one-key row]"
                                : !(fabs((double)amax_o - oracle_max) <= 0.15 * oracle_max + 1e-6)
                                    ? " [Amax_O far from max|O|]"
                                    : "";
-        bool ok = v.kind == AF_V_PASS && v.n_findings == 0 && !amax_bad[0];
+        bool ok = v.kind == AF_V_PASS && v.n_findings == 0 && !amax_bad[0] && grads_ok;
         char line[600];
         af_verdict_line(&v, line, sizeof line);
         printf("%s engine %-28s %s O ratio %.3f LSE ratio %.3f amax_s %.6g amax_o %.6g (oracle max|O| %.6g) "
@@ -189,6 +279,10 @@ static void run_case(af_backend *be, af_runner *runner, const char *label, const
                v.stats[AF_T_O].ratio, v.stats[AF_T_LSE].ratio, (double)amax_s, (double)amax_o, oracle_max,
                total ? 100.0 * (double)same / (double)total : 0.0, v.info.workspace_bytes, v.info.seconds, line,
                amax_bad);
+        if (c->backward)
+            printf("%s engine %-28s   backward %s: %s%s%s%s\n", label, v.info.engine[0] ? v.info.engine : "(default)",
+                   grads_ok ? "ok  " : "FAIL", bwd_line, bwd_bad, v.kind == AF_V_DECLINED || v.kind == AF_V_CRASH ? " | " : "",
+                   v.kind == AF_V_DECLINED || v.kind == AF_V_CRASH ? v.reason : "");
         if (!ok) failures++;
         af_tensors_free(&out);
     }
@@ -247,12 +341,15 @@ int main(int argc, char **argv) {
         snprintf(label, sizeof label, "extra %zu", i);
         run_case(be, &runner, label, &c, only_default);
     }
-    /* a served-shape backward is declined with its reason (fp8 backward not built) */
+    /* a backward the SM90 FP8 graph cannot serve is declined with the field named */
     af_case c;
-    parse("dtype = fp8_e4m3\nheads = 2\nseqlen = 128\nhead_dim = 128\nmask = causal\nbackward = yes\n", &c);
-    CHECK(be->supports(be, &c, why, sizeof why) == AF_RUN_DECLINED && strstr(why, "backward"));
+    parse("dtype = fp8_e4m3\nheads = 2\nseqlen = 128\nhead_dim = 64\nmask = causal\nbackward = yes\n", &c);
+    CHECK(be->supports(be, &c, why, sizeof why) == AF_RUN_DECLINED && strstr(why, "head_dim"));
     runner.reference->destroy(runner.reference);
     be->destroy(be);
-    CHECK_MSG(failures == 0, "%d fp8 engine runs failed", failures);
+    printf("test_cudnn_fp8: %d engine runs failed (%d of %d backward runs with a gradient or amax failure)\n",
+           failures, grad_failures, bwd_runs);
+    CHECK_MSG(failures == 0, "%d fp8 engine runs failed (%d backward runs with gradient/amax failures)", failures,
+              grad_failures);
     CHECK_DONE("test_cudnn_fp8");
 }

@@ -28,6 +28,12 @@ int af_cudnn_engines_report(af_backend *be, const af_case *c, FILE *out, char *w
  * Returns 0, or -1 when the last run was not an fp8 run that finished. */
 int af_cudnn_last_fp8_amax(af_backend *be, float *amax_s, float *amax_o);
 
+/* fp8_e4m3 backward: the backward graph's amax outputs of the last successful run(),
+ * each before its output scale, logical units: amax[0] = max |dS| (Amax_dP, dS including
+ * attn_scale), amax[1..3] = max |dQ|, |dK|, |dV| (Amax_dQ/dK/dV). Returns 0, or -1 when
+ * the last run was not an fp8 backward run that finished. */
+int af_cudnn_last_fp8_bwd_amax(af_backend *be, float amax[4]);
+
 /* "cuDNN 9.19.0 (/path/libcudnn.so.9), NVIDIA H200 sm90" or why it is unavailable. */
 void af_cudnn_describe(af_backend *be, char *buf, size_t cap);
 
