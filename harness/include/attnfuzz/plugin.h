@@ -162,7 +162,11 @@ typedef struct {
                                    Inputs Q, K, V (and dO): read as stored * descale.
                                    O of fp8_e4m3 is an E4M3 output (storage says so):
                                    write e4m3(O / descale), descale a power of two
-                                   chosen so that |O| <= max |V| fits (<= 448)     */
+                                   chosen so that |O| <= max |V| fits (<= 448).
+                                   Backward: dO is E4M3 (read as above) and dQ, dK,
+                                   dV are E4M3 outputs: write e4m3(dX / descale)
+                                   (powers of two from the exact gradients, one
+                                   binade of headroom; docs/fp8.md)               */
     /* mxfp8: one E8M0 byte per 32 elements along the contraction axis,
      *   logical = stored * 2^(byte - 127), dense arrays:
      *   Q, K: (B, H, S, ceil(D / 32))   blocks along d

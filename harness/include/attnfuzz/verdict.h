@@ -7,7 +7,8 @@
  *                low-precision computation in the case dtype)
  *   floor(T)   = noise floor at the output's magnitude: one unit in the last place
  *                of the output storage type at max |oracle| (2^-10 fp16, 2^-7 bf16,
- *                2^-3 for fp8_e4m3's E4M3 O, 2^-23 for the fp32 LSE), never below 2^-24
+ *                2^-3 for fp8_e4m3's E4M3 O, dQ, dK, dV, 2^-23 for the fp32 LSE), never
+ *                below 2^-24
  *   allowed(T) = 2 * err_ref(T) + floor(T);  ratio = err / allowed; pass iff ratio <= 1
  * fp8_e4m3 LSE is judged per row with allowed(LSE) + AF_FP8_ACC_UNIT * A_i, A_i the
  * row's score magnitude max_j scale * sum_d |q_d k_jd|: FP8 tensor cores accumulate
