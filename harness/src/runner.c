@@ -58,6 +58,16 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
         } else {
             p->have_oracle = true;
         }
+        /* fp8: the criterion of LSE needs each row's score magnitude (compare.c) */
+        if (p->have_oracle && c->dtype == AF_DT_FP8_E4M3) {
+            p->oracle.score_abs = malloc((size_t)c->batch * c->heads_q * c->seqlen_q * sizeof(double));
+            if (!p->oracle.score_abs) {
+                snprintf(why, cap, "out of host memory (score magnitudes)");
+                af_prepared_free(p);
+                return -1;
+            }
+            af_oracle_score_abs(&prob, p->oracle.score_abs);
+        }
     }
     /* the low-precision reference sets the floor */
     if (r->reference) {
