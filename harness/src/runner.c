@@ -58,6 +58,8 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
         } else {
             p->have_oracle = true;
         }
+        /* backward: the gradients' floors need their term magnitudes (compare.c) */
+        if (p->have_oracle && c->backward) af_oracle_grad_abs(&prob, &p->oracle.out, p->oracle.grad_abs);
         /* fp8: the criterion of LSE needs each row's score magnitude (compare.c) */
         if (p->have_oracle && c->dtype == AF_DT_FP8_E4M3) {
             p->oracle.score_abs = malloc((size_t)c->batch * c->heads_q * c->seqlen_q * sizeof(double));

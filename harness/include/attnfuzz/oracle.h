@@ -48,6 +48,9 @@ typedef struct {
     /* (B, Hq, Sq) or NULL: per row, max over visible keys of scale * sum_d |q_d k_jd|
      * (af_oracle_score_abs); filled by the runner for fp8 cases, freed with the result. */
     double *score_abs;
+    /* backward: the term magnitudes M_dQ, M_dK, M_dV (af_oracle_grad_abs), filled by
+     * the runner; 0 without backward. */
+    double grad_abs[3];
 } af_oracle_result;
 
 void af_oracle_opts_default(af_oracle_opts *o);
@@ -60,6 +63,12 @@ void af_oracle_result_free(af_oracle_result *r);
  * accumulate Q K^T with fewer bits than fp32, so their score error scales with this,
  * not with the score itself (docs/cudnn-findings.md F5). */
 void af_oracle_score_abs(const af_oracle_problem *p, double *out);
+
+/* The term magnitudes of dQ, dK, dV (m[0..2]), each the max over the tensor's elements
+ * of the gradient's formula with absolute values (oracle_score_abs.c), from the exact O
+ * and LSE in `exact`: a gradient that cancels to ~0 is still computed from terms this
+ * large, so its rounding noise scales with them (compare.c floors). */
+void af_oracle_grad_abs(const af_oracle_problem *p, const af_outputs *exact, double m[3]);
 
 /* Build the problem of a case (lengths, mask rule, scale) around its inputs. */
 void af_oracle_problem_from_case(af_oracle_problem *p, const af_case *c, const af_inputs *in,

@@ -19,6 +19,14 @@
 #define ATTNFUZZ_VERDICT_H
 
 #define AF_FP8_ACC_UNIT 0x1p-8
+/* Gradients: floor(T) is at least AF_GRAD_CANCEL_UNIT * M_T, M_T the term magnitude of
+ * T (af_oracle_grad_abs: e.g. dQ_i = scale sum_j P_ij (dP_ij - D_i) k_j with absolute
+ * values). When T cancels to ~0 (a row that sees one key has P = 1 and dP = D, so dQ =
+ * dK = 0 exactly) a kernel computing dP and D in fp32 in its own order leaves noise of
+ * ~2^-24 * M_T; the H200 campaign of docs/cudnn-campaign.md saw 2^-23 * M. 2^-18 leaves
+ * room for longer fp32 sums and is far below one fp16/bf16 ulp of any gradient that
+ * does not cancel. */
+#define AF_GRAD_CANCEL_UNIT 0x1p-18
 
 #include "attnfuzz/backend.h"
 #include "attnfuzz/layout.h"
