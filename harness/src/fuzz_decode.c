@@ -171,6 +171,7 @@ void af_fuzz_limits_default(af_fuzz_limits *l) {
     l->dtype_mask = 0xF;
     l->backward = true;
     l->fp8_backward = true;
+    l->mxfp8_backward = true;
     l->max_cp = 4;
     l->paged = true;
     l->ragged = true;
@@ -196,6 +197,8 @@ void af_fuzz_limits_for_backend(af_fuzz_limits *l, af_backend *be) {
     if (!backend_serves(be, &c)) l->backward = false;
     c.dtype = AF_DT_FP8_E4M3;
     if (!backend_serves(be, &c)) l->fp8_backward = false;
+    c.dtype = AF_DT_MXFP8;
+    if (!backend_serves(be, &c)) l->mxfp8_backward = false;
     af_case_defaults(&c);
     c.cp_size = 2;
     c.cp_comm = AF_CP_P2P;
@@ -217,6 +220,14 @@ double af_fuzz_work(const af_case *c) {
 
 static bool dtype_ok(const af_fuzz_limits *l, af_dtype d) { return (l->dtype_mask >> d) & 1u; }
 static bool is_fp8(af_dtype d) { return d == AF_DT_FP8_E4M3 || d == AF_DT_MXFP8; }
+
+/* May a case of dtype d have a backward pass under these limits? */
+static bool backward_allowed(const af_fuzz_limits *l, af_dtype d) {
+    if (!l->backward) return false;
+    if (d == AF_DT_FP8_E4M3) return l->fp8_backward;
+    if (d == AF_DT_MXFP8) return l->mxfp8_backward;
+    return true;
+}
 
 static af_dtype first_allowed_dtype(const af_fuzz_limits *l) {
     for (int d = 0; d < 4; d++)
@@ -319,7 +330,7 @@ static int lengths_visible(const af_case *c) {
 /* Repair combinations without touching the sizes (the decoder relies on that). */
 static void repair_combinations(af_case *c, const af_fuzz_limits *l) {
     if (!dtype_ok(l, c->dtype)) c->dtype = first_allowed_dtype(l);
-    if (c->backward && (!l->backward || (is_fp8(c->dtype) && !l->fp8_backward))) c->backward = false;
+    if (c->backward && !backward_allowed(l, c->dtype)) c->backward = false;
     if (!l->ragged) {
         c->has_seqlens = false;
         if (c->layout == AF_LAYOUT_THD) c->layout = AF_LAYOUT_BSHD;
@@ -413,7 +424,7 @@ int af_fuzz_repair(af_case *c, const af_fuzz_limits *l) {
     c->seqlen_kv = clampi(c->seqlen_kv, 1, AF_MAX_SEQLEN);
     c->head_dim_qk = clampi(c->head_dim_qk, 1, AF_MAX_HEAD_DIM);
     c->head_dim_v = clampi(c->head_dim_v, 1, AF_MAX_HEAD_DIM);
-    if (c->backward && (!l->backward || (is_fp8(c->dtype) && !l->fp8_backward))) c->backward = false;
+    if (c->backward && !backward_allowed(l, c->dtype)) c->backward = false;
     fit_budget(c, l);
     repair_combinations(c, l);
     af_error err;
@@ -539,7 +550,7 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
     reader r = {data, size};
     af_dtype dt = (af_dtype)(rd(&r, C_DTYPE) % 4);
     c->dtype = dtype_ok(lim, dt) ? dt : first_allowed_dtype(lim);
-    c->backward = (rd(&r, C_FLAGS) & 1u) && lim->backward && (!is_fp8(c->dtype) || lim->fp8_backward);
+    c->backward = (rd(&r, C_FLAGS) & 1u) && backward_allowed(lim, c->dtype);
     double budget = lim->max_work < 1024 ? 1024 : lim->max_work;
     sizes s;
     decode_sizes(&r, c->backward ? 3.0 : 1.0, budget, &s);

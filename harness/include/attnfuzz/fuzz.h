@@ -47,7 +47,8 @@ typedef struct {
     double max_work;        /* af_fuzz_work bound */
     unsigned dtype_mask;    /* bit (1 << af_dtype) set = the dtype may be generated */
     bool backward;          /* backward cases may be generated */
-    bool fp8_backward;      /* ... also for fp8_e4m3 / mxfp8 */
+    bool fp8_backward;      /* ... also for fp8_e4m3 */
+    bool mxfp8_backward;    /* ... also for mxfp8 */
     int max_cp;             /* 1 = no context parallelism */
     bool paged;             /* paged KV may be generated */
     bool ragged;            /* padding and thd may be generated */
@@ -55,8 +56,8 @@ typedef struct {
 
 /* Everything allowed, default budget (or $ATTNFUZZ_MAX_WORK when set). */
 void af_fuzz_limits_default(af_fuzz_limits *l);
-/* Switch off the features a backend declines on a small probe case (a cpu backend
- * declines cp and fp8 backward, so the fuzzer does not spend its time on them). */
+/* Switch off the features a backend declines on a small probe case (the cpu backend
+ * declines cp and mxfp8 backward, so the fuzzer does not spend its time on them). */
 void af_fuzz_limits_for_backend(af_fuzz_limits *l, af_backend *be);
 
 /* The work measure the budget bounds. */
