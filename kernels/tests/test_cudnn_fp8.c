@@ -123,7 +123,10 @@ static const char *const extra[] = {
     "dtype = fp8_e4m3\nbatch = 1\nheads = 2\nseqlen = 64\nhead_dim = 64\nmask = causal\nseed = 811\n",
     "dtype = fp8_e4m3\nbatch = 2\nheads_q = 4\nheads_kv = 1\nseqlen_q = 96\nseqlen_kv = 160\nhead_dim = 128\n"
     "seed = 812\ndata = uniform:4\n",
-    "dtype = fp8_e4m3\nbatch = 1\nheads = 2\nseqlen = 128\nhead_dim = 256\nmask = causal\nseed = 813\n"
+    /* (d = 256 is F4: eng2_k24=32 faults with an illegal address and the context is lost
+     * for the rest of the process; its reproducer is corpora/regression/
+     * cudnn-fp8-d256-illegal-address.case, so it is not run here) */
+    "dtype = fp8_e4m3\nbatch = 1\nheads = 2\nseqlen = 128\nhead_dim = 128\nmask = causal\nseed = 813\n"
     "data = normal:1 low_lse:0.25:30\n",
     /* backward: small causal, padding_causal GQA (seq_len overrides), uniform data */
     "dtype = fp8_e4m3\nbatch = 1\nheads = 2\nseqlen = 128\nhead_dim = 128\nmask = causal\nbackward = yes\nseed = 831\n",
@@ -215,6 +218,11 @@ static void run_case(af_backend *be, af_runner *runner, const char *label, const
         n = be->engines(be, c, names, 64, why, sizeof why);
         if (n <= 0) {
             printf("%s: no engine: %s\n", label, n < 0 ? why : "none finalizes");
+            if (c->backward) { /* the op list and every candidate with cuDNN's own message */
+                char w2[512];
+                af_cudnn_engines_report(be, c, stdout, w2, sizeof w2);
+                grad_failures++;
+            }
             failures++;
             af_prepared_free(&prep);
             return;
@@ -252,12 +260,39 @@ static void run_case(af_backend *be, af_runner *runner, const char *label, const
                 af_outputs_free(&got);
             }
         }
-        char bwd_line[600] = "";
+        char bwd_line[900] = "";
         const char *bwd_bad = "";
         bool grads_ok = true;
         if (c->backward) {
             bwd_runs++;
             bwd_bad = bwd_report(be, c, &prep, &v, ds_exact, bwd_line, sizeof bwd_line);
+            if (out.alloc[AF_BUF_DQ]) { /* gradient values equal to the cpu reference's (information) */
+                af_outputs got;
+                if (af_outputs_alloc(&got, c) == 0) {
+                    af_outputs_read(&out, c, &got);
+                    const double *gk[3] = {got.dq, got.dk, got.dv}, *gr[3] = {prep.ref.dq, prep.ref.dk, prep.ref.dv};
+                    size_t used = strlen(bwd_line);
+                    for (int t = 0; t < 3; t++) {
+                        bool kv = t > 0;
+                        int H = kv ? c->heads_kv : c->heads_q, S = kv ? c->seqlen_kv : c->seqlen_q;
+                        int D = t == 2 ? c->head_dim_v : c->head_dim_qk;
+                        long long eq = 0, all = 0;
+                        for (int b = 0; b < c->batch; b++)
+                            for (int h = 0; h < H; h++)
+                                for (int i = 0; i < (kv ? af_case_len_kv(c, b) : af_case_len_q(c, b)); i++)
+                                    for (int d = 0; d < D; d++) {
+                                        size_t k = (((size_t)b * H + h) * S + i) * D + d;
+                                        eq += gk[t][k] == gr[t][k];
+                                        all++;
+                                    }
+                        if (used < sizeof bwd_line)
+                            used += (size_t)snprintf(bwd_line + used, sizeof bwd_line - used, "%s%s = cpu ref %.1f%%",
+                                                     t ? ", " : " | ", t == 0 ? "dQ" : t == 1 ? "dK" : "dV",
+                                                     all ? 100.0 * (double)eq / (double)all : 0.0);
+                    }
+                    af_outputs_free(&got);
+                }
+            }
             for (int f = 0; f < v.n_findings; f++)
                 if (v.findings[f].tensor == AF_T_DQ || v.findings[f].tensor == AF_T_DK || v.findings[f].tensor == AF_T_DV)
                     grads_ok = false;
@@ -265,7 +300,9 @@ static void run_case(af_backend *be, af_runner *runner, const char *label, const
             if (!grads_ok) grad_failures++;
         }
         const char *amax_bad = !have_amax                                          ? " [amax: not read back]"
-                               : !(amax_s > 0 && amax_s <= 1.0f + 0x1p-20f)        ? " [Amax_S outside (0,1]]"
+                               /* P = E / Z can exceed 1 by the FP8 score accumulation error
+                                * (F5: 1.00016 seen on the outlier GQA case) */
+                               : !(amax_s > 0 && amax_s <= 1.0f + 0x1p-10f)        ? " [Amax_S outside (0,1+2^-10]]"
                                : one_key_row && !(amax_s >= 1.0f - 0x1p-20f)       ? " [Amax_S < 1 with a one-key row]"
                                : !(fabs((double)amax_o - oracle_max) <= 0.15 * oracle_max + 1e-6)
                                    ? " [Amax_O far from max|O|]"
@@ -279,10 +316,13 @@ static void run_case(af_backend *be, af_runner *runner, const char *label, const
                v.stats[AF_T_O].ratio, v.stats[AF_T_LSE].ratio, (double)amax_s, (double)amax_o, oracle_max,
                total ? 100.0 * (double)same / (double)total : 0.0, v.info.workspace_bytes, v.info.seconds, line,
                amax_bad);
-        if (c->backward)
+        if (c->backward) {
+            /* a failed run: the reason (declined) or the crash/error text (cuDNN's last error) */
+            const char *msg = v.kind == AF_V_DECLINED ? v.reason
+                              : v.kind == AF_V_CRASH && v.n_findings > 0 ? v.findings[0].detail : "";
             printf("%s engine %-28s   backward %s: %s%s%s%s\n", label, v.info.engine[0] ? v.info.engine : "(default)",
-                   grads_ok ? "ok  " : "FAIL", bwd_line, bwd_bad, v.kind == AF_V_DECLINED || v.kind == AF_V_CRASH ? " | " : "",
-                   v.kind == AF_V_DECLINED || v.kind == AF_V_CRASH ? v.reason : "");
+                   grads_ok ? "ok  " : "FAIL", bwd_line, bwd_bad, msg[0] ? " | " : "", msg);
+        }
         if (!ok) failures++;
         af_tensors_free(&out);
     }
@@ -305,14 +345,14 @@ int main(int argc, char **argv) {
     af_cudnn_describe(be, desc, sizeof desc);
     printf("test_cudnn_fp8: %s\n", desc);
     {
-        /* The FP8 graph is opt-in (docs/cudnn-findings.md): without the switch a served
-         * shape must be declined with the reason, and the engine runs are not made. */
-        const char *optin = getenv("ATTNFUZZ_CUDNN_FP8");
-        if (!optin || strcmp(optin, "1") != 0) {
+        /* The FP8 graph is served by default; ATTNFUZZ_CUDNN_FP8=0 switches it off: then a
+         * served shape must be declined with that reason, and the engine runs are not made. */
+        const char *optout = getenv("ATTNFUZZ_CUDNN_FP8");
+        if (optout && strcmp(optout, "0") == 0) {
             af_case c;
             parse("dtype = fp8_e4m3\nheads = 2\nseqlen = 128\nhead_dim = 128\nmask = causal\n", &c);
-            CHECK(be->supports(be, &c, why, sizeof why) == AF_RUN_DECLINED && strstr(why, "ATTNFUZZ_CUDNN_FP8=1"));
-            printf("fp8 engine runs not made: the cuDNN FP8 graph is opt-in (ATTNFUZZ_CUDNN_FP8=1)\n");
+            CHECK(be->supports(be, &c, why, sizeof why) == AF_RUN_DECLINED && strstr(why, "ATTNFUZZ_CUDNN_FP8=0"));
+            printf("fp8 engine runs not made: the cuDNN FP8 graph is switched off (ATTNFUZZ_CUDNN_FP8=0)\n");
             be->destroy(be);
             CHECK_DONE("test_cudnn_fp8");
         }
