@@ -14,8 +14,6 @@
 #   JOBS=N            corpus shards run at once per cuDNN (default 4; every case set of a
 #                     shard shares one process, so a sticky CUDA error stays in its shard)
 #   CORPUS_TIMEOUT=S  per shard (default 1200)
-#   CORPUS_FP8=1      run the corpus with ATTNFUZZ_CUDNN_FP8=1 (the FP8 graph is opt-in), so
-#                     that the fp8 cases are judged instead of declined
 #   KNOB_SWEEP=N      also run KNOB_CASES (default: 8 GPU corpus cases) with
 #                     ATTNFUZZ_CUDNN_KNOB_SWEEP=N (N values of every knob), one process per case;
 #                     KNOB_TAG=system|venv limits it to one cuDNN, KNOB_TIMEOUT (120) per case
@@ -88,7 +86,7 @@ for tag in "${TAGS[@]}"; do
     shard=()
     for ((i = j; i < ${#cases[@]}; i += jobs)); do shard+=("${cases[$i]}"); done
     [ ${#shard[@]} -gt 0 ] || continue
-    env ${CORPUS_FP8:+ATTNFUZZ_CUDNN_FP8=1} timeout "${CORPUS_TIMEOUT:-1200}" "$ATTNFUZZ" run "${shard[@]}" --backend cudnn --engine all --json \
+    timeout "${CORPUS_TIMEOUT:-1200}" "$ATTNFUZZ" run "${shard[@]}" --backend cudnn --engine all --json \
       > "$OUT/.corpus-$tag-$j.jsonl" 2> "$OUT/.corpus-$tag-$j.stderr" &
     pids+=($!)
   done

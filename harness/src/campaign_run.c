@@ -381,13 +381,22 @@ void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const a
         }
     }
     bool have_verdict = false;
+    char lost[768] = ""; /* a crash earlier in this process: later configs are not run */
     for (int e = 0; e < n_eng; e++) {
         const char *ename = all ? names[e] : engine;
         af_verdict v;
         af_tensors t;
         memset(&t, 0, sizeof t);
         bool want_outputs = mode != AF_STORE_NONE;
+        if (af_context_lost_verdict(s->backend, lost, s->backend_name, ename, &v)) {
+            if (!have_verdict) {
+                r->verdict = v;
+                have_verdict = true;
+            }
+            continue;
+        }
         af_judge(&s->runner, &p, s->backend, ename, &v, want_outputs ? &t : NULL);
+        af_context_note(s->backend, &v, "this case", ename, lost, sizeof lost);
         af_fuzz_feedback(c, &v, r->counters, sizeof r->counters);
         if (v.n_findings > 0) {
             af_heatmap hm;

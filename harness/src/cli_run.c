@@ -158,9 +158,7 @@ int af_cli_run(int argc, char **argv) {
         }
         for (int e = 0; e < n_eng; e++) {
             const char *ename = names ? names[e] : (engine && strcmp(engine, "all") ? engine : "");
-            if (context_lost[0] && (be->flags & AF_BACKEND_NEEDS_GPU)) {
-                declined_verdict(&v, bname, context_lost);
-                snprintf(v.info.engine, sizeof v.info.engine, "%s", ename);
+            if (af_context_lost_verdict(be, context_lost, bname, ename, &v)) {
                 report(&o, paths[i], &v);
                 out.declined = true;
                 continue;
@@ -169,10 +167,7 @@ int af_cli_run(int argc, char **argv) {
             report(&o, paths[i], &v);
             if (v.kind == AF_V_DECLINED) out.declined = true;
             else if (v.n_findings) out.finding = true;
-            if (v.kind == AF_V_CRASH && (be->flags & AF_BACKEND_NEEDS_GPU))
-                snprintf(context_lost, sizeof context_lost,
-                         "not run: the GPU context may be lost after the crash of %s [%s]; re-run in a new process",
-                         paths[i], ename[0] ? ename : "default");
+            af_context_note(be, &v, paths[i], ename, context_lost, sizeof context_lost);
         }
         af_prepared_free(&prep);
         free(names);

@@ -94,6 +94,23 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
     return 0;
 }
 
+void af_context_note(const af_backend *be, const af_verdict *v, const char *what, const char *engine, char *lost,
+                     size_t cap) {
+    if (lost[0] || v->kind != AF_V_CRASH || !(be->flags & AF_BACKEND_NEEDS_GPU)) return;
+    snprintf(lost, cap, "not run: the GPU context may be lost after the crash of %s [%s]; re-run in a new process", what,
+             engine && engine[0] ? engine : "default");
+}
+
+bool af_context_lost_verdict(const af_backend *be, const char *lost, const char *backend, const char *engine,
+                             af_verdict *v) {
+    if (!lost[0] || !(be->flags & AF_BACKEND_NEEDS_GPU)) return false;
+    af_verdict_init(v, backend);
+    v->kind = AF_V_DECLINED;
+    snprintf(v->reason, sizeof v->reason, "%s", lost);
+    snprintf(v->info.engine, sizeof v->info.engine, "%s", engine ? engine : "");
+    return true;
+}
+
 void af_prepared_free(af_prepared *p) {
     af_tensors_free(&p->tensors);
     af_inputs_free(&p->inputs);

@@ -74,6 +74,73 @@ static af_run_status fake_run(af_backend *be, const af_case *c, const char *engi
     return st;
 }
 
+/* A sticky CUDA error: engine "crash" faults; after it, every CUDA call of the process
+ * would fail, so engine "after" would report a crash of its own if run (the H200
+ * campaign blamed eng2 for eng1_k24=3's misaligned address this way). "after" leaves a
+ * marker file when it runs, so the test sees whether the session ran it. */
+static bool sticky_crash_first = true;
+static char sticky_marker[300];
+
+static int sticky_engines(af_backend *be, const af_case *c, char (*names)[AF_NAME_MAX], int cap, char *why,
+                          size_t why_cap) {
+    (void)be, (void)c, (void)cap, (void)why, (void)why_cap;
+    guard("engines");
+    snprintf(names[0], AF_NAME_MAX, "%s", sticky_crash_first ? "crash" : "after");
+    snprintf(names[1], AF_NAME_MAX, "%s", sticky_crash_first ? "after" : "crash");
+    return 2;
+}
+
+static af_run_status sticky_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t, af_run_info *info,
+                                char *why, size_t cap) {
+    static bool crashed = false; /* per process: each case runs in its own child */
+    guard("run");
+    if (!strcmp(engine, "crash")) {
+        crashed = true;
+        snprintf(why, cap, "fake GPU: misaligned address");
+        return AF_RUN_CRASH;
+    }
+    FILE *f = fopen(sticky_marker, "w");
+    if (f) fclose(f);
+    if (crashed) {
+        snprintf(why, cap, "cudaMalloc: fake sticky error");
+        return AF_RUN_CRASH;
+    }
+    return fake_run(be, c, engine, t, info, why, cap);
+}
+
+static void sticky_context(af_backend *fake) {
+    af_backend sticky = *fake;
+    sticky.engines = sticky_engines;
+    sticky.run = sticky_run;
+    char dir[] = "/tmp/af_test_sticky_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(sticky_marker, sizeof sticky_marker, "%s/after-ran", dir);
+    af_session s;
+    char why[512];
+    CHECK_MSG(af_session_open_ex(&s, NULL, &sticky, "all", "", 0, why, sizeof why) == 0, "%s", why);
+    af_case c;
+    af_case_defaults(&c);
+    af_case_result *r = malloc(sizeof *r);
+    CHECK(r != NULL);
+    /* control: "after" first runs (marker written) and passes */
+    sticky_crash_first = false;
+    af_session_run_isolated(&s, &c, AF_STORE_NONE, NULL, 60, r);
+    CHECK(access(sticky_marker, F_OK) == 0);
+    CHECK_MSG(r->status == AF_CASE_RAN && r->verdict.kind == AF_V_CRASH && !strcmp(r->verdict.info.engine, "crash"),
+              "control: kind %s engine %s", af_verdict_name(r->verdict.kind), r->verdict.info.engine);
+    remove(sticky_marker);
+    /* "crash" first: "after" is not run in that process, so it cannot be blamed */
+    sticky_crash_first = true;
+    af_session_run_isolated(&s, &c, AF_STORE_NONE, NULL, 60, r);
+    CHECK_MSG(access(sticky_marker, F_OK) != 0, "engine 'after' ran after a sticky crash in the same process");
+    CHECK(r->status == AF_CASE_RAN && r->verdict.kind == AF_V_CRASH && !strcmp(r->verdict.info.engine, "crash"));
+    printf("sticky crash: later engine not run; verdict %s [%s]\n", af_verdict_name(r->verdict.kind),
+           r->verdict.info.engine);
+    free(r);
+    af_session_close(&s);
+    rmdir(dir);
+}
+
 static int count_entries(const char *dir) {
     DIR *d = opendir(dir);
     if (!d) return -1;
@@ -151,6 +218,9 @@ int main(void) {
     af_session_run_isolated(&s, &c, AF_STORE_NONE, NULL, 60, r);
     CHECK(r->status == AF_CASE_RAN && r->verdict.n_findings > 0 && r->verdict.kind == AF_V_MISMATCH);
     af_session_close(&s);
+
+    /* 2b. a sticky crash: the later engines of that process are not run */
+    sticky_context(&fake);
 
     /* 3. an unavailable backend and a probe that crashes: open fails with why */
     fake_mode = FAKE_UNAVAILABLE;

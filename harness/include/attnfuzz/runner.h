@@ -38,4 +38,14 @@ void af_prepared_free(af_prepared *p);
 void af_judge(af_runner *r, af_prepared *p, af_backend *be, const char *engine, af_verdict *v,
               af_tensors *out_tensors);
 
+/* One process running several engine configs of a GPU backend: after a crash verdict
+ * (a sticky CUDA error), every later CUDA call of the process fails, so a later config
+ * would be blamed for the earlier one's fault. af_context_note records the crash in
+ * lost (cap bytes; "" = none yet) and af_context_lost_verdict turns a later config
+ * into a decline that says why (no finding). CPU backends never lose a context. */
+void af_context_note(const af_backend *be, const af_verdict *v, const char *what, const char *engine, char *lost,
+                     size_t cap);
+bool af_context_lost_verdict(const af_backend *be, const char *lost, const char *backend, const char *engine,
+                             af_verdict *v);
+
 #endif
