@@ -111,6 +111,12 @@ cg_t cg_virtual(af_cg *g, cudnnDataType_t dt, const int64_t dims[4], const int64
     return tensor_full(g, dt, dims, strides, true, false, NULL, -1);
 }
 
+cg_t cg_virtual_packed(af_cg *g, cudnnDataType_t dt, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
+    int64_t dims[4] = {d0, d1, d2, d3}, str[4];
+    cg_packed_strides(dims, str);
+    return cg_virtual(g, dt, dims, str);
+}
+
 cg_t cg_index_tensor(af_cg *g, int64_t n, int slot) {
     int64_t dims[4] = {n, 1, 1, 1}, strides[4] = {1, 1, 1, 1};
     return tensor_full(g, CUDNN_DATA_INT32, dims, strides, false, false, NULL, slot);

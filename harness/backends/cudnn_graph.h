@@ -72,6 +72,8 @@ cg_t cg_tensor(af_cg *g, cudnnDataType_t dt, const int64_t dims[4], const int64_
                cg_t ragged);
 /* Virtual tensor with the given dims and strides. */
 cg_t cg_virtual(af_cg *g, cudnnDataType_t dt, const int64_t dims[4], const int64_t strides[4]);
+/* Packed virtual tensor [d0,d1,d2,d3]. */
+cg_t cg_virtual_packed(af_cg *g, cudnnDataType_t dt, int64_t d0, int64_t d1, int64_t d2, int64_t d3);
 /* Real INT32 [n,1,1,1] tensor bound to slot (seq lengths, ragged offsets). */
 cg_t cg_index_tensor(af_cg *g, int64_t n, int slot);
 /* Real (device) FLOAT [1,1,1,1] tensor bound to slot (fp8 scales and amax outputs). */

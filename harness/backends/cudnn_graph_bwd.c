@@ -18,15 +18,7 @@ static cg_t ragged(af_cg *g, const af_sdpa_desc *d, int slot) {
     return d->ragged ? cg_index_tensor(g, d->b + 1, slot) : NULL;
 }
 
-static cg_t virt(af_cg *g, cudnnDataType_t dt, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
-    int64_t dims[4], str[4];
-    set4(dims, d0, d1, d2, d3);
-    cg_packed_strides(dims, str);
-    return cg_virtual(g, dt, dims, str);
-}
-
-/* S^T view [b,hq,skv,sq] of a packed S [b,hq,sq,skv], in dtype dt. */
-static cg_t transposed_scores(af_cg *g, const af_sdpa_desc *d, cudnnDataType_t dt) {
+cg_t af_sdpa_scores_t(af_cg *g, const af_sdpa_desc *d, cudnnDataType_t dt) {
     int64_t dims[4], str[4];
     set4(dims, d->b, d->hq, d->skv, d->sq);
     set4(str, d->hq * d->sq * d->skv, d->sq * d->skv, 1, d->skv);
@@ -62,9 +54,9 @@ void af_sdpa_build_bwd(af_cg *g, const af_sdpa_desc *d, bool deterministic) {
     cg_t scale = cg_scalar_f32(g, d->scale);
 
     /* softmax_sum = rowsum(dO * O) (real, scratch) */
-    cg_t dot = virt(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->dv);
+    cg_t dot = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->dv);
     cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, dout, o, NULL, dot, -1);
-    cg_t rowsum = virt(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, 1);
+    cg_t rowsum = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, 1);
     cg_reduction(g, CUDNN_REDUCE_TENSOR_ADD, dot, rowsum);
     set4(dims, d->b, d->hq, d->sq, 1);
     cg_packed_strides(dims, str);
@@ -73,45 +65,45 @@ void af_sdpa_build_bwd(af_cg *g, const af_sdpa_desc *d, bool deterministic) {
     cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, rowsum, cg_scalar_f32(g, 1.0f), NULL, softmax_sum, -1);
 
     /* P = exp(mask(scale * Q K^T) - Stats) */
-    cg_t s0 = virt(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
+    cg_t s0 = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
     cg_matmul(g, q, kt, s0, seq_q, seq_kv, NULL);
-    cg_t s = virt(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
+    cg_t s = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
     cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, s0, scale, NULL, s, -1);
     if (d->padding) s = af_sdpa_padding_mask(g, d, s, seq_q, seq_kv);
-    cg_t sm = virt(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
+    cg_t sm = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
     cg_pointwise(g, CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, s, stats, NULL, sm, -1);
     sm = af_sdpa_band_mask(g, d, sm, seq_q, seq_kv);
-    cg_t p = virt(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
+    cg_t p = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
     cg_pointwise(g, CUDNN_POINTWISE_EXP, CUDNN_DATA_FLOAT, sm, NULL, NULL, p, -1);
 
     /* dV = P^T dO (per q head, reduced over the group for GQA) */
-    cg_t pt = transposed_scores(g, d, d->io);
+    cg_t pt = af_sdpa_scores_t(g, d, d->io);
     cg_reshape(g, p, pt);
     if (d->hq == d->hk) {
         cg_matmul(g, pt, dout, dv, seq_kv, NULL, seq_q);
     } else {
-        cg_t dv_full = virt(g, d->io, d->b, d->hq, d->skv, d->dv);
+        cg_t dv_full = cg_virtual_packed(g, d->io, d->b, d->hq, d->skv, d->dv);
         cg_matmul(g, pt, dout, dv_full, seq_kv, NULL, seq_q);
         cg_reduction(g, CUDNN_REDUCE_TENSOR_ADD, dv_full, dv);
     }
 
     /* dS = scale * P * (dO V^T - softmax_sum) */
-    cg_t dp = virt(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
+    cg_t dp = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
     cg_matmul(g, dout, vt, dp, seq_q, seq_kv, NULL);
-    cg_t t1 = virt(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
+    cg_t t1 = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
     cg_pointwise(g, CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, dp, softmax_sum, NULL, t1, -1);
-    cg_t t2 = virt(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
+    cg_t t2 = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
     cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, t1, p, NULL, t2, -1);
-    cg_t ds = virt(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
+    cg_t ds = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
     cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, t2, scale, NULL, ds, -1);
 
     /* dK = dS^T Q */
-    cg_t dst = transposed_scores(g, d, d->io);
+    cg_t dst = af_sdpa_scores_t(g, d, d->io);
     cg_reshape(g, ds, dst);
     if (d->hq == d->hk) {
         cg_matmul(g, dst, q, dk, seq_kv, NULL, seq_q);
     } else {
-        cg_t dk_full = virt(g, d->io, d->b, d->hq, d->skv, d->dqk);
+        cg_t dk_full = cg_virtual_packed(g, d->io, d->b, d->hq, d->skv, d->dqk);
         cg_matmul(g, dst, q, dk_full, seq_kv, NULL, seq_q);
         cg_reduction(g, CUDNN_REDUCE_TENSOR_ADD, dk_full, dk);
     }

@@ -30,25 +30,9 @@ static void set4(int64_t a[4], int64_t x0, int64_t x1, int64_t x2, int64_t x3) {
     a[0] = x0; a[1] = x1; a[2] = x2; a[3] = x3;
 }
 
-/* Packed virtual tensor [d0,d1,d2,d3] of type dt. */
-static cg_t virt(af_cg *g, cudnnDataType_t dt, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
-    int64_t dims[4], str[4];
-    set4(dims, d0, d1, d2, d3);
-    cg_packed_strides(dims, str);
-    return cg_virtual(g, dt, dims, str);
-}
-
-/* S^T view [b,hq,skv,sq] of a packed S [b,hq,sq,skv], in dtype dt. */
-static cg_t transposed_scores(af_cg *g, const af_sdpa_desc *d, cudnnDataType_t dt) {
-    int64_t dims[4], str[4];
-    set4(dims, d->b, d->hq, d->skv, d->sq);
-    set4(str, d->hq * d->sq * d->skv, d->sq * d->skv, 1, d->skv);
-    return cg_virtual(g, dt, dims, str);
-}
-
 /* y = x * k into a new FLOAT virtual shaped [d0,d1,d2,d3]. */
 static cg_t mul(af_cg *g, cg_t x, cg_t k, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
-    cg_t y = virt(g, CUDNN_DATA_FLOAT, d0, d1, d2, d3);
+    cg_t y = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d0, d1, d2, d3);
     cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, x, k, NULL, y, -1);
     return y;
 }
@@ -60,10 +44,10 @@ static cg_t mul(af_cg *g, cg_t x, cg_t k, int64_t d0, int64_t d1, int64_t d2, in
 static void matmul_fp8(af_cg *g, const af_sdpa_desc *d, cg_t a, cg_t b, cg_t descale_a, cg_t descale_b,
                        cg_t scale_c, cg_t c, cg_t amax_c, int64_t heads_out, int64_t rows, int64_t cols,
                        cg_t m_override, cg_t n_override, cg_t k_override) {
-    cg_t t = virt(g, CUDNN_DATA_FLOAT, d->b, d->hq, rows, cols);
+    cg_t t = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, rows, cols);
     cg_matmul(g, a, b, t, m_override, n_override, k_override);
     if (heads_out != d->hq) {
-        cg_t red = virt(g, CUDNN_DATA_FLOAT, d->b, heads_out, rows, cols);
+        cg_t red = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, heads_out, rows, cols);
         cg_reduction(g, CUDNN_REDUCE_TENSOR_ADD, t, red);
         t = red;
     }
@@ -110,14 +94,14 @@ void af_sdpa_build_bwd_fp8(af_cg *g, const af_sdpa_desc *d) {
 
     /* D = rowsum(dO8 * O8) * descale_dO * descale_O   (FE: mul_dO_O, reduce_dO,
      * descale_dO, descale_O; virtual, R-shaped) */
-    cg_t prod = virt(g, f32, d->b, d->hq, d->sq, d->dv);
+    cg_t prod = cg_virtual_packed(g, f32, d->b, d->hq, d->sq, d->dv);
     cg_pointwise(g, CUDNN_POINTWISE_MUL, f32, dout, o, NULL, prod, -1);
-    cg_t rowsum = virt(g, f32, d->b, d->hq, d->sq, 1);
+    cg_t rowsum = cg_virtual_packed(g, f32, d->b, d->hq, d->sq, 1);
     cg_reduction(g, CUDNN_REDUCE_TENSOR_ADD, prod, rowsum);
     cg_t softmax_sum = mul(g, mul(g, rowsum, descale_do, d->b, d->hq, d->sq, 1), descale_o, d->b, d->hq, d->sq, 1);
 
     /* S = Q8 K8^T * attn_scale * descale_q * descale_k, masked (padding, then band) */
-    cg_t s0 = virt(g, f32, d->b, d->hq, d->sq, d->skv);
+    cg_t s0 = cg_virtual_packed(g, f32, d->b, d->hq, d->sq, d->skv);
     cg_matmul(g, q, kt, s0, seq_q, seq_kv, NULL);
     cg_t s = mul(g, s0, attn_scale, d->b, d->hq, d->sq, d->skv);
     s = mul(g, s, descale_q, d->b, d->hq, d->sq, d->skv);
@@ -126,13 +110,13 @@ void af_sdpa_build_bwd_fp8(af_cg *g, const af_sdpa_desc *d) {
     s = af_sdpa_band_mask(g, d, s, seq_q, seq_kv);
 
     /* P = exp(S - Stats) (FLOAT, FE's exp_S); P8 = P * scale_s (E4M3); P8^T */
-    cg_t sm = virt(g, f32, d->b, d->hq, d->sq, d->skv);
+    cg_t sm = cg_virtual_packed(g, f32, d->b, d->hq, d->sq, d->skv);
     cg_pointwise(g, CUDNN_POINTWISE_SUB, f32, s, stats, NULL, sm, -1);
-    cg_t p = virt(g, f32, d->b, d->hq, d->sq, d->skv);
+    cg_t p = cg_virtual_packed(g, f32, d->b, d->hq, d->sq, d->skv);
     cg_pointwise(g, CUDNN_POINTWISE_EXP, f32, sm, NULL, NULL, p, -1);
-    cg_t p8 = virt(g, f8, d->b, d->hq, d->sq, d->skv);
+    cg_t p8 = cg_virtual_packed(g, f8, d->b, d->hq, d->sq, d->skv);
     cg_pointwise(g, CUDNN_POINTWISE_MUL, f32, p, scale_s, NULL, p8, -1);
-    cg_t p8t = transposed_scores(g, d, f8);
+    cg_t p8t = af_sdpa_scores_t(g, d, f8);
     cg_reshape(g, p8, p8t);
 
     /* dV = P8^T dO8 (per q head, reduced over the group), descaled, scaled, E4M3 */
@@ -140,14 +124,14 @@ void af_sdpa_build_bwd_fp8(af_cg *g, const af_sdpa_desc *d) {
                seq_q);
 
     /* dS = ((dO8 V8^T * descale_dO * descale_V) - D) * P * attn_scale; Amax_dP; dS8 */
-    cg_t dp0 = virt(g, f32, d->b, d->hq, d->sq, d->skv);
+    cg_t dp0 = cg_virtual_packed(g, f32, d->b, d->hq, d->sq, d->skv);
     cg_matmul(g, dout, vt, dp0, seq_q, seq_kv, NULL);
     cg_t dp = mul(g, mul(g, dp0, descale_do, d->b, d->hq, d->sq, d->skv), descale_v, d->b, d->hq, d->sq, d->skv);
-    cg_t t1 = virt(g, f32, d->b, d->hq, d->sq, d->skv);
+    cg_t t1 = cg_virtual_packed(g, f32, d->b, d->hq, d->sq, d->skv);
     cg_pointwise(g, CUDNN_POINTWISE_SUB, f32, dp, softmax_sum, NULL, t1, -1);
     cg_t ds = mul(g, mul(g, t1, p, d->b, d->hq, d->sq, d->skv), attn_scale, d->b, d->hq, d->sq, d->skv);
     cg_reduction(g, CUDNN_REDUCE_TENSOR_AMAX, ds, amax_dp);
-    cg_t ds8 = virt(g, f8, d->b, d->hq, d->sq, d->skv);
+    cg_t ds8 = cg_virtual_packed(g, f8, d->b, d->hq, d->sq, d->skv);
     cg_pointwise(g, CUDNN_POINTWISE_MUL, f32, ds, scale_dp, NULL, ds8, -1);
 
     /* dQ = dS8 K: K a reshape of K^T back to [b,hk,skv,dqk] (FLOAT-typed: FE's reshape
@@ -159,7 +143,7 @@ void af_sdpa_build_bwd_fp8(af_cg *g, const af_sdpa_desc *d) {
                seq_kv);
 
     /* dK = dS8^T Q8 (per q head, reduced over the group) */
-    cg_t ds8t = transposed_scores(g, d, f8);
+    cg_t ds8t = af_sdpa_scores_t(g, d, f8);
     cg_reshape(g, ds8, ds8t);
     matmul_fp8(g, d, ds8t, q, descale_dp, descale_q, scale_dk, dk, amax_dk, d->hk, d->skv, d->dqk, seq_kv, NULL,
                seq_q);

@@ -51,6 +51,8 @@ void af_sdpa_build_bwd_fp8(af_cg *g, const af_sdpa_desc *d);      /* sdpa_fp8_bw
 /* Score modifiers shared by forward and backward: return the masked score tensor. */
 cg_t af_sdpa_padding_mask(af_cg *g, const af_sdpa_desc *d, cg_t score, cg_t seq_q, cg_t seq_kv);
 cg_t af_sdpa_band_mask(af_cg *g, const af_sdpa_desc *d, cg_t score, cg_t seq_q, cg_t seq_kv);
+/* S^T view [b,hq,skv,sq] of a packed S [b,hq,sq,skv], in dtype dt (backward graphs). */
+cg_t af_sdpa_scores_t(af_cg *g, const af_sdpa_desc *d, cudnnDataType_t dt);
 
 /* Can the unified SDPA_FWD op express this case at all (no mask, no window)? */
 bool af_sdpa_unified_applies(const af_sdpa_desc *d);
