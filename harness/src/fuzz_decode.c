@@ -360,8 +360,8 @@ static void repair_combinations(af_case *c, const af_fuzz_limits *l) {
     {
         int smax = c->seqlen_q > c->seqlen_kv ? c->seqlen_q : c->seqlen_kv;
         int dmax = c->head_dim_qk > c->head_dim_v ? c->head_dim_qk : c->head_dim_v;
-        c->thd_gap = clampi(c->thd_gap, 0, smax > 32 ? smax : 32);
-        c->stride_gap = clampi(c->stride_gap, 0, dmax > 64 ? dmax : 64);
+        c->thd_gap = clampi(c->thd_gap, 0, smax > 8 ? smax : 8);
+        c->stride_gap = clampi(c->stride_gap, 0, dmax > 8 ? dmax : 8);
     }
     if (is_fp8(c->dtype)) {
         c->packing = AF_PACK_SEPARATE;
@@ -381,7 +381,12 @@ static void repair_combinations(af_case *c, const af_fuzz_limits *l) {
             int p = 1;
             while (p * 2 <= c->page_size && p < AF_MAX_SEQLEN) p *= 2;
             while ((c->seqlen_kv + p - 1) / p > 1024 && p < AF_MAX_SEQLEN) p *= 2;
-            c->page_size = p;
+            /* pages cost memory, not work: a page beyond the next power of two of the KV
+             * length (or 16) only adds unused tail slots, batch x heads_kv x d each (a
+             * 65536-token page on 64 sequences took 4 GB under the probes) */
+            int cap = 16;
+            while (cap < c->seqlen_kv && cap < AF_MAX_SEQLEN) cap *= 2;
+            c->page_size = p < cap ? p : cap;
         }
     }
     if (c->cp_size > l->max_cp) c->cp_size = l->max_cp;

@@ -38,6 +38,24 @@ static int keys_differing(const af_case *a, const af_case *b) {
     return diff;
 }
 
+/* Buffers cost memory, not work: every case within the default work bound must stay
+ * within MAX_BUFFER_ELEMS elements over all its buffers (gaps and pages included; the
+ * probes hold ~10 copies), or libFuzzer's 4 GB RSS limit is hit (an input with a
+ * 65536-token page on 64 sequences did). */
+#define MAX_BUFFER_ELEMS (64LL << 20)
+static int64_t max_elems = 0;
+
+static int64_t buffer_elems(const af_case *c) {
+    af_layout_plan *pl = malloc(sizeof *pl);
+    CHECK(pl != NULL);
+    char why[256];
+    int64_t el = 0;
+    if (af_layout_plan_make(c, pl, why, sizeof why) == 0)
+        for (int i = 0; i < AF_BUF_COUNT; i++) el += pl->buffer_elems[i];
+    free(pl);
+    return el;
+}
+
 int main(void) {
     af_fuzz_limits lim;
     af_fuzz_limits_default(&lim);
@@ -53,6 +71,21 @@ int main(void) {
     CHECK(af_fuzz_decode(&zero, 1, &lim, &c) == 0);
     CHECK(c.batch == 1 && c.heads_q == 1 && c.seqlen_q == 1 && c.seqlen_kv == 1 && c.head_dim_qk == 8);
 
+    /* the libFuzzer input that took 4 GB: page_size 65536 on 64 sequences of 6 keys */
+    {
+        static const uint8_t oom[] = {
+            0x01, 0x00, 0x02, 0x03, 0x00, 0x11, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x06, 0x01, 0x08, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02,
+            0x00, 0x03, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x85, 0x00, 0x82};
+        CHECK(af_fuzz_decode(oom, sizeof oom, &lim, &c) == 0 || valid(&c));
+        CHECK_MSG(c.page_size <= 16 && buffer_elems(&c) <= MAX_BUFFER_ELEMS, "page_size %d, %lld elements",
+                  c.page_size, (long long)buffer_elems(&c));
+    }
+
     /* 10k random byte strings: all valid, within the budget; round trip; prefixes. */
     int fallbacks = 0;
     for (int iter = 0; iter < 10000; iter++) {
@@ -62,6 +95,13 @@ int main(void) {
         fallbacks += af_fuzz_decode(buf, n, &lim, &c);
         CHECK_MSG(valid(&c), "input %d does not decode to a valid case", iter);
         CHECK(af_fuzz_work(&c) <= lim.max_work);
+        int64_t el = buffer_elems(&c);
+        if (el > max_elems) max_elems = el;
+        if (el > MAX_BUFFER_ELEMS) {
+            char txt[8192];
+            af_case_print(&c, txt, sizeof txt);
+            CHECK_MSG(0, "input %d: %lld buffer elements for work %g:\n%s", iter, (long long)el, af_fuzz_work(&c), txt);
+        }
 
         uint8_t enc[AF_FUZZ_MAX_ENCODED];
         size_t m = af_fuzz_encode(&c, enc, sizeof enc);
@@ -180,5 +220,6 @@ int main(void) {
     CHECK(af_fuzz_ratio_bucket(0) == 0 && af_fuzz_ratio_bucket(1) == 24 && af_fuzz_ratio_bucket(4) == 26);
     CHECK(af_fuzz_ratio_bucket(1e30) == AF_FUZZ_RATIO_BUCKETS - 1);
 
+    printf("largest case: %lld buffer elements (bound %lld)\n", (long long)max_elems, MAX_BUFFER_ELEMS);
     CHECK_DONE("test_fuzz_decode");
 }
