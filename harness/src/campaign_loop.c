@@ -376,10 +376,25 @@ static void next_input(campaign *cp, input_buf *in, int *seed_cursor) {
     }
 }
 
+/* A case that could not run (af_prepare failed: e.g. the oracle refused its inputs) is
+ * kept in DIR/errors/ with the reason as its first line, the first 100 of them, so that
+ * the "errors" count of stats.json can be looked into. */
+static void keep_error_case(campaign *cp, const af_case *c, const char *why) {
+    if (cp->st.errors > 100) return;
+    char path[1400];
+    snprintf(path, sizeof path, "%s/errors/%lld.case", cp->dir, cp->st.errors);
+    FILE *f = fopen(path, "w");
+    if (!f) return;
+    fprintf(f, "# could not run: %s\n", why);
+    af_case_write(c, f);
+    fclose(f);
+}
+
 static void handle_result(campaign *cp, const af_case *c, const input_buf *in, af_case_result *r) {
     cp->st.cases++;
     if (r->status == AF_CASE_NOT_RUN) {
         cp->st.errors++;
+        keep_error_case(cp, c, r->why);
         return;
     }
     if (r->verdict.kind == AF_V_DECLINED) cp->st.declined++;
@@ -630,7 +645,7 @@ int af_campaign_run(const af_campaign_opts *o) {
     }
     cp->s.defer_new = true;
     cp->deadline_s = o->deadline_s > 0 ? o->deadline_s : cp->s.default_deadline_s;
-    const char *sub[] = {"corpus", "pending", "findings", "crashes", "current", "workers", "rawmap"};
+    const char *sub[] = {"corpus", "pending", "findings", "crashes", "current", "workers", "rawmap", "errors"};
     for (size_t i = 0; i < sizeof sub / sizeof sub[0]; i++) {
         char p[1200];
         subdir(cp, sub[i], p, sizeof p);

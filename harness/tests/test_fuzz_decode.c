@@ -2,6 +2,9 @@
 #include <string.h>
 
 #include "attnfuzz/fuzz.h"
+#include <math.h>
+#include "attnfuzz/gen.h"
+#include "attnfuzz/tensors.h"
 #include "check.h"
 
 static uint64_t rng_state = 12345;
@@ -56,6 +59,30 @@ static int64_t buffer_elems(const af_case *c) {
     return el;
 }
 
+/* Every generated input of a decoded case is finite (fp16 overflow would make the case
+ * unjudgeable: the oracle refuses it, a campaign counts an "error"). */
+static int finite_checked = 0;
+static void finite_inputs(const af_case *c, int iter) {
+    af_tensors t;
+    af_inputs in;
+    char why[256];
+    if (af_tensors_alloc(&t, c, why, sizeof why)) return;
+    CHECK(af_inputs_alloc(&in, c) == 0 && af_inputs_generate(c, &t, &in) == 0);
+    size_t nq = (size_t)in.B * in.Hq * in.Sq, nk = (size_t)in.B * in.Hkv * in.Skv;
+    bool ok = true;
+    for (size_t i = 0; i < nq * in.Dqk; i++) ok &= isfinite(in.q[i]) != 0;
+    for (size_t i = 0; i < nk * in.Dqk; i++) ok &= isfinite(in.k[i]) != 0;
+    for (size_t i = 0; i < nk * in.Dv; i++) ok &= isfinite(in.v[i]) != 0;
+    if (!ok) {
+        char txt[8192];
+        af_case_print(c, txt, sizeof txt);
+        CHECK_MSG(0, "input %d generates a non-finite Q/K/V value:\n%s", iter, txt);
+    }
+    finite_checked++;
+    af_inputs_free(&in);
+    af_tensors_free(&t);
+}
+
 int main(void) {
     af_fuzz_limits lim;
     af_fuzz_limits_default(&lim);
@@ -95,6 +122,7 @@ int main(void) {
         fallbacks += af_fuzz_decode(buf, n, &lim, &c);
         CHECK_MSG(valid(&c), "input %d does not decode to a valid case", iter);
         CHECK(af_fuzz_work(&c) <= lim.max_work);
+        if (iter % 5 == 0) finite_inputs(&c, iter);
         int64_t el = buffer_elems(&c);
         if (el > max_elems) max_elems = el;
         if (el > MAX_BUFFER_ELEMS) {
@@ -220,6 +248,7 @@ int main(void) {
     CHECK(af_fuzz_ratio_bucket(0) == 0 && af_fuzz_ratio_bucket(1) == 24 && af_fuzz_ratio_bucket(4) == 26);
     CHECK(af_fuzz_ratio_bucket(1e30) == AF_FUZZ_RATIO_BUCKETS - 1);
 
-    printf("largest case: %lld buffer elements (bound %lld)\n", (long long)max_elems, MAX_BUFFER_ELEMS);
+    printf("largest case: %lld buffer elements (bound %lld); %d cases' inputs all finite\n", (long long)max_elems,
+           MAX_BUFFER_ELEMS, finite_checked);
     CHECK_DONE("test_fuzz_decode");
 }
