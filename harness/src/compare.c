@@ -258,7 +258,9 @@ int af_compare_outputs(const af_case *c, const af_outputs *kernel, const af_outp
         st->err_ref = err_ref;
         st->floor = fmax(unit_of(c, id) * maxmag, 0x1p-24);
         if (id == AF_T_DQ || id == AF_T_DK || id == AF_T_DV) /* cancellation: verdict.h */
-            st->floor = fmax(st->floor, AF_GRAD_CANCEL_UNIT * oracle->grad_abs[id - AF_T_DQ]);
+            st->floor = fmax(st->floor, AF_GRAD_CANCEL_UNIT * (id == AF_T_DQ   ? oracle->grad.dq
+                                                               : id == AF_T_DK ? oracle->grad.dk
+                                                                               : oracle->grad.dv));
         st->allowed = rv_[i] ? 2.0 * err_ref + st->floor : 8.0 * st->floor;
         st->ratio = st->allowed > 0 ? err / st->allowed : 0;
         if (id == AF_T_LSE && c->dtype == AF_DT_FP8_E4M3 && oracle->score_abs && count)

@@ -51,15 +51,16 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
             af_prepared_free(p);
             return -1;
         }
-        if (fp8_bwd) af_fp8_set_bwd_scales(&p->tensors, c, &p->inputs, &p->oracle.out);
+        /* backward: the gradients' floors (compare.c) and the fp8 scales need the
+         * gradients' term magnitudes */
+        if (c->backward) af_oracle_grad_abs(&prob, &p->oracle.out, &p->oracle.grad);
+        if (fp8_bwd) af_fp8_set_bwd_scales(&p->tensors, c, &p->oracle.out, p->oracle.grad.ds_max);
         if (r->skip_oracle) {
             af_oracle_result_free(&p->oracle);
             memset(&p->oracle, 0, sizeof p->oracle);
         } else {
             p->have_oracle = true;
         }
-        /* backward: the gradients' floors need their term magnitudes (compare.c) */
-        if (p->have_oracle && c->backward) af_oracle_grad_abs(&prob, &p->oracle.out, p->oracle.grad_abs);
         /* fp8: the criterion of LSE needs each row's score magnitude (compare.c) */
         if (p->have_oracle && c->dtype == AF_DT_FP8_E4M3) {
             p->oracle.score_abs = malloc((size_t)c->batch * c->heads_q * c->seqlen_q * sizeof(double));

@@ -41,28 +41,23 @@ void af_oracle_score_abs(const af_oracle_problem *p, double *out)
 }
 
 /* The term magnitudes of the gradients, per tensor (max over its elements):
- *   dS_ij = P_ij (dP_ij - D_i),  dP_ij = dO_i . v_j,  D_i = dO_i . O_i
+ *   dS_ij = scale P_ij (dP_ij - D_i),  dP_ij = dO_i . v_j,  D_i = dO_i . O_i
  *   M_dQ = max_i  scale * sum_j P_ij (|dO_i|.|v_j| + |dO_i|.|O_i|) max_d |k_jd|
  *   M_dK = max_j  scale * sum_i P_ij (|dO_i|.|v_j| + |dO_i|.|O_i|) max_d |q_id|
  *   M_dV = max_j  sum_i P_ij max_d |dO_id|
  * (|a|.|b| = sum_d |a_d b_d|; P_ij = exp(S_ij - LSE_i) from the exact LSE and O.)
  * A gradient that cancels to ~0 (one visible key: P = 1, dP = D) is computed by any
  * kernel from terms of this size, so its rounding noise scales with M, not with the
- * exact value. m[0..2] = M_dQ, M_dK, M_dV; zeros without backward. */
-void af_oracle_grad_abs(const af_oracle_problem *p, const af_outputs *exact, double m[3])
+ * exact value. The same pass gives max |dS| (fp8: the scale of the kernel's E4M3 dS).
+ * Zeros without backward. */
+void af_oracle_grad_abs(const af_oracle_problem *p, const af_outputs *exact, af_grad_magnitudes *g)
 {
-    m[0] = m[1] = m[2] = 0;
+    memset(g, 0, sizeof *g);
     const af_inputs *in = p->in;
     if (!in->dout || !exact->o || !exact->lse) return;
     int group = p->Hq / p->Hkv;
     size_t nk = (size_t)p->B * p->Hkv * p->Skv;
     double *colk = calloc(nk, sizeof *colk), *colv = calloc(nk, sizeof *colv); /* (B, Hkv, Skv) */
-    if (!colk || !colv) {
-        free(colk);
-        free(colv);
-        m[0] = m[1] = m[2] = INFINITY; /* unknown: no floor from it would be safe */
-        return;
-    }
     for (int b = 0; b < p->B; b++) {
         int lq = p->len_q ? p->len_q[b] : p->Sq, lkv = p->len_kv ? p->len_kv[b] : p->Skv;
         for (int h = 0; h < p->Hq; h++) {
@@ -74,9 +69,10 @@ void af_oracle_grad_abs(const af_oracle_problem *p, const af_outputs *exact, dou
                 const double *q = in->q + row * p->Dqk;   /* (Dqk) */
                 const double *dO = in->dout + row * p->Dv; /* (Dv) */
                 const double *o = exact->o + row * p->Dv;  /* (Dv) */
-                double lse = exact->lse[row], dd = 0, qmax = 0, domax = 0, rowq = 0;
+                double lse = exact->lse[row], dd = 0, dd_abs = 0, qmax = 0, domax = 0, rowq = 0;
                 for (int d = 0; d < p->Dv; d++) {
-                    dd += fabs(dO[d] * o[d]);
+                    dd += dO[d] * o[d];
+                    dd_abs += fabs(dO[d] * o[d]);
                     if (fabs(dO[d]) > domax) domax = fabs(dO[d]);
                 }
                 for (int d = 0; d < p->Dqk; d++)
@@ -85,27 +81,34 @@ void af_oracle_grad_abs(const af_oracle_problem *p, const af_outputs *exact, dou
                     size_t kr = ((size_t)b * p->Hkv + hk) * p->Skv + j;
                     const double *k = in->k + kr * p->Dqk; /* (Dqk) */
                     const double *v = in->v + kr * p->Dv;  /* (Dv) */
-                    double s = 0, dp = 0, kmax = 0;
+                    double s = 0, dp = 0, dp_abs = 0, kmax = 0;
                     for (int d = 0; d < p->Dqk; d++) {
                         s += q[d] * k[d];
                         if (fabs(k[d]) > kmax) kmax = fabs(k[d]);
                     }
-                    for (int d = 0; d < p->Dv; d++) dp += fabs(dO[d] * v[d]);
-                    double pij = exp(s * p->scale - lse);
-                    if (!(pij <= 1.0)) pij = 1.0; /* rounding of exp near 1; NaN cannot occur with finite inputs */
-                    double t = pij * (dp + dd);
+                    for (int d = 0; d < p->Dv; d++) {
+                        dp += dO[d] * v[d];
+                        dp_abs += fabs(dO[d] * v[d]);
+                    }
+                    double e = exp(p->scale * s - lse);
+                    double ds = fabs(p->scale * e * (dp - dd));
+                    if (ds > g->ds_max) g->ds_max = ds;
+                    double pij = e <= 1.0 ? e : 1.0; /* rounding of exp near 1 */
+                    double t = pij * (dp_abs + dd_abs);
                     rowq += p->scale * t * kmax;
-                    colk[kr] += p->scale * t * qmax;
-                    colv[kr] += pij * domax;
+                    if (colk) colk[kr] += p->scale * t * qmax;
+                    if (colv) colv[kr] += pij * domax;
                 }
-                if (rowq > m[0]) m[0] = rowq;
+                if (rowq > g->dq) g->dq = rowq;
             }
         }
     }
     for (size_t x = 0; x < nk; x++) {
-        if (colk[x] > m[1]) m[1] = colk[x];
-        if (colv[x] > m[2]) m[2] = colv[x];
+        if (colk && colk[x] > g->dk) g->dk = colk[x];
+        if (colv && colv[x] > g->dv) g->dv = colv[x];
     }
+    if (!colk) g->dk = INFINITY; /* out of memory: unknown, so no floor from it is safe */
+    if (!colv) g->dv = INFINITY;
     free(colk);
     free(colv);
 }

@@ -6,8 +6,10 @@
  *    from the visible range the function walks) of scale * sum_d |q_d k_jd|, and is 0
  *    for rows that see nothing or lie past len_q; every visible |S_ij| is below it.
  *  - grad_abs bounds every element of the exact dQ, dK, dV (triangle inequality), is
- *    homogeneous (dO * 2 -> M * 2 exactly), and is > 0 for a row that sees one key,
- *    where the exact dQ and dK are 0 (P = 1, dP = D): the case the floor exists for.
+ *    homogeneous (dO * 2 -> M * 2 exactly, max |dS| too), and is > 0 for a row that sees
+ *    one key, where the exact dQ and dK are 0 (P = 1, dP = D): the case the floor exists
+ *    for; there max |dS| is exactly 0. (fp8_scales.c's use of max |dS| is checked against
+ *    an independent computation in test_fp8_backward.)
  */
 #include <math.h>
 #include <stdio.h>
@@ -93,26 +95,33 @@ static void grad_abs_bounds(const char *text, bool one_key) {
     fixture f;
     setup(&f, text);
     const af_oracle_problem *p = &f.p;
-    double m[3];
-    af_oracle_grad_abs(p, &f.r.out, m);
+    af_grad_magnitudes m;
+    af_oracle_grad_abs(p, &f.r.out, &m);
     size_t nq = (size_t)p->B * p->Hq * p->Sq, nk = (size_t)p->B * p->Hkv * p->Skv;
     double gq = max_abs(f.r.out.dq, nq * p->Dqk), gk = max_abs(f.r.out.dk, nk * p->Dqk), gv = max_abs(f.r.out.dv, nk * p->Dv);
-    CHECK_MSG(gq <= m[0] && gk <= m[1] && gv <= m[2], "max |dQ| %g M %g, |dK| %g M %g, |dV| %g M %g", gq, m[0], gk, m[1],
-              gv, m[2]);
-    CHECK(m[0] > 0 && m[1] > 0 && m[2] > 0 && isfinite(m[0]) && isfinite(m[1]) && isfinite(m[2]));
-    if (one_key) CHECK_MSG(gq == 0 && gk == 0, "one visible key: exact dQ, dK should be 0 (got %g, %g)", gq, gk);
-    printf("grad_abs: max|dQ| %.3g <= M %.3g, max|dK| %.3g <= M %.3g, max|dV| %.3g <= M %.3g\n", gq, m[0], gk, m[1], gv,
-           m[2]);
+    CHECK_MSG(gq <= m.dq && gk <= m.dk && gv <= m.dv, "max |dQ| %g M %g, |dK| %g M %g, |dV| %g M %g", gq, m.dq, gk, m.dk,
+              gv, m.dv);
+    CHECK(m.dq > 0 && m.dk > 0 && m.dv > 0 && isfinite(m.dq) && isfinite(m.dk) && isfinite(m.dv));
+    /* max |dS| is finite, and 0 exactly where P = 1 and dP = D (one visible key) */
+    CHECK(isfinite(m.ds_max) && m.ds_max >= 0);
+    if (one_key) {
+        CHECK_MSG(gq == 0 && gk == 0, "one visible key: exact dQ, dK should be 0 (got %g, %g)", gq, gk);
+        CHECK_MSG(m.ds_max == 0, "one visible key: max |dS| should be 0 (got %g)", m.ds_max);
+    } else {
+        CHECK(m.ds_max > 0);
+    }
+    printf("grad_abs: max|dQ| %.3g <= M %.3g, max|dK| %.3g <= M %.3g, max|dV| %.3g <= M %.3g, max|dS| %.3g\n", gq, m.dq,
+           gk, m.dk, gv, m.dv, m.ds_max);
     /* homogeneous in dO */
     for (size_t i = 0; i < nq * p->Dv; i++) f.in.dout[i] *= 2;
-    double m2[3];
-    af_oracle_grad_abs(p, &f.r.out, m2);
-    CHECK(m2[0] == 2 * m[0] && m2[1] == 2 * m[1] && m2[2] == 2 * m[2]);
+    af_grad_magnitudes m2;
+    af_oracle_grad_abs(p, &f.r.out, &m2);
+    CHECK(m2.dq == 2 * m.dq && m2.dk == 2 * m.dk && m2.dv == 2 * m.dv && m2.ds_max == 2 * m.ds_max);
     /* forward only: zeros */
     double *saved = f.in.dout;
     f.in.dout = NULL;
-    af_oracle_grad_abs(p, &f.r.out, m2);
-    CHECK(m2[0] == 0 && m2[1] == 0 && m2[2] == 0);
+    af_oracle_grad_abs(p, &f.r.out, &m2);
+    CHECK(m2.dq == 0 && m2.dk == 0 && m2.dv == 0 && m2.ds_max == 0);
     f.in.dout = saved;
     teardown(&f);
 }

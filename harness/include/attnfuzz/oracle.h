@@ -31,6 +31,12 @@ typedef struct {
     double mpfr_budget;           /* MPFR work units (multiply-adds) allowed, default 5e8 */
 } af_oracle_opts;
 
+/* Term magnitudes of the gradients (af_oracle_grad_abs): M_dQ, M_dK, M_dV, each the max
+ * over the tensor's elements of its formula with absolute values, and max |dS|. */
+typedef struct {
+    double dq, dk, dv, ds_max;
+} af_grad_magnitudes;
+
 typedef struct {
     af_outputs out;               /* o, lse and (backward) dq dk dv, dense */
     /* Every returned value x satisfies |x - exact| <= bound_rel * |x| + bound_abs_scale * M
@@ -48,9 +54,9 @@ typedef struct {
     /* (B, Hq, Sq) or NULL: per row, max over visible keys of scale * sum_d |q_d k_jd|
      * (af_oracle_score_abs); filled by the runner for fp8 cases, freed with the result. */
     double *score_abs;
-    /* backward: the term magnitudes M_dQ, M_dK, M_dV (af_oracle_grad_abs), filled by
-     * the runner; 0 without backward. */
-    double grad_abs[3];
+    /* backward: the gradients' term magnitudes (af_oracle_grad_abs), filled by the
+     * runner; 0 without backward. */
+    af_grad_magnitudes grad;
 } af_oracle_result;
 
 void af_oracle_opts_default(af_oracle_opts *o);
@@ -64,11 +70,12 @@ void af_oracle_result_free(af_oracle_result *r);
  * not with the score itself (docs/cudnn-findings.md F5). */
 void af_oracle_score_abs(const af_oracle_problem *p, double *out);
 
-/* The term magnitudes of dQ, dK, dV (m[0..2]), each the max over the tensor's elements
- * of the gradient's formula with absolute values (oracle_score_abs.c), from the exact O
- * and LSE in `exact`: a gradient that cancels to ~0 is still computed from terms this
- * large, so its rounding noise scales with them (compare.c floors). */
-void af_oracle_grad_abs(const af_oracle_problem *p, const af_outputs *exact, double m[3]);
+/* The term magnitudes of dQ, dK, dV, each the max over the tensor's elements of the
+ * gradient's formula with absolute values, and max |dS| (oracle_score_abs.c), from the
+ * exact O and LSE in `exact`: a gradient that cancels to ~0 is still computed from terms
+ * this large, so its rounding noise scales with them (compare.c floors); max |dS| sets
+ * the fp8 backward's scale_dp (fp8_scales.c). */
+void af_oracle_grad_abs(const af_oracle_problem *p, const af_outputs *exact, af_grad_magnitudes *g);
 
 /* Build the problem of a case (lengths, mask rule, scale) around its inputs. */
 void af_oracle_problem_from_case(af_oracle_problem *p, const af_case *c, const af_inputs *in,

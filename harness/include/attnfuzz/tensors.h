@@ -149,6 +149,6 @@ double af_output_descale(const af_tensors *t, af_tensor_id id);
  * (computed here in fp64 from the exact inputs and exact's O and LSE, the oracle's mask)
  * and max |exact dX|. exact: the oracle's dense outputs. No-op for other dtypes or
  * forward-only cases. */
-void af_fp8_set_bwd_scales(af_tensors *t, const af_case *c, const af_inputs *in, const af_outputs *exact);
+void af_fp8_set_bwd_scales(af_tensors *t, const af_case *c, const af_outputs *exact, double ds_amax);
 
 #endif
