@@ -74,6 +74,12 @@ static int deadline_now(const campaign *cp) {
     return d < 1 ? 1 : d;
 }
 
+/* A run that got a deadline cut by --total-time and ran past it did not hang: it was
+ * stopped for time, and is neither a finding nor a minimisation step. */
+static bool stopped_for_time(const campaign *cp, const af_case_result *r, int deadline) {
+    return r->status == AF_CASE_HUNG && deadline < cp->deadline_s;
+}
+
 static double now_unix(void) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -153,8 +159,7 @@ static int min_run(const af_case *c, void *user, af_verdict *v) {
     if (!r) return -1;
     int deadline = deadline_now(m->cp);
     af_session_run_isolated(&m->cp->s, c, AF_STORE_NONE, NULL, deadline, r);
-    /* a run stopped by --total-time's cut deadline did not hang: it could not run */
-    int rc = r->status == AF_CASE_NOT_RUN || (r->status == AF_CASE_HUNG && deadline < m->cp->deadline_s) ? -1 : 0;
+    int rc = r->status == AF_CASE_NOT_RUN || stopped_for_time(m->cp, r, deadline) ? -1 : 0;
     *v = r->verdict;
     free(r);
     return rc;
@@ -245,8 +250,10 @@ static void minimise_raw(campaign *cp, const char *raw_id, const af_case *c, con
 }
 
 /* Minimise and store every pending finding (or count it in the bucket its raw
- * signature already maps to). Returns the number handled. */
-static int process_pending(campaign *cp, double stop_at) {
+ * signature already maps to) until stop_at. Past it, the rest waits for a later call,
+ * or with keep_rest (--total-time's end) is stored as found, its raw case and verdict,
+ * so that no finding is lost (counted in st.unminimised). Returns the number handled. */
+static int process_pending(campaign *cp, double stop_at, bool keep_rest) {
     char dir[1200];
     subdir(cp, "pending", dir, sizeof dir);
     DIR *d = opendir(dir);
@@ -284,13 +291,26 @@ static int process_pending(campaign *cp, double stop_at) {
             continue;
         }
         free(me);
-        if (stop_at > 0 && now_mono() > stop_at) break;
+        bool out_of_time = stop_at > 0 && now_mono() > stop_at;
+        if (out_of_time && !keep_rest) break;
         af_case c;
         af_error err;
         if (af_case_load(path, &c, &err)) {
             remove_pending(path);
             continue;
         }
+        if (out_of_time && af_pending_verdict(path, found) == 0) {
+            if (!c.backend[0]) snprintf(c.backend, sizeof c.backend, "%s", cp->s.backend_name);
+            char bucket[AF_BUCKET_ID_LEN + 1];
+            store_here(cp, &c, found, NULL, bucket);
+            fprintf(stderr, "%sattnfuzz campaign: raw %s stored as found in bucket %s (not minimised: --total-time)\n",
+                    cp->tty ? "\r\033[K" : "", raw_id, bucket);
+            cp->st.unminimised++;
+            remove_pending(path);
+            handled++;
+            continue;
+        }
+        if (out_of_time) continue; /* no verdict to store it with: left pending */
         if (af_pending_verdict(path, found)) {
             /* no verdict beside it (another build wrote it?): what it gives now */
             min_run(&c, &(min_ctx){cp}, found);
@@ -302,39 +322,9 @@ static int process_pending(campaign *cp, double stop_at) {
     free(found);
     free(r);
     for (int i = 0; i < n; i++) free(names[i]);
+    /* a full listing may have left more behind: their turn (stored ones are gone) */
+    if (keep_rest && n == 512 && handled > 0) handled += process_pending(cp, stop_at, true);
     return handled;
-}
-
-/* --total-time ran out before every pending finding was minimised: store each as found
- * (its raw case and verdict), so that no finding is lost. Returns how many. */
-static int store_unminimised(campaign *cp) {
-    char dir[1200];
-    subdir(cp, "pending", dir, sizeof dir);
-    DIR *d = opendir(dir);
-    if (!d) return 0;
-    int n = 0;
-    struct dirent *e;
-    af_verdict *v = malloc(sizeof *v);
-    while (v && (e = readdir(d))) {
-        size_t len = strlen(e->d_name);
-        if (!(len > 5 && !strcmp(e->d_name + len - 5, ".case") && is_bucket_name(e->d_name, len))) continue;
-        char path[1500];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        af_case c;
-        af_error err;
-        if (af_case_load(path, &c, &err) == 0 && af_pending_verdict(path, v) == 0) {
-            if (!c.backend[0]) snprintf(c.backend, sizeof c.backend, "%s", cp->s.backend_name);
-            char bucket[AF_BUCKET_ID_LEN + 1];
-            store_here(cp, &c, v, NULL, bucket);
-            fprintf(stderr, "%sattnfuzz campaign: raw %.*s stored as found in bucket %s (not minimised: --total-time)\n",
-                    cp->tty ? "\r\033[K" : "", AF_BUCKET_ID_LEN, e->d_name, bucket);
-            n++;
-            remove_pending(path);
-        }
-    }
-    free(v);
-    closedir(d);
-    return n;
 }
 
 /* ---- in-process engine --------------------------------------------------------------- */
@@ -444,11 +434,10 @@ static void run_inprocess(campaign *cp, double stop_at) {
             break;
         }
         int done = af_child_wait_any(&cp->s, slots, jobs, 250);
-        /* a run stopped by --total-time's cut deadline is not a hang: dropped */
-        if (done >= 0 && !(results[done].status == AF_CASE_HUNG && slot_deadline[done] < cp->deadline_s))
+        if (done >= 0 && !stopped_for_time(cp, &results[done], slot_deadline[done]))
             handle_result(cp, &slots[done].c, &inputs[done], &results[done]);
         if (now_mono() >= next_pending) {
-            process_pending(cp, stop_at);
+            process_pending(cp, stop_at, false);
             update_stats(cp, false);
             next_pending = now_mono() + 1;
         }
@@ -578,7 +567,7 @@ static int run_libfuzzer(campaign *cp, const char *fuzzer, double stop_at) {
         convert_artifacts(cp);
         read_worker_stats(cp);
         if (exited) cp->fuzz_end = now_mono();
-        process_pending(cp, stop_at); /* the rest after fuzzing */
+        process_pending(cp, stop_at, false); /* the rest after fuzzing */
         update_stats(cp, false);
         if (!exited && now_mono() > stop_at + 30) {
             /* libFuzzer should have stopped at -max_total_time: stop it */
@@ -710,8 +699,7 @@ int af_campaign_run(const af_campaign_opts *o) {
     }
     double fuzz_elapsed = (cp->fuzz_end > 0 ? cp->fuzz_end : now_mono()) - cp->t0;
     /* the last new buckets: minimise them too (bounded) */
-    process_pending(cp, cp->end_at > 0 ? cp->end_at - 5 : now_mono() + 600);
-    if (cp->end_at > 0) cp->st.unminimised = store_unminimised(cp);
+    process_pending(cp, cp->end_at > 0 ? cp->end_at - 5 : now_mono() + 600, cp->end_at > 0);
     cp->st.elapsed_s = fuzz_elapsed;
     af_triage_summary sum;
     memset(&sum, 0, sizeof sum);
