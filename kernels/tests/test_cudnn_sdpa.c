@@ -220,7 +220,7 @@ int main(int argc, char **argv) {
     if (be->available(be, why, sizeof why) != 0) {
         printf("SKIP test_cudnn_sdpa: %s\n", why);
         be->destroy(be);
-        return 0;
+        return CHECK_SKIP_CODE;
     }
     char desc[700];
     af_cudnn_describe(be, desc, sizeof desc);

@@ -68,13 +68,13 @@ static int run_case(const char *text) {
 int main(void) {
 #ifndef ATTNFUZZ_HAVE_CUDA
     printf("SKIP test_gpu_gen: built without CUDA\n");
-    return 0;
+    return CHECK_SKIP_CODE;
 #else
     char why[512], name[128];
     int sm = 0;
     if (af_gpu_available(why, sizeof why, name, sizeof name, &sm) != 0) {
         printf("SKIP test_gpu_gen: %s\n", why);
-        return 0;
+        return CHECK_SKIP_CODE;
     }
     printf("test_gpu_gen: on %s (sm%d)\n", name, sm);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(cases[i]);
