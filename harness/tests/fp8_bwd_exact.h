@@ -3,12 +3,14 @@
  * P_ij * (dO_i . v_j - D_i), D_i = dO_i . O_i, in fp64 from the exact inputs and the
  * oracle's O and LSE; visibility from the oracle's mask rule (mask_spec.h). It is the
  * value cuDNN's Amax_dP estimates and the one scale_dp must leave headroom for. A
- * magnitude, so plain fp64 sums are enough.
+ * magnitude, so plain fp64 sums are enough. Also max_abs_rows, the largest |x| of a
+ * dense output over its valid rows, which both tests compare scales and amax against.
  */
 #ifndef ATTNFUZZ_FP8_BWD_EXACT_H
 #define ATTNFUZZ_FP8_BWD_EXACT_H
 
 #include <math.h>
+#include <stdbool.h>
 #include "attnfuzz/oracle.h"
 
 static inline double fp8_exact_ds_amax(const af_case *c, const af_inputs *in, const af_outputs *exact) {
@@ -38,6 +40,17 @@ static inline double fp8_exact_ds_amax(const af_case *c, const af_inputs *in, co
                 }
             }
     return best;
+}
+
+/* max |x| over the valid rows of a dense (B, H, S, D) tensor (kv: the key side). */
+static inline double max_abs_rows(const af_case *c, const double *x, bool kv, int D) {
+    int H = kv ? c->heads_kv : c->heads_q, S = kv ? c->seqlen_kv : c->seqlen_q;
+    double m = 0;
+    for (int b = 0; b < c->batch; b++)
+        for (int h = 0; h < H; h++)
+            for (int i = 0; i < (kv ? af_case_len_kv(c, b) : af_case_len_q(c, b)); i++)
+                for (int d = 0; d < D; d++) m = fmax(m, fabs(x[(((size_t)b * H + h) * S + i) * D + d]));
+    return m;
 }
 
 #endif

@@ -56,17 +56,6 @@ static bool power_of_two(float x) {
 
 static float e4m3(float x) { return af_e4m3_to_f32(af_f32_to_e4m3(x)); }
 
-/* max |x| over the valid rows of a dense (B, H, S, D) tensor. */
-static double max_abs_rows(const af_case *c, const double *x, bool kv, int D) {
-    int H = kv ? c->heads_kv : c->heads_q, S = kv ? c->seqlen_kv : c->seqlen_q;
-    double m = 0;
-    for (int b = 0; b < c->batch; b++)
-        for (int h = 0; h < H; h++)
-            for (int i = 0; i < (kv ? af_case_len_kv(c, b) : af_case_len_q(c, b)); i++)
-                for (int d = 0; d < D; d++) m = fmax(m, fabs(x[(((size_t)b * H + h) * S + i) * D + d]));
-    return m;
-}
-
 /* ---- storage and scales ------------------------------------------------------------- */
 
 static void check_scales(const af_prepared *p) {

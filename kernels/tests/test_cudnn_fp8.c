@@ -148,17 +148,6 @@ static const char *const corpus[] = {
 
 static int failures = 0, grad_failures = 0, bwd_runs = 0;
 
-/* max |x| over the valid rows of a dense (B, H, S, D) tensor (kv: the key side). */
-static double max_abs_rows(const af_case *c, const double *x, bool kv, int D) {
-    int H = kv ? c->heads_kv : c->heads_q, S = kv ? c->seqlen_kv : c->seqlen_q;
-    double m = 0;
-    for (int b = 0; b < c->batch; b++)
-        for (int h = 0; h < H; h++)
-            for (int i = 0; i < (kv ? af_case_len_kv(c, b) : af_case_len_q(c, b)); i++)
-                for (int d = 0; d < D; d++) m = fmax(m, fabs(x[(((size_t)b * H + h) * S + i) * D + d]));
-    return m;
-}
-
 /* Backward part of one engine run: gradient ratios, the scales and the amax outputs.
  * Returns the amax complaint ("" when none). */
 static const char *bwd_report(af_backend *be, const af_case *c, const af_prepared *prep, const af_verdict *v,
