@@ -19,8 +19,8 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-#include "attnfuzz/backend.h"
-#include "attnfuzz/tensors.h"
+#include "model/run_status.h"
+#include "model/tensors.h"
 
 /* 0 when a CUDA device is usable; else why ("no CUDA device: ..."). Also records the
  * device name and compute capability (sm = 90 for H200) when non-NULL. */

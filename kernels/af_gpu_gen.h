@@ -16,9 +16,9 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-#include "attnfuzz/backend.h"
-#include "attnfuzz/case.h"
-#include "attnfuzz/layout.h"
+#include "model/run_status.h"
+#include "model/case.h"
+#include "model/layout.h"
 
 /* dev_out is (B, H, S, D) dense fp32 over tensor t's maximum shape (t in Q, K, V, dO):
  * element (b,h,s,d) = af_gen_element(c, t, b, h, s, d), before rounding to the dtype. */

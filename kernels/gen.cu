@@ -2,8 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <cuda_runtime.h>
-#include "af_gpu_gen.h"
-#include "attnfuzz/gen.h"
+#include "kernels/af_gpu_gen.h"
+#include "model/gen.h"
 
 /* out is (B, H, S, D) dense fp32: one thread per element, grid-stride over n. */
 __global__ void gen_logical_kernel(af_gen_params g, int tensor, int H, int S, int D, long long n, float *out) {

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <cuda_runtime.h>
-#include "af_gpu.h"
+#include "kernels/af_gpu.h"
 
 /* Errors after which the CUDA context cannot be trusted (the process must not go on). */
 static bool is_sticky(cudaError_t e) {

@@ -25,7 +25,7 @@
  *   query heads of the group in one fp32 accumulator (heads ascending, then rows).
  *
  * fp8_e4m3 forward follows cuDNN's FP8 graph (cudnn-frontend sdpa_fp8), the
- * recipe written down in attnfuzz/tensors.h and docs/fp8.md, per query row:
+ * recipe written down in model/tensors.h and docs/fp8.md, per query row:
  *     S_j  = (((sum_d q8_d * k8_jd, fp32) * scale) * descale_q) * descale_k     stored E4M3
  *            values q8, k8 (exact products), fp32
  *     m, E_j = expf(S_j - m), Z = sum_j E_j (j ascending), LSE = m + logf(Z)
@@ -70,10 +70,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attnfuzz/backend.h"
-#include "attnfuzz/layout.h"
-#include "attnfuzz/tensors.h"
-#include "af_numeric.h"
+#include "backends/backend.h"
+#include "model/layout.h"
+#include "model/tensors.h"
+#include "model/numeric.h"
 
 #define CPU_MAX_THREADS 64
 #define CPU_ROW_BLOCK 32  /* query rows per work item (forward, dQ) */
@@ -122,7 +122,7 @@ typedef struct {
 /* ---- rounding to the case dtype (P and dS before their GEMMs) ------------------- */
 
 /* Round to nearest even through the storage conversions every host and device
- * component shares (kernels/af_numeric.h), so "rounded to fp16" means one thing. */
+ * component shares (harness/model/numeric.h), so "rounded to fp16" means one thing. */
 static inline float round_dt(const cpu_problem *pb, float x) {
     return pb->round_fp16 ? af_f16_to_f32(af_f32_to_f16(x)) : af_bf16_to_f32(af_f32_to_bf16(x));
 }

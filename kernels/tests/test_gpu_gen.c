@@ -8,13 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnfuzz/case.h"
-#include "attnfuzz/gen.h"
-#include "check.h"
+#include "model/case.h"
+#include "model/gen.h"
+#include "util/check.h"
 
 #ifdef ATTNFUZZ_HAVE_CUDA
-#include "af_gpu.h"
-#include "af_gpu_gen.h"
+#include "kernels/af_gpu.h"
+#include "kernels/af_gpu_gen.h"
 
 static const char *const cases[] = {
     "dtype = fp16\nbatch = 2\nheads_q = 4\nheads_kv = 2\nseqlen_q = 33\nseqlen_kv = 70\nhead_dim_qk = 64\n"

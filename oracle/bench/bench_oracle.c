@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "attnfuzz/oracle.h"
+#include "oracle/oracle.h"
 
 static double random_fp16(uint64_t *state)
 {

@@ -4,7 +4,7 @@
  * combination of lengths and windows can overflow. Negative windows are unbounded
  * (the format uses -1). Kernels must never call this file.
  */
-#include "attnfuzz/mask_spec.h"
+#include "oracle/mask_spec.h"
 
 /* diag(i): the key that row i is aligned with. */
 static long long diagonal_of_row(const af_mask_rule *r, int len_q, int len_kv, int i)

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "oracle_internal.h"
+#include "oracle/src/oracle_internal.h"
 
 #define U53 0x1p-53
 
@@ -24,31 +24,6 @@ void af_oracle_opts_default(af_oracle_opts *o)
     o->precision_bits = 128;
     o->threads = 0;
     o->mpfr_budget = 5e8;
-}
-
-void af_oracle_problem_from_case(af_oracle_problem *p, const af_case *c, const af_inputs *in,
-                                 int *len_q, int *len_kv)
-{
-    memset(p, 0, sizeof *p);
-    p->B = c->batch;
-    p->Hq = c->heads_q;
-    p->Hkv = c->heads_kv;
-    p->Sq = c->seqlen_q;
-    p->Skv = c->seqlen_kv;
-    p->Dqk = c->head_dim_qk;
-    p->Dv = c->head_dim_v;
-    for (int b = 0; b < c->batch; b++) {
-        len_q[b] = af_case_len_q(c, b);
-        len_kv[b] = af_case_len_kv(c, b);
-    }
-    p->len_q = len_q;
-    p->len_kv = len_kv;
-    p->mask.causal = c->mask == AF_MASK_CAUSAL;
-    p->mask.bottom_right = c->align == AF_ALIGN_BOTTOM_RIGHT;
-    p->mask.window_left = c->window_left;
-    p->mask.window_right = c->window_right;
-    p->scale = (double)af_case_scale(c);
-    p->in = in;
 }
 
 void af_oracle_result_free(af_oracle_result *r)

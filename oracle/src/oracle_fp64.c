@@ -11,7 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "oracle_internal.h"
+#include "oracle/src/oracle_internal.h"
 
 /* Neumaier accumulator: the value is sum + comp. */
 typedef struct {

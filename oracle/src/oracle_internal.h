@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <mpfr.h>
-#include "attnfuzz/oracle.h"
+#include "oracle/oracle.h"
 
 /* Limit of the worst fp64-vs-MPFR gap on sampled rows, relative to the row's
  * magnitude (max of |value| and the mass of its terms); above it af_oracle_run fails. */

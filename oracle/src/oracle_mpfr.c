@@ -19,7 +19,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "oracle_internal.h"
+#include "oracle/src/oracle_internal.h"
 
 struct af_mpfr_scratch {
     int prec;           /* bits of every rounded intermediate */

@@ -9,7 +9,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
-#include "oracle_internal.h"
+#include "oracle/src/oracle_internal.h"
 
 typedef struct {
     const af_pool_job *job;

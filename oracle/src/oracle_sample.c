@@ -14,7 +14,7 @@
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include "oracle_internal.h"
+#include "oracle/src/oracle_internal.h"
 
 #define RANDOM_PER_SEQUENCE 4
 

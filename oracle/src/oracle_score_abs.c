@@ -12,7 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "oracle_internal.h"
+#include "oracle/src/oracle_internal.h"
 
 void af_oracle_score_abs(const af_oracle_problem *p, double *out)
 {

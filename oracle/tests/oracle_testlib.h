@@ -7,8 +7,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "attnfuzz/oracle.h"
-#include "check.h"
+#include "oracle/oracle.h"
+#include "util/check.h"
 
 static inline double test_max_abs(const double *a, size_t n)
 {

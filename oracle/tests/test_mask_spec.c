@@ -6,8 +6,8 @@
  */
 #include <stdint.h>
 #include <string.h>
-#include "attnfuzz/mask_spec.h"
-#include "check.h"
+#include "oracle/mask_spec.h"
+#include "util/check.h"
 
 static af_mask_rule rule(bool causal, bool bottom_right, int left, int right)
 {

@@ -9,8 +9,8 @@
  *  - a 2x2 causal case worked out by hand: every output exact (LSE within 1 ulp).
  */
 #include <mpfr.h>
-#include "attnfuzz/mask_spec.h"
-#include "oracle_testlib.h"
+#include "oracle/mask_spec.h"
+#include "oracle/tests/oracle_testlib.h"
 
 /* Every key row of each (b, kv head) is the same vector; returns nothing. */
 static void make_keys_equal(test_problem *t)

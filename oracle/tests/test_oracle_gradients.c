@@ -8,8 +8,8 @@
  * tier is checked against the same differences at 1e-13 of the tensor's magnitude.
  */
 #include <mpfr.h>
-#include "attnfuzz/mask_spec.h"
-#include "oracle_testlib.h"
+#include "oracle/mask_spec.h"
+#include "oracle/tests/oracle_testlib.h"
 
 #define FD_BITS 320
 #define FD_STEP_LOG2 (-66)

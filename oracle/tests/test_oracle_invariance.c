@@ -7,7 +7,7 @@
  *    cancellation term: the MHA parts are rounded separately);
  *  - the thread count changes nothing, in every tier.
  */
-#include "oracle_testlib.h"
+#include "oracle/tests/oracle_testlib.h"
 
 static void key_permutation(void)
 {

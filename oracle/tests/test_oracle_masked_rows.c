@@ -7,8 +7,8 @@
  *  - padding rows (i >= len_q) are 0 in O, LSE, dQ; padding keys (j >= len_kv) have
  *    dK = dV = 0; changing any padded input leaves every output bitwise unchanged.
  */
-#include "attnfuzz/mask_spec.h"
-#include "oracle_testlib.h"
+#include "oracle/mask_spec.h"
+#include "oracle/tests/oracle_testlib.h"
 
 static void same_outputs(const test_problem *t, const af_oracle_result *a, const af_oracle_result *b)
 {

@@ -3,7 +3,7 @@
  * 2^-120 of a rounding boundary could cause, or apart by no more than the stated
  * 128-bit cancellation term), on random fp16-valued inputs with several masks,
  * GQA, padding, Dqk != Dv and large scores. Also checks the stated bound. */
-#include "oracle_testlib.h"
+#include "oracle/tests/oracle_testlib.h"
 
 typedef struct {
     test_shape s;

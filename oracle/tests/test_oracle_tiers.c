@@ -11,8 +11,8 @@
  *    at multiples of 128 and their neighbours;
  *  - scores so large that fp64 loses accuracy make AUTO fail with a reason.
  */
-#include "../src/oracle_internal.h"
-#include "oracle_testlib.h"
+#include "oracle/src/oracle_internal.h"
+#include "oracle/tests/oracle_testlib.h"
 
 /* Largest gap over rows of `width` values, relative to the max magnitude of the
  * row's group of `group` rows (1: the row itself; a head's rows for gradients,

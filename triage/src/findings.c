@@ -5,7 +5,11 @@
  * may store into one DIR at once: each bucket is locked with flock on its .lock file
  * and every file is replaced by rename, so readers never see half a file.
  */
-#include "attnfuzz/triage.h"
+#include "judge/signature.h"
+#include "model/case_measure.h"
+#include "judge/evidence.h"
+#include "triage/picture.h"
+#include "triage/findings.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -18,8 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attnfuzz/json.h"
-#include "triage_internal.h"
+#include "judge/verdict_json.h"
+#include "triage/src/triage_internal.h"
 
 #define CASE_TEXT_MAX 8192
 

@@ -1,5 +1,5 @@
 /* json_read.c — just enough JSON reading to get back what triage wrote. */
-#include "triage_internal.h"
+#include "triage/src/triage_internal.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -5,8 +5,9 @@
  * CRC-32 over each chunk (PNG) and Adler-32 over the raw data (zlib). Pictures are
  * small (at most ~800 px a side), so the missing compression does not matter.
  */
-#include "attnfuzz/triage.h"
-#include "triage_internal.h"
+#include "judge/evidence.h"
+#include "triage/picture.h"
+#include "triage/src/triage_internal.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -4,7 +4,10 @@
  * hold no time of their own making, so rebuilding from the same DIR gives the same
  * bytes. Paths inside the reports are relative to DIR.
  */
-#include "attnfuzz/triage.h"
+#include "judge/signature.h"
+#include "judge/evidence.h"
+#include "triage/findings.h"
+#include "triage/report.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -12,8 +15,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "attnfuzz/json.h"
-#include "triage_internal.h"
+#include "judge/verdict_json.h"
+#include "triage/src/triage_internal.h"
 
 typedef struct {
     af_finding_record rec;   /* case_text and verdict_json owned here */

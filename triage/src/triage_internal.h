@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "attnfuzz/triage.h"
+#include "judge/evidence.h"
 
 /* A tolerant reader for the JSON that triage writes: it walks any well-formed JSON
  * value, and looks keys up in the top-level object only.

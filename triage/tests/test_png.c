@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnfuzz/triage.h"
-#include "check.h"
+#include "judge/evidence.h"
+#include "triage/picture.h"
+#include "util/check.h"
 
 static uint32_t be32(const unsigned char *p) {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];

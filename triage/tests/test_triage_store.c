@@ -12,8 +12,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "attnfuzz/triage.h"
-#include "check.h"
+#include "judge/signature.h"
+#include "judge/evidence.h"
+#include "triage/findings.h"
+#include "util/check.h"
 
 static af_case leak_case(int seqlen) {
     af_case c;

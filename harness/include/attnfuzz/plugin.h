@@ -17,7 +17,7 @@
  * ATTNFUZZ_PLUGIN_ABI_VERSION it was built with; any change to a struct or a
  * meaning below bumps the version.
  *
- * Logical tensor shapes (whatever the memory layout), as in attnfuzz/case.h:
+ * Logical tensor shapes (whatever the memory layout), as in model/case.h:
  *   Q, dQ   (batch, heads_q,  seqlen_q,  head_dim_qk)
  *   K, dK   (batch, heads_kv, seqlen_kv, head_dim_qk)
  *   V, dV   (batch, heads_kv, seqlen_kv, head_dim_v)

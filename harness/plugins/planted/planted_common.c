@@ -50,7 +50,7 @@
 #include <string.h>
 
 #include "attnfuzz/plugin.h"
-#include "af_numeric.h"
+#include "model/numeric.h"
 
 #define PLANTED_NONE 0
 #define PLANTED_FP8_V_BLOCK_SCALE 1

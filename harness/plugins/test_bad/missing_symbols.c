@@ -1,6 +1,6 @@
 /* missing_symbols.c — a shared object that is not an attnfuzz plugin: it exports only
  * the version and info entry points, not supports/run. The loader must name the missing
- * symbols and the file (harness/tests/test_plugin_loader.c). */
+ * symbols and the file (harness/judge/tests/test_plugin_loader.c). */
 #include "attnfuzz/plugin.h"
 
 AF_PLUGIN_EXPORT uint32_t attnfuzz_plugin_abi_version(void) { return ATTNFUZZ_PLUGIN_ABI_VERSION; }

@@ -2,7 +2,7 @@
  * Without CUDA the loader must decline it with a reason; with CUDA and a GPU the
  * buffers make the round trip to the device and back with guards and poison intact,
  * so the harness reports "unwritten" and nothing out of bounds
- * (harness/tests/test_plugin_loader.c). */
+ * (harness/judge/tests/test_plugin_loader.c). */
 #include <stdio.h>
 
 #include "attnfuzz/plugin.h"

@@ -1,5 +1,5 @@
 /* wrong_version.c — a plugin built against a future ABI (version 999): the loader must
- * refuse it and say both versions (harness/tests/test_plugin_loader.c). */
+ * refuse it and say both versions (harness/judge/tests/test_plugin_loader.c). */
 #include <stdio.h>
 
 #include "attnfuzz/plugin.h"

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""ci/check_layering.py [ROOT] — the stage order of the tree, as a check.
+
+Each folder is one stage of the data flow (LAYOUT: case -> inputs -> run -> oracle ->
+probes -> verdict -> minimise -> triage). A file may include headers of its own stage and
+of the stages listed for it below, never one above:
+
+    util < model < kernels < {oracle, backends} < judge < {triage, fuzz, minimize}
+         < campaign < {cli, targets}
+
+Extra rules:
+  * every project include names its stage ("judge/verdict.h", "oracle/oracle.h"); the only
+    public header is "attnfuzz/plugin.h" (the plugin ABI), which anyone may include;
+  * backends/ and kernels/ never include oracle/ (the judge stays independent of what it
+    judges); the oracle reads only the dense inputs: of model/ it may include
+    model/dense.h and model/numeric.h, never the case struct;
+  * plugins (harness/plugins) see only the ABI and model/numeric.h;
+  * the oracle may use the GPU plumbing of kernels/ (buffers, error codes) for its GPU
+    tier; its mask and arithmetic are its own;
+  * a test (a file under some tests/ folder) may also include oracle/ headers: tests are
+    where a backend meets its ground truth. The other rules hold for tests too.
+
+Prints one line per violation, "file:line: why", and exits 1 when there is any.
+"""
+import os
+import re
+import sys
+
+DEPS = {
+    'util': [],
+    'model': ['util'],
+    'kernels': ['util', 'model'],
+    'oracle': ['util', 'model', 'kernels'],
+    'backends': ['util', 'model', 'kernels'],
+    'judge': ['util', 'model', 'oracle', 'kernels', 'backends'],
+    'triage': ['util', 'model', 'oracle', 'kernels', 'backends', 'judge'],
+    'fuzz': ['util', 'model', 'oracle', 'kernels', 'backends', 'judge'],
+    'minimize': ['util', 'model', 'oracle', 'kernels', 'backends', 'judge'],
+    'campaign': ['util', 'model', 'oracle', 'kernels', 'backends', 'judge', 'triage', 'fuzz', 'minimize'],
+}
+DEPS['cli'] = DEPS['campaign'] + ['campaign']
+DEPS['targets'] = DEPS['campaign'] + ['campaign']
+STAGES = set(DEPS)
+ORACLE_MODEL_OK = {'model/dense.h', 'model/numeric.h'}
+PLUGIN_OK = {'attnfuzz/plugin.h', 'model/numeric.h'}
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+
+
+def stage_of(path):
+    """Stage of a file from its path relative to the root, or None (not checked)."""
+    parts = path.split('/')
+    if parts[0] in ('oracle', 'triage', 'kernels'):
+        return parts[0]
+    if parts[0] == 'harness' and len(parts) > 2:
+        if parts[1] == 'plugins':
+            return 'plugins'
+        if parts[1] == 'include':
+            return 'public'
+        if parts[1] in STAGES:
+            return parts[1]
+    return None
+
+
+def check_file(root, rel, out):
+    stage = stage_of(rel)
+    if stage is None:
+        return
+    is_test = '/tests/' in '/' + rel
+    with open(os.path.join(root, rel), encoding='utf-8', errors='replace') as f:
+        lines = f.readlines()
+    for n, line in enumerate(lines, 1):
+        m = INCLUDE.match(line)
+        if not m:
+            continue
+        inc = m.group(1)
+        where = '%s:%d' % (rel, n)
+        top = inc.split('/')[0]
+        if inc == 'attnfuzz/plugin.h':
+            continue
+        if stage == 'plugins':
+            if inc not in PLUGIN_OK:
+                out.append('%s: a plugin includes "%s"; plugins see only %s' % (where, inc, ', '.join(sorted(PLUGIN_OK))))
+            continue
+        if stage == 'public':
+            out.append('%s: the public ABI header includes "%s"; it must stand alone' % (where, inc))
+            continue
+        if top not in STAGES or '/' not in inc:
+            out.append('%s: include "%s" does not name its stage (one of %s)' % (where, inc, ', '.join(sorted(STAGES))))
+            continue
+        if top == stage:
+            continue
+        if stage in ('backends', 'kernels') and top == 'oracle' and not is_test:
+            out.append('%s: %s/ includes "%s": backends and kernels never include the oracle' % (where, stage, inc))
+            continue
+        if stage == 'oracle' and top == 'model' and inc not in ORACLE_MODEL_OK and not is_test:
+            out.append('%s: the oracle includes "%s"; it reads only %s' % (where, inc, ', '.join(sorted(ORACLE_MODEL_OK))))
+            continue
+        if top in DEPS[stage] or (is_test and top == 'oracle'):
+            continue
+        out.append('%s: %s/ includes "%s", a stage above it (%s may include %s)' % (
+            where, stage, inc, stage, ', '.join(DEPS[stage]) or 'nothing else'))
+
+
+def main():
+    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
+    out = []
+    for base in ('harness', 'oracle', 'triage', 'kernels'):
+        for d, dirs, files in os.walk(os.path.join(root, base)):
+            dirs.sort()
+            for name in sorted(files):
+                if name.endswith(('.c', '.h', '.cu', '.cuh')):
+                    check_file(root, os.path.relpath(os.path.join(d, name), root), out)
+    for line in out:
+        print(line)
+    if out:
+        print('check_layering: %d include(s) break the stage order' % len(out), file=sys.stderr)
+        return 1
+    print('check_layering: ok')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

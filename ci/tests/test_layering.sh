@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# test_layering.sh — the stage order of the tree (ci/check_layering.py) holds, and the
+# check catches what it must: a planted upward include, a backend including the oracle,
+# the oracle including the case struct, an include that does not name its stage.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+fail() { echo "test_layering: FAIL: $*" >&2; exit 1; }
+python3 ci/check_layering.py >/dev/null || { python3 ci/check_layering.py; fail "the tree breaks the stage order"; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+copy() { rm -rf "$tmp/t"; mkdir -p "$tmp/t"; cp -r harness oracle triage kernels "$tmp/t/"; }
+# expect_violation FILE LINE-TEXT NEEDLE: plant LINE-TEXT at the top of FILE, expect the
+# check to fail naming FILE:1 and NEEDLE.
+expect_violation() {
+  copy
+  sed -i "1i $2" "$tmp/t/$1"
+  if out=$(python3 ci/check_layering.py "$tmp/t" 2>&1); then fail "no violation reported for $2 in $1"; fi
+  echo "$out" | grep -q "^$1:1: .*$3" || fail "wrong report for $2 in $1: $out"
+}
+expect_violation harness/model/case.c '#include "campaign/campaign.h"' 'a stage above it'
+expect_violation harness/judge/compare.c '#include "cli/cli.h"' 'a stage above it'
+expect_violation harness/fuzz/fuzz_mutate.c '#include "triage/findings.h"' 'a stage above it'
+expect_violation harness/backends/cpu.c '#include "oracle/mask_spec.h"' 'never include the oracle'
+expect_violation kernels/af_gpu.h '#include "oracle/oracle.h"' 'never include the oracle'
+expect_violation oracle/src/oracle.c '#include "model/case.h"' 'reads only'
+expect_violation harness/judge/runner.c '#include "runner.h"' 'does not name its stage'
+expect_violation harness/plugins/example/example_plugin.c '#include "model/case.h"' 'plugins see only'
+# a test may meet its ground truth, but not reach above its stage
+copy
+sed -i '1i #include "oracle/mask_spec.h"' "$tmp/t/harness/backends/tests/test_cpu_backend.c"
+python3 ci/check_layering.py "$tmp/t" >/dev/null || fail "a backend test including the oracle was refused"
+expect_violation harness/backends/tests/test_cpu_backend.c '#include "judge/runner.h"' 'a stage above it'
+echo "test_layering: all passed"

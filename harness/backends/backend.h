@@ -1,0 +1,66 @@
+/* backends/backend.h — the one interface every attention implementation serves.
+ *
+ * A backend reads the laid-out input buffers of af_tensors (host memory, real
+ * strides from t->plan) and writes O, LSE and, for backward cases, dQ dK dV into the
+ * output buffers. GPU backends copy buffers (guards included) to the device and back.
+ */
+#ifndef ATTNFUZZ_BACKEND_H
+#define ATTNFUZZ_BACKEND_H
+
+#include <stddef.h>
+#include "model/case.h"
+#include "model/run_status.h"
+#include "model/tensors.h"
+
+enum {
+    AF_BACKEND_DETERMINISTIC = 1u << 0, /* same inputs give the same bits */
+    AF_BACKEND_NEEDS_GPU = 1u << 1,
+    AF_BACKEND_PLANTED = 1u << 2,       /* carries a deliberate bug (self-test) */
+    AF_BACKEND_PLUGIN = 1u << 3,
+};
+
+
+typedef struct {
+    char engine[128];            /* engine that ran ("" when the backend has one) */
+    long long workspace_bytes;   /* device workspace used, -1 unknown */
+    double seconds;              /* wall time of the run */
+    bool nondeterministic;       /* the engine declared itself nondeterministic */
+} af_run_info;
+
+typedef struct af_backend af_backend;
+struct af_backend {
+    const char *name;
+    const char *description;
+    unsigned flags;
+    void *state;   /* owned by the backend */
+    /* 0 when usable on this machine; else why says what is missing. */
+    int (*available)(af_backend *be, char *why, size_t cap);
+    /* AF_RUN_OK or AF_RUN_DECLINED with a one-line reason. */
+    af_run_status (*supports)(af_backend *be, const af_case *c, char *why, size_t cap);
+    /* List engine names for the case (NULL = one engine only). Returns the count
+     * written to names (each AF_NAME_MAX long), or -1 with why. */
+    int (*engines)(af_backend *be, const af_case *c, char (*names)[AF_NAME_MAX], int cap,
+                   char *why, size_t why_cap);
+    /* Run forward (and backward when c->backward). engine = "" or a name from engines(). */
+    af_run_status (*run)(af_backend *be, const af_case *c, const char *engine, af_tensors *t,
+                         af_run_info *info, char *why, size_t cap);
+    void (*destroy)(af_backend *be);
+};
+
+/* Registry: built-in backends plus plugins found on the plugin path. */
+typedef struct {
+    af_backend *items[64];
+    int count;
+} af_registry;
+
+void af_registry_init(af_registry *r);   /* built-ins (cpu, cudnn, planted...) */
+void af_registry_add(af_registry *r, af_backend *be);
+/* Find by name; "plugin:PATH.so" loads that plugin. NULL with why when unknown. */
+af_backend *af_registry_find(af_registry *r, const char *name, char *why, size_t cap);
+void af_registry_free(af_registry *r);
+
+/* Constructors of built-in backends (each in harness/backends/<name>.c). */
+af_backend *af_backend_cpu_new(void);
+af_backend *af_backend_cudnn_new(void);
+
+#endif

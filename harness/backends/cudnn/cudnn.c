@@ -1,0 +1,731 @@
+/* cudnn.c — the cudnn backend: SDPA forward/backward through cuDNN's C backend API,
+ * every engine config that finalizes (see backends/cudnn/cudnn_backend.h for engine names).
+ *
+ * run(): copy the host buffers (guards included) to the device, build or reuse the
+ * graphs and plans of the case (cached per graph description), execute forward and,
+ * for backward cases, backward on the device copies, copy everything back.
+ */
+#include "backends/backend.h"
+#include "backends/cudnn/cudnn_backend.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef ATTNFUZZ_HAVE_CUDA
+
+static int nocuda_available(af_backend *be, char *why, size_t cap) {
+    (void)be;
+    snprintf(why, cap, "cudnn backend: attnfuzz was built without CUDA (nvcc not found at configure time)");
+    return -1;
+}
+static af_run_status nocuda_supports(af_backend *be, const af_case *c, char *why, size_t cap) {
+    (void)c;
+    nocuda_available(be, why, cap);
+    return AF_RUN_DECLINED;
+}
+static af_run_status nocuda_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t,
+                                af_run_info *info, char *why, size_t cap) {
+    (void)engine, (void)t, (void)info;
+    return nocuda_supports(be, c, why, cap);
+}
+static void nocuda_destroy(af_backend *be) { free(be); }
+
+af_backend *af_backend_cudnn_new(void) {
+    af_backend *be = calloc(1, sizeof *be);
+    if (!be) return NULL;
+    be->name = "cudnn";
+    be->description = "cuDNN SDPA through the C backend API (unavailable: built without CUDA)";
+    be->flags = AF_BACKEND_NEEDS_GPU;
+    be->available = nocuda_available;
+    be->supports = nocuda_supports;
+    be->run = nocuda_run;
+    be->destroy = nocuda_destroy;
+    return be;
+}
+
+int af_cudnn_engines_report(af_backend *be, const af_case *c, FILE *out, char *why, size_t cap) {
+    (void)c, (void)out;
+    nocuda_available(be, why, cap);
+    return 3;
+}
+
+void af_cudnn_describe(af_backend *be, char *buf, size_t cap) { nocuda_available(be, buf, cap); }
+
+int af_cudnn_last_fp8_amax(af_backend *be, float *amax_s, float *amax_o) {
+    (void)be, (void)amax_s, (void)amax_o;
+    return -1;
+}
+
+int af_cudnn_last_fp8_bwd_amax(af_backend *be, float amax[4]) {
+    (void)be, (void)amax;
+    return -1;
+}
+
+#else /* ATTNFUZZ_HAVE_CUDA */
+
+#include <time.h>
+#include "kernels/af_gpu.h"
+#include "backends/cudnn/cudnn_engines.h"
+#include "backends/cudnn/cudnn_sdpa.h"
+
+enum { G_FWD = 0, G_FWD_UNIFIED, G_BWD, G_BWD_DET, G_COUNT };
+static const char *const graph_names[G_COUNT] = {"forward (composite)", "forward (unified SDPA_FWD op)",
+                                                 "backward (nondeterministic, dQ fp32 accumulator)",
+                                                 "backward (deterministic)"};
+static const char *const graph_prefix[G_COUNT] = {"", "unified_", "bwd_", "bwd_det_"};
+
+#define MAX_CFG 64
+#define CACHE_CASES 8
+
+typedef struct {
+    bool tried, ok;
+    af_cudnn_plan plan;
+    char why[768];
+} plan_slot;
+
+/* Graphs, configs and plans of one graph description (the cache key). */
+typedef struct {
+    af_sdpa_desc desc;
+    unsigned long last_use;
+    bool built[G_COUNT];
+    af_cg *graph[G_COUNT];        /* NULL when the build failed (graph_err) */
+    char graph_err[G_COUNT][1024];
+    bool listed[G_COUNT];
+    int n_cfg[G_COUNT];
+    char list_err[G_COUNT][768];
+    af_cudnn_cfg_entry cfg[G_COUNT][MAX_CFG];
+    plan_slot plans[G_COUNT][MAX_CFG];
+} case_state;
+
+typedef struct {
+    const af_cudnn_api *api;
+    cudnnHandle_t handle;
+    bool init_done;
+    int init_rc;
+    char init_why[512];
+    char device[128];
+    int sm;
+    case_state *cache[CACHE_CASES];
+    unsigned long clock;
+    bool have_amax;              /* the last run was fp8 and finished: its amax outputs */
+    float amax_s, amax_o;
+    bool have_bwd_amax;          /* ... and had a backward: Amax_dP, Amax_dQ, Amax_dK, Amax_dV */
+    float bwd_amax[4];
+} cudnn_state;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static long env_long(const char *name, long dflt) {
+    const char *v = getenv(name);
+    if (!v || !*v) return dflt;
+    char *end;
+    long x = strtol(v, &end, 10);
+    return *end ? dflt : x;
+}
+
+/* Load cuDNN, check the GPU, create the handle (once). */
+static int ensure_init(cudnn_state *s, char *why, size_t cap) {
+    if (!s->init_done) {
+        s->init_done = true;
+        s->init_rc = -1;
+        char w[512];
+        if (af_gpu_available(w, sizeof w, s->device, sizeof s->device, &s->sm) != 0) {
+            snprintf(s->init_why, sizeof s->init_why, "cudnn backend: %s", w);
+        } else if (!(s->api = af_cudnn_api_load(w, sizeof w))) {
+            snprintf(s->init_why, sizeof s->init_why, "cudnn backend: %s", w);
+        } else {
+            cudnnStatus_t st = s->api->Create(&s->handle);
+            if (st != CUDNN_STATUS_SUCCESS) {
+                char text[400];
+                af_cudnn_status_text(s->api, st, text, sizeof text);
+                snprintf(s->init_why, sizeof s->init_why, "cudnn backend: cudnnCreate failed: %s", text);
+            } else {
+                s->init_rc = 0;
+            }
+        }
+    }
+    if (s->init_rc) snprintf(why, cap, "%s", s->init_why);
+    return s->init_rc;
+}
+
+static void case_state_free(cudnn_state *s, case_state *cs) {
+    if (!cs) return;
+    for (int k = 0; k < G_COUNT; k++) {
+        for (int i = 0; i < MAX_CFG; i++)
+            if (cs->plans[k][i].ok) af_cudnn_plan_destroy(s->api, &cs->plans[k][i].plan);
+        if (cs->graph[k]) {
+            cg_destroy(cs->graph[k]);
+            free(cs->graph[k]);
+        }
+    }
+    free(cs);
+}
+
+/* The cached state of a case's graph description, created on first use. */
+static case_state *get_case_state(cudnn_state *s, const af_case *c, char *why, size_t cap) {
+    af_layout_plan *p = malloc(sizeof *p);
+    if (!p) {
+        snprintf(why, cap, "out of host memory");
+        return NULL;
+    }
+    if (af_layout_plan_make(c, p, why, cap) != 0) {
+        free(p);
+        return NULL;
+    }
+    af_sdpa_desc d;
+    int rc = af_sdpa_desc_make(c, p, s->api->version, &d, why, cap);
+    free(p);
+    if (rc) return NULL;
+    if (d.fp8 && env_long("ATTNFUZZ_CUDNN_FP8", 1) == 0) {
+        /* The FP8 graph is served by default: its Stats difference (F5 in
+         * docs/cudnn-findings.md) is classified and judged per row (compare.c).
+         * ATTNFUZZ_CUDNN_FP8=0 switches it off, e.g. to fuzz around F4. */
+        snprintf(why, cap, "fp8_e4m3: the cuDNN FP8 graph is switched off (ATTNFUZZ_CUDNN_FP8=0)");
+        return NULL;
+    }
+    if (d.fp8 && s->sm < 90) {
+        snprintf(why, cap, "fp8_e4m3: cuDNN FP8 SDPA needs sm90 or newer (this GPU is sm%d)", s->sm);
+        return NULL;
+    }
+    if (d.fp8 && c->backward && s->sm != 90) {
+        /* cudnn-frontend's sdpa_fp8_bwd.h has other head-dim rules (and deterministic
+         * routing) on Blackwell; only the SM90 surface is built and checked */
+        snprintf(why, cap, "fp8_e4m3 backward: served on sm90 only (this GPU is sm%d)", s->sm);
+        return NULL;
+    }
+    s->clock++;
+    int free_slot = -1, oldest = 0;
+    for (int i = 0; i < CACHE_CASES; i++) {
+        case_state *cs = s->cache[i];
+        if (!cs) {
+            if (free_slot < 0) free_slot = i;
+            continue;
+        }
+        if (memcmp(&cs->desc, &d, sizeof d) == 0) {
+            cs->last_use = s->clock;
+            return cs;
+        }
+        if (s->cache[oldest] && cs->last_use < s->cache[oldest]->last_use) oldest = i;
+    }
+    int slot = free_slot >= 0 ? free_slot : oldest;
+    if (free_slot < 0) {
+        case_state_free(s, s->cache[slot]);
+        s->cache[slot] = NULL;
+    }
+    case_state *cs = calloc(1, sizeof *cs);
+    if (!cs) {
+        snprintf(why, cap, "out of host memory");
+        return NULL;
+    }
+    cs->desc = d;
+    cs->last_use = s->clock;
+    s->cache[slot] = cs;
+    return cs;
+}
+
+/* Build graph k of the case once; NULL with why when cuDNN rejects it. */
+static af_cg *get_graph(cudnn_state *s, case_state *cs, int k, char *why, size_t cap) {
+    if (!cs->built[k]) {
+        cs->built[k] = true;
+        af_cg *g = malloc(sizeof *g);
+        if (!g) {
+            snprintf(cs->graph_err[k], sizeof cs->graph_err[k], "out of host memory");
+        } else {
+            cg_init(g, s->api, s->handle);
+            if (k == G_FWD_UNIFIED && !af_sdpa_unified_applies(&cs->desc)) {
+                g->failed = true;
+                snprintf(g->err, sizeof g->err, "%s",
+                         cs->desc.fp8 ? "the unified SDPA_FWD op takes fp16/bf16 only (cuDNN 9.14-9.19)"
+                                      : "the unified SDPA_FWD op has no mask, window or paging attributes");
+            } else if (k == G_BWD_DET && cs->desc.fp8) {
+                /* FE's FP8 backward node has one shape: no dQ accumulator variant */
+                g->failed = true;
+                snprintf(g->err, sizeof g->err, "the FP8 backward has one graph shape (cudnn-frontend "
+                                                "sdpa_fp8_bwd.h); its configs are named bwd_<engine>");
+            } else if (k == G_FWD) af_sdpa_build_fwd(g, &cs->desc);
+            else if (k == G_FWD_UNIFIED) af_sdpa_build_fwd_unified(g, &cs->desc);
+            else if (cs->desc.fp8) af_sdpa_build_bwd_fp8(g, &cs->desc);
+            else af_sdpa_build_bwd(g, &cs->desc, k == G_BWD_DET);
+            if (g->failed) {
+                snprintf(cs->graph_err[k], sizeof cs->graph_err[k], "%s graph: %s", graph_names[k], g->err);
+                cg_destroy(g);
+                free(g);
+            } else {
+                cs->graph[k] = g;
+            }
+        }
+    }
+    if (!cs->graph[k]) snprintf(why, cap, "%s", cs->graph_err[k]);
+    return cs->graph[k];
+}
+
+static int get_configs(cudnn_state *s, case_state *cs, int k, char *why, size_t cap) {
+    af_cg *g = get_graph(s, cs, k, why, cap);
+    if (!g) return -1;
+    if (!cs->listed[k]) {
+        cs->listed[k] = true;
+        int sweep = (int)env_long("ATTNFUZZ_CUDNN_KNOB_SWEEP", 0);
+        int n = af_cudnn_list_configs(s->api, g->graph, cs->cfg[k], MAX_CFG, sweep, cs->list_err[k],
+                                      sizeof cs->list_err[k]);
+        cs->n_cfg[k] = n < 0 ? 0 : n;
+    }
+    if (cs->n_cfg[k] == 0) {
+        snprintf(why, cap, "%s", cs->list_err[k]);
+        return -1;
+    }
+    return cs->n_cfg[k];
+}
+
+static plan_slot *get_plan(cudnn_state *s, case_state *cs, int k, int i) {
+    plan_slot *ps = &cs->plans[k][i];
+    if (!ps->tried) {
+        ps->tried = true;
+        ps->ok = af_cudnn_plan_build(s->api, cs->graph[k]->graph, &cs->cfg[k][i].id, &ps->plan, ps->why,
+                                     sizeof ps->why) == 0;
+    }
+    return ps;
+}
+
+/* Find or add config `name` (NULL/"" = default: first that finalizes) of graph k. */
+static int resolve(cudnn_state *s, case_state *cs, int k, const char *name, char *why, size_t cap) {
+    if (get_configs(s, cs, k, why, cap) < 0) return -1;
+    if (!name || !*name) {
+        char first[768] = "";
+        for (int i = 0; i < cs->n_cfg[k]; i++) {
+            plan_slot *ps = get_plan(s, cs, k, i);
+            if (ps->ok) return i;
+            if (!first[0]) snprintf(first, sizeof first, "%s", ps->why);
+        }
+        snprintf(why, cap, "%s: no engine config finalizes (first: %s)", graph_names[k], first);
+        return -1;
+    }
+    af_cudnn_cfg_id id;
+    if (af_cudnn_cfg_parse(name, &id) != 0) {
+        snprintf(why, cap, "engine '%s': expected eng<index>[_k<knob>=<value>...]", name);
+        return -1;
+    }
+    int i = 0;
+    for (; i < cs->n_cfg[k]; i++) {
+        char nm[AF_NAME_MAX];
+        af_cudnn_cfg_name(&cs->cfg[k][i].id, nm, sizeof nm);
+        if (strcmp(nm, name) == 0) break;
+    }
+    if (i == cs->n_cfg[k]) { /* a config nobody proposed: try it anyway */
+        if (i == MAX_CFG) {
+            snprintf(why, cap, "engine '%s': config table full", name);
+            return -1;
+        }
+        memset(&cs->cfg[k][i], 0, sizeof cs->cfg[k][i]);
+        cs->cfg[k][i].id = id;
+        cs->cfg[k][i].rank_a = cs->cfg[k][i].rank_fallback = -1;
+        cs->n_cfg[k]++;
+    }
+    plan_slot *ps = get_plan(s, cs, k, i);
+    if (!ps->ok) {
+        snprintf(why, cap, "%s", ps->why);
+        return -1;
+    }
+    return i;
+}
+
+/* Split an engine name into forward graph/config and backward graph/config. */
+static int parse_engine(const char *engine, bool backward, int *fk, char *fname, int *bk, char *bname, char *why,
+                        size_t cap) {
+    *fk = G_FWD;
+    *bk = G_BWD;
+    fname[0] = bname[0] = 0;
+    if (!engine || !*engine) return 0;
+    char buf[AF_NAME_MAX];
+    snprintf(buf, sizeof buf, "%s", engine);
+    char *plus = strchr(buf, '+');
+    char *bwd = NULL;
+    if (plus) {
+        *plus = 0;
+        bwd = plus + 1;
+    } else if (strncmp(buf, "bwd_", 4) == 0) {
+        bwd = buf;
+    }
+    char *fwd = bwd == buf ? NULL : buf;
+    if (fwd) {
+        if (strncmp(fwd, "unified_", 8) == 0) {
+            *fk = G_FWD_UNIFIED;
+            fwd += 8;
+        }
+        snprintf(fname, AF_NAME_MAX, "%s", fwd);
+    }
+    if (bwd) {
+        if (!backward) {
+            snprintf(why, cap, "engine '%s' names a backward config but the case has backward = no", engine);
+            return -1;
+        }
+        if (strncmp(bwd, "bwd_det_", 8) == 0) {
+            *bk = G_BWD_DET;
+            bwd += 8;
+        } else if (strncmp(bwd, "bwd_", 4) == 0) {
+            bwd += 4;
+        } else {
+            snprintf(why, cap, "engine '%s': the part after '+' must start with bwd_ or bwd_det_", engine);
+            return -1;
+        }
+        snprintf(bname, AF_NAME_MAX, "%s", bwd);
+    }
+    return 0;
+}
+
+static void full_name(const case_state *cs, bool backward, int fk, int fi, int bk, int bi, char *out, size_t cap) {
+    char f[AF_NAME_MAX], b[AF_NAME_MAX];
+    af_cudnn_cfg_name(&cs->cfg[fk][fi].id, f, sizeof f);
+    if (!backward) {
+        snprintf(out, cap, "%s%s", graph_prefix[fk], f);
+        return;
+    }
+    af_cudnn_cfg_name(&cs->cfg[bk][bi].id, b, sizeof b);
+    snprintf(out, cap, "%s%s+%s%s", graph_prefix[fk], f, graph_prefix[bk], b);
+}
+
+/* ---------------------------------------------------------------- callbacks */
+
+static int cudnn_available(af_backend *be, char *why, size_t cap) {
+    return ensure_init(be->state, why, cap);
+}
+
+static af_run_status cudnn_supports(af_backend *be, const af_case *c, char *why, size_t cap) {
+    cudnn_state *s = be->state;
+    if (ensure_init(s, why, cap)) return AF_RUN_DECLINED;
+    return get_case_state(s, c, why, cap) ? AF_RUN_OK : AF_RUN_DECLINED;
+}
+
+static int cudnn_engines(af_backend *be, const af_case *c, char (*names)[AF_NAME_MAX], int cap, char *why,
+                         size_t why_cap) {
+    cudnn_state *s = be->state;
+    if (ensure_init(s, why, why_cap)) return -1;
+    case_state *cs = get_case_state(s, c, why, why_cap);
+    if (!cs) return -1;
+    int n = 0;
+    char w[768];
+    int f0 = resolve(s, cs, G_FWD, NULL, why, why_cap);
+    if (f0 < 0) return -1;
+    int b0 = -1;
+    if (c->backward && (b0 = resolve(s, cs, G_BWD, NULL, w, sizeof w)) < 0) {
+        /* no nondeterministic bwd: fall back to the deterministic graph's default */
+        int bd = resolve(s, cs, G_BWD_DET, NULL, w, sizeof w);
+        if (bd < 0) {
+            snprintf(why, why_cap, "%s", w);
+            return -1;
+        }
+    }
+    int bdef_k = b0 >= 0 ? G_BWD : G_BWD_DET;
+    int bdef = b0 >= 0 ? b0 : resolve(s, cs, G_BWD_DET, NULL, w, sizeof w);
+    /* every forward config (composite, then unified) with the default backward */
+    for (int k = G_FWD; k <= G_FWD_UNIFIED; k++) {
+        if (get_configs(s, cs, k, w, sizeof w) < 0) continue;
+        for (int i = 0; i < cs->n_cfg[k] && n < cap; i++)
+            if (get_plan(s, cs, k, i)->ok) full_name(cs, c->backward, k, i, bdef_k, bdef, names[n++], AF_NAME_MAX);
+    }
+    /* every backward config (both graph shapes) with the default forward */
+    if (c->backward) {
+        for (int k = G_BWD; k <= G_BWD_DET; k++) {
+            if (get_configs(s, cs, k, w, sizeof w) < 0) continue;
+            for (int i = 0; i < cs->n_cfg[k] && n < cap; i++) {
+                if (k == bdef_k && i == bdef) continue; /* already listed with every forward */
+                if (get_plan(s, cs, k, i)->ok) full_name(cs, true, G_FWD, f0, k, i, names[n++], AF_NAME_MAX);
+            }
+        }
+    }
+    return n;
+}
+
+/* Host-side int32 side tables, copied to the device in one block. */
+typedef struct {
+    int32_t *host;
+    size_t count;
+    size_t off[CG_SLOT_COUNT]; /* element offset per slot, SIZE_MAX when absent */
+} side_tables;
+
+static void side_add(side_tables *st, int slot, size_t n) {
+    st->off[slot] = st->count;
+    st->count += (n + 3) & ~(size_t)3; /* keep every table 16-byte aligned */
+}
+
+static int side_make(side_tables *st, const af_case *c, const af_layout_plan *p, const af_sdpa_desc *d) {
+    memset(st, 0, sizeof *st);
+    for (int i = 0; i < CG_SLOT_COUNT; i++) st->off[i] = (size_t)-1;
+    int B = c->batch;
+    side_add(st, CG_SLOT_SEQ_Q, (size_t)B);
+    side_add(st, CG_SLOT_SEQ_KV, (size_t)B);
+    static const struct { int slot; af_tensor_id t; } rag[] = {
+        {CG_SLOT_RAG_Q, AF_T_Q},   {CG_SLOT_RAG_K, AF_T_K},   {CG_SLOT_RAG_V, AF_T_V},
+        {CG_SLOT_RAG_O, AF_T_O},   {CG_SLOT_RAG_STATS, AF_T_LSE}, {CG_SLOT_RAG_DO, AF_T_DO},
+        {CG_SLOT_RAG_DQ, AF_T_DQ}, {CG_SLOT_RAG_DK, AF_T_DK}, {CG_SLOT_RAG_DV, AF_T_DV}};
+    if (d->ragged)
+        for (size_t r = 0; r < sizeof rag / sizeof rag[0]; r++) side_add(st, rag[r].slot, (size_t)B + 1);
+    if (d->paged) side_add(st, CG_SLOT_PAGE_TABLE, (size_t)B * (size_t)p->pages_per_seq);
+    st->host = calloc(st->count ? st->count : 4, sizeof(int32_t));
+    if (!st->host) return -1;
+    for (int b = 0; b < B; b++) {
+        st->host[st->off[CG_SLOT_SEQ_Q] + (size_t)b] = af_case_len_q(c, b);
+        st->host[st->off[CG_SLOT_SEQ_KV] + (size_t)b] = af_case_len_kv(c, b);
+    }
+    if (d->ragged) {
+        for (size_t r = 0; r < sizeof rag / sizeof rag[0]; r++) {
+            af_tensor_id t = rag[r].t;
+            bool kv = t == AF_T_K || t == AF_T_V || t == AF_T_DK || t == AF_T_DV;
+            const int64_t *start = kv ? p->token_start_kv : p->token_start_q;
+            /* ragged offset of sequence b, in elements: first token * token stride */
+            for (int b = 0; b <= B; b++)
+                st->host[st->off[rag[r].slot] + (size_t)b] = (int32_t)(start[b] * p->view[t].stride_s);
+        }
+    }
+    if (d->paged)
+        for (int i = 0; i < B * p->pages_per_seq; i++) st->host[st->off[CG_SLOT_PAGE_TABLE] + (size_t)i] = p->page_table[i];
+    return 0;
+}
+
+static af_run_status cudnn_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t,
+                               af_run_info *info, char *why, size_t cap) {
+    cudnn_state *s = be->state;
+    double t0 = now_s();
+    info->workspace_bytes = -1;
+    info->nondeterministic = false;
+    info->engine[0] = 0;
+    s->have_amax = s->have_bwd_amax = false;
+    if (ensure_init(s, why, cap)) return AF_RUN_DECLINED;
+    case_state *cs = get_case_state(s, c, why, cap);
+    if (!cs) return AF_RUN_DECLINED;
+    int fk, bk;
+    char fname[AF_NAME_MAX], bname[AF_NAME_MAX];
+    if (parse_engine(engine, c->backward, &fk, fname, &bk, bname, why, cap)) return AF_RUN_DECLINED;
+    int fi = resolve(s, cs, fk, fname, why, cap);
+    if (fi < 0) return AF_RUN_DECLINED;
+    int bi = -1;
+    if (c->backward && (bi = resolve(s, cs, bk, bname, why, cap)) < 0) return AF_RUN_DECLINED;
+    af_cg *fg = cs->graph[fk], *bg = c->backward ? cs->graph[bk] : NULL;
+    const af_cudnn_plan *fp = &cs->plans[fk][fi].plan, *bp = c->backward ? &cs->plans[bk][bi].plan : NULL;
+    full_name(cs, c->backward, fk, fi, bk, bi, info->engine, sizeof info->engine);
+    info->nondeterministic = af_cudnn_plan_nondeterministic(fp) ||
+                             (bp && (bk == G_BWD || af_cudnn_plan_nondeterministic(bp)));
+
+    /* device memory: workspace (max of the plans) + graph scratch */
+    size_t ws = (size_t)fp->workspace;
+    if (bp && (size_t)bp->workspace > ws) ws = (size_t)bp->workspace;
+    size_t scratch_off[CG_SLOT_COUNT], total = (ws + 255) & ~(size_t)255;
+    for (int i = 0; i < CG_SLOT_COUNT; i++) {
+        size_t need = bg ? bg->scratch_bytes[i] : 0;
+        scratch_off[i] = total;
+        total += (need + 255) & ~(size_t)255;
+    }
+    info->workspace_bytes = (long long)total;
+    long long budget = env_long("ATTNFUZZ_WORKSPACE_BUDGET", 4LL << 30);
+    if ((long long)total > budget) {
+        snprintf(why, cap, "workspace %zu bytes exceeds the budget of %lld bytes (ATTNFUZZ_WORKSPACE_BUDGET)", total,
+                 budget);
+        return AF_RUN_RESOURCE;
+    }
+
+    af_run_status st = AF_RUN_OK;
+    af_gpu_tensors g;
+    void *work = NULL, *side_dev = NULL, *fp8_dev = NULL;
+    /* fp8: the device FLOAT [1,1,1,1] scalars, one per 16 bytes, in slot order
+     * CG_SLOT_DESCALE_Q .. CG_SLOT_AMAX_DV (tensors.h recipe). Amax outputs start at -1
+     * ("not written"); the backward's are read back only for backward cases. */
+    enum { FP8_SCALARS = CG_SLOT_AMAX_DV - CG_SLOT_DESCALE_Q + 1, FP8_STRIDE = 4 };
+    float fp8_host[FP8_SCALARS * FP8_STRIDE];
+    memset(fp8_host, 0, sizeof fp8_host);
+#define FP8_AT(slot) fp8_host[((slot) - CG_SLOT_DESCALE_Q) * FP8_STRIDE]
+    FP8_AT(CG_SLOT_DESCALE_Q) = t->descale_q;
+    FP8_AT(CG_SLOT_DESCALE_K) = t->descale_k;
+    FP8_AT(CG_SLOT_DESCALE_V) = t->descale_v;
+    FP8_AT(CG_SLOT_DESCALE_S) = AF_FP8_DESCALE_S;
+    FP8_AT(CG_SLOT_SCALE_S) = AF_FP8_SCALE_S;
+    FP8_AT(CG_SLOT_SCALE_O) = 1.0f / t->descale_o;
+    FP8_AT(CG_SLOT_DESCALE_O) = t->descale_o;
+    FP8_AT(CG_SLOT_DESCALE_DO) = t->descale_do;
+    FP8_AT(CG_SLOT_DESCALE_DP) = t->descale_dp;
+    FP8_AT(CG_SLOT_SCALE_DP) = 1.0f / t->descale_dp;
+    FP8_AT(CG_SLOT_SCALE_DQ) = 1.0f / t->descale_dq;
+    FP8_AT(CG_SLOT_SCALE_DK) = 1.0f / t->descale_dk;
+    FP8_AT(CG_SLOT_SCALE_DV) = 1.0f / t->descale_dv;
+    FP8_AT(CG_SLOT_AMAX_S) = FP8_AT(CG_SLOT_AMAX_O) = -1.0f;
+    FP8_AT(CG_SLOT_AMAX_DP) = FP8_AT(CG_SLOT_AMAX_DQ) = FP8_AT(CG_SLOT_AMAX_DK) = FP8_AT(CG_SLOT_AMAX_DV) = -1.0f;
+    side_tables side;
+    memset(&side, 0, sizeof side);
+    if (side_make(&side, c, &t->plan, &cs->desc)) {
+        snprintf(why, cap, "out of host memory");
+        return AF_RUN_RESOURCE;
+    }
+    st = af_gpu_tensors_upload(&g, t, why, cap);
+    if (st != AF_RUN_OK) goto out_side;
+    if ((st = af_gpu_malloc(&work, total, why, cap)) != AF_RUN_OK) goto out;
+    if ((st = af_gpu_malloc(&side_dev, side.count * sizeof(int32_t), why, cap)) != AF_RUN_OK) goto out;
+    if ((st = af_gpu_h2d(side_dev, side.host, side.count * sizeof(int32_t), why, cap)) != AF_RUN_OK) goto out;
+    if (cs->desc.fp8) {
+        if ((st = af_gpu_malloc(&fp8_dev, sizeof fp8_host, why, cap)) != AF_RUN_OK) goto out;
+        if ((st = af_gpu_h2d(fp8_dev, fp8_host, sizeof fp8_host, why, cap)) != AF_RUN_OK) goto out;
+    }
+
+    void *slots[CG_SLOT_COUNT];
+    memset(slots, 0, sizeof slots);
+    static const af_tensor_id slot_tensor[] = {AF_T_Q, AF_T_K, AF_T_V, AF_T_O, AF_T_LSE, AF_T_DO, AF_T_DQ, AF_T_DK, AF_T_DV};
+    for (int i = CG_SLOT_Q; i <= CG_SLOT_DV; i++) slots[i] = af_gpu_tensor_ptr(&g, &t->plan, slot_tensor[i]);
+    for (int i = CG_SLOT_SEQ_Q; i <= CG_SLOT_PAGE_TABLE; i++)
+        if (side.off[i] != (size_t)-1) slots[i] = (int32_t *)side_dev + side.off[i];
+    slots[CG_SLOT_SOFTMAX_SUM] = (char *)work + scratch_off[CG_SLOT_SOFTMAX_SUM];
+    slots[CG_SLOT_DQ_ACCUM] = (char *)work + scratch_off[CG_SLOT_DQ_ACCUM];
+    if (fp8_dev) /* the scalar slots are contiguous from CG_SLOT_DESCALE_Q (cudnn_graph.h) */
+        for (int i = 0; i < FP8_SCALARS; i++) slots[CG_SLOT_DESCALE_Q + i] = (float *)fp8_dev + i * FP8_STRIDE;
+
+    char w[900];
+    if (af_cudnn_execute(s->api, s->handle, fg, fp, slots, work, w, sizeof w)) {
+        snprintf(why, cap, "forward %s: %s", info->engine, w);
+        st = AF_RUN_ERROR;
+        goto out;
+    }
+    if ((st = af_gpu_sync("cuDNN forward", why, cap)) != AF_RUN_OK) goto out;
+    if (bg) {
+        if (af_cudnn_execute(s->api, s->handle, bg, bp, slots, work, w, sizeof w)) {
+            snprintf(why, cap, "backward %s: %s", info->engine, w);
+            st = AF_RUN_ERROR;
+            goto out;
+        }
+        if ((st = af_gpu_sync("cuDNN backward", why, cap)) != AF_RUN_OK) goto out;
+    }
+    st = af_gpu_tensors_download(&g, t, why, cap);
+    if (st == AF_RUN_OK && fp8_dev && af_gpu_d2h(fp8_host, fp8_dev, sizeof fp8_host, why, cap) == AF_RUN_OK) {
+        s->have_amax = true;
+        s->amax_s = FP8_AT(CG_SLOT_AMAX_S);
+        s->amax_o = FP8_AT(CG_SLOT_AMAX_O);
+        s->have_bwd_amax = bg != NULL;
+        s->bwd_amax[0] = FP8_AT(CG_SLOT_AMAX_DP);
+        s->bwd_amax[1] = FP8_AT(CG_SLOT_AMAX_DQ);
+        s->bwd_amax[2] = FP8_AT(CG_SLOT_AMAX_DK);
+        s->bwd_amax[3] = FP8_AT(CG_SLOT_AMAX_DV);
+    }
+#undef FP8_AT
+out:
+    if (st != AF_RUN_CRASH) { /* after a sticky error, freeing would only add noise */
+        af_gpu_free(work);
+        af_gpu_free(side_dev);
+        af_gpu_free(fp8_dev);
+        af_gpu_tensors_free(&g);
+    }
+out_side:
+    free(side.host);
+    info->seconds = now_s() - t0;
+    return st;
+}
+
+static void cudnn_destroy(af_backend *be) {
+    cudnn_state *s = be->state;
+    if (s) {
+        for (int i = 0; i < CACHE_CASES; i++) case_state_free(s, s->cache[i]);
+        if (s->handle) s->api->Destroy(s->handle);
+        free(s);
+    }
+    free(be);
+}
+
+af_backend *af_backend_cudnn_new(void) {
+    af_backend *be = calloc(1, sizeof *be);
+    cudnn_state *s = calloc(1, sizeof *s);
+    if (!be || !s) {
+        free(be);
+        free(s);
+        return NULL;
+    }
+    be->name = "cudnn";
+    be->description = "cuDNN SDPA through the C backend API, every engine config that finalizes";
+    be->flags = AF_BACKEND_NEEDS_GPU;
+    be->state = s;
+    be->available = cudnn_available;
+    be->supports = cudnn_supports;
+    be->engines = cudnn_engines;
+    be->run = cudnn_run;
+    be->destroy = cudnn_destroy;
+    return be;
+}
+
+void af_cudnn_describe(af_backend *be, char *buf, size_t cap) {
+    cudnn_state *s = be->state;
+    char why[512];
+    if (ensure_init(s, why, sizeof why)) {
+        snprintf(buf, cap, "%s", why);
+        return;
+    }
+    size_t v = s->api->version;
+    snprintf(buf, cap, "cuDNN %zu.%zu.%zu (%s), %s sm%d", v / 10000, (v / 100) % 100, v % 100, s->api->path,
+             s->device, s->sm);
+}
+
+int af_cudnn_last_fp8_amax(af_backend *be, float *amax_s, float *amax_o) {
+    cudnn_state *s = be->state;
+    if (!s || !s->have_amax) return -1;
+    *amax_s = s->amax_s;
+    *amax_o = s->amax_o;
+    return 0;
+}
+
+int af_cudnn_last_fp8_bwd_amax(af_backend *be, float amax[4]) {
+    cudnn_state *s = be->state;
+    if (!s || !s->have_bwd_amax) return -1;
+    for (int i = 0; i < 4; i++) amax[i] = s->bwd_amax[i];
+    return 0;
+}
+
+static void report_sources(const af_cudnn_cfg_entry *e, char *buf, size_t cap) {
+    size_t n = 0;
+    buf[0] = 0;
+    if (e->from & AF_CFG_FROM_HEUR_A) n += (size_t)snprintf(buf + n, cap - n, "A#%d ", e->rank_a);
+    if ((e->from & AF_CFG_FROM_FALLBACK) && n < cap)
+        n += (size_t)snprintf(buf + n, cap - n, "FALLBACK#%d ", e->rank_fallback);
+    if ((e->from & AF_CFG_FROM_ENUM) && n < cap) n += (size_t)snprintf(buf + n, cap - n, "enum ");
+    if (!e->from && n < cap) snprintf(buf + n, cap - n, "named ");
+}
+
+int af_cudnn_engines_report(af_backend *be, const af_case *c, FILE *out, char *why, size_t cap) {
+    cudnn_state *s = be->state;
+    if (ensure_init(s, why, cap)) return 3;
+    char desc[700];
+    af_cudnn_describe(be, desc, sizeof desc);
+    fprintf(out, "# %s\n", desc);
+    case_state *cs = get_case_state(s, c, why, cap);
+    if (!cs) {
+        fprintf(out, "declined: %s\n", why);
+        return 0;
+    }
+    if (cs->desc.workaround_padding)
+        fprintf(out, "# note: padding mask added to the backward (cuDNN <= 9.15.0 with s_kv %% 128 != 0, as FE does)\n");
+    for (int k = 0; k < G_COUNT; k++) {
+        if (!c->backward && k >= G_BWD) break;
+        char w[1024];
+        fprintf(out, "\n%s:\n", graph_names[k]);
+        if (get_configs(s, cs, k, w, sizeof w) < 0) {
+            fprintf(out, "  declined: %s\n", w);
+            continue;
+        }
+        fprintf(out, "  ops: %s\n", cs->graph[k]->ops_text);
+        for (int i = 0; i < cs->n_cfg[k]; i++) {
+            char name[AF_NAME_MAX], src[64];
+            af_cudnn_cfg_name(&cs->cfg[k][i].id, name, sizeof name);
+            report_sources(&cs->cfg[k][i], src, sizeof src);
+            plan_slot *ps = get_plan(s, cs, k, i);
+            if (!ps->ok) {
+                fprintf(out, "  %s%-24s [%s] declined: %s\n", graph_prefix[k], name, src, ps->why);
+                continue;
+            }
+            char num[256], beh[256];
+            af_cudnn_plan_notes(&ps->plan, num, sizeof num, beh, sizeof beh);
+            bool nondet = af_cudnn_plan_nondeterministic(&ps->plan) || k == G_BWD;
+            fprintf(out, "  %s%-24s [%s] ok workspace=%lld numerical=%s behavior=%s%s\n", graph_prefix[k], name, src,
+                    (long long)ps->plan.workspace, num[0] ? num : "-", beh[0] ? beh : "-",
+                    nondet ? " (nondeterministic)" : "");
+        }
+    }
+    return 0;
+}
+
+#endif /* ATTNFUZZ_HAVE_CUDA */

@@ -1,0 +1,118 @@
+/* cudnn_sdpa_desc.c — from a case and its layout plan to the SDPA graph description. */
+#include "backends/cudnn/cudnn_sdpa.h"
+
+#ifdef ATTNFUZZ_HAVE_CUDA
+
+#include <stdio.h>
+#include <string.h>
+
+/* [b,h,s,d] strides of a view; ragged views get a nominal batch stride (ignored by
+ * cuDNN once a ragged offset is attached), paged views the page stride. */
+static void view_strides(const af_tensor_view *v, int64_t out[4]) {
+    out[0] = v->ragged ? (int64_t)v->S * v->stride_s : v->stride_b;
+    out[1] = v->stride_h;
+    out[2] = v->stride_s;
+    out[3] = 1;
+}
+
+/* What the fp8_e4m3 graphs serve on Hopper (cudnn-frontend's sdpa_fp8 and sdpa_fp8_bwd
+ * support checks, TransformerEngine's SM90 gate; research notes section 3.3): d_qk = d_v,
+ * d % 16 == 0, d <= 256 (backward: d_qk = d_v = 128), masks none / causal / padding /
+ * padding_causal (top-left), bshd or sbhd, no thd, no paging, no window. The rest is
+ * declined with the reason. */
+static int fp8_declines(const af_case *c, size_t cudnn_version, char *why, size_t cap) {
+    bool windowed = c->window_left >= 0 || c->window_right >= 0;
+    bool aligned_matters = c->mask == AF_MASK_CAUSAL || windowed;
+    if (cudnn_version < 90100 || (cudnn_version >= 91000 && cudnn_version < 91001))
+        snprintf(why, cap, "fp8_e4m3: cuDNN %zu has no FP8 SDPA (needs >= 9.1.0, not 9.10.0)", cudnn_version);
+    else if (c->backward && (c->head_dim_qk != 128 || c->head_dim_v != 128))
+        snprintf(why, cap, "fp8_e4m3 backward: head_dim_qk = head_dim_v = 128 required on SM90 (cudnn-frontend "
+                 "sdpa_fp8_bwd.h; got %d, %d)", c->head_dim_qk, c->head_dim_v);
+    else if (c->head_dim_qk != c->head_dim_v)
+        snprintf(why, cap, "fp8_e4m3: cuDNN FP8 SDPA on SM90 needs head_dim_qk = head_dim_v (got %d, %d)",
+                 c->head_dim_qk, c->head_dim_v);
+    else if (c->head_dim_qk % 16 || c->head_dim_qk > 256)
+        snprintf(why, cap, "fp8_e4m3: cuDNN FP8 SDPA needs head dim %% 16 == 0 and <= 256 (got %d)", c->head_dim_qk);
+    else if (c->layout == AF_LAYOUT_THD)
+        snprintf(why, cap, "fp8_e4m3: layout thd (ragged) is not served by cuDNN FP8 SDPA on SM90");
+    else if (c->layout == AF_LAYOUT_BHSD)
+        snprintf(why, cap, "fp8_e4m3: layout bhsd not enabled (TE serves FP8 only for bshd/sbhd before cuDNN 9.21)");
+    else if (c->page_size)
+        snprintf(why, cap, "fp8_e4m3: paged KV not enabled for the FP8 graph");
+    else if (windowed)
+        snprintf(why, cap, "fp8_e4m3: sliding windows not enabled for the FP8 graph (TE's SM90 FP8 masks: none, "
+                 "causal, padding, padding_causal)");
+    else if (aligned_matters && c->align == AF_ALIGN_BOTTOM_RIGHT)
+        snprintf(why, cap, "fp8_e4m3: bottom-right causal FP8 SDPA is Blackwell-only in cuDNN");
+    else
+        return 0;
+    return -1;
+}
+
+int af_sdpa_desc_make(const af_case *c, const af_layout_plan *p, size_t cudnn_version, af_sdpa_desc *d,
+                      char *why, size_t cap) {
+    memset(d, 0, sizeof *d);
+    if (c->dtype == AF_DT_FP16) d->io = CUDNN_DATA_HALF;
+    else if (c->dtype == AF_DT_BF16) d->io = CUDNN_DATA_BFLOAT16;
+    else if (c->dtype == AF_DT_FP8_E4M3) {
+        d->io = CUDNN_DATA_FP8_E4M3;
+        d->fp8 = true;
+        if (fp8_declines(c, cudnn_version, why, cap)) return -1;
+    } else {
+        snprintf(why, cap, "dtype %s: cuDNN's MXFP8 attention is Blackwell-only (cuDNN >= 9.21); cpu/plugin only",
+                 af_dtype_name(c->dtype));
+        return -1;
+    }
+    if (c->cp_size > 1) {
+        snprintf(why, cap, "cp = %d: context parallelism is the cp wrapper's job, not the cudnn backend's", c->cp_size);
+        return -1;
+    }
+    d->b = c->batch;
+    d->hq = c->heads_q;
+    d->hk = c->heads_kv;
+    d->sq = c->seqlen_q;
+    d->skv = c->seqlen_kv;
+    d->dqk = c->head_dim_qk;
+    d->dv = c->head_dim_v;
+    for (int t = 0; t < AF_T_COUNT; t++) view_strides(&p->view[t], d->str[t]);
+    d->ragged = c->layout == AF_LAYOUT_THD;
+    d->paged = p->view[AF_T_K].paged || p->view[AF_T_V].paged;
+    if (d->paged) {
+        if (c->backward) {
+            snprintf(why, cap, "paged KV with backward: cuDNN has no paged backward");
+            return -1;
+        }
+        if (!(p->view[AF_T_K].paged && p->view[AF_T_V].paged)) {
+            snprintf(why, cap, "paged KV needs separate K and V buffers");
+            return -1;
+        }
+        d->n_pages = p->n_pages;
+        d->page_size = p->page_size;
+        d->pages_per_seq = p->pages_per_seq;
+    }
+    d->padding = c->has_seqlens || d->ragged || d->paged;
+    /* cudnn-frontend turns the padding mask on for the backward of cuDNN <= 9.15.0 when
+     * s_kv % 128 != 0 (a known cuDNN bug); do what FE users get. */
+    if (c->backward && !d->fp8 && !d->padding && !d->ragged && d->skv % 128 != 0 && cudnn_version <= 91500) {
+        d->padding = true;
+        d->workaround_padding = true;
+    }
+    bool causal = c->mask == AF_MASK_CAUSAL;
+    if (causal || c->window_right >= 0) {
+        d->has_right = true;
+        d->right = causal ? 0 : c->window_right;
+    }
+    if (c->window_left >= 0) {
+        d->has_left = true;
+        d->left_cudnn = c->window_left + 1; /* cuDNN's left bound counts the diagonal */
+    }
+    d->bottom_right = c->align == AF_ALIGN_BOTTOM_RIGHT;
+    d->scale = af_case_scale(c);
+    return 0;
+}
+
+bool af_sdpa_unified_applies(const af_sdpa_desc *d) {
+    return !d->fp8 && !d->has_left && !d->has_right && !d->paged && !d->workaround_padding;
+}
+
+#endif /* ATTNFUZZ_HAVE_CUDA */

@@ -1,0 +1,246 @@
+/* test_cudnn_sdpa.c — the cudnn backend against a plain double-precision reference.
+ *
+ * For a handful of cases covering masks, windows, GQA/MQA, d_qk != d_v, layouts,
+ * packing, padding, THD and paged KV, every engine the backend lists runs and O, LSE
+ * (and dQ dK dV) must be within a loose tolerance of the reference computed here (its
+ * own mask rule, written from mask_spec.h's text; the harness's oracle judges tightly).
+ * Guard margins must survive. Without a GPU or cuDNN it prints SKIP and passes.
+ * ATTNFUZZ_CUDNN_TEST_ENGINES=default runs only the default engine per case.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/backend.h"
+#include "backends/cudnn/cudnn_backend.h"
+#include "model/gen.h"
+#include "util/check.h"
+
+static const char *const cases[] = {
+    "dtype = fp16\nbatch = 2\nheads_q = 4\nheads_kv = 2\nseqlen_q = 64\nseqlen_kv = 96\nhead_dim_qk = 64\n"
+    "head_dim_v = 64\nmask = causal\nbackward = yes\nseed = 1\n",
+    "dtype = bf16\nbatch = 1\nheads_q = 4\nheads_kv = 4\nseqlen_q = 100\nseqlen_kv = 160\nhead_dim_qk = 64\n"
+    "head_dim_v = 64\nmask = causal\nalign = bottom_right\nwindow = 20,0\nbackward = yes\nseed = 2\n",
+    "dtype = bf16\nbatch = 2\nheads_q = 8\nheads_kv = 1\nseqlen_q = 128\nseqlen_kv = 128\nhead_dim_qk = 128\n"
+    "head_dim_v = 64\nlayout = bhsd\nbackward = yes\nseed = 3\n",
+    "dtype = fp16\nbatch = 2\nheads_q = 2\nheads_kv = 2\nseqlen_q = 80\nseqlen_kv = 80\nhead_dim_qk = 64\n"
+    "head_dim_v = 64\nlayout = sbhd\npacking = qkv\nmask = causal\nbackward = yes\nseed = 4\n",
+    "dtype = fp16\nbatch = 3\nheads_q = 4\nheads_kv = 2\nseqlen_q = 64\nseqlen_kv = 96\nseqlens_q = 10,64,33\n"
+    "seqlens_kv = 50,96,7\nhead_dim_qk = 64\nhead_dim_v = 64\nmask = padding\nbackward = yes\nseed = 5\n",
+    "dtype = bf16\nbatch = 3\nheads_q = 4\nheads_kv = 4\nseqlen_q = 64\nseqlen_kv = 64\nseqlens_q = 17,64,40\n"
+    "seqlens_kv = 17,64,40\nhead_dim_qk = 64\nhead_dim_v = 64\nlayout = thd\nthd_gap = 3\nmask = padding_causal\n"
+    "backward = yes\nseed = 6\n",
+    "dtype = fp16\nbatch = 2\nheads_q = 4\nheads_kv = 2\nseqlen_q = 32\nseqlen_kv = 192\nseqlens_q = 32,5\n"
+    "seqlens_kv = 192,77\nhead_dim_qk = 64\nhead_dim_v = 64\npage_size = 32\nmask = padding\nseed = 7\n",
+    "dtype = bf16\nbatch = 1\nheads_q = 2\nheads_kv = 2\nseqlen_q = 200\nseqlen_kv = 333\nhead_dim_qk = 64\n"
+    "head_dim_v = 64\nwindow = 30,10\nbackward = yes\nseed = 8\n",
+};
+
+typedef struct {
+    double o, lse, dq, dk, dv; /* worst error / allowed, per tensor */
+} ratios;
+
+/* Plain reference: visible(i, j) from mask_spec.h's definition. */
+static bool visible(const af_case *c, int lq, int lkv, int i, int j) {
+    if (i < 0 || i >= lq || j < 0 || j >= lkv) return false;
+    long diag = c->align == AF_ALIGN_BOTTOM_RIGHT ? (long)i + (lkv - lq) : i;
+    if (c->mask == AF_MASK_CAUSAL && j > diag) return false;
+    if (c->window_left >= 0 && j < diag - c->window_left) return false;
+    if (c->window_right >= 0 && j > diag + c->window_right) return false;
+    return true;
+}
+
+#define IX(H, S, D, b, h, s, d) ((((size_t)(b) * (H) + (h)) * (S) + (s)) * (D) + (d))
+
+static void reference(const af_case *c, const af_inputs *in, af_outputs *ref) {
+    int B = c->batch, Hq = c->heads_q, Hk = c->heads_kv, Sq = c->seqlen_q, Sk = c->seqlen_kv;
+    int Dqk = c->head_dim_qk, Dv = c->head_dim_v, G = Hq / Hk;
+    double scale = af_case_scale(c);
+    double *p = malloc(sizeof(double) * (size_t)Sk), *dp = malloc(sizeof(double) * (size_t)Sk);
+    for (int b = 0; b < B; b++) {
+        int lq = af_case_len_q(c, b), lk = af_case_len_kv(c, b);
+        for (int h = 0; h < Hq; h++) {
+            int hk = h / G;
+            for (int i = 0; i < lq; i++) {
+                double m = -INFINITY;
+                for (int j = 0; j < Sk; j++) {
+                    p[j] = -INFINITY;
+                    if (!visible(c, lq, lk, i, j)) continue;
+                    double s = 0;
+                    for (int d = 0; d < Dqk; d++)
+                        s += in->q[IX(Hq, Sq, Dqk, b, h, i, d)] * in->k[IX(Hk, Sk, Dqk, b, hk, j, d)];
+                    p[j] = s * scale;
+                    if (p[j] > m) m = p[j];
+                }
+                double z = 0;
+                for (int j = 0; j < Sk; j++) z += p[j] == -INFINITY ? 0 : exp(p[j] - m);
+                double lse = z > 0 ? m + log(z) : -INFINITY;
+                ref->lse[IX(Hq, Sq, 1, b, h, i, 0)] = lse;
+                for (int j = 0; j < Sk; j++) p[j] = p[j] == -INFINITY ? 0 : exp(p[j] - lse);
+                for (int d = 0; d < Dv; d++) {
+                    double o = 0;
+                    for (int j = 0; j < lk; j++) o += p[j] * in->v[IX(Hk, Sk, Dv, b, hk, j, d)];
+                    ref->o[IX(Hq, Sq, Dv, b, h, i, d)] = o;
+                }
+                if (!c->backward) continue;
+                double dsum = 0;
+                for (int d = 0; d < Dv; d++)
+                    dsum += in->dout[IX(Hq, Sq, Dv, b, h, i, d)] * ref->o[IX(Hq, Sq, Dv, b, h, i, d)];
+                for (int j = 0; j < lk; j++) {
+                    double x = 0;
+                    for (int d = 0; d < Dv; d++)
+                        x += in->dout[IX(Hq, Sq, Dv, b, h, i, d)] * in->v[IX(Hk, Sk, Dv, b, hk, j, d)];
+                    dp[j] = p[j] * (x - dsum) * scale; /* dS */
+                }
+                for (int d = 0; d < Dqk; d++) {
+                    double x = 0;
+                    for (int j = 0; j < lk; j++) x += dp[j] * in->k[IX(Hk, Sk, Dqk, b, hk, j, d)];
+                    ref->dq[IX(Hq, Sq, Dqk, b, h, i, d)] = x;
+                }
+                for (int j = 0; j < lk; j++) {
+                    for (int d = 0; d < Dqk; d++)
+                        ref->dk[IX(Hk, Sk, Dqk, b, hk, j, d)] += dp[j] * in->q[IX(Hq, Sq, Dqk, b, h, i, d)];
+                    for (int d = 0; d < Dv; d++)
+                        ref->dv[IX(Hk, Sk, Dv, b, hk, j, d)] += p[j] * in->dout[IX(Hq, Sq, Dv, b, h, i, d)];
+                }
+            }
+        }
+    }
+    free(p);
+    free(dp);
+}
+
+/* worst |got - want| / (tol * max|want| + tiny) over rows that exist. */
+static double ratio(const af_case *c, const double *got, const double *want, int H, int S, int D, bool kv, double tol,
+                    bool skip_inf) {
+    double mx = 0, worst = 0;
+    for (int b = 0; b < c->batch; b++) {
+        int len = kv ? af_case_len_kv(c, b) : af_case_len_q(c, b);
+        for (int h = 0; h < H; h++)
+            for (int s = 0; s < len; s++)
+                for (int d = 0; d < D; d++) {
+                    double w = want[IX(H, S, D, b, h, s, d)];
+                    if (isfinite(w) && fabs(w) > mx) mx = fabs(w);
+                }
+    }
+    for (int b = 0; b < c->batch; b++) {
+        int len = kv ? af_case_len_kv(c, b) : af_case_len_q(c, b);
+        for (int h = 0; h < H; h++)
+            for (int s = 0; s < len; s++)
+                for (int d = 0; d < D; d++) {
+                    double w = want[IX(H, S, D, b, h, s, d)], g = got[IX(H, S, D, b, h, s, d)];
+                    if (skip_inf && !isfinite(w)) continue;
+                    double e = isnan(g) ? INFINITY : fabs(g - w) / (tol * mx + 1e-6);
+                    if (e > worst) worst = e;
+                }
+    }
+    return worst;
+}
+
+static bool guards_ok(const af_tensors *t) {
+    for (int i = 0; i < AF_BUF_COUNT; i++) {
+        if (!t->alloc[i]) continue;
+        for (int k = 0; k < AF_GUARD_BYTES; k++)
+            if (t->alloc[i][k] != AF_GUARD_BYTE || t->alloc[i][AF_GUARD_BYTES + t->bytes[i] + (size_t)k] != AF_GUARD_BYTE)
+                return false;
+    }
+    return true;
+}
+
+static int failures = 0;
+
+static void run_case(af_backend *be, int idx, const char *text, bool only_default) {
+    af_case c;
+    af_error err;
+    CHECK_MSG(af_case_parse(text, "test_cudnn_sdpa", &c, &err) == 0, "case %d: %s: %s", idx, err.field, err.message);
+    char why[1024];
+    af_tensors t, work;
+    af_inputs in;
+    af_outputs ref, got;
+    CHECK_MSG(af_tensors_alloc(&t, &c, why, sizeof why) == 0, "%s", why);
+    CHECK(af_inputs_alloc(&in, &c) == 0);
+    CHECK(af_inputs_generate(&c, &t, &in) == 0);
+    CHECK(af_outputs_alloc(&ref, &c) == 0);
+    CHECK(af_outputs_alloc(&got, &c) == 0);
+    reference(&c, &in, &ref);
+    static char names[64][AF_NAME_MAX];
+    int n = 1;
+    strcpy(names[0], "");
+    if (!only_default) {
+        n = be->engines(be, &c, names, 64, why, sizeof why);
+        if (n < 0) {
+            printf("case %d: declined: %s\n", idx, why);
+            failures++;
+            return;
+        }
+    }
+    double tol = c.dtype == AF_DT_FP16 ? 4e-3 : 2.5e-2;
+    for (int e = 0; e < n; e++) {
+        CHECK_MSG(af_tensors_alloc(&work, &c, why, sizeof why) == 0, "%s", why);
+        af_tensors_copy(&work, &t);
+        af_tensors_poison_outputs(&work, &c);
+        af_run_info info;
+        memset(&info, 0, sizeof info);
+        af_run_status st = be->run(be, &c, names[e], &work, &info, why, sizeof why);
+        if (st != AF_RUN_OK) {
+            printf("case %d engine %-40s status %d: %s\n", idx, names[e][0] ? names[e] : "(default)", (int)st, why);
+            failures++;
+            af_tensors_free(&work);
+            continue;
+        }
+        af_outputs_read(&work, &c, &got);
+        ratios r = {0, 0, 0, 0, 0};
+        r.o = ratio(&c, got.o, ref.o, c.heads_q, c.seqlen_q, c.head_dim_v, false, tol, false);
+        r.lse = ratio(&c, got.lse, ref.lse, c.heads_q, c.seqlen_q, 1, false, 1e-4, true);
+        if (c.backward) {
+            r.dq = ratio(&c, got.dq, ref.dq, c.heads_q, c.seqlen_q, c.head_dim_qk, false, 4 * tol, false);
+            r.dk = ratio(&c, got.dk, ref.dk, c.heads_kv, c.seqlen_kv, c.head_dim_qk, true, 4 * tol, false);
+            r.dv = ratio(&c, got.dv, ref.dv, c.heads_kv, c.seqlen_kv, c.head_dim_v, true, 4 * tol, false);
+        }
+        bool guards = guards_ok(&work);
+        double worst = fmax(fmax(r.o, r.lse), fmax(r.dq, fmax(r.dk, r.dv)));
+        bool ok = worst <= 1.0 && guards;
+        printf("case %d engine %-40s %s O %.3f LSE %.3f dQ %.3f dK %.3f dV %.3f ws %lld %s%s %.3fs\n", idx,
+               info.engine, ok ? "ok  " : "FAIL", r.o, r.lse, r.dq, r.dk, r.dv, info.workspace_bytes,
+               info.nondeterministic ? "nondet" : "det", guards ? "" : " GUARDS-CHANGED", info.seconds);
+        if (!ok) failures++;
+        af_tensors_free(&work);
+    }
+    af_outputs_free(&ref);
+    af_outputs_free(&got);
+    af_inputs_free(&in);
+    af_tensors_free(&t);
+}
+
+int main(int argc, char **argv) {
+    af_backend *be = af_backend_cudnn_new();
+    CHECK(be != NULL);
+    char why[512];
+    if (be->available(be, why, sizeof why) != 0) {
+        printf("SKIP test_cudnn_sdpa: %s\n", why);
+        be->destroy(be);
+        return CHECK_SKIP_CODE;
+    }
+    char desc[700];
+    af_cudnn_describe(be, desc, sizeof desc);
+    printf("test_cudnn_sdpa: %s\n", desc);
+    const char *sel = getenv("ATTNFUZZ_CUDNN_TEST_ENGINES");
+    bool only_default = sel && strcmp(sel, "default") == 0;
+    if (argc > 2 && strcmp(argv[1], "report") == 0) { /* print the engine report of one case */
+        af_case c;
+        af_error err;
+        int k = atoi(argv[2]);
+        CHECK(k >= 0 && (size_t)k < sizeof cases / sizeof cases[0]);
+        CHECK(af_case_parse(cases[k], "test_cudnn_sdpa", &c, &err) == 0);
+        CHECK_MSG(af_cudnn_engines_report(be, &c, stdout, why, sizeof why) == 0, "%s", why);
+        be->destroy(be);
+        return 0;
+    }
+    int only = argc > 1 ? atoi(argv[1]) : -1;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (only < 0 || (size_t)only == i) run_case(be, (int)i, cases[i], only_default);
+    be->destroy(be);
+    CHECK_MSG(failures == 0, "%d engine runs failed", failures);
+    CHECK_DONE("test_cudnn_sdpa");
+}

@@ -1,0 +1,36 @@
+/* registry.c — the backends attnfuzz knows: built-ins and plugins. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/backend.h"
+#include "backends/plugin_loader.h"
+
+void af_registry_init(af_registry *r) {
+    memset(r, 0, sizeof *r);
+    af_registry_add(r, af_backend_cpu_new());
+    af_registry_add(r, af_backend_cudnn_new());
+    af_plugin_scan(r);
+}
+
+void af_registry_add(af_registry *r, af_backend *be) {
+    if (be && r->count < (int)(sizeof r->items / sizeof r->items[0])) r->items[r->count++] = be;
+}
+
+af_backend *af_registry_find(af_registry *r, const char *name, char *why, size_t cap) {
+    for (int i = 0; i < r->count; i++)
+        if (strcmp(r->items[i]->name, name) == 0) return r->items[i];
+    if (strncmp(name, "plugin:", 7) == 0) {
+        af_backend *be = af_plugin_load(name + 7, why, cap);
+        if (be) af_registry_add(r, be);
+        return be;
+    }
+    snprintf(why, cap, "unknown backend '%s' (see `attnfuzz backends`)", name);
+    return NULL;
+}
+
+void af_registry_free(af_registry *r) {
+    for (int i = 0; i < r->count; i++)
+        if (r->items[i]->destroy) r->items[i]->destroy(r->items[i]);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,59 @@
+/* cli_triage.c — `attnfuzz triage DIR`: rebuild the reports of a findings directory. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "triage/findings.h"
+#include "triage/report.h"
+
+static void triage_usage(FILE *f) {
+    fprintf(f,
+            "usage: attnfuzz triage DIR [--quiet] [--fail-on-findings]\n"
+            "  reads DIR/findings/<bucket>/ and writes DIR/report.json, report.junit.xml,\n"
+            "  report.sarif and report.html; exit 0, or 1 with --fail-on-findings when a\n"
+            "  bucket exists, 2 on bad usage or an unreadable DIR\n");
+}
+
+static int print_bucket(const af_finding_record *r, void *user) {
+    (void)user;
+    printf("  %s  x%-4lld %s\n", r->bucket, r->count, r->signature);
+    return 0;
+}
+
+int af_cli_triage(int argc, char **argv) {
+    const char *dir = NULL;
+    bool quiet = false, fail_on_findings = false;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--quiet")) quiet = true;
+        else if (!strcmp(argv[i], "--fail-on-findings")) fail_on_findings = true;
+        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { triage_usage(stdout); return AF_EXIT_PASS; }
+        else if (argv[i][0] == '-') {
+            fprintf(stderr, "attnfuzz triage: unknown option '%s'\n", argv[i]);
+            triage_usage(stderr);
+            return AF_EXIT_USAGE;
+        } else if (dir) {
+            fprintf(stderr, "attnfuzz triage: one DIR only ('%s' and '%s')\n", dir, argv[i]);
+            return AF_EXIT_USAGE;
+        } else {
+            dir = argv[i];
+        }
+    }
+    if (!dir) {
+        triage_usage(stderr);
+        return AF_EXIT_USAGE;
+    }
+    char why[1024];
+    af_triage_summary s;
+    if (af_triage_build(dir, &s, why, sizeof why)) {
+        fprintf(stderr, "attnfuzz triage: %s\n", why);
+        return AF_EXIT_USAGE;
+    }
+    if (!quiet) {
+        printf("triage %s: %d bucket%s, %lld finding%s\n", dir, s.buckets, s.buckets == 1 ? "" : "s", s.findings,
+               s.findings == 1 ? "" : "s");
+        if (af_findings_scan(dir, print_bucket, NULL, why, sizeof why) < 0)
+            fprintf(stderr, "attnfuzz triage: %s\n", why);
+        printf("reports: %s/report.json %s/report.junit.xml %s/report.sarif %s/report.html\n", dir, dir, dir, dir);
+    }
+    return fail_on_findings && s.buckets > 0 ? AF_EXIT_FINDING : AF_EXIT_PASS;
+}

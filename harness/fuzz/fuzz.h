@@ -1,0 +1,134 @@
+/* fuzz/fuzz.h — fuzz inputs <-> cases, the structure-aware mutator, feedback.
+ *
+ * Byte format (version 1). The empty input is the default case (af_case_defaults:
+ * fp16 b1 h1 s16 d64). Any other input is read field by field; a missing byte reads
+ * as 0, and 0 always picks the field's minimum / simplest value, so a shorter input
+ * never decodes to a bigger case (af_fuzz_work) than a longer one it is a prefix of.
+ *
+ *   core section, one byte per field (value = curated table[byte % table size]):
+ *     0 dtype            1 flags (bit 0 backward)   2 batch        3 GQA ratio
+ *     4 heads_kv         5 (seqlen_q, seqlen_kv) pair, table sorted by product
+ *     6 (head_dim_qk, head_dim_v) pair, sorted by sum
+ *     7 mask + alignment 8 window left  9 window right (edges relative to the lengths)
+ *     10 padding mode (none | padding | thd)  11 layout  12 packing  13 stride gap
+ *     14 thd gap         15 page size   16 cp           17 data base distribution
+ *     18 data modifiers (bit mask)      19 data parameter preset    20 scale
+ *     21 seed (low byte) 22 ragged length pattern
+ *   fine section (exact values: lets any case within the limits be encoded):
+ *     offsets added to batch, ratio, heads_kv, seqlen_q, seqlen_kv, head_dim_qk,
+ *     head_dim_v (2 bytes each, active when bit 7 of the first is set), seed high
+ *     bytes (7), window overrides (2+2), stride/thd gap overrides (2+2), page size (1),
+ *     cp size (1), scale bits (4), data terms (count + 17 bytes each), then per-sequence
+ *     length overrides (4 bytes per sequence).
+ *
+ * Sizes are clamped in field order against the work budget (each field may take what
+ * the earlier fields leave after reserving the later fields' minima), then the case
+ * is repaired (never rejected) until af_case_validate accepts it.
+ */
+#ifndef ATTNFUZZ_FUZZ_H
+#define ATTNFUZZ_FUZZ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backends/backend.h"
+#include "model/case.h"
+#include "judge/verdict.h"
+
+/* Default work budget: batch*heads_q*seqlen_q*seqlen_kv*(head_dim_qk+head_dim_v),
+ * times 3 with backward. 2^20 keeps a case (MPFR oracle + cpu reference + probes)
+ * around a few tens of milliseconds on one core. */
+#define AF_FUZZ_DEFAULT_WORK (1024.0 * 1024.0)
+/* Longest encoding (core + fine + 8 data terms + 64 sequences). */
+#define AF_FUZZ_MAX_ENCODED 512
+
+typedef struct {
+    double max_work;        /* af_fuzz_work bound */
+    unsigned dtype_mask;    /* bit (1 << af_dtype) set = the dtype may be generated */
+    bool backward;          /* backward cases may be generated */
+    bool fp8_backward;      /* ... also for fp8_e4m3 */
+    bool mxfp8_backward;    /* ... also for mxfp8 */
+    int max_cp;             /* 1 = no context parallelism */
+    bool paged;             /* paged KV may be generated */
+    bool ragged;            /* padding and thd may be generated */
+} af_fuzz_limits;
+
+/* Everything allowed, default budget (or $ATTNFUZZ_MAX_WORK when set). */
+void af_fuzz_limits_default(af_fuzz_limits *l);
+/* Switch off the features a backend declines on a small probe case (the cpu backend
+ * declines cp and mxfp8 backward, so the fuzzer does not spend its time on them). */
+void af_fuzz_limits_for_backend(af_fuzz_limits *l, af_backend *be);
+
+/* The work measure the budget bounds. */
+double af_fuzz_work(const af_case *c);
+
+/* Bytes -> a case that af_case_validate accepts and that fits the limits. Returns 0,
+ * or 1 when repair failed and the default case was substituted (a decoder bug; tests
+ * check it never happens). */
+int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, af_case *c);
+
+/* Case -> bytes that decode back to the same case (for a case within the limits;
+ * bigger cases decode clamped). Returns the length (<= AF_FUZZ_MAX_ENCODED), or 0 if
+ * cap is too small. Never returns an empty encoding (empty = the default case). */
+size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap);
+
+/* Make a case valid and fit the limits: shrink sizes to the budget, then repair
+ * combinations (packing, paging, cp, fp8, windows that hide every key ...).
+ * Returns 0, or -1 when it had to fall back to the default case. */
+int af_fuzz_repair(af_case *c, const af_fuzz_limits *lim);
+
+/* Meaningful one-field mutations. */
+typedef enum {
+    AF_MUT_HEAD_DIM = 0,    /* awkward head dims (8, 24, 40, 72, 104, 160 ...)      */
+    AF_MUT_SEQLEN,          /* seqlens across 32/64/128 boundaries                  */
+    AF_MUT_SQ_VS_SKV,       /* skv = sq +- 1, 2 sq, sq / 2, equal                   */
+    AF_MUT_MASK,            /* causal / none, top-left / bottom-right               */
+    AF_MUT_WINDOW,          /* window edges 0, 1, 2, 31, 32, len-1, len, -1         */
+    AF_MUT_GQA,             /* GQA ratio                                            */
+    AF_MUT_LAYOUT,          /* bshd / sbhd / bhsd / thd                             */
+    AF_MUT_PACKING,         /* separate / kv / qkv, stride gaps                     */
+    AF_MUT_RAGGED,          /* padding on/off, lengths 0, 1, len-1, thd gaps        */
+    AF_MUT_DATA,            /* add / drop / change a distribution term              */
+    AF_MUT_BACKWARD,
+    AF_MUT_DTYPE,
+    AF_MUT_BATCH,
+    AF_MUT_SCALE,
+    AF_MUT_CP_PAGED,
+    AF_MUT_SEED,
+    AF_MUT_COUNT
+} af_fuzz_mutation;
+
+const char *af_fuzz_mutation_name(int m);
+
+/* splitmix64 step: the mutator's only source of randomness. */
+uint64_t af_fuzz_rand(uint64_t *state);
+
+/* Change one field of *c meaningfully (then repair). The result always differs from
+ * the input (a seed change is the last resort). Returns the mutation used. */
+int af_fuzz_mutate_case(af_case *c, const af_fuzz_limits *lim, uint64_t *rng);
+
+/* Decode, mutate one field, re-encode into data (capacity max_size). Deterministic in
+ * seed. Returns the new size (the old size, data untouched, when max_size is too
+ * small for the mutated case's encoding). */
+size_t af_fuzz_mutate(uint8_t *data, size_t size, size_t max_size, unsigned seed, const af_fuzz_limits *lim);
+
+/* ---- feedback: extra coverage counters -------------------------------------------
+ * [0, 4096)          config-space cell: hash of af_config_class (dtype x mask x window
+ *                    x padding x gqa x d-class x layout x cp x backward x sq-vs-skv)
+ * [4096, 4528)       per tensor (9) x log2(ratio) bucket (48): ratio = err / allowed
+ * [4528, 4672)       verdict kind (16) x tensor (9)
+ * [4672, 8768)       (config cell, worst ratio bucket) pairs, hashed
+ * Setting a counter to 1 is a feature: libFuzzer keeps an input that reaches a new
+ * cell or a larger error in a tensor, so it climbs toward larger errors. */
+#define AF_FUZZ_CELLS 4096
+#define AF_FUZZ_RATIO_BUCKETS 48
+#define AF_FUZZ_COUNTERS (AF_FUZZ_CELLS + AF_T_COUNT * AF_FUZZ_RATIO_BUCKETS + 16 * AF_T_COUNT + 4096)
+
+uint32_t af_fuzz_config_cell(const af_case *c);
+/* 0 for ratio <= 0 (or not judged), else clamp(floor(log2 ratio) + 24, 1, 47). */
+int af_fuzz_ratio_bucket(double ratio);
+/* Set the counters this case and verdict reach (counters has n >= AF_FUZZ_COUNTERS). */
+void af_fuzz_feedback(const af_case *c, const af_verdict *v, uint8_t *counters, size_t n);
+
+#endif

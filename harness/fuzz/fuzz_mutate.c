@@ -1,0 +1,280 @@
+/* fuzz_mutate.c — the structure-aware mutator: change one field of a case meaningfully.
+ *
+ * Each mutation moves one field to a value where kernels tend to break: head dims that
+ * are not multiples of 16, sequence lengths on either side of a 32/64/128 tile
+ * boundary, sq != skv with bottom-right alignment, window edges at 0/1/len-1/len, GQA
+ * ratios, packed layouts and stride gaps, zero- and one-token ragged sequences, and
+ * input distributions with outliers, sinks and wide dynamic range.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "fuzz/fuzz.h"
+#include "fuzz/fuzz_tables.h"
+
+static const char *const mutation_names[AF_MUT_COUNT] = {
+    "head_dim", "seqlen", "sq_vs_skv", "mask", "window", "gqa", "layout", "packing",
+    "ragged", "data", "backward", "dtype", "batch", "scale", "cp_paged", "seed"};
+
+const char *af_fuzz_mutation_name(int m) { return m >= 0 && m < AF_MUT_COUNT ? mutation_names[m] : "?"; }
+
+uint64_t af_fuzz_rand(uint64_t *state) {
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static int pick(uint64_t *rng, int n) { return (int)(af_fuzz_rand(rng) % (uint64_t)n); }
+
+static void fill_lengths(af_case *c, uint64_t *rng) {
+    int pattern = pick(rng, AF_FZ_N_PATTERN);
+    for (int b = 0; b < c->batch; b++) {
+        c->seqlens_q[b] = af_fz_pattern_len(pattern, c->seqlen_q, b, c->batch, c->seed, 1);
+        c->seqlens_kv[b] = af_fz_pattern_len(pattern, c->seqlen_kv, b, c->batch, c->seed, 2);
+    }
+}
+
+static int boundary_seqlen(uint64_t *rng) { return af_fz_seqlen_values[pick(rng, AF_FZ_N_SEQLEN)]; }
+
+static void mutate_head_dim(af_case *c, uint64_t *rng) {
+    int d = af_fz_head_dims[pick(rng, AF_FZ_N_HEAD_DIM - 1)]; /* 512 only through pairs */
+    switch (pick(rng, 4)) {
+    case 0: c->head_dim_qk = c->head_dim_v = d; break;
+    case 1: c->head_dim_qk = d; break;
+    case 2: c->head_dim_v = d; break;
+    default: {
+        int step = pick(rng, 2) ? 8 : -8;
+        c->head_dim_qk = c->head_dim_qk + step > 0 ? c->head_dim_qk + step : 8;
+        if (c->packing != AF_PACK_SEPARATE || pick(rng, 2)) c->head_dim_v = c->head_dim_qk;
+    }
+    }
+}
+
+static void mutate_seqlen(af_case *c, uint64_t *rng) {
+    bool equal = c->seqlen_q == c->seqlen_kv;
+    switch (pick(rng, 4)) {
+    case 0: c->seqlen_q = c->seqlen_kv = boundary_seqlen(rng); break;
+    case 1: c->seqlen_q = boundary_seqlen(rng); if (equal && pick(rng, 2)) c->seqlen_kv = c->seqlen_q; break;
+    case 2: c->seqlen_kv = boundary_seqlen(rng); if (equal && pick(rng, 2)) c->seqlen_q = c->seqlen_kv; break;
+    default: {
+        /* step to the other side of the nearest 32-multiple */
+        int s = c->seqlen_q, up = (s / 32 + 1) * 32, down = (s / 32) * 32;
+        int target = pick(rng, 2) ? up + pick(rng, 2) : (down > 1 ? down - pick(rng, 2) : 1);
+        c->seqlen_q = target;
+        if (equal) c->seqlen_kv = target;
+    }
+    }
+    if (c->has_seqlens)
+        for (int b = 0; b < c->batch; b++) {
+            if (c->seqlens_q[b] > c->seqlen_q || pick(rng, 2)) c->seqlens_q[b] = c->seqlen_q;
+            if (c->seqlens_kv[b] > c->seqlen_kv || pick(rng, 2)) c->seqlens_kv[b] = c->seqlen_kv;
+        }
+}
+
+static void mutate_sq_vs_skv(af_case *c, uint64_t *rng) {
+    int sq = c->seqlen_q;
+    int options[] = {sq, sq + 1, sq - 1, 2 * sq, sq / 2, sq + 31, 1};
+    int v = options[pick(rng, 7)];
+    c->seqlen_kv = v > 0 ? v : 1;
+    if (c->has_seqlens)
+        for (int b = 0; b < c->batch; b++)
+            if (c->seqlens_kv[b] > c->seqlen_kv || pick(rng, 2)) c->seqlens_kv[b] = c->seqlen_kv;
+}
+
+static void mutate_mask(af_case *c, uint64_t *rng) {
+    int now = (c->mask == AF_MASK_CAUSAL) * 2 + (c->align == AF_ALIGN_BOTTOM_RIGHT);
+    int next = (now + 1 + pick(rng, 3)) % 4;
+    c->mask = next >= 2 ? AF_MASK_CAUSAL : AF_MASK_NONE;
+    c->align = (next & 1) ? AF_ALIGN_BOTTOM_RIGHT : AF_ALIGN_TOP_LEFT;
+}
+
+static void mutate_window(af_case *c, uint64_t *rng) {
+    int v = af_fz_window_value(pick(rng, AF_FZ_N_WINDOW), c->seqlen_q, c->seqlen_kv);
+    switch (pick(rng, 3)) {
+    case 0: c->window_left = v; break;
+    case 1: c->window_right = v; break;
+    default: c->window_left = c->window_right = v;
+    }
+}
+
+static void mutate_gqa(af_case *c, uint64_t *rng) {
+    if (pick(rng, 2)) {
+        int ratio = af_fz_ratio_table[pick(rng, AF_FZ_N_RATIO)];
+        c->heads_q = c->heads_kv * ratio;
+    } else {
+        /* keep heads_q, move heads_kv to another divisor (1 = MQA) */
+        int divisors[64], n = 0;
+        for (int d = 1; d <= c->heads_q && n < 64; d++)
+            if (c->heads_q % d == 0) divisors[n++] = d;
+        if (n == 1) c->heads_q = 2 * c->heads_q; /* 1 head: make room for a ratio */
+        else c->heads_kv = divisors[pick(rng, n)];
+    }
+}
+
+static void mutate_layout(af_case *c, uint64_t *rng) {
+    af_layout next = (af_layout)((c->layout + 1 + pick(rng, 3)) % 4);
+    if (next == AF_LAYOUT_THD && !c->has_seqlens) {
+        c->has_seqlens = true;
+        fill_lengths(c, rng);
+    }
+    if (c->layout == AF_LAYOUT_THD && next != AF_LAYOUT_THD && pick(rng, 2)) c->has_seqlens = false;
+    c->layout = next;
+}
+
+static void mutate_packing(af_case *c, uint64_t *rng) {
+    if (pick(rng, 3) == 0) {
+        int g = af_fz_stride_gaps[pick(rng, AF_FZ_N_STRIDE_GAP)];
+        c->stride_gap = g != c->stride_gap ? g : (g ? 0 : 1);
+        return;
+    }
+    af_packing next = (af_packing)((c->packing + 1 + pick(rng, 2)) % 3);
+    c->packing = next;
+    if (next != AF_PACK_SEPARATE) c->head_dim_v = c->head_dim_qk;
+    if (next == AF_PACK_QKV) {
+        c->heads_kv = c->heads_q;
+        c->seqlen_kv = c->seqlen_q;
+        if (c->has_seqlens)
+            for (int b = 0; b < c->batch; b++) c->seqlens_kv[b] = c->seqlens_q[b] < c->seqlen_kv ? c->seqlens_q[b] : c->seqlen_kv;
+    }
+}
+
+static void mutate_ragged(af_case *c, uint64_t *rng) {
+    if (!c->has_seqlens) {
+        c->has_seqlens = true;
+        fill_lengths(c, rng);
+        if (pick(rng, 2)) c->layout = AF_LAYOUT_THD;
+        return;
+    }
+    switch (pick(rng, 4)) {
+    case 0:
+        c->has_seqlens = false;
+        if (c->layout == AF_LAYOUT_THD) c->layout = AF_LAYOUT_BSHD;
+        break;
+    case 1: {
+        int b = pick(rng, c->batch);
+        bool kv = pick(rng, 2);
+        int max = kv ? c->seqlen_kv : c->seqlen_q;
+        int options[] = {0, 1, max - 1, max, max / 2};
+        int v = options[pick(rng, 5)];
+        if (v < 0) v = 0;
+        if (kv) c->seqlens_kv[b] = v;
+        else c->seqlens_q[b] = v;
+        if (c->packing == AF_PACK_QKV) c->seqlens_kv[b] = c->seqlens_q[b] = v;
+        break;
+    }
+    case 2:
+        if (c->layout == AF_LAYOUT_THD) c->thd_gap = af_fz_thd_gaps[pick(rng, AF_FZ_N_THD_GAP)];
+        else c->layout = AF_LAYOUT_THD;
+        break;
+    default: fill_lengths(c, rng);
+    }
+}
+
+static void mutate_data(af_case *c, uint64_t *rng) {
+    int what = pick(rng, 3);
+    if (what == 0 && c->n_data < AF_MAX_DATA_TERMS) {
+        const af_data_term *t = af_fz_data_preset(pick(rng, AF_FZ_N_DATA_PRESET), pick(rng, 5));
+        for (int i = 0; i < c->n_data; i++)
+            if (c->data[i].kind == t->kind) {
+                c->data[i] = *t; /* same kind: new parameters */
+                return;
+            }
+        c->data[c->n_data++] = *t;
+    } else if (what == 1 && c->n_data > 1) {
+        int i = 1 + pick(rng, c->n_data - 1);
+        memmove(&c->data[i], &c->data[i + 1], (size_t)(c->n_data - i - 1) * sizeof c->data[0]);
+        c->n_data--;
+        memset(&c->data[c->n_data], 0, sizeof c->data[0]);
+    } else {
+        c->data[0] = *af_fz_data_base(pick(rng, AF_FZ_N_DATA_BASE));
+    }
+}
+
+static void mutate_batch(af_case *c, uint64_t *rng) {
+    int old = c->batch;
+    c->batch = af_fz_batch_table[pick(rng, AF_FZ_N_BATCH)];
+    for (int b = old; b < c->batch; b++) {
+        c->seqlens_q[b] = c->seqlen_q;
+        c->seqlens_kv[b] = c->seqlen_kv;
+    }
+}
+
+static void mutate_cp_paged(af_case *c, uint64_t *rng) {
+    if (pick(rng, 2)) {
+        int k = pick(rng, AF_FZ_N_CP);
+        c->cp_size = af_fz_cp_sizes[k];
+        c->cp_comm = af_fz_cp_comms[k];
+        /* make the lengths divisible by 2*cp so the repair keeps it */
+        int q = 2 * c->cp_size;
+        if (c->cp_size > 1) {
+            c->seqlen_q = (c->seqlen_q + q - 1) / q * q;
+            c->seqlen_kv = (c->seqlen_kv + q - 1) / q * q;
+        }
+    } else {
+        c->page_size = af_fz_page_sizes[pick(rng, AF_FZ_N_PAGE)];
+        if (c->page_size) {
+            c->packing = AF_PACK_SEPARATE;
+            c->backward = false;
+            if (c->layout == AF_LAYOUT_THD) c->layout = AF_LAYOUT_BSHD;
+        }
+    }
+}
+
+static void apply(af_case *c, int m, const af_fuzz_limits *lim, uint64_t *rng) {
+    switch (m) {
+    case AF_MUT_HEAD_DIM: mutate_head_dim(c, rng); break;
+    case AF_MUT_SEQLEN: mutate_seqlen(c, rng); break;
+    case AF_MUT_SQ_VS_SKV: mutate_sq_vs_skv(c, rng); break;
+    case AF_MUT_MASK: mutate_mask(c, rng); break;
+    case AF_MUT_WINDOW: mutate_window(c, rng); break;
+    case AF_MUT_GQA: mutate_gqa(c, rng); break;
+    case AF_MUT_LAYOUT: mutate_layout(c, rng); break;
+    case AF_MUT_PACKING: mutate_packing(c, rng); break;
+    case AF_MUT_RAGGED: mutate_ragged(c, rng); break;
+    case AF_MUT_DATA: mutate_data(c, rng); break;
+    case AF_MUT_BACKWARD: c->backward = !c->backward; break;
+    case AF_MUT_DTYPE: {
+        int d = (c->dtype + 1 + pick(rng, 3)) % 4;
+        if ((lim->dtype_mask >> d) & 1u) c->dtype = (af_dtype)d;
+        break;
+    }
+    case AF_MUT_BATCH: mutate_batch(c, rng); break;
+    case AF_MUT_SCALE: {
+        float s = 0;
+        c->has_scale = af_fz_scale_value(pick(rng, AF_FZ_N_SCALE), c->head_dim_qk, &s);
+        c->scale = c->has_scale ? s : 0;
+        break;
+    }
+    case AF_MUT_CP_PAGED: mutate_cp_paged(c, rng); break;
+    default: c->seed += 1 + af_fuzz_rand(rng) % 1000; break;
+    }
+}
+
+int af_fuzz_mutate_case(af_case *c, const af_fuzz_limits *lim, uint64_t *rng) {
+    af_case orig = *c;
+    for (int attempt = 0; attempt < 24; attempt++) {
+        int m = pick(rng, AF_MUT_COUNT - 1); /* the seed mutation is the last resort */
+        af_case t = orig;
+        apply(&t, m, lim, rng);
+        af_fuzz_repair(&t, lim);
+        if (!af_case_equal(&t, &orig)) {
+            *c = t;
+            return m;
+        }
+    }
+    c->seed = orig.seed + 1 + af_fuzz_rand(rng) % 1000;
+    return AF_MUT_SEED;
+}
+
+size_t af_fuzz_mutate(uint8_t *data, size_t size, size_t max_size, unsigned seed, const af_fuzz_limits *lim) {
+    af_case c;
+    af_fuzz_decode(data, size, lim, &c);
+    uint64_t rng = 0x5eedull ^ ((uint64_t)seed << 17) ^ (uint64_t)size;
+    af_fuzz_mutate_case(&c, lim, &rng);
+    uint8_t out[AF_FUZZ_MAX_ENCODED];
+    size_t n = af_fuzz_encode(&c, out, sizeof out);
+    if (n == 0 || n > max_size) return size;
+    memcpy(data, out, n);
+    return n;
+}

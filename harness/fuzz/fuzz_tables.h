@@ -1,0 +1,57 @@
+/* fuzz_tables.h — the curated value tables shared by the decoder (fuzz_decode.c) and
+ * the mutator (fuzz_mutate.c). Internal to harness/fuzz. */
+#ifndef ATTNFUZZ_FUZZ_TABLES_H
+#define ATTNFUZZ_FUZZ_TABLES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "model/case.h"
+
+#define AF_FZ_N_BATCH 6
+#define AF_FZ_N_RATIO 7
+#define AF_FZ_N_HKV 5
+#define AF_FZ_N_SEQLEN 19
+#define AF_FZ_N_HEAD_DIM 16
+#define AF_FZ_N_STRIDE_GAP 5
+#define AF_FZ_N_THD_GAP 4
+#define AF_FZ_N_PAGE 7
+#define AF_FZ_N_CP 9
+#define AF_FZ_N_DATA_BASE 6
+#define AF_FZ_N_DATA_PRESET 4
+#define AF_FZ_N_WINDOW 19
+#define AF_FZ_N_SCALE 6
+#define AF_FZ_N_PATTERN 8
+#define AF_FZ_MAX_PAIRS 255
+
+extern const int af_fz_batch_table[AF_FZ_N_BATCH];
+extern const int af_fz_ratio_table[AF_FZ_N_RATIO];
+extern const int af_fz_hkv_table[AF_FZ_N_HKV];
+/* seqlens on and around the 32/64/128 boundaries */
+extern const int af_fz_seqlen_values[AF_FZ_N_SEQLEN];
+/* awkward and common head dims */
+extern const int af_fz_head_dims[AF_FZ_N_HEAD_DIM];
+extern const int af_fz_stride_gaps[AF_FZ_N_STRIDE_GAP];
+extern const int af_fz_thd_gaps[AF_FZ_N_THD_GAP];
+extern const int af_fz_page_sizes[AF_FZ_N_PAGE];
+extern const int af_fz_cp_sizes[AF_FZ_N_CP];
+extern const af_cp_comm af_fz_cp_comms[AF_FZ_N_CP];
+
+typedef struct {
+    int a, b;
+} af_fz_pair;
+
+/* (seqlen_q, seqlen_kv) sorted by product; (head_dim_qk, head_dim_v) sorted by sum. */
+const af_fz_pair *af_fz_seq_pairs(int *n);
+const af_fz_pair *af_fz_dim_pairs(int *n);
+/* Base distribution i; modifier k (outlier, sink, low_lse, block_range, zeros) of a preset. */
+const af_data_term *af_fz_data_base(int i);
+const af_data_term *af_fz_data_preset(int preset, int modifier);
+/* Window edge idx for these lengths (-1 = unbounded). */
+int af_fz_window_value(int idx, int sq, int skv);
+/* Scale preset idx: false = the default 1/sqrt(d_qk), else *out. */
+bool af_fz_scale_value(int idx, int dqk, float *out);
+/* Length of sequence b of B under a ragged-length pattern (max = padded maximum). */
+int af_fz_pattern_len(int pattern, int max, int b, int B, uint64_t seed, int salt);
+
+#endif

@@ -1,0 +1,285 @@
+/* compare.c — buffer integrity checks and the per-tensor numeric criterion. */
+#include "judge/compare.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static af_mask_rule rule_of(const af_case *c) {
+    af_mask_rule r = {c->mask == AF_MASK_CAUSAL, c->align == AF_ALIGN_BOTTOM_RIGHT, c->window_left, c->window_right};
+    return r;
+}
+
+bool af_row_fully_masked(const af_case *c, int b, int i) {
+    af_mask_rule r = rule_of(c);
+    int first, last;
+    return af_mask_visible_range(&r, af_case_len_q(c, b), af_case_len_kv(c, b), i, &first, &last) == 0;
+}
+
+static bool is_poison(af_storage st, const void *buf, int64_t off) {
+    const uint8_t *p = buf;
+    switch (st) {
+    case AF_ST_F16: case AF_ST_BF16: {
+        uint16_t v;
+        memcpy(&v, p + off * 2, 2);
+        return v == (st == AF_ST_F16 ? AF_POISON_F16 : AF_POISON_BF16);
+    }
+    case AF_ST_E4M3: return p[off] == AF_POISON_E4M3;
+    case AF_ST_F32: {
+        uint32_t v;
+        memcpy(&v, p + off * 4, 4);
+        return v == AF_POISON_F32;
+    }
+    }
+    return false;
+}
+
+static void finding(af_verdict *v, af_verdict_kind kind, af_tensor_id t, int b, int h, int r, int col, const char *detail) {
+    af_finding f;
+    memset(&f, 0, sizeof f);
+    f.kind = kind;
+    f.tensor = t;
+    f.b = b; f.h = h; f.row = r; f.col = col;
+    snprintf(f.detail, sizeof f.detail, "%s", detail);
+    af_verdict_add(v, &f);
+}
+
+static af_tensor_id main_tensor(af_buffer_id b) {
+    static const af_tensor_id m[AF_BUF_COUNT] = {AF_T_Q, AF_T_K, AF_T_V, AF_T_O, AF_T_LSE, AF_T_DO, AF_T_DQ, AF_T_DK, AF_T_DV};
+    return m[b];
+}
+
+/* The oracle's value of output element (b, h, s, d) of tensor id, or NAN without one. */
+static double oracle_value(const af_case *c, const af_outputs *o, af_tensor_id id, int b, int h, int s, int d) {
+    if (!o) return NAN;
+    bool kv = id == AF_T_DK || id == AF_T_DV;
+    int H = kv ? c->heads_kv : c->heads_q, S = kv ? c->seqlen_kv : c->seqlen_q;
+    int D = id == AF_T_LSE ? 1 : (id == AF_T_O || id == AF_T_DV) ? c->head_dim_v : c->head_dim_qk;
+    const double *a = id == AF_T_O ? o->o : id == AF_T_LSE ? o->lse : id == AF_T_DQ ? o->dq : id == AF_T_DK ? o->dk : o->dv;
+    return a ? a[(((size_t)b * H + h) * S + s) * D + d] : NAN;
+}
+
+/* Is x = +-inf the correct rounding of the exact value to this storage type? (an exact
+ * gradient beyond fp16's range is inf in fp16: an overflow, not a kernel defect) */
+static bool overflow_is_correct(af_storage st, double exact, double x) {
+    if (!isinf(x) || !isfinite(exact)) return false;
+    uint8_t tmp[4];
+    af_storage_store(st, tmp, 0, (float)exact);
+    double r = af_storage_load(st, tmp, 0);
+    return isinf(r) && (r > 0) == (x > 0);
+}
+
+int af_check_buffers(const af_case *c, const af_tensors *t, const af_outputs *oracle, af_verdict *v) {
+    int before = v->n_findings;
+    char msg[256];
+    /* 1. guard margins of every buffer */
+    for (int i = 0; i < AF_BUF_COUNT; i++) {
+        if (!t->alloc[i]) continue;
+        const uint8_t *lo = t->alloc[i], *hi = t->alloc[i] + AF_GUARD_BYTES + t->bytes[i];
+        for (int k = 0; k < AF_GUARD_BYTES; k++) {
+            if (lo[k] != AF_GUARD_BYTE) {
+                snprintf(msg, sizeof msg, "guard before buffer %s changed at byte -%d", af_buffer_name((af_buffer_id)i), AF_GUARD_BYTES - k);
+                finding(v, AF_V_OUT_OF_BOUNDS, main_tensor((af_buffer_id)i), -1, -1, -1, -1, msg);
+                break;
+            }
+            if (hi[k] != AF_GUARD_BYTE) {
+                snprintf(msg, sizeof msg, "guard after buffer %s changed at byte +%d", af_buffer_name((af_buffer_id)i), k);
+                finding(v, AF_V_OUT_OF_BOUNDS, main_tensor((af_buffer_id)i), -1, -1, -1, -1, msg);
+                break;
+            }
+        }
+    }
+    /* 2. output buffers: owned elements (all rows of padded layouts, valid tokens of
+     *    ragged ones) vs gaps that must stay poisoned */
+    af_tensor_id outs[5] = {AF_T_O, AF_T_LSE, AF_T_DQ, AF_T_DK, AF_T_DV};
+    int nouts = c->backward ? 5 : 2;
+    af_buffer_id seen_bufs[AF_BUF_COUNT];
+    int nseen = 0;
+    for (int oi = 0; oi < nouts; oi++) {
+        af_buffer_id bid = t->plan.view[outs[oi]].buffer;
+        bool dup = false;
+        for (int k = 0; k < nseen; k++) dup |= seen_bufs[k] == bid;
+        if (dup) continue;
+        seen_bufs[nseen++] = bid;
+        int64_t n = t->plan.buffer_elems[bid];
+        uint8_t *owned = calloc((size_t)n, 1);
+        if (!owned) continue;
+        for (int tj = 0; tj < nouts; tj++) {
+            const af_tensor_view *w = &t->plan.view[outs[tj]];
+            if (w->buffer != bid) continue;
+            bool kv = outs[tj] == AF_T_DK || outs[tj] == AF_T_DV;
+            for (int b = 0; b < w->B; b++) {
+                int rows = w->ragged ? (kv ? af_case_len_kv(c, b) : af_case_len_q(c, b)) : w->S;
+                for (int h = 0; h < w->H; h++)
+                    for (int s = 0; s < rows; s++)
+                        for (int d = 0; d < w->D; d++) owned[af_layout_offset(&t->plan, outs[tj], b, h, s, d)] = 1;
+            }
+        }
+        for (int64_t e = 0; e < n; e++)
+            if (!owned[e] && !is_poison(t->plan.buffer_storage[bid], t->buf[bid], e)) {
+                snprintf(msg, sizeof msg, "write into a gap of buffer %s at element %lld", af_buffer_name(bid), (long long)e);
+                finding(v, AF_V_OUT_OF_BOUNDS, main_tensor(bid), -1, -1, -1, -1, msg);
+                break;
+            }
+        free(owned);
+    }
+    /* 3. judged elements: written, finite; fully masked rows follow the convention */
+    for (int oi = 0; oi < nouts; oi++) {
+        af_tensor_id id = outs[oi];
+        const af_tensor_view *w = &t->plan.view[id];
+        bool kv = id == AF_T_DK || id == AF_T_DV;
+        bool reported_unwritten = false, reported_nan = false, reported_conv = false;
+        for (int b = 0; b < w->B; b++) {
+            int rows = kv ? af_case_len_kv(c, b) : af_case_len_q(c, b);
+            for (int h = 0; h < w->H; h++)
+                for (int s = 0; s < rows; s++) {
+                    bool masked = !kv && af_row_fully_masked(c, b, s);
+                    for (int d = 0; d < w->D; d++) {
+                        int64_t off = af_layout_offset(&t->plan, id, b, h, s, d);
+                        if (is_poison(w->storage, t->buf[w->buffer], off)) {
+                            if (!reported_unwritten) {
+                                snprintf(msg, sizeof msg, "poison survived in %s", af_tensor_name(id));
+                                finding(v, AF_V_UNWRITTEN, id, b, h, s, id == AF_T_LSE ? -1 : d, msg);
+                                reported_unwritten = true;
+                            }
+                            continue;
+                        }
+                        double x = af_storage_load(w->storage, t->buf[w->buffer], off);
+                        if (masked && (id == AF_T_LSE)) {
+                            if (!(isinf(x) && x < 0) && !reported_conv) {
+                                snprintf(msg, sizeof msg, "fully masked row: LSE = %g, expected -inf", x);
+                                finding(v, isnan(x) ? AF_V_NAN_INF : AF_V_CONVENTION, id, b, h, s, -1, msg);
+                                reported_conv = true;
+                            }
+                            continue;
+                        }
+                        if (!isfinite(x)) {
+                            if (overflow_is_correct(w->storage, oracle_value(c, oracle, id, b, h, s, d), x)) continue;
+                            if (!reported_nan) {
+                                snprintf(msg, sizeof msg, "%s = %g%s", af_tensor_name(id), x, masked ? " in a fully masked row" : "");
+                                finding(v, AF_V_NAN_INF, id, b, h, s, id == AF_T_LSE ? -1 : d, msg);
+                                reported_nan = true;
+                            }
+                            continue;
+                        }
+                        if (masked && x != 0.0 && !reported_conv) {
+                            snprintf(msg, sizeof msg, "fully masked row: %s = %g, expected 0", af_tensor_name(id), x);
+                            finding(v, AF_V_CONVENTION, id, b, h, s, d, msg);
+                            reported_conv = true;
+                        }
+                    }
+                }
+        }
+    }
+    return v->n_findings - before;
+}
+
+/* One unit in the last place of the output storage at magnitude 1: fp16 2^-10,
+ * bf16 2^-7 (also mxfp8's O and gradients), E4M3 2^-3 (fp8_e4m3's O, one e4m3 ulp;
+ * and its gradients, also stored E4M3), fp32 LSE 2^-23. */
+static double unit_of(const af_case *c, af_tensor_id id) {
+    if (id == AF_T_LSE) return 0x1p-23;
+    if (id == AF_T_O && c->dtype == AF_DT_FP8_E4M3) return 0x1p-3;
+    if ((id == AF_T_DQ || id == AF_T_DK || id == AF_T_DV) && c->dtype == AF_DT_FP8_E4M3) return 0x1p-3;
+    return c->dtype == AF_DT_FP16 ? 0x1p-10 : 0x1p-7;
+}
+
+/* fp8_e4m3 LSE, judged row by row: a kernel whose Q K^T runs on FP8 tensor cores
+ * accumulates with fewer bits than fp32 (Hopper; docs/cudnn-findings.md F5), so each
+ * score of row i may be off by up to AF_FP8_ACC_UNIT * A_i, A_i = max_j scale *
+ * sum_d |q_d k_jd| (oracle->score_abs), and LSE, 1-Lipschitz in the scores' max norm,
+ * by as much. Row i passes iff |LSE_i - exact| <= allowed + AF_FP8_ACC_UNIT * A_i;
+ * st gets the worst row's ratio and allowance. */
+static void fp8_lse_rows(const af_case *c, const double *kernel, const double *oracle, const double *score_abs,
+                         double allowed, af_tensor_stats *st, int *wb, int *wh, int *ws, double *wk, double *wo,
+                         double *werr) {
+    double worst = -1;
+    for (int b = 0; b < c->batch; b++)
+        for (int h = 0; h < c->heads_q; h++)
+            for (int s = 0; s < af_case_len_q(c, b); s++) {
+                if (af_row_fully_masked(c, b, s)) continue;
+                size_t k = ((size_t)b * c->heads_q + h) * c->seqlen_q + s;
+                if (!isfinite(kernel[k])) continue;
+                double a = allowed + AF_FP8_ACC_UNIT * score_abs[k];
+                double e = fabs(kernel[k] - oracle[k]);
+                double r = a > 0 ? e / a : 0;
+                if (r > worst) {
+                    worst = r;
+                    st->allowed = a;
+                    *wb = b; *wh = h; *ws = s; *wk = kernel[k]; *wo = oracle[k]; *werr = e;
+                }
+            }
+    if (worst >= 0) st->ratio = worst;
+}
+
+int af_compare_outputs(const af_case *c, const af_outputs *kernel, const af_outputs *ref,
+                       const af_oracle_result *oracle, af_verdict *v) {
+    int before = v->n_findings;
+    af_tensor_id ids[5] = {AF_T_O, AF_T_LSE, AF_T_DQ, AF_T_DK, AF_T_DV};
+    const double *kv_[5] = {kernel->o, kernel->lse, kernel->dq, kernel->dk, kernel->dv};
+    const double *rv_[5] = {ref ? ref->o : NULL, ref ? ref->lse : NULL, ref ? ref->dq : NULL, ref ? ref->dk : NULL, ref ? ref->dv : NULL};
+    const double *ov_[5] = {oracle->out.o, oracle->out.lse, oracle->out.dq, oracle->out.dk, oracle->out.dv};
+    int n = c->backward ? 5 : 2;
+    for (int i = 0; i < n; i++) {
+        af_tensor_id id = ids[i];
+        bool kvside = id == AF_T_DK || id == AF_T_DV;
+        int H = kvside ? c->heads_kv : c->heads_q;
+        int S = kvside ? c->seqlen_kv : c->seqlen_q;
+        int D = id == AF_T_LSE ? 1 : (id == AF_T_O || id == AF_T_DV) ? c->head_dim_v : c->head_dim_qk;
+        af_tensor_stats *st = &v->stats[id];
+        memset(st, 0, sizeof *st);
+        double err = 0, err_ref = 0, maxmag = 0;
+        int wb = 0, wh = 0, ws = 0, wd = 0;
+        double wk = 0, wo = 0;
+        long long count = 0;
+        for (int b = 0; b < c->batch; b++) {
+            int rows = kvside ? af_case_len_kv(c, b) : af_case_len_q(c, b);
+            for (int h = 0; h < H; h++)
+                for (int s = 0; s < rows; s++) {
+                    if (!kvside && af_row_fully_masked(c, b, s)) continue; /* judged by af_check_buffers */
+                    for (int d = 0; d < D; d++) {
+                        size_t k = (((size_t)b * H + h) * S + s) * D + d;
+                        double o = ov_[i][k], x = kv_[i][k];
+                        if (!isfinite(x)) continue; /* nan_inf already reported */
+                        double e = fabs(x - o);
+                        if (fabs(o) > maxmag) maxmag = fabs(o);
+                        if (rv_[i] && isfinite(rv_[i][k]) && fabs(rv_[i][k] - o) > err_ref) err_ref = fabs(rv_[i][k] - o);
+                        if (e > err || count == 0) {
+                            if (e > err) err = e;
+                            wb = b; wh = h; ws = s; wd = d; wk = x; wo = o;
+                        }
+                        count++;
+                    }
+                }
+        }
+        st->judged = count > 0;
+        st->elements = count;
+        st->err = err;
+        st->err_ref = err_ref;
+        st->floor = fmax(unit_of(c, id) * maxmag, 0x1p-24);
+        if (id == AF_T_DQ || id == AF_T_DK || id == AF_T_DV) /* cancellation: verdict.h */
+            st->floor = fmax(st->floor, AF_GRAD_CANCEL_UNIT * (id == AF_T_DQ   ? oracle->grad.dq
+                                                               : id == AF_T_DK ? oracle->grad.dk
+                                                                               : oracle->grad.dv));
+        st->allowed = rv_[i] ? 2.0 * err_ref + st->floor : 8.0 * st->floor;
+        st->ratio = st->allowed > 0 ? err / st->allowed : 0;
+        if (id == AF_T_LSE && c->dtype == AF_DT_FP8_E4M3 && oracle->score_abs && count)
+            fp8_lse_rows(c, kv_[i], ov_[i], oracle->score_abs, st->allowed, st, &wb, &wh, &ws, &wk, &wo, &err);
+        st->b = wb; st->h = wh; st->row = ws; st->col = id == AF_T_LSE ? -1 : wd;
+        if (count && st->ratio > 1.0) {
+            af_finding f;
+            memset(&f, 0, sizeof f);
+            f.kind = AF_V_MISMATCH;
+            f.tensor = id;
+            f.b = wb; f.h = wh; f.row = ws; f.col = st->col;
+            f.error = err;
+            f.floor = st->allowed;
+            f.ratio = st->ratio;
+            f.kernel_value = wk;
+            f.oracle_value = wo;
+            snprintf(f.detail, sizeof f.detail, "kernel %.6g oracle %.6g reference err %.3g", wk, wo, err_ref);
+            af_verdict_add(v, &f);
+        }
+    }
+    return v->n_findings - before;
+}

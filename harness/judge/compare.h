@@ -1,0 +1,24 @@
+/* judge/compare.h — judging one run: buffer integrity, then numbers. */
+#ifndef ATTNFUZZ_COMPARE_H
+#define ATTNFUZZ_COMPARE_H
+
+#include "oracle/oracle.h"
+#include "judge/verdict.h"
+
+/* Guards around every buffer intact (else out_of_bounds); output gaps (stride_gap,
+ * thd gaps) still poisoned (else out_of_bounds); every judged output element written
+ * (else unwritten) and finite (else nan_inf, unless the oracle's exact value itself
+ * rounds to that infinity in the output type: oracle may be NULL); fully masked rows give O = 0 and
+ * LSE = -inf (else convention). Adds findings to v; returns their number. */
+int af_check_buffers(const af_case *c, const af_tensors *t, const af_outputs *oracle, af_verdict *v);
+
+/* Numeric comparison of kernel outputs against the oracle with the reference's
+ * error as floor (see verdict.h). ref may be NULL (no reference could run): then
+ * err_ref = 0 and the floor alone is allowed, times 8. */
+int af_compare_outputs(const af_case *c, const af_outputs *kernel, const af_outputs *ref,
+                       const af_oracle_result *oracle, af_verdict *v);
+
+/* Does row (b, h, i) see no key at all? (oracle's mask rule) */
+bool af_row_fully_masked(const af_case *c, int b, int i);
+
+#endif

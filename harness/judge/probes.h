@@ -1,0 +1,108 @@
+/* judge/probes.h — the judge's probes: extra runs of the backend under test on
+ * changed inputs or a changed case, each judged by a property that every correct
+ * kernel has, whatever its rounding.
+ *
+ *   determinism  (AF_V_NONDETERMINISTIC)  identical inputs -> identical bits, for a
+ *                backend that declares AF_BACKEND_DETERMINISTIC. Otherwise the
+ *                run-to-run spread is measured and becomes the other probes'
+ *                tolerance (2 * spread + 2 ulp), so noise is not reported as a leak.
+ *   visibility   (AF_V_LEAK)  perturb inputs that the mask hides from a set of
+ *                outputs (future / out-of-window / padding keys, Q and dO rows that
+ *                cannot see a key, padding rows, stride and thd gaps); those outputs
+ *                must stay bitwise identical.
+ *   inclusion    (AF_V_INERT)  perturb a visible V row (and a Q row) so much that
+ *                every correct kernel's rounded O (and LSE) must move.
+ *   feature      (AF_V_FEATURE_IGNORED)  rerun with causal -> none, window -> none,
+ *                scale -> 2 * scale, alignment flipped; outputs whose exact value moves
+ *                by more than any correct kernel's error must move.
+ *
+ * Which outputs a perturbation can reach comes from the oracle's mask rule
+ * (mask_spec.h), never from the backend:
+ *   O_i, LSE_i   <- q_i, K/V of the keys row i sees
+ *   dQ_i         <- q_i, dO_i, K/V of the keys row i sees
+ *   dK_j, dV_j   <- q_i, dO_i of every row i (of every query head of the group) that
+ *                   sees j, and K/V of every key any such row sees (through O_i, LSE_i)
+ * Everything else (other sequences, other heads, padding, gaps) is independent.
+ *
+ * Cost: extra backend runs per case, at most
+ *   determinism_runs (2 for a backend that is not deterministic) + visibility_runs
+ *   + 1 (inclusion) + feature_runs;  with the defaults 1 + 3 + 1 + 3 = 8.
+ */
+#ifndef ATTNFUZZ_PROBES_H
+#define ATTNFUZZ_PROBES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "backends/backend.h"
+#include "judge/verdict.h"
+
+/* A zeroed af_probe_opts runs nothing; af_probe_opts_default turns everything on. */
+typedef struct {
+    bool determinism;
+    bool visibility;
+    bool inclusion;
+    bool feature;
+    int determinism_runs;  /* extra identical runs (default 1; at least 2 are made for a
+                              backend that is not deterministic while other probes run) */
+    int visibility_runs;   /* hidden sets, one run each (default 3) */
+    int feature_runs;      /* toggles, one run each (default 3) */
+    int keys_per_set;      /* tokens in the random hidden set (default 8) */
+    uint64_t salt;         /* mixed into the case seed for the probes' choices */
+} af_probe_opts;
+
+void af_probe_opts_default(af_probe_opts *o);
+
+/* Which hidden input set moved which output row, for reports (drawn as a PNG by
+ * triage). Row r, column k: cells[r * cols + k]
+ *   bit 0 (AF_LEAK_CHANGED): some element of the row changed in the run of set k
+ *   bit 1 (AF_LEAK_VISIBLE): the set holds an input the row may depend on
+ * so 1 = leak, 0 = hidden and unchanged, 2 = visible and unchanged, 3 = visible and
+ * changed. Rows: sampled O rows of the probed (sequence, head) ("O b0 h1 r12": O, LSE
+ * and dQ of that row), then with backward sampled key rows ("dK b0 h0 k5": dK, dV).
+ * Columns: the hidden sets that ran. */
+enum { AF_LEAK_CHANGED = 1, AF_LEAK_VISIBLE = 2 };
+#define AF_LEAK_LABEL 96
+typedef struct {
+    int rows, cols;
+    unsigned char *cells;              /* rows * cols */
+    char (*row_labels)[AF_LEAK_LABEL]; /* rows */
+    char (*col_labels)[AF_LEAK_LABEL]; /* cols */
+} af_leak_matrix;
+
+void af_leak_matrix_free(af_leak_matrix *m);
+
+/* What the probes did (for logs and tests). */
+typedef struct {
+    int extra_runs;                /* backend runs made by the probes */
+    int failed_runs;               /* extra runs that did not return AF_RUN_OK */
+    bool exact;                    /* compared bits (deterministic) or with tolerance */
+    double spread[AF_T_COUNT];     /* max |run - run| seen per tensor */
+    double tolerance[AF_T_COUNT];  /* allowed run-to-run difference (0 when exact) */
+    int hidden_sets;               /* visibility runs made */
+    long long protected_checked;   /* output rows compared under a hidden set */
+    int inclusion_checked;         /* elements that had to move */
+    int feature_toggles;           /* toggled runs made */
+    int feature_checked;           /* elements that had to move under a toggle */
+    char notes[512];               /* probes skipped and why */
+} af_probe_stats;
+
+/* The run being probed. The template holds the case's inputs laid out with outputs
+ * poisoned (af_prepared.tensors); baseline holds the buffers after the judged run of
+ * the same backend and engine on a copy of the template. */
+typedef struct {
+    const af_case *c;
+    const af_tensors *template_tensors;
+    const af_inputs *inputs;           /* dense exact inputs of the template */
+    const af_tensors *baseline;
+    const af_run_info *baseline_info;
+    af_backend *be;
+    const char *engine;                /* "" = default */
+} af_probe_target;
+
+/* Run the enabled probes; findings go to v (af_verdict_add). leaks and stats may be
+ * NULL; a leak matrix is allocated here (free with af_leak_matrix_free). Returns the
+ * number of findings added. */
+int af_probes_run(const af_probe_opts *o, const af_probe_target *tg, af_verdict *v,
+                  af_leak_matrix *leaks, af_probe_stats *stats);
+
+#endif

@@ -1,0 +1,14 @@
+/* judge/problem.h — the oracle's problem of a case: sizes, actual lengths, the mask
+ * rule and the scale around the case's dense inputs. The judge builds it, so the oracle
+ * never sees the case struct. */
+#ifndef ATTNFUZZ_JUDGE_PROBLEM_H
+#define ATTNFUZZ_JUDGE_PROBLEM_H
+
+#include "model/case.h"
+#include "oracle/oracle.h"
+
+/* len_q, len_kv: [AF_MAX_BATCH] arrays the problem points into (caller-owned). */
+void af_oracle_problem_from_case(af_oracle_problem *p, const af_case *c, const af_inputs *in,
+                                 int *len_q, int *len_kv);
+
+#endif

@@ -1,0 +1,92 @@
+/* judge/verdict.h — what a run of one case concluded.
+ *
+ * Comparison criterion per tensor T in {O, LSE, dQ, dK, dV} (FlashAttention's, with a
+ * floor measured per case):
+ *   err(T)     = max |kernel - oracle| over judged elements
+ *   err_ref(T) = max |reference - oracle|, reference = the cpu backend (plain
+ *                low-precision computation in the case dtype)
+ *   floor(T)   = noise floor at the output's magnitude: one unit in the last place
+ *                of the output storage type at max |oracle| (2^-10 fp16, 2^-7 bf16,
+ *                2^-3 for fp8_e4m3's E4M3 O, dQ, dK, dV, 2^-23 for the fp32 LSE), never
+ *                below 2^-24
+ *   allowed(T) = 2 * err_ref(T) + floor(T);  ratio = err / allowed; pass iff ratio <= 1
+ * fp8_e4m3 LSE is judged per row with allowed(LSE) + AF_FP8_ACC_UNIT * A_i, A_i the
+ * row's score magnitude max_j scale * sum_d |q_d k_jd|: FP8 tensor cores accumulate
+ * Q K^T with fewer bits than fp32 (docs/cudnn-findings.md F5: on the H200 the worst
+ * row seen was 2^-10.1 * A_i, most 2^-13..2^-15; the unit leaves a factor 4).
+ */
+#ifndef ATTNFUZZ_VERDICT_H
+#define ATTNFUZZ_VERDICT_H
+
+#define AF_FP8_ACC_UNIT 0x1p-8
+/* Gradients: floor(T) is at least AF_GRAD_CANCEL_UNIT * M_T, M_T the term magnitude of
+ * T (af_oracle_grad_abs: e.g. dQ_i = scale sum_j P_ij (dP_ij - D_i) k_j with absolute
+ * values). When T cancels to ~0 (a row that sees one key has P = 1 and dP = D, so dQ =
+ * dK = 0 exactly) a kernel computing dP and D in fp32 in its own order leaves noise of
+ * ~2^-24 * M_T; the H200 campaign of docs/cudnn-campaign.md saw 2^-23 * M. 2^-18 leaves
+ * room for longer fp32 sums and is far below one fp16/bf16 ulp of any gradient that
+ * does not cancel. */
+#define AF_GRAD_CANCEL_UNIT 0x1p-18
+
+#include "backends/backend.h"
+#include "model/layout.h"
+
+typedef enum {
+    AF_V_PASS = 0,
+    AF_V_MISMATCH,
+    AF_V_NAN_INF,
+    AF_V_UNWRITTEN,
+    AF_V_OUT_OF_BOUNDS,
+    AF_V_LEAK,
+    AF_V_INERT,
+    AF_V_FEATURE_IGNORED,
+    AF_V_NONDETERMINISTIC,
+    AF_V_CRASH,
+    AF_V_HANG,
+    AF_V_DECLINED,
+    AF_V_CLAIM_MISMATCH,
+    AF_V_RESOURCE,
+    AF_V_CONVENTION,       /* fully masked rows differ from O = 0, LSE = -inf */
+    AF_V_COUNT
+} af_verdict_kind;
+
+typedef struct {
+    af_verdict_kind kind;
+    af_tensor_id tensor;
+    int b, h, row, col;        /* worst element; col = d index (-1 for LSE) */
+    double error, floor, ratio;
+    double kernel_value, oracle_value;
+    char detail[256];
+} af_finding;
+
+typedef struct {
+    bool judged;
+    double err, err_ref, floor, allowed, ratio;
+    int b, h, row, col;        /* worst element */
+    long long elements;        /* judged elements */
+} af_tensor_stats;
+
+#define AF_MAX_FINDINGS 16
+
+typedef struct {
+    af_verdict_kind kind;      /* the first finding's kind, or PASS / DECLINED */
+    int n_findings;
+    af_finding findings[AF_MAX_FINDINGS];
+    af_tensor_stats stats[AF_T_COUNT];
+    af_run_info info;
+    char backend[AF_NAME_MAX];
+    char reason[512];          /* decline / crash reason */
+    double oracle_bound_rel;
+    double oracle_seconds;
+} af_verdict;
+
+const char *af_verdict_name(af_verdict_kind k);
+/* Parse a verdict name; -1 when unknown. */
+int af_verdict_from_name(const char *name);
+void af_verdict_init(af_verdict *v, const char *backend);
+/* Add a finding (kept when there is room); the verdict's kind becomes the first one's. */
+void af_verdict_add(af_verdict *v, const af_finding *f);
+/* One line: "FINDING mismatch O b0 h1 r5 c3 err=... floor=... ratio=..." or "pass ...". */
+void af_verdict_line(const af_verdict *v, char *buf, size_t cap);
+
+#endif

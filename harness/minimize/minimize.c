@@ -1,0 +1,384 @@
+/* minimize.c — shrink a failing case while it keeps failing the same way (same verdict
+ * kind, backend / engine and tensor: af_finding_identity). */
+#include "minimize/minimize.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_CANDIDATES 96
+
+void af_min_opts_default(af_min_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->max_runs = 200;
+}
+
+int af_case_features(const af_case *c) {
+    int n = 0;
+    n += c->dtype != AF_DT_FP16;
+    n += c->has_seqlens;
+    n += c->layout != AF_LAYOUT_BSHD;
+    n += c->packing != AF_PACK_SEPARATE;
+    n += c->stride_gap != 0;
+    n += c->thd_gap != 0;
+    n += c->page_size != 0;
+    n += c->mask != AF_MASK_NONE;
+    n += c->align != AF_ALIGN_TOP_LEFT;
+    n += c->window_left >= 0;
+    n += c->window_right >= 0;
+    n += c->has_scale;
+    n += c->backward;
+    n += c->cp_size > 1;
+    n += c->n_data - 1;
+    n += !(c->data[0].kind == AF_DATA_NORMAL && c->data[0].p0 == 1.0);
+    n += c->seed != 1;
+    return n;
+}
+
+static long long lengths_sum(const af_case *c) {
+    long long s = 0;
+    if (c->has_seqlens)
+        for (int b = 0; b < c->batch; b++) s += c->seqlens_q[b] + c->seqlens_kv[b];
+    return s;
+}
+
+/* Window tie-break: no left bound before a left bound, then the smaller left bound,
+ * then likewise on the right (a window that fails on either side ends on the right,
+ * and a bound as small as still fails: one minimised class per window bug). */
+static int window_cmp(const af_case *a, const af_case *b) {
+    int ka[4] = {a->window_left >= 0, a->window_left, a->window_right >= 0, a->window_right};
+    int kb[4] = {b->window_left >= 0, b->window_left, b->window_right >= 0, b->window_right};
+    for (int i = 0; i < 4; i++)
+        if (ka[i] != kb[i]) return ka[i] < kb[i] ? -1 : 1;
+    return 0;
+}
+
+/* Is a strictly simpler than b? (cost, then features, then ragged lengths, then the
+ * window bounds) */
+static bool simpler(const af_case *a, const af_case *b) {
+    double ca = af_case_cost(a), cb = af_case_cost(b);
+    if (ca != cb) return ca < cb;
+    int fa = af_case_features(a), fb = af_case_features(b);
+    if (fa != fb) return fa < fb;
+    long long la = lengths_sum(a), lb = lengths_sum(b);
+    if (la != lb) return la < lb;
+    return window_cmp(a, b) < 0;
+}
+
+typedef struct {
+    af_case items[MAX_CANDIDATES];
+    int n;
+} candidates;
+
+static void add(candidates *cs, const af_case *c) {
+    if (cs->n < MAX_CANDIDATES) cs->items[cs->n++] = *c;
+}
+
+static void with_batch(candidates *cs, const af_case *c, int nb, int first) {
+    if (nb < 1 || nb >= c->batch + (first > 0) || first + nb > c->batch) return;
+    af_case t = *c;
+    t.batch = nb;
+    if (c->has_seqlens) {
+        memmove(t.seqlens_q, c->seqlens_q + first, (size_t)nb * sizeof(int));
+        memmove(t.seqlens_kv, c->seqlens_kv + first, (size_t)nb * sizeof(int));
+        for (int b = nb; b < AF_MAX_BATCH; b++) t.seqlens_q[b] = t.seqlens_kv[b] = 0;
+    }
+    add(cs, &t);
+}
+
+static void pass_batch(candidates *cs, const af_case *c) {
+    with_batch(cs, c, 1, 0);
+    for (int b = 1; b < c->batch && b < 8; b++) with_batch(cs, c, 1, b); /* the one sequence that matters */
+    with_batch(cs, c, c->batch / 2, 0);
+    with_batch(cs, c, c->batch / 2, c->batch - c->batch / 2);
+    with_batch(cs, c, c->batch - 1, 0);
+    with_batch(cs, c, c->batch - 1, 1);
+}
+
+static void pass_heads(candidates *cs, const af_case *c) {
+    static const int hq_try[] = {1, 2, 3, 4, 6, 8, 16};
+    for (size_t i = 0; i < sizeof hq_try / sizeof hq_try[0]; i++) {
+        int hq = hq_try[i];
+        if (hq > c->heads_q) break;
+        for (int hkv = 1; hkv <= hq && hkv <= c->heads_kv; hkv++) {
+            if (hq % hkv || (hq == c->heads_q && hkv == c->heads_kv)) continue;
+            af_case t = *c;
+            t.heads_q = hq;
+            t.heads_kv = hkv;
+            add(cs, &t);
+        }
+    }
+    if (c->heads_kv % 2 == 0) {
+        af_case t = *c;
+        t.heads_q /= 2;
+        t.heads_kv /= 2;
+        add(cs, &t);
+    }
+}
+
+static void with_seqlens(candidates *cs, const af_case *c, int sq, int skv) {
+    if (sq < 1 || skv < 1 || (sq == c->seqlen_q && skv == c->seqlen_kv)) return;
+    if (sq > c->seqlen_q || skv > c->seqlen_kv) return;
+    af_case t = *c;
+    t.seqlen_q = sq;
+    t.seqlen_kv = skv;
+    if (t.has_seqlens)
+        for (int b = 0; b < t.batch; b++) {
+            if (t.seqlens_q[b] > sq) t.seqlens_q[b] = sq;
+            if (t.seqlens_kv[b] > skv) t.seqlens_kv[b] = skv;
+        }
+    add(cs, &t);
+}
+
+static void pass_seqlen(candidates *cs, const af_case *c) {
+    int sq = c->seqlen_q, skv = c->seqlen_kv, d = skv - sq;
+    /* together, keeping the relation between them */
+    if (sq == skv) {
+        int v[] = {1, 2, sq / 2, sq - 16, sq - 8, sq - 1};
+        for (int i = 0; i < 6; i++) with_seqlens(cs, c, v[i], v[i]);
+    } else {
+        /* equal lengths first: sq = skv makes the alignment irrelevant, one class for
+         * the findings that fail either way */
+        int m = sq < skv ? sq : skv;
+        with_seqlens(cs, c, m, m);
+        with_seqlens(cs, c, sq / 2, skv / 2);
+        with_seqlens(cs, c, sq - 8, skv - 8);
+        with_seqlens(cs, c, sq - 1, skv - 1);
+        if (d > 0) with_seqlens(cs, c, 1, 1 + d);
+        else with_seqlens(cs, c, 1 - d, 1);
+    }
+    int v[] = {1, 2, 0, 0, 0};
+    v[2] = sq / 2, v[3] = sq - 8, v[4] = sq - 1;
+    for (int i = 0; i < 5; i++) with_seqlens(cs, c, v[i], skv);
+    v[2] = skv / 2, v[3] = skv - 8, v[4] = skv - 1;
+    for (int i = 0; i < 5; i++) with_seqlens(cs, c, sq, v[i]);
+}
+
+static void pass_head_dim(candidates *cs, const af_case *c) {
+    static const int dims[] = {8, 16, 24, 32, 40, 48, 64, 72, 80, 96, 104, 128, 160, 192, 256, 384, 512};
+    size_t n = sizeof dims / sizeof dims[0];
+    af_case t;
+    if (c->head_dim_qk != c->head_dim_v) { /* equal head dims: one class less */
+        t = *c;
+        t.head_dim_qk = t.head_dim_v = c->head_dim_qk < c->head_dim_v ? c->head_dim_qk : c->head_dim_v;
+        add(cs, &t);
+    }
+    if (c->head_dim_qk == c->head_dim_v)
+        for (size_t i = 0; i < n && dims[i] < c->head_dim_qk; i++) {
+            t = *c;
+            t.head_dim_qk = t.head_dim_v = dims[i];
+            add(cs, &t);
+        }
+    for (size_t i = 0; i < n && dims[i] < c->head_dim_qk; i++) {
+        t = *c;
+        t.head_dim_qk = dims[i];
+        add(cs, &t);
+    }
+    for (size_t i = 0; i < n && dims[i] < c->head_dim_v; i++) {
+        t = *c;
+        t.head_dim_v = dims[i];
+        add(cs, &t);
+    }
+    if (c->head_dim_qk > 1 && c->head_dim_qk <= 8) { /* below the table: halve, then step */
+        t = *c;
+        t.head_dim_qk /= 2;
+        if (c->head_dim_v == c->head_dim_qk) t.head_dim_v = t.head_dim_qk;
+        add(cs, &t);
+    }
+    if (c->head_dim_v > 1 && c->head_dim_v <= 8 && c->head_dim_v != c->head_dim_qk) {
+        t = *c;
+        t.head_dim_v /= 2;
+        add(cs, &t);
+    }
+    if (c->head_dim_qk > 1) {
+        t = *c;
+        t.head_dim_qk--;
+        if (c->head_dim_v == c->head_dim_qk) t.head_dim_v--;
+        add(cs, &t);
+    }
+    if (c->head_dim_v > 1 && c->head_dim_v != c->head_dim_qk) {
+        t = *c;
+        t.head_dim_v--;
+        add(cs, &t);
+    }
+}
+
+static void pass_cp(candidates *cs, const af_case *c) {
+    if (c->cp_size <= 1) return;
+    af_case t = *c;
+    t.cp_size = 1;
+    t.cp_comm = AF_CP_NONE;
+    add(cs, &t);
+    if (c->cp_size / 2 > 1) {
+        t = *c;
+        t.cp_size /= 2;
+        add(cs, &t);
+    }
+}
+
+static void pass_features(candidates *cs, const af_case *c) {
+    af_case t;
+#define TRY(cond, stmt) \
+    if (cond) {         \
+        t = *c;         \
+        stmt;           \
+        add(cs, &t);    \
+    }
+    TRY(c->page_size, t.page_size = 0);
+    TRY(c->stride_gap, t.stride_gap = 0);
+    TRY(c->thd_gap, t.thd_gap = 0);
+    TRY(c->packing != AF_PACK_SEPARATE, t.packing = AF_PACK_SEPARATE);
+    TRY(c->packing == AF_PACK_QKV, t.packing = AF_PACK_KV);
+    TRY(c->layout != AF_LAYOUT_BSHD && c->layout != AF_LAYOUT_THD, t.layout = AF_LAYOUT_BSHD);
+    TRY(c->layout == AF_LAYOUT_THD, (t.layout = AF_LAYOUT_BSHD, t.thd_gap = 0));
+    TRY(c->has_seqlens && c->layout != AF_LAYOUT_THD,
+        (t.has_seqlens = false, memset(t.seqlens_q, 0, sizeof t.seqlens_q), memset(t.seqlens_kv, 0, sizeof t.seqlens_kv)));
+    TRY(c->window_left >= 0, t.window_left = -1);
+    TRY(c->window_right >= 0, t.window_right = -1);
+    TRY(c->mask == AF_MASK_CAUSAL, t.mask = AF_MASK_NONE);
+    TRY(c->align == AF_ALIGN_BOTTOM_RIGHT, t.align = AF_ALIGN_TOP_LEFT);
+    TRY(c->backward, t.backward = false);
+    TRY(c->has_scale, (t.has_scale = false, t.scale = 0));
+    TRY(c->dtype != AF_DT_FP16, t.dtype = AF_DT_FP16);
+#undef TRY
+}
+
+/* Window bounds: smaller (0, half, minus one), moved to the other side, and mirrored
+ * (sides swapped with the alignment toggled: a left window with bottom-right
+ * alignment and a right one with top-left hide the same corner when sq < skv). */
+static void pass_window(candidates *cs, const af_case *c) {
+    af_case t;
+    for (int side = 0; side < 2; side++) {
+        int w = side ? c->window_right : c->window_left;
+        int v[] = {0, w / 2, w - 1};
+        for (int i = 0; i < 3 && w > 0; i++) {
+            if (v[i] < 0 || v[i] >= w || (i > 0 && v[i] == v[i - 1])) continue;
+            t = *c;
+            if (side) t.window_right = v[i];
+            else t.window_left = v[i];
+            add(cs, &t);
+        }
+    }
+    if (c->window_left != c->window_right) {
+        t = *c;
+        t.window_left = c->window_right;
+        t.window_right = c->window_left;
+        add(cs, &t);
+        t.align = c->align == AF_ALIGN_TOP_LEFT ? AF_ALIGN_BOTTOM_RIGHT : AF_ALIGN_TOP_LEFT;
+        add(cs, &t);
+    }
+}
+
+static void pass_data(candidates *cs, const af_case *c) {
+    af_case t;
+    for (int i = c->n_data - 1; i >= 1; i--) {
+        t = *c;
+        memmove(&t.data[i], &t.data[i + 1], (size_t)(t.n_data - i - 1) * sizeof t.data[0]);
+        t.n_data--;
+        memset(&t.data[t.n_data], 0, sizeof t.data[0]);
+        add(cs, &t);
+    }
+    if (!(c->data[0].kind == AF_DATA_NORMAL && c->data[0].p0 == 1.0)) {
+        t = *c;
+        t.data[0] = (af_data_term){AF_DATA_NORMAL, 1.0, 0};
+        add(cs, &t);
+    }
+    if (c->seed != 1) {
+        t = *c;
+        t.seed = 1;
+        add(cs, &t);
+    }
+}
+
+static void pass_lengths(candidates *cs, const af_case *c) {
+    if (!c->has_seqlens) return;
+    for (int b = 0; b < c->batch; b++)
+        for (int kv = 0; kv < 2; kv++) {
+            int len = kv ? c->seqlens_kv[b] : c->seqlens_q[b];
+            int v[] = {1, len / 2, len - 1};
+            for (int i = 0; i < 3; i++) {
+                if (v[i] < 1 || v[i] >= len) continue;
+                af_case t = *c;
+                if (kv) t.seqlens_kv[b] = v[i];
+                else t.seqlens_q[b] = v[i];
+                add(cs, &t);
+            }
+        }
+}
+
+typedef void (*pass_fn)(candidates *, const af_case *);
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int af_minimize(const af_case *c, af_min_run_fn run, void *user, const af_min_opts *o, af_min_result *r) {
+    af_min_opts def;
+    if (!o) {
+        af_min_opts_default(&def);
+        o = &def;
+    }
+    memset(r, 0, sizeof *r);
+    r->best = *c;
+    r->cost_before = r->cost_after = af_case_cost(c);
+    double t0 = now_s();
+    if (run(c, user, &r->verdict)) return -1;
+    r->runs = 1;
+    if (r->verdict.n_findings == 0) return 1;
+    af_signature(c, &r->verdict, r->raw_signature, sizeof r->raw_signature);
+    snprintf(r->signature, sizeof r->signature, "%s", r->raw_signature);
+    af_finding_identity(c, &r->verdict, r->identity, sizeof r->identity);
+
+    /* Features before sizes: on the big case a window side, the alignment, paging ...
+     * are usually not needed and go; shrunk first, the tiny case would need whichever
+     * of them it started with, and findings of one bug would end in more classes. */
+    static const pass_fn passes[] = {pass_batch, pass_heads, pass_cp, pass_features, pass_window, pass_data,
+                                     pass_seqlen, pass_head_dim, pass_lengths};
+    static const char *const pass_names[] = {"batch", "heads", "cp", "layout/mask", "window", "data",
+                                             "seqlen", "head_dim", "lengths"};
+    candidates *cs = malloc(sizeof *cs);
+    if (!cs) return -1;
+    bool progress = true;
+    while (progress && !r->budget_exhausted) {
+        progress = false;
+        for (size_t p = 0; p < sizeof passes / sizeof passes[0] && !r->budget_exhausted; p++) {
+            bool accepted = true;
+            while (accepted && !r->budget_exhausted) {
+                accepted = false;
+                cs->n = 0;
+                passes[p](cs, &r->best);
+                for (int i = 0; i < cs->n; i++) {
+                    af_case *cand = &cs->items[i];
+                    af_error err;
+                    if (!simpler(cand, &r->best) || af_case_validate(cand, &err)) continue;
+                    if (r->runs >= o->max_runs || (o->max_seconds > 0 && now_s() - t0 > o->max_seconds)) {
+                        r->budget_exhausted = true;
+                        break;
+                    }
+                    af_verdict v;
+                    r->runs++;
+                    if (run(cand, user, &v) || v.n_findings == 0) continue;
+                    char id[AF_SIGNATURE_MAX];
+                    af_finding_identity(cand, &v, id, sizeof id);
+                    if (strcmp(id, r->identity)) continue; /* another failure: not this finding */
+                    r->best = *cand;
+                    r->verdict = v;
+                    r->accepted++;
+                    accepted = progress = true;
+                    if (o->log)
+                        fprintf(o->log, "minimize: %-11s -> b%d h%d/%d s%d/%d d%d/%d cost %.4g (run %d)\n", pass_names[p],
+                                r->best.batch, r->best.heads_q, r->best.heads_kv, r->best.seqlen_q, r->best.seqlen_kv,
+                                r->best.head_dim_qk, r->best.head_dim_v, af_case_cost(&r->best), r->runs);
+                    break;
+                }
+            }
+        }
+    }
+    free(cs);
+    r->cost_after = af_case_cost(&r->best);
+    af_signature(&r->best, &r->verdict, r->signature, sizeof r->signature);
+    return 0;
+}

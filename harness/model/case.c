@@ -1,0 +1,636 @@
+/* case.c — the .case text format: parse, validate, print (canonical form).
+ *
+ * Format: one `key = value` per line, `#` starts a comment, blank lines ignored.
+ * Unknown keys, repeated keys and bad values are errors naming file:line and field.
+ */
+#include "model/case.h"
+#include "util/strbuf.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const dtype_names[] = {"fp16", "bf16", "fp8_e4m3", "mxfp8"};
+static const char *const layout_names[] = {"bshd", "sbhd", "bhsd", "thd"};
+static const char *const packing_names[] = {"separate", "kv", "qkv"};
+static const char *const cp_names[] = {"none", "p2p", "all_gather", "a2a", "a2a+p2p"};
+static const char *const data_names[] = {"normal", "uniform", "outlier_channels", "sink",
+                                         "low_lse", "block_range", "zeros"};
+/* Parameters each data term takes (p0 only, or p0 and p1). */
+static const int data_params[] = {1, 1, 2, 1, 2, 1, 1};
+
+const char *af_dtype_name(af_dtype d) { return dtype_names[d]; }
+const char *af_layout_name(af_layout l) { return layout_names[l]; }
+const char *af_packing_name(af_packing p) { return packing_names[p]; }
+const char *af_cp_comm_name(af_cp_comm c) { return cp_names[c]; }
+const char *af_data_kind_name(af_data_kind k) { return data_names[k]; }
+
+const char *af_mask_text(const af_case *c) {
+    if (c->has_seqlens && c->layout != AF_LAYOUT_THD)
+        return c->mask == AF_MASK_CAUSAL ? "padding_causal" : "padding";
+    return c->mask == AF_MASK_CAUSAL ? "causal" : "none";
+}
+
+void af_case_defaults(af_case *c) {
+    memset(c, 0, sizeof *c);
+    c->dtype = AF_DT_FP16;
+    c->batch = 1;
+    c->heads_q = 1;
+    c->heads_kv = 1;
+    c->seqlen_q = 16;
+    c->seqlen_kv = 16;
+    c->head_dim_qk = 64;
+    c->head_dim_v = 64;
+    c->layout = AF_LAYOUT_BSHD;
+    c->packing = AF_PACK_SEPARATE;
+    c->mask = AF_MASK_NONE;
+    c->align = AF_ALIGN_TOP_LEFT;
+    c->window_left = -1;
+    c->window_right = -1;
+    c->cp_size = 1;
+    c->cp_comm = AF_CP_NONE;
+    c->seed = 1;
+    c->n_data = 1;
+    c->data[0].kind = AF_DATA_NORMAL;
+    c->data[0].p0 = 1.0;
+}
+
+float af_case_scale(const af_case *c) {
+    if (c->has_scale) return c->scale;
+    return (float)(1.0 / sqrt((double)c->head_dim_qk));
+}
+
+int af_case_len_q(const af_case *c, int b) { return c->has_seqlens ? c->seqlens_q[b] : c->seqlen_q; }
+int af_case_len_kv(const af_case *c, int b) { return c->has_seqlens ? c->seqlens_kv[b] : c->seqlen_kv; }
+
+void af_error_format(const af_error *e, char *buf, size_t cap) {
+    if (e->line > 0)
+        snprintf(buf, cap, "%s:%d: %s: %s", e->file, e->line, e->field, e->message);
+    else
+        snprintf(buf, cap, "%s: %s: %s", e->file, e->field, e->message);
+}
+
+/* ---- errors ---- */
+
+typedef struct {
+    const char *name;
+    af_error *err;
+    int line_of[64]; /* line where each field index was set (0 = default) */
+} parse_ctx;
+
+static int set_error(af_error *err, const char *file, int line, const char *field,
+                     const char *fmt, ...) {
+    if (!err) return -1;
+    snprintf(err->file, sizeof err->file, "%s", file ? file : "<case>");
+    err->line = line;
+    snprintf(err->field, sizeof err->field, "%s", field);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* ---- value parsers (strict: the whole value must be consumed) ---- */
+
+static int parse_int(const char *s, long lo, long hi, int *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_u64(const char *s, uint64_t *out) {
+    char *end;
+    errno = 0;
+    if (*s == '-' || *s == '\0') return -1;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (errno || *end) return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+static int parse_double(const char *s, double *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(v)) return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_enum(const char *s, const char *const *names, int n) {
+    for (int i = 0; i < n; i++)
+        if (strcmp(s, names[i]) == 0) return i;
+    return -1;
+}
+
+static int parse_bool(const char *s, bool *out) {
+    if (!strcmp(s, "yes") || !strcmp(s, "true") || !strcmp(s, "1")) { *out = true; return 0; }
+    if (!strcmp(s, "no") || !strcmp(s, "false") || !strcmp(s, "0")) { *out = false; return 0; }
+    return -1;
+}
+
+/* "3,5,0" -> list; returns count or -1. */
+static int parse_int_list(const char *s, int *out, int cap, int lo, int hi) {
+    int n = 0;
+    char tmp[4096];
+    if (strlen(s) >= sizeof tmp) return -1;
+    strcpy(tmp, s);
+    char *save = NULL;
+    for (char *tok = strtok_r(tmp, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        while (isspace((unsigned char)*tok)) tok++;
+        char *e = tok + strlen(tok);
+        while (e > tok && isspace((unsigned char)e[-1])) *--e = 0;
+        if (n >= cap || parse_int(tok, lo, hi, &out[n]) != 0) return -1;
+        n++;
+    }
+    return n;
+}
+
+/* data = normal:1 outlier_channels:2:30 ... */
+static int parse_data(const char *s, af_case *c, char *why, size_t cap) {
+    char tmp[1024];
+    if (strlen(s) >= sizeof tmp) { snprintf(why, cap, "value too long"); return -1; }
+    strcpy(tmp, s);
+    c->n_data = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(tmp, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
+        if (c->n_data >= AF_MAX_DATA_TERMS) { snprintf(why, cap, "more than %d terms", AF_MAX_DATA_TERMS); return -1; }
+        char *parts[4];
+        int np = 0;
+        char *save2 = NULL;
+        for (char *p = strtok_r(tok, ":", &save2); p && np < 4; p = strtok_r(NULL, ":", &save2)) parts[np++] = p;
+        int kind = parse_enum(parts[0], data_names, AF_DATA_KIND_COUNT);
+        if (kind < 0) {
+            snprintf(why, cap, "unknown term '%s' (normal, uniform, outlier_channels, sink, low_lse, block_range, zeros)", parts[0]);
+            return -1;
+        }
+        if (np - 1 != data_params[kind]) {
+            snprintf(why, cap, "term '%s' takes %d parameter(s), got %d", parts[0], data_params[kind], np - 1);
+            return -1;
+        }
+        af_data_term *t = &c->data[c->n_data++];
+        t->kind = (af_data_kind)kind;
+        t->p0 = t->p1 = 0;
+        if (parse_double(parts[1], &t->p0) || (np > 2 && parse_double(parts[2], &t->p1))) {
+            snprintf(why, cap, "term '%s': bad number", parts[0]);
+            return -1;
+        }
+    }
+    if (c->n_data == 0) { snprintf(why, cap, "empty"); return -1; }
+    return 0;
+}
+
+/* Field table: index used for line tracking and duplicate detection. */
+enum {
+    F_DTYPE, F_BATCH, F_HEADS_Q, F_HEADS_KV, F_SEQLEN_Q, F_SEQLEN_KV, F_HEAD_DIM_QK, F_HEAD_DIM_V,
+    F_HEAD_DIM, F_HEADS, F_SEQLEN, F_SEQLENS_Q, F_SEQLENS_KV, F_LAYOUT, F_PACKING, F_STRIDE_GAP,
+    F_THD_GAP, F_PAGE_SIZE, F_PAGE_TAIL, F_MASK, F_ALIGN, F_WINDOW, F_SCALE, F_BACKWARD, F_CP, F_SEED, F_DATA,
+    F_BACKEND, F_ENGINE, F_COUNT
+};
+static const char *const field_names[F_COUNT] = {
+    "dtype", "batch", "heads_q", "heads_kv", "seqlen_q", "seqlen_kv", "head_dim_qk", "head_dim_v",
+    "head_dim", "heads", "seqlen", "seqlens_q", "seqlens_kv", "layout", "packing", "stride_gap",
+    "thd_gap", "page_size", "page_tail", "mask", "align", "window", "scale", "backward", "cp", "seed", "data",
+    "backend", "engine"};
+
+typedef struct {
+    int line_of[F_COUNT];
+    bool mask_says_padding;
+    bool mask_says_bottom_right;
+    int n_seqlens_q, n_seqlens_kv;
+} parse_state;
+
+static int set_field(af_case *c, parse_state *st, int f, const char *v, char *why, size_t cap) {
+    int n;
+    switch (f) {
+    case F_DTYPE:
+        if ((n = parse_enum(v, dtype_names, 4)) < 0) { snprintf(why, cap, "'%s' is not one of fp16, bf16, fp8_e4m3, mxfp8", v); return -1; }
+        c->dtype = (af_dtype)n;
+        return 0;
+    case F_BATCH: return parse_int(v, 1, AF_MAX_BATCH, &c->batch) ? (snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_BATCH), -1) : 0;
+    case F_HEADS_Q: return parse_int(v, 1, AF_MAX_HEADS, &c->heads_q) ? (snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_HEADS), -1) : 0;
+    case F_HEADS_KV: return parse_int(v, 1, AF_MAX_HEADS, &c->heads_kv) ? (snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_HEADS), -1) : 0;
+    case F_HEADS:
+        if (parse_int(v, 1, AF_MAX_HEADS, &c->heads_q)) { snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_HEADS); return -1; }
+        c->heads_kv = c->heads_q;
+        return 0;
+    case F_SEQLEN_Q: return parse_int(v, 1, AF_MAX_SEQLEN, &c->seqlen_q) ? (snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_SEQLEN), -1) : 0;
+    case F_SEQLEN_KV: return parse_int(v, 1, AF_MAX_SEQLEN, &c->seqlen_kv) ? (snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_SEQLEN), -1) : 0;
+    case F_SEQLEN:
+        if (parse_int(v, 1, AF_MAX_SEQLEN, &c->seqlen_q)) { snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_SEQLEN); return -1; }
+        c->seqlen_kv = c->seqlen_q;
+        return 0;
+    case F_HEAD_DIM_QK: return parse_int(v, 1, AF_MAX_HEAD_DIM, &c->head_dim_qk) ? (snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_HEAD_DIM), -1) : 0;
+    case F_HEAD_DIM_V: return parse_int(v, 1, AF_MAX_HEAD_DIM, &c->head_dim_v) ? (snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_HEAD_DIM), -1) : 0;
+    case F_HEAD_DIM:
+        if (parse_int(v, 1, AF_MAX_HEAD_DIM, &c->head_dim_qk)) { snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_HEAD_DIM); return -1; }
+        c->head_dim_v = c->head_dim_qk;
+        return 0;
+    case F_SEQLENS_Q:
+        if ((n = parse_int_list(v, c->seqlens_q, AF_MAX_BATCH, 0, AF_MAX_SEQLEN)) < 0) { snprintf(why, cap, "'%s' is not a comma-separated list of lengths in [0, %d]", v, AF_MAX_SEQLEN); return -1; }
+        st->n_seqlens_q = n;
+        c->has_seqlens = true;
+        return 0;
+    case F_SEQLENS_KV:
+        if ((n = parse_int_list(v, c->seqlens_kv, AF_MAX_BATCH, 0, AF_MAX_SEQLEN)) < 0) { snprintf(why, cap, "'%s' is not a comma-separated list of lengths in [0, %d]", v, AF_MAX_SEQLEN); return -1; }
+        st->n_seqlens_kv = n;
+        c->has_seqlens = true;
+        return 0;
+    case F_LAYOUT:
+        if ((n = parse_enum(v, layout_names, 4)) < 0) { snprintf(why, cap, "'%s' is not one of bshd, sbhd, bhsd, thd", v); return -1; }
+        c->layout = (af_layout)n;
+        return 0;
+    case F_PACKING:
+        if ((n = parse_enum(v, packing_names, 3)) < 0) { snprintf(why, cap, "'%s' is not one of separate, kv, qkv", v); return -1; }
+        c->packing = (af_packing)n;
+        return 0;
+    case F_STRIDE_GAP: return parse_int(v, 0, 4096, &c->stride_gap) ? (snprintf(why, cap, "'%s' is not an integer in [0, 4096]", v), -1) : 0;
+    case F_THD_GAP: return parse_int(v, 0, 4096, &c->thd_gap) ? (snprintf(why, cap, "'%s' is not an integer in [0, 4096]", v), -1) : 0;
+    case F_PAGE_SIZE: return parse_int(v, 0, AF_MAX_SEQLEN, &c->page_size) ? (snprintf(why, cap, "'%s' is not an integer in [0, %d]", v, AF_MAX_SEQLEN), -1) : 0;
+    case F_PAGE_TAIL:
+        if (!strcmp(v, "nan")) c->page_tail_nan = true;
+        else if (!strcmp(v, "finite")) c->page_tail_nan = false;
+        else { snprintf(why, cap, "'%s' is not finite or nan", v); return -1; }
+        return 0;
+    case F_MASK: {
+        static const char *const masks[] = {"none", "causal", "causal_bottom_right", "padding",
+                                            "padding_causal", "padding_causal_bottom_right"};
+        if ((n = parse_enum(v, masks, 6)) < 0) {
+            snprintf(why, cap, "'%s' is not one of none, causal, causal_bottom_right, padding, padding_causal, padding_causal_bottom_right", v);
+            return -1;
+        }
+        c->mask = (n == 1 || n == 2 || n == 4 || n == 5) ? AF_MASK_CAUSAL : AF_MASK_NONE;
+        if (n == 2 || n == 5) {
+            c->align = AF_ALIGN_BOTTOM_RIGHT;
+            st->mask_says_bottom_right = true;
+        }
+        st->mask_says_padding = n >= 3;
+        return 0;
+    }
+    case F_ALIGN: {
+        static const char *const aligns[] = {"top_left", "bottom_right"};
+        if ((n = parse_enum(v, aligns, 2)) < 0) { snprintf(why, cap, "'%s' is not one of top_left, bottom_right", v); return -1; }
+        c->align = (af_align)n;
+        return 0;
+    }
+    case F_WINDOW: {
+        int w[2];
+        if (parse_int_list(v, w, 2, -1, AF_MAX_SEQLEN) != 2) { snprintf(why, cap, "'%s' is not 'left,right' with each -1 (unbounded) or >= 0", v); return -1; }
+        c->window_left = w[0];
+        c->window_right = w[1];
+        return 0;
+    }
+    case F_SCALE: {
+        double s;
+        if (parse_double(v, &s) || s == 0.0 || fabs(s) > 1e6 || fabs(s) < 1e-12) { snprintf(why, cap, "'%s' is not a finite non-zero number", v); return -1; }
+        c->has_scale = true;
+        c->scale = (float)s;
+        return 0;
+    }
+    case F_BACKWARD:
+        if (parse_bool(v, &c->backward)) { snprintf(why, cap, "'%s' is not yes or no", v); return -1; }
+        return 0;
+    case F_CP: {
+        /* "1" or "SIZE COMM" */
+        char comm[64] = "";
+        int size = 0;
+        char tail;
+        int got = sscanf(v, "%d %63s %c", &size, comm, &tail);
+        if (got == 1 && size == 1) { c->cp_size = 1; c->cp_comm = AF_CP_NONE; return 0; }
+        if (got != 2 || size < 2 || size > 64 || (n = parse_enum(comm, cp_names, 5)) <= 0) {
+            snprintf(why, cap, "'%s' is not '1' or 'SIZE COMM' with SIZE in [2, 64] and COMM one of p2p, all_gather, a2a, a2a+p2p", v);
+            return -1;
+        }
+        c->cp_size = size;
+        c->cp_comm = (af_cp_comm)n;
+        return 0;
+    }
+    case F_SEED:
+        if (parse_u64(v, &c->seed)) { snprintf(why, cap, "'%s' is not an unsigned 64-bit integer", v); return -1; }
+        return 0;
+    case F_DATA: return parse_data(v, c, why, cap);
+    case F_BACKEND:
+    case F_ENGINE: {
+        char *dst = f == F_BACKEND ? c->backend : c->engine;
+        if (strlen(v) >= AF_NAME_MAX) { snprintf(why, cap, "longer than %d characters", AF_NAME_MAX - 1); return -1; }
+        for (const char *p = v; *p; p++)
+            if (isspace((unsigned char)*p)) { snprintf(why, cap, "'%s' contains white space", v); return -1; }
+        strcpy(dst, v);
+        return 0;
+    }
+    }
+    snprintf(why, cap, "internal: unhandled field");
+    return -1;
+}
+
+static int line_of(const parse_state *st, int f) { return st ? st->line_of[f] : 0; }
+
+/* First line among several fields that were set (for errors about combinations). */
+static int first_line(const parse_state *st, int a, int b) {
+    int la = line_of(st, a), lb = line_of(st, b);
+    if (la && lb) return la > lb ? la : lb;
+    return la ? la : lb;
+}
+
+static int validate(const af_case *c, const parse_state *st, const char *name, af_error *err) {
+#define FAIL(field_idx, ...) return set_error(err, name, line_of(st, field_idx), field_names[field_idx], __VA_ARGS__)
+#define FAIL2(fa, fb, ...) return set_error(err, name, first_line(st, fa, fb), field_names[fb], __VA_ARGS__)
+    if (c->heads_q % c->heads_kv != 0)
+        FAIL2(F_HEADS_Q, F_HEADS_KV, "heads_q = %d is not a multiple of heads_kv = %d", c->heads_q, c->heads_kv);
+    if (c->has_seqlens) {
+        int nq = st ? st->n_seqlens_q : c->batch, nk = st ? st->n_seqlens_kv : c->batch;
+        if (nq == 0) FAIL(F_SEQLENS_KV, "seqlens_kv given without seqlens_q");
+        if (nk == 0) FAIL(F_SEQLENS_Q, "seqlens_q given without seqlens_kv");
+        if (nq != c->batch) FAIL(F_SEQLENS_Q, "%d lengths for batch = %d", nq, c->batch);
+        if (nk != c->batch) FAIL(F_SEQLENS_KV, "%d lengths for batch = %d", nk, c->batch);
+        for (int b = 0; b < c->batch; b++) {
+            if (c->seqlens_q[b] > c->seqlen_q)
+                FAIL(F_SEQLENS_Q, "sequence %d has length %d > seqlen_q = %d", b, c->seqlens_q[b], c->seqlen_q);
+            if (c->seqlens_kv[b] > c->seqlen_kv)
+                FAIL(F_SEQLENS_KV, "sequence %d has length %d > seqlen_kv = %d", b, c->seqlens_kv[b], c->seqlen_kv);
+        }
+        if (st && !st->mask_says_padding && c->layout != AF_LAYOUT_THD)
+            FAIL(F_MASK, "seqlens given but mask '%s' has no padding (use padding, padding_causal, ...)",
+                 c->mask == AF_MASK_CAUSAL ? "causal" : "none");
+    } else {
+        if (st && st->mask_says_padding) FAIL(F_MASK, "padding mask needs seqlens_q and seqlens_kv");
+        if (c->layout == AF_LAYOUT_THD) FAIL(F_LAYOUT, "thd (ragged) needs seqlens_q and seqlens_kv");
+    }
+    if (c->thd_gap && c->layout != AF_LAYOUT_THD) FAIL(F_THD_GAP, "thd_gap = %d needs layout = thd", c->thd_gap);
+    if (c->packing == AF_PACK_QKV) {
+        if (c->heads_q != c->heads_kv) FAIL(F_PACKING, "qkv packing needs heads_q == heads_kv (%d vs %d)", c->heads_q, c->heads_kv);
+        if (c->seqlen_q != c->seqlen_kv) FAIL(F_PACKING, "qkv packing needs seqlen_q == seqlen_kv (%d vs %d)", c->seqlen_q, c->seqlen_kv);
+        if (c->head_dim_qk != c->head_dim_v) FAIL(F_PACKING, "qkv packing needs head_dim_qk == head_dim_v (%d vs %d)", c->head_dim_qk, c->head_dim_v);
+        if (c->has_seqlens)
+            for (int b = 0; b < c->batch; b++)
+                if (c->seqlens_q[b] != c->seqlens_kv[b])
+                    FAIL(F_PACKING, "qkv packing needs seqlens_q == seqlens_kv (sequence %d: %d vs %d)", b, c->seqlens_q[b], c->seqlens_kv[b]);
+    }
+    if (c->packing == AF_PACK_KV && c->head_dim_qk != c->head_dim_v)
+        FAIL(F_PACKING, "kv packing needs head_dim_qk == head_dim_v (%d vs %d)", c->head_dim_qk, c->head_dim_v);
+    if (c->page_tail_nan && !c->page_size) FAIL(F_PAGE_TAIL, "page_tail = nan needs page_size > 0");
+    if (c->page_size) {
+        if (c->page_size & (c->page_size - 1)) FAIL(F_PAGE_SIZE, "%d is not a power of two", c->page_size);
+        if (c->packing != AF_PACK_SEPARATE) FAIL(F_PAGE_SIZE, "paged KV needs packing = separate");
+        if (c->layout == AF_LAYOUT_THD) FAIL(F_PAGE_SIZE, "paged KV with layout thd is not supported (pages already index tokens)");
+        if (c->backward) FAIL(F_PAGE_SIZE, "paged KV is forward only (a KV cache has no gradient)");
+        long pages = (long)c->batch * ((c->seqlen_kv + c->page_size - 1) / c->page_size);
+        if (pages > (long)AF_MAX_BATCH * 1024 || (c->seqlen_kv + c->page_size - 1) / c->page_size > 1024)
+            FAIL(F_PAGE_SIZE, "%ld pages is more than the page table holds", pages);
+    }
+    if (c->dtype == AF_DT_FP8_E4M3 || c->dtype == AF_DT_MXFP8) {
+        if (c->packing != AF_PACK_SEPARATE) FAIL(F_PACKING, "%s needs packing = separate", dtype_names[c->dtype]);
+        if (c->stride_gap) FAIL(F_STRIDE_GAP, "%s needs stride_gap = 0", dtype_names[c->dtype]);
+    }
+    if (c->cp_size > 1) {
+        int chunks = 2 * c->cp_size;
+        if (c->seqlen_q % chunks || c->seqlen_kv % chunks)
+            FAIL(F_CP, "cp = %d needs seqlen_q and seqlen_kv divisible by 2*cp = %d (got %d, %d)", c->cp_size, chunks, c->seqlen_q, c->seqlen_kv);
+    }
+    for (int i = 0; i < c->n_data; i++) {
+        const af_data_term *t = &c->data[i];
+        bool ok = true;
+        switch (t->kind) {
+        case AF_DATA_NORMAL: case AF_DATA_UNIFORM: ok = t->p0 > 0 && t->p0 <= 1e4; break;
+        case AF_DATA_OUTLIER_CHANNELS: ok = t->p0 >= 1 && t->p0 == floor(t->p0) && t->p0 <= c->head_dim_qk && fabs(t->p1) <= 1e4 && t->p1 != 0; break;
+        case AF_DATA_SINK: ok = t->p0 != 0 && fabs(t->p0) <= 1e4; break;
+        case AF_DATA_LOW_LSE: ok = t->p0 > 0 && t->p0 <= 1 && t->p1 > 0 && t->p1 <= 1e4; break;
+        case AF_DATA_BLOCK_RANGE: ok = t->p0 >= 1 && t->p0 <= 40 && t->p0 == floor(t->p0); break;
+        case AF_DATA_ZEROS: ok = t->p0 > 0 && t->p0 < 1; break;
+        default: ok = false;
+        }
+        if (!ok) FAIL(F_DATA, "term '%s' has parameters out of range (%g, %g)", data_names[t->kind], t->p0, t->p1);
+        if (i > 0 && (t->kind == AF_DATA_NORMAL || t->kind == AF_DATA_UNIFORM))
+            FAIL(F_DATA, "'%s' is a base distribution: it must come first, once", data_names[t->kind]);
+        if (i == 0 && t->kind != AF_DATA_NORMAL && t->kind != AF_DATA_UNIFORM)
+            FAIL(F_DATA, "the first term must be a base distribution (normal or uniform), not '%s'", data_names[t->kind]);
+        for (int j = 0; j < i; j++)
+            if (c->data[j].kind == t->kind) FAIL(F_DATA, "term '%s' appears twice", data_names[t->kind]);
+    }
+    /* Memory guard: refuse cases that cannot be held (inputs + outputs in doubles). */
+    double gap = c->stride_gap, tq = (double)c->batch * c->seqlen_q, tk = (double)c->batch * c->seqlen_kv;
+    if (c->layout == AF_LAYOUT_THD) { /* packed tokens plus the pad tokens after each sequence */
+        tq = tk = (double)c->batch * c->thd_gap;
+        for (int b = 0; b < c->batch; b++) {
+            tq += af_case_len_q(c, b);
+            tk += af_case_len_kv(c, b);
+        }
+        if (tq < (double)c->batch * c->seqlen_q) tq = (double)c->batch * c->seqlen_q; /* dense copies */
+        if (tk < (double)c->batch * c->seqlen_kv) tk = (double)c->batch * c->seqlen_kv;
+    }
+    double elems = c->heads_q * tq * (c->head_dim_qk + 2.0 * c->head_dim_v + 3 * gap) +
+                   c->heads_kv * tk * (c->head_dim_qk + c->head_dim_v + 2 * gap);
+    if (elems * (c->backward ? 2 : 1) > 4e8)
+        FAIL(F_BATCH, "case holds %.3g elements: more than the 4e8 limit of one case", elems);
+    /* A case in which no row sees any key is degenerate: nothing to judge. */
+    {
+        bool any = false;
+        for (int b = 0; b < c->batch && !any; b++) {
+            int lq = af_case_len_q(c, b), lk = af_case_len_kv(c, b);
+            if (lq == 0 || lk == 0) continue;
+            /* rows see an interval [diag-L, diag+R] ∩ [0, lk) ∩ (causal: <= diag) */
+            for (int i = 0; i < lq && !any; i++) {
+                long diag = i + (c->align == AF_ALIGN_BOTTOM_RIGHT ? (long)lk - lq : 0);
+                long lo = c->window_left < 0 ? 0 : diag - c->window_left;
+                long hi = c->window_right < 0 ? lk - 1 : diag + c->window_right;
+                if (c->mask == AF_MASK_CAUSAL && hi > diag) hi = diag;
+                if (lo < 0) lo = 0;
+                if (hi > lk - 1) hi = lk - 1;
+                if (lo <= hi) any = true;
+            }
+        }
+        if (!any) {
+            int f = line_of(st, F_WINDOW) ? F_WINDOW : (line_of(st, F_MASK) ? F_MASK : F_SEQLENS_KV);
+            FAIL(f, "mask and window leave no visible key in any row of any sequence");
+        }
+    }
+    return 0;
+#undef FAIL
+#undef FAIL2
+}
+
+int af_case_validate(const af_case *c, af_error *err) { return validate(c, NULL, "<case>", err); }
+
+int af_case_parse(const char *text, const char *name, af_case *c, af_error *err) {
+    af_case_defaults(c);
+    parse_state st;
+    memset(&st, 0, sizeof st);
+    if (!name) name = "<case>";
+    int line = 0;
+    const char *p = text;
+    while (*p) {
+        line++;
+        const char *eol = strchr(p, '\n');
+        size_t len = eol ? (size_t)(eol - p) : strlen(p);
+        char buf[8192];
+        if (len >= sizeof buf) return set_error(err, name, line, "line", "longer than %zu characters", sizeof buf - 1);
+        memcpy(buf, p, len);
+        buf[len] = 0;
+        p = eol ? eol + 1 : p + len;
+        char *hash = strchr(buf, '#');
+        if (hash) *hash = 0;
+        char *s = buf;
+        while (isspace((unsigned char)*s)) s++;
+        char *e = s + strlen(s);
+        while (e > s && isspace((unsigned char)e[-1])) *--e = 0;
+        if (!*s) continue;
+        for (char *q = s; *q; q++)
+            if ((unsigned char)*q < 0x20 && *q != '\t')
+                return set_error(err, name, line, "line", "control character 0x%02x", (unsigned)(unsigned char)*q);
+        char *eq = strchr(s, '=');
+        if (!eq) return set_error(err, name, line, "line", "expected 'key = value', got '%.80s'", s);
+        char *key = s, *val = eq + 1;
+        *eq = 0;
+        char *ke = key + strlen(key);
+        while (ke > key && isspace((unsigned char)ke[-1])) *--ke = 0;
+        while (isspace((unsigned char)*val)) val++;
+        if (!*key) return set_error(err, name, line, "line", "missing key before '='");
+        if (!*val) return set_error(err, name, line, key, "missing value");
+        int f = parse_enum(key, field_names, F_COUNT);
+        if (f < 0) return set_error(err, name, line, key, "unknown key");
+        if (st.line_of[f]) return set_error(err, name, line, key, "repeated (first set on line %d)", st.line_of[f]);
+        st.line_of[f] = line;
+        char why[512] = "";
+        if (set_field(c, &st, f, val, why, sizeof why)) return set_error(err, name, line, key, "%s", why);
+    }
+    /* Shorthands conflict with their long forms. */
+    if (st.line_of[F_HEAD_DIM] && (st.line_of[F_HEAD_DIM_QK] || st.line_of[F_HEAD_DIM_V]))
+        return set_error(err, name, st.line_of[F_HEAD_DIM], "head_dim", "given together with head_dim_qk/head_dim_v");
+    if (st.line_of[F_HEADS] && (st.line_of[F_HEADS_Q] || st.line_of[F_HEADS_KV]))
+        return set_error(err, name, st.line_of[F_HEADS], "heads", "given together with heads_q/heads_kv");
+    if (st.line_of[F_SEQLEN] && (st.line_of[F_SEQLEN_Q] || st.line_of[F_SEQLEN_KV]))
+        return set_error(err, name, st.line_of[F_SEQLEN], "seqlen", "given together with seqlen_q/seqlen_kv");
+    if (st.mask_says_bottom_right && st.line_of[F_ALIGN] && c->align != AF_ALIGN_BOTTOM_RIGHT)
+        return set_error(err, name, st.line_of[F_ALIGN], "align",
+                         "top_left contradicts the bottom-right mask on line %d", st.line_of[F_MASK]);
+    return validate(c, &st, name, err);
+}
+
+int af_case_load(const char *path, af_case *c, af_error *err) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return set_error(err, path, 0, "file", "cannot open: %s", strerror(errno));
+    size_t cap = 1 << 16, n = 0;
+    char *text = malloc(cap + 1);
+    if (!text) { fclose(f); return set_error(err, path, 0, "file", "out of memory"); }
+    size_t got;
+    while ((got = fread(text + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap) {
+            if (cap >= (1u << 24)) { free(text); fclose(f); return set_error(err, path, 0, "file", "larger than 16 MiB"); }
+            cap *= 2;
+            char *t2 = realloc(text, cap + 1);
+            if (!t2) { free(text); fclose(f); return set_error(err, path, 0, "file", "out of memory"); }
+            text = t2;
+        }
+    }
+    fclose(f);
+    text[n] = 0;
+    if (memchr(text, 0, n)) { free(text); return set_error(err, path, 0, "file", "contains a NUL byte (not a text case file)"); }
+    int rc = af_case_parse(text, path, c, err);
+    free(text);
+    return rc;
+}
+
+/* ---- printing ---- */
+
+
+static void print_list(af_strbuf *s, const char *key, const int *v, int n) {
+    af_strbuf_printf(s, "%s = ", key);
+    for (int i = 0; i < n; i++) af_strbuf_printf(s, "%s%d", i ? "," : "", v[i]);
+    af_strbuf_printf(s, "\n");
+}
+
+/* %.17g round-trips doubles; data parameters print in shortest round-trip form. */
+static void print_double(af_strbuf *s, double v) {
+    char tmp[64];
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(tmp, sizeof tmp, "%.*g", prec, v);
+        if (strtod(tmp, NULL) == v) break;
+    }
+    af_strbuf_printf(s, "%s", tmp);
+}
+
+size_t af_case_print(const af_case *c, char *buf, size_t cap) {
+    af_strbuf s = {buf, cap, 0};
+    if (cap) buf[0] = 0;
+    af_strbuf_printf(&s, "dtype = %s\n", dtype_names[c->dtype]);
+    af_strbuf_printf(&s, "batch = %d\n", c->batch);
+    af_strbuf_printf(&s, "heads_q = %d\n", c->heads_q);
+    af_strbuf_printf(&s, "heads_kv = %d\n", c->heads_kv);
+    af_strbuf_printf(&s, "seqlen_q = %d\n", c->seqlen_q);
+    af_strbuf_printf(&s, "seqlen_kv = %d\n", c->seqlen_kv);
+    if (c->has_seqlens) {
+        print_list(&s, "seqlens_q", c->seqlens_q, c->batch);
+        print_list(&s, "seqlens_kv", c->seqlens_kv, c->batch);
+    }
+    af_strbuf_printf(&s, "head_dim_qk = %d\n", c->head_dim_qk);
+    af_strbuf_printf(&s, "head_dim_v = %d\n", c->head_dim_v);
+    af_strbuf_printf(&s, "layout = %s\n", layout_names[c->layout]);
+    af_strbuf_printf(&s, "packing = %s\n", packing_names[c->packing]);
+    af_strbuf_printf(&s, "stride_gap = %d\n", c->stride_gap);
+    if (c->layout == AF_LAYOUT_THD) af_strbuf_printf(&s, "thd_gap = %d\n", c->thd_gap);
+    af_strbuf_printf(&s, "page_size = %d\n", c->page_size);
+    if (c->page_size) af_strbuf_printf(&s, "page_tail = %s\n", c->page_tail_nan ? "nan" : "finite");
+    af_strbuf_printf(&s, "mask = %s\n", af_mask_text(c));
+    af_strbuf_printf(&s, "align = %s\n", c->align == AF_ALIGN_BOTTOM_RIGHT ? "bottom_right" : "top_left");
+    af_strbuf_printf(&s, "window = %d,%d\n", c->window_left, c->window_right);
+    if (c->has_scale) {
+        af_strbuf_printf(&s, "scale = ");
+        print_double(&s, (double)c->scale);
+        af_strbuf_printf(&s, "\n");
+    } else {
+        af_strbuf_printf(&s, "# scale = default 1/sqrt(head_dim_qk)\n");
+    }
+    af_strbuf_printf(&s, "backward = %s\n", c->backward ? "yes" : "no");
+    if (c->cp_size > 1)
+        af_strbuf_printf(&s, "cp = %d %s\n", c->cp_size, cp_names[c->cp_comm]);
+    else
+        af_strbuf_printf(&s, "cp = 1\n");
+    af_strbuf_printf(&s, "seed = %" PRIu64 "\n", c->seed);
+    af_strbuf_printf(&s, "data =");
+    for (int i = 0; i < c->n_data; i++) {
+        af_strbuf_printf(&s, " %s:", data_names[c->data[i].kind]);
+        print_double(&s, c->data[i].p0);
+        if (data_params[c->data[i].kind] > 1) {
+            af_strbuf_printf(&s, ":");
+            print_double(&s, c->data[i].p1);
+        }
+    }
+    af_strbuf_printf(&s, "\n");
+    if (c->backend[0]) af_strbuf_printf(&s, "backend = %s\n", c->backend);
+    if (c->engine[0]) af_strbuf_printf(&s, "engine = %s\n", c->engine);
+    return s.len;
+}
+
+int af_case_write(const af_case *c, FILE *f) {
+    char buf[8192];
+    size_t n = af_case_print(c, buf, sizeof buf);
+    if (n >= sizeof buf) return -1;
+    return fwrite(buf, 1, n, f) == n ? 0 : -1;
+}
+
+int af_case_save(const af_case *c, const char *path) {
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    if (!f) return -1;
+    int rc = af_case_write(c, f);
+    if (fflush(f) || fclose(f)) rc = -1;
+    if (rc == 0 && rename(tmp, path) != 0) rc = -1;
+    if (rc) remove(tmp);
+    return rc;
+}
+
+bool af_case_equal(const af_case *a, const af_case *b) {
+    char x[8192], y[8192];
+    size_t nx = af_case_print(a, x, sizeof x), ny = af_case_print(b, y, sizeof y);
+    return nx == ny && nx < sizeof x && memcmp(x, y, nx) == 0;
+}

@@ -1,0 +1,137 @@
+/* model/case.h — the case model: one attention problem, fully determined by its text.
+ *
+ * Logical tensor shapes (whatever the memory layout):
+ *   Q, dQ   (batch, heads_q,  seqlen_q,  head_dim_qk)
+ *   K, dK   (batch, heads_kv, seqlen_kv, head_dim_qk)
+ *   V, dV   (batch, heads_kv, seqlen_kv, head_dim_v)
+ *   O, dO   (batch, heads_q,  seqlen_q,  head_dim_v)
+ *   LSE     (batch, heads_q,  seqlen_q)            natural log, fp32
+ * seqlen_q / seqlen_kv are the maxima; per-sequence actual lengths live in
+ * seqlens_q / seqlens_kv when the case is padded or ragged (layout thd).
+ */
+#ifndef ATTNFUZZ_CASE_H
+#define ATTNFUZZ_CASE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define AF_MAX_BATCH 64
+#define AF_MAX_HEADS 256
+#define AF_MAX_SEQLEN 65536
+#define AF_MAX_HEAD_DIM 1024
+#define AF_MAX_DATA_TERMS 8
+#define AF_NAME_MAX 128
+
+typedef enum { AF_DT_FP16 = 0, AF_DT_BF16, AF_DT_FP8_E4M3, AF_DT_MXFP8 } af_dtype;
+
+/* Memory order of the sequence/head axes; the head dim is always innermost. */
+typedef enum { AF_LAYOUT_BSHD = 0, AF_LAYOUT_SBHD, AF_LAYOUT_BHSD, AF_LAYOUT_THD } af_layout;
+
+/* separate: Q, K, V in three buffers; kv: K and V interleaved per token and head
+ * (token, head, {K,V}, d); qkv: Q, K, V interleaved (needs equal heads, lengths, dims). */
+typedef enum { AF_PACK_SEPARATE = 0, AF_PACK_KV, AF_PACK_QKV } af_packing;
+
+/* Which keys a query row may see before the window is applied. */
+typedef enum { AF_MASK_NONE = 0, AF_MASK_CAUSAL } af_mask_kind;
+
+/* top_left: row i is aligned with key i.  bottom_right: row i is aligned with key
+ * i + (len_kv - len_q), lengths taken per sequence. */
+typedef enum { AF_ALIGN_TOP_LEFT = 0, AF_ALIGN_BOTTOM_RIGHT } af_align;
+
+/* CP communication pattern (context parallelism, load-balanced 2*cp chunks). */
+typedef enum { AF_CP_NONE = 0, AF_CP_P2P, AF_CP_ALL_GATHER, AF_CP_A2A, AF_CP_A2A_P2P } af_cp_comm;
+
+/* Components of the input distribution mixture. Base is normal or uniform; the
+ * others modify it. See harness/model/gen.c for the exact recipe. */
+typedef enum {
+    AF_DATA_NORMAL = 0,        /* p0 = sigma                                        */
+    AF_DATA_UNIFORM,           /* p0 = a: U(-a, a)                                  */
+    AF_DATA_OUTLIER_CHANNELS,  /* p0 = count of channels, p1 = magnitude multiplier */
+    AF_DATA_SINK,              /* p0 = magnitude of key/value token 0 (sink spike)  */
+    AF_DATA_LOW_LSE,           /* p0 = fraction of query rows, p1 = score shift     */
+    AF_DATA_BLOCK_RANGE,       /* p0 = log2 range inside each 32-token block        */
+    AF_DATA_ZEROS,             /* p0 = fraction of elements set to zero             */
+    AF_DATA_KIND_COUNT
+} af_data_kind;
+
+typedef struct {
+    af_data_kind kind;
+    double p0, p1;
+} af_data_term;
+
+typedef struct {
+    af_dtype dtype;
+    int batch, heads_q, heads_kv;
+    int seqlen_q, seqlen_kv;          /* maxima */
+    int head_dim_qk, head_dim_v;
+    bool has_seqlens;                 /* padding / ragged: per-sequence lengths below */
+    int seqlens_q[AF_MAX_BATCH];      /* actual lengths, 0 <= len <= seqlen_q */
+    int seqlens_kv[AF_MAX_BATCH];
+    af_layout layout;
+    af_packing packing;
+    int stride_gap;                   /* extra elements after each (token, head) vector */
+    int thd_gap;                      /* pad tokens between ragged sequences (thd only) */
+    int page_size;                    /* paged KV: tokens per page, 0 = not paged */
+    bool page_tail_nan;               /* unused slots of a sequence's last page hold NaN
+                                         (default: finite stale values, like a reused cache) */
+    af_mask_kind mask;
+    af_align align;
+    int window_left, window_right;    /* -1 = unbounded; see mask.h for the convention */
+    bool has_scale;
+    float scale;                      /* default 1/sqrt(head_dim_qk), stored as fp32 */
+    bool backward;
+    int cp_size;                      /* 1 = no context parallelism */
+    af_cp_comm cp_comm;
+    uint64_t seed;
+    int n_data;
+    af_data_term data[AF_MAX_DATA_TERMS];
+    char backend[AF_NAME_MAX];        /* "" = chosen on the command line */
+    char engine[AF_NAME_MAX];         /* "" = default engine; "all" = every engine */
+} af_case;
+
+/* Errors carry the position of the problem and the field. */
+typedef struct {
+    char file[256];
+    int line;                         /* 0 when the problem is not tied to one line */
+    char field[64];
+    char message[512];
+} af_error;
+
+/* Fill *c with the defaults of every field (a valid 1x1x1x16x16x64 fp16 case). */
+void af_case_defaults(af_case *c);
+
+/* Parse .case text. name is used in error messages. Returns 0 or -1 with *err set.
+ * Validation (af_case_validate) is part of parsing. */
+int af_case_parse(const char *text, const char *name, af_case *c, af_error *err);
+int af_case_load(const char *path, af_case *c, af_error *err);
+
+/* Check a case for impossible combinations; err->line is the line of the
+ * offending field when known (lines[] from parsing), else 0. */
+int af_case_validate(const af_case *c, af_error *err);
+
+/* Canonical text: every field in a fixed order, defaults explicit.
+ * Returns the number of bytes that the full text needs (like snprintf). */
+size_t af_case_print(const af_case *c, char *buf, size_t cap);
+int af_case_write(const af_case *c, FILE *f);
+int af_case_save(const af_case *c, const char *path);
+
+/* Derived quantities used everywhere. */
+float af_case_scale(const af_case *c);       /* the fp32 scale the kernels get */
+int af_case_len_q(const af_case *c, int b);  /* actual length of sequence b */
+int af_case_len_kv(const af_case *c, int b);
+bool af_case_equal(const af_case *a, const af_case *b);
+
+const char *af_dtype_name(af_dtype d);
+const char *af_layout_name(af_layout l);
+const char *af_packing_name(af_packing p);
+const char *af_cp_comm_name(af_cp_comm c);
+const char *af_data_kind_name(af_data_kind k);
+/* Canonical mask text: none | causal | padding | padding_causal (alignment separate). */
+const char *af_mask_text(const af_case *c);
+
+/* Format "file:line: field: message" into buf. */
+void af_error_format(const af_error *e, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,215 @@
+/* gen.c — deterministic inputs: fill the laid-out buffers and the dense logical copy.
+ * The value recipe is in harness/model/gen_core.h (shared with the GPU generator). Rows past
+ * a sequence's length in padded (non-ragged) buffers get generated values too, so a
+ * backend that reads them is caught by the visibility probe; stride and thd gaps in
+ * input buffers hold poison NaNs, so a backend that reads them produces NaN.
+ */
+#include "model/gen.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+void af_gen_params_of_case(const af_case *c, af_gen_params *g) {
+    memset(g, 0, sizeof *g);
+    g->seed = c->seed;
+    g->scale = (double)af_case_scale(c);
+    g->n_terms = c->n_data;
+    for (int i = 0; i < c->n_data && i < AF_GEN_MAX_TERMS; i++) {
+        g->kind[i] = (int)c->data[i].kind;
+        g->p0[i] = c->data[i].p0;
+        g->p1[i] = c->data[i].p1;
+    }
+}
+
+float af_gen_element(const af_case *c, af_tensor_id t, int b, int h, int s, int d) {
+    af_gen_params g;
+    af_gen_params_of_case(c, &g);
+    int H = (t == AF_T_K || t == AF_T_V) ? c->heads_kv : c->heads_q;
+    int S = (t == AF_T_K || t == AF_T_V) ? c->seqlen_kv : c->seqlen_q;
+    int D = (t == AF_T_Q || t == AF_T_K) ? c->head_dim_qk : c->head_dim_v;
+    return af_gen_element_core(&g, (int)t, H, S, D, b, h, s, d);
+}
+
+static void poison_input(af_tensors *t, af_buffer_id b) {
+    if (!t->buf[b]) return;
+    af_storage st = t->plan.buffer_storage[b];
+    int64_t n = t->plan.buffer_elems[b];
+    for (int64_t i = 0; i < n; i++) af_storage_store(st, t->buf[b], i, NAN);
+}
+
+static int64_t dense_index(const af_tensor_view *v, int b, int h, int s, int d) {
+    return (((int64_t)b * v->H + h) * v->S + s) * v->D + d;
+}
+
+/* Rows of sequence b that exist in the buffer: all S unless ragged. */
+static int rows_in_buffer(const af_case *c, const af_tensor_view *v, af_tensor_id id, int b) {
+    if (!v->ragged) return v->S;
+    return (id == AF_T_K || id == AF_T_V) ? af_case_len_kv(c, b) : af_case_len_q(c, b);
+}
+
+static int valid_rows(const af_case *c, af_tensor_id id, int b) {
+    return (id == AF_T_K || id == AF_T_V) ? af_case_len_kv(c, b) : af_case_len_q(c, b);
+}
+
+static double pow2i(int e) { return ldexp(1.0, e); }
+
+/* fp8 per-tensor current scaling: scale = 448 / amax, stored = e4m3(x * scale). */
+static void quantise_per_tensor(const af_case *c, af_tensors *t, af_tensor_id id, const float *vals, float *descale) {
+    const af_tensor_view *v = &t->plan.view[id];
+    float amax = 0;
+    int64_t n = (int64_t)v->B * v->H * v->S * v->D;
+    for (int64_t i = 0; i < n; i++) if (fabsf(vals[i]) > amax) amax = fabsf(vals[i]);
+    float scale = amax > 0 ? 448.0f / amax : 1.0f;
+    *descale = 1.0f / scale;
+    for (int b = 0; b < v->B; b++)
+        for (int h = 0; h < v->H; h++)
+            for (int s = 0; s < rows_in_buffer(c, v, id, b); s++)
+                for (int d = 0; d < v->D; d++)
+                    af_storage_store(AF_ST_E4M3, t->buf[v->buffer], af_layout_offset(&t->plan, id, b, h, s, d),
+                                     vals[dense_index(v, b, h, s, d)] * scale);
+}
+
+/* fp8_e4m3 output scale (tensors.h): the largest power of two with
+ * amax(dequantised stored V) * scale_o <= 448. Every stored V element counts (padding
+ * rows too), which only makes the bound safer. */
+static float fp8_output_scale_of(const af_case *c, const af_tensors *t) {
+    const af_tensor_view *v = &t->plan.view[AF_T_V];
+    double amax = 0;
+    for (int b = 0; b < v->B; b++)
+        for (int h = 0; h < v->H; h++)
+            for (int s = 0; s < rows_in_buffer(c, v, AF_T_V, b); s++)
+                for (int d = 0; d < v->D; d++) {
+                    double x = fabs(af_storage_load(AF_ST_E4M3, t->buf[v->buffer], af_layout_offset(&t->plan, AF_T_V, b, h, s, d)));
+                    if (x > amax) amax = x;
+                }
+    return af_fp8_output_scale(amax * (double)t->descale_v);
+}
+
+/* mxfp8: one E8M0 exponent per 32 elements along the contraction axis (d for Q, K;
+ * s for V). exponent e = floor(log2(amax)) - 8, stored = e4m3(x * 2^-e). */
+static uint8_t *quantise_mx(const af_case *c, af_tensors *t, af_tensor_id id, const float *vals) {
+    const af_tensor_view *v = &t->plan.view[id];
+    bool along_s = id == AF_T_V;
+    int nblk_d = along_s ? v->D : (v->D + 31) / 32;
+    int nblk_s = along_s ? (v->S + 31) / 32 : v->S;
+    uint8_t *scales = calloc((size_t)v->B * v->H * nblk_s * nblk_d, 1);
+    if (!scales) return NULL;
+    for (int b = 0; b < v->B; b++)
+        for (int h = 0; h < v->H; h++)
+            for (int bs = 0; bs < nblk_s; bs++)
+                for (int bd = 0; bd < nblk_d; bd++) {
+                    int s0 = along_s ? bs * 32 : bs, s1 = along_s ? bs * 32 + 32 : bs + 1;
+                    int d0 = along_s ? bd : bd * 32, d1 = along_s ? bd + 1 : bd * 32 + 32;
+                    int rows = rows_in_buffer(c, v, id, b);
+                    if (s1 > rows) s1 = rows;
+                    if (d1 > v->D) d1 = v->D;
+                    float amax = 0;
+                    for (int s = s0; s < s1; s++)
+                        for (int d = d0; d < d1; d++) {
+                            float a = fabsf(vals[dense_index(v, b, h, s, d)]);
+                            if (a > amax) amax = a;
+                        }
+                    int e = 0;
+                    if (amax > 0) {
+                        int k;
+                        frexp((double)amax, &k);
+                        e = k - 1 - 8;
+                    }
+                    if (e < -127) e = -127;
+                    if (e > 127) e = 127;
+                    scales[(((size_t)b * v->H + h) * nblk_s + bs) * nblk_d + bd] = (uint8_t)(e + 127);
+                    float inv = (float)pow2i(-e);
+                    for (int s = s0; s < s1; s++)
+                        for (int d = d0; d < d1; d++)
+                            af_storage_store(AF_ST_E4M3, t->buf[v->buffer], af_layout_offset(&t->plan, id, b, h, s, d),
+                                             vals[dense_index(v, b, h, s, d)] * inv);
+                }
+    return scales;
+}
+
+/* Exact logical value of a stored input element (dequantised). */
+static double logical_value(const af_case *c, const af_tensors *t, af_tensor_id id, int b, int h, int s, int d) {
+    const af_tensor_view *v = &t->plan.view[id];
+    double x = af_storage_load(v->storage, t->buf[v->buffer], af_layout_offset(&t->plan, id, b, h, s, d));
+    if (v->storage != AF_ST_E4M3) return x;
+    if (c->dtype == AF_DT_FP8_E4M3)
+        return x * (double)(id == AF_T_Q ? t->descale_q : id == AF_T_K ? t->descale_k : id == AF_T_V ? t->descale_v
+                                                                                                   : t->descale_do);
+    /* mxfp8 */
+    bool along_s = id == AF_T_V;
+    int nblk_d = along_s ? v->D : (v->D + 31) / 32;
+    int nblk_s = along_s ? (v->S + 31) / 32 : v->S;
+    const uint8_t *sc = id == AF_T_Q ? t->mx_scale_q : id == AF_T_K ? t->mx_scale_k : t->mx_scale_v;
+    int bs = along_s ? s / 32 : s, bd = along_s ? d : d / 32;
+    return x * pow2i((int)sc[(((size_t)b * v->H + h) * nblk_s + bs) * nblk_d + bd] - 127);
+}
+
+void af_inputs_read(const af_case *c, const af_tensors *t, af_inputs *in) {
+    af_tensor_id ids[4] = {AF_T_Q, AF_T_K, AF_T_V, AF_T_DO};
+    double *dst[4] = {in->q, in->k, in->v, in->dout};
+    for (int i = 0; i < 4; i++) {
+        if (!dst[i]) continue;
+        const af_tensor_view *v = &t->plan.view[ids[i]];
+        memset(dst[i], 0, sizeof(double) * (size_t)v->B * v->H * v->S * v->D);
+        for (int b = 0; b < v->B; b++)
+            for (int h = 0; h < v->H; h++)
+                for (int s = 0; s < valid_rows(c, ids[i], b); s++)
+                    for (int d = 0; d < v->D; d++)
+                        dst[i][dense_index(v, b, h, s, d)] = logical_value(c, t, ids[i], b, h, s, d);
+    }
+}
+
+int af_inputs_generate(const af_case *c, af_tensors *t, af_inputs *in) {
+    af_gen_params g;
+    af_gen_params_of_case(c, &g);
+    af_buffer_id in_bufs[4] = {AF_BUF_Q, AF_BUF_K, AF_BUF_V, AF_BUF_DO};
+    for (int i = 0; i < 4; i++) poison_input(t, in_bufs[i]);
+    af_tensor_id ids[4] = {AF_T_Q, AF_T_K, AF_T_V, AF_T_DO};
+    for (int i = 0; i < 4; i++) {
+        af_tensor_id id = ids[i];
+        if (id == AF_T_DO && !c->backward) continue;
+        const af_tensor_view *v = &t->plan.view[id];
+        int64_t n = (int64_t)v->B * v->H * v->S * v->D;
+        float *vals = calloc((size_t)n, sizeof(float));
+        if (!vals) return -1;
+        for (int b = 0; b < v->B; b++)
+            for (int h = 0; h < v->H; h++)
+                for (int s = 0; s < rows_in_buffer(c, v, id, b); s++)
+                    for (int d = 0; d < v->D; d++)
+                        vals[dense_index(v, b, h, s, d)] = af_gen_element_core(&g, (int)id, v->H, v->S, v->D, b, h, s, d);
+        if (v->paged && !c->page_tail_nan) {
+            /* unused slots of each sequence's last page: finite stale values, as in a
+             * reused KV cache (page_tail = nan leaves the NaN poison there) */
+            for (int b = 0; b < v->B; b++)
+                for (int h = 0; h < v->H; h++)
+                    for (int s = v->S; s < t->plan.pages_per_seq * t->plan.page_size; s++)
+                        for (int d = 0; d < v->D; d++)
+                            af_storage_store(v->storage, t->buf[v->buffer], af_layout_offset(&t->plan, id, b, h, s, d),
+                                             af_gen_element_core(&g, (int)id + 16, v->H, v->S, v->D, b, h, s, d));
+        }
+        if (v->storage != AF_ST_E4M3) {
+            for (int b = 0; b < v->B; b++)
+                for (int h = 0; h < v->H; h++)
+                    for (int s = 0; s < rows_in_buffer(c, v, id, b); s++)
+                        for (int d = 0; d < v->D; d++)
+                            af_storage_store(v->storage, t->buf[v->buffer], af_layout_offset(&t->plan, id, b, h, s, d),
+                                             vals[dense_index(v, b, h, s, d)]);
+        } else if (c->dtype == AF_DT_FP8_E4M3) {
+            float *descale = id == AF_T_Q ? &t->descale_q : id == AF_T_K ? &t->descale_k
+                           : id == AF_T_V ? &t->descale_v : &t->descale_do;
+            quantise_per_tensor(c, t, id, vals, descale);
+        } else {
+            uint8_t *sc = quantise_mx(c, t, id, vals);
+            if (!sc) { free(vals); return -1; }
+            if (id == AF_T_Q) t->mx_scale_q = sc;
+            else if (id == AF_T_K) t->mx_scale_k = sc;
+            else t->mx_scale_v = sc;
+        }
+        free(vals);
+    }
+    if (c->dtype == AF_DT_FP8_E4M3) t->descale_o = 1.0f / fp8_output_scale_of(c, t);
+    af_inputs_read(c, t, in);
+    return 0;
+}

@@ -1,0 +1,216 @@
+/* layout.c — the layout plan: buffers, strides, ragged token starts, page tables.
+ *
+ * Per token, a buffer holds the blocks of the tensors packed into it, one after the
+ * other; a block is H vectors of (D + stride_gap) elements, the last stride_gap of
+ * each vector unused (a gap the harness keeps poisoned in outputs).
+ *   bshd: offset = base + ((b * S + s) * row) + h * (D + gap) + d
+ *   sbhd: offset = base + ((s * B + b) * row) + h * (D + gap) + d
+ *   bhsd: offset = base_t + b * (sum_t H_t * S * (D_t + gap)) + (h * S + s) * (D + gap) + d
+ *   thd : offset = base + (token_start[b] + s) * row + h * (D + gap) + d, with thd_gap
+ *         unused tokens after every sequence
+ *   paged K/V (bshd inside a page): base + page * page_stride + (s % P) * row + h * (D+gap) + d
+ * LSE is fp32: (b, h, s) dense, or (token, h) for thd.
+ */
+#include "model/layout.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const tensor_names[AF_T_COUNT] = {"Q", "K", "V", "O", "LSE", "dO", "dQ", "dK", "dV"};
+static const char *const buffer_names[AF_BUF_COUNT] = {"Q", "K", "V", "O", "LSE", "dO", "dQ", "dK", "dV"};
+
+const char *af_tensor_name(af_tensor_id t) { return tensor_names[t]; }
+const char *af_buffer_name(af_buffer_id b) { return buffer_names[b]; }
+
+int af_storage_bytes(af_storage s) {
+    switch (s) {
+    case AF_ST_F16: case AF_ST_BF16: return 2;
+    case AF_ST_E4M3: return 1;
+    case AF_ST_F32: return 4;
+    }
+    return 0;
+}
+
+static bool kv_side(af_tensor_id t) { return t == AF_T_K || t == AF_T_V || t == AF_T_DK || t == AF_T_DV; }
+
+/* splitmix64: the page permutation is a pure function of the seed. */
+static uint64_t mix64(uint64_t x) {
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+/* One group of tensors that share a buffer, laid out together. */
+typedef struct {
+    af_tensor_id ids[3];
+    int n;
+    af_buffer_id buffer;
+    af_storage storage;
+} group;
+
+static void lay_group(af_layout_plan *p, const af_case *c, const group *g) {
+    int gap = c->stride_gap;
+    bool kv = kv_side(g->ids[0]);
+    int S = kv ? c->seqlen_kv : c->seqlen_q;
+    int B = c->batch;
+    int64_t row = 0; /* elements per token over all tensors of the group */
+    int64_t per_b_bhsd = 0;
+    for (int i = 0; i < g->n; i++) {
+        af_tensor_view *v = &p->view[g->ids[i]];
+        row += (int64_t)v->H * (v->D + gap);
+        per_b_bhsd += (int64_t)v->H * S * (v->D + gap);
+    }
+    int64_t off = 0, total = 0;
+    for (int i = 0; i < g->n; i++) {
+        af_tensor_view *v = &p->view[g->ids[i]];
+        int64_t vec = v->D + gap;
+        v->buffer = g->buffer;
+        v->storage = g->storage;
+        v->stride_h = vec;
+        switch (c->layout) {
+        case AF_LAYOUT_BSHD:
+            v->base = off; v->stride_s = row; v->stride_b = (int64_t)S * row;
+            total = (int64_t)B * S * row;
+            break;
+        case AF_LAYOUT_SBHD:
+            v->base = off; v->stride_s = (int64_t)B * row; v->stride_b = row;
+            total = (int64_t)B * S * row;
+            break;
+        case AF_LAYOUT_BHSD:
+            v->base = off * S; v->stride_h = (int64_t)S * vec; v->stride_s = vec; v->stride_b = per_b_bhsd;
+            total = (int64_t)B * per_b_bhsd;
+            break;
+        case AF_LAYOUT_THD:
+            v->base = off; v->stride_s = row; v->stride_b = 0; v->ragged = true;
+            total = (kv ? p->total_tokens_kv : p->total_tokens_q) * row;
+            break;
+        }
+        if (c->page_size && kv && g->n == 1 && (g->ids[0] == AF_T_K || g->ids[0] == AF_T_V)) {
+            v->paged = true;
+            v->base = 0;
+            v->stride_h = vec; /* pages are bshd inside, whatever the layout */
+            v->stride_s = row;
+            v->stride_b = (int64_t)c->page_size * row; /* page stride */
+            total = (int64_t)p->n_pages * c->page_size * row;
+        }
+        off += (int64_t)v->H * vec;
+    }
+    p->buffer_elems[g->buffer] = total;
+    p->buffer_storage[g->buffer] = g->storage;
+}
+
+int af_layout_plan_make(const af_case *c, af_layout_plan *p, char *why, size_t cap) {
+    memset(p, 0, sizeof *p);
+    af_storage in_st = c->dtype == AF_DT_FP16 ? AF_ST_F16 : c->dtype == AF_DT_BF16 ? AF_ST_BF16 : AF_ST_E4M3;
+    af_storage out_st = c->dtype == AF_DT_FP16 ? AF_ST_F16 : AF_ST_BF16;
+    /* fp8_e4m3: O, dO and the gradients are E4M3 with per-tensor scales (tensors.h;
+     * cuDNN's SM90 FP8 backward takes an FP8 dO and writes FP8 gradients). mxfp8
+     * keeps them in bf16 (cuDNN's MXFP8 is Blackwell-only). */
+    af_storage o_st = c->dtype == AF_DT_FP8_E4M3 ? AF_ST_E4M3 : out_st;
+    af_storage grad_st = o_st; /* dO, dQ, dK, dV */
+    const int B = c->batch;
+    struct { af_tensor_id t; int H, S, D; } shapes[AF_T_COUNT] = {
+        {AF_T_Q, c->heads_q, c->seqlen_q, c->head_dim_qk},   {AF_T_K, c->heads_kv, c->seqlen_kv, c->head_dim_qk},
+        {AF_T_V, c->heads_kv, c->seqlen_kv, c->head_dim_v},  {AF_T_O, c->heads_q, c->seqlen_q, c->head_dim_v},
+        {AF_T_LSE, c->heads_q, c->seqlen_q, 1},              {AF_T_DO, c->heads_q, c->seqlen_q, c->head_dim_v},
+        {AF_T_DQ, c->heads_q, c->seqlen_q, c->head_dim_qk},  {AF_T_DK, c->heads_kv, c->seqlen_kv, c->head_dim_qk},
+        {AF_T_DV, c->heads_kv, c->seqlen_kv, c->head_dim_v}};
+    for (int t = 0; t < AF_T_COUNT; t++) {
+        p->view[t].B = B;
+        p->view[t].H = shapes[t].H;
+        p->view[t].S = shapes[t].S;
+        p->view[t].D = shapes[t].D;
+    }
+    /* thd: token starts with thd_gap unused tokens after every sequence */
+    if (c->layout == AF_LAYOUT_THD) {
+        int64_t tq = 0, tk = 0;
+        for (int b = 0; b < B; b++) {
+            p->token_start_q[b] = tq;
+            p->token_start_kv[b] = tk;
+            tq += af_case_len_q(c, b) + c->thd_gap;
+            tk += af_case_len_kv(c, b) + c->thd_gap;
+        }
+        p->token_start_q[B] = tq;
+        p->token_start_kv[B] = tk;
+        p->total_tokens_q = tq;
+        p->total_tokens_kv = tk;
+    }
+    if (c->page_size) {
+        p->page_size = c->page_size;
+        p->pages_per_seq = (c->seqlen_kv + c->page_size - 1) / c->page_size;
+        p->n_pages = B * p->pages_per_seq;
+        if (p->pages_per_seq > 1024 || p->n_pages > AF_MAX_BATCH * 1024) {
+            snprintf(why, cap, "paged KV: %d pages exceed the page table", p->n_pages);
+            return -1;
+        }
+        /* Fisher-Yates with a counter-based draw per step: a permutation from the seed */
+        for (int i = 0; i < p->n_pages; i++) p->page_table[i] = i;
+        for (int i = p->n_pages - 1; i > 0; i--) {
+            int j = (int)(mix64(c->seed ^ 0x5041474553ull ^ ((uint64_t)i << 32)) % (uint64_t)(i + 1));
+            int32_t tmp = p->page_table[i];
+            p->page_table[i] = p->page_table[j];
+            p->page_table[j] = tmp;
+        }
+    }
+    group groups[8];
+    int ng = 0;
+    switch (c->packing) {
+    case AF_PACK_SEPARATE:
+        groups[ng++] = (group){{AF_T_Q}, 1, AF_BUF_Q, in_st};
+        groups[ng++] = (group){{AF_T_K}, 1, AF_BUF_K, in_st};
+        groups[ng++] = (group){{AF_T_V}, 1, AF_BUF_V, in_st};
+        groups[ng++] = (group){{AF_T_DQ}, 1, AF_BUF_DQ, grad_st};
+        groups[ng++] = (group){{AF_T_DK}, 1, AF_BUF_DK, grad_st};
+        groups[ng++] = (group){{AF_T_DV}, 1, AF_BUF_DV, grad_st};
+        break;
+    case AF_PACK_KV:
+        groups[ng++] = (group){{AF_T_Q}, 1, AF_BUF_Q, in_st};
+        groups[ng++] = (group){{AF_T_K, AF_T_V}, 2, AF_BUF_K, in_st};
+        groups[ng++] = (group){{AF_T_DQ}, 1, AF_BUF_DQ, grad_st};
+        groups[ng++] = (group){{AF_T_DK, AF_T_DV}, 2, AF_BUF_DK, grad_st};
+        break;
+    case AF_PACK_QKV:
+        groups[ng++] = (group){{AF_T_Q, AF_T_K, AF_T_V}, 3, AF_BUF_Q, in_st};
+        groups[ng++] = (group){{AF_T_DQ, AF_T_DK, AF_T_DV}, 3, AF_BUF_DQ, grad_st};
+        break;
+    }
+    groups[ng++] = (group){{AF_T_O}, 1, AF_BUF_O, o_st};
+    groups[ng++] = (group){{AF_T_DO}, 1, AF_BUF_DO, grad_st};
+    for (int i = 0; i < ng; i++) lay_group(p, c, &groups[i]);
+    if (!c->backward) {
+        p->buffer_elems[AF_BUF_DO] = p->buffer_elems[AF_BUF_DQ] = 0;
+        p->buffer_elems[AF_BUF_DK] = p->buffer_elems[AF_BUF_DV] = 0;
+    }
+    /* LSE: fp32, (b, h, s) dense, or (token, h) for thd */
+    af_tensor_view *l = &p->view[AF_T_LSE];
+    l->buffer = AF_BUF_LSE;
+    l->storage = AF_ST_F32;
+    if (c->layout == AF_LAYOUT_THD) {
+        l->ragged = true;
+        l->stride_s = c->heads_q;
+        l->stride_h = 1;
+        p->buffer_elems[AF_BUF_LSE] = p->total_tokens_q * c->heads_q;
+    } else {
+        l->stride_b = (int64_t)c->heads_q * c->seqlen_q;
+        l->stride_h = c->seqlen_q;
+        l->stride_s = 1;
+        p->buffer_elems[AF_BUF_LSE] = (int64_t)B * c->heads_q * c->seqlen_q;
+    }
+    p->buffer_storage[AF_BUF_LSE] = AF_ST_F32;
+    return 0;
+}
+
+int64_t af_layout_offset(const af_layout_plan *p, af_tensor_id t, int b, int h, int s, int d) {
+    const af_tensor_view *v = &p->view[t];
+    if (v->paged) {
+        int page = p->page_table[b * p->pages_per_seq + s / p->page_size];
+        return v->base + (int64_t)page * v->stride_b + (int64_t)(s % p->page_size) * v->stride_s +
+               (int64_t)h * v->stride_h + d;
+    }
+    if (v->ragged) {
+        int64_t tok = (kv_side(t) ? p->token_start_kv[b] : p->token_start_q[b]) + s;
+        return v->base + tok * v->stride_s + (int64_t)h * v->stride_h + d;
+    }
+    return v->base + (int64_t)b * v->stride_b + (int64_t)s * v->stride_s + (int64_t)h * v->stride_h + d;
+}

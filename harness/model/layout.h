@@ -1,0 +1,67 @@
+/* model/layout.h — where every logical element lives in the real buffers.
+ *
+ * A layout plan maps (tensor, b, h, s, d) to an element offset inside one of the
+ * buffers below. Packed tensors share a buffer (qkv: Q, K, V in BUF_Q; kv: K and V
+ * in BUF_K); the gradient buffers mirror the input buffers' packing. The head dim
+ * is innermost with stride 1; stride_gap extra elements follow every (token, head)
+ * vector. Offsets are in elements of the buffer's element type.
+ */
+#ifndef ATTNFUZZ_LAYOUT_H
+#define ATTNFUZZ_LAYOUT_H
+
+#include <stdint.h>
+#include "model/case.h"
+
+typedef enum {
+    AF_T_Q = 0, AF_T_K, AF_T_V, AF_T_O, AF_T_LSE, AF_T_DO, AF_T_DQ, AF_T_DK, AF_T_DV,
+    AF_T_COUNT
+} af_tensor_id;
+
+typedef enum {
+    AF_BUF_Q = 0, AF_BUF_K, AF_BUF_V, AF_BUF_O, AF_BUF_LSE, AF_BUF_DO, AF_BUF_DQ, AF_BUF_DK,
+    AF_BUF_DV, AF_BUF_COUNT
+} af_buffer_id;
+
+/* Element storage types. */
+typedef enum { AF_ST_F16 = 0, AF_ST_BF16, AF_ST_E4M3, AF_ST_F32 } af_storage;
+
+typedef struct {
+    af_buffer_id buffer;
+    af_storage storage;
+    int B, H, S, D;          /* logical shape (S = maximum length) */
+    int64_t base;            /* element offset of (b=0, h=0, s=0, d=0) */
+    int64_t stride_b;        /* unused when ragged or paged */
+    int64_t stride_h;
+    int64_t stride_s;        /* token stride (ragged: stride between packed tokens) */
+    bool ragged;             /* thd: token = token_start[b] + s */
+    bool paged;              /* paged KV: token s of sequence b lives in page
+                                page_table[b][s / page_size], slot s % page_size;
+                                stride_b is then the page stride */
+} af_tensor_view;
+
+typedef struct {
+    af_tensor_view view[AF_T_COUNT];
+    af_storage buffer_storage[AF_BUF_COUNT];
+    int64_t buffer_elems[AF_BUF_COUNT];      /* 0 = buffer unused (packed into another) */
+    int64_t token_start_q[AF_MAX_BATCH + 1]; /* thd: first packed token of each sequence */
+    int64_t token_start_kv[AF_MAX_BATCH + 1];
+    int64_t total_tokens_q, total_tokens_kv; /* thd: rows in the packed buffers, gaps included */
+    int page_size;                           /* 0 = not paged */
+    int pages_per_seq;
+    int n_pages;
+    int32_t page_table[AF_MAX_BATCH * 1024]; /* [b * pages_per_seq + p] -> physical page */
+} af_layout_plan;
+
+/* Build the plan of a validated case. Returns 0, or -1 with a reason (e.g. a paged
+ * case with too many pages). */
+int af_layout_plan_make(const af_case *c, af_layout_plan *p, char *why, size_t cap);
+
+/* Element offset of logical (b, h, s, d) in the tensor's buffer. For LSE, d = 0.
+ * s must be < the sequence's actual length for ragged tensors. */
+int64_t af_layout_offset(const af_layout_plan *p, af_tensor_id t, int b, int h, int s, int d);
+
+int af_storage_bytes(af_storage s);
+const char *af_tensor_name(af_tensor_id t);   /* "Q", "K", ..., "dV" */
+const char *af_buffer_name(af_buffer_id b);
+
+#endif

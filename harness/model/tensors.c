@@ -1,0 +1,194 @@
+/* tensors.c — host buffers with guard margins, poison, dense logical views. */
+#include "model/tensors.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/numeric.h"
+
+int af_tensors_alloc(af_tensors *t, const af_case *c, char *why, size_t cap) {
+    memset(t, 0, sizeof *t);
+    if (af_layout_plan_make(c, &t->plan, why, cap)) return -1;
+    for (int i = 0; i < AF_BUF_COUNT; i++) {
+        int64_t n = t->plan.buffer_elems[i];
+        if (n <= 0) continue;
+        size_t bytes = (size_t)n * (size_t)af_storage_bytes(t->plan.buffer_storage[i]);
+        t->alloc[i] = malloc(bytes + 2 * AF_GUARD_BYTES);
+        if (!t->alloc[i]) {
+            snprintf(why, cap, "out of host memory for buffer %s (%zu bytes)", af_buffer_name((af_buffer_id)i), bytes);
+            af_tensors_free(t);
+            return -1;
+        }
+        memset(t->alloc[i], (int)AF_GUARD_BYTE, bytes + 2 * AF_GUARD_BYTES);
+        t->buf[i] = t->alloc[i] + AF_GUARD_BYTES;
+        t->bytes[i] = bytes;
+    }
+    t->descale_q = t->descale_k = t->descale_v = t->descale_do = t->descale_o = 1.0f;
+    t->descale_dq = t->descale_dk = t->descale_dv = t->descale_dp = 1.0f;
+    return 0;
+}
+
+void af_tensors_free(af_tensors *t) {
+    for (int i = 0; i < AF_BUF_COUNT; i++) free(t->alloc[i]);
+    free(t->mx_scale_q);
+    free(t->mx_scale_k);
+    free(t->mx_scale_v);
+    memset(t, 0, sizeof *t);
+}
+
+static void fill_poison(void *buf, size_t bytes, af_storage st) {
+    uint8_t *p = buf;
+    switch (st) {
+    case AF_ST_F16: case AF_ST_BF16: {
+        uint16_t v = st == AF_ST_F16 ? AF_POISON_F16 : AF_POISON_BF16;
+        for (size_t i = 0; i + 1 < bytes; i += 2) memcpy(p + i, &v, 2);
+        break;
+    }
+    case AF_ST_E4M3: memset(p, AF_POISON_E4M3, bytes); break;
+    case AF_ST_F32: {
+        uint32_t v = AF_POISON_F32;
+        for (size_t i = 0; i + 3 < bytes; i += 4) memcpy(p + i, &v, 4);
+        break;
+    }
+    }
+}
+
+void af_tensors_poison_outputs(af_tensors *t, const af_case *c) {
+    af_buffer_id outs[] = {AF_BUF_O, AF_BUF_LSE, AF_BUF_DQ, AF_BUF_DK, AF_BUF_DV};
+    for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++) {
+        if (!c->backward && i >= 2) break;
+        if (t->buf[outs[i]]) fill_poison(t->buf[outs[i]], t->bytes[outs[i]], t->plan.buffer_storage[outs[i]]);
+    }
+}
+
+void af_tensors_copy(af_tensors *dst, const af_tensors *src) {
+    for (int i = 0; i < AF_BUF_COUNT; i++)
+        if (src->alloc[i] && dst->alloc[i]) memcpy(dst->alloc[i], src->alloc[i], src->bytes[i] + 2 * AF_GUARD_BYTES);
+    dst->descale_q = src->descale_q;
+    dst->descale_k = src->descale_k;
+    dst->descale_v = src->descale_v;
+    dst->descale_do = src->descale_do;
+    dst->descale_dq = src->descale_dq;
+    dst->descale_dk = src->descale_dk;
+    dst->descale_dv = src->descale_dv;
+    dst->descale_dp = src->descale_dp;
+    dst->descale_o = src->descale_o;
+}
+
+static double *dense(int64_t n) { return n > 0 ? calloc((size_t)n, sizeof(double)) : NULL; }
+
+#define SHAPE_FROM_CASE(x, c)                                                                    \
+    do {                                                                                         \
+        (x)->B = (c)->batch; (x)->Hq = (c)->heads_q; (x)->Hkv = (c)->heads_kv;                   \
+        (x)->Sq = (c)->seqlen_q; (x)->Skv = (c)->seqlen_kv;                                      \
+        (x)->Dqk = (c)->head_dim_qk; (x)->Dv = (c)->head_dim_v;                                  \
+    } while (0)
+
+int af_inputs_alloc(af_inputs *in, const af_case *c) {
+    memset(in, 0, sizeof *in);
+    SHAPE_FROM_CASE(in, c);
+    int64_t B = c->batch;
+    in->q = dense(B * c->heads_q * c->seqlen_q * c->head_dim_qk);
+    in->k = dense(B * c->heads_kv * c->seqlen_kv * c->head_dim_qk);
+    in->v = dense(B * c->heads_kv * c->seqlen_kv * c->head_dim_v);
+    if (c->backward) in->dout = dense(B * c->heads_q * c->seqlen_q * c->head_dim_v);
+    if (!in->q || !in->k || !in->v || (c->backward && !in->dout)) { af_inputs_free(in); return -1; }
+    return 0;
+}
+
+void af_inputs_free(af_inputs *in) {
+    free(in->q); free(in->k); free(in->v); free(in->dout);
+    memset(in, 0, sizeof *in);
+}
+
+int af_outputs_alloc(af_outputs *out, const af_case *c) {
+    memset(out, 0, sizeof *out);
+    SHAPE_FROM_CASE(out, c);
+    int64_t B = c->batch;
+    out->o = dense(B * c->heads_q * c->seqlen_q * c->head_dim_v);
+    out->lse = dense(B * c->heads_q * c->seqlen_q);
+    if (c->backward) {
+        out->dq = dense(B * c->heads_q * c->seqlen_q * c->head_dim_qk);
+        out->dk = dense(B * c->heads_kv * c->seqlen_kv * c->head_dim_qk);
+        out->dv = dense(B * c->heads_kv * c->seqlen_kv * c->head_dim_v);
+    }
+    if (!out->o || !out->lse || (c->backward && (!out->dq || !out->dk || !out->dv))) { af_outputs_free(out); return -1; }
+    return 0;
+}
+
+void af_outputs_free(af_outputs *out) {
+    free(out->o); free(out->lse); free(out->dq); free(out->dk); free(out->dv);
+    memset(out, 0, sizeof *out);
+}
+
+double af_storage_load(af_storage s, const void *buf, int64_t offset) {
+    const uint8_t *p = buf;
+    switch (s) {
+    case AF_ST_F16: { uint16_t v; memcpy(&v, p + offset * 2, 2); return (double)af_f16_to_f32(v); }
+    case AF_ST_BF16: { uint16_t v; memcpy(&v, p + offset * 2, 2); return (double)af_bf16_to_f32(v); }
+    case AF_ST_E4M3: return (double)af_e4m3_to_f32(p[offset]);
+    case AF_ST_F32: { float v; memcpy(&v, p + offset * 4, 4); return (double)v; }
+    }
+    return NAN;
+}
+
+void af_storage_store(af_storage s, void *buf, int64_t offset, float value) {
+    uint8_t *p = buf;
+    switch (s) {
+    case AF_ST_F16: { uint16_t v = af_f32_to_f16(value); memcpy(p + offset * 2, &v, 2); break; }
+    case AF_ST_BF16: { uint16_t v = af_f32_to_bf16(value); memcpy(p + offset * 2, &v, 2); break; }
+    case AF_ST_E4M3: p[offset] = af_f32_to_e4m3(value); break;
+    case AF_ST_F32: memcpy(p + offset * 4, &value, 4); break;
+    }
+}
+
+/* dense (b, h, s, d) index */
+static int64_t di(int H, int S, int D, int b, int h, int s, int d) {
+    return (((int64_t)b * H + h) * S + s) * D + d;
+}
+
+static void read_tensor(const af_tensors *t, const af_case *c, af_tensor_id id, double *dst) {
+    const af_tensor_view *v = &t->plan.view[id];
+    bool kv = id == AF_T_DK || id == AF_T_DV;
+    double f = af_output_descale(t, id); /* E4M3 outputs: a power of two, exact */
+    for (int b = 0; b < v->B; b++) {
+        int len = kv ? af_case_len_kv(c, b) : af_case_len_q(c, b);
+        for (int h = 0; h < v->H; h++)
+            for (int s = 0; s < len; s++)
+                for (int d = 0; d < v->D; d++)
+                    dst[di(v->H, v->S, v->D, b, h, s, d)] =
+                        f * af_storage_load(v->storage, t->buf[v->buffer], af_layout_offset(&t->plan, id, b, h, s, d));
+    }
+}
+
+void af_outputs_read(const af_tensors *t, const af_case *c, af_outputs *out) {
+    read_tensor(t, c, AF_T_O, out->o);
+    read_tensor(t, c, AF_T_LSE, out->lse);
+    if (c->backward) {
+        read_tensor(t, c, AF_T_DQ, out->dq);
+        read_tensor(t, c, AF_T_DK, out->dk);
+        read_tensor(t, c, AF_T_DV, out->dv);
+    }
+}
+
+double af_output_descale(const af_tensors *t, af_tensor_id id) {
+    if (t->plan.view[id].storage != AF_ST_E4M3) return 1.0;
+    switch (id) {
+    case AF_T_O: return (double)t->descale_o;
+    case AF_T_DQ: return (double)t->descale_dq;
+    case AF_T_DK: return (double)t->descale_dk;
+    case AF_T_DV: return (double)t->descale_dv;
+    default: return 1.0; /* inputs are not outputs */
+    }
+}
+
+float af_fp8_output_scale(double amax_v) {
+    if (!(amax_v > 0) || !isfinite(amax_v)) return 1.0f;
+    int e;
+    frexp((double)AF_FP8_E4M3_MAX / amax_v, &e); /* 448 / amax = m * 2^e, m in [0.5, 1) */
+    e -= 1;                                       /* 2^e <= 448 / amax < 2^(e+1) */
+    if (e > 126) e = 126;
+    if (e < -126) e = -126;
+    return (float)ldexp(1.0, e);
+}

@@ -1,0 +1,179 @@
+/* test_case.c — the .case format: parsing, canonical printing, every error path. */
+#include <string.h>
+
+#include "model/case.h"
+#include "util/check.h"
+
+static int parse(const char *text, af_case *c, af_error *e) { return af_case_parse(text, "t.case", c, e); }
+
+/* Expect a parse error on `line` naming `field` with `needle` in the message. */
+static void expect_error(const char *text, int line, const char *field, const char *needle) {
+    af_case c;
+    af_error e;
+    memset(&e, 0, sizeof e);
+    int rc = parse(text, &c, &e);
+    CHECK_MSG(rc == -1, "expected an error for:\n%s", text);
+    CHECK_MSG(e.line == line, "line %d, expected %d (%s: %s)", e.line, line, e.field, e.message);
+    CHECK_MSG(strcmp(e.field, field) == 0, "field '%s', expected '%s' (%s)", e.field, field, e.message);
+    CHECK_MSG(strstr(e.message, needle) != NULL, "message '%s' lacks '%s'", e.message, needle);
+    char buf[1024];
+    af_error_format(&e, buf, sizeof buf);
+    char prefix[64];
+    if (line > 0)
+        snprintf(prefix, sizeof prefix, "t.case:%d: %s: ", line, field);
+    else
+        snprintf(prefix, sizeof prefix, "t.case: %s: ", field);
+    CHECK_MSG(strncmp(buf, prefix, strlen(prefix)) == 0, "formatted '%s'", buf);
+}
+
+static void roundtrip(const char *text) {
+    af_case a, b;
+    af_error e;
+    CHECK_MSG(parse(text, &a, &e) == 0, "%s: %s", e.field, e.message);
+    char p1[8192], p2[8192];
+    af_case_print(&a, p1, sizeof p1);
+    CHECK_MSG(parse(p1, &b, &e) == 0, "reparse: %s: %s\n%s", e.field, e.message, p1);
+    af_case_print(&b, p2, sizeof p2);
+    CHECK_MSG(strcmp(p1, p2) == 0, "print(parse(print)) differs:\n%s\n---\n%s", p1, p2);
+    CHECK(af_case_equal(&a, &b));
+    CHECK(memcmp(&a.seed, &b.seed, sizeof a.seed) == 0);
+}
+
+int main(void) {
+    af_case c;
+    af_error e;
+
+    /* defaults */
+    CHECK(parse("", &c, &e) == 0);
+    CHECK(c.dtype == AF_DT_FP16 && c.batch == 1 && c.seqlen_q == 16 && c.head_dim_qk == 64);
+    CHECK(c.window_left == -1 && c.window_right == -1 && !c.backward && c.cp_size == 1);
+    CHECK(af_case_scale(&c) == (float)(1.0 / 8.0));
+
+    /* a full case */
+    const char *full =
+        "# comment line\n"
+        "dtype = bf16\n"
+        "batch = 2   # trailing comment\n"
+        "heads_q = 8\nheads_kv = 2\n"
+        "seqlen_q = 200\nseqlen_kv = 333\n"
+        "seqlens_q = 3,200\nseqlens_kv = 0, 333\n"
+        "head_dim_qk = 72\nhead_dim_v = 104\n"
+        "layout = sbhd\nstride_gap = 8\n"
+        "mask = padding_causal_bottom_right\n"
+        "window = 64,0\n"
+        "scale = 0.125\n"
+        "backward = yes\n"
+        "seed = 0xfeed\n"
+        "data = normal:0.5 outlier_channels:2:30 zeros:0.1\n"
+        "backend = cpu\nengine = all\n";
+    CHECK(parse(full, &c, &e) == 0);
+    CHECK(c.dtype == AF_DT_BF16 && c.batch == 2 && c.heads_q == 8 && c.heads_kv == 2);
+    CHECK(c.has_seqlens && c.seqlens_q[0] == 3 && c.seqlens_kv[0] == 0 && c.seqlens_kv[1] == 333);
+    CHECK(c.mask == AF_MASK_CAUSAL && c.align == AF_ALIGN_BOTTOM_RIGHT);
+    CHECK(c.window_left == 64 && c.window_right == 0);
+    CHECK(c.has_scale && c.scale == 0.125f && c.backward && c.seed == 0xfeed);
+    CHECK(c.n_data == 3 && c.data[1].kind == AF_DATA_OUTLIER_CHANNELS && c.data[1].p1 == 30);
+    CHECK(af_case_len_q(&c, 0) == 3 && af_case_len_kv(&c, 1) == 333);
+    CHECK(!strcmp(af_mask_text(&c), "padding_causal"));
+    roundtrip(full);
+    roundtrip("layout = thd\nbatch = 3\nseqlens_q = 0,1,16\nseqlens_kv = 5,1,0\nthd_gap = 3\nmask = causal\n");
+    roundtrip("packing = qkv\nheads = 4\nseqlen = 64\nhead_dim = 32\n");
+    roundtrip("page_size = 4\nseqlen_kv = 37\n");
+    roundtrip("page_size = 4\nseqlen_kv = 37\npage_tail = nan\n");
+    roundtrip("dtype = fp8_e4m3\ncp = 2 a2a+p2p\nseqlen = 64\n");
+    roundtrip("dtype = mxfp8\ndata = uniform:2 sink:50 low_lse:0.25:40 block_range:12\n");
+    roundtrip("scale = 0.3\n");
+    /* the same case written two ways prints the same bytes */
+    {
+        af_case a, b;
+        CHECK(parse("mask = causal_bottom_right\nheads = 2\n", &a, &e) == 0);
+        CHECK(parse("heads_kv = 2\nalign = bottom_right\nheads_q = 2\nmask = causal\n", &b, &e) == 0);
+        CHECK(af_case_equal(&a, &b));
+    }
+
+    /* syntax errors */
+    expect_error("dtype = fp16\nbogus = 3\n", 2, "bogus", "unknown key");
+    expect_error("\n\nno equals sign\n", 3, "line", "expected 'key = value'");
+    expect_error("batch =\n", 1, "batch", "missing value");
+    expect_error(" = 3\n", 1, "line", "missing key");
+    expect_error("batch = 2\nbatch = 3\n", 2, "batch", "repeated (first set on line 1)");
+    expect_error("batch = two\n", 1, "batch", "not an integer");
+    expect_error("batch = 0\n", 1, "batch", "not an integer in [1, 64]");
+    expect_error("batch = 3x\n", 1, "batch", "not an integer");
+    expect_error("dtype = fp32\n", 1, "dtype", "not one of");
+    expect_error("layout = nhwc\n", 1, "layout", "not one of");
+    expect_error("packing = all\n", 1, "packing", "not one of");
+    expect_error("mask = sliding\n", 1, "mask", "not one of");
+    expect_error("align = middle\n", 1, "align", "not one of");
+    expect_error("window = 3\n", 1, "window", "left,right");
+    expect_error("window = -2,0\n", 1, "window", "left,right");
+    expect_error("scale = 0\n", 1, "scale", "non-zero");
+    expect_error("scale = nan\n", 1, "scale", "finite");
+    expect_error("backward = maybe\n", 1, "backward", "yes or no");
+    expect_error("cp = 2\n", 1, "cp", "SIZE COMM");
+    expect_error("cp = 2 ring\n", 1, "cp", "SIZE COMM");
+    expect_error("seed = -1\n", 1, "seed", "unsigned");
+    expect_error("data = gaussian:1\n", 1, "data", "unknown term");
+    expect_error("data = normal\n", 1, "data", "takes 1 parameter");
+    expect_error("data = normal:x\n", 1, "data", "bad number");
+    expect_error("backend = a b\n", 1, "backend", "white space");
+    expect_error("dtype = fp16\x01\n", 1, "line", "control character");
+    expect_error("head_dim = 64\nhead_dim_v = 32\n", 1, "head_dim", "together with");
+    expect_error("heads = 2\nheads_q = 4\n", 1, "heads", "together with");
+    expect_error("seqlen = 2\nseqlen_kv = 4\n", 1, "seqlen", "together with");
+
+    /* impossible combinations */
+    expect_error("heads_q = 6\nheads_kv = 4\n", 2, "heads_kv", "not a multiple of heads_kv = 4");
+    expect_error("batch = 2\nseqlens_q = 3\nseqlens_kv = 3,3\nmask = padding\n", 2, "seqlens_q", "1 lengths for batch = 2");
+    expect_error("seqlen_q = 8\nseqlens_q = 9\nseqlens_kv = 3\nmask = padding\n", 2, "seqlens_q", "length 9 > seqlen_q = 8");
+    expect_error("seqlens_q = 3\nseqlens_kv = 3\n", 0, "mask", "has no padding");
+    expect_error("seqlens_q = 3\n", 1, "seqlens_q", "without seqlens_kv");
+    expect_error("mask = padding\n", 1, "mask", "needs seqlens_q");
+    expect_error("layout = thd\n", 1, "layout", "needs seqlens_q");
+    expect_error("thd_gap = 2\n", 1, "thd_gap", "needs layout = thd");
+    expect_error("packing = qkv\nheads_q = 2\n", 1, "packing", "heads_q == heads_kv");
+    expect_error("packing = qkv\nseqlen_kv = 32\n", 1, "packing", "seqlen_q == seqlen_kv");
+    expect_error("packing = kv\nhead_dim_v = 32\n", 1, "packing", "head_dim_qk == head_dim_v");
+    expect_error("page_size = 3\n", 1, "page_size", "power of two");
+    expect_error("page_size = 4\nbackward = yes\n", 1, "page_size", "forward only");
+    expect_error("page_tail = nan\n", 1, "page_tail", "needs page_size");
+    expect_error("page_size = 4\npage_tail = zero\n", 2, "page_tail", "finite or nan");
+    expect_error("dtype = fp8_e4m3\npacking = kv\n", 2, "packing", "needs packing = separate");
+    expect_error("cp = 4 p2p\nseqlen = 20\n", 1, "cp", "divisible by 2*cp = 8");
+    expect_error("data = normal:-1\n", 1, "data", "out of range");
+    expect_error("data = zeros:0.5\n", 1, "data", "first term must be a base");
+    expect_error("data = normal:1 uniform:1\n", 1, "data", "base distribution");
+    expect_error("data = normal:1 zeros:0.1 zeros:0.2\n", 1, "data", "appears twice");
+    expect_error("data = normal:1 outlier_channels:100:3\nhead_dim = 64\n", 1, "data", "out of range");
+    expect_error("mask = causal_bottom_right\nalign = top_left\n", 2, "align", "contradicts");
+    /* a window that leaves no row any key: bottom-right causal with sq > skv and window right bound
+       below the first diagonal */
+    expect_error("seqlen_q = 4\nseqlen_kv = 8\nwindow = 0,0\nalign = bottom_right\nmask = padding_causal\nseqlens_q = 4\nseqlens_kv = 0\n",
+                 3, "window", "no visible key");
+    expect_error("batch = 64\nheads = 64\nseqlen = 65536\nhead_dim = 128\n", 1, "batch", "4e8 limit");
+    /* gaps count: 64 sequences of 1 token with 4096 pad tokens each, 256 heads */
+    {
+        char big[2048] = "layout = thd\nbatch = 64\nheads_q = 256\nheads_kv = 1\nseqlen = 4\nhead_dim = 8\nthd_gap = 4096\nseqlens_q = 1";
+        for (int i = 1; i < 64; i++) strcat(big, ",1");
+        strcat(big, "\nseqlens_kv = 1");
+        for (int i = 1; i < 64; i++) strcat(big, ",1");
+        strcat(big, "\nstride_gap = 2048\n");
+        expect_error(big, 2, "batch", "4e8 limit");
+    }
+
+    /* validate() on a hand-built case has no line */
+    af_case_defaults(&c);
+    c.heads_q = 3;
+    c.heads_kv = 2;
+    CHECK(af_case_validate(&c, &e) == -1 && e.line == 0 && !strcmp(e.field, "heads_kv"));
+
+    /* load from a file: a missing file names the file */
+    CHECK(af_case_load("no/such/file.case", &c, &e) == -1 && strstr(e.message, "cannot open") && !strcmp(e.file, "no/such/file.case"));
+
+    /* printing into a short buffer reports the size needed */
+    af_case_defaults(&c);
+    char tiny[8];
+    size_t need = af_case_print(&c, tiny, sizeof tiny);
+    CHECK(need > sizeof tiny && strlen(tiny) == sizeof tiny - 1);
+    CHECK_DONE("test_case");
+}

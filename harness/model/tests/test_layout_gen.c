@@ -1,0 +1,230 @@
+/* test_layout_gen.c — layout plans map every logical element to its own place, and
+ * generated inputs are the same bits whatever the layout. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/gen.h"
+#include "model/layout.h"
+#include "util/check.h"
+
+static void load(const char *text, af_case *c) {
+    af_error e;
+    CHECK_MSG(af_case_parse(text, "t", c, &e) == 0, "%s: %s", e.field, e.message);
+}
+
+/* Every valid logical element of every tensor lands inside its buffer, and no two
+ * land on the same element. */
+static void check_plan(const af_case *c) {
+    af_layout_plan *p = malloc(sizeof *p);
+    char why[256];
+    CHECK(af_layout_plan_make(c, p, why, sizeof why) == 0);
+    unsigned char *used[AF_BUF_COUNT] = {0};
+    for (int i = 0; i < AF_BUF_COUNT; i++)
+        if (p->buffer_elems[i]) used[i] = calloc((size_t)p->buffer_elems[i], 1);
+    int ntensors = c->backward ? AF_T_COUNT : AF_T_DO;
+    for (int t = 0; t < ntensors; t++) {
+        const af_tensor_view *v = &p->view[t];
+        bool kv = t == AF_T_K || t == AF_T_V || t == AF_T_DK || t == AF_T_DV;
+        for (int b = 0; b < v->B; b++) {
+            int rows = v->ragged ? (kv ? af_case_len_kv(c, b) : af_case_len_q(c, b)) : v->S;
+            for (int h = 0; h < v->H; h++)
+                for (int s = 0; s < rows; s++)
+                    for (int d = 0; d < v->D; d++) {
+                        int64_t off = af_layout_offset(p, (af_tensor_id)t, b, h, s, d);
+                        CHECK_MSG(off >= 0 && off < p->buffer_elems[v->buffer], "%s (%d,%d,%d,%d) -> %lld of %lld",
+                                  af_tensor_name((af_tensor_id)t), b, h, s, d, (long long)off, (long long)p->buffer_elems[v->buffer]);
+                        CHECK_MSG(!used[v->buffer][off], "%s (%d,%d,%d,%d) overlaps", af_tensor_name((af_tensor_id)t), b, h, s, d);
+                        used[v->buffer][off] = 1;
+                    }
+        }
+    }
+    for (int i = 0; i < AF_BUF_COUNT; i++) free(used[i]);
+    free(p);
+}
+
+/* Dense inputs of a case (exact stored values). */
+static af_inputs gen(const af_case *c, af_tensors *t) {
+    af_inputs in;
+    char why[256];
+    CHECK(af_tensors_alloc(t, c, why, sizeof why) == 0);
+    CHECK(af_inputs_alloc(&in, c) == 0);
+    CHECK(af_inputs_generate(c, t, &in) == 0);
+    return in;
+}
+
+static size_t n_q(const af_case *c) { return (size_t)c->batch * c->heads_q * c->seqlen_q * c->head_dim_qk; }
+static size_t n_k(const af_case *c) { return (size_t)c->batch * c->heads_kv * c->seqlen_kv * c->head_dim_qk; }
+static size_t n_v(const af_case *c) { return (size_t)c->batch * c->heads_kv * c->seqlen_kv * c->head_dim_v; }
+
+static void same_inputs(const char *base, const char *variant) {
+    char a_text[2048], b_text[2048];
+    snprintf(a_text, sizeof a_text, "%s", base);
+    snprintf(b_text, sizeof b_text, "%s%s", base, variant);
+    af_case a, b;
+    load(a_text, &a);
+    load(b_text, &b);
+    check_plan(&b);
+    af_tensors ta, tb;
+    af_inputs ia = gen(&a, &ta), ib = gen(&b, &tb);
+    CHECK_MSG(memcmp(ia.q, ib.q, n_q(&a) * sizeof(double)) == 0, "Q differs with '%s'", variant);
+    CHECK_MSG(memcmp(ia.k, ib.k, n_k(&a) * sizeof(double)) == 0, "K differs with '%s'", variant);
+    CHECK_MSG(memcmp(ia.v, ib.v, n_v(&a) * sizeof(double)) == 0, "V differs with '%s'", variant);
+    if (a.backward) CHECK(memcmp(ia.dout, ib.dout, (size_t)a.batch * a.heads_q * a.seqlen_q * a.head_dim_v * sizeof(double)) == 0);
+    af_inputs_free(&ia);
+    af_inputs_free(&ib);
+    af_tensors_free(&ta);
+    af_tensors_free(&tb);
+}
+
+int main(void) {
+    /* layout independence of the generated values */
+    const char *base = "batch = 2\nheads = 2\nseqlen = 40\nhead_dim = 24\nbackward = yes\nseed = 77\n";
+    const char *variants[] = {"layout = sbhd\n", "layout = bhsd\n", "stride_gap = 5\n", "packing = kv\n",
+                              "packing = qkv\n", "packing = qkv\nlayout = bhsd\nstride_gap = 3\n",
+                              "packing = kv\nlayout = sbhd\nstride_gap = 1\n"};
+    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) same_inputs(base, variants[i]);
+    const char *padded = "batch = 3\nheads_q = 4\nheads_kv = 2\nseqlen_q = 33\nseqlen_kv = 47\nhead_dim_qk = 16\nhead_dim_v = 8\n"
+                         "seqlens_q = 0,1,33\nseqlens_kv = 5,47,1\nseed = 3\n";
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%smask = padding\n", padded);
+    const char *pvariants[] = {"layout = sbhd\n", "layout = bhsd\nstride_gap = 2\n"};
+    for (size_t i = 0; i < 2; i++) same_inputs(buf, pvariants[i]);
+    {
+        /* thd with gaps: same values as padded bshd for the valid rows */
+        char thd[1024];
+        snprintf(thd, sizeof thd, "%slayout = thd\nthd_gap = 3\nmask = none\n", padded);
+        af_case a, b;
+        load(buf, &a);
+        load(thd, &b);
+        check_plan(&b);
+        af_tensors ta, tb;
+        af_inputs ia = gen(&a, &ta), ib = gen(&b, &tb);
+        CHECK(memcmp(ia.q, ib.q, n_q(&a) * sizeof(double)) == 0);
+        CHECK(memcmp(ia.k, ib.k, n_k(&a) * sizeof(double)) == 0);
+        CHECK(memcmp(ia.v, ib.v, n_v(&a) * sizeof(double)) == 0);
+        /* a token in a thd gap holds a NaN (poison), a valid token does not */
+        const af_tensor_view *v = &tb.plan.view[AF_T_Q];
+        int64_t gap_tok = tb.plan.token_start_q[2] - 1; /* last gap token before sequence 2 */
+        CHECK(isnan(af_storage_load(v->storage, tb.buf[v->buffer], v->base + gap_tok * v->stride_s)));
+        CHECK(!isnan(af_storage_load(v->storage, tb.buf[v->buffer], af_layout_offset(&tb.plan, AF_T_Q, 2, 0, 0, 0))));
+        af_inputs_free(&ia); af_inputs_free(&ib); af_tensors_free(&ta); af_tensors_free(&tb);
+    }
+    {
+        /* paged KV: same values, page table is a permutation */
+        af_case a, b;
+        load("seqlen_kv = 37\nbatch = 2\nseed = 5\n", &a);
+        load("seqlen_kv = 37\nbatch = 2\nseed = 5\npage_size = 8\n", &b);
+        check_plan(&b);
+        af_tensors ta, tb;
+        af_inputs ia = gen(&a, &ta), ib = gen(&b, &tb);
+        CHECK(memcmp(ia.k, ib.k, n_k(&a) * sizeof(double)) == 0 && memcmp(ia.v, ib.v, n_v(&a) * sizeof(double)) == 0);
+        int seen[16] = {0}, identity = 1;
+        CHECK(tb.plan.n_pages == 10);
+        for (int i = 0; i < tb.plan.n_pages; i++) {
+            seen[tb.plan.page_table[i]]++;
+            identity &= tb.plan.page_table[i] == i;
+        }
+        for (int i = 0; i < tb.plan.n_pages; i++) CHECK(seen[i] == 1);
+        CHECK(!identity);
+        /* the 3 unused slots of each last page: finite by default, NaN with page_tail = nan */
+        const af_tensor_view *kv = &tb.plan.view[AF_T_K];
+        double tail = af_storage_load(kv->storage, tb.buf[kv->buffer], af_layout_offset(&tb.plan, AF_T_K, 1, 0, 39, 5));
+        CHECK(isfinite(tail));
+        af_case n;
+        load("seqlen_kv = 37\nbatch = 2\nseed = 5\npage_size = 8\npage_tail = nan\n", &n);
+        af_tensors tn;
+        af_inputs in_n = gen(&n, &tn);
+        CHECK(isnan(af_storage_load(kv->storage, tn.buf[kv->buffer], af_layout_offset(&tn.plan, AF_T_K, 1, 0, 39, 5))));
+        CHECK(memcmp(in_n.k, ib.k, n_k(&a) * sizeof(double)) == 0);
+        af_inputs_free(&in_n);
+        af_tensors_free(&tn);
+        af_inputs_free(&ia); af_inputs_free(&ib); af_tensors_free(&ta); af_tensors_free(&tb);
+    }
+    /* plans of awkward shapes */
+    const char *plans[] = {"heads_q = 8\nheads_kv = 1\nseqlen_q = 3\nseqlen_kv = 70\nhead_dim_qk = 72\nhead_dim_v = 8\nbackward = yes\nlayout = sbhd\nstride_gap = 7\n",
+                           "layout = thd\nbatch = 4\nseqlens_q = 0,1,2,3\nseqlens_kv = 0,1,2,3\nseqlen = 3\npacking = qkv\nthd_gap = 2\nbackward = yes\n",
+                           "layout = bhsd\npacking = kv\nheads_q = 4\nheads_kv = 2\nbackward = yes\n",
+                           "layout = bhsd\npage_size = 4\nheads_q = 4\nheads_kv = 2\nseqlen_kv = 37\nbatch = 3\n",
+                           "layout = sbhd\npage_size = 8\nheads = 3\nseqlen_kv = 64\nbatch = 2\nstride_gap = 5\n"};
+    for (size_t i = 0; i < 5; i++) {
+        af_case c;
+        load(plans[i], &c);
+        check_plan(&c);
+    }
+
+    /* determinism and seed sensitivity */
+    {
+        af_case a;
+        load("seqlen = 64\nhead_dim = 32\nseed = 11\n", &a);
+        af_tensors t1, t2;
+        af_inputs i1 = gen(&a, &t1), i2 = gen(&a, &t2);
+        CHECK(memcmp(t1.buf[AF_BUF_Q], t2.buf[AF_BUF_Q], t1.bytes[AF_BUF_Q]) == 0);
+        CHECK(af_gen_element(&a, AF_T_K, 0, 0, 5, 3) == af_gen_element(&a, AF_T_K, 0, 0, 5, 3));
+        a.seed = 12;
+        CHECK(af_gen_element(&a, AF_T_K, 0, 0, 5, 3) != af_gen_element(&a, AF_T_K, 0, 0, 6, 3));
+        af_inputs_free(&i1); af_inputs_free(&i2); af_tensors_free(&t1); af_tensors_free(&t2);
+    }
+    /* distributions: normal sigma, uniform range, zeros fraction, outliers, sink */
+    {
+        af_case a;
+        load("seqlen = 256\nhead_dim = 128\nseed = 9\ndata = normal:2 zeros:0.25 outlier_channels:4:50 sink:20\n", &a);
+        double s1 = 0, s2 = 0, zeros = 0, n = 0, outl = 0;
+        for (int s = 1; s < 256; s++)
+            for (int d = 0; d < 128; d++) {
+                double x = af_gen_element(&a, AF_T_V, 0, 0, s, d);
+                s1 += x; s2 += x * x; n++;
+                zeros += x == 0;
+                double qk = fabs(af_gen_element(&a, AF_T_Q, 0, 0, s, d));
+                if (qk > 20) outl++;
+            }
+        double nz = n - zeros;
+        double mean = s1 / nz, sd = sqrt(s2 / nz - mean * mean);
+        CHECK_MSG(fabs(mean) < 0.05 && fabs(sd - 2.0) < 0.05, "mean %g sd %g", mean, sd);
+        CHECK_MSG(fabs(zeros / n - 0.25) < 0.01, "zeros %g", zeros / n);
+        CHECK_MSG(outl > 0.6 * n * 4 / 128 * 0.75 && outl < n * 4 / 128, "outliers %g", outl);
+        double sink = 0;
+        for (int d = 0; d < 128; d++) sink += fabs(af_gen_element(&a, AF_T_K, 0, 0, 0, d));
+        CHECK_MSG(sink / 128 > 10, "sink mean |k0| %g", sink / 128);
+    }
+    {
+        af_case a;
+        load("seqlen = 64\nhead_dim = 64\nseed = 2\ndata = uniform:0.5 block_range:16 low_lse:0.5:30\n", &a);
+        double mx = 0, mn = 1e30;
+        for (int s = 0; s < 64; s++) {
+            double m = 0;
+            for (int d = 1; d < 64; d++) m = fmax(m, fabs(af_gen_element(&a, AF_T_K, 0, 0, s, d)));
+            mx = fmax(mx, m);
+            mn = fmin(mn, m);
+            CHECK(af_gen_element(&a, AF_T_K, 0, 0, s, 0) == 1.0f);
+            float q0 = af_gen_element(&a, AF_T_Q, 0, 0, s, 0);
+            CHECK(q0 == -(float)(30.0 / (double)af_case_scale(&a)) || fabs(q0) <= 0.5f);
+        }
+        CHECK_MSG(mx / mn > 256, "block_range spread %g", mx / mn);
+        for (int d = 0; d < 64; d++) CHECK(fabs(af_gen_element(&a, AF_T_Q, 0, 0, 3, d == 0 ? 1 : d)) <= 0.5f);
+    }
+    /* fp8 / mxfp8 quantisation: logical values are the dequantised stored values */
+    {
+        af_case a;
+        load("dtype = fp8_e4m3\nseqlen = 40\nhead_dim = 40\nseed = 4\n", &a);
+        af_tensors t;
+        af_inputs in = gen(&a, &t);
+        double amax = 0;
+        for (size_t i = 0; i < n_q(&a); i++) amax = fmax(amax, fabs(in.q[i]));
+        CHECK_MSG(fabs(amax - 448.0 * t.descale_q) < 1e-6 * amax, "amax %g descale %g", amax, t.descale_q);
+        af_inputs_free(&in); af_tensors_free(&t);
+        load("dtype = mxfp8\nseqlen = 70\nhead_dim = 40\nseed = 4\n", &a);
+        in = gen(&a, &t);
+        CHECK(t.mx_scale_q && t.mx_scale_v);
+        /* every stored E4M3 byte dequantises to the logical value */
+        for (int s = 0; s < 70; s++)
+            for (int d = 0; d < 40; d++) {
+                double lv = in.v[(size_t)s * 40 + d];
+                double st = af_storage_load(AF_ST_E4M3, t.buf[AF_BUF_V], af_layout_offset(&t.plan, AF_T_V, 0, 0, s, d));
+                int e = (int)t.mx_scale_v[(size_t)(s / 32) * 40 + d] - 127;
+                CHECK(lv == ldexp(st, e));
+            }
+        af_inputs_free(&in); af_tensors_free(&t);
+    }
+    CHECK_DONE("test_layout_gen");
+}

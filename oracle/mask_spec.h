@@ -1,0 +1,49 @@
+/* oracle/mask_spec.h — THE specification of which keys a query row sees.
+ *
+ * Owned by the oracle (oracle/mask_spec.c). Probes and the oracle use it; backends
+ * and kernels must never call it (an oracle that reuses the suspect's mask agrees
+ * with its bugs).
+ *
+ * For sequence b with actual lengths len_q, len_kv (the maxima when not padded):
+ *   row i exists iff 0 <= i < len_q (rows past len_q are padding: never judged)
+ *   key j exists iff 0 <= j < len_kv
+ *   diag(i) = i                       (align top_left)
+ *           = i + (len_kv - len_q)    (align bottom_right)
+ *   causal:         j <= diag(i)
+ *   window_left  L: j >= diag(i) - L   (L = -1: unbounded). L does NOT count the
+ *                   diagonal: L = 0 keeps the diagonal only on the left side.
+ *                   cuDNN's left bound is L + 1 (TransformerEngine maps w -> w + 1).
+ *   window_right R: j <= diag(i) + R   (R = -1: unbounded)
+ * A row whose visible set is empty is "fully masked": expected O = 0, LSE = -inf,
+ * and it contributes nothing to any gradient.
+ */
+#ifndef ATTNFUZZ_MASK_SPEC_H
+#define ATTNFUZZ_MASK_SPEC_H
+
+#include <stdbool.h>
+
+typedef struct {
+    bool causal;
+    bool bottom_right;
+    int window_left;   /* -1 = unbounded */
+    int window_right;  /* -1 = unbounded */
+} af_mask_rule;
+
+/* Does query row i of a sequence (len_q, len_kv) see key j? False when i or j is
+ * outside the sequence. */
+bool af_mask_visible(const af_mask_rule *r, int len_q, int len_kv, int i, int j);
+
+/* The visible keys of row i form one interval [*first, *last] (inclusive).
+ * Returns the count (0 when fully masked or the row does not exist; then
+ * *first > *last). */
+int af_mask_visible_range(const af_mask_rule *r, int len_q, int len_kv, int i,
+                          int *first, int *last);
+
+/* The query rows that see key j form one interval [*first, *last] (inclusive);
+ * the transpose of af_mask_visible_range. Returns the count (0 when no row sees j
+ * or the key does not exist; then *first > *last). Added by the oracle for the
+ * key-column pass of the backward (dK, dV). */
+int af_mask_rows_seeing_key(const af_mask_rule *r, int len_q, int len_kv, int j,
+                            int *first, int *last);
+
+#endif

@@ -1,0 +1,81 @@
+/* oracle/oracle.h — ground truth.
+ *
+ * Tiered: MPFR at `precision_bits` for every element of small cases and for
+ * sampled rows (always including mask/window/block/chunk boundary rows) of large
+ * ones; an fp64 tier with compensated sums covers every element and is checked
+ * against MPFR on the sampled rows of every case it serves. The mask comes from
+ * mask_spec.h only. Inputs are the exact stored values (af_inputs).
+ */
+#ifndef ATTNFUZZ_ORACLE_H
+#define ATTNFUZZ_ORACLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "oracle/mask_spec.h"
+#include "model/dense.h"
+
+typedef enum { AF_ORACLE_AUTO = 0, AF_ORACLE_MPFR, AF_ORACLE_FP64 } af_oracle_tier;
+
+typedef struct {
+    int B, Hq, Hkv, Sq, Skv, Dqk, Dv;
+    const int *len_q;     /* [B] actual lengths */
+    const int *len_kv;    /* [B] */
+    af_mask_rule mask;
+    double scale;         /* exact value of the fp32 scale */
+    const af_inputs *in;  /* dout == NULL: forward only */
+} af_oracle_problem;
+
+typedef struct {
+    af_oracle_tier tier;          /* AUTO: MPFR when the work fits mpfr_budget */
+    int precision_bits;           /* MPFR precision, default 128 */
+    int threads;                  /* 0 = number of cores */
+    double mpfr_budget;           /* MPFR work units (multiply-adds) allowed, default 5e8 */
+} af_oracle_opts;
+
+/* Term magnitudes of the gradients (af_oracle_grad_abs): M_dQ, M_dK, M_dV, each the max
+ * over the tensor's elements of its formula with absolute values, and max |dS|. */
+typedef struct {
+    double dq, dk, dv, ds_max;
+} af_grad_magnitudes;
+
+typedef struct {
+    af_outputs out;               /* o, lse and (backward) dq dk dv, dense */
+    /* Every returned value x satisfies |x - exact| <= bound_rel * |x| + bound_abs_scale * M
+     * where M is the largest magnitude among the terms that made x; in practice the
+     * oracle reports one relative figure: */
+    double bound_rel;             /* stated relative error bound of the values */
+    /* The cancellation term of the bound above (added by the oracle): M is the value's
+     * formula evaluated with absolute values throughout (oracle/README.md); it
+     * includes the dependence on the largest score. Tiny (~1e-34) for MPFR. */
+    double bound_abs_scale;
+    bool all_mpfr;                /* every element came from MPFR */
+    int mpfr_rows;                /* rows (b, h, i) computed by MPFR */
+    double fp64_vs_mpfr_rel;      /* worst relative gap of the fp64 tier on MPFR rows */
+    double seconds;
+    /* (B, Hq, Sq) or NULL: per row, max over visible keys of scale * sum_d |q_d k_jd|
+     * (af_oracle_score_abs); filled by the runner for fp8 cases, freed with the result. */
+    double *score_abs;
+    /* backward: the gradients' term magnitudes (af_oracle_grad_abs), filled by the
+     * runner; 0 without backward. */
+    af_grad_magnitudes grad;
+} af_oracle_result;
+
+void af_oracle_opts_default(af_oracle_opts *o);
+int af_oracle_run(const af_oracle_problem *p, const af_oracle_opts *o, af_oracle_result *r,
+                  char *why, size_t cap);
+void af_oracle_result_free(af_oracle_result *r);
+
+/* The magnitude of each row's scores: out (B, Hq, Sq) = max over the keys j row i sees
+ * of scale * sum_d |q_d k_jd| (0 for rows past len_q or seeing no key). fp8 kernels
+ * accumulate Q K^T with fewer bits than fp32, so their score error scales with this,
+ * not with the score itself (docs/cudnn-findings.md F5). */
+void af_oracle_score_abs(const af_oracle_problem *p, double *out);
+
+/* The term magnitudes of dQ, dK, dV, each the max over the tensor's elements of the
+ * gradient's formula with absolute values, and max |dS| (oracle_score_abs.c), from the
+ * exact O and LSE in `exact`: a gradient that cancels to ~0 is still computed from terms
+ * this large, so its rounding noise scales with them (compare.c floors); max |dS| sets
+ * the fp8 backward's scale_dp (fp8_scales.c). */
+void af_oracle_grad_abs(const af_oracle_problem *p, const af_outputs *exact, af_grad_magnitudes *g);
+
+#endif

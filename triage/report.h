@@ -1,0 +1,26 @@
+/* triage/report.h — reports built from a findings directory.
+ *
+ * Reports (af_triage_build, `attnfuzz triage DIR`):
+ *   DIR/report.json  DIR/report.junit.xml  DIR/report.sarif (SARIF 2.1.0)  DIR/report.html
+ */
+#ifndef ATTNFUZZ_TRIAGE_REPORT_H
+#define ATTNFUZZ_TRIAGE_REPORT_H
+
+#include <stddef.h>
+#include "judge/verdict.h"
+
+typedef struct {
+    int buckets;          /* distinct signatures */
+    long long findings;   /* sum of counts */
+    int by_kind[AF_V_COUNT];
+} af_triage_summary;
+
+/* Write DIR/report.json, report.junit.xml, report.sarif, report.html from DIR/findings.
+ * A DIR without findings gives empty (passing) reports. summary may be NULL.
+ * Returns 0 or -1 with why. */
+int af_triage_build(const char *dir, af_triage_summary *summary, char *why, size_t cap);
+
+/* Base64 of n bytes into a malloc'ed NUL-terminated string (NULL on failure). */
+char *af_base64(const unsigned char *data, size_t n);
+
+#endif
