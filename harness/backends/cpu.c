@@ -71,6 +71,7 @@
 #include <unistd.h>
 
 #include "backends/backend.h"
+#include "util/clock.h"
 #include "model/layout.h"
 #include "model/tensors.h"
 #include "model/numeric.h"
@@ -620,15 +621,9 @@ static float *floats(int64_t n) {
     return calloc(n > 0 ? (size_t)n : 1, sizeof(float));
 }
 
-static double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static af_run_status cpu_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t,
                              af_run_info *info, char *why, size_t cap) {
-    double t0 = now_seconds();
+    double t0 = af_clock_mono();
     (void)engine;
     if (info) {
         memset(info, 0, sizeof *info);
@@ -706,7 +701,7 @@ static af_run_status cpu_run(af_backend *be, const af_case *c, const char *engin
 
     for (int k = 0; k < n_threads; k++) scratch_free(&scr[k]);
     problem_free(&pb);
-    if (info) info->seconds = now_seconds() - t0;
+    if (info) info->seconds = af_clock_mono() - t0;
     return AF_RUN_OK;
 }
 

@@ -11,6 +11,7 @@
  * in the plugins/ folder beside the running binary, under the name each declares.
  */
 #include "backends/plugin_loader.h"
+#include "util/clock.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -212,12 +213,6 @@ static af_run_status plugin_supports(af_backend *be, const af_case *c, char *why
     return rc == AF_PLUGIN_DECLINE ? AF_RUN_DECLINED : status_from_plugin(rc);
 }
 
-static double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static af_run_status call_plugin(plugin_state *st, const af_plugin_problem *p,
                                  const af_plugin_tensors *pt, char *why, size_t cap) {
     if (why && cap) why[0] = '\0';
@@ -306,7 +301,7 @@ static af_run_status run_on_device(plugin_state *st, const af_case *c, af_tensor
 static af_run_status plugin_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t,
                                 af_run_info *info, char *why, size_t cap) {
     plugin_state *st = be->state;
-    double t0 = now_seconds();
+    double t0 = af_clock_mono();
     (void)engine;
     if (info) {
         memset(info, 0, sizeof *info);
@@ -323,7 +318,7 @@ static af_run_status plugin_run(af_backend *be, const af_case *c, const char *en
     else
 #endif
         s = run_on_host(st, c, t, &pb.problem, why, cap);
-    if (info) info->seconds = now_seconds() - t0;
+    if (info) info->seconds = af_clock_mono() - t0;
     return s;
 }
 

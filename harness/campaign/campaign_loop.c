@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "campaign/campaign.h"
+#include "util/clock.h"
 #include "minimize/minimize.h"
 
 #define MAX_JOBS 64
@@ -59,17 +60,11 @@ typedef struct {
     double end_at;              /* monotonic hard end of the whole run (--total-time), 0 = none */
 } campaign;
 
-static double now_mono(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* The per-run deadline now: --deadline, cut to what is left before --total-time's end
  * (less a margin for the reports), never below 1 s. */
 static int deadline_now(const campaign *cp) {
     if (cp->end_at <= 0) return cp->deadline_s;
-    double left = cp->end_at - now_mono() - 2;
+    double left = cp->end_at - af_clock_mono() - 2;
     int d = left < cp->deadline_s ? (int)left : cp->deadline_s;
     return d < 1 ? 1 : d;
 }
@@ -78,12 +73,6 @@ static int deadline_now(const campaign *cp) {
  * stopped for time, and is neither a finding nor a minimisation step. */
 static bool stopped_for_time(const campaign *cp, const af_case_result *r, int deadline) {
     return r->status == AF_CASE_HUNG && deadline < cp->deadline_s;
-}
-
-static double now_unix(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static void subdir(const campaign *cp, const char *name, char *out, size_t cap) {
@@ -130,11 +119,11 @@ static int count_buckets(campaign *cp) {
 }
 
 static void update_stats(campaign *cp, bool final) {
-    cp->st.elapsed_s = (cp->fuzz_end > 0 ? cp->fuzz_end : now_mono()) - cp->t0;
+    cp->st.elapsed_s = (cp->fuzz_end > 0 ? cp->fuzz_end : af_clock_mono()) - cp->t0;
     cp->st.buckets = count_buckets(cp);
     if (!cp->libfuzzer) cp->st.corpus = cp->queue.count;
     af_stats_write(cp->dir, &cp->st);
-    double now = now_mono();
+    double now = af_clock_mono();
     double period = cp->tty ? 1.0 : 10.0;
     if (final || now - cp->last_progress >= period) {
         af_stats_progress(&cp->st, cp->tty, final);
@@ -144,7 +133,7 @@ static void update_stats(campaign *cp, bool final) {
 
 static void note_finding(campaign *cp) {
     cp->st.findings++;
-    if (cp->st.time_to_first_finding_s < 0) cp->st.time_to_first_finding_s = now_unix() - cp->st.start_unix;
+    if (cp->st.time_to_first_finding_s < 0) cp->st.time_to_first_finding_s = af_clock_unix() - cp->st.start_unix;
 }
 
 /* ---- minimising pending buckets ------------------------------------------------------ */
@@ -197,7 +186,7 @@ static void minimise_raw(campaign *cp, const char *raw_id, const af_case *c, con
     mo.max_runs = cp->o->minimize_runs;
     mo.max_seconds = cp->deadline_s * 2 > 120 ? cp->deadline_s * 2 : 120; /* 120 s; GPU 600 s */
     if (cp->end_at > 0) { /* leave time for the stored re-run and the reports */
-        double left = cp->end_at - now_mono() - 2.0 * cp->deadline_s / 10 - 5;
+        double left = cp->end_at - af_clock_mono() - 2.0 * cp->deadline_s / 10 - 5;
         if (left < mo.max_seconds) mo.max_seconds = left > 1 ? left : 1;
     }
     af_min_result *mr = malloc(sizeof *mr);
@@ -291,7 +280,7 @@ static int process_pending(campaign *cp, double stop_at, bool keep_rest) {
             continue;
         }
         free(me);
-        bool out_of_time = stop_at > 0 && now_mono() > stop_at;
+        bool out_of_time = stop_at > 0 && af_clock_mono() > stop_at;
         if (out_of_time && !keep_rest) break;
         af_case c;
         af_error err;
@@ -409,9 +398,9 @@ static void run_inprocess(campaign *cp, double stop_at) {
     memset(slots, 0, sizeof slots);
     if (!results) return;
     int seed_cursor = 0;
-    double next_pending = now_mono() + 1;
+    double next_pending = af_clock_mono() + 1;
     for (;;) {
-        bool time_left = now_mono() < stop_at;
+        bool time_left = af_clock_mono() < stop_at;
         for (int i = 0; i < jobs && time_left; i++) {
             if (slots[i].pid) continue;
             next_input(cp, &inputs[i], &seed_cursor);
@@ -430,16 +419,16 @@ static void run_inprocess(campaign *cp, double stop_at) {
         int busy = 0;
         for (int i = 0; i < jobs; i++) busy += slots[i].pid != 0;
         if (!busy) {
-            cp->fuzz_end = now_mono();
+            cp->fuzz_end = af_clock_mono();
             break;
         }
         int done = af_child_wait_any(&cp->s, slots, jobs, 250);
         if (done >= 0 && !stopped_for_time(cp, &results[done], slot_deadline[done]))
             handle_result(cp, &slots[done].c, &inputs[done], &results[done]);
-        if (now_mono() >= next_pending) {
+        if (af_clock_mono() >= next_pending) {
             process_pending(cp, stop_at, false);
             update_stats(cp, false);
-            next_pending = now_mono() + 1;
+            next_pending = af_clock_mono() + 1;
         }
     }
     free(results);
@@ -523,7 +512,7 @@ static void convert_artifacts(campaign *cp) {
         af_session_store(&cp->s, &c, &v, AF_STORE_FUZZ, NULL, NULL, NULL, bucket);
         if (kind == AF_V_HANG) cp->st.hangs++;
         else cp->st.crashes++;
-        if (cp->st.time_to_first_finding_s < 0) cp->st.time_to_first_finding_s = now_unix() - cp->st.start_unix;
+        if (cp->st.time_to_first_finding_s < 0) cp->st.time_to_first_finding_s = af_clock_unix() - cp->st.start_unix;
         mkdir(done_dir, 0755);
         snprintf(dst, sizeof dst, "%s/%s", done_dir, e->d_name);
         rename(path, dst);
@@ -566,16 +555,16 @@ static int run_libfuzzer(campaign *cp, const char *fuzzer, double stop_at) {
         if (w == pid) exited = true;
         convert_artifacts(cp);
         read_worker_stats(cp);
-        if (exited) cp->fuzz_end = now_mono();
+        if (exited) cp->fuzz_end = af_clock_mono();
         process_pending(cp, stop_at, false); /* the rest after fuzzing */
         update_stats(cp, false);
-        if (!exited && now_mono() > stop_at + 30) {
+        if (!exited && af_clock_mono() > stop_at + 30) {
             /* libFuzzer should have stopped at -max_total_time: stop it */
             kill(-pid, SIGTERM);
             sleep(2);
             kill(-pid, SIGKILL);
             waitpid(pid, &status, 0);
-            cp->fuzz_end = now_mono();
+            cp->fuzz_end = af_clock_mono();
             exited = true;
         }
         if (!exited) usleep(500 * 1000);
@@ -611,7 +600,7 @@ int af_campaign_run(const af_campaign_opts *o) {
     if (!cp) return 2;
     cp->o = o;
     cp->tty = isatty(2);
-    cp->t0 = now_mono();
+    cp->t0 = af_clock_mono();
     if (o->out_dir && o->out_dir[0]) {
         snprintf(cp->dir, sizeof cp->dir, "%s", o->out_dir);
     } else {
@@ -660,7 +649,7 @@ int af_campaign_run(const af_campaign_opts *o) {
             return 2;
         }
     }
-    cp->rng = o->seed ? o->seed : (uint64_t)now_unix() * 1000003u + (uint64_t)getpid();
+    cp->rng = o->seed ? o->seed : (uint64_t)af_clock_unix() * 1000003u + (uint64_t)getpid();
 
     char fuzzer[PATH_MAX];
     bool use_libfuzzer = find_fuzzer(o, fuzzer, sizeof fuzzer);
@@ -697,9 +686,9 @@ int af_campaign_run(const af_campaign_opts *o) {
     } else {
         run_inprocess(cp, stop_at);
     }
-    double fuzz_elapsed = (cp->fuzz_end > 0 ? cp->fuzz_end : now_mono()) - cp->t0;
+    double fuzz_elapsed = (cp->fuzz_end > 0 ? cp->fuzz_end : af_clock_mono()) - cp->t0;
     /* the last new buckets: minimise them too (bounded) */
-    process_pending(cp, cp->end_at > 0 ? cp->end_at - 5 : now_mono() + 600, cp->end_at > 0);
+    process_pending(cp, cp->end_at > 0 ? cp->end_at - 5 : af_clock_mono() + 600, cp->end_at > 0);
     cp->st.elapsed_s = fuzz_elapsed;
     af_triage_summary sum;
     memset(&sum, 0, sizeof sum);

@@ -12,18 +12,7 @@
 #include <unistd.h>
 
 #include "campaign/campaign.h"
-
-static double now_mono(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static double now_unix(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "util/clock.h"
 
 static void make_dir(const char *path) {
     char tmp[1200];
@@ -144,10 +133,10 @@ static int probe_isolated(af_session *s, bool want_limits, char *why, size_t cap
     close(fds[1]);
     probe_msg m;
     size_t got = 0;
-    double until = now_mono() + s->default_deadline_s + 5;
+    double until = af_clock_mono() + s->default_deadline_s + 5;
     bool timed_out = false;
     while (got < sizeof m) {
-        double left = until - now_mono();
+        double left = until - af_clock_mono();
         if (left <= 0) {
             timed_out = true;
             kill(pid, SIGKILL);
@@ -198,7 +187,7 @@ int af_session_open_ex(af_session *s, const char *backend, af_backend *backend_o
     snprintf(s->backend_name, sizeof s->backend_name, "%s", backend && *backend ? backend : "cpu");
     snprintf(s->engine, sizeof s->engine, "%s", engine ? engine : "");
     snprintf(s->out_dir, sizeof s->out_dir, "%s", out_dir ? out_dir : "");
-    s->start_unix = now_unix();
+    s->start_unix = af_clock_unix();
     s->owner_pid = (int)getpid();
     af_registry_init(&s->registry);
     s->backend = backend_obj ? backend_obj : af_registry_find(&s->registry, s->backend_name, why, cap);
@@ -260,7 +249,7 @@ void af_session_fatal_verdict(const af_session *s, const af_case *c, af_verdict_
     snprintf(v->reason, sizeof v->reason, "%s", detail);
 }
 
-static double time_to_first(const af_session *s) { return now_unix() - s->start_unix; }
+static double time_to_first(const af_session *s) { return af_clock_unix() - s->start_unix; }
 
 /* Count one more raw finding in the bucket its raw signature minimised into: the
  * bucket's own case and verdict go to af_finding_store, which finds the bucket, keeps
@@ -296,7 +285,7 @@ int af_session_store(af_session *s, const af_case *c, const af_verdict *v, af_st
         snprintf(path, sizeof path, "%s/pending", s->out_dir);
         mkdir(path, 0755);
         snprintf(path, sizeof path, "%s/pending/%s-%d-%lld.case", s->out_dir, bucket, (int)getpid(),
-                 (long long)(now_unix() * 1000));
+                 (long long)(af_clock_unix() * 1000));
         verdict_path(path, vpath, sizeof vpath);
         blob_write(vpath, v, sizeof *v, NULL, 0); /* first: the .case file is the signal */
         return af_case_save(&stored, path) == 0 ? 2 : -1;
@@ -357,12 +346,12 @@ void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const a
         snprintf(r->why, sizeof r->why, "backend %s runs in forked children only", s->backend_name);
         return;
     }
-    double t0 = now_mono();
+    double t0 = af_clock_mono();
     af_prepared p;
     if (af_prepare(&s->runner, c, &p, r->why, sizeof r->why)) {
         r->status = AF_CASE_NOT_RUN;
         af_verdict_init(&r->verdict, s->backend_name);
-        r->seconds = now_mono() - t0;
+        r->seconds = af_clock_mono() - t0;
         return;
     }
     const char *engine = s->engine[0] ? s->engine : c->engine;
@@ -425,7 +414,7 @@ void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const a
     free(names);
     af_prepared_free(&p);
     r->status = AF_CASE_RAN;
-    r->seconds = now_mono() - t0;
+    r->seconds = af_clock_mono() - t0;
 }
 
 /* ---- isolation ------------------------------------------------------------------ */
@@ -467,7 +456,7 @@ static int child_spawn(af_session *s, af_child *slot, const af_case *c, af_store
     fcntl(fds[0], F_SETFL, O_NONBLOCK);
     slot->pid = pid;
     slot->fd = fds[0];
-    slot->started = now_mono();
+    slot->started = af_clock_mono();
     slot->deadline = deadline_s > 0 ? slot->started + deadline_s + 2 : 0;
     slot->c = *c;
     slot->got = 0;
@@ -480,7 +469,7 @@ int af_child_start(af_session *s, af_child *slot, const af_case *c, af_store_mod
 
 static void child_finish(af_session *s, af_child *slot, int wstatus, bool killed_for_time) {
     af_case_result *r = slot->result;
-    double secs = now_mono() - slot->started;
+    double secs = af_clock_mono() - slot->started;
     bool complete = slot->got == sizeof *r;
     if (complete && !killed_for_time && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) {
         r->seconds = secs;
@@ -511,11 +500,11 @@ static void child_finish(af_session *s, af_child *slot, int wstatus, bool killed
 }
 
 int af_child_wait_any(af_session *s, af_child *slots, int n, int timeout_ms) {
-    double until = now_mono() + timeout_ms / 1000.0;
+    double until = af_clock_mono() + timeout_ms / 1000.0;
     for (;;) {
         struct pollfd pfd[64];
         int idx[64], m = 0;
-        double now = now_mono();
+        double now = af_clock_mono();
         for (int i = 0; i < n && m < 64; i++) {
             if (!slots[i].pid) continue;
             if (slots[i].deadline > 0 && now > slots[i].deadline) {
@@ -555,7 +544,7 @@ int af_child_wait_any(af_session *s, af_child *slots, int n, int timeout_ms) {
                 return idx[k];
             }
         }
-        if (now_mono() >= until) return -1;
+        if (af_clock_mono() >= until) return -1;
     }
 }
 

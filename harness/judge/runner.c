@@ -1,5 +1,6 @@
 /* runner.c — prepare a case once (inputs, oracle, reference), judge backends on it. */
 #include "judge/runner.h"
+#include "util/clock.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -7,12 +8,6 @@
 #include <time.h>
 
 #include "model/gen.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* A fresh copy of the prepared buffers (outputs still poisoned). mxfp8 scale arrays
  * are shared read-only with the template; release with release_clone(). */
@@ -155,9 +150,9 @@ void af_judge(af_runner *r, af_prepared *p, af_backend *be, const char *engine, 
     memset(&info, 0, sizeof info);
     info.workspace_bytes = -1;
     snprintf(info.engine, sizeof info.engine, "%s", engine ? engine : "");
-    double t0 = now_s();
+    double t0 = af_clock_mono();
     st = be->run(be, c, engine ? engine : "", &t, &info, why, sizeof why);
-    if (info.seconds == 0) info.seconds = now_s() - t0;
+    if (info.seconds == 0) info.seconds = af_clock_mono() - t0;
     v->info = info;
     switch (st) {
     case AF_RUN_OK: break;

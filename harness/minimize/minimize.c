@@ -1,6 +1,7 @@
 /* minimize.c — shrink a failing case while it keeps failing the same way (same verdict
  * kind, backend / engine and tensor: af_finding_identity). */
 #include "minimize/minimize.h"
+#include "util/clock.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -309,12 +310,6 @@ static void pass_lengths(candidates *cs, const af_case *c) {
 
 typedef void (*pass_fn)(candidates *, const af_case *);
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 int af_minimize(const af_case *c, af_min_run_fn run, void *user, const af_min_opts *o, af_min_result *r) {
     af_min_opts def;
     if (!o) {
@@ -324,7 +319,7 @@ int af_minimize(const af_case *c, af_min_run_fn run, void *user, const af_min_op
     memset(r, 0, sizeof *r);
     r->best = *c;
     r->cost_before = r->cost_after = af_case_cost(c);
-    double t0 = now_s();
+    double t0 = af_clock_mono();
     if (run(c, user, &r->verdict)) return -1;
     r->runs = 1;
     if (r->verdict.n_findings == 0) return 1;
@@ -354,7 +349,7 @@ int af_minimize(const af_case *c, af_min_run_fn run, void *user, const af_min_op
                     af_case *cand = &cs->items[i];
                     af_error err;
                     if (!simpler(cand, &r->best) || af_case_validate(cand, &err)) continue;
-                    if (r->runs >= o->max_runs || (o->max_seconds > 0 && now_s() - t0 > o->max_seconds)) {
+                    if (r->runs >= o->max_runs || (o->max_seconds > 0 && af_clock_mono() - t0 > o->max_seconds)) {
                         r->budget_exhausted = true;
                         break;
                     }

@@ -9,12 +9,7 @@
 #include <time.h>
 
 #include "judge/runner.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "util/clock.h"
 
 static void bench_cpu_backend(af_backend *cpu) {
     const char *masks[] = {"none", "causal"};
@@ -31,9 +26,9 @@ static void bench_cpu_backend(af_backend *cpu) {
         char why[256];
         if (af_prepare(&r, &c, &p, why, sizeof why)) { fprintf(stderr, "%s\n", why); return; }
         af_verdict v;
-        double t0 = now_s();
+        double t0 = af_clock_mono();
         af_judge(&r, &p, cpu, "", &v, NULL);
-        printf("cpu backend b1 h8 s1024 d128 fp16 fwd+bwd mask=%-6s : %.3f s (run %.3f s)\n", masks[m], now_s() - t0,
+        printf("cpu backend b1 h8 s1024 d128 fp16 fwd+bwd mask=%-6s : %.3f s (run %.3f s)\n", masks[m], af_clock_mono() - t0,
                v.info.seconds);
         af_prepared_free(&p);
     }
@@ -51,7 +46,7 @@ int main(int argc, char **argv) {
     af_oracle_opts_default(&r.oracle);
     r.probes = true; /* as `attnfuzz run` does by default */
     af_probe_opts_default(&r.probe_opts);
-    double t0 = now_s(), oracle_s = 0;
+    double t0 = af_clock_mono(), oracle_s = 0;
     int cases = 0;
     for (int i = 1; i < argc; i++) {
         af_case c;
@@ -65,7 +60,7 @@ int main(int argc, char **argv) {
         af_prepared_free(&p);
         cases++;
     }
-    double dt = now_s() - t0;
+    double dt = af_clock_mono() - t0;
     if (cases)
         printf("pipeline on %d corpus cases (cpu backend, MPFR oracle, probes on): %.2f s, %.2f cases/s, oracle share %.0f%%\n",
                cases, dt, cases / dt, 100.0 * oracle_s / dt);

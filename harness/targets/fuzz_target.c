@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "campaign/campaign.h"
+#include "util/clock.h"
 
 /* Semantic feedback: config-space cells and error-ratio buckets (fuzz.h). */
 __attribute__((used, section("__libfuzzer_extra_counters"))) static uint8_t extra_counters[AF_FUZZ_COUNTERS];
@@ -107,11 +108,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     else if (r->verdict.kind == AF_V_DECLINED) g_target.declined++;
     if (r->verdict.n_findings > 0) {
         g_target.findings++;
-        if (g_target.first_finding_unix <= 0) {
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            g_target.first_finding_unix = (double)ts.tv_sec + 1e-9 * ts.tv_nsec;
-        }
+        if (g_target.first_finding_unix <= 0) g_target.first_finding_unix = af_clock_unix();
     }
     free(r);
     write_worker_stats();

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "util/clock.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv) __attribute__((weak));
 
@@ -31,12 +33,9 @@ static int run_file(const char *path) {
     }
     fclose(f);
     if (!buf) return -1;
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = af_clock_mono();
     LLVMFuzzerTestOneInput(buf, n);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    printf("Executed %s (%zu bytes) in %.0f ms\n", path, n,
-           1e3 * (double)(t1.tv_sec - t0.tv_sec) + 1e-6 * (double)(t1.tv_nsec - t0.tv_nsec));
+    printf("Executed %s (%zu bytes) in %.0f ms\n", path, n, 1e3 * (af_clock_mono() - t0));
     fflush(stdout);
     free(buf);
     return 0;

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "oracle/src/oracle_internal.h"
+#include "util/clock.h"
 
 #define U53 0x1p-53
 
@@ -304,13 +305,6 @@ static void stats_free(mpfr_t *a, size_t n)
     free(a);
 }
 
-static double now_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* Runs the sampled MPFR passes and measures the fp64 gap; 0 or -1 with why. */
 static int sampled_mpfr(af_oracle_ctx *c, const af_oracle_opts *o, int threads,
                         af_oracle_result *r, char *why, size_t cap)
@@ -362,7 +356,7 @@ done:
 int af_oracle_run(const af_oracle_problem *p_in, const af_oracle_opts *o_in, af_oracle_result *r,
                   char *why, size_t cap)
 {
-    double t0 = now_seconds();
+    double t0 = af_clock_mono();
     memset(r, 0, sizeof *r);
     af_oracle_opts o;
     if (o_in) o = *o_in;
@@ -451,6 +445,6 @@ done:
         af_oracle_result_free(r);
         return -1;
     }
-    r->seconds = now_seconds() - t0;
+    r->seconds = af_clock_mono() - t0;
     return 0;
 }

@@ -6,6 +6,7 @@
  * and every file is replaced by rename, so readers never see half a file.
  */
 #include "judge/signature.h"
+#include "util/clock.h"
 #include "model/case_measure.h"
 #include "judge/evidence.h"
 #include "triage/picture.h"
@@ -53,12 +54,6 @@ static int make_dirs(const char *path, char *why, size_t cap) {
 static bool file_exists(const char *path) {
     struct stat st;
     return stat(path, &st) == 0;
-}
-
-static double now_unix(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 static void iso_time(double unix_seconds, char *buf, size_t cap) {
@@ -243,7 +238,7 @@ int af_finding_store(const char *dir, const af_case *c0, const af_verdict *v, co
     char repro[1100];
     if (x && x->repro && x->repro[0]) snprintf(repro, sizeof repro, "%s", x->repro);
     else snprintf(repro, sizeof repro, "attnfuzz repro %s/finding.case", bucket_dir);
-    double now = now_unix();
+    double now = af_clock_unix();
     double ttf = x && x->time_to_first_seconds > 0 ? x->time_to_first_seconds : -1;
 
     snprintf(path, sizeof path, "%s/verdict.json", bucket_dir);

@@ -6,6 +6,7 @@
  * for backward cases, backward on the device copies, copy everything back.
  */
 #include "backends/backend.h"
+#include "util/clock.h"
 #include "backends/cudnn/cudnn_backend.h"
 
 #include <stdio.h>
@@ -113,12 +114,6 @@ typedef struct {
     bool have_bwd_amax;          /* ... and had a backward: Amax_dP, Amax_dQ, Amax_dK, Amax_dV */
     float bwd_amax[4];
 } cudnn_state;
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static long env_long(const char *name, long dflt) {
     const char *v = getenv(name);
@@ -489,7 +484,7 @@ static int side_make(side_tables *st, const af_case *c, const af_layout_plan *p,
 static af_run_status cudnn_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t,
                                af_run_info *info, char *why, size_t cap) {
     cudnn_state *s = be->state;
-    double t0 = now_s();
+    double t0 = af_clock_mono();
     info->workspace_bytes = -1;
     info->nondeterministic = false;
     info->engine[0] = 0;
@@ -615,7 +610,7 @@ out:
     }
 out_side:
     free(side.host);
-    info->seconds = now_s() - t0;
+    info->seconds = af_clock_mono() - t0;
     return st;
 }
 
