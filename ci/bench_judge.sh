@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# bench_judge.sh BUILD_DIR — the judge benchmark of docs/benchmarks.md, on a GPU machine
+# with torch (one device call). Prints figures and ratios side by side with the anchor:
+#  (a) cases/s of attnfuzz (cudnn, default engine, probes on, every element judged) and
+#      of a plain PyTorch loop (ci/bench/torch_loop.py) over the same N generated configs
+#      (ci/bench/gen_mix.py), each given at most MIX_TIME seconds;
+#  (b) attnfuzz judge time and peak GPU memory of b1 h16 d128 causal forward + backward at
+#      LONG_S (default 4096 16384 32768 131072), next to torch's float64 reference;
+#  (c) MPFR coverage per case (rows and key columns certified) from the JSON verdicts.
+# Environment: N (300), MIX_TIME (120), LONG_S, LONG_TIME (per length, 300), OUT (./bench-out)
+set -u
+BUILD=${1:-build}
+OUT=${OUT:-$PWD/bench-out}
+N=${N:-300}
+MIX_TIME=${MIX_TIME:-120}
+LONG_S=${LONG_S:-"4096 16384 32768 131072"}
+LONG_TIME=${LONG_TIME:-300}
+AF="$BUILD/attnfuzz"
+mkdir -p "$OUT"
+mix="$OUT/mix"
+python3 ci/bench/gen_mix.py "$N" "$mix" 2026
+
+# peak GPU memory of a command: poll nvidia-smi every 100 ms while it runs
+peak_mem() { # LOGFILE CMD...
+  local log=$1; shift
+  nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 > "$log.mem" 2>/dev/null &
+  local mon=$!
+  "$@"
+  local rc=$?
+  kill "$mon" 2>/dev/null; wait "$mon" 2>/dev/null
+  echo "$(sort -n "$log.mem" | tail -1) MiB" > "$log.peak"
+  return $rc
+}
+
+echo "== (a) config mix: $N cases (gen_mix.py seed 2026), at most ${MIX_TIME}s each side"
+t0=$(date +%s.%N)
+timeout "$MIX_TIME" "$AF" run "$mix"/case-*.case --backend cudnn --json > "$OUT/mix-attnfuzz.jsonl" 2> "$OUT/mix-attnfuzz.err"
+t1=$(date +%s.%N)
+count() { python3 -c "import json,sys; v=[json.loads(l) for l in open(sys.argv[1]) if l.startswith('{')]; print(len(v) if sys.argv[2]=='all' else sum(x.get('verdict')!='pass' for x in v))" "$@"; }
+af_cases=$(count "$OUT/mix-attnfuzz.jsonl" all)
+af_secs=$(python3 -c "print('%.1f' % ($t1 - $t0))")
+af_rate=$(python3 -c "print('%.2f' % ($af_cases / ($t1 - $t0)))")
+af_find=$(count "$OUT/mix-attnfuzz.jsonl" nonpass)
+echo "attnfuzz run --backend cudnn: $af_cases cases in $af_secs s = $af_rate cases/s (non-pass verdicts: $af_find)"
+torch_line=$(python3 ci/bench/torch_loop.py "$mix/mix.jsonl" "$MIX_TIME" 2>&1 | tail -1)
+echo "$torch_line"
+torch_rate=$(echo "$torch_line" | sed -n 's/.*= \([0-9.]*\) cases\/s.*/\1/p')
+[ -n "$torch_rate" ] && python3 -c "print('ratio attnfuzz / torch loop: %.2fx' % ($af_rate / $torch_rate))"
+
+echo "== (b) long sequences: b1 h16 d128 causal fwd+bwd (cudnn, probes on)"
+for s in $LONG_S; do
+  c="$OUT/long-$s.case"
+  printf 'dtype = bf16\nbatch = 1\nheads = 16\nseqlen = %s\nhead_dim = 128\nlayout = bhsd\nmask = causal\nbackward = yes\nseed = 7\n' "$s" > "$c"
+  t0=$(date +%s.%N)
+  peak_mem "$OUT/long-$s" timeout "$LONG_TIME" "$AF" run "$c" --backend cudnn --json > "$OUT/long-$s.json" 2> "$OUT/long-$s.err"
+  rc=$?
+  t1=$(date +%s.%N)
+  echo "attnfuzz s=$s: rc=$rc $(python3 -c "print('%.1f s' % ($t1 - $t0))"), peak GPU $(cat "$OUT/long-$s.peak"); $(head -c 300 "$OUT/long-$s.json" | tr -d '\n')"
+  python3 ci/bench/torch_loop.py --long "$s" 2>&1 | tail -1
+done
+
+echo "== (c) MPFR coverage per case (mix)"
+python3 - "$OUT/mix-attnfuzz.jsonl" <<'PY'
+import json, sys
+rows = []
+for line in open(sys.argv[1]):
+    try:
+        v = json.loads(line)
+    except ValueError:
+        continue
+    o = v.get('oracle') or {}
+    rows.append((o.get('mpfr_rows'), o.get('mpfr_keys'), o.get('gap_over_bound'), o.get('tier')))
+have = [r for r in rows if r[0] is not None]
+print('cases with oracle figures: %d of %d' % (len(have), len(rows)))
+if have:
+    mr = sorted(r[0] for r in have)
+    print('MPFR rows per case: min %s median %s max %s' % (mr[0], mr[len(mr) // 2], mr[-1]))
+    g = [r[2] for r in have if r[2] is not None]
+    if g:
+        print('worst fp64-vs-MPFR gap / bound: %.3g' % max(g))
+PY
