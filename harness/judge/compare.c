@@ -32,12 +32,7 @@ static bool is_poison(af_storage st, const void *buf, int64_t off) {
 }
 
 static void finding(af_verdict *v, af_verdict_kind kind, af_tensor_id t, int b, int h, int r, int col, const char *detail) {
-    af_finding f;
-    memset(&f, 0, sizeof f);
-    f.kind = kind;
-    f.tensor = t;
-    f.b = b; f.h = h; f.row = r; f.col = col;
-    snprintf(f.detail, sizeof f.detail, "%s", detail);
+    af_finding f = af_finding_at(kind, t, b, h, r, col, detail);
     af_verdict_add(v, &f);
 }
 
@@ -254,11 +249,7 @@ int af_compare_outputs(const af_case *c, const af_outputs *kernel, const af_outp
             fp8_lse_rows(c, kv_[i], ov_[i], oracle->score_abs, st->allowed, st, &wb, &wh, &ws, &wk, &wo, &err);
         st->b = wb; st->h = wh; st->row = ws; st->col = id == AF_T_LSE ? -1 : wd;
         if (count && st->ratio > 1.0) {
-            af_finding f;
-            memset(&f, 0, sizeof f);
-            f.kind = AF_V_MISMATCH;
-            f.tensor = id;
-            f.b = wb; f.h = wh; f.row = ws; f.col = st->col;
+            af_finding f = af_finding_at(AF_V_MISMATCH, id, wb, wh, ws, st->col, NULL);
             f.error = err;
             f.allowed = st->allowed;
             f.ratio = st->ratio;

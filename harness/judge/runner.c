@@ -102,12 +102,7 @@ void af_prepared_free(af_prepared *p) {
 
 /* A finding about the whole run (crash, resource): no tensor, no element. */
 static void add_simple(af_verdict *v, af_verdict_kind kind, const char *detail) {
-    af_finding f;
-    memset(&f, 0, sizeof f);
-    f.kind = kind;
-    f.tensor = AF_T_NONE;
-    f.b = f.h = f.row = f.col = -1;
-    snprintf(f.detail, sizeof f.detail, "%s", detail);
+    af_finding f = af_finding_at(kind, AF_T_NONE, -1, -1, -1, -1, detail);
     af_verdict_add(v, &f);
 }
 

@@ -23,6 +23,17 @@ void af_verdict_init(af_verdict *v, const char *backend) {
     v->info.workspace_bytes = -1;
 }
 
+af_finding af_finding_at(af_verdict_kind kind, af_tensor_id tensor, int b, int h, int row, int col,
+                         const char *detail) {
+    af_finding f;
+    memset(&f, 0, sizeof f);
+    f.kind = kind;
+    f.tensor = tensor;
+    f.b = b; f.h = h; f.row = row; f.col = col;
+    snprintf(f.detail, sizeof f.detail, "%s", detail ? detail : "");
+    return f;
+}
+
 void af_verdict_add(af_verdict *v, const af_finding *f) {
     if (v->n_findings == 0) v->kind = f->kind;
     if (v->n_findings < AF_MAX_FINDINGS) v->findings[v->n_findings] = *f;

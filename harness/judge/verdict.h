@@ -91,6 +91,10 @@ const char *af_verdict_name(af_verdict_kind k);
 /* Parse a verdict name; -1 when unknown. */
 int af_verdict_from_name(const char *name);
 void af_verdict_init(af_verdict *v, const char *backend);
+/* A finding of kind at element (b, h, row, col) of tensor (AF_T_NONE and -1s for one
+ * about the whole run), its numbers zero, detail copied (truncated to fit). */
+af_finding af_finding_at(af_verdict_kind kind, af_tensor_id tensor, int b, int h, int row, int col,
+                         const char *detail);
 /* Add a finding (kept when there is room); the verdict's kind becomes the first one's. */
 void af_verdict_add(af_verdict *v, const af_finding *f);
 /* One line: "FINDING mismatch O b0 h1 r5 c3 err=... allowed=... ratio=..." or "pass ...". */

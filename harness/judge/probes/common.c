@@ -34,17 +34,12 @@ void probe_note(probe_ctx *x, const char *fmt, const char *arg) {
 
 void probe_finding(probe_ctx *x, af_verdict_kind kind, af_tensor_id t, int b, int h, int row, int col,
                    double before, double after, double tol, const char *detail) {
-    af_finding f;
-    memset(&f, 0, sizeof f);
-    f.kind = kind;
-    f.tensor = t;
-    f.b = b; f.h = h; f.row = row; f.col = t == AF_T_LSE ? -1 : col;
+    af_finding f = af_finding_at(kind, t, b, h, row, t == AF_T_LSE ? -1 : col, detail);
     f.kernel_value = after;
     f.baseline_value = before;
     f.error = fabs(after - before);
     f.allowed = tol;
     f.ratio = tol > 0 ? f.error / tol : 0;
-    snprintf(f.detail, sizeof f.detail, "%s", detail);
     af_verdict_add(x->v, &f);
 }
 
