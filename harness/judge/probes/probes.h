@@ -24,6 +24,9 @@
  *                   sees j, and K/V of every key any such row sees (through O_i, LSE_i)
  * Everything else (other sequences, other heads, padding, gaps) is independent.
  *
+ * One file per probe in this folder (common.h lists them); af_probes_run (probes.c)
+ * runs them in the order above.
+ *
  * Cost: extra backend runs per case, at most
  *   determinism_runs (2 for a backend that is not deterministic) + visibility_runs
  *   + 1 (inclusion) + feature_runs;  with the defaults 1 + 3 + 1 + 3 = 8.
