@@ -242,7 +242,7 @@ void af_session_fatal_verdict(const af_session *s, const af_case *c, af_verdict_
     af_finding f;
     memset(&f, 0, sizeof f);
     f.kind = kind;
-    f.tensor = AF_T_O; /* as the runner reports AF_RUN_CRASH, so signatures agree */
+    f.tensor = AF_T_NONE; /* no tensor, as the runner reports AF_RUN_CRASH: signatures agree */
     f.b = f.h = f.row = f.col = -1;
     snprintf(f.detail, sizeof f.detail, "%s", detail);
     af_verdict_add(v, &f);
@@ -309,7 +309,7 @@ int af_session_store(af_session *s, const af_case *c, const af_verdict *v, af_st
 static bool finding_heatmap(const af_prepared *p, const af_tensors *t, const af_verdict *v, af_heatmap *hm) {
     if (!p->have_oracle || v->n_findings == 0) return false;
     af_tensor_id tensor = v->findings[0].tensor;
-    if (!v->stats[tensor].judged) return false;
+    if (tensor == AF_T_NONE || !v->stats[tensor].judged) return false;
     af_outputs out;
     if (af_outputs_alloc(&out, &p->c)) return false;
     af_outputs_read(t, &p->c, &out);

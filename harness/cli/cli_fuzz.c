@@ -122,7 +122,7 @@ int af_cli_repro(int argc, char **argv) {
             const af_finding *f = &r->verdict.findings[i];
             printf("  %-16s %-3s b%d h%d row %d col %d  err %.4g  allowed %.4g  ratio %.4g%s%s\n",
                    af_verdict_name(f->kind), af_tensor_name(f->tensor), f->b, f->h, f->row, f->col, f->error,
-                   f->floor, f->ratio, f->detail[0] ? "  " : "", f->detail);
+                   f->allowed, f->ratio, f->detail[0] ? "  " : "", f->detail);
         }
         if (n) {
             char sig[AF_SIGNATURE_MAX], want[AF_SIGNATURE_MAX], bucket[AF_BUCKET_ID_LEN + 1], id[AF_SIGNATURE_MAX];

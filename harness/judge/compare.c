@@ -1,17 +1,14 @@
 /* compare.c — buffer integrity checks and the per-tensor numeric criterion. */
 #include "judge/compare.h"
+#include "judge/problem.h"
+#include "judge/tolerance.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-static af_mask_rule rule_of(const af_case *c) {
-    af_mask_rule r = {c->mask == AF_MASK_CAUSAL, c->align == AF_ALIGN_BOTTOM_RIGHT, c->window_left, c->window_right};
-    return r;
-}
-
 bool af_row_fully_masked(const af_case *c, int b, int i) {
-    af_mask_rule r = rule_of(c);
+    af_mask_rule r = af_mask_rule_of_case(c);
     int first, last;
     return af_mask_visible_range(&r, af_case_len_q(c, b), af_case_len_kv(c, b), i, &first, &last) == 0;
 }
@@ -35,12 +32,7 @@ static bool is_poison(af_storage st, const void *buf, int64_t off) {
 }
 
 static void finding(af_verdict *v, af_verdict_kind kind, af_tensor_id t, int b, int h, int r, int col, const char *detail) {
-    af_finding f;
-    memset(&f, 0, sizeof f);
-    f.kind = kind;
-    f.tensor = t;
-    f.b = b; f.h = h; f.row = r; f.col = col;
-    snprintf(f.detail, sizeof f.detail, "%s", detail);
+    af_finding f = af_finding_at(kind, t, b, h, r, col, detail);
     af_verdict_add(v, &f);
 }
 
@@ -174,16 +166,6 @@ int af_check_buffers(const af_case *c, const af_tensors *t, const af_outputs *or
     return v->n_findings - before;
 }
 
-/* One unit in the last place of the output storage at magnitude 1: fp16 2^-10,
- * bf16 2^-7 (also mxfp8's O and gradients), E4M3 2^-3 (fp8_e4m3's O, one e4m3 ulp;
- * and its gradients, also stored E4M3), fp32 LSE 2^-23. */
-static double unit_of(const af_case *c, af_tensor_id id) {
-    if (id == AF_T_LSE) return 0x1p-23;
-    if (id == AF_T_O && c->dtype == AF_DT_FP8_E4M3) return 0x1p-3;
-    if ((id == AF_T_DQ || id == AF_T_DK || id == AF_T_DV) && c->dtype == AF_DT_FP8_E4M3) return 0x1p-3;
-    return c->dtype == AF_DT_FP16 ? 0x1p-10 : 0x1p-7;
-}
-
 /* fp8_e4m3 LSE, judged row by row: a kernel whose Q K^T runs on FP8 tensor cores
  * accumulates with fewer bits than fp32 (Hopper; docs/cudnn-findings.md F5), so each
  * score of row i may be off by up to AF_FP8_ACC_UNIT * A_i, A_i = max_j scale *
@@ -256,7 +238,7 @@ int af_compare_outputs(const af_case *c, const af_outputs *kernel, const af_outp
         st->elements = count;
         st->err = err;
         st->err_ref = err_ref;
-        st->floor = fmax(unit_of(c, id) * maxmag, 0x1p-24);
+        st->floor = fmax(af_output_unit(c, id) * maxmag, 0x1p-24); /* tolerance.h */
         if (id == AF_T_DQ || id == AF_T_DK || id == AF_T_DV) /* cancellation: verdict.h */
             st->floor = fmax(st->floor, AF_GRAD_CANCEL_UNIT * (id == AF_T_DQ   ? oracle->grad.dq
                                                                : id == AF_T_DK ? oracle->grad.dk
@@ -267,16 +249,12 @@ int af_compare_outputs(const af_case *c, const af_outputs *kernel, const af_outp
             fp8_lse_rows(c, kv_[i], ov_[i], oracle->score_abs, st->allowed, st, &wb, &wh, &ws, &wk, &wo, &err);
         st->b = wb; st->h = wh; st->row = ws; st->col = id == AF_T_LSE ? -1 : wd;
         if (count && st->ratio > 1.0) {
-            af_finding f;
-            memset(&f, 0, sizeof f);
-            f.kind = AF_V_MISMATCH;
-            f.tensor = id;
-            f.b = wb; f.h = wh; f.row = ws; f.col = st->col;
+            af_finding f = af_finding_at(AF_V_MISMATCH, id, wb, wh, ws, st->col, NULL);
             f.error = err;
-            f.floor = st->allowed;
+            f.allowed = st->allowed;
             f.ratio = st->ratio;
             f.kernel_value = wk;
-            f.oracle_value = wo;
+            f.baseline_value = wo;
             snprintf(f.detail, sizeof f.detail, "kernel %.6g oracle %.6g reference err %.3g", wk, wo, err_ref);
             af_verdict_add(v, &f);
         }

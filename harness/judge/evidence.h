@@ -5,7 +5,7 @@
 
 #include "model/case.h"
 #include "model/tensors.h"
-#include "judge/probes.h"
+#include "judge/probes/probes.h"
 
 /* A matrix of per-cell errors (e.g. max |kernel - oracle| per (query block, head)),
  * row-major, rows x cols. Negative or NaN cells are drawn grey ("not judged"). */

@@ -1,7 +1,16 @@
-/* problem.c — af_oracle_problem_from_case. */
+/* problem.c — af_oracle_problem_from_case and the case's mask rule. */
 #include "judge/problem.h"
 
 #include <string.h>
+
+af_mask_rule af_mask_rule_of_case(const af_case *c) {
+    af_mask_rule r;
+    r.causal = c->mask == AF_MASK_CAUSAL;
+    r.bottom_right = c->align == AF_ALIGN_BOTTOM_RIGHT;
+    r.window_left = c->window_left;
+    r.window_right = c->window_right;
+    return r;
+}
 
 void af_oracle_problem_from_case(af_oracle_problem *p, const af_case *c, const af_inputs *in,
                                  int *len_q, int *len_kv)
@@ -20,10 +29,7 @@ void af_oracle_problem_from_case(af_oracle_problem *p, const af_case *c, const a
     }
     p->len_q = len_q;
     p->len_kv = len_kv;
-    p->mask.causal = c->mask == AF_MASK_CAUSAL;
-    p->mask.bottom_right = c->align == AF_ALIGN_BOTTOM_RIGHT;
-    p->mask.window_left = c->window_left;
-    p->mask.window_right = c->window_right;
+    p->mask = af_mask_rule_of_case(c);
     p->scale = (double)af_case_scale(c);
     p->in = in;
 }

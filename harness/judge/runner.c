@@ -1,5 +1,6 @@
 /* runner.c — prepare a case once (inputs, oracle, reference), judge backends on it. */
 #include "judge/runner.h"
+#include "judge/clone.h"
 #include "util/clock.h"
 
 #include <math.h>
@@ -8,22 +9,6 @@
 #include <time.h>
 
 #include "model/gen.h"
-
-/* A fresh copy of the prepared buffers (outputs still poisoned). mxfp8 scale arrays
- * are shared read-only with the template; release with release_clone(). */
-static int clone_tensors(const af_prepared *p, af_tensors *t, char *why, size_t cap) {
-    if (af_tensors_alloc(t, &p->c, why, cap)) return -1;
-    af_tensors_copy(t, &p->tensors);
-    t->mx_scale_q = p->tensors.mx_scale_q;
-    t->mx_scale_k = p->tensors.mx_scale_k;
-    t->mx_scale_v = p->tensors.mx_scale_v;
-    return 0;
-}
-
-static void release_clone(af_tensors *t) {
-    t->mx_scale_q = t->mx_scale_k = t->mx_scale_v = NULL;
-    af_tensors_free(t);
-}
 
 int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t cap) {
     memset(p, 0, sizeof *p);
@@ -72,7 +57,7 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
         char rwhy[256] = "";
         if (r->reference->supports(r->reference, c, rwhy, sizeof rwhy) == AF_RUN_OK) {
             af_tensors rt;
-            if (clone_tensors(p, &rt, why, cap)) { af_prepared_free(p); return -1; }
+            if (af_clone_tensors(&rt, &p->c, &p->tensors, why, cap)) { af_prepared_free(p); return -1; }
             af_run_info info;
             memset(&info, 0, sizeof info);
             if (r->reference->run(r->reference, c, "", &rt, &info, rwhy, sizeof rwhy) == AF_RUN_OK &&
@@ -82,7 +67,7 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
             } else {
                 snprintf(p->ref_note, sizeof p->ref_note, "reference failed: %s", rwhy);
             }
-            release_clone(&rt);
+            af_clone_release(&rt);
         } else {
             snprintf(p->ref_note, sizeof p->ref_note, "reference declined: %s", rwhy);
         }
@@ -115,13 +100,9 @@ void af_prepared_free(af_prepared *p) {
     memset(p, 0, sizeof *p);
 }
 
+/* A finding about the whole run (crash, resource): no tensor, no element. */
 static void add_simple(af_verdict *v, af_verdict_kind kind, const char *detail) {
-    af_finding f;
-    memset(&f, 0, sizeof f);
-    f.kind = kind;
-    f.tensor = AF_T_O;
-    f.b = f.h = f.row = f.col = -1;
-    snprintf(f.detail, sizeof f.detail, "%s", detail);
+    af_finding f = af_finding_at(kind, AF_T_NONE, -1, -1, -1, -1, detail);
     af_verdict_add(v, &f);
 }
 
@@ -142,7 +123,7 @@ void af_judge(af_runner *r, af_prepared *p, af_backend *be, const char *engine, 
         return;
     }
     af_tensors t;
-    if (clone_tensors(p, &t, why, sizeof why)) {
+    if (af_clone_tensors(&t, c, &p->tensors, why, sizeof why)) {
         add_simple(v, AF_V_RESOURCE, why);
         return;
     }
@@ -180,9 +161,9 @@ void af_judge(af_runner *r, af_prepared *p, af_backend *be, const char *engine, 
         }
     }
     if (out_tensors) {
-        t.mx_scale_q = t.mx_scale_k = t.mx_scale_v = NULL; /* the caller owns no scales */
+        af_clone_disown_scales(&t); /* the caller owns no scales */
         *out_tensors = t;
     } else {
-        release_clone(&t);
+        af_clone_release(&t);
     }
 }

@@ -8,7 +8,7 @@
 #include "judge/compare.h"
 #include "judge/problem.h"
 #include "oracle/oracle.h"
-#include "judge/probes.h"
+#include "judge/probes/probes.h"
 #include "judge/verdict.h"
 
 /* Everything about a case that does not depend on the backend under test. */

@@ -23,6 +23,17 @@ void af_verdict_init(af_verdict *v, const char *backend) {
     v->info.workspace_bytes = -1;
 }
 
+af_finding af_finding_at(af_verdict_kind kind, af_tensor_id tensor, int b, int h, int row, int col,
+                         const char *detail) {
+    af_finding f;
+    memset(&f, 0, sizeof f);
+    f.kind = kind;
+    f.tensor = tensor;
+    f.b = b; f.h = h; f.row = row; f.col = col;
+    snprintf(f.detail, sizeof f.detail, "%s", detail ? detail : "");
+    return f;
+}
+
 void af_verdict_add(af_verdict *v, const af_finding *f) {
     if (v->n_findings == 0) v->kind = f->kind;
     if (v->n_findings < AF_MAX_FINDINGS) v->findings[v->n_findings] = *f;
@@ -41,15 +52,15 @@ void af_verdict_line(const af_verdict *v, char *buf, size_t cap) {
         for (int t = 0; t < AF_T_COUNT; t++)
             if (v->stats[t].judged && v->stats[t].ratio >= worst) { worst = v->stats[t].ratio; wt = t; }
         if (wt >= 0)
-            snprintf(buf, cap, "pass worst %s ratio=%.3g err=%.3g floor=%.3g", af_tensor_name((af_tensor_id)wt), worst,
+            snprintf(buf, cap, "pass worst %s ratio=%.3g err=%.3g allowed=%.3g", af_tensor_name((af_tensor_id)wt), worst,
                      v->stats[wt].err, v->stats[wt].allowed);
         else
             snprintf(buf, cap, "pass");
         return;
     }
     const af_finding *f = &v->findings[0];
-    int n = snprintf(buf, cap, "FINDING %s %s b%d h%d r%d c%d err=%.4g floor=%.4g ratio=%.4g", af_verdict_name(f->kind),
-                     af_tensor_name(f->tensor), f->b, f->h, f->row, f->col, f->error, f->floor, f->ratio);
+    int n = snprintf(buf, cap, "FINDING %s %s b%d h%d r%d c%d err=%.4g allowed=%.4g ratio=%.4g", af_verdict_name(f->kind),
+                     af_tensor_name(f->tensor), f->b, f->h, f->row, f->col, f->error, f->allowed, f->ratio);
     if (n > 0 && (size_t)n < cap && f->detail[0]) snprintf(buf + n, cap - (size_t)n, " (%s)", f->detail);
     if (v->n_findings > 1) {
         size_t len = strlen(buf);

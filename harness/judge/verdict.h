@@ -52,10 +52,17 @@ typedef enum {
 
 typedef struct {
     af_verdict_kind kind;
-    af_tensor_id tensor;
+    af_tensor_id tensor;       /* AF_T_NONE for a finding about the whole run (crash,
+                                  hang, resource): then b, h, row, col are -1 */
     int b, h, row, col;        /* worst element; col = d index (-1 for LSE) */
-    double error, floor, ratio;
-    double kernel_value, oracle_value;
+    double error;              /* |kernel_value - baseline_value| */
+    double allowed;            /* the error a correct kernel may have (mismatch:
+                                  allowed(T) above; probes: the run-to-run tolerance) */
+    double ratio;              /* error / allowed (0 when allowed is 0) */
+    double kernel_value;       /* the judged value at the element */
+    double baseline_value;     /* what it is judged against: the oracle's exact value
+                                  (mismatch), or the judged run's value when
+                                  kernel_value comes from a probe's extra run */
     char detail[256];
 } af_finding;
 
@@ -84,9 +91,13 @@ const char *af_verdict_name(af_verdict_kind k);
 /* Parse a verdict name; -1 when unknown. */
 int af_verdict_from_name(const char *name);
 void af_verdict_init(af_verdict *v, const char *backend);
+/* A finding of kind at element (b, h, row, col) of tensor (AF_T_NONE and -1s for one
+ * about the whole run), its numbers zero, detail copied (truncated to fit). */
+af_finding af_finding_at(af_verdict_kind kind, af_tensor_id tensor, int b, int h, int row, int col,
+                         const char *detail);
 /* Add a finding (kept when there is room); the verdict's kind becomes the first one's. */
 void af_verdict_add(af_verdict *v, const af_finding *f);
-/* One line: "FINDING mismatch O b0 h1 r5 c3 err=... floor=... ratio=..." or "pass ...". */
+/* One line: "FINDING mismatch O b0 h1 r5 c3 err=... allowed=... ratio=..." or "pass ...". */
 void af_verdict_line(const af_verdict *v, char *buf, size_t cap);
 
 #endif

@@ -74,8 +74,8 @@ void af_json_verdict(FILE *f, const char *case_path, const af_verdict *v) {
         af_json_string(f, af_tensor_name(x->tensor));
         fprintf(f, ",\"b\":%d,\"h\":%d,\"row\":%d,\"col\":%d,\"error\":", x->b, x->h, x->row, x->col);
         af_json_number(f, x->error);
-        fputs(",\"floor\":", f);
-        af_json_number(f, x->floor);
+        fputs(",\"allowed\":", f);
+        af_json_number(f, x->allowed);
         fputs(",\"ratio\":", f);
         af_json_number(f, x->ratio);
         fputs(",\"detail\":", f);

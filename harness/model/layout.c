@@ -19,7 +19,7 @@
 static const char *const tensor_names[AF_T_COUNT] = {"Q", "K", "V", "O", "LSE", "dO", "dQ", "dK", "dV"};
 static const char *const buffer_names[AF_BUF_COUNT] = {"Q", "K", "V", "O", "LSE", "dO", "dQ", "dK", "dV"};
 
-const char *af_tensor_name(af_tensor_id t) { return tensor_names[t]; }
+const char *af_tensor_name(af_tensor_id t) { return t >= 0 && t < AF_T_COUNT ? tensor_names[t] : "-"; }
 const char *af_buffer_name(af_buffer_id b) { return buffer_names[b]; }
 
 int af_storage_bytes(af_storage s) {
@@ -29,6 +29,17 @@ int af_storage_bytes(af_storage s) {
     case AF_ST_F32: return 4;
     }
     return 0;
+}
+
+af_storage af_tensor_storage(af_dtype dtype, af_tensor_id t) {
+    if (t == AF_T_LSE) return AF_ST_F32;
+    if (t == AF_T_Q || t == AF_T_K || t == AF_T_V)
+        return dtype == AF_DT_FP16 ? AF_ST_F16 : dtype == AF_DT_BF16 ? AF_ST_BF16 : AF_ST_E4M3;
+    /* fp8_e4m3: O, dO and the gradients are E4M3 with per-tensor scales (tensors.h;
+     * cuDNN's SM90 FP8 backward takes an FP8 dO and writes FP8 gradients). mxfp8
+     * keeps them in bf16 (cuDNN's MXFP8 is Blackwell-only). */
+    if (dtype == AF_DT_FP8_E4M3) return AF_ST_E4M3;
+    return dtype == AF_DT_FP16 ? AF_ST_F16 : AF_ST_BF16;
 }
 
 static bool kv_side(af_tensor_id t) { return t == AF_T_K || t == AF_T_V || t == AF_T_DK || t == AF_T_DV; }
@@ -102,13 +113,9 @@ static void lay_group(af_layout_plan *p, const af_case *c, const group *g) {
 
 int af_layout_plan_make(const af_case *c, af_layout_plan *p, char *why, size_t cap) {
     memset(p, 0, sizeof *p);
-    af_storage in_st = c->dtype == AF_DT_FP16 ? AF_ST_F16 : c->dtype == AF_DT_BF16 ? AF_ST_BF16 : AF_ST_E4M3;
-    af_storage out_st = c->dtype == AF_DT_FP16 ? AF_ST_F16 : AF_ST_BF16;
-    /* fp8_e4m3: O, dO and the gradients are E4M3 with per-tensor scales (tensors.h;
-     * cuDNN's SM90 FP8 backward takes an FP8 dO and writes FP8 gradients). mxfp8
-     * keeps them in bf16 (cuDNN's MXFP8 is Blackwell-only). */
-    af_storage o_st = c->dtype == AF_DT_FP8_E4M3 ? AF_ST_E4M3 : out_st;
-    af_storage grad_st = o_st; /* dO, dQ, dK, dV */
+    af_storage in_st = af_tensor_storage(c->dtype, AF_T_Q);   /* Q, K, V */
+    af_storage o_st = af_tensor_storage(c->dtype, AF_T_O);
+    af_storage grad_st = af_tensor_storage(c->dtype, AF_T_DQ); /* dO, dQ, dK, dV */
     const int B = c->batch;
     struct { af_tensor_id t; int H, S, D; } shapes[AF_T_COUNT] = {
         {AF_T_Q, c->heads_q, c->seqlen_q, c->head_dim_qk},   {AF_T_K, c->heads_kv, c->seqlen_kv, c->head_dim_qk},

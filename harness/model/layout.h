@@ -13,6 +13,7 @@
 #include "model/case.h"
 
 typedef enum {
+    AF_T_NONE = -1, /* no tensor: a finding about the whole run (crash, hang, resource) */
     AF_T_Q = 0, AF_T_K, AF_T_V, AF_T_O, AF_T_LSE, AF_T_DO, AF_T_DQ, AF_T_DK, AF_T_DV,
     AF_T_COUNT
 } af_tensor_id;
@@ -61,7 +62,9 @@ int af_layout_plan_make(const af_case *c, af_layout_plan *p, char *why, size_t c
 int64_t af_layout_offset(const af_layout_plan *p, af_tensor_id t, int b, int h, int s, int d);
 
 int af_storage_bytes(af_storage s);
-const char *af_tensor_name(af_tensor_id t);   /* "Q", "K", ..., "dV" */
+/* The storage type of tensor t in a case of this dtype (LSE is always fp32). */
+af_storage af_tensor_storage(af_dtype dtype, af_tensor_id t);
+const char *af_tensor_name(af_tensor_id t);   /* "Q", "K", ..., "dV"; "-" for AF_T_NONE */
 const char *af_buffer_name(af_buffer_id b);
 
 #endif

@@ -146,7 +146,7 @@ static af_verdict make_verdict(af_verdict_kind kind, af_tensor_id t, const char 
     f.kind = kind;
     f.tensor = t;
     f.error = 0.125;
-    f.floor = 0.001;
+    f.allowed = 0.001;
     f.ratio = 125;
     snprintf(f.detail, sizeof f.detail, "%s", detail);
     af_verdict_add(&v, &f);

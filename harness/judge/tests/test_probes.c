@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "judge/probes.h"
+#include "judge/probes/probes.h"
 #include "judge/runner.h"
 #include "util/check.h"
 

@@ -34,7 +34,7 @@ static af_verdict finding(af_verdict_kind kind, af_tensor_id t, double error, do
     f.col = 3;
     f.error = error;
     f.ratio = ratio;
-    f.floor = error / ratio;
+    f.allowed = error / ratio;
     af_verdict_add(&v, &f);
     return v;
 }

@@ -1,4 +1,4 @@
-/* judge/probes.h — the judge's probes: extra runs of the backend under test on
+/* judge/probes/probes.h — the judge's probes: extra runs of the backend under test on
  * changed inputs or a changed case, each judged by a property that every correct
  * kernel has, whatever its rounding.
  *
@@ -24,12 +24,15 @@
  *                   sees j, and K/V of every key any such row sees (through O_i, LSE_i)
  * Everything else (other sequences, other heads, padding, gaps) is independent.
  *
+ * One file per probe in this folder (common.h lists them); af_probes_run (probes.c)
+ * runs them in the order above.
+ *
  * Cost: extra backend runs per case, at most
  *   determinism_runs (2 for a backend that is not deterministic) + visibility_runs
  *   + 1 (inclusion) + feature_runs;  with the defaults 1 + 3 + 1 + 3 = 8.
  */
-#ifndef ATTNFUZZ_PROBES_H
-#define ATTNFUZZ_PROBES_H
+#ifndef ATTNFUZZ_JUDGE_PROBES_H
+#define ATTNFUZZ_JUDGE_PROBES_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,0 +1,133 @@
+/* common.c — the probes' shared machinery (common.h): the choice stream, notes and
+ * findings, element access and bitwise comparison, extra runs on a copy of the
+ * template, the focus's mask rule. */
+#include "judge/probes/common.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "judge/clone.h"
+
+uint64_t af_probe_hash(uint64_t x) {
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+uint64_t probe_rng_next(probe_rng *r) { return af_probe_hash(r->key ^ af_probe_hash(r->counter++)); }
+int probe_rng_below(probe_rng *r, int n) { return n <= 1 ? 0 : (int)(probe_rng_next(r) % (uint64_t)n); }
+
+const af_tensor_id probe_outputs[5] = {AF_T_O, AF_T_LSE, AF_T_DQ, AF_T_DK, AF_T_DV};
+
+void probe_note(probe_ctx *x, const char *fmt, const char *arg) {
+    size_t len = strlen(x->st->notes);
+    if (len + 2 >= sizeof x->st->notes) return;
+    if (len) {
+        x->st->notes[len++] = ';';
+        x->st->notes[len++] = ' ';
+        x->st->notes[len] = '\0';
+    }
+    snprintf(x->st->notes + len, sizeof x->st->notes - len, fmt, arg);
+}
+
+void probe_finding(probe_ctx *x, af_verdict_kind kind, af_tensor_id t, int b, int h, int row, int col,
+                   double before, double after, double tol, const char *detail) {
+    af_finding f = af_finding_at(kind, t, b, h, row, t == AF_T_LSE ? -1 : col, detail);
+    f.kernel_value = after;
+    f.baseline_value = before;
+    f.error = fabs(after - before);
+    f.allowed = tol;
+    f.ratio = tol > 0 ? f.error / tol : 0;
+    af_verdict_add(x->v, &f);
+}
+
+/* ---- element access ------------------------------------------------------------------ */
+
+double probe_load(const af_tensors *t, af_tensor_id id, int64_t off) {
+    const af_tensor_view *w = &t->plan.view[id];
+    return af_output_descale(t, id) * af_storage_load(w->storage, t->buf[w->buffer], off);
+}
+bool probe_same_bits(const af_tensors *a, const af_tensors *b, af_tensor_id id, int64_t off) {
+    const af_tensor_view *w = &a->plan.view[id];
+    int n = af_storage_bytes(w->storage);
+    return memcmp((const uint8_t *)a->buf[w->buffer] + off * n, (const uint8_t *)b->buf[w->buffer] + off * n,
+                  (size_t)n) == 0;
+}
+
+bool probe_moved(const probe_ctx *x, const af_tensors *a, const af_tensors *b, af_tensor_id id, int64_t off,
+                 double *va, double *vb) {
+    *va = probe_load(a, id, off);
+    *vb = probe_load(b, id, off);
+    if (x->exact) return !probe_same_bits(a, b, id, off);
+    if (isnan(*va) || isnan(*vb)) return !(isnan(*va) && isnan(*vb));
+    if (*va == *vb) return false;
+    return !(fabs(*va - *vb) <= x->tol[id]);
+}
+
+/* ---- extra runs ------------------------------------------------------------------------- */
+
+int probe_work_begin(probe_ctx *x, const af_case *cc, af_tensors *w) {
+    char why[256];
+    if (af_clone_tensors(w, cc, x->tg->template_tensors, why, sizeof why)) {
+        probe_note(x, "no memory for a probe run: %s", why);
+        return -1;
+    }
+    return 0;
+}
+
+int probe_work_run(probe_ctx *x, const af_case *cc, af_tensors *w, const char *what) {
+    af_run_info info;
+    memset(&info, 0, sizeof info);
+    info.workspace_bytes = -1;
+    char why[512] = "";
+    af_backend *be = x->tg->be;
+    x->st->extra_runs++;
+    af_run_status rs = be->run(be, cc, x->tg->engine ? x->tg->engine : "", w, &info, why, sizeof why);
+    if (rs == AF_RUN_OK) return 0;
+    x->st->failed_runs++;
+    char msg[256];
+    snprintf(msg, sizeof msg, "%s run failed (status %d): %s", what, (int)rs, why);
+    probe_note(x, "%s", msg);
+    if (rs == AF_RUN_CRASH) x->stop = true;
+    return -1;
+}
+
+/* ---- the mask rule of the focus, rows ------------------------------------------------ */
+
+int probe_visible_range(const probe_ctx *x, int b, int i, int *lo, int *hi) {
+    return af_mask_visible_range(&x->rule, len_q(x, b), len_kv(x, b), i, lo, hi);
+}
+
+int probe_pick_row(probe_ctx *x, row_pred pred) {
+    int lq = len_q(x, x->fb);
+    if (lq <= 0) return -1;
+    for (int t = 0; t < 16; t++) {
+        int i = probe_rng_below(&x->rng, lq);
+        if (pred(x, i)) return i;
+    }
+    int start = probe_rng_below(&x->rng, lq);
+    for (int k = 0; k < lq; k++) {
+        int i = (start + k) % lq;
+        if (pred(x, i)) return i;
+    }
+    return -1;
+}
+
+bool probe_has_hidden_keys(const probe_ctx *x, int i) {
+    int lo, hi, n = probe_visible_range(x, x->fb, i, &lo, &hi);
+    return n > 0 && n < limit_kv(x);
+}
+
+/* ---- storage ----------------------------------------------------------------------- */
+
+double probe_storage_max(af_storage st) {
+    switch (st) {
+    case AF_ST_F16: return 65504.0;
+    case AF_ST_BF16: return 3.3895313892515355e38;
+    case AF_ST_E4M3: return 448.0;
+    case AF_ST_F32: return 3.4028234663852886e38;
+    }
+    return 1.0;
+}

@@ -1,0 +1,134 @@
+/* judge/probes/common.h — what the probe files share (not a public API: only
+ * the files of harness/judge/probes include it; the probes' API is probes.h).
+ *
+ * Files:  probes.c       options, the focus, the entry point af_probes_run
+ *         common.c       the probing context's machinery: the choice stream, notes and
+ *                        findings, element access and bitwise comparison, extra runs on
+ *                        a perturbed copy of the template, the mask rule of the focus
+ *         expect.c       what a probe expects: exact fp64 rows and the error bounds of
+ *                        a correct kernel
+ *         determinism.c  identical inputs -> identical bits; the run-to-run tolerance
+ *         visibility.c   hidden input sets, perturbing them, the leak matrix
+ *         inclusion.c    a visible V row (and a Q row) changed so much that O (LSE) moves
+ *         feature.c      causal / window / scale / alignment toggled: O (LSE) moves
+ *
+ * Every probe is built so that a correct kernel cannot fail it:
+ *  - visibility compares only outputs that the oracle's mask rule makes independent
+ *    of every perturbed input, bitwise (or within the measured run-to-run spread);
+ *  - inclusion and feature demand a change only where the exact change (fp64, from the
+ *    exact stored inputs) exceeds twice a generous bound on a correct kernel's error
+ *    plus the run-to-run tolerance (expect.c); rows whose scores fp32 cannot resolve
+ *    are skipped.
+ */
+#ifndef ATTNFUZZ_JUDGE_PROBES_COMMON_H
+#define ATTNFUZZ_JUDGE_PROBES_COMMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "judge/probes/probes.h"
+#include "oracle/mask_spec.h"
+
+/* ---- deterministic choices: a counter-based stream from the case seed ------------- */
+
+/* splitmix64's finaliser: the probes' hash of a seed or counter. */
+uint64_t af_probe_hash(uint64_t x);
+
+typedef struct { uint64_t key, counter; } probe_rng;
+
+uint64_t probe_rng_next(probe_rng *r);
+int probe_rng_below(probe_rng *r, int n); /* uniform in [0, n); 0 when n <= 1 */
+
+/* ---- the probing context ------------------------------------------------------------ */
+
+typedef struct {
+    const af_probe_opts *o;
+    const af_probe_target *tg;
+    const af_case *c;
+    af_verdict *v;
+    af_probe_stats *st;
+    af_mask_rule rule;
+    int group;               /* heads_q / heads_kv */
+    probe_rng rng;
+    int fb, fh, fg;          /* focus: sequence, query head, its kv head */
+    bool exact;              /* compare bits (deterministic backend) */
+    double tol[AF_T_COUNT];  /* allowed run-to-run |difference| when !exact */
+    bool stop;               /* a run crashed: the process state is suspect */
+} probe_ctx;
+
+/* The judged outputs, forward first: O, LSE (forward), then dQ, dK, dV (backward). */
+extern const af_tensor_id probe_outputs[5];
+
+static inline int n_outs(const af_case *c) { return c->backward ? 5 : 2; }
+static inline bool kv_side(af_tensor_id t) { return t == AF_T_K || t == AF_T_V || t == AF_T_DK || t == AF_T_DV; }
+static inline int len_q(const probe_ctx *x, int b) { return af_case_len_q(x->c, b); }
+static inline int len_kv(const probe_ctx *x, int b) { return af_case_len_kv(x->c, b); }
+
+/* Rows of tensor id that exist in memory for sequence b (ragged: the actual length). */
+static inline int rows_in_buffer(const probe_ctx *x, af_tensor_id id, int b) {
+    const af_tensor_view *w = &x->tg->template_tensors->plan.view[id];
+    if (!w->ragged) return w->S;
+    return kv_side(id) ? len_kv(x, b) : len_q(x, b);
+}
+/* Rows of an output that are judged (valid tokens). */
+static inline int judged_rows(const probe_ctx *x, af_tensor_id id, int b) {
+    return kv_side(id) ? len_kv(x, b) : len_q(x, b);
+}
+/* K/V (Q) tokens of the focus sequence that exist in the buffer. */
+static inline int limit_kv(const probe_ctx *x) { return rows_in_buffer(x, AF_T_K, x->fb); }
+static inline int limit_q(const probe_ctx *x) { return rows_in_buffer(x, AF_T_Q, x->fb); }
+
+/* Append "fmt % arg" to the stats' notes ("; "-separated, truncated when full). */
+void probe_note(probe_ctx *x, const char *fmt, const char *arg);
+
+/* Add a finding to the verdict: kernel_value = after (the probe run's value),
+ * baseline_value = before (the judged run's), allowed = tol. */
+void probe_finding(probe_ctx *x, af_verdict_kind kind, af_tensor_id t, int b, int h, int row, int col,
+                   double before, double after, double tol, const char *detail);
+
+/* ---- element access and comparison ------------------------------------------------- */
+
+static inline int64_t offset_of(const af_tensors *t, af_tensor_id id, int b, int h, int s, int d) {
+    return af_layout_offset(&t->plan, id, b, h, s, d);
+}
+/* Logical value of a stored output element (fp8_e4m3's E4M3 O and gradients times
+ * their descale, exact), so tolerances and the inclusion probe's bounds share units. */
+double probe_load(const af_tensors *t, af_tensor_id id, int64_t off);
+/* Do runs a and b hold the same bits at element off of tensor id? */
+bool probe_same_bits(const af_tensors *a, const af_tensors *b, af_tensor_id id, int64_t off);
+/* Did element off of tensor id move between runs a and b by more than run-to-run
+ * noise explains? *va, *vb receive the two logical values. */
+bool probe_moved(const probe_ctx *x, const af_tensors *a, const af_tensors *b, af_tensor_id id, int64_t off,
+                 double *va, double *vb);
+
+/* ---- extra runs ---------------------------------------------------------------------- */
+
+/* A working copy of the template for case cc (judge/clone.h; free it with
+ * af_clone_release). 0, or -1 with a note. */
+int probe_work_begin(probe_ctx *x, const af_case *cc, af_tensors *w);
+/* Run the backend on case cc and buffers w. 0 when it ran; else a note, and a crash
+ * stops the probes. */
+int probe_work_run(probe_ctx *x, const af_case *cc, af_tensors *w, const char *what);
+
+/* ---- the mask rule of the focus, rows ------------------------------------------------ */
+
+/* The keys row i of sequence b sees (mask_spec.h): [*lo, *hi], returns their count. */
+int probe_visible_range(const probe_ctx *x, int b, int i, int *lo, int *hi);
+
+/* A random row of the focus sequence satisfying pred (tries, then scans). -1: none. */
+typedef bool (*row_pred)(const probe_ctx *x, int i);
+int probe_pick_row(probe_ctx *x, row_pred pred);
+/* Row i of the focus sequence sees some keys and not all that exist in the buffer. */
+bool probe_has_hidden_keys(const probe_ctx *x, int i);
+
+/* The largest finite value of a storage type. */
+double probe_storage_max(af_storage st);
+
+/* ---- the probes ---------------------------------------------------------------------- */
+
+void probe_determinism(probe_ctx *x);
+void probe_visibility(probe_ctx *x, af_leak_matrix *lm);
+void probe_inclusion(probe_ctx *x);
+void probe_feature(probe_ctx *x);
+
+#endif

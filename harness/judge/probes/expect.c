@@ -1,0 +1,52 @@
+/* expect.c — what the inclusion and feature probes expect (expect.h): exact fp64 rows
+ * from the exact stored inputs, and generous bounds on a correct kernel's error. */
+#include "judge/probes/expect.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "judge/tolerance.h"
+
+int probe_row_fp64(const probe_ctx *x, const af_inputs *in, int b, int h, int i, int lo, int hi, double scale,
+                   double *o, double *mass, double *p, row_stats *rs) {
+    int n = hi - lo + 1, Dqk = in->Dqk, Dv = in->Dv, g = h / x->group;
+    double *s = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+    if (!s) return -1;
+    const double *q = in->q + (((size_t)b * in->Hq + h) * in->Sq + i) * Dqk;
+    double m = -INFINITY, abs_max = 0;
+    for (int j = 0; j < n; j++) {
+        const double *k = in->k + (((size_t)b * in->Hkv + g) * in->Skv + lo + j) * Dqk;
+        double acc = 0, aacc = 0;
+        for (int d = 0; d < Dqk; d++) { acc += q[d] * k[d]; aacc += fabs(q[d] * k[d]); }
+        s[j] = acc * scale;
+        if (s[j] > m) m = s[j];
+        if (aacc * fabs(scale) > abs_max) abs_max = aacc * fabs(scale);
+    }
+    double l = 0;
+    for (int j = 0; j < n; j++) { s[j] = exp(s[j] - m); l += s[j]; }
+    for (int d = 0; d < Dv; d++) o[d] = mass[d] = 0;
+    for (int j = 0; j < n; j++) {
+        double pj = s[j] / l;
+        if (p) p[j] = pj;
+        const double *v = in->v + (((size_t)b * in->Hkv + g) * in->Skv + lo + j) * Dv;
+        for (int d = 0; d < Dv; d++) { o[d] += pj * v[d]; mass[d] += pj * fabs(v[d]); }
+    }
+    rs->lse = n > 0 ? m + log(l) : -INFINITY;
+    rs->score_err = 0x1p-21 * (Dqk + 2) * abs_max;
+    free(s);
+    return 0;
+}
+
+/* P rounded to the input dtype before P*V costs half its unit (fp16 2^-11, bf16 2^-8,
+ * E4M3 2^-4); the bound takes 16x, 8x and 4x that. */
+double probe_eps(const af_case *c, double score_err) {
+    double e = c->dtype == AF_DT_FP16 ? 0x1p-7 : c->dtype == AF_DT_BF16 ? 0x1p-5 : 0x1p-2;
+    return e + 4 * score_err;
+}
+double probe_ulp(const af_case *c) { return af_output_unit(c, AF_T_O); }
+double probe_out_abs(const af_case *c, const af_tensors *t) {
+    if (c->dtype == AF_DT_FP8_E4M3) return 0x1p-9 * (double)t->descale_o;
+    return c->dtype == AF_DT_FP16 ? 0x1p-24 : 0x1p-126;
+}
+
+bool probe_row_checkable(const row_stats *rs) { return rs->score_err < 0x1p-6 && isfinite(rs->lse); }

@@ -1,0 +1,37 @@
+/* judge/probes/expect.h — what a probe expects (internal to the probes, see common.h).
+ *
+ * A required change is exact: fp64 from the exact stored inputs. The bound on a correct
+ * kernel's error of O_d is eps * sum_j P_j |v_jd| + ulp * |O_d| (eps: P rounded to the
+ * dtype, with slack, plus the fp32 score error; ulp: the output's unit, tolerance.h),
+ * of LSE 2^-10 (1 + |LSE|) plus the score error. A probe demands a move only where the
+ * exact move exceeds twice such bounds plus the run-to-run tolerance.
+ */
+#ifndef ATTNFUZZ_JUDGE_PROBES_EXPECT_H
+#define ATTNFUZZ_JUDGE_PROBES_EXPECT_H
+
+#include "judge/probes/common.h"
+
+/* Softmax of row (b, h, i) over keys [lo, hi] at `scale`, in fp64.
+ *   o[d] = sum_j P_j v_jd, mass[d] = sum_j P_j |v_jd|  (Dv each), *lse, and the bound
+ *   *score_err on the fp32 score error of a kernel: 2^-21 (Dqk + 2) scale max_j sum_d |q_d k_jd|.
+ *   p (n) receives P_j when not NULL. Returns -1 on allocation failure. */
+typedef struct {
+    double lse, score_err;
+} row_stats;
+int probe_row_fp64(const probe_ctx *x, const af_inputs *in, int b, int h, int i, int lo, int hi, double scale,
+                   double *o, double *mass, double *p, row_stats *rs);
+
+/* Relative error of P (and so of O against its mass) that a correct kernel may have:
+ * P's rounding to the dtype with slack, plus what the fp32 score error does to exp. */
+double probe_eps(const af_case *c, double score_err);
+/* Rounding of the stored O relative to its magnitude: O's unit (tolerance.h;
+ * fp8_e4m3's O is E4M3). */
+double probe_ulp(const af_case *c);
+/* The absolute resolution of the stored O near zero: values below about this flush to 0
+ * (E4M3's smallest subnormal is 2^-9, times descale_o; fp16's 2^-24; bf16's is below
+ * any output that matters). A required move must exceed it too. */
+double probe_out_abs(const af_case *c, const af_tensors *t);
+/* Can fp32 resolve the row's scores well enough for a guarantee? (else skip the row) */
+bool probe_row_checkable(const row_stats *rs);
+
+#endif

@@ -1,0 +1,150 @@
+/* feature.c — the feature probe (AF_V_FEATURE_IGNORED, probes.h): rerun with causal ->
+ * none, window -> none, scale -> 2 * scale, alignment flipped; outputs whose exact value
+ * moves by more than any correct kernel's error (expect.h) must move. */
+#include "judge/probes/expect.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "judge/clone.h"
+#include "judge/problem.h"
+
+typedef struct {
+    const char *name;
+    af_case toggled;
+} toggle;
+
+static int make_toggles(const af_case *c, toggle *t) {
+    int n = 0;
+    if (c->mask == AF_MASK_CAUSAL) {
+        t[n].name = "causal -> none";
+        t[n].toggled = *c;
+        t[n].toggled.mask = AF_MASK_NONE;
+        n++;
+    }
+    if (c->window_left >= 0 || c->window_right >= 0) {
+        t[n].name = "window -> none";
+        t[n].toggled = *c;
+        t[n].toggled.window_left = t[n].toggled.window_right = -1;
+        n++;
+    }
+    t[n].name = "scale -> 2 * scale";
+    t[n].toggled = *c;
+    t[n].toggled.has_scale = true;
+    t[n].toggled.scale = 2.0f * af_case_scale(c);
+    n++;
+    bool uneven = false;
+    for (int b = 0; b < c->batch; b++) uneven |= af_case_len_q(c, b) != af_case_len_kv(c, b);
+    if (uneven && (c->mask == AF_MASK_CAUSAL || c->window_left >= 0 || c->window_right >= 0)) {
+        t[n].name = "alignment flipped";
+        t[n].toggled = *c;
+        t[n].toggled.align = c->align == AF_ALIGN_TOP_LEFT ? AF_ALIGN_BOTTOM_RIGHT : AF_ALIGN_TOP_LEFT;
+        n++;
+    }
+    return n;
+}
+
+/* Rows to examine under a toggle: up to `cap` rows of the focus head, over all
+ * sequences, whose visible set or scale changes. */
+static int feature_rows(const probe_ctx *x, const af_case *tc, int *rb, int *ri, int cap) {
+    af_mask_rule r2 = af_mask_rule_of_case(tc);
+    bool scale_changes = af_case_scale(tc) != af_case_scale(x->c);
+    int n = 0;
+    for (int b = 0; b < x->c->batch && n < cap; b++) {
+        int lq = len_q(x, b), lk = len_kv(x, b);
+        int per_seq = (cap - n) / (x->c->batch - b);
+        if (per_seq < 1) per_seq = 1;
+        int taken = 0, step = lq / per_seq > 1 ? lq / per_seq : 1;
+        for (int i = 0; i < lq && taken < per_seq && n < cap; i += step) {
+            /* within a stride, the first row whose visible set changes */
+            for (int k = i; k < i + step && k < lq; k++) {
+                int lo1, hi1, lo2, hi2;
+                int n1 = af_mask_visible_range(&x->rule, lq, lk, k, &lo1, &hi1);
+                int n2 = af_mask_visible_range(&r2, lq, lk, k, &lo2, &hi2);
+                if ((n1 || n2) && (scale_changes || n1 != n2 || lo1 != lo2 || hi1 != hi2)) {
+                    rb[n] = b; ri[n] = k; n++; taken++;
+                    break;
+                }
+            }
+        }
+    }
+    return n;
+}
+
+void probe_feature(probe_ctx *x) {
+    const af_case *c = x->c;
+    toggle tg[4];
+    int nt = make_toggles(c, tg), want = x->o->feature_runs;
+    int Dv = c->head_dim_v, h = x->fh;
+    double *o1 = calloc((size_t)Dv, sizeof(double)), *m1 = calloc((size_t)Dv, sizeof(double));
+    double *o2 = calloc((size_t)Dv, sizeof(double)), *m2 = calloc((size_t)Dv, sizeof(double));
+    if (!o1 || !m1 || !o2 || !m2) goto done;
+    for (int k = 0; k < nt && k < want && !x->stop; k++) {
+        af_case *tc = &tg[k].toggled;
+        char why[512] = "";
+        if (x->tg->be->supports(x->tg->be, tc, why, sizeof why) != AF_RUN_OK) {
+            char msg[256];
+            snprintf(msg, sizeof msg, "%s declined: %s", tg[k].name, why);
+            probe_note(x, "feature: %s", msg);
+            continue;
+        }
+        int rb[16], ri[16];
+        int nr = feature_rows(x, tc, rb, ri, 16);
+        if (nr == 0) continue;
+        af_mask_rule r2 = af_mask_rule_of_case(tc);
+        double s1 = af_case_scale(c), s2 = af_case_scale(tc);
+        af_tensors w;
+        if (probe_work_begin(x, tc, &w)) break;
+        if (probe_work_run(x, tc, &w, "feature")) { af_clone_release(&w); continue; }
+        x->st->feature_toggles++;
+        const af_tensors *base = x->tg->baseline;
+        int n_must = 0, n_bad = 0;
+        bool reported = false;
+        for (int r = 0; r < nr && !reported; r++) {
+            int b = rb[r], i = ri[r], lq = len_q(x, b), lk = len_kv(x, b), lo1, hi1, lo2, hi2;
+            int n1 = af_mask_visible_range(&x->rule, lq, lk, i, &lo1, &hi1);
+            int n2 = af_mask_visible_range(&r2, lq, lk, i, &lo2, &hi2);
+            row_stats a, z;
+            if (n1 == 0 || n2 == 0) continue; /* fully masked on one side: convention's business */
+            if (probe_row_fp64(x, x->tg->inputs, b, h, i, lo1, hi1, s1, o1, m1, NULL, &a) ||
+                probe_row_fp64(x, x->tg->inputs, b, h, i, lo2, hi2, s2, o2, m2, NULL, &z))
+                break;
+            if (!probe_row_checkable(&a) || !probe_row_checkable(&z)) continue;
+            double eps1 = probe_eps(c, a.score_err), eps2 = probe_eps(c, z.score_err), ulp = probe_ulp(c);
+            double tol = x->exact ? 0 : x->tol[AF_T_O], out_abs = probe_out_abs(c, base);
+            for (int d = 0; d < Dv && !reported; d++) {
+                double margin = eps1 * m1[d] + ulp * fabs(o1[d]) + eps2 * m2[d] + ulp * fabs(o2[d]) + 2 * out_abs;
+                if (!(fabs(o2[d] - o1[d]) > 2 * margin + 2 * tol + 0x1p-20)) continue;
+                n_must++;
+                double va, vb;
+                if (probe_moved(x, base, &w, AF_T_O, offset_of(&w, AF_T_O, b, h, i, d), &va, &vb)) continue;
+                n_bad++;
+                char msg[256];
+                snprintf(msg, sizeof msg, "%s: O must move from %.6g to %.6g (row %d sees %d..%d, then %d..%d) but "
+                         "stayed %.6g", tg[k].name, o1[d], o2[d], i, lo1, hi1, lo2, hi2, va);
+                probe_finding(x, AF_V_FEATURE_IGNORED, AF_T_O, b, h, i, d, va, vb, tol, msg);
+                reported = true;
+            }
+            if (reported) break;
+            double ltol = x->exact ? 0 : x->tol[AF_T_LSE];
+            double lmargin = 0x1p-10 * (1 + fabs(a.lse) + fabs(z.lse)) + 4 * (a.score_err + z.score_err);
+            if (fabs(z.lse - a.lse) > 2 * lmargin + 2 * ltol) {
+                n_must++;
+                double va, vb;
+                if (!probe_moved(x, base, &w, AF_T_LSE, offset_of(&w, AF_T_LSE, b, h, i, 0), &va, &vb)) {
+                    n_bad++;
+                    char msg[256];
+                    snprintf(msg, sizeof msg, "%s: LSE must move from %.6g to %.6g (row %d) but stayed %.6g",
+                             tg[k].name, a.lse, z.lse, i, va);
+                    probe_finding(x, AF_V_FEATURE_IGNORED, AF_T_LSE, b, h, i, -1, va, vb, ltol, msg);
+                    reported = true;
+                }
+            }
+        }
+        x->st->feature_checked += n_must;
+        af_clone_release(&w);
+    }
+done:
+    free(o1); free(m1); free(o2); free(m2);
+}

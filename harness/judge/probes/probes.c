@@ -1,0 +1,79 @@
+/* probes.c — the probes' entry point (probes.h): options, the focus (the sequence and
+ * head the perturbations live in), and the order determinism -> visibility ->
+ * inclusion -> feature. The probes themselves are the other files of this folder
+ * (common.h lists them). */
+#include "judge/probes/common.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "judge/problem.h"
+
+void af_probe_opts_default(af_probe_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->determinism = o->visibility = o->inclusion = o->feature = true;
+    o->determinism_runs = 1;
+    o->visibility_runs = 3;
+    o->feature_runs = 3;
+    o->keys_per_set = 8;
+}
+
+void af_leak_matrix_free(af_leak_matrix *m) {
+    if (!m) return;
+    free(m->cells);
+    free(m->row_labels);
+    free(m->col_labels);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- the focus and the entry point ---------------------------------------------------- */
+
+/* The (sequence, head) the perturbations live in: a sequence with rows and keys,
+ * preferring one where some row has hidden keys. */
+static void choose_focus(probe_ctx *x) {
+    const af_case *c = x->c;
+    int start = probe_rng_below(&x->rng, c->batch), fallback = -1;
+    x->fb = -1;
+    for (int k = 0; k < c->batch && x->fb < 0; k++) {
+        int b = (start + k) % c->batch;
+        if (len_q(x, b) <= 0 || len_kv(x, b) <= 0) continue;
+        if (fallback < 0) fallback = b;
+        x->fb = b;
+        if (probe_pick_row(x, probe_has_hidden_keys) < 0) x->fb = -1;
+    }
+    if (x->fb < 0) x->fb = fallback;
+    x->fh = probe_rng_below(&x->rng, c->heads_q);
+    x->fg = x->fh / x->group;
+}
+
+int af_probes_run(const af_probe_opts *o, const af_probe_target *tg, af_verdict *v, af_leak_matrix *leaks,
+                  af_probe_stats *stats) {
+    af_probe_stats local;
+    if (!stats) stats = &local;
+    memset(stats, 0, sizeof *stats);
+    if (leaks) memset(leaks, 0, sizeof *leaks);
+    if (!o || !tg || !tg->c || !tg->template_tensors || !tg->inputs || !tg->baseline || !tg->be) return 0;
+    int before = v->n_findings;
+    probe_ctx x;
+    memset(&x, 0, sizeof x);
+    x.o = o;
+    x.tg = tg;
+    x.c = tg->c;
+    x.v = v;
+    x.st = stats;
+    x.rule = af_mask_rule_of_case(tg->c);
+    x.group = tg->c->heads_q / tg->c->heads_kv;
+    x.rng.key = af_probe_hash(tg->c->seed ^ 0x50524F4245ull ^ af_probe_hash(o->salt));
+    choose_focus(&x);
+    if (x.fb < 0) {
+        probe_note(&x, "%s", "no sequence has both rows and keys: nothing to probe");
+        return 0;
+    }
+    probe_determinism(&x);
+    stats->exact = x.exact;
+    for (int k = 0; k < AF_T_COUNT; k++) stats->tolerance[k] = x.exact ? 0 : x.tol[k];
+    if (o->visibility && !x.stop) probe_visibility(&x, leaks);
+    if (o->inclusion && !x.stop) probe_inclusion(&x);
+    if (o->feature && !x.stop) probe_feature(&x);
+    return v->n_findings - before;
+}
