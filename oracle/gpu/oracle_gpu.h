@@ -1,4 +1,4 @@
-/* oracle_gpu.h — the GPU fp64 tier of the oracle (host API; CUDA C in oracle/gpu/*.cu).
+/* oracle_gpu.h — the GPU fp64 tier of the oracle (host API; CUDA C in oracle/gpu/ .cu files).
  *
  * From the dense exact inputs of an af_oracle_problem (never the case) it computes every
  * element of O (B,Hq,Sq,Dv), LSE (B,Hq,Sq) and, with backward, dQ (B,Hq,Sq,Dqk),

@@ -1,5 +1,5 @@
 /* oracle_gpu_dev.cuh — what the GPU oracle's kernels share: the problem as the device
- * sees it, compensated addition, tile shapes, tile loaders. Included by oracle/gpu/*.cu only.
+ * sees it, compensated addition, tile shapes, tile loaders. Included by oracle/gpu/ .cu files only.
  *
  * Thread layout of every kernel: 256 threads = 16 row groups (ty = tid / 16) x 16 lanes
  * (tx = tid % 16). A row group owns RPT accumulator rows (query rows, or keys in the
