@@ -1,8 +1,9 @@
 /* oracle/mask_spec.h — THE specification of which keys a query row sees.
  *
- * Owned by the oracle (oracle/mask_spec.c). Probes and the oracle use it; backends
- * and kernels must never call it (an oracle that reuses the suspect's mask agrees
- * with its bugs).
+ * Owned by the oracle (oracle/src/mask_spec.c; the rule is written once, inline, in
+ * oracle/src/mask_rule.h, which the GPU oracle tier also runs on the device). Probes
+ * and the oracle use it; backends and kernels must never call it nor include
+ * mask_rule.h (an oracle that reuses the suspect's mask agrees with its bugs).
  *
  * For sequence b with actual lengths len_q, len_kv (the maxima when not padded):
  *   row i exists iff 0 <= i < len_q (rows past len_q are padding: never judged)

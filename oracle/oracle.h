@@ -14,7 +14,12 @@
 #include "oracle/mask_spec.h"
 #include "model/dense.h"
 
-typedef enum { AF_ORACLE_AUTO = 0, AF_ORACLE_MPFR, AF_ORACLE_FP64 } af_oracle_tier;
+/* AUTO: MPFR when the work fits mpfr_budget, else the GPU fp64 tier when a GPU is usable
+ * (oracle/gpu/), else the CPU fp64 tier; both fp64 tiers are then certified by MPFR on
+ * sampled rows and key columns. GPU: the GPU fp64 tier, certified the same way (the CPU
+ * fp64 tier with a note in af_oracle_result.note when no GPU is usable). FP64: the CPU
+ * fp64 tier alone, no MPFR. */
+typedef enum { AF_ORACLE_AUTO = 0, AF_ORACLE_MPFR, AF_ORACLE_FP64, AF_ORACLE_GPU } af_oracle_tier;
 
 typedef struct {
     int B, Hq, Hkv, Sq, Skv, Dqk, Dv;
@@ -30,6 +35,12 @@ typedef struct {
     int precision_bits;           /* MPFR precision, default 128 */
     int threads;                  /* 0 = number of cores */
     double mpfr_budget;           /* MPFR work units (multiply-adds) allowed, default 5e8 */
+    /* Certification of the fp64 tiers (sampled MPFR): the sampled work grows with the
+     * case, cert_fraction of its total work, at least mpfr_budget (split between rows and
+     * key columns) and at most what cert_seconds of wall time allows on `threads` threads
+     * (oracle/README.md). Defaults 1e-3 and 15 s. */
+    double cert_fraction;
+    double cert_seconds;
 } af_oracle_opts;
 
 /* Term magnitudes of the gradients (af_oracle_grad_abs): M_dQ, M_dK, M_dV, each the max
@@ -52,6 +63,16 @@ typedef struct {
     int mpfr_rows;                /* rows (b, h, i) computed by MPFR */
     double fp64_vs_mpfr_rel;      /* worst relative gap of the fp64 tier on MPFR rows */
     double seconds;
+    /* Which tier computed the elements that MPFR did not (MPFR, FP64 = CPU fp64, GPU). */
+    af_oracle_tier tier_used;
+    /* Certification of an fp64 tier by MPFR: the sampled rows (b, h, i) and key columns
+     * (b, hkv, j) recomputed in MPFR, and the worst over their elements of
+     * |fp64 - MPFR| / (stated bound of the element); above 1 af_oracle_run fails. */
+    int cert_rows, cert_keys;
+    double cert_gap_over_bound;
+    double gpu_seconds;           /* GPU tier: time of its passes (uploads included) */
+    double gpu_peak_bytes;        /* GPU tier: device memory it held at its peak */
+    char note[192];               /* e.g. why the GPU tier fell back to the CPU fp64 tier */
     /* (B, Hq, Sq) or NULL: per row, max over visible keys of scale * sum_d |q_d k_jd|
      * (af_oracle_score_abs); filled by the runner for fp8 cases, freed with the result. */
     double *score_abs;
@@ -64,6 +85,9 @@ void af_oracle_opts_default(af_oracle_opts *o);
 int af_oracle_run(const af_oracle_problem *p, const af_oracle_opts *o, af_oracle_result *r,
                   char *why, size_t cap);
 void af_oracle_result_free(af_oracle_result *r);
+
+/* af_oracle_score_abs and af_oracle_grad_abs run on the GPU (oracle/gpu/) when one is
+ * usable and the case has more than ~1e8 (row, key) pairs, else on the host. */
 
 /* The magnitude of each row's scores: out (B, Hq, Sq) = max over the keys j row i sees
  * of scale * sum_d |q_d k_jd| (0 for rows past len_q or seeing no key). fp8 kernels

@@ -16,7 +16,7 @@ expect_violation() {
   copy
   sed -i "1i $2" "$tmp/t/$1"
   if out=$(python3 ci/check_layering.py "$tmp/t" 2>&1); then fail "no violation reported for $2 in $1"; fi
-  echo "$out" | grep -q "^$1:1: .*$3" || fail "wrong report for $2 in $1: $out"
+  grep -q "^$1:1: .*$3" <<< "$out" || fail "wrong report for $2 in $1: $out"
 }
 expect_violation harness/model/case.c '#include "campaign/campaign.h"' 'a stage above it'
 expect_violation harness/judge/compare.c '#include "cli/cli.h"' 'a stage above it'

@@ -2,9 +2,11 @@
  *
  * Passes (each a parallel-for; an item writes only its own row / key column):
  *   all MPFR:  rows (O, LSE, dQ, row statistics at prec)  ->  key columns (dK, dV)
- *   sampled:   fp64 rows  ->  fp64 key columns  ->  MPFR sampled rows  ->  MPFR
- *              sampled key columns (with the fp64 row statistics), each MPFR value
- *              replacing the fp64 one after the gap between them is measured.
+ *   sampled:   fp64 rows  ->  fp64 key columns (CPU tier; or the whole GPU tier,
+ *              oracle/gpu/)  ->  MPFR sampled rows  ->  MPFR sampled key columns (with
+ *              the fp64 row statistics), each MPFR value replacing the fp64 one after
+ *              the gap between them is measured against the fp64 tier's stated bound,
+ *              element by element (oracle_cert.c: masses).
  * See oracle/README.md for the error bound and its derivation.
  */
 #include <math.h>
@@ -14,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "oracle/src/oracle_internal.h"
+#include "oracle/gpu/oracle_gpu.h"
 #include "util/clock.h"
 
 #define U53 0x1p-53
@@ -25,6 +28,8 @@ void af_oracle_opts_default(af_oracle_opts *o)
     o->precision_bits = 128;
     o->threads = 0;
     o->mpfr_budget = 5e8;
+    o->cert_fraction = 1e-3;
+    o->cert_seconds = 15.0;
 }
 
 void af_oracle_result_free(af_oracle_result *r)
@@ -120,19 +125,30 @@ typedef struct {
     double gap;
     const char *tensor;
     int b, h, idx;
+    double ratio;             /* worst |fp64 - MPFR| / stated bound over the item's elements */
+    const char *ratio_tensor;
 } gap_record;
+
+/* The stated bounds the sampled pass checks: the fp64 tier's and the MPFR tier's. */
+typedef struct {
+    double rel, abs_scale;        /* fp64 tier (CPU or GPU) */
+    double mpfr_abs_scale;        /* MPFR tier at its precision (bound_rel 2^-53) */
+} cert_bounds;
 
 typedef struct {
     af_oracle_ctx *c;
     pass_kind kind;
     const af_sample_item *items;  /* NULL: every row / key column, in flat order */
     gap_record *gaps;             /* (n items) when sampled */
+    const cert_bounds *bounds;    /* sampled: the bounds to check */
 } pass_job;
 
 typedef struct {
     af_mpfr_scratch *mpfr;
     af_fp64_scratch *fp64;
     double *tmp_a, *tmp_b;        /* (max(Dqk, Dv)) MPFR values before they replace fp64 */
+    double *mass_a, *mass_b;      /* (max(Dqk, Dv)) per-element masses M (sampled passes) */
+    double *scratch;              /* (max(Skv, Dv)) for the masses */
 } pass_state;
 
 static void pass_fini(void *state)
@@ -142,6 +158,9 @@ static void pass_fini(void *state)
     af_fp64_scratch_free(s->fp64);
     free(s->tmp_a);
     free(s->tmp_b);
+    free(s->mass_a);
+    free(s->mass_b);
+    free(s->scratch);
     free(s);
 }
 
@@ -157,7 +176,12 @@ static void *pass_init(void *ctx)
     else s->fp64 = af_fp64_scratch_new(p);
     s->tmp_a = malloc(dim * sizeof *s->tmp_a);
     s->tmp_b = malloc(dim * sizeof *s->tmp_b);
-    if ((mpfr ? (void *)s->mpfr : (void *)s->fp64) == NULL || !s->tmp_a || !s->tmp_b) {
+    s->mass_a = malloc(dim * sizeof *s->mass_a);
+    s->mass_b = malloc(dim * sizeof *s->mass_b);
+    size_t n_scratch = (size_t)(p->Skv > p->Dv ? p->Skv : p->Dv);
+    s->scratch = malloc(n_scratch * sizeof *s->scratch);
+    if ((mpfr ? (void *)s->mpfr : (void *)s->fp64) == NULL || !s->tmp_a || !s->tmp_b || !s->mass_a ||
+        !s->mass_b || !s->scratch) {
         pass_fini(s);
         return NULL;
     }
@@ -181,6 +205,14 @@ static void note_gap(gap_record *g, double gap, const char *tensor)
     if (!(gap <= g->gap)) { /* NaN counts as the worst */
         g->gap = gap;
         g->tensor = tensor;
+    }
+}
+
+static void note_ratio(gap_record *g, double ratio, const char *tensor)
+{
+    if (!(ratio <= g->ratio)) {
+        g->ratio = ratio;
+        g->ratio_tensor = tensor;
     }
 }
 
@@ -219,14 +251,23 @@ static void pass_item(void *ctx, void *state, long index)
         double lse;
         af_mpfr_row(c, s->mpfr, b, h, idx, s->tmp_a, &lse, dq ? s->tmp_b : NULL, &mass);
         gap_record *g = &job->gaps[index];
-        *g = (gap_record){0.0, "O", b, h, idx};
+        *g = (gap_record){0.0, "O", b, h, idx, 0.0, "O"};
+        const cert_bounds *cb = job->bounds;
+        af_cert_row_mass(p, b, h, idx, lse, s->mass_a, dq ? s->mass_b : NULL, s->scratch);
         note_gap(g, relative_gap(o, s->tmp_a, p->Dv, mass.o), "O");
-        if (!(isinf(lse) && lse == out->lse[row]))
+        note_ratio(g, af_cert_ratio(o, s->tmp_a, p->Dv, s->mass_a, cb->rel, cb->abs_scale + cb->mpfr_abs_scale), "O");
+        if (!(isinf(lse) && lse == out->lse[row])) {
+            double one = 1.0;
             note_gap(g, fabs(out->lse[row] - lse) / mass.lse, "LSE");
+            note_ratio(g, af_cert_ratio(&out->lse[row], &lse, 1, &one, cb->rel, cb->abs_scale + cb->mpfr_abs_scale),
+                       "LSE");
+        }
         memcpy(o, s->tmp_a, (size_t)p->Dv * sizeof *o);
         out->lse[row] = lse;
         if (dq) {
             note_gap(g, relative_gap(dq, s->tmp_b, p->Dqk, mass.dq), "dQ");
+            note_ratio(g, af_cert_ratio(dq, s->tmp_b, p->Dqk, s->mass_b, cb->rel, cb->abs_scale + cb->mpfr_abs_scale),
+                       "dQ");
             memcpy(dq, s->tmp_b, (size_t)p->Dqk * sizeof *dq);
         }
         return;
@@ -244,18 +285,22 @@ static void pass_item(void *ctx, void *state, long index)
     }
     af_mpfr_key(c, s->mpfr, b, h, idx, s->tmp_a, s->tmp_b, &mass);
     gap_record *g = &job->gaps[index];
-    *g = (gap_record){0.0, "dK", b, h, idx};
+    *g = (gap_record){0.0, "dK", b, h, idx, 0.0, "dK"};
+    const cert_bounds *cb = job->bounds;
+    af_cert_key_mass(p, c->lse64, b, h, idx, s->mass_a, s->mass_b, s->scratch);
     note_gap(g, relative_gap(dk, s->tmp_a, p->Dqk, mass.dk), "dK");
     note_gap(g, relative_gap(dv, s->tmp_b, p->Dv, mass.dv), "dV");
+    note_ratio(g, af_cert_ratio(dk, s->tmp_a, p->Dqk, s->mass_a, cb->rel, cb->abs_scale + cb->mpfr_abs_scale), "dK");
+    note_ratio(g, af_cert_ratio(dv, s->tmp_b, p->Dv, s->mass_b, cb->rel, cb->abs_scale + cb->mpfr_abs_scale), "dV");
     memcpy(dk, s->tmp_a, (size_t)p->Dqk * sizeof *dk);
     memcpy(dv, s->tmp_b, (size_t)p->Dv * sizeof *dv);
 }
 
 static int run_pass(af_oracle_ctx *c, pass_kind kind, const af_sample_item *items, long n_items,
-                    gap_record *gaps, int threads)
+                    gap_record *gaps, const cert_bounds *bounds, int threads)
 {
     const af_oracle_problem *p = c->p;
-    pass_job job = {c, kind, items, gaps};
+    pass_job job = {c, kind, items, gaps, bounds};
     long n = n_items;
     if (!items) {
         bool keys = kind == PASS_KEY_MPFR || kind == PASS_KEY_FP64;
@@ -305,17 +350,44 @@ static void stats_free(mpfr_t *a, size_t n)
     free(a);
 }
 
+/* The GPU tier's stated bound_abs_scale (oracle/README.md, "GPU fp64 tier"):
+ * 2 ((4 Dqk + 20) sigma + 4 ln Skv + Dv + 240) 2^-53. */
+double af_oracle_gpu_bound_abs(const af_oracle_problem *p, double sigma)
+{
+    return 2.0 * ((4.0 * p->Dqk + 20.0) * sigma + 4.0 * log((double)p->Skv) + p->Dv + 240.0) * U53;
+}
+
+/* Runs the GPU tier into c->out / lse64 / drow64 and sets r->tier_used = GPU; when no
+ * GPU is usable, the shape is not supported or the GPU fails, leaves tier_used = FP64
+ * (the CPU fp64 tier then runs) and says why in r->note. */
+static void run_gpu_tier(af_oracle_ctx *c, const af_oracle_opts *o, af_oracle_result *r)
+{
+    char why[160] = "";
+    af_oracle_gpu_stats st = {0.0, 0.0};
+    if (af_oracle_gpu_usable(why, sizeof why) == 0 && af_oracle_gpu_supports(c->p, why, sizeof why) == 0 &&
+        af_oracle_gpu_run(c->p, c->out, c->lse64, c->drow64, &st, why, sizeof why) == 0) {
+        r->tier_used = AF_ORACLE_GPU;
+        r->gpu_seconds = st.seconds;
+        r->gpu_peak_bytes = st.peak_bytes;
+        return;
+    }
+    r->gpu_peak_bytes = st.peak_bytes;
+    snprintf(r->note, sizeof r->note, "%sGPU fp64 tier not used (%s): CPU fp64 tier instead",
+             o->tier == AF_ORACLE_GPU ? "" : "auto: ", why);
+}
+
 /* Runs the sampled MPFR passes and measures the fp64 gap; 0 or -1 with why. */
-static int sampled_mpfr(af_oracle_ctx *c, const af_oracle_opts *o, int threads,
+static int sampled_mpfr(af_oracle_ctx *c, const af_oracle_opts *o, int threads, const cert_bounds *bounds,
                         af_oracle_result *r, char *why, size_t cap)
 {
     const af_oracle_problem *p = c->p;
-    double row_budget = c->backward ? 0.5 * o->mpfr_budget : o->mpfr_budget;
+    double row_budget, key_budget;
+    af_oracle_sample_budgets(p, o, threads, &row_budget, &key_budget);
     af_sample_item *rows = NULL, *keys = NULL;
     gap_record *row_gaps = NULL, *key_gaps = NULL;
     int status = -1;
     int n_rows = af_oracle_sample_rows(p, row_budget, &rows);
-    int n_keys = c->backward ? af_oracle_sample_keys(p, 0.5 * o->mpfr_budget, &keys) : 0;
+    int n_keys = c->backward ? af_oracle_sample_keys(p, key_budget, &keys) : 0;
     if (n_rows < 0 || n_keys < 0) {
         snprintf(why, cap, "oracle: out of memory choosing sampled rows");
         goto done;
@@ -323,19 +395,34 @@ static int sampled_mpfr(af_oracle_ctx *c, const af_oracle_opts *o, int threads,
     row_gaps = calloc((size_t)n_rows + 1, sizeof *row_gaps);
     key_gaps = calloc((size_t)n_keys + 1, sizeof *key_gaps);
     if (!row_gaps || !key_gaps ||
-        run_pass(c, PASS_ROW_MPFR, rows, n_rows, row_gaps, threads) != 0 ||
-        (n_keys && run_pass(c, PASS_KEY_MPFR, keys, n_keys, key_gaps, threads) != 0)) {
+        run_pass(c, PASS_ROW_MPFR, rows, n_rows, row_gaps, bounds, threads) != 0 ||
+        (n_keys && run_pass(c, PASS_KEY_MPFR, keys, n_keys, key_gaps, bounds, threads) != 0)) {
         snprintf(why, cap, "oracle: out of memory in the sampled MPFR passes");
         goto done;
     }
-    gap_record worst = {0.0, "O", 0, 0, 0};
-    const char *axis = "row";
-    for (int k = 0; k < n_rows; k++)
+    gap_record worst = {0.0, "O", 0, 0, 0, 0.0, "O"}, worst_ratio = worst;
+    const char *axis = "row", *ratio_axis = "row";
+    for (int k = 0; k < n_rows; k++) {
         if (!(row_gaps[k].gap <= worst.gap)) worst = row_gaps[k];
-    for (int k = 0; k < n_keys; k++)
+        if (!(row_gaps[k].ratio <= worst_ratio.ratio)) worst_ratio = row_gaps[k];
+    }
+    for (int k = 0; k < n_keys; k++) {
         if (!(key_gaps[k].gap <= worst.gap)) worst = key_gaps[k], axis = "key";
+        if (!(key_gaps[k].ratio <= worst_ratio.ratio)) worst_ratio = key_gaps[k], ratio_axis = "key";
+    }
     r->mpfr_rows = n_rows;
+    r->cert_rows = n_rows;
+    r->cert_keys = n_keys;
+    r->cert_gap_over_bound = worst_ratio.ratio;
     r->fp64_vs_mpfr_rel = worst.gap;
+    if (!(worst_ratio.ratio <= 1.0)) {
+        snprintf(why, cap,
+                 "oracle: %s fp64 tier exceeds its stated bound on %s (b=%d, h=%d, %s=%d): gap / bound = %.3g "
+                 "(an oracle error, not a kernel finding)",
+                 r->tier_used == AF_ORACLE_GPU ? "GPU" : "CPU", worst_ratio.ratio_tensor, worst_ratio.b,
+                 worst_ratio.h, ratio_axis, worst_ratio.idx, worst_ratio.ratio);
+        goto done;
+    }
     if (!(worst.gap <= AF_ORACLE_FP64_GAP_LIMIT)) {
         snprintf(why, cap,
                  "oracle: fp64 tier disagrees with MPFR on %s (b=%d, h=%d, %s=%d): relative gap %.3g "
@@ -403,6 +490,7 @@ int af_oracle_run(const af_oracle_problem *p_in, const af_oracle_opts *o_in, af_
     double log_n = log((double)p.Skv);
     bool all_mpfr = o.tier == AF_ORACLE_MPFR ||
                     (o.tier == AF_ORACLE_AUTO && af_oracle_total_work(&p) <= o.mpfr_budget);
+    r->tier_used = all_mpfr ? AF_ORACLE_MPFR : AF_ORACLE_FP64;
     if (all_mpfr) {
         if (c.backward) {
             c.lse_mp = stats_new(n_rows, c.prec);
@@ -412,8 +500,8 @@ int af_oracle_run(const af_oracle_problem *p_in, const af_oracle_opts *o_in, af_
                 goto done;
             }
         }
-        if (run_pass(&c, PASS_ROW_MPFR, NULL, 0, NULL, threads) != 0 ||
-            (c.backward && run_pass(&c, PASS_KEY_MPFR, NULL, 0, NULL, threads) != 0)) {
+        if (run_pass(&c, PASS_ROW_MPFR, NULL, 0, NULL, NULL, threads) != 0 ||
+            (c.backward && run_pass(&c, PASS_KEY_MPFR, NULL, 0, NULL, NULL, threads) != 0)) {
             snprintf(why, cap, "oracle: out of memory in the MPFR passes");
             goto done;
         }
@@ -423,15 +511,29 @@ int af_oracle_run(const af_oracle_problem *p_in, const af_oracle_opts *o_in, af_
         r->bound_abs_scale = AF_ORACLE_BOUND_C * (1.0 + sigma + log_n) * ldexp(1.0, -c.prec);
     } else {
         c.lse64 = malloc((n_rows ? n_rows : 1) * sizeof *c.lse64);
-        c.drow64 = malloc((n_rows ? n_rows : 1) * sizeof *c.drow64);
-        if (!c.lse64 || !c.drow64 || run_pass(&c, PASS_ROW_FP64, NULL, 0, NULL, threads) != 0 ||
-            (c.backward && run_pass(&c, PASS_KEY_FP64, NULL, 0, NULL, threads) != 0)) {
-            snprintf(why, cap, "oracle: out of memory in the fp64 passes");
+        c.drow64 = calloc((n_rows ? n_rows : 1), sizeof *c.drow64);
+        if (!c.lse64 || !c.drow64) {
+            snprintf(why, cap, "oracle: out of memory for the row statistics");
             goto done;
         }
-        if (o.tier == AF_ORACLE_AUTO && sampled_mpfr(&c, &o, threads, r, why, cap) != 0) goto done;
-        r->bound_rel = 4.0 * U53;
-        r->bound_abs_scale = AF_ORACLE_BOUND_C * (1.0 + sigma + log_n) * U53;
+        if (o.tier == AF_ORACLE_AUTO || o.tier == AF_ORACLE_GPU) run_gpu_tier(&c, &o, r);
+        if (r->tier_used == AF_ORACLE_GPU) {
+            r->bound_rel = 4.0 * U53;
+            r->bound_abs_scale = af_oracle_gpu_bound_abs(&p, sigma);
+        } else {
+            if (run_pass(&c, PASS_ROW_FP64, NULL, 0, NULL, NULL, threads) != 0 ||
+                (c.backward && run_pass(&c, PASS_KEY_FP64, NULL, 0, NULL, NULL, threads) != 0)) {
+                snprintf(why, cap, "oracle: out of memory in the fp64 passes");
+                goto done;
+            }
+            r->bound_rel = 4.0 * U53;
+            r->bound_abs_scale = AF_ORACLE_BOUND_C * (1.0 + sigma + log_n) * U53;
+        }
+        cert_bounds cb = {r->bound_rel, r->bound_abs_scale,
+                          AF_ORACLE_BOUND_C * (1.0 + sigma + log_n) * ldexp(1.0, -c.prec)};
+        if ((o.tier == AF_ORACLE_AUTO || o.tier == AF_ORACLE_GPU) &&
+            sampled_mpfr(&c, &o, threads, &cb, r, why, cap) != 0)
+            goto done;
     }
     status = 0;
 done:

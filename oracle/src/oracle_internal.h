@@ -5,7 +5,9 @@
  *         oracle_mpfr.c    one query row / one key column at MPFR precision
  *         oracle_fp64.c    the same in fp64 with compensated sums
  *         oracle_sample.c  which rows / key columns the sampled mode computes in MPFR
+ *         oracle_cert.c    per-element masses and gap / bound of the certification
  *         oracle_pool.c    a parallel-for over items with per-thread state
+ *         ../gpu/          the GPU fp64 tier (oracle_gpu.h)
  */
 #ifndef ATTNFUZZ_ORACLE_INTERNAL_H
 #define ATTNFUZZ_ORACLE_INTERNAL_H
@@ -21,6 +23,13 @@
 
 /* The generous constant C of the stated bounds (README.md derives <= 24). */
 #define AF_ORACLE_BOUND_C 64.0
+
+/* Measured MPFR cost of one work unit (multiply-add at 128 bits) on one thread; turns
+ * opts.cert_seconds into work units (README.md, "Measured time"). */
+#define AF_ORACLE_MPFR_UNIT_SECONDS 1.5e-7
+
+/* The GPU fp64 tier's bound_abs_scale for the problem (oracle.c; README.md derives it). */
+double af_oracle_gpu_bound_abs(const af_oracle_problem *p, double sigma);
 
 /* One run's shared state. Each row item writes only its own row of the outputs and
  * of the statistics; each key item only its own key column. */
@@ -88,10 +97,32 @@ typedef struct {
 int af_oracle_sample_rows(const af_oracle_problem *p, double budget, af_sample_item **items);
 /* The same for key columns (dK, dV), over kv heads 0 and Hkv-1 and rows seeing j. */
 int af_oracle_sample_keys(const af_oracle_problem *p, double budget, af_sample_item **items);
+/* The MPFR work allowed for sampled rows and for sampled key columns: each half (all
+ * for rows without backward) of max(mpfr_budget, min(cert_fraction * total work,
+ * cert_seconds * threads / AF_ORACLE_MPFR_UNIT_SECONDS)), so the certified set grows with
+ * the case until the time budget caps it. */
+void af_oracle_sample_budgets(const af_oracle_problem *p, const af_oracle_opts *o, int threads,
+                              double *row_budget, double *key_budget);
+/* Hashed (class 4) rows or key columns per sequence: grows with sqrt(len * heads). */
+int af_oracle_sample_hashed(int len, int heads);
 /* MPFR work (multiply-adds) of one row / one key column / the whole problem. */
 double af_oracle_row_work(const af_oracle_problem *p, int b, int i);
 double af_oracle_key_work(const af_oracle_problem *p, int b, int j);
 double af_oracle_total_work(const af_oracle_problem *p);
+
+/* ---- certification (oracle_cert.c) ---- */
+/* Per-element masses M of README.md ("the error bound") of row (b, h, i), from that row's
+ * LSE: m_o (Dv) M of each O element, m_dq (Dqk, NULL without backward) M of each dQ
+ * element; scratch holds max(Skv, Dv) doubles. Plain fp64 (magnitudes), widened by 1 %. */
+void af_cert_row_mass(const af_oracle_problem *p, int b, int h, int i, double lse, double *m_o,
+                      double *m_dq, double *scratch);
+/* The same for key column (b, g, j), from the row statistics lse64: m_dk (Dqk), m_dv (Dv).
+ * The O masses inside M_dK are bounded by the column maxima of V (an upper bound). */
+void af_cert_key_mass(const af_oracle_problem *p, const double *lse64, int b, int g, int j, double *m_dk,
+                      double *m_dv, double *scratch);
+/* Worst over n elements of |x - ref| / (rel |x| + 2^-53 |ref| + abs_scale * mass + 2^-1000)
+ * (0 where x == ref, both infinities included): <= 1 means within the stated bound. */
+double af_cert_ratio(const double *x, const double *ref, int n, const double *mass, double rel, double abs_scale);
 
 /* ---- parallel for (oracle_pool.c) ---- */
 typedef struct {

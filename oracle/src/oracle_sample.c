@@ -9,14 +9,23 @@
  *      row becomes empty), for heads 0 and H-1 (first and last kv group);
  *   1  rows at multiples of 128 and their neighbours (i-1, i+1);
  *   2  multiples of 64;  3  multiples of 32 (same neighbours); heads rotate;
- *   4  a few pseudo-random rows (a fixed hash: the same case samples the same rows).
+ *   4  pseudo-random rows (a fixed hash: the same case samples the same rows), 4 +
+ *      sqrt(len * heads) / 8 per sequence, so the set grows with the case.
+ * The budget (af_oracle_sample_budgets) grows with the case's total work too, up to the
+ * time budget opts.cert_seconds.
  */
 #include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include "oracle/src/oracle_internal.h"
 
 #define RANDOM_PER_SEQUENCE 4
+
+int af_oracle_sample_hashed(int len, int heads)
+{
+    return RANDOM_PER_SEQUENCE + (int)(sqrt((double)len * (double)heads) / 8.0);
+}
 
 typedef struct {
     af_sample_item item;
@@ -81,6 +90,19 @@ double af_oracle_total_work(const af_oracle_problem *p)
     return total;
 }
 
+void af_oracle_sample_budgets(const af_oracle_problem *p, const af_oracle_opts *o, int threads,
+                              double *row_budget, double *key_budget)
+{
+    bool backward = p->in->dout != NULL;
+    double grow = o->cert_fraction > 0.0 ? o->cert_fraction * af_oracle_total_work(p) : 0.0;
+    double cap = o->cert_seconds > 0.0
+                     ? o->cert_seconds * (double)(threads > 0 ? threads : 1) / AF_ORACLE_MPFR_UNIT_SECONDS
+                     : 0.0;
+    double total = fmax(o->mpfr_budget, fmin(grow, cap));
+    *row_budget = backward ? 0.5 * total : total;
+    *key_budget = backward ? 0.5 * total : 0.0;
+}
+
 /* The interval of one row (or key) reduced to its shape: for each bound, either
  * "at the sequence edge" or its offset from the diagonal index. */
 typedef struct {
@@ -142,7 +164,8 @@ static void sequence_candidates(const af_oracle_problem *p, bool keys, int b, ca
                 if (idx < len) push(l, b, h, idx, 1 + c, WORK(idx));
         }
     }
-    for (int r = 0; r < RANDOM_PER_SEQUENCE; r++) {
+    int hashed = af_oracle_sample_hashed(len, heads);
+    for (int r = 0; r < hashed; r++) {
         uint64_t x = mix64(((uint64_t)keys << 40) ^ ((uint64_t)b << 20) ^ (uint64_t)r);
         int idx = (int)(x % (uint64_t)len);
         int h = (int)((x >> 32) % (uint64_t)heads);

@@ -13,8 +13,43 @@
 #include <stdlib.h>
 #include <string.h>
 #include "oracle/src/oracle_internal.h"
+#include "oracle/gpu/oracle_gpu.h"
 
-void af_oracle_score_abs(const af_oracle_problem *p, double *out)
+/* Cases with more (row, key) pairs x head dim than this run on the GPU when one is usable
+ * (oracle/gpu/); smaller ones stay on the host, bit for bit as before. */
+#define GPU_MAGNITUDE_WORK 1e9
+
+/* Visible (row, key) pairs x (Dqk + Dv), an upper estimate of the pass's work. */
+static double pair_work(const af_oracle_problem *p)
+{
+    double pairs = 0.0;
+    for (int b = 0; b < p->B; b++) {
+        int lq = p->len_q ? p->len_q[b] : p->Sq, lkv = p->len_kv ? p->len_kv[b] : p->Skv;
+        pairs += (double)lq * (double)lkv;
+    }
+    return pairs * (double)p->Hq * (double)(p->Dqk + p->Dv);
+}
+
+/* True when the GPU should run a magnitude pass of p (NULL lengths: the maxima). */
+/* Batches up to this size go to the GPU magnitude passes (larger ones stay on the host). */
+#define GPU_MAGNITUDE_MAX_BATCH 256
+
+static bool use_gpu(const af_oracle_problem *p, af_oracle_problem *full, int *lengths, size_t n)
+{
+    char why[160];
+    if (pair_work(p) <= GPU_MAGNITUDE_WORK || (size_t)p->B > n / 2) return false;
+    if (af_oracle_gpu_usable(why, sizeof why) != 0) return false;
+    *full = *p;
+    for (int b = 0; b < p->B; b++) {
+        lengths[b] = p->len_q ? p->len_q[b] : p->Sq;
+        lengths[p->B + b] = p->len_kv ? p->len_kv[b] : p->Skv;
+    }
+    full->len_q = lengths;
+    full->len_kv = lengths + p->B;
+    return af_oracle_gpu_supports(full, why, sizeof why) == 0;
+}
+
+static void score_abs_host(const af_oracle_problem *p, double *out)
 {
     const af_inputs *in = p->in;
     int group = p->Hq / p->Hkv;
@@ -50,7 +85,7 @@ void af_oracle_score_abs(const af_oracle_problem *p, double *out)
  * kernel from terms of this size, so its rounding noise scales with M, not with the
  * exact value. The same pass gives max |dS| (fp8: the scale of the kernel's E4M3 dS).
  * Zeros without backward. */
-void af_oracle_grad_abs(const af_oracle_problem *p, const af_outputs *exact, af_grad_magnitudes *g)
+static void grad_abs_host(const af_oracle_problem *p, const af_outputs *exact, af_grad_magnitudes *g)
 {
     memset(g, 0, sizeof *g);
     const af_inputs *in = p->in;
@@ -111,4 +146,26 @@ void af_oracle_grad_abs(const af_oracle_problem *p, const af_outputs *exact, af_
     if (!colv) g->dv = INFINITY;
     free(colk);
     free(colv);
+}
+
+void af_oracle_score_abs(const af_oracle_problem *p, double *out)
+{
+    af_oracle_problem full;
+    int lengths[2 * GPU_MAGNITUDE_MAX_BATCH];
+    char why[256];
+    if (use_gpu(p, &full, lengths, sizeof lengths / sizeof lengths[0]) &&
+        af_oracle_gpu_score_abs(&full, out, why, sizeof why) == 0)
+        return;
+    score_abs_host(p, out);
+}
+
+void af_oracle_grad_abs(const af_oracle_problem *p, const af_outputs *exact, af_grad_magnitudes *g)
+{
+    af_oracle_problem full;
+    int lengths[2 * GPU_MAGNITUDE_MAX_BATCH];
+    char why[256];
+    if (p->in->dout && use_gpu(p, &full, lengths, sizeof lengths / sizeof lengths[0]) &&
+        af_oracle_gpu_grad_abs(&full, exact, g, why, sizeof why) == 0)
+        return;
+    grad_abs_host(p, exact, g);
 }

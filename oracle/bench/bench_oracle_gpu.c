@@ -1,0 +1,124 @@
+/* bench_oracle_gpu.c — time the GPU fp64 oracle tier (not a test).
+ *
+ * usage: bench_oracle_gpu [--full] [--fwd] [--heads H] [--dim D] [--threads T] [seq ...]
+ * Default: b1 h16 d128 causal, forward + backward, seq = 4096 16384 32768 131072.
+ * Prints, per seq, the GPU tier's seconds (uploads and downloads included) and the peak
+ * device memory it held. --full runs the whole af_oracle_run with tier GPU instead
+ * (MPFR certification on T CPU threads, default all cores) and prints its figures too.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "oracle/oracle.h"
+#include "oracle/gpu/oracle_gpu.h"
+
+static double random_fp16(uint64_t *state)
+{
+    uint64_t x = (*state += 0x9E3779B97F4A7C15ull);
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    x ^= x >> 31;
+    return ldexp((double)((int)(x % 4095) - 2047), -10);
+}
+
+static int bench_one(int seq, int heads, int dim, bool backward, bool full, int threads)
+{
+    size_t n = (size_t)heads * (size_t)seq * (size_t)dim;   /* q, k, v, dO: (1, heads, seq, dim) */
+    af_inputs in = {1, heads, heads, seq, seq, dim, dim, malloc(n * sizeof(double)), malloc(n * sizeof(double)),
+                    malloc(n * sizeof(double)), backward ? malloc(n * sizeof(double)) : NULL};
+    if (!in.q || !in.k || !in.v || (backward && !in.dout)) {
+        fprintf(stderr, "bench_oracle_gpu: out of host memory\n");
+        return 2;
+    }
+    uint64_t st = 1;
+    for (size_t x = 0; x < n; x++) {
+        in.q[x] = random_fp16(&st);
+        in.k[x] = random_fp16(&st);
+        in.v[x] = random_fp16(&st);
+        if (backward) in.dout[x] = random_fp16(&st);
+    }
+    int len_q = seq, len_kv = seq;
+    af_oracle_problem p = {1, heads, heads, seq, seq, dim, dim, &len_q, &len_kv, {true, false, -1, -1},
+                           (double)(float)(1.0 / sqrt((double)dim)), &in};
+    char why[512];
+    int rc = 0;
+    if (!full) {
+        af_outputs out = {1, heads, heads, seq, seq, dim, dim, malloc(n * sizeof(double)),
+                          malloc((size_t)heads * seq * sizeof(double)), NULL, NULL, NULL};
+        double *lse64 = malloc((size_t)heads * seq * sizeof(double));
+        double *drow64 = malloc((size_t)heads * seq * sizeof(double));
+        if (backward) {
+            out.dq = malloc(n * sizeof(double));
+            out.dk = malloc(n * sizeof(double));
+            out.dv = malloc(n * sizeof(double));
+        }
+        af_oracle_gpu_stats gs = {0, 0};
+        if (!out.o || !out.lse || !lse64 || !drow64 || (backward && (!out.dq || !out.dk || !out.dv))) {
+            fprintf(stderr, "bench_oracle_gpu: out of host memory\n");
+            rc = 2;
+        } else if (af_oracle_gpu_run(&p, &out, lse64, drow64, &gs, why, sizeof why) != 0) {
+            fprintf(stderr, "bench_oracle_gpu: %s\n", why);
+            rc = 1;
+        } else {
+            printf("b1 h%d s%d d%d causal %s gpu tier: %.3f s, peak device memory %.2f GiB\n", heads, seq, dim,
+                   backward ? "fwd+bwd" : "fwd", gs.seconds, gs.peak_bytes / 1073741824.0);
+        }
+        free(out.o), free(out.lse), free(out.dq), free(out.dk), free(out.dv), free(lse64), free(drow64);
+    } else {
+        af_oracle_opts o;
+        af_oracle_opts_default(&o);
+        o.tier = AF_ORACLE_GPU;
+        o.threads = threads;
+        af_oracle_result r;
+        if (af_oracle_run(&p, &o, &r, why, sizeof why) != 0) {
+            fprintf(stderr, "bench_oracle_gpu: %s\n", why);
+            rc = 1;
+        } else {
+            printf("b1 h%d s%d d%d causal %s af_oracle_run(gpu): total %.3f s, gpu tier %.3f s, peak device "
+                   "memory %.2f GiB, certified %d rows + %d key columns, gap/bound %.3g, bound_rel %.3g "
+                   "bound_abs_scale %.3g%s%s\n",
+                   heads, seq, dim, backward ? "fwd+bwd" : "fwd", r.seconds, r.gpu_seconds,
+                   r.gpu_peak_bytes / 1073741824.0, r.cert_rows, r.cert_keys, r.cert_gap_over_bound, r.bound_rel,
+                   r.bound_abs_scale, r.note[0] ? " note: " : "", r.note);
+            af_oracle_result_free(&r);
+        }
+    }
+    free(in.q), free(in.k), free(in.v), free(in.dout);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    int heads = 16, dim = 128, threads = 0, n_seq = 0, seqs[32];
+    bool backward = true, full = false;
+    for (int a = 1; a < argc; a++) {
+        if (!strcmp(argv[a], "--full")) full = true;
+        else if (!strcmp(argv[a], "--fwd")) backward = false;
+        else if (!strcmp(argv[a], "--heads") && a + 1 < argc) heads = atoi(argv[++a]);
+        else if (!strcmp(argv[a], "--dim") && a + 1 < argc) dim = atoi(argv[++a]);
+        else if (!strcmp(argv[a], "--threads") && a + 1 < argc) threads = atoi(argv[++a]);
+        else if (atoi(argv[a]) > 0 && n_seq < 32) seqs[n_seq++] = atoi(argv[a]);
+        else {
+            fprintf(stderr, "usage: bench_oracle_gpu [--full] [--fwd] [--heads H] [--dim D] [--threads T] [seq ...]\n");
+            return 2;
+        }
+    }
+    if (n_seq == 0) {
+        int dflt[4] = {4096, 16384, 32768, 131072};
+        memcpy(seqs, dflt, sizeof dflt);
+        n_seq = 4;
+    }
+    char why[256];
+    if (af_oracle_gpu_usable(why, sizeof why) != 0) {
+        fprintf(stderr, "bench_oracle_gpu: no GPU tier here: %s\n", why);
+        return 1;
+    }
+    for (int k = 0; k < n_seq; k++) {
+        int rc = bench_one(seqs[k], heads, dim, backward, full, threads);
+        if (rc) return rc;
+        fflush(stdout);
+    }
+    return 0;
+}

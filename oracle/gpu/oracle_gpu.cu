@@ -1,0 +1,249 @@
+/* oracle_gpu.cu — host side of the GPU oracle tier (oracle_gpu.h): device buffers,
+ * transfers, the order of the passes, errors as messages.
+ *
+ * Passes: forward (O, LSE) -> D_i -> dQ -> dK, dV. Device memory: the inputs, the outputs
+ * and three (B,Hq,Sq) statistics, all O(s); nothing of size Sq x Skv.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <cuda_runtime.h>
+#include "oracle/gpu/oracle_gpu_dev.cuh"
+
+static double og_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Every device allocation of one call, freed together; tracks the peak. */
+#define OG_MAX_ALLOCS 24
+typedef struct {
+    void *ptr[OG_MAX_ALLOCS];
+    int n;
+    double bytes, peak;
+} og_arena;
+
+static int og_fail(cudaError_t e, const char *what, char *why, size_t cap)
+{
+    snprintf(why, cap, "oracle gpu: %s: CUDA error %s: %s", what, cudaGetErrorName(e), cudaGetErrorString(e));
+    (void)cudaGetLastError();
+    return -1;
+}
+
+static int og_alloc(og_arena *a, double **dev, size_t count, char *why, size_t cap)
+{
+    size_t bytes = (count ? count : 1) * sizeof(double);
+    *dev = NULL;
+    if (a->n == OG_MAX_ALLOCS) {
+        snprintf(why, cap, "oracle gpu: too many buffers");
+        return -1;
+    }
+    cudaError_t e = cudaMalloc((void **)dev, bytes);
+    if (e != cudaSuccess) return og_fail(e, "cudaMalloc (device memory)", why, cap);
+    a->ptr[a->n++] = *dev;
+    a->bytes += (double)bytes;
+    if (a->bytes > a->peak) a->peak = a->bytes;
+    return 0;
+}
+
+static void og_arena_free(og_arena *a)
+{
+    for (int k = 0; k < a->n; k++) cudaFree(a->ptr[k]);
+    a->n = 0;
+    a->bytes = 0;
+}
+
+static int og_put(og_arena *a, double **dev, const double *host, size_t count, char *why, size_t cap)
+{
+    if (og_alloc(a, dev, count, why, cap)) return -1;
+    cudaError_t e = host ? cudaMemcpy(*dev, host, count * sizeof(double), cudaMemcpyHostToDevice)
+                         : cudaMemset(*dev, 0, (count ? count : 1) * sizeof(double));
+    return e == cudaSuccess ? 0 : og_fail(e, "copy to device", why, cap);
+}
+
+static int og_get(double *host, const double *dev, size_t count, char *why, size_t cap)
+{
+    cudaError_t e = cudaMemcpy(host, dev, count * sizeof(double), cudaMemcpyDeviceToHost);
+    return e == cudaSuccess ? 0 : og_fail(e, "copy to host", why, cap);
+}
+
+extern "C" int af_oracle_gpu_usable(char *why, size_t cap)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        snprintf(why, cap, "no usable CUDA device: %s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
+        (void)cudaGetLastError();
+        return -1;
+    }
+    if (n == 0) {
+        snprintf(why, cap, "no CUDA device present");
+        return -1;
+    }
+    return 0;
+}
+
+extern "C" int af_oracle_gpu_supports(const af_oracle_problem *p, char *why, size_t cap)
+{
+    if (p->Dqk > AF_ORACLE_GPU_MAX_DIM || p->Dv > AF_ORACLE_GPU_MAX_DIM) {
+        snprintf(why, cap, "oracle gpu: head dims %d/%d above %d", p->Dqk, p->Dv, AF_ORACLE_GPU_MAX_DIM);
+        return -1;
+    }
+    if (!p->len_q || !p->len_kv) {
+        snprintf(why, cap, "oracle gpu: lengths must be set");
+        return -1;
+    }
+    return 0;
+}
+
+static int og_dmax(const af_oracle_problem *p)
+{
+    int m = p->Dqk > p->Dv ? p->Dqk : p->Dv;
+    return m <= 64 ? 64 : m <= 128 ? 128 : 256;
+}
+
+/* Problem dims + uploaded lengths and inputs (dout only when `with_dout`). */
+static int og_setup(const af_oracle_problem *p, bool with_dout, og_arena *a, og_dims *d, og_bufs *m,
+                    char *why, size_t cap)
+{
+    memset(d, 0, sizeof *d);
+    memset(m, 0, sizeof *m);
+    d->B = p->B, d->Hq = p->Hq, d->Hkv = p->Hkv, d->Sq = p->Sq, d->Skv = p->Skv;
+    d->Dqk = p->Dqk, d->Dv = p->Dv, d->group = p->Hq / p->Hkv;
+    d->scale = p->scale;
+    d->mask = p->mask;
+    if (af_oracle_gpu_supports(p, why, cap)) return -1;
+    double *lens;
+    if (og_alloc(a, &lens, (size_t)p->B, why, cap)) return -1; /* 2B ints fit in B doubles */
+    int *li = (int *)lens;
+    cudaError_t e = cudaMemcpy(li, p->len_q, (size_t)p->B * sizeof(int), cudaMemcpyHostToDevice);
+    if (e == cudaSuccess) e = cudaMemcpy(li + p->B, p->len_kv, (size_t)p->B * sizeof(int), cudaMemcpyHostToDevice);
+    if (e != cudaSuccess) return og_fail(e, "copy lengths", why, cap);
+    d->len_q = li;
+    d->len_kv = li + p->B;
+    size_t rows = (size_t)p->B * p->Hq * p->Sq, keys = (size_t)p->B * p->Hkv * p->Skv;
+    double *q, *k, *v, *dout = NULL;
+    if (og_put(a, &q, p->in->q, rows * p->Dqk, why, cap) || og_put(a, &k, p->in->k, keys * p->Dqk, why, cap) ||
+        og_put(a, &v, p->in->v, keys * p->Dv, why, cap))
+        return -1;
+    if (with_dout && og_put(a, &dout, p->in->dout, rows * p->Dv, why, cap)) return -1;
+    m->q = q, m->k = k, m->v = v, m->dout = dout;
+    return 0;
+}
+
+static int og_wait(cudaError_t launch, const char *what, char *why, size_t cap)
+{
+    if (launch != cudaSuccess) return og_fail(launch, what, why, cap);
+    cudaError_t e = cudaDeviceSynchronize();
+    return e == cudaSuccess ? 0 : og_fail(e, what, why, cap);
+}
+
+extern "C" int af_oracle_gpu_run(const af_oracle_problem *p, af_outputs *out, double *lse64, double *drow64,
+                                 af_oracle_gpu_stats *st, char *why, size_t cap)
+{
+    double t0 = og_now();
+    og_arena a;
+    memset(&a, 0, sizeof a);
+    og_dims d;
+    og_bufs m;
+    bool backward = p->in->dout != NULL;
+    size_t rows = (size_t)p->B * p->Hq * p->Sq, keys = (size_t)p->B * p->Hkv * p->Skv;
+    int dmax = og_dmax(p), rc = -1;
+    double *o, *lse, *drow, *dq, *dk, *dv;
+    if (og_setup(p, backward, &a, &d, &m, why, cap) || og_put(&a, &o, NULL, rows * p->Dv, why, cap) ||
+        og_put(&a, &lse, NULL, rows, why, cap))
+        goto done;
+    m.o = o, m.lse = lse;
+    if (og_wait(og_launch_fwd(dmax, 0, d, m), "forward pass", why, cap)) goto done;
+    if (backward) {
+        if (og_put(&a, &drow, NULL, rows, why, cap) || og_put(&a, &dq, NULL, rows * p->Dqk, why, cap) ||
+            og_put(&a, &dk, NULL, keys * p->Dqk, why, cap) || og_put(&a, &dv, NULL, keys * p->Dv, why, cap))
+            goto done;
+        m.drow = drow, m.dq = dq, m.dk = dk, m.dv = dv;
+        if (og_wait(og_launch_drow(d, m), "D_i pass", why, cap) ||
+            og_wait(og_launch_bwd_rows(dmax, 0, d, m), "dQ pass", why, cap) ||
+            og_wait(og_launch_bwd_keys(dmax, 0, d, m), "dK/dV pass", why, cap))
+            goto done;
+    }
+    if (og_get(out->o, o, rows * p->Dv, why, cap) || og_get(out->lse, lse, rows, why, cap)) goto done;
+    if (lse64) memcpy(lse64, out->lse, rows * sizeof(double));
+    if (backward && (og_get(out->dq, dq, rows * p->Dqk, why, cap) || og_get(out->dk, dk, keys * p->Dqk, why, cap) ||
+                     og_get(out->dv, dv, keys * p->Dv, why, cap) || (drow64 && og_get(drow64, drow, rows, why, cap))))
+        goto done;
+    rc = 0;
+done:
+    if (st) {
+        st->peak_bytes = a.peak;
+        st->seconds = og_now() - t0;
+    }
+    og_arena_free(&a);
+    return rc;
+}
+
+extern "C" int af_oracle_gpu_score_abs(const af_oracle_problem *p, double *out, char *why, size_t cap)
+{
+    og_arena a;
+    memset(&a, 0, sizeof a);
+    og_dims d;
+    og_bufs m;
+    size_t rows = (size_t)p->B * p->Hq * p->Sq;
+    double *res;
+    int rc = -1;
+    if (og_setup(p, false, &a, &d, &m, why, cap) || og_put(&a, &res, NULL, rows, why, cap)) goto done;
+    m.row_a = res;
+    if (og_wait(og_launch_fwd(og_dmax(p), 1, d, m), "score magnitude pass", why, cap) ||
+        og_get(out, res, rows, why, cap))
+        goto done;
+    rc = 0;
+done:
+    og_arena_free(&a);
+    return rc;
+}
+
+extern "C" int af_oracle_gpu_grad_abs(const af_oracle_problem *p, const af_outputs *exact, af_grad_magnitudes *g,
+                                      char *why, size_t cap)
+{
+    memset(g, 0, sizeof *g);
+    if (!p->in->dout || !exact->o || !exact->lse) return 0;
+    og_arena a;
+    memset(&a, 0, sizeof a);
+    og_dims d;
+    og_bufs m;
+    size_t rows = (size_t)p->B * p->Hq * p->Sq, keys = (size_t)p->B * p->Hkv * p->Skv;
+    double *o, *lse, *drow, *ddabs, *qmax, *domax, *kmax, *ra, *rb, *ka, *kb;
+    double *host = NULL;
+    int rc = -1;
+    if (og_setup(p, true, &a, &d, &m, why, cap) || og_put(&a, &o, exact->o, rows * p->Dv, why, cap) ||
+        og_put(&a, &lse, exact->lse, rows, why, cap) || og_put(&a, &drow, NULL, rows, why, cap) ||
+        og_put(&a, &ddabs, NULL, rows, why, cap) || og_put(&a, &qmax, NULL, rows, why, cap) ||
+        og_put(&a, &domax, NULL, rows, why, cap) || og_put(&a, &kmax, NULL, keys, why, cap) ||
+        og_put(&a, &ra, NULL, rows, why, cap) || og_put(&a, &rb, NULL, rows, why, cap) ||
+        og_put(&a, &ka, NULL, keys, why, cap) || og_put(&a, &kb, NULL, keys, why, cap))
+        goto done;
+    m.o = o, m.lse = lse, m.drow = drow, m.row_dd_abs = ddabs, m.row_qmax = qmax, m.row_domax = domax;
+    m.key_kmax = kmax, m.row_a = ra, m.row_b = rb, m.key_a = ka, m.key_b = kb;
+    if (og_wait(og_launch_mag_prep(d, m), "magnitude inputs", why, cap) ||
+        og_wait(og_launch_bwd_rows(og_dmax(p), 1, d, m), "row magnitude pass", why, cap) ||
+        og_wait(og_launch_bwd_keys(og_dmax(p), 1, d, m), "key magnitude pass", why, cap))
+        goto done;
+    host = (double *)malloc((rows > keys ? rows : keys) * sizeof(double));
+    if (!host) {
+        snprintf(why, cap, "oracle gpu: out of host memory");
+        goto done;
+    }
+    if (og_get(host, ra, rows, why, cap)) goto done;
+    for (size_t x = 0; x < rows; x++) g->dq = fmax(g->dq, host[x]);
+    if (og_get(host, rb, rows, why, cap)) goto done;
+    for (size_t x = 0; x < rows; x++) g->ds_max = fmax(g->ds_max, host[x]);
+    if (og_get(host, ka, keys, why, cap)) goto done;
+    for (size_t x = 0; x < keys; x++) g->dk = fmax(g->dk, host[x]);
+    if (og_get(host, kb, keys, why, cap)) goto done;
+    for (size_t x = 0; x < keys; x++) g->dv = fmax(g->dv, host[x]);
+    rc = 0;
+done:
+    free(host);
+    og_arena_free(&a);
+    return rc;
+}

@@ -1,0 +1,242 @@
+/* oracle_gpu_keys.cu — the key-column pass of the GPU oracle: dK, dV (or the key side of
+ * the gradients' term magnitudes), and the magnitude pass's per-row / per-key inputs.
+ *
+ * A block owns BK keys of one (b, kv head g) and streams, for every q head of the group,
+ * the rows that see its keys (af_mask_rule_rows: an interval per key) in tiles of BQ = 32,
+ * recomputing P_ij = exp(scale q_i.k_j - LSE_i) and dS_ij = P_ij (dO_i.v_j - D_i) from the
+ * row statistics of the row pass. Shared memory per block (doubles):
+ *   Ks (BK, DMAX) | Vs (BK, DMAX) | Qs (BQ, DMAX+1) | dOs (BQ, DMAX+1) | Ps (BK, BQ) | dSs (BK, BQ)
+ */
+#include <cuda_runtime.h>
+#include "oracle/gpu/oracle_gpu_dev.cuh"
+
+/* grid (ceil(Skv / BK), B * Hkv, 1).
+ * mode 0: PART 0 dK (B,Hkv,Skv,Dqk) and dV (B,Hkv,Skv,Dv); PART 1 dK; PART 2 dV.
+ * mode 1 (oracle_score_abs.c): key_a = sum_i scale min(e,1) (|dO|.|v| + dd_abs_i) qmax_i,
+ *   key_b = sum_i min(e,1) domax_i, with e = exp(scale q.k - LSE_i). */
+template <int DMAX, int PART, int MODE>
+__global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_key_kernel(og_dims d, og_bufs m)
+{
+    typedef og_key_tile<DMAX, PART> T;
+    extern __shared__ double smem[];
+    double *Ks = smem;                           /* (BK, DMAX) */
+    double *Vs = Ks + T::BK * DMAX;              /* (BK, DMAX) */
+    double *Qs = Vs + T::BK * DMAX;              /* (BQ, DMAX + 1) */
+    double *dOs = Qs + T::BQ * (DMAX + 1);       /* (BQ, DMAX + 1) */
+    double *Ps = dOs + T::BQ * (DMAX + 1);       /* (BK, BQ) */
+    double *dSs = Ps + T::BK * T::BQ;            /* (BK, BQ) */
+    __shared__ int kf[T::BK], kl[T::BK], lo_s, hi_s;
+    __shared__ int rf[T::BQ], rl[T::BQ];
+    __shared__ double lse_s[T::BQ], drow_s[T::BQ], ddabs_s[T::BQ], qmax_s[T::BQ], domax_s[T::BQ];
+
+    const int tid = threadIdx.x, ty = tid >> 4, tx = tid & 15;
+    const int b = blockIdx.y / d.Hkv, g = blockIdx.y % d.Hkv;
+    const int j0 = blockIdx.x * T::BK;
+    const int lq = d.len_q[b], lkv = d.len_kv[b];
+    if (j0 >= lkv) return; /* padding keys keep their zeros */
+    const int nkeys = min(T::BK, lkv - j0);
+    if (tid < T::BK) {
+        int first, last;
+        af_mask_rule_rows(d.mask, lq, lkv, j0 + tid, &first, &last);
+        kf[tid] = first;
+        kl[tid] = last;
+    }
+    __syncthreads();
+    if (tid == 0) {
+        int a = 0x7fffffff, z = -1;
+        for (int r = 0; r < T::BK; r++)
+            if (kf[r] <= kl[r]) {
+                a = min(a, kf[r]);
+                z = max(z, kl[r]);
+            }
+        lo_s = a;
+        hi_s = z;
+    }
+    __syncthreads();
+    const int lo = lo_s, hi = hi_s;
+    og_load_tile(Ks, T::BK, DMAX, DMAX, m.k, og_key(d, b, g, j0), nkeys, d.Dqk);
+    og_load_tile(Vs, T::BK, DMAX, DMAX, m.v, og_key(d, b, g, j0), nkeys, d.Dv);
+
+    double S[T::RPT][T::CPT], C[T::RPT][T::CPT], colk[T::RPT], colv[T::RPT];
+    for (int r = 0; r < T::RPT; r++) {
+        colk[r] = colv[r] = 0.0;
+        for (int c = 0; c < T::CPT; c++) S[r][c] = C[r][c] = 0.0;
+    }
+
+    for (int hh = 0; hh < d.group; hh++) {
+        const int h = g * d.group + hh;
+        for (int i0 = lo; i0 <= hi; i0 += T::BQ) {
+            const int nr = min(T::BQ, hi - i0 + 1);
+            __syncthreads();
+            og_load_tile(Qs, T::BQ, DMAX + 1, DMAX, m.q, og_row(d, b, h, i0), nr, d.Dqk);
+            og_load_tile(dOs, T::BQ, DMAX + 1, DMAX, m.dout, og_row(d, b, h, i0), nr, d.Dv);
+            if (tid < T::BQ) {
+                int first = 0, last = -1;
+                size_t row = og_row(d, b, h, i0 + tid);
+                if (tid < nr) af_mask_rule_range(d.mask, lq, lkv, i0 + tid, &first, &last);
+                bool ok = first <= last;
+                rf[tid] = first;
+                rl[tid] = last;
+                lse_s[tid] = ok ? m.lse[row] : 0.0;
+                drow_s[tid] = ok ? m.drow[row] : 0.0;
+                if (MODE == 1) {
+                    ddabs_s[tid] = ok ? m.row_dd_abs[row] : 0.0;
+                    qmax_s[tid] = ok ? m.row_qmax[row] : 0.0;
+                    domax_s[tid] = ok ? m.row_domax[row] : 0.0;
+                }
+            }
+            __syncthreads();
+            /* keys ty*RPT + r against rows tx + 16c of the tile */
+            double as[T::RPT][T::QPT], ap[T::RPT][T::QPT], aa[T::RPT][T::QPT];
+            for (int r = 0; r < T::RPT; r++)
+                for (int c = 0; c < T::QPT; c++) as[r][c] = ap[r][c] = aa[r][c] = 0.0;
+            for (int dd = 0; dd < d.Dqk; dd++) {
+                double kv[T::RPT], qv[T::QPT];
+                for (int r = 0; r < T::RPT; r++) kv[r] = Ks[(ty * T::RPT + r) * DMAX + dd];
+                for (int c = 0; c < T::QPT; c++) qv[c] = Qs[(tx + 16 * c) * (DMAX + 1) + dd];
+                for (int r = 0; r < T::RPT; r++)
+                    for (int c = 0; c < T::QPT; c++) as[r][c] = fma(qv[c], kv[r], as[r][c]);
+            }
+            for (int dd = 0; dd < d.Dv; dd++) {
+                double vv[T::RPT], ov[T::QPT];
+                for (int r = 0; r < T::RPT; r++) vv[r] = Vs[(ty * T::RPT + r) * DMAX + dd];
+                for (int c = 0; c < T::QPT; c++) ov[c] = dOs[(tx + 16 * c) * (DMAX + 1) + dd];
+                for (int r = 0; r < T::RPT; r++)
+                    for (int c = 0; c < T::QPT; c++) {
+                        ap[r][c] = fma(ov[c], vv[r], ap[r][c]);
+                        if (MODE == 1) aa[r][c] = fma(fabs(ov[c]), fabs(vv[r]), aa[r][c]);
+                    }
+            }
+            for (int r = 0; r < T::RPT; r++) {
+                int kr = ty * T::RPT + r, j = j0 + kr;
+                for (int c = 0; c < T::QPT; c++) {
+                    int ii = tx + 16 * c;
+                    bool vis = j < lkv && j >= rf[ii] && j <= rl[ii];
+                    double e = vis ? exp(d.scale * as[r][c] - lse_s[ii]) : 0.0;
+                    if (MODE == 0) {
+                        Ps[kr * T::BQ + ii] = e;
+                        dSs[kr * T::BQ + ii] = e * (ap[r][c] - drow_s[ii]);
+                    } else if (vis) {
+                        double pij = e <= 1.0 ? e : 1.0;
+                        colk[r] += d.scale * (pij * (aa[r][c] + ddabs_s[ii])) * qmax_s[ii];
+                        colv[r] += pij * domax_s[ii];
+                    }
+                }
+            }
+            if constexpr (MODE == 0) {
+            __syncthreads();
+            double t[T::RPT][T::CPT];
+            for (int r = 0; r < T::RPT; r++)
+                for (int c = 0; c < T::CPT; c++) t[r][c] = 0.0;
+            for (int ii = 0; ii < nr; ii++) {
+                double pw[T::RPT], sw[T::RPT];
+                for (int r = 0; r < T::RPT; r++) {
+                    pw[r] = Ps[(ty * T::RPT + r) * T::BQ + ii];
+                    sw[r] = dSs[(ty * T::RPT + r) * T::BQ + ii];
+                }
+                for (int c = 0; c < T::CPT; c++) {
+                    /* column c: dK column tx + 16c (PART 0: c < CPT / 2; PART 1: all),
+                     * else dV column tx + 16 (c - CPT / 2) (PART 2: tx + 16c) */
+                    const bool is_dk = PART == 1 || (PART == 0 && c < T::CPT / 2);
+                    const int col = tx + 16 * (PART == 0 && !is_dk ? c - T::CPT / 2 : c);
+                    double x = is_dk ? Qs[ii * (DMAX + 1) + col] : dOs[ii * (DMAX + 1) + col];
+                    for (int r = 0; r < T::RPT; r++) t[r][c] = fma(is_dk ? sw[r] : pw[r], x, t[r][c]);
+                }
+            }
+            for (int r = 0; r < T::RPT; r++)
+                for (int c = 0; c < T::CPT; c++) og_acc(S[r][c], C[r][c], t[r][c]);
+            }
+        }
+    }
+
+    for (int r = 0; r < T::RPT; r++) {
+        int j = j0 + ty * T::RPT + r;
+        if (j >= lkv) continue;
+        size_t key = og_key(d, b, g, j);
+        if constexpr (MODE == 1) {
+            double a = og_group_sum(colk[r]), z = og_group_sum(colv[r]);
+            if (tx == 0) {
+                m.key_a[key] = a;
+                m.key_b[key] = z;
+            }
+        } else {
+        for (int c = 0; c < T::CPT; c++) {
+            const bool is_dk = PART == 1 || (PART == 0 && c < T::CPT / 2);
+            const int col = tx + 16 * (PART == 0 && !is_dk ? c - T::CPT / 2 : c);
+            double val = S[r][c] + C[r][c];
+            if (is_dk && col < d.Dqk) m.dk[key * (size_t)d.Dqk + col] = d.scale * val;
+            if (!is_dk && col < d.Dv) m.dv[key * (size_t)d.Dv + col] = val;
+        }
+        }
+    }
+}
+
+/* Magnitude inputs, one thread per row (B,Hq,Sq) and per key (B,Hkv,Skv), plain fp64 as
+ * oracle_score_abs.c: drow = dO.O, row_dd_abs = |dO|.|O|, row_qmax, row_domax; key_kmax. */
+__global__ void og_mag_prep_kernel(og_dims d, og_bufs m)
+{
+    size_t x = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    size_t rows = (size_t)d.B * d.Hq * d.Sq, keys = (size_t)d.B * d.Hkv * d.Skv;
+    if (x < rows) {
+        const double *dO = m.dout + x * (size_t)d.Dv, *o = m.o + x * (size_t)d.Dv;
+        const double *q = m.q + x * (size_t)d.Dqk;
+        double dd = 0.0, da = 0.0, domax = 0.0, qmax = 0.0;
+        for (int k = 0; k < d.Dv; k++) {
+            dd += dO[k] * o[k];
+            da += fabs(dO[k] * o[k]);
+            domax = fmax(domax, fabs(dO[k]));
+        }
+        for (int k = 0; k < d.Dqk; k++) qmax = fmax(qmax, fabs(q[k]));
+        m.drow[x] = dd;
+        m.row_dd_abs[x] = da;
+        m.row_domax[x] = domax;
+        m.row_qmax[x] = qmax;
+    } else if (x < rows + keys) {
+        size_t key = x - rows;
+        const double *k = m.k + key * (size_t)d.Dqk;
+        double kmax = 0.0;
+        for (int c = 0; c < d.Dqk; c++) kmax = fmax(kmax, fabs(k[c]));
+        m.key_kmax[key] = kmax;
+    }
+}
+
+/* ---- launchers ---- */
+
+template <int DMAX, int PART> static size_t og_key_smem(void)
+{
+    typedef og_key_tile<DMAX, PART> T;
+    return sizeof(double) * (size_t)(2 * T::BK * DMAX + 2 * T::BQ * (DMAX + 1) + 2 * T::BK * T::BQ);
+}
+
+template <int DMAX, int PART, int MODE> static cudaError_t og_key_launch(const og_dims &d, const og_bufs &m)
+{
+    typedef og_key_tile<DMAX, PART> T;
+    size_t smem = og_key_smem<DMAX, PART>();
+    cudaError_t e = cudaFuncSetAttribute(og_bwd_key_kernel<DMAX, PART, MODE>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e != cudaSuccess) return e;
+    dim3 grid((unsigned)((d.Skv + T::BK - 1) / T::BK), (unsigned)(d.B * d.Hkv));
+    og_bwd_key_kernel<DMAX, PART, MODE><<<grid, OG_THREADS, smem>>>(d, m);
+    return cudaGetLastError();
+}
+
+cudaError_t og_launch_bwd_keys(int dmax, int mode, const og_dims &d, const og_bufs &m)
+{
+    if (mode == 1) {
+        if (dmax <= 64) return og_key_launch<64, 1, 1>(d, m);
+        if (dmax <= 128) return og_key_launch<128, 1, 1>(d, m);
+        return og_key_launch<256, 1, 1>(d, m);
+    }
+    if (dmax <= 64) return og_key_launch<64, 0, 0>(d, m);
+    if (dmax <= 128) return og_key_launch<128, 0, 0>(d, m);
+    cudaError_t e = og_key_launch<256, 1, 0>(d, m);
+    if (e != cudaSuccess) return e;
+    return og_key_launch<256, 2, 0>(d, m);
+}
+
+cudaError_t og_launch_mag_prep(const og_dims &d, const og_bufs &m)
+{
+    size_t n = (size_t)d.B * d.Hq * d.Sq + (size_t)d.B * d.Hkv * d.Skv;
+    og_mag_prep_kernel<<<(unsigned)((n + 255) / 256), 256>>>(d, m);
+    return cudaGetLastError();
+}

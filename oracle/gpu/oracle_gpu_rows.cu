@@ -1,0 +1,361 @@
+/* oracle_gpu_rows.cu — the row pass of the GPU oracle: forward (O, LSE; or per-row score
+ * magnitudes), D_i, and dQ (or the row side of the gradients' term magnitudes).
+ *
+ * A block owns BM query rows of one (b, h) and streams the keys its rows see, in tiles of
+ * BN = 32, through shared memory. Shared memory per block (doubles):
+ *   forward:  Qs (BM, DMAX) | Ks (BN, DMAX+1) | Vs (BN, DMAX) | Ps (BM, BN)
+ *   dQ:       Qs (BM, DMAX) | dOs (BM, DMAX) | Ks (BN, DMAX+1) | Vs (BN, DMAX+1) | dSs (BM, BN)
+ * K and V rows are padded by one double where the 16 lanes read 16 different keys at the
+ * same column (no bank conflicts); Q / dO rows are read as broadcasts.
+ */
+#include <cuda_runtime.h>
+#include "oracle/gpu/oracle_gpu_dev.cuh"
+
+/* Rows [i0, i0 + BM) of sequence b: the visible interval of each (first > last when the
+ * row is padding or fully masked) into rf / rl, and their union into *lo, *hi. */
+template <int BM>
+__device__ static void og_row_ranges(const og_dims &d, int lq, int lkv, int i0, int *rf, int *rl,
+                                     int *lo, int *hi)
+{
+    if (threadIdx.x < BM) {
+        int first, last;
+        af_mask_rule_range(d.mask, lq, lkv, i0 + (int)threadIdx.x, &first, &last);
+        rf[threadIdx.x] = first;
+        rl[threadIdx.x] = last;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int a = 0x7fffffff, z = -1;
+        for (int r = 0; r < BM; r++)
+            if (rf[r] <= rl[r]) {
+                a = min(a, rf[r]);
+                z = max(z, rl[r]);
+            }
+        *lo = a;
+        *hi = z;
+    }
+    __syncthreads();
+}
+
+/* Forward. grid (ceil(Sq / BM), B * Hq); the heaviest row tiles (last rows) start first.
+ * mode 0: O (B,Hq,Sq,Dv), LSE (B,Hq,Sq); mode 1: m.row_a (B,Hq,Sq) = max over visible
+ * keys of scale * sum_d |q_d k_d| (af_oracle_score_abs). */
+template <int DMAX, int MODE>
+__global__ void __launch_bounds__(OG_THREADS, 1) og_fwd_kernel(og_dims d, og_bufs m)
+{
+    typedef og_row_tile<DMAX> T;
+    extern __shared__ double smem[];
+    double *Qs = smem;                          /* (BM, DMAX) */
+    double *Ks = Qs + T::BM * DMAX;             /* (BN, DMAX + 1) */
+    double *Vs = Ks + T::BN * (DMAX + 1);       /* (BN, DMAX) */
+    double *Ps = Vs + T::BN * DMAX;             /* (BM, BN) */
+    __shared__ int rf[T::BM], rl[T::BM], lo_s, hi_s;
+
+    const int tid = threadIdx.x, ty = tid >> 4, tx = tid & 15;
+    const int b = blockIdx.y / d.Hq, h = blockIdx.y % d.Hq, g = h / d.group;
+    const int i0 = ((int)gridDim.x - 1 - (int)blockIdx.x) * T::BM;
+    const int lq = d.len_q[b], lkv = d.len_kv[b];
+    if (i0 >= lq) return; /* padding rows keep their zeros (uniform over the block) */
+    og_row_ranges<T::BM>(d, lq, lkv, i0, rf, rl, &lo_s, &hi_s);
+    const int lo = lo_s, hi = hi_s;
+    og_load_tile(Qs, T::BM, DMAX, DMAX, m.q, og_row(d, b, h, i0), min(T::BM, lq - i0), d.Dqk);
+
+    int first[T::RPT], last[T::RPT];
+    double mref[T::RPT], zs[T::RPT], zc[T::RPT];
+    double S[T::RPT][T::CPT], C[T::RPT][T::CPT];
+    for (int r = 0; r < T::RPT; r++) {
+        first[r] = rf[ty * T::RPT + r];
+        last[r] = rl[ty * T::RPT + r];
+        mref[r] = -INFINITY;
+        zs[r] = zc[r] = 0.0;
+        for (int c = 0; c < T::CPT; c++) S[r][c] = C[r][c] = 0.0;
+    }
+
+    for (int j0 = lo; j0 <= hi; j0 += T::BN) {
+        const int nk = min(T::BN, hi - j0 + 1);
+        __syncthreads();
+        og_load_tile(Ks, T::BN, DMAX + 1, DMAX, m.k, og_key(d, b, g, j0), nk, d.Dqk);
+        if (MODE == 0) og_load_tile(Vs, T::BN, DMAX, DMAX, m.v, og_key(d, b, g, j0), nk, d.Dv);
+        __syncthreads();
+        /* scores of rows ty*RPT + r, keys j0 + tx + 16c: a plain fma chain over Dqk */
+        double acc[T::RPT][T::KPT];
+        for (int r = 0; r < T::RPT; r++)
+            for (int c = 0; c < T::KPT; c++) acc[r][c] = 0.0;
+        for (int dd = 0; dd < d.Dqk; dd++) {
+            double qv[T::RPT], kv[T::KPT];
+            for (int r = 0; r < T::RPT; r++) qv[r] = Qs[(ty * T::RPT + r) * DMAX + dd];
+            for (int c = 0; c < T::KPT; c++) kv[c] = Ks[(tx + 16 * c) * (DMAX + 1) + dd];
+            for (int r = 0; r < T::RPT; r++)
+                for (int c = 0; c < T::KPT; c++) {
+                    if (MODE == 0) acc[r][c] = fma(qv[r], kv[c], acc[r][c]);
+                    else acc[r][c] = fma(fabs(qv[r]), fabs(kv[c]), acc[r][c]);
+                }
+        }
+        if constexpr (MODE == 1) {
+            for (int r = 0; r < T::RPT; r++) {
+                double best = 0.0;
+                for (int c = 0; c < T::KPT; c++) {
+                    int j = j0 + tx + 16 * c;
+                    if (j >= first[r] && j <= last[r]) best = fmax(best, acc[r][c]);
+                }
+                mref[r] = fmax(mref[r], og_group_max(best));
+            }
+        } else {
+        for (int r = 0; r < T::RPT; r++) {
+            double s[T::KPT], tmax = -INFINITY;
+            for (int c = 0; c < T::KPT; c++) {
+                int j = j0 + tx + 16 * c;
+                bool vis = j >= first[r] && j <= last[r];
+                s[c] = vis ? d.scale * acc[r][c] : -INFINITY;
+                tmax = fmax(tmax, s[c]);
+            }
+            tmax = og_group_max(tmax);
+            if (tmax > mref[r] + AF_ORACLE_GPU_RESCALE) { /* rare: at most 1 + 2 sigma / 64 times */
+                double alpha = exp(mref[r] - tmax);      /* 0 on the first visible tile */
+                zs[r] *= alpha;
+                zc[r] *= alpha;
+                for (int c = 0; c < T::CPT; c++) {
+                    S[r][c] *= alpha;
+                    C[r][c] *= alpha;
+                }
+                mref[r] = tmax;
+            }
+            double zt = 0.0;
+            for (int c = 0; c < T::KPT; c++) {
+                double p = s[c] == -INFINITY ? 0.0 : exp(s[c] - mref[r]);
+                Ps[(ty * T::RPT + r) * T::BN + tx + 16 * c] = p;
+                zt += p;
+            }
+            og_acc(zs[r], zc[r], og_group_sum(zt));
+        }
+        __syncthreads();
+        /* O: one fma chain over the tile's keys per accumulator, then TwoSum */
+        double t[T::RPT][T::CPT];
+        for (int r = 0; r < T::RPT; r++)
+            for (int c = 0; c < T::CPT; c++) t[r][c] = 0.0;
+        for (int jj = 0; jj < nk; jj++) {
+            double pv[T::RPT];
+            for (int r = 0; r < T::RPT; r++) pv[r] = Ps[(ty * T::RPT + r) * T::BN + jj];
+            for (int c = 0; c < T::CPT; c++) {
+                double vv = Vs[jj * DMAX + tx + 16 * c];
+                for (int r = 0; r < T::RPT; r++) t[r][c] = fma(pv[r], vv, t[r][c]);
+            }
+        }
+        for (int r = 0; r < T::RPT; r++)
+            for (int c = 0; c < T::CPT; c++) og_acc(S[r][c], C[r][c], t[r][c]);
+        }
+    }
+
+    for (int r = 0; r < T::RPT; r++) {
+        int i = i0 + ty * T::RPT + r;
+        if (i >= lq) continue;
+        size_t row = og_row(d, b, h, i);
+        if (MODE == 1) {
+            if (tx == 0) m.row_a[row] = first[r] <= last[r] ? mref[r] * d.scale : 0.0;
+            continue;
+        }
+        bool masked = mref[r] == -INFINITY; /* the row sees no key */
+        double z = zs[r] + zc[r];
+        for (int c = 0; c < T::CPT; c++) {
+            int col = tx + 16 * c;
+            if (col < d.Dv) m.o[row * (size_t)d.Dv + col] = masked ? 0.0 : (S[r][c] + C[r][c]) / z;
+        }
+        if (tx == 0) m.lse[row] = masked ? -INFINITY : mref[r] + log(z);
+    }
+}
+
+/* D_i = dO_i . O_i for every row (B,Hq,Sq), compensated (TwoProduct by fma, TwoSum);
+ * 0 for padding and fully masked rows (O = 0). One thread per row. */
+__global__ void og_drow_kernel(og_dims d, og_bufs m)
+{
+    size_t row = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    size_t rows = (size_t)d.B * d.Hq * d.Sq;
+    if (row >= rows) return;
+    const double *x = m.dout + row * (size_t)d.Dv, *y = m.o + row * (size_t)d.Dv;
+    double s = 0.0, c = 0.0;
+    for (int k = 0; k < d.Dv; k++) {
+        double p = x[k] * y[k];
+        og_acc(s, c, p);
+        c += fma(x[k], y[k], -p);
+    }
+    m.drow[row] = s + c;
+}
+
+/* dQ (mode 0) or the row side of af_oracle_grad_abs (mode 1). grid as the forward.
+ * mode 0: P = exp(scale q.k - LSE_i), dS = P (dO.v - D_i), dQ = scale sum_j dS_j k_j.
+ * mode 1 (definitions of oracle_score_abs.c): e = exp(scale q.k - LSE_i),
+ *   row_b = max |scale e (dO.v - dd)|, row_a = sum_j scale min(e,1) (|dO|.|v| + dd_abs) kmax_j. */
+template <int DMAX, int MODE>
+__global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_row_kernel(og_dims d, og_bufs m)
+{
+    typedef og_row_tile<DMAX> T;
+    extern __shared__ double smem[];
+    double *Qs = smem;                          /* (BM, DMAX) */
+    double *dOs = Qs + T::BM * DMAX;            /* (BM, DMAX) */
+    double *Ks = dOs + T::BM * DMAX;            /* (BN, DMAX + 1) */
+    double *Vs = Ks + T::BN * (DMAX + 1);       /* (BN, DMAX + 1) */
+    double *dSs = Vs + T::BN * (DMAX + 1);      /* (BM, BN) */
+    __shared__ int rf[T::BM], rl[T::BM], lo_s, hi_s;
+    __shared__ double kmax_s[T::BN];
+
+    const int tid = threadIdx.x, ty = tid >> 4, tx = tid & 15;
+    const int b = blockIdx.y / d.Hq, h = blockIdx.y % d.Hq, g = h / d.group;
+    const int i0 = ((int)gridDim.x - 1 - (int)blockIdx.x) * T::BM;
+    const int lq = d.len_q[b], lkv = d.len_kv[b];
+    if (i0 >= lq) return;
+    og_row_ranges<T::BM>(d, lq, lkv, i0, rf, rl, &lo_s, &hi_s);
+    const int lo = lo_s, hi = hi_s;
+    const int nrows = min(T::BM, lq - i0);
+    og_load_tile(Qs, T::BM, DMAX, DMAX, m.q, og_row(d, b, h, i0), nrows, d.Dqk);
+    og_load_tile(dOs, T::BM, DMAX, DMAX, m.dout, og_row(d, b, h, i0), nrows, d.Dv);
+
+    int first[T::RPT], last[T::RPT];
+    double lse[T::RPT], drow[T::RPT], dd_abs[T::RPT], rowq[T::RPT], dsmax[T::RPT];
+    double S[T::RPT][T::CPT], C[T::RPT][T::CPT];
+    for (int r = 0; r < T::RPT; r++) {
+        int i = i0 + ty * T::RPT + r;
+        first[r] = rf[ty * T::RPT + r];
+        last[r] = rl[ty * T::RPT + r];
+        bool ok = i < lq && first[r] <= last[r];
+        lse[r] = ok ? m.lse[og_row(d, b, h, i)] : 0.0;
+        drow[r] = ok ? m.drow[og_row(d, b, h, i)] : 0.0;
+        dd_abs[r] = ok && MODE == 1 ? m.row_dd_abs[og_row(d, b, h, i)] : 0.0;
+        rowq[r] = dsmax[r] = 0.0;
+        for (int c = 0; c < T::CPT; c++) S[r][c] = C[r][c] = 0.0;
+    }
+
+    for (int j0 = lo; j0 <= hi; j0 += T::BN) {
+        const int nk = min(T::BN, hi - j0 + 1);
+        __syncthreads();
+        og_load_tile(Ks, T::BN, DMAX + 1, DMAX, m.k, og_key(d, b, g, j0), nk, d.Dqk);
+        og_load_tile(Vs, T::BN, DMAX + 1, DMAX, m.v, og_key(d, b, g, j0), nk, d.Dv);
+        if (MODE == 1 && tid < T::BN) kmax_s[tid] = tid < nk ? m.key_kmax[og_key(d, b, g, j0 + tid)] : 0.0;
+        __syncthreads();
+        double as[T::RPT][T::KPT], ap[T::RPT][T::KPT], aa[T::RPT][T::KPT];
+        for (int r = 0; r < T::RPT; r++)
+            for (int c = 0; c < T::KPT; c++) as[r][c] = ap[r][c] = aa[r][c] = 0.0;
+        for (int dd = 0; dd < d.Dqk; dd++) { /* q . k */
+            double qv[T::RPT], kv[T::KPT];
+            for (int r = 0; r < T::RPT; r++) qv[r] = Qs[(ty * T::RPT + r) * DMAX + dd];
+            for (int c = 0; c < T::KPT; c++) kv[c] = Ks[(tx + 16 * c) * (DMAX + 1) + dd];
+            for (int r = 0; r < T::RPT; r++)
+                for (int c = 0; c < T::KPT; c++) as[r][c] = fma(qv[r], kv[c], as[r][c]);
+        }
+        for (int dd = 0; dd < d.Dv; dd++) { /* dO . v (and |dO| . |v|) */
+            double ov[T::RPT], vv[T::KPT];
+            for (int r = 0; r < T::RPT; r++) ov[r] = dOs[(ty * T::RPT + r) * DMAX + dd];
+            for (int c = 0; c < T::KPT; c++) vv[c] = Vs[(tx + 16 * c) * (DMAX + 1) + dd];
+            for (int r = 0; r < T::RPT; r++)
+                for (int c = 0; c < T::KPT; c++) {
+                    ap[r][c] = fma(ov[r], vv[c], ap[r][c]);
+                    if (MODE == 1) aa[r][c] = fma(fabs(ov[r]), fabs(vv[c]), aa[r][c]);
+                }
+        }
+        for (int r = 0; r < T::RPT; r++)
+            for (int c = 0; c < T::KPT; c++) {
+                int jj = tx + 16 * c, j = j0 + jj;
+                bool vis = j >= first[r] && j <= last[r];
+                double e = vis ? exp(d.scale * as[r][c] - lse[r]) : 0.0;
+                if (MODE == 0) {
+                    dSs[(ty * T::RPT + r) * T::BN + jj] = e * (ap[r][c] - drow[r]);
+                } else if (vis) {
+                    dsmax[r] = fmax(dsmax[r], fabs(d.scale * e * (ap[r][c] - drow[r])));
+                    double pij = e <= 1.0 ? e : 1.0;
+                    rowq[r] += d.scale * (pij * (aa[r][c] + dd_abs[r])) * kmax_s[jj];
+                }
+            }
+        if constexpr (MODE == 0) {
+        __syncthreads();
+        double t[T::RPT][T::CPT];
+        for (int r = 0; r < T::RPT; r++)
+            for (int c = 0; c < T::CPT; c++) t[r][c] = 0.0;
+        for (int jj = 0; jj < nk; jj++) {
+            double sv[T::RPT];
+            for (int r = 0; r < T::RPT; r++) sv[r] = dSs[(ty * T::RPT + r) * T::BN + jj];
+            for (int c = 0; c < T::CPT; c++) {
+                double kv = Ks[jj * (DMAX + 1) + tx + 16 * c];
+                for (int r = 0; r < T::RPT; r++) t[r][c] = fma(sv[r], kv, t[r][c]);
+            }
+        }
+        for (int r = 0; r < T::RPT; r++)
+            for (int c = 0; c < T::CPT; c++) og_acc(S[r][c], C[r][c], t[r][c]);
+        }
+    }
+
+    for (int r = 0; r < T::RPT; r++) {
+        int i = i0 + ty * T::RPT + r;
+        if (i >= lq) continue;
+        size_t row = og_row(d, b, h, i);
+        if constexpr (MODE == 1) {
+            double q = og_group_sum(rowq[r]), x = og_group_max(dsmax[r]);
+            if (tx == 0) {
+                m.row_a[row] = q;
+                m.row_b[row] = x;
+            }
+        } else {
+        for (int c = 0; c < T::CPT; c++) {
+            int col = tx + 16 * c;
+            if (col < d.Dqk) m.dq[row * (size_t)d.Dqk + col] = d.scale * (S[r][c] + C[r][c]);
+        }
+        }
+    }
+}
+
+/* ---- launchers ---- */
+
+template <int DMAX> static size_t og_fwd_smem(void)
+{
+    typedef og_row_tile<DMAX> T;
+    return sizeof(double) * (size_t)(T::BM * DMAX + T::BN * (DMAX + 1) + T::BN * DMAX + T::BM * T::BN);
+}
+template <int DMAX> static size_t og_bwd_row_smem(void)
+{
+    typedef og_row_tile<DMAX> T;
+    return sizeof(double) * (size_t)(2 * T::BM * DMAX + 2 * T::BN * (DMAX + 1) + T::BM * T::BN);
+}
+
+template <typename K> static cudaError_t og_launch(K kernel, dim3 grid, size_t smem, const og_dims &d,
+                                                    const og_bufs &m)
+{
+    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e != cudaSuccess) return e;
+    kernel<<<grid, OG_THREADS, smem>>>(d, m);
+    return cudaGetLastError();
+}
+
+template <int DMAX> static cudaError_t og_fwd_dmax(int mode, const og_dims &d, const og_bufs &m)
+{
+    typedef og_row_tile<DMAX> T;
+    dim3 grid((unsigned)((d.Sq + T::BM - 1) / T::BM), (unsigned)(d.B * d.Hq));
+    if (mode == 0) return og_launch(og_fwd_kernel<DMAX, 0>, grid, og_fwd_smem<DMAX>(), d, m);
+    return og_launch(og_fwd_kernel<DMAX, 1>, grid, og_fwd_smem<DMAX>(), d, m);
+}
+
+template <int DMAX> static cudaError_t og_bwd_rows_dmax(int mode, const og_dims &d, const og_bufs &m)
+{
+    typedef og_row_tile<DMAX> T;
+    dim3 grid((unsigned)((d.Sq + T::BM - 1) / T::BM), (unsigned)(d.B * d.Hq));
+    if (mode == 0) return og_launch(og_bwd_row_kernel<DMAX, 0>, grid, og_bwd_row_smem<DMAX>(), d, m);
+    return og_launch(og_bwd_row_kernel<DMAX, 1>, grid, og_bwd_row_smem<DMAX>(), d, m);
+}
+
+cudaError_t og_launch_fwd(int dmax, int mode, const og_dims &d, const og_bufs &m)
+{
+    if (dmax <= 64) return og_fwd_dmax<64>(mode, d, m);
+    if (dmax <= 128) return og_fwd_dmax<128>(mode, d, m);
+    return og_fwd_dmax<256>(mode, d, m);
+}
+
+cudaError_t og_launch_bwd_rows(int dmax, int mode, const og_dims &d, const og_bufs &m)
+{
+    if (dmax <= 64) return og_bwd_rows_dmax<64>(mode, d, m);
+    if (dmax <= 128) return og_bwd_rows_dmax<128>(mode, d, m);
+    return og_bwd_rows_dmax<256>(mode, d, m);
+}
+
+cudaError_t og_launch_drow(const og_dims &d, const og_bufs &m)
+{
+    size_t rows = (size_t)d.B * d.Hq * d.Sq;
+    og_drow_kernel<<<(unsigned)((rows + 255) / 256), 256>>>(d, m);
+    return cudaGetLastError();
+}
