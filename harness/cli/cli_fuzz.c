@@ -47,7 +47,7 @@ static bool stored_signature(const char *case_path, char *out, size_t cap) {
 
 /* The common start of `repro` and `minimize`: load the case, open a
  * session on its backend (a GPU backend is only ever touched in forked children,
- * campaign.h). Returns 0, or the exit code after saying why on stderr. */
+ * campaign/session.h). Returns 0, or the exit code after saying why on stderr. */
 static int open_finding_session(const char *cmd, const char *path, const char *backend, const char *engine,
                                 af_case *c, af_session *s, const char **bname) {
     if (load_case(path, c)) return AF_EXIT_USAGE;
