@@ -22,6 +22,46 @@ check "no arguments exits 2" 2 "$bin"
 check "unknown option exits 2" 2 "$bin" run --frobnicate corpora/seed/fp16-nomask-b1h1s16d64.case
 check "print" 0 "$bin" print corpora/seed/bf16-padding-causal.case
 check "backends" 0 "$bin" backends
+# strict numbers: a bad or out-of-range value is an error naming the option and the value, exit 2
+badnum() { # badnum NAME 'EXPECTED MESSAGE' COMMAND...
+  local name=$1 want=$2; shift 2
+  out=$("$@" 2>&1); rc=$?
+  if [ "$rc" != 2 ]; then echo "FAIL $name: exit $rc, expected 2"; fail=$((fail+1));
+  elif ! echo "$out" | grep -qF -- "$want"; then echo "FAIL $name: message lacks '$want': $out"; fail=$((fail+1));
+  else echo "ok   $name"; fi
+}
+seed=corpora/seed/fp16-nomask-b1h1s16d64.case
+badnum "campaign --time 3x" "attnfuzz campaign: --time: '3x' is not a finite number" "$bin" campaign --time 3x --out /nonexistent/x
+badnum "campaign --time nan" "attnfuzz campaign: --time: 'nan' is not a finite number" "$bin" campaign --time nan --out /nonexistent/x
+badnum "campaign --time 0" "attnfuzz campaign: --time: 0 is out of range" "$bin" campaign --time 0 --out /nonexistent/x
+badnum "campaign --jobs 2x" "attnfuzz campaign: --jobs: '2x' is not an integer" "$bin" campaign --jobs 2x --out /nonexistent/x
+badnum "campaign --jobs -1" "attnfuzz campaign: --jobs: -1 is out of range (1 to 1024)" "$bin" campaign --jobs -1 --out /nonexistent/x
+badnum "campaign --jobs huge" "attnfuzz campaign: --jobs: 99999999999999999999 is out of range" "$bin" campaign --jobs 99999999999999999999
+badnum "campaign --seed -3" "attnfuzz campaign: --seed: '-3' is not an unsigned integer" "$bin" campaign --seed -3
+badnum "campaign --max-work 10" "attnfuzz campaign: --max-work: 10 is out of range" "$bin" campaign --max-work 10
+badnum "campaign --deadline ' 5'" "attnfuzz campaign: --deadline: ' 5' is not an integer" "$bin" campaign --deadline ' 5'
+badnum "campaign --total-time inf" "attnfuzz campaign: --total-time: 'inf' is not a finite number" "$bin" campaign --total-time inf
+badnum "campaign value missing" "attnfuzz campaign: --time needs a value" "$bin" campaign --time
+badnum "campaign unknown option" "attnfuzz campaign: unknown option '--frobnicate'" "$bin" campaign --frobnicate
+badnum "run --threads x" "attnfuzz run: --threads: 'x' is not an integer" "$bin" run "$seed" --threads x
+badnum "repro --deadline 0" "attnfuzz repro: --deadline: 0 is out of range" "$bin" repro "$seed" --deadline 0
+badnum "minimize --max-runs 1e3" "attnfuzz minimize: --max-runs: '1e3' is not an integer" "$bin" minimize "$seed" -o /tmp/x.case --max-runs 1e3
+badnum "minimize -x" "attnfuzz minimize: unknown option '-x'" "$bin" minimize "$seed" -x
+badnum "triage unknown option" "attnfuzz triage: unknown option '--nope'" "$bin" triage --nope
+badnum "print unknown option" "attnfuzz print: unknown option '--nope'" "$bin" print --nope "$seed"
+badnum "engines unknown option" "attnfuzz engines: unknown option '--nope'" "$bin" engines --nope "$seed"
+# options may follow or precede operands, and --opt=value works (getopt_long)
+check "run --backend=cpu after the case" 0 "$bin" run "$seed" --backend=cpu --threads 2
+# environment: an unknown ATTNFUZZ_ variable is warned about once with the closest known name; known ones are not
+msg=$(ATTNFUZZ_MAXWORK=4096 "$bin" print "$seed" 2>&1 >/dev/null)
+[ "$(echo "$msg" | grep -c 'unknown environment variable ATTNFUZZ_MAXWORK (ignored); did you mean ATTNFUZZ_MAX_WORK?')" = 1 ] \
+  && echo "ok   unknown ATTNFUZZ_ variable warned" || { echo "FAIL no warning for ATTNFUZZ_MAXWORK: $msg"; fail=$((fail+1)); }
+msg=$(ATTNFUZZ_MAX_WORK=4096 ATTNFUZZ_CPU_THREADS=1 "$bin" print "$seed" 2>&1 >/dev/null)
+[ -z "$msg" ] && echo "ok   known ATTNFUZZ_ variables not warned" || { echo "FAIL warning for a known variable: $msg"; fail=$((fail+1)); }
+# every variable of util/config.h is listed in the README
+for v in $(grep -o '"ATTNFUZZ_[A-Z0-9_]*"' harness/util/config.h | tr -d '"' | sort -u); do
+  grep -q "\`$v\`" README.md || { echo "FAIL README.md does not list $v"; fail=$((fail+1)); }
+done
 # cudnn: on a machine without a GPU it is unavailable and `run` exits 3 with a reason
 if ! (command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1); then
   check "cudnn without a GPU exits 3" 3 "$bin" run corpora/seed/fp16-causal-tl.case --backend cudnn

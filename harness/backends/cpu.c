@@ -71,6 +71,7 @@
 #include <unistd.h>
 
 #include "backends/backend.h"
+#include "util/config.h"
 #include "util/clock.h"
 #include "model/layout.h"
 #include "model/tensors.h"
@@ -720,7 +721,7 @@ af_backend *af_backend_cpu_new(void) {
         return NULL;
     }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    const char *env = getenv("ATTNFUZZ_CPU_THREADS");
+    const char *env = af_config_get(AF_CFG_CPU_THREADS);
     if (env && *env) cores = strtol(env, NULL, 10);
     state->threads = cores < 1 ? 1 : cores > CPU_MAX_THREADS ? CPU_MAX_THREADS : (int)cores;
     be->name = "cpu";

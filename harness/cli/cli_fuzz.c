@@ -3,7 +3,9 @@
 #include <string.h>
 
 #include "campaign/campaign.h"
+#include "campaign/session.h"
 #include "cli/cli.h"
+#include "cli/cli_opts.h"
 #include "minimize/minimize.h"
 
 static int load_case(const char *path, af_case *c) {
@@ -13,14 +15,6 @@ static int load_case(const char *path, af_case *c) {
     af_error_format(&err, msg, sizeof msg);
     fprintf(stderr, "attnfuzz: %s\n", msg);
     return -1;
-}
-
-static const char *need_value(int argc, char **argv, int *i) {
-    if (*i + 1 >= argc) {
-        fprintf(stderr, "attnfuzz: %s needs a value\n", argv[*i]);
-        return NULL;
-    }
-    return argv[++*i];
 }
 
 static void describe_sizes(const af_case *c, char *buf, size_t cap) {
@@ -51,15 +45,11 @@ static bool stored_signature(const char *case_path, char *out, size_t cap) {
     return true;
 }
 
-/* The common start of `repro` and `minimize`: check the deadline, load the case, open a
+/* The common start of `repro` and `minimize`: load the case, open a
  * session on its backend (a GPU backend is only ever touched in forked children,
- * campaign.h). Returns 0, or the exit code after saying why on stderr. */
+ * campaign/session.h). Returns 0, or the exit code after saying why on stderr. */
 static int open_finding_session(const char *cmd, const char *path, const char *backend, const char *engine,
-                                int deadline, af_case *c, af_session *s, const char **bname) {
-    if (deadline < 0) {
-        fprintf(stderr, "attnfuzz %s: --deadline must be positive\n", cmd);
-        return AF_EXIT_USAGE;
-    }
+                                af_case *c, af_session *s, const char **bname) {
     if (load_case(path, c)) return AF_EXIT_USAGE;
     *bname = backend ? backend : c->backend[0] ? c->backend : "cpu";
     char why[512];
@@ -70,26 +60,29 @@ static int open_finding_session(const char *cmd, const char *path, const char *b
     return 0;
 }
 
+#define DEADLINE_MAX_S 604800 /* a week: any longer is a mistake */
+
 int af_cli_repro(int argc, char **argv) {
     const char *path = NULL, *backend = NULL, *engine = NULL;
     int deadline = 0; /* 0 = the session's default (60 s, GPU backends 300 s) */
-    for (int i = 0; i < argc; i++) {
-        const char *v;
-        if (!strcmp(argv[i], "--backend") || !strcmp(argv[i], "--engine") || !strcmp(argv[i], "--deadline")) {
-            if (!(v = need_value(argc, argv, &i))) return AF_EXIT_USAGE;
-            if (!strcmp(argv[i - 1], "--backend")) backend = v;
-            else if (!strcmp(argv[i - 1], "--engine")) engine = v;
-            else deadline = atoi(v) > 0 ? atoi(v) : -1;
-        } else if (argv[i][0] == '-' && argv[i][1] == '-') {
-            fprintf(stderr, "attnfuzz repro: unknown option '%s'\n", argv[i]);
-            return AF_EXIT_USAGE;
-        } else if (!path) {
-            path = argv[i];
-        } else {
-            fprintf(stderr, "usage: attnfuzz repro FILE.case [--backend NAME] [--engine E] [--deadline S]\n");
-            return AF_EXIT_USAGE;
-        }
+    static const struct option longopts[] = {{"backend", required_argument, NULL, 'b'},
+                                             {"engine", required_argument, NULL, 'e'},
+                                             {"deadline", required_argument, NULL, 'd'},
+                                             {NULL, 0, NULL, 0}};
+    af_cli_args a;
+    if (af_cli_args_init(&a, "attnfuzz repro", argc, argv)) return AF_EXIT_USAGE;
+    int parse_rc = 0, opt;
+    const char *v;
+    while (parse_rc == 0 && (opt = af_cli_next(&a, "", longopts, &v)) != -1) {
+        if (opt == 'b') backend = v;
+        else if (opt == 'e') engine = v;
+        else if (opt == 'd') parse_rc = af_cli_int(&a, v, 1, DEADLINE_MAX_S, &deadline);
+        else parse_rc = -1;
     }
+    int operands = parse_rc == 0 ? a.argc - a.next_operand : 0;
+    if (operands == 1) path = a.argv[a.next_operand];
+    af_cli_args_free(&a);
+    if (parse_rc) return AF_EXIT_USAGE;
     if (!path) {
         fprintf(stderr, "usage: attnfuzz repro FILE.case [--backend NAME] [--engine E] [--deadline S]\n");
         return AF_EXIT_USAGE;
@@ -97,7 +90,7 @@ int af_cli_repro(int argc, char **argv) {
     af_case c;
     af_session s;
     const char *bname;
-    int open_rc = open_finding_session("repro", path, backend, engine, deadline, &c, &s, &bname);
+    int open_rc = open_finding_session("repro", path, backend, engine, &c, &s, &bname);
     if (open_rc) return open_rc;
     af_case_result *r = malloc(sizeof *r);
     if (!r) {
@@ -165,28 +158,29 @@ int af_cli_minimize(int argc, char **argv) {
     const char *path = NULL, *out = NULL, *backend = NULL, *engine = NULL;
     int deadline = 0, max_runs = 300; /* deadline 0 = the session's default (60 s, GPU 300 s) */
     bool quiet = false;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v;
-        if (!strcmp(a, "-o") || !strcmp(a, "--backend") || !strcmp(a, "--engine") || !strcmp(a, "--deadline") ||
-            !strcmp(a, "--max-runs")) {
-            if (!(v = need_value(argc, argv, &i))) return AF_EXIT_USAGE;
-            if (!strcmp(a, "-o")) out = v;
-            else if (!strcmp(a, "--backend")) backend = v;
-            else if (!strcmp(a, "--engine")) engine = v;
-            else if (!strcmp(a, "--deadline")) deadline = atoi(v) > 0 ? atoi(v) : -1;
-            else max_runs = atoi(v);
-        } else if (!strcmp(a, "--quiet")) {
-            quiet = true;
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "attnfuzz minimize: unknown option '%s'\n", a);
-            return AF_EXIT_USAGE;
-        } else if (!path) {
-            path = a;
-        } else {
-            path = NULL;
-            break;
+    static const struct option longopts[] = {
+        {"backend", required_argument, NULL, 'b'}, {"engine", required_argument, NULL, 'e'},
+        {"deadline", required_argument, NULL, 'd'}, {"max-runs", required_argument, NULL, 'r'},
+        {"quiet", no_argument, NULL, 'q'},         {NULL, 0, NULL, 0},
+    };
+    af_cli_args a;
+    if (af_cli_args_init(&a, "attnfuzz minimize", argc, argv)) return AF_EXIT_USAGE;
+    int parse_rc = 0, opt;
+    const char *v;
+    while (parse_rc == 0 && (opt = af_cli_next(&a, "o:", longopts, &v)) != -1) {
+        switch (opt) {
+        case 'o': out = v; break;
+        case 'b': backend = v; break;
+        case 'e': engine = v; break;
+        case 'd': parse_rc = af_cli_int(&a, v, 1, DEADLINE_MAX_S, &deadline); break;
+        case 'r': parse_rc = af_cli_int(&a, v, 1, 1000000000, &max_runs); break;
+        case 'q': quiet = true; break;
+        default: parse_rc = -1; break;
         }
     }
+    if (parse_rc == 0 && a.argc - a.next_operand == 1) path = a.argv[a.next_operand];
+    af_cli_args_free(&a);
+    if (parse_rc) return AF_EXIT_USAGE;
     if (!path || !out) {
         fprintf(stderr, "usage: attnfuzz minimize FILE.case -o OUT.case [--backend NAME] [--engine E] "
                         "[--max-runs N] [--deadline S] [--quiet]\n");
@@ -196,7 +190,7 @@ int af_cli_minimize(int argc, char **argv) {
     af_session s;
     const char *bname;
     /* every candidate runs in a forked child */
-    int open_rc = open_finding_session("minimize", path, backend, engine, deadline, &c, &s, &bname);
+    int open_rc = open_finding_session("minimize", path, backend, engine, &c, &s, &bname);
     if (open_rc) return open_rc;
     cli_min_ctx ctx = {&s, deadline > 0 ? deadline : s.default_deadline_s};
     af_min_opts mo;
@@ -247,43 +241,54 @@ int af_cli_minimize(int argc, char **argv) {
 
 /* ---- campaign ------------------------------------------------------------------------- */
 
+#define CAMPAIGN_TIME_MAX_S 31536000.0 /* a year */
+#define CAMPAIGN_JOBS_MAX 1024         /* the in-process engine keeps at most 64 in flight */
+
 int af_cli_campaign(int argc, char **argv) {
     af_campaign_opts o;
     af_campaign_opts_default(&o);
     const char **corpus = calloc((size_t)argc + 1, sizeof *corpus);
     if (!corpus) return AF_EXIT_USAGE;
     int n_corpus = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v;
-        if (!strcmp(a, "--time") || !strcmp(a, "--backend") || !strcmp(a, "--engine") || !strcmp(a, "--jobs") ||
-            !strcmp(a, "--out") || !strcmp(a, "--deadline") || !strcmp(a, "--max-work") || !strcmp(a, "--seed") ||
-            !strcmp(a, "--minimize-runs") || !strcmp(a, "--fuzzer") || !strcmp(a, "--rss-limit-mb") ||
-            !strcmp(a, "--total-time")) {
-            if (!(v = need_value(argc, argv, &i))) { free(corpus); return AF_EXIT_USAGE; }
-            if (!strcmp(a, "--time")) o.time_s = atof(v);
-            else if (!strcmp(a, "--total-time")) o.total_s = atof(v) > 0 ? atof(v) : -1;
-            else if (!strcmp(a, "--backend")) o.backend = v;
-            else if (!strcmp(a, "--engine")) o.engine = v;
-            else if (!strcmp(a, "--jobs")) o.jobs = atoi(v);
-            else if (!strcmp(a, "--out")) o.out_dir = v;
-            else if (!strcmp(a, "--deadline")) o.deadline_s = atoi(v) > 0 ? atoi(v) : -1;
-            else if (!strcmp(a, "--max-work")) o.max_work = atof(v);
-            else if (!strcmp(a, "--seed")) o.seed = strtoull(v, NULL, 0);
-            else if (!strcmp(a, "--minimize-runs")) o.minimize_runs = atoi(v);
-            else if (!strcmp(a, "--fuzzer")) o.fuzzer_path = v;
-            else o.rss_limit_mb = atoi(v);
-        } else if (!strcmp(a, "--inprocess")) {
-            o.force_inprocess = true;
-        } else if (a[0] == '-' && a[1] == '-') {
-            fprintf(stderr, "attnfuzz campaign: unknown option '%s'\n", a);
-            free(corpus);
-            return AF_EXIT_USAGE;
-        } else {
-            corpus[n_corpus++] = a;
+    enum { OPT_TIME = 1000, OPT_TOTAL, OPT_BACKEND, OPT_ENGINE, OPT_JOBS, OPT_OUT, OPT_DEADLINE, OPT_MAX_WORK,
+           OPT_SEED, OPT_MIN_RUNS, OPT_FUZZER, OPT_RSS, OPT_INPROCESS };
+    static const struct option longopts[] = {
+        {"time", required_argument, NULL, OPT_TIME},          {"total-time", required_argument, NULL, OPT_TOTAL},
+        {"backend", required_argument, NULL, OPT_BACKEND},    {"engine", required_argument, NULL, OPT_ENGINE},
+        {"jobs", required_argument, NULL, OPT_JOBS},          {"out", required_argument, NULL, OPT_OUT},
+        {"deadline", required_argument, NULL, OPT_DEADLINE},  {"max-work", required_argument, NULL, OPT_MAX_WORK},
+        {"seed", required_argument, NULL, OPT_SEED},          {"minimize-runs", required_argument, NULL, OPT_MIN_RUNS},
+        {"fuzzer", required_argument, NULL, OPT_FUZZER},      {"rss-limit-mb", required_argument, NULL, OPT_RSS},
+        {"inprocess", no_argument, NULL, OPT_INPROCESS},      {NULL, 0, NULL, 0},
+    };
+    af_cli_args a;
+    if (af_cli_args_init(&a, "attnfuzz campaign", argc, argv)) {
+        free(corpus);
+        return AF_EXIT_USAGE;
+    }
+    int parse_rc = 0, opt;
+    const char *v;
+    while (parse_rc == 0 && (opt = af_cli_next(&a, "", longopts, &v)) != -1) {
+        switch (opt) {
+        case OPT_TIME: parse_rc = af_cli_double(&a, v, 0, true, CAMPAIGN_TIME_MAX_S, &o.time_s); break;
+        case OPT_TOTAL: parse_rc = af_cli_double(&a, v, 0, true, CAMPAIGN_TIME_MAX_S, &o.total_s); break;
+        case OPT_BACKEND: o.backend = v; break;
+        case OPT_ENGINE: o.engine = v; break;
+        case OPT_JOBS: parse_rc = af_cli_int(&a, v, 1, CAMPAIGN_JOBS_MAX, &o.jobs); break;
+        case OPT_OUT: o.out_dir = v; break;
+        case OPT_DEADLINE: parse_rc = af_cli_int(&a, v, 1, DEADLINE_MAX_S, &o.deadline_s); break;
+        case OPT_MAX_WORK: parse_rc = af_cli_double(&a, v, 1024, false, 1e18, &o.max_work); break;
+        case OPT_SEED: parse_rc = af_cli_u64(&a, v, &o.seed); break;
+        case OPT_MIN_RUNS: parse_rc = af_cli_int(&a, v, 1, 1000000000, &o.minimize_runs); break;
+        case OPT_FUZZER: o.fuzzer_path = v; break;
+        case OPT_RSS: parse_rc = af_cli_int(&a, v, 0, 1 << 30, &o.rss_limit_mb); break;
+        case OPT_INPROCESS: o.force_inprocess = true; break;
+        default: parse_rc = -1; break;
         }
     }
-    if (o.time_s <= 0 || o.jobs < 1 || o.deadline_s < 0 || o.total_s < 0) {
-        fprintf(stderr, "attnfuzz campaign: --time, --total-time, --jobs and --deadline must be positive\n");
+    for (int i = a.next_operand; parse_rc == 0 && i < a.argc; i++) corpus[n_corpus++] = a.argv[i];
+    af_cli_args_free(&a);
+    if (parse_rc) {
         free(corpus);
         return AF_EXIT_USAGE;
     }

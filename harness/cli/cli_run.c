@@ -5,7 +5,9 @@
 #include "cli/cli.h"
 #include "backends/cudnn/cudnn_backend.h"
 #include "judge/verdict_json.h"
+#include "judge/engines.h"
 #include "judge/runner.h"
+#include "cli/cli_opts.h"
 
 typedef struct {
     const char *backend;
@@ -23,31 +25,40 @@ static int parse_tier(const char *s, af_oracle_tier *t) {
     return 0;
 }
 
-/* Split argv into options and case paths. Returns number of paths or -1. */
+/* Options and case paths of `run`. Returns the number of paths, or -1 after saying why. */
 static int parse_run_args(int argc, char **argv, run_opts *o, const char **paths) {
-    int n = 0;
+    enum { OPT_BACKEND = 1000, OPT_ENGINE, OPT_ORACLE, OPT_THREADS, OPT_JSON, OPT_NO_PROBES };
+    static const struct option longopts[] = {
+        {"backend", required_argument, NULL, OPT_BACKEND}, {"engine", required_argument, NULL, OPT_ENGINE},
+        {"oracle", required_argument, NULL, OPT_ORACLE},   {"threads", required_argument, NULL, OPT_THREADS},
+        {"json", no_argument, NULL, OPT_JSON},             {"no-probes", no_argument, NULL, OPT_NO_PROBES},
+        {NULL, 0, NULL, 0},
+    };
     af_oracle_opts_default(&o->oracle);
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--backend") || !strcmp(a, "--engine") || !strcmp(a, "--oracle") || !strcmp(a, "--threads")) {
-            if (i + 1 >= argc) { fprintf(stderr, "attnfuzz: %s needs a value\n", a); return -1; }
-            const char *v = argv[++i];
-            if (!strcmp(a, "--backend")) o->backend = v;
-            else if (!strcmp(a, "--engine")) o->engine = v;
-            else if (!strcmp(a, "--threads")) o->oracle.threads = atoi(v);
-            else if (parse_tier(v, &o->oracle.tier)) { fprintf(stderr, "attnfuzz: --oracle: '%s' is not mpfr, fp64 or auto\n", v); return -1; }
-        } else if (!strcmp(a, "--json")) {
-            o->json = true;
-        } else if (!strcmp(a, "--no-probes")) {
-            o->no_probes = true;
-        } else if (a[0] == '-' && a[1] == '-') {
-            fprintf(stderr, "attnfuzz: unknown option '%s'\n", a);
-            return -1;
-        } else {
-            paths[n++] = a;
+    af_cli_args a;
+    if (af_cli_args_init(&a, "attnfuzz run", argc, argv)) return -1;
+    int rc = 0, opt;
+    const char *v;
+    while (rc == 0 && (opt = af_cli_next(&a, "", longopts, &v)) != -1) {
+        switch (opt) {
+        case OPT_BACKEND: o->backend = v; break;
+        case OPT_ENGINE: o->engine = v; break;
+        case OPT_THREADS: rc = af_cli_int(&a, v, 0, 1024, &o->oracle.threads); break;
+        case OPT_ORACLE:
+            if (parse_tier(v, &o->oracle.tier)) {
+                fprintf(stderr, "attnfuzz run: --oracle: '%s' is not mpfr, fp64 or auto\n", v);
+                rc = -1;
+            }
+            break;
+        case OPT_JSON: o->json = true; break;
+        case OPT_NO_PROBES: o->no_probes = true; break;
+        default: rc = -1; break;
         }
     }
-    return n;
+    int n = 0;
+    for (int i = a.next_operand; rc == 0 && i < a.argc; i++) paths[n++] = a.argv[i];
+    af_cli_args_free(&a);
+    return rc ? -1 : n;
 }
 
 /* Exit code from what happened: bad input > finding > declined > pass. */
@@ -80,6 +91,22 @@ static void declined_verdict(af_verdict *v, const char *backend, const char *rea
     snprintf(v->reason, sizeof v->reason, "%s", reason);
 }
 
+/* One engine's verdict of `run`: print it, note the outcome. */
+typedef struct {
+    const run_opts *o;
+    const char *path;
+    outcome *out;
+} run_reporting;
+
+static void report_engine_verdict(void *user, const char *engine, const af_verdict *v, bool ran, const af_tensors *t) {
+    run_reporting *rep = user;
+    (void)engine;
+    (void)t;
+    report(rep->o, rep->path, v);
+    if (!ran || v->kind == AF_V_DECLINED) rep->out->declined = true;
+    else if (v->n_findings) rep->out->finding = true;
+}
+
 int af_cli_run(int argc, char **argv) {
     run_opts o;
     memset(&o, 0, sizeof o);
@@ -103,7 +130,8 @@ int af_cli_run(int argc, char **argv) {
     /* A crash on a GPU backend can leave the device context sticky-broken: every later
      * run in this process would "crash" too. Those runs are not made; they are reported
      * as declined with the reason, so no false crash is ever reported. */
-    char context_lost[768] = "";
+    af_context_state context;
+    memset(&context, 0, sizeof context);
     for (int i = 0; i < n; i++) {
         af_case c;
         af_error err;
@@ -135,49 +163,56 @@ int af_cli_run(int argc, char **argv) {
             out.declined = true;
             continue;
         }
-        /* engines to run */
-        char (*names)[AF_NAME_MAX] = NULL;
-        int n_eng = 1;
-        if (engine && !strcmp(engine, "all") && be->engines) {
-            names = calloc(256, sizeof *names);
-            n_eng = be->engines(be, &c, names, 256, why, sizeof why);
-            if (n_eng <= 0) {
-                declined_verdict(&v, bname, n_eng < 0 ? why : "no engine config finalizes for this case");
-                report(&o, paths[i], &v);
-                out.declined = true;
-                free(names);
-                continue;
-            }
+        af_engine_list engines;
+        if (af_engine_list_make(be, &c, engine, &engines, why, sizeof why)) {
+            declined_verdict(&v, bname, why);
+            report(&o, paths[i], &v);
+            out.declined = true;
+            af_engine_list_free(&engines);
+            continue;
         }
         af_prepared prep;
         if (af_prepare(&runner, &c, &prep, why, sizeof why)) {
             fprintf(stderr, "attnfuzz: %s: %s\n", paths[i], why);
             out.bad = true;
-            free(names);
+            af_engine_list_free(&engines);
             continue;
         }
-        for (int e = 0; e < n_eng; e++) {
-            const char *ename = names ? names[e] : (engine && strcmp(engine, "all") ? engine : "");
-            if (af_context_lost_verdict(be, context_lost, bname, ename, &v)) {
-                report(&o, paths[i], &v);
-                out.declined = true;
-                continue;
-            }
-            af_judge(&runner, &prep, be, ename, &v, NULL);
-            report(&o, paths[i], &v);
-            if (v.kind == AF_V_DECLINED) out.declined = true;
-            else if (v.n_findings) out.finding = true;
-            af_context_note(be, &v, paths[i], ename, context_lost, sizeof context_lost);
-        }
+        run_reporting rep = {&o, paths[i], &out};
+        af_judge_engines(&runner, &prep, be, &engines, paths[i], false, &context, report_engine_verdict, &rep);
         af_prepared_free(&prep);
-        free(names);
+        af_engine_list_free(&engines);
     }
     af_registry_free(&reg);
     free(paths);
     return exit_code(&out);
 }
 
+static int print_case(int argc, char **argv);
+
+/* A subcommand without options: its operands start at *first. -1 after a message. */
+static int no_options(const char *cmd, int argc, char **argv, af_cli_args *a) {
+    static const struct option none[] = {{NULL, 0, NULL, 0}};
+    if (af_cli_args_init(a, cmd, argc, argv)) return -1;
+    const char *v;
+    if (af_cli_next(a, "", none, &v) != -1) {
+        af_cli_args_free(a);
+        return -1;
+    }
+    return 0;
+}
+
 int af_cli_print(int argc, char **argv) {
+    af_cli_args a;
+    if (no_options("attnfuzz print", argc, argv, &a)) return AF_EXIT_USAGE;
+    argv = a.argv + a.next_operand;
+    argc = a.argc - a.next_operand;
+    int rc = print_case(argc, argv);
+    af_cli_args_free(&a);
+    return rc;
+}
+
+static int print_case(int argc, char **argv) {
     if (argc != 1) {
         fprintf(stderr, "usage: attnfuzz print FILE.case\n");
         return AF_EXIT_USAGE;
@@ -194,7 +229,10 @@ int af_cli_print(int argc, char **argv) {
 }
 
 int af_cli_backends(int argc, char **argv) {
-    (void)argv;
+    af_cli_args a;
+    if (no_options("attnfuzz backends", argc, argv, &a)) return AF_EXIT_USAGE;
+    argc = a.argc - a.next_operand;
+    af_cli_args_free(&a);
     if (argc) {
         fprintf(stderr, "usage: attnfuzz backends\n");
         return AF_EXIT_USAGE;
@@ -214,11 +252,18 @@ int af_cli_backends(int argc, char **argv) {
 
 int af_cli_engines(int argc, char **argv) {
     const char *path = NULL, *bname = "cudnn";
-    for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "--backend") && i + 1 < argc) bname = argv[++i];
-        else if (!path) path = argv[i];
-        else { fprintf(stderr, "usage: attnfuzz engines FILE.case [--backend NAME]\n"); return AF_EXIT_USAGE; }
+    static const struct option longopts[] = {{"backend", required_argument, NULL, 'b'}, {NULL, 0, NULL, 0}};
+    af_cli_args a;
+    if (af_cli_args_init(&a, "attnfuzz engines", argc, argv)) return AF_EXIT_USAGE;
+    int opt;
+    const char *v;
+    while ((opt = af_cli_next(&a, "", longopts, &v)) != -1) {
+        if (opt != 'b') { af_cli_args_free(&a); return AF_EXIT_USAGE; }
+        bname = v;
     }
+    int operands = a.argc - a.next_operand;
+    if (operands == 1) path = a.argv[a.next_operand];
+    af_cli_args_free(&a);
     if (!path) { fprintf(stderr, "usage: attnfuzz engines FILE.case [--backend NAME]\n"); return AF_EXIT_USAGE; }
     af_case c;
     af_error err;

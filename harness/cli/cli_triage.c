@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/cli_opts.h"
 #include "triage/findings.h"
 #include "triage/report.h"
 
@@ -23,21 +24,36 @@ static int print_bucket(const af_finding_record *r, void *user) {
 int af_cli_triage(int argc, char **argv) {
     const char *dir = NULL;
     bool quiet = false, fail_on_findings = false;
-    for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "--quiet")) quiet = true;
-        else if (!strcmp(argv[i], "--fail-on-findings")) fail_on_findings = true;
-        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { triage_usage(stdout); return AF_EXIT_PASS; }
-        else if (argv[i][0] == '-') {
-            fprintf(stderr, "attnfuzz triage: unknown option '%s'\n", argv[i]);
+    static const struct option longopts[] = {{"quiet", no_argument, NULL, 'q'},
+                                             {"fail-on-findings", no_argument, NULL, 'f'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    af_cli_args a;
+    if (af_cli_args_init(&a, "attnfuzz triage", argc, argv)) return AF_EXIT_USAGE;
+    int opt;
+    const char *v;
+    while ((opt = af_cli_next(&a, "h", longopts, &v)) != -1) {
+        if (opt == 'q') quiet = true;
+        else if (opt == 'f') fail_on_findings = true;
+        else if (opt == 'h') {
+            af_cli_args_free(&a);
+            triage_usage(stdout);
+            return AF_EXIT_PASS;
+        } else {
+            af_cli_args_free(&a);
             triage_usage(stderr);
             return AF_EXIT_USAGE;
-        } else if (dir) {
-            fprintf(stderr, "attnfuzz triage: one DIR only ('%s' and '%s')\n", dir, argv[i]);
-            return AF_EXIT_USAGE;
-        } else {
-            dir = argv[i];
         }
     }
+    int operands = a.argc - a.next_operand;
+    if (operands > 1) {
+        fprintf(stderr, "attnfuzz triage: one DIR only ('%s' and '%s')\n", a.argv[a.next_operand],
+                a.argv[a.next_operand + 1]);
+        af_cli_args_free(&a);
+        return AF_EXIT_USAGE;
+    }
+    if (operands == 1) dir = a.argv[a.next_operand];
+    af_cli_args_free(&a);
     if (!dir) {
         triage_usage(stderr);
         return AF_EXIT_USAGE;

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "util/config.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -11,11 +12,17 @@ static void usage(FILE *f) {
             "                      run cases; exit 0 all pass, 1 a finding, 2 bad input, 3 declined/unavailable\n"
             "  print FILE.case     print the canonical form\n"
             "  backends            list backends and whether they are available here\n"
-            "  engines FILE.case [--backend NAME]   list the engine configs a backend has for a case\n");
+            "  engines FILE.case [--backend NAME]   list the engine configs a backend has for a case\n"
+            "Numbers are strict (--jobs 2x, --time nan are errors, exit 2). ATTNFUZZ_* environment variables:\n"
+            "README.md, \"Environment variables\" (an unknown one is warned about).\n");
     af_cli_usage_more(f);
 }
 
+extern char **environ;
+
 int main(int argc, char **argv) {
+    /* once per process: an ATTNFUZZ_* name that nothing reads is most likely a typo */
+    af_config_warn_unknown(environ, "attnfuzz", stderr);
     if (argc < 2) { usage(stderr); return AF_EXIT_USAGE; }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) { usage(stdout); return 0; }

@@ -4,6 +4,7 @@
  * through fuzz_tables.h.
  */
 #include "fuzz/fuzz.h"
+#include "util/config.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -164,7 +165,7 @@ int af_fz_pattern_len(int pattern, int max, int b, int B, uint64_t seed, int sal
 void af_fuzz_limits_default(af_fuzz_limits *l) {
     memset(l, 0, sizeof *l);
     l->max_work = AF_FUZZ_DEFAULT_WORK;
-    const char *env = getenv("ATTNFUZZ_MAX_WORK");
+    const char *env = af_config_get(AF_CFG_MAX_WORK);
     if (env && *env) {
         double w = strtod(env, NULL);
         if (w >= 1024) l->max_work = w;

@@ -23,7 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "campaign/campaign.h"
+#include "campaign/session.h"
+#include "util/config.h"
 #include "util/clock.h"
 
 /* Semantic feedback: config-space cells and error-ratio buckets (fuzz.h). */
@@ -45,9 +46,9 @@ typedef struct {
 
 static target_state g_target;
 
-static const char *env_or(const char *name, const char *fallback) {
-    const char *v = getenv(name);
-    return v && *v ? v : fallback;
+static const char *env_or(af_config_var var, const char *fallback) {
+    const char *v = af_config_get(var);
+    return v ? v : fallback;
 }
 
 static void write_worker_stats(void) {
@@ -68,16 +69,16 @@ static void write_worker_stats(void) {
 
 static void setup(void) {
     char why[512];
-    const char *backend = env_or("ATTNFUZZ_BACKEND", "cpu");
+    const char *backend = env_or(AF_CFG_BACKEND, "cpu");
     /* this process runs the cases itself (a libFuzzer worker, started by exec, not by
      * fork from a process that touched the GPU): the backend is probed here */
-    if (af_session_open_ex(&g_target.session, backend, NULL, env_or("ATTNFUZZ_ENGINE", ""), env_or("ATTNFUZZ_OUT", ""),
+    if (af_session_open_ex(&g_target.session, backend, NULL, env_or(AF_CFG_ENGINE, ""), env_or(AF_CFG_OUT, ""),
                            AF_SESSION_INPROCESS, why, sizeof why)) {
         fprintf(stderr, "attnfuzz_fuzz: backend %s: %s\n", backend, why);
         g_target.failed = true;
         exit(2); /* a mis-configured target cannot fuzz anything */
     }
-    g_target.session.defer_new = getenv("ATTNFUZZ_DEFER_NEW") != NULL;
+    g_target.session.defer_new = af_config_get(AF_CFG_DEFER_NEW) != NULL;
     g_target.limits = g_target.session.limits;
     g_target.limits_from_backend = true;
     snprintf(g_target.pid_name, sizeof g_target.pid_name, "%d", (int)getpid());

@@ -7,6 +7,7 @@
  */
 #include "judge/signature.h"
 #include "util/clock.h"
+#include "util/fsutil.h"
 #include "model/case_measure.h"
 #include "judge/evidence.h"
 #include "triage/picture.h"
@@ -27,29 +28,6 @@
 #include "triage/src/triage_internal.h"
 
 #define CASE_TEXT_MAX 8192
-
-/* mkdir -p */
-static int make_dirs(const char *path, char *why, size_t cap) {
-    char tmp[1024];
-    if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) {
-        snprintf(why, cap, "%s: path too long", path);
-        return -1;
-    }
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(tmp, 0755) != 0 && errno != EEXIST) {
-            snprintf(why, cap, "mkdir %s: %s", tmp, strerror(errno));
-            return -1;
-        }
-        *p = '/';
-    }
-    if (mkdir(tmp, 0755) != 0 && errno != EEXIST) {
-        snprintf(why, cap, "mkdir %s: %s", tmp, strerror(errno));
-        return -1;
-    }
-    return 0;
-}
 
 static bool file_exists(const char *path) {
     struct stat st;
@@ -199,7 +177,7 @@ static int write_bucket(const char *bucket_dir, const char *bucket, const char *
     size_t len = 0;
     char *json = verdict_json_text(bucket, signature, c, v, repro, hist, has_original, has_heatmap, has_leak, &len);
     snprintf(path, sizeof path, "%s/verdict.json", bucket_dir);
-    int rc = json ? tr_write_file_atomic(path, json, len) : -1;
+    int rc = json ? af_write_file_atomic(path, json, len, NULL, 0) : -1;
     free(json);
     if (rc) snprintf(why, cap, "%s: cannot write", path);
     return rc;
@@ -227,7 +205,7 @@ int af_finding_store(const char *dir, const af_case *c0, const af_verdict *v, co
         snprintf(why, cap, "%s: path too long", dir);
         return -1;
     }
-    if (make_dirs(bucket_dir, why, cap)) return -1;
+    if (af_mkdirs(bucket_dir, why, cap)) return -1;
     char path[1200];
     snprintf(path, sizeof path, "%s/.lock", bucket_dir);
     int lock = open(path, O_CREAT | O_RDWR, 0644);
@@ -278,7 +256,7 @@ int af_finding_store(const char *dir, const af_case *c0, const af_verdict *v, co
                 snprintf(num, sizeof num, "%.17g", hist.time_to_first_seconds);
                 bad |= splice_in_place(&old_json, "time_to_first_seconds", num);
             }
-            if (bad || tr_write_file_atomic(path, old_json, strlen(old_json))) {
+            if (bad || af_write_file_atomic(path, old_json, strlen(old_json), NULL, 0)) {
                 snprintf(why, cap, "%s: cannot update", path);
                 rc = -1;
             } else {

@@ -6,6 +6,7 @@
  * for backward cases, backward on the device copies, copy everything back.
  */
 #include "backends/backend.h"
+#include "util/config.h"
 #include "util/clock.h"
 #include "backends/cudnn/cudnn_backend.h"
 
@@ -115,8 +116,8 @@ typedef struct {
     float bwd_amax[4];
 } cudnn_state;
 
-static long env_long(const char *name, long dflt) {
-    const char *v = getenv(name);
+static long env_long(af_config_var var, long dflt) {
+    const char *v = af_config_get(var);
     if (!v || !*v) return dflt;
     char *end;
     long x = strtol(v, &end, 10);
@@ -176,7 +177,7 @@ static case_state *get_case_state(cudnn_state *s, const af_case *c, char *why, s
     int rc = af_sdpa_desc_make(c, p, s->api->version, &d, why, cap);
     free(p);
     if (rc) return NULL;
-    if (d.fp8 && env_long("ATTNFUZZ_CUDNN_FP8", 1) == 0) {
+    if (d.fp8 && env_long(AF_CFG_CUDNN_FP8, 1) == 0) {
         /* The FP8 graph is served by default: its Stats difference (F5 in
          * docs/cudnn-findings.md) is classified and judged per row (compare.c).
          * ATTNFUZZ_CUDNN_FP8=0 switches it off, e.g. to fuzz around F4. */
@@ -264,7 +265,7 @@ static int get_configs(cudnn_state *s, case_state *cs, int k, char *why, size_t 
     if (!g) return -1;
     if (!cs->listed[k]) {
         cs->listed[k] = true;
-        int sweep = (int)env_long("ATTNFUZZ_CUDNN_KNOB_SWEEP", 0);
+        int sweep = (int)env_long(AF_CFG_CUDNN_KNOB_SWEEP, 0);
         int n = af_cudnn_list_configs(s->api, g->graph, cs->cfg[k], MAX_CFG, sweep, cs->list_err[k],
                                       sizeof cs->list_err[k]);
         cs->n_cfg[k] = n < 0 ? 0 : n;
@@ -515,7 +516,7 @@ static af_run_status cudnn_run(af_backend *be, const af_case *c, const char *eng
         total += (need + 255) & ~(size_t)255;
     }
     info->workspace_bytes = (long long)total;
-    long long budget = env_long("ATTNFUZZ_WORKSPACE_BUDGET", 4LL << 30);
+    long long budget = env_long(AF_CFG_WORKSPACE_BUDGET, 4LL << 30);
     if ((long long)total > budget) {
         snprintf(why, cap, "workspace %zu bytes exceeds the budget of %lld bytes (ATTNFUZZ_WORKSPACE_BUDGET)", total,
                  budget);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "campaign/campaign.h"
+#include "campaign/session.h"
 #include "util/check.h"
 
 static int parent_pid;

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "backends/backend.h"
+#include "util/config.h"
 #include "backends/cudnn/cudnn_backend.h"
 #include "judge/runner.h"
 #include "util/check.h"
@@ -336,7 +337,7 @@ int main(int argc, char **argv) {
     {
         /* The FP8 graph is served by default; ATTNFUZZ_CUDNN_FP8=0 switches it off: then a
          * served shape must be declined with that reason, and the engine runs are not made. */
-        const char *optout = getenv("ATTNFUZZ_CUDNN_FP8");
+        const char *optout = af_config_get(AF_CFG_CUDNN_FP8);
         if (optout && strcmp(optout, "0") == 0) {
             af_case c;
             parse("dtype = fp8_e4m3\nheads = 2\nseqlen = 128\nhead_dim = 128\nmask = causal\n", &c);
@@ -346,7 +347,7 @@ int main(int argc, char **argv) {
             CHECK_DONE("test_cudnn_fp8");
         }
     }
-    const char *sel = getenv("ATTNFUZZ_CUDNN_TEST_ENGINES");
+    const char *sel = af_config_get(AF_CFG_CUDNN_TEST_ENGINES);
     bool only_default = sel && strcmp(sel, "default") == 0;
     af_runner runner;
     memset(&runner, 0, sizeof runner);

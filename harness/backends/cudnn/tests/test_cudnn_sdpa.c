@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "backends/backend.h"
+#include "util/config.h"
 #include "backends/cudnn/cudnn_backend.h"
 #include "model/gen.h"
 #include "util/check.h"
@@ -225,7 +226,7 @@ int main(int argc, char **argv) {
     char desc[700];
     af_cudnn_describe(be, desc, sizeof desc);
     printf("test_cudnn_sdpa: %s\n", desc);
-    const char *sel = getenv("ATTNFUZZ_CUDNN_TEST_ENGINES");
+    const char *sel = af_config_get(AF_CFG_CUDNN_TEST_ENGINES);
     bool only_default = sel && strcmp(sel, "default") == 0;
     if (argc > 2 && strcmp(argv[1], "report") == 0) { /* print the engine report of one case */
         af_case c;

@@ -1,10 +1,11 @@
-/* campaign_queue.c — the in-process corpus queue and the seed corpus. */
+/* campaign/queue.c — the in-process corpus queue and the seed corpus (campaign/queue.h). */
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "campaign/campaign.h"
+#include "campaign/queue.h"
+#include "util/fsutil.h"
 
 void af_queue_init(af_queue *q) { memset(q, 0, sizeof *q); }
 
@@ -85,13 +86,7 @@ static int seed_one(const char *path, const char *out_dir, af_queue *q, char *wh
         base = base ? base + 1 : path;
         char dst[2048];
         snprintf(dst, sizeof dst, "%s/seed-%.*s", out_dir, (int)(strlen(base) - 5), base);
-        FILE *f = fopen(dst, "wb");
-        if (!f) {
-            snprintf(why, cap, "%s: cannot write", dst);
-            return -1;
-        }
-        fwrite(buf, 1, n, f);
-        fclose(f);
+        if (af_write_file_atomic(dst, buf, n, why, cap)) return -1;
     }
     if (q) af_queue_offer(q, buf, n, NULL, true);
     return 0;
@@ -100,7 +95,7 @@ static int seed_one(const char *path, const char *out_dir, af_queue *q, char *wh
 int af_seed_corpus(const char *const *paths, int n_paths, const char *out_corpus_dir, af_queue *q, char *why,
                    size_t cap) {
     int count = 0;
-    if (out_corpus_dir) mkdir(out_corpus_dir, 0755);
+    if (out_corpus_dir) af_mkdirs(out_corpus_dir, NULL, 0);
     for (int i = 0; i < n_paths; i++) {
         struct stat st;
         if (stat(paths[i], &st)) {

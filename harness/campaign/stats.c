@@ -1,10 +1,12 @@
-/* campaign_stats.c — DIR/stats.json with stable keys, and the progress line. */
+/* campaign/stats.c — DIR/stats.json with stable keys, and the progress line (campaign/stats.h). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "campaign/campaign.h"
+#include "campaign/stats.h"
 #include "judge/verdict_json.h"
+#include "util/fsutil.h"
 
 static void iso_utc(double t, char *buf, size_t cap) {
     time_t s = (time_t)t;
@@ -14,10 +16,11 @@ static void iso_utc(double t, char *buf, size_t cap) {
 }
 
 int af_stats_write(const char *dir, const af_campaign_stats *st) {
-    char path[2048], tmp[2100];
+    char path[2048];
     snprintf(path, sizeof path, "%s/stats.json", dir);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
     if (!f) return -1;
     char start[32], now[32];
     iso_utc(st->start_unix, start, sizeof start);
@@ -39,8 +42,9 @@ int af_stats_write(const char *dir, const af_campaign_stats *st) {
     fprintf(f, ",\n  \"max_work\": %.0f,\n  \"time_to_first_finding_s\": ", st->max_work);
     if (st->time_to_first_finding_s >= 0) fprintf(f, "%.3f\n}\n", st->time_to_first_finding_s);
     else fputs("null\n}\n", f);
-    if (fclose(f)) return -1;
-    return rename(tmp, path);
+    int rc = fclose(f) == 0 ? af_write_file_atomic(path, text, len, NULL, 0) : -1;
+    free(text);
+    return rc;
 }
 
 void af_stats_progress(const af_campaign_stats *st, bool tty, bool final) {

@@ -1,0 +1,327 @@
+/* backends/plugin_adapter.c — the af_backend over a loaded plugin (the ABI adapter).
+ * Each call translates the case and the laid-out buffers into the plain structs of
+ * attnfuzz/plugin.h: host pointers by default; for a plugin that declares
+ * AF_PLUGIN_WANTS_DEVICE, device copies of every buffer (guards included, so the guard
+ * and poison checks still apply), copied back after the run (kernels/af_gpu.h). Without
+ * CUDA such a plugin is declined.
+ */
+#include "backends/plugin_adapter.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "model/layout.h"
+#include "util/clock.h"
+
+#ifdef ATTNFUZZ_HAVE_CUDA
+#include "kernels/af_gpu.h"
+#endif
+
+/* The ABI's tensor order and storage codes are attnfuzz's own, by construction. */
+_Static_assert(AF_PLUGIN_Q == AF_T_Q && AF_PLUGIN_K == AF_T_K && AF_PLUGIN_V == AF_T_V &&
+                   AF_PLUGIN_O == AF_T_O && AF_PLUGIN_LSE == AF_T_LSE && AF_PLUGIN_DO == AF_T_DO &&
+                   AF_PLUGIN_DQ == AF_T_DQ && AF_PLUGIN_DK == AF_T_DK && AF_PLUGIN_DV == AF_T_DV &&
+                   AF_PLUGIN_TENSORS == AF_T_COUNT,
+               "plugin tensor indices follow af_tensor_id");
+_Static_assert(AF_PLUGIN_STORAGE_F16 == AF_ST_F16 && AF_PLUGIN_STORAGE_BF16 == AF_ST_BF16 &&
+                   AF_PLUGIN_STORAGE_E4M3 == AF_ST_E4M3 && AF_PLUGIN_STORAGE_F32 == AF_ST_F32,
+               "plugin storage codes follow af_storage");
+_Static_assert(AF_PLUGIN_DTYPE_FP16 == AF_DT_FP16 && AF_PLUGIN_DTYPE_BF16 == AF_DT_BF16 &&
+                   AF_PLUGIN_DTYPE_FP8_E4M3 == AF_DT_FP8_E4M3 && AF_PLUGIN_DTYPE_MXFP8 == AF_DT_MXFP8,
+               "plugin dtype codes follow af_dtype");
+
+/* The plain-C view of one case (the arrays the problem points into live here). */
+typedef struct {
+    af_plugin_problem problem;
+    int32_t seqlens_q[AF_MAX_BATCH];
+    int32_t seqlens_kv[AF_MAX_BATCH];
+} plugin_problem_buf;
+
+static void problem_from_case(const af_case *c, plugin_problem_buf *pb) {
+    memset(pb, 0, sizeof *pb);
+    af_plugin_problem *p = &pb->problem;
+    p->dtype = (int32_t)c->dtype;
+    p->batch = c->batch;
+    p->heads_q = c->heads_q;
+    p->heads_kv = c->heads_kv;
+    p->seqlen_q = c->seqlen_q;
+    p->seqlen_kv = c->seqlen_kv;
+    p->head_dim_qk = c->head_dim_qk;
+    p->head_dim_v = c->head_dim_v;
+    for (int b = 0; b < c->batch && b < AF_MAX_BATCH; b++) {
+        pb->seqlens_q[b] = af_case_len_q(c, b);
+        pb->seqlens_kv[b] = af_case_len_kv(c, b);
+        if (pb->seqlens_q[b] != c->seqlen_q || pb->seqlens_kv[b] != c->seqlen_kv)
+            p->flags |= AF_PLUGIN_PADDED;
+    }
+    p->seqlens_q = pb->seqlens_q;
+    p->seqlens_kv = pb->seqlens_kv;
+    p->mask = c->mask == AF_MASK_CAUSAL ? AF_PLUGIN_MASK_CAUSAL : AF_PLUGIN_MASK_NONE;
+    p->align = c->align == AF_ALIGN_BOTTOM_RIGHT ? AF_PLUGIN_ALIGN_BOTTOM_RIGHT : AF_PLUGIN_ALIGN_TOP_LEFT;
+    p->window_left = c->window_left;
+    p->window_right = c->window_right;
+    p->scale = af_case_scale(c);
+    if (c->backward) p->flags |= AF_PLUGIN_BACKWARD;
+    if (c->layout == AF_LAYOUT_THD) p->flags |= AF_PLUGIN_RAGGED;
+    if (c->page_size > 0) p->flags |= AF_PLUGIN_PAGED;
+    p->layout = af_layout_name(c->layout);
+    p->packing = af_packing_name(c->packing);
+}
+
+/* Where the buffers, the ragged token starts, the page table and the mxfp8 scales
+ * live for this call: the host af_tensors, or their device copies. */
+typedef struct {
+    uint8_t *buffer[AF_BUF_COUNT];   /* start of data of each buffer (NULL: unused) */
+    const int64_t *token_start_q, *token_start_kv;
+    const int32_t *page_table;
+    const uint8_t *mx_scale[3];      /* Q, K, V */
+} plugin_memory;
+
+static void tensors_from_plan(const af_case *c, const af_tensors *t, const plugin_memory *mem,
+                              af_plugin_tensors *out) {
+    memset(out, 0, sizeof *out);
+    const af_layout_plan *plan = &t->plan;
+    for (int i = 0; i < AF_T_COUNT; i++) {
+        const af_tensor_view *v = &plan->view[i];
+        af_plugin_tensor *pt = &out->t[i];
+        uint8_t *buf = mem->buffer[v->buffer];
+        pt->storage = (int32_t)v->storage;
+        pt->B = v->B;
+        pt->H = v->H;
+        pt->S = v->S;
+        pt->D = v->D;
+        pt->descale = 1.0f;
+        if (!buf || plan->buffer_elems[v->buffer] <= 0) continue; /* absent (forward only) */
+        pt->buffer = buf;
+        pt->buffer_elems = plan->buffer_elems[v->buffer];
+        pt->data = buf + v->base * af_storage_bytes(v->storage);
+        pt->stride_b = v->stride_b;
+        pt->stride_h = v->stride_h;
+        pt->stride_s = v->stride_s;
+        if (v->ragged) {
+            bool kv = i == AF_T_K || i == AF_T_V || i == AF_T_DK || i == AF_T_DV;
+            pt->token_start = kv ? mem->token_start_kv : mem->token_start_q;
+        }
+        if (v->paged) {
+            pt->page_table = mem->page_table;
+            pt->page_size = plan->page_size;
+            pt->pages_per_seq = plan->pages_per_seq;
+        }
+    }
+    if (c->dtype == AF_DT_FP8_E4M3) {
+        out->t[AF_T_Q].descale = t->descale_q;
+        out->t[AF_T_K].descale = t->descale_k;
+        out->t[AF_T_V].descale = t->descale_v;
+        out->t[AF_T_DO].descale = t->descale_do;
+        out->t[AF_T_O].descale = t->descale_o; /* O is E4M3: store e4m3(O / descale) */
+        out->t[AF_T_DQ].descale = t->descale_dq; /* so are the gradients (tensors.h) */
+        out->t[AF_T_DK].descale = t->descale_dk;
+        out->t[AF_T_DV].descale = t->descale_dv;
+    }
+    if (c->dtype == AF_DT_MXFP8) {
+        out->t[AF_T_Q].mx_scale = mem->mx_scale[0];
+        out->t[AF_T_K].mx_scale = mem->mx_scale[1];
+        out->t[AF_T_V].mx_scale = mem->mx_scale[2];
+    }
+}
+
+static af_run_status status_from_plugin(int rc) {
+    switch (rc) {
+    case AF_PLUGIN_OK: return AF_RUN_OK;
+    case AF_PLUGIN_DECLINE: return AF_RUN_DECLINED;
+    case AF_PLUGIN_CRASH: return AF_RUN_CRASH;
+    case AF_PLUGIN_RESOURCE: return AF_RUN_RESOURCE;
+    default: return AF_RUN_ERROR;
+    }
+}
+
+/* ---- the af_backend over a plugin ------------------------------------------------ */
+
+static int plugin_available(af_backend *be, char *why, size_t cap) {
+    af_plugin_state *st = be->state;
+    if (why && cap) why[0] = '\0';
+    if (st->plugin_flags & AF_PLUGIN_WANTS_DEVICE) {
+#ifdef ATTNFUZZ_HAVE_CUDA
+        char dev[256];
+        if (af_gpu_available(dev, sizeof dev, NULL, 0, NULL)) {
+            snprintf(why, cap, "plugin '%s' wants GPU buffers: %s", st->path, dev);
+            return -1;
+        }
+#else
+        snprintf(why, cap, "plugin '%s' wants GPU buffers, but this attnfuzz was built without CUDA",
+                 st->path);
+        return -1;
+#endif
+    }
+    return 0;
+}
+
+/* Declines that belong to the loader, whatever the plugin says. */
+static af_run_status loader_declines(const af_plugin_state *st, const af_case *c, char *why, size_t cap) {
+    if (c->cp_size > 1) {
+        snprintf(why, cap, "plugin '%s': context parallelism (cp %d) is not part of the plugin ABI; "
+                 "use a CP wrapper backend", st->path, c->cp_size);
+        return AF_RUN_DECLINED;
+    }
+#ifndef ATTNFUZZ_HAVE_CUDA
+    if (st->plugin_flags & AF_PLUGIN_WANTS_DEVICE) {
+        snprintf(why, cap, "plugin '%s' wants GPU buffers, but this attnfuzz was built without CUDA",
+                 st->path);
+        return AF_RUN_DECLINED;
+    }
+#endif
+    return AF_RUN_OK;
+}
+
+static af_run_status plugin_supports(af_backend *be, const af_case *c, char *why, size_t cap) {
+    af_plugin_state *st = be->state;
+    if (why && cap) why[0] = '\0';
+    af_run_status ls = loader_declines(st, c, why, cap);
+    if (ls != AF_RUN_OK) return ls;
+    plugin_problem_buf pb;
+    problem_from_case(c, &pb);
+    int rc = st->supports(&pb.problem, why, cap);
+    if (rc == AF_PLUGIN_OK) return AF_RUN_OK;
+    if (why && cap && !why[0]) snprintf(why, cap, "plugin '%s' declined without a reason", st->path);
+    return rc == AF_PLUGIN_DECLINE ? AF_RUN_DECLINED : status_from_plugin(rc);
+}
+
+static af_run_status call_plugin(af_plugin_state *st, const af_plugin_problem *p,
+                                 const af_plugin_tensors *pt, char *why, size_t cap) {
+    if (why && cap) why[0] = '\0';
+    int rc = st->run(p, pt, why, cap);
+    af_run_status s = status_from_plugin(rc);
+    if (s != AF_RUN_OK && why && cap && !why[0])
+        snprintf(why, cap, "plugin '%s' returned status %d without a reason", st->path, rc);
+    return s;
+}
+
+static af_run_status run_on_host(af_plugin_state *st, const af_case *c, af_tensors *t,
+                                 const af_plugin_problem *p, char *why, size_t cap) {
+    plugin_memory mem;
+    memset(&mem, 0, sizeof mem);
+    for (int i = 0; i < AF_BUF_COUNT; i++) mem.buffer[i] = t->buf[i];
+    mem.token_start_q = t->plan.token_start_q;
+    mem.token_start_kv = t->plan.token_start_kv;
+    mem.page_table = t->plan.page_table;
+    mem.mx_scale[0] = t->mx_scale_q;
+    mem.mx_scale[1] = t->mx_scale_k;
+    mem.mx_scale[2] = t->mx_scale_v;
+    af_plugin_tensors pt;
+    tensors_from_plan(c, t, &mem, &pt);
+    return call_plugin(st, p, &pt, why, cap);
+}
+
+#ifdef ATTNFUZZ_HAVE_CUDA
+/* Bytes of the mxfp8 scale arrays of Q, K, V (see tensors.h). */
+static size_t mx_scale_bytes(const af_case *c, int which) {
+    size_t B = (size_t)c->batch;
+    if (which == 0) return B * c->heads_q * c->seqlen_q * ((c->head_dim_qk + 31) / 32);
+    if (which == 1) return B * c->heads_kv * c->seqlen_kv * ((c->head_dim_qk + 31) / 32);
+    return B * c->heads_kv * ((c->seqlen_kv + 31) / 32) * c->head_dim_v;
+}
+
+/* Copy a host array to a fresh device allocation; *dev stays NULL when host is NULL. */
+static af_run_status upload_array(void **dev, const void *host, size_t bytes, char *why, size_t cap) {
+    *dev = NULL;
+    if (!host || bytes == 0) return AF_RUN_OK;
+    af_run_status s = af_gpu_malloc(dev, bytes, why, cap);
+    if (s == AF_RUN_OK) s = af_gpu_h2d(*dev, host, bytes, why, cap);
+    return s;
+}
+
+static af_run_status run_on_device(af_plugin_state *st, const af_case *c, af_tensors *t,
+                                   const af_plugin_problem *p, char *why, size_t cap) {
+    af_gpu_tensors g;
+    memset(&g, 0, sizeof g);
+    void *dev_ts_q = NULL, *dev_ts_kv = NULL, *dev_pages = NULL, *dev_mx[3] = {NULL, NULL, NULL};
+    af_run_status s = af_gpu_tensors_upload(&g, t, why, cap);
+    size_t starts = sizeof(int64_t) * (size_t)(c->batch + 1);
+    if (s == AF_RUN_OK && c->layout == AF_LAYOUT_THD)
+        s = upload_array(&dev_ts_q, t->plan.token_start_q, starts, why, cap);
+    if (s == AF_RUN_OK && c->layout == AF_LAYOUT_THD)
+        s = upload_array(&dev_ts_kv, t->plan.token_start_kv, starts, why, cap);
+    if (s == AF_RUN_OK && t->plan.page_size)
+        s = upload_array(&dev_pages, t->plan.page_table, sizeof(int32_t) * (size_t)t->plan.n_pages, why, cap);
+    const uint8_t *host_mx[3] = {t->mx_scale_q, t->mx_scale_k, t->mx_scale_v};
+    for (int k = 0; k < 3 && s == AF_RUN_OK; k++)
+        s = upload_array(&dev_mx[k], host_mx[k], mx_scale_bytes(c, k), why, cap);
+    if (s == AF_RUN_OK) {
+        plugin_memory mem;
+        memset(&mem, 0, sizeof mem);
+        for (int i = 0; i < AF_BUF_COUNT; i++) mem.buffer[i] = g.alloc[i] ? g.alloc[i] + AF_GUARD_BYTES : NULL;
+        mem.token_start_q = dev_ts_q;
+        mem.token_start_kv = dev_ts_kv;
+        mem.page_table = dev_pages;
+        for (int k = 0; k < 3; k++) mem.mx_scale[k] = dev_mx[k];
+        af_plugin_tensors pt;
+        tensors_from_plan(c, t, &mem, &pt);
+        s = call_plugin(st, p, &pt, why, cap);
+        if (s == AF_RUN_OK) s = af_gpu_sync("plugin run", why, cap);
+        if (s == AF_RUN_OK) s = af_gpu_tensors_download(&g, t, why, cap);
+    }
+    if (s != AF_RUN_CRASH) { /* after a sticky error nothing more is asked of the device */
+        af_gpu_free(dev_ts_q);
+        af_gpu_free(dev_ts_kv);
+        af_gpu_free(dev_pages);
+        for (int k = 0; k < 3; k++) af_gpu_free(dev_mx[k]);
+        af_gpu_tensors_free(&g);
+    }
+    return s;
+}
+#endif
+
+static af_run_status plugin_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t,
+                                af_run_info *info, char *why, size_t cap) {
+    af_plugin_state *st = be->state;
+    double t0 = af_clock_mono();
+    (void)engine;
+    if (info) {
+        memset(info, 0, sizeof *info);
+        info->workspace_bytes = -1;
+        info->nondeterministic = !(st->plugin_flags & AF_PLUGIN_DETERMINISTIC);
+    }
+    af_run_status s = loader_declines(st, c, why, cap);
+    if (s != AF_RUN_OK) return s;
+    plugin_problem_buf pb;
+    problem_from_case(c, &pb);
+#ifdef ATTNFUZZ_HAVE_CUDA
+    if (st->plugin_flags & AF_PLUGIN_WANTS_DEVICE)
+        s = run_on_device(st, c, t, &pb.problem, why, cap);
+    else
+#endif
+        s = run_on_host(st, c, t, &pb.problem, why, cap);
+    if (info) info->seconds = af_clock_mono() - t0;
+    return s;
+}
+
+static void plugin_destroy(af_backend *be) {
+    if (!be) return;
+    af_plugin_state *st = be->state;
+    /* The handle stays open: a plugin may have registered atexit handlers or threads
+     * (CUDA runtimes do), and unloading under them crashes at exit. */
+    free(st);
+    free(be);
+}
+
+/* ---- the backend ------------------------------------------------------------------- */
+
+void af_plugin_backend_init(af_backend *be, af_plugin_state *st) {
+    be->name = st->name;
+    be->description = st->description;
+    be->flags = AF_BACKEND_PLUGIN;
+    if (st->plugin_flags & AF_PLUGIN_DETERMINISTIC) be->flags |= AF_BACKEND_DETERMINISTIC;
+    if (st->plugin_flags & AF_PLUGIN_PLANTED) be->flags |= AF_BACKEND_PLANTED;
+    if (st->plugin_flags & AF_PLUGIN_WANTS_DEVICE) be->flags |= AF_BACKEND_NEEDS_GPU;
+    be->state = st;
+    be->available = plugin_available;
+    be->supports = plugin_supports;
+    be->engines = NULL;
+    be->run = plugin_run;
+    be->destroy = plugin_destroy;
+}

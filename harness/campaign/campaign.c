@@ -1,0 +1,218 @@
+/* campaign/campaign.c — af_campaign_run: set up DIR and the session, seed the queue,
+ * fuzz with the libFuzzer engine (libfuzzer.c) when attnfuzz_fuzz is built, else the
+ * in-process one (inprocess.c); minimise the last new raw signatures (pending.c); write
+ * the reports. GPU backends: this process never calls the backend (campaign/session.h,
+ * "GPU safety").
+ *
+ * Findings whose RAW signature is new arrive in DIR/pending; the parent minimises each
+ * raw signature once (isolated runs; the minimiser keeps kind + backend/engine +
+ * tensor), stores the minimised case in the bucket of ITS signature (original.case =
+ * the first raw case of that bucket) and records raw -> bucket in DIR/rawmap, so later
+ * findings with that raw signature only bump the bucket's count (af_session_store).
+ */
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "campaign/campaign_internal.h"
+#include "triage/report.h"
+#include "util/clock.h"
+#include "util/fsutil.h"
+
+void af_campaign_opts_default(af_campaign_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->time_s = 60;
+    o->backend = "cpu";
+    o->engine = "";
+    o->jobs = 1;
+    o->deadline_s = 0; /* the session's default: 60 s, 300 s for GPU backends */
+    o->minimize_runs = 200;
+    o->rss_limit_mb = 4096;
+}
+
+/* The per-run deadline now: --deadline, cut to what is left before --total-time's end
+ * (less a margin for the reports), never below 1 s. */
+int af_cp_deadline_now(const af_campaign_state *cp) {
+    if (cp->end_at <= 0) return cp->deadline_s;
+    double left = cp->end_at - af_clock_mono() - 2;
+    int d = left < cp->deadline_s ? (int)left : cp->deadline_s;
+    return d < 1 ? 1 : d;
+}
+
+/* A run that got a deadline cut by --total-time and ran past it did not hang: it was
+ * stopped for time, and is neither a finding nor a minimisation step. */
+bool af_cp_stopped_for_time(const af_campaign_state *cp, const af_case_result *r, int deadline) {
+    return r->status == AF_CASE_HUNG && deadline < cp->deadline_s;
+}
+
+void af_cp_subdir(const af_campaign_state *cp, const char *name, char *out, size_t cap) {
+    snprintf(out, cap, "%s/%s", cp->dir, name);
+}
+
+bool af_cp_is_bucket_name(const char *s, size_t n) {
+    if (n < AF_BUCKET_ID_LEN) return false;
+    for (size_t i = 0; i < AF_BUCKET_ID_LEN; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return false;
+    return true;
+}
+
+static bool rawmap_has(const af_campaign_state *cp, const char *raw_id) {
+    char path[1300];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/rawmap/%.*s", cp->dir, AF_BUCKET_ID_LEN, raw_id);
+    return stat(path, &st) == 0;
+}
+
+/* Buckets on disk: stored ones, plus one per pending raw signature not minimised yet
+ * (it may still land in a stored bucket: an estimate until it is minimised). */
+int af_cp_count_buckets(af_campaign_state *cp) {
+    char path[1200];
+    char seen[512][AF_BUCKET_ID_LEN + 1];
+    int n = 0;
+    const char *dirs[2] = {"findings", "pending"};
+    for (int k = 0; k < 2; k++) {
+        af_cp_subdir(cp, dirs[k], path, sizeof path);
+        DIR *d = opendir(path);
+        if (!d) continue;
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (!af_cp_is_bucket_name(e->d_name, strlen(e->d_name))) continue;
+            if (k == 1 && rawmap_has(cp, e->d_name)) continue;
+            bool dup = false;
+            for (int i = 0; i < n && !dup; i++) dup = !strncmp(seen[i], e->d_name, AF_BUCKET_ID_LEN);
+            if (dup || n >= 512) continue;
+            snprintf(seen[n++], AF_BUCKET_ID_LEN + 1, "%.*s", AF_BUCKET_ID_LEN, e->d_name);
+        }
+        closedir(d);
+    }
+    return n;
+}
+
+void af_cp_update_stats(af_campaign_state *cp, bool final) {
+    cp->st.elapsed_s = (cp->fuzz_end > 0 ? cp->fuzz_end : af_clock_mono()) - cp->t0;
+    cp->st.buckets = af_cp_count_buckets(cp);
+    if (!cp->libfuzzer) cp->st.corpus = cp->queue.count;
+    af_stats_write(cp->dir, &cp->st);
+    double now = af_clock_mono();
+    double period = cp->tty ? 1.0 : 10.0;
+    if (final || now - cp->last_progress >= period) {
+        af_stats_progress(&cp->st, cp->tty, final);
+        cp->last_progress = now;
+    }
+}
+
+void af_cp_note_finding(af_campaign_state *cp) {
+    cp->st.findings++;
+    if (cp->st.time_to_first_finding_s < 0) cp->st.time_to_first_finding_s = af_clock_unix() - cp->st.start_unix;
+}
+
+int af_campaign_run(const af_campaign_opts *o) {
+    af_campaign_state *cp = calloc(1, sizeof *cp);
+    if (!cp) return 2;
+    cp->o = o;
+    cp->tty = isatty(2);
+    cp->t0 = af_clock_mono();
+    if (o->out_dir && o->out_dir[0]) {
+        snprintf(cp->dir, sizeof cp->dir, "%s", o->out_dir);
+    } else {
+        time_t t = time(NULL);
+        struct tm tm;
+        localtime_r(&t, &tm);
+        strftime(cp->dir, sizeof cp->dir, "campaign-%Y%m%d-%H%M%S", &tm);
+    }
+    char why[512];
+    if (af_session_open_ex(&cp->s, o->backend, o->backend_obj, o->engine, cp->dir, o->session_flags, why,
+                           sizeof why)) {
+        fprintf(stderr, "attnfuzz campaign: %s\n", why);
+        free(cp);
+        return strstr(why, "unknown backend") ? 2 : 3;
+    }
+    cp->s.defer_new = true;
+    /* --max-work: the budget of the cases this process decodes, and (libfuzzer.c) passed
+     * on to attnfuzz_fuzz; below 1024 it is ignored, as ATTNFUZZ_MAX_WORK is */
+    if (o->max_work >= 1024) cp->s.limits.max_work = o->max_work;
+    cp->deadline_s = o->deadline_s > 0 ? o->deadline_s : cp->s.default_deadline_s;
+    const char *sub[] = {"corpus", "pending", "findings", "crashes", "current", "workers", "rawmap", "errors"};
+    for (size_t i = 0; i < sizeof sub / sizeof sub[0]; i++) {
+        char p[1200];
+        af_cp_subdir(cp, sub[i], p, sizeof p);
+        af_mkdirs(p, NULL, 0);
+    }
+    af_queue_init(&cp->queue);
+    uint8_t empty = 0;
+    af_queue_offer(&cp->queue, &empty, 0, NULL, true); /* the default case */
+    char corpus_dir[1200];
+    af_cp_subdir(cp, "corpus", corpus_dir, sizeof corpus_dir);
+    static const char *const default_corpus[] = {"corpora/seed"};
+    const char *const *paths = o->n_corpus ? o->corpus : default_corpus;
+    int n_paths = o->n_corpus ? o->n_corpus : 1;
+    struct stat sb;
+    int seeds = 0;
+    if (o->n_corpus || stat(default_corpus[0], &sb) == 0) {
+        seeds = af_seed_corpus(paths, n_paths, corpus_dir, &cp->queue, why, sizeof why);
+        if (seeds < 0) {
+            fprintf(stderr, "attnfuzz campaign: seed corpus: %s\n", why);
+            af_session_close(&cp->s);
+            af_queue_free(&cp->queue);
+            free(cp);
+            return 2;
+        }
+    }
+    cp->rng = o->seed ? o->seed : (uint64_t)af_clock_unix() * 1000003u + (uint64_t)getpid();
+
+    char fuzzer[PATH_MAX];
+    bool use_libfuzzer = af_cp_find_fuzzer(o, fuzzer, sizeof fuzzer);
+    cp->st.start_unix = cp->s.start_unix;
+    cp->st.time_to_first_finding_s = -1;
+    snprintf(cp->st.backend, sizeof cp->st.backend, "%s", cp->s.backend_name);
+    snprintf(cp->st.engine, sizeof cp->st.engine, "%s", cp->s.engine);
+    cp->st.jobs = o->jobs < 1 ? 1 : o->jobs;
+    cp->st.mode = use_libfuzzer ? "libfuzzer" : "inprocess";
+    cp->st.max_work = cp->s.limits.max_work;
+    fprintf(stderr,
+            "attnfuzz campaign: %s, backend %s%s, %d job(s), %.0f s, %d seed(s), max work %.0f, deadline %d s, out %s\n",
+            cp->st.mode, cp->s.backend_name, cp->s.isolated ? " (isolated: runs in forked children only)" : "",
+            cp->st.jobs, o->time_s, seeds, cp->s.limits.max_work, cp->deadline_s, cp->dir);
+    af_cp_update_stats(cp, false);
+
+    double stop_at = cp->t0 + o->time_s;
+    if (o->total_s > 0) {
+        cp->end_at = cp->t0 + o->total_s;
+        if (stop_at > cp->end_at) stop_at = cp->end_at;
+    }
+    if (use_libfuzzer) {
+        cp->libfuzzer = true;
+        if (af_cp_run_libfuzzer(cp, fuzzer, stop_at)) {
+            fprintf(stderr, "attnfuzz campaign: falling back to the in-process engine\n");
+            cp->st.mode = "inprocess";
+            cp->libfuzzer = false;
+            af_cp_run_inprocess(cp, stop_at);
+        }
+    } else {
+        af_cp_run_inprocess(cp, stop_at);
+    }
+    double fuzz_elapsed = (cp->fuzz_end > 0 ? cp->fuzz_end : af_clock_mono()) - cp->t0;
+    /* the last new buckets: minimise them too (bounded) */
+    af_cp_process_pending(cp, cp->end_at > 0 ? cp->end_at - 5 : af_clock_mono() + 600, cp->end_at > 0);
+    cp->st.elapsed_s = fuzz_elapsed;
+    af_triage_summary sum;
+    memset(&sum, 0, sizeof sum);
+    if (af_triage_build(cp->dir, &sum, why, sizeof why)) fprintf(stderr, "attnfuzz campaign: reports: %s\n", why);
+    cp->st.buckets = af_cp_count_buckets(cp);
+    if (!cp->libfuzzer) cp->st.corpus = cp->queue.count;
+    cp->st.elapsed_s = fuzz_elapsed;
+    af_stats_write(cp->dir, &cp->st);
+    af_stats_progress(&cp->st, cp->tty, true);
+    fprintf(stderr, "attnfuzz campaign: %d bucket(s); reports in %s/report.{json,junit.xml,sarif,html}\n", cp->st.buckets,
+            cp->dir);
+    int rc = cp->st.buckets > 0 ? 1 : 0;
+    af_queue_free(&cp->queue);
+    af_session_close(&cp->s);
+    free(cp);
+    return rc;
+}

@@ -1,0 +1,69 @@
+/* campaign/campaign_internal.h — the state of one running campaign, shared by its
+ * parts: campaign.c (entry, helpers below), pending.c, inprocess.c, libfuzzer.c. Not for
+ * use outside campaign/. */
+#ifndef ATTNFUZZ_CAMPAIGN_INTERNAL_H
+#define ATTNFUZZ_CAMPAIGN_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "campaign/campaign.h"
+#include "campaign/queue.h"
+#include "campaign/session.h"
+#include "campaign/stats.h"
+#include "campaign/store.h"
+
+#define AF_CAMPAIGN_MAX_JOBS 64 /* children the in-process engine keeps in flight at most */
+
+typedef struct {
+    const af_campaign_opts *o;
+    af_session s;
+    af_campaign_stats st;
+    char dir[1024];
+    double t0;                  /* monotonic start */
+    bool tty;
+    double last_progress;
+    uint64_t rng;
+    af_queue queue;
+    bool libfuzzer;             /* counts come from DIR/workers, corpus from DIR/corpus */
+    double fuzz_end;            /* monotonic time fuzzing stopped (0 = still running) */
+    int deadline_s;             /* per case: --deadline or the session's default */
+    double end_at;              /* monotonic hard end of the whole run (--total-time), 0 = none */
+} af_campaign_state;
+
+
+/* ---- campaign.c ---- */
+/* The per-run deadline now: --deadline, cut to what is left before --total-time's end
+ * (less a margin for the reports), never below 1 s. */
+int af_cp_deadline_now(const af_campaign_state *cp);
+/* A run that got a deadline cut by --total-time and ran past it did not hang: it was
+ * stopped for time, and is neither a finding nor a minimisation step. */
+bool af_cp_stopped_for_time(const af_campaign_state *cp, const af_case_result *r, int deadline);
+/* DIR/name. */
+void af_cp_subdir(const af_campaign_state *cp, const char *name, char *out, size_t cap);
+/* s[0..n) starts with AF_BUCKET_ID_LEN lowercase hex digits. */
+bool af_cp_is_bucket_name(const char *s, size_t n);
+/* Buckets on disk: stored ones, plus one per pending raw signature not minimised yet. */
+int af_cp_count_buckets(af_campaign_state *cp);
+/* Rewrite DIR/stats.json; the progress line about once a second (tty) or every 10 s. */
+void af_cp_update_stats(af_campaign_state *cp, bool final);
+/* One more finding seen (and the time to the first). */
+void af_cp_note_finding(af_campaign_state *cp);
+
+/* ---- pending.c ---- */
+/* Minimise and store every pending finding until stop_at (keep_rest: store the rest as
+ * found). Returns the number handled. */
+int af_cp_process_pending(af_campaign_state *cp, double stop_at, bool keep_rest);
+
+/* ---- inprocess.c ---- */
+/* Fuzz until stop_at with JOBS forked children in flight. */
+void af_cp_run_inprocess(af_campaign_state *cp, double stop_at);
+
+/* ---- libfuzzer.c ---- */
+/* The attnfuzz_fuzz to run (o->fuzzer_path, or beside this executable); false = none. */
+bool af_cp_find_fuzzer(const af_campaign_opts *o, char *out, size_t cap);
+/* Run attnfuzz_fuzz until stop_at; 0, or -1 when it could not be run. */
+int af_cp_run_libfuzzer(af_campaign_state *cp, const char *fuzzer, double stop_at);
+
+#endif

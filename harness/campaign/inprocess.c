@@ -1,0 +1,134 @@
+/* campaign/inprocess.c — the in-process engine (gcc builds, or no attnfuzz_fuzz): this
+ * process keeps JOBS children in flight, one case per fork with an alarm() deadline; a
+ * child that dies or hangs becomes a crash / hang finding. The parent keeps the corpus
+ * queue and mutates its entries (fuzz/fuzz.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "campaign/campaign_internal.h"
+#include "util/clock.h"
+#include "util/fsutil.h"
+#include "util/hash.h"
+
+static void save_corpus_input(af_campaign_state *cp, const uint8_t *data, size_t n) {
+    char path[1300];
+    snprintf(path, sizeof path, "%s/corpus/%016llx", cp->dir, (unsigned long long)af_fnv1a64(data, n));
+    af_write_file_atomic(path, data, n, NULL, 0);
+}
+
+typedef struct {
+    uint8_t data[1024];
+    size_t size;
+} input_buf;
+
+static void next_input(af_campaign_state *cp, input_buf *in, int *seed_cursor) {
+    if (*seed_cursor < cp->queue.count) {
+        /* every seed runs once as it is */
+        const af_queue_entry *e = &cp->queue.items[(*seed_cursor)++];
+        memcpy(in->data, e->data, e->size);
+        in->size = e->size;
+        return;
+    }
+    const af_queue_entry *e = af_queue_pick(&cp->queue, &cp->rng);
+    memcpy(in->data, e->data, e->size);
+    in->size = e->size;
+    int stack = 1 + (int)(af_fuzz_rand(&cp->rng) % 3);
+    for (int k = 0; k < stack; k++) {
+        uint64_t r = af_fuzz_rand(&cp->rng);
+        if (r % 8 == 0 && in->size > 0) {
+            /* raw byte change, as libFuzzer's own mutators would */
+            in->data[(r >> 8) % in->size] ^= (uint8_t)(1u << ((r >> 40) % 8));
+        } else {
+            in->size = af_fuzz_mutate(in->data, in->size, sizeof in->data, (unsigned)(r >> 16), &cp->s.limits);
+        }
+    }
+}
+
+/* A case that could not run (af_prepare failed: e.g. the oracle refused its inputs) is
+ * kept in DIR/errors/ with the reason as its first line, the first 100 of them, so that
+ * the "errors" count of stats.json can be looked into. */
+static void keep_error_case(af_campaign_state *cp, const af_case *c, const char *why) {
+    if (cp->st.errors > 100) return;
+    char path[1400];
+    snprintf(path, sizeof path, "%s/errors/%lld.case", cp->dir, cp->st.errors);
+    FILE *f = fopen(path, "w");
+    if (!f) return;
+    fprintf(f, "# could not run: %s\n", why);
+    af_case_write(c, f);
+    fclose(f);
+}
+
+static void handle_result(af_campaign_state *cp, const af_case *c, const input_buf *in, af_case_result *r) {
+    cp->st.cases++;
+    if (r->status == AF_CASE_NOT_RUN) {
+        cp->st.errors++;
+        keep_error_case(cp, c, r->why);
+        return;
+    }
+    if (r->verdict.kind == AF_V_DECLINED) cp->st.declined++;
+    if (r->status == AF_CASE_CRASHED) cp->st.crashes++;
+    if (r->status == AF_CASE_HUNG) cp->st.hangs++;
+    if (r->verdict.n_findings > 0) {
+        af_cp_note_finding(cp);
+        if (r->status == AF_CASE_CRASHED || r->status == AF_CASE_HUNG) {
+            char bucket[AF_BUCKET_ID_LEN + 1];
+            af_session_store(&cp->s, c, &r->verdict, AF_STORE_FUZZ, NULL, NULL, NULL, bucket);
+        }
+    }
+    if (af_queue_offer(&cp->queue, in->data, in->size, r->counters, false) > 0) save_corpus_input(cp, in->data, in->size);
+}
+
+void af_cp_run_inprocess(af_campaign_state *cp, double stop_at) {
+    int jobs = cp->o->jobs < 1 ? 1 : cp->o->jobs > AF_CAMPAIGN_MAX_JOBS ? AF_CAMPAIGN_MAX_JOBS : cp->o->jobs;
+    af_child slots[AF_CAMPAIGN_MAX_JOBS];
+    int slot_deadline[AF_CAMPAIGN_MAX_JOBS]; /* the deadline each slot's run got (cut by --total-time) */
+    input_buf inputs[AF_CAMPAIGN_MAX_JOBS];
+    af_case_result *results = calloc((size_t)jobs, sizeof *results);
+    memset(slots, 0, sizeof slots);
+    if (!results) return;
+    int seed_cursor = 0;
+    double next_pending = af_clock_mono() + 1;
+    for (;;) {
+        bool time_left = af_clock_mono() < stop_at;
+        for (int i = 0; i < jobs && time_left; i++) {
+            if (slots[i].proc.pid) continue;
+            next_input(cp, &inputs[i], &seed_cursor);
+            af_case c;
+            af_fuzz_decode(inputs[i].data, inputs[i].size, &cp->s.limits, &c);
+            char name[32];
+            snprintf(name, sizeof name, "job%d", i);
+            af_session_write_current(&cp->s, &c, name);
+            slots[i].result = &results[i];
+            slot_deadline[i] = af_cp_deadline_now(cp);
+            if (af_child_start(&cp->s, &slots[i], &c, AF_STORE_FUZZ, slot_deadline[i])) {
+                fprintf(stderr, "attnfuzz campaign: fork failed: %s\n", strerror(errno));
+                time_left = false;
+            }
+        }
+        int busy = 0;
+        for (int i = 0; i < jobs; i++) busy += slots[i].proc.pid != 0;
+        if (!busy) {
+            cp->fuzz_end = af_clock_mono();
+            break;
+        }
+        int done = af_child_wait_any(&cp->s, slots, jobs, 250);
+        if (done >= 0 && !af_cp_stopped_for_time(cp, &results[done], slot_deadline[done]))
+            handle_result(cp, &slots[done].c, &inputs[done], &results[done]);
+        if (af_clock_mono() >= next_pending) {
+            af_cp_process_pending(cp, stop_at, false);
+            af_cp_update_stats(cp, false);
+            next_pending = af_clock_mono() + 1;
+        }
+    }
+    free(results);
+}
+

@@ -1,0 +1,231 @@
+/* campaign/libfuzzer.c — the libFuzzer engine: attnfuzz_fuzz (built with clang) beside
+ * this executable runs as a child with -fork=JOBS, crashes, timeouts and OOMs ignored
+ * (artifacts kept), so one bad case never ends the campaign. Its options reach it in
+ * its own environment (util/config.h: ATTNFUZZ_OUT, _BACKEND, _ENGINE, _DEFER_NEW,
+ * _MAX_WORK), never through this process's. Workers report counts in
+ * DIR/workers/<pid>.stats; artifacts become crash / hang findings. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "campaign/campaign_internal.h"
+#include "util/clock.h"
+#include "util/fsutil.h"
+#include "util/config.h"
+
+static void read_worker_stats(af_campaign_state *cp) {
+    char dir[1200];
+    af_cp_subdir(cp, "workers", dir, sizeof dir);
+    DIR *d = opendir(dir);
+    if (!d) return;
+    long long cases = 0, findings = 0, declined = 0, errors = 0;
+    double first = -1;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strstr(e->d_name, ".stats") || strstr(e->d_name, ".tmp")) continue;
+        char path[1500];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        char key[64];
+        double val;
+        while (fscanf(f, "%63s %lf", key, &val) == 2) {
+            if (!strcmp(key, "cases")) cases += (long long)val;
+            else if (!strcmp(key, "findings")) findings += (long long)val;
+            else if (!strcmp(key, "declined")) declined += (long long)val;
+            else if (!strcmp(key, "errors")) errors += (long long)val;
+            else if (!strcmp(key, "first_finding_unix") && val > 0 && (first < 0 || val < first)) first = val;
+        }
+        fclose(f);
+    }
+    closedir(d);
+    cp->st.cases = cases + cp->st.crashes + cp->st.hangs;
+    cp->st.findings = findings + cp->st.crashes + cp->st.hangs;
+    cp->st.declined = declined;
+    cp->st.errors = errors;
+    /* libFuzzer adds its corpus to DIR/corpus */
+    char corpus[1200];
+    af_cp_subdir(cp, "corpus", corpus, sizeof corpus);
+    DIR *cd = opendir(corpus);
+    if (cd) {
+        int files = 0;
+        while ((e = readdir(cd)))
+            files += e->d_name[0] != '.';
+        closedir(cd);
+        cp->st.corpus = files;
+    }
+    if (first > 0 && (cp->st.time_to_first_finding_s < 0 || first - cp->st.start_unix < cp->st.time_to_first_finding_s))
+        cp->st.time_to_first_finding_s = first - cp->st.start_unix;
+}
+
+/* libFuzzer artifacts (crash-*, timeout-*, oom-*, leak-*) -> crash / hang findings. */
+static void convert_artifacts(af_campaign_state *cp) {
+    char dir[1200], done_dir[1300];
+    af_cp_subdir(cp, "crashes", dir, sizeof dir);
+    snprintf(done_dir, sizeof done_dir, "%s/seen", dir);
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        af_verdict_kind kind;
+        if (!strncmp(e->d_name, "crash-", 6) || !strncmp(e->d_name, "leak-", 5)) kind = AF_V_CRASH;
+        else if (!strncmp(e->d_name, "timeout-", 8)) kind = AF_V_HANG;
+        else if (!strncmp(e->d_name, "oom-", 4)) kind = AF_V_RESOURCE;
+        else continue;
+        char path[1500], dst[1600];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        FILE *f = fopen(path, "rb");
+        if (!f) continue;
+        uint8_t buf[4096];
+        size_t n = fread(buf, 1, sizeof buf, f);
+        fclose(f);
+        af_case c;
+        af_fuzz_decode(buf, n, &cp->s.limits, &c);
+        af_verdict v;
+        char detail[128];
+        snprintf(detail, sizeof detail, "libFuzzer %.*s", (int)strcspn(e->d_name, "-"), e->d_name);
+        af_session_fatal_verdict(&cp->s, &c, kind, detail, &v);
+        char bucket[AF_BUCKET_ID_LEN + 1];
+        af_session_store(&cp->s, &c, &v, AF_STORE_FUZZ, NULL, NULL, NULL, bucket);
+        if (kind == AF_V_HANG) cp->st.hangs++;
+        else cp->st.crashes++;
+        if (cp->st.time_to_first_finding_s < 0) cp->st.time_to_first_finding_s = af_clock_unix() - cp->st.start_unix;
+        af_mkdirs(done_dir, NULL, 0);
+        snprintf(dst, sizeof dst, "%s/%s", done_dir, e->d_name);
+        rename(path, dst);
+    }
+    closedir(d);
+}
+
+extern char **environ;
+
+/* The options of the fuzzer child, as NAME=VALUE strings (util/config.h). */
+typedef struct {
+    char out[1100], backend[AF_NAME_MAX + 32], engine[AF_NAME_MAX + 32], max_work[64];
+} child_options;
+
+/* The child's environment: this process's, with the campaign's options replacing any
+ * value of the same names. NULL when out of memory; free the array only. */
+static char **child_environment(const af_campaign_state *cp, child_options *opt) {
+    const af_config_var passed[] = {AF_CFG_OUT, AF_CFG_BACKEND, AF_CFG_ENGINE, AF_CFG_DEFER_NEW, AF_CFG_MAX_WORK};
+    const int n_passed = (int)(sizeof passed / sizeof passed[0]);
+    snprintf(opt->out, sizeof opt->out, "%s=%s", af_config_entry_of(AF_CFG_OUT)->name, cp->dir);
+    snprintf(opt->backend, sizeof opt->backend, "%s=%s", af_config_entry_of(AF_CFG_BACKEND)->name,
+             cp->s.backend_name);
+    snprintf(opt->engine, sizeof opt->engine, "%s=%s", af_config_entry_of(AF_CFG_ENGINE)->name, cp->s.engine);
+    snprintf(opt->max_work, sizeof opt->max_work, "%s=%.0f", af_config_entry_of(AF_CFG_MAX_WORK)->name,
+             cp->s.limits.max_work);
+    static const char defer_new[] = "ATTNFUZZ_DEFER_NEW=1";
+    int n = 0;
+    while (environ && environ[n]) n++;
+    char **env = calloc((size_t)n + (size_t)n_passed + 1, sizeof *env);
+    if (!env) return NULL;
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        bool replaced = false;
+        for (int p = 0; p < n_passed && !replaced; p++) {
+            const char *name = af_config_entry_of(passed[p])->name;
+            size_t len = strlen(name);
+            replaced = !strncmp(environ[i], name, len) && environ[i][len] == '=';
+        }
+        if (!replaced) env[k++] = environ[i];
+    }
+    env[k++] = opt->out;
+    env[k++] = opt->backend;
+    env[k++] = opt->engine;
+    env[k++] = (char *)defer_new;
+    env[k++] = opt->max_work;
+    env[k] = NULL;
+    return env;
+}
+
+int af_cp_run_libfuzzer(af_campaign_state *cp, const char *fuzzer, double stop_at) {
+    char corpus[1200], log[1200], artifacts[1300];
+    af_cp_subdir(cp, "corpus", corpus, sizeof corpus);
+    af_cp_subdir(cp, "fuzzer.log", log, sizeof log);
+    snprintf(artifacts, sizeof artifacts, "-artifact_prefix=%s/crashes/", cp->dir);
+    char a_fork[32], a_time[48], a_timeout[48], a_rss[48], a_seed[48];
+    snprintf(a_fork, sizeof a_fork, "-fork=%d", cp->o->jobs < 1 ? 1 : cp->o->jobs);
+    snprintf(a_time, sizeof a_time, "-max_total_time=%d", (int)(cp->o->time_s + 0.5) > 0 ? (int)(cp->o->time_s + 0.5) : 1);
+    snprintf(a_timeout, sizeof a_timeout, "-timeout=%d", cp->deadline_s);
+    snprintf(a_rss, sizeof a_rss, "-rss_limit_mb=%d", cp->o->rss_limit_mb);
+    snprintf(a_seed, sizeof a_seed, "-seed=%llu", (unsigned long long)(cp->o->seed ? cp->o->seed % 4000000000ull : 0));
+    char *argv[] = {(char *)fuzzer, corpus, a_fork, "-ignore_crashes=1", "-ignore_timeouts=1", "-ignore_ooms=1",
+                    a_time, a_timeout, a_rss, artifacts, "-max_len=1024", a_seed, "-print_final_stats=1", NULL};
+    child_options opt;
+    char **env = child_environment(cp, &opt);
+    if (!env) return -1;
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        free(env);
+        return -1;
+    }
+    if (pid == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+            close(fd);
+        }
+        setpgid(0, 0);
+        execve(fuzzer, argv, env);
+        _exit(127);
+    }
+    free(env);
+    int status = 0;
+    bool exited = false;
+    while (!exited) {
+        pid_t w = waitpid(pid, &status, WNOHANG);
+        if (w == pid) exited = true;
+        convert_artifacts(cp);
+        read_worker_stats(cp);
+        if (exited) cp->fuzz_end = af_clock_mono();
+        af_cp_process_pending(cp, stop_at, false); /* the rest after fuzzing */
+        af_cp_update_stats(cp, false);
+        if (!exited && af_clock_mono() > stop_at + 30) {
+            /* libFuzzer should have stopped at -max_total_time: stop it */
+            kill(-pid, SIGTERM);
+            sleep(2);
+            kill(-pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            cp->fuzz_end = af_clock_mono();
+            exited = true;
+        }
+        if (!exited) usleep(500 * 1000);
+    }
+    convert_artifacts(cp);
+    read_worker_stats(cp);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+        fprintf(stderr, "attnfuzz campaign: cannot run %s\n", fuzzer);
+        return -1;
+    }
+    return 0;
+}
+
+bool af_cp_find_fuzzer(const af_campaign_opts *o, char *out, size_t cap) {
+    if (o->force_inprocess || o->backend_obj) return false;
+    if (o->fuzzer_path) {
+        snprintf(out, cap, "%s", o->fuzzer_path);
+        return access(out, X_OK) == 0;
+    }
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) return false;
+    self[n] = 0;
+    char *slash = strrchr(self, '/');
+    if (!slash) return false;
+    *slash = 0;
+    snprintf(out, cap, "%s/attnfuzz_fuzz", self);
+    return access(out, X_OK) == 0;
+}
+

@@ -1,0 +1,264 @@
+/* campaign/session.c — open a session on one backend (probing a GPU backend in a child),
+ * and run one case in this process: prepare, judge every engine (judge/engines.h) with
+ * probes, feedback counters, store per mode (campaign/session.h). */
+#include "campaign/session.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "campaign/store.h"
+#include "judge/engines.h"
+#include "judge/evidence.h"
+#include "util/clock.h"
+#include "util/fsutil.h"
+
+/* ---- opening a session -------------------------------------------------------------- */
+
+typedef struct {
+    int rc;                 /* available(): 0 usable */
+    char why[512];
+    af_fuzz_limits limits;
+} probe_msg;
+
+typedef struct {
+    af_session *s;
+    bool want_limits;
+} probe_job;
+
+/* In the child: available() and (when asked) the backend's fuzz limits. */
+static void probe_in_child(void *user, void *out, size_t out_size) {
+    probe_job *job = user;
+    probe_msg *m = out;
+    (void)out_size;
+    m->limits = job->s->limits;
+    m->rc = job->s->backend->available(job->s->backend, m->why, sizeof m->why);
+    if (m->rc == 0 && job->want_limits) af_fuzz_limits_for_backend(&m->limits, job->s->backend);
+}
+
+/* available() and (when want_limits) af_fuzz_limits_for_backend in a forked child, so
+ * that this process never initialises the backend's device (CUDA does not survive
+ * fork: the children that run the cases must be the first to touch the GPU). */
+static int probe_isolated(af_session *s, bool want_limits, char *why, size_t cap) {
+    probe_msg m;
+    memset(&m, 0, sizeof m);
+    probe_job job = {s, want_limits};
+    af_isolate_outcome o;
+    if (af_isolate_run(probe_in_child, &job, &m, sizeof m, s->default_deadline_s, 5, &o)) {
+        snprintf(why, cap, "backend %s: fork: %s", s->backend_name, strerror(errno));
+        return -1;
+    }
+    if (!o.complete) {
+        if (o.timed_out)
+            snprintf(why, cap, "backend %s: no answer from the availability / limits probe after %d s", s->backend_name,
+                     s->default_deadline_s);
+        else if (o.term_signal)
+            snprintf(why, cap, "backend %s: the availability / limits probe was killed by signal %d (%s)",
+                     s->backend_name, o.term_signal, strsignal(o.term_signal));
+        else
+            snprintf(why, cap, "backend %s: the availability / limits probe exited with status %d", s->backend_name,
+                     o.exit_status);
+        return -1;
+    }
+    if (m.rc) {
+        m.why[sizeof m.why - 1] = 0;
+        snprintf(why, cap, "%s", m.why[0] ? m.why : "backend unavailable");
+        return -1;
+    }
+    s->limits = m.limits;
+    return 0;
+}
+
+int af_session_open(af_session *s, const char *backend, const char *engine, const char *out_dir, char *why,
+                    size_t cap) {
+    return af_session_open_ex(s, backend, NULL, engine, out_dir, 0, why, cap);
+}
+
+int af_session_open_ex(af_session *s, const char *backend, af_backend *backend_obj, const char *engine,
+                       const char *out_dir, unsigned flags, char *why, size_t cap) {
+    memset(s, 0, sizeof *s);
+    if (backend_obj) backend = backend_obj->name;
+    snprintf(s->backend_name, sizeof s->backend_name, "%s", backend && *backend ? backend : "cpu");
+    snprintf(s->engine, sizeof s->engine, "%s", engine ? engine : "");
+    snprintf(s->out_dir, sizeof s->out_dir, "%s", out_dir ? out_dir : "");
+    s->start_unix = af_clock_unix();
+    s->owner_pid = (int)getpid();
+    af_registry_init(&s->registry);
+    s->backend = backend_obj ? backend_obj : af_registry_find(&s->registry, s->backend_name, why, cap);
+    s->backend_owned = !backend_obj;
+    if (!s->backend) {
+        af_registry_free(&s->registry);
+        return -1;
+    }
+    bool gpu = (s->backend->flags & AF_BACKEND_NEEDS_GPU) != 0;
+    s->isolated = !(flags & AF_SESSION_INPROCESS) && (gpu || (flags & AF_SESSION_ISOLATE));
+    s->default_deadline_s = gpu ? AF_DEADLINE_GPU_S : AF_DEADLINE_CPU_S;
+    af_fuzz_limits_default(&s->limits);
+    int rc;
+    if (s->isolated) {
+        rc = probe_isolated(s, !(flags & AF_SESSION_NO_LIMITS), why, cap);
+    } else {
+        rc = s->backend->available(s->backend, why, cap);
+        if (rc == 0 && !(flags & AF_SESSION_NO_LIMITS)) af_fuzz_limits_for_backend(&s->limits, s->backend);
+    }
+    if (rc) {
+        af_registry_free(&s->registry);
+        s->backend = NULL;
+        return -1;
+    }
+    s->runner.reference = af_registry_find(&s->registry, "cpu", why, cap);
+    af_oracle_opts_default(&s->runner.oracle);
+    s->runner.oracle.threads = 1; /* campaigns parallelise over cases, not inside one */
+    s->runner.probes = true;
+    af_probe_opts_default(&s->runner.probe_opts);
+    if (s->out_dir[0]) af_mkdirs(s->out_dir, NULL, 0);
+    return 0;
+}
+
+void af_session_close(af_session *s) {
+    if (s->backend || s->registry.count) af_registry_free(&s->registry);
+    memset(s, 0, sizeof *s);
+}
+
+void af_session_write_current(const af_session *s, const af_case *c, const char *name) {
+    if (!s->out_dir[0]) return;
+    char path[1300];
+    snprintf(path, sizeof path, "%s/current", s->out_dir);
+    af_mkdirs(path, NULL, 0);
+    snprintf(path, sizeof path, "%s/current/%s.case", s->out_dir, name);
+    af_case_save(c, path);
+}
+
+void af_session_fatal_verdict(const af_session *s, const af_case *c, af_verdict_kind kind, const char *detail,
+                              af_verdict *v) {
+    af_verdict_init(v, s->backend_name);
+    snprintf(v->info.engine, sizeof v->info.engine, "%s", s->engine[0] ? s->engine : c->engine);
+    af_finding f;
+    memset(&f, 0, sizeof f);
+    f.kind = kind;
+    f.tensor = AF_T_NONE; /* no tensor, as the runner reports AF_RUN_CRASH: signatures agree */
+    f.b = f.h = f.row = f.col = -1;
+    snprintf(f.detail, sizeof f.detail, "%s", detail);
+    af_verdict_add(v, &f);
+    snprintf(v->reason, sizeof v->reason, "%s", detail);
+}
+
+/* ---- one case in this process ---------------------------------------------------------- */
+
+/* Heatmap of the first finding's tensor, when there are kernel outputs to draw. */
+static bool finding_heatmap(const af_prepared *p, const af_tensors *t, const af_verdict *v, af_heatmap *hm) {
+    if (!p->have_oracle || v->n_findings == 0) return false;
+    af_tensor_id tensor = v->findings[0].tensor;
+    if (tensor == AF_T_NONE || !v->stats[tensor].judged) return false;
+    af_outputs out;
+    if (af_outputs_alloc(&out, &p->c)) return false;
+    af_outputs_read(t, &p->c, &out);
+    bool ok = af_heatmap_error(&p->c, &out, &p->oracle.out, tensor, v->stats[tensor].allowed, hm) == 0;
+    af_outputs_free(&out);
+    return ok;
+}
+
+/* For a leak: which hidden input sets moved which outputs, from a visibility-only
+ * probe run against the judged run's buffers (the report draws it). */
+static bool finding_leaks(af_session *s, const af_prepared *p, const af_tensors *t, const af_verdict *v,
+                          const char *engine, af_leak_matrix *lm) {
+    bool leak = false;
+    for (int i = 0; i < v->n_findings && i < AF_MAX_FINDINGS; i++) leak |= v->findings[i].kind == AF_V_LEAK;
+    if (!leak) return false;
+    af_probe_opts lo = s->runner.probe_opts;
+    lo.determinism = lo.inclusion = lo.feature = false;
+    lo.visibility = true;
+    af_probe_target pt = {&p->c, &p->tensors, &p->inputs, t, &v->info, s->backend, engine ? engine : ""};
+    af_verdict scratch;
+    af_verdict_init(&scratch, s->backend_name);
+    af_probes_run(&lo, &pt, &scratch, lm, NULL);
+    return lm->rows > 0 && lm->cols > 0;
+}
+
+/* What af_session_run's engine callback needs. */
+typedef struct {
+    af_session *s;
+    af_prepared *p;
+    const af_case *c;
+    af_store_mode mode;
+    const af_case *original;
+    af_case_result *r;
+    bool have_verdict;
+} session_judging;
+
+/* One engine's verdict: feedback, evidence and storing for a finding, and which verdict
+ * the case reports (the first failing engine, else the last one). */
+static void on_engine_verdict(void *user, const char *engine, const af_verdict *v, bool ran, const af_tensors *t) {
+    session_judging *j = user;
+    af_case_result *r = j->r;
+    if (!ran) { /* not run after an earlier crash: reported only when nothing else is */
+        if (!j->have_verdict) {
+            r->verdict = *v;
+            j->have_verdict = true;
+        }
+        return;
+    }
+    af_fuzz_feedback(j->c, v, r->counters, sizeof r->counters);
+    if (v->n_findings > 0) {
+        af_heatmap hm;
+        memset(&hm, 0, sizeof hm);
+        bool has_hm = t && t->alloc[AF_BUF_O] && finding_heatmap(j->p, t, v, &hm);
+        af_leak_matrix lm;
+        memset(&lm, 0, sizeof lm);
+        bool has_lm = t && t->alloc[AF_BUF_O] && finding_leaks(j->s, j->p, t, v, engine, &lm);
+        char bucket[AF_BUCKET_ID_LEN + 1] = "";
+        int st = af_session_store(j->s, j->c, v, j->mode, j->original, has_hm ? &hm : NULL, has_lm ? &lm : NULL,
+                                  bucket);
+        if (has_hm) af_heatmap_free(&hm);
+        if (has_lm) af_leak_matrix_free(&lm);
+        if (r->verdict.n_findings == 0 || st == 1 || st == 2) {
+            r->stored = st;
+            snprintf(r->bucket, sizeof r->bucket, "%s", bucket);
+        }
+    }
+    if (!j->have_verdict || (r->verdict.n_findings == 0 && v->n_findings > 0) ||
+        (r->verdict.n_findings == 0 && r->verdict.kind != AF_V_DECLINED)) {
+        r->verdict = *v;
+        j->have_verdict = true;
+    }
+}
+
+void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const af_case *original,
+                    af_case_result *r) {
+    memset(r, 0, sizeof *r);
+    r->stored = -1;
+    if (s->isolated && (int)getpid() == s->owner_pid) {
+        /* a GPU backend must not be initialised in the process that forks the runs */
+        r->status = AF_CASE_NOT_RUN;
+        af_verdict_init(&r->verdict, s->backend_name);
+        snprintf(r->why, sizeof r->why, "backend %s runs in forked children only", s->backend_name);
+        return;
+    }
+    double t0 = af_clock_mono();
+    af_prepared p;
+    if (af_prepare(&s->runner, c, &p, r->why, sizeof r->why)) {
+        r->status = AF_CASE_NOT_RUN;
+        af_verdict_init(&r->verdict, s->backend_name);
+        r->seconds = af_clock_mono() - t0;
+        return;
+    }
+    af_engine_list engines;
+    char why[512];
+    if (af_engine_list_make(s->backend, c, s->engine[0] ? s->engine : c->engine, &engines, why, sizeof why)) {
+        af_verdict_init(&r->verdict, s->backend_name);
+        r->verdict.kind = AF_V_DECLINED;
+        snprintf(r->verdict.reason, sizeof r->verdict.reason, "%s", why);
+    } else {
+        /* a crash earlier in this case: later configs are not run (a fresh process per case) */
+        af_context_state context;
+        memset(&context, 0, sizeof context);
+        session_judging j = {s, &p, c, mode, original, r, false};
+        af_judge_engines(&s->runner, &p, s->backend, &engines, "this case", mode != AF_STORE_NONE, &context,
+                         on_engine_verdict, &j);
+    }
+    af_engine_list_free(&engines);
+    af_prepared_free(&p);
+    r->status = AF_CASE_RAN;
+    r->seconds = af_clock_mono() - t0;
+}

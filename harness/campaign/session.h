@@ -1,0 +1,122 @@
+/* campaign/session.h — everything needed to run cases against one backend: open a
+ * session, run one case (prepare, judge every engine with probes, feedback, store), and
+ * the same in a forked child (campaign/isolate.h) so that a crash or hang becomes a
+ * verdict. Files: session.c (open, close, run here), session_child.c (run in children).
+ *
+ * GPU safety. CUDA does not survive fork(): a process that initialised CUDA cannot use
+ * it in a forked child. So for a backend flagged AF_BACKEND_NEEDS_GPU (cudnn, plugins
+ * that want device buffers) a session that forks (campaign, minimize, repro) never
+ * calls into the backend in its own process: available() and the limits probing
+ * (af_fuzz_limits_for_backend) run in a forked child that reports back through a pipe,
+ * and every case runs in a fresh forked child (af_session_run_isolated, af_child_start)
+ * that initialises CUDA itself. s->isolated says so; af_session_run refuses to run
+ * such a backend in an isolated session's own process. Only a caller that runs its
+ * cases in this process (the libFuzzer target, AF_SESSION_INPROCESS) talks to the
+ * backend directly. */
+#ifndef ATTNFUZZ_CAMPAIGN_SESSION_H
+#define ATTNFUZZ_CAMPAIGN_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "campaign/isolate.h"
+#include "fuzz/fuzz.h"
+#include "judge/runner.h"
+#include "judge/signature.h"
+
+typedef struct {
+    af_registry registry;
+    af_runner runner;
+    af_backend *backend;
+    char backend_name[AF_NAME_MAX];
+    char engine[AF_NAME_MAX];    /* "" = the case's engine field, else this one */
+    af_fuzz_limits limits;       /* af_fuzz_limits_for_backend of the backend */
+    char out_dir[1024];          /* campaign directory; "" = findings are not stored */
+    double start_unix;           /* campaign start, for time_to_first_seconds */
+    bool defer_new;              /* findings with a new raw signature go to DIR/pending */
+    bool isolated;               /* never call the backend in this process (NEEDS_GPU) */
+    bool backend_owned;          /* backend came from the registry (else the caller's) */
+    int default_deadline_s;      /* per case: 60 s, 300 s for a NEEDS_GPU backend */
+    int owner_pid;               /* the process that opened the session */
+} af_session;
+
+enum {
+    AF_SESSION_INPROCESS = 1u << 0, /* cases run in this process: probe the backend here */
+    AF_SESSION_NO_LIMITS = 1u << 1, /* skip af_fuzz_limits_for_backend (repro, minimize) */
+    AF_SESSION_ISOLATE = 1u << 2,   /* isolate whatever the backend's flags say (tests) */
+};
+
+/* Per-case deadlines when none is given: CPU backends 60 s; GPU backends 300 s (with
+ * --engine all, runtime compilation of cuDNN engines takes tens of seconds). */
+#define AF_DEADLINE_CPU_S 60
+#define AF_DEADLINE_GPU_S 300
+
+/* Open a session; backend "" = "cpu". Probes are on. Returns 0, or -1 with why
+ * (unknown or unavailable backend). Same as af_session_open_ex(..., NULL, 0, ...). */
+int af_session_open(af_session *s, const char *backend, const char *engine, const char *out_dir, char *why,
+                    size_t cap);
+/* backend_obj (may be NULL): run this backend (not owned; its name is used) instead of
+ * looking `backend` up in the registry. flags: AF_SESSION_*. */
+int af_session_open_ex(af_session *s, const char *backend, af_backend *backend_obj, const char *engine,
+                       const char *out_dir, unsigned flags, char *why, size_t cap);
+void af_session_close(af_session *s);
+
+/* What happened to one case. Plain data: it crosses a pipe from an isolated child. */
+typedef enum {
+    AF_CASE_RAN = 0,        /* verdict is valid */
+    AF_CASE_NOT_RUN,        /* the case could not be prepared (why) */
+    AF_CASE_CRASHED,        /* the child died of a signal; verdict = crash */
+    AF_CASE_HUNG,           /* past the deadline; verdict = hang */
+} af_case_status;
+
+typedef enum {
+    AF_STORE_NONE = 0,      /* run only */
+    AF_STORE_ALWAYS,        /* store a finding (af_finding_store) */
+    AF_STORE_FUZZ,          /* store a duplicate; a new bucket goes to DIR/pending */
+} af_store_mode;
+
+typedef struct {
+    af_case_status status;
+    af_verdict verdict;
+    int stored;                         /* 1 new bucket, 0 duplicate, 2 pending, -1 not stored */
+    char bucket[AF_BUCKET_ID_LEN + 1];
+    char why[256];
+    double seconds;
+    uint8_t counters[AF_FUZZ_COUNTERS]; /* feedback (af_fuzz_feedback) */
+} af_case_result;
+
+/* Run one case in this process (prepare, judge with probes), set feedback counters,
+ * and store per mode. original (may be NULL) becomes original.case. In an isolated
+ * session this is for forked children only: called in the session's own process it
+ * returns AF_CASE_NOT_RUN. */
+void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const af_case *original,
+                    af_case_result *r);
+
+/* The same in a forked child with a deadline (seconds, 0 = none): a crash, abort or
+ * hang of the backend becomes a crash / hang verdict instead of ending the caller. */
+void af_session_run_isolated(af_session *s, const af_case *c, af_store_mode mode, const af_case *original,
+                             int deadline_s, af_case_result *r);
+
+/* Verdict for a case that killed or outlived its process. */
+void af_session_fatal_verdict(const af_session *s, const af_case *c, af_verdict_kind kind, const char *detail,
+                              af_verdict *v);
+
+/* Write DIR/current/<name>.case (before a case runs, so a crash loses nothing);
+ * name = the worker's pid (libFuzzer) or job<i> (in-process). */
+void af_session_write_current(const af_session *s, const af_case *c, const char *name);
+
+/* ---- isolated runs: one waited for (af_session_run_isolated), or N in flight -------- */
+
+typedef struct {
+    af_isolate_child proc;  /* proc.pid 0 = free slot */
+    af_case c;              /* the case it runs */
+    af_case_result *result; /* the caller points this at storage before starting */
+} af_child;
+
+/* Start c in a child; fills slot. Returns 0 or -1 (fork failed, errno set). */
+int af_child_start(af_session *s, af_child *slot, const af_case *c, af_store_mode mode, int deadline_s);
+/* Wait up to timeout_ms for any of n slots (at most 64) to finish; returns the index of
+ * one that finished (its result complete, the child reaped), or -1 when none did. */
+int af_child_wait_any(af_session *s, af_child *slots, int n, int timeout_ms);
+
+#endif

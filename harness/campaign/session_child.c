@@ -1,0 +1,79 @@
+/* campaign/session_child.c — a session's cases in forked children (campaign/isolate.h):
+ * one waited for, or N in flight; a child that dies or outlives its deadline becomes a
+ * crash / hang verdict instead of ending the caller (campaign/session.h). */
+#include "campaign/session.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/clock.h"
+
+#define GRACE_S 2 /* the parent kills a child this long after its own alarm should have */
+
+typedef struct {
+    af_session *s;
+    const af_case *c;
+    af_store_mode mode;
+    const af_case *original;
+} case_job;
+
+static void run_in_child(void *user, void *out, size_t out_size) {
+    case_job *job = user;
+    (void)out_size;
+    af_session_run(job->s, job->c, job->mode, job->original, out);
+}
+
+static int child_spawn(af_session *s, af_child *slot, const af_case *c, af_store_mode mode, const af_case *original,
+                       int deadline_s) {
+    case_job job = {s, c, mode, original};
+    slot->c = *c;
+    return af_isolate_start(&slot->proc, run_in_child, &job, slot->result, sizeof *slot->result, deadline_s, GRACE_S);
+}
+
+int af_child_start(af_session *s, af_child *slot, const af_case *c, af_store_mode mode, int deadline_s) {
+    return child_spawn(s, slot, c, mode, NULL, deadline_s);
+}
+
+/* The result of a finished child: its own, or a crash / hang verdict. */
+static void child_finish(af_session *s, af_child *slot, const af_isolate_outcome *o) {
+    af_case_result *r = slot->result;
+    if (o->complete) {
+        r->seconds = o->seconds;
+        return;
+    }
+    char detail[160];
+    af_isolate_describe(o, detail, sizeof detail);
+    memset(r, 0, sizeof *r);
+    r->stored = -1;
+    r->status = o->timed_out ? AF_CASE_HUNG : AF_CASE_CRASHED;
+    af_session_fatal_verdict(s, &slot->c, o->timed_out ? AF_V_HANG : AF_V_CRASH, detail, &r->verdict);
+    snprintf(r->why, sizeof r->why, "%s", detail);
+    r->seconds = o->seconds;
+    af_fuzz_feedback(&slot->c, &r->verdict, r->counters, sizeof r->counters);
+}
+
+int af_child_wait_any(af_session *s, af_child *slots, int n, int timeout_ms) {
+    af_isolate_child *procs[64];
+    if (n > 64) n = 64;
+    for (int i = 0; i < n; i++) procs[i] = &slots[i].proc;
+    af_isolate_outcome o;
+    int done = af_isolate_wait_any(procs, n, timeout_ms, &o);
+    if (done >= 0) child_finish(s, &slots[done], &o);
+    return done;
+}
+
+void af_session_run_isolated(af_session *s, const af_case *c, af_store_mode mode, const af_case *original,
+                             int deadline_s, af_case_result *r) {
+    af_child slot;
+    memset(&slot, 0, sizeof slot);
+    slot.result = r;
+    if (child_spawn(s, &slot, c, mode, original, deadline_s)) {
+        /* cannot fork: run here, unless the backend must stay out of this process */
+        int err = errno;
+        af_session_run(s, c, mode, original, r);
+        if (s->isolated) snprintf(r->why, sizeof r->why, "fork failed: %s", strerror(err));
+        return;
+    }
+    while (slot.proc.pid && af_child_wait_any(s, &slot, 1, 1000) < 0) {}
+}

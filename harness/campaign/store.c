@@ -1,0 +1,121 @@
+/* campaign/store.c — findings stored, counted in their mapped bucket, or deferred to
+ * DIR/pending; the rawmap and pending-verdict files (campaign/store.h). */
+#include "campaign/store.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "triage/findings.h"
+#include "util/clock.h"
+#include "util/fsutil.h"
+
+/* ---- small binary files (rawmap entries, pending verdicts) --------------------------
+ * Header: magic, then the sizes of the two parts, so a file written by another build
+ * (other struct sizes) reads as absent. */
+
+#define BLOB_MAGIC 0x4146524du /* "AFRM" */
+
+static int blob_write(const char *path, const void *a, size_t na, const void *b, size_t nb) {
+    uint32_t hdr[3] = {BLOB_MAGIC, (uint32_t)na, (uint32_t)nb};
+    af_file_part parts[3] = {{hdr, sizeof hdr}, {a, na}, {b, nb}};
+    return af_write_parts_atomic(path, parts, 3, NULL, 0);
+}
+
+static int blob_read(const char *path, void *a, size_t na, void *b, size_t nb) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    uint32_t hdr[3];
+    int rc = -1;
+    if (fread(hdr, sizeof hdr, 1, f) == 1 && hdr[0] == BLOB_MAGIC && hdr[1] == na && hdr[2] == nb &&
+        fread(a, na, 1, f) == 1 && (!nb || fread(b, nb, 1, f) == 1))
+        rc = 0;
+    fclose(f);
+    return rc;
+}
+
+int af_rawmap_get(const char *dir, const char *raw_id, af_rawmap_entry *e) {
+    char path[1300];
+    snprintf(path, sizeof path, "%s/rawmap/%.*s", dir, AF_BUCKET_ID_LEN, raw_id);
+    if (blob_read(path, e, sizeof *e, NULL, 0)) return -1;
+    e->bucket[AF_BUCKET_ID_LEN] = 0;
+    return 0;
+}
+
+int af_rawmap_put(const char *dir, const char *raw_id, const af_rawmap_entry *e) {
+    char path[1300];
+    snprintf(path, sizeof path, "%s/rawmap", dir);
+    if (af_mkdirs(path, NULL, 0)) return -1;
+    snprintf(path, sizeof path, "%s/rawmap/%.*s", dir, AF_BUCKET_ID_LEN, raw_id);
+    return blob_write(path, e, sizeof *e, NULL, 0);
+}
+
+void af_pending_verdict_path(const char *case_path, char *out, size_t cap) {
+    size_t n = strlen(case_path);
+    if (n > 5 && !strcmp(case_path + n - 5, ".case")) n -= 5;
+    snprintf(out, cap, "%.*s.verdict", (int)n, case_path);
+}
+
+int af_pending_verdict(const char *case_path, af_verdict *v) {
+    char path[1400];
+    af_pending_verdict_path(case_path, path, sizeof path);
+    return blob_read(path, v, sizeof *v, NULL, 0);
+}
+
+/* ---- storing -------------------------------------------------------------------------- */
+
+static double time_to_first(const af_session *s) { return af_clock_unix() - s->start_unix; }
+
+/* Count one more raw finding in the bucket its raw signature minimised into: the
+ * bucket's own case and verdict go to af_finding_store, which finds the bucket, keeps
+ * its reproducer and bumps count / last_seen. */
+static int bump_mapped(af_session *s, const af_rawmap_entry *e, char bucket[AF_BUCKET_ID_LEN + 1]) {
+    af_finding_extra extra;
+    memset(&extra, 0, sizeof extra);
+    extra.time_to_first_seconds = time_to_first(s);
+    char why[512];
+    int rc = af_finding_store(s->out_dir, &e->best, &e->verdict, &extra, bucket, why, sizeof why);
+    if (rc < 0) fprintf(stderr, "attnfuzz: counting a finding: %s\n", why);
+    return rc < 0 ? -1 : 0;
+}
+
+int af_session_store(af_session *s, const af_case *c, const af_verdict *v, af_store_mode mode,
+                     const af_case *original, const af_heatmap *heatmap, const af_leak_matrix *leaks,
+                     char bucket[AF_BUCKET_ID_LEN + 1]) {
+    if (mode == AF_STORE_NONE || !s->out_dir[0] || v->n_findings == 0) return -1;
+    char sig[AF_SIGNATURE_MAX], why[512];
+    af_signature(c, v, sig, sizeof sig);
+    af_bucket_id(sig, bucket);
+    af_case stored = *c;
+    if (!stored.backend[0]) snprintf(stored.backend, sizeof stored.backend, "%s", s->backend_name);
+    if (mode == AF_STORE_FUZZ && s->defer_new) {
+        /* bucket = the raw id here; a raw signature seen before counts in its bucket */
+        af_rawmap_entry e;
+        if (af_rawmap_get(s->out_dir, bucket, &e) == 0) {
+            snprintf(bucket, AF_BUCKET_ID_LEN + 1, "%s", e.bucket);
+            return bump_mapped(s, &e, bucket);
+        }
+        /* a new raw signature: the campaign minimises it once, then stores it */
+        char path[1300], vpath[1400];
+        snprintf(path, sizeof path, "%s/pending", s->out_dir);
+        af_mkdirs(path, NULL, 0);
+        snprintf(path, sizeof path, "%s/pending/%s-%d-%lld.case", s->out_dir, bucket, (int)getpid(),
+                 (long long)(af_clock_unix() * 1000));
+        af_pending_verdict_path(path, vpath, sizeof vpath);
+        blob_write(vpath, v, sizeof *v, NULL, 0); /* first: the .case file is the signal */
+        return af_case_save(&stored, path) == 0 ? 2 : -1;
+    }
+    af_finding_extra extra;
+    memset(&extra, 0, sizeof extra);
+    extra.original = original;
+    extra.heatmap = heatmap;
+    extra.leaks = leaks;
+    extra.time_to_first_seconds = time_to_first(s);
+    char repro[1500];
+    snprintf(repro, sizeof repro, "attnfuzz repro %s/findings/%s/finding.case --backend %s", s->out_dir, bucket,
+             s->backend_name);
+    extra.repro = repro;
+    int rc = af_finding_store(s->out_dir, &stored, v, &extra, bucket, why, sizeof why);
+    if (rc < 0) fprintf(stderr, "attnfuzz: storing a finding: %s\n", why);
+    return rc;
+}

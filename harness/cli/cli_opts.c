@@ -1,0 +1,112 @@
+/* cli/cli_opts.c — getopt_long over a copy of argv, strict numbers (cli/cli_opts.h). */
+#include "cli/cli_opts.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int af_cli_args_init(af_cli_args *a, const char *cmd, int argc, char **argv) {
+    memset(a, 0, sizeof *a);
+    a->cmd = cmd;
+    a->argv = calloc((size_t)argc + 2, sizeof *a->argv);
+    if (!a->argv) {
+        fprintf(stderr, "%s: out of memory\n", cmd);
+        return -1;
+    }
+    a->argv[0] = (char *)cmd;
+    for (int i = 0; i < argc; i++) a->argv[i + 1] = argv[i];
+    a->argc = argc + 1;
+    optind = 0; /* GNU: start over (another subcommand may have parsed before) */
+    opterr = 0; /* the messages are ours */
+    return 0;
+}
+
+void af_cli_args_free(af_cli_args *a) {
+    free(a->argv);
+    a->argv = NULL;
+}
+
+int af_cli_next(af_cli_args *a, const char *shortopts, const struct option *longopts, const char **value) {
+    char spec[64];
+    snprintf(spec, sizeof spec, ":%s", shortopts); /* ':' first: a missing value returns ':' */
+    int index = -1;
+    int c = getopt_long(a->argc, a->argv, spec, longopts, &index);
+    *value = optarg;
+    if (c == -1) {
+        a->next_operand = optind;
+        return -1;
+    }
+    const char *typed = optind > 0 && optind <= a->argc ? a->argv[optind - 1] : "";
+    if (c == '?' || c == ':') {
+        char name[64];
+        if (optopt && optopt < 256 && !(typed[0] == '-' && typed[1] == '-'))
+            snprintf(name, sizeof name, "-%c", optopt);
+        else
+            snprintf(name, sizeof name, "%.*s", (int)strcspn(typed, "="), typed);
+        if (c == ':')
+            fprintf(stderr, "%s: %s needs a value\n", a->cmd, name);
+        else
+            fprintf(stderr, "%s: unknown option '%s'\n", a->cmd, name);
+        return '?';
+    }
+    if (index >= 0)
+        snprintf(a->opt_name, sizeof a->opt_name, "--%s", longopts[index].name);
+    else
+        snprintf(a->opt_name, sizeof a->opt_name, "-%c", c);
+    return c;
+}
+
+static bool starts_clean(const char *text) { return text[0] && !isspace((unsigned char)text[0]); }
+
+int af_cli_int(const af_cli_args *a, const char *text, long long min, long long max, int *out) {
+    char *end = NULL;
+    errno = 0;
+    long long v = starts_clean(text) ? strtoll(text, &end, 10) : 0;
+    if (!starts_clean(text) || *end || end == text) {
+        fprintf(stderr, "%s: %s: '%s' is not an integer\n", a->cmd, a->opt_name, text);
+        return -1;
+    }
+    if (errno == ERANGE || v < min || v > max) {
+        fprintf(stderr, "%s: %s: %s is out of range (%lld to %lld)\n", a->cmd, a->opt_name, text, min, max);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+int af_cli_u64(const af_cli_args *a, const char *text, uint64_t *out) {
+    char *end = NULL;
+    errno = 0;
+    bool clean = starts_clean(text) && text[0] != '-' && text[0] != '+';
+    unsigned long long v = clean ? strtoull(text, &end, 0) : 0;
+    if (!clean || *end || end == text) {
+        fprintf(stderr, "%s: %s: '%s' is not an unsigned integer\n", a->cmd, a->opt_name, text);
+        return -1;
+    }
+    if (errno == ERANGE) {
+        fprintf(stderr, "%s: %s: %s is out of range (0 to %llu)\n", a->cmd, a->opt_name, text,
+                (unsigned long long)UINT64_MAX);
+        return -1;
+    }
+    *out = (uint64_t)v;
+    return 0;
+}
+
+int af_cli_double(const af_cli_args *a, const char *text, double min, bool min_open, double max, double *out) {
+    char *end = NULL;
+    double v = starts_clean(text) ? strtod(text, &end) : 0;
+    if (!starts_clean(text) || *end || end == text || !isfinite(v)) {
+        fprintf(stderr, "%s: %s: '%s' is not a finite number\n", a->cmd, a->opt_name, text);
+        return -1;
+    }
+    if (v > max || v < min || (min_open && v == min)) {
+        fprintf(stderr, "%s: %s: %s is out of range (%s%g to %g)\n", a->cmd, a->opt_name, text,
+                min_open ? "above " : "", min, max);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}

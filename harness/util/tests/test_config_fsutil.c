@@ -1,0 +1,125 @@
+/* test_config_fsutil.c — util/config.h (the ATTNFUZZ_* table, its reader, the warning
+ * about unknown names) and util/fsutil.h (mkdir -p, atomic replace). */
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/check.h"
+#include "util/config.h"
+#include "util/fsutil.h"
+
+static char *read_text(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    static char buf[4096];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    return buf;
+}
+
+static void test_config(void) {
+    /* every row is named ATTNFUZZ_*, has a default and a meaning, and names are unique */
+    for (int i = 0; i < AF_CFG_COUNT; i++) {
+        const af_config_entry *e = af_config_entry_of((af_config_var)i);
+        CHECK(e && !strncmp(e->name, "ATTNFUZZ_", 9) && e->default_value[0] && e->meaning[0]);
+        for (int k = 0; k < i; k++) CHECK(strcmp(af_config_entry_of((af_config_var)k)->name, e->name));
+    }
+    CHECK(af_config_entry_of(AF_CFG_COUNT) == NULL);
+    CHECK(!strcmp(af_config_entry_of(AF_CFG_MAX_WORK)->name, "ATTNFUZZ_MAX_WORK"));
+
+    /* the reader: unset and empty read as NULL */
+    unsetenv("ATTNFUZZ_MAX_WORK");
+    CHECK(af_config_get(AF_CFG_MAX_WORK) == NULL);
+    setenv("ATTNFUZZ_MAX_WORK", "", 1);
+    CHECK(af_config_get(AF_CFG_MAX_WORK) == NULL);
+    setenv("ATTNFUZZ_MAX_WORK", "65536", 1);
+    CHECK(af_config_get(AF_CFG_MAX_WORK) && !strcmp(af_config_get(AF_CFG_MAX_WORK), "65536"));
+    unsetenv("ATTNFUZZ_MAX_WORK");
+
+    CHECK(!strcmp(af_config_closest("ATTNFUZZ_MAXWORK"), "ATTNFUZZ_MAX_WORK"));
+    CHECK(!strcmp(af_config_closest("ATTNFUZZ_CPU_THREAD"), "ATTNFUZZ_CPU_THREADS"));
+    CHECK(!strcmp(af_config_closest("ATTNFUZZ_PLUGINS_PATH"), "ATTNFUZZ_PLUGIN_PATH"));
+
+    /* unknown names warn, one line each, with the suggestion; known ones and others do not */
+    char *env[] = {"PATH=/bin", "ATTNFUZZ_MAX_WORK=4096", "ATTNFUZZ_MAXWORK=4096", "ATTNFUZZ_BAKEND=cpu",
+                   "ATTNFUZZ_OUT", "XATTNFUZZ_NOPE=1", NULL};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    CHECK(f);
+    CHECK(af_config_warn_unknown(env, "prog", f) == 2);
+    fclose(f);
+    CHECK_MSG(strstr(text, "prog: warning: unknown environment variable ATTNFUZZ_MAXWORK (ignored); did you mean "
+                           "ATTNFUZZ_MAX_WORK?\n"), "%s", text);
+    CHECK_MSG(strstr(text, "ATTNFUZZ_BAKEND (ignored); did you mean ATTNFUZZ_BACKEND?"), "%s", text);
+    CHECK(!strstr(text, "NOPE") && !strstr(text, "ATTNFUZZ_OUT "));
+    free(text);
+    char *known[] = {"ATTNFUZZ_CPU_THREADS=2", "ATTNFUZZ_PLUGIN_PATH=", NULL};
+    CHECK(af_config_warn_unknown(known, "prog", NULL) == 0);
+}
+
+static void test_fsutil(void) {
+    char root[] = "/tmp/af_fsutil_XXXXXX";
+    CHECK(mkdtemp(root));
+    char path[256], why[256];
+    snprintf(path, sizeof path, "%s/a/b//c", root);
+    CHECK_MSG(af_mkdirs(path, why, sizeof why) == 0, "%s", why);
+    struct stat st;
+    CHECK(stat(path, &st) == 0 && S_ISDIR(st.st_mode));
+    CHECK(af_mkdirs(path, why, sizeof why) == 0); /* existing: fine */
+
+    /* a file where a directory should be: an error naming the path */
+    snprintf(path, sizeof path, "%s/file", root);
+    CHECK(af_write_file_atomic(path, "one", 3, why, sizeof why) == 0);
+    CHECK(!strcmp(read_text(path), "one"));
+    snprintf(path, sizeof path, "%s/file/sub", root);
+    CHECK(af_mkdirs(path, why, sizeof why) == -1 && strstr(why, "/file"));
+
+    /* atomic replace: the new content, mode 0644, no temporary left behind */
+    snprintf(path, sizeof path, "%s/file", root);
+    af_file_part parts[2] = {{"head-", 5}, {"body", 4}};
+    CHECK(af_write_parts_atomic(path, parts, 2, why, sizeof why) == 0);
+    CHECK(!strcmp(read_text(path), "head-body"));
+    CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0644);
+    DIR *d = opendir(root);
+    CHECK(d);
+    int entries = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.') {
+            entries++;
+            CHECK_MSG(!strstr(e->d_name, ".tmp"), "left behind: %s", e->d_name);
+        }
+    closedir(d);
+    CHECK(entries == 2); /* a/ and file */
+
+    /* into a directory that does not exist: -1 with why, the old file untouched */
+    snprintf(path, sizeof path, "%s/none/file", root);
+    CHECK(af_write_file_atomic(path, "x", 1, why, sizeof why) == -1 && strstr(why, "/none/file"));
+
+    /* af_write_all through a pipe */
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    CHECK(af_write_all(fds[1], "abc", 3) == 0);
+    char got[4] = "";
+    CHECK(read(fds[0], got, 3) == 3 && !memcmp(got, "abc", 3));
+    close(fds[0]);
+    CHECK(af_write_all(fds[1], "abc", 3) == -1); /* reader gone: EPIPE (SIGPIPE ignored) */
+    close(fds[1]);
+
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    CHECK(system(cmd) == 0);
+}
+
+int main(void) {
+    signal(SIGPIPE, SIG_IGN);
+    test_config();
+    test_fsutil();
+    CHECK_DONE("test_config_fsutil");
+}
