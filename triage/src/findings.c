@@ -237,8 +237,8 @@ int af_finding_store(const char *dir, const af_case *c0, const af_verdict *v, co
     double ttf = x && x->time_to_first_seconds > 0 ? x->time_to_first_seconds : -1;
 
     snprintf(path, sizeof path, "%s/verdict.json", bucket_dir);
-    char unreadable[1400];
-    json_t *old = af_json_load_object(path, unreadable, sizeof unreadable);
+    char unread_why[1400]; /* not reported: a broken bucket is rewritten below */
+    json_t *old = af_json_load_object(path, unread_why, sizeof unread_why);
     af_case old_case;
     af_error err;
     char case_path[1200];
