@@ -3,7 +3,7 @@
  * Findings directory (written by af_finding_store, read by af_findings_scan):
  *   DIR/findings/<bucket>/finding.case     minimised reproducer, canonical case text
  *   DIR/findings/<bucket>/original.case    optional: the case before minimisation
- *   DIR/findings/<bucket>/verdict.json     af_json_verdict object plus the keys
+ *   DIR/findings/<bucket>/verdict.json     one line: af_verdict_to_json's object plus the keys
  *        signature, bucket, config_class, tensor, verdict_line, count, first_seen (ISO
  *        8601 UTC), first_seen_unix, last_seen_unix, time_to_first_seconds (null when
  *        unknown), case_cost, repro, original_case, heatmap, leak (file names or null)

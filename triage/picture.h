@@ -3,13 +3,11 @@
 #define ATTNFUZZ_TRIAGE_PICTURE_H
 
 #include <stddef.h>
-#include <stdint.h>
 #include "judge/evidence.h"
 
-/* PNG (8-bit RGB, no interlace, zlib stream of stored deflate blocks; no library). */
-uint32_t af_crc32(uint32_t crc, const void *data, size_t n);    /* start with crc = 0 */
-uint32_t af_adler32(uint32_t adler, const void *data, size_t n); /* start with adler = 1 */
-/* rgb is h rows of w*3 bytes. *out is malloc'ed. Returns 0 or -1. */
+/* PNG through libpng: 8-bit RGB, no interlace. rgb is h rows of w*3 bytes; sides of 1
+ * to 16384 pixels. *out is malloc'ed. Returns 0 or -1 (a file that could not be
+ * written whole is removed). */
 int af_png_encode_rgb(int w, int h, const unsigned char *rgb, unsigned char **out, size_t *len);
 int af_png_write_rgb(const char *path, int w, int h, const unsigned char *rgb);
 /* Render to PNG bytes (*out malloc'ed) or to a file. Each cell becomes a block of

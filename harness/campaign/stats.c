@@ -1,12 +1,14 @@
 /* campaign/stats.c — DIR/stats.json with stable keys, and the progress line (campaign/stats.h). */
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "campaign/stats.h"
-#include "judge/verdict_json.h"
 #include "util/fsutil.h"
+#include "util/json.h"
 
 static void iso_utc(double t, char *buf, size_t cap) {
     time_t s = (time_t)t;
@@ -15,34 +17,36 @@ static void iso_utc(double t, char *buf, size_t cap) {
     strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* Times in ms and the rate in 1e-4 cases/s, as the stable keys always had them; dumped
+ * at DBL_DIG significant digits, which gives back exactly those decimals. */
+static json_t *rounded(double x, double scale) {
+    return af_json_real(round(x * scale) / scale);
+}
+
 int af_stats_write(const char *dir, const af_campaign_stats *st) {
     char path[2048];
     snprintf(path, sizeof path, "%s/stats.json", dir);
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f) return -1;
     char start[32], now[32];
     iso_utc(st->start_unix, start, sizeof start);
     iso_utc(st->start_unix + st->elapsed_s, now, sizeof now);
     double rate = st->elapsed_s > 0 ? st->cases / st->elapsed_s : 0;
-    fprintf(f, "{\n  \"start_time\": \"%s\",\n  \"start_time_unix\": %.3f,\n  \"last_update\": \"%s\",\n", start,
-            st->start_unix, now);
-    fprintf(f, "  \"elapsed_s\": %.3f,\n  \"cases\": %lld,\n  \"cases_per_s\": %.4f,\n", st->elapsed_s, st->cases, rate);
-    fprintf(f, "  \"findings\": %lld,\n  \"buckets\": %d,\n  \"minimised\": %d,\n  \"unminimised\": %d,\n",
-            st->findings, st->buckets, st->minimised, st->unminimised);
-    fprintf(f, "  \"crashes\": %lld,\n  \"hangs\": %lld,\n  \"declined\": %lld,\n  \"errors\": %lld,\n", st->crashes,
-            st->hangs, st->declined, st->errors);
-    fprintf(f, "  \"corpus\": %d,\n  \"backend\": ", st->corpus);
-    af_json_string(f, st->backend);
-    fputs(",\n  \"engine\": ", f);
-    af_json_string(f, st->engine);
-    fprintf(f, ",\n  \"jobs\": %d,\n  \"mode\": ", st->jobs);
-    af_json_string(f, st->mode ? st->mode : "");
-    fprintf(f, ",\n  \"max_work\": %.0f,\n  \"time_to_first_finding_s\": ", st->max_work);
-    if (st->time_to_first_finding_s >= 0) fprintf(f, "%.3f\n}\n", st->time_to_first_finding_s);
-    else fputs("null\n}\n", f);
-    int rc = fclose(f) == 0 ? af_write_file_atomic(path, text, len, NULL, 0) : -1;
+    json_t *o = json_pack(
+        "{s:s, s:o, s:s, s:o, s:I, s:o, s:I, s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:i, s:o, s:o, s:i, s:o, s:I, s:o}",
+        "start_time", start, "start_time_unix", rounded(st->start_unix, 1e3), "last_update", now, "elapsed_s",
+        rounded(st->elapsed_s, 1e3), "cases", (json_int_t)st->cases, "cases_per_s", rounded(rate, 1e4), "findings",
+        (json_int_t)st->findings, "buckets", st->buckets, "minimised", st->minimised, "unminimised",
+        st->unminimised, "crashes", (json_int_t)st->crashes, "hangs", (json_int_t)st->hangs, "declined",
+        (json_int_t)st->declined, "errors", (json_int_t)st->errors, "corpus", st->corpus, "backend",
+        af_json_text(st->backend), "engine", af_json_text(st->engine), "jobs", st->jobs, "mode",
+        af_json_text(st->mode ? st->mode : ""), "max_work", (json_int_t)llround(st->max_work),
+        "time_to_first_finding_s",
+        st->time_to_first_finding_s >= 0 ? rounded(st->time_to_first_finding_s, 1e3) : json_null());
+    if (!o) return -1;
+    char *text = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(DBL_DIG));
+    json_decref(o);
+    if (!text) return -1;
+    af_file_part parts[2] = {{text, strlen(text)}, {"\n", 1}};
+    int rc = af_write_parts_atomic(path, parts, 2, NULL, 0);
     free(text);
     return rc;
 }

@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "cli/cli_opts.h"
 #include "minimize/minimize.h"
+#include "util/json.h"
 
 static int load_case(const char *path, af_case *c) {
     af_error err;
@@ -26,23 +27,14 @@ static void describe_sizes(const af_case *c, char *buf, size_t cap) {
 
 /* The signature the finding was stored with, from verdict.json beside the case. */
 static bool stored_signature(const char *case_path, char *out, size_t cap) {
-    char path[2048];
+    char path[2048], why[2200];
     const char *slash = strrchr(case_path, '/');
     snprintf(path, sizeof path, "%.*sverdict.json", slash ? (int)(slash - case_path + 1) : 0, case_path);
-    FILE *f = fopen(path, "r");
-    if (!f) return false;
-    char buf[65536];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    const char *k = strstr(buf, "\"signature\"");
-    if (!k) return false;
-    k = strchr(k + 11, '"');
-    if (!k) return false;
-    k++;
-    size_t len = strcspn(k, "\"");
-    snprintf(out, cap, "%.*s", (int)len, k);
-    return true;
+    json_t *verdict = af_json_load_object(path, why, sizeof why);
+    if (!verdict) return false;
+    bool found = af_json_get_text(verdict, "signature", out, cap) == 0;
+    json_decref(verdict);
+    return found;
 }
 
 /* The common start of `repro` and `minimize`: load the case, open a

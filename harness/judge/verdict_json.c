@@ -1,86 +1,51 @@
-/* json.c — JSON output of verdicts. */
+/* verdict_json.c — a verdict as a JSON object (keys in judge/verdict_json.h). */
 #include "judge/verdict_json.h"
 
-#include <math.h>
+static json_t *tensor_stats_json(const af_tensor_stats *s) {
+    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:{s:i, s:i, s:i, s:i}, s:I}", "err", af_json_real(s->err),
+                     "err_ref", af_json_real(s->err_ref), "floor", af_json_real(s->floor), "allowed",
+                     af_json_real(s->allowed), "ratio", af_json_real(s->ratio), "worst", "b", s->b, "h", s->h, "row",
+                     s->row, "col", s->col, "elements", (json_int_t)s->elements);
+}
 
-void af_json_string(FILE *f, const char *s) {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\r': fputs("\\r", f); break;
-        case '\t': fputs("\\t", f); break;
-        default:
-            if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-            else fputc(*p, f);
+static json_t *finding_json(const af_finding *x) {
+    return json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:o, s:o, s:o, s:o}", "kind", af_verdict_name(x->kind),
+                     "tensor", af_tensor_name(x->tensor), "b", x->b, "h", x->h, "row", x->row, "col", x->col,
+                     "error", af_json_real(x->error), "allowed", af_json_real(x->allowed), "ratio",
+                     af_json_real(x->ratio), "detail", af_json_text(x->detail));
+}
+
+json_t *af_verdict_to_json(const char *case_path, const af_verdict *v) {
+    json_t *tensors = json_object();
+    for (int t = 0; tensors && t < AF_T_COUNT; t++) {
+        const af_tensor_stats *s = &v->stats[t];
+        if (s->judged && json_object_set_new(tensors, af_tensor_name((af_tensor_id)t), tensor_stats_json(s))) {
+            json_decref(tensors);
+            tensors = NULL;
         }
     }
-    fputc('"', f);
-}
-
-void af_json_number(FILE *f, double x) {
-    if (isfinite(x)) fprintf(f, "%.17g", x);
-    else fputs("null", f);
-}
-
-void af_json_verdict(FILE *f, const char *case_path, const af_verdict *v) {
-    fputs("{\"case\":", f);
-    af_json_string(f, case_path);
-    fputs(",\"backend\":", f);
-    af_json_string(f, v->backend);
-    fputs(",\"engine\":", f);
-    af_json_string(f, v->info.engine);
-    fputs(",\"verdict\":", f);
-    af_json_string(f, af_verdict_name(v->kind));
-    if (v->reason[0]) {
-        fputs(",\"reason\":", f);
-        af_json_string(f, v->reason);
-    }
-    fprintf(f, ",\"seconds\":%.6f,\"workspace_bytes\":%lld,\"nondeterministic\":%s", v->info.seconds,
-            v->info.workspace_bytes, v->info.nondeterministic ? "true" : "false");
-    fputs(",\"oracle_bound_rel\":", f);
-    af_json_number(f, v->oracle_bound_rel);
-    fputs(",\"tensors\":{", f);
-    int first = 1;
-    for (int t = 0; t < AF_T_COUNT; t++) {
-        const af_tensor_stats *s = &v->stats[t];
-        if (!s->judged) continue;
-        if (!first) fputc(',', f);
-        first = 0;
-        af_json_string(f, af_tensor_name((af_tensor_id)t));
-        fputs(":{\"err\":", f);
-        af_json_number(f, s->err);
-        fputs(",\"err_ref\":", f);
-        af_json_number(f, s->err_ref);
-        fputs(",\"floor\":", f);
-        af_json_number(f, s->floor);
-        fputs(",\"allowed\":", f);
-        af_json_number(f, s->allowed);
-        fputs(",\"ratio\":", f);
-        af_json_number(f, s->ratio);
-        fprintf(f, ",\"worst\":{\"b\":%d,\"h\":%d,\"row\":%d,\"col\":%d},\"elements\":%lld}", s->b, s->h, s->row, s->col,
-                s->elements);
-    }
-    fputs("},\"findings\":[", f);
+    json_t *findings = json_array();
     int n = v->n_findings < AF_MAX_FINDINGS ? v->n_findings : AF_MAX_FINDINGS;
-    for (int i = 0; i < n; i++) {
-        const af_finding *x = &v->findings[i];
-        if (i) fputc(',', f);
-        fputs("{\"kind\":", f);
-        af_json_string(f, af_verdict_name(x->kind));
-        fputs(",\"tensor\":", f);
-        af_json_string(f, af_tensor_name(x->tensor));
-        fprintf(f, ",\"b\":%d,\"h\":%d,\"row\":%d,\"col\":%d,\"error\":", x->b, x->h, x->row, x->col);
-        af_json_number(f, x->error);
-        fputs(",\"allowed\":", f);
-        af_json_number(f, x->allowed);
-        fputs(",\"ratio\":", f);
-        af_json_number(f, x->ratio);
-        fputs(",\"detail\":", f);
-        af_json_string(f, x->detail);
-        fputc('}', f);
+    for (int i = 0; findings && i < n; i++) {
+        if (json_array_append_new(findings, finding_json(&v->findings[i]))) {
+            json_decref(findings);
+            findings = NULL;
+        }
     }
-    fprintf(f, "],\"findings_total\":%d}", v->n_findings);
+    /* o* leaves "reason" out when it is NULL; a NULL tensors or findings (out of
+     * memory) fails the whole pack, which then releases what it was given */
+    return json_pack("{s:o, s:o, s:o, s:s, s:o*, s:o, s:I, s:b, s:o, s:o, s:o, s:i}", "case",
+                     af_json_text(case_path), "backend", af_json_text(v->backend), "engine",
+                     af_json_text(v->info.engine), "verdict", af_verdict_name(v->kind), "reason",
+                     v->reason[0] ? af_json_text(v->reason) : NULL, "seconds", af_json_real(v->info.seconds),
+                     "workspace_bytes", (json_int_t)v->info.workspace_bytes, "nondeterministic",
+                     (int)v->info.nondeterministic, "oracle_bound_rel", af_json_real(v->oracle_bound_rel), "tensors",
+                     tensors, "findings", findings, "findings_total", v->n_findings);
+}
+
+int af_json_verdict(FILE *f, const char *case_path, const af_verdict *v) {
+    json_t *o = af_verdict_to_json(case_path, v);
+    int rc = o ? json_dumpf(o, f, JSON_COMPACT) : -1;
+    json_decref(o);
+    return rc;
 }

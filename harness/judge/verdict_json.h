@@ -1,16 +1,21 @@
-/* judge/verdict_json.h — minimal JSON writing helpers (escaping, numbers). */
-#ifndef ATTNFUZZ_JSON_H
-#define ATTNFUZZ_JSON_H
+/* judge/verdict_json.h — a verdict as a JSON object (jansson; util/json.h conventions).
+ *
+ * Keys: case, backend, engine, verdict, reason (only when set), seconds,
+ * workspace_bytes, nondeterministic, oracle_bound_rel, tensors (one object per judged
+ * tensor: err, err_ref, floor, allowed, ratio, worst {b, h, row, col}, elements),
+ * findings (at most AF_MAX_FINDINGS of them: kind, tensor, b, h, row, col, error,
+ * floor, ratio, detail), findings_total. Non-finite numbers are null.
+ */
+#ifndef ATTNFUZZ_JUDGE_VERDICT_JSON_H
+#define ATTNFUZZ_JUDGE_VERDICT_JSON_H
 
 #include <stdio.h>
 #include "judge/verdict.h"
+#include "util/json.h"
 
-/* Write s as a JSON string literal (with quotes). */
-void af_json_string(FILE *f, const char *s);
-/* Write a double; non-finite values become null (or the string "-inf" etc. when
- * as_string is set). */
-void af_json_number(FILE *f, double x);
-/* One verdict as a JSON object (no trailing newline). case_path may be NULL. */
-void af_json_verdict(FILE *f, const char *case_path, const af_verdict *v);
+/* New reference, or NULL when out of memory. case_path may be NULL (written as ""). */
+json_t *af_verdict_to_json(const char *case_path, const af_verdict *v);
+/* The same object, compact, on f (no trailing newline). Returns 0 or -1. */
+int af_json_verdict(FILE *f, const char *case_path, const af_verdict *v);
 
 #endif

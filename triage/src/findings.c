@@ -1,7 +1,7 @@
 /* findings.c — the findings directory: one bucket per signature, deduplicated.
  *
  * DIR/findings/<bucket>/{finding.case, original.case, verdict.json, heatmap.txt,
- * heatmap.png, leak.txt, leak.png}; see attnfuzz/triage.h. Several campaign workers
+ * heatmap.png, leak.txt, leak.png}; see triage/findings.h. Several campaign workers
  * may store into one DIR at once: each bucket is locked with flock on its .lock file
  * and every file is replaced by rename, so readers never see half a file.
  */
@@ -26,6 +26,7 @@
 
 #include "judge/verdict_json.h"
 #include "triage/src/triage_internal.h"
+#include "util/json.h"
 
 #define CASE_TEXT_MAX 8192
 
@@ -48,79 +49,74 @@ typedef struct {
     double time_to_first_seconds; /* < 0 unknown */
 } bucket_history;
 
-/* verdict.json = af_json_verdict's object with the triage keys appended. */
-static char *verdict_json_text(const char *bucket, const char *signature, const af_case *c, const af_verdict *v,
-                               const char *repro, const bucket_history *hist, bool has_original, bool has_heatmap,
-                               bool has_leak, size_t *len_out) {
+/* A bucket's count: a whole number of findings (the writer stores an integer). 0 or -1. */
+static int read_count(const json_t *root, long long *out) {
+    double count;
+    if (af_json_get_number(root, "count", &count) || !(count >= 0 && count <= 9007199254740992.0) ||
+        count != floor(count))
+        return -1;
+    *out = (long long)count;
+    return 0;
+}
+
+/* verdict.json = af_verdict_to_json's object with the triage keys appended. New
+ * reference, or NULL when out of memory. */
+static json_t *verdict_json(const char *bucket, const char *signature, const af_case *c, const af_verdict *v,
+                            const char *repro, const bucket_history *hist, bool has_original, bool has_heatmap,
+                            bool has_leak) {
     char case_path[64], cls[256], line[1024], first_seen[32];
     snprintf(case_path, sizeof case_path, "findings/%s/finding.case", bucket);
-    char *head = NULL;
-    size_t head_len = 0;
-    FILE *f = open_memstream(&head, &head_len);
-    if (!f) return NULL;
-    af_json_verdict(f, case_path, v);
-    if (fclose(f) != 0 || head_len == 0 || head[head_len - 1] != '}') {
-        free(head);
-        return NULL;
-    }
-    char *text = NULL;
-    size_t len = 0;
-    f = open_memstream(&text, &len);
-    if (!f) { free(head); return NULL; }
-    fwrite(head, 1, head_len - 1, f); /* the object without its closing brace */
-    free(head);
     af_config_class(c, cls, sizeof cls);
     af_verdict_line(v, line, sizeof line);
     iso_time(hist->first_seen_unix, first_seen, sizeof first_seen);
-    fputs(",\"signature\":", f);
-    af_json_string(f, signature);
-    fputs(",\"bucket\":", f);
-    af_json_string(f, bucket);
-    fputs(",\"config_class\":", f);
-    af_json_string(f, cls);
-    fputs(",\"tensor\":", f);
-    af_json_string(f, v->n_findings > 0 ? af_tensor_name(v->findings[0].tensor) : "-");
-    fputs(",\"verdict_line\":", f);
-    af_json_string(f, line);
-    fprintf(f, ",\"count\":%lld,\"first_seen\":", hist->count);
-    af_json_string(f, first_seen);
-    fprintf(f, ",\"first_seen_unix\":%.3f,\"last_seen_unix\":%.3f,\"time_to_first_seconds\":",
-            hist->first_seen_unix, hist->last_seen_unix);
-    af_json_number(f, hist->time_to_first_seconds >= 0 ? hist->time_to_first_seconds : NAN);
-    fputs(",\"case_cost\":", f);
-    af_json_number(f, af_case_cost(c));
-    fputs(",\"repro\":", f);
-    af_json_string(f, repro);
-    fprintf(f, ",\"original_case\":%s,\"heatmap\":%s,\"leak\":%s}\n", has_original ? "\"original.case\"" : "null",
-            has_heatmap ? "\"heatmap.png\"" : "null", has_leak ? "\"leak.png\"" : "null");
-    if (fclose(f) != 0) {
-        free(text);
-        return NULL;
+    json_t *triage_keys = json_pack(
+        "{s:o, s:s, s:o, s:s, s:o, s:I, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "signature",
+        af_json_text(signature), "bucket", bucket, "config_class", af_json_text(cls), "tensor",
+        v->n_findings > 0 ? af_tensor_name(v->findings[0].tensor) : "-", "verdict_line", af_json_text(line), "count",
+        (json_int_t)hist->count, "first_seen", first_seen, "first_seen_unix", af_json_real(hist->first_seen_unix),
+        "last_seen_unix", af_json_real(hist->last_seen_unix), "time_to_first_seconds",
+        af_json_real(hist->time_to_first_seconds >= 0 ? hist->time_to_first_seconds : NAN), "case_cost",
+        af_json_real(af_case_cost(c)), "repro", af_json_text(repro), "original_case",
+        has_original ? json_string("original.case") : json_null(), "heatmap",
+        has_heatmap ? json_string("heatmap.png") : json_null(), "leak",
+        has_leak ? json_string("leak.png") : json_null());
+    json_t *root = af_verdict_to_json(case_path, v);
+    if (!root || !triage_keys || json_object_update(root, triage_keys) != 0) {
+        json_decref(root);
+        root = NULL;
     }
-    *len_out = strlen(text);
-    return text;
+    json_decref(triage_keys);
+    return root;
 }
 
-/* Replace the raw value of a top-level key; returns a new malloc'ed text or NULL. */
-static char *splice_value(const char *json, const char *key, const char *raw) {
-    const char *v;
-    size_t n;
-    if (jr_top_raw(json, key, &v, &n)) return NULL;
-    size_t head = (size_t)(v - json), rl = strlen(raw), tail = strlen(v + n);
-    char *out = malloc(head + rl + tail + 1);
-    if (!out) return NULL;
-    memcpy(out, json, head);
-    memcpy(out + head, raw, rl);
-    memcpy(out + head + rl, v + n, tail + 1);
-    return out;
+/* The history keys of a stored verdict.json, updated in place. 0 or -1 (out of memory). */
+static int update_history(json_t *root, const bucket_history *hist) {
+    char first_seen[32];
+    iso_time(hist->first_seen_unix, first_seen, sizeof first_seen);
+    int bad = json_object_set_new(root, "count", json_integer((json_int_t)hist->count));
+    bad |= json_object_set_new(root, "last_seen_unix", af_json_real(hist->last_seen_unix));
+    bad |= json_object_set_new(root, "first_seen_unix", af_json_real(hist->first_seen_unix));
+    bad |= json_object_set_new(root, "first_seen", json_string(first_seen));
+    if (hist->time_to_first_seconds >= 0)
+        bad |= json_object_set_new(root, "time_to_first_seconds", af_json_real(hist->time_to_first_seconds));
+    return bad ? -1 : 0;
 }
 
-static int splice_in_place(char **json, const char *key, const char *raw) {
-    char *next = splice_value(*json, key, raw);
-    if (!next) return -1;
-    free(*json);
-    *json = next;
-    return 0;
+/* root as one compact line, written via path.tmp + rename. 0 or -1. */
+static int write_json_file(const char *path, const json_t *root) {
+    char *text = root ? json_dumps(root, JSON_COMPACT) : NULL;
+    if (!text) return -1;
+    size_t n = strlen(text);
+    char *line = realloc(text, n + 2);
+    if (!line) {
+        free(text);
+        return -1;
+    }
+    line[n] = '\n';
+    line[n + 1] = 0;
+    int rc = af_write_file_atomic(path, line, n + 1, NULL, 0);
+    free(line);
+    return rc;
 }
 
 /* "Smaller" reproducer: lower cost, then shorter canonical text, then text order (so
@@ -174,11 +170,10 @@ static int write_bucket(const char *bucket_dir, const char *bucket, const char *
         remove_in(bucket_dir, "leak.txt");
         remove_in(bucket_dir, "leak.png");
     }
-    size_t len = 0;
-    char *json = verdict_json_text(bucket, signature, c, v, repro, hist, has_original, has_heatmap, has_leak, &len);
+    json_t *root = verdict_json(bucket, signature, c, v, repro, hist, has_original, has_heatmap, has_leak);
     snprintf(path, sizeof path, "%s/verdict.json", bucket_dir);
-    int rc = json ? af_write_file_atomic(path, json, len, NULL, 0) : -1;
-    free(json);
+    int rc = write_json_file(path, root);
+    json_decref(root);
     if (rc) snprintf(why, cap, "%s: cannot write", path);
     return rc;
 }
@@ -220,51 +215,35 @@ int af_finding_store(const char *dir, const af_case *c0, const af_verdict *v, co
     double ttf = x && x->time_to_first_seconds > 0 ? x->time_to_first_seconds : -1;
 
     snprintf(path, sizeof path, "%s/verdict.json", bucket_dir);
-    char *old_json = tr_read_file(path, NULL);
+    char unread_why[1400]; /* not reported: a broken bucket is rewritten below */
+    json_t *old = af_json_load_object(path, unread_why, sizeof unread_why);
     af_case old_case;
     af_error err;
     char case_path[1200];
     snprintf(case_path, sizeof case_path, "%s/finding.case", bucket_dir);
-    double old_count = 0;
+    long long old_count = 0;
     int rc;
-    if (!old_json || jr_top_number(old_json, "count", &old_count) || af_case_load(case_path, &old_case, &err)) {
+    if (!old || read_count(old, &old_count) || af_case_load(case_path, &old_case, &err)) {
         /* new bucket (or a broken one, which the new finding repairs) */
         bucket_history hist = {1, now, now, ttf};
         rc = write_bucket(bucket_dir, bucket, signature, &c, v, x, repro, &hist, why, cap) ? -1 : 1;
     } else {
-        bucket_history hist = {(long long)old_count + 1, now, now, ttf};
+        bucket_history hist = {old_count + 1, now, now, ttf};
         double t;
-        if (jr_top_number(old_json, "first_seen_unix", &t) == 0 && t < hist.first_seen_unix) hist.first_seen_unix = t;
-        if (jr_top_number(old_json, "time_to_first_seconds", &t) == 0 && t >= 0 && (ttf < 0 || t < ttf))
+        if (af_json_get_number(old, "first_seen_unix", &t) == 0 && t < hist.first_seen_unix) hist.first_seen_unix = t;
+        if (af_json_get_number(old, "time_to_first_seconds", &t) == 0 && t >= 0 && (ttf < 0 || t < ttf))
             hist.time_to_first_seconds = t;
         if (compare_cases(&c, &old_case) < 0) {
             rc = write_bucket(bucket_dir, bucket, signature, &c, v, x, repro, &hist, why, cap) ? -1 : 0;
+        } else if (update_history(old, &hist) || write_json_file(path, old)) {
+            /* kept the stored reproducer; only its history keys change */
+            snprintf(why, cap, "%s: cannot update", path);
+            rc = -1;
         } else {
-            /* keep the stored reproducer; update the history keys only */
-            char num[64], iso[32], quoted[40];
-            int bad = 0;
-            snprintf(num, sizeof num, "%lld", hist.count);
-            bad |= splice_in_place(&old_json, "count", num);
-            snprintf(num, sizeof num, "%.3f", hist.last_seen_unix);
-            bad |= splice_in_place(&old_json, "last_seen_unix", num);
-            snprintf(num, sizeof num, "%.3f", hist.first_seen_unix);
-            bad |= splice_in_place(&old_json, "first_seen_unix", num);
-            iso_time(hist.first_seen_unix, iso, sizeof iso);
-            snprintf(quoted, sizeof quoted, "\"%s\"", iso);
-            bad |= splice_in_place(&old_json, "first_seen", quoted);
-            if (hist.time_to_first_seconds >= 0) {
-                snprintf(num, sizeof num, "%.17g", hist.time_to_first_seconds);
-                bad |= splice_in_place(&old_json, "time_to_first_seconds", num);
-            }
-            if (bad || af_write_file_atomic(path, old_json, strlen(old_json), NULL, 0)) {
-                snprintf(why, cap, "%s: cannot update", path);
-                rc = -1;
-            } else {
-                rc = 0;
-            }
+            rc = 0;
         }
     }
-    free(old_json);
+    json_decref(old);
     flock(lock, LOCK_UN);
     close(lock);
     return rc;
@@ -292,31 +271,31 @@ static int read_bucket(const char *bucket_dir, const char *name, af_finding_reco
     snprintf(path, sizeof path, "%s/verdict.json", bucket_dir);
     r->verdict_json = tr_read_file(path, NULL);
     if (!r->verdict_json) { snprintf(why, cap, "%s: cannot read", path); return -1; }
-    const char *j = r->verdict_json;
-    double count = 0;
-    if (!jr_valid(j) || jr_top_string(j, "signature", r->signature, sizeof r->signature) ||
-        jr_top_number(j, "count", &count)) {
+    json_t *j = af_json_parse_object(r->verdict_json, path, why, cap);
+    if (!j) return -1;
+    if (af_json_get_text(j, "signature", r->signature, sizeof r->signature) || read_count(j, &r->count)) {
         snprintf(why, cap, "%s: not a triage verdict (needs signature and count)", path);
+        json_decref(j);
         return -1;
     }
-    r->count = (long long)count;
     /* optional keys: absent ones stay empty / unknown */
-    jr_top_string(j, "config_class", r->config_class, sizeof r->config_class);
-    jr_top_string(j, "verdict", r->kind, sizeof r->kind);
-    jr_top_string(j, "backend", r->backend, sizeof r->backend);
-    jr_top_string(j, "engine", r->engine, sizeof r->engine);
-    jr_top_string(j, "tensor", r->tensor, sizeof r->tensor);
-    jr_top_string(j, "verdict_line", r->verdict_line, sizeof r->verdict_line);
-    jr_top_string(j, "repro", r->repro, sizeof r->repro);
-    jr_top_string(j, "first_seen", r->first_seen, sizeof r->first_seen);
+    af_json_get_text(j, "config_class", r->config_class, sizeof r->config_class);
+    af_json_get_text(j, "verdict", r->kind, sizeof r->kind);
+    af_json_get_text(j, "backend", r->backend, sizeof r->backend);
+    af_json_get_text(j, "engine", r->engine, sizeof r->engine);
+    af_json_get_text(j, "tensor", r->tensor, sizeof r->tensor);
+    af_json_get_text(j, "verdict_line", r->verdict_line, sizeof r->verdict_line);
+    af_json_get_text(j, "repro", r->repro, sizeof r->repro);
+    af_json_get_text(j, "first_seen", r->first_seen, sizeof r->first_seen);
     r->first_seen_unix = r->last_seen_unix = NAN;
     r->time_to_first_seconds = -1;
-    jr_top_number(j, "first_seen_unix", &r->first_seen_unix);
-    jr_top_number(j, "last_seen_unix", &r->last_seen_unix);
-    if (jr_top_number(j, "time_to_first_seconds", &r->time_to_first_seconds) || isnan(r->time_to_first_seconds))
+    af_json_get_number(j, "first_seen_unix", &r->first_seen_unix);
+    af_json_get_number(j, "last_seen_unix", &r->last_seen_unix);
+    if (af_json_get_number(j, "time_to_first_seconds", &r->time_to_first_seconds) || isnan(r->time_to_first_seconds))
         r->time_to_first_seconds = -1;
     r->case_cost = NAN;
-    jr_top_number(j, "case_cost", &r->case_cost);
+    af_json_get_number(j, "case_cost", &r->case_cost);
+    json_decref(j);
     snprintf(path, sizeof path, "%s/finding.case", bucket_dir);
     r->case_text = tr_read_file(path, NULL);
     if (!r->case_text) { snprintf(why, cap, "%s: cannot read", path); return -1; }

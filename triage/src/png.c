@@ -1,55 +1,36 @@
-/* png.c — a tiny PNG writer (8-bit RGB) and the two pictures triage draws.
- *
- * No library: the image data is a zlib stream (RFC 1950) of stored deflate blocks
- * (RFC 1951 BTYPE=00, at most 65535 bytes each), so the only arithmetic needed is
- * CRC-32 over each chunk (PNG) and Adler-32 over the raw data (zlib). Pictures are
- * small (at most ~800 px a side), so the missing compression does not matter.
- */
+/* png.c — PNG output through libpng (8-bit RGB) and the two pictures triage draws. */
 #include "judge/evidence.h"
 #include "triage/picture.h"
 #include "triage/src/triage_internal.h"
 
 #include <math.h>
+#include <png.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* CRC-32 as PNG and zlib define it: reflected polynomial 0xEDB88320, init and final
- * xor 0xFFFFFFFF (folded into the call so crc = 0 starts and results chain). Bitwise:
- * pictures are a few MB at most and this keeps no table state around. */
-uint32_t af_crc32(uint32_t crc, const void *data, size_t n) {
-    const unsigned char *p = data;
-    crc = ~crc;
-    for (size_t i = 0; i < n; i++) {
-        crc ^= p[i];
-        for (int bit = 0; bit < 8; bit++) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
-    }
-    return ~crc;
+/* Sizes af_png_encode_rgb accepts (pictures are at most ~800 px a side). */
+#define PNG_MAX_SIDE (1 << 14)
+
+static bool png_size_ok(int w, int h) {
+    return w > 0 && h > 0 && w <= PNG_MAX_SIDE && h <= PNG_MAX_SIDE;
 }
 
-uint32_t af_adler32(uint32_t adler, const void *data, size_t n) {
-    const unsigned char *p = data;
-    uint32_t a = adler & 0xFFFFu, b = adler >> 16;
-    for (size_t i = 0; i < n; i++) {
-        a = (a + p[i]) % 65521u;
-        b = (b + a) % 65521u;
-    }
-    return (b << 16) | a;
-}
-
+/* Growing byte buffer: the destination of the in-memory encoder. */
 typedef struct {
     unsigned char *p;
     size_t len, cap;
-    int failed;
 } byte_buf;
 
-static void bb_put(byte_buf *b, const void *data, size_t n) {
-    if (b->failed) return;
+/* libpng write callback (png_set_write_fn): append to the byte_buf. */
+static void append_to_buf(png_structp png, png_bytep data, size_t n) {
+    byte_buf *b = png_get_io_ptr(png);
     if (b->len + n > b->cap) {
         size_t cap = b->cap ? b->cap : 4096;
         while (cap < b->len + n) cap *= 2;
         unsigned char *p = realloc(b->p, cap);
-        if (!p) { b->failed = 1; return; }
+        if (!p) png_error(png, "out of memory");
         b->p = p;
         b->cap = cap;
     }
@@ -57,76 +38,57 @@ static void bb_put(byte_buf *b, const void *data, size_t n) {
     b->len += n;
 }
 
-static void bb_u32be(byte_buf *b, uint32_t x) {
-    unsigned char q[4] = {(unsigned char)(x >> 24), (unsigned char)(x >> 16), (unsigned char)(x >> 8), (unsigned char)x};
-    bb_put(b, q, 4);
+static void flush_nothing(png_structp png) {
+    (void)png;
 }
 
-/* chunk = length (4, big endian) | type (4) | data | CRC over type and data */
-static void png_chunk(byte_buf *b, const char type[4], const unsigned char *data, size_t n) {
-    bb_u32be(b, (uint32_t)n);
-    bb_put(b, type, 4);
-    if (n) bb_put(b, data, n);
-    uint32_t crc = af_crc32(0, type, 4);
-    crc = af_crc32(crc, data, n);
-    bb_u32be(b, crc);
+/* Encode h rows of w*3 bytes to file (when not NULL) or into buf. libpng reports an
+ * error (out of memory, a failed write) on stderr and jumps back here. 0 or -1. */
+static int png_encode(int w, int h, const unsigned char *rgb, FILE *file, byte_buf *buf) {
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    if (!png) return -1;
+    png_infop info = png_create_info_struct(png);
+    if (!info) {
+        png_destroy_write_struct(&png, NULL);
+        return -1;
+    }
+    if (setjmp(png_jmpbuf(png))) {
+        png_destroy_write_struct(&png, &info);
+        return -1;
+    }
+    if (file) png_init_io(png, file);
+    else png_set_write_fn(png, buf, append_to_buf, flush_nothing);
+    png_set_IHDR(png, info, (png_uint_32)w, (png_uint_32)h, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_write_info(png, info);
+    for (int y = 0; y < h; y++) png_write_row(png, rgb + (size_t)y * w * 3);
+    png_write_end(png, NULL);
+    png_destroy_write_struct(&png, &info);
+    return 0;
 }
 
 int af_png_encode_rgb(int w, int h, const unsigned char *rgb, unsigned char **out, size_t *len) {
     *out = NULL;
     *len = 0;
-    if (w <= 0 || h <= 0 || w > (1 << 14) || h > (1 << 14)) return -1;
-    size_t row_bytes = (size_t)w * 3 + 1; /* filter byte 0 (None) + pixels */
-    size_t raw_len = row_bytes * (size_t)h;
-    unsigned char *raw = malloc(raw_len);
-    if (!raw) return -1;
-    for (int y = 0; y < h; y++) {
-        raw[(size_t)y * row_bytes] = 0;
-        memcpy(raw + (size_t)y * row_bytes + 1, rgb + (size_t)y * w * 3, (size_t)w * 3);
-    }
-
-    /* zlib stream: CMF 0x78 (deflate, 32K window), FLG 0x01 (no dict, lowest level,
-     * 0x7801 % 31 == 0), stored blocks, Adler-32 big endian */
-    byte_buf z = {0};
-    unsigned char zhdr[2] = {0x78, 0x01};
-    bb_put(&z, zhdr, 2);
-    size_t pos = 0;
-    do {
-        size_t n = raw_len - pos > 65535 ? 65535 : raw_len - pos;
-        unsigned char hdr[5];
-        hdr[0] = pos + n == raw_len ? 1 : 0; /* BFINAL, BTYPE = 00 */
-        hdr[1] = (unsigned char)(n & 0xFF);
-        hdr[2] = (unsigned char)(n >> 8);
-        hdr[3] = (unsigned char)(~n & 0xFF);
-        hdr[4] = (unsigned char)((~n >> 8) & 0xFF);
-        bb_put(&z, hdr, 5);
-        bb_put(&z, raw + pos, n);
-        pos += n;
-    } while (pos < raw_len);
-    bb_u32be(&z, af_adler32(1, raw, raw_len));
-    free(raw);
-
-    byte_buf png = {0};
-    static const unsigned char signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
-    bb_put(&png, signature, 8);
-    unsigned char ihdr[13] = {
-        (unsigned char)(w >> 24), (unsigned char)(w >> 16), (unsigned char)(w >> 8), (unsigned char)w,
-        (unsigned char)(h >> 24), (unsigned char)(h >> 16), (unsigned char)(h >> 8), (unsigned char)h,
-        8,  /* bit depth */
-        2,  /* colour type: truecolour RGB */
-        0, 0, 0 /* compression deflate, filter method 0, no interlace */};
-    png_chunk(&png, "IHDR", ihdr, sizeof ihdr);
-    if (!z.failed) png_chunk(&png, "IDAT", z.p, z.len);
-    png_chunk(&png, "IEND", NULL, 0);
-    int failed = z.failed || png.failed;
-    free(z.p);
-    if (failed) {
-        free(png.p);
+    if (!png_size_ok(w, h)) return -1;
+    byte_buf buf = {0};
+    if (png_encode(w, h, rgb, NULL, &buf)) {
+        free(buf.p);
         return -1;
     }
-    *out = png.p;
-    *len = png.len;
+    *out = buf.p;
+    *len = buf.len;
     return 0;
+}
+
+int af_png_write_rgb(const char *path, int w, int h, const unsigned char *rgb) {
+    if (!png_size_ok(w, h)) return -1;
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    int rc = png_encode(w, h, rgb, f, NULL);
+    if (fclose(f) != 0) rc = -1;
+    if (rc) remove(path);
+    return rc;
 }
 
 static int write_file(const char *path, const unsigned char *data, size_t n) {
@@ -135,15 +97,6 @@ static int write_file(const char *path, const unsigned char *data, size_t n) {
     int ok = fwrite(data, 1, n, f) == n;
     ok = (fclose(f) == 0) && ok;
     return ok ? 0 : -1;
-}
-
-int af_png_write_rgb(const char *path, int w, int h, const unsigned char *rgb) {
-    unsigned char *png;
-    size_t n;
-    if (af_png_encode_rgb(w, h, rgb, &png, &n)) return -1;
-    int rc = write_file(path, png, n);
-    free(png);
-    return rc;
 }
 
 /* ---- colour maps ---------------------------------------------------------------- */

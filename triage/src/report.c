@@ -2,7 +2,9 @@
  *
  * All four list the same buckets in the same order (verdict kind, then signature) and
  * hold no time of their own making, so rebuilding from the same DIR gives the same
- * bytes. Paths inside the reports are relative to DIR.
+ * bytes. Paths inside the reports are relative to DIR. The two JSON reports are built
+ * with jansson (util/json.h) and written compactly on one line; the XML and HTML are
+ * written as text here.
  */
 #include "judge/signature.h"
 #include "judge/evidence.h"
@@ -15,8 +17,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "judge/verdict_json.h"
 #include "triage/src/triage_internal.h"
+#include "util/json.h"
 
 typedef struct {
     af_finding_record rec;   /* case_text and verdict_json owned here */
@@ -98,10 +100,13 @@ static FILE *open_report(const char *dir, const char *name, char *tmp, size_t ca
     return fopen(tmp, "w");
 }
 
-static int commit_report(FILE *f, const char *tmp, const char *dir, const char *name, char *why, size_t cap) {
+/* built_ok false: the writer could not build its report (out of memory); the tmp file
+ * goes and why says so, as for a failed write. */
+static int commit_report(FILE *f, bool built_ok, const char *tmp, const char *dir, const char *name, char *why,
+                         size_t cap) {
     char final_path[1200];
     path_in(final_path, sizeof final_path, dir, name);
-    int bad = ferror(f);
+    int bad = !built_ok || ferror(f);
     bad |= fclose(f) != 0;
     if (!bad && rename(tmp, final_path) != 0) bad = 1;
     if (bad) {
@@ -114,64 +119,50 @@ static int commit_report(FILE *f, const char *tmp, const char *dir, const char *
 
 /* ---- report.json ----------------------------------------------------------------- */
 
-static void json_rel_or_null(FILE *f, bool present, const char *bucket, const char *name) {
-    if (!present) { fputs("null", f); return; }
-    fprintf(f, "\"findings/%s/%s\"", bucket, name);
+/* "findings/<bucket>/<name>", or null when the file is not there. */
+static json_t *rel_or_null(bool present, const char *bucket, const char *name) {
+    char rel[128];
+    if (!present) return json_null();
+    snprintf(rel, sizeof rel, "findings/%s/%s", bucket, name);
+    return json_string(rel);
 }
 
-static void write_json(FILE *f, const report_list *l, const af_triage_summary *s) {
-    fprintf(f, "{\"tool\":\"attnfuzz\",\"report\":\"triage\",\"format_version\":1,\n");
-    fprintf(f, "\"summary\":{\"buckets\":%d,\"findings\":%lld,\"by_kind\":{", s->buckets, s->findings);
-    int first = 1;
-    for (int k = 1; k < AF_V_COUNT; k++) {
-        if (!s->by_kind[k]) continue;
-        fprintf(f, "%s\"%s\":%d", first ? "" : ",", af_verdict_name((af_verdict_kind)k), s->by_kind[k]);
-        first = 0;
+static json_t *bucket_json(const af_finding_record *r) {
+    /* the bucket's verdict.json as it was stored (read_bucket checked that it parses) */
+    json_t *verdict = json_loads(r->verdict_json, 0, NULL);
+    return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+                     "bucket", r->bucket, "signature", af_json_text(r->signature), "kind", af_json_text(r->kind),
+                     "backend", af_json_text(r->backend), "engine", af_json_text(r->engine), "tensor",
+                     af_json_text(r->tensor), "config_class", af_json_text(r->config_class), "count",
+                     (json_int_t)r->count, "first_seen", af_json_text(r->first_seen), "time_to_first_seconds",
+                     af_json_real(r->time_to_first_seconds >= 0 ? r->time_to_first_seconds : NAN), "verdict_line",
+                     af_json_text(r->verdict_line), "repro", af_json_text(r->repro), "case",
+                     rel_or_null(true, r->bucket, "finding.case"), "original_case",
+                     rel_or_null(r->has_original, r->bucket, "original.case"), "heatmap",
+                     rel_or_null(r->has_heatmap, r->bucket, "heatmap.png"), "leak",
+                     rel_or_null(r->has_leak, r->bucket, "leak.png"), "case_text", af_json_text(r->case_text),
+                     "verdict", verdict);
+}
+
+/* New reference, or NULL when out of memory. */
+static json_t *report_json(const report_list *l, const af_triage_summary *s) {
+    json_t *by_kind = json_object();
+    for (int k = 1; by_kind && k < AF_V_COUNT; k++) {
+        if (s->by_kind[k] && json_object_set_new(by_kind, af_verdict_name((af_verdict_kind)k), json_integer(s->by_kind[k]))) {
+            json_decref(by_kind);
+            by_kind = NULL;
+        }
     }
-    fputs("}},\n\"buckets\":[", f);
-    for (int i = 0; i < l->n; i++) {
-        const af_finding_record *r = &l->items[i].rec;
-        fputs(i ? ",\n" : "\n", f);
-        fputs("{\"bucket\":", f);
-        af_json_string(f, r->bucket);
-        fputs(",\"signature\":", f);
-        af_json_string(f, r->signature);
-        fputs(",\"kind\":", f);
-        af_json_string(f, r->kind);
-        fputs(",\"backend\":", f);
-        af_json_string(f, r->backend);
-        fputs(",\"engine\":", f);
-        af_json_string(f, r->engine);
-        fputs(",\"tensor\":", f);
-        af_json_string(f, r->tensor);
-        fputs(",\"config_class\":", f);
-        af_json_string(f, r->config_class);
-        fprintf(f, ",\"count\":%lld,\"first_seen\":", r->count);
-        af_json_string(f, r->first_seen);
-        fputs(",\"time_to_first_seconds\":", f);
-        af_json_number(f, r->time_to_first_seconds >= 0 ? r->time_to_first_seconds : NAN);
-        fputs(",\"verdict_line\":", f);
-        af_json_string(f, r->verdict_line);
-        fputs(",\"repro\":", f);
-        af_json_string(f, r->repro);
-        fputs(",\"case\":", f);
-        json_rel_or_null(f, true, r->bucket, "finding.case");
-        fputs(",\"original_case\":", f);
-        json_rel_or_null(f, r->has_original, r->bucket, "original.case");
-        fputs(",\"heatmap\":", f);
-        json_rel_or_null(f, r->has_heatmap, r->bucket, "heatmap.png");
-        fputs(",\"leak\":", f);
-        json_rel_or_null(f, r->has_leak, r->bucket, "leak.png");
-        fputs(",\"case_text\":", f);
-        af_json_string(f, r->case_text);
-        /* the bucket's verdict.json, verbatim (read_bucket checked that it parses) */
-        fputs(",\"verdict\":", f);
-        size_t n = strlen(r->verdict_json);
-        while (n && (r->verdict_json[n - 1] == '\n' || r->verdict_json[n - 1] == ' ')) n--;
-        fwrite(r->verdict_json, 1, n, f);
-        fputc('}', f);
+    json_t *buckets = json_array();
+    for (int i = 0; buckets && i < l->n; i++) {
+        if (json_array_append_new(buckets, bucket_json(&l->items[i].rec))) {
+            json_decref(buckets);
+            buckets = NULL;
+        }
     }
-    fputs("\n]}\n", f);
+    return json_pack("{s:s, s:s, s:i, s:{s:i, s:I, s:o}, s:o}", "tool", "attnfuzz", "report", "triage",
+                     "format_version", 1, "summary", "buckets", s->buckets, "findings", (json_int_t)s->findings,
+                     "by_kind", by_kind, "buckets", buckets);
 }
 
 /* ---- report.junit.xml ------------------------------------------------------------- */
@@ -226,41 +217,55 @@ static void write_junit(FILE *f, const report_list *l) {
 
 /* ---- report.sarif ------------------------------------------------------------------ */
 
-static void write_sarif(FILE *f, const report_list *l) {
-    fputs("{\"version\":\"2.1.0\",\"$schema\":\"https://json.schemastore.org/sarif-2.1.0.json\",\n", f);
-    fputs("\"runs\":[{\"tool\":{\"driver\":{\"name\":\"attnfuzz\",\"rules\":[", f);
-    /* rules = every verdict kind but pass; ruleIndex = kind - 1 */
-    for (int k = 1; k < AF_V_COUNT; k++) {
-        fprintf(f, "%s\n{\"id\":\"%s\",\"shortDescription\":{\"text\":", k > 1 ? "," : "", af_verdict_name((af_verdict_kind)k));
-        af_json_string(f, kind_description(k));
-        fputs("},\"defaultConfiguration\":{\"level\":\"error\"}}", f);
+/* rules = every verdict kind but pass; ruleIndex = kind - 1 */
+static json_t *sarif_rules(void) {
+    json_t *rules = json_array();
+    for (int k = 1; rules && k < AF_V_COUNT; k++) {
+        json_t *rule = json_pack("{s:s, s:{s:s}, s:{s:s}}", "id", af_verdict_name((af_verdict_kind)k),
+                                 "shortDescription", "text", kind_description(k), "defaultConfiguration", "level",
+                                 "error");
+        if (json_array_append_new(rules, rule)) {
+            json_decref(rules);
+            rules = NULL;
+        }
     }
-    fputs("]}},\n\"originalUriBaseIds\":{\"REPORTDIR\":{\"description\":{\"text\":"
-          "\"The directory holding this report (the campaign directory).\"}}},\n\"results\":[",
-          f);
-    for (int i = 0; i < l->n; i++) {
-        const af_finding_record *r = &l->items[i].rec;
-        int kind = l->items[i].kind;
-        fputs(i ? ",\n" : "\n", f);
-        fputs("{\"ruleId\":", f);
-        af_json_string(f, r->kind);
-        if (kind > 0) fprintf(f, ",\"ruleIndex\":%d", kind - 1);
-        fputs(",\"level\":\"error\",\"message\":{\"text\":", f);
-        char text[AF_SIGNATURE_MAX + 1100];
-        snprintf(text, sizeof text, "%s: %s", r->signature, r->verdict_line);
-        af_json_string(f, text);
-        fprintf(f,
-                "},\"locations\":[{\"physicalLocation\":{\"artifactLocation\":{\"uri\":\"findings/%s/finding.case\","
-                "\"uriBaseId\":\"REPORTDIR\"},\"region\":{\"startLine\":1}}}]",
-                r->bucket);
-        fprintf(f, ",\"partialFingerprints\":{\"attnfuzzBucket/v1\":\"%s\"}", r->bucket);
-        fputs(",\"properties\":{\"signature\":", f);
-        af_json_string(f, r->signature);
-        fprintf(f, ",\"count\":%lld,\"repro\":", r->count);
-        af_json_string(f, r->repro);
-        fputs("}}", f);
+    return rules;
+}
+
+static json_t *sarif_result(const af_finding_record *r, int kind) {
+    char text[AF_SIGNATURE_MAX + 1100], uri[128];
+    snprintf(text, sizeof text, "%s: %s", r->signature, r->verdict_line);
+    snprintf(uri, sizeof uri, "findings/%s/finding.case", r->bucket);
+    /* o* leaves ruleIndex out for a kind this build does not know */
+    return json_pack("{s:o, s:o*, s:s, s:{s:o}, s:[{s:{s:{s:s, s:s}, s:{s:i}}}], s:{s:s}, s:{s:o, s:I, s:o}}",
+                     "ruleId", af_json_text(r->kind), "ruleIndex", kind > 0 ? json_integer(kind - 1) : NULL,
+                     "level", "error", "message", "text", af_json_text(text), "locations", "physicalLocation",
+                     "artifactLocation", "uri", uri, "uriBaseId", "REPORTDIR", "region", "startLine", 1,
+                     "partialFingerprints", "attnfuzzBucket/v1", r->bucket, "properties", "signature",
+                     af_json_text(r->signature), "count", (json_int_t)r->count, "repro", af_json_text(r->repro));
+}
+
+/* New reference, or NULL when out of memory. */
+static json_t *report_sarif(const report_list *l) {
+    json_t *results = json_array();
+    for (int i = 0; results && i < l->n; i++) {
+        if (json_array_append_new(results, sarif_result(&l->items[i].rec, l->items[i].kind))) {
+            json_decref(results);
+            results = NULL;
+        }
     }
-    fputs("\n]}]}\n", f);
+    return json_pack("{s:s, s:s, s:[{s:{s:{s:s, s:o}}, s:{s:{s:{s:s}}}, s:o}]}", "version", "2.1.0", "$schema",
+                     "https://json.schemastore.org/sarif-2.1.0.json", "runs", "tool", "driver", "name", "attnfuzz",
+                     "rules", sarif_rules(), "originalUriBaseIds", "REPORTDIR", "description", "text",
+                     "The directory holding this report (the campaign directory).", "results", results);
+}
+
+/* A JSON report on f: compact, one line. 0, or -1 when it could not be built. */
+static int write_json_report(FILE *f, json_t *report) {
+    int rc = report ? json_dumpf(report, f, JSON_COMPACT) : -1;
+    json_decref(report);
+    if (rc == 0 && fputc('\n', f) == EOF) rc = -1;
+    return rc;
 }
 
 /* ---- report.html -------------------------------------------------------------------- */
@@ -492,13 +497,14 @@ int af_triage_build(const char *dir, af_triage_summary *summary, char *why, size
             rc = -1;
             break;
         }
+        int built = 0;
         switch (i) {
-        case 0: write_json(f, &l, &s); break;
+        case 0: built = write_json_report(f, report_json(&l, &s)); break;
         case 1: write_junit(f, &l); break;
-        case 2: write_sarif(f, &l); break;
+        case 2: built = write_json_report(f, report_sarif(&l)); break;
         default: write_html(f, &l, &s); break;
         }
-        rc = commit_report(f, tmp, dir, names[i], why, cap);
+        rc = commit_report(f, built == 0, tmp, dir, names[i], why, cap);
     }
     list_free(&l);
     if (summary) *summary = s;

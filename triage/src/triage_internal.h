@@ -7,22 +7,9 @@
 
 #include "judge/evidence.h"
 
-/* A tolerant reader for the JSON that triage writes: it walks any well-formed JSON
- * value, and looks keys up in the top-level object only.
- * Each returns 0 when found (and well typed), -1 otherwise. */
-/* Span [*start, *start + *len) of the raw value of key. */
-int jr_top_raw(const char *json, const char *key, const char **start, size_t *len);
-/* String value, unescaped (\uXXXX above ASCII becomes '?'). */
-int jr_top_string(const char *json, const char *key, char *out, size_t cap);
-/* Number value; null reads as NaN. */
-int jr_top_number(const char *json, const char *key, double *out);
-/* Whole text is exactly one JSON value (surrounding white space allowed). */
-bool jr_valid(const char *json);
-
 /* Whole file into a NUL-terminated malloc'ed buffer (NULL when unreadable). */
 char *tr_read_file(const char *path, size_t *len);
-/* Write bytes to path via path.tmp + rename. */
-int tr_write_file_atomic(const char *path, const void *data, size_t n);
+
 
 /* Pictures at one pixel per cell (small enough to inline in HTML many times), with
  * the size af_heatmap_png / af_leak_png would draw them at, for <img width height>. */
