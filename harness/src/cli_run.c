@@ -12,6 +12,7 @@ typedef struct {
     const char *engine;
     bool json;
     bool no_probes;
+    af_ref_choice reference; /* --reference cpu|gpu|auto */
     af_oracle_opts oracle;
 } run_opts;
 
@@ -29,10 +30,16 @@ static int parse_run_args(int argc, char **argv, run_opts *o, const char **paths
     af_oracle_opts_default(&o->oracle);
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "--backend") || !strcmp(a, "--engine") || !strcmp(a, "--oracle") || !strcmp(a, "--threads")) {
+        if (!strcmp(a, "--backend") || !strcmp(a, "--engine") || !strcmp(a, "--oracle") || !strcmp(a, "--threads") ||
+            !strcmp(a, "--reference")) {
             if (i + 1 >= argc) { fprintf(stderr, "attnfuzz: %s needs a value\n", a); return -1; }
             const char *v = argv[++i];
-            if (!strcmp(a, "--backend")) o->backend = v;
+            if (!strcmp(a, "--reference")) {
+                if (!strcmp(v, "auto")) o->reference = AF_REF_AUTO;
+                else if (!strcmp(v, "cpu")) o->reference = AF_REF_CPU;
+                else if (!strcmp(v, "gpu")) o->reference = AF_REF_GPU;
+                else { fprintf(stderr, "attnfuzz: --reference: '%s' is not cpu, gpu or auto\n", v); return -1; }
+            } else if (!strcmp(a, "--backend")) o->backend = v;
             else if (!strcmp(a, "--engine")) o->engine = v;
             else if (!strcmp(a, "--threads")) o->oracle.threads = atoi(v);
             else if (parse_tier(v, &o->oracle.tier)) { fprintf(stderr, "attnfuzz: --oracle: '%s' is not mpfr, fp64 or auto\n", v); return -1; }
@@ -96,6 +103,7 @@ int af_cli_run(int argc, char **argv) {
     memset(&runner, 0, sizeof runner);
     runner.oracle = o.oracle;
     runner.probes = !o.no_probes;
+    runner.ref_choice = o.reference;
     af_probe_opts_default(&runner.probe_opts);
     char why[512];
     runner.reference = af_registry_find(&reg, "cpu", why, sizeof why);
