@@ -1,4 +1,4 @@
-/* test_ref_gpu.c — the GPU reference (kernels/ref_gpu.h) stores what the cpu backend
+/* test_gpu_ref.c — the GPU reference (kernels/ref_gpu.h) stores what the cpu backend
  * stores, bit for bit.
  *
  * For every case of corpora/seed and corpora/gpu (every .case file) that the GPU reference
@@ -193,16 +193,16 @@ static const char *const big_cases[] = {
 
 int main(void) {
 #ifndef ATTNFUZZ_HAVE_CUDA
-    printf("SKIP test_ref_gpu: built without CUDA\n");
+    printf("SKIP test_gpu_ref: built without CUDA\n");
     return CHECK_SKIP_CODE;
 #else
     char why[512], name[128];
     int sm = 0;
     if (af_gpu_available(why, sizeof why, name, sizeof name, &sm) != 0) {
-        printf("SKIP test_ref_gpu: %s\n", why);
+        printf("SKIP test_gpu_ref: %s\n", why);
         return CHECK_SKIP_CODE;
     }
-    printf("test_ref_gpu: on %s (sm%d)\n", name, sm);
+    printf("test_gpu_ref: on %s (sm%d)\n", name, sm);
     af_backend *cpu = af_backend_cpu_new();
     CHECK(cpu != NULL);
     run_stats st;
@@ -229,10 +229,10 @@ int main(void) {
         run_case(cpu, label, &c, &st);
     }
     cpu->destroy(cpu);
-    printf("test_ref_gpu: %d cases compared (%lld elements, %lld NaN in both), %d declined, %d differ\n",
+    printf("test_gpu_ref: %d cases compared (%lld elements, %lld NaN in both), %d declined, %d differ\n",
            st.compared, st.elements, st.nans, st.declined, st.failed);
     CHECK_MSG(st.failed == 0, "%d cases differ", st.failed);
     CHECK(st.compared > 0);
-    CHECK_DONE("test_ref_gpu");
+    CHECK_DONE("test_gpu_ref");
 #endif
 }
