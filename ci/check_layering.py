@@ -14,7 +14,7 @@ Extra rules:
   * backends/ and kernels/ never include oracle/ (the judge stays independent of what it
     judges); the oracle reads only the dense inputs: of model/ it may include
     model/dense.h and model/numeric.h, never the case struct;
-  * plugins (harness/plugins) see only the ABI and model/numeric.h;
+  * plugins (harness/plugins) see only the ABI, model/numeric.h and model/mathf.h;
   * the oracle may use the GPU plumbing of kernels/ (buffers, error codes) for its GPU
     tier; its mask and arithmetic are its own;
   * a test (a file under some tests/ folder) may also include oracle/ headers: tests are
@@ -42,7 +42,7 @@ DEPS['cli'] = DEPS['campaign'] + ['campaign']
 DEPS['targets'] = DEPS['campaign'] + ['campaign']
 STAGES = set(DEPS)
 ORACLE_MODEL_OK = {'model/dense.h', 'model/numeric.h'}
-PLUGIN_OK = {'attnfuzz/plugin.h', 'model/numeric.h'}
+PLUGIN_OK = {'attnfuzz/plugin.h', 'model/numeric.h', 'model/mathf.h'}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 

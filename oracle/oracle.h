@@ -41,6 +41,10 @@ typedef struct {
      * (oracle/README.md). Defaults 1e-3 and 15 s. */
     double cert_fraction;
     double cert_seconds;
+    /* With a usable GPU, AUTO computes every element in MPFR only up to this much work
+     * (default 4e6) and the GPU tier's certification starts from this budget instead of
+     * mpfr_budget; 0 = mpfr_budget serves both (the CPU behaviour). */
+    double gpu_mpfr_budget;
 } af_oracle_opts;
 
 /* Term magnitudes of the gradients (af_oracle_grad_abs): M_dQ, M_dK, M_dV, each the max

@@ -23,6 +23,9 @@
  *   reference would make the floor too tight for them.
  *   GQA/MQA: query head h reads kv head h / (heads_q / heads_kv); dK and dV sum over the
  *   query heads of the group in one fp32 accumulator (heads ascending, then rows).
+ *   expf and logf are af_expf / af_logf (harness/model/mathf.h: IEEE double arithmetic,
+ *   rounded once), not libm's, so that the GPU reference (kernels/ref_gpu.cu) that
+ *   serves long sequences gives these very bits.
  *
  * fp8_e4m3 forward follows cuDNN's FP8 graph (cudnn-frontend sdpa_fp8), the
  * recipe written down in model/tensors.h and docs/fp8.md, per query row:
@@ -75,6 +78,7 @@
 #include "util/clock.h"
 #include "model/layout.h"
 #include "model/tensors.h"
+#include "model/mathf.h"
 #include "model/numeric.h"
 
 #define CPU_MAX_THREADS 64
@@ -328,7 +332,7 @@ static float forward_row_fp8(const cpu_problem *pb, cpu_scratch *scr, int b, int
                              float m, float *acc /* (Dv) */) {
     float *e = scr->p, z = 0.0f;
     for (int j = 0; j < n; j++) {
-        e[j] = expf(scr->s[j] - m);
+        e[j] = af_expf(scr->s[j] - m);
         z += e[j];
     }
     for (int d = 0; d < pb->Dv; d++) acc[d] = 0.0f;
@@ -371,19 +375,19 @@ static void forward_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) 
         if (pb->fp8) {
             float z = forward_row_fp8(pb, scr, b, hk, first, n, m, acc);
             store_row(pb, AF_T_O, b, h, i, pb->Dv, acc, 1.0f); /* E4M3 store = the cast */
-            store_lse(pb, b, h, i, m + logf(z));
+            store_lse(pb, b, h, i, m + af_logf(z));
             continue;
         }
         float l = 0.0f;
         for (int j = 0; j < pb->Dv; j++) acc[j] = 0.0f;
         for (int j = 0; j < n; j++) {
-            float p = expf(s[j] - m);
+            float p = af_expf(s[j] - m);
             l += p;
             axpy(pb->Dv, round_dt(pb, p), v_row(pb, b, hk, first + j), acc);
         }
         for (int d = 0; d < pb->Dv; d++) acc[d] /= l;
         store_row(pb, AF_T_O, b, h, i, pb->Dv, acc, 1.0f);
-        store_lse(pb, b, h, i, m + logf(l));
+        store_lse(pb, b, h, i, m + af_logf(l));
     }
 }
 
@@ -400,7 +404,7 @@ static void row_probs_and_dscores(const cpu_problem *pb, cpu_scratch *scr, int b
                       scr->dp);
     if (pb->fp8) {
         for (int j = 0; j < n; j++) {
-            float p = expf(scr->s[j] - lse);
+            float p = af_expf(scr->s[j] - lse);
             float dp = (scr->dp[j] * pb->descale_do) * pb->descale_v;
             float ds = ((dp - delta) * p) * pb->scale;
             scr->p[j] = e4m3(p * AF_FP8_SCALE_S);
@@ -409,7 +413,7 @@ static void row_probs_and_dscores(const cpu_problem *pb, cpu_scratch *scr, int b
         return;
     }
     for (int j = 0; j < n; j++) {
-        scr->p[j] = expf(scr->s[j] - lse);
+        scr->p[j] = af_expf(scr->s[j] - lse);
         scr->dp[j] = scr->p[j] * (scr->dp[j] - delta);
     }
 }

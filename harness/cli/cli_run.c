@@ -14,6 +14,7 @@ typedef struct {
     const char *engine;
     bool json;
     bool no_probes;
+    af_ref_choice reference; /* --reference cpu|gpu|auto */
     af_oracle_opts oracle;
 } run_opts;
 
@@ -27,11 +28,12 @@ static int parse_tier(const char *s, af_oracle_tier *t) {
 
 /* Options and case paths of `run`. Returns the number of paths, or -1 after saying why. */
 static int parse_run_args(int argc, char **argv, run_opts *o, const char **paths) {
-    enum { OPT_BACKEND = 1000, OPT_ENGINE, OPT_ORACLE, OPT_THREADS, OPT_JSON, OPT_NO_PROBES };
+    enum { OPT_BACKEND = 1000, OPT_ENGINE, OPT_ORACLE, OPT_THREADS, OPT_JSON, OPT_NO_PROBES, OPT_REFERENCE };
     static const struct option longopts[] = {
         {"backend", required_argument, NULL, OPT_BACKEND}, {"engine", required_argument, NULL, OPT_ENGINE},
         {"oracle", required_argument, NULL, OPT_ORACLE},   {"threads", required_argument, NULL, OPT_THREADS},
         {"json", no_argument, NULL, OPT_JSON},             {"no-probes", no_argument, NULL, OPT_NO_PROBES},
+        {"reference", required_argument, NULL, OPT_REFERENCE},
         {NULL, 0, NULL, 0},
     };
     af_oracle_opts_default(&o->oracle);
@@ -52,6 +54,15 @@ static int parse_run_args(int argc, char **argv, run_opts *o, const char **paths
             break;
         case OPT_JSON: o->json = true; break;
         case OPT_NO_PROBES: o->no_probes = true; break;
+        case OPT_REFERENCE:
+            if (!strcmp(v, "auto")) o->reference = AF_REF_AUTO;
+            else if (!strcmp(v, "cpu")) o->reference = AF_REF_CPU;
+            else if (!strcmp(v, "gpu")) o->reference = AF_REF_GPU;
+            else {
+                fprintf(stderr, "attnfuzz run: --reference: '%s' is not cpu, gpu or auto\n", v);
+                rc = -1;
+            }
+            break;
         default: rc = -1; break;
         }
     }
@@ -123,6 +134,7 @@ int af_cli_run(int argc, char **argv) {
     memset(&runner, 0, sizeof runner);
     runner.oracle = o.oracle;
     runner.probes = !o.no_probes;
+    runner.ref_choice = o.reference;
     af_probe_opts_default(&runner.probe_opts);
     char why[512];
     runner.reference = af_registry_find(&reg, "cpu", why, sizeof why);

@@ -9,6 +9,51 @@
 #include <time.h>
 
 #include "model/gen.h"
+#ifdef ATTNFUZZ_HAVE_CUDA
+#include "kernels/af_gpu.h"
+#include "kernels/ref_gpu.h"
+#endif
+
+/* Forward multiply-adds of a case (see AF_REF_GPU_MIN_WORK). */
+static double case_work(const af_case *c) {
+    double w = 0;
+    for (int b = 0; b < c->batch; b++)
+        w += (double)c->heads_q * af_case_len_q(c, b) * af_case_len_kv(c, b) * (c->head_dim_qk + c->head_dim_v);
+    return c->backward ? 3 * w : w;
+}
+
+/* The GPU reference into p->ref when the runner's choice asks for it and it can serve;
+ * true when it did. Otherwise p->ref_note says why not (the cpu backend then serves). */
+static bool gpu_reference(const af_runner *r, const af_case *c, af_prepared *p) {
+    if (r->ref_choice == AF_REF_CPU) return false;
+    if (r->ref_choice == AF_REF_AUTO && case_work(c) < (double)AF_REF_GPU_MIN_WORK) return false;
+#ifndef ATTNFUZZ_HAVE_CUDA
+    snprintf(p->ref_note, sizeof p->ref_note, "gpu reference: built without CUDA");
+    return false;
+#else
+    char why[256] = "";
+    if (af_gpu_available(why, sizeof why, NULL, 0, NULL) != 0 || af_ref_gpu_supports(c, why, sizeof why) != AF_RUN_OK) {
+        snprintf(p->ref_note, sizeof p->ref_note, "%s", why);
+        return false;
+    }
+    if (af_outputs_alloc(&p->ref, c) != 0) {
+        snprintf(p->ref_note, sizeof p->ref_note, "gpu reference: out of host memory");
+        return false;
+    }
+    af_ref_gpu_desc d;
+    af_ref_gpu_desc_of_case(&d, c);
+    af_ref_gpu_timing tm;
+    double t0 = af_clock_mono();
+    if (af_ref_gpu_run(&d, &p->inputs, &p->ref, &tm, why, sizeof why) != AF_RUN_OK) {
+        af_outputs_free(&p->ref);
+        snprintf(p->ref_note, sizeof p->ref_note, "gpu reference failed: %s", why);
+        return false;
+    }
+    snprintf(p->ref_note, sizeof p->ref_note, "reference: gpu (the cpu backend's recipe, same bits) in %.3f s",
+             af_clock_mono() - t0);
+    return true;
+#endif
+}
 
 int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t cap) {
     memset(p, 0, sizeof *p);
@@ -53,8 +98,11 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
         }
     }
     /* the low-precision reference sets the floor */
-    if (r->reference) {
-        char rwhy[256] = "";
+    if (r->reference && gpu_reference(r, c, p)) {
+        p->have_ref = true;
+    } else if (r->reference) {
+        char rwhy[256] = "", gpu_note[256];
+        snprintf(gpu_note, sizeof gpu_note, "%s", p->ref_note);
         if (r->reference->supports(r->reference, c, rwhy, sizeof rwhy) == AF_RUN_OK) {
             af_tensors rt;
             if (af_clone_tensors(&rt, &p->c, &p->tensors, why, cap)) { af_prepared_free(p); return -1; }
@@ -64,6 +112,8 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
                 af_outputs_alloc(&p->ref, c) == 0) {
                 af_outputs_read(&rt, c, &p->ref);
                 p->have_ref = true;
+                snprintf(p->ref_note, sizeof p->ref_note, "reference: cpu backend%s%s%s", gpu_note[0] ? " (" : "",
+                         gpu_note, gpu_note[0] ? ")" : "");
             } else {
                 snprintf(p->ref_note, sizeof p->ref_note, "reference failed: %s", rwhy);
             }

@@ -20,11 +20,24 @@ typedef struct {
     bool have_oracle;
     af_outputs ref;            /* the low-precision reference's outputs */
     bool have_ref;
-    char ref_note[256];        /* why there is no reference, when there is none */
+    char ref_note[256];        /* which reference served ("reference: cpu backend",
+                                  "reference: gpu ..."), or why there is none */
 } af_prepared;
+
+/* Which computes the low-precision reference (af_prepare). AUTO: the GPU reference
+ * (kernels/ref_gpu.h, the cpu backend's bits on the device) when a GPU is usable, it
+ * serves the case and the case's work is at least AF_REF_GPU_MIN_WORK; else the cpu
+ * backend. GPU: the GPU reference whenever it can serve (else the cpu backend, with
+ * the reason in ref_note). CPU: always the cpu backend. */
+typedef enum { AF_REF_AUTO = 0, AF_REF_CPU, AF_REF_GPU } af_ref_choice;
+/* multiply-adds of a forward, sum over sequences of heads_q * len_q * len_kv *
+ * (head_dim_qk + head_dim_v), times 3 with backward: a few ms of the cpu backend, above
+ * which the GPU (a few ms of launches and copies) is no slower */
+#define AF_REF_GPU_MIN_WORK (1LL << 24)
 
 typedef struct {
     af_backend *reference;     /* the cpu backend */
+    af_ref_choice ref_choice;  /* AF_REF_AUTO (0) unless set */
     af_oracle_opts oracle;
     bool skip_oracle;          /* probes-only runs */
     bool probes;               /* run the probes after a successful run */

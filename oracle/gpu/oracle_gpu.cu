@@ -9,13 +9,7 @@
 #include <time.h>
 #include <cuda_runtime.h>
 #include "oracle/gpu/oracle_gpu_dev.cuh"
-
-static double og_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+#include "util/clock.h"
 
 /* Every device allocation of one call, freed together; tracks the peak. */
 #define OG_MAX_ALLOCS 24
@@ -143,7 +137,7 @@ static int og_wait(cudaError_t launch, const char *what, char *why, size_t cap)
 extern "C" int af_oracle_gpu_run(const af_oracle_problem *p, af_outputs *out, double *lse64, double *drow64,
                                  af_oracle_gpu_stats *st, char *why, size_t cap)
 {
-    double t0 = og_now();
+    double t0 = af_clock_mono();
     og_arena a;
     memset(&a, 0, sizeof a);
     og_dims d;
@@ -176,7 +170,7 @@ extern "C" int af_oracle_gpu_run(const af_oracle_problem *p, af_outputs *out, do
 done:
     if (st) {
         st->peak_bytes = a.peak;
-        st->seconds = og_now() - t0;
+        st->seconds = af_clock_mono() - t0;
     }
     og_arena_free(&a);
     return rc;

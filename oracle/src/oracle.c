@@ -30,6 +30,7 @@ void af_oracle_opts_default(af_oracle_opts *o)
     o->mpfr_budget = 5e8;
     o->cert_fraction = 1e-3;
     o->cert_seconds = 15.0;
+    o->gpu_mpfr_budget = 4e6;
 }
 
 void af_oracle_result_free(af_oracle_result *r)
@@ -488,8 +489,15 @@ int af_oracle_run(const af_oracle_problem *p_in, const af_oracle_opts *o_in, af_
     }
     double sigma = score_bound(&p);
     double log_n = log((double)p.Skv);
+    /* With a usable GPU, AUTO keeps MPFR-everywhere to the small cases (gpu_mpfr_budget):
+     * the GPU tier, certified by MPFR on sampled rows, is as trustworthy and far faster. */
+    double auto_budget = o.mpfr_budget;
+    char gpu_why[160];
+    if (o.tier == AF_ORACLE_AUTO && o.gpu_mpfr_budget > 0.0 && af_oracle_total_work(&p) > o.gpu_mpfr_budget &&
+        af_oracle_gpu_usable(gpu_why, sizeof gpu_why) == 0)
+        auto_budget = fmin(o.mpfr_budget, o.gpu_mpfr_budget);
     bool all_mpfr = o.tier == AF_ORACLE_MPFR ||
-                    (o.tier == AF_ORACLE_AUTO && af_oracle_total_work(&p) <= o.mpfr_budget);
+                    (o.tier == AF_ORACLE_AUTO && af_oracle_total_work(&p) <= auto_budget);
     r->tier_used = all_mpfr ? AF_ORACLE_MPFR : AF_ORACLE_FP64;
     if (all_mpfr) {
         if (c.backward) {
@@ -518,6 +526,8 @@ int af_oracle_run(const af_oracle_problem *p_in, const af_oracle_opts *o_in, af_
         }
         if (o.tier == AF_ORACLE_AUTO || o.tier == AF_ORACLE_GPU) run_gpu_tier(&c, &o, r);
         if (r->tier_used == AF_ORACLE_GPU) {
+            /* the certification's floor follows the GPU's small-case budget too */
+            if (o.gpu_mpfr_budget > 0.0) o.mpfr_budget = fmin(o.mpfr_budget, o.gpu_mpfr_budget);
             r->bound_rel = 4.0 * U53;
             r->bound_abs_scale = af_oracle_gpu_bound_abs(&p, sigma);
         } else {

@@ -33,6 +33,7 @@
 #include "model/layout.h"
 #include "oracle/mask_spec.h"
 #include "model/tensors.h"
+#include "model/mathf.h"
 #include "util/check.h"
 
 /* ---- one prepared run ------------------------------------------------------------ */
@@ -428,7 +429,7 @@ static void test_follows_the_fp32_recipe(af_backend *be) {
                 CHECK(n > 0);
                 for (int j = 0; j < Skv; j++) {
                     if (!sees(c, 0, i, j)) continue;
-                    float p = expf(s[j] - m);
+                    float p = af_expf(s[j] - m);
                     l += p;
                     for (int d = 0; d < DV; d++) {
                         acc[d] += to_storage(st, p) * v[j][d];
@@ -441,7 +442,7 @@ static void test_follows_the_fp32_recipe(af_backend *be) {
                     CHECK_MSG(o[d] == (float)r.out.o[di(HQ, Sq, DV, 0, h, i, d)], "case %zu O h%d i%d d%d", ci, h, i, d);
                     rounding_matters |= o[d] != to_storage(st, acc_exact[d] / l);
                 }
-                float lse = m + logf(l);
+                float lse = m + af_logf(l);
                 CHECK_MSG(lse == (float)r.out.lse[di(HQ, Sq, 1, 0, h, i, 0)], "case %zu LSE h%d i%d", ci, h, i);
                 /* backward of this row */
                 float delta = 0.0f;
@@ -449,7 +450,7 @@ static void test_follows_the_fp32_recipe(af_backend *be) {
                 float dq[2][DQK] = {{0}};
                 for (int j = 0; j < Skv; j++) {
                     if (!sees(c, 0, i, j)) continue;
-                    float p = expf(s[j] - lse), dp = 0.0f;
+                    float p = af_expf(s[j] - lse), dp = 0.0f;
                     for (int d = 0; d < DV; d++) dp += dout[h][i][d] * v[j][d];
                     float ds = p * (dp - delta);
                     for (int u = 0; u < 2; u++) {
@@ -554,7 +555,7 @@ static void test_fp8_follows_the_recipe(af_backend *be) {
                 float ex[SKV_MAX];
                 for (int j = 0; j < Skv; j++)
                     if (sees(c, 0, i, j)) {
-                        ex[j] = expf(sc[j] - m);
+                        ex[j] = af_expf(sc[j] - m);
                         z += ex[j];
                     }
                 float o8[D] = {0}, o_exact[D] = {0};
@@ -577,7 +578,7 @@ static void test_fp8_follows_the_recipe(af_backend *be) {
                     rounding_matters |=
                         want != to_storage(AF_ST_E4M3, ((o_exact[d] * (1.0f / 448.0f)) * r.t.descale_v) * scale_o);
                 }
-                CHECK_MSG((float)r.out.lse[lidx] == m + logf(z), "case %zu LSE h%d i%d", ci, h, i);
+                CHECK_MSG((float)r.out.lse[lidx] == m + af_logf(z), "case %zu LSE h%d i%d", ci, h, i);
             }
         release(&r);
     }

@@ -27,6 +27,7 @@
 
 #include "backends/backend.h"
 #include "judge/runner.h"
+#include "model/mathf.h"
 #include "model/numeric.h"
 #include "util/check.h"
 #include "judge/tests/fp8_bwd_exact.h"
@@ -142,7 +143,7 @@ static void restate(const af_prepared *p, variant v, double *dq, double *dk, dou
                     s = ((s * scale) * t->descale_q) * t->descale_k;
                     for (int d = 0; d < D; d++) dp += stored(p, AF_T_DO, b, h, i, d) * stored(p, AF_T_V, b, h / group, j, d);
                     dp = (dp * t->descale_do) * t->descale_v;
-                    float pr = expf(s - lse);
+                    float pr = af_expf(s - lse);
                     float ds = ((dp - delta) * pr) * scale;
                     size_t k = ((size_t)h * Sq + i) * Skv + j;
                     p8[k] = v.cast_p ? e4m3(pr * AF_FP8_SCALE_S) : pr * AF_FP8_SCALE_S;

@@ -19,7 +19,8 @@
  * The mask is this file's own code (visible_keys_of_row), never the oracle's
  * mask_spec, and nothing here calls into attnfuzz: a plugin only sees plugin.h. The
  * fp16/bf16 conversions are the shared storage-format header (af_numeric.h), the one
- * definition of "rounded to fp16" in the project.
+ * definition of "rounded to fp16" in the project; expf and logf are the cpu reference's
+ * af_expf / af_logf (af_mathf.h), not libm's.
  *
  * The bugs (each imitates a real defect class; docs/plugins.md lists what catches each):
  *   PLANTED_FP8_V_BLOCK_SCALE       V re-quantised with one scale per 32 tokens along the
@@ -50,6 +51,7 @@
 #include <string.h>
 
 #include "attnfuzz/plugin.h"
+#include "model/mathf.h"
 #include "model/numeric.h"
 
 #define PLANTED_NONE 0
@@ -329,14 +331,14 @@ static void forward(planted_run *r) {
                 for (int d = 0; d < r->Dv; d++) acc[d] = 0.0f;
                 for (int step = 0; step < n; step++) {
                     int j = (int)((step + rotation) % (unsigned long)n);
-                    float pj = expf(r->s[j] - m);
+                    float pj = af_expf(r->s[j] - m);
                     l += pj;
                     float pr = round_dt(r, pj);
                     const float *v = row_of(r->v, r->Hkv, r->Skv, r->Dv, b, hk, first + j);
                     for (int d = 0; d < r->Dv; d++) acc[d] += pr * v[d];
                 }
                 for (int d = 0; d < r->Dv; d++) store(to, b, h, i, d, acc[d] / l);
-                store(tl, b, h, i, 0, m + logf(l));
+                store(tl, b, h, i, 0, m + af_logf(l));
             }
         }
     }
@@ -372,7 +374,7 @@ static void run_backward(planted_run *r) {
                     const float *v = row_of(r->v, r->Hkv, r->Skv, r->Dv, b, hk, first + j);
                     float dp = 0.0f;
                     for (int d = 0; d < r->Dv; d++) dp += dout[d] * v[d];
-                    r->prob[j] = expf(r->s[j] - lse);
+                    r->prob[j] = af_expf(r->s[j] - lse);
                     r->dp[j] = r->prob[j] * (dp - delta); /* dS */
                 }
                 for (int d = 0; d < r->Dqk; d++) acc[d] = 0.0f;

@@ -1,0 +1,174 @@
+/* ref_gpu.cu — the GPU reference's driver (ref_gpu.h): what it serves, the device run
+ * (forward, then D, dQ, dK/dV), and the host entry from dense inputs to dense outputs.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <cuda_runtime.h>
+
+#include "kernels/af_gpu.h"
+#include "util/clock.h"
+#include "kernels/ref_gpu.h"
+#include "kernels/ref_gpu_launch.h"
+
+extern "C" af_run_status af_ref_gpu_supports(const af_case *c, char *why, size_t cap) {
+    if (why && cap) why[0] = '\0';
+    if (c->dtype != AF_DT_FP16 && c->dtype != AF_DT_BF16) {
+        snprintf(why, cap, "gpu reference: serves fp16 and bf16 only (not %s)",
+                 c->dtype == AF_DT_FP8_E4M3 ? "fp8_e4m3" : "mxfp8");
+        return AF_RUN_DECLINED;
+    }
+    if (c->batch < 1 || c->batch > AF_MAX_BATCH || c->heads_kv < 1 || c->heads_q < 1 ||
+        c->heads_q % c->heads_kv != 0 || c->head_dim_qk < 1 || c->head_dim_v < 1 || c->seqlen_q < 0 ||
+        c->seqlen_kv < 0) {
+        snprintf(why, cap, "gpu reference: invalid shape");
+        return AF_RUN_DECLINED;
+    }
+    if (c->cp_size > 1) {
+        snprintf(why, cap, "gpu reference: context parallelism (cp %d) is not served", c->cp_size);
+        return AF_RUN_DECLINED;
+    }
+    return AF_RUN_OK;
+}
+
+static af_run_status cuda_status(cudaError_t e, const char *what, char *why, size_t cap) {
+    if (e == cudaSuccess) return AF_RUN_OK;
+    /* af_gpu_sync classifies (sticky errors -> AF_RUN_CRASH) and fills why */
+    af_run_status st = af_gpu_sync(what, why, cap);
+    if (st != AF_RUN_OK) return st;
+    snprintf(why, cap, "%s: CUDA error %s: %s", what, cudaGetErrorName(e), cudaGetErrorString(e));
+    (void)cudaGetLastError();
+    return e == cudaErrorMemoryAllocation ? AF_RUN_RESOURCE : AF_RUN_ERROR;
+}
+
+/* Launch one phase between two events; its device time in *ms. */
+static af_run_status timed(cudaError_t (*launch)(const af_ref_gpu_desc *, const af_ref_gpu_buffers *),
+                           const af_ref_gpu_desc *d, const af_ref_gpu_buffers *g, const char *what, float *ms,
+                           char *why, size_t cap) {
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    bool ev = cudaEventCreate(&e0) == cudaSuccess && cudaEventCreate(&e1) == cudaSuccess;
+    if (ev) (void)cudaEventRecord(e0, 0);
+    af_run_status st = cuda_status(launch(d, g), what, why, cap);
+    if (st == AF_RUN_OK) st = af_gpu_sync(what, why, cap);
+    if (ev && st == AF_RUN_OK) {
+        (void)cudaEventRecord(e1, 0);
+        (void)cudaEventSynchronize(e1);
+        if (ms) (void)cudaEventElapsedTime(ms, e0, e1);
+    }
+    if (e0) (void)cudaEventDestroy(e0);
+    if (e1) (void)cudaEventDestroy(e1);
+    return st;
+}
+
+extern "C" af_run_status af_ref_gpu_run_device(const af_ref_gpu_desc *d, const af_ref_gpu_buffers *buf,
+                                               af_ref_gpu_timing *tm, char *why, size_t cap) {
+    af_ref_gpu_timing local;
+    memset(&local, 0, sizeof local);
+    af_run_status st = timed(rg_launch_fwd, d, buf, "gpu reference forward", &local.fwd_ms, why, cap);
+    if (st == AF_RUN_OK && d->backward)
+        st = timed(rg_launch_delta, d, buf, "gpu reference D = dO . O", &local.delta_ms, why, cap);
+    if (st == AF_RUN_OK && d->backward)
+        st = timed(rg_launch_dq, d, buf, "gpu reference dQ", &local.dq_ms, why, cap);
+    if (st == AF_RUN_OK && d->backward)
+        st = timed(rg_launch_dkdv, d, buf, "gpu reference dK dV", &local.dkdv_ms, why, cap);
+    if (tm) {
+        tm->fwd_ms = local.fwd_ms;
+        tm->delta_ms = local.delta_ms;
+        tm->dq_ms = local.dq_ms;
+        tm->dkdv_ms = local.dkdv_ms;
+    }
+    return st;
+}
+
+/* ---- host entry ------------------------------------------------------------------- */
+
+/* Device copy of a dense double array as fp32 (exact: fp16/bf16 stored values). */
+static af_run_status upload(float **dev, const double *src, int64_t n, char *why, size_t cap) {
+    *dev = NULL;
+    size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(float);
+    float *host = (float *)malloc(bytes);
+    if (!host) {
+        snprintf(why, cap, "gpu reference: out of host memory (%zu bytes)", bytes);
+        return AF_RUN_RESOURCE;
+    }
+    for (int64_t i = 0; i < n; i++) host[i] = (float)src[i];
+    af_run_status st = af_gpu_malloc((void **)dev, bytes, why, cap);
+    if (st == AF_RUN_OK) st = af_gpu_h2d(*dev, host, bytes, why, cap);
+    free(host);
+    return st;
+}
+
+/* dst (B, H, S, D) doubles from the device's fp32 (B, H, S, D): rows s < len[b] only,
+ * the others 0 (as af_outputs_read leaves them). */
+static af_run_status download(double *dst, const float *dev, int B, int H, int S, int D, const int *len, char *why,
+                              size_t cap) {
+    int64_t n = (int64_t)B * H * S * D;
+    size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(float);
+    float *host = (float *)malloc(bytes);
+    if (!host) {
+        snprintf(why, cap, "gpu reference: out of host memory (%zu bytes)", bytes);
+        return AF_RUN_RESOURCE;
+    }
+    af_run_status st = af_gpu_d2h(host, dev, bytes, why, cap);
+    if (st == AF_RUN_OK) {
+        int64_t idx = 0;
+        for (int b = 0; b < B; b++)
+            for (int h = 0; h < H; h++)
+                for (int s = 0; s < S; s++)
+                    for (int k = 0; k < D; k++, idx++) dst[idx] = s < len[b] ? (double)host[idx] : 0.0;
+    }
+    free(host);
+    return st;
+}
+
+extern "C" af_run_status af_ref_gpu_run(const af_ref_gpu_desc *d, const af_inputs *in, af_outputs *out,
+                                        af_ref_gpu_timing *tm, char *why, size_t cap) {
+    double t0 = af_clock_mono();
+    int64_t nq = (int64_t)d->B * d->Hq * d->Sq, nkv = (int64_t)d->B * d->Hkv * d->Skv;
+    af_ref_gpu_buffers g;
+    memset(&g, 0, sizeof g);
+    float *q = NULL, *k = NULL, *v = NULL, *dout = NULL;
+    af_run_status st = upload(&q, in->q, nq * d->Dqk, why, cap);
+    if (st == AF_RUN_OK) st = upload(&k, in->k, nkv * d->Dqk, why, cap);
+    if (st == AF_RUN_OK) st = upload(&v, in->v, nkv * d->Dv, why, cap);
+    if (st == AF_RUN_OK && d->backward) st = upload(&dout, in->dout, nq * d->Dv, why, cap);
+    g.q = q;
+    g.k = k;
+    g.v = v;
+    g.dout = dout;
+    if (st == AF_RUN_OK) st = af_gpu_malloc((void **)&g.o, (size_t)nq * d->Dv * sizeof(float), why, cap);
+    if (st == AF_RUN_OK) st = af_gpu_malloc((void **)&g.lse, (size_t)nq * sizeof(float), why, cap);
+    if (st == AF_RUN_OK && d->backward) {
+        st = af_gpu_malloc((void **)&g.delta, (size_t)nq * sizeof(float), why, cap);
+        if (st == AF_RUN_OK) st = af_gpu_malloc((void **)&g.dq, (size_t)nq * d->Dqk * sizeof(float), why, cap);
+        if (st == AF_RUN_OK) st = af_gpu_malloc((void **)&g.dk, (size_t)nkv * d->Dqk * sizeof(float), why, cap);
+        if (st == AF_RUN_OK) st = af_gpu_malloc((void **)&g.dv, (size_t)nkv * d->Dv * sizeof(float), why, cap);
+    }
+    double t1 = af_clock_mono();
+    if (st == AF_RUN_OK) st = af_ref_gpu_run_device(d, &g, tm, why, cap);
+    double t2 = af_clock_mono();
+    if (st == AF_RUN_OK) st = download(out->o, g.o, d->B, d->Hq, d->Sq, d->Dv, d->len_q, why, cap);
+    if (st == AF_RUN_OK) st = download(out->lse, g.lse, d->B, d->Hq, d->Sq, 1, d->len_q, why, cap);
+    if (st == AF_RUN_OK && d->backward) {
+        st = download(out->dq, g.dq, d->B, d->Hq, d->Sq, d->Dqk, d->len_q, why, cap);
+        if (st == AF_RUN_OK) st = download(out->dk, g.dk, d->B, d->Hkv, d->Skv, d->Dqk, d->len_kv, why, cap);
+        if (st == AF_RUN_OK) st = download(out->dv, g.dv, d->B, d->Hkv, d->Skv, d->Dv, d->len_kv, why, cap);
+    }
+    af_gpu_free(q);
+    af_gpu_free(k);
+    af_gpu_free(v);
+    af_gpu_free(dout);
+    af_gpu_free(g.o);
+    af_gpu_free(g.lse);
+    af_gpu_free(g.delta);
+    af_gpu_free(g.dq);
+    af_gpu_free(g.dk);
+    af_gpu_free(g.dv);
+    if (tm) {
+        tm->upload_s = t1 - t0;
+        tm->download_s = af_clock_mono() - t2;
+    }
+    return st;
+}
