@@ -1,9 +1,17 @@
-/* fuzz/fuzz.h — fuzz inputs <-> cases, the structure-aware mutator, feedback.
+/* fuzz/fuzz.h — the fuzz stage: fuzz inputs <-> cases, the structure-aware mutator,
+ * feedback. One file per role:
+ *   fuzz_limits.c    what may be generated (work budget, the features a backend serves)
+ *   fuzz_tables.c    curated value tables (fuzz_tables.h, shared with the mutator)
+ *   fuzz_decode.c    bytes -> case          fuzz_encode.c   case -> bytes
+ *                    (byte positions in fuzz_format.h)
+ *   fuzz_repair.c    a case made legal and fit to the limits
+ *   fuzz_mutate.c    one meaningful field change
+ *   fuzz_feedback.c  extra coverage counters
  *
  * Byte format (version 1). The empty input is the default case (af_case_defaults:
  * fp16 b1 h1 s16 d64). Any other input is read field by field; a missing byte reads
  * as 0, and 0 always picks the field's minimum / simplest value, so a shorter input
- * never decodes to a bigger case (af_fuzz_work) than a longer one it is a prefix of.
+ * never decodes to a bigger case (af_case_work) than a longer one it is a prefix of.
  *
  *   core section, one byte per field (value = curated table[byte % table size]):
  *     0 dtype            1 flags (bit 0 backward)   2 batch        3 GQA ratio
@@ -34,17 +42,18 @@
 
 #include "backends/backend.h"
 #include "model/case.h"
+#include "model/case_measure.h"
 #include "judge/verdict.h"
 
-/* Default work budget: batch*heads_q*seqlen_q*seqlen_kv*(head_dim_qk+head_dim_v),
- * times 3 with backward. 2^20 keeps a case (MPFR oracle + cpu reference + probes)
+/* Default work budget (af_case_work, model/case_measure.h: batch*heads_q*seqlen_q*
+ * seqlen_kv*(head_dim_qk+head_dim_v), times 3 with backward). 2^20 keeps a case (MPFR oracle + cpu reference + probes)
  * around a few tens of milliseconds on one core. */
 #define AF_FUZZ_DEFAULT_WORK (1024.0 * 1024.0)
 /* Longest encoding (core + fine + 8 data terms + 64 sequences). */
 #define AF_FUZZ_MAX_ENCODED 512
 
 typedef struct {
-    double max_work;        /* af_fuzz_work bound */
+    double max_work;        /* af_case_work bound */
     unsigned dtype_mask;    /* bit (1 << af_dtype) set = the dtype may be generated */
     bool backward;          /* backward cases may be generated */
     bool fp8_backward;      /* ... also for fp8_e4m3 */
@@ -59,9 +68,11 @@ void af_fuzz_limits_default(af_fuzz_limits *l);
 /* Switch off the features a backend declines on a small probe case (the cpu backend
  * declines cp and mxfp8 backward, so the fuzzer does not spend its time on them). */
 void af_fuzz_limits_for_backend(af_fuzz_limits *l, af_backend *be);
-
-/* The work measure the budget bounds. */
-double af_fuzz_work(const af_case *c);
+/* May dtype d be generated? May a case of dtype d have a backward pass? */
+bool af_fuzz_dtype_allowed(const af_fuzz_limits *l, af_dtype d);
+bool af_fuzz_backward_allowed(const af_fuzz_limits *l, af_dtype d);
+/* The first dtype the limits allow (fp16 when none is). */
+af_dtype af_fuzz_first_dtype(const af_fuzz_limits *l);
 
 /* Bytes -> a case that af_case_validate accepts and that fits the limits. Returns 0,
  * or 1 when repair failed and the default case was substituted (a decoder bug; tests

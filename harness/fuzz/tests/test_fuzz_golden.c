@@ -84,7 +84,7 @@ static void random_verdict(af_verdict *v, uint64_t *rng) {
 }
 
 static uint64_t measures_hash(const af_case *c) {
-    double m[2] = {af_fuzz_work(c), af_case_cost(c)};
+    double m[2] = {af_case_work(c), af_case_cost(c)};
     return af_fnv1a64(m, sizeof m);
 }
 
