@@ -17,15 +17,80 @@ typedef struct {
 
 static unsigned rd(const reader *r, size_t i) { return i < r->n ? r->d[i] : 0u; }
 static unsigned rd16(const reader *r, size_t i) { return rd(r, i) | rd(r, i + 1) << 8; }
-/* Size offset: active when bit 7 of the first byte is set; 15 bits. */
-static int rd_offset(const reader *r, size_t i) {
+/* Size offset: active when bit 7 of the first byte is set; 15 bits, and bit 15 from the
+ * trailing section (high_bit) when active. */
+static int rd_offset(const reader *r, size_t i, bool high_bit) {
     unsigned lo = rd(r, i);
-    return (lo & 0x80u) ? (int)((lo & 0x7fu) | rd(r, i + 1) << 7) : 0;
+    return (lo & 0x80u) ? (int)((lo & 0x7fu) | rd(r, i + 1) << 7 | (high_bit ? 1u << 15 : 0u)) : 0;
 }
 static uint64_t rd_le(const reader *r, size_t i, int bytes) {
     uint64_t v = 0;
     for (int k = 0; k < bytes; k++) v |= (uint64_t)rd(r, i + (size_t)k) << (8 * k);
     return v;
+}
+
+/* Number of exact data terms in the fine section (0 = the core's data bytes). */
+static unsigned fine_term_count(const reader *r) {
+    return rd(r, F_DATA) ? 1 + (rd(r, F_DATA) - 1) % AF_MAX_DATA_TERMS : 0;
+}
+
+/* The trailing section's items (fuzz_format.h); items = 0 when the tag is absent. */
+typedef struct {
+    unsigned items;               /* EXT_* bits */
+    unsigned high;                /* EXT_HIGH_* bits */
+    size_t backend_at, engine_at; /* name bytes */
+    unsigned backend_len, engine_len;
+    size_t lengths_high_at, small_dims_at;
+} extension;
+
+static void read_extension(const reader *r, size_t at, int batch, extension *e) {
+    memset(e, 0, sizeof *e);
+    if (rd(r, at) != EXT_TAG0 || rd(r, at + 1) != EXT_TAG1) return;
+    e->items = rd(r, at + 2);
+    size_t p = at + EXT_HEADER_BYTES;
+    if (e->items & EXT_BACKEND) {
+        e->backend_len = rd(r, p);
+        e->backend_at = p + 1;
+        p += 1 + e->backend_len;
+    }
+    if (e->items & EXT_ENGINE) {
+        e->engine_len = rd(r, p);
+        e->engine_at = p + 1;
+        p += 1 + e->engine_len;
+    }
+    if (e->items & EXT_HIGH_BITS) e->high = rd(r, p++);
+    if (e->items & EXT_LENGTHS_HIGH) {
+        e->lengths_high_at = p;
+        p += (2 * (size_t)batch + 7) / 8;
+    }
+    if (e->items & EXT_SMALL_HEAD_DIMS) e->small_dims_at = p;
+}
+
+/* Bit 16 of a per-sequence length override (bit = 2 b for q, 2 b + 1 for kv). */
+static unsigned length_high(const reader *r, const extension *e, int bit) {
+    if (!(e->items & EXT_LENGTHS_HIGH)) return 0;
+    return (rd(r, e->lengths_high_at + (size_t)bit / 8) >> (bit % 8) & 1u) << 16;
+}
+
+/* A 16-bit override with its bit 16 from the trailing section. */
+static unsigned rd_override(const reader *r, size_t i, const extension *e, unsigned high_flag) {
+    return rd16(r, i) | (e->high & high_flag ? 1u << 16 : 0u);
+}
+
+/* A name from the trailing section; left empty when its length or a byte is not one a
+ * case file can hold. */
+static void read_name(const reader *r, size_t at, unsigned len, char *dst) {
+    dst[0] = 0;
+    if (len == 0 || len >= AF_NAME_MAX) return;
+    for (unsigned i = 0; i < len; i++) {
+        unsigned b = rd(r, at + i);
+        if (!fz_name_byte_ok(b)) {
+            dst[0] = 0;
+            return;
+        }
+        dst[i] = (char)b;
+    }
+    dst[len] = 0;
 }
 
 typedef struct {
@@ -70,9 +135,12 @@ static int field_max(const sizes *s, double bwf, double budget, int field) {
     return m < cur ? cur : (int)m;
 }
 
-static void decode_sizes(const reader *r, double bwf, double budget, sizes *s) {
+/* Sizes, then the trailing section (*ext: it starts where the fine section ends, which
+ * depends on the batch, and holds the high bits of the seqlen offsets). */
+static void decode_sizes(const reader *r, double bwf, double budget, sizes *s, extension *ext) {
     int n_seq, n_dim;
     const af_fz_pair *sp = af_fz_seq_pairs(&n_seq), *dp = af_fz_dim_pairs(&n_dim);
+    memset(ext, 0, sizeof *ext);
     /* core stage: later fields reserved at their minima (1, 1, 1, 1x1, 8+8) */
     *s = (sizes){1, 1, 1, 1, 1, 8, 8};
     int want = af_fz_batch_table[rd(r, C_BATCH) % AF_FZ_N_BATCH];
@@ -100,11 +168,20 @@ static void decode_sizes(const reader *r, double bwf, double budget, sizes *s) {
     int *field[7] = {&s->batch, &s->ratio, &s->hkv, &s->sq, &s->skv, &s->dqk, &s->dv};
     static const int pos[7] = {F_BATCH, F_RATIO, F_HKV, F_SQ, F_SKV, F_DQK, F_DV};
     for (int f = 0; f < 7; f++) {
-        int off = rd_offset(r, (size_t)pos[f]);
+        if (f == 1) /* the batch is final */
+            read_extension(r, fz_fine_end(fine_term_count(r), rd(r, C_PAD) % 3 != 0, s->batch), s->batch, ext);
+        bool high = (f == 3 && (ext->high & EXT_HIGH_SQ)) || (f == 4 && (ext->high & EXT_HIGH_SKV));
+        int off = rd_offset(r, (size_t)pos[f], high);
         if (!off) continue;
         long long v = (long long)*field[f] + off;
         int mx = field_max(s, bwf, budget, f);
         *field[f] = (int)(v < mx ? v : mx);
+    }
+    /* head dims below the tables' 8: less work, so within the budget too */
+    if (ext->items & EXT_SMALL_HEAD_DIMS) {
+        unsigned below = rd(r, ext->small_dims_at);
+        if (s->dqk == 8) s->dqk -= (int)(below & 7u);
+        if (s->dv == 8) s->dv -= (int)(below >> 4 & 7u);
     }
 }
 
@@ -117,7 +194,8 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
     c->backward = (rd(&r, C_FLAGS) & 1u) && af_fuzz_backward_allowed(lim, c->dtype);
     double budget = lim->max_work < 1024 ? 1024 : lim->max_work;
     sizes s;
-    decode_sizes(&r, c->backward ? 3.0 : 1.0, budget, &s);
+    extension ext;
+    decode_sizes(&r, c->backward ? 3.0 : 1.0, budget, &s, &ext);
     c->batch = s.batch;
     c->heads_kv = s.hkv;
     c->heads_q = s.hkv * s.ratio;
@@ -131,8 +209,9 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
     c->align = (mask >= 2) ? AF_ALIGN_BOTTOM_RIGHT : AF_ALIGN_TOP_LEFT;
     c->window_left = af_fz_window_value((int)(rd(&r, C_WIN_L) % AF_FZ_N_WINDOW), c->seqlen_q, c->seqlen_kv);
     c->window_right = af_fz_window_value((int)(rd(&r, C_WIN_R) % AF_FZ_N_WINDOW), c->seqlen_q, c->seqlen_kv);
-    if (rd16(&r, F_WIN_L)) c->window_left = (int)rd16(&r, F_WIN_L) - 2;
-    if (rd16(&r, F_WIN_R)) c->window_right = (int)rd16(&r, F_WIN_R) - 2;
+    unsigned win_l = rd_override(&r, F_WIN_L, &ext, EXT_HIGH_WIN_L), win_r = rd_override(&r, F_WIN_R, &ext, EXT_HIGH_WIN_R);
+    if (win_l) c->window_left = (int)win_l - 2;
+    if (win_r) c->window_right = (int)win_r - 2;
 
     unsigned pad = rd(&r, C_PAD) % 3;
     c->layout = (af_layout)(rd(&r, C_LAYOUT) % 3);
@@ -140,11 +219,14 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
     c->has_seqlens = pad != 0;
     c->packing = (af_packing)(rd(&r, C_PACKING) % 3);
     c->stride_gap = af_fz_stride_gaps[rd(&r, C_STRIDE_GAP) % AF_FZ_N_STRIDE_GAP];
-    if (rd16(&r, F_STRIDE_GAP)) c->stride_gap = (int)rd16(&r, F_STRIDE_GAP) - 1;
+    unsigned stride_gap = rd_override(&r, F_STRIDE_GAP, &ext, EXT_HIGH_STRIDE_GAP);
+    if (stride_gap) c->stride_gap = (int)stride_gap - 1;
     c->thd_gap = af_fz_thd_gaps[rd(&r, C_THD_GAP) % AF_FZ_N_THD_GAP];
-    if (rd16(&r, F_THD_GAP)) c->thd_gap = (int)rd16(&r, F_THD_GAP) - 1;
+    unsigned thd_gap = rd_override(&r, F_THD_GAP, &ext, EXT_HIGH_THD_GAP);
+    if (thd_gap) c->thd_gap = (int)thd_gap - 1;
     c->page_size = af_fz_page_sizes[rd(&r, C_PAGE) % AF_FZ_N_PAGE];
     if (rd(&r, F_PAGE)) c->page_size = 1 << ((rd(&r, F_PAGE) - 1) % 17);
+    c->page_tail_nan = (ext.items & EXT_PAGE_TAIL_NAN) != 0;
     unsigned cp = rd(&r, C_CP) % AF_FZ_N_CP;
     c->cp_size = af_fz_cp_sizes[cp];
     c->cp_comm = af_fz_cp_comms[cp];
@@ -154,7 +236,7 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
     }
 
     /* data: core base + modifiers, or exact terms from the fine section */
-    unsigned n_fine_terms = rd(&r, F_DATA) ? 1 + (rd(&r, F_DATA) - 1) % AF_MAX_DATA_TERMS : 0;
+    unsigned n_fine_terms = fine_term_count(&r);
     if (n_fine_terms) {
         c->n_data = (int)n_fine_terms;
         for (unsigned i = 0; i < n_fine_terms; i++) {
@@ -192,10 +274,13 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
         int pattern = (int)(rd(&r, C_PATTERN) % AF_FZ_N_PATTERN);
         size_t at = fz_lengths_at(n_fine_terms);
         for (int b = 0; b < c->batch; b++) {
-            unsigned q = rd16(&r, at + 4 * (size_t)b), kv = rd16(&r, at + 4 * (size_t)b + 2);
+            unsigned q = rd16(&r, at + 4 * (size_t)b) | length_high(&r, &ext, 2 * b);
+            unsigned kv = rd16(&r, at + 4 * (size_t)b + 2) | length_high(&r, &ext, 2 * b + 1);
             c->seqlens_q[b] = q ? (int)q - 1 : af_fz_pattern_len(pattern, c->seqlen_q, b, c->batch, c->seed, 1);
             c->seqlens_kv[b] = kv ? (int)kv - 1 : af_fz_pattern_len(pattern, c->seqlen_kv, b, c->batch, c->seed, 2);
         }
     }
+    if (ext.items & EXT_BACKEND) read_name(&r, ext.backend_at, ext.backend_len, c->backend);
+    if (ext.items & EXT_ENGINE) read_name(&r, ext.engine_at, ext.engine_len, c->engine);
     return af_fuzz_repair(c, lim) ? 1 : 0;
 }

@@ -26,14 +26,38 @@ static int pair_floor(const af_fz_pair *p, int n, int a, int b) {
     return best;
 }
 
-static void put_offset(uint8_t *o, int pos, int off) {
-    if (off <= 0) return;
+/* A size offset: bits 0..14 here; returns bit 15 (for the trailing section). */
+static bool put_offset(uint8_t *o, int pos, int off) {
+    if (off <= 0) return false;
     o[pos] = (uint8_t)(0x80u | (off & 0x7f));
     o[pos + 1] = (uint8_t)(off >> 7);
+    return (off >> 15) & 1;
 }
 
 static void put_le(uint8_t *o, int pos, uint64_t v, int bytes) {
     for (int k = 0; k < bytes; k++) o[pos + k] = (uint8_t)(v >> (8 * k));
+}
+
+/* A 16-bit override: the low 16 bits here; returns whether bit 16 is set. */
+static bool put_override(uint8_t *o, int pos, uint64_t v) {
+    put_le(o, pos, v, 2);
+    return (v >> 16) & 1;
+}
+
+/* Can the trailing section hold this name (and the decoder give it back)? */
+static bool name_encodable(const char *name) {
+    size_t n = strlen(name);
+    if (n == 0 || n >= AF_NAME_MAX) return false;
+    for (size_t i = 0; i < n; i++)
+        if (!fz_name_byte_ok((unsigned char)name[i])) return false;
+    return true;
+}
+
+static int put_name(uint8_t *o, int pos, const char *name) {
+    size_t n = strlen(name);
+    o[pos] = (uint8_t)n;
+    memcpy(o + pos + 1, name, n);
+    return pos + 1 + (int)n;
 }
 
 static bool same_terms(const af_case *a, const af_data_term *t, int n) {
@@ -48,6 +72,7 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
     memset(o, 0, sizeof o);
     int n_seq, n_dim;
     const af_fz_pair *sp = af_fz_seq_pairs(&n_seq), *dp = af_fz_dim_pairs(&n_dim);
+    unsigned high = 0; /* EXT_HIGH_* bits for the trailing section */
     o[C_DTYPE] = (uint8_t)c->dtype;
     o[C_FLAGS] = c->backward ? 1 : 0;
     int ratio = c->heads_q / c->heads_kv;
@@ -62,12 +87,15 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
     put_offset(o, F_HKV, c->heads_kv - af_fz_hkv_table[i]);
     i = pair_floor(sp, n_seq, c->seqlen_q, c->seqlen_kv);
     o[C_SEQ] = (uint8_t)i;
-    put_offset(o, F_SQ, c->seqlen_q - sp[i].a);
-    put_offset(o, F_SKV, c->seqlen_kv - sp[i].b);
-    i = pair_floor(dp, n_dim, c->head_dim_qk, c->head_dim_v);
+    if (put_offset(o, F_SQ, c->seqlen_q - sp[i].a)) high |= EXT_HIGH_SQ;
+    if (put_offset(o, F_SKV, c->seqlen_kv - sp[i].b)) high |= EXT_HIGH_SKV;
+    /* head dims below 8 (the tables' smallest): 8 here, the rest in the trailing section */
+    int dqk = c->head_dim_qk < 8 ? 8 : c->head_dim_qk, dv = c->head_dim_v < 8 ? 8 : c->head_dim_v;
+    unsigned small_dims = (unsigned)(dqk - c->head_dim_qk) | (unsigned)(dv - c->head_dim_v) << 4;
+    i = pair_floor(dp, n_dim, dqk, dv);
     o[C_DIM] = (uint8_t)i;
-    put_offset(o, F_DQK, c->head_dim_qk - dp[i].a);
-    put_offset(o, F_DV, c->head_dim_v - dp[i].b);
+    put_offset(o, F_DQK, dqk - dp[i].a);
+    put_offset(o, F_DV, dv - dp[i].b);
 
     bool br = c->align == AF_ALIGN_BOTTOM_RIGHT;
     o[C_MASK] = (uint8_t)(c->mask == AF_MASK_CAUSAL ? (br ? 2 : 1) : (br ? 3 : 0));
@@ -77,7 +105,8 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
         for (int k = 0; k < AF_FZ_N_WINDOW && found < 0; k++)
             if (af_fz_window_value(k, c->seqlen_q, c->seqlen_kv) == win[side]) found = k;
         if (found >= 0) o[C_WIN_L + side] = (uint8_t)found;
-        else put_le(o, side ? F_WIN_R : F_WIN_L, (uint64_t)(win[side] + 2), 2);
+        else if (put_override(o, side ? F_WIN_R : F_WIN_L, (uint64_t)(win[side] + 2)))
+            high |= side ? EXT_HIGH_WIN_R : EXT_HIGH_WIN_L;
     }
     o[C_PAD] = (uint8_t)(c->layout == AF_LAYOUT_THD ? 2 : c->has_seqlens ? 1 : 0);
     o[C_LAYOUT] = (uint8_t)(c->layout == AF_LAYOUT_THD ? 0 : c->layout);
@@ -86,12 +115,12 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
     for (int k = 0; k < AF_FZ_N_STRIDE_GAP && found < 0; k++)
         if (af_fz_stride_gaps[k] == c->stride_gap) found = k;
     if (found >= 0) o[C_STRIDE_GAP] = (uint8_t)found;
-    else put_le(o, F_STRIDE_GAP, (uint64_t)c->stride_gap + 1, 2);
+    else if (put_override(o, F_STRIDE_GAP, (uint64_t)c->stride_gap + 1)) high |= EXT_HIGH_STRIDE_GAP;
     found = -1;
     for (int k = 0; k < AF_FZ_N_THD_GAP && found < 0; k++)
         if (af_fz_thd_gaps[k] == c->thd_gap) found = k;
     if (found >= 0) o[C_THD_GAP] = (uint8_t)found;
-    else put_le(o, F_THD_GAP, (uint64_t)c->thd_gap + 1, 2);
+    else if (put_override(o, F_THD_GAP, (uint64_t)c->thd_gap + 1)) high |= EXT_HIGH_THD_GAP;
     found = -1;
     for (int k = 0; k < AF_FZ_N_PAGE && found < 0; k++)
         if (af_fz_page_sizes[k] == c->page_size) found = k;
@@ -164,6 +193,8 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
     put_le(o, F_SEED, s1 >> 8, 7);
 
     int end = (int)fz_lengths_at((unsigned)n_fine_terms);
+    uint8_t lengths_high[(2 * AF_MAX_BATCH + 7) / 8] = {0}; /* bit 16 of each length override */
+    bool any_length_high = false;
     if (c->has_seqlens) {
         int best = 0, best_match = -1;
         for (int p = 0; p < AF_FZ_N_PATTERN; p++) {
@@ -175,12 +206,33 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
         }
         o[C_PATTERN] = (uint8_t)best;
         for (int b = 0; b < c->batch; b++) {
-            if (af_fz_pattern_len(best, c->seqlen_q, b, c->batch, c->seed, 1) != c->seqlens_q[b])
-                put_le(o, end + 4 * b, (uint64_t)c->seqlens_q[b] + 1, 2);
-            if (af_fz_pattern_len(best, c->seqlen_kv, b, c->batch, c->seed, 2) != c->seqlens_kv[b])
-                put_le(o, end + 4 * b + 2, (uint64_t)c->seqlens_kv[b] + 1, 2);
+            bool hq = af_fz_pattern_len(best, c->seqlen_q, b, c->batch, c->seed, 1) != c->seqlens_q[b] &&
+                      put_override(o, end + 4 * b, (uint64_t)c->seqlens_q[b] + 1);
+            bool hkv = af_fz_pattern_len(best, c->seqlen_kv, b, c->batch, c->seed, 2) != c->seqlens_kv[b] &&
+                       put_override(o, end + 4 * b + 2, (uint64_t)c->seqlens_kv[b] + 1);
+            lengths_high[(2 * b) / 8] |= (uint8_t)((hq ? 1u : 0u) << ((2 * b) % 8) | (hkv ? 1u : 0u) << ((2 * b + 1) % 8));
+            any_length_high |= hq || hkv;
         }
         end += 4 * c->batch;
+    }
+    /* the trailing section, only for what the sections above cannot hold */
+    unsigned items = (c->page_tail_nan ? EXT_PAGE_TAIL_NAN : 0u) | (name_encodable(c->backend) ? EXT_BACKEND : 0u) |
+                     (name_encodable(c->engine) ? EXT_ENGINE : 0u) | (high ? EXT_HIGH_BITS : 0u) |
+                     (any_length_high ? EXT_LENGTHS_HIGH : 0u) | (small_dims ? EXT_SMALL_HEAD_DIMS : 0u);
+    if (items) {
+        o[end] = EXT_TAG0;
+        o[end + 1] = EXT_TAG1;
+        o[end + 2] = (uint8_t)items;
+        end += EXT_HEADER_BYTES;
+        if (items & EXT_BACKEND) end = put_name(o, end, c->backend);
+        if (items & EXT_ENGINE) end = put_name(o, end, c->engine);
+        if (items & EXT_HIGH_BITS) o[end++] = (uint8_t)high;
+        if (items & EXT_LENGTHS_HIGH) {
+            int n = (2 * c->batch + 7) / 8;
+            memcpy(o + end, lengths_high, (size_t)n);
+            end += n;
+        }
+        if (items & EXT_SMALL_HEAD_DIMS) o[end++] = (uint8_t)small_dims;
     }
     /* missing bytes read as 0: drop trailing zeros, but never down to the empty input */
     while (end > 1 && o[end - 1] == 0) end--;
