@@ -170,7 +170,11 @@ static void mutate_ragged(af_case *c, uint64_t *rng) {
 static void mutate_data(af_case *c, uint64_t *rng) {
     int what = pick(rng, 3);
     if (what == 0 && c->n_data < AF_MAX_DATA_TERMS) {
-        const af_data_term *t = af_fz_data_preset(pick(rng, AF_FZ_N_DATA_PRESET), pick(rng, 5));
+        /* two draws in a fixed order (as arguments of one call their order would be the
+         * compiler's: gcc and clang differed); the order gcc used */
+        int modifier = pick(rng, 5);
+        int preset = pick(rng, AF_FZ_N_DATA_PRESET);
+        const af_data_term *t = af_fz_data_preset(preset, modifier);
         for (int i = 0; i < c->n_data; i++)
             if (c->data[i].kind == t->kind) {
                 c->data[i] = *t; /* same kind: new parameters */

@@ -271,6 +271,8 @@ int main(int argc, char **argv) {
         printf("wrote %d golden lines\n", g.n_lines);
         return 0;
     }
+    for (int i = 0; i < g.n_expected; i++) free(g.expected[i]);
+    free(g.expected);
     CHECK_MSG(g.n_lines == g.n_expected, "%d lines computed, %d in %s", g.n_lines, g.n_expected, GOLDEN_PATH);
     CHECK_MSG(g.mismatches == 0, "%d lines differ from %s", g.mismatches, GOLDEN_PATH);
     printf("%d golden lines match\n", g.n_lines);
