@@ -76,7 +76,7 @@ static void minimise_raw(af_campaign_state *cp, const char *raw_id, const af_cas
     char sig[AF_SIGNATURE_MAX];
     if (rc == 0) {
         e.best = mr->best;
-        if (!e.best.backend[0]) snprintf(e.best.backend, sizeof e.best.backend, "%s", cp->s.backend_name);
+        snprintf(e.best.backend, sizeof e.best.backend, "%s", cp->s.backend_name); /* what ran */
         e.verdict = mr->verdict;
         af_signature(&e.best, &e.verdict, sig, sizeof sig);
         af_bucket_id(sig, e.bucket);
@@ -105,7 +105,7 @@ static void minimise_raw(af_campaign_state *cp, const char *raw_id, const af_cas
         /* does not fail any more (flaky) or cannot run: keep it as found, with the
          * verdict it had, in the bucket of its raw signature */
         e.best = *c;
-        if (!e.best.backend[0]) snprintf(e.best.backend, sizeof e.best.backend, "%s", cp->s.backend_name);
+        snprintf(e.best.backend, sizeof e.best.backend, "%s", cp->s.backend_name); /* what ran */
         e.verdict = *found;
         af_signature(&e.best, &e.verdict, sig, sizeof sig);
         af_bucket_id(sig, e.bucket);
@@ -169,7 +169,7 @@ int af_cp_process_pending(af_campaign_state *cp, double stop_at, bool keep_rest)
             continue;
         }
         if (out_of_time && af_pending_verdict(path, found) == 0) {
-            if (!c.backend[0]) snprintf(c.backend, sizeof c.backend, "%s", cp->s.backend_name);
+            snprintf(c.backend, sizeof c.backend, "%s", cp->s.backend_name); /* what ran */
             char bucket[AF_BUCKET_ID_LEN + 1];
             store_here(cp, &c, found, NULL, bucket);
             fprintf(stderr, "%sattnfuzz campaign: raw %s stored as found in bucket %s (not minimised: --total-time)\n",

@@ -87,7 +87,7 @@ int af_session_store(af_session *s, const af_case *c, const af_verdict *v, af_st
     af_signature(c, v, sig, sizeof sig);
     af_bucket_id(sig, bucket);
     af_case stored = *c;
-    if (!stored.backend[0]) snprintf(stored.backend, sizeof stored.backend, "%s", s->backend_name);
+    snprintf(stored.backend, sizeof stored.backend, "%s", s->backend_name); /* what ran, whatever the case named */
     if (mode == AF_STORE_FUZZ && s->defer_new) {
         /* bucket = the raw id here; a raw signature seen before counts in its bucket */
         af_rawmap_entry e;

@@ -1,9 +1,18 @@
-/* fuzz/fuzz.h — fuzz inputs <-> cases, the structure-aware mutator, feedback.
+/* fuzz/fuzz.h — the fuzz stage: fuzz inputs <-> cases, the structure-aware mutator,
+ * feedback. One file per role:
+ *   fuzz_limits.c    what may be generated (work budget, the features a backend serves)
+ *   fuzz_tables.c    curated value tables (fuzz_tables.h, shared with the mutator)
+ *   fuzz_decode.c    bytes -> case          fuzz_encode.c   case -> bytes
+ *                    (byte positions in fuzz_format.h)
+ *   fuzz_repair.c    a case made legal and fit to the limits
+ *   fuzz_mutate.c    one meaningful field change
+ *   fuzz_feedback.c  extra coverage counters
  *
- * Byte format (version 1). The empty input is the default case (af_case_defaults:
- * fp16 b1 h1 s16 d64). Any other input is read field by field; a missing byte reads
- * as 0, and 0 always picks the field's minimum / simplest value, so a shorter input
- * never decodes to a bigger case (af_fuzz_work) than a longer one it is a prefix of.
+ * Byte format. The empty input is the default case (af_case_defaults: fp16 b1 h1 s16
+ * d64). Any other input is read field by field; a missing byte reads as 0, and 0 always
+ * picks the field's minimum / simplest value, so a shorter input never decodes to a
+ * bigger case (af_case_work) than a longer one it is a prefix of (one exception: a
+ * prefix that loses the trailing section's head dims below 8 gets head dims of 8).
  *
  *   core section, one byte per field (value = curated table[byte % table size]):
  *     0 dtype            1 flags (bit 0 backward)   2 batch        3 GQA ratio
@@ -14,12 +23,21 @@
  *     14 thd gap         15 page size   16 cp           17 data base distribution
  *     18 data modifiers (bit mask)      19 data parameter preset    20 scale
  *     21 seed (low byte) 22 ragged length pattern
- *   fine section (exact values: lets any case within the limits be encoded):
+ *   fine section (exact values):
  *     offsets added to batch, ratio, heads_kv, seqlen_q, seqlen_kv, head_dim_qk,
  *     head_dim_v (2 bytes each, active when bit 7 of the first is set), seed high
  *     bytes (7), window overrides (2+2), stride/thd gap overrides (2+2), page size (1),
  *     cp size (1), scale bits (4), data terms (count + 17 bytes each), then per-sequence
- *     length overrides (4 bytes per sequence).
+ *     length overrides (4 bytes per sequence, with padding or thd only).
+ *   trailing section (optional, added after the first format without changing how an
+ *     input without it decodes): the tag bytes 0xC0 0xDE right where the fine section
+ *     ends, an item mask, then the items: page_tail = nan, backend name, engine name, the
+ *     bits above the fine section's widths (seqlens past 32767 + the table value,
+ *     windows, gaps and per-sequence lengths past 65533), head dims below 8.
+ *     Byte positions and items: fuzz_format.h.
+ * Together they hold every field of af_case: any case that af_fuzz_repair leaves
+ * unchanged under the limits encodes to bytes that decode back to it
+ * (test_fuzz_corpus_roundtrip checks every corpus case and the edges of each range).
  *
  * Sizes are clamped in field order against the work budget (each field may take what
  * the earlier fields leave after reserving the later fields' minima), then the case
@@ -34,17 +52,20 @@
 
 #include "backends/backend.h"
 #include "model/case.h"
+#include "model/case_measure.h"
 #include "judge/verdict.h"
 
-/* Default work budget: batch*heads_q*seqlen_q*seqlen_kv*(head_dim_qk+head_dim_v),
- * times 3 with backward. 2^20 keeps a case (MPFR oracle + cpu reference + probes)
+/* Default work budget (af_case_work, model/case_measure.h: batch*heads_q*seqlen_q*
+ * seqlen_kv*(head_dim_qk+head_dim_v), times 3 with backward). 2^20 keeps a case (MPFR oracle + cpu reference + probes)
  * around a few tens of milliseconds on one core. */
 #define AF_FUZZ_DEFAULT_WORK (1024.0 * 1024.0)
-/* Longest encoding (core + fine + 8 data terms + 64 sequences). */
-#define AF_FUZZ_MAX_ENCODED 512
+/* Longest encoding (core + fine + 8 data terms + 64 sequences: 451 bytes; the trailing
+ * section with two 127-byte names: 727), rounded up; the campaign runs libFuzzer with
+ * -max_len=1024 too. */
+#define AF_FUZZ_MAX_ENCODED 1024
 
 typedef struct {
-    double max_work;        /* af_fuzz_work bound */
+    double max_work;        /* af_case_work bound */
     unsigned dtype_mask;    /* bit (1 << af_dtype) set = the dtype may be generated */
     bool backward;          /* backward cases may be generated */
     bool fp8_backward;      /* ... also for fp8_e4m3 */
@@ -59,18 +80,21 @@ void af_fuzz_limits_default(af_fuzz_limits *l);
 /* Switch off the features a backend declines on a small probe case (the cpu backend
  * declines cp and mxfp8 backward, so the fuzzer does not spend its time on them). */
 void af_fuzz_limits_for_backend(af_fuzz_limits *l, af_backend *be);
-
-/* The work measure the budget bounds. */
-double af_fuzz_work(const af_case *c);
+/* May dtype d be generated? May a case of dtype d have a backward pass? */
+bool af_fuzz_dtype_allowed(const af_fuzz_limits *l, af_dtype d);
+bool af_fuzz_backward_allowed(const af_fuzz_limits *l, af_dtype d);
+/* The first dtype the limits allow (fp16 when none is). */
+af_dtype af_fuzz_first_dtype(const af_fuzz_limits *l);
 
 /* Bytes -> a case that af_case_validate accepts and that fits the limits. Returns 0,
  * or 1 when repair failed and the default case was substituted (a decoder bug; tests
  * check it never happens). */
 int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, af_case *c);
 
-/* Case -> bytes that decode back to the same case (for a case within the limits;
- * bigger cases decode clamped). Returns the length (<= AF_FUZZ_MAX_ENCODED), or 0 if
- * cap is too small. Never returns an empty encoding (empty = the default case). */
+/* Case -> bytes that decode back to the same case (for a case within the limits, i.e.
+ * one af_fuzz_repair leaves unchanged; other cases decode to their repaired form).
+ * Returns the length (<= AF_FUZZ_MAX_ENCODED), or 0 if cap is too small. Never returns
+ * an empty encoding (empty = the default case). */
 size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap);
 
 /* Make a case valid and fit the limits: shrink sizes to the budget, then repair

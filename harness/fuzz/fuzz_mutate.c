@@ -11,6 +11,7 @@
 
 #include "fuzz/fuzz.h"
 #include "fuzz/fuzz_tables.h"
+#include "util/rng.h"
 
 static const char *const mutation_names[AF_MUT_COUNT] = {
     "head_dim", "seqlen", "sq_vs_skv", "mask", "window", "gqa", "layout", "packing",
@@ -18,12 +19,7 @@ static const char *const mutation_names[AF_MUT_COUNT] = {
 
 const char *af_fuzz_mutation_name(int m) { return m >= 0 && m < AF_MUT_COUNT ? mutation_names[m] : "?"; }
 
-uint64_t af_fuzz_rand(uint64_t *state) {
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+uint64_t af_fuzz_rand(uint64_t *state) { return af_rng_mix64(*state += 0x9e3779b97f4a7c15ull); }
 
 static int pick(uint64_t *rng, int n) { return (int)(af_fuzz_rand(rng) % (uint64_t)n); }
 
@@ -174,7 +170,11 @@ static void mutate_ragged(af_case *c, uint64_t *rng) {
 static void mutate_data(af_case *c, uint64_t *rng) {
     int what = pick(rng, 3);
     if (what == 0 && c->n_data < AF_MAX_DATA_TERMS) {
-        const af_data_term *t = af_fz_data_preset(pick(rng, AF_FZ_N_DATA_PRESET), pick(rng, 5));
+        /* two draws in a fixed order (as arguments of one call their order would be the
+         * compiler's: gcc and clang differed); the order gcc used */
+        int modifier = pick(rng, 5);
+        int preset = pick(rng, AF_FZ_N_DATA_PRESET);
+        const af_data_term *t = af_fz_data_preset(preset, modifier);
         for (int i = 0; i < c->n_data; i++)
             if (c->data[i].kind == t->kind) {
                 c->data[i] = *t; /* same kind: new parameters */

@@ -1,5 +1,6 @@
-/* fuzz_tables.h — the curated value tables shared by the decoder (fuzz_decode.c) and
- * the mutator (fuzz_mutate.c). Internal to harness/fuzz. */
+/* fuzz_tables.h — the curated value tables (fuzz_tables.c) shared by the decoder
+ * (fuzz_decode.c), the encoder (fuzz_encode.c) and the mutator (fuzz_mutate.c).
+ * Internal to harness/fuzz. */
 #ifndef ATTNFUZZ_FUZZ_TABLES_H
 #define ATTNFUZZ_FUZZ_TABLES_H
 

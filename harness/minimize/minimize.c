@@ -15,28 +15,6 @@ void af_min_opts_default(af_min_opts *o) {
     o->max_runs = 200;
 }
 
-int af_case_features(const af_case *c) {
-    int n = 0;
-    n += c->dtype != AF_DT_FP16;
-    n += c->has_seqlens;
-    n += c->layout != AF_LAYOUT_BSHD;
-    n += c->packing != AF_PACK_SEPARATE;
-    n += c->stride_gap != 0;
-    n += c->thd_gap != 0;
-    n += c->page_size != 0;
-    n += c->mask != AF_MASK_NONE;
-    n += c->align != AF_ALIGN_TOP_LEFT;
-    n += c->window_left >= 0;
-    n += c->window_right >= 0;
-    n += c->has_scale;
-    n += c->backward;
-    n += c->cp_size > 1;
-    n += c->n_data - 1;
-    n += !(c->data[0].kind == AF_DATA_NORMAL && c->data[0].p0 == 1.0);
-    n += c->seed != 1;
-    return n;
-}
-
 static long long lengths_sum(const af_case *c) {
     long long s = 0;
     if (c->has_seqlens)

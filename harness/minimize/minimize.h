@@ -58,7 +58,4 @@ void af_min_opts_default(af_min_opts *o);
  * gave), -1 when it could not run. */
 int af_minimize(const af_case *c, af_min_run_fn run, void *user, const af_min_opts *o, af_min_result *r);
 
-/* Non-default features of a case (tie-break after af_case_cost). */
-int af_case_features(const af_case *c);
-
 #endif

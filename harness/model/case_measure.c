@@ -1,12 +1,42 @@
-/* case_measure.c — the cost of a case. */
+/* case_measure.c — the work, cost and features of a case (model/case_measure.h). */
 #include "model/case_measure.h"
 
+double af_attention_work(double passes, int batch, int heads_q, int seqlen_q, int seqlen_kv, int head_dim_sum) {
+    return passes * batch * (double)heads_q * seqlen_q * (double)seqlen_kv * (double)head_dim_sum;
+}
+
+double af_case_work(const af_case *c) {
+    return af_attention_work(c->backward ? 3.0 : 1.0, c->batch, c->heads_q, c->seqlen_q, c->seqlen_kv,
+                             c->head_dim_qk + c->head_dim_v);
+}
+
 double af_case_cost(const af_case *c) {
-    double cost = (double)c->batch * c->heads_q * c->seqlen_q * c->seqlen_kv *
-                  (double)(c->head_dim_qk + c->head_dim_v);
+    double cost = af_attention_work(1.0, c->batch, c->heads_q, c->seqlen_q, c->seqlen_kv, c->head_dim_qk + c->head_dim_v);
     /* K/V traffic of extra kv heads counts too, then one unit per non-default feature */
     cost += (double)c->batch * c->heads_kv * c->seqlen_kv * (double)(c->head_dim_qk + c->head_dim_v);
     cost += c->n_data + (c->has_seqlens ? 1 : 0) + (c->stride_gap ? 1 : 0) + (c->page_size ? 1 : 0) +
             (c->packing != AF_PACK_SEPARATE ? 1 : 0) + (c->cp_size > 1 ? c->cp_size : 0) + (c->backward ? 1 : 0);
     return cost;
+}
+
+int af_case_features(const af_case *c) {
+    int n = 0;
+    n += c->dtype != AF_DT_FP16;
+    n += c->has_seqlens;
+    n += c->layout != AF_LAYOUT_BSHD;
+    n += c->packing != AF_PACK_SEPARATE;
+    n += c->stride_gap != 0;
+    n += c->thd_gap != 0;
+    n += c->page_size != 0;
+    n += c->mask != AF_MASK_NONE;
+    n += c->align != AF_ALIGN_TOP_LEFT;
+    n += c->window_left >= 0;
+    n += c->window_right >= 0;
+    n += c->has_scale;
+    n += c->backward;
+    n += c->cp_size > 1;
+    n += c->n_data - 1;
+    n += !(c->data[0].kind == AF_DATA_NORMAL && c->data[0].p0 == 1.0);
+    n += c->seed != 1;
+    return n;
 }

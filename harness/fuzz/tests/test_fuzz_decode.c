@@ -121,14 +121,14 @@ int main(void) {
         for (size_t i = 0; i < n; i++) buf[i] = rnd_byte();
         fallbacks += af_fuzz_decode(buf, n, &lim, &c);
         CHECK_MSG(valid(&c), "input %d does not decode to a valid case", iter);
-        CHECK(af_fuzz_work(&c) <= lim.max_work);
+        CHECK(af_case_work(&c) <= lim.max_work);
         if (iter % 5 == 0) finite_inputs(&c, iter);
         int64_t el = buffer_elems(&c);
         if (el > max_elems) max_elems = el;
         if (el > MAX_BUFFER_ELEMS) {
             char txt[8192];
             af_case_print(&c, txt, sizeof txt);
-            CHECK_MSG(0, "input %d: %lld buffer elements for work %g:\n%s", iter, (long long)el, af_fuzz_work(&c), txt);
+            CHECK_MSG(0, "input %d: %lld buffer elements for work %g:\n%s", iter, (long long)el, af_case_work(&c), txt);
         }
 
         uint8_t enc[AF_FUZZ_MAX_ENCODED];
@@ -144,10 +144,10 @@ int main(void) {
 
         /* shorter prefixes never give a bigger case */
         if (iter % 10 == 0) {
-            double prev = af_fuzz_work(&c);
+            double prev = af_case_work(&c);
             for (size_t k = n - 1; k >= 1; k--) {
                 af_fuzz_decode(buf, k, &lim, &d);
-                double w = af_fuzz_work(&d);
+                double w = af_case_work(&d);
                 CHECK_MSG(w <= prev, "prefix %zu of input %d: work %g > %g", k, iter, w, prev);
                 prev = w;
             }
@@ -196,7 +196,7 @@ int main(void) {
     }
     /* within the default budget it decodes clamped, still valid */
     af_fuzz_decode(enc, m, &lim, &d);
-    CHECK(valid(&d) && af_fuzz_work(&d) <= lim.max_work);
+    CHECK(valid(&d) && af_case_work(&d) <= lim.max_work);
     /* ... and the default case */
     m = af_fuzz_encode(&def, enc, sizeof enc);
     CHECK(m > 0);

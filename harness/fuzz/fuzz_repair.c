@@ -1,0 +1,252 @@
+/* fuzz_repair.c — make a case legal and fit the limits (af_fuzz_repair, fuzz.h): shrink
+ * the sizes to the work budget, then repair combinations; the decoder relies on repair
+ * never rejecting and never touching sizes after the budget step. */
+#include "fuzz/fuzz.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "model/case_measure.h"
+
+static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+static bool is_fp8(af_dtype d) { return d == AF_DT_FP8_E4M3 || d == AF_DT_MXFP8; }
+
+static bool finite_in(double x, double lo, double hi) { return isfinite(x) && x >= lo && x <= hi; }
+
+static void repair_data(af_case *c) {
+    af_data_term in[AF_MAX_DATA_TERMS];
+    int n_in = c->n_data < 0 ? 0 : c->n_data > AF_MAX_DATA_TERMS ? AF_MAX_DATA_TERMS : c->n_data;
+    memcpy(in, c->data, sizeof in);
+    af_data_term out[AF_MAX_DATA_TERMS];
+    int n = 0;
+    /* base first */
+    if (n_in > 0 && (in[0].kind == AF_DATA_NORMAL || in[0].kind == AF_DATA_UNIFORM)) {
+        out[0] = in[0];
+        out[0].p1 = 0;
+        if (!finite_in(out[0].p0, 1e-30, 1e4) ) out[0].p0 = 1.0;
+    } else {
+        out[0] = (af_data_term){AF_DATA_NORMAL, 1.0, 0};
+    }
+    n = 1;
+    for (int i = 0; i < n_in && n < AF_MAX_DATA_TERMS; i++) {
+        af_data_term t = in[i];
+        if ((unsigned)t.kind >= AF_DATA_KIND_COUNT || t.kind == AF_DATA_NORMAL || t.kind == AF_DATA_UNIFORM) continue;
+        bool dup = false;
+        for (int j = 0; j < n; j++) dup |= out[j].kind == t.kind;
+        if (dup) continue;
+        switch (t.kind) {
+        case AF_DATA_OUTLIER_CHANNELS:
+            t.p0 = isfinite(t.p0) ? floor(t.p0) : 1;
+            if (t.p0 < 1) t.p0 = 1;
+            if (t.p0 > c->head_dim_qk) t.p0 = c->head_dim_qk;
+            if (!isfinite(t.p1) || t.p1 == 0 || fabs(t.p1) > 1e4) t.p1 = 20;
+            break;
+        case AF_DATA_SINK:
+            if (!isfinite(t.p0) || t.p0 == 0 || fabs(t.p0) > 1e4) t.p0 = 30;
+            t.p1 = 0;
+            break;
+        case AF_DATA_LOW_LSE:
+            if (!(isfinite(t.p0) && t.p0 > 0 && t.p0 <= 1)) t.p0 = 0.25;
+            if (!(isfinite(t.p1) && t.p1 > 0 && t.p1 <= 1e4)) t.p1 = 20;
+            break;
+        case AF_DATA_BLOCK_RANGE:
+            t.p0 = isfinite(t.p0) ? floor(t.p0) : 16;
+            if (t.p0 < 1) t.p0 = 1;
+            if (t.p0 > 40) t.p0 = 40;
+            t.p1 = 0;
+            break;
+        case AF_DATA_ZEROS:
+            if (!(isfinite(t.p0) && t.p0 > 0 && t.p0 < 1)) t.p0 = 0.5;
+            t.p1 = 0;
+            break;
+        default: continue;
+        }
+        out[n++] = t;
+    }
+    memset(c->data, 0, sizeof c->data);
+    memcpy(c->data, out, (size_t)n * sizeof out[0]);
+    c->n_data = n;
+}
+
+/* Shrink a case until it fits the budget: batch, then heads, then head dims above
+ * 64, then the longer sequence, then head dims down to 8. */
+static void fit_budget(af_case *c, const af_fuzz_limits *l) {
+    for (int guard = 0; guard < 200 && af_case_work(c) > l->max_work; guard++) {
+        if (c->batch > 1) {
+            c->batch /= 2;
+        } else if (c->heads_q > 1) {
+            int ratio = c->heads_q / c->heads_kv;
+            if (c->heads_kv > 1) c->heads_kv /= 2;
+            else ratio = ratio / 2 > 0 ? ratio / 2 : 1;
+            c->heads_q = c->heads_kv * ratio;
+        } else if (c->head_dim_qk > 64 || c->head_dim_v > 64) {
+            if (c->head_dim_qk >= c->head_dim_v) c->head_dim_qk = (c->head_dim_qk + 1) / 2;
+            else c->head_dim_v = (c->head_dim_v + 1) / 2;
+        } else if (c->seqlen_q > 1 || c->seqlen_kv > 1) {
+            if (c->seqlen_q >= c->seqlen_kv) c->seqlen_q = (c->seqlen_q + 1) / 2;
+            else c->seqlen_kv = (c->seqlen_kv + 1) / 2;
+        } else if (c->head_dim_qk > 8 || c->head_dim_v > 8) {
+            if (c->head_dim_qk >= c->head_dim_v) c->head_dim_qk = (c->head_dim_qk + 1) / 2;
+            else c->head_dim_v = (c->head_dim_v + 1) / 2;
+        } else {
+            break;
+        }
+    }
+}
+
+static int lengths_visible(const af_case *c) {
+    af_error err;
+    return af_case_validate(c, &err) == 0;
+}
+
+/* Largest |input| the data terms can generate (gen_core.h): the base (normal: 2 sqrt(3)
+ * sigma, Irwin-Hall of four fields; uniform: a; low_lse: shift / scale) times every
+ * multiplier (outlier channels, sink, block_range's 2^(E - E/2)). */
+static double data_bound(const af_case *c) {
+    double base = 0, mult = 1;
+    for (int i = 0; i < c->n_data; i++) {
+        const af_data_term *t = &c->data[i];
+        switch (t->kind) {
+        case AF_DATA_NORMAL: base = fmax(base, 2 * sqrt(3.0) * fabs(t->p0)); break;
+        case AF_DATA_UNIFORM: base = fmax(base, fabs(t->p0)); break;
+        case AF_DATA_LOW_LSE: base = fmax(base, fabs(t->p1) / fabs((double)af_case_scale(c))); break;
+        case AF_DATA_OUTLIER_CHANNELS: mult *= fmax(1, fabs(t->p1)); break;
+        case AF_DATA_SINK: mult *= fmax(1, fabs(t->p0)); break;
+        case AF_DATA_BLOCK_RANGE: mult *= ldexp(1, (int)t->p0 - (int)t->p0 / 2); break;
+        default: break;
+        }
+    }
+    return base * mult;
+}
+
+/* fp16 inputs that overflow become inf, and the oracle cannot judge such a case (it
+ * would be counted in stats.json's "errors"): drop multiplier terms from the last one
+ * until the largest generated value fits fp16 (65504). bf16 and fp32 cannot overflow
+ * with the terms' ranges; fp8 and mxfp8 inputs are scaled to their range. */
+static void repair_data_range(af_case *c) {
+    while (c->dtype == AF_DT_FP16 && c->n_data > 1 && data_bound(c) > 65504.0) {
+        int last = -1;
+        for (int i = 1; i < c->n_data; i++) {
+            af_data_kind k = c->data[i].kind;
+            if (k == AF_DATA_OUTLIER_CHANNELS || k == AF_DATA_SINK || k == AF_DATA_BLOCK_RANGE || k == AF_DATA_LOW_LSE)
+                last = i;
+        }
+        if (last < 0) break;
+        for (int i = last; i + 1 < c->n_data; i++) c->data[i] = c->data[i + 1];
+        c->n_data--;
+    }
+}
+
+/* Repair combinations without touching the sizes (the decoder relies on that). */
+static void repair_combinations(af_case *c, const af_fuzz_limits *l) {
+    if (!af_fuzz_dtype_allowed(l, c->dtype)) c->dtype = af_fuzz_first_dtype(l);
+    if (c->backward && !af_fuzz_backward_allowed(l, c->dtype)) c->backward = false;
+    if (!l->ragged) {
+        c->has_seqlens = false;
+        if (c->layout == AF_LAYOUT_THD) c->layout = AF_LAYOUT_BSHD;
+    }
+    if ((unsigned)c->layout > AF_LAYOUT_THD) c->layout = AF_LAYOUT_BSHD;
+    if ((unsigned)c->packing > AF_PACK_QKV) c->packing = AF_PACK_SEPARATE;
+    if ((unsigned)c->mask > AF_MASK_CAUSAL) c->mask = AF_MASK_NONE;
+    if ((unsigned)c->align > AF_ALIGN_BOTTOM_RIGHT) c->align = AF_ALIGN_TOP_LEFT;
+    if (c->layout == AF_LAYOUT_THD && !c->has_seqlens) {
+        c->has_seqlens = true;
+        for (int b = 0; b < c->batch; b++) {
+            c->seqlens_q[b] = c->seqlen_q;
+            c->seqlens_kv[b] = c->seqlen_kv;
+        }
+    }
+    if (c->has_seqlens) {
+        for (int b = 0; b < c->batch; b++) {
+            c->seqlens_q[b] = clampi(c->seqlens_q[b], 0, c->seqlen_q);
+            c->seqlens_kv[b] = clampi(c->seqlens_kv[b], 0, c->seqlen_kv);
+        }
+    }
+    for (int b = c->has_seqlens ? c->batch : 0; b < AF_MAX_BATCH; b++) c->seqlens_q[b] = c->seqlens_kv[b] = 0;
+    if (c->layout != AF_LAYOUT_THD) c->thd_gap = 0;
+    /* gaps cost memory, not work: keep them within the sizes they pad (a gap wider
+     * than the sequence or the head vector exercises nothing more), so that memory
+     * stays within a small factor of the work bound */
+    {
+        int smax = c->seqlen_q > c->seqlen_kv ? c->seqlen_q : c->seqlen_kv;
+        int dmax = c->head_dim_qk > c->head_dim_v ? c->head_dim_qk : c->head_dim_v;
+        c->thd_gap = clampi(c->thd_gap, 0, smax > 8 ? smax : 8);
+        c->stride_gap = clampi(c->stride_gap, 0, dmax > 8 ? dmax : 8);
+    }
+    if (is_fp8(c->dtype)) {
+        c->packing = AF_PACK_SEPARATE;
+        c->stride_gap = 0;
+    }
+    if (c->packing == AF_PACK_QKV) {
+        bool ok = c->heads_q == c->heads_kv && c->seqlen_q == c->seqlen_kv && c->head_dim_qk == c->head_dim_v;
+        if (ok && c->has_seqlens)
+            for (int b = 0; b < c->batch; b++) ok &= c->seqlens_q[b] == c->seqlens_kv[b];
+        if (!ok) c->packing = AF_PACK_KV;
+    }
+    if (c->packing == AF_PACK_KV && c->head_dim_qk != c->head_dim_v) c->packing = AF_PACK_SEPARATE;
+    if (c->page_size) {
+        if (!l->paged || c->packing != AF_PACK_SEPARATE || c->layout == AF_LAYOUT_THD || c->backward || c->page_size < 0) {
+            c->page_size = 0;
+        } else {
+            int p = 1;
+            while (p * 2 <= c->page_size && p < AF_MAX_SEQLEN) p *= 2;
+            while ((c->seqlen_kv + p - 1) / p > 1024 && p < AF_MAX_SEQLEN) p *= 2;
+            /* pages cost memory, not work: a page beyond the next power of two of the KV
+             * length (or 16) only adds unused tail slots, batch x heads_kv x d each (a
+             * 65536-token page on 64 sequences took 4 GB under the probes) */
+            int cap = 16;
+            while (cap < c->seqlen_kv && cap < AF_MAX_SEQLEN) cap *= 2;
+            c->page_size = p < cap ? p : cap;
+        }
+    }
+    if (!c->page_size) c->page_tail_nan = false; /* the tail of a page needs pages */
+    if (c->cp_size > l->max_cp) c->cp_size = l->max_cp;
+    if (c->cp_size > 64) c->cp_size = 64;
+    while (c->cp_size > 1 && (c->seqlen_q % (2 * c->cp_size) || c->seqlen_kv % (2 * c->cp_size))) c->cp_size--;
+    if (c->cp_size <= 1) {
+        c->cp_size = 1;
+        c->cp_comm = AF_CP_NONE;
+    } else if (c->cp_comm == AF_CP_NONE || (unsigned)c->cp_comm > AF_CP_A2A_P2P) {
+        c->cp_comm = AF_CP_P2P;
+    }
+    c->window_left = clampi(c->window_left, -1, AF_MAX_SEQLEN);
+    c->window_right = clampi(c->window_right, -1, AF_MAX_SEQLEN);
+    if (c->has_scale && !(isfinite(c->scale) && c->scale != 0 && fabsf(c->scale) <= 1e6f && fabsf(c->scale) >= 1e-12f)) {
+        c->has_scale = false;
+        c->scale = 0;
+    }
+    if (!c->has_scale) c->scale = 0;
+    repair_data(c);
+    c->backend[AF_NAME_MAX - 1] = 0;
+    c->engine[AF_NAME_MAX - 1] = 0;
+    /* nothing visible anywhere: open the window, then the mask, then the lengths */
+    if (!lengths_visible(c)) {
+        c->window_left = c->window_right = -1;
+        if (!lengths_visible(c) && c->has_seqlens) {
+            c->seqlens_q[0] = c->seqlen_q;
+            c->seqlens_kv[0] = c->seqlen_kv;
+            if (c->packing == AF_PACK_QKV) c->packing = AF_PACK_KV;
+            if (c->packing == AF_PACK_KV && c->head_dim_qk != c->head_dim_v) c->packing = AF_PACK_SEPARATE;
+        }
+    }
+}
+
+int af_fuzz_repair(af_case *c, const af_fuzz_limits *l) {
+    c->batch = clampi(c->batch, 1, AF_MAX_BATCH);
+    c->heads_kv = clampi(c->heads_kv, 1, AF_MAX_HEADS);
+    c->heads_q = clampi(c->heads_q, 1, AF_MAX_HEADS);
+    if (c->heads_q % c->heads_kv) c->heads_q = c->heads_kv * clampi(c->heads_q / c->heads_kv, 1, AF_MAX_HEADS / c->heads_kv);
+    c->seqlen_q = clampi(c->seqlen_q, 1, AF_MAX_SEQLEN);
+    c->seqlen_kv = clampi(c->seqlen_kv, 1, AF_MAX_SEQLEN);
+    c->head_dim_qk = clampi(c->head_dim_qk, 1, AF_MAX_HEAD_DIM);
+    c->head_dim_v = clampi(c->head_dim_v, 1, AF_MAX_HEAD_DIM);
+    if (c->backward && !af_fuzz_backward_allowed(l, c->dtype)) c->backward = false;
+    fit_budget(c, l);
+    repair_combinations(c, l);
+    repair_data_range(c); /* after the dtype is final */
+    af_error err;
+    if (af_case_validate(c, &err) == 0) return 0;
+    af_case_defaults(c);
+    return -1;
+}

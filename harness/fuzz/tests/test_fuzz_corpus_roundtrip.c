@@ -1,0 +1,164 @@
+/* test_fuzz_corpus_roundtrip.c — every case field survives af_fuzz_encode ->
+ * af_fuzz_decode: each case of corpora/seed, corpora/gpu, corpora/regression and
+ * ci/tests/cases that parses comes back with the same canonical text (page_tail, backend
+ * and engine included), and so do hand-made cases at the edges of each field's range.
+ *
+ * "Within the limits" is what af_fuzz_repair leaves unchanged: a case it changes (fp16
+ * data terms that could generate values past 65504, gaps or pages wider than the sizes
+ * they pad) decodes to its repaired form, which the test checks too and lists. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz/fuzz.h"
+#include "util/check.h"
+
+/* Everything allowed and a budget no case of the corpora reaches. */
+static void roomy_limits(af_fuzz_limits *l) {
+    af_fuzz_limits_default(l);
+    l->max_work = 1e15;
+}
+
+/* Encode, decode, compare canonical texts with the case as repair leaves it; name says
+ * where the case came from. Returns whether repair left the case as it was. */
+static bool check_roundtrip(const af_case *input, const char *name) {
+    af_fuzz_limits lim;
+    roomy_limits(&lim);
+    af_case repaired = *input;
+    CHECK_MSG(af_fuzz_repair(&repaired, &lim) == 0, "%s: repair fell back to the default case", name);
+    bool within = af_case_equal(&repaired, input);
+    const af_case *c = &repaired;
+    uint8_t enc[AF_FUZZ_MAX_ENCODED];
+    size_t m = af_fuzz_encode(c, enc, sizeof enc);
+    CHECK_MSG(m > 0, "%s: encode failed", name);
+    af_case d;
+    CHECK_MSG(af_fuzz_decode(enc, m, &lim, &d) == 0, "%s: decode fell back to the default case", name);
+    char a[8192], b[8192];
+    af_case_print(c, a, sizeof a);
+    af_case_print(&d, b, sizeof b);
+    CHECK_MSG(strcmp(a, b) == 0, "%s: round trip differs:\n%s---\n%s", name, a, b);
+    CHECK_MSG(af_case_equal(c, &d), "%s: same text but af_case_equal differs", name);
+    return within;
+}
+
+/* A hand-made case within the limits: it must come back exactly. */
+static void check_exact(const af_case *c, const char *name) {
+    CHECK_MSG(check_roundtrip(c, name), "%s: repair changed the case (the test should build one within the limits)", name);
+}
+
+static int cmp_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+typedef struct {
+    int parsed, page_tail_nan, backend, engine, repaired;
+} corpus_counts;
+
+static void roundtrip_dir(const char *dir, corpus_counts *n) {
+    DIR *d = opendir(dir);
+    CHECK_MSG(d != NULL, "cannot open %s (run from the source root)", dir);
+    char *names[512];
+    int count = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 5, ".case")) continue;
+        CHECK(count < 512);
+        names[count++] = strdup(e->d_name);
+    }
+    closedir(d);
+    qsort(names, (size_t)count, sizeof names[0], cmp_name);
+    for (int i = 0; i < count; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        free(names[i]);
+        af_case c;
+        af_error err;
+        if (af_case_load(path, &c, &err)) continue; /* malformed on purpose */
+        if (!check_roundtrip(&c, path)) {
+            printf("repair changes %s (it round trips in its repaired form)\n", path);
+            n->repaired++;
+        }
+        n->parsed++;
+        n->page_tail_nan += c.page_tail_nan;
+        n->backend += c.backend[0] != 0;
+        n->engine += c.engine[0] != 0;
+    }
+}
+
+/* A case with one sequence of length 1 of every other size minimal: room for a long one. */
+static void thin_case(af_case *c) {
+    af_case_defaults(c);
+    c->seqlen_q = c->seqlen_kv = 1;
+    c->head_dim_qk = c->head_dim_v = 8;
+}
+
+int main(void) {
+    unsetenv("ATTNFUZZ_MAX_WORK"); /* af_fuzz_limits_default reads it */
+    corpus_counts n = {0, 0, 0, 0, 0};
+    static const char *const dirs[] = {"corpora/seed", "corpora/gpu", "corpora/regression", "ci/tests/cases"};
+    for (size_t k = 0; k < sizeof dirs / sizeof dirs[0]; k++) roundtrip_dir(dirs[k], &n);
+    printf("%d corpus cases round trip, %d of them repaired first (%d with page_tail = nan, %d with a backend, %d "
+           "with an engine)\n",
+           n.parsed, n.repaired, n.page_tail_nan, n.backend, n.engine);
+    /* the corpora hold these fields: the test would prove nothing about them otherwise */
+    CHECK(n.parsed >= 100 && n.page_tail_nan >= 1 && n.backend >= 1 && n.engine >= 1);
+    CHECK_MSG(n.repaired * 20 <= n.parsed, "repair changes %d of %d corpus cases", n.repaired, n.parsed);
+
+    af_case c;
+    /* page_tail and the names on their own */
+    af_case_defaults(&c);
+    c.page_size = 16;
+    c.page_tail_nan = true;
+    check_exact(&c, "page_tail = nan");
+    af_case_defaults(&c);
+    snprintf(c.backend, sizeof c.backend, "cudnn");
+    snprintf(c.engine, sizeof c.engine, "eng2_k24=7+bwd_eng0");
+    check_exact(&c, "backend and engine");
+    af_case_defaults(&c);
+    memset(c.engine, 'e', AF_NAME_MAX - 1);
+    c.engine[AF_NAME_MAX - 1] = 0;
+    check_exact(&c, "longest engine name");
+
+    /* sizes past the fine section's 15-bit offsets and 16-bit overrides */
+    thin_case(&c);
+    c.seqlen_q = 40000;
+    check_exact(&c, "seqlen_q = 40000");
+    thin_case(&c);
+    c.seqlen_kv = AF_MAX_SEQLEN;
+    check_exact(&c, "seqlen_kv = 65536");
+    thin_case(&c);
+    c.window_left = AF_MAX_SEQLEN;
+    c.window_right = AF_MAX_SEQLEN - 1;
+    check_exact(&c, "windows 65536, 65535");
+    thin_case(&c);
+    c.batch = 3;
+    c.seqlen_q = AF_MAX_SEQLEN;
+    c.seqlen_kv = AF_MAX_SEQLEN - 1;
+    c.has_seqlens = true;
+    c.layout = AF_LAYOUT_THD;
+    c.thd_gap = 65535;
+    int lq[3] = {AF_MAX_SEQLEN, 65535, 3}, lk[3] = {65534, 0, 65535};
+    memcpy(c.seqlens_q, lq, sizeof lq);
+    memcpy(c.seqlens_kv, lk, sizeof lk);
+    check_exact(&c, "thd lengths and gap at 65535 / 65536");
+
+    /* the trailing section is absent when nothing needs it: encodings stay as they were */
+    af_case_defaults(&c);
+    uint8_t plain[AF_FUZZ_MAX_ENCODED], tailed[AF_FUZZ_MAX_ENCODED];
+    size_t n_plain = af_fuzz_encode(&c, plain, sizeof plain);
+    c.page_size = 16;
+    n_plain = af_fuzz_encode(&c, plain, sizeof plain);
+    c.page_tail_nan = true;
+    size_t n_tailed = af_fuzz_encode(&c, tailed, sizeof tailed);
+    CHECK(n_tailed > n_plain && memcmp(plain, tailed, n_plain) == 0);
+
+    /* a prefix that cuts the trailing section drops its items, never the case */
+    af_fuzz_limits lim;
+    roomy_limits(&lim);
+    af_case d;
+    CHECK(af_fuzz_decode(tailed, n_tailed - 1, &lim, &d) == 0 && !d.page_tail_nan && d.page_size == 16);
+
+    /* repair drops page_tail = nan with the pages (a mutation that turns paging off) */
+    c.page_size = 0;
+    CHECK(af_fuzz_repair(&c, &lim) == 0 && !c.page_tail_nan);
+    CHECK_DONE("test_fuzz_corpus_roundtrip");
+}

@@ -1,0 +1,11 @@
+/* rng.c — the splitmix64 finaliser (util/rng.h). */
+#include "util/rng.h"
+
+uint64_t af_rng_mix64(uint64_t x) {
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    return x;
+}
