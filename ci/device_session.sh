@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# device_session.sh BUILD STAGE... — one device call's worth of GPU work, for a build made
+# elsewhere (CUDA runtime static) and carried to the GPU machine. Stages:
+#   tests      every GPU test binary (skips count as failures here) on the system cuDNN
+#   tiers      bench_oracle_gpu and bench_ref_gpu at the long lengths (LONG_S)
+#   bench      ci/bench_judge.sh (config mix vs a PyTorch loop, long sequences)
+#   corpus     ci/device_run.sh TESTS=0: the GPU corpus on every cuDNN found
+# Results: $OUT/<stage>.txt, and summary.txt with one line per stage.
+set -u
+BUILD=${1:?build dir}
+shift
+OUT=${OUT:-$PWD/device-out}
+mkdir -p "$OUT"
+# libraries this machine may lack travel in BUILD/lib (jansson, libpng)
+export LD_LIBRARY_PATH="$PWD/$BUILD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+summary="$OUT/summary.txt"
+: > "$summary"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >> "$summary" 2>&1
+for stage in "$@"; do
+  t0=$(date +%s)
+  log="$OUT/$stage.txt"
+  case $stage in
+    tests)
+      : > "$log"
+      fails=0
+      for t in test_oracle_gpu test_gpu_ref test_gpu_gen test_cudnn_sdpa test_cudnn_fp8 test_cudnn_fp8_stats \
+               test_campaign_gpu; do
+        [ -x "$BUILD/$t" ] || { echo "### $t: missing" >> "$log"; fails=$((fails + 1)); continue; }
+        echo "### $t" >> "$log"
+        timeout "${TEST_TIMEOUT:-240}" "$BUILD/$t" >> "$log" 2>&1
+        rc=$?
+        echo "### $t: exit $rc" >> "$log"
+        [ $rc -eq 0 ] || fails=$((fails + 1))
+        grep "^### $t: exit\|checks passed\|FAIL\|failed" "$log" | tail -2 >> "$summary"
+      done
+      echo "tests: $fails failing" >> "$summary" ;;
+    tiers)
+      for s in ${LONG_S:-4096 16384 32768 131072}; do
+        timeout 240 "$BUILD/bench_oracle_gpu" "$s" >> "$log" 2>&1
+        timeout 240 "$BUILD/bench_ref_gpu" "$s" >> "$log" 2>&1
+      done
+      tail -20 "$log" >> "$summary" ;;
+    bench)
+      OUT="$OUT/bench" bash ci/bench_judge.sh "$BUILD" > "$log" 2>&1
+      cat "$log" >> "$summary" ;;
+    corpus)
+      OUT="$OUT/corpus" TESTS=0 bash ci/device_run.sh "$BUILD" > "$log" 2>&1
+      grep -E "^## cuDNN|corpus:|device_run: exit|\| total" "$log" >> "$summary" ;;
+    *) echo "unknown stage $stage" >> "$summary" ;;
+  esac
+  echo "== $stage: $(( $(date +%s) - t0 )) s" >> "$summary"
+done
+cat "$summary"
