@@ -59,23 +59,30 @@ for s in $LONG_S; do
   python3 ci/bench/torch_loop.py --long "$s" 2>&1 | tail -1
 done
 
-echo "== (c) MPFR coverage per case (mix)"
+echo "== (c) MPFR coverage and where the time went, per case (mix)"
 python3 - "$OUT/mix-attnfuzz.jsonl" <<'PY'
 import json, sys
-rows = []
+vs = []
 for line in open(sys.argv[1]):
     try:
-        v = json.loads(line)
+        vs.append(json.loads(line))
     except ValueError:
-        continue
-    o = v.get('oracle') or {}
-    rows.append((o.get('mpfr_rows'), o.get('mpfr_keys'), o.get('gap_over_bound'), o.get('tier')))
-have = [r for r in rows if r[0] is not None]
-print('cases with oracle figures: %d of %d' % (len(have), len(rows)))
-if have:
-    mr = sorted(r[0] for r in have)
-    print('MPFR rows per case: min %s median %s max %s' % (mr[0], mr[len(mr) // 2], mr[-1]))
-    g = [r[2] for r in have if r[2] is not None]
-    if g:
-        print('worst fp64-vs-MPFR gap / bound: %.3g' % max(g))
+        pass
+js = [v['judge'] for v in vs if 'judge' in v]
+print('cases with a judge summary: %d of %d' % (len(js), len(vs)))
+if js:
+    tiers = {}
+    for j in js:
+        tiers[j['oracle_tier']] = tiers.get(j['oracle_tier'], 0) + 1
+    print('oracle tiers: %s; references: %s' % (tiers, {r: sum(j['reference'] == r for j in js) for r in set(j['reference'] for j in js)}))
+    rows = sorted(j['cert_rows'] for j in js)
+    keys = sorted(j['cert_keys'] for j in js)
+    print('MPFR-certified rows per case: min %d median %d max %d; key columns: min %d median %d max %d' % (
+        rows[0], rows[len(rows) // 2], rows[-1], keys[0], keys[len(keys) // 2], keys[-1]))
+    print('worst fp64-vs-MPFR gap / stated bound: %.3g' % max(j['cert_gap_over_bound'] for j in js))
+    tot = {}
+    for j in js:
+        for k, x in j['seconds'].items():
+            tot[k] = tot.get(k, 0.0) + (x or 0.0)
+    print('mean seconds per case: ' + ', '.join('%s %.4f' % (k, x / len(js)) for k, x in tot.items()))
 PY

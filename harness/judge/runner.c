@@ -58,6 +58,8 @@ static bool gpu_reference(const af_runner *r, const af_case *c, af_prepared *p) 
 int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t cap) {
     memset(p, 0, sizeof *p);
     p->c = *c;
+    af_judge_summary *js = &p->judged;
+    double t_gen = af_clock_mono();
     if (af_tensors_alloc(&p->tensors, c, why, cap)) return -1;
     if (af_inputs_alloc(&p->inputs, c) || af_inputs_generate(c, &p->tensors, &p->inputs)) {
         snprintf(why, cap, "out of host memory generating inputs");
@@ -65,6 +67,7 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
         return -1;
     }
     af_tensors_poison_outputs(&p->tensors, c);
+    js->gen_s = af_clock_mono() - t_gen;
     /* fp8_e4m3 backward: the E4M3 gradients' scales come from the exact gradients
      * (tensors.h), so the oracle runs even for probe-only runs (then only for them) */
     bool fp8_bwd = c->dtype == AF_DT_FP8_E4M3 && c->backward;
@@ -72,13 +75,23 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
         af_oracle_problem prob;
         int len_q[AF_MAX_BATCH], len_kv[AF_MAX_BATCH];
         af_oracle_problem_from_case(&prob, c, &p->inputs, len_q, len_kv);
+        double t_oracle = af_clock_mono();
         if (af_oracle_run(&prob, &r->oracle, &p->oracle, why, cap)) {
             af_prepared_free(p);
             return -1;
         }
+        js->oracle_s = af_clock_mono() - t_oracle;
+        js->oracle_gpu_s = p->oracle.gpu_seconds;
+        snprintf(js->oracle_tier, sizeof js->oracle_tier, "%s",
+                 p->oracle.tier_used == AF_ORACLE_GPU ? "gpu" : p->oracle.tier_used == AF_ORACLE_FP64 ? "fp64" : "mpfr");
+        js->cert_rows = p->oracle.all_mpfr ? p->oracle.mpfr_rows : p->oracle.cert_rows;
+        js->cert_keys = p->oracle.cert_keys;
+        js->cert_gap_over_bound = p->oracle.cert_gap_over_bound;
+        double t_mag = af_clock_mono();
         /* backward: the gradients' floors (compare.c) and the fp8 scales need the
          * gradients' term magnitudes */
         if (c->backward) af_oracle_grad_abs(&prob, &p->oracle.out, &p->oracle.grad);
+        js->magnitudes_s = af_clock_mono() - t_mag;
         if (fp8_bwd) af_fp8_set_bwd_scales(&p->tensors, c, &p->oracle.out, p->oracle.grad.ds_max);
         if (r->skip_oracle) {
             af_oracle_result_free(&p->oracle);
@@ -94,12 +107,16 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
                 af_prepared_free(p);
                 return -1;
             }
+            t_mag = af_clock_mono();
             af_oracle_score_abs(&prob, p->oracle.score_abs);
+            js->magnitudes_s += af_clock_mono() - t_mag;
         }
     }
     /* the low-precision reference sets the floor */
+    double t_ref = af_clock_mono();
     if (r->reference && gpu_reference(r, c, p)) {
         p->have_ref = true;
+        snprintf(js->reference, sizeof js->reference, "gpu");
     } else if (r->reference) {
         char rwhy[256] = "", gpu_note[256];
         snprintf(gpu_note, sizeof gpu_note, "%s", p->ref_note);
@@ -112,6 +129,7 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
                 af_outputs_alloc(&p->ref, c) == 0) {
                 af_outputs_read(&rt, c, &p->ref);
                 p->have_ref = true;
+                snprintf(js->reference, sizeof js->reference, "cpu");
                 snprintf(p->ref_note, sizeof p->ref_note, "reference: cpu backend%s%s%s", gpu_note[0] ? " (" : "",
                          gpu_note, gpu_note[0] ? ")" : "");
             } else {
@@ -122,6 +140,7 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
             snprintf(p->ref_note, sizeof p->ref_note, "reference declined: %s", rwhy);
         }
     }
+    js->reference_s = af_clock_mono() - t_ref;
     return 0;
 }
 
@@ -165,6 +184,7 @@ void af_judge(af_runner *r, af_prepared *p, af_backend *be, const char *engine, 
         v->oracle_bound_rel = p->oracle.bound_rel;
         v->oracle_seconds = p->oracle.seconds;
     }
+    v->judge = p->judged;
     char why[512] = "";
     af_run_status st = be->supports(be, c, why, sizeof why);
     if (st != AF_RUN_OK) {
@@ -195,7 +215,9 @@ void af_judge(af_runner *r, af_prepared *p, af_backend *be, const char *engine, 
     case AF_RUN_CRASH: add_simple(v, AF_V_CRASH, why); break;
     case AF_RUN_ERROR: default: add_simple(v, AF_V_CRASH, why); break;
     }
+    v->judge.run_s = info.seconds;
     if (st == AF_RUN_OK) {
+        double t_cmp = af_clock_mono();
         af_check_buffers(c, &t, p->have_oracle ? &p->oracle.out : NULL, v);
         if (p->have_oracle) {
             af_outputs out;
@@ -205,9 +227,12 @@ void af_judge(af_runner *r, af_prepared *p, af_backend *be, const char *engine, 
                 af_outputs_free(&out);
             }
         }
+        v->judge.compare_s = af_clock_mono() - t_cmp;
         if (r->probes) {
+            double t_probes = af_clock_mono();
             af_probe_target pt = {c, &p->tensors, &p->inputs, &t, &info, be, engine ? engine : ""};
             af_probes_run(&r->probe_opts, &pt, v, NULL, NULL);
+            v->judge.probes_s = af_clock_mono() - t_probes;
         }
     }
     if (out_tensors) {

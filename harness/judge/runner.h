@@ -22,6 +22,7 @@ typedef struct {
     bool have_ref;
     char ref_note[256];        /* which reference served ("reference: cpu backend",
                                   "reference: gpu ..."), or why there is none */
+    af_judge_summary judged;   /* the prepare half of every verdict's "judge" summary */
 } af_prepared;
 
 /* Which computes the low-precision reference (af_prepare). AUTO: the GPU reference

@@ -75,6 +75,24 @@ typedef struct {
 
 #define AF_MAX_FINDINGS 16
 
+/* How one case was judged (filled by the runner; JSON key "judge"): which oracle tier
+ * and reference served, what MPFR certified, and where the time went (seconds, wall).
+ * The prepare times are the case's (shared by every engine run of it). */
+typedef struct {
+    char oracle_tier[8];       /* "mpfr", "fp64" (CPU), "gpu"; "" = no oracle */
+    int cert_rows, cert_keys;  /* rows / key columns recomputed in MPFR (all rows: mpfr tier) */
+    double cert_gap_over_bound;/* worst |fp64 - MPFR| / stated bound on them (<= 1) */
+    char reference[8];         /* "cpu", "gpu", "" = none */
+    double gen_s;              /* inputs: generation and dense copies */
+    double oracle_s;           /* af_oracle_run (GPU passes + MPFR certification) */
+    double oracle_gpu_s;       /* of which the GPU tier's passes */
+    double magnitudes_s;       /* term magnitudes of the gradients / scores */
+    double reference_s;        /* the low-precision reference */
+    double run_s;              /* the backend's run (af_run_info.seconds) */
+    double compare_s;          /* buffer checks and the comparison */
+    double probes_s;           /* the probes' extra runs and checks */
+} af_judge_summary;
+
 typedef struct {
     af_verdict_kind kind;      /* the first finding's kind, or PASS / DECLINED */
     int n_findings;
@@ -85,6 +103,7 @@ typedef struct {
     char reason[512];          /* decline / crash reason */
     double oracle_bound_rel;
     double oracle_seconds;
+    af_judge_summary judge;    /* how the case was judged: tiers, certification, times */
 } af_verdict;
 
 const char *af_verdict_name(af_verdict_kind k);

@@ -15,6 +15,17 @@ static json_t *finding_json(const af_finding *x) {
                      af_json_real(x->ratio), "detail", af_json_text(x->detail));
 }
 
+/* The "judge" object: af_judge_summary (verdict.h), times in seconds. */
+static json_t *judge_json(const af_judge_summary *j) {
+    return json_pack("{s:s, s:i, s:i, s:o, s:s, s:{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}}", "oracle_tier",
+                     j->oracle_tier, "cert_rows", j->cert_rows, "cert_keys", j->cert_keys, "cert_gap_over_bound",
+                     af_json_real(j->cert_gap_over_bound), "reference", j->reference, "seconds", "gen",
+                     af_json_real(j->gen_s), "oracle", af_json_real(j->oracle_s), "oracle_gpu",
+                     af_json_real(j->oracle_gpu_s), "magnitudes", af_json_real(j->magnitudes_s), "reference",
+                     af_json_real(j->reference_s), "run", af_json_real(j->run_s), "compare", af_json_real(j->compare_s),
+                     "probes", af_json_real(j->probes_s));
+}
+
 json_t *af_verdict_to_json(const char *case_path, const af_verdict *v) {
     json_t *tensors = json_object();
     for (int t = 0; tensors && t < AF_T_COUNT; t++) {
@@ -34,13 +45,13 @@ json_t *af_verdict_to_json(const char *case_path, const af_verdict *v) {
     }
     /* o* leaves "reason" out when it is NULL; a NULL tensors or findings (out of
      * memory) fails the whole pack, which then releases what it was given */
-    return json_pack("{s:o, s:o, s:o, s:s, s:o*, s:o, s:I, s:b, s:o, s:o, s:o, s:i}", "case",
+    return json_pack("{s:o, s:o, s:o, s:s, s:o*, s:o, s:I, s:b, s:o, s:o, s:o, s:i, s:o}", "case",
                      af_json_text(case_path), "backend", af_json_text(v->backend), "engine",
                      af_json_text(v->info.engine), "verdict", af_verdict_name(v->kind), "reason",
                      v->reason[0] ? af_json_text(v->reason) : NULL, "seconds", af_json_real(v->info.seconds),
                      "workspace_bytes", (json_int_t)v->info.workspace_bytes, "nondeterministic",
                      (int)v->info.nondeterministic, "oracle_bound_rel", af_json_real(v->oracle_bound_rel), "tensors",
-                     tensors, "findings", findings, "findings_total", v->n_findings);
+                     tensors, "findings", findings, "findings_total", v->n_findings, "judge", judge_json(&v->judge));
 }
 
 int af_json_verdict(FILE *f, const char *case_path, const af_verdict *v) {
