@@ -50,6 +50,10 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
          * gradients' term magnitudes */
         if (c->backward) af_oracle_grad_abs(&prob, &p->oracle.out, &p->oracle.grad);
         if (fp8_bwd) af_fp8_set_bwd_scales(&p->tensors, c, &p->oracle.out, p->oracle.grad.ds_max);
+        /* fp16/bf16: per-element term budgets of the criterion (criterion.h); without
+         * them (out of memory) the row rule still runs */
+        if (!r->skip_oracle && (c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16))
+            af_criterion_terms_compute(&prob, &p->oracle.out, c->dtype, &p->terms);
         if (r->skip_oracle) {
             af_oracle_result_free(&p->oracle);
             memset(&p->oracle, 0, sizeof p->oracle);
@@ -112,6 +116,7 @@ void af_prepared_free(af_prepared *p) {
     af_inputs_free(&p->inputs);
     if (p->have_oracle) af_oracle_result_free(&p->oracle);
     if (p->have_ref) af_outputs_free(&p->ref);
+    af_criterion_terms_free(&p->terms);
     memset(p, 0, sizeof *p);
 }
 
@@ -170,7 +175,7 @@ void af_judge(af_runner *r, af_prepared *p, af_backend *be, const char *engine, 
             af_outputs out;
             if (af_outputs_alloc(&out, c) == 0) {
                 af_outputs_read(&t, c, &out);
-                af_compare_outputs(c, &out, p->have_ref ? &p->ref : NULL, &p->oracle, v);
+                af_compare_outputs(c, &out, p->have_ref ? &p->ref : NULL, &p->oracle, &p->terms, v);
                 af_outputs_free(&out);
             }
         }

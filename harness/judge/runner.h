@@ -18,6 +18,7 @@ typedef struct {
     af_inputs inputs;          /* dense exact inputs */
     af_oracle_result oracle;
     bool have_oracle;
+    af_criterion_terms terms;  /* fp16/bf16 term budgets of the criterion (criterion.h) */
     af_outputs ref;            /* the low-precision reference's outputs */
     bool have_ref;
     char ref_note[256];        /* why there is no reference, when there is none */
