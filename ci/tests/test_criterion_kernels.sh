@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_criterion.sh ATTNFUZZ — the fp16/bf16 comparison criterion (harness/judge/verdict.h)
+# test_criterion_kernels.sh ATTNFUZZ — the fp16/bf16 comparison criterion (harness/judge/verdict.h)
 # against kernels of known quality, through the plugin ABI:
 #
 #   flash_ref (harness/plugins/flash_ref: a correct flash-style kernel, rounding
@@ -12,7 +12,7 @@
 #   must be a mismatch on b1 h2 s128 d64 backward, fp16 and bf16, mask none and causal,
 #   two seeds each (8 cases per bug), with no other kind of verdict.
 set -u
-bin=${1:?usage: test_criterion.sh path/to/attnfuzz}
+bin=${1:?usage: test_criterion_kernels.sh path/to/attnfuzz}
 fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -78,5 +78,5 @@ for bug in uniform_scale row_scale last_key_dk one_element flush_small lse_round
   fi
 done
 
-[ "$fail" -eq 0 ] && echo "test_criterion: all passed" || echo "test_criterion: $fail failed"
+[ "$fail" -eq 0 ] && echo "test_criterion_kernels: all passed" || echo "test_criterion_kernels: $fail failed"
 exit $((fail > 0))
