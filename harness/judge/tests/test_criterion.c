@@ -7,7 +7,7 @@
  * bisection, and 1.02 times it is a dQ mismatch at that row. Then the same for the
  * element with the smallest budget, so the test shows both ends of the allowance.
  */
-#include "criterion_fixture.h"
+#include "judge/tests/criterion_fixture.h"
 
 static bool passes_with(const af_prepared *p, const af_outputs *perfect, af_outputs *k, size_t e, double err,
                         af_verdict *v) {

@@ -11,7 +11,7 @@
  * every element x(1 + 0.15 %) fp16 / x(1 + 1.0 %) bf16, one row x(1 + 0.4 %) fp16 /
  * x(1 + 2.6 %) bf16, and that a perfect kernel stays below half the allowance.
  */
-#include "criterion_fixture.h"
+#include "judge/tests/criterion_fixture.h"
 
 /* k = perfect, then tensors in [t0, t1) x(1 + eps) (one_row: only O's row (0, 0, 64)). */
 static bool passes(const af_prepared *p, const af_outputs *perfect, af_outputs *k, double eps, bool one_row) {
