@@ -148,10 +148,11 @@ int af_campaign_run(const af_campaign_opts *o) {
     af_queue_offer(&cp->queue, &empty, 0, NULL, true); /* the default case */
     char corpus_dir[1200];
     af_cp_subdir(cp, "corpus", corpus_dir, sizeof corpus_dir);
-    static const char *const default_corpus[] = {"corpora/seed"};
+    /* the default seeds: the seed corpus and the recent bug shapes (corpora/seed-recent) */
+    static const char *const default_corpus[] = {"corpora/seed", "corpora/seed-recent"};
     const char *const *paths = o->n_corpus ? o->corpus : default_corpus;
-    int n_paths = o->n_corpus ? o->n_corpus : 1;
     struct stat sb;
+    int n_paths = o->n_corpus ? o->n_corpus : stat(default_corpus[1], &sb) == 0 ? 2 : 1;
     int seeds = 0;
     if (o->n_corpus || stat(default_corpus[0], &sb) == 0) {
         seeds = af_seed_corpus(paths, n_paths, corpus_dir, &cp->queue, why, sizeof why);

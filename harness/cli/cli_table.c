@@ -16,8 +16,8 @@ const af_cli_command af_cli_commands[] = {
 void af_cli_usage_more(FILE *f) {
     fprintf(f,
             "  campaign [--time SEC] [--backend NAME] [--engine E] [--jobs N] [--out DIR] [CORPUS...]\n"
-            "                      fuzz from the seed corpus (default corpora/seed); findings minimised into\n"
-            "                      DIR/findings/<bucket>/, stats in DIR/stats.json, reports in DIR/report.*\n"
+            "                      fuzz from the seed corpus (default corpora/seed and corpora/seed-recent);\n"
+            "                      findings minimised into DIR/findings/<bucket>/, stats in DIR/stats.json, reports in DIR/report.*\n"
             "  minimize FILE.case -o OUT.case [--backend NAME] [--engine E]   shrink a finding, same signature\n"
             "  repro FILE.case [--backend NAME]   re-run a finding; exit 1 while it still fails, 0 when it passes\n");
 }

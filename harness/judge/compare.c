@@ -1,4 +1,5 @@
-/* compare.c — buffer integrity checks and the per-tensor numeric criterion. */
+/* compare.c — buffer integrity checks and the numeric criterion (per tensor; fp16/bf16
+ * per row, element and bias through criterion.c). */
 #include "judge/compare.h"
 #include "judge/problem.h"
 #include "judge/tolerance.h"
@@ -195,7 +196,7 @@ static void fp8_lse_rows(const af_case *c, const double *kernel, const double *o
 }
 
 int af_compare_outputs(const af_case *c, const af_outputs *kernel, const af_outputs *ref,
-                       const af_oracle_result *oracle, af_verdict *v) {
+                       const af_oracle_result *oracle, const af_criterion_terms *terms, af_verdict *v) {
     int before = v->n_findings;
     af_tensor_id ids[5] = {AF_T_O, AF_T_LSE, AF_T_DQ, AF_T_DK, AF_T_DV};
     const double *kv_[5] = {kernel->o, kernel->lse, kernel->dq, kernel->dk, kernel->dv};
@@ -247,6 +248,15 @@ int af_compare_outputs(const af_case *c, const af_outputs *kernel, const af_outp
         st->ratio = st->allowed > 0 ? err / st->allowed : 0;
         if (id == AF_T_LSE && c->dtype == AF_DT_FP8_E4M3 && oracle->score_abs && count)
             fp8_lse_rows(c, kv_[i], ov_[i], oracle->score_abs, st->allowed, st, &wb, &wh, &ws, &wk, &wo, &err);
+        const char *check = "";
+        if (count && (c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16)) { /* per row: criterion.h */
+            af_criterion_result cr;
+            double gm = id == AF_T_DQ ? oracle->grad.dq : id == AF_T_DK ? oracle->grad.dk : oracle->grad.dv;
+            af_criterion_tensor(c, id, kv_[i], rv_[i], ov_[i], kernel->o, terms, af_output_unit(c, id), gm, &cr);
+            st->ratio = cr.ratio; st->allowed = cr.allowed; st->floor = cr.floor; err = cr.err;
+            wb = cr.b; wh = cr.h; ws = cr.row; wd = cr.col; wk = cr.kernel_value; wo = cr.oracle_value;
+            check = af_check_name(cr.check);
+        }
         st->b = wb; st->h = wh; st->row = ws; st->col = id == AF_T_LSE ? -1 : wd;
         if (count && st->ratio > 1.0) {
             af_finding f = af_finding_at(AF_V_MISMATCH, id, wb, wh, ws, st->col, NULL);
@@ -255,7 +265,8 @@ int af_compare_outputs(const af_case *c, const af_outputs *kernel, const af_outp
             f.ratio = st->ratio;
             f.kernel_value = wk;
             f.baseline_value = wo;
-            snprintf(f.detail, sizeof f.detail, "kernel %.6g oracle %.6g reference err %.3g", wk, wo, err_ref);
+            snprintf(f.detail, sizeof f.detail, "%s%skernel %.6g oracle %.6g reference err %.3g", check, check[0] ? ": " : "",
+                     wk, wo, err_ref);
             af_verdict_add(v, &f);
         }
     }

@@ -22,6 +22,11 @@ static double case_work(const af_case *c) {
     return c->backward ? 3 * w : w;
 }
 
+/* B * Hq * Sq * Skv * (Dqk + Dv): the size of the criterion's host term pass. */
+static double pair_work(const af_case *c) {
+    return (double)c->batch * c->heads_q * c->seqlen_q * c->seqlen_kv * (c->head_dim_qk + c->head_dim_v);
+}
+
 /* The GPU reference into p->ref when the runner's choice asks for it and it can serve;
  * true when it did. Otherwise p->ref_note says why not (the cpu backend then serves). */
 static bool gpu_reference(const af_runner *r, const af_case *c, af_prepared *p) {
@@ -93,6 +98,14 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
         if (c->backward) af_oracle_grad_abs(&prob, &p->oracle.out, &p->oracle.grad);
         js->magnitudes_s = af_clock_mono() - t_mag;
         if (fp8_bwd) af_fp8_set_bwd_scales(&p->tensors, c, &p->oracle.out, p->oracle.grad.ds_max);
+        /* fp16/bf16: per-element term budgets of the criterion (criterion.h); without
+         * them (out of memory) the row rule still runs */
+        if (!r->skip_oracle && (c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16) &&
+            pair_work(c) <= AF_CRITERION_TERMS_MAX_WORK) {
+            double t_terms = af_clock_mono();
+            js->element_terms = af_criterion_terms_compute(&prob, &p->oracle.out, c->dtype, &p->terms) == 0;
+            js->magnitudes_s += af_clock_mono() - t_terms;
+        }
         if (r->skip_oracle) {
             af_oracle_result_free(&p->oracle);
             memset(&p->oracle, 0, sizeof p->oracle);
@@ -166,6 +179,7 @@ void af_prepared_free(af_prepared *p) {
     af_inputs_free(&p->inputs);
     if (p->have_oracle) af_oracle_result_free(&p->oracle);
     if (p->have_ref) af_outputs_free(&p->ref);
+    af_criterion_terms_free(&p->terms);
     memset(p, 0, sizeof *p);
 }
 
@@ -223,7 +237,7 @@ void af_judge(af_runner *r, af_prepared *p, af_backend *be, const char *engine, 
             af_outputs out;
             if (af_outputs_alloc(&out, c) == 0) {
                 af_outputs_read(&t, c, &out);
-                af_compare_outputs(c, &out, p->have_ref ? &p->ref : NULL, &p->oracle, v);
+                af_compare_outputs(c, &out, p->have_ref ? &p->ref : NULL, &p->oracle, &p->terms, v);
                 af_outputs_free(&out);
             }
         }

@@ -18,6 +18,7 @@ typedef struct {
     af_inputs inputs;          /* dense exact inputs */
     af_oracle_result oracle;
     bool have_oracle;
+    af_criterion_terms terms;  /* fp16/bf16 term budgets of the criterion (criterion.h) */
     af_outputs ref;            /* the low-precision reference's outputs */
     bool have_ref;
     char ref_note[256];        /* which reference served ("reference: cpu backend",
@@ -30,6 +31,11 @@ typedef struct {
  * serves the case and the case's work is at least AF_REF_GPU_MIN_WORK; else the cpu
  * backend. GPU: the GPU reference whenever it can serve (else the cpu backend, with
  * the reason in ref_note). CPU: always the cpu backend. */
+/* The criterion's per-element term budgets (criterion.h) are computed on the host, one
+ * fp64 attention pass: above this B*Hq*Sq*Skv*(Dqk+Dv) the verdict is judged by the row,
+ * bias and per-tensor checks without them (the judge summary's "element_terms" says so). */
+#define AF_CRITERION_TERMS_MAX_WORK (1LL << 25)
+
 typedef enum { AF_REF_AUTO = 0, AF_REF_CPU, AF_REF_GPU } af_ref_choice;
 /* multiply-adds of a forward, sum over sequences of heads_q * len_q * len_kv *
  * (head_dim_qk + head_dim_v), times 3 with backward: a few ms of the cpu backend, above

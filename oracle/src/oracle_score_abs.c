@@ -17,7 +17,7 @@
 
 /* Cases with more (row, key) pairs x head dim than this run on the GPU when one is usable
  * (oracle/gpu/); smaller ones stay on the host, bit for bit as before. */
-#define GPU_MAGNITUDE_WORK 1e9
+#define GPU_MAGNITUDE_WORK 1e7
 
 /* Visible (row, key) pairs x (Dqk + Dv), an upper estimate of the pass's work. */
 static double pair_work(const af_oracle_problem *p)

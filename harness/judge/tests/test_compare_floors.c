@@ -55,14 +55,14 @@ static void cancelling_gradients(void) {
     k.dq[0] = 0x1p-23 * mq;
     k.dk[3] = -0x1p-23 * p.oracle.grad.dk;
     af_verdict_init(&v, "test");
-    CHECK(af_compare_outputs(c, &k, &p.oracle.out, &p.oracle, &v) == 0);
+    CHECK(af_compare_outputs(c, &k, &p.oracle.out, &p.oracle, &p.terms, &v) == 0);
     CHECK_MSG(v.stats[AF_T_DQ].ratio <= 1 && v.stats[AF_T_DK].ratio <= 1, "fp32 noise judged a mismatch: dQ %g dK %g",
               v.stats[AF_T_DQ].ratio, v.stats[AF_T_DK].ratio);
     printf("cancelling gradients: noise 2^-23 M: dQ ratio %.4f, dK ratio %.4f (floor dQ %.3g)\n", v.stats[AF_T_DQ].ratio,
            v.stats[AF_T_DK].ratio, v.stats[AF_T_DQ].floor);
     k.dq[0] = 0x1p-12 * mq;
     af_verdict_init(&v, "test");
-    CHECK(af_compare_outputs(c, &k, &p.oracle.out, &p.oracle, &v) >= 1);
+    CHECK(af_compare_outputs(c, &k, &p.oracle.out, &p.oracle, &p.terms, &v) >= 1);
     CHECK(v.n_findings >= 1 && v.findings[0].kind == AF_V_MISMATCH && v.findings[0].tensor == AF_T_DQ);
     printf("cancelling gradients: error 2^-12 M: dQ ratio %.2f -> mismatch\n", v.stats[AF_T_DQ].ratio);
     af_outputs_free(&k);
@@ -89,13 +89,13 @@ static void fp8_lse_rows(void) {
     CHECK(p.oracle.score_abs[rmax] > 4 * p.oracle.score_abs[rmin]);
     af_verdict v;
     af_verdict_init(&v, "test");
-    CHECK(af_compare_outputs(c, &k, &p.oracle.out, &p.oracle, &v) == 0);
+    CHECK(af_compare_outputs(c, &k, &p.oracle.out, &p.oracle, &p.terms, &v) == 0);
     CHECK(v.stats[AF_T_LSE].ratio <= 1);
     printf("fp8 LSE: 2^-11 A_i on every row: ratio %.3f (A from %.3g to %.3g)\n", v.stats[AF_T_LSE].ratio,
            p.oracle.score_abs[rmin], p.oracle.score_abs[rmax]);
     k.lse[rmin] = p.oracle.out.lse[rmin] + 0x1p-6 * p.oracle.score_abs[rmin];
     af_verdict_init(&v, "test");
-    CHECK(af_compare_outputs(c, &k, &p.oracle.out, &p.oracle, &v) >= 1);
+    CHECK(af_compare_outputs(c, &k, &p.oracle.out, &p.oracle, &p.terms, &v) >= 1);
     int b = (int)(rmin / ((size_t)c->heads_q * c->seqlen_q)), h = (int)(rmin / c->seqlen_q % c->heads_q),
         row = (int)(rmin % c->seqlen_q);
     CHECK(v.n_findings >= 1 && v.findings[0].tensor == AF_T_LSE && v.findings[0].b == b && v.findings[0].h == h &&

@@ -5,9 +5,10 @@
  *     planted plugin passes;
  *   - each planted bug gives the expected verdict on a case that triggers it, through
  *     the ordinary runner, and passes a case that does not;
- *   - the two bugs the comparison cannot see are there: planted:fp8_v_block_scale lets
- *     a hidden (future) V token move past rows of O (a causality leak, checked here by
- *     hand), and planted:nondeterministic_reduction changes bits run to run.
+ *   - the two bugs the comparison cannot see on a forward are there:
+ *     planted:fp8_v_block_scale lets a hidden (future) V token move past rows of O (a
+ *     causality leak, checked here by hand; the per-row criterion sees its V in the
+ *     backward), and planted:nondeterministic_reduction changes bits run to run.
  * The probes in `attnfuzz run` find those two by themselves (ci/tests/test_planted.sh).
  */
 #include <math.h>
@@ -208,8 +209,11 @@ static void test_fp8_v_block_scale_leaks(void) {
     af_backend *none = load_planted("none"), *fp8 = load_planted("fp8_v_block_scale");
     CHECK_MSG(!hidden_v_moves_past_rows(none), "planted:none leaks");
     CHECK_MSG(hidden_v_moves_past_rows(fp8), "planted:fp8_v_block_scale does not leak");
-    /* while its numbers stay within tolerance: only a probe can see it */
-    CHECK(judge(fp8, untouched_case) == AF_V_PASS);
+    /* while its forward numbers stay within tolerance: only a probe sees it there. The
+     * per-row criterion (verdict.h) sees the re-quantised V in the backward, where a row
+     * that sees one key has exact dQ = 0 and the V moved off the dtype's grid leaves
+     * dP - D != 0 (dQ row 0: ratio 1.05) */
+    CHECK(judge(fp8, untouched_case) == AF_V_MISMATCH);
     CHECK(judge(fp8, "dtype = bf16\nseqlen = 64\nhead_dim = 32\nmask = causal\n") == AF_V_PASS);
     none->destroy(none);
     fp8->destroy(fp8);

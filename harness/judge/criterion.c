@@ -1,0 +1,379 @@
+/* criterion.c — per-row, per-element and bias judgement of fp16/bf16 outputs (verdict.h
+ * states the rule; criterion.h defines the term budgets computed here). */
+#include "judge/criterion.h"
+#include "judge/problem.h"
+#include "judge/verdict.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *af_check_name(af_check_kind k) {
+    static const char *const names[] = {"row", "element", "row bias", "tensor bias"};
+    return k <= AF_CHECK_TENSOR_BIAS ? names[k] : "?";
+}
+
+void af_criterion_terms_free(af_criterion_terms *t) {
+    for (int i = 0; i < AF_T_COUNT; i++) {
+        free(t->mass[i]);
+        free(t->kappa[i]);
+        free(t->sig2[i]);
+    }
+    free(t->kq);
+    free(t->wq);
+    free(t->prob);
+    memset(t, 0, sizeof *t);
+}
+
+static double sgn(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0; }
+
+/* fp32 accumulation bias of an n-term sum, relative to its mass: tensor cores truncate
+ * the fp32 accumulator once per MMA step of 16 (Fasi et al. 2021), 2^-23 each. */
+static double accumulation_bias(long long n) { return ((double)n / 16.0 + 1.0) * 0x1p-23; }
+
+typedef struct {
+    const af_oracle_problem *p;
+    const af_outputs *ex;
+    double unit;           /* dtype unit: P, dS and the outputs round to it */
+    bool fp16;             /* subnormal P, dS below 2^-14 */
+    af_criterion_terms *t;
+    double *prob, *ds, *g, *wk; /* (Skv) per-row scratch */
+    long long *seen;       /* (B, Hkv, Skv) terms summed into each dK/dV row */
+} terms_ctx;
+
+static bool alloc_all(af_criterion_terms *t, int id, size_t elems, size_t rows) {
+    t->mass[id] = calloc(elems ? elems : 1, sizeof(double));
+    t->kappa[id] = calloc(elems ? elems : 1, sizeof(double));
+    t->sig2[id] = calloc(rows ? rows : 1, sizeof(double));
+    return t->mass[id] && t->kappa[id] && t->sig2[id];
+}
+
+/* One visible query row (b, h, i) seeing keys [first, last]: its O (and dQ) budgets in
+ * full, its LSE budget, and its share of every dK, dV row it touches. */
+static void row_terms(terms_ctx *x, int b, int h, int i, int lq, int first, int last) {
+    const af_oracle_problem *p = x->p;
+    const af_inputs *in = p->in;
+    af_criterion_terms *t = x->t;
+    (void)lq;
+    int hk = h / (p->Hq / p->Hkv), n = last - first + 1;
+    size_t row = ((size_t)b * p->Hq + h) * p->Sq + i;
+    const double *q = in->q + row * p->Dqk, *o = x->ex->o + row * p->Dv; /* (Dqk), (Dv) */
+    double lse = x->ex->lse[row];
+    double A = 0, m = -INFINITY;
+    for (int j = first; j <= last; j++) {
+        const double *k = in->k + (((size_t)b * p->Hkv + hk) * p->Skv + j) * p->Dqk;
+        double s = 0, a = 0;
+        for (int d = 0; d < p->Dqk; d++) {
+            s += q[d] * k[d];
+            a += fabs(q[d] * k[d]);
+        }
+        s *= p->scale;
+        a *= p->scale;
+        if (a > A) A = a;
+        if (s > m) m = s;
+        x->prob[j - first] = exp(s - lse);
+    }
+    double rho = 0x1p-21 * (1.0 + A + fabs(lse));
+    double sub = x->fp16 ? 0x1p-25 * exp(m - lse) : 0.0; /* per P term, in normalised units */
+    double gam = accumulation_bias(n);
+    t->kappa[AF_T_LSE][row] = 0x1p-21 * (1.0 + A) + 0x1p-24 * sqrt((double)n);
+    /* O row: mass, kappa, sig2 */
+    double *om = t->mass[AF_T_O] + row * p->Dv, *ok = t->kappa[AF_T_O] + row * p->Dv;
+    double sig2 = 0;
+    for (int j = first; j <= last; j++) {
+        const double *v = in->v + (((size_t)b * p->Hkv + hk) * p->Skv + j) * p->Dv;
+        double pj = x->prob[j - first], c = 0;
+        for (int d = 0; d < p->Dv; d++) {
+            om[d] += pj * fabs(v[d]);
+            ok[d] += sub * fabs(v[d]);
+            c += sgn(o[d]) * v[d];
+        }
+        sig2 += pj * c * pj * c;
+    }
+    for (int d = 0; d < p->Dv; d++) ok[d] += (rho + gam) * om[d];
+    t->sig2[AF_T_O][row] = sig2;
+    if (!in->dout || !x->ex->dq) return;
+    /* backward: dS and its budgets; the stored O's share of D_i is added when judging
+     * (af_criterion_tensor), from the O the kernel wrote */
+    const double *dO = in->dout + row * p->Dv;
+    double D = 0, dd_abs = 0;
+    for (int d = 0; d < p->Dv; d++) {
+        D += dO[d] * o[d];
+        dd_abs += fabs(dO[d] * o[d]);
+    }
+    for (int j = first; j <= last; j++) {
+        const double *v = in->v + (((size_t)b * p->Hkv + hk) * p->Skv + j) * p->Dv;
+        double dp = 0, dp_abs = 0;
+        for (int d = 0; d < p->Dv; d++) {
+            dp += dO[d] * v[d];
+            dp_abs += fabs(dO[d] * v[d]);
+        }
+        double pj = x->prob[j - first];
+        x->ds[j - first] = pj * (dp - D);
+        x->g[j - first] = pj * (dp_abs + dd_abs); /* the term mass of dS */
+        /* P's relative error moves dS by as much; dP and D in fp32 (2^-22 of their terms);
+         * the cancellation floor AF_GRAD_CANCEL_UNIT of the term mass (verdict.h) */
+        x->wk[j - first] = rho * fabs(x->ds[j - first]) + (0x1p-22 + AF_GRAD_CANCEL_UNIT) * x->g[j - first];
+        if (t->prob) t->prob[row * p->Skv + j] = (float)pj;
+    }
+    double sub_s = x->fp16 ? 0x1p-25 * fmax(p->scale, 1.0) : 0.0; /* per dS term, scaled units */
+    const double *dq_ex = x->ex->dq + row * p->Dqk;
+    double *qm = t->mass[AF_T_DQ] + row * p->Dqk, *qk = t->kappa[AF_T_DQ] + row * p->Dqk;
+    double *kq = t->kq + row * p->Dqk;
+    double sig2_q = 0;
+    for (int j = first; j <= last; j++) {
+        size_t kr = ((size_t)b * p->Hkv + hk) * p->Skv + j;
+        const double *k = in->k + kr * p->Dqk;
+        double wk = x->wk[j - first], ds = p->scale * x->ds[j - first];
+        double pj = x->prob[j - first];
+        double c = 0, c_k = 0, c_v = 0;
+        const double *dk_ex = x->ex->dk + kr * p->Dqk, *dv_ex = x->ex->dv + kr * p->Dv;
+        double *km = t->mass[AF_T_DK] + kr * p->Dqk, *kk = t->kappa[AF_T_DK] + kr * p->Dqk;
+        double *vm = t->mass[AF_T_DV] + kr * p->Dv, *vk = t->kappa[AF_T_DV] + kr * p->Dv;
+        double *wq = t->wq + kr * p->Dqk;
+        for (int d = 0; d < p->Dqk; d++) {
+            qm[d] += fabs(ds * k[d]);
+            qk[d] += p->scale * wk * fabs(k[d]) + sub_s * fabs(k[d]);
+            kq[d] += p->scale * pj * fabs(k[d]);
+            c += sgn(dq_ex[d]) * k[d];
+            km[d] += fabs(ds * q[d]);
+            kk[d] += p->scale * wk * fabs(q[d]) + sub_s * fabs(q[d]);
+            wq[d] += p->scale * pj * fabs(q[d]);
+            c_k += sgn(dk_ex[d]) * q[d];
+        }
+        for (int d = 0; d < p->Dv; d++) {
+            vm[d] += pj * fabs(dO[d]);
+            vk[d] += rho * pj * fabs(dO[d]) + sub * fabs(dO[d]);
+            c_v += sgn(dv_ex[d]) * dO[d];
+        }
+        sig2_q += ds * c * ds * c;
+        t->sig2[AF_T_DK][kr] += ds * c_k * ds * c_k;
+        t->sig2[AF_T_DV][kr] += pj * c_v * pj * c_v;
+        x->seen[kr]++;
+    }
+    for (int d = 0; d < p->Dqk; d++) qk[d] += gam * qm[d];
+    t->sig2[AF_T_DQ][row] = sig2_q;
+}
+
+int af_criterion_terms_compute(const af_oracle_problem *p, const af_outputs *exact, af_dtype dtype,
+                               af_criterion_terms *t) {
+    memset(t, 0, sizeof *t);
+    size_t nq = (size_t)p->B * p->Hq * p->Sq, nk = (size_t)p->B * p->Hkv * p->Skv;
+    bool bwd = p->in->dout && exact->dq && exact->dk && exact->dv;
+    terms_ctx x = {p, exact, dtype == AF_DT_FP16 ? 0x1p-10 : 0x1p-7, dtype == AF_DT_FP16, t, NULL, NULL, NULL, NULL,
+                   NULL};
+    size_t skv = (size_t)(p->Skv > 0 ? p->Skv : 1);
+    x.prob = malloc(skv * sizeof(double));
+    x.ds = malloc(skv * sizeof(double));
+    x.g = malloc(skv * sizeof(double));
+    x.wk = malloc(skv * sizeof(double));
+    x.seen = calloc(nk ? nk : 1, sizeof(long long));
+    t->kappa[AF_T_LSE] = calloc(nq ? nq : 1, sizeof(double));
+    bool ok = x.prob && x.ds && x.g && x.wk && x.seen && t->kappa[AF_T_LSE] &&
+              alloc_all(t, AF_T_O, nq * p->Dv, nq);
+    if (bwd) {
+        ok = ok && alloc_all(t, AF_T_DQ, nq * p->Dqk, nq) && alloc_all(t, AF_T_DK, nk * p->Dqk, nk) &&
+             alloc_all(t, AF_T_DV, nk * p->Dv, nk);
+        t->kq = calloc(nq * p->Dqk + 1, sizeof(double));
+        t->wq = calloc(nk * p->Dqk + 1, sizeof(double));
+        ok = ok && t->kq && t->wq;
+        if (nq * (size_t)p->Skv <= AF_CRITERION_MAX_PROB) t->prob = calloc(nq * p->Skv + 1, sizeof(float));
+        t->dout = p->in->dout;
+        t->q = p->in->q;
+        t->o_exact = exact->o;
+    }
+    if (ok) {
+        for (int b = 0; b < p->B; b++) {
+            int lq = p->len_q ? p->len_q[b] : p->Sq, lkv = p->len_kv ? p->len_kv[b] : p->Skv;
+            for (int h = 0; h < p->Hq; h++)
+                for (int i = 0; i < lq; i++) {
+                    int first, last;
+                    if (af_mask_visible_range(&p->mask, lq, lkv, i, &first, &last) == 0) continue;
+                    if (!isfinite(exact->lse[((size_t)b * p->Hq + h) * p->Sq + i])) continue;
+                    row_terms(&x, b, h, i, lq, first, last);
+                }
+        }
+        if (bwd) /* the accumulation bias of each key's sum over the rows that see it */
+            for (size_t kr = 0; kr < nk; kr++) {
+                double gam = accumulation_bias(x.seen[kr]);
+                for (int d = 0; d < p->Dqk; d++)
+                    t->kappa[AF_T_DK][kr * p->Dqk + d] += gam * t->mass[AF_T_DK][kr * p->Dqk + d];
+                for (int d = 0; d < p->Dv; d++)
+                    t->kappa[AF_T_DV][kr * p->Dv + d] += gam * t->mass[AF_T_DV][kr * p->Dv + d];
+            }
+    }
+    free(x.prob);
+    free(x.ds);
+    free(x.g);
+    free(x.wk);
+    free(x.seen);
+    if (!ok) {
+        af_criterion_terms_free(t);
+        return -1;
+    }
+    t->ready = true;
+    return 0;
+}
+
+/* ---- judging one tensor ------------------------------------------------------------ */
+
+static void take(af_criterion_result *out, af_check_kind k, double ratio, double err, double allowed, double floor,
+                 double err_ref, int b, int h, int row, int col, double kv, double ov) {
+    if (!(ratio > out->ratio)) return;
+    out->check = k;
+    out->ratio = ratio;
+    out->err = err;
+    out->allowed = allowed;
+    out->floor = floor;
+    out->err_ref = err_ref;
+    out->b = b; out->h = h; out->row = row; out->col = col;
+    out->kernel_value = kv;
+    out->oracle_value = ov;
+}
+
+/* The stored O's share of the error of dQ (id DQ) or dK (DK): with the kernel's D error
+ * dD_i = |dO_i . (O_kernel,i - O_exact,i)| of each row (the ABI's D is formed from the O
+ * the kernel stored):  dQ_id: dD_i scale sum_j P_ij |k_jd|;  dK_jd: scale sum_i P_ij dD_i
+ * |q_id| (with P stored), else max_i dD_i over the key's batch and kv group times scale
+ * sum_i P_ij |q_id|. Returns a dense array like the tensor (caller frees), or NULL. */
+static double *stored_o_term(const af_case *c, af_tensor_id id, const af_criterion_terms *t, const double *kernel_o) {
+    if (!t->kq || !t->wq || !t->dout || !kernel_o) return NULL;
+    int Hq = c->heads_q, Hkv = c->heads_kv, Sq = c->seqlen_q, Skv = c->seqlen_kv, Dqk = c->head_dim_qk;
+    int Dv = c->head_dim_v, group = Hq / Hkv;
+    size_t nq = (size_t)c->batch * Hq * Sq, nk = (size_t)c->batch * Hkv * Skv;
+    double *dd = calloc(nq + 1, sizeof(double));
+    double *out = calloc((id == AF_T_DQ ? nq : nk) * Dqk + 1, sizeof(double));
+    double *group_max = calloc(nk + 1, sizeof(double)); /* per (b, hk): index b * Hkv + hk */
+    if (!dd || !out || !group_max) {
+        free(dd); free(out); free(group_max);
+        return NULL;
+    }
+    for (size_t r = 0; r < nq; r++) {
+        double s = 0;
+        for (int d = 0; d < Dv; d++) {
+            double ok = kernel_o[r * Dv + d], oe = t->o_exact[r * Dv + d];
+            if (isfinite(ok) && isfinite(oe)) s += t->dout[r * Dv + d] * (ok - oe);
+        }
+        dd[r] = fabs(s);
+        size_t bh = r / Sq; /* b * Hq + h */
+        size_t g = (bh / Hq) * Hkv + (bh % Hq) / group;
+        if (dd[r] > group_max[g]) group_max[g] = dd[r];
+    }
+    if (id == AF_T_DQ) {
+        for (size_t r = 0; r < nq; r++)
+            for (int d = 0; d < Dqk; d++) out[r * Dqk + d] = dd[r] * t->kq[r * Dqk + d];
+    } else if (t->prob) {
+        af_mask_rule rule = af_mask_rule_of_case(c);
+        float scale = af_case_scale(c);
+        for (int b = 0; b < c->batch; b++) {
+            int lq = af_case_len_q(c, b), lkv = af_case_len_kv(c, b);
+            for (int h = 0; h < Hq; h++)
+                for (int i = 0; i < lq; i++) {
+                    int first, last;
+                    if (af_mask_visible_range(&rule, lq, lkv, i, &first, &last) == 0) continue;
+                    size_t r = ((size_t)b * Hq + h) * Sq + i;
+                    const double *q = t->q + r * Dqk;
+                    for (int j = first; j <= last; j++) {
+                        double w = scale * (double)t->prob[r * Skv + j] * dd[r];
+                        double *o = out + (((size_t)b * Hkv + h / group) * Skv + j) * Dqk;
+                        for (int d = 0; d < Dqk; d++) o[d] += w * fabs(q[d]);
+                    }
+                }
+        }
+    } else {
+        for (size_t kr = 0; kr < nk; kr++)
+            for (int d = 0; d < Dqk; d++) out[kr * Dqk + d] = group_max[kr / Skv] * t->wq[kr * Dqk + d];
+    }
+    free(dd);
+    free(group_max);
+    return out;
+}
+
+void af_criterion_tensor(const af_case *c, af_tensor_id id, const double *kernel, const double *ref,
+                         const double *exact, const double *kernel_o, const af_criterion_terms *terms, double unit,
+                         double grad_mass, af_criterion_result *out) {
+    memset(out, 0, sizeof *out);
+    out->ratio = -1; /* the first check taken replaces it */
+    bool kvside = id == AF_T_DK || id == AF_T_DV, grad = id == AF_T_DQ || kvside;
+    int H = kvside ? c->heads_kv : c->heads_q, S = kvside ? c->seqlen_kv : c->seqlen_q;
+    int D = id == AF_T_LSE ? 1 : (id == AF_T_O || id == AF_T_DV) ? c->head_dim_v : c->head_dim_qk;
+    bool have = terms && terms->ready && terms->kappa[id] && (id == AF_T_LSE || terms->mass[id]);
+    const double *mass = have ? terms->mass[id] : NULL, *kappa = have ? terms->kappa[id] : NULL;
+    const double *sig2 = have ? terms->sig2[id] : NULL;
+    double *dterm = have && (id == AF_T_DQ || id == AF_T_DK) ? stored_o_term(c, id, terms, kernel_o) : NULL;
+    af_mask_rule rule = af_mask_rule_of_case(c);
+    const double sd_unit = unit / (2.0 * sqrt(3.0)); /* std of one rounding, relative */
+    /* the tensor-wide bias: sums over rows */
+    double tb_k = 0, tb_ref = 0, tb_var = 0, tb_kappa = 0, tb_worst = -1;
+    int tb_b = 0, tb_h = 0, tb_r = 0;
+    for (int b = 0; b < c->batch; b++) {
+        int rows = kvside ? af_case_len_kv(c, b) : af_case_len_q(c, b);
+        int lq = af_case_len_q(c, b), lkv = af_case_len_kv(c, b);
+        for (int h = 0; h < H; h++)
+            for (int s = 0; s < rows; s++) {
+                int f0, l0;
+                if (!kvside && af_mask_visible_range(&rule, lq, lkv, s, &f0, &l0) == 0) continue;
+                size_t r = ((size_t)b * H + h) * S + s;
+                double err = 0, err_ref = 0, maxo = 0, maxkappa = 0;
+                double beta_k = 0, beta_ref = 0, o2 = 0, sumkappa = 0;
+                int wd = 0, n = 0;
+                for (int d = 0; d < D; d++) {
+                    size_t e = r * D + d;
+                    double o = exact[e], x = kernel[e];
+                    if (!isfinite(x)) continue;
+                    double ek = fabs(x - o), er = 0;
+                    if (ref && isfinite(ref[e])) er = fabs(ref[e] - o);
+                    if (ek > err || n == 0) { err = fmax(err, ek); wd = d; }
+                    if (er > err_ref) err_ref = er;
+                    if (fabs(o) > maxo) maxo = fabs(o);
+                    n++;
+                    beta_k += (x - o) * sgn(o);
+                    if (ref && isfinite(ref[e])) beta_ref += (ref[e] - o) * sgn(o);
+                    o2 += o * o;
+                    if (!have) continue;
+                    double ka = kappa[e] + (dterm ? dterm[e] : 0), ma = mass ? mass[e] : 0;
+                    maxkappa = fmax(maxkappa, ka);
+                    sumkappa += ka;
+                    if (id == AF_T_LSE) continue;
+                    /* element: its own budget from the terms */
+                    double eps = 0.5 * unit * ma + ka + 0.5 * unit * fabs(o);
+                    double ea = fmax(ref ? 2.0 * er + 2.0 * eps : 8.0 * eps, 0x1p-24);
+                    double ratio = ek / ea;
+                    take(out, AF_CHECK_ELEMENT, ratio, ek, ea, 0, er, b, h, s, d, x, o);
+                }
+                if (n == 0) continue;
+                /* row: 2 err_ref(row) + floor(row) */
+                double floor_r = unit * maxo + maxkappa;
+                if (grad && !have) floor_r += AF_GRAD_CANCEL_UNIT * grad_mass;
+                floor_r = fmax(floor_r, 0x1p-24);
+                double allowed = ref ? 2.0 * err_ref + floor_r : 8.0 * floor_r;
+                double ratio = err / allowed;
+                size_t we = r * D + wd;
+                take(out, AF_CHECK_ROW, ratio, err, allowed, floor_r, err_ref, b, h, s, id == AF_T_LSE ? -1 : wd,
+                     kernel[we], exact[we]);
+                out->elements += n;
+                if (!have || id == AF_T_LSE || D < 2) continue;
+                /* row bias: the signed error projected on sign(exact row) */
+                double sigma = sd_unit * (sqrt(sig2[r]) + sqrt(o2));
+                double noise = AF_BIAS_SIGMAS * 2.0 * sigma + sumkappa;
+                double ab = ref ? 2.0 * fabs(beta_ref) + noise : 4.0 * noise;
+                double rb = ab > 0 ? fabs(beta_k) / ab : 0;
+                take(out, AF_CHECK_ROW_BIAS, rb, fabs(beta_k), ab, floor_r, fabs(beta_ref), b, h, s, wd, kernel[we],
+                         exact[we]);
+                tb_k += beta_k;
+                tb_ref += beta_ref;
+                tb_var += sigma * sigma;
+                tb_kappa += sumkappa;
+                if (rb > tb_worst) { tb_worst = rb; tb_b = b; tb_h = h; tb_r = s; }
+            }
+    }
+    if (tb_worst >= 0) {
+        double noise = AF_BIAS_SIGMAS * 2.0 * sqrt(tb_var) + tb_kappa;
+        double ab = ref ? 2.0 * fabs(tb_ref) + noise : 4.0 * noise;
+        double rt = ab > 0 ? fabs(tb_k) / ab : 0;
+        size_t e = (((size_t)tb_b * H + tb_h) * S + tb_r) * D;
+        take(out, AF_CHECK_TENSOR_BIAS, rt, fabs(tb_k), ab, 0, fabs(tb_ref), tb_b, tb_h, tb_r, 0, kernel[e], exact[e]);
+    }
+    if (out->ratio < 0) out->ratio = 0; /* nothing judged */
+    free(dterm);
+}

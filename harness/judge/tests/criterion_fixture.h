@@ -1,0 +1,80 @@
+/* criterion_fixture.h — shared by the criterion tests: prepare a case (oracle, cpu
+ * reference, term budgets), build kernels from the exact outputs, judge them. */
+#ifndef ATTNFUZZ_CRITERION_FIXTURE_H
+#define ATTNFUZZ_CRITERION_FIXTURE_H
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "backends/backend.h"
+#include "judge/compare.h"
+#include "judge/runner.h"
+#include "model/tensors.h"
+#include "util/check.h"
+
+static void fx_prepare(const char *text, af_prepared *p, af_backend **cpu) {
+    af_case c;
+    af_error err;
+    CHECK_MSG(af_case_parse(text, "criterion", &c, &err) == 0, "%s: %s", err.field, err.message);
+    af_runner r;
+    memset(&r, 0, sizeof r);
+    af_oracle_opts_default(&r.oracle);
+    *cpu = af_backend_cpu_new();
+    r.reference = *cpu;
+    char why[256];
+    CHECK_MSG(af_prepare(&r, &c, p, why, sizeof why) == 0, "%s", why);
+    CHECK(p->have_oracle && p->have_ref && p->terms.ready);
+}
+
+/* The dense arrays of tensor id in o, and their element count for case c. */
+static double *fx_tensor(const af_case *c, af_outputs *o, af_tensor_id id, size_t *n) {
+    size_t nq = (size_t)c->batch * c->heads_q * c->seqlen_q, nk = (size_t)c->batch * c->heads_kv * c->seqlen_kv;
+    switch (id) {
+    case AF_T_O: *n = nq * c->head_dim_v; return o->o;
+    case AF_T_LSE: *n = nq; return o->lse;
+    case AF_T_DQ: *n = nq * c->head_dim_qk; return o->dq;
+    case AF_T_DK: *n = nk * c->head_dim_qk; return o->dk;
+    default: *n = nk * c->head_dim_v; return o->dv;
+    }
+}
+
+/* dst = the exact outputs, each rounded once to its storage (a perfect kernel). */
+static void fx_perfect(const af_prepared *p, af_outputs *dst) {
+    const af_case *c = &p->c;
+    CHECK(af_outputs_alloc(dst, c) == 0);
+    af_storage st = c->dtype == AF_DT_FP16 ? AF_ST_F16 : AF_ST_BF16;
+    af_tensor_id ids[5] = {AF_T_O, AF_T_LSE, AF_T_DQ, AF_T_DK, AF_T_DV};
+    for (int t = 0; t < (c->backward ? 5 : 2); t++) {
+        size_t n;
+        double *d = fx_tensor(c, dst, ids[t], &n);
+        const double *s = fx_tensor(c, (af_outputs *)&p->oracle.out, ids[t], &n);
+        for (size_t e = 0; e < n; e++) {
+            uint8_t tmp[4];
+            af_storage store = ids[t] == AF_T_LSE ? AF_ST_F32 : st;
+            af_storage_store(store, tmp, 0, (float)s[e]);
+            d[e] = isfinite(s[e]) ? af_storage_load(store, tmp, 0) : s[e];
+        }
+    }
+}
+
+/* dst (allocated) = src, every tensor of case c. */
+static __attribute__((unused)) void fx_copy(const af_case *c, const af_outputs *src, af_outputs *dst) {
+    af_tensor_id ids[5] = {AF_T_O, AF_T_LSE, AF_T_DQ, AF_T_DK, AF_T_DV};
+    for (int t = 0; t < (c->backward ? 5 : 2); t++) {
+        size_t n;
+        double *d = fx_tensor(c, dst, ids[t], &n);
+        memcpy(d, fx_tensor(c, (af_outputs *)src, ids[t], &n), n * sizeof(double));
+    }
+}
+
+/* Judge kernel k; returns the number of findings, *worst the largest tensor ratio. */
+static int fx_judge(const af_prepared *p, const af_outputs *k, af_verdict *v, double *worst) {
+    af_verdict_init(v, "test");
+    int n = af_compare_outputs(&p->c, k, &p->ref, &p->oracle, &p->terms, v);
+    *worst = 0;
+    for (int t = 0; t < AF_T_COUNT; t++)
+        if (v->stats[t].judged && v->stats[t].ratio > *worst) *worst = v->stats[t].ratio;
+    return n;
+}
+
+#endif

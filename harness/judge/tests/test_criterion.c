@@ -1,0 +1,69 @@
+/* test_criterion.c — where the criterion's floor grew it still catches (verdict.h):
+ * the D term. On the dQ false alarm of the per-tensor rule (fp16 h4/1 s14x5
+ * d24/104 causal normal:16, where a correct flash-style kernel's dQ was judged 1.6x
+ * over and the floor now has the stored O's share of D), a perfect kernel (exact
+ * outputs rounded once: its D error is its own O rounding) gets an error on the dQ
+ * element with the largest term budget kappa: the largest error that passes is found by
+ * bisection, and 1.02 times it is a dQ mismatch at that row. Then the same for the
+ * element with the smallest budget, so the test shows both ends of the allowance.
+ */
+#include "judge/tests/criterion_fixture.h"
+
+static bool passes_with(const af_prepared *p, const af_outputs *perfect, af_outputs *k, size_t e, double err,
+                        af_verdict *v) {
+    size_t n;
+    double *dq = fx_tensor(&p->c, k, AF_T_DQ, &n);
+    memcpy(dq, perfect->dq, n * sizeof(double));
+    dq[e] += err;
+    double worst;
+    return fx_judge(p, k, v, &worst) == 0;
+}
+
+static void limit_at(const af_prepared *p, const af_outputs *perfect, af_outputs *k, size_t e, const char *what) {
+    const af_case *c = &p->c;
+    af_verdict v;
+    double lo = 0, hi = 1;
+    CHECK(passes_with(p, perfect, k, e, 0, &v));
+    while (passes_with(p, perfect, k, e, hi, &v) && hi < 1e6) hi *= 2;
+    CHECK(!passes_with(p, perfect, k, e, hi, &v));
+    while (hi - lo > 1e-4 * hi) {
+        double mid = 0.5 * (lo + hi);
+        if (passes_with(p, perfect, k, e, mid, &v)) lo = mid; else hi = mid;
+    }
+    CHECK(passes_with(p, perfect, k, e, lo, &v));
+    CHECK(!passes_with(p, perfect, k, e, 1.02 * lo, &v));
+    int row = (int)(e / c->head_dim_qk % c->seqlen_q), h = (int)(e / c->head_dim_qk / c->seqlen_q % c->heads_q);
+    CHECK(v.n_findings >= 1 && v.findings[0].kind == AF_V_MISMATCH && v.findings[0].tensor == AF_T_DQ);
+    CHECK_MSG(v.findings[0].h == h && v.findings[0].row == row, "found at h%d r%d, planted at h%d r%d",
+              v.findings[0].h, v.findings[0].row, h, row);
+    printf("%s: dQ h%d r%d d%d: |exact| %.3g, kappa %.3g, largest passing error %.4g; x1.02 -> mismatch (%s, ratio "
+           "%.3f)\n", what, h, row, (int)(e % c->head_dim_qk), fabs(p->oracle.out.dq[e]), p->terms.kappa[AF_T_DQ][e], lo,
+           v.findings[0].detail, v.findings[0].ratio);
+}
+
+int main(void) {
+    af_prepared p;
+    af_backend *cpu;
+    fx_prepare("dtype = fp16\nbatch = 1\nheads_q = 4\nheads_kv = 1\nseqlen_q = 14\nseqlen_kv = 5\nhead_dim_qk = 24\n"
+               "head_dim_v = 104\nmask = causal\nbackward = yes\nseed = 1\ndata = normal:16\n", &p, &cpu);
+    const af_case *c = &p.c;
+    af_outputs perfect, k;
+    fx_perfect(&p, &perfect);
+    CHECK(af_outputs_alloc(&k, c) == 0);
+    fx_copy(c, &perfect, &k);
+    size_t n, emax = 0, emin = 0;
+    fx_tensor(c, &k, AF_T_DQ, &n);
+    const double *kappa = p.terms.kappa[AF_T_DQ];
+    for (size_t e = 0; e < n; e++) {
+        if (kappa[e] > kappa[emax]) emax = e;
+        if (kappa[e] > 0 && (kappa[emin] == 0 || kappa[e] < kappa[emin])) emin = e;
+    }
+    CHECK(kappa[emax] > 0 && kappa[emin] > 0 && kappa[emin] < kappa[emax]);
+    limit_at(&p, &perfect, &k, emax, "largest budget");
+    limit_at(&p, &perfect, &k, emin, "smallest budget");
+    af_outputs_free(&perfect);
+    af_outputs_free(&k);
+    af_prepared_free(&p);
+    cpu->destroy(cpu);
+    CHECK_DONE("test_criterion");
+}
