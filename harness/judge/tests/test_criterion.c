@@ -6,6 +6,9 @@
  * element with the largest term budget kappa: the largest error that passes is found by
  * bisection, and 1.02 times it is a dQ mismatch at that row. Then the same for the
  * element with the smallest budget, so the test shows both ends of the allowance.
+ * LSE (its row check takes the tensor's reference error, criterion.c): the largest
+ * passing error on one LSE row is at most the stated allowance 2 max|ref - exact| +
+ * unit max|LSE| + the row's budget, and 1.02 times it is an LSE mismatch at that row.
  */
 #include "judge/tests/criterion_fixture.h"
 
@@ -41,6 +44,42 @@ static void limit_at(const af_prepared *p, const af_outputs *perfect, af_outputs
            v.findings[0].detail, v.findings[0].ratio);
 }
 
+/* One LSE row's error limit (see the top of the file). */
+static void lse_limit(const af_prepared *p, const af_outputs *perfect, af_outputs *k, size_t e) {
+    const af_case *c = &p->c;
+    size_t n = (size_t)c->batch * c->heads_q * c->seqlen_q;
+    double lo = 0, hi = 1e-3, worst;
+    af_verdict v;
+    for (;;) { /* bisect the largest error on LSE element e that passes */
+        memcpy(k->lse, perfect->lse, n * sizeof(double));
+        k->lse[e] += hi;
+        if (fx_judge(p, k, &v, &worst) != 0 || hi > 1e3) break;
+        hi *= 2;
+    }
+    while (hi - lo > 1e-4 * hi) {
+        double mid = 0.5 * (lo + hi);
+        memcpy(k->lse, perfect->lse, n * sizeof(double));
+        k->lse[e] += mid;
+        if (fx_judge(p, k, &v, &worst) == 0) lo = mid; else hi = mid;
+    }
+    double err_ref = 0, lse_max = 0;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(p->oracle.out.lse[i])) {
+            lse_max = fmax(lse_max, fabs(p->oracle.out.lse[i]));
+            err_ref = fmax(err_ref, fabs(p->ref.lse[i] - p->oracle.out.lse[i]));
+        }
+    double stated = 2.0 * err_ref + 0x1p-23 * lse_max + p->terms.kappa[AF_T_LSE][e];
+    CHECK_MSG(lo <= 1.001 * stated + 1e-12, "LSE passes an error %.4g above the stated allowance %.4g", lo, stated);
+    memcpy(k->lse, perfect->lse, n * sizeof(double));
+    k->lse[e] += 1.02 * lo;
+    CHECK(fx_judge(p, k, &v, &worst) != 0);
+    CHECK(v.n_findings >= 1 && v.findings[0].kind == AF_V_MISMATCH && v.findings[0].tensor == AF_T_LSE);
+    CHECK(v.findings[0].row == (int)(e % c->seqlen_q));
+    memcpy(k->lse, perfect->lse, n * sizeof(double));
+    printf("LSE row %d: largest passing error %.4g (stated allowance %.4g); x1.02 -> mismatch (ratio %.3f)\n",
+           (int)(e % c->seqlen_q), lo, stated, v.findings[0].ratio);
+}
+
 int main(void) {
     af_prepared p;
     af_backend *cpu;
@@ -61,6 +100,8 @@ int main(void) {
     CHECK(kappa[emax] > 0 && kappa[emin] > 0 && kappa[emin] < kappa[emax]);
     limit_at(&p, &perfect, &k, emax, "largest budget");
     limit_at(&p, &perfect, &k, emin, "smallest budget");
+    fx_copy(c, &perfect, &k);
+    lse_limit(&p, &perfect, &k, 5);
     af_outputs_free(&perfect);
     af_outputs_free(&k);
     af_prepared_free(&p);
