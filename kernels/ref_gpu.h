@@ -41,9 +41,10 @@ typedef struct {
     bool backward;
     int len_q[AF_MAX_BATCH], len_kv[AF_MAX_BATCH];
     int kernels;               /* AF_REF_GPU_KERNELS_NEW (0, what desc_of_case sets) or _OLD */
-    bool exact_products;       /* set by af_ref_gpu_run_device (callers leave it): every
-                                  GEMM product is exact in fp32, so the new kernels fuse
-                                  multiply and add (ref_gpu_tile.cuh, rg_mac) */
+    int exact_products;        /* set by af_ref_gpu_run_device (callers leave it): 2 every
+                                  GEMM product is exact in fp32, 1 those of the score
+                                  GEMMs (Q K, dO V), 0 none known; the new kernels fuse
+                                  multiply and add there (ref_gpu_tile.cuh, rg_mac) */
 } af_ref_gpu_desc;
 
 /* Which kernels af_ref_gpu_run_device launches: the same bits either way (the tests

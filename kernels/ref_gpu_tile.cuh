@@ -21,8 +21,9 @@
  * of rg_load_cols (stride RG_LD, 8-way bank conflicts), one block of 8 warps per SM for
  * dK/dV (231 registers), serial row max / row sum by 64 threads per tile. The new kernels
  * (AF_REF_GPU_KERNELS_NEW) fuse each multiply-add where that is exact (rg_mac: every fp16
- * case, half the instructions) and load conflict-free, float4 (rg_load_*_t); bf16 cases
- * (products may underflow) run the old kernels.
+ * case, half the instructions; the score GEMMs Q K and dO V of a bf16 case whose inputs
+ * are in range, since there P and dS products may underflow) and load conflict-free,
+ * float4 (rg_load_*_t; not in the bf16 forward, where they would spill).
  */
 #ifndef ATTNFUZZ_REF_GPU_TILE_CUH
 #define ATTNFUZZ_REF_GPU_TILE_CUH
@@ -177,9 +178,10 @@ __device__ inline void rg_load_rows_t(float *dst, const float *src, int row0, in
  * product rounded, then the sum (cpu.c's two roundings). The two agree bit for bit
  * whenever a * b is exact in fp32: then RN(acc + RN(a b)) = RN(acc + a b), including
  * the sign of a zero sum, infinities and NaN. The kernels use FMA only where every
- * product is of two fp16 values (af_ref_gpu_desc.exact_products): 11 x 11 significand
- * bits fit fp32's 24, and |a b| lies in [2^-48, 65504^2] or is 0 or inf, inside fp32's
- * normal range: exact. */
+ * product is exact (af_ref_gpu_desc.exact_products, checked on the device in
+ * ref_gpu.cu): two fp16 values (11 x 11 significand bits fit fp32's 24, |a b| in
+ * [2^-48, 65504^2], 0 or inf), or two bf16 values of magnitude in [2^-63, 2^63]
+ * (8 x 8 bits, |a b| in [2^-126, 2^126]), 0 or inf. */
 template <bool FMA>
 __device__ inline float rg_mac(float acc, float a, float b) {
     return FMA ? __fmaf_rn(a, b, acc) : __fadd_rn(acc, __fmul_rn(a, b));

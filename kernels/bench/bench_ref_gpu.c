@@ -6,8 +6,8 @@
  * heads (default 16), head dim D (default 128), causal, forward + backward (--fwd:
  * forward only), fp16 rounding (--bf16: bf16). Inputs come from the GPU input generator
  * (af_gpu_gen.h) as its logical fp32 values, not rounded to the dtype: the timing does
- * not depend on them, except that the new kernels' fused multiply-add path needs fp16
- * values (the bench rounds them to fp16 unless --bf16, see ref_gpu_tile.cuh rg_mac).
+ * not depend on them, except that the new kernels' fused multiply-add paths need values
+ * of the dtype (the bench rounds them to fp16, or bf16 with --bf16: ref_gpu_tile.cuh rg_mac).
  * --kernel picks the kernels (AF_REF_GPU_KERNELS_*; default new, both: old then new).
  * Prints each phase's device milliseconds and the total.
  */
@@ -27,15 +27,16 @@ typedef struct {
     int kernels; /* AF_REF_GPU_KERNELS_* */
 } bench_opts;
 
-/* Round a device array to fp16 values in place (the stored values of an fp16 case). */
-static af_run_status round_fp16(float *dev, size_t n, char *why, size_t cap) {
+/* Round a device array to the dtype's values in place (the stored values of a case). */
+static af_run_status round_dt(float *dev, size_t n, bool bf16, char *why, size_t cap) {
     float *host = (float *)malloc(n * sizeof(float));
     if (!host) {
         snprintf(why, cap, "bench_ref_gpu: out of host memory");
         return AF_RUN_RESOURCE;
     }
     af_run_status st = af_gpu_d2h(host, dev, n * sizeof(float), why, cap);
-    for (size_t i = 0; st == AF_RUN_OK && i < n; i++) host[i] = af_f16_to_f32(af_f32_to_f16(host[i]));
+    for (size_t i = 0; st == AF_RUN_OK && i < n; i++)
+        host[i] = bf16 ? af_bf16_to_f32(af_f32_to_bf16(host[i])) : af_f16_to_f32(af_f32_to_f16(host[i]));
     if (st == AF_RUN_OK) st = af_gpu_h2d(dev, host, n * sizeof(float), why, cap);
     free(host);
     return st;
@@ -76,12 +77,10 @@ static int bench_one(const bench_opts *o, int S) {
     if (st == AF_RUN_OK) st = af_gpu_gen_logical(&c, AF_T_K, k, why, sizeof why);
     if (st == AF_RUN_OK) st = af_gpu_gen_logical(&c, AF_T_V, v, why, sizeof why);
     if (st == AF_RUN_OK && c.backward) st = af_gpu_gen_logical(&c, AF_T_DO, dout, why, sizeof why);
-    if (!o->bf16) {
-        if (st == AF_RUN_OK) st = round_fp16(q, elems, why, sizeof why);
-        if (st == AF_RUN_OK) st = round_fp16(k, elems, why, sizeof why);
-        if (st == AF_RUN_OK) st = round_fp16(v, elems, why, sizeof why);
-        if (st == AF_RUN_OK && c.backward) st = round_fp16(dout, elems, why, sizeof why);
-    }
+    if (st == AF_RUN_OK) st = round_dt(q, elems, o->bf16, why, sizeof why);
+    if (st == AF_RUN_OK) st = round_dt(k, elems, o->bf16, why, sizeof why);
+    if (st == AF_RUN_OK) st = round_dt(v, elems, o->bf16, why, sizeof why);
+    if (st == AF_RUN_OK && c.backward) st = round_dt(dout, elems, o->bf16, why, sizeof why);
     g.q = q;
     g.k = k;
     g.v = v;
