@@ -12,6 +12,7 @@
 #include "util/clock.h"
 #include "kernels/ref_gpu.h"
 #include "kernels/ref_gpu_launch.h"
+#include "model/numeric.h"
 
 extern "C" af_run_status af_ref_gpu_supports(const af_case *c, char *why, size_t cap) {
     if (why && cap) why[0] = '\0';
@@ -62,11 +63,61 @@ static af_run_status timed(cudaError_t (*launch)(const af_ref_gpu_desc *, const 
     return st;
 }
 
+/* *all_ok = 0 unless every x[0..n) is a value of the dtype (bitwise round trip: NaN
+ * fails, +-inf and +-0 pass), for bf16 also 0, inf or of magnitude in [2^-63, 2^63]. */
+__global__ void rg_check_inputs_kernel(const float *x, int64_t n, bool fp16, int *all_ok) {
+    bool ok = true;
+    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (int64_t)gridDim.x * blockDim.x) {
+        float v = x[e], a = fabsf(v);
+        if (fp16) {
+            ok = ok && __float_as_uint(af_f16_to_f32(af_f32_to_f16(v))) == __float_as_uint(v);
+        } else {
+            ok = ok && __float_as_uint(af_bf16_to_f32(af_f32_to_bf16(v))) == __float_as_uint(v) &&
+                 (a == 0.0f || isinf(a) || (a >= 0x1p-63f && a <= 0x1p63f));
+        }
+    }
+    if (!__all_sync(0xffffffffu, ok) && (threadIdx.x & 31) == 0) atomicAnd(all_ok, 0);
+}
+
+/* Which GEMM products are exact in fp32 (rg_mac): 2 (all) for an fp16 case whose Q, K,
+ * V (and dO) hold fp16 values (P and dS are rounded to fp16 before their GEMMs: every
+ * product is of two fp16 values); 1 (Q K and dO V only) for a bf16 case whose inputs are
+ * bf16 values of magnitude 0, inf or in [2^-63, 2^63]: products of 8-bit significands in
+ * [2^-126, 2^126], fp32's normal range (P and dS may be tiny: their products may
+ * underflow); else 0. One read of the inputs. */
+static af_run_status exact_products(const af_ref_gpu_desc *d, const af_ref_gpu_buffers *g, int *exact, char *why,
+                                    size_t cap) {
+    *exact = 0;
+    int64_t nq = (int64_t)d->B * d->Hq * d->Sq, nkv = (int64_t)d->B * d->Hkv * d->Skv;
+    int *flag = NULL, one = 1;
+    af_run_status st = af_gpu_malloc((void **)&flag, sizeof(int), why, cap);
+    if (st == AF_RUN_OK) st = af_gpu_h2d(flag, &one, sizeof one, why, cap);
+    const float *arr[4] = {g->q, g->k, g->v, d->backward ? g->dout : NULL};
+    int64_t len[4] = {nq * d->Dqk, nkv * d->Dqk, nkv * d->Dv, nq * d->Dv};
+    for (int t = 0; t < 4 && st == AF_RUN_OK; t++) {
+        if (!arr[t] || len[t] == 0) continue;
+        int64_t blocks = (len[t] + 255) / 256;
+        rg_check_inputs_kernel<<<(unsigned)(blocks < 4096 ? blocks : 4096), 256>>>(arr[t], len[t], d->round_fp16,
+                                                                                   flag);
+        st = cuda_status(cudaGetLastError(), "gpu reference: input check", why, cap);
+    }
+    if (st == AF_RUN_OK) st = af_gpu_sync("gpu reference: input check", why, cap);
+    if (st == AF_RUN_OK) st = af_gpu_d2h(&one, flag, sizeof one, why, cap);
+    if (st == AF_RUN_OK && one != 0) *exact = d->round_fp16 ? 2 : 1;
+    af_gpu_free(flag);
+    return st;
+}
+
 extern "C" af_run_status af_ref_gpu_run_device(const af_ref_gpu_desc *d, const af_ref_gpu_buffers *buf,
                                                af_ref_gpu_timing *tm, char *why, size_t cap) {
     af_ref_gpu_timing local;
     memset(&local, 0, sizeof local);
-    af_run_status st = timed(rg_launch_fwd, d, buf, "gpu reference forward", &local.fwd_ms, why, cap);
+    af_ref_gpu_desc run = *d;
+    run.exact_products = 0;
+    af_run_status st = AF_RUN_OK;
+    if (run.kernels != AF_REF_GPU_KERNELS_OLD) st = exact_products(&run, buf, &run.exact_products, why, cap);
+    d = &run;
+    if (st == AF_RUN_OK) st = timed(rg_launch_fwd, d, buf, "gpu reference forward", &local.fwd_ms, why, cap);
     if (st == AF_RUN_OK && d->backward)
         st = timed(rg_launch_delta, d, buf, "gpu reference D = dO . O", &local.delta_ms, why, cap);
     if (st == AF_RUN_OK && d->backward)

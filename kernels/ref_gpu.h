@@ -40,7 +40,17 @@ typedef struct {
     int window_left, window_right; /* -1 = unbounded */
     bool backward;
     int len_q[AF_MAX_BATCH], len_kv[AF_MAX_BATCH];
+    int kernels;               /* AF_REF_GPU_KERNELS_NEW (0, what desc_of_case sets) or _OLD */
+    int exact_products;        /* set by af_ref_gpu_run_device (callers leave it): 2 every
+                                  GEMM product is exact in fp32, 1 those of the score
+                                  GEMMs (Q K, dO V), 0 none known; the new kernels fuse
+                                  multiply and add there (ref_gpu_tile.cuh, rg_mac) */
 } af_ref_gpu_desc;
+
+/* Which kernels af_ref_gpu_run_device launches: the same bits either way (the tests
+ * check NEW against cpu.c); OLD stays for side-by-side timing (bench_ref_gpu --kernel). */
+#define AF_REF_GPU_KERNELS_NEW 0
+#define AF_REF_GPU_KERNELS_OLD 1
 
 /* Device buffers of one run, dense fp32 (values exactly as cpu.c holds them). */
 typedef struct {

@@ -47,7 +47,8 @@ __device__ inline float rg_prob_dscore(float s, float dp, float scale, float lse
 
 /* ---- dQ --------------------------------------------------------------------------- */
 
-__global__ void __launch_bounds__(RG_NT) rg_dq_kernel(af_ref_gpu_desc d, af_ref_gpu_buffers g) {
+template <int FMA, bool VLOAD>
+__global__ void __launch_bounds__(RG_NT, FMA ? 2 : 0) rg_dq_kernel(af_ref_gpu_desc d, af_ref_gpu_buffers g) {
     extern __shared__ float4 rg_smem_dq[];
     float *As = (float *)rg_smem_dq;   /* (RG_BK, RG_LD) Q or dO chunk^T */
     float *Bs = As + RG_BK * RG_LD;    /* (RG_BK, RG_LD) K or V chunk^T */
@@ -107,8 +108,8 @@ __global__ void __launch_bounds__(RG_NT) rg_dq_kernel(af_ref_gpu_desc d, af_ref_
             for (int c = 0; c < 8; c++) acc[r][c] = 0.0f;
         for (int js = klo; js <= khi; js += RG_BN) {
             float s[4][4], dp[4][4];
-            rg_score_tile(s, qh, r0, d.Sq, kh, js, d.Skv, d.Dqk, As, Bs);
-            rg_score_tile(dp, doh, r0, d.Sq, vh, js, d.Skv, d.Dv, As, Bs);
+            rg_score_tile<(FMA >= 1), VLOAD>(s, qh, r0, d.Sq, kh, js, d.Skv, d.Dqk, As, Bs);
+            rg_score_tile<(FMA >= 1), VLOAD>(dp, doh, r0, d.Sq, vh, js, d.Skv, d.Dv, As, Bs);
 #pragma unroll
             for (int r = 0; r < 4; r++)
 #pragma unroll
@@ -122,12 +123,12 @@ __global__ void __launch_bounds__(RG_NT) rg_dq_kernel(af_ref_gpu_desc d, af_ref_
             bool full = maxlo <= js && minhi >= js + RG_BN - 1;
             for (int kc = 0; kc < RG_BN; kc += RG_BK) {
                 if (kc) __syncthreads();
-                rg_load_rows(Ks, kh, js + kc, d.Skv, d.Dqk, n0);
+                rg_load_rows_t<VLOAD>(Ks, kh, js + kc, d.Skv, d.Dqk, n0);
                 __syncthreads();
                 if (full)
-                    rg_out_chunk<false>(acc, T + kc * RG_LD, Ks, js + kc, lo, hi);
+                    rg_out_chunk<false, FMA == 2>(acc, T + kc * RG_LD, Ks, js + kc, lo, hi);
                 else
-                    rg_out_chunk<true>(acc, T + kc * RG_LD, Ks, js + kc, lo, hi);
+                    rg_out_chunk<true, FMA == 2>(acc, T + kc * RG_LD, Ks, js + kc, lo, hi);
             }
         }
 #pragma unroll
@@ -147,6 +148,7 @@ __global__ void __launch_bounds__(RG_NT) rg_dq_kernel(af_ref_gpu_desc d, af_ref_
 
 /* ---- dK, dV ----------------------------------------------------------------------- */
 
+template <int FMA, bool VLOAD>
 __global__ void __launch_bounds__(RG_NT) rg_dkdv_kernel(af_ref_gpu_desc d, af_ref_gpu_buffers g) {
     extern __shared__ float4 rg_smem_dkdv[];
     float *As = (float *)rg_smem_dkdv;  /* (RG_BK, RG_LD) K or V chunk^T */
@@ -210,13 +212,13 @@ __global__ void __launch_bounds__(RG_NT) rg_dkdv_kernel(af_ref_gpu_desc d, af_re
             for (int is = ilo; is <= ihi; is += RG_BN) {
                 float s[4][4], dp[4][4];
                 /* rows = keys j0 + ty*4 + r, columns = queries is + tx*4 + c */
-                rg_score_tile(s, kh, j0, d.Skv, qh, is, d.Sq, d.Dqk, As, Bs);
+                rg_score_tile<(FMA >= 1), VLOAD>(s, kh, j0, d.Skv, qh, is, d.Sq, d.Dqk, As, Bs);
                 if (tid < RG_BN) { /* after a barrier of rg_score_tile: the last tile's reads are done */
                     int i = is + tid;
                     s_lse[tid] = i < d.Sq ? g.lse[qrow0 + i] : 0.0f;
                     s_delta[tid] = i < d.Sq ? g.delta[qrow0 + i] : 0.0f;
                 }
-                rg_score_tile(dp, vh, j0, d.Skv, doh, is, d.Sq, d.Dv, As, Bs);
+                rg_score_tile<(FMA >= 1), VLOAD>(dp, vh, j0, d.Skv, doh, is, d.Sq, d.Dv, As, Bs);
                 float pr[4][4];
 #pragma unroll
                 for (int r = 0; r < 4; r++)
@@ -234,15 +236,15 @@ __global__ void __launch_bounds__(RG_NT) rg_dkdv_kernel(af_ref_gpu_desc d, af_re
                 bool full = maxqlo <= is && minqhi >= is + RG_BN - 1;
                 for (int kc = 0; kc < RG_BN; kc += RG_BK) {
                     if (kc) __syncthreads();
-                    rg_load_rows(Os, doh, is + kc, d.Sq, d.Dv, n0);
-                    rg_load_rows(Qs, qh, is + kc, d.Sq, d.Dqk, n0);
+                    rg_load_rows_t<VLOAD>(Os, doh, is + kc, d.Sq, d.Dv, n0);
+                    rg_load_rows_t<VLOAD>(Qs, qh, is + kc, d.Sq, d.Dqk, n0);
                     __syncthreads();
                     if (full) {
-                        rg_out_chunk<false>(acc_v, TP + kc * RG_LD, Os, is + kc, qlo, qhi);
-                        rg_out_chunk<false>(acc_k, TS + kc * RG_LD, Qs, is + kc, qlo, qhi);
+                        rg_out_chunk<false, FMA == 2>(acc_v, TP + kc * RG_LD, Os, is + kc, qlo, qhi);
+                        rg_out_chunk<false, FMA == 2>(acc_k, TS + kc * RG_LD, Qs, is + kc, qlo, qhi);
                     } else {
-                        rg_out_chunk<true>(acc_v, TP + kc * RG_LD, Os, is + kc, qlo, qhi);
-                        rg_out_chunk<true>(acc_k, TS + kc * RG_LD, Qs, is + kc, qlo, qhi);
+                        rg_out_chunk<true, FMA == 2>(acc_v, TP + kc * RG_LD, Os, is + kc, qlo, qhi);
+                        rg_out_chunk<true, FMA == 2>(acc_k, TS + kc * RG_LD, Qs, is + kc, qlo, qhi);
                     }
                 }
             }
@@ -274,20 +276,32 @@ cudaError_t rg_launch_delta(const af_ref_gpu_desc *d, const af_ref_gpu_buffers *
     return cudaGetLastError();
 }
 
-cudaError_t rg_launch_dq(const af_ref_gpu_desc *d, const af_ref_gpu_buffers *g) {
-    if (d->Sq == 0 || d->Hq == 0 || d->B == 0) return cudaSuccess;
-    cudaError_t e = cudaFuncSetAttribute(rg_dq_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, RG_SMEM_DQ);
+template <int FMA, bool VLOAD> static cudaError_t rg_launch_dq_t(const af_ref_gpu_desc *d, const af_ref_gpu_buffers *g) {
+    cudaError_t e = cudaFuncSetAttribute(rg_dq_kernel<FMA, VLOAD>, cudaFuncAttributeMaxDynamicSharedMemorySize, RG_SMEM_DQ);
     if (e != cudaSuccess) return e;
     dim3 grid((unsigned)((d->Sq + RG_BM - 1) / RG_BM), (unsigned)d->Hq, (unsigned)d->B);
-    rg_dq_kernel<<<grid, RG_NT, RG_SMEM_DQ>>>(*d, *g);
+    rg_dq_kernel<FMA, VLOAD><<<grid, RG_NT, RG_SMEM_DQ>>>(*d, *g);
+    return cudaGetLastError();
+}
+
+cudaError_t rg_launch_dq(const af_ref_gpu_desc *d, const af_ref_gpu_buffers *g) {
+    if (d->Sq == 0 || d->Hq == 0 || d->B == 0) return cudaSuccess;
+    if (d->kernels == AF_REF_GPU_KERNELS_OLD) return rg_launch_dq_t<false, false>(d, g);
+    if (d->exact_products == 2) return rg_launch_dq_t<2, true>(d, g);
+    return d->exact_products == 1 ? rg_launch_dq_t<1, true>(d, g) : rg_launch_dq_t<0, false>(d, g);
+}
+
+template <int FMA, bool VLOAD> static cudaError_t rg_launch_dkdv_t(const af_ref_gpu_desc *d, const af_ref_gpu_buffers *g) {
+    cudaError_t e = cudaFuncSetAttribute(rg_dkdv_kernel<FMA, VLOAD>, cudaFuncAttributeMaxDynamicSharedMemorySize, RG_SMEM_DKDV);
+    if (e != cudaSuccess) return e;
+    dim3 grid((unsigned)((d->Skv + RG_BM - 1) / RG_BM), (unsigned)d->Hkv, (unsigned)d->B);
+    rg_dkdv_kernel<FMA, VLOAD><<<grid, RG_NT, RG_SMEM_DKDV>>>(*d, *g);
     return cudaGetLastError();
 }
 
 cudaError_t rg_launch_dkdv(const af_ref_gpu_desc *d, const af_ref_gpu_buffers *g) {
     if (d->Skv == 0 || d->Hkv == 0 || d->B == 0) return cudaSuccess;
-    cudaError_t e = cudaFuncSetAttribute(rg_dkdv_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, RG_SMEM_DKDV);
-    if (e != cudaSuccess) return e;
-    dim3 grid((unsigned)((d->Skv + RG_BM - 1) / RG_BM), (unsigned)d->Hkv, (unsigned)d->B);
-    rg_dkdv_kernel<<<grid, RG_NT, RG_SMEM_DKDV>>>(*d, *g);
-    return cudaGetLastError();
+    if (d->kernels == AF_REF_GPU_KERNELS_OLD) return rg_launch_dkdv_t<false, false>(d, g);
+    if (d->exact_products == 2) return rg_launch_dkdv_t<2, true>(d, g);
+    return d->exact_products == 1 ? rg_launch_dkdv_t<1, true>(d, g) : rg_launch_dkdv_t<0, false>(d, g);
 }

@@ -16,7 +16,8 @@
 #include "kernels/ref_gpu_launch.h"
 #include "kernels/ref_gpu_tile.cuh"
 
-__global__ void __launch_bounds__(RG_NT) rg_fwd_kernel(af_ref_gpu_desc d, af_ref_gpu_buffers g) {
+template <int FMA, bool VLOAD>
+__global__ void __launch_bounds__(RG_NT, FMA ? 2 : 0) rg_fwd_kernel(af_ref_gpu_desc d, af_ref_gpu_buffers g) {
     extern __shared__ float4 rg_smem_fwd[];
     float *As = (float *)rg_smem_fwd;   /* (RG_BK, RG_LD) Q chunk^T; with Bs: the V chunk */
     float *Bs = As + RG_BK * RG_LD;     /* (RG_BK, RG_LD) K chunk^T */
@@ -77,7 +78,7 @@ __global__ void __launch_bounds__(RG_NT) rg_fwd_kernel(af_ref_gpu_desc d, af_ref
     float m = -INFINITY;
     for (int js = klo; js <= khi; js += RG_BN) {
         float s[4][4];
-        rg_score_tile(s, qh, r0, d.Sq, kh, js, d.Skv, d.Dqk, As, Bs);
+        rg_score_tile<(FMA >= 1), VLOAD>(s, qh, r0, d.Sq, kh, js, d.Skv, d.Dqk, As, Bs);
 #pragma unroll
         for (int r = 0; r < 4; r++)
 #pragma unroll
@@ -109,7 +110,7 @@ __global__ void __launch_bounds__(RG_NT) rg_fwd_kernel(af_ref_gpu_desc d, af_ref
         float l = 0.0f;
         for (int js = klo; js <= khi; js += RG_BN) {
             float s[4][4], pr[4][4];
-            rg_score_tile(s, qh, r0, d.Sq, kh, js, d.Skv, d.Dqk, As, Bs);
+            rg_score_tile<(FMA >= 1), VLOAD>(s, qh, r0, d.Sq, kh, js, d.Skv, d.Dqk, As, Bs);
 #pragma unroll
             for (int r = 0; r < 4; r++)
 #pragma unroll
@@ -129,12 +130,12 @@ __global__ void __launch_bounds__(RG_NT) rg_fwd_kernel(af_ref_gpu_desc d, af_ref
             bool full = maxlo <= js && minhi >= js + RG_BN - 1;
             for (int kc = 0; kc < RG_BN; kc += RG_BK) {
                 if (kc) __syncthreads();
-                rg_load_rows(Vs, vh, js + kc, d.Skv, d.Dv, n0);
+                rg_load_rows_t<VLOAD>(Vs, vh, js + kc, d.Skv, d.Dv, n0);
                 __syncthreads();
                 if (full)
-                    rg_out_chunk<false>(acc, T + kc * RG_LD, Vs, js + kc, lo, hi);
+                    rg_out_chunk<false, FMA == 2>(acc, T + kc * RG_LD, Vs, js + kc, lo, hi);
                 else
-                    rg_out_chunk<true>(acc, T + kc * RG_LD, Vs, js + kc, lo, hi);
+                    rg_out_chunk<true, FMA == 2>(acc, T + kc * RG_LD, Vs, js + kc, lo, hi);
             }
         }
         if (tid < RG_BM) s_l[tid] = l;
@@ -156,11 +157,18 @@ __global__ void __launch_bounds__(RG_NT) rg_fwd_kernel(af_ref_gpu_desc d, af_ref
     }
 }
 
-cudaError_t rg_launch_fwd(const af_ref_gpu_desc *d, const af_ref_gpu_buffers *g) {
-    if (d->Sq == 0 || d->Hq == 0 || d->B == 0) return cudaSuccess;
-    cudaError_t e = cudaFuncSetAttribute(rg_fwd_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, RG_SMEM_FWD);
+template <int FMA, bool VLOAD> static cudaError_t rg_launch_fwd_t(const af_ref_gpu_desc *d, const af_ref_gpu_buffers *g) {
+    cudaError_t e = cudaFuncSetAttribute(rg_fwd_kernel<FMA, VLOAD>, cudaFuncAttributeMaxDynamicSharedMemorySize, RG_SMEM_FWD);
     if (e != cudaSuccess) return e;
     dim3 grid((unsigned)((d->Sq + RG_BM - 1) / RG_BM), (unsigned)d->Hq, (unsigned)d->B);
-    rg_fwd_kernel<<<grid, RG_NT, RG_SMEM_FWD>>>(*d, *g);
+    rg_fwd_kernel<FMA, VLOAD><<<grid, RG_NT, RG_SMEM_FWD>>>(*d, *g);
     return cudaGetLastError();
+}
+
+cudaError_t rg_launch_fwd(const af_ref_gpu_desc *d, const af_ref_gpu_buffers *g) {
+    if (d->Sq == 0 || d->Hq == 0 || d->B == 0) return cudaSuccess;
+    if (d->kernels == AF_REF_GPU_KERNELS_OLD) return rg_launch_fwd_t<false, false>(d, g);
+    /* bf16 (1): the old loaders; the float4 ones spill registers there at 2 blocks/SM */
+    if (d->exact_products == 2) return rg_launch_fwd_t<2, true>(d, g);
+    return d->exact_products == 1 ? rg_launch_fwd_t<1, false>(d, g) : rg_launch_fwd_t<0, false>(d, g);
 }

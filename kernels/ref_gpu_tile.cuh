@@ -12,6 +12,18 @@
  * that started at +0.0f: a sum that starts at +0 is never -0 in round to nearest, so
  * adding +0 leaves every bit as it is. Masked (invisible) pairs are skipped, not zeroed
  * (their operands may be inf or NaN).
+ *
+ * Where the time goes (H200, b1 h16 d128 causal 128k, 1.37e11 visible pairs; old
+ * kernels 27.4 s): fp32 operations per pair, each product and sum its own instruction,
+ * forward 768 (scores twice: pass 1 for the max, pass 2 for P; then P V), dQ 768
+ * (S, dP, dS K), dK/dV 1024 (S, dP, P dO, dS Q): 2560, i.e. 10.5 s at the H200's 3.35e13
+ * fp32 instructions/s; measured 34-43 % of that. Losses: the transposed shared stores
+ * of rg_load_cols (stride RG_LD, 8-way bank conflicts), one block of 8 warps per SM for
+ * dK/dV (231 registers), serial row max / row sum by 64 threads per tile. The new kernels
+ * (AF_REF_GPU_KERNELS_NEW) fuse each multiply-add where that is exact (rg_mac: every fp16
+ * case, half the instructions; the score GEMMs Q K and dO V of a bf16 case whose inputs
+ * are in range, since there P and dS products may underflow) and load conflict-free,
+ * float4 (rg_load_*_t; not in the bf16 forward, where they would spill).
  */
 #ifndef ATTNFUZZ_REF_GPU_TILE_CUH
 #define ATTNFUZZ_REF_GPU_TILE_CUH
@@ -122,12 +134,66 @@ __device__ inline void rg_load_rows(float *dst, const float *src, int row0, int 
     }
 }
 
+/* The new kernels' loaders (VLOAD): the same elements, float4 global reads when D is a
+ * multiple of 4 (rows and column starts are then 16-byte aligned). rg_load_cols_t gives
+ * a warp 32 consecutive rows of one float4 column group, so each of its four scalar
+ * shared stores hits 32 distinct banks (k * RG_LD + r = 4k + r mod 32); the old mapping
+ * (32 consecutive k of one row) stored with stride RG_LD: 8-way bank conflicts. */
+template <bool VLOAD>
+__device__ inline void rg_load_cols_t(float *dst, const float *src, int row0, int nrows, int D, int k0) {
+    if (!VLOAD || (D & 3) != 0) {
+        rg_load_cols(dst, src, row0, nrows, D, k0);
+    } else {
+#pragma unroll 1
+        for (int e = threadIdx.x; e < RG_BM * (RG_BK / 4); e += RG_NT) {
+            int r = e % RG_BM, k = (e / RG_BM) * 4;
+            int row = row0 + r, col = k0 + k;
+            float4 x = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            if (row < nrows && col < D) x = *(const float4 *)(src + (int64_t)row * D + col); /* col + 3 < D */
+            dst[(k + 0) * RG_LD + r] = x.x;
+            dst[(k + 1) * RG_LD + r] = x.y;
+            dst[(k + 2) * RG_LD + r] = x.z;
+            dst[(k + 3) * RG_LD + r] = x.w;
+        }
+    }
+}
+
+template <bool VLOAD>
+__device__ inline void rg_load_rows_t(float *dst, const float *src, int row0, int nrows, int D, int n0) {
+    if (!VLOAD || (D & 3) != 0) {
+        rg_load_rows(dst, src, row0, nrows, D, n0);
+    } else {
+#pragma unroll 1
+        for (int e = threadIdx.x; e < RG_BK * (RG_DC / 4); e += RG_NT) {
+            int k = e / (RG_DC / 4), n = (e % (RG_DC / 4)) * 4;
+            int row = row0 + k, col = n0 + n;
+            float4 x = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            if (row < nrows && col < D) x = *(const float4 *)(src + (int64_t)row * D + col); /* col + 3 < D */
+            *(float4 *)(dst + k * RG_LDC + n) = x;
+        }
+    }
+}
+
+/* acc + a * b in fp32. FMA: one fused rounding, __fmaf_rn(a, b, acc); else the
+ * product rounded, then the sum (cpu.c's two roundings). The two agree bit for bit
+ * whenever a * b is exact in fp32: then RN(acc + RN(a b)) = RN(acc + a b), including
+ * the sign of a zero sum, infinities and NaN. The kernels use FMA only where every
+ * product is exact (af_ref_gpu_desc.exact_products, checked on the device in
+ * ref_gpu.cu): two fp16 values (11 x 11 significand bits fit fp32's 24, |a b| in
+ * [2^-48, 65504^2], 0 or inf), or two bf16 values of magnitude in [2^-63, 2^63]
+ * (8 x 8 bits, |a b| in [2^-126, 2^126]), 0 or inf. */
+template <bool FMA>
+__device__ inline float rg_mac(float acc, float a, float b) {
+    return FMA ? __fmaf_rn(a, b, acc) : __fadd_rn(acc, __fmul_rn(a, b));
+}
+
 /* ---- tile products ---------------------------------------------------------------- */
 
 /* A score tile: s[r][c] = sum_{d < D, ascending} a_(a0 + ty*4 + r)[d] * b_(b0 + tx*4 + c)[d]
  * from +0.0f, fp32. a: (na, D), b: (nb, D) one head each; As, Bs: (RG_BK, RG_LD) shared
  * scratch. Starts every chunk with __syncthreads, so callers may reuse As/Bs freely
  * between calls once every thread has passed their own barrier. */
+template <bool FMA, bool VLOAD>
 __device__ inline void rg_score_tile(float s[4][4], const float *a, int a0, int na, const float *b, int b0,
                                      int nb, int D, float *As, float *Bs) {
     const int ty = threadIdx.x / 16, tx = threadIdx.x % 16;
@@ -137,8 +203,8 @@ __device__ inline void rg_score_tile(float s[4][4], const float *a, int a0, int 
         for (int c = 0; c < 4; c++) s[r][c] = 0.0f;
     for (int k0 = 0; k0 < D; k0 += RG_BK) {
         __syncthreads();
-        rg_load_cols(As, a, a0, na, D, k0);
-        rg_load_cols(Bs, b, b0, nb, D, k0);
+        rg_load_cols_t<VLOAD>(As, a, a0, na, D, k0);
+        rg_load_cols_t<VLOAD>(Bs, b, b0, nb, D, k0);
         __syncthreads();
 #pragma unroll 4
         for (int k = 0; k < RG_BK; k++) {
@@ -148,7 +214,7 @@ __device__ inline void rg_score_tile(float s[4][4], const float *a, int a0, int 
 #pragma unroll
             for (int r = 0; r < 4; r++)
 #pragma unroll
-                for (int c = 0; c < 4; c++) s[r][c] = __fadd_rn(s[r][c], __fmul_rn(ar[r], br[c]));
+                for (int c = 0; c < 4; c++) s[r][c] = rg_mac<FMA>(s[r][c], ar[r], br[c]);
         }
     }
 }
@@ -167,7 +233,7 @@ __device__ inline void rg_store_tile(float *T, const float v[4][4]) {
  * A: (RG_BK, RG_LD) rows of a rounded P/dS tile (k = contraction index); B: (RG_BK,
  * RG_LDC). MASKED: the pair is skipped unless contraction index kg0 + k lies in the
  * row's visible interval [lo[r], hi[r]]. */
-template <bool MASKED>
+template <bool MASKED, bool FMA>
 __device__ inline void rg_out_chunk(float acc[4][8], const float *A, const float *B, int kg0, const int lo[4],
                                     const int hi[4]) {
     const int ty = threadIdx.x / 16, tx = threadIdx.x % 16;
@@ -184,7 +250,7 @@ __device__ inline void rg_out_chunk(float acc[4][8], const float *A, const float
             if (MASKED) vis = kg0 + k >= lo[r] && kg0 + k <= hi[r];
 #pragma unroll
             for (int c = 0; c < 8; c++) {
-                float t = __fadd_rn(acc[r][c], __fmul_rn(ar[r], br[c]));
+                float t = rg_mac<FMA>(acc[r][c], ar[r], br[c]);
                 acc[r][c] = vis ? t : acc[r][c];
             }
         }
