@@ -2,7 +2,7 @@
 # device_session.sh BUILD STAGE... — one device call's worth of GPU work, for a build made
 # elsewhere (CUDA runtime static) and carried to the GPU machine. Stages:
 #   tests      every GPU test binary (skips count as failures here) on the system cuDNN
-#   tiers      bench_oracle_gpu and bench_ref_gpu at the long lengths (LONG_S)
+#   tiers      bench_ref_gpu (old and new kernels) and bench_oracle_gpu at TIER_S
 #   bench      ci/bench_judge.sh (config mix vs a PyTorch loop, long sequences)
 #   corpus     ci/device_run.sh TESTS=0: the GPU corpus on every cuDNN found
 # Results: $OUT/<stage>.txt, and summary.txt with one line per stage.
@@ -35,9 +35,10 @@ for stage in "$@"; do
       done
       echo "tests: $fails failing" >> "$summary" ;;
     tiers)
-      for s in ${LONG_S:-4096 16384 32768 131072}; do
+      # the GPU reference's kernels old and new side by side, then the oracle tier (+ grad_abs)
+      timeout 240 "$BUILD/bench_ref_gpu" --kernel both ${TIER_S:-4096 32768 131072} >> "$log" 2>&1
+      for s in ${TIER_S:-4096 32768 131072}; do
         timeout 240 "$BUILD/bench_oracle_gpu" "$s" >> "$log" 2>&1
-        timeout 240 "$BUILD/bench_ref_gpu" "$s" >> "$log" 2>&1
       done
       tail -20 "$log" >> "$summary" ;;
     bench)
