@@ -69,25 +69,27 @@ static void repair_data(af_case *c) {
     c->n_data = n;
 }
 
-/* af_case_elements of the case once repair_combinations has clamped the per-sequence
- * lengths and gaps to the sizes (they may hold anything before). */
+/* A bound on af_case_elements of the case after repair_combinations, which clamps the
+ * gaps to the sizes and may set every per-sequence length to the full length (the
+ * lengths may hold anything before): gaps clamped, lengths taken full. */
 static double elements_after_clamps(const af_case *c) {
     af_case t = *c;
     int smax = t.seqlen_q > t.seqlen_kv ? t.seqlen_q : t.seqlen_kv;
     int dmax = t.head_dim_qk > t.head_dim_v ? t.head_dim_qk : t.head_dim_v;
     for (int b = 0; b < t.batch; b++) {
-        t.seqlens_q[b] = clampi(t.seqlens_q[b], 0, t.seqlen_q);
-        t.seqlens_kv[b] = clampi(t.seqlens_kv[b], 0, t.seqlen_kv);
+        t.seqlens_q[b] = t.seqlen_q;
+        t.seqlens_kv[b] = t.seqlen_kv;
     }
     t.thd_gap = clampi(t.thd_gap, 0, smax > 8 ? smax : 8);
     t.stride_gap = clampi(t.stride_gap, 0, dmax > 8 ? dmax : 8);
     return af_case_elements(&t);
 }
 
-/* Shrink a case until it fits the budget (work and elements): batch, then heads, then head dims above
+/* Shrink a case until it fits the budget (work, and elements with a wide budget: a
+ * narrow one keeps what it did, af_case_validate's bound): batch, then heads, then head dims above
  * 64, then the longer sequence, then head dims down to 8. */
 static void fit_budget(af_case *c, const af_fuzz_limits *l) {
-    for (int guard = 0; guard < 200 && (af_case_work(c) > l->max_work || elements_after_clamps(c) > l->max_elements);
+    for (int guard = 0; guard < 200 && (af_case_work(c) > l->max_work || (l->wide && elements_after_clamps(c) > l->max_elements));
          guard++) {
         if (c->batch > 1) {
             c->batch /= 2;
