@@ -22,6 +22,7 @@
 #include "campaign/campaign_internal.h"
 #include "triage/report.h"
 #include "util/clock.h"
+#include "util/config.h"
 #include "util/fsutil.h"
 
 void af_campaign_opts_default(af_campaign_opts *o) {
@@ -134,8 +135,12 @@ int af_campaign_run(const af_campaign_opts *o) {
     }
     cp->s.defer_new = true;
     /* --max-work: the budget of the cases this process decodes, and (libfuzzer.c) passed
-     * on to attnfuzz_fuzz; below 1024 it is ignored, as ATTNFUZZ_MAX_WORK is */
-    if (o->max_work >= 1024) cp->s.limits.max_work = o->max_work;
+     * on to attnfuzz_fuzz; below 1024 it is ignored, as ATTNFUZZ_MAX_WORK is. Without
+     * either, a backend that needs a GPU gets the GPU budget (AF_FUZZ_GPU_DEFAULT_WORK:
+     * the judge runs on the GPU there), a CPU backend the default one. */
+    if (o->max_work >= 1024) af_fuzz_limits_set_work(&cp->s.limits, o->max_work);
+    else if ((cp->s.backend->flags & AF_BACKEND_NEEDS_GPU) && !af_config_get(AF_CFG_MAX_WORK))
+        af_fuzz_limits_set_work(&cp->s.limits, AF_FUZZ_GPU_DEFAULT_WORK);
     cp->deadline_s = o->deadline_s > 0 ? o->deadline_s : cp->s.default_deadline_s;
     const char *sub[] = {"corpus", "pending", "findings", "crashes", "current", "workers", "rawmap", "errors"};
     for (size_t i = 0; i < sizeof sub / sizeof sub[0]; i++) {

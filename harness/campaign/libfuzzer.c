@@ -156,7 +156,10 @@ int af_cp_run_libfuzzer(af_campaign_state *cp, const char *fuzzer, double stop_a
     snprintf(a_fork, sizeof a_fork, "-fork=%d", cp->o->jobs < 1 ? 1 : cp->o->jobs);
     snprintf(a_time, sizeof a_time, "-max_total_time=%d", (int)(cp->o->time_s + 0.5) > 0 ? (int)(cp->o->time_s + 0.5) : 1);
     snprintf(a_timeout, sizeof a_timeout, "-timeout=%d", cp->deadline_s);
-    snprintf(a_rss, sizeof a_rss, "-rss_limit_mb=%d", cp->o->rss_limit_mb);
+    /* a wide budget's cases hold up to AF_FUZZ_WIDE_MAX_ELEMENTS doubles (24 GB) */
+    int rss_mb = cp->o->rss_limit_mb;
+    if (af_fuzz_limits_wide(&cp->s.limits) && rss_mb < 49152) rss_mb = 49152;
+    snprintf(a_rss, sizeof a_rss, "-rss_limit_mb=%d", rss_mb);
     snprintf(a_seed, sizeof a_seed, "-seed=%llu", (unsigned long long)(cp->o->seed ? cp->o->seed % 4000000000ull : 0));
     char *argv[] = {(char *)fuzzer, corpus, a_fork, "-ignore_crashes=1", "-ignore_timeouts=1", "-ignore_ooms=1",
                     a_time, a_timeout, a_rss, artifacts, "-max_len=1024", a_seed, "-print_final_stats=1", NULL};

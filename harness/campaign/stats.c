@@ -23,6 +23,27 @@ static json_t *rounded(double x, double scale) {
     return af_json_real(round(x * scale) / scale);
 }
 
+void af_stats_note_seqlens(af_campaign_stats *st, int seqlen_q, int seqlen_kv) {
+    int s[2] = {seqlen_q, seqlen_kv};
+    long long *hist[2] = {st->seqlen_q_hist, st->seqlen_kv_hist};
+    for (int k = 0; k < 2; k++) {
+        int b = 0;
+        while (b + 1 < AF_STATS_SEQLEN_BUCKETS && s[k] >> (b + 1)) b++;
+        hist[k][b]++;
+    }
+}
+
+static json_t *seqlen_hist(const long long *hist) {
+    json_t *o = json_object();
+    for (int b = 0; o && b < AF_STATS_SEQLEN_BUCKETS; b++) {
+        char key[32];
+        if (b == 0) snprintf(key, sizeof key, "1");
+        else snprintf(key, sizeof key, "%ld-%ld", 1L << b, (2L << b) - 1);
+        json_object_set_new(o, key, json_integer((json_int_t)hist[b]));
+    }
+    return o;
+}
+
 int af_stats_write(const char *dir, const af_campaign_stats *st) {
     char path[2048];
     snprintf(path, sizeof path, "%s/stats.json", dir);
@@ -42,6 +63,8 @@ int af_stats_write(const char *dir, const af_campaign_stats *st) {
         "time_to_first_finding_s",
         st->time_to_first_finding_s >= 0 ? rounded(st->time_to_first_finding_s, 1e3) : json_null());
     if (!o) return -1;
+    json_object_set_new(o, "seqlen_q_hist", seqlen_hist(st->seqlen_q_hist));
+    json_object_set_new(o, "seqlen_kv_hist", seqlen_hist(st->seqlen_kv_hist));
     char *text = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(DBL_DIG));
     json_decref(o);
     if (!text) return -1;

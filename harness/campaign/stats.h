@@ -7,6 +7,9 @@
 
 #include "backends/backend.h"
 
+/* log2 buckets of a sequence length: bucket k holds [2^k, 2^(k+1)), k = 0..17 */
+#define AF_STATS_SEQLEN_BUCKETS 18
+
 typedef struct {
     double start_unix, elapsed_s;
     long long cases, declined, errors, crashes, hangs;
@@ -20,12 +23,20 @@ typedef struct {
     int jobs;
     const char *mode;          /* "libfuzzer" | "inprocess" */
     double max_work;
+    long long seqlen_q_hist[AF_STATS_SEQLEN_BUCKETS];  /* cases counted in stats.cases, */
+    long long seqlen_kv_hist[AF_STATS_SEQLEN_BUCKETS]; /* by log2 bucket of s_q / s_kv */
 } af_campaign_stats;
+
+/* Count one case's s_q and s_kv in the histograms. */
+void af_stats_note_seqlens(af_campaign_stats *st, int seqlen_q, int seqlen_kv);
 
 /* Write DIR/stats.json atomically. Keys (stable): start_time, start_time_unix,
  * last_update, elapsed_s, cases, cases_per_s, findings, buckets, minimised, crashes,
  * hangs, declined, errors, corpus, backend, engine, jobs, mode, max_work,
- * time_to_first_finding_s (null when none). Returns 0 or -1. */
+ * time_to_first_finding_s (null when none), seqlen_q_hist and seqlen_kv_hist (objects
+ * keyed by log2 bucket, "1", "2-3", "4-7" ... "131072-262143", every bucket present;
+ * in-process mode they sum to cases, libFuzzer mode leaves them at 0: its workers
+ * count cases). Returns 0 or -1. */
 int af_stats_write(const char *dir, const af_campaign_stats *st);
 /* One progress line on stderr: "\r..." on a tty, a plain line otherwise (callers
  * rate-limit: about once a second on a tty, every 10 s otherwise). */

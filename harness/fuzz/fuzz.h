@@ -59,6 +59,23 @@
  * seqlen_kv*(head_dim_qk+head_dim_v), times 3 with backward). 2^20 keeps a case (MPFR oracle + cpu reference + probes)
  * around a few tens of milliseconds on one core. */
 #define AF_FUZZ_DEFAULT_WORK (1024.0 * 1024.0)
+/* Default budget of a backend that needs a GPU (the judge runs on the GPU there): 2^48
+ * lets b1 h16 s131072 d128 causal backward through (af_case_work counts no mask: 3 x 16
+ * x 131072^2 x 256 = 2.1e14 < 2.8e14). Most cases stay small: lengths and head dims
+ * beyond the default tables come from the wide draws below, picked by a few byte values
+ * and log-uniform over their range. */
+#define AF_FUZZ_GPU_DEFAULT_WORK (256.0 * 1024 * 1024 * 1024 * 1024)
+/* A budget above AF_FUZZ_DEFAULT_WORK is "wide": the decoder and the mutator also draw
+ * sequence lengths up to AF_MAX_SEQLEN, head dims 1..1024, up to 128 kv heads and pages
+ * beyond 256 (core bytes >= AF_FUZZ_WIDE_BYTE of the seq, dim, heads_kv and page fields;
+ * under the default budget those bytes decode as they always did), and cases are also
+ * bounded in memory by AF_FUZZ_WIDE_MAX_ELEMENTS (af_case_elements: 3e9 elements, 24 GB
+ * in doubles, keeps the host under ~48 GB with the judge's copies). */
+#define AF_FUZZ_WIDE_BYTE 224
+#define AF_FUZZ_WIDE_MAX_ELEMENTS 3e9
+/* Longest sequence under the default budget, longest padded / thd sequence and longest
+ * window edge under any budget (what the fine section's fields hold). */
+#define AF_FUZZ_NARROW_MAX_SEQLEN 65536
 /* Longest encoding (core + fine + 8 data terms + 64 sequences: 451 bytes; the trailing
  * section with two 127-byte names: 727), rounded up; the campaign runs libFuzzer with
  * -max_len=1024 too. */
@@ -66,6 +83,10 @@
 
 typedef struct {
     double max_work;        /* af_case_work bound */
+    double max_elements;    /* af_case_elements bound (af_fuzz_limits_set_work sets it) */
+    bool wide;              /* the wide draws are on (af_fuzz_limits_set_work with a
+                               budget above AF_FUZZ_DEFAULT_WORK sets it; a caller that
+                               sets max_work alone keeps the curated tables) */
     unsigned dtype_mask;    /* bit (1 << af_dtype) set = the dtype may be generated */
     bool backward;          /* backward cases may be generated */
     bool fp8_backward;      /* ... also for fp8_e4m3 */
@@ -77,6 +98,11 @@ typedef struct {
 
 /* Everything allowed, default budget (or $ATTNFUZZ_MAX_WORK when set). */
 void af_fuzz_limits_default(af_fuzz_limits *l);
+/* The work budget and what goes with it: above AF_FUZZ_DEFAULT_WORK the wide draws and
+ * the AF_FUZZ_WIDE_MAX_ELEMENTS memory bound, else AF_CASE_MAX_ELEMENTS. */
+void af_fuzz_limits_set_work(af_fuzz_limits *l, double max_work);
+/* Are the wide draws on (l->wide)? */
+bool af_fuzz_limits_wide(const af_fuzz_limits *l);
 /* Switch off the features a backend declines on a small probe case (the cpu backend
  * declines cp and mxfp8 backward, so the fuzzer does not spend its time on them). */
 void af_fuzz_limits_for_backend(af_fuzz_limits *l, af_backend *be);

@@ -105,7 +105,8 @@ static double sizes_work(const sizes *s, double bwf) {
 
 /* Largest value of a size field that keeps the work within the budget (other fields
  * as they are), never below the current value (which already fits). */
-static int field_max(const sizes *s, double bwf, double budget, int field) {
+static int field_max(const sizes *s, double bwf, double budget, int field, bool wide) {
+    int max_seqlen = wide ? AF_MAX_SEQLEN : AF_FUZZ_NARROW_MAX_SEQLEN;
     sizes t = *s;
     double rest;
     int hard;
@@ -113,8 +114,8 @@ static int field_max(const sizes *s, double bwf, double budget, int field) {
     case 0: t.batch = 1; rest = sizes_work(&t, bwf); hard = AF_MAX_BATCH; break;
     case 1: t.ratio = 1; rest = sizes_work(&t, bwf); hard = AF_MAX_HEADS / s->hkv; break;
     case 2: t.hkv = 1; rest = sizes_work(&t, bwf); hard = AF_MAX_HEADS / s->ratio; break;
-    case 3: t.sq = 1; rest = sizes_work(&t, bwf); hard = AF_MAX_SEQLEN; break;
-    case 4: t.skv = 1; rest = sizes_work(&t, bwf); hard = AF_MAX_SEQLEN; break;
+    case 3: t.sq = 1; rest = sizes_work(&t, bwf); hard = max_seqlen; break;
+    case 4: t.skv = 1; rest = sizes_work(&t, bwf); hard = max_seqlen; break;
     case 5: {
         t.dqk = 0;
         t.dv = 1;
@@ -138,33 +139,47 @@ static int field_max(const sizes *s, double bwf, double budget, int field) {
 
 /* Sizes, then the trailing section (*ext: it starts where the fine section ends, which
  * depends on the batch, and holds the high bits of the seqlen offsets). */
-static void decode_sizes(const reader *r, double bwf, double budget, sizes *s, extension *ext) {
+/* The (seqlen_q, seqlen_kv) or (head_dim_qk, head_dim_v) pair of core byte b: the
+ * largest pair at or below the byte's entry that fits the budget. A wide budget takes
+ * bytes >= AF_FUZZ_WIDE_BYTE from the wide table (walking down it, then down the
+ * curated one from its top); otherwise every byte indexes the curated table. */
+static void pick_pair(sizes *s, double bwf, double budget, unsigned b, bool wide, const af_fz_pair *table, int n,
+                      const af_fz_pair *wide_table, bool dims) {
+    if (wide && b >= AF_FUZZ_WIDE_BYTE) {
+        for (int j = (int)(b - AF_FUZZ_WIDE_BYTE) % AF_FZ_N_WIDE; j >= 0; j--) {
+            sizes t = *s;
+            if (dims) { t.dqk = wide_table[j].a; t.dv = wide_table[j].b; }
+            else { t.sq = wide_table[j].a; t.skv = wide_table[j].b; }
+            if (sizes_work(&t, bwf) <= budget) { *s = t; return; }
+        }
+        b = (unsigned)n - 1;
+    }
+    for (int j = (int)(b % (unsigned)n); j >= 0; j--) {
+        sizes t = *s;
+        if (dims) { t.dqk = table[j].a; t.dv = table[j].b; }
+        else { t.sq = table[j].a; t.skv = table[j].b; }
+        if (j == 0 || sizes_work(&t, bwf) <= budget) { *s = t; return; }
+    }
+}
+
+static void decode_sizes(const reader *r, double bwf, double budget, bool wide, sizes *s, extension *ext) {
     int n_seq, n_dim;
     const af_fz_pair *sp = af_fz_seq_pairs(&n_seq), *dp = af_fz_dim_pairs(&n_dim);
     memset(ext, 0, sizeof *ext);
     /* core stage: later fields reserved at their minima (1, 1, 1, 1x1, 8+8) */
     *s = (sizes){1, 1, 1, 1, 1, 8, 8};
     int want = af_fz_batch_table[rd(r, C_BATCH) % AF_FZ_N_BATCH];
-    int m = field_max(s, bwf, budget, 0);
+    int m = field_max(s, bwf, budget, 0, wide);
     s->batch = want < m ? want : m;
     want = af_fz_ratio_table[rd(r, C_RATIO) % AF_FZ_N_RATIO];
-    m = field_max(s, bwf, budget, 1);
+    m = field_max(s, bwf, budget, 1, wide);
     s->ratio = want < m ? want : m;
-    want = af_fz_hkv_table[rd(r, C_HKV) % AF_FZ_N_HKV];
-    m = field_max(s, bwf, budget, 2);
+    unsigned hkv_byte = rd(r, C_HKV);
+    want = wide && hkv_byte >= AF_FUZZ_WIDE_BYTE ? af_fz_wide_hkv[hkv_byte % 8] : af_fz_hkv_table[hkv_byte % AF_FZ_N_HKV];
+    m = field_max(s, bwf, budget, 2, wide);
     s->hkv = want < m ? want : m;
-    for (int j = (int)(rd(r, C_SEQ) % (unsigned)n_seq); j >= 0; j--) {
-        sizes t = *s;
-        t.sq = sp[j].a;
-        t.skv = sp[j].b;
-        if (j == 0 || sizes_work(&t, bwf) <= budget) { *s = t; break; }
-    }
-    for (int j = (int)(rd(r, C_DIM) % (unsigned)n_dim); j >= 0; j--) {
-        sizes t = *s;
-        t.dqk = dp[j].a;
-        t.dv = dp[j].b;
-        if (j == 0 || sizes_work(&t, bwf) <= budget) { *s = t; break; }
-    }
+    pick_pair(s, bwf, budget, rd(r, C_SEQ), wide, sp, n_seq, af_fz_wide_seq_pairs(), false);
+    pick_pair(s, bwf, budget, rd(r, C_DIM), wide, dp, n_dim, af_fz_wide_dim_pairs(), true);
     /* fine stage: exact offsets, each clamped to what the budget leaves */
     int *field[7] = {&s->batch, &s->ratio, &s->hkv, &s->sq, &s->skv, &s->dqk, &s->dv};
     static const int pos[7] = {F_BATCH, F_RATIO, F_HKV, F_SQ, F_SKV, F_DQK, F_DV};
@@ -175,7 +190,7 @@ static void decode_sizes(const reader *r, double bwf, double budget, sizes *s, e
         int off = rd_offset(r, (size_t)pos[f], high);
         if (!off) continue;
         long long v = (long long)*field[f] + off;
-        int mx = field_max(s, bwf, budget, f);
+        int mx = field_max(s, bwf, budget, f, wide);
         *field[f] = (int)(v < mx ? v : mx);
     }
     /* head dims below the tables' 8: less work, so within the budget too */
@@ -196,7 +211,7 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
     double budget = lim->max_work < 1024 ? 1024 : lim->max_work;
     sizes s;
     extension ext;
-    decode_sizes(&r, c->backward ? 3.0 : 1.0, budget, &s, &ext);
+    decode_sizes(&r, c->backward ? 3.0 : 1.0, budget, af_fuzz_limits_wide(lim), &s, &ext);
     c->batch = s.batch;
     c->heads_kv = s.hkv;
     c->heads_q = s.hkv * s.ratio;
@@ -225,7 +240,9 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
     c->thd_gap = af_fz_thd_gaps[rd(&r, C_THD_GAP) % AF_FZ_N_THD_GAP];
     unsigned thd_gap = rd_override(&r, F_THD_GAP, &ext, EXT_HIGH_THD_GAP);
     if (thd_gap) c->thd_gap = (int)thd_gap - 1;
-    c->page_size = af_fz_page_sizes[rd(&r, C_PAGE) % AF_FZ_N_PAGE];
+    unsigned page_byte = rd(&r, C_PAGE);
+    c->page_size = af_fuzz_limits_wide(lim) && page_byte >= AF_FUZZ_WIDE_BYTE ? af_fz_wide_pages[page_byte % 8]
+                                                                               : af_fz_page_sizes[page_byte % AF_FZ_N_PAGE];
     if (rd(&r, F_PAGE)) c->page_size = 1 << ((rd(&r, F_PAGE) - 1) % 17);
     c->page_tail_nan = (ext.items & EXT_PAGE_TAIL_NAN) != 0;
     unsigned cp = rd(&r, C_CP) % AF_FZ_N_CP;

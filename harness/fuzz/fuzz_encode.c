@@ -15,15 +15,21 @@ static int table_floor(const int *t, int n, int v) {
     return best;
 }
 
-static int pair_floor(const af_fz_pair *p, int n, int a, int b) {
-    int best = 0;
+/* The entry closest below (a, b) whose offsets fit max_off each; -1 when none does. */
+static int pair_floor_within(const af_fz_pair *p, int n, int a, int b, int max_off) {
+    int best = -1;
     long long best_gap = -1;
     for (int i = 0; i < n; i++) {
-        if (p[i].a > a || p[i].b > b) continue;
+        if (p[i].a > a || p[i].b > b || a - p[i].a > max_off || b - p[i].b > max_off) continue;
         long long gap = (long long)(a - p[i].a) + (b - p[i].b);
         if (best_gap < 0 || gap < best_gap) { best = i; best_gap = gap; }
     }
     return best;
+}
+
+static int pair_floor(const af_fz_pair *p, int n, int a, int b) {
+    int i = pair_floor_within(p, n, a, b, 1 << 30);
+    return i < 0 ? 0 : i;
 }
 
 /* A size offset: bits 0..14 here; returns bit 15 (for the trailing section). */
@@ -86,9 +92,19 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
     o[C_HKV] = (uint8_t)i;
     put_offset(o, F_HKV, c->heads_kv - af_fz_hkv_table[i]);
     i = pair_floor(sp, n_seq, c->seqlen_q, c->seqlen_kv);
+    const af_fz_pair *seq = &sp[i];
     o[C_SEQ] = (uint8_t)i;
-    if (put_offset(o, F_SQ, c->seqlen_q - sp[i].a)) high |= EXT_HIGH_SQ;
-    if (put_offset(o, F_SKV, c->seqlen_kv - sp[i].b)) high |= EXT_HIGH_SKV;
+    if (c->seqlen_q - sp[i].a > 65535 || c->seqlen_kv - sp[i].b > 65535) {
+        /* past the offsets' 16 bits: a wide-table base (decodes so under a wide budget,
+         * the only one such lengths are legal under) */
+        int w = pair_floor_within(af_fz_wide_seq_pairs(), AF_FZ_N_WIDE, c->seqlen_q, c->seqlen_kv, 65535);
+        if (w >= 0) {
+            seq = &af_fz_wide_seq_pairs()[w];
+            o[C_SEQ] = (uint8_t)(AF_FUZZ_WIDE_BYTE + w);
+        }
+    }
+    if (put_offset(o, F_SQ, c->seqlen_q - seq->a)) high |= EXT_HIGH_SQ;
+    if (put_offset(o, F_SKV, c->seqlen_kv - seq->b)) high |= EXT_HIGH_SKV;
     /* head dims below 8 (the tables' smallest): 8 here, the rest in the trailing section */
     int dqk = c->head_dim_qk < 8 ? 8 : c->head_dim_qk, dv = c->head_dim_v < 8 ? 8 : c->head_dim_v;
     unsigned small_dims = (unsigned)(dqk - c->head_dim_qk) | (unsigned)(dv - c->head_dim_v) << 4;

@@ -8,11 +8,11 @@
 
 void af_fuzz_limits_default(af_fuzz_limits *l) {
     memset(l, 0, sizeof *l);
-    l->max_work = AF_FUZZ_DEFAULT_WORK;
+    af_fuzz_limits_set_work(l, AF_FUZZ_DEFAULT_WORK);
     const char *env = af_config_get(AF_CFG_MAX_WORK);
     if (env && *env) {
         double w = strtod(env, NULL);
-        if (w >= 1024) l->max_work = w;
+        if (w >= 1024) af_fuzz_limits_set_work(l, w);
     }
     l->dtype_mask = 0xF;
     l->backward = true;
@@ -22,6 +22,14 @@ void af_fuzz_limits_default(af_fuzz_limits *l) {
     l->paged = true;
     l->ragged = true;
 }
+
+void af_fuzz_limits_set_work(af_fuzz_limits *l, double max_work) {
+    l->max_work = max_work;
+    l->wide = max_work > AF_FUZZ_DEFAULT_WORK;
+    l->max_elements = l->wide ? AF_FUZZ_WIDE_MAX_ELEMENTS : AF_CASE_MAX_ELEMENTS;
+}
+
+bool af_fuzz_limits_wide(const af_fuzz_limits *l) { return l->wide; }
 
 static bool backend_serves(af_backend *be, const af_case *c) {
     char why[256];

@@ -33,7 +33,14 @@ static void fill_lengths(af_case *c, uint64_t *rng) {
 
 static int boundary_seqlen(uint64_t *rng) { return af_fz_seqlen_values[pick(rng, AF_FZ_N_SEQLEN)]; }
 
-static void mutate_head_dim(af_case *c, uint64_t *rng) {
+static void mutate_head_dim(af_case *c, const af_fuzz_limits *lim, uint64_t *rng) {
+    if (af_fuzz_limits_wide(lim) && pick(rng, 2)) { /* log-uniform 1..1024, odd ones too */
+        int d = af_fz_wide_head_dim(af_fuzz_rand(rng));
+        if (pick(rng, 2)) c->head_dim_qk = d;
+        else c->head_dim_v = d;
+        if (c->packing != AF_PACK_SEPARATE) c->head_dim_v = c->head_dim_qk = d;
+        return;
+    }
     int d = af_fz_head_dims[pick(rng, AF_FZ_N_HEAD_DIM - 1)]; /* 512 only through pairs */
     switch (pick(rng, 4)) {
     case 0: c->head_dim_qk = c->head_dim_v = d; break;
@@ -47,8 +54,23 @@ static void mutate_head_dim(af_case *c, uint64_t *rng) {
     }
 }
 
-static void mutate_seqlen(af_case *c, uint64_t *rng) {
+static void mutate_seqlen(af_case *c, const af_fuzz_limits *lim, uint64_t *rng) {
     bool equal = c->seqlen_q == c->seqlen_kv;
+    if (af_fuzz_limits_wide(lim) && pick(rng, 2)) {
+        /* log-uniform up to AF_MAX_SEQLEN on 32/64/128 boundaries; a long-KV decode shape
+         * (s_q 1..16) a third of the time */
+        int len = af_fz_wide_length(af_fuzz_rand(rng), AF_MAX_SEQLEN);
+        switch (pick(rng, 3)) {
+        case 0: c->seqlen_q = 1 + pick(rng, 16); c->seqlen_kv = len; break;
+        case 1: c->seqlen_kv = len; if (equal) c->seqlen_q = len; break;
+        default: c->seqlen_q = len; if (equal) c->seqlen_kv = len;
+        }
+        for (int b = 0; c->has_seqlens && b < c->batch; b++) {
+            c->seqlens_q[b] = c->seqlen_q;
+            c->seqlens_kv[b] = c->seqlen_kv;
+        }
+        return;
+    }
     switch (pick(rng, 4)) {
     case 0: c->seqlen_q = c->seqlen_kv = boundary_seqlen(rng); break;
     case 1: c->seqlen_q = boundary_seqlen(rng); if (equal && pick(rng, 2)) c->seqlen_kv = c->seqlen_q; break;
@@ -223,8 +245,8 @@ static void mutate_cp_paged(af_case *c, uint64_t *rng) {
 
 static void apply(af_case *c, int m, const af_fuzz_limits *lim, uint64_t *rng) {
     switch (m) {
-    case AF_MUT_HEAD_DIM: mutate_head_dim(c, rng); break;
-    case AF_MUT_SEQLEN: mutate_seqlen(c, rng); break;
+    case AF_MUT_HEAD_DIM: mutate_head_dim(c, lim, rng); break;
+    case AF_MUT_SEQLEN: mutate_seqlen(c, lim, rng); break;
     case AF_MUT_SQ_VS_SKV: mutate_sq_vs_skv(c, rng); break;
     case AF_MUT_MASK: mutate_mask(c, rng); break;
     case AF_MUT_WINDOW: mutate_window(c, rng); break;

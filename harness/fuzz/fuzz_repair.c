@@ -69,10 +69,28 @@ static void repair_data(af_case *c) {
     c->n_data = n;
 }
 
-/* Shrink a case until it fits the budget: batch, then heads, then head dims above
+/* A bound on af_case_elements of the case after repair_combinations, which clamps the
+ * gaps to the sizes and may set every per-sequence length to the full length (the
+ * lengths may hold anything before): gaps clamped, lengths taken full. */
+static double elements_after_clamps(const af_case *c) {
+    af_case t = *c;
+    int smax = t.seqlen_q > t.seqlen_kv ? t.seqlen_q : t.seqlen_kv;
+    int dmax = t.head_dim_qk > t.head_dim_v ? t.head_dim_qk : t.head_dim_v;
+    for (int b = 0; b < t.batch; b++) {
+        t.seqlens_q[b] = t.seqlen_q;
+        t.seqlens_kv[b] = t.seqlen_kv;
+    }
+    t.thd_gap = clampi(t.thd_gap, 0, smax > 8 ? smax : 8);
+    t.stride_gap = clampi(t.stride_gap, 0, dmax > 8 ? dmax : 8);
+    return af_case_elements(&t);
+}
+
+/* Shrink a case until it fits the budget (work, and elements with a wide budget: a
+ * narrow one keeps what it did, af_case_validate's bound): batch, then heads, then head dims above
  * 64, then the longer sequence, then head dims down to 8. */
 static void fit_budget(af_case *c, const af_fuzz_limits *l) {
-    for (int guard = 0; guard < 200 && af_case_work(c) > l->max_work; guard++) {
+    for (int guard = 0; guard < 200 && (af_case_work(c) > l->max_work || (l->wide && elements_after_clamps(c) > l->max_elements));
+         guard++) {
         if (c->batch > 1) {
             c->batch /= 2;
         } else if (c->heads_q > 1) {
@@ -190,13 +208,13 @@ static void repair_combinations(af_case *c, const af_fuzz_limits *l) {
             c->page_size = 0;
         } else {
             int p = 1;
-            while (p * 2 <= c->page_size && p < AF_MAX_SEQLEN) p *= 2;
-            while ((c->seqlen_kv + p - 1) / p > 1024 && p < AF_MAX_SEQLEN) p *= 2;
+            while (p * 2 <= c->page_size && p < AF_FUZZ_NARROW_MAX_SEQLEN) p *= 2;
+            while ((c->seqlen_kv + p - 1) / p > 1024 && p < AF_FUZZ_NARROW_MAX_SEQLEN) p *= 2;
             /* pages cost memory, not work: a page beyond the next power of two of the KV
              * length (or 16) only adds unused tail slots, batch x heads_kv x d each (a
              * 65536-token page on 64 sequences took 4 GB under the probes) */
             int cap = 16;
-            while (cap < c->seqlen_kv && cap < AF_MAX_SEQLEN) cap *= 2;
+            while (cap < c->seqlen_kv && cap < AF_FUZZ_NARROW_MAX_SEQLEN) cap *= 2;
             c->page_size = p < cap ? p : cap;
         }
     }
@@ -210,8 +228,8 @@ static void repair_combinations(af_case *c, const af_fuzz_limits *l) {
     } else if (c->cp_comm == AF_CP_NONE || (unsigned)c->cp_comm > AF_CP_A2A_P2P) {
         c->cp_comm = AF_CP_P2P;
     }
-    c->window_left = clampi(c->window_left, -1, AF_MAX_SEQLEN);
-    c->window_right = clampi(c->window_right, -1, AF_MAX_SEQLEN);
+    c->window_left = clampi(c->window_left, -1, AF_FUZZ_NARROW_MAX_SEQLEN);
+    c->window_right = clampi(c->window_right, -1, AF_FUZZ_NARROW_MAX_SEQLEN);
     if (c->has_scale && !(isfinite(c->scale) && c->scale != 0 && fabsf(c->scale) <= 1e6f && fabsf(c->scale) >= 1e-12f)) {
         c->has_scale = false;
         c->scale = 0;
@@ -237,8 +255,12 @@ int af_fuzz_repair(af_case *c, const af_fuzz_limits *l) {
     c->heads_kv = clampi(c->heads_kv, 1, AF_MAX_HEADS);
     c->heads_q = clampi(c->heads_q, 1, AF_MAX_HEADS);
     if (c->heads_q % c->heads_kv) c->heads_q = c->heads_kv * clampi(c->heads_q / c->heads_kv, 1, AF_MAX_HEADS / c->heads_kv);
-    c->seqlen_q = clampi(c->seqlen_q, 1, AF_MAX_SEQLEN);
-    c->seqlen_kv = clampi(c->seqlen_kv, 1, AF_MAX_SEQLEN);
+    /* lengths past 65536 only with a wide budget, and never padded or thd (the fine
+     * section's per-sequence lengths stop there) */
+    int max_seqlen = af_fuzz_limits_wide(l) && !c->has_seqlens && c->layout != AF_LAYOUT_THD ? AF_MAX_SEQLEN
+                                                                                               : AF_FUZZ_NARROW_MAX_SEQLEN;
+    c->seqlen_q = clampi(c->seqlen_q, 1, max_seqlen);
+    c->seqlen_kv = clampi(c->seqlen_kv, 1, max_seqlen);
     c->head_dim_qk = clampi(c->head_dim_qk, 1, AF_MAX_HEAD_DIM);
     c->head_dim_v = clampi(c->head_dim_v, 1, AF_MAX_HEAD_DIM);
     if (c->backward && !af_fuzz_backward_allowed(l, c->dtype)) c->backward = false;

@@ -61,6 +61,21 @@ static int cmp_dim_pair(const void *x, const void *y) {
     return p->a != q->a ? (p->a < q->a ? -1 : 1) : (p->b < q->b ? -1 : p->b > q->b);
 }
 
+/* ---- wide draws (sorted in build_tables) ---- */
+static af_fz_pair wide_seq_pairs[AF_FZ_N_WIDE] = {
+    {1, 257},      {65537, 1},    {1, 1025},     {65537, 65537},     {1, 4097},      {2, 8193},      {64, 257},
+    {7, 16383},    {128, 1025},   {1, 65537},    {32, 4097},    {1, 131072},    {511, 511},     {4, 32768},
+    {8, 131071},   {16, 65536},   {1024, 1024},  {16, 131072},  {256, 16385},   {2047, 2047},   {127, 65537},
+    {1023, 4096},  {129, 131072}, {4096, 4096},  {4097, 16384}, {8191, 8191},   {8192, 32768},  {16384, 16384},
+    {16384, 131072}, {32769, 32769}, {65536, 65536}, {131072, 131072}};
+static af_fz_pair wide_dim_pairs[AF_FZ_N_WIDE] = {
+    {1, 1},     {3, 3},     {5, 5},     {7, 7},     {9, 9},     {12, 12},   {15, 15},     {17, 17},
+    {20, 20},   {31, 31},   {33, 33},   {36, 36},   {63, 63},   {64, 65},   {65, 65},     {100, 100},
+    {128, 127}, {127, 128}, {127, 127}, {129, 128}, {129, 129}, {192, 130}, {191, 191},   {255, 255},
+    {257, 257}, {320, 320}, {384, 384}, {511, 511}, {513, 513}, {768, 768}, {1023, 1023}, {1024, 1024}};
+const int af_fz_wide_hkv[8] = {16, 32, 64, 128, 12, 24, 48, 96};
+const int af_fz_wide_pages[8] = {512, 1024, 2048, 4096, 8192, 16384, 32768, 65536};
+
 static void build_tables(void) {
     /* seqlens: equal lengths on every boundary, then sq vs skv relations around it */
     for (int i = 0; i < AF_FZ_N_SEQLEN; i++) pair_add(seq_pairs, &n_seq_pairs, af_fz_seqlen_values[i], af_fz_seqlen_values[i]);
@@ -80,7 +95,35 @@ static void build_tables(void) {
                                   {256, 128}, {40, 72}, {8, 64}, {64, 8}, {24, 40}, {72, 64}, {576, 512}, {128, 256}};
     for (size_t i = 0; i < sizeof asym / sizeof asym[0]; i++) pair_add(dim_pairs, &n_dim_pairs, asym[i][0], asym[i][1]);
     qsort(dim_pairs, (size_t)n_dim_pairs, sizeof dim_pairs[0], cmp_dim_pair);
+    qsort(wide_seq_pairs, AF_FZ_N_WIDE, sizeof wide_seq_pairs[0], cmp_seq_pair);
+    qsort(wide_dim_pairs, AF_FZ_N_WIDE, sizeof wide_dim_pairs[0], cmp_dim_pair);
 }
+
+const af_fz_pair *af_fz_wide_seq_pairs(void) {
+    pthread_once(&tables_once, build_tables);
+    return wide_seq_pairs;
+}
+const af_fz_pair *af_fz_wide_dim_pairs(void) {
+    pthread_once(&tables_once, build_tables);
+    return wide_dim_pairs;
+}
+
+/* log-uniform in [1, max]: 2^(u log2 max) with u uniform in [0, 1) from 32 bits of r */
+static int log_uniform(uint64_t r, int max) {
+    double u = (double)(r & 0xffffffffu) / 4294967296.0;
+    int v = (int)floor(pow((double)max, u));
+    return v < 1 ? 1 : v > max ? max : v;
+}
+
+int af_fz_wide_length(uint64_t r, int max) {
+    int v = log_uniform(r, max);
+    int tile = 32 << ((r >> 32) % 3); /* 32, 64, 128 */
+    int step = (int)((r >> 40) % 6);   /* 0: k*tile, 1: k*tile - 1, 2: k*tile + 1, else as drawn */
+    if (step < 3 && v >= tile) v = v / tile * tile + (step == 1 ? -1 : step == 2 ? 1 : 0);
+    return v < 1 ? 1 : v > max ? max : v;
+}
+
+int af_fz_wide_head_dim(uint64_t r) { return log_uniform(r, AF_MAX_HEAD_DIM); }
 
 const af_fz_pair *af_fz_seq_pairs(int *n) {
     pthread_once(&tables_once, build_tables);

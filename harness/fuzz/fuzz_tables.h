@@ -45,6 +45,22 @@ typedef struct {
 /* (seqlen_q, seqlen_kv) sorted by product; (head_dim_qk, head_dim_v) sorted by sum. */
 const af_fz_pair *af_fz_seq_pairs(int *n);
 const af_fz_pair *af_fz_dim_pairs(int *n);
+/* Wide draws (fuzz.h, AF_FUZZ_WIDE_BYTE): 32 entries each, chosen by the core bytes
+ * >= AF_FUZZ_WIDE_BYTE when the budget is wide. Sequence pairs (sorted by product):
+ * equal lengths log-spaced 511..131072 on and beside 32/64/128 multiples, long-KV decode
+ * shapes (s_q 1..16, s_kv up to 131072), split-KV regimes (s_kv just above 256, 1024,
+ * 4096, 65536); head-dim pairs (sorted by sum): odd and non-multiple-of-8 dims 1..1024. */
+#define AF_FZ_N_WIDE 32
+const af_fz_pair *af_fz_wide_seq_pairs(void);
+const af_fz_pair *af_fz_wide_dim_pairs(void);
+extern const int af_fz_wide_hkv[8];
+extern const int af_fz_wide_pages[8];
+/* A length drawn log-uniformly in [1, max] from r, then moved onto or beside a 32, 64 or
+ * 128 multiple (k*32, k*64 +- 1, k*128 +- 1) half of the time. */
+int af_fz_wide_length(uint64_t r, int max);
+/* A head dim drawn log-uniformly in [1, 1024] from r (odd ones included). */
+int af_fz_wide_head_dim(uint64_t r);
+
 /* Base distribution i; modifier k (outlier, sink, low_lse, block_range, zeros) of a preset. */
 const af_data_term *af_fz_data_base(int i);
 const af_data_term *af_fz_data_preset(int preset, int modifier);

@@ -19,7 +19,7 @@
 
 #define AF_MAX_BATCH 64
 #define AF_MAX_HEADS 256
-#define AF_MAX_SEQLEN 65536
+#define AF_MAX_SEQLEN 131072
 #define AF_MAX_HEAD_DIM 1024
 #define AF_MAX_DATA_TERMS 8
 #define AF_NAME_MAX 128

@@ -10,6 +10,22 @@ double af_case_work(const af_case *c) {
                              c->head_dim_qk + c->head_dim_v);
 }
 
+double af_case_elements(const af_case *c) {
+    double gap = c->stride_gap, tq = (double)c->batch * c->seqlen_q, tk = (double)c->batch * c->seqlen_kv;
+    if (c->layout == AF_LAYOUT_THD) { /* packed tokens plus the pad tokens after each sequence */
+        tq = tk = (double)c->batch * c->thd_gap;
+        for (int b = 0; b < c->batch; b++) {
+            tq += af_case_len_q(c, b);
+            tk += af_case_len_kv(c, b);
+        }
+        if (tq < (double)c->batch * c->seqlen_q) tq = (double)c->batch * c->seqlen_q; /* dense copies */
+        if (tk < (double)c->batch * c->seqlen_kv) tk = (double)c->batch * c->seqlen_kv;
+    }
+    double elems = c->heads_q * tq * (c->head_dim_qk + 2.0 * c->head_dim_v + 3 * gap) +
+                   c->heads_kv * tk * (c->head_dim_qk + c->head_dim_v + 2 * gap);
+    return elems * (c->backward ? 2 : 1);
+}
+
 double af_case_cost(const af_case *c) {
     double cost = af_attention_work(1.0, c->batch, c->heads_q, c->seqlen_q, c->seqlen_kv, c->head_dim_qk + c->head_dim_v);
     /* K/V traffic of extra kv heads counts too, then one unit per non-default feature */

@@ -21,6 +21,12 @@ double af_attention_work(double passes, int batch, int heads_q, int seqlen_q, in
  * products of the same size), else 1. */
 double af_case_work(const af_case *c);
 
+/* Elements a case holds (inputs + outputs, gaps and pad tokens included), doubled with
+ * backward: what af_case_validate bounds by AF_CASE_MAX_ELEMENTS (host memory: the
+ * harness holds them in doubles). */
+#define AF_CASE_MAX_ELEMENTS 4e9
+double af_case_elements(const af_case *c);
+
 /* Work a case costs, for "keep the smaller reproducer": batch*heads*sq*skv*(dqk+dv)
  * plus small terms for every non-default feature. Smaller is simpler. */
 double af_case_cost(const af_case *c);

@@ -22,6 +22,8 @@
 #include "campaign/campaign.h"
 #include "campaign/session.h"
 #include "util/check.h"
+#include "campaign/stats.h"
+#include <jansson.h>
 
 static int parent_pid;
 static af_backend *cpu;
@@ -264,6 +266,25 @@ int main(void) {
     CHECK(stat(path, &st) == 0 && st.st_size > 0);
     snprintf(path, sizeof path, "%s/pending", dir);
     CHECK(count_entries(path) == 0);
+
+    /* stats.json: the s_q and s_kv histograms count every case once */
+    snprintf(path, sizeof path, "%s/stats.json", dir);
+    json_error_t jerr;
+    json_t *stats = json_load_file(path, 0, &jerr);
+    CHECK_MSG(stats != NULL, "%s: %s", path, jerr.text);
+    json_int_t cases = json_integer_value(json_object_get(stats, "cases"));
+    static const char *const hists[2] = {"seqlen_q_hist", "seqlen_kv_hist"};
+    for (int k = 0; k < 2; k++) {
+        json_t *h = json_object_get(stats, hists[k]);
+        CHECK_MSG(json_is_object(h) && json_object_size(h) == AF_STATS_SEQLEN_BUCKETS, "%s", hists[k]);
+        CHECK(json_object_get(h, "1") && json_object_get(h, "65536-131071") && json_object_get(h, "131072-262143"));
+        json_int_t sum = 0;
+        const char *key;
+        json_t *v;
+        json_object_foreach(h, key, v) sum += json_integer_value(v);
+        CHECK_MSG(sum == cases && cases > 0, "%s sums to %lld, cases %lld", hists[k], (long long)sum, (long long)cases);
+    }
+    json_decref(stats);
 
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -17,7 +17,8 @@
 /* Everything allowed and a budget no case of the corpora reaches. */
 static void roomy_limits(af_fuzz_limits *l) {
     af_fuzz_limits_default(l);
-    l->max_work = 1e15;
+    af_fuzz_limits_set_work(l, 1e15); /* wide: lengths up to AF_MAX_SEQLEN */
+    l->max_elements = AF_CASE_MAX_ELEMENTS;
 }
 
 /* Encode, decode, compare canonical texts with the case as repair leaves it; name says
@@ -94,7 +95,7 @@ static void thin_case(af_case *c) {
 int main(void) {
     unsetenv("ATTNFUZZ_MAX_WORK"); /* af_fuzz_limits_default reads it */
     corpus_counts n = {0, 0, 0, 0, 0};
-    static const char *const dirs[] = {"corpora/seed", "corpora/gpu", "corpora/regression", "ci/tests/cases"};
+    static const char *const dirs[] = {"corpora/seed", "corpora/gpu", "corpora/gpu-long", "corpora/regression", "ci/tests/cases"};
     for (size_t k = 0; k < sizeof dirs / sizeof dirs[0]; k++) roundtrip_dir(dirs[k], &n);
     printf("%d corpus cases round trip, %d of them repaired first (%d with page_tail = nan, %d with a backend, %d "
            "with an engine)\n",
@@ -124,19 +125,32 @@ int main(void) {
     check_exact(&c, "seqlen_q = 40000");
     thin_case(&c);
     c.seqlen_kv = AF_MAX_SEQLEN;
-    check_exact(&c, "seqlen_kv = 65536");
+    check_exact(&c, "seqlen_kv = 131072");
+    /* past the offsets' 16 bits: a wide-table base */
     thin_case(&c);
-    c.window_left = AF_MAX_SEQLEN;
-    c.window_right = AF_MAX_SEQLEN - 1;
+    c.seqlen_q = AF_MAX_SEQLEN;
+    c.seqlen_kv = AF_MAX_SEQLEN - 1;
+    check_exact(&c, "seqlens 131072, 131071");
+    thin_case(&c);
+    c.seqlen_q = 100000;
+    c.seqlen_kv = 70000;
+    check_exact(&c, "seqlens 100000, 70000");
+    thin_case(&c);
+    c.seqlen_q = 131000;
+    c.seqlen_kv = 3;
+    check_exact(&c, "seqlens 131000, 3");
+    thin_case(&c);
+    c.window_left = AF_FUZZ_NARROW_MAX_SEQLEN;
+    c.window_right = AF_FUZZ_NARROW_MAX_SEQLEN - 1;
     check_exact(&c, "windows 65536, 65535");
     thin_case(&c);
     c.batch = 3;
-    c.seqlen_q = AF_MAX_SEQLEN;
-    c.seqlen_kv = AF_MAX_SEQLEN - 1;
+    c.seqlen_q = AF_FUZZ_NARROW_MAX_SEQLEN;
+    c.seqlen_kv = AF_FUZZ_NARROW_MAX_SEQLEN - 1;
     c.has_seqlens = true;
     c.layout = AF_LAYOUT_THD;
     c.thd_gap = 65535;
-    int lq[3] = {AF_MAX_SEQLEN, 65535, 3}, lk[3] = {65534, 0, 65535};
+    int lq[3] = {AF_FUZZ_NARROW_MAX_SEQLEN, 65535, 3}, lk[3] = {65534, 0, 65535};
     memcpy(c.seqlens_q, lq, sizeof lq);
     memcpy(c.seqlens_kv, lk, sizeof lk);
     check_exact(&c, "thd lengths and gap at 65535 / 65536");

@@ -248,6 +248,41 @@ int main(void) {
     CHECK(af_fuzz_ratio_bucket(0) == 0 && af_fuzz_ratio_bucket(1) == 24 && af_fuzz_ratio_bucket(4) == 26);
     CHECK(af_fuzz_ratio_bucket(1e30) == AF_FUZZ_RATIO_BUCKETS - 1);
 
+    /* The GPU budget (wide draws): valid, within work and memory (buffers under 48 GB in
+     * doubles), and it reaches what the default tables never draw: long sequences, long-KV
+     * decode shapes, odd head dims. */
+    {
+        af_fuzz_limits gpu;
+        af_fuzz_limits_default(&gpu);
+        af_fuzz_limits_set_work(&gpu, AF_FUZZ_GPU_DEFAULT_WORK);
+        int long_kv = 0, decode_long = 0, odd_dim = 0, over_64k = 0, small = 0, n_gpu = 3000;
+        int64_t gpu_max_elems = 0;
+        for (int iter = 0; iter < n_gpu; iter++) {
+            uint8_t buf[AF_FUZZ_MAX_ENCODED];
+            size_t n = 1 + (size_t)(af_fuzz_rand(&rng_state) % 160);
+            for (size_t i = 0; i < n; i++) buf[i] = rnd_byte();
+            CHECK(af_fuzz_decode(buf, n, &gpu, &c) == 0);
+            CHECK_MSG(valid(&c), "GPU-budget input %d does not decode to a valid case", iter);
+            CHECK(af_case_work(&c) <= gpu.max_work && af_case_elements(&c) <= AF_FUZZ_WIDE_MAX_ELEMENTS);
+            int64_t el = buffer_elems(&c);
+            if (el > gpu_max_elems) gpu_max_elems = el;
+            CHECK_MSG(el * 8.0 <= 48e9, "GPU-budget input %d: %lld buffer elements", iter, (long long)el);
+            long_kv += c.seqlen_kv > 256;
+            over_64k += c.seqlen_kv > 65536 || c.seqlen_q > 65536;
+            decode_long += c.seqlen_q <= 16 && c.seqlen_kv > 1024;
+            odd_dim += (c.head_dim_qk | c.head_dim_v) & 1;
+            small += af_case_work(&c) <= AF_FUZZ_DEFAULT_WORK;
+            uint8_t wide_enc[AF_FUZZ_MAX_ENCODED];
+            size_t m = af_fuzz_encode(&c, wide_enc, sizeof wide_enc);
+            af_fuzz_decode(wide_enc, m, &gpu, &d);
+            CHECK_MSG(af_case_equal(&c, &d), "GPU-budget input %d: round trip differs", iter);
+        }
+        printf("GPU budget: %d cases: %d s_kv > 256, %d past 65536, %d decode shapes, %d odd head dims, %d within "
+               "the default budget; largest %lld buffer elements\n",
+               n_gpu, long_kv, over_64k, decode_long, odd_dim, small, (long long)gpu_max_elems);
+        CHECK(long_kv > n_gpu / 20 && over_64k > 0 && decode_long > 0 && odd_dim > n_gpu / 20);
+    }
+
     printf("largest case: %lld buffer elements (bound %lld); %d cases' inputs all finite\n", (long long)max_elems,
            MAX_BUFFER_ELEMS, finite_checked);
     CHECK_DONE("test_fuzz_decode");

@@ -150,7 +150,7 @@ int main(void) {
        below the first diagonal */
     expect_error("seqlen_q = 4\nseqlen_kv = 8\nwindow = 0,0\nalign = bottom_right\nmask = padding_causal\nseqlens_q = 4\nseqlens_kv = 0\n",
                  3, "window", "no visible key");
-    expect_error("batch = 64\nheads = 64\nseqlen = 65536\nhead_dim = 128\n", 1, "batch", "4e8 limit");
+    expect_error("batch = 64\nheads = 64\nseqlen = 65536\nhead_dim = 128\n", 1, "batch", "4e9 limit");
     /* gaps count: 64 sequences of 1 token with 4096 pad tokens each, 256 heads */
     {
         char big[2048] = "layout = thd\nbatch = 64\nheads_q = 256\nheads_kv = 1\nseqlen = 4\nhead_dim = 8\nthd_gap = 4096\nseqlens_q = 1";
@@ -158,7 +158,7 @@ int main(void) {
         strcat(big, "\nseqlens_kv = 1");
         for (int i = 1; i < 64; i++) strcat(big, ",1");
         strcat(big, "\nstride_gap = 2048\n");
-        expect_error(big, 2, "batch", "4e8 limit");
+        expect_error(big, 2, "batch", "4e9 limit");
     }
 
     /* validate() on a hand-built case has no line */
