@@ -7,7 +7,8 @@
 #  (b) attnfuzz judge time and peak GPU memory of b1 h16 d128 causal forward + backward at
 #      LONG_S (default 4096 16384 32768 131072), next to torch's float64 reference;
 #  (c) MPFR coverage per case (rows and key columns certified) from the JSON verdicts.
-# Environment: N (300), MIX_TIME (120), LONG_S, LONG_TIME (per length, 300), OUT (./bench-out)
+# Environment: N (300), MIX_TIME (120), LONG_S, LONG_TIME (per length, 300), OUT (./bench-out),
+#   LONG_FLAGS (extra `run` options for the long cases, e.g. --no-probes)
 set -u
 BUILD=${1:-build}
 OUT=${OUT:-$PWD/bench-out}
@@ -47,15 +48,16 @@ echo "$torch_line"
 torch_rate=$(echo "$torch_line" | sed -n 's/.*= \([0-9.]*\) cases\/s.*/\1/p')
 [ -n "$torch_rate" ] && python3 -c "print('ratio attnfuzz / torch loop: %.2fx' % ($af_rate / $torch_rate))"
 
-echo "== (b) long sequences: b1 h16 d128 causal fwd+bwd (cudnn, probes on)"
+echo "== (b) long sequences: b1 h16 d128 causal fwd+bwd (cudnn${LONG_FLAGS:+, $LONG_FLAGS})"
 for s in $LONG_S; do
   c="$OUT/long-$s.case"
   printf 'dtype = bf16\nbatch = 1\nheads = 16\nseqlen = %s\nhead_dim = 128\nlayout = bhsd\nmask = causal\nbackward = yes\nseed = 7\n' "$s" > "$c"
   t0=$(date +%s.%N)
-  peak_mem "$OUT/long-$s" timeout "$LONG_TIME" "$AF" run "$c" --backend cudnn --json > "$OUT/long-$s.json" 2> "$OUT/long-$s.err"
+  peak_mem "$OUT/long-$s" timeout "$LONG_TIME" "$AF" run "$c" --backend cudnn --json ${LONG_FLAGS:-} > "$OUT/long-$s.json" 2> "$OUT/long-$s.err"
   rc=$?
   t1=$(date +%s.%N)
   echo "attnfuzz s=$s: rc=$rc $(python3 -c "print('%.1f s' % ($t1 - $t0))"), peak GPU $(cat "$OUT/long-$s.peak"); $(head -c 300 "$OUT/long-$s.json" | tr -d '\n')"
+  python3 -c "import json,sys; v=json.load(open(sys.argv[1])); print('  verdict', v['verdict'], 'ratios', {k: round(t['ratio'], 3) for k, t in v['tensors'].items()}, 'judge', v.get('judge'))" "$OUT/long-$s.json" 2>/dev/null || tail -3 "$OUT/long-$s.err"
   python3 ci/bench/torch_loop.py --long "$s" 2>&1 | tail -1
 done
 

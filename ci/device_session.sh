@@ -37,7 +37,7 @@ for stage in "$@"; do
     tiers)
       # the GPU reference's kernels old and new side by side, then the oracle tier (+ grad_abs)
       timeout 240 "$BUILD/bench_ref_gpu" --kernel both ${TIER_S:-4096 32768 131072} >> "$log" 2>&1
-      for s in ${TIER_S:-4096 32768 131072}; do
+      for s in ${ORACLE_S-${TIER_S:-4096 32768 131072}}; do
         timeout 240 "$BUILD/bench_oracle_gpu" "$s" >> "$log" 2>&1
       done
       tail -20 "$log" >> "$summary" ;;
