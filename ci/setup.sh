@@ -2,7 +2,7 @@
 # ci/setup.sh — install what attnfuzz needs to build and test (Debian 12), when missing.
 # Needs root for apt-get; otherwise it names the missing packages and stops.
 set -euo pipefail
-pkgs=(cmake make gcc pkg-config clang libclang-rt-14-dev libmpfr-dev libgmp-dev libjansson-dev libpng-dev python3)
+pkgs=(cmake make gcc pkg-config clang clang-format libclang-rt-14-dev libmpfr-dev libgmp-dev libjansson-dev libpng-dev python3)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -29,7 +29,7 @@ int af_gpu_available(char *why, size_t cap, char *name, size_t name_cap, int *sm
 /* Device mirror of af_tensors: alloc[i] = guard | data | guard (NULL when unused). */
 typedef struct {
     uint8_t *alloc[AF_BUF_COUNT];
-    size_t bytes[AF_BUF_COUNT];   /* data bytes, without guards (as af_tensors.bytes) */
+    size_t bytes[AF_BUF_COUNT]; /* data bytes, without guards (as af_tensors.bytes) */
 } af_gpu_tensors;
 
 /* Allocate and copy every used buffer, guards included. */

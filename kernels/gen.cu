@@ -7,7 +7,8 @@
 
 /* out is (B, H, S, D) dense fp32: one thread per element, grid-stride over n. */
 __global__ void gen_logical_kernel(af_gen_params g, int tensor, int H, int S, int D, long long n, float *out) {
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
         long long r = i;
         int d = (int)(r % D);
         r /= D;

@@ -7,19 +7,19 @@
 /* Errors after which the CUDA context cannot be trusted (the process must not go on). */
 static bool is_sticky(cudaError_t e) {
     switch (e) {
-    case cudaErrorIllegalAddress:
-    case cudaErrorLaunchFailure:
-    case cudaErrorMisalignedAddress:
-    case cudaErrorIllegalInstruction:
-    case cudaErrorInvalidAddressSpace:
-    case cudaErrorInvalidPc:
-    case cudaErrorHardwareStackError:
-    case cudaErrorAssert:
-    case cudaErrorLaunchTimeout:
-    case cudaErrorECCUncorrectable:
-        return true;
-    default:
-        return false;
+        case cudaErrorIllegalAddress:
+        case cudaErrorLaunchFailure:
+        case cudaErrorMisalignedAddress:
+        case cudaErrorIllegalInstruction:
+        case cudaErrorInvalidAddressSpace:
+        case cudaErrorInvalidPc:
+        case cudaErrorHardwareStackError:
+        case cudaErrorAssert:
+        case cudaErrorLaunchTimeout:
+        case cudaErrorECCUncorrectable:
+            return true;
+        default:
+            return false;
     }
 }
 

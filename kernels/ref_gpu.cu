@@ -21,9 +21,8 @@ extern "C" af_run_status af_ref_gpu_supports(const af_case *c, char *why, size_t
                  c->dtype == AF_DT_FP8_E4M3 ? "fp8_e4m3" : "mxfp8");
         return AF_RUN_DECLINED;
     }
-    if (c->batch < 1 || c->batch > AF_MAX_BATCH || c->heads_kv < 1 || c->heads_q < 1 ||
-        c->heads_q % c->heads_kv != 0 || c->head_dim_qk < 1 || c->head_dim_v < 1 || c->seqlen_q < 0 ||
-        c->seqlen_kv < 0) {
+    if (c->batch < 1 || c->batch > AF_MAX_BATCH || c->heads_kv < 1 || c->heads_q < 1 || c->heads_q % c->heads_kv != 0 ||
+        c->head_dim_qk < 1 || c->head_dim_v < 1 || c->seqlen_q < 0 || c->seqlen_kv < 0) {
         snprintf(why, cap, "gpu reference: invalid shape");
         return AF_RUN_DECLINED;
     }
@@ -97,8 +96,7 @@ static af_run_status exact_products(const af_ref_gpu_desc *d, const af_ref_gpu_b
     for (int t = 0; t < 4 && st == AF_RUN_OK; t++) {
         if (!arr[t] || len[t] == 0) continue;
         int64_t blocks = (len[t] + 255) / 256;
-        rg_check_inputs_kernel<<<(unsigned)(blocks < 4096 ? blocks : 4096), 256>>>(arr[t], len[t], d->round_fp16,
-                                                                                   flag);
+        rg_check_inputs_kernel<<<(unsigned)(blocks < 4096 ? blocks : 4096), 256>>>(arr[t], len[t], d->round_fp16, flag);
         st = cuda_status(cudaGetLastError(), "gpu reference: input check", why, cap);
     }
     if (st == AF_RUN_OK) st = af_gpu_sync("gpu reference: input check", why, cap);
@@ -120,8 +118,7 @@ extern "C" af_run_status af_ref_gpu_run_device(const af_ref_gpu_desc *d, const a
     if (st == AF_RUN_OK) st = timed(rg_launch_fwd, d, buf, "gpu reference forward", &local.fwd_ms, why, cap);
     if (st == AF_RUN_OK && d->backward)
         st = timed(rg_launch_delta, d, buf, "gpu reference D = dO . O", &local.delta_ms, why, cap);
-    if (st == AF_RUN_OK && d->backward)
-        st = timed(rg_launch_dq, d, buf, "gpu reference dQ", &local.dq_ms, why, cap);
+    if (st == AF_RUN_OK && d->backward) st = timed(rg_launch_dq, d, buf, "gpu reference dQ", &local.dq_ms, why, cap);
     if (st == AF_RUN_OK && d->backward)
         st = timed(rg_launch_dkdv, d, buf, "gpu reference dK dV", &local.dkdv_ms, why, cap);
     if (tm) {

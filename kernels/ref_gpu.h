@@ -33,15 +33,15 @@ extern "C" {
  * never read as inputs and are written 0 (O, dQ, dK, dV) / -inf (LSE). */
 typedef struct {
     int B, Hq, Hkv, Sq, Skv, Dqk, Dv;
-    int group;                 /* Hq / Hkv */
-    float scale;               /* af_case_scale */
-    bool round_fp16;           /* P, dS and outputs rounded to fp16 (else bf16) */
-    bool causal, bottom_right; /* the mask rule of cpu.c's visible_keys_for_row */
+    int group;                     /* Hq / Hkv */
+    float scale;                   /* af_case_scale */
+    bool round_fp16;               /* P, dS and outputs rounded to fp16 (else bf16) */
+    bool causal, bottom_right;     /* the mask rule of cpu.c's visible_keys_for_row */
     int window_left, window_right; /* -1 = unbounded */
     bool backward;
     int len_q[AF_MAX_BATCH], len_kv[AF_MAX_BATCH];
-    int kernels;               /* AF_REF_GPU_KERNELS_NEW (0, what desc_of_case sets) or _OLD */
-    int exact_products;        /* set by af_ref_gpu_run_device (callers leave it): 2 every
+    int kernels;        /* AF_REF_GPU_KERNELS_NEW (0, what desc_of_case sets) or _OLD */
+    int exact_products; /* set by af_ref_gpu_run_device (callers leave it): 2 every
                                   GEMM product is exact in fp32, 1 those of the score
                                   GEMMs (Q K, dO V), 0 none known; the new kernels fuse
                                   multiply and add there (ref_gpu_tile.cuh, rg_mac) */
@@ -104,15 +104,15 @@ static inline void af_ref_gpu_desc_of_case(af_ref_gpu_desc *d, const af_case *c)
 #endif
 
 /* Run on device buffers (forward; backward when d->backward). tm may be NULL. */
-af_run_status af_ref_gpu_run_device(const af_ref_gpu_desc *d, const af_ref_gpu_buffers *buf,
-                                    af_ref_gpu_timing *tm, char *why, size_t cap);
+af_run_status af_ref_gpu_run_device(const af_ref_gpu_desc *d, const af_ref_gpu_buffers *buf, af_ref_gpu_timing *tm,
+                                    char *why, size_t cap);
 
 /* Host entry: dense exact inputs -> dense outputs, equal to what af_outputs_read gives
  * after the cpu backend's run (out allocated by af_outputs_alloc; rows past a
  * sequence's length are 0 there, as af_outputs_read leaves them). d: from
  * af_ref_gpu_desc_of_case of a case that af_ref_gpu_supports serves. */
-af_run_status af_ref_gpu_run(const af_ref_gpu_desc *d, const af_inputs *in, af_outputs *out,
-                             af_ref_gpu_timing *tm, char *why, size_t cap);
+af_run_status af_ref_gpu_run(const af_ref_gpu_desc *d, const af_inputs *in, af_outputs *out, af_ref_gpu_timing *tm,
+                             char *why, size_t cap);
 
 #ifdef __cplusplus
 }

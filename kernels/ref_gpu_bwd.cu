@@ -61,7 +61,7 @@ __global__ void __launch_bounds__(RG_NT, FMA ? 2 : 0) rg_dq_kernel(af_ref_gpu_de
     const int tid = threadIdx.x, ty = tid / 16, tx = tid % 16;
     const int b = blockIdx.z, h = blockIdx.y, r0 = blockIdx.x * RG_BM, hk = h / d.group;
     const int len_q = d.len_q[b], len_kv = d.len_kv[b];
-    const int64_t qrow0 = ((int64_t)b * d.Hq + h) * d.Sq; /* row index of (b, h, 0) */
+    const int64_t qrow0 = ((int64_t)b * d.Hq + h) * d.Sq;              /* row index of (b, h, 0) */
     const float *qh = g.q + qrow0 * d.Dqk;                             /* (Sq, Dqk) */
     const float *doh = g.dout + qrow0 * d.Dv;                          /* (Sq, Dv) */
     const float *kh = g.k + ((int64_t)b * d.Hkv + hk) * d.Skv * d.Dqk; /* (Skv, Dqk) */
@@ -151,12 +151,12 @@ __global__ void __launch_bounds__(RG_NT, FMA ? 2 : 0) rg_dq_kernel(af_ref_gpu_de
 template <int FMA, bool VLOAD>
 __global__ void __launch_bounds__(RG_NT) rg_dkdv_kernel(af_ref_gpu_desc d, af_ref_gpu_buffers g) {
     extern __shared__ float4 rg_smem_dkdv[];
-    float *As = (float *)rg_smem_dkdv;  /* (RG_BK, RG_LD) K or V chunk^T */
-    float *Bs = As + RG_BK * RG_LD;     /* (RG_BK, RG_LD) Q or dO chunk^T */
-    float *Os = As;                     /* (RG_BK, RG_LDC) dO rows, after the scores */
-    float *Qs = As + RG_BK * RG_LDC;    /* (RG_BK, RG_LDC) Q rows, after the scores */
-    float *TP = As + 2 * RG_BK * RG_LDC; /* (RG_BN, RG_LD) round_dt(P): TP[i][j] */
-    float *TS = TP + RG_BM * RG_LD;      /* (RG_BN, RG_LD) round_dt(dS): TS[i][j] */
+    float *As = (float *)rg_smem_dkdv;         /* (RG_BK, RG_LD) K or V chunk^T */
+    float *Bs = As + RG_BK * RG_LD;            /* (RG_BK, RG_LD) Q or dO chunk^T */
+    float *Os = As;                            /* (RG_BK, RG_LDC) dO rows, after the scores */
+    float *Qs = As + RG_BK * RG_LDC;           /* (RG_BK, RG_LDC) Q rows, after the scores */
+    float *TP = As + 2 * RG_BK * RG_LDC;       /* (RG_BN, RG_LD) round_dt(P): TP[i][j] */
+    float *TS = TP + RG_BM * RG_LD;            /* (RG_BN, RG_LD) round_dt(dS): TS[i][j] */
     __shared__ int s_qlo[RG_BM], s_qhi[RG_BM]; /* query rows that see each key */
     __shared__ float s_lse[RG_BN], s_delta[RG_BN];
     __shared__ int s_ilo, s_ihi, s_maxqlo, s_minqhi;
@@ -165,10 +165,10 @@ __global__ void __launch_bounds__(RG_NT) rg_dkdv_kernel(af_ref_gpu_desc d, af_re
     const int b = blockIdx.z, hk = blockIdx.y, j0 = blockIdx.x * RG_BM;
     const int len_q = d.len_q[b], len_kv = d.len_kv[b];
     const int64_t krow0 = ((int64_t)b * d.Hkv + hk) * d.Skv; /* row index of (b, hk, 0) */
-    const float *kh = g.k + krow0 * d.Dqk; /* (Skv, Dqk) */
-    const float *vh = g.v + krow0 * d.Dv;  /* (Skv, Dv) */
-    float *dkh = g.dk + krow0 * d.Dqk;     /* (Skv, Dqk) */
-    float *dvh = g.dv + krow0 * d.Dv;      /* (Skv, Dv) */
+    const float *kh = g.k + krow0 * d.Dqk;                   /* (Skv, Dqk) */
+    const float *vh = g.v + krow0 * d.Dv;                    /* (Skv, Dv) */
+    float *dkh = g.dk + krow0 * d.Dqk;                       /* (Skv, Dqk) */
+    float *dvh = g.dv + krow0 * d.Dv;                        /* (Skv, Dv) */
 
     if (tid == 0) {
         s_ilo = INT_MAX;
@@ -207,8 +207,8 @@ __global__ void __launch_bounds__(RG_NT) rg_dkdv_kernel(af_ref_gpu_desc d, af_re
             for (int c = 0; c < 8; c++) acc_k[r][c] = acc_v[r][c] = 0.0f;
         for (int h = hk * d.group; h < (hk + 1) * d.group && ihi >= 0; h++) {
             const int64_t qrow0 = ((int64_t)b * d.Hq + h) * d.Sq;
-            const float *qh = g.q + qrow0 * d.Dqk;     /* (Sq, Dqk) */
-            const float *doh = g.dout + qrow0 * d.Dv;  /* (Sq, Dv) */
+            const float *qh = g.q + qrow0 * d.Dqk;    /* (Sq, Dqk) */
+            const float *doh = g.dout + qrow0 * d.Dv; /* (Sq, Dv) */
             for (int is = ilo; is <= ihi; is += RG_BN) {
                 float s[4][4], dp[4][4];
                 /* rows = keys j0 + ty*4 + r, columns = queries is + tx*4 + c */
@@ -258,7 +258,8 @@ __global__ void __launch_bounds__(RG_NT) rg_dkdv_kernel(af_ref_gpu_desc d, af_re
             for (int c = 0; c < 8; c++) {
                 int n = n0 + tx * 8 + c;
                 if (n < d.Dqk)
-                    dkh[(int64_t)j * d.Dqk + n] = valid ? rg_round(d.round_fp16, __fmul_rn(acc_k[r][c], d.scale)) : 0.0f;
+                    dkh[(int64_t)j * d.Dqk + n] =
+                        valid ? rg_round(d.round_fp16, __fmul_rn(acc_k[r][c], d.scale)) : 0.0f;
                 if (n < d.Dv) dvh[(int64_t)j * d.Dv + n] = valid ? rg_round(d.round_fp16, acc_v[r][c]) : 0.0f;
             }
         }
@@ -276,8 +277,10 @@ cudaError_t rg_launch_delta(const af_ref_gpu_desc *d, const af_ref_gpu_buffers *
     return cudaGetLastError();
 }
 
-template <int FMA, bool VLOAD> static cudaError_t rg_launch_dq_t(const af_ref_gpu_desc *d, const af_ref_gpu_buffers *g) {
-    cudaError_t e = cudaFuncSetAttribute(rg_dq_kernel<FMA, VLOAD>, cudaFuncAttributeMaxDynamicSharedMemorySize, RG_SMEM_DQ);
+template <int FMA, bool VLOAD>
+static cudaError_t rg_launch_dq_t(const af_ref_gpu_desc *d, const af_ref_gpu_buffers *g) {
+    cudaError_t e =
+        cudaFuncSetAttribute(rg_dq_kernel<FMA, VLOAD>, cudaFuncAttributeMaxDynamicSharedMemorySize, RG_SMEM_DQ);
     if (e != cudaSuccess) return e;
     dim3 grid((unsigned)((d->Sq + RG_BM - 1) / RG_BM), (unsigned)d->Hq, (unsigned)d->B);
     rg_dq_kernel<FMA, VLOAD><<<grid, RG_NT, RG_SMEM_DQ>>>(*d, *g);
@@ -291,8 +294,10 @@ cudaError_t rg_launch_dq(const af_ref_gpu_desc *d, const af_ref_gpu_buffers *g) 
     return d->exact_products == 1 ? rg_launch_dq_t<1, true>(d, g) : rg_launch_dq_t<0, false>(d, g);
 }
 
-template <int FMA, bool VLOAD> static cudaError_t rg_launch_dkdv_t(const af_ref_gpu_desc *d, const af_ref_gpu_buffers *g) {
-    cudaError_t e = cudaFuncSetAttribute(rg_dkdv_kernel<FMA, VLOAD>, cudaFuncAttributeMaxDynamicSharedMemorySize, RG_SMEM_DKDV);
+template <int FMA, bool VLOAD>
+static cudaError_t rg_launch_dkdv_t(const af_ref_gpu_desc *d, const af_ref_gpu_buffers *g) {
+    cudaError_t e =
+        cudaFuncSetAttribute(rg_dkdv_kernel<FMA, VLOAD>, cudaFuncAttributeMaxDynamicSharedMemorySize, RG_SMEM_DKDV);
     if (e != cudaSuccess) return e;
     dim3 grid((unsigned)((d->Skv + RG_BM - 1) / RG_BM), (unsigned)d->Hkv, (unsigned)d->B);
     rg_dkdv_kernel<FMA, VLOAD><<<grid, RG_NT, RG_SMEM_DKDV>>>(*d, *g);

@@ -19,11 +19,11 @@
 template <int FMA, bool VLOAD>
 __global__ void __launch_bounds__(RG_NT, FMA ? 2 : 0) rg_fwd_kernel(af_ref_gpu_desc d, af_ref_gpu_buffers g) {
     extern __shared__ float4 rg_smem_fwd[];
-    float *As = (float *)rg_smem_fwd;   /* (RG_BK, RG_LD) Q chunk^T; with Bs: the V chunk */
-    float *Bs = As + RG_BK * RG_LD;     /* (RG_BK, RG_LD) K chunk^T */
-    float *Vs = As;                     /* (RG_BK, RG_LDC) V rows, after the scores */
-    float *T = As + 2 * RG_BK * RG_LD;  /* (RG_BN, RG_LD) round_dt(P)^T: T[j][i] */
-    float *U = T + RG_BM * RG_LD;       /* (RG_BN, RG_LD) S^T (pass 1), P^T (pass 2) */
+    float *As = (float *)rg_smem_fwd;        /* (RG_BK, RG_LD) Q chunk^T; with Bs: the V chunk */
+    float *Bs = As + RG_BK * RG_LD;          /* (RG_BK, RG_LD) K chunk^T */
+    float *Vs = As;                          /* (RG_BK, RG_LDC) V rows, after the scores */
+    float *T = As + 2 * RG_BK * RG_LD;       /* (RG_BN, RG_LD) round_dt(P)^T: T[j][i] */
+    float *U = T + RG_BM * RG_LD;            /* (RG_BN, RG_LD) S^T (pass 1), P^T (pass 2) */
     __shared__ int s_lo[RG_BM], s_hi[RG_BM]; /* visible keys of each row */
     __shared__ float s_m[RG_BM], s_l[RG_BM]; /* row max, row sum */
     __shared__ int s_klo, s_khi, s_maxlo, s_minhi;
@@ -149,16 +149,18 @@ __global__ void __launch_bounds__(RG_NT, FMA ? 2 : 0) rg_fwd_kernel(af_ref_gpu_d
 #pragma unroll
             for (int c = 0; c < 8; c++) {
                 int n = n0 + tx * 8 + c;
-                if (n < d.Dv) oh[(int64_t)i * d.Dv + n] = seen ? rg_round(d.round_fp16, __fdiv_rn(acc[r][c], lr)) : 0.0f;
+                if (n < d.Dv)
+                    oh[(int64_t)i * d.Dv + n] = seen ? rg_round(d.round_fp16, __fdiv_rn(acc[r][c], lr)) : 0.0f;
             }
         }
-        if (n0 == 0 && tid < RG_BM && r0 + tid < d.Sq)
-            lseh[r0 + tid] = n_row ? __fadd_rn(m, af_logf(l)) : -INFINITY;
+        if (n0 == 0 && tid < RG_BM && r0 + tid < d.Sq) lseh[r0 + tid] = n_row ? __fadd_rn(m, af_logf(l)) : -INFINITY;
     }
 }
 
-template <int FMA, bool VLOAD> static cudaError_t rg_launch_fwd_t(const af_ref_gpu_desc *d, const af_ref_gpu_buffers *g) {
-    cudaError_t e = cudaFuncSetAttribute(rg_fwd_kernel<FMA, VLOAD>, cudaFuncAttributeMaxDynamicSharedMemorySize, RG_SMEM_FWD);
+template <int FMA, bool VLOAD>
+static cudaError_t rg_launch_fwd_t(const af_ref_gpu_desc *d, const af_ref_gpu_buffers *g) {
+    cudaError_t e =
+        cudaFuncSetAttribute(rg_fwd_kernel<FMA, VLOAD>, cudaFuncAttributeMaxDynamicSharedMemorySize, RG_SMEM_FWD);
     if (e != cudaSuccess) return e;
     dim3 grid((unsigned)((d->Sq + RG_BM - 1) / RG_BM), (unsigned)d->Hq, (unsigned)d->B);
     rg_fwd_kernel<FMA, VLOAD><<<grid, RG_NT, RG_SMEM_FWD>>>(*d, *g);

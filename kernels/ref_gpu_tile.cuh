@@ -35,21 +35,21 @@
 #include "model/numeric.h"
 #include "kernels/ref_gpu.h"
 
-#define RG_NT 256   /* threads per block */
-#define RG_BM 64    /* rows of a tile */
-#define RG_BN 64    /* columns of a score tile */
-#define RG_BK 32    /* contraction chunk held in shared memory */
-#define RG_DC 128   /* output columns per pass */
-#define RG_LD 68    /* leading dimension of 64-wide shared tiles (float4-aligned, padded) */
-#define RG_LDC 132  /* leading dimension of 128-wide shared chunks */
+#define RG_NT  256 /* threads per block */
+#define RG_BM  64  /* rows of a tile */
+#define RG_BN  64  /* columns of a score tile */
+#define RG_BK  32  /* contraction chunk held in shared memory */
+#define RG_DC  128 /* output columns per pass */
+#define RG_LD  68  /* leading dimension of 64-wide shared tiles (float4-aligned, padded) */
+#define RG_LDC 132 /* leading dimension of 128-wide shared chunks */
 
 /* ---- the mask: cpu.c's visible_keys_for_row, this component's own copy ----------- */
 
 /* The raw interval [*lo, *hi] of keys row i would see: [0, len_kv) cut by causal
  * (j <= diag), window_left (j >= diag - L), window_right (j <= diag + R), diag = i (top
  * left) or i + len_kv - len_q (bottom right). Both ends are nondecreasing in i. */
-__device__ inline void rg_raw_interval(const af_ref_gpu_desc *d, int len_q, int len_kv, int i,
-                                       long long *lo, long long *hi) {
+__device__ inline void rg_raw_interval(const af_ref_gpu_desc *d, int len_q, int len_kv, int i, long long *lo,
+                                       long long *hi) {
     long long diag = d->bottom_right ? (long long)i + len_kv - len_q : (long long)i;
     long long a = 0, z = (long long)len_kv - 1;
     if (d->causal && diag < z) z = diag;
@@ -61,8 +61,7 @@ __device__ inline void rg_raw_interval(const af_ref_gpu_desc *d, int len_q, int 
 
 /* Keys [*first, *last] seen by query row i; the count, 0 (first = INT_MAX, last = -1,
  * so that no key tests inside) when the row is fully masked or past len_q. */
-__device__ inline int rg_visible_keys(const af_ref_gpu_desc *d, int len_q, int len_kv, int i,
-                                      int *first, int *last) {
+__device__ inline int rg_visible_keys(const af_ref_gpu_desc *d, int len_q, int len_kv, int i, int *first, int *last) {
     long long lo, hi;
     rg_raw_interval(d, len_q, len_kv, i, &lo, &hi);
     if (i < 0 || i >= len_q || lo > hi) {
@@ -78,14 +77,16 @@ __device__ inline int rg_visible_keys(const af_ref_gpu_desc *d, int len_q, int l
 /* Query rows [*first, *last] that see key j (j < len_kv): since both ends of the raw
  * interval are nondecreasing in i, they are the rows with hi_i >= j (a suffix) and
  * lo_i <= j (a prefix) of [0, len_q); a row in both has lo_i <= hi_i. Empty: INT_MAX, -1. */
-__device__ inline void rg_visible_rows(const af_ref_gpu_desc *d, int len_q, int len_kv, int j,
-                                       int *first, int *last) {
+__device__ inline void rg_visible_rows(const af_ref_gpu_desc *d, int len_q, int len_kv, int j, int *first, int *last) {
     int a = 0, z = len_q; /* first i in [0, len_q) with hi_i >= j (len_q: none) */
     while (a < z) {
         int mid = a + (z - a) / 2;
         long long lo, hi;
         rg_raw_interval(d, len_q, len_kv, mid, &lo, &hi);
-        if (hi >= j) z = mid; else a = mid + 1;
+        if (hi >= j)
+            z = mid;
+        else
+            a = mid + 1;
     }
     int f = a;
     a = 0;
@@ -94,7 +95,10 @@ __device__ inline void rg_visible_rows(const af_ref_gpu_desc *d, int len_q, int 
         int mid = a + (z - a) / 2;
         long long lo, hi;
         rg_raw_interval(d, len_q, len_kv, mid, &lo, &hi);
-        if (lo > j) z = mid; else a = mid + 1;
+        if (lo > j)
+            z = mid;
+        else
+            a = mid + 1;
     }
     int l = a - 1;
     if (j < 0 || j >= len_kv || f > l) {
@@ -182,8 +186,7 @@ __device__ inline void rg_load_rows_t(float *dst, const float *src, int row0, in
  * ref_gpu.cu): two fp16 values (11 x 11 significand bits fit fp32's 24, |a b| in
  * [2^-48, 65504^2], 0 or inf), or two bf16 values of magnitude in [2^-63, 2^63]
  * (8 x 8 bits, |a b| in [2^-126, 2^126]), 0 or inf. */
-template <bool FMA>
-__device__ inline float rg_mac(float acc, float a, float b) {
+template <bool FMA> __device__ inline float rg_mac(float acc, float a, float b) {
     return FMA ? __fmaf_rn(a, b, acc) : __fadd_rn(acc, __fmul_rn(a, b));
 }
 
@@ -194,8 +197,8 @@ __device__ inline float rg_mac(float acc, float a, float b) {
  * scratch. Starts every chunk with __syncthreads, so callers may reuse As/Bs freely
  * between calls once every thread has passed their own barrier. */
 template <bool FMA, bool VLOAD>
-__device__ inline void rg_score_tile(float s[4][4], const float *a, int a0, int na, const float *b, int b0,
-                                     int nb, int D, float *As, float *Bs) {
+__device__ inline void rg_score_tile(float s[4][4], const float *a, int a0, int na, const float *b, int b0, int nb,
+                                     int D, float *As, float *Bs) {
     const int ty = threadIdx.x / 16, tx = threadIdx.x % 16;
 #pragma unroll
     for (int r = 0; r < 4; r++)
@@ -258,8 +261,8 @@ __device__ inline void rg_out_chunk(float acc[4][8], const float *A, const float
 }
 
 /* Dynamic shared memory of the three tile kernels (bytes). */
-#define RG_SMEM_FWD ((2 * RG_BK * RG_LD + 2 * RG_BM * RG_LD) * 4)  /* As Bs | T U; V chunk aliases As Bs */
-#define RG_SMEM_DQ ((2 * RG_BK * RG_LD + RG_BM * RG_LD) * 4)       /* As Bs | T;  K chunk aliases As Bs */
+#define RG_SMEM_FWD  ((2 * RG_BK * RG_LD + 2 * RG_BM * RG_LD) * 4)  /* As Bs | T U; V chunk aliases As Bs */
+#define RG_SMEM_DQ   ((2 * RG_BK * RG_LD + RG_BM * RG_LD) * 4)      /* As Bs | T;  K chunk aliases As Bs */
 #define RG_SMEM_DKDV ((2 * RG_BK * RG_LDC + 2 * RG_BM * RG_LD) * 4) /* As Bs or dO, Q chunks | TP TS */
 
 #endif

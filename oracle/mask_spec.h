@@ -26,8 +26,8 @@
 typedef struct {
     bool causal;
     bool bottom_right;
-    int window_left;   /* -1 = unbounded */
-    int window_right;  /* -1 = unbounded */
+    int window_left;  /* -1 = unbounded */
+    int window_right; /* -1 = unbounded */
 } af_mask_rule;
 
 /* Does query row i of a sequence (len_q, len_kv) see key j? False when i or j is
@@ -37,14 +37,12 @@ bool af_mask_visible(const af_mask_rule *r, int len_q, int len_kv, int i, int j)
 /* The visible keys of row i form one interval [*first, *last] (inclusive).
  * Returns the count (0 when fully masked or the row does not exist; then
  * *first > *last). */
-int af_mask_visible_range(const af_mask_rule *r, int len_q, int len_kv, int i,
-                          int *first, int *last);
+int af_mask_visible_range(const af_mask_rule *r, int len_q, int len_kv, int i, int *first, int *last);
 
 /* The query rows that see key j form one interval [*first, *last] (inclusive);
  * the transpose of af_mask_visible_range. Returns the count (0 when no row sees j
  * or the key does not exist; then *first > *last). Added by the oracle for the
  * key-column pass of the backward (dK, dV). */
-int af_mask_rows_seeing_key(const af_mask_rule *r, int len_q, int len_kv, int j,
-                            int *first, int *last);
+int af_mask_rows_seeing_key(const af_mask_rule *r, int len_q, int len_kv, int j, int *first, int *last);
 
 #endif

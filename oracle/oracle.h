@@ -23,18 +23,18 @@ typedef enum { AF_ORACLE_AUTO = 0, AF_ORACLE_MPFR, AF_ORACLE_FP64, AF_ORACLE_GPU
 
 typedef struct {
     int B, Hq, Hkv, Sq, Skv, Dqk, Dv;
-    const int *len_q;     /* [B] actual lengths */
-    const int *len_kv;    /* [B] */
+    const int *len_q;  /* [B] actual lengths */
+    const int *len_kv; /* [B] */
     af_mask_rule mask;
-    double scale;         /* exact value of the fp32 scale */
-    const af_inputs *in;  /* dout == NULL: forward only */
+    double scale;        /* exact value of the fp32 scale */
+    const af_inputs *in; /* dout == NULL: forward only */
 } af_oracle_problem;
 
 typedef struct {
-    af_oracle_tier tier;          /* AUTO: MPFR when the work fits mpfr_budget */
-    int precision_bits;           /* MPFR precision, default 128 */
-    int threads;                  /* 0 = number of cores */
-    double mpfr_budget;           /* MPFR work units (multiply-adds) allowed, default 5e8 */
+    af_oracle_tier tier; /* AUTO: MPFR when the work fits mpfr_budget */
+    int precision_bits;  /* MPFR precision, default 128 */
+    int threads;         /* 0 = number of cores */
+    double mpfr_budget;  /* MPFR work units (multiply-adds) allowed, default 5e8 */
     /* Certification of the fp64 tiers (sampled MPFR): the sampled work grows with the
      * case, cert_fraction of its total work, at least mpfr_budget (split between rows and
      * key columns) and at most what cert_seconds of wall time allows on `threads` threads
@@ -54,18 +54,18 @@ typedef struct {
 } af_grad_magnitudes;
 
 typedef struct {
-    af_outputs out;               /* o, lse and (backward) dq dk dv, dense */
+    af_outputs out; /* o, lse and (backward) dq dk dv, dense */
     /* Every returned value x satisfies |x - exact| <= bound_rel * |x| + bound_abs_scale * M
      * where M is the largest magnitude among the terms that made x; in practice the
      * oracle reports one relative figure: */
-    double bound_rel;             /* stated relative error bound of the values */
+    double bound_rel; /* stated relative error bound of the values */
     /* The cancellation term of the bound above (added by the oracle): M is the value's
      * formula evaluated with absolute values throughout (oracle/README.md); it
      * includes the dependence on the largest score. Tiny (~1e-34) for MPFR. */
     double bound_abs_scale;
-    bool all_mpfr;                /* every element came from MPFR */
-    int mpfr_rows;                /* rows (b, h, i) computed by MPFR */
-    double fp64_vs_mpfr_rel;      /* worst relative gap of the fp64 tier on MPFR rows */
+    bool all_mpfr;           /* every element came from MPFR */
+    int mpfr_rows;           /* rows (b, h, i) computed by MPFR */
+    double fp64_vs_mpfr_rel; /* worst relative gap of the fp64 tier on MPFR rows */
     double seconds;
     /* Which tier computed the elements that MPFR did not (MPFR, FP64 = CPU fp64, GPU). */
     af_oracle_tier tier_used;
@@ -74,9 +74,9 @@ typedef struct {
      * |fp64 - MPFR| / (stated bound of the element); above 1 af_oracle_run fails. */
     int cert_rows, cert_keys;
     double cert_gap_over_bound;
-    double gpu_seconds;           /* GPU tier: time of its passes (uploads included) */
-    double gpu_peak_bytes;        /* GPU tier: device memory it held at its peak */
-    char note[192];               /* e.g. why the GPU tier fell back to the CPU fp64 tier */
+    double gpu_seconds;    /* GPU tier: time of its passes (uploads included) */
+    double gpu_peak_bytes; /* GPU tier: device memory it held at its peak */
+    char note[192];        /* e.g. why the GPU tier fell back to the CPU fp64 tier */
     /* (B, Hq, Sq) or NULL: per row, max over visible keys of scale * sum_d |q_d k_jd|
      * (af_oracle_score_abs); filled by the runner for fp8 cases, freed with the result. */
     double *score_abs;
@@ -86,8 +86,7 @@ typedef struct {
 } af_oracle_result;
 
 void af_oracle_opts_default(af_oracle_opts *o);
-int af_oracle_run(const af_oracle_problem *p, const af_oracle_opts *o, af_oracle_result *r,
-                  char *why, size_t cap);
+int af_oracle_run(const af_oracle_problem *p, const af_oracle_opts *o, af_oracle_result *r, char *why, size_t cap);
 void af_oracle_result_free(af_oracle_result *r);
 
 /* af_oracle_score_abs and af_oracle_grad_abs run on the GPU (oracle/gpu/) when one is

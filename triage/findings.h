@@ -25,33 +25,33 @@
 
 /* Optional extras of one stored finding; every field may be 0 / NULL. */
 typedef struct {
-    const af_case *original;        /* before minimisation -> original.case */
-    const char *repro;              /* repro command; default "attnfuzz repro <case path>" */
-    double time_to_first_seconds;   /* campaign time until found; < 0 or 0 = unknown */
-    const af_heatmap *heatmap;      /* -> heatmap.txt + heatmap.png */
-    const af_leak_matrix *leaks;    /* -> leak.txt + leak.png (labels optional) */
+    const af_case *original;      /* before minimisation -> original.case */
+    const char *repro;            /* repro command; default "attnfuzz repro <case path>" */
+    double time_to_first_seconds; /* campaign time until found; < 0 or 0 = unknown */
+    const af_heatmap *heatmap;    /* -> heatmap.txt + heatmap.png */
+    const af_leak_matrix *leaks;  /* -> leak.txt + leak.png (labels optional) */
 } af_finding_extra;
 
 /* One bucket as read back from disk. */
 typedef struct {
     char bucket[AF_BUCKET_ID_LEN + 1];
-    char dir[1024];                 /* DIR/findings/<bucket> */
+    char dir[1024]; /* DIR/findings/<bucket> */
     char signature[AF_SIGNATURE_MAX];
     char config_class[256];
-    char kind[32];                  /* verdict kind name */
+    char kind[32]; /* verdict kind name */
     char backend[AF_NAME_MAX];
     char engine[AF_NAME_MAX];
     char tensor[8];
     char verdict_line[1024];
     char repro[1024];
-    char first_seen[32];            /* ISO 8601 UTC */
-    long long count;                /* findings that fell in this bucket */
+    char first_seen[32]; /* ISO 8601 UTC */
+    long long count;     /* findings that fell in this bucket */
     double first_seen_unix, last_seen_unix;
-    double time_to_first_seconds;   /* < 0 unknown */
+    double time_to_first_seconds; /* < 0 unknown */
     double case_cost;
     bool has_original, has_heatmap, has_leak;
-    char *case_text;                /* finding.case bytes (malloc'ed; freed after the callback) */
-    char *verdict_json;             /* verdict.json bytes (likewise) */
+    char *case_text;    /* finding.case bytes (malloc'ed; freed after the callback) */
+    char *verdict_json; /* verdict.json bytes (likewise) */
 } af_finding_record;
 
 /* Store a finding under DIR/findings/<bucket>/, creating directories. When the bucket

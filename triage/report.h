@@ -10,8 +10,8 @@
 #include "judge/verdict.h"
 
 typedef struct {
-    int buckets;          /* distinct signatures */
-    long long findings;   /* sum of counts */
+    int buckets;        /* distinct signatures */
+    long long findings; /* sum of counts */
     int by_kind[AF_V_COUNT];
 } af_triage_summary;
 

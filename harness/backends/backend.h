@@ -15,16 +15,15 @@
 enum {
     AF_BACKEND_DETERMINISTIC = 1u << 0, /* same inputs give the same bits */
     AF_BACKEND_NEEDS_GPU = 1u << 1,
-    AF_BACKEND_PLANTED = 1u << 2,       /* carries a deliberate bug (self-test) */
+    AF_BACKEND_PLANTED = 1u << 2, /* carries a deliberate bug (self-test) */
     AF_BACKEND_PLUGIN = 1u << 3,
 };
 
-
 typedef struct {
-    char engine[128];            /* engine that ran ("" when the backend has one) */
-    long long workspace_bytes;   /* device workspace used, -1 unknown */
-    double seconds;              /* wall time of the run */
-    bool nondeterministic;       /* the engine declared itself nondeterministic */
+    char engine[128];          /* engine that ran ("" when the backend has one) */
+    long long workspace_bytes; /* device workspace used, -1 unknown */
+    double seconds;            /* wall time of the run */
+    bool nondeterministic;     /* the engine declared itself nondeterministic */
 } af_run_info;
 
 typedef struct af_backend af_backend;
@@ -32,18 +31,17 @@ struct af_backend {
     const char *name;
     const char *description;
     unsigned flags;
-    void *state;   /* owned by the backend */
+    void *state; /* owned by the backend */
     /* 0 when usable on this machine; else why says what is missing. */
     int (*available)(af_backend *be, char *why, size_t cap);
     /* AF_RUN_OK or AF_RUN_DECLINED with a one-line reason. */
     af_run_status (*supports)(af_backend *be, const af_case *c, char *why, size_t cap);
     /* List engine names for the case (NULL = one engine only). Returns the count
      * written to names (each AF_NAME_MAX long), or -1 with why. */
-    int (*engines)(af_backend *be, const af_case *c, char (*names)[AF_NAME_MAX], int cap,
-                   char *why, size_t why_cap);
+    int (*engines)(af_backend *be, const af_case *c, char (*names)[AF_NAME_MAX], int cap, char *why, size_t why_cap);
     /* Run forward (and backward when c->backward). engine = "" or a name from engines(). */
-    af_run_status (*run)(af_backend *be, const af_case *c, const char *engine, af_tensors *t,
-                         af_run_info *info, char *why, size_t cap);
+    af_run_status (*run)(af_backend *be, const af_case *c, const char *engine, af_tensors *t, af_run_info *info,
+                         char *why, size_t cap);
     void (*destroy)(af_backend *be);
 };
 
@@ -53,7 +51,7 @@ typedef struct {
     int count;
 } af_registry;
 
-void af_registry_init(af_registry *r);   /* built-ins (cpu, cudnn, planted...) */
+void af_registry_init(af_registry *r); /* built-ins (cpu, cudnn, planted...) */
 void af_registry_add(af_registry *r, af_backend *be);
 /* Find by name; "plugin:PATH.so" loads that plugin. NULL with why when unknown. */
 af_backend *af_registry_find(af_registry *r, const char *name, char *why, size_t cap);

@@ -82,8 +82,8 @@
 #include "model/numeric.h"
 
 #define CPU_MAX_THREADS 64
-#define CPU_ROW_BLOCK 32  /* query rows per work item (forward, dQ) */
-#define CPU_KEY_BLOCK 64  /* keys per work item (dK, dV) */
+#define CPU_ROW_BLOCK   32 /* query rows per work item (forward, dQ) */
+#define CPU_KEY_BLOCK   64 /* keys per work item (dK, dV) */
 
 typedef struct {
     int threads;
@@ -94,10 +94,10 @@ typedef struct {
     const af_case *c;
     af_tensors *t;
     int B, Hq, Hkv, Sq, Skv, Dqk, Dv;
-    int group;          /* heads_q / heads_kv */
-    float scale;        /* af_case_scale: fp32 */
-    bool round_fp16;    /* round P and dS to fp16 (else bf16) */
-    bool fp8;           /* fp8_e4m3: inputs kept as stored E4M3 values, the fp8 recipe */
+    int group;                                      /* heads_q / heads_kv */
+    float scale;                                    /* af_case_scale: fp32 */
+    bool round_fp16;                                /* round P and dS to fp16 (else bf16) */
+    bool fp8;                                       /* fp8_e4m3: inputs kept as stored E4M3 values, the fp8 recipe */
     float descale_q, descale_k, descale_v, scale_o; /* fp8 only */
     float descale_do, descale_o, descale_dp, scale_dp, scale_dq, scale_dk, scale_dv; /* fp8 backward */
     bool backward;
@@ -135,9 +135,7 @@ static inline float round_dt(const cpu_problem *pb, float x) {
 
 /* P or dS as the GEMMs after it see them: rounded to the case dtype, or for fp8_e4m3
  * already the E4M3 value (row_probs_and_dscores casts them with their scales). */
-static inline float gemm_operand(const cpu_problem *pb, float x) {
-    return pb->fp8 ? x : round_dt(pb, x);
-}
+static inline float gemm_operand(const cpu_problem *pb, float x) { return pb->fp8 ? x : round_dt(pb, x); }
 
 static inline float e4m3(float x) { return af_e4m3_to_f32(af_f32_to_e4m3(x)); }
 
@@ -147,10 +145,8 @@ static inline float e4m3(float x) { return af_e4m3_to_f32(af_f32_to_e4m3(x)); }
  * Returns the count; 0 when the row is fully masked. The visible set is an interval:
  * [0, len_kv) cut by causal (j <= diag), window_left (j >= diag - L) and window_right
  * (j <= diag + R), with diag = i (top left) or i + len_kv - len_q (bottom right). */
-static int visible_keys_for_row(const af_case *c, int len_q, int len_kv, int i, int *first,
-                                int *last) {
-    long long diag = c->align == AF_ALIGN_TOP_LEFT ? (long long)i
-                                                    : (long long)i + len_kv - len_q;
+static int visible_keys_for_row(const af_case *c, int len_q, int len_kv, int i, int *first, int *last) {
+    long long diag = c->align == AF_ALIGN_TOP_LEFT ? (long long)i : (long long)i + len_kv - len_q;
     long long lo = 0, hi = (long long)len_kv - 1;
     if (c->mask == AF_MASK_CAUSAL && diag < hi) hi = diag;
     if (c->window_left != -1 && diag - c->window_left > lo) lo = diag - c->window_left;
@@ -177,8 +173,8 @@ static void axpy(int n, float a, const float *restrict x, float *restrict out) {
 
 /* out[j] = sum_d x[d] * mt[d * ld + j] for j < n, d ascending, fp32.
  * x: (D); mt: (D, ld) with the wanted columns starting at mt; out: (n). */
-static void row_times_columns(int D, const float *restrict x, const float *restrict mt,
-                              int64_t ld, int n, float *restrict out) {
+static void row_times_columns(int D, const float *restrict x, const float *restrict mt, int64_t ld, int n,
+                              float *restrict out) {
     for (int j = 0; j < n; j++) out[j] = 0.0f;
     for (int d = 0; d < D; d++) axpy(n, x[d], mt + (int64_t)d * ld, out);
 }
@@ -215,8 +211,8 @@ static inline int64_t row_index(const cpu_problem *pb, int b, int h, int i) { /*
 }
 
 /* Store one row of D values into tensor tid at (b, h, s, 0..D-1). vals: (D) or NULL = 0. */
-static void store_row(const cpu_problem *pb, af_tensor_id tid, int b, int h, int s, int D,
-                      const float *vals, float mult) {
+static void store_row(const cpu_problem *pb, af_tensor_id tid, int b, int h, int s, int D, const float *vals,
+                      float mult) {
     const af_tensor_view *view = &pb->t->plan.view[tid];
     void *buf = pb->t->buf[view->buffer];
     for (int d = 0; d < D; d++) {
@@ -241,40 +237,38 @@ static int rows_in_memory(const cpu_problem *pb, af_tensor_id tid, int len) {
 /* ---- loading inputs ------------------------------------------------------------- */
 
 /* Logical fp32 value of stored input element (b, h, s, d) of Q, K or V. */
-static float load_input(const cpu_problem *pb, af_tensor_id tid, int b, int h, int s, int d,
-                        int64_t off) {
+static float load_input(const cpu_problem *pb, af_tensor_id tid, int b, int h, int s, int d, int64_t off) {
     const af_tensors *t = pb->t;
     const af_tensor_view *view = &t->plan.view[tid];
     double stored = af_storage_load(view->storage, t->buf[view->buffer], off);
     switch (pb->c->dtype) {
-    case AF_DT_FP8_E4M3: /* the stored value; the recipe multiplies the descales in */
-        return (float)stored;
-    case AF_DT_MXFP8: {
-        /* E8M0 scale blocks of 32 along the contraction axis (see tensors.h):
+        case AF_DT_FP8_E4M3: /* the stored value; the recipe multiplies the descales in */
+            return (float)stored;
+        case AF_DT_MXFP8: {
+            /* E8M0 scale blocks of 32 along the contraction axis (see tensors.h):
          * Q, K: (b, h, s, ceil(D/32)) along d;  V: (b, h, ceil(S/32), D) along s. */
-        const uint8_t *scales = NULL;
-        int64_t idx = 0;
-        if (tid == AF_T_Q || tid == AF_T_K) {
-            int H = tid == AF_T_Q ? pb->Hq : pb->Hkv, S = tid == AF_T_Q ? pb->Sq : pb->Skv;
-            int nblk = (pb->Dqk + 31) / 32;
-            scales = tid == AF_T_Q ? t->mx_scale_q : t->mx_scale_k;
-            idx = (((int64_t)b * H + h) * S + s) * nblk + d / 32;
-        } else if (tid == AF_T_V) {
-            int nblk = (pb->Skv + 31) / 32;
-            scales = t->mx_scale_v;
-            idx = (((int64_t)b * pb->Hkv + h) * nblk + s / 32) * pb->Dv + d;
+            const uint8_t *scales = NULL;
+            int64_t idx = 0;
+            if (tid == AF_T_Q || tid == AF_T_K) {
+                int H = tid == AF_T_Q ? pb->Hq : pb->Hkv, S = tid == AF_T_Q ? pb->Sq : pb->Skv;
+                int nblk = (pb->Dqk + 31) / 32;
+                scales = tid == AF_T_Q ? t->mx_scale_q : t->mx_scale_k;
+                idx = (((int64_t)b * H + h) * S + s) * nblk + d / 32;
+            } else if (tid == AF_T_V) {
+                int nblk = (pb->Skv + 31) / 32;
+                scales = t->mx_scale_v;
+                idx = (((int64_t)b * pb->Hkv + h) * nblk + s / 32) * pb->Dv + d;
+            }
+            if (!scales) return (float)stored;
+            return (float)ldexp(stored, (int)scales[idx] - 127);
         }
-        if (!scales) return (float)stored;
-        return (float)ldexp(stored, (int)scales[idx] - 127);
-    }
-    default:
-        return (float)stored;
+        default:
+            return (float)stored;
     }
 }
 
 /* Dense copy of row (b, h, s) of tensor tid into out[0..D-1]. */
-static void load_row(const cpu_problem *pb, af_tensor_id tid, int b, int h, int s, int D,
-                     float *out /* (D) */) {
+static void load_row(const cpu_problem *pb, af_tensor_id tid, int b, int h, int s, int D, float *out /* (D) */) {
     for (int d = 0; d < D; d++) {
         int64_t off = af_layout_offset(&pb->t->plan, tid, b, h, s, d);
         out[d] = load_input(pb, tid, b, h, s, d, off);
@@ -292,8 +286,7 @@ static void gather_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) {
         int b = (int)(item / pb->Hq), h = (int)(item % pb->Hq);
         for (int i = 0; i < pb->len_q[b]; i++) {
             load_row(pb, AF_T_Q, b, h, i, pb->Dqk, (float *)q_row(pb, b, h, i));
-            if (pb->backward)
-                load_row(pb, AF_T_DO, b, h, i, pb->Dv, (float *)do_row(pb, b, h, i));
+            if (pb->backward) load_row(pb, AF_T_DO, b, h, i, pb->Dv, (float *)do_row(pb, b, h, i));
         }
         return;
     }
@@ -317,8 +310,7 @@ static void gather_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) {
 /* Scores of row q (Dqk) against keys [first, first + n) of kv head (b, hk):
  * s[j] = (q . k_{first+j}) * scale, fp32. The same function serves forward and
  * backward, so the backward's P is recomputed from bit-identical scores. */
-static void scores(const cpu_problem *pb, const float *q, int b, int hk, int first, int n,
-                   float *s /* (n) */) {
+static void scores(const cpu_problem *pb, const float *q, int b, int hk, int first, int n, float *s /* (n) */) {
     row_times_columns(pb->Dqk, q, kt_head(pb, b, hk) + first, pb->Skv, n, s);
     for (int j = 0; j < n; j++) s[j] *= pb->scale;
     if (pb->fp8) /* cudnn-frontend's order: attn_scale, then descale_q, then descale_k */
@@ -328,8 +320,8 @@ static void scores(const cpu_problem *pb, const float *q, int b, int hk, int fir
 /* fp8_e4m3 forward of one row whose scores s (n) are computed: P normalised, scaled by
  * AF_FP8_SCALE_S and cast to E4M3; O from the E4M3 P and stored V, descaled, scaled by
  * scale_o and stored E4M3 (the cast is the store). Returns Z (the row sum). */
-static float forward_row_fp8(const cpu_problem *pb, cpu_scratch *scr, int b, int hk, int first, int n,
-                             float m, float *acc /* (Dv) */) {
+static float forward_row_fp8(const cpu_problem *pb, cpu_scratch *scr, int b, int hk, int first, int n, float m,
+                             float *acc /* (Dv) */) {
     float *e = scr->p, z = 0.0f;
     for (int j = 0; j < n; j++) {
         e[j] = af_expf(scr->s[j] - m);
@@ -395,13 +387,11 @@ static void forward_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) 
  * them: p[j] = expf(S - LSE_i), dp[j] = P (dO_i . v_j - D_i) (dS; unrounded, scale
  * applied by the caller). fp8_e4m3 (tensors.h): dP descaled by descale_do, descale_v;
  * dS = ((dP - D) * P) * scale; p[j] = e4m3(P * 448), dp[j] = e4m3(dS * scale_dp). */
-static void row_probs_and_dscores(const cpu_problem *pb, cpu_scratch *scr, int b, int h, int i,
-                                  int first, int n) {
+static void row_probs_and_dscores(const cpu_problem *pb, cpu_scratch *scr, int b, int h, int i, int first, int n) {
     int hk = h / pb->group;
     float lse = pb->lse[row_index(pb, b, h, i)], delta = pb->delta[row_index(pb, b, h, i)];
     scores(pb, q_row(pb, b, h, i), b, hk, first, n, scr->s);
-    row_times_columns(pb->Dv, do_row(pb, b, h, i), vt_head(pb, b, hk) + first, pb->Skv, n,
-                      scr->dp);
+    row_times_columns(pb->Dv, do_row(pb, b, h, i), vt_head(pb, b, hk) + first, pb->Skv, n, scr->dp);
     if (pb->fp8) {
         for (int j = 0; j < n; j++) {
             float p = af_expf(scr->s[j] - lse);
@@ -446,19 +436,18 @@ static void dq_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) {
             if (i < rows_dq) store_row(pb, AF_T_DQ, b, h, i, pb->Dqk, NULL, 1.0f);
             continue;
         }
-        *lse = (float)af_storage_load(lv->storage, t->buf[lv->buffer],
-                                      af_layout_offset(&t->plan, AF_T_LSE, b, h, i, 0));
+        *lse =
+            (float)af_storage_load(lv->storage, t->buf[lv->buffer], af_layout_offset(&t->plan, AF_T_LSE, b, h, i, 0));
         float *o = scr->acc; /* (Dv) O as stored */
         for (int d = 0; d < pb->Dv; d++)
-            o[d] = (float)af_storage_load(ov->storage, t->buf[ov->buffer],
-                                          af_layout_offset(&t->plan, AF_T_O, b, h, i, d));
+            o[d] =
+                (float)af_storage_load(ov->storage, t->buf[ov->buffer], af_layout_offset(&t->plan, AF_T_O, b, h, i, d));
         *delta = dot(pb->Dv, do_row(pb, b, h, i), o);
         if (pb->fp8) *delta = (*delta * pb->descale_do) * pb->descale_o; /* E4M3 dO and O */
         row_probs_and_dscores(pb, scr, b, h, i, first, n);
         float *acc = scr->acc; /* (Dqk) */
         for (int d = 0; d < pb->Dqk; d++) acc[d] = 0.0f;
-        for (int j = 0; j < n; j++)
-            axpy(pb->Dqk, gemm_operand(pb, scr->dp[j]), k_row(pb, b, hk, first + j), acc);
+        for (int j = 0; j < n; j++) axpy(pb->Dqk, gemm_operand(pb, scr->dp[j]), k_row(pb, b, hk, first + j), acc);
         if (pb->fp8) {
             fp8_grad_row(pb->Dqk, acc, pb->descale_dp, pb->descale_k, pb->scale_dq);
             store_row(pb, AF_T_DQ, b, h, i, pb->Dqk, acc, 1.0f);
@@ -477,7 +466,7 @@ static void dkdv_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) {
     int j0 = (int)(item % nkb) * CPU_KEY_BLOCK;
     int len_q = pb->len_q[b], len_kv = pb->len_kv[b];
     int j_end = j0 + CPU_KEY_BLOCK < len_kv ? j0 + CPU_KEY_BLOCK : len_kv; /* exclusive */
-    float *acc_k = scr->acc_k, *acc_v = scr->acc_v; /* (KEY_BLOCK, Dqk), (KEY_BLOCK, Dv) */
+    float *acc_k = scr->acc_k, *acc_v = scr->acc_v;                        /* (KEY_BLOCK, Dqk), (KEY_BLOCK, Dv) */
     memset(acc_k, 0, sizeof(float) * CPU_KEY_BLOCK * pb->Dqk);
     memset(acc_v, 0, sizeof(float) * CPU_KEY_BLOCK * pb->Dv);
     for (int h = hk * pb->group; h < (hk + 1) * pb->group && j0 < j_end; h++) {
@@ -491,10 +480,8 @@ static void dkdv_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) {
             row_probs_and_dscores(pb, scr, b, h, i, first, n);
             for (int j = 0; j < n; j++) {
                 int jj = first + j - j0;
-                axpy(pb->Dv, gemm_operand(pb, scr->p[j]), do_row(pb, b, h, i),
-                     acc_v + (int64_t)jj * pb->Dv);
-                axpy(pb->Dqk, gemm_operand(pb, scr->dp[j]), q_row(pb, b, h, i),
-                     acc_k + (int64_t)jj * pb->Dqk);
+                axpy(pb->Dv, gemm_operand(pb, scr->p[j]), do_row(pb, b, h, i), acc_v + (int64_t)jj * pb->Dv);
+                axpy(pb->Dqk, gemm_operand(pb, scr->dp[j]), q_row(pb, b, h, i), acc_k + (int64_t)jj * pb->Dqk);
             }
         }
     }
@@ -510,11 +497,9 @@ static void dkdv_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) {
     for (int j = j0; j < j0 + CPU_KEY_BLOCK && j < pb->Skv; j++) {
         bool valid = j < len_kv; /* keys past len_kv of padded layouts get 0 */
         if (j < rows_dk)
-            store_row(pb, AF_T_DK, b, hk, j, pb->Dqk,
-                      valid ? acc_k + (int64_t)(j - j0) * pb->Dqk : NULL, mult_k);
+            store_row(pb, AF_T_DK, b, hk, j, pb->Dqk, valid ? acc_k + (int64_t)(j - j0) * pb->Dqk : NULL, mult_k);
         if (j < rows_dv)
-            store_row(pb, AF_T_DV, b, hk, j, pb->Dv,
-                      valid ? acc_v + (int64_t)(j - j0) * pb->Dv : NULL, 1.0f);
+            store_row(pb, AF_T_DV, b, hk, j, pb->Dv, valid ? acc_v + (int64_t)(j - j0) * pb->Dv : NULL, 1.0f);
     }
 }
 
@@ -540,16 +525,14 @@ static void *worker_main(void *arg) {
 
 /* Run fn on items [0, n) with up to n_threads threads. Which thread takes an item
  * does not matter: items write disjoint outputs. */
-static void parallel_for(const cpu_problem *pb, cpu_scratch *scr, int n_threads, cpu_item_fn fn,
-                         int64_t n) {
+static void parallel_for(const cpu_problem *pb, cpu_scratch *scr, int n_threads, cpu_item_fn fn, int64_t n) {
     atomic_llong next;
     atomic_init(&next, 0);
     cpu_worker w[CPU_MAX_THREADS];
     pthread_t tid[CPU_MAX_THREADS];
     bool started[CPU_MAX_THREADS] = {false};
     if (n_threads > n) n_threads = (int)n;
-    for (int k = 0; k < n_threads; k++)
-        w[k] = (cpu_worker){pb, &scr[k], fn, n, &next};
+    for (int k = 0; k < n_threads; k++) w[k] = (cpu_worker){pb, &scr[k], fn, n, &next};
     for (int k = 1; k < n_threads; k++) /* a thread that fails to start leaves its share */
         started[k] = pthread_create(&tid[k], NULL, worker_main, &w[k]) == 0;
     if (n_threads > 0) worker_main(&w[0]);
@@ -568,11 +551,10 @@ static int cpu_available(af_backend *be, char *why, size_t cap) {
 static af_run_status cpu_supports(af_backend *be, const af_case *c, char *why, size_t cap) {
     (void)be;
     if (why && cap) why[0] = '\0';
-    if (c->batch < 1 || c->batch > AF_MAX_BATCH || c->heads_kv < 1 || c->heads_q < 1 ||
-        c->heads_q % c->heads_kv != 0 || c->head_dim_qk < 1 || c->head_dim_v < 1 ||
-        c->seqlen_q < 0 || c->seqlen_kv < 0) {
-        snprintf(why, cap, "cpu backend: invalid shape (batch %d, heads %d/%d, head dims %d/%d)",
-                 c->batch, c->heads_q, c->heads_kv, c->head_dim_qk, c->head_dim_v);
+    if (c->batch < 1 || c->batch > AF_MAX_BATCH || c->heads_kv < 1 || c->heads_q < 1 || c->heads_q % c->heads_kv != 0 ||
+        c->head_dim_qk < 1 || c->head_dim_v < 1 || c->seqlen_q < 0 || c->seqlen_kv < 0) {
+        snprintf(why, cap, "cpu backend: invalid shape (batch %d, heads %d/%d, head dims %d/%d)", c->batch, c->heads_q,
+                 c->heads_kv, c->head_dim_qk, c->head_dim_v);
         return AF_RUN_DECLINED;
     }
     if (c->backward && c->dtype == AF_DT_MXFP8) {
@@ -580,8 +562,7 @@ static af_run_status cpu_supports(af_backend *be, const af_case *c, char *why, s
         return AF_RUN_DECLINED;
     }
     if (c->cp_size > 1) {
-        snprintf(why, cap, "cpu backend: context parallelism (cp %d) needs a CP wrapper backend",
-                 c->cp_size);
+        snprintf(why, cap, "cpu backend: context parallelism (cp %d) needs a CP wrapper backend", c->cp_size);
         return AF_RUN_DECLINED;
     }
     return AF_RUN_OK;
@@ -626,8 +607,8 @@ static float *floats(int64_t n) {
     return calloc(n > 0 ? (size_t)n : 1, sizeof(float));
 }
 
-static af_run_status cpu_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t,
-                             af_run_info *info, char *why, size_t cap) {
+static af_run_status cpu_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t, af_run_info *info,
+                             char *why, size_t cap) {
     double t0 = af_clock_mono();
     (void)engine;
     if (info) {
@@ -688,8 +669,8 @@ static af_run_status cpu_run(af_backend *be, const af_case *c, const char *engin
     memset(scr, 0, sizeof scr);
     for (int k = 0; k < n_threads && ok; k++) ok = scratch_alloc(&scr[k], &pb) == 0;
     if (!ok) {
-        snprintf(why, cap, "cpu backend: out of host memory for %lld query and %lld key rows",
-                 (long long)nq, (long long)nkv);
+        snprintf(why, cap, "cpu backend: out of host memory for %lld query and %lld key rows", (long long)nq,
+                 (long long)nkv);
         for (int k = 0; k < n_threads; k++) scratch_free(&scr[k]);
         problem_free(&pb);
         return AF_RUN_RESOURCE;
@@ -700,7 +681,7 @@ static af_run_status cpu_run(af_backend *be, const af_case *c, const char *engin
     parallel_for(&pb, scr, n_threads, gather_item, (int64_t)pb.B * (pb.Hq + pb.Hkv));
     parallel_for(&pb, scr, n_threads, forward_item, n_row_items);
     if (pb.backward) {
-        parallel_for(&pb, scr, n_threads, dq_item, n_row_items);  /* also fills lse, delta */
+        parallel_for(&pb, scr, n_threads, dq_item, n_row_items); /* also fills lse, delta */
         parallel_for(&pb, scr, n_threads, dkdv_item, n_key_items);
     }
 

@@ -23,10 +23,9 @@
 #endif
 
 /* The ABI's tensor order and storage codes are attnfuzz's own, by construction. */
-_Static_assert(AF_PLUGIN_Q == AF_T_Q && AF_PLUGIN_K == AF_T_K && AF_PLUGIN_V == AF_T_V &&
-                   AF_PLUGIN_O == AF_T_O && AF_PLUGIN_LSE == AF_T_LSE && AF_PLUGIN_DO == AF_T_DO &&
-                   AF_PLUGIN_DQ == AF_T_DQ && AF_PLUGIN_DK == AF_T_DK && AF_PLUGIN_DV == AF_T_DV &&
-                   AF_PLUGIN_TENSORS == AF_T_COUNT,
+_Static_assert(AF_PLUGIN_Q == AF_T_Q && AF_PLUGIN_K == AF_T_K && AF_PLUGIN_V == AF_T_V && AF_PLUGIN_O == AF_T_O &&
+                   AF_PLUGIN_LSE == AF_T_LSE && AF_PLUGIN_DO == AF_T_DO && AF_PLUGIN_DQ == AF_T_DQ &&
+                   AF_PLUGIN_DK == AF_T_DK && AF_PLUGIN_DV == AF_T_DV && AF_PLUGIN_TENSORS == AF_T_COUNT,
                "plugin tensor indices follow af_tensor_id");
 _Static_assert(AF_PLUGIN_STORAGE_F16 == AF_ST_F16 && AF_PLUGIN_STORAGE_BF16 == AF_ST_BF16 &&
                    AF_PLUGIN_STORAGE_E4M3 == AF_ST_E4M3 && AF_PLUGIN_STORAGE_F32 == AF_ST_F32,
@@ -56,8 +55,7 @@ static void problem_from_case(const af_case *c, plugin_problem_buf *pb) {
     for (int b = 0; b < c->batch && b < AF_MAX_BATCH; b++) {
         pb->seqlens_q[b] = af_case_len_q(c, b);
         pb->seqlens_kv[b] = af_case_len_kv(c, b);
-        if (pb->seqlens_q[b] != c->seqlen_q || pb->seqlens_kv[b] != c->seqlen_kv)
-            p->flags |= AF_PLUGIN_PADDED;
+        if (pb->seqlens_q[b] != c->seqlen_q || pb->seqlens_kv[b] != c->seqlen_kv) p->flags |= AF_PLUGIN_PADDED;
     }
     p->seqlens_q = pb->seqlens_q;
     p->seqlens_kv = pb->seqlens_kv;
@@ -76,14 +74,13 @@ static void problem_from_case(const af_case *c, plugin_problem_buf *pb) {
 /* Where the buffers, the ragged token starts, the page table and the mxfp8 scales
  * live for this call: the host af_tensors, or their device copies. */
 typedef struct {
-    uint8_t *buffer[AF_BUF_COUNT];   /* start of data of each buffer (NULL: unused) */
+    uint8_t *buffer[AF_BUF_COUNT]; /* start of data of each buffer (NULL: unused) */
     const int64_t *token_start_q, *token_start_kv;
     const int32_t *page_table;
-    const uint8_t *mx_scale[3];      /* Q, K, V */
+    const uint8_t *mx_scale[3]; /* Q, K, V */
 } plugin_memory;
 
-static void tensors_from_plan(const af_case *c, const af_tensors *t, const plugin_memory *mem,
-                              af_plugin_tensors *out) {
+static void tensors_from_plan(const af_case *c, const af_tensors *t, const plugin_memory *mem, af_plugin_tensors *out) {
     memset(out, 0, sizeof *out);
     const af_layout_plan *plan = &t->plan;
     for (int i = 0; i < AF_T_COUNT; i++) {
@@ -118,7 +115,7 @@ static void tensors_from_plan(const af_case *c, const af_tensors *t, const plugi
         out->t[AF_T_K].descale = t->descale_k;
         out->t[AF_T_V].descale = t->descale_v;
         out->t[AF_T_DO].descale = t->descale_do;
-        out->t[AF_T_O].descale = t->descale_o; /* O is E4M3: store e4m3(O / descale) */
+        out->t[AF_T_O].descale = t->descale_o;   /* O is E4M3: store e4m3(O / descale) */
         out->t[AF_T_DQ].descale = t->descale_dq; /* so are the gradients (tensors.h) */
         out->t[AF_T_DK].descale = t->descale_dk;
         out->t[AF_T_DV].descale = t->descale_dv;
@@ -132,11 +129,16 @@ static void tensors_from_plan(const af_case *c, const af_tensors *t, const plugi
 
 static af_run_status status_from_plugin(int rc) {
     switch (rc) {
-    case AF_PLUGIN_OK: return AF_RUN_OK;
-    case AF_PLUGIN_DECLINE: return AF_RUN_DECLINED;
-    case AF_PLUGIN_CRASH: return AF_RUN_CRASH;
-    case AF_PLUGIN_RESOURCE: return AF_RUN_RESOURCE;
-    default: return AF_RUN_ERROR;
+        case AF_PLUGIN_OK:
+            return AF_RUN_OK;
+        case AF_PLUGIN_DECLINE:
+            return AF_RUN_DECLINED;
+        case AF_PLUGIN_CRASH:
+            return AF_RUN_CRASH;
+        case AF_PLUGIN_RESOURCE:
+            return AF_RUN_RESOURCE;
+        default:
+            return AF_RUN_ERROR;
     }
 }
 
@@ -153,8 +155,7 @@ static int plugin_available(af_backend *be, char *why, size_t cap) {
             return -1;
         }
 #else
-        snprintf(why, cap, "plugin '%s' wants GPU buffers, but this attnfuzz was built without CUDA",
-                 st->path);
+        snprintf(why, cap, "plugin '%s' wants GPU buffers, but this attnfuzz was built without CUDA", st->path);
         return -1;
 #endif
     }
@@ -164,14 +165,15 @@ static int plugin_available(af_backend *be, char *why, size_t cap) {
 /* Declines that belong to the loader, whatever the plugin says. */
 static af_run_status loader_declines(const af_plugin_state *st, const af_case *c, char *why, size_t cap) {
     if (c->cp_size > 1) {
-        snprintf(why, cap, "plugin '%s': context parallelism (cp %d) is not part of the plugin ABI; "
-                 "use a CP wrapper backend", st->path, c->cp_size);
+        snprintf(why, cap,
+                 "plugin '%s': context parallelism (cp %d) is not part of the plugin ABI; "
+                 "use a CP wrapper backend",
+                 st->path, c->cp_size);
         return AF_RUN_DECLINED;
     }
 #ifndef ATTNFUZZ_HAVE_CUDA
     if (st->plugin_flags & AF_PLUGIN_WANTS_DEVICE) {
-        snprintf(why, cap, "plugin '%s' wants GPU buffers, but this attnfuzz was built without CUDA",
-                 st->path);
+        snprintf(why, cap, "plugin '%s' wants GPU buffers, but this attnfuzz was built without CUDA", st->path);
         return AF_RUN_DECLINED;
     }
 #endif
@@ -191,8 +193,8 @@ static af_run_status plugin_supports(af_backend *be, const af_case *c, char *why
     return rc == AF_PLUGIN_DECLINE ? AF_RUN_DECLINED : status_from_plugin(rc);
 }
 
-static af_run_status call_plugin(af_plugin_state *st, const af_plugin_problem *p,
-                                 const af_plugin_tensors *pt, char *why, size_t cap) {
+static af_run_status call_plugin(af_plugin_state *st, const af_plugin_problem *p, const af_plugin_tensors *pt,
+                                 char *why, size_t cap) {
     if (why && cap) why[0] = '\0';
     int rc = st->run(p, pt, why, cap);
     af_run_status s = status_from_plugin(rc);
@@ -201,8 +203,8 @@ static af_run_status call_plugin(af_plugin_state *st, const af_plugin_problem *p
     return s;
 }
 
-static af_run_status run_on_host(af_plugin_state *st, const af_case *c, af_tensors *t,
-                                 const af_plugin_problem *p, char *why, size_t cap) {
+static af_run_status run_on_host(af_plugin_state *st, const af_case *c, af_tensors *t, const af_plugin_problem *p,
+                                 char *why, size_t cap) {
     plugin_memory mem;
     memset(&mem, 0, sizeof mem);
     for (int i = 0; i < AF_BUF_COUNT; i++) mem.buffer[i] = t->buf[i];
@@ -235,8 +237,8 @@ static af_run_status upload_array(void **dev, const void *host, size_t bytes, ch
     return s;
 }
 
-static af_run_status run_on_device(af_plugin_state *st, const af_case *c, af_tensors *t,
-                                   const af_plugin_problem *p, char *why, size_t cap) {
+static af_run_status run_on_device(af_plugin_state *st, const af_case *c, af_tensors *t, const af_plugin_problem *p,
+                                   char *why, size_t cap) {
     af_gpu_tensors g;
     memset(&g, 0, sizeof g);
     void *dev_ts_q = NULL, *dev_ts_kv = NULL, *dev_pages = NULL, *dev_mx[3] = {NULL, NULL, NULL};
@@ -276,8 +278,8 @@ static af_run_status run_on_device(af_plugin_state *st, const af_case *c, af_ten
 }
 #endif
 
-static af_run_status plugin_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t,
-                                af_run_info *info, char *why, size_t cap) {
+static af_run_status plugin_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t, af_run_info *info,
+                                char *why, size_t cap) {
     af_plugin_state *st = be->state;
     double t0 = af_clock_mono();
     (void)engine;

@@ -48,8 +48,7 @@ af_backend *af_plugin_load_named(const char *path, bool use_declared_name, char 
     af_plugin_supports_fn supports = NULL;
     af_plugin_run_fn run = NULL;
     void *raw[4] = {NULL, NULL, NULL, NULL};
-    const char *names[4] = {AF_PLUGIN_SYM_ABI_VERSION, AF_PLUGIN_SYM_INFO, AF_PLUGIN_SYM_SUPPORTS,
-                            AF_PLUGIN_SYM_RUN};
+    const char *names[4] = {AF_PLUGIN_SYM_ABI_VERSION, AF_PLUGIN_SYM_INFO, AF_PLUGIN_SYM_SUPPORTS, AF_PLUGIN_SYM_RUN};
     char missing[256] = "";
     int n_missing = 0;
     for (int k = 0; k < 4; k++) {
@@ -62,9 +61,10 @@ af_backend *af_plugin_load_named(const char *path, bool use_declared_name, char 
         }
     }
     if (n_missing) {
-        snprintf(why, cap, "cannot load plugin '%s': missing symbol%s %s (export %s with C linkage; "
-                 "see attnfuzz/plugin.h)", path, n_missing > 1 ? "s" : "", missing,
-                 n_missing > 1 ? "them" : "it");
+        snprintf(why, cap,
+                 "cannot load plugin '%s': missing symbol%s %s (export %s with C linkage; "
+                 "see attnfuzz/plugin.h)",
+                 path, n_missing > 1 ? "s" : "", missing, n_missing > 1 ? "them" : "it");
         dlclose(handle);
         return NULL;
     }
@@ -75,7 +75,8 @@ af_backend *af_plugin_load_named(const char *path, bool use_declared_name, char 
     memcpy(&run, &raw[3], sizeof run);
     uint32_t version = abi_version();
     if (version != ATTNFUZZ_PLUGIN_ABI_VERSION) {
-        snprintf(why, cap, "cannot load plugin '%s': %s() returned ABI version %u, this attnfuzz "
+        snprintf(why, cap,
+                 "cannot load plugin '%s': %s() returned ABI version %u, this attnfuzz "
                  "speaks version %u (rebuild the plugin against this attnfuzz/plugin.h)",
                  path, AF_PLUGIN_SYM_ABI_VERSION, version, ATTNFUZZ_PLUGIN_ABI_VERSION);
         dlclose(handle);
@@ -84,16 +85,18 @@ af_backend *af_plugin_load_named(const char *path, bool use_declared_name, char 
     const af_plugin_info *pi = info();
     if (!pi || pi->abi_version != ATTNFUZZ_PLUGIN_ABI_VERSION || !pi->name || !pi->name[0]) {
         snprintf(why, cap, "cannot load plugin '%s': %s() returned %s", path, AF_PLUGIN_SYM_INFO,
-                 !pi ? "NULL" : pi->abi_version != ATTNFUZZ_PLUGIN_ABI_VERSION
-                                    ? "an info struct of another ABI version"
-                                    : "no name");
+                 !pi                                              ? "NULL"
+                 : pi->abi_version != ATTNFUZZ_PLUGIN_ABI_VERSION ? "an info struct of another ABI version"
+                                                                  : "no name");
         dlclose(handle);
         return NULL;
     }
     for (const char *q = pi->name; *q; q++) {
         if (*q == ' ' || *q == '\t' || *q == '\n' || (size_t)(q - pi->name) >= AF_NAME_MAX - 1) {
-            snprintf(why, cap, "cannot load plugin '%s': %s() declares a name with spaces or over %d "
-                     "characters", path, AF_PLUGIN_SYM_INFO, AF_NAME_MAX - 1);
+            snprintf(why, cap,
+                     "cannot load plugin '%s': %s() declares a name with spaces or over %d "
+                     "characters",
+                     path, AF_PLUGIN_SYM_INFO, AF_NAME_MAX - 1);
             dlclose(handle);
             return NULL;
         }
@@ -131,4 +134,3 @@ af_backend *af_plugin_load(const char *path, char *why, size_t cap) {
     }
     return af_plugin_load_named(path, false, why, cap);
 }
-

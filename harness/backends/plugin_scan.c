@@ -22,9 +22,7 @@ static bool has_so_suffix(const char *name) {
     return n > 3 && strcmp(name + n - 3, ".so") == 0;
 }
 
-static int compare_names(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
+static int compare_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 /* Directories already scanned (by real path), so that the same folder named twice
  * (ATTNFUZZ_PLUGIN_PATH and beside the binary) is read once. */
@@ -66,8 +64,8 @@ static void scan_dir(af_registry *r, const char *dir, scanned_dirs *seen) {
                     fprintf(stderr, "attnfuzz: warning: skipping plugin '%s': backend name '%s' is already taken\n",
                             path, be->name);
                 else
-                    fprintf(stderr, "attnfuzz: warning: skipping plugin '%s': the registry holds %d backends\n",
-                            path, capacity);
+                    fprintf(stderr, "attnfuzz: warning: skipping plugin '%s': the registry holds %d backends\n", path,
+                            capacity);
                 be->destroy(be);
             } else {
                 af_registry_add(r, be);

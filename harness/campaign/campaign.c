@@ -127,8 +127,7 @@ int af_campaign_run(const af_campaign_opts *o) {
         strftime(cp->dir, sizeof cp->dir, "campaign-%Y%m%d-%H%M%S", &tm);
     }
     char why[512];
-    if (af_session_open_ex(&cp->s, o->backend, o->backend_obj, o->engine, cp->dir, o->session_flags, why,
-                           sizeof why)) {
+    if (af_session_open_ex(&cp->s, o->backend, o->backend_obj, o->engine, cp->dir, o->session_flags, why, sizeof why)) {
         fprintf(stderr, "attnfuzz campaign: %s\n", why);
         free(cp);
         return strstr(why, "unknown backend") ? 2 : 3;
@@ -138,7 +137,8 @@ int af_campaign_run(const af_campaign_opts *o) {
      * on to attnfuzz_fuzz; below 1024 it is ignored, as ATTNFUZZ_MAX_WORK is. Without
      * either, a backend that needs a GPU gets the GPU budget (AF_FUZZ_GPU_DEFAULT_WORK:
      * the judge runs on the GPU there), a CPU backend the default one. */
-    if (o->max_work >= 1024) af_fuzz_limits_set_work(&cp->s.limits, o->max_work);
+    if (o->max_work >= 1024)
+        af_fuzz_limits_set_work(&cp->s.limits, o->max_work);
     else if ((cp->s.backend->flags & AF_BACKEND_NEEDS_GPU) && !af_config_get(AF_CFG_MAX_WORK))
         af_fuzz_limits_set_work(&cp->s.limits, AF_FUZZ_GPU_DEFAULT_WORK);
     cp->deadline_s = o->deadline_s > 0 ? o->deadline_s : cp->s.default_deadline_s;
@@ -180,10 +180,11 @@ int af_campaign_run(const af_campaign_opts *o) {
     cp->st.jobs = o->jobs < 1 ? 1 : o->jobs;
     cp->st.mode = use_libfuzzer ? "libfuzzer" : "inprocess";
     cp->st.max_work = cp->s.limits.max_work;
-    fprintf(stderr,
-            "attnfuzz campaign: %s, backend %s%s, %d job(s), %.0f s, %d seed(s), max work %.0f, deadline %d s, out %s\n",
-            cp->st.mode, cp->s.backend_name, cp->s.isolated ? " (isolated: runs in forked children only)" : "",
-            cp->st.jobs, o->time_s, seeds, cp->s.limits.max_work, cp->deadline_s, cp->dir);
+    fprintf(
+        stderr,
+        "attnfuzz campaign: %s, backend %s%s, %d job(s), %.0f s, %d seed(s), max work %.0f, deadline %d s, out %s\n",
+        cp->st.mode, cp->s.backend_name, cp->s.isolated ? " (isolated: runs in forked children only)" : "", cp->st.jobs,
+        o->time_s, seeds, cp->s.limits.max_work, cp->deadline_s, cp->dir);
     af_cp_update_stats(cp, false);
 
     double stop_at = cp->t0 + o->time_s;
@@ -214,8 +215,8 @@ int af_campaign_run(const af_campaign_opts *o) {
     cp->st.elapsed_s = fuzz_elapsed;
     af_stats_write(cp->dir, &cp->st);
     af_stats_progress(&cp->st, cp->tty, true);
-    fprintf(stderr, "attnfuzz campaign: %d bucket(s); reports in %s/report.{json,junit.xml,sarif,html}\n", cp->st.buckets,
-            cp->dir);
+    fprintf(stderr, "attnfuzz campaign: %d bucket(s); reports in %s/report.{json,junit.xml,sarif,html}\n",
+            cp->st.buckets, cp->dir);
     int rc = cp->st.buckets > 0 ? 1 : 0;
     af_queue_free(&cp->queue);
     af_session_close(&cp->s);

@@ -39,9 +39,9 @@
 #include "backends/backend.h"
 
 typedef struct {
-    double time_s;             /* fuzzing time (minimisation of the last buckets and the
+    double time_s;  /* fuzzing time (minimisation of the last buckets and the
                                   reports come after) */
-    double total_s;            /* 0, or a hard limit on the whole run: fuzzing stops by
+    double total_s; /* 0, or a hard limit on the whole run: fuzzing stops by
                                   then, minimisation stops 5 s before, findings not yet
                                   minimised are stored as found, reports are written */
     const char *backend, *engine;
@@ -49,16 +49,16 @@ typedef struct {
     const char *out_dir;
     const char *const *corpus; /* seed corpus paths */
     int n_corpus;
-    int deadline_s;            /* per case; 0 = the session's default (60 s, GPU 300 s) */
-    double max_work;           /* 0 = default budget */
+    int deadline_s;  /* per case; 0 = the session's default (60 s, GPU 300 s) */
+    double max_work; /* 0 = default budget */
     uint64_t seed;
-    int minimize_runs;         /* run budget per minimisation (default 200) */
-    bool force_inprocess;      /* ignore attnfuzz_fuzz even when it exists */
-    const char *fuzzer_path;   /* NULL = attnfuzz_fuzz beside this executable */
-    int rss_limit_mb;          /* libFuzzer -rss_limit_mb (default 4096) */
-    af_backend *backend_obj;   /* tests / embedding: this backend instead of looking up
+    int minimize_runs;       /* run budget per minimisation (default 200) */
+    bool force_inprocess;    /* ignore attnfuzz_fuzz even when it exists */
+    const char *fuzzer_path; /* NULL = attnfuzz_fuzz beside this executable */
+    int rss_limit_mb;        /* libFuzzer -rss_limit_mb (default 4096) */
+    af_backend *backend_obj; /* tests / embedding: this backend instead of looking up
                                   `backend` (not owned; forces the in-process engine) */
-    unsigned session_flags;    /* extra AF_SESSION_* flags (tests: AF_SESSION_ISOLATE) */
+    unsigned session_flags;  /* extra AF_SESSION_* flags (tests: AF_SESSION_ISOLATE) */
 } af_campaign_opts;
 
 void af_campaign_opts_default(af_campaign_opts *o);

@@ -21,17 +21,16 @@ typedef struct {
     af_session s;
     af_campaign_stats st;
     char dir[1024];
-    double t0;                  /* monotonic start */
+    double t0; /* monotonic start */
     bool tty;
     double last_progress;
     uint64_t rng;
     af_queue queue;
-    bool libfuzzer;             /* counts come from DIR/workers, corpus from DIR/corpus */
-    double fuzz_end;            /* monotonic time fuzzing stopped (0 = still running) */
-    int deadline_s;             /* per case: --deadline or the session's default */
-    double end_at;              /* monotonic hard end of the whole run (--total-time), 0 = none */
+    bool libfuzzer;  /* counts come from DIR/workers, corpus from DIR/corpus */
+    double fuzz_end; /* monotonic time fuzzing stopped (0 = still running) */
+    int deadline_s;  /* per case: --deadline or the session's default */
+    double end_at;   /* monotonic hard end of the whole run (--total-time), 0 = none */
 } af_campaign_state;
-
 
 /* ---- campaign.c ---- */
 /* The per-run deadline now: --deadline, cut to what is left before --total-time's end

@@ -85,7 +85,8 @@ static void handle_result(af_campaign_state *cp, const af_case *c, const input_b
             af_session_store(&cp->s, c, &r->verdict, AF_STORE_FUZZ, NULL, NULL, NULL, bucket);
         }
     }
-    if (af_queue_offer(&cp->queue, in->data, in->size, r->counters, false) > 0) save_corpus_input(cp, in->data, in->size);
+    if (af_queue_offer(&cp->queue, in->data, in->size, r->counters, false) > 0)
+        save_corpus_input(cp, in->data, in->size);
 }
 
 void af_cp_run_inprocess(af_campaign_state *cp, double stop_at) {
@@ -132,4 +133,3 @@ void af_cp_run_inprocess(af_campaign_state *cp, double stop_at) {
     }
     free(results);
 }
-

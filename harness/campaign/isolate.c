@@ -15,7 +15,7 @@
 #include "util/fsutil.h"
 
 #define WAIT_SLICE_MS 200 /* wake up at least this often to check deadlines */
-#define MAX_WAITED 64     /* children one af_isolate_wait_any looks at */
+#define MAX_WAITED    64  /* children one af_isolate_wait_any looks at */
 
 int af_isolate_start(af_isolate_child *ch, af_isolate_fn fn, void *user, void *out, size_t out_size, int deadline_s,
                      double grace_s) {

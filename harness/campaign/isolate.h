@@ -17,19 +17,19 @@
 typedef void (*af_isolate_fn)(void *user, void *out, size_t out_size);
 
 typedef struct {
-    bool complete;    /* out holds all out_size bytes and the child exited 0 */
-    bool timed_out;   /* past its deadline: its own alarm (SIGALRM) or the parent's kill */
-    int term_signal;  /* the signal that ended the child; 0 when it exited */
-    int exit_status;  /* its exit status when it exited; -1 when a signal ended it */
-    double seconds;   /* from start to reaped */
+    bool complete;   /* out holds all out_size bytes and the child exited 0 */
+    bool timed_out;  /* past its deadline: its own alarm (SIGALRM) or the parent's kill */
+    int term_signal; /* the signal that ended the child; 0 when it exited */
+    int exit_status; /* its exit status when it exited; -1 when a signal ended it */
+    double seconds;  /* from start to reaped */
 } af_isolate_outcome;
 
 typedef struct {
-    int pid;          /* 0 = not running (a free slot) */
-    int fd;           /* read end of the pipe (non-blocking) */
-    double started;   /* af_clock_mono at the start */
-    double deadline;  /* when the parent kills it; 0 = never */
-    void *out;        /* the caller's buffer for the child's bytes */
+    int pid;         /* 0 = not running (a free slot) */
+    int fd;          /* read end of the pipe (non-blocking) */
+    double started;  /* af_clock_mono at the start */
+    double deadline; /* when the parent kills it; 0 = never */
+    void *out;       /* the caller's buffer for the child's bytes */
     size_t out_size, got;
 } af_isolate_child;
 

@@ -38,11 +38,16 @@ static void read_worker_stats(af_campaign_state *cp) {
         char key[64];
         double val;
         while (fscanf(f, "%63s %lf", key, &val) == 2) {
-            if (!strcmp(key, "cases")) cases += (long long)val;
-            else if (!strcmp(key, "findings")) findings += (long long)val;
-            else if (!strcmp(key, "declined")) declined += (long long)val;
-            else if (!strcmp(key, "errors")) errors += (long long)val;
-            else if (!strcmp(key, "first_finding_unix") && val > 0 && (first < 0 || val < first)) first = val;
+            if (!strcmp(key, "cases"))
+                cases += (long long)val;
+            else if (!strcmp(key, "findings"))
+                findings += (long long)val;
+            else if (!strcmp(key, "declined"))
+                declined += (long long)val;
+            else if (!strcmp(key, "errors"))
+                errors += (long long)val;
+            else if (!strcmp(key, "first_finding_unix") && val > 0 && (first < 0 || val < first))
+                first = val;
         }
         fclose(f);
     }
@@ -57,8 +62,7 @@ static void read_worker_stats(af_campaign_state *cp) {
     DIR *cd = opendir(corpus);
     if (cd) {
         int files = 0;
-        while ((e = readdir(cd)))
-            files += e->d_name[0] != '.';
+        while ((e = readdir(cd))) files += e->d_name[0] != '.';
         closedir(cd);
         cp->st.corpus = files;
     }
@@ -76,10 +80,14 @@ static void convert_artifacts(af_campaign_state *cp) {
     struct dirent *e;
     while ((e = readdir(d))) {
         af_verdict_kind kind;
-        if (!strncmp(e->d_name, "crash-", 6) || !strncmp(e->d_name, "leak-", 5)) kind = AF_V_CRASH;
-        else if (!strncmp(e->d_name, "timeout-", 8)) kind = AF_V_HANG;
-        else if (!strncmp(e->d_name, "oom-", 4)) kind = AF_V_RESOURCE;
-        else continue;
+        if (!strncmp(e->d_name, "crash-", 6) || !strncmp(e->d_name, "leak-", 5))
+            kind = AF_V_CRASH;
+        else if (!strncmp(e->d_name, "timeout-", 8))
+            kind = AF_V_HANG;
+        else if (!strncmp(e->d_name, "oom-", 4))
+            kind = AF_V_RESOURCE;
+        else
+            continue;
         char path[1500], dst[1600];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         FILE *f = fopen(path, "rb");
@@ -95,8 +103,10 @@ static void convert_artifacts(af_campaign_state *cp) {
         af_session_fatal_verdict(&cp->s, &c, kind, detail, &v);
         char bucket[AF_BUCKET_ID_LEN + 1];
         af_session_store(&cp->s, &c, &v, AF_STORE_FUZZ, NULL, NULL, NULL, bucket);
-        if (kind == AF_V_HANG) cp->st.hangs++;
-        else cp->st.crashes++;
+        if (kind == AF_V_HANG)
+            cp->st.hangs++;
+        else
+            cp->st.crashes++;
         if (cp->st.time_to_first_finding_s < 0) cp->st.time_to_first_finding_s = af_clock_unix() - cp->st.start_unix;
         af_mkdirs(done_dir, NULL, 0);
         snprintf(dst, sizeof dst, "%s/%s", done_dir, e->d_name);
@@ -118,8 +128,7 @@ static char **child_environment(const af_campaign_state *cp, child_options *opt)
     const af_config_var passed[] = {AF_CFG_OUT, AF_CFG_BACKEND, AF_CFG_ENGINE, AF_CFG_DEFER_NEW, AF_CFG_MAX_WORK};
     const int n_passed = (int)(sizeof passed / sizeof passed[0]);
     snprintf(opt->out, sizeof opt->out, "%s=%s", af_config_entry_of(AF_CFG_OUT)->name, cp->dir);
-    snprintf(opt->backend, sizeof opt->backend, "%s=%s", af_config_entry_of(AF_CFG_BACKEND)->name,
-             cp->s.backend_name);
+    snprintf(opt->backend, sizeof opt->backend, "%s=%s", af_config_entry_of(AF_CFG_BACKEND)->name, cp->s.backend_name);
     snprintf(opt->engine, sizeof opt->engine, "%s=%s", af_config_entry_of(AF_CFG_ENGINE)->name, cp->s.engine);
     snprintf(opt->max_work, sizeof opt->max_work, "%s=%.0f", af_config_entry_of(AF_CFG_MAX_WORK)->name,
              cp->s.limits.max_work);
@@ -154,15 +163,28 @@ int af_cp_run_libfuzzer(af_campaign_state *cp, const char *fuzzer, double stop_a
     snprintf(artifacts, sizeof artifacts, "-artifact_prefix=%s/crashes/", cp->dir);
     char a_fork[32], a_time[48], a_timeout[48], a_rss[48], a_seed[48];
     snprintf(a_fork, sizeof a_fork, "-fork=%d", cp->o->jobs < 1 ? 1 : cp->o->jobs);
-    snprintf(a_time, sizeof a_time, "-max_total_time=%d", (int)(cp->o->time_s + 0.5) > 0 ? (int)(cp->o->time_s + 0.5) : 1);
+    snprintf(a_time, sizeof a_time, "-max_total_time=%d",
+             (int)(cp->o->time_s + 0.5) > 0 ? (int)(cp->o->time_s + 0.5) : 1);
     snprintf(a_timeout, sizeof a_timeout, "-timeout=%d", cp->deadline_s);
     /* a wide budget's cases hold up to AF_FUZZ_WIDE_MAX_ELEMENTS doubles (24 GB) */
     int rss_mb = cp->o->rss_limit_mb;
     if (af_fuzz_limits_wide(&cp->s.limits) && rss_mb < 49152) rss_mb = 49152;
     snprintf(a_rss, sizeof a_rss, "-rss_limit_mb=%d", rss_mb);
     snprintf(a_seed, sizeof a_seed, "-seed=%llu", (unsigned long long)(cp->o->seed ? cp->o->seed % 4000000000ull : 0));
-    char *argv[] = {(char *)fuzzer, corpus, a_fork, "-ignore_crashes=1", "-ignore_timeouts=1", "-ignore_ooms=1",
-                    a_time, a_timeout, a_rss, artifacts, "-max_len=1024", a_seed, "-print_final_stats=1", NULL};
+    char *argv[] = {(char *)fuzzer,
+                    corpus,
+                    a_fork,
+                    "-ignore_crashes=1",
+                    "-ignore_timeouts=1",
+                    "-ignore_ooms=1",
+                    a_time,
+                    a_timeout,
+                    a_rss,
+                    artifacts,
+                    "-max_len=1024",
+                    a_seed,
+                    "-print_final_stats=1",
+                    NULL};
     child_options opt;
     char **env = child_environment(cp, &opt);
     if (!env) return -1;
@@ -231,4 +253,3 @@ bool af_cp_find_fuzzer(const af_campaign_opts *o, char *out, size_t cap) {
     snprintf(out, cap, "%s/attnfuzz_fuzz", self);
     return access(out, X_OK) == 0;
 }
-

@@ -53,7 +53,8 @@ static void remove_pending(const char *case_path) {
 
 /* Store case c with verdict v in its bucket from this process (no heatmap): for a
  * crash / hang, or when the re-run in a child did not store it. */
-static void store_here(af_campaign_state *cp, const af_case *c, const af_verdict *v, const af_case *original, char *bucket) {
+static void store_here(af_campaign_state *cp, const af_case *c, const af_verdict *v, const af_case *original,
+                       char *bucket) {
     af_session_store(&cp->s, c, v, AF_STORE_ALWAYS, original, NULL, NULL, bucket);
 }
 
@@ -195,4 +196,3 @@ int af_cp_process_pending(af_campaign_state *cp, double stop_at, bool keep_rest)
     if (keep_rest && n == 512 && handled > 0) handled += af_cp_process_pending(cp, stop_at, true);
     return handled;
 }
-

@@ -131,8 +131,10 @@ int af_seed_corpus(const char *const *paths, int n_paths, const char *out_corpus
         for (int k = 0; k < n; k++) {
             char path[2048];
             snprintf(path, sizeof path, "%s/%s", paths[i], names[k]);
-            if (!rc && seed_one(path, out_corpus_dir, q, why, cap)) rc = -1;
-            else if (!rc) count++;
+            if (!rc && seed_one(path, out_corpus_dir, q, why, cap))
+                rc = -1;
+            else if (!rc)
+                count++;
             free(names[k]);
         }
         free(names);

@@ -12,14 +12,14 @@
 typedef struct {
     uint8_t *data;
     size_t size;
-    int picked;             /* times chosen as a parent */
-    int found;              /* features it added */
+    int picked; /* times chosen as a parent */
+    int found;  /* features it added */
 } af_queue_entry;
 
 typedef struct {
     af_queue_entry *items;
     int count, cap;
-    uint8_t seen[AF_FUZZ_COUNTERS];  /* every feature reached so far */
+    uint8_t seen[AF_FUZZ_COUNTERS]; /* every feature reached so far */
     int features;
 } af_queue;
 

@@ -17,7 +17,7 @@
 /* ---- opening a session -------------------------------------------------------------- */
 
 typedef struct {
-    int rc;                 /* available(): 0 usable */
+    int rc; /* available(): 0 usable */
     char why[512];
     af_fuzz_limits limits;
 } probe_msg;
@@ -208,8 +208,8 @@ static void on_engine_verdict(void *user, const char *engine, const af_verdict *
         memset(&lm, 0, sizeof lm);
         bool has_lm = t && t->alloc[AF_BUF_O] && finding_leaks(j->s, j->p, t, v, engine, &lm);
         char bucket[AF_BUCKET_ID_LEN + 1] = "";
-        int st = af_session_store(j->s, j->c, v, j->mode, j->original, has_hm ? &hm : NULL, has_lm ? &lm : NULL,
-                                  bucket);
+        int st =
+            af_session_store(j->s, j->c, v, j->mode, j->original, has_hm ? &hm : NULL, has_lm ? &lm : NULL, bucket);
         if (has_hm) af_heatmap_free(&hm);
         if (has_lm) af_leak_matrix_free(&lm);
         if (r->verdict.n_findings == 0 || st == 1 || st == 2) {
@@ -224,8 +224,7 @@ static void on_engine_verdict(void *user, const char *engine, const af_verdict *
     }
 }
 
-void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const af_case *original,
-                    af_case_result *r) {
+void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const af_case *original, af_case_result *r) {
     memset(r, 0, sizeof *r);
     r->stored = -1;
     if (s->isolated && (int)getpid() == s->owner_pid) {

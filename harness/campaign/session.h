@@ -29,15 +29,15 @@ typedef struct {
     af_runner runner;
     af_backend *backend;
     char backend_name[AF_NAME_MAX];
-    char engine[AF_NAME_MAX];    /* "" = the case's engine field, else this one */
-    af_fuzz_limits limits;       /* af_fuzz_limits_for_backend of the backend */
-    char out_dir[1024];          /* campaign directory; "" = findings are not stored */
-    double start_unix;           /* campaign start, for time_to_first_seconds */
-    bool defer_new;              /* findings with a new raw signature go to DIR/pending */
-    bool isolated;               /* never call the backend in this process (NEEDS_GPU) */
-    bool backend_owned;          /* backend came from the registry (else the caller's) */
-    int default_deadline_s;      /* per case: 60 s, 300 s for a NEEDS_GPU backend */
-    int owner_pid;               /* the process that opened the session */
+    char engine[AF_NAME_MAX]; /* "" = the case's engine field, else this one */
+    af_fuzz_limits limits;    /* af_fuzz_limits_for_backend of the backend */
+    char out_dir[1024];       /* campaign directory; "" = findings are not stored */
+    double start_unix;        /* campaign start, for time_to_first_seconds */
+    bool defer_new;           /* findings with a new raw signature go to DIR/pending */
+    bool isolated;            /* never call the backend in this process (NEEDS_GPU) */
+    bool backend_owned;       /* backend came from the registry (else the caller's) */
+    int default_deadline_s;   /* per case: 60 s, 300 s for a NEEDS_GPU backend */
+    int owner_pid;            /* the process that opened the session */
 } af_session;
 
 enum {
@@ -53,8 +53,7 @@ enum {
 
 /* Open a session; backend "" = "cpu". Probes are on. Returns 0, or -1 with why
  * (unknown or unavailable backend). Same as af_session_open_ex(..., NULL, 0, ...). */
-int af_session_open(af_session *s, const char *backend, const char *engine, const char *out_dir, char *why,
-                    size_t cap);
+int af_session_open(af_session *s, const char *backend, const char *engine, const char *out_dir, char *why, size_t cap);
 /* backend_obj (may be NULL): run this backend (not owned; its name is used) instead of
  * looking `backend` up in the registry. flags: AF_SESSION_*. */
 int af_session_open_ex(af_session *s, const char *backend, af_backend *backend_obj, const char *engine,
@@ -63,22 +62,22 @@ void af_session_close(af_session *s);
 
 /* What happened to one case. Plain data: it crosses a pipe from an isolated child. */
 typedef enum {
-    AF_CASE_RAN = 0,        /* verdict is valid */
-    AF_CASE_NOT_RUN,        /* the case could not be prepared (why) */
-    AF_CASE_CRASHED,        /* the child died of a signal; verdict = crash */
-    AF_CASE_HUNG,           /* past the deadline; verdict = hang */
+    AF_CASE_RAN = 0, /* verdict is valid */
+    AF_CASE_NOT_RUN, /* the case could not be prepared (why) */
+    AF_CASE_CRASHED, /* the child died of a signal; verdict = crash */
+    AF_CASE_HUNG,    /* past the deadline; verdict = hang */
 } af_case_status;
 
 typedef enum {
-    AF_STORE_NONE = 0,      /* run only */
-    AF_STORE_ALWAYS,        /* store a finding (af_finding_store) */
-    AF_STORE_FUZZ,          /* store a duplicate; a new bucket goes to DIR/pending */
+    AF_STORE_NONE = 0, /* run only */
+    AF_STORE_ALWAYS,   /* store a finding (af_finding_store) */
+    AF_STORE_FUZZ,     /* store a duplicate; a new bucket goes to DIR/pending */
 } af_store_mode;
 
 typedef struct {
     af_case_status status;
     af_verdict verdict;
-    int stored;                         /* 1 new bucket, 0 duplicate, 2 pending, -1 not stored */
+    int stored; /* 1 new bucket, 0 duplicate, 2 pending, -1 not stored */
     char bucket[AF_BUCKET_ID_LEN + 1];
     char why[256];
     double seconds;
@@ -89,8 +88,7 @@ typedef struct {
  * and store per mode. original (may be NULL) becomes original.case. In an isolated
  * session this is for forked children only: called in the session's own process it
  * returns AF_CASE_NOT_RUN. */
-void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const af_case *original,
-                    af_case_result *r);
+void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const af_case *original, af_case_result *r);
 
 /* The same in a forked child with a deadline (seconds, 0 = none): a crash, abort or
  * hang of the backend becomes a crash / hang verdict instead of ending the caller. */

@@ -19,9 +19,7 @@ static void iso_utc(double t, char *buf, size_t cap) {
 
 /* Times in ms and the rate in 1e-4 cases/s, as the stable keys always had them; dumped
  * at DBL_DIG significant digits, which gives back exactly those decimals. */
-static json_t *rounded(double x, double scale) {
-    return af_json_real(round(x * scale) / scale);
-}
+static json_t *rounded(double x, double scale) { return af_json_real(round(x * scale) / scale); }
 
 void af_stats_note_seqlens(af_campaign_stats *st, int seqlen_q, int seqlen_kv) {
     int s[2] = {seqlen_q, seqlen_kv};
@@ -37,8 +35,10 @@ static json_t *seqlen_hist(const long long *hist) {
     json_t *o = json_object();
     for (int b = 0; o && b < AF_STATS_SEQLEN_BUCKETS; b++) {
         char key[32];
-        if (b == 0) snprintf(key, sizeof key, "1");
-        else snprintf(key, sizeof key, "%ld-%ld", 1L << b, (2L << b) - 1);
+        if (b == 0)
+            snprintf(key, sizeof key, "1");
+        else
+            snprintf(key, sizeof key, "%ld-%ld", 1L << b, (2L << b) - 1);
         json_object_set_new(o, key, json_integer((json_int_t)hist[b]));
     }
     return o;
@@ -55,12 +55,11 @@ int af_stats_write(const char *dir, const af_campaign_stats *st) {
         "{s:s, s:o, s:s, s:o, s:I, s:o, s:I, s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:i, s:o, s:o, s:i, s:o, s:I, s:o}",
         "start_time", start, "start_time_unix", rounded(st->start_unix, 1e3), "last_update", now, "elapsed_s",
         rounded(st->elapsed_s, 1e3), "cases", (json_int_t)st->cases, "cases_per_s", rounded(rate, 1e4), "findings",
-        (json_int_t)st->findings, "buckets", st->buckets, "minimised", st->minimised, "unminimised",
-        st->unminimised, "crashes", (json_int_t)st->crashes, "hangs", (json_int_t)st->hangs, "declined",
-        (json_int_t)st->declined, "errors", (json_int_t)st->errors, "corpus", st->corpus, "backend",
-        af_json_text(st->backend), "engine", af_json_text(st->engine), "jobs", st->jobs, "mode",
-        af_json_text(st->mode ? st->mode : ""), "max_work", (json_int_t)llround(st->max_work),
-        "time_to_first_finding_s",
+        (json_int_t)st->findings, "buckets", st->buckets, "minimised", st->minimised, "unminimised", st->unminimised,
+        "crashes", (json_int_t)st->crashes, "hangs", (json_int_t)st->hangs, "declined", (json_int_t)st->declined,
+        "errors", (json_int_t)st->errors, "corpus", st->corpus, "backend", af_json_text(st->backend), "engine",
+        af_json_text(st->engine), "jobs", st->jobs, "mode", af_json_text(st->mode ? st->mode : ""), "max_work",
+        (json_int_t)llround(st->max_work), "time_to_first_finding_s",
         st->time_to_first_finding_s >= 0 ? rounded(st->time_to_first_finding_s, 1e3) : json_null());
     if (!o) return -1;
     json_object_set_new(o, "seqlen_q_hist", seqlen_hist(st->seqlen_q_hist));
@@ -82,7 +81,9 @@ void af_stats_progress(const af_campaign_stats *st, bool tty, bool final) {
              "%lld hangs, %lld declined, %.0fs",
              st->backend, st->engine[0] ? ":" : "", st->engine, st->mode ? st->mode : "", st->jobs, st->cases, rate,
              st->findings, st->buckets, st->crashes, st->hangs, st->declined, st->elapsed_s);
-    if (tty) fprintf(stderr, "\r%s\033[K%s", line, final ? "\n" : "");
-    else fprintf(stderr, "%s\n", line);
+    if (tty)
+        fprintf(stderr, "\r%s\033[K%s", line, final ? "\n" : "");
+    else
+        fprintf(stderr, "%s\n", line);
     fflush(stderr);
 }

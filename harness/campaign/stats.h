@@ -13,15 +13,15 @@
 typedef struct {
     double start_unix, elapsed_s;
     long long cases, declined, errors, crashes, hangs;
-    long long findings;        /* findings seen (every duplicate counts) */
-    int buckets;               /* distinct buckets in DIR/findings + pending */
-    int minimised;             /* raw signatures minimised so far */
-    int unminimised;           /* stored as found: --total-time ended before their turn */
-    int corpus;                /* inputs in the queue / corpus dir */
-    double time_to_first_finding_s;   /* < 0 none yet */
+    long long findings;             /* findings seen (every duplicate counts) */
+    int buckets;                    /* distinct buckets in DIR/findings + pending */
+    int minimised;                  /* raw signatures minimised so far */
+    int unminimised;                /* stored as found: --total-time ended before their turn */
+    int corpus;                     /* inputs in the queue / corpus dir */
+    double time_to_first_finding_s; /* < 0 none yet */
     char backend[AF_NAME_MAX], engine[AF_NAME_MAX];
     int jobs;
-    const char *mode;          /* "libfuzzer" | "inprocess" */
+    const char *mode; /* "libfuzzer" | "inprocess" */
     double max_work;
     long long seqlen_q_hist[AF_STATS_SEQLEN_BUCKETS];  /* cases counted in stats.cases, */
     long long seqlen_kv_hist[AF_STATS_SEQLEN_BUCKETS]; /* by log2 bucket of s_q / s_kv */

@@ -79,9 +79,8 @@ static int bump_mapped(af_session *s, const af_rawmap_entry *e, char bucket[AF_B
     return rc < 0 ? -1 : 0;
 }
 
-int af_session_store(af_session *s, const af_case *c, const af_verdict *v, af_store_mode mode,
-                     const af_case *original, const af_heatmap *heatmap, const af_leak_matrix *leaks,
-                     char bucket[AF_BUCKET_ID_LEN + 1]) {
+int af_session_store(af_session *s, const af_case *c, const af_verdict *v, af_store_mode mode, const af_case *original,
+                     const af_heatmap *heatmap, const af_leak_matrix *leaks, char bucket[AF_BUCKET_ID_LEN + 1]) {
     if (mode == AF_STORE_NONE || !s->out_dir[0] || v->n_findings == 0) return -1;
     char sig[AF_SIGNATURE_MAX], why[512];
     af_signature(c, v, sig, sizeof sig);

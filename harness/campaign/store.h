@@ -15,9 +15,8 @@
  * AF_STORE_FUZZ with defer_new: the raw signature is looked up in DIR/rawmap; a known
  * one bumps the count of the bucket it minimised into (bucket = that bucket, returns
  * 0); a new one goes to DIR/pending (bucket = the raw id, returns 2). */
-int af_session_store(af_session *s, const af_case *c, const af_verdict *v, af_store_mode mode,
-                     const af_case *original, const af_heatmap *heatmap, const af_leak_matrix *leaks,
-                     char bucket[AF_BUCKET_ID_LEN + 1]);
+int af_session_store(af_session *s, const af_case *c, const af_verdict *v, af_store_mode mode, const af_case *original,
+                     const af_heatmap *heatmap, const af_leak_matrix *leaks, char bucket[AF_BUCKET_ID_LEN + 1]);
 
 /* ---- raw signature -> bucket (DIR/rawmap) ------------------------------------------- */
 

@@ -5,10 +5,10 @@
 #include <stdio.h>
 
 enum {
-    AF_EXIT_PASS = 0,      /* every case passed */
-    AF_EXIT_FINDING = 1,   /* at least one finding */
-    AF_EXIT_USAGE = 2,     /* bad input: malformed case, bad option */
-    AF_EXIT_DECLINED = 3,  /* the backend declined a case or is unavailable here */
+    AF_EXIT_PASS = 0,     /* every case passed */
+    AF_EXIT_FINDING = 1,  /* at least one finding */
+    AF_EXIT_USAGE = 2,    /* bad input: malformed case, bad option */
+    AF_EXIT_DECLINED = 3, /* the backend declined a case or is unavailable here */
 };
 
 typedef struct {

@@ -40,8 +40,8 @@ static bool stored_signature(const char *case_path, char *out, size_t cap) {
 /* The common start of `repro` and `minimize`: load the case, open a
  * session on its backend (a GPU backend is only ever touched in forked children,
  * campaign/session.h). Returns 0, or the exit code after saying why on stderr. */
-static int open_finding_session(const char *cmd, const char *path, const char *backend, const char *engine,
-                                af_case *c, af_session *s, const char **bname) {
+static int open_finding_session(const char *cmd, const char *path, const char *backend, const char *engine, af_case *c,
+                                af_session *s, const char **bname) {
     if (load_case(path, c)) return AF_EXIT_USAGE;
     *bname = backend ? backend : c->backend[0] ? c->backend : "cpu";
     char why[512];
@@ -66,10 +66,14 @@ int af_cli_repro(int argc, char **argv) {
     int parse_rc = 0, opt;
     const char *v;
     while (parse_rc == 0 && (opt = af_cli_next(&a, "", longopts, &v)) != -1) {
-        if (opt == 'b') backend = v;
-        else if (opt == 'e') engine = v;
-        else if (opt == 'd') parse_rc = af_cli_int(&a, v, 1, DEADLINE_MAX_S, &deadline);
-        else parse_rc = -1;
+        if (opt == 'b')
+            backend = v;
+        else if (opt == 'e')
+            engine = v;
+        else if (opt == 'd')
+            parse_rc = af_cli_int(&a, v, 1, DEADLINE_MAX_S, &deadline);
+        else
+            parse_rc = -1;
     }
     int operands = parse_rc == 0 ? a.argc - a.next_operand : 0;
     if (operands == 1) path = a.argv[a.next_operand];
@@ -117,8 +121,8 @@ int af_cli_repro(int argc, char **argv) {
             printf("  signature %s (bucket %s)\n", sig, bucket);
             printf("  identity  %s\n", id);
             if (stored_signature(path, want, sizeof want))
-                printf("  %s the stored finding (%s)\n", strcmp(sig, want) ? "DIFFERENT failure from" : "same failure as",
-                       want);
+                printf("  %s the stored finding (%s)\n",
+                       strcmp(sig, want) ? "DIFFERENT failure from" : "same failure as", want);
         }
         printf("  %s in %.3f s\n", n ? "still fails" : "passes", r->seconds);
         rc = n ? AF_EXIT_FINDING : AF_EXIT_PASS;
@@ -151,9 +155,9 @@ int af_cli_minimize(int argc, char **argv) {
     int deadline = 0, max_runs = 300; /* deadline 0 = the session's default (60 s, GPU 300 s) */
     bool quiet = false;
     static const struct option longopts[] = {
-        {"backend", required_argument, NULL, 'b'}, {"engine", required_argument, NULL, 'e'},
+        {"backend", required_argument, NULL, 'b'},  {"engine", required_argument, NULL, 'e'},
         {"deadline", required_argument, NULL, 'd'}, {"max-runs", required_argument, NULL, 'r'},
-        {"quiet", no_argument, NULL, 'q'},         {NULL, 0, NULL, 0},
+        {"quiet", no_argument, NULL, 'q'},          {NULL, 0, NULL, 0},
     };
     af_cli_args a;
     if (af_cli_args_init(&a, "attnfuzz minimize", argc, argv)) return AF_EXIT_USAGE;
@@ -161,13 +165,27 @@ int af_cli_minimize(int argc, char **argv) {
     const char *v;
     while (parse_rc == 0 && (opt = af_cli_next(&a, "o:", longopts, &v)) != -1) {
         switch (opt) {
-        case 'o': out = v; break;
-        case 'b': backend = v; break;
-        case 'e': engine = v; break;
-        case 'd': parse_rc = af_cli_int(&a, v, 1, DEADLINE_MAX_S, &deadline); break;
-        case 'r': parse_rc = af_cli_int(&a, v, 1, 1000000000, &max_runs); break;
-        case 'q': quiet = true; break;
-        default: parse_rc = -1; break;
+            case 'o':
+                out = v;
+                break;
+            case 'b':
+                backend = v;
+                break;
+            case 'e':
+                engine = v;
+                break;
+            case 'd':
+                parse_rc = af_cli_int(&a, v, 1, DEADLINE_MAX_S, &deadline);
+                break;
+            case 'r':
+                parse_rc = af_cli_int(&a, v, 1, 1000000000, &max_runs);
+                break;
+            case 'q':
+                quiet = true;
+                break;
+            default:
+                parse_rc = -1;
+                break;
         }
     }
     if (parse_rc == 0 && a.argc - a.next_operand == 1) path = a.argv[a.next_operand];
@@ -234,7 +252,7 @@ int af_cli_minimize(int argc, char **argv) {
 /* ---- campaign ------------------------------------------------------------------------- */
 
 #define CAMPAIGN_TIME_MAX_S 31536000.0 /* a year */
-#define CAMPAIGN_JOBS_MAX 1024         /* the in-process engine keeps at most 64 in flight */
+#define CAMPAIGN_JOBS_MAX   1024       /* the in-process engine keeps at most 64 in flight */
 
 int af_cli_campaign(int argc, char **argv) {
     af_campaign_opts o;
@@ -242,16 +260,29 @@ int af_cli_campaign(int argc, char **argv) {
     const char **corpus = calloc((size_t)argc + 1, sizeof *corpus);
     if (!corpus) return AF_EXIT_USAGE;
     int n_corpus = 0;
-    enum { OPT_TIME = 1000, OPT_TOTAL, OPT_BACKEND, OPT_ENGINE, OPT_JOBS, OPT_OUT, OPT_DEADLINE, OPT_MAX_WORK,
-           OPT_SEED, OPT_MIN_RUNS, OPT_FUZZER, OPT_RSS, OPT_INPROCESS };
+    enum {
+        OPT_TIME = 1000,
+        OPT_TOTAL,
+        OPT_BACKEND,
+        OPT_ENGINE,
+        OPT_JOBS,
+        OPT_OUT,
+        OPT_DEADLINE,
+        OPT_MAX_WORK,
+        OPT_SEED,
+        OPT_MIN_RUNS,
+        OPT_FUZZER,
+        OPT_RSS,
+        OPT_INPROCESS
+    };
     static const struct option longopts[] = {
-        {"time", required_argument, NULL, OPT_TIME},          {"total-time", required_argument, NULL, OPT_TOTAL},
-        {"backend", required_argument, NULL, OPT_BACKEND},    {"engine", required_argument, NULL, OPT_ENGINE},
-        {"jobs", required_argument, NULL, OPT_JOBS},          {"out", required_argument, NULL, OPT_OUT},
-        {"deadline", required_argument, NULL, OPT_DEADLINE},  {"max-work", required_argument, NULL, OPT_MAX_WORK},
-        {"seed", required_argument, NULL, OPT_SEED},          {"minimize-runs", required_argument, NULL, OPT_MIN_RUNS},
-        {"fuzzer", required_argument, NULL, OPT_FUZZER},      {"rss-limit-mb", required_argument, NULL, OPT_RSS},
-        {"inprocess", no_argument, NULL, OPT_INPROCESS},      {NULL, 0, NULL, 0},
+        {"time", required_argument, NULL, OPT_TIME},         {"total-time", required_argument, NULL, OPT_TOTAL},
+        {"backend", required_argument, NULL, OPT_BACKEND},   {"engine", required_argument, NULL, OPT_ENGINE},
+        {"jobs", required_argument, NULL, OPT_JOBS},         {"out", required_argument, NULL, OPT_OUT},
+        {"deadline", required_argument, NULL, OPT_DEADLINE}, {"max-work", required_argument, NULL, OPT_MAX_WORK},
+        {"seed", required_argument, NULL, OPT_SEED},         {"minimize-runs", required_argument, NULL, OPT_MIN_RUNS},
+        {"fuzzer", required_argument, NULL, OPT_FUZZER},     {"rss-limit-mb", required_argument, NULL, OPT_RSS},
+        {"inprocess", no_argument, NULL, OPT_INPROCESS},     {NULL, 0, NULL, 0},
     };
     af_cli_args a;
     if (af_cli_args_init(&a, "attnfuzz campaign", argc, argv)) {
@@ -262,20 +293,48 @@ int af_cli_campaign(int argc, char **argv) {
     const char *v;
     while (parse_rc == 0 && (opt = af_cli_next(&a, "", longopts, &v)) != -1) {
         switch (opt) {
-        case OPT_TIME: parse_rc = af_cli_double(&a, v, 0, true, CAMPAIGN_TIME_MAX_S, &o.time_s); break;
-        case OPT_TOTAL: parse_rc = af_cli_double(&a, v, 0, true, CAMPAIGN_TIME_MAX_S, &o.total_s); break;
-        case OPT_BACKEND: o.backend = v; break;
-        case OPT_ENGINE: o.engine = v; break;
-        case OPT_JOBS: parse_rc = af_cli_int(&a, v, 1, CAMPAIGN_JOBS_MAX, &o.jobs); break;
-        case OPT_OUT: o.out_dir = v; break;
-        case OPT_DEADLINE: parse_rc = af_cli_int(&a, v, 1, DEADLINE_MAX_S, &o.deadline_s); break;
-        case OPT_MAX_WORK: parse_rc = af_cli_double(&a, v, 1024, false, 1e18, &o.max_work); break;
-        case OPT_SEED: parse_rc = af_cli_u64(&a, v, &o.seed); break;
-        case OPT_MIN_RUNS: parse_rc = af_cli_int(&a, v, 1, 1000000000, &o.minimize_runs); break;
-        case OPT_FUZZER: o.fuzzer_path = v; break;
-        case OPT_RSS: parse_rc = af_cli_int(&a, v, 0, 1 << 30, &o.rss_limit_mb); break;
-        case OPT_INPROCESS: o.force_inprocess = true; break;
-        default: parse_rc = -1; break;
+            case OPT_TIME:
+                parse_rc = af_cli_double(&a, v, 0, true, CAMPAIGN_TIME_MAX_S, &o.time_s);
+                break;
+            case OPT_TOTAL:
+                parse_rc = af_cli_double(&a, v, 0, true, CAMPAIGN_TIME_MAX_S, &o.total_s);
+                break;
+            case OPT_BACKEND:
+                o.backend = v;
+                break;
+            case OPT_ENGINE:
+                o.engine = v;
+                break;
+            case OPT_JOBS:
+                parse_rc = af_cli_int(&a, v, 1, CAMPAIGN_JOBS_MAX, &o.jobs);
+                break;
+            case OPT_OUT:
+                o.out_dir = v;
+                break;
+            case OPT_DEADLINE:
+                parse_rc = af_cli_int(&a, v, 1, DEADLINE_MAX_S, &o.deadline_s);
+                break;
+            case OPT_MAX_WORK:
+                parse_rc = af_cli_double(&a, v, 1024, false, 1e18, &o.max_work);
+                break;
+            case OPT_SEED:
+                parse_rc = af_cli_u64(&a, v, &o.seed);
+                break;
+            case OPT_MIN_RUNS:
+                parse_rc = af_cli_int(&a, v, 1, 1000000000, &o.minimize_runs);
+                break;
+            case OPT_FUZZER:
+                o.fuzzer_path = v;
+                break;
+            case OPT_RSS:
+                parse_rc = af_cli_int(&a, v, 0, 1 << 30, &o.rss_limit_mb);
+                break;
+            case OPT_INPROCESS:
+                o.force_inprocess = true;
+                break;
+            default:
+                parse_rc = -1;
+                break;
         }
     }
     for (int i = a.next_operand; parse_rc == 0 && i < a.argc; i++) corpus[n_corpus++] = a.argv[i];

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 typedef struct {
-    const char *cmd;   /* "attnfuzz run": the prefix of every message */
+    const char *cmd; /* "attnfuzz run": the prefix of every message */
     int argc;
     char **argv;       /* argv[0] = cmd, then the arguments, NULL-terminated */
     int next_operand;  /* after af_cli_next returned -1: the first operand (non-option) */

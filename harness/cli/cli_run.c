@@ -19,10 +19,14 @@ typedef struct {
 } run_opts;
 
 static int parse_tier(const char *s, af_oracle_tier *t) {
-    if (!strcmp(s, "auto")) *t = AF_ORACLE_AUTO;
-    else if (!strcmp(s, "mpfr")) *t = AF_ORACLE_MPFR;
-    else if (!strcmp(s, "fp64")) *t = AF_ORACLE_FP64;
-    else return -1;
+    if (!strcmp(s, "auto"))
+        *t = AF_ORACLE_AUTO;
+    else if (!strcmp(s, "mpfr"))
+        *t = AF_ORACLE_MPFR;
+    else if (!strcmp(s, "fp64"))
+        *t = AF_ORACLE_FP64;
+    else
+        return -1;
     return 0;
 }
 
@@ -30,9 +34,12 @@ static int parse_tier(const char *s, af_oracle_tier *t) {
 static int parse_run_args(int argc, char **argv, run_opts *o, const char **paths) {
     enum { OPT_BACKEND = 1000, OPT_ENGINE, OPT_ORACLE, OPT_THREADS, OPT_JSON, OPT_NO_PROBES, OPT_REFERENCE };
     static const struct option longopts[] = {
-        {"backend", required_argument, NULL, OPT_BACKEND}, {"engine", required_argument, NULL, OPT_ENGINE},
-        {"oracle", required_argument, NULL, OPT_ORACLE},   {"threads", required_argument, NULL, OPT_THREADS},
-        {"json", no_argument, NULL, OPT_JSON},             {"no-probes", no_argument, NULL, OPT_NO_PROBES},
+        {"backend", required_argument, NULL, OPT_BACKEND},
+        {"engine", required_argument, NULL, OPT_ENGINE},
+        {"oracle", required_argument, NULL, OPT_ORACLE},
+        {"threads", required_argument, NULL, OPT_THREADS},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"no-probes", no_argument, NULL, OPT_NO_PROBES},
         {"reference", required_argument, NULL, OPT_REFERENCE},
         {NULL, 0, NULL, 0},
     };
@@ -43,27 +50,42 @@ static int parse_run_args(int argc, char **argv, run_opts *o, const char **paths
     const char *v;
     while (rc == 0 && (opt = af_cli_next(&a, "", longopts, &v)) != -1) {
         switch (opt) {
-        case OPT_BACKEND: o->backend = v; break;
-        case OPT_ENGINE: o->engine = v; break;
-        case OPT_THREADS: rc = af_cli_int(&a, v, 0, 1024, &o->oracle.threads); break;
-        case OPT_ORACLE:
-            if (parse_tier(v, &o->oracle.tier)) {
-                fprintf(stderr, "attnfuzz run: --oracle: '%s' is not mpfr, fp64 or auto\n", v);
+            case OPT_BACKEND:
+                o->backend = v;
+                break;
+            case OPT_ENGINE:
+                o->engine = v;
+                break;
+            case OPT_THREADS:
+                rc = af_cli_int(&a, v, 0, 1024, &o->oracle.threads);
+                break;
+            case OPT_ORACLE:
+                if (parse_tier(v, &o->oracle.tier)) {
+                    fprintf(stderr, "attnfuzz run: --oracle: '%s' is not mpfr, fp64 or auto\n", v);
+                    rc = -1;
+                }
+                break;
+            case OPT_JSON:
+                o->json = true;
+                break;
+            case OPT_NO_PROBES:
+                o->no_probes = true;
+                break;
+            case OPT_REFERENCE:
+                if (!strcmp(v, "auto"))
+                    o->reference = AF_REF_AUTO;
+                else if (!strcmp(v, "cpu"))
+                    o->reference = AF_REF_CPU;
+                else if (!strcmp(v, "gpu"))
+                    o->reference = AF_REF_GPU;
+                else {
+                    fprintf(stderr, "attnfuzz run: --reference: '%s' is not cpu, gpu or auto\n", v);
+                    rc = -1;
+                }
+                break;
+            default:
                 rc = -1;
-            }
-            break;
-        case OPT_JSON: o->json = true; break;
-        case OPT_NO_PROBES: o->no_probes = true; break;
-        case OPT_REFERENCE:
-            if (!strcmp(v, "auto")) o->reference = AF_REF_AUTO;
-            else if (!strcmp(v, "cpu")) o->reference = AF_REF_CPU;
-            else if (!strcmp(v, "gpu")) o->reference = AF_REF_GPU;
-            else {
-                fprintf(stderr, "attnfuzz run: --reference: '%s' is not cpu, gpu or auto\n", v);
-                rc = -1;
-            }
-            break;
-        default: rc = -1; break;
+                break;
         }
     }
     int n = 0;
@@ -73,7 +95,9 @@ static int parse_run_args(int argc, char **argv, run_opts *o, const char **paths
 }
 
 /* Exit code from what happened: bad input > finding > declined > pass. */
-typedef struct { bool bad, finding, declined; } outcome;
+typedef struct {
+    bool bad, finding, declined;
+} outcome;
 static int exit_code(const outcome *o) {
     if (o->bad) return AF_EXIT_USAGE;
     if (o->finding) return AF_EXIT_FINDING;
@@ -114,8 +138,10 @@ static void report_engine_verdict(void *user, const char *engine, const af_verdi
     (void)engine;
     (void)t;
     report(rep->o, rep->path, v);
-    if (!ran || v->kind == AF_V_DECLINED) rep->out->declined = true;
-    else if (v->n_findings) rep->out->finding = true;
+    if (!ran || v->kind == AF_V_DECLINED)
+        rep->out->declined = true;
+    else if (v->n_findings)
+        rep->out->finding = true;
 }
 
 int af_cli_run(int argc, char **argv) {
@@ -270,13 +296,19 @@ int af_cli_engines(int argc, char **argv) {
     int opt;
     const char *v;
     while ((opt = af_cli_next(&a, "", longopts, &v)) != -1) {
-        if (opt != 'b') { af_cli_args_free(&a); return AF_EXIT_USAGE; }
+        if (opt != 'b') {
+            af_cli_args_free(&a);
+            return AF_EXIT_USAGE;
+        }
         bname = v;
     }
     int operands = a.argc - a.next_operand;
     if (operands == 1) path = a.argv[a.next_operand];
     af_cli_args_free(&a);
-    if (!path) { fprintf(stderr, "usage: attnfuzz engines FILE.case [--backend NAME]\n"); return AF_EXIT_USAGE; }
+    if (!path) {
+        fprintf(stderr, "usage: attnfuzz engines FILE.case [--backend NAME]\n");
+        return AF_EXIT_USAGE;
+    }
     af_case c;
     af_error err;
     if (af_case_load(path, &c, &err)) {
@@ -290,20 +322,38 @@ int af_cli_engines(int argc, char **argv) {
     char why[512] = "";
     int rc = 0;
     af_backend *be = af_registry_find(&reg, bname, why, sizeof why);
-    if (!be) { fprintf(stderr, "attnfuzz: %s\n", why); rc = AF_EXIT_USAGE; goto done; }
-    if (be->available(be, why, sizeof why)) { printf("%s: unavailable: %s\n", bname, why); rc = AF_EXIT_DECLINED; goto done; }
+    if (!be) {
+        fprintf(stderr, "attnfuzz: %s\n", why);
+        rc = AF_EXIT_USAGE;
+        goto done;
+    }
+    if (be->available(be, why, sizeof why)) {
+        printf("%s: unavailable: %s\n", bname, why);
+        rc = AF_EXIT_DECLINED;
+        goto done;
+    }
     if (!strcmp(be->name, "cudnn")) {
         /* every config with its heuristic rank, finalize result, workspace and notes */
         rc = af_cudnn_engines_report(be, &c, stdout, why, sizeof why);
         if (rc) printf("%s: %s\n", bname, why);
         goto done;
     }
-    if (be->supports(be, &c, why, sizeof why) != AF_RUN_OK) { printf("%s: declined: %s\n", bname, why); rc = AF_EXIT_DECLINED; goto done; }
-    if (!be->engines) { printf("%s: one engine (default)\n", bname); goto done; }
+    if (be->supports(be, &c, why, sizeof why) != AF_RUN_OK) {
+        printf("%s: declined: %s\n", bname, why);
+        rc = AF_EXIT_DECLINED;
+        goto done;
+    }
+    if (!be->engines) {
+        printf("%s: one engine (default)\n", bname);
+        goto done;
+    }
     {
-        char (*names)[AF_NAME_MAX] = calloc(256, sizeof *names);
+        char(*names)[AF_NAME_MAX] = calloc(256, sizeof *names);
         int n = be->engines(be, &c, names, 256, why, sizeof why);
-        if (n <= 0) { printf("%s: no engine config: %s\n", bname, n < 0 ? why : "none finalizes"); rc = AF_EXIT_DECLINED; }
+        if (n <= 0) {
+            printf("%s: no engine config: %s\n", bname, n < 0 ? why : "none finalizes");
+            rc = AF_EXIT_DECLINED;
+        }
         for (int i = 0; i < n; i++) printf("%s\n", names[i]);
         free(names);
     }

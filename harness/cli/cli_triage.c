@@ -8,11 +8,10 @@
 #include "triage/report.h"
 
 static void triage_usage(FILE *f) {
-    fprintf(f,
-            "usage: attnfuzz triage DIR [--quiet] [--fail-on-findings]\n"
-            "  reads DIR/findings/<bucket>/ and writes DIR/report.json, report.junit.xml,\n"
-            "  report.sarif and report.html; exit 0, or 1 with --fail-on-findings when a\n"
-            "  bucket exists, 2 on bad usage or an unreadable DIR\n");
+    fprintf(f, "usage: attnfuzz triage DIR [--quiet] [--fail-on-findings]\n"
+               "  reads DIR/findings/<bucket>/ and writes DIR/report.json, report.junit.xml,\n"
+               "  report.sarif and report.html; exit 0, or 1 with --fail-on-findings when a\n"
+               "  bucket exists, 2 on bad usage or an unreadable DIR\n");
 }
 
 static int print_bucket(const af_finding_record *r, void *user) {
@@ -33,8 +32,10 @@ int af_cli_triage(int argc, char **argv) {
     int opt;
     const char *v;
     while ((opt = af_cli_next(&a, "h", longopts, &v)) != -1) {
-        if (opt == 'q') quiet = true;
-        else if (opt == 'f') fail_on_findings = true;
+        if (opt == 'q')
+            quiet = true;
+        else if (opt == 'f')
+            fail_on_findings = true;
         else if (opt == 'h') {
             af_cli_args_free(&a);
             triage_usage(stdout);

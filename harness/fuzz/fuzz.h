@@ -71,7 +71,7 @@
  * under the default budget those bytes decode as they always did), and cases are also
  * bounded in memory by AF_FUZZ_WIDE_MAX_ELEMENTS (af_case_elements: 3e9 elements, 24 GB
  * in doubles, keeps the host under ~48 GB with the judge's copies). */
-#define AF_FUZZ_WIDE_BYTE 224
+#define AF_FUZZ_WIDE_BYTE         224
 #define AF_FUZZ_WIDE_MAX_ELEMENTS 3e9
 /* Longest sequence under the default budget, longest padded / thd sequence and longest
  * window edge under any budget (what the fine section's fields hold). */
@@ -82,18 +82,18 @@
 #define AF_FUZZ_MAX_ENCODED 1024
 
 typedef struct {
-    double max_work;        /* af_case_work bound */
-    double max_elements;    /* af_case_elements bound (af_fuzz_limits_set_work sets it) */
-    bool wide;              /* the wide draws are on (af_fuzz_limits_set_work with a
+    double max_work;     /* af_case_work bound */
+    double max_elements; /* af_case_elements bound (af_fuzz_limits_set_work sets it) */
+    bool wide;           /* the wide draws are on (af_fuzz_limits_set_work with a
                                budget above AF_FUZZ_DEFAULT_WORK sets it; a caller that
                                sets max_work alone keeps the curated tables) */
-    unsigned dtype_mask;    /* bit (1 << af_dtype) set = the dtype may be generated */
-    bool backward;          /* backward cases may be generated */
-    bool fp8_backward;      /* ... also for fp8_e4m3 */
-    bool mxfp8_backward;    /* ... also for mxfp8 */
-    int max_cp;             /* 1 = no context parallelism */
-    bool paged;             /* paged KV may be generated */
-    bool ragged;            /* padding and thd may be generated */
+    unsigned dtype_mask; /* bit (1 << af_dtype) set = the dtype may be generated */
+    bool backward;       /* backward cases may be generated */
+    bool fp8_backward;   /* ... also for fp8_e4m3 */
+    bool mxfp8_backward; /* ... also for mxfp8 */
+    int max_cp;          /* 1 = no context parallelism */
+    bool paged;          /* paged KV may be generated */
+    bool ragged;         /* padding and thd may be generated */
 } af_fuzz_limits;
 
 /* Everything allowed, default budget (or $ATTNFUZZ_MAX_WORK when set). */
@@ -130,16 +130,16 @@ int af_fuzz_repair(af_case *c, const af_fuzz_limits *lim);
 
 /* Meaningful one-field mutations. */
 typedef enum {
-    AF_MUT_HEAD_DIM = 0,    /* awkward head dims (8, 24, 40, 72, 104, 160 ...)      */
-    AF_MUT_SEQLEN,          /* seqlens across 32/64/128 boundaries                  */
-    AF_MUT_SQ_VS_SKV,       /* skv = sq +- 1, 2 sq, sq / 2, equal                   */
-    AF_MUT_MASK,            /* causal / none, top-left / bottom-right               */
-    AF_MUT_WINDOW,          /* window edges 0, 1, 2, 31, 32, len-1, len, -1         */
-    AF_MUT_GQA,             /* GQA ratio                                            */
-    AF_MUT_LAYOUT,          /* bshd / sbhd / bhsd / thd                             */
-    AF_MUT_PACKING,         /* separate / kv / qkv, stride gaps                     */
-    AF_MUT_RAGGED,          /* padding on/off, lengths 0, 1, len-1, thd gaps        */
-    AF_MUT_DATA,            /* add / drop / change a distribution term              */
+    AF_MUT_HEAD_DIM = 0, /* awkward head dims (8, 24, 40, 72, 104, 160 ...)      */
+    AF_MUT_SEQLEN,       /* seqlens across 32/64/128 boundaries                  */
+    AF_MUT_SQ_VS_SKV,    /* skv = sq +- 1, 2 sq, sq / 2, equal                   */
+    AF_MUT_MASK,         /* causal / none, top-left / bottom-right               */
+    AF_MUT_WINDOW,       /* window edges 0, 1, 2, 31, 32, len-1, len, -1         */
+    AF_MUT_GQA,          /* GQA ratio                                            */
+    AF_MUT_LAYOUT,       /* bshd / sbhd / bhsd / thd                             */
+    AF_MUT_PACKING,      /* separate / kv / qkv, stride gaps                     */
+    AF_MUT_RAGGED,       /* padding on/off, lengths 0, 1, len-1, thd gaps        */
+    AF_MUT_DATA,         /* add / drop / change a distribution term              */
     AF_MUT_BACKWARD,
     AF_MUT_DTYPE,
     AF_MUT_BATCH,
@@ -171,9 +171,9 @@ size_t af_fuzz_mutate(uint8_t *data, size_t size, size_t max_size, unsigned seed
  * [4672, 8768)       (config cell, worst ratio bucket) pairs, hashed
  * Setting a counter to 1 is a feature: libFuzzer keeps an input that reaches a new
  * cell or a larger error in a tensor, so it climbs toward larger errors. */
-#define AF_FUZZ_CELLS 4096
+#define AF_FUZZ_CELLS         4096
 #define AF_FUZZ_RATIO_BUCKETS 48
-#define AF_FUZZ_COUNTERS (AF_FUZZ_CELLS + AF_T_COUNT * AF_FUZZ_RATIO_BUCKETS + 16 * AF_T_COUNT + 4096)
+#define AF_FUZZ_COUNTERS      (AF_FUZZ_CELLS + AF_T_COUNT * AF_FUZZ_RATIO_BUCKETS + 16 * AF_T_COUNT + 4096)
 
 uint32_t af_fuzz_config_cell(const af_case *c);
 /* 0 for ratio <= 0 (or not judged), else clamp(floor(log2 ratio) + 24, 1, 47). */

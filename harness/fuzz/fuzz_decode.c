@@ -111,25 +111,45 @@ static int field_max(const sizes *s, double bwf, double budget, int field, bool 
     double rest;
     int hard;
     switch (field) {
-    case 0: t.batch = 1; rest = sizes_work(&t, bwf); hard = AF_MAX_BATCH; break;
-    case 1: t.ratio = 1; rest = sizes_work(&t, bwf); hard = AF_MAX_HEADS / s->hkv; break;
-    case 2: t.hkv = 1; rest = sizes_work(&t, bwf); hard = AF_MAX_HEADS / s->ratio; break;
-    case 3: t.sq = 1; rest = sizes_work(&t, bwf); hard = max_seqlen; break;
-    case 4: t.skv = 1; rest = sizes_work(&t, bwf); hard = max_seqlen; break;
-    case 5: {
-        t.dqk = 0;
-        t.dv = 1;
-        double per = sizes_work(&t, bwf); /* work per unit of dqk + dv */
-        double m = floor(budget / per) - s->dv;
-        return (int)(m > AF_MAX_HEAD_DIM ? AF_MAX_HEAD_DIM : m < s->dqk ? s->dqk : m);
-    }
-    default: {
-        t.dqk = 1;
-        t.dv = 0;
-        double per = sizes_work(&t, bwf);
-        double m = floor(budget / per) - s->dqk;
-        return (int)(m > AF_MAX_HEAD_DIM ? AF_MAX_HEAD_DIM : m < s->dv ? s->dv : m);
-    }
+        case 0:
+            t.batch = 1;
+            rest = sizes_work(&t, bwf);
+            hard = AF_MAX_BATCH;
+            break;
+        case 1:
+            t.ratio = 1;
+            rest = sizes_work(&t, bwf);
+            hard = AF_MAX_HEADS / s->hkv;
+            break;
+        case 2:
+            t.hkv = 1;
+            rest = sizes_work(&t, bwf);
+            hard = AF_MAX_HEADS / s->ratio;
+            break;
+        case 3:
+            t.sq = 1;
+            rest = sizes_work(&t, bwf);
+            hard = max_seqlen;
+            break;
+        case 4:
+            t.skv = 1;
+            rest = sizes_work(&t, bwf);
+            hard = max_seqlen;
+            break;
+        case 5: {
+            t.dqk = 0;
+            t.dv = 1;
+            double per = sizes_work(&t, bwf); /* work per unit of dqk + dv */
+            double m = floor(budget / per) - s->dv;
+            return (int)(m > AF_MAX_HEAD_DIM ? AF_MAX_HEAD_DIM : m < s->dqk ? s->dqk : m);
+        }
+        default: {
+            t.dqk = 1;
+            t.dv = 0;
+            double per = sizes_work(&t, bwf);
+            double m = floor(budget / per) - s->dqk;
+            return (int)(m > AF_MAX_HEAD_DIM ? AF_MAX_HEAD_DIM : m < s->dv ? s->dv : m);
+        }
     }
     double m = floor(budget / rest);
     int cur = field == 0 ? s->batch : field == 1 ? s->ratio : field == 2 ? s->hkv : field == 3 ? s->sq : s->skv;
@@ -148,17 +168,33 @@ static void pick_pair(sizes *s, double bwf, double budget, unsigned b, bool wide
     if (wide && b >= AF_FUZZ_WIDE_BYTE) {
         for (int j = (int)(b - AF_FUZZ_WIDE_BYTE) % AF_FZ_N_WIDE; j >= 0; j--) {
             sizes t = *s;
-            if (dims) { t.dqk = wide_table[j].a; t.dv = wide_table[j].b; }
-            else { t.sq = wide_table[j].a; t.skv = wide_table[j].b; }
-            if (sizes_work(&t, bwf) <= budget) { *s = t; return; }
+            if (dims) {
+                t.dqk = wide_table[j].a;
+                t.dv = wide_table[j].b;
+            } else {
+                t.sq = wide_table[j].a;
+                t.skv = wide_table[j].b;
+            }
+            if (sizes_work(&t, bwf) <= budget) {
+                *s = t;
+                return;
+            }
         }
         b = (unsigned)n - 1;
     }
     for (int j = (int)(b % (unsigned)n); j >= 0; j--) {
         sizes t = *s;
-        if (dims) { t.dqk = table[j].a; t.dv = table[j].b; }
-        else { t.sq = table[j].a; t.skv = table[j].b; }
-        if (j == 0 || sizes_work(&t, bwf) <= budget) { *s = t; return; }
+        if (dims) {
+            t.dqk = table[j].a;
+            t.dv = table[j].b;
+        } else {
+            t.sq = table[j].a;
+            t.skv = table[j].b;
+        }
+        if (j == 0 || sizes_work(&t, bwf) <= budget) {
+            *s = t;
+            return;
+        }
     }
 }
 
@@ -175,7 +211,8 @@ static void decode_sizes(const reader *r, double bwf, double budget, bool wide, 
     m = field_max(s, bwf, budget, 1, wide);
     s->ratio = want < m ? want : m;
     unsigned hkv_byte = rd(r, C_HKV);
-    want = wide && hkv_byte >= AF_FUZZ_WIDE_BYTE ? af_fz_wide_hkv[hkv_byte % 8] : af_fz_hkv_table[hkv_byte % AF_FZ_N_HKV];
+    want =
+        wide && hkv_byte >= AF_FUZZ_WIDE_BYTE ? af_fz_wide_hkv[hkv_byte % 8] : af_fz_hkv_table[hkv_byte % AF_FZ_N_HKV];
     m = field_max(s, bwf, budget, 2, wide);
     s->hkv = want < m ? want : m;
     pick_pair(s, bwf, budget, rd(r, C_SEQ), wide, sp, n_seq, af_fz_wide_seq_pairs(), false);
@@ -225,7 +262,8 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
     c->align = (mask >= 2) ? AF_ALIGN_BOTTOM_RIGHT : AF_ALIGN_TOP_LEFT;
     c->window_left = af_fz_window_value((int)(rd(&r, C_WIN_L) % AF_FZ_N_WINDOW), c->seqlen_q, c->seqlen_kv);
     c->window_right = af_fz_window_value((int)(rd(&r, C_WIN_R) % AF_FZ_N_WINDOW), c->seqlen_q, c->seqlen_kv);
-    unsigned win_l = rd_override(&r, F_WIN_L, &ext, EXT_HIGH_WIN_L), win_r = rd_override(&r, F_WIN_R, &ext, EXT_HIGH_WIN_R);
+    unsigned win_l = rd_override(&r, F_WIN_L, &ext, EXT_HIGH_WIN_L),
+             win_r = rd_override(&r, F_WIN_R, &ext, EXT_HIGH_WIN_R);
     if (win_l) c->window_left = (int)win_l - 2;
     if (win_r) c->window_right = (int)win_r - 2;
 
@@ -241,8 +279,9 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
     unsigned thd_gap = rd_override(&r, F_THD_GAP, &ext, EXT_HIGH_THD_GAP);
     if (thd_gap) c->thd_gap = (int)thd_gap - 1;
     unsigned page_byte = rd(&r, C_PAGE);
-    c->page_size = af_fuzz_limits_wide(lim) && page_byte >= AF_FUZZ_WIDE_BYTE ? af_fz_wide_pages[page_byte % 8]
-                                                                               : af_fz_page_sizes[page_byte % AF_FZ_N_PAGE];
+    c->page_size = af_fuzz_limits_wide(lim) && page_byte >= AF_FUZZ_WIDE_BYTE
+                       ? af_fz_wide_pages[page_byte % 8]
+                       : af_fz_page_sizes[page_byte % AF_FZ_N_PAGE];
     if (rd(&r, F_PAGE)) c->page_size = 1 << ((rd(&r, F_PAGE) - 1) % 17);
     c->page_tail_nan = (ext.items & EXT_PAGE_TAIL_NAN) != 0;
     unsigned cp = rd(&r, C_CP) % AF_FZ_N_CP;

@@ -22,7 +22,10 @@ static int pair_floor_within(const af_fz_pair *p, int n, int a, int b, int max_o
     for (int i = 0; i < n; i++) {
         if (p[i].a > a || p[i].b > b || a - p[i].a > max_off || b - p[i].b > max_off) continue;
         long long gap = (long long)(a - p[i].a) + (b - p[i].b);
-        if (best_gap < 0 || gap < best_gap) { best = i; best_gap = gap; }
+        if (best_gap < 0 || gap < best_gap) {
+            best = i;
+            best_gap = gap;
+        }
     }
     return best;
 }
@@ -120,7 +123,8 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
         int found = -1;
         for (int k = 0; k < AF_FZ_N_WINDOW && found < 0; k++)
             if (af_fz_window_value(k, c->seqlen_q, c->seqlen_kv) == win[side]) found = k;
-        if (found >= 0) o[C_WIN_L + side] = (uint8_t)found;
+        if (found >= 0)
+            o[C_WIN_L + side] = (uint8_t)found;
         else if (put_override(o, side ? F_WIN_R : F_WIN_L, (uint64_t)(win[side] + 2)))
             high |= side ? EXT_HIGH_WIN_R : EXT_HIGH_WIN_L;
     }
@@ -130,13 +134,17 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
     int found = -1;
     for (int k = 0; k < AF_FZ_N_STRIDE_GAP && found < 0; k++)
         if (af_fz_stride_gaps[k] == c->stride_gap) found = k;
-    if (found >= 0) o[C_STRIDE_GAP] = (uint8_t)found;
-    else if (put_override(o, F_STRIDE_GAP, (uint64_t)c->stride_gap + 1)) high |= EXT_HIGH_STRIDE_GAP;
+    if (found >= 0)
+        o[C_STRIDE_GAP] = (uint8_t)found;
+    else if (put_override(o, F_STRIDE_GAP, (uint64_t)c->stride_gap + 1))
+        high |= EXT_HIGH_STRIDE_GAP;
     found = -1;
     for (int k = 0; k < AF_FZ_N_THD_GAP && found < 0; k++)
         if (af_fz_thd_gaps[k] == c->thd_gap) found = k;
-    if (found >= 0) o[C_THD_GAP] = (uint8_t)found;
-    else if (put_override(o, F_THD_GAP, (uint64_t)c->thd_gap + 1)) high |= EXT_HIGH_THD_GAP;
+    if (found >= 0)
+        o[C_THD_GAP] = (uint8_t)found;
+    else if (put_override(o, F_THD_GAP, (uint64_t)c->thd_gap + 1))
+        high |= EXT_HIGH_THD_GAP;
     found = -1;
     for (int k = 0; k < AF_FZ_N_PAGE && found < 0; k++)
         if (af_fz_page_sizes[k] == c->page_size) found = k;
@@ -154,7 +162,10 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
         o[C_CP] = (uint8_t)found;
     } else {
         for (int k = 1; k < AF_FZ_N_CP; k++)
-            if (af_fz_cp_comms[k] == c->cp_comm) { o[C_CP] = (uint8_t)k; break; }
+            if (af_fz_cp_comms[k] == c->cp_comm) {
+                o[C_CP] = (uint8_t)k;
+                break;
+            }
         o[F_CP] = (uint8_t)(c->cp_size - 1);
     }
 
@@ -218,7 +229,10 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
             for (int b = 0; b < c->batch; b++)
                 match += (af_fz_pattern_len(p, c->seqlen_q, b, c->batch, c->seed, 1) == c->seqlens_q[b]) +
                          (af_fz_pattern_len(p, c->seqlen_kv, b, c->batch, c->seed, 2) == c->seqlens_kv[b]);
-            if (match > best_match) { best = p; best_match = match; }
+            if (match > best_match) {
+                best = p;
+                best_match = match;
+            }
         }
         o[C_PATTERN] = (uint8_t)best;
         for (int b = 0; b < c->batch; b++) {
@@ -226,7 +240,8 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
                       put_override(o, end + 4 * b, (uint64_t)c->seqlens_q[b] + 1);
             bool hkv = af_fz_pattern_len(best, c->seqlen_kv, b, c->batch, c->seed, 2) != c->seqlens_kv[b] &&
                        put_override(o, end + 4 * b + 2, (uint64_t)c->seqlens_kv[b] + 1);
-            lengths_high[(2 * b) / 8] |= (uint8_t)((hq ? 1u : 0u) << ((2 * b) % 8) | (hkv ? 1u : 0u) << ((2 * b + 1) % 8));
+            lengths_high[(2 * b) / 8] |=
+                (uint8_t)((hq ? 1u : 0u) << ((2 * b) % 8) | (hkv ? 1u : 0u) << ((2 * b + 1) % 8));
             any_length_high |= hq || hkv;
         }
         end += 4 * c->batch;

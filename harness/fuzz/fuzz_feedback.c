@@ -37,7 +37,8 @@ void af_fuzz_feedback(const af_case *c, const af_verdict *v, uint8_t *counters, 
     }
     int nf = v->n_findings < AF_MAX_FINDINGS ? v->n_findings : AF_MAX_FINDINGS;
     for (int i = 0; i < nf; i++)
-        counters[kind_base + (size_t)(v->findings[i].kind & 15) * AF_T_COUNT + (size_t)v->findings[i].tensor % AF_T_COUNT] = 1;
+        counters[kind_base + (size_t)(v->findings[i].kind & 15) * AF_T_COUNT +
+                 (size_t)v->findings[i].tensor % AF_T_COUNT] = 1;
     if (v->kind == AF_V_DECLINED) counters[kind_base + (size_t)AF_V_DECLINED * AF_T_COUNT] = 1;
     uint64_t h = (uint64_t)cell * 0x9e3779b97f4a7c15ull + (uint64_t)worst * 0xbf58476d1ce4e5b9ull;
     counters[pair_base + (size_t)(af_rng_mix64(h) % 4096)] = 1;

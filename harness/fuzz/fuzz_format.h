@@ -8,22 +8,58 @@
 
 /* core section: one byte per field, a table index */
 enum {
-    C_DTYPE, C_FLAGS, C_BATCH, C_RATIO, C_HKV, C_SEQ, C_DIM, C_MASK, C_WIN_L, C_WIN_R, C_PAD, C_LAYOUT,
-    C_PACKING, C_STRIDE_GAP, C_THD_GAP, C_PAGE, C_CP, C_DATA_BASE, C_DATA_MODS, C_DATA_PRESET, C_SCALE,
-    C_SEED, C_PATTERN, CORE_LEN
+    C_DTYPE,
+    C_FLAGS,
+    C_BATCH,
+    C_RATIO,
+    C_HKV,
+    C_SEQ,
+    C_DIM,
+    C_MASK,
+    C_WIN_L,
+    C_WIN_R,
+    C_PAD,
+    C_LAYOUT,
+    C_PACKING,
+    C_STRIDE_GAP,
+    C_THD_GAP,
+    C_PAGE,
+    C_CP,
+    C_DATA_BASE,
+    C_DATA_MODS,
+    C_DATA_PRESET,
+    C_SCALE,
+    C_SEED,
+    C_PATTERN,
+    CORE_LEN
 };
 /* fine section: exact offsets and overrides, then F_DATA's count of data terms of
  * DATA_TERM_BYTES each (kind, p0 and p1 as little-endian doubles) */
 enum {
-    F_BATCH = CORE_LEN, F_RATIO = F_BATCH + 2, F_HKV = F_RATIO + 2, F_SQ = F_HKV + 2, F_SKV = F_SQ + 2,
-    F_DQK = F_SKV + 2, F_DV = F_DQK + 2, F_SEED = F_DV + 2, F_WIN_L = F_SEED + 7, F_WIN_R = F_WIN_L + 2,
-    F_STRIDE_GAP = F_WIN_R + 2, F_THD_GAP = F_STRIDE_GAP + 2, F_PAGE = F_THD_GAP + 2, F_CP = F_PAGE + 1,
-    F_SCALE = F_CP + 1, F_DATA = F_SCALE + 4, DATA_TERM_BYTES = 17
+    F_BATCH = CORE_LEN,
+    F_RATIO = F_BATCH + 2,
+    F_HKV = F_RATIO + 2,
+    F_SQ = F_HKV + 2,
+    F_SKV = F_SQ + 2,
+    F_DQK = F_SKV + 2,
+    F_DV = F_DQK + 2,
+    F_SEED = F_DV + 2,
+    F_WIN_L = F_SEED + 7,
+    F_WIN_R = F_WIN_L + 2,
+    F_STRIDE_GAP = F_WIN_R + 2,
+    F_THD_GAP = F_STRIDE_GAP + 2,
+    F_PAGE = F_THD_GAP + 2,
+    F_CP = F_PAGE + 1,
+    F_SCALE = F_CP + 1,
+    F_DATA = F_SCALE + 4,
+    DATA_TERM_BYTES = 17
 };
 
 /* Where the per-sequence length overrides start (4 bytes per sequence: q, kv as 16-bit
  * length + 1, 0 = the ragged pattern's length). */
-static inline size_t fz_lengths_at(unsigned n_fine_terms) { return F_DATA + 1 + (size_t)n_fine_terms * DATA_TERM_BYTES; }
+static inline size_t fz_lengths_at(unsigned n_fine_terms) {
+    return F_DATA + 1 + (size_t)n_fine_terms * DATA_TERM_BYTES;
+}
 
 /* End of the fine section: the lengths are there only with padding or thd. */
 static inline size_t fz_fine_end(unsigned n_fine_terms, bool has_seqlens, int batch) {
@@ -35,11 +71,11 @@ static inline size_t fz_fine_end(unsigned n_fine_terms, bool has_seqlens, int ba
  * that a random input has at that position once in 65536. */
 enum { EXT_TAG0 = 0xC0, EXT_TAG1 = 0xDE, EXT_HEADER_BYTES = 3 };
 enum {
-    EXT_PAGE_TAIL_NAN = 1u << 0, /* page_tail = nan; no bytes */
-    EXT_BACKEND = 1u << 1,       /* name length (1..AF_NAME_MAX-1), then the name's bytes */
-    EXT_ENGINE = 1u << 2,        /* the same */
-    EXT_HIGH_BITS = 1u << 3,     /* one byte of EXT_HIGH_* bits */
-    EXT_LENGTHS_HIGH = 1u << 4,  /* (2 batch + 7) / 8 bytes: bit 2b is bit 16 of sequence b's
+    EXT_PAGE_TAIL_NAN = 1u << 0,  /* page_tail = nan; no bytes */
+    EXT_BACKEND = 1u << 1,        /* name length (1..AF_NAME_MAX-1), then the name's bytes */
+    EXT_ENGINE = 1u << 2,         /* the same */
+    EXT_HIGH_BITS = 1u << 3,      /* one byte of EXT_HIGH_* bits */
+    EXT_LENGTHS_HIGH = 1u << 4,   /* (2 batch + 7) / 8 bytes: bit 2b is bit 16 of sequence b's
                                     q length override, bit 2b + 1 of its kv one */
     EXT_SMALL_HEAD_DIMS = 1u << 5 /* one byte: bits 0..2 = 8 - head_dim_qk, bits 4..6 = 8 -
                                      head_dim_v, taken off a decoded head dim of exactly 8 (the

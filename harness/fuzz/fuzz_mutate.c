@@ -14,8 +14,8 @@
 #include "util/rng.h"
 
 static const char *const mutation_names[AF_MUT_COUNT] = {
-    "head_dim", "seqlen", "sq_vs_skv", "mask", "window", "gqa", "layout", "packing",
-    "ragged", "data", "backward", "dtype", "batch", "scale", "cp_paged", "seed"};
+    "head_dim", "seqlen", "sq_vs_skv", "mask",  "window", "gqa",   "layout",   "packing",
+    "ragged",   "data",   "backward",  "dtype", "batch",  "scale", "cp_paged", "seed"};
 
 const char *af_fuzz_mutation_name(int m) { return m >= 0 && m < AF_MUT_COUNT ? mutation_names[m] : "?"; }
 
@@ -36,21 +36,29 @@ static int boundary_seqlen(uint64_t *rng) { return af_fz_seqlen_values[pick(rng,
 static void mutate_head_dim(af_case *c, const af_fuzz_limits *lim, uint64_t *rng) {
     if (af_fuzz_limits_wide(lim) && pick(rng, 2)) { /* log-uniform 1..1024, odd ones too */
         int d = af_fz_wide_head_dim(af_fuzz_rand(rng));
-        if (pick(rng, 2)) c->head_dim_qk = d;
-        else c->head_dim_v = d;
+        if (pick(rng, 2))
+            c->head_dim_qk = d;
+        else
+            c->head_dim_v = d;
         if (c->packing != AF_PACK_SEPARATE) c->head_dim_v = c->head_dim_qk = d;
         return;
     }
     int d = af_fz_head_dims[pick(rng, AF_FZ_N_HEAD_DIM - 1)]; /* 512 only through pairs */
     switch (pick(rng, 4)) {
-    case 0: c->head_dim_qk = c->head_dim_v = d; break;
-    case 1: c->head_dim_qk = d; break;
-    case 2: c->head_dim_v = d; break;
-    default: {
-        int step = pick(rng, 2) ? 8 : -8;
-        c->head_dim_qk = c->head_dim_qk + step > 0 ? c->head_dim_qk + step : 8;
-        if (c->packing != AF_PACK_SEPARATE || pick(rng, 2)) c->head_dim_v = c->head_dim_qk;
-    }
+        case 0:
+            c->head_dim_qk = c->head_dim_v = d;
+            break;
+        case 1:
+            c->head_dim_qk = d;
+            break;
+        case 2:
+            c->head_dim_v = d;
+            break;
+        default: {
+            int step = pick(rng, 2) ? 8 : -8;
+            c->head_dim_qk = c->head_dim_qk + step > 0 ? c->head_dim_qk + step : 8;
+            if (c->packing != AF_PACK_SEPARATE || pick(rng, 2)) c->head_dim_v = c->head_dim_qk;
+        }
     }
 }
 
@@ -61,9 +69,17 @@ static void mutate_seqlen(af_case *c, const af_fuzz_limits *lim, uint64_t *rng) 
          * (s_q 1..16) a third of the time */
         int len = af_fz_wide_length(af_fuzz_rand(rng), AF_MAX_SEQLEN);
         switch (pick(rng, 3)) {
-        case 0: c->seqlen_q = 1 + pick(rng, 16); c->seqlen_kv = len; break;
-        case 1: c->seqlen_kv = len; if (equal) c->seqlen_q = len; break;
-        default: c->seqlen_q = len; if (equal) c->seqlen_kv = len;
+            case 0:
+                c->seqlen_q = 1 + pick(rng, 16);
+                c->seqlen_kv = len;
+                break;
+            case 1:
+                c->seqlen_kv = len;
+                if (equal) c->seqlen_q = len;
+                break;
+            default:
+                c->seqlen_q = len;
+                if (equal) c->seqlen_kv = len;
         }
         for (int b = 0; c->has_seqlens && b < c->batch; b++) {
             c->seqlens_q[b] = c->seqlen_q;
@@ -72,16 +88,24 @@ static void mutate_seqlen(af_case *c, const af_fuzz_limits *lim, uint64_t *rng) 
         return;
     }
     switch (pick(rng, 4)) {
-    case 0: c->seqlen_q = c->seqlen_kv = boundary_seqlen(rng); break;
-    case 1: c->seqlen_q = boundary_seqlen(rng); if (equal && pick(rng, 2)) c->seqlen_kv = c->seqlen_q; break;
-    case 2: c->seqlen_kv = boundary_seqlen(rng); if (equal && pick(rng, 2)) c->seqlen_q = c->seqlen_kv; break;
-    default: {
-        /* step to the other side of the nearest 32-multiple */
-        int s = c->seqlen_q, up = (s / 32 + 1) * 32, down = (s / 32) * 32;
-        int target = pick(rng, 2) ? up + pick(rng, 2) : (down > 1 ? down - pick(rng, 2) : 1);
-        c->seqlen_q = target;
-        if (equal) c->seqlen_kv = target;
-    }
+        case 0:
+            c->seqlen_q = c->seqlen_kv = boundary_seqlen(rng);
+            break;
+        case 1:
+            c->seqlen_q = boundary_seqlen(rng);
+            if (equal && pick(rng, 2)) c->seqlen_kv = c->seqlen_q;
+            break;
+        case 2:
+            c->seqlen_kv = boundary_seqlen(rng);
+            if (equal && pick(rng, 2)) c->seqlen_q = c->seqlen_kv;
+            break;
+        default: {
+            /* step to the other side of the nearest 32-multiple */
+            int s = c->seqlen_q, up = (s / 32 + 1) * 32, down = (s / 32) * 32;
+            int target = pick(rng, 2) ? up + pick(rng, 2) : (down > 1 ? down - pick(rng, 2) : 1);
+            c->seqlen_q = target;
+            if (equal) c->seqlen_kv = target;
+        }
     }
     if (c->has_seqlens)
         for (int b = 0; b < c->batch; b++) {
@@ -110,9 +134,14 @@ static void mutate_mask(af_case *c, uint64_t *rng) {
 static void mutate_window(af_case *c, uint64_t *rng) {
     int v = af_fz_window_value(pick(rng, AF_FZ_N_WINDOW), c->seqlen_q, c->seqlen_kv);
     switch (pick(rng, 3)) {
-    case 0: c->window_left = v; break;
-    case 1: c->window_right = v; break;
-    default: c->window_left = c->window_right = v;
+        case 0:
+            c->window_left = v;
+            break;
+        case 1:
+            c->window_right = v;
+            break;
+        default:
+            c->window_left = c->window_right = v;
     }
 }
 
@@ -125,8 +154,10 @@ static void mutate_gqa(af_case *c, uint64_t *rng) {
         int divisors[64], n = 0;
         for (int d = 1; d <= c->heads_q && n < 64; d++)
             if (c->heads_q % d == 0) divisors[n++] = d;
-        if (n == 1) c->heads_q = 2 * c->heads_q; /* 1 head: make room for a ratio */
-        else c->heads_kv = divisors[pick(rng, n)];
+        if (n == 1)
+            c->heads_q = 2 * c->heads_q; /* 1 head: make room for a ratio */
+        else
+            c->heads_kv = divisors[pick(rng, n)];
     }
 }
 
@@ -153,7 +184,8 @@ static void mutate_packing(af_case *c, uint64_t *rng) {
         c->heads_kv = c->heads_q;
         c->seqlen_kv = c->seqlen_q;
         if (c->has_seqlens)
-            for (int b = 0; b < c->batch; b++) c->seqlens_kv[b] = c->seqlens_q[b] < c->seqlen_kv ? c->seqlens_q[b] : c->seqlen_kv;
+            for (int b = 0; b < c->batch; b++)
+                c->seqlens_kv[b] = c->seqlens_q[b] < c->seqlen_kv ? c->seqlens_q[b] : c->seqlen_kv;
     }
 }
 
@@ -165,27 +197,32 @@ static void mutate_ragged(af_case *c, uint64_t *rng) {
         return;
     }
     switch (pick(rng, 4)) {
-    case 0:
-        c->has_seqlens = false;
-        if (c->layout == AF_LAYOUT_THD) c->layout = AF_LAYOUT_BSHD;
-        break;
-    case 1: {
-        int b = pick(rng, c->batch);
-        bool kv = pick(rng, 2);
-        int max = kv ? c->seqlen_kv : c->seqlen_q;
-        int options[] = {0, 1, max - 1, max, max / 2};
-        int v = options[pick(rng, 5)];
-        if (v < 0) v = 0;
-        if (kv) c->seqlens_kv[b] = v;
-        else c->seqlens_q[b] = v;
-        if (c->packing == AF_PACK_QKV) c->seqlens_kv[b] = c->seqlens_q[b] = v;
-        break;
-    }
-    case 2:
-        if (c->layout == AF_LAYOUT_THD) c->thd_gap = af_fz_thd_gaps[pick(rng, AF_FZ_N_THD_GAP)];
-        else c->layout = AF_LAYOUT_THD;
-        break;
-    default: fill_lengths(c, rng);
+        case 0:
+            c->has_seqlens = false;
+            if (c->layout == AF_LAYOUT_THD) c->layout = AF_LAYOUT_BSHD;
+            break;
+        case 1: {
+            int b = pick(rng, c->batch);
+            bool kv = pick(rng, 2);
+            int max = kv ? c->seqlen_kv : c->seqlen_q;
+            int options[] = {0, 1, max - 1, max, max / 2};
+            int v = options[pick(rng, 5)];
+            if (v < 0) v = 0;
+            if (kv)
+                c->seqlens_kv[b] = v;
+            else
+                c->seqlens_q[b] = v;
+            if (c->packing == AF_PACK_QKV) c->seqlens_kv[b] = c->seqlens_q[b] = v;
+            break;
+        }
+        case 2:
+            if (c->layout == AF_LAYOUT_THD)
+                c->thd_gap = af_fz_thd_gaps[pick(rng, AF_FZ_N_THD_GAP)];
+            else
+                c->layout = AF_LAYOUT_THD;
+            break;
+        default:
+            fill_lengths(c, rng);
     }
 }
 
@@ -245,31 +282,59 @@ static void mutate_cp_paged(af_case *c, uint64_t *rng) {
 
 static void apply(af_case *c, int m, const af_fuzz_limits *lim, uint64_t *rng) {
     switch (m) {
-    case AF_MUT_HEAD_DIM: mutate_head_dim(c, lim, rng); break;
-    case AF_MUT_SEQLEN: mutate_seqlen(c, lim, rng); break;
-    case AF_MUT_SQ_VS_SKV: mutate_sq_vs_skv(c, rng); break;
-    case AF_MUT_MASK: mutate_mask(c, rng); break;
-    case AF_MUT_WINDOW: mutate_window(c, rng); break;
-    case AF_MUT_GQA: mutate_gqa(c, rng); break;
-    case AF_MUT_LAYOUT: mutate_layout(c, rng); break;
-    case AF_MUT_PACKING: mutate_packing(c, rng); break;
-    case AF_MUT_RAGGED: mutate_ragged(c, rng); break;
-    case AF_MUT_DATA: mutate_data(c, rng); break;
-    case AF_MUT_BACKWARD: c->backward = !c->backward; break;
-    case AF_MUT_DTYPE: {
-        int d = (c->dtype + 1 + pick(rng, 3)) % 4;
-        if ((lim->dtype_mask >> d) & 1u) c->dtype = (af_dtype)d;
-        break;
-    }
-    case AF_MUT_BATCH: mutate_batch(c, rng); break;
-    case AF_MUT_SCALE: {
-        float s = 0;
-        c->has_scale = af_fz_scale_value(pick(rng, AF_FZ_N_SCALE), c->head_dim_qk, &s);
-        c->scale = c->has_scale ? s : 0;
-        break;
-    }
-    case AF_MUT_CP_PAGED: mutate_cp_paged(c, rng); break;
-    default: c->seed += 1 + af_fuzz_rand(rng) % 1000; break;
+        case AF_MUT_HEAD_DIM:
+            mutate_head_dim(c, lim, rng);
+            break;
+        case AF_MUT_SEQLEN:
+            mutate_seqlen(c, lim, rng);
+            break;
+        case AF_MUT_SQ_VS_SKV:
+            mutate_sq_vs_skv(c, rng);
+            break;
+        case AF_MUT_MASK:
+            mutate_mask(c, rng);
+            break;
+        case AF_MUT_WINDOW:
+            mutate_window(c, rng);
+            break;
+        case AF_MUT_GQA:
+            mutate_gqa(c, rng);
+            break;
+        case AF_MUT_LAYOUT:
+            mutate_layout(c, rng);
+            break;
+        case AF_MUT_PACKING:
+            mutate_packing(c, rng);
+            break;
+        case AF_MUT_RAGGED:
+            mutate_ragged(c, rng);
+            break;
+        case AF_MUT_DATA:
+            mutate_data(c, rng);
+            break;
+        case AF_MUT_BACKWARD:
+            c->backward = !c->backward;
+            break;
+        case AF_MUT_DTYPE: {
+            int d = (c->dtype + 1 + pick(rng, 3)) % 4;
+            if ((lim->dtype_mask >> d) & 1u) c->dtype = (af_dtype)d;
+            break;
+        }
+        case AF_MUT_BATCH:
+            mutate_batch(c, rng);
+            break;
+        case AF_MUT_SCALE: {
+            float s = 0;
+            c->has_scale = af_fz_scale_value(pick(rng, AF_FZ_N_SCALE), c->head_dim_qk, &s);
+            c->scale = c->has_scale ? s : 0;
+            break;
+        }
+        case AF_MUT_CP_PAGED:
+            mutate_cp_paged(c, rng);
+            break;
+        default:
+            c->seed += 1 + af_fuzz_rand(rng) % 1000;
+            break;
     }
 }
 

@@ -24,7 +24,7 @@ static void repair_data(af_case *c) {
     if (n_in > 0 && (in[0].kind == AF_DATA_NORMAL || in[0].kind == AF_DATA_UNIFORM)) {
         out[0] = in[0];
         out[0].p1 = 0;
-        if (!finite_in(out[0].p0, 1e-30, 1e4) ) out[0].p0 = 1.0;
+        if (!finite_in(out[0].p0, 1e-30, 1e4)) out[0].p0 = 1.0;
     } else {
         out[0] = (af_data_term){AF_DATA_NORMAL, 1.0, 0};
     }
@@ -36,31 +36,32 @@ static void repair_data(af_case *c) {
         for (int j = 0; j < n; j++) dup |= out[j].kind == t.kind;
         if (dup) continue;
         switch (t.kind) {
-        case AF_DATA_OUTLIER_CHANNELS:
-            t.p0 = isfinite(t.p0) ? floor(t.p0) : 1;
-            if (t.p0 < 1) t.p0 = 1;
-            if (t.p0 > c->head_dim_qk) t.p0 = c->head_dim_qk;
-            if (!isfinite(t.p1) || t.p1 == 0 || fabs(t.p1) > 1e4) t.p1 = 20;
-            break;
-        case AF_DATA_SINK:
-            if (!isfinite(t.p0) || t.p0 == 0 || fabs(t.p0) > 1e4) t.p0 = 30;
-            t.p1 = 0;
-            break;
-        case AF_DATA_LOW_LSE:
-            if (!(isfinite(t.p0) && t.p0 > 0 && t.p0 <= 1)) t.p0 = 0.25;
-            if (!(isfinite(t.p1) && t.p1 > 0 && t.p1 <= 1e4)) t.p1 = 20;
-            break;
-        case AF_DATA_BLOCK_RANGE:
-            t.p0 = isfinite(t.p0) ? floor(t.p0) : 16;
-            if (t.p0 < 1) t.p0 = 1;
-            if (t.p0 > 40) t.p0 = 40;
-            t.p1 = 0;
-            break;
-        case AF_DATA_ZEROS:
-            if (!(isfinite(t.p0) && t.p0 > 0 && t.p0 < 1)) t.p0 = 0.5;
-            t.p1 = 0;
-            break;
-        default: continue;
+            case AF_DATA_OUTLIER_CHANNELS:
+                t.p0 = isfinite(t.p0) ? floor(t.p0) : 1;
+                if (t.p0 < 1) t.p0 = 1;
+                if (t.p0 > c->head_dim_qk) t.p0 = c->head_dim_qk;
+                if (!isfinite(t.p1) || t.p1 == 0 || fabs(t.p1) > 1e4) t.p1 = 20;
+                break;
+            case AF_DATA_SINK:
+                if (!isfinite(t.p0) || t.p0 == 0 || fabs(t.p0) > 1e4) t.p0 = 30;
+                t.p1 = 0;
+                break;
+            case AF_DATA_LOW_LSE:
+                if (!(isfinite(t.p0) && t.p0 > 0 && t.p0 <= 1)) t.p0 = 0.25;
+                if (!(isfinite(t.p1) && t.p1 > 0 && t.p1 <= 1e4)) t.p1 = 20;
+                break;
+            case AF_DATA_BLOCK_RANGE:
+                t.p0 = isfinite(t.p0) ? floor(t.p0) : 16;
+                if (t.p0 < 1) t.p0 = 1;
+                if (t.p0 > 40) t.p0 = 40;
+                t.p1 = 0;
+                break;
+            case AF_DATA_ZEROS:
+                if (!(isfinite(t.p0) && t.p0 > 0 && t.p0 < 1)) t.p0 = 0.5;
+                t.p1 = 0;
+                break;
+            default:
+                continue;
         }
         out[n++] = t;
     }
@@ -89,24 +90,33 @@ static double elements_after_clamps(const af_case *c) {
  * narrow one keeps what it did, af_case_validate's bound): batch, then heads, then head dims above
  * 64, then the longer sequence, then head dims down to 8. */
 static void fit_budget(af_case *c, const af_fuzz_limits *l) {
-    for (int guard = 0; guard < 200 && (af_case_work(c) > l->max_work || (l->wide && elements_after_clamps(c) > l->max_elements));
+    for (int guard = 0;
+         guard < 200 && (af_case_work(c) > l->max_work || (l->wide && elements_after_clamps(c) > l->max_elements));
          guard++) {
         if (c->batch > 1) {
             c->batch /= 2;
         } else if (c->heads_q > 1) {
             int ratio = c->heads_q / c->heads_kv;
-            if (c->heads_kv > 1) c->heads_kv /= 2;
-            else ratio = ratio / 2 > 0 ? ratio / 2 : 1;
+            if (c->heads_kv > 1)
+                c->heads_kv /= 2;
+            else
+                ratio = ratio / 2 > 0 ? ratio / 2 : 1;
             c->heads_q = c->heads_kv * ratio;
         } else if (c->head_dim_qk > 64 || c->head_dim_v > 64) {
-            if (c->head_dim_qk >= c->head_dim_v) c->head_dim_qk = (c->head_dim_qk + 1) / 2;
-            else c->head_dim_v = (c->head_dim_v + 1) / 2;
+            if (c->head_dim_qk >= c->head_dim_v)
+                c->head_dim_qk = (c->head_dim_qk + 1) / 2;
+            else
+                c->head_dim_v = (c->head_dim_v + 1) / 2;
         } else if (c->seqlen_q > 1 || c->seqlen_kv > 1) {
-            if (c->seqlen_q >= c->seqlen_kv) c->seqlen_q = (c->seqlen_q + 1) / 2;
-            else c->seqlen_kv = (c->seqlen_kv + 1) / 2;
+            if (c->seqlen_q >= c->seqlen_kv)
+                c->seqlen_q = (c->seqlen_q + 1) / 2;
+            else
+                c->seqlen_kv = (c->seqlen_kv + 1) / 2;
         } else if (c->head_dim_qk > 8 || c->head_dim_v > 8) {
-            if (c->head_dim_qk >= c->head_dim_v) c->head_dim_qk = (c->head_dim_qk + 1) / 2;
-            else c->head_dim_v = (c->head_dim_v + 1) / 2;
+            if (c->head_dim_qk >= c->head_dim_v)
+                c->head_dim_qk = (c->head_dim_qk + 1) / 2;
+            else
+                c->head_dim_v = (c->head_dim_v + 1) / 2;
         } else {
             break;
         }
@@ -126,13 +136,26 @@ static double data_bound(const af_case *c) {
     for (int i = 0; i < c->n_data; i++) {
         const af_data_term *t = &c->data[i];
         switch (t->kind) {
-        case AF_DATA_NORMAL: base = fmax(base, 2 * sqrt(3.0) * fabs(t->p0)); break;
-        case AF_DATA_UNIFORM: base = fmax(base, fabs(t->p0)); break;
-        case AF_DATA_LOW_LSE: base = fmax(base, fabs(t->p1) / fabs((double)af_case_scale(c))); break;
-        case AF_DATA_OUTLIER_CHANNELS: mult *= fmax(1, fabs(t->p1)); break;
-        case AF_DATA_SINK: mult *= fmax(1, fabs(t->p0)); break;
-        case AF_DATA_BLOCK_RANGE: mult *= ldexp(1, (int)t->p0 - (int)t->p0 / 2); break;
-        default: break;
+            case AF_DATA_NORMAL:
+                base = fmax(base, 2 * sqrt(3.0) * fabs(t->p0));
+                break;
+            case AF_DATA_UNIFORM:
+                base = fmax(base, fabs(t->p0));
+                break;
+            case AF_DATA_LOW_LSE:
+                base = fmax(base, fabs(t->p1) / fabs((double)af_case_scale(c)));
+                break;
+            case AF_DATA_OUTLIER_CHANNELS:
+                mult *= fmax(1, fabs(t->p1));
+                break;
+            case AF_DATA_SINK:
+                mult *= fmax(1, fabs(t->p0));
+                break;
+            case AF_DATA_BLOCK_RANGE:
+                mult *= ldexp(1, (int)t->p0 - (int)t->p0 / 2);
+                break;
+            default:
+                break;
         }
     }
     return base * mult;
@@ -204,7 +227,8 @@ static void repair_combinations(af_case *c, const af_fuzz_limits *l) {
     }
     if (c->packing == AF_PACK_KV && c->head_dim_qk != c->head_dim_v) c->packing = AF_PACK_SEPARATE;
     if (c->page_size) {
-        if (!l->paged || c->packing != AF_PACK_SEPARATE || c->layout == AF_LAYOUT_THD || c->backward || c->page_size < 0) {
+        if (!l->paged || c->packing != AF_PACK_SEPARATE || c->layout == AF_LAYOUT_THD || c->backward ||
+            c->page_size < 0) {
             c->page_size = 0;
         } else {
             int p = 1;
@@ -230,7 +254,8 @@ static void repair_combinations(af_case *c, const af_fuzz_limits *l) {
     }
     c->window_left = clampi(c->window_left, -1, AF_FUZZ_NARROW_MAX_SEQLEN);
     c->window_right = clampi(c->window_right, -1, AF_FUZZ_NARROW_MAX_SEQLEN);
-    if (c->has_scale && !(isfinite(c->scale) && c->scale != 0 && fabsf(c->scale) <= 1e6f && fabsf(c->scale) >= 1e-12f)) {
+    if (c->has_scale &&
+        !(isfinite(c->scale) && c->scale != 0 && fabsf(c->scale) <= 1e6f && fabsf(c->scale) >= 1e-12f)) {
         c->has_scale = false;
         c->scale = 0;
     }
@@ -254,11 +279,13 @@ int af_fuzz_repair(af_case *c, const af_fuzz_limits *l) {
     c->batch = clampi(c->batch, 1, AF_MAX_BATCH);
     c->heads_kv = clampi(c->heads_kv, 1, AF_MAX_HEADS);
     c->heads_q = clampi(c->heads_q, 1, AF_MAX_HEADS);
-    if (c->heads_q % c->heads_kv) c->heads_q = c->heads_kv * clampi(c->heads_q / c->heads_kv, 1, AF_MAX_HEADS / c->heads_kv);
+    if (c->heads_q % c->heads_kv)
+        c->heads_q = c->heads_kv * clampi(c->heads_q / c->heads_kv, 1, AF_MAX_HEADS / c->heads_kv);
     /* lengths past 65536 only with a wide budget, and never padded or thd (the fine
      * section's per-sequence lengths stop there) */
-    int max_seqlen = af_fuzz_limits_wide(l) && !c->has_seqlens && c->layout != AF_LAYOUT_THD ? AF_MAX_SEQLEN
-                                                                                               : AF_FUZZ_NARROW_MAX_SEQLEN;
+    int max_seqlen = af_fuzz_limits_wide(l) && !c->has_seqlens && c->layout != AF_LAYOUT_THD
+                         ? AF_MAX_SEQLEN
+                         : AF_FUZZ_NARROW_MAX_SEQLEN;
     c->seqlen_q = clampi(c->seqlen_q, 1, max_seqlen);
     c->seqlen_kv = clampi(c->seqlen_kv, 1, max_seqlen);
     c->head_dim_qk = clampi(c->head_dim_qk, 1, AF_MAX_HEAD_DIM);

@@ -11,25 +11,42 @@
 const int af_fz_batch_table[AF_FZ_N_BATCH] = {1, 2, 3, 4, 5, 8};
 const int af_fz_ratio_table[AF_FZ_N_RATIO] = {1, 2, 3, 4, 8, 16, 6};
 const int af_fz_hkv_table[AF_FZ_N_HKV] = {1, 2, 4, 3, 8};
-const int af_fz_seqlen_values[AF_FZ_N_SEQLEN] = {1, 2, 3, 16, 17, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129, 200, 255, 256, 257};
+const int af_fz_seqlen_values[AF_FZ_N_SEQLEN] = {1,  2,   3,   16,  17,  31,  32,  33,  63, 64,
+                                                 65, 100, 127, 128, 129, 200, 255, 256, 257};
 const int af_fz_head_dims[AF_FZ_N_HEAD_DIM] = {8, 16, 24, 32, 40, 48, 64, 72, 80, 96, 104, 128, 160, 192, 256, 512};
 const int af_fz_stride_gaps[AF_FZ_N_STRIDE_GAP] = {0, 1, 8, 3, 64};
 const int af_fz_thd_gaps[AF_FZ_N_THD_GAP] = {0, 1, 7, 32};
 const int af_fz_page_sizes[AF_FZ_N_PAGE] = {0, 16, 32, 64, 1, 256, 8};
 const int af_fz_cp_sizes[AF_FZ_N_CP] = {1, 2, 2, 2, 2, 4, 4, 4, 4};
-const af_cp_comm af_fz_cp_comms[AF_FZ_N_CP] = {AF_CP_NONE, AF_CP_P2P, AF_CP_ALL_GATHER, AF_CP_A2A, AF_CP_A2A_P2P,
-                                               AF_CP_P2P, AF_CP_ALL_GATHER, AF_CP_A2A, AF_CP_A2A_P2P};
+const af_cp_comm af_fz_cp_comms[AF_FZ_N_CP] = {AF_CP_NONE,       AF_CP_P2P,     AF_CP_ALL_GATHER,
+                                               AF_CP_A2A,        AF_CP_A2A_P2P, AF_CP_P2P,
+                                               AF_CP_ALL_GATHER, AF_CP_A2A,     AF_CP_A2A_P2P};
 /* base distributions: kind, p0 */
-static const af_data_term data_bases[AF_FZ_N_DATA_BASE] = {
-    {AF_DATA_NORMAL, 1.0, 0}, {AF_DATA_NORMAL, 0.25, 0}, {AF_DATA_NORMAL, 4.0, 0},
-    {AF_DATA_UNIFORM, 1.0, 0}, {AF_DATA_UNIFORM, 8.0, 0}, {AF_DATA_NORMAL, 16.0, 0}};
+static const af_data_term data_bases[AF_FZ_N_DATA_BASE] = {{AF_DATA_NORMAL, 1.0, 0},  {AF_DATA_NORMAL, 0.25, 0},
+                                                           {AF_DATA_NORMAL, 4.0, 0},  {AF_DATA_UNIFORM, 1.0, 0},
+                                                           {AF_DATA_UNIFORM, 8.0, 0}, {AF_DATA_NORMAL, 16.0, 0}};
 /* modifier presets: [preset][modifier] with modifiers outlier, sink, low_lse,
  * block_range, zeros (bits 0..4 of core byte 18) */
-static const af_data_term data_presets[AF_FZ_N_DATA_PRESET][5] = {
-    {{AF_DATA_OUTLIER_CHANNELS, 2, 20}, {AF_DATA_SINK, 30, 0}, {AF_DATA_LOW_LSE, 0.25, 20}, {AF_DATA_BLOCK_RANGE, 16, 0}, {AF_DATA_ZEROS, 0.5, 0}},
-    {{AF_DATA_OUTLIER_CHANNELS, 1, 100}, {AF_DATA_SINK, 8, 0}, {AF_DATA_LOW_LSE, 0.5, 60}, {AF_DATA_BLOCK_RANGE, 30, 0}, {AF_DATA_ZEROS, 0.9, 0}},
-    {{AF_DATA_OUTLIER_CHANNELS, 4, 8}, {AF_DATA_SINK, 100, 0}, {AF_DATA_LOW_LSE, 1.0, 5}, {AF_DATA_BLOCK_RANGE, 8, 0}, {AF_DATA_ZEROS, 0.1, 0}},
-    {{AF_DATA_OUTLIER_CHANNELS, 8, -50}, {AF_DATA_SINK, -30, 0}, {AF_DATA_LOW_LSE, 0.125, 200}, {AF_DATA_BLOCK_RANGE, 40, 0}, {AF_DATA_ZEROS, 0.99, 0}}};
+static const af_data_term data_presets[AF_FZ_N_DATA_PRESET][5] = {{{AF_DATA_OUTLIER_CHANNELS, 2, 20},
+                                                                   {AF_DATA_SINK, 30, 0},
+                                                                   {AF_DATA_LOW_LSE, 0.25, 20},
+                                                                   {AF_DATA_BLOCK_RANGE, 16, 0},
+                                                                   {AF_DATA_ZEROS, 0.5, 0}},
+                                                                  {{AF_DATA_OUTLIER_CHANNELS, 1, 100},
+                                                                   {AF_DATA_SINK, 8, 0},
+                                                                   {AF_DATA_LOW_LSE, 0.5, 60},
+                                                                   {AF_DATA_BLOCK_RANGE, 30, 0},
+                                                                   {AF_DATA_ZEROS, 0.9, 0}},
+                                                                  {{AF_DATA_OUTLIER_CHANNELS, 4, 8},
+                                                                   {AF_DATA_SINK, 100, 0},
+                                                                   {AF_DATA_LOW_LSE, 1.0, 5},
+                                                                   {AF_DATA_BLOCK_RANGE, 8, 0},
+                                                                   {AF_DATA_ZEROS, 0.1, 0}},
+                                                                  {{AF_DATA_OUTLIER_CHANNELS, 8, -50},
+                                                                   {AF_DATA_SINK, -30, 0},
+                                                                   {AF_DATA_LOW_LSE, 0.125, 200},
+                                                                   {AF_DATA_BLOCK_RANGE, 40, 0},
+                                                                   {AF_DATA_ZEROS, 0.99, 0}}};
 
 const af_data_term *af_fz_data_base(int i) { return &data_bases[i]; }
 const af_data_term *af_fz_data_preset(int preset, int modifier) { return &data_presets[preset][modifier]; }
@@ -63,10 +80,10 @@ static int cmp_dim_pair(const void *x, const void *y) {
 
 /* ---- wide draws (sorted in build_tables) ---- */
 static af_fz_pair wide_seq_pairs[AF_FZ_N_WIDE] = {
-    {1, 257},      {65537, 1},    {1, 1025},     {65537, 65537},     {1, 4097},      {2, 8193},      {64, 257},
-    {7, 16383},    {128, 1025},   {1, 65537},    {32, 4097},    {1, 131072},    {511, 511},     {4, 32768},
-    {8, 131071},   {16, 65536},   {1024, 1024},  {16, 131072},  {256, 16385},   {2047, 2047},   {127, 65537},
-    {1023, 4096},  {129, 131072}, {4096, 4096},  {4097, 16384}, {8191, 8191},   {8192, 32768},  {16384, 16384},
+    {1, 257},        {65537, 1},     {1, 1025},      {65537, 65537},  {1, 4097},    {2, 8193},     {64, 257},
+    {7, 16383},      {128, 1025},    {1, 65537},     {32, 4097},      {1, 131072},  {511, 511},    {4, 32768},
+    {8, 131071},     {16, 65536},    {1024, 1024},   {16, 131072},    {256, 16385}, {2047, 2047},  {127, 65537},
+    {1023, 4096},    {129, 131072},  {4096, 4096},   {4097, 16384},   {8191, 8191}, {8192, 32768}, {16384, 16384},
     {16384, 131072}, {32769, 32769}, {65536, 65536}, {131072, 131072}};
 static af_fz_pair wide_dim_pairs[AF_FZ_N_WIDE] = {
     {1, 1},     {3, 3},     {5, 5},     {7, 7},     {9, 9},     {12, 12},   {15, 15},     {17, 17},
@@ -78,7 +95,8 @@ const int af_fz_wide_pages[8] = {512, 1024, 2048, 4096, 8192, 16384, 32768, 6553
 
 static void build_tables(void) {
     /* seqlens: equal lengths on every boundary, then sq vs skv relations around it */
-    for (int i = 0; i < AF_FZ_N_SEQLEN; i++) pair_add(seq_pairs, &n_seq_pairs, af_fz_seqlen_values[i], af_fz_seqlen_values[i]);
+    for (int i = 0; i < AF_FZ_N_SEQLEN; i++)
+        pair_add(seq_pairs, &n_seq_pairs, af_fz_seqlen_values[i], af_fz_seqlen_values[i]);
     for (int i = 0; i < AF_FZ_N_SEQLEN; i++) {
         int s = af_fz_seqlen_values[i];
         pair_add(seq_pairs, &n_seq_pairs, s, s + 1);
@@ -90,9 +108,11 @@ static void build_tables(void) {
         pair_add(seq_pairs, &n_seq_pairs, s, 128);
     }
     qsort(seq_pairs, (size_t)n_seq_pairs, sizeof seq_pairs[0], cmp_seq_pair);
-    for (int i = 0; i < AF_FZ_N_HEAD_DIM; i++) pair_add(dim_pairs, &n_dim_pairs, af_fz_head_dims[i], af_fz_head_dims[i]);
-    static const int asym[][2] = {{192, 128}, {128, 192}, {64, 128}, {128, 64}, {96, 64}, {32, 64}, {64, 32},
-                                  {256, 128}, {40, 72}, {8, 64}, {64, 8}, {24, 40}, {72, 64}, {576, 512}, {128, 256}};
+    for (int i = 0; i < AF_FZ_N_HEAD_DIM; i++)
+        pair_add(dim_pairs, &n_dim_pairs, af_fz_head_dims[i], af_fz_head_dims[i]);
+    static const int asym[][2] = {{192, 128}, {128, 192}, {64, 128},  {128, 64},  {96, 64},
+                                  {32, 64},   {64, 32},   {256, 128}, {40, 72},   {8, 64},
+                                  {64, 8},    {24, 40},   {72, 64},   {576, 512}, {128, 256}};
     for (size_t i = 0; i < sizeof asym / sizeof asym[0]; i++) pair_add(dim_pairs, &n_dim_pairs, asym[i][0], asym[i][1]);
     qsort(dim_pairs, (size_t)n_dim_pairs, sizeof dim_pairs[0], cmp_dim_pair);
     qsort(wide_seq_pairs, AF_FZ_N_WIDE, sizeof wide_seq_pairs[0], cmp_seq_pair);
@@ -118,7 +138,7 @@ static int log_uniform(uint64_t r, int max) {
 int af_fz_wide_length(uint64_t r, int max) {
     int v = log_uniform(r, max);
     int tile = 32 << ((r >> 32) % 3); /* 32, 64, 128 */
-    int step = (int)((r >> 40) % 6);   /* 0: k*tile, 1: k*tile - 1, 2: k*tile + 1, else as drawn */
+    int step = (int)((r >> 40) % 6);  /* 0: k*tile, 1: k*tile - 1, 2: k*tile + 1, else as drawn */
     if (step < 3 && v >= tile) v = v / tile * tile + (step == 1 ? -1 : step == 2 ? 1 : 0);
     return v < 1 ? 1 : v > max ? max : v;
 }
@@ -143,18 +163,30 @@ int af_fz_window_value(int idx, int sq, int skv) {
     static const int fixed[] = {-1, 0, 1, 2, 31, 32, 33};
     if (idx < 7) return fixed[idx];
     switch (idx) {
-    case 7: return sq - 1;
-    case 8: return sq;
-    case 9: return skv - 1;
-    case 10: return skv;
-    case 11: return d;
-    case 12: return 63;
-    case 13: return 64;
-    case 14: return 127;
-    case 15: return 128;
-    case 16: return 3;
-    case 17: return 8;
-    default: return 16;
+        case 7:
+            return sq - 1;
+        case 8:
+            return sq;
+        case 9:
+            return skv - 1;
+        case 10:
+            return skv;
+        case 11:
+            return d;
+        case 12:
+            return 63;
+        case 13:
+            return 64;
+        case 14:
+            return 127;
+        case 15:
+            return 128;
+        case 16:
+            return 3;
+        case 17:
+            return 8;
+        default:
+            return 16;
     }
 }
 
@@ -162,25 +194,45 @@ int af_fz_window_value(int idx, int sq, int skv) {
 bool af_fz_scale_value(int idx, int dqk, float *out) {
     double inv = 1.0 / sqrt((double)dqk);
     switch (idx) {
-    case 0: return false;
-    case 1: *out = 1.0f; return true;
-    case 2: *out = (float)(0.5 * inv); return true;
-    case 3: *out = (float)(2.0 * inv); return true;
-    case 4: *out = 0.01f; return true;
-    default: *out = 30.0f; return true;
+        case 0:
+            return false;
+        case 1:
+            *out = 1.0f;
+            return true;
+        case 2:
+            *out = (float)(0.5 * inv);
+            return true;
+        case 3:
+            *out = (float)(2.0 * inv);
+            return true;
+        case 4:
+            *out = 0.01f;
+            return true;
+        default:
+            *out = 30.0f;
+            return true;
     }
 }
 
 /* Length of sequence b of B under a ragged pattern; max = the padded maximum. */
 int af_fz_pattern_len(int pattern, int max, int b, int B, uint64_t seed, int salt) {
     switch (pattern) {
-    case 1: return b == B - 1 ? max / 2 : max;
-    case 2: return b == 0 && B > 1 ? 0 : max;
-    case 3: return b == 0 ? 1 : max;
-    case 4: return (int)(af_rng_mix64(seed * 0x9e3779b97f4a7c15ull + (uint64_t)b * 131 + (uint64_t)salt) % (uint64_t)(max + 1));
-    case 5: return max - (int)(((long long)b * max) / B);
-    case 6: return max > 1 ? max - 1 : max;
-    case 7: return b % 2 ? 1 : max;
-    default: return max;
+        case 1:
+            return b == B - 1 ? max / 2 : max;
+        case 2:
+            return b == 0 && B > 1 ? 0 : max;
+        case 3:
+            return b == 0 ? 1 : max;
+        case 4:
+            return (int)(af_rng_mix64(seed * 0x9e3779b97f4a7c15ull + (uint64_t)b * 131 + (uint64_t)salt) %
+                         (uint64_t)(max + 1));
+        case 5:
+            return max - (int)(((long long)b * max) / B);
+        case 6:
+            return max > 1 ? max - 1 : max;
+        case 7:
+            return b % 2 ? 1 : max;
+        default:
+            return max;
     }
 }

@@ -9,21 +9,21 @@
 
 #include "model/case.h"
 
-#define AF_FZ_N_BATCH 6
-#define AF_FZ_N_RATIO 7
-#define AF_FZ_N_HKV 5
-#define AF_FZ_N_SEQLEN 19
-#define AF_FZ_N_HEAD_DIM 16
-#define AF_FZ_N_STRIDE_GAP 5
-#define AF_FZ_N_THD_GAP 4
-#define AF_FZ_N_PAGE 7
-#define AF_FZ_N_CP 9
-#define AF_FZ_N_DATA_BASE 6
+#define AF_FZ_N_BATCH       6
+#define AF_FZ_N_RATIO       7
+#define AF_FZ_N_HKV         5
+#define AF_FZ_N_SEQLEN      19
+#define AF_FZ_N_HEAD_DIM    16
+#define AF_FZ_N_STRIDE_GAP  5
+#define AF_FZ_N_THD_GAP     4
+#define AF_FZ_N_PAGE        7
+#define AF_FZ_N_CP          9
+#define AF_FZ_N_DATA_BASE   6
 #define AF_FZ_N_DATA_PRESET 4
-#define AF_FZ_N_WINDOW 19
-#define AF_FZ_N_SCALE 6
-#define AF_FZ_N_PATTERN 8
-#define AF_FZ_MAX_PAIRS 255
+#define AF_FZ_N_WINDOW      19
+#define AF_FZ_N_SCALE       6
+#define AF_FZ_N_PATTERN     8
+#define AF_FZ_MAX_PAIRS     255
 
 extern const int af_fz_batch_table[AF_FZ_N_BATCH];
 extern const int af_fz_ratio_table[AF_FZ_N_RATIO];

@@ -17,28 +17,32 @@ bool af_row_fully_masked(const af_case *c, int b, int i) {
 static bool is_poison(af_storage st, const void *buf, int64_t off) {
     const uint8_t *p = buf;
     switch (st) {
-    case AF_ST_F16: case AF_ST_BF16: {
-        uint16_t v;
-        memcpy(&v, p + off * 2, 2);
-        return v == (st == AF_ST_F16 ? AF_POISON_F16 : AF_POISON_BF16);
-    }
-    case AF_ST_E4M3: return p[off] == AF_POISON_E4M3;
-    case AF_ST_F32: {
-        uint32_t v;
-        memcpy(&v, p + off * 4, 4);
-        return v == AF_POISON_F32;
-    }
+        case AF_ST_F16:
+        case AF_ST_BF16: {
+            uint16_t v;
+            memcpy(&v, p + off * 2, 2);
+            return v == (st == AF_ST_F16 ? AF_POISON_F16 : AF_POISON_BF16);
+        }
+        case AF_ST_E4M3:
+            return p[off] == AF_POISON_E4M3;
+        case AF_ST_F32: {
+            uint32_t v;
+            memcpy(&v, p + off * 4, 4);
+            return v == AF_POISON_F32;
+        }
     }
     return false;
 }
 
-static void finding(af_verdict *v, af_verdict_kind kind, af_tensor_id t, int b, int h, int r, int col, const char *detail) {
+static void finding(af_verdict *v, af_verdict_kind kind, af_tensor_id t, int b, int h, int r, int col,
+                    const char *detail) {
     af_finding f = af_finding_at(kind, t, b, h, r, col, detail);
     af_verdict_add(v, &f);
 }
 
 static af_tensor_id main_tensor(af_buffer_id b) {
-    static const af_tensor_id m[AF_BUF_COUNT] = {AF_T_Q, AF_T_K, AF_T_V, AF_T_O, AF_T_LSE, AF_T_DO, AF_T_DQ, AF_T_DK, AF_T_DV};
+    static const af_tensor_id m[AF_BUF_COUNT] = {AF_T_Q,  AF_T_K,  AF_T_V,  AF_T_O, AF_T_LSE,
+                                                 AF_T_DO, AF_T_DQ, AF_T_DK, AF_T_DV};
     return m[b];
 }
 
@@ -48,7 +52,11 @@ static double oracle_value(const af_case *c, const af_outputs *o, af_tensor_id i
     bool kv = id == AF_T_DK || id == AF_T_DV;
     int H = kv ? c->heads_kv : c->heads_q, S = kv ? c->seqlen_kv : c->seqlen_q;
     int D = id == AF_T_LSE ? 1 : (id == AF_T_O || id == AF_T_DV) ? c->head_dim_v : c->head_dim_qk;
-    const double *a = id == AF_T_O ? o->o : id == AF_T_LSE ? o->lse : id == AF_T_DQ ? o->dq : id == AF_T_DK ? o->dk : o->dv;
+    const double *a = id == AF_T_O     ? o->o
+                      : id == AF_T_LSE ? o->lse
+                      : id == AF_T_DQ  ? o->dq
+                      : id == AF_T_DK  ? o->dk
+                                       : o->dv;
     return a ? a[(((size_t)b * H + h) * S + s) * D + d] : NAN;
 }
 
@@ -71,12 +79,14 @@ int af_check_buffers(const af_case *c, const af_tensors *t, const af_outputs *or
         const uint8_t *lo = t->alloc[i], *hi = t->alloc[i] + AF_GUARD_BYTES + t->bytes[i];
         for (int k = 0; k < AF_GUARD_BYTES; k++) {
             if (lo[k] != AF_GUARD_BYTE) {
-                snprintf(msg, sizeof msg, "guard before buffer %s changed at byte -%d", af_buffer_name((af_buffer_id)i), AF_GUARD_BYTES - k);
+                snprintf(msg, sizeof msg, "guard before buffer %s changed at byte -%d", af_buffer_name((af_buffer_id)i),
+                         AF_GUARD_BYTES - k);
                 finding(v, AF_V_OUT_OF_BOUNDS, main_tensor((af_buffer_id)i), -1, -1, -1, -1, msg);
                 break;
             }
             if (hi[k] != AF_GUARD_BYTE) {
-                snprintf(msg, sizeof msg, "guard after buffer %s changed at byte +%d", af_buffer_name((af_buffer_id)i), k);
+                snprintf(msg, sizeof msg, "guard after buffer %s changed at byte +%d", af_buffer_name((af_buffer_id)i),
+                         k);
                 finding(v, AF_V_OUT_OF_BOUNDS, main_tensor((af_buffer_id)i), -1, -1, -1, -1, msg);
                 break;
             }
@@ -110,7 +120,8 @@ int af_check_buffers(const af_case *c, const af_tensors *t, const af_outputs *or
         }
         for (int64_t e = 0; e < n; e++)
             if (!owned[e] && !is_poison(t->plan.buffer_storage[bid], t->buf[bid], e)) {
-                snprintf(msg, sizeof msg, "write into a gap of buffer %s at element %lld", af_buffer_name(bid), (long long)e);
+                snprintf(msg, sizeof msg, "write into a gap of buffer %s at element %lld", af_buffer_name(bid),
+                         (long long)e);
                 finding(v, AF_V_OUT_OF_BOUNDS, main_tensor(bid), -1, -1, -1, -1, msg);
                 break;
             }
@@ -149,7 +160,8 @@ int af_check_buffers(const af_case *c, const af_tensors *t, const af_outputs *or
                         if (!isfinite(x)) {
                             if (overflow_is_correct(w->storage, oracle_value(c, oracle, id, b, h, s, d), x)) continue;
                             if (!reported_nan) {
-                                snprintf(msg, sizeof msg, "%s = %g%s", af_tensor_name(id), x, masked ? " in a fully masked row" : "");
+                                snprintf(msg, sizeof msg, "%s = %g%s", af_tensor_name(id), x,
+                                         masked ? " in a fully masked row" : "");
                                 finding(v, AF_V_NAN_INF, id, b, h, s, id == AF_T_LSE ? -1 : d, msg);
                                 reported_nan = true;
                             }
@@ -189,7 +201,12 @@ static void fp8_lse_rows(const af_case *c, const double *kernel, const double *o
                 if (r > worst) {
                     worst = r;
                     st->allowed = a;
-                    *wb = b; *wh = h; *ws = s; *wk = kernel[k]; *wo = oracle[k]; *werr = e;
+                    *wb = b;
+                    *wh = h;
+                    *ws = s;
+                    *wk = kernel[k];
+                    *wo = oracle[k];
+                    *werr = e;
                 }
             }
     if (worst >= 0) st->ratio = worst;
@@ -200,7 +217,8 @@ int af_compare_outputs(const af_case *c, const af_outputs *kernel, const af_outp
     int before = v->n_findings;
     af_tensor_id ids[5] = {AF_T_O, AF_T_LSE, AF_T_DQ, AF_T_DK, AF_T_DV};
     const double *kv_[5] = {kernel->o, kernel->lse, kernel->dq, kernel->dk, kernel->dv};
-    const double *rv_[5] = {ref ? ref->o : NULL, ref ? ref->lse : NULL, ref ? ref->dq : NULL, ref ? ref->dk : NULL, ref ? ref->dv : NULL};
+    const double *rv_[5] = {ref ? ref->o : NULL, ref ? ref->lse : NULL, ref ? ref->dq : NULL, ref ? ref->dk : NULL,
+                            ref ? ref->dv : NULL};
     const double *ov_[5] = {oracle->out.o, oracle->out.lse, oracle->out.dq, oracle->out.dk, oracle->out.dv};
     int n = c->backward ? 5 : 2;
     for (int i = 0; i < n; i++) {
@@ -226,10 +244,16 @@ int af_compare_outputs(const af_case *c, const af_outputs *kernel, const af_outp
                         if (!isfinite(x)) continue; /* nan_inf already reported */
                         double e = fabs(x - o);
                         if (fabs(o) > maxmag) maxmag = fabs(o);
-                        if (rv_[i] && isfinite(rv_[i][k]) && fabs(rv_[i][k] - o) > err_ref) err_ref = fabs(rv_[i][k] - o);
+                        if (rv_[i] && isfinite(rv_[i][k]) && fabs(rv_[i][k] - o) > err_ref)
+                            err_ref = fabs(rv_[i][k] - o);
                         if (e > err || count == 0) {
                             if (e > err) err = e;
-                            wb = b; wh = h; ws = s; wd = d; wk = x; wo = o;
+                            wb = b;
+                            wh = h;
+                            ws = s;
+                            wd = d;
+                            wk = x;
+                            wo = o;
                         }
                         count++;
                     }
@@ -240,7 +264,7 @@ int af_compare_outputs(const af_case *c, const af_outputs *kernel, const af_outp
         st->err = err;
         st->err_ref = err_ref;
         st->floor = fmax(af_output_unit(c, id) * maxmag, 0x1p-24); /* tolerance.h */
-        if (id == AF_T_DQ || id == AF_T_DK || id == AF_T_DV) /* cancellation: verdict.h */
+        if (id == AF_T_DQ || id == AF_T_DK || id == AF_T_DV)       /* cancellation: verdict.h */
             st->floor = fmax(st->floor, AF_GRAD_CANCEL_UNIT * (id == AF_T_DQ   ? oracle->grad.dq
                                                                : id == AF_T_DK ? oracle->grad.dk
                                                                                : oracle->grad.dv));
@@ -253,11 +277,22 @@ int af_compare_outputs(const af_case *c, const af_outputs *kernel, const af_outp
             af_criterion_result cr;
             double gm = id == AF_T_DQ ? oracle->grad.dq : id == AF_T_DK ? oracle->grad.dk : oracle->grad.dv;
             af_criterion_tensor(c, id, kv_[i], rv_[i], ov_[i], kernel->o, terms, af_output_unit(c, id), gm, &cr);
-            st->ratio = cr.ratio; st->allowed = cr.allowed; st->floor = cr.floor; err = cr.err;
-            wb = cr.b; wh = cr.h; ws = cr.row; wd = cr.col; wk = cr.kernel_value; wo = cr.oracle_value;
+            st->ratio = cr.ratio;
+            st->allowed = cr.allowed;
+            st->floor = cr.floor;
+            err = cr.err;
+            wb = cr.b;
+            wh = cr.h;
+            ws = cr.row;
+            wd = cr.col;
+            wk = cr.kernel_value;
+            wo = cr.oracle_value;
             check = af_check_name(cr.check);
         }
-        st->b = wb; st->h = wh; st->row = ws; st->col = id == AF_T_LSE ? -1 : wd;
+        st->b = wb;
+        st->h = wh;
+        st->row = ws;
+        st->col = id == AF_T_LSE ? -1 : wd;
         if (count && st->ratio > 1.0) {
             af_finding f = af_finding_at(AF_V_MISMATCH, id, wb, wh, ws, st->col, NULL);
             f.error = err;
@@ -265,8 +300,8 @@ int af_compare_outputs(const af_case *c, const af_outputs *kernel, const af_outp
             f.ratio = st->ratio;
             f.kernel_value = wk;
             f.baseline_value = wo;
-            snprintf(f.detail, sizeof f.detail, "%s%skernel %.6g oracle %.6g reference err %.3g", check, check[0] ? ": " : "",
-                     wk, wo, err_ref);
+            snprintf(f.detail, sizeof f.detail, "%s%skernel %.6g oracle %.6g reference err %.3g", check,
+                     check[0] ? ": " : "", wk, wo, err_ref);
             af_verdict_add(v, &f);
         }
     }

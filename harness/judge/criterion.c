@@ -34,11 +34,11 @@ static double accumulation_bias(long long n) { return ((double)n / 16.0 + 1.0) *
 typedef struct {
     const af_oracle_problem *p;
     const af_outputs *ex;
-    double unit;           /* dtype unit: P, dS and the outputs round to it */
-    bool fp16;             /* subnormal P, dS below 2^-14 */
+    double unit; /* dtype unit: P, dS and the outputs round to it */
+    bool fp16;   /* subnormal P, dS below 2^-14 */
     af_criterion_terms *t;
     double *prob, *ds, *g, *wk; /* (Skv) per-row scratch */
-    long long *seen;       /* (B, Hkv, Skv) terms summed into each dK/dV row */
+    long long *seen;            /* (B, Hkv, Skv) terms summed into each dK/dV row */
 } terms_ctx;
 
 static bool alloc_all(af_criterion_terms *t, int id, size_t elems, size_t rows) {
@@ -160,8 +160,8 @@ int af_criterion_terms_compute(const af_oracle_problem *p, const af_outputs *exa
     memset(t, 0, sizeof *t);
     size_t nq = (size_t)p->B * p->Hq * p->Sq, nk = (size_t)p->B * p->Hkv * p->Skv;
     bool bwd = p->in->dout && exact->dq && exact->dk && exact->dv;
-    terms_ctx x = {p, exact, dtype == AF_DT_FP16 ? 0x1p-10 : 0x1p-7, dtype == AF_DT_FP16, t, NULL, NULL, NULL, NULL,
-                   NULL};
+    terms_ctx x = {p,    exact, dtype == AF_DT_FP16 ? 0x1p-10 : 0x1p-7, dtype == AF_DT_FP16, t, NULL, NULL, NULL,
+                   NULL, NULL};
     size_t skv = (size_t)(p->Skv > 0 ? p->Skv : 1);
     x.prob = malloc(skv * sizeof(double));
     x.ds = malloc(skv * sizeof(double));
@@ -169,8 +169,7 @@ int af_criterion_terms_compute(const af_oracle_problem *p, const af_outputs *exa
     x.wk = malloc(skv * sizeof(double));
     x.seen = calloc(nk ? nk : 1, sizeof(long long));
     t->kappa[AF_T_LSE] = calloc(nq ? nq : 1, sizeof(double));
-    bool ok = x.prob && x.ds && x.g && x.wk && x.seen && t->kappa[AF_T_LSE] &&
-              alloc_all(t, AF_T_O, nq * p->Dv, nq);
+    bool ok = x.prob && x.ds && x.g && x.wk && x.seen && t->kappa[AF_T_LSE] && alloc_all(t, AF_T_O, nq * p->Dv, nq);
     if (bwd) {
         ok = ok && alloc_all(t, AF_T_DQ, nq * p->Dqk, nq) && alloc_all(t, AF_T_DK, nk * p->Dqk, nk) &&
              alloc_all(t, AF_T_DV, nk * p->Dv, nk);
@@ -226,7 +225,10 @@ static void take(af_criterion_result *out, af_check_kind k, double ratio, double
     out->allowed = allowed;
     out->floor = floor;
     out->err_ref = err_ref;
-    out->b = b; out->h = h; out->row = row; out->col = col;
+    out->b = b;
+    out->h = h;
+    out->row = row;
+    out->col = col;
     out->kernel_value = kv;
     out->oracle_value = ov;
 }
@@ -245,7 +247,9 @@ static double *stored_o_term(const af_case *c, af_tensor_id id, const af_criteri
     double *out = calloc((id == AF_T_DQ ? nq : nk) * Dqk + 1, sizeof(double));
     double *group_max = calloc(nk + 1, sizeof(double)); /* per (b, hk): index b * Hkv + hk */
     if (!dd || !out || !group_max) {
-        free(dd); free(out); free(group_max);
+        free(dd);
+        free(out);
+        free(group_max);
         return NULL;
     }
     for (size_t r = 0; r < nq; r++) {
@@ -342,7 +346,10 @@ void af_criterion_tensor(const af_case *c, af_tensor_id id, const double *kernel
                     if (!isfinite(x)) continue;
                     double ek = fabs(x - o), er = 0;
                     if (ref && isfinite(ref[e])) er = fabs(ref[e] - o);
-                    if (ek > err || n == 0) { err = fmax(err, ek); wd = d; }
+                    if (ek > err || n == 0) {
+                        err = fmax(err, ek);
+                        wd = d;
+                    }
                     if (er > err_ref) err_ref = er;
                     if (fabs(o) > maxo) maxo = fabs(o);
                     n++;
@@ -385,12 +392,17 @@ void af_criterion_tensor(const af_case *c, af_tensor_id id, const double *kernel
                 double ab = fmax(ref ? 2.0 * fabs(beta_ref) + noise : 4.0 * noise, 0x1p-24);
                 double rb = fabs(beta_k) / ab;
                 take(out, AF_CHECK_ROW_BIAS, rb, fabs(beta_k), ab, floor_r, fabs(beta_ref), b, h, s, wd, kernel[we],
-                         exact[we]);
+                     exact[we]);
                 tb_k += beta_k;
                 tb_ref += beta_ref;
                 tb_var += sigma * sigma;
                 tb_kappa += sumkappa;
-                if (rb > tb_worst) { tb_worst = rb; tb_b = b; tb_h = h; tb_r = s; }
+                if (rb > tb_worst) {
+                    tb_worst = rb;
+                    tb_b = b;
+                    tb_h = h;
+                    tb_r = s;
+                }
             }
     }
     if (tb_worst >= 0) {

@@ -45,9 +45,9 @@ typedef struct {
     double *kappa[AF_T_COUNT]; /* dense like the tensor (also LSE: one per row)         */
     double *sig2[AF_T_COUNT];  /* one per row (O, dQ, dK, dV)                           */
     /* backward, for the stored O's share of D (added per kernel, criterion.c): */
-    double *kq;                /* (B, Hq, Sq, Dqk)  scale sum_j P_ij |k_jd|               */
-    double *wq;                /* (B, Hkv, Skv, Dqk) scale sum_(h, i) P_ij |q_id|         */
-    float *prob;               /* (B, Hq, Sq, Skv) P_ij, or NULL when too large           */
+    double *kq;                       /* (B, Hq, Sq, Dqk)  scale sum_j P_ij |k_jd|               */
+    double *wq;                       /* (B, Hkv, Skv, Dqk) scale sum_(h, i) P_ij |q_id|         */
+    float *prob;                      /* (B, Hq, Sq, Skv) P_ij, or NULL when too large           */
     const double *dout, *q, *o_exact; /* the prepared case's dense dO, Q and exact O     */
 } af_criterion_terms;
 

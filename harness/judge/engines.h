@@ -30,8 +30,7 @@ typedef struct {
 /* Build the list for case c. Returns 0, or -1 with why when "all" lists nothing (why =
  * the backend's reason, or "no engine config finalizes for this case"): the case is
  * declined on this backend. Free with af_engine_list_free in either case. */
-int af_engine_list_make(af_backend *be, const af_case *c, const char *engine, af_engine_list *l, char *why,
-                        size_t cap);
+int af_engine_list_make(af_backend *be, const af_case *c, const char *engine, af_engine_list *l, char *why, size_t cap);
 void af_engine_list_free(af_engine_list *l);
 /* Config i of the list ("" = the backend's default). */
 const char *af_engine_list_name(const af_engine_list *l, int i);

@@ -45,16 +45,45 @@ int af_heatmap_error(const af_case *c, const af_outputs *kernel, const af_output
     int heads, seq, dim;
     bool key_rows = false;
     switch (tensor) {
-    case AF_T_O: k = kernel->o; o = oracle->o; heads = oracle->Hq; seq = oracle->Sq; dim = oracle->Dv; break;
-    case AF_T_LSE: k = kernel->lse; o = oracle->lse; heads = oracle->Hq; seq = oracle->Sq; dim = 1; break;
-    case AF_T_DQ: k = kernel->dq; o = oracle->dq; heads = oracle->Hq; seq = oracle->Sq; dim = oracle->Dqk; break;
-    case AF_T_DK:
-        k = kernel->dk; o = oracle->dk; heads = oracle->Hkv; seq = oracle->Skv; dim = oracle->Dqk; key_rows = true;
-        break;
-    case AF_T_DV:
-        k = kernel->dv; o = oracle->dv; heads = oracle->Hkv; seq = oracle->Skv; dim = oracle->Dv; key_rows = true;
-        break;
-    default: return -1;
+        case AF_T_O:
+            k = kernel->o;
+            o = oracle->o;
+            heads = oracle->Hq;
+            seq = oracle->Sq;
+            dim = oracle->Dv;
+            break;
+        case AF_T_LSE:
+            k = kernel->lse;
+            o = oracle->lse;
+            heads = oracle->Hq;
+            seq = oracle->Sq;
+            dim = 1;
+            break;
+        case AF_T_DQ:
+            k = kernel->dq;
+            o = oracle->dq;
+            heads = oracle->Hq;
+            seq = oracle->Sq;
+            dim = oracle->Dqk;
+            break;
+        case AF_T_DK:
+            k = kernel->dk;
+            o = oracle->dk;
+            heads = oracle->Hkv;
+            seq = oracle->Skv;
+            dim = oracle->Dqk;
+            key_rows = true;
+            break;
+        case AF_T_DV:
+            k = kernel->dv;
+            o = oracle->dv;
+            heads = oracle->Hkv;
+            seq = oracle->Skv;
+            dim = oracle->Dv;
+            key_rows = true;
+            break;
+        default:
+            return -1;
     }
     if (!k || !o || seq <= 0 || heads <= 0) return -1;
     int row_group = group_size(seq, HEATMAP_MAX_SIDE), head_group = group_size(heads, HEATMAP_MAX_SIDE);
@@ -95,9 +124,12 @@ int af_heatmap_save(const af_heatmap *m, const char *path) {
     for (int i = 0; i < m->rows; i++)
         for (int j = 0; j < m->cols; j++) {
             float v = m->cells[(size_t)i * m->cols + j];
-            if (isinf(v)) fprintf(f, "%sinf", v < 0 ? "-" : "");
-            else if (isnan(v)) fputs("nan", f);
-            else fprintf(f, "%.9g", (double)v);
+            if (isinf(v))
+                fprintf(f, "%sinf", v < 0 ? "-" : "");
+            else if (isnan(v))
+                fputs("nan", f);
+            else
+                fprintf(f, "%.9g", (double)v);
             fputc(j + 1 < m->cols ? ' ' : '\n', f);
         }
     return fclose(f) == 0 ? 0 : -1;
@@ -196,8 +228,10 @@ int af_leak_load(const char *path, af_leak_matrix *m) {
     size_t i = 0;
     int ch;
     while (i < (size_t)r * c && (ch = fgetc(f)) != EOF) {
-        if (ch >= '0' && ch <= '3') m->cells[i++] = (unsigned char)(ch - '0');
-        else if (ch != '\n' && ch != '\r') goto fail;
+        if (ch >= '0' && ch <= '3')
+            m->cells[i++] = (unsigned char)(ch - '0');
+        else if (ch != '\n' && ch != '\r')
+            goto fail;
     }
     if (i != (size_t)r * c) goto fail;
     int rows_read = 0, cols_read = 0;

@@ -11,15 +11,15 @@
  * row-major, rows x cols. Negative or NaN cells are drawn grey ("not judged"). */
 typedef struct {
     int rows, cols;
-    float *cells;            /* rows * cols, owned (af_heatmap_free) */
-    float allowed;           /* the colour map shows cells / allowed (1 = at tolerance);
+    float *cells;  /* rows * cols, owned (af_heatmap_free) */
+    float allowed; /* the colour map shows cells / allowed (1 = at tolerance);
                                 0 = cells / largest cell */
     char title[128];
-    char row_label[32];      /* e.g. "query block" */
-    char col_label[32];      /* e.g. "head" */
+    char row_label[32]; /* e.g. "query block" */
+    char col_label[32]; /* e.g. "head" */
 } af_heatmap;
 
-int af_heatmap_alloc(af_heatmap *m, int rows, int cols);   /* cells zeroed; 0 or -1 */
+int af_heatmap_alloc(af_heatmap *m, int rows, int cols); /* cells zeroed; 0 or -1 */
 void af_heatmap_free(af_heatmap *m);
 /* Text format: "attnfuzz-heatmap 1 ROWS COLS", "allowed X", "title ...", "rows ...",
  * "cols ...", then ROWS lines of COLS numbers (%.9g). Returns 0 or -1. */
@@ -34,8 +34,8 @@ int af_heatmap_load(af_heatmap *m, const char *path);
  * grouped likewise when there are more than 128. Rows past a sequence's actual
  * length are not judged; cells with no judged element are -1; a NaN on either side
  * makes the cell +inf. Returns 0, or -1 when the tensor is absent. */
-int af_heatmap_error(const af_case *c, const af_outputs *kernel, const af_outputs *oracle,
-                     af_tensor_id tensor, double allowed, af_heatmap *out);
+int af_heatmap_error(const af_case *c, const af_outputs *kernel, const af_outputs *oracle, af_tensor_id tensor,
+                     double allowed, af_heatmap *out);
 
 /* Leak matrix (af_leak_matrix of probes.h: rows = outputs, columns = hidden input sets,
  * cells 0..3 = AF_LEAK_CHANGED | AF_LEAK_VISIBLE bits; 1 = leak). File format: header

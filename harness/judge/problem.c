@@ -12,9 +12,7 @@ af_mask_rule af_mask_rule_of_case(const af_case *c) {
     return r;
 }
 
-void af_oracle_problem_from_case(af_oracle_problem *p, const af_case *c, const af_inputs *in,
-                                 int *len_q, int *len_kv)
-{
+void af_oracle_problem_from_case(af_oracle_problem *p, const af_case *c, const af_inputs *in, int *len_q, int *len_kv) {
     memset(p, 0, sizeof *p);
     p->B = c->batch;
     p->Hq = c->heads_q;

@@ -13,7 +13,6 @@
 af_mask_rule af_mask_rule_of_case(const af_case *c);
 
 /* len_q, len_kv: [AF_MAX_BATCH] arrays the problem points into (caller-owned). */
-void af_oracle_problem_from_case(af_oracle_problem *p, const af_case *c, const af_inputs *in,
-                                 int *len_q, int *len_kv);
+void af_oracle_problem_from_case(af_oracle_problem *p, const af_case *c, const af_inputs *in, int *len_q, int *len_kv);
 
 #endif

@@ -88,7 +88,9 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
         js->oracle_s = af_clock_mono() - t_oracle;
         js->oracle_gpu_s = p->oracle.gpu_seconds;
         snprintf(js->oracle_tier, sizeof js->oracle_tier, "%s",
-                 p->oracle.tier_used == AF_ORACLE_GPU ? "gpu" : p->oracle.tier_used == AF_ORACLE_FP64 ? "fp64" : "mpfr");
+                 p->oracle.tier_used == AF_ORACLE_GPU    ? "gpu"
+                 : p->oracle.tier_used == AF_ORACLE_FP64 ? "fp64"
+                                                         : "mpfr");
         js->cert_rows = p->oracle.all_mpfr ? p->oracle.mpfr_rows : p->oracle.cert_rows;
         js->cert_keys = p->oracle.cert_keys;
         js->cert_gap_over_bound = p->oracle.cert_gap_over_bound;
@@ -135,7 +137,10 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
         snprintf(gpu_note, sizeof gpu_note, "%s", p->ref_note);
         if (r->reference->supports(r->reference, c, rwhy, sizeof rwhy) == AF_RUN_OK) {
             af_tensors rt;
-            if (af_clone_tensors(&rt, &p->c, &p->tensors, why, cap)) { af_prepared_free(p); return -1; }
+            if (af_clone_tensors(&rt, &p->c, &p->tensors, why, cap)) {
+                af_prepared_free(p);
+                return -1;
+            }
             af_run_info info;
             memset(&info, 0, sizeof info);
             if (r->reference->run(r->reference, c, "", &rt, &info, rwhy, sizeof rwhy) == AF_RUN_OK &&
@@ -160,8 +165,8 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
 void af_context_note(const af_backend *be, const af_verdict *v, const char *what, const char *engine, char *lost,
                      size_t cap) {
     if (lost[0] || v->kind != AF_V_CRASH || !(be->flags & AF_BACKEND_NEEDS_GPU)) return;
-    snprintf(lost, cap, "not run: the GPU context may be lost after the crash of %s [%s]; re-run in a new process", what,
-             engine && engine[0] ? engine : "default");
+    snprintf(lost, cap, "not run: the GPU context may be lost after the crash of %s [%s]; re-run in a new process",
+             what, engine && engine[0] ? engine : "default");
 }
 
 bool af_context_lost_verdict(const af_backend *be, const char *lost, const char *backend, const char *engine,
@@ -189,7 +194,8 @@ static void add_simple(af_verdict *v, af_verdict_kind kind, const char *detail) 
     af_verdict_add(v, &f);
 }
 
-void af_judge(af_runner *r, af_prepared *p, af_backend *be, const char *engine, af_verdict *v, af_tensors *out_tensors) {
+void af_judge(af_runner *r, af_prepared *p, af_backend *be, const char *engine, af_verdict *v,
+              af_tensors *out_tensors) {
     (void)r; /* probes (issue 3) take their settings from the runner */
     const af_case *c = &p->c;
     af_verdict_init(v, be->name);
@@ -220,14 +226,22 @@ void af_judge(af_runner *r, af_prepared *p, af_backend *be, const char *engine, 
     if (info.seconds == 0) info.seconds = af_clock_mono() - t0;
     v->info = info;
     switch (st) {
-    case AF_RUN_OK: break;
-    case AF_RUN_DECLINED:
-        v->kind = AF_V_DECLINED;
-        snprintf(v->reason, sizeof v->reason, "%s", why);
-        break;
-    case AF_RUN_RESOURCE: add_simple(v, AF_V_RESOURCE, why); break;
-    case AF_RUN_CRASH: add_simple(v, AF_V_CRASH, why); break;
-    case AF_RUN_ERROR: default: add_simple(v, AF_V_CRASH, why); break;
+        case AF_RUN_OK:
+            break;
+        case AF_RUN_DECLINED:
+            v->kind = AF_V_DECLINED;
+            snprintf(v->reason, sizeof v->reason, "%s", why);
+            break;
+        case AF_RUN_RESOURCE:
+            add_simple(v, AF_V_RESOURCE, why);
+            break;
+        case AF_RUN_CRASH:
+            add_simple(v, AF_V_CRASH, why);
+            break;
+        case AF_RUN_ERROR:
+        default:
+            add_simple(v, AF_V_CRASH, why);
+            break;
     }
     v->judge.run_s = info.seconds;
     if (st == AF_RUN_OK) {

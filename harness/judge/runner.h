@@ -14,16 +14,16 @@
 /* Everything about a case that does not depend on the backend under test. */
 typedef struct {
     af_case c;
-    af_tensors tensors;        /* inputs laid out; outputs poisoned (the template) */
-    af_inputs inputs;          /* dense exact inputs */
+    af_tensors tensors; /* inputs laid out; outputs poisoned (the template) */
+    af_inputs inputs;   /* dense exact inputs */
     af_oracle_result oracle;
     bool have_oracle;
-    af_criterion_terms terms;  /* fp16/bf16 term budgets of the criterion (criterion.h) */
-    af_outputs ref;            /* the low-precision reference's outputs */
+    af_criterion_terms terms; /* fp16/bf16 term budgets of the criterion (criterion.h) */
+    af_outputs ref;           /* the low-precision reference's outputs */
     bool have_ref;
-    char ref_note[256];        /* which reference served ("reference: cpu backend",
+    char ref_note[256];      /* which reference served ("reference: cpu backend",
                                   "reference: gpu ..."), or why there is none */
-    af_judge_summary judged;   /* the prepare half of every verdict's "judge" summary */
+    af_judge_summary judged; /* the prepare half of every verdict's "judge" summary */
 } af_prepared;
 
 /* Which computes the low-precision reference (af_prepare). AUTO: the GPU reference
@@ -43,12 +43,12 @@ typedef enum { AF_REF_AUTO = 0, AF_REF_CPU, AF_REF_GPU } af_ref_choice;
 #define AF_REF_GPU_MIN_WORK (1LL << 24)
 
 typedef struct {
-    af_backend *reference;     /* the cpu backend */
-    af_ref_choice ref_choice;  /* AF_REF_AUTO (0) unless set */
+    af_backend *reference;    /* the cpu backend */
+    af_ref_choice ref_choice; /* AF_REF_AUTO (0) unless set */
     af_oracle_opts oracle;
-    bool skip_oracle;          /* probes-only runs */
-    bool probes;               /* run the probes after a successful run */
-    af_probe_opts probe_opts;  /* af_probe_opts_default when probes is set */
+    bool skip_oracle;         /* probes-only runs */
+    bool probes;              /* run the probes after a successful run */
+    af_probe_opts probe_opts; /* af_probe_opts_default when probes is set */
 } af_runner;
 
 int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t cap);
@@ -56,8 +56,7 @@ void af_prepared_free(af_prepared *p);
 
 /* Run backend `be` (engine "" = default) on a prepared case and judge it. The
  * outputs of the run are left in *out_tensors when it is non-NULL (caller frees). */
-void af_judge(af_runner *r, af_prepared *p, af_backend *be, const char *engine, af_verdict *v,
-              af_tensors *out_tensors);
+void af_judge(af_runner *r, af_prepared *p, af_backend *be, const char *engine, af_verdict *v, af_tensors *out_tensors);
 
 /* One process running several engine configs of a GPU backend: after a crash verdict
  * (a sticky CUDA error), every later CUDA call of the process fails, so a later config

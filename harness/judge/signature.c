@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-
 /* Head dims that are multiples of 16 suit every tensor-core tiling; multiples of 8 suit
  * 16-byte vector loads only; others need a scalar tail. Class = worst of d_qk and d_v. */
 static const char *head_dim_alignment(int dqk, int dv) {
@@ -31,19 +30,28 @@ size_t af_config_class(const af_case *c, char *buf, size_t cap) {
     const char *align = c->align == AF_ALIGN_BOTTOM_RIGHT ? "br" : "tl";
 
     af_strbuf_printf(&s, "%s", af_dtype_name(c->dtype));
-    if (c->mask == AF_MASK_CAUSAL) af_strbuf_printf(&s, ",causal-%s", align);
-    else if (aligned_matters) af_strbuf_printf(&s, ",none-%s", align);
-    else af_strbuf_printf(&s, ",none");
+    if (c->mask == AF_MASK_CAUSAL)
+        af_strbuf_printf(&s, ",causal-%s", align);
+    else if (aligned_matters)
+        af_strbuf_printf(&s, ",none-%s", align);
+    else
+        af_strbuf_printf(&s, ",none");
     if (window_left || window_right)
         af_strbuf_printf(&s, ",win(%s%s)", window_left ? "L" : "", window_right ? "R" : "");
     else
         af_strbuf_printf(&s, ",nowin");
-    if (c->layout == AF_LAYOUT_THD) af_strbuf_printf(&s, ",pad:thd");
-    else if (c->has_seqlens) af_strbuf_printf(&s, ",pad:padding");
-    else af_strbuf_printf(&s, ",pad:none");
-    if (c->heads_q == c->heads_kv) af_strbuf_printf(&s, ",mha");
-    else if (c->heads_kv == 1) af_strbuf_printf(&s, ",mqa");
-    else af_strbuf_printf(&s, ",gqa");
+    if (c->layout == AF_LAYOUT_THD)
+        af_strbuf_printf(&s, ",pad:thd");
+    else if (c->has_seqlens)
+        af_strbuf_printf(&s, ",pad:padding");
+    else
+        af_strbuf_printf(&s, ",pad:none");
+    if (c->heads_q == c->heads_kv)
+        af_strbuf_printf(&s, ",mha");
+    else if (c->heads_kv == 1)
+        af_strbuf_printf(&s, ",mqa");
+    else
+        af_strbuf_printf(&s, ",gqa");
     int dmax = c->head_dim_qk > c->head_dim_v ? c->head_dim_qk : c->head_dim_v;
     af_strbuf_printf(&s, ",%s%s", head_dim_size(dmax), head_dim_alignment(c->head_dim_qk, c->head_dim_v));
     if (c->head_dim_qk != c->head_dim_v) af_strbuf_printf(&s, ",dv%sdqk", c->head_dim_v < c->head_dim_qk ? "<" : ">");

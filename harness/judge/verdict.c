@@ -5,8 +5,9 @@
 #include <string.h>
 
 static const char *const verdict_names[AF_V_COUNT] = {
-    "pass", "mismatch", "nan_inf", "unwritten", "out_of_bounds", "leak", "inert", "feature_ignored",
-    "nondeterministic", "crash", "hang", "declined", "claim_mismatch", "resource", "convention"};
+    "pass", "mismatch", "nan_inf",         "unwritten",        "out_of_bounds",
+    "leak", "inert",    "feature_ignored", "nondeterministic", "crash",
+    "hang", "declined", "claim_mismatch",  "resource",         "convention"};
 
 const char *af_verdict_name(af_verdict_kind k) { return (unsigned)k < AF_V_COUNT ? verdict_names[k] : "?"; }
 
@@ -29,7 +30,10 @@ af_finding af_finding_at(af_verdict_kind kind, af_tensor_id tensor, int b, int h
     memset(&f, 0, sizeof f);
     f.kind = kind;
     f.tensor = tensor;
-    f.b = b; f.h = h; f.row = row; f.col = col;
+    f.b = b;
+    f.h = h;
+    f.row = row;
+    f.col = col;
     snprintf(f.detail, sizeof f.detail, "%s", detail ? detail : "");
     return f;
 }
@@ -50,17 +54,21 @@ void af_verdict_line(const af_verdict *v, char *buf, size_t cap) {
         double worst = 0;
         int wt = -1;
         for (int t = 0; t < AF_T_COUNT; t++)
-            if (v->stats[t].judged && v->stats[t].ratio >= worst) { worst = v->stats[t].ratio; wt = t; }
+            if (v->stats[t].judged && v->stats[t].ratio >= worst) {
+                worst = v->stats[t].ratio;
+                wt = t;
+            }
         if (wt >= 0)
-            snprintf(buf, cap, "pass worst %s ratio=%.3g err=%.3g allowed=%.3g", af_tensor_name((af_tensor_id)wt), worst,
-                     v->stats[wt].err, v->stats[wt].allowed);
+            snprintf(buf, cap, "pass worst %s ratio=%.3g err=%.3g allowed=%.3g", af_tensor_name((af_tensor_id)wt),
+                     worst, v->stats[wt].err, v->stats[wt].allowed);
         else
             snprintf(buf, cap, "pass");
         return;
     }
     const af_finding *f = &v->findings[0];
-    int n = snprintf(buf, cap, "FINDING %s %s b%d h%d r%d c%d err=%.4g allowed=%.4g ratio=%.4g", af_verdict_name(f->kind),
-                     af_tensor_name(f->tensor), f->b, f->h, f->row, f->col, f->error, f->allowed, f->ratio);
+    int n =
+        snprintf(buf, cap, "FINDING %s %s b%d h%d r%d c%d err=%.4g allowed=%.4g ratio=%.4g", af_verdict_name(f->kind),
+                 af_tensor_name(f->tensor), f->b, f->h, f->row, f->col, f->error, f->allowed, f->ratio);
     if (n > 0 && (size_t)n < cap && f->detail[0]) snprintf(buf + n, cap - (size_t)n, " (%s)", f->detail);
     if (v->n_findings > 1) {
         size_t len = strlen(buf);

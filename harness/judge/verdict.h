@@ -75,21 +75,21 @@ typedef enum {
     AF_V_DECLINED,
     AF_V_CLAIM_MISMATCH,
     AF_V_RESOURCE,
-    AF_V_CONVENTION,       /* fully masked rows differ from O = 0, LSE = -inf */
+    AF_V_CONVENTION, /* fully masked rows differ from O = 0, LSE = -inf */
     AF_V_COUNT
 } af_verdict_kind;
 
 typedef struct {
     af_verdict_kind kind;
-    af_tensor_id tensor;       /* AF_T_NONE for a finding about the whole run (crash,
+    af_tensor_id tensor;   /* AF_T_NONE for a finding about the whole run (crash,
                                   hang, resource): then b, h, row, col are -1 */
-    int b, h, row, col;        /* worst element; col = d index (-1 for LSE) */
-    double error;              /* |kernel_value - baseline_value| */
-    double allowed;            /* the error a correct kernel may have (mismatch:
+    int b, h, row, col;    /* worst element; col = d index (-1 for LSE) */
+    double error;          /* |kernel_value - baseline_value| */
+    double allowed;        /* the error a correct kernel may have (mismatch:
                                   allowed(T) above; probes: the run-to-run tolerance) */
-    double ratio;              /* error / allowed (0 when allowed is 0) */
-    double kernel_value;       /* the judged value at the element */
-    double baseline_value;     /* what it is judged against: the oracle's exact value
+    double ratio;          /* error / allowed (0 when allowed is 0) */
+    double kernel_value;   /* the judged value at the element */
+    double baseline_value; /* what it is judged against: the oracle's exact value
                                   (mismatch), or the judged run's value when
                                   kernel_value comes from a probe's extra run */
     char detail[256];
@@ -98,8 +98,8 @@ typedef struct {
 typedef struct {
     bool judged;
     double err, err_ref, floor, allowed, ratio;
-    int b, h, row, col;        /* worst element */
-    long long elements;        /* judged elements */
+    int b, h, row, col; /* worst element */
+    long long elements; /* judged elements */
 } af_tensor_stats;
 
 #define AF_MAX_FINDINGS 16
@@ -108,32 +108,32 @@ typedef struct {
  * and reference served, what MPFR certified, and where the time went (seconds, wall).
  * The prepare times are the case's (shared by every engine run of it). */
 typedef struct {
-    char oracle_tier[8];       /* "mpfr", "fp64" (CPU), "gpu"; "" = no oracle */
-    int cert_rows, cert_keys;  /* rows / key columns recomputed in MPFR (all rows: mpfr tier) */
-    double cert_gap_over_bound;/* worst |fp64 - MPFR| / stated bound on them (<= 1) */
-    char reference[8];         /* "cpu", "gpu", "" = none */
-    bool element_terms;        /* the criterion had its per-element term budgets */
-    double gen_s;              /* inputs: generation and dense copies */
-    double oracle_s;           /* af_oracle_run (GPU passes + MPFR certification) */
-    double oracle_gpu_s;       /* of which the GPU tier's passes */
-    double magnitudes_s;       /* term magnitudes of the gradients / scores */
-    double reference_s;        /* the low-precision reference */
-    double run_s;              /* the backend's run (af_run_info.seconds) */
-    double compare_s;          /* buffer checks and the comparison */
-    double probes_s;           /* the probes' extra runs and checks */
+    char oracle_tier[8];        /* "mpfr", "fp64" (CPU), "gpu"; "" = no oracle */
+    int cert_rows, cert_keys;   /* rows / key columns recomputed in MPFR (all rows: mpfr tier) */
+    double cert_gap_over_bound; /* worst |fp64 - MPFR| / stated bound on them (<= 1) */
+    char reference[8];          /* "cpu", "gpu", "" = none */
+    bool element_terms;         /* the criterion had its per-element term budgets */
+    double gen_s;               /* inputs: generation and dense copies */
+    double oracle_s;            /* af_oracle_run (GPU passes + MPFR certification) */
+    double oracle_gpu_s;        /* of which the GPU tier's passes */
+    double magnitudes_s;        /* term magnitudes of the gradients / scores */
+    double reference_s;         /* the low-precision reference */
+    double run_s;               /* the backend's run (af_run_info.seconds) */
+    double compare_s;           /* buffer checks and the comparison */
+    double probes_s;            /* the probes' extra runs and checks */
 } af_judge_summary;
 
 typedef struct {
-    af_verdict_kind kind;      /* the first finding's kind, or PASS / DECLINED */
+    af_verdict_kind kind; /* the first finding's kind, or PASS / DECLINED */
     int n_findings;
     af_finding findings[AF_MAX_FINDINGS];
     af_tensor_stats stats[AF_T_COUNT];
     af_run_info info;
     char backend[AF_NAME_MAX];
-    char reason[512];          /* decline / crash reason */
+    char reason[512]; /* decline / crash reason */
     double oracle_bound_rel;
     double oracle_seconds;
-    af_judge_summary judge;    /* how the case was judged: tiers, certification, times */
+    af_judge_summary judge; /* how the case was judged: tiers, certification, times */
 } af_verdict;
 
 const char *af_verdict_name(af_verdict_kind k);
@@ -142,8 +142,7 @@ int af_verdict_from_name(const char *name);
 void af_verdict_init(af_verdict *v, const char *backend);
 /* A finding of kind at element (b, h, row, col) of tensor (AF_T_NONE and -1s for one
  * about the whole run), its numbers zero, detail copied (truncated to fit). */
-af_finding af_finding_at(af_verdict_kind kind, af_tensor_id tensor, int b, int h, int row, int col,
-                         const char *detail);
+af_finding af_finding_at(af_verdict_kind kind, af_tensor_id tensor, int b, int h, int row, int col, const char *detail);
 /* Add a finding (kept when there is room); the verdict's kind becomes the first one's. */
 void af_verdict_add(af_verdict *v, const af_finding *f);
 /* One line: "FINDING mismatch O b0 h1 r5 c3 err=... allowed=... ratio=..." or "pass ...". */

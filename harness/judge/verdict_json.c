@@ -2,28 +2,29 @@
 #include "judge/verdict_json.h"
 
 static json_t *tensor_stats_json(const af_tensor_stats *s) {
-    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:{s:i, s:i, s:i, s:i}, s:I}", "err", af_json_real(s->err),
-                     "err_ref", af_json_real(s->err_ref), "floor", af_json_real(s->floor), "allowed",
-                     af_json_real(s->allowed), "ratio", af_json_real(s->ratio), "worst", "b", s->b, "h", s->h, "row",
-                     s->row, "col", s->col, "elements", (json_int_t)s->elements);
+    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:{s:i, s:i, s:i, s:i}, s:I}", "err", af_json_real(s->err), "err_ref",
+                     af_json_real(s->err_ref), "floor", af_json_real(s->floor), "allowed", af_json_real(s->allowed),
+                     "ratio", af_json_real(s->ratio), "worst", "b", s->b, "h", s->h, "row", s->row, "col", s->col,
+                     "elements", (json_int_t)s->elements);
 }
 
 static json_t *finding_json(const af_finding *x) {
-    return json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:o, s:o, s:o, s:o}", "kind", af_verdict_name(x->kind),
-                     "tensor", af_tensor_name(x->tensor), "b", x->b, "h", x->h, "row", x->row, "col", x->col,
-                     "error", af_json_real(x->error), "allowed", af_json_real(x->allowed), "ratio",
-                     af_json_real(x->ratio), "detail", af_json_text(x->detail));
+    return json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:o, s:o, s:o, s:o}", "kind", af_verdict_name(x->kind), "tensor",
+                     af_tensor_name(x->tensor), "b", x->b, "h", x->h, "row", x->row, "col", x->col, "error",
+                     af_json_real(x->error), "allowed", af_json_real(x->allowed), "ratio", af_json_real(x->ratio),
+                     "detail", af_json_text(x->detail));
 }
 
 /* The "judge" object: af_judge_summary (verdict.h), times in seconds. */
 static json_t *judge_json(const af_judge_summary *j) {
     return json_pack("{s:s, s:i, s:i, s:o, s:s, s:b, s:{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}}", "oracle_tier",
                      j->oracle_tier, "cert_rows", j->cert_rows, "cert_keys", j->cert_keys, "cert_gap_over_bound",
-                     af_json_real(j->cert_gap_over_bound), "reference", j->reference, "element_terms", (int)j->element_terms, "seconds", "gen",
-                     af_json_real(j->gen_s), "oracle", af_json_real(j->oracle_s), "oracle_gpu",
-                     af_json_real(j->oracle_gpu_s), "magnitudes", af_json_real(j->magnitudes_s), "reference",
-                     af_json_real(j->reference_s), "run", af_json_real(j->run_s), "compare", af_json_real(j->compare_s),
-                     "probes", af_json_real(j->probes_s));
+                     af_json_real(j->cert_gap_over_bound), "reference", j->reference, "element_terms",
+                     (int)j->element_terms, "seconds", "gen", af_json_real(j->gen_s), "oracle",
+                     af_json_real(j->oracle_s), "oracle_gpu", af_json_real(j->oracle_gpu_s), "magnitudes",
+                     af_json_real(j->magnitudes_s), "reference", af_json_real(j->reference_s), "run",
+                     af_json_real(j->run_s), "compare", af_json_real(j->compare_s), "probes",
+                     af_json_real(j->probes_s));
 }
 
 json_t *af_verdict_to_json(const char *case_path, const af_verdict *v) {

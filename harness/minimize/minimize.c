@@ -124,8 +124,10 @@ static void pass_seqlen(candidates *cs, const af_case *c) {
         with_seqlens(cs, c, sq / 2, skv / 2);
         with_seqlens(cs, c, sq - 8, skv - 8);
         with_seqlens(cs, c, sq - 1, skv - 1);
-        if (d > 0) with_seqlens(cs, c, 1, 1 + d);
-        else with_seqlens(cs, c, 1 - d, 1);
+        if (d > 0)
+            with_seqlens(cs, c, 1, 1 + d);
+        else
+            with_seqlens(cs, c, 1 - d, 1);
     }
     int v[] = {1, 2, 0, 0, 0};
     v[2] = sq / 2, v[3] = sq - 8, v[4] = sq - 1;
@@ -198,11 +200,11 @@ static void pass_cp(candidates *cs, const af_case *c) {
 
 static void pass_features(candidates *cs, const af_case *c) {
     af_case t;
-#define TRY(cond, stmt) \
-    if (cond) {         \
-        t = *c;         \
-        stmt;           \
-        add(cs, &t);    \
+#define TRY(cond, stmt)                                                                                                \
+    if (cond) {                                                                                                        \
+        t = *c;                                                                                                        \
+        stmt;                                                                                                          \
+        add(cs, &t);                                                                                                   \
     }
     TRY(c->page_size, t.page_size = 0);
     TRY(c->stride_gap, t.stride_gap = 0);
@@ -212,7 +214,8 @@ static void pass_features(candidates *cs, const af_case *c) {
     TRY(c->layout != AF_LAYOUT_BSHD && c->layout != AF_LAYOUT_THD, t.layout = AF_LAYOUT_BSHD);
     TRY(c->layout == AF_LAYOUT_THD, (t.layout = AF_LAYOUT_BSHD, t.thd_gap = 0));
     TRY(c->has_seqlens && c->layout != AF_LAYOUT_THD,
-        (t.has_seqlens = false, memset(t.seqlens_q, 0, sizeof t.seqlens_q), memset(t.seqlens_kv, 0, sizeof t.seqlens_kv)));
+        (t.has_seqlens = false, memset(t.seqlens_q, 0, sizeof t.seqlens_q),
+         memset(t.seqlens_kv, 0, sizeof t.seqlens_kv)));
     TRY(c->window_left >= 0, t.window_left = -1);
     TRY(c->window_right >= 0, t.window_right = -1);
     TRY(c->mask == AF_MASK_CAUSAL, t.mask = AF_MASK_NONE);
@@ -234,8 +237,10 @@ static void pass_window(candidates *cs, const af_case *c) {
         for (int i = 0; i < 3 && w > 0; i++) {
             if (v[i] < 0 || v[i] >= w || (i > 0 && v[i] == v[i - 1])) continue;
             t = *c;
-            if (side) t.window_right = v[i];
-            else t.window_left = v[i];
+            if (side)
+                t.window_right = v[i];
+            else
+                t.window_left = v[i];
             add(cs, &t);
         }
     }
@@ -279,8 +284,10 @@ static void pass_lengths(candidates *cs, const af_case *c) {
             for (int i = 0; i < 3; i++) {
                 if (v[i] < 1 || v[i] >= len) continue;
                 af_case t = *c;
-                if (kv) t.seqlens_kv[b] = v[i];
-                else t.seqlens_q[b] = v[i];
+                if (kv)
+                    t.seqlens_kv[b] = v[i];
+                else
+                    t.seqlens_q[b] = v[i];
                 add(cs, &t);
             }
         }
@@ -308,10 +315,10 @@ int af_minimize(const af_case *c, af_min_run_fn run, void *user, const af_min_op
     /* Features before sizes: on the big case a window side, the alignment, paging ...
      * are usually not needed and go; shrunk first, the tiny case would need whichever
      * of them it started with, and findings of one bug would end in more classes. */
-    static const pass_fn passes[] = {pass_batch, pass_heads, pass_cp, pass_features, pass_window, pass_data,
-                                     pass_seqlen, pass_head_dim, pass_lengths};
-    static const char *const pass_names[] = {"batch", "heads", "cp", "layout/mask", "window", "data",
-                                             "seqlen", "head_dim", "lengths"};
+    static const pass_fn passes[] = {pass_batch, pass_heads,  pass_cp,       pass_features, pass_window,
+                                     pass_data,  pass_seqlen, pass_head_dim, pass_lengths};
+    static const char *const pass_names[] = {"batch", "heads",  "cp",       "layout/mask", "window",
+                                             "data",  "seqlen", "head_dim", "lengths"};
     candidates *cs = malloc(sizeof *cs);
     if (!cs) return -1;
     bool progress = true;
@@ -342,9 +349,10 @@ int af_minimize(const af_case *c, af_min_run_fn run, void *user, const af_min_op
                     r->accepted++;
                     accepted = progress = true;
                     if (o->log)
-                        fprintf(o->log, "minimize: %-11s -> b%d h%d/%d s%d/%d d%d/%d cost %.4g (run %d)\n", pass_names[p],
-                                r->best.batch, r->best.heads_q, r->best.heads_kv, r->best.seqlen_q, r->best.seqlen_kv,
-                                r->best.head_dim_qk, r->best.head_dim_v, af_case_cost(&r->best), r->runs);
+                        fprintf(o->log, "minimize: %-11s -> b%d h%d/%d s%d/%d d%d/%d cost %.4g (run %d)\n",
+                                pass_names[p], r->best.batch, r->best.heads_q, r->best.heads_kv, r->best.seqlen_q,
+                                r->best.seqlen_kv, r->best.head_dim_qk, r->best.head_dim_v, af_case_cost(&r->best),
+                                r->runs);
                     break;
                 }
             }

@@ -41,13 +41,13 @@ typedef struct {
 } af_min_opts;
 
 typedef struct {
-    af_case best;                      /* smallest case with the same identity */
-    af_verdict verdict;                /* its verdict */
-    char signature[AF_SIGNATURE_MAX];  /* of best (the bucket); the original's until done */
+    af_case best;                         /* smallest case with the same identity */
+    af_verdict verdict;                   /* its verdict */
+    char signature[AF_SIGNATURE_MAX];     /* of best (the bucket); the original's until done */
     char raw_signature[AF_SIGNATURE_MAX]; /* of the original case */
-    char identity[AF_SIGNATURE_MAX];   /* kind|backend[:engine]|tensor, kept throughout */
+    char identity[AF_SIGNATURE_MAX];      /* kind|backend[:engine]|tensor, kept throughout */
     int runs, accepted;
-    double cost_before, cost_after;    /* af_case_cost */
+    double cost_before, cost_after; /* af_case_cost */
     bool budget_exhausted;
 } af_min_result;
 

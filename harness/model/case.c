@@ -19,8 +19,8 @@ static const char *const dtype_names[] = {"fp16", "bf16", "fp8_e4m3", "mxfp8"};
 static const char *const layout_names[] = {"bshd", "sbhd", "bhsd", "thd"};
 static const char *const packing_names[] = {"separate", "kv", "qkv"};
 static const char *const cp_names[] = {"none", "p2p", "all_gather", "a2a", "a2a+p2p"};
-static const char *const data_names[] = {"normal", "uniform", "outlier_channels", "sink",
-                                         "low_lse", "block_range", "zeros"};
+static const char *const data_names[] = {"normal",      "uniform", "outlier_channels", "sink", "low_lse",
+                                         "block_range", "zeros"};
 /* Parameters each data term takes (p0 only, or p0 and p1). */
 static const int data_params[] = {1, 1, 2, 1, 2, 1, 1};
 
@@ -31,8 +31,7 @@ const char *af_cp_comm_name(af_cp_comm c) { return cp_names[c]; }
 const char *af_data_kind_name(af_data_kind k) { return data_names[k]; }
 
 const char *af_mask_text(const af_case *c) {
-    if (c->has_seqlens && c->layout != AF_LAYOUT_THD)
-        return c->mask == AF_MASK_CAUSAL ? "padding_causal" : "padding";
+    if (c->has_seqlens && c->layout != AF_LAYOUT_THD) return c->mask == AF_MASK_CAUSAL ? "padding_causal" : "padding";
     return c->mask == AF_MASK_CAUSAL ? "causal" : "none";
 }
 
@@ -83,8 +82,7 @@ typedef struct {
     int line_of[64]; /* line where each field index was set (0 = default) */
 } parse_ctx;
 
-static int set_error(af_error *err, const char *file, int line, const char *field,
-                     const char *fmt, ...) {
+static int set_error(af_error *err, const char *file, int line, const char *field, const char *fmt, ...) {
     if (!err) return -1;
     snprintf(err->file, sizeof err->file, "%s", file ? file : "<case>");
     err->line = line;
@@ -133,8 +131,14 @@ static int parse_enum(const char *s, const char *const *names, int n) {
 }
 
 static int parse_bool(const char *s, bool *out) {
-    if (!strcmp(s, "yes") || !strcmp(s, "true") || !strcmp(s, "1")) { *out = true; return 0; }
-    if (!strcmp(s, "no") || !strcmp(s, "false") || !strcmp(s, "0")) { *out = false; return 0; }
+    if (!strcmp(s, "yes") || !strcmp(s, "true") || !strcmp(s, "1")) {
+        *out = true;
+        return 0;
+    }
+    if (!strcmp(s, "no") || !strcmp(s, "false") || !strcmp(s, "0")) {
+        *out = false;
+        return 0;
+    }
     return -1;
 }
 
@@ -158,19 +162,27 @@ static int parse_int_list(const char *s, int *out, int cap, int lo, int hi) {
 /* data = normal:1 outlier_channels:2:30 ... */
 static int parse_data(const char *s, af_case *c, char *why, size_t cap) {
     char tmp[1024];
-    if (strlen(s) >= sizeof tmp) { snprintf(why, cap, "value too long"); return -1; }
+    if (strlen(s) >= sizeof tmp) {
+        snprintf(why, cap, "value too long");
+        return -1;
+    }
     strcpy(tmp, s);
     c->n_data = 0;
     char *save = NULL;
     for (char *tok = strtok_r(tmp, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
-        if (c->n_data >= AF_MAX_DATA_TERMS) { snprintf(why, cap, "more than %d terms", AF_MAX_DATA_TERMS); return -1; }
+        if (c->n_data >= AF_MAX_DATA_TERMS) {
+            snprintf(why, cap, "more than %d terms", AF_MAX_DATA_TERMS);
+            return -1;
+        }
         char *parts[4];
         int np = 0;
         char *save2 = NULL;
         for (char *p = strtok_r(tok, ":", &save2); p && np < 4; p = strtok_r(NULL, ":", &save2)) parts[np++] = p;
         int kind = parse_enum(parts[0], data_names, AF_DATA_KIND_COUNT);
         if (kind < 0) {
-            snprintf(why, cap, "unknown term '%s' (normal, uniform, outlier_channels, sink, low_lse, block_range, zeros)", parts[0]);
+            snprintf(why, cap,
+                     "unknown term '%s' (normal, uniform, outlier_channels, sink, low_lse, block_range, zeros)",
+                     parts[0]);
             return -1;
         }
         if (np - 1 != data_params[kind]) {
@@ -185,22 +197,51 @@ static int parse_data(const char *s, af_case *c, char *why, size_t cap) {
             return -1;
         }
     }
-    if (c->n_data == 0) { snprintf(why, cap, "empty"); return -1; }
+    if (c->n_data == 0) {
+        snprintf(why, cap, "empty");
+        return -1;
+    }
     return 0;
 }
 
 /* Field table: index used for line tracking and duplicate detection. */
 enum {
-    F_DTYPE, F_BATCH, F_HEADS_Q, F_HEADS_KV, F_SEQLEN_Q, F_SEQLEN_KV, F_HEAD_DIM_QK, F_HEAD_DIM_V,
-    F_HEAD_DIM, F_HEADS, F_SEQLEN, F_SEQLENS_Q, F_SEQLENS_KV, F_LAYOUT, F_PACKING, F_STRIDE_GAP,
-    F_THD_GAP, F_PAGE_SIZE, F_PAGE_TAIL, F_MASK, F_ALIGN, F_WINDOW, F_SCALE, F_BACKWARD, F_CP, F_SEED, F_DATA,
-    F_BACKEND, F_ENGINE, F_COUNT
+    F_DTYPE,
+    F_BATCH,
+    F_HEADS_Q,
+    F_HEADS_KV,
+    F_SEQLEN_Q,
+    F_SEQLEN_KV,
+    F_HEAD_DIM_QK,
+    F_HEAD_DIM_V,
+    F_HEAD_DIM,
+    F_HEADS,
+    F_SEQLEN,
+    F_SEQLENS_Q,
+    F_SEQLENS_KV,
+    F_LAYOUT,
+    F_PACKING,
+    F_STRIDE_GAP,
+    F_THD_GAP,
+    F_PAGE_SIZE,
+    F_PAGE_TAIL,
+    F_MASK,
+    F_ALIGN,
+    F_WINDOW,
+    F_SCALE,
+    F_BACKWARD,
+    F_CP,
+    F_SEED,
+    F_DATA,
+    F_BACKEND,
+    F_ENGINE,
+    F_COUNT
 };
 static const char *const field_names[F_COUNT] = {
-    "dtype", "batch", "heads_q", "heads_kv", "seqlen_q", "seqlen_kv", "head_dim_qk", "head_dim_v",
-    "head_dim", "heads", "seqlen", "seqlens_q", "seqlens_kv", "layout", "packing", "stride_gap",
-    "thd_gap", "page_size", "page_tail", "mask", "align", "window", "scale", "backward", "cp", "seed", "data",
-    "backend", "engine"};
+    "dtype",    "batch",     "heads_q",   "heads_kv",  "seqlen_q",   "seqlen_kv", "head_dim_qk", "head_dim_v",
+    "head_dim", "heads",     "seqlen",    "seqlens_q", "seqlens_kv", "layout",    "packing",     "stride_gap",
+    "thd_gap",  "page_size", "page_tail", "mask",      "align",      "window",    "scale",       "backward",
+    "cp",       "seed",      "data",      "backend",   "engine"};
 
 typedef struct {
     int line_of[F_COUNT];
@@ -212,121 +253,212 @@ typedef struct {
 static int set_field(af_case *c, parse_state *st, int f, const char *v, char *why, size_t cap) {
     int n;
     switch (f) {
-    case F_DTYPE:
-        if ((n = parse_enum(v, dtype_names, 4)) < 0) { snprintf(why, cap, "'%s' is not one of fp16, bf16, fp8_e4m3, mxfp8", v); return -1; }
-        c->dtype = (af_dtype)n;
-        return 0;
-    case F_BATCH: return parse_int(v, 1, AF_MAX_BATCH, &c->batch) ? (snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_BATCH), -1) : 0;
-    case F_HEADS_Q: return parse_int(v, 1, AF_MAX_HEADS, &c->heads_q) ? (snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_HEADS), -1) : 0;
-    case F_HEADS_KV: return parse_int(v, 1, AF_MAX_HEADS, &c->heads_kv) ? (snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_HEADS), -1) : 0;
-    case F_HEADS:
-        if (parse_int(v, 1, AF_MAX_HEADS, &c->heads_q)) { snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_HEADS); return -1; }
-        c->heads_kv = c->heads_q;
-        return 0;
-    case F_SEQLEN_Q: return parse_int(v, 1, AF_MAX_SEQLEN, &c->seqlen_q) ? (snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_SEQLEN), -1) : 0;
-    case F_SEQLEN_KV: return parse_int(v, 1, AF_MAX_SEQLEN, &c->seqlen_kv) ? (snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_SEQLEN), -1) : 0;
-    case F_SEQLEN:
-        if (parse_int(v, 1, AF_MAX_SEQLEN, &c->seqlen_q)) { snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_SEQLEN); return -1; }
-        c->seqlen_kv = c->seqlen_q;
-        return 0;
-    case F_HEAD_DIM_QK: return parse_int(v, 1, AF_MAX_HEAD_DIM, &c->head_dim_qk) ? (snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_HEAD_DIM), -1) : 0;
-    case F_HEAD_DIM_V: return parse_int(v, 1, AF_MAX_HEAD_DIM, &c->head_dim_v) ? (snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_HEAD_DIM), -1) : 0;
-    case F_HEAD_DIM:
-        if (parse_int(v, 1, AF_MAX_HEAD_DIM, &c->head_dim_qk)) { snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_HEAD_DIM); return -1; }
-        c->head_dim_v = c->head_dim_qk;
-        return 0;
-    case F_SEQLENS_Q:
-        if ((n = parse_int_list(v, c->seqlens_q, AF_MAX_BATCH, 0, AF_MAX_SEQLEN)) < 0) { snprintf(why, cap, "'%s' is not a comma-separated list of lengths in [0, %d]", v, AF_MAX_SEQLEN); return -1; }
-        st->n_seqlens_q = n;
-        c->has_seqlens = true;
-        return 0;
-    case F_SEQLENS_KV:
-        if ((n = parse_int_list(v, c->seqlens_kv, AF_MAX_BATCH, 0, AF_MAX_SEQLEN)) < 0) { snprintf(why, cap, "'%s' is not a comma-separated list of lengths in [0, %d]", v, AF_MAX_SEQLEN); return -1; }
-        st->n_seqlens_kv = n;
-        c->has_seqlens = true;
-        return 0;
-    case F_LAYOUT:
-        if ((n = parse_enum(v, layout_names, 4)) < 0) { snprintf(why, cap, "'%s' is not one of bshd, sbhd, bhsd, thd", v); return -1; }
-        c->layout = (af_layout)n;
-        return 0;
-    case F_PACKING:
-        if ((n = parse_enum(v, packing_names, 3)) < 0) { snprintf(why, cap, "'%s' is not one of separate, kv, qkv", v); return -1; }
-        c->packing = (af_packing)n;
-        return 0;
-    case F_STRIDE_GAP: return parse_int(v, 0, 4096, &c->stride_gap) ? (snprintf(why, cap, "'%s' is not an integer in [0, 4096]", v), -1) : 0;
-    case F_THD_GAP: return parse_int(v, 0, 4096, &c->thd_gap) ? (snprintf(why, cap, "'%s' is not an integer in [0, 4096]", v), -1) : 0;
-    case F_PAGE_SIZE: return parse_int(v, 0, AF_MAX_SEQLEN, &c->page_size) ? (snprintf(why, cap, "'%s' is not an integer in [0, %d]", v, AF_MAX_SEQLEN), -1) : 0;
-    case F_PAGE_TAIL:
-        if (!strcmp(v, "nan")) c->page_tail_nan = true;
-        else if (!strcmp(v, "finite")) c->page_tail_nan = false;
-        else { snprintf(why, cap, "'%s' is not finite or nan", v); return -1; }
-        return 0;
-    case F_MASK: {
-        static const char *const masks[] = {"none", "causal", "causal_bottom_right", "padding",
-                                            "padding_causal", "padding_causal_bottom_right"};
-        if ((n = parse_enum(v, masks, 6)) < 0) {
-            snprintf(why, cap, "'%s' is not one of none, causal, causal_bottom_right, padding, padding_causal, padding_causal_bottom_right", v);
-            return -1;
+        case F_DTYPE:
+            if ((n = parse_enum(v, dtype_names, 4)) < 0) {
+                snprintf(why, cap, "'%s' is not one of fp16, bf16, fp8_e4m3, mxfp8", v);
+                return -1;
+            }
+            c->dtype = (af_dtype)n;
+            return 0;
+        case F_BATCH:
+            return parse_int(v, 1, AF_MAX_BATCH, &c->batch)
+                       ? (snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_BATCH), -1)
+                       : 0;
+        case F_HEADS_Q:
+            return parse_int(v, 1, AF_MAX_HEADS, &c->heads_q)
+                       ? (snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_HEADS), -1)
+                       : 0;
+        case F_HEADS_KV:
+            return parse_int(v, 1, AF_MAX_HEADS, &c->heads_kv)
+                       ? (snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_HEADS), -1)
+                       : 0;
+        case F_HEADS:
+            if (parse_int(v, 1, AF_MAX_HEADS, &c->heads_q)) {
+                snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_HEADS);
+                return -1;
+            }
+            c->heads_kv = c->heads_q;
+            return 0;
+        case F_SEQLEN_Q:
+            return parse_int(v, 1, AF_MAX_SEQLEN, &c->seqlen_q)
+                       ? (snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_SEQLEN), -1)
+                       : 0;
+        case F_SEQLEN_KV:
+            return parse_int(v, 1, AF_MAX_SEQLEN, &c->seqlen_kv)
+                       ? (snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_SEQLEN), -1)
+                       : 0;
+        case F_SEQLEN:
+            if (parse_int(v, 1, AF_MAX_SEQLEN, &c->seqlen_q)) {
+                snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_SEQLEN);
+                return -1;
+            }
+            c->seqlen_kv = c->seqlen_q;
+            return 0;
+        case F_HEAD_DIM_QK:
+            return parse_int(v, 1, AF_MAX_HEAD_DIM, &c->head_dim_qk)
+                       ? (snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_HEAD_DIM), -1)
+                       : 0;
+        case F_HEAD_DIM_V:
+            return parse_int(v, 1, AF_MAX_HEAD_DIM, &c->head_dim_v)
+                       ? (snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_HEAD_DIM), -1)
+                       : 0;
+        case F_HEAD_DIM:
+            if (parse_int(v, 1, AF_MAX_HEAD_DIM, &c->head_dim_qk)) {
+                snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_HEAD_DIM);
+                return -1;
+            }
+            c->head_dim_v = c->head_dim_qk;
+            return 0;
+        case F_SEQLENS_Q:
+            if ((n = parse_int_list(v, c->seqlens_q, AF_MAX_BATCH, 0, AF_MAX_SEQLEN)) < 0) {
+                snprintf(why, cap, "'%s' is not a comma-separated list of lengths in [0, %d]", v, AF_MAX_SEQLEN);
+                return -1;
+            }
+            st->n_seqlens_q = n;
+            c->has_seqlens = true;
+            return 0;
+        case F_SEQLENS_KV:
+            if ((n = parse_int_list(v, c->seqlens_kv, AF_MAX_BATCH, 0, AF_MAX_SEQLEN)) < 0) {
+                snprintf(why, cap, "'%s' is not a comma-separated list of lengths in [0, %d]", v, AF_MAX_SEQLEN);
+                return -1;
+            }
+            st->n_seqlens_kv = n;
+            c->has_seqlens = true;
+            return 0;
+        case F_LAYOUT:
+            if ((n = parse_enum(v, layout_names, 4)) < 0) {
+                snprintf(why, cap, "'%s' is not one of bshd, sbhd, bhsd, thd", v);
+                return -1;
+            }
+            c->layout = (af_layout)n;
+            return 0;
+        case F_PACKING:
+            if ((n = parse_enum(v, packing_names, 3)) < 0) {
+                snprintf(why, cap, "'%s' is not one of separate, kv, qkv", v);
+                return -1;
+            }
+            c->packing = (af_packing)n;
+            return 0;
+        case F_STRIDE_GAP:
+            return parse_int(v, 0, 4096, &c->stride_gap)
+                       ? (snprintf(why, cap, "'%s' is not an integer in [0, 4096]", v), -1)
+                       : 0;
+        case F_THD_GAP:
+            return parse_int(v, 0, 4096, &c->thd_gap)
+                       ? (snprintf(why, cap, "'%s' is not an integer in [0, 4096]", v), -1)
+                       : 0;
+        case F_PAGE_SIZE:
+            return parse_int(v, 0, AF_MAX_SEQLEN, &c->page_size)
+                       ? (snprintf(why, cap, "'%s' is not an integer in [0, %d]", v, AF_MAX_SEQLEN), -1)
+                       : 0;
+        case F_PAGE_TAIL:
+            if (!strcmp(v, "nan"))
+                c->page_tail_nan = true;
+            else if (!strcmp(v, "finite"))
+                c->page_tail_nan = false;
+            else {
+                snprintf(why, cap, "'%s' is not finite or nan", v);
+                return -1;
+            }
+            return 0;
+        case F_MASK: {
+            static const char *const masks[] = {"none",    "causal",         "causal_bottom_right",
+                                                "padding", "padding_causal", "padding_causal_bottom_right"};
+            if ((n = parse_enum(v, masks, 6)) < 0) {
+                snprintf(why, cap,
+                         "'%s' is not one of none, causal, causal_bottom_right, padding, padding_causal, "
+                         "padding_causal_bottom_right",
+                         v);
+                return -1;
+            }
+            c->mask = (n == 1 || n == 2 || n == 4 || n == 5) ? AF_MASK_CAUSAL : AF_MASK_NONE;
+            if (n == 2 || n == 5) {
+                c->align = AF_ALIGN_BOTTOM_RIGHT;
+                st->mask_says_bottom_right = true;
+            }
+            st->mask_says_padding = n >= 3;
+            return 0;
         }
-        c->mask = (n == 1 || n == 2 || n == 4 || n == 5) ? AF_MASK_CAUSAL : AF_MASK_NONE;
-        if (n == 2 || n == 5) {
-            c->align = AF_ALIGN_BOTTOM_RIGHT;
-            st->mask_says_bottom_right = true;
+        case F_ALIGN: {
+            static const char *const aligns[] = {"top_left", "bottom_right"};
+            if ((n = parse_enum(v, aligns, 2)) < 0) {
+                snprintf(why, cap, "'%s' is not one of top_left, bottom_right", v);
+                return -1;
+            }
+            c->align = (af_align)n;
+            return 0;
         }
-        st->mask_says_padding = n >= 3;
-        return 0;
-    }
-    case F_ALIGN: {
-        static const char *const aligns[] = {"top_left", "bottom_right"};
-        if ((n = parse_enum(v, aligns, 2)) < 0) { snprintf(why, cap, "'%s' is not one of top_left, bottom_right", v); return -1; }
-        c->align = (af_align)n;
-        return 0;
-    }
-    case F_WINDOW: {
-        int w[2];
-        if (parse_int_list(v, w, 2, -1, AF_MAX_SEQLEN) != 2) { snprintf(why, cap, "'%s' is not 'left,right' with each -1 (unbounded) or >= 0", v); return -1; }
-        c->window_left = w[0];
-        c->window_right = w[1];
-        return 0;
-    }
-    case F_SCALE: {
-        double s;
-        if (parse_double(v, &s) || s == 0.0 || fabs(s) > 1e6 || fabs(s) < 1e-12) { snprintf(why, cap, "'%s' is not a finite non-zero number", v); return -1; }
-        c->has_scale = true;
-        c->scale = (float)s;
-        return 0;
-    }
-    case F_BACKWARD:
-        if (parse_bool(v, &c->backward)) { snprintf(why, cap, "'%s' is not yes or no", v); return -1; }
-        return 0;
-    case F_CP: {
-        /* "1" or "SIZE COMM" */
-        char comm[64] = "";
-        int size = 0;
-        char tail;
-        int got = sscanf(v, "%d %63s %c", &size, comm, &tail);
-        if (got == 1 && size == 1) { c->cp_size = 1; c->cp_comm = AF_CP_NONE; return 0; }
-        if (got != 2 || size < 2 || size > 64 || (n = parse_enum(comm, cp_names, 5)) <= 0) {
-            snprintf(why, cap, "'%s' is not '1' or 'SIZE COMM' with SIZE in [2, 64] and COMM one of p2p, all_gather, a2a, a2a+p2p", v);
-            return -1;
+        case F_WINDOW: {
+            int w[2];
+            if (parse_int_list(v, w, 2, -1, AF_MAX_SEQLEN) != 2) {
+                snprintf(why, cap, "'%s' is not 'left,right' with each -1 (unbounded) or >= 0", v);
+                return -1;
+            }
+            c->window_left = w[0];
+            c->window_right = w[1];
+            return 0;
         }
-        c->cp_size = size;
-        c->cp_comm = (af_cp_comm)n;
-        return 0;
-    }
-    case F_SEED:
-        if (parse_u64(v, &c->seed)) { snprintf(why, cap, "'%s' is not an unsigned 64-bit integer", v); return -1; }
-        return 0;
-    case F_DATA: return parse_data(v, c, why, cap);
-    case F_BACKEND:
-    case F_ENGINE: {
-        char *dst = f == F_BACKEND ? c->backend : c->engine;
-        if (strlen(v) >= AF_NAME_MAX) { snprintf(why, cap, "longer than %d characters", AF_NAME_MAX - 1); return -1; }
-        for (const char *p = v; *p; p++)
-            if (isspace((unsigned char)*p)) { snprintf(why, cap, "'%s' contains white space", v); return -1; }
-        strcpy(dst, v);
-        return 0;
-    }
+        case F_SCALE: {
+            double s;
+            if (parse_double(v, &s) || s == 0.0 || fabs(s) > 1e6 || fabs(s) < 1e-12) {
+                snprintf(why, cap, "'%s' is not a finite non-zero number", v);
+                return -1;
+            }
+            c->has_scale = true;
+            c->scale = (float)s;
+            return 0;
+        }
+        case F_BACKWARD:
+            if (parse_bool(v, &c->backward)) {
+                snprintf(why, cap, "'%s' is not yes or no", v);
+                return -1;
+            }
+            return 0;
+        case F_CP: {
+            /* "1" or "SIZE COMM" */
+            char comm[64] = "";
+            int size = 0;
+            char tail;
+            int got = sscanf(v, "%d %63s %c", &size, comm, &tail);
+            if (got == 1 && size == 1) {
+                c->cp_size = 1;
+                c->cp_comm = AF_CP_NONE;
+                return 0;
+            }
+            if (got != 2 || size < 2 || size > 64 || (n = parse_enum(comm, cp_names, 5)) <= 0) {
+                snprintf(
+                    why, cap,
+                    "'%s' is not '1' or 'SIZE COMM' with SIZE in [2, 64] and COMM one of p2p, all_gather, a2a, a2a+p2p",
+                    v);
+                return -1;
+            }
+            c->cp_size = size;
+            c->cp_comm = (af_cp_comm)n;
+            return 0;
+        }
+        case F_SEED:
+            if (parse_u64(v, &c->seed)) {
+                snprintf(why, cap, "'%s' is not an unsigned 64-bit integer", v);
+                return -1;
+            }
+            return 0;
+        case F_DATA:
+            return parse_data(v, c, why, cap);
+        case F_BACKEND:
+        case F_ENGINE: {
+            char *dst = f == F_BACKEND ? c->backend : c->engine;
+            if (strlen(v) >= AF_NAME_MAX) {
+                snprintf(why, cap, "longer than %d characters", AF_NAME_MAX - 1);
+                return -1;
+            }
+            for (const char *p = v; *p; p++)
+                if (isspace((unsigned char)*p)) {
+                    snprintf(why, cap, "'%s' contains white space", v);
+                    return -1;
+                }
+            strcpy(dst, v);
+            return 0;
+        }
     }
     snprintf(why, cap, "internal: unhandled field");
     return -1;
@@ -343,7 +475,7 @@ static int first_line(const parse_state *st, int a, int b) {
 
 static int validate(const af_case *c, const parse_state *st, const char *name, af_error *err) {
 #define FAIL(field_idx, ...) return set_error(err, name, line_of(st, field_idx), field_names[field_idx], __VA_ARGS__)
-#define FAIL2(fa, fb, ...) return set_error(err, name, first_line(st, fa, fb), field_names[fb], __VA_ARGS__)
+#define FAIL2(fa, fb, ...)   return set_error(err, name, first_line(st, fa, fb), field_names[fb], __VA_ARGS__)
     if (c->heads_q % c->heads_kv != 0)
         FAIL2(F_HEADS_Q, F_HEADS_KV, "heads_q = %d is not a multiple of heads_kv = %d", c->heads_q, c->heads_kv);
     if (c->has_seqlens) {
@@ -367,13 +499,17 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
     }
     if (c->thd_gap && c->layout != AF_LAYOUT_THD) FAIL(F_THD_GAP, "thd_gap = %d needs layout = thd", c->thd_gap);
     if (c->packing == AF_PACK_QKV) {
-        if (c->heads_q != c->heads_kv) FAIL(F_PACKING, "qkv packing needs heads_q == heads_kv (%d vs %d)", c->heads_q, c->heads_kv);
-        if (c->seqlen_q != c->seqlen_kv) FAIL(F_PACKING, "qkv packing needs seqlen_q == seqlen_kv (%d vs %d)", c->seqlen_q, c->seqlen_kv);
-        if (c->head_dim_qk != c->head_dim_v) FAIL(F_PACKING, "qkv packing needs head_dim_qk == head_dim_v (%d vs %d)", c->head_dim_qk, c->head_dim_v);
+        if (c->heads_q != c->heads_kv)
+            FAIL(F_PACKING, "qkv packing needs heads_q == heads_kv (%d vs %d)", c->heads_q, c->heads_kv);
+        if (c->seqlen_q != c->seqlen_kv)
+            FAIL(F_PACKING, "qkv packing needs seqlen_q == seqlen_kv (%d vs %d)", c->seqlen_q, c->seqlen_kv);
+        if (c->head_dim_qk != c->head_dim_v)
+            FAIL(F_PACKING, "qkv packing needs head_dim_qk == head_dim_v (%d vs %d)", c->head_dim_qk, c->head_dim_v);
         if (c->has_seqlens)
             for (int b = 0; b < c->batch; b++)
                 if (c->seqlens_q[b] != c->seqlens_kv[b])
-                    FAIL(F_PACKING, "qkv packing needs seqlens_q == seqlens_kv (sequence %d: %d vs %d)", b, c->seqlens_q[b], c->seqlens_kv[b]);
+                    FAIL(F_PACKING, "qkv packing needs seqlens_q == seqlens_kv (sequence %d: %d vs %d)", b,
+                         c->seqlens_q[b], c->seqlens_kv[b]);
     }
     if (c->packing == AF_PACK_KV && c->head_dim_qk != c->head_dim_v)
         FAIL(F_PACKING, "kv packing needs head_dim_qk == head_dim_v (%d vs %d)", c->head_dim_qk, c->head_dim_v);
@@ -381,7 +517,8 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
     if (c->page_size) {
         if (c->page_size & (c->page_size - 1)) FAIL(F_PAGE_SIZE, "%d is not a power of two", c->page_size);
         if (c->packing != AF_PACK_SEPARATE) FAIL(F_PAGE_SIZE, "paged KV needs packing = separate");
-        if (c->layout == AF_LAYOUT_THD) FAIL(F_PAGE_SIZE, "paged KV with layout thd is not supported (pages already index tokens)");
+        if (c->layout == AF_LAYOUT_THD)
+            FAIL(F_PAGE_SIZE, "paged KV with layout thd is not supported (pages already index tokens)");
         if (c->backward) FAIL(F_PAGE_SIZE, "paged KV is forward only (a KV cache has no gradient)");
         long pages = (long)c->batch * ((c->seqlen_kv + c->page_size - 1) / c->page_size);
         if (pages > (long)AF_MAX_BATCH * 1024 || (c->seqlen_kv + c->page_size - 1) / c->page_size > 1024)
@@ -394,25 +531,41 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
     if (c->cp_size > 1) {
         int chunks = 2 * c->cp_size;
         if (c->seqlen_q % chunks || c->seqlen_kv % chunks)
-            FAIL(F_CP, "cp = %d needs seqlen_q and seqlen_kv divisible by 2*cp = %d (got %d, %d)", c->cp_size, chunks, c->seqlen_q, c->seqlen_kv);
+            FAIL(F_CP, "cp = %d needs seqlen_q and seqlen_kv divisible by 2*cp = %d (got %d, %d)", c->cp_size, chunks,
+                 c->seqlen_q, c->seqlen_kv);
     }
     for (int i = 0; i < c->n_data; i++) {
         const af_data_term *t = &c->data[i];
         bool ok = true;
         switch (t->kind) {
-        case AF_DATA_NORMAL: case AF_DATA_UNIFORM: ok = t->p0 > 0 && t->p0 <= 1e4; break;
-        case AF_DATA_OUTLIER_CHANNELS: ok = t->p0 >= 1 && t->p0 == floor(t->p0) && t->p0 <= c->head_dim_qk && fabs(t->p1) <= 1e4 && t->p1 != 0; break;
-        case AF_DATA_SINK: ok = t->p0 != 0 && fabs(t->p0) <= 1e4; break;
-        case AF_DATA_LOW_LSE: ok = t->p0 > 0 && t->p0 <= 1 && t->p1 > 0 && t->p1 <= 1e4; break;
-        case AF_DATA_BLOCK_RANGE: ok = t->p0 >= 1 && t->p0 <= 40 && t->p0 == floor(t->p0); break;
-        case AF_DATA_ZEROS: ok = t->p0 > 0 && t->p0 < 1; break;
-        default: ok = false;
+            case AF_DATA_NORMAL:
+            case AF_DATA_UNIFORM:
+                ok = t->p0 > 0 && t->p0 <= 1e4;
+                break;
+            case AF_DATA_OUTLIER_CHANNELS:
+                ok = t->p0 >= 1 && t->p0 == floor(t->p0) && t->p0 <= c->head_dim_qk && fabs(t->p1) <= 1e4 && t->p1 != 0;
+                break;
+            case AF_DATA_SINK:
+                ok = t->p0 != 0 && fabs(t->p0) <= 1e4;
+                break;
+            case AF_DATA_LOW_LSE:
+                ok = t->p0 > 0 && t->p0 <= 1 && t->p1 > 0 && t->p1 <= 1e4;
+                break;
+            case AF_DATA_BLOCK_RANGE:
+                ok = t->p0 >= 1 && t->p0 <= 40 && t->p0 == floor(t->p0);
+                break;
+            case AF_DATA_ZEROS:
+                ok = t->p0 > 0 && t->p0 < 1;
+                break;
+            default:
+                ok = false;
         }
         if (!ok) FAIL(F_DATA, "term '%s' has parameters out of range (%g, %g)", data_names[t->kind], t->p0, t->p1);
         if (i > 0 && (t->kind == AF_DATA_NORMAL || t->kind == AF_DATA_UNIFORM))
             FAIL(F_DATA, "'%s' is a base distribution: it must come first, once", data_names[t->kind]);
         if (i == 0 && t->kind != AF_DATA_NORMAL && t->kind != AF_DATA_UNIFORM)
-            FAIL(F_DATA, "the first term must be a base distribution (normal or uniform), not '%s'", data_names[t->kind]);
+            FAIL(F_DATA, "the first term must be a base distribution (normal or uniform), not '%s'",
+                 data_names[t->kind]);
         for (int j = 0; j < i; j++)
             if (c->data[j].kind == t->kind) FAIL(F_DATA, "term '%s' appears twice", data_names[t->kind]);
     }
@@ -510,28 +663,41 @@ int af_case_load(const char *path, af_case *c, af_error *err) {
     if (!f) return set_error(err, path, 0, "file", "cannot open: %s", strerror(errno));
     size_t cap = 1 << 16, n = 0;
     char *text = malloc(cap + 1);
-    if (!text) { fclose(f); return set_error(err, path, 0, "file", "out of memory"); }
+    if (!text) {
+        fclose(f);
+        return set_error(err, path, 0, "file", "out of memory");
+    }
     size_t got;
     while ((got = fread(text + n, 1, cap - n, f)) > 0) {
         n += got;
         if (n == cap) {
-            if (cap >= (1u << 24)) { free(text); fclose(f); return set_error(err, path, 0, "file", "larger than 16 MiB"); }
+            if (cap >= (1u << 24)) {
+                free(text);
+                fclose(f);
+                return set_error(err, path, 0, "file", "larger than 16 MiB");
+            }
             cap *= 2;
             char *t2 = realloc(text, cap + 1);
-            if (!t2) { free(text); fclose(f); return set_error(err, path, 0, "file", "out of memory"); }
+            if (!t2) {
+                free(text);
+                fclose(f);
+                return set_error(err, path, 0, "file", "out of memory");
+            }
             text = t2;
         }
     }
     fclose(f);
     text[n] = 0;
-    if (memchr(text, 0, n)) { free(text); return set_error(err, path, 0, "file", "contains a NUL byte (not a text case file)"); }
+    if (memchr(text, 0, n)) {
+        free(text);
+        return set_error(err, path, 0, "file", "contains a NUL byte (not a text case file)");
+    }
     int rc = af_case_parse(text, path, c, err);
     free(text);
     return rc;
 }
 
 /* ---- printing ---- */
-
 
 static void print_list(af_strbuf *s, const char *key, const int *v, int n) {
     af_strbuf_printf(s, "%s = ", key);

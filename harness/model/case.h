@@ -17,12 +17,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define AF_MAX_BATCH 64
-#define AF_MAX_HEADS 256
-#define AF_MAX_SEQLEN 131072
-#define AF_MAX_HEAD_DIM 1024
+#define AF_MAX_BATCH      64
+#define AF_MAX_HEADS      256
+#define AF_MAX_SEQLEN     131072
+#define AF_MAX_HEAD_DIM   1024
 #define AF_MAX_DATA_TERMS 8
-#define AF_NAME_MAX 128
+#define AF_NAME_MAX       128
 
 typedef enum { AF_DT_FP16 = 0, AF_DT_BF16, AF_DT_FP8_E4M3, AF_DT_MXFP8 } af_dtype;
 
@@ -46,13 +46,13 @@ typedef enum { AF_CP_NONE = 0, AF_CP_P2P, AF_CP_ALL_GATHER, AF_CP_A2A, AF_CP_A2A
 /* Components of the input distribution mixture. Base is normal or uniform; the
  * others modify it. See harness/model/gen.c for the exact recipe. */
 typedef enum {
-    AF_DATA_NORMAL = 0,        /* p0 = sigma                                        */
-    AF_DATA_UNIFORM,           /* p0 = a: U(-a, a)                                  */
-    AF_DATA_OUTLIER_CHANNELS,  /* p0 = count of channels, p1 = magnitude multiplier */
-    AF_DATA_SINK,              /* p0 = magnitude of key/value token 0 (sink spike)  */
-    AF_DATA_LOW_LSE,           /* p0 = fraction of query rows, p1 = score shift     */
-    AF_DATA_BLOCK_RANGE,       /* p0 = log2 range inside each 32-token block        */
-    AF_DATA_ZEROS,             /* p0 = fraction of elements set to zero             */
+    AF_DATA_NORMAL = 0,       /* p0 = sigma                                        */
+    AF_DATA_UNIFORM,          /* p0 = a: U(-a, a)                                  */
+    AF_DATA_OUTLIER_CHANNELS, /* p0 = count of channels, p1 = magnitude multiplier */
+    AF_DATA_SINK,             /* p0 = magnitude of key/value token 0 (sink spike)  */
+    AF_DATA_LOW_LSE,          /* p0 = fraction of query rows, p1 = score shift     */
+    AF_DATA_BLOCK_RANGE,      /* p0 = log2 range inside each 32-token block        */
+    AF_DATA_ZEROS,            /* p0 = fraction of elements set to zero             */
     AF_DATA_KIND_COUNT
 } af_data_kind;
 
@@ -64,37 +64,37 @@ typedef struct {
 typedef struct {
     af_dtype dtype;
     int batch, heads_q, heads_kv;
-    int seqlen_q, seqlen_kv;          /* maxima */
+    int seqlen_q, seqlen_kv; /* maxima */
     int head_dim_qk, head_dim_v;
-    bool has_seqlens;                 /* padding / ragged: per-sequence lengths below */
-    int seqlens_q[AF_MAX_BATCH];      /* actual lengths, 0 <= len <= seqlen_q */
+    bool has_seqlens;            /* padding / ragged: per-sequence lengths below */
+    int seqlens_q[AF_MAX_BATCH]; /* actual lengths, 0 <= len <= seqlen_q */
     int seqlens_kv[AF_MAX_BATCH];
     af_layout layout;
     af_packing packing;
-    int stride_gap;                   /* extra elements after each (token, head) vector */
-    int thd_gap;                      /* pad tokens between ragged sequences (thd only) */
-    int page_size;                    /* paged KV: tokens per page, 0 = not paged */
-    bool page_tail_nan;               /* unused slots of a sequence's last page hold NaN
+    int stride_gap;     /* extra elements after each (token, head) vector */
+    int thd_gap;        /* pad tokens between ragged sequences (thd only) */
+    int page_size;      /* paged KV: tokens per page, 0 = not paged */
+    bool page_tail_nan; /* unused slots of a sequence's last page hold NaN
                                          (default: finite stale values, like a reused cache) */
     af_mask_kind mask;
     af_align align;
-    int window_left, window_right;    /* -1 = unbounded; see mask.h for the convention */
+    int window_left, window_right; /* -1 = unbounded; see mask.h for the convention */
     bool has_scale;
-    float scale;                      /* default 1/sqrt(head_dim_qk), stored as fp32 */
+    float scale; /* default 1/sqrt(head_dim_qk), stored as fp32 */
     bool backward;
-    int cp_size;                      /* 1 = no context parallelism */
+    int cp_size; /* 1 = no context parallelism */
     af_cp_comm cp_comm;
     uint64_t seed;
     int n_data;
     af_data_term data[AF_MAX_DATA_TERMS];
-    char backend[AF_NAME_MAX];        /* "" = chosen on the command line */
-    char engine[AF_NAME_MAX];         /* "" = default engine; "all" = every engine */
+    char backend[AF_NAME_MAX]; /* "" = chosen on the command line */
+    char engine[AF_NAME_MAX];  /* "" = default engine; "all" = every engine */
 } af_case;
 
 /* Errors carry the position of the problem and the field. */
 typedef struct {
     char file[256];
-    int line;                         /* 0 when the problem is not tied to one line */
+    int line; /* 0 when the problem is not tied to one line */
     char field[64];
     char message[512];
 } af_error;
@@ -118,8 +118,8 @@ int af_case_write(const af_case *c, FILE *f);
 int af_case_save(const af_case *c, const char *path);
 
 /* Derived quantities used everywhere. */
-float af_case_scale(const af_case *c);       /* the fp32 scale the kernels get */
-int af_case_len_q(const af_case *c, int b);  /* actual length of sequence b */
+float af_case_scale(const af_case *c);      /* the fp32 scale the kernels get */
+int af_case_len_q(const af_case *c, int b); /* actual length of sequence b */
 int af_case_len_kv(const af_case *c, int b);
 bool af_case_equal(const af_case *a, const af_case *b);
 

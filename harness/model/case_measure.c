@@ -27,7 +27,8 @@ double af_case_elements(const af_case *c) {
 }
 
 double af_case_cost(const af_case *c) {
-    double cost = af_attention_work(1.0, c->batch, c->heads_q, c->seqlen_q, c->seqlen_kv, c->head_dim_qk + c->head_dim_v);
+    double cost =
+        af_attention_work(1.0, c->batch, c->heads_q, c->seqlen_q, c->seqlen_kv, c->head_dim_qk + c->head_dim_v);
     /* K/V traffic of extra kv heads counts too, then one unit per non-default feature */
     cost += (double)c->batch * c->heads_kv * c->seqlen_kv * (double)(c->head_dim_qk + c->head_dim_v);
     cost += c->n_data + (c->has_seqlens ? 1 : 0) + (c->stride_gap ? 1 : 0) + (c->page_size ? 1 : 0) +

@@ -18,11 +18,11 @@ typedef struct {
 
 typedef struct {
     int B, Hq, Hkv, Sq, Skv, Dqk, Dv;
-    double *o;    /* (B, Hq,  Sq,  Dv)  */
-    double *lse;  /* (B, Hq,  Sq)       natural log; -inf for fully masked rows */
-    double *dq;   /* (B, Hq,  Sq,  Dqk) NULL without backward */
-    double *dk;   /* (B, Hkv, Skv, Dqk) */
-    double *dv;   /* (B, Hkv, Skv, Dv)  */
+    double *o;   /* (B, Hq,  Sq,  Dv)  */
+    double *lse; /* (B, Hq,  Sq)       natural log; -inf for fully masked rows */
+    double *dq;  /* (B, Hq,  Sq,  Dqk) NULL without backward */
+    double *dk;  /* (B, Hkv, Skv, Dqk) */
+    double *dv;  /* (B, Hkv, Skv, Dv)  */
 } af_outputs;
 
 #endif

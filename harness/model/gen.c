@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 void af_gen_params_of_case(const af_case *c, af_gen_params *g) {
     memset(g, 0, sizeof *g);
     g->seed = c->seed;
@@ -60,7 +59,8 @@ static void quantise_per_tensor(const af_case *c, af_tensors *t, af_tensor_id id
     const af_tensor_view *v = &t->plan.view[id];
     float amax = 0;
     int64_t n = (int64_t)v->B * v->H * v->S * v->D;
-    for (int64_t i = 0; i < n; i++) if (fabsf(vals[i]) > amax) amax = fabsf(vals[i]);
+    for (int64_t i = 0; i < n; i++)
+        if (fabsf(vals[i]) > amax) amax = fabsf(vals[i]);
     float scale = amax > 0 ? 448.0f / amax : 1.0f;
     *descale = 1.0f / scale;
     for (int b = 0; b < v->B; b++)
@@ -81,7 +81,8 @@ static float fp8_output_scale_of(const af_case *c, const af_tensors *t) {
         for (int h = 0; h < v->H; h++)
             for (int s = 0; s < rows_in_buffer(c, v, AF_T_V, b); s++)
                 for (int d = 0; d < v->D; d++) {
-                    double x = fabs(af_storage_load(AF_ST_E4M3, t->buf[v->buffer], af_layout_offset(&t->plan, AF_T_V, b, h, s, d)));
+                    double x = fabs(
+                        af_storage_load(AF_ST_E4M3, t->buf[v->buffer], af_layout_offset(&t->plan, AF_T_V, b, h, s, d)));
                     if (x > amax) amax = x;
                 }
     return af_fp8_output_scale(amax * (double)t->descale_v);
@@ -135,8 +136,10 @@ static double logical_value(const af_case *c, const af_tensors *t, af_tensor_id 
     double x = af_storage_load(v->storage, t->buf[v->buffer], af_layout_offset(&t->plan, id, b, h, s, d));
     if (v->storage != AF_ST_E4M3) return x;
     if (c->dtype == AF_DT_FP8_E4M3)
-        return x * (double)(id == AF_T_Q ? t->descale_q : id == AF_T_K ? t->descale_k : id == AF_T_V ? t->descale_v
-                                                                                                   : t->descale_do);
+        return x * (double)(id == AF_T_Q   ? t->descale_q
+                            : id == AF_T_K ? t->descale_k
+                            : id == AF_T_V ? t->descale_v
+                                           : t->descale_do);
     /* mxfp8 */
     bool along_s = id == AF_T_V;
     int nblk_d = along_s ? v->D : (v->D + 31) / 32;
@@ -178,7 +181,8 @@ int af_inputs_generate(const af_case *c, af_tensors *t, af_inputs *in) {
             for (int h = 0; h < v->H; h++)
                 for (int s = 0; s < rows_in_buffer(c, v, id, b); s++)
                     for (int d = 0; d < v->D; d++)
-                        vals[dense_index(v, b, h, s, d)] = af_gen_element_core(&g, (int)id, v->H, v->S, v->D, b, h, s, d);
+                        vals[dense_index(v, b, h, s, d)] =
+                            af_gen_element_core(&g, (int)id, v->H, v->S, v->D, b, h, s, d);
         if (v->paged && !c->page_tail_nan) {
             /* unused slots of each sequence's last page: finite stale values, as in a
              * reused KV cache (page_tail = nan leaves the NaN poison there) */
@@ -197,15 +201,23 @@ int af_inputs_generate(const af_case *c, af_tensors *t, af_inputs *in) {
                             af_storage_store(v->storage, t->buf[v->buffer], af_layout_offset(&t->plan, id, b, h, s, d),
                                              vals[dense_index(v, b, h, s, d)]);
         } else if (c->dtype == AF_DT_FP8_E4M3) {
-            float *descale = id == AF_T_Q ? &t->descale_q : id == AF_T_K ? &t->descale_k
-                           : id == AF_T_V ? &t->descale_v : &t->descale_do;
+            float *descale = id == AF_T_Q   ? &t->descale_q
+                             : id == AF_T_K ? &t->descale_k
+                             : id == AF_T_V ? &t->descale_v
+                                            : &t->descale_do;
             quantise_per_tensor(c, t, id, vals, descale);
         } else {
             uint8_t *sc = quantise_mx(c, t, id, vals);
-            if (!sc) { free(vals); return -1; }
-            if (id == AF_T_Q) t->mx_scale_q = sc;
-            else if (id == AF_T_K) t->mx_scale_k = sc;
-            else t->mx_scale_v = sc;
+            if (!sc) {
+                free(vals);
+                return -1;
+            }
+            if (id == AF_T_Q)
+                t->mx_scale_q = sc;
+            else if (id == AF_T_K)
+                t->mx_scale_k = sc;
+            else
+                t->mx_scale_v = sc;
         }
         free(vals);
     }

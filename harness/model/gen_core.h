@@ -30,14 +30,19 @@
 enum { AF_GEN_Q = 0, AF_GEN_K = 1, AF_GEN_V = 2, AF_GEN_DO = 5 };
 /* Term kinds (match af_data_kind). */
 enum {
-    AF_GEN_NORMAL = 0, AF_GEN_UNIFORM, AF_GEN_OUTLIER_CHANNELS, AF_GEN_SINK, AF_GEN_LOW_LSE,
-    AF_GEN_BLOCK_RANGE, AF_GEN_ZEROS
+    AF_GEN_NORMAL = 0,
+    AF_GEN_UNIFORM,
+    AF_GEN_OUTLIER_CHANNELS,
+    AF_GEN_SINK,
+    AF_GEN_LOW_LSE,
+    AF_GEN_BLOCK_RANGE,
+    AF_GEN_ZEROS
 };
 
 /* Everything the generator needs, as plain data (copyable to the device). */
 typedef struct {
     uint64_t seed;
-    double scale;            /* the case's fp32 scale, as a double */
+    double scale; /* the case's fp32 scale, as a double */
     int n_terms;
     int kind[AF_GEN_MAX_TERMS];
     double p0[AF_GEN_MAX_TERMS], p1[AF_GEN_MAX_TERMS];
@@ -64,14 +69,19 @@ AF_HD int af_gen_below(uint64_t u, double f) {
 
 AF_HD double af_gen_pow2(int e) {
     double r = 1.0;
-    while (e > 0) { r *= 2.0; e--; }
-    while (e < 0) { r *= 0.5; e++; }
+    while (e > 0) {
+        r *= 2.0;
+        e--;
+    }
+    while (e < 0) {
+        r *= 0.5;
+        e++;
+    }
     return r;
 }
 
 /* Value of element (b, h, s, d) of tensor `tensor` with maximum shape (H, S, D). */
-AF_HD float af_gen_element_core(const af_gen_params *g, int tensor, int H, int S, int D, int b,
-                                int h, int s, int d) {
+AF_HD float af_gen_element_core(const af_gen_params *g, int tensor, int H, int S, int D, int b, int h, int s, int d) {
     uint64_t row = ((uint64_t)b * (uint64_t)H + (uint64_t)h) * (uint64_t)S + (uint64_t)s;
     uint64_t idx = row * (uint64_t)D + (uint64_t)d;
     uint64_t u = af_gen_hash(g->seed, (uint32_t)tensor, idx);
@@ -85,32 +95,32 @@ AF_HD float af_gen_element_core(const af_gen_params *g, int tensor, int H, int S
     for (int i = 1; i < g->n_terms; i++) {
         double p0 = g->p0[i], p1 = g->p1[i];
         switch (g->kind[i]) {
-        case AF_GEN_OUTLIER_CHANNELS:
-            if ((tensor == AF_GEN_Q || tensor == AF_GEN_K) &&
-                (int)(((uint64_t)d + g->seed) % (uint64_t)D) < (int)p0)
-                x = x * p1;
-            break;
-        case AF_GEN_SINK:
-            if ((tensor == AF_GEN_K || tensor == AF_GEN_V) && s == 0) x = x * p0;
-            break;
-        case AF_GEN_LOW_LSE:
-            if (d == 0 && tensor == AF_GEN_K) x = 1.0;
-            if (d == 0 && tensor == AF_GEN_Q && af_gen_below(af_gen_hash(g->seed, 0x4C4F57u, row), p0))
-                x = -(p1 / g->scale);
-            break;
-        case AF_GEN_BLOCK_RANGE:
-            if (tensor == AF_GEN_K || tensor == AF_GEN_V) {
-                int E = (int)p0;
-                uint64_t r = af_gen_hash(g->seed, 0x42524Eu + (uint32_t)tensor, row);
-                int e = (int)(r % (uint64_t)(E + 1)) - E / 2;
-                x = x * af_gen_pow2(e);
-            }
-            break;
-        case AF_GEN_ZEROS:
-            if (af_gen_below(af_gen_hash(g->seed, 0x5A45524Fu + (uint32_t)tensor, idx), p0)) x = 0.0;
-            break;
-        default:
-            break;
+            case AF_GEN_OUTLIER_CHANNELS:
+                if ((tensor == AF_GEN_Q || tensor == AF_GEN_K) &&
+                    (int)(((uint64_t)d + g->seed) % (uint64_t)D) < (int)p0)
+                    x = x * p1;
+                break;
+            case AF_GEN_SINK:
+                if ((tensor == AF_GEN_K || tensor == AF_GEN_V) && s == 0) x = x * p0;
+                break;
+            case AF_GEN_LOW_LSE:
+                if (d == 0 && tensor == AF_GEN_K) x = 1.0;
+                if (d == 0 && tensor == AF_GEN_Q && af_gen_below(af_gen_hash(g->seed, 0x4C4F57u, row), p0))
+                    x = -(p1 / g->scale);
+                break;
+            case AF_GEN_BLOCK_RANGE:
+                if (tensor == AF_GEN_K || tensor == AF_GEN_V) {
+                    int E = (int)p0;
+                    uint64_t r = af_gen_hash(g->seed, 0x42524Eu + (uint32_t)tensor, row);
+                    int e = (int)(r % (uint64_t)(E + 1)) - E / 2;
+                    x = x * af_gen_pow2(e);
+                }
+                break;
+            case AF_GEN_ZEROS:
+                if (af_gen_below(af_gen_hash(g->seed, 0x5A45524Fu + (uint32_t)tensor, idx), p0)) x = 0.0;
+                break;
+            default:
+                break;
         }
     }
     return (float)x;

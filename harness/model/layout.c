@@ -24,9 +24,13 @@ const char *af_buffer_name(af_buffer_id b) { return buffer_names[b]; }
 
 int af_storage_bytes(af_storage s) {
     switch (s) {
-    case AF_ST_F16: case AF_ST_BF16: return 2;
-    case AF_ST_E4M3: return 1;
-    case AF_ST_F32: return 4;
+        case AF_ST_F16:
+        case AF_ST_BF16:
+            return 2;
+        case AF_ST_E4M3:
+            return 1;
+        case AF_ST_F32:
+            return 4;
     }
     return 0;
 }
@@ -80,22 +84,32 @@ static void lay_group(af_layout_plan *p, const af_case *c, const group *g) {
         v->storage = g->storage;
         v->stride_h = vec;
         switch (c->layout) {
-        case AF_LAYOUT_BSHD:
-            v->base = off; v->stride_s = row; v->stride_b = (int64_t)S * row;
-            total = (int64_t)B * S * row;
-            break;
-        case AF_LAYOUT_SBHD:
-            v->base = off; v->stride_s = (int64_t)B * row; v->stride_b = row;
-            total = (int64_t)B * S * row;
-            break;
-        case AF_LAYOUT_BHSD:
-            v->base = off * S; v->stride_h = (int64_t)S * vec; v->stride_s = vec; v->stride_b = per_b_bhsd;
-            total = (int64_t)B * per_b_bhsd;
-            break;
-        case AF_LAYOUT_THD:
-            v->base = off; v->stride_s = row; v->stride_b = 0; v->ragged = true;
-            total = (kv ? p->total_tokens_kv : p->total_tokens_q) * row;
-            break;
+            case AF_LAYOUT_BSHD:
+                v->base = off;
+                v->stride_s = row;
+                v->stride_b = (int64_t)S * row;
+                total = (int64_t)B * S * row;
+                break;
+            case AF_LAYOUT_SBHD:
+                v->base = off;
+                v->stride_s = (int64_t)B * row;
+                v->stride_b = row;
+                total = (int64_t)B * S * row;
+                break;
+            case AF_LAYOUT_BHSD:
+                v->base = off * S;
+                v->stride_h = (int64_t)S * vec;
+                v->stride_s = vec;
+                v->stride_b = per_b_bhsd;
+                total = (int64_t)B * per_b_bhsd;
+                break;
+            case AF_LAYOUT_THD:
+                v->base = off;
+                v->stride_s = row;
+                v->stride_b = 0;
+                v->ragged = true;
+                total = (kv ? p->total_tokens_kv : p->total_tokens_q) * row;
+                break;
         }
         if (c->page_size && kv && g->n == 1 && (g->ids[0] == AF_T_K || g->ids[0] == AF_T_V)) {
             v->paged = true;
@@ -113,16 +127,22 @@ static void lay_group(af_layout_plan *p, const af_case *c, const group *g) {
 
 int af_layout_plan_make(const af_case *c, af_layout_plan *p, char *why, size_t cap) {
     memset(p, 0, sizeof *p);
-    af_storage in_st = af_tensor_storage(c->dtype, AF_T_Q);   /* Q, K, V */
+    af_storage in_st = af_tensor_storage(c->dtype, AF_T_Q); /* Q, K, V */
     af_storage o_st = af_tensor_storage(c->dtype, AF_T_O);
     af_storage grad_st = af_tensor_storage(c->dtype, AF_T_DQ); /* dO, dQ, dK, dV */
     const int B = c->batch;
-    struct { af_tensor_id t; int H, S, D; } shapes[AF_T_COUNT] = {
-        {AF_T_Q, c->heads_q, c->seqlen_q, c->head_dim_qk},   {AF_T_K, c->heads_kv, c->seqlen_kv, c->head_dim_qk},
-        {AF_T_V, c->heads_kv, c->seqlen_kv, c->head_dim_v},  {AF_T_O, c->heads_q, c->seqlen_q, c->head_dim_v},
-        {AF_T_LSE, c->heads_q, c->seqlen_q, 1},              {AF_T_DO, c->heads_q, c->seqlen_q, c->head_dim_v},
-        {AF_T_DQ, c->heads_q, c->seqlen_q, c->head_dim_qk},  {AF_T_DK, c->heads_kv, c->seqlen_kv, c->head_dim_qk},
-        {AF_T_DV, c->heads_kv, c->seqlen_kv, c->head_dim_v}};
+    struct {
+        af_tensor_id t;
+        int H, S, D;
+    } shapes[AF_T_COUNT] = {{AF_T_Q, c->heads_q, c->seqlen_q, c->head_dim_qk},
+                            {AF_T_K, c->heads_kv, c->seqlen_kv, c->head_dim_qk},
+                            {AF_T_V, c->heads_kv, c->seqlen_kv, c->head_dim_v},
+                            {AF_T_O, c->heads_q, c->seqlen_q, c->head_dim_v},
+                            {AF_T_LSE, c->heads_q, c->seqlen_q, 1},
+                            {AF_T_DO, c->heads_q, c->seqlen_q, c->head_dim_v},
+                            {AF_T_DQ, c->heads_q, c->seqlen_q, c->head_dim_qk},
+                            {AF_T_DK, c->heads_kv, c->seqlen_kv, c->head_dim_qk},
+                            {AF_T_DV, c->heads_kv, c->seqlen_kv, c->head_dim_v}};
     for (int t = 0; t < AF_T_COUNT; t++) {
         p->view[t].B = B;
         p->view[t].H = shapes[t].H;
@@ -163,24 +183,24 @@ int af_layout_plan_make(const af_case *c, af_layout_plan *p, char *why, size_t c
     group groups[8];
     int ng = 0;
     switch (c->packing) {
-    case AF_PACK_SEPARATE:
-        groups[ng++] = (group){{AF_T_Q}, 1, AF_BUF_Q, in_st};
-        groups[ng++] = (group){{AF_T_K}, 1, AF_BUF_K, in_st};
-        groups[ng++] = (group){{AF_T_V}, 1, AF_BUF_V, in_st};
-        groups[ng++] = (group){{AF_T_DQ}, 1, AF_BUF_DQ, grad_st};
-        groups[ng++] = (group){{AF_T_DK}, 1, AF_BUF_DK, grad_st};
-        groups[ng++] = (group){{AF_T_DV}, 1, AF_BUF_DV, grad_st};
-        break;
-    case AF_PACK_KV:
-        groups[ng++] = (group){{AF_T_Q}, 1, AF_BUF_Q, in_st};
-        groups[ng++] = (group){{AF_T_K, AF_T_V}, 2, AF_BUF_K, in_st};
-        groups[ng++] = (group){{AF_T_DQ}, 1, AF_BUF_DQ, grad_st};
-        groups[ng++] = (group){{AF_T_DK, AF_T_DV}, 2, AF_BUF_DK, grad_st};
-        break;
-    case AF_PACK_QKV:
-        groups[ng++] = (group){{AF_T_Q, AF_T_K, AF_T_V}, 3, AF_BUF_Q, in_st};
-        groups[ng++] = (group){{AF_T_DQ, AF_T_DK, AF_T_DV}, 3, AF_BUF_DQ, grad_st};
-        break;
+        case AF_PACK_SEPARATE:
+            groups[ng++] = (group){{AF_T_Q}, 1, AF_BUF_Q, in_st};
+            groups[ng++] = (group){{AF_T_K}, 1, AF_BUF_K, in_st};
+            groups[ng++] = (group){{AF_T_V}, 1, AF_BUF_V, in_st};
+            groups[ng++] = (group){{AF_T_DQ}, 1, AF_BUF_DQ, grad_st};
+            groups[ng++] = (group){{AF_T_DK}, 1, AF_BUF_DK, grad_st};
+            groups[ng++] = (group){{AF_T_DV}, 1, AF_BUF_DV, grad_st};
+            break;
+        case AF_PACK_KV:
+            groups[ng++] = (group){{AF_T_Q}, 1, AF_BUF_Q, in_st};
+            groups[ng++] = (group){{AF_T_K, AF_T_V}, 2, AF_BUF_K, in_st};
+            groups[ng++] = (group){{AF_T_DQ}, 1, AF_BUF_DQ, grad_st};
+            groups[ng++] = (group){{AF_T_DK, AF_T_DV}, 2, AF_BUF_DK, grad_st};
+            break;
+        case AF_PACK_QKV:
+            groups[ng++] = (group){{AF_T_Q, AF_T_K, AF_T_V}, 3, AF_BUF_Q, in_st};
+            groups[ng++] = (group){{AF_T_DQ, AF_T_DK, AF_T_DV}, 3, AF_BUF_DQ, grad_st};
+            break;
     }
     groups[ng++] = (group){{AF_T_O}, 1, AF_BUF_O, o_st};
     groups[ng++] = (group){{AF_T_DO}, 1, AF_BUF_DO, grad_st};

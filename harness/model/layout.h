@@ -14,13 +14,29 @@
 
 typedef enum {
     AF_T_NONE = -1, /* no tensor: a finding about the whole run (crash, hang, resource) */
-    AF_T_Q = 0, AF_T_K, AF_T_V, AF_T_O, AF_T_LSE, AF_T_DO, AF_T_DQ, AF_T_DK, AF_T_DV,
+    AF_T_Q = 0,
+    AF_T_K,
+    AF_T_V,
+    AF_T_O,
+    AF_T_LSE,
+    AF_T_DO,
+    AF_T_DQ,
+    AF_T_DK,
+    AF_T_DV,
     AF_T_COUNT
 } af_tensor_id;
 
 typedef enum {
-    AF_BUF_Q = 0, AF_BUF_K, AF_BUF_V, AF_BUF_O, AF_BUF_LSE, AF_BUF_DO, AF_BUF_DQ, AF_BUF_DK,
-    AF_BUF_DV, AF_BUF_COUNT
+    AF_BUF_Q = 0,
+    AF_BUF_K,
+    AF_BUF_V,
+    AF_BUF_O,
+    AF_BUF_LSE,
+    AF_BUF_DO,
+    AF_BUF_DQ,
+    AF_BUF_DK,
+    AF_BUF_DV,
+    AF_BUF_COUNT
 } af_buffer_id;
 
 /* Element storage types. */
@@ -29,13 +45,13 @@ typedef enum { AF_ST_F16 = 0, AF_ST_BF16, AF_ST_E4M3, AF_ST_F32 } af_storage;
 typedef struct {
     af_buffer_id buffer;
     af_storage storage;
-    int B, H, S, D;          /* logical shape (S = maximum length) */
-    int64_t base;            /* element offset of (b=0, h=0, s=0, d=0) */
-    int64_t stride_b;        /* unused when ragged or paged */
+    int B, H, S, D;   /* logical shape (S = maximum length) */
+    int64_t base;     /* element offset of (b=0, h=0, s=0, d=0) */
+    int64_t stride_b; /* unused when ragged or paged */
     int64_t stride_h;
-    int64_t stride_s;        /* token stride (ragged: stride between packed tokens) */
-    bool ragged;             /* thd: token = token_start[b] + s */
-    bool paged;              /* paged KV: token s of sequence b lives in page
+    int64_t stride_s; /* token stride (ragged: stride between packed tokens) */
+    bool ragged;      /* thd: token = token_start[b] + s */
+    bool paged;       /* paged KV: token s of sequence b lives in page
                                 page_table[b][s / page_size], slot s % page_size;
                                 stride_b is then the page stride */
 } af_tensor_view;
@@ -64,7 +80,7 @@ int64_t af_layout_offset(const af_layout_plan *p, af_tensor_id t, int b, int h, 
 int af_storage_bytes(af_storage s);
 /* The storage type of tensor t in a case of this dtype (LSE is always fp32). */
 af_storage af_tensor_storage(af_dtype dtype, af_tensor_id t);
-const char *af_tensor_name(af_tensor_id t);   /* "Q", "K", ..., "dV"; "-" for AF_T_NONE */
+const char *af_tensor_name(af_tensor_id t); /* "Q", "K", ..., "dV"; "-" for AF_T_NONE */
 const char *af_buffer_name(af_buffer_id b);
 
 #endif

@@ -58,24 +58,24 @@ AF_HD double af_bits_f64(uint64_t u) {
 
 /* ln 2 split for Cody-Waite: AF_LN2_HI has 21 trailing zero bits, so k * AF_LN2_HI is
  * exact for |k| < 2^21; AF_LN2_HI + AF_LN2_LO = ln 2 to ~1e-26. */
-#define AF_LN2_HI 6.93147180369123816490e-01 /* 0x3FE62E42FEE00000 */
-#define AF_LN2_LO 1.90821492927058770002e-10 /* 0x3DEA39EF35793C76 */
-#define AF_LN2 6.93147180559945309417e-01
+#define AF_LN2_HI  6.93147180369123816490e-01 /* 0x3FE62E42FEE00000 */
+#define AF_LN2_LO  1.90821492927058770002e-10 /* 0x3DEA39EF35793C76 */
+#define AF_LN2     6.93147180559945309417e-01
 #define AF_INV_LN2 1.44269504088896338700e+00
-#define AF_SQRT2 1.41421356237309514547e+00
+#define AF_SQRT2   1.41421356237309514547e+00
 
 AF_HD float af_expf(float x) {
     uint32_t ux = af_f32_bits(x);
     if ((ux & 0x7FFFFFFFu) > 0x7F800000u) return af_bits_f32(ux | 0x00400000u); /* NaN */
-    if (x > 89.0f) return af_bits_f32(0x7F800000u);   /* exp(89) > FLT_MAX; +inf too */
-    if (x < -104.0f) return 0.0f;                      /* exp(-104) < 2^-150; -inf too */
+    if (x > 89.0f) return af_bits_f32(0x7F800000u);                             /* exp(89) > FLT_MAX; +inf too */
+    if (x < -104.0f) return 0.0f;                                               /* exp(-104) < 2^-150; -inf too */
     double xd = (double)x;
     double y = AF_DMUL(xd, AF_INV_LN2); /* in [-150.1, 128.5] */
     int k = (int)(y < 0.0 ? AF_DSUB(y, 0.5) : AF_DADD(y, 0.5));
     double kd = (double)k;
     double r = AF_DSUB(AF_DSUB(xd, AF_DMUL(kd, AF_LN2_HI)), AF_DMUL(kd, AF_LN2_LO)); /* |r| <= ~0.3466 */
     /* exp(r) = sum_{n=0}^{13} r^n / n!  (coefficients: 1/n! rounded to double) */
-    double p = 1.6059043836821613e-10;  /* 1/13! */
+    double p = 1.6059043836821613e-10;                  /* 1/13! */
     p = AF_DADD(AF_DMUL(p, r), 2.08767569878681e-09);   /* 1/12! */
     p = AF_DADD(AF_DMUL(p, r), 2.505210838544172e-08);  /* 1/11! */
     p = AF_DADD(AF_DMUL(p, r), 2.755731922398589e-07);  /* 1/10! */
@@ -90,7 +90,7 @@ AF_HD float af_expf(float x) {
     p = AF_DADD(AF_DMUL(p, r), 1.0);
     p = AF_DADD(AF_DMUL(p, r), 1.0);
     double two_k = af_bits_f64((uint64_t)(k + 1023) << 52); /* 2^k, k in [-150, 128] */
-    double e = AF_DMUL(p, two_k);                            /* exact scaling */
+    double e = AF_DMUL(p, two_k);                           /* exact scaling */
     /* FLT_MAX + half an ulp (2^128 - 2^103) and above round to inf */
     if (e >= 3.4028235677973366e+38) return af_bits_f32(0x7F800000u);
     return (float)e;
@@ -99,9 +99,9 @@ AF_HD float af_expf(float x) {
 AF_HD float af_logf(float x) {
     uint32_t ux = af_f32_bits(x);
     if ((ux & 0x7FFFFFFFu) > 0x7F800000u) return af_bits_f32(ux | 0x00400000u); /* NaN */
-    if ((ux & 0x7FFFFFFFu) == 0) return af_bits_f32(0xFF800000u);                 /* -inf */
-    if (ux & 0x80000000u) return af_bits_f32(0x7FC00000u);                        /* x < 0 */
-    if (ux == 0x7F800000u) return x;                                              /* +inf */
+    if ((ux & 0x7FFFFFFFu) == 0) return af_bits_f32(0xFF800000u);               /* -inf */
+    if (ux & 0x80000000u) return af_bits_f32(0x7FC00000u);                      /* x < 0 */
+    if (ux == 0x7F800000u) return x;                                            /* +inf */
     uint64_t u = af_f64_bits((double)x); /* float subnormals are normal doubles */
     int e = (int)((u >> 52) & 0x7FFu) - 1023;
     double m = af_bits_f64((u & 0x000FFFFFFFFFFFFFull) | 0x3FF0000000000000ull); /* [1, 2) */
@@ -113,7 +113,7 @@ AF_HD float af_logf(float x) {
     double s = AF_DDIV(f, AF_DADD(2.0, f));
     double z = AF_DMUL(s, s); /* <= 0.0295 */
     /* log(m) = 2 atanh(s) = 2 s sum_{n=0}^{9} z^n / (2n + 1) */
-    double q = 0.05263157894736842;  /* 1/19 */
+    double q = 0.05263157894736842;                   /* 1/19 */
     q = AF_DADD(AF_DMUL(q, z), 0.058823529411764705); /* 1/17 */
     q = AF_DADD(AF_DMUL(q, z), 0.06666666666666667);  /* 1/15 */
     q = AF_DADD(AF_DMUL(q, z), 0.07692307692307693);  /* 1/13 */

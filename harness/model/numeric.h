@@ -88,7 +88,7 @@ AF_HD uint8_t af_f32_to_e4m3(float f) {
     if (absx > 0x7F800000u) return (uint8_t)(sign | 0x7Fu);
     float a = af_bits_f32(absx);
     if (a >= 464.0f) return (uint8_t)(sign | 0x7Eu); /* saturate to 448 (464 is the midpoint to 480) */
-    if (absx >= 0x3C800000u) { /* >= 2^-6: normal */
+    if (absx >= 0x3C800000u) {                       /* >= 2^-6: normal */
         uint32_t exp = (absx >> 23) - 127 + 7;
         uint32_t mant = absx & 0x7FFFFFu;
         uint32_t e = (exp << 3) | (mant >> 20);

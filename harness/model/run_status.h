@@ -6,10 +6,10 @@
 /* Status codes of supports()/run(). */
 typedef enum {
     AF_RUN_OK = 0,
-    AF_RUN_DECLINED = 1,   /* cannot serve this case; why holds the reason */
-    AF_RUN_ERROR = 2,      /* failed while running (API error, bad status) */
-    AF_RUN_CRASH = 3,      /* sticky device error or similar: process state is suspect */
-    AF_RUN_RESOURCE = 4,   /* out of memory, workspace over budget */
+    AF_RUN_DECLINED = 1, /* cannot serve this case; why holds the reason */
+    AF_RUN_ERROR = 2,    /* failed while running (API error, bad status) */
+    AF_RUN_CRASH = 3,    /* sticky device error or similar: process state is suspect */
+    AF_RUN_RESOURCE = 4, /* out of memory, workspace over budget */
 } af_run_status;
 
 #endif

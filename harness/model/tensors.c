@@ -40,17 +40,20 @@ void af_tensors_free(af_tensors *t) {
 static void fill_poison(void *buf, size_t bytes, af_storage st) {
     uint8_t *p = buf;
     switch (st) {
-    case AF_ST_F16: case AF_ST_BF16: {
-        uint16_t v = st == AF_ST_F16 ? AF_POISON_F16 : AF_POISON_BF16;
-        for (size_t i = 0; i + 1 < bytes; i += 2) memcpy(p + i, &v, 2);
-        break;
-    }
-    case AF_ST_E4M3: memset(p, AF_POISON_E4M3, bytes); break;
-    case AF_ST_F32: {
-        uint32_t v = AF_POISON_F32;
-        for (size_t i = 0; i + 3 < bytes; i += 4) memcpy(p + i, &v, 4);
-        break;
-    }
+        case AF_ST_F16:
+        case AF_ST_BF16: {
+            uint16_t v = st == AF_ST_F16 ? AF_POISON_F16 : AF_POISON_BF16;
+            for (size_t i = 0; i + 1 < bytes; i += 2) memcpy(p + i, &v, 2);
+            break;
+        }
+        case AF_ST_E4M3:
+            memset(p, AF_POISON_E4M3, bytes);
+            break;
+        case AF_ST_F32: {
+            uint32_t v = AF_POISON_F32;
+            for (size_t i = 0; i + 3 < bytes; i += 4) memcpy(p + i, &v, 4);
+            break;
+        }
     }
 }
 
@@ -78,11 +81,15 @@ void af_tensors_copy(af_tensors *dst, const af_tensors *src) {
 
 static double *dense(int64_t n) { return n > 0 ? calloc((size_t)n, sizeof(double)) : NULL; }
 
-#define SHAPE_FROM_CASE(x, c)                                                                    \
-    do {                                                                                         \
-        (x)->B = (c)->batch; (x)->Hq = (c)->heads_q; (x)->Hkv = (c)->heads_kv;                   \
-        (x)->Sq = (c)->seqlen_q; (x)->Skv = (c)->seqlen_kv;                                      \
-        (x)->Dqk = (c)->head_dim_qk; (x)->Dv = (c)->head_dim_v;                                  \
+#define SHAPE_FROM_CASE(x, c)                                                                                          \
+    do {                                                                                                               \
+        (x)->B = (c)->batch;                                                                                           \
+        (x)->Hq = (c)->heads_q;                                                                                        \
+        (x)->Hkv = (c)->heads_kv;                                                                                      \
+        (x)->Sq = (c)->seqlen_q;                                                                                       \
+        (x)->Skv = (c)->seqlen_kv;                                                                                     \
+        (x)->Dqk = (c)->head_dim_qk;                                                                                   \
+        (x)->Dv = (c)->head_dim_v;                                                                                     \
     } while (0)
 
 int af_inputs_alloc(af_inputs *in, const af_case *c) {
@@ -93,12 +100,18 @@ int af_inputs_alloc(af_inputs *in, const af_case *c) {
     in->k = dense(B * c->heads_kv * c->seqlen_kv * c->head_dim_qk);
     in->v = dense(B * c->heads_kv * c->seqlen_kv * c->head_dim_v);
     if (c->backward) in->dout = dense(B * c->heads_q * c->seqlen_q * c->head_dim_v);
-    if (!in->q || !in->k || !in->v || (c->backward && !in->dout)) { af_inputs_free(in); return -1; }
+    if (!in->q || !in->k || !in->v || (c->backward && !in->dout)) {
+        af_inputs_free(in);
+        return -1;
+    }
     return 0;
 }
 
 void af_inputs_free(af_inputs *in) {
-    free(in->q); free(in->k); free(in->v); free(in->dout);
+    free(in->q);
+    free(in->k);
+    free(in->v);
+    free(in->dout);
     memset(in, 0, sizeof *in);
 }
 
@@ -113,22 +126,42 @@ int af_outputs_alloc(af_outputs *out, const af_case *c) {
         out->dk = dense(B * c->heads_kv * c->seqlen_kv * c->head_dim_qk);
         out->dv = dense(B * c->heads_kv * c->seqlen_kv * c->head_dim_v);
     }
-    if (!out->o || !out->lse || (c->backward && (!out->dq || !out->dk || !out->dv))) { af_outputs_free(out); return -1; }
+    if (!out->o || !out->lse || (c->backward && (!out->dq || !out->dk || !out->dv))) {
+        af_outputs_free(out);
+        return -1;
+    }
     return 0;
 }
 
 void af_outputs_free(af_outputs *out) {
-    free(out->o); free(out->lse); free(out->dq); free(out->dk); free(out->dv);
+    free(out->o);
+    free(out->lse);
+    free(out->dq);
+    free(out->dk);
+    free(out->dv);
     memset(out, 0, sizeof *out);
 }
 
 double af_storage_load(af_storage s, const void *buf, int64_t offset) {
     const uint8_t *p = buf;
     switch (s) {
-    case AF_ST_F16: { uint16_t v; memcpy(&v, p + offset * 2, 2); return (double)af_f16_to_f32(v); }
-    case AF_ST_BF16: { uint16_t v; memcpy(&v, p + offset * 2, 2); return (double)af_bf16_to_f32(v); }
-    case AF_ST_E4M3: return (double)af_e4m3_to_f32(p[offset]);
-    case AF_ST_F32: { float v; memcpy(&v, p + offset * 4, 4); return (double)v; }
+        case AF_ST_F16: {
+            uint16_t v;
+            memcpy(&v, p + offset * 2, 2);
+            return (double)af_f16_to_f32(v);
+        }
+        case AF_ST_BF16: {
+            uint16_t v;
+            memcpy(&v, p + offset * 2, 2);
+            return (double)af_bf16_to_f32(v);
+        }
+        case AF_ST_E4M3:
+            return (double)af_e4m3_to_f32(p[offset]);
+        case AF_ST_F32: {
+            float v;
+            memcpy(&v, p + offset * 4, 4);
+            return (double)v;
+        }
     }
     return NAN;
 }
@@ -136,17 +169,27 @@ double af_storage_load(af_storage s, const void *buf, int64_t offset) {
 void af_storage_store(af_storage s, void *buf, int64_t offset, float value) {
     uint8_t *p = buf;
     switch (s) {
-    case AF_ST_F16: { uint16_t v = af_f32_to_f16(value); memcpy(p + offset * 2, &v, 2); break; }
-    case AF_ST_BF16: { uint16_t v = af_f32_to_bf16(value); memcpy(p + offset * 2, &v, 2); break; }
-    case AF_ST_E4M3: p[offset] = af_f32_to_e4m3(value); break;
-    case AF_ST_F32: memcpy(p + offset * 4, &value, 4); break;
+        case AF_ST_F16: {
+            uint16_t v = af_f32_to_f16(value);
+            memcpy(p + offset * 2, &v, 2);
+            break;
+        }
+        case AF_ST_BF16: {
+            uint16_t v = af_f32_to_bf16(value);
+            memcpy(p + offset * 2, &v, 2);
+            break;
+        }
+        case AF_ST_E4M3:
+            p[offset] = af_f32_to_e4m3(value);
+            break;
+        case AF_ST_F32:
+            memcpy(p + offset * 4, &value, 4);
+            break;
     }
 }
 
 /* dense (b, h, s, d) index */
-static int64_t di(int H, int S, int D, int b, int h, int s, int d) {
-    return (((int64_t)b * H + h) * S + s) * D + d;
-}
+static int64_t di(int H, int S, int D, int b, int h, int s, int d) { return (((int64_t)b * H + h) * S + s) * D + d; }
 
 static void read_tensor(const af_tensors *t, const af_case *c, af_tensor_id id, double *dst) {
     const af_tensor_view *v = &t->plan.view[id];
@@ -175,11 +218,16 @@ void af_outputs_read(const af_tensors *t, const af_case *c, af_outputs *out) {
 double af_output_descale(const af_tensors *t, af_tensor_id id) {
     if (t->plan.view[id].storage != AF_ST_E4M3) return 1.0;
     switch (id) {
-    case AF_T_O: return (double)t->descale_o;
-    case AF_T_DQ: return (double)t->descale_dq;
-    case AF_T_DK: return (double)t->descale_dk;
-    case AF_T_DV: return (double)t->descale_dv;
-    default: return 1.0; /* inputs are not outputs */
+        case AF_T_O:
+            return (double)t->descale_o;
+        case AF_T_DQ:
+            return (double)t->descale_dq;
+        case AF_T_DK:
+            return (double)t->descale_dk;
+        case AF_T_DV:
+            return (double)t->descale_dv;
+        default:
+            return 1.0; /* inputs are not outputs */
     }
 }
 
@@ -187,7 +235,7 @@ float af_fp8_output_scale(double amax_v) {
     if (!(amax_v > 0) || !isfinite(amax_v)) return 1.0f;
     int e;
     frexp((double)AF_FP8_E4M3_MAX / amax_v, &e); /* 448 / amax = m * 2^e, m in [0.5, 1) */
-    e -= 1;                                       /* 2^e <= 448 / amax < 2^(e+1) */
+    e -= 1;                                      /* 2^e <= 448 / amax < 2^(e+1) */
     if (e > 126) e = 126;
     if (e < -126) e = -126;
     return (float)ldexp(1.0, e);

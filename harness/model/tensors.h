@@ -15,12 +15,12 @@
 #include "model/layout.h"
 
 #define AF_GUARD_BYTES 256
-#define AF_GUARD_BYTE 0xA5u
+#define AF_GUARD_BYTE  0xA5u
 /* Poison bit patterns: NaNs with a payload nobody computes by accident. */
-#define AF_POISON_F16 0x7E5Au
+#define AF_POISON_F16  0x7E5Au
 #define AF_POISON_BF16 0x7FDAu
 #define AF_POISON_E4M3 0x7Fu
-#define AF_POISON_F32 0x7FC0DEADu
+#define AF_POISON_F32  0x7FC0DEADu
 
 /* fp8_e4m3 semantics (per-tensor scaling; docs/fp8.md), the one place the cpu backend,
  * the cudnn backend and the tests take them from. Every "in that order" is the order of
@@ -75,15 +75,15 @@
  *            not do. Without exact values (no oracle) the scales stay 1.
  *   outputs  dQ, dK, dV are stored E4M3; af_outputs_read returns stored * descale_dX.
  * mxfp8 keeps O, dO and the gradients in bf16 (descales 1). */
-#define AF_FP8_E4M3_MAX 448.0f
-#define AF_FP8_SCALE_S 448.0f
+#define AF_FP8_E4M3_MAX  448.0f
+#define AF_FP8_SCALE_S   448.0f
 #define AF_FP8_DESCALE_S (1.0f / 448.0f)
 
 typedef struct {
     af_layout_plan plan;
-    uint8_t *alloc[AF_BUF_COUNT];   /* guard | data | guard, NULL when unused */
-    void *buf[AF_BUF_COUNT];        /* start of data */
-    size_t bytes[AF_BUF_COUNT];     /* data bytes (without guards) */
+    uint8_t *alloc[AF_BUF_COUNT]; /* guard | data | guard, NULL when unused */
+    void *buf[AF_BUF_COUNT];      /* start of data */
+    size_t bytes[AF_BUF_COUNT];   /* data bytes (without guards) */
     /* fp8_e4m3 (per-tensor current scaling): logical = stored * descale.
      * 1.0 for other dtypes. descale_o is the output's: O is stored E4M3 as
      * e4m3(O / descale_o), descale_o a power of two chosen by gen.c (see above). */

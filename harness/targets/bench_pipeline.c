@@ -24,12 +24,15 @@ static void bench_cpu_backend(af_backend *cpu) {
         r.skip_oracle = true;
         af_prepared p;
         char why[256];
-        if (af_prepare(&r, &c, &p, why, sizeof why)) { fprintf(stderr, "%s\n", why); return; }
+        if (af_prepare(&r, &c, &p, why, sizeof why)) {
+            fprintf(stderr, "%s\n", why);
+            return;
+        }
         af_verdict v;
         double t0 = af_clock_mono();
         af_judge(&r, &p, cpu, "", &v, NULL);
-        printf("cpu backend b1 h8 s1024 d128 fp16 fwd+bwd mask=%-6s : %.3f s (run %.3f s)\n", masks[m], af_clock_mono() - t0,
-               v.info.seconds);
+        printf("cpu backend b1 h8 s1024 d128 fp16 fwd+bwd mask=%-6s : %.3f s (run %.3f s)\n", masks[m],
+               af_clock_mono() - t0, v.info.seconds);
         af_prepared_free(&p);
     }
 }
@@ -62,7 +65,8 @@ int main(int argc, char **argv) {
     }
     double dt = af_clock_mono() - t0;
     if (cases)
-        printf("pipeline on %d corpus cases (cpu backend, MPFR oracle, probes on): %.2f s, %.2f cases/s, oracle share %.0f%%\n",
+        printf("pipeline on %d corpus cases (cpu backend, MPFR oracle, probes on): %.2f s, %.2f cases/s, oracle share "
+               "%.0f%%\n",
                cases, dt, cases / dt, 100.0 * oracle_s / dt);
     af_registry_free(&reg);
     return 0;

@@ -37,7 +37,7 @@ size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size) __attribute
 typedef struct {
     bool ready, failed;
     af_session session;
-    af_fuzz_limits limits;      /* usable before the backend is set up (mutator) */
+    af_fuzz_limits limits; /* usable before the backend is set up (mutator) */
     bool limits_from_backend;
     long long cases, findings, declined, errors;
     double first_finding_unix;
@@ -105,8 +105,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (size_t i = 0; i < AF_FUZZ_COUNTERS; i++)
         if (r->counters[i]) extra_counters[i] = 1;
     g_target.cases++;
-    if (r->status == AF_CASE_NOT_RUN) g_target.errors++;
-    else if (r->verdict.kind == AF_V_DECLINED) g_target.declined++;
+    if (r->status == AF_CASE_NOT_RUN)
+        g_target.errors++;
+    else if (r->verdict.kind == AF_V_DECLINED)
+        g_target.declined++;
     if (r->verdict.n_findings > 0) {
         g_target.findings++;
         if (g_target.first_finding_unix <= 0) g_target.first_finding_unix = af_clock_unix();

@@ -18,35 +18,35 @@ extern "C" {
 #endif
 
 /* X(ID, NAME, DEFAULT, MEANING) */
-#define AF_CONFIG_VARS(X)                                                                                        \
-    X(BACKEND, "ATTNFUZZ_BACKEND", "cpu",                                                                       \
-      "backend the libFuzzer target attnfuzz_fuzz runs (a campaign passes its --backend)")                       \
-    X(ENGINE, "ATTNFUZZ_ENGINE", "(the case's engine)",                                                         \
-      "engine config attnfuzz_fuzz runs, or all (a campaign passes its --engine)")                               \
-    X(OUT, "ATTNFUZZ_OUT", "(none: findings are not stored)",                                                   \
-      "campaign directory attnfuzz_fuzz stores findings, current cases and worker stats in")                     \
-    X(DEFER_NEW, "ATTNFUZZ_DEFER_NEW", "(unset)",                                                               \
-      "non-empty: attnfuzz_fuzz puts a finding with a new raw signature in DIR/pending for the campaign to "     \
-      "minimise")                                                                                                \
-    X(MAX_WORK, "ATTNFUZZ_MAX_WORK", "1048576",                                                                 \
-      "work budget of a fuzzed case (values below 1024 are ignored; campaign --max-work passes it on)")          \
-    X(CPU_THREADS, "ATTNFUZZ_CPU_THREADS", "(number of cores, at most 64)", "threads of the cpu backend")       \
-    X(PLUGIN_PATH, "ATTNFUZZ_PLUGIN_PATH", "(none; plugins/ beside the binary is always read)",                 \
-      "':'-separated directories whose *.so plugins become backends")                                            \
-    X(CUDNN_FP8, "ATTNFUZZ_CUDNN_FP8", "1", "0 switches the cuDNN FP8 graph off (fp8 cases are declined)")      \
-    X(CUDNN_KNOB_SWEEP, "ATTNFUZZ_CUDNN_KNOB_SWEEP", "0",                                                       \
-      "N > 0: cuDNN engine enumeration also tries up to N values of every knob")                                \
-    X(WORKSPACE_BUDGET, "ATTNFUZZ_WORKSPACE_BUDGET", "4294967296",                                              \
-      "bytes of device workspace a cuDNN run may use; above it the verdict is resource")                        \
-    X(CUDNN_TEST_ENGINES, "ATTNFUZZ_CUDNN_TEST_ENGINES", "(all)",                                               \
-      "tests: default makes the cuDNN tests run only the default engine")                                       \
+#define AF_CONFIG_VARS(X)                                                                                              \
+    X(BACKEND, "ATTNFUZZ_BACKEND", "cpu",                                                                              \
+      "backend the libFuzzer target attnfuzz_fuzz runs (a campaign passes its --backend)")                             \
+    X(ENGINE, "ATTNFUZZ_ENGINE", "(the case's engine)",                                                                \
+      "engine config attnfuzz_fuzz runs, or all (a campaign passes its --engine)")                                     \
+    X(OUT, "ATTNFUZZ_OUT", "(none: findings are not stored)",                                                          \
+      "campaign directory attnfuzz_fuzz stores findings, current cases and worker stats in")                           \
+    X(DEFER_NEW, "ATTNFUZZ_DEFER_NEW", "(unset)",                                                                      \
+      "non-empty: attnfuzz_fuzz puts a finding with a new raw signature in DIR/pending for the campaign to "           \
+      "minimise")                                                                                                      \
+    X(MAX_WORK, "ATTNFUZZ_MAX_WORK", "1048576",                                                                        \
+      "work budget of a fuzzed case (values below 1024 are ignored; campaign --max-work passes it on)")                \
+    X(CPU_THREADS, "ATTNFUZZ_CPU_THREADS", "(number of cores, at most 64)", "threads of the cpu backend")              \
+    X(PLUGIN_PATH, "ATTNFUZZ_PLUGIN_PATH", "(none; plugins/ beside the binary is always read)",                        \
+      "':'-separated directories whose *.so plugins become backends")                                                  \
+    X(CUDNN_FP8, "ATTNFUZZ_CUDNN_FP8", "1", "0 switches the cuDNN FP8 graph off (fp8 cases are declined)")             \
+    X(CUDNN_KNOB_SWEEP, "ATTNFUZZ_CUDNN_KNOB_SWEEP", "0",                                                              \
+      "N > 0: cuDNN engine enumeration also tries up to N values of every knob")                                       \
+    X(WORKSPACE_BUDGET, "ATTNFUZZ_WORKSPACE_BUDGET", "4294967296",                                                     \
+      "bytes of device workspace a cuDNN run may use; above it the verdict is resource")                               \
+    X(CUDNN_TEST_ENGINES, "ATTNFUZZ_CUDNN_TEST_ENGINES", "(all)",                                                      \
+      "tests: default makes the cuDNN tests run only the default engine")                                              \
     X(TEST_CAMPAIGN_TIME, "ATTNFUZZ_TEST_CAMPAIGN_TIME", "20", "tests: seconds of each campaign in test_campaign.sh")
 
 typedef enum {
 #define AF_CONFIG_ENUM(id, name, dflt, meaning) AF_CFG_##id,
     AF_CONFIG_VARS(AF_CONFIG_ENUM)
 #undef AF_CONFIG_ENUM
-    AF_CFG_COUNT
+        AF_CFG_COUNT
 } af_config_var;
 
 typedef struct {

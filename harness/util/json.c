@@ -6,9 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-json_t *af_json_real(double x) {
-    return isfinite(x) ? json_real(x) : json_null();
-}
+json_t *af_json_real(double x) { return isfinite(x) ? json_real(x) : json_null(); }
 
 /* Length of the valid UTF-8 sequence (RFC 3629: no overlong forms, no surrogates, at
  * most U+10FFFF) that starts at p, or 0 when none does. p is NUL-terminated, and NUL
@@ -22,12 +20,12 @@ static size_t utf8_sequence_length(const unsigned char *p) {
         len = 2;
     } else if (lead >= 0xE0 && lead <= 0xEF) {
         len = 3;
-        if (lead == 0xE0) lo = 0xA0;      /* overlong below U+0800 */
-        if (lead == 0xED) hi = 0x9F;      /* U+D800..DFFF are surrogates */
+        if (lead == 0xE0) lo = 0xA0; /* overlong below U+0800 */
+        if (lead == 0xED) hi = 0x9F; /* U+D800..DFFF are surrogates */
     } else if (lead >= 0xF0 && lead <= 0xF4) {
         len = 4;
-        if (lead == 0xF0) lo = 0x90;      /* overlong below U+10000 */
-        if (lead == 0xF4) hi = 0x8F;      /* above U+10FFFF */
+        if (lead == 0xF0) lo = 0x90; /* overlong below U+10000 */
+        if (lead == 0xF4) hi = 0x8F; /* above U+10FFFF */
     } else {
         return 0;
     }
@@ -84,8 +82,10 @@ int af_json_get_text(const json_t *obj, const char *key, char *out, size_t cap) 
 
 static json_t *object_or_why(json_t *root, const json_error_t *err, const char *name, char *why, size_t cap) {
     if (!root) {
-        if (err->line > 0) snprintf(why, cap, "%s:%d:%d: %s", name, err->line, err->column, err->text);
-        else snprintf(why, cap, "%s: %s", name, err->text); /* e.g. unable to open */
+        if (err->line > 0)
+            snprintf(why, cap, "%s:%d:%d: %s", name, err->line, err->column, err->text);
+        else
+            snprintf(why, cap, "%s: %s", name, err->text); /* e.g. unable to open */
         return NULL;
     }
     if (!json_is_object(root)) {

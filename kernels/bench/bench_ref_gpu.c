@@ -91,9 +91,9 @@ static int bench_one(const bench_opts *o, int S) {
     if (st == AF_RUN_OK) {
         double total = (double)(tm.fwd_ms + tm.delta_ms + tm.dq_ms + tm.dkdv_ms) / 1e3;
         printf("%s s %6d  h %d  d %d  %s %s: fwd %9.1f ms  D %6.1f ms  dQ %9.1f ms  dKdV %9.1f ms  total %7.2f s\n",
-               o->kernels == AF_REF_GPU_KERNELS_OLD ? "old" : "new", S,
-               o->heads, o->dim, o->nomask ? "nomask" : "causal", c.backward ? "fwd+bwd" : "fwd", (double)tm.fwd_ms,
-               (double)tm.delta_ms, (double)tm.dq_ms, (double)tm.dkdv_ms, total);
+               o->kernels == AF_REF_GPU_KERNELS_OLD ? "old" : "new", S, o->heads, o->dim,
+               o->nomask ? "nomask" : "causal", c.backward ? "fwd+bwd" : "fwd", (double)tm.fwd_ms, (double)tm.delta_ms,
+               (double)tm.dq_ms, (double)tm.dkdv_ms, total);
     } else {
         fprintf(stderr, "bench_ref_gpu: s %d: %s\n", S, why);
     }
@@ -116,17 +116,27 @@ int main(int argc, char **argv) {
     bool both = false;
     int lens[32], n = 0;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--heads") && i + 1 < argc) o.heads = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--dim") && i + 1 < argc) o.dim = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--fwd")) o.fwd_only = true;
-        else if (!strcmp(argv[i], "--kernel") && i + 1 < argc && !strcmp(argv[i + 1], "old")) o.kernels = AF_REF_GPU_KERNELS_OLD, i++;
-        else if (!strcmp(argv[i], "--kernel") && i + 1 < argc && !strcmp(argv[i + 1], "new")) o.kernels = AF_REF_GPU_KERNELS_NEW, i++;
-        else if (!strcmp(argv[i], "--kernel") && i + 1 < argc && !strcmp(argv[i + 1], "both")) both = true, i++;
-        else if (!strcmp(argv[i], "--nomask")) o.nomask = true;
-        else if (!strcmp(argv[i], "--bf16")) o.bf16 = true;
-        else if (argv[i][0] != '-' && n < 32) lens[n++] = atoi(argv[i]);
+        if (!strcmp(argv[i], "--heads") && i + 1 < argc)
+            o.heads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--dim") && i + 1 < argc)
+            o.dim = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--fwd"))
+            o.fwd_only = true;
+        else if (!strcmp(argv[i], "--kernel") && i + 1 < argc && !strcmp(argv[i + 1], "old"))
+            o.kernels = AF_REF_GPU_KERNELS_OLD, i++;
+        else if (!strcmp(argv[i], "--kernel") && i + 1 < argc && !strcmp(argv[i + 1], "new"))
+            o.kernels = AF_REF_GPU_KERNELS_NEW, i++;
+        else if (!strcmp(argv[i], "--kernel") && i + 1 < argc && !strcmp(argv[i + 1], "both"))
+            both = true, i++;
+        else if (!strcmp(argv[i], "--nomask"))
+            o.nomask = true;
+        else if (!strcmp(argv[i], "--bf16"))
+            o.bf16 = true;
+        else if (argv[i][0] != '-' && n < 32)
+            lens[n++] = atoi(argv[i]);
         else {
-            fprintf(stderr, "usage: bench_ref_gpu [--kernel old|new|both] [--heads H] [--dim D] [--fwd] [--nomask] [--bf16] [S ...]\n");
+            fprintf(stderr, "usage: bench_ref_gpu [--kernel old|new|both] [--heads H] [--dim D] [--fwd] [--nomask] "
+                            "[--bf16] [S ...]\n");
             return 2;
         }
     }

@@ -12,8 +12,7 @@
 #include <string.h>
 #include "oracle/oracle.h"
 
-static double random_fp16(uint64_t *state)
-{
+static double random_fp16(uint64_t *state) {
     uint64_t x = (*state += 0x9E3779B97F4A7C15ull);
     x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
     x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
@@ -21,12 +20,12 @@ static double random_fp16(uint64_t *state)
     return ldexp((double)((int)(x % 4095) - 2047), -10);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     af_oracle_opts o;
     af_oracle_opts_default(&o);
     o.tier = AF_ORACLE_MPFR;
-    if (argc > 1) o.tier = !strcmp(argv[1], "fp64") ? AF_ORACLE_FP64 : !strcmp(argv[1], "auto") ? AF_ORACLE_AUTO : AF_ORACLE_MPFR;
+    if (argc > 1)
+        o.tier = !strcmp(argv[1], "fp64") ? AF_ORACLE_FP64 : !strcmp(argv[1], "auto") ? AF_ORACLE_AUTO : AF_ORACLE_MPFR;
     int seq = argc > 2 ? atoi(argv[2]) : 256;
     int dim = argc > 3 ? atoi(argv[3]) : 128;
     o.threads = argc > 4 ? atoi(argv[4]) : 2;
@@ -36,9 +35,17 @@ int main(int argc, char **argv)
         return 2;
     }
     size_t n_qk = (size_t)seq * (size_t)dim;
-    af_inputs in = {1, 1, 1, seq, seq, dim, dim, malloc(n_qk * sizeof(double)),
-                    malloc(n_qk * sizeof(double)), malloc(n_qk * sizeof(double)),
-                    malloc(n_qk * sizeof(double))};   /* q, k, v, dO are (1, 1, seq, dim) */
+    af_inputs in = {1,
+                    1,
+                    1,
+                    seq,
+                    seq,
+                    dim,
+                    dim,
+                    malloc(n_qk * sizeof(double)),
+                    malloc(n_qk * sizeof(double)),
+                    malloc(n_qk * sizeof(double)),
+                    malloc(n_qk * sizeof(double))}; /* q, k, v, dO are (1, 1, seq, dim) */
     if (!in.q || !in.k || !in.v || !in.dout) return 2;
     uint64_t st = 1;
     for (size_t x = 0; x < n_qk; x++) {
@@ -49,8 +56,18 @@ int main(int argc, char **argv)
     }
     int len_q = seq, len_kv = seq;
     for (int causal = 0; causal < 2; causal++) {
-        af_oracle_problem p = {1, 1, 1, seq, seq, dim, dim, &len_q, &len_kv,
-                               {causal != 0, false, -1, -1}, (double)(float)(1.0 / sqrt((double)dim)), &in};
+        af_oracle_problem p = {1,
+                               1,
+                               1,
+                               seq,
+                               seq,
+                               dim,
+                               dim,
+                               &len_q,
+                               &len_kv,
+                               {causal != 0, false, -1, -1},
+                               (double)(float)(1.0 / sqrt((double)dim)),
+                               &in};
         af_oracle_result r;
         char why[512];
         if (af_oracle_run(&p, &o, &r, why, sizeof why) != 0) {
@@ -59,8 +76,8 @@ int main(int argc, char **argv)
         }
         printf("b1 h1 s%d d%d fwd+bwd %-7s tier=%s threads=%d bits=%d: %.3f s  all_mpfr=%d "
                "bound_rel=%.3g bound_abs_scale=%.3g\n",
-               seq, dim, causal ? "causal" : "nomask", argc > 1 ? argv[1] : "mpfr", o.threads,
-               o.precision_bits, r.seconds, r.all_mpfr, r.bound_rel, r.bound_abs_scale);
+               seq, dim, causal ? "causal" : "nomask", argc > 1 ? argv[1] : "mpfr", o.threads, o.precision_bits,
+               r.seconds, r.all_mpfr, r.bound_rel, r.bound_abs_scale);
         af_oracle_result_free(&r);
     }
     free(in.q), free(in.k), free(in.v), free(in.dout);

@@ -16,8 +16,7 @@
 #include "oracle/gpu/oracle_gpu.h"
 #include "util/clock.h"
 
-static double random_fp16(uint64_t *state)
-{
+static double random_fp16(uint64_t *state) {
     uint64_t x = (*state += 0x9E3779B97F4A7C15ull);
     x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
     x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
@@ -25,11 +24,19 @@ static double random_fp16(uint64_t *state)
     return ldexp((double)((int)(x % 4095) - 2047), -10);
 }
 
-static int bench_one(int seq, int heads, int dim, bool backward, bool full, int threads)
-{
-    size_t n = (size_t)heads * (size_t)seq * (size_t)dim;   /* q, k, v, dO: (1, heads, seq, dim) */
-    af_inputs in = {1, heads, heads, seq, seq, dim, dim, malloc(n * sizeof(double)), malloc(n * sizeof(double)),
-                    malloc(n * sizeof(double)), backward ? malloc(n * sizeof(double)) : NULL};
+static int bench_one(int seq, int heads, int dim, bool backward, bool full, int threads) {
+    size_t n = (size_t)heads * (size_t)seq * (size_t)dim; /* q, k, v, dO: (1, heads, seq, dim) */
+    af_inputs in = {1,
+                    heads,
+                    heads,
+                    seq,
+                    seq,
+                    dim,
+                    dim,
+                    malloc(n * sizeof(double)),
+                    malloc(n * sizeof(double)),
+                    malloc(n * sizeof(double)),
+                    backward ? malloc(n * sizeof(double)) : NULL};
     if (!in.q || !in.k || !in.v || (backward && !in.dout)) {
         fprintf(stderr, "bench_oracle_gpu: out of host memory\n");
         return 2;
@@ -42,13 +49,33 @@ static int bench_one(int seq, int heads, int dim, bool backward, bool full, int 
         if (backward) in.dout[x] = random_fp16(&st);
     }
     int len_q = seq, len_kv = seq;
-    af_oracle_problem p = {1, heads, heads, seq, seq, dim, dim, &len_q, &len_kv, {true, false, -1, -1},
-                           (double)(float)(1.0 / sqrt((double)dim)), &in};
+    af_oracle_problem p = {1,
+                           heads,
+                           heads,
+                           seq,
+                           seq,
+                           dim,
+                           dim,
+                           &len_q,
+                           &len_kv,
+                           {true, false, -1, -1},
+                           (double)(float)(1.0 / sqrt((double)dim)),
+                           &in};
     char why[512];
     int rc = 0;
     if (!full) {
-        af_outputs out = {1, heads, heads, seq, seq, dim, dim, malloc(n * sizeof(double)),
-                          malloc((size_t)heads * seq * sizeof(double)), NULL, NULL, NULL};
+        af_outputs out = {1,
+                          heads,
+                          heads,
+                          seq,
+                          seq,
+                          dim,
+                          dim,
+                          malloc(n * sizeof(double)),
+                          malloc((size_t)heads * seq * sizeof(double)),
+                          NULL,
+                          NULL,
+                          NULL};
         double *lse64 = malloc((size_t)heads * seq * sizeof(double));
         double *drow64 = malloc((size_t)heads * seq * sizeof(double));
         if (backward) {
@@ -74,8 +101,8 @@ static int bench_one(int seq, int heads, int dim, bool backward, bool full, int 
                     rc = 1;
                 } else {
                     double t = af_clock_mono() - t0;
-                    printf("b1 h%d s%d d%d causal grad_abs (gpu): %.3f s; tier + grad_abs %.3f s\n", heads, seq, dim,
-                           t, gs.seconds + t);
+                    printf("b1 h%d s%d d%d causal grad_abs (gpu): %.3f s; tier + grad_abs %.3f s\n", heads, seq, dim, t,
+                           gs.seconds + t);
                 }
             }
         }
@@ -103,17 +130,22 @@ static int bench_one(int seq, int heads, int dim, bool backward, bool full, int 
     return rc;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     int heads = 16, dim = 128, threads = 0, n_seq = 0, seqs[32];
     bool backward = true, full = false;
     for (int a = 1; a < argc; a++) {
-        if (!strcmp(argv[a], "--full")) full = true;
-        else if (!strcmp(argv[a], "--fwd")) backward = false;
-        else if (!strcmp(argv[a], "--heads") && a + 1 < argc) heads = atoi(argv[++a]);
-        else if (!strcmp(argv[a], "--dim") && a + 1 < argc) dim = atoi(argv[++a]);
-        else if (!strcmp(argv[a], "--threads") && a + 1 < argc) threads = atoi(argv[++a]);
-        else if (atoi(argv[a]) > 0 && n_seq < 32) seqs[n_seq++] = atoi(argv[a]);
+        if (!strcmp(argv[a], "--full"))
+            full = true;
+        else if (!strcmp(argv[a], "--fwd"))
+            backward = false;
+        else if (!strcmp(argv[a], "--heads") && a + 1 < argc)
+            heads = atoi(argv[++a]);
+        else if (!strcmp(argv[a], "--dim") && a + 1 < argc)
+            dim = atoi(argv[++a]);
+        else if (!strcmp(argv[a], "--threads") && a + 1 < argc)
+            threads = atoi(argv[++a]);
+        else if (atoi(argv[a]) > 0 && n_seq < 32)
+            seqs[n_seq++] = atoi(argv[a]);
         else {
             fprintf(stderr, "usage: bench_oracle_gpu [--full] [--fwd] [--heads H] [--dim D] [--threads T] [seq ...]\n");
             return 2;

@@ -19,15 +19,13 @@ typedef struct {
     double bytes, peak;
 } og_arena;
 
-static int og_fail(cudaError_t e, const char *what, char *why, size_t cap)
-{
+static int og_fail(cudaError_t e, const char *what, char *why, size_t cap) {
     snprintf(why, cap, "oracle gpu: %s: CUDA error %s: %s", what, cudaGetErrorName(e), cudaGetErrorString(e));
     (void)cudaGetLastError();
     return -1;
 }
 
-static int og_alloc(og_arena *a, double **dev, size_t count, char *why, size_t cap)
-{
+static int og_alloc(og_arena *a, double **dev, size_t count, char *why, size_t cap) {
     size_t bytes = (count ? count : 1) * sizeof(double);
     *dev = NULL;
     if (a->n == OG_MAX_ALLOCS) {
@@ -42,29 +40,25 @@ static int og_alloc(og_arena *a, double **dev, size_t count, char *why, size_t c
     return 0;
 }
 
-static void og_arena_free(og_arena *a)
-{
+static void og_arena_free(og_arena *a) {
     for (int k = 0; k < a->n; k++) cudaFree(a->ptr[k]);
     a->n = 0;
     a->bytes = 0;
 }
 
-static int og_put(og_arena *a, double **dev, const double *host, size_t count, char *why, size_t cap)
-{
+static int og_put(og_arena *a, double **dev, const double *host, size_t count, char *why, size_t cap) {
     if (og_alloc(a, dev, count, why, cap)) return -1;
     cudaError_t e = host ? cudaMemcpy(*dev, host, count * sizeof(double), cudaMemcpyHostToDevice)
                          : cudaMemset(*dev, 0, (count ? count : 1) * sizeof(double));
     return e == cudaSuccess ? 0 : og_fail(e, "copy to device", why, cap);
 }
 
-static int og_get(double *host, const double *dev, size_t count, char *why, size_t cap)
-{
+static int og_get(double *host, const double *dev, size_t count, char *why, size_t cap) {
     cudaError_t e = cudaMemcpy(host, dev, count * sizeof(double), cudaMemcpyDeviceToHost);
     return e == cudaSuccess ? 0 : og_fail(e, "copy to host", why, cap);
 }
 
-extern "C" int af_oracle_gpu_usable(char *why, size_t cap)
-{
+extern "C" int af_oracle_gpu_usable(char *why, size_t cap) {
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess) {
@@ -79,8 +73,7 @@ extern "C" int af_oracle_gpu_usable(char *why, size_t cap)
     return 0;
 }
 
-extern "C" int af_oracle_gpu_supports(const af_oracle_problem *p, char *why, size_t cap)
-{
+extern "C" int af_oracle_gpu_supports(const af_oracle_problem *p, char *why, size_t cap) {
     if (p->Dqk > AF_ORACLE_GPU_MAX_DIM || p->Dv > AF_ORACLE_GPU_MAX_DIM) {
         snprintf(why, cap, "oracle gpu: head dims %d/%d above %d", p->Dqk, p->Dv, AF_ORACLE_GPU_MAX_DIM);
         return -1;
@@ -92,16 +85,14 @@ extern "C" int af_oracle_gpu_supports(const af_oracle_problem *p, char *why, siz
     return 0;
 }
 
-static int og_dmax(const af_oracle_problem *p)
-{
+static int og_dmax(const af_oracle_problem *p) {
     int m = p->Dqk > p->Dv ? p->Dqk : p->Dv;
     return m <= 64 ? 64 : m <= 128 ? 128 : 256;
 }
 
 /* Problem dims + uploaded lengths and inputs (dout only when `with_dout`). */
-static int og_setup(const af_oracle_problem *p, bool with_dout, og_arena *a, og_dims *d, og_bufs *m,
-                    char *why, size_t cap)
-{
+static int og_setup(const af_oracle_problem *p, bool with_dout, og_arena *a, og_dims *d, og_bufs *m, char *why,
+                    size_t cap) {
     memset(d, 0, sizeof *d);
     memset(m, 0, sizeof *m);
     d->B = p->B, d->Hq = p->Hq, d->Hkv = p->Hkv, d->Sq = p->Sq, d->Skv = p->Skv;
@@ -127,16 +118,14 @@ static int og_setup(const af_oracle_problem *p, bool with_dout, og_arena *a, og_
     return 0;
 }
 
-static int og_wait(cudaError_t launch, const char *what, char *why, size_t cap)
-{
+static int og_wait(cudaError_t launch, const char *what, char *why, size_t cap) {
     if (launch != cudaSuccess) return og_fail(launch, what, why, cap);
     cudaError_t e = cudaDeviceSynchronize();
     return e == cudaSuccess ? 0 : og_fail(e, what, why, cap);
 }
 
 extern "C" int af_oracle_gpu_run(const af_oracle_problem *p, af_outputs *out, double *lse64, double *drow64,
-                                 af_oracle_gpu_stats *st, char *why, size_t cap)
-{
+                                 af_oracle_gpu_stats *st, char *why, size_t cap) {
     double t0 = af_clock_mono();
     og_arena a;
     memset(&a, 0, sizeof a);
@@ -176,8 +165,7 @@ done:
     return rc;
 }
 
-extern "C" int af_oracle_gpu_score_abs(const af_oracle_problem *p, double *out, char *why, size_t cap)
-{
+extern "C" int af_oracle_gpu_score_abs(const af_oracle_problem *p, double *out, char *why, size_t cap) {
     og_arena a;
     memset(&a, 0, sizeof a);
     og_dims d;
@@ -197,8 +185,7 @@ done:
 }
 
 extern "C" int af_oracle_gpu_grad_abs(const af_oracle_problem *p, const af_outputs *exact, af_grad_magnitudes *g,
-                                      char *why, size_t cap)
-{
+                                      char *why, size_t cap) {
     memset(g, 0, sizeof *g);
     if (!p->in->dout || !exact->o || !exact->lse) return 0;
     og_arena a;

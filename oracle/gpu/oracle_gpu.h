@@ -32,8 +32,8 @@ extern "C" {
 #define AF_ORACLE_GPU_RESCALE 64.0
 
 typedef struct {
-    double seconds;      /* wall time of the GPU work, transfers included */
-    double peak_bytes;   /* device memory the tier held at its peak */
+    double seconds;    /* wall time of the GPU work, transfers included */
+    double peak_bytes; /* device memory the tier held at its peak */
 } af_oracle_gpu_stats;
 
 /* 0 when the GPU tier can run here (built with CUDA and a device is usable), else -1
@@ -50,8 +50,8 @@ int af_oracle_gpu_run(const af_oracle_problem *p, af_outputs *out, double *lse64
 /* af_oracle_score_abs on the GPU: out (B,Hq,Sq). 0 or -1 with why. */
 int af_oracle_gpu_score_abs(const af_oracle_problem *p, double *out, char *why, size_t cap);
 /* af_oracle_grad_abs on the GPU (exact O, LSE from `exact`). 0 or -1 with why. */
-int af_oracle_gpu_grad_abs(const af_oracle_problem *p, const af_outputs *exact, af_grad_magnitudes *g,
-                           char *why, size_t cap);
+int af_oracle_gpu_grad_abs(const af_oracle_problem *p, const af_outputs *exact, af_grad_magnitudes *g, char *why,
+                           size_t cap);
 
 #ifdef __cplusplus
 }

@@ -23,45 +23,42 @@ typedef struct {
     int B, Hq, Hkv, Sq, Skv, Dqk, Dv, group;
     double scale;
     af_mask_rule mask;
-    const int *len_q, *len_kv;   /* (B) device */
+    const int *len_q, *len_kv; /* (B) device */
 } og_dims;
 
 /* Device buffers (dense, the shapes of tensors.h); NULL when not used by a pass. */
 typedef struct {
-    const double *q;     /* (B, Hq, Sq, Dqk) */
-    const double *k;     /* (B, Hkv, Skv, Dqk) */
-    const double *v;     /* (B, Hkv, Skv, Dv) */
-    const double *dout;  /* (B, Hq, Sq, Dv) */
-    double *o;           /* (B, Hq, Sq, Dv) */
-    double *lse;         /* (B, Hq, Sq) */
-    double *drow;        /* (B, Hq, Sq) D_i = dO_i . O_i (magnitude passes: plain dO . O) */
-    double *dq;          /* (B, Hq, Sq, Dqk) */
-    double *dk;          /* (B, Hkv, Skv, Dqk) */
-    double *dv;          /* (B, Hkv, Skv, Dv) */
+    const double *q;    /* (B, Hq, Sq, Dqk) */
+    const double *k;    /* (B, Hkv, Skv, Dqk) */
+    const double *v;    /* (B, Hkv, Skv, Dv) */
+    const double *dout; /* (B, Hq, Sq, Dv) */
+    double *o;          /* (B, Hq, Sq, Dv) */
+    double *lse;        /* (B, Hq, Sq) */
+    double *drow;       /* (B, Hq, Sq) D_i = dO_i . O_i (magnitude passes: plain dO . O) */
+    double *dq;         /* (B, Hq, Sq, Dqk) */
+    double *dk;         /* (B, Hkv, Skv, Dqk) */
+    double *dv;         /* (B, Hkv, Skv, Dv) */
     /* magnitude passes (af_oracle_grad_abs / score_abs): */
-    double *row_a;       /* (B, Hq, Sq) per-row result: rowq / score_abs */
-    double *row_b;       /* (B, Hq, Sq) per-row max |dS| */
-    double *key_a;       /* (B, Hkv, Skv) colk */
-    double *key_b;       /* (B, Hkv, Skv) colv */
-    double *row_dd_abs;        /* (B, Hq, Sq) sum_d |dO_d O_d| */
-    double *row_qmax;          /* (B, Hq, Sq) max_d |q_d| */
-    double *row_domax;         /* (B, Hq, Sq) max_d |dO_d| */
-    double *key_kmax;          /* (B, Hkv, Skv) max_d |k_d| */
+    double *row_a;      /* (B, Hq, Sq) per-row result: rowq / score_abs */
+    double *row_b;      /* (B, Hq, Sq) per-row max |dS| */
+    double *key_a;      /* (B, Hkv, Skv) colk */
+    double *key_b;      /* (B, Hkv, Skv) colv */
+    double *row_dd_abs; /* (B, Hq, Sq) sum_d |dO_d O_d| */
+    double *row_qmax;   /* (B, Hq, Sq) max_d |q_d| */
+    double *row_domax;  /* (B, Hq, Sq) max_d |dO_d| */
+    double *key_kmax;   /* (B, Hkv, Skv) max_d |k_d| */
 } og_bufs;
 
-__device__ static inline size_t og_row(const og_dims &d, int b, int h, int i)
-{
+__device__ static inline size_t og_row(const og_dims &d, int b, int h, int i) {
     return ((size_t)b * (size_t)d.Hq + (size_t)h) * (size_t)d.Sq + (size_t)i;
 }
-__device__ static inline size_t og_key(const og_dims &d, int b, int g, int j)
-{
+__device__ static inline size_t og_key(const og_dims &d, int b, int g, int j) {
     return ((size_t)b * (size_t)d.Hkv + (size_t)g) * (size_t)d.Skv + (size_t)j;
 }
 
 /* s + c += x: TwoSum (exact error of s + x) into the compensation c. Explicit _rn
  * intrinsics: never contracted, whatever the flags. */
-__device__ static inline void og_acc(double &s, double &c, double x)
-{
+__device__ static inline void og_acc(double &s, double &c, double x) {
     double t = __dadd_rn(s, x);
     double bp = __dsub_rn(t, s);
     double e = __dadd_rn(__dsub_rn(s, __dsub_rn(t, bp)), __dsub_rn(x, bp));
@@ -70,13 +67,11 @@ __device__ static inline void og_acc(double &s, double &c, double x)
 }
 
 /* Reductions over the 16 lanes of a row group (identical bits in every lane). */
-__device__ static inline double og_group_max(double x)
-{
+__device__ static inline double og_group_max(double x) {
     for (int off = 8; off > 0; off >>= 1) x = fmax(x, __shfl_xor_sync(0xffffffffu, x, off, 16));
     return x;
 }
-__device__ static inline double og_group_sum(double x)
-{
+__device__ static inline double og_group_sum(double x) {
     for (int off = 8; off > 0; off >>= 1) x = __dadd_rn(x, __shfl_xor_sync(0xffffffffu, x, off, 16));
     return x;
 }
@@ -107,9 +102,8 @@ template <int DMAX, int PART> struct og_key_tile {
 /* Copy `n` rows (first global row index base, row length len <= DMAX) of a dense tensor
  * into a shared tile of `rows` rows with row stride `stride`; rows past n and columns
  * past len are 0. */
-__device__ static inline void og_load_tile(double *tile, int rows, int stride, int width,
-                                           const double *src, size_t base, int n, int len)
-{
+__device__ static inline void og_load_tile(double *tile, int rows, int stride, int width, const double *src,
+                                           size_t base, int n, int len) {
     for (int idx = threadIdx.x; idx < rows * width; idx += OG_THREADS) {
         int r = idx / width, c = idx % width;
         double x = 0.0;

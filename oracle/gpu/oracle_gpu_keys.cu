@@ -15,16 +15,15 @@
  * mode 1 (oracle_score_abs.c): key_a = sum_i scale min(e,1) (|dO|.|v| + dd_abs_i) qmax_i,
  *   key_b = sum_i min(e,1) domax_i, with e = exp(scale q.k - LSE_i). */
 template <int DMAX, int PART, int MODE>
-__global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_key_kernel(og_dims d, og_bufs m)
-{
+__global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_key_kernel(og_dims d, og_bufs m) {
     typedef og_key_tile<DMAX, PART> T;
     extern __shared__ double smem[];
-    double *Ks = smem;                           /* (BK, DMAX) */
-    double *Vs = Ks + T::BK * DMAX;              /* (BK, DMAX) */
-    double *Qs = Vs + T::BK * DMAX;              /* (BQ, DMAX + 1) */
-    double *dOs = Qs + T::BQ * (DMAX + 1);       /* (BQ, DMAX + 1) */
-    double *Ps = dOs + T::BQ * (DMAX + 1);       /* (BK, BQ) */
-    double *dSs = Ps + T::BK * T::BQ;            /* (BK, BQ) */
+    double *Ks = smem;                     /* (BK, DMAX) */
+    double *Vs = Ks + T::BK * DMAX;        /* (BK, DMAX) */
+    double *Qs = Vs + T::BK * DMAX;        /* (BQ, DMAX + 1) */
+    double *dOs = Qs + T::BQ * (DMAX + 1); /* (BQ, DMAX + 1) */
+    double *Ps = dOs + T::BQ * (DMAX + 1); /* (BK, BQ) */
+    double *dSs = Ps + T::BK * T::BQ;      /* (BK, BQ) */
     __shared__ int kf[T::BK], kl[T::BK], lo_s, hi_s;
     __shared__ int rf[T::BQ], rl[T::BQ];
     __shared__ double lse_s[T::BQ], drow_s[T::BQ], ddabs_s[T::BQ], qmax_s[T::BQ], domax_s[T::BQ];
@@ -124,27 +123,27 @@ __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_key_kernel(og_dims d, og
                 }
             }
             if constexpr (MODE == 0) {
-            __syncthreads();
-            double t[T::RPT][T::CPT];
-            for (int r = 0; r < T::RPT; r++)
-                for (int c = 0; c < T::CPT; c++) t[r][c] = 0.0;
-            for (int ii = 0; ii < nr; ii++) {
-                double pw[T::RPT], sw[T::RPT];
-                for (int r = 0; r < T::RPT; r++) {
-                    pw[r] = Ps[(ty * T::RPT + r) * T::BQ + ii];
-                    sw[r] = dSs[(ty * T::RPT + r) * T::BQ + ii];
-                }
-                for (int c = 0; c < T::CPT; c++) {
-                    /* column c: dK column tx + 16c (PART 0: c < CPT / 2; PART 1: all),
+                __syncthreads();
+                double t[T::RPT][T::CPT];
+                for (int r = 0; r < T::RPT; r++)
+                    for (int c = 0; c < T::CPT; c++) t[r][c] = 0.0;
+                for (int ii = 0; ii < nr; ii++) {
+                    double pw[T::RPT], sw[T::RPT];
+                    for (int r = 0; r < T::RPT; r++) {
+                        pw[r] = Ps[(ty * T::RPT + r) * T::BQ + ii];
+                        sw[r] = dSs[(ty * T::RPT + r) * T::BQ + ii];
+                    }
+                    for (int c = 0; c < T::CPT; c++) {
+                        /* column c: dK column tx + 16c (PART 0: c < CPT / 2; PART 1: all),
                      * else dV column tx + 16 (c - CPT / 2) (PART 2: tx + 16c) */
-                    const bool is_dk = PART == 1 || (PART == 0 && c < T::CPT / 2);
-                    const int col = tx + 16 * (PART == 0 && !is_dk ? c - T::CPT / 2 : c);
-                    double x = is_dk ? Qs[ii * (DMAX + 1) + col] : dOs[ii * (DMAX + 1) + col];
-                    for (int r = 0; r < T::RPT; r++) t[r][c] = fma(is_dk ? sw[r] : pw[r], x, t[r][c]);
+                        const bool is_dk = PART == 1 || (PART == 0 && c < T::CPT / 2);
+                        const int col = tx + 16 * (PART == 0 && !is_dk ? c - T::CPT / 2 : c);
+                        double x = is_dk ? Qs[ii * (DMAX + 1) + col] : dOs[ii * (DMAX + 1) + col];
+                        for (int r = 0; r < T::RPT; r++) t[r][c] = fma(is_dk ? sw[r] : pw[r], x, t[r][c]);
+                    }
                 }
-            }
-            for (int r = 0; r < T::RPT; r++)
-                for (int c = 0; c < T::CPT; c++) og_acc(S[r][c], C[r][c], t[r][c]);
+                for (int r = 0; r < T::RPT; r++)
+                    for (int c = 0; c < T::CPT; c++) og_acc(S[r][c], C[r][c], t[r][c]);
             }
         }
     }
@@ -160,21 +159,20 @@ __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_key_kernel(og_dims d, og
                 m.key_b[key] = z;
             }
         } else {
-        for (int c = 0; c < T::CPT; c++) {
-            const bool is_dk = PART == 1 || (PART == 0 && c < T::CPT / 2);
-            const int col = tx + 16 * (PART == 0 && !is_dk ? c - T::CPT / 2 : c);
-            double val = S[r][c] + C[r][c];
-            if (is_dk && col < d.Dqk) m.dk[key * (size_t)d.Dqk + col] = d.scale * val;
-            if (!is_dk && col < d.Dv) m.dv[key * (size_t)d.Dv + col] = val;
-        }
+            for (int c = 0; c < T::CPT; c++) {
+                const bool is_dk = PART == 1 || (PART == 0 && c < T::CPT / 2);
+                const int col = tx + 16 * (PART == 0 && !is_dk ? c - T::CPT / 2 : c);
+                double val = S[r][c] + C[r][c];
+                if (is_dk && col < d.Dqk) m.dk[key * (size_t)d.Dqk + col] = d.scale * val;
+                if (!is_dk && col < d.Dv) m.dv[key * (size_t)d.Dv + col] = val;
+            }
         }
     }
 }
 
 /* Magnitude inputs, one thread per row (B,Hq,Sq) and per key (B,Hkv,Skv), plain fp64 as
  * oracle_score_abs.c: drow = dO.O, row_dd_abs = |dO|.|O|, row_qmax, row_domax; key_kmax. */
-__global__ void og_mag_prep_kernel(og_dims d, og_bufs m)
-{
+__global__ void og_mag_prep_kernel(og_dims d, og_bufs m) {
     size_t x = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     size_t rows = (size_t)d.B * d.Hq * d.Sq, keys = (size_t)d.B * d.Hkv * d.Skv;
     if (x < rows) {
@@ -202,14 +200,12 @@ __global__ void og_mag_prep_kernel(og_dims d, og_bufs m)
 
 /* ---- launchers ---- */
 
-template <int DMAX, int PART> static size_t og_key_smem(void)
-{
+template <int DMAX, int PART> static size_t og_key_smem(void) {
     typedef og_key_tile<DMAX, PART> T;
     return sizeof(double) * (size_t)(2 * T::BK * DMAX + 2 * T::BQ * (DMAX + 1) + 2 * T::BK * T::BQ);
 }
 
-template <int DMAX, int PART, int MODE> static cudaError_t og_key_launch(const og_dims &d, const og_bufs &m)
-{
+template <int DMAX, int PART, int MODE> static cudaError_t og_key_launch(const og_dims &d, const og_bufs &m) {
     typedef og_key_tile<DMAX, PART> T;
     size_t smem = og_key_smem<DMAX, PART>();
     cudaError_t e = cudaFuncSetAttribute(og_bwd_key_kernel<DMAX, PART, MODE>,
@@ -220,8 +216,7 @@ template <int DMAX, int PART, int MODE> static cudaError_t og_key_launch(const o
     return cudaGetLastError();
 }
 
-cudaError_t og_launch_bwd_keys(int dmax, int mode, const og_dims &d, const og_bufs &m)
-{
+cudaError_t og_launch_bwd_keys(int dmax, int mode, const og_dims &d, const og_bufs &m) {
     if (mode == 1) {
         if (dmax <= 64) return og_key_launch<64, 1, 1>(d, m);
         if (dmax <= 128) return og_key_launch<128, 1, 1>(d, m);
@@ -234,8 +229,7 @@ cudaError_t og_launch_bwd_keys(int dmax, int mode, const og_dims &d, const og_bu
     return og_key_launch<256, 2, 0>(d, m);
 }
 
-cudaError_t og_launch_mag_prep(const og_dims &d, const og_bufs &m)
-{
+cudaError_t og_launch_mag_prep(const og_dims &d, const og_bufs &m) {
     size_t n = (size_t)d.B * d.Hq * d.Sq + (size_t)d.B * d.Hkv * d.Skv;
     og_mag_prep_kernel<<<(unsigned)((n + 255) / 256), 256>>>(d, m);
     return cudaGetLastError();

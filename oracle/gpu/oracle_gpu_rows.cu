@@ -14,9 +14,7 @@
 /* Rows [i0, i0 + BM) of sequence b: the visible interval of each (first > last when the
  * row is padding or fully masked) into rf / rl, and their union into *lo, *hi. */
 template <int BM>
-__device__ static void og_row_ranges(const og_dims &d, int lq, int lkv, int i0, int *rf, int *rl,
-                                     int *lo, int *hi)
-{
+__device__ static void og_row_ranges(const og_dims &d, int lq, int lkv, int i0, int *rf, int *rl, int *lo, int *hi) {
     if (threadIdx.x < BM) {
         int first, last;
         af_mask_rule_range(d.mask, lq, lkv, i0 + (int)threadIdx.x, &first, &last);
@@ -40,15 +38,13 @@ __device__ static void og_row_ranges(const og_dims &d, int lq, int lkv, int i0, 
 /* Forward. grid (ceil(Sq / BM), B * Hq); the heaviest row tiles (last rows) start first.
  * mode 0: O (B,Hq,Sq,Dv), LSE (B,Hq,Sq); mode 1: m.row_a (B,Hq,Sq) = max over visible
  * keys of scale * sum_d |q_d k_d| (af_oracle_score_abs). */
-template <int DMAX, int MODE>
-__global__ void __launch_bounds__(OG_THREADS, 1) og_fwd_kernel(og_dims d, og_bufs m)
-{
+template <int DMAX, int MODE> __global__ void __launch_bounds__(OG_THREADS, 1) og_fwd_kernel(og_dims d, og_bufs m) {
     typedef og_row_tile<DMAX> T;
     extern __shared__ double smem[];
-    double *Qs = smem;                          /* (BM, DMAX) */
-    double *Ks = Qs + T::BM * DMAX;             /* (BN, DMAX + 1) */
-    double *Vs = Ks + T::BN * (DMAX + 1);       /* (BN, DMAX) */
-    double *Ps = Vs + T::BN * DMAX;             /* (BM, BN) */
+    double *Qs = smem;                    /* (BM, DMAX) */
+    double *Ks = Qs + T::BM * DMAX;       /* (BN, DMAX + 1) */
+    double *Vs = Ks + T::BN * (DMAX + 1); /* (BN, DMAX) */
+    double *Ps = Vs + T::BN * DMAX;       /* (BM, BN) */
     __shared__ int rf[T::BM], rl[T::BM], lo_s, hi_s;
 
     const int tid = threadIdx.x, ty = tid >> 4, tx = tid & 15;
@@ -87,8 +83,10 @@ __global__ void __launch_bounds__(OG_THREADS, 1) og_fwd_kernel(og_dims d, og_buf
             for (int c = 0; c < T::KPT; c++) kv[c] = Ks[(tx + 16 * c) * (DMAX + 1) + dd];
             for (int r = 0; r < T::RPT; r++)
                 for (int c = 0; c < T::KPT; c++) {
-                    if (MODE == 0) acc[r][c] = fma(qv[r], kv[c], acc[r][c]);
-                    else acc[r][c] = fma(fabs(qv[r]), fabs(kv[c]), acc[r][c]);
+                    if (MODE == 0)
+                        acc[r][c] = fma(qv[r], kv[c], acc[r][c]);
+                    else
+                        acc[r][c] = fma(fabs(qv[r]), fabs(kv[c]), acc[r][c]);
                 }
         }
         if constexpr (MODE == 1) {
@@ -101,48 +99,48 @@ __global__ void __launch_bounds__(OG_THREADS, 1) og_fwd_kernel(og_dims d, og_buf
                 mref[r] = fmax(mref[r], og_group_max(best));
             }
         } else {
-        for (int r = 0; r < T::RPT; r++) {
-            double s[T::KPT], tmax = -INFINITY;
-            for (int c = 0; c < T::KPT; c++) {
-                int j = j0 + tx + 16 * c;
-                bool vis = j >= first[r] && j <= last[r];
-                s[c] = vis ? d.scale * acc[r][c] : -INFINITY;
-                tmax = fmax(tmax, s[c]);
-            }
-            tmax = og_group_max(tmax);
-            if (tmax > mref[r] + AF_ORACLE_GPU_RESCALE) { /* rare: at most 1 + 2 sigma / 64 times */
-                double alpha = exp(mref[r] - tmax);      /* 0 on the first visible tile */
-                zs[r] *= alpha;
-                zc[r] *= alpha;
-                for (int c = 0; c < T::CPT; c++) {
-                    S[r][c] *= alpha;
-                    C[r][c] *= alpha;
+            for (int r = 0; r < T::RPT; r++) {
+                double s[T::KPT], tmax = -INFINITY;
+                for (int c = 0; c < T::KPT; c++) {
+                    int j = j0 + tx + 16 * c;
+                    bool vis = j >= first[r] && j <= last[r];
+                    s[c] = vis ? d.scale * acc[r][c] : -INFINITY;
+                    tmax = fmax(tmax, s[c]);
                 }
-                mref[r] = tmax;
+                tmax = og_group_max(tmax);
+                if (tmax > mref[r] + AF_ORACLE_GPU_RESCALE) { /* rare: at most 1 + 2 sigma / 64 times */
+                    double alpha = exp(mref[r] - tmax);       /* 0 on the first visible tile */
+                    zs[r] *= alpha;
+                    zc[r] *= alpha;
+                    for (int c = 0; c < T::CPT; c++) {
+                        S[r][c] *= alpha;
+                        C[r][c] *= alpha;
+                    }
+                    mref[r] = tmax;
+                }
+                double zt = 0.0;
+                for (int c = 0; c < T::KPT; c++) {
+                    double p = s[c] == -INFINITY ? 0.0 : exp(s[c] - mref[r]);
+                    Ps[(ty * T::RPT + r) * T::BN + tx + 16 * c] = p;
+                    zt += p;
+                }
+                og_acc(zs[r], zc[r], og_group_sum(zt));
             }
-            double zt = 0.0;
-            for (int c = 0; c < T::KPT; c++) {
-                double p = s[c] == -INFINITY ? 0.0 : exp(s[c] - mref[r]);
-                Ps[(ty * T::RPT + r) * T::BN + tx + 16 * c] = p;
-                zt += p;
+            __syncthreads();
+            /* O: one fma chain over the tile's keys per accumulator, then TwoSum */
+            double t[T::RPT][T::CPT];
+            for (int r = 0; r < T::RPT; r++)
+                for (int c = 0; c < T::CPT; c++) t[r][c] = 0.0;
+            for (int jj = 0; jj < nk; jj++) {
+                double pv[T::RPT];
+                for (int r = 0; r < T::RPT; r++) pv[r] = Ps[(ty * T::RPT + r) * T::BN + jj];
+                for (int c = 0; c < T::CPT; c++) {
+                    double vv = Vs[jj * DMAX + tx + 16 * c];
+                    for (int r = 0; r < T::RPT; r++) t[r][c] = fma(pv[r], vv, t[r][c]);
+                }
             }
-            og_acc(zs[r], zc[r], og_group_sum(zt));
-        }
-        __syncthreads();
-        /* O: one fma chain over the tile's keys per accumulator, then TwoSum */
-        double t[T::RPT][T::CPT];
-        for (int r = 0; r < T::RPT; r++)
-            for (int c = 0; c < T::CPT; c++) t[r][c] = 0.0;
-        for (int jj = 0; jj < nk; jj++) {
-            double pv[T::RPT];
-            for (int r = 0; r < T::RPT; r++) pv[r] = Ps[(ty * T::RPT + r) * T::BN + jj];
-            for (int c = 0; c < T::CPT; c++) {
-                double vv = Vs[jj * DMAX + tx + 16 * c];
-                for (int r = 0; r < T::RPT; r++) t[r][c] = fma(pv[r], vv, t[r][c]);
-            }
-        }
-        for (int r = 0; r < T::RPT; r++)
-            for (int c = 0; c < T::CPT; c++) og_acc(S[r][c], C[r][c], t[r][c]);
+            for (int r = 0; r < T::RPT; r++)
+                for (int c = 0; c < T::CPT; c++) og_acc(S[r][c], C[r][c], t[r][c]);
         }
     }
 
@@ -166,8 +164,7 @@ __global__ void __launch_bounds__(OG_THREADS, 1) og_fwd_kernel(og_dims d, og_buf
 
 /* D_i = dO_i . O_i for every row (B,Hq,Sq), compensated (TwoProduct by fma, TwoSum);
  * 0 for padding and fully masked rows (O = 0). One thread per row. */
-__global__ void og_drow_kernel(og_dims d, og_bufs m)
-{
+__global__ void og_drow_kernel(og_dims d, og_bufs m) {
     size_t row = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     size_t rows = (size_t)d.B * d.Hq * d.Sq;
     if (row >= rows) return;
@@ -185,16 +182,14 @@ __global__ void og_drow_kernel(og_dims d, og_bufs m)
  * mode 0: P = exp(scale q.k - LSE_i), dS = P (dO.v - D_i), dQ = scale sum_j dS_j k_j.
  * mode 1 (definitions of oracle_score_abs.c): e = exp(scale q.k - LSE_i),
  *   row_b = max |scale e (dO.v - dd)|, row_a = sum_j scale min(e,1) (|dO|.|v| + dd_abs) kmax_j. */
-template <int DMAX, int MODE>
-__global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_row_kernel(og_dims d, og_bufs m)
-{
+template <int DMAX, int MODE> __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_row_kernel(og_dims d, og_bufs m) {
     typedef og_row_tile<DMAX> T;
     extern __shared__ double smem[];
-    double *Qs = smem;                          /* (BM, DMAX) */
-    double *dOs = Qs + T::BM * DMAX;            /* (BM, DMAX) */
-    double *Ks = dOs + T::BM * DMAX;            /* (BN, DMAX + 1) */
-    double *Vs = Ks + T::BN * (DMAX + 1);       /* (BN, DMAX + 1) */
-    double *dSs = Vs + T::BN * (DMAX + 1);      /* (BM, BN) */
+    double *Qs = smem;                     /* (BM, DMAX) */
+    double *dOs = Qs + T::BM * DMAX;       /* (BM, DMAX) */
+    double *Ks = dOs + T::BM * DMAX;       /* (BN, DMAX + 1) */
+    double *Vs = Ks + T::BN * (DMAX + 1);  /* (BN, DMAX + 1) */
+    double *dSs = Vs + T::BN * (DMAX + 1); /* (BM, BN) */
     __shared__ int rf[T::BM], rl[T::BM], lo_s, hi_s;
     __shared__ double kmax_s[T::BN];
 
@@ -265,20 +260,20 @@ __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_row_kernel(og_dims d, og
                 }
             }
         if constexpr (MODE == 0) {
-        __syncthreads();
-        double t[T::RPT][T::CPT];
-        for (int r = 0; r < T::RPT; r++)
-            for (int c = 0; c < T::CPT; c++) t[r][c] = 0.0;
-        for (int jj = 0; jj < nk; jj++) {
-            double sv[T::RPT];
-            for (int r = 0; r < T::RPT; r++) sv[r] = dSs[(ty * T::RPT + r) * T::BN + jj];
-            for (int c = 0; c < T::CPT; c++) {
-                double kv = Ks[jj * (DMAX + 1) + tx + 16 * c];
-                for (int r = 0; r < T::RPT; r++) t[r][c] = fma(sv[r], kv, t[r][c]);
+            __syncthreads();
+            double t[T::RPT][T::CPT];
+            for (int r = 0; r < T::RPT; r++)
+                for (int c = 0; c < T::CPT; c++) t[r][c] = 0.0;
+            for (int jj = 0; jj < nk; jj++) {
+                double sv[T::RPT];
+                for (int r = 0; r < T::RPT; r++) sv[r] = dSs[(ty * T::RPT + r) * T::BN + jj];
+                for (int c = 0; c < T::CPT; c++) {
+                    double kv = Ks[jj * (DMAX + 1) + tx + 16 * c];
+                    for (int r = 0; r < T::RPT; r++) t[r][c] = fma(sv[r], kv, t[r][c]);
+                }
             }
-        }
-        for (int r = 0; r < T::RPT; r++)
-            for (int c = 0; c < T::CPT; c++) og_acc(S[r][c], C[r][c], t[r][c]);
+            for (int r = 0; r < T::RPT; r++)
+                for (int c = 0; c < T::CPT; c++) og_acc(S[r][c], C[r][c], t[r][c]);
         }
     }
 
@@ -293,68 +288,60 @@ __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_row_kernel(og_dims d, og
                 m.row_b[row] = x;
             }
         } else {
-        for (int c = 0; c < T::CPT; c++) {
-            int col = tx + 16 * c;
-            if (col < d.Dqk) m.dq[row * (size_t)d.Dqk + col] = d.scale * (S[r][c] + C[r][c]);
-        }
+            for (int c = 0; c < T::CPT; c++) {
+                int col = tx + 16 * c;
+                if (col < d.Dqk) m.dq[row * (size_t)d.Dqk + col] = d.scale * (S[r][c] + C[r][c]);
+            }
         }
     }
 }
 
 /* ---- launchers ---- */
 
-template <int DMAX> static size_t og_fwd_smem(void)
-{
+template <int DMAX> static size_t og_fwd_smem(void) {
     typedef og_row_tile<DMAX> T;
     return sizeof(double) * (size_t)(T::BM * DMAX + T::BN * (DMAX + 1) + T::BN * DMAX + T::BM * T::BN);
 }
-template <int DMAX> static size_t og_bwd_row_smem(void)
-{
+template <int DMAX> static size_t og_bwd_row_smem(void) {
     typedef og_row_tile<DMAX> T;
     return sizeof(double) * (size_t)(2 * T::BM * DMAX + 2 * T::BN * (DMAX + 1) + T::BM * T::BN);
 }
 
-template <typename K> static cudaError_t og_launch(K kernel, dim3 grid, size_t smem, const og_dims &d,
-                                                    const og_bufs &m)
-{
+template <typename K>
+static cudaError_t og_launch(K kernel, dim3 grid, size_t smem, const og_dims &d, const og_bufs &m) {
     cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess) return e;
     kernel<<<grid, OG_THREADS, smem>>>(d, m);
     return cudaGetLastError();
 }
 
-template <int DMAX> static cudaError_t og_fwd_dmax(int mode, const og_dims &d, const og_bufs &m)
-{
+template <int DMAX> static cudaError_t og_fwd_dmax(int mode, const og_dims &d, const og_bufs &m) {
     typedef og_row_tile<DMAX> T;
     dim3 grid((unsigned)((d.Sq + T::BM - 1) / T::BM), (unsigned)(d.B * d.Hq));
     if (mode == 0) return og_launch(og_fwd_kernel<DMAX, 0>, grid, og_fwd_smem<DMAX>(), d, m);
     return og_launch(og_fwd_kernel<DMAX, 1>, grid, og_fwd_smem<DMAX>(), d, m);
 }
 
-template <int DMAX> static cudaError_t og_bwd_rows_dmax(int mode, const og_dims &d, const og_bufs &m)
-{
+template <int DMAX> static cudaError_t og_bwd_rows_dmax(int mode, const og_dims &d, const og_bufs &m) {
     typedef og_row_tile<DMAX> T;
     dim3 grid((unsigned)((d.Sq + T::BM - 1) / T::BM), (unsigned)(d.B * d.Hq));
     if (mode == 0) return og_launch(og_bwd_row_kernel<DMAX, 0>, grid, og_bwd_row_smem<DMAX>(), d, m);
     return og_launch(og_bwd_row_kernel<DMAX, 1>, grid, og_bwd_row_smem<DMAX>(), d, m);
 }
 
-cudaError_t og_launch_fwd(int dmax, int mode, const og_dims &d, const og_bufs &m)
-{
+cudaError_t og_launch_fwd(int dmax, int mode, const og_dims &d, const og_bufs &m) {
     if (dmax <= 64) return og_fwd_dmax<64>(mode, d, m);
     if (dmax <= 128) return og_fwd_dmax<128>(mode, d, m);
     return og_fwd_dmax<256>(mode, d, m);
 }
 
-cudaError_t og_launch_bwd_rows(int dmax, int mode, const og_dims &d, const og_bufs &m)
-{
+cudaError_t og_launch_bwd_rows(int dmax, int mode, const og_dims &d, const og_bufs &m) {
     if (dmax <= 64) return og_bwd_rows_dmax<64>(mode, d, m);
     if (dmax <= 128) return og_bwd_rows_dmax<128>(mode, d, m);
     return og_bwd_rows_dmax<256>(mode, d, m);
 }
 
-cudaError_t og_launch_drow(const og_dims &d, const og_bufs &m)
-{
+cudaError_t og_launch_drow(const og_dims &d, const og_bufs &m) {
     size_t rows = (size_t)d.B * d.Hq * d.Sq;
     og_drow_kernel<<<(unsigned)((rows + 255) / 256), 256>>>(d, m);
     return cudaGetLastError();

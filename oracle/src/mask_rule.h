@@ -19,14 +19,12 @@
 #endif
 
 /* diag(i) - i: the shift between row i and the key it is aligned with. */
-AF_MASK_HD long long af_mask_rule_shift(af_mask_rule r, int len_q, int len_kv)
-{
+AF_MASK_HD long long af_mask_rule_shift(af_mask_rule r, int len_q, int len_kv) {
     return r.bottom_right ? (long long)len_kv - (long long)len_q : 0;
 }
 
 /* Row i sees the keys [*first, *last]; returns the count (0: *first > *last). */
-AF_MASK_HD int af_mask_rule_range(af_mask_rule r, int len_q, int len_kv, int i, int *first, int *last)
-{
+AF_MASK_HD int af_mask_rule_range(af_mask_rule r, int len_q, int len_kv, int i, int *first, int *last) {
     *first = 0;
     *last = -1;
     if (i < 0 || i >= len_q || len_kv <= 0) return 0;
@@ -44,18 +42,15 @@ AF_MASK_HD int af_mask_rule_range(af_mask_rule r, int len_q, int len_kv, int i, 
 /* Row i sees key j iff (causal) i >= j - shift, (R) i >= j - shift - R,
  * (L) i <= j - shift + L: constraints on i alone, so the rows that see one key form
  * the interval [*first, *last]; returns the count (0: *first > *last). */
-AF_MASK_HD int af_mask_rule_rows(af_mask_rule r, int len_q, int len_kv, int j, int *first, int *last)
-{
+AF_MASK_HD int af_mask_rule_rows(af_mask_rule r, int len_q, int len_kv, int j, int *first, int *last) {
     *first = 0;
     *last = -1;
     if (j < 0 || j >= len_kv || len_q <= 0) return 0;
     long long shift = af_mask_rule_shift(r, len_q, len_kv);
     long long lo = 0, hi = (long long)len_q - 1;
     if (r.causal && (long long)j - shift > lo) lo = (long long)j - shift;
-    if (r.window_right >= 0 && (long long)j - shift - r.window_right > lo)
-        lo = (long long)j - shift - r.window_right;
-    if (r.window_left >= 0 && (long long)j - shift + r.window_left < hi)
-        hi = (long long)j - shift + r.window_left;
+    if (r.window_right >= 0 && (long long)j - shift - r.window_right > lo) lo = (long long)j - shift - r.window_right;
+    if (r.window_left >= 0 && (long long)j - shift + r.window_left < hi) hi = (long long)j - shift + r.window_left;
     if (lo > hi) return 0;
     *first = (int)lo;
     *last = (int)hi;
@@ -63,8 +58,7 @@ AF_MASK_HD int af_mask_rule_rows(af_mask_rule r, int len_q, int len_kv, int j, i
 }
 
 /* Does row i see key j? */
-AF_MASK_HD bool af_mask_rule_visible(af_mask_rule r, int len_q, int len_kv, int i, int j)
-{
+AF_MASK_HD bool af_mask_rule_visible(af_mask_rule r, int len_q, int len_kv, int i, int j) {
     if (i < 0 || i >= len_q || j < 0 || j >= len_kv) return false;
     long long diag = (long long)i + af_mask_rule_shift(r, len_q, len_kv);
     if (r.causal && (long long)j > diag) return false;

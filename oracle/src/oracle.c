@@ -21,8 +21,7 @@
 
 #define U53 0x1p-53
 
-void af_oracle_opts_default(af_oracle_opts *o)
-{
+void af_oracle_opts_default(af_oracle_opts *o) {
     memset(o, 0, sizeof *o);
     o->tier = AF_ORACLE_AUTO;
     o->precision_bits = 128;
@@ -33,8 +32,7 @@ void af_oracle_opts_default(af_oracle_opts *o)
     o->gpu_mpfr_budget = 4e6;
 }
 
-void af_oracle_result_free(af_oracle_result *r)
-{
+void af_oracle_result_free(af_oracle_result *r) {
     free(r->out.o);
     free(r->out.lse);
     free(r->out.dq);
@@ -46,38 +44,35 @@ void af_oracle_result_free(af_oracle_result *r)
 }
 
 /* The oracle's own output allocator: dense, zero-filled (padding rows stay 0). */
-static int outputs_calloc(af_outputs *out, const af_oracle_problem *p, bool backward)
-{
+static int outputs_calloc(af_outputs *out, const af_oracle_problem *p, bool backward) {
     memset(out, 0, sizeof *out);
     out->B = p->B, out->Hq = p->Hq, out->Hkv = p->Hkv, out->Sq = p->Sq, out->Skv = p->Skv;
     out->Dqk = p->Dqk, out->Dv = p->Dv;
     size_t rows = (size_t)p->B * (size_t)p->Hq * (size_t)p->Sq;
     size_t keys = (size_t)p->B * (size_t)p->Hkv * (size_t)p->Skv;
-    out->o = calloc(rows * (size_t)p->Dv, sizeof(double));      /* (B, Hq, Sq, Dv) */
-    out->lse = calloc(rows, sizeof(double));                    /* (B, Hq, Sq) */
+    out->o = calloc(rows * (size_t)p->Dv, sizeof(double)); /* (B, Hq, Sq, Dv) */
+    out->lse = calloc(rows, sizeof(double));               /* (B, Hq, Sq) */
     if (!out->o || !out->lse) return -1;
     if (backward) {
-        out->dq = calloc(rows * (size_t)p->Dqk, sizeof(double));  /* (B, Hq, Sq, Dqk) */
-        out->dk = calloc(keys * (size_t)p->Dqk, sizeof(double));  /* (B, Hkv, Skv, Dqk) */
-        out->dv = calloc(keys * (size_t)p->Dv, sizeof(double));   /* (B, Hkv, Skv, Dv) */
+        out->dq = calloc(rows * (size_t)p->Dqk, sizeof(double)); /* (B, Hq, Sq, Dqk) */
+        out->dk = calloc(keys * (size_t)p->Dqk, sizeof(double)); /* (B, Hkv, Skv, Dqk) */
+        out->dv = calloc(keys * (size_t)p->Dv, sizeof(double));  /* (B, Hkv, Skv, Dv) */
         if (!out->dq || !out->dk || !out->dv) return -1;
     }
     return 0;
 }
 
-static bool all_finite(const double *x, size_t n)
-{
+static bool all_finite(const double *x, size_t n) {
     for (size_t k = 0; k < n; k++)
         if (!isfinite(x[k])) return false;
     return true;
 }
 
-static int validate(const af_oracle_problem *p, const af_oracle_opts *o, char *why, size_t cap)
-{
+static int validate(const af_oracle_problem *p, const af_oracle_opts *o, char *why, size_t cap) {
     const af_inputs *in = p->in;
     if (p->B < 1 || p->Hq < 1 || p->Hkv < 1 || p->Sq < 1 || p->Skv < 1 || p->Dqk < 1 || p->Dv < 1) {
-        snprintf(why, cap, "oracle: dims must be >= 1 (B=%d Hq=%d Hkv=%d Sq=%d Skv=%d Dqk=%d Dv=%d)",
-                 p->B, p->Hq, p->Hkv, p->Sq, p->Skv, p->Dqk, p->Dv);
+        snprintf(why, cap, "oracle: dims must be >= 1 (B=%d Hq=%d Hkv=%d Sq=%d Skv=%d Dqk=%d Dv=%d)", p->B, p->Hq,
+                 p->Hkv, p->Sq, p->Skv, p->Dqk, p->Dv);
         return -1;
     }
     if (p->Hq % p->Hkv != 0) {
@@ -98,18 +93,22 @@ static int validate(const af_oracle_problem *p, const af_oracle_opts *o, char *w
     }
     for (int b = 0; b < p->B; b++) {
         if (p->len_q[b] < 0 || p->len_q[b] > p->Sq || p->len_kv[b] < 0 || p->len_kv[b] > p->Skv) {
-            snprintf(why, cap, "oracle: batch %d: lengths (%d, %d) outside [0, %d] x [0, %d]", b,
-                     p->len_q[b], p->len_kv[b], p->Sq, p->Skv);
+            snprintf(why, cap, "oracle: batch %d: lengths (%d, %d) outside [0, %d] x [0, %d]", b, p->len_q[b],
+                     p->len_kv[b], p->Sq, p->Skv);
             return -1;
         }
     }
     size_t rows = (size_t)p->B * (size_t)p->Hq * (size_t)p->Sq;
     size_t keys = (size_t)p->B * (size_t)p->Hkv * (size_t)p->Skv;
     const char *bad = NULL;
-    if (!all_finite(in->q, rows * (size_t)p->Dqk)) bad = "q";
-    else if (!all_finite(in->k, keys * (size_t)p->Dqk)) bad = "k";
-    else if (!all_finite(in->v, keys * (size_t)p->Dv)) bad = "v";
-    else if (in->dout && !all_finite(in->dout, rows * (size_t)p->Dv)) bad = "dout";
+    if (!all_finite(in->q, rows * (size_t)p->Dqk))
+        bad = "q";
+    else if (!all_finite(in->k, keys * (size_t)p->Dqk))
+        bad = "k";
+    else if (!all_finite(in->v, keys * (size_t)p->Dv))
+        bad = "v";
+    else if (in->dout && !all_finite(in->dout, rows * (size_t)p->Dv))
+        bad = "dout";
     if (bad) {
         snprintf(why, cap, "oracle: input %s holds a non-finite value", bad);
         return -1;
@@ -126,34 +125,33 @@ typedef struct {
     double gap;
     const char *tensor;
     int b, h, idx;
-    double ratio;             /* worst |fp64 - MPFR| / stated bound over the item's elements */
+    double ratio; /* worst |fp64 - MPFR| / stated bound over the item's elements */
     const char *ratio_tensor;
 } gap_record;
 
 /* The stated bounds the sampled pass checks: the fp64 tier's and the MPFR tier's. */
 typedef struct {
-    double rel, abs_scale;        /* fp64 tier (CPU or GPU) */
-    double mpfr_abs_scale;        /* MPFR tier at its precision (bound_rel 2^-53) */
+    double rel, abs_scale; /* fp64 tier (CPU or GPU) */
+    double mpfr_abs_scale; /* MPFR tier at its precision (bound_rel 2^-53) */
 } cert_bounds;
 
 typedef struct {
     af_oracle_ctx *c;
     pass_kind kind;
-    const af_sample_item *items;  /* NULL: every row / key column, in flat order */
-    gap_record *gaps;             /* (n items) when sampled */
-    const cert_bounds *bounds;    /* sampled: the bounds to check */
+    const af_sample_item *items; /* NULL: every row / key column, in flat order */
+    gap_record *gaps;            /* (n items) when sampled */
+    const cert_bounds *bounds;   /* sampled: the bounds to check */
 } pass_job;
 
 typedef struct {
     af_mpfr_scratch *mpfr;
     af_fp64_scratch *fp64;
-    double *tmp_a, *tmp_b;        /* (max(Dqk, Dv)) MPFR values before they replace fp64 */
-    double *mass_a, *mass_b;      /* (max(Dqk, Dv)) per-element masses M (sampled passes) */
-    double *scratch;              /* (max(Skv, Dv)) for the masses */
+    double *tmp_a, *tmp_b;   /* (max(Dqk, Dv)) MPFR values before they replace fp64 */
+    double *mass_a, *mass_b; /* (max(Dqk, Dv)) per-element masses M (sampled passes) */
+    double *scratch;         /* (max(Skv, Dv)) for the masses */
 } pass_state;
 
-static void pass_fini(void *state)
-{
+static void pass_fini(void *state) {
     pass_state *s = state;
     af_mpfr_scratch_free(s->mpfr);
     af_fp64_scratch_free(s->fp64);
@@ -165,24 +163,25 @@ static void pass_fini(void *state)
     free(s);
 }
 
-static void *pass_init(void *ctx)
-{
+static void *pass_init(void *ctx) {
     const pass_job *job = ctx;
     const af_oracle_problem *p = job->c->p;
     pass_state *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     bool mpfr = job->kind == PASS_ROW_MPFR || job->kind == PASS_KEY_MPFR;
     size_t dim = (size_t)(p->Dqk > p->Dv ? p->Dqk : p->Dv);
-    if (mpfr) s->mpfr = af_mpfr_scratch_new(p, job->c->prec);
-    else s->fp64 = af_fp64_scratch_new(p);
+    if (mpfr)
+        s->mpfr = af_mpfr_scratch_new(p, job->c->prec);
+    else
+        s->fp64 = af_fp64_scratch_new(p);
     s->tmp_a = malloc(dim * sizeof *s->tmp_a);
     s->tmp_b = malloc(dim * sizeof *s->tmp_b);
     s->mass_a = malloc(dim * sizeof *s->mass_a);
     s->mass_b = malloc(dim * sizeof *s->mass_b);
     size_t n_scratch = (size_t)(p->Skv > p->Dv ? p->Skv : p->Dv);
     s->scratch = malloc(n_scratch * sizeof *s->scratch);
-    if ((mpfr ? (void *)s->mpfr : (void *)s->fp64) == NULL || !s->tmp_a || !s->tmp_b || !s->mass_a ||
-        !s->mass_b || !s->scratch) {
+    if ((mpfr ? (void *)s->mpfr : (void *)s->fp64) == NULL || !s->tmp_a || !s->tmp_b || !s->mass_a || !s->mass_b ||
+        !s->scratch) {
         pass_fini(s);
         return NULL;
     }
@@ -190,8 +189,7 @@ static void *pass_init(void *ctx)
 }
 
 /* Largest |a - b| over n elements relative to the larger of max |b| and the mass. */
-static double relative_gap(const double *a, const double *b, int n, double mass)
-{
+static double relative_gap(const double *a, const double *b, int n, double mass) {
     double diff = 0.0, mag = mass;
     for (int d = 0; d < n; d++) {
         if (fabs(a[d] - b[d]) > diff) diff = fabs(a[d] - b[d]);
@@ -201,24 +199,21 @@ static double relative_gap(const double *a, const double *b, int n, double mass)
     return mag > 0.0 ? diff / mag : INFINITY;
 }
 
-static void note_gap(gap_record *g, double gap, const char *tensor)
-{
+static void note_gap(gap_record *g, double gap, const char *tensor) {
     if (!(gap <= g->gap)) { /* NaN counts as the worst */
         g->gap = gap;
         g->tensor = tensor;
     }
 }
 
-static void note_ratio(gap_record *g, double ratio, const char *tensor)
-{
+static void note_ratio(gap_record *g, double ratio, const char *tensor) {
     if (!(ratio <= g->ratio)) {
         g->ratio = ratio;
         g->ratio_tensor = tensor;
     }
 }
 
-static void pass_item(void *ctx, void *state, long index)
-{
+static void pass_item(void *ctx, void *state, long index) {
     const pass_job *job = ctx;
     af_oracle_ctx *c = job->c;
     const af_oracle_problem *p = c->p;
@@ -297,9 +292,8 @@ static void pass_item(void *ctx, void *state, long index)
     memcpy(dv, s->tmp_b, (size_t)p->Dv * sizeof *dv);
 }
 
-static int run_pass(af_oracle_ctx *c, pass_kind kind, const af_sample_item *items, long n_items,
-                    gap_record *gaps, const cert_bounds *bounds, int threads)
-{
+static int run_pass(af_oracle_ctx *c, pass_kind kind, const af_sample_item *items, long n_items, gap_record *gaps,
+                    const cert_bounds *bounds, int threads) {
     const af_oracle_problem *p = c->p;
     pass_job job = {c, kind, items, gaps, bounds};
     long n = n_items;
@@ -313,28 +307,28 @@ static int run_pass(af_oracle_ctx *c, pass_kind kind, const af_sample_item *item
 
 /* sigma: an upper bound of |score| (and of scale * sum |q_d k_d|) over the problem,
  * by Cauchy-Schwarz: |scale| * max ||q_i|| * max ||k_j||. */
-static double score_bound(const af_oracle_problem *p)
-{
+static double score_bound(const af_oracle_problem *p) {
     const af_inputs *in = p->in;
     double qmax = 0.0, kmax = 0.0;
     size_t rows = (size_t)p->B * (size_t)p->Hq * (size_t)p->Sq;
     size_t keys = (size_t)p->B * (size_t)p->Hkv * (size_t)p->Skv;
     for (size_t r = 0; r < rows; r++) {
         double n2 = 0.0;
-        for (int d = 0; d < p->Dqk; d++) n2 += in->q[r * (size_t)p->Dqk + (size_t)d] * in->q[r * (size_t)p->Dqk + (size_t)d];
+        for (int d = 0; d < p->Dqk; d++)
+            n2 += in->q[r * (size_t)p->Dqk + (size_t)d] * in->q[r * (size_t)p->Dqk + (size_t)d];
         if (n2 > qmax) qmax = n2;
     }
     for (size_t r = 0; r < keys; r++) {
         double n2 = 0.0;
-        for (int d = 0; d < p->Dqk; d++) n2 += in->k[r * (size_t)p->Dqk + (size_t)d] * in->k[r * (size_t)p->Dqk + (size_t)d];
+        for (int d = 0; d < p->Dqk; d++)
+            n2 += in->k[r * (size_t)p->Dqk + (size_t)d] * in->k[r * (size_t)p->Dqk + (size_t)d];
         if (n2 > kmax) kmax = n2;
     }
     /* 1.01: covers the rounding of the norms themselves. */
     return 1.01 * fabs(p->scale) * sqrt(qmax) * sqrt(kmax);
 }
 
-static mpfr_t *stats_new(size_t n, int prec)
-{
+static mpfr_t *stats_new(size_t n, int prec) {
     mpfr_t *a = malloc((n ? n : 1) * sizeof *a);
     if (!a) return NULL;
     for (size_t k = 0; k < n; k++) {
@@ -344,8 +338,7 @@ static mpfr_t *stats_new(size_t n, int prec)
     return a;
 }
 
-static void stats_free(mpfr_t *a, size_t n)
-{
+static void stats_free(mpfr_t *a, size_t n) {
     if (!a) return;
     for (size_t k = 0; k < n; k++) mpfr_clear(a[k]);
     free(a);
@@ -353,16 +346,14 @@ static void stats_free(mpfr_t *a, size_t n)
 
 /* The GPU tier's stated bound_abs_scale (oracle/README.md, "GPU fp64 tier"):
  * 2 ((4 Dqk + 20) sigma + 4 ln Skv + Dv + 240) 2^-53. */
-double af_oracle_gpu_bound_abs(const af_oracle_problem *p, double sigma)
-{
+double af_oracle_gpu_bound_abs(const af_oracle_problem *p, double sigma) {
     return 2.0 * ((4.0 * p->Dqk + 20.0) * sigma + 4.0 * log((double)p->Skv) + p->Dv + 240.0) * U53;
 }
 
 /* Runs the GPU tier into c->out / lse64 / drow64 and sets r->tier_used = GPU; when no
  * GPU is usable, the shape is not supported or the GPU fails, leaves tier_used = FP64
  * (the CPU fp64 tier then runs) and says why in r->note. */
-static void run_gpu_tier(af_oracle_ctx *c, const af_oracle_opts *o, af_oracle_result *r)
-{
+static void run_gpu_tier(af_oracle_ctx *c, const af_oracle_opts *o, af_oracle_result *r) {
     char why[160] = "";
     af_oracle_gpu_stats st = {0.0, 0.0};
     if (af_oracle_gpu_usable(why, sizeof why) == 0 && af_oracle_gpu_supports(c->p, why, sizeof why) == 0 &&
@@ -379,8 +370,7 @@ static void run_gpu_tier(af_oracle_ctx *c, const af_oracle_opts *o, af_oracle_re
 
 /* Runs the sampled MPFR passes and measures the fp64 gap; 0 or -1 with why. */
 static int sampled_mpfr(af_oracle_ctx *c, const af_oracle_opts *o, int threads, const cert_bounds *bounds,
-                        af_oracle_result *r, char *why, size_t cap)
-{
+                        af_oracle_result *r, char *why, size_t cap) {
     const af_oracle_problem *p = c->p;
     double row_budget, key_budget;
     af_oracle_sample_budgets(p, o, threads, &row_budget, &key_budget);
@@ -395,8 +385,7 @@ static int sampled_mpfr(af_oracle_ctx *c, const af_oracle_opts *o, int threads, 
     }
     row_gaps = calloc((size_t)n_rows + 1, sizeof *row_gaps);
     key_gaps = calloc((size_t)n_keys + 1, sizeof *key_gaps);
-    if (!row_gaps || !key_gaps ||
-        run_pass(c, PASS_ROW_MPFR, rows, n_rows, row_gaps, bounds, threads) != 0 ||
+    if (!row_gaps || !key_gaps || run_pass(c, PASS_ROW_MPFR, rows, n_rows, row_gaps, bounds, threads) != 0 ||
         (n_keys && run_pass(c, PASS_KEY_MPFR, keys, n_keys, key_gaps, bounds, threads) != 0)) {
         snprintf(why, cap, "oracle: out of memory in the sampled MPFR passes");
         goto done;
@@ -420,16 +409,15 @@ static int sampled_mpfr(af_oracle_ctx *c, const af_oracle_opts *o, int threads, 
         snprintf(why, cap,
                  "oracle: %s fp64 tier exceeds its stated bound on %s (b=%d, h=%d, %s=%d): gap / bound = %.3g "
                  "(an oracle error, not a kernel finding)",
-                 r->tier_used == AF_ORACLE_GPU ? "GPU" : "CPU", worst_ratio.ratio_tensor, worst_ratio.b,
-                 worst_ratio.h, ratio_axis, worst_ratio.idx, worst_ratio.ratio);
+                 r->tier_used == AF_ORACLE_GPU ? "GPU" : "CPU", worst_ratio.ratio_tensor, worst_ratio.b, worst_ratio.h,
+                 ratio_axis, worst_ratio.idx, worst_ratio.ratio);
         goto done;
     }
     if (!(worst.gap <= AF_ORACLE_FP64_GAP_LIMIT)) {
         snprintf(why, cap,
                  "oracle: fp64 tier disagrees with MPFR on %s (b=%d, h=%d, %s=%d): relative gap %.3g "
                  "> limit %.3g",
-                 worst.tensor, worst.b, worst.h, axis, worst.idx, worst.gap,
-                 AF_ORACLE_FP64_GAP_LIMIT);
+                 worst.tensor, worst.b, worst.h, axis, worst.idx, worst.gap, AF_ORACLE_FP64_GAP_LIMIT);
         goto done;
     }
     status = 0;
@@ -441,14 +429,15 @@ done:
     return status;
 }
 
-int af_oracle_run(const af_oracle_problem *p_in, const af_oracle_opts *o_in, af_oracle_result *r,
-                  char *why, size_t cap)
-{
+int af_oracle_run(const af_oracle_problem *p_in, const af_oracle_opts *o_in, af_oracle_result *r, char *why,
+                  size_t cap) {
     double t0 = af_clock_mono();
     memset(r, 0, sizeof *r);
     af_oracle_opts o;
-    if (o_in) o = *o_in;
-    else af_oracle_opts_default(&o);
+    if (o_in)
+        o = *o_in;
+    else
+        af_oracle_opts_default(&o);
     if (o.precision_bits == 0) o.precision_bits = 128;
     if (!(o.mpfr_budget > 0.0)) o.mpfr_budget = 5e8;
 
@@ -496,8 +485,7 @@ int af_oracle_run(const af_oracle_problem *p_in, const af_oracle_opts *o_in, af_
     if (o.tier == AF_ORACLE_AUTO && o.gpu_mpfr_budget > 0.0 && af_oracle_total_work(&p) > o.gpu_mpfr_budget &&
         af_oracle_gpu_usable(gpu_why, sizeof gpu_why) == 0)
         auto_budget = fmin(o.mpfr_budget, o.gpu_mpfr_budget);
-    bool all_mpfr = o.tier == AF_ORACLE_MPFR ||
-                    (o.tier == AF_ORACLE_AUTO && af_oracle_total_work(&p) <= auto_budget);
+    bool all_mpfr = o.tier == AF_ORACLE_MPFR || (o.tier == AF_ORACLE_AUTO && af_oracle_total_work(&p) <= auto_budget);
     r->tier_used = all_mpfr ? AF_ORACLE_MPFR : AF_ORACLE_FP64;
     if (all_mpfr) {
         if (c.backward) {

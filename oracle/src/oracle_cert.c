@@ -15,9 +15,8 @@
 
 #define MASS_WIDEN 1.01
 
-void af_cert_row_mass(const af_oracle_problem *p, int b, int h, int i, double lse, double *m_o,
-                      double *m_dq, double *scratch)
-{
+void af_cert_row_mass(const af_oracle_problem *p, int b, int h, int i, double lse, double *m_o, double *m_dq,
+                      double *scratch) {
     const af_inputs *in = p->in;
     const int Dqk = p->Dqk, Dv = p->Dv, g = h / (p->Hq / p->Hkv);
     memset(m_o, 0, (size_t)Dv * sizeof *m_o);
@@ -26,8 +25,8 @@ void af_cert_row_mass(const af_oracle_problem *p, int b, int h, int i, double ls
     int n = af_mask_visible_range(&p->mask, p->len_q[b], p->len_kv[b], i, &first, &last);
     if (n == 0 || !isfinite(lse)) return;
     const size_t row = af_idx_row(p, b, h, i);
-    const double *q = in->q + row * (size_t)Dqk;   /* (Dqk) */
-    double *pj = scratch;                           /* (n) P_j */
+    const double *q = in->q + row * (size_t)Dqk; /* (Dqk) */
+    double *pj = scratch;                        /* (n) P_j */
     for (int jj = 0; jj < n; jj++) {
         const double *k = in->k + af_idx_key(p, b, g, first + jj) * (size_t)Dqk;
         double s = 0.0;
@@ -37,7 +36,7 @@ void af_cert_row_mass(const af_oracle_problem *p, int b, int h, int i, double ls
         for (int d = 0; d < Dv; d++) m_o[d] += pj[jj] * fabs(v[d]);
     }
     if (m_dq && in->dout) {
-        const double *dout = in->dout + row * (size_t)Dv;   /* (Dv) */
+        const double *dout = in->dout + row * (size_t)Dv; /* (Dv) */
         double abar = 0.0;
         for (int d = 0; d < Dv; d++) abar += fabs(dout[d]) * m_o[d];
         for (int jj = 0; jj < n; jj++) {
@@ -53,24 +52,23 @@ void af_cert_row_mass(const af_oracle_problem *p, int b, int h, int i, double ls
     for (int d = 0; d < Dv; d++) m_o[d] *= MASS_WIDEN;
 }
 
-void af_cert_key_mass(const af_oracle_problem *p, const double *lse64, int b, int g, int j, double *m_dk,
-                      double *m_dv, double *scratch)
-{
+void af_cert_key_mass(const af_oracle_problem *p, const double *lse64, int b, int g, int j, double *m_dk, double *m_dv,
+                      double *scratch) {
     const af_inputs *in = p->in;
     const int Dqk = p->Dqk, Dv = p->Dv, group = p->Hq / p->Hkv;
     memset(m_dk, 0, (size_t)Dqk * sizeof *m_dk);
     memset(m_dv, 0, (size_t)Dv * sizeof *m_dv);
     int r0, r1;
     if (!in->dout || af_mask_rows_seeing_key(&p->mask, p->len_q[b], p->len_kv[b], j, &r0, &r1) == 0) return;
-    double *vmax = scratch;   /* (Dv) max over the sequence's keys of |v_d| */
+    double *vmax = scratch; /* (Dv) max over the sequence's keys of |v_d| */
     memset(vmax, 0, (size_t)Dv * sizeof *vmax);
     for (int jj = 0; jj < p->len_kv[b]; jj++) {
         const double *v = in->v + af_idx_key(p, b, g, jj) * (size_t)Dv;
         for (int d = 0; d < Dv; d++) vmax[d] = fmax(vmax[d], fabs(v[d]));
     }
     const size_t key = af_idx_key(p, b, g, j);
-    const double *k = in->k + key * (size_t)Dqk;   /* (Dqk) */
-    const double *v = in->v + key * (size_t)Dv;    /* (Dv) */
+    const double *k = in->k + key * (size_t)Dqk; /* (Dqk) */
+    const double *v = in->v + key * (size_t)Dv;  /* (Dv) */
     for (int hh = 0; hh < group; hh++) {
         int h = g * group + hh;
         for (int i = r0; i <= r1; i++) {
@@ -91,13 +89,12 @@ void af_cert_key_mass(const af_oracle_problem *p, const double *lse64, int b, in
     for (int d = 0; d < Dv; d++) m_dv[d] *= MASS_WIDEN;
 }
 
-double af_cert_ratio(const double *x, const double *ref, int n, const double *mass, double rel, double abs_scale)
-{
+double af_cert_ratio(const double *x, const double *ref, int n, const double *mass, double rel, double abs_scale) {
     double worst = 0.0;
     for (int d = 0; d < n; d++) {
         if (x[d] == ref[d]) continue;
         double den = rel * fabs(x[d]) + 0x1p-53 * fabs(ref[d]) + abs_scale * mass[d] + 0x1p-1000;
-        double ratio = fabs(x[d] - ref[d]) / den;  /* NaN when one side is NaN or inf */
+        double ratio = fabs(x[d] - ref[d]) / den; /* NaN when one side is NaN or inf */
         if (!(ratio <= worst)) worst = isnan(ratio) ? INFINITY : ratio;
     }
     return worst;

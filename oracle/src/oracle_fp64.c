@@ -18,8 +18,7 @@ typedef struct {
     double sum, comp;
 } neumaier;
 
-static inline void neumaier_add(neumaier *a, double x)
-{
+static inline void neumaier_add(neumaier *a, double x) {
     double t = a->sum + x;
     if (fabs(a->sum) >= fabs(x))
         a->comp += (a->sum - t) + x;
@@ -29,8 +28,7 @@ static inline void neumaier_add(neumaier *a, double x)
 }
 
 /* a += x * y, with the product's rounding error kept (fma gives it exactly). */
-static inline void neumaier_add_product(neumaier *a, double x, double y)
-{
+static inline void neumaier_add_product(neumaier *a, double x, double y) {
     double hi = x * y;
     double lo = fma(x, y, -hi);
     neumaier_add(a, hi);
@@ -40,22 +38,20 @@ static inline void neumaier_add_product(neumaier *a, double x, double y)
 static inline double neumaier_value(const neumaier *a) { return a->sum + a->comp; }
 
 /* x . y over n elements, compensated. */
-static double dot_compensated(const double *x, const double *y, int n)
-{
+static double dot_compensated(const double *x, const double *y, int n) {
     neumaier a = {0.0, 0.0};
     for (int d = 0; d < n; d++) neumaier_add_product(&a, x[d], y[d]);
     return neumaier_value(&a);
 }
 
 struct af_fp64_scratch {
-    double *score;     /* (Skv) s_j, then e_j = exp(s_j - m) */
-    double *dscore;    /* (Skv) dS_j */
-    neumaier *acc_a;   /* (max(Dqk, Dv)) one accumulator per output element */
-    neumaier *acc_b;   /* (max(Dqk, Dv)) */
+    double *score;   /* (Skv) s_j, then e_j = exp(s_j - m) */
+    double *dscore;  /* (Skv) dS_j */
+    neumaier *acc_a; /* (max(Dqk, Dv)) one accumulator per output element */
+    neumaier *acc_b; /* (max(Dqk, Dv)) */
 };
 
-af_fp64_scratch *af_fp64_scratch_new(const af_oracle_problem *p)
-{
+af_fp64_scratch *af_fp64_scratch_new(const af_oracle_problem *p) {
     af_fp64_scratch *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     size_t dim = (size_t)(p->Dqk > p->Dv ? p->Dqk : p->Dv);
@@ -70,8 +66,7 @@ af_fp64_scratch *af_fp64_scratch_new(const af_oracle_problem *p)
     return s;
 }
 
-void af_fp64_scratch_free(af_fp64_scratch *s)
-{
+void af_fp64_scratch_free(af_fp64_scratch *s) {
     if (!s) return;
     free(s->score);
     free(s->dscore);
@@ -80,9 +75,8 @@ void af_fp64_scratch_free(af_fp64_scratch *s)
     free(s);
 }
 
-void af_fp64_row(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int h, int i,
-                 double *o_row, double *lse, double *dq_row)
-{
+void af_fp64_row(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int h, int i, double *o_row, double *lse,
+                 double *dq_row) {
     const af_oracle_problem *p = c->p;
     const af_inputs *in = p->in;
     const int Dqk = p->Dqk, Dv = p->Dv;
@@ -100,7 +94,7 @@ void af_fp64_row(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int h, int i
         c->drow64[row] = 0.0;
         return;
     }
-    const double *q = in->q + row * (size_t)Dqk;   /* (Dqk) */
+    const double *q = in->q + row * (size_t)Dqk;                         /* (Dqk) */
     const double *k0 = in->k + af_idx_key(p, b, g, first) * (size_t)Dqk; /* (n, Dqk) */
     const double *v0 = in->v + af_idx_key(p, b, g, first) * (size_t)Dv;  /* (n, Dv) */
 
@@ -126,7 +120,7 @@ void af_fp64_row(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int h, int i
     for (int d = 0; d < Dv; d++) o_row[d] = neumaier_value(&s->acc_a[d]) / zv;
 
     if (!c->backward) return;
-    const double *dout = in->dout + row * (size_t)Dv;   /* (Dv) */
+    const double *dout = in->dout + row * (size_t)Dv; /* (Dv) */
     double drow = dot_compensated(dout, o_row, Dv);
     c->drow64[row] = drow;
     if (!want_dq) return;
@@ -140,9 +134,7 @@ void af_fp64_row(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int h, int i
     for (int d = 0; d < Dqk; d++) dq_row[d] = p->scale * neumaier_value(&s->acc_b[d]);
 }
 
-void af_fp64_key(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int g, int j,
-                 double *dk_col, double *dv_col)
-{
+void af_fp64_key(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int g, int j, double *dk_col, double *dv_col) {
     const af_oracle_problem *p = c->p;
     const af_inputs *in = p->in;
     const int Dqk = p->Dqk, Dv = p->Dv;
@@ -152,8 +144,8 @@ void af_fp64_key(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int g, int j
     int r0, r1;
     if (af_mask_rows_seeing_key(&p->mask, p->len_q[b], p->len_kv[b], j, &r0, &r1) == 0) return;
     const size_t key = af_idx_key(p, b, g, j);
-    const double *k = in->k + key * (size_t)Dqk;   /* (Dqk) */
-    const double *v = in->v + key * (size_t)Dv;    /* (Dv) */
+    const double *k = in->k + key * (size_t)Dqk; /* (Dqk) */
+    const double *v = in->v + key * (size_t)Dv;  /* (Dv) */
     for (int d = 0; d < Dqk; d++) s->acc_a[d] = (neumaier){0.0, 0.0};
     for (int d = 0; d < Dv; d++) s->acc_b[d] = (neumaier){0.0, 0.0};
     for (int hh = 0; hh < group; hh++) {

@@ -35,30 +35,28 @@ double af_oracle_gpu_bound_abs(const af_oracle_problem *p, double sigma);
  * of the statistics; each key item only its own key column. */
 typedef struct {
     const af_oracle_problem *p;
-    int prec;          /* MPFR precision (bits) of every rounded intermediate */
-    bool backward;     /* p->in->dout != NULL */
-    af_outputs *out;   /* dense outputs being filled (see tensors.h for shapes) */
+    int prec;        /* MPFR precision (bits) of every rounded intermediate */
+    bool backward;   /* p->in->dout != NULL */
+    af_outputs *out; /* dense outputs being filled (see tensors.h for shapes) */
     /* Softmax statistics of each query row for the key-column pass, (B, Hq, Sq): */
-    double *lse64;     /* fp64-tier LSE, -inf when fully masked */
-    double *drow64;    /* fp64-tier D_i = dO_i . O_i */
-    mpfr_t *lse_mp;    /* MPFR LSE at prec; NULL in sampled mode (then lse64 is used) */
-    mpfr_t *drow_mp;   /* MPFR D_i at prec; NULL in sampled mode (then drow64) */
+    double *lse64;   /* fp64-tier LSE, -inf when fully masked */
+    double *drow64;  /* fp64-tier D_i = dO_i . O_i */
+    mpfr_t *lse_mp;  /* MPFR LSE at prec; NULL in sampled mode (then lse64 is used) */
+    mpfr_t *drow_mp; /* MPFR D_i at prec; NULL in sampled mode (then drow64) */
 } af_oracle_ctx;
 
 /* Magnitudes used to judge a gap between tiers: for each output of one row / key
  * column, an upper estimate of max over the elements of the mass M (sum of |terms|). */
 typedef struct {
-    double o, lse, dq;  /* row */
-    double dk, dv;      /* key column */
+    double o, lse, dq; /* row */
+    double dk, dv;     /* key column */
 } af_oracle_mass;
 
 /* Flat indexes of the dense arrays. */
-static inline size_t af_idx_row(const af_oracle_problem *p, int b, int h, int i)
-{
+static inline size_t af_idx_row(const af_oracle_problem *p, int b, int h, int i) {
     return ((size_t)b * (size_t)p->Hq + (size_t)h) * (size_t)p->Sq + (size_t)i;
 }
-static inline size_t af_idx_key(const af_oracle_problem *p, int b, int g, int j)
-{
+static inline size_t af_idx_key(const af_oracle_problem *p, int b, int g, int j) {
     return ((size_t)b * (size_t)p->Hkv + (size_t)g) * (size_t)p->Skv + (size_t)j;
 }
 
@@ -68,26 +66,25 @@ af_mpfr_scratch *af_mpfr_scratch_new(const af_oracle_problem *p, int prec);
 void af_mpfr_scratch_free(af_mpfr_scratch *s);
 /* Row (b, h, i): o_row is (Dv), *lse one value, dq_row is (Dqk) or NULL (forward
  * only). Stores the row's statistics in c->lse_mp / c->drow_mp when those exist. */
-void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i,
-                 double *o_row, double *lse, double *dq_row, af_oracle_mass *mass);
+void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i, double *o_row, double *lse,
+                 double *dq_row, af_oracle_mass *mass);
 /* Key column (b, g, j) of kv head g: dk_col is (Dqk), dv_col is (Dv). Needs the
  * statistics of every row that sees key j (mpfr ones when present, else fp64). */
-void af_mpfr_key(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int g, int j,
-                 double *dk_col, double *dv_col, af_oracle_mass *mass);
+void af_mpfr_key(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int g, int j, double *dk_col, double *dv_col,
+                 af_oracle_mass *mass);
 
 /* ---- fp64 tier (oracle_fp64.c) ---- */
 typedef struct af_fp64_scratch af_fp64_scratch;
 af_fp64_scratch *af_fp64_scratch_new(const af_oracle_problem *p);
 void af_fp64_scratch_free(af_fp64_scratch *s);
 /* Same contracts as the MPFR functions; the row stores c->lse64 / c->drow64. */
-void af_fp64_row(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int h, int i,
-                 double *o_row, double *lse, double *dq_row);
-void af_fp64_key(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int g, int j,
-                 double *dk_col, double *dv_col);
+void af_fp64_row(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int h, int i, double *o_row, double *lse,
+                 double *dq_row);
+void af_fp64_key(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int g, int j, double *dk_col, double *dv_col);
 
 /* ---- sampling (oracle_sample.c) ---- */
 typedef struct {
-    int b, h, idx;   /* row: (b, q head, i); key column: (b, kv head, j) */
+    int b, h, idx; /* row: (b, q head, i); key column: (b, kv head, j) */
 } af_sample_item;
 /* Rows that the sampled mode computes in MPFR: mandatory boundary rows (first and
  * last valid row, rows where the visible interval changes shape, for heads 0 and
@@ -101,8 +98,8 @@ int af_oracle_sample_keys(const af_oracle_problem *p, double budget, af_sample_i
  * for rows without backward) of max(mpfr_budget, min(cert_fraction * total work,
  * cert_seconds * threads / AF_ORACLE_MPFR_UNIT_SECONDS)), so the certified set grows with
  * the case until the time budget caps it. */
-void af_oracle_sample_budgets(const af_oracle_problem *p, const af_oracle_opts *o, int threads,
-                              double *row_budget, double *key_budget);
+void af_oracle_sample_budgets(const af_oracle_problem *p, const af_oracle_opts *o, int threads, double *row_budget,
+                              double *key_budget);
 /* Hashed (class 4) rows or key columns per sequence: grows with sqrt(len * heads). */
 int af_oracle_sample_hashed(int len, int heads);
 /* MPFR work (multiply-adds) of one row / one key column / the whole problem. */
@@ -114,20 +111,20 @@ double af_oracle_total_work(const af_oracle_problem *p);
 /* Per-element masses M of README.md ("the error bound") of row (b, h, i), from that row's
  * LSE: m_o (Dv) M of each O element, m_dq (Dqk, NULL without backward) M of each dQ
  * element; scratch holds max(Skv, Dv) doubles. Plain fp64 (magnitudes), widened by 1 %. */
-void af_cert_row_mass(const af_oracle_problem *p, int b, int h, int i, double lse, double *m_o,
-                      double *m_dq, double *scratch);
+void af_cert_row_mass(const af_oracle_problem *p, int b, int h, int i, double lse, double *m_o, double *m_dq,
+                      double *scratch);
 /* The same for key column (b, g, j), from the row statistics lse64: m_dk (Dqk), m_dv (Dv).
  * The O masses inside M_dK are bounded by the column maxima of V (an upper bound). */
-void af_cert_key_mass(const af_oracle_problem *p, const double *lse64, int b, int g, int j, double *m_dk,
-                      double *m_dv, double *scratch);
+void af_cert_key_mass(const af_oracle_problem *p, const double *lse64, int b, int g, int j, double *m_dk, double *m_dv,
+                      double *scratch);
 /* Worst over n elements of |x - ref| / (rel |x| + 2^-53 |ref| + abs_scale * mass + 2^-1000)
  * (0 where x == ref, both infinities included): <= 1 means within the stated bound. */
 double af_cert_ratio(const double *x, const double *ref, int n, const double *mass, double rel, double abs_scale);
 
 /* ---- parallel for (oracle_pool.c) ---- */
 typedef struct {
-    void *(*thread_init)(void *ctx);                   /* per-thread state, NULL = failure */
-    void (*item)(void *ctx, void *state, long index);  /* one item */
+    void *(*thread_init)(void *ctx);                  /* per-thread state, NULL = failure */
+    void (*item)(void *ctx, void *state, long index); /* one item */
     void (*thread_fini)(void *state);
 } af_pool_job;
 /* Runs job->item for index 0..n-1 on `threads` threads (each thread pulls the next

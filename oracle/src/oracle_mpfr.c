@@ -22,37 +22,35 @@
 #include "oracle/src/oracle_internal.h"
 
 struct af_mpfr_scratch {
-    int prec;           /* bits of every rounded intermediate */
-    int term_prec;      /* prec + 53: products land here exactly */
-    size_t n_terms;     /* capacity of terms / ptrs: max(Dqk, Dv, Skv, group * Sq) */
-    mpfr_t *terms;      /* (n_terms) exact products, summed by mpfr_sum */
-    mpfr_ptr *ptrs;     /* (n_terms) pointers handed to mpfr_sum */
-    mpfr_t *e;          /* (Skv) scores, then exp(s_j - m) */
-    mpfr_t *ds;         /* (Skv) dP_j, then dS_j */
-    double *kmax;       /* (Skv) max_d |k_jd|, for masses */
-    double *vmax;       /* (Skv) max_d |v_jd| */
-    mpfr_t *in_a;       /* (max(Dqk, Dv)) 53-bit copy of one input vector (q row or k col) */
-    mpfr_t *in_b;       /* (max(Dqk, Dv)) 53-bit copy of another (dO row or v col) */
-    mpfr_t *orow;       /* (Dv) unrounded O of the row */
-    mpfr_t *pair_p;     /* (group * Sq) P_ij of a key column's rows */
-    mpfr_t *pair_ds;    /* (group * Sq) dS_ij */
-    size_t *pair_row;   /* (group * Sq) flat row index of each pair */
-    double *pair_mass;  /* (group * Sq) |dS| mass of each pair */
+    int prec;          /* bits of every rounded intermediate */
+    int term_prec;     /* prec + 53: products land here exactly */
+    size_t n_terms;    /* capacity of terms / ptrs: max(Dqk, Dv, Skv, group * Sq) */
+    mpfr_t *terms;     /* (n_terms) exact products, summed by mpfr_sum */
+    mpfr_ptr *ptrs;    /* (n_terms) pointers handed to mpfr_sum */
+    mpfr_t *e;         /* (Skv) scores, then exp(s_j - m) */
+    mpfr_t *ds;        /* (Skv) dP_j, then dS_j */
+    double *kmax;      /* (Skv) max_d |k_jd|, for masses */
+    double *vmax;      /* (Skv) max_d |v_jd| */
+    mpfr_t *in_a;      /* (max(Dqk, Dv)) 53-bit copy of one input vector (q row or k col) */
+    mpfr_t *in_b;      /* (max(Dqk, Dv)) 53-bit copy of another (dO row or v col) */
+    mpfr_t *orow;      /* (Dv) unrounded O of the row */
+    mpfr_t *pair_p;    /* (group * Sq) P_ij of a key column's rows */
+    mpfr_t *pair_ds;   /* (group * Sq) dS_ij */
+    size_t *pair_row;  /* (group * Sq) flat row index of each pair */
+    double *pair_mass; /* (group * Sq) |dS| mass of each pair */
     size_t n_pairs;
     size_t n_keys, n_dim, n_v;
     mpfr_t m, z, t, u, drow, lse;
 };
 
-static mpfr_t *mpfr_array_new(size_t n, int prec)
-{
+static mpfr_t *mpfr_array_new(size_t n, int prec) {
     mpfr_t *a = malloc((n ? n : 1) * sizeof *a);
     if (!a) return NULL;
     for (size_t k = 0; k < n; k++) mpfr_init2(a[k], prec);
     return a;
 }
 
-static void mpfr_array_free(mpfr_t *a, size_t n)
-{
+static void mpfr_array_free(mpfr_t *a, size_t n) {
     if (!a) return;
     for (size_t k = 0; k < n; k++) mpfr_clear(a[k]);
     free(a);
@@ -60,8 +58,7 @@ static void mpfr_array_free(mpfr_t *a, size_t n)
 
 static size_t size_max2(size_t a, size_t b) { return a > b ? a : b; }
 
-af_mpfr_scratch *af_mpfr_scratch_new(const af_oracle_problem *p, int prec)
-{
+af_mpfr_scratch *af_mpfr_scratch_new(const af_oracle_problem *p, int prec) {
     af_mpfr_scratch *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     size_t group = (size_t)(p->Hq / p->Hkv);
@@ -87,16 +84,15 @@ af_mpfr_scratch *af_mpfr_scratch_new(const af_oracle_problem *p, int prec)
     s->pair_row = malloc((s->n_pairs ? s->n_pairs : 1) * sizeof *s->pair_row);
     s->pair_mass = malloc((s->n_pairs ? s->n_pairs : 1) * sizeof *s->pair_mass);
     mpfr_inits2(prec, s->m, s->z, s->t, s->u, s->drow, s->lse, (mpfr_ptr)0);
-    if (!s->terms || !s->ptrs || !s->e || !s->ds || !s->kmax || !s->vmax || !s->in_a ||
-        !s->in_b || !s->orow || !s->pair_p || !s->pair_ds || !s->pair_row || !s->pair_mass) {
+    if (!s->terms || !s->ptrs || !s->e || !s->ds || !s->kmax || !s->vmax || !s->in_a || !s->in_b || !s->orow ||
+        !s->pair_p || !s->pair_ds || !s->pair_row || !s->pair_mass) {
         af_mpfr_scratch_free(s);
         return NULL;
     }
     return s;
 }
 
-void af_mpfr_scratch_free(af_mpfr_scratch *s)
-{
+void af_mpfr_scratch_free(af_mpfr_scratch *s) {
     if (!s) return;
     mpfr_array_free(s->terms, s->n_terms);
     free(s->ptrs);
@@ -117,8 +113,7 @@ void af_mpfr_scratch_free(af_mpfr_scratch *s)
 
 /* dst = sum_d a[d] * x[d] for 53-bit a and double x, correctly rounded to dst's
  * precision (the products are exact at term_prec). */
-static void dot_exact(af_mpfr_scratch *s, mpfr_t dst, mpfr_t *a, const double *x, int n)
-{
+static void dot_exact(af_mpfr_scratch *s, mpfr_t dst, mpfr_t *a, const double *x, int n) {
     for (int d = 0; d < n; d++) {
         mpfr_mul_d(s->terms[d], a[d], x[d], MPFR_RNDN);
         s->ptrs[d] = s->terms[d];
@@ -126,22 +121,19 @@ static void dot_exact(af_mpfr_scratch *s, mpfr_t dst, mpfr_t *a, const double *x
     mpfr_sum(dst, s->ptrs, (unsigned long)n, MPFR_RNDN);
 }
 
-static void load_exact(mpfr_t *dst, const double *x, int n)
-{
+static void load_exact(mpfr_t *dst, const double *x, int n) {
     for (int d = 0; d < n; d++) mpfr_set_d(dst[d], x[d], MPFR_RNDN); /* 53 bits: exact */
 }
 
-static double max_abs(const double *x, int n)
-{
+static double max_abs(const double *x, int n) {
     double m = 0.0;
     for (int d = 0; d < n; d++)
         if (fabs(x[d]) > m) m = fabs(x[d]);
     return m;
 }
 
-void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i,
-                 double *o_row, double *lse, double *dq_row, af_oracle_mass *mass)
-{
+void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i, double *o_row, double *lse,
+                 double *dq_row, af_oracle_mass *mass) {
     const af_oracle_problem *p = c->p;
     const af_inputs *in = p->in;
     const int Dqk = p->Dqk, Dv = p->Dv;
@@ -162,7 +154,7 @@ void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i
         }
         return;
     }
-    const double *q = in->q + row * (size_t)Dqk;   /* (Dqk) */
+    const double *q = in->q + row * (size_t)Dqk; /* (Dqk) */
     load_exact(s->in_a, q, Dqk);
 
     /* Scores s_j, stored in e[jj] for j = first + jj. */
@@ -205,11 +197,11 @@ void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i
     for (int jj = 0; jj < n; jj++) mass->o += mpfr_get_d(s->e[jj], MPFR_RNDN) / zd * s->vmax[jj];
 
     if (!c->backward) return;
-    const double *dout = in->dout + row * (size_t)Dv;   /* (Dv) */
+    const double *dout = in->dout + row * (size_t)Dv; /* (Dv) */
     load_exact(s->in_b, dout, Dv);
     mpfr_ptr drow = c->drow_mp ? c->drow_mp[row] : s->drow;
     for (int d = 0; d < Dv; d++) {
-        mpfr_mul(s->terms[d], s->in_b[d], s->orow[d], MPFR_RNDN);  /* exact */
+        mpfr_mul(s->terms[d], s->in_b[d], s->orow[d], MPFR_RNDN); /* exact */
         s->ptrs[d] = s->terms[d];
     }
     mpfr_sum(drow, s->ptrs, (unsigned long)Dv, MPFR_RNDN);
@@ -218,7 +210,7 @@ void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i
     double dq_mass = 0.0;
     for (int jj = 0; jj < n; jj++) {
         const double *v = in->v + af_idx_key(p, b, g, first + jj) * (size_t)Dv;
-        dot_exact(s, s->ds[jj], s->in_b, v, Dv);    /* dP_j */
+        dot_exact(s, s->ds[jj], s->in_b, v, Dv); /* dP_j */
         double pj = mpfr_get_d(s->e[jj], MPFR_RNDN) / zd;
         dq_mass += pj * (fabs(mpfr_get_d(s->ds[jj], MPFR_RNDN)) + drow_abs) * s->kmax[jj];
         mpfr_sub(s->ds[jj], s->ds[jj], drow, MPFR_RNDN);
@@ -238,9 +230,8 @@ void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i
     }
 }
 
-void af_mpfr_key(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int g, int j,
-                 double *dk_col, double *dv_col, af_oracle_mass *mass)
-{
+void af_mpfr_key(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int g, int j, double *dk_col, double *dv_col,
+                 af_oracle_mass *mass) {
     const af_oracle_problem *p = c->p;
     const af_inputs *in = p->in;
     const int Dqk = p->Dqk, Dv = p->Dv;
@@ -252,8 +243,8 @@ void af_mpfr_key(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int g, int j
     int r0, r1;
     if (af_mask_rows_seeing_key(&p->mask, len_q, len_kv, j, &r0, &r1) == 0) return;
     const size_t key = af_idx_key(p, b, g, j);
-    const double *k = in->k + key * (size_t)Dqk;   /* (Dqk) */
-    const double *v = in->v + key * (size_t)Dv;    /* (Dv) */
+    const double *k = in->k + key * (size_t)Dqk; /* (Dqk) */
+    const double *v = in->v + key * (size_t)Dv;  /* (Dv) */
     load_exact(s->in_a, k, Dqk);
     load_exact(s->in_b, v, Dv);
 
@@ -266,13 +257,13 @@ void af_mpfr_key(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int g, int j
             const double *q = in->q + row * (size_t)Dqk;
             const double *dout = in->dout + row * (size_t)Dv;
             dot_exact(s, s->t, s->in_a, q, Dqk);
-            mpfr_mul_d(s->t, s->t, p->scale, MPFR_RNDN);            /* s_ij */
+            mpfr_mul_d(s->t, s->t, p->scale, MPFR_RNDN); /* s_ij */
             if (c->lse_mp)
                 mpfr_sub(s->t, s->t, c->lse_mp[row], MPFR_RNDN);
             else
                 mpfr_sub_d(s->t, s->t, c->lse64[row], MPFR_RNDN);
-            mpfr_exp(s->pair_p[np], s->t, MPFR_RNDN);                 /* P_ij */
-            dot_exact(s, s->u, s->in_b, dout, Dv);                    /* dP_ij */
+            mpfr_exp(s->pair_p[np], s->t, MPFR_RNDN); /* P_ij */
+            dot_exact(s, s->u, s->in_b, dout, Dv);    /* dP_ij */
             double pij = mpfr_get_d(s->pair_p[np], MPFR_RNDN);
             double drow_d = c->drow_mp ? mpfr_get_d(c->drow_mp[row], MPFR_RNDN) : c->drow64[row];
             s->pair_mass[np] = pij * (fabs(mpfr_get_d(s->u, MPFR_RNDN)) + fabs(drow_d));
@@ -291,8 +282,7 @@ void af_mpfr_key(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int g, int j
     mass->dk = fabs(p->scale) * dk_mass;
     for (int d = 0; d < Dv; d++) {
         for (size_t n = 0; n < np; n++) {
-            mpfr_mul_d(s->terms[n], s->pair_p[n], in->dout[s->pair_row[n] * (size_t)Dv + (size_t)d],
-                       MPFR_RNDN);
+            mpfr_mul_d(s->terms[n], s->pair_p[n], in->dout[s->pair_row[n] * (size_t)Dv + (size_t)d], MPFR_RNDN);
             s->ptrs[n] = s->terms[n];
         }
         mpfr_sum(s->t, s->ptrs, (unsigned long)np, MPFR_RNDN);
@@ -300,8 +290,7 @@ void af_mpfr_key(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int g, int j
     }
     for (int d = 0; d < Dqk; d++) {
         for (size_t n = 0; n < np; n++) {
-            mpfr_mul_d(s->terms[n], s->pair_ds[n], in->q[s->pair_row[n] * (size_t)Dqk + (size_t)d],
-                       MPFR_RNDN);
+            mpfr_mul_d(s->terms[n], s->pair_ds[n], in->q[s->pair_row[n] * (size_t)Dqk + (size_t)d], MPFR_RNDN);
             s->ptrs[n] = s->terms[n];
         }
         mpfr_sum(s->t, s->ptrs, (unsigned long)np, MPFR_RNDN);

@@ -19,8 +19,7 @@ typedef struct {
     atomic_int failed;
 } pool_shared;
 
-static void *pool_worker(void *arg)
-{
+static void *pool_worker(void *arg) {
     pool_shared *sh = arg;
     void *state = sh->job->thread_init(sh->ctx);
     if (!state) {
@@ -37,8 +36,7 @@ static void *pool_worker(void *arg)
     return NULL;
 }
 
-int af_pool_run(const af_pool_job *job, void *ctx, long n, int threads)
-{
+int af_pool_run(const af_pool_job *job, void *ctx, long n, int threads) {
     if (n <= 0) return 0;
     if (threads < 1) threads = 1;
     if ((long)threads > n) threads = (int)n;
@@ -57,7 +55,7 @@ int af_pool_run(const af_pool_job *job, void *ctx, long n, int threads)
             started++;
         }
     }
-    pool_worker(&sh);   /* the calling thread works too */
+    pool_worker(&sh); /* the calling thread works too */
     for (int t = 0; t < started; t++) pthread_join(tid[t], NULL);
     free(tid);
     return atomic_load(&sh.failed) ? -1 : 0;

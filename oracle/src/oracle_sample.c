@@ -22,8 +22,7 @@
 
 #define RANDOM_PER_SEQUENCE 4
 
-int af_oracle_sample_hashed(int len, int heads)
-{
+int af_oracle_sample_hashed(int len, int heads) {
     return RANDOM_PER_SEQUENCE + (int)(sqrt((double)len * (double)heads) / 8.0);
 }
 
@@ -39,8 +38,7 @@ typedef struct {
     bool failed;
 } candidate_list;
 
-static void push(candidate_list *l, int b, int h, int idx, int cls, double work)
-{
+static void push(candidate_list *l, int b, int h, int idx, int cls, double work) {
     if (l->failed) return;
     if (l->n == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 256;
@@ -55,44 +53,38 @@ static void push(candidate_list *l, int b, int h, int idx, int cls, double work)
     l->c[l->n++] = (candidate){{b, h, idx}, cls, work};
 }
 
-static uint64_t mix64(uint64_t x)
-{
+static uint64_t mix64(uint64_t x) {
     x += 0x9E3779B97F4A7C15ull;
     x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
     x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
     return x ^ (x >> 31);
 }
 
-double af_oracle_row_work(const af_oracle_problem *p, int b, int i)
-{
+double af_oracle_row_work(const af_oracle_problem *p, int b, int i) {
     int first, last;
     int n = af_mask_visible_range(&p->mask, p->len_q[b], p->len_kv[b], i, &first, &last);
     double per_key = (double)(p->Dqk + p->Dv) * (p->in->dout ? 2.0 : 1.0);
     return (double)n * per_key;
 }
 
-double af_oracle_key_work(const af_oracle_problem *p, int b, int j)
-{
+double af_oracle_key_work(const af_oracle_problem *p, int b, int j) {
     int first, last;
     int n = af_mask_rows_seeing_key(&p->mask, p->len_q[b], p->len_kv[b], j, &first, &last);
     return (double)n * (double)(p->Hq / p->Hkv) * 2.0 * (double)(p->Dqk + p->Dv);
 }
 
-double af_oracle_total_work(const af_oracle_problem *p)
-{
+double af_oracle_total_work(const af_oracle_problem *p) {
     double total = 0.0;
     for (int b = 0; b < p->B; b++) {
         for (int i = 0; i < p->len_q[b]; i++) total += (double)p->Hq * af_oracle_row_work(p, b, i);
         if (p->in->dout)
-            for (int j = 0; j < p->len_kv[b]; j++)
-                total += (double)p->Hkv * af_oracle_key_work(p, b, j);
+            for (int j = 0; j < p->len_kv[b]; j++) total += (double)p->Hkv * af_oracle_key_work(p, b, j);
     }
     return total;
 }
 
-void af_oracle_sample_budgets(const af_oracle_problem *p, const af_oracle_opts *o, int threads,
-                              double *row_budget, double *key_budget)
-{
+void af_oracle_sample_budgets(const af_oracle_problem *p, const af_oracle_opts *o, int threads, double *row_budget,
+                              double *key_budget) {
     bool backward = p->in->dout != NULL;
     double grow = o->cert_fraction > 0.0 ? o->cert_fraction * af_oracle_total_work(p) : 0.0;
     double cap = o->cert_seconds > 0.0
@@ -110,8 +102,7 @@ typedef struct {
     bool empty;
 } interval_shape;
 
-static interval_shape shape_of(int first, int last, int count, int idx, int edge_hi)
-{
+static interval_shape shape_of(int first, int last, int count, int idx, int edge_hi) {
     interval_shape s;
     s.empty = count == 0;
     s.lo = s.empty ? 0 : (first == 0 ? LLONG_MIN : (long long)first - idx);
@@ -119,14 +110,12 @@ static interval_shape shape_of(int first, int last, int count, int idx, int edge
     return s;
 }
 
-static bool same_shape(interval_shape a, interval_shape b)
-{
+static bool same_shape(interval_shape a, interval_shape b) {
     return a.empty == b.empty && a.lo == b.lo && a.hi == b.hi;
 }
 
 /* Candidates of one sequence along one axis (rows when keys == false). */
-static void sequence_candidates(const af_oracle_problem *p, bool keys, int b, candidate_list *l)
-{
+static void sequence_candidates(const af_oracle_problem *p, bool keys, int b, candidate_list *l) {
     int len_q = p->len_q[b], len_kv = p->len_kv[b];
     int len = keys ? len_kv : len_q;
     int heads = keys ? p->Hkv : p->Hq;
@@ -134,9 +123,9 @@ static void sequence_candidates(const af_oracle_problem *p, bool keys, int b, ca
     if (len <= 0) return;
     int boundary_heads[2] = {0, heads - 1};
 #define WORK(idx) (keys ? af_oracle_key_work(p, b, (idx)) : af_oracle_row_work(p, b, (idx)))
-#define PUSH_BOTH_HEADS(idx, cls)                                                    \
-    do {                                                                             \
-        for (int hb = 0; hb < 2; hb++) push(l, b, boundary_heads[hb], (idx), (cls), WORK(idx)); \
+#define PUSH_BOTH_HEADS(idx, cls)                                                                                      \
+    do {                                                                                                               \
+        for (int hb = 0; hb < 2; hb++) push(l, b, boundary_heads[hb], (idx), (cls), WORK(idx));                        \
     } while (0)
 
     PUSH_BOTH_HEADS(0, 0);
@@ -175,8 +164,7 @@ static void sequence_candidates(const af_oracle_problem *p, bool keys, int b, ca
 #undef WORK
 }
 
-static int cmp_position(const void *a, const void *b)
-{
+static int cmp_position(const void *a, const void *b) {
     const candidate *x = a, *y = b;
     if (x->item.b != y->item.b) return x->item.b < y->item.b ? -1 : 1;
     if (x->item.h != y->item.h) return x->item.h < y->item.h ? -1 : 1;
@@ -184,16 +172,13 @@ static int cmp_position(const void *a, const void *b)
     return (x->cls > y->cls) - (x->cls < y->cls);
 }
 
-static int cmp_priority(const void *a, const void *b)
-{
+static int cmp_priority(const void *a, const void *b) {
     const candidate *x = a, *y = b;
     if (x->cls != y->cls) return x->cls < y->cls ? -1 : 1;
     return cmp_position(a, b);
 }
 
-static int select_items(const af_oracle_problem *p, bool keys, double budget,
-                        af_sample_item **items)
-{
+static int select_items(const af_oracle_problem *p, bool keys, double budget, af_sample_item **items) {
     candidate_list l = {NULL, 0, 0, false};
     for (int b = 0; b < p->B; b++) sequence_candidates(p, keys, b, &l);
     *items = NULL;
@@ -206,8 +191,7 @@ static int select_items(const af_oracle_problem *p, bool keys, double budget,
     size_t distinct = 0;
     for (size_t k = 0; k < l.n; k++) {
         const af_sample_item *prev = distinct ? &l.c[distinct - 1].item : NULL;
-        if (prev && prev->b == l.c[k].item.b && prev->h == l.c[k].item.h &&
-            prev->idx == l.c[k].item.idx)
+        if (prev && prev->b == l.c[k].item.b && prev->h == l.c[k].item.h && prev->idx == l.c[k].item.idx)
             continue; /* same position, same or worse class */
         l.c[distinct++] = l.c[k];
     }
@@ -231,12 +215,10 @@ static int select_items(const af_oracle_problem *p, bool keys, double budget,
     return (int)taken;
 }
 
-int af_oracle_sample_rows(const af_oracle_problem *p, double budget, af_sample_item **items)
-{
+int af_oracle_sample_rows(const af_oracle_problem *p, double budget, af_sample_item **items) {
     return select_items(p, false, budget, items);
 }
 
-int af_oracle_sample_keys(const af_oracle_problem *p, double budget, af_sample_item **items)
-{
+int af_oracle_sample_keys(const af_oracle_problem *p, double budget, af_sample_item **items) {
     return select_items(p, true, budget, items);
 }

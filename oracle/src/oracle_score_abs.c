@@ -20,8 +20,7 @@
 #define GPU_MAGNITUDE_WORK 1e7
 
 /* Visible (row, key) pairs x (Dqk + Dv), an upper estimate of the pass's work. */
-static double pair_work(const af_oracle_problem *p)
-{
+static double pair_work(const af_oracle_problem *p) {
     double pairs = 0.0;
     for (int b = 0; b < p->B; b++) {
         int lq = p->len_q ? p->len_q[b] : p->Sq, lkv = p->len_kv ? p->len_kv[b] : p->Skv;
@@ -34,8 +33,7 @@ static double pair_work(const af_oracle_problem *p)
 /* Batches up to this size go to the GPU magnitude passes (larger ones stay on the host). */
 #define GPU_MAGNITUDE_MAX_BATCH 256
 
-static bool use_gpu(const af_oracle_problem *p, af_oracle_problem *full, int *lengths, size_t n)
-{
+static bool use_gpu(const af_oracle_problem *p, af_oracle_problem *full, int *lengths, size_t n) {
     char why[160];
     if (pair_work(p) <= GPU_MAGNITUDE_WORK || (size_t)p->B > n / 2) return false;
     if (af_oracle_gpu_usable(why, sizeof why) != 0) return false;
@@ -49,8 +47,7 @@ static bool use_gpu(const af_oracle_problem *p, af_oracle_problem *full, int *le
     return af_oracle_gpu_supports(full, why, sizeof why) == 0;
 }
 
-static void score_abs_host(const af_oracle_problem *p, double *out)
-{
+static void score_abs_host(const af_oracle_problem *p, double *out) {
     const af_inputs *in = p->in;
     int group = p->Hq / p->Hkv;
     memset(out, 0, (size_t)p->B * p->Hq * p->Sq * sizeof *out);
@@ -85,8 +82,7 @@ static void score_abs_host(const af_oracle_problem *p, double *out)
  * kernel from terms of this size, so its rounding noise scales with M, not with the
  * exact value. The same pass gives max |dS| (fp8: the scale of the kernel's E4M3 dS).
  * Zeros without backward. */
-static void grad_abs_host(const af_oracle_problem *p, const af_outputs *exact, af_grad_magnitudes *g)
-{
+static void grad_abs_host(const af_oracle_problem *p, const af_outputs *exact, af_grad_magnitudes *g) {
     memset(g, 0, sizeof *g);
     const af_inputs *in = p->in;
     if (!in->dout || !exact->o || !exact->lse) return;
@@ -101,7 +97,7 @@ static void grad_abs_host(const af_oracle_problem *p, const af_outputs *exact, a
                 int first, last;
                 if (af_mask_visible_range(&p->mask, lq, lkv, i, &first, &last) == 0) continue;
                 size_t row = ((size_t)b * p->Hq + h) * p->Sq + i;
-                const double *q = in->q + row * p->Dqk;   /* (Dqk) */
+                const double *q = in->q + row * p->Dqk;    /* (Dqk) */
                 const double *dO = in->dout + row * p->Dv; /* (Dv) */
                 const double *o = exact->o + row * p->Dv;  /* (Dv) */
                 double lse = exact->lse[row], dd = 0, dd_abs = 0, qmax = 0, domax = 0, rowq = 0;
@@ -148,8 +144,7 @@ static void grad_abs_host(const af_oracle_problem *p, const af_outputs *exact, a
     free(colv);
 }
 
-void af_oracle_score_abs(const af_oracle_problem *p, double *out)
-{
+void af_oracle_score_abs(const af_oracle_problem *p, double *out) {
     af_oracle_problem full;
     int lengths[2 * GPU_MAGNITUDE_MAX_BATCH];
     char why[256];
@@ -159,8 +154,7 @@ void af_oracle_score_abs(const af_oracle_problem *p, double *out)
     score_abs_host(p, out);
 }
 
-void af_oracle_grad_abs(const af_oracle_problem *p, const af_outputs *exact, af_grad_magnitudes *g)
-{
+void af_oracle_grad_abs(const af_oracle_problem *p, const af_outputs *exact, af_grad_magnitudes *g) {
     af_oracle_problem full;
     int lengths[2 * GPU_MAGNITUDE_MAX_BATCH];
     char why[256];

@@ -10,8 +10,7 @@
 #include "oracle/oracle.h"
 #include "util/check.h"
 
-static inline double test_max_abs(const double *a, size_t n)
-{
+static inline double test_max_abs(const double *a, size_t n) {
     double m = 0.0;
     for (size_t x = 0; x < n; x++)
         if (fabs(a[x]) > m && isfinite(a[x])) m = fabs(a[x]);
@@ -30,11 +29,10 @@ typedef struct {
     bool causal, bottom_right;
     int left, right;
     bool backward;
-    double scale;     /* 0: 1/sqrt(Dqk) rounded to float */
+    double scale; /* 0: 1/sqrt(Dqk) rounded to float */
 } test_shape;
 
-static inline uint64_t test_random(uint64_t *state)
-{
+static inline uint64_t test_random(uint64_t *state) {
     uint64_t x = (*state += 0x9E3779B97F4A7C15ull);
     x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
     x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
@@ -43,24 +41,16 @@ static inline uint64_t test_random(uint64_t *state)
 
 /* A random fp16-representable value m * 2^-10 with |m| <= 2047 (11 bits), times
  * `spread` (a power of two). */
-static inline double test_fp16(uint64_t *state, double spread)
-{
+static inline double test_fp16(uint64_t *state, double spread) {
     int m = (int)(test_random(state) % 4095) - 2047;
     return ldexp((double)m, -10) * spread;
 }
 
-static inline size_t test_rows(const test_problem *t)
-{
-    return (size_t)t->p.B * (size_t)t->p.Hq * (size_t)t->p.Sq;
-}
-static inline size_t test_keys(const test_problem *t)
-{
-    return (size_t)t->p.B * (size_t)t->p.Hkv * (size_t)t->p.Skv;
-}
+static inline size_t test_rows(const test_problem *t) { return (size_t)t->p.B * (size_t)t->p.Hq * (size_t)t->p.Sq; }
+static inline size_t test_keys(const test_problem *t) { return (size_t)t->p.B * (size_t)t->p.Hkv * (size_t)t->p.Skv; }
 
 /* Allocates zeroed inputs of the shape, full lengths, the mask of the shape. */
-static inline void test_problem_init(test_problem *t, const test_shape *s)
-{
+static inline void test_problem_init(test_problem *t, const test_shape *s) {
     memset(t, 0, sizeof *t);
     CHECK(s->B <= 64);
     af_oracle_problem *p = &t->p;
@@ -86,8 +76,7 @@ static inline void test_problem_init(test_problem *t, const test_shape *s)
 }
 
 /* Fills every input with random fp16 values (q and k times q_spread). */
-static inline void test_problem_randomize(test_problem *t, uint64_t seed, double q_spread)
-{
+static inline void test_problem_randomize(test_problem *t, uint64_t seed, double q_spread) {
     uint64_t st = seed;
     af_inputs *in = &t->in;
     for (size_t x = 0; x < test_rows(t) * (size_t)t->p.Dqk; x++) in->q[x] = test_fp16(&st, q_spread);
@@ -100,8 +89,7 @@ static inline void test_problem_randomize(test_problem *t, uint64_t seed, double
 /* A random small problem: B 1..3, Hkv 1..2, group 1..3, Sq and Skv 1..12, Dqk and
  * Dv 1..9, random causal / alignment / windows (-1..5), random lengths (0..max),
  * backward, fp16 inputs. */
-static inline void test_problem_random(test_problem *t, uint64_t seed)
-{
+static inline void test_problem_random(test_problem *t, uint64_t seed) {
     uint64_t st = seed * 0x100000001B3ull + 17;
     test_shape s;
     memset(&s, 0, sizeof s);
@@ -134,8 +122,7 @@ typedef struct {
     double o, lse, dq, dk, dv;
 } test_masses;
 
-static inline test_masses test_crude_masses(const test_problem *t)
-{
+static inline test_masses test_crude_masses(const test_problem *t) {
     const af_oracle_problem *p = &t->p;
     size_t rows = test_rows(t), keys = test_keys(t);
     double mq = test_max_abs(t->in.q, rows * p->Dqk), mk = test_max_abs(t->in.k, keys * p->Dqk);
@@ -152,9 +139,8 @@ static inline test_masses test_crude_masses(const test_problem *t)
 }
 
 /* Largest |a - ref| / (rel |ref| + abs * mass) over n values (<= 1: within). */
-static inline double test_bound_ratio(const double *a, const double *ref, size_t n, double rel,
-                                      double abs, double mass)
-{
+static inline double test_bound_ratio(const double *a, const double *ref, size_t n, double rel, double abs,
+                                      double mass) {
     double worst = 0.0;
     for (size_t x = 0; x < n; x++) {
         if (a[x] == ref[x]) continue;
@@ -165,8 +151,7 @@ static inline double test_bound_ratio(const double *a, const double *ref, size_t
     return worst;
 }
 
-static inline void test_problem_free(test_problem *t)
-{
+static inline void test_problem_free(test_problem *t) {
     free(t->in.q);
     free(t->in.k);
     free(t->in.v);
@@ -174,9 +159,7 @@ static inline void test_problem_free(test_problem *t)
     memset(t, 0, sizeof *t);
 }
 
-static inline void test_run(const test_problem *t, af_oracle_tier tier, int bits, int threads,
-                            af_oracle_result *r)
-{
+static inline void test_run(const test_problem *t, af_oracle_tier tier, int bits, int threads, af_oracle_result *r) {
     af_oracle_opts o;
     af_oracle_opts_default(&o);
     o.tier = tier;
@@ -189,8 +172,7 @@ static inline void test_run(const test_problem *t, af_oracle_tier tier, int bits
 
 /* Distance in units in the last place between two finite doubles of the same sign
  * (a large number when the signs differ and both are nonzero). */
-static inline double test_ulps(double a, double b)
-{
+static inline double test_ulps(double a, double b) {
     if (a == b) return 0.0;
     if (!isfinite(a) || !isfinite(b)) return INFINITY;
     double scale = fmax(fabs(a), fabs(b));
@@ -198,8 +180,7 @@ static inline double test_ulps(double a, double b)
 }
 
 /* Largest |a - b| / max(norm, |b|) over n values. */
-static inline double test_max_rel(const double *a, const double *b, size_t n, double norm)
-{
+static inline double test_max_rel(const double *a, const double *b, size_t n, double norm) {
     double worst = 0.0;
     for (size_t x = 0; x < n; x++) {
         if (a[x] == b[x]) continue;
@@ -209,6 +190,5 @@ static inline double test_max_rel(const double *a, const double *b, size_t n, do
     }
     return worst;
 }
-
 
 #endif

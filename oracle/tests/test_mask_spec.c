@@ -9,16 +9,14 @@
 #include "oracle/mask_spec.h"
 #include "util/check.h"
 
-static af_mask_rule rule(bool causal, bool bottom_right, int left, int right)
-{
+static af_mask_rule rule(bool causal, bool bottom_right, int left, int right) {
     af_mask_rule r = {causal, bottom_right, left, right};
     return r;
 }
 
 /* table[i] is a string of max_kv '0'/'1' characters. */
-static void check_table(const char *name, af_mask_rule r, int len_q, int len_kv, int max_q,
-                        int max_kv, const char *const *table)
-{
+static void check_table(const char *name, af_mask_rule r, int len_q, int len_kv, int max_q, int max_kv,
+                        const char *const *table) {
     for (int i = 0; i < max_q; i++) {
         CHECK_MSG((int)strlen(table[i]) == max_kv, "%s: row %d has the wrong width", name, i);
         int first, last;
@@ -36,8 +34,7 @@ static void check_table(const char *name, af_mask_rule r, int len_q, int len_kv,
     }
 }
 
-static void hand_tables(void)
-{
+static void hand_tables(void) {
     /* No mask: everything inside the sequence. */
     static const char *const none[] = {"1111", "1111", "1111"};
     check_table("none 3x4", rule(false, false, -1, -1), 3, 4, 3, 4, none);
@@ -145,8 +142,7 @@ static void hand_tables(void)
     check_table("1x4 bottom-right window (1,0)", rule(false, true, 1, 0), 1, 4, 1, 4, one_row_br_w);
 }
 
-static void out_of_range(void)
-{
+static void out_of_range(void) {
     af_mask_rule r = rule(false, false, -1, -1);
     int first, last;
     CHECK(!af_mask_visible(&r, 3, 3, -1, 0));
@@ -163,8 +159,7 @@ static void out_of_range(void)
     CHECK(af_mask_visible_range(&huge, 1, 65536, 0, &first, &last) == 65536);
 }
 
-static uint64_t next_random(uint64_t *state)
-{
+static uint64_t next_random(uint64_t *state) {
     uint64_t x = (*state += 0x9E3779B97F4A7C15ull);
     x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
     x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
@@ -172,8 +167,7 @@ static uint64_t next_random(uint64_t *state)
 }
 
 /* visible_range and rows_seeing_key agree with visible for random parameters. */
-static void random_agreement(void)
-{
+static void random_agreement(void) {
     uint64_t state = 12345;
     for (int trial = 0; trial < 5000; trial++) {
         int len_q = (int)(next_random(&state) % 13);
@@ -189,8 +183,7 @@ static void random_agreement(void)
                 bool v = af_mask_visible(&r, len_q, len_kv, i, j);
                 seen += v;
                 CHECK_MSG(v == (count > 0 && j >= first && j <= last),
-                          "trial %d row %d key %d (lq %d lkv %d L %d R %d)", trial, i, j, len_q,
-                          len_kv, left, right);
+                          "trial %d row %d key %d (lq %d lkv %d L %d R %d)", trial, i, j, len_q, len_kv, left, right);
             }
             CHECK(seen == count);
             if (count == 0) CHECK(first > last);
@@ -202,16 +195,14 @@ static void random_agreement(void)
             for (int i = -1; i <= len_q; i++) {
                 bool v = af_mask_visible(&r, len_q, len_kv, i, j);
                 seen += v;
-                CHECK_MSG(v == (count > 0 && i >= first && i <= last), "trial %d key %d row %d",
-                          trial, j, i);
+                CHECK_MSG(v == (count > 0 && i >= first && i <= last), "trial %d key %d row %d", trial, j, i);
             }
             CHECK(seen == count);
         }
     }
 }
 
-int main(void)
-{
+int main(void) {
     hand_tables();
     out_of_range();
     random_agreement();

@@ -8,8 +8,7 @@
  */
 #include "oracle/tests/oracle_testlib.h"
 
-static void expect_refusal(const test_problem *t, const af_oracle_opts *o, const char *needle)
-{
+static void expect_refusal(const test_problem *t, const af_oracle_opts *o, const char *needle) {
     af_oracle_result r;
     char why[512] = "";
     CHECK(af_oracle_run(&t->p, o, &r, why, sizeof why) == -1);
@@ -17,8 +16,7 @@ static void expect_refusal(const test_problem *t, const af_oracle_opts *o, const
     CHECK(r.out.o == NULL && r.out.dq == NULL);
 }
 
-static void refusals(void)
-{
+static void refusals(void) {
     test_shape s = {2, 4, 2, 5, 6, 4, 3, true, false, -1, -1, true, 0.0};
     test_problem t;
     test_problem_init(&t, &s);
@@ -60,8 +58,7 @@ static void refusals(void)
     test_problem_free(&t);
 }
 
-static void defaults_and_allocation(void)
-{
+static void defaults_and_allocation(void) {
     af_oracle_opts o;
     af_oracle_opts_default(&o);
     CHECK(o.tier == AF_ORACLE_AUTO && o.precision_bits == 128 && o.threads == 0 && o.mpfr_budget == 5e8);
@@ -73,7 +70,7 @@ static void defaults_and_allocation(void)
     af_oracle_result fwd, with_lengths;
     char why[256];
     CHECK(af_oracle_run(&t.p, NULL, &with_lengths, why, sizeof why) == 0);
-    t.p.len_q = NULL, t.p.len_kv = NULL;   /* NULL: the maxima */
+    t.p.len_q = NULL, t.p.len_kv = NULL; /* NULL: the maxima */
     CHECK(af_oracle_run(&t.p, NULL, &fwd, why, sizeof why) == 0);
     CHECK(fwd.all_mpfr && fwd.mpfr_rows == 12 && fwd.seconds >= 0.0);
     CHECK(fwd.out.o && fwd.out.lse && !fwd.out.dq && !fwd.out.dk && !fwd.out.dv);
@@ -81,13 +78,12 @@ static void defaults_and_allocation(void)
     CHECK(fwd.out.Dqk == 4 && fwd.out.Dv == 5);
     CHECK(memcmp(fwd.out.o, with_lengths.out.o, 2 * 6 * 5 * sizeof(double)) == 0);
     af_oracle_result_free(&fwd);
-    af_oracle_result_free(&fwd);   /* safe twice */
+    af_oracle_result_free(&fwd); /* safe twice */
     af_oracle_result_free(&with_lengths);
     test_problem_free(&t);
 }
 
-int main(void)
-{
+int main(void) {
     refusals();
     defaults_and_allocation();
     CHECK_DONE("test_oracle_api");

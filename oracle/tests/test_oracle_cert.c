@@ -16,8 +16,7 @@
 #include "oracle/gpu/oracle_gpu.h"
 #include "oracle/tests/oracle_testlib.h"
 
-static void sampling_grows(void)
-{
+static void sampling_grows(void) {
     CHECK(af_oracle_sample_hashed(10, 1) == 4);
     CHECK(af_oracle_sample_hashed(4096, 16) > af_oracle_sample_hashed(1024, 16));
     CHECK(af_oracle_sample_hashed(131072, 16) >= 150);
@@ -56,8 +55,7 @@ static void sampling_grows(void)
     printf("sampled rows: s=256 %g, s=1024 %g\n", counts[0], counts[1]);
 }
 
-static void ratio_semantics(void)
-{
+static void ratio_semantics(void) {
     double x[4] = {1.0, -INFINITY, 2.0, 0.0}, y[4] = {1.0, -INFINITY, 2.0 + 1e-10, 0.0}, m[4] = {1, 1, 1, 1};
     CHECK(af_cert_ratio(x, x, 4, m, 1e-16, 1e-16) == 0.0);
     double r = af_cert_ratio(x, y, 4, m, 0.0, 1e-10);
@@ -67,8 +65,7 @@ static void ratio_semantics(void)
     CHECK(af_cert_ratio(&one, &inf, 1, m, 0.1, 0.1) == INFINITY);
 }
 
-static void gpu_tier_selection(void)
-{
+static void gpu_tier_selection(void) {
     char why[256];
     bool gpu = af_oracle_gpu_usable(why, sizeof why) == 0;
     printf("GPU usable here: %s%s%s\n", gpu ? "yes" : "no (", gpu ? "" : why, gpu ? "" : ")");
@@ -114,8 +111,7 @@ static void gpu_tier_selection(void)
     test_problem_free(&t);
 }
 
-static void cpu_fp64_within_bound(void)
-{
+static void cpu_fp64_within_bound(void) {
     double worst = 0.0;
     for (int k = 0; k < 40; k++) {
         test_problem t;
@@ -135,8 +131,7 @@ static void cpu_fp64_within_bound(void)
     printf("CPU fp64 tier: worst gap / stated bound on sampled elements %.3g\n", worst);
 }
 
-int main(void)
-{
+int main(void) {
     sampling_grows();
     ratio_semantics();
     gpu_tier_selection();

@@ -13,20 +13,17 @@
 #include "oracle/tests/oracle_testlib.h"
 
 /* Every key row of each (b, kv head) is the same vector; returns nothing. */
-static void make_keys_equal(test_problem *t)
-{
+static void make_keys_equal(test_problem *t) {
     const af_oracle_problem *p = &t->p;
     for (int b = 0; b < p->B; b++)
         for (int g = 0; g < p->Hkv; g++) {
             double *k0 = t->in.k + (((size_t)b * p->Hkv + g) * p->Skv) * p->Dqk;
-            for (int j = 1; j < p->Skv; j++)
-                memcpy(k0 + (size_t)j * p->Dqk, k0, (size_t)p->Dqk * sizeof *k0);
+            for (int j = 1; j < p->Skv; j++) memcpy(k0 + (size_t)j * p->Dqk, k0, (size_t)p->Dqk * sizeof *k0);
         }
 }
 
 /* The score of row (b,h,i) against key (b,g,j), as the correctly rounded double. */
-static double exact_score(const test_problem *t, int b, int h, int i, int j)
-{
+static double exact_score(const test_problem *t, int b, int h, int i, int j) {
     const af_oracle_problem *p = &t->p;
     int g = h / (p->Hq / p->Hkv);
     const double *q = t->in.q + (((size_t)b * p->Hq + h) * p->Sq + i) * p->Dqk;
@@ -46,8 +43,7 @@ static double exact_score(const test_problem *t, int b, int h, int i, int j)
 }
 
 /* score + ln(n), correctly rounded. */
-static double exact_lse_equal_scores(const test_problem *t, int b, int h, int i, int j, int n)
-{
+static double exact_lse_equal_scores(const test_problem *t, int b, int h, int i, int j, int n) {
     const af_oracle_problem *p = &t->p;
     int g = h / (p->Hq / p->Hkv);
     const double *q = t->in.q + (((size_t)b * p->Hq + h) * p->Sq + i) * p->Dqk;
@@ -70,8 +66,7 @@ static double exact_lse_equal_scores(const test_problem *t, int b, int h, int i,
 }
 
 /* O = mean of visible V rows, LSE = score + ln n, dQ ~ 0, on every valid row. */
-static void check_equal_keys(const test_problem *t, const af_oracle_result *r)
-{
+static void check_equal_keys(const test_problem *t, const af_oracle_result *r) {
     const af_oracle_problem *p = &t->p;
     double dq_limit = 1e-30 * fabs(p->scale) * (1.0 + test_max_abs(t->in.k, test_keys(t) * p->Dqk));
     for (int b = 0; b < p->B; b++)
@@ -94,12 +89,12 @@ static void check_equal_keys(const test_problem *t, const af_oracle_result *r)
                     for (int j = first; j <= last; j++)
                         sum += t->in.v[(((size_t)b * p->Hkv + g) * p->Skv + j) * p->Dv + d];
                     double mean = sum / n;
-                    CHECK_MSG(r->out.o[row * p->Dv + d] == mean, "O[%d,%d,%d,%d] = %.17g, mean %.17g",
-                              b, h, i, d, r->out.o[row * p->Dv + d], mean);
+                    CHECK_MSG(r->out.o[row * p->Dv + d] == mean, "O[%d,%d,%d,%d] = %.17g, mean %.17g", b, h, i, d,
+                              r->out.o[row * p->Dv + d], mean);
                 }
                 double lse = exact_lse_equal_scores(t, b, h, i, first, n);
-                CHECK_MSG(test_ulps(r->out.lse[row], lse) <= 1.0, "LSE[%d,%d,%d] = %.17g want %.17g",
-                          b, h, i, r->out.lse[row], lse);
+                CHECK_MSG(test_ulps(r->out.lse[row], lse) <= 1.0, "LSE[%d,%d,%d] = %.17g want %.17g", b, h, i,
+                          r->out.lse[row], lse);
                 if (r->out.dq)
                     for (int d = 0; d < p->Dqk; d++)
                         CHECK_MSG(fabs(r->out.dq[row * p->Dqk + d]) <= dq_limit, "dQ = %g",
@@ -107,8 +102,7 @@ static void check_equal_keys(const test_problem *t, const af_oracle_result *r)
             }
 }
 
-static void equal_keys(void)
-{
+static void equal_keys(void) {
     static const struct {
         bool causal, br;
         int left, right;
@@ -118,8 +112,7 @@ static void equal_keys(void)
         {false, false, 2, 1, false},   {true, true, -1, -1, true},   {false, true, 1, 3, true},
     };
     for (size_t m = 0; m < sizeof masks / sizeof masks[0]; m++) {
-        test_shape s = {2, 4, 2, 6, 9, 8, 5, masks[m].causal, masks[m].br, masks[m].left,
-                        masks[m].right, true, 0.0};
+        test_shape s = {2, 4, 2, 6, 9, 8, 5, masks[m].causal, masks[m].br, masks[m].left, masks[m].right, true, 0.0};
         test_problem t;
         test_problem_init(&t, &s);
         test_problem_randomize(&t, 100 + m, 1.0);
@@ -140,12 +133,10 @@ static void equal_keys(void)
 }
 
 /* Window (0,0): each row sees exactly its diagonal key. Exact in both tiers. */
-static void one_visible_key(void)
-{
+static void one_visible_key(void) {
     for (int variant = 0; variant < 3; variant++) {
         /* 0: causal top-left 7x7; 1: bottom-right 4x7 (diag = i + 3); 2: padded. */
-        test_shape s = {2, 4, 2, variant == 1 ? 4 : 7, 7, 8, 6, variant != 1, variant == 1, 0, 0,
-                        true, 0.25};
+        test_shape s = {2, 4, 2, variant == 1 ? 4 : 7, 7, 8, 6, variant != 1, variant == 1, 0, 0, true, 0.25};
         test_problem t;
         test_problem_init(&t, &s);
         test_problem_randomize(&t, 7 + variant, 1.0);
@@ -163,9 +154,8 @@ static void one_visible_key(void)
                         int j = i + (p->mask.bottom_right ? p->len_kv[b] - p->len_q[b] : 0);
                         const double *v = t.in.v + (((size_t)b * p->Hkv + g) * p->Skv + j) * p->Dv;
                         for (int d = 0; d < p->Dv; d++) CHECK(r.out.o[row * p->Dv + d] == v[d]);
-                        CHECK_MSG(r.out.lse[row] == exact_score(&t, b, h, i, j),
-                                  "tier %d: LSE %.17g score %.17g", tier, r.out.lse[row],
-                                  exact_score(&t, b, h, i, j));
+                        CHECK_MSG(r.out.lse[row] == exact_score(&t, b, h, i, j), "tier %d: LSE %.17g score %.17g", tier,
+                                  r.out.lse[row], exact_score(&t, b, h, i, j));
                         for (int d = 0; d < p->Dqk; d++) CHECK(r.out.dq[row * p->Dqk + d] == 0.0);
                     }
             for (int b = 0; b < p->B; b++)
@@ -196,8 +186,7 @@ static void one_visible_key(void)
  * row 1: s10 = s11 = 0.5, P = 1/2: O1 = (2,-1), LSE1 = 0.5 + ln 2,
  *   dP = (2.5, -2.5), D = dO1.O1 = 0, dS = (1.25, -1.25), dQ1 = 0.5*1.25*(k0-k1).
  * dK0 = 0.5*1.25*q1, dK1 = -dK0; dV0 = dO0 + dO1/2, dV1 = dO1/2. */
-static void hand_2x2(void)
-{
+static void hand_2x2(void) {
     test_shape s = {1, 1, 1, 2, 2, 2, 2, true, false, -1, -1, true, 0.5};
     test_problem t;
     test_problem_init(&t, &s);
@@ -224,23 +213,21 @@ static void hand_2x2(void)
         double tol = tier == 0 ? 0.0 : 4.0;
         for (int x = 0; x < 4; x++) {
             CHECK_MSG(r.out.o[x] == want_o[x], "tier %d O[%d] = %.17g", tier, x, r.out.o[x]);
-            CHECK_MSG(test_ulps(r.out.dq[x], want_dq[x]) <= tol, "tier %d dQ[%d] = %.17g", tier, x,
-                      r.out.dq[x]);
-            CHECK_MSG(test_ulps(r.out.dk[x], want_dk[x]) <= tol, "tier %d dK[%d] = %.17g", tier, x,
-                      r.out.dk[x]);
-            CHECK_MSG(test_ulps(r.out.dv[x], want_dv[x]) <= tol, "tier %d dV[%d] = %.17g", tier, x,
-                      r.out.dv[x]);
+            CHECK_MSG(test_ulps(r.out.dq[x], want_dq[x]) <= tol, "tier %d dQ[%d] = %.17g", tier, x, r.out.dq[x]);
+            CHECK_MSG(test_ulps(r.out.dk[x], want_dk[x]) <= tol, "tier %d dK[%d] = %.17g", tier, x, r.out.dk[x]);
+            CHECK_MSG(test_ulps(r.out.dv[x], want_dv[x]) <= tol, "tier %d dV[%d] = %.17g", tier, x, r.out.dv[x]);
         }
         CHECK(r.out.lse[0] == 1.0);
-        if (tier == 0) CHECK_MSG(r.out.lse[1] == lse1, "LSE1 %.17g want %.17g", r.out.lse[1], lse1);
-        else CHECK(test_ulps(r.out.lse[1], lse1) <= 1.0);
+        if (tier == 0)
+            CHECK_MSG(r.out.lse[1] == lse1, "LSE1 %.17g want %.17g", r.out.lse[1], lse1);
+        else
+            CHECK(test_ulps(r.out.lse[1], lse1) <= 1.0);
         af_oracle_result_free(&r);
     }
     test_problem_free(&t);
 }
 
-int main(void)
-{
+int main(void) {
     hand_2x2();
     one_visible_key();
     equal_keys();

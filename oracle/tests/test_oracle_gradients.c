@@ -11,16 +11,15 @@
 #include "oracle/mask_spec.h"
 #include "oracle/tests/oracle_testlib.h"
 
-#define FD_BITS 320
+#define FD_BITS      320
 #define FD_STEP_LOG2 (-66)
 
 typedef enum { WRT_Q, WRT_K, WRT_V } wrt;
 
 /* L over heads [h_first, h_last] of batch b, with element `index` of tensor `which`
  * moved by `delta` (a power of two times +-1). Naive and independent of the oracle. */
-static void loss(const test_problem *t, int b, int h_first, int h_last, wrt which, size_t index,
-                 double delta, mpfr_t result)
-{
+static void loss(const test_problem *t, int b, int h_first, int h_last, wrt which, size_t index, double delta,
+                 mpfr_t result) {
     const af_oracle_problem *p = &t->p;
     int group = p->Hq / p->Hkv;
     mpfr_t acc, x, y, m, z, o;
@@ -28,10 +27,10 @@ static void loss(const test_problem *t, int b, int h_first, int h_last, wrt whic
     mpfr_t *s = malloc((size_t)p->Skv * sizeof *s);
     for (int j = 0; j < p->Skv; j++) mpfr_init2(s[j], FD_BITS);
     mpfr_set_zero(result, 1);
-#define ELEM(var, tensor, w, idx)                                             \
-    do {                                                                     \
-        mpfr_set_d(var, (tensor)[idx], MPFR_RNDN);                           \
-        if (which == (w) && (size_t)(idx) == index) mpfr_add_d(var, var, delta, MPFR_RNDN); \
+#define ELEM(var, tensor, w, idx)                                                                                      \
+    do {                                                                                                               \
+        mpfr_set_d(var, (tensor)[idx], MPFR_RNDN);                                                                     \
+        if (which == (w) && (size_t)(idx) == index) mpfr_add_d(var, var, delta, MPFR_RNDN);                            \
     } while (0)
     for (int h = h_first; h <= h_last; h++) {
         int g = h / group;
@@ -52,7 +51,7 @@ static void loss(const test_problem *t, int b, int h_first, int h_last, wrt whic
                 if (!any || mpfr_greater_p(s[j], m)) mpfr_set(m, s[j], MPFR_RNDN);
                 any = true;
             }
-            if (!any) continue;   /* fully masked: O = 0 contributes nothing */
+            if (!any) continue; /* fully masked: O = 0 contributes nothing */
             mpfr_set_zero(z, 1);
             for (int j = 0; j < p->Skv; j++) {
                 if (!af_mask_visible(&p->mask, p->len_q[b], p->len_kv[b], i, j)) continue;
@@ -81,9 +80,7 @@ static void loss(const test_problem *t, int b, int h_first, int h_last, wrt whic
     mpfr_clears(acc, x, y, m, z, o, (mpfr_ptr)0);
 }
 
-static double finite_difference(const test_problem *t, int b, int h_first, int h_last, wrt which,
-                                size_t index)
-{
+static double finite_difference(const test_problem *t, int b, int h_first, int h_last, wrt which, size_t index) {
     double h = ldexp(1.0, FD_STEP_LOG2);
     mpfr_t plus, minus;
     mpfr_inits2(FD_BITS, plus, minus, (mpfr_ptr)0);
@@ -101,8 +98,7 @@ static double finite_difference(const test_problem *t, int b, int h_first, int h
  * fp64 tier is accurate relative to the mass of the terms, not to a value that
  * cancellation made small. */
 static void check_gradient(const char *name, const test_problem *t, wrt which, const double *mpfr_grad,
-                           const double *fp64_grad)
-{
+                           const double *fp64_grad) {
     test_masses masses = test_crude_masses(t);
     double mass = which == WRT_Q ? masses.dq : which == WRT_K ? masses.dk : masses.dv;
     const af_oracle_problem *p = &t->p;
@@ -119,8 +115,8 @@ static void check_gradient(const char *name, const test_problem *t, wrt which, c
         int h_last = which == WRT_Q ? h : h * group + group - 1;
         double fd = finite_difference(t, b, h_first, h_last, which, x);
         double tol = 0x1p-52 * fabs(fd) + 1e-30 * (1.0 + magnitude);
-        CHECK_MSG(fabs(mpfr_grad[x] - fd) <= tol, "%s[%zu]: oracle %.17g, finite difference %.17g",
-                  name, x, mpfr_grad[x], fd);
+        CHECK_MSG(fabs(mpfr_grad[x] - fd) <= tol, "%s[%zu]: oracle %.17g, finite difference %.17g", name, x,
+                  mpfr_grad[x], fd);
         CHECK_MSG(fabs(fp64_grad[x] - fd) <= 1e-13 * (fabs(fd) + mass),
                   "%s[%zu]: fp64 tier %.17g, finite difference %.17g", name, x, fp64_grad[x], fd);
     }
@@ -131,16 +127,15 @@ typedef struct {
     int len_q1, len_kv1;
 } gradient_case;
 
-int main(void)
-{
+int main(void) {
     static const gradient_case cases[] = {
-        {{2, 4, 2, 5, 6, 4, 3, false, false, -1, -1, true, 0.0}, 0, 0},      /* GQA, no mask */
-        {{1, 2, 1, 5, 7, 3, 5, true, false, -1, -1, true, 0.0}, 0, 0},       /* causal top-left, MQA */
-        {{1, 2, 2, 4, 7, 4, 4, true, true, 2, 1, true, 0.0}, 0, 0},          /* bottom-right window */
-        {{1, 3, 1, 7, 4, 4, 2, true, true, -1, -1, true, 0.0}, 0, 0},        /* sq > skv: empty rows */
-        {{2, 2, 1, 6, 6, 3, 4, true, false, -1, -1, true, 0.0}, 4, 3},       /* padding */
-        {{2, 2, 2, 6, 5, 4, 3, false, true, 1, 0, true, 0.0}, 3, 5},         /* padding, BR window */
-        {{1, 2, 1, 6, 3, 5, 3, false, false, 1, 0, true, 0.0}, 0, 0},        /* window excludes rows */
+        {{2, 4, 2, 5, 6, 4, 3, false, false, -1, -1, true, 0.0}, 0, 0}, /* GQA, no mask */
+        {{1, 2, 1, 5, 7, 3, 5, true, false, -1, -1, true, 0.0}, 0, 0},  /* causal top-left, MQA */
+        {{1, 2, 2, 4, 7, 4, 4, true, true, 2, 1, true, 0.0}, 0, 0},     /* bottom-right window */
+        {{1, 3, 1, 7, 4, 4, 2, true, true, -1, -1, true, 0.0}, 0, 0},   /* sq > skv: empty rows */
+        {{2, 2, 1, 6, 6, 3, 4, true, false, -1, -1, true, 0.0}, 4, 3},  /* padding */
+        {{2, 2, 2, 6, 5, 4, 3, false, true, 1, 0, true, 0.0}, 3, 5},    /* padding, BR window */
+        {{1, 2, 1, 6, 3, 5, 3, false, false, 1, 0, true, 0.0}, 0, 0},   /* window excludes rows */
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         test_problem t;

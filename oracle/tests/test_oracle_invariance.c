@@ -9,8 +9,7 @@
  */
 #include "oracle/tests/oracle_testlib.h"
 
-static void key_permutation(void)
-{
+static void key_permutation(void) {
     test_shape s = {2, 4, 2, 9, 13, 8, 6, false, false, -1, -1, true, 0.0};
     test_problem t, u;
     test_problem_init(&t, &s);
@@ -19,11 +18,11 @@ static void key_permutation(void)
     t.len_kv[1] = 10, u.len_kv[1] = 10;
     memcpy(u.in.q, t.in.q, test_rows(&t) * s.Dqk * sizeof(double));
     memcpy(u.in.dout, t.in.dout, test_rows(&t) * s.Dv * sizeof(double));
-    int perm[2][13];   /* u's key j is t's key perm[b][j] */
+    int perm[2][13]; /* u's key j is t's key perm[b][j] */
     uint64_t st = 5;
     for (int b = 0; b < 2; b++) {
         for (int j = 0; j < 13; j++) perm[b][j] = j;
-        for (int j = t.len_kv[b] - 1; j > 0; j--) {   /* Fisher-Yates on the valid keys */
+        for (int j = t.len_kv[b] - 1; j > 0; j--) { /* Fisher-Yates on the valid keys */
             int r = (int)(test_random(&st) % (uint64_t)(j + 1));
             int x = perm[b][j];
             perm[b][j] = perm[b][r], perm[b][r] = x;
@@ -55,8 +54,7 @@ static void key_permutation(void)
     test_problem_free(&u);
 }
 
-static void gqa_is_replicated_mha(void)
-{
+static void gqa_is_replicated_mha(void) {
     test_shape sg = {2, 6, 2, 8, 11, 8, 5, true, true, 3, -1, true, 0.0};
     test_shape sm = sg;
     sm.Hkv = 6;
@@ -107,8 +105,7 @@ static void gqa_is_replicated_mha(void)
     test_problem_free(&m);
 }
 
-static void thread_count(void)
-{
+static void thread_count(void) {
     test_shape s = {2, 4, 2, 40, 37, 8, 8, true, false, 9, -1, true, 0.0};
     test_problem t;
     test_problem_init(&t, &s);
@@ -119,7 +116,7 @@ static void thread_count(void)
         af_oracle_opts o;
         af_oracle_opts_default(&o);
         o.tier = tiers[k];
-        o.mpfr_budget = 3e4;   /* AUTO: sampled */
+        o.mpfr_budget = 3e4; /* AUTO: sampled */
         af_oracle_result one, many;
         char why[256];
         o.threads = 1;
@@ -139,8 +136,7 @@ static void thread_count(void)
     test_problem_free(&t);
 }
 
-int main(void)
-{
+int main(void) {
     key_permutation();
     gqa_is_replicated_mha();
     thread_count();

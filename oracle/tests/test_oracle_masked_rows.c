@@ -10,8 +10,7 @@
 #include "oracle/mask_spec.h"
 #include "oracle/tests/oracle_testlib.h"
 
-static void same_outputs(const test_problem *t, const af_oracle_result *a, const af_oracle_result *b)
-{
+static void same_outputs(const test_problem *t, const af_oracle_result *a, const af_oracle_result *b) {
     size_t rows = test_rows(t), keys = test_keys(t);
     CHECK(memcmp(a->out.o, b->out.o, rows * t->p.Dv * sizeof(double)) == 0);
     CHECK(memcmp(a->out.lse, b->out.lse, rows * sizeof(double)) == 0);
@@ -22,8 +21,7 @@ static void same_outputs(const test_problem *t, const af_oracle_result *a, const
 
 /* Perturbs every input that no visible output may depend on: Q and dO of rows that
  * see nothing or do not exist; K and V of keys that no row sees. */
-static void perturb_invisible(test_problem *t, uint64_t seed)
-{
+static void perturb_invisible(test_problem *t, uint64_t seed) {
     const af_oracle_problem *p = &t->p;
     uint64_t st = seed;
     for (int b = 0; b < p->B; b++)
@@ -46,8 +44,7 @@ static void perturb_invisible(test_problem *t, uint64_t seed)
             }
 }
 
-static void check_masked(const test_problem *t, const af_oracle_result *r, int *n_empty)
-{
+static void check_masked(const test_problem *t, const af_oracle_result *r, int *n_empty) {
     const af_oracle_problem *p = &t->p;
     for (int b = 0; b < p->B; b++)
         for (int h = 0; h < p->Hq; h++)
@@ -78,11 +75,10 @@ static void check_masked(const test_problem *t, const af_oracle_result *r, int *
 typedef struct {
     test_shape s;
     int len_q1, len_kv1;
-    int min_empty;   /* fully masked rows (b, h, i) the case must have */
+    int min_empty; /* fully masked rows (b, h, i) the case must have */
 } masked_case;
 
-int main(void)
-{
+int main(void) {
     static const masked_case cases[] = {
         /* bottom-right, sq 6 > skv 3: rows 0..2 of each head see nothing */
         {{1, 2, 1, 6, 3, 4, 5, true, true, -1, -1, true, 0.0}, 0, 0, 6},

@@ -7,16 +7,15 @@
 
 typedef struct {
     test_shape s;
-    int len_q1, len_kv1;   /* lengths of sequence 1 (0: full) */
+    int len_q1, len_kv1; /* lengths of sequence 1 (0: full) */
     double q_spread;
 } precision_case;
 
 /* Values must agree within 1 ulp (rounding-boundary cases) or within the stated
  * 128-bit term bound_abs_scale * M, M the crude mass of oracle_testlib.h (tiny
  * values made by cancellation, e.g. dQ ~ 1e-50 where the exact dQ is ~0). */
-static void compare_tensor(const char *name, const double *a, const double *b, size_t n,
-                           double abs_term, size_t *identical, size_t *total)
-{
+static void compare_tensor(const char *name, const double *a, const double *b, size_t n, double abs_term,
+                           size_t *identical, size_t *total) {
     for (size_t x = 0; x < n; x++) {
         *total += 1;
         if (a[x] == b[x] || (isnan(a[x]) && isnan(b[x]))) {
@@ -28,14 +27,13 @@ static void compare_tensor(const char *name, const double *a, const double *b, s
     }
 }
 
-int main(void)
-{
+int main(void) {
     static const precision_case cases[] = {
         {{2, 4, 2, 9, 11, 16, 8, true, true, -1, -1, true, 0.0}, 5, 7, 1.0},
         {{1, 2, 1, 13, 7, 8, 12, false, false, 3, 2, true, 0.0}, 0, 0, 1.0},
         {{2, 3, 3, 8, 8, 32, 32, false, false, -1, -1, true, 0.0}, 3, 8, 4.0},
         {{1, 4, 1, 10, 17, 8, 8, true, true, 4, -1, true, 0.0}, 0, 0, 2.0},
-        {{2, 2, 1, 12, 6, 8, 4, true, true, -1, -1, true, 0.0}, 9, 4, 1.0},  /* sq > skv */
+        {{2, 2, 1, 12, 6, 8, 4, true, true, -1, -1, true, 0.0}, 9, 4, 1.0},        /* sq > skv */
         {{1, 2, 2, 16, 16, 16, 16, false, false, -1, -1, false, 0.0}, 0, 0, 16.0}, /* big scores */
     };
     size_t identical = 0, total = 0;

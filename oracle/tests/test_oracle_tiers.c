@@ -18,8 +18,7 @@
  * row's group of `group` rows (1: the row itself; a head's rows for gradients,
  * whose rows can be small by cancellation: P ~ 1 makes dS = P (dP - D) ~ 0, and
  * the fp64 error is then relative to the mass of the terms, not to the row). */
-static double row_gap(const double *a, const double *b, size_t rows, int width, size_t group)
-{
+static double row_gap(const double *a, const double *b, size_t rows, int width, size_t group) {
     double worst = 0.0;
     for (size_t r = 0; r < rows; r++) {
         double mag = test_max_abs(b + (r / group) * group * width, group * (size_t)width);
@@ -29,8 +28,7 @@ static double row_gap(const double *a, const double *b, size_t rows, int width, 
     return worst;
 }
 
-static void fp64_agrees_with_mpfr(void)
-{
+static void fp64_agrees_with_mpfr(void) {
     static const test_shape shapes[] = {
         {2, 4, 2, 33, 40, 16, 8, true, true, -1, -1, true, 0.0},
         {1, 2, 1, 40, 31, 8, 16, false, false, 5, 3, true, 0.0},
@@ -53,11 +51,9 @@ static void fp64_agrees_with_mpfr(void)
         double g_dq = row_gap(f.out.dq, m.out.dq, rows, t.p.Dqk, (size_t)t.p.Sq);
         double g_dk = row_gap(f.out.dk, m.out.dk, keys, t.p.Dqk, (size_t)t.p.Skv);
         double g_dv = row_gap(f.out.dv, m.out.dv, keys, t.p.Dv, (size_t)t.p.Skv);
-        printf("case %zu: fp64 vs MPFR: O %.2g LSE %.2g dQ %.2g dK %.2g dV %.2g\n", c, g_o, g_lse,
-               g_dq, g_dk, g_dv);
+        printf("case %zu: fp64 vs MPFR: O %.2g LSE %.2g dQ %.2g dK %.2g dV %.2g\n", c, g_o, g_lse, g_dq, g_dk, g_dv);
         CHECK(g_o <= 1e-13 && g_lse <= 1e-13 && g_dq <= 1e-13 && g_dk <= 1e-13 && g_dv <= 1e-13);
-        for (size_t x = 0; x < rows; x++)
-            CHECK(isinf(m.out.lse[x]) == isinf(f.out.lse[x]));
+        for (size_t x = 0; x < rows; x++) CHECK(isinf(m.out.lse[x]) == isinf(f.out.lse[x]));
         af_oracle_result_free(&m);
         af_oracle_result_free(&f);
         test_problem_free(&t);
@@ -65,8 +61,7 @@ static void fp64_agrees_with_mpfr(void)
 }
 
 /* 60 random small problems: the same agreement, and AUTO sampled on each. */
-static void fp64_agrees_random(void)
-{
+static void fp64_agrees_random(void) {
     double worst = 0.0;
     for (int c = 0; c < 60; c++) {
         test_problem t;
@@ -90,7 +85,7 @@ static void fp64_agrees_random(void)
         }
         af_oracle_opts o;
         af_oracle_opts_default(&o);
-        o.mpfr_budget = 1.0;   /* sampled */
+        o.mpfr_budget = 1.0; /* sampled */
         char why[512] = "";
         CHECK_MSG(af_oracle_run(&t.p, &o, &a, why, sizeof why) == 0, "random case %d: %s", c, why);
         /* (A problem with no visible pair has no work: all MPFR, trivially.) */
@@ -104,8 +99,7 @@ static void fp64_agrees_random(void)
     printf("random problems: worst fp64 vs MPFR gap %.3g of |value| + mass\n", worst);
 }
 
-static void auto_within_budget(void)
-{
+static void auto_within_budget(void) {
     test_shape s = {1, 2, 1, 20, 20, 8, 8, true, false, -1, -1, true, 0.0};
     test_problem t;
     test_problem_init(&t, &s);
@@ -121,15 +115,13 @@ static void auto_within_budget(void)
     test_problem_free(&t);
 }
 
-static bool has_item(const af_sample_item *items, int n, int b, int h, int idx)
-{
+static bool has_item(const af_sample_item *items, int n, int b, int h, int idx) {
     for (int k = 0; k < n; k++)
         if (items[k].b == b && items[k].h == h && items[k].idx == idx) return true;
     return false;
 }
 
-static bool rows_equal(const af_oracle_result *x, const af_oracle_result *y, size_t row, int Dv, int Dqk)
-{
+static bool rows_equal(const af_oracle_result *x, const af_oracle_result *y, size_t row, int Dv, int Dqk) {
     return memcmp(x->out.o + row * Dv, y->out.o + row * Dv, Dv * sizeof(double)) == 0 &&
            memcmp(x->out.lse + row, y->out.lse + row, sizeof(double)) == 0 &&
            memcmp(x->out.dq + row * Dqk, y->out.dq + row * Dqk, Dqk * sizeof(double)) == 0;
@@ -138,8 +130,7 @@ static bool rows_equal(const af_oracle_result *x, const af_oracle_result *y, siz
 /* Causal bottom-right + window left 50; sequence 0 is 200 x 180 (diag = i - 20:
  * rows 0..19 see nothing, the left bound leaves key 0 at row 71), sequence 1 is
  * 130 x 150 (diag = i + 20: the left bound leaves key 0 at row 31). */
-static void auto_sampled(void)
-{
+static void auto_sampled(void) {
     test_shape s = {2, 4, 2, 200, 180, 16, 8, true, true, 50, -1, true, 0.0};
     test_problem t;
     test_problem_init(&t, &s);
@@ -148,7 +139,7 @@ static void auto_sampled(void)
     af_oracle_opts o;
     af_oracle_opts_default(&o);
     o.threads = 2;
-    o.mpfr_budget = 2e4;   /* far below the case's work: sampled mode, class 0 only */
+    o.mpfr_budget = 2e4; /* far below the case's work: sampled mode, class 0 only */
     CHECK(af_oracle_total_work(&t.p) > 100 * o.mpfr_budget);
     af_oracle_result a, m, f;
     char why[512] = "";
@@ -158,8 +149,7 @@ static void auto_sampled(void)
     CHECK(!a.all_mpfr);
     CHECK(a.fp64_vs_mpfr_rel > 0.0 && a.fp64_vs_mpfr_rel <= 1e-13);
     CHECK(a.bound_rel == f.bound_rel && a.bound_abs_scale == f.bound_abs_scale);
-    printf("AUTO sampled: %d MPFR rows, fp64 vs MPFR gap %.3g, %.3f s\n", a.mpfr_rows,
-           a.fp64_vs_mpfr_rel, a.seconds);
+    printf("AUTO sampled: %d MPFR rows, fp64 vs MPFR gap %.3g, %.3f s\n", a.mpfr_rows, a.fp64_vs_mpfr_rel, a.seconds);
 
     af_sample_item *rows = NULL, *keys = NULL;
     int n_rows = af_oracle_sample_rows(&t.p, 0.5 * o.mpfr_budget, &rows);
@@ -216,16 +206,15 @@ static void auto_sampled(void)
 /* Scores of size ~1e7 that differ by O(1): every fp64 score carries a rounding
  * error ~1e-9 (the scale is not a power of two), which the softmax turns into
  * relative errors ~1e-9 > the 1e-10 limit; the MPFR check must catch it. */
-static void auto_rejects_inaccurate_fp64(void)
-{
+static void auto_rejects_inaccurate_fp64(void) {
     test_shape s = {1, 1, 1, 16, 16, 16, 8, false, false, -1, -1, false, (double)(float)(1.0 / sqrt(3.0))};
     test_problem t;
     test_problem_init(&t, &s);
     test_problem_randomize(&t, 99, 1.0);
-    for (int i = 0; i < 16; i++) t.in.q[i * 16] = 4096.0;         /* a huge common component */
+    for (int i = 0; i < 16; i++) t.in.q[i * 16] = 4096.0; /* a huge common component */
     for (int j = 0; j < 16; j++) {
         t.in.k[j * 16] = 4096.0;
-        for (int d = 1; d < 16; d++) t.in.k[j * 16 + d] *= 0.25;  /* O(1) differences */
+        for (int d = 1; d < 16; d++) t.in.k[j * 16 + d] *= 0.25; /* O(1) differences */
     }
     af_oracle_opts o;
     af_oracle_opts_default(&o);
@@ -240,8 +229,7 @@ static void auto_rejects_inaccurate_fp64(void)
     test_problem_free(&t);
 }
 
-int main(void)
-{
+int main(void) {
     fp64_agrees_with_mpfr();
     fp64_agrees_random();
     auto_within_budget();

@@ -12,7 +12,11 @@ char *tr_read_file(const char *path, size_t *len) {
     while (buf) {
         if (n + 1 >= cap) {
             char *bigger = realloc(buf, cap * 2);
-            if (!bigger) { free(buf); buf = NULL; break; }
+            if (!bigger) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
             buf = bigger;
             cap *= 2;
         }
@@ -22,7 +26,10 @@ char *tr_read_file(const char *path, size_t *len) {
     }
     int err = ferror(f);
     fclose(f);
-    if (!buf || err) { free(buf); return NULL; }
+    if (!buf || err) {
+        free(buf);
+        return NULL;
+    }
     buf[n] = 0;
     if (len) *len = n;
     return buf;

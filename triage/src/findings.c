@@ -142,20 +142,32 @@ static int write_bucket(const char *bucket_dir, const char *bucket, const char *
                         char *why, size_t cap) {
     char path[1200];
     snprintf(path, sizeof path, "%s/finding.case", bucket_dir);
-    if (af_case_save(c, path)) { snprintf(why, cap, "%s: cannot write", path); return -1; }
+    if (af_case_save(c, path)) {
+        snprintf(why, cap, "%s: cannot write", path);
+        return -1;
+    }
     bool has_original = x && x->original;
     if (has_original) {
         snprintf(path, sizeof path, "%s/original.case", bucket_dir);
-        if (af_case_save(x->original, path)) { snprintf(why, cap, "%s: cannot write", path); return -1; }
+        if (af_case_save(x->original, path)) {
+            snprintf(why, cap, "%s: cannot write", path);
+            return -1;
+        }
     } else {
         remove_in(bucket_dir, "original.case");
     }
     bool has_heatmap = x && x->heatmap && x->heatmap->cells && x->heatmap->rows > 0 && x->heatmap->cols > 0;
     if (has_heatmap) {
         snprintf(path, sizeof path, "%s/heatmap.txt", bucket_dir);
-        if (af_heatmap_save(x->heatmap, path)) { snprintf(why, cap, "%s: cannot write", path); return -1; }
+        if (af_heatmap_save(x->heatmap, path)) {
+            snprintf(why, cap, "%s: cannot write", path);
+            return -1;
+        }
         snprintf(path, sizeof path, "%s/heatmap.png", bucket_dir);
-        if (af_heatmap_png(x->heatmap, path)) { snprintf(why, cap, "%s: cannot write", path); return -1; }
+        if (af_heatmap_png(x->heatmap, path)) {
+            snprintf(why, cap, "%s: cannot write", path);
+            return -1;
+        }
     } else {
         remove_in(bucket_dir, "heatmap.txt");
         remove_in(bucket_dir, "heatmap.png");
@@ -163,9 +175,15 @@ static int write_bucket(const char *bucket_dir, const char *bucket, const char *
     bool has_leak = x && x->leaks && x->leaks->cells && x->leaks->rows > 0 && x->leaks->cols > 0;
     if (has_leak) {
         snprintf(path, sizeof path, "%s/leak.txt", bucket_dir);
-        if (af_leak_save(x->leaks, path)) { snprintf(why, cap, "%s: cannot write", path); return -1; }
+        if (af_leak_save(x->leaks, path)) {
+            snprintf(why, cap, "%s: cannot write", path);
+            return -1;
+        }
         snprintf(path, sizeof path, "%s/leak.png", bucket_dir);
-        if (af_leak_png(x->leaks, path)) { snprintf(why, cap, "%s: cannot write", path); return -1; }
+        if (af_leak_png(x->leaks, path)) {
+            snprintf(why, cap, "%s: cannot write", path);
+            return -1;
+        }
     } else {
         remove_in(bucket_dir, "leak.txt");
         remove_in(bucket_dir, "leak.png");
@@ -204,13 +222,22 @@ int af_finding_store(const char *dir, const af_case *c0, const af_verdict *v, co
     char path[1200];
     snprintf(path, sizeof path, "%s/.lock", bucket_dir);
     int lock = open(path, O_CREAT | O_RDWR, 0644);
-    if (lock < 0) { snprintf(why, cap, "%s: %s", path, strerror(errno)); return -1; }
+    if (lock < 0) {
+        snprintf(why, cap, "%s: %s", path, strerror(errno));
+        return -1;
+    }
     while (flock(lock, LOCK_EX) != 0)
-        if (errno != EINTR) { snprintf(why, cap, "flock %s: %s", path, strerror(errno)); close(lock); return -1; }
+        if (errno != EINTR) {
+            snprintf(why, cap, "flock %s: %s", path, strerror(errno));
+            close(lock);
+            return -1;
+        }
 
     char repro[1100];
-    if (x && x->repro && x->repro[0]) snprintf(repro, sizeof repro, "%s", x->repro);
-    else snprintf(repro, sizeof repro, "attnfuzz repro %s/finding.case", bucket_dir);
+    if (x && x->repro && x->repro[0])
+        snprintf(repro, sizeof repro, "%s", x->repro);
+    else
+        snprintf(repro, sizeof repro, "attnfuzz repro %s/finding.case", bucket_dir);
     double now = af_clock_unix();
     double ttf = x && x->time_to_first_seconds > 0 ? x->time_to_first_seconds : -1;
 
@@ -258,9 +285,7 @@ static bool is_bucket_name(const char *s) {
     return true;
 }
 
-static int cmp_names(const void *a, const void *b) {
-    return strcmp((const char *)a, (const char *)b);
-}
+static int cmp_names(const void *a, const void *b) { return strcmp((const char *)a, (const char *)b); }
 
 /* Fill a record from a bucket directory. 0, or -1 with why. */
 static int read_bucket(const char *bucket_dir, const char *name, af_finding_record *r, char *why, size_t cap) {
@@ -270,7 +295,10 @@ static int read_bucket(const char *bucket_dir, const char *name, af_finding_reco
     char path[1200];
     snprintf(path, sizeof path, "%s/verdict.json", bucket_dir);
     r->verdict_json = tr_read_file(path, NULL);
-    if (!r->verdict_json) { snprintf(why, cap, "%s: cannot read", path); return -1; }
+    if (!r->verdict_json) {
+        snprintf(why, cap, "%s: cannot read", path);
+        return -1;
+    }
     json_t *j = af_json_parse_object(r->verdict_json, path, why, cap);
     if (!j) return -1;
     if (af_json_get_text(j, "signature", r->signature, sizeof r->signature) || read_count(j, &r->count)) {
@@ -298,7 +326,10 @@ static int read_bucket(const char *bucket_dir, const char *name, af_finding_reco
     json_decref(j);
     snprintf(path, sizeof path, "%s/finding.case", bucket_dir);
     r->case_text = tr_read_file(path, NULL);
-    if (!r->case_text) { snprintf(why, cap, "%s: cannot read", path); return -1; }
+    if (!r->case_text) {
+        snprintf(why, cap, "%s: cannot read", path);
+        return -1;
+    }
     snprintf(path, sizeof path, "%s/original.case", bucket_dir);
     r->has_original = file_exists(path);
     snprintf(path, sizeof path, "%s/heatmap.txt", bucket_dir);
@@ -318,7 +349,7 @@ int af_findings_scan(const char *dir, af_finding_visit visit, void *user, char *
     snprintf(findings, sizeof findings, "%s/findings", dir);
     DIR *d = opendir(findings);
     if (!d) return 0; /* no findings yet */
-    char (*names)[AF_BUCKET_ID_LEN + 1] = NULL;
+    char(*names)[AF_BUCKET_ID_LEN + 1] = NULL;
     size_t n = 0, cap_names = 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {

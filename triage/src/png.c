@@ -13,9 +13,7 @@
 /* Sizes af_png_encode_rgb accepts (pictures are at most ~800 px a side). */
 #define PNG_MAX_SIDE (1 << 14)
 
-static bool png_size_ok(int w, int h) {
-    return w > 0 && h > 0 && w <= PNG_MAX_SIDE && h <= PNG_MAX_SIDE;
-}
+static bool png_size_ok(int w, int h) { return w > 0 && h > 0 && w <= PNG_MAX_SIDE && h <= PNG_MAX_SIDE; }
 
 /* Growing byte buffer: the destination of the in-memory encoder. */
 typedef struct {
@@ -38,9 +36,7 @@ static void append_to_buf(png_structp png, png_bytep data, size_t n) {
     b->len += n;
 }
 
-static void flush_nothing(png_structp png) {
-    (void)png;
-}
+static void flush_nothing(png_structp png) { (void)png; }
 
 /* Encode h rows of w*3 bytes to file (when not NULL) or into buf. libpng reports an
  * error (out of memory, a failed write) on stderr and jumps back here. 0 or -1. */
@@ -56,8 +52,10 @@ static int png_encode(int w, int h, const unsigned char *rgb, FILE *file, byte_b
         png_destroy_write_struct(&png, &info);
         return -1;
     }
-    if (file) png_init_io(png, file);
-    else png_set_write_fn(png, buf, append_to_buf, flush_nothing);
+    if (file)
+        png_init_io(png, file);
+    else
+        png_set_write_fn(png, buf, append_to_buf, flush_nothing);
     png_set_IHDR(png, info, (png_uint_32)w, (png_uint_32)h, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
                  PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     png_write_info(png, info);
@@ -110,9 +108,18 @@ static void lerp_rgb(const unsigned char a[3], const unsigned char b[3], double 
 static void ratio_colour(double r, unsigned char out[3]) {
     static const unsigned char blue[3] = {24, 28, 96}, teal[3] = {32, 150, 140}, yellow[3] = {245, 225, 50};
     static const unsigned char red[3] = {215, 30, 30}, white[3] = {255, 235, 235}, grey[3] = {170, 170, 170};
-    if (!(r >= 0)) { memcpy(out, grey, 3); return; }
-    if (r <= 0.5) { lerp_rgb(blue, teal, r / 0.5, out); return; }
-    if (r <= 1) { lerp_rgb(teal, yellow, (r - 0.5) / 0.5, out); return; }
+    if (!(r >= 0)) {
+        memcpy(out, grey, 3);
+        return;
+    }
+    if (r <= 0.5) {
+        lerp_rgb(blue, teal, r / 0.5, out);
+        return;
+    }
+    if (r <= 1) {
+        lerp_rgb(teal, yellow, (r - 0.5) / 0.5, out);
+        return;
+    }
     double t = isinf(r) ? 1 : log2(r) / 10;
     lerp_rgb(red, white, t > 1 ? 1 : t, out);
 }
@@ -127,10 +134,10 @@ static int cell_pixels(int n) {
 #define PNG_MAX_CELLS 384
 
 typedef struct {
-    int rows, cols;      /* the matrix */
-    int gy, gx;          /* fold factors */
-    int r2, c2;          /* folded size */
-    int py, px;          /* pixels per folded cell as displayed */
+    int rows, cols; /* the matrix */
+    int gy, gx;     /* fold factors */
+    int r2, c2;     /* folded size */
+    int py, px;     /* pixels per folded cell as displayed */
 } grid_plan;
 
 static grid_plan plan_grid(int rows, int cols) {

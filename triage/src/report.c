@@ -21,8 +21,8 @@
 #include "util/json.h"
 
 typedef struct {
-    af_finding_record rec;   /* case_text and verdict_json owned here */
-    int kind;                /* af_verdict_kind, or -1 when the name is unknown */
+    af_finding_record rec; /* case_text and verdict_json owned here */
+    int kind;              /* af_verdict_kind, or -1 when the name is unknown */
 } report_item;
 
 typedef struct {
@@ -36,7 +36,10 @@ static int collect(const af_finding_record *r, void *user) {
     if (l->n == l->cap) {
         int cap = l->cap ? l->cap * 2 : 32;
         report_item *bigger = realloc(l->items, (size_t)cap * sizeof *bigger);
-        if (!bigger) { l->failed = 1; return 1; }
+        if (!bigger) {
+            l->failed = 1;
+            return 1;
+        }
         l->items = bigger;
         l->cap = cap;
     }
@@ -72,21 +75,37 @@ static void list_free(report_list *l) {
 /* One short sentence per verdict kind: SARIF rule descriptions and the HTML legend. */
 static const char *kind_description(int k) {
     switch (k) {
-    case AF_V_MISMATCH: return "Output differs from the MPFR oracle by more than twice the low-precision reference's error plus the noise floor.";
-    case AF_V_NAN_INF: return "Output holds NaN or Inf where the oracle is finite.";
-    case AF_V_UNWRITTEN: return "Poison survived: an output element was never written.";
-    case AF_V_OUT_OF_BOUNDS: return "A guard margin, stride gap or pad token outside the outputs changed.";
-    case AF_V_LEAK: return "An input hidden by the mask (future token, out of window, padding) changed a visible output.";
-    case AF_V_INERT: return "A visible input changed nothing.";
-    case AF_V_FEATURE_IGNORED: return "Toggling a declared feature (mask, window, scale) changed nothing.";
-    case AF_V_NONDETERMINISTIC: return "Two runs on the same inputs gave different bits.";
-    case AF_V_CRASH: return "The backend crashed or left the device in an error state.";
-    case AF_V_HANG: return "The backend did not finish within the time limit.";
-    case AF_V_DECLINED: return "The backend declined a case it was expected to serve.";
-    case AF_V_CLAIM_MISMATCH: return "The selection rules and the backend disagree about support for the case.";
-    case AF_V_RESOURCE: return "Out of memory or workspace over budget.";
-    case AF_V_CONVENTION: return "Fully masked rows differ from the convention O = 0, LSE = -inf.";
-    default: return "Unknown verdict kind.";
+        case AF_V_MISMATCH:
+            return "Output differs from the MPFR oracle by more than twice the low-precision reference's error plus "
+                   "the noise floor.";
+        case AF_V_NAN_INF:
+            return "Output holds NaN or Inf where the oracle is finite.";
+        case AF_V_UNWRITTEN:
+            return "Poison survived: an output element was never written.";
+        case AF_V_OUT_OF_BOUNDS:
+            return "A guard margin, stride gap or pad token outside the outputs changed.";
+        case AF_V_LEAK:
+            return "An input hidden by the mask (future token, out of window, padding) changed a visible output.";
+        case AF_V_INERT:
+            return "A visible input changed nothing.";
+        case AF_V_FEATURE_IGNORED:
+            return "Toggling a declared feature (mask, window, scale) changed nothing.";
+        case AF_V_NONDETERMINISTIC:
+            return "Two runs on the same inputs gave different bits.";
+        case AF_V_CRASH:
+            return "The backend crashed or left the device in an error state.";
+        case AF_V_HANG:
+            return "The backend did not finish within the time limit.";
+        case AF_V_DECLINED:
+            return "The backend declined a case it was expected to serve.";
+        case AF_V_CLAIM_MISMATCH:
+            return "The selection rules and the backend disagree about support for the case.";
+        case AF_V_RESOURCE:
+            return "Out of memory or workspace over budget.";
+        case AF_V_CONVENTION:
+            return "Fully masked rows differ from the convention O = 0, LSE = -inf.";
+        default:
+            return "Unknown verdict kind.";
     }
 }
 
@@ -130,25 +149,25 @@ static json_t *rel_or_null(bool present, const char *bucket, const char *name) {
 static json_t *bucket_json(const af_finding_record *r) {
     /* the bucket's verdict.json as it was stored (read_bucket checked that it parses) */
     json_t *verdict = json_loads(r->verdict_json, 0, NULL);
-    return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
-                     "bucket", r->bucket, "signature", af_json_text(r->signature), "kind", af_json_text(r->kind),
-                     "backend", af_json_text(r->backend), "engine", af_json_text(r->engine), "tensor",
-                     af_json_text(r->tensor), "config_class", af_json_text(r->config_class), "count",
-                     (json_int_t)r->count, "first_seen", af_json_text(r->first_seen), "time_to_first_seconds",
-                     af_json_real(r->time_to_first_seconds >= 0 ? r->time_to_first_seconds : NAN), "verdict_line",
-                     af_json_text(r->verdict_line), "repro", af_json_text(r->repro), "case",
-                     rel_or_null(true, r->bucket, "finding.case"), "original_case",
-                     rel_or_null(r->has_original, r->bucket, "original.case"), "heatmap",
-                     rel_or_null(r->has_heatmap, r->bucket, "heatmap.png"), "leak",
-                     rel_or_null(r->has_leak, r->bucket, "leak.png"), "case_text", af_json_text(r->case_text),
-                     "verdict", verdict);
+    return json_pack(
+        "{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "bucket",
+        r->bucket, "signature", af_json_text(r->signature), "kind", af_json_text(r->kind), "backend",
+        af_json_text(r->backend), "engine", af_json_text(r->engine), "tensor", af_json_text(r->tensor), "config_class",
+        af_json_text(r->config_class), "count", (json_int_t)r->count, "first_seen", af_json_text(r->first_seen),
+        "time_to_first_seconds", af_json_real(r->time_to_first_seconds >= 0 ? r->time_to_first_seconds : NAN),
+        "verdict_line", af_json_text(r->verdict_line), "repro", af_json_text(r->repro), "case",
+        rel_or_null(true, r->bucket, "finding.case"), "original_case",
+        rel_or_null(r->has_original, r->bucket, "original.case"), "heatmap",
+        rel_or_null(r->has_heatmap, r->bucket, "heatmap.png"), "leak", rel_or_null(r->has_leak, r->bucket, "leak.png"),
+        "case_text", af_json_text(r->case_text), "verdict", verdict);
 }
 
 /* New reference, or NULL when out of memory. */
 static json_t *report_json(const report_list *l, const af_triage_summary *s) {
     json_t *by_kind = json_object();
     for (int k = 1; by_kind && k < AF_V_COUNT; k++) {
-        if (s->by_kind[k] && json_object_set_new(by_kind, af_verdict_name((af_verdict_kind)k), json_integer(s->by_kind[k]))) {
+        if (s->by_kind[k] &&
+            json_object_set_new(by_kind, af_verdict_name((af_verdict_kind)k), json_integer(s->by_kind[k]))) {
             json_decref(by_kind);
             by_kind = NULL;
         }
@@ -173,14 +192,29 @@ static json_t *report_json(const report_list *l, const af_triage_summary *s) {
 static void xml_escape(FILE *f, const char *s, bool attribute) {
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         switch (*p) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        case '\'': fputs("&apos;", f); break;
-        case '\n': fputs(attribute ? "&#10;" : "\n", f); break;
-        case '\t': fputs(attribute ? "&#9;" : "\t", f); break;
-        default: fputc(*p < 0x20 ? '?' : *p, f);
+            case '&':
+                fputs("&amp;", f);
+                break;
+            case '<':
+                fputs("&lt;", f);
+                break;
+            case '>':
+                fputs("&gt;", f);
+                break;
+            case '"':
+                fputs("&quot;", f);
+                break;
+            case '\'':
+                fputs("&apos;", f);
+                break;
+            case '\n':
+                fputs(attribute ? "&#10;" : "\n", f);
+                break;
+            case '\t':
+                fputs(attribute ? "&#9;" : "\t", f);
+                break;
+            default:
+                fputc(*p < 0x20 ? '?' : *p, f);
         }
     }
 }
@@ -221,9 +255,9 @@ static void write_junit(FILE *f, const report_list *l) {
 static json_t *sarif_rules(void) {
     json_t *rules = json_array();
     for (int k = 1; rules && k < AF_V_COUNT; k++) {
-        json_t *rule = json_pack("{s:s, s:{s:s}, s:{s:s}}", "id", af_verdict_name((af_verdict_kind)k),
-                                 "shortDescription", "text", kind_description(k), "defaultConfiguration", "level",
-                                 "error");
+        json_t *rule =
+            json_pack("{s:s, s:{s:s}, s:{s:s}}", "id", af_verdict_name((af_verdict_kind)k), "shortDescription", "text",
+                      kind_description(k), "defaultConfiguration", "level", "error");
         if (json_array_append_new(rules, rule)) {
             json_decref(rules);
             rules = NULL;
@@ -237,12 +271,12 @@ static json_t *sarif_result(const af_finding_record *r, int kind) {
     snprintf(text, sizeof text, "%s: %s", r->signature, r->verdict_line);
     snprintf(uri, sizeof uri, "findings/%s/finding.case", r->bucket);
     /* o* leaves ruleIndex out for a kind this build does not know */
-    return json_pack("{s:o, s:o*, s:s, s:{s:o}, s:[{s:{s:{s:s, s:s}, s:{s:i}}}], s:{s:s}, s:{s:o, s:I, s:o}}",
-                     "ruleId", af_json_text(r->kind), "ruleIndex", kind > 0 ? json_integer(kind - 1) : NULL,
-                     "level", "error", "message", "text", af_json_text(text), "locations", "physicalLocation",
-                     "artifactLocation", "uri", uri, "uriBaseId", "REPORTDIR", "region", "startLine", 1,
-                     "partialFingerprints", "attnfuzzBucket/v1", r->bucket, "properties", "signature",
-                     af_json_text(r->signature), "count", (json_int_t)r->count, "repro", af_json_text(r->repro));
+    return json_pack("{s:o, s:o*, s:s, s:{s:o}, s:[{s:{s:{s:s, s:s}, s:{s:i}}}], s:{s:s}, s:{s:o, s:I, s:o}}", "ruleId",
+                     af_json_text(r->kind), "ruleIndex", kind > 0 ? json_integer(kind - 1) : NULL, "level", "error",
+                     "message", "text", af_json_text(text), "locations", "physicalLocation", "artifactLocation", "uri",
+                     uri, "uriBaseId", "REPORTDIR", "region", "startLine", 1, "partialFingerprints",
+                     "attnfuzzBucket/v1", r->bucket, "properties", "signature", af_json_text(r->signature), "count",
+                     (json_int_t)r->count, "repro", af_json_text(r->repro));
 }
 
 /* New reference, or NULL when out of memory. */
@@ -292,12 +326,23 @@ char *af_base64(const unsigned char *data, size_t n) {
 static void html_text(FILE *f, const char *s) {
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         switch (*p) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        case '\'': fputs("&#39;", f); break;
-        default: fputc(*p < 0x20 && *p != '\n' && *p != '\t' ? '?' : *p, f);
+            case '&':
+                fputs("&amp;", f);
+                break;
+            case '<':
+                fputs("&lt;", f);
+                break;
+            case '>':
+                fputs("&gt;", f);
+                break;
+            case '"':
+                fputs("&quot;", f);
+                break;
+            case '\'':
+                fputs("&#39;", f);
+                break;
+            default:
+                fputc(*p < 0x20 && *p != '\n' && *p != '\t' ? '?' : *p, f);
         }
     }
 }
@@ -346,8 +391,10 @@ static void html_heatmap(FILE *f, const af_finding_record *r) {
             html_text(f, m.row_label);
             fputs(", columns: ", f);
             html_text(f, m.col_label);
-            if (m.allowed > 0) fprintf(f, "; colour = error / allowed (%.3g)", (double)m.allowed);
-            else fputs("; colour = error / largest cell", f);
+            if (m.allowed > 0)
+                fprintf(f, "; colour = error / allowed (%.3g)", (double)m.allowed);
+            else
+                fputs("; colour = error / largest cell", f);
             fputs("</figcaption></figure>\n", f);
         }
         af_heatmap_free(&m);
@@ -382,11 +429,15 @@ static void html_leak(FILE *f, const af_finding_record *r) {
                 for (int j = 0; j < m.cols && listed < MAX_LISTED; j++) {
                     if ((m.cells[(size_t)i * m.cols + j] & 3) != AF_LEAK_CHANGED) continue;
                     fputs(listed ? "<br>" : ":<br>", f);
-                    if (m.row_labels[i][0]) html_text(f, m.row_labels[i]);
-                    else fprintf(f, "row %d", i);
+                    if (m.row_labels[i][0])
+                        html_text(f, m.row_labels[i]);
+                    else
+                        fprintf(f, "row %d", i);
                     fputs(" &larr; ", f);
-                    if (m.col_labels[j][0]) html_text(f, m.col_labels[j]);
-                    else fprintf(f, "set %d", j);
+                    if (m.col_labels[j][0])
+                        html_text(f, m.col_labels[j]);
+                    else
+                        fprintf(f, "set %d", j);
                     listed++;
                 }
             if (leaked > listed) fprintf(f, "<br>&hellip; and %lld more", leaked - listed);
@@ -410,15 +461,17 @@ static const char html_style[] =
     ".kind{font-weight:bold;color:#c33}.ok{color:#282}";
 
 static void write_html(FILE *f, const report_list *l, const af_triage_summary *s) {
-    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>attnfuzz findings</title>\n<style>", f);
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>attnfuzz findings</title>\n<style>",
+          f);
     fputs(html_style, f);
     fputs("</style></head><body>\n<h1>attnfuzz findings</h1>\n", f);
     if (s->buckets == 0) {
         fputs("<p class=\"ok\">No findings.</p>\n</body></html>\n", f);
         return;
     }
-    fprintf(f, "<p>%d bucket%s (distinct signatures), %lld finding%s in all.</p>\n<table><tr><th>verdict</th>"
-               "<th>buckets</th><th>meaning</th></tr>\n",
+    fprintf(f,
+            "<p>%d bucket%s (distinct signatures), %lld finding%s in all.</p>\n<table><tr><th>verdict</th>"
+            "<th>buckets</th><th>meaning</th></tr>\n",
             s->buckets, s->buckets == 1 ? "" : "s", s->findings, s->findings == 1 ? "" : "s");
     for (int k = 1; k < AF_V_COUNT; k++) {
         if (!s->by_kind[k]) continue;
@@ -499,10 +552,18 @@ int af_triage_build(const char *dir, af_triage_summary *summary, char *why, size
         }
         int built = 0;
         switch (i) {
-        case 0: built = write_json_report(f, report_json(&l, &s)); break;
-        case 1: write_junit(f, &l); break;
-        case 2: built = write_json_report(f, report_sarif(&l)); break;
-        default: write_html(f, &l, &s); break;
+            case 0:
+                built = write_json_report(f, report_json(&l, &s));
+                break;
+            case 1:
+                write_junit(f, &l);
+                break;
+            case 2:
+                built = write_json_report(f, report_sarif(&l));
+                break;
+            default:
+                write_html(f, &l, &s);
+                break;
         }
         rc = commit_report(f, built == 0, tmp, dir, names[i], why, cap);
     }

@@ -10,7 +10,6 @@
 /* Whole file into a NUL-terminated malloc'ed buffer (NULL when unreadable). */
 char *tr_read_file(const char *path, size_t *len);
 
-
 /* Pictures at one pixel per cell (small enough to inline in HTML many times), with
  * the size af_heatmap_png / af_leak_png would draw them at, for <img width height>. */
 int tr_heatmap_png_native(const af_heatmap *m, unsigned char **out, size_t *len, int *display_w, int *display_h);

@@ -16,7 +16,7 @@
 
 typedef struct {
     uint32_t w, h;
-    unsigned char *rgb;   /* h * w * 3 */
+    unsigned char *rgb; /* h * w * 3 */
 } decoded;
 
 /* Decode PNG bytes with libpng as 8-bit RGB (the stored format: no conversion). */
@@ -69,7 +69,7 @@ int main(void) {
     round_trip(7, 5);
     round_trip(200, 120);
     round_trip(300, 300);
-    round_trip(1000, 3);       /* wide and flat */
+    round_trip(1000, 3); /* wide and flat */
 
     unsigned char *png;
     size_t n;
@@ -83,7 +83,7 @@ int main(void) {
     CHECK(af_heatmap_alloc(&m, 4, 3) == 0);
     m.allowed = 1;
     for (int i = 0; i < 12; i++) m.cells[i] = (float)i / 4;
-    m.cells[5] = -1;  /* not judged */
+    m.cells[5] = -1; /* not judged */
     CHECK(af_heatmap_png_bytes(&m, &png, &n) == 0);
     decoded d;
     decode(png, n, &d);
@@ -98,7 +98,7 @@ int main(void) {
     CHECK(seam00[0] == 24 * 3 / 4 && seam00[1] == 28 * 3 / 4 && seam00[2] == 96 * 3 / 4);
     CHECK(c12[0] == 170 && c12[1] == 170 && c12[2] == 170);
     CHECK(c32[0] == 221 && c32[1] == 60 && c32[2] == 60);
-    unsigned char *heatmap_pixels = d.rgb;   /* compared with the file below */
+    unsigned char *heatmap_pixels = d.rgb; /* compared with the file below */
     free(png);
 
     /* 128 x 128 is the largest heatmap: 3 px a cell */
@@ -119,9 +119,9 @@ int main(void) {
     CHECK(d.w == 4 * 24 && d.h == 24);
     const unsigned char *hidden = d.rgb + 3 * 3, *leak = d.rgb + (24 + 3) * 3;
     const unsigned char *vis = d.rgb + (48 + 3) * 3, *vis_changed = d.rgb + (72 + 3) * 3;
-    CHECK(hidden[0] == 24 && hidden[1] == 28 && hidden[2] == 96);        /* dark blue */
-    CHECK(leak[0] == 220 && leak[1] == 30 && leak[2] == 30);             /* red */
-    CHECK(vis[0] == 150 && vis[1] == 150 && vis[2] == 150);              /* grey */
+    CHECK(hidden[0] == 24 && hidden[1] == 28 && hidden[2] == 96);                   /* dark blue */
+    CHECK(leak[0] == 220 && leak[1] == 30 && leak[2] == 30);                        /* red */
+    CHECK(vis[0] == 150 && vis[1] == 150 && vis[2] == 150);                         /* grey */
     CHECK(vis_changed[0] == 150 && vis_changed[1] == 215 && vis_changed[2] == 170); /* pale green */
     free(d.rgb);
     free(png);
@@ -137,9 +137,9 @@ int main(void) {
     decode(png, n, &d);
     CHECK(d.w == 334 * 2 && d.h == 2 * 24);
     const unsigned char *leaked = d.rgb + ((size_t)0 * d.w + (d.w - 1)) * 3;
-    CHECK(leaked[0] == 220 && leaked[1] == 30 && leaked[2] == 30);  /* the folded cell holding (0, 999) */
-    const unsigned char *clean = d.rgb + ((size_t)(d.h - 2) * d.w + 0) * 3;   /* above the seam row */
-    CHECK(clean[0] == 150 && clean[1] == 215 && clean[2] == 170);   /* visible and changed */
+    CHECK(leaked[0] == 220 && leaked[1] == 30 && leaked[2] == 30);          /* the folded cell holding (0, 999) */
+    const unsigned char *clean = d.rgb + ((size_t)(d.h - 2) * d.w + 0) * 3; /* above the seam row */
+    CHECK(clean[0] == 150 && clean[1] == 215 && clean[2] == 170);           /* visible and changed */
     free(d.rgb);
     free(png);
     free(cells);
@@ -171,9 +171,9 @@ int main(void) {
     remove(path);
     CHECK(af_png_write_rgb(path, 0, 2, rgb) == -1);
     FILE *absent = fopen(path, "rb");
-    CHECK(absent == NULL);                   /* refused before anything was written */
+    CHECK(absent == NULL); /* refused before anything was written */
     snprintf(path, sizeof path, "%s/none/h.png", dir);
-    CHECK(af_heatmap_png(&m, path) == -1);   /* missing directory */
+    CHECK(af_heatmap_png(&m, path) == -1); /* missing directory */
     CHECK(af_png_write_rgb(path, 3, 2, rgb) == -1);
     remove(dir);
     af_heatmap_free(&m);

@@ -103,8 +103,8 @@ static void test_dedupe(const char *dir) {
     CHECK(s.n == 1);
     CHECK(s.rec[0].count == 2);
     CHECK(strstr(s.case_text[0], "seqlen_q = 16\n") != NULL);
-    CHECK(s.rec[0].time_to_first_seconds == 20);   /* the earliest */
-    CHECK(!s.rec[0].has_original);                 /* the replacing finding had none */
+    CHECK(s.rec[0].time_to_first_seconds == 20); /* the earliest */
+    CHECK(!s.rec[0].has_original);               /* the replacing finding had none */
     CHECK(strcmp(s.rec[0].bucket, b1) == 0);
     CHECK(strcmp(s.rec[0].kind, "leak") == 0 && strcmp(s.rec[0].tensor, "O") == 0);
     CHECK(strcmp(s.rec[0].backend, "planted") == 0 && strcmp(s.rec[0].engine, "window_off_by_one") == 0);
@@ -160,7 +160,7 @@ static void test_dedupe(const char *dir) {
     CHECK(strcmp(s.rec[k].bucket, b2) == 0 && s.rec[k].count == 1);
     CHECK(s.rec[k].has_heatmap && s.rec[k].has_leak);
     CHECK(strcmp(s.rec[k].repro, "attnfuzz repro custom.case --backend planted") == 0);
-    CHECK(s.rec[k].time_to_first_seconds < 0);   /* unknown */
+    CHECK(s.rec[k].time_to_first_seconds < 0); /* unknown */
     CHECK(exists(dir, b2, "heatmap.png") && exists(dir, b2, "leak.png"));
     CHECK(strstr(s.rec[k].config_class, "fp16,none,nowin") == s.rec[k].config_class);
 
@@ -198,7 +198,7 @@ static void test_dedupe(const char *dir) {
     CHECK(mkdir(junk, 0755) == 0);
     snprintf(path, sizeof path, "%s/verdict.json", junk);
     f = fopen(path, "w");
-    fputs("{\"signature\": \"x\", \"count\": ", f);   /* truncated */
+    fputs("{\"signature\": \"x\", \"count\": ", f); /* truncated */
     fclose(f);
     s = scan(dir);
     CHECK(s.n == 2);
@@ -221,13 +221,15 @@ static void test_error_heatmap(void) {
     af_case_defaults(&c);
     c.batch = 2;
     c.heads_q = c.heads_kv = 2;
-    c.seqlen_q = 300;                       /* 300 rows -> blocks of 4 -> 75 rows */
+    c.seqlen_q = 300; /* 300 rows -> blocks of 4 -> 75 rows */
     c.seqlen_kv = 40;
     c.head_dim_qk = c.head_dim_v = 8;
     c.backward = true;
     c.has_seqlens = true;
-    c.seqlens_q[0] = 300; c.seqlens_kv[0] = 40;
-    c.seqlens_q[1] = 100; c.seqlens_kv[1] = 20;
+    c.seqlens_q[0] = 300;
+    c.seqlens_kv[0] = 40;
+    c.seqlens_q[1] = 100;
+    c.seqlens_kv[1] = 20;
     af_outputs kern, orac;
     CHECK(af_outputs_alloc(&kern, &c) == 0 && af_outputs_alloc(&orac, &c) == 0);
     /* O[b=0, h=1, s=10, d=3] off by 0.5; O[b=1, h=0, s=250 (padding row), d=0] off by 9 */
@@ -236,23 +238,23 @@ static void test_error_heatmap(void) {
     af_heatmap m;
     CHECK(af_heatmap_error(&c, &kern, &orac, AF_T_O, 0.25, &m) == 0);
     CHECK(m.rows == 75 && m.cols == 2 && m.allowed == 0.25f);
-    CHECK(m.cells[2 * 2 + 1] == 0.5f);      /* row block 10/4 = 2, head 1 */
+    CHECK(m.cells[2 * 2 + 1] == 0.5f); /* row block 10/4 = 2, head 1 */
     CHECK(m.cells[2 * 2 + 0] == 0.0f);
-    CHECK(m.cells[62 * 2 + 0] == 0.0f);     /* row 250 judged only for b=0, where it is right */
+    CHECK(m.cells[62 * 2 + 0] == 0.0f); /* row 250 judged only for b=0, where it is right */
     CHECK(m.cells[74 * 2 + 1] == 0.0f);
     CHECK(strstr(m.title, "O:") == m.title && strstr(m.title, "block of 4") != NULL);
     af_heatmap_free(&m);
 
     /* LSE: -inf on both sides is equal; NaN is infinitely wrong */
     orac.lse[0] = kern.lse[0] = -INFINITY;
-    kern.lse[(size_t)1 * 300 + 7] = NAN;    /* b0, h1, s7 */
+    kern.lse[(size_t)1 * 300 + 7] = NAN; /* b0, h1, s7 */
     CHECK(af_heatmap_error(&c, &kern, &orac, AF_T_LSE, 0, &m) == 0);
     CHECK(m.cells[0] == 0.0f);
     CHECK(isinf(m.cells[1 * 2 + 1]));
     af_heatmap_free(&m);
 
     /* dK: key rows; 40 rows fit without blocking; rows past len_kv of every batch are -1 */
-    kern.dk[(((size_t)1 * 2 + 1) * 40 + 19) * 8 + 7] = -2;   /* b1, h1, key 19 */
+    kern.dk[(((size_t)1 * 2 + 1) * 40 + 19) * 8 + 7] = -2; /* b1, h1, key 19 */
     CHECK(af_heatmap_error(&c, &kern, &orac, AF_T_DK, 1, &m) == 0);
     CHECK(m.rows == 40 && m.cols == 2);
     CHECK(m.cells[19 * 2 + 1] == 2.0f);
@@ -268,9 +270,9 @@ static void test_error_heatmap(void) {
     wide.heads_q = wide.heads_kv = 200;
     wide.head_dim_qk = wide.head_dim_v = 8;
     CHECK(af_outputs_alloc(&kern, &wide) == 0 && af_outputs_alloc(&orac, &wide) == 0);
-    CHECK(af_heatmap_error(&wide, &kern, &orac, AF_T_DQ, 0, &m) == -1);   /* no backward */
+    CHECK(af_heatmap_error(&wide, &kern, &orac, AF_T_DQ, 0, &m) == -1); /* no backward */
     CHECK(af_heatmap_error(&wide, &kern, &orac, AF_T_O, 0, &m) == 0);
-    CHECK(m.rows == 16 && m.cols == 100);  /* 200 heads in pairs */
+    CHECK(m.rows == 16 && m.cols == 100); /* 200 heads in pairs */
     af_heatmap_free(&m);
     af_outputs_free(&kern);
     af_outputs_free(&orac);
@@ -285,7 +287,7 @@ static void test_concurrent(const char *dir) {
         if (pid == 0) {
             char why[512];
             for (int i = 0; i < EACH; i++) {
-                af_case c = leak_case(16 + 8 * ((w * EACH + i) % 7));   /* 16 .. 64 */
+                af_case c = leak_case(16 + 8 * ((w * EACH + i) % 7)); /* 16 .. 64 */
                 af_verdict v = leak_verdict(0.1 * (i + 1));
                 if (af_finding_store(dir, &c, &v, NULL, NULL, why, sizeof why) < 0) _exit(1);
             }
@@ -313,7 +315,7 @@ int main(void) {
     char dir[] = "/tmp/af_triage_store_XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
     char nested[256];
-    snprintf(nested, sizeof nested, "%s/campaign/a", dir);   /* store creates DIR itself */
+    snprintf(nested, sizeof nested, "%s/campaign/a", dir); /* store creates DIR itself */
     test_dedupe(nested);
     test_error_heatmap();
     snprintf(nested, sizeof nested, "%s/concurrent", dir);

@@ -26,8 +26,8 @@ static af_run_status nocuda_supports(af_backend *be, const af_case *c, char *why
     nocuda_available(be, why, cap);
     return AF_RUN_DECLINED;
 }
-static af_run_status nocuda_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t,
-                                af_run_info *info, char *why, size_t cap) {
+static af_run_status nocuda_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t, af_run_info *info,
+                                char *why, size_t cap) {
     (void)engine, (void)t, (void)info;
     return nocuda_supports(be, c, why, cap);
 }
@@ -77,8 +77,8 @@ static const char *const graph_names[G_COUNT] = {"forward (composite)", "forward
                                                  "backward (deterministic)"};
 static const char *const graph_prefix[G_COUNT] = {"", "unified_", "bwd_", "bwd_det_"};
 
-#define MAX_CFG 64
-#define CACHE_CASES 8
+#define MAX_CFG      64
+#define CACHE_CASES  8
 
 typedef struct {
     bool tried, ok;
@@ -91,7 +91,7 @@ typedef struct {
     af_sdpa_desc desc;
     unsigned long last_use;
     bool built[G_COUNT];
-    af_cg *graph[G_COUNT];        /* NULL when the build failed (graph_err) */
+    af_cg *graph[G_COUNT]; /* NULL when the build failed (graph_err) */
     char graph_err[G_COUNT][1024];
     bool listed[G_COUNT];
     int n_cfg[G_COUNT];
@@ -110,9 +110,9 @@ typedef struct {
     int sm;
     case_state *cache[CACHE_CASES];
     unsigned long clock;
-    bool have_amax;              /* the last run was fp8 and finished: its amax outputs */
+    bool have_amax; /* the last run was fp8 and finished: its amax outputs */
     float amax_s, amax_o;
-    bool have_bwd_amax;          /* ... and had a backward: Amax_dP, Amax_dQ, Amax_dK, Amax_dV */
+    bool have_bwd_amax; /* ... and had a backward: Amax_dP, Amax_dQ, Amax_dK, Amax_dV */
     float bwd_amax[4];
 } cudnn_state;
 
@@ -241,12 +241,17 @@ static af_cg *get_graph(cudnn_state *s, case_state *cs, int k, char *why, size_t
             } else if (k == G_BWD_DET && cs->desc.fp8) {
                 /* FE's FP8 backward node has one shape: no dQ accumulator variant */
                 g->failed = true;
-                snprintf(g->err, sizeof g->err, "the FP8 backward has one graph shape (cudnn-frontend "
-                                                "sdpa_fp8_bwd.h); its configs are named bwd_<engine>");
-            } else if (k == G_FWD) af_sdpa_build_fwd(g, &cs->desc);
-            else if (k == G_FWD_UNIFIED) af_sdpa_build_fwd_unified(g, &cs->desc);
-            else if (cs->desc.fp8) af_sdpa_build_bwd_fp8(g, &cs->desc);
-            else af_sdpa_build_bwd(g, &cs->desc, k == G_BWD_DET);
+                snprintf(g->err, sizeof g->err,
+                         "the FP8 backward has one graph shape (cudnn-frontend "
+                         "sdpa_fp8_bwd.h); its configs are named bwd_<engine>");
+            } else if (k == G_FWD)
+                af_sdpa_build_fwd(g, &cs->desc);
+            else if (k == G_FWD_UNIFIED)
+                af_sdpa_build_fwd_unified(g, &cs->desc);
+            else if (cs->desc.fp8)
+                af_sdpa_build_bwd_fp8(g, &cs->desc);
+            else
+                af_sdpa_build_bwd(g, &cs->desc, k == G_BWD_DET);
             if (g->failed) {
                 snprintf(cs->graph_err[k], sizeof cs->graph_err[k], "%s graph: %s", graph_names[k], g->err);
                 cg_destroy(g);
@@ -386,9 +391,7 @@ static void full_name(const case_state *cs, bool backward, int fk, int fi, int b
 
 /* ---------------------------------------------------------------- callbacks */
 
-static int cudnn_available(af_backend *be, char *why, size_t cap) {
-    return ensure_init(be->state, why, cap);
-}
+static int cudnn_available(af_backend *be, char *why, size_t cap) { return ensure_init(be->state, why, cap); }
 
 static af_run_status cudnn_supports(af_backend *be, const af_case *c, char *why, size_t cap) {
     cudnn_state *s = be->state;
@@ -454,10 +457,12 @@ static int side_make(side_tables *st, const af_case *c, const af_layout_plan *p,
     int B = c->batch;
     side_add(st, CG_SLOT_SEQ_Q, (size_t)B);
     side_add(st, CG_SLOT_SEQ_KV, (size_t)B);
-    static const struct { int slot; af_tensor_id t; } rag[] = {
-        {CG_SLOT_RAG_Q, AF_T_Q},   {CG_SLOT_RAG_K, AF_T_K},   {CG_SLOT_RAG_V, AF_T_V},
-        {CG_SLOT_RAG_O, AF_T_O},   {CG_SLOT_RAG_STATS, AF_T_LSE}, {CG_SLOT_RAG_DO, AF_T_DO},
-        {CG_SLOT_RAG_DQ, AF_T_DQ}, {CG_SLOT_RAG_DK, AF_T_DK}, {CG_SLOT_RAG_DV, AF_T_DV}};
+    static const struct {
+        int slot;
+        af_tensor_id t;
+    } rag[] = {{CG_SLOT_RAG_Q, AF_T_Q},   {CG_SLOT_RAG_K, AF_T_K},       {CG_SLOT_RAG_V, AF_T_V},
+               {CG_SLOT_RAG_O, AF_T_O},   {CG_SLOT_RAG_STATS, AF_T_LSE}, {CG_SLOT_RAG_DO, AF_T_DO},
+               {CG_SLOT_RAG_DQ, AF_T_DQ}, {CG_SLOT_RAG_DK, AF_T_DK},     {CG_SLOT_RAG_DV, AF_T_DV}};
     if (d->ragged)
         for (size_t r = 0; r < sizeof rag / sizeof rag[0]; r++) side_add(st, rag[r].slot, (size_t)B + 1);
     if (d->paged) side_add(st, CG_SLOT_PAGE_TABLE, (size_t)B * (size_t)p->pages_per_seq);
@@ -478,12 +483,13 @@ static int side_make(side_tables *st, const af_case *c, const af_layout_plan *p,
         }
     }
     if (d->paged)
-        for (int i = 0; i < B * p->pages_per_seq; i++) st->host[st->off[CG_SLOT_PAGE_TABLE] + (size_t)i] = p->page_table[i];
+        for (int i = 0; i < B * p->pages_per_seq; i++)
+            st->host[st->off[CG_SLOT_PAGE_TABLE] + (size_t)i] = p->page_table[i];
     return 0;
 }
 
-static af_run_status cudnn_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t,
-                               af_run_info *info, char *why, size_t cap) {
+static af_run_status cudnn_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t, af_run_info *info,
+                               char *why, size_t cap) {
     cudnn_state *s = be->state;
     double t0 = af_clock_mono();
     info->workspace_bytes = -1;
@@ -503,8 +509,8 @@ static af_run_status cudnn_run(af_backend *be, const af_case *c, const char *eng
     af_cg *fg = cs->graph[fk], *bg = c->backward ? cs->graph[bk] : NULL;
     const af_cudnn_plan *fp = &cs->plans[fk][fi].plan, *bp = c->backward ? &cs->plans[bk][bi].plan : NULL;
     full_name(cs, c->backward, fk, fi, bk, bi, info->engine, sizeof info->engine);
-    info->nondeterministic = af_cudnn_plan_nondeterministic(fp) ||
-                             (bp && (bk == G_BWD || af_cudnn_plan_nondeterministic(bp)));
+    info->nondeterministic =
+        af_cudnn_plan_nondeterministic(fp) || (bp && (bk == G_BWD || af_cudnn_plan_nondeterministic(bp)));
 
     /* device memory: workspace (max of the plans) + graph scratch */
     size_t ws = (size_t)fp->workspace;
@@ -532,7 +538,7 @@ static af_run_status cudnn_run(af_backend *be, const af_case *c, const char *eng
     enum { FP8_SCALARS = CG_SLOT_AMAX_DV - CG_SLOT_DESCALE_Q + 1, FP8_STRIDE = 4 };
     float fp8_host[FP8_SCALARS * FP8_STRIDE];
     memset(fp8_host, 0, sizeof fp8_host);
-#define FP8_AT(slot) fp8_host[((slot) - CG_SLOT_DESCALE_Q) * FP8_STRIDE]
+#define FP8_AT(slot) fp8_host[((slot)-CG_SLOT_DESCALE_Q) * FP8_STRIDE]
     FP8_AT(CG_SLOT_DESCALE_Q) = t->descale_q;
     FP8_AT(CG_SLOT_DESCALE_K) = t->descale_k;
     FP8_AT(CG_SLOT_DESCALE_V) = t->descale_v;
@@ -566,7 +572,8 @@ static af_run_status cudnn_run(af_backend *be, const af_case *c, const char *eng
 
     void *slots[CG_SLOT_COUNT];
     memset(slots, 0, sizeof slots);
-    static const af_tensor_id slot_tensor[] = {AF_T_Q, AF_T_K, AF_T_V, AF_T_O, AF_T_LSE, AF_T_DO, AF_T_DQ, AF_T_DK, AF_T_DV};
+    static const af_tensor_id slot_tensor[] = {AF_T_Q,  AF_T_K,  AF_T_V,  AF_T_O, AF_T_LSE,
+                                               AF_T_DO, AF_T_DQ, AF_T_DK, AF_T_DV};
     for (int i = CG_SLOT_Q; i <= CG_SLOT_DV; i++) slots[i] = af_gpu_tensor_ptr(&g, &t->plan, slot_tensor[i]);
     for (int i = CG_SLOT_SEQ_Q; i <= CG_SLOT_PAGE_TABLE; i++)
         if (side.off[i] != (size_t)-1) slots[i] = (int32_t *)side_dev + side.off[i];
@@ -653,8 +660,8 @@ void af_cudnn_describe(af_backend *be, char *buf, size_t cap) {
         return;
     }
     size_t v = s->api->version;
-    snprintf(buf, cap, "cuDNN %zu.%zu.%zu (%s), %s sm%d", v / 10000, (v / 100) % 100, v % 100, s->api->path,
-             s->device, s->sm);
+    snprintf(buf, cap, "cuDNN %zu.%zu.%zu (%s), %s sm%d", v / 10000, (v / 100) % 100, v % 100, s->api->path, s->device,
+             s->sm);
 }
 
 int af_cudnn_last_fp8_amax(af_backend *be, float *amax_s, float *amax_o) {
@@ -694,7 +701,8 @@ int af_cudnn_engines_report(af_backend *be, const af_case *c, FILE *out, char *w
         return 0;
     }
     if (cs->desc.workaround_padding)
-        fprintf(out, "# note: padding mask added to the backward (cuDNN <= 9.15.0 with s_kv %% 128 != 0, as FE does)\n");
+        fprintf(out,
+                "# note: padding mask added to the backward (cuDNN <= 9.15.0 with s_kv %% 128 != 0, as FE does)\n");
     for (int k = 0; k < G_COUNT; k++) {
         if (!c->backward && k >= G_BWD) break;
         char w[1024];

@@ -26,13 +26,13 @@ static int load_locked(void) {
     memset(&g_api, 0, sizeof g_api);
     void *lib = dlopen("libcudnn.so.9", RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
-        snprintf(g_why, sizeof g_why, "cannot load cuDNN: %s (install cuDNN 9 or add its lib folder to LD_LIBRARY_PATH)",
-                 dlerror());
+        snprintf(g_why, sizeof g_why,
+                 "cannot load cuDNN: %s (install cuDNN 9 or add its lib folder to LD_LIBRARY_PATH)", dlerror());
         return -1;
     }
     g_api.lib = lib;
     /* Function pointers through void* slots: POSIX guarantees the conversion. */
-#define SYM(field, name) \
+#define SYM(field, name)                                                                                               \
     if (load_symbol(lib, name, (void **)&g_api.field)) return -1
     SYM(GetVersion, "cudnnGetVersion");
     SYM(GetErrorString, "cudnnGetErrorString");

@@ -15,9 +15,9 @@
 #include <cudnn_graph.h>
 
 typedef struct {
-    void *lib;                 /* dlopen handle of libcudnn.so.9 */
-    size_t version;            /* cudnnGetVersion(): e.g. 91900 */
-    char path[512];            /* file the library was loaded from (dladdr) */
+    void *lib;      /* dlopen handle of libcudnn.so.9 */
+    size_t version; /* cudnnGetVersion(): e.g. 91900 */
+    char path[512]; /* file the library was loaded from (dladdr) */
     size_t (*GetVersion)(void);
     const char *(*GetErrorString)(cudnnStatus_t);
     void (*GetLastErrorString)(char *, size_t);

@@ -171,8 +171,7 @@ static int enumerate(const af_cudnn_api *api, cudnnBackendDescriptor_t graph, in
                                                  &lo) ||
                         api->BackendGetAttribute(infos[k], CUDNN_ATTR_KNOB_INFO_MAXIMUM_VALUE, CUDNN_TYPE_INT64, 1, &c,
                                                  &hi) ||
-                        api->BackendGetAttribute(infos[k], CUDNN_ATTR_KNOB_INFO_STRIDE, CUDNN_TYPE_INT64, 1, &c,
-                                                 &step))
+                        api->BackendGetAttribute(infos[k], CUDNN_ATTR_KNOB_INFO_STRIDE, CUDNN_TYPE_INT64, 1, &c, &step))
                         continue;
                     if (step <= 0) step = 1;
                     int taken = 0;
@@ -226,9 +225,9 @@ int af_cudnn_plan_build(const af_cudnn_api *api, cudnnBackendDescriptor_t graph,
     cudnnStatus_t st;
     const char *what = "engine";
 #define TRY(call, w)                                                                                                   \
-    do {                                                                                                           \
-        what = w;                                                                                                  \
-        if ((st = (call)) != CUDNN_STATUS_SUCCESS) goto fail;                                                      \
+    do {                                                                                                               \
+        what = w;                                                                                                      \
+        if ((st = (call)) != CUDNN_STATUS_SUCCESS) goto fail;                                                          \
     } while (0)
     TRY(api->BackendCreateDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR, &plan->engine), "create engine");
     TRY(api->BackendSetAttribute(plan->engine, CUDNN_ATTR_ENGINE_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
@@ -300,9 +299,16 @@ bool af_cudnn_plan_nondeterministic(const af_cudnn_plan *plan) {
 }
 
 static const char *numerical_name(int n) {
-    static const char *const names[] = {"TENSOR_CORE", "DOWN_CONVERT_INPUTS", "REDUCED_PRECISION_REDUCTION",
-                                        "FFT", "NONDETERMINISTIC", "WINOGRAD", "WINOGRAD_TILE_4x4",
-                                        "WINOGRAD_TILE_6x6", "WINOGRAD_TILE_13x13", "STRICT_NAN_PROP"};
+    static const char *const names[] = {"TENSOR_CORE",
+                                        "DOWN_CONVERT_INPUTS",
+                                        "REDUCED_PRECISION_REDUCTION",
+                                        "FFT",
+                                        "NONDETERMINISTIC",
+                                        "WINOGRAD",
+                                        "WINOGRAD_TILE_4x4",
+                                        "WINOGRAD_TILE_6x6",
+                                        "WINOGRAD_TILE_13x13",
+                                        "STRICT_NAN_PROP"};
     return n >= 0 && n < 10 ? names[n] : "?";
 }
 
@@ -337,8 +343,10 @@ int af_cudnn_execute(const af_cudnn_api *api, cudnnHandle_t handle, const af_cg 
     cudnnBackendDescriptor_t pack = NULL;
     cudnnStatus_t st = api->BackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack);
     const char *what = "variant pack";
-    if (!st) st = api->BackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, g->n_vp, g->vp_uid);
-    if (!st) st = api->BackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, g->n_vp, ptrs);
+    if (!st)
+        st = api->BackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, g->n_vp, g->vp_uid);
+    if (!st)
+        st = api->BackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, g->n_vp, ptrs);
     if (!st) st = api->BackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace);
     if (!st) st = api->BackendFinalize(pack);
     if (!st) {

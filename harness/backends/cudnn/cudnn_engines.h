@@ -26,8 +26,8 @@ enum { AF_CFG_FROM_HEUR_A = 1, AF_CFG_FROM_FALLBACK = 2, AF_CFG_FROM_ENUM = 4 };
 
 typedef struct {
     af_cudnn_cfg_id id;
-    unsigned from;        /* AF_CFG_FROM_* bits */
-    int rank_a;           /* position in mode A's list, -1 when absent */
+    unsigned from; /* AF_CFG_FROM_* bits */
+    int rank_a;    /* position in mode A's list, -1 when absent */
     int rank_fallback;
 } af_cudnn_cfg_entry;
 

@@ -78,8 +78,8 @@ static void add_vp(af_cg *g, int64_t uid, int slot) {
     g->n_vp++;
 }
 
-static cg_t tensor_full(af_cg *g, cudnnDataType_t dt, const int64_t dims[4], const int64_t strides[4],
-                        bool is_virtual, bool by_value, cg_t ragged, int slot) {
+static cg_t tensor_full(af_cg *g, cudnnDataType_t dt, const int64_t dims[4], const int64_t strides[4], bool is_virtual,
+                        bool by_value, cg_t ragged, int slot) {
     cudnnBackendDescriptor_t d = create(g, CUDNN_BACKEND_TENSOR_DESCRIPTOR, "tensor");
     int64_t uid = g->next_uid++;
     int64_t align = 16; /* FE's default for every tensor: tensor-core engines need it */
@@ -102,8 +102,7 @@ static cg_t tensor_full(af_cg *g, cudnnDataType_t dt, const int64_t dims[4], con
     return g->failed ? NULL : d;
 }
 
-cg_t cg_tensor(af_cg *g, cudnnDataType_t dt, const int64_t dims[4], const int64_t strides[4], int slot,
-               cg_t ragged) {
+cg_t cg_tensor(af_cg *g, cudnnDataType_t dt, const int64_t dims[4], const int64_t strides[4], int slot, cg_t ragged) {
     return tensor_full(g, dt, dims, strides, slot < 0, false, ragged, slot);
 }
 
@@ -135,8 +134,10 @@ static cg_t scalar(af_cg *g, cudnnDataType_t dt, float f, int32_t i) {
         return NULL;
     }
     int k = g->n_scalar++;
-    if (dt == CUDNN_DATA_FLOAT) g->scalar[k].f = f;
-    else g->scalar[k].i = i;
+    if (dt == CUDNN_DATA_FLOAT)
+        g->scalar[k].f = f;
+    else
+        g->scalar[k].i = i;
     int64_t one[4] = {1, 1, 1, 1};
     return tensor_full(g, dt, one, one, false, true, NULL, CG_SLOT_BY_VALUE + k);
 }
@@ -158,20 +159,34 @@ static void add_op(af_cg *g, cudnnBackendDescriptor_t op, const char *tag) {
 
 static const char *pw_tag(cudnnPointwiseMode_t m) {
     switch (m) {
-    case CUDNN_POINTWISE_ADD: return "ADD";
-    case CUDNN_POINTWISE_MUL: return "MUL";
-    case CUDNN_POINTWISE_SUB: return "SUB";
-    case CUDNN_POINTWISE_DIV: return "DIV";
-    case CUDNN_POINTWISE_EXP: return "EXP";
-    case CUDNN_POINTWISE_LOG: return "LOG";
-    case CUDNN_POINTWISE_IDENTITY: return "IDENTITY";
-    case CUDNN_POINTWISE_GEN_INDEX: return "GEN_INDEX";
-    case CUDNN_POINTWISE_CMP_GE: return "CMP_GE";
-    case CUDNN_POINTWISE_CMP_GT: return "CMP_GT";
-    case CUDNN_POINTWISE_CMP_LT: return "CMP_LT";
-    case CUDNN_POINTWISE_LOGICAL_AND: return "AND";
-    case CUDNN_POINTWISE_BINARY_SELECT: return "SELECT";
-    default: return "PW";
+        case CUDNN_POINTWISE_ADD:
+            return "ADD";
+        case CUDNN_POINTWISE_MUL:
+            return "MUL";
+        case CUDNN_POINTWISE_SUB:
+            return "SUB";
+        case CUDNN_POINTWISE_DIV:
+            return "DIV";
+        case CUDNN_POINTWISE_EXP:
+            return "EXP";
+        case CUDNN_POINTWISE_LOG:
+            return "LOG";
+        case CUDNN_POINTWISE_IDENTITY:
+            return "IDENTITY";
+        case CUDNN_POINTWISE_GEN_INDEX:
+            return "GEN_INDEX";
+        case CUDNN_POINTWISE_CMP_GE:
+            return "CMP_GE";
+        case CUDNN_POINTWISE_CMP_GT:
+            return "CMP_GT";
+        case CUDNN_POINTWISE_CMP_LT:
+            return "CMP_LT";
+        case CUDNN_POINTWISE_LOGICAL_AND:
+            return "AND";
+        case CUDNN_POINTWISE_BINARY_SELECT:
+            return "SELECT";
+        default:
+            return "PW";
     }
 }
 
@@ -269,7 +284,8 @@ void cg_sdpa_fwd_op(af_cg *g, cg_t q, cg_t k, cg_t v, cg_t o, cg_t stats, cg_t s
     set(g, op, CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &stats, "sdpa fwd op");
     set(g, op, CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &scale, "sdpa fwd op");
     if (seq_q)
-        set(g, op, CUDNN_ATTR_OPERATION_SDPA_FWD_SEQ_LEN_QDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &seq_q, "sdpa fwd op");
+        set(g, op, CUDNN_ATTR_OPERATION_SDPA_FWD_SEQ_LEN_QDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &seq_q,
+            "sdpa fwd op");
     if (seq_kv)
         set(g, op, CUDNN_ATTR_OPERATION_SDPA_FWD_SEQ_LEN_KVDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &seq_kv,
             "sdpa fwd op");

@@ -16,48 +16,79 @@
 
 /* What a real (non-virtual) tensor of a graph points at during execution. */
 typedef enum {
-    CG_SLOT_Q = 0, CG_SLOT_K, CG_SLOT_V, CG_SLOT_O, CG_SLOT_STATS, CG_SLOT_DO, CG_SLOT_DQ,
-    CG_SLOT_DK, CG_SLOT_DV,
-    CG_SLOT_SEQ_Q, CG_SLOT_SEQ_KV,                 /* INT32 [b,1,1,1] actual lengths */
-    CG_SLOT_RAG_Q, CG_SLOT_RAG_K, CG_SLOT_RAG_V,   /* INT32 [b+1,1,1,1] ragged offsets */
-    CG_SLOT_RAG_O, CG_SLOT_RAG_STATS, CG_SLOT_RAG_DO,
-    CG_SLOT_RAG_DQ, CG_SLOT_RAG_DK, CG_SLOT_RAG_DV,
-    CG_SLOT_PAGE_TABLE,                            /* INT32 [b,1,pages_per_seq,1] */
-    CG_SLOT_SOFTMAX_SUM,                           /* bwd scratch FLOAT [b,hq,sq,1] */
-    CG_SLOT_DQ_ACCUM,                              /* bwd scratch FLOAT [b,hq,sq,dqk] */
+    CG_SLOT_Q = 0,
+    CG_SLOT_K,
+    CG_SLOT_V,
+    CG_SLOT_O,
+    CG_SLOT_STATS,
+    CG_SLOT_DO,
+    CG_SLOT_DQ,
+    CG_SLOT_DK,
+    CG_SLOT_DV,
+    CG_SLOT_SEQ_Q,
+    CG_SLOT_SEQ_KV, /* INT32 [b,1,1,1] actual lengths */
+    CG_SLOT_RAG_Q,
+    CG_SLOT_RAG_K,
+    CG_SLOT_RAG_V, /* INT32 [b+1,1,1,1] ragged offsets */
+    CG_SLOT_RAG_O,
+    CG_SLOT_RAG_STATS,
+    CG_SLOT_RAG_DO,
+    CG_SLOT_RAG_DQ,
+    CG_SLOT_RAG_DK,
+    CG_SLOT_RAG_DV,
+    CG_SLOT_PAGE_TABLE,  /* INT32 [b,1,pages_per_seq,1] */
+    CG_SLOT_SOFTMAX_SUM, /* bwd scratch FLOAT [b,hq,sq,1] */
+    CG_SLOT_DQ_ACCUM,    /* bwd scratch FLOAT [b,hq,sq,dqk] */
     /* fp8 forward: device FLOAT [1,1,1,1] scalars (inputs) and amax outputs */
-    CG_SLOT_DESCALE_Q, CG_SLOT_DESCALE_K, CG_SLOT_DESCALE_V, CG_SLOT_DESCALE_S,
-    CG_SLOT_SCALE_S, CG_SLOT_SCALE_O, CG_SLOT_AMAX_S, CG_SLOT_AMAX_O,
+    CG_SLOT_DESCALE_Q,
+    CG_SLOT_DESCALE_K,
+    CG_SLOT_DESCALE_V,
+    CG_SLOT_DESCALE_S,
+    CG_SLOT_SCALE_S,
+    CG_SLOT_SCALE_O,
+    CG_SLOT_AMAX_S,
+    CG_SLOT_AMAX_O,
     /* fp8 backward: more device FLOAT [1,1,1,1] scalars and amax outputs (contiguous
      * after the forward's: cudnn.c uploads DESCALE_Q..AMAX_DV as one block) */
-    CG_SLOT_DESCALE_O, CG_SLOT_DESCALE_DO, CG_SLOT_DESCALE_DP, CG_SLOT_SCALE_DP,
-    CG_SLOT_SCALE_DQ, CG_SLOT_SCALE_DK, CG_SLOT_SCALE_DV,
-    CG_SLOT_AMAX_DP, CG_SLOT_AMAX_DQ, CG_SLOT_AMAX_DK, CG_SLOT_AMAX_DV,
+    CG_SLOT_DESCALE_O,
+    CG_SLOT_DESCALE_DO,
+    CG_SLOT_DESCALE_DP,
+    CG_SLOT_SCALE_DP,
+    CG_SLOT_SCALE_DQ,
+    CG_SLOT_SCALE_DK,
+    CG_SLOT_SCALE_DV,
+    CG_SLOT_AMAX_DP,
+    CG_SLOT_AMAX_DQ,
+    CG_SLOT_AMAX_DK,
+    CG_SLOT_AMAX_DV,
     CG_SLOT_COUNT,
-    CG_SLOT_BY_VALUE = 100                         /* host scalar owned by the graph */
+    CG_SLOT_BY_VALUE = 100 /* host scalar owned by the graph */
 } cg_slot;
 
-#define CG_MAX_DESC 400
-#define CG_MAX_OPS 64
-#define CG_MAX_VP 64
+#define CG_MAX_DESC    400
+#define CG_MAX_OPS     64
+#define CG_MAX_VP      64
 #define CG_MAX_SCALARS 32
 
 typedef struct {
     const af_cudnn_api *api;
-    cudnnHandle_t handle;               /* tells the graph its device (engines need the SM) */
+    cudnnHandle_t handle; /* tells the graph its device (engines need the SM) */
     cudnnBackendDescriptor_t owned[CG_MAX_DESC];
     int n_owned;
     cudnnBackendDescriptor_t ops[CG_MAX_OPS];
     int n_ops;
-    cudnnBackendDescriptor_t graph;     /* finalized OPERATIONGRAPH, NULL before */
+    cudnnBackendDescriptor_t graph; /* finalized OPERATIONGRAPH, NULL before */
     int64_t next_uid;
-    union { float f; int32_t i; } scalar[CG_MAX_SCALARS];  /* by-value data, stable address */
+    union {
+        float f;
+        int32_t i;
+    } scalar[CG_MAX_SCALARS]; /* by-value data, stable address */
     int n_scalar;
     int64_t vp_uid[CG_MAX_VP];
-    int vp_slot[CG_MAX_VP];             /* cg_slot, or CG_SLOT_BY_VALUE + scalar index */
+    int vp_slot[CG_MAX_VP]; /* cg_slot, or CG_SLOT_BY_VALUE + scalar index */
     int n_vp;
     size_t scratch_bytes[CG_SLOT_COUNT]; /* device scratch the graph needs per slot */
-    char ops_text[512];                 /* "Matmul_MUL_GEN_INDEX..." like FE's tag */
+    char ops_text[512];                  /* "Matmul_MUL_GEN_INDEX..." like FE's tag */
     bool failed;
     char err[1024];
 } af_cg;
@@ -68,8 +99,7 @@ void cg_init(af_cg *g, const af_cudnn_api *api, cudnnHandle_t handle);
 void cg_destroy(af_cg *g);
 
 /* A tensor: dims/strides rank 4. slot < 0: virtual. ragged: offset tensor or NULL. */
-cg_t cg_tensor(af_cg *g, cudnnDataType_t dt, const int64_t dims[4], const int64_t strides[4], int slot,
-               cg_t ragged);
+cg_t cg_tensor(af_cg *g, cudnnDataType_t dt, const int64_t dims[4], const int64_t strides[4], int slot, cg_t ragged);
 /* Virtual tensor with the given dims and strides. */
 cg_t cg_virtual(af_cg *g, cudnnDataType_t dt, const int64_t dims[4], const int64_t strides[4]);
 /* Packed virtual tensor [d0,d1,d2,d3]. */

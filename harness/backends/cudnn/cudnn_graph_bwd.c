@@ -11,7 +11,10 @@
 #ifdef ATTNFUZZ_HAVE_CUDA
 
 static void set4(int64_t a[4], int64_t x0, int64_t x1, int64_t x2, int64_t x3) {
-    a[0] = x0; a[1] = x1; a[2] = x2; a[3] = x3;
+    a[0] = x0;
+    a[1] = x1;
+    a[2] = x2;
+    a[3] = x3;
 }
 
 static cg_t ragged(af_cg *g, const af_sdpa_desc *d, int slot) {

@@ -27,7 +27,10 @@
 #ifdef ATTNFUZZ_HAVE_CUDA
 
 static void set4(int64_t a[4], int64_t x0, int64_t x1, int64_t x2, int64_t x3) {
-    a[0] = x0; a[1] = x1; a[2] = x2; a[3] = x3;
+    a[0] = x0;
+    a[1] = x1;
+    a[2] = x2;
+    a[3] = x3;
 }
 
 /* y = x * k into a new FLOAT virtual shaped [d0,d1,d2,d3]. */
@@ -41,9 +44,9 @@ static cg_t mul(af_cg *g, cg_t x, cg_t k, int64_t d0, int64_t d1, int64_t d2, in
  * the output has fewer heads (GQA dK, dV), T = ADD-reduction of T over each group
  * (FLOAT [b, heads_out, rows, cols]); U = (T * descale_a) * descale_b; C = U * scale_c
  * (the real E4M3 output); Amax_C = AMAX(U), the value before scale_c. */
-static void matmul_fp8(af_cg *g, const af_sdpa_desc *d, cg_t a, cg_t b, cg_t descale_a, cg_t descale_b,
-                       cg_t scale_c, cg_t c, cg_t amax_c, int64_t heads_out, int64_t rows, int64_t cols,
-                       cg_t m_override, cg_t n_override, cg_t k_override) {
+static void matmul_fp8(af_cg *g, const af_sdpa_desc *d, cg_t a, cg_t b, cg_t descale_a, cg_t descale_b, cg_t scale_c,
+                       cg_t c, cg_t amax_c, int64_t heads_out, int64_t rows, int64_t cols, cg_t m_override,
+                       cg_t n_override, cg_t k_override) {
     cg_t t = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, rows, cols);
     cg_matmul(g, a, b, t, m_override, n_override, k_override);
     if (heads_out != d->hq) {
@@ -145,8 +148,7 @@ void af_sdpa_build_bwd_fp8(af_cg *g, const af_sdpa_desc *d) {
     /* dK = dS8^T Q8 (per q head, reduced over the group) */
     cg_t ds8t = af_sdpa_scores_t(g, d, f8);
     cg_reshape(g, ds8, ds8t);
-    matmul_fp8(g, d, ds8t, q, descale_dp, descale_q, scale_dk, dk, amax_dk, d->hk, d->skv, d->dqk, seq_kv, NULL,
-               seq_q);
+    matmul_fp8(g, d, ds8t, q, descale_dp, descale_q, scale_dk, dk, amax_dk, d->hk, d->skv, d->dqk, seq_kv, NULL, seq_q);
     cg_finalize(g);
 }
 

@@ -13,7 +13,10 @@ typedef struct {
 } fwd_io;
 
 static void set4(int64_t a[4], int64_t x0, int64_t x1, int64_t x2, int64_t x3) {
-    a[0] = x0; a[1] = x1; a[2] = x2; a[3] = x3;
+    a[0] = x0;
+    a[1] = x1;
+    a[2] = x2;
+    a[3] = x3;
 }
 
 /* Ragged offset tensors ([b+1,1,1,1] INT32), one per tensor, NULL when not ragged. */
@@ -81,7 +84,8 @@ cg_t af_sdpa_padding_mask(af_cg *g, const af_sdpa_desc *d, cg_t score, cg_t seq_
     cg_t row = vs(g, d, CUDNN_DATA_INT32), col = vs(g, d, CUDNN_DATA_INT32);
     cg_pointwise(g, CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32, score, NULL, NULL, row, 2);
     cg_pointwise(g, CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32, score, NULL, NULL, col, 3);
-    cg_t row_ok = vs(g, d, CUDNN_DATA_BOOLEAN), col_ok = vs(g, d, CUDNN_DATA_BOOLEAN), keep = vs(g, d, CUDNN_DATA_BOOLEAN);
+    cg_t row_ok = vs(g, d, CUDNN_DATA_BOOLEAN), col_ok = vs(g, d, CUDNN_DATA_BOOLEAN),
+         keep = vs(g, d, CUDNN_DATA_BOOLEAN);
     cg_pointwise(g, CUDNN_POINTWISE_CMP_LT, CUDNN_DATA_BOOLEAN, row, seq_q, NULL, row_ok, -1);
     cg_pointwise(g, CUDNN_POINTWISE_CMP_LT, CUDNN_DATA_BOOLEAN, col, seq_kv, NULL, col_ok, -1);
     cg_pointwise(g, CUDNN_POINTWISE_LOGICAL_AND, CUDNN_DATA_BOOLEAN, row_ok, col_ok, NULL, keep, -1);
@@ -192,7 +196,8 @@ void af_sdpa_build_fwd(af_cg *g, const af_sdpa_desc *d) {
     /* softmax with Stats = max + log(sum exp(s - max)) */
     cg_t m = vr(g, d), z = vr(g, d), logz = vr(g, d);
     /* P takes the io type (fp16/bf16) except for fp8, where P stays FLOAT until scale_s */
-    cg_t t = vs(g, d, CUDNN_DATA_FLOAT), e = vs(g, d, CUDNN_DATA_FLOAT), p = vs(g, d, d->fp8 ? CUDNN_DATA_FLOAT : d->io);
+    cg_t t = vs(g, d, CUDNN_DATA_FLOAT), e = vs(g, d, CUDNN_DATA_FLOAT),
+         p = vs(g, d, d->fp8 ? CUDNN_DATA_FLOAT : d->io);
     cg_reduction(g, CUDNN_REDUCE_TENSOR_MAX, s, m);
     cg_pointwise(g, CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, s, m, NULL, t, -1);
     cg_pointwise(g, CUDNN_POINTWISE_EXP, CUDNN_DATA_FLOAT, t, NULL, NULL, e, -1);

@@ -18,35 +18,35 @@
 /* Everything the graph builders need, derived from a case and its layout plan.
  * Strides are [b, h, s, d] in elements of the tensor's buffer. */
 typedef struct {
-    cudnnDataType_t io;                 /* CUDNN_DATA_HALF, _BFLOAT16 or _FP8_E4M3 */
-    bool fp8;                           /* fp8_e4m3 graphs (cudnn-frontend sdpa_fp8 and
+    cudnnDataType_t io; /* CUDNN_DATA_HALF, _BFLOAT16 or _FP8_E4M3 */
+    bool fp8;           /* fp8_e4m3 graphs (cudnn-frontend sdpa_fp8 and
                                            sdpa_fp8_bwd): device scales, E4M3 P, O, dO, dS,
                                            dQ, dK, dV, amax outputs */
     int64_t b, hq, hk, sq, skv, dqk, dv;
-    int64_t str[AF_T_COUNT][4];         /* per tensor id: [b,h,s,d] strides */
-    bool padding;                       /* seq_len tensors + padding mask */
-    bool workaround_padding;            /* padding added for cuDNN <= 9.15.0 bwd (FE does it) */
-    bool ragged;                        /* thd: ragged offset tensors */
-    bool paged;                         /* K/V through a page table (forward only) */
+    int64_t str[AF_T_COUNT][4]; /* per tensor id: [b,h,s,d] strides */
+    bool padding;               /* seq_len tensors + padding mask */
+    bool workaround_padding;    /* padding added for cuDNN <= 9.15.0 bwd (FE does it) */
+    bool ragged;                /* thd: ragged offset tensors */
+    bool paged;                 /* K/V through a page table (forward only) */
     int64_t n_pages, page_size, pages_per_seq;
-    bool has_right;                     /* right bound: keep j <= diag + right */
+    bool has_right; /* right bound: keep j <= diag + right */
     int right;
-    bool has_left;                      /* cuDNN left bound: keep j > diag - left_cudnn */
-    int left_cudnn;                     /* = window_left + 1 (mask_spec.h convention) */
+    bool has_left;  /* cuDNN left bound: keep j > diag - left_cudnn */
+    int left_cudnn; /* = window_left + 1 (mask_spec.h convention) */
     bool bottom_right;
     float scale;
 } af_sdpa_desc;
 
 /* Fill d from the case. Returns 0, or -1 with why when the cudnn backend does not
  * build such a graph (the reason is the backend's, not cuDNN's). */
-int af_sdpa_desc_make(const af_case *c, const af_layout_plan *p, size_t cudnn_version, af_sdpa_desc *d,
-                      char *why, size_t cap);
+int af_sdpa_desc_make(const af_case *c, const af_layout_plan *p, size_t cudnn_version, af_sdpa_desc *d, char *why,
+                      size_t cap);
 
 /* Build and finalize the operation graphs (errors in g->err). */
-void af_sdpa_build_fwd(af_cg *g, const af_sdpa_desc *d);          /* composite (fp8 too) */
-void af_sdpa_build_fwd_unified(af_cg *g, const af_sdpa_desc *d);  /* one SDPA_FWD op */
+void af_sdpa_build_fwd(af_cg *g, const af_sdpa_desc *d);         /* composite (fp8 too) */
+void af_sdpa_build_fwd_unified(af_cg *g, const af_sdpa_desc *d); /* one SDPA_FWD op */
 void af_sdpa_build_bwd(af_cg *g, const af_sdpa_desc *d, bool deterministic);
-void af_sdpa_build_bwd_fp8(af_cg *g, const af_sdpa_desc *d);      /* sdpa_fp8_bwd lowering */
+void af_sdpa_build_bwd_fp8(af_cg *g, const af_sdpa_desc *d); /* sdpa_fp8_bwd lowering */
 
 /* Score modifiers shared by forward and backward: return the masked score tensor. */
 cg_t af_sdpa_padding_mask(af_cg *g, const af_sdpa_desc *d, cg_t score, cg_t seq_q, cg_t seq_kv);

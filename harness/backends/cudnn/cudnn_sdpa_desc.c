@@ -26,8 +26,10 @@ static int fp8_declines(const af_case *c, size_t cudnn_version, char *why, size_
     if (cudnn_version < 90100 || (cudnn_version >= 91000 && cudnn_version < 91001))
         snprintf(why, cap, "fp8_e4m3: cuDNN %zu has no FP8 SDPA (needs >= 9.1.0, not 9.10.0)", cudnn_version);
     else if (c->backward && (c->head_dim_qk != 128 || c->head_dim_v != 128))
-        snprintf(why, cap, "fp8_e4m3 backward: head_dim_qk = head_dim_v = 128 required on SM90 (cudnn-frontend "
-                 "sdpa_fp8_bwd.h; got %d, %d)", c->head_dim_qk, c->head_dim_v);
+        snprintf(why, cap,
+                 "fp8_e4m3 backward: head_dim_qk = head_dim_v = 128 required on SM90 (cudnn-frontend "
+                 "sdpa_fp8_bwd.h; got %d, %d)",
+                 c->head_dim_qk, c->head_dim_v);
     else if (c->head_dim_qk != c->head_dim_v)
         snprintf(why, cap, "fp8_e4m3: cuDNN FP8 SDPA on SM90 needs head_dim_qk = head_dim_v (got %d, %d)",
                  c->head_dim_qk, c->head_dim_v);
@@ -40,7 +42,8 @@ static int fp8_declines(const af_case *c, size_t cudnn_version, char *why, size_
     else if (c->page_size)
         snprintf(why, cap, "fp8_e4m3: paged KV not enabled for the FP8 graph");
     else if (windowed)
-        snprintf(why, cap, "fp8_e4m3: sliding windows not enabled for the FP8 graph (TE's SM90 FP8 masks: none, "
+        snprintf(why, cap,
+                 "fp8_e4m3: sliding windows not enabled for the FP8 graph (TE's SM90 FP8 masks: none, "
                  "causal, padding, padding_causal)");
     else if (aligned_matters && c->align == AF_ALIGN_BOTTOM_RIGHT)
         snprintf(why, cap, "fp8_e4m3: bottom-right causal FP8 SDPA is Blackwell-only in cuDNN");
@@ -49,11 +52,13 @@ static int fp8_declines(const af_case *c, size_t cudnn_version, char *why, size_
     return -1;
 }
 
-int af_sdpa_desc_make(const af_case *c, const af_layout_plan *p, size_t cudnn_version, af_sdpa_desc *d,
-                      char *why, size_t cap) {
+int af_sdpa_desc_make(const af_case *c, const af_layout_plan *p, size_t cudnn_version, af_sdpa_desc *d, char *why,
+                      size_t cap) {
     memset(d, 0, sizeof *d);
-    if (c->dtype == AF_DT_FP16) d->io = CUDNN_DATA_HALF;
-    else if (c->dtype == AF_DT_BF16) d->io = CUDNN_DATA_BFLOAT16;
+    if (c->dtype == AF_DT_FP16)
+        d->io = CUDNN_DATA_HALF;
+    else if (c->dtype == AF_DT_BF16)
+        d->io = CUDNN_DATA_BFLOAT16;
     else if (c->dtype == AF_DT_FP8_E4M3) {
         d->io = CUDNN_DATA_FP8_E4M3;
         d->fp8 = true;

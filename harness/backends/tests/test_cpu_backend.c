@@ -41,8 +41,8 @@
 typedef struct {
     af_case c;
     af_tensors t;
-    af_inputs in;    /* dense logical inputs (exact stored values) */
-    af_outputs out;  /* dense outputs after execute() */
+    af_inputs in;   /* dense logical inputs (exact stored values) */
+    af_outputs out; /* dense outputs after execute() */
     af_run_info info;
 } cpu_run;
 
@@ -84,20 +84,16 @@ static void release(cpu_run *r) {
 }
 
 /* Dense index of (b, h, s, d) in a (B, H, S, D) array. */
-static int64_t di(int H, int S, int D, int b, int h, int s, int d) {
-    return (((int64_t)b * H + h) * S + s) * D + d;
-}
+static int64_t di(int H, int S, int D, int b, int h, int s, int d) { return (((int64_t)b * H + h) * S + s) * D + d; }
 
 /* Store value into logical element (b, h, s, d) of input tensor tid (rounded to storage). */
 static void poke(cpu_run *r, af_tensor_id tid, int b, int h, int s, int d, double value) {
     const af_tensor_view *v = &r->t.plan.view[tid];
-    af_storage_store(v->storage, r->t.buf[v->buffer],
-                     af_layout_offset(&r->t.plan, tid, b, h, s, d), (float)value);
+    af_storage_store(v->storage, r->t.buf[v->buffer], af_layout_offset(&r->t.plan, tid, b, h, s, d), (float)value);
 }
 static double peek(const cpu_run *r, af_tensor_id tid, int b, int h, int s, int d) {
     const af_tensor_view *v = &r->t.plan.view[tid];
-    return af_storage_load(v->storage, r->t.buf[v->buffer],
-                           af_layout_offset(&r->t.plan, tid, b, h, s, d));
+    return af_storage_load(v->storage, r->t.buf[v->buffer], af_layout_offset(&r->t.plan, tid, b, h, s, d));
 }
 
 /* ---- an independent double-precision attention ----------------------------------- */
@@ -145,8 +141,8 @@ static void test_test_mask_agrees_with_spec(void) {
 /* Attention in double on dense inputs q (B,Hq,Sq,Dqk), k (B,Hkv,Skv,Dqk),
  * v (B,Hkv,Skv,Dv). Writes o (B,Hq,Sq,Dv) and lse (B,Hq,Sq) when not NULL, and
  * returns sum over valid rows of dout . o when dout (B,Hq,Sq,Dv) is not NULL. */
-static double ref_attention(const af_case *c, const double *q, const double *k, const double *v,
-                            const double *dout, double *o, double *lse) {
+static double ref_attention(const af_case *c, const double *q, const double *k, const double *v, const double *dout,
+                            double *o, double *lse) {
     int B = c->batch, Hq = c->heads_q, Hkv = c->heads_kv, Sq = c->seqlen_q, Skv = c->seqlen_kv;
     int Dqk = c->head_dim_qk, Dv = c->head_dim_v;
     double scale = (double)af_case_scale(c), f = 0;
@@ -186,8 +182,8 @@ static double ref_attention(const af_case *c, const double *q, const double *k, 
 
 /* Gradient of sum(dO * O) with respect to every valid element of x (one of in->q,
  * in->k, in->v; shape (B, H, S, D)) by central differences in double. */
-static void finite_differences(const af_case *c, af_inputs *in, double *x, int H, int S, int D,
-                               bool kv_side, double *grad) {
+static void finite_differences(const af_case *c, af_inputs *in, double *x, int H, int S, int D, bool kv_side,
+                               double *grad) {
     memset(grad, 0, sizeof(double) * (size_t)c->batch * H * S * D);
     for (int b = 0; b < c->batch; b++) {
         int len = kv_side ? af_case_len_kv(c, b) : af_case_len_q(c, b);
@@ -207,8 +203,8 @@ static void finite_differences(const af_case *c, af_inputs *in, double *x, int H
 }
 
 /* max |a - b| and max |b| over the valid rows of a (B, H, S, D) tensor. */
-static void diff_stats(const af_case *c, bool kv_side, int H, int S, int D, const double *a,
-                       const double *b_, double *max_err, double *max_ref) {
+static void diff_stats(const af_case *c, bool kv_side, int H, int S, int D, const double *a, const double *b_,
+                       double *max_err, double *max_ref) {
     *max_err = 0;
     *max_ref = 0;
     for (int b = 0; b < c->batch; b++) {
@@ -225,8 +221,7 @@ static void diff_stats(const af_case *c, bool kv_side, int H, int S, int D, cons
 }
 
 /* Bitwise equality over the valid rows of two dense (B, H, S, D) tensors. */
-static bool same_bits(const af_case *c, bool kv_side, int H, int S, int D, const double *a,
-                      const double *b_) {
+static bool same_bits(const af_case *c, bool kv_side, int H, int S, int D, const double *a, const double *b_) {
     for (int b = 0; b < c->batch; b++) {
         int len = kv_side ? af_case_len_kv(c, b) : af_case_len_q(c, b);
         for (int h = 0; h < H; h++)
@@ -234,8 +229,7 @@ static bool same_bits(const af_case *c, bool kv_side, int H, int S, int D, const
                 for (int d = 0; d < D; d++) {
                     int64_t idx = di(H, S, D, b, h, s, d);
                     if (memcmp(&a[idx], &b_[idx], sizeof(double)) != 0) {
-                        fprintf(stderr, "differ at b%d h%d s%d d%d: %.17g vs %.17g\n", b, h, s, d,
-                                a[idx], b_[idx]);
+                        fprintf(stderr, "differ at b%d h%d s%d d%d: %.17g vs %.17g\n", b, h, s, d, a[idx], b_[idx]);
                         return false;
                     }
                 }
@@ -248,8 +242,8 @@ static bool same_outputs(const cpu_run *x, const cpu_run *y) {
     const af_case *c = &x->c;
     int Hq = c->heads_q, Hkv = c->heads_kv, Sq = c->seqlen_q, Skv = c->seqlen_kv;
     int Dqk = c->head_dim_qk, Dv = c->head_dim_v;
-    bool ok = same_bits(c, false, Hq, Sq, Dv, x->out.o, y->out.o) &&
-              same_bits(c, false, Hq, Sq, 1, x->out.lse, y->out.lse);
+    bool ok =
+        same_bits(c, false, Hq, Sq, Dv, x->out.o, y->out.o) && same_bits(c, false, Hq, Sq, 1, x->out.lse, y->out.lse);
     if (ok && c->backward)
         ok = same_bits(c, false, Hq, Sq, Dqk, x->out.dq, y->out.dq) &&
              same_bits(c, true, Hkv, Skv, Dqk, x->out.dk, y->out.dk) &&
@@ -309,8 +303,8 @@ static void test_equal_keys_give_mean_of_v(af_backend *be) {
         for (int i = 0; i < c->seqlen_q; i++) {
             double qk = 0;
             for (int d = 0; d < Dqk; d++)
-                qk += r.in.q[di(c->heads_q, c->seqlen_q, Dqk, 0, h, i, d)] *
-                      r.in.k[di(c->heads_kv, n, Dqk, 0, h, 0, d)];
+                qk +=
+                    r.in.q[di(c->heads_q, c->seqlen_q, Dqk, 0, h, i, d)] * r.in.k[di(c->heads_kv, n, Dqk, 0, h, 0, d)];
             double lse = qk * (double)af_case_scale(c) + log((double)n);
             double got_lse = r.out.lse[di(c->heads_q, c->seqlen_q, 1, 0, h, i, 0)];
             CHECK_MSG(fabs(got_lse - lse) <= 1e-5 * fmax(1.0, fabs(lse)), "LSE %g vs %g", got_lse, lse);
@@ -335,10 +329,10 @@ static void test_one_visible_key(af_backend *be) {
     const char *cases[] = {
         "heads = 2\nseqlen = 24\nhead_dim = 32\nmask = causal\nwindow = 0,-1\nbackward = yes\n",
         ("heads = 2\nseqlen_q = 16\nseqlen_kv = 24\nhead_dim = 32\nmask = causal_bottom_right\n"
-        "window = 0,-1\nbackward = yes\ndtype = bf16\n"),
+         "window = 0,-1\nbackward = yes\ndtype = bf16\n"),
         /* no causal bit: window (0, 0) alone pins the diagonal */
         ("heads = 1\nseqlen_q = 20\nseqlen_kv = 12\nhead_dim_qk = 16\nhead_dim_v = 8\nwindow = 0,0\n"
-        "align = bottom_right\nbackward = yes\n"),
+         "align = bottom_right\nbackward = yes\n"),
     };
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         cpu_run r;
@@ -388,9 +382,9 @@ static float to_storage(af_storage st, float x) {
 static void test_follows_the_fp32_recipe(af_backend *be) {
     const char *cases[] = {
         ("dtype = fp16\nheads_q = 2\nheads_kv = 1\nseqlen_q = 5\nseqlen_kv = 9\nhead_dim_qk = 12\nhead_dim_v = 6\n"
-        "mask = causal_bottom_right\nwindow = 5,-1\nbackward = yes\nseed = 31\ndata = normal:2\n"),
+         "mask = causal_bottom_right\nwindow = 5,-1\nbackward = yes\nseed = 31\ndata = normal:2\n"),
         ("dtype = bf16\nheads_q = 2\nheads_kv = 1\nseqlen_q = 7\nseqlen_kv = 7\nhead_dim_qk = 12\nhead_dim_v = 6\n"
-        "mask = none\nbackward = yes\nseed = 32\ndata = normal:2\n"),
+         "mask = none\nbackward = yes\nseed = 32\ndata = normal:2\n"),
     };
     for (size_t ci = 0; ci < 2; ci++) {
         cpu_run r;
@@ -439,7 +433,8 @@ static void test_follows_the_fp32_recipe(af_backend *be) {
                 float o[DV];
                 for (int d = 0; d < DV; d++) {
                     o[d] = to_storage(st, acc[d] / l);
-                    CHECK_MSG(o[d] == (float)r.out.o[di(HQ, Sq, DV, 0, h, i, d)], "case %zu O h%d i%d d%d", ci, h, i, d);
+                    CHECK_MSG(o[d] == (float)r.out.o[di(HQ, Sq, DV, 0, h, i, d)], "case %zu O h%d i%d d%d", ci, h, i,
+                              d);
                     rounding_matters |= o[d] != to_storage(st, acc_exact[d] / l);
                 }
                 float lse = m + af_logf(l);
@@ -498,11 +493,11 @@ static void test_fp8_follows_the_recipe(af_backend *be) {
     CHECK(af_fp8_output_scale(0.0) == 1.0f);
     const char *cases[] = {
         ("dtype = fp8_e4m3\nheads_q = 2\nheads_kv = 1\nseqlen_q = 5\nseqlen_kv = 9\nhead_dim_qk = 16\n"
-        "head_dim_v = 16\nmask = causal_bottom_right\nwindow = 5,-1\nseed = 41\ndata = normal:2\n"),
+         "head_dim_v = 16\nmask = causal_bottom_right\nwindow = 5,-1\nseed = 41\ndata = normal:2\n"),
         ("dtype = fp8_e4m3\nheads_q = 2\nheads_kv = 1\nseqlen_q = 7\nseqlen_kv = 16\nhead_dim_qk = 16\n"
-        "head_dim_v = 16\nmask = none\nseed = 42\ndata = normal:1 outlier_channels:2:8\n"),
+         "head_dim_v = 16\nmask = none\nseed = 42\ndata = normal:1 outlier_channels:2:8\n"),
         ("dtype = fp8_e4m3\nheads_q = 2\nheads_kv = 1\nseqlen_q = 8\nseqlen_kv = 12\nhead_dim_qk = 16\n"
-        "head_dim_v = 16\nmask = causal\nseed = 43\ndata = uniform:0.01\n"),
+         "head_dim_v = 16\nmask = causal\nseed = 43\ndata = uniform:0.01\n"),
     };
     bool rounding_matters = false;
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
@@ -606,8 +601,8 @@ static void test_forward_matches_double_reference(af_backend *be) {
         for (size_t si = 0; si < 2; si++)
             for (size_t mi = 0; mi < sizeof masks / sizeof masks[0]; mi++) {
                 char text[1024];
-                snprintf(text, sizeof text, "%s%s%sseed = %zu\ndata = normal:1.5\n", dtypes[ti], shapes[si],
-                         masks[mi], 100 + mi);
+                snprintf(text, sizeof text, "%s%s%sseed = %zu\ndata = normal:1.5\n", dtypes[ti], shapes[si], masks[mi],
+                         100 + mi);
                 cpu_run r;
                 prepare(&r, text);
                 execute(be, &r);
@@ -630,9 +625,11 @@ static void test_forward_matches_double_reference(af_backend *be) {
                         for (int i = 0; i < af_case_len_q(c, b); i++) {
                             int64_t idx = di(Hq, Sq, 1, b, h, i, 0);
                             double want = lse[idx], got = r.out.lse[idx];
-                            if (isinf(want)) CHECK_MSG(got == want, "%s: LSE %g vs -inf", text, got);
-                            else CHECK_MSG(fabs(got - want) <= 1e-5 * fmax(1.0, fabs(want)),
-                                           "%s: b%d h%d i%d LSE %.9g vs %.9g", text, b, h, i, got, want);
+                            if (isinf(want))
+                                CHECK_MSG(got == want, "%s: LSE %g vs -inf", text, got);
+                            else
+                                CHECK_MSG(fabs(got - want) <= 1e-5 * fmax(1.0, fabs(want)),
+                                          "%s: b%d h%d i%d LSE %.9g vs %.9g", text, b, h, i, got, want);
                         }
                 free(o);
                 free(lse);
@@ -644,11 +641,11 @@ static void test_forward_matches_double_reference(af_backend *be) {
 static void test_backward_matches_finite_differences(af_backend *be) {
     const char *cases[] = {
         ("dtype = fp16\nbatch = 2\nheads_q = 2\nheads_kv = 1\nseqlen_q = 12\nseqlen_kv = 20\nhead_dim_qk = 16\n"
-        "head_dim_v = 8\nmask = padding_causal_bottom_right\nwindow = 5,-1\nseqlens_q = 12,7\n"
-        "seqlens_kv = 20,9\nbackward = yes\nseed = 5\n"),
+         "head_dim_v = 8\nmask = padding_causal_bottom_right\nwindow = 5,-1\nseqlens_q = 12,7\n"
+         "seqlens_kv = 20,9\nbackward = yes\nseed = 5\n"),
         "dtype = bf16\nheads = 2\nseqlen_q = 10\nseqlen_kv = 14\nhead_dim = 16\nbackward = yes\nseed = 6\n",
         ("dtype = fp16\nheads = 1\nseqlen_q = 16\nseqlen_kv = 16\nhead_dim = 24\nmask = causal\nwindow = 4,2\n"
-        "backward = yes\nscale = 0.5\ndata = normal:1 sink:6\nseed = 7\n"),
+         "backward = yes\nscale = 0.5\ndata = normal:1 sink:6\nseed = 7\n"),
     };
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         cpu_run r;
@@ -667,7 +664,12 @@ static void test_backward_matches_finite_differences(af_backend *be) {
         finite_differences(c, &r.in, r.in.v, Hkv, Skv, Dv, true, gv);
         /* fp16: P, dS rounded to 11 bits; bf16: to 8 bits; and every output rounded */
         double tol = c->dtype == AF_DT_FP16 ? 3e-3 : 1.5e-2;
-        struct { const char *name; bool kv; int H, S, D; const double *got, *fd; } t[3] = {
+        struct {
+            const char *name;
+            bool kv;
+            int H, S, D;
+            const double *got, *fd;
+        } t[3] = {
             {"dQ", false, Hq, Sq, Dqk, r.out.dq, gq},
             {"dK", true, Hkv, Skv, Dqk, r.out.dk, gk},
             {"dV", true, Hkv, Skv, Dv, r.out.dv, gv},
@@ -675,8 +677,7 @@ static void test_backward_matches_finite_differences(af_backend *be) {
         for (int k = 0; k < 3; k++) {
             double err, ref;
             diff_stats(c, t[k].kv, t[k].H, t[k].S, t[k].D, t[k].got, t[k].fd, &err, &ref);
-            printf("  case %zu %s: max|fd| %.4g, max err %.3g (%.2g of max)\n", ci, t[k].name, ref, err,
-                   err / ref);
+            printf("  case %zu %s: max|fd| %.4g, max err %.3g (%.2g of max)\n", ci, t[k].name, ref, err, err / ref);
             CHECK_MSG(ref > 1e-3, "case %zu %s: gradient is trivially small", ci, t[k].name);
             CHECK_MSG(err <= tol * ref, "case %zu %s: error %g > %g * %g", ci, t[k].name, err, tol, ref);
         }
@@ -799,8 +800,8 @@ static void test_gqa_equals_replicated_mha(af_backend *be) {
                         }
                         double got = g[di(2, Skv, D, b, hk, j, d)];
                         double tol = 4 * 0x1p-11 * sum_abs + 0x1p-24;
-                        CHECK_MSG(fabs(got - sum) <= tol, "%s b%d hk%d j%d d%d: %g vs %g", t ? "dV" : "dK",
-                                  b, hk, j, d, got, sum);
+                        CHECK_MSG(fabs(got - sum) <= tol, "%s b%d hk%d j%d d%d: %g vs %g", t ? "dV" : "dK", b, hk, j, d,
+                                  got, sum);
                         if (fabs(got - sum) > worst) worst = fabs(got - sum);
                         if (fabs(sum) > biggest) biggest = fabs(sum);
                     }
@@ -815,12 +816,12 @@ static void test_fully_masked_rows(af_backend *be) {
     const char *cases[] = {
         /* bottom right with len_q > len_kv: rows i < len_q - len_kv see nothing */
         ("heads_q = 2\nheads_kv = 1\nseqlen_q = 24\nseqlen_kv = 10\nhead_dim = 16\nmask = causal_bottom_right\n"
-        "backward = yes\nseed = 21\n"),
+         "backward = yes\nseed = 21\n"),
         /* top left window (0, 0) past the last key */
         "heads = 2\nseqlen_q = 24\nseqlen_kv = 10\nhead_dim = 16\nwindow = 0,0\nbackward = yes\ndtype = bf16\n",
         /* a sequence with no keys at all */
         ("batch = 2\nheads = 1\nseqlen = 12\nhead_dim = 8\nmask = padding\nseqlens_q = 12,12\nseqlens_kv = 12,0\n"
-        "backward = yes\n"),
+         "backward = yes\n"),
     };
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         cpu_run r, p;
@@ -869,10 +870,23 @@ static void test_fully_masked_rows(af_backend *be) {
 
 static bool is_poison(af_storage st, const uint8_t *p) {
     switch (st) {
-    case AF_ST_F16: { uint16_t v; memcpy(&v, p, 2); return v == AF_POISON_F16; }
-    case AF_ST_BF16: { uint16_t v; memcpy(&v, p, 2); return v == AF_POISON_BF16; }
-    case AF_ST_E4M3: return *p == AF_POISON_E4M3;
-    case AF_ST_F32: { uint32_t v; memcpy(&v, p, 4); return v == AF_POISON_F32; }
+        case AF_ST_F16: {
+            uint16_t v;
+            memcpy(&v, p, 2);
+            return v == AF_POISON_F16;
+        }
+        case AF_ST_BF16: {
+            uint16_t v;
+            memcpy(&v, p, 2);
+            return v == AF_POISON_BF16;
+        }
+        case AF_ST_E4M3:
+            return *p == AF_POISON_E4M3;
+        case AF_ST_F32: {
+            uint32_t v;
+            memcpy(&v, p, 4);
+            return v == AF_POISON_F32;
+        }
     }
     return false;
 }
@@ -917,7 +931,8 @@ static void check_integrity(af_backend *be, const char *text) {
                             CHECK(off >= 0 && off < elems && !owned[off]);
                             owned[off] = 1;
                             const uint8_t *p = (const uint8_t *)r.t.buf[k] + off * w;
-                            CHECK_MSG(!is_poison(st, p), "%s b%d h%d s%d d%d unwritten", af_tensor_name(tid), b, h, s, d);
+                            CHECK_MSG(!is_poison(st, p), "%s b%d h%d s%d d%d unwritten", af_tensor_name(tid), b, h, s,
+                                      d);
                             double x = af_storage_load(st, r.t.buf[k], off);
                             if (s < len) {
                                 CHECK_MSG(!isnan(x) && (tid == AF_T_LSE || isfinite(x)), "%s b%d h%d s%d d%d = %g",
@@ -925,7 +940,8 @@ static void check_integrity(af_backend *be, const char *text) {
                             } else if (tid == AF_T_LSE) {
                                 CHECK_MSG(isinf(x) && x < 0, "padding LSE b%d h%d s%d = %g", b, h, s, x);
                             } else {
-                                CHECK_MSG(x == 0.0, "padding %s b%d h%d s%d d%d = %g", af_tensor_name(tid), b, h, s, d, x);
+                                CHECK_MSG(x == 0.0, "padding %s b%d h%d s%d d%d = %g", af_tensor_name(tid), b, h, s, d,
+                                          x);
                             }
                         }
             }
@@ -939,8 +955,8 @@ static void check_integrity(af_backend *be, const char *text) {
         for (int64_t e = 0; e < elems; e++) {
             if (owned[e]) continue;
             size_t at = AF_GUARD_BYTES + (size_t)e * (size_t)w;
-            CHECK_MSG(memcmp(now + at, before[k] + at, (size_t)w) == 0, "buffer %s element %lld (not an output) changed",
-                      af_buffer_name((af_buffer_id)k), (long long)e);
+            CHECK_MSG(memcmp(now + at, before[k] + at, (size_t)w) == 0,
+                      "buffer %s element %lld (not an output) changed", af_buffer_name((af_buffer_id)k), (long long)e);
         }
         free(owned);
         free(before[k]);

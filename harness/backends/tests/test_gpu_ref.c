@@ -154,7 +154,7 @@ static void random_case(uint64_t *rng, af_case *c) {
         c->window_right = pick(rng, 3) ? -1 : pick(rng, 80);
         c->backward = pick(rng, 4) != 0;
         c->layout = (af_layout)pick(rng, 3); /* bshd, sbhd, bhsd */
-        if (pick(rng, 3) == 0) { /* per-sequence lengths, some empty or short */
+        if (pick(rng, 3) == 0) {             /* per-sequence lengths, some empty or short */
             c->has_seqlens = true;
             for (int b = 0; b < c->batch; b++) {
                 c->seqlens_q[b] = pick(rng, 5) ? pick(rng, c->seqlen_q + 1) : c->seqlen_q;
@@ -229,8 +229,8 @@ int main(void) {
         run_case(cpu, label, &c, &st);
     }
     cpu->destroy(cpu);
-    printf("test_gpu_ref: %d cases compared (%lld elements, %lld NaN in both), %d declined, %d differ\n",
-           st.compared, st.elements, st.nans, st.declined, st.failed);
+    printf("test_gpu_ref: %d cases compared (%lld elements, %lld NaN in both), %d declined, %d differ\n", st.compared,
+           st.elements, st.nans, st.declined, st.failed);
     CHECK_MSG(st.failed == 0, "%d cases differ", st.failed);
     CHECK(st.compared > 0);
     CHECK_DONE("test_gpu_ref");

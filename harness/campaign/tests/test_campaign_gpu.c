@@ -203,7 +203,7 @@ int main(void) {
     CHECK_MSG(af_session_open_ex(&s, NULL, &fake, "", "", 0, why, sizeof why) == 0, "%s", why);
     CHECK(s.isolated);
     CHECK(s.default_deadline_s == AF_DEADLINE_GPU_S);
-    CHECK(!s.limits.backward);   /* declined in the child, seen here */
+    CHECK(!s.limits.backward); /* declined in the child, seen here */
     CHECK(s.limits.max_cp == 1);
     CHECK(strcmp(s.backend_name, "test:fake_gpu") == 0);
 

@@ -28,7 +28,7 @@ static const char *jc_ws(const char *p) {
 static const char *jc_string(const char *p) {
     if (*p++ != '"') return NULL;
     while (*p != '"') {
-        if ((unsigned char)*p < 0x20) return NULL;   /* raw control characters are not JSON */
+        if ((unsigned char)*p < 0x20) return NULL; /* raw control characters are not JSON */
         if (*p == '\\') {
             p++;
             if (*p == 'u') {
@@ -114,7 +114,7 @@ static int check_html_images(const char *html, unsigned w[], unsigned h[], int c
         p += strlen(tag);
         const char *end = strchr(p, '"');
         CHECK(end && (end - p) % 4 == 0 && end - p >= 32);
-        unsigned char head[24];   /* signature + IHDR length, type, width, height */
+        unsigned char head[24]; /* signature + IHDR length, type, width, height */
         for (int i = 0; i < 8; i++) {
             int v = 0;
             for (int j = 0; j < 4; j++) {
@@ -162,7 +162,7 @@ static void populate(const char *dir, char buckets[2][AF_BUCKET_ID_LEN + 1]) {
     /* a detail with every character the formats must escape */
     af_verdict leak = make_verdict(AF_V_LEAK, AF_T_O, "K row 3 -> O row 9 <&> \"q\" 'a' \\ \ttab\x01");
     unsigned char cells[3 * 5] = {0};
-    cells[1 * 5 + 4] = AF_LEAK_CHANGED;   /* output row 1 moved by hidden set 4 */
+    cells[1 * 5 + 4] = AF_LEAK_CHANGED; /* output row 1 moved by hidden set 4 */
     cells[0] = AF_LEAK_VISIBLE | AF_LEAK_CHANGED;
     char rows[3][AF_LEAK_LABEL] = {"O b0 h0 r0", "O b0 h0 r<9>", "O b0 h0 r15"};
     char cols[5][AF_LEAK_LABEL] = {"s0", "s1", "s2", "s3", "K/V rows 12..13 (left of window)"};
@@ -225,10 +225,10 @@ int main(void) {
     CHECK(strstr(sarif, "\"version\":\"2.1.0\"") != NULL);
     CHECK(strstr(sarif, "\"$schema\":\"https://json.schemastore.org/sarif-2.1.0.json\"") != NULL);
     CHECK(strstr(sarif, "\"runs\":[{\"tool\":{\"driver\":{\"name\":\"attnfuzz\",\"rules\":[") != NULL);
-    CHECK(count_of(sarif, "{\"id\":\"") == AF_V_COUNT - 1);   /* a rule per kind but pass */
+    CHECK(count_of(sarif, "{\"id\":\"") == AF_V_COUNT - 1); /* a rule per kind but pass */
     CHECK(strstr(sarif, "{\"id\":\"leak\",\"shortDescription\":{\"text\":") != NULL);
     CHECK(count_of(sarif, "\"ruleId\":") == 2);
-    CHECK(strstr(sarif, "\"ruleId\":\"leak\",\"ruleIndex\":4,") != NULL);      /* rules[4] is leak */
+    CHECK(strstr(sarif, "\"ruleId\":\"leak\",\"ruleIndex\":4,") != NULL); /* rules[4] is leak */
     CHECK(strstr(sarif, "\"ruleId\":\"mismatch\",\"ruleIndex\":0,") != NULL);
     CHECK(count_of(sarif, "\"level\":\"error\",\"message\":{\"text\":") == 2);
     CHECK(count_of(sarif, "\"locations\":[{\"physicalLocation\":{\"artifactLocation\":{\"uri\":\"findings/") == 2);
@@ -260,9 +260,9 @@ int main(void) {
     CHECK(strncmp(html, "<!DOCTYPE html>", 15) == 0 && strstr(html, "</html>") != NULL);
     CHECK(strstr(html, "<style>") != NULL && strstr(html, "<link") == NULL && strstr(html, "<script") == NULL);
     unsigned iw[4], ih[4];
-    CHECK(check_html_images(html, iw, ih, 4) == 2);   /* the heatmap and the leak matrix */
-    CHECK(iw[0] == 2 && ih[0] == 4);   /* mismatch first: heatmap 4 x 2 cells, 1 px each */
-    CHECK(iw[1] == 5 && ih[1] == 3);   /* leak 3 x 5 */
+    CHECK(check_html_images(html, iw, ih, 4) == 2); /* the heatmap and the leak matrix */
+    CHECK(iw[0] == 2 && ih[0] == 4);                /* mismatch first: heatmap 4 x 2 cells, 1 px each */
+    CHECK(iw[1] == 5 && ih[1] == 3);                /* leak 3 x 5 */
     CHECK(strstr(html, "\" width=\"48\" height=\"96\" alt=\"error heatmap\"") != NULL);
     CHECK(strstr(html, "\" width=\"120\" height=\"72\" alt=\"leak matrix\"") != NULL);
     CHECK(count_of(html, "<section ") == 2);
@@ -304,7 +304,10 @@ int main(void) {
     CHECK(strstr(es, "\"results\":[]") != NULL);
     CHECK(strstr(ex, "tests=\"0\" failures=\"0\"") != NULL && count_of(ex, "<testcase") == 0);
     CHECK(strstr(eh, "No findings.") != NULL);
-    free(ej); free(es); free(ex); free(eh);
+    free(ej);
+    free(es);
+    free(ex);
+    free(eh);
 
     /* the checker itself rejects broken JSON */
     CHECK(!json_ok("{\"a\":1") && !json_ok("{\"a\":\"x}") && !json_ok("[1,]") && !json_ok("{\"a\":nan}"));

@@ -45,7 +45,8 @@ static bool check_roundtrip(const af_case *input, const char *name) {
 
 /* A hand-made case within the limits: it must come back exactly. */
 static void check_exact(const af_case *c, const char *name) {
-    CHECK_MSG(check_roundtrip(c, name), "%s: repair changed the case (the test should build one within the limits)", name);
+    CHECK_MSG(check_roundtrip(c, name), "%s: repair changed the case (the test should build one within the limits)",
+              name);
 }
 
 static int cmp_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -95,7 +96,8 @@ static void thin_case(af_case *c) {
 int main(void) {
     unsetenv("ATTNFUZZ_MAX_WORK"); /* af_fuzz_limits_default reads it */
     corpus_counts n = {0, 0, 0, 0, 0};
-    static const char *const dirs[] = {"corpora/seed", "corpora/gpu", "corpora/gpu-long", "corpora/regression", "ci/tests/cases"};
+    static const char *const dirs[] = {"corpora/seed", "corpora/gpu", "corpora/gpu-long", "corpora/regression",
+                                       "ci/tests/cases"};
     for (size_t k = 0; k < sizeof dirs / sizeof dirs[0]; k++) roundtrip_dir(dirs[k], &n);
     printf("%d corpus cases round trip, %d of them repaired first (%d with page_tail = nan, %d with a backend, %d "
            "with an engine)\n",

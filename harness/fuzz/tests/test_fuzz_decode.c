@@ -109,8 +109,8 @@ int main(void) {
             0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x06, 0x01, 0x08, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02,
             0x00, 0x03, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x85, 0x00, 0x82};
         CHECK(af_fuzz_decode(oom, sizeof oom, &lim, &c) == 0 || valid(&c));
-        CHECK_MSG(c.page_size <= 16 && buffer_elems(&c) <= MAX_BUFFER_ELEMS, "page_size %d, %lld elements",
-                  c.page_size, (long long)buffer_elems(&c));
+        CHECK_MSG(c.page_size <= 16 && buffer_elems(&c) <= MAX_BUFFER_ELEMS, "page_size %d, %lld elements", c.page_size,
+                  (long long)buffer_elems(&c));
     }
 
     /* 10k random byte strings: all valid, within the budget; round trip; prefixes. */
@@ -229,7 +229,8 @@ int main(void) {
     printf("mutations: %d of %d changed one field, %d at most three\n", one_line, total, few);
     CHECK_MSG(one_line * 2 >= total, "only %d of %d mutations changed one field", one_line, total);
     CHECK_MSG(few * 10 >= total * 8, "only %d of %d mutations changed at most three fields", few, total);
-    for (int m2 = 0; m2 < AF_MUT_COUNT - 1; m2++) CHECK_MSG(used[m2] > 0, "mutation %s never used", af_fuzz_mutation_name(m2));
+    for (int m2 = 0; m2 < AF_MUT_COUNT - 1; m2++)
+        CHECK_MSG(used[m2] > 0, "mutation %s never used", af_fuzz_mutation_name(m2));
 
     /* Same seed, same mutation. */
     uint8_t a1[AF_FUZZ_MAX_ENCODED] = {1, 2, 3, 4, 5, 6, 7, 8}, a2[AF_FUZZ_MAX_ENCODED] = {1, 2, 3, 4, 5, 6, 7, 8};

@@ -21,11 +21,11 @@
 #include "util/check.h"
 #include "util/hash.h"
 
-#define GOLDEN_PATH "harness/fuzz/tests/golden_decode.txt"
-#define N_RANDOM 2000
+#define GOLDEN_PATH      "harness/fuzz/tests/golden_decode.txt"
+#define N_RANDOM         2000
 #define GOLDEN_MAX_INPUT 600
-#define MUTATE_CAP 512 /* a fixed capacity, independent of AF_FUZZ_MAX_ENCODED */
-#define LINE_MAX_CHARS 512
+#define MUTATE_CAP       512 /* a fixed capacity, independent of AF_FUZZ_MAX_ENCODED */
+#define LINE_MAX_CHARS   512
 
 /* The test's own generator (splitmix64), so the inputs do not depend on the code under test. */
 static uint64_t golden_next(uint64_t *state) {
@@ -41,17 +41,26 @@ static uint32_t low32(uint64_t h) { return (uint32_t)(h ^ (h >> 32)); }
 static void limits_variant(int which, af_fuzz_limits *l) {
     af_fuzz_limits_default(l);
     switch (which) {
-    case 1: l->max_cp = 1; l->mxfp8_backward = false; break;
-    case 2:
-        l->dtype_mask = 1u << AF_DT_BF16;
-        l->backward = false;
-        l->max_cp = 1;
-        l->paged = false;
-        l->ragged = false;
-        break;
-    case 3: l->max_work = 1e9; break;
-    case 4: l->max_work = 1024; l->fp8_backward = false; break;
-    default: break;
+        case 1:
+            l->max_cp = 1;
+            l->mxfp8_backward = false;
+            break;
+        case 2:
+            l->dtype_mask = 1u << AF_DT_BF16;
+            l->backward = false;
+            l->max_cp = 1;
+            l->paged = false;
+            l->ragged = false;
+            break;
+        case 3:
+            l->max_work = 1e9;
+            break;
+        case 4:
+            l->max_work = 1024;
+            l->fp8_backward = false;
+            break;
+        default:
+            break;
     }
 }
 
@@ -96,9 +105,12 @@ static void random_line(int i, uint64_t *rng, char *line, size_t cap) {
     static const uint8_t edges[] = {0, 1, 2, 0x7f, 0x80, 0x81, 0xfe, 0xff};
     for (size_t k = 0; k < n; k++) {
         uint64_t r = golden_next(rng);
-        if (shape == 1 && k >= 23) in[k] = (r & 7) == 0 ? (uint8_t)(r >> 8) : 0;
-        else if (shape == 2) in[k] = edges[r % 8];
-        else in[k] = (uint8_t)(r >> 24);
+        if (shape == 1 && k >= 23)
+            in[k] = (r & 7) == 0 ? (uint8_t)(r >> 8) : 0;
+        else if (shape == 2)
+            in[k] = edges[r % 8];
+        else
+            in[k] = (uint8_t)(r >> 24);
     }
     int lim_id = i % 5;
     af_fuzz_limits lim;
@@ -190,14 +202,13 @@ static void file_line(const char *path, char *line, size_t cap) {
     size_t m = af_fuzz_encode(&c, enc, sizeof enc);
     af_case d;
     int rc2 = af_fuzz_decode(enc, m, &big, &d);
-    snprintf(line, cap, "%s raw rc%d %016llx enc %zu %016llx decoded rc%d %016llx", path, rc,
-             (unsigned long long)h_raw, m, (unsigned long long)af_fnv1a64(enc, m), rc2,
-             (unsigned long long)text_hash(&d));
+    snprintf(line, cap, "%s raw rc%d %016llx enc %zu %016llx decoded rc%d %016llx", path, rc, (unsigned long long)h_raw,
+             m, (unsigned long long)af_fnv1a64(enc, m), rc2, (unsigned long long)text_hash(&d));
 }
 
 typedef struct {
-    FILE *out;         /* --write: the new golden file */
-    char **expected;   /* else: the golden lines */
+    FILE *out;       /* --write: the new golden file */
+    char **expected; /* else: the golden lines */
     int n_expected;
     int n_lines;
     int mismatches;

@@ -63,76 +63,76 @@ extern "C" {
 #endif
 
 /* ---- status codes of supports() and run() ---------------------------------------- */
-#define AF_PLUGIN_OK 0        /* supported / ran                                     */
-#define AF_PLUGIN_DECLINE 1   /* cannot serve this problem; why = one-line reason    */
-#define AF_PLUGIN_ERROR 2     /* failed while running (API error, bad status)        */
-#define AF_PLUGIN_CRASH 3     /* state is suspect (sticky device error); stop using  */
-#define AF_PLUGIN_RESOURCE 4  /* out of memory, workspace over budget                */
+#define AF_PLUGIN_OK       0 /* supported / ran                                     */
+#define AF_PLUGIN_DECLINE  1 /* cannot serve this problem; why = one-line reason    */
+#define AF_PLUGIN_ERROR    2 /* failed while running (API error, bad status)        */
+#define AF_PLUGIN_CRASH    3 /* state is suspect (sticky device error); stop using  */
+#define AF_PLUGIN_RESOURCE 4 /* out of memory, workspace over budget                */
 
 /* ---- info ------------------------------------------------------------------------ */
 #define AF_PLUGIN_DETERMINISTIC (1u << 0) /* the same inputs give the same bits      */
-#define AF_PLUGIN_WANTS_DEVICE (1u << 1)  /* wants GPU (CUDA device) buffers         */
-#define AF_PLUGIN_PLANTED (1u << 2)       /* carries a deliberate bug (self-test)    */
+#define AF_PLUGIN_WANTS_DEVICE  (1u << 1) /* wants GPU (CUDA device) buffers         */
+#define AF_PLUGIN_PLANTED       (1u << 2) /* carries a deliberate bug (self-test)    */
 
 typedef struct {
-    uint32_t abi_version;     /* ATTNFUZZ_PLUGIN_ABI_VERSION                          */
-    uint32_t flags;           /* AF_PLUGIN_DETERMINISTIC | ...                        */
-    const char *name;         /* backend name when found on the plugin path, e.g.
+    uint32_t abi_version;    /* ATTNFUZZ_PLUGIN_ABI_VERSION                          */
+    uint32_t flags;          /* AF_PLUGIN_DETERMINISTIC | ...                        */
+    const char *name;        /* backend name when found on the plugin path, e.g.
                                  "mykernel" or "planted:window_off_by_one"; no spaces */
-    const char *description;  /* one line                                             */
+    const char *description; /* one line                                             */
 } af_plugin_info;
 
 /* ---- the problem ----------------------------------------------------------------- */
-#define AF_PLUGIN_DTYPE_FP16 0
-#define AF_PLUGIN_DTYPE_BF16 1
+#define AF_PLUGIN_DTYPE_FP16     0
+#define AF_PLUGIN_DTYPE_BF16     1
 #define AF_PLUGIN_DTYPE_FP8_E4M3 2 /* per-tensor scaling: logical = stored * descale  */
-#define AF_PLUGIN_DTYPE_MXFP8 3    /* E4M3 + one E8M0 scale per 32 (see mx_scale)     */
+#define AF_PLUGIN_DTYPE_MXFP8    3 /* E4M3 + one E8M0 scale per 32 (see mx_scale)     */
 
-#define AF_PLUGIN_MASK_NONE 0
-#define AF_PLUGIN_MASK_CAUSAL 1
-#define AF_PLUGIN_ALIGN_TOP_LEFT 0
+#define AF_PLUGIN_MASK_NONE          0
+#define AF_PLUGIN_MASK_CAUSAL        1
+#define AF_PLUGIN_ALIGN_TOP_LEFT     0
 #define AF_PLUGIN_ALIGN_BOTTOM_RIGHT 1
 
 /* problem flags */
 #define AF_PLUGIN_BACKWARD (1u << 0) /* compute dQ, dK, dV too                        */
-#define AF_PLUGIN_PADDED (1u << 1)   /* per-sequence lengths differ from the maxima    */
-#define AF_PLUGIN_RAGGED (1u << 2)   /* thd: sequences packed, token_start arrays set  */
-#define AF_PLUGIN_PAGED (1u << 3)    /* K and V live in pages (page_table set)         */
+#define AF_PLUGIN_PADDED   (1u << 1) /* per-sequence lengths differ from the maxima    */
+#define AF_PLUGIN_RAGGED   (1u << 2) /* thd: sequences packed, token_start arrays set  */
+#define AF_PLUGIN_PAGED    (1u << 3) /* K and V live in pages (page_table set)         */
 
 typedef struct {
-    int32_t dtype;                  /* AF_PLUGIN_DTYPE_*                               */
+    int32_t dtype; /* AF_PLUGIN_DTYPE_*                               */
     int32_t batch, heads_q, heads_kv;
-    int32_t seqlen_q, seqlen_kv;    /* maxima                                          */
+    int32_t seqlen_q, seqlen_kv; /* maxima                                          */
     int32_t head_dim_qk, head_dim_v;
-    const int32_t *seqlens_q;       /* (batch) actual lengths, host memory, always set */
-    const int32_t *seqlens_kv;      /* (batch)                                         */
-    int32_t mask;                   /* AF_PLUGIN_MASK_*                                */
-    int32_t align;                  /* AF_PLUGIN_ALIGN_*                               */
-    int32_t window_left;            /* -1 = unbounded                                  */
-    int32_t window_right;           /* -1 = unbounded                                  */
-    float scale;                    /* multiplies Q K^T; fp32 as the kernel gets it    */
-    uint32_t flags;                 /* AF_PLUGIN_BACKWARD | ...                        */
-    const char *layout;             /* "bshd" | "sbhd" | "bhsd" | "thd" (informative:
+    const int32_t *seqlens_q;  /* (batch) actual lengths, host memory, always set */
+    const int32_t *seqlens_kv; /* (batch)                                         */
+    int32_t mask;              /* AF_PLUGIN_MASK_*                                */
+    int32_t align;             /* AF_PLUGIN_ALIGN_*                               */
+    int32_t window_left;       /* -1 = unbounded                                  */
+    int32_t window_right;      /* -1 = unbounded                                  */
+    float scale;               /* multiplies Q K^T; fp32 as the kernel gets it    */
+    uint32_t flags;            /* AF_PLUGIN_BACKWARD | ...                        */
+    const char *layout;        /* "bshd" | "sbhd" | "bhsd" | "thd" (informative:
                                        the strides below are the truth)                */
-    const char *packing;            /* "separate" | "kv" | "qkv"                       */
+    const char *packing;       /* "separate" | "kv" | "qkv"                       */
 } af_plugin_problem;
 
 /* ---- the tensors ----------------------------------------------------------------- */
-#define AF_PLUGIN_STORAGE_F16 0
+#define AF_PLUGIN_STORAGE_F16  0
 #define AF_PLUGIN_STORAGE_BF16 1
-#define AF_PLUGIN_STORAGE_E4M3 2   /* OCP FP8 E4M3FN                                   */
-#define AF_PLUGIN_STORAGE_F32 3
+#define AF_PLUGIN_STORAGE_E4M3 2 /* OCP FP8 E4M3FN                                   */
+#define AF_PLUGIN_STORAGE_F32  3
 
 /* Index into af_plugin_tensors.t */
-#define AF_PLUGIN_Q 0
-#define AF_PLUGIN_K 1
-#define AF_PLUGIN_V 2
-#define AF_PLUGIN_O 3
-#define AF_PLUGIN_LSE 4
-#define AF_PLUGIN_DO 5
-#define AF_PLUGIN_DQ 6
-#define AF_PLUGIN_DK 7
-#define AF_PLUGIN_DV 8
+#define AF_PLUGIN_Q       0
+#define AF_PLUGIN_K       1
+#define AF_PLUGIN_V       2
+#define AF_PLUGIN_O       3
+#define AF_PLUGIN_LSE     4
+#define AF_PLUGIN_DO      5
+#define AF_PLUGIN_DQ      6
+#define AF_PLUGIN_DK      7
+#define AF_PLUGIN_DV      8
 #define AF_PLUGIN_TENSORS 9
 
 /* Where logical element (b, h, s, d) of a tensor lives, in elements from data:
@@ -144,13 +144,13 @@ typedef struct {
  * are host memory, or device memory when the plugin declared AF_PLUGIN_WANTS_DEVICE.
  * Packed tensors (kv, qkv packing) share one buffer: e.g. K and V interleaved. */
 typedef struct {
-    void *data;                 /* element (0,0,0,0); NULL when absent (dO, dQ, dK,
+    void *data;           /* element (0,0,0,0); NULL when absent (dO, dQ, dK,
                                    dV of a forward-only problem)                     */
-    void *buffer;               /* start of the buffer the tensor lives in           */
-    int64_t buffer_elems;       /* the buffer holds [buffer, buffer + buffer_elems)  */
-    int32_t storage;            /* AF_PLUGIN_STORAGE_*                               */
-    int32_t B, H, S, D;         /* logical shape, S = maximum length                 */
-    int64_t stride_b;           /* elements; unused when ragged; page stride if paged */
+    void *buffer;         /* start of the buffer the tensor lives in           */
+    int64_t buffer_elems; /* the buffer holds [buffer, buffer + buffer_elems)  */
+    int32_t storage;      /* AF_PLUGIN_STORAGE_*                               */
+    int32_t B, H, S, D;   /* logical shape, S = maximum length                 */
+    int64_t stride_b;     /* elements; unused when ragged; page stride if paged */
     int64_t stride_h;
     int64_t stride_s;           /* token stride                                      */
     const int64_t *token_start; /* ragged: (B + 1) first packed token of each sequence
@@ -158,7 +158,7 @@ typedef struct {
     const int32_t *page_table;  /* paged: (B, pages_per_seq) physical pages; else NULL */
     int32_t page_size;          /* paged: tokens per page; else 0                    */
     int32_t pages_per_seq;
-    float descale;              /* fp8_e4m3: logical = stored * descale; else 1.
+    float descale; /* fp8_e4m3: logical = stored * descale; else 1.
                                    Inputs Q, K, V (and dO): read as stored * descale.
                                    O of fp8_e4m3 is an E4M3 output (storage says so):
                                    write e4m3(O / descale), descale a power of two
@@ -185,19 +185,17 @@ typedef const af_plugin_info *(*af_plugin_info_fn)(void);
 /* AF_PLUGIN_OK, or AF_PLUGIN_DECLINE with a one-line reason in why (cap bytes). */
 typedef int (*af_plugin_supports_fn)(const af_plugin_problem *p, char *why, size_t cap);
 /* Runs forward (and backward); returns an AF_PLUGIN_* status, why on failure. */
-typedef int (*af_plugin_run_fn)(const af_plugin_problem *p, const af_plugin_tensors *t,
-                                char *why, size_t cap);
+typedef int (*af_plugin_run_fn)(const af_plugin_problem *p, const af_plugin_tensors *t, char *why, size_t cap);
 
 #define AF_PLUGIN_SYM_ABI_VERSION "attnfuzz_plugin_abi_version"
-#define AF_PLUGIN_SYM_INFO "attnfuzz_plugin_info"
-#define AF_PLUGIN_SYM_SUPPORTS "attnfuzz_plugin_supports"
-#define AF_PLUGIN_SYM_RUN "attnfuzz_plugin_run"
+#define AF_PLUGIN_SYM_INFO        "attnfuzz_plugin_info"
+#define AF_PLUGIN_SYM_SUPPORTS    "attnfuzz_plugin_supports"
+#define AF_PLUGIN_SYM_RUN         "attnfuzz_plugin_run"
 
 AF_PLUGIN_EXPORT uint32_t attnfuzz_plugin_abi_version(void);
 AF_PLUGIN_EXPORT const af_plugin_info *attnfuzz_plugin_info(void);
 AF_PLUGIN_EXPORT int attnfuzz_plugin_supports(const af_plugin_problem *p, char *why, size_t cap);
-AF_PLUGIN_EXPORT int attnfuzz_plugin_run(const af_plugin_problem *p, const af_plugin_tensors *t,
-                                         char *why, size_t cap);
+AF_PLUGIN_EXPORT int attnfuzz_plugin_run(const af_plugin_problem *p, const af_plugin_tensors *t, char *why, size_t cap);
 
 #ifdef __cplusplus
 }

@@ -32,8 +32,8 @@ void probe_note(probe_ctx *x, const char *fmt, const char *arg) {
     snprintf(x->st->notes + len, sizeof x->st->notes - len, fmt, arg);
 }
 
-void probe_finding(probe_ctx *x, af_verdict_kind kind, af_tensor_id t, int b, int h, int row, int col,
-                   double before, double after, double tol, const char *detail) {
+void probe_finding(probe_ctx *x, af_verdict_kind kind, af_tensor_id t, int b, int h, int row, int col, double before,
+                   double after, double tol, const char *detail) {
     af_finding f = af_finding_at(kind, t, b, h, row, t == AF_T_LSE ? -1 : col, detail);
     f.kernel_value = after;
     f.baseline_value = before;
@@ -56,8 +56,8 @@ bool probe_same_bits(const af_tensors *a, const af_tensors *b, af_tensor_id id, 
                   (size_t)n) == 0;
 }
 
-bool probe_moved(const probe_ctx *x, const af_tensors *a, const af_tensors *b, af_tensor_id id, int64_t off,
-                 double *va, double *vb) {
+bool probe_moved(const probe_ctx *x, const af_tensors *a, const af_tensors *b, af_tensor_id id, int64_t off, double *va,
+                 double *vb) {
     *va = probe_load(a, id, off);
     *vb = probe_load(b, id, off);
     if (x->exact) return !probe_same_bits(a, b, id, off);
@@ -124,10 +124,14 @@ bool probe_has_hidden_keys(const probe_ctx *x, int i) {
 
 double probe_storage_max(af_storage st) {
     switch (st) {
-    case AF_ST_F16: return 65504.0;
-    case AF_ST_BF16: return 3.3895313892515355e38;
-    case AF_ST_E4M3: return 448.0;
-    case AF_ST_F32: return 3.4028234663852886e38;
+        case AF_ST_F16:
+            return 65504.0;
+        case AF_ST_BF16:
+            return 3.3895313892515355e38;
+        case AF_ST_E4M3:
+            return 448.0;
+        case AF_ST_F32:
+            return 3.4028234663852886e38;
     }
     return 1.0;
 }

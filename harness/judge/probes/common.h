@@ -34,7 +34,9 @@
 /* splitmix64's finaliser: the probes' hash of a seed or counter. */
 uint64_t af_probe_hash(uint64_t x);
 
-typedef struct { uint64_t key, counter; } probe_rng;
+typedef struct {
+    uint64_t key, counter;
+} probe_rng;
 
 uint64_t probe_rng_next(probe_rng *r);
 int probe_rng_below(probe_rng *r, int n); /* uniform in [0, n); 0 when n <= 1 */
@@ -48,12 +50,12 @@ typedef struct {
     af_verdict *v;
     af_probe_stats *st;
     af_mask_rule rule;
-    int group;               /* heads_q / heads_kv */
+    int group; /* heads_q / heads_kv */
     probe_rng rng;
-    int fb, fh, fg;          /* focus: sequence, query head, its kv head */
-    bool exact;              /* compare bits (deterministic backend) */
-    double tol[AF_T_COUNT];  /* allowed run-to-run |difference| when !exact */
-    bool stop;               /* a run crashed: the process state is suspect */
+    int fb, fh, fg;         /* focus: sequence, query head, its kv head */
+    bool exact;             /* compare bits (deterministic backend) */
+    double tol[AF_T_COUNT]; /* allowed run-to-run |difference| when !exact */
+    bool stop;              /* a run crashed: the process state is suspect */
 } probe_ctx;
 
 /* The judged outputs, forward first: O, LSE (forward), then dQ, dK, dV (backward). */
@@ -83,8 +85,8 @@ void probe_note(probe_ctx *x, const char *fmt, const char *arg);
 
 /* Add a finding to the verdict: kernel_value = after (the probe run's value),
  * baseline_value = before (the judged run's), allowed = tol. */
-void probe_finding(probe_ctx *x, af_verdict_kind kind, af_tensor_id t, int b, int h, int row, int col,
-                   double before, double after, double tol, const char *detail);
+void probe_finding(probe_ctx *x, af_verdict_kind kind, af_tensor_id t, int b, int h, int row, int col, double before,
+                   double after, double tol, const char *detail);
 
 /* ---- element access and comparison ------------------------------------------------- */
 
@@ -98,8 +100,8 @@ double probe_load(const af_tensors *t, af_tensor_id id, int64_t off);
 bool probe_same_bits(const af_tensors *a, const af_tensors *b, af_tensor_id id, int64_t off);
 /* Did element off of tensor id move between runs a and b by more than run-to-run
  * noise explains? *va, *vb receive the two logical values. */
-bool probe_moved(const probe_ctx *x, const af_tensors *a, const af_tensors *b, af_tensor_id id, int64_t off,
-                 double *va, double *vb);
+bool probe_moved(const probe_ctx *x, const af_tensors *a, const af_tensors *b, af_tensor_id id, int64_t off, double *va,
+                 double *vb);
 
 /* ---- extra runs ---------------------------------------------------------------------- */
 

@@ -20,8 +20,7 @@ typedef struct {
     long long n_differ;
 } bits_diff;
 
-static void compare_runs(const probe_ctx *x, const af_tensors *a, const af_tensors *b, double *spread,
-                         bits_diff *bd) {
+static void compare_runs(const probe_ctx *x, const af_tensors *a, const af_tensors *b, double *spread, bits_diff *bd) {
     for (int k = 0; k < n_outs(x->c); k++) {
         af_tensor_id id = probe_outputs[k];
         const af_tensor_view *w = &a->plan.view[id];
@@ -32,8 +31,10 @@ static void compare_runs(const probe_ctx *x, const af_tensors *a, const af_tenso
                         int64_t off = offset_of(a, id, bb, h, s, d);
                         if (probe_same_bits(a, b, id, off)) continue;
                         double va = probe_load(a, id, off), vb = probe_load(b, id, off), diff;
-                        if (isnan(va) || isnan(vb)) diff = isnan(va) && isnan(vb) ? 0 : INFINITY;
-                        else diff = va == vb ? 0 : fabs(va - vb);
+                        if (isnan(va) || isnan(vb))
+                            diff = isnan(va) && isnan(vb) ? 0 : INFINITY;
+                        else
+                            diff = va == vb ? 0 : fabs(va - vb);
                         if (isnan(diff)) diff = INFINITY;
                         if (diff > spread[id]) spread[id] = diff;
                         if (!bd->differ) *bd = (bits_diff){true, id, bb, h, s, d, va, vb, 0};
@@ -82,9 +83,10 @@ void probe_determinism(probe_ctx *x) {
     for (int k = 0; k < AF_T_COUNT; k++) x->st->spread[k] = spread[k];
     if (declared && bd.differ && o->determinism) {
         char msg[256];
-        snprintf(msg, sizeof msg, "declared deterministic, but %lld output elements differ between identical runs "
-                 "(first: %s b%d h%d r%d c%d %.9g vs %.9g)", bd.n_differ, af_tensor_name(bd.id), bd.b, bd.h,
-                 bd.row, bd.col, bd.va, bd.vb);
+        snprintf(msg, sizeof msg,
+                 "declared deterministic, but %lld output elements differ between identical runs "
+                 "(first: %s b%d h%d r%d c%d %.9g vs %.9g)",
+                 bd.n_differ, af_tensor_name(bd.id), bd.b, bd.h, bd.row, bd.col, bd.va, bd.vb);
         probe_finding(x, AF_V_NONDETERMINISTIC, bd.id, bd.b, bd.h, bd.row, bd.col, bd.va, bd.vb, 0, msg);
     }
     if (!declared && done == 0) {

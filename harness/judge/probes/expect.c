@@ -17,19 +17,28 @@ int probe_row_fp64(const probe_ctx *x, const af_inputs *in, int b, int h, int i,
     for (int j = 0; j < n; j++) {
         const double *k = in->k + (((size_t)b * in->Hkv + g) * in->Skv + lo + j) * Dqk;
         double acc = 0, aacc = 0;
-        for (int d = 0; d < Dqk; d++) { acc += q[d] * k[d]; aacc += fabs(q[d] * k[d]); }
+        for (int d = 0; d < Dqk; d++) {
+            acc += q[d] * k[d];
+            aacc += fabs(q[d] * k[d]);
+        }
         s[j] = acc * scale;
         if (s[j] > m) m = s[j];
         if (aacc * fabs(scale) > abs_max) abs_max = aacc * fabs(scale);
     }
     double l = 0;
-    for (int j = 0; j < n; j++) { s[j] = exp(s[j] - m); l += s[j]; }
+    for (int j = 0; j < n; j++) {
+        s[j] = exp(s[j] - m);
+        l += s[j];
+    }
     for (int d = 0; d < Dv; d++) o[d] = mass[d] = 0;
     for (int j = 0; j < n; j++) {
         double pj = s[j] / l;
         if (p) p[j] = pj;
         const double *v = in->v + (((size_t)b * in->Hkv + g) * in->Skv + lo + j) * Dv;
-        for (int d = 0; d < Dv; d++) { o[d] += pj * v[d]; mass[d] += pj * fabs(v[d]); }
+        for (int d = 0; d < Dv; d++) {
+            o[d] += pj * v[d];
+            mass[d] += pj * fabs(v[d]);
+        }
     }
     rs->lse = n > 0 ? m + log(l) : -INFINITY;
     rs->score_err = 0x1p-21 * (Dqk + 2) * abs_max;

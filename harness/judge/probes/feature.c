@@ -63,7 +63,10 @@ static int feature_rows(const probe_ctx *x, const af_case *tc, int *rb, int *ri,
                 int n1 = af_mask_visible_range(&x->rule, lq, lk, k, &lo1, &hi1);
                 int n2 = af_mask_visible_range(&r2, lq, lk, k, &lo2, &hi2);
                 if ((n1 || n2) && (scale_changes || n1 != n2 || lo1 != lo2 || hi1 != hi2)) {
-                    rb[n] = b; ri[n] = k; n++; taken++;
+                    rb[n] = b;
+                    ri[n] = k;
+                    n++;
+                    taken++;
                     break;
                 }
             }
@@ -96,7 +99,10 @@ void probe_feature(probe_ctx *x) {
         double s1 = af_case_scale(c), s2 = af_case_scale(tc);
         af_tensors w;
         if (probe_work_begin(x, tc, &w)) break;
-        if (probe_work_run(x, tc, &w, "feature")) { af_clone_release(&w); continue; }
+        if (probe_work_run(x, tc, &w, "feature")) {
+            af_clone_release(&w);
+            continue;
+        }
         x->st->feature_toggles++;
         const af_tensors *base = x->tg->baseline;
         int n_must = 0, n_bad = 0;
@@ -121,8 +127,10 @@ void probe_feature(probe_ctx *x) {
                 if (probe_moved(x, base, &w, AF_T_O, offset_of(&w, AF_T_O, b, h, i, d), &va, &vb)) continue;
                 n_bad++;
                 char msg[256];
-                snprintf(msg, sizeof msg, "%s: O must move from %.6g to %.6g (row %d sees %d..%d, then %d..%d) but "
-                         "stayed %.6g", tg[k].name, o1[d], o2[d], i, lo1, hi1, lo2, hi2, va);
+                snprintf(msg, sizeof msg,
+                         "%s: O must move from %.6g to %.6g (row %d sees %d..%d, then %d..%d) but "
+                         "stayed %.6g",
+                         tg[k].name, o1[d], o2[d], i, lo1, hi1, lo2, hi2, va);
                 probe_finding(x, AF_V_FEATURE_IGNORED, AF_T_O, b, h, i, d, va, vb, tol, msg);
                 reported = true;
             }
@@ -146,5 +154,8 @@ void probe_feature(probe_ctx *x) {
         af_clone_release(&w);
     }
 done:
-    free(o1); free(m1); free(o2); free(m2);
+    free(o1);
+    free(m1);
+    free(o2);
+    free(m2);
 }

@@ -20,7 +20,10 @@ static double dequant_factor(const af_tensors *t, const af_case *c, af_tensor_id
     const af_tensor_view *v = &t->plan.view[id];
     bool along_s = id == AF_T_V;
     int nblk_d = along_s ? v->D : (v->D + 31) / 32, nblk_s = along_s ? (v->S + 31) / 32 : v->S;
-    const uint8_t *sc = id == AF_T_Q ? t->mx_scale_q : id == AF_T_K ? t->mx_scale_k : id == AF_T_V ? t->mx_scale_v : NULL;
+    const uint8_t *sc = id == AF_T_Q   ? t->mx_scale_q
+                        : id == AF_T_K ? t->mx_scale_k
+                        : id == AF_T_V ? t->mx_scale_v
+                                       : NULL;
     if (!sc) return 1.0;
     int bs = along_s ? s / 32 : s, bd = along_s ? d : d / 32;
     return ldexp(1.0, (int)sc[(((size_t)b * v->H + h) * nblk_s + bs) * nblk_d + bd] - 127);
@@ -75,9 +78,17 @@ void probe_inclusion(probe_ctx *x) {
         row_stats rs;
         if (probe_row_fp64(x, in, b, h, cand[k], lo, hi, scale, o, mass, p, &rs) || !probe_row_checkable(&rs)) continue;
         for (int j = 0; j <= hi - lo; j++)
-            if (p[j] > best_p) { best_p = p[j]; best_i = cand[k]; best_j = lo + j; best_rs = rs; }
+            if (p[j] > best_p) {
+                best_p = p[j];
+                best_i = cand[k];
+                best_j = lo + j;
+                best_rs = rs;
+            }
     }
-    if (best_i < 0 || best_p < 1e-6) { probe_note(x, "%s", "inclusion: no row with a key of usable weight"); goto done; }
+    if (best_i < 0 || best_p < 1e-6) {
+        probe_note(x, "%s", "inclusion: no row with a key of usable weight");
+        goto done;
+    }
     int lo, hi;
     probe_visible_range(x, b, best_i, &lo, &hi);
     row_stats rs;
@@ -97,13 +108,17 @@ void probe_inclusion(probe_ctx *x) {
         delta[d] = stored - vrow[d];
         double moved_exact = best_p * fabs(delta[d]);
         double err_after = eps * (mass[d] + best_p * fabs(delta[d])) + ulp * (fabs(o[d]) + moved_exact);
-        must[d] = moved_exact > eps * mass[d] + ulp * fabs(o[d]) + err_after + tol + 2 * probe_out_abs(c, x->tg->baseline) + 0x1p-24;
+        must[d] = moved_exact >
+                  eps * mass[d] + ulp * fabs(o[d]) + err_after + tol + 2 * probe_out_abs(c, x->tg->baseline) + 0x1p-24;
     }
     /* LSE: scale q of another row (another head when there is one) by 8 */
     int lh = c->heads_q > 1 ? (h + 1) % c->heads_q : h, li = -1;
     if (lh == h) {
         for (int i = 0; i < lq; i++)
-            if (i != best_i && row_has_keys(x, i)) { li = i; break; }
+            if (i != best_i && row_has_keys(x, i)) {
+                li = i;
+                break;
+            }
     } else {
         li = best_i;
     }
@@ -122,7 +137,8 @@ void probe_inclusion(probe_ctx *x) {
             probe_row_fp64(x, &pin, b, lh, li, llo, lhi, scale, o2, mass2, NULL, &r2);
             af_inputs_free(&pin);
             double ltol = x->exact ? 0 : x->tol[AF_T_LSE];
-            double margin = 2 * (0x1p-10 * (1 + fabs(r1.lse) + fabs(r2.lse)) + 2 * (r1.score_err + r2.score_err)) + ltol;
+            double margin =
+                2 * (0x1p-10 * (1 + fabs(r1.lse) + fabs(r2.lse)) + 2 * (r1.score_err + r2.score_err)) + ltol;
             lse_before = r1.lse;
             lse_after = r2.lse;
             lse_must = probe_row_checkable(&r1) && probe_row_checkable(&r2) && fabs(r2.lse - r1.lse) > margin;
@@ -137,16 +153,21 @@ void probe_inclusion(probe_ctx *x) {
         n_must++;
         double va, vb;
         if (!probe_moved(x, base, &w, AF_T_O, offset_of(&w, AF_T_O, b, h, best_i, d), &va, &vb)) {
-            if (first_bad < 0) { first_bad = d; bva = va; bvb = vb; }
+            if (first_bad < 0) {
+                first_bad = d;
+                bva = va;
+                bvb = vb;
+            }
             n_bad++;
         }
     }
     x->st->inclusion_checked += n_must;
     if (first_bad >= 0) {
         char msg[256];
-        snprintf(msg, sizeof msg, "V key %d of b%d h%d (weight P=%.3g for row %d, visible keys %d..%d) changed by %.4g: "
-                 "O must move by about %.4g but stayed %.6g (%d of %d elements)", best_j, b, g, best_p, best_i, lo, hi,
-                 delta[first_bad], best_p * delta[first_bad], bva, n_bad, n_must);
+        snprintf(msg, sizeof msg,
+                 "V key %d of b%d h%d (weight P=%.3g for row %d, visible keys %d..%d) changed by %.4g: "
+                 "O must move by about %.4g but stayed %.6g (%d of %d elements)",
+                 best_j, b, g, best_p, best_i, lo, hi, delta[first_bad], best_p * delta[first_bad], bva, n_bad, n_must);
         probe_finding(x, AF_V_INERT, AF_T_O, b, h, best_i, first_bad, bva, bvb, tol, msg);
     }
     if (lse_must) {
@@ -154,12 +175,19 @@ void probe_inclusion(probe_ctx *x) {
         double va, vb;
         if (!probe_moved(x, base, &w, AF_T_LSE, offset_of(&w, AF_T_LSE, b, lh, li, 0), &va, &vb)) {
             char msg[256];
-            snprintf(msg, sizeof msg, "q row %d of b%d h%d scaled by 8: LSE must move from %.6g to %.6g but stayed %.6g",
-                     li, b, lh, lse_before, lse_after, va);
+            snprintf(msg, sizeof msg,
+                     "q row %d of b%d h%d scaled by 8: LSE must move from %.6g to %.6g but stayed %.6g", li, b, lh,
+                     lse_before, lse_after, va);
             probe_finding(x, AF_V_INERT, AF_T_LSE, b, lh, li, -1, va, vb, x->exact ? 0 : x->tol[AF_T_LSE], msg);
         }
     }
 done:
     if (have_w) af_clone_release(&w);
-    free(o); free(mass); free(p); free(o2); free(mass2); free(delta); free(must);
+    free(o);
+    free(mass);
+    free(p);
+    free(o2);
+    free(mass2);
+    free(delta);
+    free(must);
 }

@@ -45,12 +45,12 @@ typedef struct {
     bool visibility;
     bool inclusion;
     bool feature;
-    int determinism_runs;  /* extra identical runs (default 1; at least 2 are made for a
+    int determinism_runs; /* extra identical runs (default 1; at least 2 are made for a
                               backend that is not deterministic while other probes run) */
-    int visibility_runs;   /* hidden sets, one run each (default 3) */
-    int feature_runs;      /* toggles, one run each (default 3) */
-    int keys_per_set;      /* tokens in the random hidden set (default 8) */
-    uint64_t salt;         /* mixed into the case seed for the probes' choices */
+    int visibility_runs;  /* hidden sets, one run each (default 3) */
+    int feature_runs;     /* toggles, one run each (default 3) */
+    int keys_per_set;     /* tokens in the random hidden set (default 8) */
+    uint64_t salt;        /* mixed into the case seed for the probes' choices */
 } af_probe_opts;
 
 void af_probe_opts_default(af_probe_opts *o);
@@ -76,17 +76,17 @@ void af_leak_matrix_free(af_leak_matrix *m);
 
 /* What the probes did (for logs and tests). */
 typedef struct {
-    int extra_runs;                /* backend runs made by the probes */
-    int failed_runs;               /* extra runs that did not return AF_RUN_OK */
-    bool exact;                    /* compared bits (deterministic) or with tolerance */
-    double spread[AF_T_COUNT];     /* max |run - run| seen per tensor */
-    double tolerance[AF_T_COUNT];  /* allowed run-to-run difference (0 when exact) */
-    int hidden_sets;               /* visibility runs made */
-    long long protected_checked;   /* output rows compared under a hidden set */
-    int inclusion_checked;         /* elements that had to move */
-    int feature_toggles;           /* toggled runs made */
-    int feature_checked;           /* elements that had to move under a toggle */
-    char notes[512];               /* probes skipped and why */
+    int extra_runs;               /* backend runs made by the probes */
+    int failed_runs;              /* extra runs that did not return AF_RUN_OK */
+    bool exact;                   /* compared bits (deterministic) or with tolerance */
+    double spread[AF_T_COUNT];    /* max |run - run| seen per tensor */
+    double tolerance[AF_T_COUNT]; /* allowed run-to-run difference (0 when exact) */
+    int hidden_sets;              /* visibility runs made */
+    long long protected_checked;  /* output rows compared under a hidden set */
+    int inclusion_checked;        /* elements that had to move */
+    int feature_toggles;          /* toggled runs made */
+    int feature_checked;          /* elements that had to move under a toggle */
+    char notes[512];              /* probes skipped and why */
 } af_probe_stats;
 
 /* The run being probed. The template holds the case's inputs laid out with outputs
@@ -95,17 +95,17 @@ typedef struct {
 typedef struct {
     const af_case *c;
     const af_tensors *template_tensors;
-    const af_inputs *inputs;           /* dense exact inputs of the template */
+    const af_inputs *inputs; /* dense exact inputs of the template */
     const af_tensors *baseline;
     const af_run_info *baseline_info;
     af_backend *be;
-    const char *engine;                /* "" = default */
+    const char *engine; /* "" = default */
 } af_probe_target;
 
 /* Run the enabled probes; findings go to v (af_verdict_add). leaks and stats may be
  * NULL; a leak matrix is allocated here (free with af_leak_matrix_free). Returns the
  * number of findings added. */
-int af_probes_run(const af_probe_opts *o, const af_probe_target *tg, af_verdict *v,
-                  af_leak_matrix *leaks, af_probe_stats *stats);
+int af_probes_run(const af_probe_opts *o, const af_probe_target *tg, af_verdict *v, af_leak_matrix *leaks,
+                  af_probe_stats *stats);
 
 #endif

@@ -22,17 +22,20 @@
  * plus (garbage) padding rows and gaps of every sequence. */
 typedef struct {
     char label[AF_LEAK_LABEL];
-    unsigned char *key_hit;   /* (Skv) K and V tokens of (fb, fg) */
-    unsigned char *row_hit;   /* (Sq)  Q (and dO) rows of (fb, fh) */
-    int *key_prefix;          /* (Skv + 1) prefix counts of key_hit */
-    int *row_prefix;          /* (Sq + 1) */
+    unsigned char *key_hit; /* (Skv) K and V tokens of (fb, fg) */
+    unsigned char *row_hit; /* (Sq)  Q (and dO) rows of (fb, fh) */
+    int *key_prefix;        /* (Skv + 1) prefix counts of key_hit */
+    int *row_prefix;        /* (Sq + 1) */
     bool garbage;
 } hidden_set;
 
 static int count_in(const int *prefix, int lo, int hi) { return lo > hi ? 0 : prefix[hi + 1] - prefix[lo]; }
 
 static void set_free(hidden_set *s) {
-    free(s->key_hit); free(s->row_hit); free(s->key_prefix); free(s->row_prefix);
+    free(s->key_hit);
+    free(s->row_hit);
+    free(s->key_prefix);
+    free(s->row_prefix);
     memset(s, 0, sizeof *s);
 }
 
@@ -43,7 +46,10 @@ static int set_alloc(const probe_ctx *x, hidden_set *s) {
     s->row_hit = calloc(sq + 1, 1);
     s->key_prefix = calloc(skv + 1, sizeof(int));
     s->row_prefix = calloc(sq + 1, sizeof(int));
-    if (!s->key_hit || !s->row_hit || !s->key_prefix || !s->row_prefix) { set_free(s); return -1; }
+    if (!s->key_hit || !s->row_hit || !s->key_prefix || !s->row_prefix) {
+        set_free(s);
+        return -1;
+    }
     return 0;
 }
 
@@ -94,12 +100,14 @@ static void perturb_finite(probe_rng *r, af_storage st, void *buf, int64_t off) 
         uint8_t old = p[off], nb = old;
         for (int tries = 0; tries < 8 && (nb == old || (nb & 0x7F) == 0x7F); tries++) {
             int op = probe_rng_below(r, 3);
-            if (op == 0 && (old & 0x7F)) nb = old ^ 0x80;                   /* sign */
-            else if (op == 1) {                                             /* times 2^k */
+            if (op == 0 && (old & 0x7F))
+                nb = old ^ 0x80; /* sign */
+            else if (op == 1) {  /* times 2^k */
                 int e = (old >> 3) & 0xF, k = 1 + probe_rng_below(r, 6);
                 e = e + k > 15 ? 15 : e + k;
                 nb = (uint8_t)((old & 0x87) | (e << 3));
-            } else nb = (uint8_t)(probe_rng_next(r) & 0xFF);                     /* fresh */
+            } else
+                nb = (uint8_t)(probe_rng_next(r) & 0xFF); /* fresh */
         }
         if (nb == old || (nb & 0x7F) == 0x7F) nb = old == 0x7E ? 0xFE : 0x7E;
         p[off] = nb;
@@ -115,10 +123,18 @@ static void perturb_finite(probe_rng *r, af_storage st, void *buf, int64_t off) 
     for (int tries = 0; tries < 8; tries++) {
         double k = ldexp(1.0, 1 + probe_rng_below(r, 12)), sign = (probe_rng_next(r) & 1) ? 1.0 : -1.0, y;
         switch (probe_rng_below(r, 4)) {
-        case 0: y = x * k; break;
-        case 1: y = -x * k; break;
-        case 2: y = x + sign * k; break;
-        default: y = sign * k * (1.0 + (double)(probe_rng_next(r) % 1024) / 1024.0); break;
+            case 0:
+                y = x * k;
+                break;
+            case 1:
+                y = -x * k;
+                break;
+            case 2:
+                y = x + sign * k;
+                break;
+            default:
+                y = sign * k * (1.0 + (double)(probe_rng_next(r) % 1024) / 1024.0);
+                break;
         }
         if (y > lim) y = lim;
         if (y < -lim) y = -lim;
@@ -136,39 +152,45 @@ static void write_garbage(probe_rng *r, af_storage st, void *buf, int64_t off) {
     int op = (int)(u % 5);
     u >>= 8;
     switch (st) {
-    case AF_ST_E4M3: {
-        static const uint8_t pick[5] = {0xFF, 0x7E, 0xFE, 0x01, 0x55};
-        p[off] = op == 4 ? (uint8_t)(u & 0xFF) : pick[op];
-        return;
-    }
-    case AF_ST_F16: case AF_ST_BF16: {
-        bool h = st == AF_ST_F16;
-        uint16_t bits;
-        if (op == 0) bits = (uint16_t)((h ? 0x7E01u : 0x7FC1u) + (u % 64));   /* NaN, new payload */
-        else if (op == 1) bits = h ? 0x7C00u : 0x7F80u;                        /* +inf */
-        else if (op == 2) bits = h ? 0xFC00u : 0xFF80u;                        /* -inf */
-        else if (op == 3) bits = h ? 0x7BFFu : 0x7F7Fu;                        /* max finite */
-        else {
-            bits = (uint16_t)(u & 0xFFFF);
-            uint16_t expmask = h ? 0x7C00u : 0x7F80u;
-            if ((bits & expmask) == expmask) bits = (uint16_t)(bits & ~0x4000u);
+        case AF_ST_E4M3: {
+            static const uint8_t pick[5] = {0xFF, 0x7E, 0xFE, 0x01, 0x55};
+            p[off] = op == 4 ? (uint8_t)(u & 0xFF) : pick[op];
+            return;
         }
-        memcpy(p + off * 2, &bits, 2);
-        return;
-    }
-    case AF_ST_F32: {
-        uint32_t bits = op == 0 ? 0x7FC00001u + (uint32_t)(u % 64) : op == 1 ? 0x7F800000u : (uint32_t)(u & 0x3FFFFFFF);
-        memcpy(p + off * 4, &bits, 4);
-        return;
-    }
+        case AF_ST_F16:
+        case AF_ST_BF16: {
+            bool h = st == AF_ST_F16;
+            uint16_t bits;
+            if (op == 0)
+                bits = (uint16_t)((h ? 0x7E01u : 0x7FC1u) + (u % 64)); /* NaN, new payload */
+            else if (op == 1)
+                bits = h ? 0x7C00u : 0x7F80u; /* +inf */
+            else if (op == 2)
+                bits = h ? 0xFC00u : 0xFF80u; /* -inf */
+            else if (op == 3)
+                bits = h ? 0x7BFFu : 0x7F7Fu; /* max finite */
+            else {
+                bits = (uint16_t)(u & 0xFFFF);
+                uint16_t expmask = h ? 0x7C00u : 0x7F80u;
+                if ((bits & expmask) == expmask) bits = (uint16_t)(bits & ~0x4000u);
+            }
+            memcpy(p + off * 2, &bits, 2);
+            return;
+        }
+        case AF_ST_F32: {
+            uint32_t bits = op == 0   ? 0x7FC00001u + (uint32_t)(u % 64)
+                            : op == 1 ? 0x7F800000u
+                                      : (uint32_t)(u & 0x3FFFFFFF);
+            memcpy(p + off * 4, &bits, 4);
+            return;
+        }
     }
 }
 
 /* Perturb all d of token (b, h, s) of input tensor id. */
 static void perturb_token(probe_ctx *x, af_tensors *w, af_tensor_id id, int b, int h, int s) {
     const af_tensor_view *v = &w->plan.view[id];
-    for (int d = 0; d < v->D; d++)
-        perturb_finite(&x->rng, v->storage, w->buf[v->buffer], offset_of(w, id, b, h, s, d));
+    for (int d = 0; d < v->D; d++) perturb_finite(&x->rng, v->storage, w->buf[v->buffer], offset_of(w, id, b, h, s, d));
 }
 
 /* Padding rows (non-ragged: rows past a sequence's length) of every input get large
@@ -235,7 +257,10 @@ static void ranges_text(const unsigned char *hit, int n, char *buf, size_t cap) 
                       : snprintf(buf + len, cap - len, "%s%d", len ? "," : "", i);
         if (w < 0) break;
         len += (size_t)w;
-        if (len >= cap) { len = cap - 1; break; }
+        if (len >= cap) {
+            len = cap - 1;
+            break;
+        }
         i = j;
     }
 }
@@ -264,8 +289,8 @@ static void label_rows(const probe_ctx *x, hidden_set *s, const char *kind, int 
     ranges_text(s->row_hit, x->c->seqlen_q, rows, sizeof rows);
     const char *what = x->c->backward ? "Q/dO" : "Q";
     if (key >= 0)
-        snprintf(s->label, sizeof s->label, "%s: %s rows %s of b%d h%d (hidden from key %d)%s", kind, what, rows,
-                 x->fb, x->fh, key, s->garbage ? " + padding/gaps" : "");
+        snprintf(s->label, sizeof s->label, "%s: %s rows %s of b%d h%d (hidden from key %d)%s", kind, what, rows, x->fb,
+                 x->fh, key, s->garbage ? " + padding/gaps" : "");
     else
         snprintf(s->label, sizeof s->label, "%s: %s rows %s of b%d h%d%s", kind, what, rows, x->fb, x->fh,
                  s->garbage ? " + padding/gaps" : "");
@@ -368,17 +393,19 @@ typedef bool (*recipe_fn)(probe_ctx *x, hidden_set *s);
 /* ---- sampling the rows of the leak matrix ------------------------------------------- */
 
 typedef struct {
-    af_tensor_id id;   /* AF_T_O (row outputs) or AF_T_DK (key outputs) */
+    af_tensor_id id; /* AF_T_O (row outputs) or AF_T_DK (key outputs) */
     int row;
 } matrix_row;
 
 static int matrix_rows(const probe_ctx *x, matrix_row *out, int cap_rows, int cap_keys) {
     int n = 0, lq = len_q(x, x->fb), lk = len_kv(x, x->fb);
     int nr = lq < cap_rows ? lq : cap_rows;
-    for (int k = 0; k < nr; k++) out[n++] = (matrix_row){AF_T_O, nr > 1 ? (int)((long long)k * (lq - 1) / (nr - 1)) : 0};
+    for (int k = 0; k < nr; k++)
+        out[n++] = (matrix_row){AF_T_O, nr > 1 ? (int)((long long)k * (lq - 1) / (nr - 1)) : 0};
     if (x->c->backward) {
         int nk = lk < cap_keys ? lk : cap_keys;
-        for (int k = 0; k < nk; k++) out[n++] = (matrix_row){AF_T_DK, nk > 1 ? (int)((long long)k * (lk - 1) / (nk - 1)) : 0};
+        for (int k = 0; k < nk; k++)
+            out[n++] = (matrix_row){AF_T_DK, nk > 1 ? (int)((long long)k * (lk - 1) / (nk - 1)) : 0};
     }
     return n;
 }
@@ -387,8 +414,14 @@ static int matrix_rows(const probe_ctx *x, matrix_row *out, int cap_rows, int ca
 static bool matrix_row_moved(const probe_ctx *x, const af_tensors *a, const af_tensors *b, matrix_row mr) {
     af_tensor_id ids[3];
     int nids = 0, head = mr.id == AF_T_DK ? x->fg : x->fh;
-    if (mr.id == AF_T_DK) { ids[nids++] = AF_T_DK; ids[nids++] = AF_T_DV; }
-    else { ids[nids++] = AF_T_O; ids[nids++] = AF_T_LSE; if (x->c->backward) ids[nids++] = AF_T_DQ; }
+    if (mr.id == AF_T_DK) {
+        ids[nids++] = AF_T_DK;
+        ids[nids++] = AF_T_DV;
+    } else {
+        ids[nids++] = AF_T_O;
+        ids[nids++] = AF_T_LSE;
+        if (x->c->backward) ids[nids++] = AF_T_DQ;
+    }
     for (int k = 0; k < nids; k++) {
         int D = a->plan.view[ids[k]].D;
         for (int d = 0; d < D; d++) {
@@ -414,7 +447,10 @@ void probe_visibility(probe_ctx *x, af_leak_matrix *lm) {
         if (set_alloc(x, &sets[n_sets])) break;
         if (order[k](x, &sets[n_sets])) {
             set_finish(x, &sets[n_sets]);
-            if (!set_empty(x, &sets[n_sets])) { n_sets++; continue; }
+            if (!set_empty(x, &sets[n_sets])) {
+                n_sets++;
+                continue;
+            }
         }
         set_free(&sets[n_sets]);
     }
@@ -428,7 +464,10 @@ void probe_visibility(probe_ctx *x, af_leak_matrix *lm) {
         lm->cells = calloc((size_t)(n_mrows * n_sets) + 1, 1);
         lm->row_labels = calloc((size_t)n_mrows + 1, sizeof *lm->row_labels);
         lm->col_labels = calloc((size_t)n_sets + 1, sizeof *lm->col_labels);
-        if (!lm->cells || !lm->row_labels || !lm->col_labels) { af_leak_matrix_free(lm); lm = NULL; }
+        if (!lm->cells || !lm->row_labels || !lm->col_labels) {
+            af_leak_matrix_free(lm);
+            lm = NULL;
+        }
     }
     if (lm) {
         for (int r = 0; r < n_mrows; r++)
@@ -440,7 +479,10 @@ void probe_visibility(probe_ctx *x, af_leak_matrix *lm) {
         hidden_set *s = &sets[k];
         af_tensors w;
         if (probe_work_begin(x, c, &w)) break;
-        if (apply_set(x, s, &w) || probe_work_run(x, c, &w, "visibility")) { af_clone_release(&w); continue; }
+        if (apply_set(x, s, &w) || probe_work_run(x, c, &w, "visibility")) {
+            af_clone_release(&w);
+            continue;
+        }
         x->st->hidden_sets++;
         /* every judged output element that the set cannot reach must not move */
         bool found = false;
@@ -458,8 +500,18 @@ void probe_visibility(probe_ctx *x, af_leak_matrix *lm) {
                         x->st->protected_checked++;
                         for (int d = 0; d < v->D; d++) {
                             double va, vb;
-                            if (!probe_moved(x, x->tg->baseline, &w, id, offset_of(&w, id, b, h, r, d), &va, &vb)) continue;
-                            if (!found) { found = true; fid = id; fb = b; fh = h; fr = r; fd = d; fva = va; fvb = vb; }
+                            if (!probe_moved(x, x->tg->baseline, &w, id, offset_of(&w, id, b, h, r, d), &va, &vb))
+                                continue;
+                            if (!found) {
+                                found = true;
+                                fid = id;
+                                fb = b;
+                                fh = h;
+                                fr = r;
+                                fd = d;
+                                fva = va;
+                                fvb = vb;
+                            }
                             leaked_rows++;
                             break;
                         }

@@ -30,11 +30,21 @@ static void fx_prepare(const char *text, af_prepared *p, af_backend **cpu) {
 static double *fx_tensor(const af_case *c, af_outputs *o, af_tensor_id id, size_t *n) {
     size_t nq = (size_t)c->batch * c->heads_q * c->seqlen_q, nk = (size_t)c->batch * c->heads_kv * c->seqlen_kv;
     switch (id) {
-    case AF_T_O: *n = nq * c->head_dim_v; return o->o;
-    case AF_T_LSE: *n = nq; return o->lse;
-    case AF_T_DQ: *n = nq * c->head_dim_qk; return o->dq;
-    case AF_T_DK: *n = nk * c->head_dim_qk; return o->dk;
-    default: *n = nk * c->head_dim_v; return o->dv;
+        case AF_T_O:
+            *n = nq * c->head_dim_v;
+            return o->o;
+        case AF_T_LSE:
+            *n = nq;
+            return o->lse;
+        case AF_T_DQ:
+            *n = nq * c->head_dim_qk;
+            return o->dq;
+        case AF_T_DK:
+            *n = nk * c->head_dim_qk;
+            return o->dk;
+        default:
+            *n = nk * c->head_dim_v;
+            return o->dv;
     }
 }
 

@@ -45,7 +45,8 @@ static void cancelling_gradients(void) {
     af_prepared p;
     af_runner r;
     prepare("dtype = fp16\nheads = 2\nseqlen_q = 66\nseqlen_kv = 97\nseqlens_q = 1\nseqlens_kv = 1\nhead_dim = 8\n"
-            "mask = padding\nbackward = yes\nseed = 120\n", &p, &r);
+            "mask = padding\nbackward = yes\nseed = 120\n",
+            &p, &r);
     const af_case *c = &p.c;
     double mq = p.oracle.grad.dq;
     CHECK(mq > 0 && p.oracle.out.dq[0] == 0);
@@ -58,8 +59,8 @@ static void cancelling_gradients(void) {
     CHECK(af_compare_outputs(c, &k, &p.oracle.out, &p.oracle, &p.terms, &v) == 0);
     CHECK_MSG(v.stats[AF_T_DQ].ratio <= 1 && v.stats[AF_T_DK].ratio <= 1, "fp32 noise judged a mismatch: dQ %g dK %g",
               v.stats[AF_T_DQ].ratio, v.stats[AF_T_DK].ratio);
-    printf("cancelling gradients: noise 2^-23 M: dQ ratio %.4f, dK ratio %.4f (floor dQ %.3g)\n", v.stats[AF_T_DQ].ratio,
-           v.stats[AF_T_DK].ratio, v.stats[AF_T_DQ].floor);
+    printf("cancelling gradients: noise 2^-23 M: dQ ratio %.4f, dK ratio %.4f (floor dQ %.3g)\n",
+           v.stats[AF_T_DQ].ratio, v.stats[AF_T_DK].ratio, v.stats[AF_T_DQ].floor);
     k.dq[0] = 0x1p-12 * mq;
     af_verdict_init(&v, "test");
     CHECK(af_compare_outputs(c, &k, &p.oracle.out, &p.oracle, &p.terms, &v) >= 1);
@@ -73,7 +74,8 @@ static void fp8_lse_rows(void) {
     af_prepared p;
     af_runner r;
     prepare("dtype = fp8_e4m3\nbatch = 2\nheads = 2\nseqlen = 64\nhead_dim = 64\nmask = causal\nseed = 7\n"
-            "data = normal:1 outlier_channels:2:16\n", &p, &r);
+            "data = normal:1 outlier_channels:2:16\n",
+            &p, &r);
     const af_case *c = &p.c;
     CHECK(p.oracle.score_abs != NULL);
     size_t nq = (size_t)c->batch * c->heads_q * c->seqlen_q;

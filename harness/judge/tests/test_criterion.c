@@ -31,16 +31,20 @@ static void limit_at(const af_prepared *p, const af_outputs *perfect, af_outputs
     CHECK(!passes_with(p, perfect, k, e, hi, &v));
     while (hi - lo > 1e-4 * hi) {
         double mid = 0.5 * (lo + hi);
-        if (passes_with(p, perfect, k, e, mid, &v)) lo = mid; else hi = mid;
+        if (passes_with(p, perfect, k, e, mid, &v))
+            lo = mid;
+        else
+            hi = mid;
     }
     CHECK(passes_with(p, perfect, k, e, lo, &v));
     CHECK(!passes_with(p, perfect, k, e, 1.02 * lo, &v));
     int row = (int)(e / c->head_dim_qk % c->seqlen_q), h = (int)(e / c->head_dim_qk / c->seqlen_q % c->heads_q);
     CHECK(v.n_findings >= 1 && v.findings[0].kind == AF_V_MISMATCH && v.findings[0].tensor == AF_T_DQ);
-    CHECK_MSG(v.findings[0].h == h && v.findings[0].row == row, "found at h%d r%d, planted at h%d r%d",
-              v.findings[0].h, v.findings[0].row, h, row);
+    CHECK_MSG(v.findings[0].h == h && v.findings[0].row == row, "found at h%d r%d, planted at h%d r%d", v.findings[0].h,
+              v.findings[0].row, h, row);
     printf("%s: dQ h%d r%d d%d: |exact| %.3g, kappa %.3g, largest passing error %.4g; x1.02 -> mismatch (%s, ratio "
-           "%.3f)\n", what, h, row, (int)(e % c->head_dim_qk), fabs(p->oracle.out.dq[e]), p->terms.kappa[AF_T_DQ][e], lo,
+           "%.3f)\n",
+           what, h, row, (int)(e % c->head_dim_qk), fabs(p->oracle.out.dq[e]), p->terms.kappa[AF_T_DQ][e], lo,
            v.findings[0].detail, v.findings[0].ratio);
 }
 
@@ -60,7 +64,10 @@ static void lse_limit(const af_prepared *p, const af_outputs *perfect, af_output
         double mid = 0.5 * (lo + hi);
         memcpy(k->lse, perfect->lse, n * sizeof(double));
         k->lse[e] += mid;
-        if (fx_judge(p, k, &v, &worst) == 0) lo = mid; else hi = mid;
+        if (fx_judge(p, k, &v, &worst) == 0)
+            lo = mid;
+        else
+            hi = mid;
     }
     double err_ref = 0, lse_max = 0;
     for (size_t i = 0; i < n; i++)
@@ -84,7 +91,8 @@ int main(void) {
     af_prepared p;
     af_backend *cpu;
     fx_prepare("dtype = fp16\nbatch = 1\nheads_q = 4\nheads_kv = 1\nseqlen_q = 14\nseqlen_kv = 5\nhead_dim_qk = 24\n"
-               "head_dim_v = 104\nmask = causal\nbackward = yes\nseed = 1\ndata = normal:16\n", &p, &cpu);
+               "head_dim_v = 104\nmask = causal\nbackward = yes\nseed = 1\ndata = normal:16\n",
+               &p, &cpu);
     const af_case *c = &p.c;
     af_outputs perfect, k;
     fx_perfect(&p, &perfect);

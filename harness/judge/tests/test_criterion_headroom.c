@@ -41,7 +41,10 @@ static double largest_passing(const af_prepared *p, const af_outputs *perfect, a
     CHECK(passes(p, perfect, k, 0, one_row));
     while (hi - lo > 0.02 * hi) {
         double mid = 0.5 * (lo + hi);
-        if (passes(p, perfect, k, mid, one_row)) lo = mid; else hi = mid;
+        if (passes(p, perfect, k, mid, one_row))
+            lo = mid;
+        else
+            hi = mid;
     }
     return lo;
 }
@@ -51,8 +54,10 @@ int main(void) {
     for (int di = 0; di < 2; di++)
         for (int mi = 0; mi < 2; mi++) {
             char text[256];
-            snprintf(text, sizeof text, "dtype = %s\nheads = 2\nseqlen = 128\nhead_dim = 64\nmask = %s\nbackward = yes\n"
-                     "seed = 3\n", dts[di], masks[mi]);
+            snprintf(text, sizeof text,
+                     "dtype = %s\nheads = 2\nseqlen = 128\nhead_dim = 64\nmask = %s\nbackward = yes\n"
+                     "seed = 3\n",
+                     dts[di], masks[mi]);
             af_prepared p;
             af_backend *cpu;
             fx_prepare(text, &p, &cpu);
@@ -66,8 +71,8 @@ int main(void) {
             double all = largest_passing(&p, &perfect, &k, 8 * u, false);
             double row = largest_passing(&p, &perfect, &k, 16 * u, true);
             printf("%s %-6s perfect kernel uses %.0f %% of the allowance; passes: every element x(1 + %.3f %%) = "
-                   "%.2f u, one O row x(1 + %.3f %%) = %.2f u\n", dts[di], masks[mi], 100 * perfect_ratio, 100 * all,
-                   all / u, 100 * row, row / u);
+                   "%.2f u, one O row x(1 + %.3f %%) = %.2f u\n",
+                   dts[di], masks[mi], 100 * perfect_ratio, 100 * all, all / u, 100 * row, row / u);
             CHECK(perfect_ratio < 0.5);
             CHECK_MSG(all < (di == 0 ? 0.0015 : 0.010), "uniform %.4f passes", all);
             CHECK_MSG(row < (di == 0 ? 0.004 : 0.026), "one row %.4f passes", row);

@@ -57,19 +57,23 @@ static void test_support_surface(void) {
         {"dtype = fp8_e4m3\nbatch = 2\nheads = 4\nseqlen = 256\nhead_dim = 128\nmask = causal\n", NULL},
         {"dtype = fp8_e4m3\nheads = 4\nseqlen_q = 128\nseqlen_kv = 192\nhead_dim = 64\nlayout = sbhd\n", NULL},
         {"dtype = fp8_e4m3\nbatch = 2\nheads = 4\nseqlen = 128\nseqlens_q = 100,128\nseqlens_kv = 100,128\n"
-         "head_dim = 128\nmask = padding_causal\n", NULL},
+         "head_dim = 128\nmask = padding_causal\n",
+         NULL},
         {"dtype = fp8_e4m3\nheads_q = 8\nheads_kv = 2\nseqlen = 256\nhead_dim = 256\nmask = causal\n", NULL},
         {"dtype = fp8_e4m3\nheads = 2\nseqlen = 64\nhead_dim = 128\nbackward = yes\n", NULL},
         {"dtype = fp8_e4m3\nbatch = 2\nheads_q = 4\nheads_kv = 2\nseqlen = 256\nseqlens_q = 200,256\n"
-         "seqlens_kv = 256,130\nhead_dim = 128\nmask = padding_causal\nlayout = sbhd\nbackward = yes\n", NULL},
+         "seqlens_kv = 256,130\nhead_dim = 128\nmask = padding_causal\nlayout = sbhd\nbackward = yes\n",
+         NULL},
         {"dtype = fp8_e4m3\nheads = 2\nseqlen = 64\nhead_dim = 64\nbackward = yes\n", "head_dim_qk = head_dim_v = 128"},
         {"dtype = fp8_e4m3\nheads = 2\nseqlen = 64\nhead_dim_qk = 128\nhead_dim_v = 64\nbackward = yes\n",
          "head_dim_qk = head_dim_v = 128"},
         {"dtype = fp8_e4m3\nbatch = 2\nheads = 2\nseqlen = 128\nseqlens_q = 10,128\nseqlens_kv = 10,128\n"
-         "head_dim = 128\nlayout = thd\nmask = padding\nbackward = yes\n", "thd"},
+         "head_dim = 128\nlayout = thd\nmask = padding\nbackward = yes\n",
+         "thd"},
         {"dtype = fp8_e4m3\nheads = 2\nseqlen = 128\nhead_dim = 128\nlayout = bhsd\nbackward = yes\n", "bhsd"},
         {"dtype = fp8_e4m3\nheads = 2\nseqlen = 128\nhead_dim = 128\nmask = causal\nwindow = 16,-1\n"
-         "backward = yes\n", "window"},
+         "backward = yes\n",
+         "window"},
         {"dtype = fp8_e4m3\nheads = 2\nseqlen = 128\nhead_dim = 128\nmask = causal_bottom_right\nbackward = yes\n",
          "Blackwell"},
         {"dtype = fp8_e4m3\nheads = 2\nseqlen = 64\nhead_dim_qk = 128\nhead_dim_v = 64\n", "head_dim_qk"},
@@ -78,7 +82,8 @@ static void test_support_surface(void) {
         {"dtype = fp8_e4m3\nheads = 2\nseqlen_q = 32\nseqlen_kv = 64\nhead_dim = 64\nmask = causal_bottom_right\n",
          "Blackwell"},
         {"dtype = fp8_e4m3\nbatch = 2\nheads = 2\nseqlen = 64\nseqlens_q = 10,64\nseqlens_kv = 10,64\nhead_dim = 64\n"
-         "layout = thd\nmask = padding\n", "thd"},
+         "layout = thd\nmask = padding\n",
+         "thd"},
         {"dtype = fp8_e4m3\nheads = 2\nseqlen = 64\nhead_dim = 64\nlayout = bhsd\n", "bhsd"},
         {"dtype = fp8_e4m3\nheads = 2\nseqlen = 64\nhead_dim = 64\npage_size = 32\n", "paged"},
         {"dtype = fp8_e4m3\nheads = 2\nseqlen = 64\nhead_dim = 64\nmask = causal\nwindow = 16,-1\n", "window"},
@@ -138,12 +143,9 @@ static const char *const extra[] = {
 };
 
 static const char *const corpus[] = {
-    "corpora/gpu/fp8-causal-b2h4s256d128-fwd.case",
-    "corpora/gpu/fp8-nomask-s128-d64-fwd.case",
-    "corpora/gpu/fp8-padding-causal-d128-fwd.case",
-    "corpora/gpu/fp8-gqa-8to2-causal-d128-fwd.case",
-    "corpora/gpu/fp8-causal-b2h4s256d128-bwd.case",
-    "corpora/gpu/fp8-nomask-sbhd-s128x256-d128-bwd.case",
+    "corpora/gpu/fp8-causal-b2h4s256d128-fwd.case",       "corpora/gpu/fp8-nomask-s128-d64-fwd.case",
+    "corpora/gpu/fp8-padding-causal-d128-fwd.case",       "corpora/gpu/fp8-gqa-8to2-causal-d128-fwd.case",
+    "corpora/gpu/fp8-causal-b2h4s256d128-bwd.case",       "corpora/gpu/fp8-nomask-sbhd-s128x256-d128-bwd.case",
     "corpora/gpu/fp8-gqa-4to2-causal-sbhd-d128-bwd.case",
 };
 
@@ -159,12 +161,15 @@ static const char *bwd_report(af_backend *be, const af_case *c, const af_prepare
     const double *ex[3] = {prep->oracle.out.dq, prep->oracle.out.dk, prep->oracle.out.dv};
     const float desc[3] = {prep->tensors.descale_dq, prep->tensors.descale_dk, prep->tensors.descale_dv};
     const char *bad = !have ? " [bwd amax: not read back]" : "";
-    size_t n = (size_t)snprintf(line, cap, "dQ %.3f dK %.3f dV %.3f | Amax_dP %.6g (exact max|dS| %.6g, x scale_dp "
-                                "%.4g = %.4g)", v->stats[AF_T_DQ].ratio, v->stats[AF_T_DK].ratio,
-                                v->stats[AF_T_DV].ratio, (double)amax[0], ds_exact,
-                                1.0 / (double)prep->tensors.descale_dp, (double)amax[0] / (double)prep->tensors.descale_dp);
+    size_t n = (size_t)snprintf(line, cap,
+                                "dQ %.3f dK %.3f dV %.3f | Amax_dP %.6g (exact max|dS| %.6g, x scale_dp "
+                                "%.4g = %.4g)",
+                                v->stats[AF_T_DQ].ratio, v->stats[AF_T_DK].ratio, v->stats[AF_T_DV].ratio,
+                                (double)amax[0], ds_exact, 1.0 / (double)prep->tensors.descale_dp,
+                                (double)amax[0] / (double)prep->tensors.descale_dp);
     if (have && !(amax[0] >= 0.5 * ds_exact && amax[0] <= 2.0 * ds_exact)) bad = " [Amax_dP not within 2x of max|dS|]";
-    if (have && !((double)amax[0] / (double)prep->tensors.descale_dp <= 448.0)) bad = " [dS saturates: Amax_dP * scale_dp > 448]";
+    if (have && !((double)amax[0] / (double)prep->tensors.descale_dp <= 448.0))
+        bad = " [dS saturates: Amax_dP * scale_dp > 448]";
     for (int t = 0; t < 3; t++) {
         bool kv = ids[t] != AF_T_DQ;
         double m = max_abs_rows(c, ex[t], kv, ids[t] == AF_T_DV ? c->head_dim_v : c->head_dim_qk);
@@ -222,9 +227,10 @@ static void run_case(af_backend *be, af_runner *runner, const char *label, const
     double ds_exact = c->backward ? fp8_exact_ds_amax(c, &prep.inputs, &prep.oracle.out) : 0;
     if (c->backward)
         printf("%s: backward scales (harness, before the run): descale_do %.4g scale_dp %.4g scale_dq %.4g "
-               "scale_dk %.4g scale_dv %.4g; exact max|dS| %.6g\n", label, (double)prep.tensors.descale_do,
-               1.0 / (double)prep.tensors.descale_dp, 1.0 / (double)prep.tensors.descale_dq,
-               1.0 / (double)prep.tensors.descale_dk, 1.0 / (double)prep.tensors.descale_dv, ds_exact);
+               "scale_dk %.4g scale_dv %.4g; exact max|dS| %.6g\n",
+               label, (double)prep.tensors.descale_do, 1.0 / (double)prep.tensors.descale_dp,
+               1.0 / (double)prep.tensors.descale_dq, 1.0 / (double)prep.tensors.descale_dk,
+               1.0 / (double)prep.tensors.descale_dv, ds_exact);
     bool one_key_row = c->mask == AF_MASK_CAUSAL && c->align == AF_ALIGN_TOP_LEFT; /* row 0 sees key 0 only */
     for (int e = 0; e < n; e++) {
         af_verdict v;
@@ -277,23 +283,27 @@ static void run_case(af_backend *be, af_runner *runner, const char *label, const
                                     }
                         if (used < sizeof bwd_line)
                             used += (size_t)snprintf(bwd_line + used, sizeof bwd_line - used, "%s%s = cpu ref %.1f%%",
-                                                     t ? ", " : " | ", t == 0 ? "dQ" : t == 1 ? "dK" : "dV",
+                                                     t ? ", " : " | ",
+                                                     t == 0   ? "dQ"
+                                                     : t == 1 ? "dK"
+                                                              : "dV",
                                                      all ? 100.0 * (double)eq / (double)all : 0.0);
                     }
                     af_outputs_free(&got);
                 }
             }
             for (int f = 0; f < v.n_findings; f++)
-                if (v.findings[f].tensor == AF_T_DQ || v.findings[f].tensor == AF_T_DK || v.findings[f].tensor == AF_T_DV)
+                if (v.findings[f].tensor == AF_T_DQ || v.findings[f].tensor == AF_T_DK ||
+                    v.findings[f].tensor == AF_T_DV)
                     grads_ok = false;
             if (v.kind == AF_V_CRASH || v.kind == AF_V_DECLINED || bwd_bad[0]) grads_ok = false;
             if (!grads_ok) grad_failures++;
         }
-        const char *amax_bad = !have_amax                                          ? " [amax: not read back]"
+        const char *amax_bad = !have_amax ? " [amax: not read back]"
                                /* P = E / Z can exceed 1 by the FP8 score accumulation error
                                 * (F5: 1.00016 seen on the outlier GQA case) */
-                               : !(amax_s > 0 && amax_s <= 1.0f + 0x1p-10f)        ? " [Amax_S outside (0,1+2^-10]]"
-                               : one_key_row && !(amax_s >= 1.0f - 0x1p-20f)       ? " [Amax_S < 1 with a one-key row]"
+                               : !(amax_s > 0 && amax_s <= 1.0f + 0x1p-10f)  ? " [Amax_S outside (0,1+2^-10]]"
+                               : one_key_row && !(amax_s >= 1.0f - 0x1p-20f) ? " [Amax_S < 1 with a one-key row]"
                                : !(fabs((double)amax_o - oracle_max) <= 0.15 * oracle_max + 1e-6)
                                    ? " [Amax_O far from max|O|]"
                                    : "";
@@ -302,14 +312,15 @@ static void run_case(af_backend *be, af_runner *runner, const char *label, const
         af_verdict_line(&v, line, sizeof line);
         printf("%s engine %-28s %s O ratio %.3f LSE ratio %.3f amax_s %.6g amax_o %.6g (oracle max|O| %.6g) "
                "O bytes = cpu ref %.1f%% ws %lld %.3fs | %s%s\n",
-               label, v.info.engine[0] ? v.info.engine : "(default)", ok ? "ok  " : "FAIL",
-               v.stats[AF_T_O].ratio, v.stats[AF_T_LSE].ratio, (double)amax_s, (double)amax_o, oracle_max,
+               label, v.info.engine[0] ? v.info.engine : "(default)", ok ? "ok  " : "FAIL", v.stats[AF_T_O].ratio,
+               v.stats[AF_T_LSE].ratio, (double)amax_s, (double)amax_o, oracle_max,
                total ? 100.0 * (double)same / (double)total : 0.0, v.info.workspace_bytes, v.info.seconds, line,
                amax_bad);
         if (c->backward) {
             /* a failed run: the reason (declined) or the crash/error text (cuDNN's last error) */
-            const char *msg = v.kind == AF_V_DECLINED ? v.reason
-                              : v.kind == AF_V_CRASH && v.n_findings > 0 ? v.findings[0].detail : "";
+            const char *msg = v.kind == AF_V_DECLINED                    ? v.reason
+                              : v.kind == AF_V_CRASH && v.n_findings > 0 ? v.findings[0].detail
+                                                                         : "";
             printf("%s engine %-28s   backward %s: %s%s%s%s\n", label, v.info.engine[0] ? v.info.engine : "(default)",
                    grads_ok ? "ok  " : "FAIL", bwd_line, bwd_bad, msg[0] ? " | " : "", msg);
         }
@@ -377,8 +388,8 @@ int main(int argc, char **argv) {
     CHECK(be->supports(be, &c, why, sizeof why) == AF_RUN_DECLINED && strstr(why, "head_dim"));
     runner.reference->destroy(runner.reference);
     be->destroy(be);
-    printf("test_cudnn_fp8: %d engine runs failed (%d of %d backward runs with a gradient or amax failure)\n",
-           failures, grad_failures, bwd_runs);
+    printf("test_cudnn_fp8: %d engine runs failed (%d of %d backward runs with a gradient or amax failure)\n", failures,
+           grad_failures, bwd_runs);
     CHECK_MSG(failures == 0, "%d fp8 engine runs failed (%d backward runs with gradient/amax failures)", failures,
               grad_failures);
     CHECK_DONE("test_cudnn_fp8");

@@ -90,8 +90,9 @@ static void check_scales(const af_prepared *p) {
         CHECK_MSG(m > 0 && 2 * m * sc <= 448.0 && 4 * m * sc > 448.0, "grad %d: max %g scale %g", k, m, sc);
     }
     printf("  scales: descale_do %.4g scale_dp %.4g (exact max|dS| %.4g -> %.1f of 448) scale_dq %.4g "
-           "scale_dk %.4g scale_dv %.4g\n", (double)t->descale_do, (double)scale_dp, ds_max, ds_max * scale_dp,
-           1.0 / t->descale_dq, 1.0 / t->descale_dk, 1.0 / t->descale_dv);
+           "scale_dk %.4g scale_dv %.4g\n",
+           (double)t->descale_do, (double)scale_dp, ds_max, ds_max * scale_dp, 1.0 / t->descale_dq, 1.0 / t->descale_dk,
+           1.0 / t->descale_dv);
 }
 
 /* ---- the recipe restated ------------------------------------------------------------- */
@@ -139,9 +140,11 @@ static void restate(const af_prepared *p, variant v, double *dq, double *dk, dou
                 delta = (delta * t->descale_do) * t->descale_o;
                 for (int j = first; j <= last; j++) {
                     float s = 0.0f, dp = 0.0f;
-                    for (int d = 0; d < D; d++) s += stored(p, AF_T_Q, b, h, i, d) * stored(p, AF_T_K, b, h / group, j, d);
+                    for (int d = 0; d < D; d++)
+                        s += stored(p, AF_T_Q, b, h, i, d) * stored(p, AF_T_K, b, h / group, j, d);
                     s = ((s * scale) * t->descale_q) * t->descale_k;
-                    for (int d = 0; d < D; d++) dp += stored(p, AF_T_DO, b, h, i, d) * stored(p, AF_T_V, b, h / group, j, d);
+                    for (int d = 0; d < D; d++)
+                        dp += stored(p, AF_T_DO, b, h, i, d) * stored(p, AF_T_V, b, h / group, j, d);
                     dp = (dp * t->descale_do) * t->descale_v;
                     float pr = af_expf(s - lse);
                     float ds = ((dp - delta) * pr) * scale;
@@ -226,9 +229,10 @@ static void test_recipe_bit_for_bit(void) {
         double *dq = malloc(nq * sizeof *dq), *dk = malloc(nk * sizeof *dk), *dv = malloc(nk * sizeof *dv);
         CHECK(dq && dk && dv);
         restate(&p, (variant){true, true, true}, dq, dk, dv);
-        long long bq = differ(c, dq, p.ref.dq, false), bk = differ(c, dk, p.ref.dk, true), bv = differ(c, dv, p.ref.dv, true);
-        CHECK_MSG(bq == 0 && bk == 0 && bv == 0, "case %zu: the reference differs from the recipe: dQ %lld dK %lld dV %lld",
-                  ci, bq, bk, bv);
+        long long bq = differ(c, dq, p.ref.dq, false), bk = differ(c, dk, p.ref.dk, true),
+                  bv = differ(c, dv, p.ref.dv, true);
+        CHECK_MSG(bq == 0 && bk == 0 && bv == 0,
+                  "case %zu: the reference differs from the recipe: dQ %lld dK %lld dV %lld", ci, bq, bk, bv);
         /* each quantisation point changes the result */
         restate(&p, (variant){false, true, true}, dq, dk, dv);
         long long no_ds_q = differ(c, dq, p.ref.dq, false), no_ds_k = differ(c, dk, p.ref.dk, true);
@@ -241,7 +245,8 @@ static void test_recipe_bit_for_bit(void) {
         long long exact_o = differ(c, dq, p.ref.dq, false);
         CHECK_MSG(exact_o > 0, "case %zu: D from an unquantised O gives the same dQ", ci);
         printf("  bit for bit; without the dS cast %lld dQ / %lld dK values differ, without the P cast %lld dV, "
-               "with an exact O in D %lld dQ\n", no_ds_q, no_ds_k, no_p, exact_o);
+               "with an exact O in D %lld dQ\n",
+               no_ds_q, no_ds_k, no_p, exact_o);
         free(dq);
         free(dk);
         free(dv);
@@ -253,7 +258,8 @@ static void test_recipe_bit_for_bit(void) {
 
 static void test_reference_error(void) {
     static const char *const cases[] = {
-        "dtype = fp8_e4m3\nbatch = 2\nheads = 2\nseqlen = 128\nhead_dim = 128\nmask = causal\nbackward = yes\nseed = 81\n",
+        "dtype = fp8_e4m3\nbatch = 2\nheads = 2\nseqlen = 128\nhead_dim = 128\nmask = causal\nbackward = yes\nseed = "
+        "81\n",
         "dtype = fp8_e4m3\nbatch = 1\nheads = 2\nseqlen_q = 64\nseqlen_kv = 160\nhead_dim = 64\nlayout = sbhd\n"
         "backward = yes\nseed = 82\n",
         "dtype = fp8_e4m3\nbatch = 2\nheads_q = 4\nheads_kv = 1\nseqlen = 96\nseqlens_q = 96,50\nseqlens_kv = 70,96\n"
@@ -284,7 +290,8 @@ static void test_reference_error(void) {
             double e = v.stats[ids[k]].err_ref, e_exact_o = max_diff(c, g[k], ex[k], k > 0);
             printf("  %s: err_ref %.4g = %.4f of max|exact| %.4g (floor %.4g); with the exact O in D %.4f\n",
                    af_tensor_name(ids[k]), e, e / m, m, v.stats[ids[k]].floor, e_exact_o / m);
-            CHECK_MSG(e <= 0x1p-1 * m, "case %zu %s: reference error %g above 2^-1 * %g", ci, af_tensor_name(ids[k]), e, m);
+            CHECK_MSG(e <= 0x1p-1 * m, "case %zu %s: reference error %g above 2^-1 * %g", ci, af_tensor_name(ids[k]), e,
+                      m);
             CHECK_MSG(e >= 0x1p-9 * m, "case %zu %s: reference error %g: no FP8 rounding visible", ci,
                       af_tensor_name(ids[k]), e);
             CHECK_MSG(e_exact_o <= 0x1p-3 * m, "case %zu %s: recipe error with the exact O in D %g above 2^-3 * %g", ci,

@@ -75,10 +75,13 @@ static void score_abs_exact(const char *text) {
                     if (fabs(s) > smax) smax = fabs(s);
                 }
                 double got = a[((size_t)b * p->Hq + h) * p->Sq + i];
-                CHECK_MSG(got == want * p->scale, "score_abs b%d h%d i%d: %.17g, want %.17g", b, h, i, got, want * p->scale);
+                CHECK_MSG(got == want * p->scale, "score_abs b%d h%d i%d: %.17g, want %.17g", b, h, i, got,
+                          want * p->scale);
                 CHECK(smax * p->scale <= got);
-                if (want > 0) seen++;
-                else empty++;
+                if (want > 0)
+                    seen++;
+                else
+                    empty++;
             }
     CHECK(seen > 0);
     printf("score_abs: %d rows with keys, %d without, exact\n", seen, empty);
@@ -99,9 +102,10 @@ static void grad_abs_bounds(const char *text, bool one_key) {
     af_grad_magnitudes m;
     af_oracle_grad_abs(p, &f.r.out, &m);
     size_t nq = (size_t)p->B * p->Hq * p->Sq, nk = (size_t)p->B * p->Hkv * p->Skv;
-    double gq = max_abs(f.r.out.dq, nq * p->Dqk), gk = max_abs(f.r.out.dk, nk * p->Dqk), gv = max_abs(f.r.out.dv, nk * p->Dv);
-    CHECK_MSG(gq <= m.dq && gk <= m.dk && gv <= m.dv, "max |dQ| %g M %g, |dK| %g M %g, |dV| %g M %g", gq, m.dq, gk, m.dk,
-              gv, m.dv);
+    double gq = max_abs(f.r.out.dq, nq * p->Dqk), gk = max_abs(f.r.out.dk, nk * p->Dqk),
+           gv = max_abs(f.r.out.dv, nk * p->Dv);
+    CHECK_MSG(gq <= m.dq && gk <= m.dk && gv <= m.dv, "max |dQ| %g M %g, |dK| %g M %g, |dV| %g M %g", gq, m.dq, gk,
+              m.dk, gv, m.dv);
     CHECK(m.dq > 0 && m.dk > 0 && m.dv > 0 && isfinite(m.dq) && isfinite(m.dk) && isfinite(m.dv));
     /* max |dS| is finite, and 0 exactly where P = 1 and dP = D (one visible key) */
     CHECK(isfinite(m.ds_max) && m.ds_max >= 0);
@@ -128,14 +132,19 @@ static void grad_abs_bounds(const char *text, bool one_key) {
 }
 
 int main(void) {
-    score_abs_exact("dtype = fp16\nbatch = 2\nheads_q = 4\nheads_kv = 2\nseqlen_q = 37\nseqlen_kv = 53\nseqlens_q = 37,5\n"
-                    "seqlens_kv = 53,0\nhead_dim = 24\nmask = padding\nseed = 3\n");
+    score_abs_exact(
+        "dtype = fp16\nbatch = 2\nheads_q = 4\nheads_kv = 2\nseqlen_q = 37\nseqlen_kv = 53\nseqlens_q = 37,5\n"
+        "seqlens_kv = 53,0\nhead_dim = 24\nmask = padding\nseed = 3\n");
     score_abs_exact("dtype = bf16\nheads = 2\nseqlen_q = 40\nseqlen_kv = 29\nhead_dim = 16\nmask = causal\n"
                     "align = bottom_right\nwindow = 5,2\nseed = 4\ndata = normal:1 outlier_channels:2:16\n");
     score_abs_exact("dtype = fp8_e4m3\nbatch = 1\nheads = 2\nseqlen = 64\nhead_dim = 64\nmask = causal\nseed = 5\n");
-    grad_abs_bounds("dtype = fp16\nbatch = 2\nheads_q = 4\nheads_kv = 2\nseqlen_q = 33\nseqlen_kv = 47\nhead_dim_qk = 16\n"
-                    "head_dim_v = 8\nmask = causal\nbackward = yes\nseed = 6\n", false);
-    grad_abs_bounds("dtype = fp16\nheads = 2\nseqlen_q = 66\nseqlen_kv = 97\nseqlens_q = 1\nseqlens_kv = 1\nhead_dim = 8\n"
-                    "mask = padding\nbackward = yes\nseed = 120\n", true);
+    grad_abs_bounds(
+        "dtype = fp16\nbatch = 2\nheads_q = 4\nheads_kv = 2\nseqlen_q = 33\nseqlen_kv = 47\nhead_dim_qk = 16\n"
+        "head_dim_v = 8\nmask = causal\nbackward = yes\nseed = 6\n",
+        false);
+    grad_abs_bounds(
+        "dtype = fp16\nheads = 2\nseqlen_q = 66\nseqlen_kv = 97\nseqlens_q = 1\nseqlens_kv = 1\nhead_dim = 8\n"
+        "mask = padding\nbackward = yes\nseed = 120\n",
+        true);
     CHECK_DONE("test_oracle_magnitudes");
 }

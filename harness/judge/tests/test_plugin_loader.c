@@ -26,11 +26,11 @@
 #error "AF_TEST_PLUGIN_DIR is set by harness/plugins/CMakeLists.txt"
 #endif
 
-#define GOOD_PLUGIN AF_TEST_PLUGIN_DIR "/example_plugin.so"
+#define GOOD_PLUGIN    AF_TEST_PLUGIN_DIR "/example_plugin.so"
 #define PLANTED_WINDOW AF_TEST_PLUGIN_DIR "/planted_window_off_by_one.so"
-#define BAD_MISSING AF_TEST_BAD_PLUGIN_DIR "/test_bad_missing_symbols.so"
-#define BAD_VERSION AF_TEST_BAD_PLUGIN_DIR "/test_bad_wrong_version.so"
-#define BAD_DEVICE AF_TEST_BAD_PLUGIN_DIR "/test_bad_wants_device.so"
+#define BAD_MISSING    AF_TEST_BAD_PLUGIN_DIR "/test_bad_missing_symbols.so"
+#define BAD_VERSION    AF_TEST_BAD_PLUGIN_DIR "/test_bad_wrong_version.so"
+#define BAD_DEVICE     AF_TEST_BAD_PLUGIN_DIR "/test_bad_wants_device.so"
 
 static void parse_case(af_case *c, const char *text) {
     af_error e;
@@ -175,8 +175,10 @@ static void test_device_plugin(void) {
     } else {
         /* buffers go to the device and back; the plugin writes nothing */
         af_verdict v;
-        judge(be, "dtype = fp16\nbatch = 2\nheads = 2\nseqlen = 40\nseqlens_q = 40,7\nseqlens_kv = 40,9\n"
-                  "layout = thd\nthd_gap = 2\nhead_dim = 32\nmask = padding\nbackward = yes\n", &v);
+        judge(be,
+              "dtype = fp16\nbatch = 2\nheads = 2\nseqlen = 40\nseqlens_q = 40,7\nseqlens_kv = 40,9\n"
+              "layout = thd\nthd_gap = 2\nhead_dim = 32\nmask = padding\nbackward = yes\n",
+              &v);
         CHECK_MSG(v.kind == AF_V_UNWRITTEN, "device plugin: %s", af_verdict_name(v.kind));
         for (int k = 0; k < v.n_findings && k < AF_MAX_FINDINGS; k++)
             CHECK_MSG(v.findings[k].kind != AF_V_OUT_OF_BOUNDS, "device round trip: %s", v.findings[k].detail);
@@ -202,9 +204,9 @@ static void test_scan(void) {
     af_registry reg;
     af_registry_init(&reg);
     static const char *const planted[] = {
-        "planted:fp8_v_block_scale", "planted:window_off_by_one", "planted:masked_row_nan",
-        "planted:ragged_offsets_ignored", "planted:gqa_head_mod", "planted:contiguous_strides",
-        "planted:window_dropped", "planted:scale_ignored", "planted:nondeterministic_reduction"};
+        "planted:fp8_v_block_scale",      "planted:window_off_by_one", "planted:masked_row_nan",
+        "planted:ragged_offsets_ignored", "planted:gqa_head_mod",      "planted:contiguous_strides",
+        "planted:window_dropped",         "planted:scale_ignored",     "planted:nondeterministic_reduction"};
     for (size_t k = 0; k < sizeof planted / sizeof planted[0]; k++) {
         int n = 0;
         af_backend *be = find_named(&reg, planted[k], &n);

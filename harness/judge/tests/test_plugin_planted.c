@@ -142,14 +142,14 @@ static const char *const untouched_case =
 
 typedef struct {
     const char *bug;
-    const char *trigger;         /* case text that the bug gets wrong */
-    af_verdict_kind kind;        /* what the comparison / buffer checks say */
-    af_verdict_kind also;        /* an equally right kind (reading poisoned gaps), or PASS */
+    const char *trigger;  /* case text that the bug gets wrong */
+    af_verdict_kind kind; /* what the comparison / buffer checks say */
+    af_verdict_kind also; /* an equally right kind (reading poisoned gaps), or PASS */
 } planted_expectation;
 
 static const planted_expectation expectations[] = {
-    {"window_off_by_one", "dtype = fp16\nseqlen = 64\nhead_dim = 32\nmask = causal\nwindow = 5,0\n",
-     AF_V_MISMATCH, AF_V_PASS},
+    {"window_off_by_one", "dtype = fp16\nseqlen = 64\nhead_dim = 32\nmask = causal\nwindow = 5,0\n", AF_V_MISMATCH,
+     AF_V_PASS},
     {"masked_row_nan", "dtype = fp16\nseqlen_q = 40\nseqlen_kv = 24\nhead_dim = 32\nmask = causal_bottom_right\n",
      AF_V_NAN_INF, AF_V_PASS},
     {"ragged_offsets_ignored",
@@ -242,7 +242,7 @@ static void test_nondeterministic_reduction(void) {
     af_backend *none = load_planted("none"), *nd = load_planted("nondeterministic_reduction");
     CHECK_MSG(!bits_vary(none), "planted:none is not deterministic");
     CHECK_MSG(bits_vary(nd), "planted:nondeterministic_reduction gives the same bits every run");
-    CHECK(nd->flags & AF_BACKEND_DETERMINISTIC); /* the claim the probe must refute */
+    CHECK(nd->flags & AF_BACKEND_DETERMINISTIC);   /* the claim the probe must refute */
     CHECK(judge(nd, untouched_case) == AF_V_PASS); /* low bits only */
     none->destroy(none);
     nd->destroy(nd);

@@ -18,24 +18,24 @@
 
 typedef enum {
     BUG_NONE = 0,
-    BUG_IGNORE_CAUSAL,   /* runs without the causal mask                  -> leak */
-    BUG_FUTURE_TERM,     /* O_i0 += 2^-12 * K_{diag(i)+1, 0}              -> leak */
-    BUG_DQ_FUTURE,       /* dQ_i0 += 2^-12 * K_{diag(i)+1, 0}             -> leak (dQ) */
-    BUG_DK_EARLY_ROW,    /* dK_j0 += 2^-12 * q_{j-1, 0} (row j-1 can't see j) -> leak (dK) */
-    BUG_IGNORE_WINDOW,   /* runs without the window                       -> leak */
-    BUG_READ_PADDING,    /* attends to keys past len_kv                   -> leak */
-    BUG_ZERO_O,          /* O = 0                                         -> inert */
-    BUG_STALE,           /* returns the first run's O and LSE forever     -> inert */
-    BUG_IGNORE_SCALE,    /* always 1/sqrt(d)                              -> feature_ignored */
-    BUG_FLIP_BIT,        /* flips one output bit per run, claims determinism -> nondeterministic */
-    BUG_HONEST_NOISE,    /* flips one output bit per run, declares nondeterminism: no finding */
+    BUG_IGNORE_CAUSAL, /* runs without the causal mask                  -> leak */
+    BUG_FUTURE_TERM,   /* O_i0 += 2^-12 * K_{diag(i)+1, 0}              -> leak */
+    BUG_DQ_FUTURE,     /* dQ_i0 += 2^-12 * K_{diag(i)+1, 0}             -> leak (dQ) */
+    BUG_DK_EARLY_ROW,  /* dK_j0 += 2^-12 * q_{j-1, 0} (row j-1 can't see j) -> leak (dK) */
+    BUG_IGNORE_WINDOW, /* runs without the window                       -> leak */
+    BUG_READ_PADDING,  /* attends to keys past len_kv                   -> leak */
+    BUG_ZERO_O,        /* O = 0                                         -> inert */
+    BUG_STALE,         /* returns the first run's O and LSE forever     -> inert */
+    BUG_IGNORE_SCALE,  /* always 1/sqrt(d)                              -> feature_ignored */
+    BUG_FLIP_BIT,      /* flips one output bit per run, claims determinism -> nondeterministic */
+    BUG_HONEST_NOISE,  /* flips one output bit per run, declares nondeterminism: no finding */
 } bug_kind;
 
 typedef struct {
     af_backend *cpu;
     bug_kind bug;
     unsigned long runs;
-    uint8_t *stale_o, *stale_lse;   /* BUG_STALE: the first run's O and LSE buffers */
+    uint8_t *stale_o, *stale_lse; /* BUG_STALE: the first run's O and LSE buffers */
     size_t stale_o_bytes, stale_lse_bytes;
 } bug_state;
 
@@ -49,7 +49,8 @@ static void store(af_tensors *t, af_tensor_id id, int b, int h, int s, int d, do
 }
 static void flip_low_bit(af_tensors *t, af_tensor_id id, int b, int h, int s, int d) {
     const af_tensor_view *w = &t->plan.view[id];
-    uint8_t *p = (uint8_t *)t->buf[w->buffer] + af_layout_offset(&t->plan, id, b, h, s, d) * af_storage_bytes(w->storage);
+    uint8_t *p =
+        (uint8_t *)t->buf[w->buffer] + af_layout_offset(&t->plan, id, b, h, s, d) * af_storage_bytes(w->storage);
     p[0] ^= 1;
 }
 /* The key just after row i's diagonal (top-left or bottom-right), if it is in the buffer. */
@@ -60,8 +61,8 @@ static int key_after_diagonal(const af_case *c, af_tensors *t, int b, int i) {
     return j >= 0 && j < rows ? j : -1;
 }
 
-static af_run_status bug_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t,
-                             af_run_info *info, char *why, size_t cap) {
+static af_run_status bug_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t, af_run_info *info,
+                             char *why, size_t cap) {
     bug_state *s = be->state;
     af_case cc = *c;
     if (s->bug == BUG_IGNORE_CAUSAL) cc.mask = AF_MASK_NONE;
@@ -74,57 +75,63 @@ static af_run_status bug_run(af_backend *be, const af_case *c, const char *engin
     int group = c->heads_q / c->heads_kv;
     unsigned long run = s->runs++;
     switch (s->bug) {
-    case BUG_FUTURE_TERM: case BUG_DQ_FUTURE: {
-        af_tensor_id out = s->bug == BUG_FUTURE_TERM ? AF_T_O : AF_T_DQ;
-        for (int b = 0; b < c->batch; b++)
-            for (int h = 0; h < c->heads_q; h++)
-                for (int i = 0; i < af_case_len_q(c, b); i++) {
-                    int j = key_after_diagonal(c, t, b, i);
-                    if (j < 0) continue;
-                    double k = load(t, AF_T_K, b, h / group, j, 0);
-                    if (isfinite(k)) store(t, out, b, h, i, 0, load(t, out, b, h, i, 0) + 0x1p-12 * k);
-                }
-        break;
-    }
-    case BUG_DK_EARLY_ROW:
-        for (int b = 0; b < c->batch; b++)
-            for (int g = 0; g < c->heads_kv; g++)
-                for (int j = 1; j < af_case_len_kv(c, b) && j - 1 < af_case_len_q(c, b); j++) {
-                    double q = load(t, AF_T_Q, b, g * group, j - 1, 0);
-                    store(t, AF_T_DK, b, g, j, 0, load(t, AF_T_DK, b, g, j, 0) + 0x1p-12 * q);
-                }
-        break;
-    case BUG_ZERO_O:
-        for (int b = 0; b < c->batch; b++)
-            for (int h = 0; h < c->heads_q; h++)
-                for (int i = 0; i < af_case_len_q(c, b); i++)
-                    for (int d = 0; d < c->head_dim_v; d++) store(t, AF_T_O, b, h, i, d, 0.0);
-        break;
-    case BUG_STALE:
-        if (!s->stale_o) {
-            s->stale_o_bytes = t->bytes[AF_BUF_O];
-            s->stale_lse_bytes = t->bytes[AF_BUF_LSE];
-            s->stale_o = malloc(s->stale_o_bytes);
-            s->stale_lse = malloc(s->stale_lse_bytes);
-            if (s->stale_o) memcpy(s->stale_o, t->buf[AF_BUF_O], s->stale_o_bytes);
-            if (s->stale_lse) memcpy(s->stale_lse, t->buf[AF_BUF_LSE], s->stale_lse_bytes);
-        } else {
-            memcpy(t->buf[AF_BUF_O], s->stale_o, s->stale_o_bytes);
-            memcpy(t->buf[AF_BUF_LSE], s->stale_lse, s->stale_lse_bytes);
+        case BUG_FUTURE_TERM:
+        case BUG_DQ_FUTURE: {
+            af_tensor_id out = s->bug == BUG_FUTURE_TERM ? AF_T_O : AF_T_DQ;
+            for (int b = 0; b < c->batch; b++)
+                for (int h = 0; h < c->heads_q; h++)
+                    for (int i = 0; i < af_case_len_q(c, b); i++) {
+                        int j = key_after_diagonal(c, t, b, i);
+                        if (j < 0) continue;
+                        double k = load(t, AF_T_K, b, h / group, j, 0);
+                        if (isfinite(k)) store(t, out, b, h, i, 0, load(t, out, b, h, i, 0) + 0x1p-12 * k);
+                    }
+            break;
         }
-        break;
-    case BUG_FLIP_BIT: case BUG_HONEST_NOISE: {
-        /* one nonzero element of O per run (a 1-ulp change), a different one each time;
+        case BUG_DK_EARLY_ROW:
+            for (int b = 0; b < c->batch; b++)
+                for (int g = 0; g < c->heads_kv; g++)
+                    for (int j = 1; j < af_case_len_kv(c, b) && j - 1 < af_case_len_q(c, b); j++) {
+                        double q = load(t, AF_T_Q, b, g * group, j - 1, 0);
+                        store(t, AF_T_DK, b, g, j, 0, load(t, AF_T_DK, b, g, j, 0) + 0x1p-12 * q);
+                    }
+            break;
+        case BUG_ZERO_O:
+            for (int b = 0; b < c->batch; b++)
+                for (int h = 0; h < c->heads_q; h++)
+                    for (int i = 0; i < af_case_len_q(c, b); i++)
+                        for (int d = 0; d < c->head_dim_v; d++) store(t, AF_T_O, b, h, i, d, 0.0);
+            break;
+        case BUG_STALE:
+            if (!s->stale_o) {
+                s->stale_o_bytes = t->bytes[AF_BUF_O];
+                s->stale_lse_bytes = t->bytes[AF_BUF_LSE];
+                s->stale_o = malloc(s->stale_o_bytes);
+                s->stale_lse = malloc(s->stale_lse_bytes);
+                if (s->stale_o) memcpy(s->stale_o, t->buf[AF_BUF_O], s->stale_o_bytes);
+                if (s->stale_lse) memcpy(s->stale_lse, t->buf[AF_BUF_LSE], s->stale_lse_bytes);
+            } else {
+                memcpy(t->buf[AF_BUF_O], s->stale_o, s->stale_o_bytes);
+                memcpy(t->buf[AF_BUF_LSE], s->stale_lse, s->stale_lse_bytes);
+            }
+            break;
+        case BUG_FLIP_BIT:
+        case BUG_HONEST_NOISE: {
+            /* one nonzero element of O per run (a 1-ulp change), a different one each time;
          * zeros (fully masked rows) stay exact */
-        int lq = af_case_len_q(c, 0), d = (int)(run % (unsigned long)c->head_dim_v);
-        for (int k = 0; k < lq; k++) {
-            int i = (int)((run + (unsigned long)k) % (unsigned long)lq);
-            if (load(t, AF_T_O, 0, 0, i, d) != 0.0) { flip_low_bit(t, AF_T_O, 0, 0, i, d); break; }
+            int lq = af_case_len_q(c, 0), d = (int)(run % (unsigned long)c->head_dim_v);
+            for (int k = 0; k < lq; k++) {
+                int i = (int)((run + (unsigned long)k) % (unsigned long)lq);
+                if (load(t, AF_T_O, 0, 0, i, d) != 0.0) {
+                    flip_low_bit(t, AF_T_O, 0, 0, i, d);
+                    break;
+                }
+            }
+            if (s->bug == BUG_HONEST_NOISE && info) info->nondeterministic = true;
+            break;
         }
-        if (s->bug == BUG_HONEST_NOISE && info) info->nondeterministic = true;
-        break;
-    }
-    default: break;
+        default:
+            break;
     }
     return AF_RUN_OK;
 }
@@ -184,75 +191,132 @@ static af_case base(int sq, int skv, int d) {
 static void seqlens(af_case *c, int batch, const int *lq, const int *lk) {
     c->batch = batch;
     c->has_seqlens = true;
-    for (int b = 0; b < batch; b++) { c->seqlens_q[b] = lq[b]; c->seqlens_kv[b] = lk[b]; }
+    for (int b = 0; b < batch; b++) {
+        c->seqlens_q[b] = lq[b];
+        c->seqlens_kv[b] = lk[b];
+    }
 }
 
 static int make_cases(named_case *out) {
     int n = 0;
     af_case c;
 
-    c = base(70, 70, 32); c.heads_q = c.heads_kv = 2; c.mask = AF_MASK_CAUSAL;
+    c = base(70, 70, 32);
+    c.heads_q = c.heads_kv = 2;
+    c.mask = AF_MASK_CAUSAL;
     out[n++] = (named_case){"causal top-left fp16 fwd", c};
 
-    c = base(24, 70, 16); c.dtype = AF_DT_BF16; c.heads_q = 4; c.heads_kv = 2; c.mask = AF_MASK_CAUSAL;
-    c.align = AF_ALIGN_BOTTOM_RIGHT; c.backward = true; c.seed = 7;
+    c = base(24, 70, 16);
+    c.dtype = AF_DT_BF16;
+    c.heads_q = 4;
+    c.heads_kv = 2;
+    c.mask = AF_MASK_CAUSAL;
+    c.align = AF_ALIGN_BOTTOM_RIGHT;
+    c.backward = true;
+    c.seed = 7;
     out[n++] = (named_case){"causal bottom-right bf16 GQA bwd", c};
 
-    c = base(80, 80, 16); c.layout = AF_LAYOUT_BHSD; c.window_left = 5; c.window_right = 3; c.backward = true;
+    c = base(80, 80, 16);
+    c.layout = AF_LAYOUT_BHSD;
+    c.window_left = 5;
+    c.window_right = 3;
+    c.backward = true;
     out[n++] = (named_case){"window 5,3 bhsd bwd", c};
 
-    c = base(96, 96, 16); c.layout = AF_LAYOUT_SBHD; c.mask = AF_MASK_CAUSAL; c.window_left = 20; c.heads_q = 3;
+    c = base(96, 96, 16);
+    c.layout = AF_LAYOUT_SBHD;
+    c.mask = AF_MASK_CAUSAL;
+    c.window_left = 20;
+    c.heads_q = 3;
     c.heads_kv = 1;
     out[n++] = (named_case){"causal window 20 sbhd MQA fwd", c};
 
-    c = base(64, 64, 16); c.mask = AF_MASK_NONE; c.backward = true; c.heads_q = c.heads_kv = 2;
+    c = base(64, 64, 16);
+    c.mask = AF_MASK_NONE;
+    c.backward = true;
+    c.heads_q = c.heads_kv = 2;
     seqlens(&c, 3, (int[]){40, 17, 64}, (int[]){50, 64, 9});
     out[n++] = (named_case){"padding bshd bwd", c};
 
-    c = base(50, 70, 16); c.dtype = AF_DT_BF16; c.layout = AF_LAYOUT_THD; c.thd_gap = 3; c.stride_gap = 2;
-    c.mask = AF_MASK_CAUSAL; c.align = AF_ALIGN_BOTTOM_RIGHT; c.backward = true; c.heads_q = 2; c.heads_kv = 1;
+    c = base(50, 70, 16);
+    c.dtype = AF_DT_BF16;
+    c.layout = AF_LAYOUT_THD;
+    c.thd_gap = 3;
+    c.stride_gap = 2;
+    c.mask = AF_MASK_CAUSAL;
+    c.align = AF_ALIGN_BOTTOM_RIGHT;
+    c.backward = true;
+    c.heads_q = 2;
+    c.heads_kv = 1;
     seqlens(&c, 3, (int[]){33, 7, 50}, (int[]){33, 12, 70});
     out[n++] = (named_case){"thd causal bottom-right gaps GQA bwd", c};
 
-    c = base(40, 40, 16); c.mask = AF_MASK_CAUSAL; c.align = AF_ALIGN_BOTTOM_RIGHT; c.backward = true;
+    c = base(40, 40, 16);
+    c.mask = AF_MASK_CAUSAL;
+    c.align = AF_ALIGN_BOTTOM_RIGHT;
+    c.backward = true;
     seqlens(&c, 2, (int[]){40, 30}, (int[]){20, 35});
     out[n++] = (named_case){"padding causal bottom-right fully masked rows bwd", c};
 
-    c = base(48, 48, 16); c.packing = AF_PACK_KV; c.stride_gap = 3; c.mask = AF_MASK_CAUSAL; c.heads_q = 4;
-    c.heads_kv = 2; c.backward = true; c.seed = 3;
+    c = base(48, 48, 16);
+    c.packing = AF_PACK_KV;
+    c.stride_gap = 3;
+    c.mask = AF_MASK_CAUSAL;
+    c.heads_q = 4;
+    c.heads_kv = 2;
+    c.backward = true;
+    c.seed = 3;
     out[n++] = (named_case){"kv-packed stride gap GQA causal bwd", c};
 
-    c = base(40, 40, 16); c.packing = AF_PACK_QKV; c.mask = AF_MASK_CAUSAL; c.backward = true;
+    c = base(40, 40, 16);
+    c.packing = AF_PACK_QKV;
+    c.mask = AF_MASK_CAUSAL;
+    c.backward = true;
     out[n++] = (named_case){"qkv-packed causal bwd", c};
 
-    c = base(64, 64, 32); c.dtype = AF_DT_FP8_E4M3; c.mask = AF_MASK_CAUSAL;
+    c = base(64, 64, 32);
+    c.dtype = AF_DT_FP8_E4M3;
+    c.mask = AF_MASK_CAUSAL;
     out[n++] = (named_case){"fp8_e4m3 causal fwd", c};
 
-    c = base(100, 100, 32); c.dtype = AF_DT_MXFP8; c.window_left = 16; c.window_right = 0;
+    c = base(100, 100, 32);
+    c.dtype = AF_DT_MXFP8;
+    c.window_left = 16;
+    c.window_right = 0;
     out[n++] = (named_case){"mxfp8 window 16,0 fwd", c};
 
-    c = base(10, 90, 16); c.page_size = 16; c.mask = AF_MASK_CAUSAL; c.align = AF_ALIGN_BOTTOM_RIGHT;
+    c = base(10, 90, 16);
+    c.page_size = 16;
+    c.mask = AF_MASK_CAUSAL;
+    c.align = AF_ALIGN_BOTTOM_RIGHT;
     seqlens(&c, 2, (int[]){10, 6}, (int[]){90, 41});
     out[n++] = (named_case){"paged KV decode-like fwd", c};
 
     c = base(20, 20, 16);
     out[n++] = (named_case){"no mask, one head fwd", c};
 
-    c = base(66, 66, 16); c.mask = AF_MASK_CAUSAL; c.backward = true; c.seed = 11;
+    c = base(66, 66, 16);
+    c.mask = AF_MASK_CAUSAL;
+    c.backward = true;
+    c.seed = 11;
     c.n_data = 3;
     c.data[1] = (af_data_term){AF_DATA_SINK, 20.0, 0};
     c.data[2] = (af_data_term){AF_DATA_BLOCK_RANGE, 12.0, 0};
     out[n++] = (named_case){"causal sink + block range data bwd", c};
 
-    c = base(33, 33, 16); c.has_scale = true; c.scale = 0.03125f; c.window_left = 0; c.window_right = 0;
+    c = base(33, 33, 16);
+    c.has_scale = true;
+    c.scale = 0.03125f;
+    c.window_left = 0;
+    c.window_right = 0;
     out[n++] = (named_case){"diagonal-only window, custom scale fwd", c};
     return n;
 }
 
 /* ---- running the probes on one case ---------------------------------------------------- */
 
-static void probe_case(const af_case *c, af_backend *be, const af_probe_opts *o, af_verdict *v,
-                       af_probe_stats *st, af_leak_matrix *lm) {
+static void probe_case(const af_case *c, af_backend *be, const af_probe_opts *o, af_verdict *v, af_probe_stats *st,
+                       af_leak_matrix *lm) {
     af_error err;
     char why[512];
     if (af_case_validate(c, &err)) {
@@ -328,9 +392,10 @@ static void test_cpu_no_false_alarm(void) {
             }
             (void)any_visible_changed;
             CHECK(lm.row_labels[0][0] && lm.col_labels[0][0]);
-            if (salt == 0) printf("  %-48s runs %d sets %d protected rows %lld inclusion %d feature %d/%d\n",
-                                  cases[k].name, st.extra_runs, st.hidden_sets, st.protected_checked,
-                                  st.inclusion_checked, st.feature_toggles, st.feature_checked);
+            if (salt == 0)
+                printf("  %-48s runs %d sets %d protected rows %lld inclusion %d feature %d/%d\n", cases[k].name,
+                       st.extra_runs, st.hidden_sets, st.protected_checked, st.inclusion_checked, st.feature_toggles,
+                       st.feature_checked);
             af_leak_matrix_free(&lm);
         }
     }
@@ -371,7 +436,9 @@ static void expect_caught(const char *what, bug_kind bug, const af_case *c, af_v
     bool found = has_kind(&v, kind, &t);
     if (!found || (check_tensor && t != want_tensor)) print_findings(what, &v, &st);
     CHECK_MSG(found, "%s: no %s finding", what, af_verdict_name(kind));
-    if (check_tensor) CHECK_MSG(t == want_tensor, "%s: found in %s, expected %s", what, af_tensor_name(t), af_tensor_name(want_tensor));
+    if (check_tensor)
+        CHECK_MSG(t == want_tensor, "%s: found in %s, expected %s", what, af_tensor_name(t),
+                  af_tensor_name(want_tensor));
     if (kind == AF_V_LEAK) {
         bool leak_cell = false;
         for (int i = 0; i < lm.rows * lm.cols; i++) leak_cell |= lm.cells[i] == AF_LEAK_CHANGED;

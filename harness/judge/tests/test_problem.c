@@ -5,8 +5,7 @@
 #include "judge/problem.h"
 #include "util/check.h"
 
-static void from_case(void)
-{
+static void from_case(void) {
     af_case c;
     memset(&c, 0, sizeof c);
     c.batch = 3, c.heads_q = 8, c.heads_kv = 2, c.seqlen_q = 40, c.seqlen_kv = 50;
@@ -18,7 +17,7 @@ static void from_case(void)
     c.mask = AF_MASK_CAUSAL;
     c.align = AF_ALIGN_BOTTOM_RIGHT;
     c.window_left = 7, c.window_right = -1;
-    c.has_scale = false;   /* default 1/sqrt(48) as fp32 */
+    c.has_scale = false; /* default 1/sqrt(48) as fp32 */
     af_inputs in;
     memset(&in, 0, sizeof in);
     af_oracle_problem p;
@@ -29,7 +28,7 @@ static void from_case(void)
     for (int b = 0; b < 3; b++) CHECK(len_q[b] == lq[b] && len_kv[b] == lkv[b]);
     CHECK(p.mask.causal && p.mask.bottom_right && p.mask.window_left == 7 && p.mask.window_right == -1);
     CHECK(p.scale == (double)af_case_scale(&c));
-    CHECK(p.scale == (double)(float)p.scale);   /* the exact fp32 value */
+    CHECK(p.scale == (double)(float)p.scale); /* the exact fp32 value */
     c.mask = AF_MASK_NONE, c.align = AF_ALIGN_TOP_LEFT, c.has_seqlens = false;
     c.has_scale = true, c.scale = 0.1f;
     af_oracle_problem_from_case(&p, &c, &in, len_q, len_kv);
@@ -37,8 +36,7 @@ static void from_case(void)
     for (int b = 0; b < 3; b++) CHECK(len_q[b] == 40 && len_kv[b] == 50);
 }
 
-int main(void)
-{
+int main(void) {
     from_case();
     CHECK_DONE("test_problem");
 }

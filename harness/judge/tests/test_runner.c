@@ -20,8 +20,8 @@ static af_run_status crash_supports(af_backend *be, const af_case *c, char *why,
     (void)be, (void)c, (void)why, (void)cap;
     return AF_RUN_OK;
 }
-static af_run_status crash_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t,
-                               af_run_info *info, char *why, size_t cap) {
+static af_run_status crash_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t, af_run_info *info,
+                               char *why, size_t cap) {
     (void)be, (void)c, (void)engine, (void)t, (void)info;
     snprintf(why, cap, "illegal memory access");
     return AF_RUN_CRASH;

@@ -75,7 +75,8 @@ int main(void) {
     af_verdict v = finding(AF_V_LEAK, AF_T_O, 0.25, 37.5);
     char s[AF_SIGNATURE_MAX];
     sig(&c, &v, s);
-    CHECK_MSG(strcmp(s, "leak|planted:window_off_by_one|O|fp16,causal-tl,win(L),pad:none,mha,d<=64,bshd,fwd,sq=skv") == 0,
+    CHECK_MSG(strcmp(s, "leak|planted:window_off_by_one|O|fp16,causal-tl,win(L),pad:none,mha,d<=64,bshd,fwd,sq=skv") ==
+                  0,
               "%s", s);
     char cls[256];
     CHECK(af_config_class(&c, cls, sizeof cls) == strlen("fp16,causal-tl,win(L),pad:none,mha,d<=64,bshd,fwd,sq=skv"));
@@ -88,9 +89,9 @@ int main(void) {
     /* bucket ids: 12 hex digits, the top 48 bits of FNV-1a 64 */
     char b[AF_BUCKET_ID_LEN + 1];
     af_bucket_id("", b);
-    CHECK(strcmp(b, "cbf29ce48422") == 0);       /* FNV-1a 64 of "" = cbf29ce484222325 */
+    CHECK(strcmp(b, "cbf29ce48422") == 0); /* FNV-1a 64 of "" = cbf29ce484222325 */
     af_bucket_id("a", b);
-    CHECK(strcmp(b, "af63dc4c8601") == 0);       /* FNV-1a 64 of "a" = af63dc4c8601ec8c */
+    CHECK(strcmp(b, "af63dc4c8601") == 0); /* FNV-1a 64 of "a" = af63dc4c8601ec8c */
     CHECK(af_fnv1a64("foobar", 6) == 0x85944171f73967e8ull);
 
     /* numbers do not matter: seed, error, ratio, worst position, sizes within a class */
@@ -100,9 +101,9 @@ int main(void) {
     c2.seed = 987654321;
     c2.batch = 3;
     c2.heads_q = c2.heads_kv = 4;
-    c2.seqlen_q = c2.seqlen_kv = 300;   /* sq = skv still */
+    c2.seqlen_q = c2.seqlen_kv = 300;    /* sq = skv still */
     c2.head_dim_qk = c2.head_dim_v = 48; /* still d<=64, multiple of 16 */
-    c2.window_left = 100;               /* still a bounded left side only */
+    c2.window_left = 100;                /* still a bounded left side only */
     c2.data[0].kind = AF_DATA_UNIFORM;
     c2.n_data = 1;
     af_verdict v2 = finding(AF_V_LEAK, AF_T_O, 1e-3, 1e6);
@@ -135,32 +136,88 @@ int main(void) {
     expect_new_bucket(&c, &v, "base");
     af_case x;
     af_verdict y;
-    x = c; x.mask = AF_MASK_NONE; expect_new_bucket(&x, &v, "mask none");
-    x = c; x.align = AF_ALIGN_BOTTOM_RIGHT; expect_new_bucket(&x, &v, "bottom right");
-    x = c; x.window_left = -1; expect_new_bucket(&x, &v, "no window");
-    x = c; x.window_right = 0; expect_new_bucket(&x, &v, "window both sides");
-    x = c; x.window_left = -1; x.window_right = 4; expect_new_bucket(&x, &v, "window right");
-    x = c; x.dtype = AF_DT_BF16; expect_new_bucket(&x, &v, "bf16");
-    x = c; x.has_seqlens = true; x.seqlens_q[0] = 10; x.seqlens_kv[0] = 12; expect_new_bucket(&x, &v, "padding");
-    x = c; x.layout = AF_LAYOUT_THD; x.has_seqlens = true; x.seqlens_q[0] = 10; x.seqlens_kv[0] = 12;
+    x = c;
+    x.mask = AF_MASK_NONE;
+    expect_new_bucket(&x, &v, "mask none");
+    x = c;
+    x.align = AF_ALIGN_BOTTOM_RIGHT;
+    expect_new_bucket(&x, &v, "bottom right");
+    x = c;
+    x.window_left = -1;
+    expect_new_bucket(&x, &v, "no window");
+    x = c;
+    x.window_right = 0;
+    expect_new_bucket(&x, &v, "window both sides");
+    x = c;
+    x.window_left = -1;
+    x.window_right = 4;
+    expect_new_bucket(&x, &v, "window right");
+    x = c;
+    x.dtype = AF_DT_BF16;
+    expect_new_bucket(&x, &v, "bf16");
+    x = c;
+    x.has_seqlens = true;
+    x.seqlens_q[0] = 10;
+    x.seqlens_kv[0] = 12;
+    expect_new_bucket(&x, &v, "padding");
+    x = c;
+    x.layout = AF_LAYOUT_THD;
+    x.has_seqlens = true;
+    x.seqlens_q[0] = 10;
+    x.seqlens_kv[0] = 12;
     expect_new_bucket(&x, &v, "thd");
-    x = c; x.heads_q = 8; x.heads_kv = 2; expect_new_bucket(&x, &v, "gqa");
-    x = c; x.heads_q = 8; x.heads_kv = 1; expect_new_bucket(&x, &v, "mqa");
-    x = c; x.head_dim_qk = x.head_dim_v = 72; expect_new_bucket(&x, &v, "d=72 (<=128, multiple of 8 only)");
-    x = c; x.head_dim_qk = x.head_dim_v = 128; expect_new_bucket(&x, &v, "d=128");
-    x = c; x.head_dim_qk = x.head_dim_v = 60; expect_new_bucket(&x, &v, "d=60 (not a multiple of 8)");
-    x = c; x.head_dim_qk = x.head_dim_v = 512; expect_new_bucket(&x, &v, "d=512");
-    x = c; x.head_dim_v = 32; expect_new_bucket(&x, &v, "dv < dqk");
-    x = c; x.layout = AF_LAYOUT_SBHD; expect_new_bucket(&x, &v, "sbhd");
-    x = c; x.packing = AF_PACK_KV; expect_new_bucket(&x, &v, "kv packed");
-    x = c; x.backward = true; expect_new_bucket(&x, &v, "backward");
-    x = c; x.seqlen_q = 8; expect_new_bucket(&x, &v, "sq < skv");
-    x = c; x.seqlen_kv = 8; expect_new_bucket(&x, &v, "sq > skv");
-    x = c; x.cp_size = 2; x.cp_comm = AF_CP_P2P; expect_new_bucket(&x, &v, "cp");
-    y = finding(AF_V_MISMATCH, AF_T_O, 0.25, 37.5); expect_new_bucket(&c, &y, "kind mismatch");
-    y = finding(AF_V_LEAK, AF_T_LSE, 0.25, 37.5); expect_new_bucket(&c, &y, "tensor LSE");
-    y = v; snprintf(y.info.engine, sizeof y.info.engine, "eng3_k2=1"); expect_new_bucket(&c, &y, "engine");
-    y = v; snprintf(y.backend, sizeof y.backend, "cpu"); expect_new_bucket(&c, &y, "backend");
+    x = c;
+    x.heads_q = 8;
+    x.heads_kv = 2;
+    expect_new_bucket(&x, &v, "gqa");
+    x = c;
+    x.heads_q = 8;
+    x.heads_kv = 1;
+    expect_new_bucket(&x, &v, "mqa");
+    x = c;
+    x.head_dim_qk = x.head_dim_v = 72;
+    expect_new_bucket(&x, &v, "d=72 (<=128, multiple of 8 only)");
+    x = c;
+    x.head_dim_qk = x.head_dim_v = 128;
+    expect_new_bucket(&x, &v, "d=128");
+    x = c;
+    x.head_dim_qk = x.head_dim_v = 60;
+    expect_new_bucket(&x, &v, "d=60 (not a multiple of 8)");
+    x = c;
+    x.head_dim_qk = x.head_dim_v = 512;
+    expect_new_bucket(&x, &v, "d=512");
+    x = c;
+    x.head_dim_v = 32;
+    expect_new_bucket(&x, &v, "dv < dqk");
+    x = c;
+    x.layout = AF_LAYOUT_SBHD;
+    expect_new_bucket(&x, &v, "sbhd");
+    x = c;
+    x.packing = AF_PACK_KV;
+    expect_new_bucket(&x, &v, "kv packed");
+    x = c;
+    x.backward = true;
+    expect_new_bucket(&x, &v, "backward");
+    x = c;
+    x.seqlen_q = 8;
+    expect_new_bucket(&x, &v, "sq < skv");
+    x = c;
+    x.seqlen_kv = 8;
+    expect_new_bucket(&x, &v, "sq > skv");
+    x = c;
+    x.cp_size = 2;
+    x.cp_comm = AF_CP_P2P;
+    expect_new_bucket(&x, &v, "cp");
+    y = finding(AF_V_MISMATCH, AF_T_O, 0.25, 37.5);
+    expect_new_bucket(&c, &y, "kind mismatch");
+    y = finding(AF_V_LEAK, AF_T_LSE, 0.25, 37.5);
+    expect_new_bucket(&c, &y, "tensor LSE");
+    y = v;
+    snprintf(y.info.engine, sizeof y.info.engine, "eng3_k2=1");
+    expect_new_bucket(&c, &y, "engine");
+    y = v;
+    snprintf(y.backend, sizeof y.backend, "cpu");
+    expect_new_bucket(&c, &y, "backend");
 
     /* a crash has no tensor */
     af_verdict crash;

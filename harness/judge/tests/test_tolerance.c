@@ -17,7 +17,10 @@ static void storage_units(void) {
 /* The units the judge has always used (compare.c's floor, the probes' bounds), by dtype:
  * O and the gradients, and the fp32 LSE. */
 static void output_units(void) {
-    const struct { af_dtype dt; double o, grad; } want[] = {
+    const struct {
+        af_dtype dt;
+        double o, grad;
+    } want[] = {
         {AF_DT_FP16, 0x1p-10, 0x1p-10},
         {AF_DT_BF16, 0x1p-7, 0x1p-7},
         {AF_DT_FP8_E4M3, 0x1p-3, 0x1p-3}, /* E4M3 O and gradients */
@@ -43,8 +46,7 @@ static void output_units(void) {
             CHECK_MSG(plan->view[t].storage == af_tensor_storage(c.dtype, (af_tensor_id)t), "%s %s",
                       af_dtype_name(c.dtype), af_tensor_name((af_tensor_id)t));
         const af_tensor_id outs[5] = {AF_T_O, AF_T_LSE, AF_T_DQ, AF_T_DK, AF_T_DV};
-        for (int t = 0; t < 5; t++)
-            CHECK(af_output_unit(&c, outs[t]) == af_storage_unit(plan->view[outs[t]].storage));
+        for (int t = 0; t < 5; t++) CHECK(af_output_unit(&c, outs[t]) == af_storage_unit(plan->view[outs[t]].storage));
         free(plan);
     }
 }

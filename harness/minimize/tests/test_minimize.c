@@ -33,8 +33,8 @@ static int buggy_available(af_backend *be, char *why, size_t cap) {
     return inner->available(inner, why, cap);
 }
 
-static af_run_status buggy_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t,
-                               af_run_info *info, char *why, size_t cap) {
+static af_run_status buggy_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t, af_run_info *info,
+                               char *why, size_t cap) {
     (void)be;
     af_run_status st = inner->run(inner, c, engine, t, info, why, cap);
     if (st != AF_RUN_OK || c->head_dim_qk < 40) return st;
@@ -128,8 +128,8 @@ int main(void) {
     CHECK(strncmp(sig_after, id_after, strlen(id_after)) == 0); /* signature = identity | class */
     /* the config class moved: GQA, causal-br and sq<skv were not needed to fail */
     CHECK_MSG(strcmp(sig_before, sig_after) != 0, "%s", sig_after);
-    printf("minimised in %d runs: b%d h%d/%d s%d/%d d%d/%d cost %.4g -> %.4g\n  raw       %s\n  minimised %s\n",
-           r.runs, r.best.batch, r.best.heads_q, r.best.heads_kv, r.best.seqlen_q, r.best.seqlen_kv, r.best.head_dim_qk,
+    printf("minimised in %d runs: b%d h%d/%d s%d/%d d%d/%d cost %.4g -> %.4g\n  raw       %s\n  minimised %s\n", r.runs,
+           r.best.batch, r.best.heads_q, r.best.heads_kv, r.best.seqlen_q, r.best.seqlen_kv, r.best.head_dim_qk,
            r.best.head_dim_v, r.cost_before, r.cost_after, sig_before, sig_after);
     CHECK(r.best.batch == 1);
     CHECK(r.best.heads_q == 1 && r.best.heads_kv == 1);

@@ -50,22 +50,21 @@ int main(void) {
     CHECK(af_case_scale(&c) == (float)(1.0 / 8.0));
 
     /* a full case */
-    const char *full =
-        "# comment line\n"
-        "dtype = bf16\n"
-        "batch = 2   # trailing comment\n"
-        "heads_q = 8\nheads_kv = 2\n"
-        "seqlen_q = 200\nseqlen_kv = 333\n"
-        "seqlens_q = 3,200\nseqlens_kv = 0, 333\n"
-        "head_dim_qk = 72\nhead_dim_v = 104\n"
-        "layout = sbhd\nstride_gap = 8\n"
-        "mask = padding_causal_bottom_right\n"
-        "window = 64,0\n"
-        "scale = 0.125\n"
-        "backward = yes\n"
-        "seed = 0xfeed\n"
-        "data = normal:0.5 outlier_channels:2:30 zeros:0.1\n"
-        "backend = cpu\nengine = all\n";
+    const char *full = "# comment line\n"
+                       "dtype = bf16\n"
+                       "batch = 2   # trailing comment\n"
+                       "heads_q = 8\nheads_kv = 2\n"
+                       "seqlen_q = 200\nseqlen_kv = 333\n"
+                       "seqlens_q = 3,200\nseqlens_kv = 0, 333\n"
+                       "head_dim_qk = 72\nhead_dim_v = 104\n"
+                       "layout = sbhd\nstride_gap = 8\n"
+                       "mask = padding_causal_bottom_right\n"
+                       "window = 64,0\n"
+                       "scale = 0.125\n"
+                       "backward = yes\n"
+                       "seed = 0xfeed\n"
+                       "data = normal:0.5 outlier_channels:2:30 zeros:0.1\n"
+                       "backend = cpu\nengine = all\n";
     CHECK(parse(full, &c, &e) == 0);
     CHECK(c.dtype == AF_DT_BF16 && c.batch == 2 && c.heads_q == 8 && c.heads_kv == 2);
     CHECK(c.has_seqlens && c.seqlens_q[0] == 3 && c.seqlens_kv[0] == 0 && c.seqlens_kv[1] == 333);
@@ -124,8 +123,10 @@ int main(void) {
 
     /* impossible combinations */
     expect_error("heads_q = 6\nheads_kv = 4\n", 2, "heads_kv", "not a multiple of heads_kv = 4");
-    expect_error("batch = 2\nseqlens_q = 3\nseqlens_kv = 3,3\nmask = padding\n", 2, "seqlens_q", "1 lengths for batch = 2");
-    expect_error("seqlen_q = 8\nseqlens_q = 9\nseqlens_kv = 3\nmask = padding\n", 2, "seqlens_q", "length 9 > seqlen_q = 8");
+    expect_error("batch = 2\nseqlens_q = 3\nseqlens_kv = 3,3\nmask = padding\n", 2, "seqlens_q",
+                 "1 lengths for batch = 2");
+    expect_error("seqlen_q = 8\nseqlens_q = 9\nseqlens_kv = 3\nmask = padding\n", 2, "seqlens_q",
+                 "length 9 > seqlen_q = 8");
     expect_error("seqlens_q = 3\nseqlens_kv = 3\n", 0, "mask", "has no padding");
     expect_error("seqlens_q = 3\n", 1, "seqlens_q", "without seqlens_kv");
     expect_error("mask = padding\n", 1, "mask", "needs seqlens_q");
@@ -148,12 +149,14 @@ int main(void) {
     expect_error("mask = causal_bottom_right\nalign = top_left\n", 2, "align", "contradicts");
     /* a window that leaves no row any key: bottom-right causal with sq > skv and window right bound
        below the first diagonal */
-    expect_error("seqlen_q = 4\nseqlen_kv = 8\nwindow = 0,0\nalign = bottom_right\nmask = padding_causal\nseqlens_q = 4\nseqlens_kv = 0\n",
+    expect_error("seqlen_q = 4\nseqlen_kv = 8\nwindow = 0,0\nalign = bottom_right\nmask = padding_causal\nseqlens_q = "
+                 "4\nseqlens_kv = 0\n",
                  3, "window", "no visible key");
     expect_error("batch = 64\nheads = 64\nseqlen = 65536\nhead_dim = 128\n", 1, "batch", "4e9 limit");
     /* gaps count: 64 sequences of 1 token with 4096 pad tokens each, 256 heads */
     {
-        char big[2048] = "layout = thd\nbatch = 64\nheads_q = 256\nheads_kv = 1\nseqlen = 4\nhead_dim = 8\nthd_gap = 4096\nseqlens_q = 1";
+        char big[2048] = "layout = thd\nbatch = 64\nheads_q = 256\nheads_kv = 1\nseqlen = 4\nhead_dim = 8\nthd_gap = "
+                         "4096\nseqlens_q = 1";
         for (int i = 1; i < 64; i++) strcat(big, ",1");
         strcat(big, "\nseqlens_kv = 1");
         for (int i = 1; i < 64; i++) strcat(big, ",1");
@@ -168,7 +171,8 @@ int main(void) {
     CHECK(af_case_validate(&c, &e) == -1 && e.line == 0 && !strcmp(e.field, "heads_kv"));
 
     /* load from a file: a missing file names the file */
-    CHECK(af_case_load("no/such/file.case", &c, &e) == -1 && strstr(e.message, "cannot open") && !strcmp(e.file, "no/such/file.case"));
+    CHECK(af_case_load("no/such/file.case", &c, &e) == -1 && strstr(e.message, "cannot open") &&
+          !strcmp(e.file, "no/such/file.case"));
 
     /* printing into a short buffer reports the size needed */
     af_case_defaults(&c);

@@ -33,8 +33,10 @@ static void check_plan(const af_case *c) {
                     for (int d = 0; d < v->D; d++) {
                         int64_t off = af_layout_offset(p, (af_tensor_id)t, b, h, s, d);
                         CHECK_MSG(off >= 0 && off < p->buffer_elems[v->buffer], "%s (%d,%d,%d,%d) -> %lld of %lld",
-                                  af_tensor_name((af_tensor_id)t), b, h, s, d, (long long)off, (long long)p->buffer_elems[v->buffer]);
-                        CHECK_MSG(!used[v->buffer][off], "%s (%d,%d,%d,%d) overlaps", af_tensor_name((af_tensor_id)t), b, h, s, d);
+                                  af_tensor_name((af_tensor_id)t), b, h, s, d, (long long)off,
+                                  (long long)p->buffer_elems[v->buffer]);
+                        CHECK_MSG(!used[v->buffer][off], "%s (%d,%d,%d,%d) overlaps", af_tensor_name((af_tensor_id)t),
+                                  b, h, s, d);
                         used[v->buffer][off] = 1;
                     }
         }
@@ -70,7 +72,8 @@ static void same_inputs(const char *base, const char *variant) {
     CHECK_MSG(memcmp(ia.q, ib.q, n_q(&a) * sizeof(double)) == 0, "Q differs with '%s'", variant);
     CHECK_MSG(memcmp(ia.k, ib.k, n_k(&a) * sizeof(double)) == 0, "K differs with '%s'", variant);
     CHECK_MSG(memcmp(ia.v, ib.v, n_v(&a) * sizeof(double)) == 0, "V differs with '%s'", variant);
-    if (a.backward) CHECK(memcmp(ia.dout, ib.dout, (size_t)a.batch * a.heads_q * a.seqlen_q * a.head_dim_v * sizeof(double)) == 0);
+    if (a.backward)
+        CHECK(memcmp(ia.dout, ib.dout, (size_t)a.batch * a.heads_q * a.seqlen_q * a.head_dim_v * sizeof(double)) == 0);
     af_inputs_free(&ia);
     af_inputs_free(&ib);
     af_tensors_free(&ta);
@@ -80,12 +83,17 @@ static void same_inputs(const char *base, const char *variant) {
 int main(void) {
     /* layout independence of the generated values */
     const char *base = "batch = 2\nheads = 2\nseqlen = 40\nhead_dim = 24\nbackward = yes\nseed = 77\n";
-    const char *variants[] = {"layout = sbhd\n", "layout = bhsd\n", "stride_gap = 5\n", "packing = kv\n",
-                              "packing = qkv\n", "packing = qkv\nlayout = bhsd\nstride_gap = 3\n",
+    const char *variants[] = {"layout = sbhd\n",
+                              "layout = bhsd\n",
+                              "stride_gap = 5\n",
+                              "packing = kv\n",
+                              "packing = qkv\n",
+                              "packing = qkv\nlayout = bhsd\nstride_gap = 3\n",
                               "packing = kv\nlayout = sbhd\nstride_gap = 1\n"};
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) same_inputs(base, variants[i]);
-    const char *padded = "batch = 3\nheads_q = 4\nheads_kv = 2\nseqlen_q = 33\nseqlen_kv = 47\nhead_dim_qk = 16\nhead_dim_v = 8\n"
-                         "seqlens_q = 0,1,33\nseqlens_kv = 5,47,1\nseed = 3\n";
+    const char *padded =
+        "batch = 3\nheads_q = 4\nheads_kv = 2\nseqlen_q = 33\nseqlen_kv = 47\nhead_dim_qk = 16\nhead_dim_v = 8\n"
+        "seqlens_q = 0,1,33\nseqlens_kv = 5,47,1\nseed = 3\n";
     char buf[1024];
     snprintf(buf, sizeof buf, "%smask = padding\n", padded);
     const char *pvariants[] = {"layout = sbhd\n", "layout = bhsd\nstride_gap = 2\n"};
@@ -108,7 +116,10 @@ int main(void) {
         int64_t gap_tok = tb.plan.token_start_q[2] - 1; /* last gap token before sequence 2 */
         CHECK(isnan(af_storage_load(v->storage, tb.buf[v->buffer], v->base + gap_tok * v->stride_s)));
         CHECK(!isnan(af_storage_load(v->storage, tb.buf[v->buffer], af_layout_offset(&tb.plan, AF_T_Q, 2, 0, 0, 0))));
-        af_inputs_free(&ia); af_inputs_free(&ib); af_tensors_free(&ta); af_tensors_free(&tb);
+        af_inputs_free(&ia);
+        af_inputs_free(&ib);
+        af_tensors_free(&ta);
+        af_tensors_free(&tb);
     }
     {
         /* paged KV: same values, page table is a permutation */
@@ -139,11 +150,16 @@ int main(void) {
         CHECK(memcmp(in_n.k, ib.k, n_k(&a) * sizeof(double)) == 0);
         af_inputs_free(&in_n);
         af_tensors_free(&tn);
-        af_inputs_free(&ia); af_inputs_free(&ib); af_tensors_free(&ta); af_tensors_free(&tb);
+        af_inputs_free(&ia);
+        af_inputs_free(&ib);
+        af_tensors_free(&ta);
+        af_tensors_free(&tb);
     }
     /* plans of awkward shapes */
-    const char *plans[] = {"heads_q = 8\nheads_kv = 1\nseqlen_q = 3\nseqlen_kv = 70\nhead_dim_qk = 72\nhead_dim_v = 8\nbackward = yes\nlayout = sbhd\nstride_gap = 7\n",
-                           "layout = thd\nbatch = 4\nseqlens_q = 0,1,2,3\nseqlens_kv = 0,1,2,3\nseqlen = 3\npacking = qkv\nthd_gap = 2\nbackward = yes\n",
+    const char *plans[] = {"heads_q = 8\nheads_kv = 1\nseqlen_q = 3\nseqlen_kv = 70\nhead_dim_qk = 72\nhead_dim_v = "
+                           "8\nbackward = yes\nlayout = sbhd\nstride_gap = 7\n",
+                           "layout = thd\nbatch = 4\nseqlens_q = 0,1,2,3\nseqlens_kv = 0,1,2,3\nseqlen = 3\npacking = "
+                           "qkv\nthd_gap = 2\nbackward = yes\n",
                            "layout = bhsd\npacking = kv\nheads_q = 4\nheads_kv = 2\nbackward = yes\n",
                            "layout = bhsd\npage_size = 4\nheads_q = 4\nheads_kv = 2\nseqlen_kv = 37\nbatch = 3\n",
                            "layout = sbhd\npage_size = 8\nheads = 3\nseqlen_kv = 64\nbatch = 2\nstride_gap = 5\n"};
@@ -163,7 +179,10 @@ int main(void) {
         CHECK(af_gen_element(&a, AF_T_K, 0, 0, 5, 3) == af_gen_element(&a, AF_T_K, 0, 0, 5, 3));
         a.seed = 12;
         CHECK(af_gen_element(&a, AF_T_K, 0, 0, 5, 3) != af_gen_element(&a, AF_T_K, 0, 0, 6, 3));
-        af_inputs_free(&i1); af_inputs_free(&i2); af_tensors_free(&t1); af_tensors_free(&t2);
+        af_inputs_free(&i1);
+        af_inputs_free(&i2);
+        af_tensors_free(&t1);
+        af_tensors_free(&t2);
     }
     /* distributions: normal sigma, uniform range, zeros fraction, outliers, sink */
     {
@@ -173,7 +192,9 @@ int main(void) {
         for (int s = 1; s < 256; s++)
             for (int d = 0; d < 128; d++) {
                 double x = af_gen_element(&a, AF_T_V, 0, 0, s, d);
-                s1 += x; s2 += x * x; n++;
+                s1 += x;
+                s2 += x * x;
+                n++;
                 zeros += x == 0;
                 double qk = fabs(af_gen_element(&a, AF_T_Q, 0, 0, s, d));
                 if (qk > 20) outl++;
@@ -212,7 +233,8 @@ int main(void) {
         double amax = 0;
         for (size_t i = 0; i < n_q(&a); i++) amax = fmax(amax, fabs(in.q[i]));
         CHECK_MSG(fabs(amax - 448.0 * t.descale_q) < 1e-6 * amax, "amax %g descale %g", amax, t.descale_q);
-        af_inputs_free(&in); af_tensors_free(&t);
+        af_inputs_free(&in);
+        af_tensors_free(&t);
         load("dtype = mxfp8\nseqlen = 70\nhead_dim = 40\nseed = 4\n", &a);
         in = gen(&a, &t);
         CHECK(t.mx_scale_q && t.mx_scale_v);
@@ -224,7 +246,8 @@ int main(void) {
                 int e = (int)t.mx_scale_v[(size_t)(s / 32) * 40 + d] - 127;
                 CHECK(lv == ldexp(st, e));
             }
-        af_inputs_free(&in); af_tensors_free(&t);
+        af_inputs_free(&in);
+        af_tensors_free(&t);
     }
     CHECK_DONE("test_layout_gen");
 }

@@ -77,7 +77,7 @@ static void specials(void) {
     CHECK(!isinf(af_expf(88.72283172607421875f)));
     CHECK(isinf(af_expf(88.7228394f)) && isinf(af_expf(89.0f)) && isinf(af_expf(1e30f)));
     CHECK(af_expf(-87.5f) > 0.0f && af_expf(-87.5f) < 1.17549435e-38f); /* subnormal */
-    CHECK(af_expf(-103.9f) == 1.40129846e-45f);                          /* smallest subnormal */
+    CHECK(af_expf(-103.9f) == 1.40129846e-45f);                         /* smallest subnormal */
     CHECK(af_expf(-104.0f) == 0.0f && af_expf(-1e30f) == 0.0f);
     CHECK(af_logf(0.0f) == ninf && af_logf(-0.0f) == ninf);
     CHECK(af_logf(inf) == inf && af_logf(1.0f) == 0.0f && !signbit(af_logf(1.0f)));
@@ -105,8 +105,7 @@ int main(void) {
                 test_input(&se, &sl, af_bits_f32((sign << 31) | (exp << 23) | mant));
             }
     /* a stride through every bit pattern (NaNs and infinities included) */
-    for (uint64_t u = 0; u <= 0xFFFFFFFFull; u += 251)
-        test_input(&se, &sl, af_bits_f32((uint32_t)u));
+    for (uint64_t u = 0; u <= 0xFFFFFFFFull; u += 251) test_input(&se, &sl, af_bits_f32((uint32_t)u));
     /* dense around the interesting places: exp near overflow/underflow, log near 1 */
     for (uint32_t i = 0; i < 1u << 20; i++) {
         test_input(&se, &sl, af_bits_f32(0x42B00000u + i)); /* [88, 88.7..) */
@@ -114,9 +113,9 @@ int main(void) {
         test_input(&se, &sl, af_bits_f32(0x3F800000u - i)); /* just below 1 */
         test_input(&se, &sl, af_bits_f32(0x3F800000u + i)); /* just above 1 */
     }
-    printf("af_expf: %lld inputs, max error %.9f ulp vs double exp (at %a), max %u ulp from expf (%lld differ)\n",
-           se.n, se.max_ulp_exact, (double)se.worst_x, se.max_ulp_libmf, se.n_differ);
-    printf("af_logf: %lld inputs, max error %.9f ulp vs double log (at %a), max %u ulp from logf (%lld differ)\n",
-           sl.n, sl.max_ulp_exact, (double)sl.worst_x, sl.max_ulp_libmf, sl.n_differ);
+    printf("af_expf: %lld inputs, max error %.9f ulp vs double exp (at %a), max %u ulp from expf (%lld differ)\n", se.n,
+           se.max_ulp_exact, (double)se.worst_x, se.max_ulp_libmf, se.n_differ);
+    printf("af_logf: %lld inputs, max error %.9f ulp vs double log (at %a), max %u ulp from logf (%lld differ)\n", sl.n,
+           sl.max_ulp_exact, (double)sl.worst_x, sl.max_ulp_libmf, sl.n_differ);
     CHECK_DONE("test_mathf");
 }

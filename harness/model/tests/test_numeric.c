@@ -21,7 +21,10 @@ int main(void) {
     /* fp16: decode every pattern, re-encode finite ones exactly */
     for (unsigned u = 0; u < 65536; u++) {
         float f = af_f16_to_f32((uint16_t)u);
-        if (isnan(f)) { CHECK(isnan(af_f16_to_f32(af_f32_to_f16(f)))); continue; }
+        if (isnan(f)) {
+            CHECK(isnan(af_f16_to_f32(af_f32_to_f16(f))));
+            continue;
+        }
         CHECK_MSG(af_f32_to_f16(f) == u, "fp16 0x%04x -> %g -> 0x%04x", u, f, af_f32_to_f16(f));
     }
 #ifdef __FLT16_MAX__
@@ -42,10 +45,11 @@ int main(void) {
     /* fp16 known values */
     CHECK(af_f32_to_f16(1.0f) == 0x3C00 && af_f32_to_f16(-2.0f) == 0xC000);
     CHECK(af_f32_to_f16(65504.0f) == 0x7BFF && af_f32_to_f16(65520.0f) == 0x7C00 && af_f32_to_f16(65519.0f) == 0x7BFF);
-    CHECK(af_f32_to_f16(0x1p-24f) == 0x0001 && af_f32_to_f16(0x1p-25f) == 0x0000 && af_f32_to_f16(0x1.8p-25f) == 0x0001);
-    CHECK(af_f32_to_f16(1.0f + 0x1p-11f) == 0x3C00);              /* tie -> even */
-    CHECK(af_f32_to_f16(1.0f + 0x1p-11f + 0x1p-20f) == 0x3C01);   /* above tie */
-    CHECK(af_f32_to_f16(1.0f + 3 * 0x1p-11f) == 0x3C02);          /* tie -> even (up) */
+    CHECK(af_f32_to_f16(0x1p-24f) == 0x0001 && af_f32_to_f16(0x1p-25f) == 0x0000 &&
+          af_f32_to_f16(0x1.8p-25f) == 0x0001);
+    CHECK(af_f32_to_f16(1.0f + 0x1p-11f) == 0x3C00);            /* tie -> even */
+    CHECK(af_f32_to_f16(1.0f + 0x1p-11f + 0x1p-20f) == 0x3C01); /* above tie */
+    CHECK(af_f32_to_f16(1.0f + 3 * 0x1p-11f) == 0x3C02);        /* tie -> even (up) */
 
     /* bf16: decode every pattern; rounding by the definition */
     for (unsigned u = 0; u < 65536; u++) {
@@ -53,8 +57,8 @@ int main(void) {
         if (isnan(f)) continue;
         CHECK(af_f32_to_bf16(f) == u);
     }
-    CHECK(af_f32_to_bf16(1.0f + 0x1p-8f) == 0x3F80);             /* tie -> even */
-    CHECK(af_f32_to_bf16(1.0f + 3 * 0x1p-8f) == 0x3F82);         /* tie -> even (up) */
+    CHECK(af_f32_to_bf16(1.0f + 0x1p-8f) == 0x3F80);     /* tie -> even */
+    CHECK(af_f32_to_bf16(1.0f + 3 * 0x1p-8f) == 0x3F82); /* tie -> even (up) */
     CHECK(af_f32_to_bf16(1.0f + 0x1p-8f + 0x1p-20f) == 0x3F81);
 
     /* e4m3: the finite table, then rounding of many values against it */
@@ -62,9 +66,13 @@ int main(void) {
     int codes[256], n = 0;
     for (int b = 0; b < 256; b++) {
         float f = af_e4m3_to_f32((uint8_t)b);
-        if ((b & 0x7F) == 0x7F) { CHECK(isnan(f)); continue; }
+        if ((b & 0x7F) == 0x7F) {
+            CHECK(isnan(f));
+            continue;
+        }
         CHECK(!isnan(f));
-        CHECK_MSG(af_f32_to_e4m3(f) == b || (f == 0 && (b & 0x7F) == 0), "e4m3 0x%02x -> %g -> 0x%02x", b, f, af_f32_to_e4m3(f));
+        CHECK_MSG(af_f32_to_e4m3(f) == b || (f == 0 && (b & 0x7F) == 0), "e4m3 0x%02x -> %g -> 0x%02x", b, f,
+                  af_f32_to_e4m3(f));
         if (b & 0x80) continue; /* positive half; sign handled symmetrically */
         vals[n] = f;
         codes[n] = b;
@@ -80,8 +88,12 @@ int main(void) {
             int code;
             double ref = table_round(vals, codes, n, f, &code);
             uint8_t got = af_f32_to_e4m3(f);
-            if (f >= 464.0f) { CHECK(got == 0x7E); continue; }
-            CHECK_MSG(got == code, "e4m3(%a) = 0x%02x (%g), expected 0x%02x (%g)", (double)f, got, af_e4m3_to_f32(got), code, ref);
+            if (f >= 464.0f) {
+                CHECK(got == 0x7E);
+                continue;
+            }
+            CHECK_MSG(got == code, "e4m3(%a) = 0x%02x (%g), expected 0x%02x (%g)", (double)f, got, af_e4m3_to_f32(got),
+                      code, ref);
             CHECK(af_f32_to_e4m3(-f) == (got | 0x80) || (got == 0));
         }
     }

@@ -45,9 +45,9 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_supports(const af_plugin_problem *p, char *
 
 static float half_to_float(uint16_t h) {
     int exp = (h >> 10) & 0x1F, mant = h & 0x3FF;
-    float v = exp == 0 ? ldexpf((float)mant, -24)
-            : exp == 31 ? (mant ? NAN : INFINITY)
-                        : ldexpf((float)(mant | 0x400), exp - 25);
+    float v = exp == 0    ? ldexpf((float)mant, -24)
+              : exp == 31 ? (mant ? NAN : INFINITY)
+                          : ldexpf((float)(mant | 0x400), exp - 25);
     return (h & 0x8000) ? -v : v;
 }
 
@@ -57,11 +57,14 @@ static uint16_t float_to_half(float f) {
     if (isnan(f)) return 0x7E00;
     if (a >= 65520.0f) return sign | 0x7C00; /* rounds to infinity */
     int e;
-    frexpf(a, &e); /* a = m * 2^e, m in [0.5, 1) */
+    frexpf(a, &e);                       /* a = m * 2^e, m in [0.5, 1) */
     int exp = e - 1 < -14 ? -14 : e - 1; /* subnormals share the exponent -14 */
     /* units of the last place: 2^(exp - 10); rintf rounds half to even */
     float units = rintf(ldexpf(a, 10 - exp));
-    if (units >= 2048.0f) { units /= 2; exp++; } /* carried into the next binade */
+    if (units >= 2048.0f) {
+        units /= 2;
+        exp++;
+    }                                                   /* carried into the next binade */
     if (units < 1024.0f) return sign | (uint16_t)units; /* subnormal (or zero) */
     return sign | (uint16_t)(((exp + 15) << 10) | ((int)units - 1024));
 }
@@ -106,14 +109,13 @@ static void put(const af_plugin_tensor *x, int b, int h, int s, int d, float val
         ((float *)x->data)[off] = value;
         return;
     }
-    ((uint16_t *)x->data)[off] = x->storage == AF_PLUGIN_STORAGE_F16 ? float_to_half(value)
-                                                                      : float_to_bf16(value);
+    ((uint16_t *)x->data)[off] = x->storage == AF_PLUGIN_STORAGE_F16 ? float_to_half(value) : float_to_bf16(value);
 }
 
 /* ---- attention --------------------------------------------------------------------- */
 
-AF_PLUGIN_EXPORT int attnfuzz_plugin_run(const af_plugin_problem *p, const af_plugin_tensors *t,
-                                         char *why, size_t cap) {
+AF_PLUGIN_EXPORT int attnfuzz_plugin_run(const af_plugin_problem *p, const af_plugin_tensors *t, char *why,
+                                         size_t cap) {
     if (attnfuzz_plugin_supports(p, why, cap) != AF_PLUGIN_OK) return AF_PLUGIN_DECLINE;
     const af_plugin_tensor *Q = &t->t[AF_PLUGIN_Q], *K = &t->t[AF_PLUGIN_K], *V = &t->t[AF_PLUGIN_V];
     const af_plugin_tensor *O = &t->t[AF_PLUGIN_O], *LSE = &t->t[AF_PLUGIN_LSE];

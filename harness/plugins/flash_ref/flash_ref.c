@@ -45,22 +45,22 @@
 #include "attnfuzz/plugin.h"
 #include "model/numeric.h"
 
-#define FLASH_NONE 0
+#define FLASH_NONE          0
 #define FLASH_UNIFORM_SCALE 1
-#define FLASH_ROW_SCALE 2
-#define FLASH_LAST_KEY_DK 3
-#define FLASH_ONE_ELEMENT 4
-#define FLASH_FLUSH_SMALL 5
-#define FLASH_LSE_ROUNDED 6
+#define FLASH_ROW_SCALE     2
+#define FLASH_LAST_KEY_DK   3
+#define FLASH_ONE_ELEMENT   4
+#define FLASH_FLUSH_SMALL   5
+#define FLASH_LSE_ROUNDED   6
 
 #ifndef FLASH_BUG
 #error "build with -DFLASH_BUG=FLASH_<BUG> (see harness/plugins/CMakeLists.txt)"
 #endif
 #define BUG(x) (FLASH_BUG == FLASH_##x)
 
-#define TILE 64        /* keys per online-softmax tile, rows / keys per backward tile */
-#define SPLIT 256      /* keys per split-KV split */
-#define MMA_K 16       /* chunk of the Q K^T contraction */
+#define TILE  64  /* keys per online-softmax tile, rows / keys per backward tile */
+#define SPLIT 256 /* keys per split-KV split */
+#define MMA_K 16  /* chunk of the Q K^T contraction */
 
 static const struct {
     const char *name;
@@ -115,9 +115,15 @@ static float load(const af_plugin_tensor *x, int b, int h, int s, int d) {
     uint16_t u16;
     float f;
     switch (x->storage) {
-    case AF_PLUGIN_STORAGE_F16: memcpy(&u16, (const uint16_t *)x->data + off, 2); return af_f16_to_f32(u16);
-    case AF_PLUGIN_STORAGE_BF16: memcpy(&u16, (const uint16_t *)x->data + off, 2); return af_bf16_to_f32(u16);
-    default: memcpy(&f, (const float *)x->data + off, 4); return f;
+        case AF_PLUGIN_STORAGE_F16:
+            memcpy(&u16, (const uint16_t *)x->data + off, 2);
+            return af_f16_to_f32(u16);
+        case AF_PLUGIN_STORAGE_BF16:
+            memcpy(&u16, (const uint16_t *)x->data + off, 2);
+            return af_bf16_to_f32(u16);
+        default:
+            memcpy(&f, (const float *)x->data + off, 4);
+            return f;
     }
 }
 
@@ -125,9 +131,17 @@ static void store(const af_plugin_tensor *x, int b, int h, int s, int d, float v
     int64_t off = offset_of(x, b, h, s, d);
     uint16_t u16;
     switch (x->storage) {
-    case AF_PLUGIN_STORAGE_F16: u16 = af_f32_to_f16(value); memcpy((uint16_t *)x->data + off, &u16, 2); break;
-    case AF_PLUGIN_STORAGE_BF16: u16 = af_f32_to_bf16(value); memcpy((uint16_t *)x->data + off, &u16, 2); break;
-    default: memcpy((float *)x->data + off, &value, 4); break;
+        case AF_PLUGIN_STORAGE_F16:
+            u16 = af_f32_to_f16(value);
+            memcpy((uint16_t *)x->data + off, &u16, 2);
+            break;
+        case AF_PLUGIN_STORAGE_BF16:
+            u16 = af_f32_to_bf16(value);
+            memcpy((uint16_t *)x->data + off, &u16, 2);
+            break;
+        default:
+            memcpy((float *)x->data + off, &value, 4);
+            break;
     }
 }
 
@@ -226,7 +240,8 @@ static void forward(flash_run *r) {
                 }
                 const float *q = at(r->q, r->Hq, r->Sq, r->Dqk, b, h, i);
                 for (int j = first; j <= last; j++)
-                    r->x[j - first] = dot_chunked(q, at(r->k, r->Hkv, r->Skv, r->Dqk, b, hk, j), r->Dqk) * r->scale_log2;
+                    r->x[j - first] =
+                        dot_chunked(q, at(r->k, r->Hkv, r->Skv, r->Dqk, b, hk, j), r->Dqk) * r->scale_log2;
                 if (n <= SPLIT) {
                     *lse = split_forward(r, b, hk, first, first, last, o) * (float)M_LN2;
                     continue;
@@ -262,7 +277,8 @@ static void backward(flash_run *r) {
                 float *dq = at(r->dq, r->Hq, r->Sq, r->Dqk, b, h, i);
                 int first, last;
                 if (visible(r, b, i, &first, &last) == 0) continue; /* dq stays 0 */
-                const float *q = at(r->q, r->Hq, r->Sq, r->Dqk, b, h, i), *dO = at(r->dout, r->Hq, r->Sq, r->Dv, b, h, i);
+                const float *q = at(r->q, r->Hq, r->Sq, r->Dqk, b, h, i),
+                            *dO = at(r->dout, r->Hq, r->Sq, r->Dv, b, h, i);
                 float lse = load(tl, b, h, i, 0);
 #if BUG(LSE_ROUNDED)
                 lse = round_dt(r, lse);
@@ -326,7 +342,10 @@ static void perturb(flash_run *r, int id, float *base, int H, int S, int D) {
         for (int d = 0; d < D; d++) {
             int below = 0;
             for (int e = 0; e < D; e++) below += fabsf(row[e]) < fabsf(row[d]);
-            if (below == D / 2) { best = d; break; }
+            if (below == D / 2) {
+                best = d;
+                break;
+            }
         }
         row[best] *= 1.46f;
     }
@@ -337,7 +356,12 @@ static void perturb(flash_run *r, int id, float *base, int H, int S, int D) {
     for (int64_t e = 0; e < n; e++)
         if (fabsf(base[e]) < cut) base[e] = 0.0f;
 #endif
-    (void)r; (void)id; (void)base; (void)H; (void)S; (void)D;
+    (void)r;
+    (void)id;
+    (void)base;
+    (void)H;
+    (void)S;
+    (void)D;
 }
 
 static void store_all(flash_run *r, int id, float *base, int H, int S, int D, const int32_t *lens) {
@@ -358,23 +382,54 @@ static void gather(flash_run *r, int id, float *dense, int H, int S, int D, cons
 
 static float *floats(int64_t n) { return calloc(n > 0 ? (size_t)n : 1, sizeof(float)); }
 
-AF_PLUGIN_EXPORT int attnfuzz_plugin_run(const af_plugin_problem *p, const af_plugin_tensors *t, char *why, size_t cap) {
+AF_PLUGIN_EXPORT int attnfuzz_plugin_run(const af_plugin_problem *p, const af_plugin_tensors *t, char *why,
+                                         size_t cap) {
     int rc = attnfuzz_plugin_supports(p, why, cap);
     if (rc != AF_PLUGIN_OK) return rc;
-    flash_run r = {p, t, p->batch, p->heads_q, p->heads_kv, p->seqlen_q, p->seqlen_kv, p->head_dim_qk, p->head_dim_v,
-                   p->heads_q / p->heads_kv, p->dtype == AF_PLUGIN_DTYPE_FP16, p->scale * (float)M_LOG2E,
-                   NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    flash_run r = {p,
+                   t,
+                   p->batch,
+                   p->heads_q,
+                   p->heads_kv,
+                   p->seqlen_q,
+                   p->seqlen_kv,
+                   p->head_dim_qk,
+                   p->head_dim_v,
+                   p->heads_q / p->heads_kv,
+                   p->dtype == AF_PLUGIN_DTYPE_FP16,
+                   p->scale * (float)M_LOG2E,
+                   NULL,
+                   NULL,
+                   NULL,
+                   NULL,
+                   NULL,
+                   NULL,
+                   NULL,
+                   NULL,
+                   NULL,
+                   NULL,
+                   NULL,
+                   NULL,
+                   NULL};
     bool bwd = (p->flags & AF_PLUGIN_BACKWARD) != 0;
     int64_t nq = (int64_t)r.B * r.Hq * r.Sq, nk = (int64_t)r.B * r.Hkv * r.Skv;
     int dmax = r.Dqk > r.Dv ? r.Dqk : r.Dv;
-    r.q = floats(nq * r.Dqk); r.k = floats(nk * r.Dqk); r.v = floats(nk * r.Dv);
-    r.o = floats(nq * r.Dv); r.lse = floats(nq);
+    r.q = floats(nq * r.Dqk);
+    r.k = floats(nk * r.Dqk);
+    r.v = floats(nk * r.Dv);
+    r.o = floats(nq * r.Dv);
+    r.lse = floats(nq);
     int64_t n_splits = (int64_t)r.Skv / SPLIT + 1;
-    r.x = floats(r.Skv); r.acc = floats(dmax);
-    r.split_o = floats(n_splits * r.Dv); r.split_lse2 = floats(n_splits);
+    r.x = floats(r.Skv);
+    r.acc = floats(dmax);
+    r.split_o = floats(n_splits * r.Dv);
+    r.split_lse2 = floats(n_splits);
     bool ok = r.q && r.k && r.v && r.o && r.lse && r.x && r.acc && r.split_o && r.split_lse2;
     if (bwd) {
-        r.dout = floats(nq * r.Dv); r.dq = floats(nq * r.Dqk); r.dk = floats(nk * r.Dqk); r.dv = floats(nk * r.Dv);
+        r.dout = floats(nq * r.Dv);
+        r.dq = floats(nq * r.Dqk);
+        r.dk = floats(nk * r.Dqk);
+        r.dv = floats(nk * r.Dv);
         ok = ok && r.dout && r.dq && r.dk && r.dv;
     }
     if (ok) {
@@ -397,7 +452,18 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_run(const af_plugin_problem *p, const af_pl
     } else {
         snprintf(why, cap, "%s: out of host memory", flash_names[FLASH_BUG].name);
     }
-    free(r.q); free(r.k); free(r.v); free(r.dout); free(r.o); free(r.lse); free(r.dq); free(r.dk); free(r.dv);
-    free(r.x); free(r.acc); free(r.split_o); free(r.split_lse2);
+    free(r.q);
+    free(r.k);
+    free(r.v);
+    free(r.dout);
+    free(r.o);
+    free(r.lse);
+    free(r.dq);
+    free(r.dk);
+    free(r.dv);
+    free(r.x);
+    free(r.acc);
+    free(r.split_o);
+    free(r.split_lse2);
     return ok ? AF_PLUGIN_OK : AF_PLUGIN_RESOURCE;
 }

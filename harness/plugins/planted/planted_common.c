@@ -54,15 +54,15 @@
 #include "model/mathf.h"
 #include "model/numeric.h"
 
-#define PLANTED_NONE 0
-#define PLANTED_FP8_V_BLOCK_SCALE 1
-#define PLANTED_WINDOW_OFF_BY_ONE 2
-#define PLANTED_MASKED_ROW_NAN 3
-#define PLANTED_RAGGED_OFFSETS_IGNORED 4
-#define PLANTED_GQA_HEAD_MOD 5
-#define PLANTED_CONTIGUOUS_STRIDES 6
-#define PLANTED_WINDOW_DROPPED 7
-#define PLANTED_SCALE_IGNORED 8
+#define PLANTED_NONE                       0
+#define PLANTED_FP8_V_BLOCK_SCALE          1
+#define PLANTED_WINDOW_OFF_BY_ONE          2
+#define PLANTED_MASKED_ROW_NAN             3
+#define PLANTED_RAGGED_OFFSETS_IGNORED     4
+#define PLANTED_GQA_HEAD_MOD               5
+#define PLANTED_CONTIGUOUS_STRIDES         6
+#define PLANTED_WINDOW_DROPPED             7
+#define PLANTED_SCALE_IGNORED              8
 #define PLANTED_NONDETERMINISTIC_REDUCTION 9
 
 #ifndef PLANTED_BUG
@@ -71,8 +71,8 @@
 
 #define BUG(x) (PLANTED_BUG == PLANTED_##x)
 
-#define V_SCALE_BLOCK 32    /* tokens sharing one V scale (MXFP8's block) */
-#define E4M3_MAX 448.0f
+#define V_SCALE_BLOCK 32 /* tokens sharing one V scale (MXFP8's block) */
+#define E4M3_MAX      448.0f
 
 static const struct {
     const char *name;
@@ -107,8 +107,8 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_supports(const af_plugin_problem *p, char *
         snprintf(why, cap, "%s serves fp16 and bf16 only", planted_names[PLANTED_BUG].name);
         return AF_PLUGIN_DECLINE;
     }
-    if (p->batch < 1 || p->heads_q < 1 || p->heads_kv < 1 || p->heads_q % p->heads_kv ||
-        p->head_dim_qk < 1 || p->head_dim_v < 1 || p->seqlen_q < 0 || p->seqlen_kv < 0) {
+    if (p->batch < 1 || p->heads_q < 1 || p->heads_kv < 1 || p->heads_q % p->heads_kv || p->head_dim_qk < 1 ||
+        p->head_dim_v < 1 || p->seqlen_q < 0 || p->seqlen_kv < 0) {
         snprintf(why, cap, "%s: invalid shape", planted_names[PLANTED_BUG].name);
         return AF_PLUGIN_DECLINE;
     }
@@ -122,14 +122,14 @@ typedef struct {
     const af_plugin_tensors *t;
     int B, Hq, Hkv, Sq, Skv, Dqk, Dv, group;
     float scale;
-    bool fp16;      /* round P and dS to fp16 (else bf16) */
+    bool fp16; /* round P and dS to fp16 (else bf16) */
     /* dense fp32 copies; rows past a sequence's length stay 0 */
-    float *q;       /* (B, Hq,  Sq,  Dqk) */
-    float *k;       /* (B, Hkv, Skv, Dqk) */
-    float *v;       /* (B, Hkv, Skv, Dv)  */
-    float *dout;    /* (B, Hq,  Sq,  Dv)  backward only */
-    float *dk_acc;  /* (B, Hkv, Skv, Dqk) backward only */
-    float *dv_acc;  /* (B, Hkv, Skv, Dv)  backward only */
+    float *q;      /* (B, Hq,  Sq,  Dqk) */
+    float *k;      /* (B, Hkv, Skv, Dqk) */
+    float *v;      /* (B, Hkv, Skv, Dv)  */
+    float *dout;   /* (B, Hq,  Sq,  Dv)  backward only */
+    float *dk_acc; /* (B, Hkv, Skv, Dqk) backward only */
+    float *dv_acc; /* (B, Hkv, Skv, Dv)  backward only */
     /* scratch for one row */
     float *s, *prob, *dp; /* (Skv) */
     float *acc;           /* (max(Dqk, Dv)) */
@@ -183,10 +183,19 @@ static float load(const af_plugin_tensor *x, int b, int h, int s, int d, bool is
     const uint8_t *ptr = (const uint8_t *)x->buffer + abs * bytes;
     uint16_t u16;
     switch (x->storage) {
-    case AF_PLUGIN_STORAGE_F16: memcpy(&u16, ptr, 2); return af_f16_to_f32(u16);
-    case AF_PLUGIN_STORAGE_BF16: memcpy(&u16, ptr, 2); return af_bf16_to_f32(u16);
-    case AF_PLUGIN_STORAGE_E4M3: return af_e4m3_to_f32(*ptr) * x->descale;
-    default: { float f; memcpy(&f, ptr, 4); return f; }
+        case AF_PLUGIN_STORAGE_F16:
+            memcpy(&u16, ptr, 2);
+            return af_f16_to_f32(u16);
+        case AF_PLUGIN_STORAGE_BF16:
+            memcpy(&u16, ptr, 2);
+            return af_bf16_to_f32(u16);
+        case AF_PLUGIN_STORAGE_E4M3:
+            return af_e4m3_to_f32(*ptr) * x->descale;
+        default: {
+            float f;
+            memcpy(&f, ptr, 4);
+            return f;
+        }
     }
 }
 
@@ -195,10 +204,20 @@ static void store(const af_plugin_tensor *x, int b, int h, int s, int d, float v
     uint8_t *ptr = (uint8_t *)x->data + elem_offset(x, b, h, s, d, false) * elem_bytes(x->storage);
     uint16_t u16;
     switch (x->storage) {
-    case AF_PLUGIN_STORAGE_F16: u16 = af_f32_to_f16(value); memcpy(ptr, &u16, 2); break;
-    case AF_PLUGIN_STORAGE_BF16: u16 = af_f32_to_bf16(value); memcpy(ptr, &u16, 2); break;
-    case AF_PLUGIN_STORAGE_E4M3: *ptr = af_f32_to_e4m3(value); break;
-    default: memcpy(ptr, &value, 4); break;
+        case AF_PLUGIN_STORAGE_F16:
+            u16 = af_f32_to_f16(value);
+            memcpy(ptr, &u16, 2);
+            break;
+        case AF_PLUGIN_STORAGE_BF16:
+            u16 = af_f32_to_bf16(value);
+            memcpy(ptr, &u16, 2);
+            break;
+        case AF_PLUGIN_STORAGE_E4M3:
+            *ptr = af_f32_to_e4m3(value);
+            break;
+        default:
+            memcpy(ptr, &value, 4);
+            break;
     }
 }
 
@@ -409,12 +428,20 @@ static void run_backward(planted_run *r) {
 static float *floats(int64_t n) { return calloc(n > 0 ? (size_t)n : 1, sizeof(float)); }
 
 static void run_free(planted_run *r) {
-    free(r->q); free(r->k); free(r->v); free(r->dout); free(r->dk_acc); free(r->dv_acc);
-    free(r->s); free(r->prob); free(r->dp); free(r->acc);
+    free(r->q);
+    free(r->k);
+    free(r->v);
+    free(r->dout);
+    free(r->dk_acc);
+    free(r->dv_acc);
+    free(r->s);
+    free(r->prob);
+    free(r->dp);
+    free(r->acc);
 }
 
-AF_PLUGIN_EXPORT int attnfuzz_plugin_run(const af_plugin_problem *p, const af_plugin_tensors *t,
-                                         char *why, size_t cap) {
+AF_PLUGIN_EXPORT int attnfuzz_plugin_run(const af_plugin_problem *p, const af_plugin_tensors *t, char *why,
+                                         size_t cap) {
     int rc = attnfuzz_plugin_supports(p, why, cap);
     if (rc != AF_PLUGIN_OK) return rc;
     planted_run r;

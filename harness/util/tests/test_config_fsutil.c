@@ -46,8 +46,13 @@ static void test_config(void) {
     CHECK(!strcmp(af_config_closest("ATTNFUZZ_PLUGINS_PATH"), "ATTNFUZZ_PLUGIN_PATH"));
 
     /* unknown names warn, one line each, with the suggestion; known ones and others do not */
-    char *env[] = {"PATH=/bin", "ATTNFUZZ_MAX_WORK=4096", "ATTNFUZZ_MAXWORK=4096", "ATTNFUZZ_BAKEND=cpu",
-                   "ATTNFUZZ_OUT", "XATTNFUZZ_NOPE=1", NULL};
+    char *env[] = {"PATH=/bin",
+                   "ATTNFUZZ_MAX_WORK=4096",
+                   "ATTNFUZZ_MAXWORK=4096",
+                   "ATTNFUZZ_BAKEND=cpu",
+                   "ATTNFUZZ_OUT",
+                   "XATTNFUZZ_NOPE=1",
+                   NULL};
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
@@ -55,7 +60,8 @@ static void test_config(void) {
     CHECK(af_config_warn_unknown(env, "prog", f) == 2);
     fclose(f);
     CHECK_MSG(strstr(text, "prog: warning: unknown environment variable ATTNFUZZ_MAXWORK (ignored); did you mean "
-                           "ATTNFUZZ_MAX_WORK?\n"), "%s", text);
+                           "ATTNFUZZ_MAX_WORK?\n"),
+              "%s", text);
     CHECK_MSG(strstr(text, "ATTNFUZZ_BAKEND (ignored); did you mean ATTNFUZZ_BACKEND?"), "%s", text);
     CHECK(!strstr(text, "NOPE") && !strstr(text, "ATTNFUZZ_OUT "));
     free(text);

@@ -56,13 +56,17 @@ int main(void) {
     expect_text(NULL, "\"\"");
     expect_text("q\"\\\n\t\x01", "\"q\\\"\\\\\\n\\t\\u0001\"");
     expect_text("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"");
-    expect_text("a\xff" "b", "\"a?b\"");
-    expect_text("\xc0\xaf", "\"??\"");                 /* overlong '/' */
-    expect_text("\xe0\x80\xaf", "\"???\"");            /* overlong, 3 bytes */
-    expect_text("\xed\xa0\x80", "\"???\"");            /* surrogate U+D800 */
-    expect_text("\xf4\x90\x80\x80", "\"????\"");       /* above U+10FFFF */
-    expect_text("x\xe2\x82", "\"x??\"");               /* cut at the end */
-    expect_text("\xe2\x82" "A\xc3\xa9", "\"??A\xc3\xa9\"");  /* cut, then valid again */
+    expect_text("a\xff"
+                "b",
+                "\"a?b\"");
+    expect_text("\xc0\xaf", "\"??\"");           /* overlong '/' */
+    expect_text("\xe0\x80\xaf", "\"???\"");      /* overlong, 3 bytes */
+    expect_text("\xed\xa0\x80", "\"???\"");      /* surrogate U+D800 */
+    expect_text("\xf4\x90\x80\x80", "\"????\""); /* above U+10FFFF */
+    expect_text("x\xe2\x82", "\"x??\"");         /* cut at the end */
+    expect_text("\xe2\x82"
+                "A\xc3\xa9",
+                "\"??A\xc3\xa9\""); /* cut, then valid again */
 
     /* errors name the source, line and column; a non-object is refused */
     CHECK(af_json_parse_object("{\n\"a\": 1,\n}", "bad.json", why, sizeof why) == NULL);

@@ -19,8 +19,7 @@
 static double g_worst_mpfr = 0.0, g_worst_cpu = 0.0;
 
 /* GPU tier straight from af_oracle_gpu_run (no MPFR replacement). */
-static void gpu_tier(const test_problem *t, af_oracle_result *g, double *lse64, double *drow64)
-{
+static void gpu_tier(const test_problem *t, af_oracle_result *g, double *lse64, double *drow64) {
     af_oracle_result tmp;
     test_run(t, AF_ORACLE_FP64, 128, 2, &tmp); /* allocates outputs of the right shapes */
     *g = tmp;
@@ -31,8 +30,7 @@ static void gpu_tier(const test_problem *t, af_oracle_result *g, double *lse64, 
 }
 
 /* sigma as oracle.c states it: 1.01 |scale| max ||q|| max ||k|| */
-static double sigma_of(const test_problem *t)
-{
+static double sigma_of(const test_problem *t) {
     const af_oracle_problem *p = &t->p;
     double qn = 0, kn = 0;
     for (size_t r = 0; r < test_rows(t); r++) {
@@ -50,8 +48,7 @@ static double sigma_of(const test_problem *t)
 
 /* |g - m| <= bound_rel |g| + 2^-53 |m| + abs M for every element; returns the worst ratio. */
 static double compare_to_mpfr(const test_problem *t, const af_oracle_result *g, const af_oracle_result *m,
-                              const double *lse64, const char *name)
-{
+                              const double *lse64, const char *name) {
     const af_oracle_problem *p = &t->p;
     double abs_scale = af_oracle_gpu_bound_abs(p, sigma_of(t)) + 1e-30;
     double rel = 4.0 * 0x1p-53, worst = 0.0;
@@ -71,8 +68,8 @@ static double compare_to_mpfr(const test_problem *t, const af_oracle_result *g, 
                 af_cert_row_mass(p, b, h, i, m->out.lse[row], ma, mb, scratch);
                 double one = 1.0, r;
                 r = af_cert_ratio(&g->out.lse[row], &m->out.lse[row], 1, &one, rel, abs_scale);
-                CHECK_MSG(r <= 1.0, "%s: LSE (%d,%d,%d) gpu %.17g mpfr %.17g ratio %g", name, b, h, i,
-                          g->out.lse[row], m->out.lse[row], r);
+                CHECK_MSG(r <= 1.0, "%s: LSE (%d,%d,%d) gpu %.17g mpfr %.17g ratio %g", name, b, h, i, g->out.lse[row],
+                          m->out.lse[row], r);
                 worst = fmax(worst, r);
                 r = af_cert_ratio(g->out.o + row * p->Dv, m->out.o + row * p->Dv, p->Dv, ma, rel, abs_scale);
                 CHECK_MSG(r <= 1.0, "%s: O row (%d,%d,%d) ratio %g", name, b, h, i, r);
@@ -89,8 +86,8 @@ static double compare_to_mpfr(const test_problem *t, const af_oracle_result *g, 
                 for (int j = 0; j < p->Skv; j++) {
                     size_t key = af_idx_key(p, b, h, j);
                     af_cert_key_mass(p, lse64, b, h, j, ma, mb, scratch);
-                    double r = af_cert_ratio(g->out.dk + key * p->Dqk, m->out.dk + key * p->Dqk, p->Dqk, ma, rel,
-                                             abs_scale);
+                    double r =
+                        af_cert_ratio(g->out.dk + key * p->Dqk, m->out.dk + key * p->Dqk, p->Dqk, ma, rel, abs_scale);
                     CHECK_MSG(r <= 1.0, "%s: dK key (%d,%d,%d) ratio %g", name, b, h, j, r);
                     worst = fmax(worst, r);
                     r = af_cert_ratio(g->out.dv + key * p->Dv, m->out.dv + key * p->Dv, p->Dv, mb, rel, abs_scale);
@@ -101,8 +98,7 @@ static double compare_to_mpfr(const test_problem *t, const af_oracle_result *g, 
     return worst;
 }
 
-static void check_case(test_problem *t, const char *name)
-{
+static void check_case(test_problem *t, const char *name) {
     size_t rows = test_rows(t);
     double *lse64 = malloc((rows ? rows : 1) * sizeof *lse64), *drow64 = calloc(rows ? rows : 1, sizeof *drow64);
     CHECK(lse64 && drow64);
@@ -123,8 +119,10 @@ static void check_case(test_problem *t, const char *name)
         r = fmax(r, test_bound_ratio(g.out.dv, c.out.dv, test_keys(t) * t->p.Dv, 0, tol, ms.dv));
     }
     for (size_t x = 0; x < rows; x++) {
-        if (isinf(c.out.lse[x])) CHECK_MSG(g.out.lse[x] == c.out.lse[x], "%s: LSE -inf row %zu", name, x);
-        else CHECK_MSG(fabs(g.out.lse[x] - c.out.lse[x]) <= tol + 1e-15 * fabs(c.out.lse[x]), "%s: LSE %zu", name, x);
+        if (isinf(c.out.lse[x]))
+            CHECK_MSG(g.out.lse[x] == c.out.lse[x], "%s: LSE -inf row %zu", name, x);
+        else
+            CHECK_MSG(fabs(g.out.lse[x] - c.out.lse[x]) <= tol + 1e-15 * fabs(c.out.lse[x]), "%s: LSE %zu", name, x);
     }
     CHECK_MSG(r <= 1.0, "%s: GPU vs CPU fp64 ratio %g", name, r);
     if (r > g_worst_cpu) g_worst_cpu = r;
@@ -158,8 +156,8 @@ static void check_case(test_problem *t, const char *name)
         double tol = 1e-12 + 4.0 * t->p.Dqk * 0x1p-53 * (1.0 + sigma);
         CHECK_MSG(fabs(gg.dq - gh.dq) <= tol * gh.dq && fabs(gg.dk - gh.dk) <= tol * gh.dk &&
                       fabs(gg.dv - gh.dv) <= tol * gh.dv && fabs(gg.ds_max - gh.ds_max) <= tol * gh.ds_max,
-                  "%s: grad_abs gpu %g %g %g %g host %g %g %g %g", name, gg.dq, gg.dk, gg.dv, gg.ds_max, gh.dq,
-                  gh.dk, gh.dv, gh.ds_max);
+                  "%s: grad_abs gpu %g %g %g %g host %g %g %g %g", name, gg.dq, gg.dk, gg.dv, gg.ds_max, gh.dq, gh.dk,
+                  gh.dv, gh.ds_max);
     }
     free(sa), free(sh), free(lse64), free(drow64);
     af_oracle_result_free(&g);
@@ -167,8 +165,7 @@ static void check_case(test_problem *t, const char *name)
     af_oracle_result_free(&c);
 }
 
-static void shaped(const char *name, test_shape s, uint64_t seed, double spread, const int *lq, const int *lkv)
-{
+static void shaped(const char *name, test_shape s, uint64_t seed, double spread, const int *lq, const int *lkv) {
     test_problem t;
     test_problem_init(&t, &s);
     test_problem_randomize(&t, seed, spread);
@@ -178,8 +175,7 @@ static void shaped(const char *name, test_shape s, uint64_t seed, double spread,
     test_problem_free(&t);
 }
 
-int main(void)
-{
+int main(void) {
     char why[256];
     if (af_oracle_gpu_usable(why, sizeof why) != 0) {
         printf("SKIP test_oracle_gpu: %s\n", why);
@@ -199,8 +195,7 @@ int main(void)
     shaped("padding + len 0", (test_shape){3, 2, 1, 50, 60, 16, 16, true, true, -1, -1, true, 0}, 8, 1, lq, lkv);
     shaped("MQA Dqk 100 Dv 200", (test_shape){1, 4, 1, 35, 45, 100, 200, true, false, -1, -1, true, 0}, 9, 1, NULL,
            NULL);
-    shaped("Dqk 256 Dv 130", (test_shape){1, 2, 2, 20, 33, 256, 130, false, false, -1, -1, true, 0}, 10, 1, NULL,
-           NULL);
+    shaped("Dqk 256 Dv 130", (test_shape){1, 2, 2, 20, 33, 256, 130, false, false, -1, -1, true, 0}, 10, 1, NULL, NULL);
     shaped("Dqk 128 Dv 128 fwd", (test_shape){1, 2, 1, 65, 97, 128, 128, true, false, -1, -1, false, 0}, 11, 1, NULL,
            NULL);
     shaped("large scores", (test_shape){1, 2, 1, 40, 70, 8, 8, false, false, -1, -1, true, 0}, 12, 16, NULL, NULL);

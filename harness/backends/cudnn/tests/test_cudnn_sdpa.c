@@ -143,7 +143,8 @@ static bool guards_ok(const af_tensors *t) {
     for (int i = 0; i < AF_BUF_COUNT; i++) {
         if (!t->alloc[i]) continue;
         for (int k = 0; k < AF_GUARD_BYTES; k++)
-            if (t->alloc[i][k] != AF_GUARD_BYTE || t->alloc[i][AF_GUARD_BYTES + t->bytes[i] + (size_t)k] != AF_GUARD_BYTE)
+            if (t->alloc[i][k] != AF_GUARD_BYTE ||
+                t->alloc[i][AF_GUARD_BYTES + t->bytes[i] + (size_t)k] != AF_GUARD_BYTE)
                 return false;
     }
     return true;
@@ -202,8 +203,8 @@ static void run_case(af_backend *be, int idx, const char *text, bool only_defaul
         bool guards = guards_ok(&work);
         double worst = fmax(fmax(r.o, r.lse), fmax(r.dq, fmax(r.dk, r.dv)));
         bool ok = worst <= 1.0 && guards;
-        printf("case %d engine %-40s %s O %.3f LSE %.3f dQ %.3f dK %.3f dV %.3f ws %lld %s%s %.3fs\n", idx,
-               info.engine, ok ? "ok  " : "FAIL", r.o, r.lse, r.dq, r.dk, r.dv, info.workspace_bytes,
+        printf("case %d engine %-40s %s O %.3f LSE %.3f dQ %.3f dK %.3f dV %.3f ws %lld %s%s %.3fs\n", idx, info.engine,
+               ok ? "ok  " : "FAIL", r.o, r.lse, r.dq, r.dk, r.dv, info.workspace_bytes,
                info.nondeterministic ? "nondet" : "det", guards ? "" : " GUARDS-CHANGED", info.seconds);
         if (!ok) failures++;
         af_tensors_free(&work);
