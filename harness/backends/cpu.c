@@ -1,4 +1,6 @@
 /* harness/backends/cpu.c — the "cpu" backend: attention computed the plain
+ * Longer than 600 lines on purpose: this file is the reference's recipe (forward, backward,
+ * fp8), one specification read top to bottom; the loops and the orders they keep stay together.
  * low-precision way.
  *
  * Two jobs: a backend users can fuzz like any other, and THE low-precision reference

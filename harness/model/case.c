@@ -1,4 +1,6 @@
 /* case.c — the .case text format: parse, validate, print (canonical form).
+ * Longer than 600 lines on purpose: parse, validate and print share one field table and one
+ * error path (file:line: field), so the three stay in the file that defines the format.
  *
  * Format: one `key = value` per line, `#` starts a comment, blank lines ignored.
  * Unknown keys, repeated keys and bad values are errors naming file:line and field.

@@ -1,4 +1,6 @@
 /* cudnn.c — the cudnn backend: SDPA forward/backward through cuDNN's C backend API,
+ * Longer than 600 lines on purpose: the backend without CUDA (its stubs), and with CUDA its
+ * graph/plan cache and run path, which share one state struct; the graphs live in cudnn_graph*.c.
  * every engine config that finalizes (see backends/cudnn/cudnn_backend.h for engine names).
  *
  * run(): copy the host buffers (guards included) to the device, build or reuse the

@@ -1,4 +1,6 @@
 /* test_cpu_backend.c — the cpu backend (the low-precision reference), as a
+ * Longer than 600 lines on purpose: the reference's specification as tests, one section per
+ * rule of cpu.c's header comment.
  * specification:
  *   - closed forms: equal keys give the mean of V; one visible key gives that V row
  *     exactly (and, backward, dV = dO, dQ = dK = 0 exactly);
