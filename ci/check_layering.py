@@ -13,7 +13,8 @@ Extra rules:
     public header is "attnfuzz/plugin.h" (the plugin ABI), which anyone may include;
   * backends/ and kernels/ never include oracle/ (the judge stays independent of what it
     judges); the oracle reads only the dense inputs: of model/ it may include
-    model/dense.h and model/numeric.h, never the case struct;
+    model/dense.h, model/numeric.h and model/mask_rule.h (the mask rule, written once),
+    never the case struct; backends and kernels never include model/mask_rule.h or model/case_mask.h;
   * plugins (harness/plugins) see only the ABI, model/numeric.h and model/mathf.h;
   * the oracle may use the GPU plumbing of kernels/ (buffers, error codes) for its GPU
     tier; its mask and arithmetic are its own;
@@ -41,7 +42,8 @@ DEPS = {
 DEPS['cli'] = DEPS['campaign'] + ['campaign']
 DEPS['targets'] = DEPS['campaign'] + ['campaign']
 STAGES = set(DEPS)
-ORACLE_MODEL_OK = {'model/dense.h', 'model/numeric.h'}
+ORACLE_MODEL_OK = {'model/dense.h', 'model/numeric.h', 'model/mask_rule.h'}
+MASK_RULE = ('model/mask_rule.h', 'model/case_mask.h')
 PLUGIN_OK = {'attnfuzz/plugin.h', 'model/numeric.h', 'model/mathf.h'}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
@@ -88,6 +90,9 @@ def check_file(root, rel, out):
             out.append('%s: include "%s" does not name its stage (one of %s)' % (where, inc, ', '.join(sorted(STAGES))))
             continue
         if top == stage:
+            continue
+        if stage in ('backends', 'kernels') and inc in MASK_RULE and not is_test:
+            out.append('%s: %s/ includes "%s": backends and kernels keep their own mask code' % (where, stage, inc))
             continue
         if stage in ('backends', 'kernels') and top == 'oracle' and not is_test:
             out.append('%s: %s/ includes "%s": backends and kernels never include the oracle' % (where, stage, inc))

@@ -1,7 +1,7 @@
 /* oracle/mask_spec.h — THE specification of which keys a query row sees.
  *
  * Owned by the oracle (oracle/src/mask_spec.c; the rule is written once, inline, in
- * oracle/src/mask_rule.h, which the GPU oracle tier also runs on the device). Probes
+ * model/mask_rule.h, which the GPU oracle tier also runs on the device). Probes
  * and the oracle use it; backends and kernels must never call it nor include
  * mask_rule.h (an oracle that reuses the suspect's mask agrees with its bugs).
  *
@@ -22,13 +22,7 @@
 #define ATTNFUZZ_MASK_SPEC_H
 
 #include <stdbool.h>
-
-typedef struct {
-    bool causal;
-    bool bottom_right;
-    int window_left;  /* -1 = unbounded */
-    int window_right; /* -1 = unbounded */
-} af_mask_rule;
+#include "model/mask_rule.h" /* af_mask_rule and the rule's one inline copy */
 
 /* Does query row i of a sequence (len_q, len_kv) see key j? False when i or j is
  * outside the sequence. */

@@ -23,6 +23,8 @@ expect_violation harness/judge/compare.c '#include "cli/cli.h"' 'a stage above i
 expect_violation harness/fuzz/fuzz_mutate.c '#include "triage/findings.h"' 'a stage above it'
 expect_violation harness/backends/cpu.c '#include "oracle/mask_spec.h"' 'never include the oracle'
 expect_violation kernels/af_gpu.h '#include "oracle/oracle.h"' 'never include the oracle'
+expect_violation harness/backends/cpu.c '#include "model/mask_rule.h"' 'keep their own mask code'
+expect_violation kernels/ref_gpu.cu '#include "model/case_mask.h"' 'keep their own mask code'
 expect_violation oracle/src/oracle.c '#include "model/case.h"' 'reads only'
 expect_violation harness/judge/runner.c '#include "runner.h"' 'does not name its stage'
 expect_violation harness/plugins/example/example_plugin.c '#include "model/case.h"' 'plugins see only'

@@ -3,15 +3,6 @@
 
 #include <string.h>
 
-af_mask_rule af_mask_rule_of_case(const af_case *c) {
-    af_mask_rule r;
-    r.causal = c->mask == AF_MASK_CAUSAL;
-    r.bottom_right = c->align == AF_ALIGN_BOTTOM_RIGHT;
-    r.window_left = c->window_left;
-    r.window_right = c->window_right;
-    return r;
-}
-
 void af_oracle_problem_from_case(af_oracle_problem *p, const af_case *c, const af_inputs *in, int *len_q, int *len_kv) {
     memset(p, 0, sizeof *p);
     p->B = c->batch;

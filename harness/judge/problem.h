@@ -5,12 +5,12 @@
 #define ATTNFUZZ_JUDGE_PROBLEM_H
 
 #include "model/case.h"
+#include "model/case_mask.h"
 #include "oracle/mask_spec.h"
 #include "oracle/oracle.h"
 
 /* The case's mask as the oracle's specification states it (oracle/mask_spec.h): the
  * one place the judge turns a case's mask, alignment and window into an af_mask_rule. */
-af_mask_rule af_mask_rule_of_case(const af_case *c);
 
 /* len_q, len_kv: [AF_MAX_BATCH] arrays the problem points into (caller-owned). */
 void af_oracle_problem_from_case(af_oracle_problem *p, const af_case *c, const af_inputs *in, int *len_q, int *len_kv);

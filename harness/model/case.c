@@ -6,6 +6,7 @@
  * Unknown keys, repeated keys and bad values are errors naming file:line and field.
  */
 #include "model/case.h"
+#include "model/case_mask.h"
 #include "model/case_measure.h"
 #include "util/strbuf.h"
 
@@ -576,22 +577,14 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
     double elems = af_case_elements(c);
     if (elems > AF_CASE_MAX_ELEMENTS)
         FAIL(F_BATCH, "case holds %.3g elements (doubled with backward): more than the 4e9 limit of one case", elems);
-    /* A case in which no row sees any key is degenerate: nothing to judge. */
+    /* A case in which no row sees any key is degenerate: nothing to judge. The rule is
+     * model/mask_rule.h's, the one the oracle runs. */
     {
         bool any = false;
+        af_mask_rule rule = af_mask_rule_of_case(c);
         for (int b = 0; b < c->batch && !any; b++) {
-            int lq = af_case_len_q(c, b), lk = af_case_len_kv(c, b);
-            if (lq == 0 || lk == 0) continue;
-            /* rows see an interval [diag-L, diag+R] ∩ [0, lk) ∩ (causal: <= diag) */
-            for (int i = 0; i < lq && !any; i++) {
-                long diag = i + (c->align == AF_ALIGN_BOTTOM_RIGHT ? (long)lk - lq : 0);
-                long lo = c->window_left < 0 ? 0 : diag - c->window_left;
-                long hi = c->window_right < 0 ? lk - 1 : diag + c->window_right;
-                if (c->mask == AF_MASK_CAUSAL && hi > diag) hi = diag;
-                if (lo < 0) lo = 0;
-                if (hi > lk - 1) hi = lk - 1;
-                if (lo <= hi) any = true;
-            }
+            int lq = af_case_len_q(c, b), lk = af_case_len_kv(c, b), first, last;
+            for (int i = 0; i < lq && !any; i++) any = af_mask_rule_range(rule, lq, lk, i, &first, &last) > 0;
         }
         if (!any) {
             int f = line_of(st, F_WINDOW) ? F_WINDOW : (line_of(st, F_MASK) ? F_MASK : F_SEQLENS_KV);
@@ -601,6 +594,15 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
     return 0;
 #undef FAIL
 #undef FAIL2
+}
+
+af_mask_rule af_mask_rule_of_case(const af_case *c) {
+    af_mask_rule r;
+    r.causal = c->mask == AF_MASK_CAUSAL;
+    r.bottom_right = c->align == AF_ALIGN_BOTTOM_RIGHT;
+    r.window_left = c->window_left;
+    r.window_right = c->window_right;
+    return r;
 }
 
 int af_case_validate(const af_case *c, af_error *err) { return validate(c, NULL, "<case>", err); }

@@ -10,7 +10,7 @@
  * Sums over keys / rows: a 32-term fma chain per tile, tiles added with TwoSum into a
  * (sum, compensation) pair; dots over the head dimension are plain fma chains. The stated
  * error bound is derived in oracle/README.md (oracle.c reports it). The mask rule is the
- * oracle's own (oracle/src/mask_rule.h), run on the device.
+ * oracle's own (model/mask_rule.h), run on the device.
  * Without CUDA the functions exist (oracle_gpu_stub.c) and report why they cannot run.
  */
 #ifndef ATTNFUZZ_ORACLE_GPU_H

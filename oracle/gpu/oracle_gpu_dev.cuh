@@ -14,7 +14,7 @@
 #include <math.h>
 #include <stddef.h>
 #include "oracle/gpu/oracle_gpu.h"
-#include "oracle/src/mask_rule.h"
+#include "model/mask_rule.h"
 
 #define OG_THREADS 256
 

@@ -5,7 +5,7 @@
  * host entry points. Kernels must never call this file nor include mask_rule.h.
  */
 #include "oracle/mask_spec.h"
-#include "oracle/src/mask_rule.h"
+#include "model/mask_rule.h"
 
 bool af_mask_visible(const af_mask_rule *r, int len_q, int len_kv, int i, int j) {
     return af_mask_rule_visible(*r, len_q, len_kv, i, j);

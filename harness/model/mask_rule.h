@@ -1,16 +1,23 @@
-/* mask_rule.h — THE mask rule of mask_spec.h as inline code, callable from host C and from
- * CUDA device code (the GPU oracle tier), so that the oracle states the rule once.
- *
- * mask_spec.c wraps these functions as af_mask_visible / af_mask_visible_range /
- * af_mask_rows_seeing_key; oracle/gpu/ calls them on the device. Only oracle/ includes
- * this file: backends and kernels must never include it (an oracle that reuses the
- * suspect's mask agrees with its bugs). The rule itself is documented in mask_spec.h.
+/* model/mask_rule.h — THE mask rule (specified in oracle/mask_spec.h) as inline code,
+ * callable from host C and from CUDA device code, so that the rule is written once: the
+ * oracle's host wrappers (oracle/src/mask_spec.c), the GPU oracle tier (oracle/gpu/) and
+ * the case model's own validation (case.c: does any row see a key) run these lines.
+ * Backends and kernels must never include it (ci/check_layering.py): an oracle that reuses
+ * the suspect's mask agrees with its bugs; they keep their own copies on purpose.
  * 64-bit arithmetic throughout: no combination of lengths and windows can overflow.
  */
 #ifndef ATTNFUZZ_MASK_RULE_H
 #define ATTNFUZZ_MASK_RULE_H
 
-#include "oracle/mask_spec.h"
+#include <stdbool.h>
+
+/* Which keys a query row sees (oracle/mask_spec.h states the rule). */
+typedef struct {
+    bool causal;
+    bool bottom_right;
+    int window_left;  /* -1 = unbounded */
+    int window_right; /* -1 = unbounded */
+} af_mask_rule;
 
 #ifdef __CUDACC__
 #define AF_MASK_HD __host__ __device__ static inline
