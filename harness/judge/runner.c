@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "model/case_measure.h"
 #include "model/gen.h"
 #ifdef ATTNFUZZ_HAVE_CUDA
 #include "kernels/af_gpu.h"
@@ -20,11 +21,6 @@ static double case_work(const af_case *c) {
     for (int b = 0; b < c->batch; b++)
         w += (double)c->heads_q * af_case_len_q(c, b) * af_case_len_kv(c, b) * (c->head_dim_qk + c->head_dim_v);
     return c->backward ? 3 * w : w;
-}
-
-/* B * Hq * Sq * Skv * (Dqk + Dv): the size of the criterion's host term pass. */
-static double pair_work(const af_case *c) {
-    return (double)c->batch * c->heads_q * c->seqlen_q * c->seqlen_kv * (c->head_dim_qk + c->head_dim_v);
 }
 
 /* The GPU reference into p->ref when the runner's choice asks for it and it can serve;
@@ -103,7 +99,8 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
         /* fp16/bf16: per-element term budgets of the criterion (criterion.h); without
          * them (out of memory) the row rule still runs */
         if (!r->skip_oracle && (c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16) &&
-            pair_work(c) <= AF_CRITERION_TERMS_MAX_WORK) {
+            af_attention_work(1.0, c->batch, c->heads_q, c->seqlen_q, c->seqlen_kv, c->head_dim_qk + c->head_dim_v) <=
+                AF_CRITERION_TERMS_MAX_WORK) {
             double t_terms = af_clock_mono();
             js->element_terms = af_criterion_terms_compute(&prob, &p->oracle.out, c->dtype, &p->terms) == 0;
             js->magnitudes_s += af_clock_mono() - t_terms;
