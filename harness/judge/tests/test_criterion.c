@@ -9,6 +9,11 @@
  * LSE (its row check takes the tensor's reference error, criterion.c): the largest
  * passing error on one LSE row is at most the stated allowance 2 max|ref - exact| +
  * unit max|LSE| + the row's budget, and 1.02 times it is an LSE mismatch at that row.
+ * Row bias (its allowance has an absolute floor of 2^-24, criterion.c): every element of
+ * one row moved by delta in the direction of its exact value's sign; the largest passing
+ * delta is found by bisection and 1.02 times it is a mismatch at that row, on an O row of
+ * ordinary magnitude and on dQ row 0 (causal: it sees one key, so its exact dQ is ~0 and
+ * the 2^-24 floor is what bounds it).
  */
 #include "judge/tests/criterion_fixture.h"
 
@@ -87,6 +92,48 @@ static void lse_limit(const af_prepared *p, const af_outputs *perfect, af_output
            (int)(e % c->seqlen_q), lo, stated, v.findings[0].ratio);
 }
 
+/* Row r of head h of tensor id moved by delta * sign(exact) in every element. */
+static void shift_row(const af_prepared *p, const af_outputs *perfect, af_outputs *k, af_tensor_id id, int h, int r,
+                      double delta) {
+    const af_case *c = &p->c;
+    size_t n;
+    double *x = fx_tensor(c, k, id, &n);
+    const double *base = fx_tensor(c, (af_outputs *)perfect, id, &n);
+    const double *exact = fx_tensor(c, (af_outputs *)&p->oracle.out, id, &n);
+    memcpy(x, base, n * sizeof(double));
+    int D = id == AF_T_O ? c->head_dim_v : c->head_dim_qk;
+    size_t row = ((size_t)h * c->seqlen_q + r) * D; /* batch 1 */
+    for (int d = 0; d < D; d++) x[row + d] += exact[row + d] < 0 ? -delta : delta;
+}
+
+static void bias_limit(const af_prepared *p, const af_outputs *perfect, af_outputs *k, af_tensor_id id, int h, int r) {
+    double lo = 0, hi = 1e-12, worst;
+    af_verdict v;
+    for (;;) {
+        shift_row(p, perfect, k, id, h, r, hi);
+        if (fx_judge(p, k, &v, &worst) != 0 || hi > 1e3) break;
+        hi *= 2;
+    }
+    while (hi - lo > 1e-4 * hi) {
+        double mid = 0.5 * (lo + hi);
+        shift_row(p, perfect, k, id, h, r, mid);
+        if (fx_judge(p, k, &v, &worst) == 0)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    shift_row(p, perfect, k, id, h, r, lo);
+    CHECK(fx_judge(p, k, &v, &worst) == 0);
+    shift_row(p, perfect, k, id, h, r, 1.02 * lo);
+    CHECK(fx_judge(p, k, &v, &worst) != 0);
+    CHECK(v.n_findings >= 1 && v.findings[0].kind == AF_V_MISMATCH && v.findings[0].tensor == id);
+    CHECK_MSG(v.findings[0].h == h && v.findings[0].row == r, "found at h%d r%d, planted at h%d r%d", v.findings[0].h,
+              v.findings[0].row, h, r);
+    printf("%s h%d r%d shifted along its signs: largest passing shift %.4g; x1.02 -> mismatch (%s, ratio %.3f)\n",
+           af_tensor_name(id), h, r, lo, v.findings[0].detail, v.findings[0].ratio);
+    shift_row(p, perfect, k, id, h, r, 0);
+}
+
 int main(void) {
     af_prepared p;
     af_backend *cpu;
@@ -110,6 +157,8 @@ int main(void) {
     limit_at(&p, &perfect, &k, emin, "smallest budget");
     fx_copy(c, &perfect, &k);
     lse_limit(&p, &perfect, &k, 5);
+    bias_limit(&p, &perfect, &k, AF_T_O, 1, 9);
+    bias_limit(&p, &perfect, &k, AF_T_DQ, 0, 0);
     af_outputs_free(&perfect);
     af_outputs_free(&k);
     af_prepared_free(&p);
