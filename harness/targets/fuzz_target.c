@@ -26,6 +26,7 @@
 #include "campaign/session.h"
 #include "util/config.h"
 #include "util/clock.h"
+#include "util/fsutil.h"
 
 /* Semantic feedback: config-space cells and error-ratio buckets (fuzz.h). */
 __attribute__((used, section("__libfuzzer_extra_counters"))) static uint8_t extra_counters[AF_FUZZ_COUNTERS];
@@ -54,17 +55,14 @@ static const char *env_or(af_config_var var, const char *fallback) {
 static void write_worker_stats(void) {
     const char *out = g_target.session.out_dir;
     if (!out[0]) return;
-    char path[1400], tmp[1500];
+    char path[1400], text[256];
     snprintf(path, sizeof path, "%s/workers", out);
-    mkdir(path, 0755);
+    if (af_mkdirs(path, NULL, 0)) return;
     snprintf(path, sizeof path, "%s/workers/%s.stats", out, g_target.pid_name);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) return;
-    fprintf(f, "cases %lld\nfindings %lld\ndeclined %lld\nerrors %lld\nfirst_finding_unix %.3f\n", g_target.cases,
-            g_target.findings, g_target.declined, g_target.errors, g_target.first_finding_unix);
-    fclose(f);
-    rename(tmp, path);
+    int n =
+        snprintf(text, sizeof text, "cases %lld\nfindings %lld\ndeclined %lld\nerrors %lld\nfirst_finding_unix %.3f\n",
+                 g_target.cases, g_target.findings, g_target.declined, g_target.errors, g_target.first_finding_unix);
+    if (n > 0 && (size_t)n < sizeof text) af_write_file_atomic(path, text, (size_t)n, NULL, 0); /* util/fsutil.h */
 }
 
 static void setup(void) {
