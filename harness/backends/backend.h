@@ -24,7 +24,21 @@ typedef struct {
     long long workspace_bytes; /* device workspace used, -1 unknown */
     double seconds;            /* wall time of the run */
     bool nondeterministic;     /* the engine declared itself nondeterministic */
+    double build_seconds;      /* of seconds: graph, config and plan builds this run waited for
+                                  (0 when every plan came from the backend's cache) */
+    char plan[96];             /* which built graph served ("" = the case's own; cudnn:
+                                  "padded s_q=1024 s_kv=1024", see cudnn_bucket.h) */
+    int plan_cache;            /* AF_PLAN_CACHE_NONE (0: no cache), _HIT or _MISS */
 } af_run_info;
+
+enum { AF_PLAN_CACHE_NONE = 0, AF_PLAN_CACHE_HIT = 1, AF_PLAN_CACHE_MISS = 2 };
+
+/* A backend's running totals since it was created (backends without a cache of built
+ * plans leave them 0). */
+typedef struct {
+    double build_seconds;                         /* graph + plan builds, all runs */
+    long long plan_cache_hits, plan_cache_misses; /* runs served from / adding to the cache */
+} af_backend_counters;
 
 typedef struct af_backend af_backend;
 struct af_backend {
@@ -43,6 +57,8 @@ struct af_backend {
     af_run_status (*run)(af_backend *be, const af_case *c, const char *engine, af_tensors *t, af_run_info *info,
                          char *why, size_t cap);
     void (*destroy)(af_backend *be);
+    /* Optional (NULL = none): the running totals above. */
+    void (*counters)(af_backend *be, af_backend_counters *out);
 };
 
 /* Registry: built-in backends plus plugins found on the plugin path. */

@@ -180,6 +180,8 @@ int af_campaign_run(const af_campaign_opts *o) {
     cp->st.jobs = o->jobs < 1 ? 1 : o->jobs;
     cp->st.mode = use_libfuzzer ? "libfuzzer" : "inprocess";
     cp->st.max_work = cp->s.limits.max_work;
+    af_envelope_init(&cp->envelope, cp->s.backend_name);
+    cp->st.envelope = &cp->envelope;
     fprintf(
         stderr,
         "attnfuzz campaign: %s, backend %s%s, %d job(s), %.0f s, %d seed(s), max work %.0f, deadline %d s, out %s\n",

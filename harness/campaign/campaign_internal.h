@@ -26,10 +26,11 @@ typedef struct {
     double last_progress;
     uint64_t rng;
     af_queue queue;
-    bool libfuzzer;  /* counts come from DIR/workers, corpus from DIR/corpus */
-    double fuzz_end; /* monotonic time fuzzing stopped (0 = still running) */
-    int deadline_s;  /* per case: --deadline or the session's default */
-    double end_at;   /* monotonic hard end of the whole run (--total-time), 0 = none */
+    bool libfuzzer;            /* counts come from DIR/workers, corpus from DIR/corpus */
+    double fuzz_end;           /* monotonic time fuzzing stopped (0 = still running) */
+    int deadline_s;            /* per case: --deadline or the session's default */
+    double end_at;             /* monotonic hard end of the whole run (--total-time), 0 = none */
+    af_fuzz_envelope envelope; /* the backend's envelope learnt from declines (in-process engine) */
 } af_campaign_state;
 
 /* ---- campaign.c ---- */

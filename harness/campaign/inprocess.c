@@ -30,14 +30,28 @@ typedef struct {
     size_t size;
 } input_buf;
 
+static void mutate_input(af_campaign_state *cp, input_buf *in);
+
+/* The next input: every seed once as it is, then mutated queue entries. A mutant whose
+ * config cell the backend's learnt envelope puts outside is redrawn, 8 times at most
+ * (fuzz/fuzz_envelope.h keeps the exploration share). */
 static void next_input(af_campaign_state *cp, input_buf *in, int *seed_cursor) {
     if (*seed_cursor < cp->queue.count) {
-        /* every seed runs once as it is */
         const af_queue_entry *e = &cp->queue.items[(*seed_cursor)++];
         memcpy(in->data, e->data, e->size);
         in->size = e->size;
         return;
     }
+    for (int attempt = 0; attempt < 8; attempt++) {
+        mutate_input(cp, in);
+        af_case c;
+        af_fuzz_decode(in->data, in->size, &cp->s.limits, &c);
+        if (!af_envelope_redraw(&cp->envelope, &c, af_fuzz_rand(&cp->rng))) break;
+    }
+}
+
+/* One queue entry with 1-3 stacked mutations. */
+static void mutate_input(af_campaign_state *cp, input_buf *in) {
     const af_queue_entry *e = af_queue_pick(&cp->queue, &cp->rng);
     memcpy(in->data, e->data, e->size);
     in->size = e->size;
@@ -76,6 +90,9 @@ static void handle_result(af_campaign_state *cp, const af_case *c, const input_b
         return;
     }
     if (r->verdict.kind == AF_V_DECLINED) cp->st.declined++;
+    af_stats_note_run(&cp->st, &r->verdict.info);
+    if (r->status != AF_CASE_NOT_RUN && r->status != AF_CASE_CRASHED && r->status != AF_CASE_HUNG)
+        af_envelope_note(&cp->envelope, c, r->verdict.kind == AF_V_DECLINED, r->verdict.reason);
     if (r->status == AF_CASE_CRASHED) cp->st.crashes++;
     if (r->status == AF_CASE_HUNG) cp->st.hangs++;
     if (r->verdict.n_findings > 0) {

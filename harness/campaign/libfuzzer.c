@@ -26,7 +26,8 @@ static void read_worker_stats(af_campaign_state *cp) {
     af_cp_subdir(cp, "workers", dir, sizeof dir);
     DIR *d = opendir(dir);
     if (!d) return;
-    long long cases = 0, findings = 0, declined = 0, errors = 0;
+    long long cases = 0, findings = 0, declined = 0, errors = 0, hits = 0, misses = 0;
+    double build_s = 0;
     double first = -1;
     struct dirent *e;
     while ((e = readdir(d))) {
@@ -46,6 +47,12 @@ static void read_worker_stats(af_campaign_state *cp) {
                 declined += (long long)val;
             else if (!strcmp(key, "errors"))
                 errors += (long long)val;
+            else if (!strcmp(key, "plan_cache_hits"))
+                hits += (long long)val;
+            else if (!strcmp(key, "plan_cache_misses"))
+                misses += (long long)val;
+            else if (!strcmp(key, "graph_build_seconds"))
+                build_s += val;
             else if (!strcmp(key, "first_finding_unix") && val > 0 && (first < 0 || val < first))
                 first = val;
         }
@@ -56,6 +63,9 @@ static void read_worker_stats(af_campaign_state *cp) {
     cp->st.findings = findings + cp->st.crashes + cp->st.hangs;
     cp->st.declined = declined;
     cp->st.errors = errors;
+    cp->st.plan_cache_hits = hits;
+    cp->st.plan_cache_misses = misses;
+    cp->st.cudnn_graph_build_seconds = build_s;
     /* libFuzzer adds its corpus to DIR/corpus */
     char corpus[1200];
     af_cp_subdir(cp, "corpus", corpus, sizeof corpus);

@@ -31,6 +31,15 @@ void af_stats_note_seqlens(af_campaign_stats *st, int seqlen_q, int seqlen_kv) {
     }
 }
 
+void af_stats_note_run(af_campaign_stats *st, const af_run_info *info) {
+    if (info->plan_cache == AF_PLAN_CACHE_NONE) return;
+    st->cudnn_graph_build_seconds += info->build_seconds;
+    if (info->plan_cache == AF_PLAN_CACHE_HIT)
+        st->plan_cache_hits++;
+    else
+        st->plan_cache_misses++;
+}
+
 static json_t *seqlen_hist(const long long *hist) {
     json_t *o = json_object();
     for (int b = 0; o && b < AF_STATS_SEQLEN_BUCKETS; b++) {
@@ -64,6 +73,10 @@ int af_stats_write(const char *dir, const af_campaign_stats *st) {
     if (!o) return -1;
     json_object_set_new(o, "seqlen_q_hist", seqlen_hist(st->seqlen_q_hist));
     json_object_set_new(o, "seqlen_kv_hist", seqlen_hist(st->seqlen_kv_hist));
+    json_object_set_new(o, "cudnn_graph_build_seconds", rounded(st->cudnn_graph_build_seconds, 1e3));
+    json_object_set_new(o, "plan_cache_hits", json_integer((json_int_t)st->plan_cache_hits));
+    json_object_set_new(o, "plan_cache_misses", json_integer((json_int_t)st->plan_cache_misses));
+    if (st->envelope) json_object_set_new(o, "envelope", af_envelope_json(st->envelope));
     char *text = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(DBL_DIG));
     json_decref(o);
     if (!text) return -1;

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "backends/backend.h"
+#include "fuzz/fuzz_envelope.h"
 
 /* log2 buckets of a sequence length: bucket k holds [2^k, 2^(k+1)), k = 0..17 */
 #define AF_STATS_SEQLEN_BUCKETS 18
@@ -25,7 +26,13 @@ typedef struct {
     double max_work;
     long long seqlen_q_hist[AF_STATS_SEQLEN_BUCKETS];  /* cases counted in stats.cases, */
     long long seqlen_kv_hist[AF_STATS_SEQLEN_BUCKETS]; /* by log2 bucket of s_q / s_kv */
+    double cudnn_graph_build_seconds;                  /* graph + plan builds the runs waited for */
+    long long plan_cache_hits, plan_cache_misses;      /* runs served from / adding to a plan cache */
+    const af_fuzz_envelope *envelope;                  /* the learnt envelope, NULL = none */
 } af_campaign_stats;
+
+/* Count one run's plan-cache outcome and build time (af_run_info of a verdict). */
+void af_stats_note_run(af_campaign_stats *st, const af_run_info *info);
 
 /* Count one case's s_q and s_kv in the histograms. */
 void af_stats_note_seqlens(af_campaign_stats *st, int seqlen_q, int seqlen_kv);
@@ -36,7 +43,9 @@ void af_stats_note_seqlens(af_campaign_stats *st, int seqlen_q, int seqlen_kv);
  * time_to_first_finding_s (null when none), seqlen_q_hist and seqlen_kv_hist (objects
  * keyed by log2 bucket, "1", "2-3", "4-7" ... "131072-262143", every bucket present;
  * in-process mode they sum to cases, libFuzzer mode leaves them at 0: its workers
- * count cases). Returns 0 or -1. */
+ * count cases), cudnn_graph_build_seconds, plan_cache_hits, plan_cache_misses (in-process:
+ * each case's main run; libFuzzer: the workers' backend totals, probes' runs included),
+ * envelope (the learnt envelope, only when set). Returns 0 or -1. */
 int af_stats_write(const char *dir, const af_campaign_stats *st);
 /* One progress line on stderr: "\r..." on a tty, a plain line otherwise (callers
  * rate-limit: about once a second on a tty, every 10 s otherwise). */

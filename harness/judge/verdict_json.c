@@ -46,13 +46,17 @@ json_t *af_verdict_to_json(const char *case_path, const af_verdict *v) {
     }
     /* o* leaves "reason" out when it is NULL; a NULL tensors or findings (out of
      * memory) fails the whole pack, which then releases what it was given */
-    return json_pack("{s:o, s:o, s:o, s:s, s:o*, s:o, s:I, s:b, s:o, s:o, s:o, s:i, s:o}", "case",
-                     af_json_text(case_path), "backend", af_json_text(v->backend), "engine",
-                     af_json_text(v->info.engine), "verdict", af_verdict_name(v->kind), "reason",
-                     v->reason[0] ? af_json_text(v->reason) : NULL, "seconds", af_json_real(v->info.seconds),
-                     "workspace_bytes", (json_int_t)v->info.workspace_bytes, "nondeterministic",
-                     (int)v->info.nondeterministic, "oracle_bound_rel", af_json_real(v->oracle_bound_rel), "tensors",
-                     tensors, "findings", findings, "findings_total", v->n_findings, "judge", judge_json(&v->judge));
+    json_t *o = json_pack(
+        "{s:o, s:o, s:o, s:s, s:o*, s:o, s:I, s:b, s:o, s:o, s:o, s:i, s:o}", "case", af_json_text(case_path),
+        "backend", af_json_text(v->backend), "engine", af_json_text(v->info.engine), "verdict",
+        af_verdict_name(v->kind), "reason", v->reason[0] ? af_json_text(v->reason) : NULL, "seconds",
+        af_json_real(v->info.seconds), "workspace_bytes", (json_int_t)v->info.workspace_bytes, "nondeterministic",
+        (int)v->info.nondeterministic, "oracle_bound_rel", af_json_real(v->oracle_bound_rel), "tensors", tensors,
+        "findings", findings, "findings_total", v->n_findings, "judge", judge_json(&v->judge));
+    /* which built graph served the run ("" = the case's own) and the builds it waited for */
+    if (o && v->info.plan[0]) json_object_set_new(o, "plan", af_json_text(v->info.plan));
+    if (o) json_object_set_new(o, "build_seconds", af_json_real(v->info.build_seconds));
+    return o;
 }
 
 int af_json_verdict(FILE *f, const char *case_path, const af_verdict *v) {

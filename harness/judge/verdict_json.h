@@ -4,7 +4,9 @@
  * workspace_bytes, nondeterministic, oracle_bound_rel, tensors (one object per judged
  * tensor: err, err_ref, floor, allowed, ratio, worst {b, h, row, col}, elements),
  * findings (at most AF_MAX_FINDINGS of them: kind, tensor, b, h, row, col, error,
- * floor, ratio, detail), findings_total. Non-finite numbers are null.
+ * floor, ratio, detail), findings_total, judge, plan (only when set: the built graph
+ * that served, e.g. cudnn's "padded s_q=1024 s_kv=1024"), build_seconds (graph and plan
+ * builds the run waited for). Non-finite numbers are null.
  */
 #ifndef ATTNFUZZ_JUDGE_VERDICT_JSON_H
 #define ATTNFUZZ_JUDGE_VERDICT_JSON_H

@@ -55,13 +55,18 @@ static const char *env_or(af_config_var var, const char *fallback) {
 static void write_worker_stats(void) {
     const char *out = g_target.session.out_dir;
     if (!out[0]) return;
-    char path[1400], text[256];
+    char path[1400], text[384];
+    af_backend_counters bc = {0, 0, 0}; /* the backend's plan-cache totals, probes' runs included */
+    af_backend *be = g_target.session.backend;
+    if (be && be->counters) be->counters(be, &bc);
     snprintf(path, sizeof path, "%s/workers", out);
     if (af_mkdirs(path, NULL, 0)) return;
     snprintf(path, sizeof path, "%s/workers/%s.stats", out, g_target.pid_name);
-    int n =
-        snprintf(text, sizeof text, "cases %lld\nfindings %lld\ndeclined %lld\nerrors %lld\nfirst_finding_unix %.3f\n",
-                 g_target.cases, g_target.findings, g_target.declined, g_target.errors, g_target.first_finding_unix);
+    int n = snprintf(text, sizeof text,
+                     "cases %lld\nfindings %lld\ndeclined %lld\nerrors %lld\nfirst_finding_unix %.3f\n"
+                     "plan_cache_hits %lld\nplan_cache_misses %lld\ngraph_build_seconds %.3f\n",
+                     g_target.cases, g_target.findings, g_target.declined, g_target.errors, g_target.first_finding_unix,
+                     bc.plan_cache_hits, bc.plan_cache_misses, bc.build_seconds);
     if (n > 0 && (size_t)n < sizeof text) af_write_file_atomic(path, text, (size_t)n, NULL, 0); /* util/fsutil.h */
 }
 

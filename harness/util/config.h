@@ -36,6 +36,10 @@ extern "C" {
     X(CUDNN_FP8, "ATTNFUZZ_CUDNN_FP8", "1", "0 switches the cuDNN FP8 graph off (fp8 cases are declined)")             \
     X(CUDNN_KNOB_SWEEP, "ATTNFUZZ_CUDNN_KNOB_SWEEP", "0",                                                              \
       "N > 0: cuDNN engine enumeration also tries up to N values of every knob")                                       \
+    X(CUDNN_PLAN_REUSE, "ATTNFUZZ_CUDNN_PLAN_REUSE", "1",                                                              \
+      "0: every case runs on its own cuDNN graph (1: through its padded case's, backends/cudnn/cudnn_bucket.h)")       \
+    X(CUDNN_PLAN_CACHE, "ATTNFUZZ_CUDNN_PLAN_CACHE", "256",                                                            \
+      "graph descriptions whose cuDNN graphs and plans stay built (LRU; halved when GPU memory runs out)")             \
     X(WORKSPACE_BUDGET, "ATTNFUZZ_WORKSPACE_BUDGET", "4294967296",                                                     \
       "bytes of device workspace a cuDNN run may use; above it the verdict is resource")                               \
     X(CUDNN_TEST_ENGINES, "ATTNFUZZ_CUDNN_TEST_ENGINES", "(all)",                                                      \

@@ -4,13 +4,23 @@
  * every engine config that finalizes (see backends/cudnn/cudnn_backend.h for engine names).
  *
  * run(): copy the host buffers (guards included) to the device, build or reuse the
- * graphs and plans of the case (cached per graph description), execute forward and,
+ * graphs and plans of the case (cached per graph description, LRU), execute forward and,
  * for backward cases, backward on the device copies, copy everything back.
+ *
+ * Plan reuse (backends/cudnn/cudnn_bucket.h): a case that its padded case serves runs
+ * on the padded case's graph, so every case with the same padded case (same bucketed
+ * maxima, batch, heads, dims, layout, mask, dtype, backward) shares graphs and plans.
+ * Such a run stages the case's rows into host buffers of the padded case (zeros in the
+ * padded rows), runs those, and copies the output rows and the guard margins back; the
+ * run info's plan says "padded s_q=.. s_kv=..". Writes past the case's rows but inside
+ * the padded case's (and into its stride gaps) are not seen this way:
+ * ATTNFUZZ_CUDNN_PLAN_REUSE=0 runs each case on its own graph and buffers.
  */
 #include "backends/backend.h"
 #include "util/config.h"
 #include "util/clock.h"
 #include "backends/cudnn/cudnn_backend.h"
+#include "backends/cudnn/cudnn_bucket.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,7 +90,6 @@ static const char *const graph_names[G_COUNT] = {"forward (composite)", "forward
 static const char *const graph_prefix[G_COUNT] = {"", "unified_", "bwd_", "bwd_det_"};
 
 #define MAX_CFG      64
-#define CACHE_CASES  8
 
 typedef struct {
     bool tried, ok;
@@ -110,8 +119,13 @@ typedef struct {
     char init_why[512];
     char device[128];
     int sm;
-    case_state *cache[CACHE_CASES];
+    case_state **cache; /* cache_cap entries, NULL = free (ATTNFUZZ_CUDNN_PLAN_CACHE) */
+    int cache_cap;
     unsigned long clock;
+    bool reuse;         /* ATTNFUZZ_CUDNN_PLAN_REUSE != 0 */
+    double run_build_s; /* graph / config / plan builds during the current call */
+    bool run_built;     /* the current call built something (a cache miss) */
+    af_backend_counters totals;
     bool have_amax; /* the last run was fp8 and finished: its amax outputs */
     float amax_s, amax_o;
     bool have_bwd_amax; /* ... and had a backward: Amax_dP, Amax_dQ, Amax_dK, Amax_dV */
@@ -164,6 +178,29 @@ static void case_state_free(cudnn_state *s, case_state *cs) {
     free(cs);
 }
 
+/* Free the least recently used half of the cache (but never keep): what run() does when
+ * the GPU runs out of memory, since built plans hold device memory too. */
+static void evict_lru_half(cudnn_state *s, const case_state *keep) {
+    int n = 0;
+    for (int i = 0; i < s->cache_cap; i++) n += s->cache[i] && s->cache[i] != keep;
+    for (int drop = (n + 1) / 2; drop > 0; drop--) {
+        int oldest = -1;
+        for (int i = 0; i < s->cache_cap; i++)
+            if (s->cache[i] && s->cache[i] != keep &&
+                (oldest < 0 || s->cache[i]->last_use < s->cache[oldest]->last_use))
+                oldest = i;
+        if (oldest < 0) break;
+        case_state_free(s, s->cache[oldest]);
+        s->cache[oldest] = NULL;
+    }
+}
+
+/* The case whose graph serves c: its padded case (cudnn_bucket.h) when plan reuse is on
+ * and applies, else c. padded is the storage for the former. */
+static const af_case *serving_case(const cudnn_state *s, const af_case *c, af_case *padded) {
+    return s->reuse && af_cudnn_bucket_case(c, padded) ? padded : c;
+}
+
 /* The cached state of a case's graph description, created on first use. */
 static case_state *get_case_state(cudnn_state *s, const af_case *c, char *why, size_t cap) {
     af_layout_plan *p = malloc(sizeof *p);
@@ -198,7 +235,7 @@ static case_state *get_case_state(cudnn_state *s, const af_case *c, char *why, s
     }
     s->clock++;
     int free_slot = -1, oldest = 0;
-    for (int i = 0; i < CACHE_CASES; i++) {
+    for (int i = 0; i < s->cache_cap; i++) {
         case_state *cs = s->cache[i];
         if (!cs) {
             if (free_slot < 0) free_slot = i;
@@ -229,6 +266,8 @@ static case_state *get_case_state(cudnn_state *s, const af_case *c, char *why, s
 /* Build graph k of the case once; NULL with why when cuDNN rejects it. */
 static af_cg *get_graph(cudnn_state *s, case_state *cs, int k, char *why, size_t cap) {
     if (!cs->built[k]) {
+        double t0 = af_clock_mono();
+        s->run_built = true;
         cs->built[k] = true;
         af_cg *g = malloc(sizeof *g);
         if (!g) {
@@ -262,6 +301,7 @@ static af_cg *get_graph(cudnn_state *s, case_state *cs, int k, char *why, size_t
                 cs->graph[k] = g;
             }
         }
+        s->run_build_s += af_clock_mono() - t0;
     }
     if (!cs->graph[k]) snprintf(why, cap, "%s", cs->graph_err[k]);
     return cs->graph[k];
@@ -271,11 +311,14 @@ static int get_configs(cudnn_state *s, case_state *cs, int k, char *why, size_t 
     af_cg *g = get_graph(s, cs, k, why, cap);
     if (!g) return -1;
     if (!cs->listed[k]) {
+        double t0 = af_clock_mono();
+        s->run_built = true;
         cs->listed[k] = true;
         int sweep = (int)env_long(AF_CFG_CUDNN_KNOB_SWEEP, 0);
         int n = af_cudnn_list_configs(s->api, g->graph, cs->cfg[k], MAX_CFG, sweep, cs->list_err[k],
                                       sizeof cs->list_err[k]);
         cs->n_cfg[k] = n < 0 ? 0 : n;
+        s->run_build_s += af_clock_mono() - t0;
     }
     if (cs->n_cfg[k] == 0) {
         snprintf(why, cap, "%s", cs->list_err[k]);
@@ -287,9 +330,12 @@ static int get_configs(cudnn_state *s, case_state *cs, int k, char *why, size_t 
 static plan_slot *get_plan(cudnn_state *s, case_state *cs, int k, int i) {
     plan_slot *ps = &cs->plans[k][i];
     if (!ps->tried) {
+        double t0 = af_clock_mono();
+        s->run_built = true;
         ps->tried = true;
         ps->ok = af_cudnn_plan_build(s->api, cs->graph[k]->graph, &cs->cfg[k][i].id, &ps->plan, ps->why,
                                      sizeof ps->why) == 0;
+        s->run_build_s += af_clock_mono() - t0;
     }
     return ps;
 }
@@ -398,14 +444,16 @@ static int cudnn_available(af_backend *be, char *why, size_t cap) { return ensur
 static af_run_status cudnn_supports(af_backend *be, const af_case *c, char *why, size_t cap) {
     cudnn_state *s = be->state;
     if (ensure_init(s, why, cap)) return AF_RUN_DECLINED;
-    return get_case_state(s, c, why, cap) ? AF_RUN_OK : AF_RUN_DECLINED;
+    af_case padded;
+    return get_case_state(s, serving_case(s, c, &padded), why, cap) ? AF_RUN_OK : AF_RUN_DECLINED;
 }
 
 static int cudnn_engines(af_backend *be, const af_case *c, char (*names)[AF_NAME_MAX], int cap, char *why,
                          size_t why_cap) {
     cudnn_state *s = be->state;
     if (ensure_init(s, why, why_cap)) return -1;
-    case_state *cs = get_case_state(s, c, why, why_cap);
+    af_case padded;
+    case_state *cs = get_case_state(s, serving_case(s, c, &padded), why, why_cap);
     if (!cs) return -1;
     int n = 0;
     char w[768];
@@ -490,15 +538,11 @@ static int side_make(side_tables *st, const af_case *c, const af_layout_plan *p,
     return 0;
 }
 
-static af_run_status cudnn_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t, af_run_info *info,
-                               char *why, size_t cap) {
-    cudnn_state *s = be->state;
-    double t0 = af_clock_mono();
-    info->workspace_bytes = -1;
-    info->nondeterministic = false;
-    info->engine[0] = 0;
-    s->have_amax = s->have_bwd_amax = false;
-    if (ensure_init(s, why, cap)) return AF_RUN_DECLINED;
+/* Run case c (the serving case: its graph, its buffers t) on the device. *oom is set when
+ * a device allocation failed (the caller may free cached plans and try again). */
+static af_run_status run_graphs(cudnn_state *s, const af_case *c, const char *engine, af_tensors *t, af_run_info *info,
+                                bool *oom, char *why, size_t cap) {
+    *oom = false;
     case_state *cs = get_case_state(s, c, why, cap);
     if (!cs) return AF_RUN_DECLINED;
     int fk, bk;
@@ -563,8 +607,12 @@ static af_run_status cudnn_run(af_backend *be, const af_case *c, const char *eng
         return AF_RUN_RESOURCE;
     }
     st = af_gpu_tensors_upload(&g, t, why, cap);
+    *oom = st == AF_RUN_RESOURCE;
     if (st != AF_RUN_OK) goto out_side;
-    if ((st = af_gpu_malloc(&work, total, why, cap)) != AF_RUN_OK) goto out;
+    if ((st = af_gpu_malloc(&work, total, why, cap)) != AF_RUN_OK) {
+        *oom = st == AF_RUN_RESOURCE;
+        goto out;
+    }
     if ((st = af_gpu_malloc(&side_dev, side.count * sizeof(int32_t), why, cap)) != AF_RUN_OK) goto out;
     if ((st = af_gpu_h2d(side_dev, side.host, side.count * sizeof(int32_t), why, cap)) != AF_RUN_OK) goto out;
     if (cs->desc.fp8) {
@@ -620,14 +668,80 @@ out:
     }
 out_side:
     free(side.host);
+    return st;
+}
+
+/* run() through the serving case: c itself, or its padded case (cudnn_bucket.h) on
+ * staged buffers. A device allocation that fails frees the older half of the cached
+ * plans and tries once more. */
+static af_run_status cudnn_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t, af_run_info *info,
+                               char *why, size_t cap) {
+    cudnn_state *s = be->state;
+    double t0 = af_clock_mono();
+    info->workspace_bytes = -1;
+    info->nondeterministic = false;
+    info->engine[0] = 0;
+    info->plan[0] = 0;
+    info->build_seconds = 0;
+    s->have_amax = s->have_bwd_amax = false;
+    s->run_build_s = 0;
+    s->run_built = false;
+    if (ensure_init(s, why, cap)) return AF_RUN_DECLINED;
+    af_case *padded = malloc(sizeof *padded);
+    af_tensors *staged = NULL;
+    if (!padded) {
+        snprintf(why, cap, "out of host memory");
+        return AF_RUN_RESOURCE;
+    }
+    const af_case *served = serving_case(s, c, padded);
+    af_tensors *run_t = t;
+    af_run_status st = AF_RUN_OK;
+    if (served != c) {
+        staged = malloc(sizeof *staged);
+        if (!staged || af_cudnn_stage_in(c, t, served, staged, why, cap)) {
+            if (!staged) snprintf(why, cap, "out of host memory");
+            free(staged);
+            staged = NULL;
+            st = AF_RUN_RESOURCE;
+        }
+        run_t = staged;
+        af_cudnn_bucket_note(served, info->plan, sizeof info->plan);
+    }
+    if (st == AF_RUN_OK) {
+        bool oom = false;
+        st = run_graphs(s, served, engine, run_t, info, &oom, why, cap);
+        if (oom) {
+            evict_lru_half(s, NULL);
+            st = run_graphs(s, served, engine, run_t, info, &oom, why, cap);
+        }
+    }
+    if (staged) {
+        if (st == AF_RUN_OK) af_cudnn_stage_out(c, t, staged);
+        af_tensors_free(staged);
+        free(staged);
+    }
+    free(padded);
+    info->build_seconds = s->run_build_s;
+    s->totals.build_seconds += s->run_build_s;
+    if (s->run_built)
+        s->totals.plan_cache_misses++;
+    else
+        s->totals.plan_cache_hits++;
+    info->plan_cache = s->run_built ? AF_PLAN_CACHE_MISS : AF_PLAN_CACHE_HIT;
     info->seconds = af_clock_mono() - t0;
     return st;
+}
+
+static void cudnn_counters(af_backend *be, af_backend_counters *out) {
+    const cudnn_state *s = be->state;
+    *out = s->totals;
 }
 
 static void cudnn_destroy(af_backend *be) {
     cudnn_state *s = be->state;
     if (s) {
-        for (int i = 0; i < CACHE_CASES; i++) case_state_free(s, s->cache[i]);
+        for (int i = 0; i < s->cache_cap; i++) case_state_free(s, s->cache[i]);
+        free(s->cache);
         if (s->handle) s->api->Destroy(s->handle);
         free(s);
     }
@@ -637,11 +751,19 @@ static void cudnn_destroy(af_backend *be) {
 af_backend *af_backend_cudnn_new(void) {
     af_backend *be = calloc(1, sizeof *be);
     cudnn_state *s = calloc(1, sizeof *s);
-    if (!be || !s) {
+    long cache_cap = env_long(AF_CFG_CUDNN_PLAN_CACHE, 256);
+    if (cache_cap < 1) cache_cap = 1;
+    if (cache_cap > 65536) cache_cap = 65536;
+    case_state **cache = calloc((size_t)cache_cap, sizeof *cache);
+    if (!be || !s || !cache) {
         free(be);
         free(s);
+        free(cache);
         return NULL;
     }
+    s->cache = cache;
+    s->cache_cap = (int)cache_cap;
+    s->reuse = env_long(AF_CFG_CUDNN_PLAN_REUSE, 1) != 0;
     be->name = "cudnn";
     be->description = "cuDNN SDPA through the C backend API, every engine config that finalizes";
     be->flags = AF_BACKEND_NEEDS_GPU;
@@ -651,6 +773,7 @@ af_backend *af_backend_cudnn_new(void) {
     be->engines = cudnn_engines;
     be->run = cudnn_run;
     be->destroy = cudnn_destroy;
+    be->counters = cudnn_counters;
     return be;
 }
 
@@ -697,7 +820,14 @@ int af_cudnn_engines_report(af_backend *be, const af_case *c, FILE *out, char *w
     char desc[700];
     af_cudnn_describe(be, desc, sizeof desc);
     fprintf(out, "# %s\n", desc);
-    case_state *cs = get_case_state(s, c, why, cap);
+    af_case padded;
+    const af_case *served = serving_case(s, c, &padded);
+    if (served != c) {
+        char note[96];
+        af_cudnn_bucket_note(served, note, sizeof note);
+        fprintf(out, "# plan: %s (the graph that serves this case; ATTNFUZZ_CUDNN_PLAN_REUSE=0: its own)\n", note);
+    }
+    case_state *cs = get_case_state(s, served, why, cap);
     if (!cs) {
         fprintf(out, "declined: %s\n", why);
         return 0;

@@ -1,0 +1,96 @@
+/* cudnn_bucket.c — the padded case that serves a case (backends/cudnn/cudnn_bucket.h). */
+#include "backends/cudnn/cudnn_bucket.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int af_cudnn_bucket_len(int s) {
+    if (s <= AF_CUDNN_BUCKET_FLOOR) return AF_CUDNN_BUCKET_FLOOR;
+    long pow2 = 1;
+    while (pow2 < s) pow2 <<= 1;
+    long granule = pow2 / 16; /* 2^k < s <= 2^(k+1): 2^k / 8, 8 buckets per octave */
+    long b = (s + granule - 1) / granule * granule;
+    return (int)(b > AF_MAX_SEQLEN && s <= AF_MAX_SEQLEN ? AF_MAX_SEQLEN : b);
+}
+
+bool af_cudnn_bucket_applies(const af_case *c, char *why, size_t cap) {
+    const char *no = NULL;
+    if (c->dtype != AF_DT_FP16 && c->dtype != AF_DT_BF16)
+        no = "only fp16 / bf16 cases share padded graphs";
+    else if (c->layout == AF_LAYOUT_THD)
+        no = "thd: the ragged offsets follow the actual tokens";
+    else if (c->page_size)
+        no = "paged KV: the page table follows the actual pages";
+    else if (c->cp_size > 1)
+        no = "context parallelism";
+    if (no && why && cap) snprintf(why, cap, "%s", no);
+    return no == NULL;
+}
+
+bool af_cudnn_bucket_case(const af_case *c, af_case *padded) {
+    *padded = *c;
+    if (!af_cudnn_bucket_applies(c, NULL, 0)) return false;
+    int sq = af_cudnn_bucket_len(c->seqlen_q), skv = af_cudnn_bucket_len(c->seqlen_kv);
+    if (c->has_seqlens && sq == c->seqlen_q && skv == c->seqlen_kv) return false;
+    for (int b = 0; b < c->batch; b++) {
+        padded->seqlens_q[b] = af_case_len_q(c, b);
+        padded->seqlens_kv[b] = af_case_len_kv(c, b);
+    }
+    padded->has_seqlens = true;
+    padded->seqlen_q = sq;
+    padded->seqlen_kv = skv;
+    return true;
+}
+
+void af_cudnn_bucket_note(const af_case *padded, char *buf, size_t cap) {
+    snprintf(buf, cap, "padded s_q=%d s_kv=%d", padded->seqlen_q, padded->seqlen_kv);
+}
+
+/* Query-side tensors have a row per query, the others a row per key. */
+static bool query_side(af_tensor_id id) {
+    return id == AF_T_Q || id == AF_T_O || id == AF_T_LSE || id == AF_T_DO || id == AF_T_DQ;
+}
+
+static bool is_output(af_tensor_id id) {
+    return id == AF_T_O || id == AF_T_LSE || id == AF_T_DQ || id == AF_T_DK || id == AF_T_DV;
+}
+
+/* Copy the rows of tensor id of case c from buffers src (plan sp) to dst (plan dp). */
+static void copy_rows(const af_case *c, af_tensor_id id, const af_layout_plan *sp, void *const *src,
+                      const af_layout_plan *dp, void *const *dst) {
+    const af_tensor_view *sv = &sp->view[id], *dv = &dp->view[id];
+    if (!src[sv->buffer] || !dst[dv->buffer]) return;
+    size_t elem = (size_t)af_storage_bytes(sv->storage), row = elem * (size_t)sv->D;
+    for (int b = 0; b < c->batch; b++) {
+        int len = query_side(id) ? af_case_len_q(c, b) : af_case_len_kv(c, b);
+        for (int h = 0; h < sv->H; h++)
+            for (int s = 0; s < len; s++)
+                memcpy((char *)dst[dv->buffer] + (size_t)af_layout_offset(dp, id, b, h, s, 0) * elem,
+                       (const char *)src[sv->buffer] + (size_t)af_layout_offset(sp, id, b, h, s, 0) * elem, row);
+    }
+}
+
+int af_cudnn_stage_in(const af_case *c, const af_tensors *t, const af_case *padded, af_tensors *tp, char *why,
+                      size_t cap) {
+    if (af_tensors_alloc(tp, padded, why, cap)) return -1;
+    for (int i = 0; i < AF_BUF_COUNT; i++)
+        if (tp->buf[i]) memset(tp->buf[i], 0, tp->bytes[i]);
+    for (int id = 0; id < AF_T_COUNT; id++) copy_rows(c, (af_tensor_id)id, &t->plan, t->buf, &tp->plan, tp->buf);
+    tp->descale_q = t->descale_q, tp->descale_k = t->descale_k, tp->descale_v = t->descale_v;
+    tp->descale_do = t->descale_do, tp->descale_o = t->descale_o;
+    tp->descale_dq = t->descale_dq, tp->descale_dk = t->descale_dk, tp->descale_dv = t->descale_dv;
+    tp->descale_dp = t->descale_dp;
+    return 0;
+}
+
+void af_cudnn_stage_out(const af_case *c, af_tensors *t, const af_tensors *tp) {
+    for (int id = 0; id < AF_T_COUNT; id++)
+        if (is_output((af_tensor_id)id) && (id == AF_T_O || id == AF_T_LSE || c->backward))
+            copy_rows(c, (af_tensor_id)id, &tp->plan, tp->buf, &t->plan, t->buf);
+    for (int i = 0; i < AF_BUF_COUNT; i++) {
+        if (!t->alloc[i] || !tp->alloc[i]) continue;
+        memcpy(t->alloc[i], tp->alloc[i], AF_GUARD_BYTES);
+        memcpy(t->alloc[i] + AF_GUARD_BYTES + t->bytes[i], tp->alloc[i] + AF_GUARD_BYTES + tp->bytes[i],
+               AF_GUARD_BYTES);
+    }
+}

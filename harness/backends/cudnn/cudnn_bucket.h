@@ -1,0 +1,62 @@
+/* cudnn_bucket.h — one built cuDNN graph (and its plans) for many cases: the padded case.
+ *
+ * A cuDNN SDPA graph with padding takes per-sequence lengths at run time (seq_len_q /
+ * seq_len_kv tensors, [b,1,1,1] INT32) and computes, for sequence b, the attention of
+ * its first seq_len_q[b] queries over its first seq_len_kv[b] keys; the band's diagonal
+ * (bottom-right alignment, windows) is placed from those actual lengths
+ * (cudnn_graph_fwd.c, af_sdpa_band_mask). A case with lengths (s_q, s_kv) therefore asks
+ * the same function as its padded case: the same case with maxima rounded up to buckets
+ * (S_q, S_kv) and seqlens_q[b] = s_q, seqlens_kv[b] = s_kv (or the case's own lists).
+ * Every case with the same padded case shares one graph description, so one graph and
+ * one set of finalized plans (cudnn.c's cache) serve all of them.
+ *
+ * Served through a padded case: fp16 / bf16, layouts bshd, sbhd, bhsd (any packing,
+ * stride gap), padded or not, every mask, alignment and window, forward and backward.
+ * Run on their own graph: thd (ragged offsets follow the actual token positions), paged
+ * KV (the page table follows the actual pages), fp8_e4m3 (its scale / amax graph stays
+ * exact), cp > 1 (declined anyway), and cases whose lengths are already buckets and that
+ * are padded already (the padded case is the case). ATTNFUZZ_CUDNN_PLAN_REUSE=0 runs every
+ * case on its own graph.
+ *
+ * Buckets of a length s: s <= AF_CUDNN_BUCKET_FLOOR -> AF_CUDNN_BUCKET_FLOOR; above it,
+ * for 2^k < s <= 2^(k+1), the next multiple of 2^k / 8 (at most 12.5 % more rows, 8
+ * buckets per octave; every bucket is a multiple of 128). The floor makes every short
+ * case of a shape share one graph; the extra rows cost the GPU microseconds.
+ */
+#ifndef ATTNFUZZ_CUDNN_BUCKET_H
+#define ATTNFUZZ_CUDNN_BUCKET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "model/case.h"
+#include "model/tensors.h"
+
+#define AF_CUDNN_BUCKET_FLOOR 1024
+
+/* The bucket of a sequence length s >= 1 (never above AF_MAX_SEQLEN for s within it). */
+int af_cudnn_bucket_len(int s);
+
+/* Can c run through a padded case? false with why (one line) when it runs on its own. */
+bool af_cudnn_bucket_applies(const af_case *c, char *why, size_t cap);
+
+/* The padded case of c (c itself when the bucket would change nothing). Returns true when
+ * padded differs from c (the run goes through padded's graph), false otherwise. */
+bool af_cudnn_bucket_case(const af_case *c, af_case *padded);
+
+/* The run info's plan note: "padded s_q=1024 s_kv=1024" (the graph that served). */
+void af_cudnn_bucket_note(const af_case *padded, char *buf, size_t cap);
+
+/* Host buffers of the padded case for a run of c: tp is allocated for padded (guards
+ * AF_GUARD_BYTE, every data byte 0), then every row (b, h, s < actual length) of every
+ * tensor of t is copied in, outputs too (their poison keeps unwritten rows visible).
+ * Rows are head_dim elements (LSE: 1), contiguous in every layout served. Returns 0, or
+ * -1 with why (out of host memory, padded case too large). */
+int af_cudnn_stage_in(const af_case *c, const af_tensors *t, const af_case *padded, af_tensors *tp, char *why,
+                      size_t cap);
+
+/* After the run: the output rows of c (O, LSE; dQ dK dV with backward) back from tp into
+ * t, and tp's guard margins over t's (a write past the padded buffers shows as
+ * out_of_bounds of the case's). */
+void af_cudnn_stage_out(const af_case *c, af_tensors *t, const af_tensors *tp);
+
+#endif

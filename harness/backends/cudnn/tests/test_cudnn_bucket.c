@@ -1,0 +1,160 @@
+/* test_cudnn_bucket.c — the padded case that serves a case (cudnn_bucket.h), on the CPU.
+ *
+ * Specification: a length's bucket is >= it, a multiple of 128, at most 12.5 % above it
+ * past the floor, and monotone; cases with lengths in one bucket get padded cases that
+ * differ only in their per-sequence lengths (so one graph description serves them), keep
+ * every actual length and validate; thd, paged and fp8 cases are not bucketed; staging
+ * copies exactly the case's rows in (zeros elsewhere) and its output rows and guard
+ * margins back out.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "backends/cudnn/cudnn_bucket.h"
+#include "model/tensors.h"
+#include "util/check.h"
+
+static af_case parse(const char *text) {
+    af_case c;
+    af_error err;
+    if (af_case_parse(text, "test", &c, &err) != 0) {
+        fprintf(stderr, "parse failed: %s\n", err.message);
+        exit(1);
+    }
+    return c;
+}
+
+static void test_lengths(void) {
+    CHECK(af_cudnn_bucket_len(1) == AF_CUDNN_BUCKET_FLOOR);
+    CHECK(af_cudnn_bucket_len(1024) == 1024);
+    CHECK(af_cudnn_bucket_len(1025) == 1152);
+    CHECK(af_cudnn_bucket_len(2049) == 2304);
+    CHECK(af_cudnn_bucket_len(100000) == 106496);
+    CHECK(af_cudnn_bucket_len(AF_MAX_SEQLEN) == AF_MAX_SEQLEN);
+    int prev = 0;
+    for (int s = 1; s <= AF_MAX_SEQLEN; s++) {
+        int b = af_cudnn_bucket_len(s);
+        CHECK_MSG(b >= s && b % 128 == 0 && b >= prev && b <= AF_MAX_SEQLEN, "s=%d bucket=%d", s, b);
+        CHECK_MSG(s <= AF_CUDNN_BUCKET_FLOOR || (double)b <= 1.125 * s + 1, "s=%d bucket=%d", s, b);
+        prev = b;
+    }
+}
+
+static const char *const base = "dtype = bf16\nbatch = 2\nheads_q = 4\nheads_kv = 2\nhead_dim_qk = 64\n"
+                                "head_dim_v = 64\nalign = bottom_right\nbackward = yes\n";
+
+static af_case with_lengths(const char *extra, int sq, int skv) {
+    char text[1024];
+    snprintf(text, sizeof text, "%sseqlen_q = %d\nseqlen_kv = %d\n%s", base, sq, skv, extra);
+    return parse(text);
+}
+
+static void test_padded_case(void) {
+    af_case a = with_lengths("mask = causal\n", 300, 700), b = with_lengths("mask = causal\n", 1000, 17), pa, pb;
+    CHECK(af_cudnn_bucket_case(&a, &pa) && af_cudnn_bucket_case(&b, &pb));
+    af_error err;
+    CHECK(af_case_validate(&pa, &err) == 0 && af_case_validate(&pb, &err) == 0);
+    CHECK(pa.seqlen_q == 1024 && pa.seqlen_kv == 1024 && pa.has_seqlens);
+    for (int i = 0; i < a.batch; i++) {
+        CHECK(af_case_len_q(&pa, i) == 300 && af_case_len_kv(&pa, i) == 700);
+        CHECK(af_case_len_q(&pb, i) == 1000 && af_case_len_kv(&pb, i) == 17);
+    }
+    /* the two padded cases differ in their per-sequence lengths only */
+    memcpy(pb.seqlens_q, pa.seqlens_q, sizeof pa.seqlens_q);
+    memcpy(pb.seqlens_kv, pa.seqlens_kv, sizeof pa.seqlens_kv);
+    char ta[4096], tb[4096];
+    af_case_print(&pa, ta, sizeof ta);
+    af_case_print(&pb, tb, sizeof tb);
+    CHECK(strcmp(ta, tb) == 0);
+    /* a padded case keeps its own lists; a case already at its buckets is its own */
+    af_case c = with_lengths("seqlens_q = 5,1024\nseqlens_kv = 9,3\nmask = padding_causal\n", 1024, 1024), pc;
+    CHECK(!af_cudnn_bucket_case(&c, &pc));
+    af_case d = with_lengths("seqlens_q = 5,300\nseqlens_kv = 9,3\nmask = padding_causal\n", 300, 1100), pd;
+    CHECK(af_cudnn_bucket_case(&d, &pd) && pd.seqlen_kv == 1152 && pd.seqlens_q[1] == 300 && pd.seqlens_kv[0] == 9);
+    /* what is not served through a padded case */
+    char why[128];
+    af_case thd = with_lengths("seqlens_q = 5,30\nseqlens_kv = 9,30\nlayout = thd\nmask = padding_causal\n", 30, 30);
+    CHECK(!af_cudnn_bucket_applies(&thd, why, sizeof why) && strstr(why, "thd"));
+    CHECK(!af_cudnn_bucket_case(&thd, &pd));
+    af_case paged = parse("dtype = fp16\nbatch = 1\nheads_q = 2\nheads_kv = 2\nseqlen_q = 32\nseqlen_kv = 192\n"
+                          "head_dim_qk = 64\nhead_dim_v = 64\npage_size = 32\n");
+    CHECK(!af_cudnn_bucket_applies(&paged, why, sizeof why) && strstr(why, "paged"));
+    af_case fp8 = parse("dtype = fp8_e4m3\nbatch = 1\nheads_q = 2\nheads_kv = 2\nseqlen_q = 32\nseqlen_kv = 32\n"
+                        "head_dim_qk = 128\nhead_dim_v = 128\n");
+    CHECK(!af_cudnn_bucket_applies(&fp8, why, sizeof why));
+}
+
+/* Fill every data byte of every buffer with a pattern that names its position. */
+static void fill_pattern(af_tensors *t) {
+    for (int i = 0; i < AF_BUF_COUNT; i++)
+        for (size_t k = 0; t->buf[i] && k < t->bytes[i]; k++)
+            ((unsigned char *)t->buf[i])[k] = (unsigned char)(k * 7 + i + 1);
+}
+
+static int row_equal(const af_tensors *x, const af_tensors *y, af_tensor_id id, int b, int h, int s) {
+    const af_tensor_view *vx = &x->plan.view[id], *vy = &y->plan.view[id];
+    size_t row = (size_t)af_storage_bytes(vx->storage) * (size_t)vx->D, elem = (size_t)af_storage_bytes(vx->storage);
+    return memcmp((char *)x->buf[vx->buffer] + (size_t)af_layout_offset(&x->plan, id, b, h, s, 0) * elem,
+                  (char *)y->buf[vy->buffer] + (size_t)af_layout_offset(&y->plan, id, b, h, s, 0) * elem, row) == 0;
+}
+
+static int row_zero(const af_tensors *x, af_tensor_id id, int b, int h, int s) {
+    const af_tensor_view *v = &x->plan.view[id];
+    size_t elem = (size_t)af_storage_bytes(v->storage);
+    const unsigned char *p =
+        (unsigned char *)x->buf[v->buffer] + (size_t)af_layout_offset(&x->plan, id, b, h, s, 0) * elem;
+    for (size_t k = 0; k < elem * (size_t)v->D; k++)
+        if (p[k]) return 0;
+    return 1;
+}
+
+static void test_staging(const char *layout_lines) {
+    af_case c = with_lengths(layout_lines, 200, 200), p;
+    CHECK(af_cudnn_bucket_case(&c, &p));
+    static af_tensors t, tp;
+    char why[256];
+    CHECK(af_tensors_alloc(&t, &c, why, sizeof why) == 0);
+    fill_pattern(&t);
+    CHECK(af_cudnn_stage_in(&c, &t, &p, &tp, why, sizeof why) == 0);
+    for (int id = 0; id < AF_T_COUNT; id++) {
+        const af_tensor_view *v = &t.plan.view[id];
+        if (!t.buf[v->buffer]) continue;
+        for (int b = 0; b < c.batch; b++)
+            for (int h = 0; h < v->H; h++) {
+                for (int s = 0; s < 200; s++)
+                    CHECK_MSG(row_equal(&t, &tp, (af_tensor_id)id, b, h, s), "%s b%d h%d s%d",
+                              af_tensor_name((af_tensor_id)id), b, h, s);
+                for (int s = 200; s < p.seqlen_q; s += 97) CHECK(row_zero(&tp, (af_tensor_id)id, b, h, s));
+            }
+    }
+    /* a "kernel" writes every output row of the padded buffers and one byte past O */
+    static af_tensors before;
+    CHECK(af_tensors_alloc(&before, &c, why, sizeof why) == 0);
+    af_tensors_copy(&before, &t);
+    fill_pattern(&tp);
+    tp.alloc[AF_BUF_O][AF_GUARD_BYTES + tp.bytes[AF_BUF_O]] ^= 0xFF;
+    af_cudnn_stage_out(&c, &t, &tp);
+    for (int id = 0; id < AF_T_COUNT; id++) {
+        const af_tensor_view *v = &t.plan.view[id];
+        if (!t.buf[v->buffer]) continue;
+        bool out = id == AF_T_O || id == AF_T_LSE || id == AF_T_DQ || id == AF_T_DK || id == AF_T_DV;
+        for (int b = 0; b < c.batch; b++)
+            for (int h = 0; h < v->H; h++)
+                for (int s = 0; s < 200; s++) CHECK(row_equal(&t, out ? &tp : &before, (af_tensor_id)id, b, h, s));
+    }
+    CHECK(t.alloc[AF_BUF_O][AF_GUARD_BYTES + t.bytes[AF_BUF_O]] != AF_GUARD_BYTE);
+    CHECK(t.alloc[AF_BUF_Q][0] == AF_GUARD_BYTE);
+    af_tensors_free(&before);
+    af_tensors_free(&tp);
+    af_tensors_free(&t);
+}
+
+int main(void) {
+    test_lengths();
+    test_padded_case();
+    test_staging("layout = bshd\nmask = causal\n");
+    test_staging("layout = sbhd\nstride_gap = 8\n");
+    test_staging("layout = bhsd\n");
+    test_staging("layout = bshd\npacking = kv\nmask = causal\n");
+    CHECK_DONE("test_cudnn_bucket");
+}
