@@ -8,7 +8,8 @@
 #      LONG_S (default 4096 16384 32768 131072), next to torch's float64 reference;
 #  (c) MPFR coverage per case (rows and key columns certified) from the JSON verdicts.
 # Environment: N (300), MIX_TIME (120), LONG_S, LONG_TIME (per length, 300), OUT (./bench-out),
-#   LONG_FLAGS (extra `run` options for the long cases, e.g. --no-probes)
+#   LONG_FLAGS (extra `run` options for the long cases, e.g. --no-probes), MIX_NO_REUSE=1 (the mix
+#   once more with ATTNFUZZ_CUDNN_PLAN_REUSE=0; ci/bench/plan_summary.py sums both runs' plans)
 set -u
 BUILD=${1:-build}
 OUT=${OUT:-$PWD/bench-out}
@@ -43,6 +44,17 @@ af_secs=$(python3 -c "print('%.1f' % ($t1 - $t0))")
 af_rate=$(python3 -c "print('%.2f' % ($af_cases / ($t1 - $t0)))")
 af_find=$(count "$OUT/mix-attnfuzz.jsonl" nonpass)
 echo "attnfuzz run --backend cudnn: $af_cases cases in $af_secs s = $af_rate cases/s (non-pass verdicts: $af_find)"
+python3 ci/bench/plan_summary.py "$OUT/mix-attnfuzz.jsonl"
+if [ "${MIX_NO_REUSE:-0}" = 1 ]; then # the same mix on each case's own graph (plan reuse off)
+  t0=$(date +%s.%N)
+  ATTNFUZZ_CUDNN_PLAN_REUSE=0 timeout "$MIX_TIME" "$AF" run "$mix"/case-*.case --backend cudnn --json \
+    > "$OUT/mix-noreuse.jsonl" 2> "$OUT/mix-noreuse.err"
+  t1=$(date +%s.%N)
+  nr_cases=$(count "$OUT/mix-noreuse.jsonl" all)
+  echo "ATTNFUZZ_CUDNN_PLAN_REUSE=0: $nr_cases cases in $(python3 -c "print('%.1f' % ($t1 - $t0))") s =" \
+    "$(python3 -c "print('%.2f' % ($nr_cases / ($t1 - $t0)))") cases/s (non-pass: $(count "$OUT/mix-noreuse.jsonl" nonpass))"
+  python3 ci/bench/plan_summary.py "$OUT/mix-noreuse.jsonl"
+fi
 torch_line=$(python3 ci/bench/torch_loop.py "$mix/mix.jsonl" "$MIX_TIME" 2>&1 | tail -1)
 echo "$torch_line"
 torch_rate=$(echo "$torch_line" | sed -n 's/.*= \([0-9.]*\) cases\/s.*/\1/p')

@@ -152,7 +152,8 @@ static bool guards_ok(const af_tensors *t) {
 
 static int failures = 0;
 
-static void run_case(af_backend *be, int idx, const char *text, bool only_default) {
+/* Run every engine (or the default) of case text; last (may be NULL) gets the last run's info. */
+static void run_case(af_backend *be, int idx, const char *text, bool only_default, af_run_info *last) {
     af_case c;
     af_error err;
     CHECK_MSG(af_case_parse(text, "test_cudnn_sdpa", &c, &err) == 0, "case %d: %s: %s", idx, err.field, err.message);
@@ -207,12 +208,48 @@ static void run_case(af_backend *be, int idx, const char *text, bool only_defaul
                ok ? "ok  " : "FAIL", r.o, r.lse, r.dq, r.dk, r.dv, info.workspace_bytes,
                info.nondeterministic ? "nondet" : "det", guards ? "" : " GUARDS-CHANGED", info.seconds);
         if (!ok) failures++;
+        if (last) *last = info;
         af_tensors_free(&work);
     }
     af_outputs_free(&ref);
     af_outputs_free(&got);
     af_inputs_free(&in);
     af_tensors_free(&t);
+}
+
+/* Plan reuse (cudnn_bucket.h): cases of one shape with different lengths run on one
+ * padded graph, "padded s_q=1024 s_kv=1024", built once: every run after the first of a
+ * family is a cache hit, and each must match the reference of its own lengths. */
+static void reuse_cases(af_backend *be) {
+    static const char *const families[] = {
+        "dtype = bf16\nbatch = 2\nheads_q = 4\nheads_kv = 2\nhead_dim_qk = 64\nhead_dim_v = 64\nmask = causal\n"
+        "align = bottom_right\nwindow = 20,0\nbackward = yes\nseed = 11\n",
+        "dtype = fp16\nbatch = 2\nheads_q = 4\nheads_kv = 1\nhead_dim_qk = 128\nhead_dim_v = 128\nlayout = bhsd\n"
+        "mask = causal\nbackward = yes\nseed = 12\n",
+        "dtype = bf16\nbatch = 1\nheads_q = 2\nheads_kv = 2\nhead_dim_qk = 64\nhead_dim_v = 64\nbackward = yes\n"
+        "seed = 13\n",
+    };
+    static const int lengths[][2] = {{100, 160}, {200, 333}, {1000, 1000}, {64, 900}};
+    if (af_config_get(AF_CFG_CUDNN_PLAN_REUSE) && strcmp(af_config_get(AF_CFG_CUDNN_PLAN_REUSE), "0") == 0) {
+        printf("reuse cases not run: ATTNFUZZ_CUDNN_PLAN_REUSE=0\n");
+        return;
+    }
+    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) {
+        for (size_t k = 0; k < sizeof lengths / sizeof lengths[0]; k++) {
+            char text[1024];
+            snprintf(text, sizeof text, "%sseqlen_q = %d\nseqlen_kv = %d\n", families[f], lengths[k][0], lengths[k][1]);
+            af_run_info info;
+            memset(&info, 0, sizeof info);
+            int before = failures;
+            run_case(be, 100 + (int)(f * 10 + k), text, true, &info);
+            if (failures != before) continue;
+            printf("reuse family %zu s_q %d s_kv %d: plan '%s' cache %s build %.3fs\n", f, lengths[k][0], lengths[k][1],
+                   info.plan, info.plan_cache == AF_PLAN_CACHE_HIT ? "hit" : "miss", info.build_seconds);
+            CHECK_MSG(strcmp(info.plan, "padded s_q=1024 s_kv=1024") == 0, "plan '%s'", info.plan);
+            CHECK_MSG(k == 0 || (info.plan_cache == AF_PLAN_CACHE_HIT && info.build_seconds == 0),
+                      "family %zu lengths %zu: the padded graph was built again", f, k);
+        }
+    }
 }
 
 int main(int argc, char **argv) {
@@ -241,7 +278,8 @@ int main(int argc, char **argv) {
     }
     int only = argc > 1 ? atoi(argv[1]) : -1;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        if (only < 0 || (size_t)only == i) run_case(be, (int)i, cases[i], only_default);
+        if (only < 0 || (size_t)only == i) run_case(be, (int)i, cases[i], only_default, NULL);
+    if (only < 0) reuse_cases(be);
     be->destroy(be);
     CHECK_MSG(failures == 0, "%d engine runs failed", failures);
     CHECK_DONE("test_cudnn_sdpa");
