@@ -67,7 +67,10 @@ int af_worker_proc_start(af_worker_proc *p, char *const argv[], int shm_fd, char
         /* child: fd 0 and 1 = the socket, fd 2 = ours, fd 3 = the shared region */
         setpgid(0, 0);
         if (dup2(sv[1], 0) < 0 || dup2(sv[1], 1) < 0) _exit(127);
-        if (shm_fd >= 0 && dup2(shm_fd, AF_WORKER_SHM_FD) < 0) _exit(127);
+        if (shm_fd == AF_WORKER_SHM_FD) /* dup2 onto itself keeps close-on-exec: clear it */
+            fcntl(shm_fd, F_SETFD, 0);
+        else if (shm_fd >= 0 && dup2(shm_fd, AF_WORKER_SHM_FD) < 0)
+            _exit(127);
         long max_fd = sysconf(_SC_OPEN_MAX);
         if (max_fd < 0 || max_fd > 65536) max_fd = 65536;
         for (int fd = AF_WORKER_SHM_FD + 1; fd < max_fd; fd++) close(fd);
