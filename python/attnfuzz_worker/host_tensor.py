@@ -13,7 +13,9 @@ class HostTensor:
         self.strides = tuple(desc["strides"])
         self.elem = st.ELEM_BYTES[self.storage]
         self.region = region
+        self.base = base  # byte offset of the buffer's front guard
         self.origin = base + desc["offset"]  # byte offset of element (0,0,0,0)
+        self.buffer_elems = desc["buffer_elems"]
         self.descale = desc.get("descale", 1.0)
         self.token_start = desc.get("token_start")
         self.page_table = desc.get("page_table")
