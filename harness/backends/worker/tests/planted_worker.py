@@ -4,7 +4,8 @@ correctly, so the test sees the next case pass on a restarted worker):
   crash_exit   os._exit(3) mid-case          segfault   SIGSEGV through ctypes
   exit0        exit(0) mid-case              hang       sleeps past any deadline
   garbage      a reply that is not JSON      guard      writes past O into the guard
-  decline      declines with a reason        error      raises (a kernel error)"""
+  decline      declines with a reason        error      raises (a kernel error)
+  noop         replies ok at once on every case, writing nothing (overhead measurement)"""
 import ctypes
 import os
 import sys
@@ -50,6 +51,8 @@ problem_tensors = [None]
 
 class PlantedWorker(Worker):
     def _run_python(self, msg, problem):
+        if MODE == "noop":  # measures the protocol and the copies: writes nothing
+            return
         from attnfuzz_worker.host_tensor import HostTensor
 
         region = self.region.get()
