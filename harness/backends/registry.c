@@ -25,6 +25,13 @@ af_backend *af_registry_find(af_registry *r, const char *name, char *why, size_t
         if (be) af_registry_add(r, be);
         return be;
     }
+    if (strncmp(name, "worker:", 7) == 0) {
+        snprintf(why, cap,
+                 "backend '%s' has no command: a worker starts only from --worker-cmd or --worker-config on the "
+                 "command line, never from a case file",
+                 name);
+        return NULL;
+    }
     snprintf(why, cap, "unknown backend '%s' (see `attnfuzz backends`)", name);
     return NULL;
 }

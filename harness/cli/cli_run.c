@@ -8,6 +8,7 @@
 #include "judge/engines.h"
 #include "judge/runner.h"
 #include "cli/cli_opts.h"
+#include "backends/worker/worker.h"
 
 typedef struct {
     const char *backend;
@@ -16,6 +17,8 @@ typedef struct {
     bool no_probes;
     af_ref_choice reference; /* --reference cpu|gpu|auto */
     af_oracle_opts oracle;
+    const char *worker_cmd;    /* --worker-cmd "argv..." of worker:NAME */
+    const char *worker_config; /* --worker-config FILE */
 } run_opts;
 
 static int parse_tier(const char *s, af_oracle_tier *t) {
@@ -32,7 +35,17 @@ static int parse_tier(const char *s, af_oracle_tier *t) {
 
 /* Options and case paths of `run`. Returns the number of paths, or -1 after saying why. */
 static int parse_run_args(int argc, char **argv, run_opts *o, const char **paths) {
-    enum { OPT_BACKEND = 1000, OPT_ENGINE, OPT_ORACLE, OPT_THREADS, OPT_JSON, OPT_NO_PROBES, OPT_REFERENCE };
+    enum {
+        OPT_BACKEND = 1000,
+        OPT_ENGINE,
+        OPT_ORACLE,
+        OPT_THREADS,
+        OPT_JSON,
+        OPT_NO_PROBES,
+        OPT_REFERENCE,
+        OPT_WORKER_CMD,
+        OPT_WORKER_CONFIG
+    };
     static const struct option longopts[] = {
         {"backend", required_argument, NULL, OPT_BACKEND},
         {"engine", required_argument, NULL, OPT_ENGINE},
@@ -41,6 +54,8 @@ static int parse_run_args(int argc, char **argv, run_opts *o, const char **paths
         {"json", no_argument, NULL, OPT_JSON},
         {"no-probes", no_argument, NULL, OPT_NO_PROBES},
         {"reference", required_argument, NULL, OPT_REFERENCE},
+        {"worker-cmd", required_argument, NULL, OPT_WORKER_CMD},
+        {"worker-config", required_argument, NULL, OPT_WORKER_CONFIG},
         {NULL, 0, NULL, 0},
     };
     af_oracle_opts_default(&o->oracle);
@@ -64,6 +79,12 @@ static int parse_run_args(int argc, char **argv, run_opts *o, const char **paths
                     fprintf(stderr, "attnfuzz run: --oracle: '%s' is not mpfr, fp64 or auto\n", v);
                     rc = -1;
                 }
+                break;
+            case OPT_WORKER_CMD:
+                o->worker_cmd = v;
+                break;
+            case OPT_WORKER_CONFIG:
+                o->worker_config = v;
                 break;
             case OPT_JSON:
                 o->json = true;
@@ -156,13 +177,19 @@ int af_cli_run(int argc, char **argv) {
     }
     af_registry reg;
     af_registry_init(&reg);
+    char why[512];
+    if (af_worker_register(&reg, o.backend, o.worker_cmd, o.worker_config, why, sizeof why)) {
+        fprintf(stderr, "attnfuzz run: %s\n", why);
+        af_registry_free(&reg);
+        free(paths);
+        return AF_EXIT_USAGE;
+    }
     af_runner runner;
     memset(&runner, 0, sizeof runner);
     runner.oracle = o.oracle;
     runner.probes = !o.no_probes;
     runner.ref_choice = o.reference;
     af_probe_opts_default(&runner.probe_opts);
-    char why[512];
     runner.reference = af_registry_find(&reg, "cpu", why, sizeof why);
     outcome out = {0};
     /* A crash on a GPU backend can leave the device context sticky-broken: every later
@@ -289,18 +316,26 @@ int af_cli_backends(int argc, char **argv) {
 }
 
 int af_cli_engines(int argc, char **argv) {
-    const char *path = NULL, *bname = "cudnn";
-    static const struct option longopts[] = {{"backend", required_argument, NULL, 'b'}, {NULL, 0, NULL, 0}};
+    const char *path = NULL, *bname = "cudnn", *worker_cmd = NULL, *worker_config = NULL;
+    static const struct option longopts[] = {{"backend", required_argument, NULL, 'b'},
+                                             {"worker-cmd", required_argument, NULL, 'w'},
+                                             {"worker-config", required_argument, NULL, 'W'},
+                                             {NULL, 0, NULL, 0}};
     af_cli_args a;
     if (af_cli_args_init(&a, "attnfuzz engines", argc, argv)) return AF_EXIT_USAGE;
     int opt;
     const char *v;
     while ((opt = af_cli_next(&a, "", longopts, &v)) != -1) {
-        if (opt != 'b') {
+        if (opt == 'w')
+            worker_cmd = v;
+        else if (opt == 'W')
+            worker_config = v;
+        else if (opt == 'b')
+            bname = v;
+        else {
             af_cli_args_free(&a);
             return AF_EXIT_USAGE;
         }
-        bname = v;
     }
     int operands = a.argc - a.next_operand;
     if (operands == 1) path = a.argv[a.next_operand];
@@ -321,6 +356,11 @@ int af_cli_engines(int argc, char **argv) {
     af_registry_init(&reg);
     char why[512] = "";
     int rc = 0;
+    if (af_worker_register(&reg, bname, worker_cmd, worker_config, why, sizeof why)) {
+        fprintf(stderr, "attnfuzz engines: %s\n", why);
+        rc = AF_EXIT_USAGE;
+        goto done;
+    }
     af_backend *be = af_registry_find(&reg, bname, why, sizeof why);
     if (!be) {
         fprintf(stderr, "attnfuzz: %s\n", why);

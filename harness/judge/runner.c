@@ -235,6 +235,9 @@ void af_judge(af_runner *r, af_prepared *p, af_backend *be, const char *engine, 
         case AF_RUN_CRASH:
             add_simple(v, AF_V_CRASH, why);
             break;
+        case AF_RUN_HANG:
+            add_simple(v, AF_V_HANG, why);
+            break;
         case AF_RUN_ERROR:
         default:
             add_simple(v, AF_V_CRASH, why);

@@ -10,6 +10,7 @@ typedef enum {
     AF_RUN_ERROR = 2,    /* failed while running (API error, bad status) */
     AF_RUN_CRASH = 3,    /* sticky device error or similar: process state is suspect */
     AF_RUN_RESOURCE = 4, /* out of memory, workspace over budget */
+    AF_RUN_HANG = 5,     /* no answer before the deadline (an out-of-process worker, killed) */
 } af_run_status;
 
 #endif

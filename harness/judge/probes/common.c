@@ -90,7 +90,7 @@ int probe_work_run(probe_ctx *x, const af_case *cc, af_tensors *w, const char *w
     char msg[256];
     snprintf(msg, sizeof msg, "%s run failed (status %d): %s", what, (int)rs, why);
     probe_note(x, "%s", msg);
-    if (rs == AF_RUN_CRASH) x->stop = true;
+    if (rs == AF_RUN_CRASH || rs == AF_RUN_HANG) x->stop = true;
     return -1;
 }
 

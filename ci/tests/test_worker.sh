@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# test_worker.sh ATTNFUZZ — worker:NAME backends end to end on a CPU: the pure-Python
+# reference worker passes tiny cases; planted workers that crash, segfault, exit(0)
+# mid-case, hang, send garbage, write into a guard, decline or raise give the right
+# verdict, and the next case passes on a restarted worker; a case file naming a worker
+# starts nothing. Needs python3 (no numpy, no torch).
+set -u
+AF=${1:?usage: test_worker.sh path/to/attnfuzz}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
+command -v python3 >/dev/null || { echo "SKIP test_worker: no python3"; exit 77; }
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail=0
+check() { # check NAME FILE REGEX: FILE must match REGEX
+    if grep -Eq -- "$3" "$2"; then echo "ok   $1"; else echo "FAIL $1: no /$3/ in:"; cat "$2"; fail=1; fi
+}
+mkcase() { # mkcase FILE SEED [extra lines]
+    local f=$1 seed=$2
+    shift 2
+    printf 'dtype = fp16\nbatch = 1\nheads_q = 2\nheads_kv = 1\nseqlen = 8\nhead_dim = 8\nmask = causal\nbackward = yes\nseed = %s\n' "$seed" >"$f"
+    for l in "$@"; do echo "$l" >>"$f"; done
+}
+mkcase "$T/a.case" 1
+mkcase "$T/planted.case" 666
+mkcase "$T/b.case" 2 "window = 3,0" "dtype = bf16"
+sed -i '1d' "$T/b.case" # the second dtype line wins: bf16
+
+# 1. the reference worker passes (probes included)
+"$AF" run "$T/a.case" "$T/b.case" --backend worker:refpy \
+    --worker-cmd "python3 -m attnfuzz_worker.examples.reference_py" >"$T/ref.out" 2>"$T/ref.err"
+rc=$?
+check "refpy passes two cases (rc $rc)" "$T/ref.out" "b.case \[worker:refpy\]: pass"
+[ $rc -eq 0 ] || { echo "FAIL refpy rc $rc"; cat "$T/ref.out" "$T/ref.err"; fail=1; }
+
+# 2. planted workers: the planted case gets its verdict, the next case passes
+planted() { # planted MODE REGEX [config-file]
+    local mode=$1 want=$2
+    local opts=(--worker-cmd "python3 $ROOT/harness/backends/worker/tests/planted_worker.py $mode")
+    if [ $# -ge 3 ]; then opts=(--worker-config "$3"); fi
+    "$AF" run "$T/a.case" "$T/planted.case" "$T/b.case" --backend "worker:p" "${opts[@]}" >"$T/$mode.out" 2>"$T/$mode.err"
+    check "$mode: planted case" "$T/$mode.out" "planted.case \[worker:p\]: $want"
+    check "$mode: case before passes" "$T/$mode.out" "a.case \[worker:p\]: pass"
+    check "$mode: next case passes (restarted worker)" "$T/$mode.out" "b.case \[worker:p\]: pass"
+}
+planted crash_exit "FINDING crash.*exited with status 3"
+planted segfault "FINDING crash.*killed by signal 11"
+planted exit0 "FINDING crash.*exited with status 0"
+planted garbage "FINDING crash.*malformed reply.*this is \{not json"
+planted guard "FINDING out_of_bounds"
+planted decline "declined.*planted: declines seed 666"
+planted error "FINDING crash.*ValueError: planted kernel error"
+cat >"$T/hang.conf" <<CONF
+# a worker config: the command, and a short deadline
+command = python3 $ROOT/harness/backends/worker/tests/planted_worker.py hang
+timeout = 3
+CONF
+start=$(date +%s)
+planted hang "FINDING hang.*no reply to run within 3 s" "$T/hang.conf"
+took=$(($(date +%s) - start))
+[ $took -lt 30 ] || { echo "FAIL hang took $took s"; fail=1; }
+
+# 3. a case file naming a worker starts nothing: no command comes from a case
+mkcase "$T/named.case" 3 "backend = worker:refpy"
+"$AF" run "$T/named.case" >"$T/named.out" 2>&1
+rc=$?
+check "a case naming a worker is refused" "$T/named.out" "has no command: a worker starts only from --worker-cmd"
+[ $rc -eq 2 ] || { echo "FAIL named case rc $rc (want 2)"; fail=1; }
+
+# 4. config errors name file:line
+printf 'command = python3 -m x\ntimeout = soon\n' >"$T/bad.conf"
+"$AF" run "$T/a.case" --backend worker:x --worker-config "$T/bad.conf" >"$T/bad.out" 2>&1
+rc=$?
+check "config error names file:line" "$T/bad.out" "bad.conf:2: timeout: 'soon'"
+[ $rc -eq 2 ] || { echo "FAIL bad config rc $rc (want 2)"; fail=1; }
+"$AF" run "$T/a.case" --backend worker:x --worker-cmd "no-such-program-af" >"$T/noprog.out" 2>&1
+check "a missing program is named" "$T/noprog.out" "worker program 'no-such-program-af' not found on PATH"
+
+[ $fail -eq 0 ] && echo "test_worker: all checks passed"
+exit $fail

@@ -1,0 +1,76 @@
+"""Planted workers for test_worker.sh: the reference_py kernel with one deliberate
+misbehaviour, chosen by argv[1], on the case whose seed is PLANT_SEED (other seeds run
+correctly, so the test sees the next case pass on a restarted worker):
+  crash_exit   os._exit(3) mid-case          segfault   SIGSEGV through ctypes
+  exit0        exit(0) mid-case              hang       sleeps past any deadline
+  garbage      a reply that is not JSON      guard      writes past O into the guard
+  decline      declines with a reason        error      raises (a kernel error)
+  noop         replies ok at once on every case, writing nothing (overhead measurement)"""
+import ctypes
+import os
+import sys
+import time
+
+from attnfuzz_worker import Decline, Worker
+from attnfuzz_worker.examples import reference_py
+
+PLANT_SEED = 666
+MODE = sys.argv[1]
+
+
+def planted(q, k, v, problem, do=None):
+    if "seed = %d\n" % PLANT_SEED not in problem.case:
+        return reference_py.kernel(q, k, v, problem, do=do)
+    if MODE == "crash_exit":
+        os._exit(3)
+    if MODE == "segfault":
+        ctypes.string_at(0)
+    if MODE == "exit0":
+        sys.stdout.flush()
+        os._exit(0)
+    if MODE == "hang":
+        time.sleep(3600)
+    if MODE == "garbage":
+        os.write(worker_reply_fd[0], b"this is {not json\n")
+        time.sleep(3600)
+    if MODE == "decline":
+        raise Decline("planted: declines seed %d" % PLANT_SEED)
+    if MODE == "error":
+        raise ValueError("planted kernel error")
+    out = reference_py.kernel(q, k, v, problem, do=do)
+    if MODE == "guard":
+        o = problem_tensors[0]["o"]
+        back_guard = o.base + 256 + o.buffer_elems * o.elem  # first byte after O's data
+        o.region[back_guard + 8] = 0
+    return out
+
+
+worker_reply_fd = [None]
+problem_tensors = [None]
+
+
+class PlantedWorker(Worker):
+    def _run_python(self, msg, problem):
+        if MODE == "noop":  # measures the protocol and the copies: writes nothing
+            return
+        from attnfuzz_worker.host_tensor import HostTensor
+
+        region = self.region.get()
+        t = {n: HostTensor(n, d, region, msg["buffers"][d["buffer"]]["offset"]) for n, d in msg["tensors"].items()}
+        problem_tensors[0] = t
+        out = self.kernel(t["q"], t["k"], t["v"], problem, do=t.get("do"))
+        self._write_python(t, out, problem)
+
+
+if __name__ == "__main__":
+    w = PlantedWorker(planted, name="planted-" + MODE, device="cpu", mode="python")
+    orig_dup = os.dup
+
+    def dup_and_remember(fd):  # the worker's private reply fd, for the garbage mode
+        r = orig_dup(fd)
+        if fd == 1 and worker_reply_fd[0] is None:
+            worker_reply_fd[0] = r
+        return r
+
+    os.dup = dup_and_remember
+    sys.exit(w.serve())

@@ -1,0 +1,406 @@
+/* backends/worker/worker_backend.c — the af_backend `worker:NAME` over a worker process
+ * (backends/worker/worker.h, docs/worker-protocol.md). The process starts on first use
+ * and lives for many cases; one that dies, hangs past the request's deadline or sends a
+ * reply that is not the protocol is killed, the request becomes a crash / hang status
+ * for that case, and the next request starts a fresh process. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/worker/worker.h"
+#include "backends/worker/worker_ipc.h"
+#include "backends/worker/worker_proc.h"
+#include "backends/worker/worker_proto.h"
+#include "backends/worker/worker_shm.h"
+#include "util/clock.h"
+
+typedef struct {
+    af_worker_config cfg;
+    char backend_name[AF_NAME_MAX + 8]; /* "worker:NAME" */
+    char description[512];
+    af_worker_proc proc;
+    af_worker_shm shm;
+    long long next_id;
+    json_t *hello;    /* the worker's hello (capabilities), NULL before the first start */
+    bool cuda_device; /* hello: device = cuda */
+    bool deterministic;
+    bool has_engines;
+    int starts;
+} worker_state;
+
+static double now(void) { return af_clock_mono(); }
+
+static void worker_kill(worker_state *st) { af_worker_proc_stop(&st->proc); }
+
+/* Why the last request ended badly, with the worker's exit once reaped. */
+static void exit_reason(worker_state *st, const char *what, char *why, size_t cap) {
+    af_worker_proc_close(&st->proc, 2.0); /* give it a moment to finish dying on its own */
+    char how[160];
+    af_worker_proc_describe_exit(&st->proc, how, sizeof how);
+    snprintf(why, cap, "%s: worker process %s during %s (restarted for the next request)", st->backend_name, how, what);
+}
+
+/* Apply the capabilities of a hello. */
+static int take_hello(worker_state *st, json_t *hello, char *why, size_t cap) {
+    json_t *ver = json_object_get(hello, "protocol");
+    if (!json_is_integer(ver) || json_integer_value(ver) != AF_WORKER_PROTOCOL_VERSION) {
+        snprintf(why, cap, "%s: worker speaks protocol %s, attnfuzz speaks %d", st->backend_name,
+                 json_is_integer(ver) ? "another version" : "(no \"protocol\")", AF_WORKER_PROTOCOL_VERSION);
+        return -1;
+    }
+    const char *dev = json_string_value(json_object_get(hello, "device"));
+    st->cuda_device = dev && !strcmp(dev, "cuda");
+    st->deterministic = json_is_true(json_object_get(hello, "deterministic"));
+    st->has_engines = json_is_true(json_object_get(hello, "engines"));
+    const char *desc = json_string_value(json_object_get(hello, "description"));
+    const char *name = json_string_value(json_object_get(hello, "name"));
+    snprintf(st->description, sizeof st->description, "worker %s (%s, device %s) from %s: %s", name ? name : "?",
+             st->cfg.argv[0], dev ? dev : "cpu", st->cfg.origin, desc ? desc : "");
+    if (st->hello) json_decref(st->hello);
+    st->hello = json_incref(hello);
+    return 0;
+}
+
+/* Start the process and exchange hellos unless it runs. 0, or -1 with why. */
+static int ensure_started(worker_state *st, char *why, size_t cap) {
+    if (af_worker_proc_running(&st->proc)) return 0;
+    if (st->shm.fd < 0 && af_worker_shm_open(&st->shm, why, cap)) return -1;
+    if (af_worker_proc_start(&st->proc, st->cfg.argv, st->shm.fd, why, cap)) return -1;
+    st->starts++;
+    double deadline = now() + st->cfg.start_timeout_s;
+    json_t *h = json_object();
+    json_object_set_new(h, "type", json_string("hello"));
+    json_object_set_new(h, "protocol", json_integer(AF_WORKER_PROTOCOL_VERSION));
+    json_object_set_new(h, "shm_fd", json_integer(AF_WORKER_SHM_FD));
+    json_object_set_new(h, "backend", json_string(st->backend_name));
+    char *text = json_dumps(h, JSON_COMPACT);
+    json_decref(h);
+    af_wp_status ws = text ? af_worker_proc_send(&st->proc, text, deadline) : AF_WP_IO_ERROR;
+    free(text);
+    char *line = NULL;
+    if (ws == AF_WP_OK) ws = af_worker_proc_recv(&st->proc, &line, deadline);
+    if (ws == AF_WP_TIMEOUT) {
+        worker_kill(st);
+        snprintf(why, cap, "%s: worker did not say hello within %g s (start_timeout; killed)", st->backend_name,
+                 st->cfg.start_timeout_s);
+        return -1;
+    }
+    if (ws != AF_WP_OK) {
+        exit_reason(st, "its start", why, cap);
+        return -1;
+    }
+    af_worker_reply r;
+    char sub[400];
+    int rc = af_worker_reply_parse(line, 0, &r, sub, sizeof sub);
+    free(line);
+    if (rc == 0 && r.type != AF_WR_HELLO) {
+        snprintf(sub, sizeof sub, "the first reply is not a hello");
+        rc = -1;
+    }
+    if (rc) {
+        worker_kill(st);
+        snprintf(why, cap, "%s: at start: %s", st->backend_name, sub);
+        if (rc == 0) af_worker_reply_free(&r);
+        return -1;
+    }
+    rc = take_hello(st, r.body, why, cap);
+    af_worker_reply_free(&r);
+    if (rc) worker_kill(st);
+    return rc;
+}
+
+/* One request and its reply. On a dead, hung or garbled worker the process is gone
+ * afterwards and the status says which (AF_RUN_CRASH, AF_RUN_HANG, AF_RUN_ERROR). */
+static af_run_status request(worker_state *st, json_t *msg, const char *what, af_worker_reply *r, char *why,
+                             size_t cap) {
+    memset(r, 0, sizeof *r);
+    if (ensure_started(st, why, cap)) {
+        json_decref(msg);
+        return AF_RUN_ERROR;
+    }
+    long long id = ++st->next_id;
+    json_object_set_new(msg, "id", json_integer(id));
+    char *text = json_dumps(msg, JSON_COMPACT);
+    json_decref(msg);
+    if (!text) {
+        snprintf(why, cap, "%s: out of memory building the %s request", st->backend_name, what);
+        return AF_RUN_RESOURCE;
+    }
+    double deadline = now() + st->cfg.timeout_s;
+    af_wp_status ws = af_worker_proc_send(&st->proc, text, deadline);
+    free(text);
+    char *line = NULL;
+    if (ws == AF_WP_OK) ws = af_worker_proc_recv(&st->proc, &line, deadline);
+    switch (ws) {
+        case AF_WP_OK:
+            break;
+        case AF_WP_TIMEOUT:
+            worker_kill(st);
+            snprintf(why, cap,
+                     "%s: no reply to %s within %g s (the request's deadline; killed, restarted for the next "
+                     "request)",
+                     st->backend_name, what, st->cfg.timeout_s);
+            return AF_RUN_HANG;
+        case AF_WP_EXITED:
+            exit_reason(st, what, why, cap);
+            return AF_RUN_CRASH;
+        case AF_WP_TOO_LONG:
+            worker_kill(st);
+            snprintf(why, cap, "%s: reply to %s longer than %u bytes (killed)", st->backend_name, what,
+                     AF_WORKER_MAX_LINE);
+            return AF_RUN_ERROR;
+        default:
+            worker_kill(st);
+            snprintf(why, cap, "%s: socket error during %s (killed)", st->backend_name, what);
+            return AF_RUN_ERROR;
+    }
+    char sub[400];
+    int rc = af_worker_reply_parse(line, id, r, sub, sizeof sub);
+    free(line);
+    if (rc) {
+        worker_kill(st);
+        snprintf(why, cap, "%s: %s: %s (killed, restarted for the next request)", st->backend_name, what, sub);
+        return AF_RUN_ERROR;
+    }
+    return AF_RUN_OK;
+}
+
+/* A reply's type as a status, why = its reason / message. */
+static af_run_status status_of_reply(worker_state *st, const af_worker_reply *r, const char *what, char *why,
+                                     size_t cap) {
+    switch (r->type) {
+        case AF_WR_OK:
+            return AF_RUN_OK;
+        case AF_WR_DECLINE:
+            snprintf(why, cap, "%s: %s", st->backend_name, r->text);
+            return AF_RUN_DECLINED;
+        case AF_WR_RESOURCE:
+            snprintf(why, cap, "%s: %s", st->backend_name, r->text);
+            return AF_RUN_RESOURCE;
+        case AF_WR_ERROR:
+            snprintf(why, cap, "%s: %s", st->backend_name, r->text);
+            return AF_RUN_ERROR;
+        default:
+            snprintf(why, cap, "%s: reply of the wrong type to %s", st->backend_name, what);
+            return AF_RUN_ERROR;
+    }
+}
+
+static int worker_available(af_backend *be, char *why, size_t cap) {
+    worker_state *st = be->state;
+    if (why && cap) why[0] = '\0';
+    if (ensure_started(st, why, cap)) return -1;
+    be->description = st->description;
+    if (st->deterministic) be->flags |= AF_BACKEND_DETERMINISTIC;
+    return 0;
+}
+
+/* true when the hello lists name in its array key (an absent list allows everything). */
+static bool hello_allows(const worker_state *st, const char *key, const char *name) {
+    json_t *list = st->hello ? json_object_get(st->hello, key) : NULL;
+    if (!json_is_array(list)) return true;
+    size_t i;
+    json_t *item;
+    json_array_foreach(list, i, item) {
+        if (json_is_string(item) && !strcmp(json_string_value(item), name)) return true;
+    }
+    return false;
+}
+
+static af_run_status local_declines(worker_state *st, const af_case *c, char *why, size_t cap) {
+    if (c->cp_size > 1) {
+        snprintf(why, cap, "%s: context parallelism (cp %d) is not part of the worker protocol", st->backend_name,
+                 c->cp_size);
+        return AF_RUN_DECLINED;
+    }
+    if (!hello_allows(st, "dtypes", af_dtype_name(c->dtype))) {
+        snprintf(why, cap, "%s: dtype %s is not among the worker's dtypes", st->backend_name, af_dtype_name(c->dtype));
+        return AF_RUN_DECLINED;
+    }
+    const char *feat[32];
+    int nf = af_worker_case_features(c, feat, 32);
+    for (int i = 0; i < nf; i++)
+        if (!hello_allows(st, "features", feat[i])) {
+            snprintf(why, cap, "%s: the case uses '%s', which the worker does not list among its features",
+                     st->backend_name, feat[i]);
+            return AF_RUN_DECLINED;
+        }
+    return AF_RUN_OK;
+}
+
+static af_run_status worker_supports(af_backend *be, const af_case *c, char *why, size_t cap) {
+    worker_state *st = be->state;
+    if (why && cap) why[0] = '\0';
+    if (ensure_started(st, why, cap)) return AF_RUN_DECLINED;
+    af_run_status s = local_declines(st, c, why, cap);
+    if (s != AF_RUN_OK) return s;
+    json_t *msg = json_object();
+    json_object_set_new(msg, "type", json_string("supports"));
+    json_object_set_new(msg, "problem", af_worker_problem_json(c));
+    af_worker_reply r;
+    s = request(st, msg, "supports", &r, why, cap);
+    if (s != AF_RUN_OK) return s;
+    s = status_of_reply(st, &r, "supports", why, cap);
+    af_worker_reply_free(&r);
+    return s;
+}
+
+static int worker_engines(af_backend *be, const af_case *c, char (*names)[AF_NAME_MAX], int cap_names, char *why,
+                          size_t cap) {
+    worker_state *st = be->state;
+    if (ensure_started(st, why, cap)) return -1;
+    if (!st->has_engines) {
+        snprintf(names[0], AF_NAME_MAX, "%s", "");
+        return 1; /* one (default) engine */
+    }
+    json_t *msg = json_object();
+    json_object_set_new(msg, "type", json_string("engines"));
+    json_object_set_new(msg, "problem", af_worker_problem_json(c));
+    af_worker_reply r;
+    if (request(st, msg, "engines", &r, why, cap) != AF_RUN_OK) return -1;
+    if (r.type != AF_WR_ENGINES) {
+        status_of_reply(st, &r, "engines", why, cap);
+        af_worker_reply_free(&r);
+        return -1;
+    }
+    json_t *list = json_object_get(r.body, "names");
+    int n = 0;
+    size_t i;
+    json_t *item;
+    json_array_foreach(list, i, item) {
+        if (n < cap_names && json_is_string(item)) snprintf(names[n++], AF_NAME_MAX, "%s", json_string_value(item));
+    }
+    af_worker_reply_free(&r);
+    return n;
+}
+
+/* Build the buffers object for the shm transport and copy t in. */
+static int shm_stage(worker_state *st, const af_case *c, const af_tensors *t, af_worker_slots *sl, json_t *buffers,
+                     char *why, size_t cap) {
+    af_worker_slots_plan(c, t, sl);
+    if (af_worker_shm_reserve(&st->shm, sl->total, why, cap)) return -1;
+    af_worker_shm_copy_in(&st->shm, sl, t);
+    for (int i = 0; i < AF_BUF_COUNT; i++) {
+        if (!sl->buffer_bytes[i]) continue;
+        json_t *b = json_object();
+        json_object_set_new(b, "kind", json_string("shm"));
+        json_object_set_new(b, "offset", json_integer((json_int_t)sl->buffer_offset[i]));
+        json_object_set_new(b, "bytes", json_integer((json_int_t)sl->buffer_bytes[i]));
+        json_object_set_new(buffers, af_worker_tensor_name(i), b);
+    }
+    return 0;
+}
+
+static bool use_ipc(const worker_state *st) {
+    if (st->cfg.transport == AF_WORKER_TRANSPORT_SHM) return false;
+    if (st->cfg.transport == AF_WORKER_TRANSPORT_CUDA_IPC) return true;
+    char why[256];
+    return st->cuda_device && hello_allows(st, "transports", "cuda_ipc") && af_worker_ipc_usable(why, sizeof why);
+}
+
+static af_run_status worker_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t, af_run_info *info,
+                                char *why, size_t cap) {
+    worker_state *st = be->state;
+    double t0 = now();
+    if (info) {
+        memset(info, 0, sizeof *info);
+        info->workspace_bytes = -1;
+    }
+    if (why && cap) why[0] = '\0';
+    if (ensure_started(st, why, cap)) return AF_RUN_ERROR;
+    af_run_status s = local_declines(st, c, why, cap);
+    if (s != AF_RUN_OK) return s;
+    bool ipc = use_ipc(st);
+    af_worker_slots sl;
+    memset(&sl, 0, sizeof sl);
+    json_t *buffers = json_object();
+    af_worker_ipc x = {NULL};
+    if (ipc) {
+        s = af_worker_ipc_begin(&x, t, buffers, why, cap);
+        if (s == AF_RUN_OK) { /* the mxfp8 scales travel by shm in both transports */
+            af_worker_slots_plan(c, t, &sl);
+            if (af_worker_shm_reserve(&st->shm, sl.total, why, cap)) s = AF_RUN_RESOURCE;
+            if (s == AF_RUN_OK) af_worker_shm_copy_in(&st->shm, &sl, t);
+        }
+    } else if (shm_stage(st, c, t, &sl, buffers, why, cap)) {
+        s = AF_RUN_RESOURCE;
+    }
+    if (s != AF_RUN_OK) {
+        json_decref(buffers);
+        af_worker_ipc_end(&x, t, false, why, cap);
+        return s;
+    }
+    json_t *msg = json_object();
+    json_object_set_new(msg, "type", json_string("run"));
+    json_object_set_new(msg, "engine", json_string(engine ? engine : ""));
+    json_object_set_new(msg, "transport", json_string(ipc ? "cuda_ipc" : "shm"));
+    json_object_set_new(msg, "problem", af_worker_problem_json(c));
+    json_object_set_new(msg, "buffers", buffers);
+    json_object_set_new(msg, "tensors", af_worker_tensors_json(c, t, &sl));
+    af_worker_reply r;
+    s = request(st, msg, "run", &r, why, cap);
+    if (s == AF_RUN_OK) {
+        s = status_of_reply(st, &r, "run", why, cap);
+        if (info) {
+            snprintf(info->engine, sizeof info->engine, "%s", r.engine[0] ? r.engine : (engine ? engine : ""));
+            info->nondeterministic = r.nondeterministic || !st->deterministic;
+        }
+        af_worker_reply_free(&r);
+    }
+    /* What the worker wrote (also when it died mid-write) comes back, guards included. */
+    if (ipc) {
+        char sub[256];
+        af_run_status e = af_worker_ipc_end(&x, t, s == AF_RUN_OK, sub, sizeof sub);
+        if (s == AF_RUN_OK && e != AF_RUN_OK) {
+            snprintf(why, cap, "%s: %s", st->backend_name, sub);
+            s = e;
+        }
+    } else {
+        af_worker_shm_copy_out(&st->shm, &sl, t);
+    }
+    if (info) info->seconds = now() - t0;
+    return s;
+}
+
+static void worker_destroy(af_backend *be) {
+    if (!be) return;
+    worker_state *st = be->state;
+    if (af_worker_proc_running(&st->proc)) {
+        /* a polite goodbye, then the socket closes: a worker exits on end of input */
+        af_worker_proc_send(&st->proc, "{\"type\":\"bye\"}", now() + 1.0);
+        af_worker_proc_close(&st->proc, 5.0);
+    }
+    af_worker_shm_close(&st->shm);
+    if (st->hello) json_decref(st->hello);
+    af_worker_config_free(&st->cfg);
+    free(st);
+    free(be);
+}
+
+af_backend *af_backend_worker_new(af_worker_config *cfg) {
+    af_backend *be = calloc(1, sizeof *be);
+    worker_state *st = calloc(1, sizeof *st);
+    if (!be || !st) {
+        free(be);
+        free(st);
+        return NULL;
+    }
+    st->cfg = *cfg; /* the strings move */
+    memset(cfg->argv, 0, sizeof cfg->argv);
+    cfg->argc = 0;
+    af_worker_proc_init(&st->proc);
+    st->shm.fd = -1;
+    snprintf(st->backend_name, sizeof st->backend_name, "worker:%s", st->cfg.name);
+    snprintf(st->description, sizeof st->description, "worker %s: %s (from %s; not started)", st->cfg.name,
+             st->cfg.argv[0] ? st->cfg.argv[0] : "?", st->cfg.origin);
+    be->name = st->backend_name;
+    be->description = st->description;
+    be->flags = 0;
+    be->state = st;
+    be->available = worker_available;
+    be->supports = worker_supports;
+    be->engines = worker_engines;
+    be->run = worker_run;
+    be->destroy = worker_destroy;
+    return be;
+}

@@ -1,0 +1,218 @@
+/* backends/worker/worker_proc.c — the worker process (backends/worker/worker_proc.h). */
+#include "backends/worker/worker_proc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util/clock.h"
+
+void af_worker_proc_init(af_worker_proc *p) {
+    memset(p, 0, sizeof *p);
+    p->sock = -1;
+}
+
+/* argv[0] as given when it holds a '/', else the first executable PATH entry. */
+static int resolve_program(const char *prog, char *out, size_t cap, char *why, size_t why_cap) {
+    if (strchr(prog, '/')) {
+        if (access(prog, X_OK)) {
+            snprintf(why, why_cap, "worker program '%s' is not executable: %s", prog, strerror(errno));
+            return -1;
+        }
+        snprintf(out, cap, "%s", prog);
+        return 0;
+    }
+    const char *path = getenv("PATH");
+    if (!path || !*path) path = "/usr/local/bin:/usr/bin:/bin";
+    const char *p = path;
+    while (*p) {
+        const char *colon = strchr(p, ':');
+        size_t n = colon ? (size_t)(colon - p) : strlen(p);
+        snprintf(out, cap, "%.*s/%s", (int)(n ? n : 1), n ? p : ".", prog);
+        struct stat sb;
+        if (stat(out, &sb) == 0 && S_ISREG(sb.st_mode) && access(out, X_OK) == 0) return 0;
+        p += n;
+        if (*p == ':') p++;
+    }
+    snprintf(why, why_cap, "worker program '%s' not found on PATH", prog);
+    return -1;
+}
+
+int af_worker_proc_start(af_worker_proc *p, char *const argv[], int shm_fd, char *why, size_t cap) {
+    af_worker_proc_init(p);
+    char prog[4096];
+    if (resolve_program(argv[0], prog, sizeof prog, why, cap)) return -1;
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
+        snprintf(why, cap, "worker: socketpair: %s", strerror(errno));
+        return -1;
+    }
+    fflush(NULL); /* nothing buffered is written twice */
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(why, cap, "worker: fork: %s", strerror(errno));
+        close(sv[0]);
+        close(sv[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        /* child: fd 0 and 1 = the socket, fd 2 = ours, fd 3 = the shared region */
+        setpgid(0, 0);
+        if (dup2(sv[1], 0) < 0 || dup2(sv[1], 1) < 0) _exit(127);
+        if (shm_fd == AF_WORKER_SHM_FD) /* dup2 onto itself keeps close-on-exec: clear it */
+            fcntl(shm_fd, F_SETFD, 0);
+        else if (shm_fd >= 0 && dup2(shm_fd, AF_WORKER_SHM_FD) < 0)
+            _exit(127);
+        long max_fd = sysconf(_SC_OPEN_MAX);
+        if (max_fd < 0 || max_fd > 65536) max_fd = 65536;
+        for (int fd = AF_WORKER_SHM_FD + 1; fd < max_fd; fd++) close(fd);
+        signal(SIGPIPE, SIG_DFL);
+        execv(prog, argv);
+        fprintf(stderr, "attnfuzz worker: execv %s: %s\n", prog, strerror(errno));
+        _exit(127);
+    }
+    setpgid(pid, pid); /* also here: no race with the child's own call */
+    close(sv[1]);
+    p->pid = pid;
+    p->sock = sv[0];
+    return 0;
+}
+
+bool af_worker_proc_running(const af_worker_proc *p) { return p->pid > 0 && !p->reaped; }
+
+/* Milliseconds left until deadline for poll(), at least 0. */
+static int ms_left(double deadline) {
+    double left = deadline - af_clock_mono();
+    if (left <= 0) return 0;
+    if (left > 3600) return 3600 * 1000;
+    return (int)(left * 1000) + 1;
+}
+
+af_wp_status af_worker_proc_send(af_worker_proc *p, const char *text, double deadline) {
+    if (p->sock < 0) return AF_WP_EXITED;
+    size_t n = strlen(text);
+    char *msg = malloc(n + 1);
+    if (!msg) return AF_WP_IO_ERROR;
+    memcpy(msg, text, n);
+    msg[n] = '\n';
+    size_t done = 0;
+    af_wp_status st = AF_WP_OK;
+    while (done < n + 1) {
+        struct pollfd pf = {p->sock, POLLOUT, 0};
+        int pr = poll(&pf, 1, ms_left(deadline));
+        if (pr < 0 && errno == EINTR) continue;
+        if (pr < 0) {
+            st = AF_WP_IO_ERROR;
+            break;
+        }
+        if (pr == 0) {
+            st = AF_WP_TIMEOUT;
+            break;
+        }
+        ssize_t w = send(p->sock, msg + done, n + 1 - done, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
+        if (w < 0) {
+            st = (errno == EPIPE || errno == ECONNRESET) ? AF_WP_EXITED : AF_WP_IO_ERROR;
+            break;
+        }
+        done += (size_t)w;
+    }
+    free(msg);
+    return st;
+}
+
+af_wp_status af_worker_proc_recv(af_worker_proc *p, char **line, double deadline) {
+    *line = NULL;
+    if (p->sock < 0) return AF_WP_EXITED;
+    for (;;) {
+        char *nl = p->rlen ? memchr(p->rbuf, '\n', p->rlen) : NULL;
+        if (nl) {
+            size_t n = (size_t)(nl - p->rbuf);
+            *line = malloc(n + 1);
+            if (!*line) return AF_WP_IO_ERROR;
+            memcpy(*line, p->rbuf, n);
+            (*line)[n] = '\0';
+            memmove(p->rbuf, nl + 1, p->rlen - n - 1);
+            p->rlen -= n + 1;
+            return AF_WP_OK;
+        }
+        if (p->rlen >= AF_WORKER_MAX_LINE) return AF_WP_TOO_LONG;
+        if (p->rcap - p->rlen < 65536) {
+            size_t ncap = p->rcap ? p->rcap * 2 : 131072;
+            char *nb = realloc(p->rbuf, ncap);
+            if (!nb) return AF_WP_IO_ERROR;
+            p->rbuf = nb;
+            p->rcap = ncap;
+        }
+        struct pollfd pf = {p->sock, POLLIN, 0};
+        int pr = poll(&pf, 1, ms_left(deadline));
+        if (pr < 0 && errno == EINTR) continue;
+        if (pr < 0) return AF_WP_IO_ERROR;
+        if (pr == 0) return AF_WP_TIMEOUT;
+        ssize_t r = recv(p->sock, p->rbuf + p->rlen, p->rcap - p->rlen, MSG_DONTWAIT);
+        if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
+        if (r < 0) return errno == ECONNRESET ? AF_WP_EXITED : AF_WP_IO_ERROR;
+        if (r == 0) return AF_WP_EXITED;
+        p->rlen += (size_t)r;
+    }
+}
+
+static void close_socket(af_worker_proc *p) {
+    if (p->sock >= 0) close(p->sock);
+    p->sock = -1;
+    free(p->rbuf);
+    p->rbuf = NULL;
+    p->rlen = p->rcap = 0;
+}
+
+void af_worker_proc_stop(af_worker_proc *p) {
+    close_socket(p);
+    if (p->pid <= 0 || p->reaped) return;
+    int status = 0;
+    pid_t w = waitpid(p->pid, &status, WNOHANG);
+    if (w == 0) {
+        kill(-p->pid, SIGKILL); /* the group: a worker's own children go too */
+        kill(p->pid, SIGKILL);
+        while ((w = waitpid(p->pid, &status, 0)) < 0 && errno == EINTR) {}
+    }
+    p->wait_status = w == p->pid ? status : 0;
+    p->reaped = true;
+}
+
+void af_worker_proc_close(af_worker_proc *p, double grace_s) {
+    close_socket(p);
+    if (p->pid <= 0 || p->reaped) return;
+    double until = af_clock_mono() + grace_s;
+    int status = 0;
+    while (af_clock_mono() < until) {
+        pid_t w = waitpid(p->pid, &status, WNOHANG);
+        if (w == p->pid) {
+            p->wait_status = status;
+            p->reaped = true;
+            kill(-p->pid, SIGKILL); /* leftovers of its group */
+            return;
+        }
+        usleep(10000);
+    }
+    af_worker_proc_stop(p);
+}
+
+void af_worker_proc_describe_exit(const af_worker_proc *p, char *out, size_t cap) {
+    int s = p->wait_status;
+    if (!p->reaped)
+        snprintf(out, cap, "still running");
+    else if (WIFEXITED(s))
+        snprintf(out, cap, "exited with status %d", WEXITSTATUS(s));
+    else if (WIFSIGNALED(s))
+        snprintf(out, cap, "killed by signal %d (%s)", WTERMSIG(s), strsignal(WTERMSIG(s)));
+    else
+        snprintf(out, cap, "ended with wait status 0x%x", s);
+}

@@ -1,0 +1,47 @@
+/* backends/worker/worker_proto.h — the messages of docs/worker-protocol.md (version
+ * AF_WORKER_PROTOCOL_VERSION): requests attnfuzz builds, replies it parses. */
+#ifndef ATTNFUZZ_WORKER_PROTO_H
+#define ATTNFUZZ_WORKER_PROTO_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "backends/worker/worker_shm.h"
+#include "model/case.h"
+#include "model/tensors.h"
+
+/* The problem: af_plugin_problem's fields, the case's features and its canonical text. */
+json_t *af_worker_problem_json(const af_case *c);
+/* Names of the features a case uses ("backward", "gqa", "padded", ...), into out[cap]. */
+int af_worker_case_features(const af_case *c, const char *out[], int cap);
+
+/* Tensor descriptors of t: { "q": {...}, ... } naming the buffer each lives in; the
+ * mxfp8 scale arrays at the shm slots of sl. */
+json_t *af_worker_tensors_json(const af_case *c, const af_tensors *t, const af_worker_slots *sl);
+/* Name of buffer / tensor i ("q", "k", ..., "dv"). */
+const char *af_worker_tensor_name(int i);
+
+typedef enum {
+    AF_WR_OK = 0,
+    AF_WR_DECLINE,
+    AF_WR_ERROR,
+    AF_WR_RESOURCE,
+    AF_WR_ENGINES,
+    AF_WR_HELLO,
+} af_worker_reply_type;
+
+typedef struct {
+    af_worker_reply_type type;
+    char text[512];   /* reason of decline, message of error / resource */
+    char engine[128]; /* ok of a run: the engine that ran ("" = not said) */
+    bool nondeterministic;
+    json_t *body; /* the whole reply (owned; engines' names, hello's capabilities) */
+} af_worker_reply;
+
+/* Parse one reply line answering request id. -1 with why (the line quoted, cut) when
+ * it is not JSON, not an object, has no known type or the wrong id. */
+int af_worker_reply_parse(const char *line, long long id, af_worker_reply *r, char *why, size_t cap);
+void af_worker_reply_free(af_worker_reply *r);
+
+#endif

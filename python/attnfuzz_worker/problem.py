@@ -1,0 +1,52 @@
+"""The problem of one request (docs/worker-protocol.md, "problem"), with the mask rule."""
+
+
+class Problem:
+    """Attributes are the protocol's problem fields: dtype, batch, heads_q, heads_kv,
+    seqlen_q, seqlen_kv, head_dim_qk, head_dim_v, seqlens_q, seqlens_kv, mask, align,
+    window_left, window_right, scale, backward, padded, ragged, paged, layout, packing,
+    cp_size, features, case (the canonical case text)."""
+
+    def __init__(self, fields):
+        self.fields = dict(fields)
+        for key, value in fields.items():
+            setattr(self, key, value)
+        self.causal = self.mask == "causal"
+        self.group = self.heads_q // self.heads_kv
+
+    def diagonal(self, b, i):
+        """The key column row i of sequence b is aligned with."""
+        if self.align == "bottom_right":
+            return i + self.seqlens_kv[b] - self.seqlens_q[b]
+        return i
+
+    def visible(self, b, i, j):
+        """Row i of sequence b sees key j (plugin.h's rule, which the harness's oracle
+        specifies independently)."""
+        if not (0 <= j < self.seqlens_kv[b]):
+            return False
+        d = self.diagonal(b, i)
+        if self.causal and j > d:
+            return False
+        if self.window_left >= 0 and j < d - self.window_left:
+            return False
+        if self.window_right >= 0 and j > d + self.window_right:
+            return False
+        return True
+
+    def visible_range(self, b, i):
+        """(first, last) visible key of row i, or None when the row is fully masked."""
+        lo, hi = 0, self.seqlens_kv[b] - 1
+        d = self.diagonal(b, i)
+        if self.causal:
+            hi = min(hi, d)
+        if self.window_left >= 0:
+            lo = max(lo, d - self.window_left)
+        if self.window_right >= 0:
+            hi = min(hi, d + self.window_right)
+        return (lo, hi) if lo <= hi else None
+
+    def __repr__(self):
+        return "Problem(%s b%d h%d/%d s%d/%d d%d/%d %s%s)" % (
+            self.dtype, self.batch, self.heads_q, self.heads_kv, self.seqlen_q, self.seqlen_kv,
+            self.head_dim_qk, self.head_dim_v, self.mask, " bwd" if self.backward else "")

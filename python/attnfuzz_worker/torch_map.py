@@ -1,0 +1,103 @@
+"""Tensors of a request as torch tensors: strided views on the shared region (host
+transport) or on attnfuzz's device buffers (cuda_ipc transport, opened with CuPy and
+wrapped through DLPack). Ragged (thd) and paged tensors are gathered into dense
+(B, H, S, D) tensors; outputs are written back row by row, rows s < the sequence's
+length only (the ABI allows leaving padded rows). UNTESTED here (no torch on the
+development machines): the lead runs it on the GPU machine."""
+import torch
+
+DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
+if hasattr(torch, "float8_e4m3fn"):
+    DTYPES["e4m3"] = torch.float8_e4m3fn
+
+
+class IpcBuffers:
+    """Opened CUDA IPC handles of one request; close() before replying."""
+
+    def __init__(self):
+        self.ptrs = []
+
+    def open(self, handle_hex, nbytes):
+        import cupy
+
+        ptr = cupy.cuda.runtime.ipcOpenMemHandle(bytes.fromhex(handle_hex))
+        self.ptrs.append(ptr)
+        mem = cupy.cuda.UnownedMemory(ptr, nbytes, owner=None)
+        arr = cupy.ndarray((nbytes,), dtype=cupy.uint8, memptr=cupy.cuda.MemoryPointer(mem, 0))
+        return torch.from_dlpack(arr)
+
+    def close(self):
+        import cupy
+
+        torch.cuda.synchronize()
+        for ptr in self.ptrs:
+            cupy.cuda.runtime.ipcCloseMemHandle(ptr)
+        self.ptrs = []
+
+
+def flat_buffers(buffers, region, ipc):
+    """{buffer name: uint8 tensor of the whole buffer, guards included}."""
+    out = {}
+    for name, b in buffers.items():
+        if b["kind"] == "shm":
+            out[name] = torch.frombuffer(region, dtype=torch.uint8, count=b["bytes"], offset=b["offset"])
+        else:
+            out[name] = ipc.open(b["handle"], b["bytes"])
+    return out
+
+
+class TorchTensor:
+    """One tensor of the request over its buffer."""
+
+    def __init__(self, desc, flat, is_lse=False):
+        self.desc = desc
+        self.is_lse = is_lse
+        self.dtype = DTYPES[desc["storage"]]
+        elem = torch.empty((), dtype=self.dtype).element_size()
+        self.typed = flat.view(self.dtype)
+        self.origin = desc["offset"] // elem
+        self.B, self.H, self.S, self.D = desc["shape"]
+        self.sb, self.sh, self.ss, _ = desc["strides"]
+        self.descale = desc.get("descale", 1.0)
+
+    def seq_view(self, b, length):
+        """(H, length, D) view of sequence b (LSE: (H, length))."""
+        d = self.desc
+        if "token_start" in d:
+            start = self.origin + d["token_start"][b] * self.ss
+        else:
+            start = self.origin + b * self.sb
+        if self.is_lse:
+            return self.typed.as_strided((self.H, length), (self.sh, self.ss), start)
+        return self.typed.as_strided((self.H, length, self.D), (self.sh, self.ss, 1), start)
+
+    def dense(self, device, lengths):
+        """A dense float32 (B, H, S, D) copy on device, logical values; rows past a
+        sequence's length are zero."""
+        out = torch.zeros((self.B, self.H, self.S, self.D), dtype=torch.float32, device=device)
+        d = self.desc
+        for b in range(self.B):
+            n = lengths[b]
+            if "page_table" in d:
+                ps, pps = d["page_size"], d["pages_per_seq"]
+                for p in range((n + ps - 1) // ps):
+                    page = d["page_table"][b * pps + p]
+                    rows = min(ps, n - p * ps)
+                    v = self.typed.as_strided((self.H, rows, self.D), (self.sh, self.ss, 1),
+                                              self.origin + page * self.sb)
+                    out[b, :, p * ps:p * ps + rows] = v.to(device=device, dtype=torch.float32)
+            else:
+                out[b, :, :n] = self.seq_view(b, n).to(device=device, dtype=torch.float32)
+        return out * self.descale if self.descale != 1.0 else out
+
+    def write(self, value, lengths):
+        """Write value (B, H, S, D) (LSE: (B, H, S)) into the buffer, rows < lengths[b]."""
+        for b in range(self.B):
+            n = lengths[b]
+            if n == 0:
+                continue
+            dst = self.seq_view(b, n)
+            src = value[b, :, :n]
+            if self.descale != 1.0:
+                src = src.float() / self.descale
+            dst.copy_(src.to(device=dst.device, dtype=self.dtype))

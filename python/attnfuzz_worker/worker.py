@@ -1,0 +1,206 @@
+"""The worker loop: speak docs/worker-protocol.md on fd 0 / fd 1, call the kernel.
+
+The kernel is a function
+    kernel(q, k, v, problem, do=None) -> (o, lse) or (o, lse, dq, dk, dv)
+q, k, v, do are logical (B, H, S, D) tensors: torch float32 tensors on the worker's device
+when torch is used, else HostTensor views (element access, pure Python) whose results
+are nested lists o[b][h][s][d], lse[b][h][s] (rows past a sequence's length may be left
+out). Raise Decline(reason) for a problem the kernel does not serve."""
+import json
+import mmap
+import os
+import sys
+import traceback
+
+from .host_tensor import HostTensor
+from .problem import Problem
+
+PROTOCOL = 1
+TENSORS = ("q", "k", "v", "o", "lse", "do", "dq", "dk", "dv")
+
+
+class Decline(Exception):
+    """The kernel does not serve this problem; the message is the reason."""
+
+
+class Resource(Exception):
+    """Out of memory or another resource; the message says which."""
+
+
+def _torch_available():
+    try:
+        import torch  # noqa: F401
+
+        return True
+    except Exception:
+        return False
+
+
+class _Region:
+    """The shared memfd region (fd 3), remapped when attnfuzz grows it."""
+
+    def __init__(self, fd):
+        self.fd = fd
+        self.map = None
+        self.size = 0
+
+    def get(self):
+        size = os.fstat(self.fd).st_size
+        if size != self.size:
+            if self.map is not None:
+                try:
+                    self.map.close()
+                except BufferError:  # a torch view still exports it; leave it to the GC
+                    pass
+            self.map = mmap.mmap(self.fd, size) if size else None
+            self.size = size
+        return self.map
+
+
+class Worker:
+    def __init__(self, kernel, name, description="", device="cpu", dtypes=("fp16", "bf16"), features=None,
+                 deterministic=True, supports=None, engines=None, versions=None, mode="auto"):
+        self.kernel = kernel
+        self.name = name
+        self.description = description
+        self.device = device
+        self.dtypes = list(dtypes)
+        self.features = features
+        self.deterministic = deterministic
+        self.supports_fn = supports
+        self.engines_fn = engines
+        self.versions = dict(versions or {})
+        self.use_torch = mode == "torch" or (mode == "auto" and _torch_available())
+        if self.use_torch:
+            import torch
+
+            self.versions.setdefault("torch", torch.__version__)
+        self.versions.setdefault("python", sys.version.split()[0])
+        self.region = None
+
+    # ---- messages ---------------------------------------------------------------
+    def hello(self, msg):
+        self.region = _Region(msg.get("shm_fd", 3))
+        reply = {"type": "hello", "protocol": PROTOCOL, "name": self.name, "description": self.description,
+                 "device": self.device, "dtypes": self.dtypes, "deterministic": self.deterministic,
+                 "engines": self.engines_fn is not None, "versions": self.versions,
+                 "transports": ["shm", "cuda_ipc"] if self.use_torch and self.device == "cuda" else ["shm"]}
+        if self.features is not None:
+            reply["features"] = list(self.features)
+        return reply
+
+    def supports(self, problem):
+        reason = self.supports_fn(problem) if self.supports_fn else None
+        return {"type": "decline", "reason": reason} if reason else {"type": "ok"}
+
+    def run(self, msg):
+        problem = Problem(msg["problem"])
+        reason = self.supports_fn(problem) if self.supports_fn else None
+        if reason:
+            return {"type": "decline", "reason": reason}
+        problem.engine = msg.get("engine", "")
+        if self.use_torch:
+            self._run_torch(msg, problem)
+        else:
+            self._run_python(msg, problem)
+        return {"type": "ok", "engine": problem.engine}
+
+    # ---- pure Python -------------------------------------------------------------
+    def _run_python(self, msg, problem):
+        if msg.get("transport") != "shm":
+            raise RuntimeError("transport: the pure-Python mode serves only shm")
+        region = self.region.get()
+        t = {}
+        for name, desc in msg["tensors"].items():
+            base = msg["buffers"][desc["buffer"]]["offset"]
+            t[name] = HostTensor(name, desc, region, base)
+        out = self.kernel(t["q"], t["k"], t["v"], problem, do=t.get("do"))
+        self._write_python(t, out, problem)
+
+    def _write_python(self, t, out, problem):
+        names = ("o", "lse", "dq", "dk", "dv")
+        for name, value in zip(names, out):
+            if value is None:
+                raise Decline("kernel returned no %s" % name.upper())
+            tensor = t[name]
+            B, H, S, D = tensor.shape
+            kv = name in ("dk", "dv")
+            for b in range(B):
+                n = (problem.seqlens_kv if kv else problem.seqlens_q)[b]
+                for h in range(H):
+                    rows = value[b][h]
+                    for s in range(min(n, len(rows))):
+                        if name == "lse":
+                            tensor.set(b, h, s, 0, rows[s])
+                        else:
+                            for d in range(D):
+                                tensor.set(b, h, s, d, rows[s][d])
+
+    # ---- torch -----------------------------------------------------------------
+    def _run_torch(self, msg, problem):
+        from . import torch_map as tm
+
+        ipc = tm.IpcBuffers()
+        try:
+            region = self.region.get() if any(b["kind"] == "shm" for b in msg["buffers"].values()) else None
+            flat = tm.flat_buffers(msg["buffers"], region, ipc)
+            t = {n: tm.TorchTensor(d, flat[d["buffer"]], is_lse=(n == "lse")) for n, d in msg["tensors"].items()}
+            dev = self.device
+            q = t["q"].dense(dev, problem.seqlens_q)
+            k = t["k"].dense(dev, problem.seqlens_kv)
+            v = t["v"].dense(dev, problem.seqlens_kv)
+            do = t["do"].dense(dev, problem.seqlens_q) if "do" in t else None
+            out = self.kernel(q, k, v, problem, do=do)
+            names = ("o", "lse", "dq", "dk", "dv")
+            for name, value in zip(names, out):
+                if value is None:
+                    raise Decline("kernel returned no %s" % name.upper())
+                lengths = problem.seqlens_kv if name in ("dk", "dv") else problem.seqlens_q
+                t[name].write(value, lengths)
+        finally:
+            if ipc.ptrs:
+                ipc.close()
+
+    # ---- the loop ----------------------------------------------------------------
+    def serve(self):
+        # replies go to a private copy of fd 1; fd 1 itself then points at stderr so
+        # that a stray print() in a kernel cannot corrupt the protocol
+        reply_fd = os.dup(1)
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
+        out = os.fdopen(reply_fd, "wb", buffering=0)
+        inp = os.fdopen(0, "rb")
+        for line in inp:
+            msg = json.loads(line)
+            kind = msg.get("type")
+            if kind == "bye":
+                break
+            try:
+                if kind == "hello":
+                    reply = self.hello(msg)
+                elif kind == "supports":
+                    reply = self.supports(Problem(msg["problem"]))
+                elif kind == "engines":
+                    reply = {"type": "engines", "names": list(self.engines_fn(Problem(msg["problem"])))}
+                elif kind == "run":
+                    reply = self.run(msg)
+                else:
+                    reply = {"type": "error", "message": "unknown request type %r" % kind}
+            except Decline as e:
+                reply = {"type": "decline", "reason": str(e) or "declined"}
+            except (Resource, MemoryError) as e:
+                reply = {"type": "resource", "message": "%s: %s" % (type(e).__name__, e)}
+            except Exception as e:  # the kernel failed: one line, the traceback on stderr
+                traceback.print_exc(file=sys.stderr)
+                text = "%s: %s" % (type(e).__name__, e)
+                kind_of = "resource" if "out of memory" in text.lower() else "error"
+                reply = {"type": kind_of, "message": " ".join(text.split())[:400]}
+            if "id" in msg:
+                reply["id"] = msg["id"]
+            out.write((json.dumps(reply) + "\n").encode())
+        return 0
+
+
+def serve(kernel, name, **options):
+    """Serve kernel until attnfuzz closes the connection (see Worker for options)."""
+    sys.exit(Worker(kernel, name, **options).serve())
