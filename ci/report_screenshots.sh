@@ -2,8 +2,8 @@
 # ci/report_screenshots.sh [BUILD] [SECONDS] — the report as a browser shows it: runs a
 # clean campaign (the cpu backend) and one with findings (the planted:window_dropped
 # plugin, whose dropped window leaks), then renders each report.html in headless
-# Chromium (Debian package chromium; ci/setup.sh does not install it, this script says
-# so and stops when it is missing) into docs/report/{clean,findings}.png.
+# Chromium (Debian package chromium: `ci/setup.sh --with-chromium`; without it this
+# script says so and exits 77) into docs/report/{clean,findings}.png.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -11,7 +11,7 @@ secs=${2:-20}
 bin=$build/attnfuzz
 browser=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$browser" ]; then
-  echo "report_screenshots: chromium not found (apt-get install chromium)" >&2
+  echo "report_screenshots: chromium not found (run: bash ci/setup.sh --with-chromium)" >&2
   exit 77
 fi
 work=$(mktemp -d)
