@@ -3,6 +3,10 @@
 # Needs root for apt-get; otherwise it names the missing packages and stops.
 set -euo pipefail
 pkgs=(cmake make gcc pkg-config clang clang-format libclang-rt-14-dev libmpfr-dev libgmp-dev libjansson-dev libpng-dev python3)
+# --with-chromium: also the headless browser of ci/report_screenshots.sh (not needed by the tests)
+if [ "${1:-}" = "--with-chromium" ]; then
+  pkgs+=(chromium)
+fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -10,10 +10,17 @@
  * written whole is removed). */
 int af_png_encode_rgb(int w, int h, const unsigned char *rgb, unsigned char **out, size_t *len);
 int af_png_write_rgb(const char *path, int w, int h, const unsigned char *rgb);
-/* Render to PNG bytes (*out malloc'ed) or to a file. Each cell becomes a block of
- * 2..24 pixels (about 384 px a side; matrices over 384 cells a side fold by max);
- * colour map of cell / allowed: 0 dark blue -> 0.5 teal -> 1 yellow, above 1 red to
- * white at 1024 (log2); not judged = grey. Leak matrix: leak red, hidden and unchanged
+/* Errors at or above this many times the allowance saturate to one distinct colour. */
+#define AF_HEATMAP_SATURATE 1024.0
+/* The colour map of a heatmap cell, ratio = cell / allowed: 0 dark blue -> 0.5 teal ->
+ * 1 yellow (within tolerance); above 1 red darkening to maroon at 1024x (log2 scale);
+ * >= 1024x and +inf saturated magenta; < 0 or NaN (not judged) grey. The report's
+ * legend is drawn with the same function. */
+void af_heatmap_colour(double ratio, unsigned char rgb[3]);
+/* Render to PNG bytes (*out malloc'ed) or to a file (util/fsutil.h atomic write). Each
+ * cell becomes a nearest-neighbour block of at least 2 pixels with a 1-px seam when
+ * blocks are 6 px or more: 384 / cells pixels (so a 1x1 map is 384 px, 128 cells 3
+ * px; at least ~256 px a side); matrices over 384 cells a side fold by max. Leak matrix: leak red, hidden and unchanged
  * dark blue, visible and changed pale green, visible and unchanged grey (a folded
  * group shows a leak when it holds one). */
 int af_heatmap_png_bytes(const af_heatmap *m, unsigned char **out, size_t *len);

@@ -18,7 +18,7 @@ tail -n 3 "$WORK/cpu.log"
 S="$WORK/cpu/stats.json"
 [ -s "$S" ] || fail "no stats.json"
 for key in start_time elapsed_s cases cases_per_s findings buckets crashes hangs declined backend engine jobs \
-           time_to_first_finding_s mode corpus; do
+           time_to_first_finding_s mode corpus config_cells config_cells_total timeline; do
     grep -q "\"$key\":" "$S" || fail "stats.json lacks key $key"
 done
 grep -q '"findings": 0,' "$S" || fail "cpu campaign reported findings: $(cat "$S")"
@@ -30,6 +30,11 @@ echo "cpu campaign: $cases cases, $rate cases/s"
 for r in report.json report.junit.xml report.sarif report.html; do
     [ -s "$WORK/cpu/$r" ] || fail "cpu campaign: no $r"
 done
+# a clean campaign's reports still count its cases and show its summary
+judged=$(sed -n 's/.*<testsuite name="attnfuzz.findings" tests="\([0-9]*\)".*/\1/p' "$WORK/cpu/report.junit.xml")
+[ "${judged:-0}" -gt 10 ] || fail "report.junit.xml counts ${judged:-0} tests for a campaign of $cases cases"
+grep -q 'No findings in [0-9]* judged cases' "$WORK/cpu/report.html" || fail "report.html has no summary"
+grep -q '<th>backend</th><td>cpu</td>' "$WORK/cpu/report.html" || fail "report.html does not name the backend"
 
 # --- 2. a planted bug is found and minimised ------------------------------------------
 PLANTED=""

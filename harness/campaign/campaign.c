@@ -211,6 +211,7 @@ int af_campaign_run(const af_campaign_opts *o) {
     cp->st.elapsed_s = fuzz_elapsed;
     af_triage_summary sum;
     memset(&sum, 0, sizeof sum);
+    af_stats_write(cp->dir, &cp->st); /* the reports read the final counters from stats.json */
     if (af_triage_build(cp->dir, &sum, why, sizeof why)) fprintf(stderr, "attnfuzz campaign: reports: %s\n", why);
     cp->st.buckets = af_cp_count_buckets(cp);
     if (!cp->libfuzzer) cp->st.corpus = cp->queue.count;

@@ -84,6 +84,7 @@ static void keep_error_case(af_campaign_state *cp, const af_case *c, const char 
 static void handle_result(af_campaign_state *cp, const af_case *c, const input_buf *in, af_case_result *r) {
     cp->st.cases++;
     af_stats_note_seqlens(&cp->st, c->seqlen_q, c->seqlen_kv);
+    af_stats_note_config_cell(&cp->st, af_fuzz_config_cell(c));
     if (r->status == AF_CASE_NOT_RUN) {
         cp->st.errors++;
         keep_error_case(cp, c, r->why);

@@ -40,6 +40,42 @@ void af_stats_note_run(af_campaign_stats *st, const af_run_info *info) {
         st->plan_cache_misses++;
 }
 
+void af_stats_note_config_cell(af_campaign_stats *st, unsigned cell) {
+    cell %= AF_STATS_CONFIG_CELLS;
+    st->config_cells_seen[cell / 64] |= 1ull << (cell % 64);
+}
+
+static int config_cells(const af_campaign_stats *st) {
+    int n = 0;
+    for (int i = 0; i < AF_STATS_CONFIG_CELLS / 64; i++) n += __builtin_popcountll(st->config_cells_seen[i]);
+    return n;
+}
+
+/* Keep a timeline point when an interval has passed since the last one. */
+static void note_timeline(af_campaign_stats *st) {
+    if (st->timeline_interval_s <= 0) st->timeline_interval_s = 1;
+    if (st->timeline_n > 0 && st->elapsed_s < st->timeline[st->timeline_n - 1].elapsed_s + st->timeline_interval_s)
+        return;
+    if (st->timeline_n == AF_STATS_TIMELINE) {
+        for (int i = 0; i < AF_STATS_TIMELINE / 2; i++) st->timeline[i] = st->timeline[2 * i + 1];
+        st->timeline_n = AF_STATS_TIMELINE / 2;
+        st->timeline_interval_s *= 2;
+    }
+    st->timeline[st->timeline_n++] = (af_stats_point){st->elapsed_s, st->cases, st->findings};
+}
+
+static json_t *timeline_json(const af_campaign_stats *st) {
+    json_t *points = json_array();
+    for (int i = 0; points && i <= st->timeline_n; i++) {
+        af_stats_point p =
+            i < st->timeline_n ? st->timeline[i] : (af_stats_point){st->elapsed_s, st->cases, st->findings};
+        if (i == st->timeline_n && i > 0 && st->timeline[i - 1].elapsed_s == p.elapsed_s) break; /* just kept */
+        json_array_append_new(
+            points, json_pack("[o, I, I]", rounded(p.elapsed_s, 1e3), (json_int_t)p.cases, (json_int_t)p.findings));
+    }
+    return json_pack("{s:o, s:o}", "interval_s", af_json_real(st->timeline_interval_s), "points", points);
+}
+
 static json_t *seqlen_hist(const long long *hist) {
     json_t *o = json_object();
     for (int b = 0; o && b < AF_STATS_SEQLEN_BUCKETS; b++) {
@@ -53,7 +89,8 @@ static json_t *seqlen_hist(const long long *hist) {
     return o;
 }
 
-int af_stats_write(const char *dir, const af_campaign_stats *st) {
+int af_stats_write(const char *dir, af_campaign_stats *st) {
+    note_timeline(st);
     char path[2048];
     snprintf(path, sizeof path, "%s/stats.json", dir);
     char start[32], now[32];
@@ -77,6 +114,9 @@ int af_stats_write(const char *dir, const af_campaign_stats *st) {
     json_object_set_new(o, "plan_cache_hits", json_integer((json_int_t)st->plan_cache_hits));
     json_object_set_new(o, "plan_cache_misses", json_integer((json_int_t)st->plan_cache_misses));
     if (st->envelope) json_object_set_new(o, "envelope", af_envelope_json(st->envelope));
+    json_object_set_new(o, "config_cells", json_integer(config_cells(st)));
+    json_object_set_new(o, "config_cells_total", json_integer(AF_STATS_CONFIG_CELLS));
+    json_object_set_new(o, "timeline", timeline_json(st));
     char *text = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(DBL_DIG));
     json_decref(o);
     if (!text) return -1;

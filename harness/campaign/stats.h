@@ -10,6 +10,15 @@
 
 /* log2 buckets of a sequence length: bucket k holds [2^k, 2^(k+1)), k = 0..17 */
 #define AF_STATS_SEQLEN_BUCKETS 18
+/* config-space cells (af_fuzz_config_cell, fuzz/fuzz.h) and timeline points kept */
+#define AF_STATS_CONFIG_CELLS 4096
+#define AF_STATS_TIMELINE     64
+
+/* One point of the timeline: the counters at elapsed_s. */
+typedef struct {
+    double elapsed_s;
+    long long cases, findings;
+} af_stats_point;
 
 typedef struct {
     double start_unix, elapsed_s;
@@ -24,11 +33,15 @@ typedef struct {
     int jobs;
     const char *mode; /* "libfuzzer" | "inprocess" */
     double max_work;
-    long long seqlen_q_hist[AF_STATS_SEQLEN_BUCKETS];  /* cases counted in stats.cases, */
-    long long seqlen_kv_hist[AF_STATS_SEQLEN_BUCKETS]; /* by log2 bucket of s_q / s_kv */
-    double cudnn_graph_build_seconds;                  /* graph + plan builds the runs waited for */
-    long long plan_cache_hits, plan_cache_misses;      /* runs served from / adding to a plan cache */
-    const af_fuzz_envelope *envelope;                  /* the learnt envelope, NULL = none */
+    long long seqlen_q_hist[AF_STATS_SEQLEN_BUCKETS];                 /* cases counted in stats.cases, */
+    long long seqlen_kv_hist[AF_STATS_SEQLEN_BUCKETS];                /* by log2 bucket of s_q / s_kv */
+    double cudnn_graph_build_seconds;                                 /* graph + plan builds the runs waited for */
+    long long plan_cache_hits, plan_cache_misses;                     /* runs served from / adding to a plan cache */
+    const af_fuzz_envelope *envelope;                                 /* the learnt envelope, NULL = none */
+    unsigned long long config_cells_seen[AF_STATS_CONFIG_CELLS / 64]; /* bit per cell */
+    af_stats_point timeline[AF_STATS_TIMELINE];                       /* every timeline_interval_s, oldest first */
+    int timeline_n;
+    double timeline_interval_s; /* 0 = 1 s; doubles each time the timeline fills */
 } af_campaign_stats;
 
 /* Count one run's plan-cache outcome and build time (af_run_info of a verdict). */
@@ -36,6 +49,8 @@ void af_stats_note_run(af_campaign_stats *st, const af_run_info *info);
 
 /* Count one case's s_q and s_kv in the histograms. */
 void af_stats_note_seqlens(af_campaign_stats *st, int seqlen_q, int seqlen_kv);
+/* Count the config-space cell (0 .. AF_STATS_CONFIG_CELLS - 1) of one case. */
+void af_stats_note_config_cell(af_campaign_stats *st, unsigned cell);
 
 /* Write DIR/stats.json atomically. Keys (stable): start_time, start_time_unix,
  * last_update, elapsed_s, cases, cases_per_s, findings, buckets, minimised, crashes,
@@ -45,8 +60,13 @@ void af_stats_note_seqlens(af_campaign_stats *st, int seqlen_q, int seqlen_kv);
  * in-process mode they sum to cases, libFuzzer mode leaves them at 0: its workers
  * count cases), cudnn_graph_build_seconds, plan_cache_hits, plan_cache_misses (in-process:
  * each case's main run; libFuzzer: the workers' backend totals, probes' runs included),
- * envelope (the learnt envelope, only when set). Returns 0 or -1. */
-int af_stats_write(const char *dir, const af_campaign_stats *st);
+ * envelope (the learnt envelope, only when set), config_cells (distinct config-space
+ * cells of the cases counted) and config_cells_total, timeline ({"interval_s": X,
+ * "points": [[elapsed_s, cases, findings], ...]}: a point every interval_s, at most
+ * AF_STATS_TIMELINE kept (when full, every other one goes and the interval doubles), the
+ * last point the state written now). Each write may add a timeline point (hence st is
+ * not const). Written through af_write_parts_atomic (util/fsutil.h). Returns 0 or -1. */
+int af_stats_write(const char *dir, af_campaign_stats *st);
 /* One progress line on stderr: "\r..." on a tty, a plain line otherwise (callers
  * rate-limit: about once a second on a tty, every 10 s otherwise). */
 void af_stats_progress(const af_campaign_stats *st, bool tty, bool final);

@@ -1,10 +1,12 @@
-/* heatmap.c — error and leak matrices: computing, saving and loading them. */
+/* evidence.c — error and leak matrices: computing, saving and loading them. */
 #include "judge/evidence.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util/fsutil.h"
 
 #define HEATMAP_MAX_SIDE 128
 
@@ -116,9 +118,23 @@ int af_heatmap_error(const af_case *c, const af_outputs *kernel, const af_output
 
 /* ---- files ------------------------------------------------------------------------- */
 
-int af_heatmap_save(const af_heatmap *m, const char *path) {
-    FILE *f = fopen(path, "w");
+/* The text of a file, built in memory by write(f, what) and then put in place by
+ * af_write_file_atomic (util/fsutil.h: unique temp name, fsync, rename). 0 or -1. */
+static int save_text(const char *path, void (*write)(FILE *f, const void *what), const void *what) {
+    char *text = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&text, &n);
     if (!f) return -1;
+    write(f, what);
+    int rc = ferror(f) ? -1 : 0;
+    if (fclose(f) != 0) rc = -1;
+    if (rc == 0) rc = af_write_file_atomic(path, text, n, NULL, 0);
+    free(text);
+    return rc;
+}
+
+static void heatmap_write(FILE *f, const void *what) {
+    const af_heatmap *m = what;
     fprintf(f, "attnfuzz-heatmap 1 %d %d\nallowed %.9g\ntitle %s\nrows %s\ncols %s\n", m->rows, m->cols,
             (double)m->allowed, m->title, m->row_label, m->col_label);
     for (int i = 0; i < m->rows; i++)
@@ -132,8 +148,9 @@ int af_heatmap_save(const af_heatmap *m, const char *path) {
                 fprintf(f, "%.9g", (double)v);
             fputc(j + 1 < m->cols ? ' ' : '\n', f);
         }
-    return fclose(f) == 0 ? 0 : -1;
 }
+
+int af_heatmap_save(const af_heatmap *m, const char *path) { return save_text(path, heatmap_write, m); }
 
 /* Read "KEY rest-of-line" into dst (without the newline); -1 when KEY differs. */
 static int read_text_line(FILE *f, const char *key, char *dst, size_t cap) {
@@ -147,9 +164,9 @@ static int read_text_line(FILE *f, const char *key, char *dst, size_t cap) {
     return 0;
 }
 
-int af_heatmap_load(af_heatmap *m, const char *path) {
+/* Read the heatmap text format from f; f is closed here. 0 or -1. */
+static int heatmap_read(af_heatmap *m, FILE *f) {
     memset(m, 0, sizeof *m);
-    FILE *f = fopen(path, "r");
     if (!f) return -1;
     int rows = 0, cols = 0, version = 0;
     char tmp[64];
@@ -183,10 +200,15 @@ fail:
     return -1;
 }
 
-int af_leak_save(const af_leak_matrix *m, const char *path) {
-    if (!m || m->rows <= 0 || m->cols <= 0 || !m->cells) return -1;
-    FILE *f = fopen(path, "w");
-    if (!f) return -1;
+int af_heatmap_load(af_heatmap *m, const char *path) { return heatmap_read(m, fopen(path, "r")); }
+
+int af_heatmap_parse(af_heatmap *m, const char *text, size_t n) {
+    memset(m, 0, sizeof *m);
+    return n ? heatmap_read(m, fmemopen((void *)text, n, "r")) : -1;
+}
+
+static void leak_write(FILE *f, const void *what) {
+    const af_leak_matrix *m = what;
     fprintf(f, "attnfuzz-leak 1 %d %d\n", m->rows, m->cols);
     for (int i = 0; i < m->rows; i++) {
         for (int j = 0; j < m->cols; j++) fputc('0' + (m->cells[(size_t)i * m->cols + j] & 3), f);
@@ -205,12 +227,16 @@ int af_leak_save(const af_leak_matrix *m, const char *path) {
             fputc('\n', f);
         }
     }
-    return fclose(f) == 0 ? 0 : -1;
 }
 
-int af_leak_load(const char *path, af_leak_matrix *m) {
+int af_leak_save(const af_leak_matrix *m, const char *path) {
+    if (!m || m->rows <= 0 || m->cols <= 0 || !m->cells) return -1;
+    return save_text(path, leak_write, m);
+}
+
+/* Read the leak text format from f; f is closed here. 0 or -1. */
+static int leak_read(af_leak_matrix *m, FILE *f) {
     memset(m, 0, sizeof *m);
-    FILE *f = fopen(path, "r");
     if (!f) return -1;
     int version = 0, r = 0, c = 0;
     char line[AF_LEAK_LABEL + 16];
@@ -248,6 +274,13 @@ fail:
     fclose(f);
     af_leak_matrix_free(m);
     return -1;
+}
+
+int af_leak_load(const char *path, af_leak_matrix *m) { return leak_read(m, fopen(path, "r")); }
+
+int af_leak_parse(const char *text, size_t n, af_leak_matrix *m) {
+    memset(m, 0, sizeof *m);
+    return n ? leak_read(m, fmemopen((void *)text, n, "r")) : -1;
 }
 
 long long af_leak_count(const af_leak_matrix *m) {

@@ -22,9 +22,13 @@ typedef struct {
 int af_heatmap_alloc(af_heatmap *m, int rows, int cols); /* cells zeroed; 0 or -1 */
 void af_heatmap_free(af_heatmap *m);
 /* Text format: "attnfuzz-heatmap 1 ROWS COLS", "allowed X", "title ...", "rows ...",
- * "cols ...", then ROWS lines of COLS numbers (%.9g). Returns 0 or -1. */
+ * "cols ...", then ROWS lines of COLS numbers (%.9g). Saved through af_write_file_atomic
+ * (util/fsutil.h). Returns 0 or -1. */
 int af_heatmap_save(const af_heatmap *m, const char *path);
 int af_heatmap_load(af_heatmap *m, const char *path);
+/* The same from n bytes of text already read (triage reads files with util/fsutil.h's
+ * af_read_file_inside and parses them here). */
+int af_heatmap_parse(af_heatmap *m, const char *text, size_t n);
 
 /* Error heatmap of one output tensor: cells = max |kernel - oracle| per (row block, head),
  * out->allowed = allowed (the tensor's tolerance; 0 when unknown).
@@ -45,6 +49,7 @@ int af_leak_save(const af_leak_matrix *m, const char *path);
 /* Allocates cells and labels (empty when the file has none); free with
  * af_leak_matrix_free. Returns 0 or -1. */
 int af_leak_load(const char *path, af_leak_matrix *m);
+int af_leak_parse(const char *text, size_t n, af_leak_matrix *m); /* from text in memory */
 /* Cells that are leaks (state 1). */
 long long af_leak_count(const af_leak_matrix *m);
 

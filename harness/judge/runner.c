@@ -191,8 +191,8 @@ static void add_simple(af_verdict *v, af_verdict_kind kind, const char *detail) 
     af_verdict_add(v, &f);
 }
 
-void af_judge(af_runner *r, af_prepared *p, af_backend *be, const char *engine, af_verdict *v,
-              af_tensors *out_tensors) {
+static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char *engine, af_verdict *v,
+                       af_tensors *out_tensors) {
     (void)r; /* probes (issue 3) take their settings from the runner */
     const af_case *c = &p->c;
     af_verdict_init(v, be->name);
@@ -269,4 +269,10 @@ void af_judge(af_runner *r, af_prepared *p, af_backend *be, const char *engine, 
     } else {
         af_clone_release(&t);
     }
+}
+
+void af_judge(af_runner *r, af_prepared *p, af_backend *be, const char *engine, af_verdict *v,
+              af_tensors *out_tensors) {
+    judge_once(r, p, be, engine, v, out_tensors);
+    af_verdict_clean_text(v); /* a backend's names and messages: valid UTF-8, no escape sequences */
 }

@@ -1,5 +1,6 @@
 /* verdict.c — verdict kinds, findings, the one-line summary. */
 #include "judge/verdict.h"
+#include "util/text.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -44,7 +45,7 @@ void af_verdict_add(af_verdict *v, const af_finding *f) {
     v->n_findings++;
 }
 
-void af_verdict_line(const af_verdict *v, char *buf, size_t cap) {
+static void verdict_line_raw(const af_verdict *v, char *buf, size_t cap) {
     if (v->kind == AF_V_DECLINED) {
         snprintf(buf, cap, "declined %s: %s", v->backend, v->reason);
         return;
@@ -74,4 +75,20 @@ void af_verdict_line(const af_verdict *v, char *buf, size_t cap) {
         size_t len = strlen(buf);
         if (len < cap) snprintf(buf + len, cap - len, " +%d more", v->n_findings - 1);
     }
+}
+
+void af_verdict_line(const af_verdict *v, char *buf, size_t cap) {
+    if (!buf || cap == 0) return;
+    verdict_line_raw(v, buf, cap);
+    /* names and messages come from backends and plugins: one safe terminal line */
+    af_text_clean_inplace(buf, cap, AF_TEXT_ONE_LINE);
+}
+
+void af_verdict_clean_text(af_verdict *v) {
+    af_text_clean_inplace(v->backend, sizeof v->backend, AF_TEXT_ONE_LINE);
+    af_text_clean_inplace(v->info.engine, sizeof v->info.engine, AF_TEXT_ONE_LINE);
+    af_text_clean_inplace(v->reason, sizeof v->reason, AF_TEXT_NO_CONTROLS);
+    int n = v->n_findings < AF_MAX_FINDINGS ? v->n_findings : AF_MAX_FINDINGS;
+    for (int i = 0; i < n; i++)
+        af_text_clean_inplace(v->findings[i].detail, sizeof v->findings[i].detail, AF_TEXT_NO_CONTROLS);
 }

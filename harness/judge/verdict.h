@@ -145,7 +145,14 @@ void af_verdict_init(af_verdict *v, const char *backend);
 af_finding af_finding_at(af_verdict_kind kind, af_tensor_id tensor, int b, int h, int row, int col, const char *detail);
 /* Add a finding (kept when there is room); the verdict's kind becomes the first one's. */
 void af_verdict_add(af_verdict *v, const af_finding *f);
-/* One line: "FINDING mismatch O b0 h1 r5 c3 err=... allowed=... ratio=..." or "pass ...". */
+/* One line: "FINDING mismatch O b0 h1 r5 c3 err=... allowed=... ratio=..." or "pass ...".
+ * Safe for a terminal: valid UTF-8, control characters (newlines too) shown as \xNN
+ * (util/text.h), whatever a backend put in its names and messages. */
 void af_verdict_line(const af_verdict *v, char *buf, size_t cap);
+/* Clean, in place, every text of v that a backend or plugin wrote (backend and engine
+ * names: one line; reason and finding details: no control characters), so whatever
+ * prints or stores the verdict gets valid UTF-8 without escape sequences. af_judge
+ * does this on every verdict it returns. */
+void af_verdict_clean_text(af_verdict *v);
 
 #endif

@@ -9,6 +9,7 @@
 #include "model/case_mask.h"
 #include "model/case_measure.h"
 #include "util/strbuf.h"
+#include "util/fsutil.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -779,15 +780,10 @@ int af_case_write(const af_case *c, FILE *f) {
 }
 
 int af_case_save(const af_case *c, const char *path) {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return -1;
-    int rc = af_case_write(c, f);
-    if (fflush(f) || fclose(f)) rc = -1;
-    if (rc == 0 && rename(tmp, path) != 0) rc = -1;
-    if (rc) remove(tmp);
-    return rc;
+    char buf[8192];
+    size_t n = af_case_print(c, buf, sizeof buf);
+    if (n >= sizeof buf) return -1;
+    return af_write_file_atomic(path, buf, n, NULL, 0); /* util/fsutil.h: unique temp, fsync, rename */
 }
 
 bool af_case_equal(const af_case *a, const af_case *b) {

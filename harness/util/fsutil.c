@@ -1,10 +1,14 @@
-/* util/fsutil.c — mkdir -p, write-all, atomic replace (util/fsutil.h). */
+/* util/fsutil.c — mkdir -p, write-all, durable atomic replace, confined reads (util/fsutil.h). */
 #include "util/fsutil.h"
+#include "util/clock.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -57,15 +61,49 @@ int af_write_all(int fd, const void *buf, size_t n) {
     return 0;
 }
 
+/* A new file beside path, PATH.tmp-<pid>-<16 hex digits>, created exclusively and
+ * never through a symlink. The name goes to tmp (cap bytes). fd, or -1 (errno set). */
+static int create_unique(const char *path, char *tmp, size_t cap) {
+    for (int attempt = 0; attempt < 32; attempt++) {
+        unsigned long long r = 0;
+        if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r)
+            r = (unsigned long long)(af_clock_mono() * 1e9) * 0x9E3779B97F4A7C15ull + (unsigned long long)attempt;
+        if (snprintf(tmp, cap, "%s.tmp-%ld-%016llx", path, (long)getpid(), r) >= (int)cap) {
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd >= 0 || errno != EEXIST) return fd;
+    }
+    return -1;
+}
+
+/* fsync the directory holding path, so a rename into it is durable. 0 or -1. */
+static int sync_parent_dir(const char *path) {
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    int rc = fsync(fd) == 0 || errno == EINVAL ? 0 : -1; /* EINVAL: a file system without dir sync */
+    close(fd);
+    return rc;
+}
+
 int af_write_parts_atomic(const char *path, const af_file_part *parts, int n_parts, char *why, size_t cap) {
     size_t n = strlen(path);
-    char *tmp = malloc(n + 16);
+    size_t tmp_cap = n + 48;
+    char *tmp = malloc(tmp_cap);
     if (!tmp) {
         say(why, cap, "write", path, ENOMEM);
         return -1;
     }
-    snprintf(tmp, n + 16, "%s.tmp-XXXXXX", path);
-    int fd = mkstemp(tmp);
+    int fd = create_unique(path, tmp, tmp_cap);
     if (fd < 0) {
         say(why, cap, "create", tmp, errno);
         free(tmp);
@@ -74,6 +112,7 @@ int af_write_parts_atomic(const char *path, const af_file_part *parts, int n_par
     int rc = fchmod(fd, 0644) == 0 ? 0 : -1;
     for (int i = 0; i < n_parts && rc == 0; i++)
         if (parts[i].size) rc = af_write_all(fd, parts[i].data, parts[i].size);
+    if (rc == 0 && fsync(fd) != 0) rc = -1;
     int err = errno;
     if (close(fd) != 0 && rc == 0) {
         rc = -1;
@@ -83,9 +122,13 @@ int af_write_parts_atomic(const char *path, const af_file_part *parts, int n_par
         rc = -1;
         err = errno;
     }
+    if (rc == 0 && sync_parent_dir(path) != 0) {
+        rc = -1;
+        err = errno;
+    }
     if (rc) {
         say(why, cap, "write", path, err);
-        remove(tmp);
+        unlink(tmp);
     }
     free(tmp);
     return rc;
@@ -94,4 +137,75 @@ int af_write_parts_atomic(const char *path, const af_file_part *parts, int n_par
 int af_write_file_atomic(const char *path, const void *data, size_t n, char *why, size_t cap) {
     af_file_part part = {data, n};
     return af_write_parts_atomic(path, &part, 1, why, cap);
+}
+
+int af_is_regular_file(const char *path) {
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* True when the real path of child lies inside the real directory root. */
+static bool inside(const char *root_real, const char *child_real) {
+    size_t n = strlen(root_real);
+    if (strncmp(root_real, child_real, n) != 0) return false;
+    return child_real[n] == '/' || (n == 1 && root_real[0] == '/');
+}
+
+int af_read_file_inside(const char *root, const char *path, size_t max_bytes, char **out, size_t *len, char *why,
+                        size_t cap) {
+    *out = NULL;
+    if (len) *len = 0;
+    /* O_NONBLOCK: a FIFO planted in the directory must not block the open */
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ELOOP) {
+            if (why && cap) snprintf(why, cap, "%s: is a symbolic link (not read)", path);
+        } else {
+            say(why, cap, "open", path, errno);
+        }
+        return -1;
+    }
+    struct stat st;
+    char *root_real = realpath(root, NULL), *path_real = realpath(path, NULL);
+    struct stat real_st;
+    int rc = -1;
+    if (fstat(fd, &st) != 0) {
+        say(why, cap, "stat", path, errno);
+    } else if (!S_ISREG(st.st_mode)) {
+        if (why && cap) snprintf(why, cap, "%s: not a regular file (not read)", path);
+    } else if (!root_real || !path_real || stat(path_real, &real_st) != 0 || real_st.st_ino != st.st_ino ||
+               real_st.st_dev != st.st_dev || !inside(root_real, path_real)) {
+        if (why && cap) snprintf(why, cap, "%s: outside %s (not read)", path, root);
+    } else if ((unsigned long long)st.st_size > (unsigned long long)max_bytes) {
+        if (why && cap) snprintf(why, cap, "%s: over %zu bytes (not read)", path, max_bytes);
+    } else {
+        rc = 0;
+    }
+    free(root_real);
+    free(path_real);
+    char *buf = rc == 0 ? malloc((size_t)st.st_size + 1) : NULL;
+    if (rc == 0 && !buf) {
+        say(why, cap, "read", path, ENOMEM);
+        rc = -1;
+    }
+    size_t got = 0;
+    while (rc == 0 && got < (size_t)st.st_size) {
+        ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            say(why, cap, "read", path, errno);
+            rc = -1;
+        }
+        if (r <= 0) break; /* a file that shrank: what was there */
+        got += (size_t)r;
+    }
+    close(fd);
+    if (rc) {
+        free(buf);
+        return -1;
+    }
+    buf[got] = 0;
+    *out = buf;
+    if (len) *len = got;
+    return 0;
 }

@@ -1,10 +1,19 @@
 /* util/fsutil.h — the file-system habits of the project, one copy each:
  *   af_mkdirs             mkdir -p (every missing parent, 0755)
  *   af_write_all          write(2) until every byte is out (EINTR retried)
- *   af_write_file_atomic  the whole file or nothing: the bytes go to a temporary file
- *                         with a unique name beside PATH (PATH.tmp-XXXXXX, mkstemp), then
- *                         rename(2) puts it in place, so a reader (or a concurrent writer
- *                         of the same PATH) never sees half a file.
+ *   af_write_file_atomic  the whole file or nothing, durably: the bytes go to a new file
+ *                         with a unique name beside PATH (PATH.tmp-<pid>-<random hex>),
+ *                         opened O_CREAT|O_EXCL|O_NOFOLLOW (a planted file or symlink of
+ *                         that name is never followed nor reused), fsync'd, renamed onto
+ *                         PATH (which replaces a symlink at PATH, never its target), and
+ *                         the directory fsync'd, so a reader (or a concurrent writer of
+ *                         the same PATH) never sees half a file and a file reported
+ *                         written survives a crash. Every file attnfuzz writes goes here.
+ *   af_read_file_inside   read a file that someone else's directory may hold (a findings
+ *                         directory from a campaign, a received reproducer): only a
+ *                         regular file (O_NOFOLLOW + fstat S_ISREG: no symlink, FIFO,
+ *                         device or directory), only inside ROOT (its real path starts
+ *                         with ROOT's real path), and only up to a size limit.
  * Errors are values: 0, or -1 with a one-line why naming the path (why may be NULL). */
 #ifndef ATTNFUZZ_UTIL_FSUTIL_H
 #define ATTNFUZZ_UTIL_FSUTIL_H
@@ -31,6 +40,16 @@ typedef struct {
     size_t size;
 } af_file_part;
 int af_write_parts_atomic(const char *path, const af_file_part *parts, int n_parts, char *why, size_t cap);
+
+/* Read path into a malloc'ed NUL-terminated buffer (*out; *len = bytes, may be NULL)
+ * when path is a regular file, not a symlink, inside the directory root, of at most
+ * max_bytes. 0, or -1 with why ("PATH: is a symbolic link", "...: not a regular file",
+ * "...: outside ROOT", "...: over N bytes", or the system's reason). */
+int af_read_file_inside(const char *root, const char *path, size_t max_bytes, char **out, size_t *len, char *why,
+                        size_t cap);
+
+/* True when path names a regular file (lstat: a symlink is not one). */
+int af_is_regular_file(const char *path);
 
 #ifdef __cplusplus
 }

@@ -4,9 +4,11 @@
  * in the top-level object. What jansson does not decide for us:
  *   - JSON has no NaN or Inf: a non-finite number is written as null, and null reads
  *     back as NaN (af_json_real, af_json_get_number);
- *   - jansson refuses text that is not UTF-8: bytes that are not part of a valid UTF-8
- *     sequence are written as '?' (af_json_text), so a stray byte in a path or a detail
- *     never loses the whole file;
+ *   - jansson refuses text that is not UTF-8: af_json_text cleans outside text by the
+ *     rules of util/text.h (a byte outside a valid UTF-8 sequence becomes U+FFFD,
+ *     control characters other than tab and newline become the visible \xNN), so a
+ *     stray byte in a path or a plugin's message never loses the whole file, and no
+ *     escape sequence reaches a terminal that prints the value;
  *   - a load error names the file, line and column ("path:3:14: ...").
  */
 #ifndef ATTNFUZZ_UTIL_JSON_H
@@ -17,7 +19,7 @@
 
 /* A real, or null when x is NaN or infinite. New reference (NULL when out of memory). */
 json_t *af_json_real(double x);
-/* A string of s (NULL reads as ""), invalid UTF-8 bytes replaced by '?'. New reference. */
+/* A string of s (NULL reads as ""), cleaned as above. New reference. */
 json_t *af_json_text(const char *s);
 
 /* Top-level reads. 0 when obj[key] exists with the right type, -1 otherwise (out is

@@ -30,10 +30,9 @@
 
 #define CASE_TEXT_MAX 8192
 
-static bool file_exists(const char *path) {
-    struct stat st;
-    return stat(path, &st) == 0;
-}
+/* A bucket's optional file counts only as a regular file (util/fsutil.h: a symlink
+ * planted in its place is not one, and triage never reads through it). */
+static bool file_exists(const char *path) { return af_is_regular_file(path); }
 
 static void iso_time(double unix_seconds, char *buf, size_t cap) {
     time_t t = (time_t)unix_seconds;
@@ -221,7 +220,7 @@ int af_finding_store(const char *dir, const af_case *c0, const af_verdict *v, co
     if (af_mkdirs(bucket_dir, why, cap)) return -1;
     char path[1200];
     snprintf(path, sizeof path, "%s/.lock", bucket_dir);
-    int lock = open(path, O_CREAT | O_RDWR, 0644);
+    int lock = open(path, O_CREAT | O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (lock < 0) {
         snprintf(why, cap, "%s: %s", path, strerror(errno));
         return -1;
@@ -288,15 +287,16 @@ static bool is_bucket_name(const char *s) {
 static int cmp_names(const void *a, const void *b) { return strcmp((const char *)a, (const char *)b); }
 
 /* Fill a record from a bucket directory. 0, or -1 with why. */
-static int read_bucket(const char *bucket_dir, const char *name, af_finding_record *r, char *why, size_t cap) {
+static int read_bucket(const char *dir, const char *bucket_dir, const char *name, af_finding_record *r, char *why,
+                       size_t cap) {
     memset(r, 0, sizeof *r);
     snprintf(r->bucket, sizeof r->bucket, "%s", name);
     snprintf(r->dir, sizeof r->dir, "%s", bucket_dir);
     char path[1200];
     snprintf(path, sizeof path, "%s/verdict.json", bucket_dir);
-    r->verdict_json = tr_read_file(path, NULL);
+    r->verdict_json = tr_read_in(dir, bucket_dir, "verdict.json", NULL);
     if (!r->verdict_json) {
-        snprintf(why, cap, "%s: cannot read", path);
+        snprintf(why, cap, "%s: cannot read (missing, or not a regular file inside %s)", path, dir);
         return -1;
     }
     json_t *j = af_json_parse_object(r->verdict_json, path, why, cap);
@@ -325,9 +325,9 @@ static int read_bucket(const char *bucket_dir, const char *name, af_finding_reco
     af_json_get_number(j, "case_cost", &r->case_cost);
     json_decref(j);
     snprintf(path, sizeof path, "%s/finding.case", bucket_dir);
-    r->case_text = tr_read_file(path, NULL);
+    r->case_text = tr_read_in(dir, bucket_dir, "finding.case", NULL);
     if (!r->case_text) {
-        snprintf(why, cap, "%s: cannot read", path);
+        snprintf(why, cap, "%s: cannot read (missing, or not a regular file inside %s)", path, dir);
         return -1;
     }
     snprintf(path, sizeof path, "%s/original.case", bucket_dir);
@@ -376,7 +376,7 @@ int af_findings_scan(const char *dir, af_finding_visit visit, void *user, char *
         af_finding_record *r = malloc(sizeof *r);
         if (!r) break;
         int stop = 0;
-        if (read_bucket(bucket_dir, names[i], r, problem, sizeof problem) == 0) {
+        if (read_bucket(dir, bucket_dir, names[i], r, problem, sizeof problem) == 0) {
             visited++;
             stop = visit ? visit(r, user) : 0;
         } else {

@@ -2,6 +2,7 @@
 #include "judge/evidence.h"
 #include "triage/picture.h"
 #include "triage/src/triage_internal.h"
+#include "util/fsutil.h"
 
 #include <math.h>
 #include <png.h>
@@ -79,22 +80,19 @@ int af_png_encode_rgb(int w, int h, const unsigned char *rgb, unsigned char **ou
     return 0;
 }
 
-int af_png_write_rgb(const char *path, int w, int h, const unsigned char *rgb) {
-    if (!png_size_ok(w, h)) return -1;
-    FILE *f = fopen(path, "wb");
-    if (!f) return -1;
-    int rc = png_encode(w, h, rgb, f, NULL);
-    if (fclose(f) != 0) rc = -1;
-    if (rc) remove(path);
-    return rc;
+/* Files go through af_write_file_atomic (util/fsutil.h): unique temp name, fsync,
+ * rename, so a picture is never half written nor written through a planted symlink. */
+static int write_file(const char *path, const unsigned char *data, size_t n) {
+    return af_write_file_atomic(path, data, n, NULL, 0);
 }
 
-static int write_file(const char *path, const unsigned char *data, size_t n) {
-    FILE *f = fopen(path, "wb");
-    if (!f) return -1;
-    int ok = fwrite(data, 1, n, f) == n;
-    ok = (fclose(f) == 0) && ok;
-    return ok ? 0 : -1;
+int af_png_write_rgb(const char *path, int w, int h, const unsigned char *rgb) {
+    unsigned char *png;
+    size_t n;
+    if (af_png_encode_rgb(w, h, rgb, &png, &n)) return -1;
+    int rc = write_file(path, png, n);
+    free(png);
+    return rc;
 }
 
 /* ---- colour maps ---------------------------------------------------------------- */
@@ -103,11 +101,13 @@ static void lerp_rgb(const unsigned char a[3], const unsigned char b[3], double 
     for (int i = 0; i < 3; i++) out[i] = (unsigned char)lround(a[i] + (b[i] - a[i]) * t);
 }
 
-/* ratio in [0, 1]: dark blue -> teal -> yellow (within tolerance);
- * above 1: red brightening to white at 1024x (log2 scale); < 0 / NaN: grey. */
-static void ratio_colour(double r, unsigned char out[3]) {
+/* ratio in [0, 1]: dark blue -> teal -> yellow (within tolerance); above 1: red
+ * darkening to maroon at 1024x on a log2 scale; >= 1024x (and +inf): saturated
+ * magenta, so the largest errors stand out instead of fading; < 0 / NaN: grey. */
+void af_heatmap_colour(double r, unsigned char out[3]) {
     static const unsigned char blue[3] = {24, 28, 96}, teal[3] = {32, 150, 140}, yellow[3] = {245, 225, 50};
-    static const unsigned char red[3] = {215, 30, 30}, white[3] = {255, 235, 235}, grey[3] = {170, 170, 170};
+    static const unsigned char red[3] = {230, 40, 30}, maroon[3] = {110, 0, 20}, magenta[3] = {255, 0, 230};
+    static const unsigned char grey[3] = {170, 170, 170};
     if (!(r >= 0)) {
         memcpy(out, grey, 3);
         return;
@@ -120,14 +120,20 @@ static void ratio_colour(double r, unsigned char out[3]) {
         lerp_rgb(teal, yellow, (r - 0.5) / 0.5, out);
         return;
     }
-    double t = isinf(r) ? 1 : log2(r) / 10;
-    lerp_rgb(red, white, t > 1 ? 1 : t, out);
+    if (r >= AF_HEATMAP_SATURATE) {
+        memcpy(out, magenta, 3);
+        return;
+    }
+    lerp_rgb(red, maroon, log2(r) / log2(AF_HEATMAP_SATURATE), out);
 }
 
-/* Pixels per cell on one axis: a picture of about 384 px, 2..24 px per cell. */
+/* Pixels per cell on one axis: at least 2, and a picture of at least ~256 px (384 /
+ * cells, rounded down: 1 cell -> 384 px, 128 cells -> 3 px) so that the 1x1 .. 1x4
+ * heatmaps of minimised cases are seen at a useful size; each cell stays a
+ * nearest-neighbour block with its grid seam. */
 static int cell_pixels(int n) {
     int px = 384 / (n > 0 ? n : 1);
-    return px < 2 ? 2 : px > 24 ? 24 : px;
+    return px < 2 ? 2 : px;
 }
 
 /* Matrices with more than 384 cells on an axis are folded first (groups of gy x gx). */
@@ -153,14 +159,18 @@ static grid_plan plan_grid(int rows, int cols) {
     return g;
 }
 
-/* cell_rgb is r2 x c2 colours. native: one pixel per folded cell (for pages that
- * scale the picture themselves); otherwise px x py blocks with a darker 1-px seam
- * when blocks are large. display_w/h get the size the picture is meant for. */
-static int encode_grid(const grid_plan *g, const unsigned char *cell_rgb, bool native, unsigned char **out, size_t *len,
-                       int *display_w, int *display_h) {
-    if (display_w) *display_w = g->c2 * g->px;
-    if (display_h) *display_h = g->r2 * g->py;
-    int px = native ? 1 : g->px, py = native ? 1 : g->py;
+/* The colour of the 1-px seam between cells: darker than a bright cell, lighter than a
+ * dark one, so the grid shows on every colour of the map. */
+static void seam_colour(const unsigned char cell[3], unsigned char out[3]) {
+    int luma = (cell[0] * 3 + cell[1] * 6 + cell[2]) / 10;
+    for (int k = 0; k < 3; k++)
+        out[k] = luma > 110 ? (unsigned char)(cell[k] / 2) : (unsigned char)(cell[k] + (255 - cell[k]) * 2 / 5);
+}
+
+/* cell_rgb is r2 x c2 colours, drawn as px x py blocks with a 1-px seam
+ * when blocks are large. */
+static int encode_grid(const grid_plan *g, const unsigned char *cell_rgb, unsigned char **out, size_t *len) {
+    int px = g->px, py = g->py;
     int w = g->c2 * px, h = g->r2 * py;
     unsigned char *rgb = malloc((size_t)w * h * 3);
     if (!rgb) return -1;
@@ -170,7 +180,10 @@ static int encode_grid(const grid_plan *g, const unsigned char *cell_rgb, bool n
             const unsigned char *colour = cell_rgb + ((size_t)(y / py) * g->c2 + (size_t)(x / px)) * 3;
             int seam = (px >= 6 && xx == px - 1) || (py >= 6 && yy == py - 1);
             unsigned char *p = rgb + ((size_t)y * w + x) * 3;
-            for (int k = 0; k < 3; k++) p[k] = seam ? (unsigned char)(colour[k] * 3 / 4) : colour[k];
+            if (seam)
+                seam_colour(colour, p);
+            else
+                memcpy(p, colour, 3);
         }
     int rc = af_png_encode_rgb(w, h, rgb, out, len);
     free(rgb);
@@ -179,8 +192,7 @@ static int encode_grid(const grid_plan *g, const unsigned char *cell_rgb, bool n
 
 /* Heatmap: each folded cell shows the largest value / scale of its group;
  * scale <= 0 means "by the largest cell"; negative and NaN cells are not judged. */
-static int heatmap_render(const af_heatmap *m, bool native, unsigned char **out, size_t *len, int *display_w,
-                          int *display_h) {
+static int heatmap_render(const af_heatmap *m, unsigned char **out, size_t *len) {
     *out = NULL;
     *len = 0;
     if (!m || m->rows <= 0 || m->cols <= 0 || !m->cells) return -1;
@@ -204,20 +216,14 @@ static int heatmap_render(const af_heatmap *m, bool native, unsigned char **out,
                     if (isnan(c) || c < 0) continue;
                     if (c / scale > v) v = c / scale;
                 }
-            ratio_colour(v, cell_rgb + ((size_t)y * g.c2 + x) * 3);
+            af_heatmap_colour(v, cell_rgb + ((size_t)y * g.c2 + x) * 3);
         }
-    int rc = encode_grid(&g, cell_rgb, native, out, len, display_w, display_h);
+    int rc = encode_grid(&g, cell_rgb, out, len);
     free(cell_rgb);
     return rc;
 }
 
-int af_heatmap_png_bytes(const af_heatmap *m, unsigned char **out, size_t *len) {
-    return heatmap_render(m, false, out, len, NULL, NULL);
-}
-
-int tr_heatmap_png_native(const af_heatmap *m, unsigned char **out, size_t *len, int *display_w, int *display_h) {
-    return heatmap_render(m, true, out, len, display_w, display_h);
-}
+int af_heatmap_png_bytes(const af_heatmap *m, unsigned char **out, size_t *len) { return heatmap_render(m, out, len); }
 
 int af_heatmap_png(const af_heatmap *m, const char *path) {
     unsigned char *png;
@@ -235,8 +241,7 @@ static int leak_rank(unsigned char state) {
     return rank[state & 3];
 }
 
-static int leak_render(const af_leak_matrix *m, bool native, unsigned char **out, size_t *len, int *display_w,
-                       int *display_h) {
+static int leak_render(const af_leak_matrix *m, unsigned char **out, size_t *len) {
     static const unsigned char colours[4][3] = {
         {24, 28, 96},    /* 0 hidden, unchanged: as it should be */
         {220, 30, 30},   /* 1 hidden, changed: leak */
@@ -259,18 +264,12 @@ static int leak_render(const af_leak_matrix *m, bool native, unsigned char **out
                 }
             memcpy(cell_rgb + ((size_t)y * g.c2 + x) * 3, colours[best], 3);
         }
-    int rc = encode_grid(&g, cell_rgb, native, out, len, display_w, display_h);
+    int rc = encode_grid(&g, cell_rgb, out, len);
     free(cell_rgb);
     return rc;
 }
 
-int af_leak_png_bytes(const af_leak_matrix *m, unsigned char **out, size_t *len) {
-    return leak_render(m, false, out, len, NULL, NULL);
-}
-
-int tr_leak_png_native(const af_leak_matrix *m, unsigned char **out, size_t *len, int *display_w, int *display_h) {
-    return leak_render(m, true, out, len, display_w, display_h);
-}
+int af_leak_png_bytes(const af_leak_matrix *m, unsigned char **out, size_t *len) { return leak_render(m, out, len); }
 
 int af_leak_png(const af_leak_matrix *m, const char *path) {
     unsigned char *png;

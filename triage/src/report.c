@@ -3,8 +3,10 @@
  * All four list the same buckets in the same order (verdict kind, then signature) and
  * hold no time of their own making, so rebuilding from the same DIR gives the same
  * bytes. Paths inside the reports are relative to DIR. The two JSON reports are built
- * with jansson (util/json.h) and written compactly on one line; the XML and HTML are
- * written as text here.
+ * with jansson (util/json.h) and written compactly on one line; the XML is written as
+ * text here, the HTML in report_html.c. Each report is built in memory and put in
+ * place by af_write_file_atomic (util/fsutil.h), so a planted DIR/report.html.tmp
+ * symlink is never followed. Text from buckets goes through util/text.h first.
  */
 #include "judge/signature.h"
 #include "judge/evidence.h"
@@ -18,12 +20,11 @@
 #include <sys/stat.h>
 
 #include "triage/src/triage_internal.h"
+#include "util/fsutil.h"
 #include "util/json.h"
+#include "util/text.h"
 
-typedef struct {
-    af_finding_record rec; /* case_text and verdict_json owned here */
-    int kind;              /* af_verdict_kind, or -1 when the name is unknown */
-} report_item;
+typedef tr_item report_item;
 
 typedef struct {
     report_item *items;
@@ -73,7 +74,7 @@ static void list_free(report_list *l) {
 }
 
 /* One short sentence per verdict kind: SARIF rule descriptions and the HTML legend. */
-static const char *kind_description(int k) {
+const char *tr_kind_description(int k) {
     switch (k) {
         case AF_V_MISMATCH:
             return "Output differs from the MPFR oracle by more than twice the low-precision reference's error plus "
@@ -109,33 +110,6 @@ static const char *kind_description(int k) {
     }
 }
 
-static void path_in(char *out, size_t cap, const char *dir, const char *name) {
-    snprintf(out, cap, "%s/%s", dir, name);
-}
-
-/* Open DIR/name.tmp for writing; commit_report renames it into place. */
-static FILE *open_report(const char *dir, const char *name, char *tmp, size_t cap) {
-    snprintf(tmp, cap, "%s/%s.tmp", dir, name);
-    return fopen(tmp, "w");
-}
-
-/* built_ok false: the writer could not build its report (out of memory); the tmp file
- * goes and why says so, as for a failed write. */
-static int commit_report(FILE *f, bool built_ok, const char *tmp, const char *dir, const char *name, char *why,
-                         size_t cap) {
-    char final_path[1200];
-    path_in(final_path, sizeof final_path, dir, name);
-    int bad = !built_ok || ferror(f);
-    bad |= fclose(f) != 0;
-    if (!bad && rename(tmp, final_path) != 0) bad = 1;
-    if (bad) {
-        remove(tmp);
-        snprintf(why, cap, "%s: cannot write", final_path);
-        return -1;
-    }
-    return 0;
-}
-
 /* ---- report.json ----------------------------------------------------------------- */
 
 /* "findings/<bucket>/<name>", or null when the file is not there. */
@@ -163,7 +137,7 @@ static json_t *bucket_json(const af_finding_record *r) {
 }
 
 /* New reference, or NULL when out of memory. */
-static json_t *report_json(const report_list *l, const af_triage_summary *s) {
+static json_t *report_json(const report_list *l, const af_triage_summary *s, const tr_report *rep) {
     json_t *by_kind = json_object();
     for (int k = 1; by_kind && k < AF_V_COUNT; k++) {
         if (s->by_kind[k] &&
@@ -179,18 +153,21 @@ static json_t *report_json(const report_list *l, const af_triage_summary *s) {
             buckets = NULL;
         }
     }
-    return json_pack("{s:s, s:s, s:i, s:{s:i, s:I, s:o}, s:o}", "tool", "attnfuzz", "report", "triage",
+    return json_pack("{s:s, s:s, s:i, s:{s:i, s:I, s:o, s:I, s:o}, s:o}", "tool", "attnfuzz", "report", "triage",
                      "format_version", 1, "summary", "buckets", s->buckets, "findings", (json_int_t)s->findings,
-                     "by_kind", by_kind, "buckets", buckets);
+                     "by_kind", by_kind, "cases_judged", (json_int_t)tr_cases_judged(rep), "elapsed_s",
+                     rep->stats->present ? af_json_real(rep->stats->elapsed_s) : json_null(), "buckets", buckets);
 }
 
 /* ---- report.junit.xml ------------------------------------------------------------- */
 
-/* XML 1.0 escaping. Control characters other than tab/newline are not allowed in XML
- * at all and become '?'; inside attributes tab and newline are written as character
- * references, since a parser would otherwise normalise them to spaces. */
+/* XML 1.0 escaping of text cleaned by util/text.h: valid UTF-8, and control characters
+ * other than tab/newline (which XML does not allow at all, not even as references)
+ * written as the visible \xNN; inside attributes tab and newline are written as
+ * character references, since a parser would otherwise normalise them to spaces. */
 static void xml_escape(FILE *f, const char *s, bool attribute) {
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    char *clean = af_text_clean_dup(s, AF_TEXT_NO_CONTROLS);
+    for (const unsigned char *p = (const unsigned char *)(clean ? clean : ""); *p; p++) {
         switch (*p) {
             case '&':
                 fputs("&amp;", f);
@@ -214,20 +191,37 @@ static void xml_escape(FILE *f, const char *s, bool attribute) {
                 fputs(attribute ? "&#9;" : "\t", f);
                 break;
             default:
-                fputc(*p < 0x20 ? '?' : *p, f);
+                fputc(*p, f);
         }
     }
+    free(clean);
 }
 static void xml_attr(FILE *f, const char *s) { xml_escape(f, s, true); }
 static void xml_text(FILE *f, const char *s) { xml_escape(f, s, false); }
 
-static void write_junit(FILE *f, const report_list *l) {
+long long tr_cases_judged(const tr_report *rep) {
+    long long judged = rep->stats->present ? rep->stats->cases - rep->stats->errors : 0;
+    return judged > rep->buckets ? judged : rep->buckets;
+}
+
+/* tests = cases judged (stats.json), failures = findings (every duplicate), capped at
+ * tests; one testcase per bucket with its failure, and one passing testcase that
+ * stands for the judged cases without a finding. */
+static void write_junit(FILE *f, const report_list *l, const tr_report *rep) {
+    long long tests = tr_cases_judged(rep), failures = rep->findings < tests ? rep->findings : tests;
+    double seconds = rep->stats->present ? rep->stats->elapsed_s : 0;
     fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", f);
-    fprintf(f, "<testsuites name=\"attnfuzz\" tests=\"%d\" failures=\"%d\" errors=\"0\">\n", l->n, l->n);
+    fprintf(f, "<testsuites name=\"attnfuzz\" tests=\"%lld\" failures=\"%lld\" errors=\"0\" time=\"%.3f\">\n", tests,
+            failures, seconds);
     fprintf(f,
-            "  <testsuite name=\"attnfuzz.findings\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"0\" "
-            "time=\"0\">\n",
-            l->n, l->n);
+            "  <testsuite name=\"attnfuzz.findings\" tests=\"%lld\" failures=\"%lld\" errors=\"0\" skipped=\"0\" "
+            "time=\"%.3f\">\n",
+            tests, failures, seconds);
+    if (tests > l->n)
+        fprintf(f,
+                "    <testcase classname=\"attnfuzz.campaign\" name=\"judged cases\" time=\"%.3f\">"
+                "<system-out>%lld cases judged, %lld findings in %d buckets</system-out></testcase>\n",
+                seconds, tests, rep->findings, l->n);
     for (int i = 0; i < l->n; i++) {
         const af_finding_record *r = &l->items[i].rec;
         fputs("    <testcase classname=\"attnfuzz.", f);
@@ -257,7 +251,7 @@ static json_t *sarif_rules(void) {
     for (int k = 1; rules && k < AF_V_COUNT; k++) {
         json_t *rule =
             json_pack("{s:s, s:{s:s}, s:{s:s}}", "id", af_verdict_name((af_verdict_kind)k), "shortDescription", "text",
-                      kind_description(k), "defaultConfiguration", "level", "error");
+                      tr_kind_description(k), "defaultConfiguration", "level", "error");
         if (json_array_append_new(rules, rule)) {
             json_decref(rules);
             rules = NULL;
@@ -323,205 +317,53 @@ char *af_base64(const unsigned char *data, size_t n) {
     return out;
 }
 
-static void html_text(FILE *f, const char *s) {
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-            case '&':
-                fputs("&amp;", f);
-                break;
-            case '<':
-                fputs("&lt;", f);
-                break;
-            case '>':
-                fputs("&gt;", f);
-                break;
-            case '"':
-                fputs("&quot;", f);
-                break;
-            case '\'':
-                fputs("&#39;", f);
-                break;
-            default:
-                fputc(*p < 0x20 && *p != '\n' && *p != '\t' ? '?' : *p, f);
-        }
-    }
-}
-
-/* width/height > 0: the browser scales the (one pixel per cell) picture up. */
-static void html_img(FILE *f, const unsigned char *png, size_t n, const char *alt, int width, int height) {
-    char *b64 = af_base64(png, n);
-    if (!b64) return;
-    fputs("<img src=\"data:image/png;base64,", f);
-    fputs(b64, f);
-    if (width > 0 && height > 0) fprintf(f, "\" width=\"%d\" height=\"%d", width, height);
-    fputs("\" alt=\"", f);
-    html_text(f, alt);
-    fputs("\">", f);
-    free(b64);
-}
-
-/* A bucket's stored PNG (drawn when its matrix file is missing), inlined with a caption. */
-static void html_png_file(FILE *f, const af_finding_record *r, const char *name, const char *caption) {
-    char path[1200];
-    size_t n = 0;
-    path_in(path, sizeof path, r->dir, name);
-    unsigned char *png = (unsigned char *)tr_read_file(path, &n);
-    if (!png) return;
-    fputs("<figure>", f);
-    html_img(f, png, n, caption, 0, 0);
-    fprintf(f, "<figcaption>%s</figcaption></figure>\n", caption);
-    free(png);
-}
-
-/* Redraw from the stored matrix; fall back to the stored PNG. */
-static void html_heatmap(FILE *f, const af_finding_record *r) {
-    char path[1200];
-    af_heatmap m;
-    unsigned char *png = NULL;
-    size_t n = 0;
-    path_in(path, sizeof path, r->dir, "heatmap.txt");
-    if (af_heatmap_load(&m, path) == 0) {
-        int w = 0, h = 0;
-        if (tr_heatmap_png_native(&m, &png, &n, &w, &h) == 0) {
-            fputs("<figure>", f);
-            html_img(f, png, n, "error heatmap", w, h);
-            fputs("<figcaption>", f);
-            html_text(f, m.title[0] ? m.title : "error heatmap");
-            fputs(" &mdash; rows: ", f);
-            html_text(f, m.row_label);
-            fputs(", columns: ", f);
-            html_text(f, m.col_label);
-            if (m.allowed > 0)
-                fprintf(f, "; colour = error / allowed (%.3g)", (double)m.allowed);
-            else
-                fputs("; colour = error / largest cell", f);
-            fputs("</figcaption></figure>\n", f);
-        }
-        af_heatmap_free(&m);
-        free(png);
-        return;
-    }
-    html_png_file(f, r, "heatmap.png", "error heatmap");
-}
-
-/* The leak matrix with a legend and the first leaking (output, hidden set) pairs. */
-static void html_leak(FILE *f, const af_finding_record *r) {
-    enum { MAX_LISTED = 8 };
-    char path[1200];
-    af_leak_matrix m;
-    unsigned char *png = NULL;
-    size_t n = 0;
-    path_in(path, sizeof path, r->dir, "leak.txt");
-    if (af_leak_load(path, &m) == 0) {
-        int w = 0, h = 0;
-        if (tr_leak_png_native(&m, &png, &n, &w, &h) == 0) {
-            long long leaked = af_leak_count(&m);
-            fputs("<figure>", f);
-            html_img(f, png, n, "leak matrix", w, h);
-            fprintf(f,
-                    "<figcaption>leak matrix %d &times; %d (rows: outputs, columns: hidden input sets): "
-                    "<span style=\"color:#d21e1e\">red</span> = a hidden set moved the output (leak), dark blue = "
-                    "hidden and unchanged, pale green = visible and changed, grey = visible and unchanged; "
-                    "%lld leaking pair%s",
-                    m.rows, m.cols, leaked, leaked == 1 ? "" : "s");
-            int listed = 0;
-            for (int i = 0; i < m.rows && listed < MAX_LISTED; i++)
-                for (int j = 0; j < m.cols && listed < MAX_LISTED; j++) {
-                    if ((m.cells[(size_t)i * m.cols + j] & 3) != AF_LEAK_CHANGED) continue;
-                    fputs(listed ? "<br>" : ":<br>", f);
-                    if (m.row_labels[i][0])
-                        html_text(f, m.row_labels[i]);
-                    else
-                        fprintf(f, "row %d", i);
-                    fputs(" &larr; ", f);
-                    if (m.col_labels[j][0])
-                        html_text(f, m.col_labels[j]);
-                    else
-                        fprintf(f, "set %d", j);
-                    listed++;
-                }
-            if (leaked > listed) fprintf(f, "<br>&hellip; and %lld more", leaked - listed);
-            fputs("</figcaption></figure>\n", f);
-        }
-        af_leak_matrix_free(&m);
-        free(png);
-        return;
-    }
-    html_png_file(f, r, "leak.png", "leak matrix");
-}
-
-static const char html_style[] =
-    "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1100px}"
-    "h1{font-size:1.5em}h2{font-size:1.05em;font-family:monospace;word-break:break-all;margin:0 0 .5em}"
-    "section{border:1px solid #ccc;border-left:6px solid #c33;border-radius:4px;padding:1em;margin:1em 0}"
-    "table{border-collapse:collapse}td,th{padding:.2em .8em;text-align:left;border-bottom:1px solid #eee}"
-    "pre{background:#f6f6f6;padding:.6em;overflow-x:auto}code{background:#f6f6f6}"
-    "figure{display:inline-block;margin:.5em 1em .5em 0;vertical-align:top}"
-    "figcaption{font-size:.85em;color:#555;max-width:400px}img{image-rendering:pixelated;border:1px solid #999}"
-    ".kind{font-weight:bold;color:#c33}.ok{color:#282}";
-
-static void write_html(FILE *f, const report_list *l, const af_triage_summary *s) {
-    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>attnfuzz findings</title>\n<style>",
-          f);
-    fputs(html_style, f);
-    fputs("</style></head><body>\n<h1>attnfuzz findings</h1>\n", f);
-    if (s->buckets == 0) {
-        fputs("<p class=\"ok\">No findings.</p>\n</body></html>\n", f);
-        return;
-    }
-    fprintf(f,
-            "<p>%d bucket%s (distinct signatures), %lld finding%s in all.</p>\n<table><tr><th>verdict</th>"
-            "<th>buckets</th><th>meaning</th></tr>\n",
-            s->buckets, s->buckets == 1 ? "" : "s", s->findings, s->findings == 1 ? "" : "s");
-    for (int k = 1; k < AF_V_COUNT; k++) {
-        if (!s->by_kind[k]) continue;
-        fprintf(f, "<tr><td class=\"kind\">%s</td><td>%d</td><td>", af_verdict_name((af_verdict_kind)k), s->by_kind[k]);
-        html_text(f, kind_description(k));
-        fputs("</td></tr>\n", f);
-    }
-    fputs("</table>\n", f);
-    for (int i = 0; i < l->n; i++) {
-        const af_finding_record *r = &l->items[i].rec;
-        fprintf(f, "<section id=\"b%s\">\n<h2>", r->bucket);
-        html_text(f, r->signature);
-        fputs("</h2>\n<table><tr><th>verdict</th><td class=\"kind\">", f);
-        html_text(f, r->kind);
-        fputs("</td></tr><tr><th>backend</th><td>", f);
-        html_text(f, r->backend);
-        if (r->engine[0]) {
-            fputs(" : ", f);
-            html_text(f, r->engine);
-        }
-        fprintf(f, "</td></tr><tr><th>bucket</th><td><code>%s</code></td></tr>", r->bucket);
-        fprintf(f, "<tr><th>count</th><td>%lld</td></tr><tr><th>first seen</th><td>", r->count);
-        html_text(f, r->first_seen);
-        if (r->time_to_first_seconds >= 0) fprintf(f, " (%.1f s into the campaign)", r->time_to_first_seconds);
-        fputs("</td></tr><tr><th>result</th><td><code>", f);
-        html_text(f, r->verdict_line);
-        fputs("</code></td></tr></table>\n<p>Reproduce:</p><pre>", f);
-        html_text(f, r->repro);
-        fprintf(f, "</pre>\n<p>Reproducer <code>findings/%s/finding.case</code>:</p><pre>", r->bucket);
-        html_text(f, r->case_text);
-        fputs("</pre>\n", f);
-        if (r->has_original) {
-            char path[1200];
-            path_in(path, sizeof path, r->dir, "original.case");
-            char *orig = tr_read_file(path, NULL);
-            if (orig) {
-                fputs("<details><summary>case before minimisation</summary><pre>", f);
-                html_text(f, orig);
-                fputs("</pre></details>\n", f);
-                free(orig);
-            }
-        }
-        html_heatmap(f, r);
-        html_leak(f, r);
-        fputs("</section>\n", f);
-    }
-    fputs("</body></html>\n", f);
-}
-
 /* ---- build --------------------------------------------------------------------------- */
+
+/* The report built by write(f) in memory, then put in place atomically. 0 or -1. */
+static int write_report(const char *dir, const char *name,
+                        int (*write)(FILE *f, const report_list *l, const af_triage_summary *s, const tr_report *rep),
+                        const report_list *l, const af_triage_summary *s, const tr_report *rep, char *why, size_t cap) {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    char *text = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&text, &n);
+    if (!f) {
+        snprintf(why, cap, "%s: out of memory", path);
+        return -1;
+    }
+    int built = write(f, l, s, rep);
+    int bad = built != 0 || ferror(f);
+    bad |= fclose(f) != 0;
+    if (bad) {
+        snprintf(why, cap, "%s: cannot build (out of memory)", path);
+        free(text);
+        return -1;
+    }
+    int rc = af_write_file_atomic(path, text, n, why, cap);
+    free(text);
+    return rc;
+}
+
+static int json_writer(FILE *f, const report_list *l, const af_triage_summary *s, const tr_report *rep) {
+    return write_json_report(f, report_json(l, s, rep));
+}
+static int junit_writer(FILE *f, const report_list *l, const af_triage_summary *s, const tr_report *rep) {
+    (void)s;
+    write_junit(f, l, rep);
+    return 0;
+}
+static int sarif_writer(FILE *f, const report_list *l, const af_triage_summary *s, const tr_report *rep) {
+    (void)s;
+    (void)rep;
+    return write_json_report(f, report_sarif(l));
+}
+static int html_writer(FILE *f, const report_list *l, const af_triage_summary *s, const tr_report *rep) {
+    (void)l;
+    (void)s;
+    tr_write_html(f, rep);
+    return 0;
+}
 
 int af_triage_build(const char *dir, af_triage_summary *summary, char *why, size_t cap) {
     report_list l = {0};
@@ -539,34 +381,21 @@ int af_triage_build(const char *dir, af_triage_summary *summary, char *why, size
         s.findings += l.items[i].rec.count;
         if (l.items[i].kind > 0) s.by_kind[l.items[i].kind]++;
     }
+    tr_campaign_stats *stats = malloc(sizeof *stats);
+    if (!stats) {
+        snprintf(why, cap, "out of memory");
+        list_free(&l);
+        return -1;
+    }
+    tr_stats_read(dir, stats);
+    tr_report rep = {dir, l.items, l.n, s.buckets, s.findings, s.by_kind, stats};
 
     static const char *const names[4] = {"report.json", "report.junit.xml", "report.sarif", "report.html"};
+    int (*const writers[4])(FILE *, const report_list *, const af_triage_summary *,
+                            const tr_report *) = {json_writer, junit_writer, sarif_writer, html_writer};
     int rc = 0;
-    for (int i = 0; i < 4 && rc == 0; i++) {
-        char tmp[1200];
-        FILE *f = open_report(dir, names[i], tmp, sizeof tmp);
-        if (!f) {
-            snprintf(why, cap, "%s: cannot create", tmp);
-            rc = -1;
-            break;
-        }
-        int built = 0;
-        switch (i) {
-            case 0:
-                built = write_json_report(f, report_json(&l, &s));
-                break;
-            case 1:
-                write_junit(f, &l);
-                break;
-            case 2:
-                built = write_json_report(f, report_sarif(&l));
-                break;
-            default:
-                write_html(f, &l, &s);
-                break;
-        }
-        rc = commit_report(f, built == 0, tmp, dir, names[i], why, cap);
-    }
+    for (int i = 0; i < 4 && rc == 0; i++) rc = write_report(dir, names[i], writers[i], &l, &s, &rep, why, cap);
+    free(stats);
     list_free(&l);
     if (summary) *summary = s;
     return rc;

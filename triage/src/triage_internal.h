@@ -4,15 +4,63 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "judge/evidence.h"
+#include "triage/findings.h"
 
-/* Whole file into a NUL-terminated malloc'ed buffer (NULL when unreadable). */
-char *tr_read_file(const char *path, size_t *len);
+/* The file name inside bucket_dir (a bucket of the findings directory dir) into a
+ * NUL-terminated malloc'ed buffer: only a regular file inside dir, not a symlink, of at
+ * most TR_READ_MAX bytes (util/fsutil.h af_read_file_inside). NULL when absent or
+ * refused; a refusal (not a missing file) is said on stderr once per file. */
+#define TR_READ_MAX ((size_t)64 << 20)
+char *tr_read_in(const char *dir, const char *bucket_dir, const char *name, size_t *len);
 
-/* Pictures at one pixel per cell (small enough to inline in HTML many times), with
- * the size af_heatmap_png / af_leak_png would draw them at, for <img width height>. */
-int tr_heatmap_png_native(const af_heatmap *m, unsigned char **out, size_t *len, int *display_w, int *display_h);
-int tr_leak_png_native(const af_leak_matrix *m, unsigned char **out, size_t *len, int *display_w, int *display_h);
+/* ---- reports (report.c, report_html.c, report_stats.c) ---- */
+
+#define TR_SEQLEN_BUCKETS 18
+#define TR_TIMELINE_MAX   160
+
+/* DIR/stats.json as the campaign wrote it (campaign/stats.h keys; triage reads the
+ * file, it does not link the campaign). Absent keys stay 0 / empty. */
+typedef struct {
+    bool present; /* DIR/stats.json was read */
+    char backend[64], engine[64], mode[32], start_time[32];
+    double elapsed_s, cases_per_s, time_to_first_finding_s; /* the last < 0: none */
+    long long cases, findings, declined, errors, crashes, hangs, corpus, jobs;
+    long long config_cells, config_cells_total;
+    char seqlen_keys[TR_SEQLEN_BUCKETS][24];
+    long long seqlen_q_hist[TR_SEQLEN_BUCKETS], seqlen_kv_hist[TR_SEQLEN_BUCKETS];
+    int seqlen_buckets;
+    int timeline_n; /* points (elapsed_s, cases, findings) */
+    double timeline_s[TR_TIMELINE_MAX];
+    long long timeline_cases[TR_TIMELINE_MAX], timeline_findings[TR_TIMELINE_MAX];
+} tr_campaign_stats;
+
+/* Read DIR/stats.json (a regular file inside DIR). s->present false when there is none
+ * or it does not parse (said on stderr). */
+void tr_stats_read(const char *dir, tr_campaign_stats *s);
+
+typedef struct {
+    af_finding_record rec; /* case_text and verdict_json owned here */
+    int kind;              /* af_verdict_kind, or -1 when the name is unknown */
+} tr_item;
+
+/* What every report writer reads. */
+typedef struct {
+    const char *dir; /* the campaign directory */
+    const tr_item *items;
+    int n;
+    int buckets;        /* = n */
+    long long findings; /* sum of the buckets' counts */
+    const int *by_kind; /* AF_V_COUNT buckets per verdict kind */
+    const tr_campaign_stats *stats;
+} tr_report;
+
+const char *tr_kind_description(int kind);
+/* Cases judged: stats.json's cases less those that could not run (errors), or the
+ * bucket count when there is no stats.json (never below it). */
+long long tr_cases_judged(const tr_report *rep);
+void tr_write_html(FILE *f, const tr_report *rep);
 
 #endif

@@ -5,6 +5,7 @@
  * written. The heatmap / leak pictures have the promised size and colours, and a file
  * holds the same picture as the memory encoder.
  */
+#include <math.h>
 #include <png.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -78,7 +79,8 @@ int main(void) {
     CHECK(af_png_encode_rgb(5, -1, px, &png, &n) == -1);
     CHECK(af_png_encode_rgb(16385, 1, px, &png, &n) == -1 && png == NULL && n == 0);
 
-    /* heatmap picture: 4 x 3 cells, 24 px each (small matrices get big cells) */
+    /* heatmap picture: 4 x 3 cells, 384 / cells px each (a small matrix is drawn at a
+     * useful size: 128 x 96 px cells, 384 px a side) */
     af_heatmap m;
     CHECK(af_heatmap_alloc(&m, 4, 3) == 0);
     m.allowed = 1;
@@ -87,17 +89,33 @@ int main(void) {
     CHECK(af_heatmap_png_bytes(&m, &png, &n) == 0);
     decoded d;
     decode(png, n, &d);
-    CHECK(d.w == 3 * 24 && d.h == 4 * 24);
+    CHECK(d.w == 3 * 128 && d.h == 4 * 96);
     /* cell (0,0) is ratio 0: dark blue; cell (1,2) = 5 is "not judged": grey; (3,2) =
-     * 2.75 over 1: red lifted log2(2.75)/10 of the way to white; the last pixel of a
-     * 24-px block is the seam, 3/4 of the cell's colour */
-    const unsigned char *c00 = d.rgb, *c12 = d.rgb + ((size_t)(1 * 24 + 3) * d.w + 2 * 24 + 3) * 3;
-    const unsigned char *c32 = d.rgb + ((size_t)(3 * 24 + 3) * d.w + 2 * 24 + 3) * 3;
-    const unsigned char *seam00 = d.rgb + ((size_t)3 * d.w + 23) * 3;
+     * 2.75 over 1: red darkened log2(2.75)/10 of the way to maroon; the last pixel of a
+     * block is the seam, lighter than a dark cell so the grid shows */
+    const unsigned char *c00 = d.rgb, *c12 = d.rgb + ((size_t)(1 * 96 + 3) * d.w + 2 * 128 + 3) * 3;
+    const unsigned char *c32 = d.rgb + ((size_t)(3 * 96 + 3) * d.w + 2 * 128 + 3) * 3;
+    const unsigned char *seam00 = d.rgb + ((size_t)3 * d.w + 127) * 3;
     CHECK(c00[0] == 24 && c00[1] == 28 && c00[2] == 96);
-    CHECK(seam00[0] == 24 * 3 / 4 && seam00[1] == 28 * 3 / 4 && seam00[2] == 96 * 3 / 4);
+    CHECK_MSG(seam00[0] == 116 && seam00[1] == 118 && seam00[2] == 159, "%d %d %d", seam00[0], seam00[1], seam00[2]);
     CHECK(c12[0] == 170 && c12[1] == 170 && c12[2] == 170);
-    CHECK(c32[0] == 221 && c32[1] == 60 && c32[2] == 60);
+    CHECK_MSG(c32[0] == 212 && c32[1] == 34 && c32[2] == 29, "%d %d %d", c32[0], c32[1], c32[2]);
+    /* large errors never fade to white: up to 1024x the colour darkens, at and above
+     * 1024x (and +inf) it saturates to magenta, distinct from every other colour */
+    unsigned char col[3], sat[3], at1[3];
+    af_heatmap_colour(1e6, sat);
+    CHECK(sat[0] == 255 && sat[1] == 0 && sat[2] == 230);
+    af_heatmap_colour(INFINITY, col);
+    CHECK(!memcmp(col, sat, 3));
+    af_heatmap_colour(AF_HEATMAP_SATURATE, col);
+    CHECK(!memcmp(col, sat, 3));
+    af_heatmap_colour(1.0001, at1);
+    for (double r = 1.01; r < AF_HEATMAP_SATURATE; r *= 1.5) {
+        af_heatmap_colour(r, col);
+        CHECK(memcmp(col, sat, 3) != 0);
+        CHECK_MSG(col[0] + col[1] + col[2] < 3 * 200, "ratio %g is pale: %d %d %d", r, col[0], col[1], col[2]);
+        CHECK(col[0] <= at1[0]); /* darker as the error grows */
+    }
     unsigned char *heatmap_pixels = d.rgb; /* compared with the file below */
     free(png);
 
@@ -116,9 +134,9 @@ int main(void) {
     af_leak_matrix lm = {1, 4, states, NULL, NULL};
     CHECK(af_leak_png_bytes(&lm, &png, &n) == 0);
     decode(png, n, &d);
-    CHECK(d.w == 4 * 24 && d.h == 24);
-    const unsigned char *hidden = d.rgb + 3 * 3, *leak = d.rgb + (24 + 3) * 3;
-    const unsigned char *vis = d.rgb + (48 + 3) * 3, *vis_changed = d.rgb + (72 + 3) * 3;
+    CHECK(d.w == 4 * 96 && d.h == 384);
+    const unsigned char *hidden = d.rgb + 3 * 3, *leak = d.rgb + (96 + 3) * 3;
+    const unsigned char *vis = d.rgb + (192 + 3) * 3, *vis_changed = d.rgb + (288 + 3) * 3;
     CHECK(hidden[0] == 24 && hidden[1] == 28 && hidden[2] == 96);                   /* dark blue */
     CHECK(leak[0] == 220 && leak[1] == 30 && leak[2] == 30);                        /* red */
     CHECK(vis[0] == 150 && vis[1] == 150 && vis[2] == 150);                         /* grey */
@@ -126,7 +144,7 @@ int main(void) {
     free(d.rgb);
     free(png);
 
-    /* a leak matrix wider than 384 folds: 2 x 1000 -> 2 x 334 cells, 2 px each; a
+    /* a leak matrix wider than 384 folds: 2 x 1000 -> 2 x 334 cells, 2 px wide; a
      * folded group holding one leak among visible cells shows the leak */
     unsigned char *cells = malloc(2 * 1000);
     memset(cells, AF_LEAK_VISIBLE | AF_LEAK_CHANGED, 2 * 1000);
@@ -135,7 +153,7 @@ int main(void) {
     CHECK(af_leak_count(&wide) == 1);
     CHECK(af_leak_png_bytes(&wide, &png, &n) == 0);
     decode(png, n, &d);
-    CHECK(d.w == 334 * 2 && d.h == 2 * 24);
+    CHECK(d.w == 334 * 2 && d.h == 2 * 192);
     const unsigned char *leaked = d.rgb + ((size_t)0 * d.w + (d.w - 1)) * 3;
     CHECK(leaked[0] == 220 && leaked[1] == 30 && leaked[2] == 30);          /* the folded cell holding (0, 999) */
     const unsigned char *clean = d.rgb + ((size_t)(d.h - 2) * d.w + 0) * 3; /* above the seam row */
@@ -153,7 +171,7 @@ int main(void) {
     CHECK(af_heatmap_png(&m, path) == 0);
     unsigned char *file_png = read_file(path, &n);
     decode(file_png, n, &d);
-    CHECK(d.w == 3 * 24 && d.h == 4 * 24);
+    CHECK(d.w == 3 * 128 && d.h == 4 * 96);
     CHECK(memcmp(d.rgb, heatmap_pixels, (size_t)d.w * d.h * 3) == 0);
     free(d.rgb);
     free(file_png);

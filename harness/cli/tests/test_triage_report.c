@@ -251,7 +251,7 @@ int main(void) {
     CHECK(strstr(xml, "message=\"leak|planted:window_off_by_one|O|") != NULL);
     CHECK(strstr(xml, ": FINDING leak O ") != NULL);
     /* escaped: no raw specials inside the detail, no control characters */
-    CHECK(strstr(xml, "&lt;&amp;&gt; &quot;q&quot; &apos;a&apos; \\ &#9;tab?") != NULL);
+    CHECK(strstr(xml, "&lt;&amp;&gt; &quot;q&quot; &apos;a&apos; \\ \\x09tab\\x01") != NULL); /* util/text.h */
     for (const char *p = xml; *p; p++) CHECK((unsigned char)*p >= 0x20 || *p == '\n' || *p == '\t');
     CHECK(count_of(xml, "<") == count_of(xml, ">"));
 
@@ -261,10 +261,11 @@ int main(void) {
     CHECK(strstr(html, "<style>") != NULL && strstr(html, "<link") == NULL && strstr(html, "<script") == NULL);
     unsigned iw[4], ih[4];
     CHECK(check_html_images(html, iw, ih, 4) == 2); /* the heatmap and the leak matrix */
-    CHECK(iw[0] == 2 && ih[0] == 4);                /* mismatch first: heatmap 4 x 2 cells, 1 px each */
-    CHECK(iw[1] == 5 && ih[1] == 3);                /* leak 3 x 5 */
-    CHECK(strstr(html, "\" width=\"48\" height=\"96\" alt=\"error heatmap\"") != NULL);
-    CHECK(strstr(html, "\" width=\"120\" height=\"72\" alt=\"leak matrix\"") != NULL);
+    /* drawn at a useful size (picture.h: 384 / cells px a cell): mismatch first, heatmap
+     * 4 x 2 cells of 192 x 96 px; leak 3 x 5 cells of 76 x 128 px */
+    CHECK_MSG(iw[0] == 384 && ih[0] == 384, "%u x %u", iw[0], ih[0]);
+    CHECK_MSG(iw[1] == 380 && ih[1] == 384, "%u x %u", iw[1], ih[1]);
+    CHECK(strstr(html, "class=\"legend\"") != NULL && strstr(html, "&ge;1024&times;") != NULL);
     CHECK(count_of(html, "<section ") == 2);
     CHECK(strstr(html, "attnfuzz repro ") != NULL);
     CHECK(strstr(html, "leak matrix 3 &times; 5") != NULL);
@@ -303,7 +304,8 @@ int main(void) {
     CHECK(json_ok(ej) && json_ok(es));
     CHECK(strstr(es, "\"results\":[]") != NULL);
     CHECK(strstr(ex, "tests=\"0\" failures=\"0\"") != NULL && count_of(ex, "<testcase") == 0);
-    CHECK(strstr(eh, "No findings.") != NULL);
+    CHECK(strstr(eh, "No findings in 0 judged cases.") != NULL);
+    CHECK(strstr(eh, "no stats.json in this directory") != NULL);
     free(ej);
     free(es);
     free(ex);

@@ -1,5 +1,5 @@
 /* test_config_fsutil.c — util/config.h (the ATTNFUZZ_* table, its reader, the warning
- * about unknown names) and util/fsutil.h (mkdir -p, atomic replace). */
+ * about unknown names) and util/fsutil.h (mkdir -p, atomic replace, planted symlinks, confined reads). */
 #include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
@@ -123,9 +123,63 @@ static void test_fsutil(void) {
     CHECK(system(cmd) == 0);
 }
 
+/* Symlinks planted in a directory attnfuzz writes to or reads from: a write never goes
+ * through one (neither a symlink at the old fixed temp name PATH.tmp nor one at PATH:
+ * rename replaces the link, not its target); a confined read refuses a symlink, a FIFO,
+ * a directory, a file reached through a symlinked directory outside ROOT and a file
+ * over the size limit, and reads a regular file inside ROOT. */
+static void test_fsutil_symlinks(void) {
+    char root[] = "/tmp/af_fsutil_links_XXXXXX", outside[] = "/tmp/af_fsutil_outside_XXXXXX";
+    CHECK(mkdtemp(root) && mkdtemp(outside));
+    char path[256], link[300], target[256], why[256];
+    snprintf(target, sizeof target, "%s/victim", outside);
+    FILE *f = fopen(target, "w");
+    CHECK(f && fputs("precious", f) >= 0 && fclose(f) == 0);
+
+    snprintf(path, sizeof path, "%s/report.html", root);
+    snprintf(link, sizeof link, "%s.tmp", path);
+    CHECK(symlink(target, link) == 0);
+    CHECK_MSG(af_write_file_atomic(path, "new", 3, why, sizeof why) == 0, "%s", why);
+    CHECK(!strcmp(read_text(target), "precious"));
+    CHECK(!strcmp(read_text(path), "new"));
+    snprintf(path, sizeof path, "%s/heatmap.png", root);
+    CHECK(symlink(target, path) == 0);
+    CHECK_MSG(af_write_file_atomic(path, "png", 3, why, sizeof why) == 0, "%s", why);
+    CHECK(!strcmp(read_text(target), "precious"));
+    struct stat st;
+    CHECK(lstat(path, &st) == 0 && S_ISREG(st.st_mode) && af_is_regular_file(path));
+    CHECK(!af_is_regular_file(link) && !af_is_regular_file(root));
+
+    char *text = NULL;
+    size_t n = 0;
+    snprintf(path, sizeof path, "%s/report.html", root);
+    CHECK_MSG(af_read_file_inside(root, path, 100, &text, &n, why, sizeof why) == 0, "%s", why);
+    CHECK(n == 3 && !strcmp(text, "new"));
+    free(text);
+    CHECK(af_read_file_inside(root, path, 2, &text, &n, why, sizeof why) == -1 && strstr(why, "over 2 bytes"));
+    CHECK(af_read_file_inside(root, link, 100, &text, &n, why, sizeof why) == -1 && text == NULL);
+    CHECK_MSG(strstr(why, "symbolic link"), "%s", why);
+    char sub[300];
+    snprintf(sub, sizeof sub, "%s/bucket", root);
+    CHECK(symlink(outside, sub) == 0); /* a directory inside ROOT that leads out of it */
+    snprintf(path, sizeof path, "%s/bucket/victim", root);
+    CHECK(af_read_file_inside(root, path, 100, &text, &n, why, sizeof why) == -1);
+    CHECK_MSG(strstr(why, "outside"), "%s", why);
+    snprintf(path, sizeof path, "%s/fifo", root);
+    CHECK(mkfifo(path, 0600) == 0);
+    CHECK(af_read_file_inside(root, path, 100, &text, &n, why, sizeof why) == -1);
+    CHECK_MSG(strstr(why, "not a regular file"), "%s", why);
+    CHECK(af_read_file_inside(root, root, 100, &text, &n, why, sizeof why) == -1);
+
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", root, outside);
+    CHECK(system(cmd) == 0);
+}
+
 int main(void) {
     signal(SIGPIPE, SIG_IGN);
     test_config();
     test_fsutil();
+    test_fsutil_symlinks();
     CHECK_DONE("test_config_fsutil");
 }

@@ -1,7 +1,7 @@
 /* test_json.c — the JSON conventions of util/json.h.
  *
  * Non-finite numbers are written as null and null reads back as NaN; text that is not
- * UTF-8 keeps its valid sequences and has each bad byte written as '?' (overlong forms,
+ * UTF-8 keeps its valid sequences and has each bad byte written as U+FFFD (overlong forms,
  * surrogates, code points above U+10FFFF, cut sequences); reads check the type and
  * truncate; parse and load errors name the file, line and column.
  */
@@ -52,21 +52,24 @@ int main(void) {
     CHECK(af_json_get_text(o, "s", buf, sizeof buf) == 0 && strcmp(buf, "ab") == 0); /* truncated */
     json_decref(o);
 
-    /* text: valid UTF-8 (1 to 4 bytes) unchanged, escapes by jansson, bad bytes '?' */
+    /* text: valid UTF-8 (1 to 4 bytes) unchanged, escapes by jansson, each bad byte
+     * U+FFFD (util/text.h), controls other than tab and newline the visible \xNN */
     expect_text(NULL, "\"\"");
-    expect_text("q\"\\\n\t\x01", "\"q\\\"\\\\\\n\\t\\u0001\"");
+    expect_text("q\"\\\n\t\x01\x1b[31m", "\"q\\\"\\\\\\n\\t\\\\x01\\\\x1b[31m\"");
     expect_text("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"");
+#define FFFD "\xef\xbf\xbd"
     expect_text("a\xff"
                 "b",
-                "\"a?b\"");
-    expect_text("\xc0\xaf", "\"??\"");           /* overlong '/' */
-    expect_text("\xe0\x80\xaf", "\"???\"");      /* overlong, 3 bytes */
-    expect_text("\xed\xa0\x80", "\"???\"");      /* surrogate U+D800 */
-    expect_text("\xf4\x90\x80\x80", "\"????\""); /* above U+10FFFF */
-    expect_text("x\xe2\x82", "\"x??\"");         /* cut at the end */
+                "\"a" FFFD "b\"");
+    expect_text("\xc0\xaf", "\"" FFFD FFFD "\"");                   /* overlong '/' */
+    expect_text("\xe0\x80\xaf", "\"" FFFD FFFD FFFD "\"");          /* overlong, 3 bytes */
+    expect_text("\xed\xa0\x80", "\"" FFFD FFFD FFFD "\"");          /* surrogate U+D800 */
+    expect_text("\xf4\x90\x80\x80", "\"" FFFD FFFD FFFD FFFD "\""); /* above U+10FFFF */
+    expect_text("x\xe2\x82", "\"x" FFFD FFFD "\"");                 /* cut at the end */
     expect_text("\xe2\x82"
                 "A\xc3\xa9",
-                "\"??A\xc3\xa9\""); /* cut, then valid again */
+                "\"" FFFD FFFD "A\xc3\xa9\""); /* cut, then valid again */
+#undef FFFD
 
     /* errors name the source, line and column; a non-object is refused */
     CHECK(af_json_parse_object("{\n\"a\": 1,\n}", "bad.json", why, sizeof why) == NULL);
