@@ -369,5 +369,19 @@ int af_cli_campaign(int argc, char **argv) {
     o.n_corpus = n_corpus;
     int rc = af_campaign_run(&o);
     free(corpus);
-    return rc;
+    switch (rc) {
+        case AF_CAMPAIGN_CLEAN:
+            return AF_EXIT_PASS;
+        case AF_CAMPAIGN_FINDINGS:
+            return AF_EXIT_FINDING;
+        case AF_CAMPAIGN_UNAVAILABLE:
+            return AF_EXIT_DECLINED;
+        case AF_CAMPAIGN_PLUGIN_ERROR:
+            return AF_EXIT_PLUGIN;
+        case AF_CAMPAIGN_INTERRUPTED:
+            return AF_EXIT_INTERRUPTED;
+        case AF_CAMPAIGN_SETUP_ERROR:
+        default:
+            return AF_EXIT_USAGE;
+    }
 }
