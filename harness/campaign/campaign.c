@@ -131,7 +131,7 @@ int af_campaign_run(const af_campaign_opts *o) {
         fprintf(stderr, "attnfuzz campaign: %s\n", why);
         af_open_error e = cp->s.open_error;
         free(cp);
-        return e == AF_OPEN_PLUGIN_ERROR ? AF_CAMPAIGN_PLUGIN_ERROR
+        return e == AF_OPEN_PLUGIN_ERROR  ? AF_CAMPAIGN_PLUGIN_ERROR
                : e == AF_OPEN_UNAVAILABLE ? AF_CAMPAIGN_UNAVAILABLE
                                           : AF_CAMPAIGN_SETUP_ERROR;
     }

@@ -38,5 +38,4 @@ void af_cp_interrupt_restore(const af_cp_saved_signals *saved) {
     sigaction(SIGTERM, &saved->sigterm, NULL);
 }
 
-
 int af_cp_interrupted(void) { return (int)stop_signal; }

@@ -119,7 +119,10 @@ static void minimise_raw(af_campaign_state *cp, const char *raw_id, const af_cas
         if (af_cp_interrupted()) cp->st.unminimised++;
         fprintf(stderr, "%sattnfuzz campaign: raw %s did not reproduce (%s); kept as found in bucket %s\n",
                 cp->tty ? "\r\033[K" : "", raw_id,
-                af_cp_interrupted() ? "interrupted" : rc == 1 ? "passes now" : "could not run", e.bucket);
+                af_cp_interrupted() ? "interrupted"
+                : rc == 1           ? "passes now"
+                                    : "could not run",
+                e.bucket);
     }
     free(mr);
     if (af_rawmap_put(cp->dir, raw_id, &e))

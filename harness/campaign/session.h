@@ -41,16 +41,16 @@ typedef struct {
     af_runner runner;
     af_backend *backend;
     char backend_name[AF_NAME_MAX];
-    char engine[AF_NAME_MAX]; /* "" = the case's engine field, else this one */
-    af_fuzz_limits limits;    /* af_fuzz_limits_for_backend of the backend */
-    char out_dir[1024];       /* campaign directory; "" = findings are not stored */
-    double start_unix;        /* campaign start, for time_to_first_seconds */
-    bool defer_new;           /* findings with a new raw signature go to DIR/pending */
-    bool isolated;            /* never call the backend in this process (NEEDS_GPU) */
-    bool backend_owned;       /* backend came from the registry (else the caller's) */
-    int default_deadline_s;   /* per case: 60 s, 300 s for a NEEDS_GPU backend */
-    int owner_pid;            /* the process that opened the session */
-    af_open_error open_error; /* after a failed open: why */
+    char engine[AF_NAME_MAX];         /* "" = the case's engine field, else this one */
+    af_fuzz_limits limits;            /* af_fuzz_limits_for_backend of the backend */
+    char out_dir[1024];               /* campaign directory; "" = findings are not stored */
+    double start_unix;                /* campaign start, for time_to_first_seconds */
+    bool defer_new;                   /* findings with a new raw signature go to DIR/pending */
+    bool isolated;                    /* never call the backend in this process (NEEDS_GPU) */
+    bool backend_owned;               /* backend came from the registry (else the caller's) */
+    int default_deadline_s;           /* per case: 60 s, 300 s for a NEEDS_GPU backend */
+    int owner_pid;                    /* the process that opened the session */
+    af_open_error open_error;         /* after a failed open: why */
     unsigned long long max_memory;    /* per isolated run: RLIMIT_AS bytes, 0 = none (set after open) */
     af_session_verdict_fn on_verdict; /* optional, set after open: every engine's verdict */
     void *on_verdict_user;
@@ -97,7 +97,7 @@ typedef struct {
     char bucket[AF_BUCKET_ID_LEN + 1];
     char why[256];
     double seconds;
-    int engines_declined; /* engines that declined the case or were not run */
+    int engines_declined;               /* engines that declined the case or were not run */
     uint8_t counters[AF_FUZZ_COUNTERS]; /* feedback (af_fuzz_feedback) */
 } af_case_result;
 

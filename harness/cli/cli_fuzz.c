@@ -168,9 +168,12 @@ int af_cli_minimize(int argc, char **argv) {
     int deadline = 0, max_runs = 300; /* deadline 0 = the session's default (60 s, GPU 300 s) */
     bool quiet = false;
     static const struct option longopts[] = {
-        {"backend", required_argument, NULL, 'b'},  {"engine", required_argument, NULL, 'e'},
-        {"deadline", required_argument, NULL, 'd'}, {"max-runs", required_argument, NULL, 'r'},
-        {"quiet", no_argument, NULL, 'q'},          {"plugin-dir", required_argument, NULL, 'p'},
+        {"backend", required_argument, NULL, 'b'},
+        {"engine", required_argument, NULL, 'e'},
+        {"deadline", required_argument, NULL, 'd'},
+        {"max-runs", required_argument, NULL, 'r'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"plugin-dir", required_argument, NULL, 'p'},
         {NULL, 0, NULL, 0},
     };
     const char *plugin_dirs[MAX_PLUGIN_DIRS];
@@ -219,8 +222,7 @@ int af_cli_minimize(int argc, char **argv) {
     af_session s;
     const char *bname;
     /* every candidate runs in a forked child */
-    int open_rc = open_finding_session("minimize", path, backend, engine, plugin_dirs, n_plugin_dirs, &c, &s,
-                                       &bname);
+    int open_rc = open_finding_session("minimize", path, backend, engine, plugin_dirs, n_plugin_dirs, &c, &s, &bname);
     if (open_rc) return open_rc;
     cli_min_ctx ctx = {&s, deadline > 0 ? deadline : s.default_deadline_s};
     af_min_opts mo;
@@ -236,8 +238,8 @@ int af_cli_minimize(int argc, char **argv) {
     } else if (rc == 1) {
         char line[1024];
         af_verdict_line(&r->verdict, line, sizeof line);
-        fprintf(stderr, "attnfuzz minimize: %s does not fail on %s (%s): nothing to minimise, %s not written\n",
-                path, bname, line, out);
+        fprintf(stderr, "attnfuzz minimize: %s does not fail on %s (%s): nothing to minimise, %s not written\n", path,
+                bname, line, out);
         /* the table's code for the condition: a passing case passes (not bad input) */
         exit_code = r->verdict.kind == AF_V_DECLINED ? AF_EXIT_DECLINED : AF_EXIT_PASS;
     } else {

@@ -24,8 +24,7 @@ int af_cli_choose_backend(const char *verb, const char *case_path, const af_case
         return 0;
     }
     *name = c->backend[0] ? c->backend : "cpu";
-    if (strncmp(*name, "plugin:", 7) != 0 || af_plugin_path_configured(*name + 7, plugin_dirs, n_plugin_dirs))
-        return 0;
+    if (strncmp(*name, "plugin:", 7) != 0 || af_plugin_path_configured(*name + 7, plugin_dirs, n_plugin_dirs)) return 0;
     fprintf(stderr,
             "attnfuzz %s: %s names backend '%s', which a case file may not load (a reproducer runs no code it "
             "names); to run it deliberately: attnfuzz %s %s --backend '%s' (or --plugin-dir DIR holding it)\n",

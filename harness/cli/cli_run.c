@@ -23,10 +23,10 @@ typedef struct {
     bool no_probes;
     af_ref_choice reference; /* --reference cpu|gpu|auto */
     af_oracle_opts oracle;
-    bool in_process;                  /* --in-process: no child per case (debugging) */
-    int deadline_s;                   /* --deadline; 0 = from the case's size */
-    unsigned long long max_memory;    /* --max-memory MB, in bytes; 0 = no limit */
-    const char **plugin_dirs;         /* --plugin-dir (repeatable) */
+    bool in_process;               /* --in-process: no child per case (debugging) */
+    int deadline_s;                /* --deadline; 0 = from the case's size */
+    unsigned long long max_memory; /* --max-memory MB, in bytes; 0 = no limit */
+    const char **plugin_dirs;      /* --plugin-dir (repeatable) */
     int n_plugin_dirs;
 } run_opts;
 

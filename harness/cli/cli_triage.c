@@ -69,8 +69,10 @@ int af_cli_triage(int argc, char **argv) {
         return AF_EXIT_ERROR;
     }
     if (recovered > 0)
-        fprintf(stderr, "attnfuzz triage: %d finding%s left in %s/pending by an interrupted campaign: stored "
-                        "unminimised\n", recovered, recovered == 1 ? "" : "s", dir);
+        fprintf(stderr,
+                "attnfuzz triage: %d finding%s left in %s/pending by an interrupted campaign: stored "
+                "unminimised\n",
+                recovered, recovered == 1 ? "" : "s", dir);
     af_triage_summary s;
     if (af_triage_build(dir, &s, why, sizeof why)) {
         fprintf(stderr, "attnfuzz triage: %s\n", why);
