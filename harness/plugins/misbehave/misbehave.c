@@ -52,8 +52,10 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_supports(const af_plugin_problem *p, char *
     return AF_PLUGIN_OK;
 }
 
+#if MISBEHAVE == MB_HEAP || MISBEHAVE == MB_LOOP
 /* volatile: the compiler may not prove the misbehaviour away */
 static volatile int never_zero = 1;
+#endif
 
 AF_PLUGIN_EXPORT int attnfuzz_plugin_run(const af_plugin_problem *p, const af_plugin_tensors *t, char *why,
                                          size_t cap) {
