@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,6 +25,7 @@ int af_isolate_start(af_isolate_child *ch, af_isolate_fn fn, void *user, void *o
     if (pipe(fds)) return -1;
     fflush(stdout);
     fflush(stderr);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         int err = errno;
@@ -34,6 +36,10 @@ int af_isolate_start(af_isolate_child *ch, af_isolate_fn fn, void *user, void *o
     }
     if (pid == 0) {
         close(fds[0]);
+        /* a run outlives no killed parent (kill -9): it would store findings after the
+         * next triage has counted them */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(3);
         if (ch->max_memory > 0) {
             struct rlimit lim = {(rlim_t)ch->max_memory, (rlim_t)ch->max_memory};
             setrlimit(RLIMIT_AS, &lim);

@@ -52,6 +52,10 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_supports(const af_plugin_problem *p, char *
     return AF_PLUGIN_OK;
 }
 
+#if MISBEHAVE == MB_HEAP
+/* volatile: the overflow and the free may not be optimised away as dead stores */
+static char *volatile heap_block;
+#endif
 #if MISBEHAVE == MB_HEAP || MISBEHAVE == MB_LOOP
 /* volatile: the compiler may not prove the misbehaviour away */
 static volatile int never_zero = 1;
@@ -67,9 +71,9 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_run(const af_plugin_problem *p, const af_pl
 #elif MISBEHAVE == MB_ABORT
     abort();
 #elif MISBEHAVE == MB_HEAP
-    char *small = malloc(16); /* 16 bytes, then 1 MiB written through it */
-    if (small) memset(small, 0x5a, (size_t)(1 << 20) * never_zero);
-    free(small);
+    heap_block = malloc(16); /* 16 bytes, then 1 MiB written through it */
+    if (heap_block) memset(heap_block, 0x5a, (size_t)(1 << 20) * never_zero);
+    free(heap_block);
 #elif MISBEHAVE == MB_LOOP
     while (never_zero) {}
 #elif MISBEHAVE == MB_EXIT0
