@@ -17,7 +17,7 @@ check "declined case exits 3" 3 "$bin" run ci/tests/cases/cpu-declines-fp8-bwd.c
 msg=$("$bin" run ci/tests/cases/cpu-declines-fp8-bwd.case --backend cpu 2>&1)
 echo "$msg" | grep -q 'declined cpu: .*backward' || { echo "FAIL decline reason missing: $msg"; fail=$((fail+1)); }
 check "unknown backend exits 2" 2 "$bin" run corpora/seed/fp16-nomask-b1h1s16d64.case --backend nosuch
-check "missing file exits 2" 2 "$bin" run no/such.case
+check "missing file exits 4 (bad file)" 4 "$bin" run no/such.case
 check "no arguments exits 2" 2 "$bin"
 check "unknown option exits 2" 2 "$bin" run --frobnicate corpora/seed/fp16-nomask-b1h1s16d64.case
 check "print" 0 "$bin" print corpora/seed/bf16-padding-causal.case

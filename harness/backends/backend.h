@@ -62,9 +62,16 @@ struct af_backend {
 };
 
 /* Registry: built-in backends plus plugins found on the plugin path. */
+typedef enum {
+    AF_FIND_OK = 0,
+    AF_FIND_UNKNOWN, /* no backend of that name */
+    AF_FIND_PLUGIN,  /* "plugin:PATH" could not be loaded (no file, symbols, ABI) */
+} af_find_error;
+
 typedef struct {
     af_backend *items[64];
     int count;
+    af_find_error find_error; /* why the last af_registry_find returned NULL */
 } af_registry;
 
 void af_registry_init(af_registry *r); /* built-ins (cpu, cudnn, planted...) */

@@ -75,6 +75,19 @@ static void scan_dir(af_registry *r, const char *dir, scanned_dirs *seen) {
     }
 }
 
+/* The build's plugins/ folder beside the running binary; false when unknown. */
+static bool plugins_beside_binary(char *out, size_t cap) {
+    char exe[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len <= 0) return false;
+    exe[len] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash) return false;
+    *slash = '\0';
+    snprintf(out, cap, "%s/plugins", exe);
+    return true;
+}
+
 void af_plugin_scan(af_registry *r) {
     scanned_dirs seen;
     seen.n = 0;
@@ -87,16 +100,38 @@ void af_plugin_scan(af_registry *r) {
         free(copy);
     }
     /* plugins/ beside the running binary (the build tree puts them there) */
-    char exe[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len > 0) {
-        exe[len] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = '\0';
-            char dir[PATH_MAX + 16];
-            snprintf(dir, sizeof dir, "%s/plugins", exe);
-            scan_dir(r, dir, &seen);
-        }
+    char dir[PATH_MAX + 16];
+    if (plugins_beside_binary(dir, sizeof dir)) scan_dir(r, dir, &seen);
+}
+
+/* ---- who may load a plugin named by a case file -------------------------------------- */
+
+/* real_file's directory (a real path) is the real path of dir. */
+static bool file_directly_in(const char *real_file, const char *dir) {
+    char real_dir[PATH_MAX];
+    if (!dir || !dir[0] || !realpath(dir, real_dir)) return false;
+    const char *slash = strrchr(real_file, '/');
+    if (!slash) return false;
+    size_t n = (size_t)(slash - real_file);
+    if (n == 0) n = 1; /* a file in / */
+    return strlen(real_dir) == n && strncmp(real_dir, real_file, n) == 0;
+}
+
+bool af_plugin_path_configured(const char *path, const char *const *extra_dirs, int n_extra) {
+    char real_file[PATH_MAX];
+    if (!path || !realpath(path, real_file)) return false;
+    for (int i = 0; i < n_extra; i++)
+        if (file_directly_in(real_file, extra_dirs[i])) return true;
+    bool found = false;
+    const char *env = af_config_get(AF_CFG_PLUGIN_PATH);
+    if (env) {
+        char *copy = strdup(env);
+        char *save = NULL;
+        for (char *dir = copy ? strtok_r(copy, ":", &save) : NULL; dir && !found; dir = strtok_r(NULL, ":", &save))
+            found = file_directly_in(real_file, dir);
+        free(copy);
     }
+    char dir[PATH_MAX + 16];
+    if (!found && plugins_beside_binary(dir, sizeof dir)) found = file_directly_in(real_file, dir);
+    return found;
 }

@@ -18,13 +18,18 @@ void af_registry_add(af_registry *r, af_backend *be) {
 }
 
 af_backend *af_registry_find(af_registry *r, const char *name, char *why, size_t cap) {
+    r->find_error = AF_FIND_OK;
     for (int i = 0; i < r->count; i++)
         if (strcmp(r->items[i]->name, name) == 0) return r->items[i];
     if (strncmp(name, "plugin:", 7) == 0) {
         af_backend *be = af_plugin_load(name + 7, why, cap);
-        if (be) af_registry_add(r, be);
+        if (be)
+            af_registry_add(r, be);
+        else
+            r->find_error = AF_FIND_PLUGIN;
         return be;
     }
+    r->find_error = AF_FIND_UNKNOWN;
     if (strncmp(name, "worker:", 7) == 0) {
         snprintf(why, cap,
                  "backend '%s' has no command: a worker starts only from --worker-cmd or --worker-config on the "

@@ -114,7 +114,7 @@ void af_cp_note_finding(af_campaign_state *cp) {
 
 int af_campaign_run(const af_campaign_opts *o) {
     af_campaign_state *cp = calloc(1, sizeof *cp);
-    if (!cp) return 2;
+    if (!cp) return AF_CAMPAIGN_SETUP_ERROR;
     cp->o = o;
     cp->tty = isatty(2);
     cp->t0 = af_clock_mono();
@@ -129,8 +129,11 @@ int af_campaign_run(const af_campaign_opts *o) {
     char why[512];
     if (af_session_open_ex(&cp->s, o->backend, o->backend_obj, o->engine, cp->dir, o->session_flags, why, sizeof why)) {
         fprintf(stderr, "attnfuzz campaign: %s\n", why);
+        af_open_error e = cp->s.open_error;
         free(cp);
-        return strstr(why, "unknown backend") ? 2 : 3;
+        return e == AF_OPEN_PLUGIN_ERROR  ? AF_CAMPAIGN_PLUGIN_ERROR
+               : e == AF_OPEN_UNAVAILABLE ? AF_CAMPAIGN_UNAVAILABLE
+                                          : AF_CAMPAIGN_SETUP_ERROR;
     }
     cp->s.defer_new = true;
     /* --max-work: the budget of the cases this process decodes, and (libfuzzer.c) passed
@@ -166,7 +169,7 @@ int af_campaign_run(const af_campaign_opts *o) {
             af_session_close(&cp->s);
             af_queue_free(&cp->queue);
             free(cp);
-            return 2;
+            return AF_CAMPAIGN_SETUP_ERROR;
         }
     }
     cp->rng = o->seed ? o->seed : (uint64_t)af_clock_unix() * 1000003u + (uint64_t)getpid();
@@ -189,6 +192,8 @@ int af_campaign_run(const af_campaign_opts *o) {
         o->time_s, seeds, cp->s.limits.max_work, cp->deadline_s, cp->dir);
     af_cp_update_stats(cp, false);
 
+    af_cp_saved_signals saved_signals;
+    af_cp_interrupt_install(&saved_signals);
     double stop_at = cp->t0 + o->time_s;
     if (o->total_s > 0) {
         cp->end_at = cp->t0 + o->total_s;
@@ -206,8 +211,15 @@ int af_campaign_run(const af_campaign_opts *o) {
         af_cp_run_inprocess(cp, stop_at);
     }
     double fuzz_elapsed = (cp->fuzz_end > 0 ? cp->fuzz_end : af_clock_mono()) - cp->t0;
-    /* the last new buckets: minimise them too (bounded) */
-    af_cp_process_pending(cp, cp->end_at > 0 ? cp->end_at - 5 : af_clock_mono() + 600, cp->end_at > 0);
+    /* the last new buckets: minimise them too (bounded); after a signal none is
+     * minimised: each is stored as found (counted as unminimised) */
+    bool interrupted = af_cp_interrupted() != 0;
+    if (interrupted)
+        fprintf(stderr, "%sattnfuzz campaign: %s: stopping; pending findings are stored unminimised, reports written\n",
+                cp->tty ? "\r\033[K" : "", strsignal(af_cp_interrupted()));
+    af_cp_process_pending(cp, cp->end_at > 0 ? cp->end_at - 5 : af_clock_mono() + 600, cp->end_at > 0 || interrupted);
+    interrupted = af_cp_interrupted() != 0; /* a signal during the last minimisations too */
+    cp->st.interrupted = interrupted;
     cp->st.elapsed_s = fuzz_elapsed;
     af_triage_summary sum;
     memset(&sum, 0, sizeof sum);
@@ -220,7 +232,8 @@ int af_campaign_run(const af_campaign_opts *o) {
     af_stats_progress(&cp->st, cp->tty, true);
     fprintf(stderr, "attnfuzz campaign: %d bucket(s); reports in %s/report.{json,junit.xml,sarif,html}\n",
             cp->st.buckets, cp->dir);
-    int rc = cp->st.buckets > 0 ? 1 : 0;
+    int rc = interrupted ? AF_CAMPAIGN_INTERRUPTED : cp->st.buckets > 0 ? AF_CAMPAIGN_FINDINGS : AF_CAMPAIGN_CLEAN;
+    af_cp_interrupt_restore(&saved_signals);
     af_queue_free(&cp->queue);
     af_session_close(&cp->s);
     free(cp);

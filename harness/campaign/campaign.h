@@ -61,9 +61,24 @@ typedef struct {
     unsigned session_flags;  /* extra AF_SESSION_* flags (tests: AF_SESSION_ISOLATE) */
 } af_campaign_opts;
 
+/* What af_campaign_run returns (the CLI maps each to its exit code, cli/cli.h). */
+enum {
+    AF_CAMPAIGN_CLEAN = 0,        /* no findings */
+    AF_CAMPAIGN_FINDINGS = 1,     /* at least one bucket */
+    AF_CAMPAIGN_SETUP_ERROR = 2,  /* bad options, unknown backend, unreadable seed corpus */
+    AF_CAMPAIGN_UNAVAILABLE = 3,  /* the backend is not usable here */
+    AF_CAMPAIGN_PLUGIN_ERROR = 4, /* plugin:PATH could not be loaded */
+    AF_CAMPAIGN_INTERRUPTED = 5,  /* SIGINT / SIGTERM: stopped early, reports written */
+};
+
 void af_campaign_opts_default(af_campaign_opts *o);
-/* Run a campaign. Returns 0 no findings, 1 findings, 2 bad options / setup error,
- * 3 backend unavailable. */
+/* Run a campaign: one of AF_CAMPAIGN_*. */
 int af_campaign_run(const af_campaign_opts *o);
+
+/* Findings a campaign left in DIR/pending (it was killed before it minimised them):
+ * each stored as found in DIR/findings (a raw signature minimised meanwhile: counted in
+ * its bucket), removed from pending, and DIR/stats.json's findings and unminimised
+ * raised by their number. For `attnfuzz triage`. Returns how many, or -1 with why. */
+int af_campaign_recover_pending(const char *dir, char *why, size_t cap);
 
 #endif

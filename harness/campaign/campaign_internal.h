@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <signal.h>
 #include <stdint.h>
 
 #include "campaign/campaign.h"
@@ -50,6 +51,16 @@ int af_cp_count_buckets(af_campaign_state *cp);
 void af_cp_update_stats(af_campaign_state *cp, bool final);
 /* One more finding seen (and the time to the first). */
 void af_cp_note_finding(af_campaign_state *cp);
+
+/* ---- interrupt.c ---- */
+typedef struct {
+    struct sigaction sigint, sigterm;
+} af_cp_saved_signals;
+/* Catch SIGINT / SIGTERM for the campaign (the previous handlers kept in saved). */
+void af_cp_interrupt_install(af_cp_saved_signals *saved);
+void af_cp_interrupt_restore(const af_cp_saved_signals *saved);
+/* 0, or the signal (SIGINT / SIGTERM) that asked the campaign to stop. */
+int af_cp_interrupted(void);
 
 /* ---- pending.c ---- */
 /* Minimise and store every pending finding until stop_at (keep_rest: store the rest as

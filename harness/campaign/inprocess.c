@@ -94,7 +94,9 @@ static void handle_result(af_campaign_state *cp, const af_case *c, const input_b
     af_stats_note_run(&cp->st, &r->verdict.info);
     if (r->status != AF_CASE_NOT_RUN && r->status != AF_CASE_CRASHED && r->status != AF_CASE_HUNG)
         af_envelope_note(&cp->envelope, c, r->verdict.kind == AF_V_DECLINED, r->verdict.reason);
-    if (r->status == AF_CASE_CRASHED) cp->st.crashes++;
+    /* a crash: the child died, or the backend said so (AF_PLUGIN_ERROR, AF_RUN_CRASH) */
+    bool crash_verdict = r->verdict.n_findings > 0 && r->verdict.kind == AF_V_CRASH;
+    if (r->status == AF_CASE_CRASHED || (r->status == AF_CASE_RAN && crash_verdict)) cp->st.crashes++;
     if (r->status == AF_CASE_HUNG) cp->st.hangs++;
     if (r->verdict.n_findings > 0) {
         af_cp_note_finding(cp);
@@ -105,6 +107,20 @@ static void handle_result(af_campaign_state *cp, const af_case *c, const input_b
     }
     if (af_queue_offer(&cp->queue, in->data, in->size, r->counters, false) > 0)
         save_corpus_input(cp, in->data, in->size);
+}
+
+/* After SIGINT / SIGTERM: the runs in flight are ended and their results dropped (a
+ * child the terminal's SIGINT reached is no crash). */
+static void abandon_children(af_child *slots, int jobs) {
+    for (int i = 0; i < jobs; i++) {
+        af_isolate_child *ch = &slots[i].proc;
+        if (!ch->pid) continue;
+        kill(ch->pid, SIGKILL);
+        while (waitpid(ch->pid, NULL, 0) < 0 && errno == EINTR) {}
+        close(ch->fd);
+        ch->pid = 0;
+        ch->fd = -1;
+    }
 }
 
 void af_cp_run_inprocess(af_campaign_state *cp, double stop_at) {
@@ -118,6 +134,11 @@ void af_cp_run_inprocess(af_campaign_state *cp, double stop_at) {
     int seed_cursor = 0;
     double next_pending = af_clock_mono() + 1;
     for (;;) {
+        if (af_cp_interrupted()) {
+            abandon_children(slots, jobs);
+            cp->fuzz_end = af_clock_mono();
+            break;
+        }
         bool time_left = af_clock_mono() < stop_at;
         for (int i = 0; i < jobs && time_left; i++) {
             if (slots[i].proc.pid) continue;
@@ -141,9 +162,9 @@ void af_cp_run_inprocess(af_campaign_state *cp, double stop_at) {
             break;
         }
         int done = af_child_wait_any(&cp->s, slots, jobs, 250);
-        if (done >= 0 && !af_cp_stopped_for_time(cp, &results[done], slot_deadline[done]))
+        if (done >= 0 && !af_cp_interrupted() && !af_cp_stopped_for_time(cp, &results[done], slot_deadline[done]))
             handle_result(cp, &slots[done].c, &inputs[done], &results[done]);
-        if (af_clock_mono() >= next_pending) {
+        if (af_clock_mono() >= next_pending && !af_cp_interrupted()) {
             af_cp_process_pending(cp, stop_at, false);
             af_cp_update_stats(cp, false);
             next_pending = af_clock_mono() + 1;

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,6 +25,7 @@ int af_isolate_start(af_isolate_child *ch, af_isolate_fn fn, void *user, void *o
     if (pipe(fds)) return -1;
     fflush(stdout);
     fflush(stderr);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         int err = errno;
@@ -33,6 +36,14 @@ int af_isolate_start(af_isolate_child *ch, af_isolate_fn fn, void *user, void *o
     }
     if (pid == 0) {
         close(fds[0]);
+        /* a run outlives no killed parent (kill -9): it would store findings after the
+         * next triage has counted them */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(3);
+        if (ch->max_memory > 0) {
+            struct rlimit lim = {(rlim_t)ch->max_memory, (rlim_t)ch->max_memory};
+            setrlimit(RLIMIT_AS, &lim);
+        }
         if (deadline_s > 0) alarm((unsigned)deadline_s);
         void *buf = calloc(1, out_size ? out_size : 1);
         if (!buf) _exit(3);
@@ -140,6 +151,8 @@ void af_isolate_describe(const af_isolate_outcome *o, char *buf, size_t cap) {
         snprintf(buf, cap, "no result after %.0f s", o->seconds);
     else if (o->term_signal)
         snprintf(buf, cap, "killed by signal %d (%s)", o->term_signal, strsignal(o->term_signal));
+    else if (o->exit_status == 0)
+        snprintf(buf, cap, "exited 0 inside run (before reporting a result)");
     else
         snprintf(buf, cap, "exited with status %d before reporting", o->exit_status);
 }

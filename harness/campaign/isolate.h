@@ -31,10 +31,12 @@ typedef struct {
     double deadline; /* when the parent kills it; 0 = never */
     void *out;       /* the caller's buffer for the child's bytes */
     size_t out_size, got;
+    unsigned long long max_memory; /* set by the caller before af_isolate_start: the child's
+                                      address-space limit in bytes (RLIMIT_AS); 0 = none */
 } af_isolate_child;
 
 /* Fork a child that runs fn into a buffer of out_size bytes, copied into out as they
- * arrive. deadline_s 0 = none. Returns 0, or -1 (errno set) when pipe or fork fails. */
+ * arrive. deadline_s 0 = none; ch->max_memory (kept) limits the child's memory. Returns 0, or -1 (errno set) when pipe or fork fails. */
 int af_isolate_start(af_isolate_child *ch, af_isolate_fn fn, void *user, void *out, size_t out_size, int deadline_s,
                      double grace_s);
 
@@ -49,7 +51,8 @@ int af_isolate_run(af_isolate_fn fn, void *user, void *out, size_t out_size, int
                    af_isolate_outcome *o);
 
 /* One line for an outcome that is not complete: "no result after 61 s", "killed by
- * signal 11 (Segmentation fault)", "exited with status 3 before reporting". */
+ * signal 11 (Segmentation fault)", "exited with status 3 before reporting", and for a
+ * run that called exit(0) itself "exited 0 inside run (before reporting a result)". */
 void af_isolate_describe(const af_isolate_outcome *o, char *buf, size_t cap);
 
 #endif

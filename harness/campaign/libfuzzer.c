@@ -227,8 +227,9 @@ int af_cp_run_libfuzzer(af_campaign_state *cp, const char *fuzzer, double stop_a
         if (exited) cp->fuzz_end = af_clock_mono();
         af_cp_process_pending(cp, stop_at, false); /* the rest after fuzzing */
         af_cp_update_stats(cp, false);
-        if (!exited && af_clock_mono() > stop_at + 30) {
-            /* libFuzzer should have stopped at -max_total_time: stop it */
+        if (!exited && (af_clock_mono() > stop_at + 30 || af_cp_interrupted())) {
+            /* libFuzzer should have stopped at -max_total_time, or a signal asks to stop:
+             * its own process group, so the terminal's SIGINT did not reach it */
             kill(-pid, SIGTERM);
             sleep(2);
             kill(-pid, SIGKILL);

@@ -16,6 +16,7 @@
 #include "campaign/campaign_internal.h"
 #include "util/clock.h"
 #include "util/fsutil.h"
+#include "util/json.h"
 #include "minimize/minimize.h"
 #include "triage/findings.h"
 
@@ -27,6 +28,7 @@ static int min_run(const af_case *c, void *user, af_verdict *v) {
     min_ctx *m = user;
     af_case_result *r = malloc(sizeof *r);
     if (!r) return -1;
+    if (af_cp_interrupted()) return -1; /* a signal: nothing more is run */
     int deadline = af_cp_deadline_now(m->cp);
     af_session_run_isolated(&m->cp->s, c, AF_STORE_NONE, NULL, deadline, r);
     int rc = r->status == AF_CASE_NOT_RUN || af_cp_stopped_for_time(m->cp, r, deadline) ? -1 : 0;
@@ -91,8 +93,11 @@ static void minimise_raw(af_campaign_state *cp, const char *raw_id, const af_cas
             snprintf(path, sizeof path, "%s/findings/%s/original.case", cp->dir, e.bucket);
             original = af_case_load(path, &first_original, &err) == 0 ? &first_original : NULL;
         }
-        /* re-run in a child that stores it with its heatmap */
-        af_session_run_isolated(&cp->s, &e.best, AF_STORE_ALWAYS, original, af_cp_deadline_now(cp), r);
+        /* re-run in a child that stores it with its heatmap (not after a signal) */
+        if (af_cp_interrupted())
+            r->stored = -1;
+        else
+            af_session_run_isolated(&cp->s, &e.best, AF_STORE_ALWAYS, original, af_cp_deadline_now(cp), r);
         if (r->stored < 0 || strcmp(r->bucket, e.bucket)) {
             /* crash / hang (the child could not store), or a different result this time */
             char b[AF_BUCKET_ID_LEN + 1];
@@ -111,12 +116,45 @@ static void minimise_raw(af_campaign_state *cp, const char *raw_id, const af_cas
         af_signature(&e.best, &e.verdict, sig, sizeof sig);
         af_bucket_id(sig, e.bucket);
         store_here(cp, &e.best, &e.verdict, NULL, e.bucket);
+        if (af_cp_interrupted()) cp->st.unminimised++;
         fprintf(stderr, "%sattnfuzz campaign: raw %s did not reproduce (%s); kept as found in bucket %s\n",
-                cp->tty ? "\r\033[K" : "", raw_id, rc == 1 ? "passes now" : "could not run", e.bucket);
+                cp->tty ? "\r\033[K" : "", raw_id,
+                af_cp_interrupted() ? "interrupted"
+                : rc == 1           ? "passes now"
+                                    : "could not run",
+                e.bucket);
     }
     free(mr);
     if (af_rawmap_put(cp->dir, raw_id, &e))
         fprintf(stderr, "attnfuzz campaign: cannot write %s/rawmap/%s\n", cp->dir, raw_id);
+}
+
+/* Crash and hang verdicts carry no numbers and no tensor: the minimised case of one
+ * such bug lands in the same bucket whatever raw case it started from, so a second raw
+ * signature of the same kind (hang), or kind and detail (crash: the signal), is not
+ * minimised again: it is counted in the bucket the first one minimised into. Returns
+ * true with *e = that rawmap entry. */
+static bool same_fatal_bucket(const af_campaign_state *cp, const af_verdict *found, af_rawmap_entry *e) {
+    if (found->n_findings == 0 || found->findings[0].tensor != AF_T_NONE) return false;
+    if (found->kind != AF_V_HANG && found->kind != AF_V_CRASH) return false;
+    char dir[1200];
+    af_cp_subdir(cp, "rawmap", dir, sizeof dir);
+    DIR *d = opendir(dir);
+    if (!d) return false;
+    char want[AF_SIGNATURE_MAX], have[AF_SIGNATURE_MAX];
+    af_finding_identity(&(af_case){0}, found, want, sizeof want);
+    bool match = false;
+    for (struct dirent *de; !match && (de = readdir(d));) {
+        if (!af_cp_is_bucket_name(de->d_name, strlen(de->d_name))) continue;
+        if (af_rawmap_get(cp->dir, de->d_name, e)) continue;
+        const af_verdict *v = &e->verdict;
+        if (v->n_findings == 0 || v->findings[0].tensor != AF_T_NONE || v->kind != found->kind) continue;
+        af_finding_identity(&(af_case){0}, v, have, sizeof have);
+        match = !strcmp(want, have) &&
+                (found->kind == AF_V_HANG || !strcmp(v->findings[0].detail, found->findings[0].detail));
+    }
+    closedir(d);
+    return match;
 }
 
 /* Minimise and store every pending finding (or count it in the bucket its raw
@@ -161,7 +199,7 @@ int af_cp_process_pending(af_campaign_state *cp, double stop_at, bool keep_rest)
             continue;
         }
         free(me);
-        bool out_of_time = stop_at > 0 && af_clock_mono() > stop_at;
+        bool out_of_time = (stop_at > 0 && af_clock_mono() > stop_at) || af_cp_interrupted();
         if (out_of_time && !keep_rest) break;
         af_case c;
         af_error err;
@@ -173,8 +211,8 @@ int af_cp_process_pending(af_campaign_state *cp, double stop_at, bool keep_rest)
             snprintf(c.backend, sizeof c.backend, "%s", cp->s.backend_name); /* what ran */
             char bucket[AF_BUCKET_ID_LEN + 1];
             store_here(cp, &c, found, NULL, bucket);
-            fprintf(stderr, "%sattnfuzz campaign: raw %s stored as found in bucket %s (not minimised: --total-time)\n",
-                    cp->tty ? "\r\033[K" : "", raw_id, bucket);
+            fprintf(stderr, "%sattnfuzz campaign: raw %s stored as found in bucket %s (not minimised: %s)\n",
+                    cp->tty ? "\r\033[K" : "", raw_id, bucket, af_cp_interrupted() ? "interrupted" : "--total-time");
             cp->st.unminimised++;
             remove_pending(path);
             handled++;
@@ -185,6 +223,24 @@ int af_cp_process_pending(af_campaign_state *cp, double stop_at, bool keep_rest)
             /* no verdict beside it (another build wrote it?): what it gives now */
             min_run(&c, &(min_ctx){cp}, found);
         }
+        af_rawmap_entry *same = malloc(sizeof *same);
+        if (same && same_fatal_bucket(cp, found, same)) {
+            char bucket[AF_BUCKET_ID_LEN + 1];
+            af_finding_extra extra;
+            memset(&extra, 0, sizeof extra);
+            char why[512];
+            if (af_finding_store(cp->dir, &same->best, &same->verdict, &extra, bucket, why, sizeof why) < 0)
+                fprintf(stderr, "attnfuzz campaign: counting %s: %s\n", names[i], why);
+            if (af_rawmap_put(cp->dir, raw_id, same))
+                fprintf(stderr, "attnfuzz campaign: cannot write %s/rawmap/%s\n", cp->dir, raw_id);
+            fprintf(stderr, "%sattnfuzz campaign: raw %s: the same %s as bucket %s (not minimised again)\n",
+                    cp->tty ? "\r\033[K" : "", raw_id, af_verdict_name(found->kind), same->bucket);
+            free(same);
+            remove_pending(path);
+            handled++;
+            continue;
+        }
+        free(same);
         minimise_raw(cp, raw_id, &c, found, r);
         remove_pending(path);
         handled++;
@@ -195,4 +251,90 @@ int af_cp_process_pending(af_campaign_state *cp, double stop_at, bool keep_rest)
     /* a full listing may have left more behind: their turn (stored ones are gone) */
     if (keep_rest && n == 512 && handled > 0) handled += af_cp_process_pending(cp, stop_at, true);
     return handled;
+}
+
+/* ---- after a killed campaign: what it left in DIR/pending (triage) --------------------- */
+
+/* DIR/stats.json: findings and unminimised raised, buckets recounted; absent = no-op. */
+static int bump_stats(const char *dir, int found, int unminimised, char *why, size_t cap) {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/stats.json", dir);
+    struct stat sb;
+    if (stat(path, &sb) != 0) return 0; /* not a campaign directory: nothing to update */
+    json_t *o = af_json_load_object(path, why, cap);
+    if (!o) return -1;
+    json_int_t findings = json_integer_value(json_object_get(o, "findings"));
+    json_int_t unmin = json_integer_value(json_object_get(o, "unminimised"));
+    json_object_set_new(o, "findings", json_integer(findings + found));
+    json_object_set_new(o, "unminimised", json_integer(unmin + unminimised));
+    int buckets = 0;
+    char fdir[1300];
+    snprintf(fdir, sizeof fdir, "%s/findings", dir);
+    DIR *d = opendir(fdir);
+    for (struct dirent *e; d && (e = readdir(d));) buckets += af_cp_is_bucket_name(e->d_name, strlen(e->d_name));
+    if (d) closedir(d);
+    json_object_set_new(o, "buckets", json_integer(buckets));
+    char *text = json_dumps(o, JSON_INDENT(2));
+    json_decref(o);
+    if (!text) {
+        snprintf(why, cap, "%s: out of memory", path);
+        return -1;
+    }
+    size_t n = strlen(text);
+    af_file_part parts[2] = {{text, n}, {"\n", 1}};
+    int rc = af_write_parts_atomic(path, parts, 2, why, cap);
+    free(text);
+    return rc;
+}
+
+int af_campaign_recover_pending(const char *dir, char *why, size_t cap) {
+    char pdir[1200];
+    snprintf(pdir, sizeof pdir, "%s/pending", dir);
+    DIR *d = opendir(pdir);
+    if (!d) return 0; /* no pending directory: nothing was left */
+    char *names[512];
+    int n = 0;
+    for (struct dirent *e; n < 512 && (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (len > 5 && !strcmp(e->d_name + len - 5, ".case") && af_cp_is_bucket_name(e->d_name, len))
+            names[n++] = strdup(e->d_name);
+    }
+    closedir(d);
+    qsort(names, (size_t)n, sizeof *names, cmp_str);
+    int found = 0, unminimised = 0, rc = 0;
+    af_rawmap_entry *me = malloc(sizeof *me);
+    af_verdict *v = malloc(sizeof *v);
+    for (int i = 0; i < n && me && v && rc == 0; i++) {
+        if (!names[i]) continue;
+        char path[1500], raw_id[AF_BUCKET_ID_LEN + 1], bucket[AF_BUCKET_ID_LEN + 1];
+        snprintf(path, sizeof path, "%s/%s", pdir, names[i]);
+        snprintf(raw_id, sizeof raw_id, "%.*s", AF_BUCKET_ID_LEN, names[i]);
+        af_finding_extra extra;
+        memset(&extra, 0, sizeof extra);
+        af_case c;
+        af_error err;
+        int stored;
+        bool minimised = af_rawmap_get(dir, raw_id, me) == 0;
+        if (minimised) /* its raw signature was minimised meanwhile: one more in that bucket */
+            stored = af_finding_store(dir, &me->best, &me->verdict, &extra, bucket, why, cap);
+        else if (af_case_load(path, &c, &err) == 0 && af_pending_verdict(path, v) == 0)
+            stored = af_finding_store(dir, &c, v, &extra, bucket, why, cap);
+        else {
+            fprintf(stderr, "attnfuzz triage: %s: unreadable pending finding (case or verdict), left there\n", path);
+            continue;
+        }
+        if (stored < 0) {
+            rc = -1;
+            break;
+        }
+        remove_pending(path);
+        found++;
+        unminimised += !minimised;
+    }
+    free(me);
+    free(v);
+    for (int i = 0; i < n; i++) free(names[i]);
+    if (rc) return -1;
+    if (found && bump_stats(dir, found, unminimised, why, cap)) return -1;
+    return found;
 }

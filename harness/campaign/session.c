@@ -88,6 +88,7 @@ int af_session_open_ex(af_session *s, const char *backend, af_backend *backend_o
     s->backend = backend_obj ? backend_obj : af_registry_find(&s->registry, s->backend_name, why, cap);
     s->backend_owned = !backend_obj;
     if (!s->backend) {
+        s->open_error = s->registry.find_error == AF_FIND_PLUGIN ? AF_OPEN_PLUGIN_ERROR : AF_OPEN_UNKNOWN_BACKEND;
         af_registry_free(&s->registry);
         return -1;
     }
@@ -105,6 +106,7 @@ int af_session_open_ex(af_session *s, const char *backend, af_backend *backend_o
     if (rc) {
         af_registry_free(&s->registry);
         s->backend = NULL;
+        s->open_error = AF_OPEN_UNAVAILABLE;
         return -1;
     }
     s->runner.reference = af_registry_find(&s->registry, "cpu", why, cap);
@@ -192,6 +194,8 @@ typedef struct {
 static void on_engine_verdict(void *user, const char *engine, const af_verdict *v, bool ran, const af_tensors *t) {
     session_judging *j = user;
     af_case_result *r = j->r;
+    if (j->s->on_verdict) j->s->on_verdict(j->s->on_verdict_user, engine, v, ran);
+    if (!ran || v->kind == AF_V_DECLINED) r->engines_declined++;
     if (!ran) { /* not run after an earlier crash: reported only when nothing else is */
         if (!j->have_verdict) {
             r->verdict = *v;
@@ -235,6 +239,19 @@ void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const a
         return;
     }
     double t0 = af_clock_mono();
+    char why[512];
+    if (s->backend->supports(s->backend, c, why, sizeof why) != AF_RUN_OK) {
+        /* declined before the oracle is computed for nothing */
+        af_verdict_init(&r->verdict, s->backend_name);
+        r->verdict.kind = AF_V_DECLINED;
+        snprintf(r->verdict.reason, sizeof r->verdict.reason, "%s", why);
+        r->engines_declined++;
+        if (s->on_verdict) s->on_verdict(s->on_verdict_user, "", &r->verdict, false);
+        af_fuzz_feedback(c, &r->verdict, r->counters, sizeof r->counters);
+        r->status = AF_CASE_RAN;
+        r->seconds = af_clock_mono() - t0;
+        return;
+    }
     af_prepared p;
     if (af_prepare(&s->runner, c, &p, r->why, sizeof r->why)) {
         r->status = AF_CASE_NOT_RUN;
@@ -243,11 +260,12 @@ void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const a
         return;
     }
     af_engine_list engines;
-    char why[512];
     if (af_engine_list_make(s->backend, c, s->engine[0] ? s->engine : c->engine, &engines, why, sizeof why)) {
         af_verdict_init(&r->verdict, s->backend_name);
         r->verdict.kind = AF_V_DECLINED;
         snprintf(r->verdict.reason, sizeof r->verdict.reason, "%s", why);
+        r->engines_declined++;
+        if (s->on_verdict) s->on_verdict(s->on_verdict_user, "", &r->verdict, false);
     } else {
         /* a crash earlier in this case: later configs are not run (a fresh process per case) */
         af_context_state context;

@@ -24,20 +24,36 @@
 #include "judge/runner.h"
 #include "judge/signature.h"
 
+/* Why af_session_open failed (s->open_error), so that every verb maps it to one exit code. */
+typedef enum {
+    AF_OPEN_OK = 0,
+    AF_OPEN_UNKNOWN_BACKEND, /* no backend of that name */
+    AF_OPEN_PLUGIN_ERROR,    /* plugin:PATH could not be loaded */
+    AF_OPEN_UNAVAILABLE,     /* the backend is not usable on this machine */
+} af_open_error;
+
+/* Called for every engine's verdict of a case, in the process that judged it (for an
+ * isolated run: the child, before it reports back), e.g. to print it at once. */
+typedef void (*af_session_verdict_fn)(void *user, const char *engine, const af_verdict *v, bool ran);
+
 typedef struct {
     af_registry registry;
     af_runner runner;
     af_backend *backend;
     char backend_name[AF_NAME_MAX];
-    char engine[AF_NAME_MAX]; /* "" = the case's engine field, else this one */
-    af_fuzz_limits limits;    /* af_fuzz_limits_for_backend of the backend */
-    char out_dir[1024];       /* campaign directory; "" = findings are not stored */
-    double start_unix;        /* campaign start, for time_to_first_seconds */
-    bool defer_new;           /* findings with a new raw signature go to DIR/pending */
-    bool isolated;            /* never call the backend in this process (NEEDS_GPU) */
-    bool backend_owned;       /* backend came from the registry (else the caller's) */
-    int default_deadline_s;   /* per case: 60 s, 300 s for a NEEDS_GPU backend */
-    int owner_pid;            /* the process that opened the session */
+    char engine[AF_NAME_MAX];         /* "" = the case's engine field, else this one */
+    af_fuzz_limits limits;            /* af_fuzz_limits_for_backend of the backend */
+    char out_dir[1024];               /* campaign directory; "" = findings are not stored */
+    double start_unix;                /* campaign start, for time_to_first_seconds */
+    bool defer_new;                   /* findings with a new raw signature go to DIR/pending */
+    bool isolated;                    /* never call the backend in this process (NEEDS_GPU) */
+    bool backend_owned;               /* backend came from the registry (else the caller's) */
+    int default_deadline_s;           /* per case: 60 s, 300 s for a NEEDS_GPU backend */
+    int owner_pid;                    /* the process that opened the session */
+    af_open_error open_error;         /* after a failed open: why */
+    unsigned long long max_memory;    /* per isolated run: RLIMIT_AS bytes, 0 = none (set after open) */
+    af_session_verdict_fn on_verdict; /* optional, set after open: every engine's verdict */
+    void *on_verdict_user;
 } af_session;
 
 enum {
@@ -81,6 +97,7 @@ typedef struct {
     char bucket[AF_BUCKET_ID_LEN + 1];
     char why[256];
     double seconds;
+    int engines_declined;               /* engines that declined the case or were not run */
     uint8_t counters[AF_FUZZ_COUNTERS]; /* feedback (af_fuzz_feedback) */
 } af_case_result;
 

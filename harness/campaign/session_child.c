@@ -28,6 +28,7 @@ static int child_spawn(af_session *s, af_child *slot, const af_case *c, af_store
                        int deadline_s) {
     case_job job = {s, c, mode, original};
     slot->c = *c;
+    slot->proc.max_memory = s->max_memory;
     return af_isolate_start(&slot->proc, run_in_child, &job, slot->result, sizeof *slot->result, deadline_s, GRACE_S);
 }
 

@@ -108,6 +108,7 @@ int af_stats_write(const char *dir, af_campaign_stats *st) {
         (json_int_t)llround(st->max_work), "time_to_first_finding_s",
         st->time_to_first_finding_s >= 0 ? rounded(st->time_to_first_finding_s, 1e3) : json_null());
     if (!o) return -1;
+    json_object_set_new(o, "interrupted", json_boolean(st->interrupted));
     json_object_set_new(o, "seqlen_q_hist", seqlen_hist(st->seqlen_q_hist));
     json_object_set_new(o, "seqlen_kv_hist", seqlen_hist(st->seqlen_kv_hist));
     json_object_set_new(o, "cudnn_graph_build_seconds", rounded(st->cudnn_graph_build_seconds, 1e3));

@@ -26,7 +26,9 @@ typedef struct {
     long long findings;             /* findings seen (every duplicate counts) */
     int buckets;                    /* distinct buckets in DIR/findings + pending */
     int minimised;                  /* raw signatures minimised so far */
-    int unminimised;                /* stored as found: --total-time ended before their turn */
+    int unminimised;                /* stored as found: --total-time or a signal ended before their turn,
+                                       or left in DIR/pending by a killed campaign (triage) */
+    bool interrupted;               /* SIGINT / SIGTERM stopped the campaign early */
     int corpus;                     /* inputs in the queue / corpus dir */
     double time_to_first_finding_s; /* < 0 none yet */
     char backend[AF_NAME_MAX], engine[AF_NAME_MAX];
@@ -55,7 +57,7 @@ void af_stats_note_config_cell(af_campaign_stats *st, unsigned cell);
 /* Write DIR/stats.json atomically. Keys (stable): start_time, start_time_unix,
  * last_update, elapsed_s, cases, cases_per_s, findings, buckets, minimised, crashes,
  * hangs, declined, errors, corpus, backend, engine, jobs, mode, max_work,
- * time_to_first_finding_s (null when none), seqlen_q_hist and seqlen_kv_hist (objects
+ * time_to_first_finding_s (null when none), interrupted (true after SIGINT / SIGTERM), seqlen_q_hist and seqlen_kv_hist (objects
  * keyed by log2 bucket, "1", "2-3", "4-7" ... "131072-262143", every bucket present;
  * in-process mode they sum to cases, libFuzzer mode leaves them at 0: its workers
  * count cases), cudnn_graph_build_seconds, plan_cache_hits, plan_cache_misses (in-process:

@@ -4,12 +4,33 @@
 
 #include <stdio.h>
 
+#include "campaign/session.h"
+#include "model/case.h"
+
+/* The exit codes of every subcommand (run, repro, minimize, campaign, triage, print,
+ * engines): the same code for the same condition. The table af_cli_exit_codes (cli_table.c)
+ * lists them with their meaning; `attnfuzz --help` and README.md print that table. */
 enum {
-    AF_EXIT_PASS = 0,     /* every case passed */
-    AF_EXIT_FINDING = 1,  /* at least one finding */
-    AF_EXIT_USAGE = 2,    /* bad input: malformed case, bad option */
-    AF_EXIT_DECLINED = 3, /* the backend declined a case or is unavailable here */
+    AF_EXIT_PASS = 0,         /* every case passed (or: nothing to do, e.g. minimize on a passing case) */
+    AF_EXIT_FINDING = 1,      /* at least one finding (crash, hang, wrong output, leak...) */
+    AF_EXIT_USAGE = 2,        /* bad usage or a malformed case (the message names file:line: field) */
+    AF_EXIT_DECLINED = 3,     /* the backend declined a case or is unavailable here (with its reason) */
+    AF_EXIT_BAD_FILE = 4,     /* a case path is not a readable, non-empty regular file (names it) */
+    AF_EXIT_PLUGIN = 5,       /* a plugin cannot be loaded, or a case names a plugin it may not load */
+    AF_EXIT_ERROR = 6,        /* could not run here: fork, memory, output directory, unpreparable inputs */
+    AF_EXIT_INTERRUPTED = 130 /* SIGINT / SIGTERM: stopped early, reports written (128 + SIGINT) */
 };
+
+typedef struct {
+    int code;
+    const char *name;    /* "finding" */
+    const char *meaning; /* one line */
+} af_cli_exit_code;
+
+/* Every exit code, ascending; NULL-terminated (name NULL). */
+extern const af_cli_exit_code af_cli_exit_codes[];
+/* The table as help text: one "  N  name  meaning" line per code. */
+void af_cli_print_exit_codes(FILE *f);
 
 typedef struct {
     const char *name;
@@ -19,6 +40,21 @@ typedef struct {
 /* NULL-terminated table (cli_table.c). */
 extern const af_cli_command af_cli_commands[];
 void af_cli_usage_more(FILE *f);
+
+/* Load a case for command cmd ("attnfuzz run"), saying why on stderr when it cannot:
+ * returns 0, AF_EXIT_BAD_FILE (the path is not a usable file: missing, a directory,
+ * empty, binary) or AF_EXIT_USAGE (its text is malformed). cli_load.c. */
+int af_cli_load_case(const char *cmd, const char *path, af_case *c);
+
+/* The backend a case of `attnfuzz VERB` runs on: cli_backend (--backend) when given, else
+ * the case's backend field, a hint only: "plugin:PATH" from a case is refused unless PATH
+ * lies in a configured plugin directory (plugin_dirs = --plugin-dir, ATTNFUZZ_PLUGIN_PATH,
+ * plugins/ beside the binary); nothing is loaded here. 0 with *name, or AF_EXIT_PLUGIN
+ * after one line naming the command that runs it deliberately. */
+int af_cli_choose_backend(const char *verb, const char *case_path, const af_case *c, const char *cli_backend,
+                          const char *const *plugin_dirs, int n_plugin_dirs, const char **name);
+/* The exit code of a session that could not be opened (s->open_error). */
+int af_cli_open_exit_code(af_open_error e);
 
 int af_cli_run(int argc, char **argv);
 int af_cli_print(int argc, char **argv);

@@ -9,15 +9,6 @@
 #include "minimize/minimize.h"
 #include "util/json.h"
 
-static int load_case(const char *path, af_case *c) {
-    af_error err;
-    if (af_case_load(path, c, &err) == 0) return 0;
-    char msg[1024];
-    af_error_format(&err, msg, sizeof msg);
-    fprintf(stderr, "attnfuzz: %s\n", msg);
-    return -1;
-}
-
 static void describe_sizes(const af_case *c, char *buf, size_t cap) {
     snprintf(buf, cap, "b%d h%d/%d s%d/%d d%d/%d%s, cost %.6g", c->batch, c->heads_q, c->heads_kv, c->seqlen_q,
              c->seqlen_kv, c->head_dim_qk, c->head_dim_v, c->has_seqlens ? " ragged" : "", af_case_cost(c));
@@ -40,19 +31,35 @@ static bool stored_signature(const char *case_path, char *out, size_t cap) {
 /* The common start of `repro` and `minimize`: load the case, open a
  * session on its backend (a GPU backend is only ever touched in forked children,
  * campaign/session.h). Returns 0, or the exit code after saying why on stderr. */
-static int open_finding_session(const char *cmd, const char *path, const char *backend, const char *engine, af_case *c,
-                                af_session *s, const char **bname) {
-    if (load_case(path, c)) return AF_EXIT_USAGE;
-    *bname = backend ? backend : c->backend[0] ? c->backend : "cpu";
+static int open_finding_session(const char *cmd, const char *path, const char *backend, const char *engine,
+                                const char *const *plugin_dirs, int n_plugin_dirs, af_case *c, af_session *s,
+                                const char **bname) {
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "attnfuzz %s", cmd);
+    int rc = af_cli_load_case(prefix, path, c);
+    if (rc == 0) rc = af_cli_choose_backend(cmd, path, c, backend, plugin_dirs, n_plugin_dirs, bname);
+    if (rc) return rc;
     char why[512];
-    if (af_session_open_ex(s, *bname, NULL, engine ? engine : "", "", AF_SESSION_NO_LIMITS, why, sizeof why)) {
+    if (af_session_open_ex(s, *bname, NULL, engine ? engine : "", "", AF_SESSION_NO_LIMITS | AF_SESSION_ISOLATE, why,
+                           sizeof why)) {
         fprintf(stderr, "attnfuzz %s: %s\n", cmd, why);
-        return strstr(why, "unknown backend") ? AF_EXIT_USAGE : AF_EXIT_DECLINED;
+        return af_cli_open_exit_code(s->open_error);
     }
     return 0;
 }
 
-#define DEADLINE_MAX_S 604800 /* a week: any longer is a mistake */
+#define DEADLINE_MAX_S  604800 /* a week: any longer is a mistake */
+#define MAX_PLUGIN_DIRS 8
+
+/* --plugin-dir DIR (repeatable): 0, or -1 after the message. */
+static int add_plugin_dir(const char **dirs, int *n, const char *dir) {
+    if (*n == MAX_PLUGIN_DIRS) {
+        fprintf(stderr, "attnfuzz: --plugin-dir: at most %d directories\n", MAX_PLUGIN_DIRS);
+        return -1;
+    }
+    dirs[(*n)++] = dir;
+    return 0;
+}
 
 int af_cli_repro(int argc, char **argv) {
     const char *path = NULL, *backend = NULL, *engine = NULL;
@@ -60,7 +67,10 @@ int af_cli_repro(int argc, char **argv) {
     static const struct option longopts[] = {{"backend", required_argument, NULL, 'b'},
                                              {"engine", required_argument, NULL, 'e'},
                                              {"deadline", required_argument, NULL, 'd'},
+                                             {"plugin-dir", required_argument, NULL, 'p'},
                                              {NULL, 0, NULL, 0}};
+    const char *plugin_dirs[MAX_PLUGIN_DIRS];
+    int n_plugin_dirs = 0;
     af_cli_args a;
     if (af_cli_args_init(&a, "attnfuzz repro", argc, argv)) return AF_EXIT_USAGE;
     int parse_rc = 0, opt;
@@ -72,6 +82,8 @@ int af_cli_repro(int argc, char **argv) {
             engine = v;
         else if (opt == 'd')
             parse_rc = af_cli_int(&a, v, 1, DEADLINE_MAX_S, &deadline);
+        else if (opt == 'p')
+            parse_rc = add_plugin_dir(plugin_dirs, &n_plugin_dirs, v);
         else
             parse_rc = -1;
     }
@@ -80,25 +92,26 @@ int af_cli_repro(int argc, char **argv) {
     af_cli_args_free(&a);
     if (parse_rc) return AF_EXIT_USAGE;
     if (!path) {
-        fprintf(stderr, "usage: attnfuzz repro FILE.case [--backend NAME] [--engine E] [--deadline S]\n");
+        fprintf(stderr, "usage: attnfuzz repro FILE.case [--backend NAME] [--engine E] [--deadline S] "
+                        "[--plugin-dir DIR]\n");
         return AF_EXIT_USAGE;
     }
     af_case c;
     af_session s;
     const char *bname;
-    int open_rc = open_finding_session("repro", path, backend, engine, &c, &s, &bname);
+    int open_rc = open_finding_session("repro", path, backend, engine, plugin_dirs, n_plugin_dirs, &c, &s, &bname);
     if (open_rc) return open_rc;
     af_case_result *r = malloc(sizeof *r);
     if (!r) {
         af_session_close(&s);
-        return AF_EXIT_USAGE;
+        return AF_EXIT_ERROR;
     }
     af_session_run_isolated(&s, &c, AF_STORE_NONE, NULL, deadline > 0 ? deadline : s.default_deadline_s, r);
     int rc;
     char line[1024];
     if (r->status == AF_CASE_NOT_RUN) {
         fprintf(stderr, "attnfuzz repro: %s: %s\n", path, r->why);
-        rc = AF_EXIT_USAGE;
+        rc = AF_EXIT_ERROR;
     } else if (r->verdict.kind == AF_V_DECLINED) {
         af_verdict_line(&r->verdict, line, sizeof line);
         printf("%s [%s]: %s\n", path, bname, line);
@@ -155,10 +168,16 @@ int af_cli_minimize(int argc, char **argv) {
     int deadline = 0, max_runs = 300; /* deadline 0 = the session's default (60 s, GPU 300 s) */
     bool quiet = false;
     static const struct option longopts[] = {
-        {"backend", required_argument, NULL, 'b'},  {"engine", required_argument, NULL, 'e'},
-        {"deadline", required_argument, NULL, 'd'}, {"max-runs", required_argument, NULL, 'r'},
-        {"quiet", no_argument, NULL, 'q'},          {NULL, 0, NULL, 0},
+        {"backend", required_argument, NULL, 'b'},
+        {"engine", required_argument, NULL, 'e'},
+        {"deadline", required_argument, NULL, 'd'},
+        {"max-runs", required_argument, NULL, 'r'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"plugin-dir", required_argument, NULL, 'p'},
+        {NULL, 0, NULL, 0},
     };
+    const char *plugin_dirs[MAX_PLUGIN_DIRS];
+    int n_plugin_dirs = 0;
     af_cli_args a;
     if (af_cli_args_init(&a, "attnfuzz minimize", argc, argv)) return AF_EXIT_USAGE;
     int parse_rc = 0, opt;
@@ -183,6 +202,9 @@ int af_cli_minimize(int argc, char **argv) {
             case 'q':
                 quiet = true;
                 break;
+            case 'p':
+                parse_rc = add_plugin_dir(plugin_dirs, &n_plugin_dirs, v);
+                break;
             default:
                 parse_rc = -1;
                 break;
@@ -193,14 +215,14 @@ int af_cli_minimize(int argc, char **argv) {
     if (parse_rc) return AF_EXIT_USAGE;
     if (!path || !out) {
         fprintf(stderr, "usage: attnfuzz minimize FILE.case -o OUT.case [--backend NAME] [--engine E] "
-                        "[--max-runs N] [--deadline S] [--quiet]\n");
+                        "[--max-runs N] [--deadline S] [--quiet] [--plugin-dir DIR]\n");
         return AF_EXIT_USAGE;
     }
     af_case c;
     af_session s;
     const char *bname;
     /* every candidate runs in a forked child */
-    int open_rc = open_finding_session("minimize", path, backend, engine, &c, &s, &bname);
+    int open_rc = open_finding_session("minimize", path, backend, engine, plugin_dirs, n_plugin_dirs, &c, &s, &bname);
     if (open_rc) return open_rc;
     cli_min_ctx ctx = {&s, deadline > 0 ? deadline : s.default_deadline_s};
     af_min_opts mo;
@@ -212,19 +234,21 @@ int af_cli_minimize(int argc, char **argv) {
     int exit_code;
     if (rc < 0) {
         fprintf(stderr, "attnfuzz minimize: %s: the case could not run\n", path);
-        exit_code = AF_EXIT_USAGE;
+        exit_code = AF_EXIT_ERROR;
     } else if (rc == 1) {
         char line[1024];
         af_verdict_line(&r->verdict, line, sizeof line);
-        fprintf(stderr, "attnfuzz minimize: %s does not fail on %s (%s): nothing to minimise\n", path, bname, line);
-        exit_code = r->verdict.kind == AF_V_DECLINED ? AF_EXIT_DECLINED : AF_EXIT_USAGE;
+        fprintf(stderr, "attnfuzz minimize: %s does not fail on %s (%s): nothing to minimise, %s not written\n", path,
+                bname, line, out);
+        /* the table's code for the condition: a passing case passes (not bad input) */
+        exit_code = r->verdict.kind == AF_V_DECLINED ? AF_EXIT_DECLINED : AF_EXIT_PASS;
     } else {
         af_case best = r->best;
         snprintf(best.backend, sizeof best.backend, "%s", bname);
         if (engine && engine[0]) snprintf(best.engine, sizeof best.engine, "%s", engine);
         if (af_case_save(&best, out)) {
             fprintf(stderr, "attnfuzz minimize: cannot write %s\n", out);
-            exit_code = AF_EXIT_USAGE;
+            exit_code = AF_EXIT_ERROR;
         } else {
             char before[256], after[256], line[1024];
             describe_sizes(&c, before, sizeof before);
@@ -347,5 +371,19 @@ int af_cli_campaign(int argc, char **argv) {
     o.n_corpus = n_corpus;
     int rc = af_campaign_run(&o);
     free(corpus);
-    return rc;
+    switch (rc) {
+        case AF_CAMPAIGN_CLEAN:
+            return AF_EXIT_PASS;
+        case AF_CAMPAIGN_FINDINGS:
+            return AF_EXIT_FINDING;
+        case AF_CAMPAIGN_UNAVAILABLE:
+            return AF_EXIT_DECLINED;
+        case AF_CAMPAIGN_PLUGIN_ERROR:
+            return AF_EXIT_PLUGIN;
+        case AF_CAMPAIGN_INTERRUPTED:
+            return AF_EXIT_INTERRUPTED;
+        case AF_CAMPAIGN_SETUP_ERROR:
+        default:
+            return AF_EXIT_USAGE;
+    }
 }

@@ -1,14 +1,21 @@
-/* cli_run.c — `attnfuzz run`, `print`, `backends`, `engines`. */
+/* cli_run.c — `attnfuzz run`, `print`, `backends`, `engines`.
+ *
+ * `run` judges every case through the campaign's session (campaign/session.h): each case
+ * in a forked child with a deadline and an optional memory limit, so a plugin that
+ * crashes, aborts, corrupts its heap, loops or calls exit() becomes a crash / hang
+ * verdict for its case and the next cases still run; --in-process runs them here. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "backends/cudnn/cudnn_backend.h"
+#include "backends/worker/worker.h"
+#include "campaign/session.h"
 #include "judge/verdict_json.h"
 #include "judge/engines.h"
 #include "judge/runner.h"
 #include "cli/cli_opts.h"
-#include "backends/worker/worker.h"
+#include "model/case_measure.h"
 
 typedef struct {
     const char *backend;
@@ -17,9 +24,18 @@ typedef struct {
     bool no_probes;
     af_ref_choice reference; /* --reference cpu|gpu|auto */
     af_oracle_opts oracle;
+    bool in_process;               /* --in-process: no child per case (debugging) */
+    int deadline_s;                /* --deadline; 0 = from the case's size */
+    unsigned long long max_memory; /* --max-memory MB, in bytes; 0 = no limit */
+    const char **plugin_dirs;      /* --plugin-dir (repeatable) */
+    int n_plugin_dirs;
     const char *worker_cmd;    /* --worker-cmd "argv..." of worker:NAME */
     const char *worker_config; /* --worker-config FILE */
+    af_registry *workers;      /* the worker:NAME backend of --worker-cmd / --worker-config */
 } run_opts;
+
+#define RUN_DEADLINE_MAX_S 604800 /* a week: any longer is a mistake */
+#define RUN_MEMORY_MAX_MB  (1 << 30)
 
 static int parse_tier(const char *s, af_oracle_tier *t) {
     if (!strcmp(s, "auto"))
@@ -43,6 +59,10 @@ static int parse_run_args(int argc, char **argv, run_opts *o, const char **paths
         OPT_JSON,
         OPT_NO_PROBES,
         OPT_REFERENCE,
+        OPT_IN_PROCESS,
+        OPT_DEADLINE,
+        OPT_MAX_MEMORY,
+        OPT_PLUGIN_DIR,
         OPT_WORKER_CMD,
         OPT_WORKER_CONFIG
     };
@@ -54,6 +74,10 @@ static int parse_run_args(int argc, char **argv, run_opts *o, const char **paths
         {"json", no_argument, NULL, OPT_JSON},
         {"no-probes", no_argument, NULL, OPT_NO_PROBES},
         {"reference", required_argument, NULL, OPT_REFERENCE},
+        {"in-process", no_argument, NULL, OPT_IN_PROCESS},
+        {"deadline", required_argument, NULL, OPT_DEADLINE},
+        {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
+        {"plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR},
         {"worker-cmd", required_argument, NULL, OPT_WORKER_CMD},
         {"worker-config", required_argument, NULL, OPT_WORKER_CONFIG},
         {NULL, 0, NULL, 0},
@@ -80,14 +104,29 @@ static int parse_run_args(int argc, char **argv, run_opts *o, const char **paths
                     rc = -1;
                 }
                 break;
+            case OPT_JSON:
+                o->json = true;
+                break;
+            case OPT_IN_PROCESS:
+                o->in_process = true;
+                break;
+            case OPT_DEADLINE:
+                rc = af_cli_int(&a, v, 1, RUN_DEADLINE_MAX_S, &o->deadline_s);
+                break;
+            case OPT_MAX_MEMORY: {
+                int mb = 0;
+                rc = af_cli_int(&a, v, 1, RUN_MEMORY_MAX_MB, &mb);
+                o->max_memory = (unsigned long long)mb << 20;
+                break;
+            }
+            case OPT_PLUGIN_DIR:
+                o->plugin_dirs[o->n_plugin_dirs++] = v;
+                break;
             case OPT_WORKER_CMD:
                 o->worker_cmd = v;
                 break;
             case OPT_WORKER_CONFIG:
                 o->worker_config = v;
-                break;
-            case OPT_JSON:
-                o->json = true;
                 break;
             case OPT_NO_PROBES:
                 o->no_probes = true;
@@ -115,15 +154,26 @@ static int parse_run_args(int argc, char **argv, run_opts *o, const char **paths
     return rc ? -1 : n;
 }
 
-/* Exit code from what happened: bad input > finding > declined > pass. */
+/* What happened over all cases; the exit code is the first that applies, in order:
+ * input problems (usage, bad file, plugin, error), then finding, declined, pass. */
 typedef struct {
-    bool bad, finding, declined;
+    bool usage, bad_file, plugin, error, finding, declined;
 } outcome;
 static int exit_code(const outcome *o) {
-    if (o->bad) return AF_EXIT_USAGE;
+    if (o->usage) return AF_EXIT_USAGE;
+    if (o->bad_file) return AF_EXIT_BAD_FILE;
+    if (o->plugin) return AF_EXIT_PLUGIN;
+    if (o->error) return AF_EXIT_ERROR;
     if (o->finding) return AF_EXIT_FINDING;
     if (o->declined) return AF_EXIT_DECLINED;
     return AF_EXIT_PASS;
+}
+static void note_exit(outcome *o, int code) {
+    o->usage |= code == AF_EXIT_USAGE;
+    o->bad_file |= code == AF_EXIT_BAD_FILE;
+    o->plugin |= code == AF_EXIT_PLUGIN;
+    o->error |= code == AF_EXIT_ERROR;
+    o->declined |= code == AF_EXIT_DECLINED;
 }
 
 static void report(const run_opts *o, const char *path, const af_verdict *v) {
@@ -132,7 +182,11 @@ static void report(const run_opts *o, const char *path, const af_verdict *v) {
         fputc('\n', stdout);
     } else {
         char line[1024];
-        af_verdict_line(v, line, sizeof line);
+        const af_finding *f = v->n_findings ? &v->findings[0] : NULL;
+        if (f && f->tensor == AF_T_NONE && (f->kind == AF_V_CRASH || f->kind == AF_V_HANG))
+            snprintf(line, sizeof line, "FINDING %s (%s)", af_verdict_name(f->kind), f->detail); /* no numbers */
+        else
+            af_verdict_line(v, line, sizeof line);
         if (v->info.engine[0])
             printf("%s [%s %s]: %s\n", path, v->backend, v->info.engine, line);
         else
@@ -147,108 +201,166 @@ static void declined_verdict(af_verdict *v, const char *backend, const char *rea
     snprintf(v->reason, sizeof v->reason, "%s", reason);
 }
 
-/* One engine's verdict of `run`: print it, note the outcome. */
+/* Every engine's verdict, printed where it was judged (in an isolated run: by the
+ * child, at once, so that a later crash of the same case loses no line). */
 typedef struct {
     const run_opts *o;
     const char *path;
-    outcome *out;
 } run_reporting;
 
-static void report_engine_verdict(void *user, const char *engine, const af_verdict *v, bool ran, const af_tensors *t) {
+static void print_engine_verdict(void *user, const char *engine, const af_verdict *v, bool ran) {
     run_reporting *rep = user;
     (void)engine;
-    (void)t;
+    (void)ran;
     report(rep->o, rep->path, v);
-    if (!ran || v->kind == AF_V_DECLINED)
-        rep->out->declined = true;
-    else if (v->n_findings)
-        rep->out->finding = true;
+}
+
+/* One session per backend name the cases use (usually one), opened on first use. */
+#define RUN_MAX_SESSIONS 8
+typedef struct {
+    char name[AF_NAME_MAX + 8];
+    af_session s;
+    int open_rc; /* 0 open, else the exit code its failure maps to */
+    char why[512];
+    bool in_process; /* cases run in this process (--in-process, or a worker backend) */
+} run_session;
+
+static run_session *session_for(run_session *cache, int *n, const run_opts *o, const char *bname) {
+    for (int i = 0; i < *n; i++)
+        if (!strcmp(cache[i].name, bname)) return &cache[i];
+    if (*n == RUN_MAX_SESSIONS) return NULL;
+    run_session *rs = &cache[(*n)++];
+    memset(rs, 0, sizeof *rs);
+    snprintf(rs->name, sizeof rs->name, "%s", bname);
+    /* isolated: even available() runs in a child; the backend's code never runs here.
+     * A worker:NAME backend is its own isolation (the kernel runs in the worker process,
+     * whose crash, hang or exit the backend reports): it runs in this process, so one
+     * worker lives for many cases. */
+    af_backend *obj = NULL;
+    rs->in_process = o->in_process;
+    if (!strncmp(bname, "worker:", 7)) {
+        obj = af_registry_find(o->workers, bname, rs->why, sizeof rs->why);
+        if (!obj) {
+            rs->open_rc = AF_EXIT_USAGE;
+            return rs;
+        }
+        rs->in_process = true;
+    }
+    unsigned flags = AF_SESSION_NO_LIMITS | (rs->in_process ? AF_SESSION_INPROCESS : AF_SESSION_ISOLATE);
+    if (af_session_open_ex(&rs->s, bname, obj, o->engine ? o->engine : "", "", flags, rs->why, sizeof rs->why)) {
+        rs->open_rc = af_cli_open_exit_code(rs->s.open_error);
+        return rs;
+    }
+    af_runner *runner = &rs->s.runner;
+    runner->oracle = o->oracle;
+    runner->probes = !o->no_probes;
+    runner->ref_choice = o->reference;
+    rs->s.max_memory = o->max_memory;
+    rs->s.on_verdict = print_engine_verdict;
+    return rs;
+}
+
+/* The deadline of one case when --deadline is not given: the backend's default (60 s,
+ * GPU 300 s) plus one second per 2e8 units of attention work, at most an hour. */
+static int case_deadline(const run_opts *o, const af_session *s, const af_case *c) {
+    if (o->deadline_s > 0) return o->deadline_s;
+    double d = s->default_deadline_s + af_case_work(c) / 2e8;
+    return d > 3600 ? 3600 : (int)d;
+}
+
+/* One case of `run`: load, pick its backend, run it (isolated unless --in-process). */
+static void run_one(const run_opts *o, const char *path, run_session *cache, int *n_sessions, af_case_result *r,
+                    outcome *out) {
+    af_case c;
+    int rc = af_cli_load_case("attnfuzz run", path, &c);
+    const char *bname = NULL;
+    if (rc == 0) rc = af_cli_choose_backend("run", path, &c, o->backend, o->plugin_dirs, o->n_plugin_dirs, &bname);
+    if (rc) {
+        note_exit(out, rc);
+        return;
+    }
+    run_session *rs = session_for(cache, n_sessions, o, bname);
+    if (!rs) {
+        fprintf(stderr, "attnfuzz run: %s: more than %d backends in one run\n", path, RUN_MAX_SESSIONS);
+        note_exit(out, AF_EXIT_USAGE);
+        return;
+    }
+    if (rs->open_rc == AF_EXIT_DECLINED) { /* unavailable here: a declined verdict, with the reason */
+        af_verdict v;
+        declined_verdict(&v, bname, rs->why);
+        report(o, path, &v);
+        out->declined = true;
+        return;
+    }
+    if (rs->open_rc) {
+        fprintf(stderr, "attnfuzz run: %s: %s\n", path, rs->why);
+        note_exit(out, rs->open_rc);
+        return;
+    }
+    run_reporting rep = {o, path};
+    rs->s.on_verdict_user = &rep;
+    if (rs->in_process)
+        af_session_run(&rs->s, &c, AF_STORE_NONE, NULL, r);
+    else
+        af_session_run_isolated(&rs->s, &c, AF_STORE_NONE, NULL, case_deadline(o, &rs->s, &c), r);
+    rs->s.on_verdict_user = NULL;
+    switch (r->status) {
+        case AF_CASE_NOT_RUN:
+            fprintf(stderr, "attnfuzz run: %s: %s\n", path, r->why);
+            out->error = true;
+            break;
+        case AF_CASE_CRASHED:
+        case AF_CASE_HUNG:
+            report(o, path, &r->verdict); /* the child died before it could say */
+            out->finding = true;
+            break;
+        case AF_CASE_RAN:
+        default:
+            if (r->verdict.n_findings) out->finding = true;
+            if (r->engines_declined) out->declined = true;
+            break;
+    }
 }
 
 int af_cli_run(int argc, char **argv) {
     run_opts o;
     memset(&o, 0, sizeof o);
     const char **paths = calloc((size_t)argc + 1, sizeof *paths);
+    const char **dirs = calloc((size_t)argc + 1, sizeof *dirs);
+    run_session *cache = calloc(RUN_MAX_SESSIONS, sizeof *cache);
+    af_case_result *r = malloc(sizeof *r);
+    if (!paths || !dirs || !cache || !r) {
+        fprintf(stderr, "attnfuzz run: out of memory\n");
+        free(paths);
+        free(dirs);
+        free(cache);
+        free(r);
+        return AF_EXIT_ERROR;
+    }
+    o.plugin_dirs = dirs;
     int n = parse_run_args(argc, argv, &o, paths);
+    outcome out = {0};
     if (n <= 0) {
         if (n == 0) fprintf(stderr, "attnfuzz run: no case files given\n");
-        free(paths);
-        return AF_EXIT_USAGE;
+        out.usage = true;
     }
-    af_registry reg;
-    af_registry_init(&reg);
+    af_registry workers; /* the worker:NAME of --worker-cmd / --worker-config, if any */
+    af_registry_init(&workers);
+    o.workers = &workers;
     char why[512];
-    if (af_worker_register(&reg, o.backend, o.worker_cmd, o.worker_config, why, sizeof why)) {
+    if (n > 0 && af_worker_register(&workers, o.backend, o.worker_cmd, o.worker_config, why, sizeof why)) {
         fprintf(stderr, "attnfuzz run: %s\n", why);
-        af_registry_free(&reg);
-        free(paths);
-        return AF_EXIT_USAGE;
+        out.usage = true;
+        n = 0;
     }
-    af_runner runner;
-    memset(&runner, 0, sizeof runner);
-    runner.oracle = o.oracle;
-    runner.probes = !o.no_probes;
-    runner.ref_choice = o.reference;
-    af_probe_opts_default(&runner.probe_opts);
-    runner.reference = af_registry_find(&reg, "cpu", why, sizeof why);
-    outcome out = {0};
-    /* A crash on a GPU backend can leave the device context sticky-broken: every later
-     * run in this process would "crash" too. Those runs are not made; they are reported
-     * as declined with the reason, so no false crash is ever reported. */
-    af_context_state context;
-    memset(&context, 0, sizeof context);
-    for (int i = 0; i < n; i++) {
-        af_case c;
-        af_error err;
-        if (af_case_load(paths[i], &c, &err)) {
-            char msg[1024];
-            af_error_format(&err, msg, sizeof msg);
-            fprintf(stderr, "attnfuzz: %s\n", msg);
-            out.bad = true;
-            continue;
-        }
-        const char *bname = o.backend ? o.backend : (c.backend[0] ? c.backend : "cpu");
-        const char *engine = o.engine ? o.engine : c.engine;
-        af_backend *be = af_registry_find(&reg, bname, why, sizeof why);
-        af_verdict v;
-        if (!be) {
-            fprintf(stderr, "attnfuzz: %s: %s\n", paths[i], why);
-            out.bad = true;
-            continue;
-        }
-        if (be->available(be, why, sizeof why)) {
-            declined_verdict(&v, bname, why);
-            report(&o, paths[i], &v);
-            out.declined = true;
-            continue;
-        }
-        if (be->supports(be, &c, why, sizeof why) != AF_RUN_OK) {
-            declined_verdict(&v, bname, why);
-            report(&o, paths[i], &v);
-            out.declined = true;
-            continue;
-        }
-        af_engine_list engines;
-        if (af_engine_list_make(be, &c, engine, &engines, why, sizeof why)) {
-            declined_verdict(&v, bname, why);
-            report(&o, paths[i], &v);
-            out.declined = true;
-            af_engine_list_free(&engines);
-            continue;
-        }
-        af_prepared prep;
-        if (af_prepare(&runner, &c, &prep, why, sizeof why)) {
-            fprintf(stderr, "attnfuzz: %s: %s\n", paths[i], why);
-            out.bad = true;
-            af_engine_list_free(&engines);
-            continue;
-        }
-        run_reporting rep = {&o, paths[i], &out};
-        af_judge_engines(&runner, &prep, be, &engines, paths[i], false, &context, report_engine_verdict, &rep);
-        af_prepared_free(&prep);
-        af_engine_list_free(&engines);
-    }
-    af_registry_free(&reg);
+    int n_sessions = 0;
+    for (int i = 0; i < n; i++) run_one(&o, paths[i], cache, &n_sessions, r, &out);
+    for (int i = 0; i < n_sessions; i++)
+        if (cache[i].open_rc == 0) af_session_close(&cache[i].s);
+    af_registry_free(&workers); /* after the sessions: they ran its backends, not owning them */
+    free(cache);
+    free(r);
+    free(dirs);
     free(paths);
     return exit_code(&out);
 }
@@ -283,13 +395,8 @@ static int print_case(int argc, char **argv) {
         return AF_EXIT_USAGE;
     }
     af_case c;
-    af_error err;
-    if (af_case_load(argv[0], &c, &err)) {
-        char msg[1024];
-        af_error_format(&err, msg, sizeof msg);
-        fprintf(stderr, "attnfuzz: %s\n", msg);
-        return AF_EXIT_USAGE;
-    }
+    int rc = af_cli_load_case("attnfuzz print", argv[0], &c);
+    if (rc) return rc;
     return af_case_write(&c, stdout) ? AF_EXIT_USAGE : 0;
 }
 
@@ -345,13 +452,8 @@ int af_cli_engines(int argc, char **argv) {
         return AF_EXIT_USAGE;
     }
     af_case c;
-    af_error err;
-    if (af_case_load(path, &c, &err)) {
-        char msg[1024];
-        af_error_format(&err, msg, sizeof msg);
-        fprintf(stderr, "attnfuzz: %s\n", msg);
-        return AF_EXIT_USAGE;
-    }
+    int load_rc = af_cli_load_case("attnfuzz engines", path, &c);
+    if (load_rc) return load_rc;
     af_registry reg;
     af_registry_init(&reg);
     char why[512] = "";
@@ -364,7 +466,7 @@ int af_cli_engines(int argc, char **argv) {
     af_backend *be = af_registry_find(&reg, bname, why, sizeof why);
     if (!be) {
         fprintf(stderr, "attnfuzz: %s\n", why);
-        rc = AF_EXIT_USAGE;
+        rc = reg.find_error == AF_FIND_PLUGIN ? AF_EXIT_PLUGIN : AF_EXIT_USAGE;
         goto done;
     }
     if (be->available(be, why, sizeof why)) {

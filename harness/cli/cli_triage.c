@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "campaign/campaign.h"
 #include "cli/cli_opts.h"
 #include "triage/findings.h"
 #include "triage/report.h"
@@ -60,6 +61,18 @@ int af_cli_triage(int argc, char **argv) {
         return AF_EXIT_USAGE;
     }
     char why[1024];
+    /* a campaign killed before it minimised them left findings in DIR/pending: stored
+     * as found (unminimised) first, so the reports and --fail-on-findings count them */
+    int recovered = af_campaign_recover_pending(dir, why, sizeof why);
+    if (recovered < 0) {
+        fprintf(stderr, "attnfuzz triage: %s/pending: %s\n", dir, why);
+        return AF_EXIT_ERROR;
+    }
+    if (recovered > 0)
+        fprintf(stderr,
+                "attnfuzz triage: %d finding%s left in %s/pending by an interrupted campaign: stored "
+                "unminimised\n",
+                recovered, recovered == 1 ? "" : "s", dir);
     af_triage_summary s;
     if (af_triage_build(dir, &s, why, sizeof why)) {
         fprintf(stderr, "attnfuzz triage: %s\n", why);

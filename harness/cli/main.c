@@ -9,8 +9,11 @@ static void usage(FILE *f) {
     fprintf(
         f, "usage: attnfuzz COMMAND [ARGS]\n"
            "  run FILE.case... [--backend NAME] [--engine NAME|all] [--json] [--oracle mpfr|fp64|auto] [--no-probes]\n"
-           "                   [--reference cpu|gpu|auto]\n"
-           "                      run cases; exit 0 all pass, 1 a finding, 2 bad input, 3 declined/unavailable;\n"
+           "                   [--reference cpu|gpu|auto] [--deadline S] [--max-memory MB] [--in-process]\n"
+           "                   [--plugin-dir DIR]\n"
+           "                      run cases, each in a child process with a deadline (default from its size)\n"
+           "                      and a memory limit; --in-process: in this process (debugging);\n"
+           "                      a case's backend = plugin:PATH loads only with --backend or from --plugin-dir;\n"
            "                      --reference: who computes the floor's reference (auto: the GPU one for large cases)\n"
            "  print FILE.case     print the canonical form\n"
            "  backends            list backends and whether they are available here\n"
@@ -18,6 +21,7 @@ static void usage(FILE *f) {
            "Numbers are strict (--jobs 2x, --time nan are errors, exit 2). ATTNFUZZ_* environment variables:\n"
            "README.md, \"Environment variables\" (an unknown one is warned about).\n");
     af_cli_usage_more(f);
+    af_cli_print_exit_codes(f);
 }
 
 extern char **environ;

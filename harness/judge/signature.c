@@ -65,11 +65,36 @@ size_t af_config_class(const af_case *c, char *buf, size_t cap) {
     return s.len;
 }
 
+/* A plugin named by its path ("plugin:/builds/a/k.so") is identified by its file name and
+ * a hash of its bytes ("plugin:k.so#1a2b3c4d5e6f"), so the same .so at two paths gives one
+ * bucket and a rebuilt one another. An unreadable file keeps only its name. */
+static void plugin_identity(const char *backend, char *out, size_t cap) {
+    const char *path = backend + 7;
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(out, cap, "plugin:%s", base);
+        return;
+    }
+    uint64_t h = af_fnv1a64("", 0);
+    unsigned char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) h = af_fnv1a64_update(h, chunk, n);
+    fclose(f);
+    snprintf(out, cap, "plugin:%s#%012llx", base, (unsigned long long)(h >> 16));
+}
+
 size_t af_finding_identity(const af_case *c, const af_verdict *v, char *buf, size_t cap) {
     af_strbuf s = {buf, cap, 0};
     if (cap) buf[0] = 0;
     /* The backend that ran wins over the case's field (the case may say "" = from CLI). */
     const char *backend = v->backend[0] ? v->backend : c->backend[0] ? c->backend : "?";
+    char plugin[AF_NAME_MAX + 32];
+    if (strncmp(backend, "plugin:", 7) == 0) {
+        plugin_identity(backend, plugin, sizeof plugin);
+        backend = plugin;
+    }
     const char *engine = v->info.engine[0] ? v->info.engine : c->engine;
     if (strcmp(engine, "all") == 0) engine = "";
     af_strbuf_printf(&s, "%s|%s%s%s|", af_verdict_name(v->kind), backend, engine[0] ? ":" : "", engine);

@@ -18,6 +18,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char *const dtype_names[] = {"fp16", "bf16", "fp8_e4m3", "mxfp8"};
 static const char *const layout_names[] = {"bshd", "sbhd", "bhsd", "thd"};
@@ -666,6 +667,13 @@ int af_case_parse(const char *text, const char *name, af_case *c, af_error *err)
 int af_case_load(const char *path, af_case *c, af_error *err) {
     FILE *f = fopen(path, "rb");
     if (!f) return set_error(err, path, 0, "file", "cannot open: %s", strerror(errno));
+    /* a directory opens (and reads as nothing on some systems): it is not a case */
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        fclose(f);
+        return set_error(err, path, 0, "file", "%s, not a case file",
+                         S_ISDIR(sb.st_mode) ? "is a directory" : "is not a regular file");
+    }
     size_t cap = 1 << 16, n = 0;
     char *text = malloc(cap + 1);
     if (!text) {
@@ -696,6 +704,12 @@ int af_case_load(const char *path, af_case *c, af_error *err) {
     if (memchr(text, 0, n)) {
         free(text);
         return set_error(err, path, 0, "file", "contains a NUL byte (not a text case file)");
+    }
+    size_t blank = 0;
+    while (blank < n && isspace((unsigned char)text[blank])) blank++;
+    if (blank == n) { /* nothing: not the all-defaults case by accident */
+        free(text);
+        return set_error(err, path, 0, "file", "is empty (a case file names at least one field)");
     }
     int rc = af_case_parse(text, path, c, err);
     free(text);

@@ -6,5 +6,7 @@
 #include <stdint.h>
 
 uint64_t af_fnv1a64(const void *data, size_t n);
+/* Continue a hash over more bytes: af_fnv1a64(ab) == af_fnv1a64_update(af_fnv1a64(a), b). */
+uint64_t af_fnv1a64_update(uint64_t h, const void *data, size_t n);
 
 #endif

@@ -1,0 +1,97 @@
+/* misbehave.c — plugins that misbehave on purpose, one per MISBEHAVE kind, for the
+ * isolation tests (ci/tests/test_isolation.sh): `attnfuzz run` must turn each into a
+ * verdict for its case and go on with the next case; a case file must never load one.
+ *
+ *   marker   its constructor writes the file named by $MISBEHAVE_MARKER (proves loading)
+ *   segv     run() writes through a null pointer
+ *   abort    run() calls abort()
+ *   heap     run() writes far past a small heap block, then frees it (malloc aborts)
+ *   loop     run() never returns
+ *   exit0    run() calls exit(0)
+ *   error    run() returns AF_PLUGIN_ERROR
+ *   memhog   run() asks for 1 GiB and touches it (a memory limit makes malloc fail)
+ * Every kind supports every problem; a run that returns writes nothing (unwritten). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnfuzz/plugin.h"
+
+#define MB_MARKER 1
+#define MB_SEGV   2
+#define MB_ABORT  3
+#define MB_HEAP   4
+#define MB_LOOP   5
+#define MB_EXIT0  6
+#define MB_ERROR  7
+#define MB_MEMHOG 8
+
+#if MISBEHAVE == MB_MARKER
+__attribute__((constructor)) static void write_marker(void) {
+    const char *path = getenv("MISBEHAVE_MARKER");
+    FILE *f = path ? fopen(path, "w") : NULL;
+    if (f) {
+        fputs("constructor ran\n", f);
+        fclose(f);
+    }
+}
+#endif
+
+AF_PLUGIN_EXPORT uint32_t attnfuzz_plugin_abi_version(void) { return ATTNFUZZ_PLUGIN_ABI_VERSION; }
+
+AF_PLUGIN_EXPORT const af_plugin_info *attnfuzz_plugin_info(void) {
+    static const af_plugin_info info = {ATTNFUZZ_PLUGIN_ABI_VERSION, AF_PLUGIN_DETERMINISTIC, MISBEHAVE_NAME,
+                                        "misbehaves on purpose (isolation tests)"};
+    return &info;
+}
+
+AF_PLUGIN_EXPORT int attnfuzz_plugin_supports(const af_plugin_problem *p, char *why, size_t cap) {
+    (void)p;
+    (void)why;
+    (void)cap;
+    return AF_PLUGIN_OK;
+}
+
+#if MISBEHAVE == MB_HEAP
+/* volatile: the overflow and the free may not be optimised away as dead stores */
+static char *volatile heap_block;
+#endif
+#if MISBEHAVE == MB_HEAP || MISBEHAVE == MB_LOOP
+/* volatile: the compiler may not prove the misbehaviour away */
+static volatile int never_zero = 1;
+#endif
+
+AF_PLUGIN_EXPORT int attnfuzz_plugin_run(const af_plugin_problem *p, const af_plugin_tensors *t, char *why,
+                                         size_t cap) {
+    (void)p;
+    (void)t;
+#if MISBEHAVE == MB_SEGV
+    int *volatile null_ptr = NULL;
+    *null_ptr = 1;
+#elif MISBEHAVE == MB_ABORT
+    abort();
+#elif MISBEHAVE == MB_HEAP
+    heap_block = malloc(16); /* 16 bytes, then 1 MiB written through it */
+    if (heap_block) memset(heap_block, 0x5a, (size_t)(1 << 20) * never_zero);
+    free(heap_block);
+#elif MISBEHAVE == MB_LOOP
+    while (never_zero) {}
+#elif MISBEHAVE == MB_EXIT0
+    exit(0);
+#elif MISBEHAVE == MB_ERROR
+    snprintf(why, cap, "misbehave: run failed on purpose");
+    return AF_PLUGIN_ERROR;
+#elif MISBEHAVE == MB_MEMHOG
+    size_t bytes = (size_t)1 << 30; /* 1 GiB */
+    char *block = malloc(bytes);
+    if (!block) {
+        snprintf(why, cap, "misbehave: malloc of 1 GiB failed");
+        return AF_PLUGIN_ERROR;
+    }
+    memset(block, 1, bytes);
+    free(block);
+#endif
+    (void)why;
+    (void)cap;
+    return AF_PLUGIN_OK;
+}
