@@ -133,6 +133,7 @@ int af_campaign_run(const af_campaign_opts *o) {
         return strstr(why, "unknown backend") ? 2 : 3;
     }
     cp->s.defer_new = true;
+    cp->s.runner.repeats = o->repeats;
     /* --max-work: the budget of the cases this process decodes, and (libfuzzer.c) passed
      * on to attnfuzz_fuzz; below 1024 it is ignored, as ATTNFUZZ_MAX_WORK is. Without
      * either, a backend that needs a GPU gets the GPU budget (AF_FUZZ_GPU_DEFAULT_WORK:

@@ -15,6 +15,7 @@ typedef struct {
     bool json;
     bool no_probes;
     af_ref_choice reference; /* --reference cpu|gpu|auto */
+    int repeats;             /* --repeats N (0 = AF_REPEATS_DEFAULT) */
     af_oracle_opts oracle;
 } run_opts;
 
@@ -32,7 +33,16 @@ static int parse_tier(const char *s, af_oracle_tier *t) {
 
 /* Options and case paths of `run`. Returns the number of paths, or -1 after saying why. */
 static int parse_run_args(int argc, char **argv, run_opts *o, const char **paths) {
-    enum { OPT_BACKEND = 1000, OPT_ENGINE, OPT_ORACLE, OPT_THREADS, OPT_JSON, OPT_NO_PROBES, OPT_REFERENCE };
+    enum {
+        OPT_BACKEND = 1000,
+        OPT_ENGINE,
+        OPT_ORACLE,
+        OPT_THREADS,
+        OPT_JSON,
+        OPT_NO_PROBES,
+        OPT_REFERENCE,
+        OPT_REPEATS
+    };
     static const struct option longopts[] = {
         {"backend", required_argument, NULL, OPT_BACKEND},
         {"engine", required_argument, NULL, OPT_ENGINE},
@@ -41,6 +51,7 @@ static int parse_run_args(int argc, char **argv, run_opts *o, const char **paths
         {"json", no_argument, NULL, OPT_JSON},
         {"no-probes", no_argument, NULL, OPT_NO_PROBES},
         {"reference", required_argument, NULL, OPT_REFERENCE},
+        {"repeats", required_argument, NULL, OPT_REPEATS},
         {NULL, 0, NULL, 0},
     };
     af_oracle_opts_default(&o->oracle);
@@ -70,6 +81,9 @@ static int parse_run_args(int argc, char **argv, run_opts *o, const char **paths
                 break;
             case OPT_NO_PROBES:
                 o->no_probes = true;
+                break;
+            case OPT_REPEATS:
+                rc = af_cli_repeats(&a, v, &o->repeats);
                 break;
             case OPT_REFERENCE:
                 if (!strcmp(v, "auto"))
@@ -161,6 +175,7 @@ int af_cli_run(int argc, char **argv) {
     runner.oracle = o.oracle;
     runner.probes = !o.no_probes;
     runner.ref_choice = o.reference;
+    runner.repeats = o.repeats;
     af_probe_opts_default(&runner.probe_opts);
     char why[512];
     runner.reference = af_registry_find(&reg, "cpu", why, sizeof why);

@@ -9,9 +9,10 @@ static void usage(FILE *f) {
     fprintf(
         f, "usage: attnfuzz COMMAND [ARGS]\n"
            "  run FILE.case... [--backend NAME] [--engine NAME|all] [--json] [--oracle mpfr|fp64|auto] [--no-probes]\n"
-           "                   [--reference cpu|gpu|auto]\n"
+           "                   [--reference cpu|gpu|auto] [--repeats N]\n"
            "                      run cases; exit 0 all pass, 1 a finding, 2 bad input, 3 declined/unavailable;\n"
            "                      --reference: who computes the floor's reference (auto: the GPU one for large cases)\n"
+           "                      --repeats: runs of a nondeterministic backend, each judged (default 3)\n"
            "  print FILE.case     print the canonical form\n"
            "  backends            list backends and whether they are available here\n"
            "  engines FILE.case [--backend NAME]   list the engine configs a backend has for a case\n"
