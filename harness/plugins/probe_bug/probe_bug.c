@@ -21,23 +21,66 @@
  *                         so the gradients are right): a convention, not a mismatch.
  *   PROBE_MASKED_POS_INF  stores LSE = +inf for fully masked rows instead of -inf.
  */
-#include "attnfuzz/plugin.h"
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
-/* flash_ref's entry points, made static and renamed: this file exports its own */
-#undef AF_PLUGIN_EXPORT
-#define AF_PLUGIN_EXPORT            static
-#define attnfuzz_plugin_abi_version flash_inner_abi_version
-#define attnfuzz_plugin_info        flash_inner_info
-#define attnfuzz_plugin_supports    flash_inner_supports
-#define attnfuzz_plugin_run         flash_inner_run
-#define FLASH_BUG                   FLASH_NONE
-#include "plugins/flash_ref/flash_ref.c"
-#undef attnfuzz_plugin_abi_version
-#undef attnfuzz_plugin_info
-#undef attnfuzz_plugin_supports
-#undef attnfuzz_plugin_run
-#undef AF_PLUGIN_EXPORT
-#define AF_PLUGIN_EXPORT __attribute__((visibility("default")))
+#include "attnfuzz/plugin.h"
+#include "model/numeric.h"
+
+/* flash_ref's entry points: flash_ref/flash_ref.c compiled with them renamed
+ * (harness/plugins/CMakeLists.txt, the object library flash_ref_inner) */
+uint32_t flash_inner_abi_version(void);
+const af_plugin_info *flash_inner_info(void);
+int flash_inner_supports(const af_plugin_problem *p, char *why, size_t cap);
+int flash_inner_run(const af_plugin_problem *p, const af_plugin_tensors *t, char *why, size_t cap);
+
+/* ---- element access (plugin.h's addressing) and the mask -------------------------- */
+
+static int64_t offset_of(const af_plugin_tensor *x, int b, int h, int s, int d) {
+    if (x->page_table) {
+        int64_t page = x->page_table[(int64_t)b * x->pages_per_seq + s / x->page_size];
+        return page * x->stride_b + (int64_t)(s % x->page_size) * x->stride_s + (int64_t)h * x->stride_h + d;
+    }
+    if (x->token_start) return (x->token_start[b] + s) * x->stride_s + (int64_t)h * x->stride_h + d;
+    return (int64_t)b * x->stride_b + (int64_t)s * x->stride_s + (int64_t)h * x->stride_h + d;
+}
+
+/* fp16 / bf16 / fp32 storage (the plugin serves fp16 and bf16, its LSE is fp32) */
+static float load(const af_plugin_tensor *x, int b, int h, int s, int d) {
+    int64_t off = offset_of(x, b, h, s, d);
+    uint16_t u16;
+    float f;
+    if (x->storage == AF_PLUGIN_STORAGE_F32) {
+        memcpy(&f, (const float *)x->data + off, 4);
+        return f;
+    }
+    memcpy(&u16, (const uint16_t *)x->data + off, 2);
+    return x->storage == AF_PLUGIN_STORAGE_F16 ? af_f16_to_f32(u16) : af_bf16_to_f32(u16);
+}
+
+static void store(const af_plugin_tensor *x, int b, int h, int s, int d, float value) {
+    int64_t off = offset_of(x, b, h, s, d);
+    if (x->storage == AF_PLUGIN_STORAGE_F32) {
+        memcpy((float *)x->data + off, &value, 4);
+        return;
+    }
+    uint16_t u16 = x->storage == AF_PLUGIN_STORAGE_F16 ? af_f32_to_f16(value) : af_f32_to_bf16(value);
+    memcpy((uint16_t *)x->data + off, &u16, 2);
+}
+
+/* Does row i of sequence b see any key (plugin.h's mask)? */
+static bool row_sees_keys(const af_plugin_problem *p, int b, int i) {
+    int len_q = p->seqlens_q[b], len_kv = p->seqlens_kv[b];
+    long long diag = p->align == AF_PLUGIN_ALIGN_BOTTOM_RIGHT ? (long long)i + len_kv - len_q : i;
+    long long lo = 0, hi = (long long)len_kv - 1;
+    if (p->mask == AF_PLUGIN_MASK_CAUSAL && diag < hi) hi = diag;
+    if (p->window_left >= 0 && diag - p->window_left > lo) lo = diag - p->window_left;
+    if (p->window_right >= 0 && diag + p->window_right < hi) hi = diag + p->window_right;
+    return i < len_q && lo <= hi;
+}
 
 #define PROBE_RACY           1
 #define PROBE_BATCH_VARIANT  2
@@ -93,17 +136,13 @@ static void race(const af_plugin_problem *p, const af_plugin_tensors *t, uint64_
     const af_plugin_tensor *o = &t->t[AF_PLUGIN_O];
     bool moved = false;
     int64_t e = 0;
-    flash_run r; /* for visible(): rows that see no key do no work, so no race */
-    memset(&r, 0, sizeof r);
-    r.p = p;
     for (int b = 0; b < p->batch; b++)
         for (int h = 0; h < p->heads_q; h++)
             for (int s = 0; s < p->seqlens_q[b]; s++)
                 for (int d = 0; d < o->D; d++, e++) {
                     uint64_t u = mix64(mix64(call) ^ (uint64_t)e);
                     bool last = b == p->batch - 1 && h == p->heads_q - 1 && s == p->seqlens_q[b] - 1 && d == o->D - 1;
-                    int first, lastk;
-                    if (visible(&r, b, s, &first, &lastk) == 0) continue;
+                    if (!row_sees_keys(p, b, s)) continue; /* no work there, so no race */
                     if (u % 500 != 0 && !(last && !moved)) continue;
                     float by = (0.5f + 1.5f * (float)((u >> 16) % 1024) / 1023.0f) * ((u >> 40) & 1 ? 1.0f : -1.0f);
                     store(o, b, h, s, d, load(o, b, h, s, d) + by);
@@ -125,16 +164,12 @@ static void read_padding(const af_plugin_problem *p, const af_plugin_tensors *t)
     const af_plugin_tensor *k = &t->t[AF_PLUGIN_K], *o = &t->t[AF_PLUGIN_O], *lse = &t->t[AF_PLUGIN_LSE];
     if (k->token_start) return; /* thd: past the end is the next sequence or a gap */
     int group = p->heads_q / p->heads_kv;
-    flash_run r;
-    memset(&r, 0, sizeof r);
-    r.p = p;
     for (int b = 0; b < p->batch; b++) {
         int pad = p->seqlens_kv[b], slots = k->page_table ? k->pages_per_seq * k->page_size : k->S;
         if (pad >= slots) continue;
         for (int h = 0; h < p->heads_q; h++)
             for (int i = 0; i < p->seqlens_q[b]; i++) {
-                int first, last;
-                if (visible(&r, b, i, &first, &last) == 0) continue;
+                if (!row_sees_keys(p, b, i)) continue;
                 float lse2 = load(lse, b, h, i, 0) * (float)M_LOG2E;
                 float p_pad = 0.0f * exp2f(score2(p, t, b, h, i, h / group, pad) - lse2);
                 for (int d = 0; d < o->D; d++)
@@ -165,14 +200,10 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_run(const af_plugin_problem *p, const af_pl
 #elif PROBE_BUG == PROBE_READS_PADDING
     read_padding(p, t);
 #elif PROBE_BUG == PROBE_LSE_LOG2 || PROBE_BUG == PROBE_MASKED_POS_INF
-    flash_run r;
-    memset(&r, 0, sizeof r);
-    r.p = p;
     for (int b = 0; b < p->batch; b++)
         for (int h = 0; h < p->heads_q; h++)
             for (int i = 0; i < p->seqlens_q[b]; i++) {
-                int first, last;
-                bool masked = visible(&r, b, i, &first, &last) == 0;
+                bool masked = !row_sees_keys(p, b, i);
 #if PROBE_BUG == PROBE_LSE_LOG2
                 if (!masked) store(lse, b, h, i, 0, load(lse, b, h, i, 0) * (float)M_LOG2E);
 #else
