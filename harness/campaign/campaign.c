@@ -136,6 +136,7 @@ int af_campaign_run(const af_campaign_opts *o) {
                                           : AF_CAMPAIGN_SETUP_ERROR;
     }
     cp->s.defer_new = true;
+    cp->s.runner.repeats = o->repeats;
     /* --max-work: the budget of the cases this process decodes, and (libfuzzer.c) passed
      * on to attnfuzz_fuzz; below 1024 it is ignored, as ATTNFUZZ_MAX_WORK is. Without
      * either, a backend that needs a GPU gets the GPU budget (AF_FUZZ_GPU_DEFAULT_WORK:

@@ -59,6 +59,9 @@ typedef struct {
     af_backend *backend_obj; /* tests / embedding: this backend instead of looking up
                                   `backend` (not owned; forces the in-process engine) */
     unsigned session_flags;  /* extra AF_SESSION_* flags (tests: AF_SESSION_ISOLATE) */
+    int repeats;             /* runs of a nondeterministic backend (judge/runner.h); 0 =
+                                AF_REPEATS_DEFAULT; the in-process engine's (the libFuzzer
+                                workers keep the default) */
 } af_campaign_opts;
 
 /* What af_campaign_run returns (the CLI maps each to its exit code, cli/cli.h). */

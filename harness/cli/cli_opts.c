@@ -1,5 +1,6 @@
 /* cli/cli_opts.c — getopt_long over a copy of argv, strict numbers (cli/cli_opts.h). */
 #include "cli/cli_opts.h"
+#include "judge/runner.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -109,4 +110,8 @@ int af_cli_double(const af_cli_args *a, const char *text, double min, bool min_o
     }
     *out = v;
     return 0;
+}
+
+int af_cli_repeats(const af_cli_args *a, const char *text, int *out) {
+    return af_cli_int(a, text, 1, AF_REPEATS_MAX, out);
 }

@@ -35,4 +35,8 @@ int af_cli_u64(const af_cli_args *a, const char *text, uint64_t *out);
 /* A finite number (nan and inf are refused) in [min, max]; with min_open, > min. */
 int af_cli_double(const af_cli_args *a, const char *text, double min, bool min_open, double max, double *out);
 
+/* --repeats N: runs of a backend that is not deterministic, 1..AF_REPEATS_MAX
+ * (judge/runner.h). 0, or -1 after the message. */
+int af_cli_repeats(const af_cli_args *a, const char *text, int *out);
+
 #endif

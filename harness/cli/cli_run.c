@@ -23,6 +23,7 @@ typedef struct {
     bool json;
     bool no_probes;
     af_ref_choice reference; /* --reference cpu|gpu|auto */
+    int repeats;             /* --repeats N (0 = AF_REPEATS_DEFAULT) */
     af_oracle_opts oracle;
     bool in_process;               /* --in-process: no child per case (debugging) */
     int deadline_s;                /* --deadline; 0 = from the case's size */
@@ -64,7 +65,8 @@ static int parse_run_args(int argc, char **argv, run_opts *o, const char **paths
         OPT_MAX_MEMORY,
         OPT_PLUGIN_DIR,
         OPT_WORKER_CMD,
-        OPT_WORKER_CONFIG
+        OPT_WORKER_CONFIG,
+        OPT_REPEATS
     };
     static const struct option longopts[] = {
         {"backend", required_argument, NULL, OPT_BACKEND},
@@ -80,6 +82,7 @@ static int parse_run_args(int argc, char **argv, run_opts *o, const char **paths
         {"plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR},
         {"worker-cmd", required_argument, NULL, OPT_WORKER_CMD},
         {"worker-config", required_argument, NULL, OPT_WORKER_CONFIG},
+        {"repeats", required_argument, NULL, OPT_REPEATS},
         {NULL, 0, NULL, 0},
     };
     af_oracle_opts_default(&o->oracle);
@@ -130,6 +133,9 @@ static int parse_run_args(int argc, char **argv, run_opts *o, const char **paths
                 break;
             case OPT_NO_PROBES:
                 o->no_probes = true;
+                break;
+            case OPT_REPEATS:
+                rc = af_cli_repeats(&a, v, &o->repeats);
                 break;
             case OPT_REFERENCE:
                 if (!strcmp(v, "auto"))
@@ -255,6 +261,7 @@ static run_session *session_for(run_session *cache, int *n, const run_opts *o, c
     runner->oracle = o->oracle;
     runner->probes = !o->no_probes;
     runner->ref_choice = o->reference;
+    runner->repeats = o->repeats;
     rs->s.max_memory = o->max_memory;
     rs->s.on_verdict = print_engine_verdict;
     return rs;

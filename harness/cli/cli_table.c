@@ -9,7 +9,7 @@ const af_cli_command af_cli_commands[] = {
 
 void af_cli_usage_more(FILE *f) {
     fprintf(f,
-            "  campaign [--time SEC] [--backend NAME] [--engine E] [--jobs N] [--out DIR] [CORPUS...]\n"
+            "  campaign [--time SEC] [--backend NAME] [--engine E] [--jobs N] [--out DIR] [--repeats N] [CORPUS...]\n"
             "                      fuzz from the seed corpus (default corpora/seed and corpora/seed-recent);\n"
             "                      findings minimised into DIR/findings/<bucket>/, stats in DIR/stats.json, reports in "
             "DIR/report.*\n"

@@ -151,7 +151,10 @@ int af_check_buffers(const af_case *c, const af_tensors *t, const af_outputs *or
                         double x = af_storage_load(w->storage, t->buf[w->buffer], off);
                         if (masked && (id == AF_T_LSE)) {
                             if (!(isinf(x) && x < 0) && !reported_conv) {
-                                snprintf(msg, sizeof msg, "fully masked row: LSE = %g, expected -inf", x);
+                                snprintf(msg, sizeof msg,
+                                         "fully masked row: LSE = %g, expected -inf (the log of an empty sum); "
+                                         "fix: store -inf for rows that see no key",
+                                         x);
                                 finding(v, isnan(x) ? AF_V_NAN_INF : AF_V_CONVENTION, id, b, h, s, -1, msg);
                                 reported_conv = true;
                             }

@@ -191,6 +191,100 @@ static void add_simple(af_verdict *v, af_verdict_kind kind, const char *detail) 
     af_verdict_add(v, &f);
 }
 
+/* ---- repeats: further runs of the unperturbed case, each judged ------------------- */
+
+/* What judging a further run needs: the prepared case and the judged run's outputs
+ * (the spread is measured against them). */
+typedef struct {
+    const af_prepared *p;
+    const af_outputs *first; /* run 0's outputs, dense; NULL when there is no room */
+} run_judge_ctx;
+
+/* max |a - b| per tensor over the valid rows (NaN against a number: inf). */
+static void outputs_spread(const af_case *c, const af_outputs *a, const af_outputs *b, double *spread) {
+    const double *pa[AF_T_COUNT] = {0}, *pb[AF_T_COUNT] = {0};
+    int dim[AF_T_COUNT] = {0};
+    pa[AF_T_O] = a->o, pb[AF_T_O] = b->o, dim[AF_T_O] = a->Dv;
+    pa[AF_T_LSE] = a->lse, pb[AF_T_LSE] = b->lse, dim[AF_T_LSE] = 1;
+    if (c->backward) {
+        pa[AF_T_DQ] = a->dq, pb[AF_T_DQ] = b->dq, dim[AF_T_DQ] = a->Dqk;
+        pa[AF_T_DK] = a->dk, pb[AF_T_DK] = b->dk, dim[AF_T_DK] = a->Dqk;
+        pa[AF_T_DV] = a->dv, pb[AF_T_DV] = b->dv, dim[AF_T_DV] = a->Dv;
+    }
+    for (int id = 0; id < AF_T_COUNT; id++) {
+        if (!pa[id] || !pb[id]) continue;
+        bool kv = id == AF_T_DK || id == AF_T_DV;
+        int H = kv ? a->Hkv : a->Hq, S = kv ? a->Skv : a->Sq, D = dim[id];
+        for (int bb = 0; bb < a->B; bb++)
+            for (int h = 0; h < H; h++)
+                for (int s = 0; s < (kv ? af_case_len_kv(c, bb) : af_case_len_q(c, bb)); s++)
+                    for (int d = 0; d < D; d++) {
+                        size_t e = (((size_t)bb * H + h) * S + s) * D + d;
+                        double x = pa[id][e], y = pb[id][e];
+                        double diff = x == y || (isnan(x) && isnan(y)) ? 0 : isnan(x - y) ? INFINITY : fabs(x - y);
+                        if (diff > spread[id]) spread[id] = diff;
+                    }
+    }
+}
+
+/* Judge run `index` of the unperturbed case (buffer checks, then the criterion against
+ * the oracle) into v, its findings marked with the run; its spread against run 0 into
+ * v->run_spread. Also the probes' judge for their reruns (af_probe_runs). */
+static void judge_run(void *ctx, const af_tensors *run, int index, af_verdict *v) {
+    const run_judge_ctx *jc = ctx;
+    const af_prepared *p = jc->p;
+    const af_case *c = &p->c;
+    af_verdict *rv = malloc(sizeof *rv); /* a scratch verdict: its stats stay out of v */
+    if (!rv) return;
+    af_verdict_init(rv, v->backend);
+    af_check_buffers(c, run, p->have_oracle ? &p->oracle.out : NULL, rv);
+    af_outputs out;
+    if (af_outputs_alloc(&out, c) == 0) {
+        af_outputs_read(run, c, &out);
+        if (p->have_oracle) af_compare_outputs(c, &out, p->have_ref ? &p->ref : NULL, &p->oracle, &p->terms, rv);
+        if (jc->first) outputs_spread(c, jc->first, &out, v->run_spread);
+        af_outputs_free(&out);
+    }
+    for (int i = 0; i < rv->n_findings && i < AF_MAX_FINDINGS; i++) {
+        af_finding f = rv->findings[i];
+        f.repeat = index;
+        snprintf(f.detail, sizeof f.detail, "run %d of the unperturbed case: %s", index, rv->findings[i].detail);
+        af_verdict_add(v, &f);
+    }
+    v->runs++;
+    free(rv);
+}
+
+/* Runs 1..n-1 of a backend that is not deterministic into reps (each judged); the
+ * number made. A run that does not return AF_RUN_OK is a finding of that run and
+ * ends the repeats. */
+static int repeat_runs(af_prepared *p, af_backend *be, const char *engine, int n, run_judge_ctx *jc, af_tensors *reps,
+                       af_verdict *v) {
+    const af_case *c = &p->c;
+    int made = 0;
+    for (int k = 1; k < n; k++) {
+        char why[512] = "";
+        if (af_clone_tensors(&reps[made], c, &p->tensors, why, sizeof why)) break;
+        af_run_info info;
+        memset(&info, 0, sizeof info);
+        info.workspace_bytes = -1;
+        af_run_status st = be->run(be, c, engine, &reps[made], &info, why, sizeof why);
+        if (st != AF_RUN_OK) {
+            char msg[600];
+            snprintf(msg, sizeof msg, "run %d of the unperturbed case: %s", k, why);
+            af_finding f =
+                af_finding_at(st == AF_RUN_RESOURCE ? AF_V_RESOURCE : AF_V_CRASH, AF_T_NONE, -1, -1, -1, -1, msg);
+            f.repeat = k;
+            af_verdict_add(v, &f);
+            af_clone_release(&reps[made]);
+            break;
+        }
+        judge_run(jc, &reps[made], k, v);
+        made++;
+    }
+    return made;
+}
+
 static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char *engine, af_verdict *v,
                        af_tensors *out_tensors) {
     (void)r; /* probes (issue 3) take their settings from the runner */
@@ -246,22 +340,36 @@ static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char 
     v->judge.run_s = info.seconds;
     if (st == AF_RUN_OK) {
         double t_cmp = af_clock_mono();
+        v->runs = 1;
         af_check_buffers(c, &t, p->have_oracle ? &p->oracle.out : NULL, v);
-        if (p->have_oracle) {
-            af_outputs out;
-            if (af_outputs_alloc(&out, c) == 0) {
-                af_outputs_read(&t, c, &out);
-                af_compare_outputs(c, &out, p->have_ref ? &p->ref : NULL, &p->oracle, &p->terms, v);
-                af_outputs_free(&out);
-            }
+        af_outputs first;
+        bool have_first = af_outputs_alloc(&first, c) == 0;
+        if (have_first) {
+            af_outputs_read(&t, c, &first);
+            if (p->have_oracle) af_compare_outputs(c, &first, p->have_ref ? &p->ref : NULL, &p->oracle, &p->terms, v);
         }
+        /* repeats of a backend that does not declare itself deterministic */
+        bool deterministic = (be->flags & AF_BACKEND_DETERMINISTIC) && !info.nondeterministic;
+        int n_runs = deterministic ? 1 : r->repeats > 0 ? r->repeats : AF_REPEATS_DEFAULT;
+        if (n_runs > AF_REPEATS_MAX) n_runs = AF_REPEATS_MAX;
+        run_judge_ctx jc = {p, have_first ? &first : NULL};
+        af_tensors reps[AF_REPEATS_MAX];
+        const af_tensors *rep_ptr[AF_REPEATS_MAX];
+        int n_reps = repeat_runs(p, be, engine ? engine : "", n_runs, &jc, reps, v);
+        for (int k = 0; k < n_reps; k++) rep_ptr[k] = &reps[k];
         v->judge.compare_s = af_clock_mono() - t_cmp;
         if (r->probes) {
             double t_probes = af_clock_mono();
             af_probe_target pt = {c, &p->tensors, &p->inputs, &t, &info, be, engine ? engine : ""};
-            af_probes_run(&r->probe_opts, &pt, v, NULL, NULL);
+            af_probe_runs runs = {rep_ptr, n_reps, judge_run, &jc};
+            af_probe_stats ps;
+            af_probes_run_with(&r->probe_opts, &pt, &runs, v, NULL, &ps);
+            /* an LSE in base 2 is a convention finding, not a mismatch of its rows */
+            if (ps.lse_base2) af_verdict_drop(v, AF_V_MISMATCH, AF_T_LSE);
             v->judge.probes_s = af_clock_mono() - t_probes;
         }
+        for (int k = 0; k < n_reps; k++) af_clone_release(&reps[k]);
+        if (have_first) af_outputs_free(&first);
     }
     if (out_tensors) {
         af_clone_disown_scales(&t); /* the caller owns no scales */

@@ -42,6 +42,15 @@ typedef enum { AF_REF_AUTO = 0, AF_REF_CPU, AF_REF_GPU } af_ref_choice;
  * which the GPU (a few ms of launches and copies) is no slower */
 #define AF_REF_GPU_MIN_WORK (1LL << 24)
 
+/* Repeats: a backend that does not declare itself deterministic (AF_BACKEND_DETERMINISTIC,
+ * or a run that reports af_run_info.nondeterministic) is run `repeats` times on the
+ * unperturbed case; every run is judged against the oracle like the first (a failing
+ * repeat is a finding, its af_finding.repeat and detail name the run), the spread
+ * max |run k - run 0| goes to af_verdict.run_spread, and the runs are the probes'
+ * measure of run-to-run noise (probes.h: af_probe_runs). */
+#define AF_REPEATS_DEFAULT 3
+#define AF_REPEATS_MAX     16
+
 typedef struct {
     af_backend *reference;    /* the cpu backend */
     af_ref_choice ref_choice; /* AF_REF_AUTO (0) unless set */
@@ -49,6 +58,8 @@ typedef struct {
     bool skip_oracle;         /* probes-only runs */
     bool probes;              /* run the probes after a successful run */
     af_probe_opts probe_opts; /* af_probe_opts_default when probes is set */
+    int repeats;              /* runs of a nondeterministic backend, 1..AF_REPEATS_MAX;
+                                 0 = AF_REPEATS_DEFAULT */
 } af_runner;
 
 int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t cap);

@@ -45,6 +45,17 @@ void af_verdict_add(af_verdict *v, const af_finding *f) {
     v->n_findings++;
 }
 
+void af_verdict_drop(af_verdict *v, af_verdict_kind kind, af_tensor_id tensor) {
+    int stored = v->n_findings < AF_MAX_FINDINGS ? v->n_findings : AF_MAX_FINDINGS, kept = 0;
+    for (int i = 0; i < stored; i++) {
+        const af_finding *f = &v->findings[i];
+        if (f->kind == kind && (tensor == AF_T_COUNT || f->tensor == tensor)) continue;
+        v->findings[kept++] = *f;
+    }
+    v->n_findings -= stored - kept;
+    if (v->kind != AF_V_DECLINED) v->kind = kept > 0 ? v->findings[0].kind : v->n_findings > 0 ? v->kind : AF_V_PASS;
+}
+
 static void verdict_line_raw(const af_verdict *v, char *buf, size_t cap) {
     if (v->kind == AF_V_DECLINED) {
         snprintf(buf, cap, "declined %s: %s", v->backend, v->reason);

@@ -75,7 +75,8 @@ typedef enum {
     AF_V_DECLINED,
     AF_V_CLAIM_MISMATCH,
     AF_V_RESOURCE,
-    AF_V_CONVENTION, /* fully masked rows differ from O = 0, LSE = -inf */
+    AF_V_CONVENTION, /* a convention differs, with the fix named: fully masked rows
+                        (O = 0, LSE = -inf), the LSE's base (natural log) */
     AF_V_COUNT
 } af_verdict_kind;
 
@@ -93,6 +94,8 @@ typedef struct {
                                   (mismatch), or the judged run's value when
                                   kernel_value comes from a probe's extra run */
     char detail[256];
+    int repeat; /* which run of the case it is about: 0 the judged run, 1.. a repeat or
+                   a probe's rerun of the unperturbed case (runner.h: repeats) */
 } af_finding;
 
 typedef struct {
@@ -133,7 +136,10 @@ typedef struct {
     char reason[512]; /* decline / crash reason */
     double oracle_bound_rel;
     double oracle_seconds;
-    af_judge_summary judge; /* how the case was judged: tiers, certification, times */
+    af_judge_summary judge;        /* how the case was judged: tiers, certification, times */
+    int runs;                      /* runs of the unperturbed case judged against the oracle
+                               (1, or the repeats of a nondeterministic backend) */
+    double run_spread[AF_T_COUNT]; /* max |run k - run 0| over the judged elements */
 } af_verdict;
 
 const char *af_verdict_name(af_verdict_kind k);
@@ -145,6 +151,9 @@ void af_verdict_init(af_verdict *v, const char *backend);
 af_finding af_finding_at(af_verdict_kind kind, af_tensor_id tensor, int b, int h, int row, int col, const char *detail);
 /* Add a finding (kept when there is room); the verdict's kind becomes the first one's. */
 void af_verdict_add(af_verdict *v, const af_finding *f);
+/* Remove the stored findings of kind on tensor (AF_T_COUNT: any tensor); the verdict's
+ * kind becomes the first remaining one's (PASS when none remain). */
+void af_verdict_drop(af_verdict *v, af_verdict_kind kind, af_tensor_id tensor);
 /* One line: "FINDING mismatch O b0 h1 r5 c3 err=... allowed=... ratio=..." or "pass ...".
  * Safe for a terminal: valid UTF-8, control characters (newlines too) shown as \xNN
  * (util/text.h), whatever a backend put in its names and messages. */

@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "judge/clone.h"
@@ -92,6 +93,26 @@ int probe_work_run(probe_ctx *x, const af_case *cc, af_tensors *w, const char *w
     probe_note(x, "%s", msg);
     if (rs == AF_RUN_CRASH || rs == AF_RUN_HANG) x->stop = true;
     return -1;
+}
+
+unsigned char *probe_owned_map(const probe_ctx *x, const af_tensors *w, af_buffer_id bid, int64_t *n) {
+    *n = w->plan.buffer_elems[bid];
+    if (!w->buf[bid] || *n <= 0) {
+        *n = 0;
+        return NULL;
+    }
+    unsigned char *owned = calloc((size_t)*n, 1);
+    if (!owned) return NULL;
+    af_tensor_id ins[4] = {AF_T_Q, AF_T_K, AF_T_V, AF_T_DO};
+    for (int t = 0; t < (x->c->backward ? 4 : 3); t++) {
+        const af_tensor_view *v = &w->plan.view[ins[t]];
+        if (v->buffer != bid) continue;
+        for (int b = 0; b < v->B; b++)
+            for (int s = 0; s < rows_in_buffer(x, ins[t], b); s++)
+                for (int h = 0; h < v->H; h++)
+                    for (int d = 0; d < v->D; d++) owned[offset_of(w, ins[t], b, h, s, d)] = 1;
+    }
+    return owned;
 }
 
 /* ---- the mask rule of the focus, rows ------------------------------------------------ */

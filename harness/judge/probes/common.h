@@ -7,7 +7,11 @@
  *                        a perturbed copy of the template, the mask rule of the focus
  *         expect.c       what a probe expects: exact fp64 rows and the error bounds of
  *                        a correct kernel
- *         determinism.c  identical inputs -> identical bits; the run-to-run tolerance
+ *         determinism.c  identical inputs -> identical bits; the run-to-run tolerance;
+ *                        reruns that tell a leak from run-to-run noise
+ *         convention.c   the LSE's base (natural log, not log2)
+ *         batch.c        batch invariance: the last sequence alone, bitwise its rows
+ *         stale.c        NaN and huge values where no token lives: outputs unchanged
  *         visibility.c   hidden input sets, perturbing them, the leak matrix
  *         inclusion.c    a visible V row (and a Q row) changed so much that O (LSE) moves
  *         feature.c      causal / window / scale / alignment toggled: O (LSE) moves
@@ -52,10 +56,12 @@ typedef struct {
     af_mask_rule rule;
     int group; /* heads_q / heads_kv */
     probe_rng rng;
-    int fb, fh, fg;         /* focus: sequence, query head, its kv head */
-    bool exact;             /* compare bits (deterministic backend) */
-    double tol[AF_T_COUNT]; /* allowed run-to-run |difference| when !exact */
-    bool stop;              /* a run crashed: the process state is suspect */
+    int fb, fh, fg;            /* focus: sequence, query head, its kv head */
+    bool exact;                /* compare bits (deterministic backend) */
+    double tol[AF_T_COUNT];    /* allowed run-to-run |difference| when !exact */
+    bool stop;                 /* a run crashed: the process state is suspect */
+    const af_probe_runs *runs; /* the runner's repeats and judge; NULL: none */
+    int next_run;              /* index the next rerun of the unperturbed case gets */
 } probe_ctx;
 
 /* The judged outputs, forward first: O, LSE (forward), then dQ, dK, dV (backward). */
@@ -112,6 +118,11 @@ int probe_work_begin(probe_ctx *x, const af_case *cc, af_tensors *w);
  * stops the probes. */
 int probe_work_run(probe_ctx *x, const af_case *cc, af_tensors *w, const char *what);
 
+/* Input buffer bid's elements that belong to some token's vector (Q, K, V, dO views,
+ * padding rows of non-ragged views included): a calloc'd (buffer_elems) 0/1 map, or
+ * NULL (out of memory, or no such buffer: *n = 0). */
+unsigned char *probe_owned_map(const probe_ctx *x, const af_tensors *w, af_buffer_id bid, int64_t *n);
+
 /* ---- the mask rule of the focus, rows ------------------------------------------------ */
 
 /* The keys row i of sequence b sees (mask_spec.h): [*lo, *hi], returns their count. */
@@ -129,6 +140,14 @@ double probe_storage_max(af_storage st);
 /* ---- the probes ---------------------------------------------------------------------- */
 
 void probe_determinism(probe_ctx *x);
+/* A move of `moved` on tensor id seen by a probe on a backend that is not exact: rerun
+ * the unperturbed case up to leak_reruns times (each judged through x->runs); true when
+ * a rerun differs from the baseline on id by at least moved / 2 (then x->tol widens to
+ * the reruns' spread). *index gets the reproducing rerun's index, *seen its difference. */
+bool probe_rerun_reproduces(probe_ctx *x, af_tensor_id id, double moved, int *index, double *seen);
+void probe_convention(probe_ctx *x);
+void probe_batch(probe_ctx *x);
+void probe_stale(probe_ctx *x);
 void probe_visibility(probe_ctx *x, af_leak_matrix *lm);
 void probe_inclusion(probe_ctx *x);
 void probe_feature(probe_ctx *x);

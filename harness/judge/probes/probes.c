@@ -1,6 +1,6 @@
 /* probes.c — the probes' entry point (probes.h): options, the focus (the sequence and
- * head the perturbations live in), and the order determinism -> visibility ->
- * inclusion -> feature. The probes themselves are the other files of this folder
+ * head the perturbations live in), and the order determinism -> convention -> batch ->
+ * visibility -> stale -> inclusion -> feature. The probes themselves are the other files of this folder
  * (common.h lists them). */
 #include "judge/probes/common.h"
 
@@ -12,6 +12,8 @@
 void af_probe_opts_default(af_probe_opts *o) {
     memset(o, 0, sizeof *o);
     o->determinism = o->visibility = o->inclusion = o->feature = true;
+    o->convention = o->batch = o->stale = true;
+    o->leak_reruns = 4;
     o->determinism_runs = 1;
     o->visibility_runs = 3;
     o->feature_runs = 3;
@@ -48,6 +50,11 @@ static void choose_focus(probe_ctx *x) {
 
 int af_probes_run(const af_probe_opts *o, const af_probe_target *tg, af_verdict *v, af_leak_matrix *leaks,
                   af_probe_stats *stats) {
+    return af_probes_run_with(o, tg, NULL, v, leaks, stats);
+}
+
+int af_probes_run_with(const af_probe_opts *o, const af_probe_target *tg, const af_probe_runs *runs, af_verdict *v,
+                       af_leak_matrix *leaks, af_probe_stats *stats) {
     af_probe_stats local;
     if (!stats) stats = &local;
     memset(stats, 0, sizeof *stats);
@@ -63,6 +70,8 @@ int af_probes_run(const af_probe_opts *o, const af_probe_target *tg, af_verdict 
     x.st = stats;
     x.rule = af_mask_rule_of_case(tg->c);
     x.group = tg->c->heads_q / tg->c->heads_kv;
+    x.runs = runs;
+    x.next_run = 1 + (runs ? runs->n_repeats : 0);
     x.rng.key = af_probe_hash(tg->c->seed ^ 0x50524F4245ull ^ af_probe_hash(o->salt));
     choose_focus(&x);
     if (x.fb < 0) {
@@ -72,7 +81,10 @@ int af_probes_run(const af_probe_opts *o, const af_probe_target *tg, af_verdict 
     probe_determinism(&x);
     stats->exact = x.exact;
     for (int k = 0; k < AF_T_COUNT; k++) stats->tolerance[k] = x.exact ? 0 : x.tol[k];
+    if (o->convention && !x.stop) probe_convention(&x);
+    if (o->batch && !x.stop) probe_batch(&x);
     if (o->visibility && !x.stop) probe_visibility(&x, leaks);
+    if (o->stale && !x.stop) probe_stale(&x);
     if (o->inclusion && !x.stop) probe_inclusion(&x);
     if (o->feature && !x.stop) probe_feature(&x);
     return v->n_findings - before;

@@ -4,12 +4,27 @@
  *
  *   determinism  (AF_V_NONDETERMINISTIC)  identical inputs -> identical bits, for a
  *                backend that declares AF_BACKEND_DETERMINISTIC. Otherwise the
- *                run-to-run spread is measured and becomes the other probes'
+ *                run-to-run spread is measured (from the runner's repeats when it
+ *                passes them, af_probe_runs) and becomes the other probes'
  *                tolerance (2 * spread + 2 ulp), so noise is not reported as a leak.
+ *   convention   (AF_V_CONVENTION)  the judged run's LSE in base 2 instead of the
+ *                natural log (no extra run); the finding names the fix.
+ *   batch        (AF_V_NONDETERMINISTIC)  batch invariance, deterministic backends:
+ *                the last sequence alone (batch 1, same inputs) must give bitwise its
+ *                rows of the full batch.
  *   visibility   (AF_V_LEAK)  perturb inputs that the mask hides from a set of
  *                outputs (future / out-of-window / padding keys, Q and dO rows that
  *                cannot see a key, padding rows, stride and thd gaps); those outputs
- *                must stay bitwise identical.
+ *                must stay bitwise identical. On a backend that is not exact, a move
+ *                beyond the tolerance is a leak only if up to leak_reruns reruns of
+ *                the unperturbed case do not reproduce a difference of half its size
+ *                on that tensor; otherwise it is AF_V_NONDETERMINISTIC, the reruns
+ *                judged against the oracle (af_probe_runs.judge) and the tolerance
+ *                widened to what they showed.
+ *   stale        (AF_V_LEAK, AF_V_NAN_INF)  NaN, then the largest finite value, in
+ *                every input element that belongs to no valid token (rows past a
+ *                sequence, page tails and unused pages, thd and stride gaps): every
+ *                judged output unchanged (within the tolerance) and finite.
  *   inclusion    (AF_V_INERT)  perturb a visible V row (and a Q row) so much that
  *                every correct kernel's rounded O (and LSE) must move.
  *   feature      (AF_V_FEATURE_IGNORED)  rerun with causal -> none, window -> none,
@@ -25,11 +40,13 @@
  * Everything else (other sequences, other heads, padding, gaps) is independent.
  *
  * One file per probe in this folder (common.h lists them); af_probes_run (probes.c)
- * runs them in the order above.
+ * runs them in the order above, then inclusion and feature.
  *
  * Cost: extra backend runs per case, at most
- *   determinism_runs (2 for a backend that is not deterministic) + visibility_runs
- *   + 1 (inclusion) + feature_runs;  with the defaults 1 + 3 + 1 + 3 = 8.
+ *   determinism_runs (2 for a backend that is not deterministic, less the runner's
+ *   repeats) + 1 (batch) + visibility_runs (+ leak_reruns when a move is seen on a
+ *   nondeterministic backend) + 2 (stale) + 1 (inclusion) + feature_runs;
+ *   with the defaults 1 + 1 + 3 + 2 + 1 + 3 = 11 on a deterministic backend.
  */
 #ifndef ATTNFUZZ_JUDGE_PROBES_H
 #define ATTNFUZZ_JUDGE_PROBES_H
@@ -45,6 +62,11 @@ typedef struct {
     bool visibility;
     bool inclusion;
     bool feature;
+    bool convention;      /* LSE base (no extra run) */
+    bool batch;           /* batch invariance (one run) */
+    bool stale;           /* NaN / huge values where no token lives (two runs) */
+    int leak_reruns;      /* unperturbed reruns before a move on a nondeterministic
+                              backend is called a leak (default 4) */
     int determinism_runs; /* extra identical runs (default 1; at least 2 are made for a
                               backend that is not deterministic while other probes run) */
     int visibility_runs;  /* hidden sets, one run each (default 3) */
@@ -82,6 +104,13 @@ typedef struct {
     double spread[AF_T_COUNT];    /* max |run - run| seen per tensor */
     double tolerance[AF_T_COUNT]; /* allowed run-to-run difference (0 when exact) */
     int hidden_sets;              /* visibility runs made */
+    int leak_reruns;              /* unperturbed reruns made to tell a leak from noise */
+    int reproduced;               /* moves a rerun reproduced (nondeterministic, no leak) */
+    bool batch_checked;           /* the batch-invariance run was compared */
+    int stale_runs;               /* stale-data runs compared */
+    int convention_rows;          /* LSE rows whose base could be told apart */
+    bool lse_base2;               /* the LSE is in base 2 (a convention finding): the
+                                      LSE mismatches it explains are dropped (runner) */
     long long protected_checked;  /* output rows compared under a hidden set */
     int inclusion_checked;        /* elements that had to move */
     int feature_toggles;          /* toggled runs made */
@@ -102,10 +131,25 @@ typedef struct {
     const char *engine; /* "" = default */
 } af_probe_target;
 
+/* What the runner knows beyond the judged run (judge/runner.c): its repeats of the
+ * unperturbed case (the same backend and engine, each already judged), and how to
+ * judge a further run against the oracle: judge(ctx, run, index, v) adds the
+ * findings of run `index` (a finding's repeat) to v. */
+typedef void (*af_probe_judge_fn)(void *ctx, const af_tensors *run, int run_index, af_verdict *v);
+typedef struct {
+    const af_tensors *const *repeats; /* (n_repeats) runs 1..n_repeats */
+    int n_repeats;
+    af_probe_judge_fn judge; /* NULL: reruns are compared, not judged */
+    void *judge_ctx;
+} af_probe_runs;
+
 /* Run the enabled probes; findings go to v (af_verdict_add). leaks and stats may be
  * NULL; a leak matrix is allocated here (free with af_leak_matrix_free). Returns the
- * number of findings added. */
+ * number of findings added. af_probes_run_with also takes the runner's repeats
+ * (runs may be NULL: then it is af_probes_run). */
 int af_probes_run(const af_probe_opts *o, const af_probe_target *tg, af_verdict *v, af_leak_matrix *leaks,
                   af_probe_stats *stats);
+int af_probes_run_with(const af_probe_opts *o, const af_probe_target *tg, const af_probe_runs *runs, af_verdict *v,
+                       af_leak_matrix *leaks, af_probe_stats *stats);
 
 #endif
