@@ -54,13 +54,17 @@ static int open_finding_session(const char *cmd, const char *path, const char *b
 
 #define DEADLINE_MAX_S 604800 /* a week: any longer is a mistake */
 
+/* The option tables of repro, minimize and campaign: the parsers' own, also the ones
+ * `--help` lists (cli_help.c). */
+const struct option af_cli_repro_options[] = {{"backend", required_argument, NULL, 'b'},
+                                              {"engine", required_argument, NULL, 'e'},
+                                              {"deadline", required_argument, NULL, 'd'},
+                                              {NULL, 0, NULL, 0}};
+
 int af_cli_repro(int argc, char **argv) {
     const char *path = NULL, *backend = NULL, *engine = NULL;
     int deadline = 0; /* 0 = the session's default (60 s, GPU backends 300 s) */
-    static const struct option longopts[] = {{"backend", required_argument, NULL, 'b'},
-                                             {"engine", required_argument, NULL, 'e'},
-                                             {"deadline", required_argument, NULL, 'd'},
-                                             {NULL, 0, NULL, 0}};
+    const struct option *longopts = af_cli_repro_options;
     af_cli_args a;
     if (af_cli_args_init(&a, "attnfuzz repro", argc, argv)) return AF_EXIT_USAGE;
     int parse_rc = 0, opt;
@@ -150,15 +154,17 @@ static int cli_min_run(const af_case *c, void *user, af_verdict *v) {
     return rc;
 }
 
+const struct option af_cli_minimize_options[] = {
+    {"backend", required_argument, NULL, 'b'},  {"engine", required_argument, NULL, 'e'},
+    {"deadline", required_argument, NULL, 'd'}, {"max-runs", required_argument, NULL, 'r'},
+    {"quiet", no_argument, NULL, 'q'},          {NULL, 0, NULL, 0},
+};
+
 int af_cli_minimize(int argc, char **argv) {
     const char *path = NULL, *out = NULL, *backend = NULL, *engine = NULL;
     int deadline = 0, max_runs = 300; /* deadline 0 = the session's default (60 s, GPU 300 s) */
     bool quiet = false;
-    static const struct option longopts[] = {
-        {"backend", required_argument, NULL, 'b'},  {"engine", required_argument, NULL, 'e'},
-        {"deadline", required_argument, NULL, 'd'}, {"max-runs", required_argument, NULL, 'r'},
-        {"quiet", no_argument, NULL, 'q'},          {NULL, 0, NULL, 0},
-    };
+    const struct option *longopts = af_cli_minimize_options;
     af_cli_args a;
     if (af_cli_args_init(&a, "attnfuzz minimize", argc, argv)) return AF_EXIT_USAGE;
     int parse_rc = 0, opt;
@@ -254,36 +260,38 @@ int af_cli_minimize(int argc, char **argv) {
 #define CAMPAIGN_TIME_MAX_S 31536000.0 /* a year */
 #define CAMPAIGN_JOBS_MAX   1024       /* the in-process engine keeps at most 64 in flight */
 
+enum {
+    OPT_TIME = 1000,
+    OPT_TOTAL,
+    OPT_BACKEND,
+    OPT_ENGINE,
+    OPT_JOBS,
+    OPT_OUT,
+    OPT_DEADLINE,
+    OPT_MAX_WORK,
+    OPT_SEED,
+    OPT_MIN_RUNS,
+    OPT_FUZZER,
+    OPT_RSS,
+    OPT_INPROCESS
+};
+const struct option af_cli_campaign_options[] = {
+    {"time", required_argument, NULL, OPT_TIME},         {"total-time", required_argument, NULL, OPT_TOTAL},
+    {"backend", required_argument, NULL, OPT_BACKEND},   {"engine", required_argument, NULL, OPT_ENGINE},
+    {"jobs", required_argument, NULL, OPT_JOBS},         {"out", required_argument, NULL, OPT_OUT},
+    {"deadline", required_argument, NULL, OPT_DEADLINE}, {"max-work", required_argument, NULL, OPT_MAX_WORK},
+    {"seed", required_argument, NULL, OPT_SEED},         {"minimize-runs", required_argument, NULL, OPT_MIN_RUNS},
+    {"fuzzer", required_argument, NULL, OPT_FUZZER},     {"rss-limit-mb", required_argument, NULL, OPT_RSS},
+    {"inprocess", no_argument, NULL, OPT_INPROCESS},     {NULL, 0, NULL, 0},
+};
+
 int af_cli_campaign(int argc, char **argv) {
     af_campaign_opts o;
     af_campaign_opts_default(&o);
     const char **corpus = calloc((size_t)argc + 1, sizeof *corpus);
     if (!corpus) return AF_EXIT_USAGE;
     int n_corpus = 0;
-    enum {
-        OPT_TIME = 1000,
-        OPT_TOTAL,
-        OPT_BACKEND,
-        OPT_ENGINE,
-        OPT_JOBS,
-        OPT_OUT,
-        OPT_DEADLINE,
-        OPT_MAX_WORK,
-        OPT_SEED,
-        OPT_MIN_RUNS,
-        OPT_FUZZER,
-        OPT_RSS,
-        OPT_INPROCESS
-    };
-    static const struct option longopts[] = {
-        {"time", required_argument, NULL, OPT_TIME},         {"total-time", required_argument, NULL, OPT_TOTAL},
-        {"backend", required_argument, NULL, OPT_BACKEND},   {"engine", required_argument, NULL, OPT_ENGINE},
-        {"jobs", required_argument, NULL, OPT_JOBS},         {"out", required_argument, NULL, OPT_OUT},
-        {"deadline", required_argument, NULL, OPT_DEADLINE}, {"max-work", required_argument, NULL, OPT_MAX_WORK},
-        {"seed", required_argument, NULL, OPT_SEED},         {"minimize-runs", required_argument, NULL, OPT_MIN_RUNS},
-        {"fuzzer", required_argument, NULL, OPT_FUZZER},     {"rss-limit-mb", required_argument, NULL, OPT_RSS},
-        {"inprocess", no_argument, NULL, OPT_INPROCESS},     {NULL, 0, NULL, 0},
-    };
+    const struct option *longopts = af_cli_campaign_options;
     af_cli_args a;
     if (af_cli_args_init(&a, "attnfuzz campaign", argc, argv)) {
         free(corpus);
