@@ -154,6 +154,34 @@ assert n >= 20, f"{sys.argv[1]}: only {n} entries"
 PY
 done
 [ $fail = "$dict_fail" ] && echo "ok   corpora/*.dict well formed"
+# every campaign writes AFL-style fuzzer_stats beside stats.json (execs_done = stats.json's cases)
+fstats_ok() { # fstats_ok DIR
+  local d=$1 k
+  for k in start_time last_update execs_done execs_per_sec paths_total unique_crashes unique_hangs; do
+    grep -qE "^$k +: [0-9.]+$" "$d/fuzzer_stats" || { echo "FAIL $d/fuzzer_stats lacks '$k : N'"; return 1; }
+  done
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1]+'/stats.json')); s=dict((a.strip(),b) for a,b in (l.split(' : ',1) for l in open(sys.argv[1]+'/fuzzer_stats').read().splitlines())); assert int(s['execs_done'].strip())==d['cases'], (s, d['cases'])" "$d" \
+    || { echo "FAIL $d/fuzzer_stats disagrees with stats.json"; return 1; }
+}
+"$bin" campaign --time 2 --inprocess --backend cpu --out "$tmp/ip" > /dev/null 2>&1
+fstats_ok "$tmp/ip" && echo "ok   in-process campaign writes fuzzer_stats" || fail=$((fail+1))
+# libFuzzer mode (attnfuzz_fuzz beside attnfuzz: the clang fuzzer build): --total-time bounds the run,
+# -dict is passed, the corpus is merged (-merge=1), fuzzer_stats is written
+lf="$(dirname "$bin")/attnfuzz_fuzz"
+if [ -x "$lf" ]; then
+  t0=$(date +%s)
+  "$bin" campaign --time 60 --total-time 12 --backend cpu --out "$tmp/lf" > "$tmp/lf.log" 2>&1
+  took=$(( $(date +%s) - t0 ))
+  if [ "$took" -gt 16 ]; then echo "FAIL libFuzzer campaign with --total-time 12 ran ${took}s"; fail=$((fail+1));
+  else echo "ok   libFuzzer campaign with --total-time 12 ended in ${took}s"; fi
+  grep -q '^Dictionary: [0-9]* entries' "$tmp/lf/fuzzer.log" && echo "ok   libFuzzer mode passes -dict" \
+    || { echo "FAIL libFuzzer mode: no dictionary in fuzzer.log"; fail=$((fail+1)); }
+  grep -q 'corpus merged (libFuzzer -merge=1)' "$tmp/lf.log" && grep -q 'MERGE-OUTER' "$tmp/lf/merge.log" && echo "ok   libFuzzer mode merges the corpus" \
+    || { echo "FAIL libFuzzer mode: no -merge=1 of the corpus"; tail -3 "$tmp/lf.log"; fail=$((fail+1)); }
+  fstats_ok "$tmp/lf" && echo "ok   libFuzzer campaign writes fuzzer_stats" || fail=$((fail+1))
+else
+  echo "skip libFuzzer-mode checks (--total-time, -dict, -merge): no $lf (build with CC=clang -DATTNFUZZ_FUZZERS=ON)"
+fi
 rm -rf "$tmp"
 if [ $fail -ne 0 ]; then echo "test_cli: $fail failed"; exit 1; fi
 echo "test_cli: all passed"

@@ -38,6 +38,11 @@ void af_stats_note_seqlens(af_campaign_stats *st, int seqlen_q, int seqlen_kv);
  * in-process mode they sum to cases, libFuzzer mode leaves them at 0: its workers
  * count cases). Returns 0 or -1. */
 int af_stats_write(const char *dir, const af_campaign_stats *st);
+/* DIR/fuzzer_stats, AFL's format ("key : value" lines, written atomically with every
+ * stats.json): start_time, last_update (unix seconds), run_time, fuzzer_pid,
+ * execs_done (= cases), execs_per_sec, paths_total (= corpus), unique_crashes,
+ * unique_hangs, findings, buckets, declined, target_mode, afl_banner. 0 or -1. */
+int af_stats_write_fuzzer_stats(const char *dir, const af_campaign_stats *st);
 /* One progress line on stderr: "\r..." on a tty, a plain line otherwise (callers
  * rate-limit: about once a second on a tty, every 10 s otherwise). */
 void af_stats_progress(const af_campaign_stats *st, bool tty, bool final);
