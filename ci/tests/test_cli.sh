@@ -119,7 +119,7 @@ fi
 printf 'window = 200000,0\n' > "$tmp/w.case"
 badnum "window beyond the limit" "window: '200000,0' is not 'left,right' with each -1 (unbounded) or in [0, 131072]" "$bin" print "$tmp/w.case"
 printf 'scale = 1e-13\n' > "$tmp/s.case"
-badnum "scale beyond the limit" "scale: '1e-13' is not a number with 1e-12 <= |scale| <= 1e6" "$bin" print "$tmp/s.case"
+badnum "scale beyond the limit" "scale: '1e-13' is not a non-zero number with 1e-12 <= |scale| <= 1e6" "$bin" print "$tmp/s.case"
 printf 'data = normal:1 zeros:2\n' > "$tmp/d.case"
 badnum "data term beyond its range" "term 'zeros' has parameters out of range (2, 0): it needs 0 < p0 < 1" "$bin" print "$tmp/d.case"
 # scale at its lower limit: the printed (fp32) value parses back (ci/fuzz_long.sh found it did not)
