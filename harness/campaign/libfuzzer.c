@@ -21,7 +21,8 @@
 #include "util/fsutil.h"
 #include "util/config.h"
 
-#define AF_LF_MERGE_PERIOD_S 600.0 /* fuzzing between two merges of the corpus */
+#define AF_LF_MERGE_PERIOD_S   600.0 /* fuzzing between two merges of the corpus */
+#define AF_LF_REPORT_RESERVE_S 2.0   /* under --total-time: fuzzing ends this long before, for the reports */
 
 static void read_worker_stats(af_campaign_state *cp) {
     char dir[1200];
@@ -173,10 +174,10 @@ static void find_dict(const char *fuzzer, char *out, size_t cap) {
 }
 
 /* Seconds of fuzzing libFuzzer is given: until stop_at (which --total-time already cut),
- * at least 1. */
+ * rounded down, at least 1. */
 static int fuzz_seconds(double stop_at) {
     double left = stop_at - af_clock_mono();
-    return left >= 1.5 ? (int)(left + 0.5) : 1;
+    return left >= 2 ? (int)left : 1;
 }
 
 /* One libFuzzer run until stop_at. 0, or -1 when it could not be run. */
@@ -244,8 +245,8 @@ static int run_fuzz_round(af_campaign_state *cp, const char *fuzzer, double stop
         af_cp_process_pending(cp, stop_at, false); /* the rest after fuzzing */
         af_cp_update_stats(cp, false);
         /* libFuzzer should have stopped at -max_total_time; its -fork controller waits for
-         * the job in flight. Under --total-time stop it 2 s late at most, else 30 s. */
-        if (!exited && af_clock_mono() > stop_at + (cp->end_at > 0 ? 2 : 30)) {
+         * the job in flight. Under --total-time stop it at once, else 30 s late at most. */
+        if (!exited && af_clock_mono() > stop_at + (cp->end_at > 0 ? 0 : 30)) {
             kill(-pid, SIGTERM);
             sleep(2);
             kill(-pid, SIGKILL);
@@ -337,7 +338,8 @@ static int merge_corpus(af_campaign_state *cp, const char *fuzzer, double deadli
         return -1;
     }
     if (rename(merged, corpus) != 0) {
-        if (rename(old, corpus) != 0) return -1;
+        int restored = rename(old, corpus); /* put the old corpus back; nothing more to do if that fails too */
+        (void)restored;
         return -1;
     }
     remove_flat_dir(old);
@@ -347,10 +349,12 @@ static int merge_corpus(af_campaign_state *cp, const char *fuzzer, double deadli
 int af_cp_run_libfuzzer(af_campaign_state *cp, const char *fuzzer, double stop_at) {
     /* rounds of AF_LF_MERGE_PERIOD_S, a -merge=1 of the corpus after each (bounded: it
      * never runs past stop_at when another round follows, nor past --total-time's end) */
+    if (cp->end_at > 0 && stop_at > cp->end_at - AF_LF_REPORT_RESERVE_S) stop_at = cp->end_at - AF_LF_REPORT_RESERVE_S;
     for (int round = 0;; round++) {
         double round_stop = af_clock_mono() + AF_LF_MERGE_PERIOD_S;
         bool last = round_stop >= stop_at - 1;
         if (last) round_stop = stop_at;
+        cp->fuzz_end = 0; /* fuzzing again: elapsed counts on (merges in between included) */
         if (run_fuzz_round(cp, fuzzer, round_stop)) return -1;
         double merge_until = last ? (cp->end_at > 0 ? cp->end_at - 10 : af_clock_mono() + 120) : stop_at;
         if (merge_until > af_clock_mono() + 1) {
