@@ -1,28 +1,31 @@
 #!/usr/bin/env python3
-"""ci/skip_reasons.py BUILD_DIR — after ctest: one line per skipped test with its reason,
-read from the test's own output in BUILD_DIR/Testing/Temporary/LastTest.log (the line
-that says skip / no GPU). Prints nothing when no test was skipped."""
+"""ci/skip_reasons.py BUILD_DIR [CTEST_OUTPUT] — after ctest: one line per skipped test
+with its reason. The skipped tests are the "***Skipped" lines of ctest's own output
+(CTEST_OUTPUT, default BUILD_DIR/ctest.log, which ci/test.sh tees); each reason is the
+test's own "SKIP ..." line (util/check.h, the shell tests' "skip ..."), read from
+BUILD_DIR/Testing/Temporary/LastTest.log. Prints nothing when no test was skipped;
+exit 2 when a file cannot be read."""
 import re
 import sys
 
-log_path = sys.argv[1] + "/Testing/Temporary/LastTest.log"
+build = sys.argv[1]
+ctest_out = sys.argv[2] if len(sys.argv) > 2 else build + "/ctest.log"
+log_path = build + "/Testing/Temporary/LastTest.log"
 try:
-    text = open(log_path, encoding="utf-8", errors="replace").read()
+    summary = open(ctest_out, encoding="utf-8", errors="replace").read()
+    log = open(log_path, encoding="utf-8", errors="replace").read()
 except OSError as e:
-    sys.exit(f"skip_reasons: cannot read {log_path}: {e.strerror}")
-# each test: "N/M Testing: NAME" ... "Output:" ---- OUTPUT "<end of output>" ... 'Test Skipped' or 'Test Passed'
-blocks = re.split(r"^\d+/\d+ Testing: ", text, flags=re.M)[1:]
-skipped = []
-for block in blocks:
+    print(f"skip_reasons: cannot read {e.filename}: {e.strerror}", file=sys.stderr)
+    sys.exit(2)
+skipped = re.findall(r"Test +#\d+: (\S+) \.*\*\*\*Skipped", summary)
+outputs = {}
+for block in re.split(r"^\d+/\d+ Testing: ", log, flags=re.M)[1:]:
     name = block.split("\n", 1)[0].strip()
-    if not re.search(r'^"?Test Skipped|^Test Skipped|Skipped', block.split("<end of output>")[-1], re.M):
-        continue
-    out = block.split("----------------------------------------------------------", 1)[-1].split("<end of output>")[0]
-    lines = [l.strip() for l in out.splitlines() if l.strip()]
-    reason = next((l for l in lines if re.search(r"skip|no gpu|not available|unavailable|no cuda", l, re.I)),
-                  lines[-1] if lines else "(the test printed no reason)")
-    skipped.append((name, reason))
+    body = block.split("Output:\n", 1)[-1].split("<end of output>")[0]
+    outputs[name] = [l.strip() for l in body.splitlines() if l.strip() and not l.startswith("-----")]
 if skipped:
     print(f"== {len(skipped)} skipped test(s) and why")
-    for name, reason in skipped:
-        print(f"  skipped {name}: {reason}")
+for name in skipped:
+    lines = outputs.get(name, [])
+    reason = next((l for l in lines if re.match(r"(SKIP|skip)\b", l)), lines[-1] if lines else "(no output)")
+    print(f"  skipped {name}: {reason}")

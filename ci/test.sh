@@ -10,12 +10,12 @@ echo "== build (normal)"
 bash ci/build.sh build
 echo "== tests (normal build)"
 rc=0
-(cd build && ctest --output-on-failure -j"$jobs" --timeout 900) || rc=$?
+(cd build && ctest --output-on-failure -j"$jobs" --timeout 900 2>&1 | tee ctest.log) || rc=$?
 python3 ci/skip_reasons.py build
 [ $rc -eq 0 ] || exit $rc
 echo "== build (ASan + UBSan, clang, libFuzzer targets)"
 CC=clang bash ci/build.sh build-asan -DATTNFUZZ_SANITIZE=ON -DATTNFUZZ_FUZZERS=ON
 echo "== tests (ASan + UBSan build)"
-(cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j"$jobs" --timeout 1800 -E 'campaign|planted') || rc=$?
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j"$jobs" --timeout 1800 -E 'campaign|planted' 2>&1 | tee ctest.log) || rc=$?
 python3 ci/skip_reasons.py build-asan
 exit $rc
