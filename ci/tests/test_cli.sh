@@ -100,12 +100,13 @@ for v in $verbs; do
 done
 echo "ok   VERB --help and VERB -h for every verb"
 # print --help is help, not a file named --help; a file named --help after -- is a file
-(cd "$tmp" && cp "$OLDPWD/$seed" ./--help && "$OLDPWD/$bin" print -- --help > printed.case 2>&1) && grep -q '^dtype = ' "$tmp/printed.case" \
+case "$bin" in /*) abs_bin=$bin ;; *) abs_bin=$PWD/$bin ;; esac
+cp "$seed" "$tmp/--help"
+(cd "$tmp" && "$abs_bin" print -- --help > printed.case 2>&1) && grep -q '^dtype = ' "$tmp/printed.case" \
   && echo "ok   print -- --help prints the file named --help" || { echo "FAIL print -- --help"; fail=$((fail+1)); }
 for want in "--total-time SEC" "--deadline SEC" "--seed N" "--max-work W" "--fail-on-findings"; do
   "$bin" --help | grep -qF -- "$want" || { echo "FAIL --help lacks '$want'"; fail=$((fail+1)); }
 done
-case "$bin" in /*) abs_bin=$bin ;; *) abs_bin=$PWD/$bin ;; esac
 ver=$("$bin" --version 2>&1); rc=$?
 commit=$(echo "$ver" | sed -n 's/^commit: *//p'); commit=${commit%+dirty}
 if [ $rc -ne 0 ] || ! echo "$ver" | grep -q '^attnfuzz [0-9]' || ! echo "$ver" | grep -qE '^cudnn: +([0-9]+\.[0-9]+\.[0-9]+ |not found \(.+\))' \
@@ -119,7 +120,7 @@ fi
 printf 'window = 200000,0\n' > "$tmp/w.case"
 badnum "window beyond the limit" "window: '200000,0' is not 'left,right' with each -1 (unbounded) or in [0, 131072]" "$bin" print "$tmp/w.case"
 printf 'scale = 1e-13\n' > "$tmp/s.case"
-badnum "scale beyond the limit" "scale: '1e-13' is not a non-zero number with 1e-12 <= |scale| <= 1e6" "$bin" print "$tmp/s.case"
+badnum "scale beyond the limit" "scale: '1e-13' is not a finite non-zero number with 1e-12 <= |scale| <= 1e6" "$bin" print "$tmp/s.case"
 printf 'data = normal:1 zeros:2\n' > "$tmp/d.case"
 badnum "data term beyond its range" "term 'zeros' has parameters out of range (2, 0): it needs 0 < p0 < 1" "$bin" print "$tmp/d.case"
 # scale at its lower limit: the printed (fp32) value parses back (ci/fuzz_long.sh found it did not)

@@ -417,7 +417,7 @@ static int set_field(af_case *c, parse_state *st, int f, const char *v, char *wh
             float kept = 0.0f;
             if (!parse_double(v, &s) && fabs(s) <= 1e7) kept = (float)s;
             if (!(fabsf(kept) >= (float)1e-12 && fabsf(kept) <= 1e6f)) {
-                snprintf(why, cap, "'%s' is not a non-zero number with 1e-12 <= |scale| <= 1e6 (as fp32)", v);
+                snprintf(why, cap, "'%s' is not a finite non-zero number with 1e-12 <= |scale| <= 1e6 (as fp32)", v);
                 return -1;
             }
             c->has_scale = true;
