@@ -16,4 +16,21 @@ fi
 echo "attnfuzz: default campaign, backend $backend, $secs s" >&2
 rm -rf out/default-campaign
 # shellcheck disable=SC2086
-./build/attnfuzz campaign --time "$secs" --backend "$backend" $engine --out out/default-campaign corpora/seed
+rc=0
+./build/attnfuzz campaign --time "$secs" --backend "$backend" $engine --out out/default-campaign corpora/seed || rc=$?
+# what a user runs next
+d=out/default-campaign
+first=$(ls "$d"/findings/*/finding.case 2> /dev/null | head -1 || true)
+echo
+echo "Next:"
+echo "  open the report:    xdg-open $d/report.html   (or file://$PWD/$d/report.html in a browser)"
+echo "  triage the buckets: build/attnfuzz triage $d"
+if [ -n "$first" ]; then
+  echo "  repro a finding:    build/attnfuzz repro $first --backend $backend"
+  echo "  shrink it further:  build/attnfuzz minimize $first -o small.case --backend $backend"
+else
+  echo "  repro a finding:    build/attnfuzz repro $d/findings/<bucket>/finding.case --backend $backend   (none this time)"
+fi
+echo "  a longer campaign:  ci/run_default.sh 3600   or   build/attnfuzz campaign --time 3600 --total-time 3900 --backend $backend --jobs $(nproc 2> /dev/null || echo 2) --out out/c1"
+echo "  every option:       build/attnfuzz campaign --help"
+exit $rc

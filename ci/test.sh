@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # ci/test.sh — the test command: set up, build (normal and ASan+UBSan), run every test.
-# GPU tests skip with a visible reason where no GPU is present.
+# GPU tests skip with a visible reason where no GPU is present; the summary after each
+# ctest run lists every skipped test with that reason (ci/skip_reasons.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/setup.sh
@@ -8,8 +9,13 @@ jobs=$(nproc 2>/dev/null || echo 2)
 echo "== build (normal)"
 bash ci/build.sh build
 echo "== tests (normal build)"
-(cd build && ctest --output-on-failure -j"$jobs" --timeout 900)
+rc=0
+(cd build && ctest --output-on-failure -j"$jobs" --timeout 900 2>&1 | tee ctest.log) || rc=$?
+python3 ci/skip_reasons.py build
+[ $rc -eq 0 ] || exit $rc
 echo "== build (ASan + UBSan, clang, libFuzzer targets)"
 CC=clang bash ci/build.sh build-asan -DATTNFUZZ_SANITIZE=ON -DATTNFUZZ_FUZZERS=ON
 echo "== tests (ASan + UBSan build)"
-(cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j"$jobs" --timeout 1800 -E 'campaign|planted')
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j"$jobs" --timeout 1800 -E 'campaign|planted' 2>&1 | tee ctest.log) || rc=$?
+python3 ci/skip_reasons.py build-asan
+exit $rc

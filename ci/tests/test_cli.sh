@@ -83,5 +83,110 @@ python3 -c "import json,sys; [json.loads(l) for l in open(sys.argv[1])]; d=json.
 rm -rf "$tmp"
 n=$(ls corpora/seed/*.case | wc -l)
 [ "$n" -ge 40 ] || { echo "FAIL seed corpus has $n cases (< 40)"; fail=$((fail+1)); }
+# ---- help, version, limits in messages, the README's sample case (issue 11, Interface) ----
+tmp=$(mktemp -d)
+verbs=$("$bin" --help | sed -n 's/^  attnfuzz \([a-z]*\).*/\1/p')
+[ "$(echo "$verbs" | wc -w)" -ge 8 ] && echo "ok   --help lists $(echo $verbs | wc -w) verbs" || { echo "FAIL --help lists: $verbs"; fail=$((fail+1)); }
+for v in run print backends engines triage minimize campaign repro; do
+  echo "$verbs" | grep -qx "$v" || { echo "FAIL --help omits the verb $v"; fail=$((fail+1)); }
+done
+for v in $verbs; do
+  for h in --help -h; do
+    out=$("$bin" "$v" "$h" 2>&1); rc=$?
+    if [ $rc -ne 0 ] || ! echo "$out" | grep -q "^usage: attnfuzz $v"; then
+      echo "FAIL attnfuzz $v $h: exit $rc: $(echo "$out" | head -2)"; fail=$((fail+1))
+    fi
+  done
+done
+echo "ok   VERB --help and VERB -h for every verb"
+# print --help is help, not a file named --help; a file named --help after -- is a file
+case "$bin" in /*) abs_bin=$bin ;; *) abs_bin=$PWD/$bin ;; esac
+cp "$seed" "$tmp/--help"
+(cd "$tmp" && "$abs_bin" print -- --help > printed.case 2>&1) && grep -q '^dtype = ' "$tmp/printed.case" \
+  && echo "ok   print -- --help prints the file named --help" || { echo "FAIL print -- --help"; fail=$((fail+1)); }
+for want in "--total-time SEC" "--deadline SEC" "--seed N" "--max-work W" "--fail-on-findings"; do
+  "$bin" --help | grep -qF -- "$want" || { echo "FAIL --help lacks '$want'"; fail=$((fail+1)); }
+done
+ver=$("$bin" --version 2>&1); rc=$?
+commit=$(echo "$ver" | sed -n 's/^commit: *//p'); commit=${commit%+dirty}
+if [ $rc -ne 0 ] || ! echo "$ver" | grep -q '^attnfuzz [0-9]' || ! echo "$ver" | grep -qE '^cudnn: +([0-9]+\.[0-9]+\.[0-9]+ |not found \(.+\))' \
+  || ! echo "$ver" | grep -qE '^cuda runtime: +([0-9]+\.[0-9]+ |not found \(.+\))'; then
+  echo "FAIL --version: exit $rc: $ver"; fail=$((fail+1))
+elif [ "$commit" != unknown ] && git rev-parse --git-dir > /dev/null 2>&1 && ! git cat-file -e "$commit^{commit}" 2> /dev/null; then
+  echo "FAIL --version names commit '$commit', which this repository does not have"; fail=$((fail+1))
+else
+  echo "ok   --version: $(echo "$ver" | head -2 | tr '\n' ' ')"
+fi
+printf 'window = 200000,0\n' > "$tmp/w.case"
+badnum "window beyond the limit" "window: '200000,0' is not 'left,right' with each -1 (unbounded) or in [0, 131072]" "$bin" print "$tmp/w.case"
+printf 'scale = 1e-13\n' > "$tmp/s.case"
+badnum "scale beyond the limit" "scale: '1e-13' is not a finite non-zero number with 1e-12 <= |scale| <= 1e6" "$bin" print "$tmp/s.case"
+printf 'data = normal:1 zeros:2\n' > "$tmp/d.case"
+badnum "data term beyond its range" "term 'zeros' has parameters out of range (2, 0): it needs 0 < p0 < 1" "$bin" print "$tmp/d.case"
+# scale at its lower limit: the printed (fp32) value parses back (ci/fuzz_long.sh found it did not)
+printf 'scale = 1e-12\n' > "$tmp/s.case"
+"$bin" print "$tmp/s.case" > "$tmp/s1.case" && "$bin" print "$tmp/s1.case" > "$tmp/s2.case" && cmp -s "$tmp/s1.case" "$tmp/s2.case" \
+  && echo "ok   scale = 1e-12 prints a fixed point" || { echo "FAIL scale = 1e-12 does not print a fixed point"; fail=$((fail+1)); }
+# the README's sample case is the file it names, verbatim, and it runs
+awk '/^## Cases/{f=1} f&&/^```$/{n++; if(n==2) exit; next} f&&n==1' README.md > "$tmp/readme_block.case"
+named=$(head -1 "$tmp/readme_block.case" | sed -n 's/^# \([^ ]*\.case\).*/\1/p')
+if [ -z "$named" ] || [ ! -f "$named" ] || ! cmp -s "$tmp/readme_block.case" "$named"; then
+  echo "FAIL README.md's sample case is not the file it names ('$named')"; fail=$((fail+1))
+else
+  check "README sample case ($named) passes on cpu" 0 "$bin" run "$named" --backend cpu
+fi
+# the libFuzzer dictionaries: every field `print` writes is in case.dict; both parse as dictionaries
+for k in $("$bin" print "$seed" | sed -n 's/^\(# \)\{0,1\}\([a-z_]*\) = .*/\2/p'); do
+  grep -q "^field_$k=\"$k\"" corpora/case.dict || { echo "FAIL corpora/case.dict lacks the field $k"; fail=$((fail+1)); }
+done
+dict_fail=$fail
+for d in corpora/case.dict corpora/fuzz_bytes.dict; do
+  python3 - "$d" << 'PY' || { echo "FAIL $d is not a libFuzzer dictionary"; fail=$((fail+1)); }
+import re, sys
+n = 0
+for i, line in enumerate(open(sys.argv[1], encoding="utf-8"), 1):
+    line = line.strip()
+    if not line or line.startswith("#"):
+        continue
+    m = re.fullmatch(r'[A-Za-z0-9_]*="((?:[^"\\]|\\\\|\\"|\\x[0-9A-Fa-f]{2})+)"', line)
+    assert m, f"{sys.argv[1]}:{i}: not name=\"value\": {line}"
+    n += 1
+assert n >= 20, f"{sys.argv[1]}: only {n} entries"
+PY
+done
+[ $fail = "$dict_fail" ] && echo "ok   corpora/*.dict well formed"
+# every campaign writes AFL-style fuzzer_stats beside stats.json (execs_done = stats.json's cases)
+fstats_ok() { # fstats_ok DIR
+  local d=$1 k
+  for k in start_time last_update execs_done execs_per_sec paths_total unique_crashes unique_hangs; do
+    grep -qE "^$k +: [0-9.]+$" "$d/fuzzer_stats" || { echo "FAIL $d/fuzzer_stats lacks '$k : N'"; return 1; }
+  done
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1]+'/stats.json')); s=dict((a.strip(),b) for a,b in (l.split(' : ',1) for l in open(sys.argv[1]+'/fuzzer_stats').read().splitlines())); assert int(s['execs_done'].strip())==d['cases'], (s, d['cases'])" "$d" \
+    || { echo "FAIL $d/fuzzer_stats disagrees with stats.json"; return 1; }
+}
+"$bin" campaign --time 2 --inprocess --backend cpu --out "$tmp/ip" > /dev/null 2>&1
+fstats_ok "$tmp/ip" && echo "ok   in-process campaign writes fuzzer_stats" || fail=$((fail+1))
+# libFuzzer mode (attnfuzz_fuzz beside attnfuzz: the clang fuzzer build): --total-time bounds the run,
+# -dict is passed, the corpus is merged (-merge=1), fuzzer_stats is written
+lf="$(dirname "$bin")/attnfuzz_fuzz"
+if [ -x "$lf" ]; then
+  t0=$(date +%s)
+  "$bin" campaign --time 60 --total-time 12 --backend cpu --out "$tmp/lf" > "$tmp/lf.log" 2>&1
+  took=$(( $(date +%s) - t0 ))
+  if [ "$took" -gt 13 ]; then echo "FAIL libFuzzer campaign with --total-time 12 ran ${took}s"; fail=$((fail+1));
+  else echo "ok   libFuzzer campaign with --total-time 12 ended in ${took}s"; fi
+  grep -q '^Dictionary: [0-9]* entries' "$tmp/lf/fuzzer.log" && echo "ok   libFuzzer mode passes -dict" \
+    || { echo "FAIL libFuzzer mode: no dictionary in fuzzer.log"; fail=$((fail+1)); }
+  fstats_ok "$tmp/lf" && echo "ok   libFuzzer campaign writes fuzzer_stats" || fail=$((fail+1))
+  # without --total-time the corpus is merged after fuzzing (-merge=1; a two-case corpus keeps it short)
+  mkdir -p "$tmp/seeds" && cp "$seed" corpora/seed/fp16-causal-tl.case "$tmp/seeds/"
+  "$bin" campaign --time 3 --backend cpu --out "$tmp/lm" "$tmp/seeds" > "$tmp/lm.log" 2>&1
+  if grep -q 'corpus merged (libFuzzer -merge=1): [1-9][0-9]* inputs add coverage' "$tmp/lm.log" && grep -q 'MERGE-OUTER' "$tmp/lm/merge.log" \
+    && [ -n "$(ls "$tmp/lm/corpus")" ] && [ ! -e "$tmp/lm/corpus.merge" ]; then echo "ok   libFuzzer mode merges the corpus"
+  else echo "FAIL libFuzzer mode: no -merge=1 of the corpus"; tail -3 "$tmp/lm.log"; fail=$((fail+1)); fi
+else
+  echo "skip libFuzzer-mode checks (--total-time, -dict, -merge): no $lf (build with CC=clang -DATTNFUZZ_FUZZERS=ON)"
+fi
+rm -rf "$tmp"
 if [ $fail -ne 0 ]; then echo "test_cli: $fail failed"; exit 1; fi
 echo "test_cli: all passed"

@@ -21,6 +21,9 @@
 #include "util/fsutil.h"
 #include "util/config.h"
 
+#define AF_LF_MERGE_PERIOD_S   600.0 /* fuzzing between two merges of the corpus */
+#define AF_LF_REPORT_RESERVE_S 2.0   /* under --total-time: fuzzing ends this long before, for the reports */
+
 static void read_worker_stats(af_campaign_state *cp) {
     char dir[1200];
     af_cp_subdir(cp, "workers", dir, sizeof dir);
@@ -166,16 +169,39 @@ static char **child_environment(const af_campaign_state *cp, child_options *opt)
     return env;
 }
 
-int af_cp_run_libfuzzer(af_campaign_state *cp, const char *fuzzer, double stop_at) {
-    char corpus[1200], log[1200], artifacts[1300];
+/* The libFuzzer dictionary of the byte encoding: corpora/fuzz_bytes.dict of the source
+ * tree (AF_SOURCE_DIR, baked in at configure time) or beside the fuzzer's folder; ""
+ * when neither exists (the campaign then runs without -dict). */
+static void find_dict(const char *fuzzer, char *out, size_t cap) {
+    out[0] = 0;
+#ifdef AF_SOURCE_DIR
+    snprintf(out, cap, "%s/corpora/fuzz_bytes.dict", AF_SOURCE_DIR);
+    if (access(out, R_OK) == 0) return;
+#endif
+    const char *slash = strrchr(fuzzer, '/');
+    snprintf(out, cap, "%.*s/../corpora/fuzz_bytes.dict", slash ? (int)(slash - fuzzer) : 1, slash ? fuzzer : ".");
+    if (access(out, R_OK) != 0) out[0] = 0;
+}
+
+/* Seconds of fuzzing libFuzzer is given: until stop_at (which --total-time already cut),
+ * rounded down, at least 1. */
+static int fuzz_seconds(double stop_at) {
+    double left = stop_at - af_clock_mono();
+    return left >= 2 ? (int)left : 1;
+}
+
+/* One libFuzzer run until stop_at. 0, or -1 when it could not be run. */
+static int run_fuzz_round(af_campaign_state *cp, const char *fuzzer, double stop_at) {
+    char corpus[1200], log[1200], artifacts[1300], dict[1300], a_dict[1400];
     af_cp_subdir(cp, "corpus", corpus, sizeof corpus);
     af_cp_subdir(cp, "fuzzer.log", log, sizeof log);
     snprintf(artifacts, sizeof artifacts, "-artifact_prefix=%s/crashes/", cp->dir);
+    find_dict(fuzzer, dict, sizeof dict);
+    snprintf(a_dict, sizeof a_dict, "-dict=%s", dict);
     char a_fork[32], a_time[48], a_timeout[48], a_rss[48], a_seed[48];
     snprintf(a_fork, sizeof a_fork, "-fork=%d", cp->o->jobs < 1 ? 1 : cp->o->jobs);
-    snprintf(a_time, sizeof a_time, "-max_total_time=%d",
-             (int)(cp->o->time_s + 0.5) > 0 ? (int)(cp->o->time_s + 0.5) : 1);
-    snprintf(a_timeout, sizeof a_timeout, "-timeout=%d", cp->deadline_s);
+    snprintf(a_time, sizeof a_time, "-max_total_time=%d", fuzz_seconds(stop_at));
+    snprintf(a_timeout, sizeof a_timeout, "-timeout=%d", af_cp_deadline_now(cp));
     /* a wide budget's cases hold up to AF_FUZZ_WIDE_MAX_ELEMENTS doubles (24 GB) */
     int rss_mb = cp->o->rss_limit_mb;
     if (af_fuzz_limits_wide(&cp->s.limits) && rss_mb < 49152) rss_mb = 49152;
@@ -194,6 +220,7 @@ int af_cp_run_libfuzzer(af_campaign_state *cp, const char *fuzzer, double stop_a
                     "-max_len=1024",
                     a_seed,
                     "-print_final_stats=1",
+                    dict[0] ? a_dict : NULL,
                     NULL};
     child_options opt;
     char **env = child_environment(cp, &opt);
@@ -227,9 +254,11 @@ int af_cp_run_libfuzzer(af_campaign_state *cp, const char *fuzzer, double stop_a
         if (exited) cp->fuzz_end = af_clock_mono();
         af_cp_process_pending(cp, stop_at, false); /* the rest after fuzzing */
         af_cp_update_stats(cp, false);
-        if (!exited && (af_clock_mono() > stop_at + 30 || af_cp_interrupted())) {
-            /* libFuzzer should have stopped at -max_total_time, or a signal asks to stop:
-             * its own process group, so the terminal's SIGINT did not reach it */
+        /* libFuzzer should have stopped at -max_total_time (its -fork controller waits for
+         * the job in flight: under --total-time stop it at once, else 30 s late at most),
+         * or a signal asks to stop: its own process group, so the terminal's SIGINT did
+         * not reach it */
+        if (!exited && (af_clock_mono() > stop_at + (cp->end_at > 0 ? 0 : 30) || af_cp_interrupted())) {
             kill(-pid, SIGTERM);
             sleep(2);
             kill(-pid, SIGKILL);
@@ -246,6 +275,110 @@ int af_cp_run_libfuzzer(af_campaign_state *cp, const char *fuzzer, double stop_a
         return -1;
     }
     return 0;
+}
+
+/* libFuzzer's -merge=1 over DIR/corpus: the inputs that add coverage go to a fresh
+ * DIR/corpus.merge, which then replaces DIR/corpus (the old one is removed). The merge
+ * runs every input once on the backend, without storing findings (ATTNFUZZ_OUT empty);
+ * one that has not finished by deadline is stopped and the corpus kept as it was.
+ * Returns the number of inputs kept, or -1 (corpus unchanged). */
+/* Remove a flat directory (files only, as libFuzzer's corpus is); absent is fine. */
+static void remove_flat_dir(const char *path) {
+    DIR *d = opendir(path);
+    if (!d) return;
+    char file[2600];
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        snprintf(file, sizeof file, "%s/%s", path, e->d_name);
+        unlink(file);
+    }
+    closedir(d);
+    rmdir(path);
+}
+
+static int merge_corpus(af_campaign_state *cp, const char *fuzzer, double deadline) {
+    char corpus[1200], merged[1300], old[1300], log[1200], a_timeout[48];
+    af_cp_subdir(cp, "corpus", corpus, sizeof corpus);
+    af_cp_subdir(cp, "merge.log", log, sizeof log);
+    snprintf(merged, sizeof merged, "%s.merge", corpus);
+    snprintf(old, sizeof old, "%s.old", corpus);
+    remove_flat_dir(merged);
+    remove_flat_dir(old);
+    if (mkdir(merged, 0755) != 0) return -1;
+    snprintf(a_timeout, sizeof a_timeout, "-timeout=%d", af_cp_deadline_now(cp));
+    char *argv[] = {(char *)fuzzer, "-merge=1", a_timeout, "-max_len=1024", merged, corpus, NULL};
+    child_options opt;
+    char **env = child_environment(cp, &opt);
+    if (!env) return -1;
+    snprintf(opt.out, sizeof opt.out, "%s=", af_config_entry_of(AF_CFG_OUT)->name); /* store nothing */
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        free(env);
+        return -1;
+    }
+    if (pid == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+            close(fd);
+        }
+        setpgid(0, 0);
+        execve(fuzzer, argv, env);
+        _exit(127);
+    }
+    free(env);
+    int status = 0;
+    while (waitpid(pid, &status, WNOHANG) != pid) {
+        if (af_clock_mono() > deadline) {
+            kill(-pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            status = -1;
+            break;
+        }
+        usleep(200 * 1000);
+    }
+    int kept = 0;
+    DIR *d = status == 0 ? opendir(merged) : NULL;
+    for (struct dirent *e; d && (e = readdir(d));) kept += e->d_name[0] != '.';
+    if (d) closedir(d);
+    /* an empty result (the target could not run) never replaces the corpus */
+    if (status != 0 || kept == 0 || rename(corpus, old) != 0) {
+        remove_flat_dir(merged);
+        return -1;
+    }
+    if (rename(merged, corpus) != 0) {
+        int restored = rename(old, corpus); /* put the old corpus back; nothing more to do if that fails too */
+        (void)restored;
+        return -1;
+    }
+    remove_flat_dir(old);
+    return kept;
+}
+
+int af_cp_run_libfuzzer(af_campaign_state *cp, const char *fuzzer, double stop_at) {
+    /* rounds of AF_LF_MERGE_PERIOD_S, a -merge=1 of the corpus after each (bounded: it
+     * never runs past stop_at when another round follows, nor past --total-time's end) */
+    if (cp->end_at > 0 && stop_at > cp->end_at - AF_LF_REPORT_RESERVE_S) stop_at = cp->end_at - AF_LF_REPORT_RESERVE_S;
+    for (int round = 0;; round++) {
+        double round_stop = af_clock_mono() + AF_LF_MERGE_PERIOD_S;
+        bool last = round_stop >= stop_at - 1;
+        if (last) round_stop = stop_at;
+        cp->fuzz_end = 0; /* fuzzing again: elapsed counts on (merges in between included) */
+        if (run_fuzz_round(cp, fuzzer, round_stop)) return -1;
+        double merge_until = last ? (cp->end_at > 0 ? cp->end_at - 10 : af_clock_mono() + 120) : stop_at;
+        if (merge_until > af_clock_mono() + 1) {
+            int kept = merge_corpus(cp, fuzzer, merge_until);
+            if (kept >= 0) {
+                cp->st.corpus = kept;
+                fprintf(stderr, "attnfuzz campaign: corpus merged (libFuzzer -merge=1): %d inputs add coverage\n",
+                        kept);
+            }
+        }
+        if (last || af_clock_mono() >= stop_at - 1) return 0;
+    }
 }
 
 bool af_cp_find_fuzzer(const af_campaign_opts *o, char *out, size_t cap) {

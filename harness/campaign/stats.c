@@ -6,6 +6,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <unistd.h>
+
 #include "campaign/stats.h"
 #include "util/fsutil.h"
 #include "util/json.h"
@@ -124,7 +126,33 @@ int af_stats_write(const char *dir, af_campaign_stats *st) {
     af_file_part parts[2] = {{text, strlen(text)}, {"\n", 1}};
     int rc = af_write_parts_atomic(path, parts, 2, NULL, 0);
     free(text);
-    return rc;
+    return rc || af_stats_write_fuzzer_stats(dir, st) ? -1 : 0;
+}
+
+int af_stats_write_fuzzer_stats(const char *dir, const af_campaign_stats *st) {
+    char path[2048], text[2048];
+    snprintf(path, sizeof path, "%s/fuzzer_stats", dir);
+    double rate = st->elapsed_s > 0 ? st->cases / st->elapsed_s : 0;
+    int n = snprintf(text, sizeof text,
+                     "start_time        : %lld\n"
+                     "last_update       : %lld\n"
+                     "run_time          : %lld\n"
+                     "fuzzer_pid        : %ld\n"
+                     "execs_done        : %lld\n"
+                     "execs_per_sec     : %.2f\n"
+                     "paths_total       : %d\n"
+                     "unique_crashes    : %lld\n"
+                     "unique_hangs      : %lld\n"
+                     "findings          : %lld\n"
+                     "buckets           : %d\n"
+                     "declined          : %lld\n"
+                     "target_mode       : %s\n"
+                     "afl_banner        : attnfuzz %s%s%s\n",
+                     (long long)st->start_unix, (long long)(st->start_unix + st->elapsed_s), (long long)st->elapsed_s,
+                     (long)getpid(), st->cases, rate, st->corpus, st->crashes, st->hangs, st->findings, st->buckets,
+                     st->declined, st->mode ? st->mode : "", st->backend, st->engine[0] ? " " : "", st->engine);
+    af_file_part part = {text, (size_t)n};
+    return af_write_parts_atomic(path, &part, 1, NULL, 0);
 }
 
 void af_stats_progress(const af_campaign_stats *st, bool tty, bool final) {

@@ -69,6 +69,11 @@ void af_stats_note_config_cell(af_campaign_stats *st, unsigned cell);
  * last point the state written now). Each write may add a timeline point (hence st is
  * not const). Written through af_write_parts_atomic (util/fsutil.h). Returns 0 or -1. */
 int af_stats_write(const char *dir, af_campaign_stats *st);
+/* DIR/fuzzer_stats, AFL's format ("key : value" lines, written atomically with every
+ * stats.json): start_time, last_update (unix seconds), run_time, fuzzer_pid,
+ * execs_done (= cases), execs_per_sec, paths_total (= corpus), unique_crashes,
+ * unique_hangs, findings, buckets, declined, target_mode, afl_banner. 0 or -1. */
+int af_stats_write_fuzzer_stats(const char *dir, const af_campaign_stats *st);
 /* One progress line on stderr: "\r..." on a tty, a plain line otherwise (callers
  * rate-limit: about once a second on a tty, every 10 s otherwise). */
 void af_stats_progress(const af_campaign_stats *st, bool tty, bool final);

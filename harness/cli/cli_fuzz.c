@@ -61,14 +61,18 @@ static int add_plugin_dir(const char **dirs, int *n, const char *dir) {
     return 0;
 }
 
+/* The option tables of repro, minimize and campaign: the parsers' own, also the ones
+ * `--help` lists (cli_help.c). */
+const struct option af_cli_repro_options[] = {{"backend", required_argument, NULL, 'b'},
+                                              {"engine", required_argument, NULL, 'e'},
+                                              {"deadline", required_argument, NULL, 'd'},
+                                              {"plugin-dir", required_argument, NULL, 'p'},
+                                              {NULL, 0, NULL, 0}};
+
 int af_cli_repro(int argc, char **argv) {
     const char *path = NULL, *backend = NULL, *engine = NULL;
     int deadline = 0; /* 0 = the session's default (60 s, GPU backends 300 s) */
-    static const struct option longopts[] = {{"backend", required_argument, NULL, 'b'},
-                                             {"engine", required_argument, NULL, 'e'},
-                                             {"deadline", required_argument, NULL, 'd'},
-                                             {"plugin-dir", required_argument, NULL, 'p'},
-                                             {NULL, 0, NULL, 0}};
+    const struct option *longopts = af_cli_repro_options;
     const char *plugin_dirs[MAX_PLUGIN_DIRS];
     int n_plugin_dirs = 0;
     af_cli_args a;
@@ -163,19 +167,21 @@ static int cli_min_run(const af_case *c, void *user, af_verdict *v) {
     return rc;
 }
 
+const struct option af_cli_minimize_options[] = {
+    {"backend", required_argument, NULL, 'b'},
+    {"engine", required_argument, NULL, 'e'},
+    {"deadline", required_argument, NULL, 'd'},
+    {"max-runs", required_argument, NULL, 'r'},
+    {"quiet", no_argument, NULL, 'q'},
+    {"plugin-dir", required_argument, NULL, 'p'},
+    {NULL, 0, NULL, 0},
+};
+
 int af_cli_minimize(int argc, char **argv) {
     const char *path = NULL, *out = NULL, *backend = NULL, *engine = NULL;
     int deadline = 0, max_runs = 300; /* deadline 0 = the session's default (60 s, GPU 300 s) */
     bool quiet = false;
-    static const struct option longopts[] = {
-        {"backend", required_argument, NULL, 'b'},
-        {"engine", required_argument, NULL, 'e'},
-        {"deadline", required_argument, NULL, 'd'},
-        {"max-runs", required_argument, NULL, 'r'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"plugin-dir", required_argument, NULL, 'p'},
-        {NULL, 0, NULL, 0},
-    };
+    const struct option *longopts = af_cli_minimize_options;
     const char *plugin_dirs[MAX_PLUGIN_DIRS];
     int n_plugin_dirs = 0;
     af_cli_args a;
@@ -278,45 +284,47 @@ int af_cli_minimize(int argc, char **argv) {
 #define CAMPAIGN_TIME_MAX_S 31536000.0 /* a year */
 #define CAMPAIGN_JOBS_MAX   1024       /* the in-process engine keeps at most 64 in flight */
 
+enum {
+    OPT_TIME = 1000,
+    OPT_TOTAL,
+    OPT_BACKEND,
+    OPT_ENGINE,
+    OPT_JOBS,
+    OPT_OUT,
+    OPT_DEADLINE,
+    OPT_MAX_WORK,
+    OPT_SEED,
+    OPT_MIN_RUNS,
+    OPT_FUZZER,
+    OPT_RSS,
+    OPT_INPROCESS,
+    OPT_REPEATS
+};
+const struct option af_cli_campaign_options[] = {
+    {"time", required_argument, NULL, OPT_TIME},
+    {"total-time", required_argument, NULL, OPT_TOTAL},
+    {"backend", required_argument, NULL, OPT_BACKEND},
+    {"engine", required_argument, NULL, OPT_ENGINE},
+    {"jobs", required_argument, NULL, OPT_JOBS},
+    {"out", required_argument, NULL, OPT_OUT},
+    {"deadline", required_argument, NULL, OPT_DEADLINE},
+    {"max-work", required_argument, NULL, OPT_MAX_WORK},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"minimize-runs", required_argument, NULL, OPT_MIN_RUNS},
+    {"fuzzer", required_argument, NULL, OPT_FUZZER},
+    {"rss-limit-mb", required_argument, NULL, OPT_RSS},
+    {"inprocess", no_argument, NULL, OPT_INPROCESS},
+    {"repeats", required_argument, NULL, OPT_REPEATS},
+    {NULL, 0, NULL, 0},
+};
+
 int af_cli_campaign(int argc, char **argv) {
     af_campaign_opts o;
     af_campaign_opts_default(&o);
     const char **corpus = calloc((size_t)argc + 1, sizeof *corpus);
     if (!corpus) return AF_EXIT_USAGE;
     int n_corpus = 0;
-    enum {
-        OPT_TIME = 1000,
-        OPT_TOTAL,
-        OPT_BACKEND,
-        OPT_ENGINE,
-        OPT_JOBS,
-        OPT_OUT,
-        OPT_DEADLINE,
-        OPT_MAX_WORK,
-        OPT_SEED,
-        OPT_MIN_RUNS,
-        OPT_FUZZER,
-        OPT_RSS,
-        OPT_INPROCESS,
-        OPT_REPEATS
-    };
-    static const struct option longopts[] = {
-        {"time", required_argument, NULL, OPT_TIME},
-        {"total-time", required_argument, NULL, OPT_TOTAL},
-        {"backend", required_argument, NULL, OPT_BACKEND},
-        {"engine", required_argument, NULL, OPT_ENGINE},
-        {"jobs", required_argument, NULL, OPT_JOBS},
-        {"out", required_argument, NULL, OPT_OUT},
-        {"deadline", required_argument, NULL, OPT_DEADLINE},
-        {"max-work", required_argument, NULL, OPT_MAX_WORK},
-        {"seed", required_argument, NULL, OPT_SEED},
-        {"minimize-runs", required_argument, NULL, OPT_MIN_RUNS},
-        {"fuzzer", required_argument, NULL, OPT_FUZZER},
-        {"rss-limit-mb", required_argument, NULL, OPT_RSS},
-        {"inprocess", no_argument, NULL, OPT_INPROCESS},
-        {"repeats", required_argument, NULL, OPT_REPEATS},
-        {NULL, 0, NULL, 0},
-    };
+    const struct option *longopts = af_cli_campaign_options;
     af_cli_args a;
     if (af_cli_args_init(&a, "attnfuzz campaign", argc, argv)) {
         free(corpus);

@@ -50,41 +50,44 @@ static int parse_tier(const char *s, af_oracle_tier *t) {
     return 0;
 }
 
+/* The options of `run`: the parser's table, also the one `--help` lists (cli_help.c). */
+enum {
+    OPT_BACKEND = 1000,
+    OPT_ENGINE,
+    OPT_ORACLE,
+    OPT_THREADS,
+    OPT_JSON,
+    OPT_NO_PROBES,
+    OPT_REFERENCE,
+    OPT_IN_PROCESS,
+    OPT_DEADLINE,
+    OPT_MAX_MEMORY,
+    OPT_PLUGIN_DIR,
+    OPT_WORKER_CMD,
+    OPT_WORKER_CONFIG,
+    OPT_REPEATS
+};
+const struct option af_cli_run_options[] = {
+    {"backend", required_argument, NULL, OPT_BACKEND},
+    {"engine", required_argument, NULL, OPT_ENGINE},
+    {"oracle", required_argument, NULL, OPT_ORACLE},
+    {"threads", required_argument, NULL, OPT_THREADS},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"no-probes", no_argument, NULL, OPT_NO_PROBES},
+    {"reference", required_argument, NULL, OPT_REFERENCE},
+    {"in-process", no_argument, NULL, OPT_IN_PROCESS},
+    {"deadline", required_argument, NULL, OPT_DEADLINE},
+    {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
+    {"plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR},
+    {"worker-cmd", required_argument, NULL, OPT_WORKER_CMD},
+    {"worker-config", required_argument, NULL, OPT_WORKER_CONFIG},
+    {"repeats", required_argument, NULL, OPT_REPEATS},
+    {NULL, 0, NULL, 0},
+};
+
 /* Options and case paths of `run`. Returns the number of paths, or -1 after saying why. */
 static int parse_run_args(int argc, char **argv, run_opts *o, const char **paths) {
-    enum {
-        OPT_BACKEND = 1000,
-        OPT_ENGINE,
-        OPT_ORACLE,
-        OPT_THREADS,
-        OPT_JSON,
-        OPT_NO_PROBES,
-        OPT_REFERENCE,
-        OPT_IN_PROCESS,
-        OPT_DEADLINE,
-        OPT_MAX_MEMORY,
-        OPT_PLUGIN_DIR,
-        OPT_WORKER_CMD,
-        OPT_WORKER_CONFIG,
-        OPT_REPEATS
-    };
-    static const struct option longopts[] = {
-        {"backend", required_argument, NULL, OPT_BACKEND},
-        {"engine", required_argument, NULL, OPT_ENGINE},
-        {"oracle", required_argument, NULL, OPT_ORACLE},
-        {"threads", required_argument, NULL, OPT_THREADS},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"no-probes", no_argument, NULL, OPT_NO_PROBES},
-        {"reference", required_argument, NULL, OPT_REFERENCE},
-        {"in-process", no_argument, NULL, OPT_IN_PROCESS},
-        {"deadline", required_argument, NULL, OPT_DEADLINE},
-        {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
-        {"plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR},
-        {"worker-cmd", required_argument, NULL, OPT_WORKER_CMD},
-        {"worker-config", required_argument, NULL, OPT_WORKER_CONFIG},
-        {"repeats", required_argument, NULL, OPT_REPEATS},
-        {NULL, 0, NULL, 0},
-    };
+    const struct option *longopts = af_cli_run_options;
     af_oracle_opts_default(&o->oracle);
     af_cli_args a;
     if (af_cli_args_init(&a, "attnfuzz run", argc, argv)) return -1;
@@ -429,12 +432,14 @@ int af_cli_backends(int argc, char **argv) {
     return 0;
 }
 
+const struct option af_cli_engines_options[] = {{"backend", required_argument, NULL, 'b'},
+                                                {"worker-cmd", required_argument, NULL, 'w'},
+                                                {"worker-config", required_argument, NULL, 'W'},
+                                                {NULL, 0, NULL, 0}};
+
 int af_cli_engines(int argc, char **argv) {
     const char *path = NULL, *bname = "cudnn", *worker_cmd = NULL, *worker_config = NULL;
-    static const struct option longopts[] = {{"backend", required_argument, NULL, 'b'},
-                                             {"worker-cmd", required_argument, NULL, 'w'},
-                                             {"worker-config", required_argument, NULL, 'W'},
-                                             {NULL, 0, NULL, 0}};
+    const struct option *longopts = af_cli_engines_options;
     af_cli_args a;
     if (af_cli_args_init(&a, "attnfuzz engines", argc, argv)) return AF_EXIT_USAGE;
     int opt;

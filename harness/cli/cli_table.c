@@ -1,22 +1,24 @@
-/* cli_table.c — the subcommand table. */
+/* cli_table.c — the subcommand table: what main.c dispatches and --help lists. */
 #include "cli/cli.h"
 
 const af_cli_command af_cli_commands[] = {
-    {"run", af_cli_run},           {"print", af_cli_print},   {"backends", af_cli_backends},
-    {"engines", af_cli_engines},   {"triage", af_cli_triage}, {"minimize", af_cli_minimize},
-    {"campaign", af_cli_campaign}, {"repro", af_cli_repro},   {NULL, NULL},
+    {"run", af_cli_run, "FILE.case...", "run cases and judge every output against the oracle", af_cli_run_options, ""},
+    {"print", af_cli_print, "FILE.case", "print the canonical form (every field, defaults explicit)", NULL, ""},
+    {"backends", af_cli_backends, "", "list backends and whether they are available here", NULL, ""},
+    {"engines", af_cli_engines, "FILE.case", "list the engine configs a backend has for a case", af_cli_engines_options,
+     ""},
+    {"triage", af_cli_triage, "DIR", "rebuild DIR/report.{json,junit.xml,sarif,html} from DIR/findings/",
+     af_cli_triage_options, "h"},
+    {"minimize", af_cli_minimize, "FILE.case -o OUT.case", "shrink a finding, keeping its signature",
+     af_cli_minimize_options, "o:"},
+    {"campaign", af_cli_campaign, "[CORPUS...]",
+     "fuzz from a seed corpus (default corpora/seed, corpora/seed-recent); into --out DIR: findings/, "
+     "stats.json, fuzzer_stats, report.*",
+     af_cli_campaign_options, ""},
+    {"repro", af_cli_repro, "FILE.case", "re-run a finding; exit 1 while it still fails, 0 when it passes",
+     af_cli_repro_options, ""},
+    {NULL, NULL, NULL, NULL, NULL, NULL},
 };
-
-void af_cli_usage_more(FILE *f) {
-    fprintf(f,
-            "  campaign [--time SEC] [--backend NAME] [--engine E] [--jobs N] [--out DIR] [--repeats N] [CORPUS...]\n"
-            "                      fuzz from the seed corpus (default corpora/seed and corpora/seed-recent);\n"
-            "                      findings minimised into DIR/findings/<bucket>/, stats in DIR/stats.json, reports in "
-            "DIR/report.*\n"
-            "  minimize FILE.case -o OUT.case [--backend NAME] [--engine E]   shrink a finding, same signature\n"
-            "  repro FILE.case [--backend NAME]   re-run a finding; exit 1 while it still fails, 0 when it passes\n");
-}
-
 const af_cli_exit_code af_cli_exit_codes[] = {
     {AF_EXIT_PASS, "pass", "every case passed (minimize: the case passes, nothing to minimise)"},
     {AF_EXIT_FINDING, "finding", "at least one finding: wrong output, leak, crash, hang (triage: --fail-on-findings)"},
@@ -30,7 +32,7 @@ const af_cli_exit_code af_cli_exit_codes[] = {
 };
 
 void af_cli_print_exit_codes(FILE *f) {
-    fprintf(f, "Exit codes (every command):\n");
+    fprintf(f, "Exit codes: (every command)\n");
     for (const af_cli_exit_code *e = af_cli_exit_codes; e->name; e++)
         fprintf(f, "  %3d  %-11s %s\n", e->code, e->name, e->meaning);
 }

@@ -21,13 +21,15 @@ static int print_bucket(const af_finding_record *r, void *user) {
     return 0;
 }
 
+const struct option af_cli_triage_options[] = {{"quiet", no_argument, NULL, 'q'},
+                                               {"fail-on-findings", no_argument, NULL, 'f'},
+                                               {"help", no_argument, NULL, 'h'},
+                                               {NULL, 0, NULL, 0}};
+
 int af_cli_triage(int argc, char **argv) {
     const char *dir = NULL;
     bool quiet = false, fail_on_findings = false;
-    static const struct option longopts[] = {{"quiet", no_argument, NULL, 'q'},
-                                             {"fail-on-findings", no_argument, NULL, 'f'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
+    const struct option *longopts = af_cli_triage_options;
     af_cli_args a;
     if (af_cli_args_init(&a, "attnfuzz triage", argc, argv)) return AF_EXIT_USAGE;
     int opt;

@@ -1,30 +1,10 @@
-/* main.c — the attnfuzz command line. Each subcommand lives in its own cli_*.c file. */
+/* main.c — the attnfuzz command line. Each subcommand lives in its own cli_*.c file; the
+ * help is generated from their option tables (cli_help.c). */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "util/config.h"
-
-static void usage(FILE *f) {
-    fprintf(
-        f, "usage: attnfuzz COMMAND [ARGS]\n"
-           "  run FILE.case... [--backend NAME] [--engine NAME|all] [--json] [--oracle mpfr|fp64|auto] [--no-probes]\n"
-           "                   [--reference cpu|gpu|auto] [--deadline S] [--max-memory MB] [--in-process]\n"
-           "                   [--repeats N]\n"
-           "                   [--plugin-dir DIR]\n"
-           "                      run cases, each in a child process with a deadline (default from its size)\n"
-           "                      and a memory limit; --in-process: in this process (debugging);\n"
-           "                      a case's backend = plugin:PATH loads only with --backend or from --plugin-dir;\n"
-           "                      --reference: who computes the floor's reference (auto: the GPU one for large cases)\n"
-           "                      --repeats: runs of a nondeterministic backend, each judged (default 3)\n"
-           "  print FILE.case     print the canonical form\n"
-           "  backends            list backends and whether they are available here\n"
-           "  engines FILE.case [--backend NAME]   list the engine configs a backend has for a case\n"
-           "Numbers are strict (--jobs 2x, --time nan are errors, exit 2). ATTNFUZZ_* environment variables:\n"
-           "README.md, \"Environment variables\" (an unknown one is warned about).\n");
-    af_cli_usage_more(f);
-    af_cli_print_exit_codes(f);
-}
 
 extern char **environ;
 
@@ -32,17 +12,30 @@ int main(int argc, char **argv) {
     /* once per process: an ATTNFUZZ_* name that nothing reads is most likely a typo */
     af_config_warn_unknown(environ, "attnfuzz", stderr);
     if (argc < 2) {
-        usage(stderr);
+        af_cli_help_all(stderr);
         return AF_EXIT_USAGE;
     }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
-        usage(stdout);
-        return 0;
+        const af_cli_command *c = argc > 2 ? af_cli_find(argv[2]) : NULL;
+        if (c)
+            af_cli_help_verb(stdout, c); /* attnfuzz help VERB */
+        else
+            af_cli_help_all(stdout);
+        return AF_EXIT_PASS;
     }
-    for (const af_cli_command *c = af_cli_commands; c->name; c++)
-        if (!strcmp(c->name, cmd)) return c->fn(argc - 2, argv + 2);
-    fprintf(stderr, "attnfuzz: unknown command '%s'\n", cmd);
-    usage(stderr);
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V") || !strcmp(cmd, "version")) {
+        af_cli_version(stdout);
+        return AF_EXIT_PASS;
+    }
+    const af_cli_command *c = af_cli_find(cmd);
+    if (c) {
+        if (af_cli_wants_help(c, argc - 2, argv + 2)) {
+            af_cli_help_verb(stdout, c);
+            return AF_EXIT_PASS;
+        }
+        return c->fn(argc - 2, argv + 2);
+    }
+    fprintf(stderr, "attnfuzz: unknown command '%s' (attnfuzz --help lists them)\n", cmd);
     return AF_EXIT_USAGE;
 }

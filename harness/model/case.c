@@ -28,6 +28,14 @@ static const char *const data_names[] = {"normal",      "uniform", "outlier_chan
                                          "block_range", "zeros"};
 /* Parameters each data term takes (p0 only, or p0 and p1). */
 static const int data_params[] = {1, 1, 2, 1, 2, 1, 1};
+/* Their ranges, as af_case_validate checks them (named in its message). */
+static const char *const data_limits[] = {"0 < p0 <= 1e4",
+                                          "0 < p0 <= 1e4",
+                                          "integer 1 <= p0 <= head_dim_qk, 0 < |p1| <= 1e4",
+                                          "0 < |p0| <= 1e4",
+                                          "0 < p0 <= 1, 0 < p1 <= 1e4",
+                                          "integer 1 <= p0 <= 40",
+                                          "0 < p0 < 1"};
 
 const char *af_dtype_name(af_dtype d) { return dtype_names[d]; }
 const char *af_layout_name(af_layout l) { return layout_names[l]; }
@@ -396,7 +404,8 @@ static int set_field(af_case *c, parse_state *st, int f, const char *v, char *wh
         case F_WINDOW: {
             int w[2];
             if (parse_int_list(v, w, 2, -1, AF_MAX_SEQLEN) != 2) {
-                snprintf(why, cap, "'%s' is not 'left,right' with each -1 (unbounded) or >= 0", v);
+                snprintf(why, cap, "'%s' is not 'left,right' with each -1 (unbounded) or in [0, %d] (AF_MAX_SEQLEN)", v,
+                         AF_MAX_SEQLEN);
                 return -1;
             }
             c->window_left = w[0];
@@ -405,12 +414,16 @@ static int set_field(af_case *c, parse_state *st, int f, const char *v, char *wh
         }
         case F_SCALE: {
             double s;
-            if (parse_double(v, &s) || s == 0.0 || fabs(s) > 1e6 || fabs(s) < 1e-12) {
-                snprintf(why, cap, "'%s' is not a finite non-zero number", v);
+            /* the limits hold for the fp32 value that is kept, so that the printed
+             * form (that value in full) parses back to it */
+            float kept = 0.0f;
+            if (!parse_double(v, &s) && fabs(s) <= 1e7) kept = (float)s;
+            if (!(fabsf(kept) >= (float)1e-12 && fabsf(kept) <= 1e6f)) {
+                snprintf(why, cap, "'%s' is not a finite non-zero number with 1e-12 <= |scale| <= 1e6 (as fp32)", v);
                 return -1;
             }
             c->has_scale = true;
-            c->scale = (float)s;
+            c->scale = kept;
             return 0;
         }
         case F_BACKWARD:
@@ -565,7 +578,9 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
             default:
                 ok = false;
         }
-        if (!ok) FAIL(F_DATA, "term '%s' has parameters out of range (%g, %g)", data_names[t->kind], t->p0, t->p1);
+        if (!ok)
+            FAIL(F_DATA, "term '%s' has parameters out of range (%g, %g): it needs %s", data_names[t->kind], t->p0,
+                 t->p1, data_limits[t->kind]);
         if (i > 0 && (t->kind == AF_DATA_NORMAL || t->kind == AF_DATA_UNIFORM))
             FAIL(F_DATA, "'%s' is a base distribution: it must come first, once", data_names[t->kind]);
         if (i == 0 && t->kind != AF_DATA_NORMAL && t->kind != AF_DATA_UNIFORM)

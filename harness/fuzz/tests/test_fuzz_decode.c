@@ -6,9 +6,21 @@
 #include "model/gen.h"
 #include "model/tensors.h"
 #include "util/check.h"
+#include "util/clock.h"
 
 static uint64_t rng_state = 12345;
 static uint8_t rnd_byte(void) { return (uint8_t)(af_fuzz_rand(&rng_state) >> 56); }
+
+/* The test runs minutes: a progress line at a stage's start and end and at most every
+ * 10 s in between. */
+static void progress(const char *stage, int done, int total) {
+    static double last;
+    double now = af_clock_mono();
+    if (done > 0 && done < total - 1 && now - last < 10) return;
+    last = now;
+    printf("test_fuzz_decode: %s %d / %d\n", stage, done + 1, total);
+    fflush(stdout);
+}
 
 static bool valid(const af_case *c) {
     af_error err;
@@ -116,6 +128,7 @@ int main(void) {
     /* 10k random byte strings: all valid, within the budget; round trip; prefixes. */
     int fallbacks = 0;
     for (int iter = 0; iter < 10000; iter++) {
+        progress("random inputs", iter, 10000);
         uint8_t buf[AF_FUZZ_MAX_ENCODED];
         size_t n = 1 + (size_t)(af_fuzz_rand(&rng_state) % 160);
         for (size_t i = 0; i < n; i++) buf[i] = rnd_byte();
@@ -207,6 +220,7 @@ int main(void) {
     int one_line = 0, few = 0, total = 0;
     int used[AF_MUT_COUNT] = {0};
     for (int iter = 0; iter < 3000; iter++) {
+        progress("mutations", iter, 3000);
         uint8_t buf[AF_FUZZ_MAX_ENCODED];
         size_t n = (size_t)(af_fuzz_rand(&rng_state) % 40);
         for (size_t i = 0; i < n; i++) buf[i] = rnd_byte();
@@ -259,6 +273,7 @@ int main(void) {
         int long_kv = 0, decode_long = 0, odd_dim = 0, over_64k = 0, small = 0, n_gpu = 3000;
         int64_t gpu_max_elems = 0;
         for (int iter = 0; iter < n_gpu; iter++) {
+            progress("GPU budget inputs", iter, n_gpu);
             uint8_t buf[AF_FUZZ_MAX_ENCODED];
             size_t n = 1 + (size_t)(af_fuzz_rand(&rng_state) % 160);
             for (size_t i = 0; i < n; i++) buf[i] = rnd_byte();

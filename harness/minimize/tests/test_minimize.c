@@ -18,6 +18,7 @@
 
 #include "minimize/minimize.h"
 #include "judge/runner.h"
+#include "util/clock.h"
 #include "util/check.h"
 
 static af_backend *inner;
@@ -63,6 +64,15 @@ static int run_case(const af_case *c, void *user, af_verdict *v) {
     af_prepared p;
     char why[512];
     x->runs++;
+    /* the test runs minutes: a progress line at most every 10 s */
+    static double t0, last;
+    double now = af_clock_mono();
+    if (t0 == 0) t0 = last = now;
+    if (now - last >= 10) {
+        last = now;
+        printf("test_minimize: %d runs, %.0f s\n", x->runs, now - t0);
+        fflush(stdout);
+    }
     if (af_prepare(&x->runner, c, &p, why, sizeof why)) return -1;
     af_judge(&x->runner, &p, x->be, "", v, NULL);
     af_prepared_free(&p);

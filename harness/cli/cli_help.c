@@ -1,0 +1,277 @@
+/* cli_help.c — `attnfuzz --help`, `attnfuzz VERB --help`, `attnfuzz --version`.
+ *
+ * The help is generated: the verbs from af_cli_commands (cli_table.c), the options of
+ * each from the very getopt_long table its parser uses, the words for each option from
+ * option_docs below (looked up by verb and name; test_cli_help fails when an option of
+ * a table has none, or when the help names an option that no table has).
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+#ifndef AF_VERSION
+#define AF_VERSION "unknown"
+#endif
+#ifndef AF_GIT_COMMIT
+#define AF_GIT_COMMIT "unknown"
+#endif
+#ifndef AF_CUDA_COMPILER
+#define AF_CUDA_COMPILER ""
+#endif
+
+typedef struct {
+    const char *verb;
+    const char *option; /* the long name, or "-o" for a short-only option */
+    const char *arg;    /* the value's name ("" for a flag) */
+    const char *help;
+} option_doc;
+
+#define BACKEND_HELP "backend: cpu, cudnn, plugin:PATH.so, planted:BUG (default: the case's, else cpu)"
+
+static const option_doc option_docs[] = {
+    {"run", "backend", "NAME", BACKEND_HELP},
+    {"run", "engine", "NAME|all", "engine config of the backend (all: every engine, one verdict each)"},
+    {"run", "oracle", "mpfr|fp64|auto", "oracle tier (auto: MPFR where affordable, else fp64)"},
+    {"run", "threads", "N", "oracle threads (0 = one per core; at most 1024)"},
+    {"run", "json", "", "one JSON verdict object per line instead of text"},
+    {"run", "no-probes", "", "skip the probes (visibility, inclusion, sensitivity, determinism)"},
+    {"run", "reference", "cpu|gpu|auto", "who computes the floor's reference (auto: the GPU one for large cases)"},
+    {"run", "in-process", "", "run the cases in attnfuzz itself, no child per case (debugging)"},
+    {"run", "deadline", "SEC", "per-case deadline, 1 to 604800 (default: the backend's 60 / GPU 300 s + size share)"},
+    {"run", "max-memory", "MB", "per-case memory limit (RLIMIT_AS; default none)"},
+    {"run", "plugin-dir", "DIR", "a directory a case's backend = plugin:PATH may load from (repeatable)"},
+    {"run", "worker-cmd", "\"ARGV...\"", "the command of the --backend worker:NAME (no shell)"},
+    {"run", "worker-config", "FILE", "a worker config file (command, name, timeout, transport)"},
+    {"run", "repeats", "N", "runs of a nondeterministic backend, each judged (default 3)"},
+    {"engines", "backend", "NAME", "backend whose engines to list (default cudnn)"},
+    {"engines", "worker-cmd", "\"ARGV...\"", "the command of the --backend worker:NAME (no shell)"},
+    {"engines", "worker-config", "FILE", "a worker config file"},
+    {"triage", "quiet", "", "write the reports, print nothing"},
+    {"triage", "fail-on-findings", "", "exit 1 when a bucket exists"},
+    {"triage", "help", "", "this help"},
+    {"minimize", "-o", "OUT.case", "where the minimised case is written (required)"},
+    {"minimize", "backend", "NAME", BACKEND_HELP},
+    {"minimize", "engine", "NAME", "engine config to keep the finding on"},
+    {"minimize", "deadline", "SEC", "per-run deadline, 1 to 604800 (default 60, GPU backends 300)"},
+    {"minimize", "max-runs", "N", "run budget of the minimisation (default 300)"},
+    {"minimize", "quiet", "", "no progress lines on stderr"},
+    {"minimize", "plugin-dir", "DIR", "a directory a case's backend = plugin:PATH may load from (repeatable)"},
+    {"campaign", "time", "SEC", "fuzzing time (default 60); minimisation and reports come after"},
+    {"campaign", "total-time", "SEC", "hard limit on the whole run: fuzzing, minimisation and reports end by then"},
+    {"campaign", "backend", "NAME", "backend under test (default cpu)"},
+    {"campaign", "engine", "NAME|all", "engine config (all: every engine)"},
+    {"campaign", "jobs", "N", "parallel workers, 1 to 1024 (default 1)"},
+    {"campaign", "out", "DIR", "output directory (default campaign-YYYYMMDD-HHMMSS)"},
+    {"campaign", "deadline", "SEC", "per-case deadline, 1 to 604800 (default 60, GPU backends 300)"},
+    {"campaign", "max-work", "W", "work budget of a generated case, >= 1024 (default 1048576)"},
+    {"campaign", "seed", "N", "random seed (unsigned 64-bit)"},
+    {"campaign", "minimize-runs", "N", "run budget per minimisation (default 200)"},
+    {"campaign", "fuzzer", "PATH", "libFuzzer target to drive (default attnfuzz_fuzz beside attnfuzz)"},
+    {"campaign", "rss-limit-mb", "MB", "libFuzzer -rss_limit_mb of each worker (default 4096, 0 = none)"},
+    {"campaign", "inprocess", "", "use the in-process engine even when attnfuzz_fuzz exists"},
+    {"campaign", "repeats", "N", "runs of a nondeterministic backend, each judged (default 3)"},
+    {"repro", "backend", "NAME", BACKEND_HELP},
+    {"repro", "engine", "NAME", "engine config to run on"},
+    {"repro", "deadline", "SEC", "deadline of the run, 1 to 604800 (default 60, GPU backends 300)"},
+    {"repro", "plugin-dir", "DIR", "a directory a case's backend = plugin:PATH may load from (repeatable)"},
+    {NULL, NULL, NULL, NULL},
+};
+
+const char *af_cli_option_help(const char *verb, const char *option, const char **arg) {
+    for (const option_doc *d = option_docs; d->verb; d++)
+        if (!strcmp(d->verb, verb) && !strcmp(d->option, option)) {
+            if (arg) *arg = d->arg;
+            return d->help;
+        }
+    if (arg) *arg = "";
+    return NULL;
+}
+
+const af_cli_command *af_cli_find(const char *name) {
+    for (const af_cli_command *c = af_cli_commands; c->name; c++)
+        if (!strcmp(c->name, name)) return c;
+    return NULL;
+}
+
+/* Does a long option of c's table have short letter ch as its val? */
+static bool short_is_long(const af_cli_command *c, int ch) {
+    for (const struct option *o = c->longopts; o && o->name; o++)
+        if (o->val == ch && strchr(c->shortopts, ch)) return true;
+    return false;
+}
+
+static void option_line(FILE *f, const char *verb, const char *shown, const char *key) {
+    const char *arg;
+    const char *help = af_cli_option_help(verb, key, &arg);
+    char left[64];
+    snprintf(left, sizeof left, "%s%s%s", shown, arg[0] ? " " : "", arg);
+    fprintf(f, "    %-28s %s\n", left, help ? help : "(not documented)");
+}
+
+/* The options of one verb: every entry of its getopt_long table, then the short-only
+ * letters of its shortopts. */
+static void options_of(FILE *f, const af_cli_command *c) {
+    for (const struct option *o = c->longopts; o && o->name; o++) {
+        char shown[64];
+        bool has_short = o->val > 0 && o->val < 128 && strchr(c->shortopts, o->val);
+        if (has_short)
+            snprintf(shown, sizeof shown, "-%c, --%s", o->val, o->name);
+        else
+            snprintf(shown, sizeof shown, "--%s", o->name);
+        option_line(f, c->name, shown, o->name);
+    }
+    for (const char *p = c->shortopts; *p; p++) {
+        if (*p == ':' || short_is_long(c, *p)) continue;
+        char key[3] = {'-', *p, 0};
+        option_line(f, c->name, key, key);
+    }
+}
+
+static void synopsis(FILE *f, const af_cli_command *c) {
+    fprintf(f, "attnfuzz %s%s%s%s\n", c->name, c->operands[0] ? " " : "", c->operands,
+            (c->longopts && c->longopts[0].name) ? " [OPTIONS]" : "");
+}
+
+/* EXIT CODES: the one table of every verb belongs to the isolation work (issue 11, `iso`).
+ * This is the single place --help prints it from; replace the body with their table. */
+static void exit_codes(FILE *f) { af_cli_print_exit_codes(f); }
+
+void af_cli_help_verb(FILE *f, const af_cli_command *c) {
+    fprintf(f, "usage: ");
+    synopsis(f, c);
+    fprintf(f, "  %s\n", c->summary);
+    if (c->longopts && c->longopts[0].name) {
+        fprintf(f, "  options:\n");
+        options_of(f, c);
+    }
+    bool listed = false;
+    for (const struct option *o = c->longopts; o && o->name; o++) listed |= !strcmp(o->name, "help");
+    if (!listed) fprintf(f, "  -h, --help: this help\n");
+}
+
+void af_cli_help_all(FILE *f) {
+    fprintf(f, "usage: attnfuzz COMMAND [ARGS]   (attnfuzz COMMAND --help: that command alone)\n"
+               "       attnfuzz --version        version, git commit, cuDNN and CUDA found here\n\n"
+               "Commands:\n");
+    for (const af_cli_command *c = af_cli_commands; c->name; c++) {
+        fprintf(f, "  ");
+        synopsis(f, c);
+        fprintf(f, "      %s\n", c->summary);
+        options_of(f, c);
+    }
+    fprintf(f, "\n");
+    exit_codes(f);
+    fprintf(f, "\nNumbers are strict (--jobs 2x, --time nan are errors, exit 2). ATTNFUZZ_* environment\n"
+               "variables: README.md, \"Environment variables\" (an unknown one is warned about).\n");
+}
+
+bool af_cli_wants_help(const af_cli_command *c, int argc, char **argv) {
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--")) return false;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) return true;
+        if (a[0] != '-' || !a[1]) continue;
+        /* an option that takes a value in the next argument: skip that value */
+        bool takes_value = false;
+        if (a[1] == '-') {
+            if (strchr(a, '=')) continue;
+            for (const struct option *o = c->longopts; o && o->name; o++)
+                if (!strcmp(o->name, a + 2)) takes_value = o->has_arg == required_argument;
+        } else {
+            const char *p = strchr(c->shortopts, a[1]);
+            takes_value = p && a[1] != ':' && p[1] == ':' && !a[2];
+        }
+        if (takes_value) i++;
+    }
+    return false;
+}
+
+/* ---- --version --------------------------------------------------------------------- */
+
+/* First of names that dlopen finds; NULL with why (dlerror of the last) otherwise. */
+static void *open_first(const char *const *names, const char **opened, char *why, size_t cap) {
+    for (; *names; names++) {
+        void *h = dlopen(*names, RTLD_NOW | RTLD_LOCAL);
+        if (h) {
+            *opened = *names;
+            return h;
+        }
+        const char *e = dlerror();
+        snprintf(why, cap, "%s", e ? e : "dlopen failed");
+    }
+    return NULL;
+}
+
+static void library_path(void *sym, char *out, size_t cap) {
+    Dl_info info;
+    if (sym && dladdr(sym, &info) && info.dli_fname)
+        snprintf(out, cap, "%s", info.dli_fname);
+    else
+        snprintf(out, cap, "?");
+}
+
+/* Function pointers through a void* slot: POSIX guarantees the conversion. */
+static void *symbol(void *lib, const char *name) { return dlsym(lib, name); }
+
+static void version_cudnn(FILE *f) {
+    static const char *const names[] = {"libcudnn.so.9", "libcudnn.so", NULL};
+    const char *opened = NULL;
+    char why[512] = "", where[512];
+    void *lib = open_first(names, &opened, why, sizeof why);
+    if (!lib) {
+        fprintf(f, "cudnn:        not found (%s)\n", why);
+        return;
+    }
+    size_t (*get_version)(void);
+    *(void **)&get_version = symbol(lib, "cudnnGetVersion");
+    if (!get_version) {
+        fprintf(f, "cudnn:        not usable (%s has no cudnnGetVersion)\n", opened);
+    } else {
+        size_t v = get_version();
+        library_path(*(void **)&get_version, where, sizeof where);
+        fprintf(f, "cudnn:        %zu.%zu.%zu (%zu) from %s\n", v / 10000, v / 100 % 100, v % 100, v, where);
+    }
+    dlclose(lib);
+}
+
+/* cudaRuntimeGetVersion / cuDriverGetVersion: int (int *), 0 on success; the version
+ * is 1000 major + 10 minor. */
+static void version_cuda(FILE *f, const char *label, const char *const *names, const char *fn_name) {
+    const char *opened = NULL;
+    char why[512] = "", where[512];
+    void *lib = open_first(names, &opened, why, sizeof why);
+    if (!lib) {
+        fprintf(f, "%-13s not found (%s)\n", label, why);
+        return;
+    }
+    int (*get_version)(int *);
+    *(void **)&get_version = symbol(lib, fn_name);
+    int v = 0;
+    if (!get_version) {
+        fprintf(f, "%-13s not usable (%s has no %s)\n", label, opened, fn_name);
+    } else if (get_version(&v) != 0) {
+        fprintf(f, "%-13s not usable (%s failed)\n", label, fn_name);
+    } else {
+        library_path(*(void **)&get_version, where, sizeof where);
+        fprintf(f, "%-13s %d.%d from %s\n", label, v / 1000, v % 1000 / 10, where);
+    }
+    dlclose(lib);
+}
+
+void af_cli_version(FILE *f) {
+    fprintf(f, "attnfuzz %s\n", AF_VERSION);
+    fprintf(f, "commit:       %s\n", AF_GIT_COMMIT);
+#ifdef ATTNFUZZ_HAVE_CUDA
+    fprintf(f, "built with:   CUDA %s (runtime linked statically into the GPU code)\n",
+            AF_CUDA_COMPILER[0] ? AF_CUDA_COMPILER : "(nvcc version unknown)");
+#else
+    fprintf(f, "built with:   no CUDA (CPU backends only; cudnn needs a CUDA build)\n");
+#endif
+    version_cudnn(f);
+    static const char *const runtime[] = {"libcudart.so", "libcudart.so.13", "libcudart.so.12", NULL};
+    version_cuda(f, "cuda runtime:", runtime, "cudaRuntimeGetVersion");
+    static const char *const driver[] = {"libcuda.so.1", "libcuda.so", NULL};
+    version_cuda(f, "cuda driver:", driver, "cuDriverGetVersion");
+}
