@@ -239,7 +239,8 @@ void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i
     mpfr_sum(drow, s->ptrs, (unsigned long)Dv, MPFR_RNDN);
     double dlse_nat = af_feat_dlse_nat(p, b, h, i);
     if (dlse_nat != 0.0) mpfr_sub_d(drow, drow, dlse_nat, MPFR_RNDN);
-    if (c->dsink_row) { /* -exp(a_h - L) D = -(e_sink / Z) D */
+    if (c->dsink_row && n_z == n) c->dsink_row[row] = 0.0; /* a -inf logit has no gradient */
+    if (c->dsink_row && n_z > n) {                         /* -exp(a_h - L) D = -(e_sink / Z) D */
         mpfr_div(s->t, s->e[n], s->z, MPFR_RNDN);
         mpfr_mul(s->t, s->t, drow, MPFR_RNDN);
         c->dsink_row[row] = -mpfr_get_d(s->t, MPFR_RNDN);
