@@ -29,7 +29,7 @@
 struct af_mpfr_scratch {
     int prec;          /* bits of every rounded intermediate */
     int term_prec;     /* prec + 53: products land here exactly */
-    size_t n_terms;    /* capacity of terms / ptrs: max(Dqk, Dv, Skv, group * Sq) */
+    size_t n_terms;    /* capacity of terms / ptrs: max(Dqk, Dv, Skv + 1, group * Sq) */
     mpfr_t *terms;     /* (n_terms) exact products, summed by mpfr_sum */
     mpfr_ptr *ptrs;    /* (n_terms) pointers handed to mpfr_sum */
     mpfr_t *e;         /* (Skv + 1) scores, then exp(s_j - m); [n] the sink's term */
@@ -74,7 +74,7 @@ af_mpfr_scratch *af_mpfr_scratch_new(const af_oracle_problem *p, int prec) {
     s->n_dim = size_max2((size_t)p->Dqk, (size_t)p->Dv);
     s->n_keys = (size_t)p->Skv;
     s->n_pairs = backward ? group * (size_t)p->Sq : 0;
-    s->n_terms = size_max2(size_max2(s->n_dim, s->n_keys), s->n_pairs);
+    s->n_terms = size_max2(size_max2(s->n_dim, s->n_keys + 1), s->n_pairs); /* + 1: a sink term of Z */
     s->terms = mpfr_array_new(s->n_terms, s->term_prec);
     s->ptrs = malloc(s->n_terms * sizeof *s->ptrs);
     s->e = mpfr_array_new(s->n_keys + 1, prec);
