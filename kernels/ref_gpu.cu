@@ -30,6 +30,12 @@ extern "C" af_run_status af_ref_gpu_supports(const af_case *c, char *why, size_t
         snprintf(why, cap, "gpu reference: context parallelism (cp %d) is not served", c->cp_size);
         return AF_RUN_DECLINED;
     }
+    if (af_case_has_features(c)) {
+        char features[160];
+        af_case_features_text(c, features, sizeof features);
+        snprintf(why, cap, "gpu reference: features are not implemented (%s): the cpu reference serves them", features);
+        return AF_RUN_DECLINED;
+    }
     return AF_RUN_OK;
 }
 

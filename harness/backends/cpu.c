@@ -48,6 +48,13 @@
  *     dQ_i  = e4m3((((sum_j dS8_ij k8_j) * descale_dp) * descale_k) * scale_dq)
  *   the last cast being the E4M3 store; scale_dX = 1 / t->descale_dX, scale_dp = 1 /
  *   t->descale_dp (powers of two chosen by the harness before the run).
+ * Features (oracle/feature_spec.h states them; fp16/bf16 only), in fp32 in this order:
+ *     S_j  = softcap * tanhf(S_j / softcap)   then   S_j += bias_ij + (-slope_h * |j - diag_br|)
+ *     sinks: m = max(m, a_h); l += expf(a_h - m) (no value row)
+ *     stats = log2: LSE stored as (m + logf(l)) * log2(e), read back times ln 2
+ *     backward: D_i = dO_i . O_i - g_i (g_i times log2(e) for log2 stats); dS_ij carries
+ *     the softcap factor 1 - (tanh)^2; dsink_h = -sum_(b,i) expf(a_h - LSE_i) D_i (fp32,
+ *     sequences then rows ascending, after the dQ pass).
  * mxfp8 (forward only): inputs are dequantised to fp32 on load (stored * 2^(E8M0-127));
  * P is rounded to bf16 before P*V and O stored bf16 (cuDNN's MXFP8 is Blackwell-only;
  * this is a plain recipe, somewhat sharper than an mxfp8 kernel).
@@ -78,6 +85,7 @@
 #include "backends/backend.h"
 #include "util/config.h"
 #include "util/clock.h"
+#include "model/features.h"
 #include "model/layout.h"
 #include "model/tensors.h"
 #include "model/mathf.h"
@@ -114,7 +122,14 @@ typedef struct {
     float *vt;    /* (B, Hkv, Dv,  Skv)  backward only */
     float *dout;  /* (B, Hq,  Sq,  Dv)   backward only (fp8: stored E4M3 values) */
     float *lse;   /* (B, Hq,  Sq)        backward: LSE as stored (-inf: fully masked) */
-    float *delta; /* (B, Hq,  Sq)        backward: D_i = dO_i . O_i */
+    float *delta; /* (B, Hq,  Sq)        backward: D_i = dO_i . O_i (- dLSE term) */
+    /* Features (model/features.h values), NULL when the case lacks them: */
+    float softcap;      /* 0 = none */
+    float *sink;        /* (Hq) sink logits */
+    float *alibi_slope; /* (Hq) */
+    float *bias;        /* (bias_b, bias_h, Sq, Skv) */
+    int bias_b, bias_h;
+    float *dlse; /* (B, Hq, Sq) incoming LSE gradient, in the output's base */
 } cpu_problem;
 
 /* Per-thread scratch, sized for the largest row or block. */
@@ -122,6 +137,7 @@ typedef struct {
     float *s;     /* (Skv) scores of one row */
     float *p;     /* (Skv) probabilities (the dV GEMM's operand, see gemm_operand) */
     float *dp;    /* (Skv) dO . v_j, then dS (the dQ/dK GEMMs' operand) */
+    float *dt;    /* (Skv) softcap factor 1 - tanh^2 of each score */
     float *acc;   /* (max(Dqk, Dv)) one output row */
     float *acc_k; /* (CPU_KEY_BLOCK, Dqk) dK accumulators */
     float *acc_v; /* (CPU_KEY_BLOCK, Dv)  dV accumulators */
@@ -309,14 +325,45 @@ static void gather_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) {
     }
 }
 
-/* Scores of row q (Dqk) against keys [first, first + n) of kv head (b, hk):
- * s[j] = (q . k_{first+j}) * scale, fp32. The same function serves forward and
+/* Scores of row q (Dqk) of query (b, h, i) against keys [first, first + n) of kv head
+ * (b, hk): s[j] = (q . k_{first+j}) * scale, fp32, then the features (softcap, bias,
+ * ALiBi); dt (n, or NULL) gets the softcap factor. The same function serves forward and
  * backward, so the backward's P is recomputed from bit-identical scores. */
-static void scores(const cpu_problem *pb, const float *q, int b, int hk, int first, int n, float *s /* (n) */) {
+static void scores(const cpu_problem *pb, const float *q, int b, int h, int i, int first, int n, float *s /* (n) */,
+                   float *dt /* (n) or NULL */) {
+    int hk = h / pb->group;
     row_times_columns(pb->Dqk, q, kt_head(pb, b, hk) + first, pb->Skv, n, s);
     for (int j = 0; j < n; j++) s[j] *= pb->scale;
     if (pb->fp8) /* cudnn-frontend's order: attn_scale, then descale_q, then descale_k */
         for (int j = 0; j < n; j++) s[j] = (s[j] * pb->descale_q) * pb->descale_k;
+    if (pb->softcap != 0.0f)
+        for (int j = 0; j < n; j++) {
+            float th = tanhf(s[j] / pb->softcap);
+            s[j] = pb->softcap * th;
+            if (dt) dt[j] = 1.0f - th * th;
+        }
+    else if (dt)
+        for (int j = 0; j < n; j++) dt[j] = 1.0f;
+    if (pb->bias) {
+        int bb = pb->bias_b == 1 ? 0 : b, hb = pb->bias_h == 1 ? 0 : h;
+        const float *brow = pb->bias + (((int64_t)bb * pb->bias_h + hb) * pb->Sq + i) * pb->Skv + first; /* (n) */
+        for (int j = 0; j < n; j++) s[j] += brow[j];
+    }
+    if (pb->alibi_slope) {
+        int diag = i + pb->len_kv[b] - pb->len_q[b];
+        for (int j = 0; j < n; j++) s[j] += -pb->alibi_slope[h] * (float)abs(first + j - diag);
+    }
+}
+
+/* The sink logit of head h, -inf without sinks. */
+static inline float sink_of(const cpu_problem *pb, int h) { return pb->sink ? pb->sink[h] : -INFINITY; }
+
+/* LSE as stored: natural, or base 2 with stats = log2; and back. */
+static inline float lse_to_stored(const cpu_problem *pb, float lse) {
+    return pb->c->lse_base2 ? lse * 1.44269504088896340736f : lse;
+}
+static inline float lse_from_stored(const cpu_problem *pb, float lse) {
+    return pb->c->lse_base2 ? lse * 0.69314718055994530942f : lse;
 }
 
 /* fp8_e4m3 forward of one row whose scores s (n) are computed: P normalised, scaled by
@@ -363,8 +410,8 @@ static void forward_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) 
             continue;
         }
         float *s = scr->s, *acc = scr->acc;
-        scores(pb, q_row(pb, b, h, i), b, hk, first, n, s);
-        float m = -INFINITY;
+        scores(pb, q_row(pb, b, h, i), b, h, i, first, n, s, NULL);
+        float m = sink_of(pb, h);
         for (int j = 0; j < n; j++) m = s[j] > m ? s[j] : m;
         if (pb->fp8) {
             float z = forward_row_fp8(pb, scr, b, hk, first, n, m, acc);
@@ -379,9 +426,10 @@ static void forward_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) 
             l += p;
             axpy(pb->Dv, round_dt(pb, p), v_row(pb, b, hk, first + j), acc);
         }
+        if (pb->sink) l += af_expf(pb->sink[h] - m); /* in the denominator only */
         for (int d = 0; d < pb->Dv; d++) acc[d] /= l;
         store_row(pb, AF_T_O, b, h, i, pb->Dv, acc, 1.0f);
-        store_lse(pb, b, h, i, m + af_logf(l));
+        store_lse(pb, b, h, i, lse_to_stored(pb, m + af_logf(l)));
     }
 }
 
@@ -392,7 +440,7 @@ static void forward_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) 
 static void row_probs_and_dscores(const cpu_problem *pb, cpu_scratch *scr, int b, int h, int i, int first, int n) {
     int hk = h / pb->group;
     float lse = pb->lse[row_index(pb, b, h, i)], delta = pb->delta[row_index(pb, b, h, i)];
-    scores(pb, q_row(pb, b, h, i), b, hk, first, n, scr->s);
+    scores(pb, q_row(pb, b, h, i), b, h, i, first, n, scr->s, scr->dt);
     row_times_columns(pb->Dv, do_row(pb, b, h, i), vt_head(pb, b, hk) + first, pb->Skv, n, scr->dp);
     if (pb->fp8) {
         for (int j = 0; j < n; j++) {
@@ -406,7 +454,7 @@ static void row_probs_and_dscores(const cpu_problem *pb, cpu_scratch *scr, int b
     }
     for (int j = 0; j < n; j++) {
         scr->p[j] = af_expf(scr->s[j] - lse);
-        scr->dp[j] = scr->p[j] * (scr->dp[j] - delta);
+        scr->dp[j] = scr->p[j] * (scr->dp[j] - delta) * scr->dt[j];
     }
 }
 
@@ -438,14 +486,16 @@ static void dq_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) {
             if (i < rows_dq) store_row(pb, AF_T_DQ, b, h, i, pb->Dqk, NULL, 1.0f);
             continue;
         }
-        *lse =
-            (float)af_storage_load(lv->storage, t->buf[lv->buffer], af_layout_offset(&t->plan, AF_T_LSE, b, h, i, 0));
+        *lse = lse_from_stored(pb, (float)af_storage_load(lv->storage, t->buf[lv->buffer],
+                                                          af_layout_offset(&t->plan, AF_T_LSE, b, h, i, 0)));
         float *o = scr->acc; /* (Dv) O as stored */
         for (int d = 0; d < pb->Dv; d++)
             o[d] =
                 (float)af_storage_load(ov->storage, t->buf[ov->buffer], af_layout_offset(&t->plan, AF_T_O, b, h, i, d));
         *delta = dot(pb->Dv, do_row(pb, b, h, i), o);
         if (pb->fp8) *delta = (*delta * pb->descale_do) * pb->descale_o; /* E4M3 dO and O */
+        if (pb->dlse) /* the incoming LSE gradient, turned into the natural base's */
+            *delta -= pb->dlse[row_index(pb, b, h, i)] * (pb->c->lse_base2 ? 1.44269504088896340736f : 1.0f);
         row_probs_and_dscores(pb, scr, b, h, i, first, n);
         float *acc = scr->acc; /* (Dqk) */
         for (int d = 0; d < pb->Dqk; d++) acc[d] = 0.0f;
@@ -574,6 +624,7 @@ static void scratch_free(cpu_scratch *s) {
     free(s->s);
     free(s->p);
     free(s->dp);
+    free(s->dt);
     free(s->acc);
     free(s->acc_k);
     free(s->acc_v);
@@ -586,10 +637,11 @@ static int scratch_alloc(cpu_scratch *s, const cpu_problem *pb) {
     s->s = malloc(sizeof(float) * skv);
     s->p = malloc(sizeof(float) * skv);
     s->dp = malloc(sizeof(float) * skv);
+    s->dt = malloc(sizeof(float) * skv);
     s->acc = malloc(sizeof(float) * dmax);
     s->acc_k = malloc(sizeof(float) * CPU_KEY_BLOCK * (size_t)pb->Dqk);
     s->acc_v = malloc(sizeof(float) * CPU_KEY_BLOCK * (size_t)pb->Dv);
-    return s->s && s->p && s->dp && s->acc && s->acc_k && s->acc_v ? 0 : -1;
+    return s->s && s->p && s->dp && s->dt && s->acc && s->acc_k && s->acc_v ? 0 : -1;
 }
 
 static void problem_free(cpu_problem *pb) {
@@ -601,6 +653,56 @@ static void problem_free(cpu_problem *pb) {
     free(pb->dout);
     free(pb->lse);
     free(pb->delta);
+    free(pb->sink);
+    free(pb->alibi_slope);
+    free(pb->bias);
+    free(pb->dlse);
+}
+
+static float *floats(int64_t n);
+
+/* The feature inputs of the case as fp32 arrays (model/features.h). 0 or -1 (memory). */
+static int load_features(cpu_problem *pb, const af_case *c) {
+    pb->softcap = (float)c->softcap;
+    if (c->softmax != AF_SOFTMAX_VANILLA) {
+        if (!(pb->sink = floats(pb->Hq))) return -1;
+        for (int h = 0; h < pb->Hq; h++) pb->sink[h] = af_feature_sink(c, h);
+    }
+    if (c->alibi) {
+        if (!(pb->alibi_slope = floats(pb->Hq))) return -1;
+        for (int h = 0; h < pb->Hq; h++) pb->alibi_slope[h] = af_feature_alibi_slope(c, h);
+    }
+    af_feature_bias_dims(c, &pb->bias_b, &pb->bias_h);
+    if (pb->bias_b) {
+        if (!(pb->bias = floats((int64_t)pb->bias_b * pb->bias_h * pb->Sq * pb->Skv))) return -1;
+        float *x = pb->bias;
+        for (int b = 0; b < pb->bias_b; b++)
+            for (int h = 0; h < pb->bias_h; h++)
+                for (int i = 0; i < pb->Sq; i++)
+                    for (int j = 0; j < pb->Skv; j++) *x++ = af_feature_bias(c, b, h, i, j);
+    }
+    if (c->dlse && c->backward) {
+        if (!(pb->dlse = floats((int64_t)pb->B * pb->Hq * pb->Sq))) return -1;
+        for (int b = 0; b < pb->B; b++)
+            for (int h = 0; h < pb->Hq; h++)
+                for (int i = 0; i < pb->Sq; i++) pb->dlse[row_index(pb, b, h, i)] = af_feature_dlse(c, b, h, i);
+    }
+    return 0;
+}
+
+/* dsink_h = -sum over sequences, then rows (ascending) of expf(a_h - LSE_i) D_i, fp32,
+ * from the dQ pass's LSE and D; rows that see no key contribute nothing. */
+static void sink_gradient(const cpu_problem *pb, float *dsink /* (Hq) */) {
+    for (int h = 0; h < pb->Hq; h++) {
+        float acc = 0.0f;
+        for (int b = 0; b < pb->B; b++)
+            for (int i = 0; i < pb->len_q[b]; i++) {
+                float lse = pb->lse[row_index(pb, b, h, i)];
+                if (lse == -INFINITY) continue;
+                acc += af_expf(pb->sink[h] - lse) * pb->delta[row_index(pb, b, h, i)];
+            }
+        dsink[h] = -acc;
+    }
 }
 
 /* calloc of n floats; NULL on overflow or failure. Zeroed: padding rows stay 0. */
@@ -656,7 +758,7 @@ static af_run_status cpu_run(af_backend *be, const af_case *c, const char *engin
     pb.q = floats(nq * pb.Dqk);
     pb.kt = floats(nkv * pb.Dqk);
     pb.v = floats(nkv * pb.Dv);
-    bool ok = pb.q && pb.kt && pb.v;
+    bool ok = pb.q && pb.kt && pb.v && load_features(&pb, c) == 0;
     if (pb.backward) {
         pb.k = floats(nkv * pb.Dqk);
         pb.vt = floats(nkv * pb.Dv);
@@ -685,6 +787,7 @@ static af_run_status cpu_run(af_backend *be, const af_case *c, const char *engin
     if (pb.backward) {
         parallel_for(&pb, scr, n_threads, dq_item, n_row_items); /* also fills lse, delta */
         parallel_for(&pb, scr, n_threads, dkdv_item, n_key_items);
+        if (t->dsink && pb.sink) sink_gradient(&pb, t->dsink);
     }
 
     for (int k = 0; k < n_threads; k++) scratch_free(&scr[k]);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "model/features.h"
 #include "model/layout.h"
 #include "util/clock.h"
 
@@ -39,7 +40,63 @@ typedef struct {
     af_plugin_problem problem;
     int32_t seqlens_q[AF_MAX_BATCH];
     int32_t seqlens_kv[AF_MAX_BATCH];
+    float sink[AF_MAX_HEADS];         /* (heads_q) */
+    float alibi_slopes[AF_MAX_HEADS]; /* (heads_q) */
+    float *bias;                      /* (bias_b, bias_h, seqlen_q, seqlen_kv), malloc'd */
+    float *dlse;                      /* (batch, heads_q, seqlen_q), malloc'd */
 } plugin_problem_buf;
+
+static void problem_buf_free(plugin_problem_buf *pb) {
+    free(pb->bias);
+    free(pb->dlse);
+    pb->bias = pb->dlse = NULL;
+}
+
+/* The features of the case into the problem (ABI 2; model/features.h values). 0, or -1
+ * when out of memory (the arrays are freed by problem_buf_free). */
+static int features_from_case(const af_case *c, plugin_problem_buf *pb) {
+    af_plugin_problem *p = &pb->problem;
+    p->softmax = (int32_t)c->softmax;
+    p->softcap = (float)c->softcap;
+    if (c->softcap != 0.0) p->features |= AF_PLUGIN_FEAT_SOFTCAP;
+    if (c->softmax != AF_SOFTMAX_VANILLA) {
+        p->features |= AF_PLUGIN_FEAT_SINK;
+        for (int h = 0; h < c->heads_q; h++) pb->sink[h] = af_feature_sink(c, h);
+        p->sink = pb->sink;
+        if (af_case_has_dsink(c)) p->features |= AF_PLUGIN_FEAT_DSINK;
+    }
+    if (c->alibi) {
+        p->features |= AF_PLUGIN_FEAT_ALIBI;
+        for (int h = 0; h < c->heads_q; h++) pb->alibi_slopes[h] = af_feature_alibi_slope(c, h);
+        p->alibi_slopes = pb->alibi_slopes;
+    }
+    int bb, bh;
+    af_feature_bias_dims(c, &bb, &bh);
+    if (bb) {
+        p->features |= AF_PLUGIN_FEAT_BIAS;
+        p->bias_b = bb, p->bias_h = bh;
+        pb->bias = malloc((size_t)bb * (size_t)bh * (size_t)c->seqlen_q * (size_t)c->seqlen_kv * sizeof(float));
+        if (!pb->bias) return -1;
+        float *x = pb->bias;
+        for (int b = 0; b < bb; b++)
+            for (int h = 0; h < bh; h++)
+                for (int i = 0; i < c->seqlen_q; i++)
+                    for (int j = 0; j < c->seqlen_kv; j++) *x++ = af_feature_bias(c, b, h, i, j);
+        p->bias = pb->bias;
+    }
+    if (c->lse_base2) p->features |= AF_PLUGIN_FEAT_LSE_BASE2;
+    if (c->dlse) {
+        p->features |= AF_PLUGIN_FEAT_DLSE;
+        pb->dlse = malloc((size_t)c->batch * (size_t)c->heads_q * (size_t)c->seqlen_q * sizeof(float));
+        if (!pb->dlse) return -1;
+        float *x = pb->dlse;
+        for (int b = 0; b < c->batch; b++)
+            for (int h = 0; h < c->heads_q; h++)
+                for (int i = 0; i < c->seqlen_q; i++) *x++ = af_feature_dlse(c, b, h, i);
+        p->dlse = pb->dlse;
+    }
+    return 0;
+}
 
 static void problem_from_case(const af_case *c, plugin_problem_buf *pb) {
     memset(pb, 0, sizeof *pb);
@@ -187,7 +244,13 @@ static af_run_status plugin_supports(af_backend *be, const af_case *c, char *why
     if (ls != AF_RUN_OK) return ls;
     plugin_problem_buf pb;
     problem_from_case(c, &pb);
+    if (features_from_case(c, &pb) != 0) {
+        problem_buf_free(&pb);
+        snprintf(why, cap, "plugin '%s': out of host memory for the feature inputs", st->path);
+        return AF_RUN_RESOURCE;
+    }
     int rc = st->supports(&pb.problem, why, cap);
+    problem_buf_free(&pb);
     if (rc == AF_PLUGIN_OK) return AF_RUN_OK;
     if (why && cap && !why[0]) snprintf(why, cap, "plugin '%s' declined without a reason", st->path);
     return rc == AF_PLUGIN_DECLINE ? AF_RUN_DECLINED : status_from_plugin(rc);
@@ -292,12 +355,19 @@ static af_run_status plugin_run(af_backend *be, const af_case *c, const char *en
     if (s != AF_RUN_OK) return s;
     plugin_problem_buf pb;
     problem_from_case(c, &pb);
+    if (features_from_case(c, &pb) != 0) {
+        problem_buf_free(&pb);
+        snprintf(why, cap, "plugin '%s': out of host memory for the feature inputs", st->path);
+        return AF_RUN_RESOURCE;
+    }
+    pb.problem.dsink = t->dsink; /* host memory, poisoned before the run */
 #ifdef ATTNFUZZ_HAVE_CUDA
     if (st->plugin_flags & AF_PLUGIN_WANTS_DEVICE)
         s = run_on_device(st, c, t, &pb.problem, why, cap);
     else
 #endif
         s = run_on_host(st, c, t, &pb.problem, why, cap);
+    problem_buf_free(&pb);
     if (info) info->seconds = af_clock_mono() - t0;
     return s;
 }

@@ -77,8 +77,11 @@ af_backend *af_plugin_load_named(const char *path, bool use_declared_name, char 
     if (version != ATTNFUZZ_PLUGIN_ABI_VERSION) {
         snprintf(why, cap,
                  "cannot load plugin '%s': %s() returned ABI version %u, this attnfuzz "
-                 "speaks version %u (rebuild the plugin against this attnfuzz/plugin.h)",
-                 path, AF_PLUGIN_SYM_ABI_VERSION, version, ATTNFUZZ_PLUGIN_ABI_VERSION);
+                 "speaks version %u%s (rebuild the plugin against this attnfuzz/plugin.h)",
+                 path, AF_PLUGIN_SYM_ABI_VERSION, version, ATTNFUZZ_PLUGIN_ABI_VERSION,
+                 version < 2 ? "; version 2 added the features (sinks, softcap, bias, ALiBi, log2 stats, dLSE) that "
+                               "an older plugin would silently ignore"
+                             : "");
         dlclose(handle);
         return NULL;
     }

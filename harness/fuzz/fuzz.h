@@ -33,7 +33,8 @@
  *     input without it decodes): the tag bytes 0xC0 0xDE right where the fine section
  *     ends, an item mask, then the items: page_tail = nan, backend name, engine name, the
  *     bits above the fine section's widths (seqlens past 32767 + the table value,
- *     windows, gaps and per-sequence lengths past 65533), head dims below 8.
+ *     windows, gaps and per-sequence lengths past 65533), head dims below 8, the features
+ *     (sinks, softcap, bias, ALiBi, log2 stats, dLSE).
  *     Byte positions and items: fuzz_format.h.
  * Together they hold every field of af_case: any case that af_fuzz_repair leaves
  * unchanged under the limits encodes to bytes that decode back to it
@@ -94,6 +95,7 @@ typedef struct {
     int max_cp;          /* 1 = no context parallelism */
     bool paged;          /* paged KV may be generated */
     bool ragged;         /* padding and thd may be generated */
+    bool features;       /* sinks, softcap, bias, ALiBi, log2 stats, dLSE may be generated */
 } af_fuzz_limits;
 
 /* Everything allowed, default budget (or $ATTNFUZZ_MAX_WORK when set). */
@@ -145,6 +147,7 @@ typedef enum {
     AF_MUT_BATCH,
     AF_MUT_SCALE,
     AF_MUT_CP_PAGED,
+    AF_MUT_FEATURE, /* one feature on, off or changed: softcap, sinks, bias, ALiBi, stats, dLSE */
     AF_MUT_SEED,
     AF_MUT_COUNT
 } af_fuzz_mutation;

@@ -41,7 +41,7 @@ typedef struct {
     unsigned high;                /* EXT_HIGH_* bits */
     size_t backend_at, engine_at; /* name bytes */
     unsigned backend_len, engine_len;
-    size_t lengths_high_at, small_dims_at;
+    size_t lengths_high_at, small_dims_at, features_at;
 } extension;
 
 static void read_extension(const reader *r, size_t at, int batch, extension *e) {
@@ -64,7 +64,21 @@ static void read_extension(const reader *r, size_t at, int batch, extension *e) 
         e->lengths_high_at = p;
         p += (2 * (size_t)batch + 7) / 8;
     }
-    if (e->items & EXT_SMALL_HEAD_DIMS) e->small_dims_at = p;
+    if (e->items & EXT_SMALL_HEAD_DIMS) e->small_dims_at = p++;
+    if (e->items & EXT_FEATURES) e->features_at = p;
+}
+
+/* The features item (fuzz_format.h): out-of-range codes and softcaps are left to repair. */
+static void read_features(const reader *r, const extension *e, af_case *c) {
+    unsigned f = rd(r, e->features_at);
+    c->softmax = (af_softmax_kind)((f & EXT_FEAT_SOFTMAX_MASK) % 3);
+    c->bias = (af_bias_shape)(((f >> EXT_FEAT_BIAS_SHIFT) & EXT_FEAT_BIAS_MASK) % 5);
+    c->alibi = (f & EXT_FEAT_ALIBI) != 0;
+    c->lse_base2 = (f & EXT_FEAT_LSE_BASE2) != 0;
+    c->dlse = (f & EXT_FEAT_DLSE) != 0;
+    uint64_t bits = 0;
+    for (int k = 0; k < 8; k++) bits |= (uint64_t)rd(r, e->features_at + 1 + (size_t)k) << (8 * k);
+    memcpy(&c->softcap, &bits, sizeof bits);
 }
 
 /* Bit 16 of a per-sequence length override (bit = 2 b for q, 2 b + 1 for kv). */
@@ -339,5 +353,6 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
     }
     if (ext.items & EXT_BACKEND) read_name(&r, ext.backend_at, ext.backend_len, c->backend);
     if (ext.items & EXT_ENGINE) read_name(&r, ext.engine_at, ext.engine_len, c->engine);
+    if (ext.items & EXT_FEATURES) read_features(&r, &ext, c);
     return af_fuzz_repair(c, lim) ? 1 : 0;
 }

@@ -249,7 +249,8 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
     /* the trailing section, only for what the sections above cannot hold */
     unsigned items = (c->page_tail_nan ? EXT_PAGE_TAIL_NAN : 0u) | (name_encodable(c->backend) ? EXT_BACKEND : 0u) |
                      (name_encodable(c->engine) ? EXT_ENGINE : 0u) | (high ? EXT_HIGH_BITS : 0u) |
-                     (any_length_high ? EXT_LENGTHS_HIGH : 0u) | (small_dims ? EXT_SMALL_HEAD_DIMS : 0u);
+                     (any_length_high ? EXT_LENGTHS_HIGH : 0u) | (small_dims ? EXT_SMALL_HEAD_DIMS : 0u) |
+                     (af_case_has_features(c) ? EXT_FEATURES : 0u);
     if (items) {
         o[end] = EXT_TAG0;
         o[end + 1] = EXT_TAG1;
@@ -264,6 +265,15 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
             end += n;
         }
         if (items & EXT_SMALL_HEAD_DIMS) o[end++] = (uint8_t)small_dims;
+        if (items & EXT_FEATURES) {
+            o[end++] = (uint8_t)(((unsigned)c->softmax & EXT_FEAT_SOFTMAX_MASK) |
+                                 ((unsigned)c->bias & EXT_FEAT_BIAS_MASK) << EXT_FEAT_BIAS_SHIFT |
+                                 (c->alibi ? EXT_FEAT_ALIBI : 0u) | (c->lse_base2 ? EXT_FEAT_LSE_BASE2 : 0u) |
+                                 (c->dlse ? EXT_FEAT_DLSE : 0u));
+            uint64_t bits;
+            memcpy(&bits, &c->softcap, sizeof bits);
+            for (int k = 0; k < 8; k++) o[end++] = (uint8_t)(bits >> (8 * k));
+        }
     }
     /* missing bytes read as 0: drop trailing zeros, but never down to the empty input */
     while (end > 1 && o[end - 1] == 0) end--;

@@ -71,15 +71,27 @@ static inline size_t fz_fine_end(unsigned n_fine_terms, bool has_seqlens, int ba
  * that a random input has at that position once in 65536. */
 enum { EXT_TAG0 = 0xC0, EXT_TAG1 = 0xDE, EXT_HEADER_BYTES = 3 };
 enum {
-    EXT_PAGE_TAIL_NAN = 1u << 0,  /* page_tail = nan; no bytes */
-    EXT_BACKEND = 1u << 1,        /* name length (1..AF_NAME_MAX-1), then the name's bytes */
-    EXT_ENGINE = 1u << 2,         /* the same */
-    EXT_HIGH_BITS = 1u << 3,      /* one byte of EXT_HIGH_* bits */
-    EXT_LENGTHS_HIGH = 1u << 4,   /* (2 batch + 7) / 8 bytes: bit 2b is bit 16 of sequence b's
+    EXT_PAGE_TAIL_NAN = 1u << 0,   /* page_tail = nan; no bytes */
+    EXT_BACKEND = 1u << 1,         /* name length (1..AF_NAME_MAX-1), then the name's bytes */
+    EXT_ENGINE = 1u << 2,          /* the same */
+    EXT_HIGH_BITS = 1u << 3,       /* one byte of EXT_HIGH_* bits */
+    EXT_LENGTHS_HIGH = 1u << 4,    /* (2 batch + 7) / 8 bytes: bit 2b is bit 16 of sequence b's
                                     q length override, bit 2b + 1 of its kv one */
-    EXT_SMALL_HEAD_DIMS = 1u << 5 /* one byte: bits 0..2 = 8 - head_dim_qk, bits 4..6 = 8 -
+    EXT_SMALL_HEAD_DIMS = 1u << 5, /* one byte: bits 0..2 = 8 - head_dim_qk, bits 4..6 = 8 -
                                      head_dim_v, taken off a decoded head dim of exactly 8 (the
                                      tables' smallest) */
+    EXT_FEATURES = 1u << 6         /* EXT_FEATURE_BYTES: one byte of EXT_FEAT_* (softmax in bits
+                                     0..1, bias shape in bits 2..4, then alibi, log2 stats, dlse),
+                                     then softcap as a little-endian double */
+};
+enum { EXT_FEATURE_BYTES = 9 };
+enum {
+    EXT_FEAT_SOFTMAX_MASK = 0x3u,
+    EXT_FEAT_BIAS_SHIFT = 2,
+    EXT_FEAT_BIAS_MASK = 0x7u,
+    EXT_FEAT_ALIBI = 1u << 5,
+    EXT_FEAT_LSE_BASE2 = 1u << 6,
+    EXT_FEAT_DLSE = 1u << 7
 };
 /* Bits above the fine section's widths, for values only the largest cases reach. */
 enum {

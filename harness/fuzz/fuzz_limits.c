@@ -21,6 +21,7 @@ void af_fuzz_limits_default(af_fuzz_limits *l) {
     l->max_cp = 4;
     l->paged = true;
     l->ragged = true;
+    l->features = true;
 }
 
 void af_fuzz_limits_set_work(af_fuzz_limits *l, double max_work) {
@@ -65,6 +66,9 @@ void af_fuzz_limits_for_backend(af_fuzz_limits *l, af_backend *be) {
     c.seqlens_q[0] = 8;
     c.seqlens_kv[0] = 8;
     if (!backend_serves(be, &c)) l->ragged = false;
+    af_case_defaults(&c);
+    c.softcap = 30.0;
+    if (!backend_serves(be, &c)) l->features = false;
 }
 
 bool af_fuzz_dtype_allowed(const af_fuzz_limits *l, af_dtype d) { return (l->dtype_mask >> d) & 1u; }

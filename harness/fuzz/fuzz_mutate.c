@@ -14,8 +14,8 @@
 #include "util/rng.h"
 
 static const char *const mutation_names[AF_MUT_COUNT] = {
-    "head_dim", "seqlen", "sq_vs_skv", "mask",  "window", "gqa",   "layout",   "packing",
-    "ragged",   "data",   "backward",  "dtype", "batch",  "scale", "cp_paged", "seed"};
+    "head_dim", "seqlen",   "sq_vs_skv", "mask",  "window", "gqa",      "layout",  "packing", "ragged",
+    "data",     "backward", "dtype",     "batch", "scale",  "cp_paged", "feature", "seed"};
 
 const char *af_fuzz_mutation_name(int m) { return m >= 0 && m < AF_MUT_COUNT ? mutation_names[m] : "?"; }
 
@@ -280,6 +280,34 @@ static void mutate_cp_paged(af_case *c, uint64_t *rng) {
     }
 }
 
+/* One feature on, off or to another value (repair drops what the case cannot hold):
+ * softcaps where tanh bends most scores (5) to Gemma's 30 / 50, both sink kinds, every
+ * bias broadcast, ALiBi, log2 stats, dLSE (needs backward, which repair checks). */
+static void mutate_feature(af_case *c, uint64_t *rng) {
+    static const double softcaps[] = {0.0, 5.0, 20.0, 30.0, 50.0};
+    switch (pick(rng, 6)) {
+        case 0:
+            c->softcap = softcaps[pick(rng, 5)];
+            break;
+        case 1:
+            c->softmax = (af_softmax_kind)pick(rng, 3);
+            break;
+        case 2:
+            c->bias = (af_bias_shape)pick(rng, 5);
+            break;
+        case 3:
+            c->alibi = !c->alibi;
+            break;
+        case 4:
+            c->lse_base2 = !c->lse_base2;
+            break;
+        default:
+            c->dlse = !c->dlse;
+            if (c->dlse) c->backward = true;
+            break;
+    }
+}
+
 static void apply(af_case *c, int m, const af_fuzz_limits *lim, uint64_t *rng) {
     switch (m) {
         case AF_MUT_HEAD_DIM:
@@ -331,6 +359,9 @@ static void apply(af_case *c, int m, const af_fuzz_limits *lim, uint64_t *rng) {
         }
         case AF_MUT_CP_PAGED:
             mutate_cp_paged(c, rng);
+            break;
+        case AF_MUT_FEATURE:
+            mutate_feature(c, rng);
             break;
         default:
             c->seed += 1 + af_fuzz_rand(rng) % 1000;

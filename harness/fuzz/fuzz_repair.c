@@ -275,6 +275,23 @@ static void repair_combinations(af_case *c, const af_fuzz_limits *l) {
     }
 }
 
+/* Features only where they are defined (fp16/bf16, no cp) and allowed; dLSE only with a
+ * backward; a softcap outside the parser's range goes. */
+static void repair_features(af_case *c, const af_fuzz_limits *l) {
+    bool allowed = l->features && (c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16) && c->cp_size == 1;
+    if (!allowed) {
+        c->softmax = AF_SOFTMAX_VANILLA;
+        c->softcap = 0.0;
+        c->bias = AF_BIAS_NONE;
+        c->alibi = c->lse_base2 = c->dlse = false;
+        return;
+    }
+    if (!(c->softcap >= 1e-3 && c->softcap <= 1e4)) c->softcap = 0.0; /* NaN too */
+    if ((unsigned)c->softmax > AF_SOFTMAX_LEARNABLE) c->softmax = AF_SOFTMAX_VANILLA;
+    if ((unsigned)c->bias > AF_BIAS_BHSS) c->bias = AF_BIAS_NONE;
+    if (!c->backward) c->dlse = false;
+}
+
 int af_fuzz_repair(af_case *c, const af_fuzz_limits *l) {
     c->batch = clampi(c->batch, 1, AF_MAX_BATCH);
     c->heads_kv = clampi(c->heads_kv, 1, AF_MAX_HEADS);
@@ -294,6 +311,7 @@ int af_fuzz_repair(af_case *c, const af_fuzz_limits *l) {
     fit_budget(c, l);
     repair_combinations(c, l);
     repair_data_range(c); /* after the dtype is final */
+    repair_features(c, l);
     af_error err;
     if (af_case_validate(c, &err) == 0) return 0;
     af_case_defaults(c);

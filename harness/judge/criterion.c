@@ -3,6 +3,7 @@
 #include "judge/criterion.h"
 #include "judge/problem.h"
 #include "judge/verdict.h"
+#include "oracle/feature_spec.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -67,7 +68,7 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, int first, int 
             s += q[d] * k[d];
             a += fabs(q[d] * k[d]);
         }
-        s *= p->scale;
+        s = af_feat_score64(p, b, h, i, j, s * p->scale, NULL); /* features: feature_spec.h */
         a *= p->scale;
         if (a > A) A = a;
         if (s > m) m = s;

@@ -61,6 +61,13 @@ size_t af_config_class(const af_case *c, char *buf, size_t cap) {
     if (c->page_size > 0) af_strbuf_printf(&s, "+paged");
     if (c->cp_size > 1) af_strbuf_printf(&s, ",cp:%s", af_cp_comm_name(c->cp_comm));
     af_strbuf_printf(&s, ",%s", c->backward ? "bwd" : "fwd");
+    if (af_case_has_features(c)) { /* attention features: only when present (older classes unchanged) */
+        char feats[160];
+        af_case_features_text(c, feats, sizeof feats);
+        for (char *p = feats; *p; p++)
+            if (*p == ' ') *p = '+';
+        af_strbuf_printf(&s, ",feat:%s", feats);
+    }
     af_strbuf_printf(&s, ",sq%sskv", c->seqlen_q < c->seqlen_kv ? "<" : c->seqlen_q > c->seqlen_kv ? ">" : "=");
     return s.len;
 }

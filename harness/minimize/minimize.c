@@ -220,7 +220,19 @@ static void pass_features(candidates *cs, const af_case *c) {
     TRY(c->window_right >= 0, t.window_right = -1);
     TRY(c->mask == AF_MASK_CAUSAL, t.mask = AF_MASK_NONE);
     TRY(c->align == AF_ALIGN_BOTTOM_RIGHT, t.align = AF_ALIGN_TOP_LEFT);
-    TRY(c->backward, t.backward = false);
+    TRY(c->backward, (t.backward = false, t.dlse = false));
+    /* the attention features: dropped, or made lighter (learnable sinks -> off_by_one,
+     * a full bias -> one broadcast over heads or batch) */
+    TRY(c->softcap != 0.0, t.softcap = 0.0);
+    TRY(c->softmax != AF_SOFTMAX_VANILLA, t.softmax = AF_SOFTMAX_VANILLA);
+    TRY(c->softmax == AF_SOFTMAX_LEARNABLE, t.softmax = AF_SOFTMAX_OFF_BY_ONE);
+    TRY(c->bias != AF_BIAS_NONE, t.bias = AF_BIAS_NONE);
+    TRY(c->bias == AF_BIAS_BHSS, t.bias = AF_BIAS_1HSS);
+    TRY(c->bias == AF_BIAS_BHSS, t.bias = AF_BIAS_B1SS);
+    TRY(c->bias == AF_BIAS_1HSS || c->bias == AF_BIAS_B1SS, t.bias = AF_BIAS_11SS);
+    TRY(c->alibi, t.alibi = false);
+    TRY(c->lse_base2, t.lse_base2 = false);
+    TRY(c->dlse, t.dlse = false);
     TRY(c->has_scale, (t.has_scale = false, t.scale = 0));
     TRY(c->dtype != AF_DT_FP16, t.dtype = AF_DT_FP16);
 #undef TRY

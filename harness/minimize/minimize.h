@@ -14,7 +14,8 @@
  *   sq vs skv, then each), head dims to the smallest that still fails, cp -> smaller,
  *   layout and mask simplified (paging off, stride/thd gaps 0, packing -> separate,
  *   layout -> bshd, padding off, window sides -> unbounded, mask -> none, alignment ->
- *   top-left, backward off, scale -> default, dtype -> fp16), data terms dropped and
+ *   top-left, backward off, scale -> default, dtype -> fp16), attention features dropped
+ *   or lightened (softcap, sinks, bias, ALiBi, log2 stats, dLSE), data terms dropped and
  *   the base -> normal:1, seed -> 1, then the ragged lengths shortened one by one.
  * Caveat: two bugs of one backend with the same kind and tensor can meet in one
  * minimised case when a raw case triggers both and the simpler one survives; features

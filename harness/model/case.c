@@ -26,6 +26,8 @@ static const char *const packing_names[] = {"separate", "kv", "qkv"};
 static const char *const cp_names[] = {"none", "p2p", "all_gather", "a2a", "a2a+p2p"};
 static const char *const data_names[] = {"normal",      "uniform", "outlier_channels", "sink", "low_lse",
                                          "block_range", "zeros"};
+static const char *const softmax_names[] = {"vanilla", "off_by_one", "learnable"};
+static const char *const bias_names[] = {"none", "11ss", "1hss", "b1ss", "bhss"};
 /* Parameters each data term takes (p0 only, or p0 and p1). */
 static const int data_params[] = {1, 1, 2, 1, 2, 1, 1};
 /* Their ranges, as af_case_validate checks them (named in its message). */
@@ -42,6 +44,25 @@ const char *af_layout_name(af_layout l) { return layout_names[l]; }
 const char *af_packing_name(af_packing p) { return packing_names[p]; }
 const char *af_cp_comm_name(af_cp_comm c) { return cp_names[c]; }
 const char *af_data_kind_name(af_data_kind k) { return data_names[k]; }
+const char *af_softmax_name(af_softmax_kind k) { return softmax_names[k]; }
+const char *af_bias_shape_name(af_bias_shape b) { return bias_names[b]; }
+
+bool af_case_has_features(const af_case *c) {
+    return c->softmax != AF_SOFTMAX_VANILLA || c->softcap != 0.0 || c->bias != AF_BIAS_NONE || c->alibi ||
+           c->lse_base2 || c->dlse;
+}
+
+void af_case_features_text(const af_case *c, char *buf, size_t cap) {
+    af_strbuf s = {buf, cap, 0};
+    if (cap) buf[0] = 0;
+    if (c->softmax != AF_SOFTMAX_VANILLA)
+        af_strbuf_printf(&s, "%ssinks(%s)", s.len ? " " : "", softmax_names[c->softmax]);
+    if (c->softcap != 0.0) af_strbuf_printf(&s, "%ssoftcap", s.len ? " " : "");
+    if (c->bias != AF_BIAS_NONE) af_strbuf_printf(&s, "%sbias(%s)", s.len ? " " : "", bias_names[c->bias]);
+    if (c->alibi) af_strbuf_printf(&s, "%salibi", s.len ? " " : "");
+    if (c->lse_base2) af_strbuf_printf(&s, "%sstats=log2", s.len ? " " : "");
+    if (c->dlse) af_strbuf_printf(&s, "%sdlse", s.len ? " " : "");
+}
 
 const char *af_mask_text(const af_case *c) {
     if (c->has_seqlens && c->layout != AF_LAYOUT_THD) return c->mask == AF_MASK_CAUSAL ? "padding_causal" : "padding";
@@ -248,13 +269,19 @@ enum {
     F_DATA,
     F_BACKEND,
     F_ENGINE,
+    F_SOFTMAX,
+    F_SOFTCAP,
+    F_BIAS,
+    F_ALIBI,
+    F_STATS,
+    F_DLSE,
     F_COUNT
 };
 static const char *const field_names[F_COUNT] = {
-    "dtype",    "batch",     "heads_q",   "heads_kv",  "seqlen_q",   "seqlen_kv", "head_dim_qk", "head_dim_v",
-    "head_dim", "heads",     "seqlen",    "seqlens_q", "seqlens_kv", "layout",    "packing",     "stride_gap",
-    "thd_gap",  "page_size", "page_tail", "mask",      "align",      "window",    "scale",       "backward",
-    "cp",       "seed",      "data",      "backend",   "engine"};
+    "dtype",     "batch",  "heads_q",   "heads_kv",   "seqlen_q", "seqlen_kv", "head_dim_qk", "head_dim_v", "head_dim",
+    "heads",     "seqlen", "seqlens_q", "seqlens_kv", "layout",   "packing",   "stride_gap",  "thd_gap",    "page_size",
+    "page_tail", "mask",   "align",     "window",     "scale",    "backward",  "cp",          "seed",       "data",
+    "backend",   "engine", "softmax",   "softcap",    "bias",     "alibi",     "stats",       "dlse"};
 
 typedef struct {
     int line_of[F_COUNT];
@@ -462,6 +489,46 @@ static int set_field(af_case *c, parse_state *st, int f, const char *v, char *wh
             return 0;
         case F_DATA:
             return parse_data(v, c, why, cap);
+        case F_SOFTMAX:
+            if ((n = parse_enum(v, softmax_names, 3)) < 0) {
+                snprintf(why, cap, "'%s' is not one of vanilla, off_by_one, learnable", v);
+                return -1;
+            }
+            c->softmax = (af_softmax_kind)n;
+            return 0;
+        case F_SOFTCAP: {
+            double cap_v;
+            if (parse_double(v, &cap_v) || cap_v < 0.0 || cap_v > 1e4 || (cap_v > 0.0 && cap_v < 1e-3)) {
+                snprintf(why, cap, "'%s' is not 0 (none) or a number in [0.001, 10000]", v);
+                return -1;
+            }
+            c->softcap = cap_v;
+            return 0;
+        }
+        case F_BIAS:
+            if ((n = parse_enum(v, bias_names, 5)) < 0) {
+                snprintf(why, cap, "'%s' is not one of none, 11ss, 1hss, b1ss, bhss", v);
+                return -1;
+            }
+            c->bias = (af_bias_shape)n;
+            return 0;
+        case F_ALIBI:
+        case F_DLSE:
+            if (parse_bool(v, f == F_ALIBI ? &c->alibi : &c->dlse)) {
+                snprintf(why, cap, "'%s' is not yes or no", v);
+                return -1;
+            }
+            return 0;
+        case F_STATS:
+            if (!strcmp(v, "natural"))
+                c->lse_base2 = false;
+            else if (!strcmp(v, "log2"))
+                c->lse_base2 = true;
+            else {
+                snprintf(why, cap, "'%s' is not natural or log2", v);
+                return -1;
+            }
+            return 0;
         case F_BACKEND:
         case F_ENGINE: {
             char *dst = f == F_BACKEND ? c->backend : c->engine;
@@ -589,6 +656,21 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
         for (int j = 0; j < i; j++)
             if (c->data[j].kind == t->kind) FAIL(F_DATA, "term '%s' appears twice", data_names[t->kind]);
     }
+    if (af_case_has_features(c)) {
+        /* the field of the first feature set, in print order */
+        int f = c->softmax != AF_SOFTMAX_VANILLA ? F_SOFTMAX
+                : c->softcap != 0.0              ? F_SOFTCAP
+                : c->bias != AF_BIAS_NONE        ? F_BIAS
+                : c->alibi                       ? F_ALIBI
+                : c->lse_base2                   ? F_STATS
+                                                 : F_DLSE;
+        if (c->dtype != AF_DT_FP16 && c->dtype != AF_DT_BF16)
+            FAIL(f, "%s with dtype %s: features are defined for fp16 and bf16 only", field_names[f],
+                 dtype_names[c->dtype]);
+        if (c->cp_size > 1)
+            FAIL(f, "%s with cp = %d: context parallelism does not carry features", field_names[f], c->cp_size);
+    }
+    if (c->dlse && !c->backward) FAIL(F_DLSE, "dlse = yes needs backward = yes (it is an incoming gradient)");
     /* Memory guard: refuse cases that cannot be held (inputs + outputs in doubles; b1 h16
      * s131072 d128 causal backward holds 2.7e9). */
     double elems = af_case_elements(c);
@@ -796,6 +878,16 @@ size_t af_case_print(const af_case *c, char *buf, size_t cap) {
         }
     }
     af_strbuf_printf(&s, "\n");
+    if (c->softmax != AF_SOFTMAX_VANILLA) af_strbuf_printf(&s, "softmax = %s\n", softmax_names[c->softmax]);
+    if (c->softcap != 0.0) {
+        af_strbuf_printf(&s, "softcap = ");
+        print_double(&s, c->softcap);
+        af_strbuf_printf(&s, "\n");
+    }
+    if (c->bias != AF_BIAS_NONE) af_strbuf_printf(&s, "bias = %s\n", bias_names[c->bias]);
+    if (c->alibi) af_strbuf_printf(&s, "alibi = yes\n");
+    if (c->lse_base2) af_strbuf_printf(&s, "stats = log2\n");
+    if (c->dlse) af_strbuf_printf(&s, "dlse = yes\n");
     if (c->backend[0]) af_strbuf_printf(&s, "backend = %s\n", c->backend);
     if (c->engine[0]) af_strbuf_printf(&s, "engine = %s\n", c->engine);
     return s.len;

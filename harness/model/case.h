@@ -56,6 +56,15 @@ typedef enum {
     AF_DATA_KIND_COUNT
 } af_data_kind;
 
+/* Attention sinks (TransformerEngine's softmax_type): vanilla = none; off_by_one adds
+ * exp(0) to every row's softmax denominator; learnable adds exp(sink_h), one logit per
+ * query head (an input with a gradient). oracle/feature_spec.h has the formulas. */
+typedef enum { AF_SOFTMAX_VANILLA = 0, AF_SOFTMAX_OFF_BY_ONE, AF_SOFTMAX_LEARNABLE } af_softmax_kind;
+
+/* Additive score bias, shape (batch or 1, heads_q or 1, seqlen_q, seqlen_kv): the
+ * letters name which of batch (b) and heads (h) the tensor has; 1 = broadcast. */
+typedef enum { AF_BIAS_NONE = 0, AF_BIAS_11SS, AF_BIAS_1HSS, AF_BIAS_B1SS, AF_BIAS_BHSS } af_bias_shape;
+
 typedef struct {
     af_data_kind kind;
     double p0, p1;
@@ -87,6 +96,13 @@ typedef struct {
     uint64_t seed;
     int n_data;
     af_data_term data[AF_MAX_DATA_TERMS];
+    /* Features (oracle/feature_spec.h); printed only when not the default. */
+    af_softmax_kind softmax;   /* attention sinks */
+    double softcap;            /* 0 = none; else scores s -> softcap * tanh(s / softcap) */
+    af_bias_shape bias;        /* additive bias input (not learnable: no dBias) */
+    bool alibi;                /* ALiBi slopes 2^(-8 (h+1) / heads_q), bottom-right distance */
+    bool lse_base2;            /* stats = log2: the LSE output is log2 of the denominator */
+    bool dlse;                 /* the backward takes an incoming gradient of the LSE output */
     char backend[AF_NAME_MAX]; /* "" = chosen on the command line */
     char engine[AF_NAME_MAX];  /* "" = default engine; "all" = every engine */
 } af_case;
@@ -128,6 +144,12 @@ const char *af_layout_name(af_layout l);
 const char *af_packing_name(af_packing p);
 const char *af_cp_comm_name(af_cp_comm c);
 const char *af_data_kind_name(af_data_kind k);
+const char *af_softmax_name(af_softmax_kind k);
+const char *af_bias_shape_name(af_bias_shape b);
+/* Any of the features (sinks, softcap, bias, ALiBi, log2 stats, dLSE) set. */
+bool af_case_has_features(const af_case *c);
+/* A short list of the features set ("softcap sinks bias ..."), "" when none. */
+void af_case_features_text(const af_case *c, char *buf, size_t cap);
 /* Canonical mask text: none | causal | padding | padding_causal (alignment separate). */
 const char *af_mask_text(const af_case *c);
 

@@ -33,6 +33,9 @@ double af_case_cost(const af_case *c) {
     cost += (double)c->batch * c->heads_kv * c->seqlen_kv * (double)(c->head_dim_qk + c->head_dim_v);
     cost += c->n_data + (c->has_seqlens ? 1 : 0) + (c->stride_gap ? 1 : 0) + (c->page_size ? 1 : 0) +
             (c->packing != AF_PACK_SEPARATE ? 1 : 0) + (c->cp_size > 1 ? c->cp_size : 0) + (c->backward ? 1 : 0);
+    /* features: one unit each (so the minimiser drops one whenever the finding survives) */
+    cost += (c->softmax != AF_SOFTMAX_VANILLA) + (c->softcap != 0.0) + (c->bias != AF_BIAS_NONE) + c->alibi +
+            c->lse_base2 + c->dlse;
     return cost;
 }
 
@@ -55,5 +58,8 @@ int af_case_features(const af_case *c) {
     n += c->n_data - 1;
     n += !(c->data[0].kind == AF_DATA_NORMAL && c->data[0].p0 == 1.0);
     n += c->seed != 1;
+    /* the heavier variants: learnable sinks, a bias with more axes than 11ss */
+    n += (c->softmax == AF_SOFTMAX_LEARNABLE) + (c->bias == AF_BIAS_1HSS || c->bias == AF_BIAS_B1SS) +
+         2 * (c->bias == AF_BIAS_BHSS);
     return n;
 }

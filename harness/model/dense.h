@@ -6,23 +6,42 @@
 #ifndef ATTNFUZZ_MODEL_DENSE_H
 #define ATTNFUZZ_MODEL_DENSE_H
 
+#include <stdbool.h>
+
+/* The features of the case (oracle/feature_spec.h states what they mean). All zero /
+ * false: plain attention. */
+typedef struct {
+    double softcap;     /* 0 = none; else scores s -> softcap * tanh(s / softcap) */
+    int sink;           /* 0 = no sink, 1 = fixed sink logits (off_by_one), 2 = learnable */
+    int bias_b, bias_h; /* bias extents (1 or B, 1 or Hq); 0, 0 = no bias */
+    bool alibi;         /* ALiBi slopes in alibi_slope */
+    bool lse_base2;     /* the LSE output is in base 2 (dlse is its gradient) */
+} af_features;
+
 /* Dense logical arrays, row-major in the order of their shape comment.
  * Rows past a sequence's actual length are 0 in inputs and ignored in outputs. */
 typedef struct {
     int B, Hq, Hkv, Sq, Skv, Dqk, Dv;
-    double *q;    /* (B, Hq,  Sq,  Dqk) */
-    double *k;    /* (B, Hkv, Skv, Dqk) */
-    double *v;    /* (B, Hkv, Skv, Dv)  */
-    double *dout; /* (B, Hq,  Sq,  Dv)  NULL when the case has no backward */
+    double *q;           /* (B, Hq,  Sq,  Dqk) */
+    double *k;           /* (B, Hkv, Skv, Dqk) */
+    double *v;           /* (B, Hkv, Skv, Dv)  */
+    double *dout;        /* (B, Hq,  Sq,  Dv)  NULL when the case has no backward */
+    double *sink;        /* (Hq) sink logits; NULL when feat.sink == 0 */
+    double *bias;        /* (bias_b, bias_h, Sq, Skv); NULL without bias */
+    double *alibi_slope; /* (Hq); NULL without ALiBi */
+    double *dlse;        /* (B, Hq, Sq) incoming gradient of the LSE output; NULL = 0 */
+    af_features feat;    /* last, so positional initialisers of the arrays above still work */
 } af_inputs;
 
 typedef struct {
     int B, Hq, Hkv, Sq, Skv, Dqk, Dv;
-    double *o;   /* (B, Hq,  Sq,  Dv)  */
-    double *lse; /* (B, Hq,  Sq)       natural log; -inf for fully masked rows */
-    double *dq;  /* (B, Hq,  Sq,  Dqk) NULL without backward */
-    double *dk;  /* (B, Hkv, Skv, Dqk) */
-    double *dv;  /* (B, Hkv, Skv, Dv)  */
+    double *o;     /* (B, Hq,  Sq,  Dv)  */
+    double *lse;   /* (B, Hq,  Sq)       natural log (a base-2 output is read back
+                                        times ln 2); -inf for fully masked rows */
+    double *dq;    /* (B, Hq,  Sq,  Dqk) NULL without backward */
+    double *dk;    /* (B, Hkv, Skv, Dqk) */
+    double *dv;    /* (B, Hkv, Skv, Dv)  */
+    double *dsink; /* (Hq) gradient of learnable sink logits; NULL otherwise */
 } af_outputs;
 
 #endif

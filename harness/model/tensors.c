@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/features.h"
 #include "model/numeric.h"
 
 int af_tensors_alloc(af_tensors *t, const af_case *c, char *why, size_t cap) {
@@ -24,6 +25,11 @@ int af_tensors_alloc(af_tensors *t, const af_case *c, char *why, size_t cap) {
         t->buf[i] = t->alloc[i] + AF_GUARD_BYTES;
         t->bytes[i] = bytes;
     }
+    if (af_case_has_dsink(c) && !(t->dsink = malloc((size_t)c->heads_q * sizeof *t->dsink))) {
+        snprintf(why, cap, "out of host memory for dsink");
+        af_tensors_free(t);
+        return -1;
+    }
     t->descale_q = t->descale_k = t->descale_v = t->descale_do = t->descale_o = 1.0f;
     t->descale_dq = t->descale_dk = t->descale_dv = t->descale_dp = 1.0f;
     return 0;
@@ -34,6 +40,7 @@ void af_tensors_free(af_tensors *t) {
     free(t->mx_scale_q);
     free(t->mx_scale_k);
     free(t->mx_scale_v);
+    free(t->dsink);
     memset(t, 0, sizeof *t);
 }
 
@@ -63,7 +70,10 @@ void af_tensors_poison_outputs(af_tensors *t, const af_case *c) {
         if (!c->backward && i >= 2) break;
         if (t->buf[outs[i]]) fill_poison(t->buf[outs[i]], t->bytes[outs[i]], t->plan.buffer_storage[outs[i]]);
     }
+    if (t->dsink) fill_poison(t->dsink, (size_t)c->heads_q * sizeof *t->dsink, AF_ST_F32);
 }
+
+bool af_case_has_dsink(const af_case *c) { return c->softmax == AF_SOFTMAX_LEARNABLE && c->backward; }
 
 void af_tensors_copy(af_tensors *dst, const af_tensors *src) {
     for (int i = 0; i < AF_BUF_COUNT; i++)
@@ -77,6 +87,7 @@ void af_tensors_copy(af_tensors *dst, const af_tensors *src) {
     dst->descale_dv = src->descale_dv;
     dst->descale_dp = src->descale_dp;
     dst->descale_o = src->descale_o;
+    if (src->dsink && dst->dsink) memcpy(dst->dsink, src->dsink, (size_t)src->plan.view[AF_T_O].H * sizeof *dst->dsink);
 }
 
 static double *dense(int64_t n) { return n > 0 ? calloc((size_t)n, sizeof(double)) : NULL; }
@@ -100,7 +111,7 @@ int af_inputs_alloc(af_inputs *in, const af_case *c) {
     in->k = dense(B * c->heads_kv * c->seqlen_kv * c->head_dim_qk);
     in->v = dense(B * c->heads_kv * c->seqlen_kv * c->head_dim_v);
     if (c->backward) in->dout = dense(B * c->heads_q * c->seqlen_q * c->head_dim_v);
-    if (!in->q || !in->k || !in->v || (c->backward && !in->dout)) {
+    if (!in->q || !in->k || !in->v || (c->backward && !in->dout) || af_features_fill(c, in) != 0) {
         af_inputs_free(in);
         return -1;
     }
@@ -112,6 +123,7 @@ void af_inputs_free(af_inputs *in) {
     free(in->k);
     free(in->v);
     free(in->dout);
+    af_features_free(in);
     memset(in, 0, sizeof *in);
 }
 
@@ -126,7 +138,9 @@ int af_outputs_alloc(af_outputs *out, const af_case *c) {
         out->dk = dense(B * c->heads_kv * c->seqlen_kv * c->head_dim_qk);
         out->dv = dense(B * c->heads_kv * c->seqlen_kv * c->head_dim_v);
     }
-    if (!out->o || !out->lse || (c->backward && (!out->dq || !out->dk || !out->dv))) {
+    if (af_case_has_dsink(c)) out->dsink = dense(c->heads_q);
+    if (!out->o || !out->lse || (c->backward && (!out->dq || !out->dk || !out->dv)) ||
+        (af_case_has_dsink(c) && !out->dsink)) {
         af_outputs_free(out);
         return -1;
     }
@@ -139,6 +153,7 @@ void af_outputs_free(af_outputs *out) {
     free(out->dq);
     free(out->dk);
     free(out->dv);
+    free(out->dsink);
     memset(out, 0, sizeof *out);
 }
 
@@ -208,6 +223,13 @@ static void read_tensor(const af_tensors *t, const af_case *c, af_tensor_id id, 
 void af_outputs_read(const af_tensors *t, const af_case *c, af_outputs *out) {
     read_tensor(t, c, AF_T_O, out->o);
     read_tensor(t, c, AF_T_LSE, out->lse);
+    if (c->lse_base2) { /* stats = log2: compared in the natural base (x ln 2, one rounding) */
+        size_t rows = (size_t)c->batch * (size_t)c->heads_q * (size_t)c->seqlen_q;
+        for (size_t k = 0; k < rows; k++)
+            if (isfinite(out->lse[k])) out->lse[k] *= 0.69314718055994530942;
+    }
+    if (out->dsink && t->dsink)
+        for (int h = 0; h < c->heads_q; h++) out->dsink[h] = (double)t->dsink[h];
     if (c->backward) {
         read_tensor(t, c, AF_T_DQ, out->dq);
         read_tensor(t, c, AF_T_DK, out->dk);

@@ -96,6 +96,10 @@ typedef struct {
      * Q, K: (b, h, s, ceil(d/32)) blocks along d; V: (b, h, ceil(s/32), d) blocks along
      * s. logical = stored * 2^(byte - 127). NULL for other dtypes. */
     uint8_t *mx_scale_q, *mx_scale_k, *mx_scale_v;
+    /* (Hq) fp32 output: gradient of learnable sink logits (softmax = learnable with
+     * backward), poisoned before a run; NULL otherwise. The other feature inputs are
+     * functions of the case (model/features.h). */
+    float *dsink;
 } af_tensors;
 
 int af_tensors_alloc(af_tensors *t, const af_case *c, char *why, size_t cap);
@@ -117,6 +121,8 @@ void af_storage_store(af_storage s, void *buf, int64_t offset, float value);
 /* Read the outputs of a run from the buffers into dense form (dequantised: an E4M3
  * O is multiplied by descale_o, exactly). */
 void af_outputs_read(const af_tensors *t, const af_case *c, af_outputs *out);
+/* Does the case have a dsink output (learnable sinks with backward)? */
+bool af_case_has_dsink(const af_case *c);
 
 /* fp8_e4m3 output scale: the largest power of two s with amax_v * s <= 448 (1 when
  * amax_v is 0 or not finite). scale_o = this, descale_o = 1 / this. */

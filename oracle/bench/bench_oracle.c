@@ -45,7 +45,12 @@ int main(int argc, char **argv) {
                     malloc(n_qk * sizeof(double)),
                     malloc(n_qk * sizeof(double)),
                     malloc(n_qk * sizeof(double)),
-                    malloc(n_qk * sizeof(double))}; /* q, k, v, dO are (1, 1, seq, dim) */
+                    malloc(n_qk * sizeof(double)),
+                    NULL,
+                    NULL,
+                    NULL,
+                    NULL,
+                    {0.0, 0, 0, 0, false, false}}; /* q, k, v, dO are (1, 1, seq, dim); no features */
     if (!in.q || !in.k || !in.v || !in.dout) return 2;
     uint64_t st = 1;
     for (size_t x = 0; x < n_qk; x++) {

@@ -36,7 +36,12 @@ static int bench_one(int seq, int heads, int dim, bool backward, bool full, int 
                     malloc(n * sizeof(double)),
                     malloc(n * sizeof(double)),
                     malloc(n * sizeof(double)),
-                    backward ? malloc(n * sizeof(double)) : NULL};
+                    backward ? malloc(n * sizeof(double)) : NULL,
+                    NULL,
+                    NULL,
+                    NULL,
+                    NULL,
+                    {0.0, 0, 0, 0, false, false}}; /* no features */
     if (!in.q || !in.k || !in.v || (backward && !in.dout)) {
         fprintf(stderr, "bench_oracle_gpu: out of host memory\n");
         return 2;
@@ -73,6 +78,7 @@ static int bench_one(int seq, int heads, int dim, bool backward, bool full, int 
                           dim,
                           malloc(n * sizeof(double)),
                           malloc((size_t)heads * seq * sizeof(double)),
+                          NULL,
                           NULL,
                           NULL,
                           NULL};

@@ -82,6 +82,12 @@ extern "C" int af_oracle_gpu_supports(const af_oracle_problem *p, char *why, siz
         snprintf(why, cap, "oracle gpu: lengths must be set");
         return -1;
     }
+    const af_features *f = &p->in->feat;
+    if (f->softcap != 0.0 || f->sink || f->bias_b || f->alibi || p->in->dlse) {
+        snprintf(why, cap,
+                 "oracle gpu: sinks, softcap, bias, ALiBi and dLSE are not implemented (CPU tiers serve them)");
+        return -1;
+    }
     return 0;
 }
 

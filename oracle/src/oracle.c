@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "oracle/feature_spec.h"
 #include "oracle/src/oracle_internal.h"
 #include "oracle/gpu/oracle_gpu.h"
 #include "util/clock.h"
@@ -38,6 +39,7 @@ void af_oracle_result_free(af_oracle_result *r) {
     free(r->out.dq);
     free(r->out.dk);
     free(r->out.dv);
+    free(r->out.dsink);
     free(r->score_abs);
     r->score_abs = NULL;
     memset(&r->out, 0, sizeof r->out);
@@ -58,6 +60,7 @@ static int outputs_calloc(af_outputs *out, const af_oracle_problem *p, bool back
         out->dk = calloc(keys * (size_t)p->Dqk, sizeof(double)); /* (B, Hkv, Skv, Dqk) */
         out->dv = calloc(keys * (size_t)p->Dv, sizeof(double));  /* (B, Hkv, Skv, Dv) */
         if (!out->dq || !out->dk || !out->dv) return -1;
+        if (p->in->feat.sink == 2 && !(out->dsink = calloc((size_t)p->Hq, sizeof(double)))) return -1; /* (Hq) */
     }
     return 0;
 }
@@ -111,6 +114,13 @@ static int validate(const af_oracle_problem *p, const af_oracle_opts *o, char *w
         bad = "dout";
     if (bad) {
         snprintf(why, cap, "oracle: input %s holds a non-finite value", bad);
+        return -1;
+    }
+    const af_features *f = &in->feat;
+    if ((f->sink && !in->sink) || (f->bias_b && !in->bias) || (f->alibi && !in->alibi_slope) ||
+        (f->bias_b && f->bias_b != 1 && f->bias_b != p->B) || (f->bias_h && f->bias_h != 1 && f->bias_h != p->Hq) ||
+        !(f->softcap >= 0.0) || !isfinite(f->softcap)) {
+        snprintf(why, cap, "oracle: feature inputs are inconsistent (sink, bias extents, ALiBi slopes or softcap)");
         return -1;
     }
     return 0;
@@ -325,7 +335,7 @@ static double score_bound(const af_oracle_problem *p) {
         if (n2 > kmax) kmax = n2;
     }
     /* 1.01: covers the rounding of the norms themselves. */
-    return 1.01 * fabs(p->scale) * sqrt(qmax) * sqrt(kmax);
+    return 1.01 * fabs(p->scale) * sqrt(qmax) * sqrt(kmax) + af_feat_additive_bound(p);
 }
 
 static mpfr_t *stats_new(size_t n, int prec) {
@@ -356,6 +366,13 @@ double af_oracle_gpu_bound_abs(const af_oracle_problem *p, double sigma) {
 static void run_gpu_tier(af_oracle_ctx *c, const af_oracle_opts *o, af_oracle_result *r) {
     char why[160] = "";
     af_oracle_gpu_stats st = {0.0, 0.0};
+    if (af_feat_any(c->p)) { /* the GPU tier computes plain attention only */
+        snprintf(r->note, sizeof r->note,
+                 "%sGPU fp64 tier not used (it does not implement sinks, softcap, bias, ALiBi or dLSE): CPU fp64 "
+                 "tier instead",
+                 o->tier == AF_ORACLE_GPU ? "" : "auto: ");
+        return;
+    }
     if (af_oracle_gpu_usable(why, sizeof why) == 0 && af_oracle_gpu_supports(c->p, why, sizeof why) == 0 &&
         af_oracle_gpu_run(c->p, c->out, c->lse64, c->drow64, &st, why, sizeof why) == 0) {
         r->tier_used = AF_ORACLE_GPU;
@@ -476,6 +493,10 @@ int af_oracle_run(const af_oracle_problem *p_in, const af_oracle_opts *o_in, af_
         snprintf(why, cap, "oracle: out of memory for the outputs");
         goto done;
     }
+    if (c.backward && p.in->feat.sink == 2 && !(c.dsink_row = calloc(n_rows ? n_rows : 1, sizeof *c.dsink_row))) {
+        snprintf(why, cap, "oracle: out of memory for the sink gradient");
+        goto done;
+    }
     double sigma = score_bound(&p);
     double log_n = log((double)p.Skv);
     /* With a usable GPU, AUTO keeps MPFR-everywhere to the small cases (gpu_mpfr_budget):
@@ -533,8 +554,21 @@ int af_oracle_run(const af_oracle_problem *p_in, const af_oracle_opts *o_in, af_
             sampled_mpfr(&c, &o, threads, &cb, r, why, cap) != 0)
             goto done;
     }
+    if (c.dsink_row) { /* dsink_h = sum over (b, i) of the rows' shares, compensated */
+        for (int h = 0; h < p.Hq; h++) {
+            double sum = 0.0, comp = 0.0;
+            for (int b = 0; b < p.B; b++)
+                for (int i = 0; i < p.len_q[b]; i++) {
+                    double x = c.dsink_row[af_idx_row(&p, b, h, i)], t = sum + x;
+                    comp += fabs(sum) >= fabs(x) ? (sum - t) + x : (x - t) + sum;
+                    sum = t;
+                }
+            r->out.dsink[h] = sum + comp;
+        }
+    }
     status = 0;
 done:
+    free(c.dsink_row);
     stats_free(c.lse_mp, c.lse_mp ? n_rows : 0);
     stats_free(c.drow_mp, c.drow_mp ? n_rows : 0);
     free(c.lse64);

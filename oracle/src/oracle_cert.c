@@ -11,6 +11,7 @@
  */
 #include <math.h>
 #include <string.h>
+#include "oracle/feature_spec.h"
 #include "oracle/src/oracle_internal.h"
 
 #define MASS_WIDEN 1.01
@@ -31,7 +32,7 @@ void af_cert_row_mass(const af_oracle_problem *p, int b, int h, int i, double ls
         const double *k = in->k + af_idx_key(p, b, g, first + jj) * (size_t)Dqk;
         double s = 0.0;
         for (int d = 0; d < Dqk; d++) s += q[d] * k[d];
-        pj[jj] = exp(p->scale * s - lse);
+        pj[jj] = exp(af_feat_score64(p, b, h, i, first + jj, p->scale * s, NULL) - lse);
         const double *v = in->v + af_idx_key(p, b, g, first + jj) * (size_t)Dv;
         for (int d = 0; d < Dv; d++) m_o[d] += pj[jj] * fabs(v[d]);
     }
@@ -78,7 +79,7 @@ void af_cert_key_mass(const af_oracle_problem *p, const double *lse64, int b, in
             const double *dout = in->dout + row * (size_t)Dv;
             double s = 0.0, a = 0.0;
             for (int d = 0; d < Dqk; d++) s += q[d] * k[d];
-            double pij = exp(p->scale * s - lse64[row]);
+            double pij = exp(af_feat_score64(p, b, h, i, j, p->scale * s, NULL) - lse64[row]);
             for (int d = 0; d < Dv; d++) a += fabs(dout[d] * v[d]) + fabs(dout[d]) * vmax[d];
             double w = fabs(p->scale) * pij * a;
             for (int d = 0; d < Dqk; d++) m_dk[d] += w * fabs(q[d]);

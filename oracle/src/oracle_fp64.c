@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "oracle/feature_spec.h"
 #include "oracle/src/oracle_internal.h"
 
 /* Neumaier accumulator: the value is sum + comp. */
@@ -47,6 +48,7 @@ static double dot_compensated(const double *x, const double *y, int n) {
 struct af_fp64_scratch {
     double *score;   /* (Skv) s_j, then e_j = exp(s_j - m) */
     double *dscore;  /* (Skv) dS_j */
+    double *dt_dr;   /* (Skv) softcap derivative of each score (1 without softcap) */
     neumaier *acc_a; /* (max(Dqk, Dv)) one accumulator per output element */
     neumaier *acc_b; /* (max(Dqk, Dv)) */
 };
@@ -57,9 +59,10 @@ af_fp64_scratch *af_fp64_scratch_new(const af_oracle_problem *p) {
     size_t dim = (size_t)(p->Dqk > p->Dv ? p->Dqk : p->Dv);
     s->score = malloc((size_t)p->Skv * sizeof *s->score);
     s->dscore = malloc((size_t)p->Skv * sizeof *s->dscore);
+    s->dt_dr = malloc((size_t)p->Skv * sizeof *s->dt_dr);
     s->acc_a = malloc(dim * sizeof *s->acc_a);
     s->acc_b = malloc(dim * sizeof *s->acc_b);
-    if (!s->score || !s->dscore || !s->acc_a || !s->acc_b) {
+    if (!s->score || !s->dscore || !s->dt_dr || !s->acc_a || !s->acc_b) {
         af_fp64_scratch_free(s);
         return NULL;
     }
@@ -70,6 +73,7 @@ void af_fp64_scratch_free(af_fp64_scratch *s) {
     if (!s) return;
     free(s->score);
     free(s->dscore);
+    free(s->dt_dr);
     free(s->acc_a);
     free(s->acc_b);
     free(s);
@@ -92,15 +96,18 @@ void af_fp64_row(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int h, int i
         *lse = i < len_q ? -INFINITY : 0.0;
         c->lse64[row] = *lse;
         c->drow64[row] = 0.0;
+        if (c->dsink_row) c->dsink_row[row] = 0.0;
         return;
     }
     const double *q = in->q + row * (size_t)Dqk;                         /* (Dqk) */
     const double *k0 = in->k + af_idx_key(p, b, g, first) * (size_t)Dqk; /* (n, Dqk) */
     const double *v0 = in->v + af_idx_key(p, b, g, first) * (size_t)Dv;  /* (n, Dv) */
 
-    double m = -INFINITY;
+    const double sink = af_feat_sink(p, h); /* -inf without sinks */
+    double m = sink;
     for (int jj = 0; jj < n; jj++) {
-        s->score[jj] = p->scale * dot_compensated(q, k0 + (size_t)jj * (size_t)Dqk, Dqk);
+        double r = p->scale * dot_compensated(q, k0 + (size_t)jj * (size_t)Dqk, Dqk);
+        s->score[jj] = af_feat_score64(p, b, h, i, first + jj, r, &s->dt_dr[jj]);
         if (s->score[jj] > m) m = s->score[jj];
     }
     neumaier z = {0.0, 0.0};
@@ -108,6 +115,7 @@ void af_fp64_row(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int h, int i
         s->score[jj] = exp(s->score[jj] - m);
         neumaier_add(&z, s->score[jj]);
     }
+    if (sink > -INFINITY) neumaier_add(&z, exp(sink - m)); /* the sink: in Z, no value */
     double zv = neumaier_value(&z);
     *lse = m + log(zv);
     c->lse64[row] = *lse;
@@ -121,13 +129,14 @@ void af_fp64_row(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int h, int i
 
     if (!c->backward) return;
     const double *dout = in->dout + row * (size_t)Dv; /* (Dv) */
-    double drow = dot_compensated(dout, o_row, Dv);
+    double drow = dot_compensated(dout, o_row, Dv) - af_feat_dlse_nat(p, b, h, i);
     c->drow64[row] = drow;
+    if (c->dsink_row) c->dsink_row[row] = -exp(sink - *lse) * drow;
     if (!want_dq) return;
     for (int d = 0; d < Dqk; d++) s->acc_b[d] = (neumaier){0.0, 0.0};
     for (int jj = 0; jj < n; jj++) {
         double dp = dot_compensated(dout, v0 + (size_t)jj * (size_t)Dv, Dv);
-        double ds = (s->score[jj] / zv) * (dp - drow);
+        double ds = (s->score[jj] / zv) * (dp - drow) * s->dt_dr[jj];
         const double *k = k0 + (size_t)jj * (size_t)Dqk;
         for (int d = 0; d < Dqk; d++) neumaier_add_product(&s->acc_b[d], ds, k[d]);
     }
@@ -154,8 +163,10 @@ void af_fp64_key(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int g, int j
             size_t row = af_idx_row(p, b, h, i);
             const double *q = in->q + row * (size_t)Dqk;
             const double *dout = in->dout + row * (size_t)Dv;
-            double pij = exp(p->scale * dot_compensated(q, k, Dqk) - c->lse64[row]);
-            double ds = pij * (dot_compensated(dout, v, Dv) - c->drow64[row]);
+            double dt_dr;
+            double sij = af_feat_score64(p, b, h, i, j, p->scale * dot_compensated(q, k, Dqk), &dt_dr);
+            double pij = exp(sij - c->lse64[row]);
+            double ds = pij * (dot_compensated(dout, v, Dv) - c->drow64[row]) * dt_dr;
             for (int d = 0; d < Dqk; d++) neumaier_add_product(&s->acc_a[d], ds, q[d]);
             for (int d = 0; d < Dv; d++) neumaier_add_product(&s->acc_b[d], pij, dout[d]);
         }

@@ -43,6 +43,9 @@ typedef struct {
     double *drow64;  /* fp64-tier D_i = dO_i . O_i */
     mpfr_t *lse_mp;  /* MPFR LSE at prec; NULL in sampled mode (then lse64 is used) */
     mpfr_t *drow_mp; /* MPFR D_i at prec; NULL in sampled mode (then drow64) */
+    /* (B, Hq, Sq) each row's share -P_sink,i D_i of dsink (feature_spec.h); NULL unless
+     * learnable sinks with backward. D_i above already holds the dLSE term. */
+    double *dsink_row;
 } af_oracle_ctx;
 
 /* Magnitudes used to judge a gap between tiers: for each output of one row / key

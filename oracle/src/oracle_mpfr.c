@@ -12,6 +12,10 @@
  * Row:    s_j = scale * (q . k_j);  m = max s_j;  e_j = exp(s_j - m);  Z = sum e_j;
  *         O = (sum e_j v_j) / Z;  LSE = m + ln Z;  D = dO . O (O unrounded);
  *         dS_j = e_j (dO . v_j - D) / Z;  dQ = scale * sum dS_j k_j.
+ * Features (oracle/feature_spec.h): s_j = c tanh(r_j / c) + bias + ALiBi with r_j the
+ *         scaled dot (tanh, the products and the add each rounded once to prec); the
+ *         sink logit is one more term of Z with no value; D includes -g'; dS_j carries the
+ *         softcap derivative 1 - tanh^2 (rounded to prec).
  * Column: over the rows i (of every q head of kv head g) that see key j,
  *         P_ij = exp(s_ij - LSE_i);  dS_ij = P_ij (dO_i . v_j - D_i);
  *         dV_j = sum P_ij dO_i;  dK_j = scale * sum dS_ij q_i.
@@ -19,15 +23,17 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "oracle/feature_spec.h"
 #include "oracle/src/oracle_internal.h"
 
 struct af_mpfr_scratch {
     int prec;          /* bits of every rounded intermediate */
     int term_prec;     /* prec + 53: products land here exactly */
-    size_t n_terms;    /* capacity of terms / ptrs: max(Dqk, Dv, Skv, group * Sq) */
+    size_t n_terms;    /* capacity of terms / ptrs: max(Dqk, Dv, Skv + 1, group * Sq) */
     mpfr_t *terms;     /* (n_terms) exact products, summed by mpfr_sum */
     mpfr_ptr *ptrs;    /* (n_terms) pointers handed to mpfr_sum */
-    mpfr_t *e;         /* (Skv) scores, then exp(s_j - m) */
+    mpfr_t *e;         /* (Skv + 1) scores, then exp(s_j - m); [n] the sink's term */
+    mpfr_t *th;        /* (Skv) softcap derivative 1 - tanh^2 of each score (1 without) */
     mpfr_t *ds;        /* (Skv) dP_j, then dS_j */
     double *kmax;      /* (Skv) max_d |k_jd|, for masses */
     double *vmax;      /* (Skv) max_d |v_jd| */
@@ -68,10 +74,11 @@ af_mpfr_scratch *af_mpfr_scratch_new(const af_oracle_problem *p, int prec) {
     s->n_dim = size_max2((size_t)p->Dqk, (size_t)p->Dv);
     s->n_keys = (size_t)p->Skv;
     s->n_pairs = backward ? group * (size_t)p->Sq : 0;
-    s->n_terms = size_max2(size_max2(s->n_dim, s->n_keys), s->n_pairs);
+    s->n_terms = size_max2(size_max2(s->n_dim, s->n_keys + 1), s->n_pairs); /* + 1: a sink term of Z */
     s->terms = mpfr_array_new(s->n_terms, s->term_prec);
     s->ptrs = malloc(s->n_terms * sizeof *s->ptrs);
-    s->e = mpfr_array_new(s->n_keys, prec);
+    s->e = mpfr_array_new(s->n_keys + 1, prec);
+    s->th = mpfr_array_new(s->n_keys, prec);
     s->ds = mpfr_array_new(s->n_keys, prec);
     s->kmax = malloc(s->n_keys * sizeof *s->kmax);
     s->vmax = malloc(s->n_keys * sizeof *s->vmax);
@@ -84,8 +91,8 @@ af_mpfr_scratch *af_mpfr_scratch_new(const af_oracle_problem *p, int prec) {
     s->pair_row = malloc((s->n_pairs ? s->n_pairs : 1) * sizeof *s->pair_row);
     s->pair_mass = malloc((s->n_pairs ? s->n_pairs : 1) * sizeof *s->pair_mass);
     mpfr_inits2(prec, s->m, s->z, s->t, s->u, s->drow, s->lse, (mpfr_ptr)0);
-    if (!s->terms || !s->ptrs || !s->e || !s->ds || !s->kmax || !s->vmax || !s->in_a || !s->in_b || !s->orow ||
-        !s->pair_p || !s->pair_ds || !s->pair_row || !s->pair_mass) {
+    if (!s->terms || !s->ptrs || !s->e || !s->th || !s->ds || !s->kmax || !s->vmax || !s->in_a || !s->in_b ||
+        !s->orow || !s->pair_p || !s->pair_ds || !s->pair_row || !s->pair_mass) {
         af_mpfr_scratch_free(s);
         return NULL;
     }
@@ -96,7 +103,8 @@ void af_mpfr_scratch_free(af_mpfr_scratch *s) {
     if (!s) return;
     mpfr_array_free(s->terms, s->n_terms);
     free(s->ptrs);
-    mpfr_array_free(s->e, s->n_keys);
+    mpfr_array_free(s->e, s->n_keys + 1);
+    mpfr_array_free(s->th, s->n_keys);
     mpfr_array_free(s->ds, s->n_keys);
     free(s->kmax);
     free(s->vmax);
@@ -132,6 +140,25 @@ static double max_abs(const double *x, int n) {
     return m;
 }
 
+/* x holds r = scale * q.k at prec; on return x = s (feature_spec.h) and dt (when not
+ * NULL) = 1 - tanh(r / c)^2 (1 without softcap). tmp: scratch at prec. */
+static void feature_score(const af_oracle_problem *p, int b, int h, int i, int j, mpfr_t x, mpfr_t dt, mpfr_t tmp) {
+    double c = p->in->feat.softcap;
+    if (c != 0.0) {
+        mpfr_div_d(tmp, x, c, MPFR_RNDN);
+        mpfr_tanh(tmp, tmp, MPFR_RNDN);
+        mpfr_mul_d(x, tmp, c, MPFR_RNDN);
+        if (dt) {
+            mpfr_sqr(tmp, tmp, MPFR_RNDN);
+            mpfr_ui_sub(dt, 1, tmp, MPFR_RNDN);
+        }
+    } else if (dt) {
+        mpfr_set_ui(dt, 1, MPFR_RNDN);
+    }
+    double add = af_feat_additive(p, b, h, i, j);
+    if (add != 0.0) mpfr_add_d(x, x, add, MPFR_RNDN);
+}
+
 void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i, double *o_row, double *lse,
                  double *dq_row, af_oracle_mass *mass) {
     const af_oracle_problem *p = c->p;
@@ -152,6 +179,7 @@ void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i
             mpfr_set_inf(c->lse_mp[row], -1);
             mpfr_set_zero(c->drow_mp[row], 1);
         }
+        if (c->dsink_row) c->dsink_row[row] = 0.0;
         return;
     }
     const double *q = in->q + row * (size_t)Dqk; /* (Dqk) */
@@ -164,18 +192,22 @@ void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i
         const double *v = in->v + key * (size_t)Dv;
         dot_exact(s, s->t, s->in_a, k, Dqk);
         mpfr_mul_d(s->e[jj], s->t, p->scale, MPFR_RNDN);
+        feature_score(p, b, h, i, first + jj, s->e[jj], s->th[jj], s->u);
         s->kmax[jj] = max_abs(k, Dqk);
         s->vmax[jj] = max_abs(v, Dv);
     }
+    const double sink = af_feat_sink(p, h);
+    const int n_z = sink > -INFINITY ? n + 1 : n; /* terms of Z: the keys and the sink */
+    if (n_z > n) mpfr_set_d(s->e[n], sink, MPFR_RNDN);
     mpfr_set(s->m, s->e[0], MPFR_RNDN); /* same precision: exact */
-    for (int jj = 1; jj < n; jj++)
+    for (int jj = 1; jj < n_z; jj++)
         if (mpfr_greater_p(s->e[jj], s->m)) mpfr_set(s->m, s->e[jj], MPFR_RNDN);
-    for (int jj = 0; jj < n; jj++) {
+    for (int jj = 0; jj < n_z; jj++) {
         mpfr_sub(s->e[jj], s->e[jj], s->m, MPFR_RNDN);
         mpfr_exp(s->e[jj], s->e[jj], MPFR_RNDN);
         s->ptrs[jj] = s->e[jj];
     }
-    mpfr_sum(s->z, s->ptrs, (unsigned long)n, MPFR_RNDN);
+    mpfr_sum(s->z, s->ptrs, (unsigned long)n_z, MPFR_RNDN);
 
     mpfr_ptr lse_mp = c->lse_mp ? c->lse_mp[row] : s->lse;
     mpfr_log(s->t, s->z, MPFR_RNDN);
@@ -205,6 +237,14 @@ void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i
         s->ptrs[d] = s->terms[d];
     }
     mpfr_sum(drow, s->ptrs, (unsigned long)Dv, MPFR_RNDN);
+    double dlse_nat = af_feat_dlse_nat(p, b, h, i);
+    if (dlse_nat != 0.0) mpfr_sub_d(drow, drow, dlse_nat, MPFR_RNDN);
+    if (c->dsink_row && n_z == n) c->dsink_row[row] = 0.0; /* a -inf logit has no gradient */
+    if (c->dsink_row && n_z > n) {                         /* -exp(a_h - L) D = -(e_sink / Z) D */
+        mpfr_div(s->t, s->e[n], s->z, MPFR_RNDN);
+        mpfr_mul(s->t, s->t, drow, MPFR_RNDN);
+        c->dsink_row[row] = -mpfr_get_d(s->t, MPFR_RNDN);
+    }
     if (!want_dq) return;
     double drow_abs = fabs(mpfr_get_d(drow, MPFR_RNDN));
     double dq_mass = 0.0;
@@ -216,6 +256,7 @@ void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i
         mpfr_sub(s->ds[jj], s->ds[jj], drow, MPFR_RNDN);
         mpfr_mul(s->ds[jj], s->ds[jj], s->e[jj], MPFR_RNDN);
         mpfr_div(s->ds[jj], s->ds[jj], s->z, MPFR_RNDN); /* dS_j */
+        if (p->in->feat.softcap != 0.0) mpfr_mul(s->ds[jj], s->ds[jj], s->th[jj], MPFR_RNDN);
     }
     mass->dq = fabs(p->scale) * dq_mass;
     for (int d = 0; d < Dqk; d++) {
@@ -257,7 +298,8 @@ void af_mpfr_key(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int g, int j
             const double *q = in->q + row * (size_t)Dqk;
             const double *dout = in->dout + row * (size_t)Dv;
             dot_exact(s, s->t, s->in_a, q, Dqk);
-            mpfr_mul_d(s->t, s->t, p->scale, MPFR_RNDN); /* s_ij */
+            mpfr_mul_d(s->t, s->t, p->scale, MPFR_RNDN);           /* r_ij */
+            feature_score(p, b, h, i, j, s->t, s->th[0], s->drow); /* s_ij; th[0] = dt/dr */
             if (c->lse_mp)
                 mpfr_sub(s->t, s->t, c->lse_mp[row], MPFR_RNDN);
             else
@@ -272,6 +314,7 @@ void af_mpfr_key(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int g, int j
             else
                 mpfr_sub_d(s->u, s->u, c->drow64[row], MPFR_RNDN);
             mpfr_mul(s->pair_ds[np], s->u, s->pair_p[np], MPFR_RNDN); /* dS_ij */
+            if (p->in->feat.softcap != 0.0) mpfr_mul(s->pair_ds[np], s->pair_ds[np], s->th[0], MPFR_RNDN);
             s->pair_row[np] = row;
             dv_mass += pij * max_abs(dout, Dv);
             dk_mass += s->pair_mass[np] * max_abs(q, Dqk);

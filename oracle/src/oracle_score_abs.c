@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "oracle/src/oracle_internal.h"
+#include "oracle/feature_spec.h"
 #include "oracle/gpu/oracle_gpu.h"
 
 /* Cases with more (row, key) pairs x head dim than this run on the GPU when one is usable
@@ -35,6 +36,7 @@ static double pair_work(const af_oracle_problem *p) {
 
 static bool use_gpu(const af_oracle_problem *p, af_oracle_problem *full, int *lengths, size_t n) {
     char why[160];
+    if (af_feat_any(p)) return false; /* the GPU passes compute plain scores only */
     if (pair_work(p) <= GPU_MAGNITUDE_WORK || (size_t)p->B > n / 2) return false;
     if (af_oracle_gpu_usable(why, sizeof why) != 0) return false;
     *full = *p;
@@ -102,10 +104,12 @@ static void grad_abs_host(const af_oracle_problem *p, const af_outputs *exact, a
                 const double *o = exact->o + row * p->Dv;  /* (Dv) */
                 double lse = exact->lse[row], dd = 0, dd_abs = 0, qmax = 0, domax = 0, rowq = 0;
                 for (int d = 0; d < p->Dv; d++) {
-                    dd += dO[d] * o[d];
+                    dd += dO[d] * o[d]; /* D_i; its dLSE term follows the loop */
                     dd_abs += fabs(dO[d] * o[d]);
                     if (fabs(dO[d]) > domax) domax = fabs(dO[d]);
                 }
+                dd -= af_feat_dlse_nat(p, b, h, i);
+                dd_abs += fabs(af_feat_dlse_nat(p, b, h, i));
                 for (int d = 0; d < p->Dqk; d++)
                     if (fabs(q[d]) > qmax) qmax = fabs(q[d]);
                 for (int j = first; j <= last; j++) {
@@ -121,7 +125,7 @@ static void grad_abs_host(const af_oracle_problem *p, const af_outputs *exact, a
                         dp += dO[d] * v[d];
                         dp_abs += fabs(dO[d] * v[d]);
                     }
-                    double e = exp(p->scale * s - lse);
+                    double e = exp(af_feat_score64(p, b, h, i, j, p->scale * s, NULL) - lse);
                     double ds = fabs(p->scale * e * (dp - dd));
                     if (ds > g->ds_max) g->ds_max = ds;
                     double pij = e <= 1.0 ? e : 1.0; /* rounding of exp near 1 */

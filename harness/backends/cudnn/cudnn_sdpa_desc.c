@@ -52,6 +52,32 @@ static int fp8_declines(const af_case *c, size_t cudnn_version, char *why, size_
     return -1;
 }
 
+/* The features (oracle/feature_spec.h) this backend's SDPA graphs do not wire: each is
+ * declined with its own reason, never accepted and ignored. Bias and ALiBi exist as SDPA
+ * node attributes in cuDNN but are not built here yet (to be enabled with a GPU run);
+ * softcap and dLSE have no SDPA attribute; this graph writes natural-log stats and has no
+ * sink logits. */
+static int feature_declines(const af_case *c, char *why, size_t cap) {
+    if (c->softcap != 0.0)
+        snprintf(why, cap, "softcap = %g: cuDNN's SDPA node has no logit softcap attribute (not served)", c->softcap);
+    else if (c->softmax != AF_SOFTMAX_VANILLA)
+        snprintf(why, cap, "softmax = %s: attention sinks are not wired into this backend's SDPA graph",
+                 af_softmax_name(c->softmax));
+    else if (c->bias != AF_BIAS_NONE)
+        snprintf(why, cap,
+                 "bias = %s: cuDNN's SDPA bias attribute is not wired into this backend yet (declined, not ignored)",
+                 af_bias_shape_name(c->bias));
+    else if (c->alibi)
+        snprintf(why, cap, "alibi: cuDNN's SDPA ALiBi mask attribute is not wired into this backend yet");
+    else if (c->lse_base2)
+        snprintf(why, cap, "stats = log2: this backend's SDPA graph writes natural-log stats");
+    else if (c->dlse)
+        snprintf(why, cap, "dlse: cuDNN's SDPA backward node takes no incoming LSE gradient");
+    else
+        return 0;
+    return -1;
+}
+
 int af_sdpa_desc_make(const af_case *c, const af_layout_plan *p, size_t cudnn_version, af_sdpa_desc *d, char *why,
                       size_t cap) {
     memset(d, 0, sizeof *d);
@@ -72,6 +98,7 @@ int af_sdpa_desc_make(const af_case *c, const af_layout_plan *p, size_t cudnn_ve
         snprintf(why, cap, "cp = %d: context parallelism is the cp wrapper's job, not the cudnn backend's", c->cp_size);
         return -1;
     }
+    if (feature_declines(c, why, cap)) return -1;
     d->b = c->batch;
     d->hq = c->heads_q;
     d->hk = c->heads_kv;

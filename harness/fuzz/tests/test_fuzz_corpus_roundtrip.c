@@ -96,8 +96,8 @@ static void thin_case(af_case *c) {
 int main(void) {
     unsetenv("ATTNFUZZ_MAX_WORK"); /* af_fuzz_limits_default reads it */
     corpus_counts n = {0, 0, 0, 0, 0};
-    static const char *const dirs[] = {"corpora/seed", "corpora/gpu", "corpora/gpu-long", "corpora/regression",
-                                       "ci/tests/cases"};
+    static const char *const dirs[] = {"corpora/seed",       "corpora/gpu",    "corpora/gpu-long",
+                                       "corpora/regression", "ci/tests/cases", "corpora/seed-features"};
     for (size_t k = 0; k < sizeof dirs / sizeof dirs[0]; k++) roundtrip_dir(dirs[k], &n);
     printf("%d corpus cases round trip, %d of them repaired first (%d with page_tail = nan, %d with a backend, %d "
            "with an engine)\n",
@@ -120,6 +120,43 @@ int main(void) {
     memset(c.engine, 'e', AF_NAME_MAX - 1);
     c.engine[AF_NAME_MAX - 1] = 0;
     check_exact(&c, "longest engine name");
+
+    /* the features (trailing section): each alone, then all at once */
+    af_case_defaults(&c);
+    c.softcap = 0.0625;
+    check_exact(&c, "softcap = 0.0625");
+    af_case_defaults(&c);
+    c.softmax = AF_SOFTMAX_LEARNABLE;
+    check_exact(&c, "softmax = learnable");
+    af_case_defaults(&c);
+    c.bias = AF_BIAS_B1SS;
+    check_exact(&c, "bias = b1ss");
+    af_case_defaults(&c);
+    c.dtype = AF_DT_BF16;
+    c.backward = true;
+    c.softcap = 50;
+    c.softmax = AF_SOFTMAX_OFF_BY_ONE;
+    c.bias = AF_BIAS_BHSS;
+    c.alibi = c.lse_base2 = c.dlse = true;
+    check_exact(&c, "every feature");
+    /* features the case cannot hold are repaired away: fp8 drops them, forward drops dLSE */
+    {
+        af_fuzz_limits lim;
+        af_fuzz_limits_default(&lim);
+        af_case_defaults(&c);
+        c.dtype = AF_DT_FP8_E4M3;
+        c.softcap = 30;
+        c.alibi = true;
+        CHECK(af_fuzz_repair(&c, &lim) == 0 && !af_case_has_features(&c));
+        af_case_defaults(&c);
+        c.dlse = true;
+        c.softcap = 1e9; /* outside the parser's range */
+        CHECK(af_fuzz_repair(&c, &lim) == 0 && !c.dlse && c.softcap == 0.0);
+        lim.features = false;
+        af_case_defaults(&c);
+        c.bias = AF_BIAS_11SS;
+        CHECK(af_fuzz_repair(&c, &lim) == 0 && c.bias == AF_BIAS_NONE);
+    }
 
     /* sizes past the fine section's 15-bit offsets and 16-bit overrides */
     thin_case(&c);

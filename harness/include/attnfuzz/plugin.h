@@ -34,6 +34,18 @@
  *     (window_right R>=0) j <= diag(i) + R
  *   A row that sees no key is fully masked: O = 0, LSE = -inf, no gradient.
  *
+ * Features (ABI 2; oracle/feature_spec.h in the attnfuzz tree is the full text), with
+ * r_ij = scale * q_i . k_j:
+ *   softcap c:  t_ij = c tanh(r_ij / c);  bias:  + bias[b', h', i, j] (broadcast axes 0);
+ *   ALiBi:      + -alibi_slopes[h] * |j - (i + len_kv - len_q)|  (whatever the alignment);
+ *   sinks:      exp(sink[h]) joins every row's softmax denominator (no value row);
+ *   log2 stats: LSE is written as log2 of the denominator (natural LSE / ln 2);
+ *   backward:   D_i = dO_i . O_i - g_i (g = dlse, times 1/ln 2 for log2 stats), dS carries
+ *               the softcap factor 1 - tanh^2; learnable sinks also write
+ *               dsink[h] = -sum_(b,i) exp(sink[h] - LSE_nat_i) D_i.
+ *   A plugin that does not implement a feature must DECLINE problems whose `features` has
+ *   its bit: accepting and ignoring one is exactly the bug attnfuzz's feature probe finds.
+ *
  * What run() must do:
  *   forward:  O = softmax(scale * Q K^T + mask) V and LSE, for every row i < len_q.
  *   backward (p->flags & AF_PLUGIN_BACKWARD): also dQ, dK, dV given dO, with O and
@@ -53,7 +65,9 @@ extern "C" {
 #endif
 
 /* Version of everything in this header. */
-#define ATTNFUZZ_PLUGIN_ABI_VERSION 1u
+#define ATTNFUZZ_PLUGIN_ABI_VERSION 2u
+/* 2: af_plugin_problem gained the features (sinks, softcap, bias, ALiBi, log2 stats,
+ *    dLSE, dsink) after `packing`; a version-1 plugin cannot see them, so it is refused. */
 
 /* Mark the four entry points exported even under -fvisibility=hidden. */
 #if defined(__GNUC__)
@@ -99,6 +113,19 @@ typedef struct {
 #define AF_PLUGIN_RAGGED   (1u << 2) /* thd: sequences packed, token_start arrays set  */
 #define AF_PLUGIN_PAGED    (1u << 3) /* K and V live in pages (page_table set)         */
 
+/* feature bits (af_plugin_problem.features, ABI 2) */
+#define AF_PLUGIN_FEAT_SOFTCAP   (1u << 0) /* softcap > 0                                 */
+#define AF_PLUGIN_FEAT_SINK      (1u << 1) /* sink logits (off_by_one: all 0, or learnable) */
+#define AF_PLUGIN_FEAT_BIAS      (1u << 2) /* additive bias tensor                         */
+#define AF_PLUGIN_FEAT_ALIBI     (1u << 3) /* ALiBi slopes                                 */
+#define AF_PLUGIN_FEAT_LSE_BASE2 (1u << 4) /* write LSE in base 2                          */
+#define AF_PLUGIN_FEAT_DLSE      (1u << 5) /* backward takes dlse                          */
+#define AF_PLUGIN_FEAT_DSINK     (1u << 6) /* learnable sinks: write dsink                  */
+
+#define AF_PLUGIN_SOFTMAX_VANILLA    0
+#define AF_PLUGIN_SOFTMAX_OFF_BY_ONE 1 /* TransformerEngine's off-by-one: sink logit 0 */
+#define AF_PLUGIN_SOFTMAX_LEARNABLE  2 /* one learnable logit per query head            */
+
 typedef struct {
     int32_t dtype; /* AF_PLUGIN_DTYPE_*                               */
     int32_t batch, heads_q, heads_kv;
@@ -115,6 +142,18 @@ typedef struct {
     const char *layout;        /* "bshd" | "sbhd" | "bhsd" | "thd" (informative:
                                        the strides below are the truth)                */
     const char *packing;       /* "separate" | "kv" | "qkv"                       */
+    /* ABI 2: features. Arrays are dense fp32 in host memory (also for device plugins). */
+    uint32_t features;         /* AF_PLUGIN_FEAT_* set in this problem           */
+    int32_t softmax;           /* AF_PLUGIN_SOFTMAX_*                            */
+    float softcap;             /* 0 = none                                       */
+    const float *sink;         /* (heads_q) sink logits; NULL without sinks       */
+    const float *bias;         /* (bias_b, bias_h, seqlen_q, seqlen_kv); NULL     */
+    int32_t bias_b, bias_h;    /* 1 or batch, 1 or heads_q (0 without bias)       */
+    const float *alibi_slopes; /* (heads_q); NULL without ALiBi                   */
+    const float *dlse;         /* (batch, heads_q, seqlen_q) incoming gradient of
+                                   the LSE output (in its base); NULL without      */
+    float *dsink;              /* (heads_q) output, learnable sinks + backward;
+                                   NULL otherwise (and in supports())              */
 } af_plugin_problem;
 
 /* ---- the tensors ----------------------------------------------------------------- */

@@ -5,7 +5,9 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "judge/problem.h"
 #include "judge/tolerance.h"
+#include "oracle/feature_spec.h"
 
 int probe_row_fp64(const probe_ctx *x, const af_inputs *in, int b, int h, int i, int lo, int hi, double scale,
                    double *o, double *mass, double *p, row_stats *rs) {
@@ -13,7 +15,11 @@ int probe_row_fp64(const probe_ctx *x, const af_inputs *in, int b, int h, int i,
     double *s = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
     if (!s) return -1;
     const double *q = in->q + (((size_t)b * in->Hq + h) * in->Sq + i) * Dqk;
-    double m = -INFINITY, abs_max = 0;
+    /* the case's features, as in->feat declares them (oracle/feature_spec.h) */
+    af_oracle_problem fp;
+    int fq[AF_MAX_BATCH], fk[AF_MAX_BATCH];
+    af_oracle_problem_from_case(&fp, x->c, in, fq, fk);
+    double sink = af_feat_sink(&fp, h), m = sink, abs_max = 0;
     for (int j = 0; j < n; j++) {
         const double *k = in->k + (((size_t)b * in->Hkv + g) * in->Skv + lo + j) * Dqk;
         double acc = 0, aacc = 0;
@@ -21,7 +27,7 @@ int probe_row_fp64(const probe_ctx *x, const af_inputs *in, int b, int h, int i,
             acc += q[d] * k[d];
             aacc += fabs(q[d] * k[d]);
         }
-        s[j] = acc * scale;
+        s[j] = af_feat_score64(&fp, b, h, i, lo + j, acc * scale, NULL);
         if (s[j] > m) m = s[j];
         if (aacc * fabs(scale) > abs_max) abs_max = aacc * fabs(scale);
     }
@@ -30,6 +36,7 @@ int probe_row_fp64(const probe_ctx *x, const af_inputs *in, int b, int h, int i,
         s[j] = exp(s[j] - m);
         l += s[j];
     }
+    if (sink > -INFINITY) l += exp(sink - m); /* in the denominator only */
     for (int d = 0; d < Dv; d++) o[d] = mass[d] = 0;
     for (int j = 0; j < n; j++) {
         double pj = s[j] / l;

@@ -1,6 +1,8 @@
-/* feature.c — the feature probe (AF_V_FEATURE_IGNORED, probes.h): rerun with causal ->
- * none, window -> none, scale -> 2 * scale, alignment flipped; outputs whose exact value
- * moves by more than any correct kernel's error (expect.h) must move. */
+/* feature.c — the feature probe (AF_V_FEATURE_IGNORED, probes.h): rerun with the case's
+ * declared features removed one at a time (softcap, sinks, bias, ALiBi: first, since a
+ * backend that accepts and ignores one is the bug this catches), causal -> none, window ->
+ * none, scale -> 2 * scale, alignment flipped; outputs whose exact value moves by more
+ * than any correct kernel's error (expect.h) must move. */
 #include "judge/probes/expect.h"
 
 #include <math.h>
@@ -13,23 +15,53 @@
 typedef struct {
     const char *name;
     af_case toggled;
+    bool scores_change; /* a feature toggle: every visible row's scores or denominator move */
 } toggle;
+
+/* The dense inputs of a toggled case: base's, with the features tc lacks switched off. */
+static af_inputs toggled_inputs(const af_inputs *base, const af_case *tc) {
+    af_inputs in = *base;
+    if (tc->softcap == 0.0) in.feat.softcap = 0.0;
+    if (tc->softmax == AF_SOFTMAX_VANILLA) in.feat.sink = 0, in.sink = NULL;
+    if (tc->bias == AF_BIAS_NONE) in.feat.bias_b = in.feat.bias_h = 0, in.bias = NULL;
+    if (!tc->alibi) in.feat.alibi = false, in.alibi_slope = NULL;
+    return in;
+}
 
 static int make_toggles(const af_case *c, toggle *t) {
     int n = 0;
+    for (int f = 0; f < 4; f++) {
+        static const char *const names[] = {"softcap -> none", "sinks -> none", "bias -> none", "alibi -> none"};
+        bool has = f == 0   ? c->softcap != 0.0
+                   : f == 1 ? c->softmax != AF_SOFTMAX_VANILLA
+                   : f == 2 ? c->bias != AF_BIAS_NONE
+                            : c->alibi;
+        if (!has) continue;
+        t[n].name = names[f];
+        t[n].toggled = *c;
+        t[n].scores_change = true;
+        if (f == 0) t[n].toggled.softcap = 0.0;
+        if (f == 1) t[n].toggled.softmax = AF_SOFTMAX_VANILLA;
+        if (f == 2) t[n].toggled.bias = AF_BIAS_NONE;
+        if (f == 3) t[n].toggled.alibi = false;
+        n++;
+    }
     if (c->mask == AF_MASK_CAUSAL) {
         t[n].name = "causal -> none";
+        t[n].scores_change = false;
         t[n].toggled = *c;
         t[n].toggled.mask = AF_MASK_NONE;
         n++;
     }
     if (c->window_left >= 0 || c->window_right >= 0) {
         t[n].name = "window -> none";
+        t[n].scores_change = false;
         t[n].toggled = *c;
         t[n].toggled.window_left = t[n].toggled.window_right = -1;
         n++;
     }
     t[n].name = "scale -> 2 * scale";
+    t[n].scores_change = false;
     t[n].toggled = *c;
     t[n].toggled.has_scale = true;
     t[n].toggled.scale = 2.0f * af_case_scale(c);
@@ -38,6 +70,7 @@ static int make_toggles(const af_case *c, toggle *t) {
     for (int b = 0; b < c->batch; b++) uneven |= af_case_len_q(c, b) != af_case_len_kv(c, b);
     if (uneven && (c->mask == AF_MASK_CAUSAL || c->window_left >= 0 || c->window_right >= 0)) {
         t[n].name = "alignment flipped";
+        t[n].scores_change = false;
         t[n].toggled = *c;
         t[n].toggled.align = c->align == AF_ALIGN_TOP_LEFT ? AF_ALIGN_BOTTOM_RIGHT : AF_ALIGN_TOP_LEFT;
         n++;
@@ -47,9 +80,9 @@ static int make_toggles(const af_case *c, toggle *t) {
 
 /* Rows to examine under a toggle: up to `cap` rows of the focus head, over all
  * sequences, whose visible set or scale changes. */
-static int feature_rows(const probe_ctx *x, const af_case *tc, int *rb, int *ri, int cap) {
+static int feature_rows(const probe_ctx *x, const af_case *tc, bool scores_change, int *rb, int *ri, int cap) {
     af_mask_rule r2 = af_mask_rule_of_case(tc);
-    bool scale_changes = af_case_scale(tc) != af_case_scale(x->c);
+    bool scale_changes = scores_change || af_case_scale(tc) != af_case_scale(x->c);
     int n = 0;
     for (int b = 0; b < x->c->batch && n < cap; b++) {
         int lq = len_q(x, b), lk = len_kv(x, b);
@@ -77,7 +110,7 @@ static int feature_rows(const probe_ctx *x, const af_case *tc, int *rb, int *ri,
 
 void probe_feature(probe_ctx *x) {
     const af_case *c = x->c;
-    toggle tg[4];
+    toggle tg[8];
     int nt = make_toggles(c, tg), want = x->o->feature_runs;
     int Dv = c->head_dim_v, h = x->fh;
     double *o1 = calloc((size_t)Dv, sizeof(double)), *m1 = calloc((size_t)Dv, sizeof(double));
@@ -93,7 +126,8 @@ void probe_feature(probe_ctx *x) {
             continue;
         }
         int rb[16], ri[16];
-        int nr = feature_rows(x, tc, rb, ri, 16);
+        int nr = feature_rows(x, tc, tg[k].scores_change, rb, ri, 16);
+        af_inputs tin = toggled_inputs(x->tg->inputs, tc);
         if (nr == 0) continue;
         af_mask_rule r2 = af_mask_rule_of_case(tc);
         double s1 = af_case_scale(c), s2 = af_case_scale(tc);
@@ -114,7 +148,7 @@ void probe_feature(probe_ctx *x) {
             row_stats a, z;
             if (n1 == 0 || n2 == 0) continue; /* fully masked on one side: convention's business */
             if (probe_row_fp64(x, x->tg->inputs, b, h, i, lo1, hi1, s1, o1, m1, NULL, &a) ||
-                probe_row_fp64(x, x->tg->inputs, b, h, i, lo2, hi2, s2, o2, m2, NULL, &z))
+                probe_row_fp64(x, &tin, b, h, i, lo2, hi2, s2, o2, m2, NULL, &z))
                 break;
             if (!probe_row_checkable(&a) || !probe_row_checkable(&z)) continue;
             double eps1 = probe_eps(c, a.score_err), eps2 = probe_eps(c, z.score_err), ulp = probe_ulp(c);

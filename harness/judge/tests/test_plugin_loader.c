@@ -31,6 +31,7 @@
 #define BAD_MISSING    AF_TEST_BAD_PLUGIN_DIR "/test_bad_missing_symbols.so"
 #define BAD_VERSION    AF_TEST_BAD_PLUGIN_DIR "/test_bad_wrong_version.so"
 #define BAD_DEVICE     AF_TEST_BAD_PLUGIN_DIR "/test_bad_wants_device.so"
+#define BAD_OLD        AF_TEST_BAD_PLUGIN_DIR "/test_bad_old_version.so"
 
 static void parse_case(af_case *c, const char *text) {
     af_error e;
@@ -139,6 +140,8 @@ static void test_load_errors(void) {
         snprintf(mine, sizeof mine, "version %u", ATTNFUZZ_PLUGIN_ABI_VERSION);
         CHECK_MSG(strstr(why, mine) != NULL, "%s", why);
     }
+    /* a version-1 plugin (before the features): refused, and told why */
+    expect_load_error(BAD_OLD, "version 1,", "version 2 added the features");
     {
         char why[256] = "";
         CHECK(af_plugin_load("", why, sizeof why) == NULL);

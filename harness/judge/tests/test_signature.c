@@ -80,6 +80,15 @@ int main(void) {
               "%s", s);
     char cls[256];
     CHECK(af_config_class(&c, cls, sizeof cls) == strlen("fp16,causal-tl,win(L),pad:none,mha,d<=64,bshd,fwd,sq=skv"));
+    { /* features join the class only when present */
+        af_case f = c;
+        f.softcap = 30;
+        f.softmax = AF_SOFTMAX_LEARNABLE;
+        char fc[512];
+        af_config_class(&f, fc, sizeof fc);
+        CHECK_MSG(!strcmp(fc, "fp16,causal-tl,win(L),pad:none,mha,d<=64,bshd,fwd,feat:sinks(learnable)+softcap,sq=skv"),
+                  "%s", fc);
+    }
     CHECK(strstr(s, cls) != NULL);
     /* truncation reports the full length like snprintf */
     char tiny[8];

@@ -42,6 +42,15 @@
  *   PLANTED_NONDETERMINISTIC_REDUCTION  the forward's sum over keys starts at a key that
  *                                   changes every call: different low bits run to run,
  *                                   while the plugin claims to be deterministic
+ *   PLANTED_IGNORES_SOFTCAP         softcap accepted and ignored (a softcap passed to a
+ *                                   deprecated call that drops it)
+ *   PLANTED_IGNORES_SINKS           sink logits accepted and left out of the denominator
+ *   PLANTED_IGNORES_BIAS            the additive bias tensor accepted and not added
+ *
+ * Features (plugin.h, ABI 2) are served in the forward only: softcap, sinks, bias,
+ * ALiBi and log2 stats, in the cpu reference's fp32 order (softcap, then bias, then ALiBi;
+ * the sink joins max and sum after the keys). Feature problems with backward, and dLSE,
+ * are declined.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -64,6 +73,9 @@
 #define PLANTED_WINDOW_DROPPED             7
 #define PLANTED_SCALE_IGNORED              8
 #define PLANTED_NONDETERMINISTIC_REDUCTION 9
+#define PLANTED_IGNORES_SOFTCAP            10
+#define PLANTED_IGNORES_SINKS              11
+#define PLANTED_IGNORES_BIAS               12
 
 #ifndef PLANTED_BUG
 #error "build with -DPLANTED_BUG=PLANTED_<BUG> (see harness/plugins/CMakeLists.txt)"
@@ -88,7 +100,15 @@ static const struct {
     {"planted:window_dropped", "the sliding window silently dropped"},
     {"planted:scale_ignored", "softmax scale ignored (1/sqrt(d_qk) always)"},
     {"planted:nondeterministic_reduction", "sum order over keys changes run to run"},
+    {"planted:ignores_softcap", "logit softcap accepted and ignored"},
+    {"planted:ignores_sinks", "attention sinks accepted and left out of the softmax denominator"},
+    {"planted:ignores_bias", "additive bias accepted and not added to the scores"},
 };
+
+/* The features this plugin serves (forward only). */
+#define PLANTED_FEATURES                                                                                               \
+    (AF_PLUGIN_FEAT_SOFTCAP | AF_PLUGIN_FEAT_SINK | AF_PLUGIN_FEAT_BIAS | AF_PLUGIN_FEAT_ALIBI |                       \
+     AF_PLUGIN_FEAT_LSE_BASE2)
 
 AF_PLUGIN_EXPORT uint32_t attnfuzz_plugin_abi_version(void) { return ATTNFUZZ_PLUGIN_ABI_VERSION; }
 
@@ -110,6 +130,15 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_supports(const af_plugin_problem *p, char *
     if (p->batch < 1 || p->heads_q < 1 || p->heads_kv < 1 || p->heads_q % p->heads_kv || p->head_dim_qk < 1 ||
         p->head_dim_v < 1 || p->seqlen_q < 0 || p->seqlen_kv < 0) {
         snprintf(why, cap, "%s: invalid shape", planted_names[PLANTED_BUG].name);
+        return AF_PLUGIN_DECLINE;
+    }
+    if (p->features & ~(uint32_t)PLANTED_FEATURES) {
+        snprintf(why, cap, "%s: features 0x%x not implemented (dLSE, dsink)", planted_names[PLANTED_BUG].name,
+                 (unsigned)(p->features & ~(uint32_t)PLANTED_FEATURES));
+        return AF_PLUGIN_DECLINE;
+    }
+    if (p->features && (p->flags & AF_PLUGIN_BACKWARD)) {
+        snprintf(why, cap, "%s: features are served in the forward only", planted_names[PLANTED_BUG].name);
         return AF_PLUGIN_DECLINE;
     }
     return AF_PLUGIN_OK;
@@ -302,14 +331,39 @@ static void quantise_v_blocks(planted_run *r) {
 
 /* ---- forward ---------------------------------------------------------------------- */
 
-/* s[j] = (q . k_(first+j)) * scale for j < n, fp32, d ascending. */
-static void scores(const planted_run *r, const float *q, int b, int hk, int first, int n, float *s) {
+/* s[j] = (q . k_(first+j)) * scale for j < n, fp32, d ascending; then the features of
+ * query row (b, h, i): softcap, bias, ALiBi (plugin.h). */
+static void scores(const planted_run *r, const float *q, int b, int h, int i, int hk, int first, int n, float *s) {
+    const af_plugin_problem *p = r->p;
     for (int j = 0; j < n; j++) {
         const float *k = row_of(r->k, r->Hkv, r->Skv, r->Dqk, b, hk, first + j);
         float acc = 0.0f;
         for (int d = 0; d < r->Dqk; d++) acc += q[d] * k[d];
         s[j] = acc * r->scale;
+#if !BUG(IGNORES_SOFTCAP)
+        if (p->features & AF_PLUGIN_FEAT_SOFTCAP) s[j] = p->softcap * tanhf(s[j] / p->softcap);
+#endif
+#if !BUG(IGNORES_BIAS)
+        if (p->features & AF_PLUGIN_FEAT_BIAS) {
+            int bb = p->bias_b == 1 ? 0 : b, hb = p->bias_h == 1 ? 0 : h;
+            s[j] += p->bias[(((int64_t)bb * p->bias_h + hb) * r->Sq + i) * r->Skv + first + j];
+        }
+#endif
+        if (p->features & AF_PLUGIN_FEAT_ALIBI) {
+            int diag = i + p->seqlens_kv[b] - p->seqlens_q[b];
+            s[j] += -p->alibi_slopes[h] * (float)abs(first + j - diag);
+        }
     }
+}
+
+/* The sink logit of head h joins the denominator (no value row); -inf without sinks. */
+static float sink_of(const planted_run *r, int h) {
+#if BUG(IGNORES_SINKS)
+    (void)r, (void)h;
+    return -INFINITY;
+#else
+    return (r->p->features & AF_PLUGIN_FEAT_SINK) ? r->p->sink[h] : -INFINITY;
+#endif
 }
 
 #if BUG(NONDETERMINISTIC_REDUCTION)
@@ -343,8 +397,8 @@ static void forward(planted_run *r) {
                     if (i < rows_lse) store(tl, b, h, i, 0, -INFINITY);
                     continue;
                 }
-                scores(r, row_of(r->q, r->Hq, r->Sq, r->Dqk, b, h, i), b, hk, first, n, r->s);
-                float m = -INFINITY;
+                scores(r, row_of(r->q, r->Hq, r->Sq, r->Dqk, b, h, i), b, h, i, hk, first, n, r->s);
+                float sink = sink_of(r, h), m = sink;
                 for (int j = 0; j < n; j++) m = r->s[j] > m ? r->s[j] : m;
                 float l = 0.0f;
                 for (int d = 0; d < r->Dv; d++) acc[d] = 0.0f;
@@ -356,8 +410,11 @@ static void forward(planted_run *r) {
                     const float *v = row_of(r->v, r->Hkv, r->Skv, r->Dv, b, hk, first + j);
                     for (int d = 0; d < r->Dv; d++) acc[d] += pr * v[d];
                 }
+                if (sink > -INFINITY) l += af_expf(sink - m);
                 for (int d = 0; d < r->Dv; d++) store(to, b, h, i, d, acc[d] / l);
-                store(tl, b, h, i, 0, m + af_logf(l));
+                float lse = m + af_logf(l);
+                if (r->p->features & AF_PLUGIN_FEAT_LSE_BASE2) lse *= 1.44269504088896340736f;
+                store(tl, b, h, i, 0, lse);
             }
         }
     }
@@ -388,7 +445,7 @@ static void run_backward(planted_run *r) {
                 float lse = load(tl, b, h, i, 0, false);
                 float delta = 0.0f;
                 for (int d = 0; d < r->Dv; d++) delta += dout[d] * load(to, b, h, i, d, false);
-                scores(r, q, b, hk, first, n, r->s);
+                scores(r, q, b, h, i, hk, first, n, r->s); /* no features: declined with backward */
                 for (int j = 0; j < n; j++) {
                     const float *v = row_of(r->v, r->Hkv, r->Skv, r->Dv, b, hk, first + j);
                     float dp = 0.0f;

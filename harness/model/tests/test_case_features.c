@@ -1,0 +1,124 @@
+/* test_case_features.c — the feature fields of the .case format (softmax, softcap, bias,
+ * alibi, stats, dlse): parsing, canonical printing (printed only when set, round trip),
+ * every error path with its file:line: field, and the generated feature inputs. */
+#include <math.h>
+#include <string.h>
+
+#include "model/case.h"
+#include "model/features.h"
+#include "model/numeric.h"
+#include "model/tensors.h"
+#include "util/check.h"
+
+static int parse(const char *text, af_case *c, af_error *e) { return af_case_parse(text, "f.case", c, e); }
+
+static void expect_error(const char *text, int line, const char *field, const char *needle) {
+    af_case c;
+    af_error e;
+    memset(&e, 0, sizeof e);
+    CHECK_MSG(parse(text, &c, &e) == -1, "expected an error for:\n%s", text);
+    char buf[1024], prefix[96];
+    af_error_format(&e, buf, sizeof buf);
+    snprintf(prefix, sizeof prefix, "f.case:%d: %s: ", line, field);
+    CHECK_MSG(strncmp(buf, prefix, strlen(prefix)) == 0, "'%s' does not start with '%s'", buf, prefix);
+    CHECK_MSG(strstr(e.message, needle) != NULL, "message '%s' lacks '%s'", e.message, needle);
+}
+
+static void roundtrip(const char *text, const char *must_print) {
+    af_case a, b;
+    af_error e;
+    CHECK_MSG(parse(text, &a, &e) == 0, "%s: %s", e.field, e.message);
+    char p1[8192], p2[8192];
+    af_case_print(&a, p1, sizeof p1);
+    CHECK_MSG(strstr(p1, must_print) != NULL, "print lacks '%s':\n%s", must_print, p1);
+    CHECK_MSG(parse(p1, &b, &e) == 0, "reparse: %s: %s\n%s", e.field, e.message, p1);
+    af_case_print(&b, p2, sizeof p2);
+    CHECK_MSG(strcmp(p1, p2) == 0, "print(parse(print)) differs:\n%s\n---\n%s", p1, p2);
+    CHECK(af_case_equal(&a, &b));
+}
+
+int main(void) {
+    af_case c;
+    af_error e;
+    char text[8192];
+
+    /* defaults: no feature, and none printed */
+    CHECK(parse("", &c, &e) == 0);
+    CHECK(!af_case_has_features(&c) && c.softmax == AF_SOFTMAX_VANILLA && c.softcap == 0.0 && c.bias == AF_BIAS_NONE);
+    af_case_print(&c, text, sizeof text);
+    CHECK_MSG(!strstr(text, "softmax") && !strstr(text, "softcap") && !strstr(text, "bias") && !strstr(text, "alibi") &&
+                  !strstr(text, "stats") && !strstr(text, "dlse"),
+              "a plain case prints feature lines:\n%s", text);
+
+    /* each feature parses, prints and round-trips */
+    CHECK(parse("softmax = learnable\nsoftcap = 30\nbias = 1hss\nalibi = yes\nstats = log2\nbackward = yes\n"
+                "dlse = yes\nheads = 4\n",
+                &c, &e) == 0);
+    CHECK(c.softmax == AF_SOFTMAX_LEARNABLE && c.softcap == 30.0 && c.bias == AF_BIAS_1HSS && c.alibi && c.lse_base2 &&
+          c.dlse && af_case_has_features(&c));
+    af_case_features_text(&c, text, sizeof text);
+    CHECK_MSG(!strcmp(text, "sinks(learnable) softcap bias(1hss) alibi stats=log2 dlse"), "features text '%s'", text);
+    roundtrip("softmax = off_by_one\n", "softmax = off_by_one\n");
+    roundtrip("softmax = learnable\nbackward = yes\n", "softmax = learnable\n");
+    roundtrip("softcap = 0.0625\n", "softcap = 0.0625\n");
+    roundtrip("softcap = 50\ndtype = bf16\n", "softcap = 5e+01\n"); /* shortest round-trip form */
+    roundtrip("bias = bhss\nbatch = 2\nheads = 2\n", "bias = bhss\n");
+    roundtrip("bias = b1ss\n", "bias = b1ss\n");
+    roundtrip("bias = 11ss\nalibi = yes\n", "alibi = yes\n");
+    roundtrip("stats = log2\n", "stats = log2\n");
+    roundtrip("backward = yes\ndlse = yes\nstats = log2\n", "dlse = yes\n");
+    roundtrip("softcap = 0\nalibi = no\nstats = natural\nsoftmax = vanilla\nbias = none\n", "dtype = fp16\n");
+
+    /* errors name file:line: field */
+    expect_error("softmax = sink\n", 1, "softmax", "vanilla, off_by_one, learnable");
+    expect_error("seed = 3\nsoftcap = -1\n", 2, "softcap", "0 (none) or a number");
+    expect_error("softcap = 1e5\n", 1, "softcap", "[0.001, 10000]");
+    expect_error("softcap = 0.0001\n", 1, "softcap", "[0.001, 10000]");
+    expect_error("softcap = nan\n", 1, "softcap", "0 (none)");
+    expect_error("bias = 2hss\n", 1, "bias", "none, 11ss, 1hss, b1ss, bhss");
+    expect_error("alibi = maybe\n", 1, "alibi", "yes or no");
+    expect_error("stats = log10\n", 1, "stats", "natural or log2");
+    expect_error("dlse = 2\n", 1, "dlse", "yes or no");
+    expect_error("seed = 1\ndlse = yes\n", 2, "dlse", "needs backward = yes");
+    expect_error("dtype = fp8_e4m3\nsoftcap = 20\n", 2, "softcap", "fp16 and bf16 only");
+    expect_error("dtype = mxfp8\nbias = 11ss\n", 2, "bias", "fp16 and bf16 only");
+    expect_error("seqlen = 16\ncp = 2 p2p\nalibi = yes\n", 3, "alibi", "context parallelism");
+    expect_error("softmax = learnable\nsoftmax = learnable\n", 2, "softmax", "repeated");
+    /* af_case_validate without lines still names the field */
+    af_case_defaults(&c);
+    c.dtype = AF_DT_FP8_E4M3;
+    c.softmax = AF_SOFTMAX_OFF_BY_ONE;
+    CHECK(af_case_validate(&c, &e) == -1 && !strcmp(e.field, "softmax"));
+
+    /* the generated feature inputs: deterministic, in range, broadcast as declared */
+    CHECK(parse("batch = 2\nheads = 4\nseqlen = 8\nsoftmax = learnable\nbias = 1hss\nalibi = yes\nbackward = yes\n"
+                "dlse = yes\nseed = 9\n",
+                &c, &e) == 0);
+    int bb, bh;
+    af_feature_bias_dims(&c, &bb, &bh);
+    CHECK(bb == 1 && bh == 4);
+    CHECK(af_feature_bias(&c, 0, 2, 3, 5) == af_feature_bias(&c, 1, 2, 3, 5)); /* broadcast over batch */
+    CHECK(af_feature_bias(&c, 0, 1, 3, 5) != af_feature_bias(&c, 0, 2, 3, 5)); /* not over heads */
+    float bias_val = af_feature_bias(&c, 0, 1, 3, 5);
+    CHECK_MSG(bias_val == af_f16_to_f32(af_f32_to_f16(bias_val)), "bias %g is not an fp16 value", bias_val);
+    for (int h = 0; h < 4; h++) {
+        float a = af_feature_sink(&c, h);
+        CHECK_MSG(a >= -3.0f && a <= 3.0f && a == af_feature_sink(&c, h), "sink[%d] = %g", h, a);
+        CHECK_MSG(af_feature_alibi_slope(&c, h) == (float)exp2(-2.0 * (h + 1)), "slope[%d] = %g", h,
+                  af_feature_alibi_slope(&c, h));
+    }
+    CHECK(af_feature_sink(&c, 0) != af_feature_sink(&c, 1));
+    CHECK(fabsf(af_feature_dlse(&c, 1, 3, 7)) <= 0.5f && af_feature_dlse(&c, 1, 3, 7) != 0.0f);
+    af_inputs in;
+    CHECK(af_inputs_alloc(&in, &c) == 0);
+    CHECK(in.feat.sink == 2 && in.feat.bias_b == 1 && in.feat.bias_h == 4 && in.feat.alibi && in.sink && in.bias &&
+          in.alibi_slope && in.dlse);
+    CHECK(in.bias[((size_t)(0 * 4 + 1) * 8 + 3) * 8 + 5] == (double)bias_val);
+    af_inputs_free(&in);
+    c.softmax = AF_SOFTMAX_OFF_BY_ONE;
+    CHECK(af_feature_sink(&c, 2) == 0.0f);
+    c.softmax = AF_SOFTMAX_VANILLA;
+    CHECK(isinf(af_feature_sink(&c, 2)) && af_feature_sink(&c, 2) < 0);
+    printf("test_case_features: ok\n");
+    return 0;
+}

@@ -1,0 +1,56 @@
+/* oracle/feature_spec.h — THE specification of the attention features (the oracle's own;
+ * backends implement it from this text, never by calling it).
+ *
+ * For query row i of head h, sequence b (lengths len_q, len_kv), visible key j
+ * (mask_spec.h), with raw score r_ij = scale * (q_i . k_j):
+ *   softcap c > 0:   t_ij = c * tanh(r_ij / c)               (else t_ij = r_ij)
+ *   bias:            s_ij = t_ij + bias[b', h', i, j]         b' = b or 0, h' = h or 0 when
+ *                                                             the bias broadcasts that axis
+ *   ALiBi:           s_ij += -slope_h * |j - (i + len_kv - len_q)|   (bottom-right distance,
+ *                    whatever the mask's alignment; FlashAttention's convention), slope_h =
+ *                    2^(-8 (h + 1) / heads_q) rounded to fp32
+ *   sinks:           a per-head logit a_h joins every row's denominator but has no value
+ *                    vector: Z_i = sum_j exp(s_ij) + exp(a_h); off_by_one: a_h = 0;
+ *                    learnable: a_h is an input (model/features.h)
+ *   softmax:         P_ij = exp(s_ij - L_i), L_i = ln Z_i (natural), O_i = sum_j P_ij v_j
+ *   stats:           the LSE output is L_i (natural) or L_i / ln 2 (stats = log2); the
+ *                    harness reads a base-2 output back times ln 2, so the oracle's LSE is
+ *                    always L_i.
+ *   fully masked:    a row that sees no key keeps O = 0, LSE = -inf and no gradient, sink
+ *                    or not (the sink is not a key).
+ * Backward, with dO_i and the incoming gradient g_i of the LSE output (dlse; 0 without):
+ *   g'_i   = g_i / ln 2 with stats = log2, else g_i     (the gradient of L_i)
+ *   D_i    = dO_i . O_i - g'_i
+ *   dS_ij  = P_ij (dO_i . v_j - D_i)                    (gradient of s_ij)
+ *   dR_ij  = dS_ij * (1 - (t_ij / c)^2) with softcap, else dS_ij   (gradient of r_ij)
+ *   dQ_i   = scale * sum_j dR_ij k_j;  dK_j = scale * sum_i dR_ij q_i;  dV_j = sum_i P_ij dO_i
+ *   dsink_h = - sum_{b, i} P_sink,i D_i,  P_sink,i = exp(a_h - L_i)   (learnable only)
+ *   The bias is a constant input here: no dBias output.
+ */
+#ifndef ATTNFUZZ_FEATURE_SPEC_H
+#define ATTNFUZZ_FEATURE_SPEC_H
+
+#include <stdbool.h>
+#include "oracle/oracle.h"
+
+/* Any feature that changes the scores or the denominator. */
+bool af_feat_any(const af_oracle_problem *p);
+
+/* s_ij from r = scale * q.k in fp64 for row (b, h, i), key j; *dt_dr (may be NULL) gets
+ * the softcap derivative 1 - (t / c)^2 (1 without softcap). */
+double af_feat_score64(const af_oracle_problem *p, int b, int h, int i, int j, double r, double *dt_dr);
+
+/* The additive part bias + ALiBi of s_ij (exact in fp64: a dtype value plus an fp32
+ * slope times an integer). */
+double af_feat_additive(const af_oracle_problem *p, int b, int h, int i, int j);
+
+/* Sink logit a_h, or -inf without sinks. */
+double af_feat_sink(const af_oracle_problem *p, int h);
+
+/* g'_i, the incoming gradient of L_i (0 without dlse). */
+double af_feat_dlse_nat(const af_oracle_problem *p, int b, int h, int i);
+
+/* Largest |bias + ALiBi| and |sink| over the problem (for the score bound). */
+double af_feat_additive_bound(const af_oracle_problem *p);
+
+#endif

@@ -1,0 +1,65 @@
+/* feature_spec.c — the fp64 pieces of oracle/feature_spec.h (the MPFR tier composes the
+ * same formulas at its own precision in oracle_mpfr.c). */
+#include "oracle/feature_spec.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+bool af_feat_any(const af_oracle_problem *p) {
+    const af_features *f = &p->in->feat;
+    return f->softcap != 0.0 || f->sink || f->bias_b || f->alibi || p->in->dlse;
+}
+
+double af_feat_additive(const af_oracle_problem *p, int b, int h, int i, int j) {
+    const af_inputs *in = p->in;
+    const af_features *f = &in->feat;
+    double add = 0.0;
+    if (f->bias_b) {
+        int bb = f->bias_b == 1 ? 0 : b, hb = f->bias_h == 1 ? 0 : h;
+        add += in->bias[(((size_t)bb * (size_t)f->bias_h + (size_t)hb) * (size_t)p->Sq + (size_t)i) * (size_t)p->Skv +
+                        (size_t)j];
+    }
+    if (f->alibi) {
+        long dist = labs((long)j - ((long)i + p->len_kv[b] - p->len_q[b]));
+        add -= in->alibi_slope[h] * (double)dist; /* fp32 slope times an integer < 2^31: exact */
+    }
+    return add;
+}
+
+double af_feat_score64(const af_oracle_problem *p, int b, int h, int i, int j, double r, double *dt_dr) {
+    double c = p->in->feat.softcap, t = r;
+    if (c != 0.0) {
+        double th = tanh(r / c);
+        t = c * th;
+        if (dt_dr) *dt_dr = 1.0 - th * th;
+    } else if (dt_dr) {
+        *dt_dr = 1.0;
+    }
+    return t + af_feat_additive(p, b, h, i, j);
+}
+
+double af_feat_sink(const af_oracle_problem *p, int h) { return p->in->feat.sink ? p->in->sink[h] : -INFINITY; }
+
+double af_feat_dlse_nat(const af_oracle_problem *p, int b, int h, int i) {
+    if (!p->in->dlse) return 0.0;
+    double g = p->in->dlse[((size_t)b * (size_t)p->Hq + (size_t)h) * (size_t)p->Sq + (size_t)i];
+    return p->in->feat.lse_base2 ? g / 0.69314718055994530942 : g;
+}
+
+double af_feat_additive_bound(const af_oracle_problem *p) {
+    const af_inputs *in = p->in;
+    const af_features *f = &in->feat;
+    double m = 0.0;
+    if (f->bias_b) {
+        size_t n = (size_t)f->bias_b * (size_t)f->bias_h * (size_t)p->Sq * (size_t)p->Skv;
+        for (size_t k = 0; k < n; k++) m = fmax(m, fabs(in->bias[k]));
+    }
+    if (f->alibi) {
+        double smax = 0.0;
+        for (int h = 0; h < p->Hq; h++) smax = fmax(smax, fabs(in->alibi_slope[h]));
+        m += smax * (double)(p->Sq + p->Skv);
+    }
+    if (f->sink)
+        for (int h = 0; h < p->Hq; h++) m = fmax(m, fabs(in->sink[h]));
+    return m;
+}
