@@ -133,8 +133,9 @@ af_backend *af_cp_find_planted(af_registry *r, const char *name, char *why, size
     plant_text[colon - p] = '\0';
     int plant = af_cp_plant_parse(plant_text);
     if (plant <= 0) {
-        snprintf(why, cap, "backend '%s': unknown CP plant '%s' (lse_no_max, chunk_swap, no_half_mask, dkdv_not_reduced)",
-                 name, plant_text);
+        snprintf(why, cap,
+                 "backend '%s': unknown CP plant '%s' (lse_no_max, chunk_swap, no_half_mask, dkdv_not_reduced)", name,
+                 plant_text);
         return NULL;
     }
     const char *env = af_config_get(AF_CFG_CP_PLANT);

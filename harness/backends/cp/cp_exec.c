@@ -25,11 +25,11 @@ typedef struct {
     af_tensors *t;
     af_cp_plant plant;
     int B, Hq, Hkv, Sq, Skv, Dqk, Dv, group;
-    float *q, *k, *v, *dout;   /* (B,Hq,Sq,Dqk) (B,Hkv,Skv,Dqk) (B,Hkv,Skv,Dv) (B,Hq,Sq,Dv) */
-    float *lse_max, *lse_sum;  /* (B,Hq,Sq) merge: running max, then sum of exp */
-    float *lse;                /* (B,Hq,Sq) merged LSE */
-    float *o;                  /* (B,Hq,Sq,Dv) merged O (fp32) */
-    float *dq, *dk, *dv;       /* (B,Hq,Sq,Dqk) (B,Hkv,Skv,Dqk) (B,Hkv,Skv,Dv) gradient sums */
+    float *q, *k, *v, *dout;    /* (B,Hq,Sq,Dqk) (B,Hkv,Skv,Dqk) (B,Hkv,Skv,Dv) (B,Hq,Sq,Dv) */
+    float *lse_max, *lse_sum;   /* (B,Hq,Sq) merge: running max, then sum of exp */
+    float *lse;                 /* (B,Hq,Sq) merged LSE */
+    float *o;                   /* (B,Hq,Sq,Dv) merged O (fp32) */
+    float *dq, *dk, *dv;        /* (B,Hq,Sq,Dqk) (B,Hkv,Skv,Dqk) (B,Hkv,Skv,Dv) gradient sums */
     float **part_o, **part_lse; /* per run: (B, heads_q, seqlen_q of the sub-case, Dv) / (.., 1) */
 } cp_ctx;
 
@@ -260,8 +260,8 @@ static bool owns_key(const cp_ctx *x, const af_cp_run *run, int b, int g) {
 }
 
 /* Backward of one run from the global O and LSE; its gradients summed into dq, dk, dv. */
-static af_run_status backward_run(cp_ctx *x, af_backend *inner, const char *engine, const af_cp_run *run,
-                                  char *why, size_t cap) {
+static af_run_status backward_run(cp_ctx *x, af_backend *inner, const char *engine, const af_cp_run *run, char *why,
+                                  size_t cap) {
     af_case sub;
     af_tensors st;
     int rc = make_sub(x, run, true, &sub, &st, why, cap);
@@ -348,7 +348,7 @@ af_run_status af_cp_supports(af_backend *inner, af_cp_plant plant, const af_case
 }
 
 af_run_status af_cp_execute(af_backend *inner, af_cp_plant plant, const af_case *c, const char *engine, af_tensors *t,
-                        af_run_info *info, char *why, size_t cap) {
+                            af_run_info *info, char *why, size_t cap) {
     double t0 = af_clock_mono();
     af_cp_plan plan;
     af_run_status st = af_cp_supports(inner, plant, c, why, cap);
@@ -367,8 +367,7 @@ af_run_status af_cp_execute(af_backend *inner, af_cp_plant plant, const af_case 
         each_row(&x, &plan, merge_max);
         each_row(&x, &plan, merge_sum);
         size_t nq = (size_t)x.B * x.Hq * x.Sq;
-        for (size_t i = 0; i < nq; i++)
-            x.lse[i] = x.lse_sum[i] > 0 ? x.lse_max[i] + logf(x.lse_sum[i]) : -INFINITY;
+        for (size_t i = 0; i < nq; i++) x.lse[i] = x.lse_sum[i] > 0 ? x.lse_max[i] + logf(x.lse_sum[i]) : -INFINITY;
         each_row(&x, &plan, merge_out);
         write_forward(&x);
     }

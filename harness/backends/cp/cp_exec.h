@@ -11,6 +11,6 @@ af_run_status af_cp_supports(af_backend *inner, af_cp_plant plant, const af_case
 /* Run c (cp > 1) as virtual ranks over inner and write the reassembled global outputs
  * into t. A failing call is named by its rank and step. */
 af_run_status af_cp_execute(af_backend *inner, af_cp_plant plant, const af_case *c, const char *engine, af_tensors *t,
-                        af_run_info *info, char *why, size_t cap);
+                            af_run_info *info, char *why, size_t cap);
 
 #endif

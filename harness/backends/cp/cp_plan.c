@@ -158,10 +158,11 @@ static af_run_status add_all_gather_run(const af_case *c, af_cp_plan *p, int ran
         int hi = q.start + q.valid + off; /* one past the diagonal of the last valid row */
         if (q.valid == 0 || hi < lo) hi = lo;
         if (hi > len_kv) {
-            snprintf(why, cap,
-                     "cp all_gather rank %d chunk %d: sequence %d's diagonal passes its last key (len_q %d > len_kv %d, "
-                     "top-left): the trimmed K/V range has no bottom-right form",
-                     rank, part, b, len_q, len_kv);
+            snprintf(
+                why, cap,
+                "cp all_gather rank %d chunk %d: sequence %d's diagonal passes its last key (len_q %d > len_kv %d, "
+                "top-left): the trimmed K/V range has no bottom-right form",
+                rank, part, b, len_q, len_kv);
             return AF_RUN_DECLINED;
         }
         r->kv[b][0] = (af_cp_seg){lo, hi - lo, hi - lo};

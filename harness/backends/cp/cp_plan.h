@@ -22,14 +22,14 @@ typedef struct {
 } af_cp_seg;
 
 typedef struct {
-    int rank, step;      /* virtual rank; ring step (p2p), chunk index (all_gather), 0 (a2a) */
-    const char *what;    /* "step" or "chunk": how messages name the step */
-    int h0, heads_q;     /* query heads [h0, h0 + heads_q); kv heads follow the GQA group */
-    int ring_rank;       /* ring position that owns the step's K/V (-1: a2a, nothing to reduce;
+    int rank, step;    /* virtual rank; ring step (p2p), chunk index (all_gather), 0 (a2a) */
+    const char *what;  /* "step" or "chunk": how messages name the step */
+    int h0, heads_q;   /* query heads [h0, h0 + heads_q); kv heads follow the GQA group */
+    int ring_rank;     /* ring position that owns the step's K/V (-1: a2a, nothing to reduce;
                             -2: all_gather, the owner is the rank of each key's chunk) */
-    int self_ring;       /* the running rank's ring position (p2p: rank; a2a+p2p: rank / group) */
-    int ring_chunks;     /* 2n of that chunking */
-    af_mask_kind mask;   /* the call's mask in the case model's fields */
+    int self_ring;     /* the running rank's ring position (p2p: rank; a2a+p2p: rank / group) */
+    int ring_chunks;   /* 2n of that chunking */
+    af_mask_kind mask; /* the call's mask in the case model's fields */
     af_align align;
     int window_left, window_right;
     int nseg_q, nseg_kv; /* 1 or 2, the same for every sequence */
