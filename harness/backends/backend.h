@@ -59,6 +59,11 @@ struct af_backend {
     void (*destroy)(af_backend *be);
     /* Optional (NULL = none): the running totals above. */
     void (*counters)(af_backend *be, af_backend_counters *out);
+    /* Optional (NULL = not offered): backward only, from the forward outputs the caller
+     * stored in t's O and LSE buffers (the CP wrapper's merged, global O and LSE): reads
+     * Q, K, V, dO, O, LSE and writes dQ, dK, dV (D_i = dO_i . O_i from the given O). */
+    af_run_status (*backward_given)(af_backend *be, const af_case *c, const char *engine, af_tensors *t,
+                                    af_run_info *info, char *why, size_t cap);
 };
 
 /* Registry: built-in backends plus plugins found on the plugin path. */

@@ -711,10 +711,11 @@ static float *floats(int64_t n) {
     return calloc(n > 0 ? (size_t)n : 1, sizeof(float));
 }
 
-static af_run_status cpu_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t, af_run_info *info,
-                             char *why, size_t cap) {
+/* forward: compute O and LSE first (a normal run); false: backward only, from the O and
+ * LSE already in t (backward_given). */
+static af_run_status cpu_compute(af_backend *be, const af_case *c, af_tensors *t, af_run_info *info, bool forward,
+                                 char *why, size_t cap) {
     double t0 = af_clock_mono();
-    (void)engine;
     if (info) {
         memset(info, 0, sizeof *info);
         info->engine[0] = '\0';
@@ -783,7 +784,7 @@ static af_run_status cpu_run(af_backend *be, const af_case *c, const char *engin
     int64_t n_row_items = (int64_t)pb.B * pb.Hq * ((pb.Sq + CPU_ROW_BLOCK - 1) / CPU_ROW_BLOCK);
     int64_t n_key_items = (int64_t)pb.B * pb.Hkv * ((pb.Skv + CPU_KEY_BLOCK - 1) / CPU_KEY_BLOCK);
     parallel_for(&pb, scr, n_threads, gather_item, (int64_t)pb.B * (pb.Hq + pb.Hkv));
-    parallel_for(&pb, scr, n_threads, forward_item, n_row_items);
+    if (forward) parallel_for(&pb, scr, n_threads, forward_item, n_row_items);
     if (pb.backward) {
         parallel_for(&pb, scr, n_threads, dq_item, n_row_items); /* also fills lse, delta */
         parallel_for(&pb, scr, n_threads, dkdv_item, n_key_items);
@@ -794,6 +795,22 @@ static af_run_status cpu_run(af_backend *be, const af_case *c, const char *engin
     problem_free(&pb);
     if (info) info->seconds = af_clock_mono() - t0;
     return AF_RUN_OK;
+}
+
+static af_run_status cpu_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t, af_run_info *info,
+                             char *why, size_t cap) {
+    (void)engine;
+    return cpu_compute(be, c, t, info, true, why, cap);
+}
+
+static af_run_status cpu_backward_given(af_backend *be, const af_case *c, const char *engine, af_tensors *t,
+                                        af_run_info *info, char *why, size_t cap) {
+    (void)engine;
+    if (!c->backward) {
+        snprintf(why, cap, "cpu backend: backward_given on a forward-only case");
+        return AF_RUN_ERROR;
+    }
+    return cpu_compute(be, c, t, info, false, why, cap);
 }
 
 static void cpu_destroy(af_backend *be) {
@@ -823,6 +840,7 @@ af_backend *af_backend_cpu_new(void) {
     be->supports = cpu_supports;
     be->engines = NULL;
     be->run = cpu_run;
+    be->backward_given = cpu_backward_given;
     be->destroy = cpu_destroy;
     return be;
 }

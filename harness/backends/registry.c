@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "backends/backend.h"
+#include "backends/cp/cp.h"
 #include "backends/plugin_loader.h"
 
 void af_registry_init(af_registry *r) {
@@ -13,8 +14,13 @@ void af_registry_init(af_registry *r) {
     af_plugin_scan(r);
 }
 
+/* Every backend is held through the CP wrapper (backends/cp/cp.h): cp = 1 cases pass
+ * through unchanged, cp > 1 cases run as virtual ranks over it. */
 void af_registry_add(af_registry *r, af_backend *be) {
-    if (be && r->count < (int)(sizeof r->items / sizeof r->items[0])) r->items[r->count++] = be;
+    if (be && r->count < (int)(sizeof r->items / sizeof r->items[0])) {
+        af_backend *held = af_cp_wrap(be);
+        if (held) r->items[r->count++] = held;
+    }
 }
 
 af_backend *af_registry_find(af_registry *r, const char *name, char *why, size_t cap) {
@@ -23,12 +29,14 @@ af_backend *af_registry_find(af_registry *r, const char *name, char *why, size_t
         if (strcmp(r->items[i]->name, name) == 0) return r->items[i];
     if (strncmp(name, "plugin:", 7) == 0) {
         af_backend *be = af_plugin_load(name + 7, why, cap);
-        if (be)
-            af_registry_add(r, be);
-        else
+        if (!be) {
             r->find_error = AF_FIND_PLUGIN;
-        return be;
+            return NULL;
+        }
+        af_registry_add(r, be);
+        return r->items[r->count - 1];
     }
+    if (strncmp(name, "cp-bug:", 7) == 0) return af_cp_find_planted(r, name, why, cap);
     r->find_error = AF_FIND_UNKNOWN;
     if (strncmp(name, "worker:", 7) == 0) {
         snprintf(why, cap,

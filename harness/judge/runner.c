@@ -130,6 +130,8 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
         p->have_ref = true;
         snprintf(js->reference, sizeof js->reference, "gpu");
     } else if (r->reference) {
+        af_case global = *c; /* context parallelism does not change the math: the reference computes it whole */
+        global.cp_size = 1, global.cp_comm = AF_CP_NONE, c = &global;
         char rwhy[256] = "", gpu_note[256];
         snprintf(gpu_note, sizeof gpu_note, "%s", p->ref_note);
         if (r->reference->supports(r->reference, c, rwhy, sizeof rwhy) == AF_RUN_OK) {

@@ -44,6 +44,8 @@ extern "C" {
       "bytes of device workspace a cuDNN run may use; above it the verdict is resource")                               \
     X(CUDNN_TEST_ENGINES, "ATTNFUZZ_CUDNN_TEST_ENGINES", "(all)",                                                      \
       "tests: default makes the cuDNN tests run only the default engine")                                              \
+    X(CP_PLANT, "ATTNFUZZ_CP_PLANT", "(unset: no planted CP bug)",                                                     \
+      "the one planted CP bug that the backend cp-bug:PLANT:INNER may carry (self-test; docs/cp.md)")                  \
     X(TEST_CAMPAIGN_TIME, "ATTNFUZZ_TEST_CAMPAIGN_TIME", "20", "tests: seconds of each campaign in test_campaign.sh")
 
 typedef enum {
