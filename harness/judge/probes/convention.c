@@ -6,6 +6,8 @@
  * This probe tells the two bases apart on sampled rows (exact fp64 LSE from the exact
  * stored inputs, expect.h) and reports the base with its fix; the runner then drops
  * the LSE mismatches the base explains (af_probe_stats.lse_base2). No extra run.
+ * A case with `stats = log2` declares the base-2 LSE (cuDNN's log2 stats): then base 2
+ * is the convention and a natural-log LSE is the wrong one.
  *
  * The other LSE convention, fully masked rows (LSE = -inf, O = 0), is checked on every
  * row by the buffer checks (judge/compare.c), with the fix in the message. */
@@ -56,9 +58,12 @@ void probe_convention(probe_ctx *x) {
         double as_base2 = rs.lse * M_LOG2E;
         if (fabs(as_base2 - rs.lse) <= 2 * slack) continue; /* the bases agree here */
         x->st->convention_rows++;
-        if (fabs(kernel - rs.lse) <= slack) {
+        /* declared: the base the case asks for; other: the wrong one */
+        double declared = c->lse_base2 ? as_base2 : rs.lse, other = c->lse_base2 ? rs.lse : as_base2;
+        if (c->lse_base2) slack *= M_LOG2E;
+        if (fabs(kernel - declared) <= slack) {
             natural++;
-        } else if (fabs(kernel - as_base2) <= slack) {
+        } else if (fabs(kernel - other) <= slack) {
             if (base2++ == 0) {
                 fb = b;
                 fh = h;
@@ -73,9 +78,15 @@ void probe_convention(probe_ctx *x) {
     if (base2 == 0 || natural > 0) return;
     x->st->lse_base2 = true;
     char msg[256];
-    snprintf(msg, sizeof msg,
-             "LSE stored in base 2: on %d of %d rows it is log2 of the softmax sum (b%d h%d r%d: %.7g = %.7g / ln 2); "
-             "the ABI's LSE is the natural log: fix: store lse2 * ln 2 (0.6931472)",
-             base2, x->st->convention_rows, fb, fh, fi, f_kernel, f_exact);
+    if (c->lse_base2)
+        snprintf(msg, sizeof msg,
+                 "LSE stored in the natural base: on %d of %d rows it is ln of the softmax sum (b%d h%d r%d: %.7g); "
+                 "the case asks for stats = log2: fix: store lse / ln 2 (x 1.442695)",
+                 base2, x->st->convention_rows, fb, fh, fi, f_kernel);
+    else
+        snprintf(msg, sizeof msg,
+                 "LSE stored in base 2: on %d of %d rows it is log2 of the softmax sum (b%d h%d r%d: %.7g = %.7g / ln "
+                 "2); the ABI's LSE is the natural log: fix: store lse2 * ln 2 (0.6931472)",
+                 base2, x->st->convention_rows, fb, fh, fi, f_kernel, f_exact);
     probe_finding(x, AF_V_CONVENTION, AF_T_LSE, fb, fh, fi, -1, f_exact, f_kernel, 0, msg);
 }
