@@ -218,6 +218,10 @@ int af_cli_run(int argc, char **argv) {
         }
         run_reporting rep = {&o, paths[i], &out};
         af_judge_engines(&runner, &prep, be, &engines, paths[i], false, &context, report_engine_verdict, &rep);
+        if (af_prepare_settle(&prep) != 0) { /* a pipelined certification failed (runner.h) */
+            fprintf(stderr, "attnfuzz: %s: %s\n", paths[i], prep.oracle_error);
+            out.bad = true;
+        }
         af_prepared_free(&prep);
         af_engine_list_free(&engines);
     }

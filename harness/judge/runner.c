@@ -56,6 +56,22 @@ static bool gpu_reference(const af_runner *r, const af_case *c, af_prepared *p) 
 #endif
 }
 
+int af_prepare_settle(af_prepared *p) {
+    if (!p->cert_pending) return p->oracle_error[0] ? -1 : 0;
+    double cert_s = 0, t0 = af_clock_mono();
+    int rc = af_oracle_cert_finish(p->cert_pending, &p->oracle, &cert_s, p->oracle_error, sizeof p->oracle_error);
+    p->cert_pending = NULL;
+    af_judge_summary *js = &p->judged;
+    js->cert_s = cert_s;
+    js->cert_wait_s = af_clock_mono() - t0;
+    js->cert_rows = p->oracle.cert_rows;
+    js->cert_keys = p->oracle.cert_keys;
+    js->cert_gap_over_bound = p->oracle.cert_gap_over_bound;
+    if (rc != 0 && !p->oracle_error[0])
+        snprintf(p->oracle_error, sizeof p->oracle_error, "oracle: certification failed");
+    return rc;
+}
+
 int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t cap) {
     memset(p, 0, sizeof *p);
     p->c = *c;
@@ -77,7 +93,9 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
         int len_q[AF_MAX_BATCH], len_kv[AF_MAX_BATCH];
         af_oracle_problem_from_case(&prob, c, &p->inputs, len_q, len_kv);
         double t_oracle = af_clock_mono();
-        if (af_oracle_run(&prob, &r->oracle, &p->oracle, why, cap)) {
+        double pipeline_work = r->cert_pipeline_work != 0 ? r->cert_pipeline_work : AF_CERT_PIPELINE_MIN_WORK;
+        bool pipelined = !r->skip_oracle && pipeline_work > 0 && case_work(c) >= pipeline_work;
+        if (af_oracle_run_pipelined(&prob, &r->oracle, &p->oracle, pipelined ? &p->cert_pending : NULL, why, cap)) {
             af_prepared_free(p);
             return -1;
         }
@@ -177,6 +195,7 @@ bool af_context_lost_verdict(const af_backend *be, const char *lost, const char 
 }
 
 void af_prepared_free(af_prepared *p) {
+    af_prepare_settle(p); /* the certification reads the inputs and the oracle's outputs */
     af_tensors_free(&p->tensors);
     af_inputs_free(&p->inputs);
     if (p->have_oracle) af_oracle_result_free(&p->oracle);
@@ -260,6 +279,21 @@ void af_judge(af_runner *r, af_prepared *p, af_backend *be, const char *engine, 
             v->judge.probes_s = af_clock_mono() - t_probes;
         }
     }
+    /* the pipelined certification ran meanwhile: its figures join the verdict, and
+     * an oracle beyond its bound makes the verdict void (never a kernel finding) */
+    if (p->have_oracle && af_prepare_settle(p) != 0) {
+        af_judge_summary judged = v->judge;
+        af_verdict_init(v, be->name);
+        v->judge = judged;
+        v->info = info;
+        v->kind = AF_V_DECLINED;
+        snprintf(v->reason, sizeof v->reason, "not judged: %s", p->oracle_error);
+    }
+    v->judge.cert_rows = p->judged.cert_rows;
+    v->judge.cert_keys = p->judged.cert_keys;
+    v->judge.cert_gap_over_bound = p->judged.cert_gap_over_bound;
+    v->judge.cert_s = p->judged.cert_s;
+    v->judge.cert_wait_s = p->judged.cert_wait_s;
     if (out_tensors) {
         af_clone_disown_scales(&t); /* the caller owns no scales */
         *out_tensors = t;
