@@ -12,6 +12,7 @@
 #include "model/gen.h"
 #ifdef ATTNFUZZ_HAVE_CUDA
 #include "kernels/af_gpu.h"
+#include "kernels/af_gpu_gen.h"
 #include "kernels/ref_gpu.h"
 #endif
 
@@ -72,13 +73,61 @@ int af_prepare_settle(af_prepared *p) {
     return rc;
 }
 
+/* Long cases: the inputs' values from the GPU generator (bit-identical to the host's,
+ * kernels/af_gpu_gen.h, test_gpu_gen) into pregen (host arrays, caller frees); the host
+ * still lays them out. False (pregen all NULL) below AF_GEN_GPU_MIN_ELEMS, without a
+ * GPU, for a view whose shape is not the case's maxima, or on any device error. */
+static bool gpu_generate(const af_case *c, const af_tensors *t, float *pregen[4]) {
+#ifdef ATTNFUZZ_HAVE_CUDA
+    af_tensor_id ids[4] = {AF_T_Q, AF_T_K, AF_T_V, AF_T_DO};
+    double total = 0;
+    for (int i = 0; i < 4; i++) {
+        const af_tensor_view *v = &t->plan.view[ids[i]];
+        total += (double)v->B * v->H * v->S * v->D;
+    }
+    char why[256];
+    if (total < (double)AF_GEN_GPU_MIN_ELEMS || af_gpu_available(why, sizeof why, NULL, 0, NULL) != 0) return false;
+    bool ok = true;
+    for (int i = 0; ok && i < 4; i++) {
+        af_tensor_id id = ids[i];
+        if (id == AF_T_DO && !c->backward) continue;
+        const af_tensor_view *v = &t->plan.view[id];
+        bool kv = id == AF_T_K || id == AF_T_V;
+        int H = kv ? c->heads_kv : c->heads_q, S = kv ? c->seqlen_kv : c->seqlen_q;
+        int D = (id == AF_T_Q || id == AF_T_K) ? c->head_dim_qk : c->head_dim_v;
+        if (v->B != c->batch || v->H != H || v->S != S || v->D != D) continue; /* the host generates it */
+        size_t bytes = (size_t)c->batch * H * S * D * sizeof(float);
+        float *dev = NULL;
+        pregen[i] = malloc(bytes);
+        ok = pregen[i] && af_gpu_malloc((void **)&dev, bytes, why, sizeof why) == AF_RUN_OK &&
+             af_gpu_gen_logical(c, id, dev, why, sizeof why) == AF_RUN_OK &&
+             af_gpu_d2h(pregen[i], dev, bytes, why, sizeof why) == AF_RUN_OK;
+        af_gpu_free(dev);
+    }
+    if (ok) return true;
+    for (int i = 0; i < 4; i++) {
+        free(pregen[i]);
+        pregen[i] = NULL;
+    }
+    return false;
+#else
+    (void)c, (void)t, (void)pregen;
+    return false;
+#endif
+}
+
 int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t cap) {
     memset(p, 0, sizeof *p);
     p->c = *c;
     af_judge_summary *js = &p->judged;
     double t_gen = af_clock_mono();
     if (af_tensors_alloc(&p->tensors, c, why, cap)) return -1;
-    if (af_inputs_alloc(&p->inputs, c) || af_inputs_generate(c, &p->tensors, &p->inputs)) {
+    float *pregen[4] = {NULL, NULL, NULL, NULL};
+    bool gpu_gen = gpu_generate(c, &p->tensors, pregen);
+    int gen_rc = af_inputs_alloc(&p->inputs, c) || af_inputs_generate_from(c, &p->tensors, &p->inputs, pregen);
+    for (int i = 0; i < 4; i++) free(pregen[i]);
+    js->gen_gpu = gpu_gen;
+    if (gen_rc) {
         snprintf(why, cap, "out of host memory generating inputs");
         af_prepared_free(p);
         return -1;

@@ -35,6 +35,9 @@ typedef struct {
  * forward, times 3 with backward): below it the certification is a fraction of a
  * second and the serial order (MPFR values on the sampled rows) is kept. */
 #define AF_CERT_PIPELINE_MIN_WORK 1e10
+/* Input values come from the GPU generator (bit-identical, kernels/af_gpu_gen.h) when a
+ * GPU is usable and the inputs hold at least this many elements. */
+#define AF_GEN_GPU_MIN_ELEMS (1LL << 24)
 
 /* Which computes the low-precision reference (af_prepare). AUTO: the GPU reference
  * (kernels/ref_gpu.h, the cpu backend's bits on the device) when a GPU is usable, it

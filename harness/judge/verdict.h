@@ -113,6 +113,7 @@ typedef struct {
     double cert_gap_over_bound; /* worst |fp64 - MPFR| / stated bound on them (<= 1) */
     char reference[8];          /* "cpu", "gpu", "" = none */
     bool element_terms;         /* the criterion had its per-element term budgets */
+    bool gen_gpu;               /* the input values came from the GPU generator */
     double gen_s;               /* inputs: generation and dense copies */
     double oracle_s;            /* af_oracle_run (GPU passes + MPFR certification; pipelined:
                                    without the certification, which cert_s times) */
