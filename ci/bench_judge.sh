@@ -7,9 +7,12 @@
 #  (b) attnfuzz judge time and peak GPU memory of b1 h16 d128 causal forward + backward at
 #      LONG_S (default 4096 16384 32768 131072), next to torch's float64 reference;
 #  (c) MPFR coverage per case (rows and key columns certified) from the JSON verdicts.
-# Environment: N (300), MIX_TIME (120), LONG_S, LONG_TIME (per length, 300), OUT (./bench-out),
-#   LONG_FLAGS (extra `run` options for the long cases, e.g. --no-probes), MIX_NO_REUSE=1 (the mix
-#   once more with ATTNFUZZ_CUDNN_PLAN_REUSE=0; ci/bench/plan_summary.py sums both runs' plans)
+# Environment: N (300), MIX_TIME (120; 0 = skip (a) and (c)), LONG_S, LONG_TIME (per length, 300),
+#   OUT (./bench-out), LONG_FLAGS (extra `run` options for the long cases, e.g. --no-probes),
+#   MIX_NO_REUSE=1 (the mix once more with ATTNFUZZ_CUDNN_PLAN_REUSE=0; ci/bench/plan_summary.py
+#   sums both runs' plans)
+# The long cases alone (judge seconds per stage at 32k and 128k):
+#   MIX_TIME=0 LONG_S="32768 131072" LONG_FLAGS=--no-probes ci/bench_judge.sh BUILD_DIR
 set -u
 BUILD=${1:-build}
 OUT=${OUT:-$PWD/bench-out}
@@ -20,7 +23,7 @@ LONG_TIME=${LONG_TIME:-300}
 AF="$BUILD/attnfuzz"
 mkdir -p "$OUT"
 mix="$OUT/mix"
-python3 ci/bench/gen_mix.py "$N" "$mix" 2026
+[ "$MIX_TIME" != 0 ] && python3 ci/bench/gen_mix.py "$N" "$mix" 2026
 
 # peak GPU memory of a command: poll nvidia-smi every 100 ms while it runs
 peak_mem() { # LOGFILE CMD...
@@ -34,6 +37,7 @@ peak_mem() { # LOGFILE CMD...
   return $rc
 }
 
+if [ "$MIX_TIME" != 0 ]; then
 echo "== (a) config mix: $N cases (gen_mix.py seed 2026), at most ${MIX_TIME}s each side"
 t0=$(date +%s.%N)
 timeout "$MIX_TIME" "$AF" run "$mix"/case-*.case --backend cudnn --json > "$OUT/mix-attnfuzz.jsonl" 2> "$OUT/mix-attnfuzz.err"
@@ -60,6 +64,7 @@ echo "$torch_line"
 torch_rate=$(echo "$torch_line" | sed -n 's/.*= \([0-9.]*\) cases\/s.*/\1/p')
 [ -n "$torch_rate" ] && python3 -c "print('ratio attnfuzz / torch loop: %.2fx' % ($af_rate / $torch_rate))"
 
+fi
 echo "== (b) long sequences: b1 h16 d128 causal fwd+bwd (cudnn${LONG_FLAGS:+, $LONG_FLAGS})"
 for s in $LONG_S; do
   c="$OUT/long-$s.case"
@@ -70,9 +75,11 @@ for s in $LONG_S; do
   t1=$(date +%s.%N)
   echo "attnfuzz s=$s: rc=$rc $(python3 -c "print('%.1f s' % ($t1 - $t0))"), peak GPU $(cat "$OUT/long-$s.peak"); $(head -c 300 "$OUT/long-$s.json" | tr -d '\n')"
   python3 -c "import json,sys; v=json.load(open(sys.argv[1])); print('  verdict', v['verdict'], 'ratios', {k: round(t['ratio'], 3) for k, t in v['tensors'].items()}, 'judge', v.get('judge'))" "$OUT/long-$s.json" 2>/dev/null || tail -3 "$OUT/long-$s.err"
+  python3 ci/bench/judge_stages.py "$OUT/long-$s.json" "s=$s" 2>/dev/null
   python3 ci/bench/torch_loop.py --long "$s" 2>&1 | tail -1
 done
 
+[ "$MIX_TIME" = 0 ] && exit 0
 echo "== (c) MPFR coverage and where the time went, per case (mix)"
 python3 - "$OUT/mix-attnfuzz.jsonl" <<'PY'
 import json, sys

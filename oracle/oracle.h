@@ -87,6 +87,22 @@ typedef struct {
 
 void af_oracle_opts_default(af_oracle_opts *o);
 int af_oracle_run(const af_oracle_problem *p, const af_oracle_opts *o, af_oracle_result *r, char *why, size_t cap);
+
+/* The certification of an fp64 tier still running (af_oracle_run_pipelined). */
+typedef struct af_oracle_cert af_oracle_cert;
+/* af_oracle_run, except that the MPFR certification of an fp64 tier (GPU or CPU, AUTO or
+ * GPU tier) runs on CPU threads in the background: it returns once every element is
+ * computed, with *pending set (NULL when nothing is certified: the MPFR tier, FP64
+ * alone). The sampled rows keep their fp64 values (certified within the stated bound)
+ * instead of taking MPFR's, so readers of r->out may run meanwhile. p->in's arrays and
+ * r must stay alive and unchanged until af_oracle_cert_finish; p itself may go. */
+int af_oracle_run_pipelined(const af_oracle_problem *p, const af_oracle_opts *o, af_oracle_result *r,
+                            af_oracle_cert **pending, char *why, size_t cap);
+/* Wait for a pending certification (NULL: nothing to wait for, returns 0): fills r's
+ * cert fields (cert_rows, cert_keys, cert_gap_over_bound, mpfr_rows, fp64_vs_mpfr_rel)
+ * and adds the wait to r->seconds; frees the handle. 0, or -1 with why when the fp64
+ * tier exceeded its stated bound (an oracle error, never a kernel finding). */
+int af_oracle_cert_finish(af_oracle_cert *pending, af_oracle_result *r, double *cert_seconds, char *why, size_t cap);
 void af_oracle_result_free(af_oracle_result *r);
 
 /* af_oracle_score_abs and af_oracle_grad_abs run on the GPU (oracle/gpu/) when one is

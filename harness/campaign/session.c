@@ -275,7 +275,11 @@ void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const a
                          on_engine_verdict, &j);
     }
     af_engine_list_free(&engines);
+    /* a pipelined certification that failed (runner.h) voids the case, as a failed
+     * af_prepare does */
+    bool oracle_failed = af_prepare_settle(&p) != 0;
+    if (oracle_failed) snprintf(r->why, sizeof r->why, "%s", p.oracle_error);
     af_prepared_free(&p);
-    r->status = AF_CASE_RAN;
+    r->status = oracle_failed ? AF_CASE_NOT_RUN : AF_CASE_RAN;
     r->seconds = af_clock_mono() - t0;
 }

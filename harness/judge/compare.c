@@ -7,6 +7,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef ATTNFUZZ_HAVE_CUDA
+#include "kernels/af_gpu.h"
+#include "kernels/compare_gpu.h"
+#endif
 
 bool af_row_fully_masked(const af_case *c, int b, int i) {
     af_mask_rule r = af_mask_rule_of_case(c);
@@ -215,6 +219,21 @@ static void fp8_lse_rows(const af_case *c, const double *kernel, const double *o
     if (worst >= 0) st->ratio = worst;
 }
 
+/* Row summaries of one tensor on the device when it is large and a GPU is usable;
+ * false (nothing written) otherwise or on a device error, and the host summarises. */
+static bool gpu_summaries(const double *kernel, const double *ref, const double *exact, long long rows, int D,
+                          af_row_summary *out) {
+#ifdef ATTNFUZZ_HAVE_CUDA
+    if ((double)rows * D < (double)AF_COMPARE_GPU_MIN_ELEMS) return false;
+    char why[256];
+    if (af_gpu_available(why, sizeof why, NULL, 0, NULL) != 0) return false;
+    return af_gpu_row_summaries(kernel, ref, exact, rows, D, out, why, sizeof why) == AF_RUN_OK;
+#else
+    (void)kernel, (void)ref, (void)exact, (void)rows, (void)D, (void)out;
+    return false;
+#endif
+}
+
 int af_compare_outputs(const af_case *c, const af_outputs *kernel, const af_outputs *ref,
                        const af_oracle_result *oracle, const af_criterion_terms *terms, af_verdict *v) {
     int before = v->n_findings;
@@ -236,30 +255,42 @@ int af_compare_outputs(const af_case *c, const af_outputs *kernel, const af_outp
         int wb = 0, wh = 0, ws = 0, wd = 0;
         double wk = 0, wo = 0;
         long long count = 0;
+        bool fp16_bf16 = c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16;
+        bool have = fp16_bf16 && af_criterion_terms_have(terms, id);
+        size_t nrows = (size_t)c->batch * H * S;
+        af_row_summary *sums = malloc((nrows ? nrows : 1) * sizeof *sums);
+        if (!sums) {
+            af_finding f = af_finding_at(AF_V_RESOURCE, id, -1, -1, -1, -1, "out of host memory for row summaries");
+            af_verdict_add(v, &f);
+            continue;
+        }
+        double *dterm =
+            have && (id == AF_T_DQ || id == AF_T_DK) ? af_criterion_stored_o_term(c, id, terms, kernel->o) : NULL;
+        if (have || !gpu_summaries(kv_[i], rv_[i], ov_[i], (long long)nrows, D, sums))
+            af_criterion_row_summaries(c, id, kv_[i], rv_[i], ov_[i], have ? terms : NULL, dterm, af_output_unit(c, id),
+                                       sums);
+        free(dterm);
+        /* the per-tensor figures: the first element of the largest error over the
+         * judged rows (the same walk as the criterion's) */
         for (int b = 0; b < c->batch; b++) {
             int rows = kvside ? af_case_len_kv(c, b) : af_case_len_q(c, b);
             for (int h = 0; h < H; h++)
                 for (int s = 0; s < rows; s++) {
                     if (!kvside && af_row_fully_masked(c, b, s)) continue; /* judged by af_check_buffers */
-                    for (int d = 0; d < D; d++) {
-                        size_t k = (((size_t)b * H + h) * S + s) * D + d;
-                        double o = ov_[i][k], x = kv_[i][k];
-                        if (!isfinite(x)) continue; /* nan_inf already reported */
-                        double e = fabs(x - o);
-                        if (fabs(o) > maxmag) maxmag = fabs(o);
-                        if (rv_[i] && isfinite(rv_[i][k]) && fabs(rv_[i][k] - o) > err_ref)
-                            err_ref = fabs(rv_[i][k] - o);
-                        if (e > err || count == 0) {
-                            if (e > err) err = e;
-                            wb = b;
-                            wh = h;
-                            ws = s;
-                            wd = d;
-                            wk = x;
-                            wo = o;
-                        }
-                        count++;
+                    const af_row_summary *rs = &sums[((size_t)b * H + h) * S + s];
+                    if (rs->n == 0) continue;
+                    if (rs->maxo > maxmag) maxmag = rs->maxo;
+                    if (rs->err_ref > err_ref) err_ref = rs->err_ref;
+                    if (rs->err > err || count == 0) {
+                        if (rs->err > err) err = rs->err;
+                        wb = b;
+                        wh = h;
+                        ws = s;
+                        wd = rs->worst_d;
+                        wk = rs->kernel_at;
+                        wo = rs->exact_at;
                     }
+                    count += rs->n;
                 }
         }
         st->judged = count > 0;
@@ -276,10 +307,10 @@ int af_compare_outputs(const af_case *c, const af_outputs *kernel, const af_outp
         if (id == AF_T_LSE && c->dtype == AF_DT_FP8_E4M3 && oracle->score_abs && count)
             fp8_lse_rows(c, kv_[i], ov_[i], oracle->score_abs, st->allowed, st, &wb, &wh, &ws, &wk, &wo, &err);
         const char *check = "";
-        if (count && (c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16)) { /* per row: criterion.h */
+        if (count && fp16_bf16) { /* per row: criterion.h */
             af_criterion_result cr;
             double gm = id == AF_T_DQ ? oracle->grad.dq : id == AF_T_DK ? oracle->grad.dk : oracle->grad.dv;
-            af_criterion_tensor(c, id, kv_[i], rv_[i], ov_[i], kernel->o, terms, af_output_unit(c, id), gm, &cr);
+            af_criterion_decide(c, id, sums, rv_[i] != NULL, have ? terms : NULL, af_output_unit(c, id), gm, &cr);
             st->ratio = cr.ratio;
             st->allowed = cr.allowed;
             st->floor = cr.floor;
@@ -307,6 +338,7 @@ int af_compare_outputs(const af_case *c, const af_outputs *kernel, const af_outp
                      check[0] ? ": " : "", wk, wo, err_ref);
             af_verdict_add(v, &f);
         }
+        free(sums);
     }
     return v->n_findings - before;
 }

@@ -21,6 +21,11 @@ int af_check_buffers(const af_case *c, const af_tensors *t, const af_outputs *or
 int af_compare_outputs(const af_case *c, const af_outputs *kernel, const af_outputs *ref,
                        const af_oracle_result *oracle, const af_criterion_terms *terms, af_verdict *v);
 
+/* The per-row summaries of a tensor (criterion.h) are computed on the GPU
+ * (kernels/compare_gpu.h) when it has at least this many elements and a GPU is usable;
+ * the host computes the same bits otherwise. */
+#define AF_COMPARE_GPU_MIN_ELEMS (1LL << 24)
+
 /* Does row (b, h, i) see no key at all? (oracle's mask rule) */
 bool af_row_fully_masked(const af_case *c, int b, int i);
 

@@ -215,31 +215,13 @@ int af_criterion_terms_compute(const af_oracle_problem *p, const af_outputs *exa
     return 0;
 }
 
-/* ---- judging one tensor ------------------------------------------------------------ */
-
-static void take(af_criterion_result *out, af_check_kind k, double ratio, double err, double allowed, double floor,
-                 double err_ref, int b, int h, int row, int col, double kv, double ov) {
-    if (!(ratio > out->ratio)) return;
-    out->check = k;
-    out->ratio = ratio;
-    out->err = err;
-    out->allowed = allowed;
-    out->floor = floor;
-    out->err_ref = err_ref;
-    out->b = b;
-    out->h = h;
-    out->row = row;
-    out->col = col;
-    out->kernel_value = kv;
-    out->oracle_value = ov;
-}
-
 /* The stored O's share of the error of dQ (id DQ) or dK (DK): with the kernel's D error
  * dD_i = |dO_i . (O_kernel,i - O_exact,i)| of each row (the ABI's D is formed from the O
  * the kernel stored):  dQ_id: dD_i scale sum_j P_ij |k_jd|;  dK_jd: scale sum_i P_ij dD_i
  * |q_id| (with P stored), else max_i dD_i over the key's batch and kv group times scale
  * sum_i P_ij |q_id|. Returns a dense array like the tensor (caller frees), or NULL. */
-static double *stored_o_term(const af_case *c, af_tensor_id id, const af_criterion_terms *t, const double *kernel_o) {
+double *af_criterion_stored_o_term(const af_case *c, af_tensor_id id, const af_criterion_terms *t,
+                                   const double *kernel_o) {
     if (!t->kq || !t->wq || !t->dout || !kernel_o) return NULL;
     int Hq = c->heads_q, Hkv = c->heads_kv, Sq = c->seqlen_q, Skv = c->seqlen_kv, Dqk = c->head_dim_qk;
     int Dv = c->head_dim_v, group = Hq / Hkv;
@@ -297,122 +279,19 @@ static double *stored_o_term(const af_case *c, af_tensor_id id, const af_criteri
 void af_criterion_tensor(const af_case *c, af_tensor_id id, const double *kernel, const double *ref,
                          const double *exact, const double *kernel_o, const af_criterion_terms *terms, double unit,
                          double grad_mass, af_criterion_result *out) {
-    memset(out, 0, sizeof *out);
-    out->ratio = -1; /* the first check taken replaces it */
-    bool kvside = id == AF_T_DK || id == AF_T_DV, grad = id == AF_T_DQ || kvside;
-    int H = kvside ? c->heads_kv : c->heads_q, S = kvside ? c->seqlen_kv : c->seqlen_q;
-    int D = id == AF_T_LSE ? 1 : (id == AF_T_O || id == AF_T_DV) ? c->head_dim_v : c->head_dim_qk;
-    bool have = terms && terms->ready && terms->kappa[id] && (id == AF_T_LSE || terms->mass[id]);
-    const double *mass = have ? terms->mass[id] : NULL, *kappa = have ? terms->kappa[id] : NULL;
-    const double *sig2 = have ? terms->sig2[id] : NULL;
-    double *dterm = have && (id == AF_T_DQ || id == AF_T_DK) ? stored_o_term(c, id, terms, kernel_o) : NULL;
-    af_mask_rule rule = af_mask_rule_of_case(c);
-    const double sd_unit = unit / (2.0 * sqrt(3.0)); /* std of one rounding, relative */
-    /* the tensor-wide bias: sums over rows */
-    double tb_k = 0, tb_ref = 0, tb_var = 0, tb_kappa = 0, tb_worst = -1;
-    int tb_b = 0, tb_h = 0, tb_r = 0;
-    /* LSE is one fp32 value per row: a row holds one sample of the reference's error,
-     * which can be 0 by luck, so the LSE row check takes the reference's error and the
-     * magnitude over the whole tensor (the FlashAttention rule per tensor), with the
-     * row's own term budget. Measured on the H200 (cuDNN 9.14/9.19, GPU corpus): the
-     * per-row form flagged correct engines at ratios up to 1.68. */
-    double lse_err_ref = 0, lse_max = 0;
-    if (id == AF_T_LSE)
-        for (int b = 0; b < c->batch; b++) {
-            int lq = af_case_len_q(c, b), lkv = af_case_len_kv(c, b);
-            for (int h = 0; h < H; h++)
-                for (int i = 0; i < lq; i++) {
-                    int f0, l0;
-                    if (af_mask_visible_range(&rule, lq, lkv, i, &f0, &l0) == 0) continue;
-                    size_t e = ((size_t)b * H + h) * S + i;
-                    if (!isfinite(exact[e])) continue;
-                    lse_max = fmax(lse_max, fabs(exact[e]));
-                    if (ref && isfinite(ref[e])) lse_err_ref = fmax(lse_err_ref, fabs(ref[e] - exact[e]));
-                }
-        }
-    for (int b = 0; b < c->batch; b++) {
-        int rows = kvside ? af_case_len_kv(c, b) : af_case_len_q(c, b);
-        int lq = af_case_len_q(c, b), lkv = af_case_len_kv(c, b);
-        for (int h = 0; h < H; h++)
-            for (int s = 0; s < rows; s++) {
-                int f0, l0;
-                if (!kvside && af_mask_visible_range(&rule, lq, lkv, s, &f0, &l0) == 0) continue;
-                size_t r = ((size_t)b * H + h) * S + s;
-                double err = 0, err_ref = 0, maxo = 0, maxkappa = 0;
-                double beta_k = 0, beta_ref = 0, o2 = 0, sumkappa = 0;
-                int wd = 0, n = 0;
-                for (int d = 0; d < D; d++) {
-                    size_t e = r * D + d;
-                    double o = exact[e], x = kernel[e];
-                    if (!isfinite(x)) continue;
-                    double ek = fabs(x - o), er = 0;
-                    if (ref && isfinite(ref[e])) er = fabs(ref[e] - o);
-                    if (ek > err || n == 0) {
-                        err = fmax(err, ek);
-                        wd = d;
-                    }
-                    if (er > err_ref) err_ref = er;
-                    if (fabs(o) > maxo) maxo = fabs(o);
-                    n++;
-                    beta_k += (x - o) * sgn(o);
-                    if (ref && isfinite(ref[e])) beta_ref += (ref[e] - o) * sgn(o);
-                    o2 += o * o;
-                    if (!have) continue;
-                    double ka = kappa[e] + (dterm ? dterm[e] : 0), ma = mass ? mass[e] : 0;
-                    maxkappa = fmax(maxkappa, ka);
-                    sumkappa += ka;
-                    if (id == AF_T_LSE) continue;
-                    /* element: its own budget from the terms */
-                    double eps = 0.5 * unit * ma + ka + 0.5 * unit * fabs(o);
-                    double ea = fmax(ref ? 2.0 * er + 2.0 * eps : 8.0 * eps, 0x1p-24);
-                    double ratio = ek / ea;
-                    take(out, AF_CHECK_ELEMENT, ratio, ek, ea, 0, er, b, h, s, d, x, o);
-                }
-                if (n == 0) continue;
-                if (id == AF_T_LSE) { /* see lse_err_ref above */
-                    err_ref = lse_err_ref;
-                    maxo = lse_max;
-                }
-                /* row: 2 err_ref(row) + floor(row) */
-                double floor_r = unit * maxo + maxkappa;
-                if (grad && !have) floor_r += AF_GRAD_CANCEL_UNIT * grad_mass;
-                floor_r = fmax(floor_r, 0x1p-24);
-                double allowed = ref ? 2.0 * err_ref + floor_r : 8.0 * floor_r;
-                double ratio = err / allowed;
-                size_t we = r * D + wd;
-                take(out, AF_CHECK_ROW, ratio, err, allowed, floor_r, err_ref, b, h, s, id == AF_T_LSE ? -1 : wd,
-                     kernel[we], exact[we]);
-                out->elements += n;
-                if (!have || id == AF_T_LSE || D < 2) continue;
-                /* row bias: the signed error projected on sign(exact row) */
-                double sigma = sd_unit * (sqrt(sig2[r]) + sqrt(o2));
-                double noise = AF_BIAS_SIGMAS * 2.0 * sigma + sumkappa;
-                /* no check judges an absolute error below 2^-24 (as the row and element
-                 * checks): fp32 kernels legitimately flush values of ~1e-36 to zero
-                 * (H200, cuDNN, bf16 low_lse data: kernel 0, oracle 5e-37) */
-                double ab = fmax(ref ? 2.0 * fabs(beta_ref) + noise : 4.0 * noise, 0x1p-24);
-                double rb = fabs(beta_k) / ab;
-                take(out, AF_CHECK_ROW_BIAS, rb, fabs(beta_k), ab, floor_r, fabs(beta_ref), b, h, s, wd, kernel[we],
-                     exact[we]);
-                tb_k += beta_k;
-                tb_ref += beta_ref;
-                tb_var += sigma * sigma;
-                tb_kappa += sumkappa;
-                if (rb > tb_worst) {
-                    tb_worst = rb;
-                    tb_b = b;
-                    tb_h = h;
-                    tb_r = s;
-                }
-            }
+    bool have = af_criterion_terms_have(terms, id);
+    double *dterm =
+        have && (id == AF_T_DQ || id == AF_T_DK) ? af_criterion_stored_o_term(c, id, terms, kernel_o) : NULL;
+    bool kvside = id == AF_T_DK || id == AF_T_DV;
+    size_t rows = (size_t)c->batch * (kvside ? c->heads_kv : c->heads_q) * (kvside ? c->seqlen_kv : c->seqlen_q);
+    af_row_summary *sums = malloc((rows ? rows : 1) * sizeof *sums);
+    if (!sums) { /* out of memory: the row rule from a summary of nothing is no verdict */
+        memset(out, 0, sizeof *out);
+        free(dterm);
+        return;
     }
-    if (tb_worst >= 0) {
-        double noise = AF_BIAS_SIGMAS * 2.0 * sqrt(tb_var) + tb_kappa;
-        double ab = fmax(ref ? 2.0 * fabs(tb_ref) + noise : 4.0 * noise, 0x1p-24);
-        double rt = fabs(tb_k) / ab;
-        size_t e = (((size_t)tb_b * H + tb_h) * S + tb_r) * D;
-        take(out, AF_CHECK_TENSOR_BIAS, rt, fabs(tb_k), ab, 0, fabs(tb_ref), tb_b, tb_h, tb_r, 0, kernel[e], exact[e]);
-    }
-    if (out->ratio < 0) out->ratio = 0; /* nothing judged */
+    af_criterion_row_summaries(c, id, kernel, ref, exact, have ? terms : NULL, dterm, unit, sums);
+    af_criterion_decide(c, id, sums, ref != NULL, terms, unit, grad_mass, out);
+    free(sums);
     free(dterm);
 }

@@ -35,6 +35,7 @@
 #include "model/case.h"
 #include "model/layout.h"
 #include "oracle/oracle.h"
+#include "kernels/row_summary.h"
 
 /* P is kept (float) for the stored-O term of dK when B Hq Sq Skv is at most this. */
 #define AF_CRITERION_MAX_PROB (1u << 24)
@@ -82,5 +83,26 @@ typedef struct {
 void af_criterion_tensor(const af_case *c, af_tensor_id id, const double *kernel, const double *ref,
                          const double *exact, const double *kernel_o, const af_criterion_terms *terms, double unit,
                          double grad_mass, af_criterion_result *out);
+
+/* The two halves of af_criterion_tensor (criterion_rows.c), so that the summaries may
+ * come from the device (kernels/compare_gpu.h) and the decision stays here.
+ * Does terms hold tensor id's budgets? */
+bool af_criterion_terms_have(const af_criterion_terms *terms, af_tensor_id id);
+/* One row: kernel, ref (NULL: none), exact each (D) (row_summary.h; no term fields). */
+void af_row_summary_of(const double *kernel, const double *ref, const double *exact, int D, af_row_summary *s);
+/* Every row (b, h, s) of tensor id, s over the full S: rows (B * H * S). terms: NULL or
+ * with id's budgets (then the term fields too, dterm: the stored-O term, dense like the
+ * tensor, or NULL). */
+void af_criterion_row_summaries(const af_case *c, af_tensor_id id, const double *kernel, const double *ref,
+                                const double *exact, const af_criterion_terms *terms, const double *dterm, double unit,
+                                af_row_summary *rows);
+/* The verdict of tensor id from its row summaries (rows (B * H * S)), exactly as
+ * af_criterion_tensor: rows past the lengths and fully masked query rows are skipped. */
+void af_criterion_decide(const af_case *c, af_tensor_id id, const af_row_summary *rows, bool have_ref,
+                         const af_criterion_terms *terms, double unit, double grad_mass, af_criterion_result *out);
+/* The stored O's share of the budget of dQ (id DQ) or dK (DK), dense like the tensor
+ * (caller frees), or NULL (criterion.c). */
+double *af_criterion_stored_o_term(const af_case *c, af_tensor_id id, const af_criterion_terms *t,
+                                   const double *kernel_o);
 
 #endif

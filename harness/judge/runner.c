@@ -12,6 +12,7 @@
 #include "model/gen.h"
 #ifdef ATTNFUZZ_HAVE_CUDA
 #include "kernels/af_gpu.h"
+#include "kernels/af_gpu_gen.h"
 #include "kernels/ref_gpu.h"
 #endif
 
@@ -56,13 +57,77 @@ static bool gpu_reference(const af_runner *r, const af_case *c, af_prepared *p) 
 #endif
 }
 
+int af_prepare_settle(af_prepared *p) {
+    if (!p->cert_pending) return p->oracle_error[0] ? -1 : 0;
+    double cert_s = 0, t0 = af_clock_mono();
+    int rc = af_oracle_cert_finish(p->cert_pending, &p->oracle, &cert_s, p->oracle_error, sizeof p->oracle_error);
+    p->cert_pending = NULL;
+    af_judge_summary *js = &p->judged;
+    js->cert_s = cert_s;
+    js->cert_wait_s = af_clock_mono() - t0;
+    js->cert_rows = p->oracle.cert_rows;
+    js->cert_keys = p->oracle.cert_keys;
+    js->cert_gap_over_bound = p->oracle.cert_gap_over_bound;
+    if (rc != 0 && !p->oracle_error[0])
+        snprintf(p->oracle_error, sizeof p->oracle_error, "oracle: certification failed");
+    return rc;
+}
+
+/* Long cases: the inputs' values from the GPU generator (bit-identical to the host's,
+ * kernels/af_gpu_gen.h, test_gpu_gen) into pregen (host arrays, caller frees); the host
+ * still lays them out. False (pregen all NULL) below AF_GEN_GPU_MIN_ELEMS, without a
+ * GPU, for a view whose shape is not the case's maxima, or on any device error. */
+static bool gpu_generate(const af_case *c, const af_tensors *t, float *pregen[4]) {
+#ifdef ATTNFUZZ_HAVE_CUDA
+    af_tensor_id ids[4] = {AF_T_Q, AF_T_K, AF_T_V, AF_T_DO};
+    double total = 0;
+    for (int i = 0; i < 4; i++) {
+        const af_tensor_view *v = &t->plan.view[ids[i]];
+        total += (double)v->B * v->H * v->S * v->D;
+    }
+    char why[256];
+    if (total < (double)AF_GEN_GPU_MIN_ELEMS || af_gpu_available(why, sizeof why, NULL, 0, NULL) != 0) return false;
+    bool ok = true;
+    for (int i = 0; ok && i < 4; i++) {
+        af_tensor_id id = ids[i];
+        if (id == AF_T_DO && !c->backward) continue;
+        const af_tensor_view *v = &t->plan.view[id];
+        bool kv = id == AF_T_K || id == AF_T_V;
+        int H = kv ? c->heads_kv : c->heads_q, S = kv ? c->seqlen_kv : c->seqlen_q;
+        int D = (id == AF_T_Q || id == AF_T_K) ? c->head_dim_qk : c->head_dim_v;
+        if (v->B != c->batch || v->H != H || v->S != S || v->D != D) continue; /* the host generates it */
+        size_t bytes = (size_t)c->batch * H * S * D * sizeof(float);
+        float *dev = NULL;
+        pregen[i] = malloc(bytes);
+        ok = pregen[i] && af_gpu_malloc((void **)&dev, bytes, why, sizeof why) == AF_RUN_OK &&
+             af_gpu_gen_logical(c, id, dev, why, sizeof why) == AF_RUN_OK &&
+             af_gpu_d2h(pregen[i], dev, bytes, why, sizeof why) == AF_RUN_OK;
+        af_gpu_free(dev);
+    }
+    if (ok) return true;
+    for (int i = 0; i < 4; i++) {
+        free(pregen[i]);
+        pregen[i] = NULL;
+    }
+    return false;
+#else
+    (void)c, (void)t, (void)pregen;
+    return false;
+#endif
+}
+
 int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t cap) {
     memset(p, 0, sizeof *p);
     p->c = *c;
     af_judge_summary *js = &p->judged;
     double t_gen = af_clock_mono();
     if (af_tensors_alloc(&p->tensors, c, why, cap)) return -1;
-    if (af_inputs_alloc(&p->inputs, c) || af_inputs_generate(c, &p->tensors, &p->inputs)) {
+    float *pregen[4] = {NULL, NULL, NULL, NULL};
+    bool gpu_gen = gpu_generate(c, &p->tensors, pregen);
+    int gen_rc = af_inputs_alloc(&p->inputs, c) || af_inputs_generate_from(c, &p->tensors, &p->inputs, pregen);
+    for (int i = 0; i < 4; i++) free(pregen[i]);
+    js->gen_gpu = gpu_gen;
+    if (gen_rc) {
         snprintf(why, cap, "out of host memory generating inputs");
         af_prepared_free(p);
         return -1;
@@ -77,7 +142,9 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
         int len_q[AF_MAX_BATCH], len_kv[AF_MAX_BATCH];
         af_oracle_problem_from_case(&prob, c, &p->inputs, len_q, len_kv);
         double t_oracle = af_clock_mono();
-        if (af_oracle_run(&prob, &r->oracle, &p->oracle, why, cap)) {
+        double pipeline_work = r->cert_pipeline_work != 0 ? r->cert_pipeline_work : AF_CERT_PIPELINE_MIN_WORK;
+        bool pipelined = !r->skip_oracle && pipeline_work > 0 && case_work(c) >= pipeline_work;
+        if (af_oracle_run_pipelined(&prob, &r->oracle, &p->oracle, pipelined ? &p->cert_pending : NULL, why, cap)) {
             af_prepared_free(p);
             return -1;
         }
@@ -179,6 +246,7 @@ bool af_context_lost_verdict(const af_backend *be, const char *lost, const char 
 }
 
 void af_prepared_free(af_prepared *p) {
+    af_prepare_settle(p); /* the certification reads the inputs and the oracle's outputs */
     af_tensors_free(&p->tensors);
     af_inputs_free(&p->inputs);
     if (p->have_oracle) af_oracle_result_free(&p->oracle);
@@ -373,6 +441,21 @@ static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char 
         for (int k = 0; k < n_reps; k++) af_clone_release(&reps[k]);
         if (have_first) af_outputs_free(&first);
     }
+    /* the pipelined certification ran meanwhile: its figures join the verdict, and
+     * an oracle beyond its bound makes the verdict void (never a kernel finding) */
+    if (p->have_oracle && af_prepare_settle(p) != 0) {
+        af_judge_summary judged = v->judge;
+        af_verdict_init(v, be->name);
+        v->judge = judged;
+        v->info = info;
+        v->kind = AF_V_DECLINED;
+        snprintf(v->reason, sizeof v->reason, "not judged: %s", p->oracle_error);
+    }
+    v->judge.cert_rows = p->judged.cert_rows;
+    v->judge.cert_keys = p->judged.cert_keys;
+    v->judge.cert_gap_over_bound = p->judged.cert_gap_over_bound;
+    v->judge.cert_s = p->judged.cert_s;
+    v->judge.cert_wait_s = p->judged.cert_wait_s;
     if (out_tensors) {
         af_clone_disown_scales(&t); /* the caller owns no scales */
         *out_tensors = t;

@@ -24,7 +24,20 @@ typedef struct {
     char ref_note[256];      /* which reference served ("reference: cpu backend",
                                   "reference: gpu ..."), or why there is none */
     af_judge_summary judged; /* the prepare half of every verdict's "judge" summary */
+    /* Long cases (AF_CERT_PIPELINE_MIN_WORK): the oracle's MPFR certification still
+     * running on CPU threads (af_oracle_run_pipelined) while the reference, the backend's
+     * run and the comparison proceed; af_prepare_settle waits for it. */
+    af_oracle_cert *cert_pending;
+    char oracle_error[512]; /* the pipelined certification failed: why ("" = it did not) */
 } af_prepared;
+
+/* Certify in the background above this many multiply-adds (af_attention_work of the
+ * forward, times 3 with backward): below it the certification is a fraction of a
+ * second and the serial order (MPFR values on the sampled rows) is kept. */
+#define AF_CERT_PIPELINE_MIN_WORK 1e10
+/* Input values come from the GPU generator (bit-identical, kernels/af_gpu_gen.h) when a
+ * GPU is usable and the inputs hold at least this many elements. */
+#define AF_GEN_GPU_MIN_ELEMS (1LL << 24)
 
 /* Which computes the low-precision reference (af_prepare). AUTO: the GPU reference
  * (kernels/ref_gpu.h, the cpu backend's bits on the device) when a GPU is usable, it
@@ -55,14 +68,22 @@ typedef struct {
     af_backend *reference;    /* the cpu backend */
     af_ref_choice ref_choice; /* AF_REF_AUTO (0) unless set */
     af_oracle_opts oracle;
-    bool skip_oracle;         /* probes-only runs */
-    bool probes;              /* run the probes after a successful run */
-    af_probe_opts probe_opts; /* af_probe_opts_default when probes is set */
-    int repeats;              /* runs of a nondeterministic backend, 1..AF_REPEATS_MAX;
+    bool skip_oracle;          /* probes-only runs */
+    bool probes;               /* run the probes after a successful run */
+    af_probe_opts probe_opts;  /* af_probe_opts_default when probes is set */
+    int repeats;               /* runs of a nondeterministic backend, 1..AF_REPEATS_MAX;
                                  0 = AF_REPEATS_DEFAULT */
+    double cert_pipeline_work; /* certify in the background from this much work; 0 =
+                                  AF_CERT_PIPELINE_MIN_WORK, < 0 = never */
 } af_runner;
 
 int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t cap);
+/* Wait for a pipelined certification (nothing to do otherwise) and fill p->judged's
+ * cert fields. 0, or -1 when the fp64 tier exceeded its bound: p->oracle_error says so
+ * (an oracle error: af_judge then declines the verdict with that reason instead of
+ * judging, and callers report it as they report a failed af_prepare). af_judge and
+ * af_prepared_free call it. */
+int af_prepare_settle(af_prepared *p);
 void af_prepared_free(af_prepared *p);
 
 /* Run backend `be` (engine "" = default) on a prepared case and judge it. The

@@ -116,14 +116,19 @@ typedef struct {
     double cert_gap_over_bound; /* worst |fp64 - MPFR| / stated bound on them (<= 1) */
     char reference[8];          /* "cpu", "gpu", "" = none */
     bool element_terms;         /* the criterion had its per-element term budgets */
+    bool gen_gpu;               /* the input values came from the GPU generator */
     double gen_s;               /* inputs: generation and dense copies */
-    double oracle_s;            /* af_oracle_run (GPU passes + MPFR certification) */
+    double oracle_s;            /* af_oracle_run (GPU passes + MPFR certification; pipelined:
+                                   without the certification, which cert_s times) */
     double oracle_gpu_s;        /* of which the GPU tier's passes */
     double magnitudes_s;        /* term magnitudes of the gradients / scores */
     double reference_s;         /* the low-precision reference */
     double run_s;               /* the backend's run (af_run_info.seconds) */
     double compare_s;           /* buffer checks and the comparison */
     double probes_s;            /* the probes' extra runs and checks */
+    double cert_s;              /* pipelined certification (long cases, runner.h): its wall
+                                   time on CPU threads, overlapping the stages above */
+    double cert_wait_s;         /* of which the judge waited for at the end */
 } af_judge_summary;
 
 typedef struct {

@@ -165,6 +165,10 @@ void af_inputs_read(const af_case *c, const af_tensors *t, af_inputs *in) {
 }
 
 int af_inputs_generate(const af_case *c, af_tensors *t, af_inputs *in) {
+    return af_inputs_generate_from(c, t, in, NULL);
+}
+
+int af_inputs_generate_from(const af_case *c, af_tensors *t, af_inputs *in, float *const pregen[4]) {
     af_gen_params g;
     af_gen_params_of_case(c, &g);
     af_buffer_id in_bufs[4] = {AF_BUF_Q, AF_BUF_K, AF_BUF_V, AF_BUF_DO};
@@ -175,9 +179,10 @@ int af_inputs_generate(const af_case *c, af_tensors *t, af_inputs *in) {
         if (id == AF_T_DO && !c->backward) continue;
         const af_tensor_view *v = &t->plan.view[id];
         int64_t n = (int64_t)v->B * v->H * v->S * v->D;
-        float *vals = calloc((size_t)n, sizeof(float));
+        bool given = pregen && pregen[i]; /* the caller's values (GPU generator), not ours */
+        float *vals = given ? pregen[i] : calloc((size_t)n, sizeof(float));
         if (!vals) return -1;
-        for (int b = 0; b < v->B; b++)
+        for (int b = 0; !given && b < v->B; b++)
             for (int h = 0; h < v->H; h++)
                 for (int s = 0; s < rows_in_buffer(c, v, id, b); s++)
                     for (int d = 0; d < v->D; d++)
@@ -209,7 +214,7 @@ int af_inputs_generate(const af_case *c, af_tensors *t, af_inputs *in) {
         } else {
             uint8_t *sc = quantise_mx(c, t, id, vals);
             if (!sc) {
-                free(vals);
+                if (!given) free(vals);
                 return -1;
             }
             if (id == AF_T_Q)
@@ -219,7 +224,7 @@ int af_inputs_generate(const af_case *c, af_tensors *t, af_inputs *in) {
             else
                 t->mx_scale_v = sc;
         }
-        free(vals);
+        if (!given) free(vals);
     }
     if (c->dtype == AF_DT_FP8_E4M3) t->descale_o = 1.0f / fp8_output_scale_of(c, t);
     af_inputs_read(c, t, in);

@@ -28,6 +28,10 @@ float af_gen_element(const af_case *c, af_tensor_id t, int b, int h, int s, int 
 /* Fill the laid-out input buffers and the dense logical inputs (exact stored values,
  * dequantised for fp8/mxfp8). */
 int af_inputs_generate(const af_case *c, af_tensors *t, af_inputs *in);
+/* The same from values generated elsewhere (the GPU generator, kernels/af_gpu_gen.h):
+ * pregen[i] for Q, K, V, dO is NULL (generated here) or (B, H, S, D) dense fp32 of that
+ * tensor's view, element (b,h,s,d) = af_gen_element (caller owns it). */
+int af_inputs_generate_from(const af_case *c, af_tensors *t, af_inputs *in, float *const pregen[4]);
 
 /* Re-read dense logical inputs from the buffers (after a probe perturbed them). */
 void af_inputs_read(const af_case *c, const af_tensors *t, af_inputs *in);

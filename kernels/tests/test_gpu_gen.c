@@ -34,6 +34,7 @@ static int run_case(const char *text) {
     af_error err;
     CHECK_MSG(af_case_parse(text, "test_gpu_gen", &c, &err) == 0, "%s: %s", err.field, err.message);
     af_tensor_id ts[4] = {AF_T_Q, AF_T_K, AF_T_V, AF_T_DO};
+    float *pregen[4] = {NULL, NULL, NULL, NULL};
     int mismatches = 0;
     for (int k = 0; k < 4; k++) {
         af_tensor_id t = ts[k];
@@ -58,9 +59,34 @@ static int run_case(const char *text) {
                                     (double)cpu, (double)host[i]);
                     }
         af_gpu_free(dev);
-        free(host);
+        pregen[k] = host;
     }
     CHECK_MSG(mismatches == 0, "%d elements differ", mismatches);
+    /* laid out from the device's values (what the runner does for long cases) = from
+     * the host generator's: every input buffer byte and every dense input */
+    af_tensors th, tg;
+    af_inputs ih, ig;
+    char why[512];
+    CHECK_MSG(af_tensors_alloc(&th, &c, why, sizeof why) == 0 && af_tensors_alloc(&tg, &c, why, sizeof why) == 0, "%s",
+              why);
+    CHECK(af_inputs_alloc(&ih, &c) == 0 && af_inputs_alloc(&ig, &c) == 0);
+    CHECK(af_inputs_generate(&c, &th, &ih) == 0);
+    CHECK(af_inputs_generate_from(&c, &tg, &ig, pregen) == 0);
+    af_buffer_id bufs[4] = {AF_BUF_Q, AF_BUF_K, AF_BUF_V, AF_BUF_DO};
+    for (int k = 0; k < 4; k++)
+        if (th.buf[bufs[k]])
+            CHECK_MSG(memcmp(th.buf[bufs[k]], tg.buf[bufs[k]], th.bytes[bufs[k]]) == 0, "buffer %d", k);
+    size_t nq = (size_t)c.batch * c.heads_q * c.seqlen_q, nk = (size_t)c.batch * c.heads_kv * c.seqlen_kv;
+    CHECK(memcmp(ih.q, ig.q, nq * c.head_dim_qk * sizeof(double)) == 0);
+    CHECK(memcmp(ih.k, ig.k, nk * c.head_dim_qk * sizeof(double)) == 0);
+    CHECK(memcmp(ih.v, ig.v, nk * c.head_dim_v * sizeof(double)) == 0);
+    if (c.backward) CHECK(memcmp(ih.dout, ig.dout, nq * c.head_dim_v * sizeof(double)) == 0);
+    printf("laid out from GPU values = from the host generator (buffers and dense inputs)\n");
+    af_tensors_free(&th);
+    af_tensors_free(&tg);
+    af_inputs_free(&ih);
+    af_inputs_free(&ig);
+    for (int k = 0; k < 4; k++) free(pregen[k]);
     return 0;
 }
 #endif

@@ -139,11 +139,7 @@ typedef struct {
     const char *ratio_tensor;
 } gap_record;
 
-/* The stated bounds the sampled pass checks: the fp64 tier's and the MPFR tier's. */
-typedef struct {
-    double rel, abs_scale; /* fp64 tier (CPU or GPU) */
-    double mpfr_abs_scale; /* MPFR tier at its precision (bound_rel 2^-53) */
-} cert_bounds;
+typedef af_cert_bounds cert_bounds;
 
 typedef struct {
     af_oracle_ctx *c;
@@ -268,13 +264,15 @@ static void pass_item(void *ctx, void *state, long index) {
             note_ratio(g, af_cert_ratio(&out->lse[row], &lse, 1, &one, cb->rel, cb->abs_scale + cb->mpfr_abs_scale),
                        "LSE");
         }
-        memcpy(o, s->tmp_a, (size_t)p->Dv * sizeof *o);
-        out->lse[row] = lse;
+        if (!cb->keep_fp64) {
+            memcpy(o, s->tmp_a, (size_t)p->Dv * sizeof *o);
+            out->lse[row] = lse;
+        }
         if (dq) {
             note_gap(g, relative_gap(dq, s->tmp_b, p->Dqk, mass.dq), "dQ");
             note_ratio(g, af_cert_ratio(dq, s->tmp_b, p->Dqk, s->mass_b, cb->rel, cb->abs_scale + cb->mpfr_abs_scale),
                        "dQ");
-            memcpy(dq, s->tmp_b, (size_t)p->Dqk * sizeof *dq);
+            if (!cb->keep_fp64) memcpy(dq, s->tmp_b, (size_t)p->Dqk * sizeof *dq);
         }
         return;
     }
@@ -298,6 +296,7 @@ static void pass_item(void *ctx, void *state, long index) {
     note_gap(g, relative_gap(dv, s->tmp_b, p->Dv, mass.dv), "dV");
     note_ratio(g, af_cert_ratio(dk, s->tmp_a, p->Dqk, s->mass_a, cb->rel, cb->abs_scale + cb->mpfr_abs_scale), "dK");
     note_ratio(g, af_cert_ratio(dv, s->tmp_b, p->Dv, s->mass_b, cb->rel, cb->abs_scale + cb->mpfr_abs_scale), "dV");
+    if (cb->keep_fp64) return;
     memcpy(dk, s->tmp_a, (size_t)p->Dqk * sizeof *dk);
     memcpy(dv, s->tmp_b, (size_t)p->Dv * sizeof *dv);
 }
@@ -386,8 +385,8 @@ static void run_gpu_tier(af_oracle_ctx *c, const af_oracle_opts *o, af_oracle_re
 }
 
 /* Runs the sampled MPFR passes and measures the fp64 gap; 0 or -1 with why. */
-static int sampled_mpfr(af_oracle_ctx *c, const af_oracle_opts *o, int threads, const cert_bounds *bounds,
-                        af_oracle_result *r, char *why, size_t cap) {
+int af_oracle_sampled_mpfr(af_oracle_ctx *c, const af_oracle_opts *o, int threads, const cert_bounds *bounds,
+                           af_oracle_result *r, char *why, size_t cap) {
     const af_oracle_problem *p = c->p;
     double row_budget, key_budget;
     af_oracle_sample_budgets(p, o, threads, &row_budget, &key_budget);
@@ -448,7 +447,13 @@ done:
 
 int af_oracle_run(const af_oracle_problem *p_in, const af_oracle_opts *o_in, af_oracle_result *r, char *why,
                   size_t cap) {
+    return af_oracle_run_pipelined(p_in, o_in, r, NULL, why, cap);
+}
+
+int af_oracle_run_pipelined(const af_oracle_problem *p_in, const af_oracle_opts *o_in, af_oracle_result *r,
+                            af_oracle_cert **pending, char *why, size_t cap) {
     double t0 = af_clock_mono();
+    if (pending) *pending = NULL;
     memset(r, 0, sizeof *r);
     af_oracle_opts o;
     if (o_in)
@@ -549,9 +554,14 @@ int af_oracle_run(const af_oracle_problem *p_in, const af_oracle_opts *o_in, af_
             r->bound_abs_scale = AF_ORACLE_BOUND_C * (1.0 + sigma + log_n) * U53;
         }
         cert_bounds cb = {r->bound_rel, r->bound_abs_scale,
-                          AF_ORACLE_BOUND_C * (1.0 + sigma + log_n) * ldexp(1.0, -c.prec)};
+                          AF_ORACLE_BOUND_C * (1.0 + sigma + log_n) * ldexp(1.0, -c.prec), false};
         if ((o.tier == AF_ORACLE_AUTO || o.tier == AF_ORACLE_GPU) &&
-            sampled_mpfr(&c, &o, threads, &cb, r, why, cap) != 0)
+            pending) { /* the certification goes on in the background (oracle_pipeline.c) */
+            cb.keep_fp64 = true;
+            if (af_oracle_cert_start(&c, &o, threads, &cb, r, why, cap, pending) != 0) goto done;
+            c.lse64 = c.drow64 = NULL; /* the handle owns them now */
+        } else if ((o.tier == AF_ORACLE_AUTO || o.tier == AF_ORACLE_GPU) &&
+                   af_oracle_sampled_mpfr(&c, &o, threads, &cb, r, why, cap) != 0)
             goto done;
     }
     if (c.dsink_row) { /* dsink_h = sum over (b, i) of the rows' shares, compensated */

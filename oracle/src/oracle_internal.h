@@ -135,4 +135,21 @@ typedef struct {
  * could not start or its state could not be made. */
 int af_pool_run(const af_pool_job *job, void *ctx, long n, int threads);
 
+/* ---- certification of an fp64 tier (oracle.c, oracle_pipeline.c) ---- */
+/* The stated bounds the sampled pass checks: the fp64 tier's and the MPFR tier's. */
+typedef struct {
+    double rel, abs_scale; /* fp64 tier (CPU or GPU) */
+    double mpfr_abs_scale; /* MPFR tier at its precision (bound_rel 2^-53) */
+    bool keep_fp64;        /* measure only: the sampled rows keep their fp64 values (pipelined) */
+} af_cert_bounds;
+/* The sampled MPFR passes over c's outputs, measuring the fp64 gap into r's cert fields
+ * (r->tier_used names the tier in messages); 0 or -1 with why (oracle.c). */
+int af_oracle_sampled_mpfr(af_oracle_ctx *c, const af_oracle_opts *o, int threads, const af_cert_bounds *bounds,
+                           af_oracle_result *r, char *why, size_t cap);
+/* Start af_oracle_sampled_mpfr on a thread of its own (oracle_pipeline.c): copies the
+ * problem and its lengths, takes c->lse64 and c->drow64 (the caller must not free them);
+ * r->out must stay where it is. 0 with *pending, or -1 with why. */
+int af_oracle_cert_start(const af_oracle_ctx *c, const af_oracle_opts *o, int threads, const af_cert_bounds *bounds,
+                         const af_oracle_result *r, char *why, size_t cap, af_oracle_cert **pending);
+
 #endif

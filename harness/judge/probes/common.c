@@ -57,6 +57,13 @@ bool probe_same_bits(const af_tensors *a, const af_tensors *b, af_tensor_id id, 
                   (size_t)n) == 0;
 }
 
+bool probe_buffer_identical(const af_tensors *a, const af_tensors *b, af_tensor_id id) {
+    const af_tensor_view *w = &a->plan.view[id];
+    af_buffer_id buf = w->buffer;
+    if (!a->buf[buf] || !b->buf[buf] || a->bytes[buf] != b->bytes[buf]) return false;
+    return memcmp(a->buf[buf], b->buf[buf], a->bytes[buf]) == 0;
+}
+
 bool probe_moved(const probe_ctx *x, const af_tensors *a, const af_tensors *b, af_tensor_id id, int64_t off, double *va,
                  double *vb) {
     *va = probe_load(a, id, off);

@@ -104,6 +104,9 @@ static inline int64_t offset_of(const af_tensors *t, af_tensor_id id, int b, int
 double probe_load(const af_tensors *t, af_tensor_id id, int64_t off);
 /* Do runs a and b hold the same bits at element off of tensor id? */
 bool probe_same_bits(const af_tensors *a, const af_tensors *b, af_tensor_id id, int64_t off);
+/* Is the whole buffer holding tensor id bitwise the same in a and b? (then no element
+ * of id moved: one memcmp instead of a loop over elements, for long cases) */
+bool probe_buffer_identical(const af_tensors *a, const af_tensors *b, af_tensor_id id);
 /* Did element off of tensor id move between runs a and b by more than run-to-run
  * noise explains? *va, *vb receive the two logical values. */
 bool probe_moved(const probe_ctx *x, const af_tensors *a, const af_tensors *b, af_tensor_id id, int64_t off, double *va,

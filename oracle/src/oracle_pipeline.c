@@ -1,0 +1,99 @@
+/* oracle_pipeline.c — the MPFR certification of an fp64 tier on a thread of its own
+ * (af_oracle_run_pipelined, af_oracle_cert_finish), so a long case's certification
+ * overlaps what the judge does next with the same outputs (the reference, the
+ * backend's run, the comparison).
+ *
+ * The thread is one more caller of the pool (oracle_pool.c): it runs the sampled passes
+ * on `threads` threads, itself included, exactly as the serial path would, except that
+ * the sampled rows keep their fp64 values (af_cert_bounds.keep_fp64): the outputs are
+ * read by others meanwhile and must not change under them.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "oracle/src/oracle_internal.h"
+#include "util/clock.h"
+
+struct af_oracle_cert {
+    pthread_t thread;
+    af_oracle_problem p;   /* a copy; its lengths point at len below */
+    int *len;              /* (2 B) len_q then len_kv */
+    af_oracle_ctx c;       /* c.p = &p; c.out = the caller's r->out */
+    af_oracle_opts o;      /* the options as af_oracle_run_pipelined resolved them */
+    int threads;           /* pool size of the sampled passes */
+    af_cert_bounds bounds; /* keep_fp64 set */
+    af_oracle_result res;  /* the cert fields the thread fills (outputs unused) */
+    int status;            /* of af_oracle_sampled_mpfr */
+    double started, ended; /* af_clock_mono at start and end of the passes */
+    char why[512];
+};
+
+static void *cert_thread(void *arg) {
+    af_oracle_cert *h = arg;
+    h->status = af_oracle_sampled_mpfr(&h->c, &h->o, h->threads, &h->bounds, &h->res, h->why, sizeof h->why);
+    h->ended = af_clock_mono();
+    mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE);
+    return NULL;
+}
+
+static void cert_free(af_oracle_cert *h) {
+    free(h->c.lse64);
+    free(h->c.drow64);
+    free(h->len);
+    free(h);
+}
+
+int af_oracle_cert_start(const af_oracle_ctx *c, const af_oracle_opts *o, int threads, const af_cert_bounds *bounds,
+                         const af_oracle_result *r, char *why, size_t cap, af_oracle_cert **pending) {
+    *pending = NULL;
+    af_oracle_cert *h = calloc(1, sizeof *h);
+    int B = c->p->B;
+    if (h) h->len = malloc(2 * (size_t)(B > 0 ? B : 1) * sizeof *h->len);
+    if (!h || !h->len) {
+        free(h);
+        snprintf(why, cap, "oracle: out of memory starting the certification");
+        return -1;
+    }
+    h->p = *c->p;
+    for (int b = 0; b < B; b++) {
+        h->len[b] = c->p->len_q[b];
+        h->len[B + b] = c->p->len_kv[b];
+    }
+    h->p.len_q = h->len;
+    h->p.len_kv = h->len + B;
+    h->c = *c;
+    h->c.p = &h->p;
+    h->o = *o;
+    h->threads = threads;
+    h->bounds = *bounds;
+    h->bounds.keep_fp64 = true;
+    h->res.tier_used = r->tier_used;
+    h->started = af_clock_mono();
+    if (pthread_create(&h->thread, NULL, cert_thread, h) != 0) {
+        h->c.lse64 = h->c.drow64 = NULL; /* still the caller's */
+        cert_free(h);
+        snprintf(why, cap, "oracle: cannot start the certification thread");
+        return -1;
+    }
+    *pending = h;
+    return 0;
+}
+
+int af_oracle_cert_finish(af_oracle_cert *h, af_oracle_result *r, double *cert_seconds, char *why, size_t cap) {
+    if (cert_seconds) *cert_seconds = 0;
+    if (!h) return 0;
+    double t0 = af_clock_mono();
+    pthread_join(h->thread, NULL);
+    r->seconds += af_clock_mono() - t0;
+    if (cert_seconds) *cert_seconds = h->ended - h->started;
+    r->mpfr_rows = h->res.mpfr_rows;
+    r->cert_rows = h->res.cert_rows;
+    r->cert_keys = h->res.cert_keys;
+    r->cert_gap_over_bound = h->res.cert_gap_over_bound;
+    r->fp64_vs_mpfr_rel = h->res.fp64_vs_mpfr_rel;
+    int status = h->status;
+    if (status != 0) snprintf(why, cap, "%s", h->why);
+    cert_free(h);
+    return status;
+}
