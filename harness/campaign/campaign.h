@@ -59,6 +59,8 @@ typedef struct {
     af_backend *backend_obj; /* tests / embedding: this backend instead of looking up
                                   `backend` (not owned; forces the in-process engine) */
     unsigned session_flags;  /* extra AF_SESSION_* flags (tests: AF_SESSION_ISOLATE) */
+    int worker_cases;        /* cases a persistent worker serves (campaign/worker_pool.h);
+                                  0 = a fresh child per case, -1 = the session's default */
 } af_campaign_opts;
 
 void af_campaign_opts_default(af_campaign_opts *o);

@@ -273,16 +273,27 @@ int af_cli_campaign(int argc, char **argv) {
         OPT_MIN_RUNS,
         OPT_FUZZER,
         OPT_RSS,
-        OPT_INPROCESS
+        OPT_INPROCESS,
+        OPT_WORKERS_PER_GPU, /* issue 16: N workers on one GPU = N cases in flight */
+        OPT_WORKER_CASES
     };
     static const struct option longopts[] = {
-        {"time", required_argument, NULL, OPT_TIME},         {"total-time", required_argument, NULL, OPT_TOTAL},
-        {"backend", required_argument, NULL, OPT_BACKEND},   {"engine", required_argument, NULL, OPT_ENGINE},
-        {"jobs", required_argument, NULL, OPT_JOBS},         {"out", required_argument, NULL, OPT_OUT},
-        {"deadline", required_argument, NULL, OPT_DEADLINE}, {"max-work", required_argument, NULL, OPT_MAX_WORK},
-        {"seed", required_argument, NULL, OPT_SEED},         {"minimize-runs", required_argument, NULL, OPT_MIN_RUNS},
-        {"fuzzer", required_argument, NULL, OPT_FUZZER},     {"rss-limit-mb", required_argument, NULL, OPT_RSS},
-        {"inprocess", no_argument, NULL, OPT_INPROCESS},     {NULL, 0, NULL, 0},
+        {"time", required_argument, NULL, OPT_TIME},
+        {"total-time", required_argument, NULL, OPT_TOTAL},
+        {"backend", required_argument, NULL, OPT_BACKEND},
+        {"engine", required_argument, NULL, OPT_ENGINE},
+        {"jobs", required_argument, NULL, OPT_JOBS},
+        {"out", required_argument, NULL, OPT_OUT},
+        {"deadline", required_argument, NULL, OPT_DEADLINE},
+        {"max-work", required_argument, NULL, OPT_MAX_WORK},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {"minimize-runs", required_argument, NULL, OPT_MIN_RUNS},
+        {"fuzzer", required_argument, NULL, OPT_FUZZER},
+        {"rss-limit-mb", required_argument, NULL, OPT_RSS},
+        {"inprocess", no_argument, NULL, OPT_INPROCESS},
+        {"workers-per-gpu", required_argument, NULL, OPT_WORKERS_PER_GPU},
+        {"worker-cases", required_argument, NULL, OPT_WORKER_CASES},
+        {NULL, 0, NULL, 0},
     };
     af_cli_args a;
     if (af_cli_args_init(&a, "attnfuzz campaign", argc, argv)) {
@@ -331,6 +342,12 @@ int af_cli_campaign(int argc, char **argv) {
                 break;
             case OPT_INPROCESS:
                 o.force_inprocess = true;
+                break;
+            case OPT_WORKERS_PER_GPU:
+                parse_rc = af_cli_jobs(&a, v, &o.jobs);
+                break;
+            case OPT_WORKER_CASES:
+                parse_rc = af_cli_worker_cases(&a, v, &o.worker_cases);
                 break;
             default:
                 parse_rc = -1;

@@ -8,6 +8,7 @@
 #include "judge/engines.h"
 #include "judge/runner.h"
 #include "cli/cli_opts.h"
+#include "cli/cli_run_pool.h"
 
 typedef struct {
     const char *backend;
@@ -16,6 +17,9 @@ typedef struct {
     bool no_probes;
     af_ref_choice reference; /* --reference cpu|gpu|auto */
     af_oracle_opts oracle;
+    int jobs;           /* --jobs N: N > 1 runs through persistent workers (cli_run_pool.c) */
+    int worker_cases;   /* --worker-cases M (-1 = default) */
+    bool threads_given; /* --threads was given */
 } run_opts;
 
 static int parse_tier(const char *s, af_oracle_tier *t) {
@@ -33,6 +37,7 @@ static int parse_tier(const char *s, af_oracle_tier *t) {
 /* Options and case paths of `run`. Returns the number of paths, or -1 after saying why. */
 static int parse_run_args(int argc, char **argv, run_opts *o, const char **paths) {
     enum { OPT_BACKEND = 1000, OPT_ENGINE, OPT_ORACLE, OPT_THREADS, OPT_JSON, OPT_NO_PROBES, OPT_REFERENCE };
+    enum { OPT_JOBS = 1100, OPT_WORKER_CASES };
     static const struct option longopts[] = {
         {"backend", required_argument, NULL, OPT_BACKEND},
         {"engine", required_argument, NULL, OPT_ENGINE},
@@ -41,9 +46,13 @@ static int parse_run_args(int argc, char **argv, run_opts *o, const char **paths
         {"json", no_argument, NULL, OPT_JSON},
         {"no-probes", no_argument, NULL, OPT_NO_PROBES},
         {"reference", required_argument, NULL, OPT_REFERENCE},
+        {"jobs", required_argument, NULL, OPT_JOBS},
+        {"worker-cases", required_argument, NULL, OPT_WORKER_CASES},
         {NULL, 0, NULL, 0},
     };
     af_oracle_opts_default(&o->oracle);
+    o->jobs = 1;
+    o->worker_cases = -1;
     af_cli_args a;
     if (af_cli_args_init(&a, "attnfuzz run", argc, argv)) return -1;
     int rc = 0, opt;
@@ -58,6 +67,13 @@ static int parse_run_args(int argc, char **argv, run_opts *o, const char **paths
                 break;
             case OPT_THREADS:
                 rc = af_cli_int(&a, v, 0, 1024, &o->oracle.threads);
+                o->threads_given = true;
+                break;
+            case OPT_JOBS:
+                rc = af_cli_jobs(&a, v, &o->jobs);
+                break;
+            case OPT_WORKER_CASES:
+                rc = af_cli_worker_cases(&a, v, &o->worker_cases);
                 break;
             case OPT_ORACLE:
                 if (parse_tier(v, &o->oracle.tier)) {
@@ -154,6 +170,13 @@ int af_cli_run(int argc, char **argv) {
         free(paths);
         return AF_EXIT_USAGE;
     }
+    if (o.jobs > 1) {
+        af_run_pool_opts po = {o.backend, o.engine,        o.json, o.no_probes,   o.reference,
+                               o.oracle,  o.threads_given, o.jobs, o.worker_cases};
+        int rc = af_cli_run_pool(&po, (const char *const *)paths, n);
+        free(paths);
+        return rc;
+    }
     af_registry reg;
     af_registry_init(&reg);
     af_runner runner;
@@ -224,6 +247,13 @@ int af_cli_run(int argc, char **argv) {
     af_registry_free(&reg);
     free(paths);
     return exit_code(&out);
+}
+
+void af_cli_run_report(bool json, const char *path, const af_verdict *v) {
+    run_opts o;
+    memset(&o, 0, sizeof o);
+    o.json = json;
+    report(&o, path, v);
 }
 
 static int print_case(int argc, char **argv);
