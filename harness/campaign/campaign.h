@@ -5,6 +5,7 @@
  *                     minimise what is left, reports at the end
  *   session.{c,h}     af_session: registry + runner + backend; run one case
  *   session_child.c   the same in forked children (crashes and hangs become verdicts)
+ *   worker_pool.{c,h} persistent workers serving those cases, many per process
  *   isolate.{c,h}     run a callback in a child with a deadline (fork/pipe/poll/waitpid)
  *   store.{c,h}       findings stored, counted via DIR/rawmap, or deferred to DIR/pending
  *   queue.{c,h}       the in-process corpus queue and the seed corpus (encoded inputs)

@@ -13,6 +13,8 @@ void af_cli_usage_more(FILE *f) {
             "                      fuzz from the seed corpus (default corpora/seed and corpora/seed-recent);\n"
             "                      findings minimised into DIR/findings/<bucket>/, stats in DIR/stats.json, reports in "
             "DIR/report.*\n"
+            "                      --workers-per-gpu N: N cases in flight; --worker-cases M: cases per worker (0: a "
+            "fresh child each)\n"
             "  minimize FILE.case -o OUT.case [--backend NAME] [--engine E]   shrink a finding, same signature\n"
             "  repro FILE.case [--backend NAME]   re-run a finding; exit 1 while it still fails, 0 when it passes\n");
 }

@@ -12,6 +12,7 @@ static void usage(FILE *f) {
            "                   [--reference cpu|gpu|auto]\n"
            "                      run cases; exit 0 all pass, 1 a finding, 2 bad input, 3 declined/unavailable;\n"
            "                      --reference: who computes the floor's reference (auto: the GPU one for large cases)\n"
+           "                      --jobs N: N cases at once in persistent workers (lines in case order)\n"
            "  print FILE.case     print the canonical form\n"
            "  backends            list backends and whether they are available here\n"
            "  engines FILE.case [--backend NAME]   list the engine configs a backend has for a case\n"
