@@ -13,6 +13,10 @@
 #   sums both runs' plans)
 # The long cases alone (judge seconds per stage at 32k and 128k):
 #   MIX_TIME=0 LONG_S="32768 131072" LONG_FLAGS=--no-probes ci/bench_judge.sh BUILD_DIR
+#   MIX_JOBS (space-separated; default 8 when nvidia-smi sees a GPU, else none): the mix once
+#   more per value J through `run --jobs J` (J persistent workers, campaign/worker_pool.h),
+#   printed with its ratio to the 1-job figure and to the torch loop. A run stopped by MIX_TIME
+#   loses the cases finished but not yet printed (lines come out in case order: < J cases).
 set -u
 BUILD=${1:-build}
 OUT=${OUT:-$PWD/bench-out}
@@ -21,6 +25,10 @@ MIX_TIME=${MIX_TIME:-120}
 LONG_S=${LONG_S:-"4096 16384 32768 131072"}
 LONG_TIME=${LONG_TIME:-300}
 AF="$BUILD/attnfuzz"
+if [ -z "${MIX_JOBS+x}" ]; then
+  MIX_JOBS=""
+  nvidia-smi -L > /dev/null 2>&1 && MIX_JOBS=8
+fi
 mkdir -p "$OUT"
 mix="$OUT/mix"
 [ "$MIX_TIME" != 0 ] && python3 ci/bench/gen_mix.py "$N" "$mix" 2026
@@ -59,10 +67,27 @@ if [ "${MIX_NO_REUSE:-0}" = 1 ]; then # the same mix on each case's own graph (p
     "$(python3 -c "print('%.2f' % ($nr_cases / ($t1 - $t0)))") cases/s (non-pass: $(count "$OUT/mix-noreuse.jsonl" nonpass))"
   python3 ci/bench/plan_summary.py "$OUT/mix-noreuse.jsonl"
 fi
+jobs_rates=""
+for J in $MIX_JOBS; do # the same mix through J persistent workers
+  sleep 3 # workers of an earlier run stopped by MIX_TIME finish their case and go
+  t0=$(date +%s.%N)
+  timeout "$MIX_TIME" "$AF" run --jobs "$J" "$mix"/case-*.case --backend cudnn --json \
+    > "$OUT/mix-jobs$J.jsonl" 2> "$OUT/mix-jobs$J.err"
+  t1=$(date +%s.%N)
+  j_cases=$(count "$OUT/mix-jobs$J.jsonl" all)
+  j_rate=$(python3 -c "print('%.2f' % ($j_cases / ($t1 - $t0)))")
+  jobs_rates="$jobs_rates $J:$j_rate"
+  echo "attnfuzz run --jobs $J --backend cudnn: $j_cases cases in $(python3 -c "print('%.1f' % ($t1 - $t0))") s =" \
+    "$j_rate cases/s (non-pass: $(count "$OUT/mix-jobs$J.jsonl" nonpass));" \
+    "$(python3 -c "print('%.2fx the 1-job figure (%s cases/s)' % ($j_rate / max($af_rate, 1e-9), '$af_rate'))")"
+done
 torch_line=$(python3 ci/bench/torch_loop.py "$mix/mix.jsonl" "$MIX_TIME" 2>&1 | tail -1)
 echo "$torch_line"
 torch_rate=$(echo "$torch_line" | sed -n 's/.*= \([0-9.]*\) cases\/s.*/\1/p')
 [ -n "$torch_rate" ] && python3 -c "print('ratio attnfuzz / torch loop: %.2fx' % ($af_rate / $torch_rate))"
+for jr in $jobs_rates; do
+  [ -n "$torch_rate" ] && python3 -c "print('ratio attnfuzz --jobs ${jr%%:*} / torch loop: %.2fx' % (${jr#*:} / $torch_rate))"
+done
 
 fi
 echo "== (b) long sequences: b1 h16 d128 causal fwd+bwd (cudnn${LONG_FLAGS:+, $LONG_FLAGS})"

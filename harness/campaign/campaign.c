@@ -34,6 +34,7 @@ void af_campaign_opts_default(af_campaign_opts *o) {
     o->deadline_s = 0; /* the session's default: 60 s, 300 s for GPU backends */
     o->minimize_runs = 200;
     o->rss_limit_mb = 4096;
+    o->worker_cases = -1; /* the session's: persistent workers unless ATTNFUZZ_POOL=0 */
 }
 
 /* The per-run deadline now: --deadline, cut to what is left before --total-time's end
@@ -137,6 +138,7 @@ int af_campaign_run(const af_campaign_opts *o) {
     }
     cp->s.defer_new = true;
     cp->s.runner.repeats = o->repeats;
+    if (o->worker_cases >= 0) cp->s.worker_cases = o->worker_cases;
     /* --max-work: the budget of the cases this process decodes, and (libfuzzer.c) passed
      * on to attnfuzz_fuzz; below 1024 it is ignored, as ATTNFUZZ_MAX_WORK is. Without
      * either, a backend that needs a GPU gets the GPU budget (AF_FUZZ_GPU_DEFAULT_WORK:

@@ -5,6 +5,7 @@
  *                     minimise what is left, reports at the end
  *   session.{c,h}     af_session: registry + runner + backend; run one case
  *   session_child.c   the same in forked children (crashes and hangs become verdicts)
+ *   worker_pool.{c,h} persistent workers serving those cases, many per process
  *   isolate.{c,h}     run a callback in a child with a deadline (fork/pipe/poll/waitpid)
  *   store.{c,h}       findings stored, counted via DIR/rawmap, or deferred to DIR/pending
  *   queue.{c,h}       the in-process corpus queue and the seed corpus (encoded inputs)
@@ -62,6 +63,8 @@ typedef struct {
     int repeats;             /* runs of a nondeterministic backend (judge/runner.h); 0 =
                                 AF_REPEATS_DEFAULT; the in-process engine's (the libFuzzer
                                 workers keep the default) */
+    int worker_cases;        /* cases a persistent worker serves (campaign/worker_pool.h);
+                                  0 = a fresh child per case, -1 = the session's default */
 } af_campaign_opts;
 
 /* What af_campaign_run returns (the CLI maps each to its exit code, cli/cli.h). */

@@ -1,5 +1,6 @@
 /* campaign/inprocess.c — the in-process engine (gcc builds, or no attnfuzz_fuzz): this
- * process keeps JOBS children in flight, one case per fork with an alarm() deadline; a
+ * process keeps JOBS cases in flight in forked children (persistent workers,
+ * campaign/worker_pool.h, or one fork per case) with an alarm() deadline; a
  * child that dies or hangs becomes a crash / hang finding. The parent keeps the corpus
  * queue and mutates its entries (fuzz/fuzz.h). */
 #include <dirent.h>

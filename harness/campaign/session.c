@@ -9,9 +9,11 @@
 #include <unistd.h>
 
 #include "campaign/store.h"
+#include "campaign/worker_pool.h"
 #include "judge/engines.h"
 #include "judge/evidence.h"
 #include "util/clock.h"
+#include "util/config.h"
 #include "util/fsutil.h"
 
 /* ---- opening a session -------------------------------------------------------------- */
@@ -95,6 +97,8 @@ int af_session_open_ex(af_session *s, const char *backend, af_backend *backend_o
     bool gpu = (s->backend->flags & AF_BACKEND_NEEDS_GPU) != 0;
     s->isolated = !(flags & AF_SESSION_INPROCESS) && (gpu || (flags & AF_SESSION_ISOLATE));
     s->default_deadline_s = gpu ? AF_DEADLINE_GPU_S : AF_DEADLINE_CPU_S;
+    const char *pool = af_config_get(AF_CFG_POOL);
+    s->worker_cases = pool && !strcmp(pool, "0") ? 0 : AF_POOL_DEFAULT_CASES_PER_WORKER;
     af_fuzz_limits_default(&s->limits);
     int rc;
     if (s->isolated) {
@@ -119,6 +123,7 @@ int af_session_open_ex(af_session *s, const char *backend, af_backend *backend_o
 }
 
 void af_session_close(af_session *s) {
+    if (s->pool && (int)getpid() == s->owner_pid) af_pool_free(s->pool);
     if (s->backend || s->registry.count) af_registry_free(&s->registry);
     memset(s, 0, sizeof *s);
 }

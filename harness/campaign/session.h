@@ -8,11 +8,12 @@
  * that want device buffers) a session that forks (campaign, minimize, repro) never
  * calls into the backend in its own process: available() and the limits probing
  * (af_fuzz_limits_for_backend) run in a forked child that reports back through a pipe,
- * and every case runs in a fresh forked child (af_session_run_isolated, af_child_start)
- * that initialises CUDA itself. s->isolated says so; af_session_run refuses to run
- * such a backend in an isolated session's own process. Only a caller that runs its
- * cases in this process (the libFuzzer target, AF_SESSION_INPROCESS) talks to the
- * backend directly. */
+ * and every case runs in a forked child (af_session_run_isolated, af_child_start) that
+ * initialises CUDA itself: a persistent worker serving many cases (worker_pool.h), or
+ * with ATTNFUZZ_POOL=0 / worker_cases 0 a fresh child per case. s->isolated says so;
+ * af_session_run refuses to run such a backend in an isolated session's own process.
+ * Only a caller that runs its cases in this process (the libFuzzer target,
+ * AF_SESSION_INPROCESS) talks to the backend directly. */
 #ifndef ATTNFUZZ_CAMPAIGN_SESSION_H
 #define ATTNFUZZ_CAMPAIGN_SESSION_H
 
@@ -54,6 +55,14 @@ typedef struct {
     unsigned long long max_memory;    /* per isolated run: RLIMIT_AS bytes, 0 = none (set after open) */
     af_session_verdict_fn on_verdict; /* optional, set after open: every engine's verdict */
     void *on_verdict_user;
+    /* persistent workers (campaign/worker_pool.h): cases one worker serves before it is
+     * replaced, 0 = a fresh child per case (ATTNFUZZ_POOL=0); the pool is made on the
+     * first isolated case and ended by af_session_close */
+    int worker_cases;
+    struct af_worker_pool *pool;
+    /* the caller's name for the case about to run (run: its path), for on_verdict; set
+     * before each case, it travels with the case to a persistent worker */
+    char verdict_label[1024];
 } af_session;
 
 enum {
@@ -123,9 +132,10 @@ void af_session_write_current(const af_session *s, const af_case *c, const char 
 /* ---- isolated runs: one waited for (af_session_run_isolated), or N in flight -------- */
 
 typedef struct {
-    af_isolate_child proc;  /* proc.pid 0 = free slot */
-    af_case c;              /* the case it runs */
-    af_case_result *result; /* the caller points this at storage before starting */
+    af_isolate_child proc;         /* proc.pid 0 = free slot */
+    af_case c;                     /* the case it runs */
+    af_case_result *result;        /* the caller points this at storage before starting */
+    struct af_pool_worker *worker; /* the persistent worker serving it; NULL = a fresh child */
 } af_child;
 
 /* Start c in a child; fills slot. Returns 0 or -1 (fork failed, errno set). */

@@ -2,6 +2,7 @@
  * one waited for, or N in flight; a child that dies or outlives its deadline becomes a
  * crash / hang verdict instead of ending the caller (campaign/session.h). */
 #include "campaign/session.h"
+#include "campaign/worker_pool.h"
 
 #include <errno.h>
 #include <string.h>
@@ -24,8 +25,17 @@ static void run_in_child(void *user, void *out, size_t out_size) {
     af_session_run(job->s, job->c, job->mode, job->original, out);
 }
 
+/* A persistent worker serves the case (worker_pool.h) unless the session wants a fresh
+ * child per case (worker_cases 0) or the pool cannot be made. */
+static bool use_pool(af_session *s) {
+    if (s->worker_cases > 0 && !s->pool) s->pool = af_pool_new(s->worker_cases);
+    return s->worker_cases > 0 && s->pool;
+}
+
 static int child_spawn(af_session *s, af_child *slot, const af_case *c, af_store_mode mode, const af_case *original,
                        int deadline_s) {
+    slot->worker = NULL;
+    if (use_pool(s)) return af_pool_start(s, slot, c, mode, original, deadline_s, GRACE_S);
     case_job job = {s, c, mode, original};
     slot->c = *c;
     slot->proc.max_memory = s->max_memory;
@@ -59,7 +69,7 @@ int af_child_wait_any(af_session *s, af_child *slots, int n, int timeout_ms) {
     if (n > 64) n = 64;
     for (int i = 0; i < n; i++) procs[i] = &slots[i].proc;
     af_isolate_outcome o;
-    int done = af_isolate_wait_any(procs, n, timeout_ms, &o);
+    int done = s->pool ? af_pool_wait_any(s, slots, n, timeout_ms, &o) : af_isolate_wait_any(procs, n, timeout_ms, &o);
     if (done >= 0) child_finish(s, &slots[done], &o);
     return done;
 }

@@ -298,7 +298,9 @@ enum {
     OPT_FUZZER,
     OPT_RSS,
     OPT_INPROCESS,
-    OPT_REPEATS
+    OPT_REPEATS,
+    OPT_WORKERS_PER_GPU, /* issue 16: N workers on one GPU = N cases in flight */
+    OPT_WORKER_CASES
 };
 const struct option af_cli_campaign_options[] = {
     {"time", required_argument, NULL, OPT_TIME},
@@ -315,6 +317,8 @@ const struct option af_cli_campaign_options[] = {
     {"rss-limit-mb", required_argument, NULL, OPT_RSS},
     {"inprocess", no_argument, NULL, OPT_INPROCESS},
     {"repeats", required_argument, NULL, OPT_REPEATS},
+    {"workers-per-gpu", required_argument, NULL, OPT_WORKERS_PER_GPU},
+    {"worker-cases", required_argument, NULL, OPT_WORKER_CASES},
     {NULL, 0, NULL, 0},
 };
 
@@ -375,6 +379,12 @@ int af_cli_campaign(int argc, char **argv) {
                 break;
             case OPT_REPEATS:
                 parse_rc = af_cli_repeats(&a, v, &o.repeats);
+                break;
+            case OPT_WORKERS_PER_GPU:
+                parse_rc = af_cli_jobs(&a, v, &o.jobs);
+                break;
+            case OPT_WORKER_CASES:
+                parse_rc = af_cli_worker_cases(&a, v, &o.worker_cases);
                 break;
             default:
                 parse_rc = -1;

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "campaign/worker_pool.h"
+
 int af_cli_args_init(af_cli_args *a, const char *cmd, int argc, char **argv) {
     memset(a, 0, sizeof *a);
     a->cmd = cmd;
@@ -114,4 +116,12 @@ int af_cli_double(const af_cli_args *a, const char *text, double min, bool min_o
 
 int af_cli_repeats(const af_cli_args *a, const char *text, int *out) {
     return af_cli_int(a, text, 1, AF_REPEATS_MAX, out);
+}
+
+int af_cli_jobs(const af_cli_args *a, const char *text, int *out) {
+    return af_cli_int(a, text, 1, AF_POOL_MAX_WORKERS, out);
+}
+
+int af_cli_worker_cases(const af_cli_args *a, const char *text, int *out) {
+    return af_cli_int(a, text, 0, 1000000000, out);
 }

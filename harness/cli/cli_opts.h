@@ -38,5 +38,10 @@ int af_cli_double(const af_cli_args *a, const char *text, double min, bool min_o
 /* --repeats N: runs of a backend that is not deterministic, 1..AF_REPEATS_MAX
  * (judge/runner.h). 0, or -1 after the message. */
 int af_cli_repeats(const af_cli_args *a, const char *text, int *out);
+/* Persistent workers (campaign/worker_pool.h): --jobs N / --workers-per-gpu N, cases in
+ * flight (1..AF_POOL_MAX_WORKERS); --worker-cases M, cases one worker serves before it
+ * is replaced (0 = a fresh child per case). 0, or -1 after the message. */
+int af_cli_jobs(const af_cli_args *a, const char *text, int *out);
+int af_cli_worker_cases(const af_cli_args *a, const char *text, int *out);
 
 #endif

@@ -16,6 +16,7 @@
 #include "judge/runner.h"
 #include "cli/cli_opts.h"
 #include "model/case_measure.h"
+#include "cli/cli_run_pool.h"
 
 typedef struct {
     const char *backend;
@@ -33,6 +34,9 @@ typedef struct {
     const char *worker_cmd;    /* --worker-cmd "argv..." of worker:NAME */
     const char *worker_config; /* --worker-config FILE */
     af_registry *workers;      /* the worker:NAME backend of --worker-cmd / --worker-config */
+    int jobs;                  /* --jobs N: N > 1 runs through persistent workers (cli_run_pool.c) */
+    int worker_cases;          /* --worker-cases M (-1 = default) */
+    bool threads_given;        /* --threads was given */
 } run_opts;
 
 #define RUN_DEADLINE_MAX_S 604800 /* a week: any longer is a mistake */
@@ -65,7 +69,9 @@ enum {
     OPT_PLUGIN_DIR,
     OPT_WORKER_CMD,
     OPT_WORKER_CONFIG,
-    OPT_REPEATS
+    OPT_REPEATS,
+    OPT_JOBS,
+    OPT_WORKER_CASES
 };
 const struct option af_cli_run_options[] = {
     {"backend", required_argument, NULL, OPT_BACKEND},
@@ -82,6 +88,8 @@ const struct option af_cli_run_options[] = {
     {"worker-cmd", required_argument, NULL, OPT_WORKER_CMD},
     {"worker-config", required_argument, NULL, OPT_WORKER_CONFIG},
     {"repeats", required_argument, NULL, OPT_REPEATS},
+    {"jobs", required_argument, NULL, OPT_JOBS},
+    {"worker-cases", required_argument, NULL, OPT_WORKER_CASES},
     {NULL, 0, NULL, 0},
 };
 
@@ -89,6 +97,8 @@ const struct option af_cli_run_options[] = {
 static int parse_run_args(int argc, char **argv, run_opts *o, const char **paths) {
     const struct option *longopts = af_cli_run_options;
     af_oracle_opts_default(&o->oracle);
+    o->jobs = 1;
+    o->worker_cases = -1;
     af_cli_args a;
     if (af_cli_args_init(&a, "attnfuzz run", argc, argv)) return -1;
     int rc = 0, opt;
@@ -103,6 +113,13 @@ static int parse_run_args(int argc, char **argv, run_opts *o, const char **paths
                 break;
             case OPT_THREADS:
                 rc = af_cli_int(&a, v, 0, 1024, &o->oracle.threads);
+                o->threads_given = true;
+                break;
+            case OPT_JOBS:
+                rc = af_cli_jobs(&a, v, &o->jobs);
+                break;
+            case OPT_WORKER_CASES:
+                rc = af_cli_worker_cases(&a, v, &o->worker_cases);
                 break;
             case OPT_ORACLE:
                 if (parse_tier(v, &o->oracle.tier)) {
@@ -214,14 +231,14 @@ static void declined_verdict(af_verdict *v, const char *backend, const char *rea
  * child, at once, so that a later crash of the same case loses no line). */
 typedef struct {
     const run_opts *o;
-    const char *path;
+    const af_session *s; /* its verdict_label names the case (also in a persistent worker) */
 } run_reporting;
 
 static void print_engine_verdict(void *user, const char *engine, const af_verdict *v, bool ran) {
     run_reporting *rep = user;
     (void)engine;
     (void)ran;
-    report(rep->o, rep->path, v);
+    report(rep->o, rep->s->verdict_label, v);
 }
 
 /* One session per backend name the cases use (usually one), opened on first use. */
@@ -266,6 +283,7 @@ static run_session *session_for(run_session *cache, int *n, const run_opts *o, c
     runner->ref_choice = o->reference;
     runner->repeats = o->repeats;
     rs->s.max_memory = o->max_memory;
+    if (o->worker_cases >= 0) rs->s.worker_cases = o->worker_cases;
     rs->s.on_verdict = print_engine_verdict;
     return rs;
 }
@@ -307,7 +325,8 @@ static void run_one(const run_opts *o, const char *path, run_session *cache, int
         note_exit(out, rs->open_rc);
         return;
     }
-    run_reporting rep = {o, path};
+    run_reporting rep = {o, &rs->s};
+    snprintf(rs->s.verdict_label, sizeof rs->s.verdict_label, "%s", path);
     rs->s.on_verdict_user = &rep;
     if (rs->in_process)
         af_session_run(&rs->s, &c, AF_STORE_NONE, NULL, r);
@@ -354,6 +373,17 @@ int af_cli_run(int argc, char **argv) {
         if (n == 0) fprintf(stderr, "attnfuzz run: no case files given\n");
         out.usage = true;
     }
+    if (n > 0 && o.jobs > 1) {
+        af_run_pool_opts po = {o.backend,    o.engine,        o.json,        o.no_probes,    o.reference,
+                               o.oracle,     o.threads_given, o.jobs,        o.worker_cases, o.repeats,
+                               o.deadline_s, o.max_memory,    o.plugin_dirs, o.n_plugin_dirs};
+        int rc = af_cli_run_pool(&po, (const char *const *)paths, n);
+        free(cache);
+        free(r);
+        free(dirs);
+        free(paths);
+        return rc;
+    }
     af_registry workers; /* the worker:NAME of --worker-cmd / --worker-config, if any */
     af_registry_init(&workers);
     o.workers = &workers;
@@ -373,6 +403,13 @@ int af_cli_run(int argc, char **argv) {
     free(dirs);
     free(paths);
     return exit_code(&out);
+}
+
+void af_cli_run_report(bool json, const char *path, const af_verdict *v) {
+    run_opts o;
+    memset(&o, 0, sizeof o);
+    o.json = json;
+    report(&o, path, v);
 }
 
 static int print_case(int argc, char **argv);

@@ -40,6 +40,8 @@ extern "C" {
       "0: every case runs on its own cuDNN graph (1: through its padded case's, backends/cudnn/cudnn_bucket.h)")       \
     X(CUDNN_PLAN_CACHE, "ATTNFUZZ_CUDNN_PLAN_CACHE", "256",                                                            \
       "graph descriptions whose cuDNN graphs and plans stay built (LRU; halved when GPU memory runs out)")             \
+    X(POOL, "ATTNFUZZ_POOL", "1",                                                                                      \
+      "0: every isolated case runs in a fresh forked child (else persistent workers, campaign/worker_pool.h)")         \
     X(WORKSPACE_BUDGET, "ATTNFUZZ_WORKSPACE_BUDGET", "4294967296",                                                     \
       "bytes of device workspace a cuDNN run may use; above it the verdict is resource")                               \
     X(CUDNN_TEST_ENGINES, "ATTNFUZZ_CUDNN_TEST_ENGINES", "(all)",                                                      \

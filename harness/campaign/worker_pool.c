@@ -1,0 +1,358 @@
+/* campaign/worker_pool.c — persistent isolated workers (campaign/worker_pool.h): the
+ * worker's loop, starting and retiring workers, sending a case, waiting for results. */
+#include "campaign/worker_pool.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util/clock.h"
+#include "util/fsutil.h"
+#include "util/hash.h"
+
+#define WAIT_SLICE_MS 200 /* wake up at least this often to check deadlines */
+#define RETIRE_WAIT_S 2.0 /* an idle worker told to go gets this long to exit */
+
+/* One case for a worker: what af_session_run takes. Plain data (crosses the socket). */
+typedef struct {
+    af_case c;
+    af_case original;
+    int has_original;
+    int mode;         /* af_store_mode */
+    int deadline_s;   /* the worker's alarm(); 0 = none */
+    char label[1024]; /* the session's verdict_label for this case */
+} pool_request;
+
+/* ---- the worker ------------------------------------------------------------------ */
+
+/* Read exactly n bytes (blocking); false at end of file or on an error. */
+static bool read_full(int fd, void *buf, size_t n) {
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = read(fd, (char *)buf + got, n - got);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return false;
+        got += (size_t)k;
+    }
+    return true;
+}
+
+/* The worker's life: cases until the parent closes its end (or the process dies in one). */
+static void worker_main(af_session *s, int fd) {
+    /* on the stack, not the heap: a backend that calls exit() inside a case must not
+     * turn into a leak report (LeakSanitizer) and a different exit status */
+    pool_request req;
+    af_case_result r;
+    while (read_full(fd, &req, sizeof req)) {
+        memcpy(s->verdict_label, req.label, sizeof s->verdict_label);
+        if (req.deadline_s > 0) alarm((unsigned)req.deadline_s);
+        af_session_run(s, &req.c, (af_store_mode)req.mode, req.has_original ? &req.original : NULL, &r);
+        alarm(0);
+        if (af_write_all(fd, &r, sizeof r)) break;
+    }
+    _exit(0);
+}
+
+/* ---- the parent: workers ------------------------------------------------------------- */
+
+/* What a worker was forked with that af_session_run reads: a worker whose fingerprint
+ * differs from the session's now is retired instead of used. */
+static uint64_t settings_of(const af_session *s) {
+    struct {
+        const void *backend, *reference;
+        char engine[AF_NAME_MAX];
+        char out_dir[1024];
+        bool defer_new;
+        uint64_t limits, oracle, probe_opts;
+        int ref_choice, repeats;
+        bool skip_oracle, probes;
+        unsigned long long max_memory;
+    } f;
+    memset(&f, 0, sizeof f);
+    f.backend = s->backend;
+    f.reference = s->runner.reference;
+    memcpy(f.engine, s->engine, sizeof f.engine);
+    memcpy(f.out_dir, s->out_dir, sizeof f.out_dir);
+    f.defer_new = s->defer_new;
+    f.limits = af_fnv1a64(&s->limits, sizeof s->limits);
+    f.oracle = af_fnv1a64(&s->runner.oracle, sizeof s->runner.oracle);
+    f.probe_opts = af_fnv1a64(&s->runner.probe_opts, sizeof s->runner.probe_opts);
+    f.ref_choice = (int)s->runner.ref_choice;
+    f.skip_oracle = s->runner.skip_oracle;
+    f.probes = s->runner.probes;
+    f.repeats = s->runner.repeats;
+    f.max_memory = s->max_memory;
+    return af_fnv1a64(&f, sizeof f);
+}
+
+af_worker_pool *af_pool_new(int cases_per_worker) {
+    af_worker_pool *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->cases_per_worker = cases_per_worker > 0 ? cases_per_worker : AF_POOL_DEFAULT_CASES_PER_WORKER;
+    for (int i = 0; i < AF_POOL_MAX_WORKERS; i++) p->workers[i].fd = -1;
+    return p;
+}
+
+/* Reap a worker that has ended (or is about to: end of file on its socket). */
+static int reap(int pid) {
+    int ws = 0;
+    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {}
+    return ws;
+}
+
+static void forget(af_pool_worker *w) {
+    if (w->fd >= 0) close(w->fd);
+    memset(w, 0, sizeof *w);
+    w->fd = -1;
+}
+
+/* End an idle worker: close its socket (it exits on end of file), wait a moment, kill. */
+static void retire(af_worker_pool *p, af_pool_worker *w) {
+    if (!w->pid) return;
+    int pid = w->pid;
+    forget(w);
+    double until = af_clock_mono() + RETIRE_WAIT_S;
+    int ws;
+    for (;;) {
+        pid_t got = waitpid(pid, &ws, WNOHANG);
+        if (got == pid || (got < 0 && errno != EINTR)) break;
+        if (af_clock_mono() > until) {
+            kill(pid, SIGKILL);
+            reap(pid);
+            break;
+        }
+        usleep(2000);
+    }
+    p->retired++;
+}
+
+void af_pool_free(af_worker_pool *p) {
+    if (!p) return;
+    for (int i = 0; i < AF_POOL_MAX_WORKERS; i++)
+        if (p->workers[i].pid) {
+            if (p->workers[i].busy) kill(p->workers[i].pid, SIGKILL);
+            retire(p, &p->workers[i]);
+        }
+    free(p);
+}
+
+/* Fork a worker into the free slot w. 0, or -1 with errno set. */
+static int spawn(af_session *s, af_worker_pool *p, af_pool_worker *w) {
+    int fds[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds)) return -1;
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        int err = errno;
+        close(fds[0]);
+        close(fds[1]);
+        errno = err;
+        return -1;
+    }
+    if (pid == 0) {
+        /* the other workers' parent ends must not stay open here: each of them is told to
+         * exit by end of file on its socket */
+        for (int i = 0; i < AF_POOL_MAX_WORKERS; i++)
+            if (p->workers[i].pid && p->workers[i].fd >= 0) close(p->workers[i].fd);
+        close(fds[0]);
+        if (s->max_memory > 0) { /* --max-memory: as for a fresh child per case (isolate.c) */
+            struct rlimit lim = {(rlim_t)s->max_memory, (rlim_t)s->max_memory};
+            setrlimit(RLIMIT_AS, &lim);
+        }
+        worker_main(s, fds[1]);
+    }
+    close(fds[1]);
+    memset(w, 0, sizeof *w);
+    w->pid = pid;
+    w->fd = fds[0];
+    w->settings = settings_of(s);
+    p->started++;
+    return 0;
+}
+
+/* An idle worker with the session's current settings, forking one when none is there. */
+static af_pool_worker *idle_worker(af_session *s, af_worker_pool *p) {
+    uint64_t now = settings_of(s);
+    af_pool_worker *free_slot = NULL;
+    for (int i = 0; i < AF_POOL_MAX_WORKERS; i++) {
+        af_pool_worker *w = &p->workers[i];
+        if (w->pid && !w->busy && w->settings != now) retire(p, w);
+        if (w->pid && !w->busy) return w;
+        if (!w->pid && !free_slot) free_slot = w;
+    }
+    if (!free_slot) {
+        errno = EAGAIN;
+        return NULL;
+    }
+    return spawn(s, p, free_slot) ? NULL : free_slot;
+}
+
+/* Send the whole request; false when the worker is gone (it is reaped then). */
+static bool send_request(af_worker_pool *p, af_pool_worker *w, const pool_request *req) {
+    size_t sent = 0;
+    while (sent < sizeof *req) {
+        ssize_t k = send(w->fd, (const char *)req + sent, sizeof *req - sent, MSG_NOSIGNAL);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) {
+            int pid = w->pid;
+            forget(w);
+            kill(pid, SIGKILL);
+            reap(pid);
+            p->retired++;
+            return false;
+        }
+        sent += (size_t)k;
+    }
+    return true;
+}
+
+int af_pool_start(af_session *s, af_child *slot, const af_case *c, af_store_mode mode, const af_case *original,
+                  int deadline_s, double grace_s) {
+    af_worker_pool *p = s->pool;
+    pool_request *req = calloc(1, sizeof *req);
+    if (!req) return -1;
+    req->c = *c;
+    memcpy(req->label, s->verdict_label, sizeof req->label);
+    if (original) req->original = *original;
+    req->has_original = original != NULL;
+    req->mode = (int)mode;
+    req->deadline_s = deadline_s;
+    af_pool_worker *w = NULL;
+    /* an idle worker may have died since its last case: that one is replaced, once */
+    for (int attempt = 0; attempt < 2 && !w; attempt++) {
+        w = idle_worker(s, p);
+        if (!w) break;
+        if (!send_request(p, w, req)) w = NULL;
+    }
+    int err = errno;
+    free(req);
+    if (!w) {
+        errno = err ? err : EPIPE;
+        return -1;
+    }
+    w->busy = true;
+    slot->c = *c;
+    slot->worker = w;
+    af_isolate_child *ch = &slot->proc;
+    ch->pid = w->pid;
+    ch->fd = w->fd;
+    ch->started = af_clock_mono();
+    ch->deadline = deadline_s > 0 ? ch->started + deadline_s + grace_s : 0;
+    ch->out = slot->result;
+    ch->out_size = sizeof *slot->result;
+    ch->got = 0;
+    return 0;
+}
+
+/* ---- the parent: results ------------------------------------------------------------- */
+
+/* Whether the verdict of a finished case leaves the worker's process suspect: a crash
+ * (a sticky device error would fail every later case) or a resource finding. */
+static bool poisoned(const af_case_result *r) {
+    if (r->verdict.kind == AF_V_CRASH || r->verdict.kind == AF_V_RESOURCE) return true;
+    int n = r->verdict.n_findings < AF_MAX_FINDINGS ? r->verdict.n_findings : AF_MAX_FINDINGS;
+    for (int i = 0; i < n; i++)
+        if (r->verdict.findings[i].kind == AF_V_CRASH || r->verdict.findings[i].kind == AF_V_RESOURCE) return true;
+    return false;
+}
+
+/* The slot's worker is gone (or killed for time): reap it, fill *o as
+ * af_isolate_wait_any does for a per-case child, free the slot. */
+static void worker_ended(af_worker_pool *p, af_child *slot, bool killed_for_time, af_isolate_outcome *o) {
+    af_pool_worker *w = slot->worker;
+    int pid = w->pid;
+    if (killed_for_time) kill(pid, SIGKILL);
+    forget(w);
+    int ws = reap(pid);
+    p->retired += killed_for_time;
+    memset(o, 0, sizeof *o);
+    o->seconds = af_clock_mono() - slot->proc.started;
+    o->term_signal = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
+    o->exit_status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+    o->timed_out = killed_for_time || o->term_signal == SIGALRM;
+    o->complete = false;
+    slot->proc.pid = 0;
+    slot->proc.fd = -1;
+    slot->worker = NULL;
+}
+
+/* The slot's result arrived whole: the worker goes back to idle, or is retired. */
+static void case_done(af_worker_pool *p, af_child *slot, af_isolate_outcome *o) {
+    af_pool_worker *w = slot->worker;
+    w->busy = false;
+    w->served++;
+    memset(o, 0, sizeof *o);
+    o->complete = true;
+    o->seconds = af_clock_mono() - slot->proc.started;
+    if (w->served >= p->cases_per_worker || poisoned(slot->result)) retire(p, w);
+    slot->proc.pid = 0;
+    slot->proc.fd = -1;
+    slot->worker = NULL;
+}
+
+/* Read what the slot's worker sent: 1 the result is whole, -1 the worker ended first,
+ * 0 more to come. */
+static int drain(af_child *slot) {
+    af_isolate_child *ch = &slot->proc;
+    while (ch->got < ch->out_size) {
+        ssize_t k = recv(ch->fd, (char *)ch->out + ch->got, ch->out_size - ch->got, MSG_DONTWAIT);
+        if (k > 0) {
+            ch->got += (size_t)k;
+            continue;
+        }
+        if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return 0;
+        return -1; /* end of file or a reset: the process is gone */
+    }
+    return 1;
+}
+
+int af_pool_wait_any(af_session *s, af_child *slots, int n, int timeout_ms, af_isolate_outcome *o) {
+    af_worker_pool *p = s->pool;
+    double until = af_clock_mono() + timeout_ms / 1000.0;
+    if (n > AF_POOL_MAX_WORKERS) n = AF_POOL_MAX_WORKERS;
+    for (;;) {
+        struct pollfd pfd[AF_POOL_MAX_WORKERS];
+        int idx[AF_POOL_MAX_WORKERS], m = 0;
+        double now = af_clock_mono();
+        for (int i = 0; i < n; i++) {
+            af_child *slot = &slots[i];
+            if (!slot->proc.pid || !slot->worker) continue;
+            if (slot->proc.deadline > 0 && now > slot->proc.deadline) {
+                worker_ended(p, slot, true, o);
+                return i;
+            }
+            pfd[m].fd = slot->proc.fd;
+            pfd[m].events = POLLIN;
+            pfd[m].revents = 0;
+            idx[m++] = i;
+        }
+        if (m == 0) return -1;
+        int wait_ms = (int)((until - now) * 1000);
+        if (wait_ms < 0) wait_ms = 0;
+        if (wait_ms > WAIT_SLICE_MS) wait_ms = WAIT_SLICE_MS;
+        int rc = poll(pfd, (nfds_t)m, wait_ms);
+        if (rc < 0 && errno != EINTR) return -1;
+        for (int k = 0; k < m && rc > 0; k++) {
+            if (!pfd[k].revents) continue;
+            af_child *slot = &slots[idx[k]];
+            int st = drain(slot);
+            if (st == 1) {
+                case_done(p, slot, o);
+                return idx[k];
+            }
+            if (st < 0) {
+                worker_ended(p, slot, false, o);
+                return idx[k];
+            }
+        }
+        if (af_clock_mono() >= until) return -1;
+    }
+}

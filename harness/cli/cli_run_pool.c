@@ -1,0 +1,219 @@
+/* cli/cli_run_pool.c — `attnfuzz run --jobs N` through persistent workers, verdict lines
+ * in case order (cli/cli_run_pool.h). */
+#include "cli/cli_run_pool.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "campaign/session.h"
+#include "campaign/worker_pool.h"
+#include "cli/cli.h"
+
+#define MAX_BACKENDS 16 /* distinct backends one `run` keeps sessions open for */
+
+/* One backend's session, opened on its first case and kept (its workers persist). */
+typedef struct {
+    char name[AF_NAME_MAX];
+    af_session s;
+    bool open;
+    bool unknown;  /* no such backend: its cases are bad input */
+    char why[512]; /* why it did not open */
+} run_backend;
+
+/* Everything one `run --jobs` works on. */
+typedef struct {
+    const af_run_pool_opts *o;
+    const char *const *paths;
+    int n;
+    af_case *cases;          /* [n] */
+    bool *loaded;            /* [n] false: the case file did not parse (said on stderr) */
+    const char **bname;      /* [n] the backend each case runs on (af_cli_choose_backend) */
+    af_case_result *results; /* [n] */
+    bool *finished;          /* [n] */
+    int printed;             /* cases [0, printed) are reported */
+    run_backend backends[MAX_BACKENDS];
+    int n_backends;
+    bool bad, finding, declined;
+    int bad_code; /* the exit code of the first bad input (AF_EXIT_USAGE when none named) */
+} run_pool;
+
+static const char *backend_of(const run_pool *rp, int i) { return rp->bname[i]; }
+
+/* The session of backend `name`, opened with run's options; NULL when there is no room
+ * for another (said on stderr). */
+static run_backend *backend_session(run_pool *rp, const char *name) {
+    for (int i = 0; i < rp->n_backends; i++)
+        if (!strcmp(rp->backends[i].name, name)) return &rp->backends[i];
+    if (rp->n_backends == MAX_BACKENDS) {
+        fprintf(stderr, "attnfuzz run: --jobs: more than %d backends in one run\n", MAX_BACKENDS);
+        return NULL;
+    }
+    run_backend *b = &rp->backends[rp->n_backends++];
+    memset(b, 0, sizeof *b);
+    snprintf(b->name, sizeof b->name, "%s", name);
+    const af_run_pool_opts *o = rp->o;
+    if (!strncmp(name, "worker:", 7)) { /* a worker is its own isolation: run without --jobs */
+        snprintf(b->why, sizeof b->why, "backend '%s': --jobs does not serve worker backends (run without --jobs)",
+                 name);
+        b->unknown = true;
+        return b;
+    }
+    if (af_session_open_ex(&b->s, name, NULL, o->engine ? o->engine : "", "", AF_SESSION_NO_LIMITS, b->why,
+                           sizeof b->why)) {
+        b->unknown = strstr(b->why, "unknown backend") != NULL;
+        return b;
+    }
+    b->open = true;
+    b->s.runner.oracle = o->oracle;
+    if (!o->threads_given) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        int per_job = cores > 0 ? (int)(cores / o->jobs) : 1;
+        b->s.runner.oracle.threads = per_job > 0 ? per_job : 1;
+    }
+    b->s.runner.probes = !o->no_probes;
+    b->s.runner.ref_choice = o->reference;
+    b->s.runner.repeats = o->repeats;
+    b->s.max_memory = o->max_memory;
+    if (o->deadline_s > 0) b->s.default_deadline_s = o->deadline_s;
+    if (o->worker_cases >= 0) b->s.worker_cases = o->worker_cases;
+    return b;
+}
+
+/* Print every finished case at the front, in case order. */
+static void report_ready(run_pool *rp) {
+    while (rp->printed < rp->n && rp->finished[rp->printed]) {
+        int i = rp->printed++;
+        if (!rp->loaded[i]) continue;
+        const af_case_result *r = &rp->results[i];
+        if (r->status == AF_CASE_NOT_RUN) {
+            fprintf(stderr, "attnfuzz: %s: %s\n", rp->paths[i], r->why);
+            rp->bad = true;
+            continue;
+        }
+        af_cli_run_report(rp->o->json, rp->paths[i], &r->verdict);
+        if (r->verdict.kind == AF_V_DECLINED)
+            rp->declined = true;
+        else if (r->verdict.n_findings)
+            rp->finding = true;
+    }
+}
+
+/* A case that cannot go to a worker: its backend is unknown (bad) or unavailable. */
+static void settle_without_run(run_pool *rp, int i, const run_backend *b) {
+    rp->finished[i] = true;
+    if (!b || b->unknown) {
+        if (b) fprintf(stderr, "attnfuzz: %s: %s\n", rp->paths[i], b->why);
+        rp->loaded[i] = false; /* nothing to print */
+        rp->bad = true;
+        return;
+    }
+    af_case_result *r = &rp->results[i];
+    memset(r, 0, sizeof *r);
+    r->status = AF_CASE_RAN;
+    af_verdict_init(&r->verdict, b->name);
+    r->verdict.kind = AF_V_DECLINED;
+    snprintf(r->verdict.reason, sizeof r->verdict.reason, "%s", b->why);
+}
+
+/* Cases [first, end) share one backend's session: run them jobs at a time. */
+static void run_stretch(run_pool *rp, run_backend *b, int first, int end) {
+    int jobs = rp->o->jobs;
+    af_child slots[AF_POOL_MAX_WORKERS];
+    int slot_case[AF_POOL_MAX_WORKERS];
+    memset(slots, 0, sizeof slots);
+    int next = first, busy = 0;
+    while (next < end || busy) {
+        for (int k = 0; k < jobs && next < end; k++) {
+            if (slots[k].proc.pid) continue;
+            int i = next++;
+            if (!rp->loaded[i]) {
+                rp->finished[i] = true;
+                k--; /* the slot is still free */
+                continue;
+            }
+            slots[k].result = &rp->results[i];
+            slot_case[k] = i;
+            if (af_child_start(&b->s, &slots[k], &rp->cases[i], AF_STORE_NONE, b->s.default_deadline_s)) {
+                /* no process for it: judged here, as af_session_run_isolated does */
+                af_session_run_isolated(&b->s, &rp->cases[i], AF_STORE_NONE, NULL, b->s.default_deadline_s,
+                                        &rp->results[i]);
+                rp->finished[i] = true;
+                continue;
+            }
+            busy++;
+        }
+        report_ready(rp);
+        if (!busy) continue;
+        int done = af_child_wait_any(&b->s, slots, jobs, 200);
+        if (done < 0) continue;
+        busy--;
+        rp->finished[slot_case[done]] = true;
+        report_ready(rp);
+    }
+}
+
+int af_cli_run_pool(const af_run_pool_opts *o, const char *const *paths, int n) {
+    run_pool *rp = calloc(1, sizeof *rp);
+    if (!rp) return AF_EXIT_USAGE;
+    rp->o = o;
+    rp->paths = paths;
+    rp->n = n;
+    rp->cases = calloc((size_t)n, sizeof *rp->cases);
+    rp->loaded = calloc((size_t)n, sizeof *rp->loaded);
+    rp->results = calloc((size_t)n, sizeof *rp->results);
+    rp->finished = calloc((size_t)n, sizeof *rp->finished);
+    rp->bname = calloc((size_t)n, sizeof *rp->bname);
+    if (!rp->cases || !rp->loaded || !rp->results || !rp->finished || !rp->bname) {
+        fprintf(stderr, "attnfuzz run: out of memory for %d cases\n", n);
+        rp->bad = true;
+        n = 0;
+    }
+    for (int i = 0; i < n; i++) {
+        /* the same loading and backend rule as `run` (a case's plugin:PATH is a hint only) */
+        int rc = af_cli_load_case("attnfuzz run", paths[i], &rp->cases[i]);
+        if (rc == 0)
+            rc = af_cli_choose_backend("run", paths[i], &rp->cases[i], o->backend, o->plugin_dirs, o->n_plugin_dirs,
+                                       &rp->bname[i]);
+        if (rc) {
+            if (!rp->bad) rp->bad_code = rc;
+            rp->bad = true;
+            continue;
+        }
+        rp->loaded[i] = true;
+    }
+    /* stretches of consecutive cases on one backend; sessions stay open across them */
+    for (int first = 0; first < n;) {
+        while (first < n && !rp->loaded[first]) rp->finished[first++] = true;
+        if (first == n) break;
+        const char *name = backend_of(rp, first);
+        int end = first + 1;
+        while (end < n && (!rp->loaded[end] || !strcmp(backend_of(rp, end), name))) end++;
+        run_backend *b = backend_session(rp, name);
+        if (b && b->open)
+            run_stretch(rp, b, first, end);
+        else
+            for (int i = first; i < end; i++)
+                if (rp->loaded[i])
+                    settle_without_run(rp, i, b);
+                else
+                    rp->finished[i] = true;
+        report_ready(rp);
+        first = end;
+    }
+    report_ready(rp);
+    for (int i = 0; i < rp->n_backends; i++)
+        if (rp->backends[i].open) af_session_close(&rp->backends[i].s);
+    int rc = rp->bad        ? (rp->bad_code ? rp->bad_code : AF_EXIT_USAGE)
+             : rp->finding  ? AF_EXIT_FINDING
+             : rp->declined ? AF_EXIT_DECLINED
+                            : AF_EXIT_PASS;
+    free(rp->cases);
+    free(rp->loaded);
+    free(rp->results);
+    free(rp->finished);
+    free(rp->bname);
+    free(rp);
+    return rc;
+}
