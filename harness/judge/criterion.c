@@ -22,6 +22,9 @@ void af_criterion_terms_free(af_criterion_terms *t) {
     free(t->kq);
     free(t->wq);
     free(t->prob);
+    free(t->ds_abs);
+    free(t->rho);
+    free(t->log_f);
     memset(t, 0, sizeof *t);
 }
 
@@ -76,6 +79,7 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, int first, int 
     double rho = 0x1p-21 * (1.0 + A + fabs(lse));
     double sub = x->fp16 ? 0x1p-25 * exp(m - lse) : 0.0; /* per P term, in normalised units */
     double gam = accumulation_bias(n);
+    t->rho[row] = rho;
     t->kappa[AF_T_LSE][row] = 0x1p-21 * (1.0 + A) + 0x1p-24 * sqrt((double)n);
     /* O row: mass, kappa, sig2 */
     double *om = t->mass[AF_T_O] + row * p->Dv, *ok = t->kappa[AF_T_O] + row * p->Dv;
@@ -96,11 +100,13 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, int first, int 
     /* backward: dS and its budgets; the stored O's share of D_i is added when judging
      * (af_criterion_tensor), from the O the kernel wrote */
     const double *dO = in->dout + row * p->Dv;
-    double D = 0, dd_abs = 0;
+    double D = 0, dd_abs = 0, do_max = 0, q_max = 0, k_max = 0, p_max = 0, w_max = 0;
     for (int d = 0; d < p->Dv; d++) {
         D += dO[d] * o[d];
         dd_abs += fabs(dO[d] * o[d]);
+        do_max = fmax(do_max, fabs(dO[d]));
     }
+    for (int d = 0; d < p->Dqk; d++) q_max = fmax(q_max, fabs(q[d]));
     for (int j = first; j <= last; j++) {
         const double *v = in->v + (((size_t)b * p->Hkv + hk) * p->Skv + j) * p->Dv;
         double dp = 0, dp_abs = 0;
@@ -115,7 +121,18 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, int first, int 
          * the cancellation floor AF_GRAD_CANCEL_UNIT of the term mass (verdict.h) */
         x->wk[j - first] = rho * fabs(x->ds[j - first]) + (0x1p-22 + AF_GRAD_CANCEL_UNIT) * x->g[j - first];
         if (t->prob) t->prob[row * p->Skv + j] = (float)pj;
+        if (t->ds_abs) /* dS and its budget: what the P of the term carries */
+            t->ds_abs[row * p->Skv + j] = (float)fmin(fabs(x->ds[j - first]) + x->wk[j - first], 0x1.fffffep127);
+        const double *k = in->k + (((size_t)b * p->Hkv + hk) * p->Skv + j) * p->Dqk;
+        for (int d = 0; d < p->Dqk; d++) k_max = fmax(k_max, fabs(k[d]));
+        p_max = fmax(p_max, pj);
+        w_max = fmax(w_max, dp_abs + dd_abs);
     }
+    /* F_i bounds every fp32 intermediate of the row's backward with exact P: P, dS = P (dP
+     * - D), its products with scale k, scale q, and dO's with P, and the sums of up to n +
+     * Sq Hq terms that collect them (criterion.h: the stored LSE's growth) */
+    t->log_f[row] = log(fmax(p_max, 1e-300)) + log1p(w_max) + log1p(p->scale * (k_max + q_max) + do_max) +
+                    log((double)n + (double)p->Sq * p->Hq);
     double sub_s = x->fp16 ? 0x1p-25 * fmax(p->scale, 1.0) : 0.0; /* per dS term, scaled units */
     const double *dq_ex = x->ex->dq + row * p->Dqk;
     double *qm = t->mass[AF_T_DQ] + row * p->Dqk, *qk = t->kappa[AF_T_DQ] + row * p->Dqk;
@@ -169,14 +186,27 @@ int af_criterion_terms_compute(const af_oracle_problem *p, const af_outputs *exa
     x.wk = malloc(skv * sizeof(double));
     x.seen = calloc(nk ? nk : 1, sizeof(long long));
     t->kappa[AF_T_LSE] = calloc(nq ? nq : 1, sizeof(double));
-    bool ok = x.prob && x.ds && x.g && x.wk && x.seen && t->kappa[AF_T_LSE] && alloc_all(t, AF_T_O, nq * p->Dv, nq);
+    t->rho = calloc(nq ? nq : 1, sizeof(double));
+    t->lse_exact = exact->lse;
+    bool ok =
+        x.prob && x.ds && x.g && x.wk && x.seen && t->kappa[AF_T_LSE] && t->rho && alloc_all(t, AF_T_O, nq * p->Dv, nq);
     if (bwd) {
         ok = ok && alloc_all(t, AF_T_DQ, nq * p->Dqk, nq) && alloc_all(t, AF_T_DK, nk * p->Dqk, nk) &&
              alloc_all(t, AF_T_DV, nk * p->Dv, nk);
         t->kq = calloc(nq * p->Dqk + 1, sizeof(double));
         t->wq = calloc(nk * p->Dqk + 1, sizeof(double));
-        ok = ok && t->kq && t->wq;
-        if (nq * (size_t)p->Skv <= AF_CRITERION_MAX_PROB) t->prob = calloc(nq * p->Skv + 1, sizeof(float));
+        t->log_f = calloc(nq + 1, sizeof(double));
+        ok = ok && t->kq && t->wq && t->log_f;
+        if (nq * (size_t)p->Skv <= AF_CRITERION_MAX_PROB) {
+            t->prob = calloc(nq * p->Skv + 1, sizeof(float));
+            t->ds_abs = calloc(nq * p->Skv + 1, sizeof(float));
+            if (!t->prob || !t->ds_abs) { /* both or neither: the growth term of dK needs both */
+                free(t->prob);
+                free(t->ds_abs);
+                t->prob = NULL;
+                t->ds_abs = NULL;
+            }
+        }
         t->dout = p->in->dout;
         t->q = p->in->q;
         t->o_exact = exact->o;
@@ -294,8 +324,8 @@ static double *stored_o_term(const af_case *c, af_tensor_id id, const af_criteri
 }
 
 void af_criterion_tensor(const af_case *c, af_tensor_id id, const double *kernel, const double *ref,
-                         const double *exact, const double *kernel_o, const af_criterion_terms *terms, double unit,
-                         double grad_mass, af_criterion_result *out) {
+                         const double *exact, const double *kernel_o, const double *kernel_lse,
+                         const af_criterion_terms *terms, double unit, double grad_mass, af_criterion_result *out) {
     memset(out, 0, sizeof *out);
     out->ratio = -1; /* the first check taken replaces it */
     bool kvside = id == AF_T_DK || id == AF_T_DV, grad = id == AF_T_DQ || kvside;
@@ -305,6 +335,10 @@ void af_criterion_tensor(const af_case *c, af_tensor_id id, const double *kernel
     const double *mass = have ? terms->mass[id] : NULL, *kappa = have ? terms->kappa[id] : NULL;
     const double *sig2 = have ? terms->sig2[id] : NULL;
     double *dterm = have && (id == AF_T_DQ || id == AF_T_DK) ? stored_o_term(c, id, terms, kernel_o) : NULL;
+    /* the stored LSE's growth (criterion.h): NULL unless some row left the linear regime */
+    double *growth = have && id != AF_T_LSE ? af_criterion_lse_growth(c, terms, kernel_lse) : NULL;
+    double *gterm = growth ? af_criterion_lse_growth_term(c, id, terms, growth, dterm, kernel_o) : NULL;
+    free(growth);
     af_mask_rule rule = af_mask_rule_of_case(c);
     const double sd_unit = unit / (2.0 * sqrt(3.0)); /* std of one rounding, relative */
     /* the tensor-wide bias: sums over rows */
@@ -358,6 +392,7 @@ void af_criterion_tensor(const af_case *c, af_tensor_id id, const double *kernel
                     o2 += o * o;
                     if (!have) continue;
                     double ka = kappa[e] + (dterm ? dterm[e] : 0), ma = mass ? mass[e] : 0;
+                    if (gterm) ka += gterm[e];
                     maxkappa = fmax(maxkappa, ka);
                     sumkappa += ka;
                     if (id == AF_T_LSE) continue;
@@ -414,4 +449,5 @@ void af_criterion_tensor(const af_case *c, af_tensor_id id, const double *kernel
     }
     if (out->ratio < 0) out->ratio = 0; /* nothing judged */
     free(dterm);
+    free(gterm);
 }
