@@ -31,17 +31,20 @@
  * The stored LSE's growth (added per kernel, criterion_lse.c). The ABI's backward
  * recomputes P_ij = exp(s_ij - LSE_i) from fp32 scores and the fp32 LSE the kernel
  * stored, and a forward's P is exp(s_ij - LSE_i) of its own LSE too, so
- *   |ln(P~_ij / P_ij)| <= delta_i = rho_i + e_i,  e_i = |LSE_kernel,i - LSE_exact,i|
- * (rho_i: the fp32 score and exp-argument rounding at the row's magnitude A_i + |LSE_i|;
- * e_i: the kernel's own stored LSE, itself judged by the LSE check), and P's relative
- * error is up to expm1(delta_i), not rho_i. The budgets above are first order (rho_i);
- * a row with delta_i > AF_LSE_LINEAR_MAX gets x_i = expm1(min(delta_i, AF_LSE_DELTA_CAP))
- * - rho_i more relative error on every term its P carries, with that term's budget (the
+ *   |ln(P~_ij / P_ij)| <= delta_i = sigma_i + e_i,  e_i = |LSE_kernel,i - LSE_exact,i|
+ * (sigma_i = 2^-23 (1 + A_i + |LSE_i|) = rho_i / 4: the fp32 rounding of the recomputed
+ * score at magnitude A_i and of the exp argument s - LSE at magnitude |LSE_i|, two units
+ * of 2^-24 each; e_i: the kernel's own stored LSE, itself judged by the LSE check), and
+ * P's relative error is up to expm1(delta_i). The budgets above are first order: rho_i
+ * per P. Where expm1(delta_i) exceeds rho_i, the row gets x_i = expm1(min(delta_i,
+ * AF_LSE_DELTA_CAP)) - rho_i more relative error on every term its P carries, with that
+ * term's budget (the
  * fp32 dP, D and cancellation of dS, the stored O inside D): O_id and dQ_id get x_i
  * (mass + kappa + stored-O term)[e]; dV_jd sum_i x_i (1 + rho_i) P_ij |dO_id|; dK_jd
- * sum_i x_i scale (|dS_ij| + its budget + P_ij dD_i) |q_id|. Rows
- * with delta_i <= AF_LSE_LINEAR_MAX (|LSE| and A below ~1e3 for a correct kernel) keep
- * the budgets above to the bit. When even the finite range is lost
+ * sum_i x_i scale (|dS_ij| + its budget + P_ij dD_i) |q_id|. Rows with expm1(delta_i)
+ * <= rho_i (for a kernel whose e_i is within its rounding, every row with A_i + |LSE_i|
+ * below ~2e7) get x_i = 0 and keep the budgets above to the bit. When even the finite
+ * range is lost
  * (delta_i + ln F_i >= ln FLT_MAX, F_i the row's largest exact backward intermediate
  * factor, log_f), an ABI kernel's fp32 P, dS or sums may overflow: a non-finite dQ_i or
  * dK_j, dV_j of a key that row sees is then not a finding (af_criterion_unresolved).
@@ -56,8 +59,6 @@
 
 /* P is kept (float) for the stored-O term of dK when B Hq Sq Skv is at most this. */
 #define AF_CRITERION_MAX_PROB (1u << 24)
-/* Below this delta_i the first-order budget rho_i stands (expm1(d) - d < 2^-11 d). */
-#define AF_LSE_LINEAR_MAX 0x1p-10
 /* delta_i is capped here so that every budget stays finite in double (e^500 ~ 1e217). */
 #define AF_LSE_DELTA_CAP 500.0
 

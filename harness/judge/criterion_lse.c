@@ -11,8 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* delta_i = rho_i + |LSE_kernel,i - LSE_exact,i|, or -1 for a row that is not judged
- * (masked, non-finite exact LSE) or whose stored LSE is not finite. */
+/* delta_i = sigma_i + |LSE_kernel,i - LSE_exact,i| (sigma_i = rho_i / 4), or -1 for a
+ * row that is not judged (masked, non-finite exact LSE) or whose stored LSE is not
+ * finite. */
 static double row_delta(const af_criterion_terms *t, const double *kernel_lse, size_t r) {
     double rho = t->rho[r];
     if (!(rho > 0) || !t->lse_exact || !isfinite(t->lse_exact[r])) return -1;
@@ -21,7 +22,7 @@ static double row_delta(const af_criterion_terms *t, const double *kernel_lse, s
         if (!isfinite(kernel_lse[r])) return -1;
         e = fabs(kernel_lse[r] - t->lse_exact[r]);
     }
-    return rho + e;
+    return 0.25 * rho + e;
 }
 
 double *af_criterion_lse_growth(const af_case *c, const af_criterion_terms *t, const double *kernel_lse) {
@@ -30,9 +31,11 @@ double *af_criterion_lse_growth(const af_case *c, const af_criterion_terms *t, c
     double *x = NULL;
     for (size_t r = 0; r < nq; r++) {
         double delta = row_delta(t, kernel_lse, r);
-        if (!(delta > AF_LSE_LINEAR_MAX)) continue;
+        if (!(delta >= 0)) continue;
+        double grow = expm1(fmin(delta, AF_LSE_DELTA_CAP)) - t->rho[r];
+        if (!(grow > 0)) continue; /* the first-order budget rho_i covers the row */
         if (!x && !(x = calloc(nq, sizeof(double)))) return NULL;
-        x[r] = fmax(expm1(fmin(delta, AF_LSE_DELTA_CAP)) - t->rho[r], 0.0);
+        x[r] = grow;
     }
     return x;
 }

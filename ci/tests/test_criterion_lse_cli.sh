@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_criterion_lse.sh ATTNFUZZ — the stored LSE's growth (judge/criterion.h):
+# test_criterion_lse_cli.sh ATTNFUZZ — the stored LSE's growth (judge/criterion.h):
 #   - the three flash_ref false alarms of bf16 backward cases with |LSE| ~ 1e9
 #     (corpora/regression/flash-ref-huge-lse-*.case: mismatch dQ/dK/dV, mismatch dV,
 #     nan_inf dQ/dK/dV before) pass on flash_ref, which follows the plugin ABI;
@@ -7,7 +7,7 @@
 # (A backward that recomputes P from a rounded LSE on ordinary cases stays a finding:
 # flash_bug_lse_rounded in test_criterion_kernels.sh.)
 set -u
-bin=${1:?usage: test_criterion_lse.sh path/to/attnfuzz}
+bin=${1:?usage: test_criterion_lse_cli.sh path/to/attnfuzz}
 plugins=$(dirname "$bin")/plugins
 fail=0
 for f in corpora/regression/flash-ref-huge-lse-*.case; do
