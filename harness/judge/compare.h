@@ -9,9 +9,12 @@
 /* Guards around every buffer intact (else out_of_bounds); output gaps (stride_gap,
  * thd gaps) still poisoned (else out_of_bounds); every judged output element written
  * (else unwritten) and finite (else nan_inf, unless the oracle's exact value itself
- * rounds to that infinity in the output type: oracle may be NULL); fully masked rows give O = 0 and
- * LSE = -inf (else convention). Adds findings to v; returns their number. */
-int af_check_buffers(const af_case *c, const af_tensors *t, const af_outputs *oracle, af_verdict *v);
+ * rounds to that infinity in the output type: oracle may be NULL; or the element is a
+ * gradient of a row, or of a key seen by a row, whose fp32 range an ABI kernel loses
+ * to the stored LSE's growth: criterion.h, terms may be NULL); fully masked rows give
+ * O = 0 and LSE = -inf (else convention). Adds findings to v; returns their number. */
+int af_check_buffers(const af_case *c, const af_tensors *t, const af_outputs *oracle, const af_criterion_terms *terms,
+                     af_verdict *v);
 
 /* Numeric comparison of kernel outputs against the oracle with the reference's
  * error as floor (see verdict.h). ref may be NULL (no reference could run): then

@@ -23,6 +23,9 @@ void af_criterion_terms_free(af_criterion_terms *t) {
     free(t->kq);
     free(t->wq);
     free(t->prob);
+    free(t->ds_abs);
+    free(t->rho);
+    free(t->log_f);
     memset(t, 0, sizeof *t);
 }
 
@@ -77,6 +80,7 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, int first, int 
     double rho = 0x1p-21 * (1.0 + A + fabs(lse));
     double sub = x->fp16 ? 0x1p-25 * exp(m - lse) : 0.0; /* per P term, in normalised units */
     double gam = accumulation_bias(n);
+    t->rho[row] = rho;
     t->kappa[AF_T_LSE][row] = 0x1p-21 * (1.0 + A) + 0x1p-24 * sqrt((double)n);
     /* O row: mass, kappa, sig2 */
     double *om = t->mass[AF_T_O] + row * p->Dv, *ok = t->kappa[AF_T_O] + row * p->Dv;
@@ -97,11 +101,13 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, int first, int 
     /* backward: dS and its budgets; the stored O's share of D_i is added when judging
      * (af_criterion_tensor), from the O the kernel wrote */
     const double *dO = in->dout + row * p->Dv;
-    double D = 0, dd_abs = 0;
+    double D = 0, dd_abs = 0, do_max = 0, q_max = 0, k_max = 0, p_max = 0, w_max = 0;
     for (int d = 0; d < p->Dv; d++) {
         D += dO[d] * o[d];
         dd_abs += fabs(dO[d] * o[d]);
+        do_max = fmax(do_max, fabs(dO[d]));
     }
+    for (int d = 0; d < p->Dqk; d++) q_max = fmax(q_max, fabs(q[d]));
     for (int j = first; j <= last; j++) {
         const double *v = in->v + (((size_t)b * p->Hkv + hk) * p->Skv + j) * p->Dv;
         double dp = 0, dp_abs = 0;
@@ -116,7 +122,18 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, int first, int 
          * the cancellation floor AF_GRAD_CANCEL_UNIT of the term mass (verdict.h) */
         x->wk[j - first] = rho * fabs(x->ds[j - first]) + (0x1p-22 + AF_GRAD_CANCEL_UNIT) * x->g[j - first];
         if (t->prob) t->prob[row * p->Skv + j] = (float)pj;
+        if (t->ds_abs) /* dS and its budget: what the P of the term carries */
+            t->ds_abs[row * p->Skv + j] = (float)fmin(fabs(x->ds[j - first]) + x->wk[j - first], 0x1.fffffep127);
+        const double *k = in->k + (((size_t)b * p->Hkv + hk) * p->Skv + j) * p->Dqk;
+        for (int d = 0; d < p->Dqk; d++) k_max = fmax(k_max, fabs(k[d]));
+        p_max = fmax(p_max, pj);
+        w_max = fmax(w_max, dp_abs + dd_abs);
     }
+    /* F_i bounds every fp32 intermediate of the row's backward with exact P: P, dS = P (dP
+     * - D), its products with scale k, scale q, and dO's with P, and the sums of up to n +
+     * Sq Hq terms that collect them (criterion.h: the stored LSE's growth) */
+    t->log_f[row] = log(fmax(p_max, 1e-300)) + log1p(w_max) + log1p(p->scale * (k_max + q_max) + do_max) +
+                    log((double)n + (double)p->Sq * p->Hq);
     double sub_s = x->fp16 ? 0x1p-25 * fmax(p->scale, 1.0) : 0.0; /* per dS term, scaled units */
     const double *dq_ex = x->ex->dq + row * p->Dqk;
     double *qm = t->mass[AF_T_DQ] + row * p->Dqk, *qk = t->kappa[AF_T_DQ] + row * p->Dqk;
@@ -170,14 +187,27 @@ int af_criterion_terms_compute(const af_oracle_problem *p, const af_outputs *exa
     x.wk = malloc(skv * sizeof(double));
     x.seen = calloc(nk ? nk : 1, sizeof(long long));
     t->kappa[AF_T_LSE] = calloc(nq ? nq : 1, sizeof(double));
-    bool ok = x.prob && x.ds && x.g && x.wk && x.seen && t->kappa[AF_T_LSE] && alloc_all(t, AF_T_O, nq * p->Dv, nq);
+    t->rho = calloc(nq ? nq : 1, sizeof(double));
+    t->lse_exact = exact->lse;
+    bool ok =
+        x.prob && x.ds && x.g && x.wk && x.seen && t->kappa[AF_T_LSE] && t->rho && alloc_all(t, AF_T_O, nq * p->Dv, nq);
     if (bwd) {
         ok = ok && alloc_all(t, AF_T_DQ, nq * p->Dqk, nq) && alloc_all(t, AF_T_DK, nk * p->Dqk, nk) &&
              alloc_all(t, AF_T_DV, nk * p->Dv, nk);
         t->kq = calloc(nq * p->Dqk + 1, sizeof(double));
         t->wq = calloc(nk * p->Dqk + 1, sizeof(double));
-        ok = ok && t->kq && t->wq;
-        if (nq * (size_t)p->Skv <= AF_CRITERION_MAX_PROB) t->prob = calloc(nq * p->Skv + 1, sizeof(float));
+        t->log_f = calloc(nq + 1, sizeof(double));
+        ok = ok && t->kq && t->wq && t->log_f;
+        if (nq * (size_t)p->Skv <= AF_CRITERION_MAX_PROB) {
+            t->prob = calloc(nq * p->Skv + 1, sizeof(float));
+            t->ds_abs = calloc(nq * p->Skv + 1, sizeof(float));
+            if (!t->prob || !t->ds_abs) { /* both or neither: the growth term of dK needs both */
+                free(t->prob);
+                free(t->ds_abs);
+                t->prob = NULL;
+                t->ds_abs = NULL;
+            }
+        }
         t->dout = p->in->dout;
         t->q = p->in->q;
         t->o_exact = exact->o;
@@ -277,21 +307,40 @@ double *af_criterion_stored_o_term(const af_case *c, af_tensor_id id, const af_c
 }
 
 void af_criterion_tensor(const af_case *c, af_tensor_id id, const double *kernel, const double *ref,
-                         const double *exact, const double *kernel_o, const af_criterion_terms *terms, double unit,
-                         double grad_mass, af_criterion_result *out) {
+                         const double *exact, const double *kernel_o, const double *kernel_lse,
+                         const af_criterion_terms *terms, double unit, double grad_mass, af_criterion_result *out) {
     bool have = af_criterion_terms_have(terms, id);
-    double *dterm =
-        have && (id == AF_T_DQ || id == AF_T_DK) ? af_criterion_stored_o_term(c, id, terms, kernel_o) : NULL;
+    double *extra = af_criterion_extra_terms(c, id, terms, kernel_o, kernel_lse);
     bool kvside = id == AF_T_DK || id == AF_T_DV;
     size_t rows = (size_t)c->batch * (kvside ? c->heads_kv : c->heads_q) * (kvside ? c->seqlen_kv : c->seqlen_q);
     af_row_summary *sums = malloc((rows ? rows : 1) * sizeof *sums);
     if (!sums) { /* out of memory: the row rule from a summary of nothing is no verdict */
         memset(out, 0, sizeof *out);
-        free(dterm);
+        free(extra);
         return;
     }
-    af_criterion_row_summaries(c, id, kernel, ref, exact, have ? terms : NULL, dterm, unit, sums);
+    af_criterion_row_summaries(c, id, kernel, ref, exact, have ? terms : NULL, extra, unit, sums);
     af_criterion_decide(c, id, sums, ref != NULL, terms, unit, grad_mass, out);
     free(sums);
-    free(dterm);
+    free(extra);
+}
+
+double *af_criterion_extra_terms(const af_case *c, af_tensor_id id, const af_criterion_terms *terms,
+                                 const double *kernel_o, const double *kernel_lse) {
+    if (!af_criterion_terms_have(terms, id)) return NULL;
+    double *dterm = id == AF_T_DQ || id == AF_T_DK ? af_criterion_stored_o_term(c, id, terms, kernel_o) : NULL;
+    if (id == AF_T_LSE) return dterm;
+    /* the stored LSE's growth (criterion.h): NULL unless some row left the linear regime */
+    double *growth = af_criterion_lse_growth(c, terms, kernel_lse);
+    double *gterm = growth ? af_criterion_lse_growth_term(c, id, terms, growth, dterm, kernel_o) : NULL;
+    free(growth);
+    if (!gterm) return dterm;
+    if (dterm) {
+        bool kvside = id == AF_T_DK || id == AF_T_DV;
+        int D = (id == AF_T_O || id == AF_T_DV) ? c->head_dim_v : c->head_dim_qk;
+        size_t n = (size_t)c->batch * (kvside ? c->heads_kv : c->heads_q) * (kvside ? c->seqlen_kv : c->seqlen_q) * D;
+        for (size_t e = 0; e < n; e++) gterm[e] += dterm[e];
+        free(dterm);
+    }
+    return gterm;
 }

@@ -27,6 +27,27 @@
  *             of the terms moves the row's signed sum (the bias statistic) with standard
  *             deviation <= u / (2 sqrt 3) sqrt(sig2[r]).
  * LSE has kappa only: 2^-21 (1 + A_i) + 2^-24 sqrt(n_i) (score accumulation, sum, log).
+ *
+ * The stored LSE's growth (added per kernel, criterion_lse.c). The ABI's backward
+ * recomputes P_ij = exp(s_ij - LSE_i) from fp32 scores and the fp32 LSE the kernel
+ * stored, and a forward's P is exp(s_ij - LSE_i) of its own LSE too, so
+ *   |ln(P~_ij / P_ij)| <= delta_i = sigma_i + e_i,  e_i = |LSE_kernel,i - LSE_exact,i|
+ * (sigma_i = 2^-23 (1 + A_i + |LSE_i|) = rho_i / 4: the fp32 rounding of the recomputed
+ * score at magnitude A_i and of the exp argument s - LSE at magnitude |LSE_i|, two units
+ * of 2^-24 each; e_i: the kernel's own stored LSE, itself judged by the LSE check), and
+ * P's relative error is up to expm1(delta_i). The budgets above are first order: rho_i
+ * per P. Where expm1(delta_i) exceeds rho_i, the row gets x_i = expm1(min(delta_i,
+ * AF_LSE_DELTA_CAP)) - rho_i more relative error on every term its P carries, with that
+ * term's budget (the
+ * fp32 dP, D and cancellation of dS, the stored O inside D): O_id and dQ_id get x_i
+ * (mass + kappa + stored-O term)[e]; dV_jd sum_i x_i (1 + rho_i) P_ij |dO_id|; dK_jd
+ * sum_i x_i scale (|dS_ij| + its budget + P_ij dD_i) |q_id|. Rows with expm1(delta_i)
+ * <= rho_i (for a kernel whose e_i is within its rounding, every row with A_i + |LSE_i|
+ * below ~2e7) get x_i = 0 and keep the budgets above to the bit. When even the finite
+ * range is lost
+ * (delta_i + ln F_i >= ln FLT_MAX, F_i the row's largest exact backward intermediate
+ * factor, log_f), an ABI kernel's fp32 P, dS or sums may overflow: a non-finite dQ_i or
+ * dK_j, dV_j of a key that row sees is then not a finding (af_criterion_unresolved).
  */
 #ifndef ATTNFUZZ_JUDGE_CRITERION_H
 #define ATTNFUZZ_JUDGE_CRITERION_H
@@ -39,6 +60,8 @@
 
 /* P is kept (float) for the stored-O term of dK when B Hq Sq Skv is at most this. */
 #define AF_CRITERION_MAX_PROB (1u << 24)
+/* delta_i is capped here so that every budget stays finite in double (e^500 ~ 1e217). */
+#define AF_LSE_DELTA_CAP 500.0
 
 typedef struct {
     bool ready;
@@ -49,6 +72,10 @@ typedef struct {
     double *kq;                       /* (B, Hq, Sq, Dqk)  scale sum_j P_ij |k_jd|               */
     double *wq;                       /* (B, Hkv, Skv, Dqk) scale sum_(h, i) P_ij |q_id|         */
     float *prob;                      /* (B, Hq, Sq, Skv) P_ij, or NULL when too large           */
+    float *ds_abs;                    /* (B, Hq, Sq, Skv) |dS_ij| + its budget (unscaled), w/ prob */
+    double *rho;                      /* (B, Hq, Sq) rho_i of each judged row; 0 elsewhere      */
+    double *log_f;                    /* (B, Hq, Sq) ln F_i, backward (criterion.h above)       */
+    const double *lse_exact;          /* the oracle's exact LSE                                  */
     const double *dout, *q, *o_exact; /* the prepared case's dense dO, Q and exact O     */
 } af_criterion_terms;
 
@@ -81,8 +108,28 @@ typedef struct {
  * terms is NULL or not ready. Rows a fully masked query row owns are skipped (judged by
  * af_check_buffers), as are non-finite kernel values (nan_inf). */
 void af_criterion_tensor(const af_case *c, af_tensor_id id, const double *kernel, const double *ref,
-                         const double *exact, const double *kernel_o, const af_criterion_terms *terms, double unit,
-                         double grad_mass, af_criterion_result *out);
+                         const double *exact, const double *kernel_o, const double *kernel_lse,
+                         const af_criterion_terms *terms, double unit, double grad_mass, af_criterion_result *out);
+
+/* ---- the stored LSE's growth (criterion_lse.c) ---- */
+
+/* x_i (above) of every query row, (B, Hq, Sq), from the kernel's dense LSE (NULL: e_i =
+ * 0; a non-finite LSE_kernel,i gives x_i = 0: that LSE is a finding of its own).
+ * Returns a malloc'd array, or NULL when every x_i is 0 (or out of memory). */
+double *af_criterion_lse_growth(const af_case *c, const af_criterion_terms *t, const double *kernel_lse);
+
+/* The growth's share of tensor id's element budgets (dense like the tensor; caller
+ * frees) from x (af_criterion_lse_growth); stored_o: the stored-O term of dQ or dK
+ * (dense, or NULL), kernel_o: the kernel's dense O (dD_i of dK; NULL: 0). NULL for LSE or
+ * without budgets. */
+double *af_criterion_lse_growth_term(const af_case *c, af_tensor_id id, const af_criterion_terms *t, const double *x,
+                                     const double *stored_o, const double *kernel_o);
+
+/* Rows of a backward whose fp32 range is lost (delta_i + ln F_i >= ln FLT_MAX): rows
+ * (B, Hq, Sq) and keys (B, Hkv, Skv) they see are set to 1 (others 0). Returns the
+ * number of such rows (0 without budgets or backward). */
+int af_criterion_unresolved(const af_case *c, const af_criterion_terms *t, const double *kernel_lse,
+                            unsigned char *rows, unsigned char *keys);
 
 /* The two halves of af_criterion_tensor (criterion_rows.c), so that the summaries may
  * come from the device (kernels/compare_gpu.h) and the decision stays here.
@@ -100,6 +147,11 @@ void af_criterion_row_summaries(const af_case *c, af_tensor_id id, const double 
  * af_criterion_tensor: rows past the lengths and fully masked query rows are skipped. */
 void af_criterion_decide(const af_case *c, af_tensor_id id, const af_row_summary *rows, bool have_ref,
                          const af_criterion_terms *terms, double unit, double grad_mass, af_criterion_result *out);
+/* Every element's budget beyond its kappa, dense like tensor id (caller frees), or NULL:
+ * the stored O's share (dQ, dK) plus the stored LSE's growth (criterion_lse.c), from the
+ * kernel's dense O and LSE; the dterm af_criterion_row_summaries takes. */
+double *af_criterion_extra_terms(const af_case *c, af_tensor_id id, const af_criterion_terms *terms,
+                                 const double *kernel_o, const double *kernel_lse);
 /* The stored O's share of the budget of dQ (id DQ) or dK (DK), dense like the tensor
  * (caller frees), or NULL (criterion.c). */
 double *af_criterion_stored_o_term(const af_case *c, af_tensor_id id, const af_criterion_terms *t,

@@ -307,7 +307,7 @@ static void judge_run(void *ctx, const af_tensors *run, int index, af_verdict *v
     af_verdict *rv = malloc(sizeof *rv); /* a scratch verdict: its stats stay out of v */
     if (!rv) return;
     af_verdict_init(rv, v->backend);
-    af_check_buffers(c, run, p->have_oracle ? &p->oracle.out : NULL, rv);
+    af_check_buffers(c, run, p->have_oracle ? &p->oracle.out : NULL, &p->terms, rv);
     af_outputs out;
     if (af_outputs_alloc(&out, c) == 0) {
         af_outputs_read(run, c, &out);
@@ -411,7 +411,7 @@ static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char 
     if (st == AF_RUN_OK) {
         double t_cmp = af_clock_mono();
         v->runs = 1;
-        af_check_buffers(c, &t, p->have_oracle ? &p->oracle.out : NULL, v);
+        af_check_buffers(c, &t, p->have_oracle ? &p->oracle.out : NULL, &p->terms, v);
         af_outputs first;
         bool have_first = af_outputs_alloc(&first, c) == 0;
         if (have_first) {

@@ -22,6 +22,17 @@
  *   4. tensor bias: 3 with beta, |beta_ref|' sums and variances summed over all rows
  *                (a uniform x(1 + eps) on every row adds up; random rounding does not)
  * Without a reference every allowance is the floor part times 8 (bias: times 4).
+ * The stored LSE's growth (criterion.h, criterion_lse.c): the ABI's P_ij = exp(s_ij -
+ * LSE_i) from fp32 scores and the fp32 LSE the kernel stored is off by a factor up to
+ * e^delta_i, delta_i = 2^-23 (1 + A_i + |LSE_i|) + |LSE_kernel,i - LSE_exact,i|; where
+ * expm1(delta_i) exceeds the first-order rho_i = 2^-21 (1 + A_i + |LSE_i|) in kappa, the
+ * row's P-carried budgets (O, dQ of the row; its share of dK, dV of the keys it sees)
+ * grow by (expm1(delta_i) - rho_i) times (mass + kappa), per row: every other row keeps
+ * its budget to the bit (a correct kernel: A_i + |LSE_i| below ~2e7). A backward row
+ * whose delta_i + ln F_i >= ln FLT_MAX (F_i its largest exact intermediate) has lost
+ * fp32's range: a non-finite dQ_i, or dK_j, dV_j of a key it sees, is no nan_inf (an ABI
+ * kernel overflows there); elsewhere a non-finite value where the oracle is finite stays
+ * a finding, and O and LSE are never excused (online softmax cannot overflow).
  * ratio(T) = the worst of the four over T's rows (reported with that row's worst
  * element); pass iff ratio <= 1. Without term budgets (out of memory) only rule 1 runs,
  * its floor with c M_T (the tensor's term magnitude) instead of the row's.

@@ -131,7 +131,7 @@ static void tensor_equals_halves(void) {
     }
     kernel[13] += 0.5; /* h1 r0 d1 */
     af_criterion_result whole, halves;
-    af_criterion_tensor(&c, AF_T_O, kernel, ref, exact, kernel, NULL, 0x1p-7, 0, &whole);
+    af_criterion_tensor(&c, AF_T_O, kernel, ref, exact, kernel, NULL, NULL, 0x1p-7, 0, &whole);
     af_row_summary rows[6];
     af_criterion_row_summaries(&c, AF_T_O, kernel, ref, exact, NULL, NULL, 0x1p-7, rows);
     af_criterion_decide(&c, AF_T_O, rows, true, NULL, 0x1p-7, 0, &halves);
