@@ -66,7 +66,8 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_run(const af_plugin_problem *p, const af_pl
     (void)p;
     (void)t;
 #if MISBEHAVE == MB_SEGV
-    int *volatile null_ptr = NULL;
+    /* both volatile: gcc -O2 drops a plain store through a (volatile) null pointer */
+    volatile int *volatile null_ptr = NULL;
     *null_ptr = 1;
 #elif MISBEHAVE == MB_ABORT
     abort();
