@@ -348,7 +348,8 @@ int af_compare_outputs(const af_case *c, const af_outputs *kernel, const af_outp
         if (id == AF_T_LSE && c->dtype == AF_DT_FP8_E4M3 && oracle->score_abs && count)
             fp8_lse_rows(c, kv_[i], ov_[i], oracle->score_abs, st->allowed, st, &wb, &wh, &ws, &wk, &wo, &err);
         const char *check = "";
-        if (count && fp16_bf16) { /* per row: criterion.h */
+        double shown_ref = err_ref; /* the reference error the failing check used */
+        if (count && fp16_bf16) {   /* per row: criterion.h */
             af_criterion_result cr;
             double gm = id == AF_T_DQ ? oracle->grad.dq : id == AF_T_DK ? oracle->grad.dk : oracle->grad.dv;
             af_criterion_decide(c, id, sums, rv_[i] != NULL, have ? terms : NULL, af_output_unit(c, id), gm, &cr);
@@ -363,6 +364,7 @@ int af_compare_outputs(const af_case *c, const af_outputs *kernel, const af_outp
             wk = cr.kernel_value;
             wo = cr.oracle_value;
             check = af_check_name(cr.check);
+            shown_ref = cr.err_ref;
         }
         st->b = wb;
         st->h = wh;
@@ -376,7 +378,7 @@ int af_compare_outputs(const af_case *c, const af_outputs *kernel, const af_outp
             f.kernel_value = wk;
             f.baseline_value = wo;
             snprintf(f.detail, sizeof f.detail, "%s%skernel %.6g oracle %.6g reference err %.3g", check,
-                     check[0] ? ": " : "", wk, wo, err_ref);
+                     check[0] ? ": " : "", wk, wo, shown_ref);
             af_verdict_add(v, &f);
         }
         free(sums);
