@@ -23,4 +23,14 @@ for f in corpora/regression/flash-ref-huge-lse-*.case; do
     done
 done
 [ -e "$f" ] || { echo "FAIL: no corpora/regression/flash-ref-huge-lse-*.case"; fail=1; }
+# The kernel's own LSE error never widens its forward O's allowance: a window off by one
+# (wrong O and wrong LSE) keeps the O element ratio it had before the growth term (714.5).
+out=$("$bin" run corpora/seed/fp16-window-small-both.case --backend planted:window_off_by_one --no-probes 2>&1)
+ratio=$(printf '%s\n' "$out" | sed -n 's/.*mismatch O .*ratio=\([0-9.e+]*\).*/\1/p' | head -1)
+if [ -z "$ratio" ] || ! awk -v r="$ratio" 'BEGIN { exit !(r > 100) }'; then
+    echo "FAIL: planted:window_off_by_one O ratio '$ratio' (want > 100): $out"
+    fail=1
+else
+    echo "ok: planted window bug, O ratio $ratio"
+fi
 exit $fail

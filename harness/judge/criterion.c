@@ -330,8 +330,11 @@ double *af_criterion_extra_terms(const af_case *c, af_tensor_id id, const af_cri
     if (!af_criterion_terms_have(terms, id)) return NULL;
     double *dterm = id == AF_T_DQ || id == AF_T_DK ? af_criterion_stored_o_term(c, id, terms, kernel_o) : NULL;
     if (id == AF_T_LSE) return dterm;
-    /* the stored LSE's growth (criterion.h): NULL unless some row left the linear regime */
-    double *growth = af_criterion_lse_growth(c, terms, kernel_lse);
+    /* the stored LSE's growth (criterion.h): NULL unless some row left the linear regime.
+     * O is computed in the forward, from the scores, not from the LSE the kernel stored:
+     * only the fp32 rounding of the scores grows its budget, never the kernel's own LSE
+     * error (that would excuse a wrong O by the same kernel's wrong LSE). */
+    double *growth = af_criterion_lse_growth(c, terms, id == AF_T_O ? NULL : kernel_lse);
     double *gterm = growth ? af_criterion_lse_growth_term(c, id, terms, growth, dterm, kernel_o) : NULL;
     free(growth);
     if (!gterm) return dterm;
