@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -149,6 +150,7 @@ static int spawn(af_session *s, af_worker_pool *p, af_pool_worker *w) {
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds)) return -1;
     fflush(stdout);
     fflush(stderr);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         int err = errno;
@@ -163,6 +165,10 @@ static int spawn(af_session *s, af_worker_pool *p, af_pool_worker *w) {
         for (int i = 0; i < AF_POOL_MAX_WORKERS; i++)
             if (p->workers[i].pid && p->workers[i].fd >= 0) close(p->workers[i].fd);
         close(fds[0]);
+        /* a worker outlives no killed parent (kill -9): it would store findings after the
+         * next triage has counted them (as a fresh child, isolate.c) */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(3);
         if (s->max_memory > 0) { /* --max-memory: as for a fresh child per case (isolate.c) */
             struct rlimit lim = {(rlim_t)s->max_memory, (rlim_t)s->max_memory};
             setrlimit(RLIMIT_AS, &lim);
