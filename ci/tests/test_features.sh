@@ -46,7 +46,12 @@ campaign() { # campaign BUG FIELD-REGEX
   fi
   local d kept=0
   for d in "$out"/findings/*; do
-    grep -qE "$field" "$d/finding.case" && kept=$((kept + 1))
+    if grep -qE "$field" "$d/finding.case"; then
+      kept=$((kept + 1))
+    else # say what the featureless finding is, so a failure can be read from the log
+      echo "     lost the feature: $(basename "$d"): $(head -c 300 "$d/verdict.json" 2>/dev/null | tr -d '\n')"
+      grep -vE '^(#|$)' "$d/finding.case" | tr '\n' ' ' | cut -c1-300; echo
+    fi
   done
   if [ "$kept" != "$n" ]; then
     echo "FAIL planted:$bug: $((n - kept)) of $n minimised findings lost the feature ($field)"

@@ -223,23 +223,36 @@ static bool send_request(af_worker_pool *p, af_pool_worker *w, const pool_reques
 int af_pool_start(af_session *s, af_child *slot, const af_case *c, af_store_mode mode, const af_case *original,
                   int deadline_s, double grace_s) {
     af_worker_pool *p = s->pool;
-    pool_request *req = calloc(1, sizeof *req);
-    if (!req) return -1;
-    req->c = *c;
-    memcpy(req->label, s->verdict_label, sizeof req->label);
-    if (original) req->original = *original;
-    req->has_original = original != NULL;
-    req->mode = (int)mode;
-    req->deadline_s = deadline_s;
     af_pool_worker *w = NULL;
-    /* an idle worker may have died since its last case: that one is replaced, once */
+    int err = 0;
+    /* an idle worker may have died since its last case: that one is replaced, once. The
+     * request lives on the heap only between forks: a worker forked while it was live
+     * would hold it unreachable, and a backend calling exit() inside a case there would
+     * be turned into a leak report and exit status 1 by LeakSanitizer. */
     for (int attempt = 0; attempt < 2 && !w; attempt++) {
         w = idle_worker(s, p);
-        if (!w) break;
-        if (!send_request(p, w, req)) w = NULL;
+        if (!w) {
+            err = errno;
+            break;
+        }
+        pool_request *req = calloc(1, sizeof *req);
+        if (!req) {
+            err = ENOMEM;
+            w = NULL;
+            break;
+        }
+        req->c = *c;
+        memcpy(req->label, s->verdict_label, sizeof req->label);
+        if (original) req->original = *original;
+        req->has_original = original != NULL;
+        req->mode = (int)mode;
+        req->deadline_s = deadline_s;
+        if (!send_request(p, w, req)) {
+            err = errno;
+            w = NULL;
+        }
+        free(req);
     }
-    int err = errno;
-    free(req);
     if (!w) {
         errno = err ? err : EPIPE;
         return -1;

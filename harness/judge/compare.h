@@ -23,6 +23,11 @@ int af_check_buffers(const af_case *c, const af_tensors *t, const af_outputs *or
  * term floors). */
 int af_compare_outputs(const af_case *c, const af_outputs *kernel, const af_outputs *ref,
                        const af_oracle_result *oracle, const af_criterion_terms *terms, af_verdict *v);
+/* The same for the tensors whose bit (1u << af_tensor_id) is set in `tensors` only (the
+ * others' stats are left as they are). */
+int af_compare_outputs_only(const af_case *c, const af_outputs *kernel, const af_outputs *ref,
+                            const af_oracle_result *oracle, const af_criterion_terms *terms, unsigned tensors,
+                            af_verdict *v);
 
 /* The per-row summaries of a tensor (criterion.h) are computed on the GPU
  * (kernels/compare_gpu.h) when it has at least this many elements and a GPU is usable;

@@ -72,7 +72,7 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, int first, int 
             a += fabs(q[d] * k[d]);
         }
         s = af_feat_score64(p, b, h, i, j, s * p->scale, NULL); /* features: feature_spec.h */
-        a *= p->scale;
+        a *= fabs(p->scale);                                    /* a magnitude: the scale may be negative */
         if (a > A) A = a;
         if (s > m) m = s;
         x->prob[j - first] = exp(s - lse);
@@ -132,9 +132,9 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, int first, int 
     /* F_i bounds every fp32 intermediate of the row's backward with exact P: P, dS = P (dP
      * - D), its products with scale k, scale q, and dO's with P, and the sums of up to n +
      * Sq Hq terms that collect them (criterion.h: the stored LSE's growth) */
-    t->log_f[row] = log(fmax(p_max, 1e-300)) + log1p(w_max) + log1p(p->scale * (k_max + q_max) + do_max) +
+    t->log_f[row] = log(fmax(p_max, 1e-300)) + log1p(w_max) + log1p(fabs(p->scale) * (k_max + q_max) + do_max) +
                     log((double)n + (double)p->Sq * p->Hq);
-    double sub_s = x->fp16 ? 0x1p-25 * fmax(p->scale, 1.0) : 0.0; /* per dS term, scaled units */
+    double sub_s = x->fp16 ? 0x1p-25 * fmax(fabs(p->scale), 1.0) : 0.0; /* per dS term, scaled units */
     const double *dq_ex = x->ex->dq + row * p->Dqk;
     double *qm = t->mass[AF_T_DQ] + row * p->Dqk, *qk = t->kappa[AF_T_DQ] + row * p->Dqk;
     double *kq = t->kq + row * p->Dqk;
@@ -151,12 +151,12 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, int first, int 
         double *wq = t->wq + kr * p->Dqk;
         for (int d = 0; d < p->Dqk; d++) {
             qm[d] += fabs(ds * k[d]);
-            qk[d] += p->scale * wk * fabs(k[d]) + sub_s * fabs(k[d]);
-            kq[d] += p->scale * pj * fabs(k[d]);
+            qk[d] += fabs(p->scale) * wk * fabs(k[d]) + sub_s * fabs(k[d]);
+            kq[d] += fabs(p->scale) * pj * fabs(k[d]);
             c += sgn(dq_ex[d]) * k[d];
             km[d] += fabs(ds * q[d]);
-            kk[d] += p->scale * wk * fabs(q[d]) + sub_s * fabs(q[d]);
-            wq[d] += p->scale * pj * fabs(q[d]);
+            kk[d] += fabs(p->scale) * wk * fabs(q[d]) + sub_s * fabs(q[d]);
+            wq[d] += fabs(p->scale) * pj * fabs(q[d]);
             c_k += sgn(dk_ex[d]) * q[d];
         }
         for (int d = 0; d < p->Dv; d++) {
@@ -281,7 +281,7 @@ double *af_criterion_stored_o_term(const af_case *c, af_tensor_id id, const af_c
             for (int d = 0; d < Dqk; d++) out[r * Dqk + d] = dd[r] * t->kq[r * Dqk + d];
     } else if (t->prob) {
         af_mask_rule rule = af_mask_rule_of_case(c);
-        float scale = af_case_scale(c);
+        double scale = fabs(af_case_scale(c)); /* a magnitude: the scale may be negative */
         for (int b = 0; b < c->batch; b++) {
             int lq = af_case_len_q(c, b), lkv = af_case_len_kv(c, b);
             for (int h = 0; h < Hq; h++)

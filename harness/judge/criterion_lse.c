@@ -89,7 +89,7 @@ double *af_criterion_lse_growth_term(const af_case *c, af_tensor_id id, const af
     }
     if (t->prob && t->ds_abs && t->q && t->dout) { /* per (i, j): each row's own x_i */
         af_mask_rule rule = af_mask_rule_of_case(c);
-        double scale = af_case_scale(c);
+        double scale = fabs(af_case_scale(c)); /* a magnitude: the scale may be negative */
         for (int b = 0; b < c->batch; b++) {
             int lq = af_case_len_q(c, b), lkv = af_case_len_kv(c, b);
             for (int h = 0; h < Hq; h++)

@@ -134,7 +134,48 @@ static void bias_limit(const af_prepared *p, const af_outputs *perfect, af_outpu
     shift_row(p, perfect, k, id, h, r, 0);
 }
 
+/* A negative scale (the case model allows any finite one): the budgets are magnitudes,
+ * so they use |scale|. A campaign found the cpu reference failing dQ and dK of a case at
+ * scale -1.498 by 1.4e4x, its element allowance NaN-ed down to 2^-24 by
+ * log1p(scale * ...) and negative kappas. Every budget is finite and non-negative, the
+ * cpu reference passes, and an error 2 % above the largest passing one is caught. */
+static void negative_scale(void) {
+    af_prepared p;
+    af_backend *cpu;
+    fx_prepare("dtype = fp16\nbatch = 1\nheads_q = 1\nheads_kv = 1\nseqlen_q = 1\nseqlen_kv = 2\nhead_dim_qk = 2\n"
+               "head_dim_v = 2\nmask = none\nscale = -1.4980391263961792\nbackward = yes\nseed = 1\n"
+               "data = normal:1\n",
+               &p, &cpu);
+    const af_case *c = &p.c;
+    af_tensor_id ids[5] = {AF_T_O, AF_T_LSE, AF_T_DQ, AF_T_DK, AF_T_DV};
+    for (int t = 0; t < 5; t++) {
+        af_outputs *ex = (af_outputs *)&p.oracle.out;
+        size_t n;
+        fx_tensor(c, ex, ids[t], &n);
+        for (size_t e = 0; e < n; e++) {
+            double ka = p.terms.kappa[ids[t]] ? p.terms.kappa[ids[t]][e] : 0;
+            double ma = p.terms.mass[ids[t]] ? p.terms.mass[ids[t]][e] : 0;
+            CHECK_MSG(isfinite(ka) && ka >= 0 && isfinite(ma) && ma >= 0, "tensor %d element %zu: kappa %g mass %g", t,
+                      e, ka, ma);
+        }
+    }
+    af_verdict v;
+    double worst;
+    CHECK_MSG(fx_judge(&p, &p.ref, &v, &worst) == 0, "the cpu reference at scale < 0: %d finding(s), %s", v.n_findings,
+              v.n_findings ? v.findings[0].detail : "");
+    af_outputs perfect, k;
+    fx_perfect(&p, &perfect);
+    CHECK(af_outputs_alloc(&k, c) == 0);
+    fx_copy(c, &perfect, &k);
+    limit_at(&p, &perfect, &k, 0, "negative scale");
+    af_outputs_free(&perfect);
+    af_outputs_free(&k);
+    af_prepared_free(&p);
+    cpu->destroy(cpu);
+}
+
 int main(void) {
+    negative_scale();
     af_prepared p;
     af_backend *cpu;
     fx_prepare("dtype = fp16\nbatch = 1\nheads_q = 4\nheads_kv = 1\nseqlen_q = 14\nseqlen_kv = 5\nhead_dim_qk = 24\n"
