@@ -356,7 +356,35 @@ int af_compare_outputs_only(const af_case *c, const af_outputs *kernel, const af
             fp8_lse_rows(c, kv_[i], ov_[i], oracle->score_abs, st->allowed, st, &wb, &wh, &ws, &wk, &wo, &err);
         const char *check = "";
         double shown_ref = err_ref; /* the reference error the failing check used */
-        if (count && fp16_bf16) {   /* per row: criterion.h */
+        double tensor_ratio = -1;   /* fp8: the per-tensor rule's ratio, shown beside the row rule's */
+        if (count && c->dtype == AF_DT_FP8_E4M3 && id != AF_T_LSE) { /* per row: criterion_fp8.c */
+            af_criterion_result cr;
+            double gm = id == AF_T_DQ ? oracle->grad.dq : id == AF_T_DK ? oracle->grad.dk : oracle->grad.dv;
+            double *stored_o = (id == AF_T_DQ || id == AF_T_DK) && terms && terms->ready
+                                   ? af_criterion_stored_o_term(c, id, terms, kernel->o)
+                                   : NULL;
+            af_criterion_fp8_decide(c, id, sums, rv_[i] != NULL, st->allowed, af_output_unit(c, id),
+                                    terms ? terms->e4m3_step[id] : 0.0, id == AF_T_O ? 0.0 : gm, stored_o,
+                                    stored_o ? terms->mass[id] : NULL, &cr);
+            free(stored_o);
+            { /* each row's allowance is at most the per-tensor one plus the ABI's stored-O and
+               * dS shares (criterion_fp8.c) */
+                tensor_ratio = st->ratio;
+                st->ratio = cr.ratio;
+                st->allowed = cr.allowed;
+                st->floor = cr.floor;
+                err = cr.err;
+                wb = cr.b;
+                wh = cr.h;
+                ws = cr.row;
+                wd = cr.col;
+                wk = cr.kernel_value;
+                wo = cr.oracle_value;
+                check = af_check_name(cr.check);
+                shown_ref = cr.err_ref;
+            }
+        }
+        if (count && fp16_bf16) { /* per row: criterion.h */
             af_criterion_result cr;
             double gm = id == AF_T_DQ ? oracle->grad.dq : id == AF_T_DK ? oracle->grad.dk : oracle->grad.dv;
             af_criterion_decide(c, id, sums, rv_[i] != NULL, have ? terms : NULL, af_output_unit(c, id), gm, &cr);
@@ -384,8 +412,10 @@ int af_compare_outputs_only(const af_case *c, const af_outputs *kernel, const af
             f.ratio = st->ratio;
             f.kernel_value = wk;
             f.baseline_value = wo;
-            snprintf(f.detail, sizeof f.detail, "%s%skernel %.6g oracle %.6g reference err %.3g", check,
-                     check[0] ? ": " : "", wk, wo, shown_ref);
+            int len = snprintf(f.detail, sizeof f.detail, "%s%skernel %.6g oracle %.6g reference err %.3g", check,
+                               check[0] ? ": " : "", wk, wo, shown_ref);
+            if (tensor_ratio >= 0 && len > 0 && (size_t)len < sizeof f.detail)
+                snprintf(f.detail + len, sizeof f.detail - (size_t)len, " (per-tensor rule ratio %.3g)", tensor_ratio);
             af_verdict_add(v, &f);
         }
         free(sums);

@@ -77,6 +77,10 @@ typedef struct {
     double *log_f;                    /* (B, Hq, Sq) ln F_i, backward (criterion.h above)       */
     const double *lse_exact;          /* the oracle's exact LSE                                  */
     const double *dout, *q, *o_exact; /* the prepared case's dense dO, Q and exact O     */
+    /* fp8_e4m3: one subnormal step of each E4M3 output's encoding, 2^-9 descale (set by
+     * the runner after the scales are chosen; 0 otherwise). Not a term budget: set
+     * also when ready is false (fp8 computes no budgets). */
+    double e4m3_step[AF_T_COUNT];
 } af_criterion_terms;
 
 /* Fill t from the problem's exact inputs and the oracle's exact outputs (backward when
@@ -156,5 +160,24 @@ double *af_criterion_extra_terms(const af_case *c, af_tensor_id id, const af_cri
  * (caller frees), or NULL (criterion.c). */
 double *af_criterion_stored_o_term(const af_case *c, af_tensor_id id, const af_criterion_terms *t,
                                    const double *kernel_o);
+
+/* ---- fp8_e4m3 (criterion_fp8.c) ---- */
+
+/* The floor of one fp8 row: max(unit maxo + step / 2 + cancel, 2^-24) (verdict.h). */
+double af_criterion_fp8_row_floor(double unit, double maxo, double step, double cancel);
+/* The per-row verdict of fp8 tensor id (O, dQ, dK, dV) from its row summaries (rows (B
+ * * H * S), no term fields): each row's allowance is min(2 err_ref(row) + floor(row),
+ * tensor_allowed) (8 floor(row) without a reference), tensor_allowed the per-tensor
+ * rule's (0: no cap); step: the output's E4M3 subnormal step; grad_mass: the tensor's
+ * term magnitude (gradients' cancellation floor); stored_o: the kernel's stored-O term
+ * of dQ or dK (af_criterion_stored_o_term; dense like the tensor) or NULL, its row
+ * maximum added to the row's floor (times (1 + u/2)^2: dS's and the output's E4M3
+ * casts); ds_mass: the term mass of dQ or dK (terms->mass, dense) or NULL, u/2 of its
+ * row maximum added (dS's cast). The cap grows by the largest of these two over the
+ * tensor (the ABI's shares the per-tensor rule lacked). Rows past the lengths and fully
+ * masked query rows are skipped. */
+void af_criterion_fp8_decide(const af_case *c, af_tensor_id id, const af_row_summary *rows, bool have_ref,
+                             double tensor_allowed, double unit, double step, double grad_mass, const double *stored_o,
+                             const double *ds_mass, af_criterion_result *out);
 
 #endif

@@ -164,13 +164,20 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
         js->magnitudes_s = af_clock_mono() - t_mag;
         if (fp8_bwd) af_fp8_set_bwd_scales(&p->tensors, c, &p->oracle.out, p->oracle.grad.ds_max);
         /* fp16/bf16: per-element term budgets of the criterion (criterion.h); without
-         * them (out of memory) the row rule still runs */
-        if (!r->skip_oracle && (c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16) &&
+         * them (out of memory) the row rule still runs. fp8_e4m3: for the stored O's
+         * share of D in its row floors (criterion_fp8.c) */
+        if (!r->skip_oracle && (c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16 || c->dtype == AF_DT_FP8_E4M3) &&
             af_attention_work(1.0, c->batch, c->heads_q, c->seqlen_q, c->seqlen_kv, c->head_dim_qk + c->head_dim_v) <=
                 AF_CRITERION_TERMS_MAX_WORK) {
             double t_terms = af_clock_mono();
             js->element_terms = af_criterion_terms_compute(&prob, &p->oracle.out, c->dtype, &p->terms) == 0;
             js->magnitudes_s += af_clock_mono() - t_terms;
+        }
+        if (c->dtype == AF_DT_FP8_E4M3) { /* the fp8 row floors' subnormal steps (criterion_fp8.c) */
+            p->terms.e4m3_step[AF_T_O] = 0x1p-9 * p->tensors.descale_o;
+            p->terms.e4m3_step[AF_T_DQ] = 0x1p-9 * p->tensors.descale_dq;
+            p->terms.e4m3_step[AF_T_DK] = 0x1p-9 * p->tensors.descale_dk;
+            p->terms.e4m3_step[AF_T_DV] = 0x1p-9 * p->tensors.descale_dv;
         }
         if (r->skip_oracle) {
             af_oracle_result_free(&p->oracle);

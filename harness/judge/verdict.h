@@ -38,9 +38,11 @@
  * its floor with c M_T (the tensor's term magnitude) instead of the row's.
  * Measured headroom (test_criterion_headroom; README "Comparison criterion").
  *
- * fp8_e4m3 and mxfp8 keep the per-tensor rule (their E4M3 outputs' subnormal steps
- * depend on per-tensor scales the judge does not see, and no fp8 test kernel here
- * measures a per-row rule):
+ * fp8_e4m3 O, dQ, dK, dV are judged per row (criterion_fp8.c): err(r) <= min(2
+ * err_ref(r) + floor(r), cap), floor(r) = u max_r |oracle| + 2^-10 descale_T + for dQ,
+ * dK (1 + u/2)^2 max_r stored-O term + u/2 max_r dS mass (criterion.h), cap = allowed(T)
+ * below plus the tensor's largest of those dQ/dK terms. mxfp8 keeps the per-tensor rule
+ * (which is also fp8's cap):
  *   err(T)     = max |kernel - oracle| over judged elements
  *   err_ref(T) = max |reference - oracle|
  *   floor(T)   = max(u * max |oracle|, 2^-24) (gradients: at least
