@@ -16,6 +16,6 @@ python3 ci/skip_reasons.py build
 echo "== build (ASan + UBSan, clang, libFuzzer targets)"
 CC=clang bash ci/build.sh build-asan -DATTNFUZZ_SANITIZE=ON -DATTNFUZZ_FUZZERS=ON
 echo "== tests (ASan + UBSan build)"
-(cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j"$jobs" --timeout 1800 -E 'campaign|planted' 2>&1 | tee ctest.log) || rc=$?
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j"$jobs" --timeout 1800 -E 'campaign|planted|^test_criterion_fp8$' 2>&1 | tee ctest.log) || rc=$?
 python3 ci/skip_reasons.py build-asan
 exit $rc
