@@ -7,7 +7,8 @@
 # BUILD_DIR (default build-asan) is configured and built with clang when a target is
 # missing. Prints executions, exec/s, time and crashes per target; exit 1 on any crash
 # (its artifact is printed), 2 on a build failure. Run it niced: nice -n 10 ci/fuzz_long.sh
-# FUZZ_LONG_TARGETS="parser" (or "decoder") runs one of the two.
+# FUZZ_LONG_TARGETS="parser" (or "decoder") runs one of the two; FUZZ_LONG_JOBS=N splits the
+# executions over N parallel processes (on a machine with N cores).
 set -u
 runs=${1:-10000000}
 build=${2:-build-asan}
@@ -27,16 +28,26 @@ fuzz_one() { # fuzz_one NAME BINARY DICT SEED_DIR...
   local dir="$work/$name"
   mkdir -p "$dir/corpus"
   for s in "$@"; do cp "$s"/*.case "$dir/corpus/" 2> /dev/null; done
-  echo "fuzz_long: $name: $runs executions with $dict ($(ls "$dir/corpus" | wc -l) seeds)"
-  local t0 t1 rc
+  local jobs=${FUZZ_LONG_JOBS:-1} j
+  local per=$(((runs + jobs - 1) / jobs))
+  echo "fuzz_long: $name: $runs executions with $dict ($(ls "$dir/corpus" | wc -l) seeds, $jobs process(es) of $per)"
+  local t0 t1 rc=0
   t0=$(date +%s)
-  "$bin" "$dir/corpus" -runs="$runs" -dict="$dict" -seed=1 -timeout=30 -rss_limit_mb=2048 -max_len=4096 \
-    -print_final_stats=1 -print_pcs=0 -artifact_prefix="$dir/" > "$dir/log" 2>&1
-  rc=$?
+  # FUZZ_LONG_JOBS=N: N independent libFuzzer processes (seeds 1..N), each with its own
+  # copy of the corpus; the executions are summed over their final stats
+  for j in $(seq 1 "$jobs"); do
+    mkdir -p "$dir/j$j"
+    cp -r "$dir/corpus" "$dir/j$j/corpus"
+    "$bin" "$dir/j$j/corpus" -runs="$per" -dict="$dict" -seed="$j" -timeout=30 -rss_limit_mb=2048 -max_len=4096 \
+      -print_final_stats=1 -print_pcs=0 -artifact_prefix="$dir/" > "$dir/j$j/log" 2>&1 &
+  done
+  for j in $(seq 1 "$jobs"); do wait -n || rc=$?; done
   t1=$(date +%s)
-  local execs rate crashes
-  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log")
-  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$dir/log")
+  cat "$dir"/j*/log > "$dir/log"
+  local execs rate
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log" | awk '{ s += $1 } END { print s + 0 }')
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$dir/log" | awk '{ s += $1 } END { print s + 0 }')
+  local crashes
   crashes=$(ls "$dir" | grep -c -E '^(crash|timeout|oom|leak)-')
   echo "fuzz_long: $name: executions ${execs:-?}, exec/s ${rate:-?}, time $((t1 - t0)) s, crashes $crashes, exit $rc"
   if [ "$crashes" -gt 0 ] || [ "$rc" -ne 0 ]; then
