@@ -11,7 +11,8 @@ DEST=${2:-build-dev}
 rm -rf "$DEST"
 mkdir -p "$DEST/lib" "$DEST/plugins"
 for b in attnfuzz attnfuzz_replay bench_oracle_gpu bench_ref_gpu bench_pipeline test_oracle_gpu test_gpu_ref \
-         test_gpu_gen test_cudnn_sdpa test_cudnn_fp8 test_cudnn_fp8_stats test_campaign_gpu ${EXTRA_BINS:-}; do
+         test_gpu_gen test_cudnn_sdpa test_cudnn_fp8 test_cudnn_fp8_stats test_campaign_gpu test_compare_gpu \
+         ${EXTRA_BINS:-}; do
   if [ -x "$SRC/$b" ]; then
     strip -o "$DEST/$b" "$SRC/$b"
   else
