@@ -2,7 +2,8 @@
  * isolation tests (ci/tests/test_isolation.sh): `attnfuzz run` must turn each into a
  * verdict for its case and go on with the next case; a case file must never load one.
  *
- *   marker   its constructor writes the file named by $MISBEHAVE_MARKER (proves loading)
+ *   marker   its constructor appends "constructor ran in pid N" to the file named by
+ *            $MISBEHAVE_MARKER (proves loading, and says in which process)
  *   segv     run() writes through a null pointer
  *   abort    run() calls abort()
  *   heap     run() writes far past a small heap block, then frees it (malloc aborts)
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "attnfuzz/plugin.h"
 
@@ -35,9 +37,9 @@
 #if MISBEHAVE == MB_MARKER
 __attribute__((constructor)) static void write_marker(void) {
     const char *path = getenv("MISBEHAVE_MARKER");
-    FILE *f = path ? fopen(path, "w") : NULL;
+    FILE *f = path ? fopen(path, "a") : NULL;
     if (f) {
-        fputs("constructor ran\n", f);
+        fprintf(f, "constructor ran in pid %d\n", (int)getpid());
         fclose(f);
     }
 }
