@@ -2,7 +2,8 @@
 # test_isolation.sh ATTNFUZZ — safety and isolation of `run`, `repro` and `minimize`:
 # a case file never loads the plugin it names; every misbehaving plugin
 # (harness/plugins/misbehave/) becomes a verdict for its case and the next case still
-# runs; a directory or empty file is an error; the exit-code table holds for every verb.
+# runs; a directory or empty file is an error; the exit-code table holds for every verb;
+# a plugin whose constructor crashes while loading ends a probe child, never attnfuzz.
 set -u
 bin=${1:?usage: test_isolation.sh path/to/attnfuzz}
 bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
@@ -97,6 +98,64 @@ if [ -n "$ba" ] && [ "$ba" = "$bb" ]; then echo "ok   one bucket for one plugin 
 cp "$plugins/misbehave_abort.so" "$tmp/b/k.so" # another file under the same name: another bucket
 bc=$("$bin" repro "$seed" --backend "plugin:$tmp/b/k.so" 2>&1 | sed -n 's/.*(bucket \([0-9a-f]*\)).*/\1/p')
 [ -n "$bc" ] && [ "$bc" != "$ba" ] && echo "ok   another file of the same name: another bucket" || { echo "FAIL same bucket for two different files: $bc"; fail=$((fail+1)); }
+
+# 5. a plugin named deliberately (--backend) is loaded first in a probe child: a
+#    constructor that segfaults, aborts or calls exit(0) ends that child, never attnfuzz;
+#    every verb exits 5 with one line naming the plugin, and nothing is lost (an
+#    existing minimize output and an existing campaign directory stay as they were)
+"$bin" campaign --time 1 --backend cpu --seed 1 --out "$tmp/camp" >/dev/null 2>&1
+echo "keep me" > "$tmp/keep.case"
+tree_sum() { (cd "$1" && find . -printf '%y %p\n' | sort && find . -type f -exec md5sum {} + | sort); }
+camp_before=$(tree_sum "$tmp/camp")
+[ -f "$tmp/camp/stats.json" ] || { echo "FAIL the clean campaign wrote no stats.json"; fail=$((fail+1)); }
+for kind in ctor_segv ctor_abort ctor_exit0; do
+  so=$plugins/misbehave_$kind.so
+  case $kind in
+    ctor_segv) how='killed by signal 11'; [ "$asan" = 1 ] && how='(killed by signal 11|exited 1)' ;; # ASan reports, exits 1
+    ctor_abort) how='killed by signal 6' ;;
+    ctor_exit0) how='exited 0' ;;
+  esac
+  line="^attnfuzz [a-z]+: (.*: )?plugin $so crashed while loading \\($how\\)\$"
+  for verb in run repro minimize campaign; do
+    case $verb in
+      run|repro) args=("$seed") ;;
+      minimize) args=("$seed" -o "$tmp/keep.case" --max-runs 3) ;;
+      campaign) args=(--time 2 --out "$tmp/camp") ;;
+    esac
+    out=$("$bin" $verb "${args[@]}" --backend "plugin:$so" 2>&1); rc=$?
+    n_line=$(echo "$out" | grep -cE -- "$line")
+    n_all=$(echo "$out" | grep -c .)
+    # one line; under ASan the probe child's own report comes first (its stderr is kept)
+    if [ "$rc" != 5 ] || [ "$n_line" != 1 ] || { [ "$asan" = 0 ] && [ "$n_all" != 1 ]; }; then
+      echo "FAIL $verb with $kind: exit $rc (want 5), $n_line line(s) /$line/ of $n_all:"; echo "$out" | tail -4; fail=$((fail+1))
+    else echo "ok   $verb with $kind: exit 5, one line: $(echo "$out" | grep -E -- "$line")"; fi
+  done
+done
+[ "$(cat "$tmp/keep.case")" = "keep me" ] && echo "ok   minimize left its existing -o file alone" ||
+  { echo "FAIL minimize's -o file changed"; fail=$((fail+1)); }
+[ "$camp_before" = "$(tree_sum "$tmp/camp")" ] && echo "ok   the existing campaign directory is unchanged" ||
+  { echo "FAIL the campaign directory changed:"; diff <(echo "$camp_before") <(tree_sum "$tmp/camp") | head -6; fail=$((fail+1)); }
+[ ! -e "$tmp/fresh-camp" ] || rm -rf "$tmp/fresh-camp"
+"$bin" campaign --time 2 --out "$tmp/fresh-camp" --backend "plugin:$plugins/misbehave_ctor_segv.so" >/dev/null 2>&1
+[ ! -e "$tmp/fresh-camp" ] && echo "ok   no output directory for a campaign whose plugin crashed while loading" ||
+  { echo "FAIL a campaign whose plugin crashed while loading left $(ls "$tmp/fresh-camp" | tr '\n' ' ')"; fail=$((fail+1)); }
+# an isolated run never loads the plugin in attnfuzz itself (its children do); --in-process does
+marker=$tmp/marker-pids
+export MISBEHAVE_MARKER=$marker
+for mode in isolated in-process; do
+  rm -f "$marker"
+  if [ $mode = isolated ]; then "$bin" run "$seed" --backend "plugin:$plugins/misbehave_marker.so" --no-probes >/dev/null 2>&1 &
+  else "$bin" run "$seed" --backend "plugin:$plugins/misbehave_marker.so" --no-probes --in-process >/dev/null 2>&1 & fi
+  pid=$!; wait $pid
+  n_loads=$(grep -c 'constructor ran' "$marker" 2>/dev/null); n_loads=${n_loads:-0}
+  in_self=$(grep -c "constructor ran in pid $pid\$" "$marker" 2>/dev/null); in_self=${in_self:-0}
+  if [ $mode = isolated ] && { [ "$in_self" != 0 ] || [ "$n_loads" -lt 2 ]; }; then
+    echo "FAIL isolated run: constructor ran $in_self time(s) in attnfuzz (pid $pid), $n_loads in all (want 0, >= 2: probe, case)"; fail=$((fail+1))
+  elif [ $mode = in-process ] && [ "$in_self" != 1 ]; then
+    echo "FAIL --in-process run: constructor ran $in_self time(s) in attnfuzz (pid $pid), want 1"; fail=$((fail+1))
+  else echo "ok   $mode run: the constructor ran $in_self time(s) in attnfuzz itself, $n_loads in all"; fi
+done
+unset MISBEHAVE_MARKER
 
 [ "$fail" = 0 ] && echo "all isolation checks passed" || echo "$fail isolation check(s) failed"
 [ "$fail" = 0 ]

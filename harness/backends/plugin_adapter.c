@@ -1,4 +1,6 @@
 /* backends/plugin_adapter.c — the af_backend over a loaded plugin (the ABI adapter).
+ * The plugin is opened in this process on the first call that needs it (supports, run:
+ * af_plugin_state_open), so a process that only forks the runs never loads it.
  * Each call translates the case and the laid-out buffers into the plain structs of
  * attnfuzz/plugin.h: host pointers by default; for a plugin that declares
  * AF_PLUGIN_WANTS_DEVICE, device copies of every buffer (guards included, so the guard
@@ -242,6 +244,7 @@ static af_run_status plugin_supports(af_backend *be, const af_case *c, char *why
     if (why && cap) why[0] = '\0';
     af_run_status ls = loader_declines(st, c, why, cap);
     if (ls != AF_RUN_OK) return ls;
+    if (af_plugin_state_open(st, why, cap)) return AF_RUN_ERROR; /* first call: dlopen here */
     plugin_problem_buf pb;
     problem_from_case(c, &pb);
     if (features_from_case(c, &pb) != 0) {
@@ -353,6 +356,7 @@ static af_run_status plugin_run(af_backend *be, const af_case *c, const char *en
     }
     af_run_status s = loader_declines(st, c, why, cap);
     if (s != AF_RUN_OK) return s;
+    if (af_plugin_state_open(st, why, cap)) return AF_RUN_ERROR; /* first call: dlopen here */
     plugin_problem_buf pb;
     problem_from_case(c, &pb);
     if (features_from_case(c, &pb) != 0) {

@@ -12,24 +12,39 @@
 
 #include "attnfuzz/plugin.h"
 #include "backends/backend.h"
+#include "backends/plugin_probe.h"
 
-/* One loaded plugin: its handle, entry points and the strings the backend shows. */
+/* One plugin: the strings the backend shows (from its probe, plugin_probe.h) and, once
+ * this process has opened it (af_plugin_state_open), its handle and entry points. */
 typedef struct {
-    void *handle;
+    void *handle; /* NULL until opened in this process */
     char path[PATH_MAX];
     char name[AF_NAME_MAX + 8];
     char description[512];
     uint32_t plugin_flags;
-    af_plugin_info_fn info;
-    af_plugin_supports_fn supports;
+    af_plugin_supports_fn supports; /* valid once handle is set */
     af_plugin_run_fn run;
 } af_plugin_state;
+
+/* dlopen st's plugin in this process (its constructors run here) unless done already;
+ * called by the adapter before its first call into the plugin. 0, or -1 with why. */
+int af_plugin_state_open(af_plugin_state *st, char *why, size_t cap);
 
 /* Fill be (zeroed) as the backend over st (owned by be from now on: destroy frees it). */
 void af_plugin_backend_init(af_backend *be, af_plugin_state *st);
 
-/* Load and check a plugin; the backend is named as the plugin declares
- * (use_declared_name, for the plugin path) or "plugin:PATH". NULL with why. */
+/* Probe and check a plugin (in a forked child, plugin_probe.h); the backend is named as
+ * the plugin declares (use_declared_name, for the plugin path) or "plugin:PATH". NULL
+ * with why (a plugin that crashed while loading: "plugin PATH crashed while loading
+ * (killed by signal N)"). */
 af_backend *af_plugin_load_named(const char *path, bool use_declared_name, char *why, size_t cap);
+
+/* The backend over a plugin whose probe reported descriptor d (d->loaded); nothing is
+ * opened here. NULL with why (out of memory). */
+af_backend *af_plugin_backend_new(const char *path, bool use_declared_name, const af_plugin_descriptor *d, char *why,
+                                  size_t cap);
+
+/* PATH exists and is a regular file (said without a probe); -1 with why otherwise. */
+int af_plugin_file_check(const char *path, char *why, size_t cap);
 
 #endif

@@ -1,11 +1,15 @@
 /* backends/plugin_loader.c — backends from shared objects (the ABI is attnfuzz/plugin.h).
  *
- * af_plugin_load dlopens PATH (RTLD_NOW | RTLD_LOCAL), checks every entry point and the
- * ABI version and the declared name, and wraps the plugin as an af_backend
- * (plugin_adapter.c). plugin_scan.c finds plugins on the plugin path.
+ * af_plugin_load first probes PATH in a forked child (plugin_probe.h: dlopen there,
+ * every entry point, the ABI version and the declared name checked there), then wraps
+ * the descriptor the child reported as an af_backend (plugin_adapter.c). This process
+ * dlopens the plugin only when it calls it itself (af_plugin_state_open: --in-process,
+ * `engines`); isolated runs call it in their children only. plugin_scan.c finds
+ * plugins on the plugin path.
  */
 #include "backends/plugin_loader.h"
 #include "backends/plugin_adapter.h"
+#include "backends/plugin_probe.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -18,21 +22,16 @@
 
 /* ---- loading ----------------------------------------------------------------------- */
 
+/* The plugin's four entry points, found by dlsym. */
 typedef struct {
-    const char *name;
-    void **slot;
-} symbol_slot;
+    af_plugin_abi_version_fn abi_version;
+    af_plugin_info_fn info;
+    af_plugin_supports_fn supports;
+    af_plugin_run_fn run;
+} plugin_entry_points;
 
-af_backend *af_plugin_load_named(const char *path, bool use_declared_name, char *why, size_t cap) {
-    struct stat sb;
-    if (stat(path, &sb) != 0) {
-        snprintf(why, cap, "cannot load plugin '%s': %s", path, strerror(errno));
-        return NULL;
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        snprintf(why, cap, "cannot load plugin '%s': not a regular file", path);
-        return NULL;
-    }
+/* dlopen PATH (RTLD_NOW | RTLD_LOCAL): its constructors run in the calling process. */
+static void *open_plugin_file(const char *path, char *why, size_t cap) {
     /* dlopen searches the library path for names without a '/'; a plugin is a file. */
     char open_path[PATH_MAX];
     snprintf(open_path, sizeof open_path, "%s%s", strchr(path, '/') ? "" : "./", path);
@@ -41,12 +40,12 @@ af_backend *af_plugin_load_named(const char *path, bool use_declared_name, char 
     if (!handle) {
         const char *e = dlerror();
         snprintf(why, cap, "cannot load plugin '%s': dlopen: %s", path, e ? e : "unknown error");
-        return NULL;
     }
-    af_plugin_abi_version_fn abi_version = NULL;
-    af_plugin_info_fn info = NULL;
-    af_plugin_supports_fn supports = NULL;
-    af_plugin_run_fn run = NULL;
+    return handle;
+}
+
+/* All four entry points of an opened plugin, or -1 with why naming the missing ones. */
+static int find_entry_points(void *handle, const char *path, plugin_entry_points *ep, char *why, size_t cap) {
     void *raw[4] = {NULL, NULL, NULL, NULL};
     const char *names[4] = {AF_PLUGIN_SYM_ABI_VERSION, AF_PLUGIN_SYM_INFO, AF_PLUGIN_SYM_SUPPORTS, AF_PLUGIN_SYM_RUN};
     char missing[256] = "";
@@ -65,68 +64,124 @@ af_backend *af_plugin_load_named(const char *path, bool use_declared_name, char 
                  "cannot load plugin '%s': missing symbol%s %s (export %s with C linkage; "
                  "see attnfuzz/plugin.h)",
                  path, n_missing > 1 ? "s" : "", missing, n_missing > 1 ? "them" : "it");
-        dlclose(handle);
-        return NULL;
+        return -1;
     }
     /* POSIX: function pointers travel through void * (dlsym's contract). */
-    memcpy(&abi_version, &raw[0], sizeof abi_version);
-    memcpy(&info, &raw[1], sizeof info);
-    memcpy(&supports, &raw[2], sizeof supports);
-    memcpy(&run, &raw[3], sizeof run);
-    uint32_t version = abi_version();
+    memcpy(&ep->abi_version, &raw[0], sizeof ep->abi_version);
+    memcpy(&ep->info, &raw[1], sizeof ep->info);
+    memcpy(&ep->supports, &raw[2], sizeof ep->supports);
+    memcpy(&ep->run, &raw[3], sizeof ep->run);
+    return 0;
+}
+
+/* In the probe child only (plugin_probe.h): whatever the plugin does while loading ends
+ * that child, not attnfuzz. The handle is never closed: the child exits. */
+void af_plugin_check_in_child(const char *path, af_plugin_descriptor *d) {
+    d->loaded = false;
+    void *handle = open_plugin_file(path, d->why, sizeof d->why);
+    if (!handle) return;
+    plugin_entry_points ep;
+    if (find_entry_points(handle, path, &ep, d->why, sizeof d->why)) return;
+    uint32_t version = ep.abi_version();
     if (version != ATTNFUZZ_PLUGIN_ABI_VERSION) {
-        snprintf(why, cap,
+        snprintf(d->why, sizeof d->why,
                  "cannot load plugin '%s': %s() returned ABI version %u, this attnfuzz "
                  "speaks version %u%s (rebuild the plugin against this attnfuzz/plugin.h)",
                  path, AF_PLUGIN_SYM_ABI_VERSION, version, ATTNFUZZ_PLUGIN_ABI_VERSION,
                  version < 2 ? "; version 2 added the features (sinks, softcap, bias, ALiBi, log2 stats, dLSE) that "
                                "an older plugin would silently ignore"
                              : "");
-        dlclose(handle);
-        return NULL;
+        return;
     }
-    const af_plugin_info *pi = info();
+    const af_plugin_info *pi = ep.info();
     if (!pi || pi->abi_version != ATTNFUZZ_PLUGIN_ABI_VERSION || !pi->name || !pi->name[0]) {
-        snprintf(why, cap, "cannot load plugin '%s': %s() returned %s", path, AF_PLUGIN_SYM_INFO,
+        snprintf(d->why, sizeof d->why, "cannot load plugin '%s': %s() returned %s", path, AF_PLUGIN_SYM_INFO,
                  !pi                                              ? "NULL"
                  : pi->abi_version != ATTNFUZZ_PLUGIN_ABI_VERSION ? "an info struct of another ABI version"
                                                                   : "no name");
-        dlclose(handle);
-        return NULL;
+        return;
     }
     for (const char *q = pi->name; *q; q++) {
         if (*q == ' ' || *q == '\t' || *q == '\n' || (size_t)(q - pi->name) >= AF_NAME_MAX - 1) {
-            snprintf(why, cap,
+            snprintf(d->why, sizeof d->why,
                      "cannot load plugin '%s': %s() declares a name with spaces or over %d "
                      "characters",
                      path, AF_PLUGIN_SYM_INFO, AF_NAME_MAX - 1);
-            dlclose(handle);
-            return NULL;
+            return;
         }
     }
+    d->flags = pi->flags;
+    snprintf(d->name, sizeof d->name, "%s", pi->name);
+    snprintf(d->description, sizeof d->description, "%s",
+             pi->description && pi->description[0] ? pi->description : pi->name);
+    d->loaded = true;
+}
+
+int af_plugin_state_open(af_plugin_state *st, char *why, size_t cap) {
+    if (st->handle) return 0;
+    void *handle = open_plugin_file(st->path, why, cap);
+    if (!handle) return -1;
+    plugin_entry_points ep;
+    if (find_entry_points(handle, st->path, &ep, why, cap)) {
+        dlclose(handle);
+        return -1;
+    }
+    st->supports = ep.supports;
+    st->run = ep.run;
+    st->handle = handle;
+    return 0;
+}
+
+af_backend *af_plugin_backend_new(const char *path, bool use_declared_name, const af_plugin_descriptor *d, char *why,
+                                  size_t cap) {
     af_backend *be = calloc(1, sizeof *be);
     af_plugin_state *st = calloc(1, sizeof *st);
     if (!be || !st) {
         free(be);
         free(st);
-        dlclose(handle);
         snprintf(why, cap, "cannot load plugin '%s': out of memory", path);
         return NULL;
     }
-    st->handle = handle;
     snprintf(st->path, sizeof st->path, "%s", path);
     if (use_declared_name)
-        snprintf(st->name, sizeof st->name, "%s", pi->name);
+        snprintf(st->name, sizeof st->name, "%s", d->name);
     else
         snprintf(st->name, sizeof st->name, "plugin:%s", path);
-    snprintf(st->description, sizeof st->description, "%s (plugin %s, %s)",
-             pi->description && pi->description[0] ? pi->description : pi->name, path,
-             (pi->flags & AF_PLUGIN_WANTS_DEVICE) ? "GPU buffers" : "host buffers");
-    st->plugin_flags = pi->flags;
-    st->info = info;
-    st->supports = supports;
-    st->run = run;
+    snprintf(st->description, sizeof st->description, "%s (plugin %s, %s)", d->description, path,
+             (d->flags & AF_PLUGIN_WANTS_DEVICE) ? "GPU buffers" : "host buffers");
+    st->plugin_flags = d->flags;
     af_plugin_backend_init(be, st);
+    return be;
+}
+
+/* A plugin file: not there or not a regular file is said without a probe. */
+int af_plugin_file_check(const char *path, char *why, size_t cap) {
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        snprintf(why, cap, "cannot load plugin '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        snprintf(why, cap, "cannot load plugin '%s': not a regular file", path);
+        return -1;
+    }
+    return 0;
+}
+
+af_backend *af_plugin_load_named(const char *path, bool use_declared_name, char *why, size_t cap) {
+    if (af_plugin_file_check(path, why, cap)) return NULL;
+    af_plugin_descriptor *d = malloc(sizeof *d);
+    if (!d) {
+        snprintf(why, cap, "cannot load plugin '%s': out of memory", path);
+        return NULL;
+    }
+    const char *paths[1] = {path};
+    af_backend *be = NULL;
+    if (af_plugin_probe(paths, 1, d) == 0 && d->loaded)
+        be = af_plugin_backend_new(path, use_declared_name, d, why, cap);
+    else
+        snprintf(why, cap, "%s", d->why);
+    free(d);
     return be;
 }
 

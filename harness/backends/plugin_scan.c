@@ -1,6 +1,7 @@
 /* backends/plugin_scan.c — af_plugin_scan: every *.so found in the directories of
  * ATTNFUZZ_PLUGIN_PATH and in the plugins/ folder beside the running binary becomes a
- * backend under the name it declares (backends/plugin_loader.h). */
+ * backend under the name it declares (backends/plugin_loader.h), after one probe child
+ * has loaded them (plugin_probe.h); this process opens none of them until it calls one. */
 #include "backends/plugin_loader.h"
 #include "backends/plugin_adapter.h"
 
@@ -31,7 +32,15 @@ typedef struct {
     int n;
 } scanned_dirs;
 
-static void scan_dir(af_registry *r, const char *dir, scanned_dirs *seen) {
+/* The plugin files found so far, in registry order. */
+#define AF_SCAN_MAX_PLUGINS 1024
+typedef struct {
+    char *paths[AF_SCAN_MAX_PLUGINS];
+    int n;
+} found_plugins;
+
+/* Add dir's *.so files (sorted) to found; nothing is loaded here. */
+static void scan_dir(const char *dir, scanned_dirs *seen, found_plugins *found) {
     char real[PATH_MAX];
     if (!realpath(dir, real)) return; /* a path entry that does not exist is not an error */
     for (int i = 0; i < seen->n; i++)
@@ -49,29 +58,40 @@ static void scan_dir(af_registry *r, const char *dir, scanned_dirs *seen) {
     qsort(files, (size_t)n, sizeof files[0], compare_names);
     for (int i = 0; i < n; i++) {
         if (!files[i]) continue;
-        char path[PATH_MAX + 256];
+        char path[PATH_MAX + 256], why[PATH_MAX + 512];
         snprintf(path, sizeof path, "%s/%s", real, files[i]);
-        char why[1024];
-        af_backend *be = af_plugin_load_named(path, true, why, sizeof why);
-        if (!be) {
-            fprintf(stderr, "attnfuzz: warning: skipping %s\n", why);
-        } else {
-            bool taken = false;
-            for (int k = 0; k < r->count && !taken; k++) taken = strcmp(r->items[k]->name, be->name) == 0;
-            int capacity = (int)(sizeof r->items / sizeof r->items[0]);
-            if (taken || r->count >= capacity) {
-                if (taken)
-                    fprintf(stderr, "attnfuzz: warning: skipping plugin '%s': backend name '%s' is already taken\n",
-                            path, be->name);
-                else
-                    fprintf(stderr, "attnfuzz: warning: skipping plugin '%s': the registry holds %d backends\n", path,
-                            capacity);
-                be->destroy(be);
-            } else {
-                af_registry_add(r, be);
-            }
-        }
         free(files[i]);
+        if (af_plugin_file_check(path, why, sizeof why))
+            fprintf(stderr, "attnfuzz: warning: skipping %s\n", why);
+        else if (found->n < AF_SCAN_MAX_PLUGINS && (found->paths[found->n] = strdup(path)) != NULL)
+            found->n++;
+    }
+}
+
+/* The probed plugins become backends under their declared names (first one wins). */
+static void add_probed(af_registry *r, const found_plugins *found, const af_plugin_descriptor *desc) {
+    for (int i = 0; i < found->n; i++) {
+        const char *path = found->paths[i];
+        char why[PATH_MAX + 512];
+        af_backend *be = desc[i].loaded ? af_plugin_backend_new(path, true, &desc[i], why, sizeof why) : NULL;
+        if (!be) {
+            fprintf(stderr, "attnfuzz: warning: skipping %s\n", desc[i].loaded ? why : desc[i].why);
+            continue;
+        }
+        bool taken = false;
+        for (int k = 0; k < r->count && !taken; k++) taken = strcmp(r->items[k]->name, be->name) == 0;
+        int capacity = (int)(sizeof r->items / sizeof r->items[0]);
+        if (taken || r->count >= capacity) {
+            if (taken)
+                fprintf(stderr, "attnfuzz: warning: skipping plugin '%s': backend name '%s' is already taken\n", path,
+                        be->name);
+            else
+                fprintf(stderr, "attnfuzz: warning: skipping plugin '%s': the registry holds %d backends\n", path,
+                        capacity);
+            be->destroy(be);
+        } else {
+            af_registry_add(r, be);
+        }
     }
 }
 
@@ -91,17 +111,28 @@ static bool plugins_beside_binary(char *out, size_t cap) {
 void af_plugin_scan(af_registry *r) {
     scanned_dirs seen;
     seen.n = 0;
+    found_plugins *found = calloc(1, sizeof *found);
+    if (!found) return;
     const char *env = af_config_get(AF_CFG_PLUGIN_PATH);
     if (env) {
         char *copy = strdup(env);
         char *save = NULL;
         for (char *dir = copy ? strtok_r(copy, ":", &save) : NULL; dir; dir = strtok_r(NULL, ":", &save))
-            scan_dir(r, dir, &seen);
+            scan_dir(dir, &seen, found);
         free(copy);
     }
     /* plugins/ beside the running binary (the build tree puts them there) */
     char dir[PATH_MAX + 16];
-    if (plugins_beside_binary(dir, sizeof dir)) scan_dir(r, dir, &seen);
+    if (plugins_beside_binary(dir, sizeof dir)) scan_dir(dir, &seen, found);
+    /* one probe child loads them all (a fresh one after any that dies: plugin_probe.h) */
+    af_plugin_descriptor *desc = found->n ? calloc((size_t)found->n, sizeof *desc) : NULL;
+    if (desc) {
+        af_plugin_probe((const char *const *)found->paths, found->n, desc);
+        add_probed(r, found, desc);
+    }
+    free(desc);
+    for (int i = 0; i < found->n; i++) free(found->paths[i]);
+    free(found);
 }
 
 /* ---- who may load a plugin named by a case file -------------------------------------- */

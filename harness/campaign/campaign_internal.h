@@ -32,6 +32,10 @@ typedef struct {
     int deadline_s;            /* per case: --deadline or the session's default */
     double end_at;             /* monotonic hard end of the whole run (--total-time), 0 = none */
     af_fuzz_envelope envelope; /* the backend's envelope learnt from declines (in-process engine) */
+
+    /* libFuzzer engine: crash-* / leak-* / oom-* artifacts seen; st.crashes adds the workers'
+     * crash verdicts (AF_PLUGIN_ERROR, from DIR/workers/<pid>.stats) */
+    long long artifact_crashes;
 } af_campaign_state;
 
 /* ---- campaign.c ---- */

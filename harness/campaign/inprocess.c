@@ -96,8 +96,7 @@ static void handle_result(af_campaign_state *cp, const af_case *c, const input_b
     if (r->status != AF_CASE_NOT_RUN && r->status != AF_CASE_CRASHED && r->status != AF_CASE_HUNG)
         af_envelope_note(&cp->envelope, c, r->verdict.kind == AF_V_DECLINED, r->verdict.reason);
     /* a crash: the child died, or the backend said so (AF_PLUGIN_ERROR, AF_RUN_CRASH) */
-    bool crash_verdict = r->verdict.n_findings > 0 && r->verdict.kind == AF_V_CRASH;
-    if (r->status == AF_CASE_CRASHED || (r->status == AF_CASE_RAN && crash_verdict)) cp->st.crashes++;
+    if (af_case_result_is_crash(r)) cp->st.crashes++;
     if (r->status == AF_CASE_HUNG) cp->st.hangs++;
     if (r->verdict.n_findings > 0) {
         af_cp_note_finding(cp);

@@ -29,7 +29,7 @@ static void read_worker_stats(af_campaign_state *cp) {
     af_cp_subdir(cp, "workers", dir, sizeof dir);
     DIR *d = opendir(dir);
     if (!d) return;
-    long long cases = 0, findings = 0, declined = 0, errors = 0, hits = 0, misses = 0;
+    long long cases = 0, findings = 0, declined = 0, errors = 0, crashes = 0, hits = 0, misses = 0;
     double build_s = 0;
     double first = -1;
     struct dirent *e;
@@ -50,6 +50,8 @@ static void read_worker_stats(af_campaign_state *cp) {
                 declined += (long long)val;
             else if (!strcmp(key, "errors"))
                 errors += (long long)val;
+            else if (!strcmp(key, "crashes"))
+                crashes += (long long)val;
             else if (!strcmp(key, "plan_cache_hits"))
                 hits += (long long)val;
             else if (!strcmp(key, "plan_cache_misses"))
@@ -62,8 +64,11 @@ static void read_worker_stats(af_campaign_state *cp) {
         fclose(f);
     }
     closedir(d);
-    cp->st.cases = cases + cp->st.crashes + cp->st.hangs;
-    cp->st.findings = findings + cp->st.crashes + cp->st.hangs;
+    /* an artifact is a case the worker never counted (it died inside it); a crash
+     * verdict the worker returned (AF_PLUGIN_ERROR) is in its cases and findings */
+    cp->st.cases = cases + cp->artifact_crashes + cp->st.hangs;
+    cp->st.findings = findings + cp->artifact_crashes + cp->st.hangs;
+    cp->st.crashes = crashes + cp->artifact_crashes;
     cp->st.declined = declined;
     cp->st.errors = errors;
     cp->st.plan_cache_hits = hits;
@@ -119,7 +124,7 @@ static void convert_artifacts(af_campaign_state *cp) {
         if (kind == AF_V_HANG)
             cp->st.hangs++;
         else
-            cp->st.crashes++;
+            cp->artifact_crashes++; /* st.crashes follows in read_worker_stats */
         if (cp->st.time_to_first_finding_s < 0) cp->st.time_to_first_finding_s = af_clock_unix() - cp->st.start_unix;
         af_mkdirs(done_dir, NULL, 0);
         snprintf(dst, sizeof dst, "%s/%s", done_dir, e->d_name);

@@ -288,3 +288,13 @@ void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const a
     r->status = oracle_failed ? AF_CASE_NOT_RUN : AF_CASE_RAN;
     r->seconds = af_clock_mono() - t0;
 }
+
+bool af_case_result_is_crash(const af_case_result *r) {
+    if (r->status == AF_CASE_CRASHED) return true;
+    if (r->status != AF_CASE_RAN || r->verdict.n_findings <= 0) return false;
+    if (r->verdict.kind == AF_V_CRASH) return true;
+    int n = r->verdict.n_findings < AF_MAX_FINDINGS ? r->verdict.n_findings : AF_MAX_FINDINGS;
+    for (int i = 0; i < n; i++)
+        if (r->verdict.findings[i].kind == AF_V_CRASH) return true;
+    return false;
+}

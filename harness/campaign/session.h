@@ -110,6 +110,12 @@ typedef struct {
     uint8_t counters[AF_FUZZ_COUNTERS]; /* feedback (af_fuzz_feedback) */
 } af_case_result;
 
+/* Whether r counts as a crash in a campaign's stats (stats.json "crashes", fuzzer_stats
+ * unique_crashes): the child died (AF_CASE_CRASHED), or the case ran and one of its
+ * findings is a crash (a plugin's AF_PLUGIN_ERROR / AF_PLUGIN_CRASH, AF_RUN_CRASH).
+ * Every engine counts with this one rule. */
+bool af_case_result_is_crash(const af_case_result *r);
+
 /* Run one case in this process (prepare, judge with probes), set feedback counters,
  * and store per mode. original (may be NULL) becomes original.case. In an isolated
  * session this is for forked children only: called in the session's own process it

@@ -3,7 +3,9 @@
  *   ATTNFUZZ_BACKEND  backend under test (default cpu)
  *   ATTNFUZZ_ENGINE   engine ("" = default, "all" = every engine)
  *   ATTNFUZZ_OUT      campaign directory: current/<pid>.case, findings/, pending/,
- *                     workers/<pid>.stats (default: no files written)
+ *                     workers/<pid>.stats (default: no files written; its "crashes"
+ *                     are the cases whose verdict is a crash: AF_PLUGIN_ERROR and the
+ *                     like, which libFuzzer never sees as crashes)
  *   ATTNFUZZ_DEFER_NEW=1  new buckets go to ATTNFUZZ_OUT/pending for the campaign to
  *                     minimise (set by `attnfuzz campaign`)
  *   ATTNFUZZ_MAX_WORK work budget of a decoded case (fuzz.h)
@@ -40,7 +42,7 @@ typedef struct {
     af_session session;
     af_fuzz_limits limits; /* usable before the backend is set up (mutator) */
     bool limits_from_backend;
-    long long cases, findings, declined, errors;
+    long long cases, findings, declined, errors, crashes;
     double first_finding_unix;
     char pid_name[32];
 } target_state;
@@ -55,7 +57,7 @@ static const char *env_or(af_config_var var, const char *fallback) {
 static void write_worker_stats(void) {
     const char *out = g_target.session.out_dir;
     if (!out[0]) return;
-    char path[1400], text[384];
+    char path[1400], text[512];
     af_backend_counters bc = {0, 0, 0}; /* the backend's plan-cache totals, probes' runs included */
     af_backend *be = g_target.session.backend;
     if (be && be->counters) be->counters(be, &bc);
@@ -63,10 +65,10 @@ static void write_worker_stats(void) {
     if (af_mkdirs(path, NULL, 0)) return;
     snprintf(path, sizeof path, "%s/workers/%s.stats", out, g_target.pid_name);
     int n = snprintf(text, sizeof text,
-                     "cases %lld\nfindings %lld\ndeclined %lld\nerrors %lld\nfirst_finding_unix %.3f\n"
+                     "cases %lld\nfindings %lld\ndeclined %lld\nerrors %lld\ncrashes %lld\nfirst_finding_unix %.3f\n"
                      "plan_cache_hits %lld\nplan_cache_misses %lld\ngraph_build_seconds %.3f\n",
-                     g_target.cases, g_target.findings, g_target.declined, g_target.errors, g_target.first_finding_unix,
-                     bc.plan_cache_hits, bc.plan_cache_misses, bc.build_seconds);
+                     g_target.cases, g_target.findings, g_target.declined, g_target.errors, g_target.crashes,
+                     g_target.first_finding_unix, bc.plan_cache_hits, bc.plan_cache_misses, bc.build_seconds);
     if (n > 0 && (size_t)n < sizeof text) af_write_file_atomic(path, text, (size_t)n, NULL, 0); /* util/fsutil.h */
 }
 
@@ -112,6 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         g_target.errors++;
     else if (r->verdict.kind == AF_V_DECLINED)
         g_target.declined++;
+    if (af_case_result_is_crash(r)) g_target.crashes++;
     if (r->verdict.n_findings > 0) {
         g_target.findings++;
         if (g_target.first_finding_unix <= 0) g_target.first_finding_unix = af_clock_unix();

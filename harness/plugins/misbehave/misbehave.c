@@ -2,7 +2,8 @@
  * isolation tests (ci/tests/test_isolation.sh): `attnfuzz run` must turn each into a
  * verdict for its case and go on with the next case; a case file must never load one.
  *
- *   marker   its constructor writes the file named by $MISBEHAVE_MARKER (proves loading)
+ *   marker   its constructor appends "constructor ran in pid N" to the file named by
+ *            $MISBEHAVE_MARKER (proves loading, and says in which process)
  *   segv     run() writes through a null pointer
  *   abort    run() calls abort()
  *   heap     run() writes far past a small heap block, then frees it (malloc aborts)
@@ -10,30 +11,50 @@
  *   exit0    run() calls exit(0)
  *   error    run() returns AF_PLUGIN_ERROR
  *   memhog   run() asks for 1 GiB and touches it (a memory limit makes malloc fail)
+ *   ctor_segv, ctor_abort, ctor_exit0   its constructor writes through a null pointer,
+ *            calls abort(), calls exit(0): loading it must never end attnfuzz (the
+ *            probe child of backends/plugin_probe.h dies instead; exit 5 with one line)
  * Every kind supports every problem; a run that returns writes nothing (unwritten). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "attnfuzz/plugin.h"
 
-#define MB_MARKER 1
-#define MB_SEGV   2
-#define MB_ABORT  3
-#define MB_HEAP   4
-#define MB_LOOP   5
-#define MB_EXIT0  6
-#define MB_ERROR  7
-#define MB_MEMHOG 8
+#define MB_MARKER     1
+#define MB_SEGV       2
+#define MB_ABORT      3
+#define MB_HEAP       4
+#define MB_LOOP       5
+#define MB_EXIT0      6
+#define MB_ERROR      7
+#define MB_MEMHOG     8
+#define MB_CTOR_SEGV  9
+#define MB_CTOR_ABORT 10
+#define MB_CTOR_EXIT0 11
 
 #if MISBEHAVE == MB_MARKER
 __attribute__((constructor)) static void write_marker(void) {
     const char *path = getenv("MISBEHAVE_MARKER");
-    FILE *f = path ? fopen(path, "w") : NULL;
+    FILE *f = path ? fopen(path, "a") : NULL;
     if (f) {
-        fputs("constructor ran\n", f);
+        fprintf(f, "constructor ran in pid %d\n", (int)getpid());
         fclose(f);
     }
+}
+#endif
+
+#if MISBEHAVE == MB_CTOR_SEGV || MISBEHAVE == MB_CTOR_ABORT || MISBEHAVE == MB_CTOR_EXIT0
+__attribute__((constructor)) static void misbehave_while_loading(void) {
+#if MISBEHAVE == MB_CTOR_SEGV
+    volatile int *volatile null_ptr = NULL; /* both volatile, as in run() below */
+    *null_ptr = 1;
+#elif MISBEHAVE == MB_CTOR_ABORT
+    abort();
+#else
+    exit(0);
+#endif
 }
 #endif
 
