@@ -49,6 +49,7 @@ PartitionName=local Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscr
 CONF
 fi
 pgrep -x munged >/dev/null || { runuser -u munge -- munged --pid-file="$state/munged.pid" 2>/dev/null || munged -f --pid-file="$state/munged.pid"; }
+[ -s "$state/munged.pid" ] || pgrep -x munged > "$state/munged.pid" # munged does not always write it
 pgrep -x slurmctld >/dev/null || slurmctld
 pgrep -x slurmd >/dev/null || slurmd
 for _ in $(seq 60); do
