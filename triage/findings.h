@@ -64,6 +64,11 @@ typedef struct {
 int af_finding_store(const char *dir, const af_case *c, const af_verdict *v, const af_finding_extra *extra,
                      char *bucket_out, char *why, size_t cap);
 
+/* Which of two reproducers of one bucket af_finding_store keeps: < 0 when a is the
+ * smaller (lower af_case_cost, then shorter canonical text, then text order), > 0 when
+ * b is, 0 when they print the same. attnfuzz merge keeps the same one. */
+int af_finding_case_order(const af_case *a, const af_case *b);
+
 /* Visit every bucket under DIR/findings in bucket-id order. The record's strings are
  * valid during the call only. A callback returning nonzero stops the scan. Returns
  * the number of buckets visited, or -1 with why (unreadable directory; a bucket with

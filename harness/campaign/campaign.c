@@ -95,8 +95,12 @@ int af_cp_count_buckets(af_campaign_state *cp) {
     return n;
 }
 
+double af_cp_elapsed(const af_campaign_state *cp) {
+    return cp->prior_elapsed_s + (cp->fuzz_end > 0 ? cp->fuzz_end : af_clock_mono()) - cp->t0;
+}
+
 void af_cp_update_stats(af_campaign_state *cp, bool final) {
-    cp->st.elapsed_s = (cp->fuzz_end > 0 ? cp->fuzz_end : af_clock_mono()) - cp->t0;
+    cp->st.elapsed_s = af_cp_elapsed(cp);
     cp->st.buckets = af_cp_count_buckets(cp);
     if (!cp->libfuzzer) cp->st.corpus = cp->queue.count;
     af_stats_write(cp->dir, &cp->st);
@@ -110,7 +114,9 @@ void af_cp_update_stats(af_campaign_state *cp, bool final) {
 
 void af_cp_note_finding(af_campaign_state *cp) {
     cp->st.findings++;
-    if (cp->st.time_to_first_finding_s < 0) cp->st.time_to_first_finding_s = af_clock_unix() - cp->st.start_unix;
+    /* a resumed campaign: fuzzing time, not the wall time since its first start */
+    if (cp->st.time_to_first_finding_s < 0)
+        cp->st.time_to_first_finding_s = cp->resumed ? af_cp_elapsed(cp) : af_clock_unix() - cp->st.start_unix;
 }
 
 int af_campaign_run(const af_campaign_opts *o) {
@@ -128,9 +134,30 @@ int af_campaign_run(const af_campaign_opts *o) {
         strftime(cp->dir, sizeof cp->dir, "campaign-%Y%m%d-%H%M%S", &tm);
     }
     char why[512];
+    /* one campaign per DIR: the lock first, before anything in DIR is touched */
+    cp->lock.fd = -1;
+    int lock_rc = af_mkdirs(cp->dir, why, sizeof why) ? AF_DIR_LOCK_ERROR
+                                                      : af_dir_lock_acquire(&cp->lock, cp->dir, why, sizeof why);
+    if (lock_rc != AF_DIR_LOCK_OK) {
+        fprintf(stderr, "attnfuzz campaign: %s\n", why);
+        free(cp);
+        return lock_rc == AF_DIR_LOCK_BUSY ? AF_CAMPAIGN_BUSY : AF_CAMPAIGN_SETUP_ERROR;
+    }
+    af_campaign_stats *prior = calloc(1, sizeof *prior);
+    int prior_rc = prior ? af_stats_read(cp->dir, prior, why, sizeof why) : -1;
+    if (prior_rc < 0) {
+        fprintf(stderr, "attnfuzz campaign: cannot resume %s: %s\n", cp->dir, prior ? why : "out of memory");
+        af_dir_lock_release(&cp->lock);
+        free(prior);
+        free(cp);
+        return AF_CAMPAIGN_SETUP_ERROR;
+    }
+    if (o->shard.count > 1) snprintf(cp->st.shard, sizeof cp->st.shard, "%d/%d", o->shard.index, o->shard.count);
     if (af_session_open_ex(&cp->s, o->backend, o->backend_obj, o->engine, cp->dir, o->session_flags, why, sizeof why)) {
         fprintf(stderr, "attnfuzz campaign: %s\n", why);
         af_open_error e = cp->s.open_error;
+        af_dir_lock_release(&cp->lock);
+        free(prior);
         free(cp);
         return e == AF_OPEN_PLUGIN_ERROR  ? AF_CAMPAIGN_PLUGIN_ERROR
                : e == AF_OPEN_UNAVAILABLE ? AF_CAMPAIGN_UNAVAILABLE
@@ -148,6 +175,14 @@ int af_campaign_run(const af_campaign_opts *o) {
     else if ((cp->s.backend->flags & AF_BACKEND_NEEDS_GPU) && !af_config_get(AF_CFG_MAX_WORK))
         af_fuzz_limits_set_work(&cp->s.limits, AF_FUZZ_GPU_DEFAULT_WORK);
     cp->deadline_s = o->deadline_s > 0 ? o->deadline_s : cp->s.default_deadline_s;
+    if (prior_rc == 0 && af_cp_resume_check(cp, prior, why, sizeof why)) {
+        fprintf(stderr, "attnfuzz campaign: cannot resume: %s\n", why);
+        af_session_close(&cp->s);
+        af_dir_lock_release(&cp->lock);
+        free(prior);
+        free(cp);
+        return AF_CAMPAIGN_SETUP_ERROR;
+    }
     const char *sub[] = {"corpus", "pending", "findings", "crashes", "current", "workers", "rawmap", "errors"};
     for (size_t i = 0; i < sizeof sub / sizeof sub[0]; i++) {
         char p[1200];
@@ -171,11 +206,14 @@ int af_campaign_run(const af_campaign_opts *o) {
             fprintf(stderr, "attnfuzz campaign: seed corpus: %s\n", why);
             af_session_close(&cp->s);
             af_queue_free(&cp->queue);
+            af_dir_lock_release(&cp->lock);
+            free(prior);
             free(cp);
             return AF_CAMPAIGN_SETUP_ERROR;
         }
     }
     cp->rng = o->seed ? o->seed : (uint64_t)af_clock_unix() * 1000003u + (uint64_t)getpid();
+    cp->rng = af_shard_rng_start(cp->rng, &o->shard);
 
     char fuzzer[PATH_MAX];
     bool use_libfuzzer = af_cp_find_fuzzer(o, fuzzer, sizeof fuzzer);
@@ -188,6 +226,21 @@ int af_campaign_run(const af_campaign_opts *o) {
     cp->st.max_work = cp->s.limits.max_work;
     af_envelope_init(&cp->envelope, cp->s.backend_name);
     cp->st.envelope = &cp->envelope;
+    if (prior_rc == 0) {
+        af_cp_resume_apply(cp, prior);
+        /* a resumed run draws another stream than the run before it (same --seed) */
+        for (int k = 0; k < cp->st.resumed; k++) af_fuzz_rand(&cp->rng);
+        int inflight = af_cp_resume_keep_inflight(cp);
+        int loaded = use_libfuzzer ? 0 : af_cp_resume_corpus(cp);
+        fprintf(stderr,
+                "attnfuzz campaign: resuming %s (run %d): %lld cases, %lld findings, %.0f s so far; %d corpus "
+                "input(s) loaded\n",
+                cp->dir, cp->st.resumed + 1, cp->st.cases, cp->st.findings, cp->prior_elapsed_s, loaded);
+        if (inflight)
+            fprintf(stderr, "attnfuzz campaign: %d case(s) in flight when it stopped: kept in %s/interrupted/\n",
+                    inflight, cp->dir);
+    }
+    free(prior);
     fprintf(
         stderr,
         "attnfuzz campaign: %s, backend %s%s, %d job(s), %.0f s, %d seed(s), max work %.0f, deadline %d s, out %s\n",
@@ -223,15 +276,16 @@ int af_campaign_run(const af_campaign_opts *o) {
     af_cp_process_pending(cp, cp->end_at > 0 ? cp->end_at - 5 : af_clock_mono() + 600, cp->end_at > 0 || interrupted);
     interrupted = af_cp_interrupted() != 0; /* a signal during the last minimisations too */
     cp->st.interrupted = interrupted;
-    cp->st.elapsed_s = fuzz_elapsed;
+    cp->st.elapsed_s = cp->prior_elapsed_s + fuzz_elapsed;
     af_triage_summary sum;
     memset(&sum, 0, sizeof sum);
     af_stats_write(cp->dir, &cp->st); /* the reports read the final counters from stats.json */
     if (af_triage_build(cp->dir, &sum, why, sizeof why)) fprintf(stderr, "attnfuzz campaign: reports: %s\n", why);
     cp->st.buckets = af_cp_count_buckets(cp);
     if (!cp->libfuzzer) cp->st.corpus = cp->queue.count;
-    cp->st.elapsed_s = fuzz_elapsed;
+    cp->st.elapsed_s = cp->prior_elapsed_s + fuzz_elapsed;
     af_stats_write(cp->dir, &cp->st);
+    af_cp_clear_inflight(cp);
     af_stats_progress(&cp->st, cp->tty, true);
     fprintf(stderr, "attnfuzz campaign: %d bucket(s); reports in %s/report.{json,junit.xml,sarif,html}\n",
             cp->st.buckets, cp->dir);
@@ -239,6 +293,7 @@ int af_campaign_run(const af_campaign_opts *o) {
     af_cp_interrupt_restore(&saved_signals);
     af_queue_free(&cp->queue);
     af_session_close(&cp->s);
+    af_dir_lock_release(&cp->lock);
     free(cp);
     return rc;
 }

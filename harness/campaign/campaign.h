@@ -30,6 +30,14 @@
  *   DIR/workers/<pid>.stats   per-process counters of libFuzzer workers
  *   DIR/fuzzer.log            libFuzzer's own output
  *   DIR/report.{json,junit.xml,sarif,html}
+ *   DIR/lock                  flock'ed while a campaign runs: "pid P host H" (dirlock.h)
+ *   DIR/config_cells.bin      the config cells seen (stats.h), for resume and merge
+ *   DIR/interrupted/          cases in flight when an earlier run of DIR stopped
+ *
+ * Resume: --out DIR naming a directory with a stats.json continues that campaign
+ * (resume.c): its counters, histograms, timeline and elapsed time go on from where they
+ * were, DIR/corpus is loaded into the queue, findings left in DIR/pending are minimised,
+ * buckets are kept. The same backend, engine and shard are required.
  */
 #ifndef ATTNFUZZ_CAMPAIGN_H
 #define ATTNFUZZ_CAMPAIGN_H
@@ -38,6 +46,7 @@
 #include <stdint.h>
 
 #include "backends/backend.h"
+#include "campaign/shard.h"
 
 typedef struct {
     double time_s;  /* fuzzing time (minimisation of the last buckets and the
@@ -65,6 +74,7 @@ typedef struct {
                                 workers keep the default) */
     int worker_cases;        /* cases a persistent worker serves (campaign/worker_pool.h);
                                   0 = a fresh child per case, -1 = the session's default */
+    af_shard shard;          /* --shard I/N (campaign/shard.h); count 0 or 1 = whole space */
 } af_campaign_opts;
 
 /* What af_campaign_run returns (the CLI maps each to its exit code, cli/cli.h). */
@@ -75,6 +85,7 @@ enum {
     AF_CAMPAIGN_UNAVAILABLE = 3,  /* the backend is not usable here */
     AF_CAMPAIGN_PLUGIN_ERROR = 4, /* plugin:PATH could not be loaded */
     AF_CAMPAIGN_INTERRUPTED = 5,  /* SIGINT / SIGTERM: stopped early, reports written */
+    AF_CAMPAIGN_BUSY = 6,         /* DIR/lock is held by another running campaign */
 };
 
 void af_campaign_opts_default(af_campaign_opts *o);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "campaign/campaign.h"
+#include "campaign/dirlock.h"
 #include "campaign/queue.h"
 #include "campaign/session.h"
 #include "campaign/stats.h"
@@ -36,6 +37,9 @@ typedef struct {
     /* libFuzzer engine: crash-* / leak-* / oom-* artifacts seen; st.crashes adds the workers'
      * crash verdicts (AF_PLUGIN_ERROR, from DIR/workers/<pid>.stats) */
     long long artifact_crashes;
+    af_dir_lock lock;          /* DIR/lock, held for the whole run */
+    bool resumed;              /* DIR held an earlier campaign: its counters continue */
+    double prior_elapsed_s;    /* fuzzing seconds of the earlier runs of DIR (0 = fresh) */
 } af_campaign_state;
 
 /* ---- campaign.c ---- */
@@ -55,6 +59,24 @@ int af_cp_count_buckets(af_campaign_state *cp);
 void af_cp_update_stats(af_campaign_state *cp, bool final);
 /* One more finding seen (and the time to the first). */
 void af_cp_note_finding(af_campaign_state *cp);
+
+/* Fuzzing seconds so far, earlier runs of DIR included. */
+double af_cp_elapsed(const af_campaign_state *cp);
+
+/* ---- resume.c ---- */
+/* DIR's earlier campaign (prior, read from its stats.json) continues in cp: refused with
+ * why when it ran another backend, engine or shard. 0 or -1. */
+int af_cp_resume_check(const af_campaign_state *cp, const af_campaign_stats *prior, char *why, size_t cap);
+/* Take over prior's counters, histograms, cells, timeline and start time. */
+void af_cp_resume_apply(af_campaign_state *cp, const af_campaign_stats *prior);
+/* Add DIR/corpus's inputs not in the queue yet (content hash) to it. Returns how many. */
+int af_cp_resume_corpus(af_campaign_state *cp);
+/* The cases DIR/current held when the earlier campaign stopped: moved to
+ * DIR/interrupted/ (kept, not overwritten by this run). Returns how many. */
+int af_cp_resume_keep_inflight(af_campaign_state *cp);
+/* The run ended (not killed): DIR/current's cases all finished; removed, so that a
+ * resume keeps aside only what a killed run had in flight. */
+void af_cp_clear_inflight(af_campaign_state *cp);
 
 /* ---- interrupt.c ---- */
 typedef struct {

@@ -33,22 +33,36 @@ typedef struct {
 
 static void mutate_input(af_campaign_state *cp, input_buf *in);
 
+#define SHARD_DRAWS_PER_SHARD 64 /* mutants drawn per shard count before giving up on one input */
+
+/* Is the input's config cell one this shard runs (campaign/shard.h)? */
+static bool in_shard(const af_campaign_state *cp, const af_case *c) {
+    return af_shard_owns_cell(&cp->o->shard, af_fuzz_config_cell(c));
+}
+
 /* The next input: every seed once as it is, then mutated queue entries. A mutant whose
  * config cell the backend's learnt envelope puts outside is redrawn, 8 times at most
- * (fuzz/fuzz_envelope.h keeps the exploration share). */
-static void next_input(af_campaign_state *cp, input_buf *in, int *seed_cursor) {
-    if (*seed_cursor < cp->queue.count) {
+ * (fuzz/fuzz_envelope.h keeps the exploration share). Under --shard, seeds and mutants
+ * of another shard's cells are never run: false when none of this shard's was drawn. */
+static bool next_input(af_campaign_state *cp, input_buf *in, int *seed_cursor) {
+    af_case c;
+    while (*seed_cursor < cp->queue.count) {
         const af_queue_entry *e = &cp->queue.items[(*seed_cursor)++];
         memcpy(in->data, e->data, e->size);
         in->size = e->size;
-        return;
-    }
-    for (int attempt = 0; attempt < 8; attempt++) {
-        mutate_input(cp, in);
-        af_case c;
         af_fuzz_decode(in->data, in->size, &cp->s.limits, &c);
-        if (!af_envelope_redraw(&cp->envelope, &c, af_fuzz_rand(&cp->rng))) break;
+        if (in_shard(cp, &c)) return true;
     }
+    int shards = cp->o->shard.count > 1 ? cp->o->shard.count : 1;
+    int envelope_draws = 0;
+    for (int attempt = 0; attempt < SHARD_DRAWS_PER_SHARD * shards; attempt++) {
+        mutate_input(cp, in);
+        af_fuzz_decode(in->data, in->size, &cp->s.limits, &c);
+        if (!in_shard(cp, &c)) continue;
+        if (envelope_draws++ < 8 && af_envelope_redraw(&cp->envelope, &c, af_fuzz_rand(&cp->rng))) continue;
+        return true;
+    }
+    return false;
 }
 
 /* One queue entry with 1-3 stacked mutations. */
@@ -132,6 +146,7 @@ void af_cp_run_inprocess(af_campaign_state *cp, double stop_at) {
     memset(slots, 0, sizeof slots);
     if (!results) return;
     int seed_cursor = 0;
+    bool drawn_none = false; /* --shard: the last round drew no input of this shard's cells */
     double next_pending = af_clock_mono() + 1;
     for (;;) {
         if (af_cp_interrupted()) {
@@ -142,7 +157,8 @@ void af_cp_run_inprocess(af_campaign_state *cp, double stop_at) {
         bool time_left = af_clock_mono() < stop_at;
         for (int i = 0; i < jobs && time_left; i++) {
             if (slots[i].proc.pid) continue;
-            next_input(cp, &inputs[i], &seed_cursor);
+            drawn_none = !next_input(cp, &inputs[i], &seed_cursor);
+            if (drawn_none) break;
             af_case c;
             af_fuzz_decode(inputs[i].data, inputs[i].size, &cp->s.limits, &c);
             char name[32];
@@ -157,6 +173,7 @@ void af_cp_run_inprocess(af_campaign_state *cp, double stop_at) {
         }
         int busy = 0;
         for (int i = 0; i < jobs; i++) busy += slots[i].proc.pid != 0;
+        if (!busy && drawn_none && af_clock_mono() < stop_at) continue; /* draw again */
         if (!busy) {
             cp->fuzz_end = af_clock_mono();
             break;

@@ -211,7 +211,9 @@ static int run_fuzz_round(af_campaign_state *cp, const char *fuzzer, double stop
     int rss_mb = cp->o->rss_limit_mb;
     if (af_fuzz_limits_wide(&cp->s.limits) && rss_mb < 49152) rss_mb = 49152;
     snprintf(a_rss, sizeof a_rss, "-rss_limit_mb=%d", rss_mb);
-    snprintf(a_seed, sizeof a_seed, "-seed=%llu", (unsigned long long)(cp->o->seed ? cp->o->seed % 4000000000ull : 0));
+    /* --shard: each shard its own libFuzzer seed (campaign/shard.h) */
+    uint64_t lf_seed = cp->o->seed ? af_shard_rng_start(cp->o->seed, &cp->o->shard) % 4000000000ull : 0;
+    snprintf(a_seed, sizeof a_seed, "-seed=%llu", (unsigned long long)lf_seed);
     char *argv[] = {(char *)fuzzer,
                     corpus,
                     a_fork,

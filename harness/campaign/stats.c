@@ -120,12 +120,18 @@ int af_stats_write(const char *dir, af_campaign_stats *st) {
     json_object_set_new(o, "config_cells", json_integer(config_cells(st)));
     json_object_set_new(o, "config_cells_total", json_integer(AF_STATS_CONFIG_CELLS));
     json_object_set_new(o, "timeline", timeline_json(st));
+    json_object_set_new(o, "shard", st->shard[0] ? json_string(st->shard) : json_null());
+    json_object_set_new(o, "resumed", json_integer(st->resumed));
+    json_object_set_new(o, "shards_merged", json_integer(st->shards_merged));
     char *text = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(DBL_DIG));
     json_decref(o);
     if (!text) return -1;
     af_file_part parts[2] = {{text, strlen(text)}, {"\n", 1}};
     int rc = af_write_parts_atomic(path, parts, 2, NULL, 0);
     free(text);
+    snprintf(path, sizeof path, "%s/config_cells.bin", dir);
+    af_file_part cells = {st->config_cells_seen, sizeof st->config_cells_seen};
+    rc |= af_write_parts_atomic(path, &cells, 1, NULL, 0);
     return rc || af_stats_write_fuzzer_stats(dir, st) ? -1 : 0;
 }
 

@@ -4,6 +4,7 @@
 #define ATTNFUZZ_CAMPAIGN_STATS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "backends/backend.h"
 #include "fuzz/fuzz_envelope.h"
@@ -44,6 +45,9 @@ typedef struct {
     af_stats_point timeline[AF_STATS_TIMELINE];                       /* every timeline_interval_s, oldest first */
     int timeline_n;
     double timeline_interval_s; /* 0 = 1 s; doubles each time the timeline fills */
+    char shard[32];             /* "I/N" of --shard, "" = not sharded */
+    int resumed;                /* times this campaign was resumed (campaign --out on its DIR) */
+    int shards_merged;          /* attnfuzz merge: campaign dirs summed into this one, 0 = none */
 } af_campaign_stats;
 
 /* Count one run's plan-cache outcome and build time (af_run_info of a verdict). */
@@ -67,8 +71,16 @@ void af_stats_note_config_cell(af_campaign_stats *st, unsigned cell);
  * "points": [[elapsed_s, cases, findings], ...]}: a point every interval_s, at most
  * AF_STATS_TIMELINE kept (when full, every other one goes and the interval doubles), the
  * last point the state written now). Each write may add a timeline point (hence st is
- * not const). Written through af_write_parts_atomic (util/fsutil.h). Returns 0 or -1. */
+ * not const), shard ("I/N" or null), resumed (times resumed), shards_merged (0 unless
+ * written by attnfuzz merge). Written through af_write_parts_atomic (util/fsutil.h);
+ * beside it DIR/config_cells.bin, the cell bit set (AF_STATS_CONFIG_CELLS bits, binary)
+ * that a resume or a merge reads back. Returns 0 or -1. */
 int af_stats_write(const char *dir, af_campaign_stats *st);
+/* Read DIR/stats.json (and DIR/config_cells.bin when present) back into st: every
+ * counter, the histograms, start time, elapsed, timeline, backend, engine, jobs, mode,
+ * shard, resumed. st->envelope stays NULL. 0; 1 when DIR has no stats.json; -1 with
+ * why (names the file and the key) when it is malformed. stats_read.c. */
+int af_stats_read(const char *dir, af_campaign_stats *st, char *why, size_t cap);
 /* DIR/fuzzer_stats, AFL's format ("key : value" lines, written atomically with every
  * stats.json): start_time, last_update (unix seconds), run_time, fuzzer_pid,
  * execs_done (= cases), execs_per_sec, paths_total (= corpus), unique_crashes,

@@ -20,6 +20,7 @@ enum {
     AF_EXIT_BAD_FILE = 4,     /* a case path is not a readable, non-empty regular file (names it) */
     AF_EXIT_PLUGIN = 5,       /* a plugin cannot be loaded, or a case names a plugin it may not load */
     AF_EXIT_ERROR = 6,        /* could not run here: fork, memory, output directory, unpreparable inputs */
+    AF_EXIT_BUSY = 7,         /* the output directory is locked by another running campaign (or merge) */
     AF_EXIT_INTERRUPTED = 130 /* SIGINT / SIGTERM: stopped early, reports written (128 + SIGINT) */
 };
 
@@ -48,7 +49,7 @@ extern const af_cli_command af_cli_commands[];
 
 /* The option tables the verbs parse with (defined beside each parser). */
 extern const struct option af_cli_run_options[], af_cli_engines_options[], af_cli_triage_options[],
-    af_cli_repro_options[], af_cli_minimize_options[], af_cli_campaign_options[];
+    af_cli_repro_options[], af_cli_minimize_options[], af_cli_campaign_options[], af_cli_merge_options[];
 
 /* Help (cli_help.c), generated from af_cli_commands and the option tables. */
 void af_cli_help_all(FILE *f);                           /* attnfuzz --help */
@@ -86,5 +87,6 @@ int af_cli_triage(int argc, char **argv);
 int af_cli_minimize(int argc, char **argv);
 int af_cli_campaign(int argc, char **argv);
 int af_cli_repro(int argc, char **argv);
+int af_cli_merge(int argc, char **argv);
 
 #endif

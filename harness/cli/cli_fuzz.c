@@ -300,7 +300,8 @@ enum {
     OPT_INPROCESS,
     OPT_REPEATS,
     OPT_WORKERS_PER_GPU, /* issue 16: N workers on one GPU = N cases in flight */
-    OPT_WORKER_CASES
+    OPT_WORKER_CASES,
+    OPT_SHARD /* issue 16: --shard I/N (campaign/shard.h) */
 };
 const struct option af_cli_campaign_options[] = {
     {"time", required_argument, NULL, OPT_TIME},
@@ -319,6 +320,7 @@ const struct option af_cli_campaign_options[] = {
     {"repeats", required_argument, NULL, OPT_REPEATS},
     {"workers-per-gpu", required_argument, NULL, OPT_WORKERS_PER_GPU},
     {"worker-cases", required_argument, NULL, OPT_WORKER_CASES},
+    {"shard", required_argument, NULL, OPT_SHARD},
     {NULL, 0, NULL, 0},
 };
 
@@ -386,6 +388,12 @@ int af_cli_campaign(int argc, char **argv) {
             case OPT_WORKER_CASES:
                 parse_rc = af_cli_worker_cases(&a, v, &o.worker_cases);
                 break;
+            case OPT_SHARD: {
+                char why[160];
+                parse_rc = af_shard_parse(v, &o.shard, why, sizeof why);
+                if (parse_rc) fprintf(stderr, "attnfuzz campaign: %s\n", why);
+                break;
+            }
             default:
                 parse_rc = -1;
                 break;
@@ -412,6 +420,8 @@ int af_cli_campaign(int argc, char **argv) {
             return AF_EXIT_PLUGIN;
         case AF_CAMPAIGN_INTERRUPTED:
             return AF_EXIT_INTERRUPTED;
+        case AF_CAMPAIGN_BUSY:
+            return AF_EXIT_BUSY;
         case AF_CAMPAIGN_SETUP_ERROR:
         default:
             return AF_EXIT_USAGE;

@@ -77,6 +77,8 @@ static const option_doc option_docs[] = {
     {"campaign", "workers-per-gpu", "N", "N cases in flight on one GPU (persistent workers; sets --jobs)"},
     {"campaign", "worker-cases", "M",
      "cases one persistent worker serves before it is replaced (0: a fresh child each)"},
+    {"campaign", "shard", "I/N", "run shard I of N: its part of the config space and seed stream (from --seed)"},
+    {"merge", "quiet", "", "no summary on stdout"},
     {"repro", "backend", "NAME", BACKEND_HELP},
     {"repro", "engine", "NAME", "engine config to run on"},
     {"repro", "deadline", "SEC", "deadline of the run, 1 to 604800 (default 60, GPU backends 300)"},

@@ -17,6 +17,9 @@ const af_cli_command af_cli_commands[] = {
      af_cli_campaign_options, ""},
     {"repro", af_cli_repro, "FILE.case", "re-run a finding; exit 1 while it still fails, 0 when it passes",
      af_cli_repro_options, ""},
+    {"merge", af_cli_merge, "OUT DIR...",
+     "merge campaign dirs (shards) into OUT: buckets by signature, corpora, stats summed, reports",
+     af_cli_merge_options, ""},
     {NULL, NULL, NULL, NULL, NULL, NULL},
 };
 const af_cli_exit_code af_cli_exit_codes[] = {
@@ -27,6 +30,7 @@ const af_cli_exit_code af_cli_exit_codes[] = {
     {AF_EXIT_BAD_FILE, "bad-file", "a case path is missing, a directory, empty or unreadable (named)"},
     {AF_EXIT_PLUGIN, "plugin", "a plugin cannot be loaded, or a case names a plugin it may not load"},
     {AF_EXIT_ERROR, "error", "could not run here (fork, memory, output directory, inputs refused)"},
+    {AF_EXIT_BUSY, "busy", "campaign --out DIR / merge OUT: DIR is locked by another running campaign (named)"},
     {AF_EXIT_INTERRUPTED, "interrupted", "SIGINT / SIGTERM: stopped early; reports written, findings unminimised"},
     {0, NULL, NULL},
 };

@@ -129,6 +129,8 @@ static int compare_cases(const af_case *a, const af_case *b) {
     return strcmp(ta, tb);
 }
 
+int af_finding_case_order(const af_case *a, const af_case *b) { return compare_cases(a, b); }
+
 static void remove_in(const char *bucket_dir, const char *name) {
     char path[1200];
     snprintf(path, sizeof path, "%s/%s", bucket_dir, name);
