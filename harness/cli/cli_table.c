@@ -17,6 +17,13 @@ const af_cli_command af_cli_commands[] = {
      af_cli_campaign_options, ""},
     {"repro", af_cli_repro, "FILE.case", "re-run a finding; exit 1 while it still fails, 0 when it passes",
      af_cli_repro_options, ""},
+    {"select", af_cli_select, "FILE.case",
+     "the backend (and engine) a policy or selector chooses, and why every other is not (none: exit 3)",
+     af_cli_select_options, ""},
+    {"gate", af_cli_gate, "--base SEL --head SEL",
+     "fuzz configurations whose backend choice differs (SEL: a policy file or cmd:PROGRAM ARGS); exit 1 on "
+     "a failing new choice or a regression",
+     af_cli_gate_options, ""},
     {NULL, NULL, NULL, NULL, NULL, NULL},
 };
 const af_cli_exit_code af_cli_exit_codes[] = {
