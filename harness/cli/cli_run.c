@@ -386,8 +386,8 @@ int af_cli_run(int argc, char **argv) {
         out.usage = true;
     }
     if (n > 0 && (o.policy || o.selector_cmd)) {
-        int rc = af_cli_run_claims((const char *const *)paths, n, o.policy, o.selector_cmd, o.no_probes,
-                                   o.deadline_s, o.json);
+        int rc = af_cli_run_claims((const char *const *)paths, n, o.policy, o.selector_cmd, o.no_probes, o.deadline_s,
+                                   o.json);
         free(cache), free(r), free(dirs), free(paths);
         return rc;
     }

@@ -33,8 +33,8 @@ static af_claims_session *session_for(af_claims_ctx *x, const char *backend) {
     return cs;
 }
 
-int af_claims_run(af_claims_ctx *x, const char *backend, const char *engine, const af_case *c, af_verdict *v,
-                  char *why, size_t cap) {
+int af_claims_run(af_claims_ctx *x, const char *backend, const char *engine, const af_case *c, af_verdict *v, char *why,
+                  size_t cap) {
     af_claims_session *cs = session_for(x, backend);
     if (!cs) {
         snprintf(why, cap, "more than %d backends", AF_CLAIMS_MAX_SESSIONS);
@@ -96,8 +96,8 @@ void af_claim_judge(const af_choice *ch, const char *label, af_verdict *v) {
         const af_finding *first = &v->findings[0];
         snprintf(detail, sizeof detail, "claimed by %s, failed: %s %s", where, af_verdict_name(first->kind),
                  first->detail);
-        af_finding f = af_finding_at(AF_V_CLAIM_MISMATCH, first->tensor, first->b, first->h, first->row, first->col,
-                                     detail);
+        af_finding f =
+            af_finding_at(AF_V_CLAIM_MISMATCH, first->tensor, first->b, first->h, first->row, first->col, detail);
         f.error = first->error;
         f.allowed = first->allowed;
         f.ratio = first->ratio;

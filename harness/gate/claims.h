@@ -50,8 +50,8 @@ void af_claims_close(af_claims_ctx *x);
 /* Run backend (engine "" = its default) on c, isolated; a backend unavailable here gives
  * a declined verdict with the reason. 0, or -1 with why (unknown backend, a plugin that
  * does not load, a case that cannot be prepared). */
-int af_claims_run(af_claims_ctx *x, const char *backend, const char *engine, const af_case *c, af_verdict *v,
-                  char *why, size_t cap);
+int af_claims_run(af_claims_ctx *x, const char *backend, const char *engine, const af_case *c, af_verdict *v, char *why,
+                  size_t cap);
 
 /* The claim's verdict from the chosen backend's verdict (pure; nothing when !ch->served). */
 void af_claim_judge(const af_choice *ch, const char *selector_label, af_verdict *v);

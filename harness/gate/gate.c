@@ -108,7 +108,7 @@ int af_gate_run(const af_gate_opts *o, af_gate_summary *s, char *why, size_t cap
     af_claim_result *res = malloc(sizeof *res), *scratch = malloc(sizeof *scratch);
     af_min_result *mr = malloc(sizeof *mr);
     af_choice *base = malloc(sizeof *base);
-    char (*seen)[AF_SIGNATURE_MAX] = calloc(AF_GATE_MAX_BUCKETS, sizeof *seen);
+    char(*seen)[AF_SIGNATURE_MAX] = calloc(AF_GATE_MAX_BUCKETS, sizeof *seen);
     json_t *listed = json_array();
     if (!claims || !res || !scratch || !mr || !base || !seen || !listed) {
         snprintf(why, cap, "gate: out of memory");
@@ -141,8 +141,9 @@ int af_gate_run(const af_gate_opts *o, af_gate_summary *s, char *why, size_t cap
                 status = -1;
                 break;
             }
-            same_choice = base->served == head.served &&
-                          (!base->served || (!strcmp(base->backend, head.backend) && !strcmp(base->engine, head.engine)));
+            same_choice =
+                base->served == head.served &&
+                (!base->served || (!strcmp(base->backend, head.backend) && !strcmp(base->engine, head.engine)));
         }
         if (same_choice) continue;
         s->differing++;
@@ -163,7 +164,7 @@ int af_gate_run(const af_gate_opts *o, af_gate_summary *s, char *why, size_t cap
             s->no_longer_served++;
             af_verdict *v = &scratch->verdict;
             lost_verdict(base, &r->choice, o, v);
-            if (store(o, &c, v, NULL, bucket) == 1) s->buckets++;
+            store(o, &c, v, NULL, bucket);
             json_object_set_new(item, "verdict", af_verdict_to_json(NULL, v));
             if (o->log) fprintf(o->log, "gate: no longer served (%s -> none): %s\n", base->backend, v->reason);
         } else {
@@ -194,7 +195,7 @@ int af_gate_run(const af_gate_opts *o, af_gate_summary *s, char *why, size_t cap
                     int mrc = af_minimize(&c, min_run, &m, &mo, mr);
                     const af_case *best = mrc == 0 ? &mr->best : &c;
                     const af_verdict *bv = mrc == 0 ? &mr->verdict : v;
-                    if (store(o, best, bv, &c, bucket) == 1) s->buckets++;
+                    store(o, best, bv, &c, bucket);
                     case_text_json(item, "minimised", best);
                     json_object_set_new(item, "minimised_verdict", af_verdict_to_json(NULL, bv));
                     if (o->log)
@@ -213,7 +214,10 @@ int af_gate_run(const af_gate_opts *o, af_gate_summary *s, char *why, size_t cap
     int result = status < 0 ? -1 : (s->newly_failed || s->no_longer_served) ? 1 : 0;
     if (status == 0) {
         af_triage_summary ts;
-        if (af_triage_build(o->out_dir, &ts, why, cap)) result = -1;
+        if (af_triage_build(o->out_dir, &ts, why, cap))
+            result = -1;
+        else
+            s->buckets = ts.buckets; /* the buckets on disk (minimised cases merge) */
     }
     if (result >= 0) {
         json_t *g = json_object();

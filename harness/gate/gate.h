@@ -30,11 +30,11 @@ typedef struct {
     double time_s;       /* fuzzing time (default 60); minimisation comes after each failure */
     const char *out_dir; /* required */
     uint64_t seed;
-    double max_work;     /* fuzz budget of a case (default 2^18: small, fast cases) */
-    int min_runs;        /* run budget of one minimisation (default 120) */
-    double min_seconds;  /* wall budget of one minimisation (default 60) */
-    bool probes;         /* default yes */
-    FILE *log;           /* progress lines; NULL = quiet */
+    double max_work;    /* fuzz budget of a case (default 2^18: small, fast cases) */
+    int min_runs;       /* run budget of one minimisation (default 120) */
+    double min_seconds; /* wall budget of one minimisation (default 60) */
+    bool probes;        /* default yes */
+    FILE *log;          /* progress lines; NULL = quiet */
 } af_gate_opts;
 
 typedef struct {

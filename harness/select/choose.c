@@ -78,8 +78,7 @@ int af_policy_entry_claims(const af_policy_entry *e, const af_case *c, const af_
         return 0;
     }
     if (windowed && e->windows == AF_WINDOWS_LEFT && c->window_right > 0) {
-        snprintf(why, cap, "window %d,%d: claims left windows only (right -1 or 0)", c->window_left,
-                 c->window_right);
+        snprintf(why, cap, "window %d,%d: claims left windows only (right -1 or 0)", c->window_left, c->window_right);
         return 0;
     }
     if (!(e->layouts & (1u << c->layout))) {

@@ -14,9 +14,9 @@
  * ranges: sm 0 and library_version 0 mean unknown (a machine without GPU), and an entry
  * that needs an arch or a library version declines then, saying so. */
 typedef struct {
-    int sm;                /* 90 = sm90; 0 unknown */
-    char library[32];      /* the library whose version is known, e.g. "cudnn" */
-    int library_version;   /* MAJOR*10000 + MINOR*100 + PATCH; 0 unknown */
+    int sm;              /* 90 = sm90; 0 unknown */
+    char library[32];    /* the library whose version is known, e.g. "cudnn" */
+    int library_version; /* MAJOR*10000 + MINOR*100 + PATCH; 0 unknown */
 } af_select_facts;
 
 typedef struct {
@@ -27,10 +27,10 @@ typedef struct {
 } af_choice_reason;
 
 typedef struct {
-    int chosen;                  /* policy entry index; -1 none (or a command's answer) */
-    bool served;                 /* a backend was chosen */
-    char backend[AF_NAME_MAX];   /* "" when none */
-    char engine[AF_NAME_MAX];    /* pinned engine, "" = the backend's default */
+    int chosen;                   /* policy entry index; -1 none (or a command's answer) */
+    bool served;                  /* a backend was chosen */
+    char backend[AF_NAME_MAX];    /* "" when none */
+    char engine[AF_NAME_MAX];     /* pinned engine, "" = the backend's default */
     const af_policy_entry *entry; /* the chosen entry (policy selectors), else NULL */
     int n_reasons;
     af_choice_reason reasons[AF_POLICY_MAX_ENTRIES]; /* every entry not chosen */
@@ -38,8 +38,7 @@ typedef struct {
 
 /* Does entry e claim case c under facts f? 1 yes; 0 no with the one-line reason (the
  * first axis that excludes the case, naming the case's value and the entry's claim). */
-int af_policy_entry_claims(const af_policy_entry *e, const af_case *c, const af_select_facts *f, char *why,
-                           size_t cap);
+int af_policy_entry_claims(const af_policy_entry *e, const af_case *c, const af_select_facts *f, char *why, size_t cap);
 /* The first entry that claims c; every other entry gets its reason (one after the
  * chosen one that claims c too: "also claims it; lower priority than ..."). */
 void af_policy_choose(const af_policy *p, const af_case *c, const af_select_facts *f, af_choice *out);

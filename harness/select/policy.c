@@ -242,10 +242,11 @@ int af_policy_parse(const char *text, const char *name, af_policy *p, af_error *
     if (!r) return af_kv_error(err, name, 0, "file", "out of memory");
     af_kv_init(r, text, name);
     /* the line each key was set on in the current entry, to refuse repeats */
-    static const char *const keys[] = {"dtypes", "masks", "aligns", "layouts", "packings", "cp", "head_dim_qk",
-                                       "head_dim_v", "seqlen_q", "seqlen_kv", "head_dim_multiple",
-                                       "equal_head_dims", "gqa", "backward", "paged", "features", "cp_window",
-                                       "deterministic", "windows", "arch", "library", "engine_pin", "engine_bar"};
+    static const char *const keys[] = {
+        "dtypes",      "masks",      "aligns",   "layouts",    "packings",          "cp",
+        "head_dim_qk", "head_dim_v", "seqlen_q", "seqlen_kv",  "head_dim_multiple", "equal_head_dims",
+        "gqa",         "backward",   "paged",    "features",   "cp_window",         "deterministic",
+        "windows",     "arch",       "library",  "engine_pin", "engine_bar"};
     enum { N_KEYS = sizeof keys / sizeof keys[0] };
     int set_on[N_KEYS];
     char *k, *v;

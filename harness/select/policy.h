@@ -56,7 +56,7 @@ enum { AF_PMASK_NONE = 0, AF_PMASK_CAUSAL, AF_PMASK_PADDING, AF_PMASK_PADDING_CA
 
 typedef struct {
     char backend[AF_NAME_MAX];
-    int line; /* of its `backend =` line */
+    int line;                                                    /* of its `backend =` line */
     unsigned dtypes, masks, aligns, layouts, packings, cp_comms; /* bit sets over the enums */
     af_int_range head_dim_qk, head_dim_v, seqlen_q, seqlen_kv;
     int head_dim_multiple; /* 1 = any */
@@ -64,9 +64,9 @@ typedef struct {
     af_policy_windows windows;
     bool gqa, backward, paged, features, cp_window;
     bool deterministic;
-    int arch_lo, arch_hi;    /* SM numbers (90 = sm90); 0 = any arch, also none */
-    char library[32];        /* "" = no library requirement */
-    int lib_lo, lib_hi;      /* versions as MAJOR*10000 + MINOR*100 + PATCH */
+    int arch_lo, arch_hi;         /* SM numbers (90 = sm90); 0 = any arch, also none */
+    char library[32];             /* "" = no library requirement */
+    int lib_lo, lib_hi;           /* versions as MAJOR*10000 + MINOR*100 + PATCH */
     char engine_pin[AF_NAME_MAX]; /* "" = none */
     int n_barred;
     char engine_bar[AF_POLICY_MAX_BARRED][AF_NAME_MAX];

@@ -185,8 +185,7 @@ static int run_command(const af_selector *s, const char *text, char *line, size_
     buf[got] = 0;
     if (timed_out) kill(pid, SIGKILL);
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     int exec_errno = 0;
     if (errp[0] >= 0) {
         if (read(errp[0], &exec_errno, sizeof exec_errno) != (ssize_t)sizeof exec_errno) exec_errno = 0;
@@ -212,7 +211,8 @@ static int run_command(const af_selector *s, const char *text, char *line, size_
     if (!nl) {
         char shown[160];
         af_text_clean(buf, shown, sizeof shown, AF_TEXT_ONE_LINE);
-        snprintf(why, cap, "selector %s: printed '%s' with no complete line (expected a backend name or 'none: REASON')",
+        snprintf(why, cap,
+                 "selector %s: printed '%s' with no complete line (expected a backend name or 'none: REASON')",
                  s->label, shown);
         return -1;
     }

@@ -14,15 +14,15 @@
 
 #include "select/choose.h"
 
-#define AF_SELECTOR_MAX_ARGS     64
-#define AF_SELECTOR_DEADLINE_MS  10000
+#define AF_SELECTOR_MAX_ARGS    64
+#define AF_SELECTOR_DEADLINE_MS 10000
 
 typedef struct {
-    af_policy *policy;                     /* policy selectors (owned), else NULL */
-    char *argv[AF_SELECTOR_MAX_ARGS + 1];  /* command selectors (owned strings) */
+    af_policy *policy;                    /* policy selectors (owned), else NULL */
+    char *argv[AF_SELECTOR_MAX_ARGS + 1]; /* command selectors (owned strings) */
     int argc;
-    int deadline_ms;                       /* per answer of a command */
-    char label[512];                       /* the policy's path or "cmd:PROGRAM ARGS" */
+    int deadline_ms; /* per answer of a command */
+    char label[512]; /* the policy's path or "cmd:PROGRAM ARGS" */
 } af_selector;
 
 /* Open spec (above). 0, or -1 with *err (a policy's file:line: key; a command's field "cmd"). */

@@ -29,21 +29,20 @@ static af_case make_case(const char *text) {
     return c;
 }
 
-static const char *policy_text =
-    "# two backends\n"
-    "backend = fast   # bf16 causal only\n"
-    "dtypes = bf16\n"
-    "masks = causal\n"
-    "head_dim_qk = 16..128\n"
-    "head_dim_v = 16..128\n"
-    "head_dim_multiple = 16\n"
-    "engine_pin = eng3\n"
-    "\n"
-    "backend = gpuonly\n"
-    "arch = sm90\n"
-    "library = cudnn 9.14..9.19\n"
-    "backend = cpu\n"
-    "cp = none\n";
+static const char *policy_text = "# two backends\n"
+                                 "backend = fast   # bf16 causal only\n"
+                                 "dtypes = bf16\n"
+                                 "masks = causal\n"
+                                 "head_dim_qk = 16..128\n"
+                                 "head_dim_v = 16..128\n"
+                                 "head_dim_multiple = 16\n"
+                                 "engine_pin = eng3\n"
+                                 "\n"
+                                 "backend = gpuonly\n"
+                                 "arch = sm90\n"
+                                 "library = cudnn 9.14..9.19\n"
+                                 "backend = cpu\n"
+                                 "cp = none\n";
 
 int main(void) {
     af_policy p;
@@ -108,7 +107,8 @@ int main(void) {
     expect_error("backend = a\narch = hopper\n", 2, "arch", "not any, smNN");
     expect_error("backend = a\nlibrary = cudnn\n", 2, "library", "NAME VERSION");
     expect_error("backend = a\nlibrary = cudnn 9.x\n", 2, "library", "version range");
-    expect_error("backend = a\nmasks = causal\nmasks = none\n", 3, "masks", "repeated in this entry (first set on line 2)");
+    expect_error("backend = a\nmasks = causal\nmasks = none\n", 3, "masks",
+                 "repeated in this entry (first set on line 2)");
     expect_error("backend = a\ncolour = red\n", 2, "colour", "unknown key");
     expect_error("backend = a\nnonsense\n", 2, "line", "expected 'key = value'");
     expect_error("backend = a\ndtypes =\n", 2, "dtypes", "missing value");
@@ -133,8 +133,8 @@ int main(void) {
     /* a command selector's answers */
     CHECK(af_selector_parse_answer("flash_ref", &ch, printed, sizeof printed) == 0 && ch.served &&
           !strcmp(ch.backend, "flash_ref"));
-    CHECK(af_selector_parse_answer("none: head dim 512 unsupported", &ch, printed, sizeof printed) == 0 &&
-          !ch.served && !strcmp(ch.reasons[0].reason, "head dim 512 unsupported"));
+    CHECK(af_selector_parse_answer("none: head dim 512 unsupported", &ch, printed, sizeof printed) == 0 && !ch.served &&
+          !strcmp(ch.reasons[0].reason, "head dim 512 unsupported"));
     CHECK(af_selector_parse_answer("none:", &ch, printed, sizeof printed) == -1);
     CHECK(af_selector_parse_answer("two words", &ch, printed, sizeof printed) == -1);
     CHECK(af_selector_parse_answer("none", &ch, printed, sizeof printed) == -1);
