@@ -6,7 +6,8 @@ probes -> verdict -> minimise -> triage). A file may include headers of its own 
 of the stages listed for it below, never one above:
 
     util < model < kernels < {oracle, backends} < judge < {triage, fuzz, minimize}
-         < campaign < {cli, targets}
+         < campaign < gate < {cli, targets}
+    select (selection policies) sits on backends beside judge; gate may use it.
 
 Extra rules:
   * every project include names its stage ("judge/verdict.h", "oracle/oracle.h"); the only
@@ -33,13 +34,15 @@ DEPS = {
     'kernels': ['util', 'model'],
     'oracle': ['util', 'model', 'kernels'],
     'backends': ['util', 'model', 'kernels'],
+    'select': ['util', 'model', 'kernels', 'backends'],
     'judge': ['util', 'model', 'oracle', 'kernels', 'backends'],
     'triage': ['util', 'model', 'oracle', 'kernels', 'backends', 'judge'],
     'fuzz': ['util', 'model', 'oracle', 'kernels', 'backends', 'judge'],
     'minimize': ['util', 'model', 'oracle', 'kernels', 'backends', 'judge'],
     'campaign': ['util', 'model', 'oracle', 'kernels', 'backends', 'judge', 'triage', 'fuzz', 'minimize'],
 }
-DEPS['cli'] = DEPS['campaign'] + ['campaign']
+DEPS['gate'] = DEPS['campaign'] + ['campaign', 'select']
+DEPS['cli'] = DEPS['gate'] + ['gate']
 DEPS['targets'] = DEPS['campaign'] + ['campaign']
 STAGES = set(DEPS)
 ORACLE_MODEL_OK = {'model/dense.h', 'model/numeric.h', 'model/mask_rule.h'}

@@ -37,9 +37,9 @@ typedef struct {
     /* libFuzzer engine: crash-* / leak-* / oom-* artifacts seen; st.crashes adds the workers'
      * crash verdicts (AF_PLUGIN_ERROR, from DIR/workers/<pid>.stats) */
     long long artifact_crashes;
-    af_dir_lock lock;          /* DIR/lock, held for the whole run */
-    bool resumed;              /* DIR held an earlier campaign: its counters continue */
-    double prior_elapsed_s;    /* fuzzing seconds of the earlier runs of DIR (0 = fresh) */
+    af_dir_lock lock;       /* DIR/lock, held for the whole run */
+    bool resumed;           /* DIR held an earlier campaign: its counters continue */
+    double prior_elapsed_s; /* fuzzing seconds of the earlier runs of DIR (0 = fresh) */
 } af_campaign_state;
 
 /* ---- campaign.c ---- */

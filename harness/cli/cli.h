@@ -50,6 +50,7 @@ extern const af_cli_command af_cli_commands[];
 /* The option tables the verbs parse with (defined beside each parser). */
 extern const struct option af_cli_run_options[], af_cli_engines_options[], af_cli_triage_options[],
     af_cli_repro_options[], af_cli_minimize_options[], af_cli_campaign_options[], af_cli_merge_options[];
+extern const struct option af_cli_select_options[], af_cli_gate_options[];
 
 /* Help (cli_help.c), generated from af_cli_commands and the option tables. */
 void af_cli_help_all(FILE *f);                           /* attnfuzz --help */
@@ -88,5 +89,11 @@ int af_cli_minimize(int argc, char **argv);
 int af_cli_campaign(int argc, char **argv);
 int af_cli_repro(int argc, char **argv);
 int af_cli_merge(int argc, char **argv);
+int af_cli_select(int argc, char **argv);
+int af_cli_gate(int argc, char **argv);
+/* run --policy P / --selector-cmd "PROGRAM ARGS" (cli_select.c): the claim check of each
+ * case (gate/claims.h) instead of a plain run; the exit code. */
+int af_cli_run_claims(const char *const *paths, int n, const char *policy, const char *selector_cmd, bool no_probes,
+                      int deadline_s, bool json);
 
 #endif

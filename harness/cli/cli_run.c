@@ -37,6 +37,8 @@ typedef struct {
     int jobs;                  /* --jobs N: N > 1 runs through persistent workers (cli_run_pool.c) */
     int worker_cases;          /* --worker-cases M (-1 = default) */
     bool threads_given;        /* --threads was given */
+    const char *policy;        /* --policy FILE: check the policy's claims (cli_select.c) */
+    const char *selector_cmd;  /* --selector-cmd "ARGV...": the same for an external selector */
 } run_opts;
 
 #define RUN_DEADLINE_MAX_S 604800 /* a week: any longer is a mistake */
@@ -71,7 +73,9 @@ enum {
     OPT_WORKER_CONFIG,
     OPT_REPEATS,
     OPT_JOBS,
-    OPT_WORKER_CASES
+    OPT_WORKER_CASES,
+    OPT_POLICY,
+    OPT_SELECTOR_CMD
 };
 const struct option af_cli_run_options[] = {
     {"backend", required_argument, NULL, OPT_BACKEND},
@@ -90,6 +94,8 @@ const struct option af_cli_run_options[] = {
     {"repeats", required_argument, NULL, OPT_REPEATS},
     {"jobs", required_argument, NULL, OPT_JOBS},
     {"worker-cases", required_argument, NULL, OPT_WORKER_CASES},
+    {"policy", required_argument, NULL, OPT_POLICY},
+    {"selector-cmd", required_argument, NULL, OPT_SELECTOR_CMD},
     {NULL, 0, NULL, 0},
 };
 
@@ -150,6 +156,12 @@ static int parse_run_args(int argc, char **argv, run_opts *o, const char **paths
                 break;
             case OPT_WORKER_CONFIG:
                 o->worker_config = v;
+                break;
+            case OPT_POLICY:
+                o->policy = v;
+                break;
+            case OPT_SELECTOR_CMD:
+                o->selector_cmd = v;
                 break;
             case OPT_NO_PROBES:
                 o->no_probes = true;
@@ -372,6 +384,12 @@ int af_cli_run(int argc, char **argv) {
     if (n <= 0) {
         if (n == 0) fprintf(stderr, "attnfuzz run: no case files given\n");
         out.usage = true;
+    }
+    if (n > 0 && (o.policy || o.selector_cmd)) {
+        int rc = af_cli_run_claims((const char *const *)paths, n, o.policy, o.selector_cmd, o.no_probes, o.deadline_s,
+                                   o.json);
+        free(cache), free(r), free(dirs), free(paths);
+        return rc;
     }
     if (n > 0 && o.jobs > 1) {
         af_run_pool_opts po = {o.backend,    o.engine,        o.json,        o.no_probes,    o.reference,

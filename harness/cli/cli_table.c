@@ -20,6 +20,13 @@ const af_cli_command af_cli_commands[] = {
     {"merge", af_cli_merge, "OUT DIR...",
      "merge campaign dirs (shards) into OUT: buckets by signature, corpora, stats summed, reports",
      af_cli_merge_options, ""},
+    {"select", af_cli_select, "FILE.case",
+     "the backend (and engine) a policy or selector chooses, and why every other is not (none: exit 3)",
+     af_cli_select_options, ""},
+    {"gate", af_cli_gate, "--base SEL --head SEL",
+     "fuzz configurations whose backend choice differs (SEL: a policy file or cmd:PROGRAM ARGS); exit 1 on "
+     "a failing new choice or a regression",
+     af_cli_gate_options, ""},
     {NULL, NULL, NULL, NULL, NULL, NULL},
 };
 const af_cli_exit_code af_cli_exit_codes[] = {

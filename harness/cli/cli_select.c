@@ -1,0 +1,235 @@
+/* cli_select.c — `attnfuzz select`, `attnfuzz gate`, and `run --policy / --selector-cmd`
+ * (the claim check of every case: gate/claims.h).
+ *
+ * Exit codes (cli_table.c): select 0 when a backend is chosen, 3 (declined) when none
+ * is (with every reason); a policy file that does not parse is 4 (bad-file) with
+ * file:line: key; a selector command that fails is 6 (error) naming it. gate: 0 passed,
+ * 1 failed (a newly chosen backend failed its claim, or a configuration is no longer
+ * served). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/cli_opts.h"
+#include "cli/cli_run_pool.h"
+#include "gate/claims.h"
+#include "gate/gate.h"
+
+#define DEFAULT_POLICY "policies/default.policy"
+
+/* Open a selector from --policy / --selector-cmd; the exit code of a failure. */
+static int open_selector(const char *cmd, const char *policy, const char *selector_cmd, af_selector *sel) {
+    af_error e;
+    memset(&e, 0, sizeof e);
+    int rc;
+    if (selector_cmd) {
+        char spec[4096];
+        snprintf(spec, sizeof spec, "cmd:%s", selector_cmd);
+        rc = af_selector_open(sel, spec, &e);
+    } else
+        rc = af_selector_open(sel, policy ? policy : DEFAULT_POLICY, &e);
+    if (rc == 0) return 0;
+    char msg[1200];
+    af_error_format(&e, msg, sizeof msg);
+    fprintf(stderr, "%s: %s\n", cmd, msg);
+    return selector_cmd ? AF_EXIT_USAGE : AF_EXIT_BAD_FILE;
+}
+
+const struct option af_cli_select_options[] = {
+    {"policy", required_argument, NULL, 'p'},
+    {"selector-cmd", required_argument, NULL, 'c'},
+    {NULL, 0, NULL, 0},
+};
+
+int af_cli_select(int argc, char **argv) {
+    const char *policy = NULL, *selector_cmd = NULL;
+    af_cli_args a;
+    if (af_cli_args_init(&a, "attnfuzz select", argc, argv)) return AF_EXIT_USAGE;
+    int opt;
+    const char *v;
+    while ((opt = af_cli_next(&a, "", af_cli_select_options, &v)) != -1) {
+        if (opt == 'p')
+            policy = v;
+        else if (opt == 'c')
+            selector_cmd = v;
+        else {
+            af_cli_args_free(&a);
+            return AF_EXIT_USAGE;
+        }
+    }
+    const char *path = a.argc - a.next_operand == 1 ? a.argv[a.next_operand] : NULL;
+    af_cli_args_free(&a);
+    if (!path || (policy && selector_cmd)) {
+        fprintf(stderr, "usage: attnfuzz select FILE.case [--policy P | --selector-cmd \"PROGRAM ARGS\"]\n");
+        return AF_EXIT_USAGE;
+    }
+    af_case c;
+    int rc = af_cli_load_case("attnfuzz select", path, &c);
+    if (rc) return rc;
+    af_selector sel;
+    if ((rc = open_selector("attnfuzz select", policy, selector_cmd, &sel))) return rc;
+    af_select_facts f;
+    af_select_facts_unknown(&f);
+    af_choice ch;
+    char why[1024];
+    if (af_selector_choose(&sel, &c, &f, &ch, why, sizeof why)) {
+        fprintf(stderr, "attnfuzz select: %s\n", why);
+        af_selector_close(&sel);
+        return AF_EXIT_ERROR;
+    }
+    af_choice_print(&ch, sel.label, stdout);
+    af_selector_close(&sel);
+    return ch.served ? AF_EXIT_PASS : AF_EXIT_DECLINED;
+}
+
+int af_cli_run_claims(const char *const *paths, int n, const char *policy, const char *selector_cmd, bool no_probes,
+                      int deadline_s, bool json) {
+    af_selector sel;
+    int rc = open_selector("attnfuzz run", policy, selector_cmd, &sel);
+    if (rc) return rc;
+    af_claims_ctx *x = malloc(sizeof *x);
+    af_claim_result *r = malloc(sizeof *r);
+    if (!x || !r) {
+        free(x), free(r);
+        af_selector_close(&sel);
+        return AF_EXIT_ERROR;
+    }
+    af_claims_init(x);
+    x->probes = !no_probes;
+    if (deadline_s > 0) x->deadline_s = deadline_s;
+    af_select_facts f;
+    af_select_facts_unknown(&f);
+    bool finding = false, declined = false;
+    int input_rc = 0;
+    for (int i = 0; i < n; i++) {
+        af_case c;
+        int lrc = af_cli_load_case("attnfuzz run", paths[i], &c);
+        if (lrc) {
+            input_rc = input_rc ? input_rc : lrc;
+            continue;
+        }
+        char why[1024];
+        if (af_claims_check(x, &sel, &f, &c, true, r, why, sizeof why)) {
+            fprintf(stderr, "attnfuzz run: %s: %s\n", paths[i], why);
+            input_rc = input_rc ? input_rc : AF_EXIT_ERROR;
+            continue;
+        }
+        if (r->ran) {
+            af_cli_run_report(json, paths[i], &r->verdict);
+            finding |= r->verdict.n_findings > 0;
+        } else {
+            printf("%s: no backend chosen by %s\n", paths[i], sel.label);
+            for (int k = 0; k < r->choice.n_reasons; k++)
+                printf("  not %s (line %d): %s\n", r->choice.reasons[k].backend, r->choice.reasons[k].line,
+                       r->choice.reasons[k].reason);
+            declined = true;
+        }
+        for (int k = 0; k < r->n_notes; k++) printf("%s: note: %s\n", paths[i], r->notes[k]);
+        fflush(stdout);
+    }
+    af_claims_close(x);
+    free(x), free(r);
+    af_selector_close(&sel);
+    if (input_rc) return input_rc;
+    return finding ? AF_EXIT_FINDING : declined ? AF_EXIT_DECLINED : AF_EXIT_PASS;
+}
+
+const struct option af_cli_gate_options[] = {
+    {"base", required_argument, NULL, 'b'},
+    {"head", required_argument, NULL, 'H'},
+    {"time", required_argument, NULL, 't'},
+    {"out", required_argument, NULL, 'o'},
+    {"seed", required_argument, NULL, 's'},
+    {"max-work", required_argument, NULL, 'w'},
+    {"minimize-runs", required_argument, NULL, 'm'},
+    {"no-probes", no_argument, NULL, 'n'},
+    {"quiet", no_argument, NULL, 'q'},
+    {NULL, 0, NULL, 0},
+};
+
+int af_cli_gate(int argc, char **argv) {
+    const char *base = NULL, *head = NULL, *out = NULL;
+    af_gate_opts o;
+    af_gate_opts_default(&o);
+    o.log = stderr;
+    af_cli_args a;
+    if (af_cli_args_init(&a, "attnfuzz gate", argc, argv)) return AF_EXIT_USAGE;
+    int opt, rc = 0;
+    const char *v;
+    while (rc == 0 && (opt = af_cli_next(&a, "", af_cli_gate_options, &v)) != -1) {
+        switch (opt) {
+            case 'b':
+                base = v;
+                break;
+            case 'H':
+                head = v;
+                break;
+            case 'o':
+                out = v;
+                break;
+            case 't':
+                rc = af_cli_double(&a, v, 0, true, 86400 * 7, &o.time_s);
+                break;
+            case 's':
+                rc = af_cli_u64(&a, v, &o.seed);
+                break;
+            case 'w':
+                rc = af_cli_double(&a, v, 1024, false, 1e15, &o.max_work);
+                break;
+            case 'm':
+                rc = af_cli_int(&a, v, 1, 100000, &o.min_runs);
+                break;
+            case 'n':
+                o.probes = false;
+                break;
+            case 'q':
+                o.log = NULL;
+                break;
+            default:
+                rc = -1;
+                break;
+        }
+    }
+    int operands = a.argc - a.next_operand;
+    af_cli_args_free(&a);
+    if (rc || operands || !base || !head) {
+        if (!rc) fprintf(stderr, "usage: attnfuzz gate --base SEL --head SEL [--time SEC] [--out DIR] [--seed N]\n");
+        return AF_EXIT_USAGE;
+    }
+    char default_out[64];
+    if (!out) {
+        snprintf(default_out, sizeof default_out, "gate-out");
+        out = default_out;
+    }
+    o.out_dir = out;
+    af_selector bsel, hsel;
+    af_error e;
+    char msg[1200];
+    if (af_selector_open(&bsel, base, &e)) {
+        af_error_format(&e, msg, sizeof msg);
+        fprintf(stderr, "attnfuzz gate: --base: %s\n", msg);
+        return strncmp(base, "cmd:", 4) ? AF_EXIT_BAD_FILE : AF_EXIT_USAGE;
+    }
+    if (af_selector_open(&hsel, head, &e)) {
+        af_error_format(&e, msg, sizeof msg);
+        fprintf(stderr, "attnfuzz gate: --head: %s\n", msg);
+        af_selector_close(&bsel);
+        return strncmp(head, "cmd:", 4) ? AF_EXIT_BAD_FILE : AF_EXIT_USAGE;
+    }
+    o.base = &bsel;
+    o.head = &hsel;
+    af_gate_summary s;
+    char why[1024] = "";
+    int g = af_gate_run(&o, &s, why, sizeof why);
+    af_selector_close(&bsel);
+    af_selector_close(&hsel);
+    if (g < 0) {
+        fprintf(stderr, "attnfuzz gate: %s\n", why);
+        return AF_EXIT_ERROR;
+    }
+    printf("gate %s: examined %lld, differing %lld (newly served %lld, no longer served %lld, switched %lld), "
+           "newly chosen failing %lld, buckets %d; reports in %s\n",
+           g ? "FAILED" : "passed", s.examined, s.differing, s.newly_served, s.no_longer_served, s.switched,
+           s.newly_failed, s.buckets, out);
+    return g ? AF_EXIT_FINDING : AF_EXIT_PASS;
+}

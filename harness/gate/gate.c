@@ -1,0 +1,248 @@
+/* gate/gate.c — the selection gate (gate.h). */
+#include "gate/gate.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz/fuzz.h"
+#include "judge/signature.h"
+#include "judge/verdict_json.h"
+#include "minimize/minimize.h"
+#include "triage/findings.h"
+#include "triage/report.h"
+#include "util/clock.h"
+#include "util/fsutil.h"
+#include "util/json.h"
+
+void af_gate_opts_default(af_gate_opts *o) {
+    memset(o, 0, sizeof *o);
+    af_select_facts_unknown(&o->facts);
+    o->time_s = 60;
+    o->seed = 1;
+    o->max_work = 1 << 18;
+    o->min_runs = 120;
+    o->min_seconds = 60;
+    o->probes = true;
+}
+
+typedef enum { DIFF_NEWLY = 0, DIFF_LOST, DIFF_SWITCHED } diff_kind;
+static const char *const diff_names[] = {"newly_served", "no_longer_served", "switched"};
+
+/* What the minimiser runs: the head's claim check of a candidate. A candidate the head
+ * no longer routes to the same backend does not keep the finding (-1). */
+typedef struct {
+    af_claims_ctx *claims;
+    const af_gate_opts *o;
+    const char *backend;
+    af_claim_result *scratch;
+} min_ctx;
+
+static int min_run(const af_case *c, void *user, af_verdict *v) {
+    min_ctx *m = user;
+    char why[512];
+    if (af_claims_check(m->claims, m->o->head, &m->o->facts, c, false, m->scratch, why, sizeof why)) return -1;
+    if (!m->scratch->choice.served || strcmp(m->scratch->choice.backend, m->backend)) return -1;
+    *v = m->scratch->verdict;
+    return 0;
+}
+
+static json_t *choice_json(const af_choice *ch) {
+    json_t *j = json_object();
+    json_object_set_new(j, "backend", ch->served ? af_json_text(ch->backend) : json_null());
+    json_object_set_new(j, "engine", af_json_text(ch->engine));
+    json_t *reasons = json_array();
+    for (int i = 0; i < ch->n_reasons; i++) {
+        json_t *r = json_object();
+        json_object_set_new(r, "backend", af_json_text(ch->reasons[i].backend));
+        json_object_set_new(r, "line", json_integer(ch->reasons[i].line));
+        json_object_set_new(r, "reason", af_json_text(ch->reasons[i].reason));
+        json_array_append_new(reasons, r);
+    }
+    json_object_set_new(j, "not_chosen", reasons);
+    return j;
+}
+
+static void case_text_json(json_t *obj, const char *key, const af_case *c) {
+    char text[16384];
+    af_case_print(c, text, sizeof text);
+    json_object_set_new(obj, key, af_json_text(text));
+}
+
+/* The regression as a stored finding: claim_mismatch on the base's backend. */
+static void lost_verdict(const af_choice *base, const af_choice *head, const af_gate_opts *o, af_verdict *v) {
+    af_verdict_init(v, base->backend);
+    char detail[1024];
+    int len = snprintf(detail, sizeof detail, "no longer served: %s chose %s, %s chooses none", o->base->label,
+                       base->backend, o->head->label);
+    for (int i = 0; i < head->n_reasons && len > 0 && (size_t)len < sizeof detail; i++)
+        len += snprintf(detail + len, sizeof detail - (size_t)len, "; %s: %s", head->reasons[i].backend,
+                        head->reasons[i].reason);
+    af_finding f = af_finding_at(AF_V_CLAIM_MISMATCH, AF_T_NONE, -1, -1, -1, -1, detail);
+    af_verdict_add(v, &f);
+    snprintf(v->reason, sizeof v->reason, "%s", detail);
+}
+
+static int store(const af_gate_opts *o, const af_case *c, const af_verdict *v, const af_case *original,
+                 char bucket[AF_BUCKET_ID_LEN + 1]) {
+    af_finding_extra extra;
+    memset(&extra, 0, sizeof extra);
+    extra.original = original;
+    char why[512];
+    int rc = af_finding_store(o->out_dir, c, v, &extra, bucket, why, sizeof why);
+    if (rc < 0 && o->log) fprintf(o->log, "gate: storing a finding: %s\n", why);
+    return rc;
+}
+
+int af_gate_run(const af_gate_opts *o, af_gate_summary *s, char *why, size_t cap) {
+    memset(s, 0, sizeof *s);
+    if (!o->out_dir || !o->base || !o->head) {
+        snprintf(why, cap, "gate: base, head and an output directory are required");
+        return -1;
+    }
+    if (af_mkdirs(o->out_dir, why, cap)) return -1;
+    af_fuzz_limits lim;
+    af_fuzz_limits_default(&lim);
+    af_fuzz_limits_set_work(&lim, o->max_work);
+    lim.max_cp = 1; /* the CP wrapper is opt-in (ATTNFUZZ_CP); policies decline cp > 1 */
+    af_claims_ctx *claims = malloc(sizeof *claims);
+    af_claim_result *res = malloc(sizeof *res), *scratch = malloc(sizeof *scratch);
+    af_min_result *mr = malloc(sizeof *mr);
+    af_choice *base = malloc(sizeof *base);
+    char(*seen)[AF_SIGNATURE_MAX] = calloc(AF_GATE_MAX_BUCKETS, sizeof *seen);
+    json_t *listed = json_array();
+    if (!claims || !res || !scratch || !mr || !base || !seen || !listed) {
+        snprintf(why, cap, "gate: out of memory");
+        free(claims), free(res), free(scratch), free(mr), free(base), free(seen);
+        json_decref(listed);
+        return -1;
+    }
+    af_claims_init(claims);
+    claims->probes = o->probes;
+    int status = 0, n_seen = 0;
+    uint64_t rng = o->seed ? o->seed : 1;
+    double t0 = af_clock_mono();
+    while (status == 0 && af_clock_mono() - t0 < o->time_s) {
+        uint8_t bytes[160];
+        size_t len = 8 + af_fuzz_rand(&rng) % (sizeof bytes - 8);
+        for (size_t i = 0; i < len; i++) bytes[i] = (uint8_t)af_fuzz_rand(&rng);
+        af_case c;
+        af_fuzz_decode(bytes, len, &lim, &c);
+        c.backend[0] = c.engine[0] = 0;
+        s->examined++;
+        if (af_selector_choose(o->base, &c, &o->facts, base, why, cap)) {
+            status = -1;
+            break;
+        }
+        af_claim_result *r = res;
+        bool same_choice = false;
+        {
+            af_choice head;
+            if (af_selector_choose(o->head, &c, &o->facts, &head, why, cap)) {
+                status = -1;
+                break;
+            }
+            same_choice =
+                base->served == head.served &&
+                (!base->served || (!strcmp(base->backend, head.backend) && !strcmp(base->engine, head.engine)));
+        }
+        if (same_choice) continue;
+        s->differing++;
+        /* the head's claim check runs the newly chosen backend (and chooses again: a
+         * command selector answers the same for the same case text) */
+        if (af_claims_check(claims, o->head, &o->facts, &c, false, r, why, cap)) {
+            status = -1;
+            break;
+        }
+        diff_kind kind = !base->served ? DIFF_NEWLY : !r->choice.served ? DIFF_LOST : DIFF_SWITCHED;
+        json_t *item = json_object();
+        json_object_set_new(item, "change", json_string(diff_names[kind]));
+        case_text_json(item, "case", &c);
+        json_object_set_new(item, "base", choice_json(base));
+        json_object_set_new(item, "head", choice_json(&r->choice));
+        char bucket[AF_BUCKET_ID_LEN + 1] = "";
+        if (kind == DIFF_LOST) {
+            s->no_longer_served++;
+            af_verdict *v = &scratch->verdict;
+            lost_verdict(base, &r->choice, o, v);
+            store(o, &c, v, NULL, bucket);
+            json_object_set_new(item, "verdict", af_verdict_to_json(NULL, v));
+            if (o->log) fprintf(o->log, "gate: no longer served (%s -> none): %s\n", base->backend, v->reason);
+        } else {
+            if (kind == DIFF_NEWLY)
+                s->newly_served++;
+            else
+                s->switched++;
+            af_verdict *v = &r->verdict;
+            json_object_set_new(item, "verdict", af_verdict_to_json(NULL, v));
+            if (v->n_findings > 0) {
+                s->newly_failed++;
+                char sig[AF_SIGNATURE_MAX];
+                af_signature(&c, v, sig, sizeof sig);
+                bool known = false;
+                for (int i = 0; i < n_seen; i++) known |= !strcmp(seen[i], sig);
+                char line[1024];
+                af_verdict_line(v, line, sizeof line);
+                if (o->log)
+                    fprintf(o->log, "gate: %s %s fails: %s%s\n", diff_names[kind], r->choice.backend, line,
+                            known ? " (known bucket)" : "");
+                if (!known && n_seen < AF_GATE_MAX_BUCKETS) {
+                    snprintf(seen[n_seen++], AF_SIGNATURE_MAX, "%s", sig);
+                    af_min_opts mo;
+                    af_min_opts_default(&mo);
+                    mo.max_runs = o->min_runs;
+                    mo.max_seconds = o->min_seconds;
+                    min_ctx m = {claims, o, r->choice.backend, scratch};
+                    int mrc = af_minimize(&c, min_run, &m, &mo, mr);
+                    const af_case *best = mrc == 0 ? &mr->best : &c;
+                    const af_verdict *bv = mrc == 0 ? &mr->verdict : v;
+                    store(o, best, bv, &c, bucket);
+                    case_text_json(item, "minimised", best);
+                    json_object_set_new(item, "minimised_verdict", af_verdict_to_json(NULL, bv));
+                    if (o->log)
+                        fprintf(o->log, "gate: minimised in %d runs (cost %.0f -> %.0f), bucket %s\n", mr->runs,
+                                mr->cost_before, mr->cost_after, bucket);
+                }
+            }
+        }
+        json_object_set_new(item, "bucket", bucket[0] ? json_string(bucket) : json_null());
+        if (json_array_size(listed) < AF_GATE_MAX_LISTED)
+            json_array_append_new(listed, item);
+        else
+            json_decref(item);
+    }
+    af_claims_close(claims);
+    int result = status < 0 ? -1 : (s->newly_failed || s->no_longer_served) ? 1 : 0;
+    if (status == 0) {
+        af_triage_summary ts;
+        if (af_triage_build(o->out_dir, &ts, why, cap))
+            result = -1;
+        else
+            s->buckets = ts.buckets; /* the buckets on disk (minimised cases merge) */
+    }
+    if (result >= 0) {
+        json_t *g = json_object();
+        json_object_set_new(g, "base", af_json_text(o->base->label));
+        json_object_set_new(g, "head", af_json_text(o->head->label));
+        json_object_set_new(g, "seed", json_integer((json_int_t)o->seed));
+        json_object_set_new(g, "time_s", af_json_real(o->time_s));
+        json_object_set_new(g, "passed", json_boolean(result == 0));
+        json_object_set_new(g, "examined", json_integer(s->examined));
+        json_object_set_new(g, "differing", json_integer(s->differing));
+        json_object_set_new(g, "newly_served", json_integer(s->newly_served));
+        json_object_set_new(g, "no_longer_served", json_integer(s->no_longer_served));
+        json_object_set_new(g, "switched", json_integer(s->switched));
+        json_object_set_new(g, "newly_chosen_failed", json_integer(s->newly_failed));
+        json_object_set_new(g, "buckets", json_integer(s->buckets));
+        json_object_set_new(g, "configurations", listed);
+        listed = NULL;
+        char *text = json_dumps(g, JSON_INDENT(1) | JSON_SORT_KEYS);
+        json_decref(g);
+        char path[1200];
+        snprintf(path, sizeof path, "%s/gate.json", o->out_dir);
+        if (!text || af_write_file_atomic(path, text, strlen(text), why, cap)) result = -1;
+        free(text);
+    }
+    json_decref(listed);
+    free(claims), free(res), free(scratch), free(mr), free(base), free(seen);
+    return result;
+}

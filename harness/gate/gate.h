@@ -1,0 +1,50 @@
+/* gate/gate.h — the selection gate: fuzz configurations, keep those whose backend choice
+ * differs between a base and a head selector, and judge what the head newly chooses.
+ *
+ * Per fuzzed case (harness/fuzz decoder, deterministic in the seed):
+ *   same choice under both             -> not counted further
+ *   base none,  head X                 -> newly served: X is run through the full judge
+ *   base X,     head none              -> no longer served: a regression (failure)
+ *   base X,     head Y (or other engine) -> switched: Y is run through the full judge
+ * A run whose claim fails (gate/claims.h: claim_mismatch) is minimised (harness/minimize,
+ * keeping kind|backend|tensor while the head still chooses the backend) and stored once
+ * per bucket in DIR/findings; regressions are stored there too (claim_mismatch, the base's
+ * backend, "no longer served"). Then DIR/report.json, report.junit.xml, report.sarif,
+ * report.html (triage's writers) and DIR/gate.json (the summary and every differing
+ * configuration, up to AF_GATE_MAX_LISTED, with its verdict). Passes iff nothing newly
+ * chosen fails and nothing regresses. */
+#ifndef ATTNFUZZ_GATE_GATE_H
+#define ATTNFUZZ_GATE_GATE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "gate/claims.h"
+
+#define AF_GATE_MAX_LISTED  400
+#define AF_GATE_MAX_BUCKETS 64
+
+typedef struct {
+    const af_selector *base, *head;
+    af_select_facts facts;
+    double time_s;       /* fuzzing time (default 60); minimisation comes after each failure */
+    const char *out_dir; /* required */
+    uint64_t seed;
+    double max_work;    /* fuzz budget of a case (default 2^18: small, fast cases) */
+    int min_runs;       /* run budget of one minimisation (default 120) */
+    double min_seconds; /* wall budget of one minimisation (default 60) */
+    bool probes;        /* default yes */
+    FILE *log;          /* progress lines; NULL = quiet */
+} af_gate_opts;
+
+typedef struct {
+    long long examined, differing, newly_served, no_longer_served, switched;
+    long long newly_failed; /* newly chosen runs that failed their claim */
+    int buckets;            /* distinct failing buckets stored */
+} af_gate_summary;
+
+void af_gate_opts_default(af_gate_opts *o);
+/* 0 passed, 1 failed (findings or regressions), -1 error with why. */
+int af_gate_run(const af_gate_opts *o, af_gate_summary *s, char *why, size_t cap);
+
+#endif
