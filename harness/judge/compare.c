@@ -357,37 +357,28 @@ int af_compare_outputs_only(const af_case *c, const af_outputs *kernel, const af
         const char *check = "";
         double shown_ref = err_ref; /* the reference error the failing check used */
         double tensor_ratio = -1;   /* fp8: the per-tensor rule's ratio, shown beside the row rule's */
+        af_criterion_result cr;
+        bool per_row = false;
         if (count && c->dtype == AF_DT_FP8_E4M3 && id != AF_T_LSE) { /* per row: criterion_fp8.c */
-            af_criterion_result cr;
             double gm = id == AF_T_DQ ? oracle->grad.dq : id == AF_T_DK ? oracle->grad.dk : oracle->grad.dv;
             double *stored_o = (id == AF_T_DQ || id == AF_T_DK) && terms && terms->ready
                                    ? af_criterion_stored_o_term(c, id, terms, kernel->o)
                                    : NULL;
+            /* each row's allowance is at most the per-tensor one plus the ABI's stored-O and
+             * dS shares (criterion_fp8.c) */
             af_criterion_fp8_decide(c, id, sums, rv_[i] != NULL, st->allowed, af_output_unit(c, id),
                                     terms ? terms->e4m3_step[id] : 0.0, id == AF_T_O ? 0.0 : gm, stored_o,
                                     stored_o ? terms->mass[id] : NULL, &cr);
             free(stored_o);
-            { /* each row's allowance is at most the per-tensor one plus the ABI's stored-O and
-               * dS shares (criterion_fp8.c) */
-                tensor_ratio = st->ratio;
-                st->ratio = cr.ratio;
-                st->allowed = cr.allowed;
-                st->floor = cr.floor;
-                err = cr.err;
-                wb = cr.b;
-                wh = cr.h;
-                ws = cr.row;
-                wd = cr.col;
-                wk = cr.kernel_value;
-                wo = cr.oracle_value;
-                check = af_check_name(cr.check);
-                shown_ref = cr.err_ref;
-            }
+            tensor_ratio = st->ratio;
+            per_row = true;
         }
         if (count && fp16_bf16) { /* per row: criterion.h */
-            af_criterion_result cr;
             double gm = id == AF_T_DQ ? oracle->grad.dq : id == AF_T_DK ? oracle->grad.dk : oracle->grad.dv;
             af_criterion_decide(c, id, sums, rv_[i] != NULL, have ? terms : NULL, af_output_unit(c, id), gm, &cr);
+            per_row = true;
+        }
+        if (per_row) { /* the row rule's decision replaces the per-tensor figures */
             st->ratio = cr.ratio;
             st->allowed = cr.allowed;
             st->floor = cr.floor;
