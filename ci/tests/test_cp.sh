@@ -10,7 +10,7 @@
 #   4. a plant never resolves without the environment, nor from a case file's backend line.
 set -u
 bin=${1:?usage: test_cp.sh path/to/attnfuzz}
-export ATTNFUZZ_CP=1 # the CP wrapper is opt-in (backends/registry.c)
+
 fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
