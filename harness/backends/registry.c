@@ -15,16 +15,15 @@ void af_registry_init(af_registry *r) {
     af_plugin_scan(r);
 }
 
-/* With ATTNFUZZ_CP=1 every backend is held through the CP wrapper (backends/cp/cp.h):
- * cp = 1 cases pass through unchanged, cp > 1 cases run as virtual ranks over it.
- * Opt-in for now: a cpu campaign found a dK mismatch of the correct wrapper (bf16
- * backward, p2p) because the criterion has no floor yet for the inner backend's
- * partials rounded to the output dtype before they are summed. Without it the
- * backends decline cp > 1 as before. */
+/* Every backend is held through the CP wrapper (backends/cp/cp.h): cp = 1 cases pass
+ * through unchanged, cp > 1 cases run as virtual ranks over it. ATTNFUZZ_CP=0 switches
+ * the wrapper off (the backends then decline cp > 1 as they do on their own). The
+ * judge's floor covers the inner backend's partials rounded to the output dtype before
+ * the wrapper combines them (judge/criterion_cp.h). */
 void af_registry_add(af_registry *r, af_backend *be) {
     if (be && r->count < (int)(sizeof r->items / sizeof r->items[0])) {
         const char *cp = af_config_get(AF_CFG_CP);
-        af_backend *held = cp && !strcmp(cp, "1") ? af_cp_wrap(be) : be;
+        af_backend *held = cp && !strcmp(cp, "0") ? be : af_cp_wrap(be);
         if (held) r->items[r->count++] = held;
     }
 }

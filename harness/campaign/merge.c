@@ -256,6 +256,10 @@ static void add_stats(af_campaign_stats *m, const af_campaign_stats *s, bool fir
         m->seqlen_kv_hist[b] += s->seqlen_kv_hist[b];
     }
     for (int i = 0; i < AF_STATS_CONFIG_CELLS / 64; i++) m->config_cells_seen[i] |= s->config_cells_seen[i];
+    for (int k = AF_CP_NONE; k <= AF_CP_A2A_P2P; k++) {
+        m->cp_cases[k] += s->cp_cases[k];
+        m->cp_declined[k] += s->cp_declined[k];
+    }
 }
 
 /* One DIR into OUT: its pending findings stored, its buckets, corpus, rawmap, stats. */

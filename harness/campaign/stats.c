@@ -33,6 +33,21 @@ void af_stats_note_seqlens(af_campaign_stats *st, int seqlen_q, int seqlen_kv) {
     }
 }
 
+void af_stats_note_cp(af_campaign_stats *st, const af_case *c, bool declined) {
+    int k = c->cp_size > 1 && c->cp_comm >= AF_CP_NONE && c->cp_comm <= AF_CP_A2A_P2P ? (int)c->cp_comm : AF_CP_NONE;
+    st->cp_cases[k]++;
+    if (declined) st->cp_declined[k]++;
+}
+
+/* {"1": n, "p2p": n, ...} of one cp counter array (af_campaign_stats). */
+static json_t *cp_counts(const long long *count) {
+    json_t *o = json_object();
+    for (int k = AF_CP_NONE; k <= AF_CP_A2A_P2P; k++)
+        json_object_set_new(o, k == AF_CP_NONE ? "1" : af_cp_comm_name((af_cp_comm)k),
+                            json_integer((json_int_t)count[k]));
+    return o;
+}
+
 void af_stats_note_run(af_campaign_stats *st, const af_run_info *info) {
     if (info->plan_cache == AF_PLAN_CACHE_NONE) return;
     st->cudnn_graph_build_seconds += info->build_seconds;
@@ -113,6 +128,8 @@ int af_stats_write(const char *dir, af_campaign_stats *st) {
     json_object_set_new(o, "interrupted", json_boolean(st->interrupted));
     json_object_set_new(o, "seqlen_q_hist", seqlen_hist(st->seqlen_q_hist));
     json_object_set_new(o, "seqlen_kv_hist", seqlen_hist(st->seqlen_kv_hist));
+    json_object_set_new(o, "cp_cases", cp_counts(st->cp_cases));
+    json_object_set_new(o, "cp_declined", cp_counts(st->cp_declined));
     json_object_set_new(o, "cudnn_graph_build_seconds", rounded(st->cudnn_graph_build_seconds, 1e3));
     json_object_set_new(o, "plan_cache_hits", json_integer((json_int_t)st->plan_cache_hits));
     json_object_set_new(o, "plan_cache_misses", json_integer((json_int_t)st->plan_cache_misses));

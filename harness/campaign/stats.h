@@ -48,6 +48,9 @@ typedef struct {
     char shard[32];             /* "I/N" of --shard, "" = not sharded */
     int resumed;                /* times this campaign was resumed (campaign --out on its DIR) */
     int shards_merged;          /* attnfuzz merge: campaign dirs summed into this one, 0 = none */
+    /* cases counted in stats.cases by cp comm type (index af_cp_comm; AF_CP_NONE: cp = 1),
+     * and of them those declined */
+    long long cp_cases[AF_CP_A2A_P2P + 1], cp_declined[AF_CP_A2A_P2P + 1];
 } af_campaign_stats;
 
 /* Count one run's plan-cache outcome and build time (af_run_info of a verdict). */
@@ -55,6 +58,8 @@ void af_stats_note_run(af_campaign_stats *st, const af_run_info *info);
 
 /* Count one case's s_q and s_kv in the histograms. */
 void af_stats_note_seqlens(af_campaign_stats *st, int seqlen_q, int seqlen_kv);
+/* Count one case's cp comm type (cp_cases; cp_declined when its verdict declined). */
+void af_stats_note_cp(af_campaign_stats *st, const af_case *c, bool declined);
 /* Count the config-space cell (0 .. AF_STATS_CONFIG_CELLS - 1) of one case. */
 void af_stats_note_config_cell(af_campaign_stats *st, unsigned cell);
 
@@ -64,7 +69,9 @@ void af_stats_note_config_cell(af_campaign_stats *st, unsigned cell);
  * time_to_first_finding_s (null when none), interrupted (true after SIGINT / SIGTERM), seqlen_q_hist and seqlen_kv_hist (objects
  * keyed by log2 bucket, "1", "2-3", "4-7" ... "131072-262143", every bucket present;
  * in-process mode they sum to cases, libFuzzer mode leaves them at 0: its workers
- * count cases), cudnn_graph_build_seconds, plan_cache_hits, plan_cache_misses (in-process:
+ * count cases), cp_cases and cp_declined (objects keyed "1", "p2p", "all_gather", "a2a",
+ * "a2a+p2p": cases by cp comm type, "1" for cp = 1, and of them declined; in-process
+ * mode only, as the histograms), cudnn_graph_build_seconds, plan_cache_hits, plan_cache_misses (in-process:
  * each case's main run; libFuzzer: the workers' backend totals, probes' runs included),
  * envelope (the learnt envelope, only when set), config_cells (distinct config-space
  * cells of the cases counted) and config_cells_total, timeline ({"interval_s": X,

@@ -137,6 +137,14 @@ int af_stats_read(const char *dir, af_campaign_stats *st, char *why, size_t cap)
     long long v;
     if (get_count(o, "resumed", &v) == 0 && v < 1000000) st->resumed = (int)v;
     if (get_count(o, "shards_merged", &v) == 0 && v < 1000000) st->shards_merged = (int)v;
+    /* the cp comm types' counts (stats.c cp_counts), where present */
+    json_t *cpc = json_object_get(o, "cp_cases"), *cpd = json_object_get(o, "cp_declined");
+    for (int k = AF_CP_NONE; k <= AF_CP_A2A_P2P; k++) {
+        const char *name = k == AF_CP_NONE ? "1" : af_cp_comm_name((af_cp_comm)k);
+        json_t *a = json_object_get(cpc, name), *d = json_object_get(cpd, name);
+        if (json_is_integer(a) && json_integer_value(a) >= 0) st->cp_cases[k] = json_integer_value(a);
+        if (json_is_integer(d) && json_integer_value(d) >= 0) st->cp_declined[k] = json_integer_value(d);
+    }
     json_decref(o);
     read_config_cells(dir, st);
     return 0;

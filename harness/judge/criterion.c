@@ -1,7 +1,9 @@
 /* criterion.c — per-row, per-element and bias judgement of fp16/bf16 outputs (verdict.h
  * states the rule; criterion.h defines the term budgets computed here). */
 #include "judge/criterion.h"
+#include "judge/criterion_cp.h"
 #include "judge/problem.h"
+#include "judge/tolerance.h"
 #include "judge/verdict.h"
 #include "oracle/feature_spec.h"
 
@@ -325,9 +327,9 @@ void af_criterion_tensor(const af_case *c, af_tensor_id id, const double *kernel
     free(extra);
 }
 
-double *af_criterion_extra_terms(const af_case *c, af_tensor_id id, const af_criterion_terms *terms,
-                                 const double *kernel_o, const double *kernel_lse) {
-    if (!af_criterion_terms_have(terms, id)) return NULL;
+/* The stored O's and the stored LSE's shares (af_criterion_extra_terms without CP). */
+static double *stored_terms(const af_case *c, af_tensor_id id, const af_criterion_terms *terms, const double *kernel_o,
+                            const double *kernel_lse) {
     double *dterm = id == AF_T_DQ || id == AF_T_DK ? af_criterion_stored_o_term(c, id, terms, kernel_o) : NULL;
     if (id == AF_T_LSE) return dterm;
     /* the stored LSE's growth (criterion.h): NULL unless some row left the linear regime.
@@ -346,4 +348,21 @@ double *af_criterion_extra_terms(const af_case *c, af_tensor_id id, const af_cri
         free(dterm);
     }
     return gterm;
+}
+
+double *af_criterion_extra_terms(const af_case *c, af_tensor_id id, const af_criterion_terms *terms,
+                                 const double *kernel_o, const double *kernel_lse) {
+    if (!af_criterion_terms_have(terms, id)) return NULL;
+    double *extra = stored_terms(c, id, terms, kernel_o, kernel_lse);
+    /* a cp > 1 case: the ranks' partials rounded to the dtype (criterion_cp.h) */
+    double *cp = af_criterion_cp_term(c, id, terms, af_output_unit(c, id));
+    if (!cp) return extra;
+    if (extra) {
+        bool kvside = id == AF_T_DK || id == AF_T_DV;
+        int D = (id == AF_T_O || id == AF_T_DV) ? c->head_dim_v : c->head_dim_qk;
+        size_t n = (size_t)c->batch * (kvside ? c->heads_kv : c->heads_q) * (kvside ? c->seqlen_kv : c->seqlen_q) * D;
+        for (size_t e = 0; e < n; e++) cp[e] += extra[e];
+        free(extra);
+    }
+    return cp;
 }

@@ -46,8 +46,8 @@ extern "C" {
       "bytes of device workspace a cuDNN run may use; above it the verdict is resource")                               \
     X(CUDNN_TEST_ENGINES, "ATTNFUZZ_CUDNN_TEST_ENGINES", "(all)",                                                      \
       "tests: default makes the cuDNN tests run only the default engine")                                              \
-    X(CP, "ATTNFUZZ_CP", "0",                                                                                          \
-      "1: cp > 1 cases run through the CP wrapper (opt-in: its floor lacks the inner backend's rounded partials)")     \
+    X(CP, "ATTNFUZZ_CP", "1",                                                                                          \
+      "0: the CP wrapper is off and backends decline cp > 1 cases (default: cp > 1 runs as virtual ranks)")            \
     X(CP_PLANT, "ATTNFUZZ_CP_PLANT", "(unset: no planted CP bug)",                                                     \
       "the one planted CP bug that the backend cp-bug:PLANT:INNER may carry (self-test; docs/cp.md)")                  \
     X(TEST_CAMPAIGN_TIME, "ATTNFUZZ_TEST_CAMPAIGN_TIME", "20", "tests: seconds of each campaign in test_campaign.sh")
