@@ -134,12 +134,23 @@ int af_campaign_run(const af_campaign_opts *o) {
         strftime(cp->dir, sizeof cp->dir, "campaign-%Y%m%d-%H%M%S", &tm);
     }
     char why[512];
-    /* one campaign per DIR: the lock first, before anything in DIR is touched */
+    /* the backend first: one that cannot be opened (a plugin that crashes while loading)
+     * leaves DIR as it was, or uncreated (the session only keeps DIR's name) */
+    if (af_session_open_ex(&cp->s, o->backend, o->backend_obj, o->engine, cp->dir, o->session_flags, why, sizeof why)) {
+        fprintf(stderr, "attnfuzz campaign: %s\n", why);
+        af_open_error e = cp->s.open_error;
+        free(cp);
+        return e == AF_OPEN_PLUGIN_ERROR  ? AF_CAMPAIGN_PLUGIN_ERROR
+               : e == AF_OPEN_UNAVAILABLE ? AF_CAMPAIGN_UNAVAILABLE
+                                          : AF_CAMPAIGN_SETUP_ERROR;
+    }
+    /* one campaign per DIR: the lock, before anything in DIR is touched */
     cp->lock.fd = -1;
     int lock_rc = af_mkdirs(cp->dir, why, sizeof why) ? AF_DIR_LOCK_ERROR
                                                       : af_dir_lock_acquire(&cp->lock, cp->dir, why, sizeof why);
     if (lock_rc != AF_DIR_LOCK_OK) {
         fprintf(stderr, "attnfuzz campaign: %s\n", why);
+        af_session_close(&cp->s);
         free(cp);
         return lock_rc == AF_DIR_LOCK_BUSY ? AF_CAMPAIGN_BUSY : AF_CAMPAIGN_SETUP_ERROR;
     }
@@ -147,22 +158,13 @@ int af_campaign_run(const af_campaign_opts *o) {
     int prior_rc = prior ? af_stats_read(cp->dir, prior, why, sizeof why) : -1;
     if (prior_rc < 0) {
         fprintf(stderr, "attnfuzz campaign: cannot resume %s: %s\n", cp->dir, prior ? why : "out of memory");
+        af_session_close(&cp->s);
         af_dir_lock_release(&cp->lock);
         free(prior);
         free(cp);
         return AF_CAMPAIGN_SETUP_ERROR;
     }
     if (o->shard.count > 1) snprintf(cp->st.shard, sizeof cp->st.shard, "%d/%d", o->shard.index, o->shard.count);
-    if (af_session_open_ex(&cp->s, o->backend, o->backend_obj, o->engine, cp->dir, o->session_flags, why, sizeof why)) {
-        fprintf(stderr, "attnfuzz campaign: %s\n", why);
-        af_open_error e = cp->s.open_error;
-        af_dir_lock_release(&cp->lock);
-        free(prior);
-        free(cp);
-        return e == AF_OPEN_PLUGIN_ERROR  ? AF_CAMPAIGN_PLUGIN_ERROR
-               : e == AF_OPEN_UNAVAILABLE ? AF_CAMPAIGN_UNAVAILABLE
-                                          : AF_CAMPAIGN_SETUP_ERROR;
-    }
     cp->s.defer_new = true;
     cp->s.runner.repeats = o->repeats;
     if (o->worker_cases >= 0) cp->s.worker_cases = o->worker_cases;
