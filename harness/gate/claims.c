@@ -16,6 +16,20 @@ void af_claims_close(af_claims_ctx *x) {
     x->n = 0;
 }
 
+int af_claims_add_backend(af_claims_ctx *x, const char *name, af_backend *be) {
+    if (x->n_given == AF_CLAIMS_MAX_SESSIONS) return -1;
+    af_claims_given *g = &x->given[x->n_given++];
+    snprintf(g->name, sizeof g->name, "%s", name);
+    g->be = be;
+    return 0;
+}
+
+static af_backend *given_backend(const af_claims_ctx *x, const char *name) {
+    for (int i = 0; i < x->n_given; i++)
+        if (!strcmp(x->given[i].name, name)) return x->given[i].be;
+    return NULL;
+}
+
 static af_claims_session *session_for(af_claims_ctx *x, const char *backend) {
     for (int i = 0; i < x->n; i++)
         if (!strcmp(x->sessions[i].name, backend)) return &x->sessions[i];
@@ -24,7 +38,7 @@ static af_claims_session *session_for(af_claims_ctx *x, const char *backend) {
     memset(cs, 0, sizeof *cs);
     snprintf(cs->name, sizeof cs->name, "%s", backend);
     unsigned flags = AF_SESSION_NO_LIMITS | AF_SESSION_ISOLATE;
-    if (af_session_open_ex(&cs->s, backend, NULL, "", "", flags, cs->why, sizeof cs->why)) {
+    if (af_session_open_ex(&cs->s, backend, given_backend(x, backend), "", "", flags, cs->why, sizeof cs->why)) {
         cs->open_rc = -1;
         cs->open_error = cs->s.open_error;
         return cs;
