@@ -142,6 +142,7 @@ const struct option af_cli_gate_options[] = {
     {"seed", required_argument, NULL, 's'},
     {"max-work", required_argument, NULL, 'w'},
     {"minimize-runs", required_argument, NULL, 'm'},
+    {"minimize-time", required_argument, NULL, 'M'},
     {"no-probes", no_argument, NULL, 'n'},
     {"quiet", no_argument, NULL, 'q'},
     {NULL, 0, NULL, 0},
@@ -178,6 +179,9 @@ int af_cli_gate(int argc, char **argv) {
                 break;
             case 'm':
                 rc = af_cli_int(&a, v, 1, 100000, &o.min_runs);
+                break;
+            case 'M':
+                rc = af_cli_double(&a, v, 1, false, 86400, &o.min_seconds);
                 break;
             case 'n':
                 o.probes = false;
@@ -228,8 +232,8 @@ int af_cli_gate(int argc, char **argv) {
         return AF_EXIT_ERROR;
     }
     printf("gate %s: examined %lld, differing %lld (newly served %lld, no longer served %lld, switched %lld), "
-           "newly chosen failing %lld, buckets %d; reports in %s\n",
+           "newly chosen failing %lld, buckets %d (%d minimised), %.1f s; reports in %s\n",
            g ? "FAILED" : "passed", s.examined, s.differing, s.newly_served, s.no_longer_served, s.switched,
-           s.newly_failed, s.buckets, out);
+           s.newly_failed, s.buckets, s.minimised, s.elapsed_s, out);
     return g ? AF_EXIT_FINDING : AF_EXIT_PASS;
 }
