@@ -13,6 +13,7 @@
 #include "cli/cli_opts.h"
 #include "cli/cli_run_pool.h"
 #include "gate/claims.h"
+#include "gate/claims_campaign.h"
 #include "gate/gate.h"
 
 #define DEFAULT_POLICY "policies/default.policy"
@@ -82,8 +83,9 @@ int af_cli_select(int argc, char **argv) {
     return ch.served ? AF_EXIT_PASS : AF_EXIT_DECLINED;
 }
 
-int af_cli_run_claims(const char *const *paths, int n, const char *policy, const char *selector_cmd, bool no_probes,
-                      int deadline_s, bool json) {
+int af_cli_run_claims(const char *const *paths, int n, const af_cli_claims_opts *o) {
+    const char *policy = o->policy, *selector_cmd = o->selector_cmd;
+    bool json = o->json;
     af_selector sel;
     int rc = open_selector("attnfuzz run", policy, selector_cmd, &sel);
     if (rc) return rc;
@@ -95,8 +97,14 @@ int af_cli_run_claims(const char *const *paths, int n, const char *policy, const
         return AF_EXIT_ERROR;
     }
     af_claims_init(x);
-    x->probes = !no_probes;
-    if (deadline_s > 0) x->deadline_s = deadline_s;
+    x->probes = !o->no_probes;
+    if (o->deadline_s > 0) x->deadline_s = o->deadline_s;
+    x->in_process = o->in_process;
+    x->runner_set = o->runner_set;
+    x->oracle = o->oracle;
+    x->ref_choice = o->reference;
+    x->repeats = o->repeats;
+    x->max_memory = o->max_memory;
     af_select_facts f;
     af_select_facts_unknown(&f);
     bool finding = false, declined = false;
@@ -236,4 +244,47 @@ int af_cli_gate(int argc, char **argv) {
            g ? "FAILED" : "passed", s.examined, s.differing, s.newly_served, s.no_longer_served, s.switched,
            s.newly_failed, s.buckets, s.minimised, s.elapsed_s, out);
     return g ? AF_EXIT_FINDING : AF_EXIT_PASS;
+}
+
+int af_cli_campaign_claims(const char *policy, const char *selector_cmd, double time_s, const char *out_dir,
+                           uint64_t seed, double max_work, int min_runs, int deadline_s) {
+    if (policy && selector_cmd) {
+        fprintf(stderr, "attnfuzz campaign: --policy and --selector-cmd exclude each other\n");
+        return AF_EXIT_USAGE;
+    }
+    af_selector sel;
+    int rc = open_selector("attnfuzz campaign", policy, selector_cmd, &sel);
+    if (rc) return rc;
+    af_claims_campaign_opts o;
+    af_claims_campaign_opts_default(&o);
+    o.sel = &sel;
+    o.time_s = time_s;
+    o.out_dir = out_dir ? out_dir : "campaign-out";
+    if (seed) o.seed = seed;
+    if (max_work > 0) o.max_work = max_work;
+    if (min_runs > 0) o.min_runs = min_runs;
+    o.deadline_s = deadline_s;
+    o.log = stderr;
+    af_claims_ctx *x = malloc(sizeof *x);
+    if (!x) {
+        af_selector_close(&sel);
+        return AF_EXIT_ERROR;
+    }
+    af_claims_init(x);
+    af_claims_campaign_summary s;
+    char why[1024] = "";
+    int c = af_claims_campaign_run(&o, x, &s, why, sizeof why);
+    af_claims_close(x);
+    free(x);
+    if (c < 0) {
+        fprintf(stderr, "attnfuzz campaign: %s\n", why);
+        af_selector_close(&sel);
+        return AF_EXIT_ERROR;
+    }
+    printf("claims campaign %s: %lld cases (%lld served, %lld with no backend chosen), %lld claim mismatches in %d "
+           "bucket(s) (%d minimised), %lld unclaimed capabilities, %.1f s; stats.json and reports in %s\n",
+           sel.label, s.cases, s.served, s.none_chosen, s.claim_mismatches, s.buckets, s.minimised, s.unclaimed,
+           s.elapsed_s, o.out_dir);
+    af_selector_close(&sel);
+    return c ? AF_EXIT_FINDING : AF_EXIT_PASS;
 }

@@ -39,6 +39,14 @@ typedef struct {
     int deadline_s; /* per case (default 60) */
     int n;
     af_claims_session sessions[AF_CLAIMS_MAX_SESSIONS];
+    bool in_process; /* run cases in this process (run --in-process), not in a child */
+    /* the judge's settings of `run` (--oracle, --threads, --reference, --repeats,
+     * --max-memory), applied to every session when runner_set */
+    bool runner_set;
+    af_oracle_opts oracle;
+    af_ref_choice ref_choice;
+    int repeats;
+    unsigned long long max_memory;
     int n_given; /* backends served by the caller's objects (af_claims_add_backend) */
     af_claims_given given[AF_CLAIMS_MAX_SESSIONS];
 } af_claims_ctx;
