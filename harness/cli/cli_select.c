@@ -143,21 +143,17 @@ int af_cli_run_claims(const char *const *paths, int n, const af_cli_claims_opts 
 }
 
 const struct option af_cli_gate_options[] = {
-    {"base", required_argument, NULL, 'b'},
-    {"head", required_argument, NULL, 'H'},
-    {"time", required_argument, NULL, 't'},
-    {"out", required_argument, NULL, 'o'},
-    {"seed", required_argument, NULL, 's'},
-    {"max-work", required_argument, NULL, 'w'},
-    {"minimize-runs", required_argument, NULL, 'm'},
-    {"minimize-time", required_argument, NULL, 'M'},
-    {"no-probes", no_argument, NULL, 'n'},
-    {"quiet", no_argument, NULL, 'q'},
-    {NULL, 0, NULL, 0},
+    {"base", required_argument, NULL, 'b'},          {"head", required_argument, NULL, 'H'},
+    {"time", required_argument, NULL, 't'},          {"out", required_argument, NULL, 'o'},
+    {"seed", required_argument, NULL, 's'},          {"max-work", required_argument, NULL, 'w'},
+    {"minimize-runs", required_argument, NULL, 'm'}, {"minimize-time", required_argument, NULL, 'M'},
+    {"no-probes", no_argument, NULL, 'n'},           {"quiet", no_argument, NULL, 'q'},
+    {"base-lib", required_argument, NULL, 'B'},      {"head-lib", required_argument, NULL, 'L'},
+    {"backend", required_argument, NULL, 'k'},       {NULL, 0, NULL, 0},
 };
 
 int af_cli_gate(int argc, char **argv) {
-    const char *base = NULL, *head = NULL, *out = NULL;
+    const char *base = NULL, *head = NULL, *out = NULL, *base_lib = NULL, *head_lib = NULL, *lib_backend = NULL;
     af_gate_opts o;
     af_gate_opts_default(&o);
     o.log = stderr;
@@ -197,6 +193,15 @@ int af_cli_gate(int argc, char **argv) {
             case 'q':
                 o.log = NULL;
                 break;
+            case 'B':
+                base_lib = v;
+                break;
+            case 'L':
+                head_lib = v;
+                break;
+            case 'k':
+                lib_backend = v;
+                break;
             default:
                 rc = -1;
                 break;
@@ -204,6 +209,14 @@ int af_cli_gate(int argc, char **argv) {
     }
     int operands = a.argc - a.next_operand;
     af_cli_args_free(&a);
+    if (!rc && !operands && (base_lib || head_lib || lib_backend)) {
+        if (!base_lib || !head_lib || !lib_backend || base || head) {
+            fprintf(stderr, "usage: attnfuzz gate --base-lib PATH --head-lib PATH --backend cudnn|plugin [--time SEC] "
+                            "[--out DIR] [--seed N] (not with --base / --head)\n");
+            return AF_EXIT_USAGE;
+        }
+        return af_cli_gate_libs(base_lib, head_lib, lib_backend, o.time_s, out ? out : "gate-out", o.seed, o.max_work);
+    }
     if (rc || operands || !base || !head) {
         if (!rc) fprintf(stderr, "usage: attnfuzz gate --base SEL --head SEL [--time SEC] [--out DIR] [--seed N]\n");
         return AF_EXIT_USAGE;
