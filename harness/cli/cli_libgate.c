@@ -14,7 +14,8 @@
  * change; DIR/libgate.json lists every change with both sides' verdicts, DIR/base.jsonl and
  * DIR/head.jsonl keep the workers' raw lines. Before fuzzing, each side runs one small
  * case: a backend that is not usable there (no GPU, no such library) stops the gate
- * with its reason (exit 3), never a silent pass. Exit 0 when nothing changed, 1 when
+ * with its reason (exit 3), never a silent pass; for cudnn each side must also really load
+ * its own libcudnn.so.9 (the path `attnfuzz engines` reports), never another build. Exit 0 when nothing changed, 1 when
  * something did. */
 #include <errno.h>
 #include <limits.h>
@@ -151,6 +152,43 @@ static int setup_side(lib_side *sd, const char *lib, const char *backend, const 
     return 0;
 }
 
+/* cudnn: which libcudnn a worker of side sd really loads: `attnfuzz engines CASE` under the
+ * side's environment prints "# cuDNN 9.19.0 (/path/libcudnn.so.9), ..." first. 0 when that
+ * path is the side's library; else -1 with why (a dlopen that found another build is the
+ * silent-fallback class: both sides would test one library). */
+static int check_loaded(const char *self, const lib_side *sd, const char *probe, const char *dir, int side, char *why,
+                        size_t cap) {
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/%s.engines.txt", dir, side ? "head" : "base");
+    pid_t pid = fork();
+    if (pid == 0) {
+        FILE *f = fopen(path, "w");
+        if (!f || dup2(fileno(f), 1) < 0) _exit(127);
+        putenv((char *)sd->env_path);
+        execl(self, self, "engines", probe, (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) < 0) {
+        snprintf(why, cap, "cannot run attnfuzz engines");
+        return -1;
+    }
+    char line[1024] = "";
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (!fgets(line, sizeof line, f)) line[0] = 0;
+        fclose(f);
+    }
+    line[strcspn(line, "\n")] = 0;
+    char abs[PATH_MAX];
+    if (!realpath(sd->lib, abs)) snprintf(abs, sizeof abs, "%s", sd->lib);
+    if (strncmp(line, "# cuDNN ", 8) || !strstr(line, abs)) {
+        snprintf(why, cap, "a worker with %s loads another library: '%s' (see %s)", sd->env_path, line, path);
+        return -1;
+    }
+    return 0;
+}
+
 static int run_both(const char *self, lib_side *sides, const char *engine, char **cases, int n) {
     pid_t pids[2];
     for (int s = 0; s < 2; s++) pids[s] = start_side(self, &sides[s], engine, cases, n);
@@ -209,6 +247,10 @@ int af_cli_gate_libs(const char *base_lib, const char *head_lib, const char *bac
         if (!usable) {
             fprintf(stderr, "attnfuzz gate: %s is not usable with --%s-lib %s: %s\n", backend, s ? "head" : "base",
                     sides[s].lib, r.n ? r.reason : "its worker printed no verdict");
+            return AF_EXIT_DECLINED;
+        }
+        if (!strcmp(backend, "cudnn") && check_loaded(self, &sides[s], probe, out_dir, s, why, sizeof why)) {
+            fprintf(stderr, "attnfuzz gate: --%s-lib %s: %s\n", s ? "head" : "base", sides[s].lib, why);
             return AF_EXIT_DECLINED;
         }
     }
