@@ -180,9 +180,13 @@ static int check_loaded(const char *self, const lib_side *sd, const char *probe,
         fclose(f);
     }
     line[strcspn(line, "\n")] = 0;
-    char abs[PATH_MAX];
-    if (!realpath(sd->lib, abs)) snprintf(abs, sizeof abs, "%s", sd->lib);
-    if (strncmp(line, "# cuDNN ", 8) || !strstr(line, abs)) {
+    /* dlopen reports the name it found on LD_LIBRARY_PATH: the side's folder (the one put
+     * first, from the library's real path) + "/libcudnn.so.9" */
+    char want[PATH_MAX + 32];
+    snprintf(want, sizeof want, "(%s/libcudnn.so.9)", sd->env_path + strlen("LD_LIBRARY_PATH="));
+    char *colon = strchr(want, ':');
+    if (colon) snprintf(colon, sizeof want - (size_t)(colon - want), "/libcudnn.so.9)");
+    if (strncmp(line, "# cuDNN ", 8) || !strstr(line, want)) {
         snprintf(why, cap, "a worker with %s loads another library: '%s' (see %s)", sd->env_path, line, path);
         return -1;
     }
