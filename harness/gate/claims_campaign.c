@@ -176,6 +176,12 @@ int af_claims_campaign_run(const af_claims_campaign_opts *o, af_claims_ctx *x, a
     uint64_t rng = o->seed ? o->seed : 1;
     double t0 = af_clock_mono(), end_at = t0 + o->time_s, last_stats = t0;
     while (af_clock_mono() < end_at) {
+        if (af_clock_mono() - last_stats > 1) { /* DIR/stats.json about once a second */
+            char w[512];
+            s->elapsed_s = af_clock_mono() - t0;
+            if (write_stats(o, s, unclaimed, n_unclaimed, w, sizeof w) && o->log) fprintf(o->log, "campaign: %s\n", w);
+            last_stats = af_clock_mono();
+        }
         uint8_t bytes[160];
         size_t len = 8 + af_fuzz_rand(&rng) % (sizeof bytes - 8);
         for (size_t i = 0; i < len; i++) bytes[i] = (uint8_t)af_fuzz_rand(&rng);
@@ -231,11 +237,6 @@ int af_claims_campaign_run(const af_claims_campaign_opts *o, af_claims_ctx *x, a
             snprintf(b->identity, sizeof b->identity, "%s", identity);
             b->best = *best;
             b->verdict = *bv;
-        }
-        if (af_clock_mono() - last_stats > 1) {
-            s->elapsed_s = af_clock_mono() - t0;
-            write_stats(o, s, unclaimed, n_unclaimed, w, sizeof w);
-            last_stats = af_clock_mono();
         }
     }
     s->elapsed_s = af_clock_mono() - t0;
