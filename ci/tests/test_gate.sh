@@ -67,6 +67,18 @@ for f in report.json report.junit.xml report.sarif gate.json; do [ -s "$T/bug/$f
 grep -q 'claim_mismatch' "$T/bug/report.sarif" || fail "SARIF lacks claim_mismatch"
 grep -q '<failure' "$T/bug/report.junit.xml" || fail "JUnit lacks a failure"
 python3 -c "import json,sys; g=json.load(open(sys.argv[1])); assert g['passed'] is False and g['switched']>0 and g['newly_chosen_failed']>0, g" "$T/bug/gate.json" || fail "gate.json"
+# one bug is minimised once: failures of one identity count in its bucket (gate.json
+# "deduplicated"), and the minimisations ran inside --time
+python3 - "$T/bug/gate.json" <<'PY' || fail "gate dedup / time: $(head -c 600 "$T/bug/gate.json")"
+import json, sys
+g = json.load(open(sys.argv[1]))
+items = [c for c in g['configurations'] if c['bucket']]
+dedup = [c for c in items if c.get('deduplicated')]
+assert g['minimised'] == len([c for c in items if 'minimised' in c]) == g['buckets'], g
+assert g['newly_chosen_failed'] > g['minimised'] and dedup, 'no failure was deduplicated'
+assert {c['bucket'] for c in dedup} <= {c['bucket'] for c in items if 'minimised' in c}, 'a duplicate outside the buckets'
+assert g['elapsed_s'] < g['time_s'] + 10, 'minimisation ran past --time: %s s' % g['elapsed_s']
+PY
 
 "$BIN" gate --base $G/base.policy --head $G/head_ok.policy --time 10 --out "$T/ok" --quiet > "$T/ok.txt"; rc=$?
 [ $rc -eq 0 ] || fail "gate to flash_ref: exit $rc: $(cat "$T/ok.txt")"
@@ -76,4 +88,9 @@ python3 -c "import json,sys; g=json.load(open(sys.argv[1])); assert g['passed'] 
 printf 'backend = cpu\nmasks = none,padding\ncp = none\n' > "$T/lost.policy"
 "$BIN" gate --base $G/base.policy --head "$T/lost.policy" --time 3 --out "$T/lost" --quiet > "$T/lost.txt"; rc=$?
 [ $rc -eq 1 ] && grep -q 'no longer served [1-9]' "$T/lost.txt" || fail "regression: exit $rc: $(cat "$T/lost.txt")"
+# the regression is minimised too, into one bucket (claim_mismatch on the base's cpu)
+[ "$(ls "$T/lost/findings" | wc -l)" -eq 1 ] || fail "regression buckets: $(ls "$T/lost/findings")"
+d=$(echo "$T"/lost/findings/*)
+grep -q 'no longer served' "$d/verdict.json" || fail "regression verdict: $(cat "$d/verdict.json")"
+grep -q '^seqlen_q = [0-9]$' "$d/finding.case" && grep -q '^mask = causal' "$d/finding.case" || fail "regression not minimised: $(cat "$d/finding.case")"
 echo "test_gate: ok (gate to flash_bug failed in ${secs}s with $n minimised bucket(s))"

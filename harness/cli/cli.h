@@ -93,7 +93,25 @@ int af_cli_select(int argc, char **argv);
 int af_cli_gate(int argc, char **argv);
 /* run --policy P / --selector-cmd "PROGRAM ARGS" (cli_select.c): the claim check of each
  * case (gate/claims.h) instead of a plain run; the exit code. */
-int af_cli_run_claims(const char *const *paths, int n, const char *policy, const char *selector_cmd, bool no_probes,
-                      int deadline_s, bool json);
+typedef struct {
+    const char *policy, *selector_cmd;
+    bool no_probes, json, in_process;
+    int deadline_s;  /* 0 = the session's default */
+    bool runner_set; /* the judge's settings below were given */
+    af_oracle_opts oracle;
+    af_ref_choice reference;
+    int repeats;
+    unsigned long long max_memory;
+} af_cli_claims_opts;
+int af_cli_run_claims(const char *const *paths, int n, const af_cli_claims_opts *o);
+/* campaign --policy P / --selector-cmd "PROGRAM ARGS" (cli_select.c): a campaign of claim
+ * checks (gate/claims_campaign.h); time_s .. deadline_s from the campaign's options. The
+ * exit code. */
+/* gate --base-lib PATH --head-lib PATH --backend cudnn|plugin (cli_libgate.c): one
+ * backend under two library builds; the exit code. */
+int af_cli_gate_libs(const char *base_lib, const char *head_lib, const char *backend, double time_s,
+                     const char *out_dir, uint64_t seed, double max_work);
+int af_cli_campaign_claims(const char *policy, const char *selector_cmd, double time_s, const char *out_dir,
+                           uint64_t seed, double max_work, int min_runs, int deadline_s);
 
 #endif

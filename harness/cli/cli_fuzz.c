@@ -301,7 +301,9 @@ enum {
     OPT_REPEATS,
     OPT_WORKERS_PER_GPU, /* issue 16: N workers on one GPU = N cases in flight */
     OPT_WORKER_CASES,
-    OPT_SHARD /* issue 16: --shard I/N (campaign/shard.h) */
+    OPT_SHARD, /* issue 16: --shard I/N (campaign/shard.h) */
+    OPT_POLICY,
+    OPT_SELECTOR_CMD /* issue 15: a campaign of claim checks (cli_select.c) */
 };
 const struct option af_cli_campaign_options[] = {
     {"time", required_argument, NULL, OPT_TIME},
@@ -321,6 +323,8 @@ const struct option af_cli_campaign_options[] = {
     {"workers-per-gpu", required_argument, NULL, OPT_WORKERS_PER_GPU},
     {"worker-cases", required_argument, NULL, OPT_WORKER_CASES},
     {"shard", required_argument, NULL, OPT_SHARD},
+    {"policy", required_argument, NULL, OPT_POLICY},
+    {"selector-cmd", required_argument, NULL, OPT_SELECTOR_CMD},
     {NULL, 0, NULL, 0},
 };
 
@@ -330,6 +334,7 @@ int af_cli_campaign(int argc, char **argv) {
     const char **corpus = calloc((size_t)argc + 1, sizeof *corpus);
     if (!corpus) return AF_EXIT_USAGE;
     int n_corpus = 0;
+    const char *policy = NULL, *selector_cmd = NULL;
     const struct option *longopts = af_cli_campaign_options;
     af_cli_args a;
     if (af_cli_args_init(&a, "attnfuzz campaign", argc, argv)) {
@@ -394,6 +399,12 @@ int af_cli_campaign(int argc, char **argv) {
                 if (parse_rc) fprintf(stderr, "attnfuzz campaign: %s\n", why);
                 break;
             }
+            case OPT_POLICY:
+                policy = v;
+                break;
+            case OPT_SELECTOR_CMD:
+                selector_cmd = v;
+                break;
             default:
                 parse_rc = -1;
                 break;
@@ -404,6 +415,33 @@ int af_cli_campaign(int argc, char **argv) {
     if (parse_rc) {
         free(corpus);
         return AF_EXIT_USAGE;
+    }
+    if (policy || selector_cmd) { /* a campaign of claim checks: the options it takes, the others refused */
+        af_campaign_opts d;
+        af_campaign_opts_default(&d);
+        /* backend / engine: the defaults' own strings unless the option was given */
+        const char *refused = o.backend != d.backend             ? "--backend"
+                              : o.engine != d.engine             ? "--engine"
+                              : o.jobs != d.jobs                 ? "--jobs / --workers-per-gpu"
+                              : o.total_s != d.total_s           ? "--total-time"
+                              : o.fuzzer_path                    ? "--fuzzer"
+                              : o.force_inprocess                ? "--inprocess"
+                              : o.rss_limit_mb != d.rss_limit_mb ? "--rss-limit-mb"
+                              : o.repeats != d.repeats           ? "--repeats"
+                              : o.worker_cases != d.worker_cases ? "--worker-cases"
+                              : o.shard.count > 1                ? "--shard"
+                              : n_corpus                         ? "a seed corpus"
+                                                                 : NULL;
+        free(corpus);
+        if (refused) {
+            fprintf(stderr,
+                    "attnfuzz campaign: %s is not supported with --policy / --selector-cmd (the selector "
+                    "chooses each case's backend; cases run one at a time, in process order)\n",
+                    refused);
+            return AF_EXIT_USAGE;
+        }
+        return af_cli_campaign_claims(policy, selector_cmd, o.time_s, o.out_dir, o.seed, o.max_work, o.minimize_runs,
+                                      o.deadline_s);
     }
     o.corpus = corpus;
     o.n_corpus = n_corpus;

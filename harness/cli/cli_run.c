@@ -386,8 +386,27 @@ int af_cli_run(int argc, char **argv) {
         out.usage = true;
     }
     if (n > 0 && (o.policy || o.selector_cmd)) {
-        int rc = af_cli_run_claims((const char *const *)paths, n, o.policy, o.selector_cmd, o.no_probes, o.deadline_s,
-                                   o.json);
+        /* the selector chooses backend and engine, one case at a time */
+        const char *refused = o.backend                    ? "--backend"
+                              : o.engine                   ? "--engine"
+                              : o.jobs > 1                 ? "--jobs"
+                              : o.worker_cmd               ? "--worker-cmd"
+                              : o.worker_config            ? "--worker-config"
+                              : o.n_plugin_dirs            ? "--plugin-dir"
+                              : o.worker_cases >= 0        ? "--worker-cases"
+                              : o.policy && o.selector_cmd ? "--selector-cmd together with --policy"
+                                                           : NULL;
+        int rc = AF_EXIT_USAGE;
+        if (refused)
+            fprintf(stderr,
+                    "attnfuzz run: %s is not supported with --policy / --selector-cmd (the selector chooses "
+                    "the backend and engine of each case, run one at a time)\n",
+                    refused);
+        else {
+            af_cli_claims_opts co = {o.policy, o.selector_cmd, o.no_probes, o.json,    o.in_process, o.deadline_s,
+                                     true,     o.oracle,       o.reference, o.repeats, o.max_memory};
+            rc = af_cli_run_claims((const char *const *)paths, n, &co);
+        }
         free(cache), free(r), free(dirs), free(paths);
         return rc;
     }

@@ -13,6 +13,7 @@
 #include "cli/cli_opts.h"
 #include "cli/cli_run_pool.h"
 #include "gate/claims.h"
+#include "gate/claims_campaign.h"
 #include "gate/gate.h"
 
 #define DEFAULT_POLICY "policies/default.policy"
@@ -82,8 +83,9 @@ int af_cli_select(int argc, char **argv) {
     return ch.served ? AF_EXIT_PASS : AF_EXIT_DECLINED;
 }
 
-int af_cli_run_claims(const char *const *paths, int n, const char *policy, const char *selector_cmd, bool no_probes,
-                      int deadline_s, bool json) {
+int af_cli_run_claims(const char *const *paths, int n, const af_cli_claims_opts *o) {
+    const char *policy = o->policy, *selector_cmd = o->selector_cmd;
+    bool json = o->json;
     af_selector sel;
     int rc = open_selector("attnfuzz run", policy, selector_cmd, &sel);
     if (rc) return rc;
@@ -95,8 +97,14 @@ int af_cli_run_claims(const char *const *paths, int n, const char *policy, const
         return AF_EXIT_ERROR;
     }
     af_claims_init(x);
-    x->probes = !no_probes;
-    if (deadline_s > 0) x->deadline_s = deadline_s;
+    x->probes = !o->no_probes;
+    if (o->deadline_s > 0) x->deadline_s = o->deadline_s;
+    x->in_process = o->in_process;
+    x->runner_set = o->runner_set;
+    x->oracle = o->oracle;
+    x->ref_choice = o->reference;
+    x->repeats = o->repeats;
+    x->max_memory = o->max_memory;
     af_select_facts f;
     af_select_facts_unknown(&f);
     bool finding = false, declined = false;
@@ -135,20 +143,17 @@ int af_cli_run_claims(const char *const *paths, int n, const char *policy, const
 }
 
 const struct option af_cli_gate_options[] = {
-    {"base", required_argument, NULL, 'b'},
-    {"head", required_argument, NULL, 'H'},
-    {"time", required_argument, NULL, 't'},
-    {"out", required_argument, NULL, 'o'},
-    {"seed", required_argument, NULL, 's'},
-    {"max-work", required_argument, NULL, 'w'},
-    {"minimize-runs", required_argument, NULL, 'm'},
-    {"no-probes", no_argument, NULL, 'n'},
-    {"quiet", no_argument, NULL, 'q'},
-    {NULL, 0, NULL, 0},
+    {"base", required_argument, NULL, 'b'},          {"head", required_argument, NULL, 'H'},
+    {"time", required_argument, NULL, 't'},          {"out", required_argument, NULL, 'o'},
+    {"seed", required_argument, NULL, 's'},          {"max-work", required_argument, NULL, 'w'},
+    {"minimize-runs", required_argument, NULL, 'm'}, {"minimize-time", required_argument, NULL, 'M'},
+    {"no-probes", no_argument, NULL, 'n'},           {"quiet", no_argument, NULL, 'q'},
+    {"base-lib", required_argument, NULL, 'B'},      {"head-lib", required_argument, NULL, 'L'},
+    {"backend", required_argument, NULL, 'k'},       {NULL, 0, NULL, 0},
 };
 
 int af_cli_gate(int argc, char **argv) {
-    const char *base = NULL, *head = NULL, *out = NULL;
+    const char *base = NULL, *head = NULL, *out = NULL, *base_lib = NULL, *head_lib = NULL, *lib_backend = NULL;
     af_gate_opts o;
     af_gate_opts_default(&o);
     o.log = stderr;
@@ -179,11 +184,23 @@ int af_cli_gate(int argc, char **argv) {
             case 'm':
                 rc = af_cli_int(&a, v, 1, 100000, &o.min_runs);
                 break;
+            case 'M':
+                rc = af_cli_double(&a, v, 1, false, 86400, &o.min_seconds);
+                break;
             case 'n':
                 o.probes = false;
                 break;
             case 'q':
                 o.log = NULL;
+                break;
+            case 'B':
+                base_lib = v;
+                break;
+            case 'L':
+                head_lib = v;
+                break;
+            case 'k':
+                lib_backend = v;
                 break;
             default:
                 rc = -1;
@@ -192,6 +209,14 @@ int af_cli_gate(int argc, char **argv) {
     }
     int operands = a.argc - a.next_operand;
     af_cli_args_free(&a);
+    if (!rc && !operands && (base_lib || head_lib || lib_backend)) {
+        if (!base_lib || !head_lib || !lib_backend || base || head) {
+            fprintf(stderr, "usage: attnfuzz gate --base-lib PATH --head-lib PATH --backend cudnn|plugin [--time SEC] "
+                            "[--out DIR] [--seed N] (not with --base / --head)\n");
+            return AF_EXIT_USAGE;
+        }
+        return af_cli_gate_libs(base_lib, head_lib, lib_backend, o.time_s, out ? out : "gate-out", o.seed, o.max_work);
+    }
     if (rc || operands || !base || !head) {
         if (!rc) fprintf(stderr, "usage: attnfuzz gate --base SEL --head SEL [--time SEC] [--out DIR] [--seed N]\n");
         return AF_EXIT_USAGE;
@@ -228,8 +253,51 @@ int af_cli_gate(int argc, char **argv) {
         return AF_EXIT_ERROR;
     }
     printf("gate %s: examined %lld, differing %lld (newly served %lld, no longer served %lld, switched %lld), "
-           "newly chosen failing %lld, buckets %d; reports in %s\n",
+           "newly chosen failing %lld, buckets %d (%d minimised), %.1f s; reports in %s\n",
            g ? "FAILED" : "passed", s.examined, s.differing, s.newly_served, s.no_longer_served, s.switched,
-           s.newly_failed, s.buckets, out);
+           s.newly_failed, s.buckets, s.minimised, s.elapsed_s, out);
     return g ? AF_EXIT_FINDING : AF_EXIT_PASS;
+}
+
+int af_cli_campaign_claims(const char *policy, const char *selector_cmd, double time_s, const char *out_dir,
+                           uint64_t seed, double max_work, int min_runs, int deadline_s) {
+    if (policy && selector_cmd) {
+        fprintf(stderr, "attnfuzz campaign: --policy and --selector-cmd exclude each other\n");
+        return AF_EXIT_USAGE;
+    }
+    af_selector sel;
+    int rc = open_selector("attnfuzz campaign", policy, selector_cmd, &sel);
+    if (rc) return rc;
+    af_claims_campaign_opts o;
+    af_claims_campaign_opts_default(&o);
+    o.sel = &sel;
+    o.time_s = time_s;
+    o.out_dir = out_dir ? out_dir : "campaign-out";
+    if (seed) o.seed = seed;
+    if (max_work > 0) o.max_work = max_work;
+    if (min_runs > 0) o.min_runs = min_runs;
+    o.deadline_s = deadline_s;
+    o.log = stderr;
+    af_claims_ctx *x = malloc(sizeof *x);
+    if (!x) {
+        af_selector_close(&sel);
+        return AF_EXIT_ERROR;
+    }
+    af_claims_init(x);
+    af_claims_campaign_summary s;
+    char why[1024] = "";
+    int c = af_claims_campaign_run(&o, x, &s, why, sizeof why);
+    af_claims_close(x);
+    free(x);
+    if (c < 0) {
+        fprintf(stderr, "attnfuzz campaign: %s\n", why);
+        af_selector_close(&sel);
+        return AF_EXIT_ERROR;
+    }
+    printf("claims campaign %s: %lld cases (%lld served, %lld with no backend chosen), %lld claim mismatches in %d "
+           "bucket(s) (%d minimised), %lld unclaimed capabilities, %.1f s; stats.json and reports in %s\n",
+           sel.label, s.cases, s.served, s.none_chosen, s.claim_mismatches, s.buckets, s.minimised, s.unclaimed,
+           s.elapsed_s, o.out_dir);
+    af_selector_close(&sel);
+    return c ? AF_EXIT_FINDING : AF_EXIT_PASS;
 }

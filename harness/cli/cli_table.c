@@ -23,9 +23,9 @@ const af_cli_command af_cli_commands[] = {
     {"select", af_cli_select, "FILE.case",
      "the backend (and engine) a policy or selector chooses, and why every other is not (none: exit 3)",
      af_cli_select_options, ""},
-    {"gate", af_cli_gate, "--base SEL --head SEL",
+    {"gate", af_cli_gate, "--base SEL --head SEL | --base-lib P --head-lib P --backend B",
      "fuzz configurations whose backend choice differs (SEL: a policy file or cmd:PROGRAM ARGS); exit 1 on "
-     "a failing new choice or a regression",
+     "a failing new choice or a regression; with --base-lib/--head-lib: one backend under two library builds",
      af_cli_gate_options, ""},
     {NULL, NULL, NULL, NULL, NULL, NULL},
 };

@@ -16,6 +16,20 @@ void af_claims_close(af_claims_ctx *x) {
     x->n = 0;
 }
 
+int af_claims_add_backend(af_claims_ctx *x, const char *name, af_backend *be) {
+    if (x->n_given == AF_CLAIMS_MAX_SESSIONS) return -1;
+    af_claims_given *g = &x->given[x->n_given++];
+    snprintf(g->name, sizeof g->name, "%s", name);
+    g->be = be;
+    return 0;
+}
+
+static af_backend *given_backend(const af_claims_ctx *x, const char *name) {
+    for (int i = 0; i < x->n_given; i++)
+        if (!strcmp(x->given[i].name, name)) return x->given[i].be;
+    return NULL;
+}
+
 static af_claims_session *session_for(af_claims_ctx *x, const char *backend) {
     for (int i = 0; i < x->n; i++)
         if (!strcmp(x->sessions[i].name, backend)) return &x->sessions[i];
@@ -23,13 +37,19 @@ static af_claims_session *session_for(af_claims_ctx *x, const char *backend) {
     af_claims_session *cs = &x->sessions[x->n++];
     memset(cs, 0, sizeof *cs);
     snprintf(cs->name, sizeof cs->name, "%s", backend);
-    unsigned flags = AF_SESSION_NO_LIMITS | AF_SESSION_ISOLATE;
-    if (af_session_open_ex(&cs->s, backend, NULL, "", "", flags, cs->why, sizeof cs->why)) {
+    unsigned flags = AF_SESSION_NO_LIMITS | (x->in_process ? AF_SESSION_INPROCESS : AF_SESSION_ISOLATE);
+    if (af_session_open_ex(&cs->s, backend, given_backend(x, backend), "", "", flags, cs->why, sizeof cs->why)) {
         cs->open_rc = -1;
         cs->open_error = cs->s.open_error;
         return cs;
     }
     cs->s.runner.probes = x->probes;
+    if (x->runner_set) {
+        cs->s.runner.oracle = x->oracle;
+        cs->s.runner.ref_choice = x->ref_choice;
+        cs->s.runner.repeats = x->repeats;
+        cs->s.max_memory = x->max_memory;
+    }
     return cs;
 }
 
@@ -58,7 +78,10 @@ int af_claims_run(af_claims_ctx *x, const char *backend, const char *engine, con
         snprintf(why, cap, "out of memory");
         return -1;
     }
-    af_session_run_isolated(&cs->s, &run_case, AF_STORE_NONE, NULL, x->deadline_s, r);
+    if (x->in_process)
+        af_session_run(&cs->s, &run_case, AF_STORE_NONE, NULL, r);
+    else
+        af_session_run_isolated(&cs->s, &run_case, AF_STORE_NONE, NULL, x->deadline_s, r);
     int rc = 0;
     if (r->status == AF_CASE_NOT_RUN) {
         snprintf(why, cap, "%s: %s", backend, r->why);

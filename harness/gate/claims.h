@@ -30,10 +30,25 @@ typedef struct {
 /* One context per command: the sessions it opened (one per backend name, isolated:
  * every case runs in a child with a deadline, so a crashing backend is a verdict). */
 typedef struct {
+    char name[AF_NAME_MAX];
+    af_backend *be; /* not owned */
+} af_claims_given;
+
+typedef struct {
     bool probes;    /* run the probes (default yes) */
     int deadline_s; /* per case (default 60) */
     int n;
     af_claims_session sessions[AF_CLAIMS_MAX_SESSIONS];
+    bool in_process; /* run cases in this process (run --in-process), not in a child */
+    /* the judge's settings of `run` (--oracle, --threads, --reference, --repeats,
+     * --max-memory), applied to every session when runner_set */
+    bool runner_set;
+    af_oracle_opts oracle;
+    af_ref_choice ref_choice;
+    int repeats;
+    unsigned long long max_memory;
+    int n_given; /* backends served by the caller's objects (af_claims_add_backend) */
+    af_claims_given given[AF_CLAIMS_MAX_SESSIONS];
 } af_claims_ctx;
 
 typedef struct {
@@ -46,6 +61,9 @@ typedef struct {
 
 void af_claims_init(af_claims_ctx *x);
 void af_claims_close(af_claims_ctx *x);
+/* Serve backend `name` with be (not owned; tests and embedding) instead of looking the
+ * name up in the registry. Before the first run of that name. 0, or -1 when full. */
+int af_claims_add_backend(af_claims_ctx *x, const char *name, af_backend *be);
 
 /* Run backend (engine "" = its default) on c, isolated; a backend unavailable here gives
  * a declined verdict with the reason. 0, or -1 with why (unknown backend, a plugin that

@@ -28,23 +28,46 @@ void af_gate_opts_default(af_gate_opts *o) {
 typedef enum { DIFF_NEWLY = 0, DIFF_LOST, DIFF_SWITCHED } diff_kind;
 static const char *const diff_names[] = {"newly_served", "no_longer_served", "switched"};
 
-/* What the minimiser runs: the head's claim check of a candidate. A candidate the head
- * no longer routes to the same backend does not keep the finding (-1). */
+/* What the minimiser runs. Newly chosen failures: the head's claim check of a candidate;
+ * a candidate the head no longer routes to the same backend does not keep the finding
+ * (-1). Regressions: a candidate the base still routes to the same backend while the
+ * head serves it with nothing keeps the regression's verdict. */
 typedef struct {
     af_claims_ctx *claims;
     const af_gate_opts *o;
     const char *backend;
+    bool regression;
     af_claim_result *scratch;
+    af_choice *base_choice;
 } min_ctx;
+
+static void lost_verdict(const af_choice *base, const af_choice *head, const af_gate_opts *o, af_verdict *v);
 
 static int min_run(const af_case *c, void *user, af_verdict *v) {
     min_ctx *m = user;
     char why[512];
+    if (m->regression) {
+        if (af_selector_choose(m->o->base, c, &m->o->facts, m->base_choice, why, sizeof why)) return -1;
+        if (!m->base_choice->served || strcmp(m->base_choice->backend, m->backend)) return -1;
+        af_choice *head = &m->scratch->choice;
+        if (af_selector_choose(m->o->head, c, &m->o->facts, head, why, sizeof why) || head->served) return -1;
+        lost_verdict(m->base_choice, head, m->o, v);
+        return 0;
+    }
     if (af_claims_check(m->claims, m->o->head, &m->o->facts, c, false, m->scratch, why, sizeof why)) return -1;
     if (!m->scratch->choice.served || strcmp(m->scratch->choice.backend, m->backend)) return -1;
     *v = m->scratch->verdict;
     return 0;
 }
+
+/* One minimised bucket: failures of the same identity (kind|backend|tensor: what the
+ * minimiser keeps) count in it and are not minimised again. */
+typedef struct {
+    char identity[AF_SIGNATURE_MAX];
+    char bucket[AF_BUCKET_ID_LEN + 1];
+    af_case best;
+    af_verdict verdict;
+} gate_bucket;
 
 static json_t *choice_json(const af_choice *ch) {
     json_t *j = json_object();
@@ -93,6 +116,64 @@ static int store(const af_gate_opts *o, const af_case *c, const af_verdict *v, c
     return rc;
 }
 
+/* The state of one gate run, shared by the loop and the failure handling. */
+typedef struct {
+    const af_gate_opts *o;
+    af_gate_summary *s;
+    af_claims_ctx *claims;
+    af_claim_result *scratch;
+    af_min_result *mr;
+    af_choice *min_base; /* the minimiser's base choice (regressions) */
+    gate_bucket *buckets;
+    int n_buckets;
+    double end_at; /* monotonic end of --time: minimisations count inside it */
+} gate_state;
+
+/* A failing configuration (newly chosen backend failed its claim, or a regression):
+ * counted in the bucket of its identity when that was minimised already; else minimised
+ * (within what is left of --time and --minimize-time) and stored as a new bucket. The
+ * item gets "bucket", and "minimised" / "minimised_verdict" when it was minimised. */
+static void handle_failure(gate_state *g, const af_case *c, const af_verdict *v, const char *backend, bool regression,
+                           json_t *item, char bucket[AF_BUCKET_ID_LEN + 1]) {
+    const af_gate_opts *o = g->o;
+    char identity[AF_SIGNATURE_MAX];
+    af_finding_identity(c, v, identity, sizeof identity);
+    for (int i = 0; i < g->n_buckets; i++)
+        if (!strcmp(g->buckets[i].identity, identity)) {
+            store(o, &g->buckets[i].best, &g->buckets[i].verdict, NULL, bucket); /* counted: count + 1 */
+            json_object_set_new(item, "deduplicated", json_true());
+            if (o->log)
+                fprintf(o->log, "gate: same failure as bucket %s (%s): not minimised again\n", bucket, identity);
+            return;
+        }
+    double left = g->end_at - af_clock_mono();
+    af_min_opts mo;
+    af_min_opts_default(&mo);
+    mo.max_runs = o->min_runs;
+    mo.max_seconds = left < o->min_seconds ? left : o->min_seconds;
+    int mrc = -1;
+    if (mo.max_seconds >= 1) {
+        min_ctx m = {g->claims, o, backend, regression, g->scratch, g->min_base};
+        mrc = af_minimize(c, min_run, &m, &mo, g->mr);
+    } else if (o->log)
+        fprintf(o->log, "gate: no time left in --time to minimise %s: stored as found\n", identity);
+    const af_case *best = mrc == 0 ? &g->mr->best : c;
+    const af_verdict *bv = mrc == 0 ? &g->mr->verdict : v;
+    store(o, best, bv, c, bucket);
+    case_text_json(item, "minimised", best);
+    json_object_set_new(item, "minimised_verdict", af_verdict_to_json(NULL, bv));
+    if (mrc == 0 && o->log)
+        fprintf(o->log, "gate: minimised in %d runs (cost %.0f -> %.0f), bucket %s\n", g->mr->runs, g->mr->cost_before,
+                g->mr->cost_after, bucket);
+    if (g->n_buckets < AF_GATE_MAX_BUCKETS && bucket[0]) {
+        gate_bucket *b = &g->buckets[g->n_buckets++];
+        snprintf(b->identity, sizeof b->identity, "%s", identity);
+        snprintf(b->bucket, sizeof b->bucket, "%s", bucket);
+        b->best = *best;
+        b->verdict = *bv;
+    }
+}
+
 int af_gate_run(const af_gate_opts *o, af_gate_summary *s, char *why, size_t cap) {
     memset(s, 0, sizeof *s);
     if (!o->out_dir || !o->base || !o->head) {
@@ -104,24 +185,31 @@ int af_gate_run(const af_gate_opts *o, af_gate_summary *s, char *why, size_t cap
     af_fuzz_limits_default(&lim);
     af_fuzz_limits_set_work(&lim, o->max_work);
     lim.max_cp = 1; /* the CP wrapper is opt-in (ATTNFUZZ_CP); policies decline cp > 1 */
-    af_claims_ctx *claims = malloc(sizeof *claims);
-    af_claim_result *res = malloc(sizeof *res), *scratch = malloc(sizeof *scratch);
-    af_min_result *mr = malloc(sizeof *mr);
+    gate_state g;
+    memset(&g, 0, sizeof g);
+    g.o = o;
+    g.s = s;
+    g.claims = malloc(sizeof *g.claims);
+    af_claim_result *res = malloc(sizeof *res);
+    g.scratch = malloc(sizeof *g.scratch);
+    g.mr = malloc(sizeof *g.mr);
+    g.min_base = malloc(sizeof *g.min_base);
     af_choice *base = malloc(sizeof *base);
-    char(*seen)[AF_SIGNATURE_MAX] = calloc(AF_GATE_MAX_BUCKETS, sizeof *seen);
+    g.buckets = calloc(AF_GATE_MAX_BUCKETS, sizeof *g.buckets);
     json_t *listed = json_array();
-    if (!claims || !res || !scratch || !mr || !base || !seen || !listed) {
+    if (!g.claims || !res || !g.scratch || !g.mr || !g.min_base || !base || !g.buckets || !listed) {
         snprintf(why, cap, "gate: out of memory");
-        free(claims), free(res), free(scratch), free(mr), free(base), free(seen);
+        free(g.claims), free(res), free(g.scratch), free(g.mr), free(g.min_base), free(base), free(g.buckets);
         json_decref(listed);
         return -1;
     }
-    af_claims_init(claims);
-    claims->probes = o->probes;
-    int status = 0, n_seen = 0;
+    af_claims_init(g.claims);
+    g.claims->probes = o->probes;
+    int status = 0;
     uint64_t rng = o->seed ? o->seed : 1;
     double t0 = af_clock_mono();
-    while (status == 0 && af_clock_mono() - t0 < o->time_s) {
+    g.end_at = t0 + o->time_s;
+    while (status == 0 && af_clock_mono() < g.end_at) {
         uint8_t bytes[160];
         size_t len = 8 + af_fuzz_rand(&rng) % (sizeof bytes - 8);
         for (size_t i = 0; i < len; i++) bytes[i] = (uint8_t)af_fuzz_rand(&rng);
@@ -149,7 +237,7 @@ int af_gate_run(const af_gate_opts *o, af_gate_summary *s, char *why, size_t cap
         s->differing++;
         /* the head's claim check runs the newly chosen backend (and chooses again: a
          * command selector answers the same for the same case text) */
-        if (af_claims_check(claims, o->head, &o->facts, &c, false, r, why, cap)) {
+        if (af_claims_check(g.claims, o->head, &o->facts, &c, false, r, why, cap)) {
             status = -1;
             break;
         }
@@ -162,11 +250,20 @@ int af_gate_run(const af_gate_opts *o, af_gate_summary *s, char *why, size_t cap
         char bucket[AF_BUCKET_ID_LEN + 1] = "";
         if (kind == DIFF_LOST) {
             s->no_longer_served++;
-            af_verdict *v = &scratch->verdict;
+            af_verdict *v = malloc(sizeof *v);
+            if (!v) {
+                json_decref(item);
+                snprintf(why, cap, "gate: out of memory");
+                status = -1;
+                break;
+            }
             lost_verdict(base, &r->choice, o, v);
-            store(o, &c, v, NULL, bucket);
             json_object_set_new(item, "verdict", af_verdict_to_json(NULL, v));
             if (o->log) fprintf(o->log, "gate: no longer served (%s -> none): %s\n", base->backend, v->reason);
+            char lost_backend[AF_NAME_MAX];
+            snprintf(lost_backend, sizeof lost_backend, "%s", base->backend);
+            handle_failure(&g, &c, v, lost_backend, true, item, bucket);
+            free(v);
         } else {
             if (kind == DIFF_NEWLY)
                 s->newly_served++;
@@ -176,32 +273,10 @@ int af_gate_run(const af_gate_opts *o, af_gate_summary *s, char *why, size_t cap
             json_object_set_new(item, "verdict", af_verdict_to_json(NULL, v));
             if (v->n_findings > 0) {
                 s->newly_failed++;
-                char sig[AF_SIGNATURE_MAX];
-                af_signature(&c, v, sig, sizeof sig);
-                bool known = false;
-                for (int i = 0; i < n_seen; i++) known |= !strcmp(seen[i], sig);
                 char line[1024];
                 af_verdict_line(v, line, sizeof line);
-                if (o->log)
-                    fprintf(o->log, "gate: %s %s fails: %s%s\n", diff_names[kind], r->choice.backend, line,
-                            known ? " (known bucket)" : "");
-                if (!known && n_seen < AF_GATE_MAX_BUCKETS) {
-                    snprintf(seen[n_seen++], AF_SIGNATURE_MAX, "%s", sig);
-                    af_min_opts mo;
-                    af_min_opts_default(&mo);
-                    mo.max_runs = o->min_runs;
-                    mo.max_seconds = o->min_seconds;
-                    min_ctx m = {claims, o, r->choice.backend, scratch};
-                    int mrc = af_minimize(&c, min_run, &m, &mo, mr);
-                    const af_case *best = mrc == 0 ? &mr->best : &c;
-                    const af_verdict *bv = mrc == 0 ? &mr->verdict : v;
-                    store(o, best, bv, &c, bucket);
-                    case_text_json(item, "minimised", best);
-                    json_object_set_new(item, "minimised_verdict", af_verdict_to_json(NULL, bv));
-                    if (o->log)
-                        fprintf(o->log, "gate: minimised in %d runs (cost %.0f -> %.0f), bucket %s\n", mr->runs,
-                                mr->cost_before, mr->cost_after, bucket);
-                }
+                if (o->log) fprintf(o->log, "gate: %s %s fails: %s\n", diff_names[kind], r->choice.backend, line);
+                handle_failure(&g, &c, v, r->choice.backend, false, item, bucket);
             }
         }
         json_object_set_new(item, "bucket", bucket[0] ? json_string(bucket) : json_null());
@@ -210,7 +285,7 @@ int af_gate_run(const af_gate_opts *o, af_gate_summary *s, char *why, size_t cap
         else
             json_decref(item);
     }
-    af_claims_close(claims);
+    af_claims_close(g.claims);
     int result = status < 0 ? -1 : (s->newly_failed || s->no_longer_served) ? 1 : 0;
     if (status == 0) {
         af_triage_summary ts;
@@ -219,30 +294,35 @@ int af_gate_run(const af_gate_opts *o, af_gate_summary *s, char *why, size_t cap
         else
             s->buckets = ts.buckets; /* the buckets on disk (minimised cases merge) */
     }
+    s->elapsed_s = af_clock_mono() - t0;
     if (result >= 0) {
-        json_t *g = json_object();
-        json_object_set_new(g, "base", af_json_text(o->base->label));
-        json_object_set_new(g, "head", af_json_text(o->head->label));
-        json_object_set_new(g, "seed", json_integer((json_int_t)o->seed));
-        json_object_set_new(g, "time_s", af_json_real(o->time_s));
-        json_object_set_new(g, "passed", json_boolean(result == 0));
-        json_object_set_new(g, "examined", json_integer(s->examined));
-        json_object_set_new(g, "differing", json_integer(s->differing));
-        json_object_set_new(g, "newly_served", json_integer(s->newly_served));
-        json_object_set_new(g, "no_longer_served", json_integer(s->no_longer_served));
-        json_object_set_new(g, "switched", json_integer(s->switched));
-        json_object_set_new(g, "newly_chosen_failed", json_integer(s->newly_failed));
-        json_object_set_new(g, "buckets", json_integer(s->buckets));
-        json_object_set_new(g, "configurations", listed);
+        json_t *j = json_object();
+        json_object_set_new(j, "base", af_json_text(o->base->label));
+        json_object_set_new(j, "head", af_json_text(o->head->label));
+        json_object_set_new(j, "seed", json_integer((json_int_t)o->seed));
+        json_object_set_new(j, "time_s", af_json_real(o->time_s));
+        json_object_set_new(j, "elapsed_s", af_json_real(s->elapsed_s));
+        json_object_set_new(j, "minimize_time_s", af_json_real(o->min_seconds));
+        json_object_set_new(j, "passed", json_boolean(result == 0));
+        json_object_set_new(j, "examined", json_integer(s->examined));
+        json_object_set_new(j, "differing", json_integer(s->differing));
+        json_object_set_new(j, "newly_served", json_integer(s->newly_served));
+        json_object_set_new(j, "no_longer_served", json_integer(s->no_longer_served));
+        json_object_set_new(j, "switched", json_integer(s->switched));
+        json_object_set_new(j, "newly_chosen_failed", json_integer(s->newly_failed));
+        json_object_set_new(j, "buckets", json_integer(s->buckets));
+        json_object_set_new(j, "minimised", json_integer(g.n_buckets));
+        json_object_set_new(j, "configurations", listed);
         listed = NULL;
-        char *text = json_dumps(g, JSON_INDENT(1) | JSON_SORT_KEYS);
-        json_decref(g);
+        char *text = json_dumps(j, JSON_INDENT(1) | JSON_SORT_KEYS);
+        json_decref(j);
         char path[1200];
         snprintf(path, sizeof path, "%s/gate.json", o->out_dir);
         if (!text || af_write_file_atomic(path, text, strlen(text), why, cap)) result = -1;
         free(text);
     }
+    s->minimised = g.n_buckets;
     json_decref(listed);
-    free(claims), free(res), free(scratch), free(mr), free(base), free(seen);
+    free(g.claims), free(res), free(g.scratch), free(g.mr), free(g.min_base), free(base), free(g.buckets);
     return result;
 }

@@ -7,9 +7,14 @@
  *   base X,     head none              -> no longer served: a regression (failure)
  *   base X,     head Y (or other engine) -> switched: Y is run through the full judge
  * A run whose claim fails (gate/claims.h: claim_mismatch) is minimised (harness/minimize,
- * keeping kind|backend|tensor while the head still chooses the backend) and stored once
- * per bucket in DIR/findings; regressions are stored there too (claim_mismatch, the base's
- * backend, "no longer served"). Then DIR/report.json, report.junit.xml, report.sarif,
+ * keeping kind|backend|tensor while the head still chooses the backend) and stored in
+ * DIR/findings; a regression is minimised the same way (claim_mismatch on the base's
+ * backend, "no longer served", kept while the base still chooses that backend and the
+ * head none). Failures are deduplicated by identity (kind|backend|tensor, what the
+ * minimiser keeps): one bug is minimised once, into one bucket, and its later
+ * configurations count in that bucket (verdict.json count). Minimisations run inside
+ * --time (each also capped by --minimize-time); one that finds no time left stores the
+ * case as found. Then DIR/report.json, report.junit.xml, report.sarif,
  * report.html (triage's writers) and DIR/gate.json (the summary and every differing
  * configuration, up to AF_GATE_MAX_LISTED, with its verdict). Passes iff nothing newly
  * chosen fails and nothing regresses. */
@@ -27,12 +32,13 @@
 typedef struct {
     const af_selector *base, *head;
     af_select_facts facts;
-    double time_s;       /* fuzzing time (default 60); minimisation comes after each failure */
+    double time_s;       /* the whole run (default 60): fuzzing and the minimisations inside it */
     const char *out_dir; /* required */
     uint64_t seed;
     double max_work;    /* fuzz budget of a case (default 2^18: small, fast cases) */
     int min_runs;       /* run budget of one minimisation (default 120) */
-    double min_seconds; /* wall budget of one minimisation (default 60) */
+    double min_seconds; /* wall budget of one minimisation (default 60; --minimize-time),
+                           cut to what is left of time_s */
     bool probes;        /* default yes */
     FILE *log;          /* progress lines; NULL = quiet */
 } af_gate_opts;
@@ -41,6 +47,8 @@ typedef struct {
     long long examined, differing, newly_served, no_longer_served, switched;
     long long newly_failed; /* newly chosen runs that failed their claim */
     int buckets;            /* distinct failing buckets stored */
+    int minimised;          /* minimisations run (one per failure identity) */
+    double elapsed_s;       /* wall time of the run, minimisations included */
 } af_gate_summary;
 
 void af_gate_opts_default(af_gate_opts *o);

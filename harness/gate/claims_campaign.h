@@ -1,0 +1,50 @@
+/* gate/claims_campaign.h — `attnfuzz campaign --policy P | --selector-cmd CMD`: a fuzz
+ * campaign whose every case is a claim check (gate/claims.h) instead of a run of one
+ * backend.
+ *
+ * Per fuzzed case (harness/fuzz decoder, deterministic in the seed): the selector chooses;
+ * the chosen backend runs through the full judge and its claim is judged (a decline, a
+ * crash, any finding, a pinned engine that did not run, a barred one that did: a
+ * claim_mismatch); every backend the policy declined is tried too, and one that serves
+ * the case correctly is an unclaimed capability. A failure is minimised (keeping its
+ * identity while the selector still routes it to the same backend) and stored in
+ * DIR/findings like any campaign finding; failures of an identity minimised already
+ * count in its bucket. Minimisations run inside --time (each capped by min_seconds).
+ *
+ * DIR/stats.json: the campaign keys triage reads (mode "claims", backend = the
+ * selector, cases, findings, declined = cases no backend was chosen for, errors,
+ * elapsed_s, cases_per_s) plus "claims": {served, none_chosen, claim_mismatches,
+ * unclaimed_capabilities, minimised}; DIR/report.{json,junit.xml,sarif,html} (triage),
+ * report.json with "unclaimed_capabilities": the backends and case classes, each with a
+ * count and one example case. */
+#ifndef ATTNFUZZ_GATE_CLAIMS_CAMPAIGN_H
+#define ATTNFUZZ_GATE_CLAIMS_CAMPAIGN_H
+
+#include "gate/claims.h"
+
+typedef struct {
+    const af_selector *sel;
+    af_select_facts facts;
+    double time_s;       /* the whole run, minimisations included (default 60) */
+    const char *out_dir; /* required */
+    uint64_t seed;       /* default 1 */
+    double max_work;     /* fuzz budget of a case (default 2^18) */
+    int min_runs;        /* run budget of one minimisation (default 120) */
+    double min_seconds;  /* wall budget of one minimisation (default 60) */
+    int deadline_s;      /* per case; 0 = the session's default */
+    bool probes;         /* default yes */
+    FILE *log;           /* progress lines; NULL = quiet */
+} af_claims_campaign_opts;
+
+typedef struct {
+    long long cases, served, none_chosen, claim_mismatches, unclaimed, errors;
+    int buckets, minimised;
+    double elapsed_s;
+} af_claims_campaign_summary;
+
+void af_claims_campaign_opts_default(af_claims_campaign_opts *o);
+/* 0 clean, 1 findings, -1 error with why. x: the claims context (run options set). */
+int af_claims_campaign_run(const af_claims_campaign_opts *o, af_claims_ctx *x, af_claims_campaign_summary *s, char *why,
+                           size_t cap);
+
+#endif
