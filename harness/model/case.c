@@ -153,7 +153,10 @@ static int parse_double(const char *s, double *out) {
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (errno || end == s || *end || !isfinite(v)) return -1;
+    /* ERANGE with a finite result is an underflow to a subnormal (or zero): such a value
+     * is what the printer writes for a subnormal parameter, so it reads back (a fuzzed
+     * low_lse:1e-310:1 printed text that did not parse) */
+    if ((errno && !(errno == ERANGE && isfinite(v))) || end == s || *end || !isfinite(v)) return -1;
     *out = v;
     return 0;
 }

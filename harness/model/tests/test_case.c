@@ -82,6 +82,7 @@ int main(void) {
     roundtrip("dtype = fp8_e4m3\ncp = 2 a2a+p2p\nseqlen = 64\n");
     roundtrip("dtype = mxfp8\ndata = uniform:2 sink:50 low_lse:0.25:40 block_range:12\n");
     roundtrip("scale = 0.3\n");
+    roundtrip("data = normal:1 low_lse:1e-310:1\n"); /* a subnormal parameter prints and reads back */
     /* the same case written two ways prints the same bytes */
     {
         af_case a, b;
