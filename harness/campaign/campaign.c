@@ -134,6 +134,17 @@ int af_campaign_run(const af_campaign_opts *o) {
         strftime(cp->dir, sizeof cp->dir, "campaign-%Y%m%d-%H%M%S", &tm);
     }
     char why[512];
+    /* --resume names a campaign to continue: checked before DIR is created */
+    char stats_path[1100];
+    struct stat stats_sb;
+    snprintf(stats_path, sizeof stats_path, "%s/stats.json", cp->dir);
+    if (o->resume && stat(stats_path, &stats_sb) != 0) {
+        fprintf(stderr,
+                "attnfuzz campaign: --resume: %s holds no campaign (no stats.json): drop --resume to start one\n",
+                cp->dir);
+        free(cp);
+        return AF_CAMPAIGN_SETUP_ERROR;
+    }
     /* one campaign per DIR: the lock first, before anything in DIR is touched */
     cp->lock.fd = -1;
     int lock_rc = af_mkdirs(cp->dir, why, sizeof why) ? AF_DIR_LOCK_ERROR
@@ -147,6 +158,19 @@ int af_campaign_run(const af_campaign_opts *o) {
     int prior_rc = prior ? af_stats_read(cp->dir, prior, why, sizeof why) : -1;
     if (prior_rc < 0) {
         fprintf(stderr, "attnfuzz campaign: cannot resume %s: %s\n", cp->dir, prior ? why : "out of memory");
+        af_dir_lock_release(&cp->lock);
+        free(prior);
+        free(cp);
+        return AF_CAMPAIGN_SETUP_ERROR;
+    }
+    if ((prior_rc == 0) != o->resume) {
+        if (o->resume)
+            fprintf(stderr, "attnfuzz campaign: --resume: %s holds no campaign (no stats.json)\n", cp->dir);
+        else
+            fprintf(stderr,
+                    "attnfuzz campaign: %s holds an earlier campaign (stats.json): pass --resume to continue it, or "
+                    "another --out\n",
+                    cp->dir);
         af_dir_lock_release(&cp->lock);
         free(prior);
         free(cp);
@@ -236,9 +260,12 @@ int af_campaign_run(const af_campaign_opts *o) {
                 "attnfuzz campaign: resuming %s (run %d): %lld cases, %lld findings, %.0f s so far; %d corpus "
                 "input(s) loaded\n",
                 cp->dir, cp->st.resumed + 1, cp->st.cases, cp->st.findings, cp->prior_elapsed_s, loaded);
+        cp->st.interrupted_cases = af_cp_count_interrupted(cp);
         if (inflight)
-            fprintf(stderr, "attnfuzz campaign: %d case(s) in flight when it stopped: kept in %s/interrupted/\n",
-                    inflight, cp->dir);
+            fprintf(stderr,
+                    "attnfuzz campaign: %d case(s) in flight when it stopped: kept in %s/interrupted/ (%d there in "
+                    "all)\n",
+                    inflight, cp->dir, cp->st.interrupted_cases);
     }
     free(prior);
     fprintf(

@@ -34,8 +34,9 @@
  *   DIR/config_cells.bin      the config cells seen (stats.h), for resume and merge
  *   DIR/interrupted/          cases in flight when an earlier run of DIR stopped
  *
- * Resume: --out DIR naming a directory with a stats.json continues that campaign
- * (resume.c): its counters, histograms, timeline and elapsed time go on from where they
+ * Resume: --resume --out DIR naming a directory with a stats.json continues that campaign
+ * (resume.c; without --resume such a DIR is refused, and --resume on a DIR without one
+ * is an error): its counters, histograms, timeline and elapsed time go on from where they
  * were, DIR/corpus is loaded into the queue, findings left in DIR/pending are minimised,
  * buckets are kept. The same backend, engine and shard are required.
  */
@@ -75,6 +76,8 @@ typedef struct {
     int worker_cases;        /* cases a persistent worker serves (campaign/worker_pool.h);
                                   0 = a fresh child per case, -1 = the session's default */
     af_shard shard;          /* --shard I/N (campaign/shard.h); count 0 or 1 = whole space */
+    bool resume;             /* --resume: out_dir must hold an earlier campaign, which continues;
+                                without it a DIR holding one is refused (AF_CAMPAIGN_SETUP_ERROR) */
 } af_campaign_opts;
 
 /* What af_campaign_run returns (the CLI maps each to its exit code, cli/cli.h). */

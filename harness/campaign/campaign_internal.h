@@ -37,9 +37,9 @@ typedef struct {
     /* libFuzzer engine: crash-* / leak-* / oom-* artifacts seen; st.crashes adds the workers'
      * crash verdicts (AF_PLUGIN_ERROR, from DIR/workers/<pid>.stats) */
     long long artifact_crashes;
-    af_dir_lock lock;          /* DIR/lock, held for the whole run */
-    bool resumed;              /* DIR held an earlier campaign: its counters continue */
-    double prior_elapsed_s;    /* fuzzing seconds of the earlier runs of DIR (0 = fresh) */
+    af_dir_lock lock;       /* DIR/lock, held for the whole run */
+    bool resumed;           /* DIR held an earlier campaign: its counters continue */
+    double prior_elapsed_s; /* fuzzing seconds of the earlier runs of DIR (0 = fresh) */
 } af_campaign_state;
 
 /* ---- campaign.c ---- */
@@ -72,8 +72,11 @@ void af_cp_resume_apply(af_campaign_state *cp, const af_campaign_stats *prior);
 /* Add DIR/corpus's inputs not in the queue yet (content hash) to it. Returns how many. */
 int af_cp_resume_corpus(af_campaign_state *cp);
 /* The cases DIR/current held when the earlier campaign stopped: moved to
- * DIR/interrupted/ (kept, not overwritten by this run). Returns how many. */
+ * DIR/interrupted/run<N>-<name>.case (never replacing one there), one line on stderr
+ * per case naming its path and backend. Returns how many. */
 int af_cp_resume_keep_inflight(af_campaign_state *cp);
+/* DIR/interrupted/<name>.case on disk (stats.json interrupted_cases). */
+int af_cp_count_interrupted(const af_campaign_state *cp);
 /* The run ended (not killed): DIR/current's cases all finished; removed, so that a
  * resume keeps aside only what a killed run had in flight. */
 void af_cp_clear_inflight(af_campaign_state *cp);

@@ -258,6 +258,24 @@ static void add_stats(af_campaign_stats *m, const af_campaign_stats *s, bool fir
     for (int i = 0; i < AF_STATS_CONFIG_CELLS / 64; i++) m->config_cells_seen[i] |= s->config_cells_seen[i];
 }
 
+/* DIR/interrupted's cases into OUT/interrupted as d<index>-<name> (each DIR's kept). */
+static int merge_interrupted(const char *dir, const char *out, int index, char *why, size_t cap) {
+    char from_dir[PATH_MAX], to_dir[PATH_MAX];
+    snprintf(from_dir, sizeof from_dir, "%s/interrupted", dir);
+    snprintf(to_dir, sizeof to_dir, "%s/interrupted", out);
+    DIR *d = opendir(from_dir);
+    if (!d) return 0; /* none there */
+    int rc = af_mkdirs(to_dir, why, cap);
+    for (struct dirent *e; rc == 0 && (e = readdir(d));) {
+        char from[PATH_MAX], to[PATH_MAX];
+        snprintf(from, sizeof from, "%s/%s", from_dir, e->d_name);
+        snprintf(to, sizeof to, "%s/d%d-%s", to_dir, index, e->d_name);
+        if (e->d_name[0] != '.' && af_is_regular_file(from)) rc = copy_file(from, to, why, cap);
+    }
+    closedir(d);
+    return rc;
+}
+
 /* One DIR into OUT: its pending findings stored, its buckets, corpus, rawmap, stats. */
 static int merge_one(merge_ctx *m, const char *dir, af_campaign_stats *merged, af_campaign_stats *scratch) {
     int recovered = af_campaign_recover_pending(dir, m->why, m->cap);
@@ -272,6 +290,7 @@ static int merge_one(merge_ctx *m, const char *dir, af_campaign_stats *merged, a
     if (af_findings_scan(dir, merge_bucket, m, m->why, m->cap) < 0) return -1;
     if (merge_flat_dir(dir, m->out, "corpus", true, m->why, m->cap)) return -1;
     if (merge_flat_dir(dir, m->out, "rawmap", false, m->why, m->cap)) return -1;
+    if (merge_interrupted(dir, m->out, m->sum->dirs, m->why, m->cap)) return -1;
     m->sum->dirs++;
     m->sum->cases += scratch->cases;
     return 0;
@@ -335,6 +354,8 @@ int af_campaign_merge(const char *out, const char *const *dirs, int n, af_merge_
         merged->shards_merged = n;
         snprintf(path, sizeof path, "%s/corpus", out);
         merged->corpus = sum->corpus = count_entries(path);
+        snprintf(path, sizeof path, "%s/interrupted", out);
+        merged->interrupted_cases = count_entries(path);
         /* the reports first: they read stats.json; then the bucket count they found */
         snprintf(why, cap, "%s/stats.json: cannot write", out); /* af_triage_build says its own why */
         if (af_stats_write(out, merged) || af_triage_build(out, &ts, why, cap)) {

@@ -137,6 +137,7 @@ int af_stats_read(const char *dir, af_campaign_stats *st, char *why, size_t cap)
     long long v;
     if (get_count(o, "resumed", &v) == 0 && v < 1000000) st->resumed = (int)v;
     if (get_count(o, "shards_merged", &v) == 0 && v < 1000000) st->shards_merged = (int)v;
+    if (get_count(o, "interrupted_cases", &v) == 0 && v < 1000000) st->interrupted_cases = (int)v;
     json_decref(o);
     read_config_cells(dir, st);
     return 0;

@@ -301,7 +301,8 @@ enum {
     OPT_REPEATS,
     OPT_WORKERS_PER_GPU, /* issue 16: N workers on one GPU = N cases in flight */
     OPT_WORKER_CASES,
-    OPT_SHARD /* issue 16: --shard I/N (campaign/shard.h) */
+    OPT_SHARD, /* issue 16: --shard I/N (campaign/shard.h) */
+    OPT_RESUME /* issue 16: --resume continues the campaign in --out DIR */
 };
 const struct option af_cli_campaign_options[] = {
     {"time", required_argument, NULL, OPT_TIME},
@@ -321,6 +322,7 @@ const struct option af_cli_campaign_options[] = {
     {"workers-per-gpu", required_argument, NULL, OPT_WORKERS_PER_GPU},
     {"worker-cases", required_argument, NULL, OPT_WORKER_CASES},
     {"shard", required_argument, NULL, OPT_SHARD},
+    {"resume", no_argument, NULL, OPT_RESUME},
     {NULL, 0, NULL, 0},
 };
 
@@ -394,6 +396,9 @@ int af_cli_campaign(int argc, char **argv) {
                 if (parse_rc) fprintf(stderr, "attnfuzz campaign: %s\n", why);
                 break;
             }
+            case OPT_RESUME:
+                o.resume = true;
+                break;
             default:
                 parse_rc = -1;
                 break;
