@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "campaign/campaign_internal.h"
+#include "campaign/corpus_merge.h"
 #include "triage/report.h"
 #include "util/clock.h"
 #include "util/config.h"
@@ -102,7 +103,7 @@ double af_cp_elapsed(const af_campaign_state *cp) {
 void af_cp_update_stats(af_campaign_state *cp, bool final) {
     cp->st.elapsed_s = af_cp_elapsed(cp);
     cp->st.buckets = af_cp_count_buckets(cp);
-    if (!cp->libfuzzer) cp->st.corpus = cp->queue.count;
+    if (!cp->libfuzzer) cp->st.corpus = af_cp_corpus_count(cp);
     af_stats_write(cp->dir, &cp->st);
     double now = af_clock_mono();
     double period = cp->tty ? 1.0 : 10.0;
@@ -117,6 +118,27 @@ void af_cp_note_finding(af_campaign_state *cp) {
     /* a resumed campaign: fuzzing time, not the wall time since its first start */
     if (cp->st.time_to_first_finding_s < 0)
         cp->st.time_to_first_finding_s = cp->resumed ? af_cp_elapsed(cp) : af_clock_unix() - cp->st.start_unix;
+}
+
+int af_cp_corpus_count(const af_campaign_state *cp) {
+    return cp->corpus_merged ? cp->corpus_kept + cp->queue.count - cp->queue_at_merge : cp->queue.count;
+}
+
+void af_cp_merge_corpus(af_campaign_state *cp) {
+    af_corpus_merge_summary sum;
+    char why[512];
+    if (af_corpus_merge(cp->dir, &cp->s.limits, &sum, why, sizeof why)) {
+        fprintf(stderr, "%sattnfuzz campaign: corpus merge: %s\n", cp->tty ? "\r\033[K" : "", why);
+        return;
+    }
+    cp->corpus_merged = true;
+    cp->corpus_kept = sum.kept;
+    cp->queue_at_merge = cp->queue.count;
+    cp->st.corpus = sum.kept;
+    fprintf(stderr,
+            "%sattnfuzz campaign: corpus merged: %d input(s) -> %d (%d duplicate(s) dropped; %d feature(s), %d config "
+            "cell(s))\n",
+            cp->tty ? "\r\033[K" : "", sum.before, sum.kept, sum.duplicates, sum.features, sum.cells);
 }
 
 int af_campaign_run(const af_campaign_opts *o) {
@@ -303,13 +325,14 @@ int af_campaign_run(const af_campaign_opts *o) {
     af_cp_process_pending(cp, cp->end_at > 0 ? cp->end_at - 5 : af_clock_mono() + 600, cp->end_at > 0 || interrupted);
     interrupted = af_cp_interrupted() != 0; /* a signal during the last minimisations too */
     cp->st.interrupted = interrupted;
+    if (!cp->libfuzzer) af_cp_merge_corpus(cp); /* the libFuzzer engine merged after its last round */
     cp->st.elapsed_s = cp->prior_elapsed_s + fuzz_elapsed;
     af_triage_summary sum;
     memset(&sum, 0, sizeof sum);
     af_stats_write(cp->dir, &cp->st); /* the reports read the final counters from stats.json */
     if (af_triage_build(cp->dir, &sum, why, sizeof why)) fprintf(stderr, "attnfuzz campaign: reports: %s\n", why);
     cp->st.buckets = af_cp_count_buckets(cp);
-    if (!cp->libfuzzer) cp->st.corpus = cp->queue.count;
+    if (!cp->libfuzzer) cp->st.corpus = af_cp_corpus_count(cp);
     cp->st.elapsed_s = cp->prior_elapsed_s + fuzz_elapsed;
     af_stats_write(cp->dir, &cp->st);
     af_cp_clear_inflight(cp);

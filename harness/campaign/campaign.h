@@ -9,6 +9,7 @@
  *   isolate.{c,h}     run a callback in a child with a deadline (fork/pipe/poll/waitpid)
  *   store.{c,h}       findings stored, counted via DIR/rawmap, or deferred to DIR/pending
  *   queue.{c,h}       the in-process corpus queue and the seed corpus (encoded inputs)
+ *   corpus_merge.{c,h} DIR/corpus merged in libFuzzer's sense (coverage, config cells)
  *   stats.{c,h}       DIR/stats.json (stable keys) and the one-line progress display
  *   pending.c         new raw signatures minimised once, stored in their bucket
  *   inprocess.c       the in-process engine: JOBS children in flight, fork per case
@@ -17,7 +18,9 @@
  *
  * Campaign directory DIR:
  *   DIR/stats.json            stable keys, rewritten about once a second
- *   DIR/corpus/               fuzz inputs (encoded cases; seeds first)
+ *   DIR/corpus/               fuzz inputs (encoded cases; seeds first), merged at the end
+ *                             (corpus_merge.h: those adding coverage or a config cell)
+ *   DIR/coverage/<name>       the coverage a corpus input reached (in-process engine)
  *   DIR/current/<name>.case   the case a worker is running (name = pid or job<i>), written first
  *   DIR/pending/<raw>-*.case  a finding whose raw signature is new, waiting to be minimised
  *                             (<raw> = af_bucket_id of its raw signature; .verdict beside

@@ -40,6 +40,9 @@ typedef struct {
     af_dir_lock lock;       /* DIR/lock, held for the whole run */
     bool resumed;           /* DIR held an earlier campaign: its counters continue */
     double prior_elapsed_s; /* fuzzing seconds of the earlier runs of DIR (0 = fresh) */
+    /* after a corpus merge st.corpus is what it kept plus the queue's later entries */
+    bool corpus_merged;
+    int corpus_kept, queue_at_merge;
 } af_campaign_state;
 
 /* ---- campaign.c ---- */
@@ -59,6 +62,15 @@ int af_cp_count_buckets(af_campaign_state *cp);
 void af_cp_update_stats(af_campaign_state *cp, bool final);
 /* One more finding seen (and the time to the first). */
 void af_cp_note_finding(af_campaign_state *cp);
+
+/* DIR/corpus merged (campaign/corpus_merge.h: inputs adding coverage or a config cell,
+ * content-hash names), one line on stderr; st.corpus = what is kept. The in-process
+ * engine every AF_CP_CORPUS_MERGE_PERIOD_S and at the end of the campaign. */
+#define AF_CP_CORPUS_MERGE_PERIOD_S 600.0
+void af_cp_merge_corpus(af_campaign_state *cp);
+/* Corpus inputs now (in-process engine): the queue, or since a merge what it kept plus
+ * the queue's later entries. */
+int af_cp_corpus_count(const af_campaign_state *cp);
 
 /* Fuzzing seconds so far, earlier runs of DIR included. */
 double af_cp_elapsed(const af_campaign_state *cp);
