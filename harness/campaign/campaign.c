@@ -282,6 +282,10 @@ int af_campaign_run(const af_campaign_opts *o) {
                 "attnfuzz campaign: resuming %s (run %d): %lld cases, %lld findings, %.0f s so far; %d corpus "
                 "input(s) loaded\n",
                 cp->dir, cp->st.resumed + 1, cp->st.cases, cp->st.findings, cp->prior_elapsed_s, loaded);
+        long long missed = af_cp_resume_recount_findings(cp);
+        if (missed > 0)
+            fprintf(stderr, "attnfuzz campaign: %lld finding(s) stored after the last stats.json write: counted\n",
+                    missed);
         cp->st.interrupted_cases = af_cp_count_interrupted(cp);
         if (inflight)
             fprintf(stderr,

@@ -87,6 +87,11 @@ int af_cp_resume_corpus(af_campaign_state *cp);
  * DIR/interrupted/run<N>-<name>.case (never replacing one there), one line on stderr
  * per case naming its path and backend. Returns how many. */
 int af_cp_resume_keep_inflight(af_campaign_state *cp);
+/* Findings a killed run stored after its last stats.json write (bucket counts plus
+ * DIR/pending cases above st.findings): added to st.findings, so that stats.json and
+ * the reports agree (st.cases and its histograms stay as written: the seqlens of those
+ * cases are not known). Returns how many. */
+long long af_cp_resume_recount_findings(af_campaign_state *cp);
 /* DIR/interrupted/<name>.case on disk (stats.json interrupted_cases). */
 int af_cp_count_interrupted(const af_campaign_state *cp);
 /* The run ended (not killed): DIR/current's cases all finished; removed, so that a

@@ -186,6 +186,11 @@ void af_cp_run_inprocess(af_campaign_state *cp, double stop_at) {
         int done = af_child_wait_any(&cp->s, slots, jobs, 250);
         if (done >= 0 && !af_cp_interrupted() && !af_cp_stopped_for_time(cp, &results[done], slot_deadline[done]))
             handle_result(cp, &slots[done].c, &inputs[done], &results[done]);
+        if (done >= 0) { /* no longer in flight: a resume keeps aside only what was (resume.c) */
+            char current[1300];
+            snprintf(current, sizeof current, "%s/current/job%d.case", cp->dir, done);
+            remove(current);
+        }
         if (af_clock_mono() >= next_corpus_merge && !af_cp_interrupted()) {
             af_cp_merge_corpus(cp);
             next_corpus_merge = af_clock_mono() + AF_CP_CORPUS_MERGE_PERIOD_S;

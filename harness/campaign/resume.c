@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "campaign/campaign_internal.h"
+#include "triage/findings.h"
 #include "util/fsutil.h"
 #include "util/hash.h"
 
@@ -167,4 +168,26 @@ int af_cp_count_interrupted(const af_campaign_state *cp) {
     }
     closedir(d);
     return n;
+}
+
+static int add_count(const af_finding_record *r, void *user) {
+    *(long long *)user += r->count;
+    return 0;
+}
+
+long long af_cp_resume_recount_findings(af_campaign_state *cp) {
+    long long on_disk = 0;
+    char why[512], pending[1200];
+    if (af_findings_scan(cp->dir, add_count, &on_disk, why, sizeof why) < 0) return 0;
+    af_cp_subdir(cp, "pending", pending, sizeof pending);
+    DIR *d = opendir(pending);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        on_disk += len > 5 && !strcmp(e->d_name + len - 5, ".case") && af_cp_is_bucket_name(e->d_name, len);
+    }
+    if (d) closedir(d);
+    long long missed = on_disk - cp->st.findings;
+    if (missed <= 0) return 0;
+    cp->st.findings = on_disk;
+    return missed;
 }
