@@ -120,6 +120,21 @@ void af_cp_note_finding(af_campaign_state *cp) {
         cp->st.time_to_first_finding_s = cp->resumed ? af_cp_elapsed(cp) : af_clock_unix() - cp->st.start_unix;
 }
 
+/* A run refused before it started: DIR as it was. DIR created by it: its lock file
+ * and DIR removed; else the lock file's earlier text (or none) put back. */
+static void undo_lock(af_dir_lock *lock, const char *dir, bool dir_existed, bool had_lock, const char *text, size_t n) {
+    char path[1100];
+    snprintf(path, sizeof path, "%s/lock", dir);
+    if (!dir_existed || !had_lock) {
+        unlink(path);
+    } else if (lock->fd >= 0 && ftruncate(lock->fd, 0) == 0) {
+        ssize_t put = pwrite(lock->fd, text, n, 0);
+        (void)put; /* best effort: the lock text only names a holder */
+    }
+    af_dir_lock_release(lock);
+    if (!dir_existed) rmdir(dir);
+}
+
 int af_cp_corpus_count(const af_campaign_state *cp) {
     return cp->corpus_merged ? cp->corpus_kept + cp->queue.count - cp->queue_at_merge : cp->queue.count;
 }
@@ -167,6 +182,20 @@ int af_campaign_run(const af_campaign_opts *o) {
         free(cp);
         return AF_CAMPAIGN_SETUP_ERROR;
     }
+    /* a run refused before it starts leaves DIR as it was: created here, removed again;
+     * else DIR/lock gets back what it said (undo_lock) */
+    struct stat dir_sb;
+    bool dir_existed = stat(cp->dir, &dir_sb) == 0;
+    char old_lock[256];
+    size_t old_lock_n = 0;
+    char lock_path[1100];
+    snprintf(lock_path, sizeof lock_path, "%s/lock", cp->dir);
+    FILE *lf = fopen(lock_path, "rb");
+    bool had_lock = lf != NULL;
+    if (lf) {
+        old_lock_n = fread(old_lock, 1, sizeof old_lock, lf);
+        fclose(lf);
+    }
     /* one campaign per DIR: the lock first, before anything in DIR is touched */
     cp->lock.fd = -1;
     int lock_rc = af_mkdirs(cp->dir, why, sizeof why) ? AF_DIR_LOCK_ERROR
@@ -180,7 +209,7 @@ int af_campaign_run(const af_campaign_opts *o) {
     int prior_rc = prior ? af_stats_read(cp->dir, prior, why, sizeof why) : -1;
     if (prior_rc < 0) {
         fprintf(stderr, "attnfuzz campaign: cannot resume %s: %s\n", cp->dir, prior ? why : "out of memory");
-        af_dir_lock_release(&cp->lock);
+        undo_lock(&cp->lock, cp->dir, dir_existed, had_lock, old_lock, old_lock_n);
         free(prior);
         free(cp);
         return AF_CAMPAIGN_SETUP_ERROR;
@@ -193,7 +222,7 @@ int af_campaign_run(const af_campaign_opts *o) {
                     "attnfuzz campaign: %s holds an earlier campaign (stats.json): pass --resume to continue it, or "
                     "another --out\n",
                     cp->dir);
-        af_dir_lock_release(&cp->lock);
+        undo_lock(&cp->lock, cp->dir, dir_existed, had_lock, old_lock, old_lock_n);
         free(prior);
         free(cp);
         return AF_CAMPAIGN_SETUP_ERROR;
@@ -202,7 +231,7 @@ int af_campaign_run(const af_campaign_opts *o) {
     if (af_session_open_ex(&cp->s, o->backend, o->backend_obj, o->engine, cp->dir, o->session_flags, why, sizeof why)) {
         fprintf(stderr, "attnfuzz campaign: %s\n", why);
         af_open_error e = cp->s.open_error;
-        af_dir_lock_release(&cp->lock);
+        undo_lock(&cp->lock, cp->dir, dir_existed, had_lock, old_lock, old_lock_n);
         free(prior);
         free(cp);
         return e == AF_OPEN_PLUGIN_ERROR  ? AF_CAMPAIGN_PLUGIN_ERROR
@@ -224,7 +253,7 @@ int af_campaign_run(const af_campaign_opts *o) {
     if (prior_rc == 0 && af_cp_resume_check(cp, prior, why, sizeof why)) {
         fprintf(stderr, "attnfuzz campaign: cannot resume: %s\n", why);
         af_session_close(&cp->s);
-        af_dir_lock_release(&cp->lock);
+        undo_lock(&cp->lock, cp->dir, dir_existed, had_lock, old_lock, old_lock_n);
         free(prior);
         free(cp);
         return AF_CAMPAIGN_SETUP_ERROR;
