@@ -2,6 +2,9 @@
  *
  * Reports (af_triage_build, `attnfuzz triage DIR`):
  *   DIR/report.json  DIR/report.junit.xml  DIR/report.sarif (SARIF 2.1.0)  DIR/report.html
+ * The cases a killed run had in flight (DIR/interrupted/<name>.case, kept by a resume) are
+ * listed with their backend: report.json "interrupted" ([{case, backend}]) and
+ * summary.interrupted_cases, the junit suite's system-out, an HTML section.
  */
 #ifndef ATTNFUZZ_TRIAGE_REPORT_H
 #define ATTNFUZZ_TRIAGE_REPORT_H
@@ -13,6 +16,7 @@ typedef struct {
     int buckets;        /* distinct signatures */
     long long findings; /* sum of counts */
     int by_kind[AF_V_COUNT];
+    int interrupted_cases; /* DIR/interrupted/<name>.case: in flight when a run stopped */
 } af_triage_summary;
 
 /* Write DIR/report.json, report.junit.xml, report.sarif, report.html from DIR/findings.

@@ -3,12 +3,20 @@
 # (docs/scale-out.md). Needs root and the Debian packages slurm-wlm and munge. Writes a
 # munge key (when none), a minimal /etc/slurm/slurm.conf naming this host (when none),
 # starts munged, slurmctld and slurmd, and waits until sinfo answers. Prints the pids.
-#   localhost-up.sh [--stop]    (--stop: ends the daemons this script started)
+#   localhost-up.sh [--stop]    (--stop: ends the daemons this script started and waits
+#                                for each to be gone)
 set -eu
 state=/run/attnfuzz-slurm
 if [ "${1:-}" = --stop ]; then
+  # each daemon this script started: SIGTERM, then wait (10 s) until it is gone, then SIGKILL
   for d in slurmd slurmctld munged; do
-    [ -f "$state/$d.pid" ] && kill "$(cat "$state/$d.pid")" 2>/dev/null && echo "stopped $d"
+    [ -f "$state/$d.pid" ] || continue
+    pid=$(cat "$state/$d.pid")
+    [ -n "$pid" ] && [ "$(cat /proc/"$pid"/comm 2>/dev/null)" = "$d" ] || { rm -f "$state/$d.pid"; continue; }
+    kill "$pid" 2>/dev/null
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$pid" 2>/dev/null; then kill -9 "$pid" 2>/dev/null; sleep 0.2; echo "killed $d (pid $pid, SIGKILL)"; else echo "stopped $d (pid $pid)"; fi
+    rm -f "$state/$d.pid"
   done
   exit 0
 fi
@@ -48,10 +56,16 @@ NodeName=$host CPUs=$cpus RealMemory=$mem State=UNKNOWN
 PartitionName=local Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
 CONF
 fi
-pgrep -x munged >/dev/null || { runuser -u munge -- munged --pid-file="$state/munged.pid" 2>/dev/null || munged -f --pid-file="$state/munged.pid"; }
-[ -s "$state/munged.pid" ] || pgrep -x munged > "$state/munged.pid" # munged does not always write it
-pgrep -x slurmctld >/dev/null || slurmctld
-pgrep -x slurmd >/dev/null || slurmd
+# pid files of daemons gone (an earlier run) would name another process: dropped
+for d in munged slurmctld slurmd; do
+  [ -f "$state/$d.pid" ] && [ "$(cat /proc/"$(cat "$state/$d.pid")"/comm 2>/dev/null)" != "$d" ] && rm -f "$state/$d.pid"
+done
+pgrep -x -r R,S,D munged >/dev/null || { runuser -u munge -- munged 2>/dev/null || munged -f; }
+# munged (run as its own user) writes its pid into /run/munge, not into $state
+for _ in $(seq 50); do [ -s /run/munge/munged.pid ] && break; sleep 0.1; done
+if [ -s /run/munge/munged.pid ]; then cp /run/munge/munged.pid "$state/munged.pid"; else pgrep -xn -r R,S,D munged > "$state/munged.pid"; fi
+pgrep -x -r R,S,D slurmctld >/dev/null || slurmctld
+pgrep -x -r R,S,D slurmd >/dev/null || slurmd
 for _ in $(seq 60); do
   if sinfo -h -o '%T' 2>/dev/null | grep -qE 'idle|mixed|alloc'; then
     echo "slurm up on $host: $(sinfo -h -o '%P %D %T %c')"

@@ -120,7 +120,7 @@ for kind in ctor_segv ctor_abort ctor_exit0; do
     case $verb in
       run|repro) args=("$seed") ;;
       minimize) args=("$seed" -o "$tmp/keep.case" --max-runs 3) ;;
-      campaign) args=(--time 2 --out "$tmp/camp") ;;
+      campaign) args=(--time 2 --resume --out "$tmp/camp") ;;
     esac
     out=$("$bin" $verb "${args[@]}" --backend "plugin:$so" 2>&1); rc=$?
     n_line=$(echo "$out" | grep -cE -- "$line")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_scale.sh ATTNFUZZ — campaigns beyond one process (issue 16), on the cpu machine:
 #   1. resume: a campaign on planted:scale_ignored is SIGKILLed after ~10 s and resumed
-#      for 10 s: stats.json's cases and elapsed_s grow from where they were, resumed = 1,
+#      (--resume) for 10 s: stats.json's cases and elapsed_s grow from where they were, resumed = 1,
 #      every bucket of the killed run is still there and none is duplicated (report.json's
 #      signatures are distinct, stats buckets = findings dirs);
 #   2. lock: a second campaign on a running campaign's DIR is refused (exit 7, one line
@@ -9,7 +9,8 @@
 #      dead holder (pid gone, this host) is taken over, one naming a live pid is not;
 #   3. shards: two shards (--shard 0/2, 1/2, same --seed) see disjoint config cells
 #      (config_cells.bin); `attnfuzz merge` gives the union of their buckets without
-#      duplicates, each bucket's count the sum, cases summed, reports rebuilt; a merge
+#      duplicates, each bucket's count the sum, cases summed, reports rebuilt, the united
+#      corpus merged (content-hash names, no more inputs than the shards had); a merge
 #      into a directory that holds a campaign is refused; bad --shard values exit 2.
 set -u
 bin=${1:?usage: test_scale.sh path/to/attnfuzz}
@@ -42,7 +43,7 @@ kill -9 $pid; wait $pid 2>/dev/null
 before_cases=$(json "$d/stats.json" cases); before_elapsed=$(json "$d/stats.json" elapsed_s)
 before_buckets=$(buckets_of "$d")
 echo "killed after $before_elapsed s: $before_cases cases, buckets: $(echo $before_buckets)"
-"$bin" campaign --inprocess --time 10 --backend $backend --seed 7 --out "$d" >"$d.log2" 2>&1
+"$bin" campaign --inprocess --time 10 --backend $backend --seed 7 --resume --out "$d" >"$d.log2" 2>&1
 rc=$?
 [ "$rc" = 1 ] || { bad "resume: exit $rc, expected 1 (findings)"; tail -3 "$d.log2"; }
 grep -q "resuming $d (run 2)" "$d.log2" && ok "resume: says it resumes run 2" || bad "resume: no 'resuming' line"
@@ -73,6 +74,7 @@ d=$tmp/locked
 "$bin" campaign --inprocess --time 30 --backend cpu --seed 3 --out "$d" >"$d.log" 2>&1 &
 pid=$!; pids+=($pid)
 wait_for 20 locked "$d" || bad "lock: no $d/lock within 20 s"
+wait_for 20 test -s "$d/stats.json" || bad "lock: no $d/stats.json within 20 s"
 err=$("$bin" campaign --inprocess --time 2 --backend cpu --out "$d" 2>&1); rc=$?
 if [ "$rc" = 7 ] && [ "$(echo "$err" | wc -l)" = 1 ] && echo "$err" | grep -q "in use by a running campaign (pid $pid on host"; then
   ok "lock: second campaign refused (exit 7): $err"
@@ -85,14 +87,14 @@ sleep 300 & dead=$!; kill -9 $dead; wait $dead 2>/dev/null
 printf 'pid %d host %s\n' "$dead" "$(hostname)" > "$d/lock"
 flock -n "$d/lock" sleep 60 & holder=$!; pids+=($holder)
 sleep 0.5
-out=$("$bin" campaign --inprocess --time 2 --backend cpu --out "$d" 2>&1); rc=$?
+out=$("$bin" campaign --inprocess --time 2 --backend cpu --resume --out "$d" 2>&1); rc=$?
 [ "$rc" = 0 ] && ok "lock: stale lock of dead pid $dead taken over (resumed, exit 0)" || { bad "lock: stale lock: exit $rc"; echo "$out" | tail -3; }
 # the same, but the file names a live process: refused
 kill -9 $holder; wait $holder 2>/dev/null
 flock -n "$d/lock" sleep 60 & holder=$!; pids+=($holder)
 sleep 0.5
 printf 'pid %d host %s\n' "$holder" "$(hostname)" > "$d/lock"
-"$bin" campaign --inprocess --time 2 --backend cpu --out "$d" >/dev/null 2>&1; rc=$?
+"$bin" campaign --inprocess --time 2 --backend cpu --resume --out "$d" >/dev/null 2>&1; rc=$?
 [ "$rc" = 7 ] && ok "lock: a lock of live pid $holder is not taken over (exit 7)" || bad "lock: live holder: exit $rc"
 kill -9 $holder; wait $holder 2>/dev/null
 
@@ -136,7 +138,19 @@ if m["config_cells"] != s0["config_cells"] + s1["config_cells"]: bad.append("con
 for b in union:
     v = json.loads(open(f"{t}/merged/findings/{b}/verdict.json").read())
     if f"{t}/merged/findings/{b}/finding.case" not in v["repro"]: bad.append(f"bucket {b}: repro {v['repro']}")
+def fnv1a64(data):
+    h = 0xcbf29ce484222325
+    for byte in data: h = ((h ^ byte) * 0x100000001b3) & 0xffffffffffffffff
+    return f"{h:016x}"
+corpus = {d: {f: open(f"{t}/{d}/corpus/{f}", "rb").read() for f in os.listdir(f"{t}/{d}/corpus")} for d in ("shard0", "shard1", "merged")}
+united = {fnv1a64(v) for d in ("shard0", "shard1") for v in corpus[d].values()}
+named = [f for f, v in corpus["merged"].items() if f != fnv1a64(v)]
+if named: bad.append(f"merged corpus inputs not named by content hash: {named[:3]}")
+if not set(corpus["merged"]) <= united: bad.append("merged corpus holds an input no shard had")
+if not 0 < len(corpus["merged"]) <= len(united) or m["corpus"] != len(corpus["merged"]):
+    bad.append(f"merged corpus {len(corpus['merged'])} (stats {m['corpus']}) of {len(united)} united")
 if bad: print("FAIL merge: " + "; ".join(bad)); sys.exit(1)
+print(f"ok   merge: corpus merged to {len(corpus['merged'])} of {len(united)} distinct inputs, content-hash names")
 print(f"ok   shards: disjoint config cells ({s0['config_cells']} + {s1['config_cells']}); merge: buckets "
       f"{sorted(c0)} + {sorted(c1)} -> {union}, counts summed, {m['cases']} cases")
 PY

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "campaign/campaign_internal.h"
+#include "campaign/corpus_merge.h"
 #include "triage/report.h"
 #include "util/clock.h"
 #include "util/config.h"
@@ -102,7 +103,7 @@ double af_cp_elapsed(const af_campaign_state *cp) {
 void af_cp_update_stats(af_campaign_state *cp, bool final) {
     cp->st.elapsed_s = af_cp_elapsed(cp);
     cp->st.buckets = af_cp_count_buckets(cp);
-    if (!cp->libfuzzer) cp->st.corpus = cp->queue.count;
+    if (!cp->libfuzzer) cp->st.corpus = af_cp_corpus_count(cp);
     af_stats_write(cp->dir, &cp->st);
     double now = af_clock_mono();
     double period = cp->tty ? 1.0 : 10.0;
@@ -117,6 +118,42 @@ void af_cp_note_finding(af_campaign_state *cp) {
     /* a resumed campaign: fuzzing time, not the wall time since its first start */
     if (cp->st.time_to_first_finding_s < 0)
         cp->st.time_to_first_finding_s = cp->resumed ? af_cp_elapsed(cp) : af_clock_unix() - cp->st.start_unix;
+}
+
+/* A run refused before it started: DIR as it was. DIR created by it: its lock file
+ * and DIR removed; else the lock file's earlier text (or none) put back. */
+static void undo_lock(af_dir_lock *lock, const char *dir, bool dir_existed, bool had_lock, const char *text, size_t n) {
+    char path[1100];
+    snprintf(path, sizeof path, "%s/lock", dir);
+    if (!dir_existed || !had_lock) {
+        unlink(path);
+    } else if (lock->fd >= 0 && ftruncate(lock->fd, 0) == 0) {
+        ssize_t put = pwrite(lock->fd, text, n, 0);
+        (void)put; /* best effort: the lock text only names a holder */
+    }
+    af_dir_lock_release(lock);
+    if (!dir_existed) rmdir(dir);
+}
+
+int af_cp_corpus_count(const af_campaign_state *cp) {
+    return cp->corpus_merged ? cp->corpus_kept + cp->queue.count - cp->queue_at_merge : cp->queue.count;
+}
+
+void af_cp_merge_corpus(af_campaign_state *cp) {
+    af_corpus_merge_summary sum;
+    char why[512];
+    if (af_corpus_merge(cp->dir, &cp->s.limits, &sum, why, sizeof why)) {
+        fprintf(stderr, "%sattnfuzz campaign: corpus merge: %s\n", cp->tty ? "\r\033[K" : "", why);
+        return;
+    }
+    cp->corpus_merged = true;
+    cp->corpus_kept = sum.kept;
+    cp->queue_at_merge = cp->queue.count;
+    cp->st.corpus = sum.kept;
+    fprintf(stderr,
+            "%sattnfuzz campaign: corpus merged: %d input(s) -> %d (%d duplicate(s) dropped; %d feature(s), %d config "
+            "cell(s))\n",
+            cp->tty ? "\r\033[K" : "", sum.before, sum.kept, sum.duplicates, sum.features, sum.cells);
 }
 
 int af_campaign_run(const af_campaign_opts *o) {
@@ -134,23 +171,37 @@ int af_campaign_run(const af_campaign_opts *o) {
         strftime(cp->dir, sizeof cp->dir, "campaign-%Y%m%d-%H%M%S", &tm);
     }
     char why[512];
-    /* the backend first: one that cannot be opened (a plugin that crashes while loading)
-     * leaves DIR as it was, or uncreated (the session only keeps DIR's name) */
-    if (af_session_open_ex(&cp->s, o->backend, o->backend_obj, o->engine, cp->dir, o->session_flags, why, sizeof why)) {
-        fprintf(stderr, "attnfuzz campaign: %s\n", why);
-        af_open_error e = cp->s.open_error;
+    /* --resume names a campaign to continue: checked before DIR is created */
+    char stats_path[1100];
+    struct stat stats_sb;
+    snprintf(stats_path, sizeof stats_path, "%s/stats.json", cp->dir);
+    if (o->resume && stat(stats_path, &stats_sb) != 0) {
+        fprintf(stderr,
+                "attnfuzz campaign: --resume: %s holds no campaign (no stats.json): drop --resume to start one\n",
+                cp->dir);
         free(cp);
-        return e == AF_OPEN_PLUGIN_ERROR  ? AF_CAMPAIGN_PLUGIN_ERROR
-               : e == AF_OPEN_UNAVAILABLE ? AF_CAMPAIGN_UNAVAILABLE
-                                          : AF_CAMPAIGN_SETUP_ERROR;
+        return AF_CAMPAIGN_SETUP_ERROR;
     }
-    /* one campaign per DIR: the lock, before anything in DIR is touched */
+    /* a run refused before it starts leaves DIR as it was: created here, removed again;
+     * else DIR/lock gets back what it said (undo_lock) */
+    struct stat dir_sb;
+    bool dir_existed = stat(cp->dir, &dir_sb) == 0;
+    char old_lock[256];
+    size_t old_lock_n = 0;
+    char lock_path[1100];
+    snprintf(lock_path, sizeof lock_path, "%s/lock", cp->dir);
+    FILE *lf = fopen(lock_path, "rb");
+    bool had_lock = lf != NULL;
+    if (lf) {
+        old_lock_n = fread(old_lock, 1, sizeof old_lock, lf);
+        fclose(lf);
+    }
+    /* one campaign per DIR: the lock first, before anything in DIR is touched */
     cp->lock.fd = -1;
     int lock_rc = af_mkdirs(cp->dir, why, sizeof why) ? AF_DIR_LOCK_ERROR
                                                       : af_dir_lock_acquire(&cp->lock, cp->dir, why, sizeof why);
     if (lock_rc != AF_DIR_LOCK_OK) {
         fprintf(stderr, "attnfuzz campaign: %s\n", why);
-        af_session_close(&cp->s);
         free(cp);
         return lock_rc == AF_DIR_LOCK_BUSY ? AF_CAMPAIGN_BUSY : AF_CAMPAIGN_SETUP_ERROR;
     }
@@ -158,13 +209,35 @@ int af_campaign_run(const af_campaign_opts *o) {
     int prior_rc = prior ? af_stats_read(cp->dir, prior, why, sizeof why) : -1;
     if (prior_rc < 0) {
         fprintf(stderr, "attnfuzz campaign: cannot resume %s: %s\n", cp->dir, prior ? why : "out of memory");
-        af_session_close(&cp->s);
-        af_dir_lock_release(&cp->lock);
+        undo_lock(&cp->lock, cp->dir, dir_existed, had_lock, old_lock, old_lock_n);
+        free(prior);
+        free(cp);
+        return AF_CAMPAIGN_SETUP_ERROR;
+    }
+    if ((prior_rc == 0) != o->resume) {
+        if (o->resume)
+            fprintf(stderr, "attnfuzz campaign: --resume: %s holds no campaign (no stats.json)\n", cp->dir);
+        else
+            fprintf(stderr,
+                    "attnfuzz campaign: %s holds an earlier campaign (stats.json): pass --resume to continue it, or "
+                    "another --out\n",
+                    cp->dir);
+        undo_lock(&cp->lock, cp->dir, dir_existed, had_lock, old_lock, old_lock_n);
         free(prior);
         free(cp);
         return AF_CAMPAIGN_SETUP_ERROR;
     }
     if (o->shard.count > 1) snprintf(cp->st.shard, sizeof cp->st.shard, "%d/%d", o->shard.index, o->shard.count);
+    if (af_session_open_ex(&cp->s, o->backend, o->backend_obj, o->engine, cp->dir, o->session_flags, why, sizeof why)) {
+        fprintf(stderr, "attnfuzz campaign: %s\n", why);
+        af_open_error e = cp->s.open_error;
+        undo_lock(&cp->lock, cp->dir, dir_existed, had_lock, old_lock, old_lock_n);
+        free(prior);
+        free(cp);
+        return e == AF_OPEN_PLUGIN_ERROR  ? AF_CAMPAIGN_PLUGIN_ERROR
+               : e == AF_OPEN_UNAVAILABLE ? AF_CAMPAIGN_UNAVAILABLE
+                                          : AF_CAMPAIGN_SETUP_ERROR;
+    }
     cp->s.defer_new = true;
     cp->s.runner.repeats = o->repeats;
     if (o->worker_cases >= 0) cp->s.worker_cases = o->worker_cases;
@@ -180,7 +253,7 @@ int af_campaign_run(const af_campaign_opts *o) {
     if (prior_rc == 0 && af_cp_resume_check(cp, prior, why, sizeof why)) {
         fprintf(stderr, "attnfuzz campaign: cannot resume: %s\n", why);
         af_session_close(&cp->s);
-        af_dir_lock_release(&cp->lock);
+        undo_lock(&cp->lock, cp->dir, dir_existed, had_lock, old_lock, old_lock_n);
         free(prior);
         free(cp);
         return AF_CAMPAIGN_SETUP_ERROR;
@@ -238,9 +311,16 @@ int af_campaign_run(const af_campaign_opts *o) {
                 "attnfuzz campaign: resuming %s (run %d): %lld cases, %lld findings, %.0f s so far; %d corpus "
                 "input(s) loaded\n",
                 cp->dir, cp->st.resumed + 1, cp->st.cases, cp->st.findings, cp->prior_elapsed_s, loaded);
+        long long missed = af_cp_resume_recount_findings(cp);
+        if (missed > 0)
+            fprintf(stderr, "attnfuzz campaign: %lld finding(s) stored after the last stats.json write: counted\n",
+                    missed);
+        cp->st.interrupted_cases = af_cp_count_interrupted(cp);
         if (inflight)
-            fprintf(stderr, "attnfuzz campaign: %d case(s) in flight when it stopped: kept in %s/interrupted/\n",
-                    inflight, cp->dir);
+            fprintf(stderr,
+                    "attnfuzz campaign: %d case(s) in flight when it stopped: kept in %s/interrupted/ (%d there in "
+                    "all)\n",
+                    inflight, cp->dir, cp->st.interrupted_cases);
     }
     free(prior);
     fprintf(
@@ -278,13 +358,14 @@ int af_campaign_run(const af_campaign_opts *o) {
     af_cp_process_pending(cp, cp->end_at > 0 ? cp->end_at - 5 : af_clock_mono() + 600, cp->end_at > 0 || interrupted);
     interrupted = af_cp_interrupted() != 0; /* a signal during the last minimisations too */
     cp->st.interrupted = interrupted;
+    if (!cp->libfuzzer) af_cp_merge_corpus(cp); /* the libFuzzer engine merged after its last round */
     cp->st.elapsed_s = cp->prior_elapsed_s + fuzz_elapsed;
     af_triage_summary sum;
     memset(&sum, 0, sizeof sum);
     af_stats_write(cp->dir, &cp->st); /* the reports read the final counters from stats.json */
     if (af_triage_build(cp->dir, &sum, why, sizeof why)) fprintf(stderr, "attnfuzz campaign: reports: %s\n", why);
     cp->st.buckets = af_cp_count_buckets(cp);
-    if (!cp->libfuzzer) cp->st.corpus = cp->queue.count;
+    if (!cp->libfuzzer) cp->st.corpus = af_cp_corpus_count(cp);
     cp->st.elapsed_s = cp->prior_elapsed_s + fuzz_elapsed;
     af_stats_write(cp->dir, &cp->st);
     af_cp_clear_inflight(cp);

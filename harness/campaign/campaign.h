@@ -9,6 +9,7 @@
  *   isolate.{c,h}     run a callback in a child with a deadline (fork/pipe/poll/waitpid)
  *   store.{c,h}       findings stored, counted via DIR/rawmap, or deferred to DIR/pending
  *   queue.{c,h}       the in-process corpus queue and the seed corpus (encoded inputs)
+ *   corpus_merge.{c,h} DIR/corpus merged in libFuzzer's sense (coverage, config cells)
  *   stats.{c,h}       DIR/stats.json (stable keys) and the one-line progress display
  *   pending.c         new raw signatures minimised once, stored in their bucket
  *   inprocess.c       the in-process engine: JOBS children in flight, fork per case
@@ -17,7 +18,9 @@
  *
  * Campaign directory DIR:
  *   DIR/stats.json            stable keys, rewritten about once a second
- *   DIR/corpus/               fuzz inputs (encoded cases; seeds first)
+ *   DIR/corpus/               fuzz inputs (encoded cases; seeds first), merged at the end
+ *                             (corpus_merge.h: those adding coverage or a config cell)
+ *   DIR/coverage/<name>       the coverage a corpus input reached (in-process engine)
  *   DIR/current/<name>.case   the case a worker is running (name = pid or job<i>), written first
  *   DIR/pending/<raw>-*.case  a finding whose raw signature is new, waiting to be minimised
  *                             (<raw> = af_bucket_id of its raw signature; .verdict beside
@@ -34,8 +37,9 @@
  *   DIR/config_cells.bin      the config cells seen (stats.h), for resume and merge
  *   DIR/interrupted/          cases in flight when an earlier run of DIR stopped
  *
- * Resume: --out DIR naming a directory with a stats.json continues that campaign
- * (resume.c): its counters, histograms, timeline and elapsed time go on from where they
+ * Resume: --resume --out DIR naming a directory with a stats.json continues that campaign
+ * (resume.c; without --resume such a DIR is refused, and --resume on a DIR without one
+ * is an error): its counters, histograms, timeline and elapsed time go on from where they
  * were, DIR/corpus is loaded into the queue, findings left in DIR/pending are minimised,
  * buckets are kept. The same backend, engine and shard are required.
  */
@@ -75,6 +79,8 @@ typedef struct {
     int worker_cases;        /* cases a persistent worker serves (campaign/worker_pool.h);
                                   0 = a fresh child per case, -1 = the session's default */
     af_shard shard;          /* --shard I/N (campaign/shard.h); count 0 or 1 = whole space */
+    bool resume;             /* --resume: out_dir must hold an earlier campaign, which continues;
+                                without it a DIR holding one is refused (AF_CAMPAIGN_SETUP_ERROR) */
 } af_campaign_opts;
 
 /* What af_campaign_run returns (the CLI maps each to its exit code, cli/cli.h). */

@@ -40,6 +40,9 @@ typedef struct {
     af_dir_lock lock;       /* DIR/lock, held for the whole run */
     bool resumed;           /* DIR held an earlier campaign: its counters continue */
     double prior_elapsed_s; /* fuzzing seconds of the earlier runs of DIR (0 = fresh) */
+    /* after a corpus merge st.corpus is what it kept plus the queue's later entries */
+    bool corpus_merged;
+    int corpus_kept, queue_at_merge;
 } af_campaign_state;
 
 /* ---- campaign.c ---- */
@@ -60,6 +63,15 @@ void af_cp_update_stats(af_campaign_state *cp, bool final);
 /* One more finding seen (and the time to the first). */
 void af_cp_note_finding(af_campaign_state *cp);
 
+/* DIR/corpus merged (campaign/corpus_merge.h: inputs adding coverage or a config cell,
+ * content-hash names), one line on stderr; st.corpus = what is kept. The in-process
+ * engine every AF_CP_CORPUS_MERGE_PERIOD_S and at the end of the campaign. */
+#define AF_CP_CORPUS_MERGE_PERIOD_S 600.0
+void af_cp_merge_corpus(af_campaign_state *cp);
+/* Corpus inputs now (in-process engine): the queue, or since a merge what it kept plus
+ * the queue's later entries. */
+int af_cp_corpus_count(const af_campaign_state *cp);
+
 /* Fuzzing seconds so far, earlier runs of DIR included. */
 double af_cp_elapsed(const af_campaign_state *cp);
 
@@ -72,8 +84,16 @@ void af_cp_resume_apply(af_campaign_state *cp, const af_campaign_stats *prior);
 /* Add DIR/corpus's inputs not in the queue yet (content hash) to it. Returns how many. */
 int af_cp_resume_corpus(af_campaign_state *cp);
 /* The cases DIR/current held when the earlier campaign stopped: moved to
- * DIR/interrupted/ (kept, not overwritten by this run). Returns how many. */
+ * DIR/interrupted/run<N>-<name>.case (never replacing one there), one line on stderr
+ * per case naming its path and backend. Returns how many. */
 int af_cp_resume_keep_inflight(af_campaign_state *cp);
+/* Findings a killed run stored after its last stats.json write (bucket counts plus
+ * DIR/pending cases above st.findings): added to st.findings, so that stats.json and
+ * the reports agree (st.cases and its histograms stay as written: the seqlens of those
+ * cases are not known). Returns how many. */
+long long af_cp_resume_recount_findings(af_campaign_state *cp);
+/* DIR/interrupted/<name>.case on disk (stats.json interrupted_cases). */
+int af_cp_count_interrupted(const af_campaign_state *cp);
 /* The run ended (not killed): DIR/current's cases all finished; removed, so that a
  * resume keeps aside only what a killed run had in flight. */
 void af_cp_clear_inflight(af_campaign_state *cp);

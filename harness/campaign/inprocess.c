@@ -16,14 +16,18 @@
 #include <unistd.h>
 
 #include "campaign/campaign_internal.h"
+#include "campaign/corpus_merge.h"
 #include "util/clock.h"
 #include "util/fsutil.h"
 #include "util/hash.h"
 
-static void save_corpus_input(af_campaign_state *cp, const uint8_t *data, size_t n) {
-    char path[1300];
-    snprintf(path, sizeof path, "%s/corpus/%016llx", cp->dir, (unsigned long long)af_fnv1a64(data, n));
-    af_write_file_atomic(path, data, n, NULL, 0);
+/* A new queue entry into DIR/corpus (content-hash name) with the coverage it reached
+ * (DIR/coverage, for the corpus merge: campaign/corpus_merge.h). */
+static void save_corpus_input(af_campaign_state *cp, const uint8_t *data, size_t n, const uint8_t *counters) {
+    char name[32], path[1300];
+    snprintf(name, sizeof name, "%016llx", (unsigned long long)af_fnv1a64(data, n));
+    snprintf(path, sizeof path, "%s/corpus/%s", cp->dir, name);
+    if (af_write_file_atomic(path, data, n, NULL, 0) == 0) af_corpus_save_coverage(cp->dir, name, counters);
 }
 
 typedef struct {
@@ -121,7 +125,7 @@ static void handle_result(af_campaign_state *cp, const af_case *c, const input_b
         }
     }
     if (af_queue_offer(&cp->queue, in->data, in->size, r->counters, false) > 0)
-        save_corpus_input(cp, in->data, in->size);
+        save_corpus_input(cp, in->data, in->size, r->counters);
 }
 
 /* After SIGINT / SIGTERM: the runs in flight are ended and their results dropped (a
@@ -149,6 +153,7 @@ void af_cp_run_inprocess(af_campaign_state *cp, double stop_at) {
     int seed_cursor = 0;
     bool drawn_none = false; /* --shard: the last round drew no input of this shard's cells */
     double next_pending = af_clock_mono() + 1;
+    double next_corpus_merge = af_clock_mono() + AF_CP_CORPUS_MERGE_PERIOD_S;
     for (;;) {
         if (af_cp_interrupted()) {
             abandon_children(slots, jobs);
@@ -182,6 +187,15 @@ void af_cp_run_inprocess(af_campaign_state *cp, double stop_at) {
         int done = af_child_wait_any(&cp->s, slots, jobs, 250);
         if (done >= 0 && !af_cp_interrupted() && !af_cp_stopped_for_time(cp, &results[done], slot_deadline[done]))
             handle_result(cp, &slots[done].c, &inputs[done], &results[done]);
+        if (done >= 0) { /* no longer in flight: a resume keeps aside only what was (resume.c) */
+            char current[1300];
+            snprintf(current, sizeof current, "%s/current/job%d.case", cp->dir, done);
+            remove(current);
+        }
+        if (af_clock_mono() >= next_corpus_merge && !af_cp_interrupted()) {
+            af_cp_merge_corpus(cp);
+            next_corpus_merge = af_clock_mono() + AF_CP_CORPUS_MERGE_PERIOD_S;
+        }
         if (af_clock_mono() >= next_pending && !af_cp_interrupted()) {
             af_cp_process_pending(cp, stop_at, false);
             af_cp_update_stats(cp, false);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "campaign/campaign_internal.h"
+#include "campaign/corpus_merge.h"
 #include "util/clock.h"
 #include "util/fsutil.h"
 #include "util/config.h"
@@ -285,7 +286,8 @@ static int run_fuzz_round(af_campaign_state *cp, const char *fuzzer, double stop
 }
 
 /* libFuzzer's -merge=1 over DIR/corpus: the inputs that add coverage go to a fresh
- * DIR/corpus.merge, which then replaces DIR/corpus (the old one is removed). The merge
+ * DIR/corpus.merge, with the old inputs of config cells none of them reaches
+ * (af_corpus_add_cells), which then replaces DIR/corpus (the old one is removed). The merge
  * runs every input once on the backend, without storing findings (ATTNFUZZ_OUT empty);
  * one that has not finished by deadline is stopped and the corpus kept as it was.
  * Returns the number of inputs kept, or -1 (corpus unchanged). */
@@ -351,7 +353,13 @@ static int merge_corpus(af_campaign_state *cp, const char *fuzzer, double deadli
     DIR *d = status == 0 ? opendir(merged) : NULL;
     for (struct dirent *e; d && (e = readdir(d));) kept += e->d_name[0] != '.';
     if (d) closedir(d);
-    /* an empty result (the target could not run) never replaces the corpus */
+    /* the old corpus's config cells that no coverage keeper reaches stay too
+     * (campaign/corpus_merge.h); an empty result (the target could not run) never
+     * replaces the corpus */
+    if (status == 0 && kept > 0) {
+        int added = af_corpus_add_cells(merged, corpus, &cp->s.limits);
+        if (added > 0) kept += added;
+    }
     if (status != 0 || kept == 0 || rename(corpus, old) != 0) {
         remove_flat_dir(merged);
         return -1;
@@ -380,7 +388,9 @@ int af_cp_run_libfuzzer(af_campaign_state *cp, const char *fuzzer, double stop_a
             int kept = merge_corpus(cp, fuzzer, merge_until);
             if (kept >= 0) {
                 cp->st.corpus = kept;
-                fprintf(stderr, "attnfuzz campaign: corpus merged (libFuzzer -merge=1): %d inputs add coverage\n",
+                fprintf(stderr,
+                        "attnfuzz campaign: corpus merged (libFuzzer -merge=1): %d inputs add coverage or a config "
+                        "cell\n",
                         kept);
             }
         }

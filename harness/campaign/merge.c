@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "campaign/campaign.h"
+#include "campaign/corpus_merge.h"
 #include "campaign/dirlock.h"
 #include "campaign/merge.h"
 #include "campaign/stats.h"
@@ -262,6 +263,24 @@ static void add_stats(af_campaign_stats *m, const af_campaign_stats *s, bool fir
     }
 }
 
+/* DIR/interrupted's cases into OUT/interrupted as d<index>-<name> (each DIR's kept). */
+static int merge_interrupted(const char *dir, const char *out, int index, char *why, size_t cap) {
+    char from_dir[PATH_MAX], to_dir[PATH_MAX];
+    snprintf(from_dir, sizeof from_dir, "%s/interrupted", dir);
+    snprintf(to_dir, sizeof to_dir, "%s/interrupted", out);
+    DIR *d = opendir(from_dir);
+    if (!d) return 0; /* none there */
+    int rc = af_mkdirs(to_dir, why, cap);
+    for (struct dirent *e; rc == 0 && (e = readdir(d));) {
+        char from[PATH_MAX], to[PATH_MAX];
+        snprintf(from, sizeof from, "%s/%s", from_dir, e->d_name);
+        snprintf(to, sizeof to, "%s/d%d-%s", to_dir, index, e->d_name);
+        if (e->d_name[0] != '.' && af_is_regular_file(from)) rc = copy_file(from, to, why, cap);
+    }
+    closedir(d);
+    return rc;
+}
+
 /* One DIR into OUT: its pending findings stored, its buckets, corpus, rawmap, stats. */
 static int merge_one(merge_ctx *m, const char *dir, af_campaign_stats *merged, af_campaign_stats *scratch) {
     int recovered = af_campaign_recover_pending(dir, m->why, m->cap);
@@ -276,6 +295,8 @@ static int merge_one(merge_ctx *m, const char *dir, af_campaign_stats *merged, a
     if (af_findings_scan(dir, merge_bucket, m, m->why, m->cap) < 0) return -1;
     if (merge_flat_dir(dir, m->out, "corpus", true, m->why, m->cap)) return -1;
     if (merge_flat_dir(dir, m->out, "rawmap", false, m->why, m->cap)) return -1;
+    if (merge_flat_dir(dir, m->out, "coverage", false, m->why, m->cap)) return -1;
+    if (merge_interrupted(dir, m->out, m->sum->dirs, m->why, m->cap)) return -1;
     m->sum->dirs++;
     m->sum->cases += scratch->cases;
     return 0;
@@ -337,11 +358,20 @@ int af_campaign_merge(const char *out, const char *const *dirs, int n, af_merge_
         char path[PATH_MAX];
         af_triage_summary ts;
         merged->shards_merged = n;
+        /* the united corpus minimised: inputs adding coverage or a config cell */
+        af_fuzz_limits limits;
+        af_fuzz_limits_default(&limits);
+        if (merged->max_work >= 1024) af_fuzz_limits_set_work(&limits, merged->max_work);
+        af_corpus_merge_summary cm;
+        if (af_corpus_merge(out, &limits, &cm, why, cap)) rc = AF_MERGE_ERROR;
+        sum->corpus_united = cm.before;
         snprintf(path, sizeof path, "%s/corpus", out);
         merged->corpus = sum->corpus = count_entries(path);
+        snprintf(path, sizeof path, "%s/interrupted", out);
+        merged->interrupted_cases = count_entries(path);
         /* the reports first: they read stats.json; then the bucket count they found */
-        snprintf(why, cap, "%s/stats.json: cannot write", out); /* af_triage_build says its own why */
-        if (af_stats_write(out, merged) || af_triage_build(out, &ts, why, cap)) {
+        if (rc == 0) snprintf(why, cap, "%s/stats.json: cannot write", out);
+        if (rc || af_stats_write(out, merged) || af_triage_build(out, &ts, why, cap)) {
             rc = AF_MERGE_ERROR;
         } else {
             merged->buckets = sum->buckets = ts.buckets;

@@ -4,7 +4,9 @@
  *              the same bucket id) keeps the smaller reproducer (af_finding_case_order,
  *              the rule af_finding_store uses) with its files, and its count is the sum,
  *              first_seen the earliest, last_seen the latest, time_to_first the least;
- *   corpus/    the union of the inputs, named by content hash (duplicates once);
+ *   corpus/    the union of the inputs, named by content hash, then merged in libFuzzer's
+ *              sense (campaign/corpus_merge.h: only inputs adding coverage or a config
+ *              cell stay; coverage/ is united for it);
  *   rawmap/    the union (a later resume of OUT minimises nothing twice);
  *   stats.json counters, histograms and elapsed_s summed (elapsed_s is fuzzing seconds
  *              over all shards), config cells united, start time the earliest, buckets
@@ -24,7 +26,8 @@ typedef struct {
     int buckets;        /* distinct buckets in OUT */
     long long findings; /* sum of the bucket counts */
     long long cases;    /* summed stats.json cases */
-    int corpus;         /* distinct corpus inputs in OUT */
+    int corpus_united;  /* distinct corpus inputs over the DIRs (content hash) */
+    int corpus;         /* corpus inputs in OUT after the corpus merge */
 } af_merge_summary;
 
 enum { AF_MERGE_OK = 0, AF_MERGE_BUSY = 1, AF_MERGE_ERROR = -1 };

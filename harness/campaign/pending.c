@@ -72,6 +72,8 @@ static void minimise_raw(af_campaign_state *cp, const char *raw_id, const af_cas
         double left = cp->end_at - af_clock_mono() - 2.0 * cp->deadline_s / 10 - 5;
         if (left < mo.max_seconds) mo.max_seconds = left > 1 ? left : 1;
     }
+    fprintf(stderr, "%sattnfuzz campaign: minimising raw %s (at most %d runs, %.0f s)\n", cp->tty ? "\r\033[K" : "",
+            raw_id, mo.max_runs, mo.max_seconds);
     af_min_result *mr = malloc(sizeof *mr);
     int rc = mr ? af_minimize(c, min_run, &m, &mo, mr) : -1;
     af_rawmap_entry e;

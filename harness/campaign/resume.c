@@ -2,12 +2,15 @@
  * interrupted or killed): its counters go on, its corpus is loaded, the cases it had in
  * flight are kept aside (campaign/campaign.h, "Resume"). */
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "campaign/campaign_internal.h"
+#include "triage/findings.h"
 #include "util/fsutil.h"
 #include "util/hash.h"
 
@@ -110,6 +113,21 @@ void af_cp_clear_inflight(af_campaign_state *cp) {
     closedir(d);
 }
 
+/* from moved to to without replacing anything there: to, else to with -2, -3 ... before
+ * ".case" (a resume killed before its stats.json write reuses its run number). */
+static int move_unique(const char *from, const char *to_dir, const char *name, char *to, size_t cap) {
+    size_t stem = strlen(name) - 5; /* name ends in ".case" */
+    for (int k = 1; k < 1000; k++) {
+        if (k == 1)
+            snprintf(to, cap, "%s/%s", to_dir, name);
+        else
+            snprintf(to, cap, "%s/%.*s-%d.case", to_dir, (int)stem, name, k);
+        if (link(from, to) == 0) return unlink(from);
+        if (errno != EEXIST) return -1;
+    }
+    return -1;
+}
+
 int af_cp_resume_keep_inflight(af_campaign_state *cp) {
     char cur[1200], kept[1200];
     af_cp_subdir(cp, "current", cur, sizeof cur);
@@ -121,12 +139,55 @@ int af_cp_resume_keep_inflight(af_campaign_state *cp) {
         size_t len = strlen(e->d_name);
         if (len < 6 || strcmp(e->d_name + len - 5, ".case") != 0) continue;
         if (!moved) af_mkdirs(kept, NULL, 0);
-        char from[1500], to[1600];
+        char from[1500], name[600], to[1800];
         snprintf(from, sizeof from, "%s/%s", cur, e->d_name);
-        /* resume number first: a later resume's cases do not replace these */
-        snprintf(to, sizeof to, "%s/run%d-%s", kept, cp->st.resumed, e->d_name);
-        if (rename(from, to) == 0) moved++;
+        /* the run number first: a later resume's cases never replace these */
+        snprintf(name, sizeof name, "run%d-%s", cp->st.resumed, e->d_name);
+        if (move_unique(from, kept, name, to, sizeof to) != 0) continue;
+        moved++;
+        /* a fuzzed case runs on the campaign's backend (its own field is empty) */
+        af_case c;
+        af_error err;
+        bool named = af_case_load(to, &c, &err) == 0 && c.backend[0];
+        fprintf(stderr, "attnfuzz campaign: interrupted case %s (backend %s): in flight when run %d stopped\n", to,
+                named ? c.backend : cp->s.backend_name, cp->st.resumed);
     }
     closedir(d);
     return moved;
+}
+
+int af_cp_count_interrupted(const af_campaign_state *cp) {
+    char kept[1200];
+    af_cp_subdir(cp, "interrupted", kept, sizeof kept);
+    DIR *d = opendir(kept);
+    if (!d) return 0;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        n += len >= 6 && strcmp(e->d_name + len - 5, ".case") == 0;
+    }
+    closedir(d);
+    return n;
+}
+
+static int add_count(const af_finding_record *r, void *user) {
+    *(long long *)user += r->count;
+    return 0;
+}
+
+long long af_cp_resume_recount_findings(af_campaign_state *cp) {
+    long long on_disk = 0;
+    char why[512], pending[1200];
+    if (af_findings_scan(cp->dir, add_count, &on_disk, why, sizeof why) < 0) return 0;
+    af_cp_subdir(cp, "pending", pending, sizeof pending);
+    DIR *d = opendir(pending);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        on_disk += len > 5 && !strcmp(e->d_name + len - 5, ".case") && af_cp_is_bucket_name(e->d_name, len);
+    }
+    if (d) closedir(d);
+    long long missed = on_disk - cp->st.findings;
+    if (missed <= 0) return 0;
+    cp->st.findings = on_disk;
+    return missed;
 }

@@ -51,6 +51,7 @@ typedef struct {
     /* cases counted in stats.cases by cp comm type (index af_cp_comm; AF_CP_NONE: cp = 1),
      * and of them those declined */
     long long cp_cases[AF_CP_A2A_P2P + 1], cp_declined[AF_CP_A2A_P2P + 1];
+    int interrupted_cases; /* DIR/interrupted/<name>.case: in flight when a run of DIR was killed */
 } af_campaign_stats;
 
 /* Count one run's plan-cache outcome and build time (af_run_info of a verdict). */
@@ -79,7 +80,8 @@ void af_stats_note_config_cell(af_campaign_stats *st, unsigned cell);
  * AF_STATS_TIMELINE kept (when full, every other one goes and the interval doubles), the
  * last point the state written now). Each write may add a timeline point (hence st is
  * not const), shard ("I/N" or null), resumed (times resumed), shards_merged (0 unless
- * written by attnfuzz merge). Written through af_write_parts_atomic (util/fsutil.h);
+ * written by attnfuzz merge), interrupted_cases (cases a killed run had in flight, kept
+ * in DIR/interrupted/). Written through af_write_parts_atomic (util/fsutil.h);
  * beside it DIR/config_cells.bin, the cell bit set (AF_STATS_CONFIG_CELLS bits, binary)
  * that a resume or a merge reads back. Returns 0 or -1. */
 int af_stats_write(const char *dir, af_campaign_stats *st);

@@ -145,6 +145,7 @@ int af_stats_read(const char *dir, af_campaign_stats *st, char *why, size_t cap)
         if (json_is_integer(a) && json_integer_value(a) >= 0) st->cp_cases[k] = json_integer_value(a);
         if (json_is_integer(d) && json_integer_value(d) >= 0) st->cp_declined[k] = json_integer_value(d);
     }
+    if (get_count(o, "interrupted_cases", &v) == 0 && v < 1000000) st->interrupted_cases = (int)v;
     json_decref(o);
     read_config_cells(dir, st);
     return 0;

@@ -303,7 +303,8 @@ enum {
     OPT_WORKER_CASES,
     OPT_SHARD, /* issue 16: --shard I/N (campaign/shard.h) */
     OPT_POLICY,
-    OPT_SELECTOR_CMD /* issue 15: a campaign of claim checks (cli_select.c) */
+    OPT_SELECTOR_CMD, /* issue 15: a campaign of claim checks (cli_select.c) */
+    OPT_RESUME        /* issue 16: --resume continues the campaign in --out DIR */
 };
 const struct option af_cli_campaign_options[] = {
     {"time", required_argument, NULL, OPT_TIME},
@@ -325,6 +326,7 @@ const struct option af_cli_campaign_options[] = {
     {"shard", required_argument, NULL, OPT_SHARD},
     {"policy", required_argument, NULL, OPT_POLICY},
     {"selector-cmd", required_argument, NULL, OPT_SELECTOR_CMD},
+    {"resume", no_argument, NULL, OPT_RESUME},
     {NULL, 0, NULL, 0},
 };
 
@@ -404,6 +406,9 @@ int af_cli_campaign(int argc, char **argv) {
                 break;
             case OPT_SELECTOR_CMD:
                 selector_cmd = v;
+                break;
+            case OPT_RESUME:
+                o.resume = true;
                 break;
             default:
                 parse_rc = -1;

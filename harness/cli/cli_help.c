@@ -98,6 +98,7 @@ static const option_doc option_docs[] = {
     {"campaign", "worker-cases", "M",
      "cases one persistent worker serves before it is replaced (0: a fresh child each)"},
     {"campaign", "shard", "I/N", "run shard I of N: its part of the config space and seed stream (from --seed)"},
+    {"campaign", "resume", "", "continue the earlier campaign in --out DIR (required when DIR holds one)"},
     {"merge", "quiet", "", "no summary on stdout"},
     {"repro", "backend", "NAME", BACKEND_HELP},
     {"repro", "engine", "NAME", "engine config to run on"},

@@ -39,7 +39,7 @@ int af_cli_merge(int argc, char **argv) {
     }
     if (!quiet)
         printf("merge %s: %d dir(s), %d bucket(s) (%d over the dirs), %lld finding(s), %lld cases, %d corpus "
-               "input(s); reports: %s/report.{json,junit.xml,sarif,html}\n",
-               out, sum.dirs, sum.buckets, sum.buckets_in, sum.findings, sum.cases, sum.corpus, out);
+               "input(s) (%d distinct over the dirs); reports: %s/report.{json,junit.xml,sarif,html}\n",
+               out, sum.dirs, sum.buckets, sum.buckets_in, sum.findings, sum.cases, sum.corpus, sum.corpus_united, out);
     return sum.buckets > 0 ? AF_EXIT_FINDING : AF_EXIT_PASS;
 }

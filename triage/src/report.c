@@ -153,10 +153,20 @@ static json_t *report_json(const report_list *l, const af_triage_summary *s, con
             buckets = NULL;
         }
     }
-    return json_pack("{s:s, s:s, s:i, s:{s:i, s:I, s:o, s:I, s:o}, s:o}", "tool", "attnfuzz", "report", "triage",
-                     "format_version", 1, "summary", "buckets", s->buckets, "findings", (json_int_t)s->findings,
-                     "by_kind", by_kind, "cases_judged", (json_int_t)tr_cases_judged(rep), "elapsed_s",
-                     rep->stats->present ? af_json_real(rep->stats->elapsed_s) : json_null(), "buckets", buckets);
+    json_t *interrupted = json_array();
+    for (int i = 0; interrupted && i < rep->interrupted->n; i++) {
+        const tr_interrupted_case *c = &rep->interrupted->cases[i];
+        if (json_array_append_new(interrupted, json_pack("{s:o, s:o}", "case", af_json_text(c->name), "backend",
+                                                         af_json_text(c->backend)))) {
+            json_decref(interrupted);
+            interrupted = NULL;
+        }
+    }
+    return json_pack("{s:s, s:s, s:i, s:{s:i, s:I, s:o, s:I, s:o, s:i}, s:o, s:o}", "tool", "attnfuzz", "report",
+                     "triage", "format_version", 1, "summary", "buckets", s->buckets, "findings",
+                     (json_int_t)s->findings, "by_kind", by_kind, "cases_judged", (json_int_t)tr_cases_judged(rep),
+                     "elapsed_s", rep->stats->present ? af_json_real(rep->stats->elapsed_s) : json_null(),
+                     "interrupted_cases", rep->interrupted->total, "buckets", buckets, "interrupted", interrupted);
 }
 
 /* ---- report.junit.xml ------------------------------------------------------------- */
@@ -239,6 +249,18 @@ static void write_junit(FILE *f, const report_list *l, const tr_report *rep) {
         fprintf(f, "\ncase findings/%s/finding.case:\n", r->bucket);
         xml_text(f, r->case_text);
         fputs("</failure>\n    </testcase>\n", f);
+    }
+    /* cases in flight when a run stopped: no verdict, so no testcase; named for the reader */
+    if (rep->interrupted->total > 0) {
+        fprintf(f, "    <system-out>%d case(s) in flight when a run of the campaign stopped:\n",
+                rep->interrupted->total);
+        for (int i = 0; i < rep->interrupted->n; i++) {
+            xml_text(f, rep->interrupted->cases[i].name);
+            fputs(" (backend ", f);
+            xml_text(f, rep->interrupted->cases[i].backend);
+            fputs(")\n", f);
+        }
+        fputs("</system-out>\n", f);
     }
     fputs("  </testsuite>\n</testsuites>\n", f);
 }
@@ -388,13 +410,23 @@ int af_triage_build(const char *dir, af_triage_summary *summary, char *why, size
         return -1;
     }
     tr_stats_read(dir, stats);
-    tr_report rep = {dir, l.items, l.n, s.buckets, s.findings, s.by_kind, stats};
+    tr_interrupted *interrupted = malloc(sizeof *interrupted);
+    if (!interrupted) {
+        snprintf(why, cap, "out of memory");
+        free(stats);
+        list_free(&l);
+        return -1;
+    }
+    tr_interrupted_read(dir, stats->backend[0] ? stats->backend : "?", interrupted);
+    tr_report rep = {dir, l.items, l.n, s.buckets, s.findings, s.by_kind, stats, interrupted};
 
     static const char *const names[4] = {"report.json", "report.junit.xml", "report.sarif", "report.html"};
     int (*const writers[4])(FILE *, const report_list *, const af_triage_summary *,
                             const tr_report *) = {json_writer, junit_writer, sarif_writer, html_writer};
     int rc = 0;
     for (int i = 0; i < 4 && rc == 0; i++) rc = write_report(dir, names[i], writers[i], &l, &s, &rep, why, cap);
+    s.interrupted_cases = interrupted->total;
+    free(interrupted);
     free(stats);
     list_free(&l);
     if (summary) *summary = s;

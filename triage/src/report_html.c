@@ -404,6 +404,24 @@ static const char html_style[] =
     ".note{font-size:.85em;color:#555}.ax{font-size:11px;fill:#555}.ax.f{fill:#c33}"
     ".kind{font-weight:bold;color:#c33}.ok{color:#282;font-weight:bold}";
 
+/* The cases a run had in flight when it stopped (kept in DIR/interrupted/). */
+static void interrupted_list(FILE *f, const tr_report *rep) {
+    const tr_interrupted *in = rep->interrupted;
+    if (in->total == 0) return;
+    fprintf(f,
+            "<h2>Interrupted cases</h2>\n<p>%d case%s in flight when a run of this campaign stopped (killed); "
+            "kept, no verdict:</p>\n<table><tr><th>case</th><th>backend</th></tr>\n",
+            in->total, in->total == 1 ? " was" : "s were");
+    for (int i = 0; i < in->n; i++) {
+        fputs("<tr><td>", f);
+        html_text(f, in->cases[i].name);
+        fputs("</td><td>", f);
+        html_text(f, in->cases[i].backend);
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table>\n", f);
+}
+
 void tr_write_html(FILE *f, const tr_report *rep) {
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>attnfuzz report</title>\n<style>",
           f);
@@ -428,6 +446,7 @@ void tr_write_html(FILE *f, const tr_report *rep) {
         seqlen_histogram(f, rep->stats);
         timeline_svg(f, rep->stats);
     }
+    interrupted_list(f, rep);
     leak_summary(f, rep);
     if (rep->buckets > 0) fputs("<h2>Findings</h2>\n", f);
     int last_kind = -2;

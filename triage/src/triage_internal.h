@@ -41,6 +41,20 @@ typedef struct {
  * or it does not parse (said on stderr). */
 void tr_stats_read(const char *dir, tr_campaign_stats *s);
 
+/* DIR/interrupted/<name>.case: cases a run had in flight when it stopped (report_interrupted.c). */
+#define TR_INTERRUPTED_MAX 256 /* listed at most; total counts them all */
+typedef struct {
+    char name[300];    /* "interrupted/<file>.case", relative to DIR */
+    char backend[160]; /* the case's backend, else the campaign's (stats.json) */
+} tr_interrupted_case;
+typedef struct {
+    int n, total; /* listed (sorted by name), on disk */
+    tr_interrupted_case cases[TR_INTERRUPTED_MAX];
+} tr_interrupted;
+/* Read DIR/interrupted/ (absent: none); campaign_backend names the backend of a case
+ * that names none. */
+void tr_interrupted_read(const char *dir, const char *campaign_backend, tr_interrupted *out);
+
 typedef struct {
     af_finding_record rec; /* case_text and verdict_json owned here */
     int kind;              /* af_verdict_kind, or -1 when the name is unknown */
@@ -55,6 +69,7 @@ typedef struct {
     long long findings; /* sum of the buckets' counts */
     const int *by_kind; /* AF_V_COUNT buckets per verdict kind */
     const tr_campaign_stats *stats;
+    const tr_interrupted *interrupted; /* cases in flight when a run stopped */
 } tr_report;
 
 const char *tr_kind_description(int kind);
