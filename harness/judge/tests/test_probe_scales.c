@@ -6,6 +6,7 @@
  *     with them): forward 2 toggles, backward 3, no finding;
  *   - flash_fp8_bug:descale_v_ignored (descale_v fixed at 1.0) is found by the probe
  *     alone, no oracle: feature_ignored on O naming the descale_v toggle;
+ *   - the same with the fuzzer's non-default scales (fp8_headroom);
  *   - the probe leaves other dtypes alone (0 toggles on fp16).
  */
 #include <stdio.h>
@@ -25,6 +26,8 @@ static const char *const fwd_case =
     "dtype = fp8_e4m3\nheads = 2\nseqlen_q = 48\nseqlen_kv = 80\nhead_dim = 64\nmask = causal\nseed = 3\n";
 static const char *const bwd_case = "dtype = fp8_e4m3\nbatch = 2\nheads_q = 4\nheads_kv = 2\nseqlen = 64\n"
                                     "head_dim = 32\nmask = causal\nbackward = yes\nseed = 4\n";
+static const char *const headroom_case = "dtype = fp8_e4m3\nheads = 2\nseqlen = 64\nhead_dim = 64\nmask = causal\n"
+                                         "backward = yes\nfp8_headroom = 2,1,3,0,1\nseed = 53\n";
 static const char *const fp16_case = "dtype = fp16\nheads = 2\nseqlen = 32\nhead_dim = 32\nbackward = yes\nseed = 5\n";
 
 static af_backend *load_plugin(const char *file) {
@@ -85,10 +88,12 @@ int main(void) {
                   "%s forward: %d toggles", clean[k]->name, toggles);
         CHECK_MSG(scale_findings(clean[k], bwd_case, NULL, &named, &toggles) == 0 && toggles == 3,
                   "%s backward: %d toggles", clean[k]->name, toggles);
-        printf("%s keeps its bits under every scale toggle (forward 2, backward 3)\n", clean[k]->name);
+        CHECK_MSG(scale_findings(clean[k], headroom_case, NULL, &named, &toggles) == 0 && toggles == 3,
+                  "%s backward with fp8_headroom: %d toggles", clean[k]->name, toggles);
+        printf("%s keeps its bits under every scale toggle (forward 2, backward 3, with headroom 3)\n", clean[k]->name);
     }
-    const char *const cases[2] = {fwd_case, bwd_case};
-    for (int k = 0; k < 2; k++) {
+    const char *const cases[3] = {fwd_case, bwd_case, headroom_case};
+    for (int k = 0; k < 3; k++) {
         int n = scale_findings(bug, cases[k], "descale_v x2", &named, &toggles);
         CHECK_MSG(n == 1 && named == 1 && toggles == 1,
                   "descale_v_ignored on case %d: %d findings, %d named, %d toggles", k, n, named, toggles);
