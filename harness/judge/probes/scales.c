@@ -46,10 +46,12 @@ static bool scale_by(float *d, int e) {
 }
 
 static bool apply(const scale_toggle *s, af_tensors *w) {
-    bool ok = scale_by(&w->descale_q, s->q) & scale_by(&w->descale_k, s->k) & scale_by(&w->descale_v, s->v) &
-              scale_by(&w->descale_do, s->dout) & scale_by(&w->descale_o, s->o);
-    return ok & scale_by(&w->descale_dp, s->dp) & scale_by(&w->descale_dq, s->dq) & scale_by(&w->descale_dk, s->dk) &
-           scale_by(&w->descale_dv, s->dv);
+    float *const d[9] = {&w->descale_q,  &w->descale_k,  &w->descale_v,  &w->descale_do, &w->descale_o,
+                         &w->descale_dp, &w->descale_dq, &w->descale_dk, &w->descale_dv};
+    const int e[9] = {s->q, s->k, s->v, s->dout, s->o, s->dp, s->dq, s->dk, s->dv};
+    bool ok = true;
+    for (int k = 0; k < 9; k++) ok = scale_by(d[k], e[k]) && ok; /* every descale scaled, each checked */
+    return ok;
 }
 
 /* The first judged element of an output whose stored value moved under toggle s
