@@ -100,19 +100,19 @@ typedef struct {
     int n_data;
     af_data_term data[AF_MAX_DATA_TERMS];
     /* Features (oracle/feature_spec.h); printed only when not the default. */
-    af_softmax_kind softmax; /* attention sinks */
-    double softcap;          /* 0 = none; else scores s -> softcap * tanh(s / softcap) */
-    af_bias_shape bias;      /* additive bias input (not learnable: no dBias) */
-    bool alibi;              /* ALiBi slopes 2^(-8 (h+1) / heads_q), bottom-right distance */
-    bool lse_base2;          /* stats = log2: the LSE output is log2 of the denominator */
-    bool dlse;               /* the backward takes an incoming gradient of the LSE output */
+    af_softmax_kind softmax;   /* attention sinks */
+    double softcap;            /* 0 = none; else scores s -> softcap * tanh(s / softcap) */
+    af_bias_shape bias;        /* additive bias input (not learnable: no dBias) */
+    bool alibi;                /* ALiBi slopes 2^(-8 (h+1) / heads_q), bottom-right distance */
+    bool lse_base2;            /* stats = log2: the LSE output is log2 of the denominator */
+    bool dlse;                 /* the backward takes an incoming gradient of the LSE output */
+    char backend[AF_NAME_MAX]; /* "" = chosen on the command line */
+    char engine[AF_NAME_MAX];  /* "" = default engine; "all" = every engine */
     /* fp8_e4m3 scales (docs/fp8.md): binades of headroom, each 0..AF_FP8_HEADROOM_MAX, of
      * Q, K, V, dO (descale = amax / 448 * 2^h: the stored values use 448 / 2^h of E4M3's
      * range, as under delayed scaling whose amax history exceeds today's) and O (descale_o
      * = 2^h / scale_o); all 0 = current scaling. Printed only when not all 0. */
     int fp8_headroom[AF_FP8_SCALED];
-    char backend[AF_NAME_MAX]; /* "" = chosen on the command line */
-    char engine[AF_NAME_MAX];  /* "" = default engine; "all" = every engine */
 } af_case;
 
 /* Errors carry the position of the problem and the field. */
