@@ -3,7 +3,7 @@
 #  1. the cpu reference passes every case of corpora/seed-features (softcap, sinks, bias,
 #     ALiBi, log2 stats, dLSE) with the probes on;
 #  2. for each planted plugin that drops one feature (planted:ignores_softcap,
-#     ignores_sinks, ignores_bias) a cpu campaign of ATTNFUZZ_TEST_FEATURE_CAMPAIGN_TIME
+#     ignores_sinks, ignores_bias, dsink_dropped: the sinks' gradient) a cpu campaign of ATTNFUZZ_TEST_FEATURE_CAMPAIGN_TIME
 #     seconds (default 60) from the feature seeds finds it (exit 1, a bucket), and the
 #     minimised finding still has the feature and still fails (repro exits 1).
 set -u
@@ -71,6 +71,7 @@ campaign() { # campaign BUG FIELD-REGEX
 campaign ignores_softcap '^softcap = '
 campaign ignores_sinks '^softmax = (off_by_one|learnable)'
 campaign ignores_bias '^bias = '
+campaign dsink_dropped '^softmax = learnable'
 
 [ "$fail" -eq 0 ] && echo "test_features: all passed" || echo "test_features: $fail failed"
 exit $((fail > 0))

@@ -157,7 +157,7 @@ void af_session_fatal_verdict(const af_session *s, const af_case *c, af_verdict_
 static bool finding_heatmap(const af_prepared *p, const af_tensors *t, const af_verdict *v, af_heatmap *hm) {
     if (!p->have_oracle || v->n_findings == 0) return false;
     af_tensor_id tensor = v->findings[0].tensor;
-    if (tensor == AF_T_NONE || !v->stats[tensor].judged) return false;
+    if (tensor < 0 || tensor >= AF_T_COUNT || !v->stats[tensor].judged) return false; /* dsink: no heatmap */
     af_outputs out;
     if (af_outputs_alloc(&out, &p->c)) return false;
     af_outputs_read(t, &p->c, &out);

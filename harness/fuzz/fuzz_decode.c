@@ -41,7 +41,7 @@ typedef struct {
     unsigned high;                /* EXT_HIGH_* bits */
     size_t backend_at, engine_at; /* name bytes */
     unsigned backend_len, engine_len;
-    size_t lengths_high_at, small_dims_at, features_at;
+    size_t lengths_high_at, small_dims_at, features_at, headroom_at;
 } extension;
 
 static void read_extension(const reader *r, size_t at, int batch, extension *e) {
@@ -65,7 +65,11 @@ static void read_extension(const reader *r, size_t at, int batch, extension *e) 
         p += (2 * (size_t)batch + 7) / 8;
     }
     if (e->items & EXT_SMALL_HEAD_DIMS) e->small_dims_at = p++;
-    if (e->items & EXT_FEATURES) e->features_at = p;
+    if (e->items & EXT_FEATURES) {
+        e->features_at = p;
+        p += EXT_FEATURE_BYTES;
+    }
+    if (e->items & EXT_FP8_HEADROOM) e->headroom_at = p;
 }
 
 /* The features item (fuzz_format.h): out-of-range codes and softcaps are left to repair. */
@@ -354,5 +358,7 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
     if (ext.items & EXT_BACKEND) read_name(&r, ext.backend_at, ext.backend_len, c->backend);
     if (ext.items & EXT_ENGINE) read_name(&r, ext.engine_at, ext.engine_len, c->engine);
     if (ext.items & EXT_FEATURES) read_features(&r, &ext, c);
+    if (ext.items & EXT_FP8_HEADROOM)
+        for (int k = 0; k < AF_FP8_SCALED; k++) c->fp8_headroom[k] = (int)rd(&r, ext.headroom_at + (size_t)k);
     return af_fuzz_repair(c, lim) ? 1 : 0;
 }

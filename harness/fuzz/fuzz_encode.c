@@ -250,7 +250,8 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
     unsigned items = (c->page_tail_nan ? EXT_PAGE_TAIL_NAN : 0u) | (name_encodable(c->backend) ? EXT_BACKEND : 0u) |
                      (name_encodable(c->engine) ? EXT_ENGINE : 0u) | (high ? EXT_HIGH_BITS : 0u) |
                      (any_length_high ? EXT_LENGTHS_HIGH : 0u) | (small_dims ? EXT_SMALL_HEAD_DIMS : 0u) |
-                     (af_case_has_features(c) ? EXT_FEATURES : 0u);
+                     (af_case_has_features(c) ? EXT_FEATURES : 0u) |
+                     (af_case_has_fp8_headroom(c) ? EXT_FP8_HEADROOM : 0u);
     if (items) {
         o[end] = EXT_TAG0;
         o[end + 1] = EXT_TAG1;
@@ -274,6 +275,8 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
             memcpy(&bits, &c->softcap, sizeof bits);
             for (int k = 0; k < 8; k++) o[end++] = (uint8_t)(bits >> (8 * k));
         }
+        if (items & EXT_FP8_HEADROOM)
+            for (int k = 0; k < AF_FP8_SCALED; k++) o[end++] = (uint8_t)c->fp8_headroom[k];
     }
     /* missing bytes read as 0: drop trailing zeros, but never down to the empty input */
     while (end > 1 && o[end - 1] == 0) end--;

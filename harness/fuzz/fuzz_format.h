@@ -80,9 +80,11 @@ enum {
     EXT_SMALL_HEAD_DIMS = 1u << 5, /* one byte: bits 0..2 = 8 - head_dim_qk, bits 4..6 = 8 -
                                      head_dim_v, taken off a decoded head dim of exactly 8 (the
                                      tables' smallest) */
-    EXT_FEATURES = 1u << 6         /* EXT_FEATURE_BYTES: one byte of EXT_FEAT_* (softmax in bits
+    EXT_FEATURES = 1u << 6,        /* EXT_FEATURE_BYTES: one byte of EXT_FEAT_* (softmax in bits
                                      0..1, bias shape in bits 2..4, then alibi, log2 stats, dlse),
                                      then softcap as a little-endian double */
+    EXT_FP8_HEADROOM = 1u << 7     /* AF_FP8_SCALED bytes: fp8_headroom of q, k, v, do, o (repair
+                                     takes each modulo AF_FP8_HEADROOM_MAX + 1) */
 };
 enum { EXT_FEATURE_BYTES = 9 };
 enum {

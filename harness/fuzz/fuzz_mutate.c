@@ -285,6 +285,11 @@ static void mutate_cp_paged(af_case *c, uint64_t *rng) {
  * bias broadcast, ALiBi, log2 stats, dLSE (needs backward, which repair checks). */
 static void mutate_feature(af_case *c, uint64_t *rng) {
     static const double softcaps[] = {0.0, 5.0, 20.0, 30.0, 50.0};
+    if (c->dtype == AF_DT_FP8_E4M3) {          /* fp8's feature: one tensor's scale headroom (docs/fp8.md) */
+        int tensor = pick(rng, AF_FP8_SCALED); /* drawn first: one order for every compiler */
+        c->fp8_headroom[tensor] = pick(rng, AF_FP8_HEADROOM_MAX + 1);
+        return;
+    }
     switch (pick(rng, 6)) {
         case 0:
             c->softcap = softcaps[pick(rng, 5)];

@@ -1,5 +1,6 @@
 /* runner.c — prepare a case once (inputs, oracle, reference), judge backends on it. */
 #include "judge/runner.h"
+#include "judge/compare_dsink.h"
 #include "judge/clone.h"
 #include "util/clock.h"
 
@@ -304,6 +305,16 @@ static void outputs_spread(const af_case *c, const af_outputs *a, const af_outpu
     }
 }
 
+/* Does a later run's dsink differ from run 0's (first NULL: judge it anyway)? Bitwise:
+ * an equal dsink has run 0's verdict already. */
+static bool dsink_moved(const af_case *c, const af_outputs *first, const af_outputs *out) {
+    if (!out->dsink) return false;
+    if (!first || !first->dsink) return true;
+    for (int h = 0; h < c->heads_q; h++)
+        if (memcmp(&first->dsink[h], &out->dsink[h], sizeof out->dsink[h])) return true;
+    return false;
+}
+
 /* Judge run `index` of the unperturbed case (buffer checks, then the criterion against
  * the oracle) into v, its findings marked with the run; its spread against run 0 into
  * v->run_spread. Also the probes' judge for their reruns (af_probe_runs). */
@@ -332,6 +343,8 @@ static void judge_run(void *ctx, const af_tensors *run, int index, af_verdict *v
         }
         if (p->have_oracle && moved)
             af_compare_outputs_only(c, &out, p->have_ref ? &p->ref : NULL, &p->oracle, &p->terms, moved, rv);
+        if (p->have_oracle && dsink_moved(c, jc->first, &out))
+            af_compare_dsink(c, run, &p->inputs, &out, p->have_ref ? &p->ref : NULL, &p->oracle.out, rv);
         af_outputs_free(&out);
     }
     for (int i = 0; i < rv->n_findings && i < AF_MAX_FINDINGS; i++) {
@@ -436,6 +449,8 @@ static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char 
         if (have_first) {
             af_outputs_read(&t, c, &first);
             if (p->have_oracle) af_compare_outputs(c, &first, p->have_ref ? &p->ref : NULL, &p->oracle, &p->terms, v);
+            if (p->have_oracle)
+                af_compare_dsink(c, &t, &p->inputs, &first, p->have_ref ? &p->ref : NULL, &p->oracle.out, v);
         }
         /* repeats of a backend that does not declare itself deterministic */
         bool deterministic = (be->flags & AF_BACKEND_DETERMINISTIC) && !info.nondeterministic;

@@ -52,6 +52,21 @@
  * row's score magnitude max_j scale * sum_d |q_d k_jd|: FP8 tensor cores accumulate
  * Q K^T with fewer bits than fp32 (docs/cudnn-findings.md F5: on the H200 the worst
  * row seen was 2^-10.1 * A_i, most 2^-13..2^-15; the unit leaves a factor 4).
+ *
+ * dsink (learnable sinks with backward; judge/compare_dsink.c), per query head h, fp32:
+ *   err_h <= 2 err_ref_h + floor_h  (8 floor_h without a reference), with the sums over
+ *   the judged rows (b, i) that see a key, P_i = exp(a_h - L_i) from the oracle's L_i,
+ *   D_i = dO_i . O_i - g'_i (exact), |dO|.|O| = sum_d |dO_id O_id| and, from the kernel's
+ *   own outputs, dD_i = |dO_i . (O_kernel,i - O_i)| (the stored O inside D, as for dQ, dK)
+ *   and delta_i = 2^-23 (1 + |a_h| + |L_i|) + |LSE_kernel,i - L_i| (the stored LSE inside
+ *   P_i, criterion.h):
+ *   floor_h = max(2^-23 |dsink_h| + sum P_i (dD_i + (Dv/16 + 1) 2^-23 |dO|.|O|
+ *                 + expm1(delta_i) (|D_i| + dD_i)) + (n/16 + 1) 2^-23 sum P_i |D_i|
+ *                 + AF_GRAD_CANCEL_UNIT M_h, 2^-24),   M_h = sum P_i (|dO|.|O| + |g'_i|)
+ *   (n the rows; fp32 output and sums as for the other gradients). A poisoned head is
+ *   unwritten, a non-finite one nan_inf; findings name tensor "dsink" (AF_T_DSINK, no
+ *   stats slot), h the head. dsink cancels (signed D_i): |dsink| is often a few % of
+ *   M_h, and the floor is ~2^-14 M_h on fp16, ~2^-12 on bf16 (test_compare_dsink).
  */
 #ifndef ATTNFUZZ_VERDICT_H
 #define ATTNFUZZ_VERDICT_H

@@ -233,6 +233,7 @@ static void pass_features(candidates *cs, const af_case *c) {
     TRY(c->alibi, t.alibi = false);
     TRY(c->lse_base2, t.lse_base2 = false);
     TRY(c->dlse, t.dlse = false);
+    TRY(af_case_has_fp8_headroom(c), memset(t.fp8_headroom, 0, sizeof t.fp8_headroom)); /* current scaling */
     TRY(c->has_scale, (t.has_scale = false, t.scale = 0));
     TRY(c->dtype != AF_DT_FP16, t.dtype = AF_DT_FP16);
 #undef TRY

@@ -69,6 +69,12 @@ const char *af_mask_text(const af_case *c) {
     return c->mask == AF_MASK_CAUSAL ? "causal" : "none";
 }
 
+bool af_case_has_fp8_headroom(const af_case *c) {
+    for (int k = 0; k < AF_FP8_SCALED; k++)
+        if (c->fp8_headroom[k]) return true;
+    return false;
+}
+
 void af_case_defaults(af_case *c) {
     memset(c, 0, sizeof *c);
     c->dtype = AF_DT_FP16;
@@ -278,13 +284,15 @@ enum {
     F_ALIBI,
     F_STATS,
     F_DLSE,
+    F_FP8_HEADROOM,
     F_COUNT
 };
 static const char *const field_names[F_COUNT] = {
-    "dtype",     "batch",  "heads_q",   "heads_kv",   "seqlen_q", "seqlen_kv", "head_dim_qk", "head_dim_v", "head_dim",
-    "heads",     "seqlen", "seqlens_q", "seqlens_kv", "layout",   "packing",   "stride_gap",  "thd_gap",    "page_size",
-    "page_tail", "mask",   "align",     "window",     "scale",    "backward",  "cp",          "seed",       "data",
-    "backend",   "engine", "softmax",   "softcap",    "bias",     "alibi",     "stats",       "dlse"};
+    "dtype",    "batch",     "heads_q",   "heads_kv",    "seqlen_q",   "seqlen_kv", "head_dim_qk", "head_dim_v",
+    "head_dim", "heads",     "seqlen",    "seqlens_q",   "seqlens_kv", "layout",    "packing",     "stride_gap",
+    "thd_gap",  "page_size", "page_tail", "mask",        "align",      "window",    "scale",       "backward",
+    "cp",       "seed",      "data",      "backend",     "engine",     "softmax",   "softcap",     "bias",
+    "alibi",    "stats",     "dlse",      "fp8_headroom"};
 
 typedef struct {
     int line_of[F_COUNT];
@@ -522,6 +530,12 @@ static int set_field(af_case *c, parse_state *st, int f, const char *v, char *wh
                 return -1;
             }
             return 0;
+        case F_FP8_HEADROOM:
+            if (parse_int_list(v, c->fp8_headroom, AF_FP8_SCALED, 0, AF_FP8_HEADROOM_MAX) != AF_FP8_SCALED) {
+                snprintf(why, cap, "'%s' is not 'q,k,v,do,o' binades, each in [0, %d]", v, AF_FP8_HEADROOM_MAX);
+                return -1;
+            }
+            return 0;
         case F_STATS:
             if (!strcmp(v, "natural"))
                 c->lse_base2 = false;
@@ -674,6 +688,8 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
             FAIL(f, "%s with cp = %d: context parallelism does not carry features", field_names[f], c->cp_size);
     }
     if (c->dlse && !c->backward) FAIL(F_DLSE, "dlse = yes needs backward = yes (it is an incoming gradient)");
+    if (af_case_has_fp8_headroom(c) && c->dtype != AF_DT_FP8_E4M3)
+        FAIL(F_FP8_HEADROOM, "fp8_headroom with dtype %s: per-tensor fp8 scales are fp8_e4m3's", dtype_names[c->dtype]);
     /* Memory guard: refuse cases that cannot be held (inputs + outputs in doubles; b1 h16
      * s131072 d128 causal backward holds 2.7e9). */
     double elems = af_case_elements(c);
@@ -891,6 +907,11 @@ size_t af_case_print(const af_case *c, char *buf, size_t cap) {
     if (c->alibi) af_strbuf_printf(&s, "alibi = yes\n");
     if (c->lse_base2) af_strbuf_printf(&s, "stats = log2\n");
     if (c->dlse) af_strbuf_printf(&s, "dlse = yes\n");
+    if (af_case_has_fp8_headroom(c)) {
+        af_strbuf_printf(&s, "fp8_headroom = ");
+        for (int k = 0; k < AF_FP8_SCALED; k++) af_strbuf_printf(&s, "%s%d", k ? "," : "", c->fp8_headroom[k]);
+        af_strbuf_printf(&s, "\n");
+    }
     if (c->backend[0]) af_strbuf_printf(&s, "backend = %s\n", c->backend);
     if (c->engine[0]) af_strbuf_printf(&s, "engine = %s\n", c->engine);
     return s.len;

@@ -23,6 +23,9 @@
 #define AF_MAX_HEAD_DIM   1024
 #define AF_MAX_DATA_TERMS 8
 #define AF_NAME_MAX       128
+/* fp8_headroom: the tensors it scales (q, k, v, do, o) and its largest binade count */
+#define AF_FP8_SCALED       5
+#define AF_FP8_HEADROOM_MAX 8
 
 typedef enum { AF_DT_FP16 = 0, AF_DT_BF16, AF_DT_FP8_E4M3, AF_DT_MXFP8 } af_dtype;
 
@@ -105,6 +108,11 @@ typedef struct {
     bool dlse;                 /* the backward takes an incoming gradient of the LSE output */
     char backend[AF_NAME_MAX]; /* "" = chosen on the command line */
     char engine[AF_NAME_MAX];  /* "" = default engine; "all" = every engine */
+    /* fp8_e4m3 scales (docs/fp8.md): binades of headroom, each 0..AF_FP8_HEADROOM_MAX, of
+     * Q, K, V, dO (descale = amax / 448 * 2^h: the stored values use 448 / 2^h of E4M3's
+     * range, as under delayed scaling whose amax history exceeds today's) and O (descale_o
+     * = 2^h / scale_o); all 0 = current scaling. Printed only when not all 0. */
+    int fp8_headroom[AF_FP8_SCALED];
 } af_case;
 
 /* Errors carry the position of the problem and the field. */
@@ -150,6 +158,8 @@ const char *af_bias_shape_name(af_bias_shape b);
 bool af_case_has_features(const af_case *c);
 /* A short list of the features set ("softcap sinks bias ..."), "" when none. */
 void af_case_features_text(const af_case *c, char *buf, size_t cap);
+/* Any fp8_headroom binade set (not plain current scaling). */
+bool af_case_has_fp8_headroom(const af_case *c);
 /* Canonical mask text: none | causal | padding | padding_causal (alignment separate). */
 const char *af_mask_text(const af_case *c);
 

@@ -58,6 +58,7 @@ int af_case_features(const af_case *c) {
     n += c->n_data - 1;
     n += !(c->data[0].kind == AF_DATA_NORMAL && c->data[0].p0 == 1.0);
     n += c->seed != 1;
+    n += af_case_has_fp8_headroom(c); /* fp8 scales other than current scaling */
     /* the heavier variants: learnable sinks, a bias with more axes than 11ss */
     n += (c->softmax == AF_SOFTMAX_LEARNABLE) + (c->bias == AF_BIAS_1HSS || c->bias == AF_BIAS_B1SS) +
          2 * (c->bias == AF_BIAS_BHSS);

@@ -62,6 +62,8 @@ static void quantise_per_tensor(const af_case *c, af_tensors *t, af_tensor_id id
     for (int64_t i = 0; i < n; i++)
         if (fabsf(vals[i]) > amax) amax = fabsf(vals[i]);
     float scale = amax > 0 ? 448.0f / amax : 1.0f;
+    int slot = id == AF_T_Q ? 0 : id == AF_T_K ? 1 : id == AF_T_V ? 2 : 3; /* case.h: q, k, v, do */
+    scale = ldexpf(scale, -c->fp8_headroom[slot]);                         /* headroom: 448 / 2^h of the range used */
     *descale = 1.0f / scale;
     for (int b = 0; b < v->B; b++)
         for (int h = 0; h < v->H; h++)
@@ -226,7 +228,7 @@ int af_inputs_generate_from(const af_case *c, af_tensors *t, af_inputs *in, floa
         }
         if (!given) free(vals);
     }
-    if (c->dtype == AF_DT_FP8_E4M3) t->descale_o = 1.0f / fp8_output_scale_of(c, t);
+    if (c->dtype == AF_DT_FP8_E4M3) t->descale_o = ldexpf(1.0f / fp8_output_scale_of(c, t), c->fp8_headroom[4]);
     af_inputs_read(c, t, in);
     return 0;
 }

@@ -19,7 +19,10 @@
 static const char *const tensor_names[AF_T_COUNT] = {"Q", "K", "V", "O", "LSE", "dO", "dQ", "dK", "dV"};
 static const char *const buffer_names[AF_BUF_COUNT] = {"Q", "K", "V", "O", "LSE", "dO", "dQ", "dK", "dV"};
 
-const char *af_tensor_name(af_tensor_id t) { return t >= 0 && t < AF_T_COUNT ? tensor_names[t] : "-"; }
+const char *af_tensor_name(af_tensor_id t) {
+    if (t == AF_T_DSINK) return "dsink";
+    return t >= 0 && t < AF_T_COUNT ? tensor_names[t] : "-";
+}
 const char *af_buffer_name(af_buffer_id b) { return buffer_names[b]; }
 
 int af_storage_bytes(af_storage s) {

@@ -23,7 +23,10 @@ typedef enum {
     AF_T_DQ,
     AF_T_DK,
     AF_T_DV,
-    AF_T_COUNT
+    AF_T_COUNT,
+    /* Not laid out in the buffers and without a stats slot: the (heads_q) fp32 gradient
+     * of learnable sink logits (af_tensors.dsink), named in findings (judge/compare_dsink.h). */
+    AF_T_DSINK
 } af_tensor_id;
 
 typedef enum {
@@ -80,7 +83,7 @@ int64_t af_layout_offset(const af_layout_plan *p, af_tensor_id t, int b, int h, 
 int af_storage_bytes(af_storage s);
 /* The storage type of tensor t in a case of this dtype (LSE is always fp32). */
 af_storage af_tensor_storage(af_dtype dtype, af_tensor_id t);
-const char *af_tensor_name(af_tensor_id t); /* "Q", "K", ..., "dV"; "-" for AF_T_NONE */
+const char *af_tensor_name(af_tensor_id t); /* "Q", "K", ..., "dV", "dsink"; "-" for AF_T_NONE */
 const char *af_buffer_name(af_buffer_id b);
 
 #endif

@@ -15,6 +15,8 @@
  *         visibility.c   hidden input sets, perturbing them, the leak matrix
  *         inclusion.c    a visible V row (and a Q row) changed so much that O (LSE) moves
  *         feature.c      causal / window / scale / alignment toggled: O (LSE) moves
+ *         scales.c       fp8_e4m3: one descale doubled with the output descales it
+ *                        reaches: every stored output keeps its bits
  *
  * Every probe is built so that a correct kernel cannot fail it:
  *  - visibility compares only outputs that the oracle's mask rule makes independent
@@ -154,5 +156,6 @@ void probe_stale(probe_ctx *x);
 void probe_visibility(probe_ctx *x, af_leak_matrix *lm);
 void probe_inclusion(probe_ctx *x);
 void probe_feature(probe_ctx *x);
+void probe_scales(probe_ctx *x);
 
 #endif

@@ -30,6 +30,9 @@
  *   feature      (AF_V_FEATURE_IGNORED)  rerun with causal -> none, window -> none,
  *                scale -> 2 * scale, alignment flipped; outputs whose exact value moves
  *                by more than any correct kernel's error must move.
+ *   scales       (AF_V_FEATURE_IGNORED)  fp8_e4m3: one input descale doubled (v; q with
+ *                k halved; dO) and the output descales moved with it: every stored
+ *                output keeps its bits (the rule: scales.c).
  *
  * Which outputs a perturbation can reach comes from the oracle's mask rule
  * (mask_spec.h), never from the backend:
@@ -46,7 +49,8 @@
  *   determinism_runs (2 for a backend that is not deterministic, less the runner's
  *   repeats) + 1 (batch) + visibility_runs (+ leak_reruns when a move is seen on a
  *   nondeterministic backend) + 2 (stale) + 1 (inclusion) + feature_runs;
- *   with the defaults 1 + 1 + 3 + 2 + 1 + 3 = 11 on a deterministic backend.
+ *   with the defaults 1 + 1 + 3 + 2 + 1 + 3 = 11 on a deterministic backend; + 2 (scales,
+ *   fp8_e4m3 forward) or + 3 (fp8_e4m3 backward).
  */
 #ifndef ATTNFUZZ_JUDGE_PROBES_H
 #define ATTNFUZZ_JUDGE_PROBES_H
@@ -65,6 +69,7 @@ typedef struct {
     bool convention;      /* LSE base (no extra run) */
     bool batch;           /* batch invariance (one run) */
     bool stale;           /* NaN / huge values where no token lives (two runs) */
+    bool scales;          /* fp8_e4m3 descale plumbing (up to three runs; scales.c) */
     int leak_reruns;      /* unperturbed reruns before a move on a nondeterministic
                               backend is called a leak (default 4) */
     int determinism_runs; /* extra identical runs (default 1; at least 2 are made for a
@@ -115,6 +120,7 @@ typedef struct {
     int inclusion_checked;        /* elements that had to move */
     int feature_toggles;          /* toggled runs made */
     int feature_checked;          /* elements that had to move under a toggle */
+    int scale_toggles;            /* fp8_e4m3 descale toggles run (scales.c) */
     char notes[512];              /* probes skipped and why */
 } af_probe_stats;
 

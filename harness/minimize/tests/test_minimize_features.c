@@ -3,7 +3,9 @@
  *     case shrinks (batch, heads, lengths, head dims) but still has softcap, and
  *     planted:ignores_bias keeps a bias (the lightest broadcast that fails);
  *   - a feature the finding does not need goes: planted:window_off_by_one on a case with
- *     a window plus softcap, ALiBi and sinks minimises to the window alone.
+ *     a window plus softcap, ALiBi and sinks minimises to the window alone;
+ *   - planted:dsink_dropped keeps learnable sinks and the backward (its dsink needs
+ *     both); flash_fp8_bug:descale_v_ignored loses its fp8_headroom (fails without).
  */
 #include <stdio.h>
 #include <string.h>
@@ -81,6 +83,17 @@ int main(void) {
              &r);
     CHECK_MSG(!af_case_has_features(&r.best), "features the window bug does not need survived");
     CHECK(r.best.window_left >= 0);
+    /* planted:dsink_dropped needs learnable sinks and the backward: both stay */
+    minimise("planted_dsink_dropped",
+             "dtype = fp16\nbatch = 2\nheads = 2\nseqlen = 40\nhead_dim = 32\nmask = causal\nsoftmax = learnable\n"
+             "backward = yes\nseed = 8\n",
+             &r);
+    CHECK_MSG(r.best.softmax == AF_SOFTMAX_LEARNABLE && r.best.backward, "the learnable sink or the backward went");
+    CHECK(r.best.batch == 1 && r.best.heads_q == 1);
+    /* fp8 scale headroom the finding does not need goes (descale_v ignored fails at any) */
+    minimise("flash_fp8_bug_descale_v_ignored",
+             "dtype = fp8_e4m3\nheads = 2\nseqlen = 48\nhead_dim = 32\nfp8_headroom = 2,1,3,0,1\nseed = 4\n", &r);
+    CHECK_MSG(!af_case_has_fp8_headroom(&r.best), "fp8_headroom the bug does not need survived");
     printf("test_minimize_features: ok\n");
     return 0;
 }

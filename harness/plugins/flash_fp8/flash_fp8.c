@@ -29,6 +29,10 @@
  *   FP8_HEAD_DESCALE  the last query head's dQ descaled for E4M3FNUZ (max 240) instead of
  *                     E4M3FN (max 448): x 448/240
  *   FP8_LAST_KEY_DK   dK of the last key of every sequence and kv head x 2
+ * and one plumbing bug, which the comparison sees wherever descale_v != 1 and the scale
+ * probe (judge/probes/scales.c) sees without an oracle:
+ *   FP8_DESCALE_V_IGNORED  descale_v fixed at 1.0 (scales fixed at 1.0, never plumbed:
+ *                     research/anchors-2026-12-01.md, flashinfer #4979, vLLM PR #42580)
  */
 #include <math.h>
 #include <stdbool.h>
@@ -40,10 +44,11 @@
 #include "attnfuzz/plugin.h"
 #include "model/numeric.h"
 
-#define FP8_NONE         0
-#define FP8_ROW_SCALE    1
-#define FP8_HEAD_DESCALE 2
-#define FP8_LAST_KEY_DK  3
+#define FP8_NONE              0
+#define FP8_ROW_SCALE         1
+#define FP8_HEAD_DESCALE      2
+#define FP8_LAST_KEY_DK       3
+#define FP8_DESCALE_V_IGNORED 4
 
 #ifndef FP8_BUG
 #error "build with -DFP8_BUG=FP8_<BUG> (see harness/plugins/CMakeLists.txt)"
@@ -63,6 +68,7 @@ static const struct {
     {"flash_fp8_bug:row_scale", "flash_fp8 with the last query row of O and dQ x 1.5"},
     {"flash_fp8_bug:head_descale", "flash_fp8 with the last head's dQ descaled for E4M3FNUZ (x 448/240)"},
     {"flash_fp8_bug:last_key_dk", "flash_fp8 with dK of each sequence's last key x 2"},
+    {"flash_fp8_bug:descale_v_ignored", "flash_fp8 with descale_v fixed at 1.0"},
 };
 
 AF_PLUGIN_EXPORT uint32_t attnfuzz_plugin_abi_version(void) { return ATTNFUZZ_PLUGIN_ABI_VERSION; }
@@ -364,6 +370,9 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_run(const af_plugin_problem *p, const af_pl
     r.dsc_q = t->t[AF_PLUGIN_Q].descale;
     r.dsc_k = t->t[AF_PLUGIN_K].descale;
     r.dsc_v = t->t[AF_PLUGIN_V].descale;
+#if BUG(DESCALE_V_IGNORED)
+    r.dsc_v = 1.0f; /* the scale never reaches the kernel */
+#endif
     r.dsc_o = t->t[AF_PLUGIN_O].descale;
     bool bwd = (p->flags & AF_PLUGIN_BACKWARD) != 0;
     int64_t nq = (int64_t)r.B * r.Hq * r.Sq, nk = (int64_t)r.B * r.Hkv * r.Skv;

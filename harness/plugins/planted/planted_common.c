@@ -46,11 +46,14 @@
  *                                   deprecated call that drops it)
  *   PLANTED_IGNORES_SINKS           sink logits accepted and left out of the denominator
  *   PLANTED_IGNORES_BIAS            the additive bias tensor accepted and not added
+ *   PLANTED_DSINK_DROPPED           learnable sinks treated as constants in the backward:
+ *                                   dsink written 0 (dQ, dK, dV stay right)
  *
- * Features (plugin.h, ABI 2) are served in the forward only: softcap, sinks, bias,
- * ALiBi and log2 stats, in the cpu reference's fp32 order (softcap, then bias, then ALiBi;
- * the sink joins max and sum after the keys). Feature problems with backward, and dLSE,
- * are declined.
+ * Features (plugin.h, ABI 2) are served in the forward: softcap, sinks, bias, ALiBi and
+ * log2 stats, in the cpu reference's fp32 order (softcap, then bias, then ALiBi; the sink
+ * joins max and sum after the keys). The backward serves sinks alone (with dsink, in the
+ * cpu's order: dsink_h = -sum over sequences, then rows ascending, of expf(a_h - LSE_i)
+ * D_i); other feature problems with backward, and dLSE, are declined.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -76,6 +79,7 @@
 #define PLANTED_IGNORES_SOFTCAP            10
 #define PLANTED_IGNORES_SINKS              11
 #define PLANTED_IGNORES_BIAS               12
+#define PLANTED_DSINK_DROPPED              13
 
 #ifndef PLANTED_BUG
 #error "build with -DPLANTED_BUG=PLANTED_<BUG> (see harness/plugins/CMakeLists.txt)"
@@ -103,12 +107,15 @@ static const struct {
     {"planted:ignores_softcap", "logit softcap accepted and ignored"},
     {"planted:ignores_sinks", "attention sinks accepted and left out of the softmax denominator"},
     {"planted:ignores_bias", "additive bias accepted and not added to the scores"},
+    {"planted:dsink_dropped", "learnable sinks' gradient dropped in the backward (dsink = 0)"},
 };
 
 /* The features this plugin serves (forward only). */
 #define PLANTED_FEATURES                                                                                               \
     (AF_PLUGIN_FEAT_SOFTCAP | AF_PLUGIN_FEAT_SINK | AF_PLUGIN_FEAT_BIAS | AF_PLUGIN_FEAT_ALIBI |                       \
-     AF_PLUGIN_FEAT_LSE_BASE2)
+     AF_PLUGIN_FEAT_LSE_BASE2 | AF_PLUGIN_FEAT_DSINK)
+/* The features the backward serves. */
+#define PLANTED_BWD_FEATURES (AF_PLUGIN_FEAT_SINK | AF_PLUGIN_FEAT_DSINK)
 
 AF_PLUGIN_EXPORT uint32_t attnfuzz_plugin_abi_version(void) { return ATTNFUZZ_PLUGIN_ABI_VERSION; }
 
@@ -133,12 +140,13 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_supports(const af_plugin_problem *p, char *
         return AF_PLUGIN_DECLINE;
     }
     if (p->features & ~(uint32_t)PLANTED_FEATURES) {
-        snprintf(why, cap, "%s: features 0x%x not implemented (dLSE, dsink)", planted_names[PLANTED_BUG].name,
+        snprintf(why, cap, "%s: features 0x%x not implemented (dLSE)", planted_names[PLANTED_BUG].name,
                  (unsigned)(p->features & ~(uint32_t)PLANTED_FEATURES));
         return AF_PLUGIN_DECLINE;
     }
-    if (p->features && (p->flags & AF_PLUGIN_BACKWARD)) {
-        snprintf(why, cap, "%s: features are served in the forward only", planted_names[PLANTED_BUG].name);
+    if ((p->features & ~(uint32_t)PLANTED_BWD_FEATURES) && (p->flags & AF_PLUGIN_BACKWARD)) {
+        snprintf(why, cap, "%s: features other than sinks are served in the forward only",
+                 planted_names[PLANTED_BUG].name);
         return AF_PLUGIN_DECLINE;
     }
     return AF_PLUGIN_OK;
@@ -153,12 +161,13 @@ typedef struct {
     float scale;
     bool fp16; /* round P and dS to fp16 (else bf16) */
     /* dense fp32 copies; rows past a sequence's length stay 0 */
-    float *q;      /* (B, Hq,  Sq,  Dqk) */
-    float *k;      /* (B, Hkv, Skv, Dqk) */
-    float *v;      /* (B, Hkv, Skv, Dv)  */
-    float *dout;   /* (B, Hq,  Sq,  Dv)  backward only */
-    float *dk_acc; /* (B, Hkv, Skv, Dqk) backward only */
-    float *dv_acc; /* (B, Hkv, Skv, Dv)  backward only */
+    float *q;                   /* (B, Hq,  Sq,  Dqk) */
+    float *k;                   /* (B, Hkv, Skv, Dqk) */
+    float *v;                   /* (B, Hkv, Skv, Dv)  */
+    float *dout;                /* (B, Hq,  Sq,  Dv)  backward only */
+    float *dk_acc;              /* (B, Hkv, Skv, Dqk) backward only */
+    float *dv_acc;              /* (B, Hkv, Skv, Dv)  backward only */
+    float *row_lse, *row_delta; /* (B, Hq, Sq) backward with dsink: stored LSE, D_i */
     /* scratch for one row */
     float *s, *prob, *dp; /* (Skv) */
     float *acc;           /* (max(Dqk, Dv)) */
@@ -445,7 +454,11 @@ static void run_backward(planted_run *r) {
                 float lse = load(tl, b, h, i, 0, false);
                 float delta = 0.0f;
                 for (int d = 0; d < r->Dv; d++) delta += dout[d] * load(to, b, h, i, d, false);
-                scores(r, q, b, h, i, hk, first, n, r->s); /* no features: declined with backward */
+                if (r->row_lse) {
+                    r->row_lse[((int64_t)b * r->Hq + h) * r->Sq + i] = lse;
+                    r->row_delta[((int64_t)b * r->Hq + h) * r->Sq + i] = delta;
+                }
+                scores(r, q, b, h, i, hk, first, n, r->s); /* sinks at most: the rest declined */
                 for (int j = 0; j < n; j++) {
                     const float *v = row_of(r->v, r->Hkv, r->Skv, r->Dv, b, hk, first + j);
                     float dp = 0.0f;
@@ -480,6 +493,25 @@ static void run_backward(planted_run *r) {
     }
 }
 
+/* dsink_h = -sum over sequences, then rows ascending, of expf(a_h - LSE_i) D_i (fp32);
+ * rows that see no key add nothing. */
+static void sink_gradient(const planted_run *r) {
+    for (int h = 0; h < r->Hq; h++) {
+        float acc = 0.0f;
+        for (int b = 0; b < r->B; b++)
+            for (int i = 0; i < r->p->seqlens_q[b]; i++) {
+                int first, last;
+                if (visible_keys_of_row(r, b, i, &first, &last) == 0) continue;
+                int64_t row = ((int64_t)b * r->Hq + h) * r->Sq + i;
+                acc += af_expf(r->p->sink[h] - r->row_lse[row]) * r->row_delta[row];
+            }
+#if BUG(DSINK_DROPPED)
+        acc = 0.0f; /* the sink logit taken for a constant: no gradient */
+#endif
+        r->p->dsink[h] = -acc;
+    }
+}
+
 /* ---- the entry point -------------------------------------------------------------- */
 
 static float *floats(int64_t n) { return calloc(n > 0 ? (size_t)n : 1, sizeof(float)); }
@@ -491,6 +523,8 @@ static void run_free(planted_run *r) {
     free(r->dout);
     free(r->dk_acc);
     free(r->dv_acc);
+    free(r->row_lse);
+    free(r->row_delta);
     free(r->s);
     free(r->prob);
     free(r->dp);
@@ -533,6 +567,11 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_run(const af_plugin_problem *p, const af_pl
         r.dk_acc = floats(nkv * r.Dqk);
         r.dv_acc = floats(nkv * r.Dv);
         ok = ok && r.dout && r.dk_acc && r.dv_acc;
+        if (p->dsink && (p->features & AF_PLUGIN_FEAT_DSINK)) {
+            r.row_lse = floats(nq);
+            r.row_delta = floats(nq);
+            ok = ok && r.row_lse && r.row_delta;
+        }
     }
     if (!ok) {
         snprintf(why, cap, "%s: out of host memory", planted_names[PLANTED_BUG].name);
@@ -548,6 +587,7 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_run(const af_plugin_problem *p, const af_pl
 #endif
     forward(&r);
     if (backward) run_backward(&r);
+    if (r.row_lse) sink_gradient(&r);
     run_free(&r);
     return AF_PLUGIN_OK;
 }
