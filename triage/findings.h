@@ -41,6 +41,7 @@ typedef struct {
     char kind[32]; /* verdict kind name */
     char backend[AF_NAME_MAX];
     char engine[AF_NAME_MAX];
+    char device[96]; /* the GPU that ran it (verdict.json "device", campaign --gpus), "" = not recorded */
     char tensor[8];
     char verdict_line[1024];
     char repro[1024];

@@ -29,6 +29,8 @@ typedef struct {
     char plan[96];             /* which built graph served ("" = the case's own; cudnn:
                                   "padded s_q=1024 s_kv=1024", see cudnn_bucket.h) */
     int plan_cache;            /* AF_PLAN_CACHE_NONE (0: no cache), _HIT or _MISS */
+    char device[96];           /* CUDA_VISIBLE_DEVICES of the process that ran it when a
+                                  campaign --gpus set it (campaign/gpus.h), else "" */
 } af_run_info;
 
 enum { AF_PLAN_CACHE_NONE = 0, AF_PLAN_CACHE_HIT = 1, AF_PLAN_CACHE_MISS = 2 };

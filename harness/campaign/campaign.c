@@ -156,7 +156,21 @@ void af_cp_merge_corpus(af_campaign_state *cp) {
             cp->tty ? "\r\033[K" : "", sum.before, sum.kept, sum.duplicates, sum.features, sum.cells);
 }
 
+/* --gpus: jobs = GPUs x workers per GPU. 0, or -1 after the message. */
+static int check_gpus(const af_campaign_opts *o) {
+    if (!o->gpus) return 0;
+    if (o->gpus->n < 1 || o->workers_per_gpu < 1 || o->jobs != o->gpus->n * o->workers_per_gpu ||
+        o->jobs > AF_CAMPAIGN_MAX_JOBS) {
+        fprintf(stderr,
+                "attnfuzz campaign: --gpus: %d GPU(s) x %d worker(s) per GPU must be 1..%d jobs (got --jobs %d)\n",
+                o->gpus->n, o->workers_per_gpu, AF_CAMPAIGN_MAX_JOBS, o->jobs);
+        return -1;
+    }
+    return 0;
+}
+
 int af_campaign_run(const af_campaign_opts *o) {
+    if (check_gpus(o)) return AF_CAMPAIGN_SETUP_ERROR;
     af_campaign_state *cp = calloc(1, sizeof *cp);
     if (!cp) return AF_CAMPAIGN_SETUP_ERROR;
     cp->o = o;
@@ -239,6 +253,7 @@ int af_campaign_run(const af_campaign_opts *o) {
                                           : AF_CAMPAIGN_SETUP_ERROR;
     }
     cp->s.defer_new = true;
+    cp->s.gpus = o->gpus; /* the workers set CUDA_VISIBLE_DEVICES (worker_pool.c) */
     cp->s.runner.repeats = o->repeats;
     if (o->worker_cases >= 0) cp->s.worker_cases = o->worker_cases;
     /* --max-work: the budget of the cases this process decodes, and (libfuzzer.c) passed
@@ -291,7 +306,9 @@ int af_campaign_run(const af_campaign_opts *o) {
     cp->rng = af_shard_rng_start(cp->rng, &o->shard);
 
     char fuzzer[PATH_MAX];
-    bool use_libfuzzer = af_cp_find_fuzzer(o, fuzzer, sizeof fuzzer);
+    /* --gpus: the in-process engine, whose workers each get one GPU (libFuzzer's -fork
+     * children would all inherit one CUDA_VISIBLE_DEVICES) */
+    bool use_libfuzzer = !o->gpus && af_cp_find_fuzzer(o, fuzzer, sizeof fuzzer);
     cp->st.start_unix = cp->s.start_unix;
     cp->st.time_to_first_finding_s = -1;
     snprintf(cp->st.backend, sizeof cp->st.backend, "%s", cp->s.backend_name);
@@ -299,6 +316,7 @@ int af_campaign_run(const af_campaign_opts *o) {
     cp->st.jobs = o->jobs < 1 ? 1 : o->jobs;
     cp->st.mode = use_libfuzzer ? "libfuzzer" : "inprocess";
     cp->st.max_work = cp->s.limits.max_work;
+    for (int g = 0; o->gpus && g < o->gpus->n; g++) af_stats_note_gpu(&cp->st, o->gpus->id[g], 0);
     af_envelope_init(&cp->envelope, cp->s.backend_name);
     cp->st.envelope = &cp->envelope;
     if (prior_rc == 0) {
@@ -328,6 +346,13 @@ int af_campaign_run(const af_campaign_opts *o) {
         "attnfuzz campaign: %s, backend %s%s, %d job(s), %.0f s, %d seed(s), max work %.0f, deadline %d s, out %s\n",
         cp->st.mode, cp->s.backend_name, cp->s.isolated ? " (isolated: runs in forked children only)" : "", cp->st.jobs,
         o->time_s, seeds, cp->s.limits.max_work, cp->deadline_s, cp->dir);
+    if (o->gpus) {
+        char list[AF_GPUS_MAX * 8] = "";
+        for (int g = 0; g < o->gpus->n; g++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%.6s", g ? "," : "", o->gpus->id[g]);
+        fprintf(stderr, "attnfuzz campaign: --gpus %s: %d worker(s) per GPU, CUDA_VISIBLE_DEVICES set in each\n", list,
+                o->workers_per_gpu);
+    }
     af_cp_update_stats(cp, false);
 
     af_cp_saved_signals saved_signals;

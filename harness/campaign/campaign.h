@@ -37,6 +37,13 @@
  *   DIR/config_cells.bin      the config cells seen (stats.h), for resume and merge
  *   DIR/interrupted/          cases in flight when an earlier run of DIR stopped
  *
+ * --gpus: one worker process per GPU (or workers_per_gpu of them), each with its own
+ * CUDA_VISIBLE_DEVICES set before anything else (worker_pool.h); they share DIR: the
+ * parent keeps the one corpus (merged every AF_CP_CORPUS_MERGE_PERIOD_S, every
+ * merge_every cases and at the end), the workers store findings in the
+ * one DIR/findings (per-bucket locks, triage/findings.h). stats.json counts the cases
+ * of each GPU (gpus, gpu_cases); each finding names the GPU that ran it ("device").
+ *
  * Resume: --resume --out DIR naming a directory with a stats.json continues that campaign
  * (resume.c; without --resume such a DIR is refused, and --resume on a DIR without one
  * is an error): its counters, histograms, timeline and elapsed time go on from where they
@@ -50,6 +57,7 @@
 #include <stdint.h>
 
 #include "backends/backend.h"
+#include "campaign/gpus.h"
 #include "campaign/shard.h"
 
 typedef struct {
@@ -81,6 +89,13 @@ typedef struct {
     af_shard shard;          /* --shard I/N (campaign/shard.h); count 0 or 1 = whole space */
     bool resume;             /* --resume: out_dir must hold an earlier campaign, which continues;
                                 without it a DIR holding one is refused (AF_CAMPAIGN_SETUP_ERROR) */
+    const af_gpu_list *gpus; /* --gpus (campaign/gpus.h; not owned), NULL = none: job slot i runs
+                                its cases in workers with CUDA_VISIBLE_DEVICES =
+                                gpus->id[i / workers_per_gpu]; jobs must be gpus->n x
+                                workers_per_gpu; the in-process engine is used */
+    int workers_per_gpu;     /* with gpus: workers (cases in flight) per GPU, >= 1 */
+    long long merge_every;   /* in-process engine: DIR/corpus merged after every this many cases
+                                (campaign_internal.h), 0 = AF_CP_CORPUS_MERGE_CASES */
 } af_campaign_opts;
 
 /* What af_campaign_run returns (the CLI maps each to its exit code, cli/cli.h). */

@@ -65,8 +65,11 @@ void af_cp_note_finding(af_campaign_state *cp);
 
 /* DIR/corpus merged (campaign/corpus_merge.h: inputs adding coverage or a config cell,
  * content-hash names), one line on stderr; st.corpus = what is kept. The in-process
- * engine every AF_CP_CORPUS_MERGE_PERIOD_S and at the end of the campaign. */
+ * engine every AF_CP_CORPUS_MERGE_PERIOD_S, every --merge-every cases (opts
+ * merge_every, default AF_CP_CORPUS_MERGE_CASES), and at the end of the campaign. */
 #define AF_CP_CORPUS_MERGE_PERIOD_S 600.0
+/* ... and after every AF_CP_CORPUS_MERGE_CASES cases (many workers fill the corpus fast) */
+#define AF_CP_CORPUS_MERGE_CASES 20000
 void af_cp_merge_corpus(af_campaign_state *cp);
 /* Corpus inputs now (in-process engine): the queue, or since a merge what it kept plus
  * the queue's later entries. */

@@ -100,8 +100,22 @@ static void keep_error_case(af_campaign_state *cp, const af_case *c, const char 
     fclose(f);
 }
 
-static void handle_result(af_campaign_state *cp, const af_case *c, const input_buf *in, af_case_result *r) {
+/* The GPU a finished case ran on (--gpus): what its worker said, else its slot's GPU. */
+static const char *result_device(const af_campaign_state *cp, const af_child *slot, const af_case_result *r) {
+    if (r->device[0]) return r->device;
+    int d = slot->device >= 0 && slot->device < cp->o->gpus->n ? slot->device : 0;
+    return cp->o->gpus->id[d];
+}
+
+static void handle_result(af_campaign_state *cp, const af_child *slot, const input_buf *in, af_case_result *r) {
+    const af_case *c = &slot->c;
     cp->st.cases++;
+    if (cp->o->gpus) {
+        const char *device = result_device(cp, slot, r);
+        af_stats_note_gpu(&cp->st, device, 1);
+        /* a crash or hang the parent stores names the GPU it happened on */
+        if (!r->verdict.info.device[0]) snprintf(r->verdict.info.device, sizeof r->verdict.info.device, "%s", device);
+    }
     af_stats_note_seqlens(&cp->st, c->seqlen_q, c->seqlen_kv);
     af_stats_note_config_cell(&cp->st, af_fuzz_config_cell(c));
     af_stats_note_cp(&cp->st, c, r->status != AF_CASE_NOT_RUN && r->verdict.kind == AF_V_DECLINED);
@@ -154,6 +168,8 @@ void af_cp_run_inprocess(af_campaign_state *cp, double stop_at) {
     bool drawn_none = false; /* --shard: the last round drew no input of this shard's cells */
     double next_pending = af_clock_mono() + 1;
     double next_corpus_merge = af_clock_mono() + AF_CP_CORPUS_MERGE_PERIOD_S;
+    long long merge_every = cp->o->merge_every > 0 ? cp->o->merge_every : AF_CP_CORPUS_MERGE_CASES;
+    long long merge_at_cases = cp->st.cases + merge_every;
     for (;;) {
         if (af_cp_interrupted()) {
             abandon_children(slots, jobs);
@@ -171,6 +187,8 @@ void af_cp_run_inprocess(af_campaign_state *cp, double stop_at) {
             snprintf(name, sizeof name, "job%d", i);
             af_session_write_current(&cp->s, &c, name);
             slots[i].result = &results[i];
+            /* --gpus: job slot i always runs on GPU i / workers_per_gpu (a replaced worker too) */
+            slots[i].device = cp->o->gpus ? i / cp->o->workers_per_gpu : -1;
             slot_deadline[i] = af_cp_deadline_now(cp);
             if (af_child_start(&cp->s, &slots[i], &c, AF_STORE_FUZZ, slot_deadline[i])) {
                 fprintf(stderr, "attnfuzz campaign: fork failed: %s\n", strerror(errno));
@@ -186,15 +204,16 @@ void af_cp_run_inprocess(af_campaign_state *cp, double stop_at) {
         }
         int done = af_child_wait_any(&cp->s, slots, jobs, 250);
         if (done >= 0 && !af_cp_interrupted() && !af_cp_stopped_for_time(cp, &results[done], slot_deadline[done]))
-            handle_result(cp, &slots[done].c, &inputs[done], &results[done]);
+            handle_result(cp, &slots[done], &inputs[done], &results[done]);
         if (done >= 0) { /* no longer in flight: a resume keeps aside only what was (resume.c) */
             char current[1300];
             snprintf(current, sizeof current, "%s/current/job%d.case", cp->dir, done);
             remove(current);
         }
-        if (af_clock_mono() >= next_corpus_merge && !af_cp_interrupted()) {
+        if ((af_clock_mono() >= next_corpus_merge || cp->st.cases >= merge_at_cases) && !af_cp_interrupted()) {
             af_cp_merge_corpus(cp);
             next_corpus_merge = af_clock_mono() + AF_CP_CORPUS_MERGE_PERIOD_S;
+            merge_at_cases = cp->st.cases + merge_every;
         }
         if (af_clock_mono() >= next_pending && !af_cp_interrupted()) {
             af_cp_process_pending(cp, stop_at, false);

@@ -64,6 +64,8 @@ static void store_here(af_campaign_state *cp, const af_case *c, const af_verdict
 static void minimise_raw(af_campaign_state *cp, const char *raw_id, const af_case *c, const af_verdict *found,
                          af_case_result *r) {
     min_ctx m = {cp};
+    /* --gpus: minimised and stored on the GPU that found it (a bug of one GPU stays there) */
+    cp->s.isolated_device = af_gpus_find(cp->o->gpus, found->info.device);
     af_min_opts mo;
     af_min_opts_default(&mo);
     mo.max_runs = cp->o->minimize_runs;
@@ -127,6 +129,7 @@ static void minimise_raw(af_campaign_state *cp, const char *raw_id, const af_cas
                 e.bucket);
     }
     free(mr);
+    cp->s.isolated_device = -1;
     if (af_rawmap_put(cp->dir, raw_id, &e))
         fprintf(stderr, "attnfuzz campaign: cannot write %s/rawmap/%s\n", cp->dir, raw_id);
 }

@@ -49,6 +49,8 @@ void af_cp_resume_apply(af_campaign_state *cp, const af_campaign_stats *prior) {
     st->timeline_n = prior->timeline_n;
     st->timeline_interval_s = prior->timeline_interval_s;
     st->resumed = prior->resumed + 1;
+    /* cases per GPU go on (a GPU of this run's --gpus that the earlier ones lacked: added) */
+    for (int i = 0; i < prior->n_gpus; i++) af_stats_note_gpu(st, prior->gpus[i], prior->gpu_cases[i]);
     cp->prior_elapsed_s = prior->elapsed_s;
     cp->resumed = true;
 }

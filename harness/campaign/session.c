@@ -86,6 +86,7 @@ int af_session_open_ex(af_session *s, const char *backend, af_backend *backend_o
     snprintf(s->out_dir, sizeof s->out_dir, "%s", out_dir ? out_dir : "");
     s->start_unix = af_clock_unix();
     s->owner_pid = (int)getpid();
+    s->isolated_device = -1;
     af_registry_init(&s->registry);
     s->backend = backend_obj ? backend_obj : af_registry_find(&s->registry, s->backend_name, why, cap);
     s->backend_owned = !backend_obj;
@@ -236,6 +237,7 @@ static void on_engine_verdict(void *user, const char *engine, const af_verdict *
 void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const af_case *original, af_case_result *r) {
     memset(r, 0, sizeof *r);
     r->stored = -1;
+    snprintf(r->device, sizeof r->device, "%s", s->device);
     if (s->isolated && (int)getpid() == s->owner_pid) {
         /* a GPU backend must not be initialised in the process that forks the runs */
         r->status = AF_CASE_NOT_RUN;
@@ -280,6 +282,7 @@ void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const a
                          on_engine_verdict, &j);
     }
     af_engine_list_free(&engines);
+    snprintf(r->verdict.info.device, sizeof r->verdict.info.device, "%s", s->device);
     /* a pipelined certification that failed (runner.h) voids the case, as a failed
      * af_prepare does */
     bool oracle_failed = af_prepare_settle(&p) != 0;

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "campaign/gpus.h"
 #include "campaign/isolate.h"
 #include "fuzz/fuzz.h"
 #include "judge/runner.h"
@@ -63,6 +64,13 @@ typedef struct {
     /* the caller's name for the case about to run (run: its path), for on_verdict; set
      * before each case, it travels with the case to a persistent worker */
     char verdict_label[1024];
+    /* campaign --gpus (campaign/gpus.h; not owned, set after open; NULL = none): every
+     * forked run sets CUDA_VISIBLE_DEVICES to one entry before anything else, and device
+     * holds it in that process ("" = the variable as inherited); verdicts stored there
+     * carry it (af_run_info.device) */
+    const af_gpu_list *gpus;
+    char device[AF_GPU_ID_MAX];
+    int isolated_device; /* the GPU (index) af_session_run_isolated runs on, -1 = any (open) */
 } af_session;
 
 enum {
@@ -108,6 +116,7 @@ typedef struct {
     double seconds;
     int engines_declined;               /* engines that declined the case or were not run */
     uint8_t counters[AF_FUZZ_COUNTERS]; /* feedback (af_fuzz_feedback) */
+    char device[AF_GPU_ID_MAX];         /* CUDA_VISIBLE_DEVICES the run had (session device) */
 } af_case_result;
 
 /* Whether r counts as a crash in a campaign's stats (stats.json "crashes", fuzzer_stats
@@ -142,10 +151,21 @@ typedef struct {
     af_case c;                     /* the case it runs */
     af_case_result *result;        /* the caller points this at storage before starting */
     struct af_pool_worker *worker; /* the persistent worker serving it; NULL = a fresh child */
+    int device;                    /* with s->gpus: the index of the GPU it runs on, -1 = any
+                                      (set before the start; the start says which one served) */
 } af_child;
 
-/* Start c in a child; fills slot. Returns 0 or -1 (fork failed, errno set). */
+/* Start c in a child; fills slot (slot->device: the GPU to run on, see af_child).
+ * Returns 0 or -1 (fork failed, errno set). */
 int af_child_start(af_session *s, af_child *slot, const af_case *c, af_store_mode mode, int deadline_s);
+/* In a child just forked to run cases, before anything else: CUDA_VISIBLE_DEVICES =
+ * s->gpus->id[device] and s->device = that (no --gpus, or device out of range: nothing
+ * changes). session_child.c; worker_pool.c calls it too. */
+void af_session_enter_device(af_session *s, int device);
+/* The GPU index a run asking for device (-1 = any) starts on: device, or 0 with --gpus;
+ * -1 without. */
+int af_session_device_for(const af_session *s, int device);
+
 /* Wait up to timeout_ms for any of n slots (at most 64) to finish; returns the index of
  * one that finished (its result complete, the child reaped), or -1 when none did. */
 int af_child_wait_any(af_session *s, af_child *slots, int n, int timeout_ms);

@@ -5,6 +5,7 @@
 #include "campaign/worker_pool.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -17,12 +18,25 @@ typedef struct {
     const af_case *c;
     af_store_mode mode;
     const af_case *original;
+    int device; /* index into s->gpus, -1 = none */
 } case_job;
 
 static void run_in_child(void *user, void *out, size_t out_size) {
     case_job *job = user;
     (void)out_size;
+    af_session_enter_device(job->s, job->device);
     af_session_run(job->s, job->c, job->mode, job->original, out);
+}
+
+void af_session_enter_device(af_session *s, int device) {
+    if (!s->gpus || device < 0 || device >= s->gpus->n) return;
+    setenv("CUDA_VISIBLE_DEVICES", s->gpus->id[device], 1);
+    snprintf(s->device, sizeof s->device, "%s", s->gpus->id[device]);
+}
+
+int af_session_device_for(const af_session *s, int device) {
+    if (!s->gpus || s->gpus->n == 0) return -1;
+    return device >= 0 && device < s->gpus->n ? device : 0;
 }
 
 /* A persistent worker serves the case (worker_pool.h) unless the session wants a fresh
@@ -36,7 +50,8 @@ static int child_spawn(af_session *s, af_child *slot, const af_case *c, af_store
                        int deadline_s) {
     slot->worker = NULL;
     if (use_pool(s)) return af_pool_start(s, slot, c, mode, original, deadline_s, GRACE_S);
-    case_job job = {s, c, mode, original};
+    slot->device = af_session_device_for(s, slot->device);
+    case_job job = {s, c, mode, original, slot->device};
     slot->c = *c;
     slot->proc.max_memory = s->max_memory;
     return af_isolate_start(&slot->proc, run_in_child, &job, slot->result, sizeof *slot->result, deadline_s, GRACE_S);
@@ -59,6 +74,10 @@ static void child_finish(af_session *s, af_child *slot, const af_isolate_outcome
     r->stored = -1;
     r->status = o->timed_out ? AF_CASE_HUNG : AF_CASE_CRASHED;
     af_session_fatal_verdict(s, &slot->c, o->timed_out ? AF_V_HANG : AF_V_CRASH, detail, &r->verdict);
+    if (s->gpus && slot->device >= 0 && slot->device < s->gpus->n) { /* the GPU the dead process had */
+        snprintf(r->device, sizeof r->device, "%s", s->gpus->id[slot->device]);
+        snprintf(r->verdict.info.device, sizeof r->verdict.info.device, "%s", r->device);
+    }
     snprintf(r->why, sizeof r->why, "%s", detail);
     r->seconds = o->seconds;
     af_fuzz_feedback(&slot->c, &r->verdict, r->counters, sizeof r->counters);
@@ -79,6 +98,7 @@ void af_session_run_isolated(af_session *s, const af_case *c, af_store_mode mode
     af_child slot;
     memset(&slot, 0, sizeof slot);
     slot.result = r;
+    slot.device = s->isolated_device; /* campaign --gpus: the GPU a minimisation runs on (-1 any) */
     if (child_spawn(s, &slot, c, mode, original, deadline_s)) {
         /* cannot fork: run here, unless the backend must stay out of this process */
         int err = errno;

@@ -57,6 +57,30 @@ void af_stats_note_run(af_campaign_stats *st, const af_run_info *info) {
         st->plan_cache_misses++;
 }
 
+void af_stats_note_gpu(af_campaign_stats *st, const char *device, long long n) {
+    int i = 0;
+    while (i < st->n_gpus && strcmp(st->gpus[i], device) != 0) i++;
+    if (i == st->n_gpus) {
+        if (st->n_gpus == AF_GPUS_MAX) return;
+        snprintf(st->gpus[i], sizeof st->gpus[i], "%s", device);
+        st->gpu_cases[i] = 0;
+        st->n_gpus++;
+    }
+    st->gpu_cases[i] += n;
+}
+
+/* "gpus" and "gpu_cases" of stats.json into o (null both without --gpus). */
+static void gpus_json(json_t *o, const af_campaign_stats *st) {
+    json_t *list = st->n_gpus ? json_array() : json_null();
+    json_t *cases = st->n_gpus ? json_object() : json_null();
+    for (int i = 0; i < st->n_gpus; i++) {
+        json_array_append_new(list, af_json_text(st->gpus[i]));
+        json_object_set_new(cases, st->gpus[i], json_integer((json_int_t)st->gpu_cases[i]));
+    }
+    json_object_set_new(o, "gpus", list);
+    json_object_set_new(o, "gpu_cases", cases);
+}
+
 void af_stats_note_config_cell(af_campaign_stats *st, unsigned cell) {
     cell %= AF_STATS_CONFIG_CELLS;
     st->config_cells_seen[cell / 64] |= 1ull << (cell % 64);
@@ -141,6 +165,7 @@ int af_stats_write(const char *dir, af_campaign_stats *st) {
     json_object_set_new(o, "resumed", json_integer(st->resumed));
     json_object_set_new(o, "shards_merged", json_integer(st->shards_merged));
     json_object_set_new(o, "interrupted_cases", json_integer(st->interrupted_cases));
+    gpus_json(o, st);
     char *text = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(DBL_DIG));
     json_decref(o);
     if (!text) return -1;

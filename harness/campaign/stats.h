@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "backends/backend.h"
+#include "campaign/gpus.h"
 #include "fuzz/fuzz_envelope.h"
 
 /* log2 buckets of a sequence length: bucket k holds [2^k, 2^(k+1)), k = 0..17 */
@@ -52,7 +53,16 @@ typedef struct {
      * and of them those declined */
     long long cp_cases[AF_CP_A2A_P2P + 1], cp_declined[AF_CP_A2A_P2P + 1];
     int interrupted_cases; /* DIR/interrupted/<name>.case: in flight when a run of DIR was killed */
+    /* campaign --gpus: the GPUs (CUDA_VISIBLE_DEVICES entries) cases ran on, and the cases
+     * counted in stats.cases that each ran (n_gpus 0 = no --gpus; they sum to cases then) */
+    int n_gpus;
+    char gpus[AF_GPUS_MAX][AF_GPU_ID_MAX];
+    long long gpu_cases[AF_GPUS_MAX];
 } af_campaign_stats;
+
+/* Add n cases to GPU device's count (listed first when new; beyond AF_GPUS_MAX GPUs
+ * ignored). Resume and merge add up counts by device this way. */
+void af_stats_note_gpu(af_campaign_stats *st, const char *device, long long n);
 
 /* Count one run's plan-cache outcome and build time (af_run_info of a verdict). */
 void af_stats_note_run(af_campaign_stats *st, const af_run_info *info);
@@ -81,13 +91,15 @@ void af_stats_note_config_cell(af_campaign_stats *st, unsigned cell);
  * last point the state written now). Each write may add a timeline point (hence st is
  * not const), shard ("I/N" or null), resumed (times resumed), shards_merged (0 unless
  * written by attnfuzz merge), interrupted_cases (cases a killed run had in flight, kept
- * in DIR/interrupted/). Written through af_write_parts_atomic (util/fsutil.h);
+ * in DIR/interrupted/), gpus (the --gpus
+ * list, ["0", "1"], null without --gpus) and gpu_cases ({"0": n, "1": m}: cases per GPU,
+ * summing to cases; null without --gpus). Written through af_write_parts_atomic (util/fsutil.h);
  * beside it DIR/config_cells.bin, the cell bit set (AF_STATS_CONFIG_CELLS bits, binary)
  * that a resume or a merge reads back. Returns 0 or -1. */
 int af_stats_write(const char *dir, af_campaign_stats *st);
 /* Read DIR/stats.json (and DIR/config_cells.bin when present) back into st: every
  * counter, the histograms, start time, elapsed, timeline, backend, engine, jobs, mode,
- * shard, resumed. st->envelope stays NULL. 0; 1 when DIR has no stats.json; -1 with
+ * shard, resumed, gpus and gpu_cases. st->envelope stays NULL. 0; 1 when DIR has no stats.json; -1 with
  * why (names the file and the key) when it is malformed. stats_read.c. */
 int af_stats_read(const char *dir, af_campaign_stats *st, char *why, size_t cap);
 /* DIR/fuzzer_stats, AFL's format ("key : value" lines, written atomically with every

@@ -60,6 +60,21 @@ static const char *known_mode(const char *text) {
     return "";
 }
 
+/* "gpus" (list of names) and "gpu_cases" (name -> count), where present (campaign
+ * --gpus); absent or null both: no GPU list. 0, or -1 when malformed. */
+static int read_gpus(const json_t *o, af_campaign_stats *st) {
+    const json_t *list = json_object_get(o, "gpus"), *cases = json_object_get(o, "gpu_cases");
+    if ((!list || json_is_null(list)) && (!cases || json_is_null(cases))) return 0;
+    if (!json_is_array(list) || !json_is_object(cases) || json_array_size(list) > AF_GPUS_MAX) return -1;
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        const char *name = json_string_value(json_array_get(list, i));
+        long long n;
+        if (!name || !name[0] || strlen(name) >= AF_GPU_ID_MAX || get_count(cases, name, &n)) return -1;
+        af_stats_note_gpu(st, name, n);
+    }
+    return 0;
+}
+
 static void read_config_cells(const char *dir, af_campaign_stats *st) {
     char path[2048];
     snprintf(path, sizeof path, "%s/config_cells.bin", dir);
@@ -146,6 +161,11 @@ int af_stats_read(const char *dir, af_campaign_stats *st, char *why, size_t cap)
         if (json_is_integer(d) && json_integer_value(d) >= 0) st->cp_declined[k] = json_integer_value(d);
     }
     if (get_count(o, "interrupted_cases", &v) == 0 && v < 1000000) st->interrupted_cases = (int)v;
+    if (read_gpus(o, st)) {
+        snprintf(why, cap, "%s: key 'gpus' / 'gpu_cases' malformed", path);
+        json_decref(o);
+        return -1;
+    }
     json_decref(o);
     read_config_cells(dir, st);
     return 0;

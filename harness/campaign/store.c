@@ -3,6 +3,7 @@
 #include "campaign/store.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -64,6 +65,10 @@ int af_pending_verdict(const char *case_path, af_verdict *v) {
 
 /* ---- storing -------------------------------------------------------------------------- */
 
+static int store_verdict(af_session *s, const af_case *c, const af_verdict *v, af_store_mode mode,
+                         const af_case *original, const af_heatmap *heatmap, const af_leak_matrix *leaks,
+                         char bucket[AF_BUCKET_ID_LEN + 1]);
+
 static double time_to_first(const af_session *s) { return af_clock_unix() - s->start_unix; }
 
 /* Count one more raw finding in the bucket its raw signature minimised into: the
@@ -79,9 +84,28 @@ static int bump_mapped(af_session *s, const af_rawmap_entry *e, char bucket[AF_B
     return rc < 0 ? -1 : 0;
 }
 
-int af_session_store(af_session *s, const af_case *c, const af_verdict *v, af_store_mode mode, const af_case *original,
-                     const af_heatmap *heatmap, const af_leak_matrix *leaks, char bucket[AF_BUCKET_ID_LEN + 1]) {
-    if (mode == AF_STORE_NONE || !s->out_dir[0] || v->n_findings == 0) return -1;
+int af_session_store(af_session *s, const af_case *c, const af_verdict *given, af_store_mode mode,
+                     const af_case *original, const af_heatmap *heatmap, const af_leak_matrix *leaks,
+                     char bucket[AF_BUCKET_ID_LEN + 1]) {
+    if (mode == AF_STORE_NONE || !s->out_dir[0] || given->n_findings == 0) return -1;
+    /* campaign --gpus: the finding names the GPU this process runs on (verdict.json
+     * "device", the report's GPU row) unless the verdict already says one */
+    const af_verdict *v = given;
+    af_verdict *tagged = NULL;
+    if (s->device[0] && !given->info.device[0] && (tagged = malloc(sizeof *tagged))) {
+        *tagged = *given;
+        snprintf(tagged->info.device, sizeof tagged->info.device, "%s", s->device);
+        v = tagged;
+    }
+    int rc = store_verdict(s, c, v, mode, original, heatmap, leaks, bucket);
+    free(tagged);
+    return rc;
+}
+
+/* af_session_store with the verdict as it is stored. */
+static int store_verdict(af_session *s, const af_case *c, const af_verdict *v, af_store_mode mode,
+                         const af_case *original, const af_heatmap *heatmap, const af_leak_matrix *leaks,
+                         char bucket[AF_BUCKET_ID_LEN + 1]) {
     char sig[AF_SIGNATURE_MAX], why[512];
     af_signature(c, v, sig, sizeof sig);
     af_bucket_id(sig, bucket);

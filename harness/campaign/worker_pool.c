@@ -144,8 +144,8 @@ void af_pool_free(af_worker_pool *p) {
     free(p);
 }
 
-/* Fork a worker into the free slot w. 0, or -1 with errno set. */
-static int spawn(af_session *s, af_worker_pool *p, af_pool_worker *w) {
+/* Fork a worker for GPU device (-1 = none) into the free slot w. 0, or -1 with errno set. */
+static int spawn(af_session *s, af_worker_pool *p, af_pool_worker *w, int device) {
     int fds[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds)) return -1;
     fflush(stdout);
@@ -160,6 +160,8 @@ static int spawn(af_session *s, af_worker_pool *p, af_pool_worker *w) {
         return -1;
     }
     if (pid == 0) {
+        /* its GPU first: nothing in this process may have looked at CUDA before */
+        af_session_enter_device(s, device);
         /* the other workers' parent ends must not stay open here: each of them is told to
          * exit by end of file on its socket */
         for (int i = 0; i < AF_POOL_MAX_WORKERS; i++)
@@ -180,25 +182,27 @@ static int spawn(af_session *s, af_worker_pool *p, af_pool_worker *w) {
     w->pid = pid;
     w->fd = fds[0];
     w->settings = settings_of(s);
+    w->device = device;
     p->started++;
     return 0;
 }
 
-/* An idle worker with the session's current settings, forking one when none is there. */
-static af_pool_worker *idle_worker(af_session *s, af_worker_pool *p) {
+/* An idle worker with the session's current settings on GPU device (-1 = any), forking
+ * one when none is there. */
+static af_pool_worker *idle_worker(af_session *s, af_worker_pool *p, int device) {
     uint64_t now = settings_of(s);
     af_pool_worker *free_slot = NULL;
     for (int i = 0; i < AF_POOL_MAX_WORKERS; i++) {
         af_pool_worker *w = &p->workers[i];
         if (w->pid && !w->busy && w->settings != now) retire(p, w);
-        if (w->pid && !w->busy) return w;
+        if (w->pid && !w->busy && (device < 0 || w->device == device)) return w;
         if (!w->pid && !free_slot) free_slot = w;
     }
     if (!free_slot) {
         errno = EAGAIN;
         return NULL;
     }
-    return spawn(s, p, free_slot) ? NULL : free_slot;
+    return spawn(s, p, free_slot, af_session_device_for(s, device)) ? NULL : free_slot;
 }
 
 /* Send the whole request; false when the worker is gone (it is reaped then). */
@@ -230,7 +234,7 @@ int af_pool_start(af_session *s, af_child *slot, const af_case *c, af_store_mode
      * would hold it unreachable, and a backend calling exit() inside a case there would
      * be turned into a leak report and exit status 1 by LeakSanitizer. */
     for (int attempt = 0; attempt < 2 && !w; attempt++) {
-        w = idle_worker(s, p);
+        w = idle_worker(s, p, af_session_device_for(s, slot->device) < 0 ? -1 : slot->device);
         if (!w) {
             err = errno;
             break;
@@ -260,6 +264,7 @@ int af_pool_start(af_session *s, af_child *slot, const af_case *c, af_store_mode
     w->busy = true;
     slot->c = *c;
     slot->worker = w;
+    slot->device = w->device;
     af_isolate_child *ch = &slot->proc;
     ch->pid = w->pid;
     ch->fd = w->fd;

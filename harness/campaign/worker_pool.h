@@ -17,7 +17,11 @@
  *     settings (engine, limits, runner options, store mode flags) differ from the ones it
  *     was forked with, so a worker never runs a case with stale settings.
  * Workers are started on demand, one per case in flight at most, and kept idle between
- * cases. ATTNFUZZ_POOL=0 (or cases_per_worker 0 in the session) keeps the fresh child
+ * cases. With campaign --gpus (session gpus) each worker belongs to one GPU: a case sent
+ * for GPU d (af_child.device) goes to an idle worker of d, or a fresh one forked for d,
+ * which sets CUDA_VISIBLE_DEVICES before anything else; a worker that is replaced is
+ * replaced on its GPU (the campaign's job slot asks for the same d again). A case for
+ * any GPU (-1: minimisation) takes any idle worker, else a fresh one on GPU 0. ATTNFUZZ_POOL=0 (or cases_per_worker 0 in the session) keeps the fresh child
  * per case of session_child.c. */
 #ifndef ATTNFUZZ_CAMPAIGN_WORKER_POOL_H
 #define ATTNFUZZ_CAMPAIGN_WORKER_POOL_H
@@ -36,6 +40,8 @@ typedef struct af_pool_worker {
     bool busy;         /* a case is in flight on it */
     int served;        /* cases it finished */
     uint64_t settings; /* fingerprint of the session settings it was forked with */
+    int device;        /* campaign --gpus: index of its GPU in s->gpus (CUDA_VISIBLE_DEVICES set
+                          first thing in the worker), -1 = none */
 } af_pool_worker;
 
 typedef struct af_worker_pool {
@@ -50,9 +56,9 @@ af_worker_pool *af_pool_new(int cases_per_worker);
 /* End every worker (idle ones exit on end of file; any left after 2 s are killed). */
 void af_pool_free(af_worker_pool *p);
 
-/* Send c to an idle worker of s->pool (a fresh one when none is idle or the idle ones
- * are stale) and fill slot->proc (pid, fd, deadline, out = slot->result) and
- * slot->worker. Returns 0, or -1 with errno set (fork failed, or EAGAIN: every one of
+/* Send c to an idle worker of s->pool for GPU slot->device (a fresh one when none is
+ * idle or the idle ones are stale) and fill slot->proc (pid, fd, deadline, out =
+ * slot->result), slot->worker and slot->device (the GPU that serves it). Returns 0, or -1 with errno set (fork failed, or EAGAIN: every one of
  * AF_POOL_MAX_WORKERS workers is busy). */
 int af_pool_start(af_session *s, af_child *slot, const af_case *c, af_store_mode mode, const af_case *original,
                   int deadline_s, double grace_s);

@@ -281,8 +281,9 @@ int af_cli_minimize(int argc, char **argv) {
 
 /* ---- campaign ------------------------------------------------------------------------- */
 
-#define CAMPAIGN_TIME_MAX_S 31536000.0 /* a year */
-#define CAMPAIGN_JOBS_MAX   1024       /* the in-process engine keeps at most 64 in flight */
+#define CAMPAIGN_TIME_MAX_S   31536000.0 /* a year */
+#define CAMPAIGN_JOBS_MAX     1024       /* the in-process engine keeps at most 64 in flight */
+#define CAMPAIGN_GPU_JOBS_MAX 64         /* --gpus: the in-process engine's workers in flight */
 
 enum {
     OPT_TIME = 1000,
@@ -304,7 +305,9 @@ enum {
     OPT_SHARD, /* issue 16: --shard I/N (campaign/shard.h) */
     OPT_POLICY,
     OPT_SELECTOR_CMD, /* issue 15: a campaign of claim checks (cli_select.c) */
-    OPT_RESUME        /* issue 16: --resume continues the campaign in --out DIR */
+    OPT_RESUME,       /* issue 16: --resume continues the campaign in --out DIR */
+    OPT_GPUS,         /* issue 16: --gpus all|0,1,...: workers per GPU (campaign/gpus.h) */
+    OPT_MERGE_EVERY   /* corpus merge every N cases */
 };
 const struct option af_cli_campaign_options[] = {
     {"time", required_argument, NULL, OPT_TIME},
@@ -327,8 +330,36 @@ const struct option af_cli_campaign_options[] = {
     {"policy", required_argument, NULL, OPT_POLICY},
     {"selector-cmd", required_argument, NULL, OPT_SELECTOR_CMD},
     {"resume", no_argument, NULL, OPT_RESUME},
+    {"gpus", required_argument, NULL, OPT_GPUS},
+    {"merge-every", required_argument, NULL, OPT_MERGE_EVERY},
     {NULL, 0, NULL, 0},
 };
+
+/* --gpus LIST with --workers-per-gpu W (default 1): o->gpus, jobs = GPUs x W. --jobs
+ * with --gpus is refused (the GPUs say how many). AF_EXIT_PASS, AF_EXIT_USAGE (a bad
+ * list, exit 2) or AF_EXIT_DECLINED (all: no GPU here), after the message. */
+static int resolve_gpus(const char *spec, bool jobs_given, int workers_per_gpu, af_gpu_list *list,
+                        af_campaign_opts *o) {
+    char why[512];
+    if (jobs_given) {
+        fprintf(stderr, "attnfuzz campaign: --jobs with --gpus: give --workers-per-gpu N instead (jobs = GPUs x N)\n");
+        return AF_EXIT_USAGE;
+    }
+    int rc = af_gpus_resolve(spec, getenv("CUDA_VISIBLE_DEVICES"), AF_GPUS_PROC_DIR, list, why, sizeof why);
+    if (rc != AF_GPUS_OK) {
+        fprintf(stderr, "attnfuzz campaign: %s\n", why);
+        return rc == AF_GPUS_NONE ? AF_EXIT_DECLINED : AF_EXIT_USAGE;
+    }
+    o->workers_per_gpu = workers_per_gpu > 0 ? workers_per_gpu : 1;
+    if ((long long)list->n * o->workers_per_gpu > CAMPAIGN_GPU_JOBS_MAX) {
+        fprintf(stderr, "attnfuzz campaign: --gpus: %d GPU(s) x %d worker(s) per GPU is over %d workers\n", list->n,
+                o->workers_per_gpu, CAMPAIGN_GPU_JOBS_MAX);
+        return AF_EXIT_USAGE;
+    }
+    o->gpus = list;
+    o->jobs = list->n * o->workers_per_gpu;
+    return AF_EXIT_PASS;
+}
 
 int af_cli_campaign(int argc, char **argv) {
     af_campaign_opts o;
@@ -336,7 +367,10 @@ int af_cli_campaign(int argc, char **argv) {
     const char **corpus = calloc((size_t)argc + 1, sizeof *corpus);
     if (!corpus) return AF_EXIT_USAGE;
     int n_corpus = 0;
-    const char *policy = NULL, *selector_cmd = NULL;
+    const char *policy = NULL, *selector_cmd = NULL, *gpus_spec = NULL;
+    bool jobs_given = false;
+    int workers_per_gpu = 0;
+    af_gpu_list gpu_list;
     const struct option *longopts = af_cli_campaign_options;
     af_cli_args a;
     if (af_cli_args_init(&a, "attnfuzz campaign", argc, argv)) {
@@ -361,6 +395,7 @@ int af_cli_campaign(int argc, char **argv) {
                 break;
             case OPT_JOBS:
                 parse_rc = af_cli_int(&a, v, 1, CAMPAIGN_JOBS_MAX, &o.jobs);
+                jobs_given = true;
                 break;
             case OPT_OUT:
                 o.out_dir = v;
@@ -391,7 +426,17 @@ int af_cli_campaign(int argc, char **argv) {
                 break;
             case OPT_WORKERS_PER_GPU:
                 parse_rc = af_cli_jobs(&a, v, &o.jobs);
+                workers_per_gpu = o.jobs;
                 break;
+            case OPT_GPUS:
+                gpus_spec = v;
+                break;
+            case OPT_MERGE_EVERY: {
+                int every = 0;
+                parse_rc = af_cli_int(&a, v, 1, 1000000000, &every);
+                o.merge_every = every;
+                break;
+            }
             case OPT_WORKER_CASES:
                 parse_rc = af_cli_worker_cases(&a, v, &o.worker_cases);
                 break;
@@ -435,6 +480,7 @@ int af_cli_campaign(int argc, char **argv) {
                               : o.repeats != d.repeats           ? "--repeats"
                               : o.worker_cases != d.worker_cases ? "--worker-cases"
                               : o.shard.count > 1                ? "--shard"
+                              : gpus_spec                        ? "--gpus"
                               : n_corpus                         ? "a seed corpus"
                                                                  : NULL;
         free(corpus);
@@ -447,6 +493,13 @@ int af_cli_campaign(int argc, char **argv) {
         }
         return af_cli_campaign_claims(policy, selector_cmd, o.time_s, o.out_dir, o.seed, o.max_work, o.minimize_runs,
                                       o.deadline_s);
+    }
+    if (gpus_spec) {
+        int gpus_rc = resolve_gpus(gpus_spec, jobs_given, workers_per_gpu, &gpu_list, &o);
+        if (gpus_rc != AF_EXIT_PASS) {
+            free(corpus);
+            return gpus_rc;
+        }
     }
     o.corpus = corpus;
     o.n_corpus = n_corpus;

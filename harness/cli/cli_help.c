@@ -95,6 +95,11 @@ static const option_doc option_docs[] = {
     {"campaign", "inprocess", "", "use the in-process engine even when attnfuzz_fuzz exists"},
     {"campaign", "repeats", "N", "runs of a nondeterministic backend, each judged (default 3)"},
     {"campaign", "workers-per-gpu", "N", "N cases in flight on one GPU (persistent workers; sets --jobs)"},
+    {"campaign", "gpus", "all|0,1,..",
+     "a worker per GPU (--workers-per-gpu N: N), CUDA_VISIBLE_DEVICES set in each; all = CUDA_VISIBLE_DEVICES's "
+     "entries, else the driver's GPUs (none: exit 3)"},
+    {"campaign", "merge-every", "N",
+     "merge DIR/corpus after every N cases (default 20000; also every 600 s and at the end)"},
     {"campaign", "worker-cases", "M",
      "cases one persistent worker serves before it is replaced (0: a fresh child each)"},
     {"campaign", "shard", "I/N", "run shard I of N: its part of the config space and seed stream (from --seed)"},

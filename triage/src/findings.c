@@ -313,6 +313,7 @@ static int read_bucket(const char *dir, const char *bucket_dir, const char *name
     af_json_get_text(j, "verdict", r->kind, sizeof r->kind);
     af_json_get_text(j, "backend", r->backend, sizeof r->backend);
     af_json_get_text(j, "engine", r->engine, sizeof r->engine);
+    af_json_get_text(j, "device", r->device, sizeof r->device);
     af_json_get_text(j, "tensor", r->tensor, sizeof r->tensor);
     af_json_get_text(j, "verdict_line", r->verdict_line, sizeof r->verdict_line);
     af_json_get_text(j, "repro", r->repro, sizeof r->repro);

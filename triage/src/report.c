@@ -123,7 +123,7 @@ static json_t *rel_or_null(bool present, const char *bucket, const char *name) {
 static json_t *bucket_json(const af_finding_record *r) {
     /* the bucket's verdict.json as it was stored (read_bucket checked that it parses) */
     json_t *verdict = json_loads(r->verdict_json, 0, NULL);
-    return json_pack(
+    json_t *o = json_pack(
         "{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "bucket",
         r->bucket, "signature", af_json_text(r->signature), "kind", af_json_text(r->kind), "backend",
         af_json_text(r->backend), "engine", af_json_text(r->engine), "tensor", af_json_text(r->tensor), "config_class",
@@ -134,6 +134,9 @@ static json_t *bucket_json(const af_finding_record *r) {
         rel_or_null(r->has_original, r->bucket, "original.case"), "heatmap",
         rel_or_null(r->has_heatmap, r->bucket, "heatmap.png"), "leak", rel_or_null(r->has_leak, r->bucket, "leak.png"),
         "case_text", af_json_text(r->case_text), "verdict", verdict);
+    /* the GPU that ran the stored finding (campaign --gpus), null when none was recorded */
+    if (o) json_object_set_new(o, "device", r->device[0] ? af_json_text(r->device) : json_null());
+    return o;
 }
 
 /* New reference, or NULL when out of memory. */

@@ -364,6 +364,10 @@ static void bucket_section(FILE *f, const tr_report *rep, const af_finding_recor
         fputs(" : ", f);
         html_text(f, r->engine);
     }
+    if (r->device[0]) { /* campaign --gpus: the CUDA_VISIBLE_DEVICES of the worker that stored it */
+        fputs("</td></tr><tr><th>GPU</th><td>", f);
+        html_text(f, r->device);
+    }
     fprintf(f, "</td></tr><tr><th>bucket</th><td><code>%s</code></td></tr>", r->bucket);
     fprintf(f, "<tr><th>count</th><td>%lld</td></tr><tr><th>first seen</th><td>", r->count);
     html_text(f, r->first_seen);

@@ -14,6 +14,9 @@
  *   ctor_segv, ctor_abort, ctor_exit0   its constructor writes through a null pointer,
  *            calls abort(), calls exit(0): loading it must never end attnfuzz (the
  *            probe child of backends/plugin_probe.h dies instead; exit 5 with one line)
+ *   env      run() appends "pid N CUDA_VISIBLE_DEVICES=V" (V "(unset)" when unset) to the
+ *            file named by $MISBEHAVE_MARKER and declines the case: which GPU each
+ *            worker process of a campaign --gpus was given (ci/tests/test_gpus.sh)
  * Every kind supports every problem; a run that returns writes nothing (unwritten). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +36,7 @@
 #define MB_CTOR_SEGV  9
 #define MB_CTOR_ABORT 10
 #define MB_CTOR_EXIT0 11
+#define MB_ENV        12
 
 #if MISBEHAVE == MB_MARKER
 __attribute__((constructor)) static void write_marker(void) {
@@ -103,6 +107,15 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_run(const af_plugin_problem *p, const af_pl
 #elif MISBEHAVE == MB_ERROR
     snprintf(why, cap, "misbehave: run failed on purpose");
     return AF_PLUGIN_ERROR;
+#elif MISBEHAVE == MB_ENV
+    const char *path = getenv("MISBEHAVE_MARKER"), *visible = getenv("CUDA_VISIBLE_DEVICES");
+    FILE *f = path ? fopen(path, "a") : NULL;
+    if (f) { /* one short line per fprintf + fclose: appends from many processes stay whole */
+        fprintf(f, "pid %d CUDA_VISIBLE_DEVICES=%s\n", (int)getpid(), visible ? visible : "(unset)");
+        fclose(f);
+    }
+    snprintf(why, cap, "misbehave_env: declines every case (CUDA_VISIBLE_DEVICES=%s)", visible ? visible : "(unset)");
+    return AF_PLUGIN_DECLINE;
 #elif MISBEHAVE == MB_MEMHOG
     size_t bytes = (size_t)1 << 30; /* 1 GiB */
     char *block = malloc(bytes);
