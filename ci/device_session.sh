@@ -5,6 +5,11 @@
 #   tiers      bench_ref_gpu (old and new kernels) and bench_oracle_gpu at TIER_S
 #   bench      ci/bench_judge.sh (config mix vs a PyTorch loop, long sequences)
 #   corpus     ci/device_run.sh TESTS=0: the GPU corpus on every cuDNN found
+#   scaling    the cudnn campaign on GPU ${SCALE_GPU:-0} with --gpus and --workers-per-gpu
+#              1, 2, 4 (SCALE_WORKERS), SCALE_S seconds each (default 120, --total-time
+#              SCALE_S + 120): per run cases, cases/s, its ratio to 1 worker, exit code,
+#              buckets and whether one merged report.json came out (issue 16: cases/s
+#              scales with workers)
 # Results: $OUT/<stage>.txt, and summary.txt with one line per stage.
 set -u
 BUILD=${1:?build dir}
@@ -47,6 +52,38 @@ for stage in "$@"; do
     corpus)
       OUT="$OUT/corpus" TESTS=0 bash ci/device_run.sh "$BUILD" > "$log" 2>&1
       grep -E "^## cuDNN|corpus:|device_run: exit|\| total" "$log" >> "$summary" ;;
+    scaling)
+      : > "$log"
+      base=""
+      mkdir -p "$OUT/scaling"
+      for w in ${SCALE_WORKERS:-1 2 4}; do
+        dir="$OUT/scaling/w$w"
+        rm -rf "$dir"
+        S=${SCALE_S:-120}
+        "$BUILD/attnfuzz" campaign --backend cudnn --gpus "${SCALE_GPU:-0}" --workers-per-gpu "$w" --time "$S" \
+          --total-time $((S + 120)) --seed 16 --out "$dir" > "$dir.log" 2>&1
+        rc=$?
+        line=$(python3 - "$dir" "$w" "$rc" "$base" <<'EOF'
+import json, os, sys
+d, w, rc, base = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+try:
+    s = json.load(open(f"{d}/stats.json"))
+except (OSError, ValueError) as e:
+    print(f"scaling: workers {w}: exit {rc}, no stats.json ({e})")
+    sys.exit()
+rate = s["cases"] / s["elapsed_s"] if s["elapsed_s"] > 0 else 0.0
+ratio = f"{rate / float(base):.2f}" if base and float(base) > 0 else "1.00 (base)"
+report = os.path.isfile(f"{d}/report.json")
+print(f"scaling: workers {w}: {s['cases']} cases in {s['elapsed_s']:.0f} s, {rate:.2f} cases/s, x{ratio} vs 1 worker, "
+      f"exit {rc}, {s['buckets']} bucket(s), gpu_cases {s.get('gpu_cases')}, report.json {'yes' if report else 'MISSING'}"
+      f" [{rate:.6f}]")
+EOF
+)
+        echo "$line" >> "$log"
+        tail -3 "$dir.log" >> "$log"
+        [ -z "$base" ] && base=$(echo "$line" | sed -n 's/.*\[\([0-9.]*\)\]$/\1/p')
+      done
+      grep "^scaling:" "$log" >> "$summary" ;;
     *) echo "unknown stage $stage" >> "$summary" ;;
   esac
   echo "== $stage: $(( $(date +%s) - t0 )) s" >> "$summary"
