@@ -173,22 +173,22 @@ int af_cli_gate(int argc, char **argv) {
                 out = v;
                 break;
             case 't':
-                rc = af_cli_double(&a, v, 0, true, 86400 * 7, &o.time_s);
+                rc = af_cli_double(&a, v, 0, true, 86400 * 7, &o.loop.time_s);
                 break;
             case 's':
-                rc = af_cli_u64(&a, v, &o.seed);
+                rc = af_cli_u64(&a, v, &o.loop.seed);
                 break;
             case 'w':
-                rc = af_cli_double(&a, v, 1024, false, 1e15, &o.max_work);
+                rc = af_cli_double(&a, v, 1024, false, 1e15, &o.loop.max_work);
                 break;
             case 'm':
-                rc = af_cli_int(&a, v, 1, 100000, &o.min_runs);
+                rc = af_cli_int(&a, v, 1, 100000, &o.loop.min_runs);
                 break;
             case 'M':
-                rc = af_cli_double(&a, v, 1, false, 86400, &o.min_seconds);
+                rc = af_cli_double(&a, v, 1, false, 86400, &o.loop.min_seconds);
                 break;
             case 'n':
-                o.probes = false;
+                o.loop.probes = false;
                 break;
             case 'q':
                 o.log = NULL;
@@ -215,7 +215,8 @@ int af_cli_gate(int argc, char **argv) {
                             "[--out DIR] [--seed N] (not with --base / --head)\n");
             return AF_EXIT_USAGE;
         }
-        return af_cli_gate_libs(base_lib, head_lib, lib_backend, o.time_s, out ? out : "gate-out", o.seed, o.max_work);
+        return af_cli_gate_libs(base_lib, head_lib, lib_backend, o.loop.time_s, out ? out : "gate-out", o.loop.seed,
+                                o.loop.max_work);
     }
     if (rc || operands || !base || !head) {
         if (!rc) fprintf(stderr, "usage: attnfuzz gate --base SEL --head SEL [--time SEC] [--out DIR] [--seed N]\n");
@@ -271,11 +272,11 @@ int af_cli_campaign_claims(const char *policy, const char *selector_cmd, double 
     af_claims_campaign_opts o;
     af_claims_campaign_opts_default(&o);
     o.sel = &sel;
-    o.time_s = time_s;
+    o.loop.time_s = time_s;
     o.out_dir = out_dir ? out_dir : "campaign-out";
-    if (seed) o.seed = seed;
-    if (max_work > 0) o.max_work = max_work;
-    if (min_runs > 0) o.min_runs = min_runs;
+    if (seed) o.loop.seed = seed;
+    if (max_work > 0) o.loop.max_work = max_work;
+    if (min_runs > 0) o.loop.min_runs = min_runs;
     o.deadline_s = deadline_s;
     o.log = stderr;
     af_claims_ctx *x = malloc(sizeof *x);

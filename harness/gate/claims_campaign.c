@@ -18,13 +18,7 @@
 
 void af_claims_campaign_opts_default(af_claims_campaign_opts *o) {
     memset(o, 0, sizeof *o);
-    af_select_facts_unknown(&o->facts);
-    o->time_s = 60;
-    o->seed = 1;
-    o->max_work = 1 << 18;
-    o->min_runs = 120;
-    o->min_seconds = 60;
-    o->probes = true;
+    af_claims_loop_default(&o->loop);
 }
 
 typedef struct {
@@ -51,7 +45,7 @@ typedef struct {
 static int cc_min_run(const af_case *c, void *user, af_verdict *v) {
     cc_min_ctx *m = user;
     char why[512];
-    if (af_claims_check(m->x, m->o->sel, &m->o->facts, c, false, m->scratch, why, sizeof why)) return -1;
+    if (af_claims_check(m->x, m->o->sel, &m->o->loop.facts, c, false, m->scratch, why, sizeof why)) return -1;
     if (!m->scratch->choice.served || strcmp(m->scratch->choice.backend, m->backend)) return -1;
     *v = m->scratch->verdict;
     return 0;
@@ -129,7 +123,7 @@ static int write_stats(const af_claims_campaign_opts *o, const af_claims_campaig
     json_object_set_new(j, "declined", json_integer(s->none_chosen));
     json_object_set_new(j, "errors", json_integer(s->errors));
     json_object_set_new(j, "buckets", json_integer(s->buckets));
-    json_object_set_new(j, "seed", json_integer((json_int_t)o->seed));
+    json_object_set_new(j, "seed", json_integer((json_int_t)o->loop.seed));
     json_object_set_new(j, "jobs", json_integer(1));
     json_object_set_new(j, "claims", claims);
     int rc = write_json(o->out_dir, "stats.json", j, why, cap);
@@ -159,7 +153,7 @@ int af_claims_campaign_run(const af_claims_campaign_opts *o, af_claims_ctx *x, a
     if (af_mkdirs(o->out_dir, why, cap)) return -1;
     af_fuzz_limits lim;
     af_fuzz_limits_default(&lim);
-    af_fuzz_limits_set_work(&lim, o->max_work);
+    af_fuzz_limits_set_work(&lim, o->loop.max_work);
     lim.max_cp = 1; /* the CP wrapper is opt-in (ATTNFUZZ_CP) */
     af_claim_result *r = malloc(sizeof *r), *scratch = malloc(sizeof *scratch);
     af_min_result *mr = malloc(sizeof *mr);
@@ -170,11 +164,11 @@ int af_claims_campaign_run(const af_claims_campaign_opts *o, af_claims_ctx *x, a
         snprintf(why, cap, "campaign: out of memory");
         return -1;
     }
-    x->probes = o->probes;
+    x->probes = o->loop.probes;
     if (o->deadline_s > 0) x->deadline_s = o->deadline_s;
     int n_buckets = 0, n_unclaimed = 0, status = 0;
-    uint64_t rng = o->seed ? o->seed : 1;
-    double t0 = af_clock_mono(), end_at = t0 + o->time_s, last_stats = t0;
+    uint64_t rng = o->loop.seed ? o->loop.seed : 1;
+    double t0 = af_clock_mono(), end_at = t0 + o->loop.time_s, last_stats = t0;
     while (af_clock_mono() < end_at) {
         if (af_clock_mono() - last_stats > 1) { /* DIR/stats.json about once a second */
             char w[512];
@@ -190,7 +184,7 @@ int af_claims_campaign_run(const af_claims_campaign_opts *o, af_claims_ctx *x, a
         c.backend[0] = c.engine[0] = 0;
         s->cases++;
         char w[1024];
-        if (af_claims_check(x, o->sel, &o->facts, &c, true, r, w, sizeof w)) {
+        if (af_claims_check(x, o->sel, &o->loop.facts, &c, true, r, w, sizeof w)) {
             /* a selector that fails, a backend the policy names that does not exist:
              * every case would fail the same way */
             s->errors++;
@@ -221,9 +215,9 @@ int af_claims_campaign_run(const af_claims_campaign_opts *o, af_claims_ctx *x, a
         if (o->log) fprintf(o->log, "campaign: %s: %s\n", r->choice.backend, line);
         af_min_opts mo;
         af_min_opts_default(&mo);
-        mo.max_runs = o->min_runs;
+        mo.max_runs = o->loop.min_runs;
         double left = end_at - af_clock_mono();
-        mo.max_seconds = left < o->min_seconds ? left : o->min_seconds;
+        mo.max_seconds = left < o->loop.min_seconds ? left : o->loop.min_seconds;
         char chosen[AF_NAME_MAX];
         snprintf(chosen, sizeof chosen, "%s", r->choice.backend);
         cc_min_ctx m = {o, x, chosen, scratch};

@@ -24,16 +24,10 @@
 
 typedef struct {
     const af_selector *sel;
-    af_select_facts facts;
-    double time_s;       /* the whole run, minimisations included (default 60) */
-    const char *out_dir; /* required */
-    uint64_t seed;       /* default 1 */
-    double max_work;     /* fuzz budget of a case (default 2^18) */
-    int min_runs;        /* run budget of one minimisation (default 120) */
-    double min_seconds;  /* wall budget of one minimisation (default 60) */
-    int deadline_s;      /* per case; 0 = the session's default */
-    bool probes;         /* default yes */
-    FILE *log;           /* progress lines; NULL = quiet */
+    af_claims_loop_opts loop; /* time, seed, budgets, facts, probes (claims.h) */
+    const char *out_dir;      /* required */
+    int deadline_s;           /* per case; 0 = the session's default */
+    FILE *log;                /* progress lines; NULL = quiet */
 } af_claims_campaign_opts;
 
 typedef struct {
