@@ -261,7 +261,7 @@ int af_cli_gate(int argc, char **argv) {
 }
 
 int af_cli_campaign_claims(const char *policy, const char *selector_cmd, double time_s, const char *out_dir,
-                           uint64_t seed, double max_work, int min_runs, int deadline_s) {
+                           uint64_t seed, double max_work, int min_runs, int deadline_s, int jobs, bool resume) {
     if (policy && selector_cmd) {
         fprintf(stderr, "attnfuzz campaign: --policy and --selector-cmd exclude each other\n");
         return AF_EXIT_USAGE;
@@ -278,6 +278,8 @@ int af_cli_campaign_claims(const char *policy, const char *selector_cmd, double 
     if (max_work > 0) o.loop.max_work = max_work;
     if (min_runs > 0) o.loop.min_runs = min_runs;
     o.deadline_s = deadline_s;
+    o.jobs = jobs;
+    o.resume = resume;
     o.log = stderr;
     af_claims_ctx *x = malloc(sizeof *x);
     if (!x) {
@@ -290,10 +292,10 @@ int af_cli_campaign_claims(const char *policy, const char *selector_cmd, double 
     int c = af_claims_campaign_run(&o, x, &s, why, sizeof why);
     af_claims_close(x);
     free(x);
-    if (c < 0) {
+    if (c < 0 || c == AF_CLAIMS_CAMPAIGN_BUSY) {
         fprintf(stderr, "attnfuzz campaign: %s\n", why);
         af_selector_close(&sel);
-        return AF_EXIT_ERROR;
+        return c < 0 ? AF_EXIT_ERROR : AF_EXIT_BUSY;
     }
     printf("claims campaign %s: %lld cases (%lld served, %lld with no backend chosen), %lld claim mismatches in %d "
            "bucket(s) (%d minimised), %lld unclaimed capabilities, %.1f s; stats.json and reports in %s\n",
