@@ -3,6 +3,8 @@
 #   campaign --policy: a policy routing causal bf16 to flash_bug:row_scale gives
 #     claim_mismatch findings, bucketed and minimised; unclaimed capabilities counted in
 #     stats.json and listed in report.json; options it cannot honour are refused;
+#     --jobs 2 finds --jobs 1's bucket; --resume adds up (cases = the runs' sum), honours
+#     DIR/lock;
 #   run --policy: --deadline / --in-process / --oracle are honoured, --engine / --jobs /
 #     --backend refused with one line;
 #   te_like.py (TransformerEngine's rules) as a selector on a few cases.
@@ -39,10 +41,52 @@ PY
 grep -q 'dtype = bf16' "$T"/cc/findings/*/finding.case || fail "no minimised bf16 case"
 for f in report.junit.xml report.sarif report.html; do [ -s "$T/cc/$f" ] || fail "missing $f"; done
 
-err=$("$BIN" campaign --policy "$T/c.policy" --jobs 4 --time 1 --out "$T/x" 2>&1); rc=$?
-[ $rc -eq 2 ] && echo "$err" | grep -q '^attnfuzz campaign: --jobs / --workers-per-gpu is not supported with --policy' \
-  || fail "campaign --jobs: $rc $err"
-[ "$(echo "$err" | wc -l)" -eq 1 ] || fail "refusal is not one line: $err"
+# --jobs 2: the same cases in two worker processes, results in case order: the first
+# failure's minimised bucket is the one --jobs 1 found, byte for byte
+"$BIN" campaign --policy "$T/c.policy" --time 10 --seed 3 --jobs 2 --out "$T/cj" > "$T/cj.txt" 2> "$T/cj.err"; rc=$?
+[ $rc -eq 1 ] || fail "claims campaign --jobs 2: exit $rc: $(cat "$T/cj.txt" "$T/cj.err")"
+python3 - "$T/cc" "$T/cj" <<'PY' || fail "--jobs 2 buckets differ from --jobs 1"
+import json, os, sys
+def first(d):
+    st = json.load(open(os.path.join(d, 'stats.json')))
+    found = []
+    for b in os.listdir(os.path.join(d, 'findings')):
+        v = json.load(open(os.path.join(d, 'findings', b, 'verdict.json')))
+        found.append((b, v['signature'], open(os.path.join(d, 'findings', b, 'finding.case')).read()))
+    return st, found
+s1, f1 = first(sys.argv[1])
+s2, f2 = first(sys.argv[2])
+assert s1['jobs'] == 1 and s2['jobs'] == 2, (s1['jobs'], s2['jobs'])
+common = {b for b, _, _ in f1} & {b for b, _, _ in f2}
+assert any(sig.startswith('claim_mismatch|flash_bug:row_scale|') for b, sig, _ in f1 if b in common), (f1, f2)
+for b, sig, text in f1:
+    if b in common:
+        assert text == [t for b2, _, t in f2 if b2 == b][0], 'bucket %s minimised differently' % b
+PY
+# --resume: 20 s, then 20 s more; the counters add up; a running campaign's DIR is refused
+"$BIN" campaign --policy "$T/c.policy" --time 20 --seed 3 --out "$T/rs" > "$T/rs1.txt" 2>&1
+n1=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['cases'])" "$T/rs/stats.json")
+err=$("$BIN" campaign --policy "$T/c.policy" --time 1 --seed 3 --out "$T/rs" 2>&1); rc=$?
+[ $rc -ne 0 ] && echo "$err" | grep -q 'holds an earlier campaign (stats.json): pass --resume' || fail "no --resume: $rc $err"
+err=$("$BIN" campaign --policy "$T/c.policy" --time 1 --seed 4 --resume --out "$T/rs" 2>&1); rc=$?
+[ $rc -ne 0 ] && echo "$err" | grep -q 'run with --seed 3 (this run: 4)' || fail "resume, other seed: $rc $err"
+"$BIN" campaign --policy "$T/c.policy" --time 20 --seed 3 --resume --out "$T/rs" > "$T/rs2.txt" 2>&1 &
+pid=$!
+sleep 3
+err=$("$BIN" campaign --policy "$T/c.policy" --time 1 --seed 3 --resume --out "$T/rs" 2>&1); rc=$?
+[ $rc -eq 7 ] && echo "$err" | grep -q 'in use by a running campaign' || fail "lock not honoured: $rc $err"
+wait $pid; rc=$?
+[ $rc -le 1 ] || fail "resume: exit $rc: $(cat "$T/rs2.txt")"
+n2=$(sed -n 's/^claims campaign [^:]*: \([0-9]*\) cases.*/\1/p' "$T/rs2.txt")
+python3 - "$T/rs/stats.json" "$n1" "$n2" <<'PY' || fail "resumed counters: n1=$n1 summary: $(tail -1 "$T/rs2.txt")"
+import json, sys
+st = json.load(open(sys.argv[1]))
+n1, total = int(sys.argv[2]), int(sys.argv[3])
+cl = st['claims']
+assert st['resumed'] == 1 and n1 > 0 and st['cases'] == total > n1, (st['cases'], n1, total)
+assert cl['served'] + cl['none_chosen'] + st['errors'] == st['cases'], st
+assert st['elapsed_s'] >= 40, st['elapsed_s']
+PY
 err=$("$BIN" campaign --policy "$T/c.policy" --backend cpu --time 1 --out "$T/x" 2>&1); rc=$?
 [ $rc -eq 2 ] && echo "$err" | grep -q -- '--backend is not supported' || fail "campaign --backend: $rc $err"
 

@@ -105,13 +105,13 @@ typedef struct {
 } af_cli_claims_opts;
 int af_cli_run_claims(const char *const *paths, int n, const af_cli_claims_opts *o);
 /* campaign --policy P / --selector-cmd "PROGRAM ARGS" (cli_select.c): a campaign of claim
- * checks (gate/claims_campaign.h); time_s .. deadline_s from the campaign's options. The
+ * checks (gate/claims_campaign.h); time_s .. deadline_s, jobs and resume from the campaign's options. The
  * exit code. */
 /* gate --base-lib PATH --head-lib PATH --backend cudnn|plugin (cli_libgate.c): one
  * backend under two library builds; the exit code. */
 int af_cli_gate_libs(const char *base_lib, const char *head_lib, const char *backend, double time_s,
                      const char *out_dir, uint64_t seed, double max_work);
 int af_cli_campaign_claims(const char *policy, const char *selector_cmd, double time_s, const char *out_dir,
-                           uint64_t seed, double max_work, int min_runs, int deadline_s);
+                           uint64_t seed, double max_work, int min_runs, int deadline_s, int jobs, bool resume);
 
 #endif

@@ -472,7 +472,6 @@ int af_cli_campaign(int argc, char **argv) {
         /* backend / engine: the defaults' own strings unless the option was given */
         const char *refused = o.backend != d.backend             ? "--backend"
                               : o.engine != d.engine             ? "--engine"
-                              : o.jobs != d.jobs                 ? "--jobs / --workers-per-gpu"
                               : o.total_s != d.total_s           ? "--total-time"
                               : o.fuzzer_path                    ? "--fuzzer"
                               : o.force_inprocess                ? "--inprocess"
@@ -487,12 +486,12 @@ int af_cli_campaign(int argc, char **argv) {
         if (refused) {
             fprintf(stderr,
                     "attnfuzz campaign: %s is not supported with --policy / --selector-cmd (the selector "
-                    "chooses each case's backend; cases run one at a time, in process order)\n",
+                    "chooses each case's backend)\n",
                     refused);
             return AF_EXIT_USAGE;
         }
         return af_cli_campaign_claims(policy, selector_cmd, o.time_s, o.out_dir, o.seed, o.max_work, o.minimize_runs,
-                                      o.deadline_s);
+                                      o.deadline_s, o.jobs, o.resume);
     }
     if (gpus_spec) {
         int gpus_rc = resolve_gpus(gpus_spec, jobs_given, workers_per_gpu, &gpu_list, &o);

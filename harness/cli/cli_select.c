@@ -173,22 +173,22 @@ int af_cli_gate(int argc, char **argv) {
                 out = v;
                 break;
             case 't':
-                rc = af_cli_double(&a, v, 0, true, 86400 * 7, &o.time_s);
+                rc = af_cli_double(&a, v, 0, true, 86400 * 7, &o.loop.time_s);
                 break;
             case 's':
-                rc = af_cli_u64(&a, v, &o.seed);
+                rc = af_cli_u64(&a, v, &o.loop.seed);
                 break;
             case 'w':
-                rc = af_cli_double(&a, v, 1024, false, 1e15, &o.max_work);
+                rc = af_cli_double(&a, v, 1024, false, 1e15, &o.loop.max_work);
                 break;
             case 'm':
-                rc = af_cli_int(&a, v, 1, 100000, &o.min_runs);
+                rc = af_cli_int(&a, v, 1, 100000, &o.loop.min_runs);
                 break;
             case 'M':
-                rc = af_cli_double(&a, v, 1, false, 86400, &o.min_seconds);
+                rc = af_cli_double(&a, v, 1, false, 86400, &o.loop.min_seconds);
                 break;
             case 'n':
-                o.probes = false;
+                o.loop.probes = false;
                 break;
             case 'q':
                 o.log = NULL;
@@ -215,7 +215,8 @@ int af_cli_gate(int argc, char **argv) {
                             "[--out DIR] [--seed N] (not with --base / --head)\n");
             return AF_EXIT_USAGE;
         }
-        return af_cli_gate_libs(base_lib, head_lib, lib_backend, o.time_s, out ? out : "gate-out", o.seed, o.max_work);
+        return af_cli_gate_libs(base_lib, head_lib, lib_backend, o.loop.time_s, out ? out : "gate-out", o.loop.seed,
+                                o.loop.max_work);
     }
     if (rc || operands || !base || !head) {
         if (!rc) fprintf(stderr, "usage: attnfuzz gate --base SEL --head SEL [--time SEC] [--out DIR] [--seed N]\n");
@@ -260,7 +261,7 @@ int af_cli_gate(int argc, char **argv) {
 }
 
 int af_cli_campaign_claims(const char *policy, const char *selector_cmd, double time_s, const char *out_dir,
-                           uint64_t seed, double max_work, int min_runs, int deadline_s) {
+                           uint64_t seed, double max_work, int min_runs, int deadline_s, int jobs, bool resume) {
     if (policy && selector_cmd) {
         fprintf(stderr, "attnfuzz campaign: --policy and --selector-cmd exclude each other\n");
         return AF_EXIT_USAGE;
@@ -271,12 +272,14 @@ int af_cli_campaign_claims(const char *policy, const char *selector_cmd, double 
     af_claims_campaign_opts o;
     af_claims_campaign_opts_default(&o);
     o.sel = &sel;
-    o.time_s = time_s;
+    o.loop.time_s = time_s;
     o.out_dir = out_dir ? out_dir : "campaign-out";
-    if (seed) o.seed = seed;
-    if (max_work > 0) o.max_work = max_work;
-    if (min_runs > 0) o.min_runs = min_runs;
+    if (seed) o.loop.seed = seed;
+    if (max_work > 0) o.loop.max_work = max_work;
+    if (min_runs > 0) o.loop.min_runs = min_runs;
     o.deadline_s = deadline_s;
+    o.jobs = jobs;
+    o.resume = resume;
     o.log = stderr;
     af_claims_ctx *x = malloc(sizeof *x);
     if (!x) {
@@ -289,10 +292,10 @@ int af_cli_campaign_claims(const char *policy, const char *selector_cmd, double 
     int c = af_claims_campaign_run(&o, x, &s, why, sizeof why);
     af_claims_close(x);
     free(x);
-    if (c < 0) {
+    if (c < 0 || c == AF_CLAIMS_CAMPAIGN_BUSY) {
         fprintf(stderr, "attnfuzz campaign: %s\n", why);
         af_selector_close(&sel);
-        return AF_EXIT_ERROR;
+        return c < 0 ? AF_EXIT_ERROR : AF_EXIT_BUSY;
     }
     printf("claims campaign %s: %lld cases (%lld served, %lld with no backend chosen), %lld claim mismatches in %d "
            "bucket(s) (%d minimised), %lld unclaimed capabilities, %.1f s; stats.json and reports in %s\n",

@@ -4,6 +4,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+void af_claims_loop_default(af_claims_loop_opts *o) {
+    memset(o, 0, sizeof *o);
+    af_select_facts_unknown(&o->facts);
+    o->time_s = 60;
+    o->seed = 1;
+    o->max_work = 1 << 18;
+    o->min_runs = 120;
+    o->min_seconds = 60;
+    o->probes = true;
+}
+
 void af_claims_init(af_claims_ctx *x) {
     memset(x, 0, sizeof *x);
     x->probes = true;

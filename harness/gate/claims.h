@@ -59,6 +59,21 @@ typedef struct {
     char notes[AF_CLAIMS_MAX_NOTES][384]; /* "unclaimed capability: NAME serves it (declined: ...)" */
 } af_claim_result;
 
+/* The settings of a loop that fuzzes configurations and claim-checks them, shared by the
+ * selection gate (gate.h) and the claims campaign (claims_campaign.h): one set of
+ * defaults for both (af_claims_loop_default). */
+typedef struct {
+    af_select_facts facts;
+    double time_s;      /* the whole run, minimisations included (default 60) */
+    uint64_t seed;      /* of the fuzzed case stream (default 1) */
+    double max_work;    /* fuzz budget of a case (default 2^18: small, fast cases) */
+    int min_runs;       /* run budget of one minimisation (default 120) */
+    double min_seconds; /* wall budget of one minimisation (default 60), cut to what is left of time_s */
+    bool probes;        /* run the probes (default yes) */
+} af_claims_loop_opts;
+
+void af_claims_loop_default(af_claims_loop_opts *o);
+
 void af_claims_init(af_claims_ctx *x);
 void af_claims_close(af_claims_ctx *x);
 /* Serve backend `name` with be (not owned; tests and embedding) instead of looking the

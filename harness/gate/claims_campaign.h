@@ -11,6 +11,14 @@
  * DIR/findings like any campaign finding; failures of an identity minimised already
  * count in its bucket. Minimisations run inside --time (each capped by min_seconds).
  *
+ * Cases: case i of the stream is a function of (seed, i) alone. --jobs N checks N cases
+ * at once in worker processes (claims_jobs.h), results taken in case order; DIR/lock is
+ * held for the whole run (campaign/dirlock.h). A DIR holding a campaign (stats.json) is
+ * refused unless resume is set; resume needs a claims campaign of the same selector and
+ * seed, continues the stream at its case count, adds its counters and unclaimed
+ * capabilities to the earlier ones, and checks each stored finding.case again so that
+ * its identity is not minimised twice.
+ *
  * DIR/stats.json: the campaign keys triage reads (mode "claims", backend = the
  * selector, cases, findings, declined = cases no backend was chosen for, errors,
  * elapsed_s, cases_per_s) plus "claims": {served, none_chosen, claim_mismatches,
@@ -24,16 +32,12 @@
 
 typedef struct {
     const af_selector *sel;
-    af_select_facts facts;
-    double time_s;       /* the whole run, minimisations included (default 60) */
-    const char *out_dir; /* required */
-    uint64_t seed;       /* default 1 */
-    double max_work;     /* fuzz budget of a case (default 2^18) */
-    int min_runs;        /* run budget of one minimisation (default 120) */
-    double min_seconds;  /* wall budget of one minimisation (default 60) */
-    int deadline_s;      /* per case; 0 = the session's default */
-    bool probes;         /* default yes */
-    FILE *log;           /* progress lines; NULL = quiet */
+    af_claims_loop_opts loop; /* time, seed, budgets, facts, probes (claims.h) */
+    const char *out_dir;      /* required */
+    int jobs;                 /* cases in flight, one worker process each (claims_jobs.h); <= 1: here */
+    bool resume;              /* continue the claims campaign in out_dir (its counters add up) */
+    int deadline_s;           /* per case; 0 = the session's default */
+    FILE *log;                /* progress lines; NULL = quiet */
 } af_claims_campaign_opts;
 
 typedef struct {
@@ -42,8 +46,11 @@ typedef struct {
     double elapsed_s;
 } af_claims_campaign_summary;
 
+#define AF_CLAIMS_CAMPAIGN_BUSY 2 /* af_claims_campaign_run: DIR/lock is held by another run */
+
 void af_claims_campaign_opts_default(af_claims_campaign_opts *o);
-/* 0 clean, 1 findings, -1 error with why. x: the claims context (run options set). */
+/* 0 clean, 1 findings, AF_CLAIMS_CAMPAIGN_BUSY (why names the holder), -1 error with
+ * why. x: the claims context (run options set, no session opened yet). */
 int af_claims_campaign_run(const af_claims_campaign_opts *o, af_claims_ctx *x, af_claims_campaign_summary *s, char *why,
                            size_t cap);
 

@@ -16,13 +16,7 @@
 
 void af_gate_opts_default(af_gate_opts *o) {
     memset(o, 0, sizeof *o);
-    af_select_facts_unknown(&o->facts);
-    o->time_s = 60;
-    o->seed = 1;
-    o->max_work = 1 << 18;
-    o->min_runs = 120;
-    o->min_seconds = 60;
-    o->probes = true;
+    af_claims_loop_default(&o->loop);
 }
 
 typedef enum { DIFF_NEWLY = 0, DIFF_LOST, DIFF_SWITCHED } diff_kind;
@@ -47,14 +41,14 @@ static int min_run(const af_case *c, void *user, af_verdict *v) {
     min_ctx *m = user;
     char why[512];
     if (m->regression) {
-        if (af_selector_choose(m->o->base, c, &m->o->facts, m->base_choice, why, sizeof why)) return -1;
+        if (af_selector_choose(m->o->base, c, &m->o->loop.facts, m->base_choice, why, sizeof why)) return -1;
         if (!m->base_choice->served || strcmp(m->base_choice->backend, m->backend)) return -1;
         af_choice *head = &m->scratch->choice;
-        if (af_selector_choose(m->o->head, c, &m->o->facts, head, why, sizeof why) || head->served) return -1;
+        if (af_selector_choose(m->o->head, c, &m->o->loop.facts, head, why, sizeof why) || head->served) return -1;
         lost_verdict(m->base_choice, head, m->o, v);
         return 0;
     }
-    if (af_claims_check(m->claims, m->o->head, &m->o->facts, c, false, m->scratch, why, sizeof why)) return -1;
+    if (af_claims_check(m->claims, m->o->head, &m->o->loop.facts, c, false, m->scratch, why, sizeof why)) return -1;
     if (!m->scratch->choice.served || strcmp(m->scratch->choice.backend, m->backend)) return -1;
     *v = m->scratch->verdict;
     return 0;
@@ -149,8 +143,8 @@ static void handle_failure(gate_state *g, const af_case *c, const af_verdict *v,
     double left = g->end_at - af_clock_mono();
     af_min_opts mo;
     af_min_opts_default(&mo);
-    mo.max_runs = o->min_runs;
-    mo.max_seconds = left < o->min_seconds ? left : o->min_seconds;
+    mo.max_runs = o->loop.min_runs;
+    mo.max_seconds = left < o->loop.min_seconds ? left : o->loop.min_seconds;
     int mrc = -1;
     if (mo.max_seconds >= 1) {
         min_ctx m = {g->claims, o, backend, regression, g->scratch, g->min_base};
@@ -183,7 +177,7 @@ int af_gate_run(const af_gate_opts *o, af_gate_summary *s, char *why, size_t cap
     if (af_mkdirs(o->out_dir, why, cap)) return -1;
     af_fuzz_limits lim;
     af_fuzz_limits_default(&lim);
-    af_fuzz_limits_set_work(&lim, o->max_work);
+    af_fuzz_limits_set_work(&lim, o->loop.max_work);
     lim.max_cp = 1; /* the CP wrapper is opt-in (ATTNFUZZ_CP); policies decline cp > 1 */
     gate_state g;
     memset(&g, 0, sizeof g);
@@ -204,11 +198,11 @@ int af_gate_run(const af_gate_opts *o, af_gate_summary *s, char *why, size_t cap
         return -1;
     }
     af_claims_init(g.claims);
-    g.claims->probes = o->probes;
+    g.claims->probes = o->loop.probes;
     int status = 0;
-    uint64_t rng = o->seed ? o->seed : 1;
+    uint64_t rng = o->loop.seed ? o->loop.seed : 1;
     double t0 = af_clock_mono();
-    g.end_at = t0 + o->time_s;
+    g.end_at = t0 + o->loop.time_s;
     while (status == 0 && af_clock_mono() < g.end_at) {
         uint8_t bytes[160];
         size_t len = 8 + af_fuzz_rand(&rng) % (sizeof bytes - 8);
@@ -217,7 +211,7 @@ int af_gate_run(const af_gate_opts *o, af_gate_summary *s, char *why, size_t cap
         af_fuzz_decode(bytes, len, &lim, &c);
         c.backend[0] = c.engine[0] = 0;
         s->examined++;
-        if (af_selector_choose(o->base, &c, &o->facts, base, why, cap)) {
+        if (af_selector_choose(o->base, &c, &o->loop.facts, base, why, cap)) {
             status = -1;
             break;
         }
@@ -225,7 +219,7 @@ int af_gate_run(const af_gate_opts *o, af_gate_summary *s, char *why, size_t cap
         bool same_choice = false;
         {
             af_choice head;
-            if (af_selector_choose(o->head, &c, &o->facts, &head, why, cap)) {
+            if (af_selector_choose(o->head, &c, &o->loop.facts, &head, why, cap)) {
                 status = -1;
                 break;
             }
@@ -237,7 +231,7 @@ int af_gate_run(const af_gate_opts *o, af_gate_summary *s, char *why, size_t cap
         s->differing++;
         /* the head's claim check runs the newly chosen backend (and chooses again: a
          * command selector answers the same for the same case text) */
-        if (af_claims_check(g.claims, o->head, &o->facts, &c, false, r, why, cap)) {
+        if (af_claims_check(g.claims, o->head, &o->loop.facts, &c, false, r, why, cap)) {
             status = -1;
             break;
         }
@@ -299,10 +293,10 @@ int af_gate_run(const af_gate_opts *o, af_gate_summary *s, char *why, size_t cap
         json_t *j = json_object();
         json_object_set_new(j, "base", af_json_text(o->base->label));
         json_object_set_new(j, "head", af_json_text(o->head->label));
-        json_object_set_new(j, "seed", json_integer((json_int_t)o->seed));
-        json_object_set_new(j, "time_s", af_json_real(o->time_s));
+        json_object_set_new(j, "seed", json_integer((json_int_t)o->loop.seed));
+        json_object_set_new(j, "time_s", af_json_real(o->loop.time_s));
         json_object_set_new(j, "elapsed_s", af_json_real(s->elapsed_s));
-        json_object_set_new(j, "minimize_time_s", af_json_real(o->min_seconds));
+        json_object_set_new(j, "minimize_time_s", af_json_real(o->loop.min_seconds));
         json_object_set_new(j, "passed", json_boolean(result == 0));
         json_object_set_new(j, "examined", json_integer(s->examined));
         json_object_set_new(j, "differing", json_integer(s->differing));

@@ -31,16 +31,9 @@
 
 typedef struct {
     const af_selector *base, *head;
-    af_select_facts facts;
-    double time_s;       /* the whole run (default 60): fuzzing and the minimisations inside it */
-    const char *out_dir; /* required */
-    uint64_t seed;
-    double max_work;    /* fuzz budget of a case (default 2^18: small, fast cases) */
-    int min_runs;       /* run budget of one minimisation (default 120) */
-    double min_seconds; /* wall budget of one minimisation (default 60; --minimize-time),
-                           cut to what is left of time_s */
-    bool probes;        /* default yes */
-    FILE *log;          /* progress lines; NULL = quiet */
+    af_claims_loop_opts loop; /* time, seed, budgets, facts, probes (claims.h) */
+    const char *out_dir;      /* required */
+    FILE *log;                /* progress lines; NULL = quiet */
 } af_gate_opts;
 
 typedef struct {

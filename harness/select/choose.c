@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "select/features.h"
+
 void af_select_facts_unknown(af_select_facts *f) { memset(f, 0, sizeof *f); }
 
 static int mask_class(const af_case *c) {
@@ -101,10 +103,12 @@ int af_policy_entry_claims(const af_policy_entry *e, const af_case *c, const af_
         snprintf(why, cap, "paged KV (page_size %d) not claimed", c->page_size);
         return 0;
     }
-    if (!e->features && af_case_has_features(c)) {
-        char feats[128];
-        af_case_features_text(c, feats, sizeof feats);
-        snprintf(why, cap, "features (%s) not claimed", feats);
+    unsigned unclaimed_features = af_policy_case_features(c) & ~e->features;
+    if (unclaimed_features) {
+        char names[128], claimed[128];
+        af_policy_features_text(unclaimed_features, names, sizeof names);
+        af_policy_features_text(e->features, claimed, sizeof claimed);
+        snprintf(why, cap, "feature %s not claimed (claims: %s)", names, claimed[0] ? claimed : "none");
         return 0;
     }
     int cp_bit = c->cp_size > 1 ? (int)c->cp_comm : 0; /* af_cp_comm: AF_CP_NONE = 0 */

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "model/kv_text.h"
+#include "select/features.h"
 
 static const char *const dtype_words[] = {"fp16", "bf16", "fp8_e4m3", "mxfp8"};
 static const char *const mask_words[] = {"none", "causal", "padding", "padding_causal"};
@@ -25,7 +26,8 @@ void af_policy_entry_defaults(af_policy_entry *e, const char *backend) {
     e->head_dim_qk = e->head_dim_v = e->seqlen_q = e->seqlen_kv = all;
     e->head_dim_multiple = 1;
     e->windows = AF_WINDOWS_ANY;
-    e->gqa = e->backward = e->paged = e->features = e->cp_window = true;
+    e->gqa = e->backward = e->paged = e->cp_window = true;
+    e->features = AF_PFEAT_ALL;
 }
 
 int af_version_parse(const char *s) {
@@ -187,7 +189,7 @@ static int set_key(af_policy_entry *e, const char *k, const char *v, char *why, 
     if (!strcmp(k, "gqa")) return parse_yes_no(v, &e->gqa, why, cap);
     if (!strcmp(k, "backward")) return parse_yes_no(v, &e->backward, why, cap);
     if (!strcmp(k, "paged")) return parse_yes_no(v, &e->paged, why, cap);
-    if (!strcmp(k, "features")) return parse_yes_no(v, &e->features, why, cap);
+    if (!strcmp(k, "features")) return af_policy_features_parse(v, &e->features, why, cap);
     if (!strcmp(k, "cp_window")) return parse_yes_no(v, &e->cp_window, why, cap);
     if (!strcmp(k, "deterministic")) return parse_yes_no(v, &e->deterministic, why, cap);
     if (!strcmp(k, "windows")) {

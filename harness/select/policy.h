@@ -22,7 +22,9 @@
  *   gqa = yes                       heads_q != heads_kv allowed
  *   backward = yes
  *   paged = yes                     paged KV (page_size > 0)
- *   features = yes                  sinks, softcap, bias, ALiBi, log2 stats, dLSE
+ *   features = yes | no | LIST      LIST of softcap sinks bias alibi log2_stats dlse
+ *                                   fp8_headroom (blanks or commas; select/features.h):
+ *                                   the case features the entry serves
  *   seqlen_q = 1..65536, seqlen_kv = 1..65536
  *   cp = none,p2p,all_gather,a2a,a2a+p2p    none = cp 1
  *   cp_window = yes                 a window together with cp > 1
@@ -62,7 +64,8 @@ typedef struct {
     int head_dim_multiple; /* 1 = any */
     bool equal_head_dims;
     af_policy_windows windows;
-    bool gqa, backward, paged, features, cp_window;
+    bool gqa, backward, paged, cp_window;
+    unsigned features; /* AF_PFEAT_* set claimed (select/features.h); default all */
     bool deterministic;
     int arch_lo, arch_hi;         /* SM numbers (90 = sm90); 0 = any arch, also none */
     char library[32];             /* "" = no library requirement */

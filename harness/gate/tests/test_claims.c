@@ -8,13 +8,16 @@
  *   pin fast, backend honours it           -> pass (no finding)
  *   pin fast, backend falls back to slow   -> claim_mismatch naming both engines
  *   bar slow, default engine (slow) ran    -> claim_mismatch "bars it"
- *   bar slow, pin fast (fast ran)          -> pass */
+ *   bar slow, pin fast (fast ran)          -> pass
+ * and the gate's and the claims campaign's defaults are one (af_claims_loop_default). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backends/backend.h"
 #include "gate/claims.h"
+#include "gate/claims_campaign.h"
+#include "gate/gate.h"
 #include "model/case.h"
 #include "select/selector.h"
 #include "util/check.h"
@@ -127,6 +130,15 @@ int main(void) {
 
     check("backend = engines_test\nengine_pin = fast\nengine_bar = slow\n", false, &c, r);
     CHECK_MSG(r->verdict.kind == AF_V_PASS, "pin fast, bar slow: %s", af_verdict_name(r->verdict.kind));
+
+    /* the gate and the claims campaign take their loop settings from one default */
+    af_gate_opts go;
+    af_claims_campaign_opts co;
+    af_gate_opts_default(&go);
+    af_claims_campaign_opts_default(&co);
+    CHECK(memcmp(&go.loop, &co.loop, sizeof go.loop) == 0);
+    CHECK(go.loop.time_s == 60 && go.loop.seed == 1 && go.loop.max_work == 1 << 18 && go.loop.min_runs == 120 &&
+          go.loop.min_seconds == 60 && go.loop.probes && go.loop.facts.sm == 0);
 
     free(r);
     printf("test_claims: ok\n");
