@@ -117,7 +117,7 @@ __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_key_kernel(og_dims d, og
                         dSs[kr * T::BQ + ii] = e * (ap[r][c] - drow_s[ii]);
                     } else if (vis) {
                         double pij = e <= 1.0 ? e : 1.0;
-                        colk[r] += d.scale * (pij * (aa[r][c] + ddabs_s[ii])) * qmax_s[ii];
+                        colk[r] += fabs(d.scale) * (pij * (aa[r][c] + ddabs_s[ii])) * qmax_s[ii];
                         colv[r] += pij * domax_s[ii];
                     }
                 }

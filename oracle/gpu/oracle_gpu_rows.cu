@@ -149,7 +149,7 @@ template <int DMAX, int MODE> __global__ void __launch_bounds__(OG_THREADS, 1) o
         if (i >= lq) continue;
         size_t row = og_row(d, b, h, i);
         if (MODE == 1) {
-            if (tx == 0) m.row_a[row] = first[r] <= last[r] ? mref[r] * d.scale : 0.0;
+            if (tx == 0) m.row_a[row] = first[r] <= last[r] ? mref[r] * fabs(d.scale) : 0.0;
             continue;
         }
         bool masked = mref[r] == -INFINITY; /* the row sees no key */
@@ -256,7 +256,7 @@ template <int DMAX, int MODE> __global__ void __launch_bounds__(OG_THREADS, 1) o
                 } else if (vis) {
                     dsmax[r] = fmax(dsmax[r], fabs(d.scale * e * (ap[r][c] - drow[r])));
                     double pij = e <= 1.0 ? e : 1.0;
-                    rowq[r] += d.scale * (pij * (aa[r][c] + dd_abs[r])) * kmax_s[jj];
+                    rowq[r] += fabs(d.scale) * (pij * (aa[r][c] + dd_abs[r])) * kmax_s[jj];
                 }
             }
         if constexpr (MODE == 0) {

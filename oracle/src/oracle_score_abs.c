@@ -68,7 +68,8 @@ static void score_abs_host(const af_oracle_problem *p, double *out) {
                     for (int d = 0; d < p->Dqk; d++) s += fabs(q[d] * k[d]);
                     if (s > best) best = s;
                 }
-                out[((size_t)b * p->Hq + h) * p->Sq + i] = best * p->scale;
+                out[((size_t)b * p->Hq + h) * p->Sq + i] =
+                    best * fabs(p->scale); /* a magnitude: the scale may be negative */
             }
         }
     }
@@ -130,8 +131,8 @@ static void grad_abs_host(const af_oracle_problem *p, const af_outputs *exact, a
                     if (ds > g->ds_max) g->ds_max = ds;
                     double pij = e <= 1.0 ? e : 1.0; /* rounding of exp near 1 */
                     double t = pij * (dp_abs + dd_abs);
-                    rowq += p->scale * t * kmax;
-                    if (colk) colk[kr] += p->scale * t * qmax;
+                    rowq += fabs(p->scale) * t * kmax; /* magnitudes: the scale may be negative */
+                    if (colk) colk[kr] += fabs(p->scale) * t * qmax;
                     if (colv) colv[kr] += pij * domax;
                 }
                 if (rowq > g->dq) g->dq = rowq;

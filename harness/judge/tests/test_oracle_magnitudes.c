@@ -5,6 +5,9 @@
  *    af_mask_visible says row i sees (brute force over every key, a different path
  *    from the visible range the function walks) of scale * sum_d |q_d k_jd|, and is 0
  *    for rows that see nothing or lie past len_q; every visible |S_ij| is below it.
+ *    A magnitude: with a negative scale it uses |scale| (a signed one made the fp8 LSE
+ *    allowance collapse and the cpu reference fail: corpora/regression/
+ *    cpu-negative-scale-fp8-lse.case), as do the gradient magnitudes below.
  *  - grad_abs bounds every element of the exact dQ, dK, dV (triangle inequality), is
  *    homogeneous (dO * 2 -> M * 2 exactly, max |dS| too), and is > 0 for a row that sees
  *    one key, where the exact dQ and dK are 0 (P = 1, dP = D): the case the floor exists
@@ -75,9 +78,9 @@ static void score_abs_exact(const char *text) {
                     if (fabs(s) > smax) smax = fabs(s);
                 }
                 double got = a[((size_t)b * p->Hq + h) * p->Sq + i];
-                CHECK_MSG(got == want * p->scale, "score_abs b%d h%d i%d: %.17g, want %.17g", b, h, i, got,
-                          want * p->scale);
-                CHECK(smax * p->scale <= got);
+                CHECK_MSG(got == want * fabs(p->scale), "score_abs b%d h%d i%d: %.17g, want %.17g", b, h, i, got,
+                          want * fabs(p->scale));
+                CHECK(smax * fabs(p->scale) <= got);
                 if (want > 0)
                     seen++;
                 else
@@ -138,6 +141,9 @@ int main(void) {
     score_abs_exact("dtype = bf16\nheads = 2\nseqlen_q = 40\nseqlen_kv = 29\nhead_dim = 16\nmask = causal\n"
                     "align = bottom_right\nwindow = 5,2\nseed = 4\ndata = normal:1 outlier_channels:2:16\n");
     score_abs_exact("dtype = fp8_e4m3\nbatch = 1\nheads = 2\nseqlen = 64\nhead_dim = 64\nmask = causal\nseed = 5\n");
+    score_abs_exact(
+        "dtype = fp8_e4m3\nbatch = 2\nheads_q = 4\nheads_kv = 1\nseqlen_q = 3\nseqlen_kv = 2\nhead_dim = 1\n"
+        "scale = -7.374204074039881e-07\nseed = 1\n");
     grad_abs_bounds(
         "dtype = fp16\nbatch = 2\nheads_q = 4\nheads_kv = 2\nseqlen_q = 33\nseqlen_kv = 47\nhead_dim_qk = 16\n"
         "head_dim_v = 8\nmask = causal\nbackward = yes\nseed = 6\n",
@@ -146,5 +152,8 @@ int main(void) {
         "dtype = fp16\nheads = 2\nseqlen_q = 66\nseqlen_kv = 97\nseqlens_q = 1\nseqlens_kv = 1\nhead_dim = 8\n"
         "mask = padding\nbackward = yes\nseed = 120\n",
         true);
+    grad_abs_bounds("dtype = fp16\nheads = 2\nseqlen_q = 17\nseqlen_kv = 23\nhead_dim = 8\nmask = causal\n"
+                    "scale = -1.498\nbackward = yes\nseed = 7\n",
+                    false);
     CHECK_DONE("test_oracle_magnitudes");
 }
