@@ -26,6 +26,18 @@
  *   dQ_i   = scale * sum_j dR_ij k_j;  dK_j = scale * sum_i dR_ij q_i;  dV_j = sum_i P_ij dO_i
  *   dsink_h = - sum_{b, i} P_sink,i D_i,  P_sink,i = exp(a_h - L_i)   (learnable only)
  *   The bias is a constant input here: no dBias output.
+ * Dropout (drop probability p, Philox seed and offset; the mask is oracle/dropout_spec.h's,
+ * never model/dropout.c's): M_ij = 0 when element (b, h, i, j) is dropped, else 1, and
+ * w_ij = M_ij / (1 - p). The softmax and its statistics are the undropped ones: P_ij,
+ * L_i and the LSE output do not see the mask (cuDNN's SDPA and FlashAttention-2 drop
+ * after the softmax: the stats they return are the full row's logsumexp). Then
+ *   O_i    = sum_j P_ij w_ij v_j
+ *   D_i    = dO_i . O_i - g'_i                          (O with dropout)
+ *   dP_ij  = w_ij (dO_i . v_j);  dS_ij = P_ij (dP_ij - D_i)
+ *   dV_j   = sum_i P_ij w_ij dO_i
+ *   (O depends on P only through sum_j P_ij w_ij v_j, so dL/dP_ij = w_ij dO_i . v_j, and
+ *   the softmax Jacobian gives dS_ij = P_ij (dP_ij - sum_k P_ik dP_ik) with
+ *   sum_k P_ik dP_ik = dO_i . O_i; the sink's dsink_h = -sum P_sink,i D_i keeps its form.)
  */
 #ifndef ATTNFUZZ_FEATURE_SPEC_H
 #define ATTNFUZZ_FEATURE_SPEC_H
@@ -49,6 +61,12 @@ double af_feat_sink(const af_oracle_problem *p, int h);
 
 /* g'_i, the incoming gradient of L_i (0 without dlse). */
 double af_feat_dlse_nat(const af_oracle_problem *p, int b, int h, int i);
+
+/* Dropout weight w_ij of feature_spec.h in fp64: 1 without dropout, 0 when the element
+ * is dropped, else 1 / (1 - p). */
+double af_feat_dropout_weight(const af_oracle_problem *p, int b, int h, int i, int j);
+/* Is element (b, h, i, j) kept (true without dropout)? */
+bool af_feat_dropout_kept(const af_oracle_problem *p, int b, int h, int i, int j);
 
 /* Largest |bias + ALiBi| and |sink| over the problem (for the score bound). */
 double af_feat_additive_bound(const af_oracle_problem *p);

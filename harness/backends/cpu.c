@@ -55,6 +55,11 @@
  *     backward: D_i = dO_i . O_i - g_i (g_i times log2(e) for log2 stats); dS_ij carries
  *     the softcap factor 1 - (tanh)^2; dsink_h = -sum_(b,i) expf(a_h - LSE_i) D_i (fp32,
  *     sequences then rows ascending, after the dQ pass).
+ *     dropout (model/dropout.h's mask M, keep = 1 / (1 - p) in fp32; FlashAttention-2's
+ *     order: the dropped P feeds the GEMM, the scale comes at the end, the stats are
+ *     the undropped row's): O = (sum_j round_dt(M_j P_j) v_j) / l * keep;
+ *     backward dS_ij = P_ij (M_ij keep dP_ij - D_i) (dt), dV_j = keep * sum_i
+ *     round_dt(M_ij P_ij) dO_i.
  * mxfp8 (forward only): inputs are dequantised to fp32 on load (stored * 2^(E8M0-127));
  * P is rounded to bf16 before P*V and O stored bf16 (cuDNN's MXFP8 is Blackwell-only;
  * this is a plain recipe, somewhat sharper than an mxfp8 kernel).
@@ -85,6 +90,7 @@
 #include "backends/backend.h"
 #include "util/config.h"
 #include "util/clock.h"
+#include "model/dropout.h"
 #include "model/features.h"
 #include "model/layout.h"
 #include "model/tensors.h"
@@ -130,17 +136,22 @@ typedef struct {
     float *bias;        /* (bias_b, bias_h, Sq, Skv) */
     int bias_b, bias_h;
     float *dlse; /* (B, Hq, Sq) incoming LSE gradient, in the output's base */
+    /* Dropout (model/dropout.h): threshold 0 = none */
+    uint32_t dropout_threshold;
+    uint64_t dropout_seed, dropout_offset;
+    float keep_scale; /* 1 / (1 - p) in fp32; 1 without dropout */
 } cpu_problem;
 
 /* Per-thread scratch, sized for the largest row or block. */
 typedef struct {
-    float *s;     /* (Skv) scores of one row */
-    float *p;     /* (Skv) probabilities (the dV GEMM's operand, see gemm_operand) */
-    float *dp;    /* (Skv) dO . v_j, then dS (the dQ/dK GEMMs' operand) */
-    float *dt;    /* (Skv) softcap factor 1 - tanh^2 of each score */
-    float *acc;   /* (max(Dqk, Dv)) one output row */
-    float *acc_k; /* (CPU_KEY_BLOCK, Dqk) dK accumulators */
-    float *acc_v; /* (CPU_KEY_BLOCK, Dv)  dV accumulators */
+    float *s;      /* (Skv) scores of one row */
+    float *p;      /* (Skv) probabilities (the dV GEMM's operand, see gemm_operand) */
+    float *dp;     /* (Skv) dO . v_j, then dS (the dQ/dK GEMMs' operand) */
+    float *dt;     /* (Skv) softcap factor 1 - tanh^2 of each score */
+    uint8_t *keep; /* (Skv) dropout keep flags of one row's visible keys (1 without dropout) */
+    float *acc;    /* (max(Dqk, Dv)) one output row */
+    float *acc_k;  /* (CPU_KEY_BLOCK, Dqk) dK accumulators */
+    float *acc_v;  /* (CPU_KEY_BLOCK, Dv)  dV accumulators */
 } cpu_scratch;
 
 /* ---- rounding to the case dtype (P and dS before their GEMMs) ------------------- */
@@ -394,6 +405,19 @@ static void row_block_of(const cpu_problem *pb, int64_t item, int *b, int *h, in
     *r0 = (int)(item % nrb) * CPU_ROW_BLOCK;
 }
 
+/* keep[j] for keys [first, first + n) of row (b, h, i): model/dropout.h's mask (the
+ * element index uses the maximum lengths Sq, Skv), all 1 without dropout. */
+static void dropout_row(const cpu_problem *pb, cpu_scratch *scr, int b, int h, int i, int first, int n) {
+    if (!pb->dropout_threshold) {
+        memset(scr->keep, 1, (size_t)n);
+        return;
+    }
+    uint64_t n0 =
+        (((uint64_t)b * (uint64_t)pb->Hq + (uint64_t)h) * (uint64_t)pb->Sq + (uint64_t)i) * (uint64_t)pb->Skv +
+        (uint64_t)first;
+    af_dropout_keep_run(pb->dropout_seed, pb->dropout_offset, pb->dropout_threshold, n0, n, scr->keep);
+}
+
 /* Forward item: query rows [r0, r0 + CPU_ROW_BLOCK) of head (b, h): O and LSE. */
 static void forward_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) {
     int b, h, r0;
@@ -421,13 +445,16 @@ static void forward_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) 
         }
         float l = 0.0f;
         for (int j = 0; j < pb->Dv; j++) acc[j] = 0.0f;
+        dropout_row(pb, scr, b, h, i, first, n);
         for (int j = 0; j < n; j++) {
             float p = af_expf(s[j] - m);
-            l += p;
-            axpy(pb->Dv, round_dt(pb, p), v_row(pb, b, hk, first + j), acc);
+            l += p; /* the undropped denominator: the stats ignore the mask */
+            if (scr->keep[j]) axpy(pb->Dv, round_dt(pb, p), v_row(pb, b, hk, first + j), acc);
         }
         if (pb->sink) l += af_expf(pb->sink[h] - m); /* in the denominator only */
         for (int d = 0; d < pb->Dv; d++) acc[d] /= l;
+        if (pb->dropout_threshold)
+            for (int d = 0; d < pb->Dv; d++) acc[d] *= pb->keep_scale;
         store_row(pb, AF_T_O, b, h, i, pb->Dv, acc, 1.0f);
         store_lse(pb, b, h, i, lse_to_stored(pb, m + af_logf(l)));
     }
@@ -452,9 +479,12 @@ static void row_probs_and_dscores(const cpu_problem *pb, cpu_scratch *scr, int b
         }
         return;
     }
+    dropout_row(pb, scr, b, h, i, first, n);
     for (int j = 0; j < n; j++) {
-        scr->p[j] = af_expf(scr->s[j] - lse);
-        scr->dp[j] = scr->p[j] * (scr->dp[j] - delta) * scr->dt[j];
+        float p = af_expf(scr->s[j] - lse);
+        float dp = scr->keep[j] ? (pb->dropout_threshold ? scr->dp[j] * pb->keep_scale : scr->dp[j]) : 0.0f;
+        scr->p[j] = scr->keep[j] ? p : 0.0f; /* the dV GEMM's operand: the dropped P (keep applied at the store) */
+        scr->dp[j] = p * (dp - delta) * scr->dt[j];
     }
 }
 
@@ -551,7 +581,8 @@ static void dkdv_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) {
         if (j < rows_dk)
             store_row(pb, AF_T_DK, b, hk, j, pb->Dqk, valid ? acc_k + (int64_t)(j - j0) * pb->Dqk : NULL, mult_k);
         if (j < rows_dv)
-            store_row(pb, AF_T_DV, b, hk, j, pb->Dv, valid ? acc_v + (int64_t)(j - j0) * pb->Dv : NULL, 1.0f);
+            store_row(pb, AF_T_DV, b, hk, j, pb->Dv, valid ? acc_v + (int64_t)(j - j0) * pb->Dv : NULL,
+                      pb->fp8 ? 1.0f : pb->keep_scale);
     }
 }
 
@@ -625,6 +656,7 @@ static void scratch_free(cpu_scratch *s) {
     free(s->p);
     free(s->dp);
     free(s->dt);
+    free(s->keep);
     free(s->acc);
     free(s->acc_k);
     free(s->acc_v);
@@ -638,10 +670,11 @@ static int scratch_alloc(cpu_scratch *s, const cpu_problem *pb) {
     s->p = malloc(sizeof(float) * skv);
     s->dp = malloc(sizeof(float) * skv);
     s->dt = malloc(sizeof(float) * skv);
+    s->keep = malloc(skv);
     s->acc = malloc(sizeof(float) * dmax);
     s->acc_k = malloc(sizeof(float) * CPU_KEY_BLOCK * (size_t)pb->Dqk);
     s->acc_v = malloc(sizeof(float) * CPU_KEY_BLOCK * (size_t)pb->Dv);
-    return s->s && s->p && s->dp && s->dt && s->acc && s->acc_k && s->acc_v ? 0 : -1;
+    return s->s && s->p && s->dp && s->dt && s->keep && s->acc && s->acc_k && s->acc_v ? 0 : -1;
 }
 
 static void problem_free(cpu_problem *pb) {
@@ -664,6 +697,10 @@ static float *floats(int64_t n);
 /* The feature inputs of the case as fp32 arrays (model/features.h). 0 or -1 (memory). */
 static int load_features(cpu_problem *pb, const af_case *c) {
     pb->softcap = (float)c->softcap;
+    pb->dropout_threshold = af_dropout_threshold(c->dropout_p);
+    pb->dropout_seed = c->dropout_seed;
+    pb->dropout_offset = c->dropout_offset;
+    pb->keep_scale = pb->dropout_threshold ? (float)(1.0 / (1.0 - c->dropout_p)) : 1.0f;
     if (c->softmax != AF_SOFTMAX_VANILLA) {
         if (!(pb->sink = floats(pb->Hq))) return -1;
         for (int h = 0; h < pb->Hq; h++) pb->sink[h] = af_feature_sink(c, h);

@@ -97,6 +97,12 @@ static int features_from_case(const af_case *c, plugin_problem_buf *pb) {
                 for (int i = 0; i < c->seqlen_q; i++) *x++ = af_feature_dlse(c, b, h, i);
         p->dlse = pb->dlse;
     }
+    if (c->dropout_p != 0.0) { /* ABI 3 */
+        p->features |= AF_PLUGIN_FEAT_DROPOUT;
+        p->dropout_p = c->dropout_p;
+        p->dropout_seed = c->dropout_seed;
+        p->dropout_offset = c->dropout_offset;
+    }
     return 0;
 }
 

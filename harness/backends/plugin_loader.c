@@ -88,9 +88,11 @@ void af_plugin_check_in_child(const char *path, af_plugin_descriptor *d) {
                  "cannot load plugin '%s': %s() returned ABI version %u, this attnfuzz "
                  "speaks version %u%s (rebuild the plugin against this attnfuzz/plugin.h)",
                  path, AF_PLUGIN_SYM_ABI_VERSION, version, ATTNFUZZ_PLUGIN_ABI_VERSION,
-                 version < 2 ? "; version 2 added the features (sinks, softcap, bias, ALiBi, log2 stats, dLSE) that "
-                               "an older plugin would silently ignore"
-                             : "");
+                 version < 2   ? "; version 2 added the features (sinks, softcap, bias, ALiBi, log2 stats, dLSE) "
+                                 "and version 3 dropout, that an older plugin would silently ignore"
+                 : version < 3 ? "; version 3 added dropout (p, Philox seed and offset), that a version-2 plugin "
+                                 "would silently ignore"
+                               : "");
         return;
     }
     const af_plugin_info *pi = ep.info();

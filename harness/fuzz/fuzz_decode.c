@@ -41,7 +41,7 @@ typedef struct {
     unsigned high;                /* EXT_HIGH_* bits */
     size_t backend_at, engine_at; /* name bytes */
     unsigned backend_len, engine_len;
-    size_t lengths_high_at, small_dims_at, features_at, headroom_at;
+    size_t lengths_high_at, small_dims_at, features_at, headroom_at, dropout_at;
 } extension;
 
 static void read_extension(const reader *r, size_t at, int batch, extension *e) {
@@ -69,7 +69,21 @@ static void read_extension(const reader *r, size_t at, int batch, extension *e) 
         e->features_at = p;
         p += EXT_FEATURE_BYTES;
     }
-    if (e->items & EXT_FP8_HEADROOM) e->headroom_at = p;
+    if (e->items & EXT_FP8_HEADROOM) {
+        e->headroom_at = p;
+        p += AF_FP8_SCALED;
+    }
+    if (e->high & EXT_HIGH_DROPOUT) e->dropout_at = p;
+}
+
+/* The dropout item (fuzz_format.h); repair drops it where the case cannot hold it. */
+static void read_dropout(const reader *r, const extension *e, af_case *c) {
+    c->dropout_p = af_fz_dropout_table[rd(r, e->dropout_at) % AF_FZ_N_DROPOUT];
+    c->dropout_seed = c->dropout_offset = 0;
+    for (int k = 0; k < 8; k++) {
+        c->dropout_seed |= (uint64_t)rd(r, e->dropout_at + 1 + (size_t)k) << (8 * k);
+        c->dropout_offset |= (uint64_t)rd(r, e->dropout_at + 9 + (size_t)k) << (8 * k);
+    }
 }
 
 /* The features item (fuzz_format.h): out-of-range codes and softcaps are left to repair. */
@@ -358,6 +372,7 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
     if (ext.items & EXT_BACKEND) read_name(&r, ext.backend_at, ext.backend_len, c->backend);
     if (ext.items & EXT_ENGINE) read_name(&r, ext.engine_at, ext.engine_len, c->engine);
     if (ext.items & EXT_FEATURES) read_features(&r, &ext, c);
+    if (ext.high & EXT_HIGH_DROPOUT) read_dropout(&r, &ext, c);
     if (ext.items & EXT_FP8_HEADROOM)
         for (int k = 0; k < AF_FP8_SCALED; k++) c->fp8_headroom[k] = (int)rd(&r, ext.headroom_at + (size_t)k);
     return af_fuzz_repair(c, lim) ? 1 : 0;

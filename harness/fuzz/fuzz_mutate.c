@@ -282,7 +282,8 @@ static void mutate_cp_paged(af_case *c, uint64_t *rng) {
 
 /* One feature on, off or to another value (repair drops what the case cannot hold):
  * softcaps where tanh bends most scores (5) to Gemma's 30 / 50, both sink kinds, every
- * bias broadcast, ALiBi, log2 stats, dLSE (needs backward, which repair checks). */
+ * bias broadcast, ALiBi, log2 stats, dLSE (needs backward, which repair checks), dropout
+ * (off, or a table probability with a fresh Philox seed and offset). */
 static void mutate_feature(af_case *c, uint64_t *rng) {
     static const double softcaps[] = {0.0, 5.0, 20.0, 30.0, 50.0};
     if (c->dtype == AF_DT_FP8_E4M3) {          /* fp8's feature: one tensor's scale headroom (docs/fp8.md) */
@@ -290,7 +291,7 @@ static void mutate_feature(af_case *c, uint64_t *rng) {
         c->fp8_headroom[tensor] = pick(rng, AF_FP8_HEADROOM_MAX + 1);
         return;
     }
-    switch (pick(rng, 6)) {
+    switch (pick(rng, 7)) {
         case 0:
             c->softcap = softcaps[pick(rng, 5)];
             break;
@@ -306,10 +307,20 @@ static void mutate_feature(af_case *c, uint64_t *rng) {
         case 4:
             c->lse_base2 = !c->lse_base2;
             break;
-        default:
+        case 5:
             c->dlse = !c->dlse;
             if (c->dlse) c->backward = true;
             break;
+        default: { /* drawn in a fixed order: probability, then seed, then offset */
+            int k = pick(rng, AF_FZ_N_DROPOUT + 1);
+            uint64_t seed = af_fuzz_rand(rng);
+            uint64_t offset = af_fuzz_rand(rng);
+            offset >>= pick(rng, 64); /* small offsets as often as large ones */
+            c->dropout_p = k == AF_FZ_N_DROPOUT ? 0.0 : af_fz_dropout_table[k];
+            c->dropout_seed = c->dropout_p != 0.0 ? seed : 0;
+            c->dropout_offset = c->dropout_p != 0.0 ? offset : 0;
+            break;
+        }
     }
 }
 

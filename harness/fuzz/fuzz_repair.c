@@ -284,8 +284,12 @@ static void repair_features(af_case *c, const af_fuzz_limits *l) {
         c->softcap = 0.0;
         c->bias = AF_BIAS_NONE;
         c->alibi = c->lse_base2 = c->dlse = false;
+        c->dropout_p = 0.0;
+        c->dropout_seed = c->dropout_offset = 0;
         return;
     }
+    if (!(c->dropout_p >= 0.0 && c->dropout_p < 1.0)) c->dropout_p = 0.0; /* NaN too */
+    if (c->dropout_p == 0.0) c->dropout_seed = c->dropout_offset = 0;
     if (!(c->softcap >= 1e-3 && c->softcap <= 1e4)) c->softcap = 0.0; /* NaN too */
     if ((unsigned)c->softmax > AF_SOFTMAX_LEARNABLE) c->softmax = AF_SOFTMAX_VANILLA;
     if ((unsigned)c->bias > AF_BIAS_BHSS) c->bias = AF_BIAS_NONE;

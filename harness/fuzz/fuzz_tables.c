@@ -9,6 +9,7 @@
 #include "util/rng.h"
 
 const int af_fz_batch_table[AF_FZ_N_BATCH] = {1, 2, 3, 4, 5, 8};
+const double af_fz_dropout_table[AF_FZ_N_DROPOUT] = {0.1, 0.25, 0.5, 0.9, 1.0 / 3.0, 0.05};
 const int af_fz_ratio_table[AF_FZ_N_RATIO] = {1, 2, 3, 4, 8, 16, 6};
 const int af_fz_hkv_table[AF_FZ_N_HKV] = {1, 2, 4, 3, 8};
 const int af_fz_seqlen_values[AF_FZ_N_SEQLEN] = {1,  2,   3,   16,  17,  31,  32,  33,  63, 64,

@@ -26,6 +26,10 @@
 #define AF_FZ_MAX_PAIRS     255
 
 extern const int af_fz_batch_table[AF_FZ_N_BATCH];
+/* Drop probabilities the fuzzer draws: common training values, 0.9 (almost all dropped),
+ * and 1/3, whose threshold round(p 2^32) is not exact. */
+#define AF_FZ_N_DROPOUT 6
+extern const double af_fz_dropout_table[AF_FZ_N_DROPOUT];
 extern const int af_fz_ratio_table[AF_FZ_N_RATIO];
 extern const int af_fz_hkv_table[AF_FZ_N_HKV];
 /* seqlens on and around the 32/64/128 boundaries */

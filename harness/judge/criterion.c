@@ -44,6 +44,8 @@ typedef struct {
     bool fp16;   /* subnormal P, dS below 2^-14 */
     af_criterion_terms *t;
     double *prob, *ds, *g, *wk; /* (Skv) per-row scratch */
+    double *w;                  /* (Skv) dropout weight w_ij of the row's keys (1 without) */
+    double keep_fp32;           /* 2^-23 with dropout (fp32 keep factor and its product), else 0 */
     long long *seen;            /* (B, Hkv, Skv) terms summed into each dK/dV row */
 } terms_ctx;
 
@@ -78,6 +80,7 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, int first, int 
         if (a > A) A = a;
         if (s > m) m = s;
         x->prob[j - first] = exp(s - lse);
+        x->w[j - first] = af_feat_dropout_weight(p, b, h, i, j); /* criterion.h: dropout */
     }
     double rho = 0x1p-21 * (1.0 + A + fabs(lse));
     double sub = x->fp16 ? 0x1p-25 * exp(m - lse) : 0.0; /* per P term, in normalised units */
@@ -89,15 +92,15 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, int first, int 
     double sig2 = 0;
     for (int j = first; j <= last; j++) {
         const double *v = in->v + (((size_t)b * p->Hkv + hk) * p->Skv + j) * p->Dv;
-        double pj = x->prob[j - first], c = 0;
+        double wj = x->w[j - first], pj = x->prob[j - first] * wj, c = 0; /* the term's weight P w */
         for (int d = 0; d < p->Dv; d++) {
             om[d] += pj * fabs(v[d]);
-            ok[d] += sub * fabs(v[d]);
+            ok[d] += wj * sub * fabs(v[d]);
             c += sgn(o[d]) * v[d];
         }
         sig2 += pj * c * pj * c;
     }
-    for (int d = 0; d < p->Dv; d++) ok[d] += (rho + gam) * om[d];
+    for (int d = 0; d < p->Dv; d++) ok[d] += (rho + gam + x->keep_fp32) * om[d];
     t->sig2[AF_T_O][row] = sig2;
     if (!in->dout || !x->ex->dq) return;
     /* backward: dS and its budgets; the stored O's share of D_i is added when judging
@@ -117,12 +120,16 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, int first, int 
             dp += dO[d] * v[d];
             dp_abs += fabs(dO[d] * v[d]);
         }
-        double pj = x->prob[j - first];
+        double pj = x->prob[j - first], wj = x->w[j - first];
+        dp *= wj; /* dropout: dP_ij = w_ij dO_i . v_j */
+        dp_abs *= wj;
         x->ds[j - first] = pj * (dp - D);
         x->g[j - first] = pj * (dp_abs + dd_abs); /* the term mass of dS */
         /* P's relative error moves dS by as much; dP and D in fp32 (2^-22 of their terms);
-         * the cancellation floor AF_GRAD_CANCEL_UNIT of the term mass (verdict.h) */
-        x->wk[j - first] = rho * fabs(x->ds[j - first]) + (0x1p-22 + AF_GRAD_CANCEL_UNIT) * x->g[j - first];
+         * the cancellation floor AF_GRAD_CANCEL_UNIT of the term mass (verdict.h); the
+         * fp32 keep factor on dP (dropout) */
+        x->wk[j - first] = rho * fabs(x->ds[j - first]) + (0x1p-22 + AF_GRAD_CANCEL_UNIT) * x->g[j - first] +
+                           x->keep_fp32 * pj * dp_abs;
         if (t->prob) t->prob[row * p->Skv + j] = (float)pj;
         if (t->ds_abs) /* dS and its budget: what the P of the term carries */
             t->ds_abs[row * p->Skv + j] = (float)fmin(fabs(x->ds[j - first]) + x->wk[j - first], 0x1.fffffep127);
@@ -145,7 +152,7 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, int first, int 
         size_t kr = ((size_t)b * p->Hkv + hk) * p->Skv + j;
         const double *k = in->k + kr * p->Dqk;
         double wk = x->wk[j - first], ds = p->scale * x->ds[j - first];
-        double pj = x->prob[j - first];
+        double pj = x->prob[j - first], pw = pj * x->w[j - first]; /* P, and dV's term weight P w */
         double c = 0, c_k = 0, c_v = 0;
         const double *dk_ex = x->ex->dk + kr * p->Dqk, *dv_ex = x->ex->dv + kr * p->Dv;
         double *km = t->mass[AF_T_DK] + kr * p->Dqk, *kk = t->kappa[AF_T_DK] + kr * p->Dqk;
@@ -162,13 +169,13 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, int first, int 
             c_k += sgn(dk_ex[d]) * q[d];
         }
         for (int d = 0; d < p->Dv; d++) {
-            vm[d] += pj * fabs(dO[d]);
-            vk[d] += rho * pj * fabs(dO[d]) + sub * fabs(dO[d]);
+            vm[d] += pw * fabs(dO[d]);
+            vk[d] += (rho + x->keep_fp32) * pw * fabs(dO[d]) + x->w[j - first] * sub * fabs(dO[d]);
             c_v += sgn(dv_ex[d]) * dO[d];
         }
         sig2_q += ds * c * ds * c;
         t->sig2[AF_T_DK][kr] += ds * c_k * ds * c_k;
-        t->sig2[AF_T_DV][kr] += pj * c_v * pj * c_v;
+        t->sig2[AF_T_DV][kr] += pw * c_v * pw * c_v;
         x->seen[kr]++;
     }
     for (int d = 0; d < p->Dqk; d++) qk[d] += gam * qm[d];
@@ -180,19 +187,23 @@ int af_criterion_terms_compute(const af_oracle_problem *p, const af_outputs *exa
     memset(t, 0, sizeof *t);
     size_t nq = (size_t)p->B * p->Hq * p->Sq, nk = (size_t)p->B * p->Hkv * p->Skv;
     bool bwd = p->in->dout && exact->dq && exact->dk && exact->dv;
-    terms_ctx x = {p,    exact, dtype == AF_DT_FP16 ? 0x1p-10 : 0x1p-7, dtype == AF_DT_FP16, t, NULL, NULL, NULL,
-                   NULL, NULL};
+    terms_ctx x = {
+        p,   exact, dtype == AF_DT_FP16 ? 0x1p-10 : 0x1p-7, dtype == AF_DT_FP16, t, NULL, NULL, NULL, NULL, NULL,
+        0.0, NULL};
     size_t skv = (size_t)(p->Skv > 0 ? p->Skv : 1);
     x.prob = malloc(skv * sizeof(double));
     x.ds = malloc(skv * sizeof(double));
     x.g = malloc(skv * sizeof(double));
     x.wk = malloc(skv * sizeof(double));
+    x.w = malloc(skv * sizeof(double));
+    x.keep_fp32 = p->in->feat.dropout_p != 0.0 ? 0x1p-23 : 0.0;
+    t->keep_scale = 1.0 / (1.0 - p->in->feat.dropout_p);
     x.seen = calloc(nk ? nk : 1, sizeof(long long));
     t->kappa[AF_T_LSE] = calloc(nq ? nq : 1, sizeof(double));
     t->rho = calloc(nq ? nq : 1, sizeof(double));
     t->lse_exact = exact->lse;
-    bool ok =
-        x.prob && x.ds && x.g && x.wk && x.seen && t->kappa[AF_T_LSE] && t->rho && alloc_all(t, AF_T_O, nq * p->Dv, nq);
+    bool ok = x.prob && x.ds && x.g && x.wk && x.w && x.seen && t->kappa[AF_T_LSE] && t->rho &&
+              alloc_all(t, AF_T_O, nq * p->Dv, nq);
     if (bwd) {
         ok = ok && alloc_all(t, AF_T_DQ, nq * p->Dqk, nq) && alloc_all(t, AF_T_DK, nk * p->Dqk, nk) &&
              alloc_all(t, AF_T_DV, nk * p->Dv, nk);
@@ -238,6 +249,7 @@ int af_criterion_terms_compute(const af_oracle_problem *p, const af_outputs *exa
     free(x.ds);
     free(x.g);
     free(x.wk);
+    free(x.w);
     free(x.seen);
     if (!ok) {
         af_criterion_terms_free(t);

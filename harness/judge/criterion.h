@@ -26,6 +26,13 @@
  *             c_t the other operand projected on sign(exact row); the random rounding
  *             of the terms moves the row's signed sum (the bias statistic) with standard
  *             deviation <= u / (2 sqrt 3) sqrt(sig2[r]).
+ * Dropout (oracle/feature_spec.h: O_i = sum_j P_ij w_ij v_j, dS_ij = P_ij (w_ij dP_ij - D_i),
+ * dV_j = sum_i P_ij w_ij dO_i, w_ij = 0 or 1 / (1 - p)): every term that carries w carries it
+ * in its budget too (mass, rho, subnormal and sig2 of O and dV; dP's part of dS and its
+ * fp32 budget), so a kept term's allowance grows by 1 / (1 - p) exactly as the term does and
+ * a dropped term has none; the fp32 keep factor and the product with it add 2^-23 of the
+ * weighted mass to kappa (O, dV, dS). The stored LSE's growth of dV uses 1 / (1 - p) as
+ * the bound of w (keep_scale).
  * LSE has kappa only: 2^-21 (1 + A_i) + 2^-24 sqrt(n_i) (score accumulation, sum, log).
  *
  * The stored LSE's growth (added per kernel, criterion_lse.c). The ABI's backward
@@ -76,6 +83,7 @@ typedef struct {
     double *rho;                      /* (B, Hq, Sq) rho_i of each judged row; 0 elsewhere      */
     double *log_f;                    /* (B, Hq, Sq) ln F_i, backward (criterion.h above)       */
     const double *lse_exact;          /* the oracle's exact LSE                                  */
+    double keep_scale;                /* dropout: 1 / (1 - p), the largest weight w_ij; 1 without */
     const double *dout, *q, *o_exact; /* the prepared case's dense dO, Q and exact O     */
     /* fp8_e4m3: one subnormal step of each E4M3 output's encoding, 2^-9 descale (set by
      * the runner after the scales are chosen; 0 otherwise). Not a term budget: set

@@ -103,7 +103,7 @@ double *af_criterion_lse_growth_term(const af_case *c, af_tensor_id id, const af
                         double *o = out + (((size_t)b * Hkv + h / group) * Skv + j) * D;
                         double pj = t->prob[r * Skv + j];
                         if (id == AF_T_DV) {
-                            double w = x[r] * (1.0 + t->rho[r]) * pj;
+                            double w = x[r] * (1.0 + t->rho[r]) * pj * t->keep_scale; /* w <= 1 / (1 - p) */
                             for (int d = 0; d < Dv; d++) o[d] += w * fabs(dO[d]);
                         } else {
                             double w = x[r] * scale * ((double)t->ds_abs[r * Skv + j] + pj * dd);

@@ -234,6 +234,11 @@ static void pass_features(candidates *cs, const af_case *c) {
     TRY(c->lse_base2, t.lse_base2 = false);
     TRY(c->dlse, t.dlse = false);
     TRY(af_case_has_fp8_headroom(c), memset(t.fp8_headroom, 0, sizeof t.fp8_headroom)); /* current scaling */
+    /* dropout: off; else p toward 1/2 and the Philox state toward seed 1, offset 0 */
+    TRY(c->dropout_p != 0.0, (t.dropout_p = 0.0, t.dropout_seed = t.dropout_offset = 0));
+    TRY(c->dropout_p != 0.0 && c->dropout_p != 0.5, t.dropout_p = 0.5);
+    TRY(c->dropout_p != 0.0 && c->dropout_seed != 1, t.dropout_seed = 1);
+    TRY(c->dropout_p != 0.0 && c->dropout_offset != 0, t.dropout_offset = 0);
     TRY(c->has_scale, (t.has_scale = false, t.scale = 0));
     TRY(c->dtype != AF_DT_FP16, t.dtype = AF_DT_FP16);
 #undef TRY

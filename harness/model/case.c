@@ -49,7 +49,7 @@ const char *af_bias_shape_name(af_bias_shape b) { return bias_names[b]; }
 
 bool af_case_has_features(const af_case *c) {
     return c->softmax != AF_SOFTMAX_VANILLA || c->softcap != 0.0 || c->bias != AF_BIAS_NONE || c->alibi ||
-           c->lse_base2 || c->dlse;
+           c->lse_base2 || c->dlse || c->dropout_p != 0.0;
 }
 
 void af_case_features_text(const af_case *c, char *buf, size_t cap) {
@@ -62,6 +62,7 @@ void af_case_features_text(const af_case *c, char *buf, size_t cap) {
     if (c->alibi) af_strbuf_printf(&s, "%salibi", s.len ? " " : "");
     if (c->lse_base2) af_strbuf_printf(&s, "%sstats=log2", s.len ? " " : "");
     if (c->dlse) af_strbuf_printf(&s, "%sdlse", s.len ? " " : "");
+    if (c->dropout_p != 0.0) af_strbuf_printf(&s, "%sdropout", s.len ? " " : "");
 }
 
 const char *af_mask_text(const af_case *c) {
@@ -285,14 +286,15 @@ enum {
     F_STATS,
     F_DLSE,
     F_FP8_HEADROOM,
+    F_DROPOUT,
     F_COUNT
 };
 static const char *const field_names[F_COUNT] = {
-    "dtype",    "batch",     "heads_q",   "heads_kv",    "seqlen_q",   "seqlen_kv", "head_dim_qk", "head_dim_v",
-    "head_dim", "heads",     "seqlen",    "seqlens_q",   "seqlens_kv", "layout",    "packing",     "stride_gap",
-    "thd_gap",  "page_size", "page_tail", "mask",        "align",      "window",    "scale",       "backward",
-    "cp",       "seed",      "data",      "backend",     "engine",     "softmax",   "softcap",     "bias",
-    "alibi",    "stats",     "dlse",      "fp8_headroom"};
+    "dtype",    "batch",     "heads_q",   "heads_kv",     "seqlen_q",   "seqlen_kv", "head_dim_qk", "head_dim_v",
+    "head_dim", "heads",     "seqlen",    "seqlens_q",    "seqlens_kv", "layout",    "packing",     "stride_gap",
+    "thd_gap",  "page_size", "page_tail", "mask",         "align",      "window",    "scale",       "backward",
+    "cp",       "seed",      "data",      "backend",      "engine",     "softmax",   "softcap",     "bias",
+    "alibi",    "stats",     "dlse",      "fp8_headroom", "dropout"};
 
 typedef struct {
     int line_of[F_COUNT];
@@ -530,6 +532,21 @@ static int set_field(af_case *c, parse_state *st, int f, const char *v, char *wh
                 return -1;
             }
             return 0;
+        case F_DROPOUT: {
+            char copy[256], *save = NULL, *parts[4];
+            int np = 0;
+            snprintf(copy, sizeof copy, "%s", v);
+            for (char *t = strtok_r(copy, " \t", &save); t && np < 4; t = strtok_r(NULL, " \t", &save)) parts[np++] = t;
+            double pv;
+            if (np != 3 || parse_double(parts[0], &pv) || !(pv >= 0.0 && pv < 1.0) ||
+                parse_u64(parts[1], &c->dropout_seed) || parse_u64(parts[2], &c->dropout_offset)) {
+                snprintf(why, cap, "'%s' is not 'P SEED OFFSET' with P in [0, 1) and SEED, OFFSET unsigned 64-bit", v);
+                return -1;
+            }
+            c->dropout_p = pv;
+            if (pv == 0.0) c->dropout_seed = c->dropout_offset = 0; /* p = 0: no dropout, nothing else to keep */
+            return 0;
+        }
         case F_FP8_HEADROOM:
             if (parse_int_list(v, c->fp8_headroom, AF_FP8_SCALED, 0, AF_FP8_HEADROOM_MAX) != AF_FP8_SCALED) {
                 snprintf(why, cap, "'%s' is not 'q,k,v,do,o' binades, each in [0, %d]", v, AF_FP8_HEADROOM_MAX);
@@ -680,13 +697,16 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
                 : c->bias != AF_BIAS_NONE        ? F_BIAS
                 : c->alibi                       ? F_ALIBI
                 : c->lse_base2                   ? F_STATS
-                                                 : F_DLSE;
+                : c->dlse                        ? F_DLSE
+                                                 : F_DROPOUT;
         if (c->dtype != AF_DT_FP16 && c->dtype != AF_DT_BF16)
             FAIL(f, "%s with dtype %s: features are defined for fp16 and bf16 only", field_names[f],
                  dtype_names[c->dtype]);
         if (c->cp_size > 1)
             FAIL(f, "%s with cp = %d: context parallelism does not carry features", field_names[f], c->cp_size);
     }
+    if (!(c->dropout_p >= 0.0 && c->dropout_p < 1.0))
+        FAIL(F_DROPOUT, "dropout probability %g is outside [0, 1)", c->dropout_p);
     if (c->dlse && !c->backward) FAIL(F_DLSE, "dlse = yes needs backward = yes (it is an incoming gradient)");
     if (af_case_has_fp8_headroom(c) && c->dtype != AF_DT_FP8_E4M3)
         FAIL(F_FP8_HEADROOM, "fp8_headroom with dtype %s: per-tensor fp8 scales are fp8_e4m3's", dtype_names[c->dtype]);
@@ -911,6 +931,12 @@ size_t af_case_print(const af_case *c, char *buf, size_t cap) {
         af_strbuf_printf(&s, "fp8_headroom = ");
         for (int k = 0; k < AF_FP8_SCALED; k++) af_strbuf_printf(&s, "%s%d", k ? "," : "", c->fp8_headroom[k]);
         af_strbuf_printf(&s, "\n");
+    }
+    if (c->dropout_p != 0.0) {
+        af_strbuf_printf(&s, "dropout = ");
+        print_double(&s, c->dropout_p);
+        af_strbuf_printf(&s, " %llu %llu\n", (unsigned long long)c->dropout_seed,
+                         (unsigned long long)c->dropout_offset);
     }
     if (c->backend[0]) af_strbuf_printf(&s, "backend = %s\n", c->backend);
     if (c->engine[0]) af_strbuf_printf(&s, "engine = %s\n", c->engine);

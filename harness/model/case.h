@@ -113,6 +113,11 @@ typedef struct {
      * range, as under delayed scaling whose amax history exceeds today's) and O (descale_o
      * = 2^h / scale_o); all 0 = current scaling. Printed only when not all 0. */
     int fp8_headroom[AF_FP8_SCALED];
+    /* Dropout on P (model/dropout.h maps Philox words to elements; docs/dropout.md):
+     * drop probability in [0, 1) (0 = none, not printed), the Philox seed (key) and the
+     * 64-bit block offset (counter), printed as "dropout = P SEED OFFSET". A feature. */
+    double dropout_p;
+    uint64_t dropout_seed, dropout_offset;
 } af_case;
 
 /* Errors carry the position of the problem and the field. */
@@ -154,7 +159,7 @@ const char *af_cp_comm_name(af_cp_comm c);
 const char *af_data_kind_name(af_data_kind k);
 const char *af_softmax_name(af_softmax_kind k);
 const char *af_bias_shape_name(af_bias_shape b);
-/* Any of the features (sinks, softcap, bias, ALiBi, log2 stats, dLSE) set. */
+/* Any of the features (sinks, softcap, bias, ALiBi, log2 stats, dLSE, dropout) set. */
 bool af_case_has_features(const af_case *c);
 /* A short list of the features set ("softcap sinks bias ..."), "" when none. */
 void af_case_features_text(const af_case *c, char *buf, size_t cap);

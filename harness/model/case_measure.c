@@ -35,7 +35,7 @@ double af_case_cost(const af_case *c) {
             (c->packing != AF_PACK_SEPARATE ? 1 : 0) + (c->cp_size > 1 ? c->cp_size : 0) + (c->backward ? 1 : 0);
     /* features: one unit each (so the minimiser drops one whenever the finding survives) */
     cost += (c->softmax != AF_SOFTMAX_VANILLA) + (c->softcap != 0.0) + (c->bias != AF_BIAS_NONE) + c->alibi +
-            c->lse_base2 + c->dlse;
+            c->lse_base2 + c->dlse + (c->dropout_p != 0.0);
     return cost;
 }
 
@@ -59,6 +59,9 @@ int af_case_features(const af_case *c) {
     n += !(c->data[0].kind == AF_DATA_NORMAL && c->data[0].p0 == 1.0);
     n += c->seed != 1;
     n += af_case_has_fp8_headroom(c); /* fp8 scales other than current scaling */
+    /* dropout: a probability other than 1/2, a seed other than 1, an offset other than 0
+     * (one each, so the minimiser takes each simplification on its own) */
+    if (c->dropout_p != 0.0) n += (c->dropout_p != 0.5) + (c->dropout_seed != 1) + (c->dropout_offset != 0);
     /* the heavier variants: learnable sinks, a bias with more axes than 11ss */
     n += (c->softmax == AF_SOFTMAX_LEARNABLE) + (c->bias == AF_BIAS_1HSS || c->bias == AF_BIAS_B1SS) +
          2 * (c->bias == AF_BIAS_BHSS);

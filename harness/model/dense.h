@@ -7,15 +7,18 @@
 #define ATTNFUZZ_MODEL_DENSE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 /* The features of the case (oracle/feature_spec.h states what they mean). All zero /
  * false: plain attention. */
 typedef struct {
-    double softcap;     /* 0 = none; else scores s -> softcap * tanh(s / softcap) */
-    int sink;           /* 0 = no sink, 1 = fixed sink logits (off_by_one), 2 = learnable */
-    int bias_b, bias_h; /* bias extents (1 or B, 1 or Hq); 0, 0 = no bias */
-    bool alibi;         /* ALiBi slopes in alibi_slope */
-    bool lse_base2;     /* the LSE output is in base 2 (dlse is its gradient) */
+    double softcap;                        /* 0 = none; else scores s -> softcap * tanh(s / softcap) */
+    int sink;                              /* 0 = no sink, 1 = fixed sink logits (off_by_one), 2 = learnable */
+    int bias_b, bias_h;                    /* bias extents (1 or B, 1 or Hq); 0, 0 = no bias */
+    bool alibi;                            /* ALiBi slopes in alibi_slope */
+    bool lse_base2;                        /* the LSE output is in base 2 (dlse is its gradient) */
+    double dropout_p;                      /* drop probability of P's elements, 0 = none (model/dropout.h) */
+    uint64_t dropout_seed, dropout_offset; /* the Philox key and block offset */
 } af_features;
 
 /* Dense logical arrays, row-major in the order of their shape comment.

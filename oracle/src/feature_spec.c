@@ -1,13 +1,28 @@
 /* feature_spec.c — the fp64 pieces of oracle/feature_spec.h (the MPFR tier composes the
  * same formulas at its own precision in oracle_mpfr.c). */
 #include "oracle/feature_spec.h"
+#include "oracle/dropout_spec.h"
 
 #include <math.h>
 #include <stdlib.h>
 
 bool af_feat_any(const af_oracle_problem *p) {
     const af_features *f = &p->in->feat;
-    return f->softcap != 0.0 || f->sink || f->bias_b || f->alibi || p->in->dlse;
+    return f->softcap != 0.0 || f->sink || f->bias_b || f->alibi || p->in->dlse || f->dropout_p != 0.0;
+}
+
+bool af_feat_dropout_kept(const af_oracle_problem *p, int b, int h, int i, int j) {
+    const af_features *f = &p->in->feat;
+    if (f->dropout_p == 0.0) return true;
+    /* the element index uses the maximum lengths (Sq, Skv), as model/dropout.h states */
+    return !af_oracle_dropout_dropped(f->dropout_seed, f->dropout_offset, f->dropout_p, p->Hq, p->Sq, p->Skv, b, h, i,
+                                      j);
+}
+
+double af_feat_dropout_weight(const af_oracle_problem *p, int b, int h, int i, int j) {
+    const af_features *f = &p->in->feat;
+    if (f->dropout_p == 0.0) return 1.0;
+    return af_feat_dropout_kept(p, b, h, i, j) ? 1.0 / (1.0 - f->dropout_p) : 0.0;
 }
 
 double af_feat_additive(const af_oracle_problem *p, int b, int h, int i, int j) {

@@ -33,8 +33,10 @@ void af_cert_row_mass(const af_oracle_problem *p, int b, int h, int i, double ls
         double s = 0.0;
         for (int d = 0; d < Dqk; d++) s += q[d] * k[d];
         pj[jj] = exp(af_feat_score64(p, b, h, i, first + jj, p->scale * s, NULL) - lse);
+        /* dropout: O's terms are P_j w_j v_j (feature_spec.h) */
+        double pw = pj[jj] * af_feat_dropout_weight(p, b, h, i, first + jj);
         const double *v = in->v + af_idx_key(p, b, g, first + jj) * (size_t)Dv;
-        for (int d = 0; d < Dv; d++) m_o[d] += pj[jj] * fabs(v[d]);
+        for (int d = 0; d < Dv; d++) m_o[d] += pw * fabs(v[d]);
     }
     if (m_dq && in->dout) {
         const double *dout = in->dout + row * (size_t)Dv; /* (Dv) */
@@ -43,8 +45,9 @@ void af_cert_row_mass(const af_oracle_problem *p, int b, int h, int i, double ls
         for (int jj = 0; jj < n; jj++) {
             const double *v = in->v + af_idx_key(p, b, g, first + jj) * (size_t)Dv;
             const double *k = in->k + af_idx_key(p, b, g, first + jj) * (size_t)Dqk;
-            double a = abar;
+            double a = 0.0, wj = af_feat_dropout_weight(p, b, h, i, first + jj); /* dS_j = P_j (w_j dO.v_j - D) */
             for (int d = 0; d < Dv; d++) a += fabs(dout[d] * v[d]);
+            a = wj * a + abar;
             double w = fabs(p->scale) * pj[jj] * a;
             for (int d = 0; d < Dqk; d++) m_dq[d] += w * fabs(k[d]);
         }
@@ -80,10 +83,12 @@ void af_cert_key_mass(const af_oracle_problem *p, const double *lse64, int b, in
             double s = 0.0, a = 0.0;
             for (int d = 0; d < Dqk; d++) s += q[d] * k[d];
             double pij = exp(af_feat_score64(p, b, h, i, j, p->scale * s, NULL) - lse64[row]);
-            for (int d = 0; d < Dv; d++) a += fabs(dout[d] * v[d]) + fabs(dout[d]) * vmax[d];
-            double w = fabs(p->scale) * pij * a;
-            for (int d = 0; d < Dqk; d++) m_dk[d] += w * fabs(q[d]);
-            for (int d = 0; d < Dv; d++) m_dv[d] += pij * fabs(dout[d]);
+            /* dropout: dV's and dP's terms carry w_ij; O (inside Abar) carries at most 1 / (1 - p) */
+            double keep_scale = 1.0 / (1.0 - in->feat.dropout_p), w = af_feat_dropout_weight(p, b, h, i, j);
+            for (int d = 0; d < Dv; d++) a += w * fabs(dout[d] * v[d]) + keep_scale * fabs(dout[d]) * vmax[d];
+            double wk = fabs(p->scale) * pij * a;
+            for (int d = 0; d < Dqk; d++) m_dk[d] += wk * fabs(q[d]);
+            for (int d = 0; d < Dv; d++) m_dv[d] += pij * w * fabs(dout[d]);
         }
     }
     for (int d = 0; d < Dqk; d++) m_dk[d] *= MASS_WIDEN;

@@ -49,6 +49,7 @@ struct af_fp64_scratch {
     double *score;   /* (Skv) s_j, then e_j = exp(s_j - m) */
     double *dscore;  /* (Skv) dS_j */
     double *dt_dr;   /* (Skv) softcap derivative of each score (1 without softcap) */
+    double *weight;  /* (Skv) dropout weight w_j of each key (feature_spec.h; 1 without) */
     neumaier *acc_a; /* (max(Dqk, Dv)) one accumulator per output element */
     neumaier *acc_b; /* (max(Dqk, Dv)) */
 };
@@ -60,9 +61,10 @@ af_fp64_scratch *af_fp64_scratch_new(const af_oracle_problem *p) {
     s->score = malloc((size_t)p->Skv * sizeof *s->score);
     s->dscore = malloc((size_t)p->Skv * sizeof *s->dscore);
     s->dt_dr = malloc((size_t)p->Skv * sizeof *s->dt_dr);
+    s->weight = malloc((size_t)p->Skv * sizeof *s->weight);
     s->acc_a = malloc(dim * sizeof *s->acc_a);
     s->acc_b = malloc(dim * sizeof *s->acc_b);
-    if (!s->score || !s->dscore || !s->dt_dr || !s->acc_a || !s->acc_b) {
+    if (!s->score || !s->dscore || !s->dt_dr || !s->weight || !s->acc_a || !s->acc_b) {
         af_fp64_scratch_free(s);
         return NULL;
     }
@@ -74,6 +76,7 @@ void af_fp64_scratch_free(af_fp64_scratch *s) {
     free(s->score);
     free(s->dscore);
     free(s->dt_dr);
+    free(s->weight);
     free(s->acc_a);
     free(s->acc_b);
     free(s);
@@ -108,6 +111,7 @@ void af_fp64_row(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int h, int i
     for (int jj = 0; jj < n; jj++) {
         double r = p->scale * dot_compensated(q, k0 + (size_t)jj * (size_t)Dqk, Dqk);
         s->score[jj] = af_feat_score64(p, b, h, i, first + jj, r, &s->dt_dr[jj]);
+        s->weight[jj] = af_feat_dropout_weight(p, b, h, i, first + jj);
         if (s->score[jj] > m) m = s->score[jj];
     }
     neumaier z = {0.0, 0.0};
@@ -123,7 +127,8 @@ void af_fp64_row(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int h, int i
     for (int d = 0; d < Dv; d++) s->acc_a[d] = (neumaier){0.0, 0.0};
     for (int jj = 0; jj < n; jj++) {
         const double *v = v0 + (size_t)jj * (size_t)Dv;
-        for (int d = 0; d < Dv; d++) neumaier_add_product(&s->acc_a[d], s->score[jj], v[d]);
+        double ew = s->score[jj] * s->weight[jj]; /* e_j w_j: P_j w_j Z (w is 0, 1 or 1 / (1 - p)) */
+        for (int d = 0; d < Dv; d++) neumaier_add_product(&s->acc_a[d], ew, v[d]);
     }
     for (int d = 0; d < Dv; d++) o_row[d] = neumaier_value(&s->acc_a[d]) / zv;
 
@@ -135,7 +140,7 @@ void af_fp64_row(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int h, int i
     if (!want_dq) return;
     for (int d = 0; d < Dqk; d++) s->acc_b[d] = (neumaier){0.0, 0.0};
     for (int jj = 0; jj < n; jj++) {
-        double dp = dot_compensated(dout, v0 + (size_t)jj * (size_t)Dv, Dv);
+        double dp = s->weight[jj] * dot_compensated(dout, v0 + (size_t)jj * (size_t)Dv, Dv);
         double ds = (s->score[jj] / zv) * (dp - drow) * s->dt_dr[jj];
         const double *k = k0 + (size_t)jj * (size_t)Dqk;
         for (int d = 0; d < Dqk; d++) neumaier_add_product(&s->acc_b[d], ds, k[d]);
@@ -166,9 +171,10 @@ void af_fp64_key(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int g, int j
             double dt_dr;
             double sij = af_feat_score64(p, b, h, i, j, p->scale * dot_compensated(q, k, Dqk), &dt_dr);
             double pij = exp(sij - c->lse64[row]);
-            double ds = pij * (dot_compensated(dout, v, Dv) - c->drow64[row]) * dt_dr;
+            double w = af_feat_dropout_weight(p, b, h, i, j);
+            double ds = pij * (w * dot_compensated(dout, v, Dv) - c->drow64[row]) * dt_dr;
             for (int d = 0; d < Dqk; d++) neumaier_add_product(&s->acc_a[d], ds, q[d]);
-            for (int d = 0; d < Dv; d++) neumaier_add_product(&s->acc_b[d], pij, dout[d]);
+            for (int d = 0; d < Dv; d++) neumaier_add_product(&s->acc_b[d], pij * w, dout[d]);
         }
     }
     for (int d = 0; d < Dqk; d++) dk_col[d] = p->scale * neumaier_value(&s->acc_a[d]);

@@ -15,7 +15,9 @@
  * Features (oracle/feature_spec.h): s_j = c tanh(r_j / c) + bias + ALiBi with r_j the
  *         scaled dot (tanh, the products and the add each rounded once to prec); the
  *         sink logit is one more term of Z with no value; D includes -g'; dS_j carries the
- *         softcap derivative 1 - tanh^2 (rounded to prec).
+ *         softcap derivative 1 - tanh^2 (rounded to prec). Dropout: the kept terms' weight
+ *         1 / (1 - p) is one value at prec (1 - p and the division each rounded once);
+ *         e_j w_j, w_j dP_j and P_ij w_ij each round once to prec; dropped terms are 0.
  * Column: over the rows i (of every q head of kv head g) that see key j,
  *         P_ij = exp(s_ij - LSE_i);  dS_ij = P_ij (dO_i . v_j - D_i);
  *         dV_j = sum P_ij dO_i;  dK_j = scale * sum dS_ij q_i.
@@ -35,6 +37,8 @@ struct af_mpfr_scratch {
     mpfr_t *e;         /* (Skv + 1) scores, then exp(s_j - m); [n] the sink's term */
     mpfr_t *th;        /* (Skv) softcap derivative 1 - tanh^2 of each score (1 without) */
     mpfr_t *ds;        /* (Skv) dP_j, then dS_j */
+    mpfr_t *ew;        /* (Skv) e_j w_j: the exponentials with the dropout weight */
+    mpfr_t *pair_pw;   /* (group * Sq) P_ij w_ij of a key column's rows */
     double *kmax;      /* (Skv) max_d |k_jd|, for masses */
     double *vmax;      /* (Skv) max_d |v_jd| */
     mpfr_t *in_a;      /* (max(Dqk, Dv)) 53-bit copy of one input vector (q row or k col) */
@@ -47,6 +51,7 @@ struct af_mpfr_scratch {
     size_t n_pairs;
     size_t n_keys, n_dim, n_v;
     mpfr_t m, z, t, u, drow, lse;
+    mpfr_t keep_scale; /* 1 / (1 - p) at prec (1 without dropout) */
 };
 
 static mpfr_t *mpfr_array_new(size_t n, int prec) {
@@ -80,6 +85,7 @@ af_mpfr_scratch *af_mpfr_scratch_new(const af_oracle_problem *p, int prec) {
     s->e = mpfr_array_new(s->n_keys + 1, prec);
     s->th = mpfr_array_new(s->n_keys, prec);
     s->ds = mpfr_array_new(s->n_keys, prec);
+    s->ew = mpfr_array_new(s->n_keys, prec);
     s->kmax = malloc(s->n_keys * sizeof *s->kmax);
     s->vmax = malloc(s->n_keys * sizeof *s->vmax);
     s->in_a = mpfr_array_new(s->n_dim, 53);
@@ -88,11 +94,15 @@ af_mpfr_scratch *af_mpfr_scratch_new(const af_oracle_problem *p, int prec) {
     s->orow = mpfr_array_new(s->n_v, prec);
     s->pair_p = mpfr_array_new(s->n_pairs, prec);
     s->pair_ds = mpfr_array_new(s->n_pairs, prec);
+    s->pair_pw = mpfr_array_new(s->n_pairs, prec);
     s->pair_row = malloc((s->n_pairs ? s->n_pairs : 1) * sizeof *s->pair_row);
     s->pair_mass = malloc((s->n_pairs ? s->n_pairs : 1) * sizeof *s->pair_mass);
-    mpfr_inits2(prec, s->m, s->z, s->t, s->u, s->drow, s->lse, (mpfr_ptr)0);
-    if (!s->terms || !s->ptrs || !s->e || !s->th || !s->ds || !s->kmax || !s->vmax || !s->in_a || !s->in_b ||
-        !s->orow || !s->pair_p || !s->pair_ds || !s->pair_row || !s->pair_mass) {
+    mpfr_inits2(prec, s->m, s->z, s->t, s->u, s->drow, s->lse, s->keep_scale, (mpfr_ptr)0);
+    mpfr_set_d(s->keep_scale, p->in->feat.dropout_p, MPFR_RNDN); /* p: exact (53 bits) */
+    mpfr_ui_sub(s->keep_scale, 1, s->keep_scale, MPFR_RNDN);     /* 1 - p, rounded once to prec */
+    mpfr_ui_div(s->keep_scale, 1, s->keep_scale, MPFR_RNDN);
+    if (!s->terms || !s->ptrs || !s->e || !s->th || !s->ds || !s->ew || !s->pair_pw || !s->kmax || !s->vmax ||
+        !s->in_a || !s->in_b || !s->orow || !s->pair_p || !s->pair_ds || !s->pair_row || !s->pair_mass) {
         af_mpfr_scratch_free(s);
         return NULL;
     }
@@ -106,6 +116,7 @@ void af_mpfr_scratch_free(af_mpfr_scratch *s) {
     mpfr_array_free(s->e, s->n_keys + 1);
     mpfr_array_free(s->th, s->n_keys);
     mpfr_array_free(s->ds, s->n_keys);
+    mpfr_array_free(s->ew, s->n_keys);
     free(s->kmax);
     free(s->vmax);
     mpfr_array_free(s->in_a, s->n_dim);
@@ -115,7 +126,8 @@ void af_mpfr_scratch_free(af_mpfr_scratch *s) {
     free(s->pair_mass);
     mpfr_array_free(s->pair_p, s->n_pairs);
     mpfr_array_free(s->pair_ds, s->n_pairs);
-    mpfr_clears(s->m, s->z, s->t, s->u, s->drow, s->lse, (mpfr_ptr)0);
+    mpfr_array_free(s->pair_pw, s->n_pairs);
+    mpfr_clears(s->m, s->z, s->t, s->u, s->drow, s->lse, s->keep_scale, (mpfr_ptr)0);
     free(s);
 }
 
@@ -157,6 +169,17 @@ static void feature_score(const af_oracle_problem *p, int b, int h, int i, int j
     }
     double add = af_feat_additive(p, b, h, i, j);
     if (add != 0.0) mpfr_add_d(x, x, add, MPFR_RNDN);
+}
+
+/* dst = x w_ij (feature_spec.h): x without dropout, 0 when dropped, x / (1 - p) kept. */
+static void dropout_weigh(const af_oracle_problem *p, const af_mpfr_scratch *s, int b, int h, int i, int j, mpfr_t dst,
+                          mpfr_t x) {
+    if (p->in->feat.dropout_p == 0.0)
+        mpfr_set(dst, x, MPFR_RNDN);
+    else if (!af_feat_dropout_kept(p, b, h, i, j))
+        mpfr_set_zero(dst, 1);
+    else
+        mpfr_mul(dst, x, s->keep_scale, MPFR_RNDN);
 }
 
 void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i, double *o_row, double *lse,
@@ -216,17 +239,18 @@ void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i
     mass->lse = 1.0 + fabs(mpfr_get_d(s->m, MPFR_RNDN)) + log((double)n);
 
     double zd = mpfr_get_d(s->z, MPFR_RNDN);
+    for (int jj = 0; jj < n; jj++) dropout_weigh(p, s, b, h, i, first + jj, s->ew[jj], s->e[jj]); /* e_j w_j */
     for (int d = 0; d < Dv; d++) {
         for (int jj = 0; jj < n; jj++) {
             const double *v = in->v + af_idx_key(p, b, g, first + jj) * (size_t)Dv;
-            mpfr_mul_d(s->terms[jj], s->e[jj], v[d], MPFR_RNDN);
+            mpfr_mul_d(s->terms[jj], s->ew[jj], v[d], MPFR_RNDN);
             s->ptrs[jj] = s->terms[jj];
         }
         mpfr_sum(s->t, s->ptrs, (unsigned long)n, MPFR_RNDN);
         mpfr_div(s->orow[d], s->t, s->z, MPFR_RNDN);
         o_row[d] = mpfr_get_d(s->orow[d], MPFR_RNDN);
     }
-    for (int jj = 0; jj < n; jj++) mass->o += mpfr_get_d(s->e[jj], MPFR_RNDN) / zd * s->vmax[jj];
+    for (int jj = 0; jj < n; jj++) mass->o += mpfr_get_d(s->ew[jj], MPFR_RNDN) / zd * s->vmax[jj];
 
     if (!c->backward) return;
     const double *dout = in->dout + row * (size_t)Dv; /* (Dv) */
@@ -250,7 +274,8 @@ void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i
     double dq_mass = 0.0;
     for (int jj = 0; jj < n; jj++) {
         const double *v = in->v + af_idx_key(p, b, g, first + jj) * (size_t)Dv;
-        dot_exact(s, s->ds[jj], s->in_b, v, Dv); /* dP_j */
+        dot_exact(s, s->ds[jj], s->in_b, v, Dv);                        /* dO . v_j */
+        dropout_weigh(p, s, b, h, i, first + jj, s->ds[jj], s->ds[jj]); /* dP_j = w_j dO . v_j */
         double pj = mpfr_get_d(s->e[jj], MPFR_RNDN) / zd;
         dq_mass += pj * (fabs(mpfr_get_d(s->ds[jj], MPFR_RNDN)) + drow_abs) * s->kmax[jj];
         mpfr_sub(s->ds[jj], s->ds[jj], drow, MPFR_RNDN);
@@ -304,8 +329,10 @@ void af_mpfr_key(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int g, int j
                 mpfr_sub(s->t, s->t, c->lse_mp[row], MPFR_RNDN);
             else
                 mpfr_sub_d(s->t, s->t, c->lse64[row], MPFR_RNDN);
-            mpfr_exp(s->pair_p[np], s->t, MPFR_RNDN); /* P_ij */
-            dot_exact(s, s->u, s->in_b, dout, Dv);    /* dP_ij */
+            mpfr_exp(s->pair_p[np], s->t, MPFR_RNDN);                       /* P_ij */
+            dot_exact(s, s->u, s->in_b, dout, Dv);                          /* dO_i . v_j */
+            dropout_weigh(p, s, b, h, i, j, s->u, s->u);                    /* dP_ij = w_ij dO_i . v_j */
+            dropout_weigh(p, s, b, h, i, j, s->pair_pw[np], s->pair_p[np]); /* P_ij w_ij */
             double pij = mpfr_get_d(s->pair_p[np], MPFR_RNDN);
             double drow_d = c->drow_mp ? mpfr_get_d(c->drow_mp[row], MPFR_RNDN) : c->drow64[row];
             s->pair_mass[np] = pij * (fabs(mpfr_get_d(s->u, MPFR_RNDN)) + fabs(drow_d));
@@ -316,7 +343,7 @@ void af_mpfr_key(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int g, int j
             mpfr_mul(s->pair_ds[np], s->u, s->pair_p[np], MPFR_RNDN); /* dS_ij */
             if (p->in->feat.softcap != 0.0) mpfr_mul(s->pair_ds[np], s->pair_ds[np], s->th[0], MPFR_RNDN);
             s->pair_row[np] = row;
-            dv_mass += pij * max_abs(dout, Dv);
+            dv_mass += mpfr_get_d(s->pair_pw[np], MPFR_RNDN) * max_abs(dout, Dv);
             dk_mass += s->pair_mass[np] * max_abs(q, Dqk);
             np++;
         }
@@ -325,7 +352,7 @@ void af_mpfr_key(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int g, int j
     mass->dk = fabs(p->scale) * dk_mass;
     for (int d = 0; d < Dv; d++) {
         for (size_t n = 0; n < np; n++) {
-            mpfr_mul_d(s->terms[n], s->pair_p[n], in->dout[s->pair_row[n] * (size_t)Dv + (size_t)d], MPFR_RNDN);
+            mpfr_mul_d(s->terms[n], s->pair_pw[n], in->dout[s->pair_row[n] * (size_t)Dv + (size_t)d], MPFR_RNDN);
             s->ptrs[n] = s->terms[n];
         }
         mpfr_sum(s->t, s->ptrs, (unsigned long)np, MPFR_RNDN);

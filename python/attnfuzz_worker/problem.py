@@ -5,13 +5,17 @@ class Problem:
     """Attributes are the protocol's problem fields: dtype, batch, heads_q, heads_kv,
     seqlen_q, seqlen_kv, head_dim_qk, head_dim_v, seqlens_q, seqlens_kv, mask, align,
     window_left, window_right, scale, backward, padded, ragged, paged, layout, packing,
-    cp_size, features, case (the canonical case text)."""
+    cp_size, features, case (the canonical case text), dropout_p, dropout_seed,
+    dropout_offset (the Philox seed and offset: ints here, decimal strings on the wire)."""
 
     def __init__(self, fields):
         self.fields = dict(fields)
         for key, value in fields.items():
             setattr(self, key, value)
         self.causal = self.mask == "causal"
+        self.dropout_p = float(fields.get("dropout_p", 0.0))
+        self.dropout_seed = int(fields.get("dropout_seed", "0"))
+        self.dropout_offset = int(fields.get("dropout_offset", "0"))
         self.group = self.heads_q // self.heads_kv
 
     def diagonal(self, b, i):

@@ -225,6 +225,14 @@ static af_run_status local_declines(worker_state *st, const af_case *c, char *wh
                      st->backend_name, feat[i]);
             return AF_RUN_DECLINED;
         }
+    /* dropout only for a worker that lists it: one written before it existed sends no
+     * list (all allowed) and would run the case without dropout */
+    json_t *listed = st->hello ? json_object_get(st->hello, "features") : NULL;
+    if (c->dropout_p != 0.0 && (!json_is_array(listed) || !hello_allows(st, "features", "dropout"))) {
+        snprintf(why, cap, "%s: the case uses 'dropout', which the worker does not list among its features",
+                 st->backend_name);
+        return AF_RUN_DECLINED;
+    }
     return AF_RUN_OK;
 }
 

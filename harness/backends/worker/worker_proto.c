@@ -44,6 +44,7 @@ int af_worker_case_features(const af_case *c, const char *out[], int cap) {
     ADD(c->packing != AF_PACK_SEPARATE, "packed");
     ADD(c->stride_gap > 0, "stride_gap");
     ADD(c->cp_size > 1, "cp");
+    ADD(c->dropout_p != 0.0, "dropout");
 #undef ADD
     return n;
 }
@@ -80,6 +81,14 @@ json_t *af_worker_problem_json(const af_case *c) {
     json_object_set_new(p, "layout", json_string(af_layout_name(c->layout)));
     json_object_set_new(p, "packing", json_string(af_packing_name(c->packing)));
     json_object_set_new(p, "cp_size", json_integer(c->cp_size));
+    /* dropout (plugin.h, ABI 3): p, and the Philox seed and offset as decimal strings
+     * (64-bit unsigned: beyond a JSON number's exact range) */
+    char seed_text[24], offset_text[24];
+    snprintf(seed_text, sizeof seed_text, "%llu", (unsigned long long)c->dropout_seed);
+    snprintf(offset_text, sizeof offset_text, "%llu", (unsigned long long)c->dropout_offset);
+    json_object_set_new(p, "dropout_p", json_real(c->dropout_p));
+    json_object_set_new(p, "dropout_seed", json_string(seed_text));
+    json_object_set_new(p, "dropout_offset", json_string(offset_text));
     const char *feat[32];
     int nf = af_worker_case_features(c, feat, 32);
     json_t *fa = json_array();

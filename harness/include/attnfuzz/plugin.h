@@ -43,6 +43,13 @@
  *   backward:   D_i = dO_i . O_i - g_i (g = dlse, times 1/ln 2 for log2 stats), dS carries
  *               the softcap factor 1 - tanh^2; learnable sinks also write
  *               dsink[h] = -sum_(b,i) exp(sink[h] - LSE_nat_i) D_i.
+ *   dropout (ABI 3): element (b, h, i, j) of P (maximum lengths: n = ((b Hq + h) Sq + i)
+ *               Skv + j) is dropped when word n % 4 of Philox4x32-10 with counter
+ *               (dropout_offset + n / 4, 0, 0) (64-bit, low word first) and key
+ *               dropout_seed (low word first) is below round(dropout_p 2^32); kept
+ *               elements are scaled by 1 / (1 - dropout_p). LSE is the undropped row's.
+ *               Backward: dP_ij = w_ij dO_i . v_j, dV_j = sum_i P_ij w_ij dO_i (w = 0 or
+ *               1 / (1 - p)), D_i = dO_i . O_i with the dropped O.
  *   A plugin that does not implement a feature must DECLINE problems whose `features` has
  *   its bit: accepting and ignoring one is exactly the bug attnfuzz's feature probe finds.
  *
@@ -65,9 +72,11 @@ extern "C" {
 #endif
 
 /* Version of everything in this header. */
-#define ATTNFUZZ_PLUGIN_ABI_VERSION 2u
+#define ATTNFUZZ_PLUGIN_ABI_VERSION 3u
 /* 2: af_plugin_problem gained the features (sinks, softcap, bias, ALiBi, log2 stats,
- *    dLSE, dsink) after `packing`; a version-1 plugin cannot see them, so it is refused. */
+ *    dLSE, dsink) after `packing`; a version-1 plugin cannot see them, so it is refused.
+ * 3: af_plugin_problem gained dropout (p, Philox seed and offset) at its end; a
+ *    version-2 plugin would run a dropout problem without dropout, so it is refused. */
 
 /* Mark the four entry points exported even under -fvisibility=hidden. */
 #if defined(__GNUC__)
@@ -121,6 +130,7 @@ typedef struct {
 #define AF_PLUGIN_FEAT_LSE_BASE2 (1u << 4) /* write LSE in base 2                          */
 #define AF_PLUGIN_FEAT_DLSE      (1u << 5) /* backward takes dlse                          */
 #define AF_PLUGIN_FEAT_DSINK     (1u << 6) /* learnable sinks: write dsink                  */
+#define AF_PLUGIN_FEAT_DROPOUT   (1u << 7) /* dropout on P (ABI 3)                          */
 
 #define AF_PLUGIN_SOFTMAX_VANILLA    0
 #define AF_PLUGIN_SOFTMAX_OFF_BY_ONE 1 /* TransformerEngine's off-by-one: sink logit 0 */
@@ -154,6 +164,10 @@ typedef struct {
                                    the LSE output (in its base); NULL without      */
     float *dsink;              /* (heads_q) output, learnable sinks + backward;
                                    NULL otherwise (and in supports())              */
+    /* ABI 3: dropout (AF_PLUGIN_FEAT_DROPOUT); 0, 0, 0 without */
+    double dropout_p;        /* drop probability in [0, 1)                     */
+    uint64_t dropout_seed;   /* Philox key                                     */
+    uint64_t dropout_offset; /* Philox counter offset, in 128-bit blocks        */
 } af_plugin_problem;
 
 /* ---- the tensors ----------------------------------------------------------------- */

@@ -17,6 +17,8 @@
  *         feature.c      causal / window / scale / alignment toggled: O (LSE) moves
  *         scales.c       fp8_e4m3: one descale doubled with the output descales it
  *                        reaches: every stored output keeps its bits
+ *         dropout.c      dropout: bitwise replay of O and LSE; the keep rate read off a
+ *                        one-hot V run, within a binomial bound
  *
  * Every probe is built so that a correct kernel cannot fail it:
  *  - visibility compares only outputs that the oracle's mask rule makes independent
@@ -157,5 +159,6 @@ void probe_visibility(probe_ctx *x, af_leak_matrix *lm);
 void probe_inclusion(probe_ctx *x);
 void probe_feature(probe_ctx *x);
 void probe_scales(probe_ctx *x);
+void probe_dropout(probe_ctx *x);
 
 #endif

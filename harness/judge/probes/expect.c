@@ -39,7 +39,8 @@ int probe_row_fp64(const probe_ctx *x, const af_inputs *in, int b, int h, int i,
     if (sink > -INFINITY) l += exp(sink - m); /* in the denominator only */
     for (int d = 0; d < Dv; d++) o[d] = mass[d] = 0;
     for (int j = 0; j < n; j++) {
-        double pj = s[j] / l;
+        /* dropout: the row's O weighs key j by P_j w_j (feature_spec.h; w_j = 0 when dropped) */
+        double pj = s[j] / l * af_feat_dropout_weight(&fp, b, h, i, lo + j);
         if (p) p[j] = pj;
         const double *v = in->v + (((size_t)b * in->Hkv + g) * in->Skv + lo + j) * Dv;
         for (int d = 0; d < Dv; d++) {

@@ -14,7 +14,8 @@
 /* Softmax of row (b, h, i) over keys [lo, hi] at `scale`, in fp64.
  *   o[d] = sum_j P_j v_jd, mass[d] = sum_j P_j |v_jd|  (Dv each), *lse, and the bound
  *   *score_err on the fp32 score error of a kernel: 2^-21 (Dqk + 2) scale max_j sum_d |q_d k_jd|.
- *   p (n) receives P_j when not NULL. Returns -1 on allocation failure. */
+ *   p (n) receives P_j when not NULL. With dropout (in->feat) every P_j above is the
+ *   weighted P_j w_j (0 for a dropped key, P_j / (1 - p) for a kept one). Returns -1 on allocation failure. */
 typedef struct {
     double lse, score_err;
 } row_stats;

@@ -13,6 +13,7 @@ void af_probe_opts_default(af_probe_opts *o) {
     memset(o, 0, sizeof *o);
     o->determinism = o->visibility = o->inclusion = o->feature = true;
     o->convention = o->batch = o->stale = o->scales = true;
+    o->dropout = true;
     o->leak_reruns = 4;
     o->determinism_runs = 1;
     o->visibility_runs = 3;
@@ -88,5 +89,6 @@ int af_probes_run_with(const af_probe_opts *o, const af_probe_target *tg, const 
     if (o->inclusion && !x.stop) probe_inclusion(&x);
     if (o->feature && !x.stop) probe_feature(&x);
     if (o->scales && !x.stop) probe_scales(&x);
+    if (o->dropout && !x.stop) probe_dropout(&x);
     return v->n_findings - before;
 }

@@ -30,6 +30,11 @@
  *   feature      (AF_V_FEATURE_IGNORED)  rerun with causal -> none, window -> none,
  *                scale -> 2 * scale, alignment flipped; outputs whose exact value moves
  *                by more than any correct kernel's error must move.
+ *   dropout      (AF_V_NONDETERMINISTIC, AF_V_FEATURE_IGNORED)  cases with dropout: the
+ *                case run again gives bitwise O and LSE (replay; the runner's repeat
+ *                serves when there is one), and the fraction of P's elements kept, read
+ *                off a run with one-hot V rows, is within |kept - n(1-p)| <= 5 sqrt(n p
+ *                (1-p)) + 1 (dropout.c states the reading). Up to 2 runs.
  *   scales       (AF_V_FEATURE_IGNORED)  fp8_e4m3: one input descale doubled (v; q with
  *                k halved; dO) and the output descales moved with it: every stored
  *                output keeps its bits (the rule: scales.c).
@@ -70,6 +75,7 @@ typedef struct {
     bool batch;           /* batch invariance (one run) */
     bool stale;           /* NaN / huge values where no token lives (two runs) */
     bool scales;          /* fp8_e4m3 descale plumbing (up to three runs; scales.c) */
+    bool dropout;         /* dropout replay and keep rate (up to two runs; dropout.c) */
     int leak_reruns;      /* unperturbed reruns before a move on a nondeterministic
                               backend is called a leak (default 4) */
     int determinism_runs; /* extra identical runs (default 1; at least 2 are made for a
@@ -121,6 +127,8 @@ typedef struct {
     int feature_toggles;          /* toggled runs made */
     int feature_checked;          /* elements that had to move under a toggle */
     int scale_toggles;            /* fp8_e4m3 descale toggles run (scales.c) */
+    long long dropout_counted;    /* elements of P whose keep flag the dropout probe read */
+    long long dropout_kept;       /* of them, kept */
     char notes[512];              /* probes skipped and why */
 } af_probe_stats;
 

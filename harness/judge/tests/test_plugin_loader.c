@@ -32,6 +32,7 @@
 #define BAD_VERSION    AF_TEST_BAD_PLUGIN_DIR "/test_bad_wrong_version.so"
 #define BAD_DEVICE     AF_TEST_BAD_PLUGIN_DIR "/test_bad_wants_device.so"
 #define BAD_OLD        AF_TEST_BAD_PLUGIN_DIR "/test_bad_old_version.so"
+#define BAD_OLD2       AF_TEST_BAD_PLUGIN_DIR "/test_bad_old_version2.so"
 
 static void parse_case(af_case *c, const char *text) {
     af_error e;
@@ -142,6 +143,7 @@ static void test_load_errors(void) {
     }
     /* a version-1 plugin (before the features): refused, and told why */
     expect_load_error(BAD_OLD, "version 1,", "version 2 added the features");
+    expect_load_error(BAD_OLD2, "version 2,", "version 3 added dropout");
     {
         char why[256] = "";
         CHECK(af_plugin_load("", why, sizeof why) == NULL);

@@ -79,9 +79,9 @@ int main(void) {
     CHECK_MSG(!r.best.alibi, "ALiBi (not needed by the bug) survived");
     minimise("planted_window_off_by_one",
              "dtype = fp16\nseqlen = 64\nhead_dim = 32\nmask = causal\nwindow = 5,0\nsoftcap = 30\nalibi = yes\n"
-             "softmax = off_by_one\nseed = 3\n",
+             "softmax = off_by_one\ndropout = 0.25 77 9\nseed = 3\n",
              &r);
-    CHECK_MSG(!af_case_has_features(&r.best), "features the window bug does not need survived");
+    CHECK_MSG(!af_case_has_features(&r.best), "features the window bug does not need survived (dropout too)");
     CHECK(r.best.window_left >= 0);
     /* planted:dsink_dropped needs learnable sinks and the backward: both stay */
     minimise("planted_dsink_dropped",
@@ -94,6 +94,19 @@ int main(void) {
     minimise("flash_fp8_bug_descale_v_ignored",
              "dtype = fp8_e4m3\nheads = 2\nseqlen = 48\nhead_dim = 32\nfp8_headroom = 2,1,3,0,1\nseed = 4\n", &r);
     CHECK_MSG(!af_case_has_fp8_headroom(&r.best), "fp8_headroom the bug does not need survived");
+    /* planted:dropout_no_rescale needs dropout: it stays, p and the Philox state simplified */
+    minimise("planted_dropout_no_rescale",
+             "dtype = fp16\nbatch = 2\nheads = 2\nseqlen = 40\nhead_dim = 32\nmask = causal\n"
+             "dropout = 0.25 123456789 4242\nseed = 6\n",
+             &r);
+    CHECK_MSG(r.best.dropout_p != 0.0, "dropout was minimised away");
+    CHECK_MSG(r.best.dropout_p == 0.5 && r.best.dropout_seed == 1 && r.best.dropout_offset == 0,
+              "dropout not simplified: p %g seed %llu offset %llu", r.best.dropout_p,
+              (unsigned long long)r.best.dropout_seed, (unsigned long long)r.best.dropout_offset);
+    /* planted:dropout_offset_ignored needs a nonzero offset: it stays */
+    minimise("planted_dropout_offset_ignored",
+             "dtype = fp16\nheads = 2\nseqlen = 40\nhead_dim = 32\ndropout = 0.5 99 1000\nseed = 6\n", &r);
+    CHECK_MSG(r.best.dropout_p != 0.0 && r.best.dropout_offset != 0, "dropout or its offset was minimised away");
     printf("test_minimize_features: ok\n");
     return 0;
 }

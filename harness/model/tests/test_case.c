@@ -165,6 +165,29 @@ int main(void) {
         expect_error(big, 2, "batch", "4e9 limit");
     }
 
+    /* dropout = P SEED OFFSET: parsed, printed canonically, p = 0 not printed */
+    roundtrip("dropout = 0.25 12345 18446744073709551615\nbackward = yes\n");
+    CHECK(parse("dropout = 0.1   7\t9\n", &c, &e) == 0 && c.dropout_p == 0.1 && c.dropout_seed == 7 &&
+          c.dropout_offset == 9 && af_case_has_features(&c));
+    {
+        char printed[8192];
+        af_case_print(&c, printed, sizeof printed);
+        CHECK_MSG(strstr(printed, "dropout = 0.1 7 9\n") != NULL, "canonical dropout line missing:\n%s", printed);
+        CHECK(parse("dropout = 0 5 6\n", &c, &e) == 0 && c.dropout_p == 0.0 && !af_case_has_features(&c));
+        af_case_print(&c, printed, sizeof printed);
+        CHECK_MSG(!strstr(printed, "dropout"), "p = 0 printed a dropout line:\n%s", printed);
+    }
+    expect_error("dropout = 1 2 3\n", 1, "dropout", "P in [0, 1)");
+    expect_error("seed = 1\ndropout = -0.1 2 3\n", 2, "dropout", "P in [0, 1)");
+    expect_error("dropout = 0.5 2\n", 1, "dropout", "'P SEED OFFSET'");
+    expect_error("dropout = 0.5 2 -3\n", 1, "dropout", "unsigned 64-bit");
+    expect_error("dropout = 0.5 x 3\n", 1, "dropout", "unsigned 64-bit");
+    expect_error("dropout = 0.5 1 2\ndtype = fp8_e4m3\n", 1, "dropout", "fp16 and bf16 only");
+    expect_error("cp = 2 p2p\nseqlen = 64\ndropout = 0.5 1 2\n", 3, "dropout", "context parallelism");
+    af_case_defaults(&c);
+    c.dropout_p = 1.0;
+    CHECK(af_case_validate(&c, &e) == -1 && !strcmp(e.field, "dropout") && strstr(e.message, "outside [0, 1)"));
+
     /* validate() on a hand-built case has no line */
     af_case_defaults(&c);
     c.heads_q = 3;

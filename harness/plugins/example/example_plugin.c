@@ -39,7 +39,8 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_supports(const af_plugin_problem *p, char *
         return AF_PLUGIN_DECLINE;
     }
     if (p->features) { /* a kernel that lacks a feature declines it; accepting and ignoring is the bug */
-        snprintf(why, cap, "example plugin: features (sinks, softcap, bias, ALiBi, log2 stats, dLSE) not implemented");
+        snprintf(why, cap,
+                 "example plugin: features (sinks, softcap, bias, ALiBi, log2 stats, dLSE, dropout) not implemented");
         return AF_PLUGIN_DECLINE;
     }
     return AF_PLUGIN_OK;

@@ -48,12 +48,18 @@
  *   PLANTED_IGNORES_BIAS            the additive bias tensor accepted and not added
  *   PLANTED_DSINK_DROPPED           learnable sinks treated as constants in the backward:
  *                                   dsink written 0 (dQ, dK, dV stay right)
+ *   PLANTED_DROPOUT_IGNORED         dropout accepted and not applied (no mask, no scale)
+ *   PLANTED_DROPOUT_OFFSET_IGNORED  the Philox offset taken as 0 (the RNG state a caller
+ *                                   advanced past an earlier kernel is not honoured)
+ *   PLANTED_DROPOUT_NO_RESCALE      the mask applied, the kept P not scaled by 1 / (1 - p)
  *
  * Features (plugin.h, ABI 2) are served in the forward: softcap, sinks, bias, ALiBi and
  * log2 stats, in the cpu reference's fp32 order (softcap, then bias, then ALiBi; the sink
  * joins max and sum after the keys). The backward serves sinks alone (with dsink, in the
  * cpu's order: dsink_h = -sum over sequences, then rows ascending, of expf(a_h - LSE_i)
- * D_i); other feature problems with backward, and dLSE, are declined.
+ * D_i); other feature problems with backward, and dLSE, are declined. Dropout (ABI 3,
+ * forward) uses the backends' mask (model/dropout.c, linked in) in the cpu's order: the
+ * dropped P feeds the sum, the denominator is the undropped one, O is scaled at the end.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -63,6 +69,7 @@
 #include <string.h>
 
 #include "attnfuzz/plugin.h"
+#include "model/dropout.h"
 #include "model/mathf.h"
 #include "model/numeric.h"
 
@@ -80,6 +87,9 @@
 #define PLANTED_IGNORES_SINKS              11
 #define PLANTED_IGNORES_BIAS               12
 #define PLANTED_DSINK_DROPPED              13
+#define PLANTED_DROPOUT_IGNORED            14
+#define PLANTED_DROPOUT_OFFSET_IGNORED     15
+#define PLANTED_DROPOUT_NO_RESCALE         16
 
 #ifndef PLANTED_BUG
 #error "build with -DPLANTED_BUG=PLANTED_<BUG> (see harness/plugins/CMakeLists.txt)"
@@ -108,12 +118,15 @@ static const struct {
     {"planted:ignores_sinks", "attention sinks accepted and left out of the softmax denominator"},
     {"planted:ignores_bias", "additive bias accepted and not added to the scores"},
     {"planted:dsink_dropped", "learnable sinks' gradient dropped in the backward (dsink = 0)"},
+    {"planted:dropout_ignored", "dropout accepted and not applied"},
+    {"planted:dropout_offset_ignored", "dropout's Philox offset taken as 0"},
+    {"planted:dropout_no_rescale", "dropout mask applied, kept P not scaled by 1 / (1 - p)"},
 };
 
 /* The features this plugin serves (forward only). */
 #define PLANTED_FEATURES                                                                                               \
     (AF_PLUGIN_FEAT_SOFTCAP | AF_PLUGIN_FEAT_SINK | AF_PLUGIN_FEAT_BIAS | AF_PLUGIN_FEAT_ALIBI |                       \
-     AF_PLUGIN_FEAT_LSE_BASE2 | AF_PLUGIN_FEAT_DSINK)
+     AF_PLUGIN_FEAT_LSE_BASE2 | AF_PLUGIN_FEAT_DSINK | AF_PLUGIN_FEAT_DROPOUT)
 /* The features the backward serves. */
 #define PLANTED_BWD_FEATURES (AF_PLUGIN_FEAT_SINK | AF_PLUGIN_FEAT_DSINK)
 
@@ -340,6 +353,34 @@ static void quantise_v_blocks(planted_run *r) {
 
 /* ---- forward ---------------------------------------------------------------------- */
 
+/* Is P element (b, h, i, j) kept by dropout (plugin.h, ABI 3)? true without dropout. */
+static bool dropout_kept(const planted_run *r, int b, int h, int i, int j) {
+    const af_plugin_problem *p = r->p;
+    if (!(p->features & AF_PLUGIN_FEAT_DROPOUT)) return true;
+#if BUG(DROPOUT_IGNORED)
+    (void)b, (void)h, (void)i, (void)j;
+    return true;
+#else
+    uint64_t offset = p->dropout_offset;
+#if BUG(DROPOUT_OFFSET_IGNORED)
+    offset = 0;
+#endif
+    uint64_t n = (((uint64_t)b * (uint64_t)r->Hq + (uint64_t)h) * (uint64_t)r->Sq + (uint64_t)i) * (uint64_t)r->Skv +
+                 (uint64_t)j;
+    return !af_dropout_dropped(p->dropout_seed, offset, af_dropout_threshold(p->dropout_p), n);
+#endif
+}
+
+/* The factor kept P is scaled by: 1 / (1 - p) in fp32, 1 without dropout. */
+static float dropout_scale(const planted_run *r) {
+    if (!(r->p->features & AF_PLUGIN_FEAT_DROPOUT)) return 1.0f;
+#if BUG(DROPOUT_IGNORED) || BUG(DROPOUT_NO_RESCALE)
+    return 1.0f;
+#else
+    return (float)(1.0 / (1.0 - r->p->dropout_p));
+#endif
+}
+
 /* s[j] = (q . k_(first+j)) * scale for j < n, fp32, d ascending; then the features of
  * query row (b, h, i): softcap, bias, ALiBi (plugin.h). */
 static void scores(const planted_run *r, const float *q, int b, int h, int i, int hk, int first, int n, float *s) {
@@ -415,12 +456,14 @@ static void forward(planted_run *r) {
                     int j = (int)((step + rotation) % (unsigned long)n);
                     float pj = af_expf(r->s[j] - m);
                     l += pj;
+                    if (!dropout_kept(r, b, h, i, first + j)) continue; /* in l, not in the sum */
                     float pr = round_dt(r, pj);
                     const float *v = row_of(r->v, r->Hkv, r->Skv, r->Dv, b, hk, first + j);
                     for (int d = 0; d < r->Dv; d++) acc[d] += pr * v[d];
                 }
                 if (sink > -INFINITY) l += af_expf(sink - m);
-                for (int d = 0; d < r->Dv; d++) store(to, b, h, i, d, acc[d] / l);
+                float keep = dropout_scale(r);
+                for (int d = 0; d < r->Dv; d++) store(to, b, h, i, d, keep == 1.0f ? acc[d] / l : acc[d] / l * keep);
                 float lse = m + af_logf(l);
                 if (r->p->features & AF_PLUGIN_FEAT_LSE_BASE2) lse *= 1.44269504088896340736f;
                 store(tl, b, h, i, 0, lse);

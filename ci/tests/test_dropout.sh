@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# test_dropout.sh ATTNFUZZ — dropout end to end (issue 12, item 6):
+#  1. the cpu reference passes every case of corpora/seed-dropout with the probes on
+#     (replay and keep rate included);
+#  2. a correct cpu campaign of ATTNFUZZ_TEST_DROPOUT_CAMPAIGN_TIME seconds (default 60)
+#     from the dropout seeds ends with 0 findings (exit 0);
+#  3. for each planted plugin that gets dropout wrong (planted:dropout_ignored,
+#     dropout_offset_ignored, dropout_no_rescale) a cpu campaign of the same length finds it
+#     (exit 1, a bucket), every minimised finding still has dropout, and repro fails (exit 1).
+set -u
+bin=${1:?usage: test_dropout.sh path/to/attnfuzz}
+TIME=${ATTNFUZZ_TEST_DROPOUT_CAMPAIGN_TIME:-60}
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+shopt -s nullglob
+seeds=(corpora/seed-dropout/*.case)
+if [ ${#seeds[@]} -lt 5 ]; then
+  echo "FAIL corpora/seed-dropout has ${#seeds[@]} cases (run from the repository root)"
+  exit 1
+fi
+
+"$bin" run "${seeds[@]}" --backend cpu --json > "$tmp/cpu.json" 2> "$tmp/cpu.err"
+rc=$?
+passes=$(grep -c '"verdict":"pass"' "$tmp/cpu.json")
+if [ "$rc" != 0 ] || [ "$passes" != ${#seeds[@]} ]; then
+  echo "FAIL cpu on corpora/seed-dropout: exit $rc, $passes of ${#seeds[@]} pass"
+  grep -v '"verdict":"pass"' "$tmp/cpu.json" | head -3 | cut -c1-300
+  fail=$((fail + 1))
+else
+  echo "ok   cpu passes all ${#seeds[@]} dropout seeds"
+fi
+
+"$bin" campaign --time "$TIME" --jobs 1 --seed 13 --backend cpu --out "$tmp/cpu-campaign" "${seeds[@]}" \
+  > "$tmp/cpu-campaign.log" 2>&1
+rc=$?
+n=$(ls "$tmp/cpu-campaign/findings" 2>/dev/null | wc -l)
+execs=$(sed -n 's/^execs_done *: *//p' "$tmp/cpu-campaign/fuzzer_stats" 2>/dev/null)
+if [ "$rc" != 0 ] || [ "$n" != 0 ] || ! [ "${execs:-0}" -gt 0 ]; then
+  echo "FAIL cpu campaign with dropout: exit $rc, $n finding bucket(s), ${execs:-no} cases run"
+  tail -3 "$tmp/cpu-campaign.log"
+  for d in "$tmp"/cpu-campaign/findings/*; do grep -vE '^(#|$)' "$d/finding.case" | tr '\n' ' ' | cut -c1-300; echo; done
+  fail=$((fail + 1))
+else
+  echo "ok   cpu campaign from the dropout seeds (${TIME} s): 0 findings in $execs cases"
+fi
+
+campaign() { # campaign BUG
+  local bug=$1 out="$tmp/$1"
+  if ! "$bin" backends 2>/dev/null | grep -q "^planted:$bug "; then
+    echo "FAIL planted:$bug is not on the plugin path"; fail=$((fail + 1)); return
+  fi
+  "$bin" campaign --time "$TIME" --jobs 1 --seed 11 --backend "planted:$bug" --out "$out" "${seeds[@]}" \
+    > "$tmp/$bug.log" 2>&1
+  local rc=$?
+  local n
+  n=$(ls "$out/findings" 2>/dev/null | wc -l)
+  if [ "$rc" != 1 ] || [ "$n" -lt 1 ]; then
+    echo "FAIL planted:$bug: campaign exit $rc, $n bucket(s)"; tail -3 "$tmp/$bug.log"; fail=$((fail + 1)); return
+  fi
+  local d kept=0
+  for d in "$out"/findings/*; do
+    if grep -qE '^dropout = ' "$d/finding.case"; then
+      kept=$((kept + 1))
+    else
+      echo "     lost dropout: $(basename "$d"): $(grep -vE '^(#|$)' "$d/finding.case" | tr '\n' ' ' | cut -c1-300)"
+    fi
+  done
+  if [ "$kept" != "$n" ]; then
+    echo "FAIL planted:$bug: $((n - kept)) of $n minimised findings lost dropout"
+    fail=$((fail + 1)); return
+  fi
+  local first
+  first=$(ls "$out/findings" | head -n 1)
+  "$bin" repro "$out/findings/$first/finding.case" > "$tmp/$bug.repro" 2>&1
+  rc=$?
+  if [ "$rc" != 1 ]; then
+    echo "FAIL planted:$bug: repro of the minimised finding exited $rc"; head -3 "$tmp/$bug.repro"
+    fail=$((fail + 1)); return
+  fi
+  echo "ok   planted:$bug found by a ${TIME} s campaign: $n bucket(s), each minimised with dropout ($(grep -h '^dropout = ' "$out"/findings/*/finding.case | sort -u | tr '\n' ';')), repro fails"
+}
+
+campaign dropout_ignored
+campaign dropout_offset_ignored
+campaign dropout_no_rescale
+
+[ "$fail" -eq 0 ] && echo "test_dropout: all passed" || echo "test_dropout: $fail failed"
+exit $((fail > 0))
