@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_select_features.sh ATTNFUZZ — select on a case with each feature the case model has
-# (softcap, sinks, bias, ALiBi, log2 stats, dLSE, fp8 headroom, CP) under
+# (softcap, sinks, bias, ALiBi, log2 stats, dLSE, dropout, fp8 headroom, CP) under
 # policies/default.policy: it routes, and every backend that does not serve the case
 # gives a reason naming the feature; the `features = LIST` policy key (issue 15), with a
 # file:line error for an unknown name.
@@ -26,6 +26,7 @@ bias = 1hss|bias
 alibi = yes|alibi
 stats = log2|log2_stats
 dlse = yes|dlse
+dropout = 0.25 7 3|dropout
 CASES
 
 # fp8 headroom: cpu serves it, cudnn's fp8 forward entry claims it (declines only for the
@@ -53,8 +54,8 @@ printf 'dtype = bf16\nseqlen = 32\nhead_dim = 32\nsoftcap = 20\nbias = 1hss\nali
 out=$("$BIN" select "$T/sb.case" --policy "$T/list.policy"); rc=$?
 [ $rc -eq 3 ] && echo "$out" | grep -qx "  not cpu ($T/list.policy:1): feature bias alibi not claimed (claims: softcap sinks)" \
   || fail "features list, bias: exit $rc: $out"
-printf 'backend = cpu\ndtypes = bf16\nfeatures = softcap,dropout\n' > "$T/bad.policy"
+printf 'backend = cpu\ndtypes = bf16\nfeatures = softcap,rope\n' > "$T/bad.policy"
 err=$("$BIN" select "$T/ss.case" --policy "$T/bad.policy" 2>&1); rc=$?
-[ $rc -eq 4 ] && echo "$err" | grep -q "bad.policy:3: features: 'dropout' is not yes, no or a list of softcap sinks bias alibi log2_stats dlse fp8_headroom" \
+[ $rc -eq 4 ] && echo "$err" | grep -q "bad.policy:3: features: 'rope' is not yes, no or a list of softcap sinks bias alibi log2_stats dlse fp8_headroom dropout" \
   || fail "unknown feature: exit $rc: $err"
 echo "test_select_features: ok"

@@ -12,9 +12,10 @@ static bool has_alibi(const af_case *c) { return c->alibi; }
 static bool has_log2_stats(const af_case *c) { return c->lse_base2; }
 static bool has_dlse(const af_case *c) { return c->dlse; }
 static bool has_fp8_headroom(const af_case *c) { return af_case_has_fp8_headroom(c); }
+static bool has_dropout(const af_case *c) { return c->dropout_p > 0.0; }
 
-/* The table: policy name, bit, whether a case has it. Add a case feature here (dropout
- * slots in as one more row, with its AF_PFEAT_* bit and AF_PFEAT_ALL widened). */
+/* The table: policy name, bit, whether a case has it. Add a case feature here as one
+ * more row, with its AF_PFEAT_* bit and AF_PFEAT_ALL widened. */
 static const struct {
     const char *name;
     unsigned bit;
@@ -27,6 +28,7 @@ static const struct {
     {"log2_stats", AF_PFEAT_LOG2_STATS, has_log2_stats},
     {"dlse", AF_PFEAT_DLSE, has_dlse},
     {"fp8_headroom", AF_PFEAT_FP8_HEADROOM, has_fp8_headroom},
+    {"dropout", AF_PFEAT_DROPOUT, has_dropout},
 };
 enum { N_FEATURES = sizeof feature_table / sizeof feature_table[0] };
 

@@ -17,8 +17,9 @@ enum {
     AF_PFEAT_LOG2_STATS = 1u << 4,   /* stats = log2 */
     AF_PFEAT_DLSE = 1u << 5,         /* an incoming LSE gradient */
     AF_PFEAT_FP8_HEADROOM = 1u << 6, /* fp8_headroom binades (not plain current scaling) */
+    AF_PFEAT_DROPOUT = 1u << 7,      /* dropout = P SEED OFFSET, P > 0 */
 };
-#define AF_PFEAT_ALL 0x7fu
+#define AF_PFEAT_ALL 0xffu
 
 /* The AF_PFEAT_* set of c. */
 unsigned af_policy_case_features(const af_case *c);
