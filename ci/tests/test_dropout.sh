@@ -6,7 +6,11 @@
 #     from the dropout seeds ends with 0 findings (exit 0);
 #  3. for each planted plugin that gets dropout wrong (planted:dropout_ignored,
 #     dropout_offset_ignored, dropout_no_rescale) a cpu campaign of the same length finds it
-#     (exit 1, a bucket), every minimised finding still has dropout, and repro fails (exit 1).
+#     (exit 1, a bucket), every minimised finding still has dropout, and repro fails (exit 1);
+#  4. the dropout probe's own checks fire on their bugs and only there: the replay check on
+#     planted:dropout_rng_advances (a kernel that advances the Philox offset itself) on every
+#     seed, the keep-rate check on planted:dropout_ignored; neither on planted:none, and the
+#     keep rate not on planted:dropout_offset_ignored (a wrong mask with the right rate).
 set -u
 bin=${1:?usage: test_dropout.sh path/to/attnfuzz}
 TIME=${ATTNFUZZ_TEST_DROPOUT_CAMPAIGN_TIME:-60}
@@ -84,6 +88,34 @@ campaign() { # campaign BUG
 campaign dropout_ignored
 campaign dropout_offset_ignored
 campaign dropout_no_rescale
+
+probe_findings() { # probe_findings BACKEND CASE PATTERN: how many findings' details match
+  "$bin" run "$2" --backend "$1" --json 2> /dev/null |
+    python3 -c 'import json, re, sys
+pat = re.compile(sys.argv[1])
+print(sum(1 for l in sys.stdin for f in json.loads(l).get("findings", []) if pat.search(f.get("detail", ""))))' "$3"
+}
+replay_pat='^dropout replay: the same case .* run again gave other'
+keep_pat='^dropout keep rate: [0-9]+ of [0-9]+ elements of P kept'
+for s in "${seeds[@]}"; do
+  n=$(probe_findings planted:dropout_rng_advances "$s" "$replay_pat")
+  m=$(probe_findings planted:none "$s" "$replay_pat|$keep_pat")
+  if [ "$n" != 1 ] || [ "$m" != 0 ]; then
+    echo "FAIL dropout probe on $s: replay findings $n on planted:dropout_rng_advances (want 1), $m on planted:none (want 0)"
+    fail=$((fail + 1))
+  else
+    echo "ok   dropout replay check: fires on planted:dropout_rng_advances, not on planted:none ($(basename "$s"))"
+  fi
+done
+half=corpora/seed-dropout/fp16-p050-causal-gqa.case
+n=$(probe_findings planted:dropout_ignored "$half" "$keep_pat")
+m=$(probe_findings planted:dropout_offset_ignored "$half" "$keep_pat")
+if [ "$n" != 1 ] || [ "$m" != 0 ]; then
+  echo "FAIL dropout keep rate: $n findings on planted:dropout_ignored (want 1), $m on planted:dropout_offset_ignored (want 0)"
+  fail=$((fail + 1))
+else
+  echo "ok   dropout keep-rate check: fires on planted:dropout_ignored, not on planted:dropout_offset_ignored"
+fi
 
 [ "$fail" -eq 0 ] && echo "test_dropout: all passed" || echo "test_dropout: $fail failed"
 exit $((fail > 0))

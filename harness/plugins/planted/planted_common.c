@@ -52,6 +52,9 @@
  *   PLANTED_DROPOUT_OFFSET_IGNORED  the Philox offset taken as 0 (the RNG state a caller
  *                                   advanced past an earlier kernel is not honoured)
  *   PLANTED_DROPOUT_NO_RESCALE      the mask applied, the kept P not scaled by 1 / (1 - p)
+ *   PLANTED_DROPOUT_RNG_ADVANCES    the kernel advances the Philox offset itself on every
+ *                                   call (call n uses offset + n - 1): the first run is
+ *                                   right, a replay of the same seed and offset is not
  *
  * Features (plugin.h, ABI 2) are served in the forward: softcap, sinks, bias, ALiBi and
  * log2 stats, in the cpu reference's fp32 order (softcap, then bias, then ALiBi; the sink
@@ -90,6 +93,7 @@
 #define PLANTED_DROPOUT_IGNORED            14
 #define PLANTED_DROPOUT_OFFSET_IGNORED     15
 #define PLANTED_DROPOUT_NO_RESCALE         16
+#define PLANTED_DROPOUT_RNG_ADVANCES       17
 
 #ifndef PLANTED_BUG
 #error "build with -DPLANTED_BUG=PLANTED_<BUG> (see harness/plugins/CMakeLists.txt)"
@@ -121,6 +125,7 @@ static const struct {
     {"planted:dropout_ignored", "dropout accepted and not applied"},
     {"planted:dropout_offset_ignored", "dropout's Philox offset taken as 0"},
     {"planted:dropout_no_rescale", "dropout mask applied, kept P not scaled by 1 / (1 - p)"},
+    {"planted:dropout_rng_advances", "dropout's Philox offset advanced by the kernel on every call (replay differs)"},
 };
 
 /* The features this plugin serves (forward only). */
@@ -353,15 +358,20 @@ static void quantise_v_blocks(planted_run *r) {
 
 /* ---- forward ---------------------------------------------------------------------- */
 
-/* Is P element (b, h, i, j) kept by dropout (plugin.h, ABI 3)? true without dropout. */
-static bool dropout_kept(const planted_run *r, int b, int h, int i, int j) {
+#if BUG(DROPOUT_RNG_ADVANCES)
+static uint64_t dropout_calls; /* forward calls with dropout so far: the bug's own RNG state */
+#endif
+
+/* Is P element (b, h, i, j) kept by dropout (plugin.h, ABI 3)? true without dropout.
+ * `call` is the bug's offset advance (0 but for PLANTED_DROPOUT_RNG_ADVANCES). */
+static bool dropout_kept(const planted_run *r, uint64_t call, int b, int h, int i, int j) {
     const af_plugin_problem *p = r->p;
     if (!(p->features & AF_PLUGIN_FEAT_DROPOUT)) return true;
 #if BUG(DROPOUT_IGNORED)
-    (void)b, (void)h, (void)i, (void)j;
+    (void)call, (void)b, (void)h, (void)i, (void)j;
     return true;
 #else
-    uint64_t offset = p->dropout_offset;
+    uint64_t offset = p->dropout_offset + call;
 #if BUG(DROPOUT_OFFSET_IGNORED)
     offset = 0;
 #endif
@@ -426,6 +436,10 @@ static void forward(planted_run *r) {
 #if BUG(NONDETERMINISTIC_REDUCTION)
     rotation = ++run_counter;
 #endif
+    uint64_t call = 0; /* the planted RNG advance (dropout_kept) */
+#if BUG(DROPOUT_RNG_ADVANCES)
+    if (r->p->features & AF_PLUGIN_FEAT_DROPOUT) call = dropout_calls++;
+#endif
     for (int b = 0; b < r->B; b++) {
         int len_q = r->p->seqlens_q[b];
         int rows_o = rows_in_memory(to, len_q), rows_lse = rows_in_memory(tl, len_q);
@@ -456,7 +470,7 @@ static void forward(planted_run *r) {
                     int j = (int)((step + rotation) % (unsigned long)n);
                     float pj = af_expf(r->s[j] - m);
                     l += pj;
-                    if (!dropout_kept(r, b, h, i, first + j)) continue; /* in l, not in the sum */
+                    if (!dropout_kept(r, call, b, h, i, first + j)) continue; /* in l, not in the sum */
                     float pr = round_dt(r, pj);
                     const float *v = row_of(r->v, r->Hkv, r->Skv, r->Dv, b, hk, first + j);
                     for (int d = 0; d < r->Dv; d++) acc[d] += pr * v[d];
