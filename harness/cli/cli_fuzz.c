@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/worker/worker.h"
 #include "campaign/campaign.h"
 #include "campaign/session.h"
 #include "cli/cli.h"
@@ -304,7 +305,9 @@ enum {
     OPT_SHARD, /* issue 16: --shard I/N (campaign/shard.h) */
     OPT_POLICY,
     OPT_SELECTOR_CMD, /* issue 15: a campaign of claim checks (cli_select.c) */
-    OPT_RESUME        /* issue 16: --resume continues the campaign in --out DIR */
+    OPT_RESUME,       /* issue 16: --resume continues the campaign in --out DIR */
+    OPT_WORKER_CMD,   /* issue 13: a campaign on a worker:NAME backend (in-process engine) */
+    OPT_WORKER_CONFIG
 };
 const struct option af_cli_campaign_options[] = {
     {"time", required_argument, NULL, OPT_TIME},
@@ -327,6 +330,8 @@ const struct option af_cli_campaign_options[] = {
     {"policy", required_argument, NULL, OPT_POLICY},
     {"selector-cmd", required_argument, NULL, OPT_SELECTOR_CMD},
     {"resume", no_argument, NULL, OPT_RESUME},
+    {"worker-cmd", required_argument, NULL, OPT_WORKER_CMD},
+    {"worker-config", required_argument, NULL, OPT_WORKER_CONFIG},
     {NULL, 0, NULL, 0},
 };
 
@@ -337,6 +342,7 @@ int af_cli_campaign(int argc, char **argv) {
     if (!corpus) return AF_EXIT_USAGE;
     int n_corpus = 0;
     const char *policy = NULL, *selector_cmd = NULL;
+    const char *worker_cmd = NULL, *worker_config = NULL; /* --backend worker:NAME's command */
     const struct option *longopts = af_cli_campaign_options;
     af_cli_args a;
     if (af_cli_args_init(&a, "attnfuzz campaign", argc, argv)) {
@@ -410,6 +416,12 @@ int af_cli_campaign(int argc, char **argv) {
             case OPT_RESUME:
                 o.resume = true;
                 break;
+            case OPT_WORKER_CMD:
+                worker_cmd = v;
+                break;
+            case OPT_WORKER_CONFIG:
+                worker_config = v;
+                break;
             default:
                 parse_rc = -1;
                 break;
@@ -450,7 +462,20 @@ int af_cli_campaign(int argc, char **argv) {
     }
     o.corpus = corpus;
     o.n_corpus = n_corpus;
+    af_registry workers; /* the worker:NAME of --worker-cmd / --worker-config, if any */
+    af_registry_init(&workers);
+    if (worker_cmd || worker_config) { /* the campaign runs it in process (campaign.h backend_obj) */
+        char why[512];
+        if (af_worker_register(&workers, o.backend, worker_cmd, worker_config, why, sizeof why) ||
+            !(o.backend_obj = af_registry_find(&workers, o.backend, why, sizeof why))) {
+            fprintf(stderr, "attnfuzz campaign: %s\n", why);
+            af_registry_free(&workers);
+            free(corpus);
+            return AF_EXIT_USAGE;
+        }
+    }
     int rc = af_campaign_run(&o);
+    af_registry_free(&workers);
     free(corpus);
     switch (rc) {
         case AF_CAMPAIGN_CLEAN:

@@ -129,19 +129,23 @@ def interpreted():
     return os.environ.get("TRITON_INTERPRET") == "1"
 
 
-def mx_quantise(x, tok_group, d_group):
+def mx_quantise(x, tok_group, d_group, rule="floor"):
     """x (B, H, S, D) float32 -> (payload (B, H, S, D) uint8 E4M3FN, scales uint8 E8M0 of
     shape (B, H, ceil(S / tok_group), ceil(D / d_group))): one scale per tok_group x
-    d_group block, 2^(floor(log2 amax) - 8) (the harness's recipe, gen.c), payload
-    e4m3(x / scale) saturated to 448."""
+    d_group block, payload e4m3(x / scale) saturated to 448. The scale's rule:
+      floor: 2^(floor(log2 amax) - 8), OCP MX v1.0 (and the harness's own, gen.c): the
+             block's amax lands in [256, 512), so a value of mantissa 1.875 in the top
+             binade saturates to 448;
+      ceil:  2^ceil(log2(amax / 448)): the amax lands in (224, 448], nothing saturates."""
     B, H, S, D = x.shape
     St, Dt = -(-S // tok_group), -(-D // d_group)
     pad = torch.zeros((B, H, St * tok_group, Dt * d_group), dtype=torch.float32, device=x.device)
     pad[:, :, :S, :D] = x
     blocks = pad.view(B, H, St, tok_group, Dt, d_group)
     amax = blocks.abs().amax(dim=(3, 5))  # (B, H, St, Dt)
-    e = torch.where(amax > 0, torch.floor(torch.log2(torch.where(amax > 0, amax, 1.0))) - 8, torch.zeros_like(amax))
-    e = e.clamp(-127, 127)
+    safe = torch.where(amax > 0, amax, 1.0)
+    e = torch.floor(torch.log2(safe)) - 8 if rule == "floor" else torch.ceil(torch.log2(safe / 448.0))
+    e = torch.where(amax > 0, e, torch.zeros_like(e)).clamp(-127, 127)
     inv = torch.exp2(-e)[:, :, :, None, :, None]
     payload = (blocks * inv).clamp(-448.0, 448.0).to(torch.float8_e4m3fn).view(torch.uint8)
     payload = payload.view(B, H, St * tok_group, Dt * d_group)[:, :, :S, :D].contiguous()

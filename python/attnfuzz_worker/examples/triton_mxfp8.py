@@ -61,7 +61,7 @@ def make_kernel(recipe):
         if recipe == "ordinary":
             return mk.attention(qp, qs, kp, ks, vp, vs, (mk.MX_BLOCK, 1), problem, 0)
         o1, l1 = mk.attention(qp, qs, kp, ks, vp, vs, (mk.MX_BLOCK, 1), problem, 1)  # complete blocks
-        tp, ts = mk.mx_quantise(v, 1, mk.MX_BLOCK)  # the copy of V scaled per token
+        tp, ts = mk.mx_quantise(v, 1, mk.MX_BLOCK, rule="ceil")  # the copy of V scaled per token
         o2, l2 = mk.attention(qp, qs, kp, ks, tp, ts, (1, mk.MX_BLOCK), problem, 2)  # the rest
         return mk.merge_partials(o1, l1, o2, l2)
 
