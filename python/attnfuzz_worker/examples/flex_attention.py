@@ -10,7 +10,7 @@ written as it comes. `compiled` (the default engine on CUDA) runs torch.compile(
 the LSE nor backward: it declines, quoting inductor); `eager` (the default on CPU) runs
 the unfused reference path. Serves fp16 and bf16, forward and backward, every mask, GQA, padding,
 ragged and paged inputs (gathered into dense tensors by the package). Declines: fp8 and
-mxfp8; a shape inductor cannot compile (on the H200 at d = 512: shared memory 262144 >
+mxfp8; what FlexAttention itself refuses (NotImplementedError: on CPU, backward); a shape inductor cannot compile (on the H200 at d = 512: shared memory 262144 >
 232448 bytes) is the target's failure to serve: a decline quoting the compiler, not an
 attnfuzz error. Conventions: none translated (natural-log LSE; a fully masked row as
 FlexAttention writes it)."""
@@ -90,6 +90,8 @@ def kernel(q, k, v, problem, do=None):
         o, lse = _call(fa, engine, qd, kd, vd, block_mask, problem)
         if problem.backward:
             o.backward(do.to(dt))
+    except NotImplementedError as e:  # FlexAttention's own refusal (CPU: no backward)
+        raise Decline("flex_attention[%s] refuses: %s" % (engine, " ".join(str(e).split())[:300]))
     except Exception as e:  # a shape inductor cannot build is the target's, not attnfuzz's
         if engine == "compiled" and _cannot_compile(e):
             raise Decline("flex_attention[compiled] cannot compile this shape: %s" % " ".join(str(e).split())[:300])
