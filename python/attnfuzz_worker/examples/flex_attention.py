@@ -59,7 +59,7 @@ def _call(fa, engine, q, k, v, block_mask, problem):
     if engine == "compiled":
         import torch
 
-        fn = _COMPILED.setdefault("fn", torch.compile(fa.flex_attention, dynamic=False))
+        fn = _COMPILED.setdefault("fn", torch.compile(fa.flex_attention, dynamic=False, fullgraph=True))
     gqa = problem.heads_q != problem.heads_kv
     if hasattr(fa, "AuxRequest"):
         o, aux = fn(q, k, v, block_mask=block_mask, scale=problem.scale, enable_gqa=gqa,
@@ -87,14 +87,22 @@ def kernel(q, k, v, problem, do=None):
     block_mask = fa.create_block_mask(mask_mod_of(problem, dev), problem.batch, None, problem.seqlen_q,
                                       problem.seqlen_kv, device=dev)
     try:
-        o, lse = _call(fa, engine, qd, kd, vd, block_mask, problem)
-        if problem.backward:
-            o.backward(do.to(dt))
-    except NotImplementedError as e:  # FlexAttention's own refusal (CPU: no backward)
-        raise Decline("flex_attention[%s] refuses: %s" % (engine, " ".join(str(e).split())[:300]))
+        try:
+            o, lse = _call(fa, engine, qd, kd, vd, block_mask, problem)
+            if problem.backward:
+                o.backward(do.to(dt))
+        except NotImplementedError as e:  # FlexAttention's own refusal (CPU: no backward)
+            raise Decline("flex_attention[%s] refuses: %s" % (engine, " ".join(str(e).split())[:300]))
+        except Exception as e:  # the same refusal seen through dynamo (fullgraph): its cause
+            cause = e.__cause__ or e.__context__
+            if "NotImplementedError" in type(cause).__name__:
+                raise Decline("flex_attention[%s] refuses: %s" % (engine, " ".join(str(cause).split())[:300]))
+            raise
+    except Decline:
+        raise
     except Exception as e:  # a shape inductor cannot build is the target's, not attnfuzz's
         if engine == "compiled" and _cannot_compile(e):
-            raise Decline("flex_attention[compiled] cannot compile this shape: %s" % " ".join(str(e).split())[:300])
+            raise Decline("flex_attention[compiled] cannot compile this problem: %s" % " ".join(str(e).split())[:300])
         raise
     lse = lse.detach().float()
     if not problem.backward:
