@@ -108,7 +108,13 @@ for path in glob.glob(sys.argv[1] + "/*/verdict.json"):
 print("no leak finding with a perturbed key in the moved row's 32-token block")
 sys.exit(1)
 PYEOF
-check "ordinary campaign: the minimised leak shares a 32-token block" "$T/block.out" "^shared block: "
+check "ordinary campaign: a leak whose perturbed keys share the moved row's 32-token block" "$T/block.out" "^shared block: "
+# minimisation needs the leak to reproduce on a rerun, which a payload-only perturbation
+# gives only sometimes (docs/targets.md): said, not asserted
+for b in "$T"/camp-ordinary/findings/*/; do
+    [ -f "$b/original.case" ] && m=minimised || m="kept as found"
+    echo "info ordinary bucket $(basename "$b"): $m; $(grep -E '^(seqlen|head_dim)' "$b/finding.case" | tr '\n' ' ')"
+done
 if grep -rqs '"kind": *"leak"' "$T/camp-own-block/findings" || grep -q "bucket [0-9a-f]*: leak" "$T/camp-own-block.log"; then
     echo "FAIL own-block campaign reported a leak:"; grep -rl '"kind": *"leak"' "$T/camp-own-block/findings"; fail=1
 else
