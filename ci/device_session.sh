@@ -54,7 +54,7 @@ for stage in "$@"; do
     pytargets)
       PY=${ATTNFUZZ_PYTHON:-python3}
       export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
-      pc=ci/tests/cases/pytargets
+      pc=ci/tests/pytargets_cases
       {
         "$PY" -m attnfuzz_worker.examples.targets
         for t in "flex flex_attention all" "jax jax_dpa all"; do

@@ -3,7 +3,7 @@
 # end through `attnfuzz run` and `attnfuzz campaign`: FlexAttention (eager and compiled),
 # JAX dot_product_attention (xla; cudnn declines on a CPU), the Triton MXFP8 pair under
 # TRITON_INTERPRET=1 (ordinary recipe: a leak; own-block recipe: none). Cases:
-# ci/tests/cases/pytargets/. Needs torch, jax and triton importable by $ATTNFUZZ_PYTHON
+# ci/tests/pytargets_cases/. Needs torch, jax and triton importable by $ATTNFUZZ_PYTHON
 # (default python3); without them: exit 77 (skipped), naming the missing module.
 # PYTARGETS_CAMPAIGN_S sets each campaign's fuzzing time (default 90 s).
 set -u
@@ -19,7 +19,7 @@ if ! "$PY" -m attnfuzz_worker.examples.targets --check flex-attention jax-dpa tr
     grep "cannot start\|unknown\|Error" "$T/check"
     exit 77
 fi
-C="$ROOT/ci/tests/cases/pytargets"
+C="$ROOT/ci/tests/pytargets_cases"
 fail=0
 check() { # check NAME FILE REGEX: FILE must match REGEX
     if grep -Eq -- "$3" "$2"; then echo "ok   $1"; else echo "FAIL $1: no /$3/ in:"; cat "$2"; fail=1; fi

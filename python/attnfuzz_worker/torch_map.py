@@ -2,8 +2,9 @@
 transport) or on attnfuzz's device buffers (cuda_ipc transport, opened with CuPy and
 wrapped through DLPack). Ragged (thd) and paged tensors are gathered into dense
 (B, H, S, D) tensors; outputs are written back row by row, rows s < the sequence's
-length only (the ABI allows leaving padded rows). UNTESTED here (no torch on the
-development machines): the lead runs it on the GPU machine."""
+length only (the ABI allows leaving padded rows). The shm path (plain, padded, ragged,
+paged, mxfp8 scales) ran on CPU with torch 2.15 (ci/tests/test_pytargets.sh); the CUDA
+IPC path is UNTESTED (no GPU here): the lead runs it on the GPU machine."""
 import torch
 
 DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
