@@ -10,6 +10,10 @@
 #              SCALE_S + 120): per run cases, cases/s, its ratio to 1 worker, exit code,
 #              buckets and whether one merged report.json came out (issue 16: cases/s
 #              scales with workers)
+#   pytargets  the Python worker targets on the GPU (issue 13, docs/targets.md): FlexAttention
+#              (engine all), JAX (xla, cudnn), the Triton MXFP8 pair; a campaign of
+#              MX_ORDINARY_S (10) s on the ordinary recipe (a leak expected) and MX_OWN_S
+#              (480) s on the own-block recipe (none expected); ATTNFUZZ_PYTHON picks python
 # Results: $OUT/<stage>.txt, and summary.txt with one line per stage.
 set -u
 BUILD=${1:?build dir}
@@ -84,6 +88,35 @@ EOF
         [ -z "$base" ] && base=$(echo "$line" | sed -n 's/.*\[\([0-9.]*\)\]$/\1/p')
       done
       grep "^scaling:" "$log" >> "$summary" ;;
+    pytargets)
+      PY=${ATTNFUZZ_PYTHON:-python3}
+      export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
+      pc=ci/tests/pytargets_cases
+      {
+        "$PY" -m attnfuzz_worker.examples.targets
+        for t in "flex flex_attention all" "jax jax_dpa all"; do
+          set -- $t
+          echo "### worker:$1 --engine $3"
+          timeout 240 "$BUILD/attnfuzz" run $pc/fp16*.case $pc/bf16*.case corpora/seed/*.case --backend "worker:$1" \
+            --engine "$3" --worker-cmd "$PY -m attnfuzz_worker.examples.$2 --device cuda"
+        done
+        for r in ordinary own-block; do
+          echo "### worker:mx-$r"
+          timeout 240 "$BUILD/attnfuzz" run $pc/mxfp8*.case corpora/seed/mxfp8-causal.case --backend "worker:mx-$r" \
+            --worker-cmd "$PY -m attnfuzz_worker.examples.triton_mxfp8 --device cuda --recipe $r"
+        done
+        mkdir -p "$OUT/pyt-seed"
+        cp $pc/mxfp8-causal-s64-d16.case $pc/mxfp8-block-range-s64-d16.case corpora/seed/mxfp8-causal.case "$OUT/pyt-seed/"
+        for rs in "ordinary ${MX_ORDINARY_S:-10}" "own-block ${MX_OWN_S:-480}"; do
+          set -- $rs
+          echo "### campaign worker:mx-$1 $2 s"
+          "$BUILD/attnfuzz" campaign "$OUT/pyt-seed" --time "$2" --seed 1 --backend "worker:mx-$1" \
+            --worker-cmd "$PY -m attnfuzz_worker.examples.triton_mxfp8 --device cuda --recipe $1" --out "$OUT/pyt-camp-$1"
+          echo "### campaign worker:mx-$1: exit $?"
+        done
+      } > "$log" 2>&1
+      grep -E "can start|cannot start|^### campaign|bucket|\]: (FINDING|declined)" "$log" | cut -c1-240 | head -60 >> "$summary"
+      echo "pytargets: $(grep -c '\]: pass' "$log") pass, $(grep -c '\]: declined' "$log") declined, $(grep -c '\]: FINDING' "$log") findings" >> "$summary" ;;
     *) echo "unknown stage $stage" >> "$summary" ;;
   esac
   echo "== $stage: $(( $(date +%s) - t0 )) s" >> "$summary"

@@ -76,5 +76,16 @@ check "config error names file:line" "$T/bad.out" "bad.conf:2: timeout: 'soon'"
 "$AF" run "$T/a.case" --backend worker:x --worker-cmd "no-such-program-af" >"$T/noprog.out" 2>&1
 check "a missing program is named" "$T/noprog.out" "worker program 'no-such-program-af' not found on PATH"
 
+# 5. a campaign on a worker backend (--worker-cmd; the in-process engine): it starts the
+#    worker and judges cases (exit 0 or 1: the mutator adds features such as ALiBi that
+#    reference_py does not implement, and judging them is the campaign's job)
+mkdir -p "$T/seed" && cp "$T/a.case" "$T/b.case" "$T/seed/"
+"$AF" campaign "$T/seed" --time 5 --seed 3 --max-work 4096 --backend worker:refpy --out "$T/camp" \
+    --worker-cmd "python3 -m attnfuzz_worker.examples.reference_py" >"$T/camp.out" 2>&1
+rc=$?
+check "campaign on worker:refpy runs in process" "$T/camp.out" "campaign: inprocess, backend worker:refpy"
+check "campaign on worker:refpy judges cases" "$T/camp.out" "\[worker:refpy inprocess x1\]: [1-9][0-9]* cases"
+[ $rc -le 1 ] || { echo "FAIL worker campaign rc $rc (want 0 or 1)"; tail -5 "$T/camp.out"; fail=1; }
+
 [ $fail -eq 0 ] && echo "test_worker: all checks passed"
 exit $fail

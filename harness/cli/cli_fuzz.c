@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/worker/worker.h"
 #include "campaign/campaign.h"
 #include "campaign/session.h"
 #include "cli/cli.h"
@@ -307,7 +308,9 @@ enum {
     OPT_SELECTOR_CMD, /* issue 15: a campaign of claim checks (cli_select.c) */
     OPT_RESUME,       /* issue 16: --resume continues the campaign in --out DIR */
     OPT_GPUS,         /* issue 16: --gpus all|0,1,...: workers per GPU (campaign/gpus.h) */
-    OPT_MERGE_EVERY   /* corpus merge every N cases */
+    OPT_MERGE_EVERY,  /* corpus merge every N cases */
+    OPT_WORKER_CMD,   /* issue 13: a campaign on a worker:NAME backend (in-process engine) */
+    OPT_WORKER_CONFIG
 };
 const struct option af_cli_campaign_options[] = {
     {"time", required_argument, NULL, OPT_TIME},
@@ -332,6 +335,8 @@ const struct option af_cli_campaign_options[] = {
     {"resume", no_argument, NULL, OPT_RESUME},
     {"gpus", required_argument, NULL, OPT_GPUS},
     {"merge-every", required_argument, NULL, OPT_MERGE_EVERY},
+    {"worker-cmd", required_argument, NULL, OPT_WORKER_CMD},
+    {"worker-config", required_argument, NULL, OPT_WORKER_CONFIG},
     {NULL, 0, NULL, 0},
 };
 
@@ -371,6 +376,8 @@ int af_cli_campaign(int argc, char **argv) {
     bool jobs_given = false;
     int workers_per_gpu = 0;
     af_gpu_list gpu_list;
+    const char *policy = NULL, *selector_cmd = NULL;
+    const char *worker_cmd = NULL, *worker_config = NULL; /* --backend worker:NAME's command */
     const struct option *longopts = af_cli_campaign_options;
     af_cli_args a;
     if (af_cli_args_init(&a, "attnfuzz campaign", argc, argv)) {
@@ -455,6 +462,12 @@ int af_cli_campaign(int argc, char **argv) {
             case OPT_RESUME:
                 o.resume = true;
                 break;
+            case OPT_WORKER_CMD:
+                worker_cmd = v;
+                break;
+            case OPT_WORKER_CONFIG:
+                worker_config = v;
+                break;
             default:
                 parse_rc = -1;
                 break;
@@ -502,7 +515,28 @@ int af_cli_campaign(int argc, char **argv) {
     }
     o.corpus = corpus;
     o.n_corpus = n_corpus;
+    af_registry workers; /* the worker:NAME of --worker-cmd / --worker-config, if any */
+    af_registry_init(&workers);
+    if ((worker_cmd || worker_config) && (gpus_spec || o.jobs > 1)) { /* one worker, in process */
+        fprintf(stderr,
+                "attnfuzz campaign: %s is not supported with --worker-cmd / --worker-config (the campaign "
+                "runs one worker process, in process)\n",
+                gpus_spec ? "--gpus" : "--jobs > 1 / --workers-per-gpu");
+        free(corpus);
+        return AF_EXIT_USAGE;
+    }
+    if (worker_cmd || worker_config) { /* the campaign runs it in process (campaign.h backend_obj) */
+        char why[512];
+        if (af_worker_register(&workers, o.backend, worker_cmd, worker_config, why, sizeof why) ||
+            !(o.backend_obj = af_registry_find(&workers, o.backend, why, sizeof why))) {
+            fprintf(stderr, "attnfuzz campaign: %s\n", why);
+            af_registry_free(&workers);
+            free(corpus);
+            return AF_EXIT_USAGE;
+        }
+    }
     int rc = af_campaign_run(&o);
+    af_registry_free(&workers);
     free(corpus);
     switch (rc) {
         case AF_CAMPAIGN_CLEAN:

@@ -104,6 +104,8 @@ static const option_doc option_docs[] = {
      "cases one persistent worker serves before it is replaced (0: a fresh child each)"},
     {"campaign", "shard", "I/N", "run shard I of N: its part of the config space and seed stream (from --seed)"},
     {"campaign", "resume", "", "continue the earlier campaign in --out DIR (required when DIR holds one)"},
+    {"campaign", "worker-cmd", "\"ARGV...\"", "the command of the --backend worker:NAME (no shell; in-process engine)"},
+    {"campaign", "worker-config", "FILE", "a worker config file (command, name, timeout, transport)"},
     {"merge", "quiet", "", "no summary on stdout"},
     {"repro", "backend", "NAME", BACKEND_HELP},
     {"repro", "engine", "NAME", "engine config to run on"},

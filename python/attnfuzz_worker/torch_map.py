@@ -2,8 +2,9 @@
 transport) or on attnfuzz's device buffers (cuda_ipc transport, opened with CuPy and
 wrapped through DLPack). Ragged (thd) and paged tensors are gathered into dense
 (B, H, S, D) tensors; outputs are written back row by row, rows s < the sequence's
-length only (the ABI allows leaving padded rows). UNTESTED here (no torch on the
-development machines): the lead runs it on the GPU machine."""
+length only (the ABI allows leaving padded rows). The shm path (plain, padded, ragged,
+paged, mxfp8 scales) ran on CPU with torch 2.15 (ci/tests/test_pytargets.sh); the CUDA
+IPC path is UNTESTED (no GPU here): the lead runs it on the GPU machine."""
 import torch
 
 DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
@@ -46,10 +47,33 @@ def flat_buffers(buffers, region, ipc):
     return out
 
 
+def mx_scales(desc, region):
+    """mxfp8 (plugin.h): the tensor's E8M0 bytes as a uint8 tensor of mx_scale's shape,
+    (B, H, S, ceil(D / 32)) for Q and K, (B, H, ceil(S / 32), D) for V; None without."""
+    m = desc.get("mx_scale")
+    if m is None:
+        return None
+    if region is None:
+        raise RuntimeError("mx_scale: the scales live in the shm region, which is not mapped")
+    flat = torch.frombuffer(region, dtype=torch.uint8, count=m["bytes"], offset=m["offset"])
+    return flat.view(*m["shape"]).clone()
+
+
+def mx_factor(scales, S, D):
+    """(B, H, S, D) float32 factors 2^(byte - 127) of E8M0 scales, expanded from blocks of
+    32 along whichever axis the scale shape is blocked on."""
+    f = torch.exp2(scales.to(torch.float32) - 127.0)
+    if f.shape[2] != S:  # V: blocks of 32 tokens
+        f = f.repeat_interleave(32, dim=2)[:, :, :S]
+    if f.shape[3] != D:  # Q, K: blocks of 32 along d
+        f = f.repeat_interleave(32, dim=3)[..., :D]
+    return f
+
+
 class TorchTensor:
     """One tensor of the request over its buffer."""
 
-    def __init__(self, desc, flat, is_lse=False):
+    def __init__(self, desc, flat, is_lse=False, region=None):
         self.desc = desc
         self.is_lse = is_lse
         self.dtype = DTYPES[desc["storage"]]
@@ -59,6 +83,7 @@ class TorchTensor:
         self.B, self.H, self.S, self.D = desc["shape"]
         self.sb, self.sh, self.ss, _ = desc["strides"]
         self.descale = desc.get("descale", 1.0)
+        self.mx = mx_scales(desc, region)
 
     def seq_view(self, b, length):
         """(H, length, D) view of sequence b (LSE: (H, length))."""
@@ -88,6 +113,8 @@ class TorchTensor:
                     out[b, :, p * ps:p * ps + rows] = v.to(device=device, dtype=torch.float32)
             else:
                 out[b, :, :n] = self.seq_view(b, n).to(device=device, dtype=torch.float32)
+        if self.mx is not None:
+            out = out * mx_factor(self.mx, self.S, self.D).to(device)
         return out * self.descale if self.descale != 1.0 else out
 
     def write(self, value, lengths):

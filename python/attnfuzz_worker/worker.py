@@ -144,7 +144,8 @@ class Worker:
         try:
             region = self.region.get() if any(b["kind"] == "shm" for b in msg["buffers"].values()) else None
             flat = tm.flat_buffers(msg["buffers"], region, ipc)
-            t = {n: tm.TorchTensor(d, flat[d["buffer"]], is_lse=(n == "lse")) for n, d in msg["tensors"].items()}
+            t = {n: tm.TorchTensor(d, flat[d["buffer"]], is_lse=(n == "lse"), region=self.region.get())
+                 for n, d in msg["tensors"].items()}
             dev = self.device
             q = t["q"].dense(dev, problem.seqlens_q)
             k = t["k"].dense(dev, problem.seqlens_kv)
