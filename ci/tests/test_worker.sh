@@ -77,15 +77,22 @@ check "config error names file:line" "$T/bad.out" "bad.conf:2: timeout: 'soon'"
 check "a missing program is named" "$T/noprog.out" "worker program 'no-such-program-af' not found on PATH"
 
 # 5. a campaign on a worker backend (--worker-cmd; the in-process engine): it starts the
-#    worker and judges cases (exit 0 or 1: the mutator adds features such as ALiBi that
-#    reference_py does not implement, and judging them is the campaign's job)
+#    worker and judges cases, and ends clean (exit 0, no finding): the cases the mutator
+#    gives features the protocol does not carry (softcap, ALiBi, ...) are declined, never
+#    run without the feature
 mkdir -p "$T/seed" && cp "$T/a.case" "$T/b.case" "$T/seed/"
 "$AF" campaign "$T/seed" --time 5 --seed 3 --max-work 4096 --backend worker:refpy --out "$T/camp" \
     --worker-cmd "python3 -m attnfuzz_worker.examples.reference_py" >"$T/camp.out" 2>&1
 rc=$?
 check "campaign on worker:refpy runs in process" "$T/camp.out" "campaign: inprocess, backend worker:refpy"
 check "campaign on worker:refpy judges cases" "$T/camp.out" "\[worker:refpy inprocess x1\]: [1-9][0-9]* cases"
-[ $rc -le 1 ] || { echo "FAIL worker campaign rc $rc (want 0 or 1)"; tail -5 "$T/camp.out"; fail=1; }
+[ $rc -eq 0 ] || { echo "FAIL worker campaign rc $rc (want 0: reference_py is correct)"; tail -5 "$T/camp.out"; fail=1; }
+[ -z "$(ls -A "$T/camp/findings" 2>/dev/null)" ] || { echo "FAIL worker campaign stored findings: $(ls "$T/camp/findings")"; fail=1; }
+printf 'dtype = fp16\nseqlen = 8\nhead_dim = 8\nsoftcap = 20\n' > "$T/softcap.case"
+"$AF" run "$T/softcap.case" --backend worker:refpy --worker-cmd "python3 -m attnfuzz_worker.examples.reference_py" \
+    >"$T/softcap.out" 2>&1
+check "a softcap case is declined (protocol 1 does not carry it)" "$T/softcap.out" \
+    "declined.*the case uses softcap, which worker protocol 1 does not carry"
 
 [ $fail -eq 0 ] && echo "test_worker: all checks passed"
 exit $fail

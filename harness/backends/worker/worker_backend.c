@@ -213,6 +213,20 @@ static af_run_status local_declines(worker_state *st, const af_case *c, char *wh
                  c->cp_size);
         return AF_RUN_DECLINED;
     }
+    /* score features: protocol 1 carries none of them (the problem JSON has no softcap,
+     * sink logits, bias or slopes), so a worker would compute another function */
+    const char *score_feature = c->softcap != 0.0                  ? "softcap"
+                                : c->softmax != AF_SOFTMAX_VANILLA ? "sinks"
+                                : c->bias != AF_BIAS_NONE          ? "bias"
+                                : c->alibi                         ? "alibi"
+                                : c->lse_base2                     ? "log2 stats"
+                                : c->dlse                          ? "dLSE"
+                                                                   : NULL;
+    if (score_feature) {
+        snprintf(why, cap, "%s: the case uses %s, which worker protocol %d does not carry", st->backend_name,
+                 score_feature, AF_WORKER_PROTOCOL_VERSION);
+        return AF_RUN_DECLINED;
+    }
     if (!hello_allows(st, "dtypes", af_dtype_name(c->dtype))) {
         snprintf(why, cap, "%s: dtype %s is not among the worker's dtypes", st->backend_name, af_dtype_name(c->dtype));
         return AF_RUN_DECLINED;
