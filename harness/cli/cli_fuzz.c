@@ -376,7 +376,6 @@ int af_cli_campaign(int argc, char **argv) {
     bool jobs_given = false;
     int workers_per_gpu = 0;
     af_gpu_list gpu_list;
-    const char *policy = NULL, *selector_cmd = NULL;
     const char *worker_cmd = NULL, *worker_config = NULL; /* --backend worker:NAME's command */
     const struct option *longopts = af_cli_campaign_options;
     af_cli_args a;
