@@ -2,6 +2,10 @@
  * switched on at build time (-DPLANTED_BUG=PLANTED_<BUG>), each built as its own .so
  * through the public plugin ABI (attnfuzz/plugin.h) and named planted:<bug>.
  *
+ * One file (about 650 lines) on purpose: each bug is a BUG(x) switch inside the one
+ * attention it corrupts, so the correct code and every deviation from it read side by
+ * side; split into files, a bug's #if would sit apart from the line it changes.
+ *
  * attnfuzz must catch every one of them; they are its self-test. With the bug off
  * (PLANTED_NONE, the plugin "planted:none") the code computes what the cpu reference
  * computes, rounding for rounding, so that on cases a bug does not touch, a planted
