@@ -49,45 +49,11 @@ else
   echo "ok   cpu campaign from the dropout seeds (${TIME} s): 0 findings in $execs cases"
 fi
 
-campaign() { # campaign BUG
-  local bug=$1 out="$tmp/$1"
-  if ! "$bin" backends 2>/dev/null | grep -q "^planted:$bug "; then
-    echo "FAIL planted:$bug is not on the plugin path"; fail=$((fail + 1)); return
-  fi
-  "$bin" campaign --time "$TIME" --jobs 1 --seed 11 --backend "planted:$bug" --out "$out" "${seeds[@]}" \
-    > "$tmp/$bug.log" 2>&1
-  local rc=$?
-  local n
-  n=$(ls "$out/findings" 2>/dev/null | wc -l)
-  if [ "$rc" != 1 ] || [ "$n" -lt 1 ]; then
-    echo "FAIL planted:$bug: campaign exit $rc, $n bucket(s)"; tail -3 "$tmp/$bug.log"; fail=$((fail + 1)); return
-  fi
-  local d kept=0
-  for d in "$out"/findings/*; do
-    if grep -qE '^dropout = ' "$d/finding.case"; then
-      kept=$((kept + 1))
-    else
-      echo "     lost dropout: $(basename "$d"): $(grep -vE '^(#|$)' "$d/finding.case" | tr '\n' ' ' | cut -c1-300)"
-    fi
-  done
-  if [ "$kept" != "$n" ]; then
-    echo "FAIL planted:$bug: $((n - kept)) of $n minimised findings lost dropout"
-    fail=$((fail + 1)); return
-  fi
-  local first
-  first=$(ls "$out/findings" | head -n 1)
-  "$bin" repro "$out/findings/$first/finding.case" > "$tmp/$bug.repro" 2>&1
-  rc=$?
-  if [ "$rc" != 1 ]; then
-    echo "FAIL planted:$bug: repro of the minimised finding exited $rc"; head -3 "$tmp/$bug.repro"
-    fail=$((fail + 1)); return
-  fi
-  echo "ok   planted:$bug found by a ${TIME} s campaign: $n bucket(s), each minimised with dropout ($(grep -h '^dropout = ' "$out"/findings/*/finding.case | sort -u | tr '\n' ';')), repro fails"
-}
+. "$(dirname "$0")/lib_feature_campaign.sh"
 
-campaign dropout_ignored
-campaign dropout_offset_ignored
-campaign dropout_no_rescale
+feature_campaign dropout_ignored '^dropout = '
+feature_campaign dropout_offset_ignored '^dropout = '
+feature_campaign dropout_no_rescale '^dropout = '
 
 probe_findings() { # probe_findings BACKEND CASE PATTERN: how many findings' details match
   "$bin" run "$2" --backend "$1" --json 2> /dev/null |

@@ -31,47 +31,12 @@ else
   echo "ok   cpu passes all ${#seeds[@]} feature seeds"
 fi
 
-campaign() { # campaign BUG FIELD-REGEX
-  local bug=$1 field=$2 out="$tmp/$1"
-  if ! "$bin" backends 2>/dev/null | grep -q "^planted:$bug "; then
-    echo "FAIL planted:$bug is not on the plugin path"; fail=$((fail + 1)); return
-  fi
-  "$bin" campaign --time "$TIME" --jobs 1 --seed 11 --backend "planted:$bug" --out "$out" "${seeds[@]}" \
-    > "$tmp/$bug.log" 2>&1
-  local rc=$?
-  local n
-  n=$(ls "$out/findings" 2>/dev/null | wc -l)
-  if [ "$rc" != 1 ] || [ "$n" -lt 1 ]; then
-    echo "FAIL planted:$bug: campaign exit $rc, $n bucket(s)"; tail -3 "$tmp/$bug.log"; fail=$((fail + 1)); return
-  fi
-  local d kept=0
-  for d in "$out"/findings/*; do
-    if grep -qE "$field" "$d/finding.case"; then
-      kept=$((kept + 1))
-    else # say what the featureless finding is, so a failure can be read from the log
-      echo "     lost the feature: $(basename "$d"): $(head -c 300 "$d/verdict.json" 2>/dev/null | tr -d '\n')"
-      grep -vE '^(#|$)' "$d/finding.case" | tr '\n' ' ' | cut -c1-300; echo
-    fi
-  done
-  if [ "$kept" != "$n" ]; then
-    echo "FAIL planted:$bug: $((n - kept)) of $n minimised findings lost the feature ($field)"
-    fail=$((fail + 1)); return
-  fi
-  local first
-  first=$(ls "$out/findings" | head -n 1)
-  "$bin" repro "$out/findings/$first/finding.case" > "$tmp/$bug.repro" 2>&1
-  rc=$?
-  if [ "$rc" != 1 ]; then
-    echo "FAIL planted:$bug: repro of the minimised finding exited $rc"; head -3 "$tmp/$bug.repro"
-    fail=$((fail + 1)); return
-  fi
-  echo "ok   planted:$bug found by a ${TIME} s campaign: $n bucket(s), each minimised with its feature, repro fails"
-}
+. "$(dirname "$0")/lib_feature_campaign.sh"
 
-campaign ignores_softcap '^softcap = '
-campaign ignores_sinks '^softmax = (off_by_one|learnable)'
-campaign ignores_bias '^bias = '
-campaign dsink_dropped '^softmax = learnable'
+feature_campaign ignores_softcap '^softcap = '
+feature_campaign ignores_sinks '^softmax = (off_by_one|learnable)'
+feature_campaign ignores_bias '^bias = '
+feature_campaign dsink_dropped '^softmax = learnable'
 
 [ "$fail" -eq 0 ] && echo "test_features: all passed" || echo "test_features: $fail failed"
 exit $((fail > 0))
