@@ -214,17 +214,15 @@ static af_run_status local_declines(worker_state *st, const af_case *c, char *wh
         return AF_RUN_DECLINED;
     }
     /* score features: protocol 1 carries none of them (the problem JSON has no softcap,
-     * sink logits, bias or slopes), so a worker would compute another function */
-    const char *score_feature = c->softcap != 0.0                  ? "softcap"
-                                : c->softmax != AF_SOFTMAX_VANILLA ? "sinks"
-                                : c->bias != AF_BIAS_NONE          ? "bias"
-                                : c->alibi                         ? "alibi"
-                                : c->lse_base2                     ? "log2 stats"
-                                : c->dlse                          ? "dLSE"
-                                                                   : NULL;
-    if (score_feature) {
+     * sink logits, bias or slopes), so a worker would compute another function. Every
+     * case feature but dropout (which the problem carries, below) is one of them. */
+    af_case score_only = *c;
+    score_only.dropout_p = 0.0;
+    char score_features[160];
+    af_case_features_text(&score_only, score_features, sizeof score_features);
+    if (score_features[0]) {
         snprintf(why, cap, "%s: the case uses %s, which worker protocol %d does not carry", st->backend_name,
-                 score_feature, AF_WORKER_PROTOCOL_VERSION);
+                 score_features, AF_WORKER_PROTOCOL_VERSION);
         return AF_RUN_DECLINED;
     }
     if (!hello_allows(st, "dtypes", af_dtype_name(c->dtype))) {
