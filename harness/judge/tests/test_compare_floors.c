@@ -7,6 +7,10 @@
  *  2. fp8_e4m3 LSE, per row: 2^-11 * A_i on every row (the worst H200 row was
  *     2^-10.1 A_i) passes; 2^-6 * A_r on one row is an LSE mismatch reported at that
  *     row, even though other rows have larger A.
+ *  3. the same rule with a negative scale (A_i is a magnitude: |scale| sum |q k|; the
+ *     signed scale once made the allowance fall below fp32 rounding): one row's LSE
+ *     error at 0.98 x its allowance passes, at 1.02 x it is a mismatch at that row, and
+ *     the allowance holds the positive AF_FP8_ACC_UNIT A_r share on top of the floor.
  * The reference here is the oracle itself (err_ref = 0), so only the floors act.
  */
 #include <math.h>
@@ -108,8 +112,46 @@ static void fp8_lse_rows(void) {
     af_prepared_free(&p);
 }
 
+static void fp8_lse_negative_scale(void) {
+    af_prepared p;
+    af_runner r;
+    prepare("dtype = fp8_e4m3\nbatch = 1\nheads = 2\nseqlen = 48\nhead_dim = 64\nmask = causal\nscale = -0.125\n"
+            "seed = 9\n",
+            &p, &r);
+    const af_case *c = &p.c;
+    CHECK(p.oracle.score_abs != NULL);
+    size_t nq = (size_t)c->batch * c->heads_q * c->seqlen_q, row = nq / 2 + 5;
+    CHECK_MSG(p.oracle.score_abs[row] > 0, "score_abs %g at a negative scale", p.oracle.score_abs[row]);
+    af_outputs k;
+    copy_out(c, &p.oracle.out, &k);
+    af_verdict v;
+    /* the row's allowance: the stats of a run where only that row is off */
+    k.lse[row] = p.oracle.out.lse[row] + 0x1p-30;
+    af_verdict_init(&v, "test");
+    CHECK(af_compare_outputs(c, &k, &p.oracle.out, &p.oracle, &p.terms, &v) == 0);
+    double allowed = v.stats[AF_T_LSE].allowed, floor = v.stats[AF_T_LSE].floor;
+    CHECK_MSG(allowed >= floor + AF_FP8_ACC_UNIT * p.oracle.score_abs[row] * 0.999,
+              "allowance %g: floor %g + A share %g", allowed, floor, AF_FP8_ACC_UNIT * p.oracle.score_abs[row]);
+    k.lse[row] = p.oracle.out.lse[row] + 0.98 * allowed;
+    af_verdict_init(&v, "test");
+    CHECK(af_compare_outputs(c, &k, &p.oracle.out, &p.oracle, &p.terms, &v) == 0);
+    double pass_ratio = v.stats[AF_T_LSE].ratio;
+    CHECK(pass_ratio <= 1);
+    k.lse[row] = p.oracle.out.lse[row] - 1.02 * allowed;
+    af_verdict_init(&v, "test");
+    CHECK(af_compare_outputs(c, &k, &p.oracle.out, &p.oracle, &p.terms, &v) >= 1);
+    CHECK(v.n_findings >= 1 && v.findings[0].kind == AF_V_MISMATCH && v.findings[0].tensor == AF_T_LSE &&
+          v.findings[0].row == (int)(row % c->seqlen_q));
+    printf("fp8 LSE, scale -0.125: row %zu allowance %.3g (floor %.3g, A %.3g): 0.98x ratio %.3f passes, "
+           "1.02x ratio %.3f -> mismatch\n",
+           row, allowed, floor, p.oracle.score_abs[row], pass_ratio, v.stats[AF_T_LSE].ratio);
+    af_outputs_free(&k);
+    af_prepared_free(&p);
+}
+
 int main(void) {
     cancelling_gradients();
     fp8_lse_rows();
+    fp8_lse_negative_scale();
     CHECK_DONE("test_compare_floors");
 }
