@@ -540,8 +540,10 @@ static int side_make(side_tables *st, const af_case *c, const af_layout_plan *p,
 
 /* Run case c (the serving case: its graph, its buffers t) on the device. *oom is set when
  * a device allocation failed (the caller may free cached plans and try again). */
+/* given: O and LSE in t are inputs (backward_given): only the backward graph runs, on
+ * them, and O and LSE come back as they went in. */
 static af_run_status run_graphs(cudnn_state *s, const af_case *c, const char *engine, af_tensors *t, af_run_info *info,
-                                bool *oom, char *why, size_t cap) {
+                                bool given, bool *oom, char *why, size_t cap) {
     *oom = false;
     case_state *cs = get_case_state(s, c, why, cap);
     if (!cs) return AF_RUN_DECLINED;
@@ -633,7 +635,7 @@ static af_run_status run_graphs(cudnn_state *s, const af_case *c, const char *en
         for (int i = 0; i < FP8_SCALARS; i++) slots[CG_SLOT_DESCALE_Q + i] = (float *)fp8_dev + i * FP8_STRIDE;
 
     char w[900];
-    if (af_cudnn_execute(s->api, s->handle, fg, fp, slots, work, w, sizeof w)) {
+    if (!given && af_cudnn_execute(s->api, s->handle, fg, fp, slots, work, w, sizeof w)) {
         snprintf(why, cap, "forward %s: %s", info->engine, w);
         st = AF_RUN_ERROR;
         goto out;
@@ -674,8 +676,8 @@ out_side:
 /* run() through the serving case: c itself, or its padded case (cudnn_bucket.h) on
  * staged buffers. A device allocation that fails frees the older half of the cached
  * plans and tries once more. */
-static af_run_status cudnn_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t, af_run_info *info,
-                               char *why, size_t cap) {
+static af_run_status cudnn_run_mode(af_backend *be, const af_case *c, const char *engine, af_tensors *t,
+                                    af_run_info *info, bool given, char *why, size_t cap) {
     cudnn_state *s = be->state;
     double t0 = af_clock_mono();
     info->workspace_bytes = -1;
@@ -709,10 +711,10 @@ static af_run_status cudnn_run(af_backend *be, const af_case *c, const char *eng
     }
     if (st == AF_RUN_OK) {
         bool oom = false;
-        st = run_graphs(s, served, engine, run_t, info, &oom, why, cap);
+        st = run_graphs(s, served, engine, run_t, info, given, &oom, why, cap);
         if (oom) {
             evict_lru_half(s, NULL);
-            st = run_graphs(s, served, engine, run_t, info, &oom, why, cap);
+            st = run_graphs(s, served, engine, run_t, info, given, &oom, why, cap);
         }
     }
     if (staged) {
@@ -730,6 +732,28 @@ static af_run_status cudnn_run(af_backend *be, const af_case *c, const char *eng
     info->plan_cache = s->run_built ? AF_PLAN_CACHE_MISS : AF_PLAN_CACHE_HIT;
     info->seconds = af_clock_mono() - t0;
     return st;
+}
+
+static af_run_status cudnn_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t, af_run_info *info,
+                               char *why, size_t cap) {
+    return cudnn_run_mode(be, c, engine, t, info, false, why, cap);
+}
+
+/* The backward graph alone, from the O and LSE in t (the CP wrapper's global ones): the
+ * composite backward reads O, dO and Stats as inputs anyway (cudnn_graph_bwd.c). */
+static af_run_status cudnn_backward_given(af_backend *be, const af_case *c, const char *engine, af_tensors *t,
+                                          af_run_info *info, char *why, size_t cap) {
+    if (!c->backward) {
+        snprintf(why, cap, "cudnn backend: backward_given on a forward-only case");
+        return AF_RUN_ERROR;
+    }
+    if (c->dtype == AF_DT_FP8_E4M3) {
+        snprintf(why, cap,
+                 "cudnn backend: an fp8 backward from given O and LSE is not offered (its amax and "
+                 "descale of O come from the forward)");
+        return AF_RUN_DECLINED;
+    }
+    return cudnn_run_mode(be, c, engine, t, info, true, why, cap);
 }
 
 static void cudnn_counters(af_backend *be, af_backend_counters *out) {
@@ -772,6 +796,7 @@ af_backend *af_backend_cudnn_new(void) {
     be->supports = cudnn_supports;
     be->engines = cudnn_engines;
     be->run = cudnn_run;
+    be->backward_given = cudnn_backward_given;
     be->destroy = cudnn_destroy;
     be->counters = cudnn_counters;
     return be;
