@@ -14,6 +14,8 @@
 #              (engine all), JAX (xla, cudnn), the Triton MXFP8 pair; a campaign of
 #              MX_ORDINARY_S (10) s on the ordinary recipe (a leak expected) and MX_OWN_S
 #              (480) s on the own-block recipe (none expected); ATTNFUZZ_PYTHON picks python
+#   cp         CP over cudnn with virtual ranks (issue 14): corpora/gpu-cp and corpora/seed-cp,
+#              --backend cudnn, on the system cuDNN and the torch venv's (ATTNFUZZ_CP on)
 # Results: $OUT/<stage>.txt, and summary.txt with one line per stage.
 set -u
 BUILD=${1:?build dir}
@@ -117,6 +119,19 @@ EOF
       } > "$log" 2>&1
       grep -E "can start|cannot start|^### campaign|bucket|\]: (FINDING|declined)" "$log" | cut -c1-240 | head -60 >> "$summary"
       echo "pytargets: $(grep -c '\]: pass' "$log") pass, $(grep -c '\]: declined' "$log") declined, $(grep -c '\]: FINDING' "$log") findings" >> "$summary" ;;
+    cp)
+      : > "$log"
+      venv_dir=$(python3 -c 'import nvidia.cudnn as m, os; print(os.path.join(list(m.__path__)[0], "lib"))' 2>/dev/null)
+      for lp in "" "$venv_dir"; do
+        (
+          [ -n "$lp" ] && export LD_LIBRARY_PATH="$lp:$LD_LIBRARY_PATH"
+          echo "### cuDNN: $("$BUILD/attnfuzz" backends 2>&1 | grep '^cudnn' | cut -c1-120)"
+          timeout 400 "$BUILD/attnfuzz" run corpora/gpu-cp/*.case corpora/seed-cp/*.case --backend cudnn
+          echo "### cp run: exit $?"
+        ) >> "$log" 2>&1
+      done
+      grep -E "^### |\]: (FINDING|declined)" "$log" | cut -c1-260 >> "$summary"
+      echo "cp: $(grep -c '\]: pass' "$log") pass, $(grep -c '\]: declined' "$log") declined, $(grep -c '\]: FINDING' "$log") findings" >> "$summary" ;;
     *) echo "unknown stage $stage" >> "$summary" ;;
   esac
   echo "== $stage: $(( $(date +%s) - t0 )) s" >> "$summary"
