@@ -3,7 +3,8 @@
 #  1. the cpu reference passes every case of corpora/seed-features (softcap, sinks, bias,
 #     ALiBi, log2 stats, dLSE) with the probes on;
 #  2. for each planted plugin that drops one feature (planted:ignores_softcap,
-#     ignores_sinks, ignores_bias, dsink_dropped: the sinks' gradient) a cpu campaign of ATTNFUZZ_TEST_FEATURE_CAMPAIGN_TIME
+#     ignores_sinks, ignores_bias, dsink_dropped: the sinks' gradient, ignores_alibi,
+#     lse_base2_ignored: log2 stats, dlse_dropped) a cpu campaign of ATTNFUZZ_TEST_FEATURE_CAMPAIGN_TIME
 #     seconds (default 60) from the feature seeds finds it (exit 1, a bucket), and the
 #     minimised finding still has the feature and still fails (repro exits 1).
 set -u
@@ -37,6 +38,9 @@ feature_campaign ignores_softcap '^softcap = '
 feature_campaign ignores_sinks '^softmax = (off_by_one|learnable)'
 feature_campaign ignores_bias '^bias = '
 feature_campaign dsink_dropped '^softmax = learnable'
+feature_campaign ignores_alibi '^alibi = yes'
+feature_campaign lse_base2_ignored '^stats = log2'
+feature_campaign dlse_dropped '^dlse = yes'
 
 [ "$fail" -eq 0 ] && echo "test_features: all passed" || echo "test_features: $fail failed"
 exit $((fail > 0))

@@ -59,12 +59,17 @@
  *   PLANTED_DROPOUT_RNG_ADVANCES    the kernel advances the Philox offset itself on every
  *                                   call (call n uses offset + n - 1): the first run is
  *                                   right, a replay of the same seed and offset is not
+ *   PLANTED_IGNORES_ALIBI           ALiBi accepted and no position bias added
+ *   PLANTED_LSE_BASE2_IGNORED       log2 statistics requested, the natural-log LSE written
+ *                                   (cuDNN's log2 stats read as natural, or the reverse)
+ *   PLANTED_DLSE_DROPPED            dLSE accepted and left out of D_i in the backward
  *
  * Features (plugin.h, ABI 2) are served in the forward: softcap, sinks, bias, ALiBi and
  * log2 stats, in the cpu reference's fp32 order (softcap, then bias, then ALiBi; the sink
- * joins max and sum after the keys). The backward serves sinks alone (with dsink, in the
+ * joins max and sum after the keys). The backward serves sinks (with dsink, in the
  * cpu's order: dsink_h = -sum over sequences, then rows ascending, of expf(a_h - LSE_i)
- * D_i); other feature problems with backward, and dLSE, are declined. Dropout (ABI 3,
+ * D_i) and natural-base dLSE (D_i = dO_i . O_i - dlse_i); other feature problems with
+ * backward are declined. Dropout (ABI 3,
  * forward) uses the backends' mask (model/dropout.c, linked in) in the cpu's order: the
  * dropped P feeds the sum, the denominator is the undropped one, O is scaled at the end.
  */
@@ -98,6 +103,9 @@
 #define PLANTED_DROPOUT_OFFSET_IGNORED     15
 #define PLANTED_DROPOUT_NO_RESCALE         16
 #define PLANTED_DROPOUT_RNG_ADVANCES       17
+#define PLANTED_IGNORES_ALIBI              18
+#define PLANTED_LSE_BASE2_IGNORED          19
+#define PLANTED_DLSE_DROPPED               20
 
 #ifndef PLANTED_BUG
 #error "build with -DPLANTED_BUG=PLANTED_<BUG> (see harness/plugins/CMakeLists.txt)"
@@ -130,14 +138,17 @@ static const struct {
     {"planted:dropout_offset_ignored", "dropout's Philox offset taken as 0"},
     {"planted:dropout_no_rescale", "dropout mask applied, kept P not scaled by 1 / (1 - p)"},
     {"planted:dropout_rng_advances", "dropout's Philox offset advanced by the kernel on every call (replay differs)"},
+    {"planted:ignores_alibi", "ALiBi slopes accepted and no position bias added"},
+    {"planted:lse_base2_ignored", "log2 statistics requested, natural-log LSE written"},
+    {"planted:dlse_dropped", "the incoming LSE gradient (dLSE) accepted and left out of the backward"},
 };
 
 /* The features this plugin serves (forward only). */
 #define PLANTED_FEATURES                                                                                               \
     (AF_PLUGIN_FEAT_SOFTCAP | AF_PLUGIN_FEAT_SINK | AF_PLUGIN_FEAT_BIAS | AF_PLUGIN_FEAT_ALIBI |                       \
-     AF_PLUGIN_FEAT_LSE_BASE2 | AF_PLUGIN_FEAT_DSINK | AF_PLUGIN_FEAT_DROPOUT)
+     AF_PLUGIN_FEAT_LSE_BASE2 | AF_PLUGIN_FEAT_DSINK | AF_PLUGIN_FEAT_DROPOUT | AF_PLUGIN_FEAT_DLSE)
 /* The features the backward serves. */
-#define PLANTED_BWD_FEATURES (AF_PLUGIN_FEAT_SINK | AF_PLUGIN_FEAT_DSINK)
+#define PLANTED_BWD_FEATURES (AF_PLUGIN_FEAT_SINK | AF_PLUGIN_FEAT_DSINK | AF_PLUGIN_FEAT_DLSE)
 
 AF_PLUGIN_EXPORT uint32_t attnfuzz_plugin_abi_version(void) { return ATTNFUZZ_PLUGIN_ABI_VERSION; }
 
@@ -162,12 +173,12 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_supports(const af_plugin_problem *p, char *
         return AF_PLUGIN_DECLINE;
     }
     if (p->features & ~(uint32_t)PLANTED_FEATURES) {
-        snprintf(why, cap, "%s: features 0x%x not implemented (dLSE)", planted_names[PLANTED_BUG].name,
+        snprintf(why, cap, "%s: features 0x%x not implemented", planted_names[PLANTED_BUG].name,
                  (unsigned)(p->features & ~(uint32_t)PLANTED_FEATURES));
         return AF_PLUGIN_DECLINE;
     }
     if ((p->features & ~(uint32_t)PLANTED_BWD_FEATURES) && (p->flags & AF_PLUGIN_BACKWARD)) {
-        snprintf(why, cap, "%s: features other than sinks are served in the forward only",
+        snprintf(why, cap, "%s: features other than sinks and dLSE are served in the forward only",
                  planted_names[PLANTED_BUG].name);
         return AF_PLUGIN_DECLINE;
     }
@@ -413,10 +424,12 @@ static void scores(const planted_run *r, const float *q, int b, int h, int i, in
             s[j] += p->bias[(((int64_t)bb * p->bias_h + hb) * r->Sq + i) * r->Skv + first + j];
         }
 #endif
+#if !BUG(IGNORES_ALIBI)
         if (p->features & AF_PLUGIN_FEAT_ALIBI) {
             int diag = i + p->seqlens_kv[b] - p->seqlens_q[b];
             s[j] += -p->alibi_slopes[h] * (float)abs(first + j - diag);
         }
+#endif
     }
 }
 
@@ -483,7 +496,9 @@ static void forward(planted_run *r) {
                 float keep = dropout_scale(r);
                 for (int d = 0; d < r->Dv; d++) store(to, b, h, i, d, keep == 1.0f ? acc[d] / l : acc[d] / l * keep);
                 float lse = m + af_logf(l);
+#if !BUG(LSE_BASE2_IGNORED)
                 if (r->p->features & AF_PLUGIN_FEAT_LSE_BASE2) lse *= 1.44269504088896340736f;
+#endif
                 store(tl, b, h, i, 0, lse);
             }
         }
@@ -515,6 +530,10 @@ static void run_backward(planted_run *r) {
                 float lse = load(tl, b, h, i, 0, false);
                 float delta = 0.0f;
                 for (int d = 0; d < r->Dv; d++) delta += dout[d] * load(to, b, h, i, d, false);
+#if !BUG(DLSE_DROPPED)
+                if (r->p->features & AF_PLUGIN_FEAT_DLSE) /* D_i = dO_i . O_i - g_i (natural base) */
+                    delta -= r->p->dlse[((int64_t)b * r->Hq + h) * r->Sq + i];
+#endif
                 if (r->row_lse) {
                     r->row_lse[((int64_t)b * r->Hq + h) * r->Sq + i] = lse;
                     r->row_delta[((int64_t)b * r->Hq + h) * r->Sq + i] = delta;
