@@ -185,10 +185,17 @@ static af_run_status forward_run(cp_ctx *x, af_backend *inner, const char *engin
         snprintf(why, cap, "cp: out of host memory keeping partial outputs");
         return AF_RUN_RESOURCE;
     }
+    /* A sequence with no keys in this call contributes nothing (LSE -inf, O 0), whatever
+     * the kernel left in its rows: a CP merge must not read them (cuDNN leaves O and Stats
+     * of such a sequence unwritten: docs/cudnn-findings.md F6, reported without CP). */
     for (int b = 0; b < x->B; b++)
         for (int h = 0; h < sub.heads_q; h++)
             for (int l = 0; l < sub.seqlens_q[b]; l++) {
                 size_t r = ((size_t)b * sub.heads_q + h) * sub.seqlen_q + l;
+                if (sub.seqlens_kv[b] == 0) {
+                    x->part_lse[ri][r] = -INFINITY;
+                    continue; /* part_o stays 0 (calloc) */
+                }
                 x->part_lse[ri][r] = (float)get(&st, AF_T_LSE, b, h, l, 0);
                 for (int d = 0; d < x->Dv; d++) x->part_o[ri][r * x->Dv + d] = (float)get(&st, AF_T_O, b, h, l, d);
             }
@@ -285,15 +292,17 @@ static af_run_status backward_run(cp_ctx *x, af_backend *inner, const char *engi
         return inner_failed(x, run, s, iw, why, cap);
     }
     int hk0 = run->h0 / x->group;
+    /* A sequence with no keys in this call adds nothing to dQ, one with no queries nothing
+     * to dK, dV, whatever the kernel left there (cuDNN leaves them unwritten). */
     for (int b = 0; b < x->B; b++) {
-        for (int h = 0; h < sub.heads_q; h++)
+        for (int h = 0; h < sub.heads_q && sub.seqlens_kv[b] > 0; h++)
             for (int l = 0; l < sub.seqlens_q[b]; l++) {
                 int g = af_cp_local_to_global(run->q[b], run->nseg_q, l);
                 if (g < 0) continue;
                 float *acc = &x->dq[qi(x, b, run->h0 + h, g) * x->Dqk];
                 for (int d = 0; d < x->Dqk; d++) acc[d] += (float)get(&st, AF_T_DQ, b, h, l, d);
             }
-        for (int h = 0; h < sub.heads_kv; h++)
+        for (int h = 0; h < sub.heads_kv && sub.seqlens_q[b] > 0; h++)
             for (int l = 0; l < sub.seqlens_kv[b]; l++) {
                 int g = af_cp_local_to_global(run->kv[b], run->nseg_kv, l);
                 if (g < 0) continue;
