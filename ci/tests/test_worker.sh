@@ -94,5 +94,31 @@ printf 'dtype = fp16\nseqlen = 8\nhead_dim = 8\nsoftcap = 20\n' > "$T/softcap.ca
 check "a softcap case is declined (protocol 1 does not carry it)" "$T/softcap.out" \
     "declined.*the case uses softcap, which worker protocol 1 does not carry"
 
+# 6. a worker that hangs under a campaign: the case deadline (4 s) ends the pool child
+#    first, while the worker's own timeout (60 s) has not passed. Each pool child owns the
+#    worker it started (a forked child never shares its parent's connection: replies of
+#    one process's request reach no other), so the hang is the planted case's alone and
+#    no later case sees a stale reply or inherits the hung worker
+mkdir -p "$T/hseed" && cp "$T/a.case" "$T/b.case" "$T/planted.case" "$T/hseed/"
+"$AF" campaign "$T/hseed" --time 20 --total-time 90 --deadline 4 --seed 5 --max-work 4096 --backend worker:hangpy \
+    --out "$T/hcamp" --worker-cmd "python3 $ROOT/harness/backends/worker/tests/planted_worker.py hang" \
+    >"$T/hcamp.out" 2>&1
+check "a hanging worker under a campaign is a hang finding" "$T/hcamp.out" "[1-9][0-9]* hangs"
+if grep -rq "does not carry the request's id" "$T/hcamp.out" "$T/hcamp/findings" 2>/dev/null; then
+  echo "FAIL a stale reply reached another request: $(grep -rh "does not carry" "$T/hcamp.out" "$T/hcamp/findings" | head -1 | cut -c1-200)"
+  fail=1
+fi
+for f in "$T"/hcamp/findings/*/finding.case; do
+  [ -e "$f" ] || continue
+  grep -q "^seed = 666" "$f" || { echo "FAIL a finding on a case the planted worker serves correctly: $f"; grep -v '^#' "$f" | tr '\n' ' ' | cut -c1-200; echo; fail=1; }
+done
+sleep 1
+left=$(pgrep -f "planted_worker.py hang" | wc -l)
+[ "$left" -eq 0 ] || { echo "FAIL $left hung worker process(es) outlived the campaign (a worker must die with the process that started it)"; pkill -9 -f "planted_worker.py hang"; fail=1; }
+passes=$(sed -n 's/.*\[worker:hangpy inprocess x1\]: \([0-9]*\) cases, [^,]*, \([0-9]*\) findings.*/\1 \2/p' "$T/hcamp.out" | tail -1)
+echo "     hang campaign: cases findings = $passes"
+set -- $passes
+[ "${1:-0}" -gt $(( ${2:-0} + 3 )) ] || { echo "FAIL the hang campaign judged too few cases besides its findings ($passes)"; tail -3 "$T/hcamp.out"; fail=1; }
+
 [ $fail -eq 0 ] && echo "test_worker: all checks passed"
 exit $fail

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backends/worker/worker.h"
 #include "backends/worker/worker_ipc.h"
@@ -26,11 +27,28 @@ typedef struct {
     bool deterministic;
     bool has_engines;
     int starts;
+    pid_t owner; /* the process that started the worker (0: none running) */
 } worker_state;
 
 static double now(void) { return af_clock_mono(); }
 
-static void worker_kill(worker_state *st) { af_worker_proc_stop(&st->proc); }
+/* A forked child (a campaign's pool worker) inherits the parent's worker connection and
+ * shared region. They are not its own: sharing them mixes requests and replies of two
+ * processes (a reply to another process's request, another process's tensors in the
+ * region). The child forgets its copies (closing only its own descriptors: the parent's
+ * worker runs on) and starts its own worker on first use. True when that happened. */
+static bool forget_inherited(worker_state *st) {
+    if (!st->owner || st->owner == getpid()) return false;
+    if (st->proc.sock >= 0) close(st->proc.sock);
+    af_worker_proc_init(&st->proc);
+    af_worker_shm_close(&st->shm);
+    st->owner = 0;
+    return true;
+}
+
+static void worker_kill(worker_state *st) {
+    if (!forget_inherited(st)) af_worker_proc_stop(&st->proc);
+}
 
 /* Why the last request ended badly, with the worker's exit once reaped. */
 static void exit_reason(worker_state *st, const char *what, char *why, size_t cap) {
@@ -63,9 +81,11 @@ static int take_hello(worker_state *st, json_t *hello, char *why, size_t cap) {
 
 /* Start the process and exchange hellos unless it runs. 0, or -1 with why. */
 static int ensure_started(worker_state *st, char *why, size_t cap) {
+    forget_inherited(st);
     if (af_worker_proc_running(&st->proc)) return 0;
     if (st->shm.fd < 0 && af_worker_shm_open(&st->shm, why, cap)) return -1;
     if (af_worker_proc_start(&st->proc, st->cfg.argv, st->shm.fd, why, cap)) return -1;
+    st->owner = getpid();
     st->starts++;
     double deadline = now() + st->cfg.start_timeout_s;
     json_t *h = json_object();
@@ -385,6 +405,7 @@ static af_run_status worker_run(af_backend *be, const af_case *c, const char *en
 static void worker_destroy(af_backend *be) {
     if (!be) return;
     worker_state *st = be->state;
+    forget_inherited(st); /* a child never ends its parent's worker */
     if (af_worker_proc_running(&st->proc)) {
         /* a polite goodbye, then the socket closes: a worker exits on end of input */
         af_worker_proc_send(&st->proc, "{\"type\":\"bye\"}", now() + 1.0);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -56,6 +57,7 @@ int af_worker_proc_start(af_worker_proc *p, char *const argv[], int shm_fd, char
         return -1;
     }
     fflush(NULL); /* nothing buffered is written twice */
+    pid_t owner = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         snprintf(why, cap, "worker: fork: %s", strerror(errno));
@@ -66,6 +68,9 @@ int af_worker_proc_start(af_worker_proc *p, char *const argv[], int shm_fd, char
     if (pid == 0) {
         /* child: fd 0 and 1 = the socket, fd 2 = ours, fd 3 = the shared region */
         setpgid(0, 0);
+        /* the worker dies with the process that started it (a campaign's pool worker
+         * killed for a hang must not leave its worker holding the GPU) */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != owner) _exit(127);
         if (dup2(sv[1], 0) < 0 || dup2(sv[1], 1) < 0) _exit(127);
         if (shm_fd == AF_WORKER_SHM_FD) /* dup2 onto itself keeps close-on-exec: clear it */
             fcntl(shm_fd, F_SETFD, 0);
