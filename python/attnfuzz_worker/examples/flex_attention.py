@@ -59,6 +59,14 @@ def _call(fa, engine, q, k, v, block_mask, problem):
     if engine == "compiled":
         import torch
 
+        if "fn" not in _COMPILED:
+            # every fuzzed shape is a new specialisation (dynamic=False): without a higher
+            # limit dynamo stops compiling after 8 and fullgraph=True turns that into
+            # FailOnRecompileLimitHit on every later case (seen on the H200)
+            for knob in ("recompile_limit", "cache_size_limit", "accumulated_recompile_limit",
+                         "accumulated_cache_size_limit"):
+                if hasattr(torch._dynamo.config, knob):
+                    setattr(torch._dynamo.config, knob, 1 << 20)
         fn = _COMPILED.setdefault("fn", torch.compile(fa.flex_attention, dynamic=False, fullgraph=True))
     gqa = problem.heads_q != problem.heads_kv
     if hasattr(fa, "AuxRequest"):

@@ -112,6 +112,10 @@ def kernel(q, k, v, problem, do=None):
         text = " ".join(str(e).split())
         if engine == "cudnn" and ("cudnn" in text.lower() or "not supported" in text.lower()):
             raise Decline("jax_dpa[cudnn] refused: %s" % text[:300])
+        # JAX's own argument checks (NotImplementedError: "Unsupported sequence length",
+        # "head dim must be <= 256"; ValueError: shape rules) refuse the problem: a decline
+        if isinstance(e, (NotImplementedError, ValueError)):
+            raise Decline("jax_dpa[%s] refused: %s: %s" % (engine, type(e).__name__, text[:280]))
         raise
     seen_q = row_seen[:, :, None, None]  # (B, Sq, 1, 1) in BTNH
     if not RAW["on"]:

@@ -25,16 +25,38 @@ def _torch():
     return torch, SDPBackend, sdpa_kernel
 
 
+# Constraint messages of torch's fused kernels: the kernel does not serve the problem
+# (a decline quoting torch), not a crash of the target.
+_REFUSALS = ("No available kernel", "must be a multiple of", "is not correctly aligned", "not supported",
+             "Unsupported")
+
+
+def _mask_align():
+    """ATTNFUZZ_TORCH_MASK_ALIGN=N: the mask's last dim padded to a multiple of N in memory
+    (then sliced), as torch's efficient kernel asks; default 0: contiguous, as users write it."""
+    import os
+    try:
+        return max(0, int(os.environ.get("ATTNFUZZ_TORCH_MASK_ALIGN", "0")))
+    except ValueError:
+        return 0
+
+
 def dense_mask(problem, device):
     """(B, 1, Sq, Skv) bool: True where row i of sequence b sees key j."""
     torch = _torch()[0]
     B, Sq, Skv = problem.batch, problem.seqlen_q, problem.seqlen_kv
+    a = _mask_align()
+    pad = (Skv + a - 1) // a * a if a > 1 else Skv
     m = torch.zeros((B, 1, Sq, Skv), dtype=torch.bool)
     for b in range(B):
         for i in range(problem.seqlens_q[b]):
             r = problem.visible_range(b, i)
             if r is not None:
                 m[b, 0, i, r[0]:r[1] + 1] = True
+    if pad != Skv:  # padded storage on the device, the mask a view of its first Skv columns
+        full = torch.zeros((B, 1, Sq, pad), dtype=torch.bool, device=device)
+        full[..., :Skv].copy_(m.to(device))
+        return full[..., :Skv]
     return m.to(device)
 
 
@@ -56,11 +78,14 @@ def kernel(q, k, v, problem, do=None):
         with sdpa_kernel([backend]):
             o = torch.nn.functional.scaled_dot_product_attention(
                 qd, kd, vd, attn_mask=mask, is_causal=simple_causal, scale=problem.scale, enable_gqa=gqa)
+        lse = lse_of(torch, engine, qd, kd, vd, mask, simple_causal, problem)
     except RuntimeError as e:
-        if "No available kernel" in str(e):
+        text = " ".join(str(e).split())
+        if "No available kernel" in text:
             raise Decline("torch_sdpa[%s]: No available kernel for this problem" % engine)
+        if any(r in text for r in _REFUSALS):
+            raise Decline("torch_sdpa[%s] refused: %s" % (engine, text[:240]))
         raise
-    lse = lse_of(torch, engine, qd, kd, vd, mask, simple_causal, problem)
     if not problem.backward:
         return o.detach(), lse
     o.backward(do.to(dt))
@@ -77,8 +102,13 @@ def lse_of(torch, engine, q, k, v, mask, causal, problem):
         if engine == "flash" and mask is None and hasattr(aten, "_scaled_dot_product_flash_attention"):
             return aten._scaled_dot_product_flash_attention(q, k, v, 0.0, causal, False, scale=problem.scale)[1]
         if engine == "efficient" and hasattr(aten, "_scaled_dot_product_efficient_attention"):
-            bias = None if mask is None else torch.zeros(mask.shape, dtype=q.dtype, device=q.device).masked_fill(
-                ~mask, -math.inf).expand(-1, problem.heads_q, -1, -1)
+            bias = None
+            if mask is not None:  # the private op wants the bias's rows 16-aligned in memory, as the
+                B, _, Sq, Skv = mask.shape  # public path's pad_bias makes them; a view of padded storage
+                pad = (Skv + 15) // 16 * 16
+                bias = torch.zeros((B, 1, Sq, pad), dtype=q.dtype, device=q.device)[..., :Skv]
+                bias.masked_fill_(~mask, -math.inf)
+                bias = bias.expand(-1, problem.heads_q, -1, -1)
             out = aten._scaled_dot_product_efficient_attention(q, k, v, bias, True, 0.0, causal, scale=problem.scale)
             return out[1][:, :, :problem.seqlen_q]
         # math (and any backend without a private op here): from the scores in float32
