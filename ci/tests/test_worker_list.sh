@@ -5,7 +5,7 @@
 # that never says hello is unavailable after its start_timeout, a malformed config is a
 # `broken` line naming FILE:LINE (exit 2) while the others still print; $ATTNFUZZ_PYTHON
 # replaces a config's python3, $ATTNFUZZ_WORKER_CONFIGS stands in for the option, and the
-# shipped python/targets/refpy.conf runs a case. Needs python3 (reference_py importable).
+# shipped python/targets/refpy.conf runs a case; the Python lister reads the same configs. Needs python3 (reference_py importable).
 set -u
 AF=${1:?usage: test_worker_list.sh path/to/attnfuzz}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -86,6 +86,15 @@ check_rc "run with refpy.conf" $rc 0
 timeout 60 "$AF" engines "$T/a.case" --backend worker:refpy --worker-config "$ROOT/python/targets/refpy.conf" \
     >"$T/eng.out" 2>&1
 check "engines with refpy.conf: one default engine" "$T/eng.out" "^worker:refpy: one engine \(default\)"
+
+# 5. the Python lister reads the same config files: one line per python/targets/*.conf
+python3 -m attnfuzz_worker.examples.targets >"$T/lister.out" 2>&1
+check "targets.py: refpy can start, from its config" "$T/lister.out" \
+    "^refpy +can start +python3 -m attnfuzz_worker\.examples\.reference_py .*refpy\.conf"
+for conf in "$ROOT"/python/targets/*.conf; do
+    name=$(sed -n 's/^name *= *//p' "$conf")
+    check "targets.py lists $name" "$T/lister.out" "^$name +(can start|cannot start)"
+done
 
 [ $fail -eq 0 ] && echo "test_worker_list: ok" || echo "test_worker_list: FAILED"
 exit $fail

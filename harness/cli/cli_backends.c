@@ -10,11 +10,11 @@
 #include "cli/cli.h"
 #include "cli/cli_opts.h"
 #include "cli/cli_workers.h"
+#include "util/config.h"
 
 #define MAX_CONFIG_DIRS 32
 
-const struct option af_cli_backends_options[] = {{"worker-configs", required_argument, NULL, 'C'},
-                                                 {NULL, 0, NULL, 0}};
+const struct option af_cli_backends_options[] = {{"worker-configs", required_argument, NULL, 'C'}, {NULL, 0, NULL, 0}};
 
 static void list_builtins(void) {
     af_registry reg;
@@ -53,8 +53,8 @@ int af_cli_backends(int argc, char **argv) {
     }
     /* without the option: the environment's directories (copied: strtok writes) */
     char *env_copy = NULL;
-    const char *env = getenv(AF_CLI_WORKER_CONFIGS_ENV);
-    if (!n_dirs && env && *env && (env_copy = strdup(env))) {
+    const char *env = af_config_get(AF_CFG_WORKER_CONFIGS);
+    if (!n_dirs && env && (env_copy = strdup(env))) {
         char *save = NULL;
         for (char *d = strtok_r(env_copy, ":", &save); d && n_dirs < MAX_CONFIG_DIRS; d = strtok_r(NULL, ":", &save))
             dirs[n_dirs++] = d;
@@ -62,7 +62,7 @@ int af_cli_backends(int argc, char **argv) {
     list_builtins();
     fflush(stdout);
     int broken = 0;
-    for (int i = 0; i < n_dirs; i++) broken += af_cli_list_workers(dirs[i], getenv(AF_CLI_PYTHON_ENV), stdout);
+    for (int i = 0; i < n_dirs; i++) broken += af_cli_list_workers(dirs[i], af_config_get(AF_CFG_PYTHON), stdout);
     free(env_copy);
     if (broken) {
         fprintf(stderr, "attnfuzz backends: %d worker config%s broken (listed above)\n", broken,

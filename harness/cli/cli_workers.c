@@ -17,11 +17,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/config.h"
+
 #define STDERR_TAIL_BYTES 4096 /* how much of the worker's stderr is searched for its last line */
 #define REASON_CHARS      240  /* the quoted stderr line is cut to this */
 
-int af_cli_worker_config_load(const char *path, const char *name, const char *python, af_worker_config *cfg,
-                              char *why, size_t cap) {
+int af_cli_worker_config_load(const char *path, const char *name, const char *python, af_worker_config *cfg, char *why,
+                              size_t cap) {
     if (af_worker_config_load(path, name, cfg, why, cap)) return -1;
     if (!python || !*python || cfg->argc < 1 || strcmp(cfg->argv[0], "python3")) return 0;
     char *program = strdup(python);
@@ -35,13 +37,13 @@ int af_cli_worker_config_load(const char *path, const char *name, const char *py
     return 0;
 }
 
-int af_cli_worker_register(af_registry *r, const char *backend_name, const char *worker_cmd,
-                           const char *worker_config, char *why, size_t cap) {
+int af_cli_worker_register(af_registry *r, const char *backend_name, const char *worker_cmd, const char *worker_config,
+                           char *why, size_t cap) {
     /* a --worker-cmd (alone or over a config's settings) is the user's own command line */
     if (!worker_config || worker_cmd) return af_worker_register(r, backend_name, worker_cmd, worker_config, why, cap);
     const char *wanted = backend_name && !strncmp(backend_name, "worker:", 7) ? backend_name + 7 : "";
     af_worker_config cfg;
-    if (af_cli_worker_config_load(worker_config, wanted, getenv(AF_CLI_PYTHON_ENV), &cfg, why, cap)) return -1;
+    if (af_cli_worker_config_load(worker_config, wanted, af_config_get(AF_CFG_PYTHON), &cfg, why, cap)) return -1;
     af_backend *be = af_backend_worker_new(&cfg);
     af_worker_config_free(&cfg);
     if (!be) {

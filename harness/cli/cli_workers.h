@@ -10,22 +10,16 @@
 #include "backends/backend.h"
 #include "backends/worker/worker.h"
 
-/* The environment variable naming the interpreter that replaces a config command's first
- * word when that word is exactly "python3" (a venv's python, without a shell). */
-#define AF_CLI_PYTHON_ENV "ATTNFUZZ_PYTHON"
-/* Colon-separated config directories `attnfuzz backends` lists without --worker-configs. */
-#define AF_CLI_WORKER_CONFIGS_ENV "ATTNFUZZ_WORKER_CONFIGS"
-
 /* af_worker_config_load, then the interpreter override: argv[0] "python3" becomes
- * python (NULL or "" = no override; callers pass getenv(AF_CLI_PYTHON_ENV)). 0, or -1
- * with why (FILE:LINE for a malformed file). */
-int af_cli_worker_config_load(const char *path, const char *name, const char *python, af_worker_config *cfg,
-                              char *why, size_t cap);
+ * python (NULL or "" = no override; callers pass af_config_get(AF_CFG_PYTHON), the
+ * ATTNFUZZ_PYTHON of util/config.h). 0, or -1 with why (FILE:LINE for a malformed file). */
+int af_cli_worker_config_load(const char *path, const char *name, const char *python, af_worker_config *cfg, char *why,
+                              size_t cap);
 
 /* af_worker_register with the override applied to a --worker-config file's command (a
  * --worker-cmd is taken as typed). 0, or -1 with why. */
-int af_cli_worker_register(af_registry *r, const char *backend_name, const char *worker_cmd,
-                           const char *worker_config, char *why, size_t cap);
+int af_cli_worker_register(af_registry *r, const char *backend_name, const char *worker_cmd, const char *worker_config,
+                           char *why, size_t cap);
 
 /* One line per worker config in dir (its *.conf files, sorted by file name; a path that is
  * a file is that one config) into out: start the worker (hello only, the config's
