@@ -51,6 +51,7 @@ extern const af_cli_command af_cli_commands[];
 extern const struct option af_cli_run_options[], af_cli_engines_options[], af_cli_triage_options[],
     af_cli_repro_options[], af_cli_minimize_options[], af_cli_campaign_options[], af_cli_merge_options[];
 extern const struct option af_cli_select_options[], af_cli_gate_options[];
+extern const struct option af_cli_backends_options[];
 
 /* Help (cli_help.c), generated from af_cli_commands and the option tables. */
 void af_cli_help_all(FILE *f);                           /* attnfuzz --help */

@@ -7,6 +7,7 @@
 #include "campaign/session.h"
 #include "cli/cli.h"
 #include "cli/cli_opts.h"
+#include "cli/cli_workers.h"
 #include "minimize/minimize.h"
 #include "util/json.h"
 
@@ -526,7 +527,7 @@ int af_cli_campaign(int argc, char **argv) {
     }
     if (worker_cmd || worker_config) { /* the campaign runs it in process (campaign.h backend_obj) */
         char why[512];
-        if (af_worker_register(&workers, o.backend, worker_cmd, worker_config, why, sizeof why) ||
+        if (af_cli_worker_register(&workers, o.backend, worker_cmd, worker_config, why, sizeof why) ||
             !(o.backend_obj = af_registry_find(&workers, o.backend, why, sizeof why))) {
             fprintf(stderr, "attnfuzz campaign: %s\n", why);
             af_registry_free(&workers);

@@ -67,6 +67,8 @@ static const option_doc option_docs[] = {
     {"gate", "base-lib", "PATH", "library gate: the backend's library before the upgrade (cudnn: a libcudnn.so.9)"},
     {"gate", "head-lib", "PATH", "library gate: the library after the upgrade; cases whose verdict or engines change"},
     {"gate", "backend", "B", "library gate backend: cudnn (LD_LIBRARY_PATH per worker) or plugin (PATH is the .so)"},
+    {"backends", "worker-configs", "DIR",
+     "also list worker:NAME per DIR/*.conf, started for its hello (repeatable; default $ATTNFUZZ_WORKER_CONFIGS)"},
     {"engines", "backend", "NAME", "backend whose engines to list (default cudnn)"},
     {"engines", "worker-cmd", "\"ARGV...\"", "the command of the --backend worker:NAME (no shell)"},
     {"engines", "worker-config", "FILE", "a worker config file"},

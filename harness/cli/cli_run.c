@@ -15,6 +15,7 @@
 #include "judge/engines.h"
 #include "judge/runner.h"
 #include "cli/cli_opts.h"
+#include "cli/cli_workers.h"
 #include "model/case_measure.h"
 #include "cli/cli_run_pool.h"
 
@@ -425,7 +426,7 @@ int af_cli_run(int argc, char **argv) {
     af_registry_init(&workers);
     o.workers = &workers;
     char why[512];
-    if (n > 0 && af_worker_register(&workers, o.backend, o.worker_cmd, o.worker_config, why, sizeof why)) {
+    if (n > 0 && af_cli_worker_register(&workers, o.backend, o.worker_cmd, o.worker_config, why, sizeof why)) {
         fprintf(stderr, "attnfuzz run: %s\n", why);
         out.usage = true;
         n = 0;
@@ -484,28 +485,6 @@ static int print_case(int argc, char **argv) {
     return af_case_write(&c, stdout) ? AF_EXIT_USAGE : 0;
 }
 
-int af_cli_backends(int argc, char **argv) {
-    af_cli_args a;
-    if (no_options("attnfuzz backends", argc, argv, &a)) return AF_EXIT_USAGE;
-    argc = a.argc - a.next_operand;
-    af_cli_args_free(&a);
-    if (argc) {
-        fprintf(stderr, "usage: attnfuzz backends\n");
-        return AF_EXIT_USAGE;
-    }
-    af_registry reg;
-    af_registry_init(&reg);
-    for (int i = 0; i < reg.count; i++) {
-        af_backend *be = reg.items[i];
-        char why[512] = "";
-        int rc = be->available(be, why, sizeof why);
-        printf("%-28s %-11s %s%s%s%s\n", be->name, rc ? "unavailable" : "available", be->description,
-               (be->flags & AF_BACKEND_PLANTED) ? " [planted bug]" : "", rc ? " -- " : "", rc ? why : "");
-    }
-    af_registry_free(&reg);
-    return 0;
-}
-
 const struct option af_cli_engines_options[] = {{"backend", required_argument, NULL, 'b'},
                                                 {"worker-cmd", required_argument, NULL, 'w'},
                                                 {"worker-config", required_argument, NULL, 'W'},
@@ -544,7 +523,7 @@ int af_cli_engines(int argc, char **argv) {
     af_registry_init(&reg);
     char why[512] = "";
     int rc = 0;
-    if (af_worker_register(&reg, bname, worker_cmd, worker_config, why, sizeof why)) {
+    if (af_cli_worker_register(&reg, bname, worker_cmd, worker_config, why, sizeof why)) {
         fprintf(stderr, "attnfuzz engines: %s\n", why);
         rc = AF_EXIT_USAGE;
         goto done;
@@ -582,7 +561,10 @@ int af_cli_engines(int argc, char **argv) {
             printf("%s: no engine config: %s\n", bname, n < 0 ? why : "none finalizes");
             rc = AF_EXIT_DECLINED;
         }
-        for (int i = 0; i < n; i++) printf("%s\n", names[i]);
+        if (n == 1 && !names[0][0]) /* "" is the backend's one default engine (a worker without engines) */
+            printf("%s: one engine (default)\n", bname);
+        else
+            for (int i = 0; i < n; i++) printf("%s\n", names[i]);
         free(names);
     }
 done:

@@ -4,7 +4,9 @@
 const af_cli_command af_cli_commands[] = {
     {"run", af_cli_run, "FILE.case...", "run cases and judge every output against the oracle", af_cli_run_options, ""},
     {"print", af_cli_print, "FILE.case", "print the canonical form (every field, defaults explicit)", NULL, ""},
-    {"backends", af_cli_backends, "", "list backends and whether they are available here", NULL, ""},
+    {"backends", af_cli_backends, "",
+     "list backends and whether they are available here (with --worker-configs: the worker:NAME of each config)",
+     af_cli_backends_options, ""},
     {"engines", af_cli_engines, "FILE.case", "list the engine configs a backend has for a case", af_cli_engines_options,
      ""},
     {"triage", af_cli_triage, "DIR", "rebuild DIR/report.{json,junit.xml,sarif,html} from DIR/findings/",

@@ -33,6 +33,10 @@ extern "C" {
     X(CPU_THREADS, "ATTNFUZZ_CPU_THREADS", "(number of cores, at most 64)", "threads of the cpu backend")              \
     X(PLUGIN_PATH, "ATTNFUZZ_PLUGIN_PATH", "(none; plugins/ beside the binary is always read)",                        \
       "':'-separated directories whose *.so plugins become backends")                                                  \
+    X(PYTHON, "ATTNFUZZ_PYTHON", "python3",                                                                            \
+      "the interpreter that replaces the first word python3 of a worker config file's command (execv, no shell)")      \
+    X(WORKER_CONFIGS, "ATTNFUZZ_WORKER_CONFIGS", "(none)",                                                             \
+      "':'-separated worker config files or directories (*.conf) attnfuzz backends lists without --worker-configs")    \
     X(CUDNN_FP8, "ATTNFUZZ_CUDNN_FP8", "1", "0 switches the cuDNN FP8 graph off (fp8 cases are declined)")             \
     X(CUDNN_KNOB_SWEEP, "ATTNFUZZ_CUDNN_KNOB_SWEEP", "0",                                                              \
       "N > 0: cuDNN engine enumeration also tries up to N values of every knob")                                       \

@@ -65,4 +65,9 @@ af_backend *af_backend_worker_new(af_worker_config *cfg);
 int af_worker_register(af_registry *r, const char *backend_name, const char *worker_cmd, const char *worker_config,
                        char *why, size_t cap);
 
+/* The hello (a JSON object: name, device, versions, ...) a worker:NAME backend received
+ * when it last started (after be->available() returned 0); owned by the backend, valid
+ * until it restarts or is destroyed. NULL before a start or when be is no worker backend. */
+const struct json_t *af_worker_hello(const af_backend *be);
+
 #endif

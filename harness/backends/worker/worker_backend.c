@@ -215,6 +215,12 @@ static int worker_available(af_backend *be, char *why, size_t cap) {
     return 0;
 }
 
+const struct json_t *af_worker_hello(const af_backend *be) {
+    if (!be || be->available != worker_available) return NULL; /* not a worker backend */
+    const worker_state *st = be->state;
+    return st->hello;
+}
+
 /* true when the hello lists name in its array key (an absent list allows everything). */
 static bool hello_allows(const worker_state *st, const char *key, const char *name) {
     json_t *list = st->hello ? json_object_get(st->hello, key) : NULL;

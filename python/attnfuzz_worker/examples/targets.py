@@ -3,20 +3,51 @@
     python3 -m attnfuzz_worker.examples.targets          one line per target
     python3 -m attnfuzz_worker.examples.targets --check NAME...   exit 1 naming a missing module
 
-A target can start when the modules it needs import; the line gives their versions, or
-the first module that does not import (and why)."""
+The targets are the worker config files of python/targets/NAME.conf (their commands are
+read from there, so this list and `attnfuzz backends --worker-configs python/targets`
+name the same workers). A target can start when the modules it needs import; the line
+gives their versions, or the first module that does not import (and why). This checks
+imports only, in this interpreter; `attnfuzz backends` starts each worker and asks it."""
 import argparse
 import importlib
+import os
 import sys
 
-# name -> (module, the modules it needs, the worker command's arguments)
-TARGETS = {
-    "torch-sdpa": ("torch_sdpa", ("torch",), ""),
-    "flex-attention": ("flex_attention", ("torch", "torch.nn.attention.flex_attention"), "--device cpu|cuda"),
-    "jax-dpa": ("jax_dpa", ("jax", "numpy", "torch"), "--device cpu|cuda [--raw]"),
-    "triton-mxfp8-ordinary": ("triton_mxfp8", ("torch", "triton"), "--recipe ordinary --device cpu|cuda"),
-    "triton-mxfp8-own-block": ("triton_mxfp8", ("torch", "triton"), "--recipe own-block --device cpu|cuda"),
+# python/targets/, beside this package
+CONFIG_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "targets")
+
+# name -> the modules its worker imports (a target not listed needs only the package)
+NEEDS = {
+    "refpy": (),
+    "torch-sdpa": ("torch",),
+    "flex-attention": ("torch", "torch.nn.attention.flex_attention"),
+    "jax-dpa": ("jax", "numpy", "torch"),
+    "triton-mxfp8-ordinary": ("torch", "triton"),
+    "triton-mxfp8-own-block": ("torch", "triton"),
 }
+
+
+def read_config(path):
+    """{key: value} of a worker config file (`key = value`, `#` comments)."""
+    fields = {}
+    with open(path) as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip()
+            if "=" in line:
+                key, value = line.split("=", 1)
+                fields[key.strip()] = value.strip()
+    return fields
+
+
+def shipped_targets():
+    """{name: (config path, command)} of python/targets/*.conf."""
+    targets = {}
+    for entry in sorted(os.listdir(CONFIG_DIR)) if os.path.isdir(CONFIG_DIR) else []:
+        if entry.endswith(".conf"):
+            path = os.path.join(CONFIG_DIR, entry)
+            fields = read_config(path)
+            targets[fields.get("name", entry[:-5])] = (path, fields.get("command", ""))
+    return targets
 
 
 def probe(needs):
@@ -36,21 +67,22 @@ def main(argv):
     ap = argparse.ArgumentParser(prog="attnfuzz_worker.examples.targets")
     ap.add_argument("--check", nargs="+", metavar="NAME", help="exit 1 unless these targets can start")
     args = ap.parse_args(argv)
-    names = args.check or list(TARGETS)
+    targets = shipped_targets()
+    names = args.check or list(targets)
     missing = 0
     for name in names:
-        if name not in TARGETS:
-            print("%s: unknown target (%s)" % (name, ", ".join(TARGETS)))
+        if name not in targets:
+            print("%s: unknown target (%s)" % (name, ", ".join(targets) or "no config in " + CONFIG_DIR))
             missing += 1
             continue
-        module, needs, extra = TARGETS[name]
-        versions, why = probe(needs)
+        path, command = targets[name]
+        versions, why = probe(NEEDS.get(name, ()))
         if why:
             missing += 1
             print("%-24s cannot start: no module %s" % (name, why))
         else:
             vs = " ".join("%s %s" % kv for kv in sorted(versions.items()))
-            print("%-24s can start   %s -m attnfuzz_worker.examples.%s %s  [%s]" % (name, "python3", module, extra, vs))
+            print("%-24s can start   %s  [%s]  (%s)" % (name, command, vs, os.path.relpath(path)))
     return 1 if (args.check and missing) else 0
 
 
