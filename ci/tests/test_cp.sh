@@ -10,7 +10,7 @@
 #   2b. every seed of corpora/seed-cp with its cp line set to each comm type at cp 1, 2,
 #      3, 4, 8 where the case model accepts it: pass or declined, never a finding;
 #   3. each planted CP bug (ATTNFUZZ_CP_PLANT + --backend cp-bug:PLANT:cpu) gives a finding
-#      on its seed, with the verdict kind its bug deserves (test_cp_plants.sh: found by a
+#      on its seed, with the verdict kind its bug deserves (test_cp_campaign.sh: found by a
 #      campaign and minimised);
 #   4. a plant never resolves without the environment, nor from a case file's backend line.
 set -u

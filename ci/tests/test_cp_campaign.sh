@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_cp_plants.sh ATTNFUZZ — each planted CP bug (harness/backends/cp/cp.h, docs/cp.md)
+# test_cp_campaign.sh ATTNFUZZ — each planted CP bug (harness/backends/cp/cp.h, docs/cp.md)
 # is found by a cpu campaign from corpora/seed-cp and minimised to a case that still has
 # cp > 1 and a comm type the plant lives in; the same campaign over the correct wrapper
 # (--backend cpu) finds nothing.
@@ -17,15 +17,15 @@
 # row's checks, and the first one still fails on repro (exit 1). Two campaigns run at a
 # time (CI has 2 cores). ATTNFUZZ_TEST_CP_CAMPAIGN_TIME sets the fuzzing seconds (15).
 set -u
-bin=${1:?usage: test_cp_plants.sh path/to/attnfuzz}
+bin=${1:?usage: test_cp_campaign.sh path/to/attnfuzz}
 unset ATTNFUZZ_CP # the CP wrapper is on by default (backends/registry.c)
 TIME=${ATTNFUZZ_TEST_CP_CAMPAIGN_TIME:-15}
 fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 seeds=(corpora/seed-cp/*.case)
-say() { echo "test_cp_plants: $*"; }
-bad() { echo "test_cp_plants: FAIL: $*"; fail=1; }
+say() { echo "test_cp_campaign: $*"; }
+bad() { echo "test_cp_campaign: FAIL: $*"; fail=1; }
 
 # campaign NAME BACKEND [PLANT]: fuzzing $TIME s, everything done by 4 x $TIME s
 campaign() {
