@@ -12,8 +12,8 @@ int af_cp_partials(const af_case *c, af_tensor_id id) {
             return cp;
         case AF_CP_ALL_GATHER:
             return kvside ? 2 * cp : 1;
-        case AF_CP_A2A:
-            return 1;
+        case AF_CP_A2A: /* a K/V head replicated to cp / heads_kv ranks sums their partials */
+            return kvside && c->heads_kv < cp ? cp / c->heads_kv : 1;
         case AF_CP_A2A_P2P:
             return cp % 2 == 0 ? cp / 2 : cp;
         default:

@@ -19,7 +19,8 @@
  * n_e comes from the case's cp field alone (never from the wrapper), by the comm types
  * of docs/cp.md: p2p: cp ring steps for every tensor; all_gather: one call per query
  * row (O, dQ: 1), up to 2 cp calls per key (dK, dV: one per query chunk); a2a: one call
- * per head (1); a2a+p2p: the p2p ring over cp / g groups (g = 2 for even cp, 1 for odd).
+ * per head (1; dK, dV with heads_kv < cp: cp / heads_kv, the ranks a K/V head is
+ * replicated to); a2a+p2p: the p2p ring over cp / g groups (g = 2 for even cp, 1 for odd).
  * The judge adds cp[e] to e's budget beyond kappa (af_criterion_extra_terms), so the
  * element, row and bias checks all take it, each as a worst case like kappa.
  */

@@ -15,14 +15,19 @@
 
 typedef enum {
     AF_CP_PLANT_NONE = 0,
-    AF_CP_PLANT_LSE_NO_MAX,       /* LSE merge log(sum exp(lse_i)) without subtracting the max */
-    AF_CP_PLANT_CHUNK_SWAP,       /* ranks concatenate their chunks as (2cp-1-r, r), masks assume (r, 2cp-1-r) */
-    AF_CP_PLANT_NO_HALF_MASK,     /* causal half steps (source rank > rank) run every query row, unmasked */
-    AF_CP_PLANT_DKDV_NOT_REDUCED, /* dK/dV partials of other ranks never reach the owner rank */
+    AF_CP_PLANT_LSE_NO_MAX,          /* LSE merge log(sum exp(lse_i)) without subtracting the max */
+    AF_CP_PLANT_CHUNK_SWAP,          /* ranks concatenate their chunks as (2cp-1-r, r), masks assume (r, 2cp-1-r) */
+    AF_CP_PLANT_NO_HALF_MASK,        /* causal half steps (source rank > rank) run every query row, unmasked */
+    AF_CP_PLANT_DKDV_NOT_REDUCED,    /* dK/dV partials of other ranks never reach the owner rank */
+    AF_CP_PLANT_WINDOW_LEFT_DROPPED, /* all_gather: the second query chunk's call loses the window's left bound */
+    AF_CP_PLANT_KV_REPEAT_TILED,     /* a2a, heads_kv < cp: K/V heads replicated by tiling, not interleaving */
+    AF_CP_PLANT_A2A_SKIPPED,         /* a2a: the all-to-all never runs; each rank attends over its local chunks */
     AF_CP_PLANT_COUNT
 } af_cp_plant;
 
 const char *af_cp_plant_name(af_cp_plant p);
+/* One line: the bug the plant carries and where it lives (docs/cp.md). */
+const char *af_cp_plant_description(af_cp_plant p);
 /* AF_CP_PLANT_NONE .. COUNT-1 by name; -1 when unknown. */
 int af_cp_plant_parse(const char *name);
 

@@ -18,10 +18,32 @@ typedef struct {
     char description[512];
 } cp_backend;
 
-static const char *const plant_names[AF_CP_PLANT_COUNT] = {"none", "lse_no_max", "chunk_swap", "no_half_mask",
-                                                           "dkdv_not_reduced"};
+static const char *const plant_names[AF_CP_PLANT_COUNT] = {"none",
+                                                           "lse_no_max",
+                                                           "chunk_swap",
+                                                           "no_half_mask",
+                                                           "dkdv_not_reduced",
+                                                           "window_left_dropped",
+                                                           "kv_repeat_tiled",
+                                                           "a2a_skipped"};
+
+static const char *const plant_descriptions[AF_CP_PLANT_COUNT] = {
+    "no planted bug",
+    "the LSE merge sums exp(lse_i) without subtracting the max (overflow above 88)",
+    "ranks lay out their chunks as (2cp-1-r, r) while the masks assume (r, 2cp-1-r)",
+    "causal p2p half steps (source rank > rank) run every query row unmasked",
+    "dK/dV partials computed on other ranks never reach the owner rank",
+    "all_gather: the call of each rank's second query chunk (2cp-1-r) runs causal on its trimmed K/V without the "
+    "window's left bound",
+    "a2a with heads_kv < cp: K/V heads are replicated by tiling (0,1,0,1) instead of interleaving (0,0,1,1), so "
+    "query heads meet the wrong K/V head",
+    "a2a: the all-to-all is never performed; each rank attends over its own chunks only, all heads"};
 
 const char *af_cp_plant_name(af_cp_plant p) { return (unsigned)p < AF_CP_PLANT_COUNT ? plant_names[p] : "?"; }
+
+const char *af_cp_plant_description(af_cp_plant p) {
+    return (unsigned)p < AF_CP_PLANT_COUNT ? plant_descriptions[p] : "?";
+}
 
 int af_cp_plant_parse(const char *name) {
     for (int i = 0; i < AF_CP_PLANT_COUNT; i++)
@@ -98,8 +120,8 @@ static af_backend *wrap(af_backend *inner, bool owns, af_cp_plant plant, const c
         snprintf(w->description, sizeof w->description, "%s", inner->description ? inner->description : "");
     else
         snprintf(w->description, sizeof w->description,
-                 "context parallelism over %s with the planted CP bug %s (self-test; ATTNFUZZ_CP_PLANT)", inner->name,
-                 af_cp_plant_name(plant));
+                 "context parallelism over %s with the planted CP bug %s: %s (self-test; ATTNFUZZ_CP_PLANT)",
+                 inner->name, af_cp_plant_name(plant), af_cp_plant_description(plant));
     af_backend *be = &w->base;
     be->name = w->name;
     be->description = w->description;
@@ -133,9 +155,12 @@ af_backend *af_cp_find_planted(af_registry *r, const char *name, char *why, size
     plant_text[colon - p] = '\0';
     int plant = af_cp_plant_parse(plant_text);
     if (plant <= 0) {
-        snprintf(why, cap,
-                 "backend '%s': unknown CP plant '%s' (lse_no_max, chunk_swap, no_half_mask, dkdv_not_reduced)", name,
-                 plant_text);
+        char known[256] = "";
+        for (int i = 1; i < AF_CP_PLANT_COUNT; i++) {
+            size_t used = strlen(known);
+            snprintf(known + used, sizeof known - used, "%s%s", i > 1 ? ", " : "", plant_names[i]);
+        }
+        snprintf(why, cap, "backend '%s': unknown CP plant '%s' (%s)", name, plant_text, known);
         return NULL;
     }
     const char *env = af_config_get(AF_CFG_CP_PLANT);

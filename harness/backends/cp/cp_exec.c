@@ -6,8 +6,9 @@
  *   O   = sum_i exp(lse_i - lse) o_i       (o_i: each call's O as stored, dtype-rounded)
  * Backward: each call's backward runs from the global O (as stored) and LSE
  * (backward_given), so its P and D are the global ones; dQ, dK, dV partials (as stored)
- * are summed in fp32 into their global positions (dK/dV: the owner rank's reduction) and
- * stored once.
+ * are summed in fp32 into their global positions (dK/dV: the owner rank's reduction; a
+ * K/V head replicated to several a2a ranks: the sum over its replicas, the replication's
+ * backward) and stored once.
  */
 #include <math.h>
 #include <stdio.h>
@@ -24,7 +25,7 @@ typedef struct {
     const af_case *c;
     af_tensors *t;
     af_cp_plant plant;
-    int B, Hq, Hkv, Sq, Skv, Dqk, Dv, group;
+    int B, Hq, Hkv, Sq, Skv, Dqk, Dv;
     float *q, *k, *v, *dout;    /* (B,Hq,Sq,Dqk) (B,Hkv,Skv,Dqk) (B,Hkv,Skv,Dv) (B,Hq,Sq,Dv) */
     float *lse_max, *lse_sum;   /* (B,Hq,Sq) merge: running max, then sum of exp */
     float *lse;                 /* (B,Hq,Sq) merged LSE */
@@ -64,7 +65,7 @@ static int ctx_init(cp_ctx *x, const af_case *c, af_tensors *t, af_cp_plant plan
     memset(x, 0, sizeof *x);
     x->c = c, x->t = t, x->plant = plant;
     x->B = c->batch, x->Hq = c->heads_q, x->Hkv = c->heads_kv, x->Sq = c->seqlen_q, x->Skv = c->seqlen_kv;
-    x->Dqk = c->head_dim_qk, x->Dv = c->head_dim_v, x->group = c->heads_q / c->heads_kv;
+    x->Dqk = c->head_dim_qk, x->Dv = c->head_dim_v;
     size_t nq = (size_t)x->B * x->Hq * x->Sq, nk = (size_t)x->B * x->Hkv * x->Skv;
     x->q = floats(nq * x->Dqk), x->k = floats(nk * x->Dqk), x->v = floats(nk * x->Dv);
     x->lse_max = floats(nq), x->lse_sum = floats(nq), x->lse = floats(nq), x->o = floats(nq * x->Dv);
@@ -104,7 +105,7 @@ static int rows_in_memory(const af_tensors *t, af_tensor_id tid, int len) {
 /* Copy one side's rows (Q and dO, or K and V) of the run into the sub-case's tensors;
  * rows past the valid ones (padding) get 0. */
 static void fill_inputs(const cp_ctx *x, const af_cp_run *run, const af_case *sub, af_tensors *st) {
-    int hk0 = run->h0 / x->group;
+    int hk0 = run->hk0;
     for (int b = 0; b < x->B; b++) {
         for (int hl = 0; hl < sub->heads_q; hl++) {
             int rows = rows_in_memory(st, AF_T_Q, sub->seqlens_q[b]);
@@ -291,7 +292,7 @@ static af_run_status backward_run(cp_ctx *x, af_backend *inner, const char *engi
         af_tensors_free(&st);
         return inner_failed(x, run, s, iw, why, cap);
     }
-    int hk0 = run->h0 / x->group;
+    int hk0 = run->hk0;
     /* A sequence with no keys in this call adds nothing to dQ, one with no queries nothing
      * to dK, dV, whatever the kernel left there (cuDNN leaves them unwritten). */
     for (int b = 0; b < x->B; b++) {

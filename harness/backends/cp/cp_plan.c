@@ -1,5 +1,6 @@
 /* cp_plan.c — a CP case as inner runs: the chunking, the four comm types' per-rank and
- * per-step calls, and each call's mask in the case model's fields (cp_plan.h). */
+ * per-step calls, each call's mask in the case model's fields and its K/V heads
+ * (cp_plan.h); the planted bugs that live in a plan (cp.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +69,7 @@ static bool effective_causal(const af_case *c) {
 static int add_p2p_runs(const af_case *c, af_cp_plant plant, af_cp_plan *p, int rank, int ring_rank, int n, int h0,
                         int hq) {
     bool causal = effective_causal(c);
-    int nchunks = 2 * n;
+    int nchunks = 2 * n, group = c->heads_q / c->heads_kv;
     for (int s = 0; s < n; s++) {
         int src = (ring_rank - s + n) % n;
         af_cp_run *r = add_run(p);
@@ -78,6 +79,8 @@ static int add_p2p_runs(const af_case *c, af_cp_plant plant, af_cp_plan *p, int 
         r->what = "step";
         r->h0 = h0;
         r->heads_q = hq;
+        r->hk0 = h0 / group; /* heads_check: the ranks' query heads split along whole groups */
+        r->heads_kv = hq / group;
         r->ring_rank = src; /* the K/V of this step belong to ring position src */
         r->self_ring = ring_rank;
         r->ring_chunks = nchunks;
@@ -118,8 +121,8 @@ static int add_p2p_runs(const af_case *c, af_cp_plant plant, af_cp_plan *p, int 
 /* all_gather: rank r, its query chunk qc, against the gathered K/V trimmed to the keys
  * the chunk can see. Causal (and any window whose right end is the diagonal) becomes
  * bottom-right on the trimmed range; an unmasked case keeps the whole range. */
-static af_run_status add_all_gather_run(const af_case *c, af_cp_plan *p, int rank, int part, int qc, char *why,
-                                        size_t cap) {
+static af_run_status add_all_gather_run(const af_case *c, af_cp_plant plant, af_cp_plan *p, int rank, int part, int qc,
+                                        char *why, size_t cap) {
     int n = c->cp_size, nchunks = 2 * n;
     af_cp_run *r = add_run(p);
     if (!r) return AF_RUN_RESOURCE;
@@ -128,6 +131,8 @@ static af_run_status add_all_gather_run(const af_case *c, af_cp_plan *p, int ran
     r->what = "chunk";
     r->h0 = 0;
     r->heads_q = c->heads_q;
+    r->hk0 = 0;
+    r->heads_kv = c->heads_kv;
     r->ring_rank = -2; /* keys of every rank: the owner is found per key (cp_exec.c) */
     r->ring_chunks = nchunks;
     r->nseg_q = r->nseg_kv = 1;
@@ -144,6 +149,9 @@ static af_run_status add_all_gather_run(const af_case *c, af_cp_plan *p, int ran
     r->align = unmasked ? AF_ALIGN_TOP_LEFT : AF_ALIGN_BOTTOM_RIGHT;
     r->window_left = c->window_left;
     r->window_right = c->window_right;
+    /* the bug: the mirror chunk's call trusts the trim below to enforce the window and
+     * runs causal on the trimmed range, so its later rows see keys left of their window */
+    if (plant == AF_CP_PLANT_WINDOW_LEFT_DROPPED && part == 1) r->window_left = -1;
     for (int b = 0; b < c->batch; b++) {
         af_cp_seg q = chunk(c, b, false, qc, nchunks);
         r->q[b][0] = q;
@@ -170,9 +178,12 @@ static af_run_status add_all_gather_run(const af_case *c, af_cp_plan *p, int ran
     return AF_RUN_OK;
 }
 
-/* a2a (Ulysses): after the all-to-all rank r holds query heads [h0, h0 + hq) of the
- * whole sequence; its call is the global problem on those heads. */
-static int add_a2a_run(const af_case *c, af_cp_plan *p, int rank, int h0, int hq) {
+/* a2a (Ulysses): after the all-to-all rank r holds query heads [h0, h0 + hq) and K/V
+ * heads [hk0, hk0 + hkv) of the whole sequence; its call is the global problem on those
+ * heads. With the plant a2a_skipped the all-to-all never ran: the rank holds every head
+ * of its own chunks r and 2cp-1-r and attends over them alone, as if they were the
+ * sequence. */
+static int add_a2a_run(const af_case *c, af_cp_plant plant, af_cp_plan *p, int rank, int h0, int hq, int hk0, int hkv) {
     af_cp_run *r = add_run(p);
     if (!r) return -1;
     r->rank = rank;
@@ -180,17 +191,59 @@ static int add_a2a_run(const af_case *c, af_cp_plan *p, int rank, int h0, int hq
     r->what = "step";
     r->h0 = h0;
     r->heads_q = hq;
+    r->hk0 = hk0;
+    r->heads_kv = hkv;
     r->ring_rank = -1;
     r->mask = c->mask;
     r->align = c->align;
     r->window_left = c->window_left;
     r->window_right = c->window_right;
+    if (plant == AF_CP_PLANT_A2A_SKIPPED) {
+        int n2 = 2 * c->cp_size;
+        r->h0 = r->hk0 = 0;
+        r->heads_q = c->heads_q;
+        r->heads_kv = c->heads_kv;
+        r->nseg_q = r->nseg_kv = 2;
+        for (int b = 0; b < c->batch; b++) {
+            r->q[b][0] = chunk(c, b, false, rank, n2);
+            r->q[b][1] = chunk(c, b, false, n2 - 1 - rank, n2);
+            r->kv[b][0] = chunk(c, b, true, rank, n2);
+            r->kv[b][1] = chunk(c, b, true, n2 - 1 - rank, n2);
+        }
+        return 0;
+    }
     r->nseg_q = r->nseg_kv = 1;
     for (int b = 0; b < c->batch; b++) {
         r->q[b][0] = whole(c, b, false);
         r->kv[b][0] = whole(c, b, true);
     }
     return 0;
+}
+
+/* a2a's heads: query heads split evenly across the n ranks; K/V heads too when heads_kv
+ * divides by n, else (GQA / MQA, n a multiple of heads_kv) each K/V head is replicated
+ * n / heads_kv times before the scatter, interleaved (0,0,1,1: torch repeat_interleave, as
+ * Ulysses implementations replicate KV heads), so rank r holds one K/V head, r / (n /
+ * heads_kv), the group of all its query heads. The plant kv_repeat_tiled replicates by
+ * tiling (0,1,0,1: torch repeat) and rank r gets head r mod heads_kv. */
+static af_run_status a2a_heads(const af_case *c, af_cp_plant plant, int rank, int *hk0, int *hkv, char *why,
+                               size_t cap) {
+    int n = c->cp_size, hk = c->heads_kv;
+    if (c->heads_q % n == 0 && hk % n == 0) {
+        *hk0 = rank * (hk / n);
+        *hkv = hk / n;
+        return AF_RUN_OK;
+    }
+    if (c->heads_q % n == 0 && n % hk == 0) {
+        *hk0 = plant == AF_CP_PLANT_KV_REPEAT_TILED ? rank % hk : rank / (n / hk);
+        *hkv = 1;
+        return AF_RUN_OK;
+    }
+    snprintf(why, cap,
+             "cp a2a: heads_q %d / heads_kv %d not divisible by %d (the all-to-all splits heads across %d ranks; K/V "
+             "heads are replicated only when cp is a multiple of heads_kv)",
+             c->heads_q, hk, n, n);
+    return AF_RUN_DECLINED;
 }
 
 /* Declines shared by the comm types; AF_RUN_OK when none applies. */
@@ -278,7 +331,7 @@ af_run_status af_cp_plan_make(const af_case *c, af_cp_plant plant, af_cp_plan *p
             if ((st = common_checks(c, 2 * n, why, cap))) return st;
             for (int r = 0; r < n; r++)
                 for (int part = 0; part < 2; part++) {
-                    st = add_all_gather_run(c, p, r, part, part == 0 ? r : 2 * n - 1 - r, why, cap);
+                    st = add_all_gather_run(c, plant, p, r, part, part == 0 ? r : 2 * n - 1 - r, why, cap);
                     if (st) {
                         af_cp_plan_free(p);
                         return st;
@@ -286,9 +339,16 @@ af_run_status af_cp_plan_make(const af_case *c, af_cp_plant plant, af_cp_plan *p
                 }
             return AF_RUN_OK;
         case AF_CP_A2A:
-            if ((st = common_checks(c, 0, why, cap)) || (st = heads_check(c, n, why, cap))) return st;
-            for (int r = 0; r < n; r++)
-                if (add_a2a_run(c, p, r, r * (c->heads_q / n), c->heads_q / n)) goto oom;
+            /* a2a_skipped chunks the sequence like p2p (its thd lengths must divide by 2 cp) */
+            if ((st = common_checks(c, plant == AF_CP_PLANT_A2A_SKIPPED ? 2 * n : 0, why, cap))) return st;
+            for (int r = 0; r < n; r++) {
+                int hk0, hkv;
+                if ((st = a2a_heads(c, plant, r, &hk0, &hkv, why, cap))) {
+                    af_cp_plan_free(p);
+                    return st;
+                }
+                if (add_a2a_run(c, plant, p, r, r * (c->heads_q / n), c->heads_q / n, hk0, hkv)) goto oom;
+            }
             return AF_RUN_OK;
         case AF_CP_A2A_P2P: {
             /* a2a among consecutive ranks (groups of g), p2p among the n/g groups: after
@@ -351,7 +411,7 @@ int af_cp_sub_case(const af_case *c, const af_cp_run *run, bool backward, af_cas
     sub->scale = af_case_scale(c);
     sub->backward = backward;
     sub->heads_q = run->heads_q;
-    sub->heads_kv = run->heads_q / (c->heads_q / c->heads_kv);
+    sub->heads_kv = run->heads_kv;
     sub->mask = run->mask;
     sub->align = run->align;
     sub->window_left = run->window_left;

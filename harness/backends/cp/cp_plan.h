@@ -24,7 +24,9 @@ typedef struct {
 typedef struct {
     int rank, step;    /* virtual rank; ring step (p2p), chunk index (all_gather), 0 (a2a) */
     const char *what;  /* "step" or "chunk": how messages name the step */
-    int h0, heads_q;   /* query heads [h0, h0 + heads_q); kv heads follow the GQA group */
+    int h0, heads_q;   /* query heads [h0, h0 + heads_q) */
+    int hk0, heads_kv; /* K/V heads [hk0, hk0 + heads_kv): the GQA group's, or (a2a with
+                            heads_kv < cp) the one head replicated to the rank */
     int ring_rank;     /* ring position that owns the step's K/V (-1: a2a, nothing to reduce;
                             -2: all_gather, the owner is the rank of each key's chunk) */
     int self_ring;     /* the running rank's ring position (p2p: rank; a2a+p2p: rank / group) */

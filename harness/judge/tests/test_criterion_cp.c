@@ -2,7 +2,8 @@
  *  1. af_cp_partials against the wrapper's plan (backends/cp): for every comm type and
  *     cp in {2, 3, 4, 8} where the plan is valid, no query row (O, dQ) or key (dK, dV)
  *     combines more calls than the judge's count, and on an unmasked case some row or
- *     key reaches it (the count is tight); a2a and cp 1 give 1 (no term);
+ *     key reaches it (the count is tight); a2a and cp 1 give 1 (no term), but a2a's
+ *     K/V heads replicated to the ranks (heads_kv < cp) sum cp / heads_kv partials;
  *  2. the correct wrapper over cpu on bf16 and fp16 backward cases passes with the term;
  *     the same outputs judged as a cp = 1 case (no term: the floor before it) fail on at
  *     least one of them (the term is what the rounded partials need);
@@ -29,7 +30,7 @@ static af_case parse(const char *text) {
 
 /* The most calls of the plan that hold one query row (kv = false) or one key (kv = true). */
 static int plan_max_calls(const af_case *c, const af_cp_plan *plan, bool kv) {
-    int H = kv ? c->heads_kv : c->heads_q, S = kv ? c->seqlen_kv : c->seqlen_q, group = c->heads_q / c->heads_kv;
+    int H = kv ? c->heads_kv : c->heads_q, S = kv ? c->seqlen_kv : c->seqlen_q;
     int *count = calloc((size_t)c->batch * H * S, sizeof *count);
     CHECK(count != NULL);
     int best = 0;
@@ -38,7 +39,7 @@ static int plan_max_calls(const af_case *c, const af_cp_plan *plan, bool kv) {
         af_case sub;
         char why[600];
         if (af_cp_sub_case(c, run, c->backward, &sub, why, sizeof why) != 0) continue; /* no work */
-        int h0 = kv ? run->h0 / group : run->h0, nh = kv ? sub.heads_kv : sub.heads_q;
+        int h0 = kv ? run->hk0 : run->h0, nh = kv ? sub.heads_kv : sub.heads_q;
         for (int b = 0; b < c->batch; b++) {
             int nseg = kv ? run->nseg_kv : run->nseg_q;
             const af_cp_seg *seg = kv ? run->kv[b] : run->q[b];
@@ -83,6 +84,23 @@ static void partial_counts(void) {
                 af_cp_plan_free(&plan);
                 checked++;
             }
+    /* a2a with K/V heads replicated to the ranks (heads_kv < cp): dK, dV sum cp / heads_kv */
+    for (int si = 0; si < 3; si++) {
+        const char *text[] = {"heads_q = 8\nheads_kv = 2\ncp = 4 a2a\n", "heads_q = 8\nheads_kv = 1\ncp = 8 a2a\n",
+                              "heads_q = 8\nheads_kv = 2\ncp = 8 a2a\n"};
+        char full[256];
+        snprintf(full, sizeof full, "dtype = bf16\nbatch = 1\nseqlen = 48\nhead_dim = 8\nbackward = yes\n%s", text[si]);
+        af_case c = parse(full);
+        af_cp_plan plan;
+        char why[512];
+        CHECK_MSG(af_cp_plan_make(&c, AF_CP_PLANT_NONE, &plan, why, sizeof why) == AF_RUN_OK, "%s", why);
+        int q = plan_max_calls(&c, &plan, false), k = plan_max_calls(&c, &plan, true);
+        CHECK_MSG(q == 1 && af_cp_partials(&c, AF_T_DQ) == 1 && k == af_cp_partials(&c, AF_T_DK) &&
+                      k == c.cp_size / c.heads_kv,
+                  "%s: plan rows %d keys %d, judge %d", text[si], q, k, af_cp_partials(&c, AF_T_DK));
+        af_cp_plan_free(&plan);
+        checked++;
+    }
     af_case one = parse("dtype = bf16\nheads = 2\nseqlen = 16\nhead_dim = 8\nbackward = yes\n");
     CHECK(af_cp_partials(&one, AF_T_DK) == 1 && af_cp_partials(&one, AF_T_O) == 1);
     CHECK(checked >= 24);
@@ -226,9 +244,11 @@ static void allowance_is_tight(void) {
     af_verdict_init(&v, "test");
     CHECK(af_compare_outputs(c, &k, &p.ref, &p.oracle, &p.terms, &v) == 1);
     CHECK(v.findings[0].kind == AF_V_MISMATCH && v.findings[0].tensor == AF_T_DK);
-    /* a2a: one call per head, so no term: the budgets are cp = 1's */
+    /* a2a: one call per head, so no term: the budgets are cp = 1's (cp 2: heads 2 split
+     * across the ranks, no K/V head replicated) */
     af_case a2a = *c;
     a2a.cp_comm = AF_CP_A2A;
+    a2a.cp_size = 2;
     CHECK(af_criterion_cp_term(&a2a, AF_T_DK, &p.terms, af_output_unit(c, AF_T_DK)) == NULL);
     free(term);
     af_outputs_free(&k);

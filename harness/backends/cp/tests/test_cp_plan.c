@@ -5,6 +5,7 @@
  *   - all_gather turns causal into bottom-right on the trimmed K/V range;
  *   - thd chunks each sequence by its own length;
  *   - declines: p2p sliding window (TransformerEngine's reason), a2a heads, fp8;
+ *   - a2a replicates K/V heads when heads_kv < cp (GQA, MQA) and matches plain cpu;
  *   - over cpu, the CP result equals the plain cpu result within the rounding of the
  *     merged partials (every comm type), and a declining inner call is named by rank
  *     and step.
@@ -143,6 +144,13 @@ static void test_matches_plain(const char *text) {
         if (isfinite(b.lse[i])) worst_lse = fmax(worst_lse, fabs(a.lse[i] - b.lse[i]));
     /* a few bf16 units at |O| <= ~3 (inputs normal:1), and fp32 LSE rounding */
     CHECK_MSG(worst_o < 0.05 && worst_lse < 1e-4, "%s: O %.3g LSE %.3g", text, worst_o, worst_lse);
+    if (c.backward) { /* dK, dV: each a sum of the calls' rounded partials (a few bf16 units) */
+        size_t nk = (size_t)c.batch * c.heads_kv * c.seqlen_kv * c.head_dim_qk;
+        double worst_grad = 0;
+        for (size_t i = 0; i < nk; i++)
+            worst_grad = fmax(worst_grad, fmax(fabs(a.dk[i] - b.dk[i]), fabs(a.dv[i] - b.dv[i])) / (1 + fabs(b.dk[i])));
+        CHECK_MSG(worst_grad < 0.05, "%s: dK/dV relative %.3g", text, worst_grad);
+    }
     af_outputs_free(&a), af_outputs_free(&b), af_inputs_free(&in);
     af_tensors_free(&t1), af_tensors_free(&t2);
     cp->destroy(cp);
@@ -161,5 +169,9 @@ int main(void) {
                  comms[k]);
         test_matches_plain(text);
     }
+    /* a2a with K/V heads replicated to the ranks (GQA and MQA, heads_kv < cp) */
+    test_matches_plain("dtype = bf16\nheads_q = 8\nheads_kv = 2\nseqlen = 32\nhead_dim = 16\nmask = causal\n"
+                       "backward = yes\ncp = 4 a2a\n");
+    test_matches_plain("dtype = bf16\nheads_q = 4\nheads_kv = 1\nseqlen = 32\nhead_dim = 16\ncp = 4 a2a\n");
     CHECK_DONE("test_cp_plan");
 }
