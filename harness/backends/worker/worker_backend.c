@@ -2,7 +2,9 @@
  * (backends/worker/worker.h, docs/worker-protocol.md). The process starts on first use
  * and lives for many cases; one that dies, hangs past the request's deadline or sends a
  * reply that is not the protocol is killed, the request becomes a crash / hang status
- * for that case, and the next request starts a fresh process. */
+ * for that case, and the next request starts a fresh process. A worker whose hello lists
+ * the feature backward_given also serves the backend's backward_given (CP backward): a run
+ * request marked "given", whose O and LSE must come back bitwise unchanged. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
