@@ -6,7 +6,9 @@ class Problem:
     seqlen_q, seqlen_kv, head_dim_qk, head_dim_v, seqlens_q, seqlens_kv, mask, align,
     window_left, window_right, scale, backward, padded, ragged, paged, layout, packing,
     cp_size, features, case (the canonical case text), dropout_p, dropout_seed,
-    dropout_offset (the Philox seed and offset: ints here, decimal strings on the wire)."""
+    dropout_offset (the Philox seed and offset: ints here, decimal strings on the wire).
+    Set by the worker for a run: engine, and given (("o", "lse") for a backward_given
+    request, else ())."""
 
     def __init__(self, fields):
         self.fields = dict(fields)
@@ -17,6 +19,8 @@ class Problem:
         self.dropout_seed = int(fields.get("dropout_seed", "0"))
         self.dropout_offset = int(fields.get("dropout_offset", "0"))
         self.group = self.heads_q // self.heads_kv
+        self.engine = ""
+        self.given = ()
 
     def diagonal(self, b, i):
         """The key column row i of sequence b is aligned with."""

@@ -117,6 +117,15 @@ class TorchTensor:
             out = out * mx_factor(self.mx, self.S, self.D).to(device)
         return out * self.descale if self.descale != 1.0 else out
 
+    def dense_lse(self, device, lengths):
+        """A dense float32 (B, H, S) copy of an LSE on device; rows past a sequence's
+        length are -inf (fully masked)."""
+        out = torch.full((self.B, self.H, self.S), -float("inf"), dtype=torch.float32, device=device)
+        for b in range(self.B):
+            n = lengths[b]
+            out[b, :, :n] = self.seq_view(b, n).to(device=device, dtype=torch.float32)
+        return out
+
     def write(self, value, lengths):
         """Write value (B, H, S, D) (LSE: (B, H, S)) into the buffer, rows < lengths[b]."""
         for b in range(self.B):

@@ -5,7 +5,14 @@ The kernel is a function
 q, k, v, do are logical (B, H, S, D) tensors: torch float32 tensors on the worker's device
 when torch is used, else HostTensor views (element access, pure Python) whose results
 are nested lists o[b][h][s][d], lse[b][h][s] (rows past a sequence's length may be left
-out). Raise Decline(reason) for a problem the kernel does not serve."""
+out). Raise Decline(reason) for a problem the kernel does not serve.
+
+A worker that can run a backward from GIVEN forward outputs (the CP wrapper's ranks:
+the global O rows and LSE of their queries) passes a second function
+    backward_given(q, k, v, o, lse, do, problem) -> (dq, dk, dv)
+o is (B, Hq, S, Dv) and lse (B, Hq, S) (HostTensor views: lse.get(b, h, s)); P = exp(S - lse)
+and D = rowsum(do * o) come from them. The hello then lists "backward_given" among its
+features, and such a request ("given": ["o", "lse"]) writes dQ, dK, dV only."""
 import json
 import mmap
 import os
@@ -17,6 +24,11 @@ from .problem import Problem
 
 PROTOCOL = 1
 TENSORS = ("q", "k", "v", "o", "lse", "do", "dq", "dk", "dv")
+# problem.features names (docs/worker-protocol.md); an absent hello list allows all of
+# them but dropout, so a worker without a list that adds backward_given sends these
+CASE_FEATURES = ("backward", "gqa", "head_dim_v", "causal", "window", "bottom_right", "padded", "ragged", "paged",
+                 "packed", "stride_gap", "cp")
+GIVEN = ["o", "lse"]
 
 
 class Decline(Exception):
@@ -59,8 +71,10 @@ class _Region:
 
 class Worker:
     def __init__(self, kernel, name, description="", device="cpu", dtypes=("fp16", "bf16"), features=None,
-                 deterministic=True, supports=None, engines=None, versions=None, mode="auto"):
+                 deterministic=True, supports=None, engines=None, versions=None, mode="auto",
+                 backward_given=None):
         self.kernel = kernel
+        self.backward_given_fn = backward_given
         self.name = name
         self.description = description
         self.device = device
@@ -87,6 +101,8 @@ class Worker:
                  "transports": ["shm", "cuda_ipc"] if self.use_torch and self.device == "cuda" else ["shm"]}
         if self.features is not None:
             reply["features"] = list(self.features)
+        if self.backward_given_fn is not None:
+            reply["features"] = list(CASE_FEATURES if self.features is None else self.features) + ["backward_given"]
         return reply
 
     def supports(self, problem):
@@ -99,6 +115,13 @@ class Worker:
         if reason:
             return {"type": "decline", "reason": reason}
         problem.engine = msg.get("engine", "")
+        problem.given = tuple(msg.get("given", ()))
+        if problem.given:
+            if self.backward_given_fn is None:
+                raise RuntimeError("a backward_given request, but this worker's hello did not list backward_given")
+            if list(problem.given) != GIVEN or not problem.backward:
+                raise RuntimeError("given %r: the protocol's given inputs are %r of a backward problem"
+                                   % (list(problem.given), GIVEN))
         if self.use_torch:
             self._run_torch(msg, problem)
         else:
@@ -114,11 +137,14 @@ class Worker:
         for name, desc in msg["tensors"].items():
             base = msg["buffers"][desc["buffer"]]["offset"]
             t[name] = HostTensor(name, desc, region, base)
+        if problem.given:
+            grads = self.backward_given_fn(t["q"], t["k"], t["v"], t["o"], t["lse"], t["do"], problem)
+            self._write_python(t, grads, problem, names=("dq", "dk", "dv"))
+            return
         out = self.kernel(t["q"], t["k"], t["v"], problem, do=t.get("do"))
         self._write_python(t, out, problem)
 
-    def _write_python(self, t, out, problem):
-        names = ("o", "lse", "dq", "dk", "dv")
+    def _write_python(self, t, out, problem, names=("o", "lse", "dq", "dk", "dv")):
         for name, value in zip(names, out):
             if value is None:
                 raise Decline("kernel returned no %s" % name.upper())
@@ -151,8 +177,14 @@ class Worker:
             k = t["k"].dense(dev, problem.seqlens_kv)
             v = t["v"].dense(dev, problem.seqlens_kv)
             do = t["do"].dense(dev, problem.seqlens_q) if "do" in t else None
-            out = self.kernel(q, k, v, problem, do=do)
-            names = ("o", "lse", "dq", "dk", "dv")
+            if problem.given:  # O and LSE are inputs: only the gradients are written
+                o = t["o"].dense(dev, problem.seqlens_q)
+                lse = t["lse"].dense_lse(dev, problem.seqlens_q)
+                out = self.backward_given_fn(q, k, v, o, lse, do, problem)
+                names = ("dq", "dk", "dv")
+            else:
+                out = self.kernel(q, k, v, problem, do=do)
+                names = ("o", "lse", "dq", "dk", "dv")
             for name, value in zip(names, out):
                 if value is None:
                     raise Decline("kernel returned no %s" % name.upper())

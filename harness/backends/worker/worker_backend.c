@@ -2,7 +2,9 @@
  * (backends/worker/worker.h, docs/worker-protocol.md). The process starts on first use
  * and lives for many cases; one that dies, hangs past the request's deadline or sends a
  * reply that is not the protocol is killed, the request becomes a crash / hang status
- * for that case, and the next request starts a fresh process. */
+ * for that case, and the next request starts a fresh process. A worker whose hello lists
+ * the feature backward_given also serves the backend's backward_given (CP backward): a run
+ * request marked "given", whose O and LSE must come back bitwise unchanged. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +29,12 @@ typedef struct {
     bool deterministic;
     bool has_engines;
     int starts;
-    pid_t owner; /* the process that started the worker (0: none running) */
+    pid_t owner;    /* the process that started the worker (0: none running) */
+    af_backend *be; /* the backend over this state: its backward_given follows the hello */
 } worker_state;
+
+static af_run_status worker_backward_given(af_backend *be, const af_case *c, const char *engine, af_tensors *t,
+                                           af_run_info *info, char *why, size_t cap);
 
 static double now(void) { return af_clock_mono(); }
 
@@ -58,6 +64,18 @@ static void exit_reason(worker_state *st, const char *what, char *why, size_t ca
     snprintf(why, cap, "%s: worker process %s during %s (restarted for the next request)", st->backend_name, how, what);
 }
 
+/* true when the hello lists name in its array key (an absent list allows everything). */
+static bool hello_allows(const worker_state *st, const char *key, const char *name) {
+    json_t *list = st->hello ? json_object_get(st->hello, key) : NULL;
+    if (!json_is_array(list)) return true;
+    size_t i;
+    json_t *item;
+    json_array_foreach(list, i, item) {
+        if (json_is_string(item) && !strcmp(json_string_value(item), name)) return true;
+    }
+    return false;
+}
+
 /* Apply the capabilities of a hello. */
 static int take_hello(worker_state *st, json_t *hello, char *why, size_t cap) {
     json_t *ver = json_object_get(hello, "protocol");
@@ -76,6 +94,11 @@ static int take_hello(worker_state *st, json_t *hello, char *why, size_t cap) {
              st->cfg.argv[0], dev ? dev : "cpu", st->cfg.origin, desc ? desc : "");
     if (st->hello) json_decref(st->hello);
     st->hello = json_incref(hello);
+    /* backward from given O and LSE (the CP wrapper's ranks): only for a worker whose
+     * features list it; NULL otherwise, so CP backward keeps its decline */
+    json_t *features = json_object_get(hello, "features");
+    bool given = json_is_array(features) && hello_allows(st, "features", "backward_given");
+    st->be->backward_given = given ? worker_backward_given : NULL;
     return 0;
 }
 
@@ -221,18 +244,6 @@ const struct json_t *af_worker_hello(const af_backend *be) {
     return st->hello;
 }
 
-/* true when the hello lists name in its array key (an absent list allows everything). */
-static bool hello_allows(const worker_state *st, const char *key, const char *name) {
-    json_t *list = st->hello ? json_object_get(st->hello, key) : NULL;
-    if (!json_is_array(list)) return true;
-    size_t i;
-    json_t *item;
-    json_array_foreach(list, i, item) {
-        if (json_is_string(item) && !strcmp(json_string_value(item), name)) return true;
-    }
-    return false;
-}
-
 static af_run_status local_declines(worker_state *st, const af_case *c, char *why, size_t cap) {
     if (c->cp_size > 1) {
         snprintf(why, cap, "%s: context parallelism (cp %d) is not part of the worker protocol", st->backend_name,
@@ -344,8 +355,9 @@ static bool use_ipc(const worker_state *st) {
     return st->cuda_device && hello_allows(st, "transports", "cuda_ipc") && af_worker_ipc_usable(why, sizeof why);
 }
 
-static af_run_status worker_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t, af_run_info *info,
-                                char *why, size_t cap) {
+/* One run request over t. given: a backward_given request (O and LSE are inputs). */
+static af_run_status run_request(af_backend *be, const af_case *c, const char *engine, af_tensors *t, af_run_info *info,
+                                 bool given, char *why, size_t cap) {
     worker_state *st = be->state;
     double t0 = now();
     if (info) {
@@ -383,8 +395,14 @@ static af_run_status worker_run(af_backend *be, const af_case *c, const char *en
     json_object_set_new(msg, "problem", af_worker_problem_json(c));
     json_object_set_new(msg, "buffers", buffers);
     json_object_set_new(msg, "tensors", af_worker_tensors_json(c, t, &sl));
+    if (given) {
+        json_t *inputs = json_array();
+        json_array_append_new(inputs, json_string(af_worker_tensor_name(AF_T_O)));
+        json_array_append_new(inputs, json_string(af_worker_tensor_name(AF_T_LSE)));
+        json_object_set_new(msg, "given", inputs);
+    }
     af_worker_reply r;
-    s = request(st, msg, "run", &r, why, cap);
+    s = request(st, msg, given ? "backward_given run" : "run", &r, why, cap);
     if (s == AF_RUN_OK) {
         s = status_of_reply(st, &r, "run", why, cap);
         if (info) {
@@ -405,6 +423,69 @@ static af_run_status worker_run(af_backend *be, const af_case *c, const char *en
         af_worker_shm_copy_out(&st->shm, &sl, t);
     }
     if (info) info->seconds = now() - t0;
+    return s;
+}
+
+static af_run_status worker_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t, af_run_info *info,
+                                char *why, size_t cap) {
+    return run_request(be, c, engine, t, info, false, why, cap);
+}
+
+/* A copy of buffer `buffer` of t, guards included (NULL when absent or out of memory). */
+static uint8_t *snapshot(const af_tensors *t, int buffer, size_t *bytes) {
+    *bytes = t->alloc[buffer] ? t->bytes[buffer] + 2 * AF_GUARD_BYTES : 0;
+    uint8_t *copy = *bytes ? malloc(*bytes) : NULL;
+    if (copy) memcpy(copy, t->alloc[buffer], *bytes);
+    return copy;
+}
+
+/* 0 when tensor tid's buffer still equals before (bitwise, guards included); else -1
+ * with why naming the tensor and the first changed element. */
+static int check_unchanged(const worker_state *st, const af_tensors *t, af_tensor_id tid, const uint8_t *before,
+                           size_t bytes, char *why, size_t cap) {
+    int buffer = t->plan.view[tid].buffer;
+    const uint8_t *after = t->alloc[buffer];
+    size_t k = 0;
+    while (k < bytes && after[k] == before[k]) k++;
+    if (k == bytes) return 0;
+    const char *upper = tid == AF_T_O ? "O" : "LSE";
+    int elem = af_storage_bytes(t->plan.view[tid].storage);
+    if (k < AF_GUARD_BYTES || k >= bytes - AF_GUARD_BYTES)
+        snprintf(why, cap,
+                 "%s: the worker wrote %s in a backward_given request (an input there): guard byte %zu changed",
+                 st->backend_name, upper, k);
+    else
+        snprintf(why, cap,
+                 "%s: the worker wrote %s in a backward_given request (an input there): element %zu of the %s buffer "
+                 "differs from the given value",
+                 st->backend_name, upper, (k - AF_GUARD_BYTES) / (size_t)elem, af_worker_tensor_name(buffer));
+    return -1;
+}
+
+/* backward_given (backend.h): a run request marked "given": ["o", "lse"], whose O and LSE
+ * buffers hold the caller's values and must come back unchanged. */
+static af_run_status worker_backward_given(af_backend *be, const af_case *c, const char *engine, af_tensors *t,
+                                           af_run_info *info, char *why, size_t cap) {
+    worker_state *st = be->state;
+    if (!c->backward) {
+        snprintf(why, cap, "%s: backward_given on a forward-only case", st->backend_name);
+        return AF_RUN_ERROR;
+    }
+    size_t o_bytes, lse_bytes;
+    uint8_t *o_given = snapshot(t, t->plan.view[AF_T_O].buffer, &o_bytes);
+    uint8_t *lse_given = snapshot(t, t->plan.view[AF_T_LSE].buffer, &lse_bytes);
+    if (!o_given || !lse_given) {
+        free(o_given);
+        free(lse_given);
+        snprintf(why, cap, "%s: out of host memory keeping the given O and LSE", st->backend_name);
+        return AF_RUN_RESOURCE;
+    }
+    af_run_status s = run_request(be, c, engine, t, info, true, why, cap);
+    if (s == AF_RUN_OK && (check_unchanged(st, t, AF_T_O, o_given, o_bytes, why, cap) ||
+                           check_unchanged(st, t, AF_T_LSE, lse_given, lse_bytes, why, cap)))
+        s = AF_RUN_ERROR;
+    free(o_given);
+    free(lse_given);
     return s;
 }
 
@@ -444,6 +525,7 @@ af_backend *af_backend_worker_new(af_worker_config *cfg) {
     be->description = st->description;
     be->flags = 0;
     be->state = st;
+    st->be = be;
     be->available = worker_available;
     be->supports = worker_supports;
     be->engines = worker_engines;

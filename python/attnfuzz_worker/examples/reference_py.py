@@ -4,8 +4,9 @@ one rounding when stored. It lets CI test the worker protocol end to end on a CP
     attnfuzz run CASE --backend worker:refpy \
         --worker-cmd "python3 -m attnfuzz_worker.examples.reference_py"
 
-Serves fp16 and bf16, forward and backward, every mask, window, GQA, padding, ragged
-and paged layout; declines fp8 (its recipes are not written here). Slow: tiny cases."""
+Serves fp16 and bf16, forward and backward (also backward_given: from given O and LSE,
+for CP backward over this worker), every mask, window, GQA, padding, ragged and paged
+layout; declines fp8 (its recipes are not written here). Slow: tiny cases."""
 import math
 
 from attnfuzz_worker import serve
@@ -14,35 +15,49 @@ from attnfuzz_worker import serve
 def attention_head(q, k, v, do, problem, b):
     """One (query head, kv head) pair of sequence b. q: (Sq, D) rows, k: (Skv, D),
     v: (Skv, Dv), do: (Sq, Dv) or None. Returns o, lse, dq, dk, dv (lists)."""
-    nq, nk = problem.seqlens_q[b], problem.seqlens_kv[b]
+    nq = problem.seqlens_q[b]
     dv_dim = problem.head_dim_v
-    scale = problem.scale
-    o, lse, probs = [], [], []
+    o, lse = [], []
     for i in range(nq):
         r = problem.visible_range(b, i)
         if r is None:
             o.append([0.0] * dv_dim)
             lse.append(-math.inf)
-            probs.append(None)
             continue
         lo, hi = r
-        s = [scale * math.fsum(a * c for a, c in zip(q[i], k[j])) for j in range(lo, hi + 1)]
+        s = scores(q[i], k, lo, hi, problem.scale)
         m = max(s)
         e = [math.exp(x - m) for x in s]
         z = math.fsum(e)
-        p = [x / z for x in e]
-        o.append([math.fsum(p[t] * v[lo + t][d] for t in range(len(p))) for d in range(dv_dim)])
+        o.append([math.fsum(e[t] / z * v[lo + t][d] for t in range(len(e))) for d in range(dv_dim)])
         lse.append(m + math.log(z))
-        probs.append((lo, p))
     if do is None:
         return o, lse, None, None, None
+    dq, dk, dvv = gradient_head(q, k, v, o, lse, do, problem, b)
+    return o, lse, dq, dk, dvv
+
+
+def scores(qi, k, lo, hi, scale):
+    """scale * q_i . k_j for the visible keys j = lo..hi."""
+    return [scale * math.fsum(a * c for a, c in zip(qi, k[j])) for j in range(lo, hi + 1)]
+
+
+def gradient_head(q, k, v, o, lse, do, problem, b):
+    """The backward of one head pair from its forward outputs o (Sq, Dv) and lse (Sq):
+    P = exp(S - lse), D = rowsum(do * o), dS = P (dP - D). Returns dq, dk, dv (lists).
+    With the forward's own o and lse it is the ordinary backward; with given ones (a CP
+    rank's keys, the global O and LSE) it is that rank's share of the global gradients."""
+    nq, nk = problem.seqlens_q[b], problem.seqlens_kv[b]
+    dv_dim, scale = problem.head_dim_v, problem.scale
     dq = [[0.0] * problem.head_dim_qk for _ in range(nq)]
     dk = [[0.0] * problem.head_dim_qk for _ in range(nk)]
     dvv = [[0.0] * dv_dim for _ in range(nk)]
     for i in range(nq):
-        if probs[i] is None:
+        r = problem.visible_range(b, i)
+        if r is None or lse[i] == -math.inf:
             continue
-        lo, p = probs[i]
+        lo, hi = r
+        p = [math.exp(x - lse[i]) for x in scores(q[i], k, lo, hi, scale)]
         delta = math.fsum(a * c for a, c in zip(do[i], o[i]))
         for t, pj in enumerate(p):
             j = lo + t
@@ -53,10 +68,12 @@ def attention_head(q, k, v, do, problem, b):
                 dk[j][d] += ds * q[i][d]
             for d in range(dv_dim):
                 dvv[j][d] += pj * do[i][d]
-    return o, lse, dq, dk, dvv
+    return dq, dk, dvv
 
 
-def kernel(q, k, v, problem, do=None):
+def each_head(problem, head_fn):
+    """Runs head_fn(b, hq, hk) -> (o, lse, dq, dk, dv) over every head pair and gathers
+    O, L, dQ (per query head) and dK, dV (GQA: the group's query heads summed)."""
     B, Hq, Hkv = problem.batch, problem.heads_q, problem.heads_kv
     O = [[[] for _ in range(Hq)] for _ in range(B)]
     L = [[[] for _ in range(Hq)] for _ in range(B)]
@@ -64,24 +81,61 @@ def kernel(q, k, v, problem, do=None):
     dK = [[None for _ in range(Hkv)] for _ in range(B)]
     dV = [[None for _ in range(Hkv)] for _ in range(B)]
     for b in range(B):
-        nq, nk = problem.seqlens_q[b], problem.seqlens_kv[b]
+        nk = problem.seqlens_kv[b]
         for hk in range(Hkv):
-            kr, vr = k.rows(b, hk, nk), v.rows(b, hk, nk)
             for hq in range(hk * problem.group, (hk + 1) * problem.group):
-                dor = do.rows(b, hq, nq) if do is not None else None
-                o, lse, dq, dk, dv = attention_head(q.rows(b, hq, nq), kr, vr, dor, problem, b)
-                O[b][hq], L[b][hq] = o, lse
-                if do is not None:
-                    dQ[b][hq] = dq
-                    if dK[b][hk] is None:
-                        dK[b][hk], dV[b][hk] = dk, dv
-                    else:  # GQA: the group's query heads sum into one kv head
-                        for j in range(nk):
-                            dK[b][hk][j] = [a + c for a, c in zip(dK[b][hk][j], dk[j])]
-                            dV[b][hk][j] = [a + c for a, c in zip(dV[b][hk][j], dv[j])]
-    if do is None:
-        return O, L
+                o, lse, dq, dk, dv = head_fn(b, hq, hk)
+                O[b][hq], L[b][hq], dQ[b][hq] = o, lse, dq
+                if dk is None:
+                    continue
+                if dK[b][hk] is None:
+                    dK[b][hk], dV[b][hk] = dk, dv
+                else:  # GQA: the group's query heads sum into one kv head
+                    for j in range(nk):
+                        dK[b][hk][j] = [a + c for a, c in zip(dK[b][hk][j], dk[j])]
+                        dV[b][hk][j] = [a + c for a, c in zip(dV[b][hk][j], dv[j])]
     return O, L, dQ, dK, dV
+
+
+def kv_rows(k, v, problem):
+    """(b, hk) -> (K rows, V rows), each read once for the group's query heads."""
+    cache = {}
+
+    def get(b, hk):
+        if (b, hk) not in cache:
+            nk = problem.seqlens_kv[b]
+            cache.clear()  # heads are visited in order: one kv head at a time
+            cache[(b, hk)] = (k.rows(b, hk, nk), v.rows(b, hk, nk))
+        return cache[(b, hk)]
+
+    return get
+
+
+def kernel(q, k, v, problem, do=None):
+    kv = kv_rows(k, v, problem)
+
+    def head(b, hq, hk):
+        nq = problem.seqlens_q[b]
+        dor = do.rows(b, hq, nq) if do is not None else None
+        return attention_head(q.rows(b, hq, nq), *kv(b, hk), dor, problem, b)
+
+    O, L, dQ, dK, dV = each_head(problem, head)
+    return (O, L) if do is None else (O, L, dQ, dK, dV)
+
+
+def backward_given(q, k, v, o, lse, do, problem):
+    """dQ, dK, dV from the given O and LSE (the worker never writes those)."""
+    kv = kv_rows(k, v, problem)
+
+    def head(b, hq, hk):
+        nq = problem.seqlens_q[b]
+        lse_rows = [lse.get(b, hq, s) for s in range(nq)]
+        grads = gradient_head(q.rows(b, hq, nq), *kv(b, hk), o.rows(b, hq, nq), lse_rows, do.rows(b, hq, nq),
+                              problem, b)
+        return (None, None) + grads
+
+    _, _, dQ, dK, dV = each_head(problem, head)
+    return dQ, dK, dV
 
 
 def supports(problem):
@@ -92,4 +146,4 @@ def supports(problem):
 
 if __name__ == "__main__":
     serve(kernel, name="refpy", description="pure-Python float64 reference attention", device="cpu",
-          dtypes=("fp16", "bf16"), supports=supports, mode="python")
+          dtypes=("fp16", "bf16"), supports=supports, mode="python", backward_given=backward_given)

@@ -10,7 +10,23 @@ top-left with equal lengths uses is_causal. GQA through enable_gqa. LSE: torch's
 SDPA returns none, so the forward is repeated through the private op of the backend that
 ran (_scaled_dot_product_flash_attention / _efficient_attention / _cudnn_attention), which
 return it; the math backend's LSE is computed from the same scores in float32 (declared
-in the reply's engine name as "math+lse")."""
+in the reply's engine name as "math+lse").
+
+backward_given (CP backward over this worker, docs/worker-protocol.md): dQ, dK, dV from
+the given O and LSE through each engine's own backward op, which takes out and
+logsumexp: efficient `aten._efficient_attention_backward` (BSHD; custom_mask_type 0 none,
+1 causal top-left, 2 causal bottom-right; logsumexp padded to [b, h, ceil(s_q/32)*32]),
+flash `aten._flash_attention_backward` (BSHD; logsumexp [b, h, s_q]; causal only where
+s_q = s_kv, where both alignments agree), cudnn
+`aten._scaled_dot_product_cudnn_attention_backward` (BHSD; a forward call gives the
+logsumexp layout, cum_seq and philox tensors it wants; causal as for flash); math: the
+backward written out in float32 (P = exp(S - LSE), D = rowsum(dO * O)). GQA by repeating
+K, V to the query heads and summing dK, dV over each group. Windows and padding are
+declined by the fused engines here (they would need an attn_bias; math serves them).
+efficient / flash / cudnn do not run on a CPU: only math was run here (torch CPU).
+
+    --device cpu|cuda    where the tensors live (default cuda; cpu: math only)"""
+import argparse
 import math
 
 from attnfuzz_worker import Decline, serve
@@ -120,6 +136,94 @@ def lse_of(torch, engine, q, k, v, mask, causal, problem):
         return torch.logsumexp(s, dim=-1)
 
 
+def _given_mask(torch, problem, engine):
+    """(custom_mask_type, is_causal) of the fused backward ops for the problem, or Decline."""
+    if problem.window_left >= 0 or problem.window_right >= 0 or problem.padded or problem.ragged or problem.paged:
+        raise Decline("torch_sdpa[%s] backward_given: windows, padding, ragged and paged layouts would need an "
+                      "attn_bias (not written); the math engine serves them" % engine)
+    if not problem.causal:
+        return 0, False
+    if engine == "efficient":
+        return (2 if problem.align == "bottom_right" else 1), True
+    if problem.seqlen_q != problem.seqlen_kv:
+        raise Decline("torch_sdpa[%s] backward_given: causal with s_q %d != s_kv %d (the op's causal alignment is "
+                      "not pinned down here; efficient takes it explicitly)"
+                      % (engine, problem.seqlen_q, problem.seqlen_kv))
+    return 1, True
+
+
+def backward_given(q, k, v, o, lse, do, problem):
+    """dQ, dK, dV from the given O (B, Hq, Sq, Dv) and LSE (B, Hq, Sq); writes neither."""
+    torch = _torch()[0]
+    engine = problem.engine or "efficient"
+    if engine not in ENGINES:
+        raise Decline("torch_sdpa: unknown engine %r (%s)" % (engine, ", ".join(ENGINES)))
+    if engine == "math":
+        return _math_backward_given(torch, q, k, v, o, lse, do, problem)
+    dt = {"fp16": torch.float16, "bf16": torch.bfloat16}[problem.dtype]
+    mask_type, causal = _given_mask(torch, problem, engine)
+    g = problem.group
+    kf, vf = k.repeat_interleave(g, dim=1), v.repeat_interleave(g, dim=1)  # (B, Hq, Skv, D)
+    qd, kd, vd, od, dod = (x.to(dt) for x in (q, kf, vf, o, do))
+    Sq, Skv = problem.seqlen_q, problem.seqlen_kv
+    aten = torch.ops.aten
+    dev = q.device
+    zero = torch.zeros((), dtype=torch.int64, device=dev)
+    with torch.no_grad():
+        if engine == "efficient":
+            bshd = [x.transpose(1, 2).contiguous() for x in (dod, qd, kd, vd, od)]
+            lse_pad = torch.full((problem.batch, problem.heads_q, (Sq + 31) // 32 * 32), math.inf,
+                                 dtype=torch.float32, device=dev)
+            lse_pad[:, :, :Sq] = lse
+            dq, dk, dv, _ = aten._efficient_attention_backward(
+                bshd[0], bshd[1], bshd[2], bshd[3], None, bshd[4], None, None, Sq, Skv, lse_pad, 0.0, zero, zero,
+                mask_type, False, scale=problem.scale)
+            dq, dk, dv = (x.transpose(1, 2) for x in (dq, dk, dv))
+        elif engine == "flash":
+            bshd = [x.transpose(1, 2).contiguous() for x in (dod, qd, kd, vd, od)]
+            dq, dk, dv = aten._flash_attention_backward(
+                bshd[0], bshd[1], bshd[2], bshd[3], bshd[4], lse.contiguous(), None, None, Sq, Skv, 0.0, causal,
+                zero, zero, scale=problem.scale)
+            dq, dk, dv = (x.transpose(1, 2) for x in (dq, dk, dv))
+        else:  # cudnn: a forward call says the logsumexp layout and the tensors its backward takes
+            if not hasattr(aten, "_scaled_dot_product_cudnn_attention_backward"):
+                raise Decline("torch_sdpa[cudnn] backward_given: this torch has no "
+                              "_scaled_dot_product_cudnn_attention_backward")
+            fwd = aten._scaled_dot_product_cudnn_attention(qd, kd, vd, None, True, 0.0, causal, False,
+                                                           scale=problem.scale)
+            lse_like = torch.empty_strided(fwd[1].shape, fwd[1].stride(), dtype=fwd[1].dtype, device=dev)
+            if lse_like.numel() != lse.numel():
+                raise Decline("torch_sdpa[cudnn] backward_given: its logsumexp has shape %s, not (B, H, S_q)"
+                              % (tuple(fwd[1].shape),))
+            lse_like.copy_(lse.reshape(lse_like.shape))
+            dq, dk, dv = aten._scaled_dot_product_cudnn_attention_backward(
+                dod, qd, kd, vd, od, lse_like, fwd[6], fwd[7], None, fwd[2], fwd[3], fwd[4], fwd[5], 0.0, causal,
+                scale=problem.scale)
+    B, Hkv = problem.batch, problem.heads_kv
+    dk = dk.reshape(B, Hkv, g, Skv, -1).float().sum(2)
+    dv = dv.reshape(B, Hkv, g, Skv, -1).float().sum(2)
+    return dq, dk, dv
+
+
+def _math_backward_given(torch, q, k, v, o, lse, do, problem):
+    """The backward in float32 from the given O and LSE, every mask (the problem's rule)."""
+    g = problem.group
+    kf, vf = k.repeat_interleave(g, dim=1), v.repeat_interleave(g, dim=1)
+    visible = dense_mask(problem, q.device)  # (B, 1, Sq, Skv)
+    s = torch.matmul(q, kf.transpose(-1, -2)) * problem.scale
+    finite = torch.isfinite(lse).unsqueeze(-1)  # fully masked rows: -inf, no gradient
+    p = torch.exp(s - torch.where(finite, lse.unsqueeze(-1), torch.zeros_like(lse).unsqueeze(-1)))
+    p = torch.where(visible & finite, p, torch.zeros_like(p))  # (B, Hq, Sq, Skv)
+    delta = (do * o).sum(-1, keepdim=True)  # (B, Hq, Sq, 1)
+    dp = torch.matmul(do, vf.transpose(-1, -2))
+    ds = p * (dp - delta) * problem.scale
+    dq = torch.matmul(ds, kf)
+    B, Hkv, Skv = problem.batch, problem.heads_kv, problem.seqlen_kv
+    dk = torch.matmul(ds.transpose(-1, -2), q).reshape(B, Hkv, g, Skv, -1).sum(2)
+    dv = torch.matmul(p.transpose(-1, -2), do).reshape(B, Hkv, g, Skv, -1).sum(2)
+    return dq, dk, dv
+
+
 def supports(problem):
     if problem.dtype not in ("fp16", "bf16"):
         return "torch_sdpa serves fp16 and bf16 (not %s)" % problem.dtype
@@ -127,6 +231,9 @@ def supports(problem):
 
 
 if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description="attnfuzz worker: torch SDPA per backend")
+    ap.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
+    args = ap.parse_args()
     serve(kernel, name="torch-sdpa", description="torch.nn.functional.scaled_dot_product_attention per backend",
-          device="cuda", dtypes=("fp16", "bf16"), supports=supports, engines=lambda p: list(ENGINES),
-          deterministic=False)
+          device=args.device, dtypes=("fp16", "bf16"), supports=supports, engines=lambda p: list(ENGINES),
+          deterministic=False, backward_given=backward_given)

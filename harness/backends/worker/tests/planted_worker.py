@@ -5,7 +5,10 @@ correctly, so the test sees the next case pass on a restarted worker):
   exit0        exit(0) mid-case              hang       sleeps past any deadline
   garbage      a reply that is not JSON      guard      writes past O into the guard
   decline      declines with a reason        error      raises (a kernel error)
-  noop         replies ok at once on every case, writing nothing (overhead measurement)"""
+  noop         replies ok at once on every case, writing nothing (overhead measurement)
+  given_writes_o, given_writes_lse   offers backward_given (reference_py's) and, on the
+               planted seed, also writes O (LSE) there, an input in that mode
+  no_given     the reference without backward_given (its hello does not list it)"""
 import ctypes
 import os
 import sys
@@ -45,6 +48,16 @@ def planted(q, k, v, problem, do=None):
     return out
 
 
+def planted_given(q, k, v, o, lse, do, problem):
+    grads = reference_py.backward_given(q, k, v, o, lse, do, problem)
+    if "seed = %d\n" % PLANT_SEED in problem.case:
+        if MODE == "given_writes_o":
+            o.set(0, 0, 0, 0, o.get(0, 0, 0, 0) + 1.0)
+        else:
+            lse.set(0, 0, 0, 0, lse.get(0, 0, 0, 0) + 0.5)
+    return grads
+
+
 worker_reply_fd = [None]
 problem_tensors = [None]
 
@@ -53,6 +66,8 @@ class PlantedWorker(Worker):
     def _run_python(self, msg, problem):
         if MODE == "noop":  # measures the protocol and the copies: writes nothing
             return
+        if problem.given:
+            return super()._run_python(msg, problem)
         from attnfuzz_worker.host_tensor import HostTensor
 
         region = self.region.get()
@@ -63,7 +78,8 @@ class PlantedWorker(Worker):
 
 
 if __name__ == "__main__":
-    w = PlantedWorker(planted, name="planted-" + MODE, device="cpu", mode="python")
+    given = planted_given if MODE.startswith("given_") else None
+    w = PlantedWorker(planted, name="planted-" + MODE, device="cpu", mode="python", backward_given=given)
     orig_dup = os.dup
 
     def dup_and_remember(fd):  # the worker's private reply fd, for the garbage mode
