@@ -15,7 +15,7 @@
 #   mx-own-block   campaign --backend worker:mx-own-block on the MXFP8 seeds (no leak expected)
 #   corpus-X       attnfuzz run corpora/gpu/*.case --backend worker:X --engine all (X: torch-sdpa,
 #                  flex, jax): the GPU corpus where each target serves it
-# They share the one GPU (JAX's preallocation is off), so their rates are not benchmarks.
+# LONG_RUNS="NAME ..." starts only those (default: all). They share the one GPU (JAX's preallocation is off), so their rates are not benchmarks.
 set -u
 cmd=${1:?start|collect}
 case $cmd in
@@ -35,8 +35,10 @@ start)
   pc=ci/tests/pytargets_cases
   mkdir -p "$BG/mx-seed"
   cp $pc/mxfp8-*.case corpora/seed/mxfp8-causal.case "$BG/mx-seed/" 2>/dev/null
-  launch() { # NAME COMMAND...
+  RUNS=" ${LONG_RUNS:-libgate torch-sdpa flex jax mx-own-block corpus-torch-sdpa corpus-flex corpus-jax} "
+  launch() { # NAME COMMAND... (only the runs named in LONG_RUNS)
     local name=$1; shift
+    case $RUNS in *" $name "*) ;; *) return ;; esac
     setsid bash -c '"$@" > "'"$BG/$name"'.log" 2>&1; echo $? > "'"$BG/$name"'.rc"' _ "$@" < /dev/null &
     echo "started $name: $*" >> "$BG/started.txt"
   }
@@ -66,18 +68,21 @@ collect)
   BG=${2:?dir} OUT=${3:?out} W=${4:-300}
   mkdir -p "$OUT"
   t0=$(date +%s)
-  for n in libgate torch-sdpa flex jax mx-own-block corpus-torch-sdpa corpus-flex corpus-jax; do
+  names=$(sed -n 's/^started \([^:]*\):.*/\1/p' "$BG/started.txt" | tr '\n' ' ')
+  for n in $names; do
     while [ ! -e "$BG/$n.rc" ] && [ $(( $(date +%s) - t0 )) -lt "$W" ]; do sleep 5; done
   done
   {
-    for n in libgate torch-sdpa flex jax mx-own-block; do
+    for n in $names; do
+      case $n in corpus-*) continue ;; esac
       echo "=== $n: exit $(cat "$BG/$n.rc" 2>/dev/null || echo 'still running')"
       tail -15 "$BG/$n.log" 2>/dev/null | cut -c1-300
       d="$BG/camp-$n"; [ "$n" = libgate ] && d="$BG/libgate"
       [ -f "$d/stats.json" ] && python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print("stats:", {k: s.get(k) for k in ("cases","elapsed_s","buckets","findings","declined","crashes")})' "$d/stats.json"
       ls "$d/findings" 2>/dev/null | head -20 | sed 's/^/finding: /'
     done
-    for n in corpus-torch-sdpa corpus-flex corpus-jax; do
+    for n in $names; do
+      case $n in corpus-*) ;; *) continue ;; esac
       echo "=== $n: exit $(cat "$BG/$n.rc" 2>/dev/null || echo 'still running'): $(grep -c '\]: pass' "$BG/$n.log") pass," \
         "$(grep -c '\]: declined' "$BG/$n.log") declined, $(grep -c '\]: FINDING' "$BG/$n.log") findings"
       grep -E '\]: (FINDING|error|crash|hang)' "$BG/$n.log" | cut -c1-260 | head -20

@@ -16,6 +16,9 @@
 #              (480) s on the own-block recipe (none expected); ATTNFUZZ_PYTHON picks python
 #   cp         CP over cudnn with virtual ranks (issue 14): corpora/gpu-cp and corpora/seed-cp,
 #              --backend cudnn, on the system cuDNN and the torch venv's (ATTNFUZZ_CP on)
+#   confirm    CONFIRM_CASES (files) with CONFIRM_BACKEND (default cudnn) and CONFIRM_ARGS, twice in
+#              separate processes on each cuDNN (system, venv): one line per case and run
+#              (a suspected bug is written up only once it repeats in separate processes)
 # Results: $OUT/<stage>.txt, and summary.txt with one line per stage.
 set -u
 BUILD=${1:?build dir}
@@ -132,6 +135,20 @@ EOF
       done
       grep -E "^### |\]: (FINDING|declined)" "$log" | cut -c1-260 >> "$summary"
       echo "cp: $(grep -c '\]: pass' "$log") pass, $(grep -c '\]: declined' "$log") declined, $(grep -c '\]: FINDING' "$log") findings" >> "$summary" ;;
+    confirm)
+      : > "$log"
+      venv_dir=$(python3 -c 'import nvidia.cudnn as m, os; print(os.path.join(list(m.__path__)[0], "lib"))' 2>/dev/null)
+      for lp in "" "$venv_dir"; do
+        for rep in 1 2; do
+          (
+            [ -n "$lp" ] && export LD_LIBRARY_PATH="$lp:$LD_LIBRARY_PATH"
+            echo "### cuDNN ${lp:-system}, process $rep"
+            timeout 240 "$BUILD/attnfuzz" run $CONFIRM_CASES --backend "${CONFIRM_BACKEND:-cudnn}" ${CONFIRM_ARGS:-}
+            echo "### exit $?"
+          ) >> "$log" 2>&1
+        done
+      done
+      grep -E "^### |\]: " "$log" | cut -c1-300 >> "$summary" ;;
     *) echo "unknown stage $stage" >> "$summary" ;;
   esac
   echo "== $stage: $(( $(date +%s) - t0 )) s" >> "$summary"
