@@ -70,8 +70,8 @@ typedef enum {
     CG_SLOT_BY_VALUE = 100 /* host scalar owned by the graph */
 } cg_slot;
 
-#define CG_MAX_DESC    400
-#define CG_MAX_OPS     64
+#define CG_MAX_DESC    640
+#define CG_MAX_OPS     96 /* the backward with every feature, padding and both bounds: ~61 */
 #define CG_MAX_VP      64
 #define CG_MAX_SCALARS 32
 
