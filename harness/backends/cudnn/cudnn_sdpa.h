@@ -1,10 +1,11 @@
 /* cudnn_sdpa.h — SDPA forward/backward as cuDNN backend graphs (composite lowering).
  *
  * The graphs follow what cudnn-frontend emits for cuDNN 9.14-9.19 (see
- * shared/research/cudnn-backend-sdpa.md): Q x K^T -> scale -> padding mask -> diagonal
- * band (causal / bottom-right / sliding window) -> softmax with Stats (natural-log
- * LSE) -> P x V; the backward is the composite bwd graph with softmax_sum and, for the
- * nondeterministic variant, a dQ fp32 accumulator in scratch memory.
+ * shared/research/cudnn-backend-sdpa.md): Q x K^T -> scale -> [softcap -> bias -> ALiBi:
+ * cudnn_graph_feat.c] -> padding mask -> diagonal band (causal / bottom-right / sliding
+ * window) -> softmax [with a sink] and Stats (natural-log LSE) -> P x V; the backward is
+ * the composite bwd graph with softmax_sum and, for the nondeterministic variant, a dQ
+ * fp32 accumulator in scratch memory.
  */
 #ifndef ATTNFUZZ_CUDNN_SDPA_H
 #define ATTNFUZZ_CUDNN_SDPA_H
