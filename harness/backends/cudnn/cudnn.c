@@ -78,8 +78,10 @@ int af_cudnn_last_fp8_bwd_amax(af_backend *be, float amax[4]) {
 
 #else /* ATTNFUZZ_HAVE_CUDA */
 
+#include <math.h>
 #include <time.h>
 #include "kernels/af_gpu.h"
+#include "model/features.h"
 #include "backends/cudnn/cudnn_engines.h"
 #include "backends/cudnn/cudnn_sdpa.h"
 
@@ -278,7 +280,10 @@ static af_cg *get_graph(cudnn_state *s, case_state *cs, int k, char *why, size_t
                 g->failed = true;
                 snprintf(g->err, sizeof g->err, "%s",
                          cs->desc.fp8 ? "the unified SDPA_FWD op takes fp16/bf16 only (cuDNN 9.14-9.19)"
-                                      : "the unified SDPA_FWD op has no mask, window or paging attributes");
+                         : af_sdpa_has_features(&cs->desc)
+                             ? "the unified SDPA_FWD op path is not built for softcap / bias / ALiBi / sinks "
+                               "(the composite graph serves them)"
+                             : "the unified SDPA_FWD op has no mask, window or paging attributes");
             } else if (k == G_BWD_DET && cs->desc.fp8) {
                 /* FE's FP8 backward node has one shape: no dQ accumulator variant */
                 g->failed = true;
@@ -538,12 +543,65 @@ static int side_make(side_tables *st, const af_case *c, const af_layout_plan *p,
     return 0;
 }
 
+/* The feature inputs of a run (oracle/feature_spec.h values from model/features.h), one
+ * host block in slot order, FLOAT tables 16-byte aligned: the bias in the io storage
+ * [bias_b, bias_h, Sq, Skv] of the serving case (orig's values where i < orig's s_q and
+ * j < orig's s_kv, 0 in the padded rows and columns, which the padding mask hides; the
+ * values are orig's: af_feature_bias indexes by orig's extents), then ALiBi slopes,
+ * sink logits and the dsink output, FLOAT [hq] each. */
+typedef struct {
+    unsigned char *host;
+    size_t bytes;
+    size_t off[CG_SLOT_COUNT]; /* byte offset per slot, SIZE_MAX when absent */
+} feat_block;
+
+static void feat_add(feat_block *fb, int slot, size_t bytes) {
+    fb->off[slot] = fb->bytes;
+    fb->bytes += (bytes + 255) & ~(size_t)255;
+}
+
+static int feat_make(feat_block *fb, const af_case *orig, const af_sdpa_desc *d) {
+    memset(fb, 0, sizeof *fb);
+    for (int i = 0; i < CG_SLOT_COUNT; i++) fb->off[i] = (size_t)-1;
+    af_storage st = d->io == CUDNN_DATA_HALF ? AF_ST_F16 : AF_ST_BF16;
+    size_t n_bias = (size_t)(d->bias_b * d->bias_h * d->sq * d->skv); /* [bias_b, bias_h, Sq, Skv] */
+    if (d->bias_b) feat_add(fb, CG_SLOT_BIAS, n_bias * (size_t)af_storage_bytes(st));
+    if (d->alibi) feat_add(fb, CG_SLOT_ALIBI_SLOPES, (size_t)d->hq * sizeof(float));
+    if (d->sink) feat_add(fb, CG_SLOT_SINK, (size_t)d->hq * sizeof(float));
+    if (d->dsink) feat_add(fb, CG_SLOT_DSINK, (size_t)d->hq * sizeof(float));
+    if (!fb->bytes) return 0;
+    if (!(fb->host = calloc(1, fb->bytes))) return -1;
+    if (d->bias_b) {
+        void *bias = fb->host + fb->off[CG_SLOT_BIAS];
+        int64_t k = 0;
+        for (int b = 0; b < d->bias_b; b++)
+            for (int h = 0; h < d->bias_h; h++)
+                for (int i = 0; i < d->sq; i++)
+                    for (int j = 0; j < d->skv; j++, k++) {
+                        bool inside = i < orig->seqlen_q && j < orig->seqlen_kv;
+                        af_storage_store(st, bias, k, inside ? af_feature_bias(orig, b, h, i, j) : 0.0f);
+                    }
+    }
+    float *slopes = d->alibi ? (float *)(fb->host + fb->off[CG_SLOT_ALIBI_SLOPES]) : NULL;
+    float *sink = d->sink ? (float *)(fb->host + fb->off[CG_SLOT_SINK]) : NULL;
+    float *dsink = d->dsink ? (float *)(fb->host + fb->off[CG_SLOT_DSINK]) : NULL;
+    for (int h = 0; h < d->hq; h++) {
+        if (slopes) slopes[h] = af_feature_alibi_slope(orig, h);
+        if (sink) sink[h] = af_feature_sink(orig, h); /* 0 for off_by_one */
+        if (dsink) dsink[h] = NAN;                    /* "not written" until the backward runs */
+    }
+    return 0;
+}
+
 /* Run case c (the serving case: its graph, its buffers t) on the device. *oom is set when
  * a device allocation failed (the caller may free cached plans and try again). */
 /* given: O and LSE in t are inputs (backward_given): only the backward graph runs, on
  * them, and O and LSE come back as they went in. */
-static af_run_status run_graphs(cudnn_state *s, const af_case *c, const char *engine, af_tensors *t, af_run_info *info,
-                                bool given, bool *oom, char *why, size_t cap) {
+/* orig: the case asked for (its feature values; c may be its padded case); dsink_out:
+ * the (Hq) host output of learnable sinks with backward, else NULL. */
+static af_run_status run_graphs(cudnn_state *s, const af_case *c, const af_case *orig, float *dsink_out,
+                                const char *engine, af_tensors *t, af_run_info *info, bool given, bool *oom, char *why,
+                                size_t cap) {
     *oom = false;
     case_state *cs = get_case_state(s, c, why, cap);
     if (!cs) return AF_RUN_DECLINED;
@@ -579,7 +637,7 @@ static af_run_status run_graphs(cudnn_state *s, const af_case *c, const char *en
 
     af_run_status st = AF_RUN_OK;
     af_gpu_tensors g;
-    void *work = NULL, *side_dev = NULL, *fp8_dev = NULL;
+    void *work = NULL, *side_dev = NULL, *fp8_dev = NULL, *feat_dev = NULL;
     /* fp8: the device FLOAT [1,1,1,1] scalars, one per 16 bytes, in slot order
      * CG_SLOT_DESCALE_Q .. CG_SLOT_AMAX_DV (tensors.h recipe). Amax outputs start at -1
      * ("not written"); the backward's are read back only for backward cases. */
@@ -608,6 +666,12 @@ static af_run_status run_graphs(cudnn_state *s, const af_case *c, const char *en
         snprintf(why, cap, "out of host memory");
         return AF_RUN_RESOURCE;
     }
+    feat_block feat;
+    if (feat_make(&feat, orig, &cs->desc)) {
+        free(side.host);
+        snprintf(why, cap, "out of host memory for the feature inputs");
+        return AF_RUN_RESOURCE;
+    }
     st = af_gpu_tensors_upload(&g, t, why, cap);
     *oom = st == AF_RUN_RESOURCE;
     if (st != AF_RUN_OK) goto out_side;
@@ -617,6 +681,10 @@ static af_run_status run_graphs(cudnn_state *s, const af_case *c, const char *en
     }
     if ((st = af_gpu_malloc(&side_dev, side.count * sizeof(int32_t), why, cap)) != AF_RUN_OK) goto out;
     if ((st = af_gpu_h2d(side_dev, side.host, side.count * sizeof(int32_t), why, cap)) != AF_RUN_OK) goto out;
+    if (feat.bytes) {
+        if ((st = af_gpu_malloc(&feat_dev, feat.bytes, why, cap)) != AF_RUN_OK) goto out;
+        if ((st = af_gpu_h2d(feat_dev, feat.host, feat.bytes, why, cap)) != AF_RUN_OK) goto out;
+    }
     if (cs->desc.fp8) {
         if ((st = af_gpu_malloc(&fp8_dev, sizeof fp8_host, why, cap)) != AF_RUN_OK) goto out;
         if ((st = af_gpu_h2d(fp8_dev, fp8_host, sizeof fp8_host, why, cap)) != AF_RUN_OK) goto out;
@@ -633,6 +701,8 @@ static af_run_status run_graphs(cudnn_state *s, const af_case *c, const char *en
     slots[CG_SLOT_DQ_ACCUM] = (char *)work + scratch_off[CG_SLOT_DQ_ACCUM];
     if (fp8_dev) /* the scalar slots are contiguous from CG_SLOT_DESCALE_Q (cudnn_graph.h) */
         for (int i = 0; i < FP8_SCALARS; i++) slots[CG_SLOT_DESCALE_Q + i] = (float *)fp8_dev + i * FP8_STRIDE;
+    for (int i = CG_SLOT_BIAS; i <= CG_SLOT_DSINK; i++)
+        if (feat.off[i] != (size_t)-1) slots[i] = (char *)feat_dev + feat.off[i];
 
     char w[900];
     if (!given && af_cudnn_execute(s->api, s->handle, fg, fp, slots, work, w, sizeof w)) {
@@ -650,6 +720,9 @@ static af_run_status run_graphs(cudnn_state *s, const af_case *c, const char *en
         if ((st = af_gpu_sync("cuDNN backward", why, cap)) != AF_RUN_OK) goto out;
     }
     st = af_gpu_tensors_download(&g, t, why, cap);
+    if (st == AF_RUN_OK && dsink_out && feat.off[CG_SLOT_DSINK] != (size_t)-1)
+        st = af_gpu_d2h(dsink_out, (char *)feat_dev + feat.off[CG_SLOT_DSINK], (size_t)c->heads_q * sizeof(float), why,
+                        cap);
     if (st == AF_RUN_OK && fp8_dev && af_gpu_d2h(fp8_host, fp8_dev, sizeof fp8_host, why, cap) == AF_RUN_OK) {
         s->have_amax = true;
         s->amax_s = FP8_AT(CG_SLOT_AMAX_S);
@@ -666,10 +739,12 @@ out:
         af_gpu_free(work);
         af_gpu_free(side_dev);
         af_gpu_free(fp8_dev);
+        af_gpu_free(feat_dev);
         af_gpu_tensors_free(&g);
     }
 out_side:
     free(side.host);
+    free(feat.host);
     return st;
 }
 
@@ -711,10 +786,10 @@ static af_run_status cudnn_run_mode(af_backend *be, const af_case *c, const char
     }
     if (st == AF_RUN_OK) {
         bool oom = false;
-        st = run_graphs(s, served, engine, run_t, info, given, &oom, why, cap);
+        st = run_graphs(s, served, c, t->dsink, engine, run_t, info, given, &oom, why, cap);
         if (oom) {
             evict_lru_half(s, NULL);
-            st = run_graphs(s, served, engine, run_t, info, given, &oom, why, cap);
+            st = run_graphs(s, served, c, t->dsink, engine, run_t, info, given, &oom, why, cap);
         }
     }
     if (staged) {

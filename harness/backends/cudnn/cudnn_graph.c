@@ -183,6 +183,16 @@ static const char *pw_tag(cudnnPointwiseMode_t m) {
             return "CMP_LT";
         case CUDNN_POINTWISE_LOGICAL_AND:
             return "AND";
+        case CUDNN_POINTWISE_TANH_FWD:
+            return "TANH_FWD";
+        case CUDNN_POINTWISE_TANH_BWD:
+            return "TANH_BWD";
+        case CUDNN_POINTWISE_ABS:
+            return "ABS";
+        case CUDNN_POINTWISE_NEG:
+            return "NEG";
+        case CUDNN_POINTWISE_MAX:
+            return "MAX";
         case CUDNN_POINTWISE_BINARY_SELECT:
             return "SELECT";
         default:
@@ -207,6 +217,22 @@ void cg_pointwise(af_cg *g, cudnnPointwiseMode_t mode, cudnnDataType_t prec, cg_
     float one = 1.0f;
     set(g, op, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1, CUDNN_TYPE_FLOAT, 1, &one, "pointwise op");
     set(g, op, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2, CUDNN_TYPE_FLOAT, 1, &one, "pointwise op");
+    char what[64];
+    snprintf(what, sizeof what, "finalize pointwise %s", pw_tag(mode));
+    finalize(g, op, what);
+    add_op(g, op, pw_tag(mode));
+}
+
+void cg_pointwise_bwd(af_cg *g, cudnnPointwiseMode_t mode, cudnnDataType_t prec, cg_t dy, cg_t x, cg_t dx) {
+    cudnnBackendDescriptor_t pw = create(g, CUDNN_BACKEND_POINTWISE_DESCRIPTOR, "pointwise");
+    set(g, pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode, "pointwise");
+    set(g, pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &prec, "pointwise");
+    finalize(g, pw, "finalize pointwise");
+    cudnnBackendDescriptor_t op = create(g, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, "pointwise op");
+    set(g, op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pw, "pointwise op");
+    set(g, op, CUDNN_ATTR_OPERATION_POINTWISE_DYDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &dy, "pointwise op");
+    set(g, op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x, "pointwise op");
+    set(g, op, CUDNN_ATTR_OPERATION_POINTWISE_DXDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &dx, "pointwise op");
     char what[64];
     snprintf(what, sizeof what, "finalize pointwise %s", pw_tag(mode));
     finalize(g, op, what);

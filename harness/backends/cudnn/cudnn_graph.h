@@ -61,12 +61,17 @@ typedef enum {
     CG_SLOT_AMAX_DQ,
     CG_SLOT_AMAX_DK,
     CG_SLOT_AMAX_DV,
+    /* features (oracle/feature_spec.h; cudnn_graph_feat.c), device buffers of the run */
+    CG_SLOT_BIAS,         /* io dtype [bias_b,bias_h,sq,skv], extent 1 = broadcast */
+    CG_SLOT_ALIBI_SLOPES, /* FLOAT [1,hq,1,1] */
+    CG_SLOT_SINK,         /* FLOAT [1,hq,1,1] sink logits (0 for off_by_one) */
+    CG_SLOT_DSINK,        /* FLOAT [1,hq,1,1] output: gradient of learnable sinks */
     CG_SLOT_COUNT,
     CG_SLOT_BY_VALUE = 100 /* host scalar owned by the graph */
 } cg_slot;
 
-#define CG_MAX_DESC    400
-#define CG_MAX_OPS     64
+#define CG_MAX_DESC    640
+#define CG_MAX_OPS     96 /* the backward with every feature, padding and both bounds: ~61 */
 #define CG_MAX_VP      64
 #define CG_MAX_SCALARS 32
 
@@ -115,6 +120,8 @@ cg_t cg_scalar_i32(af_cg *g, int32_t v);
 /* y = op(x [, b [, t]]); prec = math precision; axis >= 0 only for GEN_INDEX. */
 void cg_pointwise(af_cg *g, cudnnPointwiseMode_t mode, cudnnDataType_t prec, cg_t x, cg_t b, cg_t t, cg_t y,
                   int64_t axis);
+/* Activation backward (TANH_BWD ...): dx = f'(x) * dy, as cuDNN's DYDESC / XDESC / DXDESC. */
+void cg_pointwise_bwd(af_cg *g, cudnnPointwiseMode_t mode, cudnnDataType_t prec, cg_t dy, cg_t x, cg_t dx);
 /* c = a x b (batched over dims 0,1 with broadcasting); overrides may be NULL. */
 void cg_matmul(af_cg *g, cg_t a, cg_t b, cg_t c, cg_t m_override, cg_t n_override, cg_t k_override);
 void cg_reduction(af_cg *g, cudnnReduceTensorOp_t op, cg_t x, cg_t y);

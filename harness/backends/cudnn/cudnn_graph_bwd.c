@@ -4,7 +4,9 @@
  * [b,hq,sq,1]. Inputs Q, K^T, V^T, O, dO, Stats (from the forward), outputs dQ dK dV.
  * Scratch (device, allocated by the caller from g->scratch_bytes): softmax_sum R fp32
  * and, nondeterministic variant, dQ_accum [b,hq,sq,dqk] fp32. GQA/MQA: dK, dV are
- * computed per q head and reduced over each group of hq/hk heads.
+ * computed per q head and reduced over each group of hq/hk heads. Features
+ * (cudnn_graph_feat.c): the scores are recomputed with softcap, bias and ALiBi; the
+ * softcap derivative scales dS; learnable sinks add the dsink reduction.
  */
 #include "backends/cudnn/cudnn_sdpa.h"
 
@@ -66,12 +68,15 @@ void af_sdpa_build_bwd(af_cg *g, const af_sdpa_desc *d, bool deterministic) {
     cg_t softmax_sum = cg_tensor(g, CUDNN_DATA_FLOAT, dims, str, CG_SLOT_SOFTMAX_SUM, NULL);
     g->scratch_bytes[CG_SLOT_SOFTMAX_SUM] = (size_t)(d->b * d->hq * d->sq) * 4;
     cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, rowsum, cg_scalar_f32(g, 1.0f), NULL, softmax_sum, -1);
+    if (d->dsink) af_sdpa_dsink(g, d, stats, rowsum); /* learnable sinks (FE: from the same rowsum) */
 
-    /* P = exp(mask(scale * Q K^T) - Stats) */
+    /* P = exp(mask(features(scale * Q K^T)) - Stats); the sink is inside Stats already */
     cg_t s0 = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
     cg_matmul(g, q, kt, s0, seq_q, seq_kv, NULL);
     cg_t s = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
     cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, s0, scale, NULL, s, -1);
+    cg_t r_over_c; /* softcap: r / c, read again by the dS chain's TANH_BWD */
+    s = af_sdpa_score_features(g, d, s, seq_q, seq_kv, &r_over_c);
     if (d->padding) s = af_sdpa_padding_mask(g, d, s, seq_q, seq_kv);
     cg_t sm = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
     cg_pointwise(g, CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, s, stats, NULL, sm, -1);
@@ -90,7 +95,7 @@ void af_sdpa_build_bwd(af_cg *g, const af_sdpa_desc *d, bool deterministic) {
         cg_reduction(g, CUDNN_REDUCE_TENSOR_ADD, dv_full, dv);
     }
 
-    /* dS = scale * P * (dO V^T - softmax_sum) */
+    /* dS = scale * [softcap'] * P * (dO V^T - softmax_sum) */
     cg_t dp = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
     cg_matmul(g, dout, vt, dp, seq_q, seq_kv, NULL);
     cg_t t1 = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
@@ -98,6 +103,7 @@ void af_sdpa_build_bwd(af_cg *g, const af_sdpa_desc *d, bool deterministic) {
     cg_t t2 = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
     cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, t1, p, NULL, t2, -1);
     cg_t ds = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
+    t2 = af_sdpa_softcap_bwd(g, d, t2, r_over_c); /* dR = dS (1 - tanh^2(r / c)) */
     cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, t2, scale, NULL, ds, -1);
 
     /* dK = dS^T Q */

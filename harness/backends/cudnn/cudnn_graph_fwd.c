@@ -1,5 +1,5 @@
 /* cudnn_graph_fwd.c — SDPA forward graphs: composite (cudnn-frontend's lowering) and
- * the unified SDPA_FWD operation. Shapes: S = [b,hq,sq,skv] scores, R = [b,hq,sq,1]
+ * the unified SDPA_FWD operation (features: composite only). Shapes: S = [b,hq,sq,skv] scores, R = [b,hq,sq,1]
  * row statistics, both fp32 and packed. */
 #include "backends/cudnn/cudnn_sdpa.h"
 
@@ -191,17 +191,34 @@ void af_sdpa_build_fwd(af_cg *g, const af_sdpa_desc *d) {
         s = mul_s(g, d, s, descale_q);
         s = mul_s(g, d, s, descale_k);
     }
+    s = af_sdpa_score_features(g, d, s, io.seq_q, io.seq_kv, NULL); /* softcap, bias, ALiBi */
     if (d->padding) s = af_sdpa_padding_mask(g, d, s, io.seq_q, io.seq_kv);
     s = af_sdpa_band_mask(g, d, s, io.seq_q, io.seq_kv);
-    /* softmax with Stats = max + log(sum exp(s - max)) */
+    /* softmax with Stats = max + log(sum exp(s - max)); with a sink (FE's composite
+     * softmax, cuDNN >= 9.13): max = MAX(row max, sink), sum += exp(sink - max) */
     cg_t m = vr(g, d), z = vr(g, d), logz = vr(g, d);
     /* P takes the io type (fp16/bf16) except for fp8, where P stays FLOAT until scale_s */
     cg_t t = vs(g, d, CUDNN_DATA_FLOAT), e = vs(g, d, CUDNN_DATA_FLOAT),
          p = vs(g, d, d->fp8 ? CUDNN_DATA_FLOAT : d->io);
-    cg_reduction(g, CUDNN_REDUCE_TENSOR_MAX, s, m);
+    cg_t sink = d->sink ? af_sdpa_sink_tensor(g, d) : NULL;
+    if (sink) {
+        cg_t row_max = vr(g, d);
+        cg_reduction(g, CUDNN_REDUCE_TENSOR_MAX, s, row_max);
+        cg_pointwise(g, CUDNN_POINTWISE_MAX, CUDNN_DATA_FLOAT, row_max, sink, NULL, m, -1);
+    } else {
+        cg_reduction(g, CUDNN_REDUCE_TENSOR_MAX, s, m);
+    }
     cg_pointwise(g, CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, s, m, NULL, t, -1);
     cg_pointwise(g, CUDNN_POINTWISE_EXP, CUDNN_DATA_FLOAT, t, NULL, NULL, e, -1);
-    cg_reduction(g, CUDNN_REDUCE_TENSOR_ADD, e, z);
+    if (sink) {
+        cg_t sub_sink = vr(g, d), exp_sink = vr(g, d), z_keys = vr(g, d);
+        cg_pointwise(g, CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, sink, m, NULL, sub_sink, -1);
+        cg_pointwise(g, CUDNN_POINTWISE_EXP, CUDNN_DATA_FLOAT, sub_sink, NULL, NULL, exp_sink, -1);
+        cg_reduction(g, CUDNN_REDUCE_TENSOR_ADD, e, z_keys);
+        cg_pointwise(g, CUDNN_POINTWISE_ADD, CUDNN_DATA_FLOAT, z_keys, exp_sink, NULL, z, -1);
+    } else {
+        cg_reduction(g, CUDNN_REDUCE_TENSOR_ADD, e, z);
+    }
     cg_pointwise(g, CUDNN_POINTWISE_LOG, CUDNN_DATA_FLOAT, z, NULL, NULL, logz, -1);
     cg_pointwise(g, CUDNN_POINTWISE_ADD, CUDNN_DATA_FLOAT, m, logz, NULL, io.stats, -1);
     cg_pointwise(g, CUDNN_POINTWISE_DIV, CUDNN_DATA_FLOAT, e, z, NULL, p, -1);

@@ -1,10 +1,11 @@
 /* cudnn_sdpa.h — SDPA forward/backward as cuDNN backend graphs (composite lowering).
  *
  * The graphs follow what cudnn-frontend emits for cuDNN 9.14-9.19 (see
- * shared/research/cudnn-backend-sdpa.md): Q x K^T -> scale -> padding mask -> diagonal
- * band (causal / bottom-right / sliding window) -> softmax with Stats (natural-log
- * LSE) -> P x V; the backward is the composite bwd graph with softmax_sum and, for the
- * nondeterministic variant, a dQ fp32 accumulator in scratch memory.
+ * shared/research/cudnn-backend-sdpa.md): Q x K^T -> scale -> [softcap -> bias -> ALiBi:
+ * cudnn_graph_feat.c] -> padding mask -> diagonal band (causal / bottom-right / sliding
+ * window) -> softmax [with a sink] and Stats (natural-log LSE) -> P x V; the backward is
+ * the composite bwd graph with softmax_sum and, for the nondeterministic variant, a dQ
+ * fp32 accumulator in scratch memory.
  */
 #ifndef ATTNFUZZ_CUDNN_SDPA_H
 #define ATTNFUZZ_CUDNN_SDPA_H
@@ -35,6 +36,12 @@ typedef struct {
     int left_cudnn; /* = window_left + 1 (mask_spec.h convention) */
     bool bottom_right;
     float scale;
+    /* features (oracle/feature_spec.h), fp16/bf16 composite graphs only */
+    float softcap;          /* 0 = none: t = c * tanh(r / c) */
+    int64_t bias_b, bias_h; /* bias extents (1 = broadcast); 0, 0 = no bias */
+    bool alibi;             /* -slope_h * |j - (i + len_kv - len_q)| */
+    bool sink;              /* sink logit per head in the softmax denominator */
+    bool dsink;             /* backward writes the learnable sinks' gradient */
 } af_sdpa_desc;
 
 /* Fill d from the case. Returns 0, or -1 with why when the cudnn backend does not
@@ -51,6 +58,19 @@ void af_sdpa_build_bwd_fp8(af_cg *g, const af_sdpa_desc *d); /* sdpa_fp8_bwd low
 /* Score modifiers shared by forward and backward: return the masked score tensor. */
 cg_t af_sdpa_padding_mask(af_cg *g, const af_sdpa_desc *d, cg_t score, cg_t seq_q, cg_t seq_kv);
 cg_t af_sdpa_band_mask(af_cg *g, const af_sdpa_desc *d, cg_t score, cg_t seq_q, cg_t seq_kv);
+/* The score features between the scale and the masks, in feature_spec.h's order: softcap
+ * (c * tanh(r / c)), bias, ALiBi. *r_over_c gets the tensor r / c when softcap is on
+ * (the backward's TANH_BWD reads it), else NULL. cudnn_graph_feat.c. */
+cg_t af_sdpa_score_features(af_cg *g, const af_sdpa_desc *d, cg_t score, cg_t seq_q, cg_t seq_kv, cg_t *r_over_c);
+/* Backward: dR = dS * (1 - tanh^2(r / c)) from the recomputed r / c (identity without
+ * softcap), as cudnn-frontend's Softcap::backward (MUL c, TANH_BWD, DIV c). */
+cg_t af_sdpa_softcap_bwd(af_cg *g, const af_sdpa_desc *d, cg_t ds, cg_t r_over_c);
+/* The sink logits, a real FLOAT [1,hq,1,1] tensor (CG_SLOT_SINK). */
+cg_t af_sdpa_sink_tensor(af_cg *g, const af_sdpa_desc *d);
+/* Backward: dsink [1,hq,1,1] (CG_SLOT_DSINK) from Stats and rowsum(dO * O), as FE. */
+void af_sdpa_dsink(af_cg *g, const af_sdpa_desc *d, cg_t stats, cg_t softmax_rowsum);
+/* Do any of the features above apply? */
+bool af_sdpa_has_features(const af_sdpa_desc *d);
 /* S^T view [b,hq,skv,sq] of a packed S [b,hq,sq,skv], in dtype dt (backward graphs). */
 cg_t af_sdpa_scores_t(af_cg *g, const af_sdpa_desc *d, cudnnDataType_t dt);
 

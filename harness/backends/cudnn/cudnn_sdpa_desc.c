@@ -52,33 +52,53 @@ static int fp8_declines(const af_case *c, size_t cudnn_version, char *why, size_
     return -1;
 }
 
-/* The features (oracle/feature_spec.h) this backend's SDPA graphs do not wire: each is
- * declined with its own reason, never accepted and ignored. Bias and ALiBi exist as SDPA
- * node attributes in cuDNN but are not built here yet (to be enabled with a GPU run);
- * softcap and dLSE have no SDPA attribute; this graph writes natural-log stats and has no
- * sink logits. */
-static int feature_declines(const af_case *c, char *why, size_t cap) {
-    if (c->softcap != 0.0)
-        snprintf(why, cap, "softcap = %g: cuDNN's SDPA node has no logit softcap attribute (not served)", c->softcap);
-    else if (c->softmax != AF_SOFTMAX_VANILLA)
-        snprintf(why, cap, "softmax = %s: attention sinks are not wired into this backend's SDPA graph",
-                 af_softmax_name(c->softmax));
-    else if (c->bias != AF_BIAS_NONE)
-        snprintf(why, cap,
-                 "bias = %s: cuDNN's SDPA bias attribute is not wired into this backend yet (declined, not ignored)",
-                 af_bias_shape_name(c->bias));
-    else if (c->alibi)
-        snprintf(why, cap, "alibi: cuDNN's SDPA ALiBi mask attribute is not wired into this backend yet");
-    else if (c->lse_base2)
-        snprintf(why, cap, "stats = log2: this backend's SDPA graph writes natural-log stats");
+/* The features of oracle/feature_spec.h: what the composite fp16/bf16 graphs serve
+ * (softcap, bias of every broadcast shape, ALiBi, sinks off_by_one / learnable with
+ * dsink; cudnn_graph_feat.c) and what is declined, each with its own reason, never
+ * accepted and ignored. Declines come first so a case with several features names the
+ * one cuDNN cannot serve. docs/cudnn.md "Features" has the table. */
+static int feature_declines(const af_case *c, size_t cudnn_version, char *why, size_t cap) {
+    bool sinks = c->softmax != AF_SOFTMAX_VANILLA;
+    if (c->lse_base2)
+        snprintf(why, cap, "stats = log2: cuDNN's SDPA writes natural-log stats (max + log sum exp); not served");
     else if (c->dlse)
-        snprintf(why, cap, "dlse: cuDNN's SDPA backward node takes no incoming LSE gradient");
-    else if (c->dropout_p != 0.0) /* cuDNN's own Philox stream maps words to elements its own way: unverified here */
-        snprintf(why, cap, "dropout = %g: dropout not wired to cuDNN's Philox dropout in this backend yet",
+        snprintf(why, cap, "dlse: cuDNN's SDPA backward takes no incoming LSE gradient (its inputs are O, dO, Stats)");
+    else if (c->dropout_p != 0.0) /* cuDNN's Philox stream maps words to elements its own way */
+        snprintf(why, cap,
+                 "dropout = %g: cuDNN draws its own Philox mask (not the case's dropout_spec.h mask); "
+                 "the mask-tensor form is not wired",
                  c->dropout_p);
+    else if (c->dtype == AF_DT_FP8_E4M3 && (c->softcap != 0.0 || sinks || c->bias != AF_BIAS_NONE || c->alibi))
+        snprintf(why, cap,
+                 "fp8_e4m3 with %s: not wired into the FP8 graphs (cudnn-frontend: SDPA FP8 does not support "
+                 "bias; softcap, ALiBi and sinks are fp16/bf16 only here)",
+                 c->softcap != 0.0 ? "softcap"
+                 : sinks           ? "sinks"
+                 : c->alibi        ? "alibi"
+                                   : "bias");
+    else if (sinks && cudnn_version < 91300)
+        snprintf(why, cap, "softmax = %s: cuDNN %zu has no SDPA sink token (cudnn-frontend: needs cuDNN >= 9.13)",
+                 af_softmax_name(c->softmax), cudnn_version);
+    else if (sinks && c->seqlen_q == 1)
+        snprintf(why, cap,
+                 "softmax = %s with seqlen_q = 1: cudnn-frontend: decode only mode (s_q == 1) not supported with "
+                 "sink_token",
+                 af_softmax_name(c->softmax));
     else
         return 0;
     return -1;
+}
+
+/* The served features into the description (after feature_declines). */
+static void feature_desc(const af_case *c, af_sdpa_desc *d) {
+    d->softcap = (float)c->softcap;
+    if (c->bias != AF_BIAS_NONE) {
+        d->bias_b = (c->bias == AF_BIAS_B1SS || c->bias == AF_BIAS_BHSS) ? c->batch : 1;
+        d->bias_h = (c->bias == AF_BIAS_1HSS || c->bias == AF_BIAS_BHSS) ? c->heads_q : 1;
+    }
+    d->alibi = c->alibi;
+    d->sink = c->softmax != AF_SOFTMAX_VANILLA;
+    d->dsink = c->softmax == AF_SOFTMAX_LEARNABLE && c->backward;
 }
 
 int af_sdpa_desc_make(const af_case *c, const af_layout_plan *p, size_t cudnn_version, af_sdpa_desc *d, char *why,
@@ -101,7 +121,8 @@ int af_sdpa_desc_make(const af_case *c, const af_layout_plan *p, size_t cudnn_ve
         snprintf(why, cap, "cp = %d: context parallelism is the cp wrapper's job, not the cudnn backend's", c->cp_size);
         return -1;
     }
-    if (feature_declines(c, why, cap)) return -1;
+    if (feature_declines(c, cudnn_version, why, cap)) return -1;
+    feature_desc(c, d);
     d->b = c->batch;
     d->hq = c->heads_q;
     d->hk = c->heads_kv;
@@ -147,7 +168,7 @@ int af_sdpa_desc_make(const af_case *c, const af_layout_plan *p, size_t cudnn_ve
 }
 
 bool af_sdpa_unified_applies(const af_sdpa_desc *d) {
-    return !d->fp8 && !d->has_left && !d->has_right && !d->paged && !d->workaround_padding;
+    return !d->fp8 && !d->has_left && !d->has_right && !d->paged && !d->workaround_padding && !af_sdpa_has_features(d);
 }
 
 #endif /* ATTNFUZZ_HAVE_CUDA */

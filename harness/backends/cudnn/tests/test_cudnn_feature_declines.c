@@ -1,0 +1,141 @@
+/* test_cudnn_feature_declines.c — which features the cudnn backend's graph description
+ * serves and which it declines, with which reason (cudnn_sdpa_desc.c; no GPU needed):
+ *   served (fp16/bf16): bias 11ss/1hss/b1ss/bhss with the right extents, ALiBi,
+ *   softcap, sinks off_by_one / learnable on cuDNN >= 9.13 (dsink only for learnable
+ *   with backward); none of them on the unified SDPA_FWD path;
+ *   declined: stats = log2, dlse, dropout, fp8_e4m3 with any feature, sinks before
+ *   cuDNN 9.13 and with seqlen_q = 1 — each with its own reason text.
+ * The description is CUDA-only code (it fills cuDNN data types), so a build without
+ * CUDA prints SKIP and exits 77; CI's CUDA build runs it on any machine.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "util/check.h"
+
+#ifndef ATTNFUZZ_HAVE_CUDA
+int main(void) {
+    printf("SKIP test_cudnn_feature_declines: built without CUDA (the SDPA description is CUDA-only code)\n");
+    return CHECK_SKIP_CODE;
+}
+#else
+
+#include "backends/cudnn/cudnn_sdpa.h"
+#include "model/layout.h"
+
+/* The case: bf16 (fp8_e4m3 / fp16 when extra starts with "#fp8" / "#fp16"), batch 2,
+ * GQA 4:2, s_q 64 (1 with "#sq1"), s_kv 96, head dim 64 (128 for fp8), then extra. */
+static void case_text(const char *extra, char *text, size_t cap) {
+    bool fp8 = strstr(extra, "#fp8") != NULL, fp16 = strstr(extra, "#fp16") != NULL;
+    snprintf(text, cap,
+             "dtype = %s\nbatch = 2\nheads_q = 4\nheads_kv = 2\nseqlen_q = %d\nseqlen_kv = 96\nhead_dim = %d\n%s",
+             fp8    ? "fp8_e4m3"
+             : fp16 ? "fp16"
+                    : "bf16",
+             strstr(extra, "#sq1") ? 1 : 64, fp8 ? 128 : 64, extra);
+}
+
+/* The description of that case on cuDNN `version`, after tweak (may be NULL) edits the
+ * parsed case: 0, or -1 with why. */
+static int desc_of_tweaked(const char *extra, void (*tweak)(af_case *), size_t version, af_sdpa_desc *d, char *why,
+                           size_t cap) {
+    char text[1024];
+    case_text(extra, text, sizeof text);
+    af_case c;
+    af_error e;
+    CHECK_MSG(af_case_parse(text, "test_cudnn_feature_declines", &c, &e) == 0, "%s: %s: %s", extra, e.field, e.message);
+    if (tweak) tweak(&c);
+    static af_layout_plan p; /* large: not on the stack */
+    CHECK_MSG(af_layout_plan_make(&c, &p, why, cap) == 0, "%s: %s", extra, why);
+    why[0] = 0;
+    return af_sdpa_desc_make(&c, &p, version, d, why, cap);
+}
+
+static int desc_of(const char *extra, size_t version, af_sdpa_desc *d, char *why, size_t cap) {
+    return desc_of_tweaked(extra, NULL, version, d, why, cap);
+}
+
+/* extra on one line, for the report */
+static const char *one_line(const char *extra) {
+    static char buf[256];
+    snprintf(buf, sizeof buf, "%s", extra);
+    for (char *q = buf; *q; q++)
+        if (*q == '\n') *q = ';';
+    return buf;
+}
+
+static void served(const char *extra, size_t version, af_sdpa_desc *d) {
+    char why[768];
+    CHECK_MSG(desc_of(extra, version, d, why, sizeof why) == 0, "'%s' on %zu declined: %s", extra, version, why);
+    CHECK_MSG(af_sdpa_has_features(d), "'%s': served without a feature in the description", extra);
+    CHECK_MSG(!af_sdpa_unified_applies(d), "'%s': the unified SDPA_FWD path must not take features", extra);
+}
+
+static void declined(const char *extra, size_t version, const char *reason_part) {
+    af_sdpa_desc d;
+    char why[768];
+    CHECK_MSG(desc_of(extra, version, &d, why, sizeof why) != 0, "'%s' on %zu served", extra, version);
+    CHECK_MSG(strstr(why, reason_part) != NULL, "'%s': reason '%s' lacks '%s'", extra, why, reason_part);
+    printf("declined %-40s on %zu: %s\n", one_line(extra), version, why);
+}
+
+/* fp8_e4m3 with a feature: the case model rejects it (model/case.c: features are fp16 /
+ * bf16 only), so the description's own decline is reached by editing a parsed case. */
+static void fp8_bias(af_case *c) { c->bias = AF_BIAS_11SS; }
+static void fp8_softcap(af_case *c) { c->softcap = 30; }
+static void fp8_alibi(af_case *c) { c->alibi = true; }
+static void fp8_sinks(af_case *c) { c->softmax = AF_SOFTMAX_OFF_BY_ONE; }
+
+static void fp8_declined(void (*tweak)(af_case *), const char *reason_part) {
+    af_sdpa_desc d;
+    char why[768];
+    CHECK_MSG(desc_of_tweaked("#fp8\n", tweak, 91900, &d, why, sizeof why) != 0, "fp8 + %s served", reason_part);
+    CHECK_MSG(strstr(why, reason_part) != NULL, "reason '%s' lacks '%s'", why, reason_part);
+    printf("declined %-40s on 91900: %s\n", "fp8_e4m3 (edited case)", why);
+}
+
+int main(void) {
+    af_sdpa_desc d;
+    /* plain: no features, the unified path applies (no mask) */
+    char why[768];
+    CHECK(desc_of("", 91900, &d, why, sizeof why) == 0);
+    CHECK(!af_sdpa_has_features(&d) && af_sdpa_unified_applies(&d));
+    CHECK(d.bias_b == 0 && d.bias_h == 0 && !d.alibi && d.softcap == 0.0f && !d.sink && !d.dsink);
+
+    static const struct {
+        const char *line;
+        int64_t bb, bh;
+    } shapes[] = {{"bias = 11ss\n", 1, 1}, {"bias = 1hss\n", 1, 4}, {"bias = b1ss\n", 2, 1}, {"bias = bhss\n", 2, 4}};
+    for (int k = 0; k < 4; k++) {
+        served(shapes[k].line, 91400, &d);
+        CHECK_MSG(d.bias_b == shapes[k].bb && d.bias_h == shapes[k].bh, "%s: extents %lld x %lld", shapes[k].line,
+                  (long long)d.bias_b, (long long)d.bias_h);
+    }
+    served("alibi = yes\nmask = causal\nalign = bottom_right\nbackward = yes\n", 91400, &d);
+    CHECK(d.alibi && d.has_right && d.bottom_right);
+    served("softcap = 30\nbackward = yes\n", 91900, &d);
+    CHECK(d.softcap == 30.0f);
+    served("softmax = off_by_one\nbackward = yes\n", 91300, &d);
+    CHECK(d.sink && !d.dsink);
+    served("softmax = learnable\n", 91400, &d);
+    CHECK(d.sink && !d.dsink);
+    served("softmax = learnable\nbackward = yes\n", 91900, &d);
+    CHECK(d.sink && d.dsink);
+    served("#fp16\nsoftcap = 20\nbias = 1hss\nalibi = yes\nsoftmax = learnable\nbackward = yes\n", 91900, &d);
+    CHECK(d.softcap == 20.0f && d.bias_h == 4 && d.alibi && d.dsink);
+
+    declined("stats = log2\n", 91900, "natural-log stats");
+    declined("dlse = yes\nbackward = yes\n", 91900, "no incoming LSE gradient");
+    declined("dropout = 0.1 7 0\n", 91900, "Philox");
+    declined("softmax = learnable\n", 91200, "needs cuDNN >= 9.13");
+    declined("#sq1\nsoftmax = off_by_one\n", 91900, "s_q == 1");
+    fp8_declined(fp8_bias, "fp8_e4m3 with bias");
+    fp8_declined(fp8_softcap, "fp8_e4m3 with softcap");
+    fp8_declined(fp8_alibi, "fp8_e4m3 with alibi");
+    fp8_declined(fp8_sinks, "fp8_e4m3 with sinks");
+    /* a served feature does not hide a declined one */
+    declined("bias = 11ss\nstats = log2\n", 91900, "natural-log stats");
+    CHECK_DONE("test_cudnn_feature_declines");
+}
+
+#endif /* ATTNFUZZ_HAVE_CUDA */
