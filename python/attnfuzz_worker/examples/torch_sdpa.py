@@ -90,10 +90,18 @@ def kernel(q, k, v, problem, do=None):
     backend = {"math": SDPBackend.MATH, "efficient": SDPBackend.EFFICIENT_ATTENTION,
                "flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}[engine]
     gqa = problem.heads_q != problem.heads_kv
+    # torch's efficient and cudnn kernels take no enable_gqa for dense inputs ("both fused
+    # kernels require query, key and value to have the same num_heads", seen on the H200):
+    # K/V heads are repeated to the query heads, as a user of those kernels does; autograd
+    # sums dK, dV over each group
+    kq, vq = kd, vd
+    if gqa and engine in ("efficient", "cudnn"):
+        kq, vq = (x.repeat_interleave(problem.heads_q // problem.heads_kv, dim=1) for x in (kd, vd))
+        gqa = False
     try:
         with sdpa_kernel([backend]):
             o = torch.nn.functional.scaled_dot_product_attention(
-                qd, kd, vd, attn_mask=mask, is_causal=simple_causal, scale=problem.scale, enable_gqa=gqa)
+                qd, kq, vq, attn_mask=mask, is_causal=simple_causal, scale=problem.scale, enable_gqa=gqa)
         lse = lse_of(torch, engine, qd, kd, vd, mask, simple_causal, problem)
     except RuntimeError as e:
         text = " ".join(str(e).split())
