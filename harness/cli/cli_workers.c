@@ -44,14 +44,7 @@ int af_cli_worker_register(af_registry *r, const char *backend_name, const char 
     const char *wanted = backend_name && !strncmp(backend_name, "worker:", 7) ? backend_name + 7 : "";
     af_worker_config cfg;
     if (af_cli_worker_config_load(worker_config, wanted, af_config_get(AF_CFG_PYTHON), &cfg, why, cap)) return -1;
-    af_backend *be = af_backend_worker_new(&cfg);
-    af_worker_config_free(&cfg);
-    if (!be) {
-        snprintf(why, cap, "worker: out of memory");
-        return -1;
-    }
-    af_registry_add(r, be);
-    return 0;
+    return af_worker_register_config(r, &cfg, why, cap);
 }
 
 /* fd 2 redirected into a temporary file while a worker starts. */

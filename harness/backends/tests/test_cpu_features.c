@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "backends/backend.h"
+#include "backends/tests/oracle_problem.h"
 #include "model/gen.h"
 #include "model/tensors.h"
 #include "oracle/oracle.h"
@@ -49,17 +50,8 @@ static void run_free(run_t *r) {
 
 static void oracle_of(const run_t *r, af_oracle_result *res) {
     int lq[AF_MAX_BATCH], lk[AF_MAX_BATCH];
-    for (int b = 0; b < r->c.batch; b++) lq[b] = af_case_len_q(&r->c, b), lk[b] = af_case_len_kv(&r->c, b);
     af_oracle_problem p;
-    memset(&p, 0, sizeof p);
-    p.B = r->c.batch, p.Hq = r->c.heads_q, p.Hkv = r->c.heads_kv, p.Sq = r->c.seqlen_q, p.Skv = r->c.seqlen_kv;
-    p.Dqk = r->c.head_dim_qk, p.Dv = r->c.head_dim_v;
-    p.len_q = lq, p.len_kv = lk;
-    p.mask.causal = r->c.mask == AF_MASK_CAUSAL;
-    p.mask.bottom_right = r->c.align == AF_ALIGN_BOTTOM_RIGHT;
-    p.mask.window_left = r->c.window_left, p.mask.window_right = r->c.window_right;
-    p.scale = (double)af_case_scale(&r->c);
-    p.in = &r->in;
+    bt_oracle_problem(&r->c, &r->in, lq, lk, &p);
     af_oracle_opts o;
     af_oracle_opts_default(&o);
     o.tier = AF_ORACLE_FP64;

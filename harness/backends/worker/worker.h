@@ -64,6 +64,8 @@ af_backend *af_backend_worker_new(af_worker_config *cfg);
  * NAME part names a --worker-cmd worker. 0, or -1 with why. */
 int af_worker_register(af_registry *r, const char *backend_name, const char *worker_cmd, const char *worker_config,
                        char *why, size_t cap);
+/* Register a worker:NAME backend over a loaded config (which this frees): 0, or -1 with why. */
+int af_worker_register_config(af_registry *r, af_worker_config *cfg, char *why, size_t cap);
 
 /* The hello (a JSON object: name, device, versions, ...) a worker:NAME backend received
  * when it last started (after be->available() returned 0); owned by the backend, valid

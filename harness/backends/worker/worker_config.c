@@ -218,8 +218,12 @@ int af_worker_register(af_registry *r, const char *backend_name, const char *wor
         }
         snprintf(cfg.origin, sizeof cfg.origin, "--worker-cmd");
     }
-    af_backend *be = af_backend_worker_new(&cfg);
-    af_worker_config_free(&cfg);
+    return af_worker_register_config(r, &cfg, why, cap);
+}
+
+int af_worker_register_config(af_registry *r, af_worker_config *cfg, char *why, size_t cap) {
+    af_backend *be = af_backend_worker_new(cfg);
+    af_worker_config_free(cfg);
     if (!be) {
         snprintf(why, cap, "worker: out of memory");
         return -1;
