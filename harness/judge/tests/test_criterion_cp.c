@@ -10,7 +10,8 @@
  *  3. no wider than the rounding: on a bf16 p2p cp 4 case, the largest dK error on the
  *     element with the largest term that still passes (bisection) exceeds the cp = 1
  *     budget's by more than 0 and at most 2 cp[e] (the element check doubles its eps),
- *     and 1.02 times it is a dK mismatch.
+ *     and 1.02 times it is a dK mismatch; the same on a bf16 a2a cp 4 case whose one K/V
+ *     head is replicated to the 4 ranks (the a2a term).
  */
 #include "judge/tests/criterion_fixture.h"
 
@@ -213,12 +214,10 @@ static double largest_passing(const af_prepared *p, const af_case *judged, const
     return lo;
 }
 
-static void allowance_is_tight(void) {
+static void allowance_is_tight(const char *text, bool a2a_without_replicas) {
     af_prepared p;
     af_backend *cpu;
-    fx_prepare("dtype = bf16\nbatch = 1\nheads = 2\nseqlen = 32\nhead_dim = 16\nmask = causal\nbackward = yes\n"
-               "cp = 4 p2p\nseed = 5\n",
-               &p, &cpu);
+    fx_prepare(text, &p, &cpu);
     const af_case *c = &p.c;
     double *term = af_criterion_cp_term(c, AF_T_DK, &p.terms, af_output_unit(c, AF_T_DK));
     CHECK(term != NULL);
@@ -244,12 +243,14 @@ static void allowance_is_tight(void) {
     af_verdict_init(&v, "test");
     CHECK(af_compare_outputs(c, &k, &p.ref, &p.oracle, &p.terms, &v) == 1);
     CHECK(v.findings[0].kind == AF_V_MISMATCH && v.findings[0].tensor == AF_T_DK);
-    /* a2a: one call per head, so no term: the budgets are cp = 1's (cp 2: heads 2 split
-     * across the ranks, no K/V head replicated) */
-    af_case a2a = *c;
-    a2a.cp_comm = AF_CP_A2A;
-    a2a.cp_size = 2;
-    CHECK(af_criterion_cp_term(&a2a, AF_T_DK, &p.terms, af_output_unit(c, AF_T_DK)) == NULL);
+    if (a2a_without_replicas) {
+        /* a2a: one call per head, so no term: the budgets are cp = 1's (cp 2: heads 2 split
+         * across the ranks, no K/V head replicated) */
+        af_case a2a = *c;
+        a2a.cp_comm = AF_CP_A2A;
+        a2a.cp_size = 2;
+        CHECK(af_criterion_cp_term(&a2a, AF_T_DK, &p.terms, af_output_unit(c, AF_T_DK)) == NULL);
+    }
     free(term);
     af_outputs_free(&k);
     af_outputs_free(&perfect);
@@ -263,7 +264,13 @@ int main(int argc, char **argv) {
         return 0;
     }
     partial_counts();
-    allowance_is_tight();
+    allowance_is_tight("dtype = bf16\nbatch = 1\nheads = 2\nseqlen = 32\nhead_dim = 16\nmask = causal\nbackward = yes\n"
+                       "cp = 4 p2p\nseed = 5\n",
+                       true);
+    /* a2a with one K/V head replicated to 4 ranks (4 dK, dV partials): the same edge */
+    allowance_is_tight("dtype = bf16\nbatch = 1\nheads_q = 4\nheads_kv = 1\nseqlen = 32\nhead_dim = 16\nmask = causal\n"
+                       "backward = yes\ncp = 4 a2a\nseed = 5\n",
+                       false);
     wrapper_passes(0);
     printf("test_criterion_cp: ok\n");
     return 0;
