@@ -27,6 +27,7 @@ typedef struct {
     int *key_prefix;        /* (Skv + 1) prefix counts of key_hit */
     int *row_prefix;        /* (Sq + 1) */
     bool garbage;
+    bool shrink; /* E4M3 inputs: every perturbed byte gets smaller (perturb_finite) */
 } hidden_set;
 
 static int count_in(const int *prefix, int lo, int hi) { return lo > hi ? 0 : prefix[hi + 1] - prefix[lo]; }
@@ -93,9 +94,19 @@ static bool output_reached(const probe_ctx *x, const hidden_set *s, af_tensor_id
 
 /* Replace a finite stored element by a very different finite one: times 2^k (k <= 12),
  * sign flipped, plus a large value, or a fresh large value. For E4M3 the stored byte is
- * changed directly (scales are never touched). The bits always change. */
-static void perturb_finite(probe_rng *r, af_storage st, void *buf, int64_t off) {
+ * changed directly (scales are never touched); with shrink it is divided by 2^k
+ * (1 <= k <= 6; zero, keeping the sign, below the normals): a stored payload cannot grow
+ * past its block's scale range, but hidden tokens that hold a 32-token block's largest
+ * magnitudes and all shrink lower the amax that a recipe re-quantising V sees, and with
+ * it the scale it gives the block's visible tokens (a mixed perturbation almost always
+ * leaves some hidden token at the top). The bits always change. */
+static void perturb_finite(probe_rng *r, af_storage st, void *buf, int64_t off, bool shrink) {
     uint8_t *p = buf;
+    if (st == AF_ST_E4M3 && shrink && (p[off] & 0x7F) != 0 && (p[off] & 0x7F) != 0x7F) {
+        int e = (p[off] >> 3) & 0xF, k = 1 + probe_rng_below(r, 6);
+        p[off] = e - k >= 1 ? (uint8_t)((p[off] & 0x87) | ((e - k) << 3)) : (uint8_t)(p[off] & 0x80);
+        return;
+    }
     if (st == AF_ST_E4M3) {
         uint8_t old = p[off], nb = old;
         for (int tries = 0; tries < 8 && (nb == old || (nb & 0x7F) == 0x7F); tries++) {
@@ -187,10 +198,11 @@ static void write_garbage(probe_rng *r, af_storage st, void *buf, int64_t off) {
     }
 }
 
-/* Perturb all d of token (b, h, s) of input tensor id. */
-static void perturb_token(probe_ctx *x, af_tensors *w, af_tensor_id id, int b, int h, int s) {
+/* Perturb all d of token (b, h, s) of input tensor id (shrink: hidden_set). */
+static void perturb_token(probe_ctx *x, af_tensors *w, af_tensor_id id, int b, int h, int s, bool shrink) {
     const af_tensor_view *v = &w->plan.view[id];
-    for (int d = 0; d < v->D; d++) perturb_finite(&x->rng, v->storage, w->buf[v->buffer], offset_of(w, id, b, h, s, d));
+    for (int d = 0; d < v->D; d++)
+        perturb_finite(&x->rng, v->storage, w->buf[v->buffer], offset_of(w, id, b, h, s, d), shrink);
 }
 
 /* Padding rows (non-ragged: rows past a sequence's length) of every input get large
@@ -204,7 +216,7 @@ static int perturb_nonexistent(probe_ctx *x, af_tensors *w) {
         if (v->ragged) continue;
         for (int b = 0; b < v->B; b++)
             for (int s = judged_rows(x, ins[k], b); s < v->S; s++)
-                for (int h = 0; h < v->H; h++) perturb_token(x, w, ins[k], b, h, s);
+                for (int h = 0; h < v->H; h++) perturb_token(x, w, ins[k], b, h, s, false);
     }
     af_buffer_id bufs[4] = {AF_BUF_Q, AF_BUF_K, AF_BUF_V, AF_BUF_DO};
     for (int k = 0; k < n_in; k++) {
@@ -223,13 +235,13 @@ static int apply_set(probe_ctx *x, const hidden_set *s, af_tensors *w) {
     const af_case *c = x->c;
     for (int j = 0; j < c->seqlen_kv; j++)
         if (s->key_hit[j]) {
-            perturb_token(x, w, AF_T_K, x->fb, x->fg, j);
-            perturb_token(x, w, AF_T_V, x->fb, x->fg, j);
+            perturb_token(x, w, AF_T_K, x->fb, x->fg, j, s->shrink);
+            perturb_token(x, w, AF_T_V, x->fb, x->fg, j, s->shrink);
         }
     for (int i = 0; i < c->seqlen_q; i++)
         if (s->row_hit[i]) {
-            perturb_token(x, w, AF_T_Q, x->fb, x->fh, i);
-            if (c->backward) perturb_token(x, w, AF_T_DO, x->fb, x->fh, i);
+            perturb_token(x, w, AF_T_Q, x->fb, x->fh, i, s->shrink);
+            if (c->backward) perturb_token(x, w, AF_T_DO, x->fb, x->fh, i, s->shrink);
         }
     return s->garbage ? perturb_nonexistent(x, w) : 0;
 }
@@ -327,10 +339,12 @@ static bool recipe_random(probe_ctx *x, hidden_set *s) {
 }
 
 /* Recipe 2: the hidden keys in the same 32-token block as a row's first or last
- * visible key (tiles and quantisation blocks are shared with visible keys). */
+ * visible key (tiles and quantisation blocks are shared with visible keys); E4M3 inputs
+ * shrink (perturb_finite: a block's scale follows its largest magnitude). */
 static bool recipe_block_edge(probe_ctx *x, hidden_set *s) {
     int i = probe_pick_row(x, has_block_edge);
     if (i < 0) return false;
+    s->shrink = true;
     int lo, hi;
     probe_visible_range(x, x->fb, i, &lo, &hi);
     if (hi + 1 < limit_kv(x) && (hi + 1) % 32 != 0) {

@@ -38,28 +38,37 @@ def _decode_e8m0(byte):
 
 
 @triton.jit
-def _visible(rows, cols, len_q, len_kv, CAUSAL: tl.constexpr, BOTTOM_RIGHT: tl.constexpr, WL, WR):
-    """plugin.h's mask rule: rows (M, 1), cols (1, N) -> (M, N) bool."""
-    diag = rows + (len_kv - len_q) if BOTTOM_RIGHT else rows
+def _visible(rows, cols, len_q, len_kv, CAUSAL, BOTTOM_RIGHT, WL, WR):
+    """plugin.h's mask rule: rows (M, 1), cols (1, N) -> (M, N) bool. CAUSAL and
+    BOTTOM_RIGHT are runtime 0/1 integers (one compiled kernel serves every mask)."""
+    diag = rows + BOTTOM_RIGHT * (len_kv - len_q)
     ok = (cols < len_kv) & (cols >= 0) & (rows < len_q)
-    if CAUSAL:
-        ok = ok & (cols <= diag)
+    ok = ok & ((CAUSAL == 0) | (cols <= diag))
     ok = ok & ((WL < 0) | (cols >= diag - WL))
     ok = ok & ((WR < 0) | (cols <= diag + WR))
     return ok
 
 
-@triton.jit
+# Every integer argument is a runtime value that Triton must not specialise on (it would
+# otherwise compile a variant per "== 1" / "% 16 == 0" pattern of the shape): one compile
+# per (head-dim bucket, PASS) serves every shape, mask and window.
+RUNTIME_INTS = ["WL", "WR", "H", "GROUP", "S_Q", "S_KV", "QS_D", "VS_TOK", "VS_D", "DQK", "DV", "CAUSAL",
+                "BOTTOM_RIGHT"]
+
+
+@triton.jit(do_not_specialize=RUNTIME_INTS)
 def mxfp8_fwd_kernel(q_ptr, qs_ptr, k_ptr, ks_ptr, v_ptr, vs_ptr, o_ptr, lse_ptr, lens_q_ptr, lens_kv_ptr,
-                     sm_scale, WL, WR, H, GROUP, S_Q, S_KV, QS_D, VS_TOK, VS_D,
+                     sm_scale, WL, WR, H, GROUP, S_Q, S_KV, QS_D, VS_TOK, VS_D, DQK, DV, CAUSAL, BOTTOM_RIGHT,
                      D_QK: tl.constexpr, D_V: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                     CAUSAL: tl.constexpr, BOTTOM_RIGHT: tl.constexpr, PASS: tl.constexpr,
+                     PASS: tl.constexpr,
                      V_TOK_GROUP: tl.constexpr, V_D_GROUP: tl.constexpr, DOT_T: tl.constexpr):
     """One program: BLOCK_M query rows of one (batch, query head).
-    q (B, Hq, S_Q, D_QK) uint8 E4M3, qs (B, Hq, S_Q, QS_D) E8M0 (blocks of 32 along d);
-    k (B, Hkv, S_KV, D_QK), ks (B, Hkv, S_KV, QS_D); v (B, Hkv, S_KV, D_V) uint8 E4M3,
+    q (B, Hq, S_Q, DQK) uint8 E4M3, qs (B, Hq, S_Q, QS_D) E8M0 (blocks of 32 along d);
+    k (B, Hkv, S_KV, DQK), ks (B, Hkv, S_KV, QS_D); v (B, Hkv, S_KV, DV) uint8 E4M3,
     vs (B, Hkv, VS_TOK, VS_D) E8M0: token s, channel d use vs[s // V_TOK_GROUP, d // V_D_GROUP];
-    o (B, Hq, S_Q, D_V) fp32, lse (B, Hq, S_Q) fp32 natural log. All contiguous.
+    o (B, Hq, S_Q, DV) fp32, lse (B, Hq, S_Q) fp32 natural log. All contiguous.
+    D_QK >= DQK and D_V >= DV are the compiled head-dim buckets (powers of two): channels
+    past DQK / DV load as 0 (they add exact zeros to the dot) and are not stored.
     DOT_T: the operand type of tl.dot, bf16 when compiled; under the interpreter float32
     holding bf16 values (Triton 3.9's interpreter multiplies bf16 dot operands as their
     raw bit patterns; a product of two bf16 values is exact in fp32, so only the order of
@@ -78,8 +87,11 @@ def mxfp8_fwd_kernel(q_ptr, qs_ptr, k_ptr, ks_ptr, v_ptr, vs_ptr, o_ptr, lse_ptr
     q_base = (b * H + h) * S_Q
     kv_base = (b * (H // GROUP) + hk) * S_KV
     row_ok = rows < len_q
-    q_bytes = tl.load(q_ptr + (q_base + rows[:, None]) * D_QK + dq[None, :], mask=row_ok[:, None], other=0)
-    q_sc = tl.load(qs_ptr + (q_base + rows[:, None]) * QS_D + dq[None, :] // 32, mask=row_ok[:, None], other=127)
+    dq_ok = dq < DQK
+    dv_ok = dv < DV
+    q_in = row_ok[:, None] & dq_ok[None, :]
+    q_bytes = tl.load(q_ptr + (q_base + rows[:, None]) * DQK + dq[None, :], mask=q_in, other=0)
+    q_sc = tl.load(qs_ptr + (q_base + rows[:, None]) * QS_D + dq[None, :] // 32, mask=q_in, other=127)
     q = (_decode_e4m3(q_bytes) * _decode_e8m0(q_sc)).to(tl.bfloat16).to(DOT_T)
 
     m_i = tl.full((BLOCK_M,), float("-inf"), tl.float32)
@@ -88,13 +100,14 @@ def mxfp8_fwd_kernel(q_ptr, qs_ptr, k_ptr, ks_ptr, v_ptr, vs_ptr, o_ptr, lse_ptr
     for start in range(0, S_KV, BLOCK_N):
         cols = start + tl.arange(0, BLOCK_N)
         col_ok = cols < len_kv
-        k_bytes = tl.load(k_ptr + (kv_base + cols[:, None]) * D_QK + dq[None, :], mask=col_ok[:, None], other=0)
-        k_sc = tl.load(ks_ptr + (kv_base + cols[:, None]) * QS_D + dq[None, :] // 32, mask=col_ok[:, None],
-                       other=127)
+        k_in = col_ok[:, None] & dq_ok[None, :]
+        v_in = col_ok[:, None] & dv_ok[None, :]
+        k_bytes = tl.load(k_ptr + (kv_base + cols[:, None]) * DQK + dq[None, :], mask=k_in, other=0)
+        k_sc = tl.load(ks_ptr + (kv_base + cols[:, None]) * QS_D + dq[None, :] // 32, mask=k_in, other=127)
         k = (_decode_e4m3(k_bytes) * _decode_e8m0(k_sc)).to(tl.bfloat16).to(DOT_T)
-        v_bytes = tl.load(v_ptr + (kv_base + cols[:, None]) * D_V + dv[None, :], mask=col_ok[:, None], other=0)
+        v_bytes = tl.load(v_ptr + (kv_base + cols[:, None]) * DV + dv[None, :], mask=v_in, other=0)
         vs_off = ((b * (H // GROUP) + hk) * VS_TOK + cols[:, None] // V_TOK_GROUP) * VS_D + dv[None, :] // V_D_GROUP
-        v_sc = tl.load(vs_ptr + vs_off, mask=col_ok[:, None], other=127)
+        v_sc = tl.load(vs_ptr + vs_off, mask=v_in, other=127)
         v = (_decode_e4m3(v_bytes) * _decode_e8m0(v_sc)).to(tl.bfloat16).to(DOT_T)
 
         s = tl.dot(q, tl.trans(k)).to(tl.float32) * sm_scale  # (BLOCK_M, BLOCK_N)
@@ -120,7 +133,7 @@ def mxfp8_fwd_kernel(q_ptr, qs_ptr, k_ptr, ks_ptr, v_ptr, vs_ptr, o_ptr, lse_ptr
     seen = l_i > 0
     o = tl.where(seen[:, None], acc / tl.where(seen, l_i, 1.0)[:, None], 0.0)
     lse = tl.where(seen, m_i + tl.log(tl.where(seen, l_i, 1.0)), float("-inf"))
-    tl.store(o_ptr + (q_base + rows[:, None]) * D_V + dv[None, :], o, mask=row_ok[:, None])
+    tl.store(o_ptr + (q_base + rows[:, None]) * DV + dv[None, :], o, mask=row_ok[:, None] & dv_ok[None, :])
     tl.store(lse_ptr + q_base + rows, lse, mask=row_ok)
 
 
@@ -152,6 +165,13 @@ def mx_quantise(x, tok_group, d_group, rule="floor"):
     return payload, (e + 127).to(torch.uint8).contiguous()
 
 
+def head_dim_bucket(d, device_type):
+    """The compiled head dim for d (16..256, a power of two): on a GPU 64, 128 or 256, so
+    that a campaign compiles at most three variants per operand instead of one per head
+    dim; under the interpreter (nothing is compiled) d itself."""
+    return d if device_type == "cpu" else max(64, d)
+
+
 def attention(qp, qs, kp, ks, vp, vs, v_groups, problem, pass_kind):
     """Run mxfp8_fwd_kernel: (O (B, Hq, Sq, Dv) fp32, LSE (B, Hq, Sq) fp32)."""
     B, H, Sq, Dqk = qp.shape
@@ -161,12 +181,13 @@ def attention(qp, qs, kp, ks, vp, vs, v_groups, problem, pass_kind):
     lse = torch.empty((B, H, Sq), dtype=torch.float32, device=dev)
     lens_q = torch.tensor(problem.seqlens_q, dtype=torch.int32, device=dev)
     lens_kv = torch.tensor(problem.seqlens_kv, dtype=torch.int32, device=dev)
-    block_m = 16 if Sq <= 16 else 32 if dev.type == "cpu" else 64
+    block_m = (16 if Sq <= 16 else 32) if dev.type == "cpu" else 64
     grid = (triton.cdiv(Sq, block_m), B * H)
     mxfp8_fwd_kernel[grid](qp, qs, kp, ks, vp, vs, o, lse, lens_q, lens_kv, problem.scale, problem.window_left,
                            problem.window_right, H, problem.group, Sq, Skv, qs.shape[3], vs.shape[2], vs.shape[3],
-                           D_QK=Dqk, D_V=Dv, BLOCK_M=block_m, BLOCK_N=32, CAUSAL=problem.causal,
-                           BOTTOM_RIGHT=problem.align == "bottom_right", PASS=pass_kind, V_TOK_GROUP=v_groups[0],
+                           Dqk, Dv, int(bool(problem.causal)), int(problem.align == "bottom_right"),
+                           D_QK=head_dim_bucket(Dqk, dev.type), D_V=head_dim_bucket(Dv, dev.type), BLOCK_M=block_m, BLOCK_N=32,
+                           PASS=pass_kind, V_TOK_GROUP=v_groups[0],
                            V_D_GROUP=v_groups[1], DOT_T=tl.float32 if interpreted() else tl.bfloat16)
     return o, lse
 
