@@ -91,6 +91,10 @@ static const feature_case cases[] = {
      "dtype = bf16\nbatch = 2\nheads = 4\nseqlen = 128\nseqlens_q = 100,128\nseqlens_kv = 90,128\nhead_dim = 64\n"
      "mask = padding_causal\nbackward = yes\nseed = 316\n",
      "dropout = 0.5 31337 0\n"},
+    {"dropout 0.25 with learnable sinks bf16 causal bwd (dsink)",
+     "dtype = bf16\nbatch = 2\nheads = 4\nseqlen = 128\nhead_dim = 64\nmask = causal\nsoftmax = learnable\n"
+     "backward = yes\nseed = 318\n",
+     "dropout = 0.25 2026 64\n"},
     {"dropout 0.5 fp16 s_q != s_kv fwd",
      "dtype = fp16\nbatch = 1\nheads = 4\nseqlen_q = 96\nseqlen_kv = 160\nhead_dim = 64\nseed = 317\n",
      "dropout = 0.5 1 0\n"},
