@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# device_features.sh — the cudnn backend's features (bias, ALiBi, softcap, sinks) on a GPU.
+# device_features.sh — the cudnn backend's features (bias, ALiBi, softcap, sinks, dropout) on a GPU.
 #
 #   OUT=dir bash ci/device_features.sh BUILD_DIR      (from the repository root)
 #
@@ -11,7 +11,7 @@
 #   3. attnfuzz engines on each corpora/gpu/feat-*.case (which configs finalize, or why not)
 #   4. attnfuzz run corpora/gpu/feat-*.case --backend cudnn --engine all --json
 # and writes per feature (the part of the file name after feat-: bias, alibi, softcap,
-# sink, decline) the engine runs that passed, were declined (with each distinct reason)
+# sink, dropout, decline) the engine runs that passed, were declined (with each distinct reason)
 # and had findings (verdict and first finding) to $OUT/features.txt; the raw outputs sit
 # beside it (features-<tag>-*.txt / .jsonl). Environment: TEST_TIMEOUT (600 s per test),
 # CASE_TIMEOUT (900 s per case run), ENGINES_TIMEOUT (300 s per engines report).

@@ -81,6 +81,7 @@ int af_cudnn_last_fp8_bwd_amax(af_backend *be, float amax[4]) {
 #include <math.h>
 #include <time.h>
 #include "kernels/af_gpu.h"
+#include "model/dropout.h"
 #include "model/features.h"
 #include "backends/cudnn/cudnn_engines.h"
 #include "backends/cudnn/cudnn_sdpa.h"
@@ -281,8 +282,8 @@ static af_cg *get_graph(cudnn_state *s, case_state *cs, int k, char *why, size_t
                 snprintf(g->err, sizeof g->err, "%s",
                          cs->desc.fp8 ? "the unified SDPA_FWD op takes fp16/bf16 only (cuDNN 9.14-9.19)"
                          : af_sdpa_has_features(&cs->desc)
-                             ? "the unified SDPA_FWD op path is not built for softcap / bias / ALiBi / sinks "
-                               "(the composite graph serves them)"
+                             ? "the unified SDPA_FWD op path is not built for softcap / bias / ALiBi / sinks / "
+                               "dropout (the composite graph serves them)"
                              : "the unified SDPA_FWD op has no mask, window or paging attributes");
             } else if (k == G_BWD_DET && cs->desc.fp8) {
                 /* FE's FP8 backward node has one shape: no dQ accumulator variant */
@@ -548,7 +549,7 @@ static int side_make(side_tables *st, const af_case *c, const af_layout_plan *p,
  * [bias_b, bias_h, Sq, Skv] of the serving case (orig's values where i < orig's s_q and
  * j < orig's s_kv, 0 in the padded rows and columns, which the padding mask hides; the
  * values are orig's: af_feature_bias indexes by orig's extents), then ALiBi slopes,
- * sink logits and the dsink output, FLOAT [hq] each. */
+ * sink logits and the dsink output, FLOAT [hq] each, then the dropout keep mask. */
 typedef struct {
     unsigned char *host;
     size_t bytes;
@@ -560,6 +561,32 @@ static void feat_add(feat_block *fb, int slot, size_t bytes) {
     fb->bytes += (bytes + 255) & ~(size_t)255;
 }
 
+/* The dropout keep mask M [B, Hq, Sq, Skv] in the serving case's extents, packed, in the
+ * io dtype: 1 where model/dropout.h keeps element (b, h, i, j) of orig (indexed with
+ * orig's maximum lengths, as the mapping says), 0 where it drops it and in the padded
+ * rows and columns past orig's maxima (the padding mask hides those). The io dtype (HALF /
+ * BF16 holding exact 0 / 1) rather than FLOAT: the pointwise MUL computes in FLOAT either
+ * way, P enters the P x V matmul in that dtype anyway, it is the dtype the engines already
+ * take for the other S-shaped input (the bias), and it halves the bytes (the 1 GiB limit,
+ * AF_CUDNN_DROPOUT_MASK_MAX, covers twice the elements). */
+static int dropout_mask_fill(const af_case *orig, const af_sdpa_desc *d, af_storage st, void *mask) {
+    uint32_t threshold = af_dropout_threshold(orig->dropout_p);
+    int sq = orig->seqlen_q, skv = orig->seqlen_kv;
+    uint8_t *keep = malloc((size_t)skv); /* one row's keep flags */
+    if (!keep) return -1;
+    for (int b = 0; b < d->b; b++)
+        for (int h = 0; h < d->hq; h++)
+            for (int i = 0; i < sq; i++) {
+                uint64_t n0 = (((uint64_t)b * (uint64_t)orig->heads_q + (uint64_t)h) * (uint64_t)sq + (uint64_t)i) *
+                              (uint64_t)skv;
+                af_dropout_keep_run(orig->dropout_seed, orig->dropout_offset, threshold, n0, skv, keep);
+                int64_t row = ((int64_t)(b * d->hq + h) * d->sq + i) * d->skv;
+                for (int j = 0; j < skv; j++) af_storage_store(st, mask, row + j, keep[j] ? 1.0f : 0.0f);
+            }
+    free(keep);
+    return 0;
+}
+
 static int feat_make(feat_block *fb, const af_case *orig, const af_sdpa_desc *d) {
     memset(fb, 0, sizeof *fb);
     for (int i = 0; i < CG_SLOT_COUNT; i++) fb->off[i] = (size_t)-1;
@@ -569,8 +596,15 @@ static int feat_make(feat_block *fb, const af_case *orig, const af_sdpa_desc *d)
     if (d->alibi) feat_add(fb, CG_SLOT_ALIBI_SLOPES, (size_t)d->hq * sizeof(float));
     if (d->sink) feat_add(fb, CG_SLOT_SINK, (size_t)d->hq * sizeof(float));
     if (d->dsink) feat_add(fb, CG_SLOT_DSINK, (size_t)d->hq * sizeof(float));
+    if (d->dropout) /* at most AF_CUDNN_DROPOUT_MASK_MAX (cudnn_sdpa_desc.c declines above) */
+        feat_add(fb, CG_SLOT_DROPOUT_MASK, (size_t)(d->b * d->hq * d->sq * d->skv) * (size_t)af_storage_bytes(st));
     if (!fb->bytes) return 0;
     if (!(fb->host = calloc(1, fb->bytes))) return -1;
+    if (d->dropout && dropout_mask_fill(orig, d, st, fb->host + fb->off[CG_SLOT_DROPOUT_MASK])) {
+        free(fb->host);
+        fb->host = NULL;
+        return -1;
+    }
     if (d->bias_b) {
         void *bias = fb->host + fb->off[CG_SLOT_BIAS];
         int64_t k = 0;
@@ -701,7 +735,7 @@ static af_run_status run_graphs(cudnn_state *s, const af_case *c, const af_case 
     slots[CG_SLOT_DQ_ACCUM] = (char *)work + scratch_off[CG_SLOT_DQ_ACCUM];
     if (fp8_dev) /* the scalar slots are contiguous from CG_SLOT_DESCALE_Q (cudnn_graph.h) */
         for (int i = 0; i < FP8_SCALARS; i++) slots[CG_SLOT_DESCALE_Q + i] = (float *)fp8_dev + i * FP8_STRIDE;
-    for (int i = CG_SLOT_BIAS; i <= CG_SLOT_DSINK; i++)
+    for (int i = CG_SLOT_BIAS; i <= CG_SLOT_DROPOUT_MASK; i++)
         if (feat.off[i] != (size_t)-1) slots[i] = (char *)feat_dev + feat.off[i];
 
     char w[900];

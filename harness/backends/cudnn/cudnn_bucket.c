@@ -13,6 +13,10 @@ int af_cudnn_bucket_len(int s) {
     return (int)(b > AF_MAX_SEQLEN && s <= AF_MAX_SEQLEN ? AF_MAX_SEQLEN : b);
 }
 
+long long af_cudnn_dropout_mask_bytes(double p, int b, int hq, int sq, int skv) {
+    return p != 0.0 ? 2LL * b * hq * sq * skv : 0;
+}
+
 bool af_cudnn_bucket_applies(const af_case *c, char *why, size_t cap) {
     const char *no = NULL;
     if (c->dtype != AF_DT_FP16 && c->dtype != AF_DT_BF16)
@@ -23,6 +27,9 @@ bool af_cudnn_bucket_applies(const af_case *c, char *why, size_t cap) {
         no = "paged KV: the page table follows the actual pages";
     else if (c->cp_size > 1)
         no = "context parallelism";
+    else if (af_cudnn_dropout_mask_bytes(c->dropout_p, c->batch, c->heads_q, af_cudnn_bucket_len(c->seqlen_q),
+                                         af_cudnn_bucket_len(c->seqlen_kv)) > AF_CUDNN_DROPOUT_MASK_MAX)
+        no = "dropout: the padded case's keep mask would exceed 1 GiB";
     if (no && why && cap) snprintf(why, cap, "%s", no);
     return no == NULL;
 }

@@ -14,8 +14,10 @@
  * stride gap), padded or not, every mask, alignment and window, forward and backward.
  * Run on their own graph: thd (ragged offsets follow the actual token positions), paged
  * KV (the page table follows the actual pages), fp8_e4m3 (its scale / amax graph stays
- * exact), cp > 1 (declined anyway), and cases whose lengths are already buckets and that
- * are padded already (the padded case is the case). ATTNFUZZ_CUDNN_PLAN_REUSE=0 runs every
+ * exact), cp > 1 (declined anyway), dropout cases whose padded case's keep mask would
+ * exceed AF_CUDNN_DROPOUT_MASK_MAX (the mask is a real input in the padded extents), and
+ * cases whose lengths are already buckets and that are padded already (the padded case is
+ * the case). ATTNFUZZ_CUDNN_PLAN_REUSE=0 runs every
  * case on its own graph.
  *
  * Buckets of a length s: s <= AF_CUDNN_BUCKET_FLOOR -> AF_CUDNN_BUCKET_FLOOR; above it,
@@ -32,6 +34,14 @@
 #include "model/tensors.h"
 
 #define AF_CUDNN_BUCKET_FLOOR 1024
+
+/* Dropout: the cudnn backend hands cuDNN the keep mask as a real (B, Hq, Sq, Skv) tensor of
+ * 2-byte elements (cudnn.c); a case whose mask would be larger than this is declined. */
+#define AF_CUDNN_DROPOUT_MASK_MAX (1LL << 30)
+
+/* Bytes of the keep mask of a case with b sequences, hq query heads and maxima sq, skv
+ * (2 bytes an element; 0 when p = 0, no dropout). */
+long long af_cudnn_dropout_mask_bytes(double p, int b, int hq, int sq, int skv);
 
 /* The bucket of a sequence length s >= 1 (never above AF_MAX_SEQLEN for s within it). */
 int af_cudnn_bucket_len(int s);

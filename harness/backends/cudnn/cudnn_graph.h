@@ -66,6 +66,7 @@ typedef enum {
     CG_SLOT_ALIBI_SLOPES, /* FLOAT [1,hq,1,1] */
     CG_SLOT_SINK,         /* FLOAT [1,hq,1,1] sink logits (0 for off_by_one) */
     CG_SLOT_DSINK,        /* FLOAT [1,hq,1,1] output: gradient of learnable sinks */
+    CG_SLOT_DROPOUT_MASK, /* io dtype [b,hq,sq,skv] keep mask: 1 kept, 0 dropped */
     CG_SLOT_COUNT,
     CG_SLOT_BY_VALUE = 100 /* host scalar owned by the graph */
 } cg_slot;

@@ -7,6 +7,19 @@
  * computed per q head and reduced over each group of hq/hk heads. Features
  * (cudnn_graph_feat.c): the scores are recomputed with softcap, bias and ALiBi; the
  * softcap derivative scales dS; learnable sinks add the dsink reduction.
+ *
+ * Dropout (oracle/feature_spec.h, w_ij = M_ij / (1 - p), M the case's keep mask as a real
+ * tensor, CG_SLOT_DROPOUT_MASK): with X = dO V^T and D_i = dO_i . O_i (O the dropped
+ * forward output),
+ *   dV = (P o w)^T dO,   dP = X o w,   dS = P o (dP - D).
+ * The graph uses cudnn-frontend's form of it, where the softmax_sum scratch holds
+ * (1 - p) D instead of D:
+ *   dS = ((X o M) - (1 - p) D) o P * 1 / (1 - p)
+ *      = P o (X o M / (1 - p) - D) = P o (X o w - D)                      (= feature_spec.h)
+ * so the nodes are: softmax_sum = rowsum(dO o O) * (1 - p); for dV, P o M then * 1/(1-p)
+ * before the P^T reshape; for dS, MUL(X, M) before the SUB and MUL 1/(1-p) after the MUL
+ * by P. M and 1/(1-p) are applied exactly once on each path. The learnable sinks'
+ * dsink = -sum P_sink D reads the unscaled rowsum D, not softmax_sum.
  */
 #include "backends/cudnn/cudnn_sdpa.h"
 
@@ -67,7 +80,9 @@ void af_sdpa_build_bwd(af_cg *g, const af_sdpa_desc *d, bool deterministic) {
     cg_packed_strides(dims, str);
     cg_t softmax_sum = cg_tensor(g, CUDNN_DATA_FLOAT, dims, str, CG_SLOT_SOFTMAX_SUM, NULL);
     g->scratch_bytes[CG_SLOT_SOFTMAX_SUM] = (size_t)(d->b * d->hq * d->sq) * 4;
-    cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, rowsum, cg_scalar_f32(g, 1.0f), NULL, softmax_sum, -1);
+    /* x (1 - p) with dropout, FE's dropout_scale_inv (derivation at the top) */
+    cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, rowsum,
+                 cg_scalar_f32(g, d->dropout ? d->dropout_keep : 1.0f), NULL, softmax_sum, -1);
     if (d->dsink) af_sdpa_dsink(g, d, stats, rowsum); /* learnable sinks (FE: from the same rowsum) */
 
     /* P = exp(mask(features(scale * Q K^T)) - Stats); the sink is inside Stats already */
@@ -84,9 +99,18 @@ void af_sdpa_build_bwd(af_cg *g, const af_sdpa_desc *d, bool deterministic) {
     cg_t p = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
     cg_pointwise(g, CUDNN_POINTWISE_EXP, CUDNN_DATA_FLOAT, sm, NULL, NULL, p, -1);
 
-    /* dV = P^T dO (per q head, reduced over the group for GQA) */
+    /* dropout: P o w = (P o M) * 1 / (1 - p) for dV; P itself stays for dS */
+    cg_t mask = d->dropout ? af_sdpa_dropout_mask(g, d) : NULL, p_dv = p;
+    if (mask) {
+        cg_t pm = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
+        p_dv = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
+        cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, p, mask, NULL, pm, -1);
+        cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, pm, cg_scalar_f32(g, d->dropout_scale), NULL, p_dv, -1);
+    }
+
+    /* dV = (P o w)^T dO (per q head, reduced over the group for GQA) */
     cg_t pt = af_sdpa_scores_t(g, d, d->io);
-    cg_reshape(g, p, pt);
+    cg_reshape(g, p_dv, pt);
     if (d->hq == d->hk) {
         cg_matmul(g, pt, dout, dv, seq_kv, NULL, seq_q);
     } else {
@@ -95,13 +119,24 @@ void af_sdpa_build_bwd(af_cg *g, const af_sdpa_desc *d, bool deterministic) {
         cg_reduction(g, CUDNN_REDUCE_TENSOR_ADD, dv_full, dv);
     }
 
-    /* dS = scale * [softcap'] * P * (dO V^T - softmax_sum) */
+    /* dS = scale * [softcap'] * P * (dO V^T - softmax_sum); dropout:
+     * scale * [softcap'] * P * ((dO V^T) o M - (1 - p) D) * 1 / (1 - p) */
     cg_t dp = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
     cg_matmul(g, dout, vt, dp, seq_q, seq_kv, NULL);
+    if (mask) {
+        cg_t dpm = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
+        cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, dp, mask, NULL, dpm, -1);
+        dp = dpm;
+    }
     cg_t t1 = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
     cg_pointwise(g, CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, dp, softmax_sum, NULL, t1, -1);
     cg_t t2 = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
     cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, t1, p, NULL, t2, -1);
+    if (mask) {
+        cg_t t3 = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
+        cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, t2, cg_scalar_f32(g, d->dropout_scale), NULL, t3, -1);
+        t2 = t3;
+    }
     cg_t ds = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
     t2 = af_sdpa_softcap_bwd(g, d, t2, r_over_c); /* dR = dS (1 - tanh^2(r / c)) */
     cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, t2, scale, NULL, ds, -1);

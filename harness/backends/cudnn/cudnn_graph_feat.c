@@ -9,12 +9,20 @@
  * slope * (col - row), valid under top-left causal with s_q = s_kv; the bottom-right
  * distance and the |.| of feature_spec.h are added here). All score tensors are FLOAT
  * [b, hq, sq, skv], packed; index tensors INT32.
+ *
+ * Dropout acts on P after the softmax (feature_spec.h; the stats stay the undropped row's):
+ * cudnn-frontend's dropout-with-mask form, P * scale then * M, with the case's own keep
+ * mask M as a real tensor (cudnn.c builds it from model/dropout.c). cuDNN's RNG node is
+ * not used: which Philox word it gives which element is cuDNN's choice, not
+ * model/dropout.h's, so the oracle could not regenerate its mask.
  */
 #include "backends/cudnn/cudnn_sdpa.h"
 
 #ifdef ATTNFUZZ_HAVE_CUDA
 
-bool af_sdpa_has_features(const af_sdpa_desc *d) { return d->softcap != 0.0f || d->bias_b || d->alibi || d->sink; }
+bool af_sdpa_has_features(const af_sdpa_desc *d) {
+    return d->softcap != 0.0f || d->bias_b || d->alibi || d->sink || d->dropout;
+}
 
 static cg_t vs(af_cg *g, const af_sdpa_desc *d, cudnnDataType_t dt) {
     return cg_virtual_packed(g, dt, d->b, d->hq, d->sq, d->skv);
@@ -84,6 +92,22 @@ cg_t af_sdpa_score_features(af_cg *g, const af_sdpa_desc *d, cg_t score, cg_t se
         score = s;
     }
     return score;
+}
+
+cg_t af_sdpa_dropout_mask(af_cg *g, const af_sdpa_desc *d) {
+    int64_t dims[4] = {d->b, d->hq, d->sq, d->skv}, str[4];
+    cg_packed_strides(dims, str);
+    return cg_tensor(g, d->io, dims, str, CG_SLOT_DROPOUT_MASK, NULL);
+}
+
+cg_t af_sdpa_dropout_fwd(af_cg *g, const af_sdpa_desc *d, cg_t p, cudnnDataType_t out_dt) {
+    if (!d->dropout) return p;
+    /* FE's custom-mask order: MUL(P, scale) then MUL(., mask); the last output takes the
+     * dtype the P x V matmul reads (Q's, as P without dropout) */
+    cg_t scaled = vs(g, d, CUDNN_DATA_FLOAT), dropped = vs(g, d, out_dt);
+    cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, p, cg_scalar_f32(g, d->dropout_scale), NULL, scaled, -1);
+    cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, scaled, af_sdpa_dropout_mask(g, d), NULL, dropped, -1);
+    return dropped;
 }
 
 cg_t af_sdpa_softcap_bwd(af_cg *g, const af_sdpa_desc *d, cg_t ds, cg_t r_over_c) {

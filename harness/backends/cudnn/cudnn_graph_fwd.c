@@ -197,9 +197,10 @@ void af_sdpa_build_fwd(af_cg *g, const af_sdpa_desc *d) {
     /* softmax with Stats = max + log(sum exp(s - max)); with a sink (FE's composite
      * softmax, cuDNN >= 9.13): max = MAX(row max, sink), sum += exp(sink - max) */
     cg_t m = vr(g, d), z = vr(g, d), logz = vr(g, d);
-    /* P takes the io type (fp16/bf16) except for fp8, where P stays FLOAT until scale_s */
+    /* P takes the io type (fp16/bf16) except for fp8, where P stays FLOAT until scale_s,
+     * and with dropout, where the last dropout MUL's output takes the io type (as FE) */
     cg_t t = vs(g, d, CUDNN_DATA_FLOAT), e = vs(g, d, CUDNN_DATA_FLOAT),
-         p = vs(g, d, d->fp8 ? CUDNN_DATA_FLOAT : d->io);
+         p = vs(g, d, d->fp8 || d->dropout ? CUDNN_DATA_FLOAT : d->io);
     cg_t sink = d->sink ? af_sdpa_sink_tensor(g, d) : NULL;
     if (sink) {
         cg_t row_max = vr(g, d);
@@ -223,7 +224,10 @@ void af_sdpa_build_fwd(af_cg *g, const af_sdpa_desc *d) {
     cg_pointwise(g, CUDNN_POINTWISE_ADD, CUDNN_DATA_FLOAT, m, logz, NULL, io.stats, -1);
     cg_pointwise(g, CUDNN_POINTWISE_DIV, CUDNN_DATA_FLOAT, e, z, NULL, p, -1);
     if (!d->fp8) {
-        /* O = P V (M = actual s_q, K = actual s_kv when padded) */
+        /* dropout (feature_spec.h, after the softmax; Stats above stay the undropped LSE):
+         * P_d = (P * 1 / (1 - p)) * M in the io type; no dropout: P itself */
+        p = af_sdpa_dropout_fwd(g, d, p, d->io);
+        /* O = P_d V (M = actual s_q, K = actual s_kv when padded) */
         cg_matmul(g, p, io.v, io.o, io.seq_q, NULL, io.seq_kv);
         cg_finalize(g);
         return;

@@ -3,7 +3,8 @@
  * The graphs follow what cudnn-frontend emits for cuDNN 9.14-9.19 (see
  * shared/research/cudnn-backend-sdpa.md): Q x K^T -> scale -> [softcap -> bias -> ALiBi:
  * cudnn_graph_feat.c] -> padding mask -> diagonal band (causal / bottom-right / sliding
- * window) -> softmax [with a sink] and Stats (natural-log LSE) -> P x V; the backward is
+ * window) -> softmax [with a sink] and Stats (natural-log LSE) -> [dropout: P x 1/(1-p)
+ * x mask] -> P x V; the backward is
  * the composite bwd graph with softmax_sum and, for the nondeterministic variant, a dQ
  * fp32 accumulator in scratch memory.
  */
@@ -42,6 +43,13 @@ typedef struct {
     bool alibi;             /* -slope_h * |j - (i + len_kv - len_q)| */
     bool sink;              /* sink logit per head in the softmax denominator */
     bool dsink;             /* backward writes the learnable sinks' gradient */
+    /* dropout (model/dropout.h): the case's keep mask M enters as a real tensor in the io
+     * dtype [b, hq, sq, skv] (CG_SLOT_DROPOUT_MASK, 1 kept, 0 dropped; cudnn.c builds it),
+     * by-value FLOAT scalars scale 1 / (1 - p) and keep 1 - p; cuDNN's own RNG node is not
+     * used (its words-to-elements mapping is cuDNN's, the oracle could not regenerate it) */
+    bool dropout;
+    float dropout_scale; /* 1 / (1 - p), as the cpu reference rounds it */
+    float dropout_keep;  /* 1 - p: softmax_sum = (1 - p) rowsum(dO * O) (cudnn_graph_bwd.c) */
 } af_sdpa_desc;
 
 /* Fill d from the case. Returns 0, or -1 with why when the cudnn backend does not
@@ -69,7 +77,12 @@ cg_t af_sdpa_softcap_bwd(af_cg *g, const af_sdpa_desc *d, cg_t ds, cg_t r_over_c
 cg_t af_sdpa_sink_tensor(af_cg *g, const af_sdpa_desc *d);
 /* Backward: dsink [1,hq,1,1] (CG_SLOT_DSINK) from Stats and rowsum(dO * O), as FE. */
 void af_sdpa_dsink(af_cg *g, const af_sdpa_desc *d, cg_t stats, cg_t softmax_rowsum);
-/* Do any of the features above apply? */
+/* Dropout of P (identity without dropout): P * 1 / (1 - p) (by value), then * M (the
+ * real mask tensor), into a score-shaped tensor of dtype out_dt; cudnn_graph_feat.c. */
+cg_t af_sdpa_dropout_fwd(af_cg *g, const af_sdpa_desc *d, cg_t p, cudnnDataType_t out_dt);
+/* The keep mask M, a real io-dtype [b,hq,sq,skv] tensor (CG_SLOT_DROPOUT_MASK). */
+cg_t af_sdpa_dropout_mask(af_cg *g, const af_sdpa_desc *d);
+/* Do any of the features above apply (dropout included)? */
 bool af_sdpa_has_features(const af_sdpa_desc *d);
 /* S^T view [b,hq,skv,sq] of a packed S [b,hq,sq,skv], in dtype dt (backward graphs). */
 cg_t af_sdpa_scores_t(af_cg *g, const af_sdpa_desc *d, cudnnDataType_t dt);

@@ -3,6 +3,8 @@
 
 #ifdef ATTNFUZZ_HAVE_CUDA
 
+#include "backends/cudnn/cudnn_bucket.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -54,28 +56,32 @@ static int fp8_declines(const af_case *c, size_t cudnn_version, char *why, size_
 
 /* The features of oracle/feature_spec.h: what the composite fp16/bf16 graphs serve
  * (softcap, bias of every broadcast shape, ALiBi, sinks off_by_one / learnable with
- * dsink; cudnn_graph_feat.c) and what is declined, each with its own reason, never
- * accepted and ignored. Declines come first so a case with several features names the
- * one cuDNN cannot serve. docs/cudnn.md "Features" has the table. */
+ * dsink, dropout through the case's keep mask as a tensor; cudnn_graph_feat.c) and what
+ * is declined, each with its own reason, never accepted and ignored. Declines come first
+ * so a case with several features names the one cuDNN cannot serve. docs/cudnn.md
+ * "Features" has the table. c is the serving case (cudnn_bucket.h): the mask is uploaded
+ * in its extents. */
 static int feature_declines(const af_case *c, size_t cudnn_version, char *why, size_t cap) {
-    bool sinks = c->softmax != AF_SOFTMAX_VANILLA;
+    bool sinks = c->softmax != AF_SOFTMAX_VANILLA, dropout = c->dropout_p != 0.0;
+    long long mask_bytes = af_cudnn_dropout_mask_bytes(c->dropout_p, c->batch, c->heads_q, c->seqlen_q, c->seqlen_kv);
     if (c->lse_base2)
         snprintf(why, cap, "stats = log2: cuDNN's SDPA writes natural-log stats (max + log sum exp); not served");
     else if (c->dlse)
         snprintf(why, cap, "dlse: cuDNN's SDPA backward takes no incoming LSE gradient (its inputs are O, dO, Stats)");
-    else if (c->dropout_p != 0.0) /* cuDNN's Philox stream maps words to elements its own way */
-        snprintf(why, cap,
-                 "dropout = %g: cuDNN draws its own Philox mask (not the case's dropout_spec.h mask); "
-                 "the mask-tensor form is not wired",
-                 c->dropout_p);
-    else if (c->dtype == AF_DT_FP8_E4M3 && (c->softcap != 0.0 || sinks || c->bias != AF_BIAS_NONE || c->alibi))
+    else if (c->dtype == AF_DT_FP8_E4M3 &&
+             (c->softcap != 0.0 || sinks || c->bias != AF_BIAS_NONE || c->alibi || dropout))
         snprintf(why, cap,
                  "fp8_e4m3 with %s: not wired into the FP8 graphs (cudnn-frontend: SDPA FP8 does not support "
-                 "bias; softcap, ALiBi and sinks are fp16/bf16 only here)",
+                 "bias; softcap, ALiBi, sinks and dropout are fp16/bf16 only here)",
                  c->softcap != 0.0 ? "softcap"
                  : sinks           ? "sinks"
                  : c->alibi        ? "alibi"
+                 : dropout         ? "dropout"
                                    : "bias");
+    else if (mask_bytes > AF_CUDNN_DROPOUT_MASK_MAX) /* the mask is a real input tensor */
+        snprintf(why, cap,
+                 "dropout = %g: the keep mask (b %d, hq %d, s_q %d, s_kv %d) would take %lld bytes, over 1 GiB",
+                 c->dropout_p, c->batch, c->heads_q, c->seqlen_q, c->seqlen_kv, mask_bytes);
     else if (sinks && cudnn_version < 91300)
         snprintf(why, cap, "softmax = %s: cuDNN %zu has no SDPA sink token (cudnn-frontend: needs cuDNN >= 9.13)",
                  af_softmax_name(c->softmax), cudnn_version);
@@ -99,6 +105,11 @@ static void feature_desc(const af_case *c, af_sdpa_desc *d) {
     d->alibi = c->alibi;
     d->sink = c->softmax != AF_SOFTMAX_VANILLA;
     d->dsink = c->softmax == AF_SOFTMAX_LEARNABLE && c->backward;
+    if (c->dropout_p != 0.0) { /* the mask itself is data of the run (cudnn.c), not of the graph */
+        d->dropout = true;
+        d->dropout_scale = (float)(1.0 / (1.0 - c->dropout_p));
+        d->dropout_keep = (float)(1.0 - c->dropout_p);
+    }
 }
 
 int af_sdpa_desc_make(const af_case *c, const af_layout_plan *p, size_t cudnn_version, af_sdpa_desc *d, char *why,

@@ -3,7 +3,8 @@
  * Specification: a length's bucket is >= it, a multiple of 128, at most 12.5 % above it
  * past the floor, and monotone; cases with lengths in one bucket get padded cases that
  * differ only in their per-sequence lengths (so one graph description serves them), keep
- * every actual length and validate; thd, paged and fp8 cases are not bucketed; staging
+ * every actual length and validate; thd, paged and fp8 cases are not bucketed, nor dropout
+ * cases whose padded keep mask would exceed 1 GiB; staging
  * copies exactly the case's rows in (zeros elsewhere) and its output rows and guard
  * margins back out.
  */
@@ -149,9 +150,25 @@ static void test_staging(const char *layout_lines) {
     af_tensors_free(&t);
 }
 
+/* Dropout: the keep mask is a real input in the padded extents (2 bytes an element), so a
+ * case whose padded mask would pass 1 GiB runs on its own graph; small ones are bucketed. */
+static void test_dropout_mask_limit(void) {
+    CHECK(af_cudnn_dropout_mask_bytes(0.1, 2, 4, 1024, 1024) == 2LL * 2 * 4 * 1024 * 1024);
+    CHECK(af_cudnn_dropout_mask_bytes(0.0, 2, 4, 1024, 1024) == 0);
+    af_case small = with_lengths("dropout = 0.1 3 0\n", 100, 300), ps;
+    CHECK(af_cudnn_bucket_applies(&small, NULL, 0) && af_cudnn_bucket_case(&small, &ps));
+    CHECK(ps.seqlen_q == 1024 && ps.seqlen_kv == 1024 && ps.dropout_p == 0.1 && ps.dropout_seed == 3);
+    /* b 2, hq 4, buckets 22528 x 22528: 2 * 8 * 22528^2 bytes, far over 1 GiB */
+    af_case big = with_lengths("dropout = 0.5 3 0\n", 22000, 22000);
+    char why[128] = "";
+    CHECK(!af_cudnn_bucket_applies(&big, why, sizeof why) && strstr(why, "1 GiB"));
+    CHECK(!af_cudnn_bucket_case(&big, &ps) && ps.seqlen_q == 22000);
+}
+
 int main(void) {
     test_lengths();
     test_padded_case();
+    test_dropout_mask_limit();
     test_staging("layout = bshd\nmask = causal\n");
     test_staging("layout = sbhd\nstride_gap = 8\n");
     test_staging("layout = bhsd\n");

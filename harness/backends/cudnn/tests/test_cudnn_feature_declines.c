@@ -2,9 +2,12 @@
  * serves and which it declines, with which reason (cudnn_sdpa_desc.c; no GPU needed):
  *   served (fp16/bf16): bias 11ss/1hss/b1ss/bhss with the right extents, ALiBi,
  *   softcap, sinks off_by_one / learnable on cuDNN >= 9.13 (dsink only for learnable
- *   with backward); none of them on the unified SDPA_FWD path;
- *   declined: stats = log2, dlse, dropout, fp8_e4m3 with any feature, sinks before
- *   cuDNN 9.13 and with seqlen_q = 1 — each with its own reason text.
+ *   with backward), dropout forward and backward (the keep mask as a tensor: scale
+ *   1 / (1 - p), keep 1 - p in the description); none of them on the unified SDPA_FWD path;
+ *   declined: stats = log2, dlse, fp8_e4m3 with any feature (dropout included), sinks
+ *   before cuDNN 9.13 and with seqlen_q = 1, dropout whose keep mask would exceed 1 GiB
+ *   (and such a case is not bucketed into a larger padded case) — each with its own
+ *   reason text.
  * The description is CUDA-only code (it fills cuDNN data types), so a build without
  * CUDA prints SKIP and exits 77; CI's CUDA build runs it on any machine.
  */
@@ -20,6 +23,7 @@ int main(void) {
 }
 #else
 
+#include "backends/cudnn/cudnn_bucket.h"
 #include "backends/cudnn/cudnn_sdpa.h"
 #include "model/layout.h"
 
@@ -85,6 +89,10 @@ static void fp8_bias(af_case *c) { c->bias = AF_BIAS_11SS; }
 static void fp8_softcap(af_case *c) { c->softcap = 30; }
 static void fp8_alibi(af_case *c) { c->alibi = true; }
 static void fp8_sinks(af_case *c) { c->softmax = AF_SOFTMAX_OFF_BY_ONE; }
+static void fp8_dropout(af_case *c) {
+    c->dropout_p = 0.1;
+    c->dropout_seed = 7;
+}
 
 static void fp8_declined(void (*tweak)(af_case *), const char *reason_part) {
     af_sdpa_desc d;
@@ -126,13 +134,54 @@ int main(void) {
 
     declined("stats = log2\n", 91900, "natural-log stats");
     declined("dlse = yes\nbackward = yes\n", 91900, "no incoming LSE gradient");
-    declined("dropout = 0.1 7 0\n", 91900, "Philox");
+    /* dropout: served in fp16 and bf16, forward and backward, with GQA, causal, padding */
+    served("dropout = 0.1 7 0\n", 91900, &d);
+    CHECK(d.dropout && d.dropout_scale == (float)(1.0 / 0.9) && d.dropout_keep == (float)0.9);
+    CHECK(!d.sink && !d.bias_b && !d.alibi && d.softcap == 0.0f);
+    served("#fp16\ndropout = 0.5 1234 99\nmask = causal\nbackward = yes\n", 91400, &d);
+    CHECK(d.dropout && d.dropout_scale == 2.0f && d.dropout_keep == 0.5f && d.has_right);
+    served("dropout = 0.25 5 0\nseqlens_q = 40,64\nseqlens_kv = 96,17\nmask = padding\nbackward = yes\n", 91900, &d);
+    CHECK(d.dropout && d.padding && d.dropout_scale == (float)(1.0 / 0.75));
+    served("#fp16\ndropout = 0.1 3 0\nsoftcap = 30\nsoftmax = learnable\nbackward = yes\n", 91900, &d);
+    CHECK(d.dropout && d.softcap == 30.0f && d.dsink);
+    /* a case differing only in seed / offset shares the description (the mask is run data),
+     * one with another p does not (the scale is a by-value scalar of the graph) */
+    af_sdpa_desc d2, d3;
+    served("dropout = 0.1 8 12345\n", 91900, &d2);
+    served("dropout = 0.2 7 0\n", 91900, &d3);
+    served("dropout = 0.1 7 0\n", 91900, &d);
+    CHECK(memcmp(&d, &d2, sizeof d) == 0 && memcmp(&d, &d3, sizeof d) != 0);
+    /* the mask limit: b 8, hq 16, s 2048 x 2048 = exactly 1 GiB is served; one more key over */
+    CHECK(af_cudnn_dropout_mask_bytes(0.5, 8, 16, 2048, 2048) == AF_CUDNN_DROPOUT_MASK_MAX);
+    CHECK(af_cudnn_dropout_mask_bytes(0.0, 8, 16, 2048, 2048) == 0);
+    {
+        const char *big = "dtype = bf16\nbatch = 8\nheads = 16\nseqlen_q = 2048\nseqlen_kv = 2049\nhead_dim = 64\n"
+                          "dropout = 0.5 1 0\n";
+        af_case c;
+        af_error e;
+        CHECK_MSG(af_case_parse(big, "big", &c, &e) == 0, "%s: %s", e.field, e.message);
+        char w[256];
+        CHECK(!af_cudnn_bucket_applies(&c, w, sizeof w) && strstr(w, "1 GiB"));
+        static af_layout_plan p;
+        CHECK_MSG(af_layout_plan_make(&c, &p, why, sizeof why) == 0, "%s", why);
+        CHECK(af_sdpa_desc_make(&c, &p, 91900, &d, why, sizeof why) != 0);
+        CHECK_MSG(strstr(why, "over 1 GiB") && strstr(why, "dropout = 0.5"), "reason: %s", why);
+        printf("declined %-40s on 91900: %s\n", "dropout b8 h16 2048x2049", why);
+        c.seqlen_kv = 2048; /* exactly the limit: served, and a bucket of itself */
+        CHECK_MSG(af_layout_plan_make(&c, &p, why, sizeof why) == 0, "%s", why);
+        CHECK_MSG(af_sdpa_desc_make(&c, &p, 91900, &d, why, sizeof why) == 0, "declined: %s", why);
+        CHECK(d.dropout);
+        /* a small case stays bucketed (2 MiB per head in the 1024 x 1024 padded case) */
+        c.batch = 1, c.heads_q = c.heads_kv = 2, c.seqlen_q = 100, c.seqlen_kv = 300;
+        CHECK(af_cudnn_bucket_applies(&c, NULL, 0));
+    }
     declined("softmax = learnable\n", 91200, "needs cuDNN >= 9.13");
     declined("#sq1\nsoftmax = off_by_one\n", 91900, "s_q == 1");
     fp8_declined(fp8_bias, "fp8_e4m3 with bias");
     fp8_declined(fp8_softcap, "fp8_e4m3 with softcap");
     fp8_declined(fp8_alibi, "fp8_e4m3 with alibi");
     fp8_declined(fp8_sinks, "fp8_e4m3 with sinks");
+    fp8_declined(fp8_dropout, "fp8_e4m3 with dropout");
     /* a served feature does not hide a declined one */
     declined("bias = 11ss\nstats = log2\n", 91900, "natural-log stats");
     CHECK_DONE("test_cudnn_feature_declines");

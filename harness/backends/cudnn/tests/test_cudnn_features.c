@@ -1,13 +1,17 @@
 /* test_cudnn_features.c — the features the cudnn backend serves (bias of each broadcast
- * shape, ALiBi, softcap, sinks off_by_one and learnable with dsink), each on the GPU
- * against the oracle (oracle/feature_spec.h's definitions, fp64 tier):
+ * shape, ALiBi, softcap, sinks off_by_one and learnable with dsink, dropout through the
+ * case's keep mask), each on the GPU against the oracle (oracle/feature_spec.h's
+ * definitions, fp64 tier; for dropout the oracle's own mask, oracle/dropout_spec.c):
  *   - the run is served (a decline is a failure, printed with cuDNN's reason) and O, LSE
  *     (dQ dK dV, dsink with backward) are within 24 units of the dtype, relative to the
  *     largest exact value (at least 1), of the oracle's: the judge's criterion is tighter,
  *     this proves the wiring;
  *   - a control: the same case without the feature, also through cudnn, differs from the
  *     featured run's O (or dQ) by more than that allowance, so the feature reached the
- *     kernel (a graph that ignored it would pass the first check only by accident).
+ *     kernel (a graph that ignored it would pass the first check only by accident);
+ *     for dropout the control is judged against the oracle of the dropout case instead:
+ *     the same case run with p = 0 (the mask ignored) must fail the first check on O or a
+ *     gradient, so the check above can tell a served mask from an ignored one.
  * Every feature is tried and reported ("feature ...: pass" or the reason) before the
  * test fails. Without a GPU or cuDNN it prints SKIP and exits 77 (skipped, not passed).
  */
@@ -71,6 +75,29 @@ static const feature_case cases[] = {
     {"sinks learnable fp16 causal bwd (dsink)",
      "dtype = fp16\nbatch = 2\nheads = 4\nseqlen = 128\nhead_dim = 64\nmask = causal\nbackward = yes\nseed = 312\n",
      "softmax = learnable\n"},
+    /* dropout: the keep mask of model/dropout.h as a tensor; causal rows see few keys, so a
+     * dropped key moves their O by O(|v|) */
+    {"dropout 0.1 fp16 causal fwd",
+     "dtype = fp16\nbatch = 2\nheads = 4\nseqlen = 128\nhead_dim = 64\nmask = causal\nseed = 313\n",
+     "dropout = 0.1 4242 0\n"},
+    {"dropout 0.5 bf16 bwd",
+     "dtype = bf16\nbatch = 2\nheads = 4\nseqlen = 128\nhead_dim = 64\nbackward = yes\nseed = 314\n",
+     "dropout = 0.5 77 1000\n"},
+    {"dropout 0.1 fp16 gqa causal bwd",
+     "dtype = fp16\nbatch = 1\nheads_q = 8\nheads_kv = 2\nseqlen = 128\nhead_dim = 64\nmask = causal\n"
+     "backward = yes\nseed = 315\n",
+     "dropout = 0.1 9 5\n"},
+    {"dropout 0.5 bf16 padding causal bwd",
+     "dtype = bf16\nbatch = 2\nheads = 4\nseqlen = 128\nseqlens_q = 100,128\nseqlens_kv = 90,128\nhead_dim = 64\n"
+     "mask = padding_causal\nbackward = yes\nseed = 316\n",
+     "dropout = 0.5 31337 0\n"},
+    {"dropout 0.25 with learnable sinks bf16 causal bwd (dsink)",
+     "dtype = bf16\nbatch = 2\nheads = 4\nseqlen = 128\nhead_dim = 64\nmask = causal\nsoftmax = learnable\n"
+     "backward = yes\nseed = 318\n",
+     "dropout = 0.25 2026 64\n"},
+    {"dropout 0.5 fp16 s_q != s_kv fwd",
+     "dtype = fp16\nbatch = 1\nheads = 4\nseqlen_q = 96\nseqlen_kv = 160\nhead_dim = 64\nseed = 317\n",
+     "dropout = 0.5 1 0\n"},
 };
 
 typedef struct {
@@ -162,6 +189,41 @@ static void clear_padded_rows(const af_case *c, af_outputs *o) {
             }
 }
 
+/* The first check: every output of run out against the oracle's ex within 24 units of
+ * the dtype relative to max(1, max |exact|). label NULL: silent. Returns the worst ratio
+ * err / allowed over the outputs (> 1: the check fails; INFINITY for a missing output). */
+static double compare_outputs(const af_case *c, const af_outputs *out, const af_outputs *ex, const char *name,
+                              const char *label) {
+    size_t nq = (size_t)c->batch * c->heads_q * c->seqlen_q, nk = (size_t)c->batch * c->heads_kv * c->seqlen_kv;
+    double unit = c->dtype == AF_DT_BF16 ? 0x1p-8 : 0x1p-11;
+    struct {
+        const char *name;
+        const double *a, *b;
+        size_t n;
+    } t[] = {{"O", out->o, ex->o, nq * c->head_dim_v},     {"LSE", out->lse, ex->lse, nq},
+             {"dQ", out->dq, ex->dq, nq * c->head_dim_qk}, {"dK", out->dk, ex->dk, nk * c->head_dim_qk},
+             {"dV", out->dv, ex->dv, nk * c->head_dim_v},  {"dsink", out->dsink, ex->dsink, (size_t)c->heads_q}};
+    double worst = 0;
+    for (size_t x = 0; x < sizeof t / sizeof t[0]; x++) {
+        if (!t[x].b) continue; /* not an output of this case */
+        if (!t[x].a) {
+            if (label) printf("feature %s: FAIL: %s missing from the run\n", name, t[x].name);
+            worst = INFINITY;
+            continue;
+        }
+        double err = max_abs_diff(t[x].a, t[x].b, t[x].n), mag = max_abs(t[x].b, t[x].n);
+        double allowed = 24 * unit * (mag > 1 ? mag : 1);
+        if (label)
+            printf("  %s%s %s: max err %.3g (allowed %.3g), max |exact| %.3g\n", name, label, t[x].name, err, allowed,
+                   mag);
+        if (label && !(err <= allowed))
+            printf("feature %s: FAIL: %s error %.3g > %.3g\n", name, t[x].name, err, allowed);
+        double ratio = err / allowed;
+        if (!(ratio <= worst)) worst = isnan(ratio) ? INFINITY : ratio;
+    }
+    return worst;
+}
+
 /* One feature: 0 when it passes both checks, else -1 (the reason printed). */
 static int check_feature(af_backend *be, const feature_case *fc) {
     char text[1024], why[1024] = "";
@@ -176,34 +238,32 @@ static int check_feature(af_backend *be, const feature_case *fc) {
     clear_padded_rows(&r.c, &r.out);
     clear_padded_rows(&r.c, &ex.out);
     const af_case *c = &r.c;
-    size_t nq = (size_t)c->batch * c->heads_q * c->seqlen_q, nk = (size_t)c->batch * c->heads_kv * c->seqlen_kv;
+    size_t nq = (size_t)c->batch * c->heads_q * c->seqlen_q;
     double unit = c->dtype == AF_DT_BF16 ? 0x1p-8 : 0x1p-11;
-    struct {
-        const char *name;
-        const double *a, *b;
-        size_t n;
-    } t[] = {
-        {"O", r.out.o, ex.out.o, nq * c->head_dim_v},     {"LSE", r.out.lse, ex.out.lse, nq},
-        {"dQ", r.out.dq, ex.out.dq, nq * c->head_dim_qk}, {"dK", r.out.dk, ex.out.dk, nk * c->head_dim_qk},
-        {"dV", r.out.dv, ex.out.dv, nk * c->head_dim_v},  {"dsink", r.out.dsink, ex.out.dsink, (size_t)c->heads_q}};
-    int bad = 0;
-    for (size_t x = 0; x < sizeof t / sizeof t[0]; x++) {
-        if (!t[x].b) continue; /* not an output of this case */
-        if (!t[x].a) {
-            printf("feature %s: FAIL: %s missing from the run\n", fc->name, t[x].name);
-            bad = 1;
-            continue;
-        }
-        double err = max_abs_diff(t[x].a, t[x].b, t[x].n), mag = max_abs(t[x].b, t[x].n);
-        double allowed = 24 * unit * (mag > 1 ? mag : 1);
-        printf("  %s %s: max err %.3g (allowed %.3g), max |exact| %.3g\n", fc->name, t[x].name, err, allowed, mag);
-        if (!(err <= allowed)) {
-            printf("feature %s: FAIL: %s error %.3g > %.3g\n", fc->name, t[x].name, err, allowed);
+    int bad = !(compare_outputs(c, &r.out, &ex.out, fc->name, "") <= 1);
+    bool dropout = c->dropout_p != 0.0;
+    if (!bad && dropout) {
+        /* the control of dropout: the case with p = 0 (its base: the same inputs, the mask
+         * ignored) judged against the dropout oracle must fail the first check */
+        if (run_text(be, fc->base, &ctl, why, sizeof why) == 0) {
+            clear_padded_rows(&ctl.c, &ctl.out);
+            double worst = compare_outputs(c, &ctl.out, &ex.out, fc->name, NULL);
+            printf("  %s control: with p = 0 the worst output is %.3g x its allowance against the dropout oracle\n",
+                   fc->name, worst);
+            if (!(worst > 1)) {
+                printf("feature %s: FAIL: the run without dropout passes the dropout oracle (%.3g x the allowance): "
+                       "the check cannot tell an ignored mask\n",
+                       fc->name, worst);
+                bad = 1;
+            }
+            run_free(&ctl);
+        } else {
+            printf("feature %s: FAIL: control run: %s\n", fc->name, why);
             bad = 1;
         }
     }
     /* the control: the feature must move O (forward) or O / dQ (backward) past the allowance */
-    if (!bad && run_text(be, fc->base, &ctl, why, sizeof why) == 0) {
+    if (!bad && !dropout && run_text(be, fc->base, &ctl, why, sizeof why) == 0) {
         clear_padded_rows(&ctl.c, &ctl.out);
         size_t no = nq * c->head_dim_v;
         double moved = max_abs_diff(r.out.o, ctl.out.o, no), mag = max_abs(ex.out.o, no);
@@ -224,7 +284,7 @@ static int check_feature(af_backend *be, const feature_case *fc) {
             bad = 1;
         }
         run_free(&ctl);
-    } else if (!bad) {
+    } else if (!bad && !dropout) {
         printf("feature %s: FAIL: control run: %s\n", fc->name, why);
         bad = 1;
     }
