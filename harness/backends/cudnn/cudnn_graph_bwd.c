@@ -12,13 +12,12 @@
  * tensor, CG_SLOT_DROPOUT_MASK): with X = dO V^T and D_i = dO_i . O_i (O the dropped
  * forward output),
  *   dV = (P o w)^T dO,   dP = X o w,   dS = P o (dP - D).
- * The graph uses cudnn-frontend's form of it, where the softmax_sum scratch holds
- * (1 - p) D instead of D:
- *   dS = ((X o M) - (1 - p) D) o P * 1 / (1 - p)
- *      = P o (X o M / (1 - p) - D) = P o (X o w - D)                      (= feature_spec.h)
- * so the nodes are: softmax_sum = rowsum(dO o O) * (1 - p); for dV, P o M then * 1/(1-p)
- * before the P^T reshape; for dS, MUL(X, M) before the SUB and MUL 1/(1-p) after the MUL
- * by P. M and 1/(1-p) are applied exactly once on each path. The learnable sinks'
+ * The graph applies w on the dP path itself: dS = P o (X o M * 1 / (1 - p) - D), softmax_sum
+ * = D, and for dV P o M then * 1/(1-p) before the P^T reshape. M and 1/(1-p) are applied
+ * exactly once on each path. cudnn-frontend's form (softmax_sum = (1 - p) D, the
+ * 1/(1-p) MUL after the MUL by P) is the same algebra, but built here it gave dQ and dK
+ * off by 60-1568 x the allowance on every engine of cuDNN 9.14 and 9.19 on the H200 while
+ * dV passed (2026-12-02, docs/dropout.md); this form passes there. The learnable sinks'
  * dsink = -sum P_sink D reads the unscaled rowsum D, not softmax_sum.
  */
 #include "backends/cudnn/cudnn_sdpa.h"
@@ -81,8 +80,7 @@ void af_sdpa_build_bwd(af_cg *g, const af_sdpa_desc *d, bool deterministic) {
     cg_t softmax_sum = cg_tensor(g, CUDNN_DATA_FLOAT, dims, str, CG_SLOT_SOFTMAX_SUM, NULL);
     g->scratch_bytes[CG_SLOT_SOFTMAX_SUM] = (size_t)(d->b * d->hq * d->sq) * 4;
     /* x (1 - p) with dropout, FE's dropout_scale_inv (derivation at the top) */
-    cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, rowsum,
-                 cg_scalar_f32(g, d->dropout ? d->dropout_keep : 1.0f), NULL, softmax_sum, -1);
+    cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, rowsum, cg_scalar_f32(g, 1.0f), NULL, softmax_sum, -1);
     if (d->dsink) af_sdpa_dsink(g, d, stats, rowsum); /* learnable sinks (FE: from the same rowsum) */
 
     /* P = exp(mask(features(scale * Q K^T)) - Stats); the sink is inside Stats already */
@@ -125,18 +123,15 @@ void af_sdpa_build_bwd(af_cg *g, const af_sdpa_desc *d, bool deterministic) {
     cg_matmul(g, dout, vt, dp, seq_q, seq_kv, NULL);
     if (mask) {
         cg_t dpm = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
+        cg_t dpw = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
         cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, dp, mask, NULL, dpm, -1);
-        dp = dpm;
+        cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, dpm, cg_scalar_f32(g, d->dropout_scale), NULL, dpw, -1);
+        dp = dpw;
     }
     cg_t t1 = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
     cg_pointwise(g, CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, dp, softmax_sum, NULL, t1, -1);
     cg_t t2 = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
     cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, t1, p, NULL, t2, -1);
-    if (mask) {
-        cg_t t3 = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
-        cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, t2, cg_scalar_f32(g, d->dropout_scale), NULL, t3, -1);
-        t2 = t3;
-    }
     cg_t ds = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
     t2 = af_sdpa_softcap_bwd(g, d, t2, r_over_c); /* dR = dS (1 - tanh^2(r / c)) */
     cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, t2, scale, NULL, ds, -1);
