@@ -79,7 +79,7 @@ void af_sdpa_build_bwd(af_cg *g, const af_sdpa_desc *d, bool deterministic) {
     cg_packed_strides(dims, str);
     cg_t softmax_sum = cg_tensor(g, CUDNN_DATA_FLOAT, dims, str, CG_SLOT_SOFTMAX_SUM, NULL);
     g->scratch_bytes[CG_SLOT_SOFTMAX_SUM] = (size_t)(d->b * d->hq * d->sq) * 4;
-    /* x (1 - p) with dropout, FE's dropout_scale_inv (derivation at the top) */
+    /* x 1 (FE's node; with dropout too: 1 / (1 - p) goes on the dP path, see the top) */
     cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, rowsum, cg_scalar_f32(g, 1.0f), NULL, softmax_sum, -1);
     if (d->dsink) af_sdpa_dsink(g, d, stats, rowsum); /* learnable sinks (FE: from the same rowsum) */
 
@@ -118,7 +118,7 @@ void af_sdpa_build_bwd(af_cg *g, const af_sdpa_desc *d, bool deterministic) {
     }
 
     /* dS = scale * [softcap'] * P * (dO V^T - softmax_sum); dropout:
-     * scale * [softcap'] * P * ((dO V^T) o M - (1 - p) D) * 1 / (1 - p) */
+     * scale * [softcap'] * P * ((dO V^T) o M * 1 / (1 - p) - D) */
     cg_t dp = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
     cg_matmul(g, dout, vt, dp, seq_q, seq_kv, NULL);
     if (mask) {

@@ -45,11 +45,10 @@ typedef struct {
     bool dsink;             /* backward writes the learnable sinks' gradient */
     /* dropout (model/dropout.h): the case's keep mask M enters as a real tensor in the io
      * dtype [b, hq, sq, skv] (CG_SLOT_DROPOUT_MASK, 1 kept, 0 dropped; cudnn.c builds it),
-     * by-value FLOAT scalars scale 1 / (1 - p) and keep 1 - p; cuDNN's own RNG node is not
-     * used (its words-to-elements mapping is cuDNN's, the oracle could not regenerate it) */
+     * the by-value FLOAT scalar 1 / (1 - p); cuDNN's own RNG node is not used (its
+     * words-to-elements mapping is cuDNN's, the oracle could not regenerate it) */
     bool dropout;
     float dropout_scale; /* 1 / (1 - p), as the cpu reference rounds it */
-    float dropout_keep;  /* 1 - p: softmax_sum = (1 - p) rowsum(dO * O) (cudnn_graph_bwd.c) */
 } af_sdpa_desc;
 
 /* Fill d from the case. Returns 0, or -1 with why when the cudnn backend does not

@@ -108,7 +108,6 @@ static void feature_desc(const af_case *c, af_sdpa_desc *d) {
     if (c->dropout_p != 0.0) { /* the mask itself is data of the run (cudnn.c), not of the graph */
         d->dropout = true;
         d->dropout_scale = (float)(1.0 / (1.0 - c->dropout_p));
-        d->dropout_keep = (float)(1.0 - c->dropout_p);
     }
 }
 

@@ -136,10 +136,10 @@ int main(void) {
     declined("dlse = yes\nbackward = yes\n", 91900, "no incoming LSE gradient");
     /* dropout: served in fp16 and bf16, forward and backward, with GQA, causal, padding */
     served("dropout = 0.1 7 0\n", 91900, &d);
-    CHECK(d.dropout && d.dropout_scale == (float)(1.0 / 0.9) && d.dropout_keep == (float)0.9);
+    CHECK(d.dropout && d.dropout_scale == (float)(1.0 / 0.9));
     CHECK(!d.sink && !d.bias_b && !d.alibi && d.softcap == 0.0f);
     served("#fp16\ndropout = 0.5 1234 99\nmask = causal\nbackward = yes\n", 91400, &d);
-    CHECK(d.dropout && d.dropout_scale == 2.0f && d.dropout_keep == 0.5f && d.has_right);
+    CHECK(d.dropout && d.dropout_scale == 2.0f && d.has_right);
     served("dropout = 0.25 5 0\nseqlens_q = 40,64\nseqlens_kv = 96,17\nmask = padding\nbackward = yes\n", 91900, &d);
     CHECK(d.dropout && d.padding && d.dropout_scale == (float)(1.0 / 0.75));
     served("#fp16\ndropout = 0.1 3 0\nsoftcap = 30\nsoftmax = learnable\nbackward = yes\n", 91900, &d);
