@@ -12,6 +12,7 @@
 #   torch-sdpa     campaign --backend worker:torch-sdpa --engine all on corpora/gpu (issue 13)
 #   flex           campaign --backend worker:flex --engine all on corpora/gpu
 #   jax            campaign --backend worker:jax --engine all on corpora/gpu
+#   mx-ordinary    campaign --backend worker:mx-ordinary on the MXFP8 seeds (leaks expected)
 #   mx-own-block   campaign --backend worker:mx-own-block on the MXFP8 seeds (no leak expected)
 #   corpus-X       attnfuzz run corpora/gpu/*.case --backend worker:X --engine all (X: torch-sdpa,
 #                  flex, jax): the GPU corpus where each target serves it
@@ -35,7 +36,7 @@ start)
   pc=ci/tests/pytargets_cases
   mkdir -p "$BG/mx-seed"
   cp $pc/mxfp8-*.case corpora/seed/mxfp8-causal.case "$BG/mx-seed/" 2>/dev/null
-  RUNS=" ${LONG_RUNS:-libgate torch-sdpa flex jax mx-own-block corpus-torch-sdpa corpus-flex corpus-jax} "
+  RUNS=" ${LONG_RUNS:-libgate torch-sdpa flex jax mx-ordinary mx-own-block corpus-torch-sdpa corpus-flex corpus-jax} "
   launch() { # NAME COMMAND... (only the runs named in LONG_RUNS)
     local name=$1; shift
     case $RUNS in *" $name "*) ;; *) return ;; esac
@@ -53,6 +54,9 @@ start)
   launch jax timeout $((T + 60)) "$B/attnfuzz" campaign corpora/gpu --backend worker:jax --engine all \
     --time "$S" --total-time "$T" --seed 13 --out "$BG/camp-jax" \
     --worker-cmd "$PY -m attnfuzz_worker.examples.jax_dpa --device cuda"
+  launch mx-ordinary timeout $((T + 60)) "$B/attnfuzz" campaign "$BG/mx-seed" --backend worker:mx-ordinary \
+    --time "$S" --total-time "$T" --seed 1 --out "$BG/camp-mx-ordinary" \
+    --worker-cmd "$PY -m attnfuzz_worker.examples.triton_mxfp8 --device cuda --recipe ordinary"
   launch mx-own-block timeout $((T + 60)) "$B/attnfuzz" campaign "$BG/mx-seed" --backend worker:mx-own-block \
     --time "$S" --total-time "$T" --seed 1 --out "$BG/camp-mx-own-block" \
     --worker-cmd "$PY -m attnfuzz_worker.examples.triton_mxfp8 --device cuda --recipe own-block"

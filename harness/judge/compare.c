@@ -227,15 +227,16 @@ int af_check_buffers(const af_case *c, const af_tensors *t, const af_outputs *or
     return v->n_findings - before;
 }
 
-/* fp8_e4m3 LSE, judged row by row: a kernel whose Q K^T runs on FP8 tensor cores
- * accumulates with fewer bits than fp32 (Hopper; docs/cudnn-findings.md F5), so each
- * score of row i may be off by up to AF_FP8_ACC_UNIT * A_i, A_i = max_j scale *
- * sum_d |q_d k_jd| (oracle->score_abs), and LSE, 1-Lipschitz in the scores' max norm,
- * by as much. Row i passes iff |LSE_i - exact| <= allowed + AF_FP8_ACC_UNIT * A_i;
- * st gets the worst row's ratio and allowance. */
+/* fp8_e4m3 and mxfp8 LSE, judged row by row: each score of row i may be off by up to
+ * unit * A_i, A_i = max_j scale * sum_d |q_d k_jd| (oracle->score_abs), and LSE,
+ * 1-Lipschitz in the scores' max norm, by as much. fp8_e4m3: unit = AF_FP8_ACC_UNIT (FP8
+ * tensor cores accumulate with fewer bits than fp32; Hopper, docs/cudnn-findings.md F5);
+ * mxfp8: af_score_acc_unit(Dqk) (the decoded operands' fp32 accumulation, verdict.h). Row
+ * i passes iff |LSE_i - exact| <= allowed + unit * A_i; st gets the worst row's ratio and
+ * allowance. */
 static void fp8_lse_rows(const af_case *c, const double *kernel, const double *oracle, const double *score_abs,
-                         double allowed, af_tensor_stats *st, int *wb, int *wh, int *ws, double *wk, double *wo,
-                         double *werr) {
+                         double allowed, double unit, af_tensor_stats *st, int *wb, int *wh, int *ws, double *wk,
+                         double *wo, double *werr) {
     double worst = -1;
     for (int b = 0; b < c->batch; b++)
         for (int h = 0; h < c->heads_q; h++)
@@ -243,7 +244,7 @@ static void fp8_lse_rows(const af_case *c, const double *kernel, const double *o
                 if (af_row_fully_masked(c, b, s)) continue;
                 size_t k = ((size_t)b * c->heads_q + h) * c->seqlen_q + s;
                 if (!isfinite(kernel[k])) continue;
-                double a = allowed + AF_FP8_ACC_UNIT * score_abs[k];
+                double a = allowed + unit * score_abs[k];
                 double e = fabs(kernel[k] - oracle[k]);
                 double r = a > 0 ? e / a : 0;
                 if (r > worst) {
@@ -352,8 +353,10 @@ int af_compare_outputs_only(const af_case *c, const af_outputs *kernel, const af
                                                                                : oracle->grad.dv));
         st->allowed = rv_[i] ? 2.0 * err_ref + st->floor : 8.0 * st->floor;
         st->ratio = st->allowed > 0 ? err / st->allowed : 0;
-        if (id == AF_T_LSE && c->dtype == AF_DT_FP8_E4M3 && oracle->score_abs && count)
-            fp8_lse_rows(c, kv_[i], ov_[i], oracle->score_abs, st->allowed, st, &wb, &wh, &ws, &wk, &wo, &err);
+        if (id == AF_T_LSE && (c->dtype == AF_DT_FP8_E4M3 || c->dtype == AF_DT_MXFP8) && oracle->score_abs && count)
+            fp8_lse_rows(c, kv_[i], ov_[i], oracle->score_abs, st->allowed,
+                         c->dtype == AF_DT_FP8_E4M3 ? AF_FP8_ACC_UNIT : af_score_acc_unit(c->head_dim_qk), st, &wb, &wh,
+                         &ws, &wk, &wo, &err);
         const char *check = "";
         double shown_ref = err_ref; /* the reference error the failing check used */
         double tensor_ratio = -1;   /* fp8: the per-tensor rule's ratio, shown beside the row rule's */

@@ -82,11 +82,12 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, int first, int 
         x->prob[j - first] = exp(s - lse);
         x->w[j - first] = af_feat_dropout_weight(p, b, h, i, j); /* criterion.h: dropout */
     }
-    double rho = 0x1p-21 * (1.0 + A + fabs(lse));
+    double acc = af_score_acc_unit(p->Dqk) * A; /* the fp32 score's error (verdict.h) */
+    double rho = 0x1p-21 * (1.0 + fabs(lse)) + acc;
     double sub = x->fp16 ? 0x1p-25 * exp(m - lse) : 0.0; /* per P term, in normalised units */
     double gam = accumulation_bias(n);
     t->rho[row] = rho;
-    t->kappa[AF_T_LSE][row] = 0x1p-21 * (1.0 + A) + 0x1p-24 * sqrt((double)n);
+    t->kappa[AF_T_LSE][row] = 0x1p-21 + acc + 0x1p-24 * sqrt((double)n);
     /* O row: mass, kappa, sig2 */
     double *om = t->mass[AF_T_O] + row * p->Dv, *ok = t->kappa[AF_T_O] + row * p->Dv;
     double sig2 = 0;

@@ -12,7 +12,9 @@
  *             dV_jd: sum_i P_ij |dO_id|; dQ_id: sum_j |scale dS_ij k_jd|; dK_jd: sum_i
  *             |scale dS_ij q_id|): dtype rounding of P, dS moves e by <= u/2 mass[e]
  *   kappa[e]  the part of the error that need not look like the reference's: fp32
- *             score and exp error (rho_i = 2^-21 (1 + A_i + |LSE_i|) relative per P_ij,
+ *             score and exp error (rho_i = 2^-21 (1 + |LSE_i|) + acc(Dqk) A_i relative
+ *             per P_ij, acc = af_score_acc_unit of verdict.h: the score's fp32
+ *             accumulation in any order, tensor cores included,
  *             hence per dS_ij), dP and D in fp32 (2^-22 of the dS term mass G_ij =
  *             P_ij (|dO_i|.|v_j| + |dO_i|.|O_i|)), the cancellation floor
  *             AF_GRAD_CANCEL_UNIT G_ij, fp32 accumulation bias ((n/16 + 1) 2^-23 of the
@@ -33,15 +35,15 @@
  * a dropped term has none; the fp32 keep factor and the product with it add 2^-23 of the
  * weighted mass to kappa (O, dV, dS). The stored LSE's growth of dV uses 1 / (1 - p) as
  * the bound of w (keep_scale).
- * LSE has kappa only: 2^-21 (1 + A_i) + 2^-24 sqrt(n_i) (score accumulation, sum, log).
+ * LSE has kappa only: 2^-21 + acc(Dqk) A_i + 2^-24 sqrt(n_i) (score accumulation, sum, log).
  *
  * The stored LSE's growth (added per kernel, criterion_lse.c). The ABI's backward
  * recomputes P_ij = exp(s_ij - LSE_i) from fp32 scores and the fp32 LSE the kernel
  * stored, and a forward's P is exp(s_ij - LSE_i) of its own LSE too, so
  *   |ln(P~_ij / P_ij)| <= delta_i = sigma_i + e_i,  e_i = |LSE_kernel,i - LSE_exact,i|
- * (sigma_i = 2^-23 (1 + A_i + |LSE_i|) = rho_i / 4: the fp32 rounding of the recomputed
- * score at magnitude A_i and of the exp argument s - LSE at magnitude |LSE_i|, two units
- * of 2^-24 each; e_i: the kernel's own stored LSE, itself judged by the LSE check), and
+ * (sigma_i = rho_i / 4: the fp32 error of the recomputed score at magnitude A_i and of
+ * the exp argument s - LSE at magnitude |LSE_i|; e_i: the kernel's own stored LSE,
+ * itself judged by the LSE check), and
  * P's relative error is up to expm1(delta_i). The budgets above are first order: rho_i
  * per P. Where expm1(delta_i) exceeds rho_i, the row gets x_i = expm1(min(delta_i,
  * AF_LSE_DELTA_CAP)) - rho_i more relative error on every term its P carries, with that

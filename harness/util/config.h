@@ -38,6 +38,9 @@ extern "C" {
     X(WORKER_CONFIGS, "ATTNFUZZ_WORKER_CONFIGS", "(none)",                                                             \
       "':'-separated worker config files or directories (*.conf) attnfuzz backends lists without --worker-configs")    \
     X(CUDNN_FP8, "ATTNFUZZ_CUDNN_FP8", "1", "0 switches the cuDNN FP8 graph off (fp8 cases are declined)")             \
+    X(CUDNN_SOFTCAP, "ATTNFUZZ_CUDNN_SOFTCAP", "tanh",                                                                 \
+      "exp: the cuDNN graphs build softcap's tanh from EXP nodes, not TANH_FWD / TANH_BWD (docs/cudnn-findings.md "    \
+      "F9)")                                                                                                           \
     X(CUDNN_KNOB_SWEEP, "ATTNFUZZ_CUDNN_KNOB_SWEEP", "0",                                                              \
       "N > 0: cuDNN engine enumeration also tries up to N values of every knob")                                       \
     X(CUDNN_PLAN_REUSE, "ATTNFUZZ_CUDNN_PLAN_REUSE", "1",                                                              \

@@ -126,6 +126,7 @@ typedef struct {
     int cache_cap;
     unsigned long clock;
     bool reuse;         /* ATTNFUZZ_CUDNN_PLAN_REUSE != 0 */
+    int softcap_form;   /* ATTNFUZZ_CUDNN_SOFTCAP: 0 tanh (default), 1 exp, -1 neither */
     double run_build_s; /* graph / config / plan builds during the current call */
     bool run_built;     /* the current call built something (a cache miss) */
     af_backend_counters totals;
@@ -219,6 +220,11 @@ static case_state *get_case_state(cudnn_state *s, const af_case *c, char *why, s
     int rc = af_sdpa_desc_make(c, p, s->api->version, &d, why, cap);
     free(p);
     if (rc) return NULL;
+    if (d.softcap != 0.0f && s->softcap_form < 0) {
+        snprintf(why, cap, "ATTNFUZZ_CUDNN_SOFTCAP=%s: expected tanh or exp", af_config_get(AF_CFG_CUDNN_SOFTCAP));
+        return NULL;
+    }
+    d.softcap_exp = d.softcap != 0.0f && s->softcap_form == 1; /* part of the description: keys the cache */
     if (d.fp8 && env_long(AF_CFG_CUDNN_FP8, 1) == 0) {
         /* The FP8 graph is served by default: its Stats difference (F5 in
          * docs/cudnn-findings.md) is classified and judged per row (compare.c).
@@ -897,6 +903,8 @@ af_backend *af_backend_cudnn_new(void) {
     s->cache = cache;
     s->cache_cap = (int)cache_cap;
     s->reuse = env_long(AF_CFG_CUDNN_PLAN_REUSE, 1) != 0;
+    const char *form = af_config_get(AF_CFG_CUDNN_SOFTCAP);
+    s->softcap_form = !form || !strcmp(form, "tanh") ? 0 : !strcmp(form, "exp") ? 1 : -1;
     be->name = "cudnn";
     be->description = "cuDNN SDPA through the C backend API, every engine config that finalizes";
     be->flags = AF_BACKEND_NEEDS_GPU;

@@ -193,6 +193,8 @@ static const char *pw_tag(cudnnPointwiseMode_t m) {
             return "NEG";
         case CUDNN_POINTWISE_MAX:
             return "MAX";
+        case CUDNN_POINTWISE_MIN:
+            return "MIN";
         case CUDNN_POINTWISE_BINARY_SELECT:
             return "SELECT";
         default:

@@ -3,7 +3,8 @@
  *
  * Order (feature_spec.h, and cudnn-frontend's CompositeSDPANode: attn_scale, score_mod,
  * bias, alibi, then the masks): r = scale * Q K^T; softcap t = c * tanh(r / c) (FE's
- * Softcap score modifier: DIV c, TANH_FWD, MUL c); bias s = t + bias (a real tensor in
+ * Softcap score modifier: DIV c, TANH_FWD, MUL c; ATTNFUZZ_CUDNN_SOFTCAP=exp builds the
+ * tanh from EXP instead, tanh_exp below); bias s = t + bias (a real tensor in
  * the io type, [bias_b, bias_h, sq, skv] with extent 1 on a broadcast axis: FE's bias
  * ADD); ALiBi s += -slope_h * |j - (i + len_kv - len_q)| (FE's alibi_mask is
  * slope * (col - row), valid under top-left causal with s_q = s_kv; the bottom-right
@@ -56,13 +57,34 @@ static cg_t alibi_distance(af_cg *g, const af_sdpa_desc *d, cg_t score, cg_t seq
     return diff;
 }
 
+/* tanh(x) = (e - 1) / (e + 1), e = exp(2 x), x clamped to [-15, 15] first (tanh(15)
+ * rounds to 1 in fp32; exp(30) stays finite): from EXP, the node the softmax itself
+ * uses, so that a run with it tells whether TANH_FWD / TANH_BWD carry F9
+ * (docs/cudnn-findings.md). FLOAT [b, hq, sq, skv]. */
+static cg_t tanh_exp(af_cg *g, const af_sdpa_desc *d, cg_t x) {
+    cg_t lo = vs(g, d, CUDNN_DATA_FLOAT), xc = vs(g, d, CUDNN_DATA_FLOAT), x2 = vs(g, d, CUDNN_DATA_FLOAT);
+    cg_t e = vs(g, d, CUDNN_DATA_FLOAT), num = vs(g, d, CUDNN_DATA_FLOAT), den = vs(g, d, CUDNN_DATA_FLOAT);
+    cg_t th = vs(g, d, CUDNN_DATA_FLOAT), one = cg_scalar_f32(g, 1.0f);
+    cg_pointwise(g, CUDNN_POINTWISE_MIN, CUDNN_DATA_FLOAT, x, cg_scalar_f32(g, 15.0f), NULL, lo, -1);
+    cg_pointwise(g, CUDNN_POINTWISE_MAX, CUDNN_DATA_FLOAT, lo, cg_scalar_f32(g, -15.0f), NULL, xc, -1);
+    cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, xc, cg_scalar_f32(g, 2.0f), NULL, x2, -1);
+    cg_pointwise(g, CUDNN_POINTWISE_EXP, CUDNN_DATA_FLOAT, x2, NULL, NULL, e, -1);
+    cg_pointwise(g, CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, e, one, NULL, num, -1);
+    cg_pointwise(g, CUDNN_POINTWISE_ADD, CUDNN_DATA_FLOAT, e, one, NULL, den, -1);
+    cg_pointwise(g, CUDNN_POINTWISE_DIV, CUDNN_DATA_FLOAT, num, den, NULL, th, -1);
+    return th;
+}
+
 cg_t af_sdpa_score_features(af_cg *g, const af_sdpa_desc *d, cg_t score, cg_t seq_q, cg_t seq_kv, cg_t *r_over_c) {
     if (r_over_c) *r_over_c = NULL;
     if (d->softcap != 0.0f) {
         cg_t cap = cg_scalar_f32(g, d->softcap);
         cg_t x = vs(g, d, CUDNN_DATA_FLOAT), th = vs(g, d, CUDNN_DATA_FLOAT), t = vs(g, d, CUDNN_DATA_FLOAT);
         cg_pointwise(g, CUDNN_POINTWISE_DIV, CUDNN_DATA_FLOAT, score, cap, NULL, x, -1);
-        cg_pointwise(g, CUDNN_POINTWISE_TANH_FWD, CUDNN_DATA_FLOAT, x, NULL, NULL, th, -1);
+        if (d->softcap_exp)
+            th = tanh_exp(g, d, x);
+        else
+            cg_pointwise(g, CUDNN_POINTWISE_TANH_FWD, CUDNN_DATA_FLOAT, x, NULL, NULL, th, -1);
         cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, th, cap, NULL, t, -1);
         if (r_over_c) *r_over_c = x;
         score = t;
@@ -112,6 +134,14 @@ cg_t af_sdpa_dropout_fwd(af_cg *g, const af_sdpa_desc *d, cg_t p, cudnnDataType_
 
 cg_t af_sdpa_softcap_bwd(af_cg *g, const af_sdpa_desc *d, cg_t ds, cg_t r_over_c) {
     if (d->softcap == 0.0f || !r_over_c) return ds;
+    if (d->softcap_exp) { /* dS - dS th^2, th recomputed from r / c by the same EXP form */
+        cg_t th = tanh_exp(g, d, r_over_c), t2 = vs(g, d, CUDNN_DATA_FLOAT), dt2 = vs(g, d, CUDNN_DATA_FLOAT);
+        cg_t out = vs(g, d, CUDNN_DATA_FLOAT);
+        cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, th, th, NULL, t2, -1);
+        cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, ds, t2, NULL, dt2, -1);
+        cg_pointwise(g, CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, ds, dt2, NULL, out, -1);
+        return out;
+    }
     cg_t cap = cg_scalar_f32(g, d->softcap);
     cg_t a = vs(g, d, CUDNN_DATA_FLOAT), b = vs(g, d, CUDNN_DATA_FLOAT), out = vs(g, d, CUDNN_DATA_FLOAT);
     cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, ds, cap, NULL, a, -1);

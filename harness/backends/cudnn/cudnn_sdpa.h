@@ -39,6 +39,7 @@ typedef struct {
     float scale;
     /* features (oracle/feature_spec.h), fp16/bf16 composite graphs only */
     float softcap;          /* 0 = none: t = c * tanh(r / c) */
+    bool softcap_exp;       /* tanh from EXP nodes (ATTNFUZZ_CUDNN_SOFTCAP=exp), not TANH_FWD/BWD */
     int64_t bias_b, bias_h; /* bias extents (1 = broadcast); 0, 0 = no bias */
     bool alibi;             /* -slope_h * |j - (i + len_kv - len_q)| */
     bool sink;              /* sink logit per head in the softmax denominator */
@@ -70,7 +71,8 @@ cg_t af_sdpa_band_mask(af_cg *g, const af_sdpa_desc *d, cg_t score, cg_t seq_q, 
  * (the backward's TANH_BWD reads it), else NULL. cudnn_graph_feat.c. */
 cg_t af_sdpa_score_features(af_cg *g, const af_sdpa_desc *d, cg_t score, cg_t seq_q, cg_t seq_kv, cg_t *r_over_c);
 /* Backward: dR = dS * (1 - tanh^2(r / c)) from the recomputed r / c (identity without
- * softcap), as cudnn-frontend's Softcap::backward (MUL c, TANH_BWD, DIV c). */
+ * softcap), as cudnn-frontend's Softcap::backward (MUL c, TANH_BWD, DIV c); with
+ * softcap_exp from the EXP form's th: dS - dS th^2. */
 cg_t af_sdpa_softcap_bwd(af_cg *g, const af_sdpa_desc *d, cg_t ds, cg_t r_over_c);
 /* The sink logits, a real FLOAT [1,hq,1,1] tensor (CG_SLOT_SINK). */
 cg_t af_sdpa_sink_tensor(af_cg *g, const af_sdpa_desc *d);
