@@ -38,16 +38,20 @@ int probe_row_fp64(const probe_ctx *x, const af_inputs *in, int b, int h, int i,
     }
     if (sink > -INFINITY) l += exp(sink - m); /* in the denominator only */
     for (int d = 0; d < Dv; d++) o[d] = mass[d] = 0;
+    double sub = 0;
     for (int j = 0; j < n; j++) {
         /* dropout: the row's O weighs key j by P_j w_j (feature_spec.h; w_j = 0 when dropped) */
-        double pj = s[j] / l * af_feat_dropout_weight(&fp, b, h, i, lo + j);
+        double wj = af_feat_dropout_weight(&fp, b, h, i, lo + j), pj = s[j] / l * wj, vmax = 0;
         if (p) p[j] = pj;
         const double *v = in->v + (((size_t)b * in->Hkv + g) * in->Skv + lo + j) * Dv;
         for (int d = 0; d < Dv; d++) {
             o[d] += pj * v[d];
             mass[d] += pj * fabs(v[d]);
+            vmax = fmax(vmax, fabs(v[d]));
         }
+        sub += wj * vmax;
     }
+    rs->sub_abs = x->c->dtype == AF_DT_FP16 ? 0x1p-25 * sub : 0.0;
     rs->lse = n > 0 ? m + log(l) : -INFINITY;
     rs->score_err = 0x1p-21 * (Dqk + 2) * abs_max;
     free(s);

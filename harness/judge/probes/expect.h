@@ -18,6 +18,11 @@
  *   weighted P_j w_j (0 for a dropped key, P_j / (1 - p) for a kept one). Returns -1 on allocation failure. */
 typedef struct {
     double lse, score_err;
+    /* fp16: P_j rounded to fp16 underflows below 2^-14 (subnormal steps of 2^-24), up to
+     * 2^-25 absolute per term, so O_d may be off by 2^-25 sum_j w_j |v_jd| whatever its
+     * size (criterion.h's fp16 subnormal term); the bound over d: 2^-25 sum_j w_j max_d
+     * |v_jd|. 0 for other dtypes. */
+    double sub_abs;
 } row_stats;
 int probe_row_fp64(const probe_ctx *x, const af_inputs *in, int b, int h, int i, int lo, int hi, double scale,
                    double *o, double *mass, double *p, row_stats *rs);

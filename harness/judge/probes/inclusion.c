@@ -64,7 +64,7 @@ void probe_inclusion(probe_ctx *x) {
      * see few keys (first rows, window rows) and add random ones */
     int best_i = -1, best_j = -1;
     double best_p = 0;
-    row_stats best_rs = {0, 0};
+    row_stats best_rs = {0, 0, 0};
     int cand[12], nc = 0;
     for (int i = 0; i < lq && nc < 4; i++)
         if (row_has_keys(x, i)) cand[nc++] = i;
