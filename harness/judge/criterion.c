@@ -87,7 +87,7 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, int first, int 
     double sub = x->fp16 ? 0x1p-25 * exp(m - lse) : 0.0; /* per P term, in normalised units */
     double gam = accumulation_bias(n);
     t->rho[row] = rho;
-    t->kappa[AF_T_LSE][row] = 0x1p-21 + acc + 0x1p-24 * sqrt((double)n);
+    t->kappa[AF_T_LSE][row] = af_criterion_lse_kappa(p->Dqk, A, n);
     /* O row: mass, kappa, sig2 */
     double *om = t->mass[AF_T_O] + row * p->Dv, *ok = t->kappa[AF_T_O] + row * p->Dv;
     double sig2 = 0;

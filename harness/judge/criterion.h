@@ -74,6 +74,10 @@
 
 typedef struct {
     bool ready;
+    /* only kappa[AF_T_LSE] is set (ready false): a case above the runner's
+     * AF_CRITERION_TERMS_MAX_WORK, whose LSE rows still get their budget
+     * (af_criterion_lse_rows_only) while O and the gradients have none */
+    bool lse_only;
     double *mass[AF_T_COUNT];  /* dense like the tensor (O, dQ, dK, dV); NULL otherwise */
     double *kappa[AF_T_COUNT]; /* dense like the tensor (also LSE: one per row)         */
     double *sig2[AF_T_COUNT];  /* one per row (O, dQ, dK, dV)                           */
@@ -100,6 +104,16 @@ typedef struct {
 int af_criterion_terms_compute(const af_oracle_problem *p, const af_outputs *exact, af_dtype dtype,
                                af_criterion_terms *t);
 void af_criterion_terms_free(af_criterion_terms *t);
+
+/* The LSE budget of one visible query row (verdict.h): the fp32 score's error
+ * af_score_acc_unit(Dqk) A_i, A_i = max_j |scale| sum_d |q_d k_jd| over the n_i keys it
+ * sees, one fp32 rounding of the LSE and the sum's 2^-24 sqrt(n_i):
+ *   kappa_i = 2^-21 + af_score_acc_unit(Dqk) A_i + 2^-24 sqrt(n_i)                      */
+double af_criterion_lse_kappa(int head_dim_qk, double score_abs, int n_keys);
+/* A case too large for af_criterion_terms_compute: t gets kappa[AF_T_LSE] alone, from
+ * score_abs ((B, Hq, Sq) A_i, af_oracle_score_abs) and each row's visible key count, and
+ * lse_only. Returns 0, or -1 when out of memory (t left empty). */
+int af_criterion_lse_rows_only(const af_case *c, const double *score_abs, af_criterion_terms *t);
 
 /* Which check gave a tensor its ratio. */
 typedef enum { AF_CHECK_ROW = 0, AF_CHECK_ELEMENT, AF_CHECK_ROW_BIAS, AF_CHECK_TENSOR_BIAS } af_check_kind;

@@ -5,6 +5,7 @@
  * get nothing here. */
 #include "judge/criterion.h"
 #include "judge/problem.h"
+#include "judge/verdict.h"
 
 #include <float.h>
 #include <math.h>
@@ -154,4 +155,31 @@ int af_criterion_unresolved(const af_case *c, const af_criterion_terms *t, const
             }
     }
     return count;
+}
+
+double af_criterion_lse_kappa(int head_dim_qk, double score_abs, int n_keys) {
+    return 0x1p-21 + af_score_acc_unit(head_dim_qk) * score_abs + 0x1p-24 * sqrt((double)n_keys);
+}
+
+int af_criterion_lse_rows_only(const af_case *c, const double *score_abs, af_criterion_terms *t) {
+    memset(t, 0, sizeof *t);
+    int Hq = c->heads_q, Sq = c->seqlen_q;
+    size_t nq = (size_t)c->batch * Hq * Sq;
+    double *kappa = calloc(nq ? nq : 1, sizeof(double)); /* (B, Hq, Sq), 0 where no row is judged */
+    if (!kappa) return -1;
+    af_mask_rule rule = af_mask_rule_of_case(c);
+    for (int b = 0; b < c->batch; b++) {
+        int lq = af_case_len_q(c, b), lkv = af_case_len_kv(c, b);
+        for (int i = 0; i < lq; i++) {
+            int first, last;
+            if (af_mask_visible_range(&rule, lq, lkv, i, &first, &last) == 0) continue;
+            for (int h = 0; h < Hq; h++) {
+                size_t r = ((size_t)b * Hq + h) * Sq + i;
+                kappa[r] = af_criterion_lse_kappa(c->head_dim_qk, score_abs[r], last - first + 1);
+            }
+        }
+    }
+    t->kappa[AF_T_LSE] = kappa;
+    t->lse_only = true;
+    return 0;
 }

@@ -15,7 +15,9 @@
 static double sgn(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0; }
 
 bool af_criterion_terms_have(const af_criterion_terms *terms, af_tensor_id id) {
-    return terms && terms->ready && terms->kappa[id] && (id == AF_T_LSE || terms->mass[id]);
+    if (!terms || !terms->kappa[id]) return false;
+    if (terms->lse_only) return id == AF_T_LSE;
+    return terms->ready && (id == AF_T_LSE || terms->mass[id]);
 }
 
 /* Shape of tensor id as the criterion walks it: H heads, S rows per head, D per row. */

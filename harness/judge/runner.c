@@ -167,11 +167,23 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
         /* fp16/bf16: per-element term budgets of the criterion (criterion.h); without
          * them (out of memory) the row rule still runs. fp8_e4m3: for the stored O's
          * share of D in its row floors (criterion_fp8.c) */
-        if (!r->skip_oracle && (c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16 || c->dtype == AF_DT_FP8_E4M3) &&
-            af_attention_work(1.0, c->batch, c->heads_q, c->seqlen_q, c->seqlen_kv, c->head_dim_qk + c->head_dim_v) <=
-                AF_CRITERION_TERMS_MAX_WORK) {
+        bool small = af_attention_work(1.0, c->batch, c->heads_q, c->seqlen_q, c->seqlen_kv,
+                                       c->head_dim_qk + c->head_dim_v) <= AF_CRITERION_TERMS_MAX_WORK;
+        bool fp16_bf16 = c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16;
+        if (!r->skip_oracle && (fp16_bf16 || c->dtype == AF_DT_FP8_E4M3) && small) {
             double t_terms = af_clock_mono();
             js->element_terms = af_criterion_terms_compute(&prob, &p->oracle.out, c->dtype, &p->terms) == 0;
+            js->magnitudes_s += af_clock_mono() - t_terms;
+        } else if (!r->skip_oracle && fp16_bf16) {
+            /* too large for the element budgets: each LSE row keeps its own (the fp32
+             * score's accumulation grows with A_i; criterion.h) */
+            double t_terms = af_clock_mono();
+            double *a = malloc((size_t)c->batch * c->heads_q * c->seqlen_q * sizeof(double)); /* (B, Hq, Sq) */
+            if (a) {
+                af_oracle_score_abs(&prob, a);
+                js->lse_row_terms = af_criterion_lse_rows_only(c, a, &p->terms) == 0;
+            }
+            free(a);
             js->magnitudes_s += af_clock_mono() - t_terms;
         }
         if (c->dtype == AF_DT_FP8_E4M3) { /* the fp8 row floors' subnormal steps (criterion_fp8.c) */

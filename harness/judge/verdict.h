@@ -35,8 +35,11 @@
  * kernel overflows there); elsewhere a non-finite value where the oracle is finite stays
  * a finding, and O and LSE are never excused (online softmax cannot overflow).
  * ratio(T) = the worst of the four over T's rows (reported with that row's worst
- * element); pass iff ratio <= 1. Without term budgets (out of memory) only rule 1 runs,
- * its floor with c M_T (the tensor's term magnitude) instead of the row's.
+ * element); pass iff ratio <= 1. Without term budgets (out of memory, or a case above
+ * AF_CRITERION_TERMS_MAX_WORK, judge/runner.h) only rule 1 runs, its floor with c M_T
+ * (the tensor's term magnitude) instead of the row's; LSE's rows keep kappa_i =
+ * 2^-21 + acc(Dqk) A_i + 2^-24 sqrt(n_i) in large cases (af_criterion_lse_rows_only,
+ * A_i from af_oracle_score_abs), so rule 1's LSE row floor is the same at any size.
  * Measured headroom (test_criterion_headroom; README "Comparison criterion").
  *
  * fp8_e4m3 O, dQ, dK, dV are judged per row (criterion_fp8.c): err(r) <= min(2
@@ -158,6 +161,7 @@ typedef struct {
     double cert_gap_over_bound; /* worst |fp64 - MPFR| / stated bound on them (<= 1) */
     char reference[8];          /* "cpu", "gpu", "" = none */
     bool element_terms;         /* the criterion had its per-element term budgets */
+    bool lse_row_terms;         /* without them (a large case): the LSE rows had theirs */
     bool gen_gpu;               /* the input values came from the GPU generator */
     double gen_s;               /* inputs: generation and dense copies */
     double oracle_s;            /* af_oracle_run (GPU passes + MPFR certification; pipelined:

@@ -74,12 +74,7 @@ static void lse_limit(const af_prepared *p, const af_outputs *perfect, af_output
         else
             hi = mid;
     }
-    double err_ref = 0, lse_max = 0;
-    for (size_t i = 0; i < n; i++)
-        if (isfinite(p->oracle.out.lse[i])) {
-            lse_max = fmax(lse_max, fabs(p->oracle.out.lse[i]));
-            err_ref = fmax(err_ref, fabs(p->ref.lse[i] - p->oracle.out.lse[i]));
-        }
+    double lse_max, err_ref = fx_lse_err_ref(p, &lse_max);
     double stated = 2.0 * err_ref + 0x1p-23 * lse_max + p->terms.kappa[AF_T_LSE][e];
     CHECK_MSG(lo <= 1.001 * stated + 1e-12, "LSE passes an error %.4g above the stated allowance %.4g", lo, stated);
     memcpy(k->lse, perfect->lse, n * sizeof(double));
