@@ -29,7 +29,7 @@ CMD="$PY -m attnfuzz_worker.examples.torch_sdpa ${CP_WORKER_ARGS:-}"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 
-for transport in shm auto; do
+for transport in ${CP_TRANSPORTS:-shm auto}; do
     printf 'command = %s\nname = torch-sdpa\ntimeout = 300\nstart_timeout = 300\ntransport = %s\n' \
         "$CMD" "$transport" >"$T/$transport.conf"
     log=$OUT/cp-$transport.out
