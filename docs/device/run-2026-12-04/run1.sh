@@ -43,4 +43,4 @@ OUT=$R/cp CP_TIMEOUT=240 CP_TRANSPORTS=auto timeout 300 bash ci/device_cp.sh $B 
 cat $R/cp/cp.txt >> $S 2>/dev/null; grep -v ': pass' $R/cp/cp-auto.out 2>/dev/null | cut -c1-260 | head -12 >> $S
 grep ': pass' $R/cp/cp-auto.out 2>/dev/null | grep -i frost | cut -c1-200 >> $S
 timeout 120 python3 docs/device/run-2026-12-04/torch_cudnn_mask.py > $R/torchmask.txt 2>&1; echo "torch_cudnn_mask: exit $?" >> $S
-cd $OUT && tar czf all.tgz r && rm -rf r/c-*/corpus r/c-*/current
+cd $OUT && rm -rf r/c-*/corpus r/c-*/current r/c-*/workers && tar czf all.tgz r && rm -rf r
