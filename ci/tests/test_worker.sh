@@ -26,12 +26,16 @@ mkcase "$T/planted.case" 666
 mkcase "$T/b.case" 2 "window = 3,0" "dtype = bf16"
 sed -i '1d' "$T/b.case" # the second dtype line wins: bf16
 
-# 1. the reference worker passes (probes included)
-"$AF" run "$T/a.case" "$T/b.case" --backend worker:refpy \
+# 1. the reference worker passes (probes included); ATTNFUZZ_WORKER_TRACE logs each request
+ATTNFUZZ_WORKER_TRACE=$T/trace.txt "$AF" run "$T/a.case" "$T/b.case" --backend worker:refpy \
     --worker-cmd "python3 -m attnfuzz_worker.examples.reference_py" >"$T/ref.out" 2>"$T/ref.err"
 rc=$?
 check "refpy passes two cases (rc $rc)" "$T/ref.out" "b.case \[worker:refpy\]: pass"
 [ $rc -eq 0 ] || { echo "FAIL refpy rc $rc"; cat "$T/ref.out" "$T/ref.err"; fail=1; }
+check "trace: the serve loop's start" "$T/trace.txt" "^[0-9]+\.[0-9]{3} 0\.0000 serve \[pid [0-9]+\] -> started$"
+check "trace: a run of a.case's shape and its reply" "$T/trace.txt" \
+    "^[0-9]+\.[0-9]{3} [0-9]+\.[0-9]{4} run \[dtype=fp16 batch=1 heads_q=2 heads_kv=1 seqlen_q=8 seqlen_kv=8 head_dim_qk=8 head_dim_v=8 backward=True\] -> ok$"
+check "trace: b.case (bf16) ran too" "$T/trace.txt" " run \[dtype=bf16 .*\] -> ok$"
 
 # 2. planted workers: the planted case gets its verdict, the next case passes
 planted() { # planted MODE REGEX [config-file]

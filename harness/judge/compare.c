@@ -353,7 +353,7 @@ int af_compare_outputs_only(const af_case *c, const af_outputs *kernel, const af
                                                                                : oracle->grad.dv));
         st->allowed = rv_[i] ? 2.0 * err_ref + st->floor : 8.0 * st->floor;
         st->ratio = st->allowed > 0 ? err / st->allowed : 0;
-        if (id == AF_T_LSE && (c->dtype == AF_DT_FP8_E4M3 || c->dtype == AF_DT_MXFP8) && oracle->score_abs && count)
+        if (id == AF_T_LSE && af_dtype_is_fp8(c->dtype) && oracle->score_abs && count)
             fp8_lse_rows(c, kv_[i], ov_[i], oracle->score_abs, st->allowed,
                          c->dtype == AF_DT_FP8_E4M3 ? AF_FP8_ACC_UNIT : af_score_acc_unit(c->head_dim_qk), st, &wb, &wh,
                          &ws, &wk, &wo, &err);
@@ -395,6 +395,7 @@ int af_compare_outputs_only(const af_case *c, const af_outputs *kernel, const af
             check = af_check_name(cr.check);
             shown_ref = cr.err_ref;
         }
+        st->err = err; /* the error of the check that gave the ratio (row rules: that row's) */
         st->b = wb;
         st->h = wh;
         st->row = ws;

@@ -199,7 +199,7 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
             p->have_oracle = true;
         }
         /* fp8, mxfp8: the criterion of LSE needs each row's score magnitude (compare.c) */
-        if (p->have_oracle && (c->dtype == AF_DT_FP8_E4M3 || c->dtype == AF_DT_MXFP8)) {
+        if (p->have_oracle && af_dtype_is_fp8(c->dtype)) {
             p->oracle.score_abs = malloc((size_t)c->batch * c->heads_q * c->seqlen_q * sizeof(double));
             if (!p->oracle.score_abs) {
                 snprintf(why, cap, "out of host memory (score magnitudes)");

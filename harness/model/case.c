@@ -643,7 +643,7 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
         if (pages > (long)AF_MAX_BATCH * 1024 || (c->seqlen_kv + c->page_size - 1) / c->page_size > 1024)
             FAIL(F_PAGE_SIZE, "%ld pages is more than the page table holds", pages);
     }
-    if (c->dtype == AF_DT_FP8_E4M3 || c->dtype == AF_DT_MXFP8) {
+    if (af_dtype_is_fp8(c->dtype)) {
         if (c->packing != AF_PACK_SEPARATE) FAIL(F_PACKING, "%s needs packing = separate", dtype_names[c->dtype]);
         if (c->stride_gap) FAIL(F_STRIDE_GAP, "%s needs stride_gap = 0", dtype_names[c->dtype]);
     }

@@ -28,6 +28,8 @@
 #define AF_FP8_HEADROOM_MAX 8
 
 typedef enum { AF_DT_FP16 = 0, AF_DT_BF16, AF_DT_FP8_E4M3, AF_DT_MXFP8 } af_dtype;
+/* fp8_e4m3 or mxfp8: E4M3 operands (their own criteria and scales) */
+static inline bool af_dtype_is_fp8(af_dtype d) { return d == AF_DT_FP8_E4M3 || d == AF_DT_MXFP8; }
 
 /* Memory order of the sequence/head axes; the head dim is always innermost. */
 typedef enum { AF_LAYOUT_BSHD = 0, AF_LAYOUT_SBHD, AF_LAYOUT_BHSD, AF_LAYOUT_THD } af_layout;

@@ -37,6 +37,8 @@ extern "C" {
       "the interpreter that replaces the first word python3 of a worker config file's command (execv, no shell)")      \
     X(WORKER_CONFIGS, "ATTNFUZZ_WORKER_CONFIGS", "(none)",                                                             \
       "':'-separated worker config files or directories (*.conf) attnfuzz backends lists without --worker-configs")    \
+    X(WORKER_TRACE, "ATTNFUZZ_WORKER_TRACE", "(unset)",                                                                \
+      "read by the Python worker package: FILE gets a line per request (unix time, seconds, type, shape, reply)")      \
     X(CUDNN_FP8, "ATTNFUZZ_CUDNN_FP8", "1", "0 switches the cuDNN FP8 graph off (fp8 cases are declined)")             \
     X(CUDNN_SOFTCAP, "ATTNFUZZ_CUDNN_SOFTCAP", "tanh",                                                                 \
       "exp: the cuDNN graphs build softcap's tanh from EXP nodes, not TANH_FWD / TANH_BWD (docs/cudnn-findings.md "    \

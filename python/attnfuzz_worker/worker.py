@@ -17,6 +17,7 @@ import json
 import mmap
 import os
 import sys
+import time
 import traceback
 
 from .host_tensor import HostTensor
@@ -203,9 +204,12 @@ class Worker:
         sys.stdout = sys.stderr
         out = os.fdopen(reply_fd, "wb", buffering=0)
         inp = os.fdopen(0, "rb")
+        trace = _Trace(os.environ.get("ATTNFUZZ_WORKER_TRACE"))
+        trace.line("serve", 0.0, "pid %d" % os.getpid(), "started")
         for line in inp:
             msg = json.loads(line)
             kind = msg.get("type")
+            t_msg = time.time()
             if kind == "bye":
                 break
             try:
@@ -231,7 +235,30 @@ class Worker:
             if "id" in msg:
                 reply["id"] = msg["id"]
             out.write((json.dumps(reply) + "\n").encode())
+            trace.line(kind, time.time() - t_msg, _shape(msg.get("problem")), reply.get("type"))
         return 0
+
+
+def _shape(p):
+    """One short text of a problem dict for the trace (the fields that set a compile)."""
+    if not isinstance(p, dict):
+        return "-"
+    keys = ("dtype", "batch", "heads_q", "heads_kv", "seqlen_q", "seqlen_kv", "head_dim_qk", "head_dim_v", "backward")
+    return " ".join("%s=%s" % (k, p[k]) for k in keys if k in p)
+
+
+class _Trace:
+    """ATTNFUZZ_WORKER_TRACE=FILE: one line per request appended to FILE (unix time at
+    the reply, seconds the request took, its type, the problem's shape, the reply's type);
+    unset: nothing. The line of type serve is written when the loop starts: its time
+    minus the process's start is the worker's import and start-up cost."""
+
+    def __init__(self, path):
+        self.f = open(path, "a", buffering=1) if path else None
+
+    def line(self, kind, seconds, shape, reply):
+        if self.f:
+            self.f.write("%.3f %.4f %s [%s] -> %s\n" % (time.time(), seconds, kind, shape, reply))
 
 
 def serve(kernel, name, **options):

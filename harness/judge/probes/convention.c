@@ -24,7 +24,7 @@
  * error (verdict.h AF_FP8_ACC_UNIT) on top. */
 static double lse_slack(const af_case *c, const row_stats *rs, double score_abs) {
     double t = 0x1p-8 * (1 + fabs(rs->lse)) + 4 * rs->score_err;
-    if (c->dtype == AF_DT_FP8_E4M3 || c->dtype == AF_DT_MXFP8) t += AF_FP8_ACC_UNIT * score_abs + 0x1p-6;
+    if (af_dtype_is_fp8(c->dtype)) t += AF_FP8_ACC_UNIT * score_abs + 0x1p-6;
     return t;
 }
 
