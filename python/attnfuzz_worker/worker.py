@@ -41,12 +41,25 @@ class Resource(Exception):
 
 
 def _torch_available():
-    try:
-        import torch  # noqa: F401
+    """Whether torch is installed, without importing it: a worker's start (hello and
+    supports queries, all attnfuzz's availability probe asks) then costs no torch import;
+    the first run imports it (torch_map)."""
+    import importlib.util
 
-        return True
-    except Exception:
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):
         return False
+
+
+def package_version(name):
+    """A distribution's version from its metadata, without importing it ("?" if unknown)."""
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return "?"
 
 
 class _Region:
@@ -87,9 +100,7 @@ class Worker:
         self.versions = dict(versions or {})
         self.use_torch = mode == "torch" or (mode == "auto" and _torch_available())
         if self.use_torch:
-            import torch
-
-            self.versions.setdefault("torch", torch.__version__)
+            self.versions.setdefault("torch", package_version("torch"))
         self.versions.setdefault("python", sys.version.split()[0])
         self.region = None
 

@@ -128,12 +128,12 @@ def main(argv):
     ap = argparse.ArgumentParser(prog="flex_attention")
     ap.add_argument("--device", choices=("auto", "cuda", "cpu"), default="auto")
     args = ap.parse_args(argv)
-    import torch
-
     from attnfuzz_worker import serve
 
     device = args.device
-    if device == "auto":
+    if device == "auto":  # torch is otherwise imported at the first run, not at the start
+        import torch
+
         device = "cuda" if torch.cuda.is_available() else "cpu"
     serve(kernel, name="flex-attention", description="torch FlexAttention (block masks, LSE), compiled or eager",
           device=device, dtypes=("fp16", "bf16"), supports=supports, engines=lambda p: list(ENGINES),

@@ -49,12 +49,20 @@ def supports(problem):
 
 def make_kernel(recipe):
     from attnfuzz_worker import Decline
-    from attnfuzz_worker.examples import mxfp8_kernels as mk
+
+    loaded = {}
 
     def kernel(q, k, v, problem, do=None):
         reason = supports(problem)
         if reason:
             raise Decline(reason)
+        # torch and triton are imported at the first run, not at the start: attnfuzz's
+        # availability probe (hello, supports) then starts this worker in well under a second
+        if "mk" not in loaded:
+            from attnfuzz_worker.examples import mxfp8_kernels
+
+            loaded["mk"] = mxfp8_kernels
+        mk = loaded["mk"]
         qp, qs = mk.mx_quantise(q, 1, mk.MX_BLOCK)  # per token, 32 channels
         kp, ks = mk.mx_quantise(k, 1, mk.MX_BLOCK)
         vp, vs = mk.mx_quantise(v, mk.MX_BLOCK, 1)  # 32 tokens, per channel: the ordinary recipe
@@ -76,16 +84,16 @@ def main(argv):
 
         device = "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cpu":
-        os.environ["TRITON_INTERPRET"] = "1"  # must precede the first import of triton
-    import triton
+        os.environ["TRITON_INTERPRET"] = "1"  # must precede the first import of triton (the first run)
 
     from attnfuzz_worker import serve
+    from attnfuzz_worker.worker import package_version
 
     mode = "interpreter" if device == "cpu" else "compiled"
     serve(make_kernel(args.recipe), name="triton-mxfp8-" + args.recipe,
           description="Triton MXFP8 attention, %s recipe, decoded to bf16 in the kernel (%s)" % (args.recipe, mode),
           device=device, dtypes=("mxfp8",), supports=supports, deterministic=True,
-          versions={"triton": triton.__version__, "triton_mode": mode})
+          versions={"triton": package_version("triton"), "triton_mode": mode})
 
 
 if __name__ == "__main__":
