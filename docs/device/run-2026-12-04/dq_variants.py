@@ -37,7 +37,7 @@ def variant(name, q, k, v, do, problem, dt, h, i, c):
     sq, skv = qh.shape[0], kh.shape[0]
     vis = torch.tensor([[problem.visible(0, a, b) for b in range(skv)] for a in range(sq)])
     scale = problem.scale
-    if name == "exact":
+    if name in ("exact", "ds_mass"):
         s = (qh @ kh.T) * scale
         s = s.masked_fill(~vis, -float("inf"))
         lse = torch.logsumexp(s, -1, keepdim=True)
@@ -46,6 +46,8 @@ def variant(name, q, k, v, do, problem, dt, h, i, c):
         dp = doh @ vh.T
         dd = (doh * o).sum(-1, keepdim=True)
         ds = p * (dp - dd)
+        if name == "ds_mass":  # scale sum_j |dS_ij| |k_jc|: what rounding each dS_j to the dtype can move
+            return float((ds.abs() @ kh.abs())[i, c] * scale)
         return float((ds @ kh)[i, c] * scale)
     qs = rnd(qh * scale, dt) if name == "q_scaled" else qh
     s = (qs.to(f32) @ kh.to(f32).T)
@@ -85,6 +87,7 @@ def kernel(q, k, v, problem, do=None):
                  fp16=np.bool_(problem.dtype == "fp16"))
     if do is not None and problem.batch == 1:
         with open(os.environ.get("DQ_OUT", "/dev/stderr"), "a") as f:
+            f.write("%-10s dQ[h%d r%d c%d] = %.6f\n" % ("ds_mass", h, i, c, variant("ds_mass", q, k, v, do, problem, dt, h, i, c)))
             for name in ("exact", "abi", "p_dt", "o_exact", "ds_fp32", "q_scaled", "ds_scaled", "dp_dt", "d_dt"):
                 f.write("%-10s dQ[h%d r%d c%d] = %.6f\n" % (name, h, i, c, variant(name, q, k, v, do, problem, dt, h, i, c)))
             f.write("--\n")
