@@ -49,26 +49,27 @@ def variant(name, q, k, v, do, problem, dt, h, i, c):
         if name == "ds_mass":  # scale sum_j |dS_ij| |k_jc|: what rounding each dS_j to the dtype can move
             return float((ds.abs() @ kh.abs())[i, c] * scale)
         return float((ds @ kh)[i, c] * scale)
-    qs = rnd(qh * scale, dt) if name == "q_scaled" else qh
+    fl = set(name.split("+"))
+    qs = rnd(qh * scale, dt) if "q_scaled" in fl else qh
     s = (qs.to(f32) @ kh.to(f32).T)
-    if name != "q_scaled":
+    if "q_scaled" not in fl:
         s = s * scale
     s = s.masked_fill(~vis, -float("inf"))
     lse = torch.logsumexp(s.double(), -1, keepdim=True).to(f32)  # the kernel's fp32 LSE (rounded once)
     p = torch.exp(s - lse)
-    o = (rnd(p, dt) @ vh.to(f32)) if name != "o_exact" else (p.double() @ vh).to(f32)
-    o_stored = rnd(o, dt) if name != "o_exact" else o
+    o = (rnd(p, dt) @ vh.to(f32)) if "o_exact" not in fl else (p.double() @ vh).to(f32)
+    o_stored = rnd(o, dt) if "o_exact" not in fl else o
     dp = doh.to(f32) @ vh.to(f32).T
-    if name == "dp_dt":
+    if "dp_dt" in fl:
         dp = rnd(dp, dt)
     dd = (doh.to(f32) * o_stored).sum(-1, keepdim=True)
-    if name == "d_dt":
+    if "d_dt" in fl:
         dd = rnd(dd, dt)
-    pp = rnd(p, dt) if name == "p_dt" else p
+    pp = rnd(p, dt) if "p_dt" in fl else p
     ds = pp * (dp - dd)
-    if name == "ds_scaled":
+    if "ds_scaled" in fl:
         dq = rnd(ds * scale, dt) @ kh.to(f32)
-    elif name == "ds_fp32":
+    elif "ds_fp32" in fl:
         dq = (ds @ kh.to(f32)) * scale
     else:
         dq = (rnd(ds, dt) @ kh.to(f32)) * scale
@@ -90,6 +91,15 @@ def kernel(q, k, v, problem, do=None):
             f.write("%-10s dQ[h%d r%d c%d] = %.6f\n" % ("ds_mass", h, i, c, variant("ds_mass", q, k, v, do, problem, dt, h, i, c)))
             for name in ("exact", "abi", "p_dt", "o_exact", "ds_fp32", "q_scaled", "ds_scaled", "dp_dt", "d_dt"):
                 f.write("%-10s dQ[h%d r%d c%d] = %.6f\n" % (name, h, i, c, variant(name, q, k, v, do, problem, dt, h, i, c)))
+            if os.environ.get("DQ_COMBOS"):  # every subset of the flags
+                import itertools
+
+                flags = ("p_dt", "o_exact", "q_scaled", "ds_scaled", "dp_dt", "d_dt")
+                for n in range(2, len(flags) + 1):
+                    for combo in itertools.combinations(flags, n):
+                        name = "+".join(combo)
+                        f.write("%-10s dQ[h%d r%d c%d] = %.6f\n" % (name, h, i, c,
+                                                                   variant(name, q, k, v, do, problem, dt, h, i, c)))
             f.write("--\n")
     # fp64 math outputs: a passing kernel
     g = problem.heads_q // problem.heads_kv
