@@ -78,7 +78,8 @@ typedef struct {
     double gpu_peak_bytes; /* GPU tier: device memory it held at its peak */
     char note[192];        /* e.g. why the GPU tier fell back to the CPU fp64 tier */
     /* (B, Hq, Sq) or NULL: per row, max over visible keys of scale * sum_d |q_d k_jd|
-     * (af_oracle_score_abs); filled by the runner for fp8 and mxfp8 cases, freed with the result. */
+     * (af_oracle_score_abs); filled by the runner for fp8 and mxfp8 cases and fp16/bf16 cases too large
+     * for the judge's element budgets, freed with the result. */
     double *score_abs;
     /* backward: the gradients' term magnitudes (af_oracle_grad_abs), filled by the
      * runner; 0 without backward. */

@@ -174,17 +174,6 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
             double t_terms = af_clock_mono();
             js->element_terms = af_criterion_terms_compute(&prob, &p->oracle.out, c->dtype, &p->terms) == 0;
             js->magnitudes_s += af_clock_mono() - t_terms;
-        } else if (!r->skip_oracle && fp16_bf16) {
-            /* too large for the element budgets: each LSE row keeps its own (the fp32
-             * score's accumulation grows with A_i; criterion.h) */
-            double t_terms = af_clock_mono();
-            double *a = malloc((size_t)c->batch * c->heads_q * c->seqlen_q * sizeof(double)); /* (B, Hq, Sq) */
-            if (a) {
-                af_oracle_score_abs(&prob, a);
-                js->lse_row_terms = af_criterion_lse_rows_only(c, a, &p->terms) == 0;
-            }
-            free(a);
-            js->magnitudes_s += af_clock_mono() - t_terms;
         }
         if (c->dtype == AF_DT_FP8_E4M3) { /* the fp8 row floors' subnormal steps (criterion_fp8.c) */
             p->terms.e4m3_step[AF_T_O] = 0x1p-9 * p->tensors.descale_o;
@@ -198,16 +187,22 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
         } else {
             p->have_oracle = true;
         }
-        /* fp8, mxfp8: the criterion of LSE needs each row's score magnitude (compare.c) */
-        if (p->have_oracle && af_dtype_is_fp8(c->dtype)) {
+        /* each row's score magnitude (B, Hq, Sq): fp8, mxfp8: for the criterion of LSE
+         * (compare.c); fp16/bf16 too large for the element budgets: each LSE row keeps
+         * its own (the fp32 score's accumulation grows with A_i; criterion.h), and
+         * without memory for it the row rule runs without them */
+        bool lse_rows_only = fp16_bf16 && !small;
+        if (p->have_oracle && (af_dtype_is_fp8(c->dtype) || lse_rows_only)) {
             p->oracle.score_abs = malloc((size_t)c->batch * c->heads_q * c->seqlen_q * sizeof(double));
-            if (!p->oracle.score_abs) {
+            if (!p->oracle.score_abs && !lse_rows_only) {
                 snprintf(why, cap, "out of host memory (score magnitudes)");
                 af_prepared_free(p);
                 return -1;
             }
             t_mag = af_clock_mono();
-            af_oracle_score_abs(&prob, p->oracle.score_abs);
+            if (p->oracle.score_abs) af_oracle_score_abs(&prob, p->oracle.score_abs);
+            if (p->oracle.score_abs && lse_rows_only)
+                js->lse_row_terms = af_criterion_lse_rows_only(c, p->oracle.score_abs, &p->terms) == 0;
             js->magnitudes_s += af_clock_mono() - t_mag;
         }
     }

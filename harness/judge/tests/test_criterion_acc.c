@@ -58,6 +58,33 @@ static void edges(const af_prepared *p, const af_outputs *base, af_outputs *k, s
            v.findings[0].ratio);
 }
 
+/* Every LSE row's kappa equals 2^-21 + acc A_i + 2^-24 sqrt(n_i), A_i and n_i recomputed
+ * from the dense inputs (causal top-left, s_q = s_kv: row i sees keys 0..i). Returns the
+ * row with the largest A_i, *best_a its A_i. */
+static size_t check_lse_kappa(const af_prepared *p, const char *what, double *best_a) {
+    const af_case *c = &p->c;
+    double acc = af_score_acc_unit(c->head_dim_qk);
+    size_t best = 0;
+    *best_a = -1;
+    for (int h = 0; h < c->heads_q; h++)
+        for (int i = 0; i < c->seqlen_q; i++) {
+            size_t e = (size_t)h * c->seqlen_q + i;
+            double A = row_a(p, h, i, 0, i);
+            double want = 0x1p-21 + acc * A + 0x1p-24 * sqrt((double)(i + 1));
+            double got = p->terms.kappa[AF_T_LSE][e];
+            CHECK_MSG(fabs(got - want) <= 1e-9 * want, "%s: LSE kappa of h%d r%d: %.17g, want %.17g", what, h, i, got,
+                      want);
+            if (A > *best_a) *best_a = A, best = e;
+        }
+    return best;
+}
+
+/* The LSE row rule's allowance on row e with term budgets (criterion_rows.c). */
+static double lse_allowance(const af_prepared *p, size_t e, double *err_ref, double *lse_max) {
+    *err_ref = fx_lse_err_ref(p, lse_max);
+    return 2.0 * *err_ref + 0x1p-23 * *lse_max + p->terms.kappa[AF_T_LSE][e];
+}
+
 static void bf16_d512(void) {
     const char *text = "dtype = bf16\nbatch = 1\nheads_q = 2\nheads_kv = 1\nseqlen = 12\nhead_dim = 512\n"
                        "mask = causal\nseed = 7\ndata = normal:1 outlier_channels:8:-5e+01\n";
@@ -65,22 +92,11 @@ static void bf16_d512(void) {
     af_backend *cpu;
     fx_prepare(text, &p, &cpu);
     const af_case *c = &p.c;
-    double acc = af_score_acc_unit(c->head_dim_qk);
-    CHECK(fabs(acc - (0x1p-21 + 512 * 0x1p-26)) < 1e-20);
-    size_t best = 0;
-    double best_a = -1;
-    for (int h = 0; h < c->heads_q; h++)
-        for (int i = 0; i < c->seqlen_q; i++) {
-            size_t e = (size_t)h * c->seqlen_q + i;
-            double A = row_a(&p, h, i, 0, i); /* causal top-left, s_q = s_kv: keys 0..i */
-            double want = 0x1p-21 + acc * A + 0x1p-24 * sqrt((double)(i + 1));
-            double got = p.terms.kappa[AF_T_LSE][e];
-            CHECK_MSG(fabs(got - want) <= 1e-9 * want, "LSE kappa of h%d r%d: %.17g, want %.17g", h, i, got, want);
-            if (A > best_a) best_a = A, best = e;
-        }
+    CHECK(fabs(af_score_acc_unit(c->head_dim_qk) - (0x1p-21 + 512 * 0x1p-26)) < 1e-20);
+    double best_a;
+    size_t best = check_lse_kappa(&p, "bf16 d512", &best_a);
     CHECK(best_a > 1000); /* the outlier channels dominate: 8 x 2500 / sqrt(512) */
-    double lse_max, err_ref = fx_lse_err_ref(&p, &lse_max);
-    double stated = 2.0 * err_ref + 0x1p-23 * lse_max + p.terms.kappa[AF_T_LSE][best];
+    double lse_max, err_ref, stated = lse_allowance(&p, best, &err_ref, &lse_max);
     af_outputs perfect, k;
     fx_perfect(&p, &perfect);
     CHECK(af_outputs_alloc(&k, c) == 0);
@@ -140,21 +156,9 @@ static void bf16_large(void) {
           AF_CRITERION_TERMS_MAX_WORK);
     CHECK(!p.terms.ready && p.terms.lse_only && !p.judged.element_terms && p.judged.lse_row_terms);
     CHECK(p.terms.kappa[AF_T_LSE] != NULL && p.terms.mass[AF_T_O] == NULL);
-    double acc = af_score_acc_unit(c->head_dim_qk);
-    size_t best = 0;
-    double best_a = -1;
-    for (int h = 0; h < c->heads_q; h++)
-        for (int i = 0; i < c->seqlen_q; i++) {
-            size_t e = (size_t)h * c->seqlen_q + i;
-            double A = row_a(&p, h, i, 0, i);
-            double want = 0x1p-21 + acc * A + 0x1p-24 * sqrt((double)(i + 1));
-            double got = p.terms.kappa[AF_T_LSE][e];
-            CHECK_MSG(fabs(got - want) <= 1e-9 * want, "large: LSE kappa of h%d r%d: %.17g, want %.17g", h, i, got,
-                      want);
-            if (A > best_a) best_a = A, best = e;
-        }
-    double lse_max, err_ref = fx_lse_err_ref(&p, &lse_max);
-    double stated = 2.0 * err_ref + 0x1p-23 * lse_max + p.terms.kappa[AF_T_LSE][best];
+    double best_a;
+    size_t best = check_lse_kappa(&p, "large", &best_a);
+    double lse_max, err_ref, stated = lse_allowance(&p, best, &err_ref, &lse_max);
     af_outputs perfect, k;
     fx_perfect(&p, &perfect);
     CHECK(af_outputs_alloc(&k, c) == 0);
