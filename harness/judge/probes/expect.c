@@ -71,3 +71,11 @@ double probe_out_abs(const af_case *c, const af_tensors *t) {
 }
 
 bool probe_row_checkable(const row_stats *rs) { return rs->score_err < 0x1p-6 && isfinite(rs->lse); }
+
+double probe_o_margin(const row_stats *a, const row_stats *z, double eps1, double m1, double o1, double eps2, double m2,
+                      double o2, double ulp, double out_abs) {
+    return eps1 * m1 + ulp * fabs(o1) + eps2 * m2 + ulp * fabs(o2) + 2 * out_abs + a->sub_abs +
+           z->sub_abs; /* fp16 subnormal P (expect.h) */
+}
+double probe_o_threshold(double margin, double tol) { return 2 * margin + 2 * tol + 0x1p-20; }
+bool probe_o_must_move(double o1, double o2, double threshold) { return fabs(o2 - o1) > threshold; }

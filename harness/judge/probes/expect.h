@@ -40,4 +40,16 @@ double probe_out_abs(const af_case *c, const af_tensors *t);
 /* Can fp32 resolve the row's scores well enough for a guarantee? (else skip the row) */
 bool probe_row_checkable(const row_stats *rs);
 
+/* The feature probe's bound on a correct kernel's error in the move O2_d - O1_d between
+ * two exact rows a (O1_d = o1, mass m1, eps1) and z (o2, m2, eps2):
+ *   eps1 m1 + ulp |o1| + eps2 m2 + ulp |o2| + 2 out_abs + a->sub_abs + z->sub_abs
+ * (the last two: fp16's subnormal P, row_stats). */
+double probe_o_margin(const row_stats *a, const row_stats *z, double eps1, double m1, double o1, double eps2, double m2,
+                      double o2, double ulp, double out_abs);
+/* The exact move |o2 - o1| above which O_d must move: 2 margin + 2 tol + 2^-20 (tol:
+ * the run-to-run tolerance, 0 for an exact backend). */
+double probe_o_threshold(double margin, double tol);
+/* Must O_d move from o1 to o2 under that threshold? (false for NaN) */
+bool probe_o_must_move(double o1, double o2, double threshold);
+
 #endif

@@ -154,9 +154,8 @@ void probe_feature(probe_ctx *x) {
             double eps1 = probe_eps(c, a.score_err), eps2 = probe_eps(c, z.score_err), ulp = probe_ulp(c);
             double tol = x->exact ? 0 : x->tol[AF_T_O], out_abs = probe_out_abs(c, base);
             for (int d = 0; d < Dv && !reported; d++) {
-                double margin = eps1 * m1[d] + ulp * fabs(o1[d]) + eps2 * m2[d] + ulp * fabs(o2[d]) + 2 * out_abs +
-                                a.sub_abs + z.sub_abs; /* fp16 subnormal P (expect.h) */
-                if (!(fabs(o2[d] - o1[d]) > 2 * margin + 2 * tol + 0x1p-20)) continue;
+                double margin = probe_o_margin(&a, &z, eps1, m1[d], o1[d], eps2, m2[d], o2[d], ulp, out_abs);
+                if (!probe_o_must_move(o1[d], o2[d], probe_o_threshold(margin, tol))) continue;
                 n_must++;
                 double va, vb;
                 if (probe_moved(x, base, &w, AF_T_O, offset_of(&w, AF_T_O, b, h, i, d), &va, &vb)) continue;
