@@ -17,6 +17,8 @@
  * With per-element term budgets (host only, small cases; 0 / -1 otherwise):
  *   maxkappa, sumkappa    max and sum of the elements' kappa (+ the stored-O term)
  *   el_*                  the element check's worst element of the row (el_ratio -1: none)
+ * Without them, set by the judge on the host after summarising (0 otherwise):
+ *   floor_extra           the stored O's share of the row floor (judge/criterion_large.c)
  */
 #ifndef ATTNFUZZ_KERNELS_ROW_SUMMARY_H
 #define ATTNFUZZ_KERNELS_ROW_SUMMARY_H
@@ -30,6 +32,7 @@ typedef struct {
     double maxkappa, sumkappa;
     int el_d;
     double el_ratio, el_err, el_allowed, el_err_ref, el_kernel, el_exact;
+    double floor_extra;
 } af_row_summary;
 
 #endif

@@ -319,6 +319,11 @@ int af_compare_outputs_only(const af_case *c, const af_outputs *kernel, const af
             af_criterion_row_summaries(c, id, kv_[i], rv_[i], ov_[i], have ? terms : NULL, dterm, af_output_unit(c, id),
                                        sums);
         free(dterm);
+        /* without element budgets: the stored O's share of the gradients' row floors
+         * (criterion_large.c); every row's field set here, the device's included */
+        double *extra = !have && fp16_bf16 ? af_criterion_stored_o_row_floor(c, id, terms, kernel->o) : NULL;
+        for (size_t r = 0; r < nrows; r++) sums[r].floor_extra = extra ? extra[r] : 0.0;
+        free(extra);
         /* the per-tensor figures: the first element of the largest error over the
          * judged rows (the same walk as the criterion's) */
         for (int b = 0; b < c->batch; b++) {

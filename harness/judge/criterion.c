@@ -28,6 +28,8 @@ void af_criterion_terms_free(af_criterion_terms *t) {
     free(t->ds_abs);
     free(t->rho);
     free(t->log_f);
+    free(t->row_kq);
+    free(t->key_wq);
     memset(t, 0, sizeof *t);
 }
 

@@ -91,6 +91,9 @@ typedef struct {
     const double *lse_exact;          /* the oracle's exact LSE                                  */
     double keep_scale;                /* dropout: 1 / (1 - p), the largest weight w_ij; 1 without */
     const double *dout, *q, *o_exact; /* the prepared case's dense dO, Q and exact O     */
+    /* lse_only backward (criterion_large.c): the stored O's share of the row floors */
+    double *row_kq; /* (B, Hq, Sq)   max_d scale sum_j P_ij |k_jd|                    */
+    double *key_wq; /* (B, Hkv, Skv) max_d scale sum_(h, i) P_ij |q_id|               */
     /* fp8_e4m3: one subnormal step of each E4M3 output's encoding, 2^-9 descale (set by
      * the runner after the scales are chosen; 0 otherwise). Not a term budget: set
      * also when ready is false (fp8 computes no budgets). */
@@ -114,6 +117,19 @@ double af_criterion_lse_kappa(int head_dim_qk, double score_abs, int n_keys);
  * score_abs ((B, Hq, Sq) A_i, af_oracle_score_abs) and each row's visible key count, and
  * lse_only. Returns 0, or -1 when out of memory (t left empty). */
 int af_criterion_lse_rows_only(const af_case *c, const double *score_abs, af_criterion_terms *t);
+
+/* ---- the stored O's share of the row floors of large cases (criterion_large.c) ---- */
+/* Pairs x Dqk above which af_criterion_stored_o_rows computes nothing (~4 s on one core). */
+#define AF_STORED_O_ROWS_MAX_WORK 4e9
+/* A backward case too large for af_criterion_terms_compute: t (lse_only) gets row_kq,
+ * key_wq and the dense dO, Q, exact O they are used with. 0; 1 when not computed (no
+ * backward, above AF_STORED_O_ROWS_MAX_WORK); -1 out of memory (t unchanged). */
+int af_criterion_stored_o_rows(const af_oracle_problem *p, const af_outputs *exact, af_criterion_terms *t);
+/* Per row of dQ (B, Hq, Sq) or per key of dK (B, Hkv, Skv): the stored O's share of the
+ * row floor, dD_i kq_i or max_i dD_i wq_j, from the O the kernel stored (caller frees);
+ * NULL for other tensors, without row_kq or out of memory. */
+double *af_criterion_stored_o_row_floor(const af_case *c, af_tensor_id id, const af_criterion_terms *t,
+                                        const double *kernel_o);
 
 /* Which check gave a tensor its ratio. */
 typedef enum { AF_CHECK_ROW = 0, AF_CHECK_ELEMENT, AF_CHECK_ROW_BIAS, AF_CHECK_TENSOR_BIAS } af_check_kind;

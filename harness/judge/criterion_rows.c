@@ -169,7 +169,7 @@ void af_criterion_decide(const af_case *c, af_tensor_id id, const af_row_summary
                 }
                 /* row: 2 err_ref(row) + floor(row) */
                 double floor_r = unit * maxo + (have ? rs->maxkappa : 0);
-                if (grad && !have) floor_r += AF_GRAD_CANCEL_UNIT * grad_mass;
+                if (grad && !have) floor_r += AF_GRAD_CANCEL_UNIT * grad_mass + rs->floor_extra;
                 floor_r = fmax(floor_r, 0x1p-24);
                 double allowed = have_ref ? 2.0 * err_ref + floor_r : 8.0 * floor_r;
                 double ratio = rs->err / allowed;

@@ -203,6 +203,12 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
             if (p->oracle.score_abs) af_oracle_score_abs(&prob, p->oracle.score_abs);
             if (p->oracle.score_abs && lse_rows_only)
                 js->lse_row_terms = af_criterion_lse_rows_only(c, p->oracle.score_abs, &p->terms) == 0;
+            /* the stored O's share of the gradients' row floors (criterion_large.c) */
+            if (js->lse_row_terms && c->backward) {
+                double t_so = af_clock_mono();
+                js->stored_o_rows = af_criterion_stored_o_rows(&prob, &p->oracle.out, &p->terms) == 0;
+                js->magnitudes_s += af_clock_mono() - t_so;
+            }
             js->magnitudes_s += af_clock_mono() - t_mag;
         }
     }

@@ -48,7 +48,9 @@ typedef struct {
  * fp64 attention pass: above this B*Hq*Sq*Skv*(Dqk+Dv) the verdict is judged by the row,
  * bias and per-tensor checks without them (the judge summary's "element_terms" says so),
  * except LSE, whose rows keep their budget kappa_i from the oracle's score magnitudes
- * (af_criterion_lse_rows_only; "lse_row_terms"). */
+ * (af_criterion_lse_rows_only; "lse_row_terms"), and dQ's rows and dK's keys, whose floors
+ * keep the stored O's share up to AF_STORED_O_ROWS_MAX_WORK (criterion_large.c;
+ * "stored_o_rows"). */
 #define AF_CRITERION_TERMS_MAX_WORK (1LL << 25)
 
 typedef enum { AF_REF_AUTO = 0, AF_REF_CPU, AF_REF_GPU } af_ref_choice;

@@ -162,6 +162,7 @@ typedef struct {
     char reference[8];          /* "cpu", "gpu", "" = none */
     bool element_terms;         /* the criterion had its per-element term budgets */
     bool lse_row_terms;         /* without them (a large case): the LSE rows had theirs */
+    bool stored_o_rows;         /* and the gradients' rows the stored O's share (criterion_large.c) */
     bool gen_gpu;               /* the input values came from the GPU generator */
     double gen_s;               /* inputs: generation and dense copies */
     double oracle_s;            /* af_oracle_run (GPU passes + MPFR certification; pipelined:
