@@ -4,7 +4,8 @@ wrapped through DLPack). Ragged (thd) and paged tensors are gathered into dense
 (B, H, S, D) tensors; outputs are written back row by row, rows s < the sequence's
 length only (the ABI allows leaving padded rows). The shm path (plain, padded, ragged,
 paged, mxfp8 scales) ran on CPU with torch 2.15 (ci/tests/test_pytargets.sh); the CUDA
-IPC path is UNTESTED (no GPU here): the lead runs it on the GPU machine."""
+IPC path ran on the H200 (transport auto picks it for a CUDA worker; its cost per case
+against shm: docs/targets.md)."""
 import torch
 
 DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}

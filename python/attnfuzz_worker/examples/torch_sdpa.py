@@ -1,5 +1,5 @@
-"""PyTorch scaled_dot_product_attention forced to one backend (UNTESTED: no torch on the
-development machines; the lead runs it on the H200).
+"""PyTorch scaled_dot_product_attention forced to one backend (run on the H200 with torch
+2.11, every engine; on a CPU with torch CPU, math only: docs/targets.md, docs/cp.md).
 
     --worker-cmd "python3 -m attnfuzz_worker.examples.torch_sdpa"   engines: math efficient flash cudnn
 
