@@ -1,5 +1,5 @@
 /* criterion_large.c — the stored O's share of the gradients' row floors in fp16/bf16
- * cases too large for the element budgets (criterion.h: AF_CRITERION_TERMS_MAX_WORK).
+ * cases too large for the element budgets (runner.h: AF_CRITERION_TERMS_MAX_WORK).
  *
  * A backward that forms D_i = dO_i . O_i from the O the kernel stored (the ABI's
  * backward_given, cuDNN's backward, every CP rank's backward) moves dQ and dK by the
@@ -14,28 +14,19 @@
  * (the bound criterion.c uses when it keeps no P). P_ij = exp(s_ij - LSE_i) from the
  * exact inputs and the oracle's exact LSE, the scores through the oracle's feature
  * specification, visibility from the problem's mask rule (never a kernel's).
- * Host fp64, O(pairs x 3 Dqk); above AF_STORED_O_ROWS_MAX_WORK nothing is computed and
+ * Host fp64, O(pairs x 3 Dqk); above AF_STORED_O_ROWS_MAX_WORK (B Hq Sq Skv Dqk) nothing is computed and
  * those rows keep the floor without the share (docs/cp.md: a limit). */
 #include "judge/criterion.h"
+#include "model/case_measure.h"
 #include "oracle/feature_spec.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Visible (row, key) pairs x Dqk of problem p (an upper estimate of the pass's work). */
-static double pair_work(const af_oracle_problem *p) {
-    double pairs = 0.0;
-    for (int b = 0; b < p->B; b++) {
-        int lq = p->len_q ? p->len_q[b] : p->Sq, lkv = p->len_kv ? p->len_kv[b] : p->Skv;
-        pairs += (double)lq * (double)lkv;
-    }
-    return pairs * (double)p->Hq * (double)p->Dqk;
-}
-
 int af_criterion_stored_o_rows(const af_oracle_problem *p, const af_outputs *exact, af_criterion_terms *t) {
     if (!p->in->dout || !exact->o || !exact->lse) return 1;
-    if (pair_work(p) > AF_STORED_O_ROWS_MAX_WORK) return 1;
+    if (af_attention_work(1.0, p->B, p->Hq, p->Sq, p->Skv, p->Dqk) > AF_STORED_O_ROWS_MAX_WORK) return 1;
     size_t nq = (size_t)p->B * p->Hq * p->Sq, nk = (size_t)p->B * p->Hkv * p->Skv;
     int group = p->Hq / p->Hkv, D = p->Dqk;
     double *kq = calloc(nq + 1, sizeof(double));             /* (B, Hq, Sq) */
