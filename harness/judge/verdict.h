@@ -39,7 +39,9 @@
  * AF_CRITERION_TERMS_MAX_WORK, judge/runner.h) only rule 1 runs, its floor with c M_T
  * (the tensor's term magnitude) instead of the row's; LSE's rows keep kappa_i =
  * 2^-21 + acc(Dqk) A_i + 2^-24 sqrt(n_i) in large cases (af_criterion_lse_rows_only,
- * A_i from af_oracle_score_abs), so rule 1's LSE row floor is the same at any size.
+ * A_i from af_oracle_score_abs), so rule 1's LSE row floor is the same at any size, and
+ * dQ's rows and dK's keys keep the stored O's share of D (dD_i max_d kq_id; max_i dD_i
+ * max_d wq_jd) in their floors (criterion_large.c, up to AF_STORED_O_ROWS_MAX_WORK).
  * Measured headroom (test_criterion_headroom; README "Comparison criterion").
  *
  * fp8_e4m3 O, dQ, dK, dV are judged per row (criterion_fp8.c): err(r) <= min(2
