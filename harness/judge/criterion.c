@@ -262,26 +262,10 @@ int af_criterion_terms_compute(const af_oracle_problem *p, const af_outputs *exa
     return 0;
 }
 
-/* The stored O's share of the error of dQ (id DQ) or dK (DK): with the kernel's D error
- * dD_i = |dO_i . (O_kernel,i - O_exact,i)| of each row (the ABI's D is formed from the O
- * the kernel stored):  dQ_id: dD_i scale sum_j P_ij |k_jd|;  dK_jd: scale sum_i P_ij dD_i
- * |q_id| (with P stored), else max_i dD_i over the key's batch and kv group times scale
- * sum_i P_ij |q_id|. Returns a dense array like the tensor (caller frees), or NULL. */
-double *af_criterion_stored_o_term(const af_case *c, af_tensor_id id, const af_criterion_terms *t,
-                                   const double *kernel_o) {
-    if (!t->kq || !t->wq || !t->dout || !kernel_o) return NULL;
-    int Hq = c->heads_q, Hkv = c->heads_kv, Sq = c->seqlen_q, Skv = c->seqlen_kv, Dqk = c->head_dim_qk;
-    int Dv = c->head_dim_v, group = Hq / Hkv;
-    size_t nq = (size_t)c->batch * Hq * Sq, nk = (size_t)c->batch * Hkv * Skv;
-    double *dd = calloc(nq + 1, sizeof(double));
-    double *out = calloc((id == AF_T_DQ ? nq : nk) * Dqk + 1, sizeof(double));
-    double *group_max = calloc(nk + 1, sizeof(double)); /* per (b, hk): index b * Hkv + hk */
-    if (!dd || !out || !group_max) {
-        free(dd);
-        free(out);
-        free(group_max);
-        return NULL;
-    }
+void af_criterion_stored_o_dd(const af_case *c, const af_criterion_terms *t, const double *kernel_o, double *dd,
+                              double *group_max) {
+    int Hq = c->heads_q, Hkv = c->heads_kv, Sq = c->seqlen_q, Dv = c->head_dim_v, group = Hq / Hkv;
+    size_t nq = (size_t)c->batch * Hq * Sq;
     for (size_t r = 0; r < nq; r++) {
         double s = 0;
         for (int d = 0; d < Dv; d++) {
@@ -293,6 +277,29 @@ double *af_criterion_stored_o_term(const af_case *c, af_tensor_id id, const af_c
         size_t g = (bh / Hq) * Hkv + (bh % Hq) / group;
         if (dd[r] > group_max[g]) group_max[g] = dd[r];
     }
+}
+
+/* The stored O's share of the error of dQ (id DQ) or dK (DK): with the kernel's D error
+ * dD_i = |dO_i . (O_kernel,i - O_exact,i)| of each row (the ABI's D is formed from the O
+ * the kernel stored):  dQ_id: dD_i scale sum_j P_ij |k_jd|;  dK_jd: scale sum_i P_ij dD_i
+ * |q_id| (with P stored), else max_i dD_i over the key's batch and kv group times scale
+ * sum_i P_ij |q_id|. Returns a dense array like the tensor (caller frees), or NULL. */
+double *af_criterion_stored_o_term(const af_case *c, af_tensor_id id, const af_criterion_terms *t,
+                                   const double *kernel_o) {
+    if (!t->kq || !t->wq || !t->dout || !kernel_o) return NULL;
+    int Hq = c->heads_q, Hkv = c->heads_kv, Sq = c->seqlen_q, Skv = c->seqlen_kv, Dqk = c->head_dim_qk;
+    int group = Hq / Hkv;
+    size_t nq = (size_t)c->batch * Hq * Sq, nk = (size_t)c->batch * Hkv * Skv;
+    double *dd = calloc(nq + 1, sizeof(double));
+    double *out = calloc((id == AF_T_DQ ? nq : nk) * Dqk + 1, sizeof(double));
+    double *group_max = calloc(nk + 1, sizeof(double)); /* per (b, hk): index b * Hkv + hk */
+    if (!dd || !out || !group_max) {
+        free(dd);
+        free(out);
+        free(group_max);
+        return NULL;
+    }
+    af_criterion_stored_o_dd(c, t, kernel_o, dd, group_max);
     if (id == AF_T_DQ) {
         for (size_t r = 0; r < nq; r++)
             for (int d = 0; d < Dqk; d++) out[r * Dqk + d] = dd[r] * t->kq[r * Dqk + d];

@@ -196,6 +196,11 @@ void af_criterion_decide(const af_case *c, af_tensor_id id, const af_row_summary
  * kernel's dense O and LSE; the dterm af_criterion_row_summaries takes. */
 double *af_criterion_extra_terms(const af_case *c, af_tensor_id id, const af_criterion_terms *terms,
                                  const double *kernel_o, const double *kernel_lse);
+/* The kernel's D error of each query row, dD_i = |dO_i . (O_kernel,i - O_exact,i)| into dd
+ * (B, Hq, Sq), and its max over each (b, hk) into group_max[b Hkv + hk] (zeroed by the
+ * caller); from t's dout and o_exact. */
+void af_criterion_stored_o_dd(const af_case *c, const af_criterion_terms *t, const double *kernel_o, double *dd,
+                              double *group_max);
 /* The stored O's share of the budget of dQ (id DQ) or dK (DK), dense like the tensor
  * (caller frees), or NULL (criterion.c). */
 double *af_criterion_stored_o_term(const af_case *c, af_tensor_id id, const af_criterion_terms *t,

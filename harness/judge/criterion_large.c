@@ -87,28 +87,19 @@ double *af_criterion_stored_o_row_floor(const af_case *c, af_tensor_id id, const
                                         const double *kernel_o) {
     if (!t || !t->row_kq || !t->key_wq || !t->dout || !t->o_exact || !kernel_o) return NULL;
     if (id != AF_T_DQ && id != AF_T_DK) return NULL;
-    int Hq = c->heads_q, Hkv = c->heads_kv, Sq = c->seqlen_q, Skv = c->seqlen_kv, Dv = c->head_dim_v;
-    int group = Hq / Hkv;
-    size_t nq = (size_t)c->batch * Hq * Sq, nk = (size_t)c->batch * Hkv * Skv;
+    size_t nq = (size_t)c->batch * c->heads_q * c->seqlen_q, nk = (size_t)c->batch * c->heads_kv * c->seqlen_kv;
+    double *dd = calloc(nq + 1, sizeof(double));                               /* (B, Hq, Sq) */
+    double *gmax = calloc((size_t)c->batch * c->heads_kv + 1, sizeof(double)); /* (B, Hkv) max dD_i */
     double *out = calloc((id == AF_T_DQ ? nq : nk) + 1, sizeof(double));
-    double *gmax = calloc((size_t)c->batch * Hkv + 1, sizeof(double)); /* (B, Hkv) max dD_i */
-    if (!out || !gmax) {
-        free(out), free(gmax);
+    if (!dd || !gmax || !out) {
+        free(dd), free(gmax), free(out);
         return NULL;
     }
-    for (size_t r = 0; r < nq; r++) {
-        double s = 0;
-        for (int d = 0; d < Dv; d++) {
-            double ok = kernel_o[r * Dv + d], oe = t->o_exact[r * Dv + d];
-            if (isfinite(ok) && isfinite(oe)) s += t->dout[r * Dv + d] * (ok - oe);
-        }
-        double dd = fabs(s);
-        if (id == AF_T_DQ) out[r] = dd * t->row_kq[r];
-        size_t bh = r / Sq, g = (bh / Hq) * Hkv + (bh % Hq) / group;
-        gmax[g] = fmax(gmax[g], dd);
-    }
-    if (id == AF_T_DK)
-        for (size_t kr = 0; kr < nk; kr++) out[kr] = gmax[kr / Skv] * t->key_wq[kr];
-    free(gmax);
+    af_criterion_stored_o_dd(c, t, kernel_o, dd, gmax);
+    if (id == AF_T_DQ)
+        for (size_t r = 0; r < nq; r++) out[r] = dd[r] * t->row_kq[r];
+    else
+        for (size_t kr = 0; kr < nk; kr++) out[kr] = gmax[kr / c->seqlen_kv] * t->key_wq[kr];
+    free(dd), free(gmax);
     return out;
 }
