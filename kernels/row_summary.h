@@ -16,6 +16,7 @@
  *              tensor (criterion.c)
  * With per-element term budgets (host only, small cases; 0 / -1 otherwise):
  *   maxkappa, sumkappa    max and sum of the elements' kappa (+ the stored-O term)
+ *   maxmass               max of the elements' term mass (criterion.h: mass[e])
  *   el_*                  the element check's worst element of the row (el_ratio -1: none)
  * Without them, set by the judge on the host after summarising (0 otherwise):
  *   floor_extra           the stored O's share of the row floor (judge/criterion_large.c)
@@ -29,7 +30,7 @@ typedef struct {
     double kernel_at, exact_at, kernel_first, exact_first;
     double beta_k, beta_ref, o2;
     double lse_abs, lse_err_ref;
-    double maxkappa, sumkappa;
+    double maxkappa, sumkappa, maxmass;
     int el_d;
     double el_ratio, el_err, el_allowed, el_err_ref, el_kernel, el_exact;
     double floor_extra;

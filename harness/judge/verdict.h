@@ -11,7 +11,14 @@
  * subnormals, the stored O inside D = dO . O, the stored fp32 LSE; criterion.h) and
  * c = AF_GRAD_CANCEL_UNIT for gradients (0 for O, LSE):
  *   1. row:      max_e err_e(kernel) <= 2 max_e err_e(ref) + floor_r,
- *                floor_r = max(u max_e |oracle_e| + max_e (kappa_e + c mass_e), 2^-24)
+ *                floor_r = max(u max_e |oracle_e| + max_e (kappa_e + c mass_e)
+ *                          [+ u/2 max_e mass_e for dQ, dK], 2^-24)
+ *                The dQ, dK share: fused backward kernels round each term's dS (or P
+ *                inside dS, before or after the scale is folded in) to the dtype for
+ *                their tensor-core GEMMs, each in its own place, so where a row
+ *                cancels (|dQ_e| a sixteenth of mass_e) two correct kernels differ by
+ *                up to u/2 mass_e; the reference's error is one sample of one placement
+ *                (docs/targets.md: torch efficient and cudnn, H200, fp16 and bf16).
  *   2. element:  err_e(kernel) <= max(2 err_e(ref) + 2 eps_e, 2^-24),
  *                eps_e = u/2 mass_e + kappa_e + c mass_e + u/2 |oracle_e|   (not LSE)
  *   3. row bias: |beta_r(kernel)| <= 2 |beta_r(ref)| + AF_BIAS_SIGMAS * 2 sigma_r
