@@ -47,6 +47,7 @@ typedef struct {
     af_criterion_terms *t;
     double *prob, *ds, *g, *wk; /* (Skv) per-row scratch */
     double *w;                  /* (Skv) dropout weight w_ij of the row's keys (1 without) */
+    double *th2;                /* (Skv) softcap: tanh(r_ij / c)^2 of the row's keys (0 without) */
     double keep_fp32;           /* 2^-23 with dropout (fp32 keep factor and its product), else 0 */
     long long *seen;            /* (B, Hkv, Skv) terms summed into each dK/dV row */
 } terms_ctx;
@@ -69,7 +70,7 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, int first, int 
     size_t row = ((size_t)b * p->Hq + h) * p->Sq + i;
     const double *q = in->q + row * p->Dqk, *o = x->ex->o + row * p->Dv; /* (Dqk), (Dv) */
     double lse = x->ex->lse[row];
-    double A = 0, m = -INFINITY;
+    double A = 0, m = -INFINITY, R = 0; /* R: max_j |r_ij|, the raw scores' magnitude */
     for (int j = first; j <= last; j++) {
         const double *k = in->k + (((size_t)b * p->Hkv + hk) * p->Skv + j) * p->Dqk;
         double s = 0, a = 0;
@@ -77,19 +78,25 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, int first, int 
             s += q[d] * k[d];
             a += fabs(q[d] * k[d]);
         }
-        s = af_feat_score64(p, b, h, i, j, s * p->scale, NULL); /* features: feature_spec.h */
-        a *= fabs(p->scale);                                    /* a magnitude: the scale may be negative */
+        double r = s * p->scale, dt_dr = 1.0;
+        s = af_feat_score64(p, b, h, i, j, r, &dt_dr); /* features: feature_spec.h */
+        a *= fabs(p->scale);                           /* a magnitude: the scale may be negative */
         if (a > A) A = a;
+        if (fabs(r) > R) R = fabs(r);
+        x->th2[j - first] = 1.0 - dt_dr; /* softcap: tanh(r / c)^2 (0 without) */
         if (s > m) m = s;
         x->prob[j - first] = exp(s - lse);
         x->w[j - first] = af_feat_dropout_weight(p, b, h, i, j); /* criterion.h: dropout */
     }
     double acc = af_score_acc_unit(p->Dqk) * A; /* the fp32 score's error (verdict.h) */
-    double rho = 0x1p-21 * (1.0 + fabs(lse)) + acc;
+    /* softcap: an approximate tanh moves every score by up to tc (verdict.h), so each P by
+     * up to 2 tc relative (its own score and the row's normaliser) and the LSE by tc */
+    double tc = af_criterion_softcap_err(p->in->feat.softcap, R);
+    double rho = 0x1p-21 * (1.0 + fabs(lse)) + acc + 2.0 * tc;
     double sub = x->fp16 ? 0x1p-25 * exp(m - lse) : 0.0; /* per P term, in normalised units */
     double gam = accumulation_bias(n);
     t->rho[row] = rho;
-    t->kappa[AF_T_LSE][row] = af_criterion_lse_kappa(p->Dqk, A, n);
+    t->kappa[AF_T_LSE][row] = af_criterion_lse_kappa(p->Dqk, A, n) + tc;
     /* O row: mass, kappa, sig2 */
     double *om = t->mass[AF_T_O] + row * p->Dv, *ok = t->kappa[AF_T_O] + row * p->Dv;
     double sig2 = 0;
@@ -133,6 +140,13 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, int first, int 
          * fp32 keep factor on dP (dropout) */
         x->wk[j - first] = rho * fabs(x->ds[j - first]) + (0x1p-22 + AF_GRAD_CANCEL_UNIT) * x->g[j - first] +
                            x->keep_fp32 * pj * dp_abs;
+        /* softcap: the derivative 1 - tanh^2 from an approximate tanh, off by up to 2
+         * AF_SOFTCAP_TANH_REL tanh^2 (verdict.h) */
+        x->wk[j - first] += 2.0 * AF_SOFTCAP_TANH_REL * x->th2[j - first] * fabs(x->ds[j - first]);
+        /* fp16: a kernel that rounds P to the dtype inside dS (docs/targets.md: torch's
+         * efficient and cudnn kernels) rounds a P below 2^-14 to a subnormal, 2^-25 absolute:
+         * dS moves by up to 2^-25 |dP - D| */
+        if (x->fp16 && pj < 0x1p-14) x->wk[j - first] += 0x1p-25 * fabs(dp - D);
         if (t->prob) t->prob[row * p->Skv + j] = (float)pj;
         if (t->ds_abs) /* dS and its budget: what the P of the term carries */
             t->ds_abs[row * p->Skv + j] = (float)fmin(fabs(x->ds[j - first]) + x->wk[j - first], 0x1.fffffep127);
@@ -191,21 +205,21 @@ int af_criterion_terms_compute(const af_oracle_problem *p, const af_outputs *exa
     size_t nq = (size_t)p->B * p->Hq * p->Sq, nk = (size_t)p->B * p->Hkv * p->Skv;
     bool bwd = p->in->dout && exact->dq && exact->dk && exact->dv;
     terms_ctx x = {
-        p,   exact, dtype == AF_DT_FP16 ? 0x1p-10 : 0x1p-7, dtype == AF_DT_FP16, t, NULL, NULL, NULL, NULL, NULL,
-        0.0, NULL};
+        .p = p, .ex = exact, .unit = dtype == AF_DT_FP16 ? 0x1p-10 : 0x1p-7, .fp16 = dtype == AF_DT_FP16, .t = t};
     size_t skv = (size_t)(p->Skv > 0 ? p->Skv : 1);
     x.prob = malloc(skv * sizeof(double));
     x.ds = malloc(skv * sizeof(double));
     x.g = malloc(skv * sizeof(double));
     x.wk = malloc(skv * sizeof(double));
     x.w = malloc(skv * sizeof(double));
+    x.th2 = malloc(skv * sizeof(double));
     x.keep_fp32 = p->in->feat.dropout_p != 0.0 ? 0x1p-23 : 0.0;
     t->keep_scale = 1.0 / (1.0 - p->in->feat.dropout_p);
     x.seen = calloc(nk ? nk : 1, sizeof(long long));
     t->kappa[AF_T_LSE] = calloc(nq ? nq : 1, sizeof(double));
     t->rho = calloc(nq ? nq : 1, sizeof(double));
     t->lse_exact = exact->lse;
-    bool ok = x.prob && x.ds && x.g && x.wk && x.w && x.seen && t->kappa[AF_T_LSE] && t->rho &&
+    bool ok = x.prob && x.ds && x.g && x.wk && x.w && x.th2 && x.seen && t->kappa[AF_T_LSE] && t->rho &&
               alloc_all(t, AF_T_O, nq * p->Dv, nq);
     if (bwd) {
         ok = ok && alloc_all(t, AF_T_DQ, nq * p->Dqk, nq) && alloc_all(t, AF_T_DK, nk * p->Dqk, nk) &&
@@ -253,6 +267,7 @@ int af_criterion_terms_compute(const af_oracle_problem *p, const af_outputs *exa
     free(x.g);
     free(x.wk);
     free(x.w);
+    free(x.th2);
     free(x.seen);
     if (!ok) {
         af_criterion_terms_free(t);

@@ -18,7 +18,8 @@
  *             hence per dS_ij), dP and D in fp32 (2^-22 of the dS term mass G_ij =
  *             P_ij (|dO_i|.|v_j| + |dO_i|.|O_i|)), the cancellation floor
  *             AF_GRAD_CANCEL_UNIT G_ij, fp32 accumulation bias ((n/16 + 1) 2^-23 of the
- *             mass for an n-term sum), fp16 subnormal P and dS (2^-25 absolute per term).
+ *             mass for an n-term sum), fp16 subnormal P and dS (2^-25 absolute per term;
+ *             for a P below 2^-14 rounded inside dS, 2^-25 |dP_ij - D_i| on dS_ij).
  *             For dQ, dK the judge adds per kernel the stored O's share of D_i = dO_i .
  *             O_i (the ABI's backward uses the O the kernel wrote): with the kernel's own
  *             dD_i = |dO_i . (O_kernel - O_exact)|, dQ_id gets dD_i scale sum_j P_ij |k_jd|
@@ -107,6 +108,11 @@ typedef struct {
 int af_criterion_terms_compute(const af_oracle_problem *p, const af_outputs *exact, af_dtype dtype,
                                af_criterion_terms *t);
 void af_criterion_terms_free(af_criterion_terms *t);
+
+/* The score error an approximate tanh may put on a softcapped row (verdict.h): with
+ * r_abs >= max_j |r_ij| of the row's raw scores, AF_SOFTCAP_TANH_REL c tanh(r_abs / c) >=
+ * max_j AF_SOFTCAP_TANH_REL |t_ij|; 0 without softcap (softcap 0). */
+double af_criterion_softcap_err(double softcap, double r_abs);
 
 /* The LSE budget of one visible query row (verdict.h): the fp32 score's error
  * af_score_acc_unit(Dqk) A_i, A_i = max_j |scale| sum_d |q_d k_jd| over the n_i keys it

@@ -157,6 +157,10 @@ int af_criterion_unresolved(const af_case *c, const af_criterion_terms *t, const
     return count;
 }
 
+double af_criterion_softcap_err(double softcap, double r_abs) {
+    return softcap > 0 ? AF_SOFTCAP_TANH_REL * softcap * tanh(r_abs / softcap) : 0.0;
+}
+
 double af_criterion_lse_kappa(int head_dim_qk, double score_abs, int n_keys) {
     return 0x1p-21 + af_score_acc_unit(head_dim_qk) * score_abs + 0x1p-24 * sqrt((double)n_keys);
 }
@@ -175,7 +179,9 @@ int af_criterion_lse_rows_only(const af_case *c, const double *score_abs, af_cri
             if (af_mask_visible_range(&rule, lq, lkv, i, &first, &last) == 0) continue;
             for (int h = 0; h < Hq; h++) {
                 size_t r = ((size_t)b * Hq + h) * Sq + i;
-                kappa[r] = af_criterion_lse_kappa(c->head_dim_qk, score_abs[r], last - first + 1);
+                /* softcap: A_i bounds every |r_ij| of the row */
+                kappa[r] = af_criterion_lse_kappa(c->head_dim_qk, score_abs[r], last - first + 1) +
+                           af_criterion_softcap_err(c->softcap, score_abs[r]);
             }
         }
     }

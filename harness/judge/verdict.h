@@ -106,6 +106,20 @@ static inline double af_score_acc_unit(int dqk) { return 0x1p-21 + 0x1p-26 * (do
  * room for longer fp32 sums and is far below one fp16/bf16 ulp of any gradient that
  * does not cancel. */
 #define AF_GRAD_CANCEL_UNIT 0x1p-18
+/* Softcap (t = c tanh(r / c)): the relative error a kernel's tanh may have. Softcap
+ * kernels take tanh from the hardware approximation (PTX tanh.approx.f32, MUFU.TANH,
+ * sm_75 on): its largest relative error over every fp32 input is 1.1126e-5 (N. Juffa,
+ * "Hardware-accelerated tanh() on Turing", NVIDIA developer forums, 2021); measured on
+ * the H200 over every positive finite fp32 input, 1.11261e-5 = 2^-16.456 at x = 0.5899
+ * (docs/research-scripts/tanh_approx_err.cu, docs/device/run-2026-12-07); cuDNN's
+ * TANH_FWD inside its SDPA engines is as coarse
+ * (docs/cudnn-findings.md F9). 2^-16 = 1.53e-5. With tc_i = AF_SOFTCAP_TANH_REL c
+ * tanh(max_j |r_ij| / c) (af_criterion_softcap_err, >= the row's largest score error),
+ * the row's LSE kappa gains tc_i, its P's relative budget rho_i gains 2 tc_i (the score
+ * and the normaliser), and each dS term gains 2 AF_SOFTCAP_TANH_REL tanh^2 |dS_ij| (the
+ * derivative 1 - tanh^2 from the approximate tanh). test_softcap_tanh shows an error just
+ * above it is caught. */
+#define AF_SOFTCAP_TANH_REL 0x1p-16
 /* Rule 3 and 4: standard deviations of the rounding noise allowed in a row's signed
  * error sum, on top of twice the noise (a kernel may be twice as noisy as the
  * reference). 5 sigma at twice the noise is 10 at the reference's. */
