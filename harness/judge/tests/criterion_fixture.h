@@ -28,7 +28,7 @@ static void fx_prepare_any(const char *text, af_prepared *p, af_backend **cpu) {
     CHECK(p->have_oracle && p->have_ref);
 }
 
-static void fx_prepare(const char *text, af_prepared *p, af_backend **cpu) {
+static __attribute__((unused)) void fx_prepare(const char *text, af_prepared *p, af_backend **cpu) {
     fx_prepare_any(text, p, cpu);
     CHECK(p->terms.ready);
 }
@@ -70,7 +70,7 @@ static double *fx_tensor(const af_case *c, af_outputs *o, af_tensor_id id, size_
 }
 
 /* dst = the exact outputs, each rounded once to its storage (a perfect kernel). */
-static void fx_perfect(const af_prepared *p, af_outputs *dst) {
+static __attribute__((unused)) void fx_perfect(const af_prepared *p, af_outputs *dst) {
     const af_case *c = &p->c;
     CHECK(af_outputs_alloc(dst, c) == 0);
     af_storage st = c->dtype == AF_DT_FP16 ? AF_ST_F16 : AF_ST_BF16;
@@ -99,7 +99,7 @@ static __attribute__((unused)) void fx_copy(const af_case *c, const af_outputs *
 }
 
 /* Judge kernel k; returns the number of findings, *worst the largest tensor ratio. */
-static int fx_judge(const af_prepared *p, const af_outputs *k, af_verdict *v, double *worst) {
+static __attribute__((unused)) int fx_judge(const af_prepared *p, const af_outputs *k, af_verdict *v, double *worst) {
     af_verdict_init(v, "test");
     int n = af_compare_outputs(&p->c, k, &p->ref, &p->oracle, &p->terms, v);
     *worst = 0;

@@ -39,6 +39,7 @@
 #include "judge/tolerance.h"
 #include "judge/verdict.h"
 #include "util/check.h"
+#include "criterion_fixture.h"
 
 #define HQ  4
 #define HKV 2
@@ -190,11 +191,7 @@ static void subnormal_p(void) {
     CHECK_MSG(pj < 0x1p-14, "P_1 %.3g is not subnormal in fp16", pj);
     af_outputs k;
     CHECK(af_outputs_alloc(&k, &p.c) == 0);
-    memcpy(k.o, p.ref.o, dv * sizeof(double));
-    memcpy(k.lse, p.ref.lse, sizeof(double));
-    memcpy(k.dq, p.ref.dq, dqk * sizeof(double));
-    memcpy(k.dk, p.ref.dk, 3 * dqk * sizeof(double));
-    memcpy(k.dv, p.ref.dv, 3 * dv * sizeof(double));
+    fx_copy(&p.c, &p.ref, &k);
     k.dk[el] = 2.31266e-05; /* the H200 efficient kernel's value */
     af_verdict v;
     judge(&p, &k, &v);
@@ -256,12 +253,7 @@ int main(void) {
     /* the kernel: the reference's backward, dQ[h2 r15 c2] the H200 kernels' value */
     af_outputs k;
     CHECK(af_outputs_alloc(&k, &p.c) == 0);
-    size_t nq = (size_t)HQ * SQ, nk = (size_t)HKV * SKV;
-    memcpy(k.o, p.ref.o, nq * DD * sizeof(double));
-    memcpy(k.lse, p.ref.lse, nq * sizeof(double));
-    memcpy(k.dq, p.ref.dq, nq * DD * sizeof(double));
-    memcpy(k.dk, p.ref.dk, nk * DD * sizeof(double));
-    memcpy(k.dv, p.ref.dv, nk * DD * sizeof(double));
+    fx_copy(&p.c, &p.ref, &k);
     k.dq[el] = 0.569824;
     af_verdict v;
     judge(&p, &k, &v);

@@ -26,6 +26,7 @@
 #include "judge/runner.h"
 #include "judge/verdict.h"
 #include "util/check.h"
+#include "criterion_fixture.h"
 
 #define H  2
 #define S  128
@@ -123,11 +124,7 @@ int main(void) {
     CHECK_MSG(need > 1, "the LSE error is within the allowance without tc (%.3f): the test shows nothing", need);
 
     /* 3: the LSE edge at the row with the largest tc (the exact outputs otherwise) */
-    memcpy(k.o, p.oracle.out.o, (size_t)H * S * DD * sizeof(double));
-    memcpy(k.lse, p.oracle.out.lse, (size_t)H * S * sizeof(double));
-    memcpy(k.dq, p.oracle.out.dq, (size_t)H * S * DD * sizeof(double));
-    memcpy(k.dk, p.oracle.out.dk, (size_t)H * S * DD * sizeof(double));
-    memcpy(k.dv, p.oracle.out.dv, (size_t)H * S * DD * sizeof(double));
+    fx_copy(&p.c, &p.oracle.out, &k);
     size_t er = 0;
     for (size_t r = 0; r < (size_t)H * S; r++)
         if (tc[r] > tc[er]) er = r;
