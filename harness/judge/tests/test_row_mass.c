@@ -39,7 +39,7 @@
 #include "judge/tolerance.h"
 #include "judge/verdict.h"
 #include "util/check.h"
-#include "criterion_fixture.h"
+#include "judge/tests/criterion_fixture.h"
 
 #define HQ  4
 #define HKV 2

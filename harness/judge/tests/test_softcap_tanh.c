@@ -26,7 +26,7 @@
 #include "judge/runner.h"
 #include "judge/verdict.h"
 #include "util/check.h"
-#include "criterion_fixture.h"
+#include "judge/tests/criterion_fixture.h"
 
 #define H  2
 #define S  128
