@@ -23,6 +23,14 @@
  * max |dS| (fp8_bwd_exact.h; D uses the E4M3 O, so not closer) and Amax_dP * scale_dp
  * <= 448 (no saturation of dS). Gradient failures are counted separately from O/LSE
  * ones (the FP8 forward's LSE is finding F5).
+ * Known cuDNN finding F8 (docs/cudnn-findings.md: FP8 backward with a causal mask on SM90,
+ * dQ/dK off; cudnn-frontend blocks its own masked FP8 backward tests on Hopper): a run of
+ * one of F8's two corpus cases whose only findings are dQ/dK mismatches, with O, LSE, dV,
+ * every amax check and the scales in order, is counted and printed as "KNOWN F8", not as
+ * a failure; any other failure of those cases (a crash, a forward or dV finding, an amax
+ * complaint) still fails the test, and the count of F8 runs is printed at the end. A
+ * campaign or `attnfuzz run` still reports those runs as mismatches: only this test of
+ * the backend's plumbing sets them apart.
  * Without a GPU or cuDNN, part 2 prints SKIP and the test passes.
  * ATTNFUZZ_CUDNN_TEST_ENGINES=default runs only the default engine per case.
  */
@@ -149,7 +157,25 @@ static const char *const corpus[] = {
     "corpora/gpu/fp8-gqa-4to2-causal-sbhd-d128-bwd.case",
 };
 
-static int failures = 0, grad_failures = 0, bwd_runs = 0;
+static int failures = 0, grad_failures = 0, bwd_runs = 0, known_f8 = 0;
+
+/* F8's reproducers (docs/cudnn-findings.md) */
+static const char *const f8_cases[] = {"corpora/gpu/fp8-causal-b2h4s256d128-bwd.case",
+                                       "corpora/gpu/fp8-gqa-4to2-causal-sbhd-d128-bwd.case"};
+
+/* Is this run F8 as documented: a case of f8_cases, every finding a dQ or dK mismatch
+ * (at least one), and nothing else wrong (amax_bad, bwd_bad: the run's complaints)? */
+static bool is_known_f8(const char *label, const af_verdict *v, const char *amax_bad, const char *bwd_bad) {
+    bool listed = false;
+    for (size_t i = 0; i < sizeof f8_cases / sizeof f8_cases[0]; i++) listed |= strcmp(label, f8_cases[i]) == 0;
+    if (!listed || v->kind != AF_V_MISMATCH || v->n_findings == 0 || v->n_findings > AF_MAX_FINDINGS) return false;
+    if (amax_bad[0] || bwd_bad[0]) return false;
+    for (int f = 0; f < v->n_findings; f++)
+        if (v->findings[f].kind != AF_V_MISMATCH ||
+            (v->findings[f].tensor != AF_T_DQ && v->findings[f].tensor != AF_T_DK))
+            return false;
+    return true;
+}
 
 /* Backward part of one engine run: gradient ratios, the scales and the amax outputs.
  * Returns the amax complaint ("" when none). */
@@ -308,11 +334,13 @@ static void run_case(af_backend *be, af_runner *runner, const char *label, const
                                    ? " [Amax_O far from max|O|]"
                                    : "";
         bool ok = v.kind == AF_V_PASS && v.n_findings == 0 && !amax_bad[0] && grads_ok;
+        bool known = !ok && c->backward && is_known_f8(label, &v, amax_bad, bwd_bad);
+        const char *mark = ok ? "ok  " : known ? "KNOWN F8" : "FAIL";
         char line[600];
         af_verdict_line(&v, line, sizeof line);
         printf("%s engine %-28s %s O ratio %.3f LSE ratio %.3f amax_s %.6g amax_o %.6g (oracle max|O| %.6g) "
                "O bytes = cpu ref %.1f%% ws %lld %.3fs | %s%s\n",
-               label, v.info.engine[0] ? v.info.engine : "(default)", ok ? "ok  " : "FAIL", v.stats[AF_T_O].ratio,
+               label, v.info.engine[0] ? v.info.engine : "(default)", mark, v.stats[AF_T_O].ratio,
                v.stats[AF_T_LSE].ratio, (double)amax_s, (double)amax_o, oracle_max,
                total ? 100.0 * (double)same / (double)total : 0.0, v.info.workspace_bytes, v.info.seconds, line,
                amax_bad);
@@ -322,9 +350,16 @@ static void run_case(af_backend *be, af_runner *runner, const char *label, const
                               : v.kind == AF_V_CRASH && v.n_findings > 0 ? v.findings[0].detail
                                                                          : "";
             printf("%s engine %-28s   backward %s: %s%s%s%s\n", label, v.info.engine[0] ? v.info.engine : "(default)",
-                   grads_ok ? "ok  " : "FAIL", bwd_line, bwd_bad, msg[0] ? " | " : "", msg);
+                   grads_ok ? "ok  "
+                   : known  ? "KNOWN F8"
+                            : "FAIL",
+                   bwd_line, bwd_bad, msg[0] ? " | " : "", msg);
         }
-        if (!ok) failures++;
+        if (known) {
+            known_f8++;
+            grad_failures--; /* counted above; reported on its own */
+        } else if (!ok)
+            failures++;
         af_tensors_free(&out);
     }
     af_prepared_free(&prep);
@@ -388,8 +423,9 @@ int main(int argc, char **argv) {
     CHECK(be->supports(be, &c, why, sizeof why) == AF_RUN_DECLINED && strstr(why, "head_dim"));
     runner.reference->destroy(runner.reference);
     be->destroy(be);
-    printf("test_cudnn_fp8: %d engine runs failed (%d of %d backward runs with a gradient or amax failure)\n", failures,
-           grad_failures, bwd_runs);
+    printf("test_cudnn_fp8: %d engine runs failed (%d of %d backward runs with a gradient or amax failure); "
+           "%d backward runs are the known cuDNN finding F8 (docs/cudnn-findings.md)%s\n",
+           failures, grad_failures, bwd_runs, known_f8, known_f8 ? "" : ": F8 did not reproduce here");
     CHECK_MSG(failures == 0, "%d fp8 engine runs failed (%d backward runs with gradient/amax failures)", failures,
               grad_failures);
     CHECK_DONE("test_cudnn_fp8");
