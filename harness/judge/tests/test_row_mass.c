@@ -162,18 +162,9 @@ static void subnormal_p(void) {
     static const char *const text = "dtype = fp16\nbatch = 1\nheads = 1\nseqlen_q = 1\nseqlen_kv = 3\n"
                                     "head_dim_qk = 16\nhead_dim_v = 8\nmask = none\nbackward = yes\nseed = 126\n"
                                     "data = normal:4\n";
-    af_case c;
-    af_error e;
-    CHECK_MSG(af_case_parse(text, "subnormal_p", &c, &e) == 0, "%s: %s", e.field, e.message);
-    af_runner run;
-    memset(&run, 0, sizeof run);
-    af_oracle_opts_default(&run.oracle);
-    run.reference = af_backend_cpu_new();
-    run.ref_choice = AF_REF_CPU;
     af_prepared p;
-    char why[256];
-    CHECK_MSG(af_prepare(&run, &c, &p, why, sizeof why) == 0, "%s", why);
-    CHECK_MSG(p.terms.ready && p.have_ref, "the case needs its element budgets and the cpu reference");
+    af_backend *cpu;
+    fx_prepare(text, &p, &cpu); /* the element budgets and the cpu reference */
     const af_inputs *in = &p.inputs;
     const af_outputs *ex = &p.oracle.out;
     const int j = 1, col = 5, dqk = 16, dv = 8;
@@ -220,22 +211,13 @@ static void subnormal_p(void) {
     }
     af_outputs_free(&k);
     af_prepared_free(&p);
-    run.reference->destroy(run.reference);
+    cpu->destroy(cpu);
 }
 
 int main(void) {
-    af_case c;
-    af_error e;
-    CHECK_MSG(af_case_parse(case_text, "row_mass", &c, &e) == 0, "%s: %s", e.field, e.message);
-    af_runner run;
-    memset(&run, 0, sizeof run);
-    af_oracle_opts_default(&run.oracle);
-    run.reference = af_backend_cpu_new();
-    run.ref_choice = AF_REF_CPU;
     af_prepared p;
-    char why[256];
-    CHECK_MSG(af_prepare(&run, &c, &p, why, sizeof why) == 0, "%s", why);
-    CHECK_MSG(p.terms.ready && p.have_ref, "the case needs its element budgets and the cpu reference");
+    af_backend *cpu;
+    fx_prepare(case_text, &p, &cpu); /* the element budgets and the cpu reference */
     const int h = 2, i = 15, col = 2;
     size_t el = ((size_t)h * SQ + i) * DD + col;
     double exact = p.oracle.out.dq[el], scale = af_case_scale(&p.c), u = af_output_unit(&p.c, AF_T_DQ);
@@ -296,7 +278,7 @@ int main(void) {
     dk_edge(&p, &k, scale);
     af_outputs_free(&k);
     af_prepared_free(&p);
-    run.reference->destroy(run.reference);
+    cpu->destroy(cpu);
     subnormal_p();
     CHECK_DONE("test_row_mass");
 }
