@@ -2,10 +2,13 @@
  * states the rule; criterion.h defines the term budgets computed here). */
 #include "judge/criterion.h"
 #include "judge/criterion_cp.h"
+#include "judge/criterion_gpu.h"
 #include "judge/problem.h"
 #include "judge/tolerance.h"
 #include "judge/verdict.h"
+#include "model/case_measure.h"
 #include "oracle/feature_spec.h"
+#include "oracle/gpu/oracle_gpu.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -199,9 +202,71 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, int first, int 
     t->sig2[AF_T_DQ][row] = sig2_q;
 }
 
+bool af_criterion_terms_gpu_serves(const af_oracle_problem *p) {
+    char why[256];
+    return !af_feat_any(p) && p->Dqk <= AF_TERMS_GPU_MAX_DIM && p->Dv <= AF_TERMS_GPU_MAX_DIM &&
+           p->B <= AF_MAX_BATCH && af_oracle_gpu_usable(why, sizeof why) == 0;
+}
+
+/* The GPU pass into t (allocated and zeroed as the host loop needs it); the LSE rows'
+ * budgets from its A_i and n_i with the host's formula. 0, or nonzero (t to be refilled). */
+static int terms_on_gpu(const af_oracle_problem *p, const af_outputs *exact, af_dtype dtype, af_criterion_terms *t,
+                        double *seconds) {
+    size_t nq = (size_t)p->B * p->Hq * p->Sq;
+    double *row_a = malloc((nq ? nq : 1) * sizeof(double)); /* (B, Hq, Sq) A_i */
+    int *row_n = malloc((nq ? nq : 1) * sizeof(int));       /* (B, Hq, Sq) n_i */
+    if (!row_a || !row_n) {
+        free(row_a), free(row_n);
+        return -1;
+    }
+    af_terms_gpu_consts k = {.acc_unit = af_score_acc_unit(p->Dqk),
+                             .cancel_unit = 0x1p-22 + AF_GRAD_CANCEL_UNIT,
+                             .fp16 = dtype == AF_DT_FP16};
+    char why[256];
+    int rc = af_criterion_terms_gpu_fill(p, exact, &k, t, row_a, row_n, seconds, why, sizeof why);
+    if (rc == 0)
+        for (size_t r = 0; r < nq; r++) /* softcap is not served here: its share is 0 */
+            if (row_n[r] > 0) t->kappa[AF_T_LSE][r] = af_criterion_lse_kappa(p->Dqk, row_a[r], row_n[r]);
+    free(row_a), free(row_n);
+    return rc;
+}
+
+/* Every array of t the passes fill back to 0 (after a GPU pass that failed midway). */
+static void terms_zero(const af_oracle_problem *p, af_criterion_terms *t) {
+    size_t nq = (size_t)p->B * p->Hq * p->Sq, nk = (size_t)p->B * p->Hkv * p->Skv;
+    size_t elems[AF_T_COUNT] = {0}, rows[AF_T_COUNT] = {0};
+    elems[AF_T_O] = nq * p->Dv, rows[AF_T_O] = nq;
+    elems[AF_T_DQ] = nq * p->Dqk, rows[AF_T_DQ] = nq;
+    elems[AF_T_DK] = nk * p->Dqk, rows[AF_T_DK] = nk;
+    elems[AF_T_DV] = nk * p->Dv, rows[AF_T_DV] = nk;
+    for (int id = 0; id < AF_T_COUNT; id++) {
+        if (t->mass[id]) memset(t->mass[id], 0, elems[id] * sizeof(double));
+        if (t->kappa[id] && id != AF_T_LSE) memset(t->kappa[id], 0, elems[id] * sizeof(double));
+        if (t->sig2[id]) memset(t->sig2[id], 0, rows[id] * sizeof(double));
+    }
+    memset(t->kappa[AF_T_LSE], 0, nq * sizeof(double));
+    memset(t->rho, 0, nq * sizeof(double));
+    if (t->kq) memset(t->kq, 0, nq * p->Dqk * sizeof(double));
+    if (t->wq) memset(t->wq, 0, nk * p->Dqk * sizeof(double));
+    if (t->log_f) memset(t->log_f, 0, nq * sizeof(double));
+    if (t->prob) memset(t->prob, 0, nq * p->Skv * sizeof(float));
+    if (t->ds_abs) memset(t->ds_abs, 0, nq * p->Skv * sizeof(float));
+}
+
 int af_criterion_terms_compute(const af_oracle_problem *p, const af_outputs *exact, af_dtype dtype,
                                af_criterion_terms *t) {
+    double work = af_attention_work(1.0, p->B, p->Hq, p->Sq, p->Skv, p->Dqk + p->Dv);
+    af_terms_where where = work >= AF_CRITERION_TERMS_GPU_MIN_WORK && af_criterion_terms_gpu_serves(p)
+                               ? AF_TERMS_GPU
+                               : AF_TERMS_HOST;
+    int rc = af_criterion_terms_compute_on(p, exact, dtype, where, t, NULL);
+    return rc == 1 ? af_criterion_terms_compute_on(p, exact, dtype, AF_TERMS_HOST, t, NULL) : rc;
+}
+
+int af_criterion_terms_compute_on(const af_oracle_problem *p, const af_outputs *exact, af_dtype dtype,
+                                  af_terms_where where, af_criterion_terms *t, double *gpu_seconds) {
     memset(t, 0, sizeof *t);
+    if (gpu_seconds) *gpu_seconds = 0;
     size_t nq = (size_t)p->B * p->Hq * p->Sq, nk = (size_t)p->B * p->Hkv * p->Skv;
     bool bwd = p->in->dout && exact->dq && exact->dk && exact->dv;
     terms_ctx x = {
@@ -242,7 +307,14 @@ int af_criterion_terms_compute(const af_oracle_problem *p, const af_outputs *exa
         t->q = p->in->q;
         t->o_exact = exact->o;
     }
-    if (ok) {
+    bool filled = false, declined = false;
+    if (ok && where == AF_TERMS_GPU) {
+        int grc = terms_on_gpu(p, exact, dtype, t, gpu_seconds);
+        filled = grc == 0;
+        if (!filled) terms_zero(p, t); /* a CUDA error midway: the host computes it all */
+        if (grc == 1) declined = true, ok = false; /* not served: the caller chooses */
+    }
+    if (ok && !filled) {
         for (int b = 0; b < p->B; b++) {
             int lq = p->len_q ? p->len_q[b] : p->Sq, lkv = p->len_kv ? p->len_kv[b] : p->Skv;
             for (int h = 0; h < p->Hq; h++)
@@ -271,7 +343,7 @@ int af_criterion_terms_compute(const af_oracle_problem *p, const af_outputs *exa
     free(x.seen);
     if (!ok) {
         af_criterion_terms_free(t);
-        return -1;
+        return declined ? 1 : -1;
     }
     t->ready = true;
     return 0;

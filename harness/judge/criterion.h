@@ -109,6 +109,20 @@ int af_criterion_terms_compute(const af_oracle_problem *p, const af_outputs *exa
                                af_criterion_terms *t);
 void af_criterion_terms_free(af_criterion_terms *t);
 
+/* Where the terms are computed: the host loop (criterion.c) or the GPU pass
+ * (judge/criterion_gpu.h: the same formulas; cases without features). */
+typedef enum { AF_TERMS_HOST, AF_TERMS_GPU } af_terms_where;
+/* af_criterion_terms_compute picks the GPU pass from this much work (B Hq Sq Skv (Dqk +
+ * Dv)) on, where it serves: below it the host loop is as fast as the transfers. */
+#define AF_CRITERION_TERMS_GPU_MIN_WORK 4e6
+/* Does the GPU pass serve p here (no features, head dims, a usable GPU)? */
+bool af_criterion_terms_gpu_serves(const af_oracle_problem *p);
+/* af_criterion_terms_compute at a given place: 0, -1 (out of memory), or 1 when `where`
+ * is the GPU and it does not serve the case (t left empty). A GPU pass that fails midway
+ * is redone on the host. gpu_seconds (may be NULL): the GPU pass's wall time. */
+int af_criterion_terms_compute_on(const af_oracle_problem *p, const af_outputs *exact, af_dtype dtype,
+                                  af_terms_where where, af_criterion_terms *t, double *gpu_seconds);
+
 /* The score error an approximate tanh may put on a softcapped row (verdict.h): with
  * r_abs >= max_j |r_ij| of the row's raw scores, AF_SOFTCAP_TANH_REL c tanh(r_abs / c) >=
  * max_j AF_SOFTCAP_TANH_REL |t_ij|; 0 without softcap (softcap 0). */

@@ -167,12 +167,20 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
         /* fp16/bf16: per-element term budgets of the criterion (criterion.h); without
          * them (out of memory) the row rule still runs. fp8_e4m3: for the stored O's
          * share of D in its row floors (criterion_fp8.c) */
-        bool small = af_attention_work(1.0, c->batch, c->heads_q, c->seqlen_q, c->seqlen_kv,
-                                       c->head_dim_qk + c->head_dim_v) <= AF_CRITERION_TERMS_MAX_WORK;
+        double terms_work =
+            af_attention_work(1.0, c->batch, c->heads_q, c->seqlen_q, c->seqlen_kv, c->head_dim_qk + c->head_dim_v);
+        bool small = terms_work <= AF_CRITERION_TERMS_MAX_WORK ||
+                     (terms_work <= AF_CRITERION_TERMS_GPU_MAX_WORK && !r->skip_oracle &&
+                      (c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16) && af_criterion_terms_gpu_serves(&prob));
         bool fp16_bf16 = c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16;
         if (!r->skip_oracle && (fp16_bf16 || c->dtype == AF_DT_FP8_E4M3) && small) {
             double t_terms = af_clock_mono();
-            js->element_terms = af_criterion_terms_compute(&prob, &p->oracle.out, c->dtype, &p->terms) == 0;
+            bool gpu = terms_work >= AF_CRITERION_TERMS_GPU_MIN_WORK && af_criterion_terms_gpu_serves(&prob);
+            int trc = af_criterion_terms_compute_on(&prob, &p->oracle.out, c->dtype, gpu ? AF_TERMS_GPU : AF_TERMS_HOST,
+                                                    &p->terms, &js->terms_gpu_s);
+            if (trc == 1) trc = af_criterion_terms_compute_on(&prob, &p->oracle.out, c->dtype, AF_TERMS_HOST, &p->terms, NULL);
+            js->element_terms = trc == 0;
+            js->terms_gpu = gpu && trc == 0 && js->terms_gpu_s > 0;
             js->magnitudes_s += af_clock_mono() - t_terms;
         }
         if (c->dtype == AF_DT_FP8_E4M3) { /* the fp8 row floors' subnormal steps (criterion_fp8.c) */

@@ -52,6 +52,11 @@ typedef struct {
  * keep the stored O's share up to AF_STORED_O_ROWS_MAX_WORK (criterion_large.c;
  * "stored_o_rows"). */
 #define AF_CRITERION_TERMS_MAX_WORK (1LL << 25)
+/* Where the GPU pass of the terms serves the case (af_criterion_terms_gpu_serves), every
+ * case up to this work gets the element budgets, so one criterion judges the small and
+ * the long cases alike; the bound keeps the dense host arrays of the budgets (about ten
+ * fp64 copies of the outputs) to a few GiB. */
+#define AF_CRITERION_TERMS_GPU_MAX_WORK (1LL << 38)
 
 typedef enum { AF_REF_AUTO = 0, AF_REF_CPU, AF_REF_GPU } af_ref_choice;
 /* multiply-adds of a forward, sum over sequences of heads_q * len_q * len_kv *

@@ -190,11 +190,13 @@ typedef struct {
     bool lse_row_terms;         /* without them (a large case): the LSE rows had theirs */
     bool stored_o_rows;         /* and the gradients' rows the stored O's share (criterion_large.c) */
     bool gen_gpu;               /* the input values came from the GPU generator */
+    bool terms_gpu;             /* the element budgets came from the GPU pass (criterion_gpu.h) */
     double gen_s;               /* inputs: generation and dense copies */
     double oracle_s;            /* af_oracle_run (GPU passes + MPFR certification; pipelined:
                                    without the certification, which cert_s times) */
     double oracle_gpu_s;        /* of which the GPU tier's passes */
-    double magnitudes_s;        /* term magnitudes of the gradients / scores */
+    double magnitudes_s;        /* term magnitudes of the gradients / scores, element budgets */
+    double terms_gpu_s;         /* of which the GPU pass of the element budgets */
     double reference_s;         /* the low-precision reference */
     double run_s;               /* the backend's run (af_run_info.seconds) */
     double compare_s;           /* buffer checks and the comparison */
