@@ -57,6 +57,7 @@ af_rate=$(python3 -c "print('%.2f' % ($af_cases / ($t1 - $t0)))")
 af_find=$(count "$OUT/mix-attnfuzz.jsonl" nonpass)
 echo "attnfuzz run --backend cudnn: $af_cases cases in $af_secs s = $af_rate cases/s (non-pass verdicts: $af_find)"
 python3 ci/bench/plan_summary.py "$OUT/mix-attnfuzz.jsonl"
+python3 ci/bench/mix_stages.py "$OUT/mix-attnfuzz.jsonl"
 if [ "${MIX_NO_REUSE:-0}" = 1 ]; then # the same mix on each case's own graph (plan reuse off)
   t0=$(date +%s.%N)
   ATTNFUZZ_CUDNN_PLAN_REUSE=0 timeout "$MIX_TIME" "$AF" run "$mix"/case-*.case --backend cudnn --json \

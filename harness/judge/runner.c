@@ -11,6 +11,7 @@
 
 #include "model/case_measure.h"
 #include "model/gen.h"
+#include "oracle/gpu/oracle_gpu.h"
 #ifdef ATTNFUZZ_HAVE_CUDA
 #include "kernels/af_gpu.h"
 #include "kernels/af_gpu_gen.h"
@@ -144,7 +145,11 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
         af_oracle_problem_from_case(&prob, c, &p->inputs, len_q, len_kv);
         double t_oracle = af_clock_mono();
         double pipeline_work = r->cert_pipeline_work != 0 ? r->cert_pipeline_work : AF_CERT_PIPELINE_MIN_WORK;
-        bool pipelined = !r->skip_oracle && pipeline_work > 0 && case_work(c) >= pipeline_work;
+        /* with a usable GPU (its tier computes the elements) every case certifies in the
+         * background by default: MPFR's rows leave the critical path (runner.h) */
+        char gwhy[160];
+        bool gpu_default = r->cert_pipeline_work == 0 && af_oracle_gpu_usable(gwhy, sizeof gwhy) == 0;
+        bool pipelined = !r->skip_oracle && pipeline_work > 0 && (case_work(c) >= pipeline_work || gpu_default);
         if (af_oracle_run_pipelined(&prob, &r->oracle, &p->oracle, pipelined ? &p->cert_pending : NULL, why, cap)) {
             af_prepared_free(p);
             return -1;

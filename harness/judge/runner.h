@@ -33,7 +33,10 @@ typedef struct {
 
 /* Certify in the background above this many multiply-adds (af_attention_work of the
  * forward, times 3 with backward): below it the certification is a fraction of a
- * second and the serial order (MPFR values on the sampled rows) is kept. */
+ * second and the serial order (MPFR values on the sampled rows) is kept. With a usable
+ * GPU and the default threshold (af_runner.cert_pipeline_work 0) every case certifies in
+ * the background: the GPU tier computes its elements in milliseconds, and the rows MPFR
+ * recomputes (about 0.1 s of CPU a case) then overlap the backend's run and the judging. */
 #define AF_CERT_PIPELINE_MIN_WORK 1e10
 /* Input values come from the GPU generator (bit-identical, kernels/af_gpu_gen.h) when a
  * GPU is usable and the inputs hold at least this many elements. */

@@ -12,6 +12,7 @@
 #include "backends/backend.h"
 #include "judge/runner.h"
 #include "judge/verdict_json.h"
+#include "oracle/gpu/oracle_gpu.h"
 #include "util/check.h"
 
 static const char *const text = "dtype = bf16\nbatch = 2\nheads_q = 4\nheads_kv = 2\nseqlen_q = 48\nseqlen_kv = 64\n"
@@ -79,10 +80,14 @@ int main(void) {
     CHECK_MSG(af_prepare(&r, &c, &p, why, sizeof why) == 0, "%s", why);
     CHECK(p.cert_pending != NULL);
     af_prepared_free(&p);
-    /* the default threshold keeps a small case serial */
+    /* the default threshold keeps a small case serial, except with a usable GPU, where
+     * every case certifies in the background */
     r.cert_pipeline_work = 0;
     judge(&r, &c, cpu, &piped, &pending);
-    CHECK(!pending);
+    bool gpu = af_oracle_gpu_usable(why, sizeof why) == 0;
+    CHECK_MSG(pending == gpu, "default threshold: pending %d with a usable GPU %d", (int)pending, (int)gpu);
+    CHECK(piped.kind == AF_V_PASS && piped.judge.cert_rows == serial.judge.cert_rows);
+    printf("default threshold: %s (a usable GPU: %s)\n", pending ? "in the background" : "serial", gpu ? "yes" : "no");
     cpu->destroy(cpu);
     CHECK_DONE("test_runner_pipeline");
 }
