@@ -253,6 +253,28 @@ int main(void) {
     check_gpu_reach("GPU budget, random bytes", &gb, false);
     CHECK(g.max_elements <= AF_FUZZ_WIDE_MAX_ELEMENTS && gb.max_elements <= AF_FUZZ_WIDE_MAX_ELEMENTS);
 
+    /* what the mutator draws is what the campaign runs: the mutated case (repaired)
+     * encodes to bytes that decode back to it, long shapes included */
+    int long_round_trips = 0;
+    uint64_t rt_rng = 9;
+    for (int i = 0; i < 5000; i++) {
+        const input *in = &s->items[af_fuzz_rand(&rt_rng) % (uint64_t)s->count];
+        af_case c, d;
+        af_fuzz_decode(in->data, in->size, &gpu, &c);
+        af_fuzz_mutate_case(&c, &gpu, &rt_rng);
+        uint8_t enc[AF_FUZZ_MAX_ENCODED];
+        size_t m = af_fuzz_encode(&c, enc, sizeof enc);
+        CHECK(m > 0 && af_fuzz_decode(enc, m, &gpu, &d) == 0);
+        if (!af_case_equal(&c, &d)) {
+            char a[8192], b[8192];
+            af_case_print(&c, a, sizeof a);
+            af_case_print(&d, b, sizeof b);
+            CHECK_MSG(0, "mutant %d does not round-trip:\n%s---\n%s", i, a, b);
+        }
+        long_round_trips += c.seqlen_kv > 65536;
+    }
+    CHECK_MSG(long_round_trips > 0, "no mutant past 65536 keys among 5000");
+
     /* deterministic: the same seed draws the same cases */
     reach_counts again = mutation_draws(s, &gpu, 7, 2000), first = mutation_draws(s, &gpu, 7, 2000);
     CHECK(again.hash == first.hash && again.kv_over_1k == first.kv_over_1k);
