@@ -259,11 +259,9 @@ int af_campaign_run(const af_campaign_opts *o) {
     /* --max-work: the budget of the cases this process decodes, and (libfuzzer.c) passed
      * on to attnfuzz_fuzz; below 1024 it is ignored, as ATTNFUZZ_MAX_WORK is. Without
      * either, a backend that needs a GPU gets the GPU budget (AF_FUZZ_GPU_DEFAULT_WORK:
-     * the judge runs on the GPU there), a CPU backend the default one. */
-    if (o->max_work >= 1024)
-        af_fuzz_limits_set_work(&cp->s.limits, o->max_work);
-    else if ((cp->s.backend->flags & AF_BACKEND_NEEDS_GPU) && !af_config_get(AF_CFG_MAX_WORK))
-        af_fuzz_limits_set_work(&cp->s.limits, AF_FUZZ_GPU_DEFAULT_WORK);
+     * the judge runs on the GPU there, long cases are cheap), a CPU backend the default
+     * one (af_fuzz_campaign_work). */
+    af_fuzz_limits_set_work(&cp->s.limits, af_fuzz_campaign_work(cp->s.backend, o->max_work));
     cp->deadline_s = o->deadline_s > 0 ? o->deadline_s : cp->s.default_deadline_s;
     if (prior_rc == 0 && af_cp_resume_check(cp, prior, why, sizeof why)) {
         fprintf(stderr, "attnfuzz campaign: cannot resume: %s\n", why);

@@ -208,9 +208,11 @@ static int run_fuzz_round(af_campaign_state *cp, const char *fuzzer, double stop
     snprintf(a_fork, sizeof a_fork, "-fork=%d", cp->o->jobs < 1 ? 1 : cp->o->jobs);
     snprintf(a_time, sizeof a_time, "-max_total_time=%d", fuzz_seconds(stop_at));
     snprintf(a_timeout, sizeof a_timeout, "-timeout=%d", af_cp_deadline_now(cp));
-    /* a wide budget's cases hold up to AF_FUZZ_WIDE_MAX_ELEMENTS doubles (24 GB) */
+    /* a wide budget's cases hold up to AF_FUZZ_WIDE_MAX_HOST_BYTES of doubles (4 GiB):
+     * twice that for the judge's copies, and 4 GiB for the rest of the process */
     int rss_mb = cp->o->rss_limit_mb;
-    if (af_fuzz_limits_wide(&cp->s.limits) && rss_mb < 49152) rss_mb = 49152;
+    int wide_rss_mb = (int)(2 * AF_FUZZ_WIDE_MAX_HOST_BYTES / (1024 * 1024)) + 4096;
+    if (af_fuzz_limits_wide(&cp->s.limits) && rss_mb < wide_rss_mb) rss_mb = wide_rss_mb;
     snprintf(a_rss, sizeof a_rss, "-rss_limit_mb=%d", rss_mb);
     /* --shard: each shard its own libFuzzer seed (campaign/shard.h) */
     uint64_t lf_seed = cp->o->seed ? af_shard_rng_start(cp->o->seed, &cp->o->shard) % 4000000000ull : 0;

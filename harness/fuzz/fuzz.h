@@ -60,20 +60,31 @@
  * seqlen_kv*(head_dim_qk+head_dim_v), times 3 with backward). 2^20 keeps a case (MPFR oracle + cpu reference + probes)
  * around a few tens of milliseconds on one core. */
 #define AF_FUZZ_DEFAULT_WORK (1024.0 * 1024.0)
-/* Default budget of a backend that needs a GPU (the judge runs on the GPU there): 2^48
- * lets b1 h16 s131072 d128 causal backward through (af_case_work counts no mask: 3 x 16
- * x 131072^2 x 256 = 2.1e14 < 2.8e14). Most cases stay small: lengths and head dims
- * beyond the default tables come from the wide draws below, picked by a few byte values
- * and log-uniform over their range. */
+/* Default budget of a backend that needs a GPU (AF_BACKEND_NEEDS_GPU: the judge runs on
+ * the GPU there; af_fuzz_campaign_work picks it): 2^48 lets the longest sequences through
+ * (af_case_work counts no mask: b1 h4 s131072 d128 causal backward is 3 x 4 x 131072^2 x
+ * 256 = 5.3e13); what bounds a long case is its memory, AF_FUZZ_WIDE_MAX_HOST_BYTES below. */
 #define AF_FUZZ_GPU_DEFAULT_WORK (256.0 * 1024 * 1024 * 1024 * 1024)
 /* A budget above AF_FUZZ_DEFAULT_WORK is "wide": the decoder and the mutator also draw
  * sequence lengths up to AF_MAX_SEQLEN, head dims 1..1024, up to 128 kv heads and pages
  * beyond 256 (core bytes >= AF_FUZZ_WIDE_BYTE of the seq, dim, heads_kv and page fields;
- * under the default budget those bytes decode as they always did), and cases are also
- * bounded in memory by AF_FUZZ_WIDE_MAX_ELEMENTS (af_case_elements: 3e9 elements, 24 GB
- * in doubles, keeps the host under ~48 GB with the judge's copies). */
-#define AF_FUZZ_WIDE_BYTE         224
-#define AF_FUZZ_WIDE_MAX_ELEMENTS 3e9
+ * under the default budget those bytes decode as they always did), and one mutation in
+ * AF_FUZZ_REACH_ONE_IN is a reach draw (fuzz_mutate.c): a long shape with lengths drawn
+ * log-uniformly up to AF_MAX_SEQLEN, often on a 32/64/128 tile boundary (k*128 - 1,
+ * k*128, k*128 + 1, k*64 + 1, k*32 - 1 ...): long-KV decode (s_q 1..16, s_kv 256..131072,
+ * GQA half the time), split-KV (s_kv 1024..131072 >= 8 s_q, batch * heads_q <= 8), equal
+ * and independent lengths. So a GPU campaign runs s_kv > 1024 in about a third of its
+ * cases (test_fuzz_reach). */
+#define AF_FUZZ_WIDE_BYTE    224
+#define AF_FUZZ_REACH_ONE_IN 3
+/* Host memory of a case under a wide budget: its inputs and outputs (af_case_elements,
+ * doubled with backward) in doubles stay within 4 GiB, so a worker holds at most about
+ * twice that with the judge's copies, and 8 workers on one GPU fit a 128 GiB host. Repair
+ * shrinks batch, then heads, then head dims above 64 before a length: b1 h16 s131072 d128
+ * backward (2.7e9 elements, 21 GB) becomes b1 h2 s131072 d128; a decode shape s_q 16
+ * s_kv 131072 d128 keeps up to 8 kv heads. */
+#define AF_FUZZ_WIDE_MAX_HOST_BYTES (4.0 * 1024 * 1024 * 1024)
+#define AF_FUZZ_WIDE_MAX_ELEMENTS   (AF_FUZZ_WIDE_MAX_HOST_BYTES / 8)
 /* Longest sequence under the default budget, longest padded / thd sequence and longest
  * window edge under any budget (what the fine section's fields hold). */
 #define AF_FUZZ_NARROW_MAX_SEQLEN 65536
@@ -100,6 +111,11 @@ typedef struct {
 
 /* Everything allowed, default budget (or $ATTNFUZZ_MAX_WORK when set). */
 void af_fuzz_limits_default(af_fuzz_limits *l);
+/* The work budget of a campaign's cases: option (--max-work) when >= 1024, else
+ * $ATTNFUZZ_MAX_WORK when >= 1024, else AF_FUZZ_GPU_DEFAULT_WORK for a backend flagged
+ * AF_BACKEND_NEEDS_GPU and AF_FUZZ_DEFAULT_WORK for any other (the cpu reference judges
+ * small cases fast, not 128k ones). */
+double af_fuzz_campaign_work(const af_backend *be, double option);
 /* The work budget and what goes with it: above AF_FUZZ_DEFAULT_WORK the wide draws and
  * the AF_FUZZ_WIDE_MAX_ELEMENTS memory bound, else AF_CASE_MAX_ELEMENTS. */
 void af_fuzz_limits_set_work(af_fuzz_limits *l, double max_work);

@@ -114,6 +114,46 @@ static void mutate_seqlen(af_case *c, const af_fuzz_limits *lim, uint64_t *rng) 
         }
 }
 
+/* A reach draw (wide budgets only, fuzz.h AF_FUZZ_REACH_ONE_IN): a long shape, lengths
+ * log-uniform with tile-boundary steps (af_fz_long_length). Four regimes, one each:
+ *   long-KV decode  s_q 1..16, s_kv 256..AF_MAX_SEQLEN; half the time GQA (kv heads 1..8,
+ *                   ratio 4..16), as in decoding with a KV cache;
+ *   split-KV        s_kv 1024..AF_MAX_SEQLEN, s_q <= s_kv / 8, batch * heads_q <= 8: too few
+ *                   rows to fill the GPU, where split-KV / flash-decoding kernels switch on;
+ *   equal           s_q = s_kv, 1..AF_MAX_SEQLEN;
+ *   independent     s_q and s_kv each 1..AF_MAX_SEQLEN.
+ * Repair then fits the case to the budget and the memory bound (batch and heads go
+ * before a length). Ragged cases get fresh per-sequence lengths from a pattern. */
+static void mutate_reach(af_case *c, uint64_t *rng) {
+    static const int gqa_kv[] = {1, 2, 4, 8}, gqa_ratio[] = {4, 5, 7, 8, 16};
+    switch (pick(rng, 4)) {
+        case 0:
+            c->seqlen_q = 1 + pick(rng, 16);
+            c->seqlen_kv = af_fz_long_length(af_fuzz_rand(rng), 256, AF_MAX_SEQLEN);
+            if (pick(rng, 2)) {
+                int kv = gqa_kv[pick(rng, 4)];
+                c->heads_kv = kv;
+                c->heads_q = kv * gqa_ratio[pick(rng, 5)];
+            }
+            break;
+        case 1: {
+            c->seqlen_kv = af_fz_long_length(af_fuzz_rand(rng), 1024, AF_MAX_SEQLEN);
+            c->seqlen_q = af_fz_long_length(af_fuzz_rand(rng), 1, c->seqlen_kv / 8);
+            c->batch = 1 + pick(rng, 2);
+            c->heads_kv = 1;
+            c->heads_q = 1 << pick(rng, 3);
+            break;
+        }
+        case 2:
+            c->seqlen_q = c->seqlen_kv = af_fz_long_length(af_fuzz_rand(rng), 1, AF_MAX_SEQLEN);
+            break;
+        default:
+            c->seqlen_q = af_fz_long_length(af_fuzz_rand(rng), 1, AF_MAX_SEQLEN);
+            c->seqlen_kv = af_fz_long_length(af_fuzz_rand(rng), 1, AF_MAX_SEQLEN);
+    }
+    if (c->has_seqlens) fill_lengths(c, rng);
+}
+
 static void mutate_sq_vs_skv(af_case *c, uint64_t *rng) {
     int sq = c->seqlen_q;
     int options[] = {sq, sq + 1, sq - 1, 2 * sq, sq / 2, sq + 31, 1};
@@ -388,9 +428,17 @@ static void apply(af_case *c, int m, const af_fuzz_limits *lim, uint64_t *rng) {
 int af_fuzz_mutate_case(af_case *c, const af_fuzz_limits *lim, uint64_t *rng) {
     af_case orig = *c;
     for (int attempt = 0; attempt < 24; attempt++) {
-        int m = pick(rng, AF_MUT_COUNT - 1); /* the seed mutation is the last resort */
         af_case t = orig;
-        apply(&t, m, lim, rng);
+        int m;
+        /* a wide budget: one draw in AF_FUZZ_REACH_ONE_IN a reach draw (a seqlen
+         * mutation); the default budget draws no extra number, so its mutations stay */
+        if (af_fuzz_limits_wide(lim) && pick(rng, AF_FUZZ_REACH_ONE_IN) == 0) {
+            m = AF_MUT_SEQLEN;
+            mutate_reach(&t, rng);
+        } else {
+            m = pick(rng, AF_MUT_COUNT - 1); /* the seed mutation is the last resort */
+            apply(&t, m, lim, rng);
+        }
         af_fuzz_repair(&t, lim);
         if (!af_case_equal(&t, &orig)) {
             *c = t;

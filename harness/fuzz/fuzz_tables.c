@@ -129,20 +129,26 @@ const af_fz_pair *af_fz_wide_dim_pairs(void) {
     return wide_dim_pairs;
 }
 
-/* log-uniform in [1, max]: 2^(u log2 max) with u uniform in [0, 1) from 32 bits of r */
-static int log_uniform(uint64_t r, int max) {
+/* log-uniform in [lo, max]: lo (max / lo)^u with u uniform in [0, 1) from 32 bits of r */
+static int log_uniform_in(uint64_t r, int lo, int max) {
     double u = (double)(r & 0xffffffffu) / 4294967296.0;
-    int v = (int)floor(pow((double)max, u));
-    return v < 1 ? 1 : v > max ? max : v;
+    int v = (int)floor(lo * pow((double)max / lo, u));
+    return v < lo ? lo : v > max ? max : v;
 }
 
-int af_fz_wide_length(uint64_t r, int max) {
-    int v = log_uniform(r, max);
+static int log_uniform(uint64_t r, int max) { return log_uniform_in(r, 1, max); }
+
+int af_fz_long_length(uint64_t r, int lo, int max) {
+    if (lo < 1) lo = 1;
+    if (max < lo) max = lo;
+    int v = log_uniform_in(r, lo, max);
     int tile = 32 << ((r >> 32) % 3); /* 32, 64, 128 */
     int step = (int)((r >> 40) % 6);  /* 0: k*tile, 1: k*tile - 1, 2: k*tile + 1, else as drawn */
     if (step < 3 && v >= tile) v = v / tile * tile + (step == 1 ? -1 : step == 2 ? 1 : 0);
     return v < 1 ? 1 : v > max ? max : v;
 }
+
+int af_fz_wide_length(uint64_t r, int max) { return af_fz_long_length(r, 1, max); }
 
 int af_fz_wide_head_dim(uint64_t r) { return log_uniform(r, AF_MAX_HEAD_DIM); }
 

@@ -62,6 +62,8 @@ extern const int af_fz_wide_pages[8];
 /* A length drawn log-uniformly in [1, max] from r, then moved onto or beside a 32, 64 or
  * 128 multiple (k*32, k*64 +- 1, k*128 +- 1) half of the time. */
 int af_fz_wide_length(uint64_t r, int max);
+/* The same draw in [lo, max] (a tile step may leave it one below lo). */
+int af_fz_long_length(uint64_t r, int lo, int max);
 /* A head dim drawn log-uniformly in [1, 1024] from r (odd ones included). */
 int af_fz_wide_head_dim(uint64_t r);
 

@@ -263,8 +263,9 @@ int main(void) {
     CHECK(af_fuzz_ratio_bucket(0) == 0 && af_fuzz_ratio_bucket(1) == 24 && af_fuzz_ratio_bucket(4) == 26);
     CHECK(af_fuzz_ratio_bucket(1e30) == AF_FUZZ_RATIO_BUCKETS - 1);
 
-    /* The GPU budget (wide draws): valid, within work and memory (buffers under 48 GB in
-     * doubles), and it reaches what the default tables never draw: long sequences, long-KV
+    /* The GPU budget (wide draws): valid, within work and memory (every buffer of the
+     * layout, pages and LSE included, under twice AF_FUZZ_WIDE_MAX_HOST_BYTES in doubles:
+     * 8 GiB), and it reaches what the default tables never draw: long sequences, long-KV
      * decode shapes, odd head dims. */
     {
         af_fuzz_limits gpu;
@@ -282,7 +283,8 @@ int main(void) {
             CHECK(af_case_work(&c) <= gpu.max_work && af_case_elements(&c) <= AF_FUZZ_WIDE_MAX_ELEMENTS);
             int64_t el = buffer_elems(&c);
             if (el > gpu_max_elems) gpu_max_elems = el;
-            CHECK_MSG(el * 8.0 <= 48e9, "GPU-budget input %d: %lld buffer elements", iter, (long long)el);
+            CHECK_MSG(el * 8.0 <= 2 * AF_FUZZ_WIDE_MAX_HOST_BYTES, "GPU-budget input %d: %lld buffer elements", iter,
+                      (long long)el);
             long_kv += c.seqlen_kv > 256;
             over_64k += c.seqlen_kv > 65536 || c.seqlen_q > 65536;
             decode_long += c.seqlen_q <= 16 && c.seqlen_kv > 1024;
