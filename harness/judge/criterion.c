@@ -33,6 +33,7 @@ void af_criterion_terms_free(af_criterion_terms *t) {
     free(t->log_f);
     free(t->row_kq);
     free(t->key_wq);
+    af_criterion_terms_gpu_release(t->dev);
     memset(t, 0, sizeof *t);
 }
 
@@ -387,10 +388,14 @@ double *af_criterion_stored_o_term(const af_case *c, af_tensor_id id, const af_c
         return NULL;
     }
     af_criterion_stored_o_dd(c, t, kernel_o, dd, group_max);
+    char why[256];
     if (id == AF_T_DQ) {
         for (size_t r = 0; r < nq; r++)
             for (int d = 0; d < Dqk; d++) out[r * Dqk + d] = dd[r] * t->kq[r * Dqk + d];
+    } else if (t->prob && t->dev && af_criterion_stored_o_dk_gpu(c, t, dd, out, why, sizeof why) == 0) {
+        /* the same sums on the device (criterion_gpu.h) */
     } else if (t->prob) {
+        memset(out, 0, nk * Dqk * sizeof(double)); /* a device attempt may have written part */
         af_mask_rule rule = af_mask_rule_of_case(c);
         double scale = fabs(af_case_scale(c)); /* a magnitude: the scale may be negative */
         for (int b = 0; b < c->batch; b++) {

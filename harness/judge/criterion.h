@@ -99,6 +99,8 @@ typedef struct {
      * the runner after the scales are chosen; 0 otherwise). Not a term budget: set
      * also when ready is false (fp8 computes no budgets). */
     double e4m3_step[AF_T_COUNT];
+    /* device copies the GPU pass keeps for judging each run (criterion_gpu.h), or NULL */
+    struct af_terms_dev *dev;
 } af_criterion_terms;
 
 /* Fill t from the problem's exact inputs and the oracle's exact outputs (backward when

@@ -50,6 +50,19 @@ int af_criterion_terms_gpu_fill(const af_oracle_problem *p, const af_outputs *ex
                                 af_criterion_terms *t, double *row_a, int *row_n, double *seconds, char *why,
                                 size_t cap);
 
+/* What the GPU pass keeps on the device for the judging of each kernel run (t->dev):
+ * P (B,Hq,Sq,Skv) float and Q (B,Hq,Sq,Dqk), when t keeps P. */
+typedef struct af_terms_dev af_terms_dev;
+/* Free t->dev (NULL: nothing). */
+void af_criterion_terms_gpu_release(af_terms_dev *dev);
+
+/* The stored O's share of dK with P kept (af_criterion_stored_o_term, criterion.c) on
+ * the device: out (B,Hkv,Skv,Dqk) = scale sum over the rows (h in the key's group, i)
+ * that see key j, in the host's order, of P_ij dd_i |q_id|; dd (B,Hq,Sq) the rows' D
+ * errors. 0 (out filled, the host's bits), or nonzero (no t->dev, a CUDA error: why). */
+int af_criterion_stored_o_dk_gpu(const af_case *c, const af_criterion_terms *t, const double *dd, double *out,
+                                 char *why, size_t cap);
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,3 +10,12 @@ int af_criterion_terms_gpu_fill(const af_oracle_problem *p, const af_outputs *ex
     snprintf(why, cap, "criterion terms on the GPU: built without CUDA");
     return 1;
 }
+
+void af_criterion_terms_gpu_release(af_terms_dev *dev) { (void)dev; }
+
+int af_criterion_stored_o_dk_gpu(const af_case *c, const af_criterion_terms *t, const double *dd, double *out,
+                                 char *why, size_t cap) {
+    (void)c, (void)t, (void)dd, (void)out;
+    snprintf(why, cap, "stored O share on the GPU: built without CUDA");
+    return 1;
+}

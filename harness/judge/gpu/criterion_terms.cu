@@ -16,6 +16,7 @@
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -23,6 +24,7 @@
 #include "model/mask_rule.h"
 #include "oracle/gpu/oracle_gpu.h"
 extern "C" {
+#include "model/case_mask.h"
 #include "oracle/feature_spec.h"
 }
 
@@ -312,7 +314,41 @@ __global__ void __launch_bounds__(CT_KEY_THREADS) ct_key_finish(ct_dims d, ct_bu
     if (x < d.Dv) m.kappa_dv[kr * d.Dv + x] += gam * m.mass_dv[kr * d.Dv + x];
 }
 
+/* The stored O's share of dK with P kept: one key per block, thread x its element x of
+ * Dqk; rows in the host's order (h of the key's group, then i). out (B,Hkv,Skv,Dqk). */
+__global__ void __launch_bounds__(CT_KEY_THREADS) ct_stored_o_dk(ct_dims d, const float *prob, const double *q,
+                                                                 const double *dd, double *out) {
+    const int x = threadIdx.x;
+    const long long kr = blockIdx.x;
+    const int j = (int)(kr % d.Skv);
+    const long long bhk = kr / d.Skv;
+    const int hk = (int)(bhk % d.Hkv), b = (int)(bhk / d.Hkv);
+    if (x >= d.Dqk) return;
+    int ifirst, ilast;
+    double acc = 0.0;
+    if (af_mask_rule_rows(d.mask, d.len_q[b], d.len_kv[b], j, &ifirst, &ilast) > 0)
+        for (int h = hk * d.group; h < (hk + 1) * d.group; h++)
+            for (int i = ifirst; i <= ilast; i++) {
+                const size_t r = ((size_t)b * d.Hq + h) * d.Sq + i;
+                double w = d.abs_scale * (double)prob[r * d.Skv + j] * dd[r];
+                acc += w * fabs(q[r * d.Dqk + x]);
+            }
+    out[kr * d.Dqk + x] = acc;
+}
+
 /* ---- host side ---- */
+
+struct af_terms_dev {
+    float *prob;     /* (B,Hq,Sq,Skv) P_ij */
+    const double *q; /* (B,Hq,Sq,Dqk) */
+};
+
+extern "C" void af_criterion_terms_gpu_release(af_terms_dev *dev) {
+    if (!dev) return;
+    cudaFree(dev->prob);
+    cudaFree((void *)dev->q);
+    free(dev);
+}
 
 #define CT_MAX_ALLOCS 40
 typedef struct {
@@ -336,6 +372,11 @@ static cudaError_t ct_upload(ct_pool *pool, const double **out, const double *ho
     if (e == cudaSuccess) e = cudaMemcpy(dev, host, n * sizeof(double), cudaMemcpyHostToDevice);
     *out = (const double *)dev;
     return e;
+}
+/* Take ptr out of the pool (it outlives the call). */
+static void ct_disown(ct_pool *pool, const void *ptr) {
+    for (int i = 0; i < pool->n; i++)
+        if (pool->ptr[i] == ptr) pool->ptr[i] = pool->ptr[--pool->n];
 }
 static void ct_release(ct_pool *pool) {
     for (int i = 0; i < pool->n; i++) cudaFree(pool->ptr[i]);
@@ -486,10 +527,52 @@ extern "C" int af_criterion_terms_gpu_fill(const af_oracle_problem *p, const af_
         if (m.prob) {
             CT_DOWN(t->prob, m.prob, nq * p->Skv);
             CT_DOWN(t->ds_abs, m.ds_abs, nq * p->Skv);
+            /* P and Q stay on the device for the stored O's share of each run's dK */
+            af_terms_dev *dev = (af_terms_dev *)calloc(1, sizeof *dev);
+            if (dev) {
+                dev->prob = m.prob, dev->q = m.q;
+                ct_disown(&pool, m.prob);
+                ct_disown(&pool, m.q);
+                af_criterion_terms_gpu_release(t->dev);
+                t->dev = dev;
+            }
         }
     }
 done:
     ct_release(&pool);
     if (seconds) *seconds = ct_now() - t0;
+    return rc;
+}
+
+extern "C" int af_criterion_stored_o_dk_gpu(const af_case *c, const af_criterion_terms *t, const double *dd,
+                                            double *out, char *why, size_t cap) {
+    if (!t->dev) {
+        snprintf(why, cap, "stored O share on the GPU: no device copy of P");
+        return 1;
+    }
+    ct_dims d;
+    memset(&d, 0, sizeof d);
+    d.B = c->batch, d.Hq = c->heads_q, d.Hkv = c->heads_kv, d.Sq = c->seqlen_q, d.Skv = c->seqlen_kv;
+    d.Dqk = c->head_dim_qk, d.Dv = c->head_dim_v, d.group = c->heads_q / c->heads_kv;
+    d.abs_scale = fabs(af_case_scale(c)); /* a magnitude: the scale may be negative */
+    d.mask = af_mask_rule_of_case(c);
+    const size_t nq = (size_t)d.B * d.Hq * d.Sq, nk = (size_t)d.B * d.Hkv * d.Skv;
+    int rc = 0;
+    ct_pool pool;
+    memset(&pool, 0, sizeof pool);
+    int lens[2 * AF_MAX_BATCH];
+    for (int b = 0; b < d.B; b++) lens[b] = af_case_len_q(c, b), lens[d.B + b] = af_case_len_kv(c, b);
+    void *dl, *dout;
+    const double *ddev;
+    CT_TRY(ct_alloc(&pool, &dl, 2 * (size_t)d.B * sizeof(int)));
+    CT_TRY(cudaMemcpy(dl, lens, 2 * (size_t)d.B * sizeof(int), cudaMemcpyHostToDevice));
+    d.len_q = (const int *)dl, d.len_kv = (const int *)dl + d.B;
+    CT_TRY(ct_upload(&pool, &ddev, dd, nq));
+    CT_TRY(ct_alloc(&pool, &dout, nk * d.Dqk * sizeof(double)));
+    ct_stored_o_dk<<<(unsigned)nk, CT_KEY_THREADS>>>(d, t->dev->prob, t->dev->q, ddev, (double *)dout);
+    CT_TRY(cudaGetLastError());
+    CT_TRY(cudaMemcpy(out, dout, nk * d.Dqk * sizeof(double), cudaMemcpyDeviceToHost));
+done:
+    ct_release(&pool);
     return rc;
 }

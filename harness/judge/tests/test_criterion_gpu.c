@@ -5,7 +5,8 @@
  *      element (the sums run in the host's order; exp and the block reductions of sig2
  *      differ by rounding only), on fp16 / bf16, forward / backward, causal, windows,
  *      bottom-right, padding, GQA, fully masked rows, d up to 256, fp16 subnormal P;
- *   2. a second GPU pass gives the same bits (no atomics, fixed reduction trees);
+ *   2. a second GPU pass gives the same bits (no atomics, fixed reduction trees); the
+ *      stored O's share of dK from the device copy of P equals the host's bit for bit;
  *   3. a case above AF_CRITERION_TERMS_MAX_WORK whose rows span two scratch chunks is
  *      prepared with the element budgets from the GPU (judge summary terms_gpu), equal
  *      to the host's; judged with either set of budgets, a perfect kernel passes, and a
@@ -118,6 +119,22 @@ static void compare_case(const char *text, int index) {
     CHECK(af_criterion_terms_compute_on(&p, &pr.oracle.out, pr.c.dtype, AF_TERMS_GPU, &g2, NULL) == 0);
     same_terms(&p, &h, &g);
     same_bits(&p, &g, &g2);
+    if (pr.c.backward && g.prob) { /* the stored O's share of dK from the device copy of P: the host's bits */
+        CHECK_MSG(g.dev != NULL, "the GPU pass keeps P on the device");
+        double *dk_dev = af_criterion_stored_o_term(&pr.c, AF_T_DK, &g, pr.ref.o);
+        struct af_terms_dev *keep = g.dev;
+        g.dev = NULL;
+        double *dk_host = af_criterion_stored_o_term(&pr.c, AF_T_DK, &g, pr.ref.o);
+        g.dev = keep;
+        size_t n = (size_t)p.B * p.Hkv * p.Skv * p.Dqk;
+        CHECK(dk_dev && dk_host && memcmp(dk_dev, dk_host, n * sizeof(double)) == 0);
+        double mx = 0;
+        for (size_t e = 0; e < n; e++) mx = fmax(mx, dk_host[e]);
+        CHECK_MSG(mx > 0, "the stored O's share of dK is not all zero");
+        free(dk_dev);
+        free(dk_host);
+        printf("case %d: the stored O's share of dK on the device equals the host's bit for bit\n", index);
+    }
     printf("case %d: B%d Hq%d Hkv%d Sq%d Skv%d Dqk%d Dv%d %s: GPU terms equal the host's (%.3f s on the GPU)\n", index,
            p.B, p.Hq, p.Hkv, p.Sq, p.Skv, p.Dqk, p.Dv, pr.c.backward ? "bwd" : "fwd", gs);
     af_criterion_terms_free(&h);
