@@ -130,6 +130,10 @@ if js:
     tot = {}
     for j in js:
         for k, x in j['seconds'].items():
-            tot[k] = tot.get(k, 0.0) + (x or 0.0)
+            if isinstance(x, dict):  # per_probe: probe name -> seconds
+                for pk, px in x.items():
+                    tot['probe:' + pk] = tot.get('probe:' + pk, 0.0) + (px or 0.0)
+            else:
+                tot[k] = tot.get(k, 0.0) + (x or 0.0)
     print('mean seconds per case: ' + ', '.join('%s %.4f' % (k, x / len(js)) for k, x in tot.items()))
 PY

@@ -10,12 +10,17 @@ import sys
 
 v = [json.loads(line) for line in open(sys.argv[1]) if line.startswith("{")]
 v = [x for x in v if "judge" in x]
-stages = ["gen", "oracle", "oracle_gpu", "magnitudes", "terms_gpu", "reference", "run", "compare", "probes", "cert_wait"]
+stages = ["gen", "oracle", "oracle_gpu", "magnitudes", "terms_gpu", "reference", "run", "compare", "probes",
+          "probes_run", "cert_wait"]
 print("mix stages over %d verdicts (ms): stage median mean" % len(v))
 for k in stages:
     xs = [1e3 * (x["judge"]["seconds"].get(k) or 0.0) for x in v]
     if xs:
         print("  %-11s %9.1f %9.1f" % (k, statistics.median(xs), statistics.mean(xs)))
+probes = sorted({k for x in v for k in (x["judge"]["seconds"].get("per_probe") or {})})
+for k in probes:
+    xs = [1e3 * ((x["judge"]["seconds"].get("per_probe") or {}).get(k) or 0.0) for x in v]
+    print("  probe %-15s %5.1f %9.1f" % (k, statistics.median(xs), statistics.mean(xs)))
 own = ["gen", "oracle", "magnitudes", "reference", "compare", "probes", "cert_wait"]
 host = [1e3 * sum(x["judge"]["seconds"].get(k) or 0.0 for k in own) for x in v]
 if host:

@@ -497,6 +497,8 @@ static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char 
             /* an LSE in base 2 is a convention finding, not a mismatch of its rows */
             if (ps.lse_base2) af_verdict_drop(v, AF_V_MISMATCH, AF_T_LSE);
             v->judge.probes_s = af_clock_mono() - t_probes;
+            v->judge.probes_run_s = ps.run_s;
+            memcpy(v->judge.probe_s, ps.probe_s, sizeof v->judge.probe_s);
         }
         for (int k = 0; k < n_reps; k++) af_clone_release(&reps[k]);
         if (have_first) af_outputs_free(&first);

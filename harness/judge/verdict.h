@@ -201,6 +201,8 @@ typedef struct {
     double run_s;               /* the backend's run (af_run_info.seconds) */
     double compare_s;           /* buffer checks and the comparison */
     double probes_s;            /* the probes' extra runs and checks */
+    double probes_run_s;        /* of which the backend's runs */
+    double probe_s[8];          /* per probe (af_probe_names order, judge/probes/probes.h) */
     double cert_s;              /* pipelined certification (long cases, runner.h): its wall
                                    time on CPU threads, overlapping the stages above */
     double cert_wait_s;         /* of which the judge waited for at the end */

@@ -1,5 +1,6 @@
 /* verdict_json.c — a verdict as a JSON object (keys in judge/verdict_json.h). */
 #include "judge/verdict_json.h"
+#include "judge/probes/probes.h"
 
 static json_t *tensor_stats_json(const af_tensor_stats *s) {
     return json_pack("{s:o, s:o, s:o, s:o, s:o, s:{s:i, s:i, s:i, s:i}, s:I}", "err", af_json_real(s->err), "err_ref",
@@ -17,7 +18,10 @@ static json_t *finding_json(const af_finding *x) {
 
 /* The "judge" object: af_judge_summary (verdict.h), times in seconds. */
 static json_t *judge_json(const af_judge_summary *j) {
-    return json_pack(
+    json_t *per_probe = json_object(); /* probe name -> seconds, the probes that ran */
+    for (int k = 0; per_probe && k < 8; k++)
+        if (j->probe_s[k] > 0) json_object_set_new(per_probe, af_probe_names[k], af_json_real(j->probe_s[k]));
+    json_t *js = json_pack(
         "{s:s, s:i, s:i, s:o, s:s, s:b, s:b, s:b, s:b, s:b, s:{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}}",
         "oracle_tier", j->oracle_tier, "cert_rows", j->cert_rows, "cert_keys", j->cert_keys, "cert_gap_over_bound",
         af_json_real(j->cert_gap_over_bound), "reference", j->reference, "element_terms", (int)j->element_terms,
@@ -27,6 +31,14 @@ static json_t *judge_json(const af_judge_summary *j) {
         af_json_real(j->terms_gpu_s), "reference",
         af_json_real(j->reference_s), "run", af_json_real(j->run_s), "compare", af_json_real(j->compare_s), "probes",
         af_json_real(j->probes_s), "cert", af_json_real(j->cert_s), "cert_wait", af_json_real(j->cert_wait_s));
+    json_t *secs = js ? json_object_get(js, "seconds") : NULL;
+    if (secs && per_probe) {
+        json_object_set_new(secs, "probes_run", af_json_real(j->probes_run_s));
+        json_object_set_new(secs, "per_probe", per_probe);
+    } else {
+        json_decref(per_probe);
+    }
+    return js;
 }
 
 json_t *af_verdict_to_json(const char *case_path, const af_verdict *v) {

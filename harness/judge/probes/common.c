@@ -2,6 +2,7 @@
  * findings, element access and bitwise comparison, extra runs on a copy of the
  * template, the focus's mask rule. */
 #include "judge/probes/common.h"
+#include "util/clock.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -92,7 +93,9 @@ int probe_work_run(probe_ctx *x, const af_case *cc, af_tensors *w, const char *w
     char why[512] = "";
     af_backend *be = x->tg->be;
     x->st->extra_runs++;
+    double t0 = af_clock_mono();
     af_run_status rs = be->run(be, cc, x->tg->engine ? x->tg->engine : "", w, &info, why, sizeof why);
+    x->st->run_s += af_clock_mono() - t0;
     if (rs == AF_RUN_OK) return 0;
     x->st->failed_runs++;
     char msg[256];

@@ -3,6 +3,7 @@
  * visibility -> stale -> inclusion -> feature. The probes themselves are the other files of this folder
  * (common.h lists them). */
 #include "judge/probes/common.h"
+#include "util/clock.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,9 @@ int af_probes_run(const af_probe_opts *o, const af_probe_target *tg, af_verdict 
     return af_probes_run_with(o, tg, NULL, v, leaks, stats);
 }
 
+const char *const af_probe_names[8] = {"determinism", "convention", "batch", "visibility",
+                                       "stale",       "inclusion",  "feature", "scales_dropout"};
+
 int af_probes_run_with(const af_probe_opts *o, const af_probe_target *tg, const af_probe_runs *runs, af_verdict *v,
                        af_leak_matrix *leaks, af_probe_stats *stats) {
     af_probe_stats local;
@@ -79,16 +83,19 @@ int af_probes_run_with(const af_probe_opts *o, const af_probe_target *tg, const 
         probe_note(&x, "%s", "no sequence has both rows and keys: nothing to probe");
         return 0;
     }
-    probe_determinism(&x);
+    double t = af_clock_mono(), t1;
+#define PROBE_TIMED(k, call) (call, t1 = af_clock_mono(), stats->probe_s[k] += t1 - t, t = t1)
+    PROBE_TIMED(0, probe_determinism(&x));
     stats->exact = x.exact;
     for (int k = 0; k < AF_T_COUNT; k++) stats->tolerance[k] = x.exact ? 0 : x.tol[k];
-    if (o->convention && !x.stop) probe_convention(&x);
-    if (o->batch && !x.stop) probe_batch(&x);
-    if (o->visibility && !x.stop) probe_visibility(&x, leaks);
-    if (o->stale && !x.stop) probe_stale(&x);
-    if (o->inclusion && !x.stop) probe_inclusion(&x);
-    if (o->feature && !x.stop) probe_feature(&x);
-    if (o->scales && !x.stop) probe_scales(&x);
-    if (o->dropout && !x.stop) probe_dropout(&x);
+    if (o->convention && !x.stop) PROBE_TIMED(1, probe_convention(&x));
+    if (o->batch && !x.stop) PROBE_TIMED(2, probe_batch(&x));
+    if (o->visibility && !x.stop) PROBE_TIMED(3, probe_visibility(&x, leaks));
+    if (o->stale && !x.stop) PROBE_TIMED(4, probe_stale(&x));
+    if (o->inclusion && !x.stop) PROBE_TIMED(5, probe_inclusion(&x));
+    if (o->feature && !x.stop) PROBE_TIMED(6, probe_feature(&x));
+    if (o->scales && !x.stop) PROBE_TIMED(7, probe_scales(&x));
+    if (o->dropout && !x.stop) PROBE_TIMED(7, probe_dropout(&x));
+#undef PROBE_TIMED
     return v->n_findings - before;
 }

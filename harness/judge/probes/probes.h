@@ -130,7 +130,12 @@ typedef struct {
     long long dropout_counted;    /* elements of P whose keep flag the dropout probe read */
     long long dropout_kept;       /* of them, kept */
     char notes[512];              /* probes skipped and why */
+    double run_s;                 /* wall time of the probes' backend runs (of their total) */
+    double probe_s[8];            /* wall time per probe, in af_probe_names order */
 } af_probe_stats;
+
+/* The probes in the order they run (af_probe_stats.probe_s). */
+extern const char *const af_probe_names[8];
 
 /* The run being probed. The template holds the case's inputs laid out with outputs
  * poisoned (af_prepared.tensors); baseline holds the buffers after the judged run of
