@@ -267,7 +267,8 @@ class Worker:
             except (Resource, MemoryError) as e:
                 reply = {"type": "resource", "message": "%s: %s" % (type(e).__name__, e)}
             except ImportError as e:  # a module it needs is missing here: unavailable, no kernel ran
-                traceback.print_exc(file=sys.stderr)
+                if kind != "hello":  # a lazy import: where it came from (a requires= one needs no traceback)
+                    traceback.print_exc(file=sys.stderr)
                 reply = {"type": "unavailable", "reason": missing_module_reason(e)}
             except Exception as e:  # one line, the traceback on stderr
                 traceback.print_exc(file=sys.stderr)

@@ -285,10 +285,21 @@ const struct json_t *af_worker_hello(const af_backend *be) {
     return st->hello;
 }
 
+/* The worker state of be: a worker backend itself, or the CP wrapper the registry holds
+ * every backend through (backends/cp/cp.h), which shares its inner backend's state and
+ * keeps its name. NULL for any other backend. */
+static const worker_state *worker_state_of(const af_backend *be) {
+    if (!be || !be->state) return NULL;
+    if (be->available == worker_available) return be->state;
+    if (strncmp(be->name, "worker:", 7)) return NULL; /* only a worker:NAME holds a worker's state */
+    const worker_state *st = be->state;
+    return st->be && st->be->state == st && st->be->available == worker_available ? st : NULL;
+}
+
 int af_worker_cli_options(const af_backend *be, const char **out, int cap) {
     int n = 0;
-    if (be && be->available == worker_available && cap >= 4) {
-        const worker_state *st = be->state;
+    const worker_state *st = worker_state_of(be);
+    if (st && cap >= 4) {
         if (st->cfg.config_path[0]) {
             out[n++] = "--worker-config";
             out[n++] = st->cfg.config_path;
