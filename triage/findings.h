@@ -27,12 +27,12 @@
 
 /* Optional extras of one stored finding; every field may be 0 / NULL. */
 typedef struct {
-    const af_case *original;      /* before minimisation -> original.case */
+    const af_case *original;          /* before minimisation -> original.case */
     const char *const *repro_options; /* NULL-terminated words the Reproduce line adds after
                                          --backend NAME (a worker's --worker-cmd TEXT), or NULL */
-    double time_to_first_seconds; /* campaign time until found; < 0 or 0 = unknown */
-    const af_heatmap *heatmap;    /* -> heatmap.txt + heatmap.png */
-    const af_leak_matrix *leaks;  /* -> leak.txt + leak.png (labels optional) */
+    double time_to_first_seconds;     /* campaign time until found; < 0 or 0 = unknown */
+    const af_heatmap *heatmap;        /* -> heatmap.txt + heatmap.png */
+    const af_leak_matrix *leaks;      /* -> leak.txt + leak.png (labels optional) */
 } af_finding_extra;
 
 /* One bucket as read back from disk. */
@@ -47,7 +47,7 @@ typedef struct {
     char device[96]; /* the GPU that ran it (verdict.json "device", campaign --gpus), "" = not recorded */
     char tensor[8];
     char verdict_line[1024];
-    char repro[4096]; /* "" when verdict.json's does not fit (a cut command is never shown) */
+    char repro[4096];    /* "" when verdict.json's does not fit (a cut command is never shown) */
     char first_seen[32]; /* ISO 8601 UTC */
     long long count;     /* findings that fell in this bucket */
     double first_seen_unix, last_seen_unix;

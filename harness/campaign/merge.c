@@ -20,8 +20,8 @@
 #include "util/hash.h"
 #include "util/json.h"
 
-#define MERGE_FILE_MAX (256u << 20) /* a bucket's largest file (heatmap.png) copied at most */
-#define REPRO_WORDS_MAX 32          /* words of a Reproduce line after its case path */
+#define MERGE_FILE_MAX  (256u << 20) /* a bucket's largest file (heatmap.png) copied at most */
+#define REPRO_WORDS_MAX 32           /* words of a Reproduce line after its case path */
 
 typedef struct {
     const char *out;

@@ -66,7 +66,8 @@ static int open_finding_session(const char *cmd, const char *path, const finding
         rc = af_cli_choose_backend(cmd, path, &fs->c, fo->backend, fo->plugin_dirs, fo->n_plugin_dirs, &fs->bname);
     char why[512];
     af_backend *obj = NULL;
-    if (rc == 0 && af_cli_worker_register(&fs->workers, fs->bname, fo->worker_cmd, fo->worker_config, why, sizeof why)) {
+    if (rc == 0 &&
+        af_cli_worker_register(&fs->workers, fs->bname, fo->worker_cmd, fo->worker_config, why, sizeof why)) {
         fprintf(stderr, "%s: %s\n", prefix, why);
         rc = AF_EXIT_USAGE;
     }
@@ -76,7 +77,8 @@ static int open_finding_session(const char *cmd, const char *path, const finding
         rc = AF_EXIT_USAGE;
     }
     unsigned flags = AF_SESSION_NO_LIMITS | (fs->in_process ? AF_SESSION_INPROCESS : AF_SESSION_ISOLATE);
-    if (rc == 0 && af_session_open_ex(&fs->s, fs->bname, obj, fo->engine ? fo->engine : "", "", flags, why, sizeof why)) {
+    if (rc == 0 &&
+        af_session_open_ex(&fs->s, fs->bname, obj, fo->engine ? fo->engine : "", "", flags, why, sizeof why)) {
         fprintf(stderr, "%s: %s\n", prefix, why);
         rc = af_cli_open_exit_code(fs->s.open_error);
     }
@@ -94,8 +96,7 @@ static void run_finding(finding_session *fs, const af_case *c, int deadline, af_
     if (fs->in_process)
         af_session_run(&fs->s, c, AF_STORE_NONE, NULL, r);
     else
-        af_session_run_isolated(&fs->s, c, AF_STORE_NONE, NULL, deadline > 0 ? deadline : fs->s.default_deadline_s,
-                                r);
+        af_session_run_isolated(&fs->s, c, AF_STORE_NONE, NULL, deadline > 0 ? deadline : fs->s.default_deadline_s, r);
 }
 
 /* --plugin-dir DIR (repeatable): 0, or -1 after the message. */
@@ -109,8 +110,14 @@ static int add_plugin_dir(finding_opts *fo, const char *dir) {
 }
 
 /* An option `repro` and `minimize` share: 1 when it was one of them (parse_rc set), 0 when not. */
-enum { OPT_F_BACKEND = 'b', OPT_F_ENGINE = 'e', OPT_F_DEADLINE = 'd', OPT_F_PLUGIN_DIR = 'p', OPT_F_WORKER_CMD = 'w',
-       OPT_F_WORKER_CONFIG = 'W' };
+enum {
+    OPT_F_BACKEND = 'b',
+    OPT_F_ENGINE = 'e',
+    OPT_F_DEADLINE = 'd',
+    OPT_F_PLUGIN_DIR = 'p',
+    OPT_F_WORKER_CMD = 'w',
+    OPT_F_WORKER_CONFIG = 'W'
+};
 static int finding_option(af_cli_args *a, int opt, const char *v, finding_opts *fo, int *parse_rc) {
     switch (opt) {
         case OPT_F_BACKEND:

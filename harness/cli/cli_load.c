@@ -32,7 +32,8 @@ int af_cli_choose_backend(const char *verb, const char *case_path, const af_case
      * case path or plugin path is handed over as one word, never run */
     const char *words[] = {"attnfuzz", verb, case_path, "--backend", *name, NULL};
     char command[3 * PATH_MAX];
-    if (af_shell_join(words, command, sizeof command) >= sizeof command) snprintf(command, sizeof command, "(too long)");
+    if (af_shell_join(words, command, sizeof command) >= sizeof command)
+        snprintf(command, sizeof command, "(too long)");
     char shown_path[PATH_MAX], shown_name[AF_NAME_MAX];
     af_text_clean(case_path, shown_path, sizeof shown_path, AF_TEXT_ONE_LINE);
     af_text_clean(*name, shown_name, sizeof shown_name, AF_TEXT_ONE_LINE);

@@ -386,10 +386,9 @@ int af_cli_run(int argc, char **argv) {
         return rc;
     }
     if (n > 0 && o.jobs > 1) {
-        af_run_pool_opts po = {o.backend,    o.engine,        o.json,        o.no_probes,    o.reference,
-                               o.oracle,     o.threads_given, o.jobs,        o.worker_cases, o.repeats,
-                               o.deadline_s, o.max_memory,    o.plugin_dirs, o.n_plugin_dirs,
-                               o.allow_declined};
+        af_run_pool_opts po = {o.backend,    o.engine,        o.json,        o.no_probes,     o.reference,
+                               o.oracle,     o.threads_given, o.jobs,        o.worker_cases,  o.repeats,
+                               o.deadline_s, o.max_memory,    o.plugin_dirs, o.n_plugin_dirs, o.allow_declined};
         int rc = af_cli_run_pool(&po, (const char *const *)paths, n);
         free(cache);
         free(r);

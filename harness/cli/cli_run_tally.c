@@ -5,6 +5,7 @@
 
 void af_run_tally_result(af_run_tally *t, const af_case_result *r) {
     t->cases++;
+    t->judged++;
     if (r->engines_declined) t->engine_declined = true;
     if (r->status == AF_CASE_CRASHED || r->status == AF_CASE_HUNG || r->verdict.n_findings > 0) {
         t->findings++;
@@ -29,11 +30,13 @@ void af_run_tally_not_judged(af_run_tally *t, int code) {
 
 void af_run_tally_unavailable(af_run_tally *t) {
     t->cases++;
+    t->judged++;
     t->declined++;
     t->engine_declined = true;
 }
 
 void af_run_tally_print(const af_run_tally *t, FILE *f) {
+    if (!t->judged) return;
     fprintf(f, "run: %d case%s: %d passed, %d declined, %d finding%s, %d error%s\n", t->cases, t->cases == 1 ? "" : "s",
             t->passed, t->declined, t->findings, t->findings == 1 ? "" : "s", t->errors, t->errors == 1 ? "" : "s");
     fflush(f);

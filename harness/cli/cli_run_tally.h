@@ -20,6 +20,7 @@
 
 typedef struct {
     int cases, passed, declined, findings, errors;
+    int judged; /* cases that got a verdict (ran, or declined as unavailable): the summary's condition */
     bool usage, bad_file, plugin, error; /* input and run problems met (their exit codes) */
     bool engine_declined;                /* some engine of a case declined (exit 3 without allow_declined) */
 } af_run_tally;
@@ -30,7 +31,9 @@ void af_run_tally_result(af_run_tally *t, const af_case_result *r);
 void af_run_tally_not_judged(af_run_tally *t, int code);
 /* A case declined without running (its backend is unavailable here). */
 void af_run_tally_unavailable(af_run_tally *t);
-/* "run: 12 cases: 9 passed, 3 declined, 0 findings, 0 errors" (one line). */
+/* "run: 12 cases: 9 passed, 3 declined, 0 findings, 0 errors" (one line), when a case got a
+ * verdict: a run refused before any (a bad case file, a plugin crashing while loading)
+ * keeps its one error line. */
 void af_run_tally_print(const af_run_tally *t, FILE *f);
 int af_run_tally_exit(const af_run_tally *t, bool allow_declined);
 

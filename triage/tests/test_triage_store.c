@@ -165,8 +165,8 @@ static void test_dedupe(const char *dir) {
      * each word quoted for sh (util/shquote.h) */
     char want_repro[1200];
     snprintf(want_repro, sizeof want_repro,
-             "attnfuzz repro %s/findings/%s/finding.case --backend planted --worker-cmd 'python3 w.py '\\''x'\\'''", dir,
-             b2);
+             "attnfuzz repro %s/findings/%s/finding.case --backend planted --worker-cmd 'python3 w.py '\\''x'\\'''",
+             dir, b2);
     CHECK_MSG(strcmp(s.rec[k].repro, want_repro) == 0, "%s", s.rec[k].repro);
     {
         char vpath[1200], vwhy[256];

@@ -85,8 +85,10 @@ static void start_failure(worker_state *st, char *why, size_t cap) {
     af_worker_proc_describe_exit(&st->proc, how, sizeof how);
     const char *last = af_worker_proc_last_stderr(&st->proc);
     if (missing_python_module(last, module, sizeof module))
-        snprintf(why, cap, "%s unavailable: python module '%s' not found (the worker process %s during its start; "
-                 "its stderr: %s)", st->backend_name, module, how, last);
+        snprintf(why, cap,
+                 "%s unavailable: python module '%s' not found (the worker process %s during its start; "
+                 "its stderr: %s)",
+                 st->backend_name, module, how, last);
     else
         snprintf(why, cap, "%s unavailable: the worker process %s during its start%s%s", st->backend_name, how,
                  last[0] ? "; its stderr: " : "", last);

@@ -68,9 +68,7 @@ static void drain_stderr(af_worker_proc *p) {
     }
 }
 
-const char *af_worker_proc_last_stderr(const af_worker_proc *p) {
-    return p->err_last;
-}
+const char *af_worker_proc_last_stderr(const af_worker_proc *p) { return p->err_last; }
 
 /* argv[0] as given when it holds a '/', else the first executable PATH entry. */
 static int resolve_program(const char *prog, char *out, size_t cap, char *why, size_t why_cap) {

@@ -34,9 +34,9 @@ typedef struct {
     size_t rlen, rcap;
     int wait_status; /* waitpid status after af_worker_proc_stop */
     bool reaped;
-    int err_fd;               /* read end of the worker's stderr pipe, -1 = none / at its end */
-    char err_last[256];       /* its last complete non-blank line (control characters blanked) */
-    char err_part[256];       /* the line it is writing */
+    int err_fd;         /* read end of the worker's stderr pipe, -1 = none / at its end */
+    char err_last[256]; /* its last complete non-blank line (control characters blanked) */
+    char err_part[256]; /* the line it is writing */
     size_t err_part_len;
 } af_worker_proc;
 

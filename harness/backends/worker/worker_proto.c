@@ -175,8 +175,13 @@ static const struct {
     const char *name;
     af_worker_reply_type type;
 } reply_types[] = {
-    {"ok", AF_WR_OK},           {"decline", AF_WR_DECLINE}, {"error", AF_WR_ERROR}, {"resource", AF_WR_RESOURCE},
-    {"engines", AF_WR_ENGINES}, {"hello", AF_WR_HELLO},       {"unavailable", AF_WR_UNAVAILABLE},
+    {"ok", AF_WR_OK},
+    {"decline", AF_WR_DECLINE},
+    {"error", AF_WR_ERROR},
+    {"resource", AF_WR_RESOURCE},
+    {"engines", AF_WR_ENGINES},
+    {"hello", AF_WR_HELLO},
+    {"unavailable", AF_WR_UNAVAILABLE},
 };
 
 int af_worker_reply_parse(const char *line, long long id, af_worker_reply *r, char *why, size_t cap) {
@@ -212,8 +217,9 @@ int af_worker_reply_parse(const char *line, long long id, af_worker_reply *r, ch
         return -1;
     }
     const char *key = r->type == AF_WR_DECLINE || r->type == AF_WR_UNAVAILABLE ? "reason" : "message";
-    if (af_json_get_text(o, key, r->text, sizeof r->text) && (r->type == AF_WR_DECLINE || r->type == AF_WR_ERROR ||
-                                                             r->type == AF_WR_RESOURCE || r->type == AF_WR_UNAVAILABLE))
+    if (af_json_get_text(o, key, r->text, sizeof r->text) &&
+        (r->type == AF_WR_DECLINE || r->type == AF_WR_ERROR || r->type == AF_WR_RESOURCE ||
+         r->type == AF_WR_UNAVAILABLE))
         snprintf(r->text, sizeof r->text, "(the worker gave no %s)", key);
     const char *where = json_string_value(json_object_get(o, "where"));
     r->adapter = r->type == AF_WR_ERROR && where && !strcmp(where, "adapter");

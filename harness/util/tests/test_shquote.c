@@ -63,8 +63,17 @@ int main(void) {
     /* the shell itself gives back every hostile word intact */
     char dir[] = "/tmp/af_shquote_XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
-    const char *hostile[] = {"x;touch INJ;.case", "a';touch INJ;'b", "$(touch INJ)", "`touch INJ`", "a\\b\"c",
-                             "semi;colon && touch INJ | cat", "new\nline; touch INJ", "*", "'", "''", "-n"};
+    const char *hostile[] = {"x;touch INJ;.case",
+                             "a';touch INJ;'b",
+                             "$(touch INJ)",
+                             "`touch INJ`",
+                             "a\\b\"c",
+                             "semi;colon && touch INJ | cat",
+                             "new\nline; touch INJ",
+                             "*",
+                             "'",
+                             "''",
+                             "-n"};
     for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; i++) round_trip(dir, hostile[i]);
     rmdir(dir);
     CHECK_DONE("test_shquote");
