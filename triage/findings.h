@@ -6,7 +6,9 @@
  *   DIR/findings/<bucket>/verdict.json     one line: af_verdict_to_json's object plus the keys
  *        signature, bucket, config_class, tensor, verdict_line, count, first_seen (ISO
  *        8601 UTC), first_seen_unix, last_seen_unix, time_to_first_seconds (null when
- *        unknown), case_cost, repro, original_case, heatmap, leak (file names or null)
+ *        unknown), case_cost, repro (the Reproduce command, quoted for sh: af_repro_command),
+ *        repro_args (its words after the case path), original_case, heatmap, leak (file
+ *        names or null)
  *   DIR/findings/<bucket>/heatmap.txt      optional error matrix (af_heatmap_save format)
  *   DIR/findings/<bucket>/leak.txt         optional leak matrix (af_leak_save format)
  *   DIR/findings/<bucket>/heatmap.png, leak.png   pictures drawn from the two above
@@ -25,11 +27,12 @@
 
 /* Optional extras of one stored finding; every field may be 0 / NULL. */
 typedef struct {
-    const af_case *original;      /* before minimisation -> original.case */
-    const char *repro;            /* repro command; default "attnfuzz repro <case path>" */
-    double time_to_first_seconds; /* campaign time until found; < 0 or 0 = unknown */
-    const af_heatmap *heatmap;    /* -> heatmap.txt + heatmap.png */
-    const af_leak_matrix *leaks;  /* -> leak.txt + leak.png (labels optional) */
+    const af_case *original;          /* before minimisation -> original.case */
+    const char *const *repro_options; /* NULL-terminated words the Reproduce line adds after
+                                         --backend NAME (a worker's --worker-cmd TEXT), or NULL */
+    double time_to_first_seconds;     /* campaign time until found; < 0 or 0 = unknown */
+    const af_heatmap *heatmap;        /* -> heatmap.txt + heatmap.png */
+    const af_leak_matrix *leaks;      /* -> leak.txt + leak.png (labels optional) */
 } af_finding_extra;
 
 /* One bucket as read back from disk. */
@@ -44,7 +47,7 @@ typedef struct {
     char device[96]; /* the GPU that ran it (verdict.json "device", campaign --gpus), "" = not recorded */
     char tensor[8];
     char verdict_line[1024];
-    char repro[1024];
+    char repro[4096];    /* "" when verdict.json's does not fit (a cut command is never shown) */
     char first_seen[32]; /* ISO 8601 UTC */
     long long count;     /* findings that fell in this bucket */
     double first_seen_unix, last_seen_unix;
@@ -64,6 +67,12 @@ typedef struct {
  * Returns 1 new bucket, 0 duplicate, -1 error with why (also for a passing verdict). */
 int af_finding_store(const char *dir, const af_case *c, const af_verdict *v, const af_finding_extra *extra,
                      char *bucket_out, char *why, size_t cap);
+
+/* The Reproduce line of a stored finding, `attnfuzz repro CASE [--backend NAME] [OPTIONS...]`,
+ * every word quoted for sh by af_shell_quote (util/shquote.h): pasted, it runs exactly
+ * that. backend NULL or "" = no --backend; options NULL-terminated or NULL. Returns the
+ * length needed; when it is >= cap, out = "" (af_shell_join). */
+size_t af_repro_command(const char *case_path, const char *backend, const char *const *options, char *out, size_t cap);
 
 /* Which of two reproducers of one bucket af_finding_store keeps: < 0 when a is the
  * smaller (lower af_case_cost, then shorter canonical text, then text order), > 0 when

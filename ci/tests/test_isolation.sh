@@ -28,7 +28,7 @@ marker=$tmp/constructor-ran
 export MISBEHAVE_MARKER=$marker
 { cat "$seed"; echo "backend = plugin:$plugins/misbehave_marker.so"; } > "$tmp/evil.case"
 for verb in run repro; do
-  expect "$verb refuses a case-named plugin" 5 "to run it deliberately: attnfuzz $verb $tmp/evil.case --backend 'plugin:$plugins/misbehave_marker.so'" "$bin" $verb "$tmp/evil.case"
+  expect "$verb refuses a case-named plugin" 5 "to run it deliberately: attnfuzz $verb $tmp/evil.case --backend plugin:$plugins/misbehave_marker.so" "$bin" $verb "$tmp/evil.case"
 done
 expect "minimize refuses a case-named plugin" 5 "may not load" "$bin" minimize "$tmp/evil.case" -o "$tmp/min.case"
 if [ -e "$marker" ]; then echo "FAIL the case-named plugin's constructor ran"; fail=$((fail+1)); else echo "ok   its constructor never ran"; fi

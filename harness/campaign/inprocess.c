@@ -119,9 +119,9 @@ static void handle_result(af_campaign_state *cp, const af_child *slot, const inp
     af_stats_note_seqlens(&cp->st, c->seqlen_q, c->seqlen_kv);
     af_stats_note_config_cell(&cp->st, af_fuzz_config_cell(c));
     af_stats_note_cp(&cp->st, c, r->status != AF_CASE_NOT_RUN && r->verdict.kind == AF_V_DECLINED);
-    if (r->status == AF_CASE_NOT_RUN) {
+    if (r->status == AF_CASE_NOT_RUN || r->verdict.kind == AF_V_ERROR) { /* no verdict on the kernel */
         cp->st.errors++;
-        keep_error_case(cp, c, r->why);
+        keep_error_case(cp, c, r->status == AF_CASE_NOT_RUN ? r->why : r->verdict.reason);
         return;
     }
     if (r->verdict.kind == AF_V_DECLINED) cp->st.declined++;

@@ -20,7 +20,8 @@
 #include "util/hash.h"
 #include "util/json.h"
 
-#define MERGE_FILE_MAX (256u << 20) /* a bucket's largest file (heatmap.png) copied at most */
+#define MERGE_FILE_MAX  (256u << 20) /* a bucket's largest file (heatmap.png) copied at most */
+#define REPRO_WORDS_MAX 32           /* words of a Reproduce line after its case path */
 
 typedef struct {
     const char *out;
@@ -126,13 +127,20 @@ static int write_merged_verdict(const char *dst_dir, json_t *base, const json_t 
     }
     if (isfinite(last)) bad |= json_object_set_new(base, "last_seen_unix", af_json_real(last));
     if (ttf >= 0) bad |= json_object_set_new(base, "time_to_first_seconds", af_json_real(ttf));
-    /* the default repro names the bucket's own path: now the one in OUT */
-    const char *old = json_string_value(json_object_get(base, "repro"));
-    const char *tail = old ? strstr(old, "/finding.case") : NULL; /* then its options, kept */
-    if (tail && !strncmp(old, "attnfuzz repro ", 15)) {
-        snprintf(repro, sizeof repro, "attnfuzz repro %s%s", dst_dir, tail);
-        bad |= json_object_set_new(base, "repro", json_string(repro));
+    /* the Reproduce line names the bucket's own path: now the one in OUT, its other
+     * words (repro_args) kept, quoted again as af_finding_store quotes them */
+    json_t *args = json_object_get(base, "repro_args");
+    const char *words[REPRO_WORDS_MAX + 1];
+    size_t n_words = 0, i;
+    json_t *word;
+    json_array_foreach(args, i, word) {
+        if (json_is_string(word) && n_words < REPRO_WORDS_MAX) words[n_words++] = json_string_value(word);
     }
+    words[n_words] = NULL;
+    char case_path[PATH_MAX];
+    snprintf(case_path, sizeof case_path, "%s/finding.case", dst_dir);
+    if (json_is_array(args) && af_repro_command(case_path, NULL, words, repro, sizeof repro) < sizeof repro)
+        bad |= json_object_set_new(base, "repro", json_string(repro));
     char *text = bad ? NULL : json_dumps(base, JSON_COMPACT);
     snprintf(path, sizeof path, "%s/verdict.json", dst_dir);
     if (!text) {

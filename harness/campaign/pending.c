@@ -195,6 +195,7 @@ int af_cp_process_pending(af_campaign_state *cp, double stop_at, bool keep_rest)
             char bucket[AF_BUCKET_ID_LEN + 1];
             af_finding_extra extra;
             memset(&extra, 0, sizeof extra);
+            extra.repro_options = cp->s.repro_options;
             char why[512];
             if (af_finding_store(cp->dir, &me->best, &me->verdict, &extra, bucket, why, sizeof why) < 0)
                 fprintf(stderr, "attnfuzz campaign: counting %s: %s\n", names[i], why);
@@ -233,6 +234,7 @@ int af_cp_process_pending(af_campaign_state *cp, double stop_at, bool keep_rest)
             char bucket[AF_BUCKET_ID_LEN + 1];
             af_finding_extra extra;
             memset(&extra, 0, sizeof extra);
+            extra.repro_options = cp->s.repro_options;
             char why[512];
             if (af_finding_store(cp->dir, &same->best, &same->verdict, &extra, bucket, why, sizeof why) < 0)
                 fprintf(stderr, "attnfuzz campaign: counting %s: %s\n", names[i], why);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backends/worker/worker.h"
 #include "campaign/store.h"
 #include "campaign/worker_pool.h"
 #include "judge/engines.h"
@@ -90,6 +91,7 @@ int af_session_open_ex(af_session *s, const char *backend, af_backend *backend_o
     af_registry_init(&s->registry);
     s->backend = backend_obj ? backend_obj : af_registry_find(&s->registry, s->backend_name, why, cap);
     s->backend_owned = !backend_obj;
+    if (s->backend) af_worker_cli_options(s->backend, s->repro_options, AF_SESSION_REPRO_OPTIONS);
     if (!s->backend) {
         s->open_error = s->registry.find_error == AF_FIND_PLUGIN ? AF_OPEN_PLUGIN_ERROR : AF_OPEN_UNKNOWN_BACKEND;
         af_registry_free(&s->registry);
@@ -227,8 +229,12 @@ static void on_engine_verdict(void *user, const char *engine, const af_verdict *
             snprintf(r->bucket, sizeof r->bucket, "%s", bucket);
         }
     }
-    if (!j->have_verdict || (r->verdict.n_findings == 0 && v->n_findings > 0) ||
-        (r->verdict.n_findings == 0 && r->verdict.kind != AF_V_DECLINED)) {
+    /* the case's verdict: a finding over an error (the harness side failed, no verdict on
+     * the kernel) over a decline over a pass */
+    bool no_finding = r->verdict.n_findings == 0;
+    if (!j->have_verdict || (no_finding && v->n_findings > 0) ||
+        (no_finding && v->kind == AF_V_ERROR && r->verdict.kind != AF_V_ERROR) ||
+        (no_finding && r->verdict.kind != AF_V_DECLINED && r->verdict.kind != AF_V_ERROR)) {
         r->verdict = *v;
         j->have_verdict = true;
     }

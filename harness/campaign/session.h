@@ -26,6 +26,8 @@
 #include "judge/runner.h"
 #include "judge/signature.h"
 
+#define AF_SESSION_REPRO_OPTIONS 4
+
 /* Why af_session_open failed (s->open_error), so that every verb maps it to one exit code. */
 typedef enum {
     AF_OPEN_OK = 0,
@@ -71,6 +73,10 @@ typedef struct {
     const af_gpu_list *gpus;
     char device[AF_GPU_ID_MAX];
     int isolated_device; /* the GPU (index) af_session_run_isolated runs on, -1 = any (open) */
+    /* the options that recreate the backend in another attnfuzz (a worker's --worker-cmd
+     * TEXT / --worker-config FILE; af_worker_cli_options), NULL-terminated, pointing into
+     * the backend: stored findings' Reproduce lines carry them */
+    const char *repro_options[AF_SESSION_REPRO_OPTIONS + 1];
 } af_session;
 
 enum {

@@ -134,10 +134,7 @@ static int store_verdict(af_session *s, const af_case *c, const af_verdict *v, a
     extra.heatmap = heatmap;
     extra.leaks = leaks;
     extra.time_to_first_seconds = time_to_first(s);
-    char repro[1500];
-    snprintf(repro, sizeof repro, "attnfuzz repro %s/findings/%s/finding.case --backend %s", s->out_dir, bucket,
-             s->backend_name);
-    extra.repro = repro;
+    extra.repro_options = s->repro_options; /* a worker's command: the Reproduce line runs it */
     int rc = af_finding_store(s->out_dir, &stored, v, &extra, bucket, why, sizeof why);
     if (rc < 0) fprintf(stderr, "attnfuzz: storing a finding: %s\n", why);
     return rc;

@@ -9,6 +9,7 @@
 #include "cli/cli_opts.h"
 #include "cli/cli_workers.h"
 #include "minimize/minimize.h"
+#include "triage/findings.h"
 #include "util/json.h"
 
 static void describe_sizes(const af_case *c, char *buf, size_t cap) {
@@ -30,98 +31,169 @@ static bool stored_signature(const char *case_path, char *out, size_t cap) {
     return found;
 }
 
-/* The common start of `repro` and `minimize`: load the case, open a
- * session on its backend (a GPU backend is only ever touched in forked children,
- * campaign/session.h). Returns 0, or the exit code after saying why on stderr. */
-static int open_finding_session(const char *cmd, const char *path, const char *backend, const char *engine,
-                                const char *const *plugin_dirs, int n_plugin_dirs, af_case *c, af_session *s,
-                                const char **bname) {
-    char prefix[64];
-    snprintf(prefix, sizeof prefix, "attnfuzz %s", cmd);
-    int rc = af_cli_load_case(prefix, path, c);
-    if (rc == 0) rc = af_cli_choose_backend(cmd, path, c, backend, plugin_dirs, n_plugin_dirs, bname);
-    if (rc) return rc;
-    char why[512];
-    if (af_session_open_ex(s, *bname, NULL, engine ? engine : "", "", AF_SESSION_NO_LIMITS | AF_SESSION_ISOLATE, why,
-                           sizeof why)) {
-        fprintf(stderr, "attnfuzz %s: %s\n", cmd, why);
-        return af_cli_open_exit_code(s->open_error);
-    }
-    return 0;
-}
-
 #define DEADLINE_MAX_S  604800 /* a week: any longer is a mistake */
 #define MAX_PLUGIN_DIRS 8
 
+/* The options `repro` and `minimize` share: which backend, and where its code may come
+ * from (plugin directories, a worker's command). */
+typedef struct {
+    const char *backend, *engine;
+    const char *plugin_dirs[MAX_PLUGIN_DIRS];
+    int n_plugin_dirs;
+    const char *worker_cmd, *worker_config; /* --backend worker:NAME's command */
+    int deadline;                           /* 0 = the session's default (60 s, GPU 300 s) */
+} finding_opts;
+
+/* A finding's session: the case, its backend, and how its runs go. */
+typedef struct {
+    af_case c;
+    af_session s;
+    const char *bname;
+    af_registry workers; /* the worker:NAME of --worker-cmd / --worker-config, if any */
+    bool in_process;     /* a worker backend: its process is the isolation (as in `run`) */
+} finding_session;
+
+/* The common start of `repro` and `minimize`: load the case, open a session on its
+ * backend (a GPU backend is only ever touched in forked children, campaign/session.h;
+ * a worker backend runs here, its kernel in the worker process). Returns 0, or the exit
+ * code after saying why on stderr; on 0 the caller ends with close_finding_session. */
+static int open_finding_session(const char *cmd, const char *path, const finding_opts *fo, finding_session *fs) {
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "attnfuzz %s", cmd);
+    af_registry_init(&fs->workers);
+    int rc = af_cli_load_case(prefix, path, &fs->c);
+    if (rc == 0)
+        rc = af_cli_choose_backend(cmd, path, &fs->c, fo->backend, fo->plugin_dirs, fo->n_plugin_dirs, &fs->bname);
+    char why[512];
+    af_backend *obj = NULL;
+    if (rc == 0 &&
+        af_cli_worker_register(&fs->workers, fs->bname, fo->worker_cmd, fo->worker_config, why, sizeof why)) {
+        fprintf(stderr, "%s: %s\n", prefix, why);
+        rc = AF_EXIT_USAGE;
+    }
+    fs->in_process = rc == 0 && !strncmp(fs->bname, "worker:", 7);
+    if (fs->in_process && !(obj = af_registry_find(&fs->workers, fs->bname, why, sizeof why))) {
+        fprintf(stderr, "%s: %s\n", prefix, why);
+        rc = AF_EXIT_USAGE;
+    }
+    unsigned flags = AF_SESSION_NO_LIMITS | (fs->in_process ? AF_SESSION_INPROCESS : AF_SESSION_ISOLATE);
+    if (rc == 0 &&
+        af_session_open_ex(&fs->s, fs->bname, obj, fo->engine ? fo->engine : "", "", flags, why, sizeof why)) {
+        fprintf(stderr, "%s: %s\n", prefix, why);
+        rc = af_cli_open_exit_code(fs->s.open_error);
+    }
+    if (rc) af_registry_free(&fs->workers);
+    return rc;
+}
+
+static void close_finding_session(finding_session *fs) {
+    af_session_close(&fs->s);
+    af_registry_free(&fs->workers); /* after the session: it ran the worker, not owning it */
+}
+
+/* One run of c on the finding's session into r. */
+static void run_finding(finding_session *fs, const af_case *c, int deadline, af_case_result *r) {
+    if (fs->in_process)
+        af_session_run(&fs->s, c, AF_STORE_NONE, NULL, r);
+    else
+        af_session_run_isolated(&fs->s, c, AF_STORE_NONE, NULL, deadline > 0 ? deadline : fs->s.default_deadline_s, r);
+}
+
 /* --plugin-dir DIR (repeatable): 0, or -1 after the message. */
-static int add_plugin_dir(const char **dirs, int *n, const char *dir) {
-    if (*n == MAX_PLUGIN_DIRS) {
+static int add_plugin_dir(finding_opts *fo, const char *dir) {
+    if (fo->n_plugin_dirs == MAX_PLUGIN_DIRS) {
         fprintf(stderr, "attnfuzz: --plugin-dir: at most %d directories\n", MAX_PLUGIN_DIRS);
         return -1;
     }
-    dirs[(*n)++] = dir;
+    fo->plugin_dirs[fo->n_plugin_dirs++] = dir;
     return 0;
+}
+
+/* An option `repro` and `minimize` share: 1 when it was one of them (parse_rc set), 0 when not. */
+enum {
+    OPT_F_BACKEND = 'b',
+    OPT_F_ENGINE = 'e',
+    OPT_F_DEADLINE = 'd',
+    OPT_F_PLUGIN_DIR = 'p',
+    OPT_F_WORKER_CMD = 'w',
+    OPT_F_WORKER_CONFIG = 'W'
+};
+static int finding_option(af_cli_args *a, int opt, const char *v, finding_opts *fo, int *parse_rc) {
+    switch (opt) {
+        case OPT_F_BACKEND:
+            fo->backend = v;
+            return 1;
+        case OPT_F_ENGINE:
+            fo->engine = v;
+            return 1;
+        case OPT_F_DEADLINE:
+            *parse_rc = af_cli_int(a, v, 1, DEADLINE_MAX_S, &fo->deadline);
+            return 1;
+        case OPT_F_PLUGIN_DIR:
+            *parse_rc = add_plugin_dir(fo, v);
+            return 1;
+        case OPT_F_WORKER_CMD:
+            fo->worker_cmd = v;
+            return 1;
+        case OPT_F_WORKER_CONFIG:
+            fo->worker_config = v;
+            return 1;
+        default:
+            return 0;
+    }
 }
 
 /* The option tables of repro, minimize and campaign: the parsers' own, also the ones
  * `--help` lists (cli_help.c). */
-const struct option af_cli_repro_options[] = {{"backend", required_argument, NULL, 'b'},
-                                              {"engine", required_argument, NULL, 'e'},
-                                              {"deadline", required_argument, NULL, 'd'},
-                                              {"plugin-dir", required_argument, NULL, 'p'},
+const struct option af_cli_repro_options[] = {{"backend", required_argument, NULL, OPT_F_BACKEND},
+                                              {"engine", required_argument, NULL, OPT_F_ENGINE},
+                                              {"deadline", required_argument, NULL, OPT_F_DEADLINE},
+                                              {"plugin-dir", required_argument, NULL, OPT_F_PLUGIN_DIR},
+                                              {"worker-cmd", required_argument, NULL, OPT_F_WORKER_CMD},
+                                              {"worker-config", required_argument, NULL, OPT_F_WORKER_CONFIG},
                                               {NULL, 0, NULL, 0}};
 
 int af_cli_repro(int argc, char **argv) {
-    const char *path = NULL, *backend = NULL, *engine = NULL;
-    int deadline = 0; /* 0 = the session's default (60 s, GPU backends 300 s) */
+    const char *path = NULL;
+    finding_opts fo;
+    memset(&fo, 0, sizeof fo);
     const struct option *longopts = af_cli_repro_options;
-    const char *plugin_dirs[MAX_PLUGIN_DIRS];
-    int n_plugin_dirs = 0;
     af_cli_args a;
     if (af_cli_args_init(&a, "attnfuzz repro", argc, argv)) return AF_EXIT_USAGE;
     int parse_rc = 0, opt;
     const char *v;
-    while (parse_rc == 0 && (opt = af_cli_next(&a, "", longopts, &v)) != -1) {
-        if (opt == 'b')
-            backend = v;
-        else if (opt == 'e')
-            engine = v;
-        else if (opt == 'd')
-            parse_rc = af_cli_int(&a, v, 1, DEADLINE_MAX_S, &deadline);
-        else if (opt == 'p')
-            parse_rc = add_plugin_dir(plugin_dirs, &n_plugin_dirs, v);
-        else
-            parse_rc = -1;
-    }
+    while (parse_rc == 0 && (opt = af_cli_next(&a, "", longopts, &v)) != -1)
+        if (!finding_option(&a, opt, v, &fo, &parse_rc)) parse_rc = -1;
     int operands = parse_rc == 0 ? a.argc - a.next_operand : 0;
     if (operands == 1) path = a.argv[a.next_operand];
     af_cli_args_free(&a);
     if (parse_rc) return AF_EXIT_USAGE;
     if (!path) {
         fprintf(stderr, "usage: attnfuzz repro FILE.case [--backend NAME] [--engine E] [--deadline S] "
-                        "[--plugin-dir DIR]\n");
+                        "[--plugin-dir DIR] [--worker-cmd \"ARGV...\" | --worker-config FILE]\n");
         return AF_EXIT_USAGE;
     }
-    af_case c;
-    af_session s;
-    const char *bname;
-    int open_rc = open_finding_session("repro", path, backend, engine, plugin_dirs, n_plugin_dirs, &c, &s, &bname);
-    if (open_rc) return open_rc;
+    finding_session *fs = malloc(sizeof *fs);
     af_case_result *r = malloc(sizeof *r);
-    if (!r) {
-        af_session_close(&s);
-        return AF_EXIT_ERROR;
+    int open_rc = fs && r ? open_finding_session("repro", path, &fo, fs) : AF_EXIT_ERROR;
+    if (open_rc) {
+        free(fs);
+        free(r);
+        return open_rc;
     }
-    af_session_run_isolated(&s, &c, AF_STORE_NONE, NULL, deadline > 0 ? deadline : s.default_deadline_s, r);
+    const af_case *c = &fs->c;
+    const char *bname = fs->bname;
+    run_finding(fs, c, fo.deadline, r);
     int rc;
     char line[1024];
     if (r->status == AF_CASE_NOT_RUN) {
         fprintf(stderr, "attnfuzz repro: %s: %s\n", path, r->why);
         rc = AF_EXIT_ERROR;
-    } else if (r->verdict.kind == AF_V_DECLINED) {
+    } else if (r->verdict.kind == AF_V_DECLINED || r->verdict.kind == AF_V_ERROR) {
+        /* no verdict on the kernel: declined (or unavailable), or the harness / adapter failed */
         af_verdict_line(&r->verdict, line, sizeof line);
         printf("%s [%s]: %s\n", path, bname, line);
-        rc = AF_EXIT_DECLINED;
+        rc = r->verdict.kind == AF_V_ERROR ? AF_EXIT_ERROR : AF_EXIT_DECLINED;
     } else {
         af_verdict_line(&r->verdict, line, sizeof line);
         printf("%s [%s%s%s]: %s\n", path, bname, r->verdict.info.engine[0] ? " " : "", r->verdict.info.engine, line);
@@ -134,9 +206,9 @@ int af_cli_repro(int argc, char **argv) {
         }
         if (n) {
             char sig[AF_SIGNATURE_MAX], want[AF_SIGNATURE_MAX], bucket[AF_BUCKET_ID_LEN + 1], id[AF_SIGNATURE_MAX];
-            af_signature(&c, &r->verdict, sig, sizeof sig);
+            af_signature(c, &r->verdict, sig, sizeof sig);
             af_bucket_id(sig, bucket);
-            af_finding_identity(&c, &r->verdict, id, sizeof id);
+            af_finding_identity(c, &r->verdict, id, sizeof id);
             printf("  signature %s (bucket %s)\n", sig, bucket);
             printf("  identity  %s\n", id);
             if (stored_signature(path, want, sizeof want))
@@ -147,14 +219,15 @@ int af_cli_repro(int argc, char **argv) {
         rc = n ? AF_EXIT_FINDING : AF_EXIT_PASS;
     }
     free(r);
-    af_session_close(&s);
+    close_finding_session(fs);
+    free(fs);
     return rc;
 }
 
 /* ---- minimize ------------------------------------------------------------------------- */
 
 typedef struct {
-    af_session *s;
+    finding_session *fs;
     int deadline;
 } cli_min_ctx;
 
@@ -162,83 +235,75 @@ static int cli_min_run(const af_case *c, void *user, af_verdict *v) {
     cli_min_ctx *m = user;
     af_case_result *r = malloc(sizeof *r);
     if (!r) return -1;
-    af_session_run_isolated(m->s, c, AF_STORE_NONE, NULL, m->deadline, r);
-    int rc = r->status == AF_CASE_NOT_RUN ? -1 : 0;
+    run_finding(m->fs, c, m->deadline, r);
+    /* a case that could not run, or an adapter error (no verdict on the kernel), is no
+     * evidence that the finding survives: the minimiser does not keep that candidate
+     * (and on the first run: "could not run") */
+    int rc = r->status == AF_CASE_NOT_RUN || r->verdict.kind == AF_V_ERROR ? -1 : 0;
     *v = r->verdict;
     free(r);
     return rc;
 }
 
 const struct option af_cli_minimize_options[] = {
-    {"backend", required_argument, NULL, 'b'},
-    {"engine", required_argument, NULL, 'e'},
-    {"deadline", required_argument, NULL, 'd'},
+    {"backend", required_argument, NULL, OPT_F_BACKEND},
+    {"engine", required_argument, NULL, OPT_F_ENGINE},
+    {"deadline", required_argument, NULL, OPT_F_DEADLINE},
     {"max-runs", required_argument, NULL, 'r'},
     {"quiet", no_argument, NULL, 'q'},
-    {"plugin-dir", required_argument, NULL, 'p'},
+    {"plugin-dir", required_argument, NULL, OPT_F_PLUGIN_DIR},
+    {"worker-cmd", required_argument, NULL, OPT_F_WORKER_CMD},
+    {"worker-config", required_argument, NULL, OPT_F_WORKER_CONFIG},
     {NULL, 0, NULL, 0},
 };
 
 int af_cli_minimize(int argc, char **argv) {
-    const char *path = NULL, *out = NULL, *backend = NULL, *engine = NULL;
-    int deadline = 0, max_runs = 300; /* deadline 0 = the session's default (60 s, GPU 300 s) */
+    const char *path = NULL, *out = NULL;
+    finding_opts fo;
+    memset(&fo, 0, sizeof fo);
+    int max_runs = 300;
     bool quiet = false;
     const struct option *longopts = af_cli_minimize_options;
-    const char *plugin_dirs[MAX_PLUGIN_DIRS];
-    int n_plugin_dirs = 0;
     af_cli_args a;
     if (af_cli_args_init(&a, "attnfuzz minimize", argc, argv)) return AF_EXIT_USAGE;
     int parse_rc = 0, opt;
     const char *v;
     while (parse_rc == 0 && (opt = af_cli_next(&a, "o:", longopts, &v)) != -1) {
-        switch (opt) {
-            case 'o':
-                out = v;
-                break;
-            case 'b':
-                backend = v;
-                break;
-            case 'e':
-                engine = v;
-                break;
-            case 'd':
-                parse_rc = af_cli_int(&a, v, 1, DEADLINE_MAX_S, &deadline);
-                break;
-            case 'r':
-                parse_rc = af_cli_int(&a, v, 1, 1000000000, &max_runs);
-                break;
-            case 'q':
-                quiet = true;
-                break;
-            case 'p':
-                parse_rc = add_plugin_dir(plugin_dirs, &n_plugin_dirs, v);
-                break;
-            default:
-                parse_rc = -1;
-                break;
-        }
+        if (finding_option(&a, opt, v, &fo, &parse_rc)) continue;
+        if (opt == 'o')
+            out = v;
+        else if (opt == 'r')
+            parse_rc = af_cli_int(&a, v, 1, 1000000000, &max_runs);
+        else if (opt == 'q')
+            quiet = true;
+        else
+            parse_rc = -1;
     }
     if (parse_rc == 0 && a.argc - a.next_operand == 1) path = a.argv[a.next_operand];
     af_cli_args_free(&a);
     if (parse_rc) return AF_EXIT_USAGE;
     if (!path || !out) {
         fprintf(stderr, "usage: attnfuzz minimize FILE.case -o OUT.case [--backend NAME] [--engine E] "
-                        "[--max-runs N] [--deadline S] [--quiet] [--plugin-dir DIR]\n");
+                        "[--max-runs N] [--deadline S] [--quiet] [--plugin-dir DIR] [--worker-cmd \"ARGV...\" | "
+                        "--worker-config FILE]\n");
         return AF_EXIT_USAGE;
     }
-    af_case c;
-    af_session s;
-    const char *bname;
-    /* every candidate runs in a forked child */
-    int open_rc = open_finding_session("minimize", path, backend, engine, plugin_dirs, n_plugin_dirs, &c, &s, &bname);
-    if (open_rc) return open_rc;
-    cli_min_ctx ctx = {&s, deadline > 0 ? deadline : s.default_deadline_s};
+    /* every candidate runs in a forked child (a worker backend: in its worker process) */
+    finding_session *fs = malloc(sizeof *fs);
+    int open_rc = fs ? open_finding_session("minimize", path, &fo, fs) : AF_EXIT_ERROR;
+    if (open_rc) {
+        free(fs);
+        return open_rc;
+    }
+    const af_case *c = &fs->c;
+    const char *bname = fs->bname, *engine = fo.engine;
+    cli_min_ctx ctx = {fs, fo.deadline};
     af_min_opts mo;
     af_min_opts_default(&mo);
     mo.max_runs = max_runs;
     mo.log = quiet ? NULL : stderr;
     af_min_result *r = malloc(sizeof *r);
-    int rc = r ? af_minimize(&c, cli_min_run, &ctx, &mo, r) : -1;
+    int rc = r ? af_minimize(c, cli_min_run, &ctx, &mo, r) : -1;
     int exit_code;
     if (rc < 0) {
         fprintf(stderr, "attnfuzz minimize: %s: the case could not run\n", path);
@@ -258,8 +323,8 @@ int af_cli_minimize(int argc, char **argv) {
             fprintf(stderr, "attnfuzz minimize: cannot write %s\n", out);
             exit_code = AF_EXIT_ERROR;
         } else {
-            char before[256], after[256], line[1024];
-            describe_sizes(&c, before, sizeof before);
+            char before[256], after[256], line[1024], repro[8192];
+            describe_sizes(c, before, sizeof before);
             describe_sizes(&best, after, sizeof after);
             af_verdict_line(&r->verdict, line, sizeof line);
             char bucket[AF_BUCKET_ID_LEN + 1], raw_bucket[AF_BUCKET_ID_LEN + 1];
@@ -272,12 +337,16 @@ int af_cli_minimize(int argc, char **argv) {
             printf("after:     %s  (%d runs, %d steps accepted%s)\n", after, r->runs, r->accepted,
                    r->budget_exhausted ? ", run budget exhausted" : "");
             printf("verdict:   %s\n", line);
-            printf("reproduce: attnfuzz repro %s --backend %s\n", out, bname);
+            /* the same Reproduce line a campaign stores (triage/findings.h), the worker's
+             * command included */
+            if (af_repro_command(out, bname, fs->s.repro_options, repro, sizeof repro) < sizeof repro)
+                printf("reproduce: %s\n", repro);
             exit_code = AF_EXIT_PASS;
         }
     }
     free(r);
-    af_session_close(&s);
+    close_finding_session(fs);
+    free(fs);
     return exit_code;
 }
 

@@ -49,6 +49,7 @@ static const option_doc option_docs[] = {
     {"run", "worker-cases", "M", "cases one persistent worker serves before it is replaced (0: a fresh child each)"},
     {"run", "policy", "FILE", "check claims: the policy's chosen backend must serve each case (claim_mismatch)"},
     {"run", "selector-cmd", "\"ARGV...\"", "check claims of an external selector (case on stdin; no shell)"},
+    {"run", "allow-declined", "", "exit 0 when every case passed or was declined and at least one passed"},
     {"campaign", "policy", "FILE",
      "a campaign of claim checks: each case's chosen backend must serve it (claim_mismatch)"},
     {"campaign", "selector-cmd", "\"ARGV...\"", "the same with an external selector (case on stdin; no shell)"},
@@ -82,6 +83,8 @@ static const option_doc option_docs[] = {
     {"minimize", "max-runs", "N", "run budget of the minimisation (default 300)"},
     {"minimize", "quiet", "", "no progress lines on stderr"},
     {"minimize", "plugin-dir", "DIR", "a directory a case's backend = plugin:PATH may load from (repeatable)"},
+    {"minimize", "worker-cmd", "\"ARGV...\"", "the command of the --backend worker:NAME (no shell)"},
+    {"minimize", "worker-config", "FILE", "a worker config file (command, name, timeout, transport)"},
     {"campaign", "time", "SEC", "fuzzing time (default 60); minimisation and reports come after"},
     {"campaign", "total-time", "SEC", "hard limit on the whole run: fuzzing, minimisation and reports end by then"},
     {"campaign", "backend", "NAME", "backend under test (default cpu)"},
@@ -114,6 +117,8 @@ static const option_doc option_docs[] = {
     {"repro", "engine", "NAME", "engine config to run on"},
     {"repro", "deadline", "SEC", "deadline of the run, 1 to 604800 (default 60, GPU backends 300)"},
     {"repro", "plugin-dir", "DIR", "a directory a case's backend = plugin:PATH may load from (repeatable)"},
+    {"repro", "worker-cmd", "\"ARGV...\"", "the command of the --backend worker:NAME (no shell)"},
+    {"repro", "worker-config", "FILE", "a worker config file (command, name, timeout, transport)"},
     {NULL, NULL, NULL, NULL},
 };
 

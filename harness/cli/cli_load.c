@@ -2,10 +2,13 @@
  * load error, a refused plugin or a failed session into an exit code (cli/cli.h), so
  * every verb answers a directory, an empty file, a malformed case or an unloadable
  * plugin the same way. */
+#include <limits.h>
 #include <string.h>
 
 #include "backends/plugin_loader.h"
 #include "cli/cli.h"
+#include "util/shquote.h"
+#include "util/text.h"
 
 int af_cli_load_case(const char *cmd, const char *path, af_case *c) {
     af_error err;
@@ -25,10 +28,19 @@ int af_cli_choose_backend(const char *verb, const char *case_path, const af_case
     }
     *name = c->backend[0] ? c->backend : "cpu";
     if (strncmp(*name, "plugin:", 7) != 0 || af_plugin_path_configured(*name + 7, plugin_dirs, n_plugin_dirs)) return 0;
+    /* the command to paste comes last on the line, every word quoted for sh: a hostile
+     * case path or plugin path is handed over as one word, never run */
+    const char *words[] = {"attnfuzz", verb, case_path, "--backend", *name, NULL};
+    char command[3 * PATH_MAX];
+    if (af_shell_join(words, command, sizeof command) >= sizeof command)
+        snprintf(command, sizeof command, "(too long)");
+    char shown_path[PATH_MAX], shown_name[AF_NAME_MAX];
+    af_text_clean(case_path, shown_path, sizeof shown_path, AF_TEXT_ONE_LINE);
+    af_text_clean(*name, shown_name, sizeof shown_name, AF_TEXT_ONE_LINE);
     fprintf(stderr,
             "attnfuzz %s: %s names backend '%s', which a case file may not load (a reproducer runs no code it "
-            "names); to run it deliberately: attnfuzz %s %s --backend '%s' (or --plugin-dir DIR holding it)\n",
-            verb, case_path, *name, verb, case_path, *name);
+            "names; --plugin-dir DIR holding it allows it); to run it deliberately: %s\n",
+            verb, shown_path, shown_name, command);
     return AF_EXIT_PLUGIN;
 }
 

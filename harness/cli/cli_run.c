@@ -18,6 +18,7 @@
 #include "cli/cli_workers.h"
 #include "model/case_measure.h"
 #include "cli/cli_run_pool.h"
+#include "cli/cli_run_tally.h"
 
 typedef struct {
     const char *backend;
@@ -40,6 +41,7 @@ typedef struct {
     bool threads_given;        /* --threads was given */
     const char *policy;        /* --policy FILE: check the policy's claims (cli_select.c) */
     const char *selector_cmd;  /* --selector-cmd "ARGV...": the same for an external selector */
+    bool allow_declined;       /* --allow-declined: declines pass when some case passed */
 } run_opts;
 
 #define RUN_DEADLINE_MAX_S 604800 /* a week: any longer is a mistake */
@@ -76,7 +78,8 @@ enum {
     OPT_JOBS,
     OPT_WORKER_CASES,
     OPT_POLICY,
-    OPT_SELECTOR_CMD
+    OPT_SELECTOR_CMD,
+    OPT_ALLOW_DECLINED
 };
 const struct option af_cli_run_options[] = {
     {"backend", required_argument, NULL, OPT_BACKEND},
@@ -97,6 +100,7 @@ const struct option af_cli_run_options[] = {
     {"worker-cases", required_argument, NULL, OPT_WORKER_CASES},
     {"policy", required_argument, NULL, OPT_POLICY},
     {"selector-cmd", required_argument, NULL, OPT_SELECTOR_CMD},
+    {"allow-declined", no_argument, NULL, OPT_ALLOW_DECLINED},
     {NULL, 0, NULL, 0},
 };
 
@@ -167,6 +171,9 @@ static int parse_run_args(int argc, char **argv, run_opts *o, const char **paths
             case OPT_NO_PROBES:
                 o->no_probes = true;
                 break;
+            case OPT_ALLOW_DECLINED:
+                o->allow_declined = true;
+                break;
             case OPT_REPEATS:
                 rc = af_cli_repeats(&a, v, &o->repeats);
                 break;
@@ -191,28 +198,6 @@ static int parse_run_args(int argc, char **argv, run_opts *o, const char **paths
     for (int i = a.next_operand; rc == 0 && i < a.argc; i++) paths[n++] = a.argv[i];
     af_cli_args_free(&a);
     return rc ? -1 : n;
-}
-
-/* What happened over all cases; the exit code is the first that applies, in order:
- * input problems (usage, bad file, plugin, error), then finding, declined, pass. */
-typedef struct {
-    bool usage, bad_file, plugin, error, finding, declined;
-} outcome;
-static int exit_code(const outcome *o) {
-    if (o->usage) return AF_EXIT_USAGE;
-    if (o->bad_file) return AF_EXIT_BAD_FILE;
-    if (o->plugin) return AF_EXIT_PLUGIN;
-    if (o->error) return AF_EXIT_ERROR;
-    if (o->finding) return AF_EXIT_FINDING;
-    if (o->declined) return AF_EXIT_DECLINED;
-    return AF_EXIT_PASS;
-}
-static void note_exit(outcome *o, int code) {
-    o->usage |= code == AF_EXIT_USAGE;
-    o->bad_file |= code == AF_EXIT_BAD_FILE;
-    o->plugin |= code == AF_EXIT_PLUGIN;
-    o->error |= code == AF_EXIT_ERROR;
-    o->declined |= code == AF_EXIT_DECLINED;
 }
 
 static void report(const run_opts *o, const char *path, const af_verdict *v) {
@@ -311,31 +296,31 @@ static int case_deadline(const run_opts *o, const af_session *s, const af_case *
 
 /* One case of `run`: load, pick its backend, run it (isolated unless --in-process). */
 static void run_one(const run_opts *o, const char *path, run_session *cache, int *n_sessions, af_case_result *r,
-                    outcome *out) {
+                    af_run_tally *out) {
     af_case c;
     int rc = af_cli_load_case("attnfuzz run", path, &c);
     const char *bname = NULL;
     if (rc == 0) rc = af_cli_choose_backend("run", path, &c, o->backend, o->plugin_dirs, o->n_plugin_dirs, &bname);
     if (rc) {
-        note_exit(out, rc);
+        af_run_tally_not_judged(out, rc);
         return;
     }
     run_session *rs = session_for(cache, n_sessions, o, bname);
     if (!rs) {
         fprintf(stderr, "attnfuzz run: %s: more than %d backends in one run\n", path, RUN_MAX_SESSIONS);
-        note_exit(out, AF_EXIT_USAGE);
+        af_run_tally_not_judged(out, AF_EXIT_USAGE);
         return;
     }
     if (rs->open_rc == AF_EXIT_DECLINED) { /* unavailable here: a declined verdict, with the reason */
         af_verdict v;
         declined_verdict(&v, bname, rs->why);
         report(o, path, &v);
-        out->declined = true;
+        af_run_tally_unavailable(out);
         return;
     }
     if (rs->open_rc) {
         fprintf(stderr, "attnfuzz run: %s: %s\n", path, rs->why);
-        note_exit(out, rs->open_rc);
+        af_run_tally_not_judged(out, rs->open_rc);
         return;
     }
     run_reporting rep = {o, &rs->s};
@@ -346,22 +331,10 @@ static void run_one(const run_opts *o, const char *path, run_session *cache, int
     else
         af_session_run_isolated(&rs->s, &c, AF_STORE_NONE, NULL, case_deadline(o, &rs->s, &c), r);
     rs->s.on_verdict_user = NULL;
-    switch (r->status) {
-        case AF_CASE_NOT_RUN:
-            fprintf(stderr, "attnfuzz run: %s: %s\n", path, r->why);
-            out->error = true;
-            break;
-        case AF_CASE_CRASHED:
-        case AF_CASE_HUNG:
-            report(o, path, &r->verdict); /* the child died before it could say */
-            out->finding = true;
-            break;
-        case AF_CASE_RAN:
-        default:
-            if (r->verdict.n_findings) out->finding = true;
-            if (r->engines_declined) out->declined = true;
-            break;
-    }
+    if (r->status == AF_CASE_NOT_RUN) fprintf(stderr, "attnfuzz run: %s: %s\n", path, r->why);
+    if (r->status == AF_CASE_CRASHED || r->status == AF_CASE_HUNG)
+        report(o, path, &r->verdict); /* the child died before it could say */
+    af_run_tally_result(out, r);
 }
 
 int af_cli_run(int argc, char **argv) {
@@ -381,7 +354,7 @@ int af_cli_run(int argc, char **argv) {
     }
     o.plugin_dirs = dirs;
     int n = parse_run_args(argc, argv, &o, paths);
-    outcome out = {0};
+    af_run_tally out = {0};
     if (n <= 0) {
         if (n == 0) fprintf(stderr, "attnfuzz run: no case files given\n");
         out.usage = true;
@@ -395,6 +368,7 @@ int af_cli_run(int argc, char **argv) {
                               : o.worker_config            ? "--worker-config"
                               : o.n_plugin_dirs            ? "--plugin-dir"
                               : o.worker_cases >= 0        ? "--worker-cases"
+                              : o.allow_declined           ? "--allow-declined"
                               : o.policy && o.selector_cmd ? "--selector-cmd together with --policy"
                                                            : NULL;
         int rc = AF_EXIT_USAGE;
@@ -412,9 +386,9 @@ int af_cli_run(int argc, char **argv) {
         return rc;
     }
     if (n > 0 && o.jobs > 1) {
-        af_run_pool_opts po = {o.backend,    o.engine,        o.json,        o.no_probes,    o.reference,
-                               o.oracle,     o.threads_given, o.jobs,        o.worker_cases, o.repeats,
-                               o.deadline_s, o.max_memory,    o.plugin_dirs, o.n_plugin_dirs};
+        af_run_pool_opts po = {o.backend,    o.engine,        o.json,        o.no_probes,     o.reference,
+                               o.oracle,     o.threads_given, o.jobs,        o.worker_cases,  o.repeats,
+                               o.deadline_s, o.max_memory,    o.plugin_dirs, o.n_plugin_dirs, o.allow_declined};
         int rc = af_cli_run_pool(&po, (const char *const *)paths, n);
         free(cache);
         free(r);
@@ -433,6 +407,7 @@ int af_cli_run(int argc, char **argv) {
     }
     int n_sessions = 0;
     for (int i = 0; i < n; i++) run_one(&o, paths[i], cache, &n_sessions, r, &out);
+    if (n > 0) af_run_tally_print(&out, stderr);
     for (int i = 0; i < n_sessions; i++)
         if (cache[i].open_rc == 0) af_session_close(&cache[i].s);
     af_registry_free(&workers); /* after the sessions: they ran its backends, not owning them */
@@ -440,7 +415,7 @@ int af_cli_run(int argc, char **argv) {
     free(r);
     free(dirs);
     free(paths);
-    return exit_code(&out);
+    return af_run_tally_exit(&out, o.allow_declined);
 }
 
 void af_cli_run_report(bool json, const char *path, const af_verdict *v) {

@@ -10,6 +10,7 @@
 #include "campaign/session.h"
 #include "campaign/worker_pool.h"
 #include "cli/cli.h"
+#include "cli/cli_run_tally.h"
 
 #define MAX_BACKENDS 16 /* distinct backends one `run` keeps sessions open for */
 
@@ -35,8 +36,7 @@ typedef struct {
     int printed;             /* cases [0, printed) are reported */
     run_backend backends[MAX_BACKENDS];
     int n_backends;
-    bool bad, finding, declined;
-    int bad_code; /* the exit code of the first bad input (AF_EXIT_USAGE when none named) */
+    af_run_tally tally; /* the summary line and the exit code */
 } run_pool;
 
 static const char *backend_of(const run_pool *rp, int i) { return rp->bname[i]; }
@@ -87,16 +87,11 @@ static void report_ready(run_pool *rp) {
         int i = rp->printed++;
         if (!rp->loaded[i]) continue;
         const af_case_result *r = &rp->results[i];
-        if (r->status == AF_CASE_NOT_RUN) {
+        if (r->status == AF_CASE_NOT_RUN)
             fprintf(stderr, "attnfuzz: %s: %s\n", rp->paths[i], r->why);
-            rp->bad = true;
-            continue;
-        }
-        af_cli_run_report(rp->o->json, rp->paths[i], &r->verdict);
-        if (r->verdict.kind == AF_V_DECLINED)
-            rp->declined = true;
-        else if (r->verdict.n_findings)
-            rp->finding = true;
+        else
+            af_cli_run_report(rp->o->json, rp->paths[i], &r->verdict);
+        af_run_tally_result(&rp->tally, r);
     }
 }
 
@@ -106,7 +101,7 @@ static void settle_without_run(run_pool *rp, int i, const run_backend *b) {
     if (!b || b->unknown) {
         if (b) fprintf(stderr, "attnfuzz: %s: %s\n", rp->paths[i], b->why);
         rp->loaded[i] = false; /* nothing to print */
-        rp->bad = true;
+        af_run_tally_not_judged(&rp->tally, AF_EXIT_USAGE);
         return;
     }
     af_case_result *r = &rp->results[i];
@@ -167,7 +162,7 @@ int af_cli_run_pool(const af_run_pool_opts *o, const char *const *paths, int n) 
     rp->bname = calloc((size_t)n, sizeof *rp->bname);
     if (!rp->cases || !rp->loaded || !rp->results || !rp->finished || !rp->bname) {
         fprintf(stderr, "attnfuzz run: out of memory for %d cases\n", n);
-        rp->bad = true;
+        rp->tally.error = true;
         n = 0;
     }
     for (int i = 0; i < n; i++) {
@@ -177,8 +172,7 @@ int af_cli_run_pool(const af_run_pool_opts *o, const char *const *paths, int n) 
             rc = af_cli_choose_backend("run", paths[i], &rp->cases[i], o->backend, o->plugin_dirs, o->n_plugin_dirs,
                                        &rp->bname[i]);
         if (rc) {
-            if (!rp->bad) rp->bad_code = rc;
-            rp->bad = true;
+            af_run_tally_not_judged(&rp->tally, rc);
             continue;
         }
         rp->loaded[i] = true;
@@ -205,10 +199,8 @@ int af_cli_run_pool(const af_run_pool_opts *o, const char *const *paths, int n) 
     report_ready(rp);
     for (int i = 0; i < rp->n_backends; i++)
         if (rp->backends[i].open) af_session_close(&rp->backends[i].s);
-    int rc = rp->bad        ? (rp->bad_code ? rp->bad_code : AF_EXIT_USAGE)
-             : rp->finding  ? AF_EXIT_FINDING
-             : rp->declined ? AF_EXIT_DECLINED
-                            : AF_EXIT_PASS;
+    if (n > 0) af_run_tally_print(&rp->tally, stderr);
+    int rc = af_run_tally_exit(&rp->tally, o->allow_declined);
     free(rp->cases);
     free(rp->loaded);
     free(rp->results);

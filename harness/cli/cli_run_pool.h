@@ -23,6 +23,7 @@ typedef struct {
     unsigned long long max_memory;  /* --max-memory in bytes (0 = none) */
     const char *const *plugin_dirs; /* --plugin-dir: where a case's plugin:PATH may load from */
     int n_plugin_dirs;
+    bool allow_declined; /* --allow-declined (cli/cli_run_tally.h) */
 } af_run_pool_opts;
 
 /* Judge the cases of paths[0..n); returns the exit code of `run`. */

@@ -181,8 +181,9 @@ static int list_one(const char *path, const char *python, FILE *out) {
     if (rc == 0) {
         fprintf(out, "%-28s %-11s %s\n", label, "available", line);
     } else {
+        bool quoted = last[0] && strstr(why, last); /* the backend's reason quotes it already */
         fprintf(out, "%-28s %-11s %s (%s) -- %s%s%s\n", label, "unavailable", origin, command, why,
-                last[0] ? "; its stderr: " : "", last);
+                last[0] && !quoted ? "; its stderr: " : "", quoted ? "" : last);
     }
     return 0;
 }

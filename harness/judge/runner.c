@@ -460,6 +460,10 @@ static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char 
         case AF_RUN_HANG:
             add_simple(v, AF_V_HANG, why);
             break;
+        case AF_RUN_ADAPTER: /* the harness side failed: no finding on the kernel */
+            v->kind = AF_V_ERROR;
+            snprintf(v->reason, sizeof v->reason, "%s", why);
+            break;
         case AF_RUN_ERROR:
         default:
             add_simple(v, AF_V_CRASH, why);

@@ -6,9 +6,9 @@
 #include <string.h>
 
 static const char *const verdict_names[AF_V_COUNT] = {
-    "pass", "mismatch", "nan_inf",         "unwritten",        "out_of_bounds",
-    "leak", "inert",    "feature_ignored", "nondeterministic", "crash",
-    "hang", "declined", "claim_mismatch",  "resource",         "convention"};
+    "pass",           "mismatch",        "nan_inf",          "unwritten", "out_of_bounds", "leak",
+    "inert",          "feature_ignored", "nondeterministic", "crash",     "hang",          "declined",
+    "claim_mismatch", "resource",        "convention",       "error"};
 
 const char *af_verdict_name(af_verdict_kind k) { return (unsigned)k < AF_V_COUNT ? verdict_names[k] : "?"; }
 
@@ -53,12 +53,17 @@ void af_verdict_drop(af_verdict *v, af_verdict_kind kind, af_tensor_id tensor) {
         v->findings[kept++] = *f;
     }
     v->n_findings -= stored - kept;
-    if (v->kind != AF_V_DECLINED) v->kind = kept > 0 ? v->findings[0].kind : v->n_findings > 0 ? v->kind : AF_V_PASS;
+    if (v->kind != AF_V_DECLINED && v->kind != AF_V_ERROR)
+        v->kind = kept > 0 ? v->findings[0].kind : v->n_findings > 0 ? v->kind : AF_V_PASS;
 }
 
 static void verdict_line_raw(const af_verdict *v, char *buf, size_t cap) {
     if (v->kind == AF_V_DECLINED) {
         snprintf(buf, cap, "declined %s: %s", v->backend, v->reason);
+        return;
+    }
+    if (v->kind == AF_V_ERROR) {
+        snprintf(buf, cap, "error %s (no verdict on the kernel): %s", v->backend, v->reason);
         return;
     }
     if (v->n_findings == 0) {

@@ -11,6 +11,9 @@ typedef enum {
     AF_RUN_CRASH = 3,    /* sticky device error or similar: process state is suspect */
     AF_RUN_RESOURCE = 4, /* out of memory, workspace over budget */
     AF_RUN_HANG = 5,     /* no answer before the deadline (an out-of-process worker, killed) */
+    AF_RUN_ADAPTER = 6,  /* the backend's own glue failed before the kernel under test ran or
+                            after it returned (a worker adapter's exception): an error of the
+                            harness side, no verdict on the kernel */
 } af_run_status;
 
 #endif

@@ -1,4 +1,5 @@
 """The problem of one request (docs/worker-protocol.md, "problem"), with the mask rule."""
+import contextlib
 
 
 class Problem:
@@ -8,7 +9,10 @@ class Problem:
     cp_size, features, case (the canonical case text), dropout_p, dropout_seed,
     dropout_offset (the Philox seed and offset: ints here, decimal strings on the wire).
     Set by the worker for a run: engine, and given (("o", "lse") for a backward_given
-    request, else ())."""
+    request, else ()).
+
+    kernel_call() marks the call of the kernel under test inside an adapter (see there);
+    kernel_raised says whether an exception left such a block in this request."""
 
     def __init__(self, fields):
         self.fields = dict(fields)
@@ -21,6 +25,19 @@ class Problem:
         self.group = self.heads_q // self.heads_kv
         self.engine = ""
         self.given = ()
+        self.kernel_raised = False
+
+    @contextlib.contextmanager
+    def kernel_call(self):
+        """with problem.kernel_call(): wraps the call of the kernel under test. In a worker
+        served with marks_kernel=True, an exception raised inside such a block is the
+        kernel's (a crash finding) and one raised anywhere else in the adapter is the
+        adapter's own error (an error verdict: no verdict on the kernel)."""
+        try:
+            yield
+        except BaseException:
+            self.kernel_raised = True
+            raise
 
     def diagonal(self, b, i):
         """The key column row i of sequence b is aligned with."""

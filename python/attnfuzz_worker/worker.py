@@ -12,7 +12,20 @@ the global O rows and LSE of their queries) passes a second function
     backward_given(q, k, v, o, lse, do, problem) -> (dq, dk, dv)
 o is (B, Hq, S, Dv) and lse (B, Hq, S) (HostTensor views: lse.get(b, h, s)); P = exp(S - lse)
 and D = rowsum(do * o) come from them. The hello then lists "backward_given" among its
-features, and such a request ("given": ["o", "lse"]) writes dQ, dK, dV only."""
+features, and such a request ("given": ["o", "lse"]) writes dQ, dK, dV only.
+
+Failures, as the protocol tells them apart (docs/worker-protocol.md):
+  - a module the worker needs is missing: requires=("torch", ...) are imported before
+    the hello, and one that does not import is said instead of it ({"type":
+    "unavailable"}: the backend is unavailable, e.g. "python module 'torch' not
+    found"); an ImportError raised later, in any request, is the same reply;
+  - the kernel under test raised: an "error" reply (a crash finding);
+  - with marks_kernel=True the adapter wraps its kernel call in `with
+    problem.kernel_call():`, and an exception raised outside that block (building a
+    mask, a TypeError in the adapter, this package's own tensor mapping) is an "error"
+    reply with "where": "adapter": no verdict on the kernel. Without marks_kernel every
+    exception is the kernel's, as before."""
+import importlib
 import json
 import mmap
 import os
@@ -86,7 +99,7 @@ class _Region:
 class Worker:
     def __init__(self, kernel, name, description="", device="cpu", dtypes=("fp16", "bf16"), features=None,
                  deterministic=True, supports=None, engines=None, versions=None, mode="auto",
-                 backward_given=None):
+                 backward_given=None, requires=(), marks_kernel=False):
         self.kernel = kernel
         self.backward_given_fn = backward_given
         self.name = name
@@ -103,10 +116,15 @@ class Worker:
             self.versions.setdefault("torch", package_version("torch"))
         self.versions.setdefault("python", sys.version.split()[0])
         self.region = None
+        self.requires = tuple(requires)
+        self.marks_kernel = marks_kernel
+        self.request_problem = None  # the Problem of the request being served (run), for errors
 
     # ---- messages ---------------------------------------------------------------
     def hello(self, msg):
         self.region = _Region(msg.get("shm_fd", 3))
+        for name in self.requires:  # imported now: a missing one is said instead of the hello
+            importlib.import_module(name)
         reply = {"type": "hello", "protocol": PROTOCOL, "name": self.name, "description": self.description,
                  "device": self.device, "dtypes": self.dtypes, "deterministic": self.deterministic,
                  "engines": self.engines_fn is not None, "versions": self.versions,
@@ -123,6 +141,7 @@ class Worker:
 
     def run(self, msg):
         problem = Problem(msg["problem"])
+        self.request_problem = problem
         reason = self.supports_fn(problem) if self.supports_fn else None
         if reason:
             return {"type": "decline", "reason": reason}
@@ -207,6 +226,14 @@ class Worker:
                 ipc.close()
 
     # ---- the loop ----------------------------------------------------------------
+    def _where_failed(self):
+        """"kernel" or "adapter": who raised the exception of the request being served.
+        Without marks_kernel, or outside a run, it is the kernel's (as before)."""
+        p = self.request_problem
+        if self.marks_kernel and p is not None and not p.kernel_raised:
+            return "adapter"
+        return "kernel"
+
     def serve(self):
         # replies go to a private copy of fd 1; fd 1 itself then points at stderr so
         # that a stray print() in a kernel cannot corrupt the protocol
@@ -223,6 +250,7 @@ class Worker:
             t_msg = time.time()
             if kind == "bye":
                 break
+            self.request_problem = None
             try:
                 if kind == "hello":
                     reply = self.hello(msg)
@@ -238,16 +266,30 @@ class Worker:
                 reply = {"type": "decline", "reason": str(e) or "declined"}
             except (Resource, MemoryError) as e:
                 reply = {"type": "resource", "message": "%s: %s" % (type(e).__name__, e)}
-            except Exception as e:  # the kernel failed: one line, the traceback on stderr
+            except ImportError as e:  # a module it needs is missing here: unavailable, no kernel ran
+                if kind != "hello":  # a lazy import: where it came from (a requires= one needs no traceback)
+                    traceback.print_exc(file=sys.stderr)
+                reply = {"type": "unavailable", "reason": missing_module_reason(e)}
+            except Exception as e:  # one line, the traceback on stderr
                 traceback.print_exc(file=sys.stderr)
                 text = "%s: %s" % (type(e).__name__, e)
                 kind_of = "resource" if "out of memory" in text.lower() else "error"
                 reply = {"type": kind_of, "message": " ".join(text.split())[:400]}
+                if kind_of == "error":
+                    reply["where"] = self._where_failed()
             if "id" in msg:
                 reply["id"] = msg["id"]
             out.write((json.dumps(reply) + "\n").encode())
             trace.line(kind, time.time() - t_msg, _shape(msg.get("problem")), reply.get("type"))
         return 0
+
+
+def missing_module_reason(e):
+    """One line for an ImportError: "python module 'torch' not found" when a module is
+    missing, else what the import said."""
+    if isinstance(e, ModuleNotFoundError) and e.name:
+        return "python module '%s' not found" % e.name
+    return "python import failed: %s" % " ".join(str(e).split())[:300]
 
 
 def _shape(p):

@@ -27,6 +27,7 @@
 #include "judge/verdict_json.h"
 #include "triage/src/triage_internal.h"
 #include "util/json.h"
+#include "util/shquote.h"
 
 #define CASE_TEXT_MAX 8192
 
@@ -61,8 +62,8 @@ static int read_count(const json_t *root, long long *out) {
 /* verdict.json = af_verdict_to_json's object with the triage keys appended. New
  * reference, or NULL when out of memory. */
 static json_t *verdict_json(const char *bucket, const char *signature, const af_case *c, const af_verdict *v,
-                            const char *repro, const bucket_history *hist, bool has_original, bool has_heatmap,
-                            bool has_leak) {
+                            const char *repro, const char *const *repro_words, const bucket_history *hist,
+                            bool has_original, bool has_heatmap, bool has_leak) {
     char case_path[64], cls[256], line[1024], first_seen[32];
     snprintf(case_path, sizeof case_path, "findings/%s/finding.case", bucket);
     af_config_class(c, cls, sizeof cls);
@@ -79,8 +80,12 @@ static json_t *verdict_json(const char *bucket, const char *signature, const af_
         has_original ? json_string("original.case") : json_null(), "heatmap",
         has_heatmap ? json_string("heatmap.png") : json_null(), "leak",
         has_leak ? json_string("leak.png") : json_null());
+    json_t *args = json_array();
+    for (int i = 0; args && repro_words[i]; i++) json_array_append_new(args, af_json_text(repro_words[i]));
+    bool keys_ok = triage_keys && args && json_object_set_new(triage_keys, "repro_args", args) == 0;
+    if (!triage_keys) json_decref(args); /* else the object took it, also on failure */
     json_t *root = af_verdict_to_json(case_path, v);
-    if (!root || !triage_keys || json_object_update(root, triage_keys) != 0) {
+    if (!root || !keys_ok || json_object_update(root, triage_keys) != 0) {
         json_decref(root);
         root = NULL;
     }
@@ -137,10 +142,39 @@ static void remove_in(const char *bucket_dir, const char *name) {
     remove(path);
 }
 
+#define REPRO_ARGS_MAX 24 /* --backend NAME and the caller's options */
+
+/* The words of a Reproduce line after its case path: --backend NAME (when named), then
+ * options, into args (NULL-terminated, REPRO_ARGS_MAX + 1 entries). */
+static void repro_args(const char *backend, const char *const *options, const char **args) {
+    int n = 0;
+    if (backend && backend[0]) {
+        args[n++] = "--backend";
+        args[n++] = backend;
+    }
+    for (int i = 0; options && options[i] && n < REPRO_ARGS_MAX; i++) args[n++] = options[i];
+    args[n] = NULL;
+}
+
+/* `attnfuzz repro CASE ARGS...` quoted for sh into out ("" when it does not fit). */
+static size_t repro_line(const char *case_path, const char *const *args, char *out, size_t cap) {
+    const char *words[3 + REPRO_ARGS_MAX + 1] = {"attnfuzz", "repro", case_path};
+    int n = 3;
+    for (int i = 0; args[i] && n < 3 + REPRO_ARGS_MAX; i++) words[n++] = args[i];
+    words[n] = NULL;
+    return af_shell_join(words, out, cap);
+}
+
+size_t af_repro_command(const char *case_path, const char *backend, const char *const *options, char *out, size_t cap) {
+    const char *args[REPRO_ARGS_MAX + 1];
+    repro_args(backend, options, args);
+    return repro_line(case_path, args, out, cap);
+}
+
 /* Write finding.case, original.case, pictures and verdict.json for case c. */
 static int write_bucket(const char *bucket_dir, const char *bucket, const char *signature, const af_case *c,
-                        const af_verdict *v, const af_finding_extra *x, const char *repro, const bucket_history *hist,
-                        char *why, size_t cap) {
+                        const af_verdict *v, const af_finding_extra *x, const bucket_history *hist, char *why,
+                        size_t cap) {
     char path[1200];
     snprintf(path, sizeof path, "%s/finding.case", bucket_dir);
     if (af_case_save(c, path)) {
@@ -189,7 +223,13 @@ static int write_bucket(const char *bucket_dir, const char *bucket, const char *
         remove_in(bucket_dir, "leak.txt");
         remove_in(bucket_dir, "leak.png");
     }
-    json_t *root = verdict_json(bucket, signature, c, v, repro, hist, has_original, has_heatmap, has_leak);
+    /* the Reproduce line: this case, the backend that ran it, the caller's options */
+    const char *args[REPRO_ARGS_MAX + 1];
+    repro_args(c->backend, x ? x->repro_options : NULL, args);
+    char repro[4096];
+    snprintf(path, sizeof path, "%s/finding.case", bucket_dir);
+    repro_line(path, args, repro, sizeof repro);
+    json_t *root = verdict_json(bucket, signature, c, v, repro, args, hist, has_original, has_heatmap, has_leak);
     snprintf(path, sizeof path, "%s/verdict.json", bucket_dir);
     int rc = write_json_file(path, root);
     json_decref(root);
@@ -234,11 +274,6 @@ int af_finding_store(const char *dir, const af_case *c0, const af_verdict *v, co
             return -1;
         }
 
-    char repro[1100];
-    if (x && x->repro && x->repro[0])
-        snprintf(repro, sizeof repro, "%s", x->repro);
-    else
-        snprintf(repro, sizeof repro, "attnfuzz repro %s/finding.case", bucket_dir);
     double now = af_clock_unix();
     double ttf = x && x->time_to_first_seconds > 0 ? x->time_to_first_seconds : -1;
 
@@ -254,7 +289,7 @@ int af_finding_store(const char *dir, const af_case *c0, const af_verdict *v, co
     if (!old || read_count(old, &old_count) || af_case_load(case_path, &old_case, &err)) {
         /* new bucket (or a broken one, which the new finding repairs) */
         bucket_history hist = {1, now, now, ttf};
-        rc = write_bucket(bucket_dir, bucket, signature, &c, v, x, repro, &hist, why, cap) ? -1 : 1;
+        rc = write_bucket(bucket_dir, bucket, signature, &c, v, x, &hist, why, cap) ? -1 : 1;
     } else {
         bucket_history hist = {old_count + 1, now, now, ttf};
         double t;
@@ -262,7 +297,7 @@ int af_finding_store(const char *dir, const af_case *c0, const af_verdict *v, co
         if (af_json_get_number(old, "time_to_first_seconds", &t) == 0 && t >= 0 && (ttf < 0 || t < ttf))
             hist.time_to_first_seconds = t;
         if (compare_cases(&c, &old_case) < 0) {
-            rc = write_bucket(bucket_dir, bucket, signature, &c, v, x, repro, &hist, why, cap) ? -1 : 0;
+            rc = write_bucket(bucket_dir, bucket, signature, &c, v, x, &hist, why, cap) ? -1 : 0;
         } else if (update_history(old, &hist) || write_json_file(path, old)) {
             /* kept the stored reproducer; only its history keys change */
             snprintf(why, cap, "%s: cannot update", path);
@@ -316,7 +351,8 @@ static int read_bucket(const char *dir, const char *bucket_dir, const char *name
     af_json_get_text(j, "device", r->device, sizeof r->device);
     af_json_get_text(j, "tensor", r->tensor, sizeof r->tensor);
     af_json_get_text(j, "verdict_line", r->verdict_line, sizeof r->verdict_line);
-    af_json_get_text(j, "repro", r->repro, sizeof r->repro);
+    const char *repro = json_string_value(json_object_get(j, "repro"));
+    if (repro && strlen(repro) < sizeof r->repro) snprintf(r->repro, sizeof r->repro, "%s", repro); /* never cut */
     af_json_get_text(j, "first_seen", r->first_seen, sizeof r->first_seen);
     r->first_seen_unix = r->last_seen_unix = NAN;
     r->time_to_first_seconds = -1;

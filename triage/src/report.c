@@ -105,6 +105,8 @@ const char *tr_kind_description(int k) {
             return "Out of memory or workspace over budget.";
         case AF_V_CONVENTION:
             return "Fully masked rows differ from the convention O = 0, LSE = -inf.";
+        case AF_V_ERROR:
+            return "The harness side (a worker's adapter code) failed: no verdict on the kernel.";
         default:
             return "Unknown verdict kind.";
     }

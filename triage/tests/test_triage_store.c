@@ -16,6 +16,7 @@
 #include "judge/evidence.h"
 #include "triage/findings.h"
 #include "util/check.h"
+#include "util/json.h"
 
 static af_case leak_case(int seqlen) {
     af_case c;
@@ -150,7 +151,8 @@ static void test_dedupe(const char *dir) {
     memset(&x, 0, sizeof x);
     x.heatmap = &hm;
     x.leaks = &lm;
-    x.repro = "attnfuzz repro custom.case --backend planted";
+    const char *worker_opts[] = {"--worker-cmd", "python3 w.py 'x'", NULL};
+    x.repro_options = worker_opts;
     CHECK(af_finding_store(dir, &none, &v2, &x, b2, why, sizeof why) == 1);
     CHECK(strcmp(b1, b2) != 0);
     s = scan(dir);
@@ -159,7 +161,23 @@ static void test_dedupe(const char *dir) {
     int k = strcmp(s.rec[0].bucket, b2) == 0 ? 0 : 1;
     CHECK(strcmp(s.rec[k].bucket, b2) == 0 && s.rec[k].count == 1);
     CHECK(s.rec[k].has_heatmap && s.rec[k].has_leak);
-    CHECK(strcmp(s.rec[k].repro, "attnfuzz repro custom.case --backend planted") == 0);
+    /* the Reproduce line: the bucket's case, the backend that ran, the caller's options,
+     * each word quoted for sh (util/shquote.h) */
+    char want_repro[1200];
+    snprintf(want_repro, sizeof want_repro,
+             "attnfuzz repro %s/findings/%s/finding.case --backend planted --worker-cmd 'python3 w.py '\\''x'\\'''",
+             dir, b2);
+    CHECK_MSG(strcmp(s.rec[k].repro, want_repro) == 0, "%s", s.rec[k].repro);
+    {
+        char vpath[1200], vwhy[256];
+        snprintf(vpath, sizeof vpath, "%s/findings/%s/verdict.json", dir, b2);
+        json_t *vj = af_json_load_object(vpath, vwhy, sizeof vwhy);
+        json_t *args = vj ? json_object_get(vj, "repro_args") : NULL;
+        CHECK_MSG(json_is_array(args) && json_array_size(args) == 4, "%s", vwhy);
+        CHECK(!strcmp(json_string_value(json_array_get(args, 1)), "planted"));
+        CHECK(!strcmp(json_string_value(json_array_get(args, 3)), "python3 w.py 'x'"));
+        json_decref(vj);
+    }
     CHECK(s.rec[k].time_to_first_seconds < 0); /* unknown */
     CHECK(exists(dir, b2, "heatmap.png") && exists(dir, b2, "leak.png"));
     CHECK(strstr(s.rec[k].config_class, "fp16,none,nowin") == s.rec[k].config_class);

@@ -37,6 +37,10 @@ typedef struct {
     double start_timeout_s; /* deadline of the start and the hello (importing torch takes seconds) */
     af_worker_transport transport;
     char origin[512]; /* where the command came from: "--worker-cmd" or "FILE:LINE" */
+    /* how the command line named it, for printed commands (af_worker_cli_options): the
+     * config file's path as given, and the --worker-cmd text as typed ("" = not given) */
+    char config_path[1024];
+    char command_text[2048];
 } af_worker_config;
 
 void af_worker_config_init(af_worker_config *cfg, const char *name);
@@ -66,6 +70,13 @@ int af_worker_register(af_registry *r, const char *backend_name, const char *wor
                        char *why, size_t cap);
 /* Register a worker:NAME backend over a loaded config (which this frees): 0, or -1 with why. */
 int af_worker_register_config(af_registry *r, af_worker_config *cfg, char *why, size_t cap);
+
+/* The options that start this very worker in another attnfuzz process, for commands
+ * printed for a user (a finding's Reproduce line): "--worker-config", FILE and/or
+ * "--worker-cmd", TEXT, as the command line gave them, into out (cap + 1 entries,
+ * NULL-terminated; pointers into be, valid while it lives). Returns how many words;
+ * 0 (out[0] = NULL) for a backend that is no worker. */
+int af_worker_cli_options(const af_backend *be, const char **out, int cap);
 
 /* The hello (a JSON object: name, device, versions, ...) a worker:NAME backend received
  * when it last started (after be->available() returned 0); owned by the backend, valid

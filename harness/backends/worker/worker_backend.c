@@ -45,8 +45,7 @@ static double now(void) { return af_clock_mono(); }
  * worker runs on) and starts its own worker on first use. True when that happened. */
 static bool forget_inherited(worker_state *st) {
     if (!st->owner || st->owner == getpid()) return false;
-    if (st->proc.sock >= 0) close(st->proc.sock);
-    af_worker_proc_init(&st->proc);
+    af_worker_proc_forget(&st->proc);
     af_worker_shm_close(&st->shm);
     st->owner = 0;
     return true;
@@ -62,6 +61,37 @@ static void exit_reason(worker_state *st, const char *what, char *why, size_t ca
     char how[160];
     af_worker_proc_describe_exit(&st->proc, how, sizeof how);
     snprintf(why, cap, "%s: worker process %s during %s (restarted for the next request)", st->backend_name, how, what);
+}
+
+/* The module named by a Python "No module named 'x'" (or "No module named x.y", as
+ * `python3 -m` says it) in line, into out: true when there is one. */
+static bool missing_python_module(const char *line, char *out, size_t cap) {
+    const char *at = strstr(line, "No module named ");
+    if (!at || cap == 0) return false;
+    at += strlen("No module named ");
+    bool quoted = *at == '\'';
+    if (quoted) at++;
+    size_t n = 0;
+    while (at[n] && (quoted ? at[n] != '\'' : at[n] != ' ') && n + 1 < cap) n++;
+    snprintf(out, cap, "%.*s", (int)n, at);
+    return n > 0;
+}
+
+/* Why the worker ended during its start (reaped), as the backend's unavailability: a
+ * missing Python module named as such, else its exit and the last line of its stderr. */
+static void start_failure(worker_state *st, char *why, size_t cap) {
+    af_worker_proc_close(&st->proc, 2.0); /* its last words reach us while it finishes dying */
+    char how[160], module[128];
+    af_worker_proc_describe_exit(&st->proc, how, sizeof how);
+    const char *last = af_worker_proc_last_stderr(&st->proc);
+    if (missing_python_module(last, module, sizeof module))
+        snprintf(why, cap,
+                 "%s unavailable: python module '%s' not found (the worker process %s during its start; "
+                 "its stderr: %s)",
+                 st->backend_name, module, how, last);
+    else
+        snprintf(why, cap, "%s unavailable: the worker process %s during its start%s%s", st->backend_name, how,
+                 last[0] ? "; its stderr: " : "", last);
 }
 
 /* true when the hello lists name in its array key (an absent list allows everything). */
@@ -129,21 +159,27 @@ static int ensure_started(worker_state *st, char *why, size_t cap) {
         return -1;
     }
     if (ws != AF_WP_OK) {
-        exit_reason(st, "its start", why, cap);
+        start_failure(st, why, cap);
         return -1;
     }
     af_worker_reply r;
     char sub[400];
     int rc = af_worker_reply_parse(line, 0, &r, sub, sizeof sub);
     free(line);
+    if (rc == 0 && r.type == AF_WR_UNAVAILABLE) { /* a module it needs is missing, said instead of hello */
+        snprintf(why, cap, "%s unavailable: %s", st->backend_name, r.text);
+        af_worker_reply_free(&r);
+        worker_kill(st);
+        return -1;
+    }
     if (rc == 0 && r.type != AF_WR_HELLO) {
         snprintf(sub, sizeof sub, "the first reply is not a hello");
+        af_worker_reply_free(&r);
         rc = -1;
     }
     if (rc) {
         worker_kill(st);
         snprintf(why, cap, "%s: at start: %s", st->backend_name, sub);
-        if (rc == 0) af_worker_reply_free(&r);
         return -1;
     }
     rc = take_hello(st, r.body, why, cap);
@@ -157,9 +193,9 @@ static int ensure_started(worker_state *st, char *why, size_t cap) {
 static af_run_status request(worker_state *st, json_t *msg, const char *what, af_worker_reply *r, char *why,
                              size_t cap) {
     memset(r, 0, sizeof *r);
-    if (ensure_started(st, why, cap)) {
+    if (ensure_started(st, why, cap)) { /* it cannot start here: the backend is unavailable */
         json_decref(msg);
-        return AF_RUN_ERROR;
+        return AF_RUN_DECLINED;
     }
     long long id = ++st->next_id;
     json_object_set_new(msg, "id", json_integer(id));
@@ -221,8 +257,15 @@ static af_run_status status_of_reply(worker_state *st, const af_worker_reply *r,
             snprintf(why, cap, "%s: %s", st->backend_name, r->text);
             return AF_RUN_RESOURCE;
         case AF_WR_ERROR:
+            if (r->adapter) { /* the worker's own code failed, not the kernel under test */
+                snprintf(why, cap, "%s: adapter error: %s", st->backend_name, r->text);
+                return AF_RUN_ADAPTER;
+            }
             snprintf(why, cap, "%s: %s", st->backend_name, r->text);
             return AF_RUN_ERROR;
+        case AF_WR_UNAVAILABLE: /* a module the run needs is missing: no kernel ran */
+            snprintf(why, cap, "%s unavailable: %s", st->backend_name, r->text);
+            return AF_RUN_DECLINED;
         default:
             snprintf(why, cap, "%s: reply of the wrong type to %s", st->backend_name, what);
             return AF_RUN_ERROR;
@@ -242,6 +285,34 @@ const struct json_t *af_worker_hello(const af_backend *be) {
     if (!be || be->available != worker_available) return NULL; /* not a worker backend */
     const worker_state *st = be->state;
     return st->hello;
+}
+
+/* The worker state of be: a worker backend itself, or the CP wrapper the registry holds
+ * every backend through (backends/cp/cp.h), which shares its inner backend's state and
+ * keeps its name. NULL for any other backend. */
+static const worker_state *worker_state_of(const af_backend *be) {
+    if (!be || !be->state) return NULL;
+    if (be->available == worker_available) return be->state;
+    if (strncmp(be->name, "worker:", 7)) return NULL; /* only a worker:NAME holds a worker's state */
+    const worker_state *st = be->state;
+    return st->be && st->be->state == st && st->be->available == worker_available ? st : NULL;
+}
+
+int af_worker_cli_options(const af_backend *be, const char **out, int cap) {
+    int n = 0;
+    const worker_state *st = worker_state_of(be);
+    if (st && cap >= 4) {
+        if (st->cfg.config_path[0]) {
+            out[n++] = "--worker-config";
+            out[n++] = st->cfg.config_path;
+        }
+        if (st->cfg.command_text[0]) {
+            out[n++] = "--worker-cmd";
+            out[n++] = st->cfg.command_text;
+        }
+    }
+    out[n] = NULL;
+    return n;
 }
 
 static af_run_status local_declines(worker_state *st, const af_case *c, char *why, size_t cap) {
@@ -365,7 +436,7 @@ static af_run_status run_request(af_backend *be, const af_case *c, const char *e
         info->workspace_bytes = -1;
     }
     if (why && cap) why[0] = '\0';
-    if (ensure_started(st, why, cap)) return AF_RUN_ERROR;
+    if (ensure_started(st, why, cap)) return AF_RUN_DECLINED; /* unavailable here, said in why */
     af_run_status s = local_declines(st, c, why, cap);
     if (s != AF_RUN_OK) return s;
     bool ipc = use_ipc(st);

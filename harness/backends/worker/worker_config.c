@@ -188,6 +188,7 @@ int af_worker_config_load(const char *path, const char *name, af_worker_config *
         rc = -1;
     }
     if (rc == 0) snprintf(cfg->origin, sizeof cfg->origin, "%s:%d", path, command_line);
+    if (rc == 0) snprintf(cfg->config_path, sizeof cfg->config_path, "%s", path);
     if (rc) af_worker_config_free(cfg);
     return rc;
 }
@@ -208,6 +209,12 @@ int af_worker_register(af_registry *r, const char *backend_name, const char *wor
         if (af_worker_split_command(worker_cmd, &cfg, why, cap)) return -1;
         snprintf(cfg.origin, sizeof cfg.origin, "--worker-cmd");
     }
+    if (worker_cmd && strlen(worker_cmd) >= sizeof cfg.command_text) {
+        snprintf(why, cap, "--worker-cmd: longer than %zu bytes", sizeof cfg.command_text - 1);
+        af_worker_config_free(&cfg);
+        return -1;
+    }
+    if (worker_cmd) snprintf(cfg.command_text, sizeof cfg.command_text, "%s", worker_cmd);
     if (worker_cmd && worker_config) {
         /* the config file's settings, the command line's command */
         char sub[400];

@@ -19,7 +19,56 @@
 void af_worker_proc_init(af_worker_proc *p) {
     memset(p, 0, sizeof *p);
     p->sock = -1;
+    p->err_fd = -1;
 }
+
+void af_worker_proc_forget(af_worker_proc *p) {
+    if (p->sock >= 0) close(p->sock);
+    if (p->err_fd >= 0) close(p->err_fd);
+    free(p->rbuf);
+    af_worker_proc_init(p);
+}
+
+/* Keep the last non-blank line of what the worker wrote (bytes in order). */
+static void note_stderr(af_worker_proc *p, const char *bytes, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        char ch = bytes[i];
+        if (ch == '\n') {
+            size_t k = p->err_part_len;
+            while (k > 0 && p->err_part[k - 1] == ' ') k--;
+            if (k > 0) snprintf(p->err_last, sizeof p->err_last, "%.*s", (int)k, p->err_part);
+            p->err_part_len = 0;
+        } else if (p->err_part_len + 1 < sizeof p->err_part) {
+            bool blank = p->err_part_len == 0 && (ch == ' ' || ch == '\t' || ch == '\r');
+            if (!blank) p->err_part[p->err_part_len++] = (unsigned char)ch < 0x20 || ch == 0x7f ? ' ' : ch;
+        }
+    }
+}
+
+/* Copy what the worker wrote on its stderr so far to ours (the bytes as they are), and
+ * note its last line; at the end of the pipe close it. Never blocks on the worker. */
+static void drain_stderr(af_worker_proc *p) {
+    char buf[4096];
+    while (p->err_fd >= 0) {
+        ssize_t n = read(p->err_fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+        if (n <= 0) { /* its end (every writer gone), or an error: nothing more comes */
+            close(p->err_fd);
+            p->err_fd = -1;
+            return;
+        }
+        for (ssize_t done = 0; done < n;) {
+            ssize_t w = write(STDERR_FILENO, buf + done, (size_t)(n - done));
+            if (w < 0 && errno == EINTR) continue;
+            if (w <= 0) break; /* our stderr is gone: the line is still noted */
+            done += w;
+        }
+        note_stderr(p, buf, (size_t)n);
+    }
+}
+
+const char *af_worker_proc_last_stderr(const af_worker_proc *p) { return p->err_last; }
 
 /* argv[0] as given when it holds a '/', else the first executable PATH entry. */
 static int resolve_program(const char *prog, char *out, size_t cap, char *why, size_t why_cap) {
@@ -51,9 +100,15 @@ int af_worker_proc_start(af_worker_proc *p, char *const argv[], int shm_fd, char
     af_worker_proc_init(p);
     char prog[4096];
     if (resolve_program(argv[0], prog, sizeof prog, why, cap)) return -1;
-    int sv[2];
+    int sv[2], ep[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
         snprintf(why, cap, "worker: socketpair: %s", strerror(errno));
+        return -1;
+    }
+    if (pipe2(ep, O_CLOEXEC)) {
+        snprintf(why, cap, "worker: pipe: %s", strerror(errno));
+        close(sv[0]);
+        close(sv[1]);
         return -1;
     }
     fflush(NULL); /* nothing buffered is written twice */
@@ -63,15 +118,17 @@ int af_worker_proc_start(af_worker_proc *p, char *const argv[], int shm_fd, char
         snprintf(why, cap, "worker: fork: %s", strerror(errno));
         close(sv[0]);
         close(sv[1]);
+        close(ep[0]);
+        close(ep[1]);
         return -1;
     }
     if (pid == 0) {
-        /* child: fd 0 and 1 = the socket, fd 2 = ours, fd 3 = the shared region */
+        /* child: fd 0 and 1 = the socket, fd 2 = the stderr pipe, fd 3 = the shared region */
         setpgid(0, 0);
         /* the worker dies with the process that started it (a campaign's pool worker
          * killed for a hang must not leave its worker holding the GPU) */
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != owner) _exit(127);
-        if (dup2(sv[1], 0) < 0 || dup2(sv[1], 1) < 0) _exit(127);
+        if (dup2(sv[1], 0) < 0 || dup2(sv[1], 1) < 0 || dup2(ep[1], 2) < 0) _exit(127);
         if (shm_fd == AF_WORKER_SHM_FD) /* dup2 onto itself keeps close-on-exec: clear it */
             fcntl(shm_fd, F_SETFD, 0);
         else if (shm_fd >= 0 && dup2(shm_fd, AF_WORKER_SHM_FD) < 0)
@@ -86,8 +143,11 @@ int af_worker_proc_start(af_worker_proc *p, char *const argv[], int shm_fd, char
     }
     setpgid(pid, pid); /* also here: no race with the child's own call */
     close(sv[1]);
+    close(ep[1]);
+    fcntl(ep[0], F_SETFL, fcntl(ep[0], F_GETFL) | O_NONBLOCK);
     p->pid = pid;
     p->sock = sv[0];
+    p->err_fd = ep[0];
     return 0;
 }
 
@@ -111,8 +171,8 @@ af_wp_status af_worker_proc_send(af_worker_proc *p, const char *text, double dea
     size_t done = 0;
     af_wp_status st = AF_WP_OK;
     while (done < n + 1) {
-        struct pollfd pf = {p->sock, POLLOUT, 0};
-        int pr = poll(&pf, 1, ms_left(deadline));
+        struct pollfd pf[2] = {{p->sock, POLLOUT, 0}, {p->err_fd, POLLIN, 0}};
+        int pr = poll(pf, p->err_fd >= 0 ? 2 : 1, ms_left(deadline));
         if (pr < 0 && errno == EINTR) continue;
         if (pr < 0) {
             st = AF_WP_IO_ERROR;
@@ -122,6 +182,8 @@ af_wp_status af_worker_proc_send(af_worker_proc *p, const char *text, double dea
             st = AF_WP_TIMEOUT;
             break;
         }
+        if (p->err_fd >= 0 && pf[1].revents) drain_stderr(p);
+        if (!pf[0].revents) continue;
         ssize_t w = send(p->sock, msg + done, n + 1 - done, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (w < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
         if (w < 0) {
@@ -157,11 +219,13 @@ af_wp_status af_worker_proc_recv(af_worker_proc *p, char **line, double deadline
             p->rbuf = nb;
             p->rcap = ncap;
         }
-        struct pollfd pf = {p->sock, POLLIN, 0};
-        int pr = poll(&pf, 1, ms_left(deadline));
+        struct pollfd pf[2] = {{p->sock, POLLIN, 0}, {p->err_fd, POLLIN, 0}};
+        int pr = poll(pf, p->err_fd >= 0 ? 2 : 1, ms_left(deadline));
         if (pr < 0 && errno == EINTR) continue;
         if (pr < 0) return AF_WP_IO_ERROR;
         if (pr == 0) return AF_WP_TIMEOUT;
+        if (p->err_fd >= 0 && pf[1].revents) drain_stderr(p);
+        if (!pf[0].revents) continue;
         ssize_t r = recv(p->sock, p->rbuf + p->rlen, p->rcap - p->rlen, MSG_DONTWAIT);
         if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
         if (r < 0) return errno == ECONNRESET ? AF_WP_EXITED : AF_WP_IO_ERROR;
@@ -178,6 +242,14 @@ static void close_socket(af_worker_proc *p) {
     p->rlen = p->rcap = 0;
 }
 
+/* After the worker is reaped: what it wrote last goes out too, then the pipe closes (a
+ * leftover of its group that still holds it gets no more say). */
+static void close_stderr(af_worker_proc *p) {
+    drain_stderr(p);
+    if (p->err_fd >= 0) close(p->err_fd);
+    p->err_fd = -1;
+}
+
 void af_worker_proc_stop(af_worker_proc *p) {
     close_socket(p);
     if (p->pid <= 0 || p->reaped) return;
@@ -190,6 +262,7 @@ void af_worker_proc_stop(af_worker_proc *p) {
     }
     p->wait_status = w == p->pid ? status : 0;
     p->reaped = true;
+    close_stderr(p);
 }
 
 void af_worker_proc_close(af_worker_proc *p, double grace_s) {
@@ -203,8 +276,10 @@ void af_worker_proc_close(af_worker_proc *p, double grace_s) {
             p->wait_status = status;
             p->reaped = true;
             kill(-p->pid, SIGKILL); /* leftovers of its group */
+            close_stderr(p);
             return;
         }
+        drain_stderr(p); /* its last words, while it finishes */
         usleep(10000);
     }
     af_worker_proc_stop(p);

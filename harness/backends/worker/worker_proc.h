@@ -1,6 +1,11 @@
 /* backends/worker/worker_proc.h — one worker process: started with execv (no shell) on a
  * socketpair (its fd 0 and 1) with the shared-memory fd as its fd 3, in its own process
- * group; lines sent and received under deadlines; killed and reaped. */
+ * group; lines sent and received under deadlines; killed and reaped.
+ *
+ * Its fd 2 is a pipe that attnfuzz copies to its own stderr whenever it waits on the
+ * worker (and when it ends), keeping the last line, so that a worker that dies at its
+ * start can be said to have died of it ("No module named 'torch'"). Between requests
+ * what the worker writes waits in the pipe. */
 #ifndef ATTNFUZZ_WORKER_PROC_H
 #define ATTNFUZZ_WORKER_PROC_H
 
@@ -29,6 +34,10 @@ typedef struct {
     size_t rlen, rcap;
     int wait_status; /* waitpid status after af_worker_proc_stop */
     bool reaped;
+    int err_fd;         /* read end of the worker's stderr pipe, -1 = none / at its end */
+    char err_last[256]; /* its last complete non-blank line (control characters blanked) */
+    char err_part[256]; /* the line it is writing */
+    size_t err_part_len;
 } af_worker_proc;
 
 void af_worker_proc_init(af_worker_proc *p);
@@ -43,6 +52,11 @@ af_wp_status af_worker_proc_recv(af_worker_proc *p, char **line, double deadline
 void af_worker_proc_stop(af_worker_proc *p);
 /* Close the socket, give the worker grace_s to exit on its own, then stop. */
 void af_worker_proc_close(af_worker_proc *p, double grace_s);
+/* The last non-blank line the worker wrote on its stderr so far ("" if none). */
+const char *af_worker_proc_last_stderr(const af_worker_proc *p);
+/* Forget the process without touching it (a forked child's copy of its parent's worker):
+ * close this process's descriptors, then as af_worker_proc_init. */
+void af_worker_proc_forget(af_worker_proc *p);
 /* "exited with status 0" / "killed by signal 11 (Segmentation fault)" after stop. */
 void af_worker_proc_describe_exit(const af_worker_proc *p, char *out, size_t cap);
 

@@ -175,8 +175,13 @@ static const struct {
     const char *name;
     af_worker_reply_type type;
 } reply_types[] = {
-    {"ok", AF_WR_OK},           {"decline", AF_WR_DECLINE}, {"error", AF_WR_ERROR}, {"resource", AF_WR_RESOURCE},
-    {"engines", AF_WR_ENGINES}, {"hello", AF_WR_HELLO},
+    {"ok", AF_WR_OK},
+    {"decline", AF_WR_DECLINE},
+    {"error", AF_WR_ERROR},
+    {"resource", AF_WR_RESOURCE},
+    {"engines", AF_WR_ENGINES},
+    {"hello", AF_WR_HELLO},
+    {"unavailable", AF_WR_UNAVAILABLE},
 };
 
 int af_worker_reply_parse(const char *line, long long id, af_worker_reply *r, char *why, size_t cap) {
@@ -197,21 +202,27 @@ int af_worker_reply_parse(const char *line, long long id, af_worker_reply *r, ch
     for (size_t k = 0; k < sizeof reply_types / sizeof reply_types[0]; k++)
         if (!strcmp(type, reply_types[k].name)) found = (int)k;
     if (found < 0) {
-        snprintf(why, cap, "reply of unknown type '%s' (ok, decline, error, resource, engines, hello)", type);
+        snprintf(why, cap, "reply of unknown type '%s' (ok, decline, error, resource, engines, hello, unavailable)",
+                 type);
         json_decref(o);
         return -1;
     }
     r->type = reply_types[found].type;
     json_t *jid = json_object_get(o, "id");
-    if (r->type != AF_WR_HELLO && (!json_is_integer(jid) || json_integer_value(jid) != id)) {
+    /* the first reply (hello, or unavailable instead of it) answers no numbered request */
+    bool first = r->type == AF_WR_HELLO || (r->type == AF_WR_UNAVAILABLE && id == 0);
+    if (!first && (!json_is_integer(jid) || json_integer_value(jid) != id)) {
         snprintf(why, cap, "reply '%s' does not carry the request's id %lld: '%.120s'", type, id, line);
         json_decref(o);
         return -1;
     }
-    const char *key = r->type == AF_WR_DECLINE ? "reason" : "message";
+    const char *key = r->type == AF_WR_DECLINE || r->type == AF_WR_UNAVAILABLE ? "reason" : "message";
     if (af_json_get_text(o, key, r->text, sizeof r->text) &&
-        (r->type == AF_WR_DECLINE || r->type == AF_WR_ERROR || r->type == AF_WR_RESOURCE))
+        (r->type == AF_WR_DECLINE || r->type == AF_WR_ERROR || r->type == AF_WR_RESOURCE ||
+         r->type == AF_WR_UNAVAILABLE))
         snprintf(r->text, sizeof r->text, "(the worker gave no %s)", key);
+    const char *where = json_string_value(json_object_get(o, "where"));
+    r->adapter = r->type == AF_WR_ERROR && where && !strcmp(where, "adapter");
     af_json_get_text(o, "engine", r->engine, sizeof r->engine);
     r->nondeterministic = json_is_true(json_object_get(o, "nondeterministic"));
     r->body = o;

@@ -29,11 +29,14 @@ typedef enum {
     AF_WR_RESOURCE,
     AF_WR_ENGINES,
     AF_WR_HELLO,
+    AF_WR_UNAVAILABLE, /* the worker cannot serve here (a module it needs is missing): instead of
+                          its hello, or as the reply to a request */
 } af_worker_reply_type;
 
 typedef struct {
     af_worker_reply_type type;
-    char text[512];   /* reason of decline, message of error / resource */
+    char text[512];   /* reason of decline / unavailable, message of error / resource */
+    bool adapter;     /* error: "where": "adapter" (the worker's own code failed, not the kernel) */
     char engine[128]; /* ok of a run: the engine that ran ("" = not said) */
     bool nondeterministic;
     json_t *body; /* the whole reply (owned; engines' names, hello's capabilities) */

@@ -137,7 +137,7 @@ def main(argv):
         device = "cuda" if torch.cuda.is_available() else "cpu"
     serve(kernel, name="flex-attention", description="torch FlexAttention (block masks, LSE), compiled or eager",
           device=device, dtypes=("fp16", "bf16"), supports=supports, engines=lambda p: list(ENGINES),
-          deterministic=False)
+          deterministic=False, requires=("torch",))
 
 
 if __name__ == "__main__":

@@ -159,7 +159,7 @@ def main(argv):
         jax.config.update("jax_platforms", "cpu")
     serve(kernel, name="jax-dpa", description="jax.nn.dot_product_attention, implementation xla or cudnn",
           device=device, dtypes=("fp16", "bf16"), supports=supports, engines=lambda p: list(ENGINES),
-          deterministic=False, versions={"jax": jax.__version__})
+          deterministic=False, versions={"jax": jax.__version__}, requires=("jax", "numpy", "torch"))
 
 
 if __name__ == "__main__":

@@ -99,10 +99,11 @@ def kernel(q, k, v, problem, do=None):
         kq, vq = (x.repeat_interleave(problem.heads_q // problem.heads_kv, dim=1) for x in (kd, vd))
         gqa = False
     try:
-        with sdpa_kernel([backend]):
+        with problem.kernel_call(), sdpa_kernel([backend]):  # torch's kernels: their exceptions are crashes
             o = torch.nn.functional.scaled_dot_product_attention(
                 qd, kq, vq, attn_mask=mask, is_causal=simple_causal, scale=problem.scale, enable_gqa=gqa)
-        lse = lse_of(torch, engine, qd, kd, vd, mask, simple_causal, problem)
+        with problem.kernel_call():
+            lse = lse_of(torch, engine, qd, kd, vd, mask, simple_causal, problem)
     except RuntimeError as e:
         text = " ".join(str(e).split())
         if "No available kernel" in text:
@@ -112,7 +113,9 @@ def kernel(q, k, v, problem, do=None):
         raise
     if not problem.backward:
         return o.detach(), lse
-    o.backward(do.to(dt))
+    dod = do.to(dt)
+    with problem.kernel_call():
+        o.backward(dod)
     return o.detach(), lse, qd.grad, kd.grad, vd.grad
 
 
@@ -177,7 +180,7 @@ def backward_given(q, k, v, o, lse, do, problem):
     aten = torch.ops.aten
     dev = q.device
     zero = torch.zeros((), dtype=torch.int64, device=dev)
-    with torch.no_grad():
+    with torch.no_grad(), problem.kernel_call():  # torch's backward ops: their exceptions are crashes
         if engine == "efficient":
             bshd = [x.transpose(1, 2).contiguous() for x in (dod, qd, kd, vd, od)]
             lse_pad = torch.full((problem.batch, problem.heads_q, (Sq + 31) // 32 * 32), math.inf,
@@ -244,4 +247,4 @@ if __name__ == "__main__":
     args = ap.parse_args()
     serve(kernel, name="torch-sdpa", description="torch.nn.functional.scaled_dot_product_attention per backend",
           device=args.device, dtypes=("fp16", "bf16"), supports=supports, engines=lambda p: list(ENGINES),
-          deterministic=False, backward_given=backward_given)
+          deterministic=False, backward_given=backward_given, requires=("torch",), marks_kernel=True)

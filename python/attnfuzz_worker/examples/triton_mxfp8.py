@@ -87,7 +87,7 @@ def main(argv):
     serve(make_kernel(args.recipe), name="triton-mxfp8-" + args.recipe,
           description="Triton MXFP8 attention, %s recipe, decoded to bf16 in the kernel (%s)" % (args.recipe, mode),
           device=device, dtypes=("mxfp8",), supports=supports, deterministic=True,
-          versions={"triton": package_version("triton"), "triton_mode": mode})
+          versions={"triton": package_version("triton"), "triton_mode": mode}, requires=("torch", "triton"))
 
 
 if __name__ == "__main__":

@@ -8,7 +8,12 @@ correctly, so the test sees the next case pass on a restarted worker):
   noop         replies ok at once on every case, writing nothing (overhead measurement)
   given_writes_o, given_writes_lse   offers backward_given (reference_py's) and, on the
                planted seed, also writes O (LSE) there, an input in that mode
-  no_given     the reference without backward_given (its hello does not list it)"""
+  no_given     the reference without backward_given (its hello does not list it)
+  adapter_error  marks its kernel call (marks_kernel): a TypeError in the adapter before
+               the call (an adapter error, no verdict on the kernel)
+  kernel_error_marked  marks its kernel call: the kernel raises inside it (a crash)
+  lazy_import  imports a module that does not exist while serving the case (unavailable)
+  requires_missing  requires a module that does not exist: says unavailable, no hello"""
 import ctypes
 import os
 import sys
@@ -21,9 +26,22 @@ PLANT_SEED = 666
 MODE = sys.argv[1]
 
 
+MISSING = "attnfuzz_no_such_module_planted"
+
+
 def planted(q, k, v, problem, do=None):
     if "seed = %d\n" % PLANT_SEED not in problem.case:
-        return reference_py.kernel(q, k, v, problem, do=do)
+        with problem.kernel_call():
+            return reference_py.kernel(q, k, v, problem, do=do)
+    if MODE == "adapter_error":
+        scale = len(problem.scale)  # the adapter's bug: a float has no len(), before any kernel call
+        with problem.kernel_call():
+            return reference_py.kernel(q, k, v, problem, do=do) if scale else None
+    if MODE == "kernel_error_marked":
+        with problem.kernel_call():
+            raise ValueError("planted kernel error inside the marked call")
+    if MODE == "lazy_import":
+        __import__(MISSING)
     if MODE == "crash_exit":
         os._exit(3)
     if MODE == "segfault":
@@ -79,7 +97,9 @@ class PlantedWorker(Worker):
 
 if __name__ == "__main__":
     given = planted_given if MODE.startswith("given_") else None
-    w = PlantedWorker(planted, name="planted-" + MODE, device="cpu", mode="python", backward_given=given)
+    w = PlantedWorker(planted, name="planted-" + MODE, device="cpu", mode="python", backward_given=given,
+                      marks_kernel=MODE in ("adapter_error", "kernel_error_marked"),
+                      requires=(MISSING,) if MODE == "requires_missing" else ())
     orig_dup = os.dup
 
     def dup_and_remember(fd):  # the worker's private reply fd, for the garbage mode
