@@ -147,7 +147,8 @@ typedef struct {
 int af_oracle_sampled_mpfr(af_oracle_ctx *c, const af_oracle_opts *o, int threads, const af_cert_bounds *bounds,
                            af_oracle_result *r, char *why, size_t cap);
 /* Start af_oracle_sampled_mpfr on a thread of its own (oracle_pipeline.c): copies the
- * problem and its lengths, takes c->lse64 and c->drow64 (the caller must not free them);
+ * problem and its lengths, takes c->lse64 and c->drow64 (the caller must not free them),
+ * leaves c->dsink_row alone (the caller frees it at once: the copy holds NULL);
  * r->out must stay where it is. 0 with *pending, or -1 with why. */
 int af_oracle_cert_start(const af_oracle_ctx *c, const af_oracle_opts *o, int threads, const af_cert_bounds *bounds,
                          const af_oracle_result *r, char *why, size_t cap, af_oracle_cert **pending);

@@ -64,6 +64,13 @@ int af_oracle_cert_start(const af_oracle_ctx *c, const af_oracle_opts *o, int th
     h->p.len_kv = h->len + B;
     h->c = *c;
     h->c.p = &h->p;
+    /* Not the per-row dsink shares: the caller sums them into r->out.dsink and frees them
+     * as soon as this returns, and the certification measures only (keep_fp64). The copy
+     * used to keep c->dsink_row, so every sampled MPFR row of a learnable-sink backward
+     * wrote 8 bytes into that freed (B, Hq, Sq) buffer (oracle_mpfr.c, af_mpfr_row): a
+     * heap-use-after-free that corrupted malloc's state (signal 11 in a later malloc of
+     * af_prepare on long cases: test_oracle_pipeline_sinks). */
+    h->c.dsink_row = NULL;
     h->o = *o;
     h->threads = threads;
     h->bounds = *bounds;
