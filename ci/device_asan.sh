@@ -6,7 +6,7 @@
 #   bash ci/build.sh build-asan-gpu -DATTNFUZZ_SANITIZE_GPU=ON     # or only the binaries below:
 #     cmake -S . -B build-asan-gpu -DATTNFUZZ_SANITIZE_GPU=ON && cmake --build build-asan-gpu -j2 --target \
 #       attnfuzz test_oracle_pipeline_sinks test_oracle_gpu test_gpu_ref test_gpu_gen test_cudnn_sdpa \
-#       test_cudnn_fp8 test_cudnn_fp8_stats test_compare_gpu test_campaign_gpu
+#       test_cudnn_fp8 test_cudnn_fp8_stats test_compare_gpu test_campaign_gpu test_criterion_gpu test_runner_pipeline
 #   bash ci/device_asan.sh --pack build-asan-gpu build-asan-dev  # one .tgz with debug info, < 30 MiB
 # On the GPU machine, from the repository root, $OUT set, carry ["build-asan-dev"]:
 #   bash ci/device_asan.sh build-asan-dev        (a full ASan GPU build directory works too)
@@ -20,7 +20,8 @@
 #   cpu             the same cases, --backend cpu --no-probes
 #   gpu tests       the GPU unit tests of ci/device_session.sh's tests stage
 #   cudnn-inproc    the first sinks case in-process with cudnn (an ASan report ends attnfuzz)
-#   cs-case, cs-oracle  compute-sanitizer memcheck on one small cudnn case and test_oracle_gpu
+#   cs-case, cs-oracle, cs-terms  compute-sanitizer memcheck on one small cudnn case, test_oracle_gpu
+#                   and test_criterion_gpu (the judge's GPU pass)
 # ASAN_OPTIONS=detect_leaks=0 (the CUDA runtime's allocations at exit are not ours),
 # abort_on_error=1, protect_shadow_gap=0 (the CUDA driver maps memory in ASan's shadow gap),
 # every report also written to r/asan.PID. Results in $OUT/all.tgz (r/), the summary table
@@ -30,7 +31,7 @@ if [ "${1:-}" = "--pack" ]; then
   SRC=${2:?build dir}
   DEST=${3:?destination dir}
   bins="attnfuzz test_oracle_pipeline_sinks test_oracle_gpu test_gpu_ref test_gpu_gen test_cudnn_sdpa test_cudnn_fp8
-        test_cudnn_fp8_stats test_compare_gpu test_campaign_gpu"
+        test_cudnn_fp8_stats test_compare_gpu test_campaign_gpu test_criterion_gpu test_runner_pipeline"
   for b in $bins; do [ -x "$SRC/$b" ] || { echo "device_asan: $SRC/$b not built" >&2; exit 2; }; done
   grep -q "ATTNFUZZ_SANITIZE_GPU:BOOL=ON" "$SRC/CMakeCache.txt" ||
     { echo "device_asan: $SRC is not an ATTNFUZZ_SANITIZE_GPU build" >&2; exit 2; }
@@ -59,7 +60,7 @@ if [ "${1:-}" = "--build" ]; then
   build_log=$(mktemp)
   { cmake -S . -B "$B" -DATTNFUZZ_SANITIZE_GPU=ON && cmake --build "$B" -j"$(nproc)" --target attnfuzz \
       test_oracle_pipeline_sinks test_oracle_gpu test_gpu_ref test_gpu_gen test_cudnn_sdpa test_cudnn_fp8 \
-      test_cudnn_fp8_stats test_compare_gpu test_campaign_gpu; } > "$build_log" 2>&1
+      test_cudnn_fp8_stats test_compare_gpu test_campaign_gpu test_criterion_gpu test_runner_pipeline; } > "$build_log" 2>&1
   build_rc=$?
 else
   B=${1:?usage: device_asan.sh BUILD | --build | --pack SRC DEST}
@@ -123,8 +124,8 @@ step pipeline-sinks 60 checks "$R/pipeline-sinks.txt" "$B/test_oracle_pipeline_s
 ) &
 cpu_pid=$!
 step cudnn 240 verdicts "$R/cudnn.txt" "$B/attnfuzz" run "${CASES[@]}" --backend cudnn --deadline 240
-for t in test_gpu_gen test_oracle_gpu test_gpu_ref test_cudnn_sdpa test_cudnn_fp8_stats test_compare_gpu test_cudnn_fp8 \
-         test_campaign_gpu; do
+for t in test_criterion_gpu test_runner_pipeline test_gpu_gen test_oracle_gpu test_gpu_ref test_cudnn_sdpa \
+         test_cudnn_fp8_stats test_compare_gpu test_cudnn_fp8 test_campaign_gpu; do
   [ -x "$B/$t" ] || { row "$t" missing 0 ""; continue; }
   if [ $t = test_campaign_gpu ]; then # its fake backend raises SIGSEGV and aborts on purpose in children
     ASAN_OPTIONS="$ASAN_BASE:log_path=$R/asan:handle_segv=0:handle_abort=0" step "$t" 120 checks "$R/$t.txt" "$B/$t"
@@ -145,6 +146,7 @@ if [ -n "$CS" ]; then
   step cs-case 120 cs "$R/cs-case.txt" "$CS" --tool memcheck --error-exitcode 9 "$B/attnfuzz" run \
     corpora/gpu/feat-sink-learnable-fp16-bwd.case --backend cudnn --in-process --no-probes
   step cs-oracle 150 cs "$R/cs-oracle.txt" "$CS" --tool memcheck --error-exitcode 9 "$B/test_oracle_gpu"
+  step cs-terms 120 cs "$R/cs-terms.txt" "$CS" --tool memcheck --error-exitcode 9 "$B/test_criterion_gpu"
 else
   row compute-sanitizer missing 0 "not found on PATH or in /usr/local/cuda/bin"
 fi
