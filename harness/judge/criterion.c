@@ -205,8 +205,8 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, int first, int 
 
 bool af_criterion_terms_gpu_serves(const af_oracle_problem *p) {
     char why[256];
-    return !af_feat_any(p) && p->Dqk <= AF_TERMS_GPU_MAX_DIM && p->Dv <= AF_TERMS_GPU_MAX_DIM &&
-           p->B <= AF_MAX_BATCH && af_oracle_gpu_usable(why, sizeof why) == 0;
+    return !af_feat_any(p) && p->Dqk <= AF_TERMS_GPU_MAX_DIM && p->Dv <= AF_TERMS_GPU_MAX_DIM && p->B <= AF_MAX_BATCH &&
+           af_oracle_gpu_usable(why, sizeof why) == 0;
 }
 
 /* The GPU pass into t (allocated and zeroed as the host loop needs it); the LSE rows'
@@ -257,9 +257,8 @@ static void terms_zero(const af_oracle_problem *p, af_criterion_terms *t) {
 int af_criterion_terms_compute(const af_oracle_problem *p, const af_outputs *exact, af_dtype dtype,
                                af_criterion_terms *t) {
     double work = af_attention_work(1.0, p->B, p->Hq, p->Sq, p->Skv, p->Dqk + p->Dv);
-    af_terms_where where = work >= AF_CRITERION_TERMS_GPU_MIN_WORK && af_criterion_terms_gpu_serves(p)
-                               ? AF_TERMS_GPU
-                               : AF_TERMS_HOST;
+    af_terms_where where =
+        work >= AF_CRITERION_TERMS_GPU_MIN_WORK && af_criterion_terms_gpu_serves(p) ? AF_TERMS_GPU : AF_TERMS_HOST;
     int rc = af_criterion_terms_compute_on(p, exact, dtype, where, t, NULL);
     return rc == 1 ? af_criterion_terms_compute_on(p, exact, dtype, AF_TERMS_HOST, t, NULL) : rc;
 }
@@ -312,7 +311,7 @@ int af_criterion_terms_compute_on(const af_oracle_problem *p, const af_outputs *
     if (ok && where == AF_TERMS_GPU) {
         int grc = terms_on_gpu(p, exact, dtype, t, gpu_seconds);
         filled = grc == 0;
-        if (!filled) terms_zero(p, t); /* a CUDA error midway: the host computes it all */
+        if (!filled) terms_zero(p, t);             /* a CUDA error midway: the host computes it all */
         if (grc == 1) declined = true, ok = false; /* not served: the caller chooses */
     }
     if (ok && !filled) {

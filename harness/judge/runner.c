@@ -183,7 +183,8 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
             bool gpu = terms_work >= AF_CRITERION_TERMS_GPU_MIN_WORK && af_criterion_terms_gpu_serves(&prob);
             int trc = af_criterion_terms_compute_on(&prob, &p->oracle.out, c->dtype, gpu ? AF_TERMS_GPU : AF_TERMS_HOST,
                                                     &p->terms, &js->terms_gpu_s);
-            if (trc == 1) trc = af_criterion_terms_compute_on(&prob, &p->oracle.out, c->dtype, AF_TERMS_HOST, &p->terms, NULL);
+            if (trc == 1)
+                trc = af_criterion_terms_compute_on(&prob, &p->oracle.out, c->dtype, AF_TERMS_HOST, &p->terms, NULL);
             js->element_terms = trc == 0;
             js->terms_gpu = gpu && trc == 0 && js->terms_gpu_s > 0;
             js->magnitudes_s += af_clock_mono() - t_terms;

@@ -26,11 +26,11 @@ static json_t *judge_json(const af_judge_summary *j) {
         "oracle_tier", j->oracle_tier, "cert_rows", j->cert_rows, "cert_keys", j->cert_keys, "cert_gap_over_bound",
         af_json_real(j->cert_gap_over_bound), "reference", j->reference, "element_terms", (int)j->element_terms,
         "lse_row_terms", (int)j->lse_row_terms, "stored_o_rows", (int)j->stored_o_rows, "gen_gpu", (int)j->gen_gpu,
-        "terms_gpu", (int)j->terms_gpu, "seconds", "gen", af_json_real(j->gen_s), "oracle", af_json_real(j->oracle_s), "oracle_gpu",
-        af_json_real(j->oracle_gpu_s), "magnitudes", af_json_real(j->magnitudes_s), "terms_gpu",
-        af_json_real(j->terms_gpu_s), "reference",
-        af_json_real(j->reference_s), "run", af_json_real(j->run_s), "compare", af_json_real(j->compare_s), "probes",
-        af_json_real(j->probes_s), "cert", af_json_real(j->cert_s), "cert_wait", af_json_real(j->cert_wait_s));
+        "terms_gpu", (int)j->terms_gpu, "seconds", "gen", af_json_real(j->gen_s), "oracle", af_json_real(j->oracle_s),
+        "oracle_gpu", af_json_real(j->oracle_gpu_s), "magnitudes", af_json_real(j->magnitudes_s), "terms_gpu",
+        af_json_real(j->terms_gpu_s), "reference", af_json_real(j->reference_s), "run", af_json_real(j->run_s),
+        "compare", af_json_real(j->compare_s), "probes", af_json_real(j->probes_s), "cert", af_json_real(j->cert_s),
+        "cert_wait", af_json_real(j->cert_wait_s));
     json_t *secs = js ? json_object_get(js, "seconds") : NULL;
     if (secs && per_probe) {
         json_object_set_new(secs, "probes_run", af_json_real(j->probes_run_s));

@@ -96,8 +96,9 @@ static void thin_case(af_case *c) {
 int main(void) {
     unsetenv("ATTNFUZZ_MAX_WORK"); /* af_fuzz_limits_default reads it */
     corpus_counts n = {0, 0, 0, 0, 0};
-    static const char *const dirs[] = {"corpora/seed",       "corpora/gpu",    "corpora/gpu-long",
-                                       "corpora/regression", "ci/tests/cases", "corpora/seed-features"};
+    static const char *const dirs[] = {"corpora/seed",         "corpora/gpu",        "corpora/gpu-long",
+                                       "corpora/gpu-terms",    "corpora/regression", "ci/tests/cases",
+                                       "corpora/seed-features"};
     for (size_t k = 0; k < sizeof dirs / sizeof dirs[0]; k++) roundtrip_dir(dirs[k], &n);
     printf("%d corpus cases round trip, %d of them repaired first (%d with page_tail = nan, %d with a backend, %d "
            "with an engine)\n",

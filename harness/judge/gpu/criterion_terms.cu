@@ -45,18 +45,18 @@ typedef struct {
 
 typedef struct {
     /* inputs (device) */
-    const double *q, *k, *v, *dout;     /* (B,Hq,Sq,Dqk) (B,Hkv,Skv,Dqk) (B,Hkv,Skv,Dv) (B,Hq,Sq,Dv) */
-    const double *o, *lse;              /* exact (B,Hq,Sq,Dv), (B,Hq,Sq)                             */
+    const double *q, *k, *v, *dout;      /* (B,Hq,Sq,Dqk) (B,Hkv,Skv,Dqk) (B,Hkv,Skv,Dv) (B,Hq,Sq,Dv) */
+    const double *o, *lse;               /* exact (B,Hq,Sq,Dv), (B,Hq,Sq)                             */
     const double *dq_ex, *dk_ex, *dv_ex; /* exact gradients, for the bias statistic's signs          */
     /* outputs (device, zeroed before the first chunk) */
-    double *mass_o, *kappa_o, *sig2_o;                  /* (B,Hq,Sq,Dv) x2, (B,Hq,Sq)        */
-    double *mass_dq, *kappa_dq, *kq, *sig2_dq;          /* (B,Hq,Sq,Dqk) x3, (B,Hq,Sq)       */
-    double *mass_dk, *kappa_dk, *wq, *sig2_dk;          /* (B,Hkv,Skv,Dqk) x3, (B,Hkv,Skv)   */
-    double *mass_dv, *kappa_dv, *sig2_dv;               /* (B,Hkv,Skv,Dv) x2, (B,Hkv,Skv)    */
-    double *rho, *log_f, *row_a;                        /* (B,Hq,Sq)                          */
-    int *row_n;                                         /* (B,Hq,Sq)                          */
-    long long *seen;                                    /* (B,Hkv,Skv) terms summed per key   */
-    float *prob, *ds_abs;                               /* (B,Hq,Sq,Skv) or NULL              */
+    double *mass_o, *kappa_o, *sig2_o;         /* (B,Hq,Sq,Dv) x2, (B,Hq,Sq)        */
+    double *mass_dq, *kappa_dq, *kq, *sig2_dq; /* (B,Hq,Sq,Dqk) x3, (B,Hq,Sq)       */
+    double *mass_dk, *kappa_dk, *wq, *sig2_dk; /* (B,Hkv,Skv,Dqk) x3, (B,Hkv,Skv)   */
+    double *mass_dv, *kappa_dv, *sig2_dv;      /* (B,Hkv,Skv,Dv) x2, (B,Hkv,Skv)    */
+    double *rho, *log_f, *row_a;               /* (B,Hq,Sq)                          */
+    int *row_n;                                /* (B,Hq,Sq)                          */
+    long long *seen;                           /* (B,Hkv,Skv) terms summed per key   */
+    float *prob, *ds_abs;                      /* (B,Hq,Sq,Skv) or NULL              */
     /* scratch of the chunk (slot = row - r0) */
     double *sc_p, *sc_ds, *sc_wk, *sc_ck, *sc_cv; /* (chunk rows, Skv)            */
     double *sc_sub;                               /* (chunk rows) fp16 subnormal  */
@@ -143,7 +143,7 @@ __global__ void __launch_bounds__(CT_ROW_THREADS) ct_row_kernel(ct_dims d, ct_bu
     const double A = ct_block_max(a_max, red), M = ct_block_max(s_max, red);
     const double rho = 0x1p-21 * (1.0 + fabs(lse)) + d.acc_unit * A; /* criterion.h: rho_i */
     const double sub = d.fp16 ? 0x1p-25 * exp(M - lse) : 0.0;        /* per P term          */
-    const double gam = ((double)n / 16.0 + 1.0) * 0x1p-23;          /* accumulation bias   */
+    const double gam = ((double)n / 16.0 + 1.0) * 0x1p-23;           /* accumulation bias   */
     if (tid == 0) {
         m.rho[r] = rho;
         m.row_a[r] = A;
@@ -316,8 +316,8 @@ __global__ void __launch_bounds__(CT_KEY_THREADS) ct_key_finish(ct_dims d, ct_bu
 
 /* The stored O's share of dK with P kept: one key per block, thread x its element x of
  * Dqk; rows in the host's order (h of the key's group, then i). out (B,Hkv,Skv,Dqk). */
-__global__ void __launch_bounds__(CT_KEY_THREADS) ct_stored_o_dk(ct_dims d, const float *prob, const double *q,
-                                                                 const double *dd, double *out) {
+__global__ void __launch_bounds__(CT_KEY_THREADS)
+    ct_stored_o_dk(ct_dims d, const float *prob, const double *q, const double *dd, double *out) {
     const int x = threadIdx.x;
     const long long kr = blockIdx.x;
     const int j = (int)(kr % d.Skv);
@@ -392,14 +392,14 @@ static double ct_now(void) {
     do {                                                                                                               \
         cudaError_t ct_e_ = (expr);                                                                                    \
         if (ct_e_ != cudaSuccess) {                                                                                    \
-            snprintf(why, cap, "criterion terms on the GPU: %s (%s:%d)", cudaGetErrorString(ct_e_), __FILE__, __LINE__); \
+            snprintf(why, cap, "criterion terms on the GPU: %s (%s:%d)", cudaGetErrorString(ct_e_), __FILE__,          \
+                     __LINE__);                                                                                        \
             rc = -1;                                                                                                   \
             goto done;                                                                                                 \
         }                                                                                                              \
     } while (0)
 
-#define CT_DOWN(host, dev, n)                                                                                          \
-    CT_TRY(cudaMemcpy((host), (dev), (size_t)(n) * sizeof *(host), cudaMemcpyDeviceToHost))
+#define CT_DOWN(host, dev, n) CT_TRY(cudaMemcpy((host), (dev), (size_t)(n) * sizeof *(host), cudaMemcpyDeviceToHost))
 
 extern "C" int af_criterion_terms_gpu_fill(const af_oracle_problem *p, const af_outputs *exact,
                                            const af_terms_gpu_consts *kc, af_criterion_terms *t, double *row_a,

@@ -55,7 +55,7 @@ int af_probes_run(const af_probe_opts *o, const af_probe_target *tg, af_verdict 
     return af_probes_run_with(o, tg, NULL, v, leaks, stats);
 }
 
-const char *const af_probe_names[8] = {"determinism", "convention", "batch", "visibility",
+const char *const af_probe_names[8] = {"determinism", "convention", "batch",   "visibility",
                                        "stale",       "inclusion",  "feature", "scales_dropout"};
 
 int af_probes_run_with(const af_probe_opts *o, const af_probe_target *tg, const af_probe_runs *runs, af_verdict *v,

@@ -43,8 +43,9 @@ static const char *const cases[] = {
 
 /* rows x Skv pairs of case 5: 8 x 2100 x 2100 > 2^25, two scratch chunks; work above
  * AF_CRITERION_TERMS_MAX_WORK */
-static const char *const long_case = "dtype = fp16\nbatch = 1\nheads_q = 8\nheads_kv = 2\nseqlen = 2100\nhead_dim = 32\n"
-                                     "mask = causal\nbackward = yes\nseed = 16\n";
+static const char *const long_case =
+    "dtype = fp16\nbatch = 1\nheads_q = 8\nheads_kv = 2\nseqlen = 2100\nhead_dim = 32\n"
+    "mask = causal\nbackward = yes\nseed = 16\n";
 
 static double worst_rel;
 
