@@ -52,8 +52,8 @@ int main(void) {
     CHECK(piped.cert_rows > 0 && piped.cert_gap_over_bound <= 1.0);
     size_t overwritten = 0;
     for (size_t x = 0; x < rows; x++) overwritten += probe[x] != SENTINEL;
-    CHECK_MSG(overwritten == 0, "%zu of %zu doubles of a fresh allocation changed during the certification", overwritten,
-              rows);
+    CHECK_MSG(overwritten == 0, "%zu of %zu doubles of a fresh allocation changed during the certification",
+              overwritten, rows);
     printf("pipelined with learnable sinks: %d rows + %d keys certified in %.3f s, a fresh allocation untouched\n",
            piped.cert_rows, piped.cert_keys, cert_s);
 
