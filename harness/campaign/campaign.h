@@ -107,6 +107,10 @@ enum {
     AF_CAMPAIGN_PLUGIN_ERROR = 4, /* plugin:PATH could not be loaded */
     AF_CAMPAIGN_INTERRUPTED = 5,  /* SIGINT / SIGTERM: stopped early, reports written */
     AF_CAMPAIGN_BUSY = 6,         /* DIR/lock is held by another running campaign */
+    AF_CAMPAIGN_WRITE_ERROR = 7,  /* DIR unusable (not creatable, a symlinked subdirectory), or a
+                                     finding, the rawmap, the corpus, stats or a report could not
+                                     be written (each named with its reason; counted in
+                                     stats.json write_errors) */
 };
 
 void af_campaign_opts_default(af_campaign_opts *o);

@@ -71,6 +71,9 @@ typedef struct {
     const af_gpu_list *gpus;
     char device[AF_GPU_ID_MAX];
     int isolated_device; /* the GPU (index) af_session_run_isolated runs on, -1 = any (open) */
+    /* why the last af_session_store that returned AF_SESSION_STORE_FAILED failed (a path
+     * and the system's reason), in the process that stored */
+    char store_error[512];
 } af_session;
 
 enum {
@@ -111,6 +114,9 @@ typedef struct {
     af_case_status status;
     af_verdict verdict;
     int stored; /* 1 new bucket, 0 duplicate, 2 pending, -1 not stored */
+    /* a finding of this case could not be written (af_session_store returned
+     * AF_SESSION_STORE_FAILED): the path and the system's reason; "" = none */
+    char store_error[256];
     char bucket[AF_BUCKET_ID_LEN + 1];
     char why[256];
     double seconds;
