@@ -410,8 +410,10 @@ int af_campaign_run(const af_campaign_opts *o) {
     if (!cp->libfuzzer) cp->st.corpus = af_cp_corpus_count(cp);
     long long errors_before = cp->st.write_errors;
     /* the reports read the final counters from stats.json */
-    if (af_stats_write(cp->dir, &cp->st, why, sizeof why)) af_cp_write_failed(cp, "stats", why);
-    if (af_triage_build(cp->dir, &sum, why, sizeof why)) af_cp_write_failed(cp, "the reports", why);
+    if (af_stats_write(cp->dir, &cp->st, why, sizeof why))
+        af_cp_write_failed(cp, "stats (no reports built from an older stats.json)", why);
+    else if (af_triage_build(cp->dir, &sum, why, sizeof why))
+        af_cp_write_failed(cp, "the reports", why);
     if (cp->st.write_errors != errors_before && af_stats_write(cp->dir, &cp->st, why, sizeof why))
         af_cp_write_failed(cp, "stats", why);
     af_cp_clear_inflight(cp);
