@@ -135,6 +135,13 @@ if [ "$rc" = 6 ] && grep -q "$d/corpus is a symbolic link (to ../shared)" "$d.lo
   ok "DIR/corpus -> a shared folder: exit 6, nothing there touched: $(grep 'symbolic link' "$d.log")"
 else bad "DIR/corpus -> shared: exit $rc, shared folder lost: $(echo "$before" | grep -v -F -x "$after" | tr '\n' ' ')"; tail -3 "$d.log"; fi
 
+mo=$tmp/mergeout; mkdir -p "$mo"; ln -s ../shared "$mo/corpus"
+"$bin" merge "$mo" "$tmp/eio" >"$mo.log" 2>&1; rc=$?
+after=$(cd "$shared" && md5sum * 2>/dev/null | sort)
+[ "$rc" = 6 ] && grep -q "$mo/corpus is a symbolic link" "$mo.log" && [ "$before" = "$after" ] \
+  && ok "merge into an OUT whose corpus is a symlink: exit 6, the shared folder untouched" \
+  || { bad "merge OUT/corpus -> shared: exit $rc"; cat "$mo.log"; }
+
 d=$tmp/self
 camp "$d" --backend cpu --time 1
 [ "$rc" = 0 ] || bad "self: first campaign exit $rc"

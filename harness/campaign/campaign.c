@@ -221,7 +221,7 @@ int af_campaign_run(const af_campaign_opts *o) {
         return lock_rc == AF_DIR_LOCK_BUSY ? AF_CAMPAIGN_BUSY : AF_CAMPAIGN_WRITE_ERROR;
     }
     /* nothing is written or deleted through a symlinked subdirectory of DIR */
-    if (af_cp_check_subdirs(cp->dir, why, sizeof why)) {
+    if (af_campaign_check_subdirs(cp->dir, why, sizeof why)) {
         fprintf(stderr, "attnfuzz campaign: %s; remove it or choose another --out\n", why);
         undo_lock(&cp->lock, cp->dir, dir_existed, had_lock, old_lock, old_lock_n);
         free(cp);

@@ -123,4 +123,11 @@ int af_campaign_run(const af_campaign_opts *o);
  * raised by their number. For `attnfuzz triage`. Returns how many, or -1 with why. */
 int af_campaign_recover_pending(const char *dir, char *why, size_t cap);
 
+/* The subdirectories a campaign (or a merge into DIR) writes or deletes in: corpus,
+ * pending, findings, rawmap, coverage ... (outdir.c). Each that exists must be a real
+ * directory inside DIR, not a symlink, which would take writes and the corpus merge's
+ * deletions elsewhere. 0, or -1 with why naming it ("DIR/corpus is a symbolic link (to
+ * T) ..."). */
+int af_campaign_check_subdirs(const char *dir, char *why, size_t cap);
+
 #endif

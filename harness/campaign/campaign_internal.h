@@ -80,10 +80,6 @@ int af_cp_corpus_count(const af_campaign_state *cp);
 double af_cp_elapsed(const af_campaign_state *cp);
 
 /* ---- outdir.c: what the campaign writes in DIR ---- */
-/* The subdirectories a campaign writes or deletes in (corpus, pending, findings, ...):
- * each that exists must be a real directory inside DIR, not a symlink (which would
- * take writes and the corpus merge's deletions elsewhere). 0, or -1 with why naming it. */
-int af_cp_check_subdirs(const char *dir, char *why, size_t cap);
 /* A finding, the rawmap, a corpus input, stats or a report could not be written (why:
  * the path and the system's reason): counted in st.write_errors, said on stderr (the
  * first ones), and the campaign stops fuzzing and ends with AF_CAMPAIGN_WRITE_ERROR. */

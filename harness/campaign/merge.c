@@ -318,6 +318,7 @@ static int check_out(const char *out, const char *const *dirs, int n, char *why,
         snprintf(why, cap, "%s already holds findings: merge into a new directory", out);
         return -1;
     }
+    if (af_campaign_check_subdirs(out, why, cap)) return -1; /* nothing written through a symlink */
     if (!realpath(out, real_out)) {
         snprintf(why, cap, "%s: %s", out, strerror(errno));
         return -1;

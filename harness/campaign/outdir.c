@@ -13,7 +13,7 @@
 
 #define WRITE_ERRORS_SAID 10 /* failed writes said one line each; the rest only counted */
 
-int af_cp_check_subdirs(const char *dir, char *why, size_t cap) {
+int af_campaign_check_subdirs(const char *dir, char *why, size_t cap) {
     static const char *const sub[] = {"corpus",  "corpus.merge", "corpus.old", "coverage",    "pending",
                                       "findings", "crashes",      "current",    "workers",     "rawmap",
                                       "errors",   "interrupted"};
