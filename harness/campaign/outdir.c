@@ -25,7 +25,7 @@ void af_cp_write_failed(af_campaign_state *cp, const char *what, const char *why
     cp->write_failed = true;
     if (cp->st.write_errors <= WRITE_ERRORS_SAID)
         fprintf(stderr, "%sattnfuzz campaign: cannot store %s: %s%s\n", cp->tty ? "\r\033[K" : "", what, why,
-                cp->st.write_errors == 1 ? " (the campaign stops: nothing found is kept in DIR any more)" : "");
+                cp->st.write_errors == 1 ? " (the campaign stops fuzzing and ends with exit 6)" : "");
 }
 
 static int add_count(const af_finding_record *r, void *user) {

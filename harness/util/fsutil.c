@@ -17,10 +17,17 @@ static void say(char *why, size_t cap, const char *what, const char *path, int e
     if (why && cap) snprintf(why, cap, "%s %s: %s", what, path, strerror(err));
 }
 
+static int sync_parent_dir(const char *path);
+
 /* An existing directory is fine (a symlink to one too: DIR itself may be one); an
- * existing file of that name is ENOTDIR. */
+ * existing file of that name is ENOTDIR. A new one is made durable: its parent is
+ * fsync'd, so the files later renamed into it do not vanish with it after a crash. */
 static int mkdir_one(const char *path, char *why, size_t cap) {
-    if (mkdir(path, 0755) == 0) return 0;
+    if (mkdir(path, 0755) == 0) {
+        if (sync_parent_dir(path) == 0) return 0;
+        say(why, cap, "fsync the parent of", path, errno);
+        return -1;
+    }
     int err = errno;
     struct stat st;
     if (err == EEXIST) {

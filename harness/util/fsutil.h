@@ -1,5 +1,6 @@
 /* util/fsutil.h — the file-system habits of the project, one copy each:
- *   af_mkdirs             mkdir -p (every missing parent, 0755)
+ *   af_mkdirs             mkdir -p (every missing parent, 0755; each new one durable: its
+ *                         parent directory fsync'd)
  *   af_write_all          write(2) until every byte is out (EINTR retried)
  *   af_write_file_atomic  the whole file or nothing, durably: the bytes go to a new file
  *                         with a unique name beside PATH (PATH.tmp-<pid>-<random hex>),
