@@ -17,7 +17,15 @@ typedef struct {
     long long findings; /* sum of counts */
     int by_kind[AF_V_COUNT];
     int interrupted_cases; /* DIR/interrupted/<name>.case: in flight when a run stopped */
+    /* from DIR/stats.json: the campaign's failed writes, and the findings it saw but could
+     * not store (0 when none, or no stats.json) */
+    long long write_errors, findings_unstored;
 } af_triage_summary;
+
+/* Does DIR hold something to triage: a directory with stats.json (a campaign, a merge,
+ * a claims campaign), findings/ or gate.json? 0, or -1 with why ("DIR: no such
+ * directory", "DIR holds no campaign ..."): nothing is to be written there then. */
+int af_triage_check_dir(const char *dir, char *why, size_t cap);
 
 /* Write DIR/report.json, report.junit.xml, report.sarif, report.html from DIR/findings.
  * A DIR without findings gives empty (passing) reports. summary may be NULL.

@@ -104,7 +104,8 @@ void af_cp_update_stats(af_campaign_state *cp, bool final) {
     cp->st.elapsed_s = af_cp_elapsed(cp);
     cp->st.buckets = af_cp_count_buckets(cp);
     if (!cp->libfuzzer) cp->st.corpus = af_cp_corpus_count(cp);
-    af_stats_write(cp->dir, &cp->st);
+    char why[700];
+    if (af_stats_write(cp->dir, &cp->st, why, sizeof why)) af_cp_write_failed(cp, "stats", why);
     double now = af_clock_mono();
     double period = cp->tty ? 1.0 : 10.0;
     if (final || now - cp->last_progress >= period) {
@@ -143,7 +144,7 @@ void af_cp_merge_corpus(af_campaign_state *cp) {
     af_corpus_merge_summary sum;
     char why[512];
     if (af_corpus_merge(cp->dir, &cp->s.limits, &sum, why, sizeof why)) {
-        fprintf(stderr, "%sattnfuzz campaign: corpus merge: %s\n", cp->tty ? "\r\033[K" : "", why);
+        af_cp_write_failed(cp, "the merged corpus", why);
         return;
     }
     cp->corpus_merged = true;
@@ -217,7 +218,14 @@ int af_campaign_run(const af_campaign_opts *o) {
     if (lock_rc != AF_DIR_LOCK_OK) {
         fprintf(stderr, "attnfuzz campaign: %s\n", why);
         free(cp);
-        return lock_rc == AF_DIR_LOCK_BUSY ? AF_CAMPAIGN_BUSY : AF_CAMPAIGN_SETUP_ERROR;
+        return lock_rc == AF_DIR_LOCK_BUSY ? AF_CAMPAIGN_BUSY : AF_CAMPAIGN_WRITE_ERROR;
+    }
+    /* nothing is written or deleted through a symlinked subdirectory of DIR */
+    if (af_campaign_check_subdirs(cp->dir, why, sizeof why)) {
+        fprintf(stderr, "attnfuzz campaign: %s; remove it or choose another --out\n", why);
+        undo_lock(&cp->lock, cp->dir, dir_existed, had_lock, old_lock, old_lock_n);
+        free(cp);
+        return AF_CAMPAIGN_WRITE_ERROR;
     }
     af_campaign_stats *prior = calloc(1, sizeof *prior);
     int prior_rc = prior ? af_stats_read(cp->dir, prior, why, sizeof why) : -1;
@@ -275,7 +283,13 @@ int af_campaign_run(const af_campaign_opts *o) {
     for (size_t i = 0; i < sizeof sub / sizeof sub[0]; i++) {
         char p[1200];
         af_cp_subdir(cp, sub[i], p, sizeof p);
-        af_mkdirs(p, NULL, 0);
+        if (af_mkdirs(p, why, sizeof why) == 0) continue;
+        fprintf(stderr, "attnfuzz campaign: %s\n", why);
+        af_session_close(&cp->s);
+        undo_lock(&cp->lock, cp->dir, dir_existed, had_lock, old_lock, old_lock_n);
+        free(prior);
+        free(cp);
+        return AF_CAMPAIGN_WRITE_ERROR;
     }
     af_queue_init(&cp->queue);
     uint8_t empty = 0;
@@ -289,15 +303,18 @@ int af_campaign_run(const af_campaign_opts *o) {
     int n_paths = o->n_corpus ? o->n_corpus : stat(default_corpus[1], &sb) == 0 ? 2 : 1;
     int seeds = 0;
     if (o->n_corpus || stat(default_corpus[0], &sb) == 0) {
-        seeds = af_seed_corpus(paths, n_paths, corpus_dir, &cp->queue, why, sizeof why);
-        if (seeds < 0) {
+        af_seed_report seed_rep = {stderr, "attnfuzz campaign: seed corpus: ", 0, 0};
+        seeds = af_seed_corpus(paths, n_paths, corpus_dir, &cp->queue, &seed_rep, why, sizeof why);
+        cp->st.seeds_skipped = seed_rep.skipped;
+        if (seeds <= 0 && (seeds < 0 || seed_rep.skipped > 0)) { /* nothing usable: refused */
+            if (seeds == 0) snprintf(why, sizeof why, "none of the %d seed file(s) is usable", seed_rep.skipped);
             fprintf(stderr, "attnfuzz campaign: seed corpus: %s\n", why);
             af_session_close(&cp->s);
             af_queue_free(&cp->queue);
             af_dir_lock_release(&cp->lock);
             free(prior);
             free(cp);
-            return AF_CAMPAIGN_SETUP_ERROR;
+            return seed_rep.write_failed ? AF_CAMPAIGN_WRITE_ERROR : AF_CAMPAIGN_SETUP_ERROR;
         }
     }
     cp->rng = o->seed ? o->seed : (uint64_t)af_clock_unix() * 1000003u + (uint64_t)getpid();
@@ -341,9 +358,10 @@ int af_campaign_run(const af_campaign_opts *o) {
     free(prior);
     fprintf(
         stderr,
-        "attnfuzz campaign: %s, backend %s%s, %d job(s), %.0f s, %d seed(s), max work %.0f, deadline %d s, out %s\n",
+        "attnfuzz campaign: %s, backend %s%s, %d job(s), %.0f s, %d seed(s)%s, max work %.0f, deadline %d s, out %s\n",
         cp->st.mode, cp->s.backend_name, cp->s.isolated ? " (isolated: runs in forked children only)" : "", cp->st.jobs,
-        o->time_s, seeds, cp->s.limits.max_work, cp->deadline_s, cp->dir);
+        o->time_s, seeds, cp->st.seeds_skipped ? " (some skipped: see above)" : "", cp->s.limits.max_work,
+        cp->deadline_s, cp->dir);
     if (o->gpus) {
         char list[AF_GPUS_MAX * 8] = "";
         for (int g = 0; g < o->gpus->n; g++)
@@ -385,17 +403,25 @@ int af_campaign_run(const af_campaign_opts *o) {
     cp->st.elapsed_s = cp->prior_elapsed_s + fuzz_elapsed;
     af_triage_summary sum;
     memset(&sum, 0, sizeof sum);
-    af_stats_write(cp->dir, &cp->st); /* the reports read the final counters from stats.json */
-    if (af_triage_build(cp->dir, &sum, why, sizeof why)) fprintf(stderr, "attnfuzz campaign: reports: %s\n", why);
-    cp->st.buckets = af_cp_count_buckets(cp);
+    /* stats.json counts what DIR/findings holds, as the reports do (outdir.c) */
+    af_cp_count_stored(cp);
     if (!cp->libfuzzer) cp->st.corpus = af_cp_corpus_count(cp);
-    cp->st.elapsed_s = cp->prior_elapsed_s + fuzz_elapsed;
-    af_stats_write(cp->dir, &cp->st);
+    long long errors_before = cp->st.write_errors;
+    /* the reports read the final counters from stats.json */
+    if (af_stats_write(cp->dir, &cp->st, why, sizeof why))
+        af_cp_write_failed(cp, "stats (no reports built from an older stats.json)", why);
+    else if (af_triage_build(cp->dir, &sum, why, sizeof why))
+        af_cp_write_failed(cp, "the reports", why);
+    if (cp->st.write_errors != errors_before && af_stats_write(cp->dir, &cp->st, why, sizeof why))
+        af_cp_write_failed(cp, "stats", why);
     af_cp_clear_inflight(cp);
     af_stats_progress(&cp->st, cp->tty, true);
     fprintf(stderr, "attnfuzz campaign: %d bucket(s); reports in %s/report.{json,junit.xml,sarif,html}\n",
             cp->st.buckets, cp->dir);
-    int rc = interrupted ? AF_CAMPAIGN_INTERRUPTED : cp->st.buckets > 0 ? AF_CAMPAIGN_FINDINGS : AF_CAMPAIGN_CLEAN;
+    int rc = af_cp_report_failure(cp) ? AF_CAMPAIGN_WRITE_ERROR
+             : interrupted           ? AF_CAMPAIGN_INTERRUPTED
+             : cp->st.buckets > 0    ? AF_CAMPAIGN_FINDINGS
+                                     : AF_CAMPAIGN_CLEAN;
     af_cp_interrupt_restore(&saved_signals);
     af_queue_free(&cp->queue);
     af_session_close(&cp->s);

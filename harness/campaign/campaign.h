@@ -107,6 +107,10 @@ enum {
     AF_CAMPAIGN_PLUGIN_ERROR = 4, /* plugin:PATH could not be loaded */
     AF_CAMPAIGN_INTERRUPTED = 5,  /* SIGINT / SIGTERM: stopped early, reports written */
     AF_CAMPAIGN_BUSY = 6,         /* DIR/lock is held by another running campaign */
+    AF_CAMPAIGN_WRITE_ERROR = 7,  /* DIR unusable (not creatable, a symlinked subdirectory), or a
+                                     finding, the rawmap, the corpus, stats or a report could not
+                                     be written (each named with its reason; counted in
+                                     stats.json write_errors) */
 };
 
 void af_campaign_opts_default(af_campaign_opts *o);
@@ -118,5 +122,12 @@ int af_campaign_run(const af_campaign_opts *o);
  * its bucket), removed from pending, and DIR/stats.json's findings and unminimised
  * raised by their number. For `attnfuzz triage`. Returns how many, or -1 with why. */
 int af_campaign_recover_pending(const char *dir, char *why, size_t cap);
+
+/* The subdirectories a campaign (or a merge into DIR) writes or deletes in: corpus,
+ * pending, findings, rawmap, coverage ... (outdir.c). Each that exists must be a real
+ * directory inside DIR, not a symlink, which would take writes and the corpus merge's
+ * deletions elsewhere. 0, or -1 with why naming it ("DIR/corpus is a symbolic link (to
+ * T) ..."). */
+int af_campaign_check_subdirs(const char *dir, char *why, size_t cap);
 
 #endif

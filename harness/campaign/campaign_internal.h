@@ -43,6 +43,7 @@ typedef struct {
     /* after a corpus merge st.corpus is what it kept plus the queue's later entries */
     bool corpus_merged;
     int corpus_kept, queue_at_merge;
+    bool write_failed; /* a write in DIR failed (st.write_errors): fuzzing stops, exit AF_CAMPAIGN_WRITE_ERROR */
 } af_campaign_state;
 
 /* ---- campaign.c ---- */
@@ -77,6 +78,19 @@ int af_cp_corpus_count(const af_campaign_state *cp);
 
 /* Fuzzing seconds so far, earlier runs of DIR included. */
 double af_cp_elapsed(const af_campaign_state *cp);
+
+/* ---- outdir.c: what the campaign writes in DIR ---- */
+/* A finding, the rawmap, a corpus input, stats or a report could not be written (why:
+ * the path and the system's reason): counted in st.write_errors, said on stderr (the
+ * first ones), and the campaign stops fuzzing and ends with AF_CAMPAIGN_WRITE_ERROR. */
+void af_cp_write_failed(af_campaign_state *cp, const char *what, const char *why);
+/* The end of the run: st.findings and st.buckets from DIR/findings (what the reports
+ * count), st.findings_unstored = findings seen this run that it does not hold
+ * (in-process engine; failed writes, or left in DIR/pending). */
+void af_cp_count_stored(af_campaign_state *cp);
+/* The run failed to keep what it found (write errors or unstored findings): one line
+ * saying so. true when it did. */
+bool af_cp_report_failure(const af_campaign_state *cp);
 
 /* ---- resume.c ---- */
 /* DIR's earlier campaign (prior, read from its stats.json) continues in cp: refused with

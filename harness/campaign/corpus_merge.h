@@ -9,10 +9,17 @@
  * config cell only (af_fuzz_config_cell of the decoded case). Inputs are taken smallest
  * first (then by name), as libFuzzer's merge does, and kept when they add something to
  * what the kept ones reach; the others, and inputs whose content is already kept, are
- * removed with their coverage files. */
+ * removed with their coverage files.
+ *
+ * Only what the campaign made is touched: inputs named as the campaign and libFuzzer name
+ * them (af_corpus_is_input_name) that are regular files; any other file in DIR/corpus is
+ * neither read nor renamed nor removed. DIR/corpus and DIR/coverage are opened without
+ * following a symlink and every removal and rename is relative to them: a symlinked
+ * corpus directory is refused, never merged. */
 #ifndef ATTNFUZZ_CAMPAIGN_CORPUS_MERGE_H
 #define ATTNFUZZ_CAMPAIGN_CORPUS_MERGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,8 +36,12 @@ typedef struct {
 } af_corpus_merge_summary;
 
 /* Write DIR/coverage/<name>: the counters (AF_FUZZ_COUNTERS bytes, nonzero = reached)
- * as a bit set. 0 or -1. */
-int af_corpus_save_coverage(const char *dir, const char *name, const uint8_t *counters);
+ * as a bit set. 0 or -1 with why (path and reason). */
+int af_corpus_save_coverage(const char *dir, const char *name, const uint8_t *counters, char *why, size_t cap);
+
+/* seed-<name> (a seed written by the campaign), 16 lower-case hex digits (a content
+ * hash), 40 (libFuzzer's SHA-1 names); never a temporary file (".tmp") or a dot file. */
+bool af_corpus_is_input_name(const char *name);
 
 /* Merge DIR/corpus in place (see above); limits decode the inputs (their config cell).
  * 0 with sum filled, -1 with why (names the file) when the corpus cannot be read or

@@ -48,7 +48,7 @@ int af_dir_lock_acquire(af_dir_lock *l, const char *dir, char *why, size_t cap) 
     l->fd = -1;
     snprintf(l->path, sizeof l->path, "%s/lock", dir);
     for (int attempt = 0; attempt < 8; attempt++) {
-        int fd = open(l->path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        int fd = open(l->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644); /* never a planted link */
         if (fd < 0) {
             snprintf(why, cap, "%s: cannot open: %s", l->path, strerror(errno));
             return AF_DIR_LOCK_ERROR;

@@ -24,10 +24,12 @@
 /* A new queue entry into DIR/corpus (content-hash name) with the coverage it reached
  * (DIR/coverage, for the corpus merge: campaign/corpus_merge.h). */
 static void save_corpus_input(af_campaign_state *cp, const uint8_t *data, size_t n, const uint8_t *counters) {
-    char name[32], path[1300];
+    char name[32], path[1300], why[1500];
     snprintf(name, sizeof name, "%016llx", (unsigned long long)af_fnv1a64(data, n));
     snprintf(path, sizeof path, "%s/corpus/%s", cp->dir, name);
-    if (af_write_file_atomic(path, data, n, NULL, 0) == 0) af_corpus_save_coverage(cp->dir, name, counters);
+    if (af_write_file_atomic(path, data, n, why, sizeof why) ||
+        af_corpus_save_coverage(cp->dir, name, counters, why, sizeof why))
+        af_cp_write_failed(cp, "a corpus input", why);
 }
 
 typedef struct {
@@ -133,9 +135,12 @@ static void handle_result(af_campaign_state *cp, const af_child *slot, const inp
     if (r->status == AF_CASE_HUNG) cp->st.hangs++;
     if (r->verdict.n_findings > 0) {
         af_cp_note_finding(cp);
+        if (r->store_error[0]) af_cp_write_failed(cp, "a finding", r->store_error); /* the child could not */
         if (r->status == AF_CASE_CRASHED || r->status == AF_CASE_HUNG) {
             char bucket[AF_BUCKET_ID_LEN + 1];
-            af_session_store(&cp->s, c, &r->verdict, AF_STORE_FUZZ, NULL, NULL, NULL, bucket);
+            if (af_session_store(&cp->s, c, &r->verdict, AF_STORE_FUZZ, NULL, NULL, NULL, bucket) ==
+                AF_SESSION_STORE_FAILED)
+                af_cp_write_failed(cp, "a finding", cp->s.store_error);
         }
     }
     if (af_queue_offer(&cp->queue, in->data, in->size, r->counters, false) > 0)
@@ -176,7 +181,7 @@ void af_cp_run_inprocess(af_campaign_state *cp, double stop_at) {
             cp->fuzz_end = af_clock_mono();
             break;
         }
-        bool time_left = af_clock_mono() < stop_at;
+        bool time_left = af_clock_mono() < stop_at && !cp->write_failed; /* a failed write ends it */
         for (int i = 0; i < jobs && time_left; i++) {
             if (slots[i].proc.pid) continue;
             drawn_none = !next_input(cp, &inputs[i], &seed_cursor);

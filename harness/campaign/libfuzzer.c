@@ -121,7 +121,10 @@ static void convert_artifacts(af_campaign_state *cp) {
         snprintf(detail, sizeof detail, "libFuzzer %.*s", (int)strcspn(e->d_name, "-"), e->d_name);
         af_session_fatal_verdict(&cp->s, &c, kind, detail, &v);
         char bucket[AF_BUCKET_ID_LEN + 1];
-        af_session_store(&cp->s, &c, &v, AF_STORE_FUZZ, NULL, NULL, NULL, bucket);
+        if (af_session_store(&cp->s, &c, &v, AF_STORE_FUZZ, NULL, NULL, NULL, bucket) == AF_SESSION_STORE_FAILED) {
+            af_cp_write_failed(cp, "a finding", cp->s.store_error);
+            continue; /* the artifact stays: counted and stored by the next run */
+        }
         if (kind == AF_V_HANG)
             cp->st.hangs++;
         else
@@ -293,18 +296,20 @@ static int run_fuzz_round(af_campaign_state *cp, const char *fuzzer, double stop
  * runs every input once on the backend, without storing findings (ATTNFUZZ_OUT empty);
  * one that has not finished by deadline is stopped and the corpus kept as it was.
  * Returns the number of inputs kept, or -1 (corpus unchanged). */
-/* Remove a flat directory (files only, as libFuzzer's corpus is); absent is fine. */
+/* Remove a flat corpus directory: only the inputs the campaign and libFuzzer name
+ * themselves (af_corpus_is_input_name), opened without following a symlink (a linked
+ * directory is left alone), then the directory when that emptied it; absent is fine. */
 static void remove_flat_dir(const char *path) {
-    DIR *d = opendir(path);
-    if (!d) return;
-    char file[2600];
-    for (struct dirent *e; (e = readdir(d));) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        snprintf(file, sizeof file, "%s/%s", path, e->d_name);
-        unlink(file);
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0) close(fd);
+        return;
     }
+    for (struct dirent *e; (e = readdir(d));)
+        if (af_corpus_is_input_name(e->d_name)) unlinkat(fd, e->d_name, 0);
     closedir(d);
-    rmdir(path);
+    rmdir(path); /* fails, leaving it, when something else is in it */
 }
 
 static int merge_corpus(af_campaign_state *cp, const char *fuzzer, double deadline) {

@@ -326,6 +326,7 @@ static int check_out(const char *out, const char *const *dirs, int n, char *why,
         snprintf(why, cap, "%s already holds findings: merge into a new directory", out);
         return -1;
     }
+    if (af_campaign_check_subdirs(out, why, cap)) return -1; /* nothing written through a symlink */
     if (!realpath(out, real_out)) {
         snprintf(why, cap, "%s: %s", out, strerror(errno));
         return -1;
@@ -380,13 +381,12 @@ int af_campaign_merge(const char *out, const char *const *dirs, int n, af_merge_
         snprintf(path, sizeof path, "%s/interrupted", out);
         merged->interrupted_cases = count_entries(path);
         /* the reports first: they read stats.json; then the bucket count they found */
-        if (rc == 0) snprintf(why, cap, "%s/stats.json: cannot write", out);
-        if (rc || af_stats_write(out, merged) || af_triage_build(out, &ts, why, cap)) {
+        if (rc || af_stats_write(out, merged, why, cap) || af_triage_build(out, &ts, why, cap)) {
             rc = AF_MERGE_ERROR;
         } else {
             merged->buckets = sum->buckets = ts.buckets;
             sum->findings = ts.findings;
-            if (af_stats_write(out, merged) || af_triage_build(out, &ts, why, cap)) rc = AF_MERGE_ERROR;
+            if (af_stats_write(out, merged, why, cap) || af_triage_build(out, &ts, why, cap)) rc = AF_MERGE_ERROR;
         }
     }
     free(merged);

@@ -54,15 +54,38 @@ static void remove_pending(const char *case_path) {
 }
 
 /* Store case c with verdict v in its bucket from this process (no heatmap): for a
- * crash / hang, or when the re-run in a child did not store it. */
-static void store_here(af_campaign_state *cp, const af_case *c, const af_verdict *v, const af_case *original,
-                       char *bucket) {
-    af_session_store(&cp->s, c, v, AF_STORE_ALWAYS, original, NULL, NULL, bucket);
+ * crash / hang, or when the re-run in a child did not store it. 0, or -1 after
+ * af_cp_write_failed. */
+static int store_here(af_campaign_state *cp, const af_case *c, const af_verdict *v, const af_case *original,
+                      char *bucket) {
+    if (af_session_store(&cp->s, c, v, AF_STORE_ALWAYS, original, NULL, NULL, bucket) != AF_SESSION_STORE_FAILED)
+        return 0;
+    af_cp_write_failed(cp, "a finding", cp->s.store_error);
+    return -1;
 }
 
-/* Minimise one new raw signature and store the result; writes DIR/rawmap/<raw_id>. */
-static void minimise_raw(af_campaign_state *cp, const char *raw_id, const af_case *c, const af_verdict *found,
-                         af_case_result *r) {
+/* One more finding counted in the bucket of rawmap entry e. 0, or -1 after
+ * af_cp_write_failed. */
+static int count_in_bucket(af_campaign_state *cp, const af_rawmap_entry *e) {
+    char bucket[AF_BUCKET_ID_LEN + 1], why[1500];
+    af_finding_extra extra;
+    memset(&extra, 0, sizeof extra);
+    extra.repro_options = cp->s.repro_options; /* a worker's command: the Reproduce line runs it */
+    if (af_finding_store(cp->dir, &e->best, &e->verdict, &extra, bucket, why, sizeof why) >= 0) return 0;
+    af_cp_write_failed(cp, "a finding", why);
+    return -1;
+}
+
+/* DIR/rawmap/<raw_id> = e; a failure is counted (the finding itself is stored). */
+static void put_rawmap(af_campaign_state *cp, const char *raw_id, const af_rawmap_entry *e) {
+    char why[1500];
+    if (af_rawmap_put(cp->dir, raw_id, e, why, sizeof why)) af_cp_write_failed(cp, "the rawmap", why);
+}
+
+/* Minimise one new raw signature and store the result; writes DIR/rawmap/<raw_id>.
+ * 0 when the finding is stored (its pending file may go), -1 when not (it stays). */
+static int minimise_raw(af_campaign_state *cp, const char *raw_id, const af_case *c, const af_verdict *found,
+                        af_case_result *r) {
     min_ctx m = {cp};
     /* --gpus: minimised and stored on the GPU that found it (a bug of one GPU stays there) */
     cp->s.isolated_device = af_gpus_find(cp->o->gpus, found->info.device);
@@ -81,6 +104,7 @@ static void minimise_raw(af_campaign_state *cp, const char *raw_id, const af_cas
     af_rawmap_entry e;
     memset(&e, 0, sizeof e);
     char sig[AF_SIGNATURE_MAX];
+    int stored = 0;
     if (rc == 0) {
         e.best = mr->best;
         snprintf(e.best.backend, sizeof e.best.backend, "%s", cp->s.backend_name); /* what ran */
@@ -105,7 +129,7 @@ static void minimise_raw(af_campaign_state *cp, const char *raw_id, const af_cas
         if (r->stored < 0 || strcmp(r->bucket, e.bucket)) {
             /* crash / hang (the child could not store), or a different result this time */
             char b[AF_BUCKET_ID_LEN + 1];
-            store_here(cp, &e.best, &e.verdict, original, b);
+            stored = store_here(cp, &e.best, &e.verdict, original, b);
         }
         cp->st.minimised++;
         fprintf(stderr, "%sattnfuzz campaign: raw %s -> %s bucket %s: %s, cost %.4g -> %.4g in %d runs\n",
@@ -119,8 +143,8 @@ static void minimise_raw(af_campaign_state *cp, const char *raw_id, const af_cas
         e.verdict = *found;
         af_signature(&e.best, &e.verdict, sig, sizeof sig);
         af_bucket_id(sig, e.bucket);
-        store_here(cp, &e.best, &e.verdict, NULL, e.bucket);
-        if (af_cp_interrupted()) cp->st.unminimised++;
+        stored = store_here(cp, &e.best, &e.verdict, NULL, e.bucket);
+        if (af_cp_interrupted() && stored == 0) cp->st.unminimised++;
         fprintf(stderr, "%sattnfuzz campaign: raw %s did not reproduce (%s); kept as found in bucket %s\n",
                 cp->tty ? "\r\033[K" : "", raw_id,
                 af_cp_interrupted() ? "interrupted"
@@ -130,8 +154,8 @@ static void minimise_raw(af_campaign_state *cp, const char *raw_id, const af_cas
     }
     free(mr);
     cp->s.isolated_device = -1;
-    if (af_rawmap_put(cp->dir, raw_id, &e))
-        fprintf(stderr, "attnfuzz campaign: cannot write %s/rawmap/%s\n", cp->dir, raw_id);
+    if (stored == 0) put_rawmap(cp, raw_id, &e); /* a raw signature maps only to a stored bucket */
+    return stored;
 }
 
 /* Crash and hang verdicts carry no numbers and no tensor: the minimised case of one
@@ -167,6 +191,8 @@ static bool same_fatal_bucket(const af_campaign_state *cp, const af_verdict *fou
  * or with keep_rest (--total-time's end) is stored as found, its raw case and verdict,
  * so that no finding is lost (counted in st.unminimised). Returns the number handled. */
 int af_cp_process_pending(af_campaign_state *cp, double stop_at, bool keep_rest) {
+    /* after a failed write nothing more is minimised: each is stored as found, or stays */
+    if (cp->write_failed) keep_rest = true;
     char dir[1200];
     af_cp_subdir(cp, "pending", dir, sizeof dir);
     DIR *d = opendir(dir);
@@ -192,31 +218,29 @@ int af_cp_process_pending(af_campaign_state *cp, double stop_at, bool keep_rest)
         af_rawmap_entry *me = malloc(sizeof *me);
         if (me && af_rawmap_get(cp->dir, raw_id, me) == 0) {
             /* minimised meanwhile: one more finding in its bucket, no run needed */
-            char bucket[AF_BUCKET_ID_LEN + 1];
-            af_finding_extra extra;
-            memset(&extra, 0, sizeof extra);
-            extra.repro_options = cp->s.repro_options;
-            char why[512];
-            if (af_finding_store(cp->dir, &me->best, &me->verdict, &extra, bucket, why, sizeof why) < 0)
-                fprintf(stderr, "attnfuzz campaign: counting %s: %s\n", names[i], why);
+            if (count_in_bucket(cp, me) == 0) {
+                remove_pending(path);
+                handled++;
+            }
             free(me);
-            remove_pending(path);
-            handled++;
             continue;
         }
         free(me);
-        bool out_of_time = (stop_at > 0 && af_clock_mono() > stop_at) || af_cp_interrupted();
+        bool out_of_time = (stop_at > 0 && af_clock_mono() > stop_at) || af_cp_interrupted() || cp->write_failed;
         if (out_of_time && !keep_rest) break;
         af_case c;
         af_error err;
         if (af_case_load(path, &c, &err)) {
-            remove_pending(path);
+            /* not ours to delete: it stays, and the run says it kept no finding from it */
+            char why[1200];
+            af_error_format(&err, why, sizeof why);
+            af_cp_write_failed(cp, "a pending finding", why);
             continue;
         }
         if (out_of_time && af_pending_verdict(path, found) == 0) {
             snprintf(c.backend, sizeof c.backend, "%s", cp->s.backend_name); /* what ran */
             char bucket[AF_BUCKET_ID_LEN + 1];
-            store_here(cp, &c, found, NULL, bucket);
+            if (store_here(cp, &c, found, NULL, bucket)) continue; /* stays in pending */
             fprintf(stderr, "%sattnfuzz campaign: raw %s stored as found in bucket %s (not minimised: %s)\n",
                     cp->tty ? "\r\033[K" : "", raw_id, bucket, af_cp_interrupted() ? "interrupted" : "--total-time");
             cp->st.unminimised++;
@@ -231,15 +255,11 @@ int af_cp_process_pending(af_campaign_state *cp, double stop_at, bool keep_rest)
         }
         af_rawmap_entry *same = malloc(sizeof *same);
         if (same && same_fatal_bucket(cp, found, same)) {
-            char bucket[AF_BUCKET_ID_LEN + 1];
-            af_finding_extra extra;
-            memset(&extra, 0, sizeof extra);
-            extra.repro_options = cp->s.repro_options;
-            char why[512];
-            if (af_finding_store(cp->dir, &same->best, &same->verdict, &extra, bucket, why, sizeof why) < 0)
-                fprintf(stderr, "attnfuzz campaign: counting %s: %s\n", names[i], why);
-            if (af_rawmap_put(cp->dir, raw_id, same))
-                fprintf(stderr, "attnfuzz campaign: cannot write %s/rawmap/%s\n", cp->dir, raw_id);
+            if (count_in_bucket(cp, same)) {
+                free(same);
+                continue; /* stays in pending */
+            }
+            put_rawmap(cp, raw_id, same);
             fprintf(stderr, "%sattnfuzz campaign: raw %s: the same %s as bucket %s (not minimised again)\n",
                     cp->tty ? "\r\033[K" : "", raw_id, af_verdict_name(found->kind), same->bucket);
             free(same);
@@ -248,7 +268,7 @@ int af_cp_process_pending(af_campaign_state *cp, double stop_at, bool keep_rest)
             continue;
         }
         free(same);
-        minimise_raw(cp, raw_id, &c, found, r);
+        if (minimise_raw(cp, raw_id, &c, found, r)) continue; /* not stored: stays in pending */
         remove_pending(path);
         handled++;
     }
@@ -274,13 +294,15 @@ static int bump_stats(const char *dir, int found, int unminimised, char *why, si
     json_int_t unmin = json_integer_value(json_object_get(o, "unminimised"));
     json_object_set_new(o, "findings", json_integer(findings + found));
     json_object_set_new(o, "unminimised", json_integer(unmin + unminimised));
-    int buckets = 0;
-    char fdir[1300];
-    snprintf(fdir, sizeof fdir, "%s/findings", dir);
-    DIR *d = opendir(fdir);
-    for (struct dirent *e; d && (e = readdir(d));) buckets += af_cp_is_bucket_name(e->d_name, strlen(e->d_name));
-    if (d) closedir(d);
-    json_object_set_new(o, "buckets", json_integer(buckets));
+    /* those a failed campaign could not store are stored now */
+    json_int_t unstored = json_integer_value(json_object_get(o, "findings_unstored"));
+    if (json_object_get(o, "findings_unstored"))
+        json_object_set_new(o, "findings_unstored", json_integer(unstored > found ? unstored - found : 0));
+    /* the buckets the reports count: readable ones (a bucket a failed write left
+     * without its verdict.json is not one) */
+    char scan_why[512];
+    int buckets = af_findings_scan(dir, NULL, NULL, scan_why, sizeof scan_why);
+    if (buckets >= 0) json_object_set_new(o, "buckets", json_integer(buckets));
     char *text = json_dumps(o, JSON_INDENT(2));
     json_decref(o);
     if (!text) {

@@ -189,7 +189,8 @@ long long af_cp_resume_recount_findings(af_campaign_state *cp) {
     }
     if (d) closedir(d);
     long long missed = on_disk - cp->st.findings;
-    if (missed <= 0) return 0;
+    /* fewer: an earlier run could not store them (it failed and said so): this run
+     * counts on from what DIR holds, as the reports do */
     cp->st.findings = on_disk;
-    return missed;
+    return missed > 0 ? missed : 0;
 }

@@ -224,6 +224,7 @@ static void on_engine_verdict(void *user, const char *engine, const af_verdict *
             af_session_store(j->s, j->c, v, j->mode, j->original, has_hm ? &hm : NULL, has_lm ? &lm : NULL, bucket);
         if (has_hm) af_heatmap_free(&hm);
         if (has_lm) af_leak_matrix_free(&lm);
+        if (st == AF_SESSION_STORE_FAILED) snprintf(r->store_error, sizeof r->store_error, "%s", j->s->store_error);
         if (r->verdict.n_findings == 0 || st == 1 || st == 2) {
             r->stored = st;
             snprintf(r->bucket, sizeof r->bucket, "%s", bucket);

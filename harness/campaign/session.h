@@ -77,6 +77,9 @@ typedef struct {
      * TEXT / --worker-config FILE; af_worker_cli_options), NULL-terminated, pointing into
      * the backend: stored findings' Reproduce lines carry them */
     const char *repro_options[AF_SESSION_REPRO_OPTIONS + 1];
+    /* why the last af_session_store that returned AF_SESSION_STORE_FAILED failed (a path
+     * and the system's reason), in the process that stored */
+    char store_error[512];
 } af_session;
 
 enum {
@@ -117,6 +120,9 @@ typedef struct {
     af_case_status status;
     af_verdict verdict;
     int stored; /* 1 new bucket, 0 duplicate, 2 pending, -1 not stored */
+    /* a finding of this case could not be written (af_session_store returned
+     * AF_SESSION_STORE_FAILED): the path and the system's reason; "" = none */
+    char store_error[256];
     char bucket[AF_BUCKET_ID_LEN + 1];
     char why[256];
     double seconds;

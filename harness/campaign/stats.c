@@ -1,4 +1,5 @@
 /* campaign/stats.c — DIR/stats.json with stable keys, and the progress line (campaign/stats.h). */
+#include <errno.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -130,7 +131,7 @@ static json_t *seqlen_hist(const long long *hist) {
     return o;
 }
 
-int af_stats_write(const char *dir, af_campaign_stats *st) {
+int af_stats_write(const char *dir, af_campaign_stats *st, char *why, size_t cap) {
     note_timeline(st);
     char path[2048];
     snprintf(path, sizeof path, "%s/stats.json", dir);
@@ -165,17 +166,29 @@ int af_stats_write(const char *dir, af_campaign_stats *st) {
     json_object_set_new(o, "resumed", json_integer(st->resumed));
     json_object_set_new(o, "shards_merged", json_integer(st->shards_merged));
     json_object_set_new(o, "interrupted_cases", json_integer(st->interrupted_cases));
+    json_object_set_new(o, "write_errors", json_integer((json_int_t)st->write_errors));
+    json_object_set_new(o, "findings_unstored", json_integer((json_int_t)st->findings_unstored));
+    json_object_set_new(o, "seeds_skipped", json_integer(st->seeds_skipped));
     gpus_json(o, st);
     char *text = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(DBL_DIG));
     json_decref(o);
-    if (!text) return -1;
+    if (!text) {
+        if (why && cap) snprintf(why, cap, "%s: out of memory", path);
+        return -1;
+    }
     af_file_part parts[2] = {{text, strlen(text)}, {"\n", 1}};
-    int rc = af_write_parts_atomic(path, parts, 2, NULL, 0);
+    int rc = af_write_parts_atomic(path, parts, 2, why, cap);
     free(text);
+    if (rc) return -1;
     snprintf(path, sizeof path, "%s/config_cells.bin", dir);
     af_file_part cells = {st->config_cells_seen, sizeof st->config_cells_seen};
-    rc |= af_write_parts_atomic(path, &cells, 1, NULL, 0);
-    return rc || af_stats_write_fuzzer_stats(dir, st) ? -1 : 0;
+    if (af_write_parts_atomic(path, &cells, 1, why, cap)) return -1;
+    if (af_stats_write_fuzzer_stats(dir, st)) {
+        int err = errno;
+        if (why && cap) snprintf(why, cap, "write %s/fuzzer_stats: %s", dir, strerror(err));
+        return -1;
+    }
+    return 0;
 }
 
 int af_stats_write_fuzzer_stats(const char *dir, const af_campaign_stats *st) {

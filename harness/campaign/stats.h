@@ -53,6 +53,12 @@ typedef struct {
      * and of them those declined */
     long long cp_cases[AF_CP_A2A_P2P + 1], cp_declined[AF_CP_A2A_P2P + 1];
     int interrupted_cases; /* DIR/interrupted/<name>.case: in flight when a run of DIR was killed */
+    /* this run's failures to write in DIR (a finding, the rawmap, a report, the corpus,
+     * stats): each ends the campaign with AF_CAMPAIGN_WRITE_ERROR */
+    long long write_errors;
+    long long findings_unstored; /* seen but not counted in DIR/findings at the end (left in
+                                    DIR/pending, or lost to a failed write) */
+    int seeds_skipped;           /* seed files refused (malformed, not a regular file) */
     /* campaign --gpus: the GPUs (CUDA_VISIBLE_DEVICES entries) cases ran on, and the cases
      * counted in stats.cases that each ran (n_gpus 0 = no --gpus; they sum to cases then) */
     int n_gpus;
@@ -91,12 +97,14 @@ void af_stats_note_config_cell(af_campaign_stats *st, unsigned cell);
  * last point the state written now). Each write may add a timeline point (hence st is
  * not const), shard ("I/N" or null), resumed (times resumed), shards_merged (0 unless
  * written by attnfuzz merge), interrupted_cases (cases a killed run had in flight, kept
- * in DIR/interrupted/), gpus (the --gpus
+ * in DIR/interrupted/), write_errors (this run's failed writes in DIR), findings_unstored
+ * (findings seen that DIR/findings does not count), seeds_skipped, gpus (the --gpus
  * list, ["0", "1"], null without --gpus) and gpu_cases ({"0": n, "1": m}: cases per GPU,
  * summing to cases; null without --gpus). Written through af_write_parts_atomic (util/fsutil.h);
  * beside it DIR/config_cells.bin, the cell bit set (AF_STATS_CONFIG_CELLS bits, binary)
- * that a resume or a merge reads back. Returns 0 or -1. */
-int af_stats_write(const char *dir, af_campaign_stats *st);
+ * that a resume or a merge reads back. Returns 0 or -1 with why (the path and the
+ * system's reason; why may be NULL). */
+int af_stats_write(const char *dir, af_campaign_stats *st, char *why, size_t cap);
 /* Read DIR/stats.json (and DIR/config_cells.bin when present) back into st: every
  * counter, the histograms, start time, elapsed, timeline, backend, engine, jobs, mode,
  * shard, resumed, gpus and gpu_cases. st->envelope stays NULL. 0; 1 when DIR has no stats.json; -1 with

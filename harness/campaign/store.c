@@ -2,6 +2,7 @@
  * DIR/pending; the rawmap and pending-verdict files (campaign/store.h). */
 #include "campaign/store.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,10 +18,10 @@
 
 #define BLOB_MAGIC 0x4146524du /* "AFRM" */
 
-static int blob_write(const char *path, const void *a, size_t na, const void *b, size_t nb) {
+static int blob_write(const char *path, const void *a, size_t na, const void *b, size_t nb, char *why, size_t cap) {
     uint32_t hdr[3] = {BLOB_MAGIC, (uint32_t)na, (uint32_t)nb};
     af_file_part parts[3] = {{hdr, sizeof hdr}, {a, na}, {b, nb}};
-    return af_write_parts_atomic(path, parts, 3, NULL, 0);
+    return af_write_parts_atomic(path, parts, 3, why, cap);
 }
 
 static int blob_read(const char *path, void *a, size_t na, void *b, size_t nb) {
@@ -43,12 +44,12 @@ int af_rawmap_get(const char *dir, const char *raw_id, af_rawmap_entry *e) {
     return 0;
 }
 
-int af_rawmap_put(const char *dir, const char *raw_id, const af_rawmap_entry *e) {
+int af_rawmap_put(const char *dir, const char *raw_id, const af_rawmap_entry *e, char *why, size_t cap) {
     char path[1300];
     snprintf(path, sizeof path, "%s/rawmap", dir);
-    if (af_mkdirs(path, NULL, 0)) return -1;
+    if (af_mkdirs(path, why, cap)) return -1;
     snprintf(path, sizeof path, "%s/rawmap/%.*s", dir, AF_BUCKET_ID_LEN, raw_id);
-    return blob_write(path, e, sizeof *e, NULL, 0);
+    return blob_write(path, e, sizeof *e, NULL, 0, why, cap);
 }
 
 void af_pending_verdict_path(const char *case_path, char *out, size_t cap) {
@@ -78,10 +79,8 @@ static int bump_mapped(af_session *s, const af_rawmap_entry *e, char bucket[AF_B
     af_finding_extra extra;
     memset(&extra, 0, sizeof extra);
     extra.time_to_first_seconds = time_to_first(s);
-    char why[512];
-    int rc = af_finding_store(s->out_dir, &e->best, &e->verdict, &extra, bucket, why, sizeof why);
-    if (rc < 0) fprintf(stderr, "attnfuzz: counting a finding: %s\n", why);
-    return rc < 0 ? -1 : 0;
+    int rc = af_finding_store(s->out_dir, &e->best, &e->verdict, &extra, bucket, s->store_error, sizeof s->store_error);
+    return rc < 0 ? AF_SESSION_STORE_FAILED : 0;
 }
 
 int af_session_store(af_session *s, const af_case *c, const af_verdict *given, af_store_mode mode,
@@ -106,7 +105,7 @@ int af_session_store(af_session *s, const af_case *c, const af_verdict *given, a
 static int store_verdict(af_session *s, const af_case *c, const af_verdict *v, af_store_mode mode,
                          const af_case *original, const af_heatmap *heatmap, const af_leak_matrix *leaks,
                          char bucket[AF_BUCKET_ID_LEN + 1]) {
-    char sig[AF_SIGNATURE_MAX], why[512];
+    char sig[AF_SIGNATURE_MAX];
     af_signature(c, v, sig, sizeof sig);
     af_bucket_id(sig, bucket);
     af_case stored = *c;
@@ -121,12 +120,19 @@ static int store_verdict(af_session *s, const af_case *c, const af_verdict *v, a
         /* a new raw signature: the campaign minimises it once, then stores it */
         char path[1300], vpath[1400];
         snprintf(path, sizeof path, "%s/pending", s->out_dir);
-        af_mkdirs(path, NULL, 0);
+        if (af_mkdirs(path, s->store_error, sizeof s->store_error)) return AF_SESSION_STORE_FAILED;
         snprintf(path, sizeof path, "%s/pending/%s-%d-%lld.case", s->out_dir, bucket, (int)getpid(),
                  (long long)(af_clock_unix() * 1000));
         af_pending_verdict_path(path, vpath, sizeof vpath);
-        blob_write(vpath, v, sizeof *v, NULL, 0); /* first: the .case file is the signal */
-        return af_case_save(&stored, path) == 0 ? 2 : -1;
+        /* first: the .case file is the signal */
+        if (blob_write(vpath, v, sizeof *v, NULL, 0, s->store_error, sizeof s->store_error))
+            return AF_SESSION_STORE_FAILED;
+        if (af_case_save(&stored, path)) {
+            snprintf(s->store_error, sizeof s->store_error, "write %s: %s", path, strerror(errno));
+            remove(vpath);
+            return AF_SESSION_STORE_FAILED;
+        }
+        return 2;
     }
     af_finding_extra extra;
     memset(&extra, 0, sizeof extra);
@@ -135,7 +141,6 @@ static int store_verdict(af_session *s, const af_case *c, const af_verdict *v, a
     extra.leaks = leaks;
     extra.time_to_first_seconds = time_to_first(s);
     extra.repro_options = s->repro_options; /* a worker's command: the Reproduce line runs it */
-    int rc = af_finding_store(s->out_dir, &stored, v, &extra, bucket, why, sizeof why);
-    if (rc < 0) fprintf(stderr, "attnfuzz: storing a finding: %s\n", why);
-    return rc;
+    int rc = af_finding_store(s->out_dir, &stored, v, &extra, bucket, s->store_error, sizeof s->store_error);
+    return rc < 0 ? AF_SESSION_STORE_FAILED : rc;
 }

@@ -37,11 +37,12 @@ const af_cli_exit_code af_cli_exit_codes[] = {
     {AF_EXIT_USAGE, "usage", "bad option or malformed case text (the message names file:line: field)"},
     {AF_EXIT_DECLINED, "declined",
      "the backend declined a case or is unavailable on this machine (run --allow-declined: 0 when the rest passed)"},
-    {AF_EXIT_BAD_FILE, "bad-file", "a case path is missing, a directory, empty or unreadable (named)"},
+    {AF_EXIT_BAD_FILE, "bad-file",
+     "a case path is missing, a directory, empty or unreadable (named); `triage DIR`: DIR holds no campaign"},
     {AF_EXIT_PLUGIN, "plugin", "a plugin cannot be loaded, or a case names a plugin it may not load"},
     {AF_EXIT_ERROR, "error",
-     "could not run here (fork, memory, output directory, inputs refused), or an error verdict (a worker adapter "
-     "failed, not the kernel)"},
+     "could not run here (fork, memory, inputs refused) or write in the output directory (named, with the "
+     "reason), or an error verdict (a worker adapter failed, not the kernel)"},
     {AF_EXIT_BUSY, "busy", "campaign --out DIR / merge OUT: DIR is locked by another running campaign (named)"},
     {AF_EXIT_INTERRUPTED, "interrupted", "SIGINT / SIGTERM: stopped early; reports written, findings unminimised"},
     {0, NULL, NULL},

@@ -12,7 +12,9 @@ static void triage_usage(FILE *f) {
     fprintf(f, "usage: attnfuzz triage DIR [--quiet] [--fail-on-findings]\n"
                "  reads DIR/findings/<bucket>/ and writes DIR/report.json, report.junit.xml,\n"
                "  report.sarif and report.html; exit 0, or 1 with --fail-on-findings when a\n"
-               "  bucket exists, 2 on bad usage or an unreadable DIR\n");
+               "  bucket exists (or the campaign saw findings it could not store), 2 on bad\n"
+               "  usage, 4 when DIR holds no campaign (nothing written), 6 when the reports\n"
+               "  cannot be written\n");
 }
 
 static int print_bucket(const af_finding_record *r, void *user) {
@@ -63,6 +65,11 @@ int af_cli_triage(int argc, char **argv) {
         return AF_EXIT_USAGE;
     }
     char why[1024];
+    /* a folder that is no campaign: refused before anything is written in it */
+    if (af_triage_check_dir(dir, why, sizeof why)) {
+        fprintf(stderr, "attnfuzz triage: %s\n", why);
+        return AF_EXIT_BAD_FILE;
+    }
     /* a campaign killed before it minimised them left findings in DIR/pending: stored
      * as found (unminimised) first, so the reports and --fail-on-findings count them */
     int recovered = af_campaign_recover_pending(dir, why, sizeof why);
@@ -78,7 +85,7 @@ int af_cli_triage(int argc, char **argv) {
     af_triage_summary s;
     if (af_triage_build(dir, &s, why, sizeof why)) {
         fprintf(stderr, "attnfuzz triage: %s\n", why);
-        return AF_EXIT_USAGE;
+        return AF_EXIT_ERROR; /* the output directory (README: error) */
     }
     if (!quiet) {
         printf("triage %s: %d bucket%s, %lld finding%s\n", dir, s.buckets, s.buckets == 1 ? "" : "s", s.findings,
@@ -87,5 +94,10 @@ int af_cli_triage(int argc, char **argv) {
             fprintf(stderr, "attnfuzz triage: %s\n", why);
         printf("reports: %s/report.json %s/report.junit.xml %s/report.sarif %s/report.html\n", dir, dir, dir, dir);
     }
-    return fail_on_findings && s.buckets > 0 ? AF_EXIT_FINDING : AF_EXIT_PASS;
+    if (s.findings_unstored)
+        fprintf(stderr,
+                "attnfuzz triage: %s: its campaign could not store %lld finding(s) (%lld write error(s), "
+                "stats.json)\n",
+                dir, s.findings_unstored, s.write_errors);
+    return fail_on_findings && (s.buckets > 0 || s.findings_unstored > 0) ? AF_EXIT_FINDING : AF_EXIT_PASS;
 }

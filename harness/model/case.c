@@ -752,6 +752,7 @@ int af_case_parse(const char *text, const char *name, af_case *c, af_error *err)
     if (!name) name = "<case>";
     int line = 0;
     const char *p = text;
+    if (!strncmp(p, "\xEF\xBB\xBF", 3)) p += 3; /* a UTF-8 byte order mark (some editors write one) */
     while (*p) {
         line++;
         const char *eol = strchr(p, '\n');
@@ -821,6 +822,7 @@ int af_case_load(const char *path, af_case *c, af_error *err) {
         n += got;
         if (n == cap) {
             if (cap >= (1u << 24)) {
+                if (fgetc(f) == EOF) break; /* exactly 16 MiB: all of it is here */
                 free(text);
                 fclose(f);
                 return set_error(err, path, 0, "file", "larger than 16 MiB");

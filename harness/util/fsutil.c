@@ -1,6 +1,7 @@
 /* util/fsutil.c — mkdir -p, write-all, durable atomic replace, confined reads (util/fsutil.h). */
 #include "util/fsutil.h"
 #include "util/clock.h"
+#include "util/config.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,9 +17,25 @@ static void say(char *why, size_t cap, const char *what, const char *path, int e
     if (why && cap) snprintf(why, cap, "%s %s: %s", what, path, strerror(err));
 }
 
+static int sync_parent_dir(const char *path);
+
+/* An existing directory is fine (a symlink to one too: DIR itself may be one); an
+ * existing file of that name is ENOTDIR. A new one is made durable: its parent is
+ * fsync'd, so the files later renamed into it do not vanish with it after a crash. */
 static int mkdir_one(const char *path, char *why, size_t cap) {
-    if (mkdir(path, 0755) == 0 || errno == EEXIST) return 0;
-    say(why, cap, "mkdir", path, errno);
+    if (mkdir(path, 0755) == 0) {
+        if (sync_parent_dir(path) == 0) return 0;
+        say(why, cap, "fsync the parent of", path, errno);
+        return -1;
+    }
+    int err = errno;
+    struct stat st;
+    if (err == EEXIST) {
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return 0;
+        err = ENOTDIR;
+    }
+    say(why, cap, "mkdir", path, err);
+    errno = err;
     return -1;
 }
 
@@ -95,7 +112,30 @@ static int sync_parent_dir(const char *path) {
     return rc;
 }
 
+/* ATTNFUZZ_FAIL_WRITE=ERRNO:TEXT (util/config.h): the errno a write of path is to fail
+ * with, 0 = none. Read at each write, so a test sets it for one process tree only. */
+static int injected_failure(const char *path) {
+    const char *spec = af_config_get(AF_CFG_FAIL_WRITE);
+    const char *colon = spec ? strchr(spec, ':') : NULL;
+    if (!colon || !colon[1] || !strstr(path, colon + 1)) return 0;
+    static const struct {
+        const char *name;
+        int value;
+    } names[] = {{"ENOSPC", ENOSPC}, {"EIO", EIO}, {"EACCES", EACCES}, {"EROFS", EROFS}, {"EDQUOT", EDQUOT}};
+    size_t n = (size_t)(colon - spec);
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strlen(names[i].name) == n && !strncmp(spec, names[i].name, n)) return names[i].value;
+    int value = atoi(spec);
+    return value > 0 ? value : ENOSPC;
+}
+
 int af_write_parts_atomic(const char *path, const af_file_part *parts, int n_parts, char *why, size_t cap) {
+    int injected = injected_failure(path);
+    if (injected) {
+        say(why, cap, "write", path, injected);
+        errno = injected;
+        return -1;
+    }
     size_t n = strlen(path);
     size_t tmp_cap = n + 48;
     char *tmp = malloc(tmp_cap);
@@ -105,8 +145,10 @@ int af_write_parts_atomic(const char *path, const af_file_part *parts, int n_par
     }
     int fd = create_unique(path, tmp, tmp_cap);
     if (fd < 0) {
-        say(why, cap, "create", tmp, errno);
+        int err = errno;
+        say(why, cap, "create", tmp, err);
         free(tmp);
+        errno = err;
         return -1;
     }
     int rc = fchmod(fd, 0644) == 0 ? 0 : -1;
@@ -131,12 +173,39 @@ int af_write_parts_atomic(const char *path, const af_file_part *parts, int n_par
         unlink(tmp);
     }
     free(tmp);
+    if (rc) errno = err; /* the reason, for callers that say it themselves */
     return rc;
 }
 
 int af_write_file_atomic(const char *path, const void *data, size_t n, char *why, size_t cap) {
     af_file_part part = {data, n};
     return af_write_parts_atomic(path, &part, 1, why, cap);
+}
+
+int af_subdirs_real(const char *dir, const char *const *names, int n, char *why, size_t cap) {
+    for (int i = 0; i < n; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        struct stat st;
+        if (lstat(path, &st) != 0) {
+            if (errno == ENOENT) continue;
+            say(why, cap, "stat", path, errno);
+            return -1;
+        }
+        if (S_ISDIR(st.st_mode)) continue;
+        if (S_ISLNK(st.st_mode)) {
+            char target[1024];
+            ssize_t t = readlink(path, target, sizeof target - 1);
+            target[t > 0 ? t : 0] = 0;
+            if (why && cap)
+                snprintf(why, cap, "%s is a symbolic link (to %s): only a real directory inside %s is written in", path,
+                         target[0] ? target : "?", dir);
+        } else if (why && cap) {
+            snprintf(why, cap, "%s is not a directory: only a real directory inside %s is written in", path, dir);
+        }
+        return -1;
+    }
+    return 0;
 }
 
 int af_is_regular_file(const char *path) {

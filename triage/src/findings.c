@@ -136,6 +136,12 @@ static int compare_cases(const af_case *a, const af_case *b) {
 
 int af_finding_case_order(const af_case *a, const af_case *b) { return compare_cases(a, b); }
 
+/* why = "write PATH: <the system's reason>" (errno of the failed write). */
+static void cannot_write(const char *path, char *why, size_t cap) {
+    int err = errno ? errno : EIO;
+    snprintf(why, cap, "write %s: %s", path, strerror(err));
+}
+
 static void remove_in(const char *bucket_dir, const char *name) {
     char path[1200];
     snprintf(path, sizeof path, "%s/%s", bucket_dir, name);
@@ -176,16 +182,17 @@ static int write_bucket(const char *bucket_dir, const char *bucket, const char *
                         const af_verdict *v, const af_finding_extra *x, const bucket_history *hist, char *why,
                         size_t cap) {
     char path[1200];
+    errno = 0; /* each failed write below leaves its own reason */
     snprintf(path, sizeof path, "%s/finding.case", bucket_dir);
     if (af_case_save(c, path)) {
-        snprintf(why, cap, "%s: cannot write", path);
+        cannot_write(path, why, cap);
         return -1;
     }
     bool has_original = x && x->original;
     if (has_original) {
         snprintf(path, sizeof path, "%s/original.case", bucket_dir);
         if (af_case_save(x->original, path)) {
-            snprintf(why, cap, "%s: cannot write", path);
+            cannot_write(path, why, cap);
             return -1;
         }
     } else {
@@ -195,12 +202,12 @@ static int write_bucket(const char *bucket_dir, const char *bucket, const char *
     if (has_heatmap) {
         snprintf(path, sizeof path, "%s/heatmap.txt", bucket_dir);
         if (af_heatmap_save(x->heatmap, path)) {
-            snprintf(why, cap, "%s: cannot write", path);
+            cannot_write(path, why, cap);
             return -1;
         }
         snprintf(path, sizeof path, "%s/heatmap.png", bucket_dir);
         if (af_heatmap_png(x->heatmap, path)) {
-            snprintf(why, cap, "%s: cannot write", path);
+            cannot_write(path, why, cap);
             return -1;
         }
     } else {
@@ -211,12 +218,12 @@ static int write_bucket(const char *bucket_dir, const char *bucket, const char *
     if (has_leak) {
         snprintf(path, sizeof path, "%s/leak.txt", bucket_dir);
         if (af_leak_save(x->leaks, path)) {
-            snprintf(why, cap, "%s: cannot write", path);
+            cannot_write(path, why, cap);
             return -1;
         }
         snprintf(path, sizeof path, "%s/leak.png", bucket_dir);
         if (af_leak_png(x->leaks, path)) {
-            snprintf(why, cap, "%s: cannot write", path);
+            cannot_write(path, why, cap);
             return -1;
         }
     } else {
@@ -233,7 +240,7 @@ static int write_bucket(const char *bucket_dir, const char *bucket, const char *
     snprintf(path, sizeof path, "%s/verdict.json", bucket_dir);
     int rc = write_json_file(path, root);
     json_decref(root);
-    if (rc) snprintf(why, cap, "%s: cannot write", path);
+    if (rc) cannot_write(path, why, cap);
     return rc;
 }
 
@@ -260,6 +267,12 @@ int af_finding_store(const char *dir, const af_case *c0, const af_verdict *v, co
         return -1;
     }
     if (af_mkdirs(bucket_dir, why, cap)) return -1;
+    /* the bucket directory itself, not a symlink planted in its place: nothing is written
+     * outside DIR */
+    const char *bucket_name[1] = {bucket};
+    char findings_dir[1100];
+    snprintf(findings_dir, sizeof findings_dir, "%s/findings", dir);
+    if (af_subdirs_real(findings_dir, bucket_name, 1, why, cap)) return -1;
     char path[1200];
     snprintf(path, sizeof path, "%s/.lock", bucket_dir);
     int lock = open(path, O_CREAT | O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -300,7 +313,7 @@ int af_finding_store(const char *dir, const af_case *c0, const af_verdict *v, co
             rc = write_bucket(bucket_dir, bucket, signature, &c, v, x, &hist, why, cap) ? -1 : 0;
         } else if (update_history(old, &hist) || write_json_file(path, old)) {
             /* kept the stored reproducer; only its history keys change */
-            snprintf(why, cap, "%s: cannot update", path);
+            cannot_write(path, why, cap);
             rc = -1;
         } else {
             rc = 0;

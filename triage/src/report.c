@@ -13,6 +13,7 @@
 #include "triage/findings.h"
 #include "triage/report.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,11 +168,15 @@ static json_t *report_json(const report_list *l, const af_triage_summary *s, con
             interrupted = NULL;
         }
     }
-    return json_pack("{s:s, s:s, s:i, s:{s:i, s:I, s:o, s:I, s:o, s:i}, s:o, s:o}", "tool", "attnfuzz", "report",
-                     "triage", "format_version", 1, "summary", "buckets", s->buckets, "findings",
+    /* write_errors, findings_unstored: from stats.json, the campaign's failures to keep
+     * what it found (0 when it kept everything, or no campaign wrote stats.json) */
+    return json_pack("{s:s, s:s, s:i, s:{s:i, s:I, s:o, s:I, s:o, s:i, s:I, s:I}, s:o, s:o}", "tool", "attnfuzz",
+                     "report", "triage", "format_version", 1, "summary", "buckets", s->buckets, "findings",
                      (json_int_t)s->findings, "by_kind", by_kind, "cases_judged", (json_int_t)tr_cases_judged(rep),
                      "elapsed_s", rep->stats->present ? af_json_real(rep->stats->elapsed_s) : json_null(),
-                     "interrupted_cases", rep->interrupted->total, "buckets", buckets, "interrupted", interrupted);
+                     "interrupted_cases", rep->interrupted->total, "write_errors",
+                     (json_int_t)rep->stats->write_errors, "findings_unstored",
+                     (json_int_t)rep->stats->findings_unstored, "buckets", buckets, "interrupted", interrupted);
 }
 
 /* ---- report.junit.xml ------------------------------------------------------------- */
@@ -431,9 +436,32 @@ int af_triage_build(const char *dir, af_triage_summary *summary, char *why, size
     int rc = 0;
     for (int i = 0; i < 4 && rc == 0; i++) rc = write_report(dir, names[i], writers[i], &l, &s, &rep, why, cap);
     s.interrupted_cases = interrupted->total;
+    s.write_errors = stats->write_errors;
+    s.findings_unstored = stats->findings_unstored;
     free(interrupted);
     free(stats);
     list_free(&l);
     if (summary) *summary = s;
     return rc;
+}
+
+int af_triage_check_dir(const char *dir, char *why, size_t cap) {
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        snprintf(why, cap, "%s: %s", dir, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(why, cap, "%s: not a directory", dir);
+        return -1;
+    }
+    char path[1200];
+    snprintf(path, sizeof path, "%s/stats.json", dir);
+    if (af_is_regular_file(path)) return 0;
+    snprintf(path, sizeof path, "%s/gate.json", dir);
+    if (af_is_regular_file(path)) return 0;
+    snprintf(path, sizeof path, "%s/findings", dir);
+    if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) return 0;
+    snprintf(why, cap, "%s holds no campaign (no stats.json, findings/ or gate.json): no report written", dir);
+    return -1;
 }

@@ -90,6 +90,11 @@ static void summary_table(FILE *f, const tr_report *rep) {
         fputs("<tr><th>engines</th><td>", f);
         engines_cell(f, rep);
         fputs("</td></tr>\n", f);
+        if (st->write_errors || st->findings_unstored)
+            fprintf(f,
+                    "<tr><th>FAILED</th><td>%lld write error(s); %lld finding(s) seen but not stored here "
+                    "(see the campaign's log)</td></tr>\n",
+                    st->write_errors, st->findings_unstored);
         fprintf(f, "<tr><th>cases</th><td>%lld judged", tr_cases_judged(rep));
         if (st->declined || st->errors)
             fprintf(f, " (%lld run, %lld declined, %lld could not run)", st->cases, st->declined, st->errors);

@@ -86,6 +86,8 @@ void tr_stats_read(const char *dir, tr_campaign_stats *s) {
     s->crashes = get_count(o, "crashes");
     s->hangs = get_count(o, "hangs");
     s->corpus = get_count(o, "corpus");
+    s->write_errors = get_count(o, "write_errors");
+    s->findings_unstored = get_count(o, "findings_unstored");
     s->jobs = get_count(o, "jobs");
     s->config_cells = get_count(o, "config_cells");
     s->config_cells_total = get_count(o, "config_cells_total");

@@ -28,6 +28,7 @@ typedef struct {
     char backend[64], engine[64], mode[32], start_time[32];
     double elapsed_s, cases_per_s, time_to_first_finding_s; /* the last < 0: none */
     long long cases, findings, declined, errors, crashes, hangs, corpus, jobs;
+    long long write_errors, findings_unstored; /* the campaign failed to keep what it found */
     long long config_cells, config_cells_total;
     char seqlen_keys[TR_SEQLEN_BUCKETS][24];
     long long seqlen_q_hist[TR_SEQLEN_BUCKETS], seqlen_kv_hist[TR_SEQLEN_BUCKETS];

@@ -243,7 +243,7 @@ static void stats_round_trip(const char *dir) {
     st->mode = "inprocess";
     st->cases = 12;
     char why[512];
-    CHECK(af_stats_write(dir, st) == 0);
+    CHECK(af_stats_write(dir, st, NULL, 0) == 0);
     CHECK_MSG(af_stats_read(dir, back, why, sizeof why) == 0, "%s", why);
     CHECK_MSG(back->n_gpus == 0, "no --gpus: %d GPUs read back", back->n_gpus);
 
@@ -252,7 +252,7 @@ static void stats_round_trip(const char *dir) {
     af_stats_note_gpu(st, "5", 7);
     af_stats_note_gpu(st, "3", 5);
     CHECK(st->n_gpus == 2 && st->gpu_cases[0] == 5 && st->gpu_cases[1] == 7);
-    CHECK(af_stats_write(dir, st) == 0);
+    CHECK(af_stats_write(dir, st, NULL, 0) == 0);
     CHECK_MSG(af_stats_read(dir, back, why, sizeof why) == 0, "%s", why);
     CHECK(back->n_gpus == 2 && !strcmp(back->gpus[0], "3") && !strcmp(back->gpus[1], "5"));
     CHECK(back->gpu_cases[0] == 5 && back->gpu_cases[1] == 7);

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "cli/cli.h"
@@ -281,15 +282,24 @@ int main(void) {
     free(json2);
     free(html2);
 
-    /* the command: rebuilds quietly; --fail-on-findings exits 1; bad usage exits 2 */
+    /* the command: rebuilds quietly; --fail-on-findings exits 1; bad usage exits 2; no campaign 4 */
     char *argv_ok[] = {dir, "--quiet", NULL};
     CHECK(af_cli_triage(2, argv_ok) == AF_EXIT_PASS);
     char *argv_fail[] = {dir, "--quiet", "--fail-on-findings", NULL};
     CHECK(af_cli_triage(3, argv_fail) == AF_EXIT_FINDING);
     char *argv_none[] = {NULL};
     CHECK(af_cli_triage(0, argv_none) == AF_EXIT_USAGE);
+    /* a missing DIR, or one that is no campaign: bad-file, nothing written there */
     char *argv_bad[] = {"/nonexistent/af_triage_dir", NULL};
-    CHECK(af_cli_triage(1, argv_bad) == AF_EXIT_USAGE);
+    CHECK(af_cli_triage(1, argv_bad) == AF_EXIT_BAD_FILE);
+    char plain[300];
+    snprintf(plain, sizeof plain, "%s/plain", root);
+    CHECK(mkdir(plain, 0755) == 0);
+    char *argv_plain[] = {plain, "--fail-on-findings", NULL};
+    CHECK(af_cli_triage(2, argv_plain) == AF_EXIT_BAD_FILE);
+    char plain_report[400];
+    snprintf(plain_report, sizeof plain_report, "%s/report.json", plain);
+    CHECK(access(plain_report, F_OK) != 0);
     char *argv_opt[] = {dir, "--bogus", NULL};
     CHECK(af_cli_triage(2, argv_opt) == AF_EXIT_USAGE);
 

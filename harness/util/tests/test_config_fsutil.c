@@ -1,6 +1,7 @@
 /* test_config_fsutil.c — util/config.h (the ATTNFUZZ_* table, its reader, the warning
  * about unknown names) and util/fsutil.h (mkdir -p, atomic replace, planted symlinks, confined reads). */
 #include <dirent.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,10 +177,67 @@ static void test_fsutil_symlinks(void) {
     CHECK(system(cmd) == 0);
 }
 
+/* ATTNFUZZ_FAIL_WRITE, af_mkdirs over a file, af_subdirs_real. */
+static void test_fsutil_faults(void) {
+    char root[] = "/tmp/af_fault_XXXXXX";
+    CHECK(mkdtemp(root));
+    char path[300], why[600];
+    /* an injected ENOSPC: the write fails with the reason, nothing is left behind */
+    setenv("ATTNFUZZ_FAIL_WRITE", "ENOSPC:/rawmap/", 1);
+    snprintf(path, sizeof path, "%s/rawmap", root);
+    CHECK(af_mkdirs(path, why, sizeof why) == 0);
+    snprintf(path, sizeof path, "%s/rawmap/x", root);
+    errno = 0;
+    CHECK(af_write_file_atomic(path, "abc", 3, why, sizeof why) == -1);
+    CHECK(errno == ENOSPC);
+    CHECK_MSG(strstr(why, path) && strstr(why, "No space left on device"), "%s", why);
+    snprintf(path, sizeof path, "%s/rawmap", root);
+    DIR *d = opendir(path);
+    int entries = 0;
+    for (struct dirent *e; d && (e = readdir(d));) entries += e->d_name[0] != '.';
+    if (d) closedir(d);
+    CHECK(entries == 0);
+    /* another path is written; a named errno other than ENOSPC */
+    snprintf(path, sizeof path, "%s/stats.json", root);
+    CHECK(af_write_file_atomic(path, "{}", 2, why, sizeof why) == 0);
+    setenv("ATTNFUZZ_FAIL_WRITE", "EIO:stats", 1);
+    CHECK(af_write_file_atomic(path, "{}", 2, why, sizeof why) == -1 && errno == EIO);
+    CHECK_MSG(strstr(why, "Input/output error"), "%s", why);
+    unsetenv("ATTNFUZZ_FAIL_WRITE");
+    CHECK(af_write_file_atomic(path, "{}", 2, why, sizeof why) == 0);
+
+    /* mkdir -p over a file: ENOTDIR, not "exists" */
+    snprintf(path, sizeof path, "%s/stats.json/sub", root);
+    CHECK(af_mkdirs(path, why, sizeof why) == -1);
+    snprintf(path, sizeof path, "%s/stats.json", root);
+    CHECK(af_mkdirs(path, why, sizeof why) == -1 && errno == ENOTDIR);
+    CHECK_MSG(strstr(why, "Not a directory"), "%s", why);
+
+    /* subdirectories: real ones and missing ones pass, a symlink or a file does not */
+    char link_target[300];
+    snprintf(path, sizeof path, "%s/corpus", root);
+    CHECK(mkdir(path, 0755) == 0);
+    const char *names[3] = {"corpus", "absent", "stats.json"};
+    CHECK(af_subdirs_real(root, names, 2, why, sizeof why) == 0);
+    CHECK(af_subdirs_real(root, names, 3, why, sizeof why) == -1);
+    CHECK_MSG(strstr(why, "stats.json is not a directory"), "%s", why);
+    snprintf(path, sizeof path, "%s/findings", root);
+    snprintf(link_target, sizeof link_target, "%s/corpus", root);
+    CHECK(symlink(link_target, path) == 0);
+    const char *linked[1] = {"findings"};
+    CHECK(af_subdirs_real(root, linked, 1, why, sizeof why) == -1);
+    CHECK_MSG(strstr(why, "findings is a symbolic link (to ") && strstr(why, link_target), "%s", why);
+
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    CHECK(system(cmd) == 0);
+}
+
 int main(void) {
     signal(SIGPIPE, SIG_IGN);
     test_config();
     test_fsutil();
     test_fsutil_symlinks();
+    test_fsutil_faults();
     CHECK_DONE("test_config_fsutil");
 }
