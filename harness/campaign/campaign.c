@@ -419,9 +419,9 @@ int af_campaign_run(const af_campaign_opts *o) {
     fprintf(stderr, "attnfuzz campaign: %d bucket(s); reports in %s/report.{json,junit.xml,sarif,html}\n",
             cp->st.buckets, cp->dir);
     int rc = af_cp_report_failure(cp) ? AF_CAMPAIGN_WRITE_ERROR
-             : interrupted           ? AF_CAMPAIGN_INTERRUPTED
-             : cp->st.buckets > 0    ? AF_CAMPAIGN_FINDINGS
-                                     : AF_CAMPAIGN_CLEAN;
+             : interrupted            ? AF_CAMPAIGN_INTERRUPTED
+             : cp->st.buckets > 0     ? AF_CAMPAIGN_FINDINGS
+                                      : AF_CAMPAIGN_CLEAN;
     af_cp_interrupt_restore(&saved_signals);
     af_queue_free(&cp->queue);
     af_session_close(&cp->s);

@@ -14,9 +14,8 @@
 #define WRITE_ERRORS_SAID 10 /* failed writes said one line each; the rest only counted */
 
 int af_campaign_check_subdirs(const char *dir, char *why, size_t cap) {
-    static const char *const sub[] = {"corpus",  "corpus.merge", "corpus.old", "coverage",    "pending",
-                                      "findings", "crashes",      "current",    "workers",     "rawmap",
-                                      "errors",   "interrupted"};
+    static const char *const sub[] = {"corpus",  "corpus.merge", "corpus.old", "coverage", "pending", "findings",
+                                      "crashes", "current",      "workers",    "rawmap",   "errors",  "interrupted"};
     return af_subdirs_real(dir, sub, (int)(sizeof sub / sizeof sub[0]), why, cap);
 }
 

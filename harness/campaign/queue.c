@@ -126,8 +126,8 @@ static bool seed_entry_usable(const char *path, af_seed_report *rep) {
     return false;
 }
 
-int af_seed_corpus(const char *const *paths, int n_paths, const char *out_corpus_dir, af_queue *q,
-                   af_seed_report *rep, char *why, size_t cap) {
+int af_seed_corpus(const char *const *paths, int n_paths, const char *out_corpus_dir, af_queue *q, af_seed_report *rep,
+                   char *why, size_t cap) {
     int count = 0;
     if (out_corpus_dir && af_mkdirs(out_corpus_dir, why, cap)) {
         rep->write_failed = true;

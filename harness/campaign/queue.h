@@ -49,7 +49,7 @@ typedef struct {
  * never opened) is said in rep and skipped: the others still seed. Returns the number
  * of seeds, or -1 with why when a path is missing or unreadable or a seed cannot be
  * written (rep->write_failed). */
-int af_seed_corpus(const char *const *paths, int n_paths, const char *out_corpus_dir, af_queue *q,
-                   af_seed_report *rep, char *why, size_t cap);
+int af_seed_corpus(const char *const *paths, int n_paths, const char *out_corpus_dir, af_queue *q, af_seed_report *rep,
+                   char *why, size_t cap);
 
 #endif

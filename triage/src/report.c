@@ -174,9 +174,9 @@ static json_t *report_json(const report_list *l, const af_triage_summary *s, con
                      "report", "triage", "format_version", 1, "summary", "buckets", s->buckets, "findings",
                      (json_int_t)s->findings, "by_kind", by_kind, "cases_judged", (json_int_t)tr_cases_judged(rep),
                      "elapsed_s", rep->stats->present ? af_json_real(rep->stats->elapsed_s) : json_null(),
-                     "interrupted_cases", rep->interrupted->total, "write_errors",
-                     (json_int_t)rep->stats->write_errors, "findings_unstored",
-                     (json_int_t)rep->stats->findings_unstored, "buckets", buckets, "interrupted", interrupted);
+                     "interrupted_cases", rep->interrupted->total, "write_errors", (json_int_t)rep->stats->write_errors,
+                     "findings_unstored", (json_int_t)rep->stats->findings_unstored, "buckets", buckets, "interrupted",
+                     interrupted);
 }
 
 /* ---- report.junit.xml ------------------------------------------------------------- */
