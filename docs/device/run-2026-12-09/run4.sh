@@ -4,9 +4,9 @@
 # s_kv > 1024 and > 16384 from stats.json's histogram, the buckets, and each bucket's
 # finding run again with `attnfuzz repro` in a separate process.
 source ci/device_preamble.sh
-CAMP_S=${CAMP_S:-240}
-stamp campaign timeout $((CAMP_S + 150)) $B/attnfuzz campaign --backend cudnn --time $CAMP_S \
-  --total-time $((CAMP_S + 120)) --workers-per-gpu 8 --seed 20261209 --out $R/camp > $R/campaign.txt 2>&1
+CAMP_S=${CAMP_S:-200}
+stamp campaign timeout $((CAMP_S + 110)) $B/attnfuzz campaign --backend cudnn --time $CAMP_S \
+  --total-time $((CAMP_S + 90)) --workers-per-gpu 8 --seed 20261209 --out $R/camp > $R/campaign.txt 2>&1
 tail -5 $R/campaign.txt >> $S
 python3 - $R/camp/stats.json >> $S 2>&1 <<'PY'
 import json, sys
@@ -20,9 +20,11 @@ over16k = sum(v for k, v in h.items() if int(k.split('-')[0]) >= 16384)
 tot = sum(h.values())
 print('s_kv >= 1024: %d of %d (%.1f %%); s_kv >= 16384: %d (%.1f %%)' % (over1k, tot, 100.0 * over1k / max(tot, 1), over16k, 100.0 * over16k / max(tot, 1)))
 PY
+t_end=$(($(date +%s) + ${REPRO_S:-150}))
 for f in $R/camp/findings/*/finding.case; do
   [ -f "$f" ] || continue
-  timeout 120 $B/attnfuzz repro "$f" --backend cudnn > $R/repro-$(basename $(dirname $f)).txt 2>&1
+  [ $(date +%s) -lt $t_end ] || { echo "repro: out of time for $f" >> $S; continue; }
+  timeout 60 $B/attnfuzz repro "$f" --backend cudnn > $R/repro-$(basename $(dirname $f)).txt 2>&1
   echo "repro $(basename $(dirname $f)): exit $? $(grep -m1 'FINDING\|pass' $R/repro-$(basename $(dirname $f)).txt | cut -c1-200)" >> $S
 done
 ls $R/camp/findings >> $S 2>&1
