@@ -5,6 +5,10 @@
  * The cases a killed run had in flight (DIR/interrupted/<name>.case, kept by a resume) are
  * listed with their backend: report.json "interrupted" ([{case, backend}]) and
  * summary.interrupted_cases, the junit suite's system-out, an HTML section.
+ * Linked buckets (DIR/links/<bucket>, one bucket id a line: the campaign saw one raw case
+ * fail in both, e.g. a mismatch on O and on LSE, or a mismatch and the feature probe)
+ * are one defect group: report.json gives each bucket "linked" (ids) and "group" (the
+ * smallest id of its linked buckets, transitively), and summary.groups.
  */
 #ifndef ATTNFUZZ_TRIAGE_REPORT_H
 #define ATTNFUZZ_TRIAGE_REPORT_H
@@ -17,6 +21,9 @@ typedef struct {
     long long findings; /* sum of counts */
     int by_kind[AF_V_COUNT];
     int interrupted_cases; /* DIR/interrupted/<name>.case: in flight when a run stopped */
+    int groups;            /* defect groups: buckets linked by the campaign (DIR/links) count once */
+    char largest_group[16]; /* id of the group with the most buckets ("" = none) */
+    int largest_group_size;
 } af_triage_summary;
 
 /* Write DIR/report.json, report.junit.xml, report.sarif, report.html from DIR/findings.

@@ -1,6 +1,9 @@
-/* campaign/pending.c — new raw signatures (DIR/pending) minimised once each: the
- * minimised case is stored in the bucket of its own signature and DIR/rawmap records
- * raw -> bucket; a finding the minimiser cannot reproduce is kept as found. */
+/* campaign/pending.c — new raw signatures (DIR/pending): counted in the stored bucket
+ * they belong to when that is known without minimising (known.c: the raw case's own
+ * signature is a bucket's, or the bucket it would minimise into is predicted and has
+ * had its AF_CP_MINIMISE_PER_BUCKET minimisations), else minimised once: the minimised
+ * case is stored in the bucket of its own signature. Either way DIR/rawmap records
+ * raw -> bucket. A finding the minimiser cannot reproduce is kept as found. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +32,7 @@ static int min_run(const af_case *c, void *user, af_verdict *v) {
     af_case_result *r = malloc(sizeof *r);
     if (!r) return -1;
     if (af_cp_interrupted()) return -1; /* a signal: nothing more is run */
+    af_cp_progress_tick(m->cp);          /* the progress line keeps coming while minimising */
     int deadline = af_cp_deadline_now(m->cp);
     af_session_run_isolated(&m->cp->s, c, AF_STORE_NONE, NULL, deadline, r);
     int rc = r->status == AF_CASE_NOT_RUN || af_cp_stopped_for_time(m->cp, r, deadline) ? -1 : 0;
@@ -108,6 +112,9 @@ static void minimise_raw(af_campaign_state *cp, const char *raw_id, const af_cas
             store_here(cp, &e.best, &e.verdict, original, b);
         }
         cp->st.minimised++;
+        af_cp_known_add(cp, &e, true);
+        af_cp_known_link(cp, e.bucket, &e.best, &e.verdict);
+        af_cp_known_link(cp, e.bucket, c, found);
         fprintf(stderr, "%sattnfuzz campaign: raw %s -> %s bucket %s: %s, cost %.4g -> %.4g in %d runs\n",
                 cp->tty ? "\r\033[K" : "", raw_id, existed ? "existing" : "new", e.bucket, sig, mr->cost_before,
                 mr->cost_after, mr->runs);
@@ -120,6 +127,7 @@ static void minimise_raw(af_campaign_state *cp, const char *raw_id, const af_cas
         af_signature(&e.best, &e.verdict, sig, sizeof sig);
         af_bucket_id(sig, e.bucket);
         store_here(cp, &e.best, &e.verdict, NULL, e.bucket);
+        af_cp_known_add(cp, &e, true); /* tried: its bucket has had its minimisation */
         if (af_cp_interrupted()) cp->st.unminimised++;
         fprintf(stderr, "%sattnfuzz campaign: raw %s did not reproduce (%s); kept as found in bucket %s\n",
                 cp->tty ? "\r\033[K" : "", raw_id,
@@ -131,6 +139,20 @@ static void minimise_raw(af_campaign_state *cp, const char *raw_id, const af_cas
     free(mr);
     cp->s.isolated_device = -1;
     if (af_rawmap_put(cp->dir, raw_id, &e))
+        fprintf(stderr, "attnfuzz campaign: cannot write %s/rawmap/%s\n", cp->dir, raw_id);
+}
+
+/* One more raw finding (pending file `name`) in the stored bucket of e, without
+ * minimising it; DIR/rawmap/<raw_id> -> that bucket, so that the workers count later
+ * findings of this raw signature there themselves. */
+static void count_in(af_campaign_state *cp, const char *raw_id, const char *name, const af_rawmap_entry *e) {
+    char bucket[AF_BUCKET_ID_LEN + 1];
+    af_finding_extra extra;
+    memset(&extra, 0, sizeof extra);
+    char why[512];
+    if (af_finding_store(cp->dir, &e->best, &e->verdict, &extra, bucket, why, sizeof why) < 0)
+        fprintf(stderr, "attnfuzz campaign: counting %s: %s\n", name, why);
+    if (af_rawmap_put(cp->dir, raw_id, e))
         fprintf(stderr, "attnfuzz campaign: cannot write %s/rawmap/%s\n", cp->dir, raw_id);
 }
 
@@ -160,6 +182,27 @@ static bool same_fatal_bucket(const af_campaign_state *cp, const af_verdict *fou
     }
     closedir(d);
     return match;
+}
+
+/* The stored bucket a raw finding (case c, verdict found) is counted in without
+ * minimising it, or NULL: the bucket of its own signature, else the bucket predicted
+ * for it once that bucket has had its minimisations. *how says which. */
+static const af_cp_known_bucket *known_bucket_of(af_campaign_state *cp, const af_case *c, const af_verdict *found,
+                                                 const char **how) {
+    char sig[AF_SIGNATURE_MAX], identity[AF_SIGNATURE_MAX];
+    af_signature(c, found, sig, sizeof sig);
+    const af_cp_known_bucket *k = af_cp_known_exact(cp, sig);
+    if (k) {
+        *how = "its own signature";
+        return k;
+    }
+    af_finding_identity(c, found, identity, sizeof identity);
+    k = af_cp_known_predict(cp, c, identity);
+    if (k && k->minimisations >= AF_CP_MINIMISE_PER_BUCKET) {
+        *how = "the bucket its identity minimises into from this case";
+        return k;
+    }
+    return NULL;
 }
 
 /* Minimise and store every pending finding (or count it in the bucket its raw
@@ -230,14 +273,7 @@ int af_cp_process_pending(af_campaign_state *cp, double stop_at, bool keep_rest)
         }
         af_rawmap_entry *same = malloc(sizeof *same);
         if (same && same_fatal_bucket(cp, found, same)) {
-            char bucket[AF_BUCKET_ID_LEN + 1];
-            af_finding_extra extra;
-            memset(&extra, 0, sizeof extra);
-            char why[512];
-            if (af_finding_store(cp->dir, &same->best, &same->verdict, &extra, bucket, why, sizeof why) < 0)
-                fprintf(stderr, "attnfuzz campaign: counting %s: %s\n", names[i], why);
-            if (af_rawmap_put(cp->dir, raw_id, same))
-                fprintf(stderr, "attnfuzz campaign: cannot write %s/rawmap/%s\n", cp->dir, raw_id);
+            count_in(cp, raw_id, names[i], same);
             fprintf(stderr, "%sattnfuzz campaign: raw %s: the same %s as bucket %s (not minimised again)\n",
                     cp->tty ? "\r\033[K" : "", raw_id, af_verdict_name(found->kind), same->bucket);
             free(same);
@@ -246,6 +282,22 @@ int af_cp_process_pending(af_campaign_state *cp, double stop_at, bool keep_rest)
             continue;
         }
         free(same);
+        const char *how = NULL;
+        const af_cp_known_bucket *known = known_bucket_of(cp, &c, found, &how);
+        if (known) {
+            af_rawmap_entry *e = malloc(sizeof *e);
+            if (e) {
+                *e = known->entry; /* a copy: linking may grow the catalogue */
+                count_in(cp, raw_id, names[i], e);
+                af_cp_known_link(cp, e->bucket, &c, found);
+                fprintf(stderr, "%sattnfuzz campaign: raw %s counted in bucket %s (%s; not minimised again)\n",
+                        cp->tty ? "\r\033[K" : "", raw_id, e->bucket, how);
+                free(e);
+                remove_pending(path);
+                handled++;
+                continue;
+            }
+        }
         minimise_raw(cp, raw_id, &c, found, r);
         remove_pending(path);
         handled++;
