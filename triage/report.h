@@ -20,8 +20,8 @@ typedef struct {
     int buckets;        /* distinct signatures */
     long long findings; /* sum of counts */
     int by_kind[AF_V_COUNT];
-    int interrupted_cases; /* DIR/interrupted/<name>.case: in flight when a run stopped */
-    int groups;            /* defect groups: buckets linked by the campaign (DIR/links) count once */
+    int interrupted_cases;  /* DIR/interrupted/<name>.case: in flight when a run stopped */
+    int groups;             /* defect groups: buckets linked by the campaign (DIR/links) count once */
     char largest_group[16]; /* id of the group with the most buckets ("" = none) */
     int largest_group_size;
 } af_triage_summary;

@@ -401,7 +401,8 @@ int af_campaign_run(const af_campaign_opts *o) {
     af_stats_write(cp->dir, &cp->st);
     af_cp_clear_inflight(cp);
     af_stats_progress(&cp->st, cp->tty, true);
-    fprintf(stderr, "attnfuzz campaign: %d bucket(s) in %d defect group(s); reports in %s/report.{json,junit.xml,sarif,html}\n",
+    fprintf(stderr,
+            "attnfuzz campaign: %d bucket(s) in %d defect group(s); reports in %s/report.{json,junit.xml,sarif,html}\n",
             cp->st.buckets, sum.groups, cp->dir);
     if (sum.largest_group_size > 1)
         fprintf(stderr,

@@ -25,14 +25,24 @@
  * class is counted in that bucket until one of its raw findings predicts no bucket, or
  * an ambiguous one (then it is minimised and gets its own bucket). */
 #define AF_CP_MINIMISE_PER_BUCKET 1
-#define AF_CP_KNOWN_MAX 1024 /* buckets the catalogue holds at most (past it: minimised) */
+
+#define AF_CP_KNOWN_MAX 512 /* buckets the catalogue holds at most (past it: minimised) */
+#define AF_CP_WITNESSES 4   /* other identities kept per bucket (links) */
+
+/* A case of a bucket's defect that failed with another identity (known.c links). */
+typedef struct {
+    af_case c;
+    char identity[AF_SIGNATURE_MAX];
+} af_cp_witness;
 
 /* One stored bucket as its minimisation left it (known.c). */
 typedef struct {
-    af_rawmap_entry entry;              /* bucket, its case and verdict (what counting stores) */
-    char identity[AF_SIGNATURE_MAX];    /* kind|backend[:engine]|tensor of entry */
-    char signature[AF_SIGNATURE_MAX];   /* the bucket's signature */
-    int minimisations;                  /* raw findings minimised into it (1 when loaded) */
+    af_rawmap_entry entry;            /* bucket, its case and verdict (what counting stores) */
+    char identity[AF_SIGNATURE_MAX];  /* kind|backend[:engine]|tensor of entry */
+    char signature[AF_SIGNATURE_MAX]; /* the bucket's signature */
+    int minimisations;                /* raw findings minimised into it (1 when loaded) */
+    af_cp_witness witness[AF_CP_WITNESSES];
+    int n_witness;
 } af_cp_known_bucket;
 
 typedef struct {
@@ -153,8 +163,10 @@ const af_cp_known_bucket *af_cp_known_predict(af_campaign_state *cp, const af_ca
 /* Record a stored bucket (minimised: one more minimisation of it); a new one is linked
  * with the stored buckets whose verdicts show its identity. */
 void af_cp_known_add(af_campaign_state *cp, const af_rawmap_entry *e, bool minimised);
-/* Link bucket with the bucket each other finding of v (on case c) predicts: one defect
- * seen through several tensors or probes (DIR/links/<bucket>, both ways). */
+/* Case c of bucket's defect failed as v: each finding of v whose identity is not the
+ * bucket's is one defect seen through another tensor or probe. The bucket that finding
+ * predicts (now, or once it is stored: kept as a witness) is linked with bucket
+ * (DIR/links/<bucket>, both ways). */
 void af_cp_known_link(af_campaign_state *cp, const char *bucket, const af_case *c, const af_verdict *v);
 void af_cp_known_free(af_cp_known *k);
 

@@ -9,10 +9,12 @@
  *             tensor: the minimiser's invariant) whose class the raw case could reach
  *             (minimize.h af_min_could_reach); the one most specific of them (it can
  *             reach none other of them that cannot reach it back), when there is one.
- * Links: a raw case whose verdict holds findings of several identities (a mismatch on O
- * and on LSE, a mismatch and the feature probe's feature_ignored) shows one defect seen
- * through several tensors or probes: the bucket it lands in is linked with the bucket
- * each other finding predicts. DIR/links/<bucket> lists its linked buckets, one id a
+ * Links: a case whose verdict holds findings of several identities (a mismatch on O and
+ * on LSE, a mismatch and the feature probe's feature_ignored), or a candidate of a
+ * minimisation that failed with another identity (the same case made simpler: a single
+ * key, no custom scale), shows one defect seen through several tensors or probes: the
+ * bucket the case belongs to is linked with the bucket each other identity predicts
+ * (when that bucket is stored later: then, from the witness kept). DIR/links/<bucket> lists its linked buckets, one id a
  * line; the reports group linked buckets (triage/report.h). */
 #include <dirent.h>
 #include <stdio.h>
@@ -24,9 +26,11 @@
 #include "util/fsutil.h"
 
 /* Add (or find) a bucket; NULL when the catalogue is full or out of memory. */
+static af_cp_known_bucket *known_find(af_cp_known *k, const char *bucket);
+
 static af_cp_known_bucket *known_put(af_cp_known *k, const af_rawmap_entry *e) {
-    for (int i = 0; i < k->n; i++)
-        if (!strcmp(k->items[i].entry.bucket, e->bucket)) return &k->items[i];
+    af_cp_known_bucket *have = known_find(k, e->bucket);
+    if (have) return have;
     if (k->n == k->cap) {
         int cap = k->cap ? k->cap * 2 : 16;
         if (cap > AF_CP_KNOWN_MAX) return NULL;
@@ -127,24 +131,51 @@ static void link_pair(const af_campaign_state *cp, const char *a, const char *b)
         fprintf(stderr, "attnfuzz campaign: cannot write %s/links/%s\n", cp->dir, a);
 }
 
+static af_cp_known_bucket *known_find(af_cp_known *k, const char *bucket) {
+    for (int i = 0; i < k->n; i++)
+        if (!strcmp(k->items[i].entry.bucket, bucket)) return &k->items[i];
+    return NULL;
+}
+
+/* Link b with the bucket witness w predicts, if any. */
+static void link_witness(af_campaign_state *cp, const char *bucket, const af_cp_witness *w) {
+    const af_cp_known_bucket *other = af_cp_known_predict(cp, &w->c, w->identity);
+    if (other) link_pair(cp, bucket, other->entry.bucket);
+}
+
 void af_cp_known_link(af_campaign_state *cp, const char *bucket, const af_case *c, const af_verdict *v) {
     known_load(cp);
+    af_cp_known_bucket *b = known_find(&cp->known, bucket);
     af_verdict *one = malloc(sizeof *one);
-    if (!one) return;
-    char own[AF_SIGNATURE_MAX], id[AF_SIGNATURE_MAX];
-    af_finding_identity(c, v, own, sizeof own);
+    af_cp_witness *w = malloc(sizeof *w);
+    if (!one || !w) {
+        free(one);
+        free(w);
+        return;
+    }
+    char own[AF_SIGNATURE_MAX];
+    if (b)
+        snprintf(own, sizeof own, "%s", b->identity);
+    else
+        af_finding_identity(c, v, own, sizeof own);
     int n = v->n_findings < AF_MAX_FINDINGS ? v->n_findings : AF_MAX_FINDINGS;
     for (int i = 0; i < n; i++) {
         /* the identity this finding would give if it led the verdict */
         *one = *v;
         one->kind = v->findings[i].kind;
         one->findings[0] = v->findings[i];
-        af_finding_identity(c, one, id, sizeof id);
-        if (!strcmp(id, own)) continue;
-        const af_cp_known_bucket *other = af_cp_known_predict(cp, c, id);
-        if (other) link_pair(cp, bucket, other->entry.bucket);
+        w->c = *c;
+        af_finding_identity(c, one, w->identity, sizeof w->identity);
+        if (!strcmp(w->identity, own)) continue;
+        link_witness(cp, bucket, w);
+        if (!b) continue;
+        /* kept (one case per identity) for the buckets stored later */
+        bool have = false;
+        for (int k = 0; k < b->n_witness && !have; k++) have = !strcmp(b->witness[k].identity, w->identity);
+        if (!have && b->n_witness < AF_CP_WITNESSES) b->witness[b->n_witness++] = *w;
     }
     free(one);
+    free(w);
 }
 
 void af_cp_known_add(af_campaign_state *cp, const af_rawmap_entry *e, bool minimised) {
@@ -154,9 +185,10 @@ void af_cp_known_add(af_campaign_state *cp, const af_rawmap_entry *e, bool minim
     if (!b) return;
     b->minimisations += minimised;
     if (cp->known.n == before) return;
-    /* a new bucket: the stored ones whose verdicts show its identity link to it */
+    af_cp_known_link(cp, e->bucket, &e->best, &e->verdict); /* its own verdict's other findings */
+    /* a new bucket: the stored buckets' witnesses that predict it link to it */
     for (int i = 0; i < cp->known.n; i++) {
-        const af_rawmap_entry *k = &cp->known.items[i].entry;
-        af_cp_known_link(cp, k->bucket, &k->best, &k->verdict);
+        const af_cp_known_bucket *k = &cp->known.items[i];
+        for (int j = 0; j < k->n_witness; j++) link_witness(cp, k->entry.bucket, &k->witness[j]);
     }
 }

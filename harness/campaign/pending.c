@@ -23,16 +23,36 @@
 #include "minimize/minimize.h"
 #include "triage/findings.h"
 
+#define MIN_OTHERS 4 /* candidates kept that failed with another identity (links) */
+
 typedef struct {
     af_campaign_state *cp;
+    /* candidates of this minimisation that failed with another identity, one per
+     * identity: after it, the minimised bucket is linked with theirs (known.c) */
+    int n_other;
+    af_case other_case[MIN_OTHERS];
+    af_verdict other_verdict[MIN_OTHERS];
 } min_ctx;
+
+static void min_other(void *user, const af_case *c, const af_verdict *v) {
+    min_ctx *m = user;
+    char id[AF_SIGNATURE_MAX], have[AF_SIGNATURE_MAX];
+    af_finding_identity(c, v, id, sizeof id);
+    for (int i = 0; i < m->n_other; i++) {
+        af_finding_identity(&m->other_case[i], &m->other_verdict[i], have, sizeof have);
+        if (!strcmp(id, have)) return;
+    }
+    if (m->n_other == MIN_OTHERS) return;
+    m->other_case[m->n_other] = *c;
+    m->other_verdict[m->n_other++] = *v;
+}
 
 static int min_run(const af_case *c, void *user, af_verdict *v) {
     min_ctx *m = user;
     af_case_result *r = malloc(sizeof *r);
     if (!r) return -1;
     if (af_cp_interrupted()) return -1; /* a signal: nothing more is run */
-    af_cp_progress_tick(m->cp);          /* the progress line keeps coming while minimising */
+    af_cp_progress_tick(m->cp);         /* the progress line keeps coming while minimising */
     int deadline = af_cp_deadline_now(m->cp);
     af_session_run_isolated(&m->cp->s, c, AF_STORE_NONE, NULL, deadline, r);
     int rc = r->status == AF_CASE_NOT_RUN || af_cp_stopped_for_time(m->cp, r, deadline) ? -1 : 0;
@@ -67,12 +87,15 @@ static void store_here(af_campaign_state *cp, const af_case *c, const af_verdict
 /* Minimise one new raw signature and store the result; writes DIR/rawmap/<raw_id>. */
 static void minimise_raw(af_campaign_state *cp, const char *raw_id, const af_case *c, const af_verdict *found,
                          af_case_result *r) {
-    min_ctx m = {cp};
+    min_ctx *m = calloc(1, sizeof *m);
+    if (!m) return;
+    m->cp = cp;
     /* --gpus: minimised and stored on the GPU that found it (a bug of one GPU stays there) */
     cp->s.isolated_device = af_gpus_find(cp->o->gpus, found->info.device);
     af_min_opts mo;
     af_min_opts_default(&mo);
     mo.max_runs = cp->o->minimize_runs;
+    mo.on_other = min_other;
     mo.max_seconds = cp->deadline_s * 2 > 120 ? cp->deadline_s * 2 : 120; /* 120 s; GPU 600 s */
     if (cp->end_at > 0) { /* leave time for the stored re-run and the reports */
         double left = cp->end_at - af_clock_mono() - 2.0 * cp->deadline_s / 10 - 5;
@@ -81,7 +104,7 @@ static void minimise_raw(af_campaign_state *cp, const char *raw_id, const af_cas
     fprintf(stderr, "%sattnfuzz campaign: minimising raw %s (at most %d runs, %.0f s)\n", cp->tty ? "\r\033[K" : "",
             raw_id, mo.max_runs, mo.max_seconds);
     af_min_result *mr = malloc(sizeof *mr);
-    int rc = mr ? af_minimize(c, min_run, &m, &mo, mr) : -1;
+    int rc = mr ? af_minimize(c, min_run, m, &mo, mr) : -1;
     af_rawmap_entry e;
     memset(&e, 0, sizeof e);
     char sig[AF_SIGNATURE_MAX];
@@ -115,6 +138,7 @@ static void minimise_raw(af_campaign_state *cp, const char *raw_id, const af_cas
         af_cp_known_add(cp, &e, true);
         af_cp_known_link(cp, e.bucket, &e.best, &e.verdict);
         af_cp_known_link(cp, e.bucket, c, found);
+        for (int i = 0; i < m->n_other; i++) af_cp_known_link(cp, e.bucket, &m->other_case[i], &m->other_verdict[i]);
         fprintf(stderr, "%sattnfuzz campaign: raw %s -> %s bucket %s: %s, cost %.4g -> %.4g in %d runs\n",
                 cp->tty ? "\r\033[K" : "", raw_id, existed ? "existing" : "new", e.bucket, sig, mr->cost_before,
                 mr->cost_after, mr->runs);
@@ -137,6 +161,7 @@ static void minimise_raw(af_campaign_state *cp, const char *raw_id, const af_cas
                 e.bucket);
     }
     free(mr);
+    free(m);
     cp->s.isolated_device = -1;
     if (af_rawmap_put(cp->dir, raw_id, &e))
         fprintf(stderr, "attnfuzz campaign: cannot write %s/rawmap/%s\n", cp->dir, raw_id);
@@ -269,7 +294,12 @@ int af_cp_process_pending(af_campaign_state *cp, double stop_at, bool keep_rest)
         if (out_of_time) continue; /* no verdict to store it with: left pending */
         if (af_pending_verdict(path, found)) {
             /* no verdict beside it (another build wrote it?): what it gives now */
-            min_run(&c, &(min_ctx){cp}, found);
+            min_ctx *one = calloc(1, sizeof *one);
+            if (one) {
+                one->cp = cp;
+                min_run(&c, one, found);
+            }
+            free(one);
         }
         af_rawmap_entry *same = malloc(sizeof *same);
         if (same && same_fatal_bucket(cp, found, same)) {

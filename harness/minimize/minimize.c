@@ -361,7 +361,10 @@ int af_minimize(const af_case *c, af_min_run_fn run, void *user, const af_min_op
                     if (run(cand, user, &v) || v.n_findings == 0) continue;
                     char id[AF_SIGNATURE_MAX];
                     af_finding_identity(cand, &v, id, sizeof id);
-                    if (strcmp(id, r->identity)) continue; /* another failure: not this finding */
+                    if (strcmp(id, r->identity)) { /* another failure: not this finding */
+                        if (o->on_other) o->on_other(user, cand, &v);
+                        continue;
+                    }
                     r->best = *cand;
                     r->verdict = v;
                     r->accepted++;

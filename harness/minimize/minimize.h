@@ -39,6 +39,10 @@ typedef struct {
     int max_runs;       /* budget of runs (default 200) */
     double max_seconds; /* wall budget (default 0 = none) */
     FILE *log;          /* one line per accepted step; NULL = quiet */
+    /* optional: called (with the run callback's user) for a candidate that failed with
+     * another identity: the same defect seen through another tensor or probe (the
+     * campaign links the buckets of both, campaign/known.c) */
+    void (*on_other)(void *user, const af_case *c, const af_verdict *v);
 } af_min_opts;
 
 typedef struct {

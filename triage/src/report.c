@@ -171,12 +171,12 @@ static json_t *report_json(const report_list *l, const af_triage_summary *s, con
             interrupted = NULL;
         }
     }
-    return json_pack("{s:s, s:s, s:i, s:{s:i, s:i, s:I, s:o, s:I, s:o, s:i}, s:o, s:o}", "tool", "attnfuzz",
-                     "report", "triage", "format_version", 1, "summary", "buckets", s->buckets, "groups", s->groups,
-                     "findings",
+    return json_pack("{s:s, s:s, s:i, s:{s:i, s:I, s:o, s:I, s:o, s:i, s:i}, s:o, s:o}", "tool", "attnfuzz", "report",
+                     "triage", "format_version", 1, "summary", "buckets", s->buckets, "findings",
                      (json_int_t)s->findings, "by_kind", by_kind, "cases_judged", (json_int_t)tr_cases_judged(rep),
                      "elapsed_s", rep->stats->present ? af_json_real(rep->stats->elapsed_s) : json_null(),
-                     "interrupted_cases", rep->interrupted->total, "buckets", buckets, "interrupted", interrupted);
+                     "interrupted_cases", rep->interrupted->total, "groups", s->groups, "buckets", buckets,
+                     "interrupted", interrupted);
 }
 
 /* ---- report.junit.xml ------------------------------------------------------------- */

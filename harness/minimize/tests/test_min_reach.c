@@ -32,9 +32,9 @@ int main(void) {
     big.page_size = 16;
 
     af_case small = plain();
-    CHECK(af_min_could_reach(&big, &small));  /* everything dropped: always reachable */
+    CHECK(af_min_could_reach(&big, &small));   /* everything dropped: always reachable */
     CHECK(af_min_could_reach(&small, &small)); /* its own class */
-    CHECK(!af_min_could_reach(&small, &big)); /* features are never added */
+    CHECK(!af_min_could_reach(&small, &big));  /* features are never added */
 
     /* each class property the target shows needs the raw case to have it */
     af_case t = small;
