@@ -319,6 +319,7 @@ int af_cp_process_pending(af_campaign_state *cp, double stop_at, bool keep_rest)
             if (e) {
                 *e = known->entry; /* a copy: linking may grow the catalogue */
                 count_in(cp, raw_id, names[i], e);
+                cp->st.deduplicated++;
                 af_cp_known_link(cp, e->bucket, &c, found);
                 fprintf(stderr, "%sattnfuzz campaign: raw %s counted in bucket %s (%s; not minimised again)\n",
                         cp->tty ? "\r\033[K" : "", raw_id, e->bucket, how);

@@ -165,6 +165,7 @@ int af_stats_write(const char *dir, af_campaign_stats *st) {
     json_object_set_new(o, "resumed", json_integer(st->resumed));
     json_object_set_new(o, "shards_merged", json_integer(st->shards_merged));
     json_object_set_new(o, "interrupted_cases", json_integer(st->interrupted_cases));
+    json_object_set_new(o, "deduplicated", json_integer(st->deduplicated));
     gpus_json(o, st);
     char *text = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(DBL_DIG));
     json_decref(o);
