@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# ci/nightly_tests.sh [ATTNFUZZ] — the long versions of the CI tests whose campaigns CI
-# runs short (ci/test.sh keeps a short one of each class): the planted feature and
-# dropout campaigns, the campaign end to end, the CP plants, at their long lengths, and
+# ci/nightly_tests.sh [ATTNFUZZ] — the long versions of the CI tests whose campaigns or
+# case counts CI runs short (ci/test.sh keeps a short one of each class): the planted
+# feature and dropout campaigns, the campaign end to end, the CP plants, at their long
+# lengths, the fp16/bf16 and fp8 criterion tests on 320 / 300 seeded cases, and
 # the bounded libFuzzer runs for 10 minutes when attnfuzz_fuzz* are built beside ATTNFUZZ.
 # Run by ci/nightly.sh (NIGHTLY_TESTS=0 skips it). Lengths (seconds, each campaign):
 #   $NIGHTLY_TEST_CAMPAIGN_TIME (default 60), $NIGHTLY_TEST_FUZZ_TIME (default 600).
@@ -27,6 +28,8 @@ long test_features ATTNFUZZ_TEST_FEATURE_CAMPAIGN_TIME="$t"
 long test_dropout ATTNFUZZ_TEST_DROPOUT_CAMPAIGN_TIME="$t"
 long test_campaign ATTNFUZZ_TEST_CAMPAIGN_TIME="$t"
 long test_cp_campaign ATTNFUZZ_TEST_CP_CAMPAIGN_TIME="$t"
+long test_criterion_kernels ATTNFUZZ_TEST_CRITERION_CASES=320
+long test_criterion_fp8 ATTNFUZZ_TEST_CRITERION_CASES=300
 dir=$(dirname "$bin")
 for f in "$dir/attnfuzz_fuzz_parser" "$dir/attnfuzz_fuzz"; do
   [ -x "$f" ] || continue
