@@ -14,8 +14,10 @@
 #              each and written to $NIGHTLY_ROOT/$NIGHT/diff.json
 #              {"night", "previous", "new": [..], "gone": [..], "still": [..]}, each entry
 #              {"backend", "bucket", "signature", "count"}.
-# Exit: 1 when there are new buckets, 0 when none, 2 when a campaign or triage failed
-# (the diff is still written for the backends that ran).
+#   tests      then ci/nightly_tests.sh: the long versions of the campaign tests CI runs
+#              short (NIGHTLY_TESTS=0 skips them)
+# Exit: 1 when there are new buckets, 0 when none, 2 when a campaign, triage or a long
+# test failed (the diff is still written for the backends that ran).
 set -u
 bin=${1:-build/attnfuzz}
 root=${NIGHTLY_ROOT:-out/nightly}
@@ -79,5 +81,8 @@ print(f"diff: {os.path.join(root, night, 'diff.json')}")
 sys.exit(1 if diff["new"] else 0)
 PY
 rc=$?
+if [ "${NIGHTLY_TESTS:-1}" != 0 ]; then
+  bash "$(dirname "$0")/nightly_tests.sh" "$bin" || status=2
+fi
 [ "$status" = 2 ] && exit 2
 exit $rc

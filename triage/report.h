@@ -5,6 +5,10 @@
  * The cases a killed run had in flight (DIR/interrupted/<name>.case, kept by a resume) are
  * listed with their backend: report.json "interrupted" ([{case, backend}]) and
  * summary.interrupted_cases, the junit suite's system-out, an HTML section.
+ * Linked buckets (DIR/links/<bucket>, one bucket id a line: the campaign saw one raw case
+ * fail in both, e.g. a mismatch on O and on LSE, or a mismatch and the feature probe)
+ * are one defect group: report.json gives each bucket "linked" (ids) and "group" (the
+ * smallest id of its linked buckets, transitively), and summary.groups.
  */
 #ifndef ATTNFUZZ_TRIAGE_REPORT_H
 #define ATTNFUZZ_TRIAGE_REPORT_H
@@ -20,6 +24,9 @@ typedef struct {
     /* from DIR/stats.json: the campaign's failed writes, and the findings it saw but could
      * not store (0 when none, or no stats.json) */
     long long write_errors, findings_unstored;
+    int groups;             /* defect groups: buckets linked by the campaign (DIR/links) count once */
+    char largest_group[16]; /* id of the group with the most buckets ("" = none) */
+    int largest_group_size;
 } af_triage_summary;
 
 /* Does DIR hold something to triage: a directory with stats.json (a campaign, a merge,

@@ -16,7 +16,7 @@ fail=0
 ok() { echo "ok   $*"; }
 bad() { echo "FAIL $*"; fail=$((fail + 1)); }
 night() { # night NAME BACKENDS
-  (cd "$here" && NIGHTLY_ROOT=$tmp/root NIGHT=$1 NIGHTLY_BACKENDS=$2 NIGHTLY_TIME=5 \
+  (cd "$here" && NIGHTLY_ROOT=$tmp/root NIGHT=$1 NIGHTLY_BACKENDS=$2 NIGHTLY_TIME=5 NIGHTLY_TESTS=0 \
     NIGHTLY_ARGS="--inprocess --seed 3" bash ci/nightly.sh "$bin") >"$tmp/$1.out" 2>&1
 }
 check() { # check NIGHT PREVIOUS EXIT

@@ -98,7 +98,8 @@ m = re.search(r'<testsuites name="attnfuzz" tests="(\d+)" failures="(\d+)"', jun
 if not m or int(m.group(1)) != r["summary"]["cases_judged"] or int(m.group(2)) != min(s["findings"], int(m.group(1))):
     bad.append(f"junit {m.groups() if m else None} vs cases_judged {r['summary']['cases_judged']}, findings {s['findings']}")
 if s["resumed"] != 1: bad.append(f"resumed {s['resumed']}")
-if s["minimised"] + s["unminimised"] < len(pending): bad.append(f"minimised {s['minimised']} + unminimised {s['unminimised']} < {len(pending)} pending raws")
+if s["minimised"] + s["unminimised"] + s["deduplicated"] < len(pending):
+    bad.append(f"minimised {s['minimised']} + unminimised {s['unminimised']} + deduplicated {s['deduplicated']} < {len(pending)} pending raws")
 if bad: print("FAIL resume after kill: " + "; ".join(bad)); sys.exit(1)
 print(f"ok   resume after kill: raw {raw} -> bucket {bucket_of(raw)}; {len(pending)} pending raw(s) all in buckets {dirs}; "
       f"findings {s['findings']} = report {r['summary']['findings']} = bucket counts; buckets {len(dirs)}; "

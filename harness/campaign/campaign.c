@@ -100,6 +100,9 @@ double af_cp_elapsed(const af_campaign_state *cp) {
     return cp->prior_elapsed_s + (cp->fuzz_end > 0 ? cp->fuzz_end : af_clock_mono()) - cp->t0;
 }
 
+/* The progress line's period: about once a second on a terminal, else every 10 s. */
+static double progress_period(const af_campaign_state *cp) { return cp->tty ? 1.0 : 10.0; }
+
 void af_cp_update_stats(af_campaign_state *cp, bool final) {
     cp->st.elapsed_s = af_cp_elapsed(cp);
     cp->st.buckets = af_cp_count_buckets(cp);
@@ -107,11 +110,14 @@ void af_cp_update_stats(af_campaign_state *cp, bool final) {
     char why[700];
     if (af_stats_write(cp->dir, &cp->st, why, sizeof why)) af_cp_write_failed(cp, "stats", why);
     double now = af_clock_mono();
-    double period = cp->tty ? 1.0 : 10.0;
-    if (final || now - cp->last_progress >= period) {
+    if (final || now - cp->last_progress >= progress_period(cp)) {
         af_stats_progress(&cp->st, cp->tty, final);
         cp->last_progress = now;
     }
+}
+
+void af_cp_progress_tick(af_campaign_state *cp) {
+    if (af_clock_mono() - cp->last_progress >= progress_period(cp)) af_cp_update_stats(cp, false);
 }
 
 void af_cp_note_finding(af_campaign_state *cp) {
@@ -416,14 +422,21 @@ int af_campaign_run(const af_campaign_opts *o) {
         af_cp_write_failed(cp, "stats", why);
     af_cp_clear_inflight(cp);
     af_stats_progress(&cp->st, cp->tty, true);
-    fprintf(stderr, "attnfuzz campaign: %d bucket(s); reports in %s/report.{json,junit.xml,sarif,html}\n",
-            cp->st.buckets, cp->dir);
+    fprintf(stderr,
+            "attnfuzz campaign: %d bucket(s) in %d defect group(s); reports in %s/report.{json,junit.xml,sarif,html}\n",
+            cp->st.buckets, sum.groups, cp->dir);
+    if (sum.largest_group_size > 1)
+        fprintf(stderr,
+                "attnfuzz campaign: %d linked bucket(s) are one defect (group %s: one raw case failed in each; "
+                "report.json \"group\" / \"linked\")\n",
+                sum.largest_group_size, sum.largest_group);
     int rc = af_cp_report_failure(cp) ? AF_CAMPAIGN_WRITE_ERROR
              : interrupted            ? AF_CAMPAIGN_INTERRUPTED
              : cp->st.buckets > 0     ? AF_CAMPAIGN_FINDINGS
                                       : AF_CAMPAIGN_CLEAN;
     af_cp_interrupt_restore(&saved_signals);
     af_queue_free(&cp->queue);
+    af_cp_known_free(&cp->known);
     af_session_close(&cp->s);
     af_dir_lock_release(&cp->lock);
     free(cp);

@@ -18,6 +18,39 @@
 
 #define AF_CAMPAIGN_MAX_JOBS 64 /* children the in-process engine keeps in flight at most */
 
+/* Minimisations a stored bucket takes (pending.c): a new raw finding whose bucket is
+ * predicted (known.c) to be one that has had this many is counted there without
+ * minimising. 1: one bug's buckets are each minimised once. Caveat: a second bug with
+ * the same identity (kind | backend | tensor) whose cases can also reach a bucket's
+ * class is counted in that bucket until one of its raw findings predicts no bucket, or
+ * an ambiguous one (then it is minimised and gets its own bucket). */
+#define AF_CP_MINIMISE_PER_BUCKET 1
+
+#define AF_CP_KNOWN_MAX 512 /* buckets the catalogue holds at most (past it: minimised) */
+#define AF_CP_WITNESSES 4   /* other identities kept per bucket (links) */
+
+/* A case of a bucket's defect that failed with another identity (known.c links). */
+typedef struct {
+    af_case c;
+    char identity[AF_SIGNATURE_MAX];
+} af_cp_witness;
+
+/* One stored bucket as its minimisation left it (known.c). */
+typedef struct {
+    af_rawmap_entry entry;            /* bucket, its case and verdict (what counting stores) */
+    char identity[AF_SIGNATURE_MAX];  /* kind|backend[:engine]|tensor of entry */
+    char signature[AF_SIGNATURE_MAX]; /* the bucket's signature */
+    int minimisations;                /* raw findings minimised into it (1 when loaded) */
+    af_cp_witness witness[AF_CP_WITNESSES];
+    int n_witness;
+} af_cp_known_bucket;
+
+typedef struct {
+    af_cp_known_bucket *items;
+    int n, cap;
+    bool loaded; /* DIR/rawmap read (on first use) */
+} af_cp_known;
+
 typedef struct {
     const af_campaign_opts *o;
     af_session s;
@@ -44,6 +77,7 @@ typedef struct {
     bool corpus_merged;
     int corpus_kept, queue_at_merge;
     bool write_failed; /* a write in DIR failed (st.write_errors): fuzzing stops, exit AF_CAMPAIGN_WRITE_ERROR */
+    af_cp_known known; /* the buckets minimised so far (known.c) */
 } af_campaign_state;
 
 /* ---- campaign.c ---- */
@@ -61,6 +95,9 @@ bool af_cp_is_bucket_name(const char *s, size_t n);
 int af_cp_count_buckets(af_campaign_state *cp);
 /* Rewrite DIR/stats.json; the progress line about once a second (tty) or every 10 s. */
 void af_cp_update_stats(af_campaign_state *cp, bool final);
+/* af_cp_update_stats when the progress line is due (tty: 1 s, else 10 s): called
+ * between the runs of a minimisation, so that the line keeps coming. */
+void af_cp_progress_tick(af_campaign_state *cp);
 /* One more finding seen (and the time to the first). */
 void af_cp_note_finding(af_campaign_state *cp);
 
@@ -129,6 +166,23 @@ int af_cp_interrupted(void);
 /* Minimise and store every pending finding until stop_at (keep_rest: store the rest as
  * found). Returns the number handled. */
 int af_cp_process_pending(af_campaign_state *cp, double stop_at, bool keep_rest);
+
+/* ---- known.c ---- */
+/* The stored bucket whose signature is this one, or NULL. */
+const af_cp_known_bucket *af_cp_known_exact(af_campaign_state *cp, const char *signature);
+/* The stored bucket a raw finding (case c, finding identity) would minimise into: the
+ * most specific one of that identity whose class c could reach, when exactly one is;
+ * else NULL (none, or ambiguous: only minimising tells). */
+const af_cp_known_bucket *af_cp_known_predict(af_campaign_state *cp, const af_case *c, const char *identity);
+/* Record a stored bucket (minimised: one more minimisation of it); a new one is linked
+ * with the stored buckets whose verdicts show its identity. */
+void af_cp_known_add(af_campaign_state *cp, const af_rawmap_entry *e, bool minimised);
+/* Case c of bucket's defect failed as v: each finding of v whose identity is not the
+ * bucket's is one defect seen through another tensor or probe. The bucket that finding
+ * predicts (now, or once it is stored: kept as a witness) is linked with bucket
+ * (DIR/links/<bucket>, both ways). */
+void af_cp_known_link(af_campaign_state *cp, const char *bucket, const af_case *c, const af_verdict *v);
+void af_cp_known_free(af_cp_known *k);
 
 /* ---- inprocess.c ---- */
 /* Fuzz until stop_at with JOBS forked children in flight. */

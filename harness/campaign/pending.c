@@ -1,6 +1,9 @@
-/* campaign/pending.c — new raw signatures (DIR/pending) minimised once each: the
- * minimised case is stored in the bucket of its own signature and DIR/rawmap records
- * raw -> bucket; a finding the minimiser cannot reproduce is kept as found. */
+/* campaign/pending.c — new raw signatures (DIR/pending): counted in the stored bucket
+ * they belong to when that is known without minimising (known.c: the raw case's own
+ * signature is a bucket's, or the bucket it would minimise into is predicted and has
+ * had its AF_CP_MINIMISE_PER_BUCKET minimisations), else minimised once: the minimised
+ * case is stored in the bucket of its own signature. Either way DIR/rawmap records
+ * raw -> bucket. A finding the minimiser cannot reproduce is kept as found. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -20,15 +23,36 @@
 #include "minimize/minimize.h"
 #include "triage/findings.h"
 
+#define MIN_OTHERS 4 /* candidates kept that failed with another identity (links) */
+
 typedef struct {
     af_campaign_state *cp;
+    /* candidates of this minimisation that failed with another identity, one per
+     * identity: after it, the minimised bucket is linked with theirs (known.c) */
+    int n_other;
+    af_case other_case[MIN_OTHERS];
+    af_verdict other_verdict[MIN_OTHERS];
 } min_ctx;
+
+static void min_other(void *user, const af_case *c, const af_verdict *v) {
+    min_ctx *m = user;
+    char id[AF_SIGNATURE_MAX], have[AF_SIGNATURE_MAX];
+    af_finding_identity(c, v, id, sizeof id);
+    for (int i = 0; i < m->n_other; i++) {
+        af_finding_identity(&m->other_case[i], &m->other_verdict[i], have, sizeof have);
+        if (!strcmp(id, have)) return;
+    }
+    if (m->n_other == MIN_OTHERS) return;
+    m->other_case[m->n_other] = *c;
+    m->other_verdict[m->n_other++] = *v;
+}
 
 static int min_run(const af_case *c, void *user, af_verdict *v) {
     min_ctx *m = user;
     af_case_result *r = malloc(sizeof *r);
     if (!r) return -1;
     if (af_cp_interrupted()) return -1; /* a signal: nothing more is run */
+    af_cp_progress_tick(m->cp);         /* the progress line keeps coming while minimising */
     int deadline = af_cp_deadline_now(m->cp);
     af_session_run_isolated(&m->cp->s, c, AF_STORE_NONE, NULL, deadline, r);
     int rc = r->status == AF_CASE_NOT_RUN || af_cp_stopped_for_time(m->cp, r, deadline) ? -1 : 0;
@@ -64,18 +88,6 @@ static int store_here(af_campaign_state *cp, const af_case *c, const af_verdict 
     return -1;
 }
 
-/* One more finding counted in the bucket of rawmap entry e. 0, or -1 after
- * af_cp_write_failed. */
-static int count_in_bucket(af_campaign_state *cp, const af_rawmap_entry *e) {
-    char bucket[AF_BUCKET_ID_LEN + 1], why[1500];
-    af_finding_extra extra;
-    memset(&extra, 0, sizeof extra);
-    extra.repro_options = cp->s.repro_options; /* a worker's command: the Reproduce line runs it */
-    if (af_finding_store(cp->dir, &e->best, &e->verdict, &extra, bucket, why, sizeof why) >= 0) return 0;
-    af_cp_write_failed(cp, "a finding", why);
-    return -1;
-}
-
 /* DIR/rawmap/<raw_id> = e; a failure is counted (the finding itself is stored). */
 static void put_rawmap(af_campaign_state *cp, const char *raw_id, const af_rawmap_entry *e) {
     char why[1500];
@@ -86,12 +98,15 @@ static void put_rawmap(af_campaign_state *cp, const char *raw_id, const af_rawma
  * 0 when the finding is stored (its pending file may go), -1 when not (it stays). */
 static int minimise_raw(af_campaign_state *cp, const char *raw_id, const af_case *c, const af_verdict *found,
                         af_case_result *r) {
-    min_ctx m = {cp};
+    min_ctx *m = calloc(1, sizeof *m);
+    if (!m) return -1;
+    m->cp = cp;
     /* --gpus: minimised and stored on the GPU that found it (a bug of one GPU stays there) */
     cp->s.isolated_device = af_gpus_find(cp->o->gpus, found->info.device);
     af_min_opts mo;
     af_min_opts_default(&mo);
     mo.max_runs = cp->o->minimize_runs;
+    mo.on_other = min_other;
     mo.max_seconds = cp->deadline_s * 2 > 120 ? cp->deadline_s * 2 : 120; /* 120 s; GPU 600 s */
     if (cp->end_at > 0) { /* leave time for the stored re-run and the reports */
         double left = cp->end_at - af_clock_mono() - 2.0 * cp->deadline_s / 10 - 5;
@@ -100,7 +115,7 @@ static int minimise_raw(af_campaign_state *cp, const char *raw_id, const af_case
     fprintf(stderr, "%sattnfuzz campaign: minimising raw %s (at most %d runs, %.0f s)\n", cp->tty ? "\r\033[K" : "",
             raw_id, mo.max_runs, mo.max_seconds);
     af_min_result *mr = malloc(sizeof *mr);
-    int rc = mr ? af_minimize(c, min_run, &m, &mo, mr) : -1;
+    int rc = mr ? af_minimize(c, min_run, m, &mo, mr) : -1;
     af_rawmap_entry e;
     memset(&e, 0, sizeof e);
     char sig[AF_SIGNATURE_MAX];
@@ -132,6 +147,10 @@ static int minimise_raw(af_campaign_state *cp, const char *raw_id, const af_case
             stored = store_here(cp, &e.best, &e.verdict, original, b);
         }
         cp->st.minimised++;
+        af_cp_known_add(cp, &e, true);
+        af_cp_known_link(cp, e.bucket, &e.best, &e.verdict);
+        af_cp_known_link(cp, e.bucket, c, found);
+        for (int i = 0; i < m->n_other; i++) af_cp_known_link(cp, e.bucket, &m->other_case[i], &m->other_verdict[i]);
         fprintf(stderr, "%sattnfuzz campaign: raw %s -> %s bucket %s: %s, cost %.4g -> %.4g in %d runs\n",
                 cp->tty ? "\r\033[K" : "", raw_id, existed ? "existing" : "new", e.bucket, sig, mr->cost_before,
                 mr->cost_after, mr->runs);
@@ -144,6 +163,7 @@ static int minimise_raw(af_campaign_state *cp, const char *raw_id, const af_case
         af_signature(&e.best, &e.verdict, sig, sizeof sig);
         af_bucket_id(sig, e.bucket);
         stored = store_here(cp, &e.best, &e.verdict, NULL, e.bucket);
+        af_cp_known_add(cp, &e, true); /* tried: its bucket has had its minimisation */
         if (af_cp_interrupted() && stored == 0) cp->st.unminimised++;
         fprintf(stderr, "%sattnfuzz campaign: raw %s did not reproduce (%s); kept as found in bucket %s\n",
                 cp->tty ? "\r\033[K" : "", raw_id,
@@ -153,9 +173,31 @@ static int minimise_raw(af_campaign_state *cp, const char *raw_id, const af_case
                 e.bucket);
     }
     free(mr);
+    free(m);
     cp->s.isolated_device = -1;
     if (stored == 0) put_rawmap(cp, raw_id, &e); /* a raw signature maps only to a stored bucket */
     return stored;
+}
+
+/* One more finding counted in the bucket of rawmap entry e. 0, or -1 after
+ * af_cp_write_failed. */
+static int count_in_bucket(af_campaign_state *cp, const af_rawmap_entry *e) {
+    char bucket[AF_BUCKET_ID_LEN + 1], why[1500];
+    af_finding_extra extra;
+    memset(&extra, 0, sizeof extra);
+    extra.repro_options = cp->s.repro_options; /* a worker's command: the Reproduce line runs it */
+    if (af_finding_store(cp->dir, &e->best, &e->verdict, &extra, bucket, why, sizeof why) >= 0) return 0;
+    af_cp_write_failed(cp, "a finding", why);
+    return -1;
+}
+
+/* One more raw finding in the stored bucket of e, without minimising it; DIR/rawmap/<raw_id>
+ * -> that bucket, so that the workers count later findings of this raw signature there
+ * themselves. 0, or -1 after af_cp_write_failed (the finding stays pending). */
+static int count_in(af_campaign_state *cp, const char *raw_id, const af_rawmap_entry *e) {
+    if (count_in_bucket(cp, e)) return -1;
+    put_rawmap(cp, raw_id, e);
+    return 0;
 }
 
 /* Crash and hang verdicts carry no numbers and no tensor: the minimised case of one
@@ -184,6 +226,27 @@ static bool same_fatal_bucket(const af_campaign_state *cp, const af_verdict *fou
     }
     closedir(d);
     return match;
+}
+
+/* The stored bucket a raw finding (case c, verdict found) is counted in without
+ * minimising it, or NULL: the bucket of its own signature, else the bucket predicted
+ * for it once that bucket has had its minimisations. *how says which. */
+static const af_cp_known_bucket *known_bucket_of(af_campaign_state *cp, const af_case *c, const af_verdict *found,
+                                                 const char **how) {
+    char sig[AF_SIGNATURE_MAX], identity[AF_SIGNATURE_MAX];
+    af_signature(c, found, sig, sizeof sig);
+    const af_cp_known_bucket *k = af_cp_known_exact(cp, sig);
+    if (k) {
+        *how = "its own signature";
+        return k;
+    }
+    af_finding_identity(c, found, identity, sizeof identity);
+    k = af_cp_known_predict(cp, c, identity);
+    if (k && k->minimisations >= AF_CP_MINIMISE_PER_BUCKET) {
+        *how = "the bucket its identity minimises into from this case";
+        return k;
+    }
+    return NULL;
 }
 
 /* Minimise and store every pending finding (or count it in the bucket its raw
@@ -251,15 +314,19 @@ int af_cp_process_pending(af_campaign_state *cp, double stop_at, bool keep_rest)
         if (out_of_time) continue; /* no verdict to store it with: left pending */
         if (af_pending_verdict(path, found)) {
             /* no verdict beside it (another build wrote it?): what it gives now */
-            min_run(&c, &(min_ctx){cp}, found);
+            min_ctx *one = calloc(1, sizeof *one);
+            if (one) {
+                one->cp = cp;
+                min_run(&c, one, found);
+            }
+            free(one);
         }
         af_rawmap_entry *same = malloc(sizeof *same);
         if (same && same_fatal_bucket(cp, found, same)) {
-            if (count_in_bucket(cp, same)) {
+            if (count_in(cp, raw_id, same)) {
                 free(same);
                 continue; /* stays in pending */
             }
-            put_rawmap(cp, raw_id, same);
             fprintf(stderr, "%sattnfuzz campaign: raw %s: the same %s as bucket %s (not minimised again)\n",
                     cp->tty ? "\r\033[K" : "", raw_id, af_verdict_name(found->kind), same->bucket);
             free(same);
@@ -268,6 +335,26 @@ int af_cp_process_pending(af_campaign_state *cp, double stop_at, bool keep_rest)
             continue;
         }
         free(same);
+        const char *how = NULL;
+        const af_cp_known_bucket *known = known_bucket_of(cp, &c, found, &how);
+        if (known) {
+            af_rawmap_entry *e = malloc(sizeof *e);
+            if (e) {
+                *e = known->entry; /* a copy: linking may grow the catalogue */
+                if (count_in(cp, raw_id, e)) {
+                    free(e);
+                    continue; /* not stored: stays in pending */
+                }
+                cp->st.deduplicated++;
+                af_cp_known_link(cp, e->bucket, &c, found);
+                fprintf(stderr, "%sattnfuzz campaign: raw %s counted in bucket %s (%s; not minimised again)\n",
+                        cp->tty ? "\r\033[K" : "", raw_id, e->bucket, how);
+                free(e);
+                remove_pending(path);
+                handled++;
+                continue;
+            }
+        }
         if (minimise_raw(cp, raw_id, &c, found, r)) continue; /* not stored: stays in pending */
         remove_pending(path);
         handled++;

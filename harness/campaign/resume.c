@@ -38,6 +38,7 @@ void af_cp_resume_apply(af_campaign_state *cp, const af_campaign_stats *prior) {
     st->findings = prior->findings;
     st->minimised = prior->minimised;
     st->unminimised = prior->unminimised;
+    st->deduplicated = prior->deduplicated;
     st->time_to_first_finding_s = prior->time_to_first_finding_s;
     memcpy(st->seqlen_q_hist, prior->seqlen_q_hist, sizeof st->seqlen_q_hist);
     memcpy(st->seqlen_kv_hist, prior->seqlen_kv_hist, sizeof st->seqlen_kv_hist);

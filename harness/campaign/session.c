@@ -213,12 +213,15 @@ static void on_engine_verdict(void *user, const char *engine, const af_verdict *
     }
     af_fuzz_feedback(j->c, v, r->counters, sizeof r->counters);
     if (v->n_findings > 0) {
+        /* evidence only where it is stored: a campaign's fuzzing store (defer_new) only
+         * counts the finding or defers it to DIR/pending, and its stored re-run draws it */
+        bool evidence = t && t->alloc[AF_BUF_O] && !(j->mode == AF_STORE_FUZZ && j->s->defer_new);
         af_heatmap hm;
         memset(&hm, 0, sizeof hm);
-        bool has_hm = t && t->alloc[AF_BUF_O] && finding_heatmap(j->p, t, v, &hm);
+        bool has_hm = evidence && finding_heatmap(j->p, t, v, &hm);
         af_leak_matrix lm;
         memset(&lm, 0, sizeof lm);
-        bool has_lm = t && t->alloc[AF_BUF_O] && finding_leaks(j->s, j->p, t, v, engine, &lm);
+        bool has_lm = evidence && finding_leaks(j->s, j->p, t, v, engine, &lm);
         char bucket[AF_BUCKET_ID_LEN + 1] = "";
         int st =
             af_session_store(j->s, j->c, v, j->mode, j->original, has_hm ? &hm : NULL, has_lm ? &lm : NULL, bucket);

@@ -169,6 +169,7 @@ int af_stats_write(const char *dir, af_campaign_stats *st, char *why, size_t cap
     json_object_set_new(o, "write_errors", json_integer((json_int_t)st->write_errors));
     json_object_set_new(o, "findings_unstored", json_integer((json_int_t)st->findings_unstored));
     json_object_set_new(o, "seeds_skipped", json_integer(st->seeds_skipped));
+    json_object_set_new(o, "deduplicated", json_integer(st->deduplicated));
     gpus_json(o, st);
     char *text = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(DBL_DIG));
     json_decref(o);

@@ -30,6 +30,7 @@ typedef struct {
     int minimised;                  /* raw signatures minimised so far */
     int unminimised;                /* stored as found: --total-time or a signal ended before their turn,
                                        or left in DIR/pending by a killed campaign (triage) */
+    int deduplicated;               /* raw signatures counted in a known bucket without minimising */
     bool interrupted;               /* SIGINT / SIGTERM stopped the campaign early */
     int corpus;                     /* inputs in the queue / corpus dir */
     double time_to_first_finding_s; /* < 0 none yet */
@@ -83,7 +84,8 @@ void af_stats_note_config_cell(af_campaign_stats *st, unsigned cell);
 /* Write DIR/stats.json atomically. Keys (stable): start_time, start_time_unix,
  * last_update, elapsed_s, cases, cases_per_s, findings, buckets, minimised, crashes,
  * hangs, declined, errors, corpus, backend, engine, jobs, mode, max_work,
- * time_to_first_finding_s (null when none), interrupted (true after SIGINT / SIGTERM), seqlen_q_hist and seqlen_kv_hist (objects
+ * time_to_first_finding_s (null when none), deduplicated (new raw signatures counted in a
+ * known bucket without minimising: campaign/pending.c), interrupted (true after SIGINT / SIGTERM), seqlen_q_hist and seqlen_kv_hist (objects
  * keyed by log2 bucket, "1", "2-3", "4-7" ... "131072-262143", every bucket present;
  * in-process mode they sum to cases, libFuzzer mode leaves them at 0: its workers
  * count cases), cp_cases and cp_declined (objects keyed "1", "p2p", "all_gather", "a2a",

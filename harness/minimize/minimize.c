@@ -361,7 +361,10 @@ int af_minimize(const af_case *c, af_min_run_fn run, void *user, const af_min_op
                     if (run(cand, user, &v) || v.n_findings == 0) continue;
                     char id[AF_SIGNATURE_MAX];
                     af_finding_identity(cand, &v, id, sizeof id);
-                    if (strcmp(id, r->identity)) continue; /* another failure: not this finding */
+                    if (strcmp(id, r->identity)) { /* another failure: not this finding */
+                        if (o->on_other) o->on_other(user, cand, &v);
+                        continue;
+                    }
                     r->best = *cand;
                     r->verdict = v;
                     r->accepted++;
@@ -380,4 +383,44 @@ int af_minimize(const af_case *c, af_min_run_fn run, void *user, const af_min_op
     r->cost_after = af_case_cost(&r->best);
     af_signature(&r->best, &r->verdict, r->signature, sizeof r->signature);
     return 0;
+}
+
+/* Head-dim class rank as in af_config_class: d<=64, d<=128, d<=256, d>256. */
+static int head_dim_rank(const af_case *c) {
+    int d = c->head_dim_qk > c->head_dim_v ? c->head_dim_qk : c->head_dim_v;
+    return d <= 64 ? 0 : d <= 128 ? 1 : d <= 256 ? 2 : 3;
+}
+
+static bool has_window(const af_case *c) { return c->window_left >= 0 || c->window_right >= 0; }
+
+bool af_min_could_reach(const af_case *from, const af_case *to) {
+    /* each line: what `to` shows needs `from` to have it (or the default) */
+    if (to->dtype != from->dtype && to->dtype != AF_DT_FP16) return false;
+    if (to->mask == AF_MASK_CAUSAL && from->mask != AF_MASK_CAUSAL) return false;
+    if (to->align == AF_ALIGN_BOTTOM_RIGHT && from->align != AF_ALIGN_BOTTOM_RIGHT && !has_window(from)) return false;
+    if (has_window(to) && !has_window(from)) return false;
+    if (to->layout == AF_LAYOUT_THD && from->layout != AF_LAYOUT_THD) return false;
+    if (to->layout != AF_LAYOUT_THD && to->has_seqlens && !from->has_seqlens) return false;
+    if (to->layout != AF_LAYOUT_BSHD && to->layout != AF_LAYOUT_THD && to->layout != from->layout) return false;
+    if (to->packing != AF_PACK_SEPARATE && to->packing != from->packing &&
+        !(to->packing == AF_PACK_KV && from->packing == AF_PACK_QKV))
+        return false;
+    bool to_gqa = to->heads_kv > 1 && to->heads_kv < to->heads_q, to_mqa = to->heads_kv == 1 && to->heads_q > 1;
+    if (to_mqa && from->heads_q < 2) return false;
+    if (to_gqa && (from->heads_kv < 2 || from->heads_q < 4)) return false;
+    if (head_dim_rank(to) > head_dim_rank(from)) return false;
+    if ((to->stride_gap > 0 || (to->layout == AF_LAYOUT_THD && to->thd_gap > 0)) &&
+        !(from->stride_gap > 0 || (from->layout == AF_LAYOUT_THD && from->thd_gap > 0)))
+        return false;
+    if (to->page_size > 0 && from->page_size == 0) return false;
+    if (to->cp_size > 1 && (from->cp_size <= 1 || to->cp_comm != from->cp_comm)) return false;
+    if (to->backward && !from->backward) return false;
+    if (to->softmax != AF_SOFTMAX_VANILLA && from->softmax == AF_SOFTMAX_VANILLA) return false;
+    if (to->softcap != 0.0 && from->softcap == 0.0) return false;
+    if (to->bias != AF_BIAS_NONE && from->bias == AF_BIAS_NONE) return false;
+    if (to->alibi && !from->alibi) return false;
+    if (to->lse_base2 && !from->lse_base2) return false;
+    if (to->dlse && !from->dlse) return false;
+    if (to->dropout_p != 0.0 && from->dropout_p == 0.0) return false;
+    return true;
 }

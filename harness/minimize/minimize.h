@@ -39,6 +39,10 @@ typedef struct {
     int max_runs;       /* budget of runs (default 200) */
     double max_seconds; /* wall budget (default 0 = none) */
     FILE *log;          /* one line per accepted step; NULL = quiet */
+    /* optional: called (with the run callback's user) for a candidate that failed with
+     * another identity: the same defect seen through another tensor or probe (the
+     * campaign links the buckets of both, campaign/known.c) */
+    void (*on_other)(void *user, const af_case *c, const af_verdict *v);
 } af_min_opts;
 
 typedef struct {
@@ -58,5 +62,17 @@ void af_min_opts_default(af_min_opts *o);
  * the original case does not fail (nothing to minimise; r->verdict says what it
  * gave), -1 when it could not run. */
 int af_minimize(const af_case *c, af_min_run_fn run, void *user, const af_min_opts *o, af_min_result *r);
+
+/* Could minimising `from` end in the config class of `to` (judge/signature.h)? The
+ * passes above only drop or lighten what a case has, so every class-level property of
+ * `to` must be in `from` already or be the simple default: dtype (or fp16), a causal
+ * mask, a bottom-right alignment or a window (either side: windows are mirrored),
+ * padding / thd, MQA (2+ query heads) or GQA (2+ KV heads, 4+ query heads), a head-dim
+ * class no larger, a layout other than bshd, packing, gaps, paging, cp, backward and
+ * each attention feature. Sizes, data and sq vs skv are free. An over-approximation
+ * (true when the class is reachable; the minimiser may still stop elsewhere): the
+ * campaign uses it to tell which stored bucket a new raw finding would minimise into
+ * without minimising it (campaign/pending.c). */
+bool af_min_could_reach(const af_case *from, const af_case *to);
 
 #endif

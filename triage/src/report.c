@@ -123,7 +123,8 @@ static json_t *rel_or_null(bool present, const char *bucket, const char *name) {
     return json_string(rel);
 }
 
-static json_t *bucket_json(const af_finding_record *r) {
+static json_t *bucket_json(const report_item *it) {
+    const af_finding_record *r = &it->rec;
     /* the bucket's verdict.json as it was stored (read_bucket checked that it parses) */
     json_t *verdict = json_loads(r->verdict_json, 0, NULL);
     json_t *o = json_pack(
@@ -139,6 +140,11 @@ static json_t *bucket_json(const af_finding_record *r) {
         "case_text", af_json_text(r->case_text), "verdict", verdict);
     /* the GPU that ran the stored finding (campaign --gpus), null when none was recorded */
     if (o) json_object_set_new(o, "device", r->device[0] ? af_json_text(r->device) : json_null());
+    /* one defect seen through several tensors or probes: its linked buckets and group */
+    json_t *linked = json_array();
+    for (int i = 0; linked && i < it->n_linked; i++) json_array_append_new(linked, json_string(it->linked[i]));
+    if (o && linked) json_object_set_new(o, "linked", linked);
+    if (o) json_object_set_new(o, "group", json_string(it->group));
     return o;
 }
 
@@ -154,7 +160,7 @@ static json_t *report_json(const report_list *l, const af_triage_summary *s, con
     }
     json_t *buckets = json_array();
     for (int i = 0; buckets && i < l->n; i++) {
-        if (json_array_append_new(buckets, bucket_json(&l->items[i].rec))) {
+        if (json_array_append_new(buckets, bucket_json(&l->items[i]))) {
             json_decref(buckets);
             buckets = NULL;
         }
@@ -170,13 +176,13 @@ static json_t *report_json(const report_list *l, const af_triage_summary *s, con
     }
     /* write_errors, findings_unstored: from stats.json, the campaign's failures to keep
      * what it found (0 when it kept everything, or no campaign wrote stats.json) */
-    return json_pack("{s:s, s:s, s:i, s:{s:i, s:I, s:o, s:I, s:o, s:i, s:I, s:I}, s:o, s:o}", "tool", "attnfuzz",
+    return json_pack("{s:s, s:s, s:i, s:{s:i, s:I, s:o, s:I, s:o, s:i, s:I, s:I, s:i}, s:o, s:o}", "tool", "attnfuzz",
                      "report", "triage", "format_version", 1, "summary", "buckets", s->buckets, "findings",
                      (json_int_t)s->findings, "by_kind", by_kind, "cases_judged", (json_int_t)tr_cases_judged(rep),
                      "elapsed_s", rep->stats->present ? af_json_real(rep->stats->elapsed_s) : json_null(),
                      "interrupted_cases", rep->interrupted->total, "write_errors", (json_int_t)rep->stats->write_errors,
-                     "findings_unstored", (json_int_t)rep->stats->findings_unstored, "buckets", buckets, "interrupted",
-                     interrupted);
+                     "findings_unstored", (json_int_t)rep->stats->findings_unstored, "groups", s->groups, "buckets",
+                     buckets, "interrupted", interrupted);
 }
 
 /* ---- report.junit.xml ------------------------------------------------------------- */
@@ -409,6 +415,15 @@ int af_triage_build(const char *dir, af_triage_summary *summary, char *why, size
     }
     if (l.n > 1) qsort(l.items, (size_t)l.n, sizeof *l.items, cmp_items);
     s.buckets = l.n;
+    s.groups = tr_links_read(dir, l.items, l.n);
+    for (int i = 0; i < l.n; i++) {
+        int size = 0; /* the buckets of its group */
+        for (int j = 0; j < l.n; j++) size += !strcmp(l.items[j].group, l.items[i].group);
+        if (size > s.largest_group_size) {
+            s.largest_group_size = size;
+            snprintf(s.largest_group, sizeof s.largest_group, "%s", l.items[i].group);
+        }
+    }
     for (int i = 0; i < l.n; i++) {
         s.findings += l.items[i].rec.count;
         if (l.items[i].kind > 0) s.by_kind[l.items[i].kind]++;

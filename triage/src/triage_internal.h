@@ -56,10 +56,21 @@ typedef struct {
  * that names none. */
 void tr_interrupted_read(const char *dir, const char *campaign_backend, tr_interrupted *out);
 
+#define TR_LINKED_MAX 16 /* linked buckets listed per bucket */
 typedef struct {
     af_finding_record rec; /* case_text and verdict_json owned here */
     int kind;              /* af_verdict_kind, or -1 when the name is unknown */
+    /* linked buckets (DIR/links/<bucket>, written by the campaign: one defect seen
+     * through several tensors or probes) present in the list, and the group they make:
+     * the smallest bucket id of the linked buckets, transitively (its own when none) */
+    int n_linked;
+    char linked[TR_LINKED_MAX][AF_BUCKET_ID_LEN + 1];
+    char group[AF_BUCKET_ID_LEN + 1];
 } tr_item;
+
+/* Fill every item's linked and group from DIR/links (report_links.c). Returns the number
+ * of groups. */
+int tr_links_read(const char *dir, tr_item *items, int n);
 
 /* What every report writer reads. */
 typedef struct {
