@@ -75,7 +75,7 @@ paste "minimize reproduce line" "$line" repro "$OUT" --backend flash_bug:uniform
 real "minimize reproduce line runs the minimised case" "$line" 1
 
 # 3. a campaign's Reproduce lines in every report, and after merge
-(cd "$W" && timeout 120 "$AF" campaign "$D/seed" --time 3 --minimize-runs 3 --seed 1 --backend flash_bug:uniform_scale \
+(cd "$W" && timeout 120 "$AF" campaign --inprocess "$D/seed" --time 3 --minimize-runs 3 --seed 1 --backend flash_bug:uniform_scale \
     --out "$D/camp") >"$T/camp.out" 2>&1
 [ -n "$(ls "$D/camp/findings" 2>/dev/null)" ] || bad "the campaign found nothing: $(tail -3 "$T/camp.out")"
 (cd "$W" && "$AF" merge "$D/merged" "$D/camp" --quiet) >"$T/merge.out" 2>&1 # exit 1: it holds findings
