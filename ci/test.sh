@@ -21,11 +21,12 @@ echo "== build (ASan + UBSan, clang, libFuzzer targets)"
 CC=clang bash ci/build.sh build-asan -DATTNFUZZ_SANITIZE=ON -DATTNFUZZ_FUZZERS=ON
 echo "== tests (ASan + UBSan build)"
 # The ASan run leaves out what the normal run covers and memory checking adds little to: the
-# long campaign tests, the Slurm and gate orchestration; its criterion sweep is 32 cases (the
-# normal run's 96 and the nightly's 320 check the criterion itself).
-(cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ATTNFUZZ_TEST_CRITERION_CASES=32 \
+# long campaign tests, the criterion sweeps over plugin kernels (the normal run's 96 cases and
+# the nightly's 320 check the criterion), the Slurm and gate orchestration. Every C unit test
+# runs under ASan.
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
    ctest --output-on-failure -j"$jobs" --timeout 1800 \
-   -E 'campaign|planted|^test_criterion_fp8$|^test_features$|^test_dropout$|^test_scale$|^test_claims_hdim$|^test_slurm$|^test_gate$' \
+   -E 'campaign|planted|^test_criterion_fp8$|^test_criterion_kernels$|^test_features$|^test_dropout$|^test_scale$|^test_claims_hdim$|^test_slurm$|^test_gate$' \
    2>&1 | tee ctest.log) || rc=$?
 python3 ci/skip_reasons.py build-asan
 exit $rc
