@@ -174,13 +174,14 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
          * share of D in its row floors (criterion_fp8.c) */
         double terms_work =
             af_attention_work(1.0, c->batch, c->heads_q, c->seqlen_q, c->seqlen_kv, c->head_dim_qk + c->head_dim_v);
+        bool gpu_serves = af_criterion_terms_gpu_serves(&prob); /* asked once a case */
         bool small = terms_work <= AF_CRITERION_TERMS_MAX_WORK ||
                      (terms_work <= AF_CRITERION_TERMS_GPU_MAX_WORK && !r->skip_oracle &&
-                      (c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16) && af_criterion_terms_gpu_serves(&prob));
+                      (c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16) && gpu_serves);
         bool fp16_bf16 = c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16;
         if (!r->skip_oracle && (fp16_bf16 || c->dtype == AF_DT_FP8_E4M3) && small) {
             double t_terms = af_clock_mono();
-            bool gpu = terms_work >= AF_CRITERION_TERMS_GPU_MIN_WORK && af_criterion_terms_gpu_serves(&prob);
+            bool gpu = terms_work >= AF_CRITERION_TERMS_GPU_MIN_WORK && gpu_serves;
             int trc = af_criterion_terms_compute_on(&prob, &p->oracle.out, c->dtype, gpu ? AF_TERMS_GPU : AF_TERMS_HOST,
                                                     &p->terms, &js->terms_gpu_s);
             if (trc == 1)
