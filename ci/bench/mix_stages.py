@@ -2,7 +2,8 @@
 """mix_stages.py VERDICTS.jsonl — the judge's time per stage over a config mix (`attnfuzz run
 --json` lines): per stage the median and mean in milliseconds, and the median of the case's
 time outside the backend's run (every stage but `run`: the judge's own share, which includes
-the GPU passes the judge launches and waits for). Also how many cases had the element budgets
+the GPU passes the judge launches and waits for), and the same less the backend runs inside
+the compare (repeats) and probes stages. Also how many cases had the element budgets
 and how many got them from the GPU pass."""
 import json
 import statistics
@@ -10,8 +11,8 @@ import sys
 
 v = [json.loads(line) for line in open(sys.argv[1]) if line.startswith("{")]
 v = [x for x in v if "judge" in x]
-stages = ["gen", "oracle", "oracle_gpu", "magnitudes", "terms_gpu", "reference", "run", "compare", "probes",
-          "probes_run", "cert_wait"]
+stages = ["gen", "oracle", "oracle_gpu", "magnitudes", "terms_gpu", "reference", "run", "compare", "compare_runs",
+          "probes", "probes_run", "cert_wait"]
 print("mix stages over %d verdicts (ms): stage median mean" % len(v))
 for k in stages:
     xs = [1e3 * (x["judge"]["seconds"].get(k) or 0.0) for x in v]
@@ -26,5 +27,12 @@ host = [1e3 * sum(x["judge"]["seconds"].get(k) or 0.0 for k in own) for x in v]
 if host:
     print("  judge time outside the backend's run: median %.1f ms, mean %.1f ms" % (statistics.median(host),
                                                                                      statistics.mean(host)))
+# the issue's host share: the judge's own stages less every backend run inside them (the
+# repeats' runs in compare, the probes' reruns), graph builds included in those runs
+runs_inside = ["compare_runs", "probes_run"]
+hs = [h - 1e3 * sum(x["judge"]["seconds"].get(k) or 0.0 for k in runs_inside) for h, x in zip(host, v)]
+if hs:
+    print("  host time outside every backend run (repeats' and probes' runs too): median %.1f ms, mean %.1f ms" % (
+        statistics.median(hs), statistics.mean(hs)))
 print("  element budgets on %d of %d cases, from the GPU pass on %d" % (
     sum(bool(x["judge"].get("element_terms")) for x in v), len(v), sum(bool(x["judge"].get("terms_gpu")) for x in v)))

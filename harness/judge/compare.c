@@ -153,8 +153,8 @@ int af_check_buffers(const af_case *c, const af_tensors *t, const af_outputs *or
             for (int b = 0; b < w->B; b++) {
                 int rows = w->ragged ? (kv ? af_case_len_kv(c, b) : af_case_len_q(c, b)) : w->S;
                 for (int h = 0; h < w->H; h++)
-                    for (int s = 0; s < rows; s++)
-                        for (int d = 0; d < w->D; d++) owned[af_layout_offset(&t->plan, outs[tj], b, h, s, d)] = 1;
+                    for (int s = 0; s < rows; s++) /* a row: D contiguous elements (layout.h) */
+                        memset(owned + af_layout_offset(&t->plan, outs[tj], b, h, s, 0), 1, (size_t)w->D);
             }
         }
         for (int64_t e = 0; e < n; e++)
@@ -177,8 +177,9 @@ int af_check_buffers(const af_case *c, const af_tensors *t, const af_outputs *or
             for (int h = 0; h < w->H; h++)
                 for (int s = 0; s < rows; s++) {
                     bool masked = !kv && af_row_fully_masked(c, b, s);
+                    int64_t off0 = af_layout_offset(&t->plan, id, b, h, s, 0); /* + d (layout.h) */
                     for (int d = 0; d < w->D; d++) {
-                        int64_t off = af_layout_offset(&t->plan, id, b, h, s, d);
+                        int64_t off = off0 + d;
                         if (is_poison(w->storage, t->buf[w->buffer], off)) {
                             if (!reported_unwritten) {
                                 snprintf(msg, sizeof msg, "poison survived in %s", af_tensor_name(id));

@@ -202,7 +202,8 @@ typedef struct {
     double terms_gpu_s;         /* of which the GPU pass of the element budgets */
     double reference_s;         /* the low-precision reference */
     double run_s;               /* the backend's run (af_run_info.seconds) */
-    double compare_s;           /* buffer checks and the comparison */
+    double compare_s;           /* buffer checks and the comparison, with the repeats (runner.h) */
+    double compare_runs_s;      /* of which the repeats' backend runs */
     double probes_s;            /* the probes' extra runs and checks */
     double probes_run_s;        /* of which the backend's runs */
     double probe_s[8];          /* per probe (af_probe_names order, judge/probes/probes.h) */

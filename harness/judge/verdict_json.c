@@ -34,6 +34,7 @@ static json_t *judge_json(const af_judge_summary *j) {
     json_t *secs = js ? json_object_get(js, "seconds") : NULL;
     if (secs && per_probe) {
         json_object_set_new(secs, "probes_run", af_json_real(j->probes_run_s));
+        json_object_set_new(secs, "compare_runs", af_json_real(j->compare_runs_s));
         json_object_set_new(secs, "per_probe", per_probe);
     } else {
         json_decref(per_probe);

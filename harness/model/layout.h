@@ -77,7 +77,9 @@ typedef struct {
 int af_layout_plan_make(const af_case *c, af_layout_plan *p, char *why, size_t cap);
 
 /* Element offset of logical (b, h, s, d) in the tensor's buffer. For LSE, d = 0.
- * s must be < the sequence's actual length for ragged tensors. */
+ * s must be < the sequence's actual length for ragged tensors. Every layout keeps a
+ * row's D elements contiguous: offset(b, h, s, d) = offset(b, h, s, 0) + d, which the
+ * row-wise passes over the buffers rely on. */
 int64_t af_layout_offset(const af_layout_plan *p, af_tensor_id t, int b, int h, int s, int d);
 
 int af_storage_bytes(af_storage s);

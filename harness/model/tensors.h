@@ -116,6 +116,9 @@ void af_outputs_free(af_outputs *out);
 
 /* Read one stored element as a double (exact: stored formats embed in double). */
 double af_storage_load(af_storage s, const void *buf, int64_t offset);
+/* dst[k] = scale * (element offset + k, k < n, read as af_storage_load does): one row of
+ * a tensor, contiguous in every layout (model/layout.h). */
+void af_storage_load_row(af_storage s, const void *buf, int64_t offset, int n, double scale, double *dst);
 /* Round a float to the storage type (round to nearest even) and store it. */
 void af_storage_store(af_storage s, void *buf, int64_t offset, float value);
 /* Read the outputs of a run from the buffers into dense form (dequantised: an E4M3

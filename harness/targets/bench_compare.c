@@ -2,7 +2,9 @@
  * asserted in tests): for each case file, the comparison (af_compare_outputs: buffer
  * summaries, the criterion's row / element / bias checks with the element budgets, the
  * stored O's and LSE's shares) of a kernel equal to the cpu reference, timed over
- * `reps` runs (median), after the budgets are computed on the host.
+ * `reps` runs (median), after the budgets are computed on the host; and over the cpu
+ * backend's run of the case, the buffer checks (af_check_buffers) and the read of the outputs
+ * (af_outputs_read), the two host passes every judged run also pays.
  * Usage: bench_compare REPS CASE...   (e.g. the mix of ci/bench/gen_mix.py)
  */
 #include <stdio.h>
@@ -12,6 +14,7 @@
 #include "backends/backend.h"
 #include "judge/compare.h"
 #include "judge/problem.h"
+#include "judge/clone.h"
 #include "judge/runner.h"
 #include "model/case_measure.h"
 #include "util/clock.h"
@@ -29,7 +32,7 @@ int main(int argc, char **argv) {
     int reps = atoi(argv[1]);
     if (reps < 1 || reps > 100) reps = 3;
     af_backend *cpu = af_backend_cpu_new();
-    printf("%-28s %12s %10s %12s\n", "case", "work", "terms_s", "compare_ms");
+    printf("%-28s %12s %10s %12s %12s %12s\n", "case", "work", "terms_s", "compare_ms", "buffers_ms", "read_ms");
     for (int a = 2; a < argc; a++) {
         af_case c;
         af_error err;
@@ -57,20 +60,48 @@ int main(int argc, char **argv) {
             af_criterion_terms_compute_on(&prob, &p.oracle.out, c.dtype, AF_TERMS_HOST, &p.terms, NULL);
         }
         double terms_s = af_clock_mono() - t0;
-        double *ms = calloc((size_t)reps, sizeof *ms);
+        /* ms[k], bms[k], rms[k]: the comparison, the buffer checks and the read of the
+         * outputs (storage -> double) of repetition k, over the cpu backend's run */
+        double *ms = calloc((size_t)reps, sizeof *ms), *bms = calloc((size_t)reps, sizeof *bms),
+               *rms = calloc((size_t)reps, sizeof *rms);
         af_verdict *v = malloc(sizeof *v);
-        for (int k = 0; ms && v && k < reps; k++) {
+        af_tensors t;
+        af_run_info info;
+        memset(&info, 0, sizeof info);
+        bool ran = af_clone_tensors(&t, &p.c, &p.tensors, why, sizeof why) == 0;
+        if (ran && cpu->run(cpu, &p.c, "", &t, &info, why, sizeof why) != AF_RUN_OK) {
+            af_clone_release(&t);
+            ran = false;
+        }
+        af_outputs out;
+        bool have_out = ran && af_outputs_alloc(&out, &p.c) == 0;
+        for (int k = 0; ms && bms && rms && v && k < reps; k++) {
             af_verdict_init(v, "bench");
             double t1 = af_clock_mono();
             af_compare_outputs(&p.c, &p.ref, &p.ref, &p.oracle, &p.terms, v);
             ms[k] = 1e3 * (af_clock_mono() - t1);
+            if (!have_out) continue;
+            af_verdict_init(v, "bench");
+            t1 = af_clock_mono();
+            af_check_buffers(&p.c, &t, &p.oracle.out, &p.terms, v);
+            bms[k] = 1e3 * (af_clock_mono() - t1);
+            t1 = af_clock_mono();
+            af_outputs_read(&t, &p.c, &out);
+            rms[k] = 1e3 * (af_clock_mono() - t1);
         }
+        if (have_out) af_outputs_free(&out);
+        if (ran) af_clone_release(&t);
         if (ms) qsort(ms, (size_t)reps, sizeof *ms, cmp_double);
+        if (bms) qsort(bms, (size_t)reps, sizeof *bms, cmp_double);
+        if (rms) qsort(rms, (size_t)reps, sizeof *rms, cmp_double);
         const char *base = strrchr(argv[a], '/');
-        printf("%-28s %12.3g %10.3f %12.2f\n", base ? base + 1 : argv[a], af_case_work(&c), terms_s,
-               ms ? ms[reps / 2] : -1.0);
+        printf("%-28s %12.3g %10.3f %12.2f %12.2f %12.2f\n", base ? base + 1 : argv[a], af_case_work(&c), terms_s,
+               ms ? ms[reps / 2] : -1.0, have_out && bms ? bms[reps / 2] : -1.0,
+               have_out && rms ? rms[reps / 2] : -1.0);
         fflush(stdout);
         free(ms);
+        free(bms);
+        free(rms);
         free(v);
         af_prepared_free(&p);
     }
