@@ -10,7 +10,9 @@
  *   3. a case above AF_CRITERION_TERMS_MAX_WORK whose rows span two scratch chunks is
  *      prepared with the element budgets from the GPU (judge summary terms_gpu), equal
  *      to the host's; judged with either set of budgets, a perfect kernel passes, and a
- *      kernel whose dQ row is off by 2^-6 relative is caught with the same ratio.
+ *      kernel whose dQ row is off by 2^-6 relative is caught with the same ratio;
+ *   4. at that size, with the GPU budgets, one dQ element moved by 0.98 x its allowance
+ *      passes and by 1.02 x is a finding at that element.
  * Without a CUDA build or a usable GPU it prints SKIP and exits 77.
  */
 #include <math.h>
@@ -180,6 +182,37 @@ static void long_case_check(void) {
     pr.terms = keep;
     CHECK_MSG(fabs(ratio_gpu - ratio_host) <= 1e-9 * ratio_host, "dQ ratio %.12g (GPU budgets) vs %.12g (host)",
               ratio_gpu, ratio_host);
+    /* 4. the rule's edge with the GPU budgets: one dQ element moved by 0.98 x the largest
+     *    error its checks allow passes, by 1.02 x it is a finding at that element */
+    af_outputs_free(&k);
+    fx_perfect(&pr, &k);
+    size_t el = row * pr.c.head_dim_qk + 7; /* h 5, i 1500, d 7 */
+    double exact = pr.oracle.out.dq[el], base = k.dq[el];
+    /* the worst check's ratio is affine in the moved error (a row's bias carries the other
+     * elements' rounding): two moves well above any allowance fix it */
+    double dx[2] = {0x1p-5 * (fabs(exact) + 1e-3), 0x1p-4 * (fabs(exact) + 1e-3)}, rx[2];
+    for (int e = 0; e < 2; e++) {
+        k.dq[el] = exact + dx[e];
+        CHECK(fx_judge(&pr, &k, v, &worst_gpu) > 0);
+        rx[e] = v->stats[AF_T_DQ].ratio;
+        CHECK_MSG(v->stats[AF_T_DQ].h == 5 && v->stats[AF_T_DQ].row == 1500, "worst dQ element not at h 5 row 1500");
+    }
+    double slope = (rx[1] - rx[0]) / (dx[1] - dx[0]), at0 = rx[0] - slope * dx[0];
+    double edge[2] = {0.98, 1.02}, r_edge[2];
+    for (int e = 0; e < 2; e++) {
+        k.dq[el] = exact + (edge[e] - at0) / slope;
+        int n = fx_judge(&pr, &k, v, &worst_gpu);
+        r_edge[e] = v->stats[AF_T_DQ].ratio;
+        if (e == 0)
+            CHECK_MSG(n == 0, "0.98 x the allowance judged a finding (dQ ratio %.4f)", r_edge[e]);
+        else
+            CHECK_MSG(n > 0 && v->stats[AF_T_DQ].h == 5 && v->stats[AF_T_DQ].row == 1500 && r_edge[e] > 1,
+                      "1.02 x the allowance not caught at h 5 row 1500 (dQ ratio %.4f)", r_edge[e]);
+    }
+    k.dq[el] = base;
+    printf("edge, GPU budgets, dQ element (h 5, i 1500, d 7): 0.98x -> ratio %.4f passes, 1.02x -> ratio %.4f "
+           "caught\n",
+           r_edge[0], r_edge[1]);
     printf("long case (B1 Hq8 Hkv2 S2100 D32 causal bwd, work %.3g): element budgets from the GPU (%.3f s), equal to "
            "the host's; a perfect kernel passes, a dQ row 2^-6 off is caught at %.3f with either\n",
            af_attention_work(1.0, 1, 8, 2100, 2100, 64), pr.judged.terms_gpu_s, ratio_gpu);
