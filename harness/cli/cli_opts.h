@@ -13,9 +13,9 @@
 typedef struct {
     const char *cmd; /* "attnfuzz run": the prefix of every message */
     int argc;
-    char **argv;       /* argv[0] = cmd, then the arguments, NULL-terminated */
-    int next_operand;  /* after af_cli_next returned -1: the first operand (non-option) */
-    char opt_name[64]; /* the option af_cli_next last returned, as "--time" or "-o" */
+    char **argv;           /* argv[0] = cmd, then the arguments, NULL-terminated */
+    int next_operand;      /* after af_cli_next returned -1: the first operand (non-option) */
+    char opt_name[64];     /* the option af_cli_next last returned, as "--time" or "-o" */
     bool aliases_resolved; /* other spellings (--inprocess) rewritten to the option's name */
 } af_cli_args;
 

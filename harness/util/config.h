@@ -72,8 +72,7 @@ extern "C" {
       "tests: seconds of the cpu dropout campaign in test_dropout.sh")                                                 \
     X(TEST_CP_CAMPAIGN_TIME, "ATTNFUZZ_TEST_CP_CAMPAIGN_TIME", "15",                                                   \
       "tests: seconds of each campaign in test_cp_campaign.sh")                                                        \
-    X(TEST_GPUS_TIME, "ATTNFUZZ_TEST_GPUS_TIME", "5",                                                                  \
-      "tests: seconds of each campaign in test_gpus.sh")                                                               \
+    X(TEST_GPUS_TIME, "ATTNFUZZ_TEST_GPUS_TIME", "5", "tests: seconds of each campaign in test_gpus.sh")               \
     X(SELECTOR_SM, "ATTNFUZZ_SELECTOR_SM", "(unset: no GPU)",                                                          \
       "read by python/selectors/te_like.py: the GPU's SM version it answers for (e.g. 90)")                            \
     X(SELECTOR_CUDNN, "ATTNFUZZ_SELECTOR_CUDNN", "(unset: unknown)",                                                   \
@@ -82,8 +81,7 @@ extern "C" {
       "read by python/selectors/te_like.py: the FP8 recipe (delayed | current)")                                       \
     X(TORCH_MASK_ALIGN, "ATTNFUZZ_TORCH_MASK_ALIGN", "0",                                                              \
       "read by the torch_sdpa worker target: N > 0 pads its boolean mask's last dim to a multiple of N in memory")     \
-    X(BIN, "ATTNFUZZ_BIN", "build/attnfuzz",                                                                           \
-      "read by ci/gate_example.sh: the attnfuzz binary it runs")
+    X(BIN, "ATTNFUZZ_BIN", "build/attnfuzz", "read by ci/gate_example.sh: the attnfuzz binary it runs")
 
 typedef enum {
 #define AF_CONFIG_ENUM(id, name, dflt, meaning) AF_CFG_##id,

@@ -19,13 +19,13 @@ static void expect(const char *typed, const char *const *names, size_t n, const 
 int main(void) {
     CHECK(dist("", "") == 0);
     CHECK(dist("abc", "abc") == 0);
-    CHECK(dist("campain", "campaign") == 1);  /* one insertion */
-    CHECK(dist("cuda", "cudnn") == 2);        /* a substitution and an insertion */
-    CHECK(dist("kitten", "sitting") == 3);    /* the textbook pair */
+    CHECK(dist("campain", "campaign") == 1); /* one insertion */
+    CHECK(dist("cuda", "cudnn") == 2);       /* a substitution and an insertion */
+    CHECK(dist("kitten", "sitting") == 3);   /* the textbook pair */
     CHECK(dist("", "time") == 4 && dist("time", "") == 4);
 
-    static const char *const verbs[] = {"run", "print", "backends", "engines", "triage", "minimize",
-                                        "campaign", "repro", "merge", "select", "gate"};
+    static const char *const verbs[] = {"run",      "print", "backends", "engines", "triage", "minimize",
+                                        "campaign", "repro", "merge",    "select",  "gate"};
     size_t nv = sizeof verbs / sizeof verbs[0];
     expect("campain", verbs, nv, "campaign");
     expect("minimise", verbs, nv, "minimize");
