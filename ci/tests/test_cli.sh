@@ -58,10 +58,7 @@ msg=$(ATTNFUZZ_MAXWORK=4096 "$bin" print "$seed" 2>&1 >/dev/null)
   && echo "ok   unknown ATTNFUZZ_ variable warned" || { echo "FAIL no warning for ATTNFUZZ_MAXWORK: $msg"; fail=$((fail+1)); }
 msg=$(ATTNFUZZ_MAX_WORK=4096 ATTNFUZZ_CPU_THREADS=1 "$bin" print "$seed" 2>&1 >/dev/null)
 [ -z "$msg" ] && echo "ok   known ATTNFUZZ_ variables not warned" || { echo "FAIL warning for a known variable: $msg"; fail=$((fail+1)); }
-# every variable of util/config.h is listed in the README
-for v in $(grep -o '"ATTNFUZZ_[A-Z0-9_]*"' harness/util/config.h | tr -d '"' | sort -u); do
-  grep -q "\`$v\`" README.md || { echo "FAIL README.md does not list $v"; fail=$((fail+1)); }
-done
+# the environment-variable table of docs/environment.md: ci/tests/test_readme.sh
 # cudnn: on a machine without a GPU it is unavailable and `run` exits 3 with a reason
 if ! (command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1); then
   check "cudnn without a GPU exits 3" 3 "$bin" run corpora/seed/fp16-causal-tl.case --backend cudnn
@@ -83,7 +80,7 @@ python3 -c "import json,sys; [json.loads(l) for l in open(sys.argv[1])]; d=json.
 rm -rf "$tmp"
 n=$(ls corpora/seed/*.case | wc -l)
 [ "$n" -ge 40 ] || { echo "FAIL seed corpus has $n cases (< 40)"; fail=$((fail+1)); }
-# ---- help, version, limits in messages, the README's sample case (issue 11, Interface) ----
+# ---- help, version, limits in messages (issue 11, Interface) ----
 tmp=$(mktemp -d)
 verbs=$("$bin" --help | sed -n 's/^  attnfuzz \([a-z]*\).*/\1/p')
 [ "$(echo "$verbs" | wc -w)" -ge 8 ] && echo "ok   --help lists $(echo $verbs | wc -w) verbs" || { echo "FAIL --help lists: $verbs"; fail=$((fail+1)); }
@@ -127,14 +124,7 @@ badnum "data term beyond its range" "term 'zeros' has parameters out of range (2
 printf 'scale = 1e-12\n' > "$tmp/s.case"
 "$bin" print "$tmp/s.case" > "$tmp/s1.case" && "$bin" print "$tmp/s1.case" > "$tmp/s2.case" && cmp -s "$tmp/s1.case" "$tmp/s2.case" \
   && echo "ok   scale = 1e-12 prints a fixed point" || { echo "FAIL scale = 1e-12 does not print a fixed point"; fail=$((fail+1)); }
-# the README's sample case is the file it names, verbatim, and it runs
-awk '/^## Cases/{f=1} f&&/^```$/{n++; if(n==2) exit; next} f&&n==1' README.md > "$tmp/readme_block.case"
-named=$(head -1 "$tmp/readme_block.case" | sed -n 's/^# \([^ ]*\.case\).*/\1/p')
-if [ -z "$named" ] || [ ! -f "$named" ] || ! cmp -s "$tmp/readme_block.case" "$named"; then
-  echo "FAIL README.md's sample case is not the file it names ('$named')"; fail=$((fail+1))
-else
-  check "README sample case ($named) passes on cpu" 0 "$bin" run "$named" --backend cpu
-fi
+# the sample case of docs/cases.md: ci/tests/test_readme.sh
 # the libFuzzer dictionaries: every field `print` writes is in case.dict; both parse as dictionaries
 for k in $("$bin" print "$seed" | sed -n 's/^\(# \)\{0,1\}\([a-z_]*\) = .*/\2/p'); do
   grep -q "^field_$k=\"$k\"" corpora/case.dict || { echo "FAIL corpora/case.dict lacks the field $k"; fail=$((fail+1)); }

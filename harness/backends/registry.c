@@ -7,6 +7,7 @@
 #include "backends/cp/cp.h"
 #include "backends/plugin_loader.h"
 #include "util/config.h"
+#include "util/suggest.h"
 
 void af_registry_init(af_registry *r) {
     memset(r, 0, sizeof *r);
@@ -50,7 +51,13 @@ af_backend *af_registry_find(af_registry *r, const char *name, char *why, size_t
                  name);
         return NULL;
     }
-    snprintf(why, cap, "unknown backend '%s' (see `attnfuzz backends`)", name);
+    const char *names[sizeof r->items / sizeof r->items[0]];
+    for (int i = 0; i < r->count; i++) names[i] = r->items[i]->name;
+    const char *near = af_suggest(name, names, (size_t)r->count);
+    if (near)
+        snprintf(why, cap, "unknown backend '%s'; did you mean '%s'? (see `attnfuzz backends`)", name, near);
+    else
+        snprintf(why, cap, "unknown backend '%s' (see `attnfuzz backends`)", name);
     return NULL;
 }
 

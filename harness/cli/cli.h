@@ -57,6 +57,8 @@ extern const struct option af_cli_backends_options[];
 void af_cli_help_all(FILE *f);                           /* attnfuzz --help */
 void af_cli_help_verb(FILE *f, const af_cli_command *c); /* attnfuzz VERB --help */
 const af_cli_command *af_cli_find(const char *name);
+/* The verb closest to a misspelt one (util/suggest.h), or NULL when none is close. */
+const char *af_cli_closest_command(const char *name);
 /* The help text of one option of a verb ("-o" for a short one, else the long name),
  * *arg its value's name; NULL when none is written (a test requires one for each). */
 const char *af_cli_option_help(const char *verb, const char *option, const char **arg);

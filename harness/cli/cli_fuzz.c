@@ -395,7 +395,7 @@ const struct option af_cli_campaign_options[] = {
     {"minimize-runs", required_argument, NULL, OPT_MIN_RUNS},
     {"fuzzer", required_argument, NULL, OPT_FUZZER},
     {"rss-limit-mb", required_argument, NULL, OPT_RSS},
-    {"inprocess", no_argument, NULL, OPT_INPROCESS},
+    {"in-process", no_argument, NULL, OPT_INPROCESS}, /* also read as --inprocess (cli_opts.c) */
     {"repeats", required_argument, NULL, OPT_REPEATS},
     {"workers-per-gpu", required_argument, NULL, OPT_WORKERS_PER_GPU},
     {"worker-cases", required_argument, NULL, OPT_WORKER_CASES},
@@ -556,7 +556,7 @@ int af_cli_campaign(int argc, char **argv) {
                               : o.engine != d.engine             ? "--engine"
                               : o.total_s != d.total_s           ? "--total-time"
                               : o.fuzzer_path                    ? "--fuzzer"
-                              : o.force_inprocess                ? "--inprocess"
+                              : o.force_inprocess                ? "--in-process"
                               : o.rss_limit_mb != d.rss_limit_mb ? "--rss-limit-mb"
                               : o.repeats != d.repeats           ? "--repeats"
                               : o.worker_cases != d.worker_cases ? "--worker-cases"

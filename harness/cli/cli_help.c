@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "util/suggest.h"
 
 #ifndef AF_VERSION
 #define AF_VERSION "unknown"
@@ -98,7 +99,7 @@ static const option_doc option_docs[] = {
     {"campaign", "minimize-runs", "N", "run budget per minimisation (default 200)"},
     {"campaign", "fuzzer", "PATH", "libFuzzer target to drive (default attnfuzz_fuzz beside attnfuzz)"},
     {"campaign", "rss-limit-mb", "MB", "libFuzzer -rss_limit_mb of each worker (default 4096, 0 = none)"},
-    {"campaign", "inprocess", "", "use the in-process engine even when attnfuzz_fuzz exists"},
+    {"campaign", "in-process", "", "use the in-process engine even when attnfuzz_fuzz exists"},
     {"campaign", "repeats", "N", "runs of a nondeterministic backend, each judged (default 3)"},
     {"campaign", "workers-per-gpu", "N", "N cases in flight on one GPU (persistent workers; sets --jobs)"},
     {"campaign", "gpus", "all|0,1,..",
@@ -136,6 +137,14 @@ const af_cli_command *af_cli_find(const char *name) {
     for (const af_cli_command *c = af_cli_commands; c->name; c++)
         if (!strcmp(c->name, name)) return c;
     return NULL;
+}
+
+const char *af_cli_closest_command(const char *name) {
+    const char *names[64];
+    size_t n = 0;
+    for (const af_cli_command *c = af_cli_commands; c->name && n < sizeof names / sizeof names[0]; c++)
+        names[n++] = c->name;
+    return af_suggest(name, names, n);
 }
 
 /* Does a long option of c's table have short letter ch as its val? */
@@ -207,7 +216,7 @@ void af_cli_help_all(FILE *f) {
     fprintf(f, "\n");
     exit_codes(f);
     fprintf(f, "\nNumbers are strict (--jobs 2x, --time nan are errors, exit 2). ATTNFUZZ_* environment\n"
-               "variables: README.md, \"Environment variables\" (an unknown one is warned about).\n");
+               "variables: docs/environment.md (an unknown one is warned about).\n");
 }
 
 bool af_cli_wants_help(const af_cli_command *c, int argc, char **argv) {

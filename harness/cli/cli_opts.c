@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "campaign/worker_pool.h"
+#include "util/suggest.h"
 
 int af_cli_args_init(af_cli_args *a, const char *cmd, int argc, char **argv) {
     memset(a, 0, sizeof *a);
@@ -32,7 +33,54 @@ void af_cli_args_free(af_cli_args *a) {
     a->argv = NULL;
 }
 
+/* Other spellings of an option, accepted where the verb's table has the option and never
+ * listed in the help (one spelling is documented for every verb). */
+static const struct {
+    const char *alias, *name; /* "--inprocess" is read as "--in-process" */
+} option_aliases[] = {
+    {"--inprocess", "--in-process"},
+};
+
+static bool table_has(const struct option *longopts, const char *dashed) {
+    for (const struct option *o = longopts; o && o->name; o++)
+        if (!strcmp(o->name, dashed + 2)) return true;
+    return false;
+}
+
+/* Rewrite aliases to their option's name, before "--" only (after it every word is an
+ * operand). Done once, at the first af_cli_next. */
+static void resolve_aliases(af_cli_args *a, const struct option *longopts) {
+    for (int i = 1; i < a->argc; i++) {
+        if (!strcmp(a->argv[i], "--")) break;
+        for (size_t k = 0; k < sizeof option_aliases / sizeof option_aliases[0]; k++)
+            if (!strcmp(a->argv[i], option_aliases[k].alias) && table_has(longopts, option_aliases[k].name))
+                a->argv[i] = (char *)option_aliases[k].name;
+    }
+}
+
+/* The message of an unknown option: the closest of the verb's long options when one is
+ * near ("did you mean '--time'?"). */
+static void unknown_option(const af_cli_args *a, const char *name, const struct option *longopts) {
+    char dashed[64][48];
+    const char *names[64];
+    size_t n = 0;
+    for (const struct option *o = longopts; o && o->name && n < sizeof names / sizeof names[0]; o++) {
+        snprintf(dashed[n], sizeof dashed[n], "--%s", o->name);
+        names[n] = dashed[n];
+        n++;
+    }
+    const char *near = name[0] == '-' && name[1] == '-' ? af_suggest(name, names, n) : NULL;
+    if (near)
+        fprintf(stderr, "%s: unknown option '%s'; did you mean '%s'?\n", a->cmd, name, near);
+    else
+        fprintf(stderr, "%s: unknown option '%s'\n", a->cmd, name);
+}
+
 int af_cli_next(af_cli_args *a, const char *shortopts, const struct option *longopts, const char **value) {
+    if (!a->aliases_resolved) {
+        resolve_aliases(a, longopts);
+        a->aliases_resolved = true;
+    }
     char spec[64];
     snprintf(spec, sizeof spec, ":%s", shortopts); /* ':' first: a missing value returns ':' */
     int index = -1;
@@ -52,7 +100,7 @@ int af_cli_next(af_cli_args *a, const char *shortopts, const struct option *long
         if (c == ':')
             fprintf(stderr, "%s: %s needs a value\n", a->cmd, name);
         else
-            fprintf(stderr, "%s: unknown option '%s'\n", a->cmd, name);
+            unknown_option(a, name, longopts);
         return '?';
     }
     if (index >= 0)

@@ -13,9 +13,10 @@
 typedef struct {
     const char *cmd; /* "attnfuzz run": the prefix of every message */
     int argc;
-    char **argv;       /* argv[0] = cmd, then the arguments, NULL-terminated */
-    int next_operand;  /* after af_cli_next returned -1: the first operand (non-option) */
-    char opt_name[64]; /* the option af_cli_next last returned, as "--time" or "-o" */
+    char **argv;           /* argv[0] = cmd, then the arguments, NULL-terminated */
+    int next_operand;      /* after af_cli_next returned -1: the first operand (non-option) */
+    char opt_name[64];     /* the option af_cli_next last returned, as "--time" or "-o" */
+    bool aliases_resolved; /* other spellings (--inprocess) rewritten to the option's name */
 } af_cli_args;
 
 /* Copy argc arguments (argv need not start with a program name). 0, or -1 (memory). */
@@ -24,7 +25,9 @@ void af_cli_args_free(af_cli_args *a);
 
 /* The next option: its val from longopts (or its short letter), *value its argument
  * (NULL when it takes none); -1 at the end (operands then are argv[next_operand..argc));
- * '?' after saying on stderr that an option is unknown or lacks its value. */
+ * '?' after saying on stderr that an option is unknown (naming the closest long option
+ * when one is near: "did you mean '--time'?") or lacks its value. An alias
+ * (`--inprocess` for `--in-process`) is read as its option wherever the verb has it. */
 int af_cli_next(af_cli_args *a, const char *shortopts, const struct option *longopts, const char **value);
 
 /* Strict numbers for the option af_cli_next last returned: the whole text must be the

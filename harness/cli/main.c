@@ -36,6 +36,10 @@ int main(int argc, char **argv) {
         }
         return c->fn(argc - 2, argv + 2);
     }
-    fprintf(stderr, "attnfuzz: unknown command '%s' (attnfuzz --help lists them)\n", cmd);
+    const char *near = af_cli_closest_command(cmd);
+    if (near)
+        fprintf(stderr, "attnfuzz: unknown command '%s'; did you mean '%s'? (attnfuzz --help lists them)\n", cmd, near);
+    else
+        fprintf(stderr, "attnfuzz: unknown command '%s' (attnfuzz --help lists them)\n", cmd);
     return AF_EXIT_USAGE;
 }

@@ -6,8 +6,8 @@
  * tensor's worst reference error) lets small rows be off by many of their own units. A
  * row's floor is the fp8 quantisation an ABI kernel legitimately adds to that row: one
  * E4M3 unit at the row's largest |oracle| (P, dS and the output each round to E4M3, 2^-4
- * relative at most: measured, a correct flash-style fp8 kernel stays well inside, README
- * "Comparison criterion") plus half a subnormal step of the output's E4M3 encoding (2^-10
+ * relative at most: measured, a correct flash-style fp8 kernel stays well inside,
+ * docs/criterion.md) plus half a subnormal step of the output's E4M3 encoding (2^-10
  * descale: values below 2^-6 descale round absolutely), and for dQ and dK the kernel's
  * own stored O's share of D = dO . O (af_criterion_stored_o_term: the ABI's backward
  * forms D from the E4M3 O the kernel wrote, each element off by up to half an E4M3

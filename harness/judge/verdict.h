@@ -49,7 +49,7 @@
  * A_i from af_oracle_score_abs), so rule 1's LSE row floor is the same at any size, and
  * dQ's rows and dK's keys keep the stored O's share of D (dD_i max_d kq_id; max_i dD_i
  * max_d wq_jd) in their floors (criterion_large.c, up to AF_STORED_O_ROWS_MAX_WORK).
- * Measured headroom (test_criterion_headroom; README "Comparison criterion").
+ * Measured headroom (test_criterion_headroom; docs/criterion.md).
  *
  * fp8_e4m3 O, dQ, dK, dV are judged per row (criterion_fp8.c): err(r) <= min(2
  * err_ref(r) + floor(r), cap), floor(r) = u max_r |oracle| + 2^-10 descale_T + for dQ,

@@ -1,5 +1,6 @@
 /* util/config.c — the ATTNFUZZ_* table of util/config.h and its reader. */
 #include "util/config.h"
+#include "util/suggest.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -21,31 +22,11 @@ const char *af_config_get(af_config_var v) {
     return value && value[0] ? value : NULL;
 }
 
-/* Levenshtein distance of a[0..na) and b[0..nb) (names are short: one row on the stack). */
-static size_t edit_distance(const char *a, size_t na, const char *b, size_t nb) {
-    size_t row[128];
-    if (nb >= sizeof row / sizeof row[0]) nb = sizeof row / sizeof row[0] - 1;
-    for (size_t j = 0; j <= nb; j++) row[j] = j;
-    for (size_t i = 1; i <= na; i++) {
-        size_t diagonal = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= nb; j++) {
-            size_t above = row[j];
-            size_t best = diagonal + (a[i - 1] != b[j - 1]);
-            if (above + 1 < best) best = above + 1;
-            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-            row[j] = best;
-            diagonal = above;
-        }
-    }
-    return row[nb];
-}
-
 static const char *closest_n(const char *name, size_t n) {
     const char *best = config_table[0].name;
     size_t best_d = (size_t)-1;
     for (int i = 0; i < AF_CFG_COUNT; i++) {
-        size_t d = edit_distance(name, n, config_table[i].name, strlen(config_table[i].name));
+        size_t d = af_edit_distance(name, n, config_table[i].name, strlen(config_table[i].name));
         if (d < best_d) {
             best_d = d;
             best = config_table[i].name;

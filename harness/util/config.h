@@ -3,7 +3,7 @@
  * af_config_get(AF_CFG_...), never getenv("ATTNFUZZ_..."), so this table is complete by
  * construction; the CLI warns once at startup about an ATTNFUZZ_* variable in the
  * environment that is not in it (a typo that would otherwise be ignored), naming the
- * closest known one. README.md ("Environment variables") lists the same table.
+ * closest known one. docs/environment.md lists the same table (ci/tests/test_readme.sh checks it).
  *
  * Options of a process the campaign starts travel by name and value to that process
  * (the libFuzzer child's environment, built for execve), never by setenv() on the
@@ -65,7 +65,23 @@ extern "C" {
       "300)")                                                                                                          \
     X(FAIL_WRITE, "ATTNFUZZ_FAIL_WRITE", "(unset: no injected failure)",                                               \
       "tests: ERRNO:TEXT makes every file write (util/fsutil.h) whose path contains TEXT fail with ERRNO (ENOSPC, "    \
-      "EIO, EACCES, EROFS, EDQUOT or a number), as a full or failing disk would")
+      "EIO, EACCES, EROFS, EDQUOT or a number), as a full or failing disk would")                                      \
+    X(TEST_FEATURE_CAMPAIGN_TIME, "ATTNFUZZ_TEST_FEATURE_CAMPAIGN_TIME", "20",                                         \
+      "tests: seconds of each planted feature campaign in test_features.sh")                                           \
+    X(TEST_DROPOUT_CAMPAIGN_TIME, "ATTNFUZZ_TEST_DROPOUT_CAMPAIGN_TIME", "20",                                         \
+      "tests: seconds of the cpu dropout campaign in test_dropout.sh")                                                 \
+    X(TEST_CP_CAMPAIGN_TIME, "ATTNFUZZ_TEST_CP_CAMPAIGN_TIME", "15",                                                   \
+      "tests: seconds of each campaign in test_cp_campaign.sh")                                                        \
+    X(TEST_GPUS_TIME, "ATTNFUZZ_TEST_GPUS_TIME", "5", "tests: seconds of each campaign in test_gpus.sh")               \
+    X(SELECTOR_SM, "ATTNFUZZ_SELECTOR_SM", "(unset: no GPU)",                                                          \
+      "read by python/selectors/te_like.py: the GPU's SM version it answers for (e.g. 90)")                            \
+    X(SELECTOR_CUDNN, "ATTNFUZZ_SELECTOR_CUDNN", "(unset: unknown)",                                                   \
+      "read by python/selectors/te_like.py: the cuDNN version it answers for (e.g. 9.19.0)")                           \
+    X(SELECTOR_FP8_RECIPE, "ATTNFUZZ_SELECTOR_FP8_RECIPE", "delayed",                                                  \
+      "read by python/selectors/te_like.py: the FP8 recipe (delayed | current)")                                       \
+    X(TORCH_MASK_ALIGN, "ATTNFUZZ_TORCH_MASK_ALIGN", "0",                                                              \
+      "read by the torch_sdpa worker target: N > 0 pads its boolean mask's last dim to a multiple of N in memory")     \
+    X(BIN, "ATTNFUZZ_BIN", "build/attnfuzz", "read by ci/gate_example.sh: the attnfuzz binary it runs")
 
 typedef enum {
 #define AF_CONFIG_ENUM(id, name, dflt, meaning) AF_CFG_##id,

@@ -1,5 +1,5 @@
 /* test_criterion_headroom.c — the measured headroom of the fp16/bf16 criterion
- * (verdict.h), quoted in the README; run `build/test_criterion_headroom` to measure:
+ * (verdict.h), quoted in docs/criterion.md; run `build/test_criterion_headroom` to measure:
  *
  *   on b1 h2 s128 d64 with backward, mask none and causal, fp16 and bf16:
  *   1. the fraction of the allowance a perfect kernel (the exact outputs rounded once
