@@ -64,9 +64,9 @@ def module_key(backend, kind, dtype, head_dim_qk, head_dim_vo, window, softcap):
 # The menus ci/flashinfer_menu.py compiles, in order (a deadline stops it between modules):
 # (backend, module kind, dtype, head_dim, window, softcap)
 MENUS = {
-    "small": [("fa2", "batch", "fp16", 128, False, False), ("fa2", "decode", "fp16", 128, False, False),
-              ("fa2", "batch", "bf16", 128, False, False), ("fa2", "decode", "bf16", 128, False, False),
-              ("fa2", "single", "fp16", 128, False, False), ("fa2", "single", "bf16", 128, False, False)],
+    "small": [("fa2", "batch", "bf16", 128, False, False), ("fa2", "decode", "bf16", 128, False, False),
+              ("fa2", "single", "bf16", 128, False, False), ("fa2", "batch", "fp16", 128, False, False),
+              ("fa2", "decode", "fp16", 128, False, False), ("fa2", "single", "fp16", 128, False, False)],
 }
 MENUS["full"] = MENUS["small"] + [
     (backend, kind, dtype, d, window, False)
