@@ -39,6 +39,8 @@ extern "C" {
       "':'-separated worker config files or directories (*.conf) attnfuzz backends lists without --worker-configs")    \
     X(WORKER_TRACE, "ATTNFUZZ_WORKER_TRACE", "(unset)",                                                                \
       "read by the Python worker package: FILE gets a line per request (unix time, seconds, type, shape, reply)")      \
+    X(FLASHINFER_MENU, "ATTNFUZZ_FLASHINFER_MENU", "(none: worker:flashinfer declines every case)",                    \
+      "read by worker:flashinfer: the folder of FlashInfer modules ci/flashinfer_menu.py compiled (no JIT in a run)")  \
     X(CUDNN_FP8, "ATTNFUZZ_CUDNN_FP8", "1", "0 switches the cuDNN FP8 graph off (fp8 cases are declined)")             \
     X(CUDNN_SOFTCAP, "ATTNFUZZ_CUDNN_SOFTCAP", "tanh",                                                                 \
       "exp: the cuDNN graphs build softcap's tanh from EXP nodes, not TANH_FWD / TANH_BWD (docs/cudnn-findings.md "    \

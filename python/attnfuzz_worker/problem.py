@@ -8,8 +8,9 @@ class Problem:
     window_left, window_right, scale, backward, padded, ragged, paged, layout, packing,
     cp_size, features, case (the canonical case text), dropout_p, dropout_seed,
     dropout_offset (the Philox seed and offset: ints here, decimal strings on the wire).
-    Set by the worker for a run: engine, and given (("o", "lse") for a backward_given
-    request, else ()).
+    Set by the worker for a run: engine, given (("o", "lse") for a backward_given
+    request, else ()), and paging: the paged K/V's {page_size, pages_per_seq, page_table}
+    as the request's descriptors give them (the harness's page table), None unless paged.
 
     kernel_call() marks the call of the kernel under test inside an adapter (see there);
     kernel_raised says whether an exception left such a block in this request."""
@@ -25,6 +26,7 @@ class Problem:
         self.group = self.heads_q // self.heads_kv
         self.engine = ""
         self.given = ()
+        self.paging = None
         self.kernel_raised = False
 
     @contextlib.contextmanager

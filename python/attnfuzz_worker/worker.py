@@ -147,6 +147,7 @@ class Worker:
             return {"type": "decline", "reason": reason}
         problem.engine = msg.get("engine", "")
         problem.given = tuple(msg.get("given", ()))
+        problem.paging = paging_of(msg.get("tensors", {}))
         if problem.given:
             if self.backward_given_fn is None:
                 raise RuntimeError("a backward_given request, but this worker's hello did not list backward_given")
@@ -282,6 +283,15 @@ class Worker:
             out.write((json.dumps(reply) + "\n").encode())
             trace.line(kind, time.time() - t_msg, _shape(msg.get("problem")), reply.get("type"))
         return 0
+
+
+def paging_of(tensors):
+    """{page_size, pages_per_seq, page_table} of a request's paged K (the harness's own
+    table, for a kernel that takes pages), or None when K is not paged."""
+    k = tensors.get("k", {})
+    if "page_table" not in k:
+        return None
+    return {key: k[key] for key in ("page_size", "pages_per_seq", "page_table")}
 
 
 def missing_module_reason(e):
