@@ -8,8 +8,9 @@ class Problem:
     window_left, window_right, scale, backward, padded, ragged, paged, layout, packing,
     cp_size, features, case (the canonical case text), dropout_p, dropout_seed,
     dropout_offset (the Philox seed and offset: ints here, decimal strings on the wire).
-    Set by the worker for a run: engine, and given (("o", "lse") for a backward_given
-    request, else ()).
+    Set by the worker for a run: engine, given (("o", "lse") for a backward_given
+    request, else ()), and views (torch mode: {tensor name: torch_map.TorchTensor}, whose
+    raw(device) is the tensor in attnfuzz's own memory layout; None in pure Python).
 
     kernel_call() marks the call of the kernel under test inside an adapter (see there);
     kernel_raised says whether an exception left such a block in this request."""
@@ -25,6 +26,7 @@ class Problem:
         self.group = self.heads_q // self.heads_kv
         self.engine = ""
         self.given = ()
+        self.views = None
         self.kernel_raised = False
 
     @contextlib.contextmanager

@@ -24,6 +24,8 @@ NEEDS = {
     "jax-dpa": ("jax", "numpy", "torch"),
     "triton-mxfp8-ordinary": ("torch", "triton"),
     "triton-mxfp8-own-block": ("torch", "triton"),
+    "fa4": ("torch", "cutlass", "quack", "tvm_ffi", "flash_attn.cute"),
+    "cudnn-fe": ("torch", "cudnn"),
 }
 
 
