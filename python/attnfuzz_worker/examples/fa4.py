@@ -71,8 +71,10 @@ def kernel(q, k, v, problem, do=None):
     if inputs == "thd":  # (T, H, D) views with attnfuzz's token starts
         qf, kf, vf = (_leaf(views[n].raw(dev), bwd) for n in ("q", "k", "v"))
         starts_q, starts_kv = views["q"].desc["token_start"], views["k"].desc["token_start"]
-        kw.update(cu_seqlens_q=i32(starts_q), cu_seqlens_k=i32(starts_kv), max_seqlen_q=max(problem.seqlens_q),
-                  max_seqlen_k=max(problem.seqlens_kv))
+        # max_seqlen bounds each sequence's extent between token starts (its length plus the gap)
+        span = lambda st: max(b - a for a, b in zip(st, st[1:]))  # noqa: E731
+        kw.update(cu_seqlens_q=i32(starts_q), cu_seqlens_k=i32(starts_kv), max_seqlen_q=span(starts_q),
+                  max_seqlen_k=span(starts_kv))
         dof = views["do"].raw(dev) if bwd else None
     else:  # (B, S, H, D) views of the (B, H, S, D) descriptors; paged K/V: the page pool
         qf = _leaf(views["q"].raw(dev).transpose(1, 2), bwd)
