@@ -2,9 +2,9 @@
 # device call 1 of 2 for the fa4 / cudnn-fe worker targets (docs/targets.md, "fuzz FA4 or
 # cuDNN's frontend on your own GPU"). carry: ["build-dev", ".whl/fa4fe/call1"] (call1 = the
 # nvidia-cudnn-frontend wheel + part 00 of the CuTe DSL library, from
-# FIRST_PART_MB=22 ci/wheels/fetch.sh; the staging steps are in this folder's README lines of
+# FIRST_PART_MB=19 ci/wheels/fetch.sh, parts 01 and 02 + the FA4 wheels in call2; see
 # docs/targets.md). It installs into /tmp/fa4fe (kept while the machine stays warm: call 2
-# adds part 01 and the FA4 wheels there), then with cudnn-fe's backend engines alone (FROST
+# adds the other parts and the FA4 wheels there), then with cudnn-fe's backend engines alone (FROST
 # and flex need the CuTe DSL, which comes with call 2):
 #   - attnfuzz backends --worker-configs python/targets (fa4 unavailable naming its missing
 #     module; cudnn-fe available),

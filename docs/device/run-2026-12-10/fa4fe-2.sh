@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # device call 2 of 2 for the fa4 / cudnn-fe worker targets, on the machine call 1 left warm
-# (build-dev and /tmp/fa4fe are still there). carry: [".whl/fa4fe/call2"] (part 01 of the CuTe
+# (build-dev and /tmp/fa4fe are still there). carry: [".whl/fa4fe/call2"] (parts 01 and 02 of the CuTe
 # DSL library and the FA4 wheels; add "build-dev" only if the machine went cold, and then run
 # call 1 again first: part 00 lives in /tmp/fa4fe/parts). Installs the rest, then:
 #   - the import time of flash_attn.cute, attnfuzz backends (fa4 and cudnn-fe available),
