@@ -9,8 +9,10 @@ class Problem:
     cp_size, features, case (the canonical case text), dropout_p, dropout_seed,
     dropout_offset (the Philox seed and offset: ints here, decimal strings on the wire).
     Set by the worker for a run: engine, given (("o", "lse") for a backward_given
-    request, else ()), and paging: the paged K/V's {page_size, pages_per_seq, page_table}
-    as the request's descriptors give them (the harness's page table), None unless paged.
+    request, else ()), paging: the paged K/V's {page_size, pages_per_seq, page_table}
+    as the request's descriptors give them (the harness's page table), None unless paged,
+    and views (torch mode: {tensor name: torch_map.TorchTensor}, whose raw(device) is the
+    tensor in attnfuzz's own memory layout; None in pure Python).
 
     kernel_call() marks the call of the kernel under test inside an adapter (see there);
     kernel_raised says whether an exception left such a block in this request."""
@@ -27,6 +29,7 @@ class Problem:
         self.engine = ""
         self.given = ()
         self.paging = None
+        self.views = None
         self.kernel_raised = False
 
     @contextlib.contextmanager

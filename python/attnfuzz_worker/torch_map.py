@@ -97,6 +97,26 @@ class TorchTensor:
             return self.typed.as_strided((self.H, length), (self.sh, self.ss), start)
         return self.typed.as_strided((self.H, length, self.D), (self.sh, self.ss, 1), start)
 
+    def raw(self, device):
+        """The tensor in attnfuzz's own memory layout, on device, in its storage dtype: the
+        whole buffer is copied (an IPC buffer already on device is used in place) and viewed
+        with the descriptor's strides, so stride gaps, packing, thd gaps and page tails hold
+        what attnfuzz put there. Dense: a (B, H, S, D) view; ragged (thd): (T, H, D) with T =
+        token_start[-1]; paged K/V: the page pool (n_pages, page_size, H, D). LSE: no D."""
+        typed = self.typed if self.typed.device.type == torch.device(device).type else self.typed.to(device)
+        d = self.desc
+        if "page_table" in d:
+            n_pages = len(set(d["page_table"]))
+            return typed.as_strided((n_pages, d["page_size"], self.H, self.D), (self.sb, self.ss, self.sh, 1),
+                                    self.origin)
+        if "token_start" in d:
+            shape, strides = (d["token_start"][-1], self.H, self.D), (self.ss, self.sh, 1)
+        else:
+            shape, strides = (self.B, self.H, self.S, self.D), (self.sb, self.sh, self.ss, 1)
+        if self.is_lse:
+            shape, strides = shape[:-1], strides[:-1]
+        return typed.as_strided(shape, strides, self.origin)
+
     def dense(self, device, lengths):
         """A dense float32 (B, H, S, D) copy on device, logical values; rows past a
         sequence's length are zero."""

@@ -18,7 +18,11 @@ Failures, as the protocol tells them apart (docs/worker-protocol.md):
   - a module the worker needs is missing: requires=("torch", ...) are imported before
     the hello, and one that does not import is said instead of it ({"type":
     "unavailable"}: the backend is unavailable, e.g. "python module 'torch' not
-    found"); an ImportError raised later, in any request, is the same reply;
+    found"); locate=(("flash_attn.cute", "flash-attn-4"), ...) are only looked for
+    (importlib.util.find_spec, no import: a heavy library is imported at the first run),
+    and a missing one is said the same way, naming the pip package ("python module
+    'cutlass' not found (pip package nvidia-cutlass-dsl)"); an ImportError raised
+    later, in any request, is the same reply;
   - the kernel under test raised: an "error" reply (a crash finding);
   - with marks_kernel=True the adapter wraps its kernel call in `with
     problem.kernel_call():`, and an exception raised outside that block (building a
@@ -99,7 +103,7 @@ class _Region:
 class Worker:
     def __init__(self, kernel, name, description="", device="cpu", dtypes=("fp16", "bf16"), features=None,
                  deterministic=True, supports=None, engines=None, versions=None, mode="auto",
-                 backward_given=None, requires=(), marks_kernel=False):
+                 backward_given=None, requires=(), marks_kernel=False, locate=()):
         self.kernel = kernel
         self.backward_given_fn = backward_given
         self.name = name
@@ -117,6 +121,7 @@ class Worker:
         self.versions.setdefault("python", sys.version.split()[0])
         self.region = None
         self.requires = tuple(requires)
+        self.locate = tuple(locate)
         self.marks_kernel = marks_kernel
         self.request_problem = None  # the Problem of the request being served (run), for errors
 
@@ -125,6 +130,9 @@ class Worker:
         self.region = _Region(msg.get("shm_fd", 3))
         for name in self.requires:  # imported now: a missing one is said instead of the hello
             importlib.import_module(name)
+        missing = missing_package(self.locate)
+        if missing:
+            return {"type": "unavailable", "reason": missing}
         reply = {"type": "hello", "protocol": PROTOCOL, "name": self.name, "description": self.description,
                  "device": self.device, "dtypes": self.dtypes, "deterministic": self.deterministic,
                  "engines": self.engines_fn is not None, "versions": self.versions,
@@ -205,6 +213,7 @@ class Worker:
             t = {n: tm.TorchTensor(d, flat[d["buffer"]], is_lse=(n == "lse"), region=self.region.get())
                  for n, d in msg["tensors"].items()}
             dev = self.device
+            problem.views = t  # the tensors as attnfuzz laid them out (TorchTensor.raw), for exact-layout adapters
             q = t["q"].dense(dev, problem.seqlens_q)
             k = t["k"].dense(dev, problem.seqlens_kv)
             v = t["v"].dense(dev, problem.seqlens_kv)
@@ -292,6 +301,22 @@ def paging_of(tensors):
     if "page_table" not in k:
         return None
     return {key: k[key] for key in ("page_size", "pages_per_seq", "page_table")}
+
+
+def missing_package(modules):
+    """The first of (module, pip package) pairs whose module is not found, as one line
+    ("python module 'cutlass' not found (pip package nvidia-cutlass-dsl)"), or None.
+    find_spec imports a dotted name's parents, not the module itself."""
+    import importlib.util
+
+    for module, package in modules:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            return "python module '%s' not found (pip package %s)" % (module, package)
+    return None
 
 
 def missing_module_reason(e):

@@ -26,6 +26,8 @@ NEEDS = {
     "triton-mxfp8-own-block": ("torch", "triton"),
     "sage": ("torch", "triton", "sageattention"),
     "flashinfer": ("torch", "flashinfer"),
+    "fa4": ("torch", "cutlass", "quack", "tvm_ffi", "flash_attn.cute"),
+    "cudnn-fe": ("torch", "cudnn"),
 }
 
 
