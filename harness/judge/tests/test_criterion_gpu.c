@@ -190,7 +190,12 @@ static void long_case_check(void) {
     double exact = pr.oracle.out.dq[el], base = k.dq[el];
     /* the worst check's ratio is affine in the moved error (a row's bias carries the other
      * elements' rounding): two moves well above any allowance fix it */
-    double dx[2] = {0x1p-5 * (fabs(exact) + 1e-3), 0x1p-4 * (fabs(exact) + 1e-3)}, rx[2];
+    double step = 0x1p-30; /* doubled until the move is a finding, then once more */
+    for (int g = 0; g < 80; g++, step *= 2) {
+        k.dq[el] = exact + step;
+        if (fx_judge(&pr, &k, v, &worst_gpu) > 0 && v->stats[AF_T_DQ].ratio > 4) break;
+    }
+    double dx[2] = {step, 2 * step}, rx[2];
     for (int e = 0; e < 2; e++) {
         k.dq[el] = exact + dx[e];
         CHECK(fx_judge(&pr, &k, v, &worst_gpu) > 0);
