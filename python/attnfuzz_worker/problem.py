@@ -9,7 +9,8 @@ class Problem:
     cp_size, features, case (the canonical case text), dropout_p, dropout_seed,
     dropout_offset (the Philox seed and offset: ints here, decimal strings on the wire).
     Set by the worker for a run: engine, and given (("o", "lse") for a backward_given
-    request, else ()).
+    request, else ()). watch(name=tensor) adds the adapter's own kernel arguments to the
+    input-mutation check.
 
     kernel_call() marks the call of the kernel under test inside an adapter (see there);
     kernel_raised says whether an exception left such a block in this request."""
@@ -26,6 +27,7 @@ class Problem:
         self.engine = ""
         self.given = ()
         self.kernel_raised = False
+        self.watched = {}  # name -> (tensor, clone): the adapter's own kernel arguments (watch)
 
     @contextlib.contextmanager
     def kernel_call(self):
@@ -38,6 +40,19 @@ class Problem:
         except BaseException:
             self.kernel_raised = True
             raise
+
+    def watch(self, **tensors):
+        """problem.watch(k=k16, ...): tensors of the adapter's own (converted, transposed)
+        that it passes to the kernel under test, named by the protocol's input they carry
+        (q k v do o lse). Call it before the kernel call: each is cloned now and compared
+        with its clone when the kernel returns; a changed one is an input_mutation finding
+        (input_check.py). The package's own arguments are watched without this."""
+        from . import input_check
+
+        for name in tensors:
+            if name not in input_check.NAMES:
+                raise ValueError("watch: %r is not an input name (%s)" % (name, " ".join(input_check.NAMES)))
+        self.watched.update(input_check.snapshot(tensors))
 
     def diagonal(self, b, i):
         """The key column row i of sequence b is aligned with."""
