@@ -407,7 +407,8 @@ static void check_problem_inputs(const af_case *c, const plugin_problem_buf *giv
     compare_input(info, AF_T_SINK, given->problem.sink, fresh.problem.sink, Hq, sizeof(float), "the plugin's sink");
     compare_input(info, AF_T_ALIBI, given->problem.alibi_slopes, fresh.problem.alibi_slopes, Hq, sizeof(float),
                   "the plugin's alibi_slopes");
-    size_t bias = (size_t)fresh.problem.bias_b * (size_t)fresh.problem.bias_h * (size_t)c->seqlen_q * (size_t)c->seqlen_kv;
+    size_t bias =
+        (size_t)fresh.problem.bias_b * (size_t)fresh.problem.bias_h * (size_t)c->seqlen_q * (size_t)c->seqlen_kv;
     compare_input(info, AF_T_BIAS, given->problem.bias, fresh.problem.bias, bias, sizeof(float), "the plugin's bias");
     compare_input(info, AF_T_DLSE, given->problem.dlse, fresh.problem.dlse, B * Hq * (size_t)c->seqlen_q, sizeof(float),
                   "the plugin's dlse");

@@ -105,8 +105,8 @@ static af_tensor_id first_input_of(const af_tensors *t, af_buffer_id bid) {
     return AF_T_NONE;
 }
 
-static int check_buffer(const af_case *c, const af_tensors *before, const af_tensors *run, af_buffer_id bid,
-                        int repeat, af_verdict *v) {
+static int check_buffer(const af_case *c, const af_tensors *before, const af_tensors *run, af_buffer_id bid, int repeat,
+                        af_verdict *v) {
     if (!before->buf[bid] || !run->buf[bid] || before->bytes[bid] != run->bytes[bid]) return 0;
     size_t k = first_difference(before->buf[bid], run->buf[bid], run->bytes[bid]);
     if (k == run->bytes[bid]) return 0;
@@ -118,7 +118,8 @@ static int check_buffer(const af_case *c, const af_tensors *before, const af_ten
     char msg[256];
     af_finding f;
     if (element_at(c, run, bid, e, &tid, at)) {
-        snprintf(msg, sizeof msg, "the run wrote its input %s: element %lld of buffer %s (b%d h%d s%d d%d) was %.9g, now %.9g",
+        snprintf(msg, sizeof msg,
+                 "the run wrote its input %s: element %lld of buffer %s (b%d h%d s%d d%d) was %.9g, now %.9g",
                  af_tensor_name(tid), (long long)e, af_buffer_name(bid), at[0], at[1], at[2], at[3], was, now);
         f = af_finding_at(AF_V_INPUT_MUTATION, tid, at[0], at[1], at[2], at[3], msg);
     } else {
@@ -182,14 +183,14 @@ int af_check_input_mutation(const af_case *c, const af_tensors *before, const af
                          before->descale_dk, before->descale_dv, before->descale_dp};
     const float sr[9] = {run->descale_q,  run->descale_k,  run->descale_v,  run->descale_do, run->descale_o,
                          run->descale_dq, run->descale_dk, run->descale_dv, run->descale_dp};
-    added += check_array(sb, sr, 9, sizeof(float), AF_T_DESCALE,
-                         "descale (q k v do o dq dk dv dp)", repeat, v);
+    added += check_array(sb, sr, 9, sizeof(float), AF_T_DESCALE, "descale (q k v do o dq dk dv dp)", repeat, v);
     if (snap) {
         const uint8_t *mx[3] = {run->mx_scale_q, run->mx_scale_k, run->mx_scale_v};
         const char *names[3] = {"mx_scale of Q", "mx_scale of K", "mx_scale of V"};
         for (int k = 0; k < 3; k++)
             if (snap->mx_scale[k] && mx[k])
-                added += check_array(snap->mx_scale[k], mx[k], snap->mx_bytes[k], 1, AF_T_MX_SCALE, names[k], repeat, v);
+                added +=
+                    check_array(snap->mx_scale[k], mx[k], snap->mx_bytes[k], 1, AF_T_MX_SCALE, names[k], repeat, v);
     }
     int nw = info ? (info->n_input_writes < AF_MAX_INPUT_WRITES ? info->n_input_writes : AF_MAX_INPUT_WRITES) : 0;
     for (int i = 0; i < nw; i++) {

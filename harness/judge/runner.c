@@ -402,7 +402,8 @@ static int repeat_runs(af_prepared *p, af_backend *be, const char *engine, int n
         af_input_snapshot snap;
         bool have_snap = af_input_snapshot_take(&snap, c, &reps[made]) == 0;
         af_run_status st = be->run(be, c, engine, &reps[made], &info, why, sizeof why);
-        if (st == AF_RUN_OK) af_check_input_mutation(c, &p->tensors, have_snap ? &snap : NULL, &reps[made], &info, k, v);
+        if (st == AF_RUN_OK)
+            af_check_input_mutation(c, &p->tensors, have_snap ? &snap : NULL, &reps[made], &info, k, v);
         if (have_snap) {
             af_input_snapshot_restore(&snap, &reps[made]);
             af_input_snapshot_free(&snap);

@@ -568,9 +568,9 @@ static void side_check_unchanged(const side_tables *st, const void *dev, af_run_
     int slot = -1;
     for (int i = CG_SLOT_SEQ_Q; i <= CG_SLOT_PAGE_TABLE; i++)
         if (st->off[i] != (size_t)-1 && st->off[i] <= k && (slot < 0 || st->off[i] > st->off[slot])) slot = i;
-    af_tensor_id tensor = slot == CG_SLOT_PAGE_TABLE                         ? AF_T_PAGE_TABLE
+    af_tensor_id tensor = slot == CG_SLOT_PAGE_TABLE                        ? AF_T_PAGE_TABLE
                           : slot == CG_SLOT_SEQ_Q || slot == CG_SLOT_SEQ_KV ? AF_T_SEQLENS
-                                                                             : AF_T_SEQ_OFFSETS;
+                                                                            : AF_T_SEQ_OFFSETS;
     char where[64];
     snprintf(where, sizeof where, "cuDNN's device side table, slot %d", slot);
     af_run_info_input_write(info, tensor, slot >= 0 ? (long long)(k - st->off[slot]) : -1, where);

@@ -67,8 +67,9 @@ static void unit_checks(void) {
     char why[256];
     af_verdict v;
     /* 1, 2: paged GQA */
-    prepare(&r, &p, "dtype = bf16\nbatch = 2\nheads_q = 4\nheads_kv = 2\nseqlen = 16\nhead_dim = 8\n"
-                    "page_size = 8\nseed = 3\n");
+    prepare(&r, &p,
+            "dtype = bf16\nbatch = 2\nheads_q = 4\nheads_kv = 2\nseqlen = 16\nhead_dim = 8\n"
+            "page_size = 8\nseed = 3\n");
     const af_case *c = &p.c;
     af_tensors run;
     CHECK(af_clone_tensors(&run, c, &p.tensors, why, sizeof why) == 0);
@@ -112,8 +113,9 @@ static void unit_checks(void) {
     af_prepared_free(&p);
 
     /* 2: a write into a stride gap of the packed qkv buffer: Q, no coordinates */
-    prepare(&r, &p, "dtype = fp16\nlayout = sbhd\npacking = qkv\nstride_gap = 3\nbatch = 2\nheads = 2\nseqlen = 8\n"
-                    "head_dim = 16\nseed = 4\n");
+    prepare(&r, &p,
+            "dtype = fp16\nlayout = sbhd\npacking = qkv\nstride_gap = 3\nbatch = 2\nheads = 2\nseqlen = 8\n"
+            "head_dim = 16\nseed = 4\n");
     c = &p.c;
     CHECK(af_clone_tensors(&run, c, &p.tensors, why, sizeof why) == 0);
     int64_t gap = af_layout_offset(&run.plan, AF_T_Q, 0, 0, 2, 15) + 1; /* the first gap element after it */
@@ -127,8 +129,10 @@ static void unit_checks(void) {
     af_prepared_free(&p);
 
     /* 3: thd offsets */
-    prepare(&r, &p, "dtype = bf16\nlayout = thd\nbatch = 3\nseqlen = 12\nseqlens_q = 5,12,1\nseqlens_kv = 5,12,1\nthd_gap = 1\nhead_dim = 8\n"
-                    "seed = 5\n");
+    prepare(&r, &p,
+            "dtype = bf16\nlayout = thd\nbatch = 3\nseqlen = 12\nseqlens_q = 5,12,1\nseqlens_kv = 5,12,1\nthd_gap = "
+            "1\nhead_dim = 8\n"
+            "seed = 5\n");
     c = &p.c;
     CHECK(af_clone_tensors(&run, c, &p.tensors, why, sizeof why) == 0);
     run.plan.token_start_kv[2] += 1;
@@ -203,8 +207,9 @@ static void plugin_checks(void) {
     af_backend *meta = load(AF_TEST_MISBEHAVE_DIR, "misbehave_writes_inputs.so");
     af_runner r;
     af_prepared p;
-    prepare(&r, &p, "dtype = fp16\nheads = 2\nseqlen = 16\npage_size = 8\nhead_dim = 8\nsoftmax = off_by_one\n"
-                    "bias = bhss\nseed = 8\n");
+    prepare(&r, &p,
+            "dtype = fp16\nheads = 2\nseqlen = 16\npage_size = 8\nhead_dim = 8\nsoftmax = off_by_one\n"
+            "bias = bhss\nseed = 8\n");
     char why[512] = "";
     af_tensors run;
     CHECK(af_clone_tensors(&run, &p.c, &p.tensors, why, sizeof why) == 0);

@@ -29,18 +29,18 @@
 
 #include "attnfuzz/plugin.h"
 
-#define MB_MARKER     1
-#define MB_SEGV       2
-#define MB_ABORT      3
-#define MB_HEAP       4
-#define MB_LOOP       5
-#define MB_EXIT0      6
-#define MB_ERROR      7
-#define MB_MEMHOG     8
-#define MB_CTOR_SEGV  9
-#define MB_CTOR_ABORT 10
-#define MB_CTOR_EXIT0 11
-#define MB_ENV        12
+#define MB_MARKER        1
+#define MB_SEGV          2
+#define MB_ABORT         3
+#define MB_HEAP          4
+#define MB_LOOP          5
+#define MB_EXIT0         6
+#define MB_ERROR         7
+#define MB_MEMHOG        8
+#define MB_CTOR_SEGV     9
+#define MB_CTOR_ABORT    10
+#define MB_CTOR_EXIT0    11
+#define MB_ENV           12
 #define MB_WRITES_INPUTS 13
 
 #if MISBEHAVE == MB_MARKER

@@ -630,7 +630,8 @@ static void smooth_k_in_place(planted_run *r) {
                 float mean = 0.0f;
                 for (int s = 0; s < n; s++) mean += row_of(r->k, r->Hkv, r->Skv, r->Dqk, b, h, s)[d];
                 mean /= (float)n;
-                for (int s = 0; s < n; s++) store(k, b, h, s, d, row_of(r->k, r->Hkv, r->Skv, r->Dqk, b, h, s)[d] - mean);
+                for (int s = 0; s < n; s++)
+                    store(k, b, h, s, d, row_of(r->k, r->Hkv, r->Skv, r->Dqk, b, h, s)[d] - mean);
             }
     }
 }
