@@ -18,6 +18,8 @@
 #   scale_ignored                 feature_ignored   feature probe (scale toggled), and
 #                                                   mismatch on cases with a custom scale
 #   nondeterministic_reduction    nondeterministic  determinism probe
+#   writes_k                      input_mutation    the input-mutation check (K written
+#                                                   in place after a correct run)
 #
 # For each: `attnfuzz run corpora/seed/*.case --backend planted:<bug> --json` exits 1
 # (a finding), some verdict has the expected kind, and none says that the plugin
@@ -116,6 +118,7 @@ expect contiguous_strides 'mismatch|nan_inf'
 expect window_dropped mismatch
 expect scale_ignored feature_ignored
 expect nondeterministic_reduction nondeterministic
+expect writes_k input_mutation
 
 # A plugin by path, the way users name their own (the example is correct).
 # It serves forward fp16/bf16 only: give it the seeds of that kind.

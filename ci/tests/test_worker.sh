@@ -52,6 +52,11 @@ planted segfault "FINDING crash.*killed by signal 11"
 planted exit0 "FINDING crash.*exited with status 0"
 planted garbage "FINDING crash.*malformed reply.*this is \{not json"
 planted guard "FINDING out_of_bounds"
+# the input-mutation check (judge/mutation.h): K written in the shared region, K reported
+# written by the worker (element 9 of the dense (1, 1, 8, 8) K: s 1, d 1), a malformed report
+planted writes_k "FINDING input_mutation K b0 h0 r1 c0 .*the run wrote its input K: element"
+planted reports_k "FINDING input_mutation K b0 h0 r1 c1 .*the run wrote its input K \(the worker's kernel argument\): element 9"
+planted reports_bad "FINDING crash .*inputs_written.* entry 0 is not \{\"tensor\": q\|k\|v\|do\|o\|lse"
 planted decline "declined.*planted: declines seed 666"
 planted error "FINDING crash.*ValueError: planted kernel error"
 cat >"$T/hang.conf" <<CONF

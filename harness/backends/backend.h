@@ -19,6 +19,21 @@ enum {
     AF_BACKEND_PLUGIN = 1u << 3,
 };
 
+/* An input that a backend found changed by its own run, where only the backend can see
+ * it: its private copies of the feature arrays (the plugin adapter), a worker's kernel
+ * arguments, device copies of metadata. The judge turns each into an input_mutation
+ * finding (judge/mutation.h); the laid-out buffers, page table, offsets and scales of
+ * af_tensors the judge compares itself. */
+typedef struct {
+    af_tensor_id tensor; /* Q, K, V, dO, or one of the not-laid-out inputs (model/layout.h) */
+    long long index;     /* first changed element, -1 unknown: of the array as the backend
+                            passed it; for Q, K, V, dO of the dense logical (B, H, S, D) tensor
+                            (S the maximum length), row-major */
+    char where[64];      /* what was written, e.g. "the kernel's float32 argument" */
+} af_input_write;
+
+#define AF_MAX_INPUT_WRITES 4
+
 typedef struct {
     char engine[128];          /* engine that ran ("" when the backend has one) */
     long long workspace_bytes; /* device workspace used, -1 unknown */
@@ -31,7 +46,12 @@ typedef struct {
     int plan_cache;            /* AF_PLAN_CACHE_NONE (0: no cache), _HIT or _MISS */
     char device[96];           /* CUDA_VISIBLE_DEVICES of the process that ran it when a
                                   campaign --gpus set it (campaign/gpus.h), else "" */
+    int n_input_writes;        /* inputs the backend saw its run change (af_input_write) */
+    af_input_write input_writes[AF_MAX_INPUT_WRITES];
 } af_run_info;
+
+/* Record one changed input in info (kept when there is room; NULL info: nothing). */
+void af_run_info_input_write(af_run_info *info, af_tensor_id tensor, long long index, const char *where);
 
 enum { AF_PLAN_CACHE_NONE = 0, AF_PLAN_CACHE_HIT = 1, AF_PLAN_CACHE_MISS = 2 };
 

@@ -309,8 +309,24 @@ static af_run_status upload_array(void **dev, const void *host, size_t bytes, ch
     return s;
 }
 
+/* The device copy of a host array, read back after the run and compared with the host
+ * array it was made from (the judge sees only host memory): a change is reported in info
+ * (judge/mutation.h). A failed read-back leaves it unchecked. */
+static void compare_device_input(af_run_info *info, af_tensor_id tensor, const void *dev, const void *host,
+                                 size_t bytes, size_t elem, const char *where) {
+    if (!info || !dev || !host || bytes == 0) return;
+    uint8_t *back = malloc(bytes);
+    char why[256];
+    if (back && af_gpu_d2h(back, dev, bytes, why, sizeof why) == AF_RUN_OK && memcmp(back, host, bytes) != 0) {
+        size_t k = 0;
+        while (back[k] == ((const uint8_t *)host)[k]) k++;
+        af_run_info_input_write(info, tensor, (long long)(k / elem), where);
+    }
+    free(back);
+}
+
 static af_run_status run_on_device(af_plugin_state *st, const af_case *c, af_tensors *t, const af_plugin_problem *p,
-                                   char *why, size_t cap) {
+                                   af_run_info *info, char *why, size_t cap) {
     af_gpu_tensors g;
     memset(&g, 0, sizeof g);
     void *dev_ts_q = NULL, *dev_ts_kv = NULL, *dev_pages = NULL, *dev_mx[3] = {NULL, NULL, NULL};
@@ -338,6 +354,18 @@ static af_run_status run_on_device(af_plugin_state *st, const af_case *c, af_ten
         s = call_plugin(st, p, &pt, why, cap);
         if (s == AF_RUN_OK) s = af_gpu_sync("plugin run", why, cap);
         if (s == AF_RUN_OK) s = af_gpu_tensors_download(&g, t, why, cap);
+        if (s == AF_RUN_OK) { /* the metadata the plugin got on the device (the buffers came back above) */
+            compare_device_input(info, AF_T_SEQ_OFFSETS, dev_ts_q, t->plan.token_start_q, starts, sizeof(int64_t),
+                                 "the device copy of token_start (queries)");
+            compare_device_input(info, AF_T_SEQ_OFFSETS, dev_ts_kv, t->plan.token_start_kv, starts, sizeof(int64_t),
+                                 "the device copy of token_start (keys)");
+            compare_device_input(info, AF_T_PAGE_TABLE, dev_pages, t->plan.page_table,
+                                 sizeof(int32_t) * (size_t)t->plan.n_pages, sizeof(int32_t),
+                                 "the device copy of the page table");
+            for (int k = 0; k < 3; k++)
+                compare_device_input(info, AF_T_MX_SCALE, dev_mx[k], host_mx[k], mx_scale_bytes(c, k), 1,
+                                     "the device copy of an mxfp8 scale array");
+        }
     }
     if (s != AF_RUN_CRASH) { /* after a sticky error nothing more is asked of the device */
         af_gpu_free(dev_ts_q);
@@ -349,6 +377,43 @@ static af_run_status run_on_device(af_plugin_state *st, const af_case *c, af_ten
     return s;
 }
 #endif
+
+/* n elements of elem bytes: given (what the plugin got) against fresh (built again from
+ * the case); a difference is reported in info with its first element. */
+static void compare_input(af_run_info *info, af_tensor_id tensor, const void *given, const void *fresh, size_t n,
+                          size_t elem, const char *where) {
+    if (!given || !fresh || n == 0 || memcmp(given, fresh, n * elem) == 0) return;
+    const uint8_t *a = given, *b = fresh;
+    size_t k = 0;
+    while (a[k] == b[k]) k++;
+    af_run_info_input_write(info, tensor, (long long)(k / elem), where);
+}
+
+/* The inputs only the adapter holds (the lengths and the feature arrays it built for
+ * this call, const in plugin.h) against a fresh build from the case: a plugin that wrote
+ * one is reported in info (judge/mutation.h). The buffers, page table and token starts
+ * are af_tensors' own, which the judge compares. */
+static void check_problem_inputs(const af_case *c, const plugin_problem_buf *given, af_run_info *info) {
+    plugin_problem_buf fresh;
+    problem_from_case(c, &fresh);
+    if (features_from_case(c, &fresh) != 0) { /* out of memory: not checked */
+        problem_buf_free(&fresh);
+        return;
+    }
+    size_t B = (size_t)c->batch, Hq = (size_t)c->heads_q;
+    compare_input(info, AF_T_SEQLENS, given->seqlens_q, fresh.seqlens_q, B, sizeof(int32_t), "the plugin's seqlens_q");
+    compare_input(info, AF_T_SEQLENS, given->seqlens_kv, fresh.seqlens_kv, B, sizeof(int32_t),
+                  "the plugin's seqlens_kv");
+    compare_input(info, AF_T_SINK, given->problem.sink, fresh.problem.sink, Hq, sizeof(float), "the plugin's sink");
+    compare_input(info, AF_T_ALIBI, given->problem.alibi_slopes, fresh.problem.alibi_slopes, Hq, sizeof(float),
+                  "the plugin's alibi_slopes");
+    size_t bias =
+        (size_t)fresh.problem.bias_b * (size_t)fresh.problem.bias_h * (size_t)c->seqlen_q * (size_t)c->seqlen_kv;
+    compare_input(info, AF_T_BIAS, given->problem.bias, fresh.problem.bias, bias, sizeof(float), "the plugin's bias");
+    compare_input(info, AF_T_DLSE, given->problem.dlse, fresh.problem.dlse, B * Hq * (size_t)c->seqlen_q, sizeof(float),
+                  "the plugin's dlse");
+    problem_buf_free(&fresh);
+}
 
 static af_run_status plugin_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t, af_run_info *info,
                                 char *why, size_t cap) {
@@ -373,10 +438,11 @@ static af_run_status plugin_run(af_backend *be, const af_case *c, const char *en
     pb.problem.dsink = t->dsink; /* host memory, poisoned before the run */
 #ifdef ATTNFUZZ_HAVE_CUDA
     if (st->plugin_flags & AF_PLUGIN_WANTS_DEVICE)
-        s = run_on_device(st, c, t, &pb.problem, why, cap);
+        s = run_on_device(st, c, t, &pb.problem, info, why, cap);
     else
 #endif
         s = run_on_host(st, c, t, &pb.problem, why, cap);
+    if (s == AF_RUN_OK && info) check_problem_inputs(c, &pb, info);
     problem_buf_free(&pb);
     if (info) info->seconds = af_clock_mono() - t0;
     return s;

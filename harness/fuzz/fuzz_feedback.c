@@ -36,7 +36,8 @@ void af_fuzz_feedback(const af_case *c, const af_verdict *v, uint8_t *counters, 
         if (b > worst) worst = b;
     }
     int nf = v->n_findings < AF_MAX_FINDINGS ? v->n_findings : AF_MAX_FINDINGS;
-    for (int i = 0; i < nf; i++)
+    for (int i = 0; i < nf; i++) /* kinds past 15 (input_mutation) share row kind & 15: the
+                                    counter layout (and saved coverage files) stay as they were */
         counters[kind_base + (size_t)(v->findings[i].kind & 15) * AF_T_COUNT +
                  (size_t)v->findings[i].tensor % AF_T_COUNT] = 1;
     if (v->kind == AF_V_DECLINED) counters[kind_base + (size_t)AF_V_DECLINED * AF_T_COUNT] = 1;

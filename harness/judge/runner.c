@@ -2,6 +2,7 @@
 #include "judge/runner.h"
 #include "judge/compare_dsink.h"
 #include "judge/clone.h"
+#include "judge/mutation.h"
 #include "util/clock.h"
 
 #include <math.h>
@@ -415,9 +416,17 @@ static int repeat_runs(af_prepared *p, af_backend *be, const char *engine, int n
         af_run_info info;
         memset(&info, 0, sizeof info);
         info.workspace_bytes = -1;
+        af_input_snapshot snap;
+        bool have_snap = af_input_snapshot_take(&snap, c, &reps[made]) == 0;
         double t_run = af_clock_mono();
         af_run_status st = be->run(be, c, engine, &reps[made], &info, why, sizeof why);
         v->judge.compare_runs_s += info.seconds > 0 ? info.seconds : af_clock_mono() - t_run;
+        if (st == AF_RUN_OK)
+            af_check_input_mutation(c, &p->tensors, have_snap ? &snap : NULL, &reps[made], &info, k, v);
+        if (have_snap) {
+            af_input_snapshot_restore(&snap, &reps[made]);
+            af_input_snapshot_free(&snap);
+        }
         if (st != AF_RUN_OK) {
             char msg[600];
             snprintf(msg, sizeof msg, "run %d of the unperturbed case: %s", k, why);
@@ -461,6 +470,8 @@ static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char 
     memset(&info, 0, sizeof info);
     info.workspace_bytes = -1;
     snprintf(info.engine, sizeof info.engine, "%s", engine ? engine : "");
+    af_input_snapshot snap; /* the inputs the run shares with the template (mutation.h) */
+    bool have_snap = af_input_snapshot_take(&snap, c, &t) == 0;
     double t0 = af_clock_mono();
     st = be->run(be, c, engine ? engine : "", &t, &info, why, sizeof why);
     if (info.seconds == 0) info.seconds = af_clock_mono() - t0;
@@ -503,6 +514,8 @@ static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char 
             if (p->have_oracle)
                 af_compare_dsink(c, &t, &p->inputs, &first, p->have_ref ? &p->ref : NULL, &p->oracle.out, v);
         }
+        af_check_input_mutation(c, &p->tensors, have_snap ? &snap : NULL, &t, &info, 0, v);
+        if (have_snap) af_input_snapshot_restore(&snap, &t); /* the repeats and probes copy them */
         /* repeats of a backend that does not declare itself deterministic */
         bool deterministic = (be->flags & AF_BACKEND_DETERMINISTIC) && !info.nondeterministic;
         int n_runs = deterministic ? 1 : r->repeats > 0 ? r->repeats : AF_REPEATS_DEFAULT;
@@ -527,6 +540,10 @@ static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char 
         }
         for (int k = 0; k < n_reps; k++) af_clone_release(&reps[k]);
         if (have_first) af_outputs_free(&first);
+    }
+    if (have_snap) { /* a run that failed may have written them too */
+        af_input_snapshot_restore(&snap, &t);
+        af_input_snapshot_free(&snap);
     }
     /* the pipelined certification ran meanwhile: its figures join the verdict, and
      * an oracle beyond its bound makes the verdict void (never a kernel finding) */

@@ -8,7 +8,7 @@
 static const char *const verdict_names[AF_V_COUNT] = {
     "pass",           "mismatch",        "nan_inf",          "unwritten", "out_of_bounds", "leak",
     "inert",          "feature_ignored", "nondeterministic", "crash",     "hang",          "declined",
-    "claim_mismatch", "resource",        "convention",       "error"};
+    "claim_mismatch", "resource",        "convention",       "error",     "input_mutation"};
 
 const char *af_verdict_name(af_verdict_kind k) { return (unsigned)k < AF_V_COUNT ? verdict_names[k] : "?"; }
 

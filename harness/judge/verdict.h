@@ -146,11 +146,13 @@ typedef enum {
     AF_V_DECLINED,
     AF_V_CLAIM_MISMATCH,
     AF_V_RESOURCE,
-    AF_V_CONVENTION, /* a convention differs, with the fix named: fully masked rows
+    AF_V_CONVENTION,     /* a convention differs, with the fix named: fully masked rows
                         (O = 0, LSE = -inf), the LSE's base (natural log) */
-    AF_V_ERROR,      /* the harness side failed (a worker's adapter code raised, AF_RUN_ADAPTER):
+    AF_V_ERROR,          /* the harness side failed (a worker's adapter code raised, AF_RUN_ADAPTER):
                         no verdict on the kernel; like DECLINED it has no findings, and
                         reason says what failed */
+    AF_V_INPUT_MUTATION, /* the run changed an input it was given (Q, K, V, dO, the page
+                            table, sequence offsets, feature inputs, scales): judge/mutation.h */
     AF_V_COUNT
 } af_verdict_kind;
 

@@ -97,7 +97,7 @@ static uint8_t *quantise_mx(const af_case *c, af_tensors *t, af_tensor_id id, co
     bool along_s = id == AF_T_V;
     int nblk_d = along_s ? v->D : (v->D + 31) / 32;
     int nblk_s = along_s ? (v->S + 31) / 32 : v->S;
-    uint8_t *scales = calloc((size_t)v->B * v->H * nblk_s * nblk_d, 1);
+    uint8_t *scales = calloc(af_mx_scale_bytes(t, id), 1);
     if (!scales) return NULL;
     for (int b = 0; b < v->B; b++)
         for (int h = 0; h < v->H; h++)

@@ -26,7 +26,19 @@ typedef enum {
     AF_T_COUNT,
     /* Not laid out in the buffers and without a stats slot: the (heads_q) fp32 gradient
      * of learnable sink logits (af_tensors.dsink), named in findings (judge/compare_dsink.h). */
-    AF_T_DSINK
+    AF_T_DSINK,
+    /* Inputs that are not laid out in the buffers either, named by input_mutation
+     * findings (judge/mutation.h) when a run changed them: */
+    AF_T_PAGE_TABLE,  /* "page_table": paged KV's (batch, pages_per_seq) physical pages */
+    AF_T_SEQ_OFFSETS, /* "seq_offsets": thd token starts (cu_seqlens), (batch + 1) */
+    AF_T_SEQLENS,     /* "seqlens": actual lengths (seqused), (batch) per side */
+    AF_T_SINK,        /* "sink": (heads_q) sink logits */
+    AF_T_BIAS,        /* "bias": the additive bias */
+    AF_T_ALIBI,       /* "alibi_slopes": (heads_q) */
+    AF_T_DLSE,        /* "dlse": the incoming LSE gradient */
+    AF_T_MX_SCALE,    /* "mx_scale": the mxfp8 E8M0 scales of Q, K or V */
+    AF_T_DESCALE,     /* "descale": the fp8_e4m3 per-tensor scales */
+    AF_T_END          /* one past the last name */
 } af_tensor_id;
 
 typedef enum {
@@ -85,7 +97,8 @@ int64_t af_layout_offset(const af_layout_plan *p, af_tensor_id t, int b, int h, 
 int af_storage_bytes(af_storage s);
 /* The storage type of tensor t in a case of this dtype (LSE is always fp32). */
 af_storage af_tensor_storage(af_dtype dtype, af_tensor_id t);
-const char *af_tensor_name(af_tensor_id t); /* "Q", "K", ..., "dV", "dsink"; "-" for AF_T_NONE */
+/* "Q", "K", ..., "dV", "dsink", "page_table", ... (the names above); "-" for AF_T_NONE */
+const char *af_tensor_name(af_tensor_id t);
 const char *af_buffer_name(af_buffer_id b);
 
 #endif

@@ -35,6 +35,14 @@ int af_tensors_alloc(af_tensors *t, const af_case *c, char *why, size_t cap) {
     return 0;
 }
 
+size_t af_mx_scale_bytes(const af_tensors *t, af_tensor_id id) {
+    const af_tensor_view *v = &t->plan.view[id];
+    bool along_s = id == AF_T_V; /* V's blocks run along s, Q's and K's along d */
+    size_t nblk_d = along_s ? (size_t)v->D : (size_t)(v->D + 31) / 32;
+    size_t nblk_s = along_s ? (size_t)(v->S + 31) / 32 : (size_t)v->S;
+    return (size_t)v->B * (size_t)v->H * nblk_s * nblk_d;
+}
+
 void af_tensors_free(af_tensors *t) {
     for (int i = 0; i < AF_BUF_COUNT; i++) free(t->alloc[i]);
     free(t->mx_scale_q);

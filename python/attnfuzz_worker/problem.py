@@ -12,7 +12,8 @@ class Problem:
     request, else ()), paging: the paged K/V's {page_size, pages_per_seq, page_table}
     as the request's descriptors give them (the harness's page table), None unless paged,
     and views (torch mode: {tensor name: torch_map.TorchTensor}, whose raw(device) is the
-    tensor in attnfuzz's own memory layout; None in pure Python).
+    tensor in attnfuzz's own memory layout; None in pure Python). watch(name=tensor) adds
+    the adapter's own kernel arguments to the input-mutation check.
 
     kernel_call() marks the call of the kernel under test inside an adapter (see there);
     kernel_raised says whether an exception left such a block in this request."""
@@ -31,6 +32,7 @@ class Problem:
         self.paging = None
         self.views = None
         self.kernel_raised = False
+        self.watched = {}  # name -> (tensor, clone): the adapter's own kernel arguments (watch)
 
     @contextlib.contextmanager
     def kernel_call(self):
@@ -43,6 +45,19 @@ class Problem:
         except BaseException:
             self.kernel_raised = True
             raise
+
+    def watch(self, **tensors):
+        """problem.watch(k=k16, ...): tensors of the adapter's own (converted, transposed)
+        that it passes to the kernel under test, named by the protocol's input they carry
+        (q k v do o lse). Call it before the kernel call: each is cloned now and compared
+        with its clone when the kernel returns; a changed one is an input_mutation finding
+        (input_check.py). The package's own arguments are watched without this."""
+        from . import input_check
+
+        for name in tensors:
+            if name not in input_check.NAMES:
+                raise ValueError("watch: %r is not an input name (%s)" % (name, " ".join(input_check.NAMES)))
+        self.watched.update(input_check.snapshot(tensors))
 
     def diagonal(self, b, i):
         """The key column row i of sequence b is aligned with."""

@@ -163,10 +163,14 @@ class Worker:
                 raise RuntimeError("given %r: the protocol's given inputs are %r of a backward problem"
                                    % (list(problem.given), GIVEN))
         if self.use_torch:
-            self._run_torch(msg, problem)
+            written = self._run_torch(msg, problem)
         else:
-            self._run_python(msg, problem)
-        return {"type": "ok", "engine": problem.engine}
+            self._run_python(msg, problem)  # the kernel writes the shared region: attnfuzz compares it
+            written = []
+        reply = {"type": "ok", "engine": problem.engine}
+        if written:
+            reply["inputs_written"] = written
+        return reply
 
     # ---- pure Python -------------------------------------------------------------
     def _run_python(self, msg, problem):
@@ -204,6 +208,8 @@ class Worker:
 
     # ---- torch -----------------------------------------------------------------
     def _run_torch(self, msg, problem):
+        """Run the kernel on torch tensors; returns the inputs it wrote ("inputs_written")."""
+        from . import input_check
         from . import torch_map as tm
 
         ipc = tm.IpcBuffers()
@@ -221,16 +227,23 @@ class Worker:
             if problem.given:  # O and LSE are inputs: only the gradients are written
                 o = t["o"].dense(dev, problem.seqlens_q)
                 lse = t["lse"].dense_lse(dev, problem.seqlens_q)
+                args = input_check.snapshot({"q": q, "k": k, "v": v, "do": do, "o": o, "lse": lse})
                 out = self.backward_given_fn(q, k, v, o, lse, do, problem)
                 names = ("dq", "dk", "dv")
             else:
+                args = input_check.snapshot({"q": q, "k": k, "v": v, "do": do})
                 out = self.kernel(q, k, v, problem, do=do)
                 names = ("o", "lse", "dq", "dk", "dv")
+            # the kernel's arguments, then the adapter's own (problem.watch), against their clones
+            written = input_check.written(args)
+            seen = {w["tensor"] for w in written}
+            written += [w for w in input_check.written(problem.watched) if w["tensor"] not in seen]
             for name, value in zip(names, out):
                 if value is None:
                     raise Decline("kernel returned no %s" % name.upper())
                 lengths = problem.seqlens_kv if name in ("dk", "dv") else problem.seqlens_q
                 t[name].write(value, lengths)
+            return written
         finally:
             if ipc.ptrs:
                 ipc.close()

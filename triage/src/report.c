@@ -108,6 +108,8 @@ const char *tr_kind_description(int k) {
             return "Fully masked rows differ from the convention O = 0, LSE = -inf.";
         case AF_V_ERROR:
             return "The harness side (a worker's adapter code) failed: no verdict on the kernel.";
+        case AF_V_INPUT_MUTATION:
+            return "The run wrote into an input it was given (Q, K, V, dO, page table, offsets, scales).";
         default:
             return "Unknown verdict kind.";
     }

@@ -550,6 +550,33 @@ static int side_make(side_tables *st, const af_case *c, const af_layout_plan *p,
     return 0;
 }
 
+/* The side tables as the device holds them after the run, against the host tables they
+ * were uploaded from: a kernel that wrote its lengths, ragged offsets or page table is
+ * reported in info (judge/mutation.h; the judge sees only the buffers, which come back).
+ * A failed read-back leaves them unchecked. The feature block (bias, sinks) is not read
+ * back: AF_MUTATION_DEVICE_TODO in judge/mutation.h. */
+static void side_check_unchanged(const side_tables *st, const void *dev, af_run_info *info) {
+    int32_t *back = malloc(st->count * sizeof(int32_t));
+    char why[256];
+    if (!back || !st->count || af_gpu_d2h(back, dev, st->count * sizeof(int32_t), why, sizeof why) != AF_RUN_OK ||
+        !memcmp(back, st->host, st->count * sizeof(int32_t))) {
+        free(back);
+        return;
+    }
+    size_t k = 0;
+    while (back[k] == st->host[k]) k++;
+    int slot = -1;
+    for (int i = CG_SLOT_SEQ_Q; i <= CG_SLOT_PAGE_TABLE; i++)
+        if (st->off[i] != (size_t)-1 && st->off[i] <= k && (slot < 0 || st->off[i] > st->off[slot])) slot = i;
+    af_tensor_id tensor = slot == CG_SLOT_PAGE_TABLE                        ? AF_T_PAGE_TABLE
+                          : slot == CG_SLOT_SEQ_Q || slot == CG_SLOT_SEQ_KV ? AF_T_SEQLENS
+                                                                            : AF_T_SEQ_OFFSETS;
+    char where[64];
+    snprintf(where, sizeof where, "cuDNN's device side table, slot %d", slot);
+    af_run_info_input_write(info, tensor, slot >= 0 ? (long long)(k - st->off[slot]) : -1, where);
+    free(back);
+}
+
 /* The feature inputs of a run (oracle/feature_spec.h values from model/features.h), one
  * host block in slot order, FLOAT tables 16-byte aligned: the bias in the io storage
  * [bias_b, bias_h, Sq, Skv] of the serving case (orig's values where i < orig's s_q and
@@ -760,6 +787,7 @@ static af_run_status run_graphs(cudnn_state *s, const af_case *c, const af_case 
         if ((st = af_gpu_sync("cuDNN backward", why, cap)) != AF_RUN_OK) goto out;
     }
     st = af_gpu_tensors_download(&g, t, why, cap);
+    if (st == AF_RUN_OK) side_check_unchanged(&side, side_dev, info);
     if (st == AF_RUN_OK && dsink_out && feat.off[CG_SLOT_DSINK] != (size_t)-1)
         st = af_gpu_d2h(dsink_out, (char *)feat_dev + feat.off[CG_SLOT_DSINK], (size_t)c->heads_q * sizeof(float), why,
                         cap);

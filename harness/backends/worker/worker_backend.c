@@ -480,6 +480,11 @@ static af_run_status run_request(af_backend *be, const af_case *c, const char *e
             snprintf(info->engine, sizeof info->engine, "%s", r.engine[0] ? r.engine : (engine ? engine : ""));
             info->nondeterministic = r.nondeterministic || !st->deterministic;
         }
+        char sub[400];
+        if (s == AF_RUN_OK && info && af_worker_inputs_written(&r, info, sub, sizeof sub)) {
+            snprintf(why, cap, "%s: %s", st->backend_name, sub);
+            s = AF_RUN_ERROR;
+        }
         af_worker_reply_free(&r);
     }
     /* What the worker wrote (also when it died mid-write) comes back, guards included. */

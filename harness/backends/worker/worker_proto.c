@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backends/backend.h"
 #include "model/layout.h"
 #include "util/json.h"
 
@@ -232,4 +233,29 @@ int af_worker_reply_parse(const char *line, long long id, af_worker_reply *r, ch
 void af_worker_reply_free(af_worker_reply *r) {
     if (r->body) json_decref(r->body);
     r->body = NULL;
+}
+
+int af_worker_inputs_written(const af_worker_reply *r, af_run_info *info, char *why, size_t cap) {
+    json_t *list = r->body ? json_object_get(r->body, "inputs_written") : NULL;
+    if (!list) return 0;
+    if (!json_is_array(list)) {
+        snprintf(why, cap, "reply 'ok': \"inputs_written\" is not a list");
+        return -1;
+    }
+    static const af_tensor_id inputs[] = {AF_T_Q, AF_T_K, AF_T_V, AF_T_DO, AF_T_O, AF_T_LSE};
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        json_t *e = json_array_get(list, i), *jindex = json_object_get(e, "index");
+        const char *name = json_string_value(json_object_get(e, "tensor"));
+        int found = -1;
+        for (size_t k = 0; name && k < sizeof inputs / sizeof inputs[0]; k++)
+            if (!strcmp(name, tensor_names[inputs[k]])) found = (int)k;
+        if (found < 0 || (jindex && !json_is_integer(jindex))) {
+            snprintf(why, cap,
+                     "reply 'ok': \"inputs_written\" entry %zu is not {\"tensor\": q|k|v|do|o|lse, \"index\": N}", i);
+            return -1;
+        }
+        long long index = jindex ? (long long)json_integer_value(jindex) : -1;
+        af_run_info_input_write(info, inputs[found], index < 0 ? -1 : index, "the worker's kernel argument");
+    }
+    return 0;
 }

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "backends/backend.h"
 #include "backends/worker/worker_shm.h"
 #include "model/case.h"
 #include "model/tensors.h"
@@ -46,5 +47,11 @@ typedef struct {
  * it is not JSON, not an object, has no known type or the wrong id. */
 int af_worker_reply_parse(const char *line, long long id, af_worker_reply *r, char *why, size_t cap);
 void af_worker_reply_free(af_worker_reply *r);
+/* The optional "inputs_written" of an ok reply to a run (docs/worker-protocol.md): the
+ * kernel arguments the worker saw its kernel change, [{"tensor": "k", "index": N}, ...]
+ * (q, k, v, do, and o, lse in a backward_given request; index into the dense logical
+ * (B, H, S, D) tensor, -1 unknown), each recorded in info (backend.h). 0, or -1 with why
+ * when the field is there but malformed. */
+int af_worker_inputs_written(const af_worker_reply *r, af_run_info *info, char *why, size_t cap);
 
 #endif

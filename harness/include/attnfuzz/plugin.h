@@ -59,7 +59,9 @@
  *             LSE as the plugin just wrote them.
  *   Rows past a sequence's length (padded layouts) may be written (0 / -inf) or left.
  *   Nothing else may be written: the buffers carry guard margins and poisoned gaps
- *   (stride gaps, thd gaps) that attnfuzz checks after the run.
+ *   (stride gaps, thd gaps) that attnfuzz checks after the run. Inputs (Q, K, V, dO
+ *   buffers, gaps included, page table, token starts, mx scales and the problem's arrays)
+ *   must come back bitwise unchanged: a change is an input_mutation finding.
  */
 #ifndef ATTNFUZZ_PLUGIN_H
 #define ATTNFUZZ_PLUGIN_H

@@ -17,6 +17,10 @@
  *   env      run() appends "pid N CUDA_VISIBLE_DEVICES=V" (V "(unset)" when unset) to the
  *            file named by $MISBEHAVE_MARKER and declines the case: which GPU each
  *            worker process of a campaign --gpus was given (ci/tests/test_gpus.sh)
+ *   writes_inputs  run() writes into the inputs it is handed as const (the input-mutation
+ *            check, judge/mutation.h; harness/judge/tests/test_mutation.c): seqlens_kv[0],
+ *            sink[0] and bias[0] when given, the page table's first entry when paged, the
+ *            key side's token_start[1] when ragged
  * Every kind supports every problem; a run that returns writes nothing (unwritten). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,18 +29,19 @@
 
 #include "attnfuzz/plugin.h"
 
-#define MB_MARKER     1
-#define MB_SEGV       2
-#define MB_ABORT      3
-#define MB_HEAP       4
-#define MB_LOOP       5
-#define MB_EXIT0      6
-#define MB_ERROR      7
-#define MB_MEMHOG     8
-#define MB_CTOR_SEGV  9
-#define MB_CTOR_ABORT 10
-#define MB_CTOR_EXIT0 11
-#define MB_ENV        12
+#define MB_MARKER        1
+#define MB_SEGV          2
+#define MB_ABORT         3
+#define MB_HEAP          4
+#define MB_LOOP          5
+#define MB_EXIT0         6
+#define MB_ERROR         7
+#define MB_MEMHOG        8
+#define MB_CTOR_SEGV     9
+#define MB_CTOR_ABORT    10
+#define MB_CTOR_EXIT0    11
+#define MB_ENV           12
+#define MB_WRITES_INPUTS 13
 
 #if MISBEHAVE == MB_MARKER
 __attribute__((constructor)) static void write_marker(void) {
@@ -116,6 +121,13 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_run(const af_plugin_problem *p, const af_pl
     }
     snprintf(why, cap, "misbehave_env: declines every case (CUDA_VISIBLE_DEVICES=%s)", visible ? visible : "(unset)");
     return AF_PLUGIN_DECLINE;
+#elif MISBEHAVE == MB_WRITES_INPUTS
+    ((int32_t *)p->seqlens_kv)[0] += 1; /* const in plugin.h: this is the misbehaviour */
+    if (p->sink) ((float *)p->sink)[0] += 1.0f;
+    if (p->bias) ((float *)p->bias)[0] += 1.0f;
+    const af_plugin_tensor *k = &t->t[AF_PLUGIN_K];
+    if (k->page_table) ((int32_t *)k->page_table)[0] ^= 1;
+    if (k->token_start) ((int64_t *)k->token_start)[1] += 1;
 #elif MISBEHAVE == MB_MEMHOG
     size_t bytes = (size_t)1 << 30; /* 1 GiB */
     char *block = malloc(bytes);

@@ -63,6 +63,10 @@
  *   PLANTED_LSE_BASE2_IGNORED       log2 statistics requested, the natural-log LSE written
  *                                   (cuDNN's log2 stats read as natural, or the reverse)
  *   PLANTED_DLSE_DROPPED            dLSE accepted and left out of D_i in the backward
+ *   PLANTED_WRITES_K                every output correct, then K smoothed in place: each key
+ *                                   head's mean over the sequence's keys subtracted from its
+ *                                   keys in the caller's buffer (SageAttention 1.0.6's
+ *                                   `k -= km`; research C26): an input_mutation naming K
  *
  * Features (plugin.h, ABI 2) are served in the forward: softcap, sinks, bias, ALiBi and
  * log2 stats, in the cpu reference's fp32 order (softcap, then bias, then ALiBi; the sink
@@ -106,6 +110,7 @@
 #define PLANTED_IGNORES_ALIBI              18
 #define PLANTED_LSE_BASE2_IGNORED          19
 #define PLANTED_DLSE_DROPPED               20
+#define PLANTED_WRITES_K                   21
 
 #ifndef PLANTED_BUG
 #error "build with -DPLANTED_BUG=PLANTED_<BUG> (see harness/plugins/CMakeLists.txt)"
@@ -141,6 +146,7 @@ static const struct {
     {"planted:ignores_alibi", "ALiBi slopes accepted and no position bias added"},
     {"planted:lse_base2_ignored", "log2 statistics requested, natural-log LSE written"},
     {"planted:dlse_dropped", "the incoming LSE gradient (dLSE) accepted and left out of the backward"},
+    {"planted:writes_k", "correct outputs, then K smoothed in place (k -= mean(k), the caller's input)"},
 };
 
 /* The features this plugin serves (forward only). */
@@ -611,6 +617,26 @@ static void run_free(planted_run *r) {
     free(r->acc);
 }
 
+#if BUG(WRITES_K)
+/* SageAttention 1.0.6's key smoothing, in place: per (b, kv head, d) the mean of the
+ * sequence's keys (fp32, s ascending) is subtracted from each key and stored back into
+ * the caller's K (softmax is invariant to it, so the outputs stay right). */
+static void smooth_k_in_place(planted_run *r) {
+    const af_plugin_tensor *k = &r->t->t[AF_PLUGIN_K];
+    for (int b = 0; b < r->B; b++) {
+        int n = r->p->seqlens_kv[b];
+        for (int h = 0; h < r->Hkv && n > 0; h++)
+            for (int d = 0; d < r->Dqk; d++) {
+                float mean = 0.0f;
+                for (int s = 0; s < n; s++) mean += row_of(r->k, r->Hkv, r->Skv, r->Dqk, b, h, s)[d];
+                mean /= (float)n;
+                for (int s = 0; s < n; s++)
+                    store(k, b, h, s, d, row_of(r->k, r->Hkv, r->Skv, r->Dqk, b, h, s)[d] - mean);
+            }
+    }
+}
+#endif
+
 AF_PLUGIN_EXPORT int attnfuzz_plugin_run(const af_plugin_problem *p, const af_plugin_tensors *t, char *why,
                                          size_t cap) {
     int rc = attnfuzz_plugin_supports(p, why, cap);
@@ -668,6 +694,9 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_run(const af_plugin_problem *p, const af_pl
     forward(&r);
     if (backward) run_backward(&r);
     if (r.row_lse) sink_gradient(&r);
+#if BUG(WRITES_K)
+    smooth_k_in_place(&r);
+#endif
     run_free(&r);
     return AF_PLUGIN_OK;
 }

@@ -13,7 +13,12 @@ correctly, so the test sees the next case pass on a restarted worker):
                the call (an adapter error, no verdict on the kernel)
   kernel_error_marked  marks its kernel call: the kernel raises inside it (a crash)
   lazy_import  imports a module that does not exist while serving the case (unavailable)
-  requires_missing  requires a module that does not exist: says unavailable, no hello"""
+  requires_missing  requires a module that does not exist: says unavailable, no hello
+  writes_k     computes correctly, then writes K's element (0, 0, 1, 0) in the shared region
+               (attnfuzz compares the inputs after the reply: an input_mutation of K)
+  reports_k    computes correctly and replies with "inputs_written": [{"tensor": "k",
+               "index": 9}], as the torch mapping does for a kernel that wrote its K argument
+  reports_bad  the same with a malformed entry ({"tensor": "page_table"}): a protocol error"""
 import ctypes
 import os
 import sys
@@ -59,6 +64,8 @@ def planted(q, k, v, problem, do=None):
     if MODE == "error":
         raise ValueError("planted kernel error")
     out = reference_py.kernel(q, k, v, problem, do=do)
+    if MODE == "writes_k":
+        k.set(0, 0, 1, 0, k.get(0, 0, 1, 0) + 0.5)
     if MODE == "guard":
         o = problem_tensors[0]["o"]
         back_guard = o.base + 256 + o.buffer_elems * o.elem  # first byte after O's data
@@ -81,6 +88,15 @@ problem_tensors = [None]
 
 
 class PlantedWorker(Worker):
+    def run(self, msg):
+        reply = super().run(msg)
+        planted_case = "seed = %d\n" % PLANT_SEED in msg["problem"].get("case", "")
+        if planted_case and reply.get("type") == "ok" and MODE == "reports_k":
+            reply["inputs_written"] = [{"tensor": "k", "index": 9}]
+        if planted_case and reply.get("type") == "ok" and MODE == "reports_bad":
+            reply["inputs_written"] = [{"tensor": "page_table"}]
+        return reply
+
     def _run_python(self, msg, problem):
         if MODE == "noop":  # measures the protocol and the copies: writes nothing
             return
