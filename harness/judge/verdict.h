@@ -147,7 +147,7 @@ typedef enum {
     AF_V_CLAIM_MISMATCH,
     AF_V_RESOURCE,
     AF_V_CONVENTION, /* a convention differs, with the fix named: fully masked rows
-                        (O = 0, LSE = -inf), the LSE's base (natural log) */
+                        (O = 0, LSE = -inf or the sink logit), the LSE's base (natural log) */
     AF_V_ERROR,      /* the harness side failed (a worker's adapter code raised, AF_RUN_ADAPTER):
                         no verdict on the kernel; like DECLINED it has no findings, and
                         reason says what failed */
