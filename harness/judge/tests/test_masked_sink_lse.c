@@ -51,8 +51,8 @@ static af_verdict_kind judge_cpu(af_backend *cpu, const char *text, judged *j) {
 
 static void set_lse(judged *j, double x) {
     const af_tensor_view *w = &j->out.plan.view[AF_T_LSE];
-    af_storage_store(w->storage, j->out.buf[w->buffer], af_layout_offset(&j->out.plan, AF_T_LSE, 0, HEAD, MASKED_ROW, 0),
-                     (float)x);
+    af_storage_store(w->storage, j->out.buf[w->buffer],
+                     af_layout_offset(&j->out.plan, AF_T_LSE, 0, HEAD, MASKED_ROW, 0), (float)x);
 }
 static double get_lse(const judged *j) {
     const af_tensor_view *w = &j->out.plan.view[AF_T_LSE];
@@ -83,8 +83,9 @@ static void release(judged *j) {
 
 static void learnable(af_backend *cpu, bool log2_stats) {
     judged j;
-    CHECK(judge_cpu(cpu, log2_stats ? CASE_HEAD "softmax = learnable\nstats = log2\nseed = 31\n"
-                                    : CASE_HEAD "softmax = learnable\nseed = 31\n",
+    CHECK(judge_cpu(cpu,
+                    log2_stats ? CASE_HEAD "softmax = learnable\nstats = log2\nseed = 31\n"
+                               : CASE_HEAD "softmax = learnable\nseed = 31\n",
                     &j) == AF_V_PASS);
     double a = af_feature_sink(&j.p.c, HEAD), want = log2_stats ? a * M_LOG2E : a;
     CHECK(a > -3.5 && a < 3.5 && a != 0);
