@@ -17,6 +17,10 @@
  * With per-element term budgets (host only, small cases; 0 / -1 otherwise):
  *   maxkappa, sumkappa    max and sum of the elements' kappa (+ the stored-O term)
  *   maxmass               max of the elements' term mass (criterion.h: mass[e])
+ *   sub_abs               sum over the elements with 0 < |o_d| < the output's smallest
+ *                         normal of half its subnormal step (judge/tolerance.h): the
+ *                         absolute rounding of a correctly rounded output there, which
+ *                         the row bias sum takes at most (verdict.h rule 3)
  *   el_*                  the element check's worst element of the row (el_ratio -1: none)
  * Without them, set by the judge on the host after summarising (0 otherwise):
  *   floor_extra           the stored O's share of the row floor (judge/criterion_large.c)
@@ -30,7 +34,7 @@ typedef struct {
     double kernel_at, exact_at, kernel_first, exact_first;
     double beta_k, beta_ref, o2;
     double lse_abs, lse_err_ref;
-    double maxkappa, sumkappa, maxmass;
+    double maxkappa, sumkappa, maxmass, sub_abs;
     int el_d;
     double el_ratio, el_err, el_allowed, el_err_ref, el_kernel, el_exact;
     double floor_extra;

@@ -16,8 +16,13 @@
  *   stats:           the LSE output is L_i (natural) or L_i / ln 2 (stats = log2); the
  *                    harness reads a base-2 output back times ln 2, so the oracle's LSE is
  *                    always L_i.
- *   fully masked:    a row that sees no key keeps O = 0, LSE = -inf and no gradient, sink
- *                    or not (the sink is not a key).
+ *   fully masked:    a row that sees no key keeps O = 0 and no gradient, sink or not (the
+ *                    sink is not a key). Its Z_i holds the sink alone, so its LSE output
+ *                    is a_h (in the stats' base) with sinks and -inf without (the log of
+ *                    an empty sum). The tiers write -inf for every such row and give it
+ *                    no dsink share; the judge holds the stored LSE to a_h itself
+ *                    (judge/compare.c). (A dLSE g_i on such a row would reach dsink_h
+ *                    as g'_i; the tiers do not model that.)
  * Backward, with dO_i and the incoming gradient g_i of the LSE output (dlse; 0 without):
  *   g'_i   = g_i / ln 2 with stats = log2, else g_i     (the gradient of L_i)
  *   D_i    = dO_i . O_i - g'_i

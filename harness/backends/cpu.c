@@ -50,7 +50,8 @@
  *   t->descale_dp (powers of two chosen by the harness before the run).
  * Features (oracle/feature_spec.h states them; fp16/bf16 only), in fp32 in this order:
  *     S_j  = softcap * tanhf(S_j / softcap)   then   S_j += bias_ij + (-slope_h * |j - diag_br|)
- *     sinks: m = max(m, a_h); l += expf(a_h - m) (no value row)
+ *     sinks: m = max(m, a_h); l += expf(a_h - m) (no value row); a row that sees no key
+ *     stores O = 0 and LSE = a_h (its denominator holds the sink alone)
  *     stats = log2: LSE stored as (m + logf(l)) * log2(e), read back times ln 2
  *     backward: D_i = dO_i . O_i - g_i (g_i times log2(e) for log2 stats); dS_ij carries
  *     the softcap factor 1 - (tanh)^2; dsink_h = -sum_(b,i) expf(a_h - LSE_i) D_i (fp32,
@@ -430,7 +431,9 @@ static void forward_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) 
         int n = visible_keys_for_row(pb->c, len_q, len_kv, i, &first, &last);
         if (n == 0) { /* fully masked, or a padding row past len_q */
             if (i < rows_o) store_row(pb, AF_T_O, b, h, i, pb->Dv, NULL, 1.0f);
-            if (i < rows_lse) store_lse(pb, b, h, i, -INFINITY);
+            /* a fully masked row's denominator holds the sink alone: LSE = a_h */
+            float empty = pb->sink && i < len_q ? lse_to_stored(pb, pb->sink[h]) : -INFINITY;
+            if (i < rows_lse) store_lse(pb, b, h, i, empty);
             continue;
         }
         float *s = scr->s, *acc = scr->acc;

@@ -3,6 +3,7 @@
 #include "judge/compare.h"
 #include "judge/problem.h"
 #include "judge/tolerance.h"
+#include "model/features.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -16,6 +17,18 @@ bool af_row_fully_masked(const af_case *c, int b, int i) {
     af_mask_rule r = af_mask_rule_of_case(c);
     int first, last;
     return af_mask_visible_range(&r, af_case_len_q(c, b), af_case_len_kv(c, b), i, &first, &last) == 0;
+}
+
+double af_masked_row_lse(const af_case *c, int h) {
+    double a = af_feature_sink(c, h); /* -inf without sinks */
+    if (!(a > -INFINITY)) return -INFINITY;
+    return c->lse_base2 ? a * 1.44269504088896340736 : a;
+}
+
+bool af_masked_row_lse_ok(const af_case *c, int h, double x) {
+    double want = af_masked_row_lse(c, h);
+    if (isinf(want)) return isinf(x) && x < 0;
+    return fabs(x - want) <= 0x1p-21 * (1.0 + fabs(want)); /* false for NaN and +-inf */
 }
 
 static bool is_poison(af_storage st, const void *buf, int64_t off) {
@@ -190,11 +203,19 @@ int af_check_buffers(const af_case *c, const af_tensors *t, const af_outputs *or
                         }
                         double x = af_storage_load(w->storage, t->buf[w->buffer], off);
                         if (masked && (id == AF_T_LSE)) {
-                            if (!(isinf(x) && x < 0) && !reported_conv) {
-                                snprintf(msg, sizeof msg,
-                                         "fully masked row: LSE = %g, expected -inf (the log of an empty sum); "
-                                         "fix: store -inf for rows that see no key",
-                                         x);
+                            double want = af_masked_row_lse(c, h);
+                            if (!af_masked_row_lse_ok(c, h, x) && !reported_conv) {
+                                if (isinf(want))
+                                    snprintf(msg, sizeof msg,
+                                             "fully masked row: LSE = %g, expected -inf (the log of an empty sum); "
+                                             "fix: store -inf for rows that see no key",
+                                             x);
+                                else
+                                    snprintf(msg, sizeof msg,
+                                             "fully masked row: LSE = %.9g, expected %.9g (the sink alone in the "
+                                             "softmax denominator); fix: store the sink logit%s for rows that see "
+                                             "no key",
+                                             x, want, c->lse_base2 ? " / ln 2" : "");
                                 finding(v, isnan(x) ? AF_V_NAN_INF : AF_V_CONVENTION, id, b, h, s, -1, msg);
                                 reported_conv = true;
                             }

@@ -12,7 +12,8 @@
  * rounds to that infinity in the output type: oracle may be NULL; or the element is a
  * gradient of a row, or of a key seen by a row, whose fp32 range an ABI kernel loses
  * to the stored LSE's growth: criterion.h, terms may be NULL); fully masked rows give
- * O = 0 and LSE = -inf (else convention). Adds findings to v; returns their number. */
+ * O = 0 and LSE = -inf, or the sink logit with sinks (af_masked_row_lse; else
+ * convention). Adds findings to v; returns their number. */
 int af_check_buffers(const af_case *c, const af_tensors *t, const af_outputs *oracle, const af_criterion_terms *terms,
                      af_verdict *v);
 
@@ -36,5 +37,14 @@ int af_compare_outputs_only(const af_case *c, const af_outputs *kernel, const af
 
 /* Does row (b, h, i) see no key at all? (oracle's mask rule) */
 bool af_row_fully_masked(const af_case *c, int b, int i);
+/* The stored LSE of a fully masked row of query head h (oracle/feature_spec.h): the log
+ * of its softmax denominator, which without a key holds the sink alone: the sink logit
+ * a_h (a_h / ln 2 with stats = log2), or -inf without sinks (an empty sum). */
+double af_masked_row_lse(const af_case *c, int h);
+/* Is x that LSE? -inf exactly without sinks; with a sink within 2^-21 (1 + |LSE|), the
+ * LSE row budget's fp32 share (criterion.h: 2^-21 and the score's 2^-21 (1 + |LSE_i|);
+ * no score, so no accumulation term) that a kernel computing m + log(exp(a - m)) or
+ * converting between bases may lose. */
+bool af_masked_row_lse_ok(const af_case *c, int h, double x);
 
 #endif

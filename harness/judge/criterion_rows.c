@@ -7,6 +7,7 @@
  * summarised. */
 #include "judge/criterion.h"
 #include "judge/problem.h"
+#include "judge/tolerance.h"
 #include "judge/verdict.h"
 
 #include <math.h>
@@ -57,9 +58,12 @@ void af_row_summary_of(const double *kernel, const double *ref, const double *ex
     s->exact_at = exact[s->worst_d];
 }
 
-/* The element check and the term sums of one row with budgets (kappa, mass: the row's). */
+/* The element check and the term sums of one row with budgets (kappa, mass: the row's).
+ * st: the output's storage (its subnormal rounding, sub_abs). */
 static void row_terms(const double *kernel, const double *ref, const double *exact, const double *kappa,
-                      const double *mass, const double *dterm, int D, bool lse, double unit, af_row_summary *s) {
+                      const double *mass, const double *dterm, int D, bool lse, double unit, af_storage st,
+                      af_row_summary *s) {
+    const double min_normal = af_storage_min_normal(st), sub_half = af_storage_subnormal_half_step(st);
     for (int d = 0; d < D; d++) {
         double o = exact[d], x = kernel[d];
         if (!isfinite(x)) continue;
@@ -69,6 +73,8 @@ static void row_terms(const double *kernel, const double *ref, const double *exa
         s->sumkappa += ka;
         s->maxmass = fmax(s->maxmass, ma);
         if (lse) continue;
+        /* an element the bias sums (sign(o) != 0) whose output is subnormal */
+        if (o != 0 && fabs(o) < min_normal) s->sub_abs += sub_half;
         double eps = 0.5 * unit * ma + ka + 0.5 * unit * fabs(o);
         double ea = fmax(ref ? 2.0 * er + 2.0 * eps : 8.0 * eps, 0x1p-24);
         double ratio = ek / ea;
@@ -97,7 +103,7 @@ void af_criterion_row_summaries(const af_case *c, af_tensor_id id, const double 
         if (have)
             row_terms(kernel + e, ref ? ref + e : NULL, exact + e, terms->kappa[id] + e,
                       terms->mass[id] ? terms->mass[id] + e : NULL, dterm ? dterm + e : NULL, D, id == AF_T_LSE, unit,
-                      &rows[r]);
+                      af_tensor_storage(c->dtype, id), &rows[r]);
     }
 }
 
@@ -180,9 +186,12 @@ void af_criterion_decide(const af_case *c, af_tensor_id id, const af_row_summary
                      id == AF_T_LSE ? -1 : rs->worst_d, rs->kernel_at, rs->exact_at);
                 out->elements += rs->n;
                 if (!have || id == AF_T_LSE || D < 2) continue;
-                /* row bias: the signed error projected on sign(exact row) */
+                /* row bias: the signed error projected on sign(exact row); the outputs'
+                 * relative rounding is in sigma, their absolute rounding below the
+                 * smallest normal (half a subnormal step each, in any direction: a row
+                 * rounding to zero errs in one) adds up in sub_abs */
                 double sigma = sd_unit * (sqrt(sig2[r]) + sqrt(rs->o2));
-                double noise = AF_BIAS_SIGMAS * 2.0 * sigma + rs->sumkappa;
+                double noise = AF_BIAS_SIGMAS * 2.0 * sigma + rs->sumkappa + rs->sub_abs;
                 /* no check judges an absolute error below 2^-24 (as the row and element
                  * checks): fp32 kernels legitimately flush values of ~1e-36 to zero
                  * (H200, cuDNN, bf16 low_lse data: kernel 0, oracle 5e-37) */
@@ -193,7 +202,7 @@ void af_criterion_decide(const af_case *c, af_tensor_id id, const af_row_summary
                 tb_k += rs->beta_k;
                 tb_ref += rs->beta_ref;
                 tb_var += sigma * sigma;
-                tb_kappa += rs->sumkappa;
+                tb_kappa += rs->sumkappa + rs->sub_abs;
                 if (rb > tb_worst) {
                     tb_worst = rb;
                     tb_b = b;

@@ -16,3 +16,30 @@ double af_storage_unit(af_storage st) {
 }
 
 double af_output_unit(const af_case *c, af_tensor_id id) { return af_storage_unit(af_tensor_storage(c->dtype, id)); }
+
+double af_storage_min_normal(af_storage st) {
+    switch (st) {
+        case AF_ST_F16:
+            return 0x1p-14;
+        case AF_ST_E4M3:
+            return 0x1p-6;
+        case AF_ST_BF16:
+        case AF_ST_F32:
+            return 0x1p-126;
+    }
+    return 0x1p-126;
+}
+
+double af_storage_subnormal_half_step(af_storage st) {
+    switch (st) {
+        case AF_ST_F16:
+            return 0x1p-25; /* 10 mantissa bits below 2^-14 */
+        case AF_ST_BF16:
+            return 0x1p-134; /* 7 below 2^-126 */
+        case AF_ST_E4M3:
+            return 0x1p-10; /* 3 below 2^-6 */
+        case AF_ST_F32:
+            return 0x1p-150; /* 23 below 2^-126 */
+    }
+    return 0x1p-134;
+}

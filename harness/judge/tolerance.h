@@ -19,4 +19,12 @@ double af_storage_unit(af_storage st);
  * (af_tensor_storage of the case's dtype). */
 double af_output_unit(const af_case *c, af_tensor_id id);
 
+/* The smallest normal number of storage type st, and half the step of its subnormals
+ * (half an ulp of the smallest subnormal): below the smallest normal (and up to twice
+ * it) the spacing of st is that one step, so a correctly rounded value there is off by
+ * up to half of it, whatever its own size (absolute, not relative, rounding):
+ *   fp16 2^-14, 2^-25   bf16 2^-126, 2^-134   E4M3 2^-6, 2^-10   fp32 2^-126, 2^-150 */
+double af_storage_min_normal(af_storage st);
+double af_storage_subnormal_half_step(af_storage st);
+
 #endif

@@ -22,11 +22,17 @@
  *   2. element:  err_e(kernel) <= max(2 err_e(ref) + 2 eps_e, 2^-24),
  *                eps_e = u/2 mass_e + kappa_e + c mass_e + u/2 |oracle_e|   (not LSE)
  *   3. row bias: |beta_r(kernel)| <= 2 |beta_r(ref)| + AF_BIAS_SIGMAS * 2 sigma_r
- *                + sum_e (kappa_e + c mass_e), beta_r(x) = sum_e (x_e - oracle_e)
+ *                + sum_e (kappa_e + c mass_e + h_e), beta_r(x) = sum_e (x_e - oracle_e)
  *                sign(oracle_e), sigma_r = u / (2 sqrt 3) (sqrt(sig2_r) + |oracle_r|_2)
  *                the standard deviation of beta_r under independent roundings of the
- *                row's terms and outputs (criterion.h)                    (not LSE)
- *   4. tensor bias: 3 with beta, |beta_ref|' sums and variances summed over all rows
+ *                row's terms and outputs (criterion.h), h_e = half the output type's
+ *                subnormal step where 0 < |oracle_e| < its smallest normal, else 0
+ *                (fp16 2^-25 below 2^-14; judge/tolerance.h): there the output's
+ *                rounding is absolute, not u/2 |oracle_e|, and need not be random (a row
+ *                of values below half a step rounds to 0, every error of one sign), so
+ *                each such element's worst case adds up as the sum does; an exact 0 has
+ *                sign 0 and adds nothing (test_criterion_subnormal)      (not LSE)
+ *   4. tensor bias: 3 with beta, |beta_ref|' sums, variances and h_e summed over all rows
  *                (a uniform x(1 + eps) on every row adds up; random rounding does not)
  * Without a reference every allowance is the floor part times 8 (bias: times 4).
  * The stored LSE's growth (criterion.h, criterion_lse.c): the ABI's P_ij = exp(s_ij -
@@ -147,7 +153,7 @@ typedef enum {
     AF_V_CLAIM_MISMATCH,
     AF_V_RESOURCE,
     AF_V_CONVENTION,     /* a convention differs, with the fix named: fully masked rows
-                        (O = 0, LSE = -inf), the LSE's base (natural log) */
+                        (O = 0, LSE = -inf or the sink logit), the LSE's base (natural log) */
     AF_V_ERROR,          /* the harness side failed (a worker's adapter code raised, AF_RUN_ADAPTER):
                         no verdict on the kernel; like DECLINED it has no findings, and
                         reason says what failed */

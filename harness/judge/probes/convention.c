@@ -9,8 +9,9 @@
  * A case with `stats = log2` declares the base-2 LSE (cuDNN's log2 stats): then base 2
  * is the convention and a natural-log LSE is the wrong one.
  *
- * The other LSE convention, fully masked rows (LSE = -inf, O = 0), is checked on every
- * row by the buffer checks (judge/compare.c), with the fix in the message. */
+ * The other LSE convention, fully masked rows (LSE = -inf, or the sink logit with sinks:
+ * the sink alone stays in the denominator; O = 0), is checked on every row by the buffer
+ * checks (judge/compare.c af_masked_row_lse), with the fix in the message. */
 #include "judge/probes/expect.h"
 
 #include <math.h>

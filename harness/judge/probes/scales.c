@@ -17,7 +17,9 @@
  * A kernel that ignores one descale (fixed at 1.0) or takes one for another writes other
  * bytes under one of the three (the same scale-invariance on a kernel that is not
  * deterministic: within the run-to-run tolerance). A toggle whose scaled descales would
- * not all be normal fp32 numbers is skipped with a note.
+ * not all be normal fp32 numbers is skipped with a note. The sign of a zero is not
+ * compared: where an fp32 term underflows (P v of a kernel that dequantises V on load) a
+ * stored 0 may become -0 with the scale; that moves no output.
  */
 #include "judge/probes/common.h"
 
@@ -71,6 +73,10 @@ static bool report_moved(probe_ctx *x, const scale_toggle *s, const af_tensors *
                         if (probe_same_bits(base, w, id, off)) continue;
                         double before = probe_load(base, id, off);
                         double after = factor * af_storage_load(view->storage, w->buf[view->buffer], off);
+                        /* +0 and -0: the same output (a kernel that dequantises V on load
+                         * may underflow an fp32 P v term to -0 under one scale and not the
+                         * other); a zero that became nonzero differs here and is reported */
+                        if (before == 0.0 && after == 0.0) continue;
                         if (!x->exact && isfinite(before) && isfinite(after) && fabs(after - before) <= tol) continue;
                         char msg[256];
                         snprintf(msg, sizeof msg,

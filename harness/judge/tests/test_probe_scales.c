@@ -7,7 +7,12 @@
  *   - flash_fp8_bug:descale_v_ignored (descale_v fixed at 1.0) is found by the probe
  *     alone, no oracle: feature_ignored on O naming the descale_v toggle;
  *   - the same with the fuzzer's non-default scales (fp8_headroom);
- *   - the probe leaves other dtypes alone (0 toggles on fp16).
+ *   - the probe leaves other dtypes alone (0 toggles on fp16);
+ *   - a signed zero is no moved output: the cpu backend with one O element stored as a
+ *     zero whose sign follows descale_v (0 -> -0 when descale_v doubles: what a kernel
+ *     that dequantises V on load does where an fp32 P v term underflows) passes; the same
+ *     element stored 0 under one descale_v and E4M3's smallest subnormal under the other
+ *     (a zero that became nonzero) is feature_ignored on O naming the descale_v toggle.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,7 +82,73 @@ static int scale_findings(af_backend *be, const char *text, const char *toggle, 
     return n;
 }
 
+/* ---- the cpu backend with O element (0, 0, 0, 0) rewritten: an E4M3 +0 under the
+ * descale_v of its first run (the judged run), and under any other (the descale_v x2
+ * toggle) -0 (zero_sign) or the smallest subnormal 0x01 (zero_moves) ---- */
+typedef struct {
+    af_backend *cpu;
+    bool moves;
+    float first_descale_v; /* 0 before the first run */
+} zero_state;
+
+static af_run_status zero_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t, af_run_info *info,
+                              char *why, size_t cap) {
+    zero_state *s = be->state;
+    af_run_status st = s->cpu->run(s->cpu, c, engine, t, info, why, cap);
+    if (st != AF_RUN_OK) return st;
+    const af_tensor_view *w = &t->plan.view[AF_T_O];
+    CHECK(w->storage == AF_ST_E4M3);
+    if (s->first_descale_v == 0) s->first_descale_v = t->descale_v;
+    uint8_t *at = (uint8_t *)t->buf[w->buffer] + af_layout_offset(&t->plan, AF_T_O, 0, 0, 0, 0);
+    *at = t->descale_v == s->first_descale_v ? 0x00 : s->moves ? 0x01 : 0x80;
+    return AF_RUN_OK;
+}
+static af_run_status zero_supports(af_backend *be, const af_case *c, char *why, size_t cap) {
+    zero_state *s = be->state;
+    return s->cpu->supports(s->cpu, c, why, cap);
+}
+static int zero_available(af_backend *be, char *why, size_t cap) {
+    (void)be;
+    if (cap) why[0] = '\0';
+    return 0;
+}
+static void zero_destroy(af_backend *be) {
+    zero_state *s = be->state;
+    s->cpu->destroy(s->cpu);
+    free(s);
+    free(be);
+}
+static af_backend *zero_new(bool moves) {
+    af_backend *be = calloc(1, sizeof *be);
+    zero_state *s = calloc(1, sizeof *s);
+    CHECK(be && s && (s->cpu = af_backend_cpu_new()) != NULL);
+    s->moves = moves;
+    be->name = moves ? "zero_moves" : "zero_sign";
+    be->description = "cpu backend with one O element a zero (or not) by descale_v";
+    be->flags = AF_BACKEND_DETERMINISTIC;
+    be->state = s;
+    be->available = zero_available;
+    be->supports = zero_supports;
+    be->run = zero_run;
+    be->destroy = zero_destroy;
+    return be;
+}
+
+static void signed_zero(void) {
+    af_backend *sign = zero_new(false), *moves = zero_new(true);
+    int named, toggles;
+    CHECK_MSG(scale_findings(sign, fwd_case, NULL, &named, &toggles) == 0 && toggles == 2,
+              "0 -> -0 under descale_v x2 reported (%d toggles)", toggles);
+    int n = scale_findings(moves, fwd_case, "descale_v x2", &named, &toggles);
+    CHECK_MSG(n == 1 && named == 1 && toggles == 1, "0 -> 2^-9 descale_o: %d findings, %d named, %d toggles", n, named,
+              toggles);
+    printf("a zero whose sign follows descale_v passes; a zero that becomes nonzero is found\n");
+    sign->destroy(sign);
+    moves->destroy(moves);
+}
+
 int main(void) {
+    signed_zero();
     af_backend *cpu = af_backend_cpu_new();
     af_backend *fp8 = load_plugin("flash_fp8");
     af_backend *bug = load_plugin("flash_fp8_bug_descale_v_ignored");

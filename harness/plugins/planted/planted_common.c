@@ -481,7 +481,12 @@ static void forward(planted_run *r) {
 #endif
                     if (i < rows_o)
                         for (int d = 0; d < r->Dv; d++) store(to, b, h, i, d, fill);
-                    if (i < rows_lse) store(tl, b, h, i, 0, -INFINITY);
+                    /* a fully masked row's denominator holds the sink alone: LSE = a_h */
+                    float empty = i < len_q ? sink_of(r, h) : -INFINITY;
+#if !BUG(LSE_BASE2_IGNORED)
+                    if (r->p->features & AF_PLUGIN_FEAT_LSE_BASE2) empty *= 1.44269504088896340736f;
+#endif
+                    if (i < rows_lse) store(tl, b, h, i, 0, empty);
                     continue;
                 }
                 scores(r, row_of(r->q, r->Hq, r->Sq, r->Dqk, b, h, i), b, h, i, hk, first, n, r->s);
