@@ -18,7 +18,7 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail=0
 printf 'dtype = fp16\nheads_q = 4\nheads_kv = 2\nseqlen = 12\nhead_dim = 8\nmask = causal\nbackward = yes\nseed = 3\n' >"$T/bwd.case"
-printf 'dtype = bf16\nbatch = 2\nseqlen = 10\nseqlens_q = 10,6\nseqlens_kv = 10,6\nhead_dim = 16\nseed = 4\n' >"$T/pad.case"
+printf 'dtype = bf16\nbatch = 2\nseqlen = 10\nseqlens_q = 10,6\nseqlens_kv = 10,6\nhead_dim = 16\nmask = padding\nseed = 4\n' >"$T/pad.case"
 for mode in none arg watched; do
   "$AF" run "$T/bwd.case" "$T/pad.case" --backend worker:t --no-probes \
       --worker-cmd "$PY $ROOT/harness/backends/worker/tests/torch_writes_k.py $mode $DEV" >"$T/$mode.out" 2>"$T/$mode.err"
