@@ -20,7 +20,7 @@ cat $R/install1.txt >> $S
 python3 -c 'import torch, cudnn; print("torch", torch.__version__, "cudnn frontend", cudnn.__version__, "backend", cudnn.backend_version())' >> $S 2>&1
 stamp backends timeout 120 $B/attnfuzz backends --worker-configs $CONF > $R/backends1.txt 2>&1
 grep -E "^worker:" $R/backends1.txt | cut -c1-260 >> $S
-stamp "corpus cudnn-fe sdpa" timeout 120 $B/attnfuzz run corpora/gpu/*.case corpora/gpu-targets/*.case --jobs 4 \
+stamp "corpus cudnn-fe sdpa" timeout 120 $B/attnfuzz run corpora/gpu/*.case corpora/gpu-targets/*.case \
   --backend worker:cudnn-fe --worker-config $CONF/cudnn-fe.conf --engine sdpa > $R/corpus-cudnn-fe-sdpa-1.txt 2>&1
 tail -1 $R/corpus-cudnn-fe-sdpa-1.txt >> $S
 grep -v ": pass" $R/corpus-cudnn-fe-sdpa-1.txt | grep -v "protocol 1 does not carry\|among the worker's dtypes" | cut -c1-300 >> $S

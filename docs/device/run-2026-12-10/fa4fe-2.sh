@@ -29,7 +29,7 @@ stamp backends timeout 120 $B/attnfuzz backends --worker-configs $CONF > $R/back
 grep -E "^worker:" $R/backends2.txt | cut -c1-300 >> $S
 CASES="corpora/gpu/*.case corpora/gpu-targets/*.case"
 corpus() { # corpus TARGET ENGINE JOBS
-  timeout 110 $B/attnfuzz run $CASES --jobs $3 --backend worker:$1 --worker-config $CONF/$1.conf --engine $2 \
+  timeout 110 $B/attnfuzz run $CASES --backend worker:$1 --worker-config $CONF/$1.conf --engine $2 \
     > $R/corpus-$1-$2.txt 2>&1
   echo "corpus $1 $2: exit $?, $(tail -1 $R/corpus-$1-$2.txt)" >> $S
 }
