@@ -121,13 +121,18 @@ static void unresolved_of_run(const af_case *c, const af_tensors *t, const af_cr
 
 int af_check_buffers(const af_case *c, const af_tensors *t, const af_outputs *oracle, const af_criterion_terms *terms,
                      af_verdict *v) {
+    return af_check_buffers_of(c, t, oracle, terms, ~0u, v);
+}
+
+int af_check_buffers_of(const af_case *c, const af_tensors *t, const af_outputs *oracle,
+                        const af_criterion_terms *terms, unsigned buffers, af_verdict *v) {
     int before = v->n_findings;
     char msg[256];
     unsigned char *lost_rows, *lost_keys; /* (B, Hq, Sq), (B, Hkv, Skv) or NULL */
     unresolved_of_run(c, t, terms, &lost_rows, &lost_keys);
     /* 1. guard margins of every buffer */
     for (int i = 0; i < AF_BUF_COUNT; i++) {
-        if (!t->alloc[i]) continue;
+        if (!t->alloc[i] || !(buffers & (1u << i))) continue;
         const uint8_t *lo = t->alloc[i], *hi = t->alloc[i] + AF_GUARD_BYTES + t->bytes[i];
         for (int k = 0; k < AF_GUARD_BYTES; k++) {
             if (lo[k] != AF_GUARD_BYTE) {
@@ -152,6 +157,7 @@ int af_check_buffers(const af_case *c, const af_tensors *t, const af_outputs *or
     int nseen = 0;
     for (int oi = 0; oi < nouts; oi++) {
         af_buffer_id bid = t->plan.view[outs[oi]].buffer;
+        if (!(buffers & (1u << bid))) continue;
         bool dup = false;
         for (int k = 0; k < nseen; k++) dup |= seen_bufs[k] == bid;
         if (dup) continue;
@@ -183,6 +189,7 @@ int af_check_buffers(const af_case *c, const af_tensors *t, const af_outputs *or
     for (int oi = 0; oi < nouts; oi++) {
         af_tensor_id id = outs[oi];
         const af_tensor_view *w = &t->plan.view[id];
+        if (!(buffers & (1u << w->buffer))) continue;
         bool kv = id == AF_T_DK || id == AF_T_DV;
         bool reported_unwritten = false, reported_nan = false, reported_conv = false;
         for (int b = 0; b < w->B; b++) {

@@ -16,6 +16,11 @@
  * convention). Adds findings to v; returns their number. */
 int af_check_buffers(const af_case *c, const af_tensors *t, const af_outputs *oracle, const af_criterion_terms *terms,
                      af_verdict *v);
+/* The same for the buffers whose bit (1u << af_buffer_id) is set in `buffers` only: their
+ * guards, gaps and judged elements (a further run whose other buffers are bitwise run 0's
+ * has run 0's findings there). */
+int af_check_buffers_of(const af_case *c, const af_tensors *t, const af_outputs *oracle,
+                        const af_criterion_terms *terms, unsigned buffers, af_verdict *v);
 
 /* Numeric comparison of kernel outputs against the oracle with the reference's
  * error as floor (see verdict.h). ref may be NULL (no reference could run): then

@@ -308,19 +308,46 @@ typedef struct {
     const af_tensors *first_run; /* run 0's buffers as the backend left them */
 } run_judge_ctx;
 
-/* Did run b leave every buffer (guards included) and the dsink output bitwise as run a
- * did? Then its buffer checks and its comparison are run a's, already in the verdict. */
-static bool same_run_bytes(const af_case *c, const af_tensors *a, const af_tensors *b) {
+/* The buffers (bit 1u << af_buffer_id) that run b left other than run a did, guards
+ * included (a NULL run a: all); *dsink_differs for the dsink output. A buffer bitwise as
+ * run a left it has run a's buffer checks and comparison, already in the verdict. */
+static unsigned changed_buffers(const af_case *c, const af_tensors *a, const af_tensors *b, bool *dsink_differs) {
+    *dsink_differs = !a || !a->dsink != !b->dsink ||
+                     (a->dsink && memcmp(a->dsink, b->dsink, (size_t)c->heads_q * sizeof(float)) != 0);
+    if (!a) return ~0u;
+    unsigned changed = 0;
     for (int i = 0; i < AF_BUF_COUNT; i++) {
-        if (!a->alloc[i] != !b->alloc[i] || a->bytes[i] != b->bytes[i]) return false;
-        if (a->alloc[i] && memcmp(a->alloc[i], b->alloc[i], a->bytes[i] + 2 * (size_t)AF_GUARD_BYTES)) return false;
+        if (!a->alloc[i] && !b->alloc[i]) continue;
+        if (!a->alloc[i] != !b->alloc[i] || a->bytes[i] != b->bytes[i] ||
+            memcmp(a->alloc[i], b->alloc[i], a->bytes[i] + 2 * (size_t)AF_GUARD_BYTES))
+            changed |= 1u << i;
     }
-    if (!a->dsink != !b->dsink) return false;
-    return !a->dsink || memcmp(a->dsink, b->dsink, (size_t)c->heads_q * sizeof(float)) == 0;
+    return changed;
 }
 
-/* max |a - b| per tensor over the valid rows (NaN against a number: inf). */
-static void outputs_spread(const af_case *c, const af_outputs *a, const af_outputs *b, double *spread) {
+/* The output tensors (bit 1u << af_tensor_id) stored in the buffers of `buffers`. */
+static unsigned tensors_of_buffers(const af_tensors *t, unsigned buffers) {
+    unsigned ids = 0;
+    const af_tensor_id outs[5] = {AF_T_O, AF_T_LSE, AF_T_DQ, AF_T_DK, AF_T_DV};
+    for (int k = 0; k < 5; k++)
+        if (buffers & (1u << t->plan.view[outs[k]].buffer)) ids |= 1u << outs[k];
+    return ids;
+}
+
+/* dst's tensors outside `tensors` = src's (dense copies of run 0's values). */
+static void copy_outputs_except(const af_case *c, const af_outputs *src, af_outputs *dst, unsigned tensors) {
+    size_t nq = (size_t)c->batch * c->heads_q * c->seqlen_q, nk = (size_t)c->batch * c->heads_kv * c->seqlen_kv;
+    if (!(tensors & (1u << AF_T_O))) memcpy(dst->o, src->o, nq * c->head_dim_v * sizeof(double));
+    if (!(tensors & (1u << AF_T_LSE))) memcpy(dst->lse, src->lse, nq * sizeof(double));
+    if (!c->backward) return;
+    if (!(tensors & (1u << AF_T_DQ))) memcpy(dst->dq, src->dq, nq * c->head_dim_qk * sizeof(double));
+    if (!(tensors & (1u << AF_T_DK))) memcpy(dst->dk, src->dk, nk * c->head_dim_qk * sizeof(double));
+    if (!(tensors & (1u << AF_T_DV))) memcpy(dst->dv, src->dv, nk * c->head_dim_v * sizeof(double));
+}
+
+/* max |a - b| per tensor of `tensors` over the valid rows (NaN against a number: inf). */
+static void outputs_spread(const af_case *c, const af_outputs *a, const af_outputs *b, unsigned tensors,
+                           double *spread) {
     const double *pa[AF_T_COUNT] = {0}, *pb[AF_T_COUNT] = {0};
     int dim[AF_T_COUNT] = {0};
     pa[AF_T_O] = a->o, pb[AF_T_O] = b->o, dim[AF_T_O] = a->Dv;
@@ -331,7 +358,7 @@ static void outputs_spread(const af_case *c, const af_outputs *a, const af_outpu
         pa[AF_T_DV] = a->dv, pb[AF_T_DV] = b->dv, dim[AF_T_DV] = a->Dv;
     }
     for (int id = 0; id < AF_T_COUNT; id++) {
-        if (!pa[id] || !pb[id]) continue;
+        if (!pa[id] || !pb[id] || !(tensors & (1u << id))) continue;
         bool kv = id == AF_T_DK || id == AF_T_DV;
         int H = kv ? a->Hkv : a->Hq, S = kv ? a->Skv : a->Sq, D = dim[id];
         for (int bb = 0; bb < a->B; bb++)
@@ -358,29 +385,35 @@ static bool dsink_moved(const af_case *c, const af_outputs *first, const af_outp
 
 /* Judge run `index` of the unperturbed case (buffer checks, then the criterion against
  * the oracle) into v, its findings marked with the run; its spread against run 0 into
- * v->run_spread. Also the probes' judge for their reruns (af_probe_runs). A run that
- * left every byte as run 0 did has run 0's verdict: it only counts. */
+ * v->run_spread. Also the probes' judge for their reruns (af_probe_runs). Only the
+ * buffers the run left other than run 0 did are checked and compared again (the others
+ * have run 0's verdict); a run that left every byte as run 0 did only counts. */
 static void judge_run(void *ctx, const af_tensors *run, int index, af_verdict *v) {
     const run_judge_ctx *jc = ctx;
     const af_prepared *p = jc->p;
     const af_case *c = &p->c;
-    if (jc->first_run && same_run_bytes(c, jc->first_run, run)) {
+    bool dsink_differs;
+    unsigned changed = changed_buffers(c, jc->first_run, run, &dsink_differs);
+    if (!changed && !dsink_differs) {
         v->runs++; /* spread 0: run_spread stays as it is */
         return;
     }
+    /* without run 0's dense outputs every tensor is read and judged */
+    unsigned reread = jc->first ? tensors_of_buffers(run, changed) : ~0u;
     af_verdict *rv = malloc(sizeof *rv); /* a scratch verdict: its stats stay out of v */
     if (!rv) return;
     af_verdict_init(rv, v->backend);
-    af_check_buffers(c, run, p->have_oracle ? &p->oracle.out : NULL, &p->terms, rv);
+    af_check_buffers_of(c, run, p->have_oracle ? &p->oracle.out : NULL, &p->terms, changed, rv);
     af_outputs out;
     if (af_outputs_alloc(&out, c) == 0) {
-        af_outputs_read(run, c, &out);
+        af_outputs_read_only(run, c, &out, reread);
+        if (jc->first) copy_outputs_except(c, jc->first, &out, reread);
         /* A tensor bitwise equal to run 0's (NaN where it had NaN) has run 0's verdict,
          * already in v: only the tensors that moved are judged again. */
         unsigned moved = ~0u;
         if (jc->first) {
             double spread[AF_T_COUNT] = {0};
-            outputs_spread(c, jc->first, &out, spread);
+            outputs_spread(c, jc->first, &out, reread, spread);
             moved = 0;
             for (int id = 0; id < AF_T_COUNT; id++) {
                 if (spread[id] != 0) moved |= 1u << id;

@@ -252,10 +252,13 @@ static void read_tensor(const af_tensors *t, const af_case *c, af_tensor_id id, 
     }
 }
 
-void af_outputs_read(const af_tensors *t, const af_case *c, af_outputs *out) {
-    read_tensor(t, c, AF_T_O, out->o);
-    read_tensor(t, c, AF_T_LSE, out->lse);
-    if (c->lse_base2) { /* stats = log2: compared in the natural base (x ln 2, one rounding) */
+void af_outputs_read(const af_tensors *t, const af_case *c, af_outputs *out) { af_outputs_read_only(t, c, out, ~0u); }
+
+void af_outputs_read_only(const af_tensors *t, const af_case *c, af_outputs *out, unsigned tensors) {
+    if (tensors & (1u << AF_T_O)) read_tensor(t, c, AF_T_O, out->o);
+    if (tensors & (1u << AF_T_LSE)) read_tensor(t, c, AF_T_LSE, out->lse);
+    if ((tensors & (1u << AF_T_LSE)) &&
+        c->lse_base2) { /* stats = log2: compared in the natural base (x ln 2, one rounding) */
         size_t rows = (size_t)c->batch * (size_t)c->heads_q * (size_t)c->seqlen_q;
         for (size_t k = 0; k < rows; k++)
             if (isfinite(out->lse[k])) out->lse[k] *= 0.69314718055994530942;
@@ -263,9 +266,9 @@ void af_outputs_read(const af_tensors *t, const af_case *c, af_outputs *out) {
     if (out->dsink && t->dsink)
         for (int h = 0; h < c->heads_q; h++) out->dsink[h] = (double)t->dsink[h];
     if (c->backward) {
-        read_tensor(t, c, AF_T_DQ, out->dq);
-        read_tensor(t, c, AF_T_DK, out->dk);
-        read_tensor(t, c, AF_T_DV, out->dv);
+        if (tensors & (1u << AF_T_DQ)) read_tensor(t, c, AF_T_DQ, out->dq);
+        if (tensors & (1u << AF_T_DK)) read_tensor(t, c, AF_T_DK, out->dk);
+        if (tensors & (1u << AF_T_DV)) read_tensor(t, c, AF_T_DV, out->dv);
     }
 }
 

@@ -126,6 +126,9 @@ void af_storage_store(af_storage s, void *buf, int64_t offset, float value);
 /* Read the outputs of a run from the buffers into dense form (dequantised: an E4M3
  * O is multiplied by descale_o, exactly). */
 void af_outputs_read(const af_tensors *t, const af_case *c, af_outputs *out);
+/* The same for the output tensors whose bit (1u << af_tensor_id) is set in `tensors`
+ * (dsink is always read); the others are left as they are in out. */
+void af_outputs_read_only(const af_tensors *t, const af_case *c, af_outputs *out, unsigned tensors);
 /* Does the case have a dsink output (learnable sinks with backward)? */
 bool af_case_has_dsink(const af_case *c);
 
