@@ -403,7 +403,10 @@ static void judge_run(void *ctx, const af_tensors *run, int index, af_verdict *v
     af_verdict *rv = malloc(sizeof *rv); /* a scratch verdict: its stats stay out of v */
     if (!rv) return;
     af_verdict_init(rv, v->backend);
+    double t0 = af_clock_mono();
     af_check_buffers_of(c, run, p->have_oracle ? &p->oracle.out : NULL, &p->terms, changed, rv);
+    double t1 = af_clock_mono();
+    v->judge.check_buffers_s += t1 - t0;
     af_outputs out;
     if (af_outputs_alloc(&out, c) == 0) {
         af_outputs_read_only(run, c, &out, reread);
@@ -420,10 +423,13 @@ static void judge_run(void *ctx, const af_tensors *run, int index, af_verdict *v
                 if (spread[id] > v->run_spread[id]) v->run_spread[id] = spread[id];
             }
         }
+        double t2 = af_clock_mono();
+        v->judge.check_read_s += t2 - t1;
         if (p->have_oracle && moved)
             af_compare_outputs_only(c, &out, p->have_ref ? &p->ref : NULL, &p->oracle, &p->terms, moved, rv);
         if (p->have_oracle && dsink_moved(c, jc->first, &out))
             af_compare_dsink(c, run, &p->inputs, &out, p->have_ref ? &p->ref : NULL, &p->oracle.out, rv);
+        v->judge.check_criterion_s += af_clock_mono() - t2;
         af_outputs_free(&out);
     }
     for (int i = 0; i < rv->n_findings && i < AF_MAX_FINDINGS; i++) {
@@ -539,13 +545,18 @@ static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char 
         double t_cmp = af_clock_mono();
         v->runs = 1;
         af_check_buffers(c, &t, p->have_oracle ? &p->oracle.out : NULL, &p->terms, v);
+        double t_read = af_clock_mono();
+        v->judge.check_buffers_s += t_read - t_cmp;
         af_outputs first;
         bool have_first = af_outputs_alloc(&first, c) == 0;
         if (have_first) {
             af_outputs_read(&t, c, &first);
+            double t_crit = af_clock_mono();
+            v->judge.check_read_s += t_crit - t_read;
             if (p->have_oracle) af_compare_outputs(c, &first, p->have_ref ? &p->ref : NULL, &p->oracle, &p->terms, v);
             if (p->have_oracle)
                 af_compare_dsink(c, &t, &p->inputs, &first, p->have_ref ? &p->ref : NULL, &p->oracle.out, v);
+            v->judge.check_criterion_s += af_clock_mono() - t_crit;
         }
         af_check_input_mutation(c, &p->tensors, have_snap ? &snap : NULL, &t, &info, 0, v);
         if (have_snap) af_input_snapshot_restore(&snap, &t); /* the repeats and probes copy them */

@@ -212,6 +212,10 @@ typedef struct {
     double run_s;               /* the backend's run (af_run_info.seconds) */
     double compare_s;           /* buffer checks and the comparison, with the repeats (runner.h) */
     double compare_runs_s;      /* of which the repeats' backend runs */
+    double check_buffers_s;     /* over every judged run (run 0, repeats, the probes' reruns
+                                   of the unperturbed case): the buffer checks, */
+    double check_read_s;        /* the read of the outputs into doubles with the spread, */
+    double check_criterion_s;   /* and the criterion against the oracle */
     double probes_s;            /* the probes' extra runs and checks */
     double probes_run_s;        /* of which the backend's runs */
     double probe_s[8];          /* per probe (af_probe_names order, judge/probes/probes.h) */
