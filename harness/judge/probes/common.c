@@ -58,6 +58,14 @@ bool probe_same_bits(const af_tensors *a, const af_tensors *b, af_tensor_id id, 
                   (size_t)n) == 0;
 }
 
+bool probe_row_same_bits(const af_tensors *a, const af_tensors *b, af_tensor_id id, int bb, int h, int s) {
+    const af_tensor_view *w = &a->plan.view[id];
+    size_t n = (size_t)af_storage_bytes(w->storage);
+    int64_t off = offset_of(a, id, bb, h, s, 0);
+    return memcmp((const uint8_t *)a->buf[w->buffer] + off * n, (const uint8_t *)b->buf[w->buffer] + off * n,
+                  n * (size_t)w->D) == 0;
+}
+
 bool probe_buffer_identical(const af_tensors *a, const af_tensors *b, af_tensor_id id) {
     const af_tensor_view *w = &a->plan.view[id];
     af_buffer_id buf = w->buffer;
@@ -119,8 +127,8 @@ unsigned char *probe_owned_map(const probe_ctx *x, const af_tensors *w, af_buffe
         if (v->buffer != bid) continue;
         for (int b = 0; b < v->B; b++)
             for (int s = 0; s < rows_in_buffer(x, ins[t], b); s++)
-                for (int h = 0; h < v->H; h++)
-                    for (int d = 0; d < v->D; d++) owned[offset_of(w, ins[t], b, h, s, d)] = 1;
+                for (int h = 0; h < v->H; h++) /* a row: D contiguous elements (model/layout.h) */
+                    memset(owned + offset_of(w, ins[t], b, h, s, 0), 1, (size_t)v->D);
     }
     return owned;
 }

@@ -108,6 +108,10 @@ static inline int64_t offset_of(const af_tensors *t, af_tensor_id id, int b, int
 double probe_load(const af_tensors *t, af_tensor_id id, int64_t off);
 /* Do runs a and b hold the same bits at element off of tensor id? */
 bool probe_same_bits(const af_tensors *a, const af_tensors *b, af_tensor_id id, int64_t off);
+/* Do runs a and b hold the same bits in all of row (b, h, s) of tensor id (its D
+ * contiguous elements, model/layout.h)? Then no element of it moved, in any mode: the
+ * scans skip it before comparing element by element. */
+bool probe_row_same_bits(const af_tensors *a, const af_tensors *b, af_tensor_id id, int bb, int h, int s);
 /* Is the whole buffer holding tensor id bitwise the same in a and b? (then no element
  * of id moved: one memcmp instead of a loop over elements, for long cases) */
 bool probe_buffer_identical(const af_tensors *a, const af_tensors *b, af_tensor_id id);

@@ -30,7 +30,8 @@ static void compare_runs(const probe_ctx *x, const af_tensors *a, const af_tenso
         if (probe_buffer_identical(a, b, id)) continue; /* nothing moved */
         for (int bb = 0; bb < w->B; bb++)
             for (int h = 0; h < w->H; h++)
-                for (int s = 0; s < judged_rows(x, id, bb); s++)
+                for (int s = 0; s < judged_rows(x, id, bb); s++) {
+                    if (probe_row_same_bits(a, b, id, bb, h, s)) continue;
                     for (int d = 0; d < w->D; d++) {
                         int64_t off = offset_of(a, id, bb, h, s, d);
                         if (probe_same_bits(a, b, id, off)) continue;
@@ -44,6 +45,7 @@ static void compare_runs(const probe_ctx *x, const af_tensors *a, const af_tenso
                         if (!bd->differ) *bd = (bits_diff){true, id, bb, h, s, d, va, vb, 0};
                         bd->n_differ++;
                     }
+                }
     }
 }
 

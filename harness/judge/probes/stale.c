@@ -84,7 +84,8 @@ static void stale_run(probe_ctx *x, stale_fill f) {
         const af_tensor_view *v = &w.plan.view[id];
         for (int b = 0; b < v->B; b++)
             for (int h = 0; h < v->H; h++)
-                for (int r = 0; r < judged_rows(x, id, b); r++)
+                for (int r = 0; r < judged_rows(x, id, b); r++) {
+                    if (probe_row_same_bits(base, &w, id, b, h, r)) continue;
                     for (int d = 0; d < v->D; d++) {
                         double va, vb;
                         if (!probe_moved(x, base, &w, id, offset_of(&w, id, b, h, r, d), &va, &vb)) continue;
@@ -102,6 +103,7 @@ static void stale_run(probe_ctx *x, stale_fill f) {
                             fvb = vb;
                         }
                     }
+                }
     }
     int rerun = -1;
     double rerun_move = 0;

@@ -503,6 +503,7 @@ void probe_visibility(probe_ctx *x, af_leak_matrix *lm) {
                     for (int r = 0; r < judged_rows(x, id, b); r++) {
                         if (output_reached(x, s, id, b, h, r)) continue;
                         x->st->protected_checked++;
+                        if (probe_row_same_bits(x->tg->baseline, &w, id, b, h, r)) continue;
                         for (int d = 0; d < v->D; d++) {
                             double va, vb;
                             if (!probe_moved(x, x->tg->baseline, &w, id, offset_of(&w, id, b, h, r, d), &va, &vb))
