@@ -153,7 +153,9 @@ class Worker:
         reason = self.supports_fn(problem) if self.supports_fn else None
         if reason:
             return {"type": "decline", "reason": reason}
-        problem.engine = msg.get("engine", "")
+        # a reply's engine may carry annotations after '+' ("dense+lse32", "sdpa+nogap"): a
+        # reproducer names the engine as a reply gave it, and it runs that engine
+        problem.engine = msg.get("engine", "").split("+", 1)[0]
         problem.given = tuple(msg.get("given", ()))
         problem.paging = paging_of(msg.get("tensors", {}))
         if problem.given:
