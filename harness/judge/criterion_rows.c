@@ -11,6 +11,8 @@
 #include "judge/verdict.h"
 
 #include <math.h>
+
+#include "util/parfor.h"
 #include <string.h>
 
 static double sgn(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0; }
@@ -90,21 +92,54 @@ static void row_terms(const double *kernel, const double *ref, const double *exa
     }
 }
 
+/* One block of rows of af_criterion_row_summaries (a parfor item). */
+typedef struct {
+    const double *kernel, *ref, *exact, *dterm, *kappa, *mass; /* (rows, D) dense; kappa NULL: no budgets */
+    int D;
+    size_t n;
+    bool lse;
+    double unit;
+    af_storage st;
+    af_row_summary *rows;
+} summaries_ctx;
+
+#define SUMMARY_BLOCK_ROWS 64
+
+static void summarise_block(void *ctx, long block) {
+    const summaries_ctx *x = ctx;
+    size_t r0 = (size_t)block * SUMMARY_BLOCK_ROWS,
+           r1 = r0 + SUMMARY_BLOCK_ROWS < x->n ? r0 + SUMMARY_BLOCK_ROWS : x->n;
+    for (size_t r = r0; r < r1; r++) {
+        size_t e = r * (size_t)x->D;
+        af_row_summary_of(x->kernel + e, x->ref ? x->ref + e : NULL, x->exact + e, x->D, &x->rows[r]);
+        if (x->kappa)
+            row_terms(x->kernel + e, x->ref ? x->ref + e : NULL, x->exact + e, x->kappa + e,
+                      x->mass ? x->mass + e : NULL, x->dterm ? x->dterm + e : NULL, x->D, x->lse, x->unit, x->st,
+                      &x->rows[r]);
+    }
+}
+
 void af_criterion_row_summaries(const af_case *c, af_tensor_id id, const double *kernel, const double *ref,
                                 const double *exact, const af_criterion_terms *terms, const double *dterm, double unit,
                                 af_row_summary *rows) {
     int H, S, D;
     tensor_shape(c, id, &H, &S, &D);
     bool have = af_criterion_terms_have(terms, id);
-    size_t n = (size_t)c->batch * H * S;
-    for (size_t r = 0; r < n; r++) {
-        size_t e = r * D;
-        af_row_summary_of(kernel + e, ref ? ref + e : NULL, exact + e, D, &rows[r]);
-        if (have)
-            row_terms(kernel + e, ref ? ref + e : NULL, exact + e, terms->kappa[id] + e,
-                      terms->mass[id] ? terms->mass[id] + e : NULL, dterm ? dterm + e : NULL, D, id == AF_T_LSE, unit,
-                      af_tensor_storage(c->dtype, id), &rows[r]);
-    }
+    summaries_ctx x = {kernel,
+                       ref,
+                       exact,
+                       dterm,
+                       have ? terms->kappa[id] : NULL,
+                       have ? terms->mass[id] : NULL,
+                       D,
+                       (size_t)c->batch * H * S,
+                       id == AF_T_LSE,
+                       unit,
+                       af_tensor_storage(c->dtype, id),
+                       rows};
+    /* rows are independent: the same summaries whatever the thread count (parfor.h) */
+    long blocks = (long)((x.n + SUMMARY_BLOCK_ROWS - 1) / SUMMARY_BLOCK_ROWS);
+    af_parfor(blocks, af_parfor_threads((double)x.n * D), summarise_block, &x);
 }
 
 static void take(af_criterion_result *out, af_check_kind k, double ratio, double err, double allowed, double floor,

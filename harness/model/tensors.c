@@ -7,6 +7,7 @@
 
 #include "model/features.h"
 #include "model/numeric.h"
+#include "util/parfor.h"
 
 int af_tensors_alloc(af_tensors *t, const af_case *c, char *why, size_t cap) {
     memset(t, 0, sizeof *t);
@@ -239,17 +240,30 @@ void af_storage_store(af_storage s, void *buf, int64_t offset, float value) {
 /* dense (b, h, s, d) index */
 static int64_t di(int H, int S, int D, int b, int h, int s, int d) { return (((int64_t)b * H + h) * S + s) * D + d; }
 
+/* One (b, h) of read_tensor (a parfor item: its rows only). */
+typedef struct {
+    const af_tensors *t;
+    const af_case *c;
+    af_tensor_id id;
+    double scale, *dst; /* dst: (B, H, S, D) dense */
+} read_ctx;
+
+static void read_head(void *ctx, long bh) {
+    const read_ctx *x = ctx;
+    const af_tensor_view *v = &x->t->plan.view[x->id];
+    bool kv = x->id == AF_T_DK || x->id == AF_T_DV;
+    int b = (int)(bh / v->H), h = (int)(bh % v->H);
+    int len = kv ? af_case_len_kv(x->c, b) : af_case_len_q(x->c, b);
+    for (int s = 0; s < len; s++)
+        af_storage_load_row(v->storage, x->t->buf[v->buffer], af_layout_offset(&x->t->plan, x->id, b, h, s, 0), v->D,
+                            x->scale, x->dst + di(v->H, v->S, v->D, b, h, s, 0));
+}
+
 static void read_tensor(const af_tensors *t, const af_case *c, af_tensor_id id, double *dst) {
     const af_tensor_view *v = &t->plan.view[id];
-    bool kv = id == AF_T_DK || id == AF_T_DV;
-    double f = af_output_descale(t, id); /* E4M3 outputs: a power of two, exact */
-    for (int b = 0; b < v->B; b++) {
-        int len = kv ? af_case_len_kv(c, b) : af_case_len_q(c, b);
-        for (int h = 0; h < v->H; h++)
-            for (int s = 0; s < len; s++)
-                af_storage_load_row(v->storage, t->buf[v->buffer], af_layout_offset(&t->plan, id, b, h, s, 0), v->D, f,
-                                    dst + di(v->H, v->S, v->D, b, h, s, 0));
-    }
+    read_ctx x = {t, c, id, af_output_descale(t, id) /* E4M3 outputs: a power of two, exact */, dst};
+    /* (b, h) pairs write disjoint rows: the same values whatever the thread count */
+    af_parfor((long)v->B * v->H, af_parfor_threads((double)v->B * v->H * v->S * v->D), read_head, &x);
 }
 
 void af_outputs_read(const af_tensors *t, const af_case *c, af_outputs *out) { af_outputs_read_only(t, c, out, ~0u); }
