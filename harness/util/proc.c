@@ -48,14 +48,15 @@ static void close_from(int first) {
     for (int fd = first; fd < max_fd; fd++) close(fd);
 }
 
-/* The guard of group pgid, a member of it (a kill of the group ends it too, and no
- * signal of the parent's group reaches it): waits, every descriptor closed and every
- * signal blocked, for the parent's death, then kills the group. */
-static void guard_main(int pgid, int parent) {
+/* The guard: the leader of a new group that the child then joins (so it is there before
+ * the child runs, and no signal of the parent's group reaches it). It waits, every
+ * descriptor closed and every signal blocked, for the parent's death, then kills its
+ * group. A kill of the group ends it too. */
+static void guard_main(int parent) {
     sigset_t all, wake;
     sigfillset(&all);
     sigprocmask(SIG_SETMASK, &all, NULL);
-    setpgid(0, pgid);
+    setpgid(0, 0);
     close_from(0);
     prctl(PR_SET_PDEATHSIG, GUARD_WAKE_SIGNAL);
     if (getppid() == parent) {
@@ -64,13 +65,13 @@ static void guard_main(int pgid, int parent) {
         int sig = 0;
         while (sigwait(&wake, &sig) != 0) {}
     }
-    kill(-pgid, SIGKILL);
+    kill(0, SIGKILL);
     _exit(0);
 }
 
 /* In the child: the policy, the setup, the limits, then fn or exec. Never returns. */
-static void child_main(const af_proc_opts *o, int parent, int errno_fd) {
-    if (!o->share_group) setpgid(0, 0);
+static void child_main(const af_proc_opts *o, int parent, int pgid, int errno_fd) {
+    if (!o->share_group) setpgid(0, pgid); /* 0: a group of its own */
     if (prctl(PR_SET_PDEATHSIG, o->death_signal ? o->death_signal : SIGKILL) != 0 || getppid() != parent) _exit(127);
     if (o->setup && o->setup(o->setup_user)) _exit(127);
     if (o->max_memory > 0) {
@@ -94,27 +95,41 @@ static void child_main(const af_proc_opts *o, int parent, int errno_fd) {
 
 int af_proc_start(af_proc *p, const af_proc_opts *o) {
     memset(p, 0, sizeof *p);
-    p->own_group = !o->share_group;
     p->alarm_s = o->alarm_s;
     p->max_memory = o->max_memory;
     p->oom_kills_at_start = cgroup_oom_kills();
+    fflush(NULL); /* nothing buffered is written twice */
+    int parent = (int)getpid();
+    if (!o->fn && !o->share_group) { /* an exec'd child: its guard leads its group */
+        pid_t guard = fork();
+        if (guard < 0) return -1;
+        if (guard == 0) guard_main(parent);
+        setpgid(guard, guard); /* also here: the child joins it next */
+        p->guard_pid = (int)guard;
+    }
     /* an exec reports its failure on a close-on-exec pipe: end of file = it started */
     int errp[2] = {-1, -1};
     if (!o->fn && pipe2(errp, O_CLOEXEC)) errp[0] = errp[1] = -1;
-    fflush(NULL); /* nothing buffered is written twice */
-    int parent = (int)getpid();
     pid_t pid = fork();
     if (pid < 0) {
         int err = errno;
         if (errp[0] >= 0) close(errp[0]), close(errp[1]);
+        if (p->guard_pid > 0) {
+            kill(p->guard_pid, SIGKILL);
+            while (waitpid(p->guard_pid, NULL, 0) < 0 && errno == EINTR) {}
+        }
+        p->guard_pid = 0;
         errno = err;
         return -1;
     }
     if (pid == 0) {
         if (errp[0] >= 0) close(errp[0]);
-        child_main(o, parent, errp[1]);
+        child_main(o, parent, p->guard_pid, errp[1]);
     }
-    if (p->own_group) setpgid(pid, pid); /* also here: no race with the child's own call */
+    if (!o->share_group) {
+        p->pgid = p->guard_pid > 0 ? p->guard_pid : (int)pid;
+        setpgid(pid, p->pgid); /* also here: no race with the child's own call */
+    }
     p->pid = (int)pid;
     p->started = af_clock_mono();
     p->deadline = o->deadline_s > 0 ? p->started + o->deadline_s : 0;
@@ -126,12 +141,6 @@ int af_proc_start(af_proc *p, const af_proc_opts *o) {
         close(errp[0]);
         p->exec_errno = n == (ssize_t)sizeof e ? e : 0;
     }
-    if (!o->fn && p->own_group && !p->exec_errno) {
-        pid_t guard = fork();
-        if (guard == 0) guard_main(p->pid, parent);
-        if (guard > 0) setpgid(guard, p->pid);
-        p->guard_pid = guard > 0 ? (int)guard : 0;
-    }
     return 0;
 }
 
@@ -140,7 +149,7 @@ static void after_reap(af_proc *p, int status) {
     p->reaped = true;
     p->wait_status = status;
     p->ended = af_clock_mono();
-    if (p->own_group) kill(-p->pid, SIGKILL);
+    if (p->pgid > 0) kill(-p->pgid, SIGKILL);
     if (p->guard_pid > 0) {
         kill(p->guard_pid, SIGKILL);
         while (waitpid(p->guard_pid, NULL, 0) < 0 && errno == EINTR) {}
@@ -180,7 +189,7 @@ bool af_proc_expired(const af_proc *p) { return p->deadline > 0 && af_clock_mono
 void af_proc_set_deadline(af_proc *p, double seconds) { p->deadline = seconds > 0 ? af_clock_mono() + seconds : 0; }
 
 static void signal_child(const af_proc *p, int sig) {
-    if (p->own_group) kill(-p->pid, sig);
+    if (p->pgid > 0) kill(-p->pgid, sig);
     kill(p->pid, sig); /* the child itself, should it have left its group */
 }
 

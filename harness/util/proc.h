@@ -7,9 +7,9 @@
  *   - it dies with its parent: PR_SET_PDEATHSIG (death_signal, default SIGKILL), checked
  *     right after with getppid (a parent already gone: the child exits 127 at once).
  *     The signal follows the thread that forked: start children from the main thread.
- *   - an exec'd child in its own group also gets a guard: a small process in that group
- *     (a fork of the parent, every descriptor closed, every signal blocked) that waits
- *     for the parent's death and then SIGKILLs the whole group, so that what a foreign program
+ *   - an exec'd child in its own group also gets a guard: a small process (a fork of the
+ *     parent, every descriptor closed, every signal blocked) that leads the group before
+ *     the child joins it, waits for the parent's death and then SIGKILLs the group, so that what a foreign program
  *     started (a Python worker's helpers, libFuzzer's jobs) dies with attnfuzz too. A
  *     callback child needs none: its own children start through here again.
  *   - max_memory: RLIMIT_AS in the child; alarm_s: the child's own alarm() (SIGALRM)
@@ -48,9 +48,9 @@ typedef struct {
 } af_proc_opts;
 
 typedef struct {
-    int pid;          /* 0 = none; its process group too, unless it shares the parent's */
+    int pid;          /* 0 = none */
+    int pgid;         /* its process group: its pid, or its guard's; 0 = the parent's */
     int guard_pid;    /* the guard of an exec'd child's group; 0 = none */
-    bool own_group;
     int alarm_s;
     unsigned long long max_memory;
     double started;   /* af_clock_mono at the start */
