@@ -69,7 +69,7 @@ static void worker_child_main(void *user) {
     worker_job *job = user;
     close(job->sv[0]);
     for (int j = 0; j < job->w->n; j++) close(job->w->fd[j]); /* the earlier workers' sockets */
-    signal(SIGINT, SIG_IGN);                                   /* the campaign decides when to stop */
+    signal(SIGINT, SIG_IGN);                                  /* the campaign decides when to stop */
     worker_main(job->sv[1], job->x, job->sel, job->facts);
 }
 

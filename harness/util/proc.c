@@ -16,7 +16,7 @@
 #include "util/clock.h"
 
 #define GUARD_WAKE_SIGNAL SIGRTMAX /* the guard's death signal: the only one it waits for */
-#define POLL_SLICE_US     2000    /* af_proc_wait_for and the grace period look this often */
+#define POLL_SLICE_US     2000     /* af_proc_wait_for and the grace period look this often */
 
 /* The cgroup (v2) of this process: how many of its processes an OOM killer has killed
  * (memory.events oom_kill), or -1 when that cannot be read. */
@@ -226,12 +226,20 @@ af_proc_end af_proc_ended(const af_proc *p) {
 void af_proc_describe(const af_proc *p, char *buf, size_t cap) {
     af_proc_end e = af_proc_ended(p);
     switch (e.how) {
-    case AF_PROC_RUNNING: snprintf(buf, cap, "still running"); break;
-    case AF_PROC_EXITED: snprintf(buf, cap, "exited with status %d", e.exit_status); break;
-    case AF_PROC_SIGNALED:
-        snprintf(buf, cap, "killed by signal %d (%s)", e.term_signal, strsignal(e.term_signal));
-        break;
-    case AF_PROC_DEADLINE: snprintf(buf, cap, "no result after %.0f s (deadline)", e.seconds); break;
-    case AF_PROC_OOM: snprintf(buf, cap, "out of memory (killed by signal %d)", e.term_signal); break;
+        case AF_PROC_RUNNING:
+            snprintf(buf, cap, "still running");
+            break;
+        case AF_PROC_EXITED:
+            snprintf(buf, cap, "exited with status %d", e.exit_status);
+            break;
+        case AF_PROC_SIGNALED:
+            snprintf(buf, cap, "killed by signal %d (%s)", e.term_signal, strsignal(e.term_signal));
+            break;
+        case AF_PROC_DEADLINE:
+            snprintf(buf, cap, "no result after %.0f s (deadline)", e.seconds);
+            break;
+        case AF_PROC_OOM:
+            snprintf(buf, cap, "out of memory (killed by signal %d)", e.term_signal);
+            break;
     }
 }

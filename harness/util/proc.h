@@ -48,19 +48,19 @@ typedef struct {
 } af_proc_opts;
 
 typedef struct {
-    int pid;          /* 0 = none */
-    int pgid;         /* its process group: its pid, or its guard's; 0 = the parent's */
-    int guard_pid;    /* the guard of an exec'd child's group; 0 = none */
+    int pid;       /* 0 = none */
+    int pgid;      /* its process group: its pid, or its guard's; 0 = the parent's */
+    int guard_pid; /* the guard of an exec'd child's group; 0 = none */
     int alarm_s;
     unsigned long long max_memory;
-    double started;   /* af_clock_mono at the start */
-    double ended;     /* af_clock_mono when reaped */
-    double deadline;  /* af_clock_mono when the parent ends it; 0 = never */
-    int exec_errno;   /* an exec'd child whose exec failed: its errno (it exits 127) */
-    bool killed;      /* the parent sent the kill (af_proc_kill) */
-    bool for_time;    /* ... because the deadline passed */
+    double started;  /* af_clock_mono at the start */
+    double ended;    /* af_clock_mono when reaped */
+    double deadline; /* af_clock_mono when the parent ends it; 0 = never */
+    int exec_errno;  /* an exec'd child whose exec failed: its errno (it exits 127) */
+    bool killed;     /* the parent sent the kill (af_proc_kill) */
+    bool for_time;   /* ... because the deadline passed */
     bool reaped;
-    int wait_status;  /* waitpid's status once reaped */
+    int wait_status;              /* waitpid's status once reaped */
     long long oom_kills_at_start; /* the cgroup's memory.events oom_kill; -1 = unknown */
 } af_proc;
 

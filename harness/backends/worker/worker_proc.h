@@ -32,8 +32,8 @@ typedef enum {
 typedef struct {
     af_proc proc; /* the process (util/proc.h): own group, dead with its starter */
     pid_t pid;    /* 0 = not running; else proc.pid */
-    int sock;   /* attnfuzz's end of the socketpair, -1 = none */
-    char *rbuf; /* bytes received and not yet returned as lines */
+    int sock;     /* attnfuzz's end of the socketpair, -1 = none */
+    char *rbuf;   /* bytes received and not yet returned as lines */
     size_t rlen, rcap;
     int wait_status; /* waitpid status after af_worker_proc_stop */
     bool reaped;
