@@ -1,7 +1,7 @@
-/* backends/plugin_probe.c — the probe children of plugin_probe.h: fork, pipe, poll,
- * waitpid. Its own small copy of that machinery rather than campaign/isolate.h: the
- * backends lie below the campaign in the layering, and a probe streams one record per
- * plugin instead of one result. */
+/* backends/plugin_probe.c — the probe children of plugin_probe.h: started, killed and
+ * reaped by util/proc.h, read through a pipe with poll. Its own small reading loop rather
+ * than campaign/isolate.h: the backends lie below the campaign in the layering, and a
+ * probe streams one record per plugin instead of one result. */
 #include "backends/plugin_probe.h"
 
 #include <errno.h>
@@ -11,11 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "util/clock.h"
+#include "util/proc.h"
 
 /* exit() inside a constructor: the child leaves with that status at once, before the
  * exit handlers it inherited from attnfuzz run (stdio buffers flushed a second time) and
@@ -39,7 +39,6 @@ static int write_all(int fd, const void *buf, size_t n) {
 
 /* The child: load paths[first..n) in order, one record each to fd. Never returns. */
 static void probe_child(int fd, const char *const *paths, int first, int n) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL); /* a probe never outlives attnfuzz */
     on_exit(leave_with_status, NULL);
     dup2(STDERR_FILENO, STDOUT_FILENO); /* a constructor's output never reaches attnfuzz's stdout */
     for (int i = first; i < n; i++) {
@@ -68,7 +67,7 @@ static void describe_death(const char *path, bool hung, int status, af_plugin_de
 
 /* Read the child's records into out[*next..n) until it closes the pipe or stays silent
  * for a plugin's deadline (then it is killed: *hung). */
-static void read_records(int fd, int pid, int n, af_plugin_descriptor *out, int *next, bool *hung) {
+static void read_records(int fd, af_proc *proc, int n, af_plugin_descriptor *out, int *next, bool *hung) {
     af_plugin_descriptor d;
     size_t got = 0;
     double deadline = af_clock_mono() + AF_PLUGIN_PROBE_DEADLINE_S;
@@ -76,7 +75,7 @@ static void read_records(int fd, int pid, int n, af_plugin_descriptor *out, int 
     for (;;) {
         double left = deadline - af_clock_mono();
         if (left <= 0) {
-            kill(pid, SIGKILL);
+            af_proc_kill(proc, 0, true);
             *hung = true;
             return;
         }
@@ -91,7 +90,7 @@ static void read_records(int fd, int pid, int n, af_plugin_descriptor *out, int 
         if (got < sizeof d) continue;
         got = 0;
         if (d.index != *next || *next >= n) { /* not the record expected: the stream is not ours */
-            kill(pid, SIGKILL);
+            af_proc_kill(proc, 0, false);
             return;
         }
         d.name[sizeof d.name - 1] = 0;
@@ -100,6 +99,19 @@ static void read_records(int fd, int pid, int n, af_plugin_descriptor *out, int 
         out[(*next)++] = d;
         deadline = af_clock_mono() + AF_PLUGIN_PROBE_DEADLINE_S;
     }
+}
+
+/* What a probe child runs (util/proc.h callback). */
+typedef struct {
+    int fds[2];
+    const char *const *paths;
+    int first, n;
+} probe_job;
+
+static void probe_child_main(void *user) {
+    probe_job *job = user;
+    close(job->fds[0]);
+    probe_child(job->fds[1], job->paths, job->first, job->n);
 }
 
 int af_plugin_probe(const char *const *paths, int n, af_plugin_descriptor *out) {
@@ -116,26 +128,26 @@ int af_plugin_probe(const char *const *paths, int n, af_plugin_descriptor *out) 
                      strerror(errno));
             return -1;
         }
-        fflush(stdout); /* the child must not write attnfuzz's buffered output again */
-        fflush(stderr);
-        pid_t pid = fork();
-        if (pid < 0) {
+        /* a probe never outlives attnfuzz (util/proc.h); buffered output is flushed first */
+        probe_job job = {{fds[0], fds[1]}, paths, next, n};
+        af_proc_opts po;
+        memset(&po, 0, sizeof po);
+        po.fn = probe_child_main;
+        po.user = &job;
+        af_proc proc;
+        if (af_proc_start(&proc, &po)) {
             snprintf(out[next].why, sizeof out[next].why, "cannot load plugin '%s': fork: %s", paths[next],
                      strerror(errno));
             close(fds[0]);
             close(fds[1]);
             return -1;
         }
-        if (pid == 0) {
-            close(fds[0]);
-            probe_child(fds[1], paths, next, n);
-        }
         close(fds[1]);
         bool hung = false;
-        read_records(fds[0], (int)pid, n, out, &next, &hung);
+        read_records(fds[0], &proc, n, out, &next, &hung);
         close(fds[0]);
-        int status = 0;
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+        af_proc_wait(&proc);
+        int status = proc.wait_status;
         if (next < n) { /* the child ended (or was killed) inside paths[next] */
             describe_death(paths[next], hung, status, &out[next]);
             next++;

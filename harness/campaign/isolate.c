@@ -8,70 +8,78 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "util/clock.h"
 #include "util/fsutil.h"
+#include "util/proc.h"
 
 #define WAIT_SLICE_MS 200 /* wake up at least this often to check deadlines */
 #define MAX_WAITED    64  /* children one af_isolate_wait_any looks at */
+
+/* What the child runs: fn into a zeroed buffer, the buffer to the pipe, exit 0. */
+typedef struct {
+    af_isolate_fn fn;
+    void *user;
+    size_t out_size;
+    int read_fd, write_fd;
+} isolate_job;
+
+static void isolate_child_main(void *user) {
+    isolate_job *job = user;
+    close(job->read_fd);
+    void *buf = calloc(1, job->out_size ? job->out_size : 1);
+    if (!buf) _exit(3);
+    job->fn(job->user, buf, job->out_size);
+    af_write_all(job->write_fd, buf, job->out_size);
+    close(job->write_fd);
+    _exit(0);
+}
 
 int af_isolate_start(af_isolate_child *ch, af_isolate_fn fn, void *user, void *out, size_t out_size, int deadline_s,
                      double grace_s) {
     int fds[2];
     if (pipe(fds)) return -1;
-    fflush(stdout);
-    fflush(stderr);
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0) {
+    isolate_job job = {fn, user, out_size, fds[0], fds[1]};
+    /* a run outlives no killed parent (kill -9): it would store findings after the next
+     * triage has counted them (util/proc.h: the child dies with its parent) */
+    af_proc_opts po;
+    memset(&po, 0, sizeof po);
+    po.fn = isolate_child_main;
+    po.user = &job;
+    po.max_memory = ch->max_memory;
+    po.alarm_s = deadline_s > 0 ? deadline_s : 0;
+    po.deadline_s = deadline_s > 0 ? deadline_s + grace_s : 0;
+    if (af_proc_start(&ch->run, &po)) {
         int err = errno;
         close(fds[0]);
         close(fds[1]);
         errno = err;
         return -1;
     }
-    if (pid == 0) {
-        close(fds[0]);
-        /* a run outlives no killed parent (kill -9): it would store findings after the
-         * next triage has counted them */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent) _exit(3);
-        if (ch->max_memory > 0) {
-            struct rlimit lim = {(rlim_t)ch->max_memory, (rlim_t)ch->max_memory};
-            setrlimit(RLIMIT_AS, &lim);
-        }
-        if (deadline_s > 0) alarm((unsigned)deadline_s);
-        void *buf = calloc(1, out_size ? out_size : 1);
-        if (!buf) _exit(3);
-        fn(user, buf, out_size);
-        af_write_all(fds[1], buf, out_size);
-        close(fds[1]);
-        _exit(0);
-    }
     close(fds[1]);
     fcntl(fds[0], F_SETFL, O_NONBLOCK);
-    ch->pid = pid;
+    ch->pid = ch->run.pid;
     ch->fd = fds[0];
-    ch->started = af_clock_mono();
-    ch->deadline = deadline_s > 0 ? ch->started + deadline_s + grace_s : 0;
+    ch->started = ch->run.started;
+    ch->deadline = ch->run.deadline;
     ch->out = out;
     ch->out_size = out_size;
     ch->got = 0;
     return 0;
 }
 
-/* Reap ch (blocking: it has ended, or was just killed) and free its slot. */
+/* Reap ch (blocking: it has ended, or is killed now for time) and free its slot. */
 static void finish(af_isolate_child *ch, bool killed_for_time, af_isolate_outcome *o) {
-    int ws = 0;
-    while (waitpid(ch->pid, &ws, 0) < 0 && errno == EINTR) {}
+    if (killed_for_time)
+        af_proc_kill(&ch->run, 0, true);
+    else
+        af_proc_wait(&ch->run);
+    af_proc_end e = af_proc_ended(&ch->run);
     memset(o, 0, sizeof *o);
     o->seconds = af_clock_mono() - ch->started;
-    o->term_signal = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
-    o->exit_status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+    o->term_signal = e.term_signal;
+    o->exit_status = e.exit_status;
     o->timed_out = killed_for_time || o->term_signal == SIGALRM;
     o->complete = !killed_for_time && ch->got == ch->out_size && o->exit_status == 0;
     close(ch->fd);
@@ -109,7 +117,6 @@ int af_isolate_wait_any(af_isolate_child *const *children, int n, int timeout_ms
             af_isolate_child *ch = children[i];
             if (!ch->pid) continue;
             if (ch->deadline > 0 && now > ch->deadline) {
-                kill(ch->pid, SIGKILL);
                 finish(ch, true, o);
                 return i;
             }

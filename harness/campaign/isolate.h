@@ -1,5 +1,6 @@
-/* campaign/isolate.h — run a callback in a forked child with a deadline: the one copy of
- * fork / pipe / poll / waitpid of the campaign.
+/* campaign/isolate.h — run a callback in a forked child with a deadline: the campaign's
+ * one copy of pipe / poll around util/proc.h (which starts, kills and reaps the child: its
+ * own process group, dead with its parent).
  *
  * The child runs fn(user, out, out_size) on a zeroed buffer of out_size bytes, writes the
  * buffer to a pipe and exits 0; an alarm(deadline_s) in the child ends a run that hangs
@@ -13,6 +14,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "util/proc.h"
 
 typedef void (*af_isolate_fn)(void *user, void *out, size_t out_size);
 
@@ -33,6 +36,7 @@ typedef struct {
     size_t out_size, got;
     unsigned long long max_memory; /* set by the caller before af_isolate_start: the child's
                                       address-space limit in bytes (RLIMIT_AS); 0 = none */
+    af_proc run;                   /* the process (util/proc.h); pid above mirrors run.pid */
 } af_isolate_child;
 
 /* Fork a child that runs fn into a buffer of out_size bytes, copied into out as they

@@ -21,6 +21,7 @@
 #include "util/clock.h"
 #include "util/fsutil.h"
 #include "util/config.h"
+#include "util/proc.h"
 
 #define AF_LF_MERGE_PERIOD_S   600.0 /* fuzzing between two merges of the corpus */
 #define AF_LF_REPORT_RESERVE_S 2.0   /* under --total-time: fuzzing ends this long before, for the reports */
@@ -199,6 +200,33 @@ static int fuzz_seconds(double stop_at) {
     return left >= 2 ? (int)left : 1;
 }
 
+/* The setup of a libFuzzer child (util/proc.h): its stdout and stderr to the log file
+ * named by user. */
+static int output_to_log(void *user) {
+    int fd = open((const char *)user, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+        dup2(fd, 1);
+        dup2(fd, 2);
+        close(fd);
+    }
+    return 0;
+}
+
+/* libFuzzer with argv and env, its output to log: its own process group, dead with
+ * attnfuzz (util/proc.h); deadline_s 0 = none. 0, or -1 when it could not be forked. */
+static int start_fuzzer(af_proc *proc, const char *fuzzer, char **argv, char **env, const char *log,
+                        double deadline_s) {
+    af_proc_opts po;
+    memset(&po, 0, sizeof po);
+    po.path = fuzzer;
+    po.argv = argv;
+    po.envp = env;
+    po.setup = output_to_log;
+    po.setup_user = (void *)log;
+    po.deadline_s = deadline_s;
+    return af_proc_start(proc, &po);
+}
+
 /* One libFuzzer run until stop_at. 0, or -1 when it could not be run. */
 static int run_fuzz_round(af_campaign_state *cp, const char *fuzzer, double stop_at) {
     char corpus[1200], log[1200], artifacts[1300], dict[1300], a_dict[1400];
@@ -238,30 +266,15 @@ static int run_fuzz_round(af_campaign_state *cp, const char *fuzzer, double stop
     child_options opt;
     char **env = child_environment(cp, &opt);
     if (!env) return -1;
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) {
+    af_proc proc;
+    if (start_fuzzer(&proc, fuzzer, argv, env, log, 0)) {
         free(env);
         return -1;
     }
-    if (pid == 0) {
-        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-            close(fd);
-        }
-        setpgid(0, 0);
-        execve(fuzzer, argv, env);
-        _exit(127);
-    }
     free(env);
-    int status = 0;
     bool exited = false;
     while (!exited) {
-        pid_t w = waitpid(pid, &status, WNOHANG);
-        if (w == pid) exited = true;
+        if (af_proc_poll(&proc)) exited = true;
         convert_artifacts(cp);
         read_worker_stats(cp);
         if (exited) cp->fuzz_end = af_clock_mono();
@@ -272,10 +285,7 @@ static int run_fuzz_round(af_campaign_state *cp, const char *fuzzer, double stop
          * or a signal asks to stop: its own process group, so the terminal's SIGINT did
          * not reach it */
         if (!exited && (af_clock_mono() > stop_at + (cp->end_at > 0 ? 0 : 30) || af_cp_interrupted())) {
-            kill(-pid, SIGTERM);
-            sleep(2);
-            kill(-pid, SIGKILL);
-            waitpid(pid, &status, 0);
+            af_proc_kill(&proc, 2.0, false); /* the group: SIGTERM, 2 s, SIGKILL */
             cp->fuzz_end = af_clock_mono();
             exited = true;
         }
@@ -283,7 +293,8 @@ static int run_fuzz_round(af_campaign_state *cp, const char *fuzzer, double stop
     }
     convert_artifacts(cp);
     read_worker_stats(cp);
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+    af_proc_end e = af_proc_ended(&proc);
+    if (e.how == AF_PROC_EXITED && e.exit_status == 127) {
         fprintf(stderr, "attnfuzz campaign: cannot run %s\n", fuzzer);
         return -1;
     }
@@ -327,35 +338,22 @@ static int merge_corpus(af_campaign_state *cp, const char *fuzzer, double deadli
     char **env = child_environment(cp, &opt);
     if (!env) return -1;
     snprintf(opt.out, sizeof opt.out, "%s=", af_config_entry_of(AF_CFG_OUT)->name); /* store nothing */
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) {
+    af_proc proc;
+    double left = deadline - af_clock_mono();
+    if (start_fuzzer(&proc, fuzzer, argv, env, log, left > 0.001 ? left : 0.001)) {
         free(env);
         return -1;
     }
-    if (pid == 0) {
-        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-            close(fd);
-        }
-        setpgid(0, 0);
-        execve(fuzzer, argv, env);
-        _exit(127);
-    }
     free(env);
-    int status = 0;
-    while (waitpid(pid, &status, WNOHANG) != pid) {
-        if (af_clock_mono() > deadline) {
-            kill(-pid, SIGKILL);
-            waitpid(pid, &status, 0);
-            status = -1;
+    while (!af_proc_poll(&proc)) {
+        if (af_proc_expired(&proc)) {
+            af_proc_kill(&proc, 0, true);
             break;
         }
         usleep(200 * 1000);
     }
+    af_proc_end e = af_proc_ended(&proc);
+    int status = e.how == AF_PROC_EXITED && e.exit_status == 0 ? 0 : -1;
     int kept = 0;
     DIR *d = status == 0 ? opendir(merged) : NULL;
     for (struct dirent *e; d && (e = readdir(d));) kept += e->d_name[0] != '.';

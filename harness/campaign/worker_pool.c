@@ -8,15 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "util/clock.h"
 #include "util/fsutil.h"
 #include "util/hash.h"
+#include "util/proc.h"
 
 #define WAIT_SLICE_MS 200 /* wake up at least this often to check deadlines */
 #define RETIRE_WAIT_S 2.0 /* an idle worker told to go gets this long to exit */
@@ -101,13 +99,6 @@ af_worker_pool *af_pool_new(int cases_per_worker) {
     return p;
 }
 
-/* Reap a worker that has ended (or is about to: end of file on its socket). */
-static int reap(int pid) {
-    int ws = 0;
-    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {}
-    return ws;
-}
-
 static void forget(af_pool_worker *w) {
     if (w->fd >= 0) close(w->fd);
     memset(w, 0, sizeof *w);
@@ -117,20 +108,9 @@ static void forget(af_pool_worker *w) {
 /* End an idle worker: close its socket (it exits on end of file), wait a moment, kill. */
 static void retire(af_worker_pool *p, af_pool_worker *w) {
     if (!w->pid) return;
-    int pid = w->pid;
+    af_proc proc = w->proc;
     forget(w);
-    double until = af_clock_mono() + RETIRE_WAIT_S;
-    int ws;
-    for (;;) {
-        pid_t got = waitpid(pid, &ws, WNOHANG);
-        if (got == pid || (got < 0 && errno != EINTR)) break;
-        if (af_clock_mono() > until) {
-            kill(pid, SIGKILL);
-            reap(pid);
-            break;
-        }
-        usleep(2000);
-    }
+    if (!af_proc_wait_for(&proc, RETIRE_WAIT_S)) af_proc_kill(&proc, 0, false);
     p->retired++;
 }
 
@@ -138,49 +118,57 @@ void af_pool_free(af_worker_pool *p) {
     if (!p) return;
     for (int i = 0; i < AF_POOL_MAX_WORKERS; i++)
         if (p->workers[i].pid) {
-            if (p->workers[i].busy) kill(p->workers[i].pid, SIGKILL);
+            if (p->workers[i].busy) af_proc_kill(&p->workers[i].proc, 0, false);
             retire(p, &p->workers[i]);
         }
     free(p);
 }
 
+/* What a worker's child runs (util/proc.h callback): its GPU, its socket, its loop. */
+typedef struct {
+    af_session *s;
+    af_worker_pool *p;
+    int fds[2];
+    int device;
+} worker_job;
+
+static void worker_child_main(void *user) {
+    worker_job *job = user;
+    /* its GPU first: nothing in this process may have looked at CUDA before */
+    af_session_enter_device(job->s, job->device);
+    /* the other workers' parent ends must not stay open here: each of them is told to
+     * exit by end of file on its socket */
+    for (int i = 0; i < AF_POOL_MAX_WORKERS; i++)
+        if (job->p->workers[i].pid && job->p->workers[i].fd >= 0) close(job->p->workers[i].fd);
+    close(job->fds[0]);
+    worker_main(job->s, job->fds[1]);
+}
+
 /* Fork a worker for GPU device (-1 = none) into the free slot w. 0, or -1 with errno set. */
 static int spawn(af_session *s, af_worker_pool *p, af_pool_worker *w, int device) {
-    int fds[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds)) return -1;
-    fflush(stdout);
-    fflush(stderr);
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0) {
+    worker_job job = {s, p, {-1, -1}, device};
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, job.fds)) return -1;
+    /* a worker outlives no killed parent (kill -9): it would store findings after the
+     * next triage has counted them (as a fresh child, isolate.c); --max-memory as for a
+     * fresh child per case */
+    af_proc_opts po;
+    memset(&po, 0, sizeof po);
+    po.fn = worker_child_main;
+    po.user = &job;
+    po.max_memory = s->max_memory;
+    af_proc proc;
+    if (af_proc_start(&proc, &po)) {
         int err = errno;
-        close(fds[0]);
-        close(fds[1]);
+        close(job.fds[0]);
+        close(job.fds[1]);
         errno = err;
         return -1;
     }
-    if (pid == 0) {
-        /* its GPU first: nothing in this process may have looked at CUDA before */
-        af_session_enter_device(s, device);
-        /* the other workers' parent ends must not stay open here: each of them is told to
-         * exit by end of file on its socket */
-        for (int i = 0; i < AF_POOL_MAX_WORKERS; i++)
-            if (p->workers[i].pid && p->workers[i].fd >= 0) close(p->workers[i].fd);
-        close(fds[0]);
-        /* a worker outlives no killed parent (kill -9): it would store findings after the
-         * next triage has counted them (as a fresh child, isolate.c) */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent) _exit(3);
-        if (s->max_memory > 0) { /* --max-memory: as for a fresh child per case (isolate.c) */
-            struct rlimit lim = {(rlim_t)s->max_memory, (rlim_t)s->max_memory};
-            setrlimit(RLIMIT_AS, &lim);
-        }
-        worker_main(s, fds[1]);
-    }
-    close(fds[1]);
+    close(job.fds[1]);
     memset(w, 0, sizeof *w);
-    w->pid = pid;
-    w->fd = fds[0];
+    w->proc = proc;
+    w->pid = proc.pid;
+    w->fd = job.fds[0];
     w->settings = settings_of(s);
     w->device = device;
     p->started++;
@@ -212,10 +200,9 @@ static bool send_request(af_worker_pool *p, af_pool_worker *w, const pool_reques
         ssize_t k = send(w->fd, (const char *)req + sent, sizeof *req - sent, MSG_NOSIGNAL);
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0) {
-            int pid = w->pid;
+            af_proc proc = w->proc;
             forget(w);
-            kill(pid, SIGKILL);
-            reap(pid);
+            af_proc_kill(&proc, 0, false);
             p->retired++;
             return false;
         }
@@ -269,7 +256,8 @@ int af_pool_start(af_session *s, af_child *slot, const af_case *c, af_store_mode
     ch->pid = w->pid;
     ch->fd = w->fd;
     ch->started = af_clock_mono();
-    ch->deadline = deadline_s > 0 ? ch->started + deadline_s + grace_s : 0;
+    af_proc_set_deadline(&w->proc, deadline_s > 0 ? deadline_s + grace_s : 0); /* this case's */
+    ch->deadline = w->proc.deadline;
     ch->out = slot->result;
     ch->out_size = sizeof *slot->result;
     ch->got = 0;
@@ -291,16 +279,18 @@ static bool poisoned(const af_case_result *r) {
 /* The slot's worker is gone (or killed for time): reap it, fill *o as
  * af_isolate_wait_any does for a per-case child, free the slot. */
 static void worker_ended(af_worker_pool *p, af_child *slot, bool killed_for_time, af_isolate_outcome *o) {
-    af_pool_worker *w = slot->worker;
-    int pid = w->pid;
-    if (killed_for_time) kill(pid, SIGKILL);
-    forget(w);
-    int ws = reap(pid);
+    af_proc proc = slot->worker->proc;
+    forget(slot->worker);
+    if (killed_for_time)
+        af_proc_kill(&proc, 0, true);
+    else
+        af_proc_wait(&proc);
+    af_proc_end e = af_proc_ended(&proc);
     p->retired += killed_for_time;
     memset(o, 0, sizeof *o);
     o->seconds = af_clock_mono() - slot->proc.started;
-    o->term_signal = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
-    o->exit_status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+    o->term_signal = e.term_signal;
+    o->exit_status = e.exit_status;
     o->timed_out = killed_for_time || o->term_signal == SIGALRM;
     o->complete = false;
     slot->proc.pid = 0;
@@ -349,7 +339,7 @@ int af_pool_wait_any(af_session *s, af_child *slots, int n, int timeout_ms, af_i
         for (int i = 0; i < n; i++) {
             af_child *slot = &slots[i];
             if (!slot->proc.pid || !slot->worker) continue;
-            if (slot->proc.deadline > 0 && now > slot->proc.deadline) {
+            if (af_proc_expired(&slot->worker->proc)) {
                 worker_ended(p, slot, true, o);
                 return i;
             }

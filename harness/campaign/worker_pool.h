@@ -30,12 +30,14 @@
 #include <stdint.h>
 
 #include "campaign/session.h"
+#include "util/proc.h"
 
 #define AF_POOL_MAX_WORKERS              64 /* the most cases one session has in flight */
 #define AF_POOL_DEFAULT_CASES_PER_WORKER 1000
 
 typedef struct af_pool_worker {
-    int pid;           /* 0 = no process in this slot */
+    af_proc proc;      /* the worker's process (util/proc.h) */
+    int pid;           /* 0 = no process in this slot; else proc.pid */
     int fd;            /* the parent's end of the worker's socket pair (blocking) */
     bool busy;         /* a case is in flight on it */
     int served;        /* cases it finished */

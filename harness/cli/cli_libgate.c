@@ -30,6 +30,7 @@
 #include "util/fsutil.h"
 #include "util/json.h"
 #include "util/clock.h"
+#include "util/proc.h"
 
 #define AF_LIBGATE_BATCH 32
 #define LIBGATE_MAX_ENG  64
@@ -41,15 +42,37 @@ typedef struct {
     char out[PATH_MAX];
 } lib_side;
 
+/* A side's child setup (util/proc.h): stdout to its file (appended, or truncated), the
+ * side's LD_LIBRARY_PATH. */
+typedef struct {
+    const char *out;
+    const char *mode;
+    const char *env_path;
+} side_setup;
+
+static int setup_child(void *user) {
+    const side_setup *ss = user;
+    FILE *f = fopen(ss->out, ss->mode);
+    if (!f || dup2(fileno(f), 1) < 0) return -1;
+    if (ss->env_path[0]) putenv((char *)ss->env_path);
+    return 0;
+}
+
+/* Start self with argv under ss: its own process group, dead with the gate. */
+static int start_child(af_proc *proc, const char *self, char **argv, side_setup *ss) {
+    af_proc_opts po;
+    memset(&po, 0, sizeof po);
+    po.path = self;
+    po.argv = argv;
+    po.setup = setup_child;
+    po.setup_user = ss;
+    return af_proc_start(proc, &po);
+}
+
 /* Start `attnfuzz run --json` of cases[0..n) on side sd, stdout appended to sd->out. */
-static pid_t start_side(const char *self, const lib_side *sd, const char *engine, char **cases, int n) {
-    pid_t pid = fork();
-    if (pid != 0) return pid;
-    FILE *f = fopen(sd->out, "a");
-    if (!f || dup2(fileno(f), 1) < 0) _exit(127);
-    if (sd->env_path[0]) putenv((char *)sd->env_path);
+static int start_side(af_proc *proc, const char *self, const lib_side *sd, const char *engine, char **cases, int n) {
     char **argv = calloc((size_t)n + 9, sizeof *argv);
-    if (!argv) _exit(127);
+    if (!argv) return -1;
     int k = 0;
     argv[k++] = (char *)self;
     argv[k++] = "run";
@@ -61,8 +84,10 @@ static pid_t start_side(const char *self, const lib_side *sd, const char *engine
         argv[k++] = (char *)engine;
     }
     for (int i = 0; i < n; i++) argv[k++] = cases[i];
-    execv(self, argv);
-    _exit(127);
+    side_setup ss = {sd->out, "a", sd->env_path};
+    int rc = start_child(proc, self, argv, &ss);
+    free(argv);
+    return rc;
 }
 
 /* The verdict of each engine of one case, from one side's JSON lines. */
@@ -160,19 +185,14 @@ static int check_loaded(const char *self, const lib_side *sd, const char *probe,
                         size_t cap) {
     char path[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/%s.engines.txt", dir, side ? "head" : "base");
-    pid_t pid = fork();
-    if (pid == 0) {
-        FILE *f = fopen(path, "w");
-        if (!f || dup2(fileno(f), 1) < 0) _exit(127);
-        putenv((char *)sd->env_path);
-        execl(self, self, "engines", probe, (char *)NULL);
-        _exit(127);
-    }
-    int status = 0;
-    if (pid < 0 || waitpid(pid, &status, 0) < 0) {
+    char *argv[] = {(char *)self, "engines", (char *)probe, NULL};
+    side_setup ss = {path, "w", sd->env_path};
+    af_proc proc;
+    if (start_child(&proc, self, argv, &ss)) {
         snprintf(why, cap, "cannot run attnfuzz engines");
         return -1;
     }
+    af_proc_wait(&proc);
     char line[1024] = "";
     FILE *f = fopen(path, "r");
     if (f) {
@@ -194,12 +214,15 @@ static int check_loaded(const char *self, const lib_side *sd, const char *probe,
 }
 
 static int run_both(const char *self, lib_side *sides, const char *engine, char **cases, int n) {
-    pid_t pids[2];
-    for (int s = 0; s < 2; s++) pids[s] = start_side(self, &sides[s], engine, cases, n);
+    af_proc procs[2];
+    bool started[2];
+    for (int s = 0; s < 2; s++) started[s] = start_side(&procs[s], self, &sides[s], engine, cases, n) == 0;
+    for (int s = 0; s < 2; s++)
+        if (started[s]) af_proc_wait(&procs[s]);
     int worst = 0;
     for (int s = 0; s < 2; s++) {
-        int status = 0;
-        if (pids[s] < 0 || waitpid(pids[s], &status, 0) < 0) return -1;
+        if (!started[s]) return -1;
+        int status = procs[s].wait_status;
         int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         if (rc != AF_EXIT_PASS && rc != AF_EXIT_FINDING && rc != AF_EXIT_DECLINED) worst = rc;
     }

@@ -6,8 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
+
+#include "util/proc.h"
 
 /* What a worker sends back per case: the check's status and message, then the result. */
 typedef struct {
@@ -55,6 +56,23 @@ static void worker_main(int fd, af_claims_ctx *x, const af_selector *sel, const 
     _exit(0);
 }
 
+/* What a worker's child runs (util/proc.h callback). */
+typedef struct {
+    af_claims_workers *w;
+    int sv[2];
+    af_claims_ctx *x;
+    const af_selector *sel;
+    const af_select_facts *facts;
+} worker_job;
+
+static void worker_child_main(void *user) {
+    worker_job *job = user;
+    close(job->sv[0]);
+    for (int j = 0; j < job->w->n; j++) close(job->w->fd[j]); /* the earlier workers' sockets */
+    signal(SIGINT, SIG_IGN);                                  /* the campaign decides when to stop */
+    worker_main(job->sv[1], job->x, job->sel, job->facts);
+}
+
 int af_claims_workers_start(af_claims_workers *w, int n, af_claims_ctx *x, const af_selector *sel,
                             const af_select_facts *facts, char *why, size_t cap) {
     memset(w, 0, sizeof *w);
@@ -67,28 +85,25 @@ int af_claims_workers_start(af_claims_workers *w, int n, af_claims_ctx *x, const
         return -1;
     }
     for (int k = 0; k < n; k++) {
-        int sv[2];
+        worker_job job = {w, {-1, -1}, x, sel, facts};
+        int *sv = job.sv;
         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
             snprintf(why, cap, "claims workers: socketpair: %s", strerror(errno));
             af_claims_workers_stop(w);
             return -1;
         }
-        fflush(NULL);
-        int pid = fork();
-        if (pid < 0) {
+        af_proc_opts po; /* its own group, dead with the campaign (util/proc.h) */
+        memset(&po, 0, sizeof po);
+        po.fn = worker_child_main;
+        po.user = &job;
+        if (af_proc_start(&w->proc[w->n], &po)) {
             snprintf(why, cap, "claims workers: fork: %s", strerror(errno));
             close(sv[0]), close(sv[1]);
             af_claims_workers_stop(w);
             return -1;
         }
-        if (pid == 0) {
-            close(sv[0]);
-            for (int j = 0; j < w->n; j++) close(w->fd[j]); /* the earlier workers' sockets */
-            signal(SIGINT, SIG_IGN);                        /* the campaign decides when to stop */
-            worker_main(sv[1], x, sel, facts);
-        }
         close(sv[1]);
-        w->pid[w->n] = pid;
+        w->pid[w->n] = w->proc[w->n].pid;
         w->fd[w->n] = sv[0];
         w->n++;
     }
@@ -123,7 +138,7 @@ void af_claims_workers_stop(af_claims_workers *w) {
         if (w->fd[k] >= 0) shutdown(w->fd[k], SHUT_RDWR), close(w->fd[k]), w->fd[k] = -1;
     for (int k = 0; k < w->n; k++)
         if (w->pid[k] > 0) {
-            while (waitpid(w->pid[k], NULL, 0) < 0 && errno == EINTR) {}
+            af_proc_wait(&w->proc[k]);
             w->pid[k] = 0;
         }
     w->n = 0;

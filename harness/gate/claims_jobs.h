@@ -13,13 +13,15 @@
 #define ATTNFUZZ_GATE_CLAIMS_JOBS_H
 
 #include "gate/claims.h"
+#include "util/proc.h"
 
 #define AF_CLAIMS_MAX_JOBS 64
 
 typedef struct {
     int n;
-    int pid[AF_CLAIMS_MAX_JOBS]; /* 0 = ended */
-    int fd[AF_CLAIMS_MAX_JOBS];  /* the campaign's end of each worker's socket pair */
+    int pid[AF_CLAIMS_MAX_JOBS];      /* 0 = ended */
+    af_proc proc[AF_CLAIMS_MAX_JOBS]; /* each worker's process (util/proc.h) */
+    int fd[AF_CLAIMS_MAX_JOBS];       /* the campaign's end of each worker's socket pair */
 } af_claims_workers;
 
 /* Fork n workers claim-checking with sel and facts under x's settings (x must have no

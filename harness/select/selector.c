@@ -12,6 +12,7 @@
 
 #include "backends/worker/worker.h"
 #include "util/clock.h"
+#include "util/proc.h"
 #include "util/text.h"
 
 int af_selector_open_argv(af_selector *s, char *const *argv, int argc, af_error *err) {
@@ -107,6 +108,15 @@ int af_selector_parse_answer(const char *line, af_choice *out, char *why, size_t
     return 0;
 }
 
+/* The selector command's setup (util/proc.h): stdin and stdout from the pipes in user
+ * (int[4]: in read, in write, out read, out write). */
+static int stdio_to_pipes(void *user) {
+    int *fd = user;
+    if (dup2(fd[0], 0) < 0 || dup2(fd[3], 1) < 0) return -1;
+    for (int i = 0; i < 4; i++) close(fd[i]);
+    return 0;
+}
+
 /* Run the command: case text on stdin, up to 4 KiB of stdout back, within the
  * deadline. 0 with the first line in line, or -1 with why naming the command. */
 static int run_command(const af_selector *s, const char *text, char *line, size_t line_cap, char *why, size_t cap) {
@@ -121,34 +131,22 @@ static int run_command(const af_selector *s, const char *text, char *line, size_
         snprintf(why, cap, "selector %s: pipe: %s", s->label, strerror(errno));
         return -1;
     }
-    int errp[2] = {-1, -1};
-    if (pipe(errp))
-        errp[0] = errp[1] = -1;
-    else
-        fcntl(errp[1], F_SETFD, FD_CLOEXEC); /* closed by a successful exec: EOF = started */
-    pid_t pid = fork();
-    if (pid < 0) {
+    /* its own process group, dead with attnfuzz, an exec failure named (util/proc.h) */
+    int pipes[4] = {in[0], in[1], outp[0], outp[1]};
+    af_proc_opts po;
+    memset(&po, 0, sizeof po);
+    po.argv = s->argv;
+    po.search_path = true;
+    po.setup = stdio_to_pipes;
+    po.setup_user = pipes;
+    af_proc proc;
+    if (af_proc_start(&proc, &po)) {
         snprintf(why, cap, "selector %s: fork: %s", s->label, strerror(errno));
         close(in[0]), close(in[1]), close(outp[0]), close(outp[1]);
-        if (errp[0] >= 0) close(errp[0]), close(errp[1]);
         return -1;
-    }
-    if (pid == 0) {
-        dup2(in[0], 0);
-        dup2(outp[1], 1);
-        close(in[0]), close(in[1]), close(outp[0]), close(outp[1]);
-        if (errp[0] >= 0) close(errp[0]);
-        execvp(s->argv[0], s->argv);
-        /* report the exec failure on the error pipe (the parent names it) */
-        if (errp[1] >= 0) {
-            int e = errno;
-            if (write(errp[1], &e, sizeof e) < 0) _exit(126);
-        }
-        _exit(127);
     }
     close(in[0]);
     close(outp[1]);
-    if (errp[1] >= 0) close(errp[1]);
     /* the case text is small (< 64 KiB, a pipe's buffer): write it all, then EOF */
     void (*old)(int) = signal(SIGPIPE, SIG_IGN);
     size_t n = strlen(text), off = 0;
@@ -183,16 +181,13 @@ static int run_command(const af_selector *s, const char *text, char *line, size_
     }
     close(outp[0]);
     buf[got] = 0;
-    if (timed_out) kill(pid, SIGKILL);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-    int exec_errno = 0;
-    if (errp[0] >= 0) {
-        if (read(errp[0], &exec_errno, sizeof exec_errno) != (ssize_t)sizeof exec_errno) exec_errno = 0;
-        close(errp[0]);
-    }
-    if (exec_errno) {
-        snprintf(why, cap, "selector %s: cannot start %s: %s", s->label, s->argv[0], strerror(exec_errno));
+    if (timed_out)
+        af_proc_kill(&proc, 0, true);
+    else
+        af_proc_wait(&proc);
+    int status = proc.wait_status;
+    if (proc.exec_errno) {
+        snprintf(why, cap, "selector %s: cannot start %s: %s", s->label, s->argv[0], strerror(proc.exec_errno));
         return -1;
     }
     if (timed_out) {

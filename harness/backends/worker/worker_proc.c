@@ -8,13 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "util/clock.h"
+#include "util/proc.h"
 
 void af_worker_proc_init(af_worker_proc *p) {
     memset(p, 0, sizeof *p);
@@ -96,6 +96,30 @@ static int resolve_program(const char *prog, char *out, size_t cap, char *why, s
     return -1;
 }
 
+/* The worker's descriptors, set in the child before the exec (util/proc.h setup). */
+typedef struct {
+    int sock, err, shm;
+} worker_fds;
+
+/* fd 0 and 1 = the socket, fd 2 = the stderr pipe, fd 3 = the shared region; every other
+ * descriptor that the exec would keep is closed. */
+static int setup_fds(void *user) {
+    const worker_fds *f = user;
+    if (dup2(f->sock, 0) < 0 || dup2(f->sock, 1) < 0 || dup2(f->err, 2) < 0) return -1;
+    if (f->shm == AF_WORKER_SHM_FD) /* dup2 onto itself keeps close-on-exec: clear it */
+        fcntl(f->shm, F_SETFD, 0);
+    else if (f->shm >= 0 && dup2(f->shm, AF_WORKER_SHM_FD) < 0)
+        return -1;
+    long max_fd = sysconf(_SC_OPEN_MAX);
+    if (max_fd < 0 || max_fd > 65536) max_fd = 65536;
+    for (int fd = AF_WORKER_SHM_FD + 1; fd < max_fd; fd++) {
+        int flags = fcntl(fd, F_GETFD);
+        if (flags >= 0 && !(flags & FD_CLOEXEC)) close(fd); /* the exec closes the others */
+    }
+    signal(SIGPIPE, SIG_DFL);
+    return 0;
+}
+
 int af_worker_proc_start(af_worker_proc *p, char *const argv[], int shm_fd, char *why, size_t cap) {
     af_worker_proc_init(p);
     char prog[4096];
@@ -111,10 +135,17 @@ int af_worker_proc_start(af_worker_proc *p, char *const argv[], int shm_fd, char
         close(sv[1]);
         return -1;
     }
-    fflush(NULL); /* nothing buffered is written twice */
-    pid_t owner = getpid();
-    pid_t pid = fork();
-    if (pid < 0) {
+    /* its own process group; it dies with the process that started it (a campaign's pool
+     * worker killed for a hang must not leave its worker holding the GPU), and so does
+     * what it starts (util/proc.h: the guard of its group) */
+    worker_fds fds = {sv[1], ep[1], shm_fd};
+    af_proc_opts po;
+    memset(&po, 0, sizeof po);
+    po.path = prog;
+    po.argv = argv;
+    po.setup = setup_fds;
+    po.setup_user = &fds;
+    if (af_proc_start(&p->proc, &po)) {
         snprintf(why, cap, "worker: fork: %s", strerror(errno));
         close(sv[0]);
         close(sv[1]);
@@ -122,30 +153,15 @@ int af_worker_proc_start(af_worker_proc *p, char *const argv[], int shm_fd, char
         close(ep[1]);
         return -1;
     }
-    if (pid == 0) {
-        /* child: fd 0 and 1 = the socket, fd 2 = the stderr pipe, fd 3 = the shared region */
-        setpgid(0, 0);
-        /* the worker dies with the process that started it (a campaign's pool worker
-         * killed for a hang must not leave its worker holding the GPU) */
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != owner) _exit(127);
-        if (dup2(sv[1], 0) < 0 || dup2(sv[1], 1) < 0 || dup2(ep[1], 2) < 0) _exit(127);
-        if (shm_fd == AF_WORKER_SHM_FD) /* dup2 onto itself keeps close-on-exec: clear it */
-            fcntl(shm_fd, F_SETFD, 0);
-        else if (shm_fd >= 0 && dup2(shm_fd, AF_WORKER_SHM_FD) < 0)
-            _exit(127);
-        long max_fd = sysconf(_SC_OPEN_MAX);
-        if (max_fd < 0 || max_fd > 65536) max_fd = 65536;
-        for (int fd = AF_WORKER_SHM_FD + 1; fd < max_fd; fd++) close(fd);
-        signal(SIGPIPE, SIG_DFL);
-        execv(prog, argv);
-        fprintf(stderr, "attnfuzz worker: execv %s: %s\n", prog, strerror(errno));
-        _exit(127);
+    if (p->proc.exec_errno) { /* said on its stderr, as the worker's last words */
+        char msg[4200];
+        int n = snprintf(msg, sizeof msg, "attnfuzz worker: execv %s: %s\n", prog, strerror(p->proc.exec_errno));
+        if (write(ep[1], msg, n > 0 && (size_t)n < sizeof msg ? (size_t)n : 0) < 0) {}
     }
-    setpgid(pid, pid); /* also here: no race with the child's own call */
     close(sv[1]);
     close(ep[1]);
     fcntl(ep[0], F_SETFL, fcntl(ep[0], F_GETFL) | O_NONBLOCK);
-    p->pid = pid;
+    p->pid = p->proc.pid;
     p->sock = sv[0];
     p->err_fd = ep[0];
     return 0;
@@ -250,33 +266,27 @@ static void close_stderr(af_worker_proc *p) {
     p->err_fd = -1;
 }
 
+/* The worker is reaped: its status, then its last words. */
+static void reaped(af_worker_proc *p) {
+    p->wait_status = p->proc.wait_status;
+    p->reaped = true;
+    close_stderr(p);
+}
+
 void af_worker_proc_stop(af_worker_proc *p) {
     close_socket(p);
     if (p->pid <= 0 || p->reaped) return;
-    int status = 0;
-    pid_t w = waitpid(p->pid, &status, WNOHANG);
-    if (w == 0) {
-        kill(-p->pid, SIGKILL); /* the group: a worker's own children go too */
-        kill(p->pid, SIGKILL);
-        while ((w = waitpid(p->pid, &status, 0)) < 0 && errno == EINTR) {}
-    }
-    p->wait_status = w == p->pid ? status : 0;
-    p->reaped = true;
-    close_stderr(p);
+    if (!af_proc_poll(&p->proc)) af_proc_kill(&p->proc, 0, false); /* the group: its own children go too */
+    reaped(p);
 }
 
 void af_worker_proc_close(af_worker_proc *p, double grace_s) {
     close_socket(p);
     if (p->pid <= 0 || p->reaped) return;
     double until = af_clock_mono() + grace_s;
-    int status = 0;
     while (af_clock_mono() < until) {
-        pid_t w = waitpid(p->pid, &status, WNOHANG);
-        if (w == p->pid) {
-            p->wait_status = status;
-            p->reaped = true;
-            kill(-p->pid, SIGKILL); /* leftovers of its group */
-            close_stderr(p);
+        if (af_proc_poll(&p->proc)) { /* leftovers of its group are killed with it */
+            reaped(p);
             return;
         }
         drain_stderr(p); /* its last words, while it finishes */

@@ -1,6 +1,7 @@
 /* backends/worker/worker_proc.h — one worker process: started with execv (no shell) on a
  * socketpair (its fd 0 and 1) with the shared-memory fd as its fd 3, in its own process
- * group; lines sent and received under deadlines; killed and reaped.
+ * group, dead with the process that started it (util/proc.h); lines sent and received
+ * under deadlines; killed and reaped.
  *
  * Its fd 2 is a pipe that attnfuzz copies to its own stderr whenever it waits on the
  * worker (and when it ends), keeping the last line, so that a worker that dies at its
@@ -14,6 +15,7 @@
 #include <sys/types.h>
 
 #include "backends/worker/worker.h"
+#include "util/proc.h"
 
 #define AF_WORKER_SHM_FD 3 /* the worker finds the shared region on this fd */
 
@@ -28,9 +30,10 @@ typedef enum {
 #define AF_WORKER_MAX_LINE (64u << 20)
 
 typedef struct {
-    pid_t pid;  /* 0 = not running */
-    int sock;   /* attnfuzz's end of the socketpair, -1 = none */
-    char *rbuf; /* bytes received and not yet returned as lines */
+    af_proc proc; /* the process (util/proc.h): own group, dead with its starter */
+    pid_t pid;    /* 0 = not running; else proc.pid */
+    int sock;     /* attnfuzz's end of the socketpair, -1 = none */
+    char *rbuf;   /* bytes received and not yet returned as lines */
     size_t rlen, rcap;
     int wait_status; /* waitpid status after af_worker_proc_stop */
     bool reaped;
