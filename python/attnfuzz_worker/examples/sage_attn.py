@@ -49,10 +49,11 @@ def kernel(q, k, v, problem, do=None):
 
     problem.engine = call["engine"] + "+lse32"
     dt = {"fp16": torch.float16, "bf16": torch.bfloat16}[problem.dtype]
-    # the kernel's inputs: fresh tensors of the case's dtype (sage writes K in place)
+    # the kernel's inputs: fresh tensors of the case's dtype (sage writes K in place: watched)
     qd, kd, vd = (x.to(dt).contiguous() for x in (q, k, v))
     lse = _lse32(torch, qd, kd, problem)  # before the call: kd is about to be smoothed in place
     if call["engine"] == "dense":
+        problem.watch(q=qd, k=kd, v=vd)  # a write into them is an input_mutation finding (K: smooth_k)
         with problem.kernel_call():
             o = sageattn(qd, kd, vd, tensor_layout="HND", is_causal=call["is_causal"], sm_scale=call["sm_scale"])
         return o.float(), lse
@@ -63,6 +64,7 @@ def kernel(q, k, v, problem, do=None):
         pack(vd, problem.seqlens_kv).contiguous()
     cu_q = torch.tensor(call["cu_seqlens_q"], dtype=torch.int32, device=dev)
     cu_k = torch.tensor(call["cu_seqlens_k"], dtype=torch.int32, device=dev)
+    problem.watch(q=qp, k=kp, v=vp)
     with problem.kernel_call():
         op = sageattn_varlen(qp, kp, vp, cu_q, cu_k, call["max_seqlen_q"], call["max_seqlen_k"],
                              is_causal=call["is_causal"], sm_scale=call["sm_scale"])
