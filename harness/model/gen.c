@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/parfor.h"
+
 void af_gen_params_of_case(const af_case *c, af_gen_params *g) {
     memset(g, 0, sizeof *g);
     g->seed = c->seed;
@@ -151,6 +153,48 @@ static double logical_value(const af_case *c, const af_tensors *t, af_tensor_id 
     return x * pow2i((int)sc[(((size_t)b * v->H + h) * nblk_s + bs) * nblk_d + bd] - 127);
 }
 
+/* One (b, h) of a tensor's passes below (parfor items: each writes that head's rows only,
+ * so the bits do not depend on the thread count). */
+typedef struct {
+    const af_case *c;
+    af_tensors *t;
+    af_tensor_id id;
+    const af_gen_params *g;
+    float *vals; /* (B, H, S, D) dense: generated, or the GPU generator's */
+    double *dst; /* af_inputs_read's dense destination */
+} head_pass;
+
+static void read_head(void *ctx, long bh) {
+    const head_pass *x = ctx;
+    const af_tensor_view *v = &x->t->plan.view[x->id];
+    int b = (int)(bh / v->H), h = (int)(bh % v->H);
+    for (int s = 0; s < valid_rows(x->c, x->id, b); s++)
+        for (int d = 0; d < v->D; d++)
+            x->dst[dense_index(v, b, h, s, d)] = logical_value(x->c, x->t, x->id, b, h, s, d);
+}
+
+static void generate_head(void *ctx, long bh) {
+    const head_pass *x = ctx;
+    const af_tensor_view *v = &x->t->plan.view[x->id];
+    int b = (int)(bh / v->H), h = (int)(bh % v->H);
+    for (int s = 0; s < rows_in_buffer(x->c, v, x->id, b); s++)
+        for (int d = 0; d < v->D; d++)
+            x->vals[dense_index(v, b, h, s, d)] = af_gen_element_core(x->g, (int)x->id, v->H, v->S, v->D, b, h, s, d);
+}
+
+static void store_head(void *ctx, long bh) {
+    const head_pass *x = ctx;
+    const af_tensor_view *v = &x->t->plan.view[x->id];
+    int b = (int)(bh / v->H), h = (int)(bh % v->H);
+    for (int s = 0; s < rows_in_buffer(x->c, v, x->id, b); s++) {
+        int64_t off = af_layout_offset(&x->t->plan, x->id, b, h, s, 0); /* + d: model/layout.h */
+        for (int d = 0; d < v->D; d++)
+            af_storage_store(v->storage, x->t->buf[v->buffer], off + d, x->vals[dense_index(v, b, h, s, d)]);
+    }
+}
+
+static int head_threads(const af_tensor_view *v) { return af_parfor_threads((double)v->B * v->H * v->S * v->D); }
+
 void af_inputs_read(const af_case *c, const af_tensors *t, af_inputs *in) {
     af_tensor_id ids[4] = {AF_T_Q, AF_T_K, AF_T_V, AF_T_DO};
     double *dst[4] = {in->q, in->k, in->v, in->dout};
@@ -158,11 +202,8 @@ void af_inputs_read(const af_case *c, const af_tensors *t, af_inputs *in) {
         if (!dst[i]) continue;
         const af_tensor_view *v = &t->plan.view[ids[i]];
         memset(dst[i], 0, sizeof(double) * (size_t)v->B * v->H * v->S * v->D);
-        for (int b = 0; b < v->B; b++)
-            for (int h = 0; h < v->H; h++)
-                for (int s = 0; s < valid_rows(c, ids[i], b); s++)
-                    for (int d = 0; d < v->D; d++)
-                        dst[i][dense_index(v, b, h, s, d)] = logical_value(c, t, ids[i], b, h, s, d);
+        head_pass x = {c, (af_tensors *)t, ids[i], NULL, NULL, dst[i]};
+        af_parfor((long)v->B * v->H, head_threads(v), read_head, &x);
     }
 }
 
@@ -184,12 +225,8 @@ int af_inputs_generate_from(const af_case *c, af_tensors *t, af_inputs *in, floa
         bool given = pregen && pregen[i]; /* the caller's values (GPU generator), not ours */
         float *vals = given ? pregen[i] : calloc((size_t)n, sizeof(float));
         if (!vals) return -1;
-        for (int b = 0; !given && b < v->B; b++)
-            for (int h = 0; h < v->H; h++)
-                for (int s = 0; s < rows_in_buffer(c, v, id, b); s++)
-                    for (int d = 0; d < v->D; d++)
-                        vals[dense_index(v, b, h, s, d)] =
-                            af_gen_element_core(&g, (int)id, v->H, v->S, v->D, b, h, s, d);
+        head_pass x = {c, t, id, &g, vals, NULL};
+        if (!given) af_parfor((long)v->B * v->H, head_threads(v), generate_head, &x);
         if (v->paged && !c->page_tail_nan) {
             /* unused slots of each sequence's last page: finite stale values, as in a
              * reused KV cache (page_tail = nan leaves the NaN poison there) */
@@ -201,12 +238,7 @@ int af_inputs_generate_from(const af_case *c, af_tensors *t, af_inputs *in, floa
                                              af_gen_element_core(&g, (int)id + 16, v->H, v->S, v->D, b, h, s, d));
         }
         if (v->storage != AF_ST_E4M3) {
-            for (int b = 0; b < v->B; b++)
-                for (int h = 0; h < v->H; h++)
-                    for (int s = 0; s < rows_in_buffer(c, v, id, b); s++)
-                        for (int d = 0; d < v->D; d++)
-                            af_storage_store(v->storage, t->buf[v->buffer], af_layout_offset(&t->plan, id, b, h, s, d),
-                                             vals[dense_index(v, b, h, s, d)]);
+            af_parfor((long)v->B * v->H, head_threads(v), store_head, &x);
         } else if (c->dtype == AF_DT_FP8_E4M3) {
             float *descale = id == AF_T_Q   ? &t->descale_q
                              : id == AF_T_K ? &t->descale_k
