@@ -26,6 +26,11 @@ class Problem:
         self.dropout_p = float(fields.get("dropout_p", 0.0))
         self.dropout_seed = int(fields.get("dropout_seed", "0"))
         self.dropout_offset = int(fields.get("dropout_offset", "0"))
+        # score features (docs/worker-protocol.md): the soft cap c (0: none; scores
+        # s -> c tanh(s / c)), the sinks' kind and one logit per query head (None: no sinks)
+        self.softcap = float(fields.get("softcap", 0.0) or 0.0)
+        self.sinks = fields.get("sinks", "none")
+        self.sink = list(fields["sink"]) if fields.get("sink") is not None else None
         self.group = self.heads_q // self.heads_kv
         self.engine = ""
         self.given = ()

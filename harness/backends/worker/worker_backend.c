@@ -106,6 +106,12 @@ static bool hello_allows(const worker_state *st, const char *key, const char *na
     return false;
 }
 
+/* Does the hello's list `key` name `name` (no list: no)? */
+static bool hello_lists(const worker_state *st, const char *key, const char *name) {
+    json_t *list = st->hello ? json_object_get(st->hello, key) : NULL;
+    return json_is_array(list) && hello_allows(st, key, name);
+}
+
 /* Apply the capabilities of a hello. */
 static int take_hello(worker_state *st, json_t *hello, char *why, size_t cap) {
     json_t *ver = json_object_get(hello, "protocol");
@@ -321,11 +327,19 @@ static af_run_status local_declines(worker_state *st, const af_case *c, char *wh
                  c->cp_size);
         return AF_RUN_DECLINED;
     }
-    /* score features: protocol 1 carries none of them (the problem JSON has no softcap,
-     * sink logits, bias or slopes), so a worker would compute another function. Every
-     * case feature but dropout (which the problem carries, below) is one of them. */
+    /* score features: the problem carries dropout, the soft cap and the sinks (below);
+     * the others (bias, ALiBi slopes, log2 stats, dLSE) it does not, so a worker would
+     * compute another function. Learnable sinks with backward need the sink logits'
+     * gradient, an output the protocol has no slot for. */
     af_case score_only = *c;
     score_only.dropout_p = 0.0;
+    score_only.softcap = 0.0;
+    score_only.softmax = AF_SOFTMAX_VANILLA;
+    if (c->softmax == AF_SOFTMAX_LEARNABLE && c->backward) {
+        snprintf(why, cap, "%s: learnable sinks with backward need dsink, which worker protocol %d does not carry",
+                 st->backend_name, AF_WORKER_PROTOCOL_VERSION);
+        return AF_RUN_DECLINED;
+    }
     char score_features[160];
     af_case_features_text(&score_only, score_features, sizeof score_features);
     if (score_features[0]) {
@@ -340,7 +354,10 @@ static af_run_status local_declines(worker_state *st, const af_case *c, char *wh
     const char *feat[32];
     int nf = af_worker_case_features(c, feat, 32);
     for (int i = 0; i < nf; i++)
-        if (!hello_allows(st, "features", feat[i])) {
+        /* softcap and sinks change the function: only a worker that lists them gets them
+         * (a hello without a list, written before they were carried, would ignore them) */
+        if (!hello_allows(st, "features", feat[i]) ||
+            ((!strcmp(feat[i], "softcap") || !strcmp(feat[i], "sinks")) && !hello_lists(st, "features", feat[i]))) {
             snprintf(why, cap, "%s: the case uses '%s', which the worker does not list among its features",
                      st->backend_name, feat[i]);
             return AF_RUN_DECLINED;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "backends/backend.h"
+#include "model/features.h"
 #include "model/layout.h"
 #include "util/json.h"
 
@@ -46,6 +47,8 @@ int af_worker_case_features(const af_case *c, const char *out[], int cap) {
     ADD(c->stride_gap > 0, "stride_gap");
     ADD(c->cp_size > 1, "cp");
     ADD(c->dropout_p != 0.0, "dropout");
+    ADD(c->softcap > 0, "softcap");
+    ADD(c->softmax != AF_SOFTMAX_VANILLA, "sinks");
 #undef ADD
     return n;
 }
@@ -90,6 +93,18 @@ json_t *af_worker_problem_json(const af_case *c) {
     json_object_set_new(p, "dropout_p", json_real(c->dropout_p));
     json_object_set_new(p, "dropout_seed", json_string(seed_text));
     json_object_set_new(p, "dropout_offset", json_string(offset_text));
+    /* score features: the soft cap c (scores s -> c tanh(s / c); 0 = none), and the sinks:
+     * their kind and one logit per query head in the softmax's denominator (off_by_one: 0) */
+    json_object_set_new(p, "softcap", json_real(c->softcap));
+    json_object_set_new(p, "sinks",
+                        json_string(c->softmax == AF_SOFTMAX_LEARNABLE    ? "learnable"
+                                    : c->softmax == AF_SOFTMAX_OFF_BY_ONE ? "off_by_one"
+                                                                          : "none"));
+    if (c->softmax != AF_SOFTMAX_VANILLA) {
+        json_t *sink = json_array();
+        for (int h = 0; h < c->heads_q; h++) json_array_append_new(sink, json_real((double)af_feature_sink(c, h)));
+        json_object_set_new(p, "sink", sink);
+    }
     const char *feat[32];
     int nf = af_worker_case_features(c, feat, 32);
     json_t *fa = json_array();

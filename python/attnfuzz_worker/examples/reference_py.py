@@ -6,29 +6,38 @@ one rounding when stored. It lets CI test the worker protocol end to end on a CP
 
 Serves fp16 and bf16, forward and backward (also backward_given: from given O and LSE,
 for CP backward over this worker), every mask, window, GQA, padding, ragged and paged
-layout; declines fp8 (its recipes are not written here). Slow: tiny cases."""
+layout, soft cap and sinks (forward, and backward without the sink logits' gradient);
+declines fp8 (its recipes are not written here). Slow: tiny cases."""
 import math
 
 from attnfuzz_worker import serve
 
 
-def attention_head(q, k, v, do, problem, b):
+def sink_of(problem, hq):
+    """The sink logit of query head hq (in the softmax's denominator only), or None."""
+    return problem.sink[hq] if problem.sink else None
+
+
+def attention_head(q, k, v, do, problem, b, hq=0):
     """One (query head, kv head) pair of sequence b. q: (Sq, D) rows, k: (Skv, D),
-    v: (Skv, Dv), do: (Sq, Dv) or None. Returns o, lse, dq, dk, dv (lists)."""
+    v: (Skv, Dv), do: (Sq, Dv) or None. Returns o, lse, dq, dk, dv (lists). A sink
+    logit joins the denominator; a row that sees no key then has O = 0 and LSE = the
+    sink logit."""
     nq = problem.seqlens_q[b]
     dv_dim = problem.head_dim_v
+    sink = sink_of(problem, hq)
     o, lse = [], []
     for i in range(nq):
         r = problem.visible_range(b, i)
         if r is None:
             o.append([0.0] * dv_dim)
-            lse.append(-math.inf)
+            lse.append(-math.inf if sink is None else sink)
             continue
         lo, hi = r
-        s = scores(q[i], k, lo, hi, problem.scale)
-        m = max(s)
+        s = scores(q[i], k, lo, hi, problem)
+        m = max(s) if sink is None else max(max(s), sink)
         e = [math.exp(x - m) for x in s]
-        z = math.fsum(e)
+        z = math.fsum(e + ([math.exp(sink - m)] if sink is not None else []))
         o.append([math.fsum(e[t] / z * v[lo + t][d] for t in range(len(e))) for d in range(dv_dim)])
         lse.append(m + math.log(z))
     if do is None:
@@ -37,9 +46,12 @@ def attention_head(q, k, v, do, problem, b):
     return o, lse, dq, dk, dvv
 
 
-def scores(qi, k, lo, hi, scale):
-    """scale * q_i . k_j for the visible keys j = lo..hi."""
-    return [scale * math.fsum(a * c for a, c in zip(qi, k[j])) for j in range(lo, hi + 1)]
+def scores(qi, k, lo, hi, problem):
+    """scale * q_i . k_j for the visible keys j = lo..hi, through the soft cap
+    c * tanh(s / c) when the problem has one."""
+    s = [problem.scale * math.fsum(a * c for a, c in zip(qi, k[j])) for j in range(lo, hi + 1)]
+    cap = problem.softcap
+    return [cap * math.tanh(x / cap) for x in s] if cap else s
 
 
 def gradient_head(q, k, v, o, lse, do, problem, b):
@@ -57,12 +69,15 @@ def gradient_head(q, k, v, o, lse, do, problem, b):
         if r is None or lse[i] == -math.inf:
             continue
         lo, hi = r
-        p = [math.exp(x - lse[i]) for x in scores(q[i], k, lo, hi, scale)]
+        sc = scores(q[i], k, lo, hi, problem)
+        p = [math.exp(x - lse[i]) for x in sc]
         delta = math.fsum(a * c for a, c in zip(do[i], o[i]))
+        cap = problem.softcap
         for t, pj in enumerate(p):
             j = lo + t
             dp = math.fsum(a * c for a, c in zip(do[i], v[j]))
-            ds = pj * (dp - delta) * scale
+            # through the soft cap: d/ds c tanh(s / c) = 1 - tanh(s / c)^2
+            ds = pj * (dp - delta) * scale * ((1.0 - (sc[t] / cap) ** 2) if cap else 1.0)
             for d in range(problem.head_dim_qk):
                 dq[i][d] += ds * k[j][d]
                 dk[j][d] += ds * q[i][d]
@@ -117,7 +132,7 @@ def kernel(q, k, v, problem, do=None):
     def head(b, hq, hk):
         nq = problem.seqlens_q[b]
         dor = do.rows(b, hq, nq) if do is not None else None
-        return attention_head(q.rows(b, hq, nq), *kv(b, hk), dor, problem, b)
+        return attention_head(q.rows(b, hq, nq), *kv(b, hk), dor, problem, b, hq)
 
     O, L, dQ, dK, dV = each_head(problem, head)
     return (O, L) if do is None else (O, L, dQ, dK, dV)
@@ -138,6 +153,13 @@ def backward_given(q, k, v, o, lse, do, problem):
     return dQ, dK, dV
 
 
+# what the worker's hello lists (docs/worker-protocol.md: a case using a feature outside
+# the list is declined by attnfuzz): every layout property, and the score features the
+# protocol carries (softcap, sinks); not dropout
+FEATURES = ("backward", "gqa", "head_dim_v", "causal", "window", "bottom_right", "padded", "ragged", "paged", "packed",
+            "stride_gap", "cp", "softcap", "sinks")
+
+
 def supports(problem):
     if problem.dtype not in ("fp16", "bf16"):
         return "reference_py serves fp16 and bf16 only (not %s)" % problem.dtype
@@ -146,4 +168,5 @@ def supports(problem):
 
 if __name__ == "__main__":
     serve(kernel, name="refpy", description="pure-Python float64 reference attention", device="cpu",
-          dtypes=("fp16", "bf16"), supports=supports, mode="python", backward_given=backward_given)
+          dtypes=("fp16", "bf16"), supports=supports, mode="python", backward_given=backward_given,
+          features=FEATURES)
