@@ -22,11 +22,13 @@ CC=clang bash ci/build.sh build-asan -DATTNFUZZ_SANITIZE=ON -DATTNFUZZ_FUZZERS=O
 echo "== tests (ASan + UBSan build)"
 # The ASan run leaves out what the normal run covers and memory checking adds little to: the
 # long campaign tests, the criterion sweeps over plugin kernels (the normal run's 96 cases and
-# the nightly's 320 check the criterion), the Slurm and gate orchestration. Every C unit test
-# runs under ASan.
+# the nightly's 320 check the criterion), the Slurm and gate orchestration, and the tests of
+# the README's snippets, the Python target mappings, orphaned children and the worker score
+# features (Python-side and CLI-level checks of code the other tests run under ASan). Every
+# C unit test runs under ASan.
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
    ctest --output-on-failure -j"$jobs" --timeout 1800 \
-   -E 'campaign|planted|^test_criterion_fp8$|^test_criterion_kernels$|^test_features$|^test_dropout$|^test_scale$|^test_claims_hdim$|^test_slurm$|^test_gate$' \
+   -E 'campaign|planted|^test_criterion_fp8$|^test_criterion_kernels$|^test_features$|^test_dropout$|^test_scale$|^test_claims_hdim$|^test_slurm$|^test_gate$|^test_readme$|^test_pymap$|^test_serving_targets$|^test_orphans$|^test_worker_score_features$' \
    2>&1 | tee ctest.log) || rc=$?
 python3 ci/skip_reasons.py build-asan
 exit $rc
