@@ -20,6 +20,9 @@
 #   nondeterministic_reduction    nondeterministic  determinism probe
 #   writes_k                      input_mutation    the input-mutation check (K written
 #                                                   in place after a correct run)
+#   pad_to_tile                   leak              capacity probe (keys up to the 64-tile
+#                                                   read unmasked once the allocation
+#                                                   is larger); mismatch on padded seeds
 #
 # For each: `attnfuzz run corpora/seed/*.case --backend planted:<bug> --json` exits 1
 # (a finding), some verdict has the expected kind, and none says that the plugin
@@ -119,6 +122,7 @@ expect window_dropped mismatch
 expect scale_ignored feature_ignored
 expect nondeterministic_reduction nondeterministic
 expect writes_k input_mutation
+expect pad_to_tile leak
 
 # A plugin by path, the way users name their own (the example is correct).
 # It serves forward fp16/bf16 only: give it the seeds of that kind.

@@ -192,6 +192,9 @@ typedef struct {
 /* How one case was judged (filled by the runner; JSON key "judge"): which oracle tier
  * and reference served, what MPFR certified, and where the time went (seconds, wall).
  * The prepare times are the case's (shared by every engine run of it). */
+/* The probes timed one by one (judge/probes/probes.h, af_probe_names). */
+#define AF_PROBE_COUNT 9
+
 typedef struct {
     char oracle_tier[8];        /* "mpfr", "fp64" (CPU), "gpu"; "" = no oracle */
     int cert_rows, cert_keys;   /* rows / key columns recomputed in MPFR (all rows: mpfr tier) */
@@ -218,10 +221,11 @@ typedef struct {
     double check_criterion_s;   /* and the criterion against the oracle */
     double probes_s;            /* the probes' extra runs and checks */
     double probes_run_s;        /* of which the backend's runs */
-    double probe_s[8];          /* per probe (af_probe_names order, judge/probes/probes.h) */
-    double cert_s;              /* pipelined certification (long cases, runner.h): its wall
+    /* per probe (af_probe_names order, judge/probes/probes.h) */
+    double probe_s[AF_PROBE_COUNT];
+    double cert_s;      /* pipelined certification (long cases, runner.h): its wall
                                    time on CPU threads, overlapping the stages above */
-    double cert_wait_s;         /* of which the judge waited for at the end */
+    double cert_wait_s; /* of which the judge waited for at the end */
 } af_judge_summary;
 
 typedef struct {

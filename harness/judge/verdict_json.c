@@ -19,7 +19,7 @@ static json_t *finding_json(const af_finding *x) {
 /* The "judge" object: af_judge_summary (verdict.h), times in seconds. */
 static json_t *judge_json(const af_judge_summary *j) {
     json_t *per_probe = json_object(); /* probe name -> seconds, the probes that ran */
-    for (int k = 0; per_probe && k < 8; k++)
+    for (int k = 0; per_probe && k < AF_PROBE_COUNT; k++)
         if (j->probe_s[k] > 0) json_object_set_new(per_probe, af_probe_names[k], af_json_real(j->probe_s[k]));
     json_t *js = json_pack(
         "{s:s, s:i, s:i, s:o, s:s, s:b, s:b, s:b, s:b, s:b, s:{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}}",

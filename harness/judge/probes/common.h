@@ -12,6 +12,8 @@
  *         convention.c   the LSE's base (natural log, not log2)
  *         batch.c        batch invariance: the last sequence alone, bitwise its rows
  *         stale.c        NaN and huge values where no token lives: outputs unchanged
+ *         capacity.c     the case in a larger allocation, garbage where no token lives:
+ *                        outputs unchanged
  *         visibility.c   hidden input sets, perturbing them, the leak matrix
  *         inclusion.c    a visible V row (and a Q row) changed so much that O (LSE) moves
  *         feature.c      causal / window / scale / alignment toggled: O (LSE) moves
@@ -159,6 +161,7 @@ bool probe_rerun_reproduces(probe_ctx *x, af_tensor_id id, double moved, int *in
 void probe_convention(probe_ctx *x);
 void probe_batch(probe_ctx *x);
 void probe_stale(probe_ctx *x);
+void probe_capacity(probe_ctx *x);
 void probe_visibility(probe_ctx *x, af_leak_matrix *lm);
 void probe_inclusion(probe_ctx *x);
 void probe_feature(probe_ctx *x);

@@ -35,6 +35,11 @@
  *                serves when there is one), and the fraction of P's elements kept, read
  *                off a run with one-hot V rows, is within |kept - n(1-p)| <= 5 sqrt(n p
  *                (1-p)) + 1 (dropout.c states the reading). Up to 2 runs.
+ *   capacity     (AF_V_LEAK)  the same logical case in a larger allocation (64 more
+ *                rows after every sequence, longer stride and thd gaps, finite garbage
+ *                where no token lives): an output that moves, and moves again with
+ *                other garbage, is a leak (pad to tile without masking; capacity.c).
+ *                One run, two when an output moved.
  *   scales       (AF_V_FEATURE_IGNORED)  fp8_e4m3: one input descale doubled (v; q with
  *                k halved; dO) and the output descales moved with it: every stored
  *                output keeps its bits (the rule: scales.c).
@@ -48,13 +53,13 @@
  * Everything else (other sequences, other heads, padding, gaps) is independent.
  *
  * One file per probe in this folder (common.h lists them); af_probes_run (probes.c)
- * runs them in the order above, then inclusion and feature.
+ * runs them in the order above (capacity after stale), then inclusion and feature.
  *
  * Cost: extra backend runs per case, at most
  *   determinism_runs (2 for a backend that is not deterministic, less the runner's
  *   repeats) + 1 (batch) + visibility_runs (+ leak_reruns when a move is seen on a
- *   nondeterministic backend) + 2 (stale) + 1 (inclusion) + feature_runs;
- *   with the defaults 1 + 1 + 3 + 2 + 1 + 3 = 11 on a deterministic backend; + 2 (scales,
+ *   nondeterministic backend) + 2 (stale) + 1 (capacity, 2 on a move) + 1 (inclusion) + feature_runs;
+ *   with the defaults 1 + 1 + 3 + 2 + 1 + 1 + 3 = 12 on a deterministic backend; + 2 (scales,
  *   fp8_e4m3 forward) or + 3 (fp8_e4m3 backward).
  */
 #ifndef ATTNFUZZ_JUDGE_PROBES_H
@@ -76,6 +81,7 @@ typedef struct {
     bool stale;           /* NaN / huge values where no token lives (two runs) */
     bool scales;          /* fp8_e4m3 descale plumbing (up to three runs; scales.c) */
     bool dropout;         /* dropout replay and keep rate (up to two runs; dropout.c) */
+    bool capacity;        /* the case in a larger allocation (one run, two on a move) */
     int leak_reruns;      /* unperturbed reruns before a move on a nondeterministic
                               backend is called a leak (default 4) */
     int determinism_runs; /* extra identical runs (default 1; at least 2 are made for a
@@ -119,6 +125,7 @@ typedef struct {
     int reproduced;               /* moves a rerun reproduced (nondeterministic, no leak) */
     bool batch_checked;           /* the batch-invariance run was compared */
     int stale_runs;               /* stale-data runs compared */
+    int capacity_runs;            /* larger-allocation runs compared (capacity.c) */
     int convention_rows;          /* LSE rows whose base could be told apart */
     bool lse_base2;               /* the LSE is in base 2 (a convention finding): the
                                       LSE mismatches it explains are dropped (runner) */
@@ -131,11 +138,12 @@ typedef struct {
     long long dropout_kept;       /* of them, kept */
     char notes[512];              /* probes skipped and why */
     double run_s;                 /* wall time of the probes' backend runs (of their total) */
-    double probe_s[8];            /* wall time per probe, in af_probe_names order */
+    /* wall time per probe, in af_probe_names order */
+    double probe_s[AF_PROBE_COUNT];
 } af_probe_stats;
 
 /* The probes in the order they run (af_probe_stats.probe_s). */
-extern const char *const af_probe_names[8];
+extern const char *const af_probe_names[AF_PROBE_COUNT];
 
 /* The run being probed. The template holds the case's inputs laid out with outputs
  * poisoned (af_prepared.tensors); baseline holds the buffers after the judged run of

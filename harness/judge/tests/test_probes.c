@@ -380,8 +380,11 @@ static void test_cpu_no_false_alarm(void) {
             CHECK_MSG(st.inclusion_checked > 0, "'%s': inclusion checked nothing (%s)", cases[k].name, st.notes);
             CHECK_MSG(st.feature_toggles >= 1 && st.feature_checked > 0, "'%s': feature checked nothing (%s)",
                       cases[k].name, st.notes);
-            /* determinism, batch, visibility, stale (NaN, huge), inclusion, feature */
-            CHECK(st.extra_runs <= 1 + 1 + o.visibility_runs + 2 + 1 + o.feature_runs);
+            /* determinism, batch, visibility, stale (NaN, huge), capacity (one run: nothing
+             * moved), inclusion, feature */
+            CHECK_MSG(st.capacity_runs == 1 || (st.capacity_runs == 0 && strstr(st.notes, "capacity: skipped (fp8")),
+                      "'%s': %d capacity runs (%s)", cases[k].name, st.capacity_runs, st.notes);
+            CHECK(st.extra_runs <= 1 + 1 + o.visibility_runs + 2 + 1 + 1 + o.feature_runs);
             /* the leak matrix: rows x sets, no leak cell, labels filled */
             CHECK(lm.cols == st.hidden_sets && lm.rows > 0 && lm.cells);
             bool any_visible_changed = false;
@@ -489,11 +492,14 @@ static void test_options_and_runner(void) {
     /* each probe alone costs what it says */
     af_probe_opts o;
     af_probe_opts_default(&o);
-    o.visibility = o.inclusion = o.feature = o.batch = o.stale = false;
+    o.visibility = o.inclusion = o.feature = o.batch = o.stale = o.capacity = false;
     probe_case(&cases[0].c, cpu, &o, &v, &st, NULL);
     CHECK(st.extra_runs == 1);
+    o.capacity = true; /* one run more: the larger allocation, where nothing moves */
+    probe_case(&cases[0].c, cpu, &o, &v, &st, NULL);
+    CHECK(st.extra_runs == 2 && st.capacity_runs == 1 && v.n_findings == 0);
     af_probe_opts_default(&o);
-    o.determinism = o.inclusion = o.feature = o.batch = o.stale = false;
+    o.determinism = o.inclusion = o.feature = o.batch = o.stale = o.capacity = false;
     o.visibility_runs = 2;
     probe_case(&cases[0].c, cpu, &o, &v, &st, NULL);
     CHECK(st.extra_runs == 2 && st.hidden_sets == 2);

@@ -67,6 +67,12 @@
  *                                   head's mean over the sequence's keys subtracted from its
  *                                   keys in the caller's buffer (SageAttention 1.0.6's
  *                                   `k -= km`; research C26): an input_mutation naming K
+ *   PLANTED_PAD_TO_TILE             the key loop padded to 64-key tiles and bounded by the
+ *                                   allocation, not the length: keys [len_kv, min(len_kv
+ *                                   rounded up to 64, capacity)) join the softmax unmasked
+ *                                   (capacity: S rows padded or paged, the sequence's
+ *                                   tokens and the gap after them in thd). Right while the
+ *                                   allocation is tight (research C25: the capacity probe)
  *
  * Features (plugin.h, ABI 2) are served in the forward: softcap, sinks, bias, ALiBi and
  * log2 stats, in the cpu reference's fp32 order (softcap, then bias, then ALiBi; the sink
@@ -111,6 +117,7 @@
 #define PLANTED_LSE_BASE2_IGNORED          19
 #define PLANTED_DLSE_DROPPED               20
 #define PLANTED_WRITES_K                   21
+#define PLANTED_PAD_TO_TILE                22
 
 #ifndef PLANTED_BUG
 #error "build with -DPLANTED_BUG=PLANTED_<BUG> (see harness/plugins/CMakeLists.txt)"
@@ -147,6 +154,7 @@ static const struct {
     {"planted:lse_base2_ignored", "log2 statistics requested, natural-log LSE written"},
     {"planted:dlse_dropped", "the incoming LSE gradient (dLSE) accepted and left out of the backward"},
     {"planted:writes_k", "correct outputs, then K smoothed in place (k -= mean(k), the caller's input)"},
+    {"planted:pad_to_tile", "keys up to len_kv rounded to a 64-key tile read unmasked, cut at the allocation"},
 };
 
 /* The features this plugin serves (forward only). */
@@ -304,6 +312,24 @@ static int rows_in_memory(const af_plugin_tensor *x, int len) { return x->token_
 
 /* ---- the mask (this plugin's own) ------------------------------------------------- */
 
+#define PAD_TILE 64 /* PLANTED_PAD_TO_TILE's key tile */
+
+/* One past the last key the key loop of sequence b reads: len_kv; with
+ * PLANTED_PAD_TO_TILE len_kv rounded up to the tile, cut at what the allocation holds
+ * for the sequence (S rows; thd: its tokens and the gap up to the next sequence). */
+static int key_end(const planted_run *r, int b) {
+    int len = r->p->seqlens_kv[b];
+#if BUG(PAD_TO_TILE)
+    const af_plugin_tensor *k = &r->t->t[AF_PLUGIN_K];
+    long long room = r->Skv, end = ((long long)len + PAD_TILE - 1) / PAD_TILE * PAD_TILE;
+    if (k->token_start && k->token_start[b + 1] - k->token_start[b] < room)
+        room = k->token_start[b + 1] - k->token_start[b];
+    if (end > room) end = room;
+    if (end > len) return (int)end;
+#endif
+    return len;
+}
+
 /* Keys [*first, *last] that row i of sequence b sees; returns their count (0: the row is
  * fully masked or past len_q). The visible set is [0, len_kv) cut by causal
  * (j <= diag), window left (j >= diag - L) and window right (j <= diag + R). */
@@ -311,7 +337,7 @@ static int visible_keys_of_row(const planted_run *r, int b, int i, int *first, i
     const af_plugin_problem *p = r->p;
     int len_q = p->seqlens_q[b], len_kv = p->seqlens_kv[b];
     long long diag = p->align == AF_PLUGIN_ALIGN_BOTTOM_RIGHT ? (long long)i + len_kv - len_q : (long long)i;
-    long long lo = 0, hi = (long long)len_kv - 1;
+    long long lo = 0, hi = (long long)key_end(r, b) - 1;
     int window_left = p->window_left, window_right = p->window_right;
 #if BUG(WINDOW_DROPPED)
     window_left = window_right = -1;
@@ -350,6 +376,20 @@ static void gather(planted_run *r, int tid, float *dense, int H, int S, int D, c
                 for (int d = 0; d < D; d++) row[d] = load(x, b, h, s, d, true);
             }
 }
+
+#if BUG(PAD_TO_TILE)
+/* The keys and values past each sequence's length that the padded key loop reads. */
+static void gather_tile_tails(planted_run *r) {
+    for (int b = 0; b < r->B; b++)
+        for (int h = 0; h < r->Hkv; h++)
+            for (int s = r->p->seqlens_kv[b]; s < key_end(r, b); s++) {
+                float *k = row_of(r->k, r->Hkv, r->Skv, r->Dqk, b, h, s),
+                      *v = row_of(r->v, r->Hkv, r->Skv, r->Dv, b, h, s);
+                for (int d = 0; d < r->Dqk; d++) k[d] = load(&r->t->t[AF_PLUGIN_K], b, h, s, d, true);
+                for (int d = 0; d < r->Dv; d++) v[d] = load(&r->t->t[AF_PLUGIN_V], b, h, s, d, true);
+            }
+}
+#endif
 
 #if BUG(FP8_V_BLOCK_SCALE)
 /* Re-quantise V (B, Hkv, Skv, Dv) block by block: one scale per V_SCALE_BLOCK tokens,
@@ -692,6 +732,9 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_run(const af_plugin_problem *p, const af_pl
     gather(&r, AF_PLUGIN_Q, r.q, r.Hq, r.Sq, r.Dqk, p->seqlens_q);
     gather(&r, AF_PLUGIN_K, r.k, r.Hkv, r.Skv, r.Dqk, p->seqlens_kv);
     gather(&r, AF_PLUGIN_V, r.v, r.Hkv, r.Skv, r.Dv, p->seqlens_kv);
+#if BUG(PAD_TO_TILE)
+    gather_tile_tails(&r);
+#endif
     if (backward) gather(&r, AF_PLUGIN_DO, r.dout, r.Hq, r.Sq, r.Dv, p->seqlens_q);
 #if BUG(FP8_V_BLOCK_SCALE)
     quantise_v_blocks(&r);
