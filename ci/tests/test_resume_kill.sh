@@ -95,7 +95,12 @@ if s["findings"] != sum(counts.values()) or r["summary"]["findings"] != s["findi
     bad.append(f"findings: stats {s['findings']}, report {r['summary']['findings']}, bucket counts {sum(counts.values())}")
 if r["summary"]["cases_judged"] != max(s["cases"] - s["errors"], len(dirs)): bad.append(f"cases_judged {r['summary']['cases_judged']} vs stats cases {s['cases']}")
 m = re.search(r'<testsuites name="attnfuzz" tests="(\d+)" failures="(\d+)"', junit)
-if not m or int(m.group(1)) != r["summary"]["cases_judged"] or int(m.group(2)) != min(s["findings"], int(m.group(1))):
+judged = re.search(r'<property name="attnfuzz.cases_judged" value="(\d+)"', junit)
+found = re.search(r'<property name="attnfuzz.findings" value="(\d+)"', junit)
+# tests / failures count the elements; the campaign's figures are properties
+if (not m or not judged or not found or int(m.group(1)) != junit.count("<testcase ")
+        or int(m.group(2)) != junit.count("<failure ") or int(judged.group(1)) != r["summary"]["cases_judged"]
+        or int(found.group(1)) != s["findings"]):
     bad.append(f"junit {m.groups() if m else None} vs cases_judged {r['summary']['cases_judged']}, findings {s['findings']}")
 if s["resumed"] != 1: bad.append(f"resumed {s['resumed']}")
 if s["minimised"] + s["unminimised"] + s["deduplicated"] < len(pending):
