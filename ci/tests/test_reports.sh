@@ -14,7 +14,9 @@
 #     - no report names a path in the campaign directory; each Reproduce line names
 #       findings/<bucket>/finding.case and, run in DIR, reproduces the finding (exit 1);
 #     - report.html shows the provenance and the coverage / rate plot (PNG);
-#     - `attnfuzz triage DIR` rebuilds the four reports byte for byte.
+#     - a probe's bucket (feature_ignored) stores no heatmap and shows its evidence table;
+#     - `attnfuzz triage DIR` rebuilds the four reports byte for byte; `attnfuzz merge`
+#       keeps the runs' provenance (SARIF invocations of the merged directory).
 #  2. buckets are ordered by severity then count: a findings directory with crash, hang,
 #     leak and two mismatch buckets triages to crash, hang, leak, mismatch x9, mismatch x5.
 set -u
@@ -130,6 +132,14 @@ if r.returncode != 1: bad.append(f"{line!r} run in DIR exited {r.returncode}: {r
 html = open(f"{d}/report.html").read()
 if "<h2>Provenance</h2>" not in html or 'alt="coverage over time"' not in html or 'alt="cases per second over time"' not in html:
     bad.append("report.html lacks the provenance table or the plot")
+# probe buckets (feature_ignored here): no heatmap of the unperturbed run, their own evidence
+probe = [b for b in rep["buckets"] if b["kind"] in ("feature_ignored", "leak", "inert", "nondeterministic")]
+if not probe: bad.append("no probe bucket to check (planted:scale_ignored gives feature_ignored)")
+for b in probe:
+    if b["heatmap"] is not None: bad.append(f"probe bucket {b['bucket']} ({b['kind']}) stored a heatmap")
+    sec = re.search(r'<section id="b%s">(.*?)</section>' % b["bucket"], html, re.S)
+    if not sec or '<table class="evidence">' not in sec.group(1) or "error heatmap" in sec.group(1):
+        bad.append(f"report.html: bucket {b['bucket']} ({b['kind']}) shows no evidence table, or a heatmap")
 for e in bad: print("FAIL campaign reports:", e)
 if not bad:
     print(f"ok   campaign reports: {len(rows)} plot_data lines, {len(rep['buckets'])} bucket(s), junit "
@@ -143,6 +153,15 @@ for r in report.json report.junit.xml report.sarif report.html; do cp "$D/$r" "$
 for r in report.json report.junit.xml report.sarif report.html; do
     cmp -s "$D/$r" "$T/saved/$r" || bad "attnfuzz triage rebuilt a different $r"
 done
+
+# a merge keeps the runs' provenance
+"$AF" merge "$T/merged" "$D" --quiet >/dev/null 2>&1
+python3 - "$T/merged" "$D" <<'PY' || bad "the merged directory lost the campaign's provenance"
+import json, sys
+m, d = (json.load(open(f"{x}/provenance.json"))["runs"] for x in sys.argv[1:3])
+s = json.load(open(f"{sys.argv[1]}/report.sarif"))["runs"][0]["invocations"]
+sys.exit(0 if m == d and [i["commandLine"] for i in s] == [r["command_line"] for r in d] else 1)
+PY
 
 # --- 2. severity, then count ------------------------------------------------------------
 S=$T/sev
