@@ -67,7 +67,7 @@ typedef struct {
     long long gpu_cases[AF_GPUS_MAX];
     /* DIR/plot_data: the last line written (its time and cases: the rate column is over
      * the interval since), lines written by this run */
-    double plot_last_s;
+    double plot_last_s, plot_last_rate;
     long long plot_last_cases;
     int plot_lines;
 } af_campaign_stats;
@@ -127,7 +127,8 @@ int af_stats_write_fuzzer_stats(const char *dir, const af_campaign_stats *st);
  * so a resumed campaign continues the same file. Columns (comma-separated, stable):
  *   relative_time  campaign seconds (a resume goes on from the earlier runs' time)
  *   cases          cases counted (stats.json cases)
- *   cases_per_s    cases per second since the previous line (0 on a run's first line)
+ *   cases_per_s    cases per second since the previous line (0 on a run's first line;
+ *                  the previous line's rate when no time passed, as after fuzzing stopped)
  *   findings       findings seen, every duplicate counted
  *   buckets        distinct buckets
  *   corpus         corpus inputs
