@@ -391,9 +391,9 @@ int af_campaign_run(const af_campaign_opts *o) {
         fprintf(stderr, "attnfuzz campaign: --gpus %s: %d worker(s) per GPU, CUDA_VISIBLE_DEVICES set in each\n", list,
                 o->workers_per_gpu);
     }
-    af_provenance_run prov = {o->argv,  o->argc,          cp->seed,     o->seed != 0,
-                              cp->st.backend, cp->st.engine, cp->st.mode, cp->st.jobs,
-                              cp->st.start_unix, af_worker_hello(cp->s.backend)};
+    af_provenance_run prov = {
+        o->argv,       o->argc,     cp->seed,    o->seed != 0,      cp->st.backend,
+        cp->st.engine, cp->st.mode, cp->st.jobs, cp->st.start_unix, af_worker_hello(cp->s.backend)};
     if (af_provenance_begin(cp->dir, &prov, why, sizeof why)) af_cp_write_failed(cp, "provenance", why);
     cp->st.plot_last_s = af_cp_elapsed(cp);
     cp->st.plot_last_cases = cp->st.cases;

@@ -103,7 +103,7 @@ typedef struct {
     const char *const *argv; /* the command line as typed ("attnfuzz", "campaign", ...), for
                                 DIR/provenance.json; NULL = not recorded */
     int argc;
-    FILE *summary;           /* the closing summary block (the CLI: stdout), NULL = none;
+    FILE *summary; /* the closing summary block (the CLI: stdout), NULL = none;
                                 the progress lines stay on stderr */
 } af_campaign_opts;
 

@@ -234,7 +234,9 @@ int af_stats_plot_append(const char *dir, af_campaign_stats *st, int features, b
     }
     double dt = st->elapsed_s - st->plot_last_s;
     /* no time since the line before (the last line after fuzzing stopped): its rate again */
-    double rate = st->plot_lines == 0 ? 0 : dt > 0 ? (double)(st->cases - st->plot_last_cases) / dt : st->plot_last_rate;
+    double rate = st->plot_lines == 0 ? 0
+                  : dt > 0            ? (double)(st->cases - st->plot_last_cases) / dt
+                                      : st->plot_last_rate;
     int n = 0;
     if (sb.st_size == 0) n = snprintf(line, sizeof line, "%s\n", AF_STATS_PLOT_HEADER);
     n += snprintf(line + n, sizeof line - (size_t)n, "%.3f, %lld, %.2f, %lld, %d, %d, %d, %d, %lld, %lld\n",

@@ -140,7 +140,7 @@ int af_stats_write_fuzzer_stats(const char *dir, const af_campaign_stats *st);
  * AF_STATS_PLOT_HEADER is the header line. force writes a line even within the period.
  * 0, or -1 with why. */
 #define AF_STATS_PLOT_PERIOD_S 1.0
-#define AF_STATS_PLOT_HEADER                                                                                          \
+#define AF_STATS_PLOT_HEADER                                                                                           \
     "# relative_time, cases, cases_per_s, findings, buckets, corpus, features, config_cells, crashes, hangs"
 int af_stats_plot_append(const char *dir, af_campaign_stats *st, int features, bool force, char *why, size_t cap);
 /* Distinct config cells noted (af_stats_note_config_cell). */

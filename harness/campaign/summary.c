@@ -15,8 +15,9 @@ void af_cp_print_summary(const af_campaign_state *cp, const af_triage_summary *s
             st->engine, st->mode ? st->mode : "", st->jobs, cp->seed, cp->o->seed ? "" : " (drawn)");
     fprintf(f, "  cases         %lld in %.1f s (%.1f cases/s); %lld declined, %lld could not run\n", st->cases,
             st->elapsed_s, rate, st->declined, st->errors);
-    fprintf(f, "  coverage      %d feature(s); %d of %d config cells (hashed configuration classes: dtype, mask, "
-               "window, layout, head dim, ...)\n",
+    fprintf(f,
+            "  coverage      %d feature(s); %d of %d config cells (hashed configuration classes: dtype, mask, "
+            "window, layout, head dim, ...)\n",
             cp->queue.features, af_stats_config_cells(st), AF_STATS_CONFIG_CELLS);
     fprintf(f, "  findings      %lld in %d bucket(s), %d defect group(s)", st->findings, st->buckets, sum->groups);
     int listed = 0;

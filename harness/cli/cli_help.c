@@ -13,7 +13,6 @@
 #include "util/suggest.h"
 #include "util/version.h"
 
-
 typedef struct {
     const char *verb;
     const char *option; /* the long name, or "-o" for a short-only option */

@@ -186,7 +186,8 @@ static json_t *provenance_json(const tr_report *rep) {
     tr_provenance_pairs pairs;
     tr_provenance_flatten(rep->provenance, &pairs);
     json_t *o = json_object();
-    for (int i = 0; o && i < pairs.n; i++) json_object_set_new(o, pairs.pair[i].name, af_json_text(pairs.pair[i].value));
+    for (int i = 0; o && i < pairs.n; i++)
+        json_object_set_new(o, pairs.pair[i].name, af_json_text(pairs.pair[i].value));
     const json_t *runs = json_object_get(rep->provenance, "runs");
     if (o) json_object_set_new(o, "runs", runs ? json_deep_copy(runs) : json_array());
     return o;
@@ -221,8 +222,7 @@ static json_t *report_json(const report_list *l, const af_triage_summary *s, con
     /* write_errors, findings_unstored: from stats.json, the campaign's failures to keep
      * what it found (0 when it kept everything, or no campaign wrote stats.json) */
     return json_pack("{s:s, s:s, s:i, s:{s:i, s:I, s:o, s:I, s:o, s:i, s:I, s:I, s:i}, s:o, s:o, s:o}", "tool",
-                     "attnfuzz",
-                     "report", "triage", "format_version", 1, "summary", "buckets", s->buckets, "findings",
+                     "attnfuzz", "report", "triage", "format_version", 1, "summary", "buckets", s->buckets, "findings",
                      (json_int_t)s->findings, "by_kind", by_kind, "cases_judged", (json_int_t)tr_cases_judged(rep),
                      "elapsed_s", rep->stats->present ? af_json_real(rep->stats->elapsed_s) : json_null(),
                      "interrupted_cases", rep->interrupted->total, "write_errors", (json_int_t)rep->stats->write_errors,

@@ -275,8 +275,8 @@ static void plot_section(FILE *f, const tr_report *rep) {
             legend_swatch(f, tr_plot_colours[2], "cases/s");
             fprintf(f, "(0 to %.1f)", r_max);
         }
-        fprintf(f, "; time 0 to %.1f s, %d point%s; each line scaled to its own maximum</figcaption></figure>\n",
-                t_max, p->n, p->n == 1 ? "" : "s");
+        fprintf(f, "; time 0 to %.1f s, %d point%s; each line scaled to its own maximum</figcaption></figure>\n", t_max,
+                p->n, p->n == 1 ? "" : "s");
     }
     fputs("<p class=\"note\">From plot_data (one line per progress tick). Features: coverage counters the "
           "in-process engine reached (config cells, error size per tensor, verdict kinds); config cells: distinct "

@@ -41,10 +41,10 @@ const json_t *tr_provenance_last(const json_t *doc) {
 
 /* The keys every report shows, in this order (campaign/provenance.h); "unknown" when
  * the campaign did not record one. */
-static const char *const shown_keys[] = {"attnfuzz_version", "git_commit",   "command_line",  "seed",
-                                         "host",             "gpu",          "nvidia_driver", "cuda_driver",
-                                         "cuda_runtime",     "cudnn",        "backend",       "engine",
-                                         "start_time_utc",   "end_time_utc", "outcome"};
+static const char *const shown_keys[] = {
+    "attnfuzz_version", "git_commit",   "command_line", "seed",  "host",    "gpu",
+    "nvidia_driver",    "cuda_driver",  "cuda_runtime", "cudnn", "backend", "engine",
+    "start_time_utc",   "end_time_utc", "outcome"};
 
 static void put(tr_provenance_pairs *p, const char *name, const json_t *v) {
     if (p->n >= TR_PROVENANCE_PAIRS) return;
@@ -53,8 +53,7 @@ static void put(tr_provenance_pairs *p, const char *name, const json_t *v) {
     if (json_is_string(v) && json_string_length(v) > 0)
         q->value = json_string_value(v);
     else if (json_is_integer(v) || json_is_boolean(v)) {
-        snprintf(q->number, sizeof q->number, "%s",
-                 json_is_boolean(v) ? (json_is_true(v) ? "true" : "false") : "");
+        snprintf(q->number, sizeof q->number, "%s", json_is_boolean(v) ? (json_is_true(v) ? "true" : "false") : "");
         if (json_is_integer(v)) snprintf(q->number, sizeof q->number, "%lld", (long long)json_integer_value(v));
         q->value = q->number;
     } else

@@ -13,8 +13,8 @@ int main(void) {
         CHECK(af_triage_severity_rank(k) == i);
     }
     for (int k = 1; k < AF_V_COUNT; k++) CHECK_MSG(seen[k] == 1, "%s listed %d times", af_verdict_name(k), seen[k]);
-    const af_verdict_kind documented[] = {AF_V_CRASH, AF_V_HANG, AF_V_OUT_OF_BOUNDS, AF_V_INPUT_MUTATION,
-                                          AF_V_NAN_INF, AF_V_UNWRITTEN, AF_V_LEAK, AF_V_MISMATCH};
+    const af_verdict_kind documented[] = {AF_V_CRASH,   AF_V_HANG,      AF_V_OUT_OF_BOUNDS, AF_V_INPUT_MUTATION,
+                                          AF_V_NAN_INF, AF_V_UNWRITTEN, AF_V_LEAK,          AF_V_MISMATCH};
     for (size_t i = 0; i + 1 < sizeof documented / sizeof documented[0]; i++)
         CHECK_MSG(af_triage_severity_rank(documented[i]) < af_triage_severity_rank(documented[i + 1]), "%s before %s",
                   af_verdict_name(documented[i]), af_verdict_name(documented[i + 1]));

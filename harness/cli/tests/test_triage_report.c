@@ -243,8 +243,9 @@ int main(void) {
     CHECK(strstr(json, "\"kind\":\"leak\"") < strstr(json, "\"kind\":\"mismatch\""));
     /* provenance: every key, from the run recorded below */
     CHECK(strstr(json, "\"provenance\":{\"attnfuzz_version\":\"") != NULL);
-    const char *keys[] = {"git_commit", "command_line", "seed", "host", "gpu", "nvidia_driver", "cuda_driver",
-                          "cuda_runtime", "cudnn", "backend", "start_time_utc", "end_time_utc", "outcome", "runs"};
+    const char *keys[] = {"git_commit",     "command_line", "seed",         "host",  "gpu",
+                          "nvidia_driver",  "cuda_driver",  "cuda_runtime", "cudnn", "backend",
+                          "start_time_utc", "end_time_utc", "outcome",      "runs"};
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
         char key[64];
         snprintf(key, sizeof key, "\"%s\":", keys[k]);
