@@ -18,7 +18,8 @@
 #     - `attnfuzz triage DIR` rebuilds the four reports byte for byte; `attnfuzz merge`
 #       keeps the runs' provenance (SARIF invocations of the merged directory).
 #  2. buckets are ordered by severity then count: a findings directory with crash, hang,
-#     leak and two mismatch buckets triages to crash, hang, leak, mismatch x9, mismatch x5.
+#     leak and two mismatch buckets triages to crash, hang, leak, mismatch x9, mismatch x5
+#     (report.json, SARIF, and the list `attnfuzz triage` prints).
 set -u
 AF=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -181,6 +182,8 @@ order=$(python3 -c 'import json,sys; print(" ".join("%sx%d" % (b["kind"], b["cou
 sarif_order=$(python3 -c 'import json,sys; print(" ".join(r["ruleId"] for r in json.load(open(sys.argv[1]))["runs"][0]["results"]))' "$S/report.sarif")
 [ "$sarif_order" = "crash hang leak mismatch mismatch" ] || bad "SARIF result order: $sarif_order"
 python3 "$HERE/sarif_check.py" "$S/report.sarif" || bad "the severity directory's SARIF does not check"
+listed=$("$AF" triage "$S" | sed -n 's/^  [0-9a-f]\{12\}  x\([0-9]*\) *\([a-z]*\)|.*/\2x\1/p' | tr '\n' ' ')
+[ "$listed" = "crashx1 hangx3 leakx2 mismatchx9 mismatchx5 " ] || bad "attnfuzz triage lists: $listed"
 
 [ $fail -eq 0 ] && echo "test_reports: all checks passed"
 exit $fail
