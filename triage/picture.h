@@ -18,11 +18,16 @@ int af_png_write_rgb(const char *path, int w, int h, const unsigned char *rgb);
  * legend is drawn with the same function. */
 void af_heatmap_colour(double ratio, unsigned char rgb[3]);
 /* Render to PNG bytes (*out malloc'ed) or to a file (util/fsutil.h atomic write). Each
- * cell becomes a nearest-neighbour block of at least 2 pixels with a 1-px seam when
- * blocks are 6 px or more: 384 / cells pixels (so a 1x1 map is 384 px, 128 cells 3
- * px; at least ~256 px a side); matrices over 384 cells a side fold by max. Leak matrix: leak red, hidden and unchanged
- * dark blue, visible and changed pale green, visible and unchanged grey (a folded
- * group shows a leak when it holds one). */
+ * cell becomes a nearest-neighbour block of AF_PICTURE_TARGET_SIDE / cells pixels a side,
+ * kept within [AF_PICTURE_MIN_CELL, AF_PICTURE_MAX_CELL] (1 cell: 32 px; 128 cells: 4 px),
+ * with a 1-px seam when blocks are 6 px or more; matrices over AF_PICTURE_MAX_SIDE /
+ * AF_PICTURE_MIN_CELL cells a side fold by max, so no side exceeds AF_PICTURE_MAX_SIDE.
+ * Leak matrix: leak red, hidden and unchanged dark blue, visible and changed pale green,
+ * visible and unchanged grey (a folded group shows a leak when it holds one). */
+#define AF_PICTURE_MIN_CELL    4
+#define AF_PICTURE_MAX_CELL    32
+#define AF_PICTURE_TARGET_SIDE 256
+#define AF_PICTURE_MAX_SIDE    512
 int af_heatmap_png_bytes(const af_heatmap *m, unsigned char **out, size_t *len);
 int af_heatmap_png(const af_heatmap *m, const char *path);
 int af_leak_png_bytes(const af_leak_matrix *m, unsigned char **out, size_t *len);

@@ -2,6 +2,14 @@
  *
  * Reports (af_triage_build, `attnfuzz triage DIR`):
  *   DIR/report.json  DIR/report.junit.xml  DIR/report.sarif (SARIF 2.1.0)  DIR/report.html
+ * Buckets in severity order (af_triage_severity_order), then count. Every path in them is
+ * relative to DIR, the Reproduce lines too (run them from DIR). Provenance, from
+ * DIR/provenance.json (campaign/provenance.h; absent keys are "unknown"): report.json
+ * "provenance" (the file's runs), SARIF runs[0].tool.driver.version and
+ * runs[0].invocations (one per run: commandLine, arguments, startTimeUtc, endTimeUtc,
+ * executionSuccessful, machine, properties with seed, GPU and library versions), JUnit
+ * <properties>, an HTML table. DIR/plot_data (campaign/stats.h) becomes the HTML's
+ * coverage and rate plot (PNG).
  * The cases a killed run had in flight (DIR/interrupted/<name>.case, kept by a resume) are
  * listed with their backend: report.json "interrupted" ([{case, backend}]) and
  * summary.interrupted_cases, the junit suite's system-out, an HTML section.
@@ -38,6 +46,16 @@ int af_triage_check_dir(const char *dir, char *why, size_t cap);
  * A DIR without findings gives empty (passing) reports. summary may be NULL.
  * Returns 0 or -1 with why. */
 int af_triage_build(const char *dir, af_triage_summary *summary, char *why, size_t cap);
+
+/* The one severity order of verdict kinds (triage/src/severity.c): every report, the
+ * campaign's closing summary and `attnfuzz triage` list buckets by it, then by count
+ * (most first), then signature. Most severe first: crash, hang, out_of_bounds,
+ * input_mutation, nan_inf, unwritten, leak, mismatch, nondeterministic,
+ * feature_ignored, inert, convention, resource, claim_mismatch, declined, error; a
+ * kind this build does not know comes last. */
+extern const af_verdict_kind af_triage_severity_order[AF_V_COUNT - 1];
+/* Position of kind in that order (0 = most severe); AF_V_COUNT - 1 for an unknown kind. */
+int af_triage_severity_rank(int kind);
 
 /* Base64 of n bytes into a malloc'ed NUL-terminated string (NULL on failure). */
 char *af_base64(const unsigned char *data, size_t n);

@@ -31,8 +31,8 @@ for r in report.json report.junit.xml report.sarif report.html; do
     [ -s "$WORK/cpu/$r" ] || fail "cpu campaign: no $r"
 done
 # a clean campaign's reports still count its cases and show its summary
-judged=$(sed -n 's/.*<testsuite name="attnfuzz.findings" tests="\([0-9]*\)".*/\1/p' "$WORK/cpu/report.junit.xml")
-[ "${judged:-0}" -gt 10 ] || fail "report.junit.xml counts ${judged:-0} tests for a campaign of $cases cases"
+judged=$(sed -n 's/.*<property name="attnfuzz.cases_judged" value="\([0-9]*\)".*/\1/p' "$WORK/cpu/report.junit.xml")
+[ "${judged:-0}" -gt 10 ] || fail "report.junit.xml says ${judged:-0} cases judged for a campaign of $cases cases"
 grep -q 'No findings in [0-9]* judged cases' "$WORK/cpu/report.html" || fail "report.html has no summary"
 grep -q '<th>backend</th><td>cpu</td>' "$WORK/cpu/report.html" || fail "report.html does not name the backend"
 

@@ -43,9 +43,10 @@ paste() {
         bad "$name: argv [${got[*]-}] want [$*] from: $line"
     fi
 }
-# real NAME LINE WANT_RC: the same line with the real attnfuzz
+# real NAME LINE WANT_RC [DIR]: the same line with the real attnfuzz, run in W (or DIR:
+# the reports' Reproduce lines name the case relative to the campaign directory)
 real() {
-    (cd "$W" && PATH="$T/real:$PATH" sh -c "$2") >"$T/real.out" 2>&1
+    (cd "${4:-$W}" && PATH="$T/real:$PATH" sh -c "$2") >"$T/real.out" 2>&1
     local rc=$?
     [ $rc -eq "$3" ] && [ -z "$(ls -A "$W")" ] && ok "$1 (exit $rc)" || { bad "$1: exit $rc (want $3): $(tail -2 "$T/real.out")"; rm -rf "${W:?}"/*; }
 }
@@ -94,13 +95,13 @@ for name in ("camp", "merged"):
 camp = "%s/camp" % d
 for case in ET.parse(camp + "/report.junit.xml").iter():
     text = (case.text or "") + "".join((c.tail or "") for c in case)
-    for m in re.finditer(r"bucket (\w+), .*\nrepro: (.*)", text):
+    for m in re.finditer(r"bucket (\w+), .*\nrepro \(from the campaign directory\): (.*)", text):
         emit("report.junit.xml", m.group(1), m.group(2))
 for run in json.load(open(camp + "/report.sarif"))["runs"]:
     for r in run["results"]:
         line = r["properties"]["repro"]
         emit("report.sarif", re.search(r"findings/(\w+)/finding.case", line).group(1), line)
-for m in re.finditer(r"Reproduce:</p><pre>(.*?)</pre>", open(camp + "/report.html").read(), re.S):
+for m in re.finditer(r"Reproduce \(from the campaign directory\):</p><pre>(.*?)</pre>", open(camp + "/report.html").read(), re.S):
     line = html.unescape(m.group(1)).strip()
     emit("report.html", re.search(r"findings/(\w+)/finding.case", line).group(1), line)
 sys.stdout.write("".join(x + "\0" for x in out))
@@ -109,16 +110,15 @@ n=0
 declare -A seen
 while IFS=$'\t' read -r -d '' src bucket line; do
     n=$((n + 1))
-    dir=camp
-    case $src in merged*) dir=merged ;; esac
-    paste "$src $bucket" "$line" repro "$D/$dir/findings/$bucket/finding.case" --backend flash_bug:uniform_scale
+    # the reports name the case relative to the campaign directory
+    paste "$src $bucket" "$line" repro "findings/$bucket/finding.case" --backend flash_bug:uniform_scale
     seen[$src]=1
 done <"$T/lines"
 for src in "camp report.json" "merged report.json" report.junit.xml report.sarif report.html; do
     [ -n "${seen[$src]-}" ] || bad "no Reproduce line read from $src"
 done
 line=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["buckets"][0]["repro"])' "$D/merged/report.json")
-real "a merged bucket's Reproduce line reproduces it" "$line" 1
+real "a merged bucket's Reproduce line reproduces it, run in the merged directory" "$line" 1 "$D/merged"
 echo "     $n Reproduce lines pasted"
 
 [ -z "$(find "$T" -name 'INJ*' -o -name F)" ] || bad "an injected command ran somewhere: $(find "$T" -name 'INJ*' -o -name F)"

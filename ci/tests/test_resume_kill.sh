@@ -9,6 +9,8 @@
 #      pending is handled, DIR/pending is empty; each case DIR/current held is printed
 #      (path and backend) and kept in DIR/interrupted/; stats.json (findings, buckets,
 #      cases, interrupted_cases) agrees with report.json and report.junit.xml;
+#      DIR/provenance.json holds the killed run (no end, no outcome) and the resumed one,
+#      one SARIF invocation each (the killed one not successful);
 #   3. without --resume the same DIR is refused (exit 2, one line naming it);
 #      --resume on a directory without a campaign exits 2 too.
 set -u
@@ -95,9 +97,21 @@ if s["findings"] != sum(counts.values()) or r["summary"]["findings"] != s["findi
     bad.append(f"findings: stats {s['findings']}, report {r['summary']['findings']}, bucket counts {sum(counts.values())}")
 if r["summary"]["cases_judged"] != max(s["cases"] - s["errors"], len(dirs)): bad.append(f"cases_judged {r['summary']['cases_judged']} vs stats cases {s['cases']}")
 m = re.search(r'<testsuites name="attnfuzz" tests="(\d+)" failures="(\d+)"', junit)
-if not m or int(m.group(1)) != r["summary"]["cases_judged"] or int(m.group(2)) != min(s["findings"], int(m.group(1))):
+judged = re.search(r'<property name="attnfuzz.cases_judged" value="(\d+)"', junit)
+found = re.search(r'<property name="attnfuzz.findings" value="(\d+)"', junit)
+# tests / failures count the elements; the campaign's figures are properties
+if (not m or not judged or not found or int(m.group(1)) != junit.count("<testcase ")
+        or int(m.group(2)) != junit.count("<failure ") or int(judged.group(1)) != r["summary"]["cases_judged"]
+        or int(found.group(1)) != s["findings"]):
     bad.append(f"junit {m.groups() if m else None} vs cases_judged {r['summary']['cases_judged']}, findings {s['findings']}")
 if s["resumed"] != 1: bad.append(f"resumed {s['resumed']}")
+# provenance: the killed run (no end) and the resumed one; SARIF has an invocation each
+prov = json.load(open(f"{d}/provenance.json"))["runs"]
+if (len(prov) != 2 or prov[0]["end_time_utc"] is not None or prov[0]["outcome"] is not None
+        or prov[1]["outcome"] != "findings" or "--resume" not in prov[1]["command_line"]):
+    bad.append(f"provenance runs {[(p['end_time_utc'], p['outcome']) for p in prov]}")
+inv = json.load(open(f"{d}/report.sarif"))["runs"][0]["invocations"]
+if [i["executionSuccessful"] for i in inv] != [False, True]: bad.append(f"SARIF invocations {inv}")
 if s["minimised"] + s["unminimised"] + s["deduplicated"] < len(pending):
     bad.append(f"minimised {s['minimised']} + unminimised {s['unminimised']} + deduplicated {s['deduplicated']} < {len(pending)} pending raws")
 if bad: print("FAIL resume after kill: " + "; ".join(bad)); sys.exit(1)

@@ -114,8 +114,9 @@ echo "     worker bucket: $line"
 case $line in *"--worker-cmd "*) echo "ok   the worker bucket's Reproduce line carries --worker-cmd" ;;
     *) echo "FAIL the worker bucket's Reproduce line has no --worker-cmd: '$line'"; fail=1 ;; esac
 mkdir -p "$T/bin" && ln -s "$AF" "$T/bin/attnfuzz"
-PATH="$T/bin:$PATH" sh -c "$line" >"$T/paste.out" 2>&1
-check_rc "the Reproduce line, pasted into sh, reproduces the worker's finding" $? 1
+# the reports' Reproduce lines name the case relative to the campaign directory: run there
+(cd "$T/wcamp" && PATH="$T/bin:$PATH" sh -c "$line") >"$T/paste.out" 2>&1
+check_rc "the Reproduce line, pasted into sh in the campaign directory, reproduces the worker's finding" $? 1
 check "the pasted line: still fails" "$T/paste.out" "still fails"
 
 [ $fail -eq 0 ] && echo "test_worker_errors: all checks passed"

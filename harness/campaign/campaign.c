@@ -21,6 +21,8 @@
 
 #include "campaign/campaign_internal.h"
 #include "campaign/corpus_merge.h"
+#include "campaign/provenance.h"
+#include "backends/worker/worker.h"
 #include "triage/report.h"
 #include "util/clock.h"
 #include "util/config.h"
@@ -109,6 +111,8 @@ void af_cp_update_stats(af_campaign_state *cp, bool final) {
     if (!cp->libfuzzer) cp->st.corpus = af_cp_corpus_count(cp);
     char why[700];
     if (af_stats_write(cp->dir, &cp->st, why, sizeof why)) af_cp_write_failed(cp, "stats", why);
+    if (af_stats_plot_append(cp->dir, &cp->st, cp->queue.features, final, why, sizeof why))
+        af_cp_write_failed(cp, "plot_data", why);
     double now = af_clock_mono();
     if (final || now - cp->last_progress >= progress_period(cp)) {
         af_stats_progress(&cp->st, cp->tty, final);
@@ -174,6 +178,17 @@ static int check_gpus(const af_campaign_opts *o) {
         return -1;
     }
     return 0;
+}
+
+/* DIR/provenance.json: this run's end and outcome (campaign/provenance.h). */
+static void close_provenance(af_campaign_state *cp, bool interrupted) {
+    bool failed = cp->write_failed || cp->st.write_errors > 0;
+    const char *outcome = failed ? "error" : interrupted ? "interrupted" : cp->st.buckets > 0 ? "findings" : "clean";
+    char why[1400];
+    cp->write_failed_at_close = failed;
+    if (af_provenance_end(cp->dir, af_clock_unix(), outcome, !failed && !interrupted, af_worker_hello(cp->s.backend),
+                          why, sizeof why))
+        af_cp_write_failed(cp, "provenance", why);
 }
 
 int af_campaign_run(const af_campaign_opts *o) {
@@ -323,8 +338,9 @@ int af_campaign_run(const af_campaign_opts *o) {
             return seed_rep.write_failed ? AF_CAMPAIGN_WRITE_ERROR : AF_CAMPAIGN_SETUP_ERROR;
         }
     }
-    cp->rng = o->seed ? o->seed : (uint64_t)af_clock_unix() * 1000003u + (uint64_t)getpid();
-    cp->rng = af_shard_rng_start(cp->rng, &o->shard);
+    /* the seed that replays this stream as --seed (DIR/provenance.json) */
+    cp->seed = o->seed ? o->seed : (uint64_t)af_clock_unix() * 1000003u + (uint64_t)getpid();
+    cp->rng = af_shard_rng_start(cp->seed, &o->shard);
 
     char fuzzer[PATH_MAX];
     /* --gpus: the in-process engine, whose workers each get one GPU (libFuzzer's -fork
@@ -375,6 +391,12 @@ int af_campaign_run(const af_campaign_opts *o) {
         fprintf(stderr, "attnfuzz campaign: --gpus %s: %d worker(s) per GPU, CUDA_VISIBLE_DEVICES set in each\n", list,
                 o->workers_per_gpu);
     }
+    af_provenance_run prov = {
+        o->argv,       o->argc,     cp->seed,    o->seed != 0,      cp->st.backend,
+        cp->st.engine, cp->st.mode, cp->st.jobs, cp->st.start_unix, af_worker_hello(cp->s.backend)};
+    if (af_provenance_begin(cp->dir, &prov, why, sizeof why)) af_cp_write_failed(cp, "provenance", why);
+    cp->st.plot_last_s = af_cp_elapsed(cp);
+    cp->st.plot_last_cases = cp->st.cases;
     af_cp_update_stats(cp, false);
 
     af_cp_saved_signals saved_signals;
@@ -413,6 +435,10 @@ int af_campaign_run(const af_campaign_opts *o) {
     af_cp_count_stored(cp);
     if (!cp->libfuzzer) cp->st.corpus = af_cp_corpus_count(cp);
     long long errors_before = cp->st.write_errors;
+    if (af_stats_plot_append(cp->dir, &cp->st, cp->queue.features, true, why, sizeof why))
+        af_cp_write_failed(cp, "plot_data", why);
+    /* the run's end and outcome, before the reports that show them */
+    close_provenance(cp, interrupted);
     /* the reports read the final counters from stats.json */
     if (af_stats_write(cp->dir, &cp->st, why, sizeof why))
         af_cp_write_failed(cp, "stats (no reports built from an older stats.json)", why);
@@ -434,6 +460,9 @@ int af_campaign_run(const af_campaign_opts *o) {
              : interrupted            ? AF_CAMPAIGN_INTERRUPTED
              : cp->st.buckets > 0     ? AF_CAMPAIGN_FINDINGS
                                       : AF_CAMPAIGN_CLEAN;
+    if (rc == AF_CAMPAIGN_WRITE_ERROR && !cp->write_failed_at_close) /* a report failed after */
+        close_provenance(cp, interrupted);
+    if (o->summary) af_cp_print_summary(cp, &sum, o->summary);
     af_cp_interrupt_restore(&saved_signals);
     af_queue_free(&cp->queue);
     af_cp_known_free(&cp->known);

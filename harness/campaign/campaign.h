@@ -35,6 +35,9 @@
  *   DIR/report.{json,junit.xml,sarif,html}
  *   DIR/lock                  flock'ed while a campaign runs: "pid P host H" (dirlock.h)
  *   DIR/config_cells.bin      the config cells seen (stats.h), for resume and merge
+ *   DIR/plot_data             a line per progress tick: coverage and rate over time (stats.h)
+ *   DIR/provenance.json       version, commit, command line, seed, host, GPU and library
+ *                             versions of each run (provenance.h); the reports show them
  *   DIR/interrupted/          cases in flight when an earlier run of DIR stopped
  *
  * --gpus: one worker process per GPU (or workers_per_gpu of them), each with its own
@@ -55,6 +58,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "backends/backend.h"
 #include "campaign/gpus.h"
@@ -96,6 +100,11 @@ typedef struct {
     int workers_per_gpu;     /* with gpus: workers (cases in flight) per GPU, >= 1 */
     long long merge_every;   /* in-process engine: DIR/corpus merged after every this many cases
                                 (campaign_internal.h), 0 = AF_CP_CORPUS_MERGE_CASES */
+    const char *const *argv; /* the command line as typed ("attnfuzz", "campaign", ...), for
+                                DIR/provenance.json; NULL = not recorded */
+    int argc;
+    FILE *summary; /* the closing summary block (the CLI: stdout), NULL = none;
+                                the progress lines stay on stderr */
 } af_campaign_opts;
 
 /* What af_campaign_run returns (the CLI maps each to its exit code, cli/cli.h). */

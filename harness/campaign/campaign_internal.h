@@ -15,6 +15,7 @@
 #include "campaign/session.h"
 #include "campaign/stats.h"
 #include "campaign/store.h"
+#include "triage/report.h"
 
 #define AF_CAMPAIGN_MAX_JOBS 64 /* children the in-process engine keeps in flight at most */
 
@@ -78,6 +79,8 @@ typedef struct {
     int corpus_kept, queue_at_merge;
     bool write_failed; /* a write in DIR failed (st.write_errors): fuzzing stops, exit AF_CAMPAIGN_WRITE_ERROR */
     af_cp_known known; /* the buckets minimised so far (known.c) */
+    uint64_t seed;     /* the --seed that replays this run (drawn when none was given) */
+    bool write_failed_at_close; /* DIR/provenance.json closed with outcome "error" */
 } af_campaign_state;
 
 /* ---- campaign.c ---- */
@@ -98,6 +101,9 @@ void af_cp_update_stats(af_campaign_state *cp, bool final);
 /* af_cp_update_stats when the progress line is due (tty: 1 s, else 10 s): called
  * between the runs of a minimisation, so that the line keeps coming. */
 void af_cp_progress_tick(af_campaign_state *cp);
+/* The closing summary block on f (summary.c): directory, backend, seed, cases and rate,
+ * coverage, findings by kind in severity order, where the reports are. */
+void af_cp_print_summary(const af_campaign_state *cp, const af_triage_summary *sum, FILE *f);
 /* One more finding seen (and the time to the first). */
 void af_cp_note_finding(af_campaign_state *cp);
 

@@ -13,6 +13,7 @@
 #include "campaign/corpus_merge.h"
 #include "campaign/dirlock.h"
 #include "campaign/merge.h"
+#include "campaign/provenance.h"
 #include "campaign/stats.h"
 #include "triage/findings.h"
 #include "triage/report.h"
@@ -380,6 +381,8 @@ int af_campaign_merge(const char *out, const char *const *dirs, int n, af_merge_
         merged->corpus = sum->corpus = count_entries(path);
         snprintf(path, sizeof path, "%s/interrupted", out);
         merged->interrupted_cases = count_entries(path);
+        /* the shards' provenance (their runs) for the reports */
+        if (!rc && af_provenance_merge(out, dirs, n, why, cap)) rc = AF_MERGE_ERROR;
         /* the reports first: they read stats.json; then the bucket count they found */
         if (rc || af_stats_write(out, merged, why, cap) || af_triage_build(out, &ts, why, cap)) {
             rc = AF_MERGE_ERROR;

@@ -156,9 +156,15 @@ void af_session_fatal_verdict(const af_session *s, const af_case *c, af_verdict_
 
 /* ---- one case in this process ---------------------------------------------------------- */
 
-/* Heatmap of the first finding's tensor, when there are kernel outputs to draw. */
+/* Heatmap of the first finding's tensor, when there are kernel outputs to draw and the
+ * tensor's comparison with the oracle failed (a mismatch, NaN / Inf or an unwritten
+ * element over the allowance). A probe's finding (leak, inert, feature ignored,
+ * nondeterministic, NaN only in a probe's run) gets none: the judged run's errors are
+ * within tolerance there, the probe's own evidence (leak matrix, findings) tells it. */
 static bool finding_heatmap(const af_prepared *p, const af_tensors *t, const af_verdict *v, af_heatmap *hm) {
     if (!p->have_oracle || v->n_findings == 0) return false;
+    af_verdict_kind kind = v->findings[0].kind;
+    if (kind != AF_V_MISMATCH && kind != AF_V_NAN_INF && kind != AF_V_UNWRITTEN) return false;
     af_tensor_id tensor = v->findings[0].tensor;
     if (tensor < 0 || tensor >= AF_T_COUNT || !v->stats[tensor].judged) return false; /* dsink: no heatmap */
     af_outputs out;
@@ -166,6 +172,14 @@ static bool finding_heatmap(const af_prepared *p, const af_tensors *t, const af_
     af_outputs_read(t, &p->c, &out);
     bool ok = af_heatmap_error(&p->c, &out, &p->oracle.out, tensor, v->stats[tensor].allowed, hm) == 0;
     af_outputs_free(&out);
+    /* a mismatch comes from the comparison (ratio over 1, also under fp8's row rules); NaN
+     * or an unwritten element from it only when the heatmap holds a cell over the
+     * allowance or not finite (else the stale-data probe's run had it) */
+    bool failed = kind == AF_V_MISMATCH ? v->stats[tensor].ratio > 1 : af_heatmap_shows_failure(hm);
+    if (ok && !failed) {
+        af_heatmap_free(hm);
+        ok = false;
+    }
     return ok;
 }
 

@@ -1,5 +1,6 @@
 /* campaign/stats.c — DIR/stats.json with stable keys, and the progress line (campaign/stats.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "campaign/stats.h"
@@ -87,7 +89,7 @@ void af_stats_note_config_cell(af_campaign_stats *st, unsigned cell) {
     st->config_cells_seen[cell / 64] |= 1ull << (cell % 64);
 }
 
-static int config_cells(const af_campaign_stats *st) {
+int af_stats_config_cells(const af_campaign_stats *st) {
     int n = 0;
     for (int i = 0; i < AF_STATS_CONFIG_CELLS / 64; i++) n += __builtin_popcountll(st->config_cells_seen[i]);
     return n;
@@ -159,7 +161,7 @@ int af_stats_write(const char *dir, af_campaign_stats *st, char *why, size_t cap
     json_object_set_new(o, "plan_cache_hits", json_integer((json_int_t)st->plan_cache_hits));
     json_object_set_new(o, "plan_cache_misses", json_integer((json_int_t)st->plan_cache_misses));
     if (st->envelope) json_object_set_new(o, "envelope", af_envelope_json(st->envelope));
-    json_object_set_new(o, "config_cells", json_integer(config_cells(st)));
+    json_object_set_new(o, "config_cells", json_integer(af_stats_config_cells(st)));
     json_object_set_new(o, "config_cells_total", json_integer(AF_STATS_CONFIG_CELLS));
     json_object_set_new(o, "timeline", timeline_json(st));
     json_object_set_new(o, "shard", st->shard[0] ? json_string(st->shard) : json_null());
@@ -216,6 +218,45 @@ int af_stats_write_fuzzer_stats(const char *dir, const af_campaign_stats *st) {
                      st->declined, st->mode ? st->mode : "", st->backend, st->engine[0] ? " " : "", st->engine);
     af_file_part part = {text, (size_t)n};
     return af_write_parts_atomic(path, &part, 1, NULL, 0);
+}
+
+int af_stats_plot_append(const char *dir, af_campaign_stats *st, int features, bool force, char *why, size_t cap) {
+    if (!force && st->plot_lines > 0 && st->elapsed_s < st->plot_last_s + AF_STATS_PLOT_PERIOD_S) return 0;
+    char path[2048], line[512];
+    snprintf(path, sizeof path, "%s/plot_data", dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        int err = errno;
+        if (why && cap) snprintf(why, cap, "%s: %s", path, fd < 0 ? strerror(err) : "not a regular file");
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    double dt = st->elapsed_s - st->plot_last_s;
+    /* no time since the line before (the last line after fuzzing stopped): its rate again */
+    double rate = st->plot_lines == 0 ? 0
+                  : dt > 0            ? (double)(st->cases - st->plot_last_cases) / dt
+                                      : st->plot_last_rate;
+    int n = 0;
+    if (sb.st_size == 0) n = snprintf(line, sizeof line, "%s\n", AF_STATS_PLOT_HEADER);
+    n += snprintf(line + n, sizeof line - (size_t)n, "%.3f, %lld, %.2f, %lld, %d, %d, %d, %d, %lld, %lld\n",
+                  st->elapsed_s, st->cases, rate, st->findings, st->buckets, st->corpus, features,
+                  af_stats_config_cells(st), st->crashes, st->hangs);
+    int rc = af_write_all(fd, line, (size_t)n);
+    int err = errno;
+    if (close(fd) != 0 && rc == 0) {
+        rc = -1;
+        err = errno;
+    }
+    if (rc) {
+        if (why && cap) snprintf(why, cap, "write %s: %s", path, strerror(err));
+        return -1;
+    }
+    st->plot_last_s = st->elapsed_s;
+    st->plot_last_cases = st->cases;
+    st->plot_last_rate = rate;
+    st->plot_lines++;
+    return 0;
 }
 
 void af_stats_progress(const af_campaign_stats *st, bool tty, bool final) {

@@ -65,6 +65,11 @@ typedef struct {
     int n_gpus;
     char gpus[AF_GPUS_MAX][AF_GPU_ID_MAX];
     long long gpu_cases[AF_GPUS_MAX];
+    /* DIR/plot_data: the last line written (its time and cases: the rate column is over
+     * the interval since), lines written by this run */
+    double plot_last_s, plot_last_rate;
+    long long plot_last_cases;
+    int plot_lines;
 } af_campaign_stats;
 
 /* Add n cases to GPU device's count (listed first when new; beyond AF_GPUS_MAX GPUs
@@ -117,6 +122,30 @@ int af_stats_read(const char *dir, af_campaign_stats *st, char *why, size_t cap)
  * execs_done (= cases), execs_per_sec, paths_total (= corpus), unique_crashes,
  * unique_hangs, findings, buckets, declined, target_mode, afl_banner. 0 or -1. */
 int af_stats_write_fuzzer_stats(const char *dir, const af_campaign_stats *st);
+/* DIR/plot_data, AFL++'s plot_data for attnfuzz: a header line, then one line per
+ * progress tick (at most every AF_STATS_PLOT_PERIOD_S, and the last state), appended,
+ * so a resumed campaign continues the same file. Columns (comma-separated, stable):
+ *   relative_time  campaign seconds (a resume goes on from the earlier runs' time)
+ *   cases          cases counted (stats.json cases)
+ *   cases_per_s    cases per second since the previous line (0 on a run's first line;
+ *                  the previous line's rate when no time passed, as after fuzzing stopped)
+ *   findings       findings seen, every duplicate counted
+ *   buckets        distinct buckets
+ *   corpus         corpus inputs
+ *   features       coverage features the in-process engine's queue reached (0 with the
+ *                  libFuzzer engine, whose workers keep their own)
+ *   config_cells   distinct config cells of the cases counted (of AF_STATS_CONFIG_CELLS:
+ *                  the hash of the case's configuration class, fuzz/fuzz.h)
+ *   crashes, hangs
+ * AF_STATS_PLOT_HEADER is the header line. force writes a line even within the period.
+ * 0, or -1 with why. */
+#define AF_STATS_PLOT_PERIOD_S 1.0
+#define AF_STATS_PLOT_HEADER                                                                                           \
+    "# relative_time, cases, cases_per_s, findings, buckets, corpus, features, config_cells, crashes, hangs"
+int af_stats_plot_append(const char *dir, af_campaign_stats *st, int features, bool force, char *why, size_t cap);
+/* Distinct config cells noted (af_stats_note_config_cell). */
+int af_stats_config_cells(const af_campaign_stats *st);
+
 /* One progress line on stderr: "\r..." on a tty, a plain line otherwise (callers
  * rate-limit: about once a second on a tty, every 10 s otherwise). */
 void af_stats_progress(const af_campaign_stats *st, bool tty, bool final);

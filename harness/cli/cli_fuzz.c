@@ -604,7 +604,18 @@ int af_cli_campaign(int argc, char **argv) {
             return AF_EXIT_USAGE;
         }
     }
+    /* the command line as typed, for DIR/provenance.json; the summary block on stdout */
+    const char **words = calloc((size_t)argc + 3, sizeof *words);
+    if (words) {
+        words[0] = "attnfuzz";
+        words[1] = "campaign";
+        for (int i = 0; i < argc; i++) words[i + 2] = argv[i];
+        o.argv = words;
+        o.argc = argc + 2;
+    }
+    o.summary = stdout;
     int rc = af_campaign_run(&o);
+    free(words);
     af_registry_free(&workers);
     free(corpus);
     switch (rc) {

@@ -5,22 +5,13 @@
  * option_docs below (looked up by verb and name; test_cli_help fails when an option of
  * a table has none, or when the help names an option that no table has).
  */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "util/hostinfo.h"
 #include "util/suggest.h"
-
-#ifndef AF_VERSION
-#define AF_VERSION "unknown"
-#endif
-#ifndef AF_GIT_COMMIT
-#define AF_GIT_COMMIT "unknown"
-#endif
-#ifndef AF_CUDA_COMPILER
-#define AF_CUDA_COMPILER ""
-#endif
+#include "util/version.h"
 
 typedef struct {
     const char *verb;
@@ -242,88 +233,30 @@ bool af_cli_wants_help(const af_cli_command *c, int argc, char **argv) {
 
 /* ---- --version --------------------------------------------------------------------- */
 
-/* First of names that dlopen finds; NULL with why (dlerror of the last) otherwise. */
-static void *open_first(const char *const *names, const char **opened, char *why, size_t cap) {
-    for (; *names; names++) {
-        void *h = dlopen(*names, RTLD_NOW | RTLD_LOCAL);
-        if (h) {
-            *opened = *names;
-            return h;
-        }
-        const char *e = dlerror();
-        snprintf(why, cap, "%s", e ? e : "dlopen failed");
-    }
-    return NULL;
-}
-
-static void library_path(void *sym, char *out, size_t cap) {
-    Dl_info info;
-    if (sym && dladdr(sym, &info) && info.dli_fname)
-        snprintf(out, cap, "%s", info.dli_fname);
+/* "LABEL VERSION from PATH" or "LABEL not found (...)" (util/hostinfo.h). */
+static void print_library(FILE *f, const char *label, const af_lib_version *v, bool with_number) {
+    if (!v->found)
+        fprintf(f, "%-13s %s\n", label, v->why);
+    else if (with_number)
+        fprintf(f, "%-13s %s (%lld) from %s\n", label, v->version, v->number, v->path);
     else
-        snprintf(out, cap, "?");
-}
-
-/* Function pointers through a void* slot: POSIX guarantees the conversion. */
-static void *symbol(void *lib, const char *name) { return dlsym(lib, name); }
-
-static void version_cudnn(FILE *f) {
-    static const char *const names[] = {"libcudnn.so.9", "libcudnn.so", NULL};
-    const char *opened = NULL;
-    char why[512] = "", where[512];
-    void *lib = open_first(names, &opened, why, sizeof why);
-    if (!lib) {
-        fprintf(f, "cudnn:        not found (%s)\n", why);
-        return;
-    }
-    size_t (*get_version)(void);
-    *(void **)&get_version = symbol(lib, "cudnnGetVersion");
-    if (!get_version) {
-        fprintf(f, "cudnn:        not usable (%s has no cudnnGetVersion)\n", opened);
-    } else {
-        size_t v = get_version();
-        library_path(*(void **)&get_version, where, sizeof where);
-        fprintf(f, "cudnn:        %zu.%zu.%zu (%zu) from %s\n", v / 10000, v / 100 % 100, v % 100, v, where);
-    }
-    dlclose(lib);
-}
-
-/* cudaRuntimeGetVersion / cuDriverGetVersion: int (int *), 0 on success; the version
- * is 1000 major + 10 minor. */
-static void version_cuda(FILE *f, const char *label, const char *const *names, const char *fn_name) {
-    const char *opened = NULL;
-    char why[512] = "", where[512];
-    void *lib = open_first(names, &opened, why, sizeof why);
-    if (!lib) {
-        fprintf(f, "%-13s not found (%s)\n", label, why);
-        return;
-    }
-    int (*get_version)(int *);
-    *(void **)&get_version = symbol(lib, fn_name);
-    int v = 0;
-    if (!get_version) {
-        fprintf(f, "%-13s not usable (%s has no %s)\n", label, opened, fn_name);
-    } else if (get_version(&v) != 0) {
-        fprintf(f, "%-13s not usable (%s failed)\n", label, fn_name);
-    } else {
-        library_path(*(void **)&get_version, where, sizeof where);
-        fprintf(f, "%-13s %d.%d from %s\n", label, v / 1000, v % 1000 / 10, where);
-    }
-    dlclose(lib);
+        fprintf(f, "%-13s %s from %s\n", label, v->version, v->path);
 }
 
 void af_cli_version(FILE *f) {
-    fprintf(f, "attnfuzz %s\n", AF_VERSION);
-    fprintf(f, "commit:       %s\n", AF_GIT_COMMIT);
+    fprintf(f, "attnfuzz %s\n", af_version());
+    fprintf(f, "commit:       %s\n", af_git_commit());
 #ifdef ATTNFUZZ_HAVE_CUDA
     fprintf(f, "built with:   CUDA %s (runtime linked statically into the GPU code)\n",
-            AF_CUDA_COMPILER[0] ? AF_CUDA_COMPILER : "(nvcc version unknown)");
+            af_cuda_compiler_version()[0] ? af_cuda_compiler_version() : "(nvcc version unknown)");
 #else
     fprintf(f, "built with:   no CUDA (CPU backends only; cudnn needs a CUDA build)\n");
 #endif
-    version_cudnn(f);
-    static const char *const runtime[] = {"libcudart.so", "libcudart.so.13", "libcudart.so.12", NULL};
-    version_cuda(f, "cuda runtime:", runtime, "cudaRuntimeGetVersion");
-    static const char *const driver[] = {"libcuda.so.1", "libcuda.so", NULL};
-    version_cuda(f, "cuda driver:", driver, "cuDriverGetVersion");
+    af_lib_version v;
+    af_lib_version_cudnn(&v);
+    print_library(f, "cudnn:", &v, true);
+    af_lib_version_cuda_runtime(&v);
+    print_library(f, "cuda runtime:", &v, false);
+    af_lib_version_cuda_driver(&v);
+    print_library(f, "cuda driver:", &v, false);
 }

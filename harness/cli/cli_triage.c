@@ -1,5 +1,6 @@
 /* cli_triage.c — `attnfuzz triage DIR`: rebuild the reports of a findings directory. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -17,10 +18,40 @@ static void triage_usage(FILE *f) {
                "  cannot be written\n");
 }
 
-static int print_bucket(const af_finding_record *r, void *user) {
-    (void)user;
-    printf("  %s  x%-4lld %s\n", r->bucket, r->count, r->signature);
+/* The buckets as listed: the reports' order (severity, then count, then signature). */
+typedef struct {
+    char bucket[AF_BUCKET_ID_LEN + 1];
+    char signature[AF_SIGNATURE_MAX];
+    long long count;
+    int rank;
+} listed_bucket;
+typedef struct {
+    listed_bucket *items;
+    int n, cap;
+} bucket_list;
+
+static int collect_bucket(const af_finding_record *r, void *user) {
+    bucket_list *l = user;
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 16;
+        listed_bucket *bigger = realloc(l->items, (size_t)cap * sizeof *bigger);
+        if (!bigger) return 1;
+        l->items = bigger;
+        l->cap = cap;
+    }
+    listed_bucket *b = &l->items[l->n++];
+    snprintf(b->bucket, sizeof b->bucket, "%s", r->bucket);
+    snprintf(b->signature, sizeof b->signature, "%s", r->signature);
+    b->count = r->count;
+    b->rank = af_triage_severity_rank(af_verdict_from_name(r->kind));
     return 0;
+}
+
+static int cmp_listed(const void *a, const void *b) {
+    const listed_bucket *x = a, *y = b;
+    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+    if (x->count != y->count) return x->count > y->count ? -1 : 1;
+    return strcmp(x->signature, y->signature);
 }
 
 const struct option af_cli_triage_options[] = {{"quiet", no_argument, NULL, 'q'},
@@ -90,8 +121,13 @@ int af_cli_triage(int argc, char **argv) {
     if (!quiet) {
         printf("triage %s: %d bucket%s, %lld finding%s\n", dir, s.buckets, s.buckets == 1 ? "" : "s", s.findings,
                s.findings == 1 ? "" : "s");
-        if (af_findings_scan(dir, print_bucket, NULL, why, sizeof why) < 0)
+        bucket_list l = {0};
+        if (af_findings_scan(dir, collect_bucket, &l, why, sizeof why) < 0)
             fprintf(stderr, "attnfuzz triage: %s\n", why);
+        if (l.n > 1) qsort(l.items, (size_t)l.n, sizeof *l.items, cmp_listed);
+        for (int i = 0; i < l.n; i++)
+            printf("  %s  x%-4lld %s\n", l.items[i].bucket, l.items[i].count, l.items[i].signature);
+        free(l.items);
         printf("reports: %s/report.json %s/report.junit.xml %s/report.sarif %s/report.html\n", dir, dir, dir, dir);
     }
     if (s.findings_unstored)

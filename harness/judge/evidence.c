@@ -10,6 +10,15 @@
 
 #define HEATMAP_MAX_SIDE 128
 
+bool af_heatmap_shows_failure(const af_heatmap *m) {
+    if (!m || !m->cells) return false;
+    for (size_t i = 0; i < (size_t)m->rows * m->cols; i++) {
+        double c = m->cells[i];
+        if (isinf(c) || (m->allowed > 0 && c > m->allowed)) return true;
+    }
+    return false;
+}
+
 int af_heatmap_alloc(af_heatmap *m, int rows, int cols) {
     memset(m, 0, sizeof *m);
     if (rows <= 0 || cols <= 0 || (size_t)rows * (size_t)cols > ((size_t)1 << 26)) return -1;

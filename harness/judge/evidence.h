@@ -3,6 +3,8 @@
 #ifndef ATTNFUZZ_JUDGE_EVIDENCE_H
 #define ATTNFUZZ_JUDGE_EVIDENCE_H
 
+#include <stdbool.h>
+
 #include "model/case.h"
 #include "model/tensors.h"
 #include "judge/probes/probes.h"
@@ -40,6 +42,11 @@ int af_heatmap_parse(af_heatmap *m, const char *text, size_t n);
  * makes the cell +inf. Returns 0, or -1 when the tensor is absent. */
 int af_heatmap_error(const af_case *c, const af_outputs *kernel, const af_outputs *oracle, af_tensor_id tensor,
                      double allowed, af_heatmap *out);
+
+/* Whether a heatmap shows a failed comparison: a cell over its allowance (allowed > 0)
+ * or not finite (+inf: NaN on a side). A heatmap without an allowance (allowed 0)
+ * shows one when any cell is not finite. The report draws heatmaps only then. */
+bool af_heatmap_shows_failure(const af_heatmap *m);
 
 /* Leak matrix (af_leak_matrix of probes.h: rows = outputs, columns = hidden input sets,
  * cells 0..3 = AF_LEAK_CHANGED | AF_LEAK_VISIBLE bits; 1 = leak). File format: header

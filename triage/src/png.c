@@ -127,17 +127,18 @@ void af_heatmap_colour(double r, unsigned char out[3]) {
     lerp_rgb(red, maroon, log2(r) / log2(AF_HEATMAP_SATURATE), out);
 }
 
-/* Pixels per cell on one axis: at least 2, and a picture of at least ~256 px (384 /
- * cells, rounded down: 1 cell -> 384 px, 128 cells -> 3 px) so that the 1x1 .. 1x4
- * heatmaps of minimised cases are seen at a useful size; each cell stays a
- * nearest-neighbour block with its grid seam. */
+/* Pixels per cell on one axis: AF_PICTURE_TARGET_SIDE / cells, kept within
+ * [AF_PICTURE_MIN_CELL, AF_PICTURE_MAX_CELL], so a 1x1 heatmap of a minimised case is
+ * a 32 px block beside its caption, not one large square, and 128 cells get 4 px each;
+ * each cell stays a nearest-neighbour block with its grid seam. */
 static int cell_pixels(int n) {
-    int px = 384 / (n > 0 ? n : 1);
-    return px < 2 ? 2 : px;
+    int px = AF_PICTURE_TARGET_SIDE / (n > 0 ? n : 1);
+    return px < AF_PICTURE_MIN_CELL ? AF_PICTURE_MIN_CELL : px > AF_PICTURE_MAX_CELL ? AF_PICTURE_MAX_CELL : px;
 }
 
-/* Matrices with more than 384 cells on an axis are folded first (groups of gy x gx). */
-#define PNG_MAX_CELLS 384
+/* Matrices with more cells on an axis than fit AF_PICTURE_MAX_SIDE at the smallest cell
+ * size are folded first (groups of gy x gx). */
+#define PNG_MAX_CELLS (AF_PICTURE_MAX_SIDE / AF_PICTURE_MIN_CELL)
 
 typedef struct {
     int rows, cols; /* the matrix */

@@ -1,6 +1,7 @@
 /* report.c — reports of a findings directory: JSON, JUnit XML, SARIF 2.1.0, HTML.
  *
- * All four list the same buckets in the same order (verdict kind, then signature) and
+ * All four list the same buckets in the same order (severity, then count, then
+ * signature: triage/report.h) and
  * hold no time of their own making, so rebuilding from the same DIR gives the same
  * bytes. Paths inside the reports are relative to DIR. The two JSON reports are built
  * with jansson (util/json.h) and written compactly on one line; the XML is written as
@@ -24,6 +25,7 @@
 #include "util/fsutil.h"
 #include "util/json.h"
 #include "util/text.h"
+#include "util/version.h"
 
 typedef tr_item report_item;
 
@@ -32,6 +34,28 @@ typedef struct {
     int n, cap;
     int failed;
 } report_list;
+
+/* The Reproduce line with the case path relative to DIR (findings/<bucket>/finding.case,
+ * run from DIR), rebuilt from verdict.json's repro_args; the stored line is kept when a
+ * bucket has no repro_args (written by an older attnfuzz) or the line does not fit. */
+static void relative_repro(af_finding_record *r) {
+    json_t *v = json_loads(r->verdict_json, 0, NULL);
+    const json_t *args = json_object_get(v, "repro_args");
+    enum { MAX_WORDS = 32 };
+    const char *words[MAX_WORDS + 1];
+    size_t n = 0;
+    bool ok = json_is_array(args) && json_array_size(args) <= MAX_WORDS;
+    for (; ok && n < json_array_size(args); n++) {
+        words[n] = json_string_value(json_array_get(args, n));
+        ok = words[n] != NULL;
+    }
+    words[n] = NULL;
+    char case_rel[64], line[sizeof r->repro];
+    snprintf(case_rel, sizeof case_rel, "findings/%s/finding.case", r->bucket);
+    if (ok && af_repro_command(case_rel, NULL, words, line, sizeof line) < sizeof line)
+        snprintf(r->repro, sizeof r->repro, "%s", line);
+    json_decref(v);
+}
 
 static int collect(const af_finding_record *r, void *user) {
     report_list *l = user;
@@ -56,13 +80,17 @@ static int collect(const af_finding_record *r, void *user) {
         return 1;
     }
     it->kind = af_verdict_from_name(r->kind);
+    relative_repro(&it->rec);
     l->n++;
     return 0;
 }
 
+/* Severity (triage/report.h), then count (most first), then signature. */
 static int cmp_items(const void *a, const void *b) {
     const report_item *x = a, *y = b;
-    if (x->kind != y->kind) return x->kind < y->kind ? -1 : 1;
+    int rx = af_triage_severity_rank(x->kind), ry = af_triage_severity_rank(y->kind);
+    if (rx != ry) return rx < ry ? -1 : 1;
+    if (x->rec.count != y->rec.count) return x->rec.count > y->rec.count ? -1 : 1;
     return strcmp(x->rec.signature, y->rec.signature);
 }
 
@@ -129,6 +157,8 @@ static json_t *bucket_json(const report_item *it) {
     const af_finding_record *r = &it->rec;
     /* the bucket's verdict.json as it was stored (read_bucket checked that it parses) */
     json_t *verdict = json_loads(r->verdict_json, 0, NULL);
+    /* its Reproduce line as the report gives it: relative to DIR */
+    if (json_is_object(verdict)) json_object_set_new(verdict, "repro", af_json_text(r->repro));
     json_t *o = json_pack(
         "{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "bucket",
         r->bucket, "signature", af_json_text(r->signature), "kind", af_json_text(r->kind), "backend",
@@ -147,6 +177,19 @@ static json_t *bucket_json(const report_item *it) {
     for (int i = 0; linked && i < it->n_linked; i++) json_array_append_new(linked, json_string(it->linked[i]));
     if (o && linked) json_object_set_new(o, "linked", linked);
     if (o) json_object_set_new(o, "group", json_string(it->group));
+    return o;
+}
+
+/* report.json "provenance": the last run's keys flattened (every shown key present,
+ * "unknown" when not recorded) and "runs", DIR/provenance.json's runs ([] without one). */
+static json_t *provenance_json(const tr_report *rep) {
+    tr_provenance_pairs pairs;
+    tr_provenance_flatten(rep->provenance, &pairs);
+    json_t *o = json_object();
+    for (int i = 0; o && i < pairs.n; i++)
+        json_object_set_new(o, pairs.pair[i].name, af_json_text(pairs.pair[i].value));
+    const json_t *runs = json_object_get(rep->provenance, "runs");
+    if (o) json_object_set_new(o, "runs", runs ? json_deep_copy(runs) : json_array());
     return o;
 }
 
@@ -178,13 +221,13 @@ static json_t *report_json(const report_list *l, const af_triage_summary *s, con
     }
     /* write_errors, findings_unstored: from stats.json, the campaign's failures to keep
      * what it found (0 when it kept everything, or no campaign wrote stats.json) */
-    return json_pack("{s:s, s:s, s:i, s:{s:i, s:I, s:o, s:I, s:o, s:i, s:I, s:I, s:i}, s:o, s:o}", "tool", "attnfuzz",
-                     "report", "triage", "format_version", 1, "summary", "buckets", s->buckets, "findings",
+    return json_pack("{s:s, s:s, s:i, s:{s:i, s:I, s:o, s:I, s:o, s:i, s:I, s:I, s:i}, s:o, s:o, s:o}", "tool",
+                     "attnfuzz", "report", "triage", "format_version", 1, "summary", "buckets", s->buckets, "findings",
                      (json_int_t)s->findings, "by_kind", by_kind, "cases_judged", (json_int_t)tr_cases_judged(rep),
                      "elapsed_s", rep->stats->present ? af_json_real(rep->stats->elapsed_s) : json_null(),
                      "interrupted_cases", rep->interrupted->total, "write_errors", (json_int_t)rep->stats->write_errors,
                      "findings_unstored", (json_int_t)rep->stats->findings_unstored, "groups", s->groups, "buckets",
-                     buckets, "interrupted", interrupted);
+                     buckets, "interrupted", interrupted, "provenance", provenance_json(rep));
 }
 
 /* ---- report.junit.xml ------------------------------------------------------------- */
@@ -232,24 +275,49 @@ long long tr_cases_judged(const tr_report *rep) {
     return judged > rep->buckets ? judged : rep->buckets;
 }
 
-/* tests = cases judged (stats.json), failures = findings (every duplicate), capped at
- * tests; one testcase per bucket with its failure, and one passing testcase that
- * stands for the judged cases without a finding. */
+/* tests and failures count the elements: one testcase per bucket with its failure,
+ * and (when cases were judged without a finding) one passing testcase that stands for
+ * them. The campaign's figures (cases judged, findings with every duplicate) and the
+ * provenance are the suite's <properties>. */
+static void junit_property(FILE *f, const char *name, const char *value) {
+    fputs("      <property name=\"", f);
+    xml_attr(f, name);
+    fputs("\" value=\"", f);
+    xml_attr(f, value);
+    fputs("\"/>\n", f);
+}
+
 static void write_junit(FILE *f, const report_list *l, const tr_report *rep) {
-    long long tests = tr_cases_judged(rep), failures = rep->findings < tests ? rep->findings : tests;
+    long long judged = tr_cases_judged(rep);
+    bool judged_case = judged > l->n;
+    int tests = l->n + (judged_case ? 1 : 0), failures = l->n;
     double seconds = rep->stats->present ? rep->stats->elapsed_s : 0;
     fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", f);
-    fprintf(f, "<testsuites name=\"attnfuzz\" tests=\"%lld\" failures=\"%lld\" errors=\"0\" time=\"%.3f\">\n", tests,
+    fprintf(f, "<testsuites name=\"attnfuzz\" tests=\"%d\" failures=\"%d\" errors=\"0\" time=\"%.3f\">\n", tests,
             failures, seconds);
     fprintf(f,
-            "  <testsuite name=\"attnfuzz.findings\" tests=\"%lld\" failures=\"%lld\" errors=\"0\" skipped=\"0\" "
-            "time=\"%.3f\">\n",
+            "  <testsuite name=\"attnfuzz.findings\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"0\" "
+            "time=\"%.3f\">\n    <properties>\n",
             tests, failures, seconds);
-    if (tests > l->n)
+    tr_provenance_pairs pairs;
+    tr_provenance_flatten(rep->provenance, &pairs);
+    char name[TR_PROVENANCE_NAME + 16], number[32];
+    for (int i = 0; i < pairs.n; i++) {
+        snprintf(name, sizeof name, "attnfuzz.%s", pairs.pair[i].name);
+        junit_property(f, name, pairs.pair[i].value);
+    }
+    snprintf(number, sizeof number, "%lld", judged);
+    junit_property(f, "attnfuzz.cases_judged", number);
+    snprintf(number, sizeof number, "%lld", rep->findings);
+    junit_property(f, "attnfuzz.findings", number);
+    snprintf(number, sizeof number, "%d", l->n);
+    junit_property(f, "attnfuzz.buckets", number);
+    fputs("    </properties>\n", f);
+    if (judged_case)
         fprintf(f,
                 "    <testcase classname=\"attnfuzz.campaign\" name=\"judged cases\" time=\"%.3f\">"
                 "<system-out>%lld cases judged, %lld findings in %d buckets</system-out></testcase>\n",
-                seconds, tests, rep->findings, l->n);
+                seconds, judged, rep->findings, l->n);
     for (int i = 0; i < l->n; i++) {
         const af_finding_record *r = &l->items[i].rec;
         fputs("    <testcase classname=\"attnfuzz.", f);
@@ -262,7 +330,8 @@ static void write_junit(FILE *f, const report_list *l, const tr_report *rep) {
         xml_attr(f, r->signature);
         fputs(": ", f);
         xml_attr(f, r->verdict_line);
-        fprintf(f, "\">bucket %s, %lld finding%s\nrepro: ", r->bucket, r->count, r->count == 1 ? "" : "s");
+        fprintf(f, "\">bucket %s, %lld finding%s\nrepro (from the campaign directory): ", r->bucket, r->count,
+                r->count == 1 ? "" : "s");
         xml_text(f, r->repro);
         fprintf(f, "\ncase findings/%s/finding.case:\n", r->bucket);
         xml_text(f, r->case_text);
@@ -313,8 +382,37 @@ static json_t *sarif_result(const af_finding_record *r, int kind) {
                      (json_int_t)r->count, "repro", af_json_text(r->repro));
 }
 
+/* One SARIF invocation per run of DIR/provenance.json (campaign/provenance.h). A run
+ * with no recorded end (still running, or killed) did not execute successfully. */
+static json_t *sarif_invocation(const json_t *run) {
+    json_t *inv = json_object();
+    if (!inv) return NULL;
+    const json_t *line = json_object_get(run, "command_line"), *args = json_object_get(run, "arguments");
+    if (json_is_string(line)) json_object_set_new(inv, "commandLine", json_deep_copy(line));
+    if (json_is_array(args)) json_object_set_new(inv, "arguments", json_deep_copy(args));
+    const char *times[2][2] = {{"start_time_utc", "startTimeUtc"}, {"end_time_utc", "endTimeUtc"}};
+    for (int i = 0; i < 2; i++) {
+        const json_t *t = json_object_get(run, times[i][0]);
+        if (json_is_string(t)) json_object_set_new(inv, times[i][1], json_deep_copy(t));
+    }
+    json_object_set_new(inv, "executionSuccessful", json_boolean(json_is_true(json_object_get(run, "successful"))));
+    const json_t *host = json_object_get(run, "host");
+    if (json_is_string(host)) json_object_set_new(inv, "machine", json_deep_copy(host));
+    /* the rest (seed, GPU, driver and library versions, target, outcome) as properties */
+    json_t *props = json_object();
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)run, key, v) {
+        if (strcmp(key, "command_line") && strcmp(key, "arguments") && strcmp(key, "start_time_utc") &&
+            strcmp(key, "end_time_utc") && strcmp(key, "host"))
+            json_object_set_new(props, key, json_deep_copy(v));
+    }
+    json_object_set_new(inv, "properties", props);
+    return inv;
+}
+
 /* New reference, or NULL when out of memory. */
-static json_t *report_sarif(const report_list *l) {
+static json_t *report_sarif(const report_list *l, const tr_report *rep) {
     json_t *results = json_array();
     for (int i = 0; results && i < l->n; i++) {
         if (json_array_append_new(results, sarif_result(&l->items[i].rec, l->items[i].kind))) {
@@ -322,9 +420,23 @@ static json_t *report_sarif(const report_list *l) {
             results = NULL;
         }
     }
-    return json_pack("{s:s, s:s, s:[{s:{s:{s:s, s:o}}, s:{s:{s:{s:s}}}, s:o}]}", "version", "2.1.0", "$schema",
-                     "https://json.schemastore.org/sarif-2.1.0.json", "runs", "tool", "driver", "name", "attnfuzz",
-                     "rules", sarif_rules(), "originalUriBaseIds", "REPORTDIR", "description", "text",
+    json_t *invocations = json_array();
+    const json_t *runs = json_object_get(rep->provenance, "runs");
+    size_t i;
+    const json_t *run;
+    json_array_foreach(runs, i, run) {
+        if (json_is_object(run) && invocations) json_array_append_new(invocations, sarif_invocation(run));
+    }
+    /* the version of the attnfuzz that ran the campaign (its last run), else this one's */
+    const json_t *last = tr_provenance_last(rep->provenance);
+    const char *version = json_string_value(json_object_get(last, "attnfuzz_version"));
+    const char *commit = json_string_value(json_object_get(last, "git_commit"));
+    json_t *driver = json_pack("{s:s, s:s, s:o, s:{s:s, s:s}}", "name", "attnfuzz", "version",
+                               version ? version : af_version(), "rules", sarif_rules(), "properties", "gitCommit",
+                               commit ? commit : af_git_commit(), "reportBuiltBy", af_version());
+    return json_pack("{s:s, s:s, s:[{s:{s:o}, s:o, s:{s:{s:{s:s}}}, s:o}]}", "version", "2.1.0", "$schema",
+                     "https://json.schemastore.org/sarif-2.1.0.json", "runs", "tool", "driver", driver, "invocations",
+                     invocations, "originalUriBaseIds", "REPORTDIR", "description", "text",
                      "The directory holding this report (the campaign directory).", "results", results);
 }
 
@@ -395,8 +507,7 @@ static int junit_writer(FILE *f, const report_list *l, const af_triage_summary *
 }
 static int sarif_writer(FILE *f, const report_list *l, const af_triage_summary *s, const tr_report *rep) {
     (void)s;
-    (void)rep;
-    return write_json_report(f, report_sarif(l));
+    return write_json_report(f, report_sarif(l, rep));
 }
 static int html_writer(FILE *f, const report_list *l, const af_triage_summary *s, const tr_report *rep) {
     (void)l;
@@ -445,7 +556,17 @@ int af_triage_build(const char *dir, af_triage_summary *summary, char *why, size
         return -1;
     }
     tr_interrupted_read(dir, stats->backend[0] ? stats->backend : "?", interrupted);
-    tr_report rep = {dir, l.items, l.n, s.buckets, s.findings, s.by_kind, stats, interrupted};
+    tr_plot *plot = malloc(sizeof *plot);
+    if (!plot) {
+        snprintf(why, cap, "out of memory");
+        free(interrupted);
+        free(stats);
+        list_free(&l);
+        return -1;
+    }
+    tr_plot_read(dir, plot);
+    json_t *provenance = tr_provenance_read(dir);
+    tr_report rep = {dir, l.items, l.n, s.buckets, s.findings, s.by_kind, stats, interrupted, provenance, plot};
 
     static const char *const names[4] = {"report.json", "report.junit.xml", "report.sarif", "report.html"};
     int (*const writers[4])(FILE *, const report_list *, const af_triage_summary *,
@@ -455,6 +576,8 @@ int af_triage_build(const char *dir, af_triage_summary *summary, char *why, size
     s.interrupted_cases = interrupted->total;
     s.write_errors = stats->write_errors;
     s.findings_unstored = stats->findings_unstored;
+    json_decref(provenance);
+    free(plot);
     free(interrupted);
     free(stats);
     list_free(&l);

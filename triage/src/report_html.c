@@ -111,8 +111,12 @@ static void summary_table(FILE *f, const tr_report *rep) {
         }
         fputs("</td></tr>\n", f);
         if (st->config_cells_total > 0)
-            fprintf(f, "<tr><th>config cells covered</th><td>%lld of %lld (%.1f %%)</td></tr>\n", st->config_cells,
-                    st->config_cells_total, 100.0 * (double)st->config_cells / (double)st->config_cells_total);
+            fprintf(f,
+                    "<tr><th>config cells covered</th><td>%lld of %lld (%.1f %%): distinct hashed configuration "
+                    "classes (dtype, mask, window, padding, GQA, head-dim class, layout, CP, backward, s_q vs s_kv) "
+                    "of the cases run</td></tr>\n",
+                    st->config_cells, st->config_cells_total,
+                    100.0 * (double)st->config_cells / (double)st->config_cells_total);
         fprintf(f, "<tr><th>crashes / hangs</th><td>%lld / %lld</td></tr>\n", st->crashes, st->hangs);
         if (st->time_to_first_finding_s >= 0)
             fprintf(f, "<tr><th>first finding</th><td>after %.1f s</td></tr>\n", st->time_to_first_finding_s);
@@ -191,6 +195,93 @@ static void timeline_svg(FILE *f, const tr_campaign_stats *st) {
     }
     fputs("</svg>\n<p class=\"note\"><span style=\"color:#2a6fb0\">&#9632;</span> cases (left axis) "
           "<span style=\"color:#c33\">&#9632;</span> findings, every duplicate counted (right axis)</p>\n",
+          f);
+}
+
+/* Where the findings came from: the last run's provenance (report_provenance.c); the
+ * earlier runs of a resumed campaign in a list below it. */
+static void provenance_table(FILE *f, const tr_report *rep) {
+    tr_provenance_pairs pairs;
+    tr_provenance_flatten(rep->provenance, &pairs);
+    fputs("<h2>Provenance</h2>\n", f);
+    if (!rep->provenance)
+        fputs("<p class=\"note\">No provenance.json in this directory (a campaign of an older attnfuzz, or no "
+              "campaign): what is not known says unknown.</p>\n",
+              f);
+    fputs("<table class=\"provenance\">\n", f);
+    for (int i = 0; i < pairs.n; i++) {
+        fputs("<tr><th>", f);
+        html_text(f, pairs.pair[i].name);
+        fputs("</th><td><code>", f);
+        html_text(f, pairs.pair[i].value);
+        fputs("</code></td></tr>\n", f);
+    }
+    fputs("</table>\n", f);
+    const json_t *runs = json_object_get(rep->provenance, "runs");
+    if (json_array_size(runs) < 2) return;
+    fputs("<p>Runs of this campaign (a resume adds one):</p><ol class=\"note\">\n", f);
+    size_t i;
+    const json_t *run;
+    json_array_foreach(runs, i, run) {
+        const char *keys[4] = {"start_time_utc", "end_time_utc", "outcome", "command_line"};
+        fputs("<li>", f);
+        for (int k = 0; k < 4; k++) {
+            const char *v = json_string_value(json_object_get(run, keys[k]));
+            if (k) fputs(k == 1 ? " &ndash; " : k == 2 ? ", " : ": <code>", f);
+            html_text(f, v ? v : "unknown");
+        }
+        fputs("</code></li>\n", f);
+    }
+    fputs("</ol>\n", f);
+}
+
+static void legend_swatch(FILE *f, const unsigned char c[3], const char *what) {
+    fputs("<span style=\"color:", f);
+    rgb_css(f, c);
+    fputs("\">&#9632;</span> ", f);
+    fputs(what, f);
+    fputs(" ", f);
+}
+
+/* DIR/plot_data drawn (report_plot.c): coverage, then cases/s, against campaign time. */
+static void plot_section(FILE *f, const tr_report *rep) {
+    const tr_plot *p = rep->plot;
+    fputs("<h2>Coverage and rate over time</h2>\n", f);
+    if (!p || p->n < 1) {
+        fputs("<p>No plot_data in this directory.</p>\n", f);
+        return;
+    }
+    double f_max = 0, c_max = 0, r_max = 0;
+    for (int i = 0; i < p->n; i++) {
+        if (p->features[i] > f_max) f_max = p->features[i];
+        if (p->cells[i] > c_max) c_max = p->cells[i];
+        if (p->rate[i] > r_max) r_max = p->rate[i];
+    }
+    double t_max = p->t[p->n - 1];
+    for (int panel = 0; panel < 2; panel++) {
+        unsigned char *png = NULL;
+        size_t len = 0;
+        if (tr_plot_png(p, panel, &png, &len)) continue;
+        fputs("<figure class=\"plot\">", f);
+        html_img(f, png, len, panel == TR_PLOT_COVERAGE ? "coverage over time" : "cases per second over time");
+        free(png);
+        fputs("<figcaption>", f);
+        if (panel == TR_PLOT_COVERAGE) {
+            legend_swatch(f, tr_plot_colours[0], "coverage features");
+            fprintf(f, "(0 to %.0f) ", f_max);
+            legend_swatch(f, tr_plot_colours[1], "config cells");
+            fprintf(f, "(0 to %.0f of %d)", c_max, 4096);
+        } else {
+            legend_swatch(f, tr_plot_colours[2], "cases/s");
+            fprintf(f, "(0 to %.1f)", r_max);
+        }
+        fprintf(f, "; time 0 to %.1f s, %d point%s; each line scaled to its own maximum</figcaption></figure>\n", t_max,
+                p->n, p->n == 1 ? "" : "s");
+    }
+    fputs("<p class=\"note\">From plot_data (one line per progress tick). Features: coverage counters the "
+          "in-process engine reached (config cells, error size per tensor, verdict kinds); config cells: distinct "
+          "hashed configuration classes of the cases run (dtype, mask, window, padding, GQA, head-dim class, "
+          "layout, CP, backward, s_q vs s_kv), of 4096.</p>\n",
           f);
 }
 
@@ -277,18 +368,34 @@ static void heatmap_legend(FILE *f, double allowed) {
     fputs("</p>\n", f);
 }
 
-static void html_heatmap(FILE *f, const tr_report *rep, const af_finding_record *r) {
+/* Whether a stored heatmap shows a failed tensor comparison: a mismatch, or NaN / an
+ * unwritten element with a cell over the allowance (or not finite). A probe's
+ * finding (a leak, an ignored feature, NaN only in a probe's run) keeps the unperturbed
+ * run's heatmap, which shows nothing wrong: it is not drawn, the probe's evidence is. */
+static bool heatmap_shows_failure(int kind, const af_heatmap *m) {
+    if (kind == AF_V_MISMATCH) return true; /* the comparison's own finding */
+    if (kind != AF_V_NAN_INF && kind != AF_V_UNWRITTEN) return false;
+    return af_heatmap_shows_failure(m) || !(m->allowed > 0); /* no allowance stored: the kind says it */
+}
+
+static bool html_heatmap(FILE *f, const tr_report *rep, const af_finding_record *r, int kind) {
     size_t n = 0;
     char *text = r->has_heatmap ? tr_read_in(rep->dir, r->dir, "heatmap.txt", &n) : NULL;
     af_heatmap m;
     if (!text || af_heatmap_parse(&m, text, n)) {
         free(text);
-        return;
+        return false;
     }
     free(text);
+    if (!heatmap_shows_failure(kind, &m)) {
+        af_heatmap_free(&m);
+        return false;
+    }
     unsigned char *png = NULL;
     size_t len = 0;
+    bool shown = false;
     if (af_heatmap_png_bytes(&m, &png, &len) == 0) {
+        shown = true;
         double worst = 0;
         for (size_t i = 0; i < (size_t)m.rows * m.cols; i++)
             if (m.cells[i] > worst) worst = m.cells[i];
@@ -311,6 +418,46 @@ static void html_heatmap(FILE *f, const tr_report *rep, const af_finding_record 
     }
     free(png);
     af_heatmap_free(&m);
+    return shown;
+}
+
+/* The verdict's own findings (verdict.json "findings"): for a probe, the elements and
+ * rows its perturbed run moved (or did not move), with the probe's words. */
+static void html_findings(FILE *f, const af_finding_record *r) {
+    json_t *v = json_loads(r->verdict_json, 0, NULL);
+    const json_t *list = json_object_get(v, "findings");
+    if (json_array_size(list) == 0) {
+        json_decref(v);
+        return;
+    }
+    fputs("<p>Evidence: where the run, or the probe's perturbed run against the unperturbed one, moved or failed "
+          "(-1 = not one element):</p>\n<table class=\"evidence\"><tr><th>kind</th><th>tensor</th><th>b</th>"
+          "<th>h</th><th>row</th><th>col</th><th>error</th><th>allowed</th><th>detail</th></tr>\n",
+          f);
+    size_t i;
+    const json_t *x;
+    json_array_foreach(list, i, x) {
+        fputs("<tr><td>", f);
+        html_text(f, json_string_value(json_object_get(x, "kind")));
+        fputs("</td><td>", f);
+        html_text(f, json_string_value(json_object_get(x, "tensor")));
+        const char *ints[4] = {"b", "h", "row", "col"};
+        for (int k = 0; k < 4; k++)
+            fprintf(f, "</td><td class=\"num\">%lld", (long long)json_integer_value(json_object_get(x, ints[k])));
+        const char *reals[2] = {"error", "allowed"};
+        for (int k = 0; k < 2; k++) {
+            const json_t *num = json_object_get(x, reals[k]);
+            if (json_is_number(num))
+                fprintf(f, "</td><td class=\"num\">%.3g", json_number_value(num));
+            else
+                fputs("</td><td class=\"num\">&ndash;", f);
+        }
+        fputs("</td><td>", f);
+        html_text(f, json_string_value(json_object_get(x, "detail")));
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table>\n", f);
+    json_decref(v);
 }
 
 static void html_leak(FILE *f, const tr_report *rep, const af_finding_record *r) {
@@ -358,7 +505,7 @@ static void html_leak(FILE *f, const tr_report *rep, const af_finding_record *r)
     af_leak_matrix_free(&m);
 }
 
-static void bucket_section(FILE *f, const tr_report *rep, const af_finding_record *r) {
+static void bucket_section(FILE *f, const tr_report *rep, const af_finding_record *r, int kind) {
     fprintf(f, "<section id=\"b%s\">\n<h3>", r->bucket);
     html_text(f, r->signature);
     fputs("</h3>\n<table><tr><th>verdict</th><td class=\"kind\">", f);
@@ -379,7 +526,7 @@ static void bucket_section(FILE *f, const tr_report *rep, const af_finding_recor
     if (r->time_to_first_seconds >= 0) fprintf(f, " (%.1f s into the campaign)", r->time_to_first_seconds);
     fputs("</td></tr><tr><th>result</th><td><code>", f);
     html_text(f, r->verdict_line);
-    fputs("</code></td></tr></table>\n<p>Reproduce:</p><pre>", f);
+    fputs("</code></td></tr></table>\n<p>Reproduce (from the campaign directory):</p><pre>", f);
     html_text(f, r->repro);
     fprintf(f, "</pre>\n<p>Reproducer <code>findings/%s/finding.case</code>:</p><pre>", r->bucket);
     html_text(f, r->case_text);
@@ -391,8 +538,9 @@ static void bucket_section(FILE *f, const tr_report *rep, const af_finding_recor
         fputs("</pre></details>\n", f);
         free(orig);
     }
-    html_heatmap(f, rep, r);
+    bool comparison = html_heatmap(f, rep, r, kind);
     html_leak(f, rep, r);
+    if (!comparison) html_findings(f, r);
     fputs("</section>\n", f);
 }
 
@@ -411,7 +559,8 @@ static const char html_style[] =
     ".sw{display:inline-block;text-align:center;min-width:2.6em}"
     ".sw i{display:block;height:14px;border:1px solid #555}"
     ".note{font-size:.85em;color:#555}.ax{font-size:11px;fill:#555}.ax.f{fill:#c33}"
-    ".kind{font-weight:bold;color:#c33}.ok{color:#282;font-weight:bold}";
+    ".kind{font-weight:bold;color:#c33}.ok{color:#282;font-weight:bold}"
+    "table.provenance code{white-space:pre-wrap;word-break:break-all}figure.plot img{image-rendering:auto}";
 
 /* The cases a run had in flight when it stopped (kept in DIR/interrupted/). */
 static void interrupted_list(FILE *f, const tr_report *rep) {
@@ -442,7 +591,8 @@ void tr_write_html(FILE *f, const tr_report *rep) {
     summary_table(f, rep);
     if (rep->buckets > 0) {
         fputs("<table><tr><th>verdict</th><th>buckets</th><th>meaning</th></tr>\n", f);
-        for (int k = 1; k < AF_V_COUNT; k++) {
+        for (int i = 0; i < AF_V_COUNT - 1; i++) { /* most severe first (triage/report.h) */
+            int k = af_triage_severity_order[i];
             if (!rep->by_kind[k]) continue;
             fprintf(f, "<tr><td class=\"kind\"><a href=\"#k%s\">%s</a></td><td>%d</td><td>",
                     af_verdict_name((af_verdict_kind)k), af_verdict_name((af_verdict_kind)k), rep->by_kind[k]);
@@ -451,6 +601,8 @@ void tr_write_html(FILE *f, const tr_report *rep) {
         }
         fputs("</table>\n", f);
     }
+    provenance_table(f, rep);
+    plot_section(f, rep);
     if (rep->stats->present) {
         seqlen_histogram(f, rep->stats);
         timeline_svg(f, rep->stats);
@@ -463,7 +615,7 @@ void tr_write_html(FILE *f, const tr_report *rep) {
         if (rep->items[i].kind != last_kind && rep->items[i].kind > 0)
             fprintf(f, "<a id=\"k%s\"></a>\n", af_verdict_name((af_verdict_kind)rep->items[i].kind));
         last_kind = rep->items[i].kind;
-        bucket_section(f, rep, &rep->items[i].rec);
+        bucket_section(f, rep, &rep->items[i].rec, rep->items[i].kind);
     }
     fputs("</body></html>\n", f);
 }

@@ -8,6 +8,7 @@
 
 #include "judge/evidence.h"
 #include "triage/findings.h"
+#include "util/json.h"
 
 /* The file name inside bucket_dir (a bucket of the findings directory dir) into a
  * NUL-terminated malloc'ed buffer: only a regular file inside dir, not a symlink, of at
@@ -72,6 +73,45 @@ typedef struct {
  * of groups. */
 int tr_links_read(const char *dir, tr_item *items, int n);
 
+/* DIR/provenance.json (campaign/provenance.h), report_provenance.c. */
+/* The parsed file (new reference), or NULL when absent or malformed (said on stderr). */
+json_t *tr_provenance_read(const char *dir);
+/* Its last run (the one that wrote the reports), or NULL. */
+const json_t *tr_provenance_last(const json_t *doc);
+#define TR_PROVENANCE_PAIRS 48
+#define TR_PROVENANCE_NAME  96
+typedef struct {
+    char name[TR_PROVENANCE_NAME];
+    const char *value; /* into the document, number, or "unknown" */
+    char number[32];
+} tr_provenance_pair;
+typedef struct {
+    int n;
+    tr_provenance_pair pair[TR_PROVENANCE_PAIRS];
+} tr_provenance_pairs;
+/* The last run as name / value pairs, every shown key present ("unknown" when not
+ * recorded, also when doc is NULL): attnfuzz_version, git_commit, command_line, seed,
+ * host, gpu, nvidia_driver, cuda_driver, cuda_runtime, cudnn, backend, engine,
+ * start_time_utc, end_time_utc, outcome, runs, target, target.device,
+ * target.versions.<package>..., report_attnfuzz_version (the attnfuzz that built the
+ * report). Values are valid while doc lives. */
+void tr_provenance_flatten(const json_t *doc, tr_provenance_pairs *p);
+
+/* DIR/plot_data (campaign/stats.h) read back and drawn (report_plot.c). */
+#define TR_PLOT_MAX 4096 /* points kept (evenly thinned beyond) */
+typedef struct {
+    int n;
+    double t[TR_PLOT_MAX], rate[TR_PLOT_MAX];
+    double features[TR_PLOT_MAX], cells[TR_PLOT_MAX];
+} tr_plot;
+/* Read DIR/plot_data (absent or unreadable: n = 0; malformed lines skipped). */
+void tr_plot_read(const char *dir, tr_plot *p);
+/* Two PNG panels: coverage (features, config cells) and cases/s against time. 0 or -1. */
+int tr_plot_png(const tr_plot *p, int panel, unsigned char **png, size_t *len);
+enum { TR_PLOT_COVERAGE = 0, TR_PLOT_RATE = 1 };
+/* The lines' colours: features, config cells, cases/s (the HTML legend uses them). */
+extern const unsigned char tr_plot_colours[3][3];
+
 /* What every report writer reads. */
 typedef struct {
     const char *dir; /* the campaign directory */
@@ -82,6 +122,8 @@ typedef struct {
     const int *by_kind; /* AF_V_COUNT buckets per verdict kind */
     const tr_campaign_stats *stats;
     const tr_interrupted *interrupted; /* cases in flight when a run stopped */
+    const json_t *provenance;          /* DIR/provenance.json, NULL when absent */
+    const tr_plot *plot;               /* DIR/plot_data (n = 0 when absent) */
 } tr_report;
 
 const char *tr_kind_description(int kind);

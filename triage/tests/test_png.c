@@ -79,8 +79,8 @@ int main(void) {
     CHECK(af_png_encode_rgb(5, -1, px, &png, &n) == -1);
     CHECK(af_png_encode_rgb(16385, 1, px, &png, &n) == -1 && png == NULL && n == 0);
 
-    /* heatmap picture: 4 x 3 cells, 384 / cells px each (a small matrix is drawn at a
-     * useful size: 128 x 96 px cells, 384 px a side) */
+    /* heatmap picture: 4 x 3 cells, 256 / cells px each within [4, 32] px: a small matrix
+     * is drawn at a readable size (32 px cells), not blown up to one large square */
     af_heatmap m;
     CHECK(af_heatmap_alloc(&m, 4, 3) == 0);
     m.allowed = 1;
@@ -89,13 +89,13 @@ int main(void) {
     CHECK(af_heatmap_png_bytes(&m, &png, &n) == 0);
     decoded d;
     decode(png, n, &d);
-    CHECK(d.w == 3 * 128 && d.h == 4 * 96);
+    CHECK_MSG(d.w == 3 * 32 && d.h == 4 * 32, "%d x %d", d.w, d.h);
     /* cell (0,0) is ratio 0: dark blue; cell (1,2) = 5 is "not judged": grey; (3,2) =
      * 2.75 over 1: red darkened log2(2.75)/10 of the way to maroon; the last pixel of a
      * block is the seam, lighter than a dark cell so the grid shows */
-    const unsigned char *c00 = d.rgb, *c12 = d.rgb + ((size_t)(1 * 96 + 3) * d.w + 2 * 128 + 3) * 3;
-    const unsigned char *c32 = d.rgb + ((size_t)(3 * 96 + 3) * d.w + 2 * 128 + 3) * 3;
-    const unsigned char *seam00 = d.rgb + ((size_t)3 * d.w + 127) * 3;
+    const unsigned char *c00 = d.rgb, *c12 = d.rgb + ((size_t)(1 * 32 + 3) * d.w + 2 * 32 + 3) * 3;
+    const unsigned char *c32 = d.rgb + ((size_t)(3 * 32 + 3) * d.w + 2 * 32 + 3) * 3;
+    const unsigned char *seam00 = d.rgb + ((size_t)3 * d.w + 31) * 3;
     CHECK(c00[0] == 24 && c00[1] == 28 && c00[2] == 96);
     CHECK_MSG(seam00[0] == 116 && seam00[1] == 118 && seam00[2] == 159, "%d %d %d", seam00[0], seam00[1], seam00[2]);
     CHECK(c12[0] == 170 && c12[1] == 170 && c12[2] == 170);
@@ -119,24 +119,44 @@ int main(void) {
     unsigned char *heatmap_pixels = d.rgb; /* compared with the file below */
     free(png);
 
-    /* 128 x 128 is the largest heatmap: 3 px a cell */
+    /* 128 x 128 is the largest heatmap: 4 px a cell (the smallest), 512 px a side (the cap) */
     af_heatmap big;
     CHECK(af_heatmap_alloc(&big, 128, 128) == 0);
     CHECK(af_heatmap_png_bytes(&big, &png, &n) == 0);
     decode(png, n, &d);
-    CHECK(d.w == 384 && d.h == 384);
+    CHECK_MSG(d.w == 512 && d.h == 512, "%d x %d", d.w, d.h);
     free(d.rgb);
     free(png);
     af_heatmap_free(&big);
+
+    /* a minimised case's 1 x 1 heatmap: one 32 px cell (it was a 384 px square), and a
+     * 1 x 128 one keeps 4 px cells, every side within [AF_PICTURE_MIN_CELL, MAX_SIDE] */
+    af_heatmap one;
+    CHECK(af_heatmap_alloc(&one, 1, 1) == 0);
+    one.allowed = 1;
+    one.cells[0] = 3;
+    CHECK(af_heatmap_png_bytes(&one, &png, &n) == 0);
+    decode(png, n, &d);
+    CHECK_MSG(d.w == AF_PICTURE_MAX_CELL && d.h == AF_PICTURE_MAX_CELL, "1x1: %d x %d", d.w, d.h);
+    free(d.rgb);
+    free(png);
+    af_heatmap_free(&one);
+    CHECK(af_heatmap_alloc(&one, 1, 128) == 0);
+    CHECK(af_heatmap_png_bytes(&one, &png, &n) == 0);
+    decode(png, n, &d);
+    CHECK_MSG(d.w == 128 * AF_PICTURE_MIN_CELL && d.h == AF_PICTURE_MAX_CELL, "1x128: %d x %d", d.w, d.h);
+    free(d.rgb);
+    free(png);
+    af_heatmap_free(&one);
 
     /* leak matrix: the four probe states get four colours */
     unsigned char states[4] = {0, AF_LEAK_CHANGED, AF_LEAK_VISIBLE, AF_LEAK_VISIBLE | AF_LEAK_CHANGED};
     af_leak_matrix lm = {1, 4, states, NULL, NULL};
     CHECK(af_leak_png_bytes(&lm, &png, &n) == 0);
     decode(png, n, &d);
-    CHECK(d.w == 4 * 96 && d.h == 384);
-    const unsigned char *hidden = d.rgb + 3 * 3, *leak = d.rgb + (96 + 3) * 3;
-    const unsigned char *vis = d.rgb + (192 + 3) * 3, *vis_changed = d.rgb + (288 + 3) * 3;
+    CHECK_MSG(d.w == 4 * 32 && d.h == 32, "%d x %d", d.w, d.h);
+    const unsigned char *hidden = d.rgb + 3 * 3, *leak = d.rgb + (32 + 3) * 3;
+    const unsigned char *vis = d.rgb + (64 + 3) * 3, *vis_changed = d.rgb + (96 + 3) * 3;
     CHECK(hidden[0] == 24 && hidden[1] == 28 && hidden[2] == 96);                   /* dark blue */
     CHECK(leak[0] == 220 && leak[1] == 30 && leak[2] == 30);                        /* red */
     CHECK(vis[0] == 150 && vis[1] == 150 && vis[2] == 150);                         /* grey */
@@ -144,8 +164,8 @@ int main(void) {
     free(d.rgb);
     free(png);
 
-    /* a leak matrix wider than 384 folds: 2 x 1000 -> 2 x 334 cells, 2 px wide; a
-     * folded group holding one leak among visible cells shows the leak */
+    /* a leak matrix wider than 128 folds: 2 x 1000 -> 2 x 125 cells (groups of 8), 4 px
+     * wide; a folded group holding one leak among visible cells shows the leak */
     unsigned char *cells = malloc(2 * 1000);
     memset(cells, AF_LEAK_VISIBLE | AF_LEAK_CHANGED, 2 * 1000);
     cells[999] = AF_LEAK_CHANGED;
@@ -153,7 +173,7 @@ int main(void) {
     CHECK(af_leak_count(&wide) == 1);
     CHECK(af_leak_png_bytes(&wide, &png, &n) == 0);
     decode(png, n, &d);
-    CHECK(d.w == 334 * 2 && d.h == 2 * 192);
+    CHECK_MSG(d.w == 125 * 4 && d.h == 2 * 32, "%d x %d", d.w, d.h);
     const unsigned char *leaked = d.rgb + ((size_t)0 * d.w + (d.w - 1)) * 3;
     CHECK(leaked[0] == 220 && leaked[1] == 30 && leaked[2] == 30);          /* the folded cell holding (0, 999) */
     const unsigned char *clean = d.rgb + ((size_t)(d.h - 2) * d.w + 0) * 3; /* above the seam row */
@@ -171,7 +191,7 @@ int main(void) {
     CHECK(af_heatmap_png(&m, path) == 0);
     unsigned char *file_png = read_file(path, &n);
     decode(file_png, n, &d);
-    CHECK(d.w == 3 * 128 && d.h == 4 * 96);
+    CHECK(d.w == 3 * 32 && d.h == 4 * 32);
     CHECK(memcmp(d.rgb, heatmap_pixels, (size_t)d.w * d.h * 3) == 0);
     free(d.rgb);
     free(file_png);

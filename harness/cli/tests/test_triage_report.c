@@ -6,6 +6,11 @@
  * testcase and one failure per bucket and balanced tags; report.html embeds the pictures
  * as data: URIs whose base64 decodes to PNG. Rebuilding gives the same bytes; an empty
  * DIR gives empty reports; `attnfuzz triage` runs the same build.
+ * Buckets come in severity order (leak before mismatch); no report holds the campaign
+ * directory's path (Reproduce lines name findings/<bucket>/finding.case); JUnit's
+ * counts are its elements; DIR/provenance.json (campaign/provenance.h) shows in all four;
+ * a probe's bucket (leak) keeps no heatmap of the unperturbed run in the HTML but its
+ * own evidence, and heatmaps are drawn at 32 px a cell for small matrices.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -13,6 +18,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "campaign/provenance.h"
 #include "cli/cli.h"
 #include "judge/signature.h"
 #include "judge/evidence.h"
@@ -172,9 +178,16 @@ static void populate(const char *dir, char buckets[2][AF_BUCKET_ID_LEN + 1]) {
     memset(&x, 0, sizeof x);
     x.leaks = &lm;
     x.original = &c;
+    /* the unperturbed run's heatmap, all within tolerance (a campaign of an older attnfuzz
+     * stored one with a probe's finding): the report does not draw it */
+    af_heatmap calm;
+    CHECK(af_heatmap_alloc(&calm, 2, 2) == 0);
+    calm.allowed = 1;
+    x.heatmap = &calm;
     x.time_to_first_seconds = 12.5;
     CHECK_MSG(af_finding_store(dir, &c, &leak, &x, buckets[0], why, sizeof why) == 1, "%s", why);
     CHECK(af_finding_store(dir, &c, &leak, NULL, NULL, why, sizeof why) == 0);
+    af_heatmap_free(&calm);
 
     af_case m = c;
     m.mask = AF_MASK_NONE;
@@ -193,13 +206,22 @@ static void populate(const char *dir, char buckets[2][AF_BUCKET_ID_LEN + 1]) {
     af_heatmap_free(&hm);
 }
 
+static const char *root_path; /* no report may name it */
+
 int main(void) {
     char root[] = "/tmp/af_triage_report_XXXXXX";
     CHECK(mkdtemp(root) != NULL);
+    root_path = root;
     char dir[256];
     snprintf(dir, sizeof dir, "%s/run", root);
     char buckets[2][AF_BUCKET_ID_LEN + 1];
     populate(dir, buckets);
+    /* the campaign's record of itself (campaign/provenance.h) */
+    const char *const words[] = {"attnfuzz", "campaign", "--seed", "77", "--out", "a b"};
+    af_provenance_run run = {words, 6, 77, true, "planted:window_off_by_one", "", "inprocess", 1, 1.8e9, NULL};
+    char pwhy[512];
+    CHECK_MSG(af_provenance_begin(dir, &run, pwhy, sizeof pwhy) == 0, "%s", pwhy);
+    CHECK_MSG(af_provenance_end(dir, 1.8e9 + 5, "findings", true, NULL, pwhy, sizeof pwhy) == 0, "%s", pwhy);
 
     char why[512];
     af_triage_summary s;
@@ -217,15 +239,34 @@ int main(void) {
     CHECK(strstr(json, "\"signature\":\"mismatch|planted:window_off_by_one|dK|fp16,none,nowin,") != NULL);
     CHECK(strstr(json, "\"count\":2") != NULL);
     CHECK(strstr(json, "\"time_to_first_seconds\":12.5") != NULL);
-    /* mismatch sorts before leak (verdict kind order) */
-    CHECK(strstr(json, "\"kind\":\"mismatch\"") < strstr(json, "\"kind\":\"leak\""));
+    /* leak sorts before mismatch (severity order, triage/report.h) */
+    CHECK(strstr(json, "\"kind\":\"leak\"") < strstr(json, "\"kind\":\"mismatch\""));
+    /* provenance: every key, from the run recorded below */
+    CHECK(strstr(json, "\"provenance\":{\"attnfuzz_version\":\"") != NULL);
+    const char *keys[] = {"git_commit",     "command_line", "seed",         "host",  "gpu",
+                          "nvidia_driver",  "cuda_driver",  "cuda_runtime", "cudnn", "backend",
+                          "start_time_utc", "end_time_utc", "outcome",      "runs"};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        char key[64];
+        snprintf(key, sizeof key, "\"%s\":", keys[k]);
+        CHECK_MSG(strstr(strstr(json, "\"provenance\":"), key) != NULL, "report.json provenance lacks %s", keys[k]);
+    }
+    CHECK(strstr(json, "\"command_line\":\"attnfuzz campaign --seed 77 --out 'a b'\"") != NULL);
+    CHECK(strstr(json, "\"seed\":\"77\"") != NULL && strstr(json, "\"outcome\":\"findings\"") != NULL);
+    /* paths relative to DIR: the Reproduce lines too */
+    CHECK_MSG(strstr(json, root_path) == NULL, "report.json names %s", root_path);
+    CHECK(strstr(json, "\"repro\":\"attnfuzz repro findings/") != NULL);
 
     /* report.sarif */
     char *sarif = slurp(dir, "report.sarif");
     CHECK(json_ok(sarif));
     CHECK(strstr(sarif, "\"version\":\"2.1.0\"") != NULL);
     CHECK(strstr(sarif, "\"$schema\":\"https://json.schemastore.org/sarif-2.1.0.json\"") != NULL);
-    CHECK(strstr(sarif, "\"runs\":[{\"tool\":{\"driver\":{\"name\":\"attnfuzz\",\"rules\":[") != NULL);
+    CHECK(strstr(sarif, "\"runs\":[{\"tool\":{\"driver\":{\"name\":\"attnfuzz\",\"version\":\"") != NULL);
+    CHECK(strstr(sarif, "\"invocations\":[{\"commandLine\":\"attnfuzz campaign --seed 77 --out 'a b'\"") != NULL);
+    CHECK(strstr(sarif, "\"executionSuccessful\":true") != NULL && strstr(sarif, "\"startTimeUtc\":\"") != NULL &&
+          strstr(sarif, "\"endTimeUtc\":\"") != NULL);
+    CHECK(strstr(sarif, root_path) == NULL);
     CHECK(count_of(sarif, "{\"id\":\"") == AF_V_COUNT - 1); /* a rule per kind but pass */
     CHECK(strstr(sarif, "{\"id\":\"leak\",\"shortDescription\":{\"text\":") != NULL);
     CHECK(count_of(sarif, "\"ruleId\":") == 2);
@@ -255,17 +296,29 @@ int main(void) {
     CHECK(strstr(xml, "&lt;&amp;&gt; &quot;q&quot; &apos;a&apos; \\ \\x09tab\\x01") != NULL); /* util/text.h */
     for (const char *p = xml; *p; p++) CHECK((unsigned char)*p >= 0x20 || *p == '\n' || *p == '\t');
     CHECK(count_of(xml, "<") == count_of(xml, ">"));
+    CHECK(strstr(xml, "<property name=\"attnfuzz.attnfuzz_version\" value=\"") != NULL);
+    CHECK(strstr(xml, "<property name=\"attnfuzz.seed\" value=\"77\"/>") != NULL);
+    CHECK(strstr(xml, "<property name=\"attnfuzz.command_line\" value=\"attnfuzz campaign --seed 77 --out &apos;a "
+                      "b&apos;\"/>") != NULL);
+    CHECK(strstr(xml, "<property name=\"attnfuzz.cases_judged\" value=\"2\"/>") != NULL);
+    CHECK(strstr(xml, root_path) == NULL);
 
     /* report.html */
     char *html = slurp(dir, "report.html");
     CHECK(strncmp(html, "<!DOCTYPE html>", 15) == 0 && strstr(html, "</html>") != NULL);
     CHECK(strstr(html, "<style>") != NULL && strstr(html, "<link") == NULL && strstr(html, "<script") == NULL);
     unsigned iw[4], ih[4];
-    CHECK(check_html_images(html, iw, ih, 4) == 2); /* the heatmap and the leak matrix */
-    /* drawn at a useful size (picture.h: 384 / cells px a cell): mismatch first, heatmap
-     * 4 x 2 cells of 192 x 96 px; leak 3 x 5 cells of 76 x 128 px */
-    CHECK_MSG(iw[0] == 384 && ih[0] == 384, "%u x %u", iw[0], ih[0]);
-    CHECK_MSG(iw[1] == 380 && ih[1] == 384, "%u x %u", iw[1], ih[1]);
+    /* the leak matrix and the mismatch's heatmap; not the leak bucket's calm heatmap */
+    CHECK(check_html_images(html, iw, ih, 4) == 2);
+    /* drawn at a readable size (picture.h: 256 / cells px a cell within [4, 32]): leak
+     * first, 3 x 5 cells of 32 px; heatmap 4 x 2 cells of 32 px */
+    CHECK_MSG(iw[0] == 5 * 32 && ih[0] == 3 * 32, "%u x %u", iw[0], ih[0]);
+    CHECK_MSG(iw[1] == 2 * 32 && ih[1] == 4 * 32, "%u x %u", iw[1], ih[1]);
+    /* the leak bucket shows its probe's evidence (its findings), the mismatch its heatmap */
+    CHECK(count_of(html, "<table class=\"evidence\">") == 1);
+    CHECK(count_of(html, "error heatmap") == 1);
+    CHECK(strstr(html, "<h2>Provenance</h2>") != NULL && strstr(html, "<th>seed</th><td><code>77</code>") != NULL);
+    CHECK(strstr(html, root_path) == NULL);
     CHECK(strstr(html, "class=\"legend\"") != NULL && strstr(html, "&ge;1024&times;") != NULL);
     CHECK(count_of(html, "<section ") == 2);
     CHECK(strstr(html, "attnfuzz repro ") != NULL);
