@@ -250,7 +250,6 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
     for (int k = 0; k < AF_FZ_N_DROPOUT && c->dropout_p != 0.0; k++)
         if (af_fz_dropout_table[k] == c->dropout_p) dropout_index = k;
     if (dropout_index >= 0) high |= EXT_HIGH_DROPOUT;
-    if (c->demo) high |= EXT_HIGH_DEMO;
     /* the trailing section, only for what the sections above cannot hold */
     unsigned items = (c->page_tail_nan ? EXT_PAGE_TAIL_NAN : 0u) | (name_encodable(c->backend) ? EXT_BACKEND : 0u) |
                      (name_encodable(c->engine) ? EXT_ENGINE : 0u) | (high ? EXT_HIGH_BITS : 0u) |

@@ -103,11 +103,10 @@ enum {
     EXT_HIGH_WIN_R = 1u << 3,      /* bit 16 of the window_right override */
     EXT_HIGH_STRIDE_GAP = 1u << 4, /* bit 16 of the stride gap override (gap + 1) */
     EXT_HIGH_THD_GAP = 1u << 5,    /* bit 16 of the thd gap override */
-    EXT_HIGH_DROPOUT = 1u << 6,    /* a dropout item (EXT_DROPOUT_BYTES) ends the trailing
+    EXT_HIGH_DROPOUT = 1u << 6     /* a dropout item (EXT_DROPOUT_BYTES) ends the trailing
                                      section: one byte, the probability's index in
                                      af_fz_dropout_table (modulo AF_FZ_N_DROPOUT), then the
                                      Philox seed and offset as little-endian 64-bit words */
-    EXT_HIGH_DEMO = 1u << 7        /* demo = yes; no bytes */
 };
 enum { EXT_DROPOUT_BYTES = 17 };
 

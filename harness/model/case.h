@@ -120,7 +120,6 @@ typedef struct {
      * 64-bit block offset (counter), printed as "dropout = P SEED OFFSET". A feature. */
     double dropout_p;
     uint64_t dropout_seed, dropout_offset;
-    bool demo; /* a placeholder feature: the case-field table's trial row */
 } af_case;
 
 /* Errors carry the position of the problem and the field. */

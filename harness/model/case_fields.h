@@ -146,8 +146,6 @@
       af_case_has_fp8_headroom(c),      6,  NULL,         "fp8_headroom")                                           \
     X(DROPOUT,      "dropout",      CUSTOM, dropout_p,     0, 0,               HAND,               NULL,            \
       c->dropout_p != 0.0,              7,  "dropout",    "dropout")                                                \
-    X(DEMO,         "demo",         BOOL,   demo,          0, 0,               false,              NULL,            \
-      c->demo,                          8,  "demo",       "demo")                                                   \
     X(BACKEND,      "backend",      NAME,   backend,       0, 0,               "",                 NULL,            \
       c->backend[0] != 0,               -1, NULL,         NULL)                                                     \
     X(ENGINE,       "engine",       NAME,   engine,        0, 0,               "",                 NULL,            \
@@ -173,7 +171,7 @@ typedef enum {
 } af_cf_kind;
 
 /* The number of features (the largest FEAT + 1): select/features.h's bits are below 1 << it. */
-enum { AF_CF_N_FEATURES = 9 };
+enum { AF_CF_N_FEATURES = 8 };
 
 /* One row, as data (for loops and tests). */
 typedef struct {
