@@ -239,6 +239,11 @@ static void check_every_row(const bool *corpus_varied) {
         CHECK_MSG(exact > exact_before, "row %s: no value of it round trips exactly", row->name);
         tested++;
     }
+    /* the feature numbers are 0 .. AF_CF_N_FEATURES - 1, each a row with a policy name */
+    for (int k = 0; k < AF_CF_N_FEATURES; k++) {
+        af_case_field f = af_case_field_of_feature(k);
+        CHECK_MSG(f < AF_CF_COUNT && af_case_field_row(f)->policy_name, "feature number %d has no row", k);
+    }
     printf("%d rows of the case-field table round trip (%d values exactly)\n", tested, exact);
 }
 
