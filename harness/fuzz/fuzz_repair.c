@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "model/case_fields.h"
 #include "model/case_measure.h"
 
 static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
@@ -280,12 +281,8 @@ static void repair_combinations(af_case *c, const af_fuzz_limits *l) {
 static void repair_features(af_case *c, const af_fuzz_limits *l) {
     bool allowed = l->features && (c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16) && c->cp_size == 1;
     if (!allowed) {
-        c->softmax = AF_SOFTMAX_VANILLA;
-        c->softcap = 0.0;
-        c->bias = AF_BIAS_NONE;
-        c->alibi = c->lse_base2 = c->dlse = false;
-        c->dropout_p = 0.0;
-        c->dropout_seed = c->dropout_offset = 0;
+        for (int f = 0; f < AF_CF_COUNT; f++) /* every score feature off (model/case_fields.h) */
+            if (af_case_field_row((af_case_field)f)->feature_text) af_case_field_reset(c, (af_case_field)f);
         return;
     }
     if (!(c->dropout_p >= 0.0 && c->dropout_p < 1.0)) c->dropout_p = 0.0; /* NaN too */

@@ -1,6 +1,7 @@
 /* minimize.c — shrink a failing case while it keeps failing the same way (same verdict
  * kind, backend / engine and tensor: af_finding_identity). */
 #include "minimize/minimize.h"
+#include "model/case_fields.h"
 #include "util/clock.h"
 
 #include <stdio.h>
@@ -198,6 +199,37 @@ static void pass_cp(candidates *cs, const af_case *c) {
     }
 }
 
+/* A feature made lighter rather than dropped: learnable sinks -> off_by_one, a full bias
+ * -> one broadcast over heads or batch, dropout's p toward 1/2 and its Philox state toward
+ * seed 1, offset 0. c has the feature. */
+static void lighter_feature(candidates *cs, const af_case *c, af_case_field f) {
+    af_case t;
+#define TRY(cond, stmt)                                                                                                \
+    if (cond) {                                                                                                        \
+        t = *c;                                                                                                        \
+        stmt;                                                                                                          \
+        add(cs, &t);                                                                                                   \
+    }
+    switch (f) {
+        case AF_CF_SOFTMAX:
+            TRY(c->softmax == AF_SOFTMAX_LEARNABLE, t.softmax = AF_SOFTMAX_OFF_BY_ONE);
+            return;
+        case AF_CF_BIAS:
+            TRY(c->bias == AF_BIAS_BHSS, t.bias = AF_BIAS_1HSS);
+            TRY(c->bias == AF_BIAS_BHSS, t.bias = AF_BIAS_B1SS);
+            TRY(c->bias == AF_BIAS_1HSS || c->bias == AF_BIAS_B1SS, t.bias = AF_BIAS_11SS);
+            return;
+        case AF_CF_DROPOUT:
+            TRY(c->dropout_p != 0.5, t.dropout_p = 0.5);
+            TRY(c->dropout_seed != 1, t.dropout_seed = 1);
+            TRY(c->dropout_offset != 0, t.dropout_offset = 0);
+            return;
+        default:
+            return;
+    }
+#undef TRY
+}
+
 static void pass_features(candidates *cs, const af_case *c) {
     af_case t;
 #define TRY(cond, stmt)                                                                                                \
@@ -221,24 +253,15 @@ static void pass_features(candidates *cs, const af_case *c) {
     TRY(c->mask == AF_MASK_CAUSAL, t.mask = AF_MASK_NONE);
     TRY(c->align == AF_ALIGN_BOTTOM_RIGHT, t.align = AF_ALIGN_TOP_LEFT);
     TRY(c->backward, (t.backward = false, t.dlse = false));
-    /* the attention features: dropped, or made lighter (learnable sinks -> off_by_one,
-     * a full bias -> one broadcast over heads or batch) */
-    TRY(c->softcap != 0.0, t.softcap = 0.0);
-    TRY(c->softmax != AF_SOFTMAX_VANILLA, t.softmax = AF_SOFTMAX_VANILLA);
-    TRY(c->softmax == AF_SOFTMAX_LEARNABLE, t.softmax = AF_SOFTMAX_OFF_BY_ONE);
-    TRY(c->bias != AF_BIAS_NONE, t.bias = AF_BIAS_NONE);
-    TRY(c->bias == AF_BIAS_BHSS, t.bias = AF_BIAS_1HSS);
-    TRY(c->bias == AF_BIAS_BHSS, t.bias = AF_BIAS_B1SS);
-    TRY(c->bias == AF_BIAS_1HSS || c->bias == AF_BIAS_B1SS, t.bias = AF_BIAS_11SS);
-    TRY(c->alibi, t.alibi = false);
-    TRY(c->lse_base2, t.lse_base2 = false);
-    TRY(c->dlse, t.dlse = false);
-    TRY(af_case_has_fp8_headroom(c), memset(t.fp8_headroom, 0, sizeof t.fp8_headroom)); /* current scaling */
-    /* dropout: off; else p toward 1/2 and the Philox state toward seed 1, offset 0 */
-    TRY(c->dropout_p != 0.0, (t.dropout_p = 0.0, t.dropout_seed = t.dropout_offset = 0));
-    TRY(c->dropout_p != 0.0 && c->dropout_p != 0.5, t.dropout_p = 0.5);
-    TRY(c->dropout_p != 0.0 && c->dropout_seed != 1, t.dropout_seed = 1);
-    TRY(c->dropout_p != 0.0 && c->dropout_offset != 0, t.dropout_offset = 0);
+    /* the features (model/case_fields.h), in feature-number order: dropped, then made lighter */
+    for (int k = 0; k < AF_CF_N_FEATURES; k++) {
+        af_case_field f = af_case_field_of_feature(k);
+        if (!af_case_field_printed(c, f)) continue;
+        t = *c;
+        af_case_field_reset(&t, f);
+        add(cs, &t);
+        lighter_feature(cs, c, f);
+    }
     TRY(c->has_scale, (t.has_scale = false, t.scale = 0));
     TRY(c->dtype != AF_DT_FP16, t.dtype = AF_DT_FP16);
 #undef TRY
@@ -415,12 +438,9 @@ bool af_min_could_reach(const af_case *from, const af_case *to) {
     if (to->page_size > 0 && from->page_size == 0) return false;
     if (to->cp_size > 1 && (from->cp_size <= 1 || to->cp_comm != from->cp_comm)) return false;
     if (to->backward && !from->backward) return false;
-    if (to->softmax != AF_SOFTMAX_VANILLA && from->softmax == AF_SOFTMAX_VANILLA) return false;
-    if (to->softcap != 0.0 && from->softcap == 0.0) return false;
-    if (to->bias != AF_BIAS_NONE && from->bias == AF_BIAS_NONE) return false;
-    if (to->alibi && !from->alibi) return false;
-    if (to->lse_base2 && !from->lse_base2) return false;
-    if (to->dlse && !from->dlse) return false;
-    if (to->dropout_p != 0.0 && from->dropout_p == 0.0) return false;
+    for (int f = 0; f < AF_CF_COUNT; f++) /* a score feature `to` has, `from` has too */
+        if (af_case_field_row((af_case_field)f)->feature_text && af_case_field_printed(to, (af_case_field)f) &&
+            !af_case_field_printed(from, (af_case_field)f))
+            return false;
     return true;
 }

@@ -6,6 +6,7 @@
  * Unknown keys, repeated keys and bad values are errors naming file:line and field.
  */
 #include "model/case.h"
+#include "model/case_fields.h"
 #include "model/case_mask.h"
 #include "model/case_measure.h"
 #include "util/strbuf.h"
@@ -28,6 +29,10 @@ static const char *const data_names[] = {"normal",      "uniform", "outlier_chan
                                          "block_range", "zeros"};
 static const char *const softmax_names[] = {"vanilla", "off_by_one", "learnable"};
 static const char *const bias_names[] = {"none", "11ss", "1hss", "b1ss", "bhss"};
+static const char *const align_names[] = {"top_left", "bottom_right"};
+/* FLAG2 fields: the spelling of false, then of true */
+static const char *const page_tail_names[] = {"finite", "nan"};
+static const char *const stats_names[] = {"natural", "log2"};
 /* Parameters each data term takes (p0 only, or p0 and p1). */
 static const int data_params[] = {1, 1, 2, 1, 2, 1, 1};
 /* Their ranges, as af_case_validate checks them (named in its message). */
@@ -47,24 +52,6 @@ const char *af_data_kind_name(af_data_kind k) { return data_names[k]; }
 const char *af_softmax_name(af_softmax_kind k) { return softmax_names[k]; }
 const char *af_bias_shape_name(af_bias_shape b) { return bias_names[b]; }
 
-bool af_case_has_features(const af_case *c) {
-    return c->softmax != AF_SOFTMAX_VANILLA || c->softcap != 0.0 || c->bias != AF_BIAS_NONE || c->alibi ||
-           c->lse_base2 || c->dlse || c->dropout_p != 0.0;
-}
-
-void af_case_features_text(const af_case *c, char *buf, size_t cap) {
-    af_strbuf s = {buf, cap, 0};
-    if (cap) buf[0] = 0;
-    if (c->softmax != AF_SOFTMAX_VANILLA)
-        af_strbuf_printf(&s, "%ssinks(%s)", s.len ? " " : "", softmax_names[c->softmax]);
-    if (c->softcap != 0.0) af_strbuf_printf(&s, "%ssoftcap", s.len ? " " : "");
-    if (c->bias != AF_BIAS_NONE) af_strbuf_printf(&s, "%sbias(%s)", s.len ? " " : "", bias_names[c->bias]);
-    if (c->alibi) af_strbuf_printf(&s, "%salibi", s.len ? " " : "");
-    if (c->lse_base2) af_strbuf_printf(&s, "%sstats=log2", s.len ? " " : "");
-    if (c->dlse) af_strbuf_printf(&s, "%sdlse", s.len ? " " : "");
-    if (c->dropout_p != 0.0) af_strbuf_printf(&s, "%sdropout", s.len ? " " : "");
-}
-
 const char *af_mask_text(const af_case *c) {
     if (c->has_seqlens && c->layout != AF_LAYOUT_THD) return c->mask == AF_MASK_CAUSAL ? "padding_causal" : "padding";
     return c->mask == AF_MASK_CAUSAL ? "causal" : "none";
@@ -74,30 +61,6 @@ bool af_case_has_fp8_headroom(const af_case *c) {
     for (int k = 0; k < AF_FP8_SCALED; k++)
         if (c->fp8_headroom[k]) return true;
     return false;
-}
-
-void af_case_defaults(af_case *c) {
-    memset(c, 0, sizeof *c);
-    c->dtype = AF_DT_FP16;
-    c->batch = 1;
-    c->heads_q = 1;
-    c->heads_kv = 1;
-    c->seqlen_q = 16;
-    c->seqlen_kv = 16;
-    c->head_dim_qk = 64;
-    c->head_dim_v = 64;
-    c->layout = AF_LAYOUT_BSHD;
-    c->packing = AF_PACK_SEPARATE;
-    c->mask = AF_MASK_NONE;
-    c->align = AF_ALIGN_TOP_LEFT;
-    c->window_left = -1;
-    c->window_right = -1;
-    c->cp_size = 1;
-    c->cp_comm = AF_CP_NONE;
-    c->seed = 1;
-    c->n_data = 1;
-    c->data[0].kind = AF_DATA_NORMAL;
-    c->data[0].p0 = 1.0;
 }
 
 float af_case_scale(const af_case *c) {
@@ -248,53 +211,205 @@ static int parse_data(const char *s, af_case *c, char *why, size_t cap) {
     return 0;
 }
 
-/* Field table: index used for line tracking and duplicate detection. */
+/* The field table (model/case_fields.h): F_<ID> is a field's index, for line tracking,
+ * duplicate detection and the errors of validate. */
 enum {
-    F_DTYPE,
-    F_BATCH,
-    F_HEADS_Q,
-    F_HEADS_KV,
-    F_SEQLEN_Q,
-    F_SEQLEN_KV,
-    F_HEAD_DIM_QK,
-    F_HEAD_DIM_V,
-    F_HEAD_DIM,
-    F_HEADS,
-    F_SEQLEN,
-    F_SEQLENS_Q,
-    F_SEQLENS_KV,
-    F_LAYOUT,
-    F_PACKING,
-    F_STRIDE_GAP,
-    F_THD_GAP,
-    F_PAGE_SIZE,
-    F_PAGE_TAIL,
-    F_MASK,
-    F_ALIGN,
-    F_WINDOW,
-    F_SCALE,
-    F_BACKWARD,
-    F_CP,
-    F_SEED,
-    F_DATA,
-    F_BACKEND,
-    F_ENGINE,
-    F_SOFTMAX,
-    F_SOFTCAP,
-    F_BIAS,
-    F_ALIBI,
-    F_STATS,
-    F_DLSE,
-    F_FP8_HEADROOM,
-    F_DROPOUT,
-    F_COUNT
+#define ROW_INDEX(ID, ...) F_##ID = AF_CF_##ID,
+    AF_CASE_FIELDS(ROW_INDEX)
+#undef ROW_INDEX
+        F_COUNT = AF_CF_COUNT
 };
-static const char *const field_names[F_COUNT] = {
-    "dtype",    "batch",     "heads_q",   "heads_kv",     "seqlen_q",   "seqlen_kv", "head_dim_qk", "head_dim_v",
-    "head_dim", "heads",     "seqlen",    "seqlens_q",    "seqlens_kv", "layout",    "packing",     "stride_gap",
-    "thd_gap",  "page_size", "page_tail", "mask",         "align",      "window",    "scale",       "backward",
-    "cp",       "seed",      "data",      "backend",      "engine",     "softmax",   "softcap",     "bias",
-    "alibi",    "stats",     "dlse",      "fp8_headroom", "dropout"};
+
+/* Per kind: the range a row's value takes and its spellings, for af_case_field_info. */
+#define KIND_LO_INT(lo, names)    (lo)
+#define KIND_LO_ENUM(lo, names)   0
+#define KIND_LO_BOOL(lo, names)   0
+#define KIND_LO_FLAG2(lo, names)  0
+#define KIND_LO_U64(lo, names)    0
+#define KIND_LO_NAME(lo, names)   0
+#define KIND_LO_ALIAS(lo, names)  0
+#define KIND_LO_CUSTOM(lo, names) 0
+#define KIND_HI_INT(hi, names)    (hi)
+#define KIND_HI_ENUM(hi, names)   ((long)(sizeof names / sizeof names[0]) - 1)
+#define KIND_HI_BOOL(hi, names)   1
+#define KIND_HI_FLAG2(hi, names)  1
+#define KIND_HI_U64(hi, names)    0
+#define KIND_HI_NAME(hi, names)   0
+#define KIND_HI_ALIAS(hi, names)  0
+#define KIND_HI_CUSTOM(hi, names) 0
+#define KIND_N_INT(names)         0
+#define KIND_N_ENUM(names)        ((int)(sizeof names / sizeof names[0]))
+#define KIND_N_BOOL(names)        0
+#define KIND_N_FLAG2(names)       2
+#define KIND_N_U64(names)         0
+#define KIND_N_NAME(names)        0
+#define KIND_N_ALIAS(names)       0
+#define KIND_N_CUSTOM(names)      0
+
+static const af_case_field_info field_info[F_COUNT] = {
+#define ROW_INFO(ID, NAME, KIND, MEMBER, LO, HI, DEF, NAMES, PRINTED, FEAT, FTEXT, PNAME)                              \
+    [F_##ID] = {                                                                                                       \
+        NAME,  AF_CFK_##KIND, KIND_LO_##KIND(LO, NAMES), KIND_HI_##KIND(HI, NAMES), NAMES, KIND_N_##KIND(NAMES), FEAT, \
+        FTEXT, PNAME},
+    AF_CASE_FIELDS(ROW_INFO)
+#undef ROW_INFO
+};
+
+/* The feature numbers are 0 .. AF_CF_N_FEATURES - 1, each once. */
+enum {
+#define ROW_IS_FEATURE(ID, NAME, KIND, MEMBER, LO, HI, DEF, NAMES, PRINTED, FEAT, ...) +((FEAT) >= 0)
+    COUNTED_FEATURES = 0 AF_CASE_FIELDS(ROW_IS_FEATURE)
+#undef ROW_IS_FEATURE
+};
+_Static_assert((int)COUNTED_FEATURES == (int)AF_CF_N_FEATURES,
+               "AF_CF_N_FEATURES is the number of rows with a FEAT number");
+
+const af_case_field_info *af_case_field_row(af_case_field f) { return &field_info[f]; }
+
+int af_case_field_by_name(const char *name) {
+    for (int f = 0; f < F_COUNT; f++)
+        if (!strcmp(name, field_info[f].name)) return f;
+    return -1;
+}
+
+af_case_field af_case_field_of_feature(int k) {
+    for (int f = 0; f < F_COUNT; f++)
+        if (field_info[f].feat == k) return (af_case_field)f;
+    return AF_CF_COUNT;
+}
+
+bool af_case_field_printed(const af_case *c, af_case_field f) {
+    switch (f) {
+#define ROW_PRINTED(ID, NAME, KIND, MEMBER, LO, HI, DEF, NAMES, PRINTED, ...)                                          \
+    case F_##ID:                                                                                                       \
+        return (PRINTED);
+        AF_CASE_FIELDS(ROW_PRINTED)
+#undef ROW_PRINTED
+        default:
+            return false;
+    }
+}
+
+/* Defaults of the non-CUSTOM kinds (a NAME's default is "", which the memset gives). */
+#define KIND_DEFAULT_INT(m, def)   c->m = (def);
+#define KIND_DEFAULT_ENUM(m, def)  c->m = (def);
+#define KIND_DEFAULT_BOOL(m, def)  c->m = (def);
+#define KIND_DEFAULT_FLAG2(m, def) c->m = (def);
+#define KIND_DEFAULT_U64(m, def)   c->m = (def);
+#define KIND_DEFAULT_NAME(m, def)  c->m[0] = 0;
+#define KIND_DEFAULT_ALIAS(m, def)
+#define KIND_DEFAULT_CUSTOM(m, def) reset_custom(c, f);
+
+/* CUSTOM rows back to their defaults (af_case_defaults starts from zeros). */
+static void reset_custom(af_case *c, int f) {
+    switch (f) {
+        case F_SEQLENS_Q:
+        case F_SEQLENS_KV:
+            c->has_seqlens = false;
+            memset(c->seqlens_q, 0, sizeof c->seqlens_q);
+            memset(c->seqlens_kv, 0, sizeof c->seqlens_kv);
+            return;
+        case F_MASK:
+            c->mask = AF_MASK_NONE;
+            return;
+        case F_WINDOW:
+            c->window_left = -1;
+            c->window_right = -1;
+            return;
+        case F_SCALE:
+            c->has_scale = false;
+            c->scale = 0;
+            return;
+        case F_CP:
+            c->cp_size = 1;
+            c->cp_comm = AF_CP_NONE;
+            return;
+        case F_DATA:
+            memset(c->data, 0, sizeof c->data);
+            c->n_data = 1;
+            c->data[0].kind = AF_DATA_NORMAL;
+            c->data[0].p0 = 1.0;
+            return;
+        case F_SOFTCAP:
+            c->softcap = 0.0;
+            return;
+        case F_FP8_HEADROOM:
+            memset(c->fp8_headroom, 0, sizeof c->fp8_headroom); /* current scaling */
+            return;
+        case F_DROPOUT: /* off, and nothing else to keep */
+            c->dropout_p = 0.0;
+            c->dropout_seed = c->dropout_offset = 0;
+            return;
+        default:
+            return;
+    }
+}
+
+void af_case_field_reset(af_case *c, af_case_field f) {
+    switch (f) {
+#define ROW_RESET(ID, NAME, KIND, MEMBER, LO, HI, DEF, ...)                                                            \
+    case F_##ID:                                                                                                       \
+        KIND_DEFAULT_##KIND(MEMBER, DEF) return;
+        AF_CASE_FIELDS(ROW_RESET)
+#undef ROW_RESET
+        default:
+            return;
+    }
+}
+
+void af_case_defaults(af_case *c) {
+    memset(c, 0, sizeof *c);
+    for (int f = 0; f < F_COUNT; f++) af_case_field_reset(c, (af_case_field)f);
+}
+
+#define KIND_SET_INT(m)    c->m = (int)v;
+#define KIND_SET_ENUM(m)   c->m = (int)v;
+#define KIND_SET_BOOL(m)   c->m = v != 0;
+#define KIND_SET_FLAG2(m)  c->m = v != 0;
+#define KIND_SET_U64(m)    c->m = (uint64_t)v;
+#define KIND_SET_NAME(m)   return -1;
+#define KIND_SET_ALIAS(m)  return -1;
+#define KIND_SET_CUSTOM(m) return -1;
+
+int af_case_field_set_scalar(af_case *c, af_case_field f, long long v) {
+    switch (f) {
+#define ROW_SET(ID, NAME, KIND, MEMBER, ...)                                                                           \
+    case F_##ID:                                                                                                       \
+        KIND_SET_##KIND(MEMBER) return 0;
+        AF_CASE_FIELDS(ROW_SET)
+#undef ROW_SET
+        default:
+            return -1;
+    }
+}
+
+bool af_case_has_features(const af_case *c) {
+    for (int f = 0; f < F_COUNT; f++)
+        if (field_info[f].feature_text && af_case_field_printed(c, (af_case_field)f)) return true;
+    return false;
+}
+
+/* An ENUM feature names its value: "sinks(learnable)", "bias(b1ss)". */
+#define KIND_SUFFIX_INT(m, names)
+#define KIND_SUFFIX_ENUM(m, names) af_strbuf_printf(&s, "(%s)", names[c->m]);
+#define KIND_SUFFIX_BOOL(m, names)
+#define KIND_SUFFIX_FLAG2(m, names)
+#define KIND_SUFFIX_U64(m, names)
+#define KIND_SUFFIX_NAME(m, names)
+#define KIND_SUFFIX_ALIAS(m, names)
+#define KIND_SUFFIX_CUSTOM(m, names)
+
+void af_case_features_text(const af_case *c, char *buf, size_t cap) {
+    af_strbuf s = {buf, cap, 0};
+    if (cap) buf[0] = 0;
+#define ROW_FEATURE_TEXT(ID, NAME, KIND, MEMBER, LO, HI, DEF, NAMES, PRINTED, ...)                                     \
+    if (field_info[F_##ID].feature_text && (PRINTED)) {                                                                \
+        af_strbuf_printf(&s, "%s%s", s.len ? " " : "", field_info[F_##ID].feature_text);                               \
+        KIND_SUFFIX_##KIND(MEMBER, NAMES)                                                                              \
+    }
+    AF_CASE_FIELDS(ROW_FEATURE_TEXT)
+#undef ROW_FEATURE_TEXT
+}
 
 typedef struct {
     int line_of[F_COUNT];
@@ -303,28 +418,63 @@ typedef struct {
     int n_seqlens_q, n_seqlens_kv;
 } parse_state;
 
-static int set_field(af_case *c, parse_state *st, int f, const char *v, char *why, size_t cap) {
+/* ---- parsing one value: the kinds of the table, then the CUSTOM fields ---- */
+
+static int parse_int_field(const char *v, int lo, int hi, int *out, char *why, size_t cap) {
+    if (!parse_int(v, lo, hi, out)) return 0;
+    snprintf(why, cap, "'%s' is not an integer in [%d, %d]", v, lo, hi);
+    return -1;
+}
+
+/* One of names[0..n); the error lists them. */
+static int parse_enum_field(const char *v, const char *const *names, int n, int *out, char *why, size_t cap) {
+    if ((*out = parse_enum(v, names, n)) >= 0) return 0;
+    af_strbuf s = {why, cap, 0};
+    af_strbuf_printf(&s, "'%s' is not one of ", v);
+    for (int i = 0; i < n; i++) af_strbuf_printf(&s, "%s%s", i ? ", " : "", names[i]);
+    return -1;
+}
+
+static int parse_bool_field(const char *v, bool *out, char *why, size_t cap) {
+    if (!parse_bool(v, out)) return 0;
+    snprintf(why, cap, "'%s' is not yes or no", v);
+    return -1;
+}
+
+static int parse_flag2_field(const char *v, const char *const *names, bool *out, char *why, size_t cap) {
+    int n = parse_enum(v, names, 2);
+    if (n >= 0) {
+        *out = n == 1;
+        return 0;
+    }
+    snprintf(why, cap, "'%s' is not %s or %s", v, names[0], names[1]);
+    return -1;
+}
+
+static int parse_u64_field(const char *v, uint64_t *out, char *why, size_t cap) {
+    if (!parse_u64(v, out)) return 0;
+    snprintf(why, cap, "'%s' is not an unsigned 64-bit integer", v);
+    return -1;
+}
+
+/* A backend or engine name: one word shorter than AF_NAME_MAX. */
+static int parse_name_field(const char *v, char *dst, char *why, size_t cap) {
+    if (strlen(v) >= AF_NAME_MAX) {
+        snprintf(why, cap, "longer than %d characters", AF_NAME_MAX - 1);
+        return -1;
+    }
+    for (const char *p = v; *p; p++)
+        if (isspace((unsigned char)*p)) {
+            snprintf(why, cap, "'%s' contains white space", v);
+            return -1;
+        }
+    strcpy(dst, v);
+    return 0;
+}
+
+static int set_custom(af_case *c, parse_state *st, int f, const char *v, char *why, size_t cap) {
     int n;
     switch (f) {
-        case F_DTYPE:
-            if ((n = parse_enum(v, dtype_names, 4)) < 0) {
-                snprintf(why, cap, "'%s' is not one of fp16, bf16, fp8_e4m3, mxfp8", v);
-                return -1;
-            }
-            c->dtype = (af_dtype)n;
-            return 0;
-        case F_BATCH:
-            return parse_int(v, 1, AF_MAX_BATCH, &c->batch)
-                       ? (snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_BATCH), -1)
-                       : 0;
-        case F_HEADS_Q:
-            return parse_int(v, 1, AF_MAX_HEADS, &c->heads_q)
-                       ? (snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_HEADS), -1)
-                       : 0;
-        case F_HEADS_KV:
-            return parse_int(v, 1, AF_MAX_HEADS, &c->heads_kv)
-                       ? (snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_HEADS), -1)
-                       : 0;
         case F_HEADS:
             if (parse_int(v, 1, AF_MAX_HEADS, &c->heads_q)) {
                 snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_HEADS);
@@ -332,14 +482,6 @@ static int set_field(af_case *c, parse_state *st, int f, const char *v, char *wh
             }
             c->heads_kv = c->heads_q;
             return 0;
-        case F_SEQLEN_Q:
-            return parse_int(v, 1, AF_MAX_SEQLEN, &c->seqlen_q)
-                       ? (snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_SEQLEN), -1)
-                       : 0;
-        case F_SEQLEN_KV:
-            return parse_int(v, 1, AF_MAX_SEQLEN, &c->seqlen_kv)
-                       ? (snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_SEQLEN), -1)
-                       : 0;
         case F_SEQLEN:
             if (parse_int(v, 1, AF_MAX_SEQLEN, &c->seqlen_q)) {
                 snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_SEQLEN);
@@ -347,14 +489,6 @@ static int set_field(af_case *c, parse_state *st, int f, const char *v, char *wh
             }
             c->seqlen_kv = c->seqlen_q;
             return 0;
-        case F_HEAD_DIM_QK:
-            return parse_int(v, 1, AF_MAX_HEAD_DIM, &c->head_dim_qk)
-                       ? (snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_HEAD_DIM), -1)
-                       : 0;
-        case F_HEAD_DIM_V:
-            return parse_int(v, 1, AF_MAX_HEAD_DIM, &c->head_dim_v)
-                       ? (snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_HEAD_DIM), -1)
-                       : 0;
         case F_HEAD_DIM:
             if (parse_int(v, 1, AF_MAX_HEAD_DIM, &c->head_dim_qk)) {
                 snprintf(why, cap, "'%s' is not an integer in [1, %d]", v, AF_MAX_HEAD_DIM);
@@ -378,42 +512,6 @@ static int set_field(af_case *c, parse_state *st, int f, const char *v, char *wh
             st->n_seqlens_kv = n;
             c->has_seqlens = true;
             return 0;
-        case F_LAYOUT:
-            if ((n = parse_enum(v, layout_names, 4)) < 0) {
-                snprintf(why, cap, "'%s' is not one of bshd, sbhd, bhsd, thd", v);
-                return -1;
-            }
-            c->layout = (af_layout)n;
-            return 0;
-        case F_PACKING:
-            if ((n = parse_enum(v, packing_names, 3)) < 0) {
-                snprintf(why, cap, "'%s' is not one of separate, kv, qkv", v);
-                return -1;
-            }
-            c->packing = (af_packing)n;
-            return 0;
-        case F_STRIDE_GAP:
-            return parse_int(v, 0, 4096, &c->stride_gap)
-                       ? (snprintf(why, cap, "'%s' is not an integer in [0, 4096]", v), -1)
-                       : 0;
-        case F_THD_GAP:
-            return parse_int(v, 0, 4096, &c->thd_gap)
-                       ? (snprintf(why, cap, "'%s' is not an integer in [0, 4096]", v), -1)
-                       : 0;
-        case F_PAGE_SIZE:
-            return parse_int(v, 0, AF_MAX_SEQLEN, &c->page_size)
-                       ? (snprintf(why, cap, "'%s' is not an integer in [0, %d]", v, AF_MAX_SEQLEN), -1)
-                       : 0;
-        case F_PAGE_TAIL:
-            if (!strcmp(v, "nan"))
-                c->page_tail_nan = true;
-            else if (!strcmp(v, "finite"))
-                c->page_tail_nan = false;
-            else {
-                snprintf(why, cap, "'%s' is not finite or nan", v);
-                return -1;
-            }
-            return 0;
         case F_MASK: {
             static const char *const masks[] = {"none",    "causal",         "causal_bottom_right",
                                                 "padding", "padding_causal", "padding_causal_bottom_right"};
@@ -430,15 +528,6 @@ static int set_field(af_case *c, parse_state *st, int f, const char *v, char *wh
                 st->mask_says_bottom_right = true;
             }
             st->mask_says_padding = n >= 3;
-            return 0;
-        }
-        case F_ALIGN: {
-            static const char *const aligns[] = {"top_left", "bottom_right"};
-            if ((n = parse_enum(v, aligns, 2)) < 0) {
-                snprintf(why, cap, "'%s' is not one of top_left, bottom_right", v);
-                return -1;
-            }
-            c->align = (af_align)n;
             return 0;
         }
         case F_WINDOW: {
@@ -466,12 +555,6 @@ static int set_field(af_case *c, parse_state *st, int f, const char *v, char *wh
             c->scale = kept;
             return 0;
         }
-        case F_BACKWARD:
-            if (parse_bool(v, &c->backward)) {
-                snprintf(why, cap, "'%s' is not yes or no", v);
-                return -1;
-            }
-            return 0;
         case F_CP: {
             /* "1" or "SIZE COMM" */
             char comm[64] = "";
@@ -494,21 +577,8 @@ static int set_field(af_case *c, parse_state *st, int f, const char *v, char *wh
             c->cp_comm = (af_cp_comm)n;
             return 0;
         }
-        case F_SEED:
-            if (parse_u64(v, &c->seed)) {
-                snprintf(why, cap, "'%s' is not an unsigned 64-bit integer", v);
-                return -1;
-            }
-            return 0;
         case F_DATA:
             return parse_data(v, c, why, cap);
-        case F_SOFTMAX:
-            if ((n = parse_enum(v, softmax_names, 3)) < 0) {
-                snprintf(why, cap, "'%s' is not one of vanilla, off_by_one, learnable", v);
-                return -1;
-            }
-            c->softmax = (af_softmax_kind)n;
-            return 0;
         case F_SOFTCAP: {
             double cap_v;
             if (parse_double(v, &cap_v) || cap_v < 0.0 || cap_v > 1e4 || (cap_v > 0.0 && cap_v < 1e-3)) {
@@ -518,20 +588,6 @@ static int set_field(af_case *c, parse_state *st, int f, const char *v, char *wh
             c->softcap = cap_v;
             return 0;
         }
-        case F_BIAS:
-            if ((n = parse_enum(v, bias_names, 5)) < 0) {
-                snprintf(why, cap, "'%s' is not one of none, 11ss, 1hss, b1ss, bhss", v);
-                return -1;
-            }
-            c->bias = (af_bias_shape)n;
-            return 0;
-        case F_ALIBI:
-        case F_DLSE:
-            if (parse_bool(v, f == F_ALIBI ? &c->alibi : &c->dlse)) {
-                snprintf(why, cap, "'%s' is not yes or no", v);
-                return -1;
-            }
-            return 0;
         case F_DROPOUT: {
             char copy[256], *save = NULL, *parts[4];
             int np = 0;
@@ -553,31 +609,33 @@ static int set_field(af_case *c, parse_state *st, int f, const char *v, char *wh
                 return -1;
             }
             return 0;
-        case F_STATS:
-            if (!strcmp(v, "natural"))
-                c->lse_base2 = false;
-            else if (!strcmp(v, "log2"))
-                c->lse_base2 = true;
-            else {
-                snprintf(why, cap, "'%s' is not natural or log2", v);
-                return -1;
-            }
-            return 0;
-        case F_BACKEND:
-        case F_ENGINE: {
-            char *dst = f == F_BACKEND ? c->backend : c->engine;
-            if (strlen(v) >= AF_NAME_MAX) {
-                snprintf(why, cap, "longer than %d characters", AF_NAME_MAX - 1);
-                return -1;
-            }
-            for (const char *p = v; *p; p++)
-                if (isspace((unsigned char)*p)) {
-                    snprintf(why, cap, "'%s' contains white space", v);
-                    return -1;
-                }
-            strcpy(dst, v);
-            return 0;
-        }
+    }
+    snprintf(why, cap, "internal: unhandled field");
+    return -1;
+}
+
+#define KIND_PARSE_INT(m, lo, hi, names) return parse_int_field(v, lo, hi, &c->m, why, cap);
+#define KIND_PARSE_ENUM(m, lo, hi, names)                                                                              \
+    {                                                                                                                  \
+        int n_;                                                                                                        \
+        if (parse_enum_field(v, names, (int)(sizeof names / sizeof names[0]), &n_, why, cap)) return -1;               \
+        c->m = n_;                                                                                                     \
+        return 0;                                                                                                      \
+    }
+#define KIND_PARSE_BOOL(m, lo, hi, names)   return parse_bool_field(v, &c->m, why, cap);
+#define KIND_PARSE_FLAG2(m, lo, hi, names)  return parse_flag2_field(v, names, &c->m, why, cap);
+#define KIND_PARSE_U64(m, lo, hi, names)    return parse_u64_field(v, &c->m, why, cap);
+#define KIND_PARSE_NAME(m, lo, hi, names)   return parse_name_field(v, c->m, why, cap);
+#define KIND_PARSE_ALIAS(m, lo, hi, names)  return set_custom(c, st, f, v, why, cap);
+#define KIND_PARSE_CUSTOM(m, lo, hi, names) return set_custom(c, st, f, v, why, cap);
+
+static int set_field(af_case *c, parse_state *st, int f, const char *v, char *why, size_t cap) {
+    switch (f) {
+#define ROW_PARSE(ID, NAME, KIND, MEMBER, LO, HI, DEF, NAMES, ...)                                                     \
+    case F_##ID:                                                                                                       \
+        KIND_PARSE_##KIND(MEMBER, LO, HI, NAMES)
+        AF_CASE_FIELDS(ROW_PARSE)
+#undef ROW_PARSE
     }
     snprintf(why, cap, "internal: unhandled field");
     return -1;
@@ -593,8 +651,9 @@ static int first_line(const parse_state *st, int a, int b) {
 }
 
 static int validate(const af_case *c, const parse_state *st, const char *name, af_error *err) {
-#define FAIL(field_idx, ...) return set_error(err, name, line_of(st, field_idx), field_names[field_idx], __VA_ARGS__)
-#define FAIL2(fa, fb, ...)   return set_error(err, name, first_line(st, fa, fb), field_names[fb], __VA_ARGS__)
+#define FAIL(field_idx, ...)                                                                                           \
+    return set_error(err, name, line_of(st, field_idx), field_info[field_idx].name, __VA_ARGS__)
+#define FAIL2(fa, fb, ...) return set_error(err, name, first_line(st, fa, fb), field_info[fb].name, __VA_ARGS__)
     if (c->heads_q % c->heads_kv != 0)
         FAIL2(F_HEADS_Q, F_HEADS_KV, "heads_q = %d is not a multiple of heads_kv = %d", c->heads_q, c->heads_kv);
     if (c->has_seqlens) {
@@ -692,18 +751,13 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
     }
     if (af_case_has_features(c)) {
         /* the field of the first feature set, in print order */
-        int f = c->softmax != AF_SOFTMAX_VANILLA ? F_SOFTMAX
-                : c->softcap != 0.0              ? F_SOFTCAP
-                : c->bias != AF_BIAS_NONE        ? F_BIAS
-                : c->alibi                       ? F_ALIBI
-                : c->lse_base2                   ? F_STATS
-                : c->dlse                        ? F_DLSE
-                                                 : F_DROPOUT;
+        int f = 0;
+        while (!(field_info[f].feature_text && af_case_field_printed(c, (af_case_field)f))) f++;
         if (c->dtype != AF_DT_FP16 && c->dtype != AF_DT_BF16)
-            FAIL(f, "%s with dtype %s: features are defined for fp16 and bf16 only", field_names[f],
+            FAIL(f, "%s with dtype %s: features are defined for fp16 and bf16 only", field_info[f].name,
                  dtype_names[c->dtype]);
         if (c->cp_size > 1)
-            FAIL(f, "%s with cp = %d: context parallelism does not carry features", field_names[f], c->cp_size);
+            FAIL(f, "%s with cp = %d: context parallelism does not carry features", field_info[f].name, c->cp_size);
     }
     if (!(c->dropout_p >= 0.0 && c->dropout_p < 1.0))
         FAIL(F_DROPOUT, "dropout probability %g is outside [0, 1)", c->dropout_p);
@@ -781,7 +835,7 @@ int af_case_parse(const char *text, const char *name, af_case *c, af_error *err)
         while (isspace((unsigned char)*val)) val++;
         if (!*key) return set_error(err, name, line, "line", "missing key before '='");
         if (!*val) return set_error(err, name, line, key, "missing value");
-        int f = parse_enum(key, field_names, F_COUNT);
+        int f = af_case_field_by_name(key);
         if (f < 0) return set_error(err, name, line, key, "unknown key");
         if (st.line_of[f]) return set_error(err, name, line, key, "repeated (first set on line %d)", st.line_of[f]);
         st.line_of[f] = line;
@@ -872,76 +926,85 @@ static void print_double(af_strbuf *s, double v) {
     af_strbuf_printf(s, "%s", tmp);
 }
 
+/* The CUSTOM fields' lines (af_case_print writes a field's line when its PRINTED holds). */
+static void print_custom(af_strbuf *s, const af_case *c, int f) {
+    switch (f) {
+        case F_SEQLENS_Q:
+            print_list(s, "seqlens_q", c->seqlens_q, c->batch);
+            return;
+        case F_SEQLENS_KV:
+            print_list(s, "seqlens_kv", c->seqlens_kv, c->batch);
+            return;
+        case F_MASK:
+            af_strbuf_printf(s, "mask = %s\n", af_mask_text(c));
+            return;
+        case F_WINDOW:
+            af_strbuf_printf(s, "window = %d,%d\n", c->window_left, c->window_right);
+            return;
+        case F_SCALE:
+            if (c->has_scale) {
+                af_strbuf_printf(s, "scale = ");
+                print_double(s, (double)c->scale);
+                af_strbuf_printf(s, "\n");
+            } else {
+                af_strbuf_printf(s, "# scale = default 1/sqrt(head_dim_qk)\n");
+            }
+            return;
+        case F_CP:
+            if (c->cp_size > 1)
+                af_strbuf_printf(s, "cp = %d %s\n", c->cp_size, cp_names[c->cp_comm]);
+            else
+                af_strbuf_printf(s, "cp = 1\n");
+            return;
+        case F_DATA:
+            af_strbuf_printf(s, "data =");
+            for (int i = 0; i < c->n_data; i++) {
+                af_strbuf_printf(s, " %s:", data_names[c->data[i].kind]);
+                print_double(s, c->data[i].p0);
+                if (data_params[c->data[i].kind] > 1) {
+                    af_strbuf_printf(s, ":");
+                    print_double(s, c->data[i].p1);
+                }
+            }
+            af_strbuf_printf(s, "\n");
+            return;
+        case F_SOFTCAP:
+            af_strbuf_printf(s, "softcap = ");
+            print_double(s, c->softcap);
+            af_strbuf_printf(s, "\n");
+            return;
+        case F_FP8_HEADROOM:
+            af_strbuf_printf(s, "fp8_headroom = ");
+            for (int k = 0; k < AF_FP8_SCALED; k++) af_strbuf_printf(s, "%s%d", k ? "," : "", c->fp8_headroom[k]);
+            af_strbuf_printf(s, "\n");
+            return;
+        case F_DROPOUT:
+            af_strbuf_printf(s, "dropout = ");
+            print_double(s, c->dropout_p);
+            af_strbuf_printf(s, " %llu %llu\n", (unsigned long long)c->dropout_seed,
+                             (unsigned long long)c->dropout_offset);
+            return;
+        default:
+            return;
+    }
+}
+
+#define KIND_PRINT_INT(ID, NAME, m, names)   af_strbuf_printf(&s, NAME " = %d\n", c->m);
+#define KIND_PRINT_ENUM(ID, NAME, m, names)  af_strbuf_printf(&s, NAME " = %s\n", names[c->m]);
+#define KIND_PRINT_BOOL(ID, NAME, m, names)  af_strbuf_printf(&s, NAME " = %s\n", c->m ? "yes" : "no");
+#define KIND_PRINT_FLAG2(ID, NAME, m, names) af_strbuf_printf(&s, NAME " = %s\n", names[c->m ? 1 : 0]);
+#define KIND_PRINT_U64(ID, NAME, m, names)   af_strbuf_printf(&s, NAME " = %" PRIu64 "\n", c->m);
+#define KIND_PRINT_NAME(ID, NAME, m, names)  af_strbuf_printf(&s, NAME " = %s\n", c->m);
+#define KIND_PRINT_ALIAS(ID, NAME, m, names)
+#define KIND_PRINT_CUSTOM(ID, NAME, m, names) print_custom(&s, c, F_##ID);
+
 size_t af_case_print(const af_case *c, char *buf, size_t cap) {
     af_strbuf s = {buf, cap, 0};
     if (cap) buf[0] = 0;
-    af_strbuf_printf(&s, "dtype = %s\n", dtype_names[c->dtype]);
-    af_strbuf_printf(&s, "batch = %d\n", c->batch);
-    af_strbuf_printf(&s, "heads_q = %d\n", c->heads_q);
-    af_strbuf_printf(&s, "heads_kv = %d\n", c->heads_kv);
-    af_strbuf_printf(&s, "seqlen_q = %d\n", c->seqlen_q);
-    af_strbuf_printf(&s, "seqlen_kv = %d\n", c->seqlen_kv);
-    if (c->has_seqlens) {
-        print_list(&s, "seqlens_q", c->seqlens_q, c->batch);
-        print_list(&s, "seqlens_kv", c->seqlens_kv, c->batch);
-    }
-    af_strbuf_printf(&s, "head_dim_qk = %d\n", c->head_dim_qk);
-    af_strbuf_printf(&s, "head_dim_v = %d\n", c->head_dim_v);
-    af_strbuf_printf(&s, "layout = %s\n", layout_names[c->layout]);
-    af_strbuf_printf(&s, "packing = %s\n", packing_names[c->packing]);
-    af_strbuf_printf(&s, "stride_gap = %d\n", c->stride_gap);
-    if (c->layout == AF_LAYOUT_THD) af_strbuf_printf(&s, "thd_gap = %d\n", c->thd_gap);
-    af_strbuf_printf(&s, "page_size = %d\n", c->page_size);
-    if (c->page_size) af_strbuf_printf(&s, "page_tail = %s\n", c->page_tail_nan ? "nan" : "finite");
-    af_strbuf_printf(&s, "mask = %s\n", af_mask_text(c));
-    af_strbuf_printf(&s, "align = %s\n", c->align == AF_ALIGN_BOTTOM_RIGHT ? "bottom_right" : "top_left");
-    af_strbuf_printf(&s, "window = %d,%d\n", c->window_left, c->window_right);
-    if (c->has_scale) {
-        af_strbuf_printf(&s, "scale = ");
-        print_double(&s, (double)c->scale);
-        af_strbuf_printf(&s, "\n");
-    } else {
-        af_strbuf_printf(&s, "# scale = default 1/sqrt(head_dim_qk)\n");
-    }
-    af_strbuf_printf(&s, "backward = %s\n", c->backward ? "yes" : "no");
-    if (c->cp_size > 1)
-        af_strbuf_printf(&s, "cp = %d %s\n", c->cp_size, cp_names[c->cp_comm]);
-    else
-        af_strbuf_printf(&s, "cp = 1\n");
-    af_strbuf_printf(&s, "seed = %" PRIu64 "\n", c->seed);
-    af_strbuf_printf(&s, "data =");
-    for (int i = 0; i < c->n_data; i++) {
-        af_strbuf_printf(&s, " %s:", data_names[c->data[i].kind]);
-        print_double(&s, c->data[i].p0);
-        if (data_params[c->data[i].kind] > 1) {
-            af_strbuf_printf(&s, ":");
-            print_double(&s, c->data[i].p1);
-        }
-    }
-    af_strbuf_printf(&s, "\n");
-    if (c->softmax != AF_SOFTMAX_VANILLA) af_strbuf_printf(&s, "softmax = %s\n", softmax_names[c->softmax]);
-    if (c->softcap != 0.0) {
-        af_strbuf_printf(&s, "softcap = ");
-        print_double(&s, c->softcap);
-        af_strbuf_printf(&s, "\n");
-    }
-    if (c->bias != AF_BIAS_NONE) af_strbuf_printf(&s, "bias = %s\n", bias_names[c->bias]);
-    if (c->alibi) af_strbuf_printf(&s, "alibi = yes\n");
-    if (c->lse_base2) af_strbuf_printf(&s, "stats = log2\n");
-    if (c->dlse) af_strbuf_printf(&s, "dlse = yes\n");
-    if (af_case_has_fp8_headroom(c)) {
-        af_strbuf_printf(&s, "fp8_headroom = ");
-        for (int k = 0; k < AF_FP8_SCALED; k++) af_strbuf_printf(&s, "%s%d", k ? "," : "", c->fp8_headroom[k]);
-        af_strbuf_printf(&s, "\n");
-    }
-    if (c->dropout_p != 0.0) {
-        af_strbuf_printf(&s, "dropout = ");
-        print_double(&s, c->dropout_p);
-        af_strbuf_printf(&s, " %llu %llu\n", (unsigned long long)c->dropout_seed,
-                         (unsigned long long)c->dropout_offset);
-    }
-    if (c->backend[0]) af_strbuf_printf(&s, "backend = %s\n", c->backend);
-    if (c->engine[0]) af_strbuf_printf(&s, "engine = %s\n", c->engine);
+#define ROW_PRINT(ID, NAME, KIND, MEMBER, LO, HI, DEF, NAMES, PRINTED, ...)                                            \
+    if (PRINTED) { KIND_PRINT_##KIND(ID, NAME, MEMBER, NAMES) }
+    AF_CASE_FIELDS(ROW_PRINT)
+#undef ROW_PRINT
     return s.len;
 }
 

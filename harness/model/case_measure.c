@@ -1,5 +1,6 @@
 /* case_measure.c — the work, cost and features of a case (model/case_measure.h). */
 #include "model/case_measure.h"
+#include "model/case_fields.h"
 
 double af_attention_work(double passes, int batch, int heads_q, int seqlen_q, int seqlen_kv, int head_dim_sum) {
     return passes * batch * (double)heads_q * seqlen_q * (double)seqlen_kv * (double)head_dim_sum;
@@ -34,8 +35,10 @@ double af_case_cost(const af_case *c) {
     cost += c->n_data + (c->has_seqlens ? 1 : 0) + (c->stride_gap ? 1 : 0) + (c->page_size ? 1 : 0) +
             (c->packing != AF_PACK_SEPARATE ? 1 : 0) + (c->cp_size > 1 ? c->cp_size : 0) + (c->backward ? 1 : 0);
     /* features: one unit each (so the minimiser drops one whenever the finding survives) */
-    cost += (c->softmax != AF_SOFTMAX_VANILLA) + (c->softcap != 0.0) + (c->bias != AF_BIAS_NONE) + c->alibi +
-            c->lse_base2 + c->dlse + (c->dropout_p != 0.0);
+    int features = 0;
+    for (int f = 0; f < AF_CF_COUNT; f++)
+        features += af_case_field_row((af_case_field)f)->feature_text && af_case_field_printed(c, (af_case_field)f);
+    cost += features;
     return cost;
 }
 

@@ -5,43 +5,20 @@
 #include <stdio.h>
 #include <string.h>
 
-static bool has_softcap(const af_case *c) { return c->softcap != 0.0; }
-static bool has_sinks(const af_case *c) { return c->softmax != AF_SOFTMAX_VANILLA; }
-static bool has_bias(const af_case *c) { return c->bias != AF_BIAS_NONE; }
-static bool has_alibi(const af_case *c) { return c->alibi; }
-static bool has_log2_stats(const af_case *c) { return c->lse_base2; }
-static bool has_dlse(const af_case *c) { return c->dlse; }
-static bool has_fp8_headroom(const af_case *c) { return af_case_has_fp8_headroom(c); }
-static bool has_dropout(const af_case *c) { return c->dropout_p > 0.0; }
-
-/* The table: policy name, bit, whether a case has it. Add a case feature here as one
- * more row, with its AF_PFEAT_* bit and AF_PFEAT_ALL widened. */
-static const struct {
-    const char *name;
-    unsigned bit;
-    bool (*in_case)(const af_case *c);
-} feature_table[] = {
-    {"softcap", AF_PFEAT_SOFTCAP, has_softcap},
-    {"sinks", AF_PFEAT_SINKS, has_sinks},
-    {"bias", AF_PFEAT_BIAS, has_bias},
-    {"alibi", AF_PFEAT_ALIBI, has_alibi},
-    {"log2_stats", AF_PFEAT_LOG2_STATS, has_log2_stats},
-    {"dlse", AF_PFEAT_DLSE, has_dlse},
-    {"fp8_headroom", AF_PFEAT_FP8_HEADROOM, has_fp8_headroom},
-    {"dropout", AF_PFEAT_DROPOUT, has_dropout},
-};
-enum { N_FEATURES = sizeof feature_table / sizeof feature_table[0] };
+/* Feature k of the table: its policy name and bit. */
+static const char *feature_name(int k) { return af_case_field_row(af_case_field_of_feature(k))->policy_name; }
+enum { N_FEATURES = AF_CF_N_FEATURES };
 
 unsigned af_policy_case_features(const af_case *c) {
     unsigned set = 0;
     for (int i = 0; i < N_FEATURES; i++)
-        if (feature_table[i].in_case(c)) set |= feature_table[i].bit;
+        if (af_case_field_printed(c, af_case_field_of_feature(i))) set |= 1u << i;
     return set;
 }
 
 const char *af_policy_feature_name(unsigned bit) {
     for (int i = 0; i < N_FEATURES; i++)
-        if (feature_table[i].bit == bit) return feature_table[i].name;
+        if (1u << i == bit) return feature_name(i);
     return NULL;
 }
 
@@ -61,14 +38,14 @@ int af_policy_features_parse(const char *v, unsigned *out, char *why, size_t cap
     for (char *tok = strtok_r(buf, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
         int k = -1;
         for (int i = 0; i < N_FEATURES; i++)
-            if (!strcmp(tok, feature_table[i].name)) k = i;
+            if (!strcmp(tok, feature_name(i))) k = i;
         if (k < 0) {
             int len = snprintf(why, cap, "'%s' is not yes, no or a list of", tok);
             for (int i = 0; i < N_FEATURES && len > 0 && (size_t)len < cap; i++)
-                len += snprintf(why + len, cap - (size_t)len, " %s", feature_table[i].name);
+                len += snprintf(why + len, cap - (size_t)len, " %s", feature_name(i));
             return -1;
         }
-        *out |= feature_table[k].bit;
+        *out |= 1u << k;
     }
     if (!*out) {
         snprintf(why, cap, "empty list (features = no claims none)");
@@ -81,8 +58,8 @@ void af_policy_features_text(unsigned set, char *buf, size_t cap) {
     size_t len = 0;
     if (cap) buf[0] = 0;
     for (int i = 0; i < N_FEATURES; i++)
-        if ((set & feature_table[i].bit) && len < cap) {
-            int n = snprintf(buf + len, cap - len, "%s%s", len ? " " : "", feature_table[i].name);
+        if ((set & 1u << i) && len < cap) {
+            int n = snprintf(buf + len, cap - len, "%s%s", len ? " " : "", feature_name(i));
             if (n > 0) len += (size_t)n;
         }
 }

@@ -3,6 +3,12 @@
  * ci/tests/cases that parses comes back with the same canonical text (page_tail, backend
  * and engine included), and so do hand-made cases at the edges of each field's range.
  *
+ * Driven by the case-field table (model/case_fields.h), so a new row is tested without new
+ * test code: every scalar row (INT, ENUM, BOOL, FLAG2, U64) at its limits and at each of its
+ * spellings goes through print -> parse and encode -> decode; a NAME row takes a name; every
+ * other printed row (CUSTOM) must be set away from its default by some corpus case, which
+ * then goes through the same round trip.
+ *
  * "Within the limits" is what af_fuzz_repair leaves unchanged: a case it changes (fp16
  * data terms that could generate values past 65504, gaps or pages wider than the sizes
  * they pad) decodes to its repaired form, which the test checks too and lists. */
@@ -12,6 +18,7 @@
 #include <string.h>
 
 #include "fuzz/fuzz.h"
+#include "model/case_fields.h"
 #include "util/check.h"
 
 /* Everything allowed and a budget no case of the corpora reaches. */
@@ -53,7 +60,37 @@ static int cmp_name(const void *a, const void *b) { return strcmp(*(char *const 
 
 typedef struct {
     int parsed, page_tail_nan, backend, engine, repaired;
+    bool row_varied[AF_CF_COUNT]; /* some case prints the row unlike the default case does */
 } corpus_counts;
+
+/* The line of field f in the canonical text of c ("" when it is not printed). */
+static void field_line(const af_case *c, af_case_field f, char *out, size_t cap) {
+    char txt[8192], key[80];
+    af_case_print(c, txt, sizeof txt);
+    snprintf(key, sizeof key, "%s = ", af_case_field_row(f)->name);
+    out[0] = 0;
+    for (const char *line = txt; *line;) {
+        const char *eol = strchr(line, '\n');
+        size_t len = eol ? (size_t)(eol - line) : strlen(line);
+        if (!strncmp(line, key, strlen(key))) {
+            snprintf(out, cap, "%.*s", (int)len, line);
+            return;
+        }
+        line += len + (eol != NULL);
+    }
+}
+
+/* Which rows c shows with a value other than the default case's. */
+static void mark_varied(const af_case *c, bool *varied) {
+    af_case d;
+    af_case_defaults(&d);
+    for (int f = 0; f < AF_CF_COUNT; f++) {
+        char a[8192], b[8192];
+        field_line(c, (af_case_field)f, a, sizeof a);
+        field_line(&d, (af_case_field)f, b, sizeof b);
+        if (strcmp(a, b)) varied[f] = true;
+    }
+}
 
 static void roundtrip_dir(const char *dir, corpus_counts *n) {
     DIR *d = opendir(dir);
@@ -83,6 +120,7 @@ static void roundtrip_dir(const char *dir, corpus_counts *n) {
         n->page_tail_nan += c.page_tail_nan;
         n->backend += c.backend[0] != 0;
         n->engine += c.engine[0] != 0;
+        mark_varied(&c, n->row_varied);
     }
 }
 
@@ -93,12 +131,130 @@ static void thin_case(af_case *c) {
     c->head_dim_qk = c->head_dim_v = 8;
 }
 
+/* Print c, parse the text back: the same case. */
+static void check_print_parse(const af_case *c, const char *name) {
+    char txt[8192];
+    CHECK(af_case_print(c, txt, sizeof txt) < sizeof txt);
+    af_case back;
+    af_error err;
+    char msg[1024] = "";
+    int rc = af_case_parse(txt, name, &back, &err);
+    if (rc) af_error_format(&err, msg, sizeof msg);
+    CHECK_MSG(rc == 0, "%s: the printed text does not parse: %s\n%s", name, msg, txt);
+    CHECK_MSG(af_case_equal(c, &back), "%s: print -> parse changes the case", name);
+}
+
+/* Bases a row's value is tried on, in order, until the case is valid: the defaults, then
+ * with what some fields need (a backward for dlse, thd for thd_gap, pages for page_tail). */
+static void row_base(int which, af_case *c) {
+    af_case_defaults(c);
+    switch (which) {
+        case 1:
+            c->backward = true;
+            break;
+        case 2:
+            c->layout = AF_LAYOUT_THD;
+            c->batch = 2;
+            c->has_seqlens = true;
+            c->seqlens_q[0] = c->seqlens_kv[0] = 16;
+            c->seqlens_q[1] = 7, c->seqlens_kv[1] = 12;
+            break;
+        case 3:
+            c->page_size = 16;
+            break;
+        default:
+            break;
+    }
+}
+enum { N_ROW_BASES = 4 };
+
+/* Row f at value v on the first base that makes a valid case: print -> parse, encode ->
+ * decode. Returns whether some base took it (and so the row was tested at v). */
+static bool check_row_value(af_case_field f, long long v, int *exact) {
+    const af_case_field_info *row = af_case_field_row(f);
+    for (int b = 0; b < N_ROW_BASES; b++) {
+        af_case c;
+        af_error err;
+        row_base(b, &c);
+        CHECK(af_case_field_set_scalar(&c, f, v) == 0);
+        if (af_case_validate(&c, &err)) continue;
+        char name[160];
+        snprintf(name, sizeof name, "row %s = %lld (base %d)", row->name, v, b);
+        check_print_parse(&c, name);
+        *exact += check_roundtrip(&c, name);
+        return true;
+    }
+    return false;
+}
+
+/* Row f set from text ("NAME = value") on the default case: print -> parse, encode -> decode. */
+static bool check_row_text(af_case_field f, const char *value) {
+    const af_case_field_info *row = af_case_field_row(f);
+    char txt[160];
+    snprintf(txt, sizeof txt, "%s = %s\n", row->name, value);
+    af_case c;
+    af_error err;
+    CHECK_MSG(af_case_parse(txt, row->name, &c, &err) == 0, "row %s does not take %s", row->name, value);
+    check_print_parse(&c, txt);
+    return check_roundtrip(&c, txt);
+}
+
+/* Every row of the table; corpus_varied: the rows some corpus case sets. */
+static void check_every_row(const bool *corpus_varied) {
+    int tested = 0, exact = 0;
+    for (int i = 0; i < AF_CF_COUNT; i++) {
+        af_case_field f = (af_case_field)i;
+        const af_case_field_info *row = af_case_field_row(f);
+        int taken = 0, exact_before = exact;
+        switch (row->kind) {
+            case AF_CFK_INT: /* the limits, and one step inside the lower one */
+                taken += check_row_value(f, row->lo, &exact);
+                taken += check_row_value(f, row->lo + 1, &exact);
+                taken += check_row_value(f, row->hi, &exact);
+                break;
+            case AF_CFK_ENUM:
+            case AF_CFK_BOOL:
+            case AF_CFK_FLAG2: /* every value */
+                for (long v = row->lo; v <= row->hi; v++) taken += check_row_value(f, v, &exact);
+                break;
+            case AF_CFK_U64:
+                taken += check_row_value(f, 0, &exact);
+                taken += check_row_value(f, (long long)(~0ull >> 1), &exact);
+                break;
+            case AF_CFK_NAME:
+                exact += check_row_text(f, "some_name+1");
+                taken++;
+                break;
+            case AF_CFK_ALIAS: /* a shorthand of sizes: a small one */
+                exact += check_row_text(f, "2");
+                taken++;
+                break;
+            case AF_CFK_CUSTOM:
+                break;
+        }
+        if (!taken) { /* by hand, or no base holds a value alone: some corpus case must set it */
+            CHECK_MSG(corpus_varied[f], "row %s: no corpus case sets it (add a seed case)", row->name);
+            exact++;
+        }
+        CHECK_MSG(exact > exact_before, "row %s: no value of it round trips exactly", row->name);
+        tested++;
+    }
+    /* the feature numbers are 0 .. AF_CF_N_FEATURES - 1, each a row with a policy name */
+    for (int k = 0; k < AF_CF_N_FEATURES; k++) {
+        af_case_field f = af_case_field_of_feature(k);
+        CHECK_MSG(f < AF_CF_COUNT && af_case_field_row(f)->policy_name, "feature number %d has no row", k);
+    }
+    printf("%d rows of the case-field table round trip (%d values exactly)\n", tested, exact);
+}
+
 int main(void) {
     unsetenv("ATTNFUZZ_MAX_WORK"); /* af_fuzz_limits_default reads it */
-    corpus_counts n = {0, 0, 0, 0, 0};
-    static const char *const dirs[] = {"corpora/seed",         "corpora/gpu",        "corpora/gpu-long",
-                                       "corpora/gpu-terms",    "corpora/regression", "ci/tests/cases",
-                                       "corpora/seed-features"};
+    corpus_counts n;
+    memset(&n, 0, sizeof n);
+    static const char *const dirs[] = {
+        "corpora/seed",   "corpora/gpu",           "corpora/gpu-long", "corpora/gpu-terms",    "corpora/regression",
+        "ci/tests/cases", "corpora/seed-features", "corpora/seed-cp",  "corpora/seed-dropout", "corpora/seed-recent",
+        "corpora/gpu-cp", "corpora/gpu-targets",   "corpora/examples", "corpora/quickstart",   "corpora/fields"};
     for (size_t k = 0; k < sizeof dirs / sizeof dirs[0]; k++) roundtrip_dir(dirs[k], &n);
     printf("%d corpus cases round trip, %d of them repaired first (%d with page_tail = nan, %d with a backend, %d "
            "with an engine)\n",
@@ -106,6 +262,7 @@ int main(void) {
     /* the corpora hold these fields: the test would prove nothing about them otherwise */
     CHECK(n.parsed >= 100 && n.page_tail_nan >= 1 && n.backend >= 1 && n.engine >= 1);
     CHECK_MSG(n.repaired * 20 <= n.parsed, "repair changes %d of %d corpus cases", n.repaired, n.parsed);
+    check_every_row(n.row_varied);
 
     af_case c;
     /* page_tail and the names on their own */
