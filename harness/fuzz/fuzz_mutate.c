@@ -272,10 +272,11 @@ static void boundary_batch_heads(af_case *c, const af_fuzz_limits *lim, uint64_t
 }
 
 /* Window edges at 0, 1 and at or past the lengths, either alignment, causal or not;
- * s_q and s_kv apart by a few keys a third of the time. */
+ * s_q and s_kv one or two keys apart half the time (where the alignments differ). */
 static void boundary_window(af_case *c, const af_fuzz_limits *lim, uint64_t *rng) {
-    if (pick(rng, 3) == 0) {
-        c->seqlen_kv = c->seqlen_q + pick(rng, 5) - 2;
+    if (pick(rng, 2)) {
+        int step = 1 + pick(rng, 2);
+        c->seqlen_kv = c->seqlen_q + (pick(rng, 2) ? step : -step);
         if (c->seqlen_kv < 1) c->seqlen_kv = 1;
         if (c->packing == AF_PACK_QKV) c->packing = AF_PACK_KV;
         full_lengths(c);
@@ -300,9 +301,50 @@ static void boundary_sq_over_skv(af_case *c, const af_fuzz_limits *lim, uint64_t
     fit_keeping(c, lim, KEEP_KV);
 }
 
+/* One feature switched on (the feature mutation may switch one off, and draws each
+ * value among several): dropout with a table probability and a fresh Philox seed and
+ * offset, a sink kind (learnable with a backward, for dsink, half the time), dLSE with a
+ * backward, a softcap, a bias broadcast, ALiBi or log2
+ * stats. Features are fp16 / bf16's: an fp8 case becomes fp16 or bf16 where allowed. */
+static void boundary_feature(af_case *c, const af_fuzz_limits *lim, uint64_t *rng) {
+    static const double softcaps[] = {5.0, 20.0, 30.0, 50.0};
+    if (c->dtype != AF_DT_FP16 && c->dtype != AF_DT_BF16) {
+        af_dtype d = pick(rng, 2) ? AF_DT_FP16 : AF_DT_BF16;
+        if (af_fuzz_dtype_allowed(lim, d)) c->dtype = d;
+    }
+    switch (pick(rng, 7)) {
+        case 0: { /* drawn in a fixed order: probability, then seed, then offset */
+            c->dropout_p = af_fz_dropout_table[pick(rng, AF_FZ_N_DROPOUT)];
+            c->dropout_seed = af_fuzz_rand(rng);
+            uint64_t offset = af_fuzz_rand(rng);
+            c->dropout_offset = offset >> pick(rng, 64);
+            break;
+        }
+        case 1: /* a learnable sink with a backward half the time: dsink */
+            c->softmax = pick(rng, 2) ? AF_SOFTMAX_OFF_BY_ONE : AF_SOFTMAX_LEARNABLE;
+            if (c->softmax == AF_SOFTMAX_LEARNABLE && pick(rng, 2)) c->backward = true;
+            break;
+        case 2:
+            c->dlse = c->backward = true;
+            break;
+        case 3:
+            c->softcap = softcaps[pick(rng, 4)];
+            break;
+        case 4:
+            c->bias = (af_bias_shape)(1 + pick(rng, 4));
+            break;
+        case 5:
+            c->alibi = true;
+            break;
+        default:
+            c->lse_base2 = true;
+    }
+    fit_keeping(c, lim, KEEP_KV);
+}
+
 /* A boundary draw: one of the regimes above on top of the case (the rest of it stays). */
 static void mutate_boundary(af_case *c, const af_fuzz_limits *lim, uint64_t *rng) {
-    switch (pick(rng, 6)) {
+    switch (pick(rng, 7)) {
         case 0:
             boundary_paged(c, lim, rng);
             break;
@@ -318,8 +360,11 @@ static void mutate_boundary(af_case *c, const af_fuzz_limits *lim, uint64_t *rng
         case 4:
             boundary_window(c, lim, rng);
             break;
-        default:
+        case 5:
             boundary_sq_over_skv(c, lim, rng);
+            break;
+        default:
+            boundary_feature(c, lim, rng);
     }
 }
 

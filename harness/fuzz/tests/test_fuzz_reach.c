@@ -288,6 +288,8 @@ static bool trig_sq_over_skv(const af_case *c) {
     return c->seqlen_q > c->seqlen_kv && c->align == AF_ALIGN_BOTTOM_RIGHT && c->mask == AF_MASK_CAUSAL;
 }
 static bool trig_odd_dim(const af_case *c) { return c->head_dim_qk % 8 != 0 || c->head_dim_v % 8 != 0; }
+static bool trig_dropout(const af_case *c) { return c->dropout_p > 0.0; }
+static bool trig_dsink(const af_case *c) { return c->softmax == AF_SOFTMAX_LEARNABLE && c->backward; }
 
 static int first_trigger(const af_fuzz_limits *lim, trigger_fn hit, int n) {
     input seed = {.size = 0};
@@ -312,8 +314,32 @@ static af_backend fake_backend(unsigned flags) {
     return be;
 }
 
+/* A backend that serves fp8_e4m3 only (as flash_fp8 does), backward and paging included. */
+static af_run_status fp8_only_supports(af_backend *be, const af_case *c, char *why, size_t cap) {
+    (void)be;
+    if (c->dtype == AF_DT_FP8_E4M3 && c->cp_size == 1 && !af_case_has_features(c)) return AF_RUN_OK;
+    snprintf(why, cap, "fp8_e4m3 only");
+    return AF_RUN_DECLINED;
+}
+
+/* The limits of a campaign ask the backend in a dtype it serves: an fp8-only backend
+ * keeps its backward, paging and ragged lengths (asked in fp16 they were all switched off,
+ * and no backward bug of such a backend could be met). */
+static void test_limits_fp8_only(void) {
+    af_backend be = fake_backend(0);
+    be.supports = fp8_only_supports;
+    af_fuzz_limits l;
+    af_fuzz_limits_default(&l);
+    af_fuzz_limits_for_backend(&l, &be);
+    CHECK(l.dtype_mask == 1u << AF_DT_FP8_E4M3);
+    CHECK_MSG(l.backward && l.fp8_backward && af_fuzz_backward_allowed(&l, AF_DT_FP8_E4M3),
+              "an fp8-only backend lost its backward");
+    CHECK(l.paged && l.ragged && l.max_cp == 1 && !l.features);
+}
+
 int main(void) {
     unsetenv("ATTNFUZZ_MAX_WORK");
+    test_limits_fp8_only();
 
     /* The budget a campaign picks: the GPU one for a backend that needs a GPU, the
      * default one otherwise; --max-work (>= 1024) over both; the environment over the
@@ -435,7 +461,9 @@ int main(void) {
                     {"batch == heads_kv with GQA", trig_batch_hkv},
                     {"window side 0, bottom-right, s_q != s_kv", trig_window0_br},
                     {"s_q > s_kv causal bottom-right", trig_sq_over_skv},
-                    {"head dim % 8 != 0", trig_odd_dim}};
+                    {"head dim % 8 != 0", trig_odd_dim},
+                    {"dropout", trig_dropout},
+                    {"learnable sinks with a backward", trig_dsink}};
     for (size_t t = 0; t < sizeof triggers / sizeof triggers[0]; t++) {
         int at = first_trigger(&cpu, triggers[t].hit, TRIVIAL_SEED_DRAWS);
         printf("from the trivial seed: %s at draw %d\n", triggers[t].name, at);
