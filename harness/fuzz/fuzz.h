@@ -83,9 +83,10 @@
  * and heads go first): paged KV with pages of 2..1024 tokens and keys past a power of
  * two inside a page; s_kv just past 256, 1024, 4096 or 16384 with 2..8 query heads;
  * head dims of every residue mod 32; batch == heads_kv with GQA; window edges at 0, 1
- * and at or past the lengths with either alignment; s_q > s_kv bottom-right; one feature
- * switched on (dropout, sinks, dLSE with a backward, softcap, bias, ALiBi, log2 stats,
- * each about one mutation in 170 through the feature mutation alone). Sizes are
+ * and at or past the lengths with either alignment; s_q > s_kv bottom-right; features
+ * switched on (a learnable sink and / or dLSE with a backward, or any of dropout, sinks,
+ * softcap, bias, ALiBi, log2 stats at once in a forward; each is about one mutation in
+ * 170 through the feature mutation alone). Sizes are
  * drawn small first (log-uniform), so a trigger on a tiny shape comes within seconds
  * (test_fuzz_reach). */
 #define AF_FUZZ_BOUNDARY_ONE_IN 3

@@ -301,43 +301,38 @@ static void boundary_sq_over_skv(af_case *c, const af_fuzz_limits *lim, uint64_t
     fit_keeping(c, lim, KEEP_KV);
 }
 
-/* One feature switched on (the feature mutation may switch one off, and draws each
- * value among several): dropout with a table probability and a fresh Philox seed and
- * offset, a sink kind (learnable with a backward, for dsink, half the time), dLSE with a
- * backward, a softcap, a bias broadcast, ALiBi or log2
- * stats. Features are fp16 / bf16's: an fp8 case becomes fp16 or bf16 where allowed. */
+/* Features switched on (the feature mutation switches one at a time, and off as often
+ * as on). Half the time a backward with what a backward serves most often, a learnable
+ * sink (dsink) or dLSE or both; otherwise a forward with each of dropout (a table
+ * probability, fresh Philox seed and offset), a sink kind, a softcap, a bias broadcast,
+ * ALiBi and log2 stats on with probability 1/2 (one at least): a kernel that ignores one
+ * of them shows it whatever the others do. Features are fp16 / bf16's: an fp8 case
+ * becomes fp16 or bf16 where allowed. */
 static void boundary_feature(af_case *c, const af_fuzz_limits *lim, uint64_t *rng) {
     static const double softcaps[] = {5.0, 20.0, 30.0, 50.0};
     if (c->dtype != AF_DT_FP16 && c->dtype != AF_DT_BF16) {
         af_dtype d = pick(rng, 2) ? AF_DT_FP16 : AF_DT_BF16;
         if (af_fuzz_dtype_allowed(lim, d)) c->dtype = d;
     }
-    switch (pick(rng, 7)) {
-        case 0: { /* drawn in a fixed order: probability, then seed, then offset */
+    if (pick(rng, 2)) {
+        int which = 1 + pick(rng, 3); /* bit 0 learnable sink, bit 1 dLSE */
+        c->backward = true;
+        if (which & 1) c->softmax = AF_SOFTMAX_LEARNABLE;
+        if (which & 2) c->dlse = true;
+    } else {
+        int on = 1 + pick(rng, 63); /* bits: dropout, sink, softcap, bias, ALiBi, log2 */
+        c->backward = false;
+        if (on & 1) { /* drawn in a fixed order: probability, then seed, then offset */
             c->dropout_p = af_fz_dropout_table[pick(rng, AF_FZ_N_DROPOUT)];
             c->dropout_seed = af_fuzz_rand(rng);
             uint64_t offset = af_fuzz_rand(rng);
             c->dropout_offset = offset >> pick(rng, 64);
-            break;
         }
-        case 1: /* a learnable sink with a backward half the time: dsink */
-            c->softmax = pick(rng, 2) ? AF_SOFTMAX_OFF_BY_ONE : AF_SOFTMAX_LEARNABLE;
-            if (c->softmax == AF_SOFTMAX_LEARNABLE && pick(rng, 2)) c->backward = true;
-            break;
-        case 2:
-            c->dlse = c->backward = true;
-            break;
-        case 3:
-            c->softcap = softcaps[pick(rng, 4)];
-            break;
-        case 4:
-            c->bias = (af_bias_shape)(1 + pick(rng, 4));
-            break;
-        case 5:
-            c->alibi = true;
-            break;
-        default:
-            c->lse_base2 = true;
+        if (on & 2) c->softmax = pick(rng, 2) ? AF_SOFTMAX_OFF_BY_ONE : AF_SOFTMAX_LEARNABLE;
+        if (on & 4) c->softcap = softcaps[pick(rng, 4)];
+        if (on & 8) c->bias = (af_bias_shape)(1 + pick(rng, 4));
+        if (on & 16) c->alibi = true;
+        if (on & 32) c->lse_base2 = true;
     }
     fit_keeping(c, lim, KEEP_KV);
 }
