@@ -42,7 +42,7 @@ export -f run_one
 export secs out bin
 printf '%s\n' $bugs | xargs -P "$par" -I{} bash -c 'run_one {}'
 
-echo "| planted backend | time to first finding (s) | cases run | first finding |"
+echo "| planted backend | time to first finding (s) | cases run | first finding (kind on tensor (config class)) |"
 echo "|---|---|---|---|"
 for b in $bugs; do
   python3 - "$b" "$out/${b//:/_}" <<'PY'
@@ -61,7 +61,8 @@ for k in sorted(os.listdir(fd)) if os.path.isdir(fd) else []:
         continue
     t = os.path.getmtime(os.path.join(fd, k, "verdict.json"))
     if when is None or t < when:
-        when, first = t, f"{v.get('verdict', '?')}: {v.get('signature', v.get('config_class', ''))}"
+        sig = v.get("signature", "").split("|")  # kind|backend|tensor|config class
+        when, first = t, " ".join([sig[0], "on", sig[2], f"({sig[3]})"]) if len(sig) >= 4 else v.get("verdict", "?")
 ttf = st.get("time_to_first_finding_s")
 print(f"| {b} | {'%.1f' % ttf if ttf is not None else 'not found'} | {st.get('cases')} | {first} |")
 PY
