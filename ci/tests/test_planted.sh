@@ -23,6 +23,10 @@
 #   pad_to_tile                   leak              capacity probe (keys up to the 64-tile
 #                                                   read unmasked once the allocation
 #                                                   is larger); mismatch on padded seeds
+#   page_index_128                mismatch          comparison, on its trigger case (no seed
+#                                                   has pages >= 256 with keys past 128)
+#   split_kv_stride               mismatch          comparison, on its trigger case (no seed
+#                                                   has s_kv > 1024 with heads_q > 1)
 #
 # For each: `attnfuzz run corpora/seed/*.case --backend planted:<bug> --json` exits 1
 # (a finding), some verdict has the expected kind, and none says that the plugin
@@ -43,9 +47,12 @@ trap 'rm -rf "$tmp"' EXIT
 # verdict kinds of a --json run, one per line
 kinds() { grep -o '"verdict":"[a-z_]*"' "$1" | sed 's/"verdict":"\(.*\)"/\1/'; }
 
-expect() { # expect BUG KIND[|KIND...]
+expect() { # expect BUG KIND[|KIND...] [CASE...]   (the seed corpus when no case is named)
   local bug=$1 want=$2 out="$tmp/$1.json"
-  "$bin" run "${seeds[@]}" --backend "planted:$bug" --json > "$out" 2> "$tmp/$bug.err"
+  shift 2
+  local cases=("$@")
+  [ ${#cases[@]} -gt 0 ] || cases=("${seeds[@]}")
+  "$bin" run "${cases[@]}" --backend "planted:$bug" --json > "$out" 2> "$tmp/$bug.err"
   local rc=$?
   local seen
   seen=$(kinds "$out" | sort | uniq -c | tr -s ' ' | tr '\n' ',')
@@ -123,6 +130,18 @@ expect scale_ignored feature_ignored
 expect nondeterministic_reduction nondeterministic
 expect writes_k input_mutation
 expect pad_to_tile leak
+# the narrow shapes: their trigger cases, and the seed corpus passes (no seed reaches them)
+expect page_index_128 mismatch ci/tests/cases/planted-page-index-128.case
+expect split_kv_stride mismatch ci/tests/cases/planted-split-kv-stride.case
+for bug in page_index_128 split_kv_stride; do
+  "$bin" run "${seeds[@]}" --backend "planted:$bug" --json > "$tmp/$bug.seeds.json" 2> /dev/null
+  others=$(kinds "$tmp/$bug.seeds.json" | grep -vxE 'pass|declined' | sort | uniq -c | tr '\n' ',')
+  if [ -n "$others" ]; then
+    echo "FAIL planted:$bug fails a seed outside its narrow trigger: $others"; fail=$((fail + 1))
+  else
+    echo "ok   planted:$bug passes every seed (its trigger is narrower)"
+  fi
+done
 
 # A plugin by path, the way users name their own (the example is correct).
 # It serves forward fp16/bf16 only: give it the seeds of that kind.

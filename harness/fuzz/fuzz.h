@@ -77,6 +77,19 @@
  * cases (test_fuzz_reach). */
 #define AF_FUZZ_WIDE_BYTE    224
 #define AF_FUZZ_REACH_ONE_IN 3
+/* Under the default budget (the cpu campaign) one mutation in AF_FUZZ_BOUNDARY_ONE_IN is a
+ * boundary draw (fuzz_mutate.c): one of seven regimes where narrow bugs live, set up on
+ * top of the case and shrunk into the budget without losing it (batch, s_q, head dims
+ * and heads go first): paged KV with pages of 2..1024 tokens and keys past a power of
+ * two inside a page; s_kv just past 256, 1024, 4096 or 16384 with 2..8 query heads;
+ * head dims of every residue mod 32; batch == heads_kv with GQA; window edges at 0, 1
+ * and at or past the lengths with either alignment; s_q > s_kv bottom-right; features
+ * switched on (a learnable sink and / or dLSE with a backward, or any of dropout, sinks,
+ * softcap, bias, ALiBi, log2 stats at once in a forward; each is about one mutation in
+ * 170 through the feature mutation alone). Sizes are
+ * drawn small first (log-uniform), so a trigger on a tiny shape comes within seconds
+ * (test_fuzz_reach). */
+#define AF_FUZZ_BOUNDARY_ONE_IN 3
 /* Host memory of a case under a wide budget: its inputs and outputs (af_case_elements,
  * doubled with backward) in doubles stay within 4 GiB, so a worker holds at most about
  * twice that with the judge's copies, and 8 workers on one GPU fit a 128 GiB host. Repair
@@ -141,6 +154,11 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
  * an empty encoding (empty = the default case). */
 size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap);
 
+/* The work the budget counts: af_case_work with head dims below 8 taken as 8 (the decoder
+ * clamps the sizes reserving head dims of 8 + 8, and only then takes dims below 8 from
+ * the trailing section; a case over the budget by this measure would not decode back). */
+double af_fuzz_budget_work(const af_case *c);
+
 /* Make a case valid and fit the limits: shrink sizes to the budget, then repair
  * combinations (packing, paging, cp, fp8, windows that hide every key ...).
  * Returns 0, or -1 when it had to fall back to the default case. */
@@ -165,6 +183,7 @@ typedef enum {
     AF_MUT_CP_PAGED,
     AF_MUT_FEATURE, /* one feature on, off or changed: softcap, sinks, bias, ALiBi, stats, dLSE */
     AF_MUT_SEED,
+    AF_MUT_BOUNDARY, /* a boundary draw (AF_FUZZ_BOUNDARY_ONE_IN): several fields at once */
     AF_MUT_COUNT
 } af_fuzz_mutation;
 

@@ -55,7 +55,11 @@ void af_fuzz_limits_for_backend(af_fuzz_limits *l, af_backend *be) {
     }
     if (mask) l->dtype_mask &= mask;
     if (!l->dtype_mask) l->dtype_mask = 1;
+    /* the probes below ask in a dtype the backend serves: an fp8-only backend declines
+     * every fp16 case, which would switch off its backward, paging, ragged lengths... */
+    af_dtype served = af_fuzz_first_dtype(l);
     af_case_defaults(&c);
+    c.dtype = served;
     c.backward = true;
     if (!backend_serves(be, &c)) l->backward = false;
     c.dtype = AF_DT_FP8_E4M3;
@@ -63,18 +67,21 @@ void af_fuzz_limits_for_backend(af_fuzz_limits *l, af_backend *be) {
     c.dtype = AF_DT_MXFP8;
     if (!backend_serves(be, &c)) l->mxfp8_backward = false;
     af_case_defaults(&c);
+    c.dtype = served;
     c.cp_size = 2;
     c.cp_comm = AF_CP_P2P;
     if (!backend_serves(be, &c)) l->max_cp = 1;
     af_case_defaults(&c);
+    c.dtype = served;
     c.page_size = 16;
     if (!backend_serves(be, &c)) l->paged = false;
     af_case_defaults(&c);
+    c.dtype = served;
     c.has_seqlens = true;
     c.seqlens_q[0] = 8;
     c.seqlens_kv[0] = 8;
     if (!backend_serves(be, &c)) l->ragged = false;
-    af_case_defaults(&c);
+    af_case_defaults(&c); /* features are fp16 / bf16's (repair drops them elsewhere) */
     c.softcap = 30.0;
     if (!backend_serves(be, &c)) l->features = false;
 }

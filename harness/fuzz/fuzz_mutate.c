@@ -15,7 +15,7 @@
 
 static const char *const mutation_names[AF_MUT_COUNT] = {
     "head_dim", "seqlen",   "sq_vs_skv", "mask",  "window", "gqa",      "layout",  "packing", "ragged",
-    "data",     "backward", "dtype",     "batch", "scale",  "cp_paged", "feature", "seed"};
+    "data",     "backward", "dtype",     "batch", "scale",  "cp_paged", "feature", "seed",    "boundary"};
 
 const char *af_fuzz_mutation_name(int m) { return m >= 0 && m < AF_MUT_COUNT ? mutation_names[m] : "?"; }
 
@@ -152,6 +152,215 @@ static void mutate_reach(af_case *c, uint64_t *rng) {
             c->seqlen_kv = af_fz_long_length(af_fuzz_rand(rng), 1, AF_MAX_SEQLEN);
     }
     if (c->has_seqlens) fill_lengths(c, rng);
+}
+
+/* ---- boundary draws (the default budget, fuzz.h AF_FUZZ_BOUNDARY_ONE_IN) ---------- */
+
+/* What a boundary draw keeps while it shrinks a case into the budget. */
+typedef enum { KEEP_KV, KEEP_KV_HEADS, KEEP_BATCH_HEADS } boundary_keep;
+
+/* Shrink c until its work (af_fuzz_budget_work) fits the budget, never touching what the
+ * draw set up: batch
+ * (unless kept), s_q, head dims down to 8, heads (down to 2 when kept), then s_kv. Repair
+ * would halve the longer sequence first and lose the boundary. */
+static void fit_keeping(af_case *c, const af_fuzz_limits *lim, boundary_keep keep) {
+    for (int guard = 0; guard < 200 && af_fuzz_budget_work(c) > lim->max_work; guard++) {
+        if (keep != KEEP_BATCH_HEADS && c->batch > 1) {
+            c->batch = (c->batch + 1) / 2;
+        } else if (c->seqlen_q > 1) {
+            c->seqlen_q = (c->seqlen_q + 1) / 2;
+        } else if (c->head_dim_qk > 8 || c->head_dim_v > 8) {
+            if (c->head_dim_qk >= c->head_dim_v)
+                c->head_dim_qk = (c->head_dim_qk + 1) / 2;
+            else
+                c->head_dim_v = (c->head_dim_v + 1) / 2;
+        } else if (keep == KEEP_KV && c->heads_q > 1) {
+            c->heads_q = c->heads_kv = 1;
+        } else if (keep == KEEP_KV_HEADS && c->heads_q > 2) {
+            c->heads_kv = c->heads_kv > 1 ? c->heads_kv / 2 : 1;
+            c->heads_q = c->heads_kv * 2;
+        } else if (c->seqlen_kv > 1) {
+            c->seqlen_kv = (c->seqlen_kv + 1) / 2;
+        } else {
+            break;
+        }
+    }
+    if (c->packing != AF_PACK_SEPARATE && c->head_dim_qk != c->head_dim_v) c->packing = AF_PACK_SEPARATE;
+    for (int b = 0; c->has_seqlens && b < c->batch; b++) {
+        if (c->seqlens_q[b] > c->seqlen_q) c->seqlens_q[b] = c->seqlen_q;
+        if (c->seqlens_kv[b] > c->seqlen_kv) c->seqlens_kv[b] = c->seqlen_kv;
+    }
+}
+
+/* A small query side: s_q log-uniform in 1..16 (1 half the time). */
+static int small_sq(uint64_t *rng) { return pick(rng, 2) ? 1 : af_fz_long_length(af_fuzz_rand(rng), 1, 16); }
+
+/* Full per-sequence lengths (a boundary on s_kv is the real length of every sequence). */
+static void full_lengths(af_case *c) {
+    for (int b = 0; c->has_seqlens && b < c->batch; b++) {
+        c->seqlens_q[b] = c->seqlen_q;
+        c->seqlens_kv[b] = c->seqlen_kv;
+    }
+}
+
+/* Paged KV: pages of 2..1024 tokens (256, 512 or 1024 half the time) and keys past a
+ * power of two inside a page: s_kv = k * P + 2^m + {0, 1, 2} with k in 0..1 and 2^m < P
+ * (repair keeps a page within the next power of two of s_kv, so k = 0 and a small 2^m
+ * give a smaller page: the same regime, smaller). Paging wants separate K/V, a forward
+ * and no thd. */
+static void boundary_paged(af_case *c, const af_fuzz_limits *lim, uint64_t *rng) {
+    int log2_page = pick(rng, 2) ? 8 + pick(rng, 3) : 1 + pick(rng, 10);
+    int page = 1 << log2_page, past = 1 << pick(rng, log2_page);
+    c->page_size = page;
+    c->seqlen_kv = pick(rng, 2) * page + past + pick(rng, 3);
+    c->seqlen_q = small_sq(rng);
+    c->packing = AF_PACK_SEPARATE;
+    c->backward = false;
+    if (c->layout == AF_LAYOUT_THD) c->layout = AF_LAYOUT_BSHD;
+    full_lengths(c);
+    fit_keeping(c, lim, KEEP_KV);
+}
+
+/* Long KV with several heads: s_kv just past 256, 1024, 4096 or 16384 (the default
+ * budget holds s_kv 32768 at most with two heads and head dims 8 + 8; 65536 only with one
+ * head), heads_q 2..8 over 1, 2 or 4 kv heads, a short query side. */
+static void boundary_long_kv(af_case *c, const af_fuzz_limits *lim, uint64_t *rng) {
+    static const int edges[] = {256, 1024, 4096, 16384};
+    int edge = edges[pick(rng, 4)];
+    int over = pick(rng, 2) ? 1 : af_fz_long_length(af_fuzz_rand(rng), 1, edge);
+    c->seqlen_kv = edge + over;
+    c->seqlen_q = small_sq(rng);
+    c->heads_kv = 1 << pick(rng, 3);
+    c->heads_q = c->heads_kv * (c->heads_kv == 1 ? 2 << pick(rng, 2) : 1 << pick(rng, 2));
+    if (c->packing == AF_PACK_QKV) c->packing = AF_PACK_KV;
+    full_lengths(c);
+    fit_keeping(c, lim, KEEP_KV_HEADS);
+}
+
+/* Head dims of every residue mod 8, 16 and 32: 32 k + r, r uniform in 0..31, k in 0..4
+ * (small first); d_qk, d_v or both. */
+static void boundary_head_dim(af_case *c, const af_fuzz_limits *lim, uint64_t *rng) {
+    int d = 32 * pick(rng, 5) + pick(rng, 32);
+    if (d < 1) d = 32;
+    switch (pick(rng, 3)) {
+        case 0:
+            c->head_dim_qk = d;
+            break;
+        case 1:
+            c->head_dim_v = d;
+            break;
+        default:
+            c->head_dim_qk = c->head_dim_v = d;
+    }
+    if (c->packing != AF_PACK_SEPARATE) c->head_dim_v = c->head_dim_qk;
+    (void)lim;
+}
+
+/* batch == heads_kv (2..5) with GQA (ratio 2..4) most of the time: a broadcast that
+ * mixes the batch and head indices only shows when the two counts agree. */
+static void boundary_batch_heads(af_case *c, const af_fuzz_limits *lim, uint64_t *rng) {
+    int old = c->batch;
+    c->heads_kv = 2 + pick(rng, 4);
+    c->batch = c->heads_kv;
+    c->heads_q = c->heads_kv * (pick(rng, 4) ? 2 + pick(rng, 3) : 1);
+    if (c->packing == AF_PACK_QKV && c->heads_q != c->heads_kv) c->packing = AF_PACK_KV;
+    for (int b = old; b < c->batch; b++) {
+        c->seqlens_q[b] = c->seqlen_q;
+        c->seqlens_kv[b] = c->seqlen_kv;
+    }
+    fit_keeping(c, lim, KEEP_BATCH_HEADS);
+}
+
+/* Window edges at 0, 1 and at or past the lengths, either alignment, causal or not;
+ * s_q and s_kv one or two keys apart half the time (where the alignments differ). */
+static void boundary_window(af_case *c, const af_fuzz_limits *lim, uint64_t *rng) {
+    if (pick(rng, 2)) {
+        int step = 1 + pick(rng, 2);
+        c->seqlen_kv = c->seqlen_q + (pick(rng, 2) ? step : -step);
+        if (c->seqlen_kv < 1) c->seqlen_kv = 1;
+        if (c->packing == AF_PACK_QKV) c->packing = AF_PACK_KV;
+        full_lengths(c);
+    }
+    int big = c->seqlen_q > c->seqlen_kv ? c->seqlen_q : c->seqlen_kv;
+    const int edges[] = {0, 1, c->seqlen_q, c->seqlen_kv, big + 1, -1};
+    c->window_left = edges[pick(rng, 6)];
+    c->window_right = edges[pick(rng, 6)];
+    c->align = pick(rng, 2) ? AF_ALIGN_BOTTOM_RIGHT : AF_ALIGN_TOP_LEFT;
+    c->mask = pick(rng, 2) ? AF_MASK_CAUSAL : AF_MASK_NONE;
+    fit_keeping(c, lim, KEEP_KV);
+}
+
+/* s_q > s_kv, bottom-right: the first s_q - s_kv rows see no key under a causal mask. */
+static void boundary_sq_over_skv(af_case *c, const af_fuzz_limits *lim, uint64_t *rng) {
+    c->seqlen_kv = af_fz_long_length(af_fuzz_rand(rng), 1, 64);
+    c->seqlen_q = c->seqlen_kv + af_fz_long_length(af_fuzz_rand(rng), 1, 64);
+    c->align = AF_ALIGN_BOTTOM_RIGHT;
+    if (pick(rng, 4)) c->mask = AF_MASK_CAUSAL;
+    if (c->packing == AF_PACK_QKV) c->packing = AF_PACK_KV;
+    full_lengths(c);
+    fit_keeping(c, lim, KEEP_KV);
+}
+
+/* Features switched on (the feature mutation switches one at a time, and off as often
+ * as on). Half the time a backward with what a backward serves most often, a learnable
+ * sink (dsink) or dLSE or both; otherwise a forward with each of dropout (a table
+ * probability, fresh Philox seed and offset), a sink kind, a softcap, a bias broadcast,
+ * ALiBi and log2 stats on with probability 1/2 (one at least): a kernel that ignores one
+ * of them shows it whatever the others do. Features are fp16 / bf16's: an fp8 case
+ * becomes fp16 or bf16 where allowed. */
+static void boundary_feature(af_case *c, const af_fuzz_limits *lim, uint64_t *rng) {
+    static const double softcaps[] = {5.0, 20.0, 30.0, 50.0};
+    if (c->dtype != AF_DT_FP16 && c->dtype != AF_DT_BF16) {
+        af_dtype d = pick(rng, 2) ? AF_DT_FP16 : AF_DT_BF16;
+        if (af_fuzz_dtype_allowed(lim, d)) c->dtype = d;
+    }
+    if (pick(rng, 2)) {
+        int which = 1 + pick(rng, 3); /* bit 0 learnable sink, bit 1 dLSE */
+        c->backward = true;
+        if (which & 1) c->softmax = AF_SOFTMAX_LEARNABLE;
+        if (which & 2) c->dlse = true;
+    } else {
+        int on = 1 + pick(rng, 63); /* bits: dropout, sink, softcap, bias, ALiBi, log2 */
+        c->backward = false;
+        if (on & 1) { /* drawn in a fixed order: probability, then seed, then offset */
+            c->dropout_p = af_fz_dropout_table[pick(rng, AF_FZ_N_DROPOUT)];
+            c->dropout_seed = af_fuzz_rand(rng);
+            uint64_t offset = af_fuzz_rand(rng);
+            c->dropout_offset = offset >> pick(rng, 64);
+        }
+        if (on & 2) c->softmax = pick(rng, 2) ? AF_SOFTMAX_OFF_BY_ONE : AF_SOFTMAX_LEARNABLE;
+        if (on & 4) c->softcap = softcaps[pick(rng, 4)];
+        if (on & 8) c->bias = (af_bias_shape)(1 + pick(rng, 4));
+        if (on & 16) c->alibi = true;
+        if (on & 32) c->lse_base2 = true;
+    }
+    fit_keeping(c, lim, KEEP_KV);
+}
+
+/* A boundary draw: one of the regimes above on top of the case (the rest of it stays). */
+static void mutate_boundary(af_case *c, const af_fuzz_limits *lim, uint64_t *rng) {
+    switch (pick(rng, 7)) {
+        case 0:
+            boundary_paged(c, lim, rng);
+            break;
+        case 1:
+            boundary_long_kv(c, lim, rng);
+            break;
+        case 2:
+            boundary_head_dim(c, lim, rng);
+            break;
+        case 3:
+            boundary_batch_heads(c, lim, rng);
+            break;
+        case 4:
+            boundary_window(c, lim, rng);
+            break;
+        case 5:
+            boundary_sq_over_skv(c, lim, rng);
+            break;
+        default:
+            boundary_feature(c, lim, rng);
+    }
 }
 
 static void mutate_sq_vs_skv(af_case *c, uint64_t *rng) {
@@ -431,12 +640,15 @@ int af_fuzz_mutate_case(af_case *c, const af_fuzz_limits *lim, uint64_t *rng) {
         af_case t = orig;
         int m;
         /* a wide budget: one draw in AF_FUZZ_REACH_ONE_IN a reach draw (a seqlen
-         * mutation); the default budget draws no extra number, so its mutations stay */
+         * mutation); the default budget: one in AF_FUZZ_BOUNDARY_ONE_IN a boundary draw */
         if (af_fuzz_limits_wide(lim) && pick(rng, AF_FUZZ_REACH_ONE_IN) == 0) {
             m = AF_MUT_SEQLEN;
             mutate_reach(&t, rng);
+        } else if (!af_fuzz_limits_wide(lim) && pick(rng, AF_FUZZ_BOUNDARY_ONE_IN) == 0) {
+            m = AF_MUT_BOUNDARY;
+            mutate_boundary(&t, lim, rng);
         } else {
-            m = pick(rng, AF_MUT_COUNT - 1); /* the seed mutation is the last resort */
+            m = pick(rng, AF_MUT_SEED); /* the seed mutation is the last resort */
             apply(&t, m, lim, rng);
         }
         af_fuzz_repair(&t, lim);

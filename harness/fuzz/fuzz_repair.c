@@ -87,12 +87,17 @@ static double elements_after_clamps(const af_case *c) {
     return af_case_elements(&t);
 }
 
-/* Shrink a case until it fits the budget (work, and elements with a wide budget: a
+double af_fuzz_budget_work(const af_case *c) {
+    int dqk = c->head_dim_qk > 8 ? c->head_dim_qk : 8, dv = c->head_dim_v > 8 ? c->head_dim_v : 8;
+    return af_attention_work(c->backward ? 3.0 : 1.0, c->batch, c->heads_q, c->seqlen_q, c->seqlen_kv, dqk + dv);
+}
+
+/* Shrink a case until it fits the budget (af_fuzz_budget_work, and elements with a wide budget: a
  * narrow one keeps what it did, af_case_validate's bound): batch, then heads, then head dims above
  * 64, then the longer sequence, then head dims down to 8. */
 static void fit_budget(af_case *c, const af_fuzz_limits *l) {
-    for (int guard = 0;
-         guard < 200 && (af_case_work(c) > l->max_work || (l->wide && elements_after_clamps(c) > l->max_elements));
+    for (int guard = 0; guard < 200 && (af_fuzz_budget_work(c) > l->max_work ||
+                                        (l->wide && elements_after_clamps(c) > l->max_elements));
          guard++) {
         if (c->batch > 1) {
             c->batch /= 2;

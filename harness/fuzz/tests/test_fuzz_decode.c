@@ -216,8 +216,9 @@ int main(void) {
     af_fuzz_decode(enc, m, &lim, &d);
     CHECK(af_case_equal(&def, &d));
 
-    /* Mutator: output valid, always different, usually in exactly one field. */
-    int one_line = 0, few = 0, total = 0;
+    /* Mutator: output valid, always different, usually in exactly one field (the boundary
+     * draws, fuzz.h AF_FUZZ_BOUNDARY_ONE_IN, set several fields by design: counted apart). */
+    int one_line = 0, few = 0, total = 0, boundary = 0;
     int used[AF_MUT_COUNT] = {0};
     for (int iter = 0; iter < 3000; iter++) {
         progress("mutations", iter, 3000);
@@ -228,23 +229,30 @@ int main(void) {
         size_t n2 = af_fuzz_mutate(buf, n, sizeof buf, (unsigned)iter, &lim);
         af_fuzz_decode(buf, n2, &lim, &d);
         CHECK(valid(&d));
-        int diff = keys_differing(&c, &d);
-        CHECK_MSG(diff >= 1, "mutation %d left the case unchanged", iter);
+        CHECK_MSG(keys_differing(&c, &d) >= 1, "mutation %d left the case unchanged", iter);
+        uint64_t r = (uint64_t)iter;
+        af_case e = c;
+        int which = af_fuzz_mutate_case(&e, &lim, &r);
+        used[which]++;
+        CHECK(valid(&e) && !af_case_equal(&e, &c));
+        if (which == AF_MUT_BOUNDARY) {
+            boundary++;
+            continue;
+        }
+        int diff = keys_differing(&c, &e);
         one_line += diff == 1;
         few += diff <= 3;
         total++;
-        uint64_t r = (uint64_t)iter;
-        af_case e = c;
-        used[af_fuzz_mutate_case(&e, &lim, &r)]++;
-        CHECK(valid(&e) && !af_case_equal(&e, &c));
     }
     /* Dependent fields move with the one changed (lengths lists with seqlens, a
      * smaller batch when a size grows past the budget), so not always exactly one. */
-    printf("mutations: %d of %d changed one field, %d at most three\n", one_line, total, few);
+    printf("mutations: %d of %d changed one field, %d at most three (and %d boundary draws)\n", one_line, total, few,
+           boundary);
+    CHECK_MSG(boundary * 5 >= 3000 && boundary * 2 <= 3000, "%d boundary draws of 3000", boundary);
     CHECK_MSG(one_line * 2 >= total, "only %d of %d mutations changed one field", one_line, total);
     CHECK_MSG(few * 10 >= total * 8, "only %d of %d mutations changed at most three fields", few, total);
-    for (int m2 = 0; m2 < AF_MUT_COUNT - 1; m2++)
-        CHECK_MSG(used[m2] > 0, "mutation %s never used", af_fuzz_mutation_name(m2));
+    for (int m2 = 0; m2 < AF_MUT_COUNT; m2++)
+        CHECK_MSG(m2 == AF_MUT_SEED || used[m2] > 0, "mutation %s never used", af_fuzz_mutation_name(m2));
 
     /* Same seed, same mutation. */
     uint8_t a1[AF_FUZZ_MAX_ENCODED] = {1, 2, 3, 4, 5, 6, 7, 8}, a2[AF_FUZZ_MAX_ENCODED] = {1, 2, 3, 4, 5, 6, 7, 8};

@@ -13,9 +13,14 @@
  * (k*128 - 1, k*128, k*128 + 1, k*64 + 1, k*32 - 1) among the long ones, long-KV decode
  * shapes (s_q <= 16, s_kv > 1024), with GQA too, and split-KV regimes (s_kv >= 8 s_q,
  * s_kv > 1024, batch * heads_q <= 8); every case valid, within the work budget and the
- * memory bound (AF_FUZZ_WIDE_MAX_ELEMENTS). Under the cpu budget the share of long cases
- * stays what it was (the cpu campaign keeps its speed). Both draws are deterministic:
- * the same seed gives the same cases. Run from the source root (the seed corpora). */
+ * memory bound (AF_FUZZ_WIDE_MAX_ELEMENTS). Under the cpu budget the boundary draws
+ * (fuzz.h AF_FUZZ_BOUNDARY_ONE_IN) reach pages up to 1024 with keys past every power of
+ * two in a page, s_kv past 256 / 1024 / 4096 / 16384 with several heads, head dims
+ * of every residue mod 32, batch == heads_kv with GQA, window sides at 0 / 1 / >= s with
+ * either alignment and s_q > s_kv bottom-right, while the long share and the mean work
+ * stay small (the cpu campaign keeps its speed); from the trivial seed alone each narrow
+ * trigger comes within a few hundred draws. Both draws are deterministic: the same seed
+ * gives the same cases. Run from the source root (the seed corpora). */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,11 +32,14 @@
 #define N_DRAWS   20000
 #define MAX_SEEDS 256
 
-/* The share of cpu-budget mutation draws with s_kv > 1024 before the GPU reach draws
- * (measured on the code they were added to: 393 of 20000). The cpu budget's draws must
- * not move: only a wide budget takes the new draws. */
-#define CPU_LONG_OLD       393
-#define CPU_LONG_TOLERANCE 100 /* 0.5 % of the draws */
+/* The cpu budget's draws with s_kv > 1024: 393 of 20000 before the boundary draws; with
+ * them a few percent more (s_kv past 1024, 4096 and 16384 with several heads, 1024-token
+ * pages), at most 10 %. The mean work of a draw: 5.6e5 before the boundary draws (their
+ * cases are small first), at most 0.6 of the budget (6.3e5). */
+#define CPU_LONG_MAX      (N_DRAWS / 10)
+#define CPU_MEAN_WORK_MAX (AF_FUZZ_DEFAULT_WORK * 0.6)
+/* Draws from the trivial seed within which each narrow trigger must come. */
+#define TRIVIAL_SEED_DRAWS 400
 
 typedef struct {
     uint8_t data[AF_FUZZ_MAX_ENCODED];
@@ -43,13 +51,55 @@ typedef struct {
     int count;
 } seeds;
 
+/* The boundaries the default budget's boundary draws (fuzz.h AF_FUZZ_BOUNDARY_ONE_IN)
+ * reach, counted over the cpu budget's draws. */
+#define PAGE_LOG2_MAX 10 /* pages up to 1024 tokens */
+typedef struct {
+    int paged_past[PAGE_LOG2_MAX];             /* [m]: a page > 2^m tokens holding a key at row >= 2^m */
+    int big_page_past_128;                     /* page_size >= 256 and a key at 128 or more */
+    int kv_heads_over[4];                      /* s_kv > 256, > 1024, > 4096, > 16384, with heads_q > 1 */
+    int dim_residue_qk[32], dim_residue_v[32]; /* head dims mod 32 */
+    int batch_eq_hkv_gqa;                      /* batch == heads_kv > 1, heads_q > heads_kv */
+    int window_edge[2][3];                     /* [align][edge]: a window side at 0, at 1, >= max(s_q, s_kv) */
+    int sq_over_skv_br;                        /* s_q > s_kv, causal bottom-right */
+    double work;                               /* sum of af_case_work */
+} boundary_counts;
+
 typedef struct {
     int n, kv_over_1k, kv_over_16k, q_over_1k;
     int decode_long, decode_long_gqa, split_kv;
     int res_128m1, res_128, res_128p1, res_64p1, res_32m1, on_boundary;
     double max_elements;
     uint64_t hash; /* of every (s_q, s_kv, batch, heads_q) in draw order */
+    boundary_counts bd;
 } reach_counts;
+
+static void note_boundaries(boundary_counts *k, const af_case *c) {
+    int sq = c->seqlen_q, skv = c->seqlen_kv, page = c->page_size;
+    if (page > 0) {
+        int last_row = (skv < page ? skv : page) - 1; /* the deepest row a page holds */
+        for (int m = 0; m < PAGE_LOG2_MAX; m++) k->paged_past[m] += page > (1 << m) && last_row >= (1 << m);
+        k->big_page_past_128 += page >= 256 && skv > 128;
+    }
+    if (c->heads_q > 1) {
+        k->kv_heads_over[0] += skv > 256;
+        k->kv_heads_over[1] += skv > 1024;
+        k->kv_heads_over[2] += skv > 4096;
+        k->kv_heads_over[3] += skv > 16384;
+    }
+    k->dim_residue_qk[c->head_dim_qk % 32]++;
+    k->dim_residue_v[c->head_dim_v % 32]++;
+    k->batch_eq_hkv_gqa += c->batch == c->heads_kv && c->heads_kv > 1 && c->heads_q > c->heads_kv;
+    int big = sq > skv ? sq : skv, br = c->align == AF_ALIGN_BOTTOM_RIGHT;
+    int sides[2] = {c->window_left, c->window_right};
+    for (int w = 0; w < 2; w++) {
+        k->window_edge[br][0] += sides[w] == 0;
+        k->window_edge[br][1] += sides[w] == 1;
+        k->window_edge[br][2] += sides[w] >= big;
+    }
+    k->sq_over_skv_br += sq > skv && br && c->mask == AF_MASK_CAUSAL;
+    k->work += af_case_work(c);
+}
 
 static int cmp_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
@@ -112,6 +162,7 @@ static void note(reach_counts *k, const af_case *c, const af_fuzz_limits *lim) {
         int r = skv % 32;
         k->on_boundary += r == 0 || r == 1 || r == 31;
     }
+    note_boundaries(&k->bd, c);
     uint64_t v[4] = {(uint64_t)sq, (uint64_t)skv, (uint64_t)c->batch, (uint64_t)c->heads_q};
     for (int i = 0; i < 4; i++) k->hash = (k->hash ^ v[i]) * 0x100000001b3ull;
 }
@@ -188,6 +239,73 @@ static void check_gpu_reach(const char *what, const reach_counts *k, bool mutati
     CHECK_MSG(k->split_kv * 20 >= k->n, "%s: split-KV regimes in %d of %d (< 5 %%)", what, k->split_kv, k->n);
 }
 
+/* The boundaries under the cpu budget (shares of the campaign-like draws). */
+static void check_cpu_boundaries(const reach_counts *k) {
+    const boundary_counts *b = &k->bd;
+    printf("cpu boundaries: pages >= 256 with a key past 128 %d; keys past 2^m in a page (m = 0..9):",
+           b->big_page_past_128);
+    for (int m = 0; m < PAGE_LOG2_MAX; m++) printf(" %d", b->paged_past[m]);
+    printf("; s_kv > 256 / 1024 / 4096 / 16384 with heads_q > 1: %d %d %d %d; batch == heads_kv (GQA) %d; "
+           "s_q > s_kv causal bottom-right %d; windows (top-left 0 1 >=s, bottom-right 0 1 >=s) %d %d %d %d %d %d; "
+           "mean work %.0f\n",
+           b->kv_heads_over[0], b->kv_heads_over[1], b->kv_heads_over[2], b->kv_heads_over[3], b->batch_eq_hkv_gqa,
+           b->sq_over_skv_br, b->window_edge[0][0], b->window_edge[0][1], b->window_edge[0][2], b->window_edge[1][0],
+           b->window_edge[1][1], b->window_edge[1][2], b->work / k->n);
+    /* the two shapes no cpu campaign met in 150 s: >= 1 % of the draws each */
+    CHECK_MSG(b->big_page_past_128 * 100 >= k->n, "pages >= 256 with a key past 128 in %d of %d (< 1 %%)",
+              b->big_page_past_128, k->n);
+    CHECK_MSG(b->kv_heads_over[1] * 100 >= k->n, "s_kv > 1024 with heads_q > 1 in %d of %d (< 1 %%)",
+              b->kv_heads_over[1], k->n);
+    for (int m = 0; m < PAGE_LOG2_MAX; m++)
+        CHECK_MSG(b->paged_past[m] * 1000 >= k->n, "pages with a key past %d in a page: %d of %d (< 0.1 %%)", 1 << m,
+                  b->paged_past[m], k->n);
+    for (int e = 0; e < 4; e++) CHECK_MSG(b->kv_heads_over[e] > 0, "no s_kv past boundary %d with several heads", e);
+    for (int r = 0; r < 32; r++)
+        CHECK_MSG(b->dim_residue_qk[r] > 0 && b->dim_residue_v[r] > 0, "no head dim = %d mod 32", r);
+    CHECK_MSG(b->batch_eq_hkv_gqa * 100 >= k->n, "batch == heads_kv with GQA in %d of %d (< 1 %%)", b->batch_eq_hkv_gqa,
+              k->n);
+    CHECK_MSG(b->sq_over_skv_br * 100 >= k->n, "s_q > s_kv causal bottom-right in %d of %d (< 1 %%)", b->sq_over_skv_br,
+              k->n);
+    for (int a = 0; a < 2; a++)
+        for (int e = 0; e < 3; e++)
+            CHECK_MSG(b->window_edge[a][e] * 200 >= k->n, "window edge %d with alignment %d in %d of %d (< 0.5 %%)", e,
+                      a, b->window_edge[a][e], k->n);
+}
+
+/* Draw index (from 1) of the first case of a trigger, from the trivial seed alone
+ * (`fp16 b1 h1 s16 d64`, the empty input); 0 if none within n draws. */
+typedef bool (*trigger_fn)(const af_case *c);
+static bool trig_page(const af_case *c) { return c->page_size >= 256 && c->seqlen_kv > 128; }
+static bool trig_split(const af_case *c) { return c->seqlen_kv > 1024 && c->heads_q > 1; }
+static bool trig_batch_hkv(const af_case *c) {
+    return c->batch == c->heads_kv && c->heads_kv > 1 && c->heads_q > c->heads_kv;
+}
+static bool trig_window0_br(const af_case *c) {
+    return c->align == AF_ALIGN_BOTTOM_RIGHT && c->seqlen_q != c->seqlen_kv &&
+           (c->window_left == 0 || c->window_right == 0);
+}
+static bool trig_sq_over_skv(const af_case *c) {
+    return c->seqlen_q > c->seqlen_kv && c->align == AF_ALIGN_BOTTOM_RIGHT && c->mask == AF_MASK_CAUSAL;
+}
+static bool trig_odd_dim(const af_case *c) { return c->head_dim_qk % 8 != 0 || c->head_dim_v % 8 != 0; }
+static bool trig_dropout(const af_case *c) { return c->dropout_p > 0.0; }
+static bool trig_dsink(const af_case *c) { return c->softmax == AF_SOFTMAX_LEARNABLE && c->backward; }
+
+static int first_trigger(const af_fuzz_limits *lim, trigger_fn hit, int n) {
+    input seed = {.size = 0};
+    uint64_t rng = 11;
+    for (int i = 1; i <= n; i++) {
+        input in = seed;
+        int stack = 1 + (int)(af_fuzz_rand(&rng) % 3);
+        for (int j = 0; j < stack; j++)
+            in.size = af_fuzz_mutate(in.data, in.size, sizeof in.data, (unsigned)(af_fuzz_rand(&rng) >> 16), lim);
+        af_case c;
+        CHECK(af_fuzz_decode(in.data, in.size, lim, &c) == 0);
+        if (hit(&c)) return i;
+    }
+    return 0;
+}
+
 static af_backend fake_backend(unsigned flags) {
     af_backend be;
     memset(&be, 0, sizeof be);
@@ -196,8 +314,32 @@ static af_backend fake_backend(unsigned flags) {
     return be;
 }
 
+/* A backend that serves fp8_e4m3 only (as flash_fp8 does), backward and paging included. */
+static af_run_status fp8_only_supports(af_backend *be, const af_case *c, char *why, size_t cap) {
+    (void)be;
+    if (c->dtype == AF_DT_FP8_E4M3 && c->cp_size == 1 && !af_case_has_features(c)) return AF_RUN_OK;
+    snprintf(why, cap, "fp8_e4m3 only");
+    return AF_RUN_DECLINED;
+}
+
+/* The limits of a campaign ask the backend in a dtype it serves: an fp8-only backend
+ * keeps its backward, paging and ragged lengths (asked in fp16 they were all switched off,
+ * and no backward bug of such a backend could be met). */
+static void test_limits_fp8_only(void) {
+    af_backend be = fake_backend(0);
+    be.supports = fp8_only_supports;
+    af_fuzz_limits l;
+    af_fuzz_limits_default(&l);
+    af_fuzz_limits_for_backend(&l, &be);
+    CHECK(l.dtype_mask == 1u << AF_DT_FP8_E4M3);
+    CHECK_MSG(l.backward && l.fp8_backward && af_fuzz_backward_allowed(&l, AF_DT_FP8_E4M3),
+              "an fp8-only backend lost its backward");
+    CHECK(l.paged && l.ragged && l.max_cp == 1 && !l.features);
+}
+
 int main(void) {
     unsetenv("ATTNFUZZ_MAX_WORK");
+    test_limits_fp8_only();
 
     /* The budget a campaign picks: the GPU one for a backend that needs a GPU, the
      * default one otherwise; --max-work (>= 1024) over both; the environment over the
@@ -281,12 +423,52 @@ int main(void) {
     reach_counts gb_again = byte_draws(&gpu, 8, N_DRAWS);
     CHECK(gb_again.hash == gb.hash);
 
-    /* The cpu budget: the long share is what it was (the cpu campaign keeps its speed). */
+    /* The cpu budget: the boundary draws reach every boundary, while the long share stays
+     * small (the cpu campaign keeps its speed; the work budget bounds every case). */
     reach_counts cm = mutation_draws(s, &cpu, 7, N_DRAWS);
     print_counts("cpu budget, mutations", &cm);
-    CHECK_MSG(abs(cm.kv_over_1k - CPU_LONG_OLD) <= CPU_LONG_TOLERANCE, "cpu budget: s_kv > 1024 in %d of %d, was %d",
-              cm.kv_over_1k, cm.n, CPU_LONG_OLD);
-    CHECK(cm.kv_over_16k == 0);
+    check_cpu_boundaries(&cm);
+    CHECK_MSG(cm.kv_over_1k <= CPU_LONG_MAX, "cpu budget: s_kv > 1024 in %d of %d (at most %d)", cm.kv_over_1k, cm.n,
+              CPU_LONG_MAX);
+    CHECK_MSG(cm.bd.work / cm.n <= CPU_MEAN_WORK_MAX, "cpu budget: mean work %.0f (at most %.0f)", cm.bd.work / cm.n,
+              CPU_MEAN_WORK_MAX);
+    CHECK(cm.kv_over_16k > 0 && cm.max_elements <= AF_CASE_MAX_ELEMENTS);
+
+    /* ... and what it draws is what the campaign runs: cpu mutants round-trip too */
+    for (int i = 0; i < 5000; i++) {
+        const input *in = &s->items[af_fuzz_rand(&rt_rng) % (uint64_t)s->count];
+        af_case c, d;
+        af_fuzz_decode(in->data, in->size, &cpu, &c);
+        af_fuzz_mutate_case(&c, &cpu, &rt_rng);
+        uint8_t enc[AF_FUZZ_MAX_ENCODED];
+        size_t m = af_fuzz_encode(&c, enc, sizeof enc);
+        CHECK(m > 0 && af_fuzz_decode(enc, m, &cpu, &d) == 0);
+        if (!af_case_equal(&c, &d)) {
+            char a[8192], b[8192];
+            af_case_print(&c, a, sizeof a);
+            af_case_print(&d, b, sizeof b);
+            CHECK_MSG(0, "cpu mutant %d does not round-trip:\n%s---\n%s", i, a, b);
+        }
+    }
+
+    /* Small first: from the trivial seed alone each narrow trigger comes within a few
+     * hundred draws (seconds of a one-thread cpu campaign). */
+    static const struct {
+        const char *name;
+        trigger_fn hit;
+    } triggers[] = {{"page >= 256 with a key past 128", trig_page},
+                    {"s_kv > 1024 with heads_q > 1", trig_split},
+                    {"batch == heads_kv with GQA", trig_batch_hkv},
+                    {"window side 0, bottom-right, s_q != s_kv", trig_window0_br},
+                    {"s_q > s_kv causal bottom-right", trig_sq_over_skv},
+                    {"head dim % 8 != 0", trig_odd_dim},
+                    {"dropout", trig_dropout},
+                    {"learnable sinks with a backward", trig_dsink}};
+    for (size_t t = 0; t < sizeof triggers / sizeof triggers[0]; t++) {
+        int at = first_trigger(&cpu, triggers[t].hit, TRIVIAL_SEED_DRAWS);
+        printf("from the trivial seed: %s at draw %d\n", triggers[t].name, at);
+        CHECK_MSG(at > 0, "from the trivial seed: no %s within %d draws", triggers[t].name, TRIVIAL_SEED_DRAWS);
+    }
 
     free(s);
     CHECK_DONE("test_fuzz_reach");

@@ -211,7 +211,8 @@ static void test_scan(void) {
     static const char *const planted[] = {
         "planted:fp8_v_block_scale",      "planted:window_off_by_one", "planted:masked_row_nan",
         "planted:ragged_offsets_ignored", "planted:gqa_head_mod",      "planted:contiguous_strides",
-        "planted:window_dropped",         "planted:scale_ignored",     "planted:nondeterministic_reduction"};
+        "planted:window_dropped",         "planted:scale_ignored",     "planted:nondeterministic_reduction",
+        "planted:page_index_128",         "planted:split_kv_stride"};
     for (size_t k = 0; k < sizeof planted / sizeof planted[0]; k++) {
         int n = 0;
         af_backend *be = find_named(&reg, planted[k], &n);

@@ -4,7 +4,9 @@
  *     mask, GQA, padding, paging and backward: so on a case its bug does not touch, a
  *     planted plugin passes;
  *   - each planted bug gives the expected verdict on a case that triggers it, through
- *     the ordinary runner, and passes a case that does not;
+ *     the ordinary runner, and passes a case that does not; the two narrow ones
+ *     (page_index_128, split_kv_stride) also pass cases one step short of their trigger
+ *     (a 128-token page, no key past 128, s_kv = 1024, one head);
  *   - the two bugs the comparison cannot see on a forward are there:
  *     planted:fp8_v_block_scale lets a hidden (future) V token move past rows of O (a
  *     causality leak, checked here by hand; the per-row criterion sees its V in the
@@ -162,6 +164,23 @@ static const planted_expectation expectations[] = {
      AF_V_MISMATCH, AF_V_NAN_INF},
     {"window_dropped", "dtype = bf16\nseqlen = 64\nhead_dim = 32\nwindow = 4,4\n", AF_V_MISMATCH, AF_V_PASS},
     {"scale_ignored", "dtype = fp16\nseqlen = 32\nhead_dim = 32\nscale = 0.5\n", AF_V_MISMATCH, AF_V_PASS},
+    /* the two narrow shapes: a 256-token page with keys past 128; s_kv > 1024 with 2 heads */
+    {"page_index_128", "dtype = fp16\nseqlen_q = 3\nseqlen_kv = 130\nhead_dim = 16\npage_size = 256\n", AF_V_MISMATCH,
+     AF_V_PASS},
+    {"split_kv_stride", "dtype = bf16\nheads = 2\nseqlen_q = 2\nseqlen_kv = 1025\nhead_dim = 16\n", AF_V_MISMATCH,
+     AF_V_PASS},
+};
+
+/* Cases one step short of a narrow bug's trigger: the bug's code runs, and they pass. */
+static const struct {
+    const char *bug, *near;
+} near_misses[] = {
+    {"page_index_128", "dtype = fp16\nseqlen_q = 3\nseqlen_kv = 200\nhead_dim = 16\npage_size = 128\n"},
+    {"page_index_128", "dtype = fp16\nseqlen_q = 3\nseqlen_kv = 128\nhead_dim = 16\npage_size = 256\n"},
+    {"page_index_128", "dtype = bf16\nbatch = 2\nseqlen_q = 3\nseqlen_kv = 300\nhead_dim = 16\npage_size = 64\n"},
+    {"split_kv_stride", "dtype = bf16\nheads = 2\nseqlen_q = 2\nseqlen_kv = 1024\nhead_dim = 16\n"},
+    {"split_kv_stride", "dtype = fp16\nseqlen_q = 3\nseqlen_kv = 2500\nhead_dim = 16\nmask = causal_bottom_right\n"},
+    {"split_kv_stride", "dtype = bf16\nseqlen_q = 2\nseqlen_kv = 1025\nhead_dim = 16\nbackward = yes\n"},
 };
 
 static void test_bugs_found_by_comparison(void) {
@@ -173,6 +192,13 @@ static void test_bugs_found_by_comparison(void) {
                   "planted:%s on its trigger: %s, expected %s", e->bug, af_verdict_name(got), af_verdict_name(e->kind));
         got = judge(be, untouched_case);
         CHECK_MSG(got == AF_V_PASS, "planted:%s on an untouched case: %s", e->bug, af_verdict_name(got));
+        be->destroy(be);
+    }
+    for (size_t k = 0; k < sizeof near_misses / sizeof near_misses[0]; k++) {
+        af_backend *be = load_planted(near_misses[k].bug);
+        af_verdict_kind got = judge(be, near_misses[k].near);
+        CHECK_MSG(got == AF_V_PASS, "planted:%s one step short of its trigger: %s\n%s", near_misses[k].bug,
+                  af_verdict_name(got), near_misses[k].near);
         be->destroy(be);
     }
 }

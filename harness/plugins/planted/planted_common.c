@@ -73,6 +73,14 @@
  *                                   (capacity: S rows padded or paged, the sequence's
  *                                   tokens and the gap after them in thd). Right while the
  *                                   allocation is tight (research C25: the capacity probe)
+ *   PLANTED_PAGE_INDEX_128          paged K/V read in 128-token tiles, a page larger than a
+ *                                   tile addressed as if it held 128 tokens (page-table entry
+ *                                   s / 128, row s % 128): wrong only with page_size >= 256
+ *                                   and a key at 128 or more (into its page, or in a later one)
+ *   PLANTED_SPLIT_KV_STRIDE         past 1024 keys the forward splits them (1024 per split)
+ *                                   and combines the partials, written [split][head] per
+ *                                   query row and read back [head][split]: wrong only with
+ *                                   s_kv > 1024 and heads_q > 1 (one head: the same slots)
  *
  * Features (plugin.h, ABI 2) are served in the forward: softcap, sinks, bias, ALiBi and
  * log2 stats, in the cpu reference's fp32 order (softcap, then bias, then ALiBi; the sink
@@ -118,6 +126,8 @@
 #define PLANTED_DLSE_DROPPED               20
 #define PLANTED_WRITES_K                   21
 #define PLANTED_PAD_TO_TILE                22
+#define PLANTED_PAGE_INDEX_128             23
+#define PLANTED_SPLIT_KV_STRIDE            24
 
 #ifndef PLANTED_BUG
 #error "build with -DPLANTED_BUG=PLANTED_<BUG> (see harness/plugins/CMakeLists.txt)"
@@ -125,7 +135,9 @@
 
 #define BUG(x) (PLANTED_BUG == PLANTED_##x)
 
-#define V_SCALE_BLOCK 32 /* tokens sharing one V scale (MXFP8's block) */
+#define V_SCALE_BLOCK 32   /* tokens sharing one V scale (MXFP8's block) */
+#define KV_TILE       128  /* PLANTED_PAGE_INDEX_128: the kernel's K/V tile along the sequence */
+#define SPLIT_KEYS    1024 /* PLANTED_SPLIT_KV_STRIDE: keys per split; one split up to 1024 keys */
 #define E4M3_MAX      448.0f
 
 static const struct {
@@ -155,6 +167,9 @@ static const struct {
     {"planted:dlse_dropped", "the incoming LSE gradient (dLSE) accepted and left out of the backward"},
     {"planted:writes_k", "correct outputs, then K smoothed in place (k -= mean(k), the caller's input)"},
     {"planted:pad_to_tile", "keys up to len_kv rounded to a 64-key tile read unmasked, cut at the allocation"},
+    {"planted:page_index_128",
+     "paged K/V: pages over 128 tokens addressed as if they held 128 (entry s / 128, row s % 128)"},
+    {"planted:split_kv_stride", "split-KV (s_kv > 1024): partials combined with the wrong stride across heads"},
 };
 
 /* The features this plugin serves (forward only). */
@@ -218,6 +233,14 @@ typedef struct {
     /* scratch for one row */
     float *s, *prob, *dp; /* (Skv) */
     float *acc;           /* (max(Dqk, Dv)) */
+#if BUG(SPLIT_KV_STRIDE)
+    /* split-KV partials (n_splits > 1 only): per query row position (b, i), n_splits x Hq
+     * of them laid out [split][head] */
+    int n_splits;     /* ceil(Skv / SPLIT_KEYS) */
+    float *split_acc; /* (B, Sq, n_splits, Hq, Dv) sum of round_dt(P_j) v_j over the split */
+    float *split_l;   /* (B, Sq, n_splits, Hq)     sum of P_j over the split */
+    float *split_m;   /* (B, Hq, Sq)               the row's max (shared by its splits) */
+#endif
 } planted_run;
 
 static inline float round_dt(const planted_run *r, float x) {
@@ -244,8 +267,19 @@ static int64_t elem_offset(const af_plugin_tensor *x, int b, int h, int s, int d
     }
 #endif
     if (x->page_table) {
-        int64_t page = x->page_table[(int64_t)b * x->pages_per_seq + s / x->page_size];
-        return page * stride_b + (int64_t)(s % x->page_size) * stride_s + (int64_t)h * stride_h + d;
+        int64_t slot = s / x->page_size, row = s % x->page_size; /* page-table entry, row in the page */
+#if BUG(PAGE_INDEX_128)
+        /* K/V walked in KV_TILE-token tiles: a page larger than a tile addressed as if it
+         * held KV_TILE tokens (entry s / 128, row s % 128); an entry past the sequence's
+         * reads its last one (so the plugin stays within the table) */
+        if (is_input && x->page_size > KV_TILE) {
+            slot = s / KV_TILE;
+            row = s % KV_TILE;
+            if (slot >= x->pages_per_seq) slot = x->pages_per_seq - 1;
+        }
+#endif
+        int64_t page = x->page_table[(int64_t)b * x->pages_per_seq + slot];
+        return page * stride_b + row * stride_s + (int64_t)h * stride_h + d;
     }
     if (x->token_start) {
         int64_t token = x->token_start[b] + s;
@@ -493,6 +527,65 @@ static float sink_of(const planted_run *r, int h) {
 static unsigned long run_counter; /* changes every call: the "scheduling" of the sum */
 #endif
 
+#if BUG(SPLIT_KV_STRIDE)
+/* Partial slot of (b, i, split, h): [split][head] per query row position. */
+static int64_t split_slot(const planted_run *r, int b, int i, int split, int h) {
+    return (((int64_t)b * r->Sq + i) * r->n_splits + split) * r->Hq + h;
+}
+
+/* Row (b, h, i) of the split path: for each SPLIT_KEYS-key split of [0, Skv) the sums of
+ * P_j = expf(s_j - m) (m: the row's max over all its keys, so the partials add without
+ * rescaling) and of round_dt(P_j) v_j over its visible keys. */
+static void split_partials(planted_run *r, uint64_t call, int b, int h, int i, int hk, int first, int n, float m) {
+    r->split_m[((int64_t)b * r->Hq + h) * r->Sq + i] = m;
+    for (int split = 0; split < r->n_splits; split++) {
+        float *acc = r->split_acc + split_slot(r, b, i, split, h) * r->Dv;
+        float l = 0.0f;
+        for (int d = 0; d < r->Dv; d++) acc[d] = 0.0f;
+        int lo = split * SPLIT_KEYS > first ? split * SPLIT_KEYS : first;
+        int hi = (split + 1) * SPLIT_KEYS < first + n ? (split + 1) * SPLIT_KEYS : first + n;
+        for (int j = lo; j < hi; j++) {
+            float pj = af_expf(r->s[j - first] - m);
+            l += pj;
+            if (!dropout_kept(r, call, b, h, i, j)) continue; /* in l, not in the sum */
+            float pr = round_dt(r, pj);
+            const float *v = row_of(r->v, r->Hkv, r->Skv, r->Dv, b, hk, j);
+            for (int d = 0; d < r->Dv; d++) acc[d] += pr * v[d];
+        }
+        r->split_l[split_slot(r, b, i, split, h)] = l;
+    }
+}
+
+/* The combine: O and LSE of every row that sees a key, from its splits' partials in
+ * split order. The bug: split s of head h read at h * n_splits + s of the row's
+ * [split][head] block (written at s * Hq + h), the stride across splits 1 instead of Hq:
+ * the same slot with one head, another head's partials with more. */
+static void split_combine(planted_run *r) {
+    const af_plugin_tensor *to = &r->t->t[AF_PLUGIN_O], *tl = &r->t->t[AF_PLUGIN_LSE];
+    for (int b = 0; b < r->B; b++)
+        for (int h = 0; h < r->Hq; h++)
+            for (int i = 0; i < r->Sq; i++) {
+                int first, last;
+                if (visible_keys_of_row(r, b, i, &first, &last) == 0) continue; /* written already */
+                float sink = sink_of(r, h), m = r->split_m[((int64_t)b * r->Hq + h) * r->Sq + i];
+                float l = 0.0f, *acc = r->acc;
+                for (int d = 0; d < r->Dv; d++) acc[d] = 0.0f;
+                for (int split = 0; split < r->n_splits; split++) {
+                    /* written at split_slot(r, b, i, split, h): row + split * Hq + h */
+                    int64_t slot = split_slot(r, b, i, 0, 0) + (int64_t)h * r->n_splits + split;
+                    l += r->split_l[slot];
+                    for (int d = 0; d < r->Dv; d++) acc[d] += r->split_acc[slot * r->Dv + d];
+                }
+                if (sink > -INFINITY) l += af_expf(sink - m);
+                float keep = dropout_scale(r);
+                for (int d = 0; d < r->Dv; d++) store(to, b, h, i, d, keep == 1.0f ? acc[d] / l : acc[d] / l * keep);
+                float lse = m + af_logf(l);
+                if (r->p->features & AF_PLUGIN_FEAT_LSE_BASE2) lse *= 1.44269504088896340736f;
+                store(tl, b, h, i, 0, lse);
+            }
+}
+#endif
+
 static void forward(planted_run *r) {
     const af_plugin_tensor *to = &r->t->t[AF_PLUGIN_O], *tl = &r->t->t[AF_PLUGIN_LSE];
     unsigned long rotation = 0;
@@ -532,6 +625,12 @@ static void forward(planted_run *r) {
                 scores(r, row_of(r->q, r->Hq, r->Sq, r->Dqk, b, h, i), b, h, i, hk, first, n, r->s);
                 float sink = sink_of(r, h), m = sink;
                 for (int j = 0; j < n; j++) m = r->s[j] > m ? r->s[j] : m;
+#if BUG(SPLIT_KV_STRIDE)
+                if (r->n_splits > 1) { /* O and LSE in split_combine, once every head's partials are in */
+                    split_partials(r, call, b, h, i, hk, first, n, m);
+                    continue;
+                }
+#endif
                 float l = 0.0f;
                 for (int d = 0; d < r->Dv; d++) acc[d] = 0.0f;
                 for (int step = 0; step < n; step++) {
@@ -554,6 +653,9 @@ static void forward(planted_run *r) {
             }
         }
     }
+#if BUG(SPLIT_KV_STRIDE)
+    if (r->n_splits > 1) split_combine(r);
+#endif
 }
 
 /* ---- backward --------------------------------------------------------------------- */
@@ -660,6 +762,11 @@ static void run_free(planted_run *r) {
     free(r->prob);
     free(r->dp);
     free(r->acc);
+#if BUG(SPLIT_KV_STRIDE)
+    free(r->split_acc);
+    free(r->split_l);
+    free(r->split_m);
+#endif
 }
 
 #if BUG(WRITES_K)
@@ -713,6 +820,16 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_run(const af_plugin_problem *p, const af_pl
     r.dp = floats(r.Skv);
     r.acc = floats(r.Dqk > r.Dv ? r.Dqk : r.Dv);
     bool ok = r.q && r.k && r.v && r.s && r.prob && r.dp && r.acc;
+#if BUG(SPLIT_KV_STRIDE)
+    r.n_splits = (r.Skv + SPLIT_KEYS - 1) / SPLIT_KEYS;
+    if (r.n_splits > 1) {
+        int64_t partials = (int64_t)r.B * r.Sq * r.n_splits * r.Hq;
+        r.split_acc = floats(partials * r.Dv);
+        r.split_l = floats(partials);
+        r.split_m = floats(nq);
+        ok = ok && r.split_acc && r.split_l && r.split_m;
+    }
+#endif
     if (backward) {
         r.dout = floats(nq * r.Dv);
         r.dk_acc = floats(nkv * r.Dqk);
