@@ -31,8 +31,8 @@ Engines:
 
 Not expressible and declined: paged K/V (neither entry point takes a page table); fp8 /
 mxfp8 (the torch op takes fp16 / bf16); head dims above 512. Softcap and sinks
-(sdpa_torch takes sinks) are not carried by worker protocol 1: attnfuzz declines those
-cases before they reach the worker. No deterministic flag on sdpa_torch."""
+(sdpa_torch takes sinks): the protocol carries them, but this worker does not list them
+among its features yet, so attnfuzz declines those cases before they reach it. No deterministic flag on sdpa_torch."""
 from attnfuzz_worker import Decline
 
 from .target_map import band_active, case_int, padded

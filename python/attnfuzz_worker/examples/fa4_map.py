@@ -20,8 +20,8 @@ FA4's conventions (flash-attn-4 4.0.0b36, flash_attn/cute/interface.py and mask.
     has O = 0, LSE = -inf (the case model's convention): written as it comes;
   - softmax_scale: the case's scale, always passed; GQA native (H_q a multiple of H_kv);
     deterministic=True in engine `deterministic` (the backward's dQ accumulation order).
-  - softcap and learnable sinks are FA4 arguments, but worker protocol 1 does not carry
-    them: attnfuzz declines such cases before they reach this worker.
+  - softcap and learnable sinks are FA4 arguments; the protocol carries them, but this
+    worker does not list them among its features yet: attnfuzz declines such cases.
 
 Cells FA4's own tests mark as expected failures on SM90 (backward with head dim > 192,
 GQA backward with d_qk != d_v, backward with a local window) are RUN, and the reply's
