@@ -87,8 +87,9 @@ check "a missing program is named" "$T/noprog.out" "worker program 'no-such-prog
 
 # 5. a campaign on a worker backend (--worker-cmd; the in-process engine): it starts the
 #    worker and judges cases, and ends clean (exit 0, no finding): the cases the mutator
-#    gives features the protocol does not carry (softcap, ALiBi, ...) are declined, never
-#    run without the feature
+#    gives features the protocol does not carry (bias, ALiBi, ...) are declined, never
+#    run without the feature (the soft cap and the sinks it carries: the reference worker
+#    serves them, test_worker_score_features.sh)
 mkdir -p "$T/seed" && cp "$T/a.case" "$T/b.case" "$T/seed/"
 "$AF" campaign "$T/seed" --time 5 --seed 3 --max-work 4096 --backend worker:refpy --out "$T/camp" \
     --worker-cmd "python3 -m attnfuzz_worker.examples.reference_py" >"$T/camp.out" 2>&1
@@ -97,11 +98,11 @@ check "campaign on worker:refpy runs in process" "$T/camp.out" "campaign: inproc
 check "campaign on worker:refpy judges cases" "$T/camp.out" "\[worker:refpy inprocess x1\]: [1-9][0-9]* cases"
 [ $rc -eq 0 ] || { echo "FAIL worker campaign rc $rc (want 0: reference_py is correct)"; tail -5 "$T/camp.out"; fail=1; }
 [ -z "$(ls -A "$T/camp/findings" 2>/dev/null)" ] || { echo "FAIL worker campaign stored findings: $(ls "$T/camp/findings")"; fail=1; }
-printf 'dtype = fp16\nseqlen = 8\nhead_dim = 8\nsoftcap = 20\n' > "$T/softcap.case"
-"$AF" run "$T/softcap.case" --backend worker:refpy --worker-cmd "python3 -m attnfuzz_worker.examples.reference_py" \
-    >"$T/softcap.out" 2>&1
-check "a softcap case is declined (protocol 1 does not carry it)" "$T/softcap.out" \
-    "declined.*the case uses softcap, which worker protocol 1 does not carry"
+printf 'dtype = fp16\nseqlen = 8\nhead_dim = 8\nmask = causal\nalibi = yes\n' > "$T/alibi.case"
+"$AF" run "$T/alibi.case" --backend worker:refpy --worker-cmd "python3 -m attnfuzz_worker.examples.reference_py" \
+    >"$T/alibi.out" 2>&1
+check "an ALiBi case is declined (protocol 1 does not carry it)" "$T/alibi.out" \
+    "declined.*the case uses alibi, which worker protocol 1 does not carry"
 
 # 6. a worker that hangs under a campaign: the case deadline (4 s) ends the pool child
 #    first, while the worker's own timeout (60 s) has not passed. Each pool child owns the
