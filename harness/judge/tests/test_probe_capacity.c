@@ -81,17 +81,17 @@ static bool has_finding(const af_verdict *v, af_verdict_kind kind, const char *t
 /* Tight allocations: the planted kernel reads nothing past a sequence in them. */
 static const char *const tight_cases[] = {
     "dtype = fp16\nseqlen = 16\nhead_dim = 64\n",
-    "dtype = bf16\nbatch = 2\nheads_q = 4\nheads_kv = 2\nseqlen_q = 20\nseqlen_kv = 44\nhead_dim = 32\n"
-    "backward = yes\n",
-    "dtype = fp16\nbatch = 3\nheads = 2\nseqlen = 64\nseqlens_q = 20,64,7\nseqlens_kv = 30,50,64\n"
-    "layout = thd\nhead_dim = 64\nmask = padding\n",
+    ("dtype = bf16\nbatch = 2\nheads_q = 4\nheads_kv = 2\nseqlen_q = 20\nseqlen_kv = 44\nhead_dim = 32\n"
+     "backward = yes\n"),
+    ("dtype = fp16\nbatch = 3\nheads = 2\nseqlen = 64\nseqlens_q = 20,64,7\nseqlens_kv = 30,50,64\n"
+     "layout = thd\nhead_dim = 64\nmask = padding\n"),
     "dtype = bf16\nbatch = 2\nseqlen_q = 16\nseqlen_kv = 100\npage_size = 16\nhead_dim = 64\n",
     "dtype = fp16\nbatch = 2\nheads = 3\nseqlen = 37\nhead_dim = 48\nlayout = sbhd\nstride_gap = 8\n",
 };
 /* More for the correct kernels: padding rows, a window, sinks, bottom-right causal. */
 static const char *const more_cases[] = {
-    "dtype = fp16\nbatch = 2\nheads = 2\nseqlen = 48\nseqlens_q = 40,48\nseqlens_kv = 30,41\nhead_dim = 32\n"
-    "mask = padding_causal\nbackward = yes\n",
+    ("dtype = fp16\nbatch = 2\nheads = 2\nseqlen = 48\nseqlens_q = 40,48\nseqlens_kv = 30,41\nhead_dim = 32\n"
+     "mask = padding_causal\nbackward = yes\n"),
     "dtype = bf16\nseqlen_q = 30\nseqlen_kv = 61\nhead_dim = 64\nmask = causal_bottom_right\nwindow = 5,0\n",
     "dtype = fp16\nheads = 2\nseqlen = 33\nhead_dim = 40\nsoftmax = learnable\n",
 };
