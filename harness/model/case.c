@@ -131,9 +131,10 @@ static int parse_double(const char *s, double *out) {
     return 0;
 }
 
+/* The index of s among names[0..n) (a NULL entry: an unnamed value, never matched). */
 static int parse_enum(const char *s, const char *const *names, int n) {
     for (int i = 0; i < n; i++)
-        if (strcmp(s, names[i]) == 0) return i;
+        if (names[i] && strcmp(s, names[i]) == 0) return i;
     return -1;
 }
 
@@ -185,6 +186,11 @@ static int parse_data(const char *s, af_case *c, char *why, size_t cap) {
         int np = 0;
         char *save2 = NULL;
         for (char *p = strtok_r(tok, ":", &save2); p && np < 4; p = strtok_r(NULL, ":", &save2)) parts[np++] = p;
+        if (np == 0) { /* a term of colons only (":", "::") */
+            snprintf(why, cap, "empty term '%s' (normal, uniform, outlier_channels, sink, low_lse, block_range, zeros)",
+                     tok);
+            return -1;
+        }
         int kind = parse_enum(parts[0], data_names, AF_DATA_KIND_COUNT);
         if (kind < 0) {
             snprintf(why, cap,

@@ -114,6 +114,7 @@ int main(void) {
     expect_error("cp = 2 ring\n", 1, "cp", "SIZE COMM");
     expect_error("seed = -1\n", 1, "seed", "unsigned");
     expect_error("data = gaussian:1\n", 1, "data", "unknown term");
+    expect_error("data = : normal:1\n", 1, "data", "empty term"); /* a term of colons only (a libFuzzer find) */
     expect_error("data = normal\n", 1, "data", "takes 1 parameter");
     expect_error("data = normal:x\n", 1, "data", "bad number");
     expect_error("backend = a b\n", 1, "backend", "white space");
