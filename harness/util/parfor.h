@@ -15,7 +15,7 @@ void af_parfor(long n, int threads, af_parfor_item item, void *ctx);
 
 /* Threads for a pass of `work` element operations: 1 below AF_PARFOR_MIN_WORK, else the
  * online cores, at most AF_PARFOR_MAX_THREADS (a campaign runs several judges at once). */
-#define AF_PARFOR_MIN_WORK    (1L << 18)
+#define AF_PARFOR_MIN_WORK    (1L << 20)
 #define AF_PARFOR_MAX_THREADS 8
 int af_parfor_threads(double work);
 
