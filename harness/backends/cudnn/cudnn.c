@@ -770,6 +770,10 @@ static af_run_status run_graphs(cudnn_state *s, const af_case *c, const af_case 
         for (int i = 0; i < FP8_SCALARS; i++) slots[CG_SLOT_DESCALE_Q + i] = (float *)fp8_dev + i * FP8_STRIDE;
     for (int i = CG_SLOT_BIAS; i <= CG_SLOT_DROPOUT_MASK; i++)
         if (feat.off[i] != (size_t)-1) slots[i] = (char *)feat_dev + feat.off[i];
+    float attn_scale, dropout_scale; /* by value, this run's (cudnn_sdpa.h) */
+    af_sdpa_run_scalars(c, &attn_scale, &dropout_scale);
+    slots[CG_SLOT_ATTN_SCALE] = &attn_scale;
+    slots[CG_SLOT_DROPOUT_SCALE] = &dropout_scale;
 
     char w[900];
     if (!given && af_cudnn_execute(s->api, s->handle, fg, fp, slots, work, w, sizeof w)) {

@@ -60,7 +60,8 @@ bool af_cudnn_plan_nondeterministic(const af_cudnn_plan *plan);
 void af_cudnn_plan_notes(const af_cudnn_plan *plan, char *numerical, size_t ncap, char *behavior, size_t bcap);
 
 /* Execute a plan of graph g: slots[] are device pointers per cg_slot (by-value
- * scalars come from g). Returns CUDNN status (0 = success) with why on failure. */
+ * scalars come from g, except the run's own CG_SLOT_ATTN_SCALE and CG_SLOT_DROPOUT_SCALE:
+ * host pointers in slots). Returns CUDNN status (0 = success) with why on failure. */
 int af_cudnn_execute(const af_cudnn_api *api, cudnnHandle_t handle, const af_cg *g, const af_cudnn_plan *plan,
                      void *const slots[CG_SLOT_COUNT], void *workspace, char *why, size_t cap);
 

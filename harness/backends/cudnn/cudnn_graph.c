@@ -143,6 +143,11 @@ static cg_t scalar(af_cg *g, cudnnDataType_t dt, float f, int32_t i) {
 }
 
 cg_t cg_scalar_f32(af_cg *g, float v) { return scalar(g, CUDNN_DATA_FLOAT, v, 0); }
+
+cg_t cg_run_scalar_f32(af_cg *g, int slot) {
+    int64_t one[4] = {1, 1, 1, 1};
+    return tensor_full(g, CUDNN_DATA_FLOAT, one, one, false, true, NULL, slot);
+}
 cg_t cg_scalar_i32(af_cg *g, int32_t v) { return scalar(g, CUDNN_DATA_INT32, 0.0f, v); }
 
 static void add_op(af_cg *g, cudnnBackendDescriptor_t op, const char *tag) {

@@ -67,6 +67,10 @@ typedef enum {
     CG_SLOT_SINK,         /* FLOAT [1,hq,1,1] sink logits (0 for off_by_one) */
     CG_SLOT_DSINK,        /* FLOAT [1,hq,1,1] output: gradient of learnable sinks */
     CG_SLOT_DROPOUT_MASK, /* io dtype [b,hq,sq,skv] keep mask: 1 kept, 0 dropped */
+    /* host FLOAT by-value scalars given with each run, not built into the graph: one
+     * graph serves every value (cudnn.c keys its cache without them) */
+    CG_SLOT_ATTN_SCALE,    /* the score scale */
+    CG_SLOT_DROPOUT_SCALE, /* 1 / (1 - p) */
     CG_SLOT_COUNT,
     CG_SLOT_BY_VALUE = 100 /* host scalar owned by the graph */
 } cg_slot;
@@ -117,6 +121,9 @@ cg_t cg_device_scalar(af_cg *g, int slot);
 /* By-value [1,1,1,1] scalars (host memory, owned by the graph). */
 cg_t cg_scalar_f32(af_cg *g, float v);
 cg_t cg_scalar_i32(af_cg *g, int32_t v);
+/* By-value FLOAT [1,1,1,1] scalar whose host value each run gives in slot
+ * (CG_SLOT_ATTN_SCALE, CG_SLOT_DROPOUT_SCALE). */
+cg_t cg_run_scalar_f32(af_cg *g, int slot);
 
 /* y = op(x [, b [, t]]); prec = math precision; axis >= 0 only for GEN_INDEX. */
 void cg_pointwise(af_cg *g, cudnnPointwiseMode_t mode, cudnnDataType_t prec, cg_t x, cg_t b, cg_t t, cg_t y,

@@ -68,7 +68,7 @@ void af_sdpa_build_bwd(af_cg *g, const af_sdpa_desc *d, bool deterministic) {
     cg_t dv = cg_tensor(g, d->io, dims, d->str[AF_T_DV], CG_SLOT_DV, ragged(g, d, CG_SLOT_RAG_DV));
     cg_t seq_q = d->padding ? cg_index_tensor(g, d->b, CG_SLOT_SEQ_Q) : NULL;
     cg_t seq_kv = d->padding ? cg_index_tensor(g, d->b, CG_SLOT_SEQ_KV) : NULL;
-    cg_t scale = cg_scalar_f32(g, d->scale);
+    cg_t scale = cg_run_scalar_f32(g, CG_SLOT_ATTN_SCALE);
 
     /* softmax_sum = rowsum(dO * O) (real, scratch) */
     cg_t dot = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->dv);
@@ -103,7 +103,7 @@ void af_sdpa_build_bwd(af_cg *g, const af_sdpa_desc *d, bool deterministic) {
         cg_t pm = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
         p_dv = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
         cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, p, mask, NULL, pm, -1);
-        cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, pm, cg_scalar_f32(g, d->dropout_scale), NULL, p_dv, -1);
+        cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, pm, cg_run_scalar_f32(g, CG_SLOT_DROPOUT_SCALE), NULL, p_dv, -1);
     }
 
     /* dV = (P o w)^T dO (per q head, reduced over the group for GQA) */
@@ -125,7 +125,7 @@ void af_sdpa_build_bwd(af_cg *g, const af_sdpa_desc *d, bool deterministic) {
         cg_t dpm = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
         cg_t dpw = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
         cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, dp, mask, NULL, dpm, -1);
-        cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, dpm, cg_scalar_f32(g, d->dropout_scale), NULL, dpw, -1);
+        cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, dpm, cg_run_scalar_f32(g, CG_SLOT_DROPOUT_SCALE), NULL, dpw, -1);
         dp = dpw;
     }
     cg_t t1 = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);

@@ -85,7 +85,7 @@ void af_sdpa_build_bwd_fp8(af_cg *g, const af_sdpa_desc *d) {
     cg_t dv = cg_tensor(g, f8, dims, d->str[AF_T_DV], CG_SLOT_DV, NULL);
     cg_t seq_q = d->padding ? cg_index_tensor(g, d->b, CG_SLOT_SEQ_Q) : NULL;
     cg_t seq_kv = d->padding ? cg_index_tensor(g, d->b, CG_SLOT_SEQ_KV) : NULL;
-    cg_t attn_scale = cg_scalar_f32(g, d->scale);
+    cg_t attn_scale = cg_run_scalar_f32(g, CG_SLOT_ATTN_SCALE);
     cg_t descale_q = cg_device_scalar(g, CG_SLOT_DESCALE_Q), descale_k = cg_device_scalar(g, CG_SLOT_DESCALE_K);
     cg_t descale_v = cg_device_scalar(g, CG_SLOT_DESCALE_V), descale_o = cg_device_scalar(g, CG_SLOT_DESCALE_O);
     cg_t descale_do = cg_device_scalar(g, CG_SLOT_DESCALE_DO), descale_s = cg_device_scalar(g, CG_SLOT_DESCALE_S);

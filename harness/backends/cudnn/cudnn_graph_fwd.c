@@ -186,7 +186,7 @@ void af_sdpa_build_fwd(af_cg *g, const af_sdpa_desc *d) {
     /* S0 = Q K^T (M, N overridden by the actual lengths when padded) */
     cg_t s0 = vs(g, d, CUDNN_DATA_FLOAT);
     cg_matmul(g, io.q, io.kt, s0, io.seq_q, io.seq_kv, NULL);
-    cg_t s = mul_s(g, d, s0, cg_scalar_f32(g, d->scale));
+    cg_t s = mul_s(g, d, s0, cg_run_scalar_f32(g, CG_SLOT_ATTN_SCALE));
     if (d->fp8) { /* FE: attn_scale, then descale_q, then descale_k */
         s = mul_s(g, d, s, descale_q);
         s = mul_s(g, d, s, descale_k);
@@ -258,7 +258,7 @@ void af_sdpa_build_fwd_unified(af_cg *g, const af_sdpa_desc *d) {
     cg_t o = cg_tensor(g, d->io, dims, d->str[AF_T_O], CG_SLOT_O, ragged(g, d, CG_SLOT_RAG_O));
     set4(dims, d->b, d->hq, d->sq, 1);
     cg_t stats = cg_tensor(g, CUDNN_DATA_FLOAT, dims, d->str[AF_T_LSE], CG_SLOT_STATS, ragged(g, d, CG_SLOT_RAG_STATS));
-    cg_t scale = cg_scalar_f32(g, d->scale);
+    cg_t scale = cg_run_scalar_f32(g, CG_SLOT_ATTN_SCALE);
     cg_t seq_q = d->padding ? cg_index_tensor(g, d->b, CG_SLOT_SEQ_Q) : NULL;
     cg_t seq_kv = d->padding ? cg_index_tensor(g, d->b, CG_SLOT_SEQ_KV) : NULL;
     cg_sdpa_fwd_op(g, q, k, v, o, stats, scale, seq_q, seq_kv);

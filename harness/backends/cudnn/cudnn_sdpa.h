@@ -36,7 +36,9 @@ typedef struct {
     bool has_left;  /* cuDNN left bound: keep j > diag - left_cudnn */
     int left_cudnn; /* = window_left + 1 (mask_spec.h convention) */
     bool bottom_right;
-    float scale;
+    /* the score scale and dropout's 1 / (1 - p) are not part of the description: the graph
+     * takes them by value with each run (CG_SLOT_ATTN_SCALE, CG_SLOT_DROPOUT_SCALE;
+     * af_sdpa_run_scalars), so one graph serves every scale */
     /* features (oracle/feature_spec.h), fp16/bf16 composite graphs only */
     float softcap;          /* 0 = none: t = c * tanh(r / c) */
     bool softcap_exp;       /* tanh from EXP nodes (ATTNFUZZ_CUDNN_SOFTCAP=exp), not TANH_FWD/BWD */
@@ -49,8 +51,11 @@ typedef struct {
      * the by-value FLOAT scalar 1 / (1 - p); cuDNN's own RNG node is not used (its
      * words-to-elements mapping is cuDNN's, the oracle could not regenerate it) */
     bool dropout;
-    float dropout_scale; /* 1 / (1 - p), as the cpu reference rounds it */
 } af_sdpa_desc;
+
+/* The by-value scalars of a run of case c: the score scale and dropout's 1 / (1 - p), as
+ * the cpu reference rounds it (1 without dropout). */
+void af_sdpa_run_scalars(const af_case *c, float *attn_scale, float *dropout_scale);
 
 /* Fill d from the case. Returns 0, or -1 with why when the cudnn backend does not
  * build such a graph (the reason is the backend's, not cuDNN's). */

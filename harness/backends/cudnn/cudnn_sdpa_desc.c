@@ -107,7 +107,6 @@ static void feature_desc(const af_case *c, af_sdpa_desc *d) {
     d->dsink = c->softmax == AF_SOFTMAX_LEARNABLE && c->backward;
     if (c->dropout_p != 0.0) { /* the mask itself is data of the run (cudnn.c), not of the graph */
         d->dropout = true;
-        d->dropout_scale = (float)(1.0 / (1.0 - c->dropout_p));
     }
 }
 
@@ -173,8 +172,12 @@ int af_sdpa_desc_make(const af_case *c, const af_layout_plan *p, size_t cudnn_ve
         d->left_cudnn = c->window_left + 1; /* cuDNN's left bound counts the diagonal */
     }
     d->bottom_right = c->align == AF_ALIGN_BOTTOM_RIGHT;
-    d->scale = af_case_scale(c);
     return 0;
+}
+
+void af_sdpa_run_scalars(const af_case *c, float *attn_scale, float *dropout_scale) {
+    *attn_scale = af_case_scale(c);
+    *dropout_scale = c->dropout_p != 0.0 ? (float)(1.0 / (1.0 - c->dropout_p)) : 1.0f;
 }
 
 bool af_sdpa_unified_applies(const af_sdpa_desc *d) {

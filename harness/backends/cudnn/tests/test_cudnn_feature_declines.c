@@ -110,6 +110,27 @@ int main(void) {
     CHECK(!af_sdpa_has_features(&d) && af_sdpa_unified_applies(&d));
     CHECK(d.bias_b == 0 && d.bias_h == 0 && !d.alibi && d.softcap == 0.0f && !d.sink && !d.dsink);
 
+    /* the score scale and dropout's 1 / (1 - p) go by value with each run: cases that differ
+     * only in them have one description (the graph cache's key), and their run scalars differ */
+    {
+        af_sdpa_desc a, b;
+        CHECK(desc_of("backward = yes\n", 91900, &a, why, sizeof why) == 0);
+        CHECK(desc_of("backward = yes\nscale = 0.3\n", 91900, &b, why, sizeof why) == 0);
+        CHECK_MSG(memcmp(&a, &b, sizeof a) == 0, "another scale gave another graph description");
+        CHECK(desc_of("backward = yes\ndropout = 0.1 7 0\n", 91900, &a, why, sizeof why) == 0);
+        CHECK(desc_of("backward = yes\ndropout = 0.25 7 0\n", 91900, &b, why, sizeof why) == 0);
+        CHECK_MSG(a.dropout && memcmp(&a, &b, sizeof a) == 0, "another dropout rate gave another graph description");
+        af_case c;
+        af_error e;
+        CHECK(af_case_parse("dtype = bf16\nseqlen = 8\nhead_dim = 64\nscale = 0.3\ndropout = 0.25 7 0\n", "t", &c, &e) == 0);
+        float s, ds;
+        af_sdpa_run_scalars(&c, &s, &ds);
+        CHECK_MSG(s == 0.3f && ds == (float)(1.0 / 0.75), "run scalars %g %g", s, ds);
+        c.has_scale = false, c.dropout_p = 0; /* the default scale, no dropout */
+        af_sdpa_run_scalars(&c, &s, &ds);
+        CHECK_MSG(s == (float)af_case_scale(&c) && s == 0.125f && ds == 1.0f, "run scalars %g %g", s, ds);
+    }
+
     static const struct {
         const char *line;
         int64_t bb, bh;
@@ -136,21 +157,21 @@ int main(void) {
     declined("dlse = yes\nbackward = yes\n", 91900, "no incoming LSE gradient");
     /* dropout: served in fp16 and bf16, forward and backward, with GQA, causal, padding */
     served("dropout = 0.1 7 0\n", 91900, &d);
-    CHECK(d.dropout && d.dropout_scale == (float)(1.0 / 0.9));
+    CHECK(d.dropout);
     CHECK(!d.sink && !d.bias_b && !d.alibi && d.softcap == 0.0f);
     served("#fp16\ndropout = 0.5 1234 99\nmask = causal\nbackward = yes\n", 91400, &d);
-    CHECK(d.dropout && d.dropout_scale == 2.0f && d.has_right);
+    CHECK(d.dropout && d.has_right);
     served("dropout = 0.25 5 0\nseqlens_q = 40,64\nseqlens_kv = 96,17\nmask = padding\nbackward = yes\n", 91900, &d);
-    CHECK(d.dropout && d.padding && d.dropout_scale == (float)(1.0 / 0.75));
+    CHECK(d.dropout && d.padding);
     served("#fp16\ndropout = 0.1 3 0\nsoftcap = 30\nsoftmax = learnable\nbackward = yes\n", 91900, &d);
     CHECK(d.dropout && d.softcap == 30.0f && d.dsink);
     /* a case differing only in seed / offset shares the description (the mask is run data),
-     * one with another p does not (the scale is a by-value scalar of the graph) */
+     * and so does one with another p (1 / (1 - p) goes by value with each run) */
     af_sdpa_desc d2, d3;
     served("dropout = 0.1 8 12345\n", 91900, &d2);
     served("dropout = 0.2 7 0\n", 91900, &d3);
     served("dropout = 0.1 7 0\n", 91900, &d);
-    CHECK(memcmp(&d, &d2, sizeof d) == 0 && memcmp(&d, &d3, sizeof d) != 0);
+    CHECK(memcmp(&d, &d2, sizeof d) == 0 && memcmp(&d, &d3, sizeof d) == 0);
     /* the mask limit: b 8, hq 16, s 2048 x 2048 = exactly 1 GiB is served; one more key over */
     CHECK(af_cudnn_dropout_mask_bytes(0.5, 8, 16, 2048, 2048) == AF_CUDNN_DROPOUT_MASK_MAX);
     CHECK(af_cudnn_dropout_mask_bytes(0.0, 8, 16, 2048, 2048) == 0);

@@ -249,6 +249,19 @@ static void reuse_cases(af_backend *be) {
             CHECK_MSG(k == 0 || (info.plan_cache == AF_PLAN_CACHE_HIT && info.build_seconds == 0),
                       "family %zu lengths %zu: the padded graph was built again", f, k);
         }
+        /* another score scale: the same graph (the scale goes by value with each run), and
+         * the outputs follow the new scale (run_case judges them against its reference) */
+        char text[1024];
+        snprintf(text, sizeof text, "%sseqlen_q = 100\nseqlen_kv = 160\nscale = 0.3\n", families[f]);
+        af_run_info info;
+        memset(&info, 0, sizeof info);
+        int before = failures;
+        run_case(be, 150 + (int)f, text, true, &info);
+        if (failures != before) continue;
+        printf("reuse family %zu scale 0.3: plan '%s' cache %s build %.3fs\n", f, info.plan,
+               info.plan_cache == AF_PLAN_CACHE_HIT ? "hit" : "miss", info.build_seconds);
+        CHECK_MSG(info.plan_cache == AF_PLAN_CACHE_HIT && info.build_seconds == 0,
+                  "family %zu: another scale built the padded graph again", f);
     }
 }
 
