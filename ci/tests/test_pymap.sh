@@ -6,26 +6,10 @@
 # worker:cudnn-fe, each unavailable naming the module and pip package it lacks (where the
 # packages are installed, the line must say available instead). Needs python3 only.
 set -u
-AF=${1:?usage: test_pymap.sh path/to/attnfuzz}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-export PYTHONPATH="$ROOT/python:$ROOT/python/tests${PYTHONPATH:+:$PYTHONPATH}"
-unset ATTNFUZZ_PYTHON ATTNFUZZ_WORKER_CONFIGS
-command -v python3 >/dev/null || { echo "SKIP test_pymap: no python3"; exit 77; }
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail=0
-check() { # check NAME FILE REGEX: FILE must match REGEX
-    if grep -Eq -- "$3" "$2"; then echo "ok   $1"; else echo "FAIL $1: no /$3/ in:"; cat "$2"; fail=1; fi
-}
+. "$(dirname "$0")/lib_pytargets.sh"
 
-# 1. the mapping tests (unittest: a failure or an error fails the run; nothing is skipped)
-if python3 -m unittest discover -s "$ROOT/python/tests" -p 'test_*.py' >"$T/unit.out" 2>&1; then
-    echo "ok   python/tests: $(grep -Eo '^Ran [0-9]+ tests' "$T/unit.out")"
-else
-    echo "FAIL python/tests:"
-    cat "$T/unit.out"
-    fail=1
-fi
+# 1. the mapping tests (nothing is skipped)
+pt_unittests
 check "no test skipped" "$T/unit.out" '^OK$'
 
 # 2. the shipped configs: listed; unavailable naming the missing module and its pip package

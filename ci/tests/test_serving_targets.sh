@@ -7,25 +7,10 @@
 # packages or torch are missing (as in CI) a case run on them is declined naming the
 # missing module (exit 3). Needs python3.
 set -u
-AF=${1:?usage: test_serving_targets.sh path/to/attnfuzz}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
-unset ATTNFUZZ_PYTHON ATTNFUZZ_WORKER_CONFIGS
-command -v python3 >/dev/null || { echo "SKIP test_serving_targets: no python3"; exit 77; }
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail=0
-check() { # check NAME FILE REGEX: FILE must match REGEX
-    if grep -Eq -- "$3" "$2"; then echo "ok   $1"; else echo "FAIL $1: no /$3/ in:"; cat "$2"; fail=1; fi
-}
+. "$(dirname "$0")/lib_pytargets.sh"
 
 # 1. the mappings (pure Python)
-if PYTHONPATH="$ROOT/python/tests:$PYTHONPATH" python3 -m unittest discover -s "$ROOT/python/tests" -p 'test_*.py' \
-    >"$T/unit.out" 2>&1; then
-    echo "ok   python/tests: $(grep -E '^Ran [0-9]+ tests' "$T/unit.out")"
-else
-    echo "FAIL python/tests:"; cat "$T/unit.out"; fail=1
-fi
+pt_unittests
 
 # 2. listed by attnfuzz; available here only with their packages (and a GPU to run)
 timeout 300 "$AF" backends --worker-configs "$ROOT/python/targets" >"$T/list.out" 2>&1

@@ -3,39 +3,73 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 typedef struct {
-    af_parfor_item item;
+    const af_parfor_job *job;
     void *ctx;
     long n;
     atomic_long next; /* the next item to take */
+    atomic_int failed;
 } parfor_shared;
 
 static void *parfor_worker(void *arg) {
     parfor_shared *sh = arg;
-    for (;;) {
-        long i = atomic_fetch_add(&sh->next, 1);
-        if (i >= sh->n) break;
-        sh->item(sh->ctx, i);
+    const af_parfor_job *job = sh->job;
+    void *state = NULL;
+    if (job->thread_init) state = job->thread_init(sh->ctx);
+    if (job->thread_init && !state) {
+        atomic_store(&sh->failed, 1);
+    } else {
+        for (;;) {
+            long i = atomic_fetch_add(&sh->next, 1);
+            if (i >= sh->n) break;
+            job->item(sh->ctx, state, i);
+        }
     }
+    if (job->thread_end) job->thread_end(sh->ctx, state);
     return NULL;
 }
 
-void af_parfor(long n, int threads, af_parfor_item item, void *ctx) {
-    if (n <= 0) return;
-    if (threads > AF_PARFOR_MAX_THREADS) threads = AF_PARFOR_MAX_THREADS;
+int af_parfor_run(const af_parfor_job *job, void *ctx, long n, int threads) {
+    if (n <= 0) return 0;
+    if (threads < 1) threads = 1;
     if ((long)threads > n) threads = (int)n;
-    parfor_shared sh = {item, ctx, n, 0};
+    parfor_shared sh = {job, ctx, n, 0, 0};
     atomic_init(&sh.next, 0);
-    pthread_t tid[AF_PARFOR_MAX_THREADS];
+    atomic_init(&sh.failed, 0);
+    pthread_t *tid = threads > 1 ? calloc((size_t)threads, sizeof *tid) : NULL;
     int started = 0;
-    for (int t = 1; t < threads; t++) {
-        if (pthread_create(&tid[started], NULL, parfor_worker, &sh) != 0) break;
-        started++;
+    if (tid) {
+        for (int t = 1; t < threads; t++) {
+            if (pthread_create(&tid[started], NULL, parfor_worker, &sh) != 0) break;
+            started++;
+        }
     }
     parfor_worker(&sh); /* the calling thread works too */
     for (int t = 0; t < started; t++) pthread_join(tid[t], NULL);
+    free(tid);
+    return atomic_load(&sh.failed) ? -1 : 0;
+}
+
+/* af_parfor: the stateless item behind the job's. */
+typedef struct {
+    af_parfor_item item;
+    void *ctx;
+} plain_ctx;
+
+static void plain_item(void *ctx, void *state, long i) {
+    (void)state;
+    plain_ctx *x = ctx;
+    x->item(x->ctx, i);
+}
+
+void af_parfor(long n, int threads, af_parfor_item item, void *ctx) {
+    if (threads > AF_PARFOR_MAX_THREADS) threads = AF_PARFOR_MAX_THREADS;
+    plain_ctx x = {item, ctx};
+    af_parfor_job job = {NULL, plain_item, NULL};
+    af_parfor_run(&job, &x, n, threads);
 }
 
 int af_parfor_threads(double work) {

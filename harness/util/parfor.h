@@ -3,14 +3,31 @@
  * item(ctx, i) runs once for every i in [0, n), on up to `threads` threads (the caller's
  * among them), items pulled from one atomic counter. Each item must write only its own
  * outputs: then the results are the same bits whatever the thread count, which the
- * judge's row passes rely on (a verdict never depends on the machine's cores).
+ * judge's row passes and the oracle's passes rely on (a verdict never depends on the
+ * machine's cores). af_parfor_run is the primitive (per-thread state, as the oracle's
+ * MPFR passes need); af_parfor is it without state.
  */
 #ifndef ATTNFUZZ_UTIL_PARFOR_H
 #define ATTNFUZZ_UTIL_PARFOR_H
 
+/* A pass whose threads each hold a state (scratch buffers, MPFR variables). */
+typedef struct {
+    void *(*thread_init)(void *ctx);              /* a thread's state; NULL = failure (that thread takes no item);
+                                                     the hook NULL: no state, every state NULL */
+    void (*item)(void *ctx, void *state, long i); /* one item */
+    void (*thread_end)(void *ctx, void *state);   /* every thread ends with it, state NULL where its init failed;
+                                                     may be NULL */
+} af_parfor_job;
+
+/* Runs job->item for i in [0, n) on up to `threads` threads (no cap here), the calling
+ * thread among them; falls back to the calling thread alone when threads cannot start.
+ * Returns 0, or -1 when a thread's state could not be made (the other threads still ran
+ * every item; with one thread, none ran). */
+int af_parfor_run(const af_parfor_job *job, void *ctx, long n, int threads);
+
 typedef void (*af_parfor_item)(void *ctx, long i);
 
-/* Runs every item; falls back to the calling thread alone when threads cannot start. */
+/* Runs every item, on at most AF_PARFOR_MAX_THREADS threads. */
 void af_parfor(long n, int threads, af_parfor_item item, void *ctx);
 
 /* Threads for a pass of `work` element operations: 1 below AF_PARFOR_MIN_WORK, else the

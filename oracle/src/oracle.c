@@ -19,6 +19,7 @@
 #include "oracle/src/oracle_internal.h"
 #include "oracle/gpu/oracle_gpu.h"
 #include "util/clock.h"
+#include "util/parfor.h"
 
 #define U53 0x1p-53
 
@@ -195,6 +196,15 @@ static void *pass_init(void *ctx) {
     return s;
 }
 
+/* A pass thread's end: its state, then its own MPFR caches (only the local ones: shared
+ * caches must not be freed while other threads compute; the caller frees everything
+ * after the pass). MPFR is thread-safe with per-thread variables. */
+static void pass_end(void *ctx, void *state) {
+    (void)ctx;
+    if (state) pass_fini(state);
+    mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE);
+}
+
 /* Largest |a - b| over n elements relative to the larger of max |b| and the mass. */
 static double relative_gap(const double *a, const double *b, int n, double mass) {
     double diff = 0.0, mag = mass;
@@ -311,8 +321,8 @@ static int run_pass(af_oracle_ctx *c, pass_kind kind, const af_sample_item *item
         bool keys = kind == PASS_KEY_MPFR || kind == PASS_KEY_FP64;
         n = (long)p->B * (keys ? (long)p->Hkv * p->Skv : (long)p->Hq * p->Sq);
     }
-    af_pool_job pool = {pass_init, pass_item, pass_fini};
-    return af_pool_run(&pool, &job, n, threads);
+    af_parfor_job each = {pass_init, pass_item, pass_end};
+    return af_parfor_run(&each, &job, n, threads);
 }
 
 /* sigma: an upper bound of |score| (and of scale * sum |q_d k_d|) over the problem,

@@ -6,7 +6,6 @@
  *         oracle_fp64.c    the same in fp64 with compensated sums
  *         oracle_sample.c  which rows / key columns the sampled mode computes in MPFR
  *         oracle_cert.c    per-element masses and gap / bound of the certification
- *         oracle_pool.c    a parallel-for over items with per-thread state
  *         ../gpu/          the GPU fp64 tier (oracle_gpu.h)
  */
 #ifndef ATTNFUZZ_ORACLE_INTERNAL_H
@@ -123,17 +122,6 @@ void af_cert_key_mass(const af_oracle_problem *p, const double *lse64, int b, in
 /* Worst over n elements of |x - ref| / (rel |x| + 2^-53 |ref| + abs_scale * mass + 2^-1000)
  * (0 where x == ref, both infinities included): <= 1 means within the stated bound. */
 double af_cert_ratio(const double *x, const double *ref, int n, const double *mass, double rel, double abs_scale);
-
-/* ---- parallel for (oracle_pool.c) ---- */
-typedef struct {
-    void *(*thread_init)(void *ctx);                  /* per-thread state, NULL = failure */
-    void (*item)(void *ctx, void *state, long index); /* one item */
-    void (*thread_fini)(void *state);
-} af_pool_job;
-/* Runs job->item for index 0..n-1 on `threads` threads (each thread pulls the next
- * index). Every thread ends with mpfr_free_cache(). Returns 0, or -1 when a thread
- * could not start or its state could not be made. */
-int af_pool_run(const af_pool_job *job, void *ctx, long n, int threads);
 
 /* ---- certification of an fp64 tier (oracle.c, oracle_pipeline.c) ---- */
 /* The stated bounds the sampled pass checks: the fp64 tier's and the MPFR tier's. */

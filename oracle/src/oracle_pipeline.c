@@ -3,7 +3,7 @@
  * overlaps what the judge does next with the same outputs (the reference, the
  * backend's run, the comparison).
  *
- * The thread is one more caller of the pool (oracle_pool.c): it runs the sampled passes
+ * The thread is one more caller of the passes' parallel for (util/parfor.h): it runs the sampled passes
  * on `threads` threads, itself included, exactly as the serial path would, except that
  * the sampled rows keep their fp64 values (af_cert_bounds.keep_fp64): the outputs are
  * read by others meanwhile and must not change under them.

@@ -18,14 +18,10 @@
 #include <string.h>
 
 #include "backends/backend.h"
-#include "backends/plugin_loader.h"
+#include "backends/tests/plugin_fixture.h"
 #include "judge/compare_dsink.h"
 #include "judge/runner.h"
 #include "util/check.h"
-
-#ifndef AF_TEST_PLUGIN_DIR
-#error "AF_TEST_PLUGIN_DIR is set by harness/plugins/CMakeLists.txt"
-#endif
 
 static const char *const learnable_cases[] = {
     "dtype = fp16\nheads = 2\nseqlen = 64\nhead_dim = 32\nmask = causal\nwindow = 16,0\nsoftmax = learnable\n"
@@ -39,14 +35,6 @@ static const char *const no_dsink_cases[] = {
     "dtype = bf16\nheads_q = 4\nheads_kv = 2\nseqlen = 48\nhead_dim = 32\nsoftmax = off_by_one\nbackward = yes\n"
     "seed = 9\n",
 };
-
-static af_backend *load_plugin(const char *file) {
-    char path[1024], why[1024] = "";
-    snprintf(path, sizeof path, "%s/%s.so", AF_TEST_PLUGIN_DIR, file);
-    af_backend *be = af_plugin_load(path, why, sizeof why);
-    CHECK_MSG(be != NULL, "%s", why);
-    return be;
-}
 
 typedef struct {
     af_backend *cpu;
@@ -161,8 +149,8 @@ static void check_edges(const char *text) {
 
 int main(void) {
     af_backend *cpu = af_backend_cpu_new();
-    af_backend *none = load_plugin("planted_none");
-    af_backend *dropped = load_plugin("planted_dsink_dropped");
+    af_backend *none = fx_load_plugin("planted_none");
+    af_backend *dropped = fx_load_plugin("planted_dsink_dropped");
     af_verdict v;
     for (int k = 0; k < 2; k++) {
         check_floor(learnable_cases[k]);

@@ -18,16 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/plugin_loader.h"
+#include "backends/tests/plugin_fixture.h"
 #include "judge/clone.h"
 #include "judge/mutation.h"
 #include "judge/runner.h"
 #include "util/check.h"
 #include "util/clock.h"
-
-#ifndef AF_TEST_PLUGIN_DIR
-#error "AF_TEST_PLUGIN_DIR is set by harness/plugins/CMakeLists.txt"
-#endif
 
 static void parse_case(af_case *c, const char *text) {
     af_error e;
@@ -162,14 +158,6 @@ static void unit_checks(void) {
     af_prepared_free(&p);
 }
 
-static af_backend *load(const char *dir, const char *file) {
-    char path[1024], why[1024] = "";
-    snprintf(path, sizeof path, "%s/%s", dir, file);
-    af_backend *be = af_plugin_load(path, why, sizeof why);
-    CHECK_MSG(be != NULL, "%s", why);
-    return be;
-}
-
 static void judge(af_backend *be, const char *text, af_verdict *v) {
     af_runner r;
     memset(&r, 0, sizeof r);
@@ -189,8 +177,8 @@ static void judge(af_backend *be, const char *text, af_verdict *v) {
 static void plugin_checks(void) {
     const char *paged = "dtype = fp16\nheads_q = 4\nheads_kv = 2\nseqlen = 32\npage_size = 8\nhead_dim = 16\n"
                         "mask = causal\nseed = 7\n";
-    af_backend *writes_k = load(AF_TEST_PLUGIN_DIR, "planted_writes_k.so");
-    af_backend *none = load(AF_TEST_PLUGIN_DIR, "planted_none.so");
+    af_backend *writes_k = fx_load_plugin_from(AF_TEST_PLUGIN_DIR, "planted_writes_k");
+    af_backend *none = fx_load_plugin_from(AF_TEST_PLUGIN_DIR, "planted_none");
     af_verdict v;
     judge(writes_k, paged, &v);
     char line[600];
@@ -204,7 +192,7 @@ static void plugin_checks(void) {
     none->destroy(none);
 
     /* the adapter's own inputs: a plugin writing its const seqlens, sinks, bias, page table */
-    af_backend *meta = load(AF_TEST_MISBEHAVE_DIR, "misbehave_writes_inputs.so");
+    af_backend *meta = fx_load_plugin_from(AF_TEST_MISBEHAVE_DIR, "misbehave_writes_inputs");
     af_runner r;
     af_prepared p;
     prepare(&r, &p,

@@ -14,22 +14,10 @@
 #include <string.h>
 
 #include "backends/backend.h"
-#include "backends/plugin_loader.h"
+#include "backends/tests/plugin_fixture.h"
 #include "judge/runner.h"
 #include "model/gen.h"
 #include "util/check.h"
-
-#ifndef AF_TEST_PLUGIN_DIR
-#error "AF_TEST_PLUGIN_DIR is set by harness/plugins/CMakeLists.txt"
-#endif
-
-static af_backend *load_plugin(const char *file) {
-    char path[1024], why[1024] = "";
-    snprintf(path, sizeof path, "%s/%s.so", AF_TEST_PLUGIN_DIR, file);
-    af_backend *be = af_plugin_load(path, why, sizeof why);
-    CHECK_MSG(be != NULL, "%s", why);
-    return be;
-}
 
 static void parse_case(af_case *c, const char *text) {
     af_error e;
@@ -133,7 +121,7 @@ static int feature_findings(af_backend *be, const char *text, const char *toggle
 
 int main(void) {
     af_backend *cpu = af_backend_cpu_new();
-    af_backend *none = load_plugin("planted_none");
+    af_backend *none = fx_load_plugin("planted_none");
     const char *const cases[] = {softcap_case, sinks_case, bias_case, others_case};
     for (int k = 0; k < 4; k++) {
         check_mirrors_cpu(none, cpu, cases[k]);
@@ -149,7 +137,7 @@ int main(void) {
         {"planted_ignores_bias", bias_case, "bias -> none"},
     };
     for (int k = 0; k < 3; k++) {
-        af_backend *be = load_plugin(planted[k].plugin);
+        af_backend *be = fx_load_plugin(planted[k].plugin);
         af_verdict_kind got = judge(be, planted[k].text);
         CHECK_MSG(got == AF_V_MISMATCH, "%s: verdict %s, expected mismatch", planted[k].plugin, af_verdict_name(got));
         int found = feature_findings(be, planted[k].text, planted[k].toggle);
@@ -163,7 +151,7 @@ int main(void) {
     /* kernels that lack the features decline them, saying so */
     const char *const decliners[] = {"flash_ref", "example_plugin"};
     for (int k = 0; k < 2; k++) {
-        af_backend *be = load_plugin(decliners[k]);
+        af_backend *be = fx_load_plugin(decliners[k]);
         for (int f = 0; f < 4; f++) {
             af_case c;
             parse_case(&c, cases[f]);

@@ -20,20 +20,14 @@
 
 #include "backends/backend.h"
 #include "model/gen.h"
-#include "backends/plugin_loader.h"
+#include "backends/tests/plugin_fixture.h"
 #include "judge/runner.h"
 #include "util/check.h"
 
-#ifndef AF_TEST_PLUGIN_DIR
-#error "AF_TEST_PLUGIN_DIR is set by harness/plugins/CMakeLists.txt"
-#endif
-
 static af_backend *load_planted(const char *bug) {
-    char path[1024], why[1024] = "";
-    snprintf(path, sizeof path, "%s/planted_%s.so", AF_TEST_PLUGIN_DIR, bug);
-    af_backend *be = af_plugin_load(path, why, sizeof why);
-    CHECK_MSG(be != NULL, "%s", why);
-    return be;
+    char name[256];
+    snprintf(name, sizeof name, "planted_%s", bug);
+    return fx_load_plugin(name);
 }
 
 static void parse_case(af_case *c, const char *text) {

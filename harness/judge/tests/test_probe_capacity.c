@@ -13,21 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/plugin_loader.h"
+#include "backends/tests/plugin_fixture.h"
 #include "judge/runner.h"
 #include "util/check.h"
-
-#ifndef AF_TEST_PLUGIN_DIR
-#error "AF_TEST_PLUGIN_DIR is set by harness/plugins/CMakeLists.txt"
-#endif
-
-static af_backend *load_plugin(const char *file) {
-    char path[1024], why[1024] = "";
-    snprintf(path, sizeof path, "%s/%s", AF_TEST_PLUGIN_DIR, file);
-    af_backend *be = af_plugin_load(path, why, sizeof why);
-    CHECK_MSG(be != NULL, "%s", why);
-    return be;
-}
 
 /* Judge be on the case without probes (it must pass), then run the probes on the
  * judged run's buffers: the capacity probe alone (capacity = true) or every other one. */
@@ -98,8 +86,8 @@ static const char *const more_cases[] = {
 
 int main(void) {
     af_backend *cpu = af_backend_cpu_new();
-    af_backend *bug = load_plugin("planted_pad_to_tile.so"), *none = load_plugin("planted_none.so");
-    af_backend *flash = load_plugin("flash_ref.so");
+    af_backend *bug = fx_load_plugin("planted_pad_to_tile"), *none = fx_load_plugin("planted_none");
+    af_backend *flash = fx_load_plugin("flash_ref");
     size_t n_tight = sizeof tight_cases / sizeof tight_cases[0], n_more = sizeof more_cases / sizeof more_cases[0];
     af_verdict v;
     af_probe_stats ps;

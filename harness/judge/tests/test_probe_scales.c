@@ -19,13 +19,9 @@
 #include <string.h>
 
 #include "backends/backend.h"
-#include "backends/plugin_loader.h"
+#include "backends/tests/plugin_fixture.h"
 #include "judge/runner.h"
 #include "util/check.h"
-
-#ifndef AF_TEST_PLUGIN_DIR
-#error "AF_TEST_PLUGIN_DIR is set by harness/plugins/CMakeLists.txt"
-#endif
 
 static const char *const fwd_case =
     "dtype = fp8_e4m3\nheads = 2\nseqlen_q = 48\nseqlen_kv = 80\nhead_dim = 64\nmask = causal\nseed = 3\n";
@@ -34,14 +30,6 @@ static const char *const bwd_case = "dtype = fp8_e4m3\nbatch = 2\nheads_q = 4\nh
 static const char *const headroom_case = "dtype = fp8_e4m3\nheads = 2\nseqlen = 64\nhead_dim = 64\nmask = causal\n"
                                          "backward = yes\nfp8_headroom = 2,1,3,0,1\nseed = 53\n";
 static const char *const fp16_case = "dtype = fp16\nheads = 2\nseqlen = 32\nhead_dim = 32\nbackward = yes\nseed = 5\n";
-
-static af_backend *load_plugin(const char *file) {
-    char path[1024], why[1024] = "";
-    snprintf(path, sizeof path, "%s/%s.so", AF_TEST_PLUGIN_DIR, file);
-    af_backend *be = af_plugin_load(path, why, sizeof why);
-    CHECK_MSG(be != NULL, "%s", why);
-    return be;
-}
 
 /* The scales probe alone (no oracle) on text; its findings' details that name `toggle`
  * are counted into *named; returns the number of feature_ignored findings. */
@@ -150,8 +138,8 @@ static void signed_zero(void) {
 int main(void) {
     signed_zero();
     af_backend *cpu = af_backend_cpu_new();
-    af_backend *fp8 = load_plugin("flash_fp8");
-    af_backend *bug = load_plugin("flash_fp8_bug_descale_v_ignored");
+    af_backend *fp8 = fx_load_plugin("flash_fp8");
+    af_backend *bug = fx_load_plugin("flash_fp8_bug_descale_v_ignored");
     af_backend *clean[2] = {cpu, fp8};
     int named, toggles;
     for (int k = 0; k < 2; k++) {

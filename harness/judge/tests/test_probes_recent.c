@@ -20,22 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/plugin_loader.h"
+#include "backends/tests/plugin_fixture.h"
 #include "judge/clone.h"
 #include "judge/runner.h"
 #include "util/check.h"
-
-#ifndef AF_TEST_PLUGIN_DIR
-#error "AF_TEST_PLUGIN_DIR is set by harness/plugins/CMakeLists.txt"
-#endif
-
-static af_backend *load_plugin(const char *file) {
-    char path[1024], why[1024] = "";
-    snprintf(path, sizeof path, "%s/%s", AF_TEST_PLUGIN_DIR, file);
-    af_backend *be = af_plugin_load(path, why, sizeof why);
-    CHECK_MSG(be != NULL, "%s", why);
-    return be;
-}
 
 static void parse_case(af_case *c, const char *text) {
     af_error e;
@@ -114,7 +102,7 @@ static const char *const batch_cases[] = {
 };
 
 static void batch_invariance(af_backend *cpu) {
-    af_backend *bug = load_plugin("probe_bug_batch_variant.so"), *flash = load_plugin("flash_ref.so");
+    af_backend *bug = fx_load_plugin("probe_bug_batch_variant"), *flash = fx_load_plugin("flash_ref");
     af_backend *kernels[2] = {flash, cpu};
     for (size_t k = 0; k < sizeof batch_cases / sizeof batch_cases[0]; k++) {
         af_verdict v;
@@ -163,7 +151,7 @@ static const char *const stale_thd_case =
     "layout = thd\nthd_gap = 3\nhead_dim = 64\nmask = padding_causal_bottom_right\nbackward = yes\n";
 
 static void stale_data(af_backend *cpu) {
-    af_backend *bug = load_plugin("probe_bug_reads_padding.so"), *flash = load_plugin("flash_ref.so");
+    af_backend *bug = fx_load_plugin("probe_bug_reads_padding"), *flash = fx_load_plugin("flash_ref");
     af_backend *kernels[2] = {flash, cpu};
     size_t n = sizeof stale_cases / sizeof stale_cases[0];
     for (size_t k = 0; k <= n; k++) {
@@ -220,8 +208,8 @@ static const char *const plain_cases[] = {
 };
 
 static void lse_convention(af_backend *cpu) {
-    af_backend *log2_bug = load_plugin("probe_bug_lse_log2.so"), *inf_bug = load_plugin("probe_bug_masked_pos_inf.so");
-    af_backend *flash = load_plugin("flash_ref.so");
+    af_backend *log2_bug = fx_load_plugin("probe_bug_lse_log2"), *inf_bug = fx_load_plugin("probe_bug_masked_pos_inf");
+    af_backend *flash = fx_load_plugin("flash_ref");
     af_verdict v;
     for (size_t k = 0; k < 2; k++) {
         judge_all(log2_bug, cpu, plain_cases[k], &v);

@@ -17,13 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/plugin_loader.h"
+#include "backends/tests/plugin_fixture.h"
 #include "judge/runner.h"
 #include "util/check.h"
-
-#ifndef AF_TEST_PLUGIN_DIR
-#error "AF_TEST_PLUGIN_DIR is set by harness/plugins/CMakeLists.txt"
-#endif
 
 typedef void (*racy_reset_fn)(uint64_t first_call);
 typedef int (*racy_struck_fn)(uint64_t call);
@@ -35,19 +31,11 @@ typedef struct {
     racy_struck_fn struck;
 } racy_plugin;
 
-static af_backend *load_plugin(const char *file) {
-    char path[1024], why[1024] = "";
-    snprintf(path, sizeof path, "%s/%s", AF_TEST_PLUGIN_DIR, file);
-    af_backend *be = af_plugin_load(path, why, sizeof why);
-    CHECK_MSG(be != NULL, "%s", why);
-    return be;
-}
-
 static racy_plugin load_racy(void) {
     racy_plugin r;
-    r.be = load_plugin("probe_bug_racy.so");
+    r.be = fx_load_plugin("probe_bug_racy");
     char path[1024];
-    snprintf(path, sizeof path, "%s/probe_bug_racy.so", AF_TEST_PLUGIN_DIR);
+    fx_plugin_path(AF_TEST_PLUGIN_DIR, "probe_bug_racy", path, sizeof path);
     r.handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     CHECK_MSG(r.handle != NULL, "%s", dlerror());
     r.reset = (racy_reset_fn)dlsym(r.handle, "attnfuzz_test_racy_reset");
@@ -175,7 +163,7 @@ static void race_in_a_repeat(racy_plugin *rp, af_backend *cpu) {
 
 /* 3. A deterministic backend is judged once. */
 static void deterministic_runs_once(af_backend *cpu) {
-    af_backend *flash = load_plugin("flash_ref.so");
+    af_backend *flash = fx_load_plugin("flash_ref");
     CHECK(flash->flags & AF_BACKEND_DETERMINISTIC);
     af_case c;
     parse_case(&c, race_case);

@@ -10,14 +10,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backends/plugin_loader.h"
+#include "backends/tests/plugin_fixture.h"
 #include "judge/runner.h"
 #include "minimize/minimize.h"
 #include "util/check.h"
-
-#ifndef AF_TEST_PLUGIN_DIR
-#error "AF_TEST_PLUGIN_DIR is set by harness/plugins/CMakeLists.txt"
-#endif
 
 typedef struct {
     af_runner runner;
@@ -35,12 +31,9 @@ static int run_case(const af_case *c, void *user, af_verdict *v) {
 }
 
 static void minimise(const char *plugin, const char *text, af_min_result *r) {
-    char path[1024], why[1024] = "";
-    snprintf(path, sizeof path, "%s/%s.so", AF_TEST_PLUGIN_DIR, plugin);
     ctx x;
     memset(&x, 0, sizeof x);
-    x.be = af_plugin_load(path, why, sizeof why);
-    CHECK_MSG(x.be != NULL, "%s", why);
+    x.be = fx_load_plugin(plugin);
     x.runner.reference = af_backend_cpu_new();
     af_oracle_opts_default(&x.runner.oracle);
     x.runner.oracle.tier = AF_ORACLE_FP64;

@@ -1,0 +1,32 @@
+# lib_pytargets.sh — sourced by test_pymap.sh and test_serving_targets.sh (not a test): the
+# worker targets' shared start. Sourced with the test's own arguments ($1: the attnfuzz binary);
+# sets AF, ROOT, PYTHONPATH (python/ in front), T (a temporary folder removed at exit) and
+# fail=0; clears ATTNFUZZ_PYTHON and ATTNFUZZ_WORKER_CONFIGS; without python3 the test is
+# skipped (exit 77) saying so. check NAME FILE REGEX and pt_unittests are the checks.
+PT_NAME=${0##*/}
+PT_NAME=${PT_NAME%.sh}
+AF=${1:?usage: $PT_NAME.sh path/to/attnfuzz}
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
+unset ATTNFUZZ_PYTHON ATTNFUZZ_WORKER_CONFIGS
+command -v python3 >/dev/null || { echo "SKIP $PT_NAME: no python3"; exit 77; }
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail=0
+
+check() { # check NAME FILE REGEX: FILE must match REGEX
+    if grep -Eq -- "$3" "$2"; then echo "ok   $1"; else echo "FAIL $1: no /$3/ in:"; cat "$2"; fail=1; fi
+}
+
+# pt_unittests: the Python mapping tests of python/tests/ (unittest, python/tests on the path
+# for them alone; a failure or an error fails the run); their output stays in $T/unit.out.
+pt_unittests() {
+    if PYTHONPATH="$ROOT/python/tests:$PYTHONPATH" python3 -m unittest discover -s "$ROOT/python/tests" \
+        -p 'test_*.py' >"$T/unit.out" 2>&1; then
+        echo "ok   python/tests: $(grep -Eo '^Ran [0-9]+ tests' "$T/unit.out")"
+    else
+        echo "FAIL python/tests:"
+        cat "$T/unit.out"
+        fail=1
+    fi
+}
