@@ -62,7 +62,7 @@ extern "C" {
     X(CP_PLANT, "ATTNFUZZ_CP_PLANT", "(unset: no planted CP bug)",                                                     \
       "the one planted CP bug that the backend cp-bug:PLANT:INNER may carry (self-test; docs/cp.md)")                  \
     X(TEST_CAMPAIGN_TIME, "ATTNFUZZ_TEST_CAMPAIGN_TIME", "20", "tests: seconds of each campaign in test_campaign.sh")  \
-    X(TEST_CRITERION_CASES, "ATTNFUZZ_TEST_CRITERION_CASES", "96",                                                     \
+    X(TEST_CRITERION_CASES, "ATTNFUZZ_TEST_CRITERION_CASES", "64",                                                     \
       "tests: cases of the criterion sweeps (test_criterion_kernels.sh, test_criterion_fp8.sh; the nightly 320 / "     \
       "300)")                                                                                                          \
     X(FAIL_WRITE, "ATTNFUZZ_FAIL_WRITE", "(unset: no injected failure)",                                               \

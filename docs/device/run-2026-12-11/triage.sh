@@ -36,7 +36,7 @@ variant() {
 rep() {
     local label=$1 lib=$2 envs=$3 tmo=$4
     shift 4
-    if [ $(($(date +%s) - T0)) -gt 220 ]; then echo "$label: skipped (time)" >> $S; return; fi
+    if [ $(($(date +%s) - T0)) -gt ${TRIAGE_S:-220} ]; then echo "$label: skipped (time)" >> $S; return; fi
     local lp=$LD_LIBRARY_PATH
     if [ "$lib" = venv ]; then
         [ -z "$VENV_CUDNN" ] && { echo "$label: venv has no cuDNN" >> $S; return; }
