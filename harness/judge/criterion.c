@@ -189,9 +189,13 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, int first, int 
             wq[d] += fabs(p->scale) * pj * fabs(q[d]);
             c_k += sgn(dk_ex[d]) * q[d];
         }
+        /* fp16: a backward kernel rounds the normalised P to the dtype for P^T dO; below
+         * 2^-14 that is 2^-25 absolute (docs/criterion.md, subnormal P in dV: measured on a
+         * cuDNN kernel). Otherwise the forward-style sub, never more than 2^-25. */
+        double sub_v = x->fp16 && pj < 0x1p-14 ? 0x1p-25 : sub;
         for (int d = 0; d < p->Dv; d++) {
             vm[d] += pw * fabs(dO[d]);
-            vk[d] += (rho + x->keep_fp32) * pw * fabs(dO[d]) + x->w[j - first] * sub * fabs(dO[d]);
+            vk[d] += (rho + x->keep_fp32) * pw * fabs(dO[d]) + x->w[j - first] * sub_v * fabs(dO[d]);
             c_v += sgn(dv_ex[d]) * dO[d];
         }
         sig2_q += ds * c * ds * c;

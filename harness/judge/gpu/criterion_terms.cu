@@ -288,7 +288,9 @@ __global__ void __launch_bounds__(CT_KEY_THREADS) ct_key_kernel(ct_dims d, ct_bu
             if (on_v) {
                 double ov = fabs(m.dout[r * d.Dv + x]);
                 vm += pj * ov;
-                vk += m.rho[r] * pj * ov + m.sc_sub[slot] * ov;
+                /* fp16: 2^-25 absolute for a normalised P below 2^-14 (criterion.c) */
+                const double sub_v = d.fp16 && pj < 0x1p-14 ? 0x1p-25 : m.sc_sub[slot];
+                vk += m.rho[r] * pj * ov + sub_v * ov;
             }
             if (x == 0) {
                 double ck = m.sc_ck[e], cv = m.sc_cv[e];

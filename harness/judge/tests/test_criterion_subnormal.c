@@ -19,7 +19,13 @@
  *  5. corpora/regression/cudnn-gqa-decode566-dk-subnormal-ratio1002.case (cuDNN 9.14's dK
  *     one fp16 subnormal step off, ratio 1.002) stays a finding, by the element check: a
  *     whole step is more than the output's rounding explains; the correctly rounded
- *     value passes.
+ *     value passes;
+ *  6. dV's term for a normalised P below 2^-14 (a backward kernel rounds it to fp16 for
+ *     P^T dO: 2^-25 absolute, docs/criterion.md): on the cuDNN case 60d738c3ea17 (2603
+ *     keys, its 4 P of dV key 1600 about 0.3-1.6 x 2^-14), the element col 7 moved by
+ *     0.98 x its allowance passes and by 1.02 x is an element mismatch; the allowance is
+ *     above the 2^-24 floor that was all the old forward-style term left it (the finding's
+ *     allowed), so the old rule failed the 0.98 x element.
  */
 #include <float.h>
 #include <math.h>
@@ -270,10 +276,48 @@ static void decode566(void) {
     cpu->destroy(cpu);
 }
 
+/* ---- 6. subnormal P in dV ------------------------------------------------------------- */
+
+static const char *const long_row_case =
+    "dtype = fp16\nbatch = 1\nheads_q = 2\nheads_kv = 1\nseqlen_q = 2\nseqlen_kv = 2603\nhead_dim = 8\n"
+    "mask = none\nwindow = -1,4012\nbackward = yes\nseed = 17\ndata = normal:1\n";
+
+static void dv_subnormal_p(void) {
+    af_prepared p;
+    af_backend *cpu;
+    fx_prepare(long_row_case, &p, &cpu);
+    af_outputs k;
+    fx_perfect(&p, &k);
+    dense_t d = dense(&p, &k, AF_T_DV);
+    size_t e = (size_t)1600 * d.D + 7; /* b0, hk0, key 1600, col 7 */
+    double exact = d.exact[e], rounded = d.kernel[e];
+    af_criterion_result res;
+    d.kernel[e] = exact - 16 * 0x1p-24; /* far off: the element's own allowance */
+    judge_tensor(&p, &k, AF_T_DV, &res);
+    CHECK(res.check == AF_CHECK_ELEMENT && res.row == 1600);
+    double allowed = res.allowed;
+    d.kernel[e] = exact - 0.98 * allowed;
+    judge_tensor(&p, &k, AF_T_DV, &res);
+    CHECK_MSG(res.ratio <= 1, "dV key 1600 at 0.98x: %s ratio %g", af_check_name(res.check), res.ratio);
+    double at98 = res.ratio;
+    d.kernel[e] = exact - 1.02 * allowed;
+    judge_tensor(&p, &k, AF_T_DV, &res);
+    CHECK_MSG(res.ratio > 1 && res.check == AF_CHECK_ELEMENT && res.row == 1600, "dV key 1600 at 1.02x: %s ratio %g",
+              af_check_name(res.check), res.ratio);
+    printf("60d738c3ea17: dV key 1600 col 7 exact %.3f x 2^-24 (stored %.0f): allowance %.4f x 2^-24, 0.98x ratio %.3f "
+           "passes, 1.02x ratio %.3f is an element mismatch\n",
+           exact * 0x1p24, rounded * 0x1p24, allowed * 0x1p24, at98, res.ratio);
+    CHECK(0.98 * allowed > 0x1p-24); /* the old rule's allowance here: the 2^-24 floor */
+    af_outputs_free(&k);
+    af_prepared_free(&p);
+    cpu->destroy(cpu);
+}
+
 int main(void) {
     measured_rounding();
     subnormal_rows();
     normal_rows();
     decode566();
+    dv_subnormal_p();
     CHECK_DONE("test_criterion_subnormal");
 }
