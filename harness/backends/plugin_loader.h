@@ -10,14 +10,16 @@
 af_backend *af_plugin_load(const char *path, char *why, size_t cap);
 
 /* Add every plugin found on the plugin path (ATTNFUZZ_PLUGIN_PATH, ':'-separated
- * directories, plus the build's plugins/ folder beside the binary) to r. */
+ * directories, plus the build's plugins/ folder beside the binary and an install's
+ * <prefix>/lib/attnfuzz/plugins) to r. */
 void af_plugin_scan(af_registry *r);
 
 /* A case file names its backend only as a hint: "plugin:PATH" from a case may be loaded
  * only when PATH (its real path) lies directly in a configured plugin directory: one of
  * extra_dirs (the command line's --plugin-dir), the directories of ATTNFUZZ_PLUGIN_PATH,
- * or the build's plugins/ beside the binary. Otherwise the caller must not load it (the
- * user runs it deliberately with --backend plugin:PATH). Nothing is opened here. */
+ * the build's plugins/ beside the binary or an install's lib/attnfuzz/plugins. Otherwise
+ * the caller must not load it (the user runs it deliberately with --backend plugin:PATH).
+ * Nothing is opened here. */
 bool af_plugin_path_configured(const char *path, const char *const *extra_dirs, int n_extra);
 
 #endif

@@ -1,5 +1,6 @@
 /* backends/plugin_scan.c — af_plugin_scan: every *.so found in the directories of
- * ATTNFUZZ_PLUGIN_PATH and in the plugins/ folder beside the running binary becomes a
+ * ATTNFUZZ_PLUGIN_PATH, in the plugins/ folder beside the running binary and in an
+ * install's <prefix>/lib/attnfuzz/plugins (bin/attnfuzz) becomes a
  * backend under the name it declares (backends/plugin_loader.h), after one probe child
  * has loaded them (plugin_probe.h); this process opens none of them until it calls one. */
 #include "backends/plugin_loader.h"
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "util/config.h"
+#include "util/datadir.h"
 
 /* ---- the plugin path ---------------------------------------------------------------- */
 
@@ -95,17 +97,23 @@ static void add_probed(af_registry *r, const found_plugins *found, const af_plug
     }
 }
 
-/* The build's plugins/ folder beside the running binary; false when unknown. */
-static bool plugins_beside_binary(char *out, size_t cap) {
+/* The folders always scanned: the build's plugins/ beside the running binary, and an
+ * install's <prefix>/lib/attnfuzz/plugins (bin/attnfuzz's prefix, util/datadir.h). Returns
+ * how many (0 when the binary's path is unknown). */
+#define AF_BUILTIN_PLUGIN_DIRS 2
+static int builtin_plugin_dirs(char out[AF_BUILTIN_PLUGIN_DIRS][PATH_MAX + 32]) {
     char exe[PATH_MAX];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len <= 0) return false;
+    if (len <= 0) return 0;
     exe[len] = '\0';
     char *slash = strrchr(exe, '/');
-    if (!slash) return false;
+    if (!slash) return 0;
     *slash = '\0';
-    snprintf(out, cap, "%s/plugins", exe);
-    return true;
+    snprintf(out[0], sizeof out[0], "%s/plugins", exe);
+    char prefix[PATH_MAX];
+    if (af_datadir_exe_prefix(prefix, sizeof prefix)) return 1;
+    snprintf(out[1], sizeof out[1], "%s%slib/attnfuzz/plugins", prefix, strcmp(prefix, "/") ? "/" : "");
+    return 2;
 }
 
 void af_plugin_scan(af_registry *r) {
@@ -121,9 +129,10 @@ void af_plugin_scan(af_registry *r) {
             scan_dir(dir, &seen, found);
         free(copy);
     }
-    /* plugins/ beside the running binary (the build tree puts them there) */
-    char dir[PATH_MAX + 16];
-    if (plugins_beside_binary(dir, sizeof dir)) scan_dir(dir, &seen, found);
+    /* plugins/ beside the running binary (the build tree puts them there), an install's */
+    char builtin[AF_BUILTIN_PLUGIN_DIRS][PATH_MAX + 32];
+    int n_builtin = builtin_plugin_dirs(builtin);
+    for (int i = 0; i < n_builtin; i++) scan_dir(builtin[i], &seen, found);
     /* one probe child loads them all (a fresh one after any that dies: plugin_probe.h) */
     af_plugin_descriptor *desc = found->n ? calloc((size_t)found->n, sizeof *desc) : NULL;
     if (desc) {
@@ -162,7 +171,8 @@ bool af_plugin_path_configured(const char *path, const char *const *extra_dirs, 
             found = file_directly_in(real_file, dir);
         free(copy);
     }
-    char dir[PATH_MAX + 16];
-    if (!found && plugins_beside_binary(dir, sizeof dir)) found = file_directly_in(real_file, dir);
+    char builtin[AF_BUILTIN_PLUGIN_DIRS][PATH_MAX + 32];
+    int n_builtin = found ? 0 : builtin_plugin_dirs(builtin);
+    for (int i = 0; i < n_builtin && !found; i++) found = file_directly_in(real_file, builtin[i]);
     return found;
 }

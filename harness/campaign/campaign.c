@@ -26,6 +26,7 @@
 #include "triage/report.h"
 #include "util/clock.h"
 #include "util/config.h"
+#include "util/datadir.h"
 #include "util/fsutil.h"
 
 void af_campaign_opts_default(af_campaign_opts *o) {
@@ -191,8 +192,32 @@ static void close_provenance(af_campaign_state *cp, bool interrupted) {
         af_cp_write_failed(cp, "provenance", why);
 }
 
+/* The default seed folders (corpora/seed, and the recent bug shapes of corpora/seed-recent)
+ * found through util/datadir.h, into found; how many. None found: -1 after one line naming
+ * every place looked (a campaign without its seeds would fuzz from nothing, silently). */
+#define AF_DEFAULT_SEED_DIRS 2
+static int find_default_seeds(char found[AF_DEFAULT_SEED_DIRS][PATH_MAX + 64]) {
+    static const char *const names[AF_DEFAULT_SEED_DIRS] = {"corpora/seed", "corpora/seed-recent"};
+    af_datadir_search search[AF_DEFAULT_SEED_DIRS];
+    int n = 0;
+    for (int i = 0; i < AF_DEFAULT_SEED_DIRS; i++)
+        if (af_datadir_find(names[i], found[n], sizeof found[n], &search[i]) == 0) n++;
+    if (n > 0) return n;
+    char tried[AF_DEFAULT_SEED_DIRS][4 * (PATH_MAX + 64)];
+    for (int i = 0; i < AF_DEFAULT_SEED_DIRS; i++) af_datadir_tried(&search[i], tried[i], sizeof tried[i]);
+    fprintf(stderr,
+            "attnfuzz campaign: no seed corpus given and the default one is missing: looked for %s at %s and %s at "
+            "%s; set ATTNFUZZ_DATA_DIR to the folder holding corpora/, or name seed folders\n",
+            names[0], tried[0], names[1], tried[1]);
+    return -1;
+}
+
 int af_campaign_run(const af_campaign_opts *o) {
     if (check_gpus(o)) return AF_CAMPAIGN_SETUP_ERROR;
+    /* the default seeds, found before DIR is created (a refused run leaves nothing) */
+    char default_seeds[AF_DEFAULT_SEED_DIRS][PATH_MAX + 64];
+    int n_default = o->n_corpus ? 0 : find_default_seeds(default_seeds);
+    if (n_default < 0) return AF_CAMPAIGN_NO_DATA;
     af_campaign_state *cp = calloc(1, sizeof *cp);
     if (!cp) return AF_CAMPAIGN_SETUP_ERROR;
     cp->o = o;
@@ -317,13 +342,13 @@ int af_campaign_run(const af_campaign_opts *o) {
     af_queue_offer(&cp->queue, &empty, 0, NULL, true); /* the default case */
     char corpus_dir[1200];
     af_cp_subdir(cp, "corpus", corpus_dir, sizeof corpus_dir);
-    /* the default seeds: the seed corpus and the recent bug shapes (corpora/seed-recent) */
-    static const char *const default_corpus[] = {"corpora/seed", "corpora/seed-recent"};
-    const char *const *paths = o->n_corpus ? o->corpus : default_corpus;
-    struct stat sb;
-    int n_paths = o->n_corpus ? o->n_corpus : stat(default_corpus[1], &sb) == 0 ? 2 : 1;
+    /* the seeds: the corpus given, else the default folders found before DIR was made */
+    const char *default_paths[AF_DEFAULT_SEED_DIRS];
+    for (int i = 0; i < n_default; i++) default_paths[i] = default_seeds[i];
+    const char *const *paths = o->n_corpus ? o->corpus : default_paths;
+    int n_paths = o->n_corpus ? o->n_corpus : n_default;
     int seeds = 0;
-    if (o->n_corpus || stat(default_corpus[0], &sb) == 0) {
+    {
         af_seed_report seed_rep = {stderr, "attnfuzz campaign: seed corpus: ", 0, 0};
         seeds = af_seed_corpus(paths, n_paths, corpus_dir, &cp->queue, &seed_rep, why, sizeof why);
         cp->st.seeds_skipped = seed_rep.skipped;

@@ -73,7 +73,8 @@ typedef struct {
     const char *backend, *engine;
     int jobs;
     const char *out_dir;
-    const char *const *corpus; /* seed corpus paths */
+    const char *const *corpus; /* seed corpus paths; none: corpora/seed and corpora/seed-recent
+                                  found by util/datadir.h (AF_CAMPAIGN_NO_DATA when neither is) */
     int n_corpus;
     int deadline_s;  /* per case; 0 = the session's default (60 s, GPU 300 s) */
     double max_work; /* 0 = default budget */
@@ -120,6 +121,8 @@ enum {
                                      finding, the rawmap, the corpus, stats or a report could not
                                      be written (each named with its reason; counted in
                                      stats.json write_errors) */
+    AF_CAMPAIGN_NO_DATA = 8,      /* no corpus given and the default seed folders are found nowhere
+                                     (util/datadir.h; the message names every place looked) */
 };
 
 void af_campaign_opts_default(af_campaign_opts *o);

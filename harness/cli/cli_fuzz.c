@@ -631,6 +631,8 @@ int af_cli_campaign(int argc, char **argv) {
             return AF_EXIT_INTERRUPTED;
         case AF_CAMPAIGN_BUSY:
             return AF_EXIT_BUSY;
+        case AF_CAMPAIGN_NO_DATA: /* the default seed corpus is missing: a missing case path */
+            return AF_EXIT_BAD_FILE;
         case AF_CAMPAIGN_WRITE_ERROR: /* the output directory: the README's "error" */
             return AF_EXIT_ERROR;
         case AF_CAMPAIGN_SETUP_ERROR:

@@ -15,6 +15,7 @@
 #include "gate/claims.h"
 #include "gate/claims_campaign.h"
 #include "gate/gate.h"
+#include "util/datadir.h"
 
 #define DEFAULT_POLICY "policies/default.policy"
 
@@ -27,8 +28,22 @@ static int open_selector(const char *cmd, const char *policy, const char *select
         char spec[4096];
         snprintf(spec, sizeof spec, "cmd:%s", selector_cmd);
         rc = af_selector_open(sel, spec, &e);
-    } else
-        rc = af_selector_open(sel, policy ? policy : DEFAULT_POLICY, &e);
+    } else if (policy) {
+        rc = af_selector_open(sel, policy, &e);
+    } else { /* the default policy: ./, $ATTNFUZZ_DATA_DIR or beside the binary (util/datadir.h) */
+        char found[PATH_MAX + 64];
+        af_datadir_search search;
+        if (af_datadir_find(DEFAULT_POLICY, found, sizeof found, &search)) {
+            char tried[4 * (PATH_MAX + 64)];
+            af_datadir_tried(&search, tried, sizeof tried);
+            fprintf(stderr,
+                    "%s: no --policy given and the default %s is missing: looked at %s; set ATTNFUZZ_DATA_DIR "
+                    "to the folder holding policies/, or pass --policy\n",
+                    cmd, DEFAULT_POLICY, tried);
+            return AF_EXIT_BAD_FILE;
+        }
+        rc = af_selector_open(sel, found, &e);
+    }
     if (rc == 0) return 0;
     char msg[1200];
     af_error_format(&e, msg, sizeof msg);

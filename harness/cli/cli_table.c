@@ -38,7 +38,8 @@ const af_cli_exit_code af_cli_exit_codes[] = {
     {AF_EXIT_DECLINED, "declined",
      "the backend declined a case or is unavailable on this machine (run --allow-declined: 0 when the rest passed)"},
     {AF_EXIT_BAD_FILE, "bad-file",
-     "a case path is missing, a directory, empty or unreadable (named); `triage DIR`: DIR holds no campaign"},
+     "a case path is missing, a directory, empty or unreadable (named); `triage DIR`: DIR holds no campaign; the "
+     "default seeds or policy found nowhere (each place named)"},
     {AF_EXIT_PLUGIN, "plugin", "a plugin cannot be loaded, or a case names a plugin it may not load"},
     {AF_EXIT_ERROR, "error",
      "could not run here (fork, memory, inputs refused) or write in the output directory (named, with the "

@@ -31,8 +31,11 @@ extern "C" {
     X(MAX_WORK, "ATTNFUZZ_MAX_WORK", "1048576",                                                                        \
       "work budget of a fuzzed case (values below 1024 are ignored; campaign --max-work passes it on)")                \
     X(CPU_THREADS, "ATTNFUZZ_CPU_THREADS", "(number of cores, at most 64)", "threads of the cpu backend")              \
-    X(PLUGIN_PATH, "ATTNFUZZ_PLUGIN_PATH", "(none; plugins/ beside the binary is always read)",                        \
+    X(PLUGIN_PATH, "ATTNFUZZ_PLUGIN_PATH",                                                                             \
+      "(none; plugins/ beside the binary and an install's lib/attnfuzz/plugins are read)",                             \
       "':'-separated directories whose *.so plugins become backends")                                                  \
+    X(DATA_DIR, "ATTNFUZZ_DATA_DIR", "(none: ./, then the install's share/attnfuzz, then the checkout above build/)",  \
+      "folder searched first for corpora/ and policies/: the campaign's default seeds, select's default policy")       \
     X(PYTHON, "ATTNFUZZ_PYTHON", "python3",                                                                            \
       "the interpreter that replaces the first word python3 of a worker config file's command (execv, no shell)")      \
     X(WORKER_CONFIGS, "ATTNFUZZ_WORKER_CONFIGS", "(none)",                                                             \
