@@ -91,13 +91,12 @@ static void element(const probe_ctx *x, int b, int hk, int j, int dd, bool verbo
             hf += pf * dO;
             acc16 += (float)(p16 * dO); /* fp16 x fp16: exact in fp32 */
             accf += (float)(pf * dO);
-            if (verbose)
-                printf("%-4d %-4d %14.7g %14.7g %14.7g %14.7g %12.4f\n", h, i, p, p16, pf, dO, p / 0x1p-14);
+            if (verbose) printf("%-4d %-4d %14.7g %14.7g %14.7g %14.7g %12.4f\n", h, i, p, p16, pf, dO, p / 0x1p-14);
         }
         sum_hx += f16(hx), sum_hp += f16(hp), sum_hf += f16(hf);
     }
-    double acc_rz = (double)af_f16_to_f32((uint16_t)(af_f32_to_f16(acc16) - (f16(acc16) != acc16 &&
-                                                                                 fabs(f16(acc16)) > fabs(acc16))));
+    double acc_rz = (double)af_f16_to_f32(
+        (uint16_t)(af_f32_to_f16(acc16) - (f16(acc16) != acc16 && fabs(f16(acc16)) > fabs(acc16))));
     *exact = ex;
     out[M_EXACT] = f16(ex), out[M_BWD] = f16(acc16), out[M_FWD] = f16(accf), out[M_BWD_RZ] = acc_rz;
     out[M_HEAD_EXACT] = f16(sum_hx), out[M_HEAD_BWD] = f16(sum_hp), out[M_HEAD_FWD] = f16(sum_hf);
@@ -132,8 +131,11 @@ int main(int argc, char **argv) {
         return 2;
     }
     size_t nq = (size_t)in.B * in.Hq * in.Sq;
-    probe_ctx x = {.in = &in, .rule = af_mask_rule_of_case(&c), .scale = (double)af_case_scale(&c),
-                   .lse = calloc(nq, sizeof(double)), .m = calloc(nq, sizeof(double))};
+    probe_ctx x = {.in = &in,
+                   .rule = af_mask_rule_of_case(&c),
+                   .scale = (double)af_case_scale(&c),
+                   .lse = calloc(nq, sizeof(double)),
+                   .m = calloc(nq, sizeof(double))};
     if (!x.lse || !x.m) return 3;
     rows_lse(&x);
     double ex, out[M_COUNT];
@@ -141,7 +143,8 @@ int main(int argc, char **argv) {
         printf("%-4s %-4s %14s %14s %14s %14s %12s\n", "h", "row", "P", "P16(bwd)", "P(fwd model)", "dO", "P/2^-14");
         element(&x, b, hk, jj, dd, true, &ex, out);
         printf("exact dV = %.7g = %.3f x 2^-24\n", ex, ex / 0x1p-24);
-        for (int k = 0; k < M_COUNT; k++) printf("%-11s stored %.7g = %.0f x 2^-24\n", model_names[k], out[k], out[k] / 0x1p-24);
+        for (int k = 0; k < M_COUNT; k++)
+            printf("%-11s stored %.7g = %.0f x 2^-24\n", model_names[k], out[k], out[k] / 0x1p-24);
     } else {
         printf("%-6s", "block");
         for (int k = 0; k < M_COUNT; k++) printf(" %15s", model_names[k]);

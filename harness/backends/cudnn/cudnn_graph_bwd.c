@@ -103,7 +103,8 @@ void af_sdpa_build_bwd(af_cg *g, const af_sdpa_desc *d, bool deterministic) {
         cg_t pm = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
         p_dv = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
         cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, p, mask, NULL, pm, -1);
-        cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, pm, cg_run_scalar_f32(g, CG_SLOT_DROPOUT_SCALE), NULL, p_dv, -1);
+        cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, pm, cg_run_scalar_f32(g, CG_SLOT_DROPOUT_SCALE), NULL,
+                     p_dv, -1);
     }
 
     /* dV = (P o w)^T dO (per q head, reduced over the group for GQA) */
@@ -125,7 +126,8 @@ void af_sdpa_build_bwd(af_cg *g, const af_sdpa_desc *d, bool deterministic) {
         cg_t dpm = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
         cg_t dpw = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);
         cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, dp, mask, NULL, dpm, -1);
-        cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, dpm, cg_run_scalar_f32(g, CG_SLOT_DROPOUT_SCALE), NULL, dpw, -1);
+        cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, dpm, cg_run_scalar_f32(g, CG_SLOT_DROPOUT_SCALE), NULL,
+                     dpw, -1);
         dp = dpw;
     }
     cg_t t1 = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, d->skv);

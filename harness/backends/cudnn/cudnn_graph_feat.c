@@ -127,7 +127,8 @@ cg_t af_sdpa_dropout_fwd(af_cg *g, const af_sdpa_desc *d, cg_t p, cudnnDataType_
     /* FE's custom-mask order: MUL(P, scale) then MUL(., mask); the last output takes the
      * dtype the P x V matmul reads (Q's, as P without dropout) */
     cg_t scaled = vs(g, d, CUDNN_DATA_FLOAT), dropped = vs(g, d, out_dt);
-    cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, p, cg_run_scalar_f32(g, CG_SLOT_DROPOUT_SCALE), NULL, scaled, -1);
+    cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, p, cg_run_scalar_f32(g, CG_SLOT_DROPOUT_SCALE), NULL, scaled,
+                 -1);
     cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, scaled, af_sdpa_dropout_mask(g, d), NULL, dropped, -1);
     return dropped;
 }

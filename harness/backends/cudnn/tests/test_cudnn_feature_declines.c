@@ -122,7 +122,8 @@ int main(void) {
         CHECK_MSG(a.dropout && memcmp(&a, &b, sizeof a) == 0, "another dropout rate gave another graph description");
         af_case c;
         af_error e;
-        CHECK(af_case_parse("dtype = bf16\nseqlen = 8\nhead_dim = 64\nscale = 0.3\ndropout = 0.25 7 0\n", "t", &c, &e) == 0);
+        CHECK(af_case_parse("dtype = bf16\nseqlen = 8\nhead_dim = 64\nscale = 0.3\ndropout = 0.25 7 0\n", "t", &c,
+                            &e) == 0);
         float s, ds;
         af_sdpa_run_scalars(&c, &s, &ds);
         CHECK_MSG(s == 0.3f && ds == (float)(1.0 / 0.75), "run scalars %g %g", s, ds);
