@@ -3,6 +3,8 @@
 # Needs root for apt-get; otherwise it names the missing packages and stops.
 set -euo pipefail
 pkgs=(cmake make gcc pkg-config clang clang-format libclang-rt-14-dev libmpfr-dev libgmp-dev libjansson-dev libpng-dev python3)
+# the Python worker API's tests (ci/tests/test_numpy_api.sh, the README's numpy kernel)
+pkgs+=(python3-numpy python3-pytest)
 # the Slurm job-array test (ci/tests/test_slurm.sh) runs a localhost cluster: slurmctld, slurmd, munge
 pkgs+=(slurm-wlm munge)
 # --with-chromium: also the headless browser of ci/report_screenshots.sh (not needed by the tests)

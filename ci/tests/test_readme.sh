@@ -141,7 +141,7 @@ quickstart() { # quickstart SECTION LANG BROKEN_SED: the section's code and comm
     || { bad "$section: the broken kernel gives exit $rc"; echo "$out" | tail -3; }
 }
 quickstart "Fuzz your C kernel" c 's/s \*= p->scale;/s *= p->scale * 1.01f;/'
-quickstart "Fuzz your Python kernel" python 's/problem\.scale \* sum/1.01 * problem.scale * sum/'
+quickstart "Fuzz your Python kernel" python 's/problem\.scale \* np/1.01 * problem.scale * np/'
 
 [ "$fail" -eq 0 ] && echo "test_readme: all checks passed" || echo "test_readme: $fail check(s) failed"
 exit $((fail > 0))

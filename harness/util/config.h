@@ -86,7 +86,8 @@ extern "C" {
       "read by python/selectors/te_like.py: the FP8 recipe (delayed | current)")                                       \
     X(TORCH_MASK_ALIGN, "ATTNFUZZ_TORCH_MASK_ALIGN", "0",                                                              \
       "read by the torch_sdpa worker target: N > 0 pads its boolean mask's last dim to a multiple of N in memory")     \
-    X(BIN, "ATTNFUZZ_BIN", "build/attnfuzz", "read by ci/gate_example.sh: the attnfuzz binary it runs")
+    X(BIN, "ATTNFUZZ_BIN", "build/attnfuzz",                                                                           \
+      "read by ci/gate_example.sh and attnfuzz_worker.testing (else attnfuzz on PATH): the attnfuzz binary they run")
 
 typedef enum {
 #define AF_CONFIG_ENUM(id, name, dflt, meaning) AF_CFG_##id,

@@ -21,6 +21,7 @@ class HostTensor:
         self.page_table = desc.get("page_table")
         self.page_size = desc.get("page_size", 0)
         self.pages_per_seq = desc.get("pages_per_seq", 0)
+        self.mx = desc.get("mx_scale")  # mxfp8 scales' descriptor (not applied by get)
 
     def element_offset(self, b, h, s, d):
         """Elements from element (0,0,0,0) to logical (b, h, s, d)."""

@@ -2,10 +2,16 @@
 
 The kernel is a function
     kernel(q, k, v, problem, do=None) -> (o, lse) or (o, lse, dq, dk, dv)
-q, k, v, do are logical (B, H, S, D) tensors: torch float32 tensors on the worker's device
-when torch is used, else HostTensor views (element access, pure Python) whose results
-are nested lists o[b][h][s][d], lse[b][h][s] (rows past a sequence's length may be left
-out). Raise Decline(reason) for a problem the kernel does not serve.
+q, k, v, do are logical (B, H, S, D) tensors, by mode:
+  - "torch": torch float32 tensors on the worker's device (device="cuda" or "cpu");
+  - "numpy": float32 numpy arrays on the host holding the exact stored values (numpy_map);
+  - "python": HostTensor views (element access, pure Python);
+  - "auto": "torch" where torch is installed or device is not "cpu", else "python".
+The kernel returns o (B, Hq, Sq, Dv) and lse (B, Hq, Sq) (and dq, dk, dv): tensors in
+mode "torch", arrays or nested lists o[b][h][s][d], lse[b][h][s] otherwise (rows past a
+sequence's length may be left out of lists; write_outputs stores them). "python" and
+"numpy" run on the host: serve() refuses another device at its start (ValueError).
+Raise Decline(reason) for a problem the kernel does not serve.
 
 A worker that can run a backward from GIVEN forward outputs (the CP wrapper's ranks:
 the global O rows and LSE of their queries) passes a second function
@@ -47,6 +53,7 @@ TENSORS = ("q", "k", "v", "o", "lse", "do", "dq", "dk", "dv")
 CASE_FEATURES = ("backward", "gqa", "head_dim_v", "causal", "window", "bottom_right", "padded", "ragged", "paged",
                  "packed", "stride_gap", "cp")
 GIVEN = ["o", "lse"]
+MODES = ("auto", "python", "numpy", "torch")
 
 
 class Decline(Exception):
@@ -115,12 +122,23 @@ class Worker:
         self.supports_fn = supports
         self.engines_fn = engines
         self.versions = dict(versions or {})
-        self.use_torch = mode == "torch" or (mode == "auto" and _torch_available())
+        self.requires = tuple(requires)
+        if mode not in MODES:
+            raise ValueError("serve: mode=%r: the modes are %s" % (mode, ", ".join(MODES)))
+        if mode in ("python", "numpy") and device != "cpu":
+            raise ValueError("serve: device=%r with mode=%r: that mode runs the kernel on the host (device='cpu'); "
+                             "use mode='torch' for device=%r" % (device, mode, device))
+        # auto: torch where it is installed, or where the device is not the host (a missing
+        # torch then makes the backend unavailable at the first run, never a silent host run)
+        self.use_torch = mode == "torch" or (mode == "auto" and (device != "cpu" or _torch_available()))
+        self.use_numpy = mode == "numpy"
+        if self.use_numpy:
+            self.requires = self.requires + ("numpy",)
+            self.versions.setdefault("numpy", package_version("numpy"))
         if self.use_torch:
             self.versions.setdefault("torch", package_version("torch"))
         self.versions.setdefault("python", sys.version.split()[0])
         self.region = None
-        self.requires = tuple(requires)
         self.locate = tuple(locate)
         self.marks_kernel = marks_kernel
         self.request_problem = None  # the Problem of the request being served (run), for errors
@@ -174,39 +192,34 @@ class Worker:
             reply["inputs_written"] = written
         return reply
 
-    # ---- pure Python -------------------------------------------------------------
+    # ---- pure Python and numpy ---------------------------------------------------
     def _run_python(self, msg, problem):
         if msg.get("transport") != "shm":
-            raise RuntimeError("transport: the pure-Python mode serves only shm")
+            raise RuntimeError("transport: modes python and numpy serve only shm")
         region = self.region.get()
         t = {}
         for name, desc in msg["tensors"].items():
             base = msg["buffers"][desc["buffer"]]["offset"]
             t[name] = HostTensor(name, desc, region, base)
+        a = self._numpy_inputs(t, problem) if self.use_numpy else t
         if problem.given:
-            grads = self.backward_given_fn(t["q"], t["k"], t["v"], t["o"], t["lse"], t["do"], problem)
-            self._write_python(t, grads, problem, names=("dq", "dk", "dv"))
+            grads = self.backward_given_fn(a["q"], a["k"], a["v"], a["o"], a["lse"], a["do"], problem)
+            write_outputs(t, grads, problem, names=("dq", "dk", "dv"))
             return
-        out = self.kernel(t["q"], t["k"], t["v"], problem, do=t.get("do"))
-        self._write_python(t, out, problem)
+        out = self.kernel(a["q"], a["k"], a["v"], problem, do=a.get("do"))
+        write_outputs(t, out, problem)
 
-    def _write_python(self, t, out, problem, names=("o", "lse", "dq", "dk", "dv")):
-        for name, value in zip(names, out):
-            if value is None:
-                raise Decline("kernel returned no %s" % name.upper())
-            tensor = t[name]
-            B, H, S, D = tensor.shape
-            kv = name in ("dk", "dv")
-            for b in range(B):
-                n = (problem.seqlens_kv if kv else problem.seqlens_q)[b]
-                for h in range(H):
-                    rows = value[b][h]
-                    for s in range(min(n, len(rows))):
-                        if name == "lse":
-                            tensor.set(b, h, s, 0, rows[s])
-                        else:
-                            for d in range(D):
-                                tensor.set(b, h, s, d, rows[s][d])
+    @staticmethod
+    def _numpy_inputs(t, problem):
+        """The request's inputs as float32 arrays (numpy_map): (B, H, S, D), lse (B, H, S)."""
+        from . import numpy_map
+
+        a = {}
+        for name in ("q", "k", "v", "do", "o", "lse"):
+            if name in t and (name in ("q", "k", "v", "do") or problem.given):
+                lengths = problem.seqlens_kv if name in ("k", "v") else problem.seqlens_q
+                a[name] = numpy_map.host_array(t[name], lengths, lse=(name == "lse"))
+        return a
 
     # ---- torch -----------------------------------------------------------------
     def _run_torch(self, msg, problem):
@@ -307,6 +320,33 @@ class Worker:
             out.write((json.dumps(reply) + "\n").encode())
             trace.line(kind, time.time() - t_msg, _shape(msg.get("problem")), reply.get("type"))
         return 0
+
+
+def write_outputs(t, out, problem, names=("o", "lse", "dq", "dk", "dv")):
+    """Store a host kernel's outputs (modes python and numpy) into the request's HostTensors
+    t, each element rounded once to its storage: o[b][h][s][d], lse[b][h][s], nested lists
+    or arrays. Rows past a sequence's length are not written (a list may leave them out);
+    an array (anything with .shape) must have the tensor's full logical shape."""
+    for name, value in zip(names, out):
+        if value is None:
+            raise Decline("kernel returned no %s" % name.upper())
+        tensor = t[name]
+        B, H, S, D = tensor.shape
+        want = (B, H, S) if name == "lse" else (B, H, S, D)
+        shape = getattr(value, "shape", None)
+        if shape is not None and tuple(shape) != want:
+            raise ValueError("kernel returned %s of shape %s; want %s" % (name, tuple(shape), want))
+        kv = name in ("dk", "dv")
+        for b in range(B):
+            n = (problem.seqlens_kv if kv else problem.seqlens_q)[b]
+            for h in range(H):
+                rows = value[b][h]
+                for s in range(min(n, len(rows))):
+                    if name == "lse":
+                        tensor.set(b, h, s, 0, rows[s])
+                    else:
+                        for d in range(D):
+                            tensor.set(b, h, s, d, rows[s][d])
 
 
 def paging_of(tensors):

@@ -103,12 +103,13 @@ class PlantedWorker(Worker):
         if problem.given:
             return super()._run_python(msg, problem)
         from attnfuzz_worker.host_tensor import HostTensor
+        from attnfuzz_worker.worker import write_outputs
 
         region = self.region.get()
         t = {n: HostTensor(n, d, region, msg["buffers"][d["buffer"]]["offset"]) for n, d in msg["tensors"].items()}
         problem_tensors[0] = t
         out = self.kernel(t["q"], t["k"], t["v"], problem, do=t.get("do"))
-        self._write_python(t, out, problem)
+        write_outputs(t, out, problem)
 
 
 if __name__ == "__main__":
