@@ -141,6 +141,17 @@ quickstart() { # quickstart SECTION LANG BROKEN_SED: the section's code and comm
     || { bad "$section: the broken kernel gives exit $rc"; echo "$out" | tail -3; }
 }
 quickstart "Fuzz your C kernel" c 's/s \*= p->scale;/s *= p->scale * 1.01f;/'
+# the Python quick start's kernel needs numpy in `python3`: where the first python3 on PATH
+# lacks it (a pyenv or venv interpreter), the Debian one that ci/setup.sh gives python3-numpy
+# stands in for it through a python3 link first on PATH (the commands stay verbatim)
+if ! python3 -c 'import numpy' 2>/dev/null; then
+  if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+    mkdir -p "$tmp/pybin" && ln -sf /usr/bin/python3 "$tmp/pybin/python3"
+    PATH="$tmp/pybin:$PATH"
+  else
+    bad "Fuzz your Python kernel: no python3 with numpy (ci/setup.sh installs python3-numpy)"
+  fi
+fi
 quickstart "Fuzz your Python kernel" python 's/problem\.scale \* np/1.01 * problem.scale * np/'
 
 [ "$fail" -eq 0 ] && echo "test_readme: all checks passed" || echo "test_readme: $fail check(s) failed"
