@@ -18,7 +18,7 @@ for k in stages:
     xs = [1e3 * (x["judge"]["seconds"].get(k) or 0.0) for x in v]
     if xs:
         print("  %-11s %9.1f %9.1f" % (k, statistics.median(xs), statistics.mean(xs)))
-for k in ["buffers", "read", "criterion"]:  # every judged run's host checks (run 0, repeats, probes' reruns)
+for k in ["buffers", "read", "criterion", "criterion_terms", "criterion_rows"]:  # every judged run's host checks (run 0, repeats, probes' reruns)
     xs = [1e3 * ((x["judge"]["seconds"].get("checks") or {}).get(k) or 0.0) for x in v]
     print("  checks %-14s %5.1f %9.1f" % (k, statistics.median(xs), statistics.mean(xs)))
 probes = sorted({k for x in v for k in (x["judge"]["seconds"].get("per_probe") or {})})

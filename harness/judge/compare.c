@@ -4,6 +4,7 @@
 #include "judge/problem.h"
 #include "judge/tolerance.h"
 #include "model/features.h"
+#include "util/clock.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -347,16 +348,21 @@ int af_compare_outputs_only(const af_case *c, const af_outputs *kernel, const af
             continue;
         }
         /* the stored O's and the stored LSE's shares of the element budgets (criterion.h) */
+        double t0 = af_clock_mono();
         double *dterm = have ? af_criterion_extra_terms(c, id, terms, kernel->o, kernel->lse) : NULL;
+        double t1 = af_clock_mono();
         if (have || !gpu_summaries(kv_[i], rv_[i], ov_[i], (long long)nrows, D, sums))
             af_criterion_row_summaries(c, id, kv_[i], rv_[i], ov_[i], have ? terms : NULL, dterm, af_output_unit(c, id),
                                        sums);
         free(dterm);
+        double t2 = af_clock_mono();
         /* without element budgets: the stored O's share of the gradients' row floors
          * (criterion_large.c); every row's field set here, the device's included */
         double *extra = !have && fp16_bf16 ? af_criterion_stored_o_row_floor(c, id, terms, kernel->o) : NULL;
         for (size_t r = 0; r < nrows; r++) sums[r].floor_extra = extra ? extra[r] : 0.0;
         free(extra);
+        v->judge.check_terms_s += (t1 - t0) + (af_clock_mono() - t2);
+        v->judge.check_rows_s += t2 - t1;
         /* the per-tensor figures: the first element of the largest error over the
          * judged rows (the same walk as the criterion's) */
         for (int b = 0; b < c->batch; b++) {

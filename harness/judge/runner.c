@@ -430,6 +430,8 @@ static void judge_run(void *ctx, const af_tensors *run, int index, af_verdict *v
         if (p->have_oracle && dsink_moved(c, jc->first, &out))
             af_compare_dsink(c, run, &p->inputs, &out, p->have_ref ? &p->ref : NULL, &p->oracle.out, rv);
         v->judge.check_criterion_s += af_clock_mono() - t2;
+        v->judge.check_terms_s += rv->judge.check_terms_s; /* the scratch verdict's parts of it */
+        v->judge.check_rows_s += rv->judge.check_rows_s;
         af_outputs_free(&out);
     }
     for (int i = 0; i < rv->n_findings && i < AF_MAX_FINDINGS; i++) {

@@ -218,7 +218,9 @@ typedef struct {
     double check_buffers_s;     /* over every judged run (run 0, repeats, the probes' reruns
                                    of the unperturbed case): the buffer checks, */
     double check_read_s;        /* the read of the outputs into doubles with the spread, */
-    double check_criterion_s;   /* and the criterion against the oracle */
+    double check_criterion_s;   /* and the criterion against the oracle, */
+    double check_terms_s;       /* of which the stored O's and LSE's shares and row floors */
+    double check_rows_s;        /* and the row summaries (host or device) */
     double probes_s;            /* the probes' extra runs and checks */
     double probes_run_s;        /* of which the backend's runs */
     /* per probe (af_probe_names order, judge/probes/probes.h) */

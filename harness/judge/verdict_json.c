@@ -35,8 +35,10 @@ static json_t *judge_json(const af_judge_summary *j) {
     if (secs && per_probe) {
         json_object_set_new(secs, "probes_run", af_json_real(j->probes_run_s));
         json_object_set_new(secs, "compare_runs", af_json_real(j->compare_runs_s));
-        json_t *checks = json_pack("{s:o, s:o, s:o}", "buffers", af_json_real(j->check_buffers_s), "read",
-                                   af_json_real(j->check_read_s), "criterion", af_json_real(j->check_criterion_s));
+        json_t *checks =
+            json_pack("{s:o, s:o, s:o, s:o, s:o}", "buffers", af_json_real(j->check_buffers_s), "read",
+                      af_json_real(j->check_read_s), "criterion", af_json_real(j->check_criterion_s), "criterion_terms",
+                      af_json_real(j->check_terms_s), "criterion_rows", af_json_real(j->check_rows_s));
         if (checks) json_object_set_new(secs, "checks", checks);
         json_object_set_new(secs, "per_probe", per_probe);
     } else {
