@@ -1,6 +1,6 @@
 /* probes.c — the probes' entry point (probes.h): options, the focus (the sequence and
- * head the perturbations live in), and the order determinism -> convention -> batch ->
- * visibility -> stale -> capacity -> inclusion -> feature. The probes themselves are the other files of this folder
+ * head the perturbations live in), and the order determinism -> history -> convention ->
+ * batch -> visibility -> stale -> capacity -> inclusion -> feature. The probes themselves are the other files of this folder
  * (common.h lists them). */
 #include "judge/probes/common.h"
 #include "util/clock.h"
@@ -14,7 +14,7 @@ void af_probe_opts_default(af_probe_opts *o) {
     memset(o, 0, sizeof *o);
     o->determinism = o->visibility = o->inclusion = o->feature = true;
     o->convention = o->batch = o->stale = o->scales = true;
-    o->dropout = o->capacity = true;
+    o->dropout = o->capacity = o->history = true;
     o->leak_reruns = 4;
     o->determinism_runs = 1;
     o->visibility_runs = 3;
@@ -56,7 +56,7 @@ int af_probes_run(const af_probe_opts *o, const af_probe_target *tg, af_verdict 
 }
 
 const char *const af_probe_names[AF_PROBE_COUNT] = {
-    "determinism", "convention", "batch", "visibility", "stale", "inclusion", "feature", "scales_dropout", "capacity"};
+    "determinism", "convention", "batch", "visibility", "stale", "inclusion", "feature", "scales_dropout", "capacity", "history"};
 
 int af_probes_run_with(const af_probe_opts *o, const af_probe_target *tg, const af_probe_runs *runs, af_verdict *v,
                        af_leak_matrix *leaks, af_probe_stats *stats) {
@@ -88,6 +88,8 @@ int af_probes_run_with(const af_probe_opts *o, const af_probe_target *tg, const 
     PROBE_TIMED(0, probe_determinism(&x));
     stats->exact = x.exact;
     for (int k = 0; k < AF_T_COUNT; k++) stats->tolerance[k] = x.exact ? 0 : x.tol[k];
+    /* history first: the sibling runs right after the judged run, on its history */
+    if (o->history && !x.stop) PROBE_TIMED(9, probe_history(&x));
     if (o->convention && !x.stop) PROBE_TIMED(1, probe_convention(&x));
     if (o->batch && !x.stop) PROBE_TIMED(2, probe_batch(&x));
     if (o->visibility && !x.stop) PROBE_TIMED(3, probe_visibility(&x, leaks));
