@@ -55,8 +55,9 @@ int af_probes_run(const af_probe_opts *o, const af_probe_target *tg, af_verdict 
     return af_probes_run_with(o, tg, NULL, v, leaks, stats);
 }
 
-const char *const af_probe_names[AF_PROBE_COUNT] = {
-    "determinism", "convention", "batch", "visibility", "stale", "inclusion", "feature", "scales_dropout", "capacity", "history"};
+const char *const af_probe_names[AF_PROBE_COUNT] = {"determinism", "convention", "batch",   "visibility",
+                                                    "stale",       "inclusion",  "feature", "scales_dropout",
+                                                    "capacity",    "history"};
 
 int af_probes_run_with(const af_probe_opts *o, const af_probe_target *tg, const af_probe_runs *runs, af_verdict *v,
                        af_leak_matrix *leaks, af_probe_stats *stats) {

@@ -86,8 +86,7 @@ int main(void) {
         probe(bug, cpu, cases[k], true, false, &v, &ps);
         af_verdict_line(&v, line, sizeof line);
         CHECK_MSG(has_finding(&v, AF_V_NONDETERMINISTIC, "history: scale") && ps.history_runs == 2,
-                  "history missed kernel_cache_scale (%d runs, %s): %s\n%s", ps.history_runs, ps.notes, line,
-                  cases[k]);
+                  "history missed kernel_cache_scale (%d runs, %s): %s\n%s", ps.history_runs, ps.notes, line, cases[k]);
         af_backend *controls[3] = {none, flash, cpu};
         for (int i = 0; i < 3; i++) {
             probe(controls[i], cpu, cases[k], true, controls[i] == cpu, &v, &ps);
