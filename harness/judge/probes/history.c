@@ -8,7 +8,9 @@
  * instance, which has B in its history, and then on a fresh instance of the backend
  * (af_backend.fresh: the registry's constructor, a plugin's own instance), which has
  * nothing. The two runs of A must agree: bitwise on a deterministic backend, else within
- * the run-to-run tolerance (determinism.c). Two runs.
+ * the run-to-run tolerance (determinism.c; there a move that reruns of the unperturbed
+ * case reproduce at half its size is run-to-run noise: a note). Two runs, the last
+ * probe's (the instance has then run the case and the other probes' variants of it).
  *
  * When it runs: on backends that can keep state between runs, i.e. plugins (their
  * instance, plugin.h) and backends with a plan cache (af_backend.counters); every
@@ -87,7 +89,14 @@ void probe_history(probe_ctx *x) {
         x->st->history_runs += 2;
         hist_diff df;
         compare(x, &sibling, &after, &alone, &df);
-        if (df.moved) {
+        int rerun = -1;
+        double seen = 0, move = isnan(df.va) || isnan(df.vb) ? INFINITY : fabs(df.va - df.vb);
+        if (df.moved && !x->exact && probe_rerun_reproduces(x, df.id, move, &rerun, &seen)) {
+            char note[160];
+            snprintf(note, sizeof note, "moved %s by %.3g, rerun %d of the case by %.3g: run-to-run noise",
+                     af_tensor_name(df.id), move, rerun, seen);
+            probe_note(x, "history: %s", note);
+        } else if (df.moved) {
             char msg[256];
             snprintf(msg, sizeof msg,
                      "history: %s %.6g>%.6g, the case run after the judged one: %s b%d h%d %s %d d%d is %.6g, %.6g "

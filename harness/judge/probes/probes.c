@@ -1,6 +1,6 @@
 /* probes.c — the probes' entry point (probes.h): options, the focus (the sequence and
- * head the perturbations live in), and the order determinism -> history -> convention ->
- * batch -> visibility -> stale -> capacity -> inclusion -> feature. The probes themselves are the other files of this folder
+ * head the perturbations live in), and the order determinism -> convention -> batch ->
+ * visibility -> stale -> capacity -> inclusion -> feature -> scales -> dropout -> history. The probes themselves are the other files of this folder
  * (common.h lists them). */
 #include "judge/probes/common.h"
 #include "util/clock.h"
@@ -89,8 +89,6 @@ int af_probes_run_with(const af_probe_opts *o, const af_probe_target *tg, const 
     PROBE_TIMED(0, probe_determinism(&x));
     stats->exact = x.exact;
     for (int k = 0; k < AF_T_COUNT; k++) stats->tolerance[k] = x.exact ? 0 : x.tol[k];
-    /* history first: the sibling runs right after the judged run, on its history */
-    if (o->history && !x.stop) PROBE_TIMED(9, probe_history(&x));
     if (o->convention && !x.stop) PROBE_TIMED(1, probe_convention(&x));
     if (o->batch && !x.stop) PROBE_TIMED(2, probe_batch(&x));
     if (o->visibility && !x.stop) PROBE_TIMED(3, probe_visibility(&x, leaks));
@@ -100,6 +98,9 @@ int af_probes_run_with(const af_probe_opts *o, const af_probe_target *tg, const 
     if (o->feature && !x.stop) PROBE_TIMED(6, probe_feature(&x));
     if (o->scales && !x.stop) PROBE_TIMED(7, probe_scales(&x));
     if (o->dropout && !x.stop) PROBE_TIMED(7, probe_dropout(&x));
+    /* last: the instance has run the case and its variants (the other probes' schedules
+       of runs stay as they were) */
+    if (o->history && !x.stop) PROBE_TIMED(9, probe_history(&x));
 #undef PROBE_TIMED
     return v->n_findings - before;
 }

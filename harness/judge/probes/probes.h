@@ -59,7 +59,8 @@
  * Everything else (other sequences, other heads, padding, gaps) is independent.
  *
  * One file per probe in this folder (common.h lists them); af_probes_run (probes.c)
- * runs them in the order above (capacity after stale), then inclusion and feature.
+ * runs them in the order above (capacity after stale), then inclusion and feature,
+ * scales, dropout, and history last.
  *
  * Cost: extra backend runs per case, at most
  *   determinism_runs (2 for a backend that is not deterministic, less the runner's
