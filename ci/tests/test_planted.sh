@@ -23,6 +23,9 @@
 #   pad_to_tile                   leak              capacity probe (keys up to the 64-tile
 #                                                   read unmasked once the allocation
 #                                                   is larger); mismatch on padded seeds
+#   kernel_cache_scale            feature_ignored|  feature probe (scale toggled on the same
+#                                 nondeterministic  instance) and the history probe (the scale-
+#                                                   doubled case replays the judged one's kernel)
 #   page_index_128                mismatch          comparison, on its trigger case (no seed
 #                                                   has pages >= 256 with keys past 128)
 #   split_kv_stride               mismatch          comparison, on its trigger case (no seed
@@ -130,6 +133,7 @@ expect scale_ignored feature_ignored
 expect nondeterministic_reduction nondeterministic
 expect writes_k input_mutation
 expect pad_to_tile leak
+expect kernel_cache_scale 'feature_ignored|nondeterministic'
 # the narrow shapes: their trigger cases, and the seed corpus passes (no seed reaches them)
 expect page_index_128 mismatch ci/tests/cases/planted-page-index-128.case
 expect split_kv_stride mismatch ci/tests/cases/planted-split-kv-stride.case

@@ -86,6 +86,11 @@ struct af_backend {
      * Q, K, V, dO, O, LSE and writes dQ, dK, dV (D_i = dO_i . O_i from the given O). */
     af_run_status (*backward_given)(af_backend *be, const af_case *c, const char *engine, af_tensors *t,
                                     af_run_info *info, char *why, size_t cap);
+    /* Optional (NULL = cannot be made): a new instance of the same backend that has run
+     * nothing (no cache, plan or state of be's runs); the caller destroys it. NULL with
+     * why on failure. The history probe (judge/probes/history.c) compares a case run on
+     * be after another with the same case run on a fresh instance. */
+    af_backend *(*fresh)(af_backend *be, char *why, size_t cap);
 };
 
 /* Registry: built-in backends plus plugins found on the plugin path. */

@@ -859,6 +859,13 @@ static void cpu_destroy(af_backend *be) {
     free(be);
 }
 
+static af_backend *cpu_fresh(af_backend *be, char *why, size_t cap) {
+    (void)be;
+    af_backend *nb = af_backend_cpu_new();
+    if (!nb) snprintf(why, cap, "cpu backend: out of memory for a fresh instance");
+    return nb;
+}
+
 af_backend *af_backend_cpu_new(void) {
     af_backend *be = calloc(1, sizeof *be);
     cpu_state *state = calloc(1, sizeof *state);
@@ -882,5 +889,6 @@ af_backend *af_backend_cpu_new(void) {
     be->run = cpu_run;
     be->backward_given = cpu_backward_given;
     be->destroy = cpu_destroy;
+    be->fresh = cpu_fresh;
     return be;
 }

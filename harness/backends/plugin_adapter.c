@@ -268,7 +268,7 @@ static af_run_status plugin_supports(af_backend *be, const af_case *c, char *why
 static af_run_status call_plugin(af_plugin_state *st, const af_plugin_problem *p, const af_plugin_tensors *pt,
                                  char *why, size_t cap) {
     if (why && cap) why[0] = '\0';
-    int rc = st->run(p, pt, why, cap);
+    int rc = st->instance ? st->run_instance(st->instance, p, pt, why, cap) : st->run(p, pt, why, cap);
     af_run_status s = status_from_plugin(rc);
     if (s != AF_RUN_OK && why && cap && !why[0])
         snprintf(why, cap, "plugin '%s' returned status %d without a reason", st->path, rc);
@@ -452,12 +452,33 @@ static void plugin_destroy(af_backend *be) {
     if (!be) return;
     af_plugin_state *st = be->state;
     /* The handle stays open: a plugin may have registered atexit handlers or threads
-     * (CUDA runtimes do), and unloading under them crashes at exit. */
+     * (CUDA runtimes do), and unloading under them crashes at exit. The instance goes. */
+    if (st->instance && st->destroy_instance) st->destroy_instance(st->instance);
     free(st);
     free(be);
 }
 
 /* ---- the backend ------------------------------------------------------------------- */
+
+/* A new backend over the same plugin with nothing of be's history: its own state, opened
+ * (and its instance created) on its first call. */
+static af_backend *plugin_fresh(af_backend *be, char *why, size_t cap) {
+    const af_plugin_state *st = be->state;
+    af_backend *nb = calloc(1, sizeof *nb);
+    af_plugin_state *ns = calloc(1, sizeof *ns);
+    if (!nb || !ns) {
+        free(nb);
+        free(ns);
+        snprintf(why, cap, "plugin '%s': out of memory for a fresh instance", st->path);
+        return NULL;
+    }
+    memcpy(ns->path, st->path, sizeof ns->path);
+    memcpy(ns->name, st->name, sizeof ns->name);
+    memcpy(ns->description, st->description, sizeof ns->description);
+    ns->plugin_flags = st->plugin_flags;
+    af_plugin_backend_init(nb, ns);
+    return nb;
+}
 
 void af_plugin_backend_init(af_backend *be, af_plugin_state *st) {
     be->name = st->name;
@@ -472,4 +493,5 @@ void af_plugin_backend_init(af_backend *be, af_plugin_state *st) {
     be->engines = NULL;
     be->run = plugin_run;
     be->destroy = plugin_destroy;
+    be->fresh = plugin_fresh;
 }

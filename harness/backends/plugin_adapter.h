@@ -24,6 +24,11 @@ typedef struct {
     uint32_t plugin_flags;
     af_plugin_supports_fn supports; /* valid once handle is set */
     af_plugin_run_fn run;
+    /* the optional instance (plugin.h): all three entry points found, instance created
+       at open, destroyed with the backend; NULL: the plugin keeps none */
+    af_plugin_run_instance_fn run_instance;
+    af_plugin_destroy_fn destroy_instance;
+    void *instance;
 } af_plugin_state;
 
 /* dlopen st's plugin in this process (its constructors run here) unless done already;

@@ -119,6 +119,32 @@ void af_plugin_check_in_child(const char *path, af_plugin_descriptor *d) {
     d->loaded = true;
 }
 
+/* The optional instance (plugin.h): when the plugin exports create, destroy and
+ * run_instance, create st's own instance. 0, or -1 with why (create failed). */
+static int open_instance(af_plugin_state *st, void *handle, char *why, size_t cap) {
+    void *raw[3];
+    const char *names[3] = {AF_PLUGIN_SYM_CREATE, AF_PLUGIN_SYM_DESTROY, AF_PLUGIN_SYM_RUN_INSTANCE};
+    for (int k = 0; k < 3; k++) {
+        dlerror();
+        raw[k] = dlsym(handle, names[k]);
+        if (!raw[k]) return 0; /* no instance: runs go through attnfuzz_plugin_run */
+    }
+    af_plugin_create_fn create;
+    memcpy(&create, &raw[0], sizeof create);
+    memcpy(&st->destroy_instance, &raw[1], sizeof st->destroy_instance);
+    memcpy(&st->run_instance, &raw[2], sizeof st->run_instance);
+    char reason[256] = "";
+    st->instance = create(reason, sizeof reason);
+    if (!st->instance) {
+        snprintf(why, cap, "plugin '%s': %s() failed: %s", st->path, AF_PLUGIN_SYM_CREATE,
+                 reason[0] ? reason : "no reason given");
+        st->run_instance = NULL;
+        st->destroy_instance = NULL;
+        return -1;
+    }
+    return 0;
+}
+
 int af_plugin_state_open(af_plugin_state *st, char *why, size_t cap) {
     if (st->handle) return 0;
     void *handle = open_plugin_file(st->path, why, cap);
@@ -130,6 +156,7 @@ int af_plugin_state_open(af_plugin_state *st, char *why, size_t cap) {
     }
     st->supports = ep.supports;
     st->run = ep.run;
+    if (open_instance(st, handle, why, cap)) return -1; /* the handle stays open (plugin_destroy) */
     st->handle = handle;
     return 0;
 }

@@ -100,6 +100,17 @@ static void cpw_counters(af_backend *be, af_backend_counters *out) {
     in->counters(in, out);
 }
 
+static af_backend *wrap(af_backend *inner, bool owns, af_cp_plant plant, const char *name);
+
+static af_backend *cpw_fresh(af_backend *be, char *why, size_t cap) {
+    cp_backend *w = (cp_backend *)be;
+    af_backend *in = w->inner->fresh(w->inner, why, cap);
+    if (!in) return NULL;
+    af_backend *nb = wrap(in, true, w->plant, w->name);
+    if (!nb) snprintf(why, cap, "%s: out of memory for a fresh instance", w->name);
+    return nb;
+}
+
 static void cpw_destroy(af_backend *be) {
     cp_backend *w = (cp_backend *)be;
     if (w->owns_inner && w->inner && w->inner->destroy) w->inner->destroy(w->inner);
@@ -134,6 +145,7 @@ static af_backend *wrap(af_backend *inner, bool owns, af_cp_plant plant, const c
     be->backward_given = inner->backward_given ? cpw_backward_given : NULL;
     be->counters = inner->counters ? cpw_counters : NULL;
     be->destroy = cpw_destroy;
+    be->fresh = inner->fresh ? cpw_fresh : NULL;
     return be;
 }
 

@@ -242,6 +242,27 @@ typedef int (*af_plugin_supports_fn)(const af_plugin_problem *p, char *why, size
 /* Runs forward (and backward); returns an AF_PLUGIN_* status, why on failure. */
 typedef int (*af_plugin_run_fn)(const af_plugin_problem *p, const af_plugin_tensors *t, char *why, size_t cap);
 
+/* ---- optional: an instance handle ------------------------------------------------- *
+ * Kernel libraries keep compiled kernels and plans in a handle. A plugin that does so
+ * exports all three of these (a plugin exporting only some is used without them):
+ *   void *attnfuzz_plugin_create(char *why, size_t cap);   NULL with why: cannot start
+ *   void attnfuzz_plugin_destroy(void *instance);
+ *   int attnfuzz_plugin_run_instance(void *instance, const af_plugin_problem *p,
+ *                                    const af_plugin_tensors *t, char *why, size_t cap);
+ * Then each attnfuzz backend over the plugin creates its own instance before its first
+ * call, runs through run_instance, and destroys it with the backend; a fresh backend (the
+ * history probe: a case run after another must give what it gives first) gets a fresh
+ * instance. attnfuzz_plugin_run stays required. These symbols are optional, so adding
+ * them changes no meaning above and the ABI version stays. */
+typedef void *(*af_plugin_create_fn)(char *why, size_t cap);
+typedef void (*af_plugin_destroy_fn)(void *instance);
+typedef int (*af_plugin_run_instance_fn)(void *instance, const af_plugin_problem *p, const af_plugin_tensors *t,
+                                         char *why, size_t cap);
+
+#define AF_PLUGIN_SYM_CREATE       "attnfuzz_plugin_create"
+#define AF_PLUGIN_SYM_DESTROY      "attnfuzz_plugin_destroy"
+#define AF_PLUGIN_SYM_RUN_INSTANCE "attnfuzz_plugin_run_instance"
+
 #define AF_PLUGIN_SYM_ABI_VERSION "attnfuzz_plugin_abi_version"
 #define AF_PLUGIN_SYM_INFO        "attnfuzz_plugin_info"
 #define AF_PLUGIN_SYM_SUPPORTS    "attnfuzz_plugin_supports"

@@ -95,11 +95,14 @@ int probe_work_begin(probe_ctx *x, const af_case *cc, af_tensors *w) {
 }
 
 int probe_work_run(probe_ctx *x, const af_case *cc, af_tensors *w, const char *what) {
+    return probe_work_run_on(x, x->tg->be, cc, w, what);
+}
+
+int probe_work_run_on(probe_ctx *x, af_backend *be, const af_case *cc, af_tensors *w, const char *what) {
     af_run_info info;
     memset(&info, 0, sizeof info);
     info.workspace_bytes = -1;
     char why[512] = "";
-    af_backend *be = x->tg->be;
     x->st->extra_runs++;
     double t0 = af_clock_mono();
     af_run_status rs = be->run(be, cc, x->tg->engine ? x->tg->engine : "", w, &info, why, sizeof why);

@@ -21,6 +21,8 @@
  *                        reaches: every stored output keeps its bits
  *         dropout.c      dropout: bitwise replay of O and LSE; the keep rate read off a
  *                        one-hot V run, within a binomial bound
+ *         history.c      a sibling case (scale doubled) run after the case on the same
+ *                        instance gives what it gives on a fresh instance
  *
  * Every probe is built so that a correct kernel cannot fail it:
  *  - visibility compares only outputs that the oracle's mask rule makes independent
@@ -130,6 +132,8 @@ int probe_work_begin(probe_ctx *x, const af_case *cc, af_tensors *w);
 /* Run the backend on case cc and buffers w. 0 when it ran; else a note, and a crash
  * stops the probes. */
 int probe_work_run(probe_ctx *x, const af_case *cc, af_tensors *w, const char *what);
+/* The same on backend be (a fresh instance of the one under test: history.c). */
+int probe_work_run_on(probe_ctx *x, af_backend *be, const af_case *cc, af_tensors *w, const char *what);
 
 /* Input buffer bid's elements that belong to some token's vector (Q, K, V, dO views,
  * padding rows of non-ragged views included): a calloc'd (buffer_elems) 0/1 map, or
@@ -167,5 +171,6 @@ void probe_inclusion(probe_ctx *x);
 void probe_feature(probe_ctx *x);
 void probe_scales(probe_ctx *x);
 void probe_dropout(probe_ctx *x);
+void probe_history(probe_ctx *x);
 
 #endif

@@ -69,7 +69,8 @@ void probe_determinism(probe_ctx *x) {
     bool declared = (x->tg->be->flags & AF_BACKEND_DETERMINISTIC) &&
                     !(x->tg->baseline_info && x->tg->baseline_info->nondeterministic);
     int runs = o->determinism ? (o->determinism_runs > 0 ? o->determinism_runs : 1) : 0;
-    bool others = o->visibility || o->inclusion || o->feature || o->stale || o->batch || o->scales || o->capacity;
+    bool others =
+        o->visibility || o->inclusion || o->feature || o->stale || o->batch || o->scales || o->capacity || o->history;
     if (!declared && others && runs < 2) runs = 2;
     x->exact = declared;
     if (runs == 0) return;

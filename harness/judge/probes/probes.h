@@ -40,6 +40,12 @@
  *                where no token lives): an output that moves, and moves again with
  *                other garbage, is a leak (pad to tile without masking; capacity.c).
  *                One run, two when an output moved.
+ *   history      (AF_V_NONDETERMINISTIC)  the case with its scale doubled (same shape)
+ *                run on this backend instance after the judged run, and on a fresh
+ *                instance (af_backend.fresh): bitwise the same (within the tolerance
+ *                when not exact). A cache of compiled kernels or plans keyed without
+ *                the scale replays the judged case's. Plugins and backends with a plan
+ *                cache (history_all: every backend with a fresh instance). Two runs.
  *   scales       (AF_V_FEATURE_IGNORED)  fp8_e4m3: one input descale doubled (v; q with
  *                k halved; dO) and the output descales moved with it: every stored
  *                output keeps its bits (the rule: scales.c).
@@ -53,13 +59,15 @@
  * Everything else (other sequences, other heads, padding, gaps) is independent.
  *
  * One file per probe in this folder (common.h lists them); af_probes_run (probes.c)
- * runs them in the order above (capacity after stale), then inclusion and feature.
+ * runs them in the order above (capacity after stale), then inclusion and feature,
+ * scales, dropout, and history last.
  *
  * Cost: extra backend runs per case, at most
  *   determinism_runs (2 for a backend that is not deterministic, less the runner's
  *   repeats) + 1 (batch) + visibility_runs (+ leak_reruns when a move is seen on a
- *   nondeterministic backend) + 2 (stale) + 1 (capacity, 2 on a move) + 1 (inclusion) + feature_runs;
- *   with the defaults 1 + 1 + 3 + 2 + 1 + 1 + 3 = 12 on a deterministic backend; + 2 (scales,
+ *   nondeterministic backend) + 2 (stale) + 1 (capacity, 2 on a move) + 1 (inclusion) + feature_runs
+ *   + 2 (history: plugins and backends with a plan cache);
+ *   with the defaults 1 + 1 + 3 + 2 + 1 + 1 + 3 = 12 on a deterministic backend (14 for a plugin); + 2 (scales,
  *   fp8_e4m3 forward) or + 3 (fp8_e4m3 backward).
  */
 #ifndef ATTNFUZZ_JUDGE_PROBES_H
@@ -82,6 +90,9 @@ typedef struct {
     bool scales;          /* fp8_e4m3 descale plumbing (up to three runs; scales.c) */
     bool dropout;         /* dropout replay and keep rate (up to two runs; dropout.c) */
     bool capacity;        /* the case in a larger allocation (one run, two on a move) */
+    bool history;         /* the scale-doubled case after this one, against a fresh instance
+                              (two runs; plugins and backends with a plan cache; history.c) */
+    bool history_all;     /* history also on backends that keep no state (the cpu's tests) */
     int leak_reruns;      /* unperturbed reruns before a move on a nondeterministic
                               backend is called a leak (default 4) */
     int determinism_runs; /* extra identical runs (default 1; at least 2 are made for a
@@ -126,6 +137,7 @@ typedef struct {
     bool batch_checked;           /* the batch-invariance run was compared */
     int stale_runs;               /* stale-data runs compared */
     int capacity_runs;            /* larger-allocation runs compared (capacity.c) */
+    int history_runs;             /* history runs compared: after the case and fresh (history.c) */
     int convention_rows;          /* LSE rows whose base could be told apart */
     bool lse_base2;               /* the LSE is in base 2 (a convention finding): the
                                       LSE mismatches it explains are dropped (runner) */

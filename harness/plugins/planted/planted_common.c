@@ -81,6 +81,16 @@
  *                                   and combines the partials, written [split][head] per
  *                                   query row and read back [head][split]: wrong only with
  *                                   s_kv > 1024 and heads_q > 1 (one head: the same slots)
+ *   PLANTED_KERNEL_CACHE_SCALE      the instance's cache of compiled kernels keyed by shape
+ *                                   alone (batch, heads, lengths, head dims, dtype, layout,
+ *                                   direction): the score scale is baked in at the first
+ *                                   compile and replayed for a later case of that shape
+ *                                   with another scale (research C18: FA PR #2402, #2745,
+ *                                   flashinfer #4014; the history probe)
+ *
+ * The instance (plugin.h's optional handle): every planted plugin keeps a small cache
+ * of "compiled kernels" in it, as kernel libraries do, keyed by the shape and the scale's
+ * bits; a kernel carries the scale it was compiled for and the run uses that one.
  *
  * Features (plugin.h, ABI 2) are served in the forward: softcap, sinks, bias, ALiBi and
  * log2 stats, in the cpu reference's fp32 order (softcap, then bias, then ALiBi; the sink
@@ -128,6 +138,7 @@
 #define PLANTED_PAD_TO_TILE                22
 #define PLANTED_PAGE_INDEX_128             23
 #define PLANTED_SPLIT_KV_STRIDE            24
+#define PLANTED_KERNEL_CACHE_SCALE         25
 
 #ifndef PLANTED_BUG
 #error "build with -DPLANTED_BUG=PLANTED_<BUG> (see harness/plugins/CMakeLists.txt)"
@@ -170,6 +181,8 @@ static const struct {
     {"planted:page_index_128",
      "paged K/V: pages over 128 tokens addressed as if they held 128 (entry s / 128, row s % 128)"},
     {"planted:split_kv_stride", "split-KV (s_kv > 1024): partials combined with the wrong stride across heads"},
+    {"planted:kernel_cache_scale",
+     "compiled-kernel cache keyed by shape only: the first case's scale replayed for a later one of that shape"},
 };
 
 /* The features this plugin serves (forward only). */
@@ -789,8 +802,8 @@ static void smooth_k_in_place(planted_run *r) {
 }
 #endif
 
-AF_PLUGIN_EXPORT int attnfuzz_plugin_run(const af_plugin_problem *p, const af_plugin_tensors *t, char *why,
-                                         size_t cap) {
+/* One run with the scale the kernel was compiled for (the problem's when stateless). */
+static int run_planted(const af_plugin_problem *p, const af_plugin_tensors *t, float scale, char *why, size_t cap) {
     int rc = attnfuzz_plugin_supports(p, why, cap);
     if (rc != AF_PLUGIN_OK) return rc;
     planted_run r;
@@ -805,7 +818,7 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_run(const af_plugin_problem *p, const af_pl
     r.Dqk = p->head_dim_qk;
     r.Dv = p->head_dim_v;
     r.group = p->heads_q / p->heads_kv;
-    r.scale = p->scale;
+    r.scale = scale;
 #if BUG(SCALE_IGNORED)
     r.scale = (float)(1.0 / sqrt((double)p->head_dim_qk));
 #endif
@@ -864,4 +877,83 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_run(const af_plugin_problem *p, const af_pl
 #endif
     run_free(&r);
     return AF_PLUGIN_OK;
+}
+
+AF_PLUGIN_EXPORT int attnfuzz_plugin_run(const af_plugin_problem *p, const af_plugin_tensors *t, char *why,
+                                         size_t cap) {
+    return run_planted(p, t, p->scale, why, cap);
+}
+
+/* ---- the instance: a cache of compiled kernels ---------------------------------------- */
+
+#define KERNEL_CACHE_SLOTS 16
+
+/* A "compiled kernel": what it was compiled for (its key) and the scale baked into it. */
+typedef struct {
+    bool used;
+    int32_t dtype, batch, heads_q, heads_kv, seqlen_q, seqlen_kv, head_dim_qk, head_dim_v;
+    char layout[8];
+    bool backward;
+    uint32_t scale_bits; /* part of the key, except with the planted bug */
+    float scale;         /* baked in at compile time */
+} planted_kernel;
+
+typedef struct {
+    planted_kernel slot[KERNEL_CACHE_SLOTS];
+    int next; /* the slot the next compile replaces (round robin) */
+} planted_instance;
+
+static planted_kernel kernel_key(const af_plugin_problem *p) {
+    planted_kernel k;
+    memset(&k, 0, sizeof k);
+    k.used = true;
+    k.dtype = p->dtype;
+    k.batch = p->batch;
+    k.heads_q = p->heads_q;
+    k.heads_kv = p->heads_kv;
+    k.seqlen_q = p->seqlen_q;
+    k.seqlen_kv = p->seqlen_kv;
+    k.head_dim_qk = p->head_dim_qk;
+    k.head_dim_v = p->head_dim_v;
+    snprintf(k.layout, sizeof k.layout, "%s", p->layout ? p->layout : "");
+    k.backward = (p->flags & AF_PLUGIN_BACKWARD) != 0;
+    memcpy(&k.scale_bits, &p->scale, sizeof k.scale_bits);
+#if BUG(KERNEL_CACHE_SCALE)
+    k.scale_bits = 0; /* the scale left out of the key */
+#endif
+    k.scale = p->scale;
+    return k;
+}
+
+static bool same_key(const planted_kernel *a, const planted_kernel *b) {
+    return a->used && b->used && a->dtype == b->dtype && a->batch == b->batch && a->heads_q == b->heads_q &&
+           a->heads_kv == b->heads_kv && a->seqlen_q == b->seqlen_q && a->seqlen_kv == b->seqlen_kv &&
+           a->head_dim_qk == b->head_dim_qk && a->head_dim_v == b->head_dim_v && !strcmp(a->layout, b->layout) &&
+           a->backward == b->backward && a->scale_bits == b->scale_bits;
+}
+
+/* The cached kernel for p, compiled (into the next slot) on a miss. */
+static const planted_kernel *kernel_for(planted_instance *in, const af_plugin_problem *p) {
+    planted_kernel want = kernel_key(p);
+    for (int i = 0; i < KERNEL_CACHE_SLOTS; i++)
+        if (same_key(&in->slot[i], &want)) return &in->slot[i];
+    planted_kernel *k = &in->slot[in->next];
+    in->next = (in->next + 1) % KERNEL_CACHE_SLOTS;
+    *k = want;
+    return k;
+}
+
+AF_PLUGIN_EXPORT void *attnfuzz_plugin_create(char *why, size_t cap) {
+    planted_instance *in = calloc(1, sizeof *in);
+    if (!in) snprintf(why, cap, "%s: out of host memory", planted_names[PLANTED_BUG].name);
+    return in;
+}
+
+AF_PLUGIN_EXPORT void attnfuzz_plugin_destroy(void *instance) { free(instance); }
+
+AF_PLUGIN_EXPORT int attnfuzz_plugin_run_instance(void *instance, const af_plugin_problem *p,
+                                                  const af_plugin_tensors *t, char *why, size_t cap) {
+    int rc = attnfuzz_plugin_supports(p, why, cap);
+    if (rc != AF_PLUGIN_OK) return rc; /* a declined problem compiles nothing */
+    return run_planted(p, t, kernel_for(instance, p)->scale, why, cap);
 }
