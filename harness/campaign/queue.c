@@ -170,7 +170,7 @@ int af_seed_corpus(const char *const *paths, int n_paths, const char *out_corpus
             names[n++] = strdup(e->d_name);
         }
         closedir(d);
-        qsort(names, (size_t)n, sizeof *names, cmp_str);
+        if (n > 1) qsort(names, (size_t)n, sizeof *names, cmp_str); /* an empty folder: names is NULL */
         int rc = 0;
         for (int k = 0; k < n; k++) {
             char path[2048];
