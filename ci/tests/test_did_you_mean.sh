@@ -52,7 +52,7 @@ for spelling in --in-process --inprocess; do
   [ $rc -eq 0 ] && echo "ok   run $spelling" || { echo "FAIL run $spelling: exit $rc: $out"; fail=$((fail+1)); }
   out=$("$bin" campaign $spelling --time 1 --backend cpu --seed 1 --out "$tmp/c$spelling" corpora/quickstart 2>&1); rc=$?
   if [ $rc -eq 0 ] && echo "$out" | grep -q '^attnfuzz campaign: inprocess, backend cpu'; then echo "ok   campaign $spelling runs the in-process engine"
-  else echo "FAIL campaign $spelling: exit $rc: $(echo "$out" | head -3)"; fail=$((fail+1)); fi
+  else echo "FAIL campaign $spelling: exit $rc; its output:"; echo "$out" | tail -40; fail=$((fail+1)); fi
 done
 # after "--" an alias is an operand, not an option
 out=$("$bin" print -- --inprocess 2>&1); rc=$?
