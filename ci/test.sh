@@ -27,10 +27,13 @@ echo "== tests (ASan + UBSan build)"
 # features, the print golden, the Python worker end-to-end runs (numpy API too) and the isolation and crash
 # orchestration (CLI- and process-level checks of code the C unit tests and the bounded
 # libFuzzer runs exercise under ASan), to keep CI near 20 minutes. Every C unit test runs
-# under ASan.
+# under ASan. test_did_you_mean (option spellings) also runs in the normal build only: under
+# ASan its 1 s in-process campaigns ended three times in two CI runs with LeakSanitizer's own
+# tracer crashing at exit ("Tracer caught signal 11 ... LeakSanitizer has encountered a fatal
+# error") after a clean campaign; 70 direct reruns of the same command did not repeat it.
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
    ctest --output-on-failure -j"$jobs" --timeout 1800 \
-   -E 'campaign|planted|^test_criterion_fp8$|^test_criterion_kernels$|^test_features$|^test_dropout$|^test_scale$|^test_claims_hdim$|^test_slurm$|^test_gate$|^test_readme$|^test_pymap$|^test_serving_targets$|^test_orphans$|^test_worker_score_features$|^test_case_print_stable$|^test_worker$|^test_worker_given$|^test_isolation$|^test_crash_stats$|^test_numpy_api$' \
+   -E 'campaign|planted|^test_criterion_fp8$|^test_criterion_kernels$|^test_features$|^test_dropout$|^test_scale$|^test_claims_hdim$|^test_slurm$|^test_gate$|^test_readme$|^test_pymap$|^test_serving_targets$|^test_orphans$|^test_worker_score_features$|^test_case_print_stable$|^test_worker$|^test_worker_given$|^test_isolation$|^test_crash_stats$|^test_numpy_api$|^test_did_you_mean$' \
    2>&1 | tee ctest.log) || rc=$?
 python3 ci/skip_reasons.py build-asan
 exit $rc
