@@ -15,32 +15,13 @@
 
 #include "backends/tests/plugin_fixture.h"
 #include "judge/runner.h"
+#include "judge/tests/probe_fixture.h"
 #include "util/check.h"
 
-/* Judge be on the case without probes (it must pass), then run the probes on the
- * judged run's buffers: the capacity probe alone (capacity = true) or every other one. */
+/* After the judged run (probe_fixture.h; a declined case runs no probe): the capacity
+ * probe alone (capacity = true) or every other one. */
 static void probe(af_backend *be, af_backend *cpu, const char *text, bool capacity, af_verdict *pv,
                   af_probe_stats *ps) {
-    af_case c;
-    af_error e;
-    CHECK_MSG(af_case_parse(text, "test", &c, &e) == 0, "case does not parse:\n%s", text);
-    af_runner r;
-    memset(&r, 0, sizeof r);
-    r.reference = cpu;
-    r.ref_choice = AF_REF_CPU;
-    af_oracle_opts_default(&r.oracle);
-    r.oracle.tier = AF_ORACLE_FP64;
-    af_probe_opts_default(&r.probe_opts);
-    af_prepared p;
-    char why[512] = "";
-    CHECK_MSG(af_prepare(&r, &c, &p, why, sizeof why) == 0, "%s", why);
-    af_verdict v;
-    af_tensors out;
-    af_judge(&r, &p, be, "", &v, &out);
-    char line[1024];
-    af_verdict_line(&v, line, sizeof line);
-    CHECK_MSG(v.kind == AF_V_PASS || v.kind == AF_V_DECLINED, "%s is not judged pass without probes: %s\n%s", be->name,
-              line, text);
     af_probe_opts o;
     if (capacity) {
         memset(&o, 0, sizeof o);
@@ -50,20 +31,7 @@ static void probe(af_backend *be, af_backend *cpu, const char *text, bool capaci
         af_probe_opts_default(&o);
         o.capacity = false;
     }
-    af_probe_target tg = {&p.c, &p.tensors, &p.inputs, &out, &v.info, be, ""};
-    af_verdict_init(pv, be->name);
-    if (v.kind != AF_V_DECLINED)
-        af_probes_run(&o, &tg, pv, NULL, ps);
-    else
-        memset(ps, 0, sizeof *ps);
-    af_tensors_free(&out);
-    af_prepared_free(&p);
-}
-
-static bool has_finding(const af_verdict *v, af_verdict_kind kind, const char *text) {
-    for (int i = 0; i < v->n_findings && i < AF_MAX_FINDINGS; i++)
-        if (v->findings[i].kind == kind && strstr(v->findings[i].detail, text)) return true;
-    return false;
+    fx_probe_judged(be, cpu, text, &o, true, pv, ps);
 }
 
 /* Tight allocations: the planted kernel reads nothing past a sequence in them. */
@@ -99,7 +67,7 @@ int main(void) {
         probe(bug, cpu, tight_cases[k], true, &v, &ps);
         af_verdict_line(&v, line, sizeof line);
         printf("  pad_to_tile: %s\n", line);
-        CHECK_MSG(has_finding(&v, AF_V_LEAK, "capacity: in a larger allocation") && ps.capacity_runs == 2 &&
+        CHECK_MSG(fx_has_finding(&v, AF_V_LEAK, "capacity: in a larger allocation") && ps.capacity_runs == 2 &&
                       ps.probe_s[8] > 0,
                   "capacity missed pad_to_tile (%d runs, %s): %s\n%s", ps.capacity_runs, ps.notes, line,
                   tight_cases[k]);

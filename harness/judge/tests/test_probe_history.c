@@ -16,49 +16,20 @@
 
 #include "backends/tests/plugin_fixture.h"
 #include "judge/runner.h"
+#include "judge/tests/probe_fixture.h"
 #include "util/check.h"
 
-/* Judge be on the case without probes (it must pass), then run the determinism probe
- * and, when history, the history probe (history_all: on any backend) on the judged
- * run's buffers. */
+/* The determinism probe and, when history, the history probe (history_all: on any
+ * backend) after the judged run (probe_fixture.h). */
 static void probe(af_backend *be, af_backend *cpu, const char *text, bool history, bool history_all, af_verdict *pv,
                   af_probe_stats *ps) {
-    af_case c;
-    af_error e;
-    CHECK_MSG(af_case_parse(text, "test", &c, &e) == 0, "case does not parse:\n%s", text);
-    af_runner r;
-    memset(&r, 0, sizeof r);
-    r.reference = cpu;
-    r.ref_choice = AF_REF_CPU;
-    af_oracle_opts_default(&r.oracle);
-    r.oracle.tier = AF_ORACLE_FP64;
-    af_probe_opts_default(&r.probe_opts);
-    af_prepared p;
-    char why[512] = "";
-    CHECK_MSG(af_prepare(&r, &c, &p, why, sizeof why) == 0, "%s", why);
-    af_verdict v;
-    af_tensors out;
-    af_judge(&r, &p, be, "", &v, &out);
-    char line[1024];
-    af_verdict_line(&v, line, sizeof line);
-    CHECK_MSG(v.kind == AF_V_PASS, "%s is not judged pass without probes: %s\n%s", be->name, line, text);
     af_probe_opts o;
     memset(&o, 0, sizeof o);
     o.determinism = true;
     o.determinism_runs = 1;
     o.history = history;
     o.history_all = history_all;
-    af_probe_target tg = {&p.c, &p.tensors, &p.inputs, &out, &v.info, be, ""};
-    af_verdict_init(pv, be->name);
-    af_probes_run(&o, &tg, pv, NULL, ps);
-    af_tensors_free(&out);
-    af_prepared_free(&p);
-}
-
-static bool has_finding(const af_verdict *v, af_verdict_kind kind, const char *text) {
-    for (int i = 0; i < v->n_findings && i < AF_MAX_FINDINGS; i++)
-        if (v->findings[i].kind == kind && strstr(v->findings[i].detail, text)) return true;
-    return false;
+    fx_probe_judged(be, cpu, text, &o, false, pv, ps);
 }
 
 /* Each a shape of its own: the planted kernel's first compile of it is right. */
@@ -85,7 +56,7 @@ int main(void) {
         CHECK_MSG(v.n_findings == 0 && ps.history_runs == 0, "without history: %s\n%s", line, cases[k]);
         probe(bug, cpu, cases[k], true, false, &v, &ps);
         af_verdict_line(&v, line, sizeof line);
-        CHECK_MSG(has_finding(&v, AF_V_NONDETERMINISTIC, "history: scale") && ps.history_runs == 2,
+        CHECK_MSG(fx_has_finding(&v, AF_V_NONDETERMINISTIC, "history: scale") && ps.history_runs == 2,
                   "history missed kernel_cache_scale (%d runs, %s): %s\n%s", ps.history_runs, ps.notes, line, cases[k]);
         af_backend *controls[3] = {none, flash, cpu};
         for (int i = 0; i < 3; i++) {

@@ -23,63 +23,22 @@
 #include "backends/tests/plugin_fixture.h"
 #include "judge/clone.h"
 #include "judge/runner.h"
+#include "judge/tests/probe_fixture.h"
 #include "util/check.h"
-
-static void parse_case(af_case *c, const char *text) {
-    af_error e;
-    if (af_case_parse(text, "test", c, &e) != 0) {
-        char msg[1024];
-        af_error_format(&e, msg, sizeof msg);
-        CHECK_MSG(false, "case does not parse: %s\n%s", msg, text);
-    }
-}
-
-static void setup_runner(af_runner *r, af_backend *cpu, bool probes) {
-    memset(r, 0, sizeof *r);
-    r->reference = cpu;
-    r->ref_choice = AF_REF_CPU;
-    af_oracle_opts_default(&r->oracle);
-    r->oracle.tier = AF_ORACLE_FP64;
-    r->probes = probes;
-    af_probe_opts_default(&r->probe_opts);
-}
 
 typedef enum { ONLY_BATCH, ONLY_STALE } which_probe;
 
-/* Judge be on the case without probes (it must pass), then run one probe on the judged
- * run's buffers: its findings into *pv, its statistics into *ps. */
+/* One probe alone after the judged run (probe_fixture.h): its findings into *pv, its
+ * statistics into *ps. */
 static void probe_alone(af_backend *be, af_backend *cpu, const char *text, which_probe which, af_verdict *pv,
                         af_probe_stats *ps) {
-    af_case c;
-    parse_case(&c, text);
-    af_runner r;
-    setup_runner(&r, cpu, false);
-    af_prepared p;
-    char why[512] = "";
-    CHECK_MSG(af_prepare(&r, &c, &p, why, sizeof why) == 0, "%s", why);
-    af_verdict v;
-    af_tensors out;
-    af_judge(&r, &p, be, "", &v, &out);
-    char line[1024];
-    af_verdict_line(&v, line, sizeof line);
-    CHECK_MSG(v.kind == AF_V_PASS, "%s is not judged pass without probes: %s\n%s", be->name, line, text);
     af_probe_opts o;
     memset(&o, 0, sizeof o);
     o.determinism = true;
     o.determinism_runs = 1;
     o.batch = which == ONLY_BATCH;
     o.stale = which == ONLY_STALE;
-    af_probe_target tg = {&p.c, &p.tensors, &p.inputs, &out, &v.info, be, ""};
-    af_verdict_init(pv, be->name);
-    af_probes_run(&o, &tg, pv, NULL, ps);
-    af_tensors_free(&out);
-    af_prepared_free(&p);
-}
-
-static bool has_finding(const af_verdict *v, af_verdict_kind kind, const char *text) {
-    for (int i = 0; i < v->n_findings && i < AF_MAX_FINDINGS; i++)
-        if (v->findings[i].kind == kind && strstr(v->findings[i].detail, text)) return true;
-    return false;
+    fx_probe_judged(be, cpu, text, &o, false, pv, ps);
 }
 
 static void print_first(const char *what, const af_verdict *v) {
@@ -109,7 +68,7 @@ static void batch_invariance(af_backend *cpu) {
         af_probe_stats ps;
         probe_alone(bug, cpu, batch_cases[k], ONLY_BATCH, &v, &ps);
         print_first("batch_variant", &v);
-        CHECK_MSG(ps.batch_checked && has_finding(&v, AF_V_NONDETERMINISTIC, "not batch invariant"),
+        CHECK_MSG(ps.batch_checked && fx_has_finding(&v, AF_V_NONDETERMINISTIC, "not batch invariant"),
                   "batch invariance missed probe_bug:batch_variant on\n%s", batch_cases[k]);
         CHECK(v.findings[0].tensor == AF_T_O && v.findings[0].row == 0);
         for (int i = 0; i < 2; i++) {
@@ -161,7 +120,8 @@ static void stale_data(af_backend *cpu) {
         if (k < n) {
             probe_alone(bug, cpu, text, ONLY_STALE, &v, &ps);
             print_first("reads_padding", &v);
-            CHECK_MSG(has_finding(&v, AF_V_NAN_INF, "stale data: NaN"), "stale data missed reads_padding on\n%s", text);
+            CHECK_MSG(fx_has_finding(&v, AF_V_NAN_INF, "stale data: NaN"), "stale data missed reads_padding on\n%s",
+                      text);
             CHECK(v.findings[0].tensor == AF_T_O);
         }
         for (int i = 0; i < 2; i++) {
@@ -181,9 +141,9 @@ static void stale_data(af_backend *cpu) {
 
 static void judge_all(af_backend *be, af_backend *cpu, const char *text, af_verdict *v) {
     af_case c;
-    parse_case(&c, text);
+    fx_parse_case(&c, text);
     af_runner r;
-    setup_runner(&r, cpu, true);
+    fx_probe_runner(&r, cpu, true);
     af_prepared p;
     char why[512] = "";
     CHECK_MSG(af_prepare(&r, &c, &p, why, sizeof why) == 0, "%s", why);
