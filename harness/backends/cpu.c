@@ -78,7 +78,6 @@
  * Threads: ATTNFUZZ_CPU_THREADS (read when the backend is created), default = cores.
  */
 #include <math.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -91,6 +90,7 @@
 #include "backends/backend.h"
 #include "util/config.h"
 #include "util/clock.h"
+#include "util/parfor.h"
 #include "model/dropout.h"
 #include "model/features.h"
 #include "model/layout.h"
@@ -589,41 +589,32 @@ static void dkdv_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) {
     }
 }
 
-/* ---- deterministic parallel-for -------------------------------------------------- */
+/* ---- deterministic parallel-for (util/parfor.h) ---------------------------------- */
 
 typedef struct {
     const cpu_problem *pb;
-    cpu_scratch *scr;
+    cpu_scratch *scr; /* one per thread, handed out as the threads start */
     cpu_item_fn fn;
-    int64_t n_items;
-    atomic_llong *next;
-} cpu_worker;
+    atomic_int next_scratch;
+} cpu_pass;
 
-static void *worker_main(void *arg) {
-    cpu_worker *w = arg;
-    for (;;) {
-        long long i = atomic_fetch_add(w->next, 1);
-        if (i >= w->n_items) break;
-        w->fn(w->pb, w->scr, (int64_t)i);
-    }
-    return NULL;
+static void *pass_thread_init(void *ctx) {
+    cpu_pass *x = ctx;
+    return &x->scr[atomic_fetch_add(&x->next_scratch, 1)];
 }
 
-/* Run fn on items [0, n) with up to n_threads threads. Which thread takes an item
- * does not matter: items write disjoint outputs. */
+static void pass_item(void *ctx, void *state, long i) {
+    const cpu_pass *x = ctx;
+    x->fn(x->pb, state, (int64_t)i);
+}
+
+/* Run fn on items [0, n) with up to n_threads threads, each with a scratch of scr. Which
+ * thread takes an item does not matter: items write disjoint outputs. */
 static void parallel_for(const cpu_problem *pb, cpu_scratch *scr, int n_threads, cpu_item_fn fn, int64_t n) {
-    atomic_llong next;
-    atomic_init(&next, 0);
-    cpu_worker w[CPU_MAX_THREADS];
-    pthread_t tid[CPU_MAX_THREADS];
-    bool started[CPU_MAX_THREADS] = {false};
-    if (n_threads > n) n_threads = (int)n;
-    for (int k = 0; k < n_threads; k++) w[k] = (cpu_worker){pb, &scr[k], fn, n, &next};
-    for (int k = 1; k < n_threads; k++) /* a thread that fails to start leaves its share */
-        started[k] = pthread_create(&tid[k], NULL, worker_main, &w[k]) == 0;
-    if (n_threads > 0) worker_main(&w[0]);
-    for (int k = 1; k < n_threads; k++)
-        if (started[k]) pthread_join(tid[k], NULL);
+    static const af_parfor_job job = {pass_thread_init, pass_item, NULL};
+    cpu_pass x = {pb, scr, fn, 0};
+    atomic_init(&x.next_scratch, 0);
+    af_parfor_run(&job, &x, (long)n, n_threads);
 }
 
 /* ---- the backend ---------------------------------------------------------------- */
