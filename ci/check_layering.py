@@ -21,7 +21,11 @@ Extra rules:
   * the oracle may use the GPU plumbing of kernels/ (buffers, error codes) for its GPU
     tier; its mask and arithmetic are its own;
   * a test (a file under some tests/ folder) may also include oracle/ headers: tests are
-    where a backend meets its ground truth. The other rules hold for tests too.
+    where a backend meets its ground truth. The other rules hold for tests too;
+  * a name says its stage: an external function whose name starts with one of PREFIXES'
+    prefixes is defined (outside tests/) in one of that prefix's folders (af_camp_ in
+    campaign/, af_cp_ (context parallelism) in backends/cp/, the CP criterion and the case
+    model's CP fields, ...).
 
 Prints one line per violation, "file:line: why", and exits 1 when there is any.
 """
@@ -50,6 +54,37 @@ ORACLE_MODEL_OK = {'model/dense.h', 'model/numeric.h', 'model/mask_rule.h'}
 MASK_RULE = ('model/mask_rule.h', 'model/case_mask.h')
 PLUGIN_OK = {'attnfuzz/plugin.h', 'model/numeric.h', 'model/mathf.h', 'model/dropout.h'}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+# name prefix -> the folders (path prefixes from the root) that may define such a function
+PREFIXES = {
+    'af_camp_': ('harness/campaign/',), 'af_session_': ('harness/campaign/',),
+    'af_stats_': ('harness/campaign/',), 'af_campaign_': ('harness/campaign/',),
+    'af_cp_': ('harness/backends/cp/', 'harness/judge/criterion_cp.c', 'harness/judge/criterion/', 'harness/model/'),
+    'af_cli_': ('harness/cli/',), 'af_gate_': ('harness/gate/',), 'af_claims_': ('harness/gate/',),
+    'af_oracle_': ('oracle/',), 'af_mpfr_': ('oracle/',), 'af_fp64_': ('oracle/',), 'af_cert_': ('oracle/',),
+    'af_fuzz_': ('harness/fuzz/',), 'af_fz_': ('harness/fuzz/',), 'af_min_': ('harness/minimize/',),
+    'af_probe_': ('harness/judge/probes/',), 'af_probes_': ('harness/judge/probes/',),
+    'af_criterion_': ('harness/judge/',), 'af_cudnn_': ('harness/backends/cudnn/',),
+    'af_sdpa_': ('harness/backends/cudnn/',), 'af_worker_': ('harness/backends/worker/',),
+    'af_triage_': ('triage/',), 'af_case_': ('harness/model/',), 'af_policy_': ('harness/select/',),
+    'af_selector_': ('harness/select/',), 'af_proc_': ('harness/util/',), 'af_parfor_': ('harness/util/',),
+}
+# an external function definition: at column 0, not static, a name and an opening parenthesis, no ';'
+DEFINITION = re.compile(r'^(?!static\b|typedef\b|extern\b|#)[A-Za-z_][\w \*]*?\b(af_\w+)\s*\([^;{]*(\{.*)?$')
+
+
+def check_prefixes(rel, lines, out):
+    """Functions defined in rel whose name prefix belongs to another folder."""
+    if '/tests/' in '/' + rel or not rel.endswith(('.c', '.cu')):
+        return
+    for n, line in enumerate(lines, 1):
+        m = DEFINITION.match(line)
+        if not m:
+            continue
+        name = m.group(1)
+        for prefix, homes in PREFIXES.items():
+            if name.startswith(prefix) and not rel.startswith(homes):
+                out.append('%s:%d: %s is defined outside its prefix\'s folder (%s belongs in %s)' % (
+                    rel, n, name, prefix, ' or '.join(homes)))
 
 
 def stage_of(path):
@@ -74,6 +109,8 @@ def check_file(root, rel, out):
     is_test = '/tests/' in '/' + rel
     with open(os.path.join(root, rel), encoding='utf-8', errors='replace') as f:
         lines = f.readlines()
+    if stage not in ('plugins', 'public'):
+        check_prefixes(rel, lines, out)
     for n, line in enumerate(lines, 1):
         m = INCLUDE.match(line)
         if not m:
@@ -122,7 +159,7 @@ def main():
     for line in out:
         print(line)
     if out:
-        print('check_layering: %d include(s) break the stage order' % len(out), file=sys.stderr)
+        print('check_layering: %d violation(s) of the stage order' % len(out), file=sys.stderr)
         return 1
     print('check_layering: ok')
     return 0

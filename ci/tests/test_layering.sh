@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_layering.sh — the stage order of the tree (ci/check_layering.py) holds, and the
 # check catches what it must: a planted upward include, a backend including the oracle,
-# the oracle including the case struct, an include that does not name its stage.
+# the oracle including the case struct, an include that does not name its stage, a function
+# whose name prefix belongs to another folder.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 fail() { echo "test_layering: FAIL: $*" >&2; exit 1; }
@@ -28,6 +29,9 @@ expect_violation kernels/ref_gpu.cu '#include "model/case_mask.h"' 'keep their o
 expect_violation oracle/src/oracle.c '#include "model/case.h"' 'reads only'
 expect_violation harness/judge/runner.c '#include "runner.h"' 'does not name its stage'
 expect_violation harness/plugins/example/example_plugin.c '#include "model/case.h"' 'plugins see only'
+# a name says its stage: a campaign function defined in the judge, a CP function in the campaign
+expect_violation harness/judge/compare.c 'int af_camp_planted(void) { return 0; }' 'af_camp_ belongs in harness/campaign/'
+expect_violation harness/campaign/queue.c 'void af_cp_planted(int x) {' 'af_cp_ belongs in harness/backends/cp/'
 # a test may meet its ground truth, but not reach above its stage
 copy
 sed -i '1i #include "oracle/mask_spec.h"' "$tmp/t/harness/backends/tests/test_cpu_backend.c"

@@ -43,7 +43,7 @@ void af_campaign_opts_default(af_campaign_opts *o) {
 
 /* The per-run deadline now: --deadline, cut to what is left before --total-time's end
  * (less a margin for the reports), never below 1 s. */
-int af_cp_deadline_now(const af_campaign_state *cp) {
+int af_camp_deadline_now(const af_campaign_state *cp) {
     if (cp->end_at <= 0) return cp->deadline_s;
     double left = cp->end_at - af_clock_mono() - 2;
     int d = left < cp->deadline_s ? (int)left : cp->deadline_s;
@@ -52,15 +52,15 @@ int af_cp_deadline_now(const af_campaign_state *cp) {
 
 /* A run that got a deadline cut by --total-time and ran past it did not hang: it was
  * stopped for time, and is neither a finding nor a minimisation step. */
-bool af_cp_stopped_for_time(const af_campaign_state *cp, const af_case_result *r, int deadline) {
+bool af_camp_stopped_for_time(const af_campaign_state *cp, const af_session_result *r, int deadline) {
     return r->status == AF_CASE_HUNG && deadline < cp->deadline_s;
 }
 
-void af_cp_subdir(const af_campaign_state *cp, const char *name, char *out, size_t cap) {
+void af_camp_subdir(const af_campaign_state *cp, const char *name, char *out, size_t cap) {
     snprintf(out, cap, "%s/%s", cp->dir, name);
 }
 
-bool af_cp_is_bucket_name(const char *s, size_t n) {
+bool af_camp_is_bucket_name(const char *s, size_t n) {
     if (n < AF_BUCKET_ID_LEN) return false;
     for (size_t i = 0; i < AF_BUCKET_ID_LEN; i++)
         if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return false;
@@ -76,18 +76,18 @@ static bool rawmap_has(const af_campaign_state *cp, const char *raw_id) {
 
 /* Buckets on disk: stored ones, plus one per pending raw signature not minimised yet
  * (it may still land in a stored bucket: an estimate until it is minimised). */
-int af_cp_count_buckets(af_campaign_state *cp) {
+int af_camp_count_buckets(af_campaign_state *cp) {
     char path[1200];
     char seen[512][AF_BUCKET_ID_LEN + 1];
     int n = 0;
     const char *dirs[2] = {"findings", "pending"};
     for (int k = 0; k < 2; k++) {
-        af_cp_subdir(cp, dirs[k], path, sizeof path);
+        af_camp_subdir(cp, dirs[k], path, sizeof path);
         DIR *d = opendir(path);
         if (!d) continue;
         struct dirent *e;
         while ((e = readdir(d))) {
-            if (!af_cp_is_bucket_name(e->d_name, strlen(e->d_name))) continue;
+            if (!af_camp_is_bucket_name(e->d_name, strlen(e->d_name))) continue;
             if (k == 1 && rawmap_has(cp, e->d_name)) continue;
             bool dup = false;
             for (int i = 0; i < n && !dup; i++) dup = !strncmp(seen[i], e->d_name, AF_BUCKET_ID_LEN);
@@ -99,21 +99,21 @@ int af_cp_count_buckets(af_campaign_state *cp) {
     return n;
 }
 
-double af_cp_elapsed(const af_campaign_state *cp) {
+double af_camp_elapsed(const af_campaign_state *cp) {
     return cp->prior_elapsed_s + (cp->fuzz_end > 0 ? cp->fuzz_end : af_clock_mono()) - cp->t0;
 }
 
 /* The progress line's period: about once a second on a terminal, else every 10 s. */
 static double progress_period(const af_campaign_state *cp) { return cp->tty ? 1.0 : 10.0; }
 
-void af_cp_update_stats(af_campaign_state *cp, bool final) {
-    cp->st.elapsed_s = af_cp_elapsed(cp);
-    cp->st.buckets = af_cp_count_buckets(cp);
-    if (!cp->libfuzzer) cp->st.corpus = af_cp_corpus_count(cp);
+void af_camp_update_stats(af_campaign_state *cp, bool final) {
+    cp->st.elapsed_s = af_camp_elapsed(cp);
+    cp->st.buckets = af_camp_count_buckets(cp);
+    if (!cp->libfuzzer) cp->st.corpus = af_camp_corpus_count(cp);
     char why[700];
-    if (af_stats_write(cp->dir, &cp->st, why, sizeof why)) af_cp_write_failed(cp, "stats", why);
+    if (af_stats_write(cp->dir, &cp->st, why, sizeof why)) af_camp_write_failed(cp, "stats", why);
     if (af_stats_plot_append(cp->dir, &cp->st, cp->queue.features, final, why, sizeof why))
-        af_cp_write_failed(cp, "plot_data", why);
+        af_camp_write_failed(cp, "plot_data", why);
     double now = af_clock_mono();
     if (final || now - cp->last_progress >= progress_period(cp)) {
         af_stats_progress(&cp->st, cp->tty, final);
@@ -121,15 +121,15 @@ void af_cp_update_stats(af_campaign_state *cp, bool final) {
     }
 }
 
-void af_cp_progress_tick(af_campaign_state *cp) {
-    if (af_clock_mono() - cp->last_progress >= progress_period(cp)) af_cp_update_stats(cp, false);
+void af_camp_progress_tick(af_campaign_state *cp) {
+    if (af_clock_mono() - cp->last_progress >= progress_period(cp)) af_camp_update_stats(cp, false);
 }
 
-void af_cp_note_finding(af_campaign_state *cp) {
+void af_camp_note_finding(af_campaign_state *cp) {
     cp->st.findings++;
     /* a resumed campaign: fuzzing time, not the wall time since its first start */
     if (cp->st.time_to_first_finding_s < 0)
-        cp->st.time_to_first_finding_s = cp->resumed ? af_cp_elapsed(cp) : af_clock_unix() - cp->st.start_unix;
+        cp->st.time_to_first_finding_s = cp->resumed ? af_camp_elapsed(cp) : af_clock_unix() - cp->st.start_unix;
 }
 
 /* A run refused before it started: DIR as it was. DIR created by it: its lock file
@@ -147,15 +147,15 @@ static void undo_lock(af_dir_lock *lock, const char *dir, bool dir_existed, bool
     if (!dir_existed) rmdir(dir);
 }
 
-int af_cp_corpus_count(const af_campaign_state *cp) {
+int af_camp_corpus_count(const af_campaign_state *cp) {
     return cp->corpus_merged ? cp->corpus_kept + cp->queue.count - cp->queue_at_merge : cp->queue.count;
 }
 
-void af_cp_merge_corpus(af_campaign_state *cp) {
+void af_camp_merge_corpus(af_campaign_state *cp) {
     af_corpus_merge_summary sum;
     char why[512];
     if (af_corpus_merge(cp->dir, &cp->s.limits, &sum, why, sizeof why)) {
-        af_cp_write_failed(cp, "the merged corpus", why);
+        af_camp_write_failed(cp, "the merged corpus", why);
         return;
     }
     cp->corpus_merged = true;
@@ -189,7 +189,7 @@ static void close_provenance(af_campaign_state *cp, bool interrupted) {
     cp->write_failed_at_close = failed;
     if (af_provenance_end(cp->dir, af_clock_unix(), outcome, !failed && !interrupted, af_worker_hello(cp->s.backend),
                           why, sizeof why))
-        af_cp_write_failed(cp, "provenance", why);
+        af_camp_write_failed(cp, "provenance", why);
 }
 
 /* The default seed folders (corpora/seed, and the recent bug shapes of corpora/seed-recent)
@@ -317,7 +317,7 @@ int af_campaign_run(const af_campaign_opts *o) {
      * one (af_fuzz_campaign_work). */
     af_fuzz_limits_set_work(&cp->s.limits, af_fuzz_campaign_work(cp->s.backend, o->max_work));
     cp->deadline_s = o->deadline_s > 0 ? o->deadline_s : cp->s.default_deadline_s;
-    if (prior_rc == 0 && af_cp_resume_check(cp, prior, why, sizeof why)) {
+    if (prior_rc == 0 && af_camp_resume_check(cp, prior, why, sizeof why)) {
         fprintf(stderr, "attnfuzz campaign: cannot resume: %s\n", why);
         af_session_close(&cp->s);
         undo_lock(&cp->lock, cp->dir, dir_existed, had_lock, old_lock, old_lock_n);
@@ -328,7 +328,7 @@ int af_campaign_run(const af_campaign_opts *o) {
     const char *sub[] = {"corpus", "pending", "findings", "crashes", "current", "workers", "rawmap", "errors"};
     for (size_t i = 0; i < sizeof sub / sizeof sub[0]; i++) {
         char p[1200];
-        af_cp_subdir(cp, sub[i], p, sizeof p);
+        af_camp_subdir(cp, sub[i], p, sizeof p);
         if (af_mkdirs(p, why, sizeof why) == 0) continue;
         fprintf(stderr, "attnfuzz campaign: %s\n", why);
         af_session_close(&cp->s);
@@ -341,7 +341,7 @@ int af_campaign_run(const af_campaign_opts *o) {
     uint8_t empty = 0;
     af_queue_offer(&cp->queue, &empty, 0, NULL, true); /* the default case */
     char corpus_dir[1200];
-    af_cp_subdir(cp, "corpus", corpus_dir, sizeof corpus_dir);
+    af_camp_subdir(cp, "corpus", corpus_dir, sizeof corpus_dir);
     /* the seeds: the corpus given, else the default folders found before DIR was made */
     const char *default_paths[AF_DEFAULT_SEED_DIRS];
     for (int i = 0; i < n_default; i++) default_paths[i] = default_seeds[i];
@@ -370,7 +370,7 @@ int af_campaign_run(const af_campaign_opts *o) {
     char fuzzer[PATH_MAX];
     /* --gpus: the in-process engine, whose workers each get one GPU (libFuzzer's -fork
      * children would all inherit one CUDA_VISIBLE_DEVICES) */
-    bool use_libfuzzer = !o->gpus && af_cp_find_fuzzer(o, fuzzer, sizeof fuzzer);
+    bool use_libfuzzer = !o->gpus && af_camp_find_fuzzer(o, fuzzer, sizeof fuzzer);
     cp->st.start_unix = cp->s.start_unix;
     cp->st.time_to_first_finding_s = -1;
     snprintf(cp->st.backend, sizeof cp->st.backend, "%s", cp->s.backend_name);
@@ -382,20 +382,20 @@ int af_campaign_run(const af_campaign_opts *o) {
     af_envelope_init(&cp->envelope, cp->s.backend_name);
     cp->st.envelope = &cp->envelope;
     if (prior_rc == 0) {
-        af_cp_resume_apply(cp, prior);
+        af_camp_resume_apply(cp, prior);
         /* a resumed run draws another stream than the run before it (same --seed) */
         for (int k = 0; k < cp->st.resumed; k++) af_fuzz_rand(&cp->rng);
-        int inflight = af_cp_resume_keep_inflight(cp);
-        int loaded = use_libfuzzer ? 0 : af_cp_resume_corpus(cp);
+        int inflight = af_camp_resume_keep_inflight(cp);
+        int loaded = use_libfuzzer ? 0 : af_camp_resume_corpus(cp);
         fprintf(stderr,
                 "attnfuzz campaign: resuming %s (run %d): %lld cases, %lld findings, %.0f s so far; %d corpus "
                 "input(s) loaded\n",
                 cp->dir, cp->st.resumed + 1, cp->st.cases, cp->st.findings, cp->prior_elapsed_s, loaded);
-        long long missed = af_cp_resume_recount_findings(cp);
+        long long missed = af_camp_resume_recount_findings(cp);
         if (missed > 0)
             fprintf(stderr, "attnfuzz campaign: %lld finding(s) stored after the last stats.json write: counted\n",
                     missed);
-        cp->st.interrupted_cases = af_cp_count_interrupted(cp);
+        cp->st.interrupted_cases = af_camp_count_interrupted(cp);
         if (inflight)
             fprintf(stderr,
                     "attnfuzz campaign: %d case(s) in flight when it stopped: kept in %s/interrupted/ (%d there in "
@@ -419,13 +419,13 @@ int af_campaign_run(const af_campaign_opts *o) {
     af_provenance_run prov = {
         o->argv,       o->argc,     cp->seed,    o->seed != 0,      cp->st.backend,
         cp->st.engine, cp->st.mode, cp->st.jobs, cp->st.start_unix, af_worker_hello(cp->s.backend)};
-    if (af_provenance_begin(cp->dir, &prov, why, sizeof why)) af_cp_write_failed(cp, "provenance", why);
-    cp->st.plot_last_s = af_cp_elapsed(cp);
+    if (af_provenance_begin(cp->dir, &prov, why, sizeof why)) af_camp_write_failed(cp, "provenance", why);
+    cp->st.plot_last_s = af_camp_elapsed(cp);
     cp->st.plot_last_cases = cp->st.cases;
-    af_cp_update_stats(cp, false);
+    af_camp_update_stats(cp, false);
 
-    af_cp_saved_signals saved_signals;
-    af_cp_interrupt_install(&saved_signals);
+    af_camp_saved_signals saved_signals;
+    af_camp_interrupt_install(&saved_signals);
     double stop_at = cp->t0 + o->time_s;
     if (o->total_s > 0) {
         cp->end_at = cp->t0 + o->total_s;
@@ -433,45 +433,45 @@ int af_campaign_run(const af_campaign_opts *o) {
     }
     if (use_libfuzzer) {
         cp->libfuzzer = true;
-        if (af_cp_run_libfuzzer(cp, fuzzer, stop_at)) {
+        if (af_camp_run_libfuzzer(cp, fuzzer, stop_at)) {
             fprintf(stderr, "attnfuzz campaign: falling back to the in-process engine\n");
             cp->st.mode = "inprocess";
             cp->libfuzzer = false;
-            af_cp_run_inprocess(cp, stop_at);
+            af_camp_run_inprocess(cp, stop_at);
         }
     } else {
-        af_cp_run_inprocess(cp, stop_at);
+        af_camp_run_inprocess(cp, stop_at);
     }
     double fuzz_elapsed = (cp->fuzz_end > 0 ? cp->fuzz_end : af_clock_mono()) - cp->t0;
     /* the last new buckets: minimise them too (bounded); after a signal none is
      * minimised: each is stored as found (counted as unminimised) */
-    bool interrupted = af_cp_interrupted() != 0;
+    bool interrupted = af_camp_interrupted() != 0;
     if (interrupted)
         fprintf(stderr, "%sattnfuzz campaign: %s: stopping; pending findings are stored unminimised, reports written\n",
-                cp->tty ? "\r\033[K" : "", strsignal(af_cp_interrupted()));
-    af_cp_process_pending(cp, cp->end_at > 0 ? cp->end_at - 5 : af_clock_mono() + 600, cp->end_at > 0 || interrupted);
-    interrupted = af_cp_interrupted() != 0; /* a signal during the last minimisations too */
+                cp->tty ? "\r\033[K" : "", strsignal(af_camp_interrupted()));
+    af_camp_process_pending(cp, cp->end_at > 0 ? cp->end_at - 5 : af_clock_mono() + 600, cp->end_at > 0 || interrupted);
+    interrupted = af_camp_interrupted() != 0; /* a signal during the last minimisations too */
     cp->st.interrupted = interrupted;
-    if (!cp->libfuzzer) af_cp_merge_corpus(cp); /* the libFuzzer engine merged after its last round */
+    if (!cp->libfuzzer) af_camp_merge_corpus(cp); /* the libFuzzer engine merged after its last round */
     cp->st.elapsed_s = cp->prior_elapsed_s + fuzz_elapsed;
     af_triage_summary sum;
     memset(&sum, 0, sizeof sum);
     /* stats.json counts what DIR/findings holds, as the reports do (outdir.c) */
-    af_cp_count_stored(cp);
-    if (!cp->libfuzzer) cp->st.corpus = af_cp_corpus_count(cp);
+    af_camp_count_stored(cp);
+    if (!cp->libfuzzer) cp->st.corpus = af_camp_corpus_count(cp);
     long long errors_before = cp->st.write_errors;
     if (af_stats_plot_append(cp->dir, &cp->st, cp->queue.features, true, why, sizeof why))
-        af_cp_write_failed(cp, "plot_data", why);
+        af_camp_write_failed(cp, "plot_data", why);
     /* the run's end and outcome, before the reports that show them */
     close_provenance(cp, interrupted);
     /* the reports read the final counters from stats.json */
     if (af_stats_write(cp->dir, &cp->st, why, sizeof why))
-        af_cp_write_failed(cp, "stats (no reports built from an older stats.json)", why);
+        af_camp_write_failed(cp, "stats (no reports built from an older stats.json)", why);
     else if (af_triage_build(cp->dir, &sum, why, sizeof why))
-        af_cp_write_failed(cp, "the reports", why);
+        af_camp_write_failed(cp, "the reports", why);
     if (cp->st.write_errors != errors_before && af_stats_write(cp->dir, &cp->st, why, sizeof why))
-        af_cp_write_failed(cp, "stats", why);
-    af_cp_clear_inflight(cp);
+        af_camp_write_failed(cp, "stats", why);
+    af_camp_clear_inflight(cp);
     af_stats_progress(&cp->st, cp->tty, true);
     fprintf(stderr,
             "attnfuzz campaign: %d bucket(s) in %d defect group(s); reports in %s/report.{json,junit.xml,sarif,html}\n",
@@ -481,16 +481,16 @@ int af_campaign_run(const af_campaign_opts *o) {
                 "attnfuzz campaign: %d linked bucket(s) are one defect (group %s: one raw case failed in each; "
                 "report.json \"group\" / \"linked\")\n",
                 sum.largest_group_size, sum.largest_group);
-    int rc = af_cp_report_failure(cp) ? AF_CAMPAIGN_WRITE_ERROR
-             : interrupted            ? AF_CAMPAIGN_INTERRUPTED
-             : cp->st.buckets > 0     ? AF_CAMPAIGN_FINDINGS
-                                      : AF_CAMPAIGN_CLEAN;
+    int rc = af_camp_report_failure(cp) ? AF_CAMPAIGN_WRITE_ERROR
+             : interrupted              ? AF_CAMPAIGN_INTERRUPTED
+             : cp->st.buckets > 0       ? AF_CAMPAIGN_FINDINGS
+                                        : AF_CAMPAIGN_CLEAN;
     if (rc == AF_CAMPAIGN_WRITE_ERROR && !cp->write_failed_at_close) /* a report failed after */
         close_provenance(cp, interrupted);
-    if (o->summary) af_cp_print_summary(cp, &sum, o->summary);
-    af_cp_interrupt_restore(&saved_signals);
+    if (o->summary) af_camp_print_summary(cp, &sum, o->summary);
+    af_camp_interrupt_restore(&saved_signals);
     af_queue_free(&cp->queue);
-    af_cp_known_free(&cp->known);
+    af_camp_known_free(&cp->known);
     af_session_close(&cp->s);
     af_dir_lock_release(&cp->lock);
     free(cp);

@@ -42,7 +42,7 @@
  *
  * --gpus: one worker process per GPU (or workers_per_gpu of them), each with its own
  * CUDA_VISIBLE_DEVICES set before anything else (worker_pool.h); they share DIR: the
- * parent keeps the one corpus (merged every AF_CP_CORPUS_MERGE_PERIOD_S, every
+ * parent keeps the one corpus (merged every AF_CAMP_CORPUS_MERGE_PERIOD_S, every
  * merge_every cases and at the end), the workers store findings in the
  * one DIR/findings (per-bucket locks, triage/findings.h). stats.json counts the cases
  * of each GPU (gpus, gpu_cases); each finding names the GPU that ran it ("device").
@@ -100,7 +100,7 @@ typedef struct {
                                 workers_per_gpu; the in-process engine is used */
     int workers_per_gpu;     /* with gpus: workers (cases in flight) per GPU, >= 1 */
     long long merge_every;   /* in-process engine: DIR/corpus merged after every this many cases
-                                (campaign_internal.h), 0 = AF_CP_CORPUS_MERGE_CASES */
+                                (campaign_internal.h), 0 = AF_CAMP_CORPUS_MERGE_CASES */
     const char *const *argv; /* the command line as typed ("attnfuzz", "campaign", ...), for
                                 DIR/provenance.json; NULL = not recorded */
     int argc;

@@ -25,16 +25,16 @@
  * the same identity (kind | backend | tensor) whose cases can also reach a bucket's
  * class is counted in that bucket until one of its raw findings predicts no bucket, or
  * an ambiguous one (then it is minimised and gets its own bucket). */
-#define AF_CP_MINIMISE_PER_BUCKET 1
+#define AF_CAMP_MINIMISE_PER_BUCKET 1
 
-#define AF_CP_KNOWN_MAX 512 /* buckets the catalogue holds at most (past it: minimised) */
-#define AF_CP_WITNESSES 4   /* other identities kept per bucket (links) */
+#define AF_CAMP_KNOWN_MAX 512 /* buckets the catalogue holds at most (past it: minimised) */
+#define AF_CAMP_WITNESSES 4   /* other identities kept per bucket (links) */
 
 /* A case of a bucket's defect that failed with another identity (known.c links). */
 typedef struct {
     af_case c;
     char identity[AF_SIGNATURE_MAX];
-} af_cp_witness;
+} af_camp_witness;
 
 /* One stored bucket as its minimisation left it (known.c). */
 typedef struct {
@@ -42,15 +42,15 @@ typedef struct {
     char identity[AF_SIGNATURE_MAX];  /* kind|backend[:engine]|tensor of entry */
     char signature[AF_SIGNATURE_MAX]; /* the bucket's signature */
     int minimisations;                /* raw findings minimised into it (1 when loaded) */
-    af_cp_witness witness[AF_CP_WITNESSES];
+    af_camp_witness witness[AF_CAMP_WITNESSES];
     int n_witness;
-} af_cp_known_bucket;
+} af_camp_known_bucket;
 
 typedef struct {
-    af_cp_known_bucket *items;
+    af_camp_known_bucket *items;
     int n, cap;
     bool loaded; /* DIR/rawmap read (on first use) */
-} af_cp_known;
+} af_camp_known;
 
 typedef struct {
     const af_campaign_opts *o;
@@ -77,127 +77,127 @@ typedef struct {
     /* after a corpus merge st.corpus is what it kept plus the queue's later entries */
     bool corpus_merged;
     int corpus_kept, queue_at_merge;
-    bool write_failed; /* a write in DIR failed (st.write_errors): fuzzing stops, exit AF_CAMPAIGN_WRITE_ERROR */
-    af_cp_known known; /* the buckets minimised so far (known.c) */
-    uint64_t seed;     /* the --seed that replays this run (drawn when none was given) */
+    bool write_failed;   /* a write in DIR failed (st.write_errors): fuzzing stops, exit AF_CAMPAIGN_WRITE_ERROR */
+    af_camp_known known; /* the buckets minimised so far (known.c) */
+    uint64_t seed;       /* the --seed that replays this run (drawn when none was given) */
     bool write_failed_at_close; /* DIR/provenance.json closed with outcome "error" */
 } af_campaign_state;
 
 /* ---- campaign.c ---- */
 /* The per-run deadline now: --deadline, cut to what is left before --total-time's end
  * (less a margin for the reports), never below 1 s. */
-int af_cp_deadline_now(const af_campaign_state *cp);
+int af_camp_deadline_now(const af_campaign_state *cp);
 /* A run that got a deadline cut by --total-time and ran past it did not hang: it was
  * stopped for time, and is neither a finding nor a minimisation step. */
-bool af_cp_stopped_for_time(const af_campaign_state *cp, const af_case_result *r, int deadline);
+bool af_camp_stopped_for_time(const af_campaign_state *cp, const af_session_result *r, int deadline);
 /* DIR/name. */
-void af_cp_subdir(const af_campaign_state *cp, const char *name, char *out, size_t cap);
+void af_camp_subdir(const af_campaign_state *cp, const char *name, char *out, size_t cap);
 /* s[0..n) starts with AF_BUCKET_ID_LEN lowercase hex digits. */
-bool af_cp_is_bucket_name(const char *s, size_t n);
+bool af_camp_is_bucket_name(const char *s, size_t n);
 /* Buckets on disk: stored ones, plus one per pending raw signature not minimised yet. */
-int af_cp_count_buckets(af_campaign_state *cp);
+int af_camp_count_buckets(af_campaign_state *cp);
 /* Rewrite DIR/stats.json; the progress line about once a second (tty) or every 10 s. */
-void af_cp_update_stats(af_campaign_state *cp, bool final);
-/* af_cp_update_stats when the progress line is due (tty: 1 s, else 10 s): called
+void af_camp_update_stats(af_campaign_state *cp, bool final);
+/* af_camp_update_stats when the progress line is due (tty: 1 s, else 10 s): called
  * between the runs of a minimisation, so that the line keeps coming. */
-void af_cp_progress_tick(af_campaign_state *cp);
+void af_camp_progress_tick(af_campaign_state *cp);
 /* The closing summary block on f (summary.c): directory, backend, seed, cases and rate,
  * coverage, findings by kind in severity order, where the reports are. */
-void af_cp_print_summary(const af_campaign_state *cp, const af_triage_summary *sum, FILE *f);
+void af_camp_print_summary(const af_campaign_state *cp, const af_triage_summary *sum, FILE *f);
 /* One more finding seen (and the time to the first). */
-void af_cp_note_finding(af_campaign_state *cp);
+void af_camp_note_finding(af_campaign_state *cp);
 
 /* DIR/corpus merged (campaign/corpus_merge.h: inputs adding coverage or a config cell,
  * content-hash names), one line on stderr; st.corpus = what is kept. The in-process
- * engine every AF_CP_CORPUS_MERGE_PERIOD_S, every --merge-every cases (opts
- * merge_every, default AF_CP_CORPUS_MERGE_CASES), and at the end of the campaign. */
-#define AF_CP_CORPUS_MERGE_PERIOD_S 600.0
-/* ... and after every AF_CP_CORPUS_MERGE_CASES cases (many workers fill the corpus fast) */
-#define AF_CP_CORPUS_MERGE_CASES 20000
-void af_cp_merge_corpus(af_campaign_state *cp);
+ * engine every AF_CAMP_CORPUS_MERGE_PERIOD_S, every --merge-every cases (opts
+ * merge_every, default AF_CAMP_CORPUS_MERGE_CASES), and at the end of the campaign. */
+#define AF_CAMP_CORPUS_MERGE_PERIOD_S 600.0
+/* ... and after every AF_CAMP_CORPUS_MERGE_CASES cases (many workers fill the corpus fast) */
+#define AF_CAMP_CORPUS_MERGE_CASES 20000
+void af_camp_merge_corpus(af_campaign_state *cp);
 /* Corpus inputs now (in-process engine): the queue, or since a merge what it kept plus
  * the queue's later entries. */
-int af_cp_corpus_count(const af_campaign_state *cp);
+int af_camp_corpus_count(const af_campaign_state *cp);
 
 /* Fuzzing seconds so far, earlier runs of DIR included. */
-double af_cp_elapsed(const af_campaign_state *cp);
+double af_camp_elapsed(const af_campaign_state *cp);
 
 /* ---- outdir.c: what the campaign writes in DIR ---- */
 /* A finding, the rawmap, a corpus input, stats or a report could not be written (why:
  * the path and the system's reason): counted in st.write_errors, said on stderr (the
  * first ones), and the campaign stops fuzzing and ends with AF_CAMPAIGN_WRITE_ERROR. */
-void af_cp_write_failed(af_campaign_state *cp, const char *what, const char *why);
+void af_camp_write_failed(af_campaign_state *cp, const char *what, const char *why);
 /* The end of the run: st.findings and st.buckets from DIR/findings (what the reports
  * count), st.findings_unstored = findings seen this run that it does not hold
  * (in-process engine; failed writes, or left in DIR/pending). */
-void af_cp_count_stored(af_campaign_state *cp);
+void af_camp_count_stored(af_campaign_state *cp);
 /* The run failed to keep what it found (write errors or unstored findings): one line
  * saying so. true when it did. */
-bool af_cp_report_failure(const af_campaign_state *cp);
+bool af_camp_report_failure(const af_campaign_state *cp);
 
 /* ---- resume.c ---- */
 /* DIR's earlier campaign (prior, read from its stats.json) continues in cp: refused with
  * why when it ran another backend, engine or shard. 0 or -1. */
-int af_cp_resume_check(const af_campaign_state *cp, const af_campaign_stats *prior, char *why, size_t cap);
+int af_camp_resume_check(const af_campaign_state *cp, const af_campaign_stats *prior, char *why, size_t cap);
 /* Take over prior's counters, histograms, cells, timeline and start time. */
-void af_cp_resume_apply(af_campaign_state *cp, const af_campaign_stats *prior);
+void af_camp_resume_apply(af_campaign_state *cp, const af_campaign_stats *prior);
 /* Add DIR/corpus's inputs not in the queue yet (content hash) to it. Returns how many. */
-int af_cp_resume_corpus(af_campaign_state *cp);
+int af_camp_resume_corpus(af_campaign_state *cp);
 /* The cases DIR/current held when the earlier campaign stopped: moved to
  * DIR/interrupted/run<N>-<name>.case (never replacing one there), one line on stderr
  * per case naming its path and backend. Returns how many. */
-int af_cp_resume_keep_inflight(af_campaign_state *cp);
+int af_camp_resume_keep_inflight(af_campaign_state *cp);
 /* Findings a killed run stored after its last stats.json write (bucket counts plus
  * DIR/pending cases above st.findings): added to st.findings, so that stats.json and
  * the reports agree (st.cases and its histograms stay as written: the seqlens of those
  * cases are not known). Returns how many. */
-long long af_cp_resume_recount_findings(af_campaign_state *cp);
+long long af_camp_resume_recount_findings(af_campaign_state *cp);
 /* DIR/interrupted/<name>.case on disk (stats.json interrupted_cases). */
-int af_cp_count_interrupted(const af_campaign_state *cp);
+int af_camp_count_interrupted(const af_campaign_state *cp);
 /* The run ended (not killed): DIR/current's cases all finished; removed, so that a
  * resume keeps aside only what a killed run had in flight. */
-void af_cp_clear_inflight(af_campaign_state *cp);
+void af_camp_clear_inflight(af_campaign_state *cp);
 
 /* ---- interrupt.c ---- */
 typedef struct {
     struct sigaction sigint, sigterm;
-} af_cp_saved_signals;
+} af_camp_saved_signals;
 /* Catch SIGINT / SIGTERM for the campaign (the previous handlers kept in saved). */
-void af_cp_interrupt_install(af_cp_saved_signals *saved);
-void af_cp_interrupt_restore(const af_cp_saved_signals *saved);
+void af_camp_interrupt_install(af_camp_saved_signals *saved);
+void af_camp_interrupt_restore(const af_camp_saved_signals *saved);
 /* 0, or the signal (SIGINT / SIGTERM) that asked the campaign to stop. */
-int af_cp_interrupted(void);
+int af_camp_interrupted(void);
 
 /* ---- pending.c ---- */
 /* Minimise and store every pending finding until stop_at (keep_rest: store the rest as
  * found). Returns the number handled. */
-int af_cp_process_pending(af_campaign_state *cp, double stop_at, bool keep_rest);
+int af_camp_process_pending(af_campaign_state *cp, double stop_at, bool keep_rest);
 
 /* ---- known.c ---- */
 /* The stored bucket whose signature is this one, or NULL. */
-const af_cp_known_bucket *af_cp_known_exact(af_campaign_state *cp, const char *signature);
+const af_camp_known_bucket *af_camp_known_exact(af_campaign_state *cp, const char *signature);
 /* The stored bucket a raw finding (case c, finding identity) would minimise into: the
  * most specific one of that identity whose class c could reach, when exactly one is;
  * else NULL (none, or ambiguous: only minimising tells). */
-const af_cp_known_bucket *af_cp_known_predict(af_campaign_state *cp, const af_case *c, const char *identity);
+const af_camp_known_bucket *af_camp_known_predict(af_campaign_state *cp, const af_case *c, const char *identity);
 /* Record a stored bucket (minimised: one more minimisation of it); a new one is linked
  * with the stored buckets whose verdicts show its identity. */
-void af_cp_known_add(af_campaign_state *cp, const af_rawmap_entry *e, bool minimised);
+void af_camp_known_add(af_campaign_state *cp, const af_rawmap_entry *e, bool minimised);
 /* Case c of bucket's defect failed as v: each finding of v whose identity is not the
  * bucket's is one defect seen through another tensor or probe. The bucket that finding
  * predicts (now, or once it is stored: kept as a witness) is linked with bucket
  * (DIR/links/<bucket>, both ways). */
-void af_cp_known_link(af_campaign_state *cp, const char *bucket, const af_case *c, const af_verdict *v);
-void af_cp_known_free(af_cp_known *k);
+void af_camp_known_link(af_campaign_state *cp, const char *bucket, const af_case *c, const af_verdict *v);
+void af_camp_known_free(af_camp_known *k);
 
 /* ---- inprocess.c ---- */
 /* Fuzz until stop_at with JOBS forked children in flight. */
-void af_cp_run_inprocess(af_campaign_state *cp, double stop_at);
+void af_camp_run_inprocess(af_campaign_state *cp, double stop_at);
 
 /* ---- libfuzzer.c ---- */
 /* The attnfuzz_fuzz to run (o->fuzzer_path, or beside this executable); false = none. */
-bool af_cp_find_fuzzer(const af_campaign_opts *o, char *out, size_t cap);
+bool af_camp_find_fuzzer(const af_campaign_opts *o, char *out, size_t cap);
 /* Run attnfuzz_fuzz until stop_at; 0, or -1 when it could not be run. */
-int af_cp_run_libfuzzer(af_campaign_state *cp, const char *fuzzer, double stop_at);
+int af_camp_run_libfuzzer(af_campaign_state *cp, const char *fuzzer, double stop_at);
 
 #endif

@@ -29,7 +29,7 @@ static void save_corpus_input(af_campaign_state *cp, const uint8_t *data, size_t
     snprintf(path, sizeof path, "%s/corpus/%s", cp->dir, name);
     if (af_write_file_atomic(path, data, n, why, sizeof why) ||
         af_corpus_save_coverage(cp->dir, name, counters, why, sizeof why))
-        af_cp_write_failed(cp, "a corpus input", why);
+        af_camp_write_failed(cp, "a corpus input", why);
 }
 
 typedef struct {
@@ -103,13 +103,13 @@ static void keep_error_case(af_campaign_state *cp, const af_case *c, const char 
 }
 
 /* The GPU a finished case ran on (--gpus): what its worker said, else its slot's GPU. */
-static const char *result_device(const af_campaign_state *cp, const af_child *slot, const af_case_result *r) {
+static const char *result_device(const af_campaign_state *cp, const af_child *slot, const af_session_result *r) {
     if (r->device[0]) return r->device;
     int d = slot->device >= 0 && slot->device < cp->o->gpus->n ? slot->device : 0;
     return cp->o->gpus->id[d];
 }
 
-static void handle_result(af_campaign_state *cp, const af_child *slot, const input_buf *in, af_case_result *r) {
+static void handle_result(af_campaign_state *cp, const af_child *slot, const input_buf *in, af_session_result *r) {
     const af_case *c = &slot->c;
     cp->st.cases++;
     if (cp->o->gpus) {
@@ -131,16 +131,16 @@ static void handle_result(af_campaign_state *cp, const af_child *slot, const inp
     if (r->status != AF_CASE_NOT_RUN && r->status != AF_CASE_CRASHED && r->status != AF_CASE_HUNG)
         af_envelope_note(&cp->envelope, c, r->verdict.kind == AF_V_DECLINED, r->verdict.reason);
     /* a crash: the child died, or the backend said so (AF_PLUGIN_ERROR, AF_RUN_CRASH) */
-    if (af_case_result_is_crash(r)) cp->st.crashes++;
+    if (af_session_result_is_crash(r)) cp->st.crashes++;
     if (r->status == AF_CASE_HUNG) cp->st.hangs++;
     if (r->verdict.n_findings > 0) {
-        af_cp_note_finding(cp);
-        if (r->store_error[0]) af_cp_write_failed(cp, "a finding", r->store_error); /* the child could not */
+        af_camp_note_finding(cp);
+        if (r->store_error[0]) af_camp_write_failed(cp, "a finding", r->store_error); /* the child could not */
         if (r->status == AF_CASE_CRASHED || r->status == AF_CASE_HUNG) {
             char bucket[AF_BUCKET_ID_LEN + 1];
             if (af_session_store(&cp->s, c, &r->verdict, AF_STORE_FUZZ, NULL, NULL, NULL, bucket) ==
                 AF_SESSION_STORE_FAILED)
-                af_cp_write_failed(cp, "a finding", cp->s.store_error);
+                af_camp_write_failed(cp, "a finding", cp->s.store_error);
         }
     }
     if (af_queue_offer(&cp->queue, in->data, in->size, r->counters, false) > 0)
@@ -161,22 +161,22 @@ static void abandon_children(af_child *slots, int jobs) {
     }
 }
 
-void af_cp_run_inprocess(af_campaign_state *cp, double stop_at) {
+void af_camp_run_inprocess(af_campaign_state *cp, double stop_at) {
     int jobs = cp->o->jobs < 1 ? 1 : cp->o->jobs > AF_CAMPAIGN_MAX_JOBS ? AF_CAMPAIGN_MAX_JOBS : cp->o->jobs;
     af_child slots[AF_CAMPAIGN_MAX_JOBS];
     int slot_deadline[AF_CAMPAIGN_MAX_JOBS]; /* the deadline each slot's run got (cut by --total-time) */
     input_buf inputs[AF_CAMPAIGN_MAX_JOBS];
-    af_case_result *results = calloc((size_t)jobs, sizeof *results);
+    af_session_result *results = calloc((size_t)jobs, sizeof *results);
     memset(slots, 0, sizeof slots);
     if (!results) return;
     int seed_cursor = 0;
     bool drawn_none = false; /* --shard: the last round drew no input of this shard's cells */
     double next_pending = af_clock_mono() + 1;
-    double next_corpus_merge = af_clock_mono() + AF_CP_CORPUS_MERGE_PERIOD_S;
-    long long merge_every = cp->o->merge_every > 0 ? cp->o->merge_every : AF_CP_CORPUS_MERGE_CASES;
+    double next_corpus_merge = af_clock_mono() + AF_CAMP_CORPUS_MERGE_PERIOD_S;
+    long long merge_every = cp->o->merge_every > 0 ? cp->o->merge_every : AF_CAMP_CORPUS_MERGE_CASES;
     long long merge_at_cases = cp->st.cases + merge_every;
     for (;;) {
-        if (af_cp_interrupted()) {
+        if (af_camp_interrupted()) {
             abandon_children(slots, jobs);
             cp->fuzz_end = af_clock_mono();
             break;
@@ -194,7 +194,7 @@ void af_cp_run_inprocess(af_campaign_state *cp, double stop_at) {
             slots[i].result = &results[i];
             /* --gpus: job slot i always runs on GPU i / workers_per_gpu (a replaced worker too) */
             slots[i].device = cp->o->gpus ? i / cp->o->workers_per_gpu : -1;
-            slot_deadline[i] = af_cp_deadline_now(cp);
+            slot_deadline[i] = af_camp_deadline_now(cp);
             if (af_child_start(&cp->s, &slots[i], &c, AF_STORE_FUZZ, slot_deadline[i])) {
                 fprintf(stderr, "attnfuzz campaign: fork failed: %s\n", strerror(errno));
                 time_left = false;
@@ -208,21 +208,21 @@ void af_cp_run_inprocess(af_campaign_state *cp, double stop_at) {
             break;
         }
         int done = af_child_wait_any(&cp->s, slots, jobs, 250);
-        if (done >= 0 && !af_cp_interrupted() && !af_cp_stopped_for_time(cp, &results[done], slot_deadline[done]))
+        if (done >= 0 && !af_camp_interrupted() && !af_camp_stopped_for_time(cp, &results[done], slot_deadline[done]))
             handle_result(cp, &slots[done], &inputs[done], &results[done]);
         if (done >= 0) { /* no longer in flight: a resume keeps aside only what was (resume.c) */
             char current[1300];
             snprintf(current, sizeof current, "%s/current/job%d.case", cp->dir, done);
             remove(current);
         }
-        if ((af_clock_mono() >= next_corpus_merge || cp->st.cases >= merge_at_cases) && !af_cp_interrupted()) {
-            af_cp_merge_corpus(cp);
-            next_corpus_merge = af_clock_mono() + AF_CP_CORPUS_MERGE_PERIOD_S;
+        if ((af_clock_mono() >= next_corpus_merge || cp->st.cases >= merge_at_cases) && !af_camp_interrupted()) {
+            af_camp_merge_corpus(cp);
+            next_corpus_merge = af_clock_mono() + AF_CAMP_CORPUS_MERGE_PERIOD_S;
             merge_at_cases = cp->st.cases + merge_every;
         }
-        if (af_clock_mono() >= next_pending && !af_cp_interrupted()) {
-            af_cp_process_pending(cp, stop_at, false);
-            af_cp_update_stats(cp, false);
+        if (af_clock_mono() >= next_pending && !af_camp_interrupted()) {
+            af_camp_process_pending(cp, stop_at, false);
+            af_camp_update_stats(cp, false);
             next_pending = af_clock_mono() + 1;
         }
     }

@@ -5,7 +5,7 @@
  *
  * The one piece of process-wide state in the campaign: a signal handler can reach no
  * context struct, so the signal that arrived lives in a sig_atomic_t here; everything
- * else reads it through af_cp_interrupted(). */
+ * else reads it through af_camp_interrupted(). */
 #include <signal.h>
 #include <string.h>
 
@@ -22,7 +22,7 @@ static void on_stop_signal(int sig) {
     stop_signal = sig;
 }
 
-void af_cp_interrupt_install(af_cp_saved_signals *saved) {
+void af_camp_interrupt_install(af_camp_saved_signals *saved) {
     stop_signal = 0;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -33,9 +33,9 @@ void af_cp_interrupt_install(af_cp_saved_signals *saved) {
     sigaction(SIGTERM, &sa, &saved->sigterm);
 }
 
-void af_cp_interrupt_restore(const af_cp_saved_signals *saved) {
+void af_camp_interrupt_restore(const af_camp_saved_signals *saved) {
     sigaction(SIGINT, &saved->sigint, NULL);
     sigaction(SIGTERM, &saved->sigterm, NULL);
 }
 
-int af_cp_interrupted(void) { return (int)stop_signal; }
+int af_camp_interrupted(void) { return (int)stop_signal; }

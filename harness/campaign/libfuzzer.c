@@ -28,7 +28,7 @@
 
 static void read_worker_stats(af_campaign_state *cp) {
     char dir[1200];
-    af_cp_subdir(cp, "workers", dir, sizeof dir);
+    af_camp_subdir(cp, "workers", dir, sizeof dir);
     DIR *d = opendir(dir);
     if (!d) return;
     long long cases = 0, findings = 0, declined = 0, errors = 0, crashes = 0, hits = 0, misses = 0;
@@ -78,7 +78,7 @@ static void read_worker_stats(af_campaign_state *cp) {
     cp->st.cudnn_graph_build_seconds = build_s;
     /* libFuzzer adds its corpus to DIR/corpus */
     char corpus[1200];
-    af_cp_subdir(cp, "corpus", corpus, sizeof corpus);
+    af_camp_subdir(cp, "corpus", corpus, sizeof corpus);
     DIR *cd = opendir(corpus);
     if (cd) {
         int files = 0;
@@ -93,7 +93,7 @@ static void read_worker_stats(af_campaign_state *cp) {
 /* libFuzzer artifacts (crash-*, timeout-*, oom-*, leak-*) -> crash / hang findings. */
 static void convert_artifacts(af_campaign_state *cp) {
     char dir[1200], done_dir[1300];
-    af_cp_subdir(cp, "crashes", dir, sizeof dir);
+    af_camp_subdir(cp, "crashes", dir, sizeof dir);
     snprintf(done_dir, sizeof done_dir, "%s/seen", dir);
     DIR *d = opendir(dir);
     if (!d) return;
@@ -123,7 +123,7 @@ static void convert_artifacts(af_campaign_state *cp) {
         af_session_fatal_verdict(&cp->s, &c, kind, detail, &v);
         char bucket[AF_BUCKET_ID_LEN + 1];
         if (af_session_store(&cp->s, &c, &v, AF_STORE_FUZZ, NULL, NULL, NULL, bucket) == AF_SESSION_STORE_FAILED) {
-            af_cp_write_failed(cp, "a finding", cp->s.store_error);
+            af_camp_write_failed(cp, "a finding", cp->s.store_error);
             continue; /* the artifact stays: counted and stored by the next run */
         }
         if (kind == AF_V_HANG)
@@ -230,15 +230,15 @@ static int start_fuzzer(af_proc *proc, const char *fuzzer, char **argv, char **e
 /* One libFuzzer run until stop_at. 0, or -1 when it could not be run. */
 static int run_fuzz_round(af_campaign_state *cp, const char *fuzzer, double stop_at) {
     char corpus[1200], log[1200], artifacts[1300], dict[1300], a_dict[1400];
-    af_cp_subdir(cp, "corpus", corpus, sizeof corpus);
-    af_cp_subdir(cp, "fuzzer.log", log, sizeof log);
+    af_camp_subdir(cp, "corpus", corpus, sizeof corpus);
+    af_camp_subdir(cp, "fuzzer.log", log, sizeof log);
     snprintf(artifacts, sizeof artifacts, "-artifact_prefix=%s/crashes/", cp->dir);
     find_dict(fuzzer, dict, sizeof dict);
     snprintf(a_dict, sizeof a_dict, "-dict=%s", dict);
     char a_fork[32], a_time[48], a_timeout[48], a_rss[48], a_seed[48];
     snprintf(a_fork, sizeof a_fork, "-fork=%d", cp->o->jobs < 1 ? 1 : cp->o->jobs);
     snprintf(a_time, sizeof a_time, "-max_total_time=%d", fuzz_seconds(stop_at));
-    snprintf(a_timeout, sizeof a_timeout, "-timeout=%d", af_cp_deadline_now(cp));
+    snprintf(a_timeout, sizeof a_timeout, "-timeout=%d", af_camp_deadline_now(cp));
     /* a wide budget's cases hold up to AF_FUZZ_WIDE_MAX_HOST_BYTES of doubles (4 GiB):
      * twice that for the judge's copies, and 4 GiB for the rest of the process */
     int rss_mb = cp->o->rss_limit_mb;
@@ -278,13 +278,13 @@ static int run_fuzz_round(af_campaign_state *cp, const char *fuzzer, double stop
         convert_artifacts(cp);
         read_worker_stats(cp);
         if (exited) cp->fuzz_end = af_clock_mono();
-        af_cp_process_pending(cp, stop_at, false); /* the rest after fuzzing */
-        af_cp_update_stats(cp, false);
+        af_camp_process_pending(cp, stop_at, false); /* the rest after fuzzing */
+        af_camp_update_stats(cp, false);
         /* libFuzzer should have stopped at -max_total_time (its -fork controller waits for
          * the job in flight: under --total-time stop it at once, else 30 s late at most),
          * or a signal asks to stop: its own process group, so the terminal's SIGINT did
          * not reach it */
-        if (!exited && (af_clock_mono() > stop_at + (cp->end_at > 0 ? 0 : 30) || af_cp_interrupted())) {
+        if (!exited && (af_clock_mono() > stop_at + (cp->end_at > 0 ? 0 : 30) || af_camp_interrupted())) {
             af_proc_kill(&proc, 2.0, false); /* the group: SIGTERM, 2 s, SIGKILL */
             cp->fuzz_end = af_clock_mono();
             exited = true;
@@ -325,14 +325,14 @@ static void remove_flat_dir(const char *path) {
 
 static int merge_corpus(af_campaign_state *cp, const char *fuzzer, double deadline) {
     char corpus[1200], merged[1300], old[1300], log[1200], a_timeout[48];
-    af_cp_subdir(cp, "corpus", corpus, sizeof corpus);
-    af_cp_subdir(cp, "merge.log", log, sizeof log);
+    af_camp_subdir(cp, "corpus", corpus, sizeof corpus);
+    af_camp_subdir(cp, "merge.log", log, sizeof log);
     snprintf(merged, sizeof merged, "%s.merge", corpus);
     snprintf(old, sizeof old, "%s.old", corpus);
     remove_flat_dir(merged);
     remove_flat_dir(old);
     if (mkdir(merged, 0755) != 0) return -1;
-    snprintf(a_timeout, sizeof a_timeout, "-timeout=%d", af_cp_deadline_now(cp));
+    snprintf(a_timeout, sizeof a_timeout, "-timeout=%d", af_camp_deadline_now(cp));
     char *argv[] = {(char *)fuzzer, "-merge=1", a_timeout, "-max_len=1024", merged, corpus, NULL};
     child_options opt;
     char **env = child_environment(cp, &opt);
@@ -378,7 +378,7 @@ static int merge_corpus(af_campaign_state *cp, const char *fuzzer, double deadli
     return kept;
 }
 
-int af_cp_run_libfuzzer(af_campaign_state *cp, const char *fuzzer, double stop_at) {
+int af_camp_run_libfuzzer(af_campaign_state *cp, const char *fuzzer, double stop_at) {
     /* rounds of AF_LF_MERGE_PERIOD_S, a -merge=1 of the corpus after each (bounded: it
      * never runs past stop_at when another round follows, nor past --total-time's end) */
     if (cp->end_at > 0 && stop_at > cp->end_at - AF_LF_REPORT_RESERVE_S) stop_at = cp->end_at - AF_LF_REPORT_RESERVE_S;
@@ -403,7 +403,7 @@ int af_cp_run_libfuzzer(af_campaign_state *cp, const char *fuzzer, double stop_a
     }
 }
 
-bool af_cp_find_fuzzer(const af_campaign_opts *o, char *out, size_t cap) {
+bool af_camp_find_fuzzer(const af_campaign_opts *o, char *out, size_t cap) {
     if (o->force_inprocess || o->backend_obj) return false;
     if (o->fuzzer_path) {
         snprintf(out, cap, "%s", o->fuzzer_path);

@@ -19,7 +19,7 @@ int af_campaign_check_subdirs(const char *dir, char *why, size_t cap) {
     return af_subdirs_real(dir, sub, (int)(sizeof sub / sizeof sub[0]), why, cap);
 }
 
-void af_cp_write_failed(af_campaign_state *cp, const char *what, const char *why) {
+void af_camp_write_failed(af_campaign_state *cp, const char *what, const char *why) {
     cp->st.write_errors++;
     cp->write_failed = true;
     if (cp->st.write_errors <= WRITE_ERRORS_SAID)
@@ -32,12 +32,12 @@ static int add_count(const af_finding_record *r, void *user) {
     return 0;
 }
 
-void af_cp_count_stored(af_campaign_state *cp) {
+void af_camp_count_stored(af_campaign_state *cp) {
     long long on_disk = 0;
     char why[512];
     int buckets = af_findings_scan(cp->dir, add_count, &on_disk, why, sizeof why);
     if (buckets < 0) {
-        af_cp_write_failed(cp, "the findings", why);
+        af_camp_write_failed(cp, "the findings", why);
         return;
     }
     long long seen = cp->st.findings;
@@ -48,7 +48,7 @@ void af_cp_count_stored(af_campaign_state *cp) {
 
 static int pending_left(const af_campaign_state *cp) {
     char path[1200];
-    af_cp_subdir(cp, "pending", path, sizeof path);
+    af_camp_subdir(cp, "pending", path, sizeof path);
     DIR *d = opendir(path);
     int n = 0;
     for (struct dirent *e; d && (e = readdir(d));) {
@@ -59,7 +59,7 @@ static int pending_left(const af_campaign_state *cp) {
     return n;
 }
 
-bool af_cp_report_failure(const af_campaign_state *cp) {
+bool af_camp_report_failure(const af_campaign_state *cp) {
     if (cp->st.write_errors == 0 && cp->st.findings_unstored == 0) return false;
     int left = pending_left(cp);
     fprintf(stderr,

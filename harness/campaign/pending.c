@@ -1,7 +1,7 @@
 /* campaign/pending.c — new raw signatures (DIR/pending): counted in the stored bucket
  * they belong to when that is known without minimising (known.c: the raw case's own
  * signature is a bucket's, or the bucket it would minimise into is predicted and has
- * had its AF_CP_MINIMISE_PER_BUCKET minimisations), else minimised once: the minimised
+ * had its AF_CAMP_MINIMISE_PER_BUCKET minimisations), else minimised once: the minimised
  * case is stored in the bucket of its own signature. Either way DIR/rawmap records
  * raw -> bucket. A finding the minimiser cannot reproduce is kept as found. */
 #include <dirent.h>
@@ -49,13 +49,13 @@ static void min_other(void *user, const af_case *c, const af_verdict *v) {
 
 static int min_run(const af_case *c, void *user, af_verdict *v) {
     min_ctx *m = user;
-    af_case_result *r = malloc(sizeof *r);
+    af_session_result *r = malloc(sizeof *r);
     if (!r) return -1;
-    if (af_cp_interrupted()) return -1; /* a signal: nothing more is run */
-    af_cp_progress_tick(m->cp);         /* the progress line keeps coming while minimising */
-    int deadline = af_cp_deadline_now(m->cp);
+    if (af_camp_interrupted()) return -1; /* a signal: nothing more is run */
+    af_camp_progress_tick(m->cp);         /* the progress line keeps coming while minimising */
+    int deadline = af_camp_deadline_now(m->cp);
     af_session_run_isolated(&m->cp->s, c, AF_STORE_NONE, NULL, deadline, r);
-    int rc = r->status == AF_CASE_NOT_RUN || af_cp_stopped_for_time(m->cp, r, deadline) ? -1 : 0;
+    int rc = r->status == AF_CASE_NOT_RUN || af_camp_stopped_for_time(m->cp, r, deadline) ? -1 : 0;
     *v = r->verdict;
     free(r);
     return rc;
@@ -79,25 +79,25 @@ static void remove_pending(const char *case_path) {
 
 /* Store case c with verdict v in its bucket from this process (no heatmap): for a
  * crash / hang, or when the re-run in a child did not store it. 0, or -1 after
- * af_cp_write_failed. */
+ * af_camp_write_failed. */
 static int store_here(af_campaign_state *cp, const af_case *c, const af_verdict *v, const af_case *original,
                       char *bucket) {
     if (af_session_store(&cp->s, c, v, AF_STORE_ALWAYS, original, NULL, NULL, bucket) != AF_SESSION_STORE_FAILED)
         return 0;
-    af_cp_write_failed(cp, "a finding", cp->s.store_error);
+    af_camp_write_failed(cp, "a finding", cp->s.store_error);
     return -1;
 }
 
 /* DIR/rawmap/<raw_id> = e; a failure is counted (the finding itself is stored). */
 static void put_rawmap(af_campaign_state *cp, const char *raw_id, const af_rawmap_entry *e) {
     char why[1500];
-    if (af_rawmap_put(cp->dir, raw_id, e, why, sizeof why)) af_cp_write_failed(cp, "the rawmap", why);
+    if (af_rawmap_put(cp->dir, raw_id, e, why, sizeof why)) af_camp_write_failed(cp, "the rawmap", why);
 }
 
 /* Minimise one new raw signature and store the result; writes DIR/rawmap/<raw_id>.
  * 0 when the finding is stored (its pending file may go), -1 when not (it stays). */
 static int minimise_raw(af_campaign_state *cp, const char *raw_id, const af_case *c, const af_verdict *found,
-                        af_case_result *r) {
+                        af_session_result *r) {
     min_ctx *m = calloc(1, sizeof *m);
     if (!m) return -1;
     m->cp = cp;
@@ -137,20 +137,20 @@ static int minimise_raw(af_campaign_state *cp, const char *raw_id, const af_case
             original = af_case_load(path, &first_original, &err) == 0 ? &first_original : NULL;
         }
         /* re-run in a child that stores it with its heatmap (not after a signal) */
-        if (af_cp_interrupted())
+        if (af_camp_interrupted())
             r->stored = -1;
         else
-            af_session_run_isolated(&cp->s, &e.best, AF_STORE_ALWAYS, original, af_cp_deadline_now(cp), r);
+            af_session_run_isolated(&cp->s, &e.best, AF_STORE_ALWAYS, original, af_camp_deadline_now(cp), r);
         if (r->stored < 0 || strcmp(r->bucket, e.bucket)) {
             /* crash / hang (the child could not store), or a different result this time */
             char b[AF_BUCKET_ID_LEN + 1];
             stored = store_here(cp, &e.best, &e.verdict, original, b);
         }
         cp->st.minimised++;
-        af_cp_known_add(cp, &e, true);
-        af_cp_known_link(cp, e.bucket, &e.best, &e.verdict);
-        af_cp_known_link(cp, e.bucket, c, found);
-        for (int i = 0; i < m->n_other; i++) af_cp_known_link(cp, e.bucket, &m->other_case[i], &m->other_verdict[i]);
+        af_camp_known_add(cp, &e, true);
+        af_camp_known_link(cp, e.bucket, &e.best, &e.verdict);
+        af_camp_known_link(cp, e.bucket, c, found);
+        for (int i = 0; i < m->n_other; i++) af_camp_known_link(cp, e.bucket, &m->other_case[i], &m->other_verdict[i]);
         fprintf(stderr, "%sattnfuzz campaign: raw %s -> %s bucket %s: %s, cost %.4g -> %.4g in %d runs\n",
                 cp->tty ? "\r\033[K" : "", raw_id, existed ? "existing" : "new", e.bucket, sig, mr->cost_before,
                 mr->cost_after, mr->runs);
@@ -163,13 +163,13 @@ static int minimise_raw(af_campaign_state *cp, const char *raw_id, const af_case
         af_signature(&e.best, &e.verdict, sig, sizeof sig);
         af_bucket_id(sig, e.bucket);
         stored = store_here(cp, &e.best, &e.verdict, NULL, e.bucket);
-        af_cp_known_add(cp, &e, true); /* tried: its bucket has had its minimisation */
-        if (af_cp_interrupted() && stored == 0) cp->st.unminimised++;
+        af_camp_known_add(cp, &e, true); /* tried: its bucket has had its minimisation */
+        if (af_camp_interrupted() && stored == 0) cp->st.unminimised++;
         fprintf(stderr, "%sattnfuzz campaign: raw %s did not reproduce (%s); kept as found in bucket %s\n",
                 cp->tty ? "\r\033[K" : "", raw_id,
-                af_cp_interrupted() ? "interrupted"
-                : rc == 1           ? "passes now"
-                                    : "could not run",
+                af_camp_interrupted() ? "interrupted"
+                : rc == 1             ? "passes now"
+                                      : "could not run",
                 e.bucket);
     }
     free(mr);
@@ -180,20 +180,20 @@ static int minimise_raw(af_campaign_state *cp, const char *raw_id, const af_case
 }
 
 /* One more finding counted in the bucket of rawmap entry e. 0, or -1 after
- * af_cp_write_failed. */
+ * af_camp_write_failed. */
 static int count_in_bucket(af_campaign_state *cp, const af_rawmap_entry *e) {
     char bucket[AF_BUCKET_ID_LEN + 1], why[1500];
     af_finding_extra extra;
     memset(&extra, 0, sizeof extra);
     extra.repro_options = cp->s.repro_options; /* a worker's command: the Reproduce line runs it */
     if (af_finding_store(cp->dir, &e->best, &e->verdict, &extra, bucket, why, sizeof why) >= 0) return 0;
-    af_cp_write_failed(cp, "a finding", why);
+    af_camp_write_failed(cp, "a finding", why);
     return -1;
 }
 
 /* One more raw finding in the stored bucket of e, without minimising it; DIR/rawmap/<raw_id>
  * -> that bucket, so that the workers count later findings of this raw signature there
- * themselves. 0, or -1 after af_cp_write_failed (the finding stays pending). */
+ * themselves. 0, or -1 after af_camp_write_failed (the finding stays pending). */
 static int count_in(af_campaign_state *cp, const char *raw_id, const af_rawmap_entry *e) {
     if (count_in_bucket(cp, e)) return -1;
     put_rawmap(cp, raw_id, e);
@@ -209,14 +209,14 @@ static bool same_fatal_bucket(const af_campaign_state *cp, const af_verdict *fou
     if (found->n_findings == 0 || found->findings[0].tensor != AF_T_NONE) return false;
     if (found->kind != AF_V_HANG && found->kind != AF_V_CRASH) return false;
     char dir[1200];
-    af_cp_subdir(cp, "rawmap", dir, sizeof dir);
+    af_camp_subdir(cp, "rawmap", dir, sizeof dir);
     DIR *d = opendir(dir);
     if (!d) return false;
     char want[AF_SIGNATURE_MAX], have[AF_SIGNATURE_MAX];
     af_finding_identity(&(af_case){0}, found, want, sizeof want);
     bool match = false;
     for (struct dirent *de; !match && (de = readdir(d));) {
-        if (!af_cp_is_bucket_name(de->d_name, strlen(de->d_name))) continue;
+        if (!af_camp_is_bucket_name(de->d_name, strlen(de->d_name))) continue;
         if (af_rawmap_get(cp->dir, de->d_name, e)) continue;
         const af_verdict *v = &e->verdict;
         if (v->n_findings == 0 || v->findings[0].tensor != AF_T_NONE || v->kind != found->kind) continue;
@@ -231,18 +231,18 @@ static bool same_fatal_bucket(const af_campaign_state *cp, const af_verdict *fou
 /* The stored bucket a raw finding (case c, verdict found) is counted in without
  * minimising it, or NULL: the bucket of its own signature, else the bucket predicted
  * for it once that bucket has had its minimisations. *how says which. */
-static const af_cp_known_bucket *known_bucket_of(af_campaign_state *cp, const af_case *c, const af_verdict *found,
-                                                 const char **how) {
+static const af_camp_known_bucket *known_bucket_of(af_campaign_state *cp, const af_case *c, const af_verdict *found,
+                                                   const char **how) {
     char sig[AF_SIGNATURE_MAX], identity[AF_SIGNATURE_MAX];
     af_signature(c, found, sig, sizeof sig);
-    const af_cp_known_bucket *k = af_cp_known_exact(cp, sig);
+    const af_camp_known_bucket *k = af_camp_known_exact(cp, sig);
     if (k) {
         *how = "its own signature";
         return k;
     }
     af_finding_identity(c, found, identity, sizeof identity);
-    k = af_cp_known_predict(cp, c, identity);
-    if (k && k->minimisations >= AF_CP_MINIMISE_PER_BUCKET) {
+    k = af_camp_known_predict(cp, c, identity);
+    if (k && k->minimisations >= AF_CAMP_MINIMISE_PER_BUCKET) {
         *how = "the bucket its identity minimises into from this case";
         return k;
     }
@@ -253,11 +253,11 @@ static const af_cp_known_bucket *known_bucket_of(af_campaign_state *cp, const af
  * signature already maps to) until stop_at. Past it, the rest waits for a later call,
  * or with keep_rest (--total-time's end) is stored as found, its raw case and verdict,
  * so that no finding is lost (counted in st.unminimised). Returns the number handled. */
-int af_cp_process_pending(af_campaign_state *cp, double stop_at, bool keep_rest) {
+int af_camp_process_pending(af_campaign_state *cp, double stop_at, bool keep_rest) {
     /* after a failed write nothing more is minimised: each is stored as found, or stays */
     if (cp->write_failed) keep_rest = true;
     char dir[1200];
-    af_cp_subdir(cp, "pending", dir, sizeof dir);
+    af_camp_subdir(cp, "pending", dir, sizeof dir);
     DIR *d = opendir(dir);
     if (!d) return 0;
     char *names[512];
@@ -265,13 +265,13 @@ int af_cp_process_pending(af_campaign_state *cp, double stop_at, bool keep_rest)
     struct dirent *e;
     while ((e = readdir(d)) && n < 512) {
         size_t len = strlen(e->d_name);
-        if (len > 5 && !strcmp(e->d_name + len - 5, ".case") && af_cp_is_bucket_name(e->d_name, len))
+        if (len > 5 && !strcmp(e->d_name + len - 5, ".case") && af_camp_is_bucket_name(e->d_name, len))
             names[n++] = strdup(e->d_name);
     }
     closedir(d);
     qsort(names, (size_t)n, sizeof *names, cmp_str);
     int handled = 0;
-    af_case_result *r = malloc(sizeof *r);
+    af_session_result *r = malloc(sizeof *r);
     af_verdict *found = malloc(sizeof *found);
     for (int i = 0; i < n && r && found; i++) {
         char raw_id[AF_BUCKET_ID_LEN + 1];
@@ -289,7 +289,7 @@ int af_cp_process_pending(af_campaign_state *cp, double stop_at, bool keep_rest)
             continue;
         }
         free(me);
-        bool out_of_time = (stop_at > 0 && af_clock_mono() > stop_at) || af_cp_interrupted() || cp->write_failed;
+        bool out_of_time = (stop_at > 0 && af_clock_mono() > stop_at) || af_camp_interrupted() || cp->write_failed;
         if (out_of_time && !keep_rest) break;
         af_case c;
         af_error err;
@@ -297,7 +297,7 @@ int af_cp_process_pending(af_campaign_state *cp, double stop_at, bool keep_rest)
             /* not ours to delete: it stays, and the run says it kept no finding from it */
             char why[1200];
             af_error_format(&err, why, sizeof why);
-            af_cp_write_failed(cp, "a pending finding", why);
+            af_camp_write_failed(cp, "a pending finding", why);
             continue;
         }
         if (out_of_time && af_pending_verdict(path, found) == 0) {
@@ -305,7 +305,7 @@ int af_cp_process_pending(af_campaign_state *cp, double stop_at, bool keep_rest)
             char bucket[AF_BUCKET_ID_LEN + 1];
             if (store_here(cp, &c, found, NULL, bucket)) continue; /* stays in pending */
             fprintf(stderr, "%sattnfuzz campaign: raw %s stored as found in bucket %s (not minimised: %s)\n",
-                    cp->tty ? "\r\033[K" : "", raw_id, bucket, af_cp_interrupted() ? "interrupted" : "--total-time");
+                    cp->tty ? "\r\033[K" : "", raw_id, bucket, af_camp_interrupted() ? "interrupted" : "--total-time");
             cp->st.unminimised++;
             remove_pending(path);
             handled++;
@@ -336,7 +336,7 @@ int af_cp_process_pending(af_campaign_state *cp, double stop_at, bool keep_rest)
         }
         free(same);
         const char *how = NULL;
-        const af_cp_known_bucket *known = known_bucket_of(cp, &c, found, &how);
+        const af_camp_known_bucket *known = known_bucket_of(cp, &c, found, &how);
         if (known) {
             af_rawmap_entry *e = malloc(sizeof *e);
             if (e) {
@@ -346,7 +346,7 @@ int af_cp_process_pending(af_campaign_state *cp, double stop_at, bool keep_rest)
                     continue; /* not stored: stays in pending */
                 }
                 cp->st.deduplicated++;
-                af_cp_known_link(cp, e->bucket, &c, found);
+                af_camp_known_link(cp, e->bucket, &c, found);
                 fprintf(stderr, "%sattnfuzz campaign: raw %s counted in bucket %s (%s; not minimised again)\n",
                         cp->tty ? "\r\033[K" : "", raw_id, e->bucket, how);
                 free(e);
@@ -363,7 +363,7 @@ int af_cp_process_pending(af_campaign_state *cp, double stop_at, bool keep_rest)
     free(r);
     for (int i = 0; i < n; i++) free(names[i]);
     /* a full listing may have left more behind: their turn (stored ones are gone) */
-    if (keep_rest && n == 512 && handled > 0) handled += af_cp_process_pending(cp, stop_at, true);
+    if (keep_rest && n == 512 && handled > 0) handled += af_camp_process_pending(cp, stop_at, true);
     return handled;
 }
 
@@ -412,7 +412,7 @@ int af_campaign_recover_pending(const char *dir, char *why, size_t cap) {
     int n = 0;
     for (struct dirent *e; n < 512 && (e = readdir(d));) {
         size_t len = strlen(e->d_name);
-        if (len > 5 && !strcmp(e->d_name + len - 5, ".case") && af_cp_is_bucket_name(e->d_name, len))
+        if (len > 5 && !strcmp(e->d_name + len - 5, ".case") && af_camp_is_bucket_name(e->d_name, len))
             names[n++] = strdup(e->d_name);
     }
     closedir(d);

@@ -14,7 +14,7 @@
 #include "util/fsutil.h"
 #include "util/hash.h"
 
-int af_cp_resume_check(const af_campaign_state *cp, const af_campaign_stats *prior, char *why, size_t cap) {
+int af_camp_resume_check(const af_campaign_state *cp, const af_campaign_stats *prior, char *why, size_t cap) {
     const char *shard = cp->st.shard[0] ? cp->st.shard : "none";
     const char *prior_shard = prior->shard[0] ? prior->shard : "none";
     if (strcmp(prior->backend, cp->s.backend_name) != 0 || strcmp(prior->engine, cp->s.engine) != 0)
@@ -27,7 +27,7 @@ int af_cp_resume_check(const af_campaign_state *cp, const af_campaign_stats *pri
     return -1;
 }
 
-void af_cp_resume_apply(af_campaign_state *cp, const af_campaign_stats *prior) {
+void af_camp_resume_apply(af_campaign_state *cp, const af_campaign_stats *prior) {
     af_campaign_stats *st = &cp->st;
     st->start_unix = prior->start_unix;
     st->cases = prior->cases;
@@ -62,9 +62,9 @@ static bool queue_holds(const uint64_t *hashes, int n, uint64_t h) {
     return false;
 }
 
-int af_cp_resume_corpus(af_campaign_state *cp) {
+int af_camp_resume_corpus(af_campaign_state *cp) {
     char dir[1200];
-    af_cp_subdir(cp, "corpus", dir, sizeof dir);
+    af_camp_subdir(cp, "corpus", dir, sizeof dir);
     DIR *d = opendir(dir);
     if (!d) return 0;
     int n_hashes = cp->queue.count, cap_hashes = cp->queue.count + 256;
@@ -101,9 +101,9 @@ int af_cp_resume_corpus(af_campaign_state *cp) {
     return added;
 }
 
-void af_cp_clear_inflight(af_campaign_state *cp) {
+void af_camp_clear_inflight(af_campaign_state *cp) {
     char cur[1200];
-    af_cp_subdir(cp, "current", cur, sizeof cur);
+    af_camp_subdir(cp, "current", cur, sizeof cur);
     DIR *d = opendir(cur);
     if (!d) return;
     for (struct dirent *e; (e = readdir(d));) {
@@ -131,10 +131,10 @@ static int move_unique(const char *from, const char *to_dir, const char *name, c
     return -1;
 }
 
-int af_cp_resume_keep_inflight(af_campaign_state *cp) {
+int af_camp_resume_keep_inflight(af_campaign_state *cp) {
     char cur[1200], kept[1200];
-    af_cp_subdir(cp, "current", cur, sizeof cur);
-    af_cp_subdir(cp, "interrupted", kept, sizeof kept);
+    af_camp_subdir(cp, "current", cur, sizeof cur);
+    af_camp_subdir(cp, "interrupted", kept, sizeof kept);
     DIR *d = opendir(cur);
     if (!d) return 0;
     int moved = 0;
@@ -159,9 +159,9 @@ int af_cp_resume_keep_inflight(af_campaign_state *cp) {
     return moved;
 }
 
-int af_cp_count_interrupted(const af_campaign_state *cp) {
+int af_camp_count_interrupted(const af_campaign_state *cp) {
     char kept[1200];
-    af_cp_subdir(cp, "interrupted", kept, sizeof kept);
+    af_camp_subdir(cp, "interrupted", kept, sizeof kept);
     DIR *d = opendir(kept);
     if (!d) return 0;
     int n = 0;
@@ -178,15 +178,15 @@ static int add_count(const af_finding_record *r, void *user) {
     return 0;
 }
 
-long long af_cp_resume_recount_findings(af_campaign_state *cp) {
+long long af_camp_resume_recount_findings(af_campaign_state *cp) {
     long long on_disk = 0;
     char why[512], pending[1200];
     if (af_findings_scan(cp->dir, add_count, &on_disk, why, sizeof why) < 0) return 0;
-    af_cp_subdir(cp, "pending", pending, sizeof pending);
+    af_camp_subdir(cp, "pending", pending, sizeof pending);
     DIR *d = opendir(pending);
     for (struct dirent *e; d && (e = readdir(d));) {
         size_t len = strlen(e->d_name);
-        on_disk += len > 5 && !strcmp(e->d_name + len - 5, ".case") && af_cp_is_bucket_name(e->d_name, len);
+        on_disk += len > 5 && !strcmp(e->d_name + len - 5, ".case") && af_camp_is_bucket_name(e->d_name, len);
     }
     if (d) closedir(d);
     long long missed = on_disk - cp->st.findings;

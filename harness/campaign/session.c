@@ -207,7 +207,7 @@ typedef struct {
     const af_case *c;
     af_store_mode mode;
     const af_case *original;
-    af_case_result *r;
+    af_session_result *r;
     bool have_verdict;
 } session_judging;
 
@@ -215,7 +215,7 @@ typedef struct {
  * the case reports (the first failing engine, else the last one). */
 static void on_engine_verdict(void *user, const char *engine, const af_verdict *v, bool ran, const af_tensors *t) {
     session_judging *j = user;
-    af_case_result *r = j->r;
+    af_session_result *r = j->r;
     if (j->s->on_verdict) j->s->on_verdict(j->s->on_verdict_user, engine, v, ran);
     if (!ran || v->kind == AF_V_DECLINED) r->engines_declined++;
     if (!ran) { /* not run after an earlier crash: reported only when nothing else is */
@@ -258,7 +258,8 @@ static void on_engine_verdict(void *user, const char *engine, const af_verdict *
     }
 }
 
-void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const af_case *original, af_case_result *r) {
+void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const af_case *original,
+                    af_session_result *r) {
     memset(r, 0, sizeof *r);
     r->stored = -1;
     snprintf(r->device, sizeof r->device, "%s", s->device);
@@ -316,7 +317,7 @@ void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const a
     r->seconds = af_clock_mono() - t0;
 }
 
-bool af_case_result_is_crash(const af_case_result *r) {
+bool af_session_result_is_crash(const af_session_result *r) {
     if (r->status == AF_CASE_CRASHED) return true;
     if (r->status != AF_CASE_RAN || r->verdict.n_findings <= 0) return false;
     if (r->verdict.kind == AF_V_CRASH) return true;

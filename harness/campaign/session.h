@@ -129,24 +129,24 @@ typedef struct {
     int engines_declined;               /* engines that declined the case or were not run */
     uint8_t counters[AF_FUZZ_COUNTERS]; /* feedback (af_fuzz_feedback) */
     char device[AF_GPU_ID_MAX];         /* CUDA_VISIBLE_DEVICES the run had (session device) */
-} af_case_result;
+} af_session_result;
 
 /* Whether r counts as a crash in a campaign's stats (stats.json "crashes", fuzzer_stats
  * unique_crashes): the child died (AF_CASE_CRASHED), or the case ran and one of its
  * findings is a crash (a plugin's AF_PLUGIN_ERROR / AF_PLUGIN_CRASH, AF_RUN_CRASH).
  * Every engine counts with this one rule. */
-bool af_case_result_is_crash(const af_case_result *r);
+bool af_session_result_is_crash(const af_session_result *r);
 
 /* Run one case in this process (prepare, judge with probes), set feedback counters,
  * and store per mode. original (may be NULL) becomes original.case. In an isolated
  * session this is for forked children only: called in the session's own process it
  * returns AF_CASE_NOT_RUN. */
-void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const af_case *original, af_case_result *r);
+void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const af_case *original, af_session_result *r);
 
 /* The same in a forked child with a deadline (seconds, 0 = none): a crash, abort or
  * hang of the backend becomes a crash / hang verdict instead of ending the caller. */
 void af_session_run_isolated(af_session *s, const af_case *c, af_store_mode mode, const af_case *original,
-                             int deadline_s, af_case_result *r);
+                             int deadline_s, af_session_result *r);
 
 /* Verdict for a case that killed or outlived its process. */
 void af_session_fatal_verdict(const af_session *s, const af_case *c, af_verdict_kind kind, const char *detail,
@@ -161,7 +161,7 @@ void af_session_write_current(const af_session *s, const af_case *c, const char 
 typedef struct {
     af_isolate_child proc;         /* proc.pid 0 = free slot */
     af_case c;                     /* the case it runs */
-    af_case_result *result;        /* the caller points this at storage before starting */
+    af_session_result *result;     /* the caller points this at storage before starting */
     struct af_pool_worker *worker; /* the persistent worker serving it; NULL = a fresh child */
     int device;                    /* with s->gpus: the index of the GPU it runs on, -1 = any
                                       (set before the start; the start says which one served) */

@@ -63,7 +63,7 @@ int af_child_start(af_session *s, af_child *slot, const af_case *c, af_store_mod
 
 /* The result of a finished child: its own, or a crash / hang verdict. */
 static void child_finish(af_session *s, af_child *slot, const af_isolate_outcome *o) {
-    af_case_result *r = slot->result;
+    af_session_result *r = slot->result;
     if (o->complete) {
         r->seconds = o->seconds;
         return;
@@ -94,7 +94,7 @@ int af_child_wait_any(af_session *s, af_child *slots, int n, int timeout_ms) {
 }
 
 void af_session_run_isolated(af_session *s, const af_case *c, af_store_mode mode, const af_case *original,
-                             int deadline_s, af_case_result *r) {
+                             int deadline_s, af_session_result *r) {
     af_child slot;
     memset(&slot, 0, sizeof slot);
     slot.result = r;

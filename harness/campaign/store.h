@@ -11,7 +11,7 @@
 #include "judge/evidence.h"
 
 /* Store (or defer, per mode) a verdict obtained elsewhere, e.g. a crash seen by the
- * parent. Returns like af_case_result.stored (-1: nothing to store), or
+ * parent. Returns like af_session_result.stored (-1: nothing to store), or
  * AF_SESSION_STORE_FAILED when a file could not be written: s->store_error says which
  * and why (nothing is half written: files are replaced atomically, util/fsutil.h).
  * AF_STORE_FUZZ with defer_new: the raw signature is looked up in DIR/rawmap; a known

@@ -6,7 +6,7 @@
 
 #include "campaign/campaign_internal.h"
 
-void af_cp_print_summary(const af_campaign_state *cp, const af_triage_summary *sum, FILE *f) {
+void af_camp_print_summary(const af_campaign_state *cp, const af_triage_summary *sum, FILE *f) {
     const af_campaign_stats *st = &cp->st;
     double rate = st->elapsed_s > 0 ? (double)st->cases / st->elapsed_s : 0;
     fprintf(f, "attnfuzz campaign summary\n");

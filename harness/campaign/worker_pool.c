@@ -48,7 +48,7 @@ static void worker_main(af_session *s, int fd) {
     /* on the stack, not the heap: a backend that calls exit() inside a case must not
      * turn into a leak report (LeakSanitizer) and a different exit status */
     pool_request req;
-    af_case_result r;
+    af_session_result r;
     while (read_full(fd, &req, sizeof req)) {
         memcpy(s->verdict_label, req.label, sizeof s->verdict_label);
         if (req.deadline_s > 0) alarm((unsigned)req.deadline_s);
@@ -268,7 +268,7 @@ int af_pool_start(af_session *s, af_child *slot, const af_case *c, af_store_mode
 
 /* Whether the verdict of a finished case leaves the worker's process suspect: a crash
  * (a sticky device error would fail every later case) or a resource finding. */
-static bool poisoned(const af_case_result *r) {
+static bool poisoned(const af_session_result *r) {
     if (r->verdict.kind == AF_V_CRASH || r->verdict.kind == AF_V_RESOURCE) return true;
     int n = r->verdict.n_findings < AF_MAX_FINDINGS ? r->verdict.n_findings : AF_MAX_FINDINGS;
     for (int i = 0; i < n; i++)

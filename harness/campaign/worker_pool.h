@@ -5,7 +5,7 @@
  * A worker is forked, like a per-case child, from the session's own process (which never
  * touched the GPU: the GPU-safety rule of session.h holds), and then loops: read one
  * request (the case, the original, store mode, deadline) from its socket, alarm(deadline),
- * af_session_run, write the af_case_result back (the same bytes a per-case child
+ * af_session_run, write the af_session_result back (the same bytes a per-case child
  * writes), wait for the next. The parent:
  *   - enforces each case's deadline: the worker's own alarm, else SIGKILL at deadline +
  *     grace; the case becomes a hang, the worker is gone and a fresh one serves the next

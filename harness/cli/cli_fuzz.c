@@ -92,7 +92,7 @@ static void close_finding_session(finding_session *fs) {
 }
 
 /* One run of c on the finding's session into r. */
-static void run_finding(finding_session *fs, const af_case *c, int deadline, af_case_result *r) {
+static void run_finding(finding_session *fs, const af_case *c, int deadline, af_session_result *r) {
     if (fs->in_process)
         af_session_run(&fs->s, c, AF_STORE_NONE, NULL, r);
     else
@@ -174,7 +174,7 @@ int af_cli_repro(int argc, char **argv) {
         return AF_EXIT_USAGE;
     }
     finding_session *fs = malloc(sizeof *fs);
-    af_case_result *r = malloc(sizeof *r);
+    af_session_result *r = malloc(sizeof *r);
     int open_rc = fs && r ? open_finding_session("repro", path, &fo, fs) : AF_EXIT_ERROR;
     if (open_rc) {
         free(fs);
@@ -233,7 +233,7 @@ typedef struct {
 
 static int cli_min_run(const af_case *c, void *user, af_verdict *v) {
     cli_min_ctx *m = user;
-    af_case_result *r = malloc(sizeof *r);
+    af_session_result *r = malloc(sizeof *r);
     if (!r) return -1;
     run_finding(m->fs, c, m->deadline, r);
     /* a case that could not run, or an adapter error (no verdict on the kernel), is no

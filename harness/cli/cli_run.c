@@ -295,7 +295,7 @@ static int case_deadline(const run_opts *o, const af_session *s, const af_case *
 }
 
 /* One case of `run`: load, pick its backend, run it (isolated unless --in-process). */
-static void run_one(const run_opts *o, const char *path, run_session *cache, int *n_sessions, af_case_result *r,
+static void run_one(const run_opts *o, const char *path, run_session *cache, int *n_sessions, af_session_result *r,
                     af_run_tally *out) {
     af_case c;
     int rc = af_cli_load_case("attnfuzz run", path, &c);
@@ -343,7 +343,7 @@ int af_cli_run(int argc, char **argv) {
     const char **paths = calloc((size_t)argc + 1, sizeof *paths);
     const char **dirs = calloc((size_t)argc + 1, sizeof *dirs);
     run_session *cache = calloc(RUN_MAX_SESSIONS, sizeof *cache);
-    af_case_result *r = malloc(sizeof *r);
+    af_session_result *r = malloc(sizeof *r);
     if (!paths || !dirs || !cache || !r) {
         fprintf(stderr, "attnfuzz run: out of memory\n");
         free(paths);

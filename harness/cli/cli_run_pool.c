@@ -28,12 +28,12 @@ typedef struct {
     const af_run_pool_opts *o;
     const char *const *paths;
     int n;
-    af_case *cases;          /* [n] */
-    bool *loaded;            /* [n] false: the case file did not parse (said on stderr) */
-    const char **bname;      /* [n] the backend each case runs on (af_cli_choose_backend) */
-    af_case_result *results; /* [n] */
-    bool *finished;          /* [n] */
-    int printed;             /* cases [0, printed) are reported */
+    af_case *cases;             /* [n] */
+    bool *loaded;               /* [n] false: the case file did not parse (said on stderr) */
+    const char **bname;         /* [n] the backend each case runs on (af_cli_choose_backend) */
+    af_session_result *results; /* [n] */
+    bool *finished;             /* [n] */
+    int printed;                /* cases [0, printed) are reported */
     run_backend backends[MAX_BACKENDS];
     int n_backends;
     af_run_tally tally; /* the summary line and the exit code */
@@ -86,7 +86,7 @@ static void report_ready(run_pool *rp) {
     while (rp->printed < rp->n && rp->finished[rp->printed]) {
         int i = rp->printed++;
         if (!rp->loaded[i]) continue;
-        const af_case_result *r = &rp->results[i];
+        const af_session_result *r = &rp->results[i];
         if (r->status == AF_CASE_NOT_RUN)
             fprintf(stderr, "attnfuzz: %s: %s\n", rp->paths[i], r->why);
         else
@@ -104,7 +104,7 @@ static void settle_without_run(run_pool *rp, int i, const run_backend *b) {
         af_run_tally_not_judged(&rp->tally, AF_EXIT_USAGE);
         return;
     }
-    af_case_result *r = &rp->results[i];
+    af_session_result *r = &rp->results[i];
     memset(r, 0, sizeof *r);
     r->status = AF_CASE_RAN;
     af_verdict_init(&r->verdict, b->name);

@@ -3,7 +3,7 @@
 
 #include "cli/cli.h"
 
-void af_run_tally_result(af_run_tally *t, const af_case_result *r) {
+void af_run_tally_result(af_run_tally *t, const af_session_result *r) {
     t->cases++;
     t->judged++;
     if (r->engines_declined) t->engine_declined = true;

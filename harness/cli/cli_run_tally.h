@@ -26,7 +26,7 @@ typedef struct {
 } af_run_tally;
 
 /* A case that ran (r->status other than AF_CASE_NOT_RUN). */
-void af_run_tally_result(af_run_tally *t, const af_case_result *r);
+void af_run_tally_result(af_run_tally *t, const af_session_result *r);
 /* A case that was not judged; code is the exit code its problem maps to (cli.h). */
 void af_run_tally_not_judged(af_run_tally *t, int code);
 /* A case declined without running (its backend is unavailable here). */

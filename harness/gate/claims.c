@@ -84,7 +84,7 @@ int af_claims_run(af_claims_ctx *x, const char *backend, const char *engine, con
     af_case run_case = *c;
     snprintf(run_case.backend, sizeof run_case.backend, "%s", backend);
     snprintf(run_case.engine, sizeof run_case.engine, "%s", engine ? engine : "");
-    af_case_result *r = calloc(1, sizeof *r);
+    af_session_result *r = calloc(1, sizeof *r);
     if (!r) {
         snprintf(why, cap, "out of memory");
         return -1;

@@ -1,9 +1,9 @@
-/* problem.c — af_oracle_problem_from_case and the case's mask rule. */
+/* problem.c — af_problem_from_case and the case's mask rule. */
 #include "judge/problem.h"
 
 #include <string.h>
 
-void af_oracle_problem_from_case(af_oracle_problem *p, const af_case *c, const af_inputs *in, int *len_q, int *len_kv) {
+void af_problem_from_case(af_oracle_problem *p, const af_case *c, const af_inputs *in, int *len_q, int *len_kv) {
     memset(p, 0, sizeof *p);
     p->B = c->batch;
     p->Hq = c->heads_q;

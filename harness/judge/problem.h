@@ -13,6 +13,6 @@
  * one place the judge turns a case's mask, alignment and window into an af_mask_rule. */
 
 /* len_q, len_kv: [AF_MAX_BATCH] arrays the problem points into (caller-owned). */
-void af_oracle_problem_from_case(af_oracle_problem *p, const af_case *c, const af_inputs *in, int *len_q, int *len_kv);
+void af_problem_from_case(af_oracle_problem *p, const af_case *c, const af_inputs *in, int *len_q, int *len_kv);
 
 #endif

@@ -143,7 +143,7 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
     if (!r->skip_oracle || fp8_bwd) {
         af_oracle_problem prob;
         int len_q[AF_MAX_BATCH], len_kv[AF_MAX_BATCH];
-        af_oracle_problem_from_case(&prob, c, &p->inputs, len_q, len_kv);
+        af_problem_from_case(&prob, c, &p->inputs, len_q, len_kv);
         double t_oracle = af_clock_mono();
         double pipeline_work = r->cert_pipeline_work != 0 ? r->cert_pipeline_work : AF_CERT_PIPELINE_MIN_WORK;
         /* with a usable GPU (its tier computes the elements) every case certifies in the

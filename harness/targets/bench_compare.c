@@ -55,7 +55,7 @@ int main(int argc, char **argv) {
         if (!p.terms.ready) { /* the budgets the GPU pass gives a GPU machine, here on the host */
             af_oracle_problem prob;
             int lq[AF_MAX_BATCH], lkv[AF_MAX_BATCH];
-            af_oracle_problem_from_case(&prob, &p.c, &p.inputs, lq, lkv);
+            af_problem_from_case(&prob, &p.c, &p.inputs, lq, lkv);
             af_criterion_terms_free(&p.terms);
             af_criterion_terms_compute_on(&prob, &p.oracle.out, c.dtype, AF_TERMS_HOST, &p.terms, NULL);
         }

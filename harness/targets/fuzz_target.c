@@ -104,7 +104,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     af_case c;
     af_fuzz_decode(data, size, &g_target.session.limits, &c);
     af_session_write_current(&g_target.session, &c, g_target.pid_name);
-    af_case_result *r = malloc(sizeof *r);
+    af_session_result *r = malloc(sizeof *r);
     if (!r) return 0;
     af_session_run(&g_target.session, &c, g_target.session.out_dir[0] ? AF_STORE_FUZZ : AF_STORE_NONE, NULL, r);
     for (size_t i = 0; i < AF_FUZZ_COUNTERS; i++)
@@ -114,7 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         g_target.errors++;
     else if (r->verdict.kind == AF_V_DECLINED)
         g_target.declined++;
-    if (af_case_result_is_crash(r)) g_target.crashes++;
+    if (af_session_result_is_crash(r)) g_target.crashes++;
     if (r->verdict.n_findings > 0) {
         g_target.findings++;
         if (g_target.first_finding_unix <= 0) g_target.first_finding_unix = af_clock_unix();

@@ -1,6 +1,6 @@
 /* backends/tests/oracle_problem.h — the oracle problem of a case, for the backend stage's tests
  * (test_cpu_features, test_cudnn_features), which may link the oracle but not the judge (whose
- * af_oracle_problem_from_case, judge/problem.h, is the harness's own mapping). lq and lk hold
+ * af_problem_from_case, judge/problem.h, is the harness's own mapping). lq and lk hold
  * AF_MAX_BATCH lengths and must outlive p. */
 #ifndef ATTNFUZZ_BACKENDS_TESTS_ORACLE_PROBLEM_H
 #define ATTNFUZZ_BACKENDS_TESTS_ORACLE_PROBLEM_H

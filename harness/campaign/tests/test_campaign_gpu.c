@@ -123,7 +123,7 @@ static void sticky_context(af_backend *fake) {
     CHECK_MSG(af_session_open_ex(&s, NULL, &sticky, "all", "", 0, why, sizeof why) == 0, "%s", why);
     af_case c;
     af_case_defaults(&c);
-    af_case_result *r = malloc(sizeof *r);
+    af_session_result *r = malloc(sizeof *r);
     CHECK(r != NULL);
     /* control: "after" first runs (marker written) and passes */
     sticky_crash_first = false;
@@ -210,7 +210,7 @@ int main(void) {
     /* 2. a run in this process is refused, isolated runs work */
     af_case c;
     af_case_defaults(&c);
-    af_case_result *r = malloc(sizeof *r);
+    af_session_result *r = malloc(sizeof *r);
     CHECK(r != NULL);
     af_session_run(&s, &c, AF_STORE_NONE, NULL, r);
     CHECK(r->status == AF_CASE_NOT_RUN && strstr(r->why, "forked children only"));

@@ -150,7 +150,7 @@ static bool logged(uint64_t seed, int *pid, char *visible, size_t cap) {
 }
 
 /* Run case seed for GPU device (-1 any) and wait for it. */
-static void run_on(af_session *s, int device, uint64_t seed, af_case_result *r) {
+static void run_on(af_session *s, int device, uint64_t seed, af_session_result *r) {
     af_case c;
     af_case_defaults(&c);
     c.seqlen_q = c.seqlen_kv = 16;
@@ -165,7 +165,7 @@ static void run_on(af_session *s, int device, uint64_t seed, af_case_result *r) 
 }
 
 /* Case seed ran in a worker that saw want, and its result says so. Returns the pid. */
-static int expect_device(const af_case_result *r, uint64_t seed, const char *want) {
+static int expect_device(const af_session_result *r, uint64_t seed, const char *want) {
     int pid = 0;
     char visible[128] = "";
     CHECK_MSG(logged(seed, &pid, visible, sizeof visible), "case %llu not logged", (unsigned long long)seed);
@@ -177,7 +177,7 @@ static int expect_device(const af_case_result *r, uint64_t seed, const char *wan
     return pid;
 }
 
-static void workers_on_gpus(af_backend *be, af_case_result *r) {
+static void workers_on_gpus(af_backend *be, af_session_result *r) {
     af_gpu_list gpus;
     char why[512];
     CHECK(af_gpus_resolve("7,9", NULL, "/nonexistent", &gpus, why, sizeof why) == AF_GPUS_OK);
@@ -298,7 +298,7 @@ int main(void) {
     be.available = logging_available;
     be.supports = logging_supports;
     be.run = logging_run;
-    af_case_result *r = malloc(sizeof *r);
+    af_session_result *r = malloc(sizeof *r);
     CHECK(r != NULL);
 
     resolving(dir);

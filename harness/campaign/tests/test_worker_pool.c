@@ -96,13 +96,13 @@ static void small_case(af_case *c, uint64_t seed) {
     c->seed = seed;
 }
 
-static void run_one(af_session *s, uint64_t seed, int deadline_s, af_case_result *r) {
+static void run_one(af_session *s, uint64_t seed, int deadline_s, af_session_result *r) {
     af_case c;
     small_case(&c, seed);
     af_session_run_isolated(s, &c, AF_STORE_NONE, NULL, deadline_s, r);
 }
 
-static bool passed(const af_case_result *r) { return r->status == AF_CASE_RAN && r->verdict.kind == AF_V_PASS; }
+static bool passed(const af_session_result *r) { return r->status == AF_CASE_RAN && r->verdict.kind == AF_V_PASS; }
 
 static void open_session(af_session *s, af_backend *be) {
     char why[512];
@@ -113,7 +113,7 @@ static void open_session(af_session *s, af_backend *be) {
 }
 
 /* 1. four cases, one worker; 2. worker_cases 0: a fresh child each. */
-static void persistence(af_backend *be, af_case_result *r) {
+static void persistence(af_backend *be, af_session_result *r) {
     af_session s;
     open_session(&s, be);
     int pid[4], count[4];
@@ -148,7 +148,7 @@ static void persistence(af_backend *be, af_case_result *r) {
 }
 
 /* 3. a crash in case 2 of 4, then cases 3 and 4 on a new worker; an exit inside a case. */
-static void crash_and_exit(af_backend *be, af_case_result *r) {
+static void crash_and_exit(af_backend *be, af_session_result *r) {
     af_session s;
     open_session(&s, be);
     uint64_t seeds[4] = {300, SEED_CRASH, 302, 303};
@@ -187,7 +187,7 @@ static void crash_and_exit(af_backend *be, af_case_result *r) {
 }
 
 /* 4. a hang: hang verdict within its deadline (+ the parent's grace), next case passes. */
-static void hang(af_backend *be, af_case_result *r) {
+static void hang(af_backend *be, af_session_result *r) {
     af_session s;
     open_session(&s, be);
     run_one(&s, 400, 60, r);
@@ -209,7 +209,7 @@ static void hang(af_backend *be, af_case_result *r) {
 }
 
 /* 5. recycling after worker_cases; a changed setting retires a stale worker. */
-static void recycling(af_backend *be, af_case_result *r) {
+static void recycling(af_backend *be, af_session_result *r) {
     af_session s;
     open_session(&s, be);
     s.worker_cases = 2;
@@ -235,7 +235,7 @@ static void in_flight(af_backend *be) {
     af_session s;
     open_session(&s, be);
     af_child slots[3];
-    af_case_result *results = calloc(3, sizeof *results);
+    af_session_result *results = calloc(3, sizeof *results);
     CHECK(results != NULL);
     memset(slots, 0, sizeof slots);
     for (int k = 0; k < 3; k++) {
@@ -275,7 +275,7 @@ int main(void) {
     be.available = counting_available;
     be.supports = counting_supports;
     be.run = counting_run;
-    af_case_result *r = malloc(sizeof *r);
+    af_session_result *r = malloc(sizeof *r);
     CHECK(r != NULL);
 
     persistence(&be, r);

@@ -18,7 +18,7 @@ int probe_row_fp64(const probe_ctx *x, const af_inputs *in, int b, int h, int i,
     /* the case's features, as in->feat declares them (oracle/feature_spec.h) */
     af_oracle_problem fp;
     int fq[AF_MAX_BATCH], fk[AF_MAX_BATCH];
-    af_oracle_problem_from_case(&fp, x->c, in, fq, fk);
+    af_problem_from_case(&fp, x->c, in, fq, fk);
     double sink = af_feat_sink(&fp, h), m = sink, abs_max = 0;
     for (int j = 0; j < n; j++) {
         const double *k = in->k + (((size_t)b * in->Hkv + g) * in->Skv + lo + j) * Dqk;

@@ -17,7 +17,7 @@
 static inline double fp8_exact_ds_amax(const af_case *c, const af_inputs *in, const af_outputs *exact) {
     af_oracle_problem prob;
     int len_q[AF_MAX_BATCH], len_kv[AF_MAX_BATCH];
-    af_oracle_problem_from_case(&prob, c, in, len_q, len_kv);
+    af_problem_from_case(&prob, c, in, len_q, len_kv);
     int Hq = c->heads_q, Hkv = c->heads_kv, Sq = c->seqlen_q, Skv = c->seqlen_kv;
     int Dqk = c->head_dim_qk, Dv = c->head_dim_v, group = Hq / Hkv;
     double best = 0;

@@ -51,7 +51,7 @@ static void edge_at(const af_prepared *p, const af_outputs *perfect, af_outputs 
 static void o_mass_is_weighted(const af_prepared *p) {
     af_oracle_problem problem;
     int len_q[AF_MAX_BATCH], len_kv[AF_MAX_BATCH];
-    af_oracle_problem_from_case(&problem, &p->c, &p->inputs, len_q, len_kv);
+    af_problem_from_case(&problem, &p->c, &p->inputs, len_q, len_kv);
     const af_oracle_problem *op = &problem;
     const af_inputs *in = op->in;
     int Sq = op->Sq, Skv = op->Skv, Dqk = op->Dqk, Dv = op->Dv;

@@ -114,7 +114,7 @@ static void compare_case(const char *text, int index) {
     fx_prepare_any(text, &pr, &cpu);
     af_oracle_problem p;
     int lq[AF_MAX_BATCH], lkv[AF_MAX_BATCH];
-    af_oracle_problem_from_case(&p, &pr.c, &pr.inputs, lq, lkv);
+    af_problem_from_case(&p, &pr.c, &pr.inputs, lq, lkv);
     af_criterion_terms h, g, g2;
     double gs = 0;
     CHECK(af_criterion_terms_compute_on(&p, &pr.oracle.out, pr.c.dtype, AF_TERMS_HOST, &h, NULL) == 0);
@@ -156,7 +156,7 @@ static void long_case_check(void) {
               "a long case on a GPU gets the element budgets from the GPU pass");
     af_oracle_problem p;
     int lq[AF_MAX_BATCH], lkv[AF_MAX_BATCH];
-    af_oracle_problem_from_case(&p, &pr.c, &pr.inputs, lq, lkv);
+    af_problem_from_case(&p, &pr.c, &pr.inputs, lq, lkv);
     af_criterion_terms h;
     CHECK(af_criterion_terms_compute_on(&p, &pr.oracle.out, pr.c.dtype, AF_TERMS_HOST, &h, NULL) == 0);
     same_terms(&p, &h, &pr.terms);

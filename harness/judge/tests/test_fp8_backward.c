@@ -115,7 +115,7 @@ static void restate(const af_prepared *p, variant v, double *dq, double *dk, dou
     float scale_dq = 1.0f / t->descale_dq, scale_dk = 1.0f / t->descale_dk, scale_dv = 1.0f / t->descale_dv;
     af_oracle_problem prob;
     int len_q[AF_MAX_BATCH], len_kv[AF_MAX_BATCH];
-    af_oracle_problem_from_case(&prob, c, &p->inputs, len_q, len_kv);
+    af_problem_from_case(&prob, c, &p->inputs, len_q, len_kv);
     size_t nq = (size_t)c->batch * Hq * Sq * D, nk = (size_t)c->batch * Hkv * Skv * D;
     memset(dq, 0, nq * sizeof *dq);
     memset(dk, 0, nk * sizeof *dk);

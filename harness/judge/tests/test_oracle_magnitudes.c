@@ -41,7 +41,7 @@ static void setup(fixture *f, const char *text) {
     char why[256];
     CHECK_MSG(af_tensors_alloc(&f->t, &f->c, why, sizeof why) == 0, "%s", why);
     CHECK(af_inputs_alloc(&f->in, &f->c) == 0 && af_inputs_generate(&f->c, &f->t, &f->in) == 0);
-    af_oracle_problem_from_case(&f->p, &f->c, &f->in, f->len_q, f->len_kv);
+    af_problem_from_case(&f->p, &f->c, &f->in, f->len_q, f->len_kv);
     af_oracle_opts o;
     af_oracle_opts_default(&o);
     CHECK_MSG(af_oracle_run(&f->p, &o, &f->r, why, sizeof why) == 0, "%s", why);

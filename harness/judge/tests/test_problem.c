@@ -1,4 +1,4 @@
-/* test_problem.c — af_oracle_problem_from_case takes dims, lengths, mask rule and the
+/* test_problem.c — af_problem_from_case takes dims, lengths, mask rule and the
  * fp32 scale from the case (moved from test_oracle_api.c: the oracle never sees a case). */
 #include <string.h>
 
@@ -22,7 +22,7 @@ static void from_case(void) {
     memset(&in, 0, sizeof in);
     af_oracle_problem p;
     int len_q[3], len_kv[3];
-    af_oracle_problem_from_case(&p, &c, &in, len_q, len_kv);
+    af_problem_from_case(&p, &c, &in, len_q, len_kv);
     CHECK(p.B == 3 && p.Hq == 8 && p.Hkv == 2 && p.Sq == 40 && p.Skv == 50 && p.Dqk == 48 && p.Dv == 32);
     CHECK(p.len_q == len_q && p.len_kv == len_kv && p.in == &in);
     for (int b = 0; b < 3; b++) CHECK(len_q[b] == lq[b] && len_kv[b] == lkv[b]);
@@ -31,7 +31,7 @@ static void from_case(void) {
     CHECK(p.scale == (double)(float)p.scale); /* the exact fp32 value */
     c.mask = AF_MASK_NONE, c.align = AF_ALIGN_TOP_LEFT, c.has_seqlens = false;
     c.has_scale = true, c.scale = 0.1f;
-    af_oracle_problem_from_case(&p, &c, &in, len_q, len_kv);
+    af_problem_from_case(&p, &c, &in, len_q, len_kv);
     CHECK(!p.mask.causal && !p.mask.bottom_right && p.scale == (double)0.1f);
     for (int b = 0; b < 3; b++) CHECK(len_q[b] == 40 && len_kv[b] == 50);
 }
