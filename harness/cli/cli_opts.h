@@ -10,6 +10,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* --deadline SEC of every verb: at most a week (any longer is a mistake). */
+#define AF_CLI_DEADLINE_MAX_S 604800
+
 typedef struct {
     const char *cmd; /* "attnfuzz run": the prefix of every message */
     int argc;

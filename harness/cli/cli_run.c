@@ -44,8 +44,7 @@ typedef struct {
     bool allow_declined;       /* --allow-declined: declines pass when some case passed */
 } run_opts;
 
-#define RUN_DEADLINE_MAX_S 604800 /* a week: any longer is a mistake */
-#define RUN_MEMORY_MAX_MB  (1 << 30)
+#define RUN_MEMORY_MAX_MB (1 << 30)
 
 static int parse_tier(const char *s, af_oracle_tier *t) {
     if (!strcmp(s, "auto"))
@@ -145,7 +144,7 @@ static int parse_run_args(int argc, char **argv, run_opts *o, const char **paths
                 o->in_process = true;
                 break;
             case OPT_DEADLINE:
-                rc = af_cli_int(&a, v, 1, RUN_DEADLINE_MAX_S, &o->deadline_s);
+                rc = af_cli_int(&a, v, 1, AF_CLI_DEADLINE_MAX_S, &o->deadline_s);
                 break;
             case OPT_MAX_MEMORY: {
                 int mb = 0;
