@@ -4,6 +4,12 @@
  * the reports. GPU backends: this process never calls the backend (campaign/session.h,
  * "GPU safety").
  *
+ * af_campaign_run is its steps in order (step_lock_dir, step_read_prior,
+ * step_open_session, step_make_subdirs, step_seed_queue, step_start, step_fuzz,
+ * step_finish), each returning 0 or the exit code of a refusal, and one cleanup
+ * (run_cleanup) that releases what the steps took. The state the engines share with it
+ * is in state.c.
+ *
  * Findings whose RAW signature is new arrive in DIR/pending; the parent minimises each
  * raw signature once (isolated runs; the minimiser keeps kind + backend/engine +
  * tensor), stores the minimised case in the bucket of ITS signature (original.case =
@@ -41,97 +47,6 @@ void af_campaign_opts_default(af_campaign_opts *o) {
     o->worker_cases = -1; /* the session's: persistent workers unless ATTNFUZZ_POOL=0 */
 }
 
-/* The per-run deadline now: --deadline, cut to what is left before --total-time's end
- * (less a margin for the reports), never below 1 s. */
-int af_camp_deadline_now(const af_campaign_state *cp) {
-    if (cp->end_at <= 0) return cp->deadline_s;
-    double left = cp->end_at - af_clock_mono() - 2;
-    int d = left < cp->deadline_s ? (int)left : cp->deadline_s;
-    return d < 1 ? 1 : d;
-}
-
-/* A run that got a deadline cut by --total-time and ran past it did not hang: it was
- * stopped for time, and is neither a finding nor a minimisation step. */
-bool af_camp_stopped_for_time(const af_campaign_state *cp, const af_session_result *r, int deadline) {
-    return r->status == AF_CASE_HUNG && deadline < cp->deadline_s;
-}
-
-void af_camp_subdir(const af_campaign_state *cp, const char *name, char *out, size_t cap) {
-    snprintf(out, cap, "%s/%s", cp->dir, name);
-}
-
-bool af_camp_is_bucket_name(const char *s, size_t n) {
-    if (n < AF_BUCKET_ID_LEN) return false;
-    for (size_t i = 0; i < AF_BUCKET_ID_LEN; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return false;
-    return true;
-}
-
-static bool rawmap_has(const af_campaign_state *cp, const char *raw_id) {
-    char path[1300];
-    struct stat st;
-    snprintf(path, sizeof path, "%s/rawmap/%.*s", cp->dir, AF_BUCKET_ID_LEN, raw_id);
-    return stat(path, &st) == 0;
-}
-
-/* Buckets on disk: stored ones, plus one per pending raw signature not minimised yet
- * (it may still land in a stored bucket: an estimate until it is minimised). */
-int af_camp_count_buckets(af_campaign_state *cp) {
-    char path[1200];
-    char seen[512][AF_BUCKET_ID_LEN + 1];
-    int n = 0;
-    const char *dirs[2] = {"findings", "pending"};
-    for (int k = 0; k < 2; k++) {
-        af_camp_subdir(cp, dirs[k], path, sizeof path);
-        DIR *d = opendir(path);
-        if (!d) continue;
-        struct dirent *e;
-        while ((e = readdir(d))) {
-            if (!af_camp_is_bucket_name(e->d_name, strlen(e->d_name))) continue;
-            if (k == 1 && rawmap_has(cp, e->d_name)) continue;
-            bool dup = false;
-            for (int i = 0; i < n && !dup; i++) dup = !strncmp(seen[i], e->d_name, AF_BUCKET_ID_LEN);
-            if (dup || n >= 512) continue;
-            snprintf(seen[n++], AF_BUCKET_ID_LEN + 1, "%.*s", AF_BUCKET_ID_LEN, e->d_name);
-        }
-        closedir(d);
-    }
-    return n;
-}
-
-double af_camp_elapsed(const af_campaign_state *cp) {
-    return cp->prior_elapsed_s + (cp->fuzz_end > 0 ? cp->fuzz_end : af_clock_mono()) - cp->t0;
-}
-
-/* The progress line's period: about once a second on a terminal, else every 10 s. */
-static double progress_period(const af_campaign_state *cp) { return cp->tty ? 1.0 : 10.0; }
-
-void af_camp_update_stats(af_campaign_state *cp, bool final) {
-    cp->st.elapsed_s = af_camp_elapsed(cp);
-    cp->st.buckets = af_camp_count_buckets(cp);
-    if (!cp->libfuzzer) cp->st.corpus = af_camp_corpus_count(cp);
-    char why[700];
-    if (af_stats_write(cp->dir, &cp->st, why, sizeof why)) af_camp_write_failed(cp, "stats", why);
-    if (af_stats_plot_append(cp->dir, &cp->st, cp->queue.features, final, why, sizeof why))
-        af_camp_write_failed(cp, "plot_data", why);
-    double now = af_clock_mono();
-    if (final || now - cp->last_progress >= progress_period(cp)) {
-        af_stats_progress(&cp->st, cp->tty, final);
-        cp->last_progress = now;
-    }
-}
-
-void af_camp_progress_tick(af_campaign_state *cp) {
-    if (af_clock_mono() - cp->last_progress >= progress_period(cp)) af_camp_update_stats(cp, false);
-}
-
-void af_camp_note_finding(af_campaign_state *cp) {
-    cp->st.findings++;
-    /* a resumed campaign: fuzzing time, not the wall time since its first start */
-    if (cp->st.time_to_first_finding_s < 0)
-        cp->st.time_to_first_finding_s = cp->resumed ? af_camp_elapsed(cp) : af_clock_unix() - cp->st.start_unix;
-}
-
 /* A run refused before it started: DIR as it was. DIR created by it: its lock file
  * and DIR removed; else the lock file's earlier text (or none) put back. */
 static void undo_lock(af_dir_lock *lock, const char *dir, bool dir_existed, bool had_lock, const char *text, size_t n) {
@@ -145,27 +60,6 @@ static void undo_lock(af_dir_lock *lock, const char *dir, bool dir_existed, bool
     }
     af_dir_lock_release(lock);
     if (!dir_existed) rmdir(dir);
-}
-
-int af_camp_corpus_count(const af_campaign_state *cp) {
-    return cp->corpus_merged ? cp->corpus_kept + cp->queue.count - cp->queue_at_merge : cp->queue.count;
-}
-
-void af_camp_merge_corpus(af_campaign_state *cp) {
-    af_corpus_merge_summary sum;
-    char why[512];
-    if (af_corpus_merge(cp->dir, &cp->s.limits, &sum, why, sizeof why)) {
-        af_camp_write_failed(cp, "the merged corpus", why);
-        return;
-    }
-    cp->corpus_merged = true;
-    cp->corpus_kept = sum.kept;
-    cp->queue_at_merge = cp->queue.count;
-    cp->st.corpus = sum.kept;
-    fprintf(stderr,
-            "%sattnfuzz campaign: corpus merged: %d input(s) -> %d (%d duplicate(s) dropped; %d feature(s), %d config "
-            "cell(s))\n",
-            cp->tty ? "\r\033[K" : "", sum.before, sum.kept, sum.duplicates, sum.features, sum.cells);
 }
 
 /* --gpus: jobs = GPUs x workers per GPU. 0, or -1 after the message. */
@@ -212,100 +106,110 @@ static int find_default_seeds(char found[AF_DEFAULT_SEED_DIRS][PATH_MAX + 64]) {
     return -1;
 }
 
-int af_campaign_run(const af_campaign_opts *o) {
-    if (check_gpus(o)) return AF_CAMPAIGN_SETUP_ERROR;
-    /* the default seeds, found before DIR is created (a refused run leaves nothing) */
-    char default_seeds[AF_DEFAULT_SEED_DIRS][PATH_MAX + 64];
-    int n_default = o->n_corpus ? 0 : find_default_seeds(default_seeds);
-    if (n_default < 0) return AF_CAMPAIGN_NO_DATA;
-    af_campaign_state *cp = calloc(1, sizeof *cp);
-    if (!cp) return AF_CAMPAIGN_SETUP_ERROR;
-    cp->o = o;
-    cp->tty = isatty(2);
-    cp->t0 = af_clock_mono();
+/* What af_campaign_run has taken so far, for its one cleanup (run_cleanup). */
+typedef struct {
+    char default_seeds[AF_DEFAULT_SEED_DIRS][PATH_MAX + 64]; /* found before DIR is created */
+    int n_default;
+    bool dir_existed, had_lock; /* DIR and DIR/lock before this run */
+    char old_lock[256];         /* DIR/lock's earlier text (undo_lock puts it back) */
+    size_t old_lock_n;
+    bool locked;       /* DIR/lock held */
+    bool keep_dir;     /* DIR holds this run's files: a refusal from here keeps DIR */
+    bool session_open; /* cp->s */
+    bool queue_ready;  /* cp->queue */
+    bool signals_installed;
+    af_camp_saved_signals saved_signals;
+    af_campaign_stats *prior; /* the stats.json of the run --resume continues */
+    int prior_rc;             /* af_stats_read: 0 read, 1 none */
+    int seeds;
+    bool use_libfuzzer;
+    char fuzzer[PATH_MAX];
+} run_setup;
+
+/* DIR's name: --out, else campaign-DATE-TIME. */
+static void name_dir(af_campaign_state *cp) {
+    const af_campaign_opts *o = cp->o;
     if (o->out_dir && o->out_dir[0]) {
         snprintf(cp->dir, sizeof cp->dir, "%s", o->out_dir);
-    } else {
-        time_t t = time(NULL);
-        struct tm tm;
-        localtime_r(&t, &tm);
-        strftime(cp->dir, sizeof cp->dir, "campaign-%Y%m%d-%H%M%S", &tm);
+        return;
     }
-    char why[512];
-    /* --resume names a campaign to continue: checked before DIR is created */
-    char stats_path[1100];
-    struct stat stats_sb;
+    time_t t = time(NULL);
+    struct tm tm;
+    localtime_r(&t, &tm);
+    strftime(cp->dir, sizeof cp->dir, "campaign-%Y%m%d-%H%M%S", &tm);
+}
+
+/* Step 1: DIR and its lock. --resume names a campaign to continue (checked before DIR is
+ * created); one campaign per DIR (the lock first, before anything in DIR is touched);
+ * nothing is written through a symlinked subfolder. 0, or the exit code after the message. */
+static int step_lock_dir(af_campaign_state *cp, run_setup *su) {
+    char why[512], stats_path[1100], lock_path[1100];
+    struct stat sb;
     snprintf(stats_path, sizeof stats_path, "%s/stats.json", cp->dir);
-    if (o->resume && stat(stats_path, &stats_sb) != 0) {
+    if (cp->o->resume && stat(stats_path, &sb) != 0) {
         fprintf(stderr,
                 "attnfuzz campaign: --resume: %s holds no campaign (no stats.json): drop --resume to start one\n",
                 cp->dir);
-        free(cp);
         return AF_CAMPAIGN_SETUP_ERROR;
     }
-    /* a run refused before it starts leaves DIR as it was: created here, removed again;
-     * else DIR/lock gets back what it said (undo_lock) */
-    struct stat dir_sb;
-    bool dir_existed = stat(cp->dir, &dir_sb) == 0;
-    char old_lock[256];
-    size_t old_lock_n = 0;
-    char lock_path[1100];
+    /* a run refused before it starts leaves DIR as it was (undo_lock) */
+    su->dir_existed = stat(cp->dir, &sb) == 0;
     snprintf(lock_path, sizeof lock_path, "%s/lock", cp->dir);
     FILE *lf = fopen(lock_path, "rb");
-    bool had_lock = lf != NULL;
+    su->had_lock = lf != NULL;
     if (lf) {
-        old_lock_n = fread(old_lock, 1, sizeof old_lock, lf);
+        su->old_lock_n = fread(su->old_lock, 1, sizeof su->old_lock, lf);
         fclose(lf);
     }
-    /* one campaign per DIR: the lock first, before anything in DIR is touched */
     cp->lock.fd = -1;
     int lock_rc = af_mkdirs(cp->dir, why, sizeof why) ? AF_DIR_LOCK_ERROR
                                                       : af_dir_lock_acquire(&cp->lock, cp->dir, why, sizeof why);
     if (lock_rc != AF_DIR_LOCK_OK) {
         fprintf(stderr, "attnfuzz campaign: %s\n", why);
-        free(cp);
         return lock_rc == AF_DIR_LOCK_BUSY ? AF_CAMPAIGN_BUSY : AF_CAMPAIGN_WRITE_ERROR;
     }
-    /* nothing is written or deleted through a symlinked subdirectory of DIR */
+    su->locked = true;
     if (af_campaign_check_subdirs(cp->dir, why, sizeof why)) {
         fprintf(stderr, "attnfuzz campaign: %s; remove it or choose another --out\n", why);
-        undo_lock(&cp->lock, cp->dir, dir_existed, had_lock, old_lock, old_lock_n);
-        free(cp);
         return AF_CAMPAIGN_WRITE_ERROR;
     }
-    af_campaign_stats *prior = calloc(1, sizeof *prior);
-    int prior_rc = prior ? af_stats_read(cp->dir, prior, why, sizeof why) : -1;
-    if (prior_rc < 0) {
-        fprintf(stderr, "attnfuzz campaign: cannot resume %s: %s\n", cp->dir, prior ? why : "out of memory");
-        undo_lock(&cp->lock, cp->dir, dir_existed, had_lock, old_lock, old_lock_n);
-        free(prior);
-        free(cp);
+    return 0;
+}
+
+/* Step 2: the earlier run's stats.json: there exactly when --resume is given. */
+static int step_read_prior(af_campaign_state *cp, run_setup *su) {
+    char why[512];
+    su->prior = calloc(1, sizeof *su->prior);
+    su->prior_rc = su->prior ? af_stats_read(cp->dir, su->prior, why, sizeof why) : -1;
+    if (su->prior_rc < 0) {
+        fprintf(stderr, "attnfuzz campaign: cannot resume %s: %s\n", cp->dir, su->prior ? why : "out of memory");
         return AF_CAMPAIGN_SETUP_ERROR;
     }
-    if ((prior_rc == 0) != o->resume) {
-        if (o->resume)
-            fprintf(stderr, "attnfuzz campaign: --resume: %s holds no campaign (no stats.json)\n", cp->dir);
-        else
-            fprintf(stderr,
-                    "attnfuzz campaign: %s holds an earlier campaign (stats.json): pass --resume to continue it, or "
-                    "another --out\n",
-                    cp->dir);
-        undo_lock(&cp->lock, cp->dir, dir_existed, had_lock, old_lock, old_lock_n);
-        free(prior);
-        free(cp);
-        return AF_CAMPAIGN_SETUP_ERROR;
-    }
+    if ((su->prior_rc == 0) == cp->o->resume) return 0;
+    if (cp->o->resume)
+        fprintf(stderr, "attnfuzz campaign: --resume: %s holds no campaign (no stats.json)\n", cp->dir);
+    else
+        fprintf(stderr,
+                "attnfuzz campaign: %s holds an earlier campaign (stats.json): pass --resume to continue it, or "
+                "another --out\n",
+                cp->dir);
+    return AF_CAMPAIGN_SETUP_ERROR;
+}
+
+/* Step 3: the session on the backend, its limits and deadline; a resumed run's options
+ * checked against the earlier run's. */
+static int step_open_session(af_campaign_state *cp, run_setup *su) {
+    const af_campaign_opts *o = cp->o;
+    char why[512];
     if (o->shard.count > 1) snprintf(cp->st.shard, sizeof cp->st.shard, "%d/%d", o->shard.index, o->shard.count);
     if (af_session_open_ex(&cp->s, o->backend, o->backend_obj, o->engine, cp->dir, o->session_flags, why, sizeof why)) {
         fprintf(stderr, "attnfuzz campaign: %s\n", why);
         af_open_error e = cp->s.open_error;
-        undo_lock(&cp->lock, cp->dir, dir_existed, had_lock, old_lock, old_lock_n);
-        free(prior);
-        free(cp);
         return e == AF_OPEN_PLUGIN_ERROR  ? AF_CAMPAIGN_PLUGIN_ERROR
                : e == AF_OPEN_UNAVAILABLE ? AF_CAMPAIGN_UNAVAILABLE
                                           : AF_CAMPAIGN_SETUP_ERROR;
     }
+    su->session_open = true;
     cp->s.defer_new = true;
     cp->s.gpus = o->gpus; /* the workers set CUDA_VISIBLE_DEVICES (worker_pool.c) */
     cp->s.runner.repeats = o->repeats;
@@ -317,76 +221,81 @@ int af_campaign_run(const af_campaign_opts *o) {
      * one (af_fuzz_campaign_work). */
     af_fuzz_limits_set_work(&cp->s.limits, af_fuzz_campaign_work(cp->s.backend, o->max_work));
     cp->deadline_s = o->deadline_s > 0 ? o->deadline_s : cp->s.default_deadline_s;
-    if (prior_rc == 0 && af_camp_resume_check(cp, prior, why, sizeof why)) {
+    if (su->prior_rc == 0 && af_camp_resume_check(cp, su->prior, why, sizeof why)) {
         fprintf(stderr, "attnfuzz campaign: cannot resume: %s\n", why);
-        af_session_close(&cp->s);
-        undo_lock(&cp->lock, cp->dir, dir_existed, had_lock, old_lock, old_lock_n);
-        free(prior);
-        free(cp);
         return AF_CAMPAIGN_SETUP_ERROR;
     }
+    return 0;
+}
+
+/* Step 4: DIR's subfolders. */
+static int step_make_subdirs(af_campaign_state *cp) {
     const char *sub[] = {"corpus", "pending", "findings", "crashes", "current", "workers", "rawmap", "errors"};
+    char why[512];
     for (size_t i = 0; i < sizeof sub / sizeof sub[0]; i++) {
         char p[1200];
         af_camp_subdir(cp, sub[i], p, sizeof p);
         if (af_mkdirs(p, why, sizeof why) == 0) continue;
         fprintf(stderr, "attnfuzz campaign: %s\n", why);
-        af_session_close(&cp->s);
-        undo_lock(&cp->lock, cp->dir, dir_existed, had_lock, old_lock, old_lock_n);
-        free(prior);
-        free(cp);
         return AF_CAMPAIGN_WRITE_ERROR;
     }
+    return 0;
+}
+
+/* Step 5: the queue, from the default case and the seeds (the corpus given, else the
+ * default folders); a corpus of which nothing is usable is refused. From here DIR
+ * holds this run's files. */
+static int step_seed_queue(af_campaign_state *cp, run_setup *su) {
+    const af_campaign_opts *o = cp->o;
+    char why[512];
     af_queue_init(&cp->queue);
+    su->queue_ready = true;
+    su->keep_dir = true;
     uint8_t empty = 0;
     af_queue_offer(&cp->queue, &empty, 0, NULL, true); /* the default case */
     char corpus_dir[1200];
     af_camp_subdir(cp, "corpus", corpus_dir, sizeof corpus_dir);
-    /* the seeds: the corpus given, else the default folders found before DIR was made */
     const char *default_paths[AF_DEFAULT_SEED_DIRS];
-    for (int i = 0; i < n_default; i++) default_paths[i] = default_seeds[i];
+    for (int i = 0; i < su->n_default; i++) default_paths[i] = su->default_seeds[i];
     const char *const *paths = o->n_corpus ? o->corpus : default_paths;
-    int n_paths = o->n_corpus ? o->n_corpus : n_default;
-    int seeds = 0;
-    {
-        af_seed_report seed_rep = {stderr, "attnfuzz campaign: seed corpus: ", 0, 0};
-        seeds = af_seed_corpus(paths, n_paths, corpus_dir, &cp->queue, &seed_rep, why, sizeof why);
-        cp->st.seeds_skipped = seed_rep.skipped;
-        if (seeds <= 0 && (seeds < 0 || seed_rep.skipped > 0)) { /* nothing usable: refused */
-            if (seeds == 0) snprintf(why, sizeof why, "none of the %d seed file(s) is usable", seed_rep.skipped);
-            fprintf(stderr, "attnfuzz campaign: seed corpus: %s\n", why);
-            af_session_close(&cp->s);
-            af_queue_free(&cp->queue);
-            af_dir_lock_release(&cp->lock);
-            free(prior);
-            free(cp);
-            return seed_rep.write_failed ? AF_CAMPAIGN_WRITE_ERROR : AF_CAMPAIGN_SETUP_ERROR;
-        }
-    }
+    int n_paths = o->n_corpus ? o->n_corpus : su->n_default;
+    af_seed_report seed_rep = {stderr, "attnfuzz campaign: seed corpus: ", 0, 0};
+    su->seeds = af_seed_corpus(paths, n_paths, corpus_dir, &cp->queue, &seed_rep, why, sizeof why);
+    cp->st.seeds_skipped = seed_rep.skipped;
+    if (su->seeds > 0 || (su->seeds == 0 && seed_rep.skipped == 0)) return 0;
+    /* nothing usable: refused */
+    if (su->seeds == 0) snprintf(why, sizeof why, "none of the %d seed file(s) is usable", seed_rep.skipped);
+    fprintf(stderr, "attnfuzz campaign: seed corpus: %s\n", why);
+    return seed_rep.write_failed ? AF_CAMPAIGN_WRITE_ERROR : AF_CAMPAIGN_SETUP_ERROR;
+}
+
+/* Step 6: the run's stream, engine and counters; a resumed run's state; the banner, the
+ * provenance and the first stats.json. */
+static void step_start(af_campaign_state *cp, run_setup *su) {
+    const af_campaign_opts *o = cp->o;
+    char why[512];
     /* the seed that replays this stream as --seed (DIR/provenance.json) */
     cp->seed = o->seed ? o->seed : (uint64_t)af_clock_unix() * 1000003u + (uint64_t)getpid();
     cp->rng = af_shard_rng_start(cp->seed, &o->shard);
-
-    char fuzzer[PATH_MAX];
     /* --gpus: the in-process engine, whose workers each get one GPU (libFuzzer's -fork
      * children would all inherit one CUDA_VISIBLE_DEVICES) */
-    bool use_libfuzzer = !o->gpus && af_camp_find_fuzzer(o, fuzzer, sizeof fuzzer);
+    su->use_libfuzzer = !o->gpus && af_camp_find_fuzzer(o, su->fuzzer, sizeof su->fuzzer);
     cp->st.start_unix = cp->s.start_unix;
     cp->st.time_to_first_finding_s = -1;
     snprintf(cp->st.backend, sizeof cp->st.backend, "%s", cp->s.backend_name);
     snprintf(cp->st.engine, sizeof cp->st.engine, "%s", cp->s.engine);
     cp->st.jobs = o->jobs < 1 ? 1 : o->jobs;
-    cp->st.mode = use_libfuzzer ? "libfuzzer" : "inprocess";
+    cp->st.mode = su->use_libfuzzer ? "libfuzzer" : "inprocess";
     cp->st.max_work = cp->s.limits.max_work;
     for (int g = 0; o->gpus && g < o->gpus->n; g++) af_stats_note_gpu(&cp->st, o->gpus->id[g], 0);
     af_envelope_init(&cp->envelope, cp->s.backend_name);
     cp->st.envelope = &cp->envelope;
-    if (prior_rc == 0) {
-        af_camp_resume_apply(cp, prior);
+    if (su->prior_rc == 0) {
+        af_camp_resume_apply(cp, su->prior);
         /* a resumed run draws another stream than the run before it (same --seed) */
         for (int k = 0; k < cp->st.resumed; k++) af_fuzz_rand(&cp->rng);
         int inflight = af_camp_resume_keep_inflight(cp);
-        int loaded = use_libfuzzer ? 0 : af_camp_resume_corpus(cp);
+        int loaded = su->use_libfuzzer ? 0 : af_camp_resume_corpus(cp);
         fprintf(stderr,
                 "attnfuzz campaign: resuming %s (run %d): %lld cases, %lld findings, %.0f s so far; %d corpus "
                 "input(s) loaded\n",
@@ -402,12 +311,11 @@ int af_campaign_run(const af_campaign_opts *o) {
                     "all)\n",
                     inflight, cp->dir, cp->st.interrupted_cases);
     }
-    free(prior);
     fprintf(
         stderr,
         "attnfuzz campaign: %s, backend %s%s, %d job(s), %.0f s, %d seed(s)%s, max work %.0f, deadline %d s, out %s\n",
         cp->st.mode, cp->s.backend_name, cp->s.isolated ? " (isolated: runs in forked children only)" : "", cp->st.jobs,
-        o->time_s, seeds, cp->st.seeds_skipped ? " (some skipped: see above)" : "", cp->s.limits.max_work,
+        o->time_s, su->seeds, cp->st.seeds_skipped ? " (some skipped: see above)" : "", cp->s.limits.max_work,
         cp->deadline_s, cp->dir);
     if (o->gpus) {
         char list[AF_GPUS_MAX * 8] = "";
@@ -423,25 +331,34 @@ int af_campaign_run(const af_campaign_opts *o) {
     cp->st.plot_last_s = af_camp_elapsed(cp);
     cp->st.plot_last_cases = cp->st.cases;
     af_camp_update_stats(cp, false);
+}
 
-    af_camp_saved_signals saved_signals;
-    af_camp_interrupt_install(&saved_signals);
+/* Step 7: fuzz until --time (or --total-time's end), with the libFuzzer engine when it is
+ * built (falling back to the in-process one), under the campaign's signal handlers. */
+static void step_fuzz(af_campaign_state *cp, run_setup *su) {
+    const af_campaign_opts *o = cp->o;
+    af_camp_interrupt_install(&su->saved_signals);
+    su->signals_installed = true;
     double stop_at = cp->t0 + o->time_s;
     if (o->total_s > 0) {
         cp->end_at = cp->t0 + o->total_s;
         if (stop_at > cp->end_at) stop_at = cp->end_at;
     }
-    if (use_libfuzzer) {
+    if (su->use_libfuzzer) {
         cp->libfuzzer = true;
-        if (af_camp_run_libfuzzer(cp, fuzzer, stop_at)) {
-            fprintf(stderr, "attnfuzz campaign: falling back to the in-process engine\n");
-            cp->st.mode = "inprocess";
-            cp->libfuzzer = false;
-            af_camp_run_inprocess(cp, stop_at);
-        }
-    } else {
-        af_camp_run_inprocess(cp, stop_at);
+        if (af_camp_run_libfuzzer(cp, su->fuzzer, stop_at) == 0) return;
+        fprintf(stderr, "attnfuzz campaign: falling back to the in-process engine\n");
+        cp->st.mode = "inprocess";
+        cp->libfuzzer = false;
     }
+    af_camp_run_inprocess(cp, stop_at);
+}
+
+/* Step 8: the last pending findings, the corpus merge, stats.json, provenance and the
+ * reports. The campaign's exit code. */
+static int step_finish(af_campaign_state *cp) {
+    const af_campaign_opts *o = cp->o;
+    char why[512];
     double fuzz_elapsed = (cp->fuzz_end > 0 ? cp->fuzz_end : af_clock_mono()) - cp->t0;
     /* the last new buckets: minimise them too (bounded); after a signal none is
      * minimised: each is stored as found (counted as unminimised) */
@@ -488,11 +405,53 @@ int af_campaign_run(const af_campaign_opts *o) {
     if (rc == AF_CAMPAIGN_WRITE_ERROR && !cp->write_failed_at_close) /* a report failed after */
         close_provenance(cp, interrupted);
     if (o->summary) af_camp_print_summary(cp, &sum, o->summary);
-    af_camp_interrupt_restore(&saved_signals);
-    af_queue_free(&cp->queue);
+    return rc;
+}
+
+/* The one cleanup: what the steps took, in reverse. A run refused before DIR held its
+ * files leaves DIR as it was (undo_lock); else the lock is released. */
+static void run_cleanup(af_campaign_state *cp, run_setup *su) {
+    if (su->signals_installed) af_camp_interrupt_restore(&su->saved_signals);
+    if (su->queue_ready) af_queue_free(&cp->queue);
     af_camp_known_free(&cp->known);
-    af_session_close(&cp->s);
-    af_dir_lock_release(&cp->lock);
+    if (su->session_open) af_session_close(&cp->s);
+    if (su->locked && su->keep_dir)
+        af_dir_lock_release(&cp->lock);
+    else if (su->locked)
+        undo_lock(&cp->lock, cp->dir, su->dir_existed, su->had_lock, su->old_lock, su->old_lock_n);
+    free(su->prior);
+    free(su);
     free(cp);
+}
+
+int af_campaign_run(const af_campaign_opts *o) {
+    if (check_gpus(o)) return AF_CAMPAIGN_SETUP_ERROR;
+    run_setup *su = calloc(1, sizeof *su);
+    af_campaign_state *cp = su ? calloc(1, sizeof *cp) : NULL;
+    if (!cp) {
+        free(su);
+        return AF_CAMPAIGN_SETUP_ERROR;
+    }
+    /* the default seeds, found before DIR is created (a refused run leaves nothing) */
+    su->n_default = o->n_corpus ? 0 : find_default_seeds(su->default_seeds);
+    if (su->n_default < 0) {
+        run_cleanup(cp, su);
+        return AF_CAMPAIGN_NO_DATA;
+    }
+    cp->o = o;
+    cp->tty = isatty(2);
+    cp->t0 = af_clock_mono();
+    name_dir(cp);
+    int rc = step_lock_dir(cp, su);
+    if (!rc) rc = step_read_prior(cp, su);
+    if (!rc) rc = step_open_session(cp, su);
+    if (!rc) rc = step_make_subdirs(cp);
+    if (!rc) rc = step_seed_queue(cp, su);
+    if (!rc) {
+        step_start(cp, su);
+        step_fuzz(cp, su);
+        rc = step_finish(cp);
+    }
+    run_cleanup(cp, su);
     return rc;
 }
