@@ -15,6 +15,9 @@
  *                   diagonal: L = 0 keeps the diagonal only on the left side.
  *                   cuDNN's left bound is L + 1 (TransformerEngine maps w -> w + 1).
  *   window_right R: j <= diag(i) + R   (R = -1: unbounded)
+ *   attention_chunk N: floor(diag(i) / N) == floor(j / N)   (N = 0: off; floor
+ *                   division, diag(i) may be negative). FlashAttention 3's
+ *                   attention_chunk / Llama 4's chunked attention; ANDed with the rest.
  * A row whose visible set is empty is "fully masked": expected O = 0, LSE = -inf,
  * and it contributes nothing to any gradient.
  */

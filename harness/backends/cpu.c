@@ -174,13 +174,19 @@ static inline float e4m3(float x) { return af_e4m3_to_f32(af_f32_to_e4m3(x)); }
 /* Keys [*first, *last] seen by query row i of a sequence with lengths (len_q, len_kv).
  * Returns the count; 0 when the row is fully masked. The visible set is an interval:
  * [0, len_kv) cut by causal (j <= diag), window_left (j >= diag - L) and window_right
- * (j <= diag + R), with diag = i (top left) or i + len_kv - len_q (bottom right). */
+ * (j <= diag + R) and attention_chunk N (keys of diag's chunk: N floor(diag / N) .. + N - 1),
+ * with diag = i (top left) or i + len_kv - len_q (bottom right). */
 static int visible_keys_for_row(const af_case *c, int len_q, int len_kv, int i, int *first, int *last) {
     long long diag = c->align == AF_ALIGN_TOP_LEFT ? (long long)i : (long long)i + len_kv - len_q;
     long long lo = 0, hi = (long long)len_kv - 1;
     if (c->mask == AF_MASK_CAUSAL && diag < hi) hi = diag;
     if (c->window_left != -1 && diag - c->window_left > lo) lo = diag - c->window_left;
     if (c->window_right != -1 && diag + c->window_right < hi) hi = diag + c->window_right;
+    if (c->attention_chunk > 0) {
+        long long n = c->attention_chunk, start = (diag >= 0 ? diag : diag - n + 1) / n * n;
+        if (start > lo) lo = start;
+        if (start + n - 1 < hi) hi = start + n - 1;
+    }
     if (i < 0 || i >= len_q || lo > hi) {
         *first = 0;
         *last = -1;

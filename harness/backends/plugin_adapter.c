@@ -103,6 +103,10 @@ static int features_from_case(const af_case *c, plugin_problem_buf *pb) {
         p->dropout_seed = c->dropout_seed;
         p->dropout_offset = c->dropout_offset;
     }
+    if (c->attention_chunk > 0) { /* ABI 4 */
+        p->features |= AF_PLUGIN_FEAT_CHUNK;
+        p->attention_chunk = c->attention_chunk;
+    }
     return 0;
 }
 

@@ -88,10 +88,13 @@ void af_plugin_check_in_child(const char *path, af_plugin_descriptor *d) {
                  "cannot load plugin '%s': %s() returned ABI version %u, this attnfuzz "
                  "speaks version %u%s (rebuild the plugin against this attnfuzz/plugin.h)",
                  path, AF_PLUGIN_SYM_ABI_VERSION, version, ATTNFUZZ_PLUGIN_ABI_VERSION,
-                 version < 2   ? "; version 2 added the features (sinks, softcap, bias, ALiBi, log2 stats, dLSE) "
-                                 "and version 3 dropout, that an older plugin would silently ignore"
-                 : version < 3 ? "; version 3 added dropout (p, Philox seed and offset), that a version-2 plugin "
-                                 "would silently ignore"
+                 version < 2   ? "; version 2 added the features (sinks, softcap, bias, ALiBi, log2 stats, dLSE), "
+                                 "version 3 dropout and version 4 attention_chunk, that an older plugin would "
+                                 "silently ignore"
+                 : version < 3 ? "; version 3 added dropout (p, Philox seed and offset) and version 4 "
+                                 "attention_chunk, that a version-2 plugin would silently ignore"
+                 : version < 4 ? "; version 4 added attention_chunk (chunked local attention), that a "
+                                 "version-3 plugin would silently ignore"
                                : "");
         return;
     }

@@ -41,7 +41,7 @@ typedef struct {
     unsigned high;                /* EXT_HIGH_* bits */
     size_t backend_at, engine_at; /* name bytes */
     unsigned backend_len, engine_len;
-    size_t lengths_high_at, small_dims_at, features_at, headroom_at, dropout_at;
+    size_t lengths_high_at, small_dims_at, features_at, headroom_at, dropout_at, chunk_at;
 } extension;
 
 static void read_extension(const reader *r, size_t at, int batch, extension *e) {
@@ -73,7 +73,11 @@ static void read_extension(const reader *r, size_t at, int batch, extension *e) 
         e->headroom_at = p;
         p += AF_FP8_SCALED;
     }
-    if (e->high & EXT_HIGH_DROPOUT) e->dropout_at = p;
+    if (e->high & EXT_HIGH_DROPOUT) {
+        e->dropout_at = p;
+        p += EXT_DROPOUT_BYTES;
+    }
+    if (e->high & EXT_HIGH_CHUNK) e->chunk_at = p;
 }
 
 /* The dropout item (fuzz_format.h); repair drops it where the case cannot hold it. */
@@ -373,6 +377,7 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
     if (ext.items & EXT_ENGINE) read_name(&r, ext.engine_at, ext.engine_len, c->engine);
     if (ext.items & EXT_FEATURES) read_features(&r, &ext, c);
     if (ext.high & EXT_HIGH_DROPOUT) read_dropout(&r, &ext, c);
+    if (ext.high & EXT_HIGH_CHUNK) c->attention_chunk = (int)rd_le(&r, ext.chunk_at, EXT_CHUNK_BYTES);
     if (ext.items & EXT_FP8_HEADROOM)
         for (int k = 0; k < AF_FP8_SCALED; k++) c->fp8_headroom[k] = (int)rd(&r, ext.headroom_at + (size_t)k);
     return af_fuzz_repair(c, lim) ? 1 : 0;

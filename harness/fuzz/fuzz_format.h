@@ -103,12 +103,15 @@ enum {
     EXT_HIGH_WIN_R = 1u << 3,      /* bit 16 of the window_right override */
     EXT_HIGH_STRIDE_GAP = 1u << 4, /* bit 16 of the stride gap override (gap + 1) */
     EXT_HIGH_THD_GAP = 1u << 5,    /* bit 16 of the thd gap override */
-    EXT_HIGH_DROPOUT = 1u << 6     /* a dropout item (EXT_DROPOUT_BYTES) ends the trailing
-                                     section: one byte, the probability's index in
-                                     af_fz_dropout_table (modulo AF_FZ_N_DROPOUT), then the
-                                     Philox seed and offset as little-endian 64-bit words */
+    EXT_HIGH_DROPOUT = 1u << 6,    /* a dropout item (EXT_DROPOUT_BYTES) after the others: one
+                                     byte, the probability's index in af_fz_dropout_table
+                                     (modulo AF_FZ_N_DROPOUT), then the Philox seed and offset
+                                     as little-endian 64-bit words */
+    EXT_HIGH_CHUNK = 1u << 7       /* an attention_chunk item (EXT_CHUNK_BYTES, little-endian;
+                                     repair clamps it to AF_MAX_SEQLEN) after the dropout item:
+                                     the last item of the trailing section */
 };
-enum { EXT_DROPOUT_BYTES = 17 };
+enum { EXT_DROPOUT_BYTES = 17, EXT_CHUNK_BYTES = 3 };
 
 /* A byte a backend or engine name may hold: what the case parser keeps in a value (no
  * white space, no '#', which starts a comment). */

@@ -271,6 +271,12 @@ static void boundary_batch_heads(af_case *c, const af_fuzz_limits *lim, uint64_t
     fit_keeping(c, lim, KEEP_BATCH_HEADS);
 }
 
+/* attention_chunk off (one draw in three) or a table size around s_kv (fuzz_tables.h). */
+static void mutate_chunk(af_case *c, uint64_t *rng) {
+    int k = pick(rng, AF_FZ_N_CHUNK + AF_FZ_N_CHUNK / 2);
+    c->attention_chunk = k < AF_FZ_N_CHUNK ? af_fz_chunk_value(k, c->seqlen_kv) : 0;
+}
+
 /* Window edges at 0, 1 and at or past the lengths, either alignment, causal or not;
  * s_q and s_kv one or two keys apart half the time (where the alignments differ). */
 static void boundary_window(af_case *c, const af_fuzz_limits *lim, uint64_t *rng) {
@@ -287,6 +293,7 @@ static void boundary_window(af_case *c, const af_fuzz_limits *lim, uint64_t *rng
     c->window_right = edges[pick(rng, 6)];
     c->align = pick(rng, 2) ? AF_ALIGN_BOTTOM_RIGHT : AF_ALIGN_TOP_LEFT;
     c->mask = pick(rng, 2) ? AF_MASK_CAUSAL : AF_MASK_NONE;
+    if (!pick(rng, 4)) mutate_chunk(c, rng); /* chunk edges against the window's */
     fit_keeping(c, lim, KEEP_KV);
 }
 
@@ -380,9 +387,13 @@ static void mutate_mask(af_case *c, uint64_t *rng) {
     c->align = (next & 1) ? AF_ALIGN_BOTTOM_RIGHT : AF_ALIGN_TOP_LEFT;
 }
 
+/* A window bound, or (one draw in four) the chunk, the other local-attention mask. */
 static void mutate_window(af_case *c, uint64_t *rng) {
     int v = af_fz_window_value(pick(rng, AF_FZ_N_WINDOW), c->seqlen_q, c->seqlen_kv);
-    switch (pick(rng, 3)) {
+    switch (pick(rng, 4)) {
+        case 3:
+            mutate_chunk(c, rng);
+            break;
         case 0:
             c->window_left = v;
             break;
@@ -540,7 +551,10 @@ static void mutate_feature(af_case *c, uint64_t *rng) {
         c->fp8_headroom[tensor] = pick(rng, AF_FP8_HEADROOM_MAX + 1);
         return;
     }
-    switch (pick(rng, 7)) {
+    switch (pick(rng, 8)) {
+        case 7:
+            mutate_chunk(c, rng);
+            break;
         case 0:
             c->softcap = softcaps[pick(rng, 5)];
             break;

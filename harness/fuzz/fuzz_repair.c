@@ -260,6 +260,7 @@ static void repair_combinations(af_case *c, const af_fuzz_limits *l) {
     }
     c->window_left = clampi(c->window_left, -1, AF_FUZZ_NARROW_MAX_SEQLEN);
     c->window_right = clampi(c->window_right, -1, AF_FUZZ_NARROW_MAX_SEQLEN);
+    c->attention_chunk = clampi(c->attention_chunk, 0, AF_MAX_SEQLEN);
     if (c->has_scale &&
         !(isfinite(c->scale) && c->scale != 0 && fabsf(c->scale) <= 1e6f && fabsf(c->scale) >= 1e-12f)) {
         c->has_scale = false;
@@ -272,6 +273,7 @@ static void repair_combinations(af_case *c, const af_fuzz_limits *l) {
     /* nothing visible anywhere: open the window, then the mask, then the lengths */
     if (!lengths_visible(c)) {
         c->window_left = c->window_right = -1;
+        c->attention_chunk = 0;
         if (!lengths_visible(c) && c->has_seqlens) {
             c->seqlens_q[0] = c->seqlen_q;
             c->seqlens_kv[0] = c->seqlen_kv;

@@ -21,6 +21,7 @@
 #define AF_FZ_N_DATA_BASE   6
 #define AF_FZ_N_DATA_PRESET 4
 #define AF_FZ_N_WINDOW      19
+#define AF_FZ_N_CHUNK       14
 #define AF_FZ_N_SCALE       6
 #define AF_FZ_N_PATTERN     8
 #define AF_FZ_MAX_PAIRS     255
@@ -72,6 +73,9 @@ const af_data_term *af_fz_data_base(int i);
 const af_data_term *af_fz_data_preset(int preset, int modifier);
 /* Window edge idx for these lengths (-1 = unbounded). */
 int af_fz_window_value(int idx, int sq, int skv);
+/* attention_chunk idx (0 .. AF_FZ_N_CHUNK - 1) for this key length: 1, powers of two, odd
+ * sizes and the edges around skv (skv / 2, skv - 1, skv, skv + 1); never below 1. */
+int af_fz_chunk_value(int idx, int skv);
 /* Scale preset idx: false = the default 1/sqrt(d_qk), else *out. */
 bool af_fz_scale_value(int idx, int dqk, float *out);
 /* Length of sequence b of B under a ragged-length pattern (max = padded maximum). */

@@ -35,7 +35,7 @@ static int window_cmp(const af_case *a, const af_case *b) {
 }
 
 /* Is a strictly simpler than b? (cost, then features, then ragged lengths, then the
- * window bounds) */
+ * window bounds, then the larger attention_chunk: closer to none) */
 static bool simpler(const af_case *a, const af_case *b) {
     double ca = af_case_cost(a), cb = af_case_cost(b);
     if (ca != cb) return ca < cb;
@@ -43,7 +43,9 @@ static bool simpler(const af_case *a, const af_case *b) {
     if (fa != fb) return fa < fb;
     long long la = lengths_sum(a), lb = lengths_sum(b);
     if (la != lb) return la < lb;
-    return window_cmp(a, b) < 0;
+    int w = window_cmp(a, b);
+    if (w) return w < 0;
+    return a->attention_chunk > b->attention_chunk && b->attention_chunk > 0;
 }
 
 typedef struct {
@@ -218,6 +220,9 @@ static void lighter_feature(candidates *cs, const af_case *c, af_case_field f) {
             TRY(c->bias == AF_BIAS_BHSS, t.bias = AF_BIAS_1HSS);
             TRY(c->bias == AF_BIAS_BHSS, t.bias = AF_BIAS_B1SS);
             TRY(c->bias == AF_BIAS_1HSS || c->bias == AF_BIAS_B1SS, t.bias = AF_BIAS_11SS);
+            return;
+        case AF_CF_ATTENTION_CHUNK: /* a coarser chunk, towards none */
+            TRY(c->attention_chunk < c->seqlen_kv, t.attention_chunk = 2 * c->attention_chunk);
             return;
         case AF_CF_DROPOUT:
             TRY(c->dropout_p != 0.5, t.dropout_p = 0.5);

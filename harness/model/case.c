@@ -800,6 +800,7 @@ af_mask_rule af_mask_rule_of_case(const af_case *c) {
     r.bottom_right = c->align == AF_ALIGN_BOTTOM_RIGHT;
     r.window_left = c->window_left;
     r.window_right = c->window_right;
+    r.chunk = c->attention_chunk;
     return r;
 }
 

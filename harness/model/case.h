@@ -120,6 +120,10 @@ typedef struct {
      * 64-bit block offset (counter), printed as "dropout = P SEED OFFSET". A feature. */
     double dropout_p;
     uint64_t dropout_seed, dropout_offset;
+    /* Chunked local attention (FlashAttention 3's attention_chunk, Llama 4): 0 = off, else
+     * row i sees key j only if floor(diag(i) / N) == floor(j / N) (diag(i) as the causal and
+     * window masks align it, oracle/mask_spec.h), ANDed with the rest of the mask. A feature. */
+    int attention_chunk;
 } af_case;
 
 /* Errors carry the position of the problem and the field. */
@@ -161,7 +165,7 @@ const char *af_cp_comm_name(af_cp_comm c);
 const char *af_data_kind_name(af_data_kind k);
 const char *af_softmax_name(af_softmax_kind k);
 const char *af_bias_shape_name(af_bias_shape b);
-/* Any of the features (sinks, softcap, bias, ALiBi, log2 stats, dLSE, dropout) set. */
+/* Any of the features (sinks, softcap, bias, ALiBi, log2 stats, dLSE, dropout, chunk) set. */
 bool af_case_has_features(const af_case *c);
 /* A short list of the features set ("softcap sinks bias ..."), "" when none. */
 void af_case_features_text(const af_case *c, char *buf, size_t cap);

@@ -146,6 +146,8 @@
       af_case_has_fp8_headroom(c),      6,  NULL,         "fp8_headroom")                                           \
     X(DROPOUT,      "dropout",      CUSTOM, dropout_p,     0, 0,               HAND,               NULL,            \
       c->dropout_p != 0.0,              7,  "dropout",    "dropout")                                                \
+    X(ATTENTION_CHUNK, "attention_chunk", INT, attention_chunk, 0, AF_MAX_SEQLEN, 0,              NULL,            \
+      c->attention_chunk != 0,          8,  "attention_chunk", "attention_chunk")                                   \
     X(BACKEND,      "backend",      NAME,   backend,       0, 0,               "",                 NULL,            \
       c->backend[0] != 0,               -1, NULL,         NULL)                                                     \
     X(ENGINE,       "engine",       NAME,   engine,        0, 0,               "",                 NULL,            \
@@ -171,7 +173,7 @@ typedef enum {
 } af_cf_kind;
 
 /* The number of features (the largest FEAT + 1): select/features.h's bits are below 1 << it. */
-enum { AF_CF_N_FEATURES = 8 };
+enum { AF_CF_N_FEATURES = 9 };
 
 /* One row, as data (for loops and tests). */
 typedef struct {

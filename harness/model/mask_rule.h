@@ -17,6 +17,7 @@ typedef struct {
     bool bottom_right;
     int window_left;  /* -1 = unbounded */
     int window_right; /* -1 = unbounded */
+    int chunk;        /* attention_chunk N: 0 = off; else keys of diag(i)'s chunk only */
 } af_mask_rule;
 
 #ifdef __CUDACC__
@@ -30,6 +31,14 @@ AF_MASK_HD long long af_mask_rule_shift(af_mask_rule r, int len_q, int len_kv) {
     return r.bottom_right ? (long long)len_kv - (long long)len_q : 0;
 }
 
+/* The first key of the chunk holding key position p (floor division: p may be negative,
+ * a row aligned before key 0 under bottom-right alignment). */
+AF_MASK_HD long long af_mask_rule_chunk_start(int chunk, long long p) {
+    long long q = p / chunk;
+    if (p % chunk < 0) q--;
+    return q * chunk;
+}
+
 /* Row i sees the keys [*first, *last]; returns the count (0: *first > *last). */
 AF_MASK_HD int af_mask_rule_range(af_mask_rule r, int len_q, int len_kv, int i, int *first, int *last) {
     *first = 0;
@@ -40,6 +49,11 @@ AF_MASK_HD int af_mask_rule_range(af_mask_rule r, int len_q, int len_kv, int i, 
     if (r.window_left >= 0 && diag - r.window_left > lo) lo = diag - r.window_left;
     if (r.causal && diag < hi) hi = diag;
     if (r.window_right >= 0 && diag + r.window_right < hi) hi = diag + r.window_right;
+    if (r.chunk > 0) {
+        long long c0 = af_mask_rule_chunk_start(r.chunk, diag);
+        if (c0 > lo) lo = c0;
+        if (c0 + r.chunk - 1 < hi) hi = c0 + r.chunk - 1;
+    }
     if (lo > hi) return 0;
     *first = (int)lo;
     *last = (int)hi;
@@ -47,8 +61,9 @@ AF_MASK_HD int af_mask_rule_range(af_mask_rule r, int len_q, int len_kv, int i, 
 }
 
 /* Row i sees key j iff (causal) i >= j - shift, (R) i >= j - shift - R,
- * (L) i <= j - shift + L: constraints on i alone, so the rows that see one key form
- * the interval [*first, *last]; returns the count (0: *first > *last). */
+ * (L) i <= j - shift + L, (chunk N) start(j) <= i + shift <= start(j) + N - 1:
+ * constraints on i alone, so the rows that see one key form the interval
+ * [*first, *last]; returns the count (0: *first > *last). */
 AF_MASK_HD int af_mask_rule_rows(af_mask_rule r, int len_q, int len_kv, int j, int *first, int *last) {
     *first = 0;
     *last = -1;
@@ -58,6 +73,11 @@ AF_MASK_HD int af_mask_rule_rows(af_mask_rule r, int len_q, int len_kv, int j, i
     if (r.causal && (long long)j - shift > lo) lo = (long long)j - shift;
     if (r.window_right >= 0 && (long long)j - shift - r.window_right > lo) lo = (long long)j - shift - r.window_right;
     if (r.window_left >= 0 && (long long)j - shift + r.window_left < hi) hi = (long long)j - shift + r.window_left;
+    if (r.chunk > 0) {
+        long long c0 = af_mask_rule_chunk_start(r.chunk, j);
+        if (c0 - shift > lo) lo = c0 - shift;
+        if (c0 + r.chunk - 1 - shift < hi) hi = c0 + r.chunk - 1 - shift;
+    }
     if (lo > hi) return 0;
     *first = (int)lo;
     *last = (int)hi;
@@ -71,6 +91,7 @@ AF_MASK_HD bool af_mask_rule_visible(af_mask_rule r, int len_q, int len_kv, int 
     if (r.causal && (long long)j > diag) return false;
     if (r.window_left >= 0 && (long long)j < diag - r.window_left) return false;
     if (r.window_right >= 0 && (long long)j > diag + r.window_right) return false;
+    if (r.chunk > 0 && af_mask_rule_chunk_start(r.chunk, diag) != af_mask_rule_chunk_start(r.chunk, j)) return false;
     return true;
 }
 

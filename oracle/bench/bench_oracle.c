@@ -70,7 +70,7 @@ int main(int argc, char **argv) {
                                dim,
                                &len_q,
                                &len_kv,
-                               {causal != 0, false, -1, -1},
+                               {causal != 0, false, -1, -1, 0},
                                (double)(float)(1.0 / sqrt((double)dim)),
                                &in};
         af_oracle_result r;

@@ -10,7 +10,7 @@
 #include "util/check.h"
 
 static af_mask_rule rule(bool causal, bool bottom_right, int left, int right) {
-    af_mask_rule r = {causal, bottom_right, left, right};
+    af_mask_rule r = {causal, bottom_right, left, right, 0};
     return r;
 }
 
@@ -142,6 +142,44 @@ static void hand_tables(void) {
     check_table("1x4 bottom-right window (1,0)", rule(false, true, 1, 0), 1, 4, 1, 4, one_row_br_w);
 }
 
+static af_mask_rule chunked(af_mask_rule r, int chunk) {
+    r.chunk = chunk;
+    return r;
+}
+
+/* attention_chunk N: row i sees key j only if floor(diag / N) == floor(j / N), ANDed
+ * with the rest; computed by hand from mask_spec.h. */
+static void chunk_tables(void) {
+    /* No mask, chunk 2, 4x4: chunks {0,1} and {2,3}. */
+    static const char *const c2[] = {"1100", "1100", "0011", "0011"};
+    check_table("chunk 2 4x4", chunked(rule(false, false, -1, -1), 2), 4, 4, 4, 4, c2);
+
+    /* Causal top-left, chunk 3, 5x5: j <= i and j >= 3 floor(i / 3). */
+    static const char *const causal_c3[] = {"10000", "11000", "11100", "00010", "00011"};
+    check_table("causal chunk 3 5x5", chunked(rule(true, false, -1, -1), 3), 5, 5, 5, 5, causal_c3);
+
+    /* Causal bottom-right 3x6, chunk 4: diag = i + 3; row 0 in chunk [0, 3], rows 1, 2 in [4, 7]. */
+    static const char *const br_c4[] = {"111100", "000010", "000011"};
+    check_table("causal bottom-right chunk 4 3x6", chunked(rule(true, true, -1, -1), 4), 3, 6, 3, 6, br_c4);
+
+    /* No mask, bottom-right 5x3, chunk 2: diag = i - 2; rows 0 and 1 (diag -2, -1) are in
+     * chunk [-2, -1] (floor division), which holds no key: fully masked. */
+    static const char *const br_tall_c2[] = {"000", "000", "110", "110", "001"};
+    check_table("bottom-right chunk 2 5x3", chunked(rule(false, true, -1, -1), 2), 5, 3, 5, 3, br_tall_c2);
+
+    /* Window (1,1) and chunk 3, top-left 6x6: [i - 1, i + 1] cut at the chunk's edges. */
+    static const char *const w_c3[] = {"110000", "111000", "011000", "000110", "000111", "000011"};
+    check_table("window (1,1) chunk 3 6x6", chunked(rule(false, false, 1, 1), 3), 6, 6, 6, 6, w_c3);
+
+    /* Padding: max 4x6, actual 3x5, causal bottom-right, chunk 2: diag = i + 2. */
+    static const char *const pad_br_c2[] = {"001000", "001100", "000010", "000000"};
+    check_table("padding causal bottom-right chunk 2", chunked(rule(true, true, -1, -1), 2), 3, 5, 4, 6, pad_br_c2);
+
+    /* A chunk at least as long as the keys changes nothing (top-left). */
+    static const char *const causal_tl[] = {"1000", "1100", "1110", "1111"};
+    check_table("causal chunk 4 4x4", chunked(rule(true, false, -1, -1), 4), 4, 4, 4, 4, causal_tl);
+}
+
 static void out_of_range(void) {
     af_mask_rule r = rule(false, false, -1, -1);
     int first, last;
@@ -175,6 +213,7 @@ static void random_agreement(void) {
         int left = (int)(next_random(&state) % 17) - 1;
         int right = (int)(next_random(&state) % 17) - 1;
         af_mask_rule r = rule(next_random(&state) & 1, next_random(&state) & 1, left, right);
+        if (trial % 2) r.chunk = 1 + (int)(next_random(&state) % 6);
         for (int i = -1; i <= len_q; i++) {
             int first, last;
             int count = af_mask_visible_range(&r, len_q, len_kv, i, &first, &last);
@@ -204,6 +243,7 @@ static void random_agreement(void) {
 
 int main(void) {
     hand_tables();
+    chunk_tables();
     out_of_range();
     random_agreement();
     CHECK_DONE("test_mask_spec");

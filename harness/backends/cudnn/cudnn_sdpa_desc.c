@@ -64,7 +64,9 @@ static int fp8_declines(const af_case *c, size_t cudnn_version, char *why, size_
 static int feature_declines(const af_case *c, size_t cudnn_version, char *why, size_t cap) {
     bool sinks = c->softmax != AF_SOFTMAX_VANILLA, dropout = c->dropout_p != 0.0;
     long long mask_bytes = af_cudnn_dropout_mask_bytes(c->dropout_p, c->batch, c->heads_q, c->seqlen_q, c->seqlen_kv);
-    if (c->lse_base2)
+    if (c->attention_chunk > 0)
+        snprintf(why, cap, "attention_chunk: cuDNN's SDPA has no chunked (block-local) mask; not served");
+    else if (c->lse_base2)
         snprintf(why, cap, "stats = log2: cuDNN's SDPA writes natural-log stats (max + log sum exp); not served");
     else if (c->dlse)
         snprintf(why, cap, "dlse: cuDNN's SDPA backward takes no incoming LSE gradient (its inputs are O, dO, Stats)");

@@ -108,6 +108,11 @@ static bool sees(const af_case *c, int b, int i, int j) {
     if (c->mask == AF_MASK_CAUSAL && j > diag) return false;
     if (c->window_left >= 0 && j < diag - c->window_left) return false;
     if (c->window_right >= 0 && j > diag + c->window_right) return false;
+    if (c->attention_chunk > 0) { /* the same chunk number (floor division) */
+        long n = c->attention_chunk, cd = diag, cj = j;
+        while (cd < 0) cd += n, cj += n; /* both moved by whole chunks: the same chunks */
+        if (cd / n != cj / n) return false;
+    }
     return true;
 }
 
@@ -115,29 +120,31 @@ static bool sees(const af_case *c, int b, int i, int j) {
  * oracle) says, over a grid of lengths, alignments and windows. (The backend itself
  * has its own code and never calls the specification.) */
 static void test_test_mask_agrees_with_spec(void) {
-    int windows[] = {-1, 0, 1, 3};
-    for (int causal = 0; causal < 2; causal++)
-        for (int br = 0; br < 2; br++)
-            for (int wl = 0; wl < 4; wl++)
-                for (int wr = 0; wr < 4; wr++)
-                    for (int lq = 0; lq <= 6; lq++)
-                        for (int lk = 0; lk <= 6; lk++) {
-                            af_case c;
-                            af_case_defaults(&c);
-                            c.has_seqlens = true;
-                            c.seqlens_q[0] = lq;
-                            c.seqlens_kv[0] = lk;
-                            c.mask = causal ? AF_MASK_CAUSAL : AF_MASK_NONE;
-                            c.align = br ? AF_ALIGN_BOTTOM_RIGHT : AF_ALIGN_TOP_LEFT;
-                            c.window_left = windows[wl];
-                            c.window_right = windows[wr];
-                            af_mask_rule rule = {causal != 0, br != 0, windows[wl], windows[wr]};
-                            for (int i = -1; i <= 7; i++)
-                                for (int j = -1; j <= 7; j++)
-                                    CHECK_MSG(sees(&c, 0, i, j) == af_mask_visible(&rule, lq, lk, i, j),
-                                              "causal %d br %d window %d,%d lens %d,%d: row %d key %d", causal, br,
-                                              windows[wl], windows[wr], lq, lk, i, j);
-                        }
+    int windows[] = {-1, 0, 1, 3}, chunks[] = {0, 1, 2, 3};
+    for (int chunk = 0; chunk < 4; chunk++)
+        for (int causal = 0; causal < 2; causal++)
+            for (int br = 0; br < 2; br++)
+                for (int wl = 0; wl < 4; wl++)
+                    for (int wr = 0; wr < 4; wr++)
+                        for (int lq = 0; lq <= 6; lq++)
+                            for (int lk = 0; lk <= 6; lk++) {
+                                af_case c;
+                                af_case_defaults(&c);
+                                c.has_seqlens = true;
+                                c.seqlens_q[0] = lq;
+                                c.seqlens_kv[0] = lk;
+                                c.mask = causal ? AF_MASK_CAUSAL : AF_MASK_NONE;
+                                c.align = br ? AF_ALIGN_BOTTOM_RIGHT : AF_ALIGN_TOP_LEFT;
+                                c.window_left = windows[wl];
+                                c.window_right = windows[wr];
+                                c.attention_chunk = chunks[chunk];
+                                af_mask_rule rule = {causal != 0, br != 0, windows[wl], windows[wr], chunks[chunk]};
+                                for (int i = -1; i <= 7; i++)
+                                    for (int j = -1; j <= 7; j++)
+                                        CHECK_MSG(sees(&c, 0, i, j) == af_mask_visible(&rule, lq, lk, i, j),
+                                                  "chunk %d causal %d br %d window %d,%d lens %d,%d: row %d key %d",
+                                                  chunks[chunk], causal, br, windows[wl], windows[wr], lq, lk, i, j);
+                            }
 }
 
 /* Attention in double on dense inputs q (B,Hq,Sq,Dqk), k (B,Hkv,Skv,Dqk),
@@ -593,6 +600,8 @@ static void test_forward_matches_double_reference(af_backend *be) {
         "mask = none\nwindow = 2,5\n",
         "mask = none\nwindow = -1,0\nalign = bottom_right\n",
         "mask = causal_bottom_right\nwindow = 7,-1\n",
+        "mask = causal\nattention_chunk = 8\n",                                   /* fp16 / bf16 only: */
+        "mask = none\nwindow = 2,5\nattention_chunk = 5\nalign = bottom_right\n", /* a feature */
     };
     const char *shapes[] = {
         "batch = 2\nheads_q = 4\nheads_kv = 2\nseqlen_q = 19\nseqlen_kv = 33\nhead_dim_qk = 40\nhead_dim_v = 24\n",
@@ -602,6 +611,7 @@ static void test_forward_matches_double_reference(af_backend *be) {
     for (size_t ti = 0; ti < 4; ti++)
         for (size_t si = 0; si < 2; si++)
             for (size_t mi = 0; mi < sizeof masks / sizeof masks[0]; mi++) {
+                if (ti >= 2 && strstr(masks[mi], "attention_chunk")) continue;
                 char text[1024];
                 snprintf(text, sizeof text, "%s%s%sseed = %zu\ndata = normal:1.5\n", dtypes[ti], shapes[si], masks[mi],
                          100 + mi);

@@ -32,6 +32,8 @@
  *     (mask causal)       j <= diag(i)
  *     (window_left  L>=0) j >= diag(i) - L     (L does not count the diagonal)
  *     (window_right R>=0) j <= diag(i) + R
+ *     (attention_chunk N>=1, ABI 4, AF_PLUGIN_FEAT_CHUNK) floor(diag(i) / N) == floor(j / N)
+ *                         (floor division: diag(i) < 0 is in chunk -1 or below)
  *   A row that sees no key is fully masked: O = 0, LSE = -inf, no gradient.
  *
  * Features (ABI 2; oracle/feature_spec.h in the attnfuzz tree is the full text), with
@@ -74,11 +76,13 @@ extern "C" {
 #endif
 
 /* Version of everything in this header. */
-#define ATTNFUZZ_PLUGIN_ABI_VERSION 3u
+#define ATTNFUZZ_PLUGIN_ABI_VERSION 4u
 /* 2: af_plugin_problem gained the features (sinks, softcap, bias, ALiBi, log2 stats,
  *    dLSE, dsink) after `packing`; a version-1 plugin cannot see them, so it is refused.
  * 3: af_plugin_problem gained dropout (p, Philox seed and offset) at its end; a
- *    version-2 plugin would run a dropout problem without dropout, so it is refused. */
+ *    version-2 plugin would run a dropout problem without dropout, so it is refused.
+ * 4: af_plugin_problem gained attention_chunk (chunked local attention) at its end; a
+ *    version-3 plugin would attend across chunks, so it is refused. */
 
 /* Mark the four entry points exported even under -fvisibility=hidden. */
 #if defined(__GNUC__)
@@ -133,6 +137,7 @@ typedef struct {
 #define AF_PLUGIN_FEAT_DLSE      (1u << 5) /* backward takes dlse                          */
 #define AF_PLUGIN_FEAT_DSINK     (1u << 6) /* learnable sinks: write dsink                  */
 #define AF_PLUGIN_FEAT_DROPOUT   (1u << 7) /* dropout on P (ABI 3)                          */
+#define AF_PLUGIN_FEAT_CHUNK     (1u << 8) /* attention_chunk > 0 (ABI 4)                   */
 
 #define AF_PLUGIN_SOFTMAX_VANILLA    0
 #define AF_PLUGIN_SOFTMAX_OFF_BY_ONE 1 /* TransformerEngine's off-by-one: sink logit 0 */
@@ -170,6 +175,8 @@ typedef struct {
     double dropout_p;        /* drop probability in [0, 1)                     */
     uint64_t dropout_seed;   /* Philox key                                     */
     uint64_t dropout_offset; /* Philox counter offset, in 128-bit blocks        */
+    /* ABI 4: chunked local attention (AF_PLUGIN_FEAT_CHUNK; the mask above); 0 without */
+    int32_t attention_chunk;
 } af_plugin_problem;
 
 /* ---- the tensors ----------------------------------------------------------------- */

@@ -1,7 +1,7 @@
 /* feature.c — the feature probe (AF_V_FEATURE_IGNORED, probes.h): rerun with the case's
  * declared features removed one at a time (softcap, sinks, bias, ALiBi: first, since a
- * backend that accepts and ignores one is the bug this catches), causal -> none, window ->
- * none, scale -> 2 * scale, alignment flipped; outputs whose exact value moves by more
+ * backend that accepts and ignores one is the bug this catches), attention_chunk -> none,
+ * causal -> none, window -> none, scale -> 2 * scale, alignment flipped; outputs whose exact value moves by more
  * than any correct kernel's error (expect.h) must move. */
 #include "judge/probes/expect.h"
 
@@ -44,6 +44,13 @@ static int make_toggles(const af_case *c, toggle *t) {
         if (f == 1) t[n].toggled.softmax = AF_SOFTMAX_VANILLA;
         if (f == 2) t[n].toggled.bias = AF_BIAS_NONE;
         if (f == 3) t[n].toggled.alibi = false;
+        n++;
+    }
+    if (c->attention_chunk > 0) { /* a mask toggle: the rows whose chunk hid keys move */
+        t[n].name = "attention_chunk -> none";
+        t[n].scores_change = false;
+        t[n].toggled = *c;
+        t[n].toggled.attention_chunk = 0;
         n++;
     }
     if (c->mask == AF_MASK_CAUSAL) {
@@ -110,7 +117,7 @@ static int feature_rows(const probe_ctx *x, const af_case *tc, bool scores_chang
 
 void probe_feature(probe_ctx *x) {
     const af_case *c = x->c;
-    toggle tg[8];
+    toggle tg[9];
     int nt = make_toggles(c, tg), want = x->o->feature_runs;
     int Dv = c->head_dim_v, h = x->fh;
     double *o1 = calloc((size_t)Dv, sizeof(double)), *m1 = calloc((size_t)Dv, sizeof(double));

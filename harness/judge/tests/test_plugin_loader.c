@@ -33,6 +33,7 @@
 #define BAD_DEVICE     AF_TEST_BAD_PLUGIN_DIR "/test_bad_wants_device.so"
 #define BAD_OLD        AF_TEST_BAD_PLUGIN_DIR "/test_bad_old_version.so"
 #define BAD_OLD2       AF_TEST_BAD_PLUGIN_DIR "/test_bad_old_version2.so"
+#define BAD_OLD3       AF_TEST_BAD_PLUGIN_DIR "/test_bad_old_version3.so"
 
 static void parse_case(af_case *c, const char *text) {
     af_error e;
@@ -144,6 +145,8 @@ static void test_load_errors(void) {
     /* a version-1 plugin (before the features): refused, and told why */
     expect_load_error(BAD_OLD, "version 1,", "version 2 added the features");
     expect_load_error(BAD_OLD2, "version 2,", "version 3 added dropout");
+    expect_load_error(BAD_OLD3, "version 3,", "version 4 added attention_chunk");
+    expect_load_error(BAD_OLD3, "rebuild the plugin", NULL);
     {
         char why[256] = "";
         CHECK(af_plugin_load("", why, sizeof why) == NULL);

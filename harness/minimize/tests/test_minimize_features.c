@@ -3,7 +3,9 @@
  *     case shrinks (batch, heads, lengths, head dims) but still has softcap, and
  *     planted:ignores_bias keeps a bias (the lightest broadcast that fails);
  *   - a feature the finding does not need goes: planted:window_off_by_one on a case with
- *     a window plus softcap, ALiBi and sinks minimises to the window alone;
+ *     a window plus softcap, ALiBi and sinks minimises to the window alone, and on a case
+ *     with a window and attention_chunk loses the chunk;
+ *   - planted:ignores_chunk keeps its chunk, made coarser (4 -> 32: the lighter variant);
  *   - planted:dsink_dropped keeps learnable sinks and the backward (its dsink needs
  *     both); flash_fp8_bug:descale_v_ignored loses its fp8_headroom (fails without).
  */
@@ -76,6 +78,19 @@ int main(void) {
              &r);
     CHECK_MSG(!af_case_has_features(&r.best), "features the window bug does not need survived (dropout too)");
     CHECK(r.best.window_left >= 0);
+    minimise("planted_window_off_by_one",
+             "dtype = fp16\nseqlen = 64\nhead_dim = 32\nmask = causal\nwindow = 5,0\nattention_chunk = 16\nseed = 3\n",
+             &r);
+    CHECK_MSG(r.best.attention_chunk == 0, "attention_chunk %d (not needed by the window bug) survived",
+              r.best.attention_chunk);
+    CHECK(r.best.window_left >= 0);
+    minimise("planted_ignores_chunk",
+             "dtype = fp16\nbatch = 2\nheads = 2\nseqlen_q = 37\nseqlen_kv = 53\nhead_dim = 32\n"
+             "mask = causal_bottom_right\nattention_chunk = 4\nseed = 5\n",
+             &r);
+    CHECK_MSG(r.best.attention_chunk > 4, "attention_chunk %d: minimised away, or not made coarser",
+              r.best.attention_chunk);
+    CHECK(r.best.batch == 1 && r.best.heads_q == 1);
     /* planted:dsink_dropped needs learnable sinks and the backward: both stay */
     minimise("planted_dsink_dropped",
              "dtype = fp16\nbatch = 2\nheads = 2\nseqlen = 40\nhead_dim = 32\nmask = causal\nsoftmax = learnable\n"

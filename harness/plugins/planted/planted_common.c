@@ -87,6 +87,8 @@
  *                                   compile and replayed for a later case of that shape
  *                                   with another scale (research C18: FA PR #2402, #2745,
  *                                   flashinfer #4014; the history probe)
+ *   PLANTED_IGNORES_CHUNK           attention_chunk accepted and ignored: every row attends
+ *                                   across chunk boundaries (plain causal / window attention)
  *
  * The instance (plugin.h's optional handle): every planted plugin keeps a small cache
  * of "compiled kernels" in it, as kernel libraries do, keyed by the shape and the scale's
@@ -139,6 +141,7 @@
 #define PLANTED_PAGE_INDEX_128             23
 #define PLANTED_SPLIT_KV_STRIDE            24
 #define PLANTED_KERNEL_CACHE_SCALE         25
+#define PLANTED_IGNORES_CHUNK              26
 
 #ifndef PLANTED_BUG
 #error "build with -DPLANTED_BUG=PLANTED_<BUG> (see harness/plugins/CMakeLists.txt)"
@@ -183,14 +186,16 @@ static const struct {
     {"planted:split_kv_stride", "split-KV (s_kv > 1024): partials combined with the wrong stride across heads"},
     {"planted:kernel_cache_scale",
      "compiled-kernel cache keyed by shape only: the first case's scale replayed for a later one of that shape"},
+    {"planted:ignores_chunk", "attention_chunk accepted and ignored (keys of other chunks attended)"},
 };
 
 /* The features this plugin serves (forward only). */
 #define PLANTED_FEATURES                                                                                               \
     (AF_PLUGIN_FEAT_SOFTCAP | AF_PLUGIN_FEAT_SINK | AF_PLUGIN_FEAT_BIAS | AF_PLUGIN_FEAT_ALIBI |                       \
-     AF_PLUGIN_FEAT_LSE_BASE2 | AF_PLUGIN_FEAT_DSINK | AF_PLUGIN_FEAT_DROPOUT | AF_PLUGIN_FEAT_DLSE)
-/* The features the backward serves. */
-#define PLANTED_BWD_FEATURES (AF_PLUGIN_FEAT_SINK | AF_PLUGIN_FEAT_DSINK | AF_PLUGIN_FEAT_DLSE)
+     AF_PLUGIN_FEAT_LSE_BASE2 | AF_PLUGIN_FEAT_DSINK | AF_PLUGIN_FEAT_DROPOUT | AF_PLUGIN_FEAT_DLSE |                  \
+     AF_PLUGIN_FEAT_CHUNK)
+/* The features the backward serves (the chunk is part of the mask, which both share). */
+#define PLANTED_BWD_FEATURES (AF_PLUGIN_FEAT_SINK | AF_PLUGIN_FEAT_DSINK | AF_PLUGIN_FEAT_DLSE | AF_PLUGIN_FEAT_CHUNK)
 
 AF_PLUGIN_EXPORT uint32_t attnfuzz_plugin_abi_version(void) { return ATTNFUZZ_PLUGIN_ABI_VERSION; }
 
@@ -220,7 +225,7 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_supports(const af_plugin_problem *p, char *
         return AF_PLUGIN_DECLINE;
     }
     if ((p->features & ~(uint32_t)PLANTED_BWD_FEATURES) && (p->flags & AF_PLUGIN_BACKWARD)) {
-        snprintf(why, cap, "%s: features other than sinks and dLSE are served in the forward only",
+        snprintf(why, cap, "%s: features other than sinks, dLSE and the chunk are served in the forward only",
                  planted_names[PLANTED_BUG].name);
         return AF_PLUGIN_DECLINE;
     }
@@ -379,7 +384,8 @@ static int key_end(const planted_run *r, int b) {
 
 /* Keys [*first, *last] that row i of sequence b sees; returns their count (0: the row is
  * fully masked or past len_q). The visible set is [0, len_kv) cut by causal
- * (j <= diag), window left (j >= diag - L) and window right (j <= diag + R). */
+ * (j <= diag), window left (j >= diag - L), window right (j <= diag + R) and the chunk
+ * (keys N floor(diag / N) .. N floor(diag / N) + N - 1). */
 static int visible_keys_of_row(const planted_run *r, int b, int i, int *first, int *last) {
     const af_plugin_problem *p = r->p;
     int len_q = p->seqlens_q[b], len_kv = p->seqlens_kv[b];
@@ -396,6 +402,15 @@ static int visible_keys_of_row(const planted_run *r, int b, int i, int *first, i
     if (window_left >= 0 && diag - window_left > lo) lo = diag - window_left;
 #endif
     if (window_right >= 0 && diag + window_right < hi) hi = diag + window_right;
+    long long chunk = p->attention_chunk;
+#if BUG(IGNORES_CHUNK)
+    chunk = 0;
+#endif
+    if (chunk > 0) {
+        long long start = (diag >= 0 ? diag : diag - chunk + 1) / chunk * chunk;
+        if (start > lo) lo = start;
+        if (start + chunk - 1 < hi) hi = start + chunk - 1;
+    }
     *first = 0;
     *last = -1;
     if (i < 0 || i >= len_q || lo > hi) return 0;
