@@ -12,7 +12,7 @@
 __device__ static double sign_of(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0; }
 
 /* kernel, ref (or NULL), exact (rows, D); out (rows): one thread per row, the same
- * arithmetic in the same order as af_row_summary_of (judge/criterion_rows.c). */
+ * arithmetic in the same order as af_row_summary_of (judge/criterion/criterion_rows.c). */
 __global__ void row_summary_kernel(const double *kernel, const double *ref, const double *exact, long long rows, int D,
                                    af_row_summary *out) {
     long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x;

@@ -4,7 +4,7 @@
  * read the kernel's, the reference's and the oracle's dense values and write one
  * af_row_summary per row (no term fields: the per-element budgets exist only for small
  * cases, which the host judges), so only the summaries cross back; the decision stays
- * in judge/criterion_rows.c. Each row is summed by one thread in the host's order
+ * in judge/criterion/criterion_rows.c. Each row is summed by one thread in the host's order
  * (d = 0, 1, ...) without fused multiply-adds (-fmad=false), so the summaries equal
  * af_row_summary_of's bit for bit (harness/judge/tests/test_compare_gpu.c), and the
  * error map's bins (evidence.h) the host's.

@@ -1,5 +1,5 @@
 /* row_summary.h — what the criterion needs to know about one row of one output tensor
- * (plain C, shared by the judge's host path, judge/criterion.c, and the device path,
+ * (plain C, shared by the judge's host path, judge/criterion/criterion.c, and the device path,
  * kernels/compare_gpu.cu, so both fill the same struct the same way).
  *
  * A row is the last axis of a dense (B, H, S, D) tensor at fixed (b, h, s) (criterion.h).
@@ -23,7 +23,7 @@
  *                         the row bias sum takes at most (verdict.h rule 3)
  *   el_*                  the element check's worst element of the row (el_ratio -1: none)
  * Without them, set by the judge on the host after summarising (0 otherwise):
- *   floor_extra           the stored O's share of the row floor (judge/criterion_large.c)
+ *   floor_extra           the stored O's share of the row floor (judge/criterion/criterion_large.c)
  */
 #ifndef ATTNFUZZ_KERNELS_ROW_SUMMARY_H
 #define ATTNFUZZ_KERNELS_ROW_SUMMARY_H

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_criterion_lse_cli.sh ATTNFUZZ — the stored LSE's growth (judge/criterion.h):
+# test_criterion_lse_cli.sh ATTNFUZZ — the stored LSE's growth (judge/criterion/criterion.h):
 #   - the three flash_ref false alarms of bf16 backward cases with |LSE| ~ 1e9
 #     (corpora/regression/flash-ref-huge-lse-*.case: mismatch dQ/dK/dV, mismatch dV,
 #     nan_inf dQ/dK/dV before) pass on flash_ref, which follows the plugin ABI;

@@ -20,7 +20,7 @@ void af_registry_init(af_registry *r) {
  * through unchanged, cp > 1 cases run as virtual ranks over it. ATTNFUZZ_CP=0 switches
  * the wrapper off (the backends then decline cp > 1 as they do on their own). The
  * judge's floor covers the inner backend's partials rounded to the output dtype before
- * the wrapper combines them (judge/criterion_cp.h). */
+ * the wrapper combines them (judge/criterion/criterion_cp.h). */
 void af_registry_add(af_registry *r, af_backend *be) {
     if (be && r->count < (int)(sizeof r->items / sizeof r->items[0])) {
         const char *cp = af_config_get(AF_CFG_CP);

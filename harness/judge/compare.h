@@ -3,7 +3,7 @@
 #define ATTNFUZZ_COMPARE_H
 
 #include "oracle/oracle.h"
-#include "judge/criterion.h"
+#include "judge/criterion/criterion.h"
 #include "judge/verdict.h"
 
 /* Guards around every buffer intact (else out_of_bounds); output gaps (stride_gap,
@@ -25,7 +25,7 @@ int af_check_buffers_of(const af_case *c, const af_tensors *t, const af_outputs 
 /* Numeric comparison of kernel outputs against the oracle with the reference's
  * error as floor (see verdict.h). ref may be NULL (no reference could run): then
  * err_ref = 0 and the floor alone is allowed, times 8. terms: the term budgets of the
- * fp16/bf16 criterion (judge/criterion.h) or NULL (row rule without element, bias and
+ * fp16/bf16 criterion (judge/criterion/criterion.h) or NULL (row rule without element, bias and
  * term floors). */
 int af_compare_outputs(const af_case *c, const af_outputs *kernel, const af_outputs *ref,
                        const af_oracle_result *oracle, const af_criterion_terms *terms, af_verdict *v);

@@ -1,6 +1,6 @@
 /* compare_dsink.c — the learnable sinks' gradient against the oracle (verdict.h, "dsink"). */
 #include "judge/compare_dsink.h"
-#include "judge/criterion.h"
+#include "judge/criterion/criterion.h"
 
 #include <math.h>
 #include <stdio.h>

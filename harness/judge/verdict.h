@@ -4,7 +4,7 @@
  * computation in the case dtype); err(x) = |x - oracle|; u = one unit of the output
  * storage at magnitude 1 (2^-10 fp16, 2^-7 bf16, 2^-3 E4M3, 2^-23 for the fp32 LSE).
  *
- * fp16 / bf16 (judge/criterion.c), every tensor T in {O, LSE, dQ, dK, dV} judged row by
+ * fp16 / bf16 (judge/criterion/criterion.c), every tensor T in {O, LSE, dQ, dK, dV} judged row by
  * row: a row is a query row (b, h, i) of O, LSE, dQ and a key (b, hk, j) of dK, dV.
  * With mass_e, kappa_e (the element's term mass and the budget of roundings the plugin
  * ABI allows beyond the reference's: fp32 scores and exp, accumulation bias, fp16

@@ -17,7 +17,7 @@
 
 #include "backends/backend.h"
 #include "judge/compare.h"
-#include "judge/criterion.h"
+#include "judge/criterion/criterion.h"
 #include "judge/runner.h"
 #include "judge/tolerance.h"
 #include "util/check.h"

@@ -1,4 +1,4 @@
-/* test_criterion_cp.c — the budget of a CP case's rounded partials (judge/criterion_cp.h):
+/* test_criterion_cp.c — the budget of a CP case's rounded partials (judge/criterion/criterion_cp.h):
  *  1. af_cp_partials against the wrapper's plan (backends/cp): for every comm type and
  *     cp in {2, 3, 4, 8} where the plan is valid, no query row (O, dQ) or key (dK, dV)
  *     combines more calls than the judge's count, and on an unmasked case some row or
@@ -19,7 +19,7 @@
 
 #include "backends/cp/cp.h"
 #include "backends/cp/cp_plan.h"
-#include "judge/criterion_cp.h"
+#include "judge/criterion/criterion_cp.h"
 #include "judge/tolerance.h"
 
 static af_case parse(const char *text) {

@@ -4,7 +4,7 @@
  * subnormal step) passes and just above it fails, while the per-tensor rule (the cap)
  * would pass every such row but the largest; a row whose own allowance exceeds the cap
  * is judged at the cap (the rule is never looser than the per-tensor one). */
-#include "judge/criterion.h"
+#include "judge/criterion/criterion.h"
 #include "model/case.h"
 #include "util/check.h"
 

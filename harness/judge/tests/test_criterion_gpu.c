@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "judge/criterion_gpu.h"
+#include "judge/criterion/criterion_gpu.h"
 #include "judge/problem.h"
 #include "model/case_measure.h"
 #include "judge/tests/criterion_fixture.h"

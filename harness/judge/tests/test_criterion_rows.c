@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "judge/criterion.h"
+#include "judge/criterion/criterion.h"
 #include "judge/verdict.h"
 #include "model/case.h"
 #include "util/check.h"

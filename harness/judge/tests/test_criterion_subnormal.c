@@ -35,7 +35,7 @@
 #include <string.h>
 
 #include "judge/tests/criterion_fixture.h"
-#include "judge/criterion.h"
+#include "judge/criterion/criterion.h"
 #include "judge/tolerance.h"
 #include "util/rng.h"
 

@@ -28,7 +28,7 @@
 #include <string.h>
 #include "backends/backend.h"
 #include "judge/compare.h"
-#include "judge/criterion.h"
+#include "judge/criterion/criterion.h"
 #include "judge/runner.h"
 #include "judge/verdict.h"
 #include "util/check.h"

@@ -1,5 +1,5 @@
 /* test_stored_o_rows.c — the stored O's share of the gradients' row floors in a bf16 case
- * too large for the element budgets (judge/criterion_large.c), at its edge.
+ * too large for the element budgets (judge/criterion/criterion_large.c), at its edge.
  *
  * The kernel here is what a backward from the stored O computes exactly: its O is the
  * exact O moved by 0.9 of O's own row allowance (unit max |O_i|) in the direction of

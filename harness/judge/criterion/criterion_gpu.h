@@ -1,4 +1,4 @@
-/* judge/criterion_gpu.h — the criterion's term budgets (criterion.h) computed on the GPU.
+/* judge/criterion/criterion_gpu.h — the criterion's term budgets (criterion.h) computed on the GPU.
  *
  * The same quantities as criterion.c's host loop (af_criterion_terms_compute), from the
  * same dense exact inputs and the oracle's exact outputs, in fp64, on the device:
@@ -26,7 +26,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-#include "judge/criterion.h"
+#include "judge/criterion/criterion.h"
 
 /* Largest head dimension the GPU pass serves (one thread per element of a row). */
 #define AF_TERMS_GPU_MAX_DIM 256

@@ -15,7 +15,7 @@
  * E4M3 cast, hence (1 + u/2) times the term; measured, without it a correct kernel's
  * small dQ rows failed at ratios up to 123). A row's allowance never exceeds
  * the per-tensor one, so no rule is looser than before. */
-#include "judge/criterion.h"
+#include "judge/criterion/criterion.h"
 #include "judge/problem.h"
 #include "judge/verdict.h"
 

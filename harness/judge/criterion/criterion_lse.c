@@ -3,7 +3,7 @@
  * |LSE| or score magnitude is large (criterion.h states the derivation; verdict.h the
  * rule). Per row, from that row's own rho_i and stored LSE: rows in the linear regime
  * get nothing here. */
-#include "judge/criterion.h"
+#include "judge/criterion/criterion.h"
 #include "judge/problem.h"
 #include "judge/verdict.h"
 

@@ -1,6 +1,6 @@
-/* criterion_gpu_stub.c — judge/criterion_gpu.h in a build without CUDA: the host serves. */
+/* criterion_gpu_stub.c — judge/criterion/criterion_gpu.h in a build without CUDA: the host serves. */
 #include <stdio.h>
-#include "judge/criterion_gpu.h"
+#include "judge/criterion/criterion_gpu.h"
 
 int af_criterion_terms_gpu_fill(const af_oracle_problem *p, const af_outputs *exact, const af_terms_gpu_consts *k,
                                 af_criterion_terms *t, double *row_a, int *row_n, double *seconds, char *why,

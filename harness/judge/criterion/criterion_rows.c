@@ -5,7 +5,7 @@
  * order and takes the checks in the same order (a row's element check, its row check,
  * its bias check; the tensor bias last), so the result does not depend on who
  * summarised. */
-#include "judge/criterion.h"
+#include "judge/criterion/criterion.h"
 #include "judge/problem.h"
 #include "judge/tolerance.h"
 #include "judge/verdict.h"

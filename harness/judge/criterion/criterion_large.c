@@ -16,7 +16,7 @@
  * specification, visibility from the problem's mask rule (never a kernel's).
  * Host fp64, O(pairs x 3 Dqk); above AF_STORED_O_ROWS_MAX_WORK (B Hq Sq Skv Dqk) nothing is computed and
  * those rows keep the floor without the share (docs/cp.md: a limit). */
-#include "judge/criterion.h"
+#include "judge/criterion/criterion.h"
 #include "model/case_measure.h"
 #include "oracle/feature_spec.h"
 

@@ -1,4 +1,4 @@
-/* judge/criterion.h — the per-row, per-element and bias criterion of fp16/bf16 cases
+/* judge/criterion/criterion.h — the per-row, per-element and bias criterion of fp16/bf16 cases
  * (the rule is stated in verdict.h; compare.c calls it once per tensor).
  *
  * A "row" of a dense output tensor is its last axis at fixed (b, h, s): a query row of
@@ -112,7 +112,7 @@ int af_criterion_terms_compute(const af_oracle_problem *p, const af_outputs *exa
 void af_criterion_terms_free(af_criterion_terms *t);
 
 /* Where the terms are computed: the host loop (criterion.c) or the GPU pass
- * (judge/criterion_gpu.h: the same formulas; cases without features). */
+ * (judge/criterion/criterion_gpu.h: the same formulas; cases without features). */
 typedef enum { AF_TERMS_HOST, AF_TERMS_GPU } af_terms_where;
 /* af_criterion_terms_compute picks the GPU pass from this much work (B Hq Sq Skv (Dqk +
  * Dv)) on, where it serves: below it the host loop is as fast as the transfers. */

@@ -1,4 +1,4 @@
-/* judge/criterion_cp.h — the budget of a context-parallel (cp > 1) case for the
+/* judge/criterion/criterion_cp.h — the budget of a context-parallel (cp > 1) case for the
  * roundings that the plugin ABI makes legitimate between the ranks' kernel calls.
  *
  * A CP implementation gets each kernel call's outputs in the output dtype (the ABI has
@@ -27,7 +27,7 @@
 #ifndef ATTNFUZZ_JUDGE_CRITERION_CP_H
 #define ATTNFUZZ_JUDGE_CRITERION_CP_H
 
-#include "judge/criterion.h"
+#include "judge/criterion/criterion.h"
 
 /* The most partials an element of tensor id of case c combines (1 when cp_size <= 1,
  * and for LSE, which is fp32 throughout). */

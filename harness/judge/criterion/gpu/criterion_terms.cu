@@ -1,4 +1,4 @@
-/* criterion_terms.cu — the criterion's term budgets on the GPU (judge/criterion_gpu.h).
+/* criterion_terms.cu — the criterion's term budgets on the GPU (judge/criterion/criterion_gpu.h).
  *
  * Three kernels over the dense fp64 inputs (shapes of tensors.h):
  *   ct_row_kernel   one block per query row (b, h, i) of a chunk of rows: the row's P_ij,
@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "judge/criterion_gpu.h"
+#include "judge/criterion/criterion_gpu.h"
 #include "model/mask_rule.h"
 #include "oracle/gpu/oracle_gpu.h"
 extern "C" {

@@ -1,8 +1,8 @@
 /* criterion.c — per-row, per-element and bias judgement of fp16/bf16 outputs (verdict.h
  * states the rule; criterion.h defines the term budgets computed here). */
-#include "judge/criterion.h"
-#include "judge/criterion_cp.h"
-#include "judge/criterion_gpu.h"
+#include "judge/criterion/criterion.h"
+#include "judge/criterion/criterion_cp.h"
+#include "judge/criterion/criterion_gpu.h"
 #include "judge/problem.h"
 #include "judge/tolerance.h"
 #include "judge/verdict.h"

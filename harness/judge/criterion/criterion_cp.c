@@ -1,5 +1,5 @@
 /* criterion_cp.c — the budget of a CP case's rounded partials (criterion_cp.h). */
-#include "judge/criterion_cp.h"
+#include "judge/criterion/criterion_cp.h"
 
 #include <stdlib.h>
 
