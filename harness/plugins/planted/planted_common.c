@@ -87,6 +87,16 @@
  *                                   compile and replayed for a later case of that shape
  *                                   with another scale (research C18: FA PR #2402, #2745,
  *                                   flashinfer #4014; the history probe)
+ *   PLANTED_METADATA_UNCHECKED      the metadata taken on trust: token starts, page-table
+ *                                   entries and lengths become addresses without the checks
+ *                                   every other planted plugin makes first
+ *                                   (plugins/metadata_check.h): a thd sequence placed past
+ *                                   the buffer's end writes its O rows into the guard
+ *                                   (research C21: pytorch PR #194818, flashinfer #5095; the
+ *                                   metadata probe)
+ *
+ * Every planted plugin but that one refuses malformed metadata (AF_PLUGIN_ERROR, the
+ * reason in why) before it runs (plugins/metadata_check.h).
  *
  * The instance (plugin.h's optional handle): every planted plugin keeps a small cache
  * of "compiled kernels" in it, as kernel libraries do, keyed by the shape and the scale's
@@ -112,6 +122,7 @@
 #include "model/dropout.h"
 #include "model/mathf.h"
 #include "model/numeric.h"
+#include "plugins/metadata_check.h"
 
 #define PLANTED_NONE                       0
 #define PLANTED_FP8_V_BLOCK_SCALE          1
@@ -139,6 +150,7 @@
 #define PLANTED_PAGE_INDEX_128             23
 #define PLANTED_SPLIT_KV_STRIDE            24
 #define PLANTED_KERNEL_CACHE_SCALE         25
+#define PLANTED_METADATA_UNCHECKED         26
 
 #ifndef PLANTED_BUG
 #error "build with -DPLANTED_BUG=PLANTED_<BUG> (see harness/plugins/CMakeLists.txt)"
@@ -183,6 +195,7 @@ static const struct {
     {"planted:split_kv_stride", "split-KV (s_kv > 1024): partials combined with the wrong stride across heads"},
     {"planted:kernel_cache_scale",
      "compiled-kernel cache keyed by shape only: the first case's scale replayed for a later one of that shape"},
+    {"planted:metadata_unchecked", "thd token starts, page-table entries and lengths used as addresses unchecked"},
 };
 
 /* The features this plugin serves (forward only). */
@@ -806,6 +819,9 @@ static void smooth_k_in_place(planted_run *r) {
 static int run_planted(const af_plugin_problem *p, const af_plugin_tensors *t, float scale, char *why, size_t cap) {
     int rc = attnfuzz_plugin_supports(p, why, cap);
     if (rc != AF_PLUGIN_OK) return rc;
+#if !BUG(METADATA_UNCHECKED)
+    if (af_md_check(p, t, why, cap)) return AF_PLUGIN_ERROR;
+#endif
     planted_run r;
     memset(&r, 0, sizeof r);
     r.p = p;
