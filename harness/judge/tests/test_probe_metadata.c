@@ -8,7 +8,8 @@
  *   planted:metadata_unchecked (offsets trusted as addresses) is found: an out_of_bounds
  *   (O's guard) from the thd offset past the buffer's end, and a crash of the isolated run
  *   naming its variant, while the probe goes on;
- *   the cpu reference and cases without metadata run no variant.
+ *   the cpu reference and cases without metadata run no variant; the cpu backend itself
+ *   refuses malformed metadata (AF_RUN_ERROR), so backends wrapping it pass the probe.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,6 +175,22 @@ int main(void) {
     CHECK_MSG(ps.metadata_runs >= 3, "the probe stopped after a crash of its isolated run: %d variants (%s)",
               ps.metadata_runs, ps.notes);
 
+    for (int k = 0; k < MD_COUNT; k++) { /* the cpu backend refuses every malformation */
+        af_case c, cc;
+        fx_parse_case(&c, k < MD_PAGE_PAST_END ? thd_case : paged_case);
+        af_tensors t;
+        char why[256] = "";
+        CHECK(af_tensors_alloc(&t, &c, why, sizeof why) == 0);
+        af_layout_plan *bad = malloc(sizeof *bad);
+        probe_md_change ch;
+        CHECK(bad && probe_md_malform((probe_md_kind)k, &c, &t.plan, &cc, bad, &ch, why, sizeof why) == 0);
+        memcpy(&t.plan, bad, sizeof *bad);
+        af_run_status rs = cpu->run(cpu, &cc, "", &t, NULL, why, sizeof why);
+        CHECK_MSG(probe_md_defined((probe_md_kind)k) ? rs == AF_RUN_OK || rs == AF_RUN_ERROR : rs == AF_RUN_ERROR,
+                  "cpu on %s: status %d (%s)", probe_md_names[k], (int)rs, why);
+        free(bad);
+        af_tensors_free(&t);
+    }
     probe(cpu, cpu, thd_case, &v, &ps); /* the reference is not probed */
     CHECK_MSG(ps.metadata_runs == 0 && v.n_findings == 0 && strstr(ps.notes, "metadata: skipped"), "%s", ps.notes);
     probe(none, cpu, "dtype = fp16\nseqlen = 16\nhead_dim = 64\n", &v, &ps); /* no metadata */
