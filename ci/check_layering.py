@@ -16,8 +16,9 @@ Extra rules:
     judges); the oracle reads only the dense inputs: of model/ it may include
     model/dense.h, model/numeric.h and model/mask_rule.h (the mask rule, written once),
     never the case struct; backends and kernels never include model/mask_rule.h or model/case_mask.h;
-  * plugins (harness/plugins) see only the ABI, model/numeric.h, model/mathf.h and
-    model/dropout.h (the backends' dropout mask; its .c is compiled into the plugin);
+  * plugins (harness/plugins) see only the ABI, model/numeric.h, model/mathf.h,
+    model/dropout.h (the backends' dropout mask; its .c is compiled into the plugin) and
+    their own plugins/metadata_check.h (the test plugins' metadata checks, ABI only);
   * the oracle may use the GPU plumbing of kernels/ (buffers, error codes) for its GPU
     tier; its mask and arithmetic are its own;
   * a test (a file under some tests/ folder) may also include oracle/ headers: tests are
@@ -52,7 +53,7 @@ DEPS['targets'] = DEPS['campaign'] + ['campaign']
 STAGES = set(DEPS)
 ORACLE_MODEL_OK = {'model/dense.h', 'model/numeric.h', 'model/mask_rule.h'}
 MASK_RULE = ('model/mask_rule.h', 'model/case_mask.h')
-PLUGIN_OK = {'attnfuzz/plugin.h', 'model/numeric.h', 'model/mathf.h', 'model/dropout.h'}
+PLUGIN_OK = {'attnfuzz/plugin.h', 'model/numeric.h', 'model/mathf.h', 'model/dropout.h', 'plugins/metadata_check.h'}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 # name prefix -> the folders (path prefixes from the root) that may define such a function
 PREFIXES = {

@@ -120,18 +120,9 @@ static void unresolved_of_run(const af_case *c, const af_tensors *t, const af_cr
     free(k);
 }
 
-int af_check_buffers(const af_case *c, const af_tensors *t, const af_outputs *oracle, const af_criterion_terms *terms,
-                     af_verdict *v) {
-    return af_check_buffers_of(c, t, oracle, terms, ~0u, v);
-}
-
-int af_check_buffers_of(const af_case *c, const af_tensors *t, const af_outputs *oracle,
-                        const af_criterion_terms *terms, unsigned buffers, af_verdict *v) {
+int af_check_guards(const af_tensors *t, unsigned buffers, af_verdict *v) {
     int before = v->n_findings;
     char msg[256];
-    unsigned char *lost_rows, *lost_keys; /* (B, Hq, Sq), (B, Hkv, Skv) or NULL */
-    unresolved_of_run(c, t, terms, &lost_rows, &lost_keys);
-    /* 1. guard margins of every buffer */
     for (int i = 0; i < AF_BUF_COUNT; i++) {
         if (!t->alloc[i] || !(buffers & (1u << i))) continue;
         const uint8_t *lo = t->alloc[i], *hi = t->alloc[i] + AF_GUARD_BYTES + t->bytes[i];
@@ -150,6 +141,22 @@ int af_check_buffers_of(const af_case *c, const af_tensors *t, const af_outputs 
             }
         }
     }
+    return v->n_findings - before;
+}
+
+int af_check_buffers(const af_case *c, const af_tensors *t, const af_outputs *oracle, const af_criterion_terms *terms,
+                     af_verdict *v) {
+    return af_check_buffers_of(c, t, oracle, terms, ~0u, v);
+}
+
+int af_check_buffers_of(const af_case *c, const af_tensors *t, const af_outputs *oracle,
+                        const af_criterion_terms *terms, unsigned buffers, af_verdict *v) {
+    int before = v->n_findings;
+    char msg[256];
+    unsigned char *lost_rows, *lost_keys; /* (B, Hq, Sq), (B, Hkv, Skv) or NULL */
+    unresolved_of_run(c, t, terms, &lost_rows, &lost_keys);
+    /* 1. guard margins of every buffer */
+    af_check_guards(t, buffers, v);
     /* 2. output buffers: owned elements (all rows of padded layouts, valid tokens of
      *    ragged ones) vs gaps that must stay poisoned */
     af_tensor_id outs[5] = {AF_T_O, AF_T_LSE, AF_T_DQ, AF_T_DK, AF_T_DV};

@@ -22,6 +22,11 @@ int af_check_buffers(const af_case *c, const af_tensors *t, const af_outputs *or
 int af_check_buffers_of(const af_case *c, const af_tensors *t, const af_outputs *oracle,
                         const af_criterion_terms *terms, unsigned buffers, af_verdict *v);
 
+/* Step 1 of af_check_buffers alone: the guard margins of the buffers whose bit is set
+ * in `buffers`, byte for byte (out_of_bounds, one finding per buffer). Needs no layout,
+ * so it also serves a run whose metadata was malformed on purpose (the metadata probe). */
+int af_check_guards(const af_tensors *t, unsigned buffers, af_verdict *v);
+
 /* Numeric comparison of kernel outputs against the oracle with the reference's
  * error as floor (see verdict.h). ref may be NULL (no reference could run): then
  * err_ref = 0 and the floor alone is allowed, times 8. terms: the term budgets of the

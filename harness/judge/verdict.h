@@ -193,7 +193,7 @@ typedef struct {
  * and reference served, what MPFR certified, and where the time went (seconds, wall).
  * The prepare times are the case's (shared by every engine run of it). */
 /* The probes timed one by one (judge/probes/probes.h, af_probe_names). */
-#define AF_PROBE_COUNT 10
+#define AF_PROBE_COUNT 11
 
 typedef struct {
     char oracle_tier[8];        /* "mpfr", "fp64" (CPU), "gpu"; "" = no oracle */

@@ -23,6 +23,8 @@
  *                        one-hot V run, within a binomial bound
  *         history.c      a sibling case (scale doubled) run after the case on the same
  *                        instance gives what it gives on a fresh instance
+ *         metadata.c     malformed thd offsets, page tables and lengths: a clean refusal,
+ *                        or safe outputs (and the defined answer where there is one)
  *
  * Every probe is built so that a correct kernel cannot fail it:
  *  - visibility compares only outputs that the oracle's mask rule makes independent
@@ -172,5 +174,39 @@ void probe_feature(probe_ctx *x);
 void probe_scales(probe_ctx *x);
 void probe_dropout(probe_ctx *x);
 void probe_history(probe_ctx *x);
+void probe_metadata(probe_ctx *x);
+
+/* ---- the metadata probe's malformations (metadata.c) ------------------------------------ */
+
+typedef enum {
+    MD_OFFSETS_DECREASING = 0, /* thd: token_start[k], [k + 1] swapped (both sides) */
+    MD_OFFSET_PAST_END,        /* thd: the last sequence's last token one past the buffer */
+    MD_FINAL_OFFSET_LONG,      /* thd: token_start[B] = tokens + 1 (defined: as the case) */
+    MD_LEN_PAST_OFFSETS,       /* thd: seqlens_kv[b] = its span + 1 */
+    MD_PAGE_PAST_END,          /* paged: a used entry = n_pages */
+    MD_PAGE_NEGATIVE,          /* paged: a used entry = -1 */
+    MD_PAGE_SHARED,            /* paged: a used entry = another sequence's first page (defined) */
+    MD_LEN_PAST_PAGES,         /* paged: seqlens_kv[b] = pages_per_seq * page_size + 1 */
+    MD_COUNT
+} probe_md_kind;
+
+extern const char *const probe_md_names[MD_COUNT];
+
+/* What a malformation changed: the sequence b, the page-table entry (-1: none) and the
+ * page it held (was) and holds (now). */
+typedef struct {
+    probe_md_kind kind;
+    int b, entry;
+    int32_t was, now;
+} probe_md_change;
+
+/* Does the malformed metadata still have a meaning (then a run must give it)? */
+bool probe_md_defined(probe_md_kind k);
+
+/* Malformation k of case c laid out by plan: *cc = c and *out = plan with the change
+ * applied (c and plan are not touched), *ch and a one-line what. 0, or -1 when it does
+ * not apply (no thd / no pages, no sequence with keys, page_shared with one sequence). */
+int probe_md_malform(probe_md_kind k, const af_case *c, const af_layout_plan *plan, af_case *cc, af_layout_plan *out,
+                     probe_md_change *ch, char *what, size_t cap);
 
 #endif

@@ -1,6 +1,7 @@
 /* probes.c — the probes' entry point (probes.h): options, the focus (the sequence and
  * head the perturbations live in), and the order determinism -> convention -> batch ->
- * visibility -> stale -> capacity -> inclusion -> feature -> scales -> dropout -> history. The probes themselves are the other files of this folder
+ * visibility -> stale -> capacity -> inclusion -> feature -> scales -> dropout -> history ->
+ * metadata. The probes themselves are the other files of this folder
  * (common.h lists them). */
 #include "judge/probes/common.h"
 #include "util/clock.h"
@@ -14,7 +15,7 @@ void af_probe_opts_default(af_probe_opts *o) {
     memset(o, 0, sizeof *o);
     o->determinism = o->visibility = o->inclusion = o->feature = true;
     o->convention = o->batch = o->stale = o->scales = true;
-    o->dropout = o->capacity = o->history = true;
+    o->dropout = o->capacity = o->history = o->metadata = true;
     o->leak_reruns = 4;
     o->determinism_runs = 1;
     o->visibility_runs = 3;
@@ -57,7 +58,7 @@ int af_probes_run(const af_probe_opts *o, const af_probe_target *tg, af_verdict 
 
 const char *const af_probe_names[AF_PROBE_COUNT] = {"determinism", "convention", "batch",   "visibility",
                                                     "stale",       "inclusion",  "feature", "scales_dropout",
-                                                    "capacity",    "history"};
+                                                    "capacity",    "history",    "metadata"};
 
 int af_probes_run_with(const af_probe_opts *o, const af_probe_target *tg, const af_probe_runs *runs, af_verdict *v,
                        af_leak_matrix *leaks, af_probe_stats *stats) {
@@ -101,6 +102,8 @@ int af_probes_run_with(const af_probe_opts *o, const af_probe_target *tg, const 
     /* last: the instance has run the case and its variants (the other probes' schedules
        of runs stay as they were) */
     if (o->history && !x.stop) PROBE_TIMED(9, probe_history(&x));
+    /* after history, so that its runs on the instance stay as they were */
+    if (o->metadata && !x.stop) PROBE_TIMED(10, probe_metadata(&x));
 #undef PROBE_TIMED
     return v->n_findings - before;
 }

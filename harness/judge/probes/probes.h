@@ -49,6 +49,19 @@
  *   scales       (AF_V_FEATURE_IGNORED)  fp8_e4m3: one input descale doubled (v; q with
  *                k halved; dO) and the output descales moved with it: every stored
  *                output keeps its bits (the rule: scales.c).
+ *   metadata     (AF_V_OUT_OF_BOUNDS, AF_V_INPUT_MUTATION, AF_V_NAN_INF, AF_V_CRASH,
+ *                AF_V_HANG, AF_V_MISMATCH)  thd and paged cases on backends other than
+ *                cpu: the case again with one malformation of its metadata at a time
+ *                (thd offsets decreasing, past the buffer's end, a final offset past it,
+ *                a length past its offsets; a page-table entry >= n_pages or -1, a page
+ *                shared by two sequences, a length past its pages). The backend must
+ *                refuse (decline, error) or return with guards intact, inputs and
+ *                metadata unchanged and every written output finite; a crash or hang
+ *                of the run is a finding (host plugins run it in a forked child, so the
+ *                probes go on). Two malformations keep a meaning (a final offset past
+ *                the buffer: the lengths are seqlens; a shared page: legal, its keys
+ *                read twice): a run that accepts them must give the case's outputs,
+ *                or a well-formed twin's (metadata.c). Up to 5 runs.
  *
  * Which outputs a perturbation can reach comes from the oracle's mask rule
  * (mask_spec.h), never from the backend:
@@ -60,7 +73,7 @@
  *
  * One file per probe in this folder (common.h lists them); af_probes_run (probes.c)
  * runs them in the order above (capacity after stale), then inclusion and feature,
- * scales, dropout, and history last.
+ * scales, dropout, history, and metadata last.
  *
  * Cost: extra backend runs per case, at most
  *   determinism_runs (2 for a backend that is not deterministic, less the runner's
@@ -68,7 +81,7 @@
  *   nondeterministic backend) + 2 (stale) + 1 (capacity, 2 on a move) + 1 (inclusion) + feature_runs
  *   + 2 (history: plugins and backends with a plan cache);
  *   with the defaults 1 + 1 + 3 + 2 + 1 + 1 + 3 = 12 on a deterministic backend (14 for a plugin); + 2 (scales,
- *   fp8_e4m3 forward) or + 3 (fp8_e4m3 backward).
+ *   fp8_e4m3 forward) or + 3 (fp8_e4m3 backward); + 4 (metadata: thd) or + 5 (paged).
  */
 #ifndef ATTNFUZZ_JUDGE_PROBES_H
 #define ATTNFUZZ_JUDGE_PROBES_H
@@ -93,6 +106,8 @@ typedef struct {
     bool history;         /* the scale-doubled case after this one, against a fresh instance
                               (two runs; plugins and backends with a plan cache; history.c) */
     bool history_all;     /* history also on backends that keep no state (the cpu's tests) */
+    bool metadata;        /* malformed thd offsets, page tables, lengths (thd and paged cases,
+                              backends other than cpu; up to five runs; metadata.c) */
     int leak_reruns;      /* unperturbed reruns before a move on a nondeterministic
                               backend is called a leak (default 4) */
     int determinism_runs; /* extra identical runs (default 1; at least 2 are made for a
@@ -138,6 +153,7 @@ typedef struct {
     int stale_runs;               /* stale-data runs compared */
     int capacity_runs;            /* larger-allocation runs compared (capacity.c) */
     int history_runs;             /* history runs compared: after the case and fresh (history.c) */
+    int metadata_runs;            /* malformed-metadata runs checked (metadata.c) */
     int convention_rows;          /* LSE rows whose base could be told apart */
     bool lse_base2;               /* the LSE is in base 2 (a convention finding): the
                                       LSE mismatches it explains are dropped (runner) */

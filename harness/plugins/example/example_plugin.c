@@ -1,10 +1,12 @@
 /* example_plugin.c — the smallest useful attnfuzz plugin: naive attention, forward only,
  * fp16 and bf16, host buffers. Copy it as the start of a plugin for your own kernel.
  *
- *   cc -O2 -fPIC -shared -I attnfuzz/harness/include example_plugin.c -o example_plugin.so -lm
+ *   cc -O2 -fPIC -shared -I attnfuzz/harness/include -I attnfuzz/harness example_plugin.c -o example_plugin.so -lm
  *   attnfuzz run corpora/seed/CASE.case --backend plugin:./example_plugin.so
  *
- * It only includes attnfuzz/plugin.h and never links attnfuzz. Per query row it computes
+ * It only includes attnfuzz/plugin.h and plugins/metadata_check.h (the checks of token
+ * starts, page table and lengths it makes first: attnfuzz's metadata probe hands it
+ * malformed ones; the header uses the ABI alone) and never links attnfuzz. Per query row it computes
  * O = softmax(scale * q K^T) V over the visible keys in fp32 and LSE = log-sum-exp,
  * reading every element through the strides, ragged token starts and page table that
  * the descriptors give, so every layout attnfuzz generates works.
@@ -16,6 +18,7 @@
 #include <string.h>
 
 #include "attnfuzz/plugin.h"
+#include "plugins/metadata_check.h"
 
 AF_PLUGIN_EXPORT uint32_t attnfuzz_plugin_abi_version(void) { return ATTNFUZZ_PLUGIN_ABI_VERSION; }
 
@@ -122,6 +125,7 @@ static void put(const af_plugin_tensor *x, int b, int h, int s, int d, float val
 AF_PLUGIN_EXPORT int attnfuzz_plugin_run(const af_plugin_problem *p, const af_plugin_tensors *t, char *why,
                                          size_t cap) {
     if (attnfuzz_plugin_supports(p, why, cap) != AF_PLUGIN_OK) return AF_PLUGIN_DECLINE;
+    if (af_md_check(p, t, why, cap)) return AF_PLUGIN_ERROR; /* malformed metadata: refused */
     const af_plugin_tensor *Q = &t->t[AF_PLUGIN_Q], *K = &t->t[AF_PLUGIN_K], *V = &t->t[AF_PLUGIN_V];
     const af_plugin_tensor *O = &t->t[AF_PLUGIN_O], *LSE = &t->t[AF_PLUGIN_LSE];
     int group = p->heads_q / p->heads_kv;

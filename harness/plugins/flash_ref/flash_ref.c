@@ -21,6 +21,8 @@
  *     dQ_i, dK_j, dV_j summed per 64-key (dQ) or 64-row (dK, dV) tile in fp32, the tile
  *     sums then added; times scale at the end (dQ, dK)
  *   GQA: query head h reads kv head h / (heads_q / heads_kv).
+ *   Malformed metadata (token starts, page table, lengths) is refused with
+ *   AF_PLUGIN_ERROR before anything runs (plugins/metadata_check.h).
  *
  * The bugs (each one a perturbation the per-tensor max-abs rule of attnfuzz <= 2026-12
  * passed on b1 h2 s128 d64; magnitudes are those that passed there):
@@ -44,6 +46,7 @@
 
 #include "attnfuzz/plugin.h"
 #include "model/numeric.h"
+#include "plugins/metadata_check.h"
 
 #define FLASH_NONE          0
 #define FLASH_UNIFORM_SCALE 1
@@ -391,6 +394,7 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_run(const af_plugin_problem *p, const af_pl
                                          size_t cap) {
     int rc = attnfuzz_plugin_supports(p, why, cap);
     if (rc != AF_PLUGIN_OK) return rc;
+    if (af_md_check(p, t, why, cap)) return AF_PLUGIN_ERROR; /* malformed metadata: refused */
     flash_run r = {p,
                    t,
                    p->batch,

@@ -89,6 +89,16 @@
  *                                   flashinfer #4014; the history probe)
  *   PLANTED_IGNORES_CHUNK           attention_chunk accepted and ignored: every row attends
  *                                   across chunk boundaries (plain causal / window attention)
+ *   PLANTED_METADATA_UNCHECKED      the metadata taken on trust: token starts, page-table
+ *                                   entries and lengths become addresses without the checks
+ *                                   every other planted plugin makes first
+ *                                   (plugins/metadata_check.h): a thd sequence placed past
+ *                                   the buffer's end writes its O rows into the guard
+ *                                   (research C21: pytorch PR #194818, flashinfer #5095; the
+ *                                   metadata probe)
+ *
+ * Every planted plugin but that one refuses malformed metadata (AF_PLUGIN_ERROR, the
+ * reason in why) before it runs (plugins/metadata_check.h).
  *
  * The instance (plugin.h's optional handle): every planted plugin keeps a small cache
  * of "compiled kernels" in it, as kernel libraries do, keyed by the shape and the scale's
@@ -114,6 +124,7 @@
 #include "model/dropout.h"
 #include "model/mathf.h"
 #include "model/numeric.h"
+#include "plugins/metadata_check.h"
 
 #define PLANTED_NONE                       0
 #define PLANTED_FP8_V_BLOCK_SCALE          1
@@ -142,6 +153,7 @@
 #define PLANTED_SPLIT_KV_STRIDE            24
 #define PLANTED_KERNEL_CACHE_SCALE         25
 #define PLANTED_IGNORES_CHUNK              26
+#define PLANTED_METADATA_UNCHECKED         27
 
 #ifndef PLANTED_BUG
 #error "build with -DPLANTED_BUG=PLANTED_<BUG> (see harness/plugins/CMakeLists.txt)"
@@ -187,6 +199,7 @@ static const struct {
     {"planted:kernel_cache_scale",
      "compiled-kernel cache keyed by shape only: the first case's scale replayed for a later one of that shape"},
     {"planted:ignores_chunk", "attention_chunk accepted and ignored (keys of other chunks attended)"},
+    {"planted:metadata_unchecked", "thd token starts, page-table entries and lengths used as addresses unchecked"},
 };
 
 /* The features this plugin serves (forward only). */
@@ -821,6 +834,9 @@ static void smooth_k_in_place(planted_run *r) {
 static int run_planted(const af_plugin_problem *p, const af_plugin_tensors *t, float scale, char *why, size_t cap) {
     int rc = attnfuzz_plugin_supports(p, why, cap);
     if (rc != AF_PLUGIN_OK) return rc;
+#if !BUG(METADATA_UNCHECKED)
+    if (af_md_check(p, t, why, cap)) return AF_PLUGIN_ERROR;
+#endif
     planted_run r;
     memset(&r, 0, sizeof r);
     r.p = p;
