@@ -28,6 +28,11 @@ Extra rules:
     campaign/, af_cp_ (context parallelism) in backends/cp/, the CP criterion and the case
     model's CP fields, ...).
 
+  * no circle of calls across files of different folders (file A calls a function file B
+    defines, and B, through any chain, calls back into A); the circles inside a folder are
+    those listed in KEPT_CIRCLES with why a review keeps them (docs/architecture.md lists
+    them too); a new one, or a listed one that is gone, is reported.
+
 Prints one line per violation, "file:line: why", and exits 1 when there is any.
 """
 import os
@@ -103,6 +108,99 @@ def stage_of(path):
     return None
 
 
+# circles of calls a review keeps, each inside one folder: the files, and why
+KEPT_CIRCLES = {
+    frozenset({'harness/model/case.c', 'harness/model/case_measure.c'}):
+        'validation bounds a case by its element count (a measure); the measures walk the field table',
+    frozenset({'oracle/src/oracle.c', 'oracle/src/oracle_pipeline.c'}):
+        'the pipelined certification is the oracle run\'s own sampled MPFR pass, on threads',
+    frozenset({'harness/backends/plugin_adapter.c', 'harness/backends/plugin_loader.c',
+               'harness/backends/plugin_probe.c'}):
+        'loading a plugin probes it in a child that loads it again, then adapts it',
+    frozenset({'harness/backends/plugin_scan.c', 'harness/backends/registry.c'}):
+        'the registry starts by scanning the plugin folders, and the scan adds what it finds',
+    frozenset({'harness/backends/worker/worker_backend.c', 'harness/backends/worker/worker_config.c'}):
+        'a worker config builds a worker backend, which frees its config',
+    frozenset({'harness/campaign/session.c', 'harness/campaign/session_child.c', 'harness/campaign/worker_pool.c'}):
+        'the session starts its worker pool, whose workers run the session\'s case runner',
+    frozenset({'harness/cli/cli_run.c', 'harness/cli/cli_run_pool.c', 'harness/cli/cli_select.c'}):
+        '`run` hands cases to its pool and to the claim check, which print verdicts as `run` does',
+}
+IDENT = re.compile(r'\baf_\w+\b')
+
+
+def call_circles(root, files):
+    """Strongly connected components (more than one file) of the graph 'file A uses a
+    function file B defines', over the non-test .c / .cu files."""
+    defs, uses = {}, {}
+    for rel in files:
+        with open(os.path.join(root, rel), encoding='utf-8', errors='replace') as f:
+            text = f.read()
+        text = re.sub(r'/\*.*?\*/', '', text, flags=re.S)
+        text = re.sub(r'//[^\n]*', '', text)
+        for line in text.split('\n'):
+            m = DEFINITION.match(line)
+            if m:
+                defs.setdefault(m.group(1), rel)
+        uses[rel] = set(IDENT.findall(text))
+    graph = {a: sorted({defs[n] for n in uses[a] if n in defs and defs[n] != a}) for a in files}
+    index, low, stack, on, comps, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):  # Tarjan, iterative over an explicit stack of (node, next edge)
+        work = [(v, 0)]
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        while work:
+            node, i = work[-1]
+            if i < len(graph[node]):
+                work[-1] = (node, i + 1)
+                w = graph[node][i]
+                if w not in index:
+                    index[w] = low[w] = counter[0]
+                    counter[0] += 1
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, 0))
+                elif w in on:
+                    low[node] = min(low[node], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == node:
+                        break
+                if len(comp) > 1:
+                    comps.append(frozenset(comp))
+
+    for v in files:
+        if v not in index:
+            visit(v)
+    return comps
+
+
+def check_circles(root, files, out):
+    found = call_circles(root, files)
+    for comp in found:
+        names = ', '.join(sorted(comp))
+        if len({os.path.dirname(f) for f in comp}) > 1:
+            out.append('%s: a circle of calls across folders (%s): break it' % (sorted(comp)[0], names))
+        elif comp not in KEPT_CIRCLES:
+            out.append('%s: a new circle of calls (%s): break it, or list it in KEPT_CIRCLES with why' % (
+                sorted(comp)[0], names))
+    for comp in KEPT_CIRCLES:
+        if comp not in found and all(os.path.exists(os.path.join(root, f)) for f in comp):
+            out.append('%s: KEPT_CIRCLES lists a circle that is gone (%s): remove it there and in '
+                       'docs/architecture.md' % (sorted(comp)[0], ', '.join(sorted(comp))))
+
+
 def check_file(root, rel, out):
     stage = stage_of(rel)
     if stage is None:
@@ -151,12 +249,19 @@ def check_file(root, rel, out):
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
     out = []
+    sources = []
     for base in ('harness', 'oracle', 'triage', 'kernels'):
         for d, dirs, files in os.walk(os.path.join(root, base)):
             dirs.sort()
             for name in sorted(files):
                 if name.endswith(('.c', '.h', '.cu', '.cuh')):
-                    check_file(root, os.path.relpath(os.path.join(d, name), root), out)
+                    rel = os.path.relpath(os.path.join(d, name), root)
+                    check_file(root, rel, out)
+                    stage = stage_of(rel)
+                    if name.endswith(('.c', '.cu')) and stage not in (None, 'plugins', 'public') and \
+                            '/tests/' not in '/' + rel:
+                        sources.append(rel)
+    check_circles(root, sources, out)
     for line in out:
         print(line)
     if out:

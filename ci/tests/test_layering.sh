@@ -32,6 +32,24 @@ expect_violation harness/plugins/example/example_plugin.c '#include "model/case.
 # a name says its stage: a campaign function defined in the judge, a CP function in the campaign
 expect_violation harness/judge/compare.c 'int af_camp_planted(void) { return 0; }' 'af_camp_ belongs in harness/campaign/'
 expect_violation harness/campaign/queue.c 'void af_cp_planted(int x) {' 'af_cp_ belongs in harness/backends/cp/'
+# circles of calls: one across folders, one new inside a folder, a kept one gone
+copy
+echo 'void af_planted_a(void) { af_planted_b(); }' >> "$tmp/t/harness/backends/cpu.c"
+echo 'void af_planted_b(void) { af_planted_a(); }' >> "$tmp/t/harness/backends/cp/cp_plan.c"
+out=$(python3 ci/check_layering.py "$tmp/t" 2>&1) && fail "a circle across folders was not reported"
+grep -q "circle of calls across folders (harness/backends/cp/cp_plan.c, harness/backends/cpu.c)" <<< "$out" ||
+  fail "wrong report for a circle across folders: $out"
+copy
+echo 'void af_planted_a(void) { af_planted_b(); }' >> "$tmp/t/harness/fuzz/fuzz_mutate.c"
+echo 'void af_planted_b(void) { af_planted_a(); }' >> "$tmp/t/harness/fuzz/fuzz_repair.c"
+out=$(python3 ci/check_layering.py "$tmp/t" 2>&1) && fail "a new circle inside a folder was not reported"
+grep -qE "a new circle of calls \(.*harness/fuzz/fuzz_mutate.c, harness/fuzz/fuzz_repair.c\)" <<< "$out" ||
+  fail "wrong report for a new circle: $out"
+copy
+sed -i 's/af_worker_config_free(/af_planted_free(/g' "$tmp/t/harness/backends/worker/worker_backend.c"
+out=$(python3 ci/check_layering.py "$tmp/t" 2>&1) && fail "a kept circle that is gone was not reported"
+grep -q "KEPT_CIRCLES lists a circle that is gone" <<< "$out" || fail "wrong report for a gone circle: $out"
+
 # a test may meet its ground truth, but not reach above its stage
 copy
 sed -i '1i #include "oracle/mask_spec.h"' "$tmp/t/harness/backends/tests/test_cpu_backend.c"

@@ -834,51 +834,10 @@ static af_run_status cpu_compute(af_backend *be, const af_case *c, af_tensors *t
     return AF_RUN_OK;
 }
 
-/* The metadata of t's plan and the case's lengths, as the layout promises them (the
- * metadata probe, judge/probes/metadata.c, hands malformed ones to backends that wrap this
- * one): lengths within [0, max]; thd starts monotonic, each sequence inside its span, the
- * last start inside the buffer; paged: lengths within the table's span, every entry a
- * sequence uses a page. 0, or -1 with why. */
-static int metadata_ok(const af_case *c, const af_tensors *t, char *why, size_t cap) {
-    const af_layout_plan *p = &t->plan;
-    for (int b = 0; b < c->batch; b++) {
-        int lq = af_case_len_q(c, b), lk = af_case_len_kv(c, b);
-        if (lq < 0 || lq > c->seqlen_q || lk < 0 || lk > c->seqlen_kv) {
-            snprintf(why, cap, "cpu backend: sequence %d's lengths %d / %d outside the maxima %d / %d", b, lq, lk,
-                     c->seqlen_q, c->seqlen_kv);
-            return -1;
-        }
-        if (c->layout == AF_LAYOUT_THD)
-            for (int side = 0; side < 2; side++) {
-                const int64_t *ts = side ? p->token_start_kv : p->token_start_q;
-                int64_t total = side ? p->total_tokens_kv : p->total_tokens_q;
-                if (ts[b] < 0 || ts[b] + (side ? lk : lq) > ts[b + 1] || ts[c->batch] > total) {
-                    snprintf(why, cap, "cpu backend: malformed thd %s offsets at sequence %d", side ? "key" : "query",
-                             b);
-                    return -1;
-                }
-            }
-        if (p->page_size > 0) {
-            if (lk > p->pages_per_seq * p->page_size) {
-                snprintf(why, cap, "cpu backend: key length %d of sequence %d exceeds its pages", lk, b);
-                return -1;
-            }
-            for (int e = 0; e < (lk + p->page_size - 1) / p->page_size; e++) {
-                int32_t page = p->page_table[b * p->pages_per_seq + e];
-                if (page < 0 || page >= p->n_pages) {
-                    snprintf(why, cap, "cpu backend: page_table[%d][%d] = %d of %d pages", b, e, page, p->n_pages);
-                    return -1;
-                }
-            }
-        }
-    }
-    return 0;
-}
-
 static af_run_status cpu_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t, af_run_info *info,
                              char *why, size_t cap) {
     (void)engine;
-    if (metadata_ok(c, t, why, cap)) return AF_RUN_ERROR;
+    if (af_layout_metadata_check(c, &t->plan, why, cap)) return AF_RUN_ERROR;
     return cpu_compute(be, c, t, info, true, why, cap);
 }
 
@@ -889,7 +848,7 @@ static af_run_status cpu_backward_given(af_backend *be, const af_case *c, const 
         snprintf(why, cap, "cpu backend: backward_given on a forward-only case");
         return AF_RUN_ERROR;
     }
-    if (metadata_ok(c, t, why, cap)) return AF_RUN_ERROR;
+    if (af_layout_metadata_check(c, &t->plan, why, cap)) return AF_RUN_ERROR;
     return cpu_compute(be, c, t, info, false, why, cap);
 }
 

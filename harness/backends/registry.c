@@ -29,6 +29,22 @@ void af_registry_add(af_registry *r, af_backend *be) {
     }
 }
 
+/* cp-bug:PLANT:INNER over the registry's INNER (backends/cp/cp.h), added to r. */
+static af_backend *find_cp_planted(af_registry *r, const char *name, char *why, size_t cap) {
+    af_cp_plant plant;
+    const char *inner_name;
+    if (af_cp_planted_parse(name, &plant, &inner_name, why, cap)) return NULL;
+    af_backend *inner = af_registry_find(r, inner_name, why, cap);
+    if (!inner) return NULL;
+    af_backend *be = af_cp_planted_new(inner, plant, name);
+    if (!be) {
+        snprintf(why, cap, "backend '%s': out of host memory", name);
+        return NULL;
+    }
+    af_registry_add(r, be);
+    return be;
+}
+
 af_backend *af_registry_find(af_registry *r, const char *name, char *why, size_t cap) {
     r->find_error = AF_FIND_OK;
     for (int i = 0; i < r->count; i++)
@@ -42,7 +58,7 @@ af_backend *af_registry_find(af_registry *r, const char *name, char *why, size_t
         af_registry_add(r, be);
         return r->items[r->count - 1];
     }
-    if (strncmp(name, "cp-bug:", 7) == 0) return af_cp_find_planted(r, name, why, cap);
+    if (strncmp(name, "cp-bug:", 7) == 0) return find_cp_planted(r, name, why, cap);
     r->find_error = AF_FIND_UNKNOWN;
     if (strncmp(name, "worker:", 7) == 0) {
         snprintf(why, cap,

@@ -1,6 +1,6 @@
 /* campaign/outdir.c — what a campaign writes in its directory DIR: the subdirectories
  * checked before anything is written (no symlink takes a write or a deletion outside
- * DIR), failed writes counted and ending the run, and the final count of what DIR holds
+ * DIR) and the final count of what DIR holds
  * (campaign_internal.h). A finding is either in DIR/findings, counted by the reports, or
  * the campaign fails. */
 #include <dirent.h>
@@ -11,20 +11,10 @@
 #include "triage/findings.h"
 #include "util/fsutil.h"
 
-#define WRITE_ERRORS_SAID 10 /* failed writes said one line each; the rest only counted */
-
 int af_campaign_check_subdirs(const char *dir, char *why, size_t cap) {
     static const char *const sub[] = {"corpus",  "corpus.merge", "corpus.old", "coverage", "pending", "findings",
                                       "crashes", "current",      "workers",    "rawmap",   "errors",  "interrupted"};
     return af_subdirs_real(dir, sub, (int)(sizeof sub / sizeof sub[0]), why, cap);
-}
-
-void af_camp_write_failed(af_campaign_state *cp, const char *what, const char *why) {
-    cp->st.write_errors++;
-    cp->write_failed = true;
-    if (cp->st.write_errors <= WRITE_ERRORS_SAID)
-        fprintf(stderr, "%sattnfuzz campaign: cannot store %s: %s%s\n", cp->tty ? "\r\033[K" : "", what, why,
-                cp->st.write_errors == 1 ? " (the campaign stops fuzzing and ends with exit 6)" : "");
 }
 
 static int add_count(const af_finding_record *r, void *user) {

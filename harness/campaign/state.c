@@ -1,5 +1,6 @@
 /* campaign/state.c — the campaign's shared state (af_campaign_state, campaign_internal.h)
- * and what every part of a campaign asks of it: the deadline now, DIR's subfolders, the
+ * and what every part of a campaign asks of it: a failed write counted (it ends the run),
+ * the deadline now, DIR's subfolders, the
  * bucket count, elapsed time, the stats and progress line, the corpus count and merge.
  * The engines (inprocess.c, libfuzzer.c), the pending findings (pending.c) and the
  * resume (resume.c) call these; af_campaign_run (campaign.c) calls the engines. Nothing
@@ -12,6 +13,16 @@
 #include "campaign/campaign_internal.h"
 #include "campaign/corpus_merge.h"
 #include "util/clock.h"
+
+#define WRITE_ERRORS_SAID 10 /* failed writes said one line each; the rest only counted */
+
+void af_camp_write_failed(af_campaign_state *cp, const char *what, const char *why) {
+    cp->st.write_errors++;
+    cp->write_failed = true;
+    if (cp->st.write_errors <= WRITE_ERRORS_SAID)
+        fprintf(stderr, "%sattnfuzz campaign: cannot store %s: %s%s\n", cp->tty ? "\r\033[K" : "", what, why,
+                cp->st.write_errors == 1 ? " (the campaign stops fuzzing and ends with exit 6)" : "");
+}
 
 /* The per-run deadline now: --deadline, cut to what is left before --total-time's end
  * (less a margin for the reports), never below 1 s. */

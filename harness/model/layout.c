@@ -247,3 +247,37 @@ int64_t af_layout_offset(const af_layout_plan *p, af_tensor_id t, int b, int h, 
     }
     return v->base + (int64_t)b * v->stride_b + (int64_t)s * v->stride_s + (int64_t)h * v->stride_h + d;
 }
+
+int af_layout_metadata_check(const af_case *c, const af_layout_plan *p, char *why, size_t cap) {
+    for (int b = 0; b < c->batch; b++) {
+        int lq = af_case_len_q(c, b), lk = af_case_len_kv(c, b);
+        if (lq < 0 || lq > c->seqlen_q || lk < 0 || lk > c->seqlen_kv) {
+            snprintf(why, cap, "sequence %d's lengths %d / %d outside the maxima %d / %d", b, lq, lk, c->seqlen_q,
+                     c->seqlen_kv);
+            return -1;
+        }
+        if (c->layout == AF_LAYOUT_THD)
+            for (int side = 0; side < 2; side++) {
+                const int64_t *ts = side ? p->token_start_kv : p->token_start_q;
+                int64_t total = side ? p->total_tokens_kv : p->total_tokens_q;
+                if (ts[b] < 0 || ts[b] + (side ? lk : lq) > ts[b + 1] || ts[c->batch] > total) {
+                    snprintf(why, cap, "malformed thd %s offsets at sequence %d", side ? "key" : "query", b);
+                    return -1;
+                }
+            }
+        if (p->page_size > 0) {
+            if (lk > p->pages_per_seq * p->page_size) {
+                snprintf(why, cap, "key length %d of sequence %d exceeds its pages", lk, b);
+                return -1;
+            }
+            for (int e = 0; e < (lk + p->page_size - 1) / p->page_size; e++) {
+                int32_t page = p->page_table[b * p->pages_per_seq + e];
+                if (page < 0 || page >= p->n_pages) {
+                    snprintf(why, cap, "page_table[%d][%d] = %d of %d pages", b, e, page, p->n_pages);
+                    return -1;
+                }
+            }
+        }
+    }
+    return 0;
+}

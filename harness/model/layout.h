@@ -87,6 +87,13 @@ typedef struct {
 /* Build the plan of a validated case. Returns 0, or -1 with a reason (e.g. a paged
  * case with too many pages). */
 int af_layout_plan_make(const af_case *c, af_layout_plan *p, char *why, size_t cap);
+/* The plan's metadata and the case's lengths as the layout promises them (a backend that
+ * trusts them checks them first: the metadata probe, judge/probes/metadata.c, hands
+ * malformed ones to every backend): lengths within [0, max]; thd starts monotonic, each
+ * sequence inside its span, the last start inside the buffer; paged: lengths within the
+ * table's span, every entry a sequence uses a page. 0, or -1 with why ("malformed thd key
+ * offsets at sequence 1"). */
+int af_layout_metadata_check(const af_case *c, const af_layout_plan *p, char *why, size_t cap);
 
 /* Element offset of logical (b, h, s, d) in the tensor's buffer. For LSE, d = 0.
  * s must be < the sequence's actual length for ragged tensors. Every layout keeps a

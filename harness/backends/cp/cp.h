@@ -35,8 +35,13 @@ int af_cp_plant_parse(const char *name);
  * inner's name, flags and state, so code that reads a backend's state still works. */
 af_backend *af_cp_wrap(af_backend *inner);
 
-/* The backend named cp-bug:PLANT:INNER over the registry's INNER, added to r; NULL with
- * why when the name is malformed, INNER unknown or ATTNFUZZ_CP_PLANT is not PLANT. */
-af_backend *af_cp_find_planted(af_registry *r, const char *name, char *why, size_t cap);
+/* A planted CP backend's name, cp-bug:PLANT:INNER: 0 with *plant and *inner (INNER, a
+ * pointer into name), or -1 with why when the name is malformed, PLANT unknown or
+ * ATTNFUZZ_CP_PLANT is not PLANT (a planted bug never resolves from a case file alone).
+ * The registry finds INNER and calls af_cp_planted_new (backends/registry.c). */
+int af_cp_planted_parse(const char *name, af_cp_plant *plant, const char **inner, char *why, size_t cap);
+/* The planted CP backend `name` over inner (the registry's INNER, wrapped or not; not
+ * taken over: the registry keeps it); NULL when out of memory. */
+af_backend *af_cp_planted_new(af_backend *inner, af_cp_plant plant, const char *name);
 
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "backends/cp/cp.h"
+#include "model/layout.h"
 #include "backends/cp/cp_exec.h"
 #include "util/config.h"
 
@@ -78,6 +79,8 @@ static af_run_status cpw_run(af_backend *be, const af_case *c, const char *engin
                              char *why, size_t cap) {
     af_backend *in = inner_of(be);
     if (c->cp_size <= 1) return in->run(in, c, engine, t, info, why, cap);
+    /* the ranks' split reads the metadata as addresses: malformed metadata is refused */
+    if (af_layout_metadata_check(c, &t->plan, why, cap)) return AF_RUN_ERROR;
     af_run_info local;
     if (!info) info = &local;
     memset(info, 0, sizeof *info);
@@ -155,13 +158,13 @@ af_backend *af_cp_wrap(af_backend *inner) {
     return wrap(inner, true, AF_CP_PLANT_NONE, inner->name);
 }
 
-af_backend *af_cp_find_planted(af_registry *r, const char *name, char *why, size_t cap) {
+int af_cp_planted_parse(const char *name, af_cp_plant *plant_out, const char **inner, char *why, size_t cap) {
     const char *p = name + strlen("cp-bug:");
     const char *colon = strchr(p, ':');
     char plant_text[64];
     if (strncmp(name, "cp-bug:", 7) != 0 || !colon || (size_t)(colon - p) >= sizeof plant_text || !colon[1]) {
         snprintf(why, cap, "backend '%s': a planted CP backend is named cp-bug:PLANT:INNER", name);
-        return NULL;
+        return -1;
     }
     memcpy(plant_text, p, (size_t)(colon - p));
     plant_text[colon - p] = '\0';
@@ -173,7 +176,7 @@ af_backend *af_cp_find_planted(af_registry *r, const char *name, char *why, size
             snprintf(known + used, sizeof known - used, "%s%s", i > 1 ? ", " : "", plant_names[i]);
         }
         snprintf(why, cap, "backend '%s': unknown CP plant '%s' (%s)", name, plant_text, known);
-        return NULL;
+        return -1;
     }
     const char *env = af_config_get(AF_CFG_CP_PLANT);
     if (!env || strcmp(env, plant_text) != 0) {
@@ -181,16 +184,14 @@ af_backend *af_cp_find_planted(af_registry *r, const char *name, char *why, size
                  "backend '%s' carries a planted bug: it resolves only with ATTNFUZZ_CP_PLANT=%s in the environment "
                  "(never from a case file alone)",
                  name, plant_text);
-        return NULL;
+        return -1;
     }
-    af_backend *inner = af_registry_find(r, colon + 1, why, cap);
-    if (!inner) return NULL;
+    *plant_out = (af_cp_plant)plant;
+    *inner = colon + 1;
+    return 0;
+}
+
+af_backend *af_cp_planted_new(af_backend *inner, af_cp_plant plant, const char *name) {
     af_backend *raw = inner->destroy == cpw_destroy ? inner_of(inner) : inner;
-    af_backend *be = wrap(raw, false, (af_cp_plant)plant, name);
-    if (!be) {
-        snprintf(why, cap, "backend '%s': out of host memory", name);
-        return NULL;
-    }
-    af_registry_add(r, be);
-    return be;
+    return wrap(raw, false, plant, name);
 }

@@ -129,8 +129,10 @@ int probe_md_malform(probe_md_kind k, const af_case *c, const af_layout_plan *pl
                 for (int j = last; j <= B; j++) starts[side][j] += delta;
                 if (side) ch->b = last;
             }
-            snprintf(what, cap, "the last sequence's last token one past the end of the buffer (token_start[%d] = %lld "
-                     "of %lld key tokens)", ch->b, (long long)out->token_start_kv[ch->b], (long long)totals[1]);
+            snprintf(what, cap,
+                     "the last sequence's last token one past the end of the buffer (token_start[%d] = %lld "
+                     "of %lld key tokens)",
+                     ch->b, (long long)out->token_start_kv[ch->b], (long long)totals[1]);
             return 0;
         }
         case MD_FINAL_OFFSET_LONG:
@@ -203,9 +205,9 @@ typedef struct {
     af_run_status status;
     char why[512];
     af_run_info info;
-    bool crashed;     /* the child ended without reporting (signal, exit, deadline) */
-    bool hung;        /* ... past the deadline */
-    char ended[160];  /* how (af_proc_describe) */
+    bool crashed;    /* the child ended without reporting (signal, exit, deadline) */
+    bool hung;       /* ... past the deadline */
+    char ended[160]; /* how (af_proc_describe) */
 } md_outcome;
 
 /* What the child writes back: the header, then every buffer (guards included), dsink and
@@ -440,7 +442,8 @@ static void md_variant(probe_ctx *x, probe_md_kind k) {
     *before = *tmpl;
     copy_metadata(&before->plan, bad);
     af_check_input_mutation(x->c, before, NULL, &w, &o.info, 0, scratch);
-    for (int i = 0; i < scratch->n_findings && i < AF_MAX_FINDINGS; i++) md_finding(x, &scratch->findings[i], name, what);
+    for (int i = 0; i < scratch->n_findings && i < AF_MAX_FINDINGS; i++)
+        md_finding(x, &scratch->findings[i], name, what);
     copy_metadata(&w.plan, &tmpl->plan); /* the case's own layout again: only raw scans and judged rows below */
     af_buffer_id bid;
     int64_t e;
@@ -448,7 +451,8 @@ static void md_variant(probe_ctx *x, probe_md_kind k) {
     if (o.status == AF_RUN_OK && nonfinite_output(x->c, &w, &bid, &e, &value)) {
         snprintf(msg, sizeof msg, "the run returned OK and wrote %g at element %lld of buffer %s", value, (long long)e,
                  af_buffer_name(bid));
-        const af_tensor_id of[AF_BUF_COUNT] = {AF_T_Q, AF_T_K, AF_T_V, AF_T_O, AF_T_LSE, AF_T_DO, AF_T_DQ, AF_T_DK, AF_T_DV};
+        const af_tensor_id of[AF_BUF_COUNT] = {AF_T_Q,  AF_T_K,  AF_T_V,  AF_T_O, AF_T_LSE,
+                                               AF_T_DO, AF_T_DQ, AF_T_DK, AF_T_DV};
         f = af_finding_at(AF_V_NAN_INF, of[bid], -1, -1, -1, -1, msg);
         f.kernel_value = value;
         md_finding(x, &f, name, what);
