@@ -49,9 +49,10 @@ static inline int af_md_check(const af_plugin_problem *p, const af_plugin_tensor
             if (x->token_start) {
                 const int64_t *ts = x->token_start;
                 if (ts[b] < 0 || ts[b] + len > ts[b + 1]) {
-                    snprintf(why, cap, "metadata: token_start of %s: sequence %d (%lld + %d tokens) runs past "
-                             "token_start[%d] = %lld", names[i], b, (long long)ts[b], len, b + 1,
-                             (long long)ts[b + 1]);
+                    snprintf(why, cap,
+                             "metadata: token_start of %s: sequence %d (%lld + %d tokens) runs past "
+                             "token_start[%d] = %lld",
+                             names[i], b, (long long)ts[b], len, b + 1, (long long)ts[b + 1]);
                     return -1;
                 }
             } else if (x->page_table) {
@@ -62,10 +63,10 @@ static inline int af_md_check(const af_plugin_problem *p, const af_plugin_tensor
                 }
                 for (int e = 0; e < (len + x->page_size - 1) / x->page_size; e++) {
                     int32_t page = x->page_table[(int64_t)b * x->pages_per_seq + e];
-                    if (page < 0 || !af_md_row_inside(x, (int64_t)page * x->stride_b +
-                                                             (int64_t)(x->page_size - 1) * x->stride_s)) {
-                        snprintf(why, cap, "metadata: page_table[%d][%d] = %d is not a page of %s's buffer", b, e,
-                                 page, names[i]);
+                    if (page < 0 ||
+                        !af_md_row_inside(x, (int64_t)page * x->stride_b + (int64_t)(x->page_size - 1) * x->stride_s)) {
+                        snprintf(why, cap, "metadata: page_table[%d][%d] = %d is not a page of %s's buffer", b, e, page,
+                                 names[i]);
                         return -1;
                     }
                 }

@@ -86,7 +86,8 @@ static void test_thd_generators(void) {
 
     CHECK(malform(MD_FINAL_OFFSET_LONG, &c, p, &cc, q, &ch) == 0 && probe_md_defined(MD_FINAL_OFFSET_LONG));
     CHECK(q->token_start_kv[B] == p->total_tokens_kv + 1 && q->token_start_q[B] == p->total_tokens_q + 1);
-    CHECK(diff64(q->token_start_kv, p->token_start_kv, B + 1) == 1 && diff64(q->token_start_q, p->token_start_q, B + 1) == 1);
+    CHECK(diff64(q->token_start_kv, p->token_start_kv, B + 1) == 1 &&
+          diff64(q->token_start_q, p->token_start_q, B + 1) == 1);
 
     CHECK(malform(MD_LEN_PAST_OFFSETS, &c, p, &cc, q, &ch) == 0);
     CHECK(cc.seqlens_kv[0] == 15 && cc.seqlens_kv[2] == 20 && cc.seqlens_q[0] == 20); /* span 14, + 1 */
@@ -124,8 +125,7 @@ static void test_paged_generators(void) {
     CHECK(memcmp(q, p, sizeof *p) == 0);
 
     for (int k = MD_OFFSETS_DECREASING; k <= MD_LEN_PAST_OFFSETS; k++) /* no offsets */
-        CHECK_MSG(malform((probe_md_kind)k, &c, p, &cc, q, &ch) == -1, "%s applied to a paged case",
-                  probe_md_names[k]);
+        CHECK_MSG(malform((probe_md_kind)k, &c, p, &cc, q, &ch) == -1, "%s applied to a paged case", probe_md_names[k]);
     plan_of(paged_one, &c, p); /* one sequence: nothing to share a page with */
     CHECK(malform(MD_PAGE_SHARED, &c, p, &cc, q, &ch) == -1);
     CHECK(malform(MD_LEN_PAST_PAGES, &c, p, &cc, q, &ch) == 0 && !c.has_seqlens && cc.seqlens_kv[0] == 33);
