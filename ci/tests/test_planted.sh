@@ -32,6 +32,9 @@
 #                                                   has s_kv > 1024 with heads_q > 1)
 #   ignores_chunk                 mismatch          comparison, on the attention_chunk seed
 #                                                   (corpora/seed-features; no plain seed has one)
+#   finite_max_init               nan_inf|mismatch  buffer checks / comparison, on its trigger
+#                                                   case (every logit of a row below -5e4: no
+#                                                   seed shifts logits that far)
 #
 # For each: `attnfuzz run corpora/seed/*.case --backend planted:<bug> --json` exits 1
 # (a finding), some verdict has the expected kind, and none says that the plugin
@@ -140,7 +143,8 @@ expect kernel_cache_scale 'feature_ignored|nondeterministic'
 expect page_index_128 mismatch ci/tests/cases/planted-page-index-128.case
 expect split_kv_stride mismatch ci/tests/cases/planted-split-kv-stride.case
 expect ignores_chunk mismatch corpora/seed-features/fp16-chunk8-causal-bwd.case
-for bug in page_index_128 split_kv_stride; do
+expect finite_max_init 'nan_inf|mismatch' ci/tests/cases/planted-finite-max-init.case
+for bug in page_index_128 split_kv_stride finite_max_init; do
   "$bin" run "${seeds[@]}" --backend "planted:$bug" --json > "$tmp/$bug.seeds.json" 2> /dev/null
   others=$(kinds "$tmp/$bug.seeds.json" | grep -vxE 'pass|declined' | sort | uniq -c | tr '\n' ',')
   if [ -n "$others" ]; then

@@ -493,13 +493,17 @@ static void mutate_data(af_case *c, uint64_t *rng) {
          * compiler's: gcc and clang differed); the order gcc used */
         int modifier = pick(rng, 5);
         int preset = pick(rng, AF_FZ_N_DATA_PRESET);
-        const af_data_term *t = af_fz_data_preset(preset, modifier);
+        af_data_term t = *af_fz_data_preset(preset, modifier);
+        /* half the low_lse draws push the rows' logits far below -1e4 (every logit
+         * of a row below -5e4: flashinfer #4267's finite "-inf" running max) */
+        static const double far_shifts[3] = {6e4, 2e5, 1e6};
+        if (t.kind == AF_DATA_LOW_LSE && pick(rng, 2) == 0) t.p1 = far_shifts[pick(rng, 3)];
         for (int i = 0; i < c->n_data; i++)
-            if (c->data[i].kind == t->kind) {
-                c->data[i] = *t; /* same kind: new parameters */
+            if (c->data[i].kind == t.kind) {
+                c->data[i] = t; /* same kind: new parameters */
                 return;
             }
-        c->data[c->n_data++] = *t;
+        c->data[c->n_data++] = t;
     } else if (what == 1 && c->n_data > 1) {
         int i = 1 + pick(rng, c->n_data - 1);
         memmove(&c->data[i], &c->data[i + 1], (size_t)(c->n_data - i - 1) * sizeof c->data[0]);

@@ -8,6 +8,7 @@
 
 #include "model/case_fields.h"
 #include "model/case_measure.h"
+#include "model/gen_core.h"
 
 static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
 
@@ -49,7 +50,7 @@ static void repair_data(af_case *c) {
                 break;
             case AF_DATA_LOW_LSE:
                 if (!(isfinite(t.p0) && t.p0 > 0 && t.p0 <= 1)) t.p0 = 0.25;
-                if (!(isfinite(t.p1) && t.p1 > 0 && t.p1 <= 1e4)) t.p1 = 20;
+                if (!(isfinite(t.p1) && t.p1 > 0 && t.p1 <= 1e6)) t.p1 = 20;
                 break;
             case AF_DATA_BLOCK_RANGE:
                 t.p0 = isfinite(t.p0) ? floor(t.p0) : 16;
@@ -148,9 +149,11 @@ static double data_bound(const af_case *c) {
             case AF_DATA_UNIFORM:
                 base = fmax(base, fabs(t->p0));
                 break;
-            case AF_DATA_LOW_LSE:
-                base = fmax(base, fabs(t->p1) / fabs((double)af_case_scale(c)));
+            case AF_DATA_LOW_LSE: { /* Q's channel 0 and K's (model/gen_core.h) */
+                double scale = fabs((double)af_case_scale(c)), k0 = af_gen_low_lse_k0(fabs(t->p1), scale);
+                base = fmax(base, fmax(fabs(t->p1) / (scale * k0), k0));
                 break;
+            }
             case AF_DATA_OUTLIER_CHANNELS:
                 mult *= fmax(1, fabs(t->p1));
                 break;

@@ -6,6 +6,7 @@
  * Unknown keys, repeated keys and bad values are errors naming file:line and field.
  */
 #include "model/case.h"
+#include "model/gen_core.h"
 #include "model/case_fields.h"
 #include "model/case_mask.h"
 #include "model/case_measure.h"
@@ -40,7 +41,7 @@ static const char *const data_limits[] = {"0 < p0 <= 1e4",
                                           "0 < p0 <= 1e4",
                                           "integer 1 <= p0 <= head_dim_qk, 0 < |p1| <= 1e4",
                                           "0 < |p0| <= 1e4",
-                                          "0 < p0 <= 1, 0 < p1 <= 1e4",
+                                          "0 < p0 <= 1, 0 < p1 <= 1e6",
                                           "integer 1 <= p0 <= 40",
                                           "0 < p0 < 1"};
 
@@ -733,7 +734,7 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
                 ok = t->p0 != 0 && fabs(t->p0) <= 1e4;
                 break;
             case AF_DATA_LOW_LSE:
-                ok = t->p0 > 0 && t->p0 <= 1 && t->p1 > 0 && t->p1 <= 1e4;
+                ok = t->p0 > 0 && t->p0 <= 1 && t->p1 > 0 && t->p1 <= 1e6;
                 break;
             case AF_DATA_BLOCK_RANGE:
                 ok = t->p0 >= 1 && t->p0 <= 40 && t->p0 == floor(t->p0);
@@ -747,6 +748,16 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
         if (!ok)
             FAIL(F_DATA, "term '%s' has parameters out of range (%g, %g): it needs %s", data_names[t->kind], t->p0,
                  t->p1, data_limits[t->kind]);
+        if (t->kind == AF_DATA_LOW_LSE && t->p1 > 1e4 && c->dtype == AF_DT_FP16) {
+            /* the shifts beyond 1e4 put their size in K's channel 0 (model/gen_core.h): both
+             * inputs must stay finite in fp16 */
+            double scale = fabs((double)af_case_scale(c)), k0 = af_gen_low_lse_k0(t->p1, scale);
+            if (k0 > 65504.0 || t->p1 / (scale * k0) > 65504.0)
+                FAIL(F_DATA,
+                     "term 'low_lse' shifts by %g at softmax scale %g: its inputs overflow fp16 (use bf16, or a larger "
+                     "scale)",
+                     t->p1, scale);
+        }
         if (i > 0 && (t->kind == AF_DATA_NORMAL || t->kind == AF_DATA_UNIFORM))
             FAIL(F_DATA, "'%s' is a base distribution: it must come first, once", data_names[t->kind]);
         if (i == 0 && t->kind != AF_DATA_NORMAL && t->kind != AF_DATA_UNIFORM)

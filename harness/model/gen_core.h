@@ -10,8 +10,9 @@
  *   base uniform(a):     x = ((u >> 11) * 2^-53 * 2 - 1) * a
  *   outlier_channels(k, m)  Q, K: channels d with (d + seed) % D < k are scaled by m
  *   sink(m)              K, V: token s = 0 scaled by m
- *   low_lse(f, shift)    K: channel 0 = 1; Q: a fraction f of rows get channel 0 =
- *                        -shift / scale, so their scores drop by shift
+ *   low_lse(f, shift)    K: channel 0 = k0 (1 up to shift 1e4, af_gen_low_lse_k0
+ *                        beyond); Q: a fraction f of rows get channel 0 =
+ *                        -shift / (scale k0), so their scores drop by shift
  *   block_range(E)       K, V: token s scaled by 2^(r % (E + 1) - E / 2), r a hash of
  *                        (b, h, s): wide dynamic range inside every 32-token block
  *   zeros(f)             every tensor: a fraction f of elements is 0
@@ -80,6 +81,17 @@ AF_HD double af_gen_pow2(int e) {
     return r;
 }
 
+/* low_lse's K channel 0: 1 for shifts up to 1e4; beyond (logits far below -1e4, down to
+ * -1e6: flashinfer #4267 needs every logit of a row below -5e4) the smallest power of two
+ * that keeps Q's channel 0, -shift / (scale k0), within 2048 in magnitude, so fp16 holds
+ * both (k0 <= 2^16 for |scale| >= 2^-4 at shift 1e6). */
+AF_HD double af_gen_low_lse_k0(double shift, double scale) {
+    double k0 = 1.0, s = scale < 0 ? -scale : scale;
+    if (shift <= 1e4 || !(s > 0)) return k0;
+    while (shift / (s * k0) > 2048.0 && k0 < 1073741824.0) k0 *= 2.0;
+    return k0;
+}
+
 /* Value of element (b, h, s, d) of tensor `tensor` with maximum shape (H, S, D). */
 AF_HD float af_gen_element_core(const af_gen_params *g, int tensor, int H, int S, int D, int b, int h, int s, int d) {
     uint64_t row = ((uint64_t)b * (uint64_t)H + (uint64_t)h) * (uint64_t)S + (uint64_t)s;
@@ -103,11 +115,13 @@ AF_HD float af_gen_element_core(const af_gen_params *g, int tensor, int H, int S
             case AF_GEN_SINK:
                 if ((tensor == AF_GEN_K || tensor == AF_GEN_V) && s == 0) x = x * p0;
                 break;
-            case AF_GEN_LOW_LSE:
-                if (d == 0 && tensor == AF_GEN_K) x = 1.0;
+            case AF_GEN_LOW_LSE: {
+                double k0 = af_gen_low_lse_k0(p1, g->scale);
+                if (d == 0 && tensor == AF_GEN_K) x = k0;
                 if (d == 0 && tensor == AF_GEN_Q && af_gen_below(af_gen_hash(g->seed, 0x4C4F57u, row), p0))
-                    x = -(p1 / g->scale);
+                    x = -(p1 / (g->scale * k0));
                 break;
+            }
             case AF_GEN_BLOCK_RANGE:
                 if (tensor == AF_GEN_K || tensor == AF_GEN_V) {
                     int E = (int)p0;

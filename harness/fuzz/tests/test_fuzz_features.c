@@ -2,7 +2,8 @@
  * log2 stats, dLSE, dropout, attention_chunk) at a modest rate: along a chain of 3000 mutations from the default
  * case, the feature mutation is picked for 2 % to 15 % of the steps, each feature appears,
  * the chunk takes odd sizes and powers of two, every mutated case validates and encodes to bytes that decode back to it; a backend that
- * declines features (limits.features off) never gets one. */
+ * declines features (limits.features off) never gets one. The low_lse data term also takes its
+ * far shifts (logits below -1e4: beyond 1e4 up to 1e6) and keeps them through the repair. */
 #include <stdio.h>
 #include <string.h>
 
@@ -10,13 +11,14 @@
 #include "util/check.h"
 
 static void chain(const af_fuzz_limits *lim, int steps, int *feature_steps, int seen[8], int *with_features,
-                  int chunk_kinds[2]) {
+                  int chunk_kinds[2], int *far_low_lse) {
     af_case c;
     af_case_defaults(&c);
     uint64_t rng = 12345;
     *feature_steps = *with_features = 0;
     memset(seen, 0, 8 * sizeof *seen);
     chunk_kinds[0] = chunk_kinds[1] = 0;
+    *far_low_lse = 0;
     for (int k = 0; k < steps; k++) {
         int m = af_fuzz_mutate_case(&c, lim, &rng);
         if (m == AF_MUT_FEATURE) (*feature_steps)++;
@@ -37,6 +39,7 @@ static void chain(const af_fuzz_limits *lim, int steps, int *feature_steps, int 
         seen[7] += c.attention_chunk != 0;
         if (c.attention_chunk > 1) chunk_kinds[(c.attention_chunk & (c.attention_chunk - 1)) == 0]++; /* odd-ish, 2^k */
         *with_features += af_case_has_features(&c);
+        for (int i = 0; i < c.n_data; i++) *far_low_lse += c.data[i].kind == AF_DATA_LOW_LSE && c.data[i].p1 > 1e4;
         if (k % 50 == 49) af_case_defaults(&c); /* restart: keep cases small and varied */
     }
 }
@@ -44,19 +47,21 @@ static void chain(const af_fuzz_limits *lim, int steps, int *feature_steps, int 
 int main(void) {
     af_fuzz_limits lim;
     af_fuzz_limits_default(&lim);
-    int steps = 3000, feature_steps, seen[8], with, chunk_kinds[2];
-    chain(&lim, steps, &feature_steps, seen, &with, chunk_kinds);
+    int steps = 3000, feature_steps, seen[8], with, chunk_kinds[2], far;
+    chain(&lim, steps, &feature_steps, seen, &with, chunk_kinds, &far);
     printf("feature mutation on %d of %d steps; cases with softcap %d, sinks %d, bias %d, alibi %d, log2 %d, dlse %d, "
-           "dropout %d, attention_chunk %d (%d of a power of two, %d other sizes); %d with any\n",
+           "dropout %d, attention_chunk %d (%d of a power of two, %d other sizes); %d with any; low_lse far below -1e4 "
+           "in %d\n",
            feature_steps, steps, seen[0], seen[1], seen[2], seen[3], seen[4], seen[5], seen[6], seen[7], chunk_kinds[1],
-           chunk_kinds[0], with);
+           chunk_kinds[0], with, far);
     CHECK_MSG(feature_steps * 50 >= steps && feature_steps * 100 <= 15 * steps, "feature mutation rate %d / %d",
               feature_steps, steps);
     for (int f = 0; f < 8; f++) CHECK_MSG(seen[f] > 0, "feature %d never drawn", f);
     CHECK_MSG(chunk_kinds[0] > 0 && chunk_kinds[1] > 0, "chunk sizes: %d powers of two, %d others", chunk_kinds[1],
               chunk_kinds[0]);
+    CHECK_MSG(far > 0, "low_lse never shifted logits below -1e4");
     lim.features = false;
-    chain(&lim, 600, &feature_steps, seen, &with, chunk_kinds);
+    chain(&lim, 600, &feature_steps, seen, &with, chunk_kinds, &far);
     CHECK_MSG(with == 0, "%d cases with features under limits that forbid them", with);
     printf("test_fuzz_features: ok\n");
     return 0;

@@ -89,6 +89,11 @@
  *                                   flashinfer #4014; the history probe)
  *   PLANTED_IGNORES_CHUNK           attention_chunk accepted and ignored: every row attends
  *                                   across chunk boundaries (plain causal / window attention)
+ *   PLANTED_FINITE_MAX_INIT         the running max of a row starts at -5e4, a finite
+ *                                   stand-in for -inf: a row whose every logit is below
+ *                                   -5e4 gets exp(s - m) = 0 for every key, O = 0 / 0
+ *                                   (flashinfer #4267; only logits far below -1e4 reach it:
+ *                                   the low_lse data term's far shifts)
  *   PLANTED_METADATA_UNCHECKED      the metadata taken on trust: token starts, page-table
  *                                   entries and lengths become addresses without the checks
  *                                   every other planted plugin makes first
@@ -154,6 +159,7 @@
 #define PLANTED_KERNEL_CACHE_SCALE         25
 #define PLANTED_IGNORES_CHUNK              26
 #define PLANTED_METADATA_UNCHECKED         27
+#define PLANTED_FINITE_MAX_INIT            28
 
 #ifndef PLANTED_BUG
 #error "build with -DPLANTED_BUG=PLANTED_<BUG> (see harness/plugins/CMakeLists.txt)"
@@ -200,6 +206,7 @@ static const struct {
      "compiled-kernel cache keyed by shape only: the first case's scale replayed for a later one of that shape"},
     {"planted:ignores_chunk", "attention_chunk accepted and ignored (keys of other chunks attended)"},
     {"planted:metadata_unchecked", "thd token starts, page-table entries and lengths used as addresses unchecked"},
+    {"planted:finite_max_init", "a row's running max starts at -5e4 (a finite -inf): rows of logits below it are 0/0"},
 };
 
 /* The features this plugin serves (forward only). */
@@ -665,6 +672,9 @@ static void forward(planted_run *r) {
                 }
                 scores(r, row_of(r->q, r->Hq, r->Sq, r->Dqk, b, h, i), b, h, i, hk, first, n, r->s);
                 float sink = sink_of(r, h), m = sink;
+#if BUG(FINITE_MAX_INIT)
+                if (m < -5e4f) m = -5e4f; /* "-inf" as a finite number */
+#endif
                 for (int j = 0; j < n; j++) m = r->s[j] > m ? r->s[j] : m;
 #if BUG(SPLIT_KV_STRIDE)
                 if (r->n_splits > 1) { /* O and LSE in split_combine, once every head's partials are in */
