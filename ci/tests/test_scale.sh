@@ -10,7 +10,8 @@
 #   3. shards: two shards (--shard 0/2, 1/2, same --seed) see disjoint config cells
 #      (config_cells.bin); `attnfuzz merge` gives the union of their buckets without
 #      duplicates, each bucket's count the sum, cases summed, reports rebuilt, the united
-#      corpus merged (content-hash names, no more inputs than the shards had); a merge
+#      corpus merged (content-hash names, no more inputs than the shards had), plot_data
+#      summed over time (its last line the shards' last lines added); a merge
 #      into a directory that holds a campaign is refused; bad --shard values exit 2.
 set -u
 bin=${1:?usage: test_scale.sh path/to/attnfuzz}
@@ -132,6 +133,11 @@ r = json.load(open(f"{t}/merged/report.json"))
 sigs = [b["signature"] for b in r["buckets"]]
 if len(sigs) != len(set(sigs)) or len(sigs) != len(union): bad.append(f"report.json buckets {len(sigs)} (distinct {len(set(sigs))}), union {len(union)}")
 if m["cases"] != s0["cases"] + s1["cases"]: bad.append(f"cases {m['cases']} != {s0['cases']} + {s1['cases']}")
+def plot(d): return [[float(x) for x in l.split(",")] for l in open(f"{t}/{d}/plot_data") if not l.startswith("#")]
+p0, p1, pm = plot("shard0"), plot("shard1"), plot("merged")
+if [r[0] for r in pm] != sorted({r[0] for r in p0 + p1}): bad.append("merged plot_data: not one line per shard line time")
+if pm[-1][1] != p0[-1][1] + p1[-1][1] or pm[-1][3] != p0[-1][3] + p1[-1][3]:
+    bad.append(f"merged plot_data's last line {pm[-1][:4]} is not the sum of the shards' {p0[-1][:4]} {p1[-1][:4]}")
 if m["findings"] != s0["findings"] + s1["findings"]: bad.append("findings not summed")
 if m["buckets"] != len(union) or m["shards_merged"] != 2: bad.append(f"merged buckets {m['buckets']}, shards_merged {m['shards_merged']}")
 if m["config_cells"] != s0["config_cells"] + s1["config_cells"]: bad.append("config cells not united")

@@ -383,6 +383,8 @@ int af_campaign_merge(const char *out, const char *const *dirs, int n, af_merge_
         merged->interrupted_cases = count_entries(path);
         /* the shards' provenance (their runs) for the reports */
         if (!rc && af_provenance_merge(out, dirs, n, why, cap)) rc = AF_MERGE_ERROR;
+        /* the timeline of the reports: the dirs' plot_data summed over time */
+        if (!rc && af_plot_merge(out, dirs, n, why, cap)) rc = AF_MERGE_ERROR;
         /* the reports first: they read stats.json; then the bucket count they found */
         if (rc || af_stats_write(out, merged, why, cap) || af_triage_build(out, &ts, why, cap)) {
             rc = AF_MERGE_ERROR;

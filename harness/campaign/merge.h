@@ -37,4 +37,8 @@ enum { AF_MERGE_OK = 0, AF_MERGE_BUSY = 1, AF_MERGE_ERROR = -1 };
  * directory or file). */
 int af_campaign_merge(const char *out, const char *const *dirs, int n, af_merge_summary *sum, char *why, size_t cap);
 
+/* OUT/plot_data from the dirs' plot_data, as if they ran side by side (plot_merge.c): each
+ * line sums every dir's last line at or before its time. 0, or -1 with why. */
+int af_plot_merge(const char *out, const char *const *dirs, int n, char *why, size_t cap);
+
 #endif
