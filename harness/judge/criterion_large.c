@@ -45,13 +45,14 @@ int af_criterion_stored_o_rows(const af_oracle_problem *p, const af_outputs *exa
         for (int h = 0; h < p->Hq; h++) {
             int hk = h / group;
             for (int i = 0; i < lq; i++) {
-                int first, last;
+                af_mask_keys keys;
                 size_t row = ((size_t)b * p->Hq + h) * p->Sq + i;
-                if (af_mask_visible_range(&p->mask, lq, lkv, i, &first, &last) == 0) continue;
+                if (af_mask_visible_keys(&p->mask, lq, lkv, i, &keys) == 0) continue;
                 if (!isfinite(exact->lse[row])) continue;
                 const double *q = in->q + row * D; /* (Dqk) */
                 memset(acc, 0, (size_t)D * sizeof *acc);
-                for (int j = first; j <= last; j++) {
+                for (int ks = 0; ks < keys.n; ks++)
+ for (int j = keys.first[ks]; j <= keys.last[ks]; j++) {
                     size_t kr = ((size_t)b * p->Hkv + hk) * p->Skv + j;
                     const double *k = in->k + kr * D; /* (Dqk) */
                     double s = 0;

@@ -58,11 +58,12 @@ static void score_abs_host(const af_oracle_problem *p, double *out) {
         for (int h = 0; h < p->Hq; h++) {
             int hk = h / group;
             for (int i = 0; i < lq; i++) {
-                int first, last;
-                if (af_mask_visible_range(&p->mask, lq, lkv, i, &first, &last) == 0) continue;
+                af_mask_keys keys;
+                if (af_mask_visible_keys(&p->mask, lq, lkv, i, &keys) == 0) continue;
                 const double *q = in->q + (((size_t)b * p->Hq + h) * p->Sq + i) * p->Dqk; /* (Dqk) */
                 double best = 0;
-                for (int j = first; j <= last; j++) {
+                for (int ks = 0; ks < keys.n; ks++)
+ for (int j = keys.first[ks]; j <= keys.last[ks]; j++) {
                     const double *k = in->k + (((size_t)b * p->Hkv + hk) * p->Skv + j) * p->Dqk; /* (Dqk) */
                     double s = 0;
                     for (int d = 0; d < p->Dqk; d++) s += fabs(q[d] * k[d]);
@@ -97,8 +98,8 @@ static void grad_abs_host(const af_oracle_problem *p, const af_outputs *exact, a
         for (int h = 0; h < p->Hq; h++) {
             int hk = h / group;
             for (int i = 0; i < lq; i++) {
-                int first, last;
-                if (af_mask_visible_range(&p->mask, lq, lkv, i, &first, &last) == 0) continue;
+                af_mask_keys keys;
+                if (af_mask_visible_keys(&p->mask, lq, lkv, i, &keys) == 0) continue;
                 size_t row = ((size_t)b * p->Hq + h) * p->Sq + i;
                 const double *q = in->q + row * p->Dqk;    /* (Dqk) */
                 const double *dO = in->dout + row * p->Dv; /* (Dv) */
@@ -113,7 +114,8 @@ static void grad_abs_host(const af_oracle_problem *p, const af_outputs *exact, a
                 dd_abs += fabs(af_feat_dlse_nat(p, b, h, i));
                 for (int d = 0; d < p->Dqk; d++)
                     if (fabs(q[d]) > qmax) qmax = fabs(q[d]);
-                for (int j = first; j <= last; j++) {
+                for (int ks = 0; ks < keys.n; ks++)
+ for (int j = keys.first[ks]; j <= keys.last[ks]; j++) {
                     size_t kr = ((size_t)b * p->Hkv + hk) * p->Skv + j;
                     const double *k = in->k + kr * p->Dqk; /* (Dqk) */
                     const double *v = in->v + kr * p->Dv;  /* (Dv) */

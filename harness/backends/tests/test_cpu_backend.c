@@ -138,7 +138,7 @@ static void test_test_mask_agrees_with_spec(void) {
                                 c.window_left = windows[wl];
                                 c.window_right = windows[wr];
                                 c.attention_chunk = chunks[chunk];
-                                af_mask_rule rule = {causal != 0, br != 0, windows[wl], windows[wr], chunks[chunk]};
+                                af_mask_rule rule = {.causal = causal != 0, .bottom_right = br != 0, .window_left = windows[wl], .window_right = windows[wr], .chunk = chunks[chunk]};
                                 for (int i = -1; i <= 7; i++)
                                     for (int j = -1; j <= 7; j++)
                                         CHECK_MSG(sees(&c, 0, i, j) == af_mask_visible(&rule, lq, lk, i, j),

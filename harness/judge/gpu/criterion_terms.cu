@@ -108,7 +108,7 @@ __global__ void __launch_bounds__(CT_ROW_THREADS) ct_row_kernel(ct_dims d, ct_bu
     const int h = (int)(bh % d.Hq), b = (int)(bh / d.Hq), hk = h / d.group;
     const int lq = d.len_q[b], lkv = d.len_kv[b];
     int first = 0, last = -1;
-    const int n = af_mask_rule_range(d.mask, lq, lkv, i, &first, &last);
+    const int n = af_mask_rule_local_range(d.mask, lq, lkv, i, &first, &last);
     const double lse = n > 0 ? m.lse[r] : 0.0;
     if (n == 0 || !isfinite(lse)) { /* not judged: every output stays 0 */
         if (tid == 0) {
@@ -409,7 +409,7 @@ static double ct_now(void) {
 extern "C" int af_criterion_terms_gpu_fill(const af_oracle_problem *p, const af_outputs *exact,
                                            const af_terms_gpu_consts *kc, af_criterion_terms *t, double *row_a,
                                            int *row_n, double *seconds, char *why, size_t cap) {
-    if (af_feat_any(p)) {
+    if (af_feat_any(p) || p->mask.global_keys > 0) {
         snprintf(why, cap, "criterion terms on the GPU: the case has features (the host serves them)");
         return 1;
     }

@@ -99,10 +99,12 @@ static int feature_rows(const probe_ctx *x, const af_case *tc, bool scores_chang
         for (int i = 0; i < lq && taken < per_seq && n < cap; i += step) {
             /* within a stride, the first row whose visible set changes */
             for (int k = i; k < i + step && k < lq; k++) {
-                int lo1, hi1, lo2, hi2;
-                int n1 = af_mask_visible_range(&x->rule, lq, lk, k, &lo1, &hi1);
-                int n2 = af_mask_visible_range(&r2, lq, lk, k, &lo2, &hi2);
-                if ((n1 || n2) && (scale_changes || n1 != n2 || lo1 != lo2 || hi1 != hi2)) {
+                af_mask_keys k1, k2;
+                int n1 = af_mask_visible_keys(&x->rule, lq, lk, k, &k1);
+                int n2 = af_mask_visible_keys(&r2, lq, lk, k, &k2);
+                bool same = n1 == n2 && k1.n == k2.n;
+                for (int s = 0; same && s < k1.n; s++) same = k1.first[s] == k2.first[s] && k1.last[s] == k2.last[s];
+                if ((n1 || n2) && (scale_changes || !same)) {
                     rb[n] = b;
                     ri[n] = k;
                     n++;
@@ -150,12 +152,15 @@ void probe_feature(probe_ctx *x) {
         bool reported = false;
         for (int r = 0; r < nr && !reported; r++) {
             int b = rb[r], i = ri[r], lq = len_q(x, b), lk = len_kv(x, b), lo1, hi1, lo2, hi2;
-            int n1 = af_mask_visible_range(&x->rule, lq, lk, i, &lo1, &hi1);
-            int n2 = af_mask_visible_range(&r2, lq, lk, i, &lo2, &hi2);
+            af_mask_keys k1, k2; /* the hulls [lo, hi]: probe_row_fp64 skips a gap */
+            int n1 = af_mask_visible_keys(&x->rule, lq, lk, i, &k1);
+            int n2 = af_mask_visible_keys(&r2, lq, lk, i, &k2);
+            if (n1) lo1 = k1.first[0], hi1 = k1.last[k1.n - 1];
+            if (n2) lo2 = k2.first[0], hi2 = k2.last[k2.n - 1];
             row_stats a, z;
             if (n1 == 0 || n2 == 0) continue; /* fully masked on one side: convention's business */
-            if (probe_row_fp64(x, x->tg->inputs, b, h, i, lo1, hi1, s1, o1, m1, NULL, &a) ||
-                probe_row_fp64(x, &tin, b, h, i, lo2, hi2, s2, o2, m2, NULL, &z))
+            if (probe_row_fp64(x, &x->rule, x->tg->inputs, b, h, i, lo1, hi1, s1, o1, m1, NULL, &a) ||
+                probe_row_fp64(x, &r2, &tin, b, h, i, lo2, hi2, s2, o2, m2, NULL, &z))
                 break;
             if (!probe_row_checkable(&a) || !probe_row_checkable(&z)) continue;
             double eps1 = probe_eps(c, a.score_err), eps2 = probe_eps(c, z.score_err), ulp = probe_ulp(c);

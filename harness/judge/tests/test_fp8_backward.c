@@ -128,8 +128,8 @@ static void restate(const af_prepared *p, variant v, double *dq, double *dk, dou
         memset(ds8, 0, (size_t)Hq * Sq * Skv * sizeof(float));
         for (int h = 0; h < Hq; h++)
             for (int i = 0; i < len_q[b]; i++) {
-                int first, last;
-                if (af_mask_visible_range(&prob.mask, len_q[b], len_kv[b], i, &first, &last) == 0) continue;
+                af_mask_keys keys;
+                if (af_mask_visible_keys(&prob.mask, len_q[b], len_kv[b], i, &keys) == 0) continue;
                 size_t row = ((size_t)b * Hq + h) * Sq + i;
                 float lse = (float)p->ref.lse[row], delta = 0.0f;
                 for (int d = 0; d < D; d++) {
@@ -138,7 +138,8 @@ static void restate(const af_prepared *p, variant v, double *dq, double *dk, dou
                     delta += stored(p, AF_T_DO, b, h, i, d) * o;
                 }
                 delta = (delta * t->descale_do) * t->descale_o;
-                for (int j = first; j <= last; j++) {
+                for (int ks = 0; ks < keys.n; ks++)
+ for (int j = keys.first[ks]; j <= keys.last[ks]; j++) {
                     float s = 0.0f, dp = 0.0f;
                     for (int d = 0; d < D; d++)
                         s += stored(p, AF_T_Q, b, h, i, d) * stored(p, AF_T_K, b, h / group, j, d);
