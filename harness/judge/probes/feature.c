@@ -1,6 +1,7 @@
 /* feature.c — the feature probe (AF_V_FEATURE_IGNORED, probes.h): rerun with the case's
  * declared features removed one at a time (softcap, sinks, bias, ALiBi: first, since a
  * backend that accepts and ignores one is the bug this catches), attention_chunk -> none,
+ * documents -> none, global_keys -> 0,
  * causal -> none, window -> none, scale -> 2 * scale, alignment flipped; outputs whose exact value moves by more
  * than any correct kernel's error (expect.h) must move. */
 #include "judge/probes/expect.h"
@@ -51,6 +52,20 @@ static int make_toggles(const af_case *c, toggle *t) {
         t[n].scores_change = false;
         t[n].toggled = *c;
         t[n].toggled.attention_chunk = 0;
+        n++;
+    }
+    if (c->n_documents > 0) { /* a mask toggle: the rows whose document hid keys move */
+        t[n].name = "documents -> none";
+        t[n].scores_change = false;
+        t[n].toggled = *c;
+        t[n].toggled.n_documents = 0;
+        n++;
+    }
+    if (c->global_keys > 0) { /* a mask toggle: the rows that saw a global key only through G move */
+        t[n].name = "global_keys -> 0";
+        t[n].scores_change = false;
+        t[n].toggled = *c;
+        t[n].toggled.global_keys = 0;
         n++;
     }
     if (c->mask == AF_MASK_CAUSAL) {
@@ -119,7 +134,7 @@ static int feature_rows(const probe_ctx *x, const af_case *tc, bool scores_chang
 
 void probe_feature(probe_ctx *x) {
     const af_case *c = x->c;
-    toggle tg[9];
+    toggle tg[11];
     int nt = make_toggles(c, tg), want = x->o->feature_runs;
     int Dv = c->head_dim_v, h = x->fh;
     double *o1 = calloc((size_t)Dv, sizeof(double)), *m1 = calloc((size_t)Dv, sizeof(double));
