@@ -32,6 +32,8 @@
 #                                                   has s_kv > 1024 with heads_q > 1)
 #   ignores_chunk                 mismatch          comparison, on the attention_chunk seed
 #                                                   (corpora/seed-features; no plain seed has one)
+#   ignores_documents             mismatch          comparison, on the documents seed
+#   ignores_global                mismatch          comparison, on the global_keys seed
 #
 # For each: `attnfuzz run corpora/seed/*.case --backend planted:<bug> --json` exits 1
 # (a finding), some verdict has the expected kind, and none says that the plugin
@@ -140,6 +142,8 @@ expect kernel_cache_scale 'feature_ignored|nondeterministic'
 expect page_index_128 mismatch ci/tests/cases/planted-page-index-128.case
 expect split_kv_stride mismatch ci/tests/cases/planted-split-kv-stride.case
 expect ignores_chunk mismatch corpora/seed-features/fp16-chunk8-causal-bwd.case
+expect ignores_documents mismatch corpora/seed-features/fp16-documents-causal-bwd.case
+expect ignores_global mismatch corpora/seed-features/fp16-global-window-bwd.case
 for bug in page_index_128 split_kv_stride; do
   "$bin" run "${seeds[@]}" --backend "planted:$bug" --json > "$tmp/$bug.seeds.json" 2> /dev/null
   others=$(kinds "$tmp/$bug.seeds.json" | grep -vxE 'pass|declined' | sort | uniq -c | tr '\n' ',')
