@@ -490,7 +490,7 @@ static void forward_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) 
         cpu_keys ks;
         visible_segments(pb->c, len_q, len_kv, i, &ks);
         int n = ks.n, first = ks.ns ? ks.first[0] : 0; /* fp8 has no features: one segment */
-        if (n == 0) { /* fully masked, or a padding row past len_q */
+        if (n == 0) {                                  /* fully masked, or a padding row past len_q */
             if (i < rows_o) store_row(pb, AF_T_O, b, h, i, pb->Dv, NULL, 1.0f);
             /* a fully masked row's denominator holds the sink alone: LSE = a_h */
             float empty = pb->sink && i < len_q ? lse_to_stored(pb, pb->sink[h]) : -INFINITY;
@@ -627,17 +627,17 @@ static void dkdv_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) {
             cpu_keys ks;
             visible_segments(pb->c, len_q, len_kv, i, &ks);
             for (int sg = 0; sg < ks.ns; sg++) {
-            int first = ks.first[sg], last = ks.first[sg] + ks.count[sg] - 1;
-            if (first < j0) first = j0;
-            if (last > j_end - 1) last = j_end - 1;
-            if (first > last) continue;
-            int n = last - first + 1;
-            row_probs_and_dscores(pb, scr, b, h, i, first, n);
-            for (int j = 0; j < n; j++) {
-                int jj = first + j - j0;
-                axpy(pb->Dv, gemm_operand(pb, scr->p[j]), do_row(pb, b, h, i), acc_v + (int64_t)jj * pb->Dv);
-                axpy(pb->Dqk, gemm_operand(pb, scr->dp[j]), q_row(pb, b, h, i), acc_k + (int64_t)jj * pb->Dqk);
-            }
+                int first = ks.first[sg], last = ks.first[sg] + ks.count[sg] - 1;
+                if (first < j0) first = j0;
+                if (last > j_end - 1) last = j_end - 1;
+                if (first > last) continue;
+                int n = last - first + 1;
+                row_probs_and_dscores(pb, scr, b, h, i, first, n);
+                for (int j = 0; j < n; j++) {
+                    int jj = first + j - j0;
+                    axpy(pb->Dv, gemm_operand(pb, scr->p[j]), do_row(pb, b, h, i), acc_v + (int64_t)jj * pb->Dv);
+                    axpy(pb->Dqk, gemm_operand(pb, scr->dp[j]), q_row(pb, b, h, i), acc_k + (int64_t)jj * pb->Dqk);
+                }
             }
         }
     }

@@ -52,17 +52,17 @@ int af_criterion_stored_o_rows(const af_oracle_problem *p, const af_outputs *exa
                 const double *q = in->q + row * D; /* (Dqk) */
                 memset(acc, 0, (size_t)D * sizeof *acc);
                 for (int ks = 0; ks < keys.n; ks++)
- for (int j = keys.first[ks]; j <= keys.last[ks]; j++) {
-                    size_t kr = ((size_t)b * p->Hkv + hk) * p->Skv + j;
-                    const double *k = in->k + kr * D; /* (Dqk) */
-                    double s = 0;
-                    for (int d = 0; d < D; d++) s += q[d] * k[d];
-                    double e = exp(af_feat_score64(p, b, h, i, j, p->scale * s, NULL) - exact->lse[row]);
-                    pr[j] = e <= 1.0 ? e : 1.0; /* rounding of exp near 1 */
-                    for (int d = 0; d < D; d++) acc[d] += pr[j] * fabs(k[d]);
-                    double *cq = col + kr * D;
-                    for (int d = 0; d < D; d++) cq[d] += pr[j] * fabs(q[d]);
-                }
+                    for (int j = keys.first[ks]; j <= keys.last[ks]; j++) {
+                        size_t kr = ((size_t)b * p->Hkv + hk) * p->Skv + j;
+                        const double *k = in->k + kr * D; /* (Dqk) */
+                        double s = 0;
+                        for (int d = 0; d < D; d++) s += q[d] * k[d];
+                        double e = exp(af_feat_score64(p, b, h, i, j, p->scale * s, NULL) - exact->lse[row]);
+                        pr[j] = e <= 1.0 ? e : 1.0; /* rounding of exp near 1 */
+                        for (int d = 0; d < D; d++) acc[d] += pr[j] * fabs(k[d]);
+                        double *cq = col + kr * D;
+                        for (int d = 0; d < D; d++) cq[d] += pr[j] * fabs(q[d]);
+                    }
                 double m = 0;
                 for (int d = 0; d < D; d++) m = fmax(m, acc[d]);
                 kq[row] = scale * m;

@@ -101,17 +101,17 @@ double *af_criterion_lse_growth_term(const af_case *c, af_tensor_id id, const af
                     const double *q = t->q + r * Dqk, *dO = t->dout + r * Dv; /* (Dqk), (Dv) */
                     double dd = id == AF_T_DK ? row_dd(t, kernel_o, r, Dv) : 0;
                     for (int ks = 0; ks < keys.n; ks++)
- for (int j = keys.first[ks]; j <= keys.last[ks]; j++) {
-                        double *o = out + (((size_t)b * Hkv + h / group) * Skv + j) * D;
-                        double pj = t->prob[r * Skv + j];
-                        if (id == AF_T_DV) {
-                            double w = x[r] * (1.0 + t->rho[r]) * pj * t->keep_scale; /* w <= 1 / (1 - p) */
-                            for (int d = 0; d < Dv; d++) o[d] += w * fabs(dO[d]);
-                        } else {
-                            double w = x[r] * scale * ((double)t->ds_abs[r * Skv + j] + pj * dd);
-                            for (int d = 0; d < Dqk; d++) o[d] += w * fabs(q[d]);
+                        for (int j = keys.first[ks]; j <= keys.last[ks]; j++) {
+                            double *o = out + (((size_t)b * Hkv + h / group) * Skv + j) * D;
+                            double pj = t->prob[r * Skv + j];
+                            if (id == AF_T_DV) {
+                                double w = x[r] * (1.0 + t->rho[r]) * pj * t->keep_scale; /* w <= 1 / (1 - p) */
+                                for (int d = 0; d < Dv; d++) o[d] += w * fabs(dO[d]);
+                            } else {
+                                double w = x[r] * scale * ((double)t->ds_abs[r * Skv + j] + pj * dd);
+                                for (int d = 0; d < Dqk; d++) o[d] += w * fabs(q[d]);
+                            }
                         }
-                    }
                 }
         }
         return out;
@@ -153,7 +153,8 @@ int af_criterion_unresolved(const af_case *c, const af_criterion_terms *t, const
                 rows[r] = 1;
                 count++;
                 for (int ks = 0; ks < vis.n; ks++)
-                    for (int j = vis.first[ks]; j <= vis.last[ks]; j++) keys[((size_t)b * Hkv + h / group) * Skv + j] = 1;
+                    for (int j = vis.first[ks]; j <= vis.last[ks]; j++)
+                        keys[((size_t)b * Hkv + h / group) * Skv + j] = 1;
             }
     }
     return count;

@@ -46,7 +46,8 @@ static bool simpler(const af_case *a, const af_case *b) {
     if (la != lb) return la < lb;
     int w = window_cmp(a, b);
     if (w) return w < 0;
-    if (a->attention_chunk != b->attention_chunk) return a->attention_chunk > b->attention_chunk && b->attention_chunk > 0;
+    if (a->attention_chunk != b->attention_chunk)
+        return a->attention_chunk > b->attention_chunk && b->attention_chunk > 0;
     if (a->n_documents != b->n_documents) return a->n_documents < b->n_documents;
     return a->global_keys < b->global_keys;
 }

@@ -18,11 +18,11 @@
 typedef struct {
     bool causal;
     bool bottom_right;
-    int window_left;  /* -1 = unbounded */
-    int window_right; /* -1 = unbounded */
-    int chunk;        /* attention_chunk N: 0 = off; else keys of diag(i)'s chunk only */
-    int global_keys;  /* G: keys 0 .. G-1 are seen by every row, whatever the rest says */
-    int n_docs;       /* document mask: 0 = off; else the documents end at doc_end[0] < ... */
+    int window_left;               /* -1 = unbounded */
+    int window_right;              /* -1 = unbounded */
+    int chunk;                     /* attention_chunk N: 0 = off; else keys of diag(i)'s chunk only */
+    int global_keys;               /* G: keys 0 .. G-1 are seen by every row, whatever the rest says */
+    int n_docs;                    /* document mask: 0 = off; else the documents end at doc_end[0] < ... */
     int doc_end[AF_MASK_MAX_DOCS]; /* ... < doc_end[n_docs - 1] (exclusive key positions);
                                       keys from doc_end[n_docs - 1] on are one more document */
 } af_mask_rule;

@@ -45,7 +45,8 @@ void af_cert_row_mass(const af_oracle_problem *p, int b, int h, int i, double ls
         for (int jj = 0; jj < n; jj++) {
             const double *v = in->v + af_idx_key(p, b, g, af_mask_keys_at(&keys, jj)) * (size_t)Dv;
             const double *k = in->k + af_idx_key(p, b, g, af_mask_keys_at(&keys, jj)) * (size_t)Dqk;
-            double a = 0.0, wj = af_feat_dropout_weight(p, b, h, i, af_mask_keys_at(&keys, jj)); /* dS_j = P_j (w_j dO.v_j - D) */
+            double a = 0.0, wj = af_feat_dropout_weight(p, b, h, i,
+                                                        af_mask_keys_at(&keys, jj)); /* dS_j = P_j (w_j dO.v_j - D) */
             for (int d = 0; d < Dv; d++) a += fabs(dout[d] * v[d]);
             a = wj * a + abar;
             double w = fabs(p->scale) * pj[jj] * a;

@@ -102,7 +102,7 @@ void af_fp64_row(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int h, int i
         if (c->dsink_row) c->dsink_row[row] = 0.0;
         return;
     }
-    const double *q = in->q + row * (size_t)Dqk; /* (Dqk) */
+    const double *q = in->q + row * (size_t)Dqk;                                          /* (Dqk) */
 #define KEY_K(jj) (in->k + af_idx_key(p, b, g, af_mask_keys_at(&keys, jj)) * (size_t)Dqk) /* (Dqk) */
 #define KEY_V(jj) (in->v + af_idx_key(p, b, g, af_mask_keys_at(&keys, jj)) * (size_t)Dv)  /* (Dv) */
 

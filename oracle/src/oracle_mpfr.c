@@ -239,7 +239,8 @@ void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i
     mass->lse = 1.0 + fabs(mpfr_get_d(s->m, MPFR_RNDN)) + log((double)n);
 
     double zd = mpfr_get_d(s->z, MPFR_RNDN);
-    for (int jj = 0; jj < n; jj++) dropout_weigh(p, s, b, h, i, af_mask_keys_at(&keys, jj), s->ew[jj], s->e[jj]); /* e_j w_j */
+    for (int jj = 0; jj < n; jj++)
+        dropout_weigh(p, s, b, h, i, af_mask_keys_at(&keys, jj), s->ew[jj], s->e[jj]); /* e_j w_j */
     for (int d = 0; d < Dv; d++) {
         for (int jj = 0; jj < n; jj++) {
             const double *v = in->v + af_idx_key(p, b, g, af_mask_keys_at(&keys, jj)) * (size_t)Dv;
@@ -274,7 +275,7 @@ void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i
     double dq_mass = 0.0;
     for (int jj = 0; jj < n; jj++) {
         const double *v = in->v + af_idx_key(p, b, g, af_mask_keys_at(&keys, jj)) * (size_t)Dv;
-        dot_exact(s, s->ds[jj], s->in_b, v, Dv);                        /* dO . v_j */
+        dot_exact(s, s->ds[jj], s->in_b, v, Dv);                                        /* dO . v_j */
         dropout_weigh(p, s, b, h, i, af_mask_keys_at(&keys, jj), s->ds[jj], s->ds[jj]); /* dP_j = w_j dO . v_j */
         double pj = mpfr_get_d(s->e[jj], MPFR_RNDN) / zd;
         dq_mass += pj * (fabs(mpfr_get_d(s->ds[jj], MPFR_RNDN)) + drow_abs) * s->kmax[jj];

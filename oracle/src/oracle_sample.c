@@ -136,7 +136,8 @@ static void sequence_candidates(const af_oracle_problem *p, bool keys, int b, ca
         if (keys)
             count = af_mask_rows_seeing_key(&p->mask, len_q, len_kv, idx, &first, &last);
         else
-            count = af_mask_rule_local_range(p->mask, len_q, len_kv, idx, &first, &last); /* global keys: the same in every row */
+            count = af_mask_rule_local_range(p->mask, len_q, len_kv, idx, &first,
+                                             &last); /* global keys: the same in every row */
         interval_shape cur = shape_of(first, last, count, idx, edge_hi);
         if (idx > 0 && !same_shape(cur, prev)) {
             PUSH_BOTH_HEADS(idx - 1, 0);

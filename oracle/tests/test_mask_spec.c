@@ -250,8 +250,8 @@ static void document_tables(void) {
      * document's keys up to the diagonal (two intervals from row 3 on). */
     static const char *const dg[] = {"10000000", "11000000", "11100000", "10010000",
                                      "10011000", "10011100", "10000010", "10000011"};
-    check_table("causal documents 3,3 global 1 8x8", with_global(with_docs(rule(true, false, -1, -1), 2, d33), 1), 8,
-                8, 8, 8, dg);
+    check_table("causal documents 3,3 global 1 8x8", with_global(with_docs(rule(true, false, -1, -1), 2, d33), 1), 8, 8,
+                8, 8, dg);
     /* Ragged 3x5 of max 4x6, causal bottom-right, documents 2, one global key. */
     static const char *const rag_g[] = {"101000", "101100", "101110", "000000"};
     check_table("ragged causal bottom-right documents 2 global 1",
@@ -334,8 +334,8 @@ static void random_agreement(void) {
             for (int j = -1; j <= len_kv; j++) {
                 bool v = af_mask_visible(&r, len_q, len_kv, i, j);
                 seen += v;
-                CHECK_MSG(v == in_keys(&k, j), "trial %d row %d key %d (lq %d lkv %d L %d R %d G %d docs %d)", trial,
-                          i, j, len_q, len_kv, left, right, r.global_keys, r.n_docs);
+                CHECK_MSG(v == in_keys(&k, j), "trial %d row %d key %d (lq %d lkv %d L %d R %d G %d docs %d)", trial, i,
+                          j, len_q, len_kv, left, right, r.global_keys, r.n_docs);
             }
             CHECK(seen == count);
             for (int jj = 0; jj < count; jj++) CHECK(af_mask_visible(&r, len_q, len_kv, i, af_mask_keys_at(&k, jj)));

@@ -87,8 +87,8 @@ static void check_equal_keys(const test_problem *t, const af_oracle_result *r) {
                 for (int d = 0; d < p->Dv; d++) {
                     double sum = 0.0; /* exact: few fp16 values */
                     for (int ks = 0; ks < keys.n; ks++)
- for (int j = keys.first[ks]; j <= keys.last[ks]; j++)
-                        sum += t->in.v[(((size_t)b * p->Hkv + g) * p->Skv + j) * p->Dv + d];
+                        for (int j = keys.first[ks]; j <= keys.last[ks]; j++)
+                            sum += t->in.v[(((size_t)b * p->Hkv + g) * p->Skv + j) * p->Dv + d];
                     double mean = sum / n;
                     CHECK_MSG(r->out.o[row * p->Dv + d] == mean, "O[%d,%d,%d,%d] = %.17g, mean %.17g", b, h, i, d,
                               r->out.o[row * p->Dv + d], mean);

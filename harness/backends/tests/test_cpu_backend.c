@@ -140,36 +140,38 @@ static bool sees_all(const af_case *c, int b, int i, int j) {
 static void test_test_mask_agrees_with_spec(void) {
     int windows[] = {-1, 0, 1, 3}, chunks[] = {0, 1, 2, 3};
     /* documents (lengths) and global keys: none; G 1; 1,2; 3 and G 2; 2,2 */
-    static const int docs[5][3] = {{0}, {0}, {1, 2}, {3}, {2, 2}}, n_docs[5] = {0, 0, 2, 1, 2}, globals[5] = {0, 1, 0, 2, 0};
+    static const int docs[5][3] = {{0}, {0}, {1, 2}, {3}, {2, 2}}, n_docs[5] = {0, 0, 2, 1, 2},
+                     globals[5] = {0, 1, 0, 2, 0};
     for (int e = 0; e < 5; e++)
-    for (int chunk = 0; chunk < 4; chunk++)
-        for (int causal = 0; causal < 2; causal++)
-            for (int br = 0; br < 2; br++)
-                for (int wl = 0; wl < 4; wl++)
-                    for (int wr = 0; wr < 4; wr++)
-                        for (int lq = 0; lq <= 6; lq++)
-                            for (int lk = 0; lk <= 6; lk++) {
-                                af_case c;
-                                af_case_defaults(&c);
-                                c.has_seqlens = true;
-                                c.seqlens_q[0] = lq;
-                                c.seqlens_kv[0] = lk;
-                                c.mask = causal ? AF_MASK_CAUSAL : AF_MASK_NONE;
-                                c.align = br ? AF_ALIGN_BOTTOM_RIGHT : AF_ALIGN_TOP_LEFT;
-                                c.window_left = windows[wl];
-                                c.window_right = windows[wr];
-                                c.attention_chunk = chunks[chunk];
-                                c.global_keys = globals[e];
-                                c.n_documents = n_docs[e];
-                                for (int k = 0; k < n_docs[e]; k++) c.documents[k] = docs[e][k];
-                                af_mask_rule rule = af_mask_rule_of_case(&c);
-                                for (int i = -1; i <= 7; i++)
-                                    for (int j = -1; j <= 7; j++)
-                                        CHECK_MSG(sees_all(&c, 0, i, j) == af_mask_visible(&rule, lq, lk, i, j),
-                                                  "extra %d chunk %d causal %d br %d window %d,%d lens %d,%d: row %d "
-                                                  "key %d",
-                                                  e, chunks[chunk], causal, br, windows[wl], windows[wr], lq, lk, i, j);
-                            }
+        for (int chunk = 0; chunk < 4; chunk++)
+            for (int causal = 0; causal < 2; causal++)
+                for (int br = 0; br < 2; br++)
+                    for (int wl = 0; wl < 4; wl++)
+                        for (int wr = 0; wr < 4; wr++)
+                            for (int lq = 0; lq <= 6; lq++)
+                                for (int lk = 0; lk <= 6; lk++) {
+                                    af_case c;
+                                    af_case_defaults(&c);
+                                    c.has_seqlens = true;
+                                    c.seqlens_q[0] = lq;
+                                    c.seqlens_kv[0] = lk;
+                                    c.mask = causal ? AF_MASK_CAUSAL : AF_MASK_NONE;
+                                    c.align = br ? AF_ALIGN_BOTTOM_RIGHT : AF_ALIGN_TOP_LEFT;
+                                    c.window_left = windows[wl];
+                                    c.window_right = windows[wr];
+                                    c.attention_chunk = chunks[chunk];
+                                    c.global_keys = globals[e];
+                                    c.n_documents = n_docs[e];
+                                    for (int k = 0; k < n_docs[e]; k++) c.documents[k] = docs[e][k];
+                                    af_mask_rule rule = af_mask_rule_of_case(&c);
+                                    for (int i = -1; i <= 7; i++)
+                                        for (int j = -1; j <= 7; j++)
+                                            CHECK_MSG(
+                                                sees_all(&c, 0, i, j) == af_mask_visible(&rule, lq, lk, i, j),
+                                                "extra %d chunk %d causal %d br %d window %d,%d lens %d,%d: row %d "
+                                                "key %d",
+                                                e, chunks[chunk], causal, br, windows[wl], windows[wr], lq, lk, i, j);
+                                }
 }
 
 /* Attention in double on dense inputs q (B,Hq,Sq,Dqk), k (B,Hkv,Skv,Dqk),

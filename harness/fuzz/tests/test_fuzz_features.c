@@ -13,9 +13,9 @@
 
 /* What the documents and global keys drawn look like (doc_kinds[]). */
 enum { DOC_LEN1, DOC_ODD, DOC_POW2, DOC_SEVERAL, DOC_EMPTY_TAIL, DOC_TAIL, GLOBAL_ONE, GLOBAL_MORE, DOC_KINDS };
-static const char *const doc_kind_names[DOC_KINDS] = {
-    "a document of length 1", "an odd length", "a power of two", "several documents",
-    "an empty tail",          "a tail",        "one global key", "several global keys"};
+static const char *const doc_kind_names[DOC_KINDS] = {"a document of length 1", "an odd length",      "a power of two",
+                                                      "several documents",      "an empty tail",      "a tail",
+                                                      "one global key",         "several global keys"};
 
 static void chain(const af_fuzz_limits *lim, int steps, int *feature_steps, int seen[10], int *with_features,
                   int chunk_kinds[2], int doc_kinds[DOC_KINDS]) {
@@ -75,7 +75,8 @@ int main(void) {
            feature_steps, steps, seen[0], seen[1], seen[2], seen[3], seen[4], seen[5], seen[6], seen[7], chunk_kinds[1],
            chunk_kinds[0], with);
     printf("documents %d, global_keys %d;", seen[8], seen[9]);
-    for (int k = 0; k < DOC_KINDS; k++) printf(" %s %d%s", doc_kind_names[k], doc_kinds[k], k + 1 < DOC_KINDS ? "," : "\n");
+    for (int k = 0; k < DOC_KINDS; k++)
+        printf(" %s %d%s", doc_kind_names[k], doc_kinds[k], k + 1 < DOC_KINDS ? "," : "\n");
     CHECK_MSG(feature_steps * 50 >= steps && feature_steps * 100 <= 15 * steps, "feature mutation rate %d / %d",
               feature_steps, steps);
     for (int f = 0; f < 10; f++) CHECK_MSG(seen[f] > 0, "feature %d never drawn", f);

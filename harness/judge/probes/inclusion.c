@@ -76,7 +76,8 @@ void probe_inclusion(probe_ctx *x) {
         int lo, hi;
         probe_visible_range(x, b, cand[k], &lo, &hi);
         row_stats rs;
-        if (probe_row_fp64(x, &x->rule, in, b, h, cand[k], lo, hi, scale, o, mass, p, &rs) || !probe_row_checkable(&rs)) continue;
+        if (probe_row_fp64(x, &x->rule, in, b, h, cand[k], lo, hi, scale, o, mass, p, &rs) || !probe_row_checkable(&rs))
+            continue;
         for (int j = 0; j <= hi - lo; j++)
             if (p[j] > best_p) {
                 best_p = p[j];

@@ -31,15 +31,15 @@ static inline double fp8_exact_ds_amax(const af_case *c, const af_inputs *in, co
                 double lse = exact->lse[row], dd = 0;
                 for (int d = 0; d < Dv; d++) dd += dout[d] * o[d];
                 for (int ks = 0; ks < keys.n; ks++)
- for (int j = keys.first[ks]; j <= keys.last[ks]; j++) {
-                    size_t key = ((size_t)b * Hkv + h / group) * Skv + j;
-                    const double *k = in->k + key * Dqk, *v = in->v + key * Dv;
-                    double s = 0, dp = 0;
-                    for (int d = 0; d < Dqk; d++) s += q[d] * k[d];
-                    for (int d = 0; d < Dv; d++) dp += dout[d] * v[d];
-                    double ds = fabs(prob.scale * exp(prob.scale * s - lse) * (dp - dd));
-                    if (ds > best) best = ds;
-                }
+                    for (int j = keys.first[ks]; j <= keys.last[ks]; j++) {
+                        size_t key = ((size_t)b * Hkv + h / group) * Skv + j;
+                        const double *k = in->k + key * Dqk, *v = in->v + key * Dv;
+                        double s = 0, dp = 0;
+                        for (int d = 0; d < Dqk; d++) s += q[d] * k[d];
+                        for (int d = 0; d < Dv; d++) dp += dout[d] * v[d];
+                        double ds = fabs(prob.scale * exp(prob.scale * s - lse) * (dp - dd));
+                        if (ds > best) best = ds;
+                    }
             }
     return best;
 }

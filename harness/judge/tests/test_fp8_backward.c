@@ -139,20 +139,20 @@ static void restate(const af_prepared *p, variant v, double *dq, double *dk, dou
                 }
                 delta = (delta * t->descale_do) * t->descale_o;
                 for (int ks = 0; ks < keys.n; ks++)
- for (int j = keys.first[ks]; j <= keys.last[ks]; j++) {
-                    float s = 0.0f, dp = 0.0f;
-                    for (int d = 0; d < D; d++)
-                        s += stored(p, AF_T_Q, b, h, i, d) * stored(p, AF_T_K, b, h / group, j, d);
-                    s = ((s * scale) * t->descale_q) * t->descale_k;
-                    for (int d = 0; d < D; d++)
-                        dp += stored(p, AF_T_DO, b, h, i, d) * stored(p, AF_T_V, b, h / group, j, d);
-                    dp = (dp * t->descale_do) * t->descale_v;
-                    float pr = af_expf(s - lse);
-                    float ds = ((dp - delta) * pr) * scale;
-                    size_t k = ((size_t)h * Sq + i) * Skv + j;
-                    p8[k] = v.cast_p ? e4m3(pr * AF_FP8_SCALE_S) : pr * AF_FP8_SCALE_S;
-                    ds8[k] = v.cast_ds ? e4m3(ds * scale_dp) : ds * scale_dp;
-                }
+                    for (int j = keys.first[ks]; j <= keys.last[ks]; j++) {
+                        float s = 0.0f, dp = 0.0f;
+                        for (int d = 0; d < D; d++)
+                            s += stored(p, AF_T_Q, b, h, i, d) * stored(p, AF_T_K, b, h / group, j, d);
+                        s = ((s * scale) * t->descale_q) * t->descale_k;
+                        for (int d = 0; d < D; d++)
+                            dp += stored(p, AF_T_DO, b, h, i, d) * stored(p, AF_T_V, b, h / group, j, d);
+                        dp = (dp * t->descale_do) * t->descale_v;
+                        float pr = af_expf(s - lse);
+                        float ds = ((dp - delta) * pr) * scale;
+                        size_t k = ((size_t)h * Sq + i) * Skv + j;
+                        p8[k] = v.cast_p ? e4m3(pr * AF_FP8_SCALE_S) : pr * AF_FP8_SCALE_S;
+                        ds8[k] = v.cast_ds ? e4m3(ds * scale_dp) : ds * scale_dp;
+                    }
             }
         /* dQ_i = sum_j dS8 k8, j ascending */
         for (int h = 0; h < Hq; h++)

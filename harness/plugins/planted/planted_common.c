@@ -205,8 +205,8 @@ static const struct {
 /* The features the backward serves (the chunk, documents and global keys are part of the
  * mask, which both share). */
 #define PLANTED_BWD_FEATURES                                                                                           \
-    (AF_PLUGIN_FEAT_SINK | AF_PLUGIN_FEAT_DSINK | AF_PLUGIN_FEAT_DLSE | AF_PLUGIN_FEAT_CHUNK | AF_PLUGIN_FEAT_DOCUMENTS | \
-     AF_PLUGIN_FEAT_GLOBAL)
+    (AF_PLUGIN_FEAT_SINK | AF_PLUGIN_FEAT_DSINK | AF_PLUGIN_FEAT_DLSE | AF_PLUGIN_FEAT_CHUNK |                         \
+     AF_PLUGIN_FEAT_DOCUMENTS | AF_PLUGIN_FEAT_GLOBAL)
 
 AF_PLUGIN_EXPORT uint32_t attnfuzz_plugin_abi_version(void) { return ATTNFUZZ_PLUGIN_ABI_VERSION; }
 
