@@ -18,6 +18,17 @@
  *   attention_chunk N: floor(diag(i) / N) == floor(j / N)   (N = 0: off; floor
  *                   division, diag(i) may be negative). FlashAttention 3's
  *                   attention_chunk / Llama 4's chunked attention; ANDed with the rest.
+ *   documents (ends e_1 < ... < e_n, exclusive; doc(p) = -1 for p < 0, else the number
+ *                   of ends <= p, the keys from e_n on being one more document):
+ *                   doc(diag(i)) == doc(j)   (FlexAttention / cuDNN document masks, packed
+ *                   sequences; the query side takes its key position diag(i), so a row
+ *                   aligned before key 0 is in no document); ANDed with the rest.
+ *   global_keys G:  j < G is seen by every row that exists, whatever the conditions above
+ *                   say (ORed: Longformer / BigBird global tokens, StreamingLLM sink tokens
+ *                   as positions; under causal top-left the rows i < G - 1 see later
+ *                   global keys too, as FlexAttention's (kv_idx < G) | mask_mod does).
+ * A row's visible keys are one interval apart from the global keys, which make them at
+ * most two (af_mask_keys); the rows that see one key are always one interval.
  * A row whose visible set is empty is "fully masked": expected O = 0, LSE = -inf,
  * and it contributes nothing to any gradient.
  */
@@ -31,13 +42,13 @@
  * outside the sequence. */
 bool af_mask_visible(const af_mask_rule *r, int len_q, int len_kv, int i, int j);
 
-/* The visible keys of row i form one interval [*first, *last] (inclusive).
- * Returns the count (0 when fully masked or the row does not exist; then
- * *first > *last). */
-int af_mask_visible_range(const af_mask_rule *r, int len_q, int len_kv, int i, int *first, int *last);
+/* The visible keys of row i: at most two intervals (k->first[s] .. k->last[s], s <
+ * k->n; the global keys, then the row's own). Returns the count (0 when fully masked or
+ * the row does not exist; then k->n = 0). */
+int af_mask_visible_keys(const af_mask_rule *r, int len_q, int len_kv, int i, af_mask_keys *k);
 
 /* The query rows that see key j form one interval [*first, *last] (inclusive);
- * the transpose of af_mask_visible_range. Returns the count (0 when no row sees j
+ * the transpose of af_mask_visible_keys. Returns the count (0 when no row sees j
  * or the key does not exist; then *first > *last). Added by the oracle for the
  * key-column pass of the backward (dK, dV). */
 int af_mask_rows_seeing_key(const af_mask_rule *r, int len_q, int len_kv, int j, int *first, int *last);

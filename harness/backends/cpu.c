@@ -174,8 +174,10 @@ static inline float e4m3(float x) { return af_e4m3_to_f32(af_f32_to_e4m3(x)); }
 /* Keys [*first, *last] seen by query row i of a sequence with lengths (len_q, len_kv).
  * Returns the count; 0 when the row is fully masked. The visible set is an interval:
  * [0, len_kv) cut by causal (j <= diag), window_left (j >= diag - L) and window_right
- * (j <= diag + R) and attention_chunk N (keys of diag's chunk: N floor(diag / N) .. + N - 1),
- * with diag = i (top left) or i + len_kv - len_q (bottom right). */
+ * (j <= diag + R), attention_chunk N (keys of diag's chunk: N floor(diag / N) .. + N - 1)
+ * and the documents (keys of diag's document: none when diag < 0, the keys past the
+ * listed documents being one more), with diag = i (top left) or i + len_kv - len_q
+ * (bottom right). The global keys come on top (visible_segments). */
 static int visible_keys_for_row(const af_case *c, int len_q, int len_kv, int i, int *first, int *last) {
     long long diag = c->align == AF_ALIGN_TOP_LEFT ? (long long)i : (long long)i + len_kv - len_q;
     long long lo = 0, hi = (long long)len_kv - 1;
@@ -187,6 +189,19 @@ static int visible_keys_for_row(const af_case *c, int len_q, int len_kv, int i, 
         if (start > lo) lo = start;
         if (start + n - 1 < hi) hi = start + n - 1;
     }
+    if (c->n_documents > 0) {
+        long long start = 0, end = 1LL << 40; /* the tail document, unless diag is in a listed one */
+        for (int k = 0; k < c->n_documents; k++) {
+            if (diag < start + c->documents[k]) {
+                end = start + c->documents[k];
+                break;
+            }
+            start += c->documents[k];
+        }
+        if (diag < 0) hi = -1; /* before key 0: in no document */
+        if (start > lo) lo = start;
+        if (end - 1 < hi) hi = end - 1;
+    }
     if (i < 0 || i >= len_q || lo > hi) {
         *first = 0;
         *last = -1;
@@ -195,6 +210,42 @@ static int visible_keys_for_row(const af_case *c, int len_q, int len_kv, int i, 
     *first = (int)lo;
     *last = (int)hi;
     return (int)(hi - lo + 1);
+}
+
+/* Row i's visible keys as up to two segments [first[s], first[s] + count[s]), ascending:
+ * the global keys 0 .. min(G, len_kv) - 1 (seen by every row that exists), then the row's
+ * own interval, merged when they touch. Returns the number of segments. */
+typedef struct {
+    int ns, n; /* segments, keys in all */
+    int first[2], count[2];
+} cpu_keys;
+
+static int visible_segments(const af_case *c, int len_q, int len_kv, int i, cpu_keys *k) {
+    int f, l, n = visible_keys_for_row(c, len_q, len_kv, i, &f, &l);
+    int g = c->global_keys < len_kv ? c->global_keys : len_kv;
+    k->ns = k->n = 0;
+    if (i < 0 || i >= len_q) return 0;
+    if (g > 0) {
+        k->first[0] = 0;
+        k->count[0] = g;
+        k->ns = 1;
+        if (n > 0 && f <= g) { /* touching or overlapping */
+            if (l + 1 > g) k->count[0] = l + 1;
+            n = 0;
+        }
+    }
+    if (n > 0) {
+        k->first[k->ns] = f;
+        k->count[k->ns] = n;
+        k->ns++;
+    }
+    for (int s = 0; s < k->ns; s++) k->n += k->count[s];
+    return k->ns;
+}
+
+/* The key of the row's j-th visible key. */
+static inline int key_at(const cpu_keys *k, int j) {
+    return j < k->count[0] ? k->first[0] + j : k->first[1] + (j - k->count[0]);
 }
 
 /* ---- inner loops (fixed order; the 8-wide body lets -O2 vectorise them) --------- */
@@ -414,15 +465,18 @@ static void row_block_of(const cpu_problem *pb, int64_t item, int *b, int *h, in
 
 /* keep[j] for keys [first, first + n) of row (b, h, i): model/dropout.h's mask (the
  * element index uses the maximum lengths Sq, Skv), all 1 without dropout. */
-static void dropout_row(const cpu_problem *pb, cpu_scratch *scr, int b, int h, int i, int first, int n) {
+static void dropout_run(const cpu_problem *pb, unsigned char *keep, int b, int h, int i, int first, int n) {
     if (!pb->dropout_threshold) {
-        memset(scr->keep, 1, (size_t)n);
+        memset(keep, 1, (size_t)n);
         return;
     }
     uint64_t n0 =
         (((uint64_t)b * (uint64_t)pb->Hq + (uint64_t)h) * (uint64_t)pb->Sq + (uint64_t)i) * (uint64_t)pb->Skv +
         (uint64_t)first;
-    af_dropout_keep_run(pb->dropout_seed, pb->dropout_offset, pb->dropout_threshold, n0, n, scr->keep);
+    af_dropout_keep_run(pb->dropout_seed, pb->dropout_offset, pb->dropout_threshold, n0, n, keep);
+}
+static void dropout_row(const cpu_problem *pb, cpu_scratch *scr, int b, int h, int i, int first, int n) {
+    dropout_run(pb, scr->keep, b, h, i, first, n);
 }
 
 /* Forward item: query rows [r0, r0 + CPU_ROW_BLOCK) of head (b, h): O and LSE. */
@@ -433,9 +487,10 @@ static void forward_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) 
     int len_q = pb->len_q[b], len_kv = pb->len_kv[b];
     int rows_o = rows_in_memory(pb, AF_T_O, len_q), rows_lse = rows_in_memory(pb, AF_T_LSE, len_q);
     for (int i = r0; i < r0 + CPU_ROW_BLOCK && i < pb->Sq; i++) {
-        int first, last;
-        int n = visible_keys_for_row(pb->c, len_q, len_kv, i, &first, &last);
-        if (n == 0) { /* fully masked, or a padding row past len_q */
+        cpu_keys ks;
+        visible_segments(pb->c, len_q, len_kv, i, &ks);
+        int n = ks.n, first = ks.ns ? ks.first[0] : 0; /* fp8 has no features: one segment */
+        if (n == 0) {                                  /* fully masked, or a padding row past len_q */
             if (i < rows_o) store_row(pb, AF_T_O, b, h, i, pb->Dv, NULL, 1.0f);
             /* a fully masked row's denominator holds the sink alone: LSE = a_h */
             float empty = pb->sink && i < len_q ? lse_to_stored(pb, pb->sink[h]) : -INFINITY;
@@ -443,7 +498,8 @@ static void forward_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) 
             continue;
         }
         float *s = scr->s, *acc = scr->acc;
-        scores(pb, q_row(pb, b, h, i), b, h, i, first, n, s, NULL);
+        for (int sg = 0, off = 0; sg < ks.ns; off += ks.count[sg++])
+            scores(pb, q_row(pb, b, h, i), b, h, i, ks.first[sg], ks.count[sg], s + off, NULL);
         float m = sink_of(pb, h);
         for (int j = 0; j < n; j++) m = s[j] > m ? s[j] : m;
         if (pb->fp8) {
@@ -454,11 +510,12 @@ static void forward_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) 
         }
         float l = 0.0f;
         for (int j = 0; j < pb->Dv; j++) acc[j] = 0.0f;
-        dropout_row(pb, scr, b, h, i, first, n);
+        for (int sg = 0, off = 0; sg < ks.ns; off += ks.count[sg++])
+            dropout_run(pb, scr->keep + off, b, h, i, ks.first[sg], ks.count[sg]);
         for (int j = 0; j < n; j++) {
             float p = af_expf(s[j] - m);
             l += p; /* the undropped denominator: the stats ignore the mask */
-            if (scr->keep[j]) axpy(pb->Dv, round_dt(pb, p), v_row(pb, b, hk, first + j), acc);
+            if (scr->keep[j]) axpy(pb->Dv, round_dt(pb, p), v_row(pb, b, hk, key_at(&ks, j)), acc);
         }
         if (pb->sink) l += af_expf(pb->sink[h] - m); /* in the denominator only */
         for (int d = 0; d < pb->Dv; d++) acc[d] /= l;
@@ -515,8 +572,9 @@ static void dq_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) {
     const af_tensors *t = pb->t;
     const af_tensor_view *ov = &t->plan.view[AF_T_O], *lv = &t->plan.view[AF_T_LSE];
     for (int i = r0; i < r0 + CPU_ROW_BLOCK && i < pb->Sq; i++) {
-        int first, last;
-        int n = visible_keys_for_row(pb->c, len_q, len_kv, i, &first, &last);
+        cpu_keys ks;
+        visible_segments(pb->c, len_q, len_kv, i, &ks);
+        int n = ks.n;
         float *lse = &pb->lse[row_index(pb, b, h, i)];
         float *delta = &pb->delta[row_index(pb, b, h, i)];
         *lse = -INFINITY;
@@ -535,10 +593,14 @@ static void dq_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) {
         if (pb->fp8) *delta = (*delta * pb->descale_do) * pb->descale_o; /* E4M3 dO and O */
         if (pb->dlse) /* the incoming LSE gradient, turned into the natural base's */
             *delta -= pb->dlse[row_index(pb, b, h, i)] * (pb->c->lse_base2 ? 1.44269504088896340736f : 1.0f);
-        row_probs_and_dscores(pb, scr, b, h, i, first, n);
         float *acc = scr->acc; /* (Dqk) */
         for (int d = 0; d < pb->Dqk; d++) acc[d] = 0.0f;
-        for (int j = 0; j < n; j++) axpy(pb->Dqk, gemm_operand(pb, scr->dp[j]), k_row(pb, b, hk, first + j), acc);
+        for (int sg = 0; sg < ks.ns; sg++) { /* per key, given LSE and D: segment by segment */
+            int first = ks.first[sg];
+            row_probs_and_dscores(pb, scr, b, h, i, first, ks.count[sg]);
+            for (int j = 0; j < ks.count[sg]; j++)
+                axpy(pb->Dqk, gemm_operand(pb, scr->dp[j]), k_row(pb, b, hk, first + j), acc);
+        }
         if (pb->fp8) {
             fp8_grad_row(pb->Dqk, acc, pb->descale_dp, pb->descale_k, pb->scale_dq);
             store_row(pb, AF_T_DQ, b, h, i, pb->Dqk, acc, 1.0f);
@@ -562,17 +624,20 @@ static void dkdv_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) {
     memset(acc_v, 0, sizeof(float) * CPU_KEY_BLOCK * pb->Dv);
     for (int h = hk * pb->group; h < (hk + 1) * pb->group && j0 < j_end; h++) {
         for (int i = 0; i < len_q; i++) {
-            int first, last;
-            if (visible_keys_for_row(pb->c, len_q, len_kv, i, &first, &last) == 0) continue;
-            if (first < j0) first = j0;
-            if (last > j_end - 1) last = j_end - 1;
-            if (first > last) continue;
-            int n = last - first + 1;
-            row_probs_and_dscores(pb, scr, b, h, i, first, n);
-            for (int j = 0; j < n; j++) {
-                int jj = first + j - j0;
-                axpy(pb->Dv, gemm_operand(pb, scr->p[j]), do_row(pb, b, h, i), acc_v + (int64_t)jj * pb->Dv);
-                axpy(pb->Dqk, gemm_operand(pb, scr->dp[j]), q_row(pb, b, h, i), acc_k + (int64_t)jj * pb->Dqk);
+            cpu_keys ks;
+            visible_segments(pb->c, len_q, len_kv, i, &ks);
+            for (int sg = 0; sg < ks.ns; sg++) {
+                int first = ks.first[sg], last = ks.first[sg] + ks.count[sg] - 1;
+                if (first < j0) first = j0;
+                if (last > j_end - 1) last = j_end - 1;
+                if (first > last) continue;
+                int n = last - first + 1;
+                row_probs_and_dscores(pb, scr, b, h, i, first, n);
+                for (int j = 0; j < n; j++) {
+                    int jj = first + j - j0;
+                    axpy(pb->Dv, gemm_operand(pb, scr->p[j]), do_row(pb, b, h, i), acc_v + (int64_t)jj * pb->Dv);
+                    axpy(pb->Dqk, gemm_operand(pb, scr->dp[j]), q_row(pb, b, h, i), acc_k + (int64_t)jj * pb->Dqk);
+                }
             }
         }
     }

@@ -107,6 +107,15 @@ static int features_from_case(const af_case *c, plugin_problem_buf *pb) {
         p->features |= AF_PLUGIN_FEAT_CHUNK;
         p->attention_chunk = c->attention_chunk;
     }
+    if (c->n_documents > 0) { /* ABI 5: the lengths as exclusive ends (they sum to <= seqlen_kv) */
+        p->features |= AF_PLUGIN_FEAT_DOCUMENTS;
+        p->n_documents = c->n_documents;
+        for (int k = 0, end = 0; k < c->n_documents; k++) p->document_ends[k] = end += c->documents[k];
+    }
+    if (c->global_keys > 0) { /* ABI 5 */
+        p->features |= AF_PLUGIN_FEAT_GLOBAL;
+        p->global_keys = c->global_keys;
+    }
     return 0;
 }
 

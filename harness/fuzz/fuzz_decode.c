@@ -80,6 +80,23 @@ static void read_extension(const reader *r, size_t at, int batch, extension *e) 
     if (e->high & EXT_HIGH_CHUNK) e->chunk_at = p;
 }
 
+/* The local-mask item (fuzz_format.h): attention_chunk, then global_keys and documents
+ * when its flags say so; repair makes them fit the case. */
+static void read_local_mask(const reader *r, size_t at, af_case *c) {
+    unsigned v = (unsigned)rd_le(r, at, EXT_CHUNK_BYTES);
+    size_t p = at + EXT_CHUNK_BYTES;
+    c->attention_chunk = (int)(v & EXT_CHUNK_VALUE_MASK);
+    if (v & EXT_CHUNK_GLOBAL) {
+        c->global_keys = (int)rd_le(r, p, EXT_CHUNK_BYTES);
+        p += EXT_CHUNK_BYTES;
+    }
+    if (v & EXT_CHUNK_DOCUMENTS) {
+        c->n_documents = 1 + (int)(rd(r, p++) % AF_MAX_DOCUMENTS);
+        for (int k = 0; k < c->n_documents; k++, p += EXT_CHUNK_BYTES)
+            c->documents[k] = (int)rd_le(r, p, EXT_CHUNK_BYTES);
+    }
+}
+
 /* The dropout item (fuzz_format.h); repair drops it where the case cannot hold it. */
 static void read_dropout(const reader *r, const extension *e, af_case *c) {
     c->dropout_p = af_fz_dropout_table[rd(r, e->dropout_at) % AF_FZ_N_DROPOUT];
@@ -377,7 +394,7 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
     if (ext.items & EXT_ENGINE) read_name(&r, ext.engine_at, ext.engine_len, c->engine);
     if (ext.items & EXT_FEATURES) read_features(&r, &ext, c);
     if (ext.high & EXT_HIGH_DROPOUT) read_dropout(&r, &ext, c);
-    if (ext.high & EXT_HIGH_CHUNK) c->attention_chunk = (int)rd_le(&r, ext.chunk_at, EXT_CHUNK_BYTES);
+    if (ext.high & EXT_HIGH_CHUNK) read_local_mask(&r, ext.chunk_at, c);
     if (ext.items & EXT_FP8_HEADROOM)
         for (int k = 0; k < AF_FP8_SCALED; k++) c->fp8_headroom[k] = (int)rd(&r, ext.headroom_at + (size_t)k);
     return af_fuzz_repair(c, lim) ? 1 : 0;

@@ -250,7 +250,7 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
     for (int k = 0; k < AF_FZ_N_DROPOUT && c->dropout_p != 0.0; k++)
         if (af_fz_dropout_table[k] == c->dropout_p) dropout_index = k;
     if (dropout_index >= 0) high |= EXT_HIGH_DROPOUT;
-    if (c->attention_chunk > 0) high |= EXT_HIGH_CHUNK;
+    if (c->attention_chunk > 0 || c->global_keys > 0 || c->n_documents > 0) high |= EXT_HIGH_CHUNK;
     /* the trailing section, only for what the sections above cannot hold */
     unsigned items = (c->page_tail_nan ? EXT_PAGE_TAIL_NAN : 0u) | (name_encodable(c->backend) ? EXT_BACKEND : 0u) |
                      (name_encodable(c->engine) ? EXT_ENGINE : 0u) | (high ? EXT_HIGH_BITS : 0u) |
@@ -287,8 +287,19 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
             for (int k = 0; k < 8; k++) o[end++] = (uint8_t)(c->dropout_seed >> (8 * k));
             for (int k = 0; k < 8; k++) o[end++] = (uint8_t)(c->dropout_offset >> (8 * k));
         }
-        if (high & EXT_HIGH_CHUNK)
-            for (int k = 0; k < EXT_CHUNK_BYTES; k++) o[end++] = (uint8_t)((unsigned)c->attention_chunk >> (8 * k));
+        if (high & EXT_HIGH_CHUNK) { /* the local-mask item */
+            unsigned v = (unsigned)c->attention_chunk | (c->global_keys > 0 ? EXT_CHUNK_GLOBAL : 0u) |
+                         (c->n_documents > 0 ? EXT_CHUNK_DOCUMENTS : 0u);
+            for (int k = 0; k < EXT_CHUNK_BYTES; k++) o[end++] = (uint8_t)(v >> (8 * k));
+            if (c->global_keys > 0)
+                for (int k = 0; k < EXT_CHUNK_BYTES; k++) o[end++] = (uint8_t)((unsigned)c->global_keys >> (8 * k));
+            if (c->n_documents > 0) {
+                o[end++] = (uint8_t)(c->n_documents - 1); /* 1 + b % AF_MAX_DOCUMENTS */
+                for (int d = 0; d < c->n_documents; d++)
+                    for (int k = 0; k < EXT_CHUNK_BYTES; k++)
+                        o[end++] = (uint8_t)((unsigned)c->documents[d] >> (8 * k));
+            }
+        }
     }
     /* missing bytes read as 0: drop trailing zeros, but never down to the empty input */
     while (end > 1 && o[end - 1] == 0) end--;

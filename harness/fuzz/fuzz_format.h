@@ -107,11 +107,18 @@ enum {
                                      byte, the probability's index in af_fz_dropout_table
                                      (modulo AF_FZ_N_DROPOUT), then the Philox seed and offset
                                      as little-endian 64-bit words */
-    EXT_HIGH_CHUNK = 1u << 7       /* an attention_chunk item (EXT_CHUNK_BYTES, little-endian;
-                                     repair clamps it to AF_MAX_SEQLEN) after the dropout item:
-                                     the last item of the trailing section */
+    EXT_HIGH_CHUNK = 1u << 7       /* a local-mask item after the dropout item, the last item of
+                                     the trailing section: EXT_CHUNK_BYTES little-endian, whose
+                                     bits 0..21 are attention_chunk (repair clamps it to
+                                     AF_MAX_SEQLEN), bit 22 (EXT_CHUNK_GLOBAL) says global_keys
+                                     follows (EXT_CHUNK_BYTES, little-endian) and bit 23
+                                     (EXT_CHUNK_DOCUMENTS) that documents follow: a count byte
+                                     (1 + b % AF_MAX_DOCUMENTS documents), then each length in
+                                     EXT_CHUNK_BYTES (repair keeps each >= 1 and the documents
+                                     that fit in seqlen_kv) */
 };
 enum { EXT_DROPOUT_BYTES = 17, EXT_CHUNK_BYTES = 3 };
+enum { EXT_CHUNK_VALUE_MASK = 0x3fffffu, EXT_CHUNK_GLOBAL = 1u << 22, EXT_CHUNK_DOCUMENTS = 1u << 23 };
 
 /* A byte a backend or engine name may hold: what the case parser keeps in a value (no
  * white space, no '#', which starts a comment). */

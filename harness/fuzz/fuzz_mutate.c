@@ -277,6 +277,27 @@ static void mutate_chunk(af_case *c, uint64_t *rng) {
     c->attention_chunk = k < AF_FZ_N_CHUNK ? af_fz_chunk_value(k, c->seqlen_kv) : 0;
 }
 
+/* Documents off (one draw in four) or 1 to 4 documents of table lengths (fuzz_tables.h:
+ * 1, powers of two, odd lengths, fractions of s_kv); half the time the last one is
+ * stretched to the last key (an empty tail), else the keys past them are the tail;
+ * repair cuts what does not fit in s_kv. */
+static void mutate_documents(af_case *c, uint64_t *rng) {
+    if (!pick(rng, 4)) {
+        c->n_documents = 0;
+        return;
+    }
+    int n = 1 + pick(rng, 4), sum = 0;
+    for (int k = 0; k < n; k++) sum += c->documents[k] = af_fz_document_len(pick(rng, AF_FZ_N_DOCUMENT), c->seqlen_kv);
+    if (pick(rng, 2) && sum < c->seqlen_kv) c->documents[n - 1] += c->seqlen_kv - sum;
+    c->n_documents = n;
+}
+
+/* global_keys off (one draw in three) or a table count (fuzz_tables.h). */
+static void mutate_global(af_case *c, uint64_t *rng) {
+    int k = pick(rng, AF_FZ_N_GLOBAL + AF_FZ_N_GLOBAL / 2);
+    c->global_keys = k < AF_FZ_N_GLOBAL ? af_fz_global_value(k, c->seqlen_kv) : 0;
+}
+
 /* Window edges at 0, 1 and at or past the lengths, either alignment, causal or not;
  * s_q and s_kv one or two keys apart half the time (where the alignments differ). */
 static void boundary_window(af_case *c, const af_fuzz_limits *lim, uint64_t *rng) {
@@ -387,12 +408,19 @@ static void mutate_mask(af_case *c, uint64_t *rng) {
     c->align = (next & 1) ? AF_ALIGN_BOTTOM_RIGHT : AF_ALIGN_TOP_LEFT;
 }
 
-/* A window bound, or (one draw in four) the chunk, the other local-attention mask. */
+/* A window bound, or (one draw in six each) the chunk, the documents or the global
+ * keys, the other masks that cut a row's keys. */
 static void mutate_window(af_case *c, uint64_t *rng) {
     int v = af_fz_window_value(pick(rng, AF_FZ_N_WINDOW), c->seqlen_q, c->seqlen_kv);
-    switch (pick(rng, 4)) {
+    switch (pick(rng, 6)) {
         case 3:
             mutate_chunk(c, rng);
+            break;
+        case 4:
+            mutate_documents(c, rng);
+            break;
+        case 5:
+            mutate_global(c, rng);
             break;
         case 0:
             c->window_left = v;
@@ -555,9 +583,15 @@ static void mutate_feature(af_case *c, uint64_t *rng) {
         c->fp8_headroom[tensor] = pick(rng, AF_FP8_HEADROOM_MAX + 1);
         return;
     }
-    switch (pick(rng, 8)) {
+    switch (pick(rng, 10)) {
         case 7:
             mutate_chunk(c, rng);
+            break;
+        case 8:
+            mutate_documents(c, rng);
+            break;
+        case 9:
+            mutate_global(c, rng);
             break;
         case 0:
             c->softcap = softcaps[pick(rng, 5)];

@@ -130,6 +130,19 @@ static void fit_budget(af_case *c, const af_fuzz_limits *l) {
     }
 }
 
+/* Documents: at most AF_MAX_DOCUMENTS, each at least 1 key, the ones that fit in
+ * seqlen_kv (the last cut to fit); none when none fits. */
+static void repair_documents(af_case *c) {
+    int n = clampi(c->n_documents, 0, AF_MAX_DOCUMENTS), room = c->seqlen_kv, kept = 0;
+    for (int k = 0; k < n && room > 0; k++) {
+        int len = clampi(c->documents[k], 1, room);
+        c->documents[kept++] = len;
+        room -= len;
+    }
+    for (int k = kept; k < AF_MAX_DOCUMENTS; k++) c->documents[k] = 0;
+    c->n_documents = kept;
+}
+
 static int lengths_visible(const af_case *c) {
     af_error err;
     return af_case_validate(c, &err) == 0;
@@ -264,6 +277,8 @@ static void repair_combinations(af_case *c, const af_fuzz_limits *l) {
     c->window_left = clampi(c->window_left, -1, AF_FUZZ_NARROW_MAX_SEQLEN);
     c->window_right = clampi(c->window_right, -1, AF_FUZZ_NARROW_MAX_SEQLEN);
     c->attention_chunk = clampi(c->attention_chunk, 0, AF_MAX_SEQLEN);
+    c->global_keys = clampi(c->global_keys, 0, c->seqlen_kv);
+    repair_documents(c);
     if (c->has_scale &&
         !(isfinite(c->scale) && c->scale != 0 && fabsf(c->scale) <= 1e6f && fabsf(c->scale) >= 1e-12f)) {
         c->has_scale = false;

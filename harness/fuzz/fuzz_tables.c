@@ -164,6 +164,18 @@ const af_fz_pair *af_fz_dim_pairs(int *n) {
     return dim_pairs;
 }
 
+int af_fz_document_len(int idx, int skv) {
+    static const int fixed[] = {1, 1, 2, 3, 4, 7, 8, 16, 31, 64};
+    int v = idx < 10 ? fixed[idx] : idx == 10 ? skv / 2 : idx == 11 ? skv / 3 : skv - 1;
+    return v < 1 ? 1 : v;
+}
+
+int af_fz_global_value(int idx, int skv) {
+    static const int fixed[] = {1, 1, 2, 3, 4, 8, 31};
+    int v = idx < 7 ? fixed[idx] : idx == 7 ? skv - 1 : skv;
+    return v < 1 ? 1 : v;
+}
+
 int af_fz_chunk_value(int idx, int skv) {
     static const int fixed[] = {1, 2, 3, 4, 7, 8, 16, 31, 64, 128};
     int v = idx < 10 ? fixed[idx] : idx == 10 ? skv / 2 : idx == 11 ? skv - 1 : idx == 12 ? skv : skv + 1;

@@ -22,6 +22,8 @@
 #define AF_FZ_N_DATA_PRESET 4
 #define AF_FZ_N_WINDOW      19
 #define AF_FZ_N_CHUNK       14
+#define AF_FZ_N_DOCUMENT    13
+#define AF_FZ_N_GLOBAL      9
 #define AF_FZ_N_SCALE       6
 #define AF_FZ_N_PATTERN     8
 #define AF_FZ_MAX_PAIRS     255
@@ -76,6 +78,12 @@ int af_fz_window_value(int idx, int sq, int skv);
 /* attention_chunk idx (0 .. AF_FZ_N_CHUNK - 1) for this key length: 1, powers of two, odd
  * sizes and the edges around skv (skv / 2, skv - 1, skv, skv + 1); never below 1. */
 int af_fz_chunk_value(int idx, int skv);
+/* A document length idx (0 .. AF_FZ_N_DOCUMENT - 1) for this key length: 1, powers of
+ * two, odd lengths and fractions of skv (skv / 2, skv / 3, skv - 1); never below 1. */
+int af_fz_document_len(int idx, int skv);
+/* global_keys idx (0 .. AF_FZ_N_GLOBAL - 1): 1 (a sink token), small counts, odd, skv - 1
+ * and skv (every key global); never below 1. */
+int af_fz_global_value(int idx, int skv);
 /* Scale preset idx: false = the default 1/sqrt(d_qk), else *out. */
 bool af_fz_scale_value(int idx, int dqk, float *out);
 /* Length of sequence b of B under a ragged-length pattern (max = padded maximum). */

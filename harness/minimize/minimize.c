@@ -35,7 +35,8 @@ static int window_cmp(const af_case *a, const af_case *b) {
 }
 
 /* Is a strictly simpler than b? (cost, then features, then ragged lengths, then the
- * window bounds, then the larger attention_chunk: closer to none) */
+ * window bounds, then the larger attention_chunk: closer to none, then fewer documents,
+ * then fewer global keys) */
 static bool simpler(const af_case *a, const af_case *b) {
     double ca = af_case_cost(a), cb = af_case_cost(b);
     if (ca != cb) return ca < cb;
@@ -45,7 +46,10 @@ static bool simpler(const af_case *a, const af_case *b) {
     if (la != lb) return la < lb;
     int w = window_cmp(a, b);
     if (w) return w < 0;
-    return a->attention_chunk > b->attention_chunk && b->attention_chunk > 0;
+    if (a->attention_chunk != b->attention_chunk)
+        return a->attention_chunk > b->attention_chunk && b->attention_chunk > 0;
+    if (a->n_documents != b->n_documents) return a->n_documents < b->n_documents;
+    return a->global_keys < b->global_keys;
 }
 
 typedef struct {
@@ -202,7 +206,8 @@ static void pass_cp(candidates *cs, const af_case *c) {
 }
 
 /* A feature made lighter rather than dropped: learnable sinks -> off_by_one, a full bias
- * -> one broadcast over heads or batch, dropout's p toward 1/2 and its Philox state toward
+ * -> one broadcast over heads or batch, a coarser chunk, two adjacent documents merged,
+ * fewer global keys (one, or half), dropout's p toward 1/2 and its Philox state toward
  * seed 1, offset 0. c has the feature. */
 static void lighter_feature(candidates *cs, const af_case *c, af_case_field f) {
     af_case t;
@@ -223,6 +228,19 @@ static void lighter_feature(candidates *cs, const af_case *c, af_case_field f) {
             return;
         case AF_CF_ATTENTION_CHUNK: /* a coarser chunk, towards none */
             TRY(c->attention_chunk < c->seqlen_kv, t.attention_chunk = 2 * c->attention_chunk);
+            return;
+        case AF_CF_DOCUMENTS: /* documents k and k + 1 as one, for each k */
+            for (int k = 0; k + 1 < c->n_documents; k++) {
+                TRY(true, {
+                    t.documents[k] += t.documents[k + 1];
+                    for (int m = k + 1; m + 1 < t.n_documents; m++) t.documents[m] = t.documents[m + 1];
+                    t.documents[--t.n_documents] = 0;
+                });
+            }
+            return;
+        case AF_CF_GLOBAL_KEYS: /* one global key, or half of them */
+            TRY(c->global_keys > 1, t.global_keys = 1);
+            TRY(c->global_keys > 3, t.global_keys = c->global_keys / 2);
             return;
         case AF_CF_DROPOUT:
             TRY(c->dropout_p != 0.5, t.dropout_p = 0.5);

@@ -268,6 +268,7 @@ enum {
     COUNTED_FEATURES = 0 AF_CASE_FIELDS(ROW_IS_FEATURE)
 #undef ROW_IS_FEATURE
 };
+_Static_assert(AF_MAX_DOCUMENTS == AF_MASK_MAX_DOCS, "a case's documents fit the mask rule");
 _Static_assert((int)COUNTED_FEATURES == (int)AF_CF_N_FEATURES,
                "AF_CF_N_FEATURES is the number of rows with a FEAT number");
 
@@ -346,6 +347,10 @@ static void reset_custom(af_case *c, int f) {
         case F_DROPOUT: /* off, and nothing else to keep */
             c->dropout_p = 0.0;
             c->dropout_seed = c->dropout_offset = 0;
+            return;
+        case F_DOCUMENTS:
+            c->n_documents = 0;
+            memset(c->documents, 0, sizeof c->documents);
             return;
         default:
             return;
@@ -610,6 +615,20 @@ static int set_custom(af_case *c, parse_state *st, int f, const char *v, char *w
             if (pv == 0.0) c->dropout_seed = c->dropout_offset = 0; /* p = 0: no dropout, nothing else to keep */
             return 0;
         }
+        case F_DOCUMENTS: {
+            int d[AF_MAX_DOCUMENTS];
+            if ((n = parse_int_list(v, d, AF_MAX_DOCUMENTS, 1, AF_MAX_SEQLEN)) < 1) {
+                snprintf(why, cap,
+                         "'%s' is not a comma-separated list of 1 to %d document lengths, each in [1, %d] "
+                         "(AF_MAX_DOCUMENTS)",
+                         v, AF_MAX_DOCUMENTS, AF_MAX_SEQLEN);
+                return -1;
+            }
+            memset(c->documents, 0, sizeof c->documents);
+            memcpy(c->documents, d, (size_t)n * sizeof d[0]);
+            c->n_documents = n;
+            return 0;
+        }
         case F_FP8_HEADROOM:
             if (parse_int_list(v, c->fp8_headroom, AF_FP8_SCALED, 0, AF_FP8_HEADROOM_MAX) != AF_FP8_SCALED) {
                 snprintf(why, cap, "'%s' is not 'q,k,v,do,o' binades, each in [0, %d]", v, AF_FP8_HEADROOM_MAX);
@@ -776,6 +795,20 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
         if (c->cp_size > 1)
             FAIL(f, "%s with cp = %d: context parallelism does not carry features", field_info[f].name, c->cp_size);
     }
+    if (c->n_documents < 0 || c->n_documents > AF_MAX_DOCUMENTS)
+        FAIL(F_DOCUMENTS, "%d documents: at most %d (AF_MAX_DOCUMENTS)", c->n_documents, AF_MAX_DOCUMENTS);
+    {
+        long long sum = 0;
+        for (int k = 0; k < c->n_documents; k++) {
+            if (c->documents[k] < 1)
+                FAIL(F_DOCUMENTS, "document %d has length %d: each is at least 1", k + 1, c->documents[k]);
+            sum += c->documents[k];
+        }
+        if (sum > c->seqlen_kv)
+            FAIL(F_DOCUMENTS, "the documents sum to %lld tokens, more than seqlen_kv = %d", sum, c->seqlen_kv);
+    }
+    if (c->global_keys < 0 || c->global_keys > c->seqlen_kv)
+        FAIL(F_GLOBAL_KEYS, "global_keys = %d is outside [0, seqlen_kv = %d]", c->global_keys, c->seqlen_kv);
     if (!(c->dropout_p >= 0.0 && c->dropout_p < 1.0))
         FAIL(F_DROPOUT, "dropout probability %g is outside [0, 1)", c->dropout_p);
     if (c->dlse && !c->backward) FAIL(F_DLSE, "dlse = yes needs backward = yes (it is an incoming gradient)");
@@ -792,8 +825,9 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
         bool any = false;
         af_mask_rule rule = af_mask_rule_of_case(c);
         for (int b = 0; b < c->batch && !any; b++) {
-            int lq = af_case_len_q(c, b), lk = af_case_len_kv(c, b), first, last;
-            for (int i = 0; i < lq && !any; i++) any = af_mask_rule_range(rule, lq, lk, i, &first, &last) > 0;
+            int lq = af_case_len_q(c, b), lk = af_case_len_kv(c, b);
+            af_mask_keys keys;
+            for (int i = 0; i < lq && !any; i++) any = af_mask_rule_keys(rule, lq, lk, i, &keys) > 0;
         }
         if (!any) {
             int f = line_of(st, F_WINDOW) ? F_WINDOW : (line_of(st, F_MASK) ? F_MASK : F_SEQLENS_KV);
@@ -812,6 +846,13 @@ af_mask_rule af_mask_rule_of_case(const af_case *c) {
     r.window_left = c->window_left;
     r.window_right = c->window_right;
     r.chunk = c->attention_chunk;
+    r.global_keys = c->global_keys;
+    r.n_docs = c->n_documents;
+    long long end = 0;
+    for (int k = 0; k < AF_MASK_MAX_DOCS; k++) {
+        if (k < c->n_documents) end += c->documents[k];
+        r.doc_end[k] = k < c->n_documents ? (int)(end < AF_MAX_SEQLEN ? end : AF_MAX_SEQLEN) : 0;
+    }
     return r;
 }
 
@@ -995,6 +1036,9 @@ static void print_custom(af_strbuf *s, const af_case *c, int f) {
             af_strbuf_printf(s, "fp8_headroom = ");
             for (int k = 0; k < AF_FP8_SCALED; k++) af_strbuf_printf(s, "%s%d", k ? "," : "", c->fp8_headroom[k]);
             af_strbuf_printf(s, "\n");
+            return;
+        case F_DOCUMENTS:
+            print_list(s, "documents", c->documents, c->n_documents);
             return;
         case F_DROPOUT:
             af_strbuf_printf(s, "dropout = ");

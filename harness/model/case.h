@@ -22,6 +22,7 @@
 #define AF_MAX_SEQLEN     131072
 #define AF_MAX_HEAD_DIM   1024
 #define AF_MAX_DATA_TERMS 8
+#define AF_MAX_DOCUMENTS  16 /* a document mask's documents (model/mask_rule.h's AF_MASK_MAX_DOCS) */
 #define AF_NAME_MAX       128
 /* fp8_headroom: the tensors it scales (q, k, v, do, o) and its largest binade count */
 #define AF_FP8_SCALED       5
@@ -124,6 +125,17 @@ typedef struct {
      * row i sees key j only if floor(diag(i) / N) == floor(j / N) (diag(i) as the causal and
      * window masks align it, oracle/mask_spec.h), ANDed with the rest of the mask. A feature. */
     int attention_chunk;
+    /* Document mask (packed documents, FlexAttention / cuDNN / FlashInfer): n_documents = 0
+     * off; else documents[0 .. n - 1] are lengths (>= 1, summing to at most seqlen_kv) over
+     * the key axis, the keys past their sum one more document, and row i sees key j only
+     * if diag(i) and j are in the same document (ANDed with the rest). Ragged (seqlens)
+     * cases: the same boundaries in every sequence, cut at its own length. A feature. */
+    int n_documents;
+    int documents[AF_MAX_DOCUMENTS];
+    /* Global keys ("arrow" masks: Longformer / BigBird global tokens, StreamingLLM sink
+     * tokens): keys 0 .. G-1 are seen by every row whatever the rest of the mask says
+     * (oracle/mask_spec.h); 0 = off. A feature. */
+    int global_keys;
 } af_case;
 
 /* Errors carry the position of the problem and the field. */
@@ -165,7 +177,8 @@ const char *af_cp_comm_name(af_cp_comm c);
 const char *af_data_kind_name(af_data_kind k);
 const char *af_softmax_name(af_softmax_kind k);
 const char *af_bias_shape_name(af_bias_shape b);
-/* Any of the features (sinks, softcap, bias, ALiBi, log2 stats, dLSE, dropout, chunk) set. */
+/* Any of the features (sinks, softcap, bias, ALiBi, log2 stats, dLSE, dropout, chunk,
+ * documents, global keys) set. */
 bool af_case_has_features(const af_case *c);
 /* A short list of the features set ("softcap sinks bias ..."), "" when none. */
 void af_case_features_text(const af_case *c, char *buf, size_t cap);

@@ -148,6 +148,10 @@
       c->dropout_p != 0.0,              7,  "dropout",    "dropout")                                                \
     X(ATTENTION_CHUNK, "attention_chunk", INT, attention_chunk, 0, AF_MAX_SEQLEN, 0,              NULL,            \
       c->attention_chunk != 0,          8,  "attention_chunk", "attention_chunk")                                   \
+    X(DOCUMENTS,    "documents",    CUSTOM, documents,     0, 0,               HAND,               NULL,            \
+      c->n_documents > 0,               9,  "documents",  "documents")                                              \
+    X(GLOBAL_KEYS,  "global_keys",  INT,    global_keys,   0, AF_MAX_SEQLEN,   0,                  NULL,            \
+      c->global_keys != 0,              10, "global_keys", "global_keys")                                           \
     X(BACKEND,      "backend",      NAME,   backend,       0, 0,               "",                 NULL,            \
       c->backend[0] != 0,               -1, NULL,         NULL)                                                     \
     X(ENGINE,       "engine",       NAME,   engine,        0, 0,               "",                 NULL,            \
@@ -173,7 +177,7 @@ typedef enum {
 } af_cf_kind;
 
 /* The number of features (the largest FEAT + 1): select/features.h's bits are below 1 << it. */
-enum { AF_CF_N_FEATURES = 9 };
+enum { AF_CF_N_FEATURES = 11 };
 
 /* One row, as data (for loops and tests). */
 typedef struct {

@@ -70,7 +70,7 @@ int main(int argc, char **argv) {
                                dim,
                                &len_q,
                                &len_kv,
-                               {causal != 0, false, -1, -1, 0},
+                               {.causal = causal != 0, .window_left = -1, .window_right = -1},
                                (double)(float)(1.0 / sqrt((double)dim)),
                                &in};
         af_oracle_result r;

@@ -63,7 +63,7 @@ static int bench_one(int seq, int heads, int dim, bool backward, bool full, int 
                            dim,
                            &len_q,
                            &len_kv,
-                           {true, false, -1, -1, 0},
+                           {.causal = true, .window_left = -1, .window_right = -1},
                            (double)(float)(1.0 / sqrt((double)dim)),
                            &in};
     char why[512];

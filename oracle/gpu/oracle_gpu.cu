@@ -82,6 +82,10 @@ extern "C" int af_oracle_gpu_supports(const af_oracle_problem *p, char *why, siz
         snprintf(why, cap, "oracle gpu: lengths must be set");
         return -1;
     }
+    if (p->mask.global_keys > 0) { /* a row's keys are two intervals; the tiles walk one */
+        snprintf(why, cap, "oracle gpu: global_keys is not implemented (CPU tiers serve it)");
+        return -1;
+    }
     const af_features *f = &p->in->feat;
     if (f->softcap != 0.0 || f->sink || f->bias_b || f->alibi || p->in->dlse) {
         snprintf(why, cap,

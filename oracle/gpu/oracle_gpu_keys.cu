@@ -72,7 +72,7 @@ __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_key_kernel(og_dims d, og
             if (tid < T::BQ) {
                 int first = 0, last = -1;
                 size_t row = og_row(d, b, h, i0 + tid);
-                if (tid < nr) af_mask_rule_range(d.mask, lq, lkv, i0 + tid, &first, &last);
+                if (tid < nr) af_mask_rule_local_range(d.mask, lq, lkv, i0 + tid, &first, &last);
                 bool ok = first <= last;
                 rf[tid] = first;
                 rl[tid] = last;

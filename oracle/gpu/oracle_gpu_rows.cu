@@ -17,7 +17,7 @@ template <int BM>
 __device__ static void og_row_ranges(const og_dims &d, int lq, int lkv, int i0, int *rf, int *rl, int *lo, int *hi) {
     if (threadIdx.x < BM) {
         int first, last;
-        af_mask_rule_range(d.mask, lq, lkv, i0 + (int)threadIdx.x, &first, &last);
+        af_mask_rule_local_range(d.mask, lq, lkv, i0 + (int)threadIdx.x, &first, &last);
         rf[threadIdx.x] = first;
         rl[threadIdx.x] = last;
     }

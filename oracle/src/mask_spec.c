@@ -11,8 +11,8 @@ bool af_mask_visible(const af_mask_rule *r, int len_q, int len_kv, int i, int j)
     return af_mask_rule_visible(*r, len_q, len_kv, i, j);
 }
 
-int af_mask_visible_range(const af_mask_rule *r, int len_q, int len_kv, int i, int *first, int *last) {
-    return af_mask_rule_range(*r, len_q, len_kv, i, first, last);
+int af_mask_visible_keys(const af_mask_rule *r, int len_q, int len_kv, int i, af_mask_keys *k) {
+    return af_mask_rule_keys(*r, len_q, len_kv, i, k);
 }
 
 int af_mask_rows_seeing_key(const af_mask_rule *r, int len_q, int len_kv, int j, int *first, int *last) {

@@ -22,20 +22,20 @@ void af_cert_row_mass(const af_oracle_problem *p, int b, int h, int i, double ls
     const int Dqk = p->Dqk, Dv = p->Dv, g = h / (p->Hq / p->Hkv);
     memset(m_o, 0, (size_t)Dv * sizeof *m_o);
     if (m_dq) memset(m_dq, 0, (size_t)Dqk * sizeof *m_dq);
-    int first, last;
-    int n = af_mask_visible_range(&p->mask, p->len_q[b], p->len_kv[b], i, &first, &last);
+    af_mask_keys keys; /* at most two intervals (global keys): key jj is af_mask_keys_at */
+    int n = af_mask_visible_keys(&p->mask, p->len_q[b], p->len_kv[b], i, &keys);
     if (n == 0 || !isfinite(lse)) return;
     const size_t row = af_idx_row(p, b, h, i);
     const double *q = in->q + row * (size_t)Dqk; /* (Dqk) */
     double *pj = scratch;                        /* (n) P_j */
     for (int jj = 0; jj < n; jj++) {
-        const double *k = in->k + af_idx_key(p, b, g, first + jj) * (size_t)Dqk;
+        const double *k = in->k + af_idx_key(p, b, g, af_mask_keys_at(&keys, jj)) * (size_t)Dqk;
         double s = 0.0;
         for (int d = 0; d < Dqk; d++) s += q[d] * k[d];
-        pj[jj] = exp(af_feat_score64(p, b, h, i, first + jj, p->scale * s, NULL) - lse);
+        pj[jj] = exp(af_feat_score64(p, b, h, i, af_mask_keys_at(&keys, jj), p->scale * s, NULL) - lse);
         /* dropout: O's terms are P_j w_j v_j (feature_spec.h) */
-        double pw = pj[jj] * af_feat_dropout_weight(p, b, h, i, first + jj);
-        const double *v = in->v + af_idx_key(p, b, g, first + jj) * (size_t)Dv;
+        double pw = pj[jj] * af_feat_dropout_weight(p, b, h, i, af_mask_keys_at(&keys, jj));
+        const double *v = in->v + af_idx_key(p, b, g, af_mask_keys_at(&keys, jj)) * (size_t)Dv;
         for (int d = 0; d < Dv; d++) m_o[d] += pw * fabs(v[d]);
     }
     if (m_dq && in->dout) {
@@ -43,9 +43,10 @@ void af_cert_row_mass(const af_oracle_problem *p, int b, int h, int i, double ls
         double abar = 0.0;
         for (int d = 0; d < Dv; d++) abar += fabs(dout[d]) * m_o[d];
         for (int jj = 0; jj < n; jj++) {
-            const double *v = in->v + af_idx_key(p, b, g, first + jj) * (size_t)Dv;
-            const double *k = in->k + af_idx_key(p, b, g, first + jj) * (size_t)Dqk;
-            double a = 0.0, wj = af_feat_dropout_weight(p, b, h, i, first + jj); /* dS_j = P_j (w_j dO.v_j - D) */
+            const double *v = in->v + af_idx_key(p, b, g, af_mask_keys_at(&keys, jj)) * (size_t)Dv;
+            const double *k = in->k + af_idx_key(p, b, g, af_mask_keys_at(&keys, jj)) * (size_t)Dqk;
+            double a = 0.0, wj = af_feat_dropout_weight(p, b, h, i,
+                                                        af_mask_keys_at(&keys, jj)); /* dS_j = P_j (w_j dO.v_j - D) */
             for (int d = 0; d < Dv; d++) a += fabs(dout[d] * v[d]);
             a = wj * a + abar;
             double w = fabs(p->scale) * pj[jj] * a;

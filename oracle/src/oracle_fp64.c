@@ -91,8 +91,8 @@ void af_fp64_row(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int h, int i
     const int g = h / (p->Hq / p->Hkv);
     const size_t row = af_idx_row(p, b, h, i);
     const bool want_dq = c->backward && dq_row != NULL;
-    int first, last;
-    int n = af_mask_visible_range(&p->mask, len_q, len_kv, i, &first, &last);
+    af_mask_keys keys; /* at most two intervals (global keys): key jj is af_mask_keys_at */
+    int n = af_mask_visible_keys(&p->mask, len_q, len_kv, i, &keys);
     if (n == 0) {
         memset(o_row, 0, (size_t)Dv * sizeof *o_row);
         if (want_dq) memset(dq_row, 0, (size_t)Dqk * sizeof *dq_row);
@@ -102,16 +102,17 @@ void af_fp64_row(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int h, int i
         if (c->dsink_row) c->dsink_row[row] = 0.0;
         return;
     }
-    const double *q = in->q + row * (size_t)Dqk;                         /* (Dqk) */
-    const double *k0 = in->k + af_idx_key(p, b, g, first) * (size_t)Dqk; /* (n, Dqk) */
-    const double *v0 = in->v + af_idx_key(p, b, g, first) * (size_t)Dv;  /* (n, Dv) */
+    const double *q = in->q + row * (size_t)Dqk;                                          /* (Dqk) */
+#define KEY_K(jj) (in->k + af_idx_key(p, b, g, af_mask_keys_at(&keys, jj)) * (size_t)Dqk) /* (Dqk) */
+#define KEY_V(jj) (in->v + af_idx_key(p, b, g, af_mask_keys_at(&keys, jj)) * (size_t)Dv)  /* (Dv) */
 
     const double sink = af_feat_sink(p, h); /* -inf without sinks */
     double m = sink;
     for (int jj = 0; jj < n; jj++) {
-        double r = p->scale * dot_compensated(q, k0 + (size_t)jj * (size_t)Dqk, Dqk);
-        s->score[jj] = af_feat_score64(p, b, h, i, first + jj, r, &s->dt_dr[jj]);
-        s->weight[jj] = af_feat_dropout_weight(p, b, h, i, first + jj);
+        int j = af_mask_keys_at(&keys, jj);
+        double r = p->scale * dot_compensated(q, KEY_K(jj), Dqk);
+        s->score[jj] = af_feat_score64(p, b, h, i, j, r, &s->dt_dr[jj]);
+        s->weight[jj] = af_feat_dropout_weight(p, b, h, i, j);
         if (s->score[jj] > m) m = s->score[jj];
     }
     neumaier z = {0.0, 0.0};
@@ -126,7 +127,7 @@ void af_fp64_row(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int h, int i
 
     for (int d = 0; d < Dv; d++) s->acc_a[d] = (neumaier){0.0, 0.0};
     for (int jj = 0; jj < n; jj++) {
-        const double *v = v0 + (size_t)jj * (size_t)Dv;
+        const double *v = KEY_V(jj);
         double ew = s->score[jj] * s->weight[jj]; /* e_j w_j: P_j w_j Z (w is 0, 1 or 1 / (1 - p)) */
         for (int d = 0; d < Dv; d++) neumaier_add_product(&s->acc_a[d], ew, v[d]);
     }
@@ -140,12 +141,14 @@ void af_fp64_row(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int h, int i
     if (!want_dq) return;
     for (int d = 0; d < Dqk; d++) s->acc_b[d] = (neumaier){0.0, 0.0};
     for (int jj = 0; jj < n; jj++) {
-        double dp = s->weight[jj] * dot_compensated(dout, v0 + (size_t)jj * (size_t)Dv, Dv);
+        double dp = s->weight[jj] * dot_compensated(dout, KEY_V(jj), Dv);
         double ds = (s->score[jj] / zv) * (dp - drow) * s->dt_dr[jj];
-        const double *k = k0 + (size_t)jj * (size_t)Dqk;
+        const double *k = KEY_K(jj);
         for (int d = 0; d < Dqk; d++) neumaier_add_product(&s->acc_b[d], ds, k[d]);
     }
     for (int d = 0; d < Dqk; d++) dq_row[d] = p->scale * neumaier_value(&s->acc_b[d]);
+#undef KEY_K
+#undef KEY_V
 }
 
 void af_fp64_key(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int g, int j, double *dk_col, double *dv_col) {

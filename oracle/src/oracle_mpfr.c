@@ -192,8 +192,8 @@ void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i
     const size_t row = af_idx_row(p, b, h, i);
     const bool want_dq = c->backward && dq_row != NULL;
     memset(mass, 0, sizeof *mass);
-    int first, last;
-    int n = af_mask_visible_range(&p->mask, len_q, len_kv, i, &first, &last);
+    af_mask_keys keys; /* at most two intervals (global keys): key jj is af_mask_keys_at */
+    int n = af_mask_visible_keys(&p->mask, len_q, len_kv, i, &keys);
     if (n == 0) { /* fully masked (or padding) row: O = 0, LSE = -inf, no gradient */
         memset(o_row, 0, (size_t)Dv * sizeof *o_row);
         if (want_dq) memset(dq_row, 0, (size_t)Dqk * sizeof *dq_row);
@@ -208,14 +208,14 @@ void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i
     const double *q = in->q + row * (size_t)Dqk; /* (Dqk) */
     load_exact(s->in_a, q, Dqk);
 
-    /* Scores s_j, stored in e[jj] for j = first + jj. */
+    /* Scores s_j, stored in e[jj] for j = af_mask_keys_at(&keys, jj). */
     for (int jj = 0; jj < n; jj++) {
-        size_t key = af_idx_key(p, b, g, first + jj);
+        size_t key = af_idx_key(p, b, g, af_mask_keys_at(&keys, jj));
         const double *k = in->k + key * (size_t)Dqk;
         const double *v = in->v + key * (size_t)Dv;
         dot_exact(s, s->t, s->in_a, k, Dqk);
         mpfr_mul_d(s->e[jj], s->t, p->scale, MPFR_RNDN);
-        feature_score(p, b, h, i, first + jj, s->e[jj], s->th[jj], s->u);
+        feature_score(p, b, h, i, af_mask_keys_at(&keys, jj), s->e[jj], s->th[jj], s->u);
         s->kmax[jj] = max_abs(k, Dqk);
         s->vmax[jj] = max_abs(v, Dv);
     }
@@ -239,10 +239,11 @@ void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i
     mass->lse = 1.0 + fabs(mpfr_get_d(s->m, MPFR_RNDN)) + log((double)n);
 
     double zd = mpfr_get_d(s->z, MPFR_RNDN);
-    for (int jj = 0; jj < n; jj++) dropout_weigh(p, s, b, h, i, first + jj, s->ew[jj], s->e[jj]); /* e_j w_j */
+    for (int jj = 0; jj < n; jj++)
+        dropout_weigh(p, s, b, h, i, af_mask_keys_at(&keys, jj), s->ew[jj], s->e[jj]); /* e_j w_j */
     for (int d = 0; d < Dv; d++) {
         for (int jj = 0; jj < n; jj++) {
-            const double *v = in->v + af_idx_key(p, b, g, first + jj) * (size_t)Dv;
+            const double *v = in->v + af_idx_key(p, b, g, af_mask_keys_at(&keys, jj)) * (size_t)Dv;
             mpfr_mul_d(s->terms[jj], s->ew[jj], v[d], MPFR_RNDN);
             s->ptrs[jj] = s->terms[jj];
         }
@@ -273,9 +274,9 @@ void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i
     double drow_abs = fabs(mpfr_get_d(drow, MPFR_RNDN));
     double dq_mass = 0.0;
     for (int jj = 0; jj < n; jj++) {
-        const double *v = in->v + af_idx_key(p, b, g, first + jj) * (size_t)Dv;
-        dot_exact(s, s->ds[jj], s->in_b, v, Dv);                        /* dO . v_j */
-        dropout_weigh(p, s, b, h, i, first + jj, s->ds[jj], s->ds[jj]); /* dP_j = w_j dO . v_j */
+        const double *v = in->v + af_idx_key(p, b, g, af_mask_keys_at(&keys, jj)) * (size_t)Dv;
+        dot_exact(s, s->ds[jj], s->in_b, v, Dv);                                        /* dO . v_j */
+        dropout_weigh(p, s, b, h, i, af_mask_keys_at(&keys, jj), s->ds[jj], s->ds[jj]); /* dP_j = w_j dO . v_j */
         double pj = mpfr_get_d(s->e[jj], MPFR_RNDN) / zd;
         dq_mass += pj * (fabs(mpfr_get_d(s->ds[jj], MPFR_RNDN)) + drow_abs) * s->kmax[jj];
         mpfr_sub(s->ds[jj], s->ds[jj], drow, MPFR_RNDN);
@@ -286,7 +287,7 @@ void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i
     mass->dq = fabs(p->scale) * dq_mass;
     for (int d = 0; d < Dqk; d++) {
         for (int jj = 0; jj < n; jj++) {
-            const double *k = in->k + af_idx_key(p, b, g, first + jj) * (size_t)Dqk;
+            const double *k = in->k + af_idx_key(p, b, g, af_mask_keys_at(&keys, jj)) * (size_t)Dqk;
             mpfr_mul_d(s->terms[jj], s->ds[jj], k[d], MPFR_RNDN);
             s->ptrs[jj] = s->terms[jj];
         }

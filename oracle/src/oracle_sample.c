@@ -61,8 +61,8 @@ static uint64_t mix64(uint64_t x) {
 }
 
 double af_oracle_row_work(const af_oracle_problem *p, int b, int i) {
-    int first, last;
-    int n = af_mask_visible_range(&p->mask, p->len_q[b], p->len_kv[b], i, &first, &last);
+    af_mask_keys keys;
+    int n = af_mask_visible_keys(&p->mask, p->len_q[b], p->len_kv[b], i, &keys);
     double per_key = (double)(p->Dqk + p->Dv) * (p->in->dout ? 2.0 : 1.0);
     return (double)n * per_key;
 }
@@ -136,7 +136,8 @@ static void sequence_candidates(const af_oracle_problem *p, bool keys, int b, ca
         if (keys)
             count = af_mask_rows_seeing_key(&p->mask, len_q, len_kv, idx, &first, &last);
         else
-            count = af_mask_visible_range(&p->mask, len_q, len_kv, idx, &first, &last);
+            count = af_mask_rule_local_range(p->mask, len_q, len_kv, idx, &first,
+                                             &last); /* global keys: the same in every row */
         interval_shape cur = shape_of(first, last, count, idx, edge_hi);
         if (idx > 0 && !same_shape(cur, prev)) {
             PUSH_BOTH_HEADS(idx - 1, 0);

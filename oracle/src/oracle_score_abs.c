@@ -58,16 +58,17 @@ static void score_abs_host(const af_oracle_problem *p, double *out) {
         for (int h = 0; h < p->Hq; h++) {
             int hk = h / group;
             for (int i = 0; i < lq; i++) {
-                int first, last;
-                if (af_mask_visible_range(&p->mask, lq, lkv, i, &first, &last) == 0) continue;
+                af_mask_keys keys;
+                if (af_mask_visible_keys(&p->mask, lq, lkv, i, &keys) == 0) continue;
                 const double *q = in->q + (((size_t)b * p->Hq + h) * p->Sq + i) * p->Dqk; /* (Dqk) */
                 double best = 0;
-                for (int j = first; j <= last; j++) {
-                    const double *k = in->k + (((size_t)b * p->Hkv + hk) * p->Skv + j) * p->Dqk; /* (Dqk) */
-                    double s = 0;
-                    for (int d = 0; d < p->Dqk; d++) s += fabs(q[d] * k[d]);
-                    if (s > best) best = s;
-                }
+                for (int ks = 0; ks < keys.n; ks++)
+                    for (int j = keys.first[ks]; j <= keys.last[ks]; j++) {
+                        const double *k = in->k + (((size_t)b * p->Hkv + hk) * p->Skv + j) * p->Dqk; /* (Dqk) */
+                        double s = 0;
+                        for (int d = 0; d < p->Dqk; d++) s += fabs(q[d] * k[d]);
+                        if (s > best) best = s;
+                    }
                 out[((size_t)b * p->Hq + h) * p->Sq + i] =
                     best * fabs(p->scale); /* a magnitude: the scale may be negative */
             }
@@ -97,8 +98,8 @@ static void grad_abs_host(const af_oracle_problem *p, const af_outputs *exact, a
         for (int h = 0; h < p->Hq; h++) {
             int hk = h / group;
             for (int i = 0; i < lq; i++) {
-                int first, last;
-                if (af_mask_visible_range(&p->mask, lq, lkv, i, &first, &last) == 0) continue;
+                af_mask_keys keys;
+                if (af_mask_visible_keys(&p->mask, lq, lkv, i, &keys) == 0) continue;
                 size_t row = ((size_t)b * p->Hq + h) * p->Sq + i;
                 const double *q = in->q + row * p->Dqk;    /* (Dqk) */
                 const double *dO = in->dout + row * p->Dv; /* (Dv) */
@@ -113,28 +114,29 @@ static void grad_abs_host(const af_oracle_problem *p, const af_outputs *exact, a
                 dd_abs += fabs(af_feat_dlse_nat(p, b, h, i));
                 for (int d = 0; d < p->Dqk; d++)
                     if (fabs(q[d]) > qmax) qmax = fabs(q[d]);
-                for (int j = first; j <= last; j++) {
-                    size_t kr = ((size_t)b * p->Hkv + hk) * p->Skv + j;
-                    const double *k = in->k + kr * p->Dqk; /* (Dqk) */
-                    const double *v = in->v + kr * p->Dv;  /* (Dv) */
-                    double s = 0, dp = 0, dp_abs = 0, kmax = 0;
-                    for (int d = 0; d < p->Dqk; d++) {
-                        s += q[d] * k[d];
-                        if (fabs(k[d]) > kmax) kmax = fabs(k[d]);
+                for (int ks = 0; ks < keys.n; ks++)
+                    for (int j = keys.first[ks]; j <= keys.last[ks]; j++) {
+                        size_t kr = ((size_t)b * p->Hkv + hk) * p->Skv + j;
+                        const double *k = in->k + kr * p->Dqk; /* (Dqk) */
+                        const double *v = in->v + kr * p->Dv;  /* (Dv) */
+                        double s = 0, dp = 0, dp_abs = 0, kmax = 0;
+                        for (int d = 0; d < p->Dqk; d++) {
+                            s += q[d] * k[d];
+                            if (fabs(k[d]) > kmax) kmax = fabs(k[d]);
+                        }
+                        for (int d = 0; d < p->Dv; d++) {
+                            dp += dO[d] * v[d];
+                            dp_abs += fabs(dO[d] * v[d]);
+                        }
+                        double e = exp(af_feat_score64(p, b, h, i, j, p->scale * s, NULL) - lse);
+                        double ds = fabs(p->scale * e * (dp - dd));
+                        if (ds > g->ds_max) g->ds_max = ds;
+                        double pij = e <= 1.0 ? e : 1.0; /* rounding of exp near 1 */
+                        double t = pij * (dp_abs + dd_abs);
+                        rowq += fabs(p->scale) * t * kmax; /* magnitudes: the scale may be negative */
+                        if (colk) colk[kr] += fabs(p->scale) * t * qmax;
+                        if (colv) colv[kr] += pij * domax;
                     }
-                    for (int d = 0; d < p->Dv; d++) {
-                        dp += dO[d] * v[d];
-                        dp_abs += fabs(dO[d] * v[d]);
-                    }
-                    double e = exp(af_feat_score64(p, b, h, i, j, p->scale * s, NULL) - lse);
-                    double ds = fabs(p->scale * e * (dp - dd));
-                    if (ds > g->ds_max) g->ds_max = ds;
-                    double pij = e <= 1.0 ? e : 1.0; /* rounding of exp near 1 */
-                    double t = pij * (dp_abs + dd_abs);
-                    rowq += fabs(p->scale) * t * kmax; /* magnitudes: the scale may be negative */
-                    if (colk) colk[kr] += fabs(p->scale) * t * qmax;
-                    if (colv) colv[kr] += pij * domax;
-                }
                 if (rowq > g->dq) g->dq = rowq;
             }
         }

@@ -10,27 +10,48 @@
 #include "util/check.h"
 
 static af_mask_rule rule(bool causal, bool bottom_right, int left, int right) {
-    af_mask_rule r = {causal, bottom_right, left, right, 0};
+    af_mask_rule r = {.causal = causal, .bottom_right = bottom_right, .window_left = left, .window_right = right};
     return r;
 }
 
-/* table[i] is a string of max_kv '0'/'1' characters. */
+/* Key j in the visible set k (its intervals ascending, disjoint and not touching). */
+static bool in_keys(const af_mask_keys *k, int j) {
+    for (int s = 0; s < k->n; s++) {
+        if (s > 0) CHECK_MSG(k->first[s] > k->last[s - 1] + 1, "intervals %d and %d touch", s - 1, s);
+        CHECK(k->first[s] <= k->last[s]);
+        if (j >= k->first[s] && j <= k->last[s]) return true;
+    }
+    return false;
+}
+
+/* table[i] is a string of max_kv '0'/'1' characters; both directions are checked (the
+ * keys of each row, the rows of each key). */
 static void check_table(const char *name, af_mask_rule r, int len_q, int len_kv, int max_q, int max_kv,
                         const char *const *table) {
     for (int i = 0; i < max_q; i++) {
         CHECK_MSG((int)strlen(table[i]) == max_kv, "%s: row %d has the wrong width", name, i);
-        int first, last;
-        int count = af_mask_visible_range(&r, len_q, len_kv, i, &first, &last);
+        af_mask_keys k;
+        int count = af_mask_visible_keys(&r, len_q, len_kv, i, &k);
         int ones = 0;
         for (int j = 0; j < max_kv; j++) {
             bool want = table[i][j] == '1';
             bool got = af_mask_visible(&r, len_q, len_kv, i, j);
             CHECK_MSG(want == got, "%s: row %d key %d: want %d got %d", name, i, j, want, got);
             ones += want;
-            if (want) CHECK_MSG(j >= first && j <= last, "%s: range of row %d", name, i);
+            CHECK_MSG(want == in_keys(&k, j), "%s: key %d in the visible keys of row %d", name, j, i);
         }
-        CHECK_MSG(count == ones, "%s: row %d: range count %d, table %d", name, i, count, ones);
-        if (count == 0) CHECK(first > last);
+        CHECK_MSG(count == ones, "%s: row %d: keys count %d, table %d", name, i, count, ones);
+        if (count == 0) CHECK(k.n == 0);
+    }
+    for (int j = 0; j < max_kv; j++) {
+        int first, last, ones = 0;
+        int count = af_mask_rows_seeing_key(&r, len_q, len_kv, j, &first, &last);
+        for (int i = 0; i < max_q; i++) {
+            bool want = table[i][j] == '1';
+            ones += want;
+            CHECK_MSG(want == (count > 0 && i >= first && i <= last), "%s: rows of key %d: row %d", name, j, i);
+        }
+        CHECK_MSG(count == ones, "%s: key %d: rows count %d, table %d", name, j, count, ones);
     }
 }
 
@@ -180,6 +201,86 @@ static void chunk_tables(void) {
     check_table("causal chunk 4 4x4", chunked(rule(true, false, -1, -1), 4), 4, 4, 4, 4, causal_tl);
 }
 
+/* Document lengths -> the rule's exclusive ends. */
+static af_mask_rule with_docs(af_mask_rule r, int n, const int *lengths) {
+    int end = 0;
+    for (int d = 0; d < n; d++) r.doc_end[d] = end += lengths[d];
+    r.n_docs = n;
+    return r;
+}
+static af_mask_rule with_global(af_mask_rule r, int g) {
+    r.global_keys = g;
+    return r;
+}
+
+/* documents: row i sees key j only if diag(i) and j are in the same document (the keys
+ * past the listed ones one more; a row aligned before key 0 in none), ANDed with the
+ * rest; computed by hand from mask_spec.h. */
+static void document_tables(void) {
+    static const int d23[] = {2, 3}, d4[] = {4}, d11[] = {1, 1}, d3[] = {3}, d33[] = {3, 3}, d2[] = {2};
+    /* No mask, 6x6, documents 2,3: {0,1} {2,3,4} and the tail {5}. */
+    static const char *const none[] = {"110000", "110000", "001110", "001110", "001110", "000001"};
+    check_table("documents 2,3 6x6", with_docs(rule(false, false, -1, -1), 2, d23), 6, 6, 6, 6, none);
+    /* Causal top-left, the same documents. */
+    static const char *const causal[] = {"100000", "110000", "001000", "001100", "001110", "000001"};
+    check_table("causal documents 2,3 6x6", with_docs(rule(true, false, -1, -1), 2, d23), 6, 6, 6, 6, causal);
+    /* Causal bottom-right 3x6 (diag = i + 3), documents 4: row 0 in [0, 3], rows 1, 2 in the tail. */
+    static const char *const br[] = {"111100", "000010", "000011"};
+    check_table("causal bottom-right documents 4 3x6", with_docs(rule(true, true, -1, -1), 1, d4), 3, 6, 3, 6, br);
+    /* No mask, bottom-right 5x3 (diag = i - 2), documents 1,1: rows 0, 1 are before key 0,
+     * in no document: fully masked. */
+    static const char *const br_tall[] = {"000", "000", "100", "010", "001"};
+    check_table("bottom-right documents 1,1 5x3", with_docs(rule(false, true, -1, -1), 2, d11), 5, 3, 5, 3, br_tall);
+    /* Window (1,1), documents 3, top-left 6x6: [i - 1, i + 1] cut at the document's edges. */
+    static const char *const win[] = {"110000", "111000", "011000", "000110", "000111", "000011"};
+    check_table("window (1,1) documents 3 6x6", with_docs(rule(false, false, 1, 1), 1, d3), 6, 6, 6, 6, win);
+    /* Ragged (thd): the same boundaries in every sequence, cut at its length; max 4x6.
+     * Sequence 3x5 causal bottom-right (diag = i + 2), documents 2: rows see the tail from 2. */
+    static const char *const rag1[] = {"001000", "001100", "001110", "000000"};
+    check_table("ragged 3x5 causal bottom-right documents 2", with_docs(rule(true, true, -1, -1), 1, d2), 3, 5, 4, 6,
+                rag1);
+    /* Sequence 2x1 (diag = i - 1): row 0 before key 0, row 1 in document 0. */
+    static const char *const rag2[] = {"000000", "100000", "000000", "000000"};
+    check_table("ragged 2x1 causal bottom-right documents 2", with_docs(rule(true, true, -1, -1), 1, d2), 2, 1, 4, 6,
+                rag2);
+    /* Sequence 3x3 no mask: document 0 is [0, 1], the tail holds key 2 only. */
+    static const char *const rag3[] = {"110000", "110000", "001000", "000000"};
+    check_table("ragged 3x3 documents 2", with_docs(rule(false, false, -1, -1), 1, d2), 3, 3, 4, 6, rag3);
+    /* Documents 3,3 and one global key, causal top-left 8x8: key 0, and the row's own
+     * document's keys up to the diagonal (two intervals from row 3 on). */
+    static const char *const dg[] = {"10000000", "11000000", "11100000", "10010000",
+                                     "10011000", "10011100", "10000010", "10000011"};
+    check_table("causal documents 3,3 global 1 8x8", with_global(with_docs(rule(true, false, -1, -1), 2, d33), 1), 8, 8,
+                8, 8, dg);
+    /* Ragged 3x5 of max 4x6, causal bottom-right, documents 2, one global key. */
+    static const char *const rag_g[] = {"101000", "101100", "101110", "000000"};
+    check_table("ragged causal bottom-right documents 2 global 1",
+                with_global(with_docs(rule(true, true, -1, -1), 1, d2), 1), 3, 5, 4, 6, rag_g);
+}
+
+/* global_keys G: keys 0 .. G-1 seen by every row, ORed with the rest. */
+static void global_tables(void) {
+    /* Causal top-left 5x5, G = 2: rows 0 and 1 see key 1 (a later key). */
+    static const char *const causal[] = {"11000", "11000", "11100", "11110", "11111"};
+    check_table("causal global 2 5x5", with_global(rule(true, false, -1, -1), 2), 5, 5, 5, 5, causal);
+    /* StreamingLLM: a sink key and a window of 1 left, causal, 6x6: {0} and [i - 1, i]. */
+    static const char *const sink[] = {"100000", "110000", "111000", "101100", "100110", "100011"};
+    check_table("causal window (1,-1) global 1 6x6", with_global(rule(true, false, 1, -1), 1), 6, 6, 6, 6, sink);
+    /* Causal bottom-right 3x6 (diag = i + 3), window (0, -1): the diagonal and keys 0, 1. */
+    static const char *const br[] = {"110100", "110010", "110001"};
+    check_table("causal bottom-right window (0,-1) global 2 3x6", with_global(rule(true, true, 0, -1), 2), 3, 6, 3, 6,
+                br);
+    /* Causal bottom-right 5x3 (diag = i - 2): rows 0, 1 see no key but the global one. */
+    static const char *const tall[] = {"100", "100", "100", "110", "111"};
+    check_table("causal bottom-right global 1 5x3", with_global(rule(true, true, -1, -1), 1), 5, 3, 5, 3, tall);
+    /* Chunk 2 and G = 1, no mask 4x4: chunks {0,1} {2,3}, and key 0 everywhere. */
+    static const char *const ch[] = {"1100", "1100", "1011", "1011"};
+    check_table("chunk 2 global 1 4x4", with_global(chunked(rule(false, false, -1, -1), 2), 1), 4, 4, 4, 4, ch);
+    /* Padding: max 4x5, actual 2x3, G = 1, window (0,0): padding rows and keys stay hidden. */
+    static const char *const pad[] = {"10000", "11000", "00000", "00000"};
+    check_table("padding window (0,0) global 1", with_global(rule(false, false, 0, 0), 1), 2, 3, 4, 5, pad);
+}
+
 static void out_of_range(void) {
     af_mask_rule r = rule(false, false, -1, -1);
     int first, last;
@@ -187,14 +288,20 @@ static void out_of_range(void) {
     CHECK(!af_mask_visible(&r, 3, 3, 0, -1));
     CHECK(!af_mask_visible(&r, 3, 3, 3, 0));
     CHECK(!af_mask_visible(&r, 3, 3, 0, 3));
-    CHECK(af_mask_visible_range(&r, 3, 3, -1, &first, &last) == 0 && first > last);
-    CHECK(af_mask_visible_range(&r, 3, 3, 3, &first, &last) == 0 && first > last);
+    af_mask_keys k;
+    CHECK(af_mask_visible_keys(&r, 3, 3, -1, &k) == 0 && k.n == 0);
+    CHECK(af_mask_visible_keys(&r, 3, 3, 3, &k) == 0 && k.n == 0);
     CHECK(af_mask_rows_seeing_key(&r, 3, 3, 3, &first, &last) == 0 && first > last);
     /* Huge windows and lengths do not overflow. */
     af_mask_rule huge = rule(true, true, 2147483647, 2147483647);
-    CHECK(af_mask_visible_range(&huge, 65536, 1, 65535, &first, &last) == 1);
-    CHECK(first == 0 && last == 0);
-    CHECK(af_mask_visible_range(&huge, 1, 65536, 0, &first, &last) == 65536);
+    CHECK(af_mask_visible_keys(&huge, 65536, 1, 65535, &k) == 1);
+    CHECK(k.n == 1 && k.first[0] == 0 && k.last[0] == 0);
+    CHECK(af_mask_visible_keys(&huge, 1, 65536, 0, &k) == 65536);
+    /* Global keys past the sequence's keys are cut at its length. */
+    af_mask_rule g = rule(true, false, -1, -1);
+    g.global_keys = 5;
+    CHECK(af_mask_visible_keys(&g, 3, 3, 0, &k) == 3 && k.n == 1 && k.last[0] == 2);
+    CHECK(!af_mask_visible(&g, 3, 3, 0, 3));
 }
 
 static uint64_t next_random(uint64_t *state) {
@@ -214,18 +321,25 @@ static void random_agreement(void) {
         int right = (int)(next_random(&state) % 17) - 1;
         af_mask_rule r = rule(next_random(&state) & 1, next_random(&state) & 1, left, right);
         if (trial % 2) r.chunk = 1 + (int)(next_random(&state) % 6);
+        if (trial % 3 == 1) r.global_keys = 1 + (int)(next_random(&state) % 4);
+        if (trial % 5 >= 2) { /* 1 to 4 documents of 1 to 4 keys */
+            int n = 1 + (int)(next_random(&state) % 4), end = 0;
+            for (int d = 0; d < n; d++) r.doc_end[d] = end += 1 + (int)(next_random(&state) % 4);
+            r.n_docs = n;
+        }
         for (int i = -1; i <= len_q; i++) {
-            int first, last;
-            int count = af_mask_visible_range(&r, len_q, len_kv, i, &first, &last);
+            af_mask_keys k;
+            int count = af_mask_visible_keys(&r, len_q, len_kv, i, &k);
             int seen = 0;
             for (int j = -1; j <= len_kv; j++) {
                 bool v = af_mask_visible(&r, len_q, len_kv, i, j);
                 seen += v;
-                CHECK_MSG(v == (count > 0 && j >= first && j <= last),
-                          "trial %d row %d key %d (lq %d lkv %d L %d R %d)", trial, i, j, len_q, len_kv, left, right);
+                CHECK_MSG(v == in_keys(&k, j), "trial %d row %d key %d (lq %d lkv %d L %d R %d G %d docs %d)", trial, i,
+                          j, len_q, len_kv, left, right, r.global_keys, r.n_docs);
             }
             CHECK(seen == count);
-            if (count == 0) CHECK(first > last);
+            for (int jj = 0; jj < count; jj++) CHECK(af_mask_visible(&r, len_q, len_kv, i, af_mask_keys_at(&k, jj)));
+            if (count == 0) CHECK(k.n == 0);
         }
         for (int j = -1; j <= len_kv; j++) {
             int first, last;
@@ -244,6 +358,8 @@ static void random_agreement(void) {
 int main(void) {
     hand_tables();
     chunk_tables();
+    document_tables();
+    global_tables();
     out_of_range();
     random_agreement();
     CHECK_DONE("test_mask_spec");

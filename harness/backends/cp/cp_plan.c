@@ -325,6 +325,11 @@ af_run_status af_cp_plan_make(const af_case *c, af_cp_plant plant, af_cp_plan *p
         snprintf(why, cap, "cp %d %s: attention_chunk is not planned over context-parallel ranks", n, comm_name(c));
         return AF_RUN_DECLINED;
     }
+    if (c->n_documents > 0 || c->global_keys > 0) { /* key positions are global; the ranks' are not */
+        snprintf(why, cap, "cp %d %s: %s is not planned over context-parallel ranks", n, comm_name(c),
+                 c->n_documents > 0 ? "documents" : "global_keys");
+        return AF_RUN_DECLINED;
+    }
     switch (c->cp_comm) {
         case AF_CP_P2P:
             if ((st = common_checks(c, 2 * n, why, cap)) || (st = ring_checks(c, why, cap))) return st;

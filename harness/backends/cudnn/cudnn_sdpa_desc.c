@@ -66,6 +66,14 @@ static int feature_declines(const af_case *c, size_t cudnn_version, char *why, s
     long long mask_bytes = af_cudnn_dropout_mask_bytes(c->dropout_p, c->batch, c->heads_q, c->seqlen_q, c->seqlen_kv);
     if (c->attention_chunk > 0)
         snprintf(why, cap, "attention_chunk: cuDNN's SDPA has no chunked (block-local) mask; not served");
+    else if (c->n_documents > 0)
+        snprintf(why, cap,
+                 "documents: the document mask is not wired into the cuDNN graphs (its block masks would need a "
+                 "mask tensor); not served");
+    else if (c->global_keys > 0)
+        snprintf(why, cap,
+                 "global_keys: cuDNN's SDPA masks (causal, sliding window, padding) have no global keys; "
+                 "not served");
     else if (c->lse_base2)
         snprintf(why, cap, "stats = log2: cuDNN's SDPA writes natural-log stats (max + log sum exp); not served");
     else if (c->dlse)

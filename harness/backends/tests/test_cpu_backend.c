@@ -31,6 +31,7 @@
 
 #include "backends/backend.h"
 #include "model/case.h"
+#include "model/case_mask.h"
 #include "model/gen.h"
 #include "model/layout.h"
 #include "oracle/mask_spec.h"
@@ -113,7 +114,24 @@ static bool sees(const af_case *c, int b, int i, int j) {
         while (cd < 0) cd += n, cj += n; /* both moved by whole chunks: the same chunks */
         if (cd / n != cj / n) return false;
     }
+    if (c->n_documents > 0) { /* the same document: count the ends at or before each */
+        if (diag < 0) return false;
+        int dd = 0, dj = 0;
+        for (int k = 0, end = 0; k < c->n_documents; k++) {
+            end += c->documents[k];
+            dd += end <= diag;
+            dj += end <= j;
+        }
+        if (dd != dj) return false;
+    }
     return true;
+}
+
+/* The global keys come on top of everything above. */
+static bool sees_all(const af_case *c, int b, int i, int j) {
+    int lq = af_case_len_q(c, b), lk = af_case_len_kv(c, b);
+    if (i >= 0 && i < lq && j >= 0 && j < lk && j < c->global_keys) return true;
+    return sees(c, b, i, j);
 }
 
 /* This test's mask predicate says what the specification (mask_spec.h, owned by the
@@ -121,30 +139,39 @@ static bool sees(const af_case *c, int b, int i, int j) {
  * has its own code and never calls the specification.) */
 static void test_test_mask_agrees_with_spec(void) {
     int windows[] = {-1, 0, 1, 3}, chunks[] = {0, 1, 2, 3};
-    for (int chunk = 0; chunk < 4; chunk++)
-        for (int causal = 0; causal < 2; causal++)
-            for (int br = 0; br < 2; br++)
-                for (int wl = 0; wl < 4; wl++)
-                    for (int wr = 0; wr < 4; wr++)
-                        for (int lq = 0; lq <= 6; lq++)
-                            for (int lk = 0; lk <= 6; lk++) {
-                                af_case c;
-                                af_case_defaults(&c);
-                                c.has_seqlens = true;
-                                c.seqlens_q[0] = lq;
-                                c.seqlens_kv[0] = lk;
-                                c.mask = causal ? AF_MASK_CAUSAL : AF_MASK_NONE;
-                                c.align = br ? AF_ALIGN_BOTTOM_RIGHT : AF_ALIGN_TOP_LEFT;
-                                c.window_left = windows[wl];
-                                c.window_right = windows[wr];
-                                c.attention_chunk = chunks[chunk];
-                                af_mask_rule rule = {causal != 0, br != 0, windows[wl], windows[wr], chunks[chunk]};
-                                for (int i = -1; i <= 7; i++)
-                                    for (int j = -1; j <= 7; j++)
-                                        CHECK_MSG(sees(&c, 0, i, j) == af_mask_visible(&rule, lq, lk, i, j),
-                                                  "chunk %d causal %d br %d window %d,%d lens %d,%d: row %d key %d",
-                                                  chunks[chunk], causal, br, windows[wl], windows[wr], lq, lk, i, j);
-                            }
+    /* documents (lengths) and global keys: none; G 1; 1,2; 3 and G 2; 2,2 */
+    static const int docs[5][3] = {{0}, {0}, {1, 2}, {3}, {2, 2}}, n_docs[5] = {0, 0, 2, 1, 2},
+                     globals[5] = {0, 1, 0, 2, 0};
+    for (int e = 0; e < 5; e++)
+        for (int chunk = 0; chunk < 4; chunk++)
+            for (int causal = 0; causal < 2; causal++)
+                for (int br = 0; br < 2; br++)
+                    for (int wl = 0; wl < 4; wl++)
+                        for (int wr = 0; wr < 4; wr++)
+                            for (int lq = 0; lq <= 6; lq++)
+                                for (int lk = 0; lk <= 6; lk++) {
+                                    af_case c;
+                                    af_case_defaults(&c);
+                                    c.has_seqlens = true;
+                                    c.seqlens_q[0] = lq;
+                                    c.seqlens_kv[0] = lk;
+                                    c.mask = causal ? AF_MASK_CAUSAL : AF_MASK_NONE;
+                                    c.align = br ? AF_ALIGN_BOTTOM_RIGHT : AF_ALIGN_TOP_LEFT;
+                                    c.window_left = windows[wl];
+                                    c.window_right = windows[wr];
+                                    c.attention_chunk = chunks[chunk];
+                                    c.global_keys = globals[e];
+                                    c.n_documents = n_docs[e];
+                                    for (int k = 0; k < n_docs[e]; k++) c.documents[k] = docs[e][k];
+                                    af_mask_rule rule = af_mask_rule_of_case(&c);
+                                    for (int i = -1; i <= 7; i++)
+                                        for (int j = -1; j <= 7; j++)
+                                            CHECK_MSG(
+                                                sees_all(&c, 0, i, j) == af_mask_visible(&rule, lq, lk, i, j),
+                                                "extra %d chunk %d causal %d br %d window %d,%d lens %d,%d: row %d "
+                                                "key %d",
+                                                e, chunks[chunk], causal, br, windows[wl], windows[wr], lq, lk, i, j);
+                                }
 }
 
 /* Attention in double on dense inputs q (B,Hq,Sq,Dqk), k (B,Hkv,Skv,Dqk),
@@ -163,7 +190,7 @@ static double ref_attention(const af_case *c, const double *q, const double *k, 
                 int hk = h / (Hq / Hkv);
                 double m = -INFINITY, l = 0;
                 for (int j = 0; j < Skv; j++) {
-                    if (!sees(c, b, i, j)) continue;
+                    if (!sees_all(c, b, i, j)) continue;
                     double acc = 0;
                     for (int d = 0; d < Dqk; d++)
                         acc += q[di(Hq, Sq, Dqk, b, h, i, d)] * k[di(Hkv, Skv, Dqk, b, hk, j, d)];
@@ -172,7 +199,7 @@ static double ref_attention(const af_case *c, const double *q, const double *k, 
                 }
                 for (int d = 0; d < Dv; d++) orow[d] = 0;
                 for (int j = 0; j < Skv; j++) {
-                    if (!sees(c, b, i, j)) continue;
+                    if (!sees_all(c, b, i, j)) continue;
                     double p = exp(s[j] - m);
                     l += p;
                     for (int d = 0; d < Dv; d++) orow[d] += p * v[di(Hkv, Skv, Dv, b, hk, j, d)];
@@ -602,6 +629,9 @@ static void test_forward_matches_double_reference(af_backend *be) {
         "mask = causal_bottom_right\nwindow = 7,-1\n",
         "mask = causal\nattention_chunk = 8\n",                                   /* fp16 / bf16 only: */
         "mask = none\nwindow = 2,5\nattention_chunk = 5\nalign = bottom_right\n", /* a feature */
+        "mask = causal\ndocuments = 1,4,3\n",
+        "mask = causal_bottom_right\nwindow = 3,-1\nglobal_keys = 2\n",
+        "mask = none\ndocuments = 5,2\nglobal_keys = 3\nalign = bottom_right\n",
     };
     const char *shapes[] = {
         "batch = 2\nheads_q = 4\nheads_kv = 2\nseqlen_q = 19\nseqlen_kv = 33\nhead_dim_qk = 40\nhead_dim_v = 24\n",
@@ -611,7 +641,9 @@ static void test_forward_matches_double_reference(af_backend *be) {
     for (size_t ti = 0; ti < 4; ti++)
         for (size_t si = 0; si < 2; si++)
             for (size_t mi = 0; mi < sizeof masks / sizeof masks[0]; mi++) {
-                if (ti >= 2 && strstr(masks[mi], "attention_chunk")) continue;
+                if (ti >= 2 && (strstr(masks[mi], "attention_chunk") || strstr(masks[mi], "documents") ||
+                                strstr(masks[mi], "global_keys")))
+                    continue;
                 char text[1024];
                 snprintf(text, sizeof text, "%s%s%sseed = %zu\ndata = normal:1.5\n", dtypes[ti], shapes[si], masks[mi],
                          100 + mi);
@@ -846,7 +878,7 @@ static void test_fully_masked_rows(af_backend *be) {
         for (int b = 0; b < c->batch; b++)
             for (int i = 0; i < af_case_len_q(c, b); i++) {
                 bool any = false;
-                for (int j = 0; j < c->seqlen_kv; j++) any = any || sees(c, b, i, j);
+                for (int j = 0; j < c->seqlen_kv; j++) any = any || sees_all(c, b, i, j);
                 if (any) continue;
                 masked++;
                 for (int h = 0; h < Hq; h++) {
@@ -861,7 +893,7 @@ static void test_fully_masked_rows(af_backend *be) {
         for (int b = 0; b < c->batch; b++)
             for (int i = 0; i < af_case_len_q(c, b); i++) {
                 bool any = false;
-                for (int j = 0; j < c->seqlen_kv; j++) any = any || sees(c, b, i, j);
+                for (int j = 0; j < c->seqlen_kv; j++) any = any || sees_all(c, b, i, j);
                 for (int h = 0; h < Hq; h++) {
                     double lse = r.out.lse[di(Hq, Sq, 1, b, h, i, 0)];
                     if (any) {

@@ -1,22 +1,31 @@
 /* test_fuzz_features.c — the fuzzer draws the features (sinks, softcap, bias, ALiBi,
- * log2 stats, dLSE, dropout, attention_chunk) at a modest rate: along a chain of 3000 mutations from the default
- * case, the feature mutation is picked for 2 % to 15 % of the steps, each feature appears,
- * the chunk takes odd sizes and powers of two, every mutated case validates and encodes to bytes that decode back to it; a backend that
- * declines features (limits.features off) never gets one. The low_lse data term also takes its
- * far shifts (logits below -1e4: beyond 1e4 up to 1e6) and keeps them through the repair. */
+ * log2 stats, dLSE, dropout, attention_chunk, documents, global_keys) at a modest rate: along
+ * a chain of 3000 mutations from the default case, the feature mutation is picked for 2 % to
+ * 15 % of the steps, each feature appears, the chunk takes odd sizes and powers of two, the
+ * documents come one and several, with a document of length 1, an odd length, a power of
+ * two, with and without an empty tail, the global keys one and several, every mutated case validates and encodes to bytes that decode back to it; a backend that
+ * declines features (limits.features off) never gets one. The low_lse data term also takes
+ * its far shifts (logits below -1e4: beyond 1e4 up to 1e6) and keeps them through the repair. */
 #include <stdio.h>
 #include <string.h>
 
 #include "fuzz/fuzz.h"
 #include "util/check.h"
 
-static void chain(const af_fuzz_limits *lim, int steps, int *feature_steps, int seen[8], int *with_features,
-                  int chunk_kinds[2], int *far_low_lse) {
+/* What the documents and global keys drawn look like (doc_kinds[]). */
+enum { DOC_LEN1, DOC_ODD, DOC_POW2, DOC_SEVERAL, DOC_EMPTY_TAIL, DOC_TAIL, GLOBAL_ONE, GLOBAL_MORE, DOC_KINDS };
+static const char *const doc_kind_names[DOC_KINDS] = {"a document of length 1", "an odd length",      "a power of two",
+                                                      "several documents",      "an empty tail",      "a tail",
+                                                      "one global key",         "several global keys"};
+
+static void chain(const af_fuzz_limits *lim, int steps, int *feature_steps, int seen[10], int *with_features,
+                  int chunk_kinds[2], int doc_kinds[DOC_KINDS], int *far_low_lse) {
     af_case c;
     af_case_defaults(&c);
     uint64_t rng = 12345;
     *feature_steps = *with_features = 0;
-    memset(seen, 0, 8 * sizeof *seen);
+    memset(seen, 0, 10 * sizeof *seen);
+    memset(doc_kinds, 0, DOC_KINDS * sizeof *doc_kinds);
     chunk_kinds[0] = chunk_kinds[1] = 0;
     *far_low_lse = 0;
     for (int k = 0; k < steps; k++) {
@@ -38,6 +47,21 @@ static void chain(const af_fuzz_limits *lim, int steps, int *feature_steps, int 
         seen[6] += c.dropout_p != 0.0; /* its seed and offset round-trip through the encoding above */
         seen[7] += c.attention_chunk != 0;
         if (c.attention_chunk > 1) chunk_kinds[(c.attention_chunk & (c.attention_chunk - 1)) == 0]++; /* odd-ish, 2^k */
+        seen[8] += c.n_documents > 0;
+        seen[9] += c.global_keys > 0;
+        int sum = 0;
+        for (int d = 0; d < c.n_documents; d++) {
+            int len = c.documents[d];
+            sum += len;
+            doc_kinds[DOC_LEN1] += len == 1;
+            doc_kinds[DOC_ODD] += len > 1 && len % 2;
+            doc_kinds[DOC_POW2] += len > 1 && (len & (len - 1)) == 0;
+        }
+        doc_kinds[DOC_SEVERAL] += c.n_documents > 1;
+        doc_kinds[DOC_EMPTY_TAIL] += c.n_documents > 0 && sum == c.seqlen_kv;
+        doc_kinds[DOC_TAIL] += c.n_documents > 0 && sum < c.seqlen_kv;
+        doc_kinds[GLOBAL_ONE] += c.global_keys == 1;
+        doc_kinds[GLOBAL_MORE] += c.global_keys > 1;
         *with_features += af_case_has_features(&c);
         for (int i = 0; i < c.n_data; i++) *far_low_lse += c.data[i].kind == AF_DATA_LOW_LSE && c.data[i].p1 > 1e4;
         if (k % 50 == 49) af_case_defaults(&c); /* restart: keep cases small and varied */
@@ -47,21 +71,24 @@ static void chain(const af_fuzz_limits *lim, int steps, int *feature_steps, int 
 int main(void) {
     af_fuzz_limits lim;
     af_fuzz_limits_default(&lim);
-    int steps = 3000, feature_steps, seen[8], with, chunk_kinds[2], far;
-    chain(&lim, steps, &feature_steps, seen, &with, chunk_kinds, &far);
+    int steps = 3000, feature_steps, seen[10], with, chunk_kinds[2], doc_kinds[DOC_KINDS], far;
+    chain(&lim, steps, &feature_steps, seen, &with, chunk_kinds, doc_kinds, &far);
     printf("feature mutation on %d of %d steps; cases with softcap %d, sinks %d, bias %d, alibi %d, log2 %d, dlse %d, "
-           "dropout %d, attention_chunk %d (%d of a power of two, %d other sizes); %d with any; low_lse far below -1e4 "
-           "in %d\n",
+           "dropout %d, attention_chunk %d (%d of a power of two, %d other sizes); %d with any\n",
            feature_steps, steps, seen[0], seen[1], seen[2], seen[3], seen[4], seen[5], seen[6], seen[7], chunk_kinds[1],
-           chunk_kinds[0], with, far);
+           chunk_kinds[0], with);
+    printf("low_lse far below -1e4 in %d; documents %d, global_keys %d;", far, seen[8], seen[9]);
+    for (int k = 0; k < DOC_KINDS; k++)
+        printf(" %s %d%s", doc_kind_names[k], doc_kinds[k], k + 1 < DOC_KINDS ? "," : "\n");
     CHECK_MSG(feature_steps * 50 >= steps && feature_steps * 100 <= 15 * steps, "feature mutation rate %d / %d",
               feature_steps, steps);
-    for (int f = 0; f < 8; f++) CHECK_MSG(seen[f] > 0, "feature %d never drawn", f);
+    for (int f = 0; f < 10; f++) CHECK_MSG(seen[f] > 0, "feature %d never drawn", f);
+    for (int k = 0; k < DOC_KINDS; k++) CHECK_MSG(doc_kinds[k] > 0, "never drawn: %s", doc_kind_names[k]);
     CHECK_MSG(chunk_kinds[0] > 0 && chunk_kinds[1] > 0, "chunk sizes: %d powers of two, %d others", chunk_kinds[1],
               chunk_kinds[0]);
     CHECK_MSG(far > 0, "low_lse never shifted logits below -1e4");
     lim.features = false;
-    chain(&lim, 600, &feature_steps, seen, &with, chunk_kinds, &far);
+    chain(&lim, 600, &feature_steps, seen, &with, chunk_kinds, doc_kinds, &far);
     CHECK_MSG(with == 0, "%d cases with features under limits that forbid them", with);
     printf("test_fuzz_features: ok\n");
     return 0;

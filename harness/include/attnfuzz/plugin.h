@@ -34,6 +34,11 @@
  *     (window_right R>=0) j <= diag(i) + R
  *     (attention_chunk N>=1, ABI 4, AF_PLUGIN_FEAT_CHUNK) floor(diag(i) / N) == floor(j / N)
  *                         (floor division: diag(i) < 0 is in chunk -1 or below)
+ *     (n_documents >= 1, ABI 5, AF_PLUGIN_FEAT_DOCUMENTS) doc(diag(i)) == doc(j), doc(p)
+ *                         = -1 for p < 0, else the number of document_ends <= p (the
+ *                         keys past the last end are one more document)
+ *   or (global_keys G >= 1, ABI 5, AF_PLUGIN_FEAT_GLOBAL) j < G, whatever the above say
+ *                         (an existing row sees the first G keys of its sequence)
  *   A row that sees no key is fully masked: O = 0, LSE = -inf, no gradient.
  *
  * Features (ABI 2; oracle/feature_spec.h in the attnfuzz tree is the full text), with
@@ -76,13 +81,16 @@ extern "C" {
 #endif
 
 /* Version of everything in this header. */
-#define ATTNFUZZ_PLUGIN_ABI_VERSION 4u
+#define ATTNFUZZ_PLUGIN_ABI_VERSION 5u
 /* 2: af_plugin_problem gained the features (sinks, softcap, bias, ALiBi, log2 stats,
  *    dLSE, dsink) after `packing`; a version-1 plugin cannot see them, so it is refused.
  * 3: af_plugin_problem gained dropout (p, Philox seed and offset) at its end; a
  *    version-2 plugin would run a dropout problem without dropout, so it is refused.
  * 4: af_plugin_problem gained attention_chunk (chunked local attention) at its end; a
- *    version-3 plugin would attend across chunks, so it is refused. */
+ *    version-3 plugin would attend across chunks, so it is refused.
+ * 5: af_plugin_problem gained the document mask (n_documents, document_ends) and
+ *    global_keys at its end; a version-4 plugin would attend across documents and hide
+ *    the global keys, so it is refused. */
 
 /* Mark the four entry points exported even under -fvisibility=hidden. */
 #if defined(__GNUC__)
@@ -129,15 +137,17 @@ typedef struct {
 #define AF_PLUGIN_PAGED    (1u << 3) /* K and V live in pages (page_table set)         */
 
 /* feature bits (af_plugin_problem.features, ABI 2) */
-#define AF_PLUGIN_FEAT_SOFTCAP   (1u << 0) /* softcap > 0                                 */
-#define AF_PLUGIN_FEAT_SINK      (1u << 1) /* sink logits (off_by_one: all 0, or learnable) */
-#define AF_PLUGIN_FEAT_BIAS      (1u << 2) /* additive bias tensor                         */
-#define AF_PLUGIN_FEAT_ALIBI     (1u << 3) /* ALiBi slopes                                 */
-#define AF_PLUGIN_FEAT_LSE_BASE2 (1u << 4) /* write LSE in base 2                          */
-#define AF_PLUGIN_FEAT_DLSE      (1u << 5) /* backward takes dlse                          */
-#define AF_PLUGIN_FEAT_DSINK     (1u << 6) /* learnable sinks: write dsink                  */
-#define AF_PLUGIN_FEAT_DROPOUT   (1u << 7) /* dropout on P (ABI 3)                          */
-#define AF_PLUGIN_FEAT_CHUNK     (1u << 8) /* attention_chunk > 0 (ABI 4)                   */
+#define AF_PLUGIN_FEAT_SOFTCAP   (1u << 0)  /* softcap > 0                                 */
+#define AF_PLUGIN_FEAT_SINK      (1u << 1)  /* sink logits (off_by_one: all 0, or learnable) */
+#define AF_PLUGIN_FEAT_BIAS      (1u << 2)  /* additive bias tensor                         */
+#define AF_PLUGIN_FEAT_ALIBI     (1u << 3)  /* ALiBi slopes                                 */
+#define AF_PLUGIN_FEAT_LSE_BASE2 (1u << 4)  /* write LSE in base 2                          */
+#define AF_PLUGIN_FEAT_DLSE      (1u << 5)  /* backward takes dlse                          */
+#define AF_PLUGIN_FEAT_DSINK     (1u << 6)  /* learnable sinks: write dsink                  */
+#define AF_PLUGIN_FEAT_DROPOUT   (1u << 7)  /* dropout on P (ABI 3)                          */
+#define AF_PLUGIN_FEAT_CHUNK     (1u << 8)  /* attention_chunk > 0 (ABI 4)                   */
+#define AF_PLUGIN_FEAT_DOCUMENTS (1u << 9)  /* a document mask (ABI 5)                       */
+#define AF_PLUGIN_FEAT_GLOBAL    (1u << 10) /* global_keys > 0 (ABI 5)                      */
 
 #define AF_PLUGIN_SOFTMAX_VANILLA    0
 #define AF_PLUGIN_SOFTMAX_OFF_BY_ONE 1 /* TransformerEngine's off-by-one: sink logit 0 */
@@ -177,6 +187,12 @@ typedef struct {
     uint64_t dropout_offset; /* Philox counter offset, in 128-bit blocks        */
     /* ABI 4: chunked local attention (AF_PLUGIN_FEAT_CHUNK; the mask above); 0 without */
     int32_t attention_chunk;
+    /* ABI 5: the document mask (AF_PLUGIN_FEAT_DOCUMENTS) and the global keys
+     * (AF_PLUGIN_FEAT_GLOBAL); 0 without */
+    int32_t n_documents;       /* 0 .. 16                                         */
+    int32_t document_ends[16]; /* exclusive key positions, ascending; the same in
+                                  every sequence (cut at its len_kv)              */
+    int32_t global_keys;       /* G: keys 0 .. G-1 seen by every row              */
 } af_plugin_problem;
 
 /* ---- the tensors ----------------------------------------------------------------- */

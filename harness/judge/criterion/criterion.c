@@ -72,35 +72,38 @@ static bool alloc_all(af_criterion_terms *t, int id, size_t elems, size_t rows) 
     return t->mass[id] && t->kappa[id] && t->sig2[id];
 }
 
-/* One visible query row (b, h, i) seeing keys [first, last]: its O (and dQ) budgets in
+/* One visible query row (b, h, i) seeing the n keys of `keys` (at most two intervals;
+ * the scratch is indexed by key, 0 .. Skv - 1): its O (and dQ) budgets in
  * full, its LSE budget, and its share of every dK, dV row it touches. */
-static void row_terms(terms_ctx *x, int b, int h, int i, int lq, int first, int last) {
+static void row_terms(terms_ctx *x, int b, int h, int i, int lq, const af_mask_keys *keys_p, int n) {
     const af_oracle_problem *p = x->p;
     const af_inputs *in = p->in;
     af_criterion_terms *t = x->t;
     (void)lq;
-    int hk = h / (p->Hq / p->Hkv), n = last - first + 1;
+    int hk = h / (p->Hq / p->Hkv);
+    const af_mask_keys keys = *keys_p;
     size_t row = ((size_t)b * p->Hq + h) * p->Sq + i;
     const double *q = in->q + row * p->Dqk, *o = x->ex->o + row * p->Dv; /* (Dqk), (Dv) */
     double lse = x->ex->lse[row];
     double A = 0, m = -INFINITY, R = 0; /* R: max_j |r_ij|, the raw scores' magnitude */
-    for (int j = first; j <= last; j++) {
-        const double *k = in->k + (((size_t)b * p->Hkv + hk) * p->Skv + j) * p->Dqk;
-        double s = 0, a = 0;
-        for (int d = 0; d < p->Dqk; d++) {
-            s += q[d] * k[d];
-            a += fabs(q[d] * k[d]);
+    for (int ks = 0; ks < keys.n; ks++)
+        for (int j = keys.first[ks]; j <= keys.last[ks]; j++) {
+            const double *k = in->k + (((size_t)b * p->Hkv + hk) * p->Skv + j) * p->Dqk;
+            double s = 0, a = 0;
+            for (int d = 0; d < p->Dqk; d++) {
+                s += q[d] * k[d];
+                a += fabs(q[d] * k[d]);
+            }
+            double r = s * p->scale, dt_dr = 1.0;
+            s = af_feat_score64(p, b, h, i, j, r, &dt_dr); /* features: feature_spec.h */
+            a *= fabs(p->scale);                           /* a magnitude: the scale may be negative */
+            if (a > A) A = a;
+            if (fabs(r) > R) R = fabs(r);
+            x->th2[j] = 1.0 - dt_dr; /* softcap: tanh(r / c)^2 (0 without) */
+            if (s > m) m = s;
+            x->prob[j] = exp(s - lse);
+            x->w[j] = af_feat_dropout_weight(p, b, h, i, j); /* criterion.h: dropout */
         }
-        double r = s * p->scale, dt_dr = 1.0;
-        s = af_feat_score64(p, b, h, i, j, r, &dt_dr); /* features: feature_spec.h */
-        a *= fabs(p->scale);                           /* a magnitude: the scale may be negative */
-        if (a > A) A = a;
-        if (fabs(r) > R) R = fabs(r);
-        x->th2[j - first] = 1.0 - dt_dr; /* softcap: tanh(r / c)^2 (0 without) */
-        if (s > m) m = s;
-        x->prob[j - first] = exp(s - lse);
-        x->w[j - first] = af_feat_dropout_weight(p, b, h, i, j); /* criterion.h: dropout */
-    }
     double acc = af_score_acc_unit(p->Dqk) * A; /* the fp32 score's error (verdict.h) */
     /* softcap: an approximate tanh moves every score by up to tc (verdict.h), so each P by
      * up to 2 tc relative (its own score and the row's normaliser) and the LSE by tc */
@@ -113,16 +116,17 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, int first, int 
     /* O row: mass, kappa, sig2 */
     double *om = t->mass[AF_T_O] + row * p->Dv, *ok = t->kappa[AF_T_O] + row * p->Dv;
     double sig2 = 0;
-    for (int j = first; j <= last; j++) {
-        const double *v = in->v + (((size_t)b * p->Hkv + hk) * p->Skv + j) * p->Dv;
-        double wj = x->w[j - first], pj = x->prob[j - first] * wj, c = 0; /* the term's weight P w */
-        for (int d = 0; d < p->Dv; d++) {
-            om[d] += pj * fabs(v[d]);
-            ok[d] += wj * sub * fabs(v[d]);
-            c += sgn(o[d]) * v[d];
+    for (int ks = 0; ks < keys.n; ks++)
+        for (int j = keys.first[ks]; j <= keys.last[ks]; j++) {
+            const double *v = in->v + (((size_t)b * p->Hkv + hk) * p->Skv + j) * p->Dv;
+            double wj = x->w[j], pj = x->prob[j] * wj, c = 0; /* the term's weight P w */
+            for (int d = 0; d < p->Dv; d++) {
+                om[d] += pj * fabs(v[d]);
+                ok[d] += wj * sub * fabs(v[d]);
+                c += sgn(o[d]) * v[d];
+            }
+            sig2 += pj * c * pj * c;
         }
-        sig2 += pj * c * pj * c;
-    }
     for (int d = 0; d < p->Dv; d++) ok[d] += (rho + gam + x->keep_fp32) * om[d];
     t->sig2[AF_T_O][row] = sig2;
     if (!in->dout || !x->ex->dq) return;
@@ -136,38 +140,38 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, int first, int 
         do_max = fmax(do_max, fabs(dO[d]));
     }
     for (int d = 0; d < p->Dqk; d++) q_max = fmax(q_max, fabs(q[d]));
-    for (int j = first; j <= last; j++) {
-        const double *v = in->v + (((size_t)b * p->Hkv + hk) * p->Skv + j) * p->Dv;
-        double dp = 0, dp_abs = 0;
-        for (int d = 0; d < p->Dv; d++) {
-            dp += dO[d] * v[d];
-            dp_abs += fabs(dO[d] * v[d]);
-        }
-        double pj = x->prob[j - first], wj = x->w[j - first];
-        dp *= wj; /* dropout: dP_ij = w_ij dO_i . v_j */
-        dp_abs *= wj;
-        x->ds[j - first] = pj * (dp - D);
-        x->g[j - first] = pj * (dp_abs + dd_abs); /* the term mass of dS */
-        /* P's relative error moves dS by as much; dP and D in fp32 (2^-22 of their terms);
+    for (int ks = 0; ks < keys.n; ks++)
+        for (int j = keys.first[ks]; j <= keys.last[ks]; j++) {
+            const double *v = in->v + (((size_t)b * p->Hkv + hk) * p->Skv + j) * p->Dv;
+            double dp = 0, dp_abs = 0;
+            for (int d = 0; d < p->Dv; d++) {
+                dp += dO[d] * v[d];
+                dp_abs += fabs(dO[d] * v[d]);
+            }
+            double pj = x->prob[j], wj = x->w[j];
+            dp *= wj; /* dropout: dP_ij = w_ij dO_i . v_j */
+            dp_abs *= wj;
+            x->ds[j] = pj * (dp - D);
+            x->g[j] = pj * (dp_abs + dd_abs); /* the term mass of dS */
+            /* P's relative error moves dS by as much; dP and D in fp32 (2^-22 of their terms);
          * the cancellation floor AF_GRAD_CANCEL_UNIT of the term mass (verdict.h); the
          * fp32 keep factor on dP (dropout) */
-        x->wk[j - first] = rho * fabs(x->ds[j - first]) + (0x1p-22 + AF_GRAD_CANCEL_UNIT) * x->g[j - first] +
-                           x->keep_fp32 * pj * dp_abs;
-        /* softcap: the derivative 1 - tanh^2 from an approximate tanh, off by up to 2
+            x->wk[j] = rho * fabs(x->ds[j]) + (0x1p-22 + AF_GRAD_CANCEL_UNIT) * x->g[j] + x->keep_fp32 * pj * dp_abs;
+            /* softcap: the derivative 1 - tanh^2 from an approximate tanh, off by up to 2
          * AF_SOFTCAP_TANH_REL tanh^2 (verdict.h) */
-        x->wk[j - first] += 2.0 * AF_SOFTCAP_TANH_REL * x->th2[j - first] * fabs(x->ds[j - first]);
-        /* fp16: a kernel that rounds P to the dtype inside dS (docs/targets.md: torch's
+            x->wk[j] += 2.0 * AF_SOFTCAP_TANH_REL * x->th2[j] * fabs(x->ds[j]);
+            /* fp16: a kernel that rounds P to the dtype inside dS (docs/targets.md: torch's
          * efficient and cudnn kernels) rounds a P below 2^-14 to a subnormal, 2^-25 absolute:
          * dS moves by up to 2^-25 |dP - D| */
-        if (x->fp16 && pj < 0x1p-14) x->wk[j - first] += 0x1p-25 * fabs(dp - D);
-        if (t->prob) t->prob[row * p->Skv + j] = (float)pj;
-        if (t->ds_abs) /* dS and its budget: what the P of the term carries */
-            t->ds_abs[row * p->Skv + j] = (float)fmin(fabs(x->ds[j - first]) + x->wk[j - first], 0x1.fffffep127);
-        const double *k = in->k + (((size_t)b * p->Hkv + hk) * p->Skv + j) * p->Dqk;
-        for (int d = 0; d < p->Dqk; d++) k_max = fmax(k_max, fabs(k[d]));
-        p_max = fmax(p_max, pj);
-        w_max = fmax(w_max, dp_abs + dd_abs);
-    }
+            if (x->fp16 && pj < 0x1p-14) x->wk[j] += 0x1p-25 * fabs(dp - D);
+            if (t->prob) t->prob[row * p->Skv + j] = (float)pj;
+            if (t->ds_abs) /* dS and its budget: what the P of the term carries */
+                t->ds_abs[row * p->Skv + j] = (float)fmin(fabs(x->ds[j]) + x->wk[j], 0x1.fffffep127);
+            const double *k = in->k + (((size_t)b * p->Hkv + hk) * p->Skv + j) * p->Dqk;
+            for (int d = 0; d < p->Dqk; d++) k_max = fmax(k_max, fabs(k[d]));
+            p_max = fmax(p_max, pj);
+            w_max = fmax(w_max, dp_abs + dd_abs);
+        }
     /* F_i bounds every fp32 intermediate of the row's backward with exact P: P, dS = P (dP
      * - D), its products with scale k, scale q, and dO's with P, and the sums of up to n +
      * Sq Hq terms that collect them (criterion.h: the stored LSE's growth) */
@@ -178,48 +182,49 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, int first, int 
     double *qm = t->mass[AF_T_DQ] + row * p->Dqk, *qk = t->kappa[AF_T_DQ] + row * p->Dqk;
     double *kq = t->kq + row * p->Dqk;
     double sig2_q = 0;
-    for (int j = first; j <= last; j++) {
-        size_t kr = ((size_t)b * p->Hkv + hk) * p->Skv + j;
-        const double *k = in->k + kr * p->Dqk;
-        double wk = x->wk[j - first], ds = p->scale * x->ds[j - first];
-        double pj = x->prob[j - first], pw = pj * x->w[j - first]; /* P, and dV's term weight P w */
-        double c = 0, c_k = 0, c_v = 0;
-        const double *dk_ex = x->ex->dk + kr * p->Dqk, *dv_ex = x->ex->dv + kr * p->Dv;
-        double *km = t->mass[AF_T_DK] + kr * p->Dqk, *kk = t->kappa[AF_T_DK] + kr * p->Dqk;
-        double *vm = t->mass[AF_T_DV] + kr * p->Dv, *vk = t->kappa[AF_T_DV] + kr * p->Dv;
-        double *wq = t->wq + kr * p->Dqk;
-        for (int d = 0; d < p->Dqk; d++) {
-            qm[d] += fabs(ds * k[d]);
-            qk[d] += fabs(p->scale) * wk * fabs(k[d]) + sub_s * fabs(k[d]);
-            kq[d] += fabs(p->scale) * pj * fabs(k[d]);
-            c += sgn(dq_ex[d]) * k[d];
-            km[d] += fabs(ds * q[d]);
-            kk[d] += fabs(p->scale) * wk * fabs(q[d]) + sub_s * fabs(q[d]);
-            wq[d] += fabs(p->scale) * pj * fabs(q[d]);
-            c_k += sgn(dk_ex[d]) * q[d];
-        }
-        /* fp16: a backward kernel rounds the normalised P to the dtype for P^T dO; below
+    for (int ks = 0; ks < keys.n; ks++)
+        for (int j = keys.first[ks]; j <= keys.last[ks]; j++) {
+            size_t kr = ((size_t)b * p->Hkv + hk) * p->Skv + j;
+            const double *k = in->k + kr * p->Dqk;
+            double wk = x->wk[j], ds = p->scale * x->ds[j];
+            double pj = x->prob[j], pw = pj * x->w[j]; /* P, and dV's term weight P w */
+            double c = 0, c_k = 0, c_v = 0;
+            const double *dk_ex = x->ex->dk + kr * p->Dqk, *dv_ex = x->ex->dv + kr * p->Dv;
+            double *km = t->mass[AF_T_DK] + kr * p->Dqk, *kk = t->kappa[AF_T_DK] + kr * p->Dqk;
+            double *vm = t->mass[AF_T_DV] + kr * p->Dv, *vk = t->kappa[AF_T_DV] + kr * p->Dv;
+            double *wq = t->wq + kr * p->Dqk;
+            for (int d = 0; d < p->Dqk; d++) {
+                qm[d] += fabs(ds * k[d]);
+                qk[d] += fabs(p->scale) * wk * fabs(k[d]) + sub_s * fabs(k[d]);
+                kq[d] += fabs(p->scale) * pj * fabs(k[d]);
+                c += sgn(dq_ex[d]) * k[d];
+                km[d] += fabs(ds * q[d]);
+                kk[d] += fabs(p->scale) * wk * fabs(q[d]) + sub_s * fabs(q[d]);
+                wq[d] += fabs(p->scale) * pj * fabs(q[d]);
+                c_k += sgn(dk_ex[d]) * q[d];
+            }
+            /* fp16: a backward kernel rounds the normalised P to the dtype for P^T dO; below
          * 2^-14 that is 2^-25 absolute (docs/criterion.md, subnormal P in dV: measured on a
          * cuDNN kernel). Otherwise the forward-style sub, never more than 2^-25. */
-        double sub_v = x->fp16 && pj < 0x1p-14 ? 0x1p-25 : sub;
-        for (int d = 0; d < p->Dv; d++) {
-            vm[d] += pw * fabs(dO[d]);
-            vk[d] += (rho + x->keep_fp32) * pw * fabs(dO[d]) + x->w[j - first] * sub_v * fabs(dO[d]);
-            c_v += sgn(dv_ex[d]) * dO[d];
+            double sub_v = x->fp16 && pj < 0x1p-14 ? 0x1p-25 : sub;
+            for (int d = 0; d < p->Dv; d++) {
+                vm[d] += pw * fabs(dO[d]);
+                vk[d] += (rho + x->keep_fp32) * pw * fabs(dO[d]) + x->w[j] * sub_v * fabs(dO[d]);
+                c_v += sgn(dv_ex[d]) * dO[d];
+            }
+            sig2_q += ds * c * ds * c;
+            t->sig2[AF_T_DK][kr] += ds * c_k * ds * c_k;
+            t->sig2[AF_T_DV][kr] += pw * c_v * pw * c_v;
+            x->seen[kr]++;
         }
-        sig2_q += ds * c * ds * c;
-        t->sig2[AF_T_DK][kr] += ds * c_k * ds * c_k;
-        t->sig2[AF_T_DV][kr] += pw * c_v * pw * c_v;
-        x->seen[kr]++;
-    }
     for (int d = 0; d < p->Dqk; d++) qk[d] += gam * qm[d];
     t->sig2[AF_T_DQ][row] = sig2_q;
 }
 
 bool af_criterion_terms_gpu_serves(const af_oracle_problem *p) {
     char why[256];
-    return !af_feat_any(p) && p->Dqk <= AF_TERMS_GPU_MAX_DIM && p->Dv <= AF_TERMS_GPU_MAX_DIM && p->B <= AF_MAX_BATCH &&
-           af_oracle_gpu_usable(why, sizeof why) == 0;
+    return !af_feat_any(p) && p->mask.global_keys == 0 && p->Dqk <= AF_TERMS_GPU_MAX_DIM &&
+           p->Dv <= AF_TERMS_GPU_MAX_DIM && p->B <= AF_MAX_BATCH && af_oracle_gpu_usable(why, sizeof why) == 0;
 }
 
 /* The GPU pass into t (allocated and zeroed as the host loop needs it); the LSE rows'
@@ -332,10 +337,11 @@ int af_criterion_terms_compute_on(const af_oracle_problem *p, const af_outputs *
             int lq = p->len_q ? p->len_q[b] : p->Sq, lkv = p->len_kv ? p->len_kv[b] : p->Skv;
             for (int h = 0; h < p->Hq; h++)
                 for (int i = 0; i < lq; i++) {
-                    int first, last;
-                    if (af_mask_visible_range(&p->mask, lq, lkv, i, &first, &last) == 0) continue;
+                    af_mask_keys keys;
+                    int n_keys = af_mask_visible_keys(&p->mask, lq, lkv, i, &keys);
+                    if (n_keys == 0) continue;
                     if (!isfinite(exact->lse[((size_t)b * p->Hq + h) * p->Sq + i])) continue;
-                    row_terms(&x, b, h, i, lq, first, last);
+                    row_terms(&x, b, h, i, lq, &keys, n_keys);
                 }
         }
         if (bwd) { /* the accumulation bias of each key's sum over the rows that see it */
@@ -417,15 +423,16 @@ double *af_criterion_stored_o_term(const af_case *c, af_tensor_id id, const af_c
             int lq = af_case_len_q(c, b), lkv = af_case_len_kv(c, b);
             for (int h = 0; h < Hq; h++)
                 for (int i = 0; i < lq; i++) {
-                    int first, last;
-                    if (af_mask_visible_range(&rule, lq, lkv, i, &first, &last) == 0) continue;
+                    af_mask_keys keys;
+                    if (af_mask_visible_keys(&rule, lq, lkv, i, &keys) == 0) continue;
                     size_t r = ((size_t)b * Hq + h) * Sq + i;
                     const double *q = t->q + r * Dqk;
-                    for (int j = first; j <= last; j++) {
-                        double w = scale * (double)t->prob[r * Skv + j] * dd[r];
-                        double *o = out + (((size_t)b * Hkv + h / group) * Skv + j) * Dqk;
-                        for (int d = 0; d < Dqk; d++) o[d] += w * fabs(q[d]);
-                    }
+                    for (int ks = 0; ks < keys.n; ks++)
+                        for (int j = keys.first[ks]; j <= keys.last[ks]; j++) {
+                            double w = scale * (double)t->prob[r * Skv + j] * dd[r];
+                            double *o = out + (((size_t)b * Hkv + h / group) * Skv + j) * Dqk;
+                            for (int d = 0; d < Dqk; d++) o[d] += w * fabs(q[d]);
+                        }
                 }
         }
     } else {

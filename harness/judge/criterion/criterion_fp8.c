@@ -50,8 +50,8 @@ void af_criterion_fp8_decide(const af_case *c, af_tensor_id id, const af_row_sum
         int lq = af_case_len_q(c, b), lkv = af_case_len_kv(c, b);
         for (int h = 0; h < H; h++)
             for (int s = 0; s < nrows; s++) {
-                int f0, l0;
-                if (!kvside && af_mask_visible_range(&rule, lq, lkv, s, &f0, &l0) == 0) continue;
+                af_mask_keys keys;
+                if (!kvside && af_mask_visible_keys(&rule, lq, lkv, s, &keys) == 0) continue;
                 const af_row_summary *rs = &rows[((size_t)b * H + h) * S + s];
                 if (rs->n == 0) continue;
                 size_t r = ((size_t)b * H + h) * S + s;

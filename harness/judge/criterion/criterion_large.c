@@ -45,23 +45,24 @@ int af_criterion_stored_o_rows(const af_oracle_problem *p, const af_outputs *exa
         for (int h = 0; h < p->Hq; h++) {
             int hk = h / group;
             for (int i = 0; i < lq; i++) {
-                int first, last;
+                af_mask_keys keys;
                 size_t row = ((size_t)b * p->Hq + h) * p->Sq + i;
-                if (af_mask_visible_range(&p->mask, lq, lkv, i, &first, &last) == 0) continue;
+                if (af_mask_visible_keys(&p->mask, lq, lkv, i, &keys) == 0) continue;
                 if (!isfinite(exact->lse[row])) continue;
                 const double *q = in->q + row * D; /* (Dqk) */
                 memset(acc, 0, (size_t)D * sizeof *acc);
-                for (int j = first; j <= last; j++) {
-                    size_t kr = ((size_t)b * p->Hkv + hk) * p->Skv + j;
-                    const double *k = in->k + kr * D; /* (Dqk) */
-                    double s = 0;
-                    for (int d = 0; d < D; d++) s += q[d] * k[d];
-                    double e = exp(af_feat_score64(p, b, h, i, j, p->scale * s, NULL) - exact->lse[row]);
-                    pr[j] = e <= 1.0 ? e : 1.0; /* rounding of exp near 1 */
-                    for (int d = 0; d < D; d++) acc[d] += pr[j] * fabs(k[d]);
-                    double *cq = col + kr * D;
-                    for (int d = 0; d < D; d++) cq[d] += pr[j] * fabs(q[d]);
-                }
+                for (int ks = 0; ks < keys.n; ks++)
+                    for (int j = keys.first[ks]; j <= keys.last[ks]; j++) {
+                        size_t kr = ((size_t)b * p->Hkv + hk) * p->Skv + j;
+                        const double *k = in->k + kr * D; /* (Dqk) */
+                        double s = 0;
+                        for (int d = 0; d < D; d++) s += q[d] * k[d];
+                        double e = exp(af_feat_score64(p, b, h, i, j, p->scale * s, NULL) - exact->lse[row]);
+                        pr[j] = e <= 1.0 ? e : 1.0; /* rounding of exp near 1 */
+                        for (int d = 0; d < D; d++) acc[d] += pr[j] * fabs(k[d]);
+                        double *cq = col + kr * D;
+                        for (int d = 0; d < D; d++) cq[d] += pr[j] * fabs(q[d]);
+                    }
                 double m = 0;
                 for (int d = 0; d < D; d++) m = fmax(m, acc[d]);
                 kq[row] = scale * m;

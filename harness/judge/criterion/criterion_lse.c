@@ -96,21 +96,22 @@ double *af_criterion_lse_growth_term(const af_case *c, af_tensor_id id, const af
             for (int h = 0; h < Hq; h++)
                 for (int i = 0; i < lq; i++) {
                     size_t r = ((size_t)b * Hq + h) * Sq + i;
-                    int first, last;
-                    if (!(x[r] > 0) || af_mask_visible_range(&rule, lq, lkv, i, &first, &last) == 0) continue;
+                    af_mask_keys keys;
+                    if (!(x[r] > 0) || af_mask_visible_keys(&rule, lq, lkv, i, &keys) == 0) continue;
                     const double *q = t->q + r * Dqk, *dO = t->dout + r * Dv; /* (Dqk), (Dv) */
                     double dd = id == AF_T_DK ? row_dd(t, kernel_o, r, Dv) : 0;
-                    for (int j = first; j <= last; j++) {
-                        double *o = out + (((size_t)b * Hkv + h / group) * Skv + j) * D;
-                        double pj = t->prob[r * Skv + j];
-                        if (id == AF_T_DV) {
-                            double w = x[r] * (1.0 + t->rho[r]) * pj * t->keep_scale; /* w <= 1 / (1 - p) */
-                            for (int d = 0; d < Dv; d++) o[d] += w * fabs(dO[d]);
-                        } else {
-                            double w = x[r] * scale * ((double)t->ds_abs[r * Skv + j] + pj * dd);
-                            for (int d = 0; d < Dqk; d++) o[d] += w * fabs(q[d]);
+                    for (int ks = 0; ks < keys.n; ks++)
+                        for (int j = keys.first[ks]; j <= keys.last[ks]; j++) {
+                            double *o = out + (((size_t)b * Hkv + h / group) * Skv + j) * D;
+                            double pj = t->prob[r * Skv + j];
+                            if (id == AF_T_DV) {
+                                double w = x[r] * (1.0 + t->rho[r]) * pj * t->keep_scale; /* w <= 1 / (1 - p) */
+                                for (int d = 0; d < Dv; d++) o[d] += w * fabs(dO[d]);
+                            } else {
+                                double w = x[r] * scale * ((double)t->ds_abs[r * Skv + j] + pj * dd);
+                                for (int d = 0; d < Dqk; d++) o[d] += w * fabs(q[d]);
+                            }
                         }
-                    }
                 }
         }
         return out;
@@ -146,12 +147,14 @@ int af_criterion_unresolved(const af_case *c, const af_criterion_terms *t, const
             for (int i = 0; i < lq; i++) {
                 size_t r = ((size_t)b * Hq + h) * Sq + i;
                 double delta = row_delta(t, kernel_lse, r);
-                int first, last;
+                af_mask_keys vis;
                 if (!(delta >= 0) || !(delta + t->log_f[r] >= ln_max)) continue;
-                if (af_mask_visible_range(&rule, lq, lkv, i, &first, &last) == 0) continue;
+                if (af_mask_visible_keys(&rule, lq, lkv, i, &vis) == 0) continue;
                 rows[r] = 1;
                 count++;
-                for (int j = first; j <= last; j++) keys[((size_t)b * Hkv + h / group) * Skv + j] = 1;
+                for (int ks = 0; ks < vis.n; ks++)
+                    for (int j = vis.first[ks]; j <= vis.last[ks]; j++)
+                        keys[((size_t)b * Hkv + h / group) * Skv + j] = 1;
             }
     }
     return count;
@@ -175,12 +178,13 @@ int af_criterion_lse_rows_only(const af_case *c, const double *score_abs, af_cri
     for (int b = 0; b < c->batch; b++) {
         int lq = af_case_len_q(c, b), lkv = af_case_len_kv(c, b);
         for (int i = 0; i < lq; i++) {
-            int first, last;
-            if (af_mask_visible_range(&rule, lq, lkv, i, &first, &last) == 0) continue;
+            af_mask_keys keys;
+            int n_keys = af_mask_visible_keys(&rule, lq, lkv, i, &keys);
+            if (n_keys == 0) continue;
             for (int h = 0; h < Hq; h++) {
                 size_t r = ((size_t)b * Hq + h) * Sq + i;
                 /* softcap: A_i bounds every |r_ij| of the row */
-                kappa[r] = af_criterion_lse_kappa(c->head_dim_qk, score_abs[r], last - first + 1) +
+                kappa[r] = af_criterion_lse_kappa(c->head_dim_qk, score_abs[r], n_keys) +
                            af_criterion_softcap_err(c->softcap, score_abs[r]);
             }
         }

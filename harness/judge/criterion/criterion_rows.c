@@ -184,8 +184,8 @@ void af_criterion_decide(const af_case *c, af_tensor_id id, const af_row_summary
             int lq = af_case_len_q(c, b), lkv = af_case_len_kv(c, b);
             for (int h = 0; h < H; h++)
                 for (int i = 0; i < lq; i++) {
-                    int f0, l0;
-                    if (af_mask_visible_range(&rule, lq, lkv, i, &f0, &l0) == 0) continue;
+                    af_mask_keys keys;
+                    if (af_mask_visible_keys(&rule, lq, lkv, i, &keys) == 0) continue;
                     const af_row_summary *s = &rows[((size_t)b * H + h) * S + i];
                     lse_max = fmax(lse_max, s->lse_abs);
                     if (have_ref) lse_err_ref = fmax(lse_err_ref, s->lse_err_ref);
@@ -196,8 +196,8 @@ void af_criterion_decide(const af_case *c, af_tensor_id id, const af_row_summary
         int lq = af_case_len_q(c, b), lkv = af_case_len_kv(c, b);
         for (int h = 0; h < H; h++)
             for (int s = 0; s < nrows; s++) {
-                int f0, l0;
-                if (!kvside && af_mask_visible_range(&rule, lq, lkv, s, &f0, &l0) == 0) continue;
+                af_mask_keys keys;
+                if (!kvside && af_mask_visible_keys(&rule, lq, lkv, s, &keys) == 0) continue;
                 size_t r = ((size_t)b * H + h) * S + s;
                 const af_row_summary *rs = &rows[r];
                 if (have && id != AF_T_LSE && rs->n > 0)

@@ -139,7 +139,13 @@ unsigned char *probe_owned_map(const probe_ctx *x, const af_tensors *w, af_buffe
 /* ---- the mask rule of the focus, rows ------------------------------------------------ */
 
 int probe_visible_range(const probe_ctx *x, int b, int i, int *lo, int *hi) {
-    return af_mask_visible_range(&x->rule, len_q(x, b), len_kv(x, b), i, lo, hi);
+    af_mask_keys k;
+    *lo = 0;
+    *hi = -1;
+    if (af_mask_visible_keys(&x->rule, len_q(x, b), len_kv(x, b), i, &k) == 0) return 0;
+    *lo = k.first[0];
+    *hi = k.last[k.n - 1];
+    return *hi - *lo + 1;
 }
 
 int probe_pick_row(probe_ctx *x, row_pred pred) {

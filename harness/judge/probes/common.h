@@ -144,7 +144,10 @@ unsigned char *probe_owned_map(const probe_ctx *x, const af_tensors *w, af_buffe
 
 /* ---- the mask rule of the focus, rows ------------------------------------------------ */
 
-/* The keys row i of sequence b sees (mask_spec.h): [*lo, *hi], returns their count. */
+/* The hull [*lo, *hi] of the keys row i of sequence b sees (mask_spec.h), and its size
+ * (0: fully masked): every key outside it is hidden from the row; inside it, all are
+ * visible but for the gap global keys leave (af_mask_visible says; probe_row_fp64 skips
+ * them), so a recipe that perturbs keys outside the hull perturbs hidden keys only. */
 int probe_visible_range(const probe_ctx *x, int b, int i, int *lo, int *hi);
 
 /* A random row of the focus sequence satisfying pred (tries, then scans). -1: none. */

@@ -50,7 +50,7 @@ void probe_convention(probe_ctx *x) {
         int i = probe_rng_below(&x->rng, lq), lo, hi;
         if (probe_visible_range(x, b, i, &lo, &hi) == 0) continue;
         row_stats rs;
-        if (probe_row_fp64(x, in, b, h, i, lo, hi, scale, o, mass, NULL, &rs)) break;
+        if (probe_row_fp64(x, &x->rule, in, b, h, i, lo, hi, scale, o, mass, NULL, &rs)) break;
         if (!probe_row_checkable(&rs)) continue;
         double kernel = probe_load(t, AF_T_LSE, offset_of(t, AF_T_LSE, b, h, i, 0));
         if (!isfinite(kernel)) continue;

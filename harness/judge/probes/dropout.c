@@ -111,7 +111,8 @@ static void keep_rate(probe_ctx *x) {
             int lo, hi;
             if (probe_visible_range(x, b, i, &lo, &hi) == 0) continue;
             row_stats rs;
-            if (probe_row_fp64(x, &undropped, b, h, i, lo, hi, scale, o, mass, p, &rs) || !probe_row_checkable(&rs))
+            if (probe_row_fp64(x, &x->rule, &undropped, b, h, i, lo, hi, scale, o, mass, p, &rs) ||
+                !probe_row_checkable(&rs))
                 continue;
             for (int d = 0; d < m; d++) {
                 int j = key_of[d];

@@ -9,9 +9,10 @@
 #include "judge/tolerance.h"
 #include "oracle/feature_spec.h"
 
-int probe_row_fp64(const probe_ctx *x, const af_inputs *in, int b, int h, int i, int lo, int hi, double scale,
-                   double *o, double *mass, double *p, row_stats *rs) {
-    int n = hi - lo + 1, Dqk = in->Dqk, Dv = in->Dv, g = h / x->group;
+int probe_row_fp64(const probe_ctx *x, const af_mask_rule *rule, const af_inputs *in, int b, int h, int i, int lo,
+                   int hi, double scale, double *o, double *mass, double *p, row_stats *rs) {
+    int n = hi - lo + 1, Dqk = in->Dqk, Dv = in->Dv, g = h / x->group, lq = len_q(x, b), lk = len_kv(x, b);
+    int n_vis = 0;
     double *s = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
     if (!s) return -1;
     const double *q = in->q + (((size_t)b * in->Hq + h) * in->Sq + i) * Dqk;
@@ -20,7 +21,9 @@ int probe_row_fp64(const probe_ctx *x, const af_inputs *in, int b, int h, int i,
     int fq[AF_MAX_BATCH], fk[AF_MAX_BATCH];
     af_problem_from_case(&fp, x->c, in, fq, fk);
     double sink = af_feat_sink(&fp, h), m = sink, abs_max = 0;
-    for (int j = 0; j < n; j++) {
+    for (int j = 0; j < n; j++) { /* [lo, hi] is the hull: a global-key gap is skipped */
+        if (!af_mask_visible(rule, lq, lk, i, lo + j)) continue;
+        n_vis++;
         const double *k = in->k + (((size_t)b * in->Hkv + g) * in->Skv + lo + j) * Dqk;
         double acc = 0, aacc = 0;
         for (int d = 0; d < Dqk; d++) {
@@ -33,13 +36,17 @@ int probe_row_fp64(const probe_ctx *x, const af_inputs *in, int b, int h, int i,
     }
     double l = 0;
     for (int j = 0; j < n; j++) {
-        s[j] = exp(s[j] - m);
+        s[j] = af_mask_visible(rule, lq, lk, i, lo + j) ? exp(s[j] - m) : 0.0;
         l += s[j];
     }
     if (sink > -INFINITY) l += exp(sink - m); /* in the denominator only */
     for (int d = 0; d < Dv; d++) o[d] = mass[d] = 0;
     double sub = 0;
     for (int j = 0; j < n; j++) {
+        if (s[j] == 0.0 && !af_mask_visible(rule, lq, lk, i, lo + j)) {
+            if (p) p[j] = 0.0;
+            continue;
+        }
         /* dropout: the row's O weighs key j by P_j w_j (feature_spec.h; w_j = 0 when dropped) */
         double wj = af_feat_dropout_weight(&fp, b, h, i, lo + j), pj = s[j] / l * wj, vmax = 0;
         if (p) p[j] = pj;
@@ -52,7 +59,7 @@ int probe_row_fp64(const probe_ctx *x, const af_inputs *in, int b, int h, int i,
         sub += wj * vmax;
     }
     rs->sub_abs = x->c->dtype == AF_DT_FP16 ? 0x1p-25 * sub : 0.0;
-    rs->lse = n > 0 ? m + log(l) : -INFINITY;
+    rs->lse = n_vis > 0 ? m + log(l) : -INFINITY;
     rs->score_err = 0x1p-21 * (Dqk + 2) * abs_max;
     free(s);
     return 0;

@@ -24,8 +24,8 @@ typedef struct {
      * |v_jd|. 0 for other dtypes. */
     double sub_abs;
 } row_stats;
-int probe_row_fp64(const probe_ctx *x, const af_inputs *in, int b, int h, int i, int lo, int hi, double scale,
-                   double *o, double *mass, double *p, row_stats *rs);
+int probe_row_fp64(const probe_ctx *x, const af_mask_rule *rule, const af_inputs *in, int b, int h, int i, int lo,
+                   int hi, double scale, double *o, double *mass, double *p, row_stats *rs);
 
 /* Relative error of P (and so of O against its mass) that a correct kernel may have:
  * P's rounding to the dtype with slack, plus what the fp32 score error does to exp. */

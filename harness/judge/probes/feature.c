@@ -1,6 +1,7 @@
 /* feature.c — the feature probe (AF_V_FEATURE_IGNORED, probes.h): rerun with the case's
  * declared features removed one at a time (softcap, sinks, bias, ALiBi: first, since a
  * backend that accepts and ignores one is the bug this catches), attention_chunk -> none,
+ * documents -> none, global_keys -> 0,
  * causal -> none, window -> none, scale -> 2 * scale, alignment flipped; outputs whose exact value moves by more
  * than any correct kernel's error (expect.h) must move. */
 #include "judge/probes/expect.h"
@@ -53,6 +54,20 @@ static int make_toggles(const af_case *c, toggle *t) {
         t[n].toggled.attention_chunk = 0;
         n++;
     }
+    if (c->n_documents > 0) { /* a mask toggle: the rows whose document hid keys move */
+        t[n].name = "documents -> none";
+        t[n].scores_change = false;
+        t[n].toggled = *c;
+        t[n].toggled.n_documents = 0;
+        n++;
+    }
+    if (c->global_keys > 0) { /* a mask toggle: the rows that saw a global key only through G move */
+        t[n].name = "global_keys -> 0";
+        t[n].scores_change = false;
+        t[n].toggled = *c;
+        t[n].toggled.global_keys = 0;
+        n++;
+    }
     if (c->mask == AF_MASK_CAUSAL) {
         t[n].name = "causal -> none";
         t[n].scores_change = false;
@@ -99,10 +114,12 @@ static int feature_rows(const probe_ctx *x, const af_case *tc, bool scores_chang
         for (int i = 0; i < lq && taken < per_seq && n < cap; i += step) {
             /* within a stride, the first row whose visible set changes */
             for (int k = i; k < i + step && k < lq; k++) {
-                int lo1, hi1, lo2, hi2;
-                int n1 = af_mask_visible_range(&x->rule, lq, lk, k, &lo1, &hi1);
-                int n2 = af_mask_visible_range(&r2, lq, lk, k, &lo2, &hi2);
-                if ((n1 || n2) && (scale_changes || n1 != n2 || lo1 != lo2 || hi1 != hi2)) {
+                af_mask_keys k1, k2;
+                int n1 = af_mask_visible_keys(&x->rule, lq, lk, k, &k1);
+                int n2 = af_mask_visible_keys(&r2, lq, lk, k, &k2);
+                bool same = n1 == n2 && k1.n == k2.n;
+                for (int s = 0; same && s < k1.n; s++) same = k1.first[s] == k2.first[s] && k1.last[s] == k2.last[s];
+                if ((n1 || n2) && (scale_changes || !same)) {
                     rb[n] = b;
                     ri[n] = k;
                     n++;
@@ -117,7 +134,7 @@ static int feature_rows(const probe_ctx *x, const af_case *tc, bool scores_chang
 
 void probe_feature(probe_ctx *x) {
     const af_case *c = x->c;
-    toggle tg[9];
+    toggle tg[11];
     int nt = make_toggles(c, tg), want = x->o->feature_runs;
     int Dv = c->head_dim_v, h = x->fh;
     double *o1 = calloc((size_t)Dv, sizeof(double)), *m1 = calloc((size_t)Dv, sizeof(double));
@@ -150,12 +167,15 @@ void probe_feature(probe_ctx *x) {
         bool reported = false;
         for (int r = 0; r < nr && !reported; r++) {
             int b = rb[r], i = ri[r], lq = len_q(x, b), lk = len_kv(x, b), lo1, hi1, lo2, hi2;
-            int n1 = af_mask_visible_range(&x->rule, lq, lk, i, &lo1, &hi1);
-            int n2 = af_mask_visible_range(&r2, lq, lk, i, &lo2, &hi2);
+            af_mask_keys k1, k2; /* the hulls [lo, hi]: probe_row_fp64 skips a gap */
+            int n1 = af_mask_visible_keys(&x->rule, lq, lk, i, &k1);
+            int n2 = af_mask_visible_keys(&r2, lq, lk, i, &k2);
+            if (n1) lo1 = k1.first[0], hi1 = k1.last[k1.n - 1];
+            if (n2) lo2 = k2.first[0], hi2 = k2.last[k2.n - 1];
             row_stats a, z;
             if (n1 == 0 || n2 == 0) continue; /* fully masked on one side: convention's business */
-            if (probe_row_fp64(x, x->tg->inputs, b, h, i, lo1, hi1, s1, o1, m1, NULL, &a) ||
-                probe_row_fp64(x, &tin, b, h, i, lo2, hi2, s2, o2, m2, NULL, &z))
+            if (probe_row_fp64(x, &x->rule, x->tg->inputs, b, h, i, lo1, hi1, s1, o1, m1, NULL, &a) ||
+                probe_row_fp64(x, &r2, &tin, b, h, i, lo2, hi2, s2, o2, m2, NULL, &z))
                 break;
             if (!probe_row_checkable(&a) || !probe_row_checkable(&z)) continue;
             double eps1 = probe_eps(c, a.score_err), eps2 = probe_eps(c, z.score_err), ulp = probe_ulp(c);

@@ -76,7 +76,8 @@ void probe_inclusion(probe_ctx *x) {
         int lo, hi;
         probe_visible_range(x, b, cand[k], &lo, &hi);
         row_stats rs;
-        if (probe_row_fp64(x, in, b, h, cand[k], lo, hi, scale, o, mass, p, &rs) || !probe_row_checkable(&rs)) continue;
+        if (probe_row_fp64(x, &x->rule, in, b, h, cand[k], lo, hi, scale, o, mass, p, &rs) || !probe_row_checkable(&rs))
+            continue;
         for (int j = 0; j <= hi - lo; j++)
             if (p[j] > best_p) {
                 best_p = p[j];
@@ -92,7 +93,7 @@ void probe_inclusion(probe_ctx *x) {
     int lo, hi;
     probe_visible_range(x, b, best_i, &lo, &hi);
     row_stats rs;
-    probe_row_fp64(x, in, b, h, best_i, lo, hi, scale, o, mass, NULL, &rs);
+    probe_row_fp64(x, &x->rule, in, b, h, best_i, lo, hi, scale, o, mass, NULL, &rs);
     double eps = probe_eps(c, best_rs.score_err), ulp = probe_ulp(c), tol = x->exact ? 0 : x->tol[AF_T_O];
     if (probe_work_begin(x, c, &w)) goto done;
     have_w = true;
@@ -128,13 +129,13 @@ void probe_inclusion(probe_ctx *x) {
         int llo, lhi;
         probe_visible_range(x, b, li, &llo, &lhi);
         row_stats r1, r2;
-        probe_row_fp64(x, in, b, lh, li, llo, lhi, scale, o2, mass2, NULL, &r1);
+        probe_row_fp64(x, &x->rule, in, b, lh, li, llo, lhi, scale, o2, mass2, NULL, &r1);
         const double *q = in->q + (((size_t)b * in->Hq + lh) * in->Sq + li) * c->head_dim_qk;
         for (int d = 0; d < c->head_dim_qk; d++) store_logical(&w, c, AF_T_Q, b, lh, li, d, q[d] * 8);
         af_inputs pin;
         if (af_inputs_alloc(&pin, c) == 0) {
             af_inputs_read(c, &w, &pin);
-            probe_row_fp64(x, &pin, b, lh, li, llo, lhi, scale, o2, mass2, NULL, &r2);
+            probe_row_fp64(x, &x->rule, &pin, b, lh, li, llo, lhi, scale, o2, mass2, NULL, &r2);
             af_inputs_free(&pin);
             double ltol = x->exact ? 0 : x->tol[AF_T_LSE];
             double margin =

@@ -75,7 +75,7 @@ static bool row_reached(const probe_ctx *x, const hidden_set *s, int b, int h, i
 /* Can the set reach key output (b, g, j) (dK, dV)? dK_j, dV_j depend on q_i, dO_i of the
  * rows i that see j and, through their O_i and LSE_i, on every key those rows see: the
  * union of the rows' visible intervals, which is [lo(r0), hi(r1)] because both ends of
- * a row's interval grow with i (min/max taken anyway). */
+ * a row's interval grow with i (min/max taken anyway); with global keys, row by row. */
 static bool key_reached(const probe_ctx *x, const hidden_set *s, int b, int g, int j) {
     if (b != x->fb || g != x->fg) return false;
     int lq = len_q(x, b), lk = len_kv(x, b), r0, r1;
@@ -84,6 +84,15 @@ static bool key_reached(const probe_ctx *x, const hidden_set *s, int b, int g, i
     probe_visible_range(x, b, r0, &lo0, &hi0);
     probe_visible_range(x, b, r1, &lo1, &hi1);
     int lo = lo0 < lo1 ? lo0 : lo1, hi = hi0 > hi1 ? hi0 : hi1;
+    /* global keys: every row sees a global key, also rows whose own keys are none (past
+     * the last document, before the chunk...): their hulls do not grow with i, so take
+     * the union row by row */
+    for (int i = r0 + 1; x->rule.global_keys > 0 && i < r1; i++) {
+        int l, h;
+        if (probe_visible_range(x, b, i, &l, &h) == 0) continue;
+        if (l < lo) lo = l;
+        if (h > hi) hi = h;
+    }
     if (count_in(s->key_prefix, lo, hi) > 0) return true;
     return count_in(s->row_prefix, r0, r1) > 0;
 }

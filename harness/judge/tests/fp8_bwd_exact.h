@@ -24,21 +24,22 @@ static inline double fp8_exact_ds_amax(const af_case *c, const af_inputs *in, co
     for (int b = 0; b < c->batch; b++)
         for (int h = 0; h < Hq; h++)
             for (int i = 0; i < len_q[b]; i++) {
-                int first, last;
-                if (af_mask_visible_range(&prob.mask, len_q[b], len_kv[b], i, &first, &last) == 0) continue;
+                af_mask_keys keys;
+                if (af_mask_visible_keys(&prob.mask, len_q[b], len_kv[b], i, &keys) == 0) continue;
                 size_t row = ((size_t)b * Hq + h) * Sq + i;
                 const double *q = in->q + row * Dqk, *dout = in->dout + row * Dv, *o = exact->o + row * Dv;
                 double lse = exact->lse[row], dd = 0;
                 for (int d = 0; d < Dv; d++) dd += dout[d] * o[d];
-                for (int j = first; j <= last; j++) {
-                    size_t key = ((size_t)b * Hkv + h / group) * Skv + j;
-                    const double *k = in->k + key * Dqk, *v = in->v + key * Dv;
-                    double s = 0, dp = 0;
-                    for (int d = 0; d < Dqk; d++) s += q[d] * k[d];
-                    for (int d = 0; d < Dv; d++) dp += dout[d] * v[d];
-                    double ds = fabs(prob.scale * exp(prob.scale * s - lse) * (dp - dd));
-                    if (ds > best) best = ds;
-                }
+                for (int ks = 0; ks < keys.n; ks++)
+                    for (int j = keys.first[ks]; j <= keys.last[ks]; j++) {
+                        size_t key = ((size_t)b * Hkv + h / group) * Skv + j;
+                        const double *k = in->k + key * Dqk, *v = in->v + key * Dv;
+                        double s = 0, dp = 0;
+                        for (int d = 0; d < Dqk; d++) s += q[d] * k[d];
+                        for (int d = 0; d < Dv; d++) dp += dout[d] * v[d];
+                        double ds = fabs(prob.scale * exp(prob.scale * s - lse) * (dp - dd));
+                        if (ds > best) best = ds;
+                    }
             }
     return best;
 }

@@ -128,8 +128,8 @@ static void restate(const af_prepared *p, variant v, double *dq, double *dk, dou
         memset(ds8, 0, (size_t)Hq * Sq * Skv * sizeof(float));
         for (int h = 0; h < Hq; h++)
             for (int i = 0; i < len_q[b]; i++) {
-                int first, last;
-                if (af_mask_visible_range(&prob.mask, len_q[b], len_kv[b], i, &first, &last) == 0) continue;
+                af_mask_keys keys;
+                if (af_mask_visible_keys(&prob.mask, len_q[b], len_kv[b], i, &keys) == 0) continue;
                 size_t row = ((size_t)b * Hq + h) * Sq + i;
                 float lse = (float)p->ref.lse[row], delta = 0.0f;
                 for (int d = 0; d < D; d++) {
@@ -138,20 +138,21 @@ static void restate(const af_prepared *p, variant v, double *dq, double *dk, dou
                     delta += stored(p, AF_T_DO, b, h, i, d) * o;
                 }
                 delta = (delta * t->descale_do) * t->descale_o;
-                for (int j = first; j <= last; j++) {
-                    float s = 0.0f, dp = 0.0f;
-                    for (int d = 0; d < D; d++)
-                        s += stored(p, AF_T_Q, b, h, i, d) * stored(p, AF_T_K, b, h / group, j, d);
-                    s = ((s * scale) * t->descale_q) * t->descale_k;
-                    for (int d = 0; d < D; d++)
-                        dp += stored(p, AF_T_DO, b, h, i, d) * stored(p, AF_T_V, b, h / group, j, d);
-                    dp = (dp * t->descale_do) * t->descale_v;
-                    float pr = af_expf(s - lse);
-                    float ds = ((dp - delta) * pr) * scale;
-                    size_t k = ((size_t)h * Sq + i) * Skv + j;
-                    p8[k] = v.cast_p ? e4m3(pr * AF_FP8_SCALE_S) : pr * AF_FP8_SCALE_S;
-                    ds8[k] = v.cast_ds ? e4m3(ds * scale_dp) : ds * scale_dp;
-                }
+                for (int ks = 0; ks < keys.n; ks++)
+                    for (int j = keys.first[ks]; j <= keys.last[ks]; j++) {
+                        float s = 0.0f, dp = 0.0f;
+                        for (int d = 0; d < D; d++)
+                            s += stored(p, AF_T_Q, b, h, i, d) * stored(p, AF_T_K, b, h / group, j, d);
+                        s = ((s * scale) * t->descale_q) * t->descale_k;
+                        for (int d = 0; d < D; d++)
+                            dp += stored(p, AF_T_DO, b, h, i, d) * stored(p, AF_T_V, b, h / group, j, d);
+                        dp = (dp * t->descale_do) * t->descale_v;
+                        float pr = af_expf(s - lse);
+                        float ds = ((dp - delta) * pr) * scale;
+                        size_t k = ((size_t)h * Sq + i) * Skv + j;
+                        p8[k] = v.cast_p ? e4m3(pr * AF_FP8_SCALE_S) : pr * AF_FP8_SCALE_S;
+                        ds8[k] = v.cast_ds ? e4m3(ds * scale_dp) : ds * scale_dp;
+                    }
             }
         /* dQ_i = sum_j dS8 k8, j ascending */
         for (int h = 0; h < Hq; h++)

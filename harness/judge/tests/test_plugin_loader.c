@@ -34,6 +34,7 @@
 #define BAD_OLD        AF_TEST_BAD_PLUGIN_DIR "/test_bad_old_version.so"
 #define BAD_OLD2       AF_TEST_BAD_PLUGIN_DIR "/test_bad_old_version2.so"
 #define BAD_OLD3       AF_TEST_BAD_PLUGIN_DIR "/test_bad_old_version3.so"
+#define BAD_OLD4       AF_TEST_BAD_PLUGIN_DIR "/test_bad_old_version4.so"
 
 static void parse_case(af_case *c, const char *text) {
     af_error e;
@@ -147,6 +148,8 @@ static void test_load_errors(void) {
     expect_load_error(BAD_OLD2, "version 2,", "version 3 added dropout");
     expect_load_error(BAD_OLD3, "version 3,", "version 4 added attention_chunk");
     expect_load_error(BAD_OLD3, "rebuild the plugin", NULL);
+    expect_load_error(BAD_OLD4, "version 4,", "version 5 added documents (the document mask) and global_keys");
+    expect_load_error(BAD_OLD4, "rebuild the plugin", NULL);
     {
         char why[256] = "";
         CHECK(af_plugin_load("", why, sizeof why) == NULL);

@@ -152,10 +152,11 @@ static double probe_threshold(const af_prepared *p, int d, double *move, double 
     memset(&x, 0, sizeof x);
     x.c = c;
     x.group = 1;
+    x.rule = af_mask_rule_of_case(c);
     double o1[DIM], m1[DIM], o2[DIM], m2[DIM], s1 = af_case_scale(c), s2 = 2.0f * af_case_scale(c);
     row_stats a, z;
-    CHECK(probe_row_fp64(&x, &p->inputs, 0, 0, 0, 0, N_KEYS - 1, s1, o1, m1, NULL, &a) == 0);
-    CHECK(probe_row_fp64(&x, &p->inputs, 0, 0, 0, 0, N_KEYS - 1, s2, o2, m2, NULL, &z) == 0);
+    CHECK(probe_row_fp64(&x, &x.rule, &p->inputs, 0, 0, 0, 0, N_KEYS - 1, s1, o1, m1, NULL, &a) == 0);
+    CHECK(probe_row_fp64(&x, &x.rule, &p->inputs, 0, 0, 0, 0, N_KEYS - 1, s2, o2, m2, NULL, &z) == 0);
     CHECK(probe_row_checkable(&a) && probe_row_checkable(&z));
     double eps1 = probe_eps(c, a.score_err), eps2 = probe_eps(c, z.score_err), ulp = probe_ulp(c);
     double out_abs = probe_out_abs(c, &p->tensors);

@@ -6,6 +6,8 @@
  *     a window plus softcap, ALiBi and sinks minimises to the window alone, and on a case
  *     with a window and attention_chunk loses the chunk;
  *   - planted:ignores_chunk keeps its chunk, made coarser (4 -> 32: the lighter variant);
+ *   - planted:ignores_documents keeps its documents (merged: fewer), planted:ignores_global
+ *     its global keys (fewer), and a window bug loses both;
  *   - planted:dsink_dropped keeps learnable sinks and the backward (its dsink needs
  *     both); flash_fp8_bug:descale_v_ignored loses its fp8_headroom (fails without).
  */
@@ -91,6 +93,28 @@ int main(void) {
     CHECK_MSG(r.best.attention_chunk > 4, "attention_chunk %d: minimised away, or not made coarser",
               r.best.attention_chunk);
     CHECK(r.best.batch == 1 && r.best.heads_q == 1);
+    /* planted:ignores_documents keeps a document mask, its documents merged where that
+     * still fails (the lighter variant) */
+    minimise("planted_ignores_documents",
+             "dtype = fp16\nheads = 2\nseqlen = 48\nhead_dim = 32\nmask = causal\ndocuments = 1,8,13,16\nseed = 6\n",
+             &r);
+    CHECK_MSG(r.best.n_documents > 0, "documents minimised away");
+    CHECK_MSG(r.best.n_documents < 4, "%d documents: none merged", r.best.n_documents);
+    /* planted:ignores_global keeps its global keys, fewer of them */
+    minimise("planted_ignores_global",
+             "dtype = fp16\nheads = 2\nseqlen = 48\nhead_dim = 32\nmask = causal\nwindow = 5,0\nglobal_keys = 6\n"
+             "seed = 7\n",
+             &r);
+    CHECK_MSG(r.best.global_keys > 0 && r.best.global_keys < 6, "global_keys %d: minimised away, or not fewer",
+              r.best.global_keys);
+    /* a window bug does not need documents nor global keys: both go */
+    minimise("planted_window_off_by_one",
+             "dtype = fp16\nseqlen = 64\nhead_dim = 32\nmask = causal\nwindow = 5,0\ndocuments = 30,20\n"
+             "global_keys = 2\nseed = 3\n",
+             &r);
+    CHECK_MSG(r.best.n_documents == 0 && r.best.global_keys == 0, "documents %d / global_keys %d survived",
+              r.best.n_documents, r.best.global_keys);
+    CHECK(r.best.window_left >= 0);
     /* planted:dsink_dropped needs learnable sinks and the backward: both stay */
     minimise("planted_dsink_dropped",
              "dtype = fp16\nbatch = 2\nheads = 2\nseqlen = 40\nhead_dim = 32\nmask = causal\nsoftmax = learnable\n"

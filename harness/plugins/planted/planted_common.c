@@ -101,6 +101,10 @@
  *                                   the buffer's end writes its O rows into the guard
  *                                   (research C21: pytorch PR #194818, flashinfer #5095; the
  *                                   metadata probe)
+ *   PLANTED_IGNORES_DOCUMENTS       the document mask accepted and ignored: every row attends
+ *                                   across document boundaries (one packed sequence)
+ *   PLANTED_IGNORES_GLOBAL          global_keys accepted and ignored: the first keys are
+ *                                   hidden wherever the rest of the mask hides them
  *
  * Every planted plugin but that one refuses malformed metadata (AF_PLUGIN_ERROR, the
  * reason in why) before it runs (plugins/metadata_check.h).
@@ -160,6 +164,8 @@
 #define PLANTED_IGNORES_CHUNK              26
 #define PLANTED_METADATA_UNCHECKED         27
 #define PLANTED_FINITE_MAX_INIT            28
+#define PLANTED_IGNORES_DOCUMENTS          29
+#define PLANTED_IGNORES_GLOBAL             30
 
 #ifndef PLANTED_BUG
 #error "build with -DPLANTED_BUG=PLANTED_<BUG> (see harness/plugins/CMakeLists.txt)"
@@ -207,15 +213,20 @@ static const struct {
     {"planted:ignores_chunk", "attention_chunk accepted and ignored (keys of other chunks attended)"},
     {"planted:metadata_unchecked", "thd token starts, page-table entries and lengths used as addresses unchecked"},
     {"planted:finite_max_init", "a row's running max starts at -5e4 (a finite -inf): rows of logits below it are 0/0"},
+    {"planted:ignores_documents", "the document mask accepted and ignored (keys of other documents attended)"},
+    {"planted:ignores_global", "global_keys accepted and ignored (the global keys masked as any other)"},
 };
 
 /* The features this plugin serves (forward only). */
 #define PLANTED_FEATURES                                                                                               \
     (AF_PLUGIN_FEAT_SOFTCAP | AF_PLUGIN_FEAT_SINK | AF_PLUGIN_FEAT_BIAS | AF_PLUGIN_FEAT_ALIBI |                       \
      AF_PLUGIN_FEAT_LSE_BASE2 | AF_PLUGIN_FEAT_DSINK | AF_PLUGIN_FEAT_DROPOUT | AF_PLUGIN_FEAT_DLSE |                  \
-     AF_PLUGIN_FEAT_CHUNK)
-/* The features the backward serves (the chunk is part of the mask, which both share). */
-#define PLANTED_BWD_FEATURES (AF_PLUGIN_FEAT_SINK | AF_PLUGIN_FEAT_DSINK | AF_PLUGIN_FEAT_DLSE | AF_PLUGIN_FEAT_CHUNK)
+     AF_PLUGIN_FEAT_CHUNK | AF_PLUGIN_FEAT_DOCUMENTS | AF_PLUGIN_FEAT_GLOBAL)
+/* The features the backward serves (the chunk, documents and global keys are part of the
+ * mask, which both share). */
+#define PLANTED_BWD_FEATURES                                                                                           \
+    (AF_PLUGIN_FEAT_SINK | AF_PLUGIN_FEAT_DSINK | AF_PLUGIN_FEAT_DLSE | AF_PLUGIN_FEAT_CHUNK |                         \
+     AF_PLUGIN_FEAT_DOCUMENTS | AF_PLUGIN_FEAT_GLOBAL)
 
 AF_PLUGIN_EXPORT uint32_t attnfuzz_plugin_abi_version(void) { return ATTNFUZZ_PLUGIN_ABI_VERSION; }
 
@@ -245,7 +256,7 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_supports(const af_plugin_problem *p, char *
         return AF_PLUGIN_DECLINE;
     }
     if ((p->features & ~(uint32_t)PLANTED_BWD_FEATURES) && (p->flags & AF_PLUGIN_BACKWARD)) {
-        snprintf(why, cap, "%s: features other than sinks, dLSE and the chunk are served in the forward only",
+        snprintf(why, cap, "%s: features other than sinks, dLSE and the mask's are served in the forward only",
                  planted_names[PLANTED_BUG].name);
         return AF_PLUGIN_DECLINE;
     }
@@ -402,11 +413,12 @@ static int key_end(const planted_run *r, int b) {
     return len;
 }
 
-/* Keys [*first, *last] that row i of sequence b sees; returns their count (0: the row is
- * fully masked or past len_q). The visible set is [0, len_kv) cut by causal
- * (j <= diag), window left (j >= diag - L), window right (j <= diag + R) and the chunk
- * (keys N floor(diag / N) .. N floor(diag / N) + N - 1). */
-static int visible_keys_of_row(const planted_run *r, int b, int i, int *first, int *last) {
+/* Row i's own keys [*first, *last] (all but the global keys); returns their count (0:
+ * none, or the row is past len_q). [0, len_kv) cut by causal (j <= diag), window left
+ * (j >= diag - L), window right (j <= diag + R), the chunk (keys N floor(diag / N) ..
+ * N floor(diag / N) + N - 1) and the document of diag (none when diag < 0; the keys past
+ * the last end are one more). */
+static int own_keys_of_row(const planted_run *r, int b, int i, int *first, int *last) {
     const af_plugin_problem *p = r->p;
     int len_q = p->seqlens_q[b], len_kv = p->seqlens_kv[b];
     long long diag = p->align == AF_PLUGIN_ALIGN_BOTTOM_RIGHT ? (long long)i + len_kv - len_q : (long long)i;
@@ -431,12 +443,50 @@ static int visible_keys_of_row(const planted_run *r, int b, int i, int *first, i
         if (start > lo) lo = start;
         if (start + chunk - 1 < hi) hi = start + chunk - 1;
     }
+    int n_docs = p->n_documents;
+#if BUG(IGNORES_DOCUMENTS)
+    n_docs = 0;
+#endif
+    if (n_docs > 0) {
+        int d = 0;
+        while (d < n_docs && p->document_ends[d] <= diag) d++;
+        long long start = d == 0 ? 0 : p->document_ends[d - 1], end = d < n_docs ? p->document_ends[d] : 1LL << 40;
+        if (diag < 0) end = 0; /* before key 0: in no document */
+        if (start > lo) lo = start;
+        if (end - 1 < hi) hi = end - 1;
+    }
     *first = 0;
     *last = -1;
     if (i < 0 || i >= len_q || lo > hi) return 0;
     *first = (int)lo;
     *last = (int)hi;
     return (int)(hi - lo + 1);
+}
+
+/* The global keys of sequence b: 0 .. G-1, cut at len_kv. */
+static int global_keys_of(const planted_run *r, int b) {
+    int g = r->p->global_keys, len_kv = r->p->seqlens_kv[b];
+#if BUG(IGNORES_GLOBAL)
+    g = 0;
+#endif
+    return g < len_kv ? g : len_kv;
+}
+
+/* The hull [*first, *last] of the keys row i sees: its own keys and the global keys
+ * 0 .. G-1; returns its size (0: fully masked or past len_q). Inside the hull a key is
+ * seen iff key_seen (the gap between the global keys and the row's own is not). */
+static int visible_keys_of_row(const planted_run *r, int b, int i, int *first, int *last) {
+    int n = own_keys_of_row(r, b, i, first, last), g = global_keys_of(r, b);
+    if (i < 0 || i >= r->p->seqlens_q[b] || g == 0) return n;
+    if (n == 0 || *last < g - 1) *last = g - 1;
+    *first = 0;
+    return *last + 1;
+}
+
+static bool key_seen(const planted_run *r, int b, int i, int j) {
+    int first, last;
+    if (j < global_keys_of(r, b)) return true;
+    return own_keys_of_row(r, b, i, &first, &last) > 0 && j >= first && j <= last;
 }
 
 static int kv_head_of(const planted_run *r, int h) {
@@ -593,6 +643,7 @@ static void split_partials(planted_run *r, uint64_t call, int b, int h, int i, i
         int lo = split * SPLIT_KEYS > first ? split * SPLIT_KEYS : first;
         int hi = (split + 1) * SPLIT_KEYS < first + n ? (split + 1) * SPLIT_KEYS : first + n;
         for (int j = lo; j < hi; j++) {
+            if (!key_seen(r, b, i, j)) continue; /* the global keys' gap */
             float pj = af_expf(r->s[j - first] - m);
             l += pj;
             if (!dropout_kept(r, call, b, h, i, j)) continue; /* in l, not in the sum */
@@ -676,6 +727,8 @@ static void forward(planted_run *r) {
                 if (m < -5e4f) m = -5e4f; /* "-inf" as a finite number */
 #endif
                 for (int j = 0; j < n; j++) m = r->s[j] > m ? r->s[j] : m;
+                for (int j = 0; j < n; j++)
+                    if (key_seen(r, b, i, first + j)) m = r->s[j] > m ? r->s[j] : m;
 #if BUG(SPLIT_KV_STRIDE)
                 if (r->n_splits > 1) { /* O and LSE in split_combine, once every head's partials are in */
                     split_partials(r, call, b, h, i, hk, first, n, m);
@@ -686,6 +739,7 @@ static void forward(planted_run *r) {
                 for (int d = 0; d < r->Dv; d++) acc[d] = 0.0f;
                 for (int step = 0; step < n; step++) {
                     int j = (int)((step + rotation) % (unsigned long)n);
+                    if (!key_seen(r, b, i, first + j)) continue; /* the global keys' gap */
                     float pj = af_expf(r->s[j] - m);
                     l += pj;
                     if (!dropout_kept(r, call, b, h, i, first + j)) continue; /* in l, not in the sum */
@@ -744,6 +798,10 @@ static void run_backward(planted_run *r) {
                 }
                 scores(r, q, b, h, i, hk, first, n, r->s); /* sinks at most: the rest declined */
                 for (int j = 0; j < n; j++) {
+                    if (!key_seen(r, b, i, first + j)) { /* the global keys' gap: no term */
+                        r->prob[j] = r->dp[j] = 0.0f;
+                        continue;
+                    }
                     const float *v = row_of(r->v, r->Hkv, r->Skv, r->Dv, b, hk, first + j);
                     float dp = 0.0f;
                     for (int d = 0; d < r->Dv; d++) dp += dout[d] * v[d];
@@ -752,6 +810,7 @@ static void run_backward(planted_run *r) {
                 }
                 for (int d = 0; d < r->Dqk; d++) acc[d] = 0.0f;
                 for (int j = 0; j < n; j++) {
+                    if (!key_seen(r, b, i, first + j)) continue;
                     float ds = round_dt(r, r->dp[j]), pr = round_dt(r, r->prob[j]);
                     const float *k = row_of(r->k, r->Hkv, r->Skv, r->Dqk, b, hk, first + j);
                     float *dk = row_of(r->dk_acc, r->Hkv, r->Skv, r->Dqk, b, hk, first + j);

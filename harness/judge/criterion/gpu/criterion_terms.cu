@@ -93,7 +93,9 @@ __device__ static double ct_block_sum(double x, double *red) {
 
 /* One query row per block (grid: the chunk's rows), CT_ROW_THREADS threads over its keys
  * or its head dimension. */
-__global__ void __launch_bounds__(CT_ROW_THREADS) ct_row_kernel(ct_dims d, ct_bufs m) {
+/* (min 1 block per SM: the register budget the rows' mask needs since the document mask,
+ * which spilled 16 bytes to local memory at the default) */
+__global__ void __launch_bounds__(CT_ROW_THREADS, 1) ct_row_kernel(ct_dims d, ct_bufs m) {
     __shared__ double q_s[AF_TERMS_GPU_MAX_DIM];   /* (Dqk) q_i            */
     __shared__ double o_s[AF_TERMS_GPU_MAX_DIM];   /* (Dv) exact O_i       */
     __shared__ double do_s[AF_TERMS_GPU_MAX_DIM];  /* (Dv) dO_i            */
@@ -108,7 +110,7 @@ __global__ void __launch_bounds__(CT_ROW_THREADS) ct_row_kernel(ct_dims d, ct_bu
     const int h = (int)(bh % d.Hq), b = (int)(bh / d.Hq), hk = h / d.group;
     const int lq = d.len_q[b], lkv = d.len_kv[b];
     int first = 0, last = -1;
-    const int n = af_mask_rule_range(d.mask, lq, lkv, i, &first, &last);
+    const int n = af_mask_rule_local_range(d.mask, lq, lkv, i, &first, &last);
     const double lse = n > 0 ? m.lse[r] : 0.0;
     if (n == 0 || !isfinite(lse)) { /* not judged: every output stays 0 */
         if (tid == 0) {
@@ -409,7 +411,7 @@ static double ct_now(void) {
 extern "C" int af_criterion_terms_gpu_fill(const af_oracle_problem *p, const af_outputs *exact,
                                            const af_terms_gpu_consts *kc, af_criterion_terms *t, double *row_a,
                                            int *row_n, double *seconds, char *why, size_t cap) {
-    if (af_feat_any(p)) {
+    if (af_feat_any(p) || p->mask.global_keys > 0) {
         snprintf(why, cap, "criterion terms on the GPU: the case has features (the host serves them)");
         return 1;
     }
