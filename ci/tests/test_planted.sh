@@ -129,6 +129,13 @@ else
   echo "ok   planted:none passes every seed it serves"
 fi
 
+# the control on the regression cases of the planted plugins' own mistakes
+if "$bin" run corpora/regression/planted-*.case --backend planted:none > "$tmp/none-reg.txt" 2>&1; then
+  echo "ok   planted:none passes corpora/regression/planted-*.case"
+else
+  echo "FAIL planted:none fails a regression case:"; grep FINDING "$tmp/none-reg.txt" | head -3; fail=$((fail + 1))
+fi
+
 expect fp8_v_block_scale leak
 expect window_off_by_one mismatch
 expect masked_row_nan nan_inf

@@ -726,7 +726,6 @@ static void forward(planted_run *r) {
 #if BUG(FINITE_MAX_INIT)
                 if (m < -5e4f) m = -5e4f; /* "-inf" as a finite number */
 #endif
-                for (int j = 0; j < n; j++) m = r->s[j] > m ? r->s[j] : m;
                 for (int j = 0; j < n; j++)
                     if (key_seen(r, b, i, first + j)) m = r->s[j] > m ? r->s[j] : m;
 #if BUG(SPLIT_KV_STRIDE)
