@@ -17,6 +17,7 @@ enum {
     AF_BACKEND_NEEDS_GPU = 1u << 1,
     AF_BACKEND_PLANTED = 1u << 2, /* carries a deliberate bug (self-test) */
     AF_BACKEND_PLUGIN = 1u << 3,
+    AF_BACKEND_CHECKS_METADATA = 1u << 4, /* promises to refuse malformed metadata (plugin.h) */
 };
 
 /* An input that a backend found changed by its own run, where only the backend can see

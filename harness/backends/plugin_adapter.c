@@ -500,6 +500,7 @@ void af_plugin_backend_init(af_backend *be, af_plugin_state *st) {
     if (st->plugin_flags & AF_PLUGIN_DETERMINISTIC) be->flags |= AF_BACKEND_DETERMINISTIC;
     if (st->plugin_flags & AF_PLUGIN_PLANTED) be->flags |= AF_BACKEND_PLANTED;
     if (st->plugin_flags & AF_PLUGIN_WANTS_DEVICE) be->flags |= AF_BACKEND_NEEDS_GPU;
+    if (st->plugin_flags & AF_PLUGIN_CHECKS_METADATA) be->flags |= AF_BACKEND_CHECKS_METADATA;
     be->state = st;
     be->available = plugin_available;
     be->supports = plugin_supports;

@@ -110,6 +110,11 @@ extern "C" {
 #define AF_PLUGIN_DETERMINISTIC (1u << 0) /* the same inputs give the same bits      */
 #define AF_PLUGIN_WANTS_DEVICE  (1u << 1) /* wants GPU (CUDA device) buffers         */
 #define AF_PLUGIN_PLANTED       (1u << 2) /* carries a deliberate bug (self-test)    */
+/* promises to refuse malformed metadata (thd token starts, page table, lengths) with
+ * AF_PLUGIN_ERROR or to give the oracle's answer; the metadata probe holds a plugin that
+ * sets it to the promise and leaves the others alone (a kernel that documents malformed
+ * metadata as undefined behaviour, as most do for speed, makes no such promise) */
+#define AF_PLUGIN_CHECKS_METADATA (1u << 3)
 
 typedef struct {
     uint32_t abi_version;    /* ATTNFUZZ_PLUGIN_ABI_VERSION                          */

@@ -498,5 +498,9 @@ void probe_metadata(probe_ctx *x) {
         probe_note(x, "%s", "metadata: skipped (the cpu reference)");
         return;
     }
+    if (!(x->tg->be->flags & AF_BACKEND_CHECKS_METADATA)) { /* no promise to hold it to */
+        probe_note(x, "%s", "metadata: skipped (the backend does not promise to refuse malformed metadata)");
+        return;
+    }
     for (int k = 0; k < MD_COUNT && !x->stop; k++) md_variant(x, (probe_md_kind)k);
 }

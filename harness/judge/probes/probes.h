@@ -50,8 +50,9 @@
  *                k halved; dO) and the output descales moved with it: every stored
  *                output keeps its bits (the rule: scales.c).
  *   metadata     (AF_V_OUT_OF_BOUNDS, AF_V_INPUT_MUTATION, AF_V_NAN_INF, AF_V_CRASH,
- *                AF_V_HANG, AF_V_MISMATCH)  thd and paged cases on backends other than
- *                cpu: the case again with one malformation of its metadata at a time
+ *                AF_V_HANG, AF_V_MISMATCH)  thd and paged cases on backends that
+ *                promise to refuse malformed metadata (AF_BACKEND_CHECKS_METADATA: a
+ *                plugin's AF_PLUGIN_CHECKS_METADATA): the case again with one malformation of its metadata at a time
  *                (thd offsets decreasing, past the buffer's end, a final offset past it,
  *                a length past its offsets; a page-table entry >= n_pages or -1, a page
  *                shared by two sequences, a length past its pages). The backend must

@@ -25,7 +25,7 @@ AF_PLUGIN_EXPORT uint32_t attnfuzz_plugin_abi_version(void) { return ATTNFUZZ_PL
 AF_PLUGIN_EXPORT const af_plugin_info *attnfuzz_plugin_info(void) {
     static const af_plugin_info info = {
         ATTNFUZZ_PLUGIN_ABI_VERSION,
-        AF_PLUGIN_DETERMINISTIC,
+        AF_PLUGIN_DETERMINISTIC | AF_PLUGIN_CHECKS_METADATA,
         "example",
         "naive fp32 attention on the host, forward only (the plugin ABI example)",
     };

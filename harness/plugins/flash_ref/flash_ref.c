@@ -83,7 +83,8 @@ AF_PLUGIN_EXPORT uint32_t attnfuzz_plugin_abi_version(void) { return ATTNFUZZ_PL
 AF_PLUGIN_EXPORT const af_plugin_info *attnfuzz_plugin_info(void) {
     static af_plugin_info info;
     info.abi_version = ATTNFUZZ_PLUGIN_ABI_VERSION;
-    info.flags = AF_PLUGIN_DETERMINISTIC | (FLASH_BUG != FLASH_NONE ? AF_PLUGIN_PLANTED : 0u);
+    info.flags =
+        AF_PLUGIN_DETERMINISTIC | AF_PLUGIN_CHECKS_METADATA | (FLASH_BUG != FLASH_NONE ? AF_PLUGIN_PLANTED : 0u);
     info.name = flash_names[FLASH_BUG].name;
     info.description = flash_names[FLASH_BUG].description;
     return &info;

@@ -234,7 +234,8 @@ AF_PLUGIN_EXPORT const af_plugin_info *attnfuzz_plugin_info(void) {
     static af_plugin_info info;
     info.abi_version = ATTNFUZZ_PLUGIN_ABI_VERSION;
     /* every one claims determinism; the nondeterministic one lies, as real ones do */
-    info.flags = AF_PLUGIN_DETERMINISTIC | (PLANTED_BUG != PLANTED_NONE ? AF_PLUGIN_PLANTED : 0u);
+    info.flags =
+        AF_PLUGIN_DETERMINISTIC | AF_PLUGIN_CHECKS_METADATA | (PLANTED_BUG != PLANTED_NONE ? AF_PLUGIN_PLANTED : 0u);
     info.name = planted_names[PLANTED_BUG].name;
     info.description = planted_names[PLANTED_BUG].description;
     return &info;
