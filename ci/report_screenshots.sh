@@ -30,7 +30,7 @@ mkdir -p docs/report
 for name in clean findings; do
   echo "report_screenshots: rendering $name/report.html" >&2
   # --no-sandbox: the sandbox needs user namespaces, absent when run as root in CI
-  "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1280,2000 \
+  "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1280,"$([ "$name" = findings ] && echo 5200 || echo 2000)" \
     --screenshot="$PWD/docs/report/$name.png" "file://$work/$name/report.html" > "$work/$name.chromium.log" 2>&1
   test -s "docs/report/$name.png"
 done
