@@ -101,6 +101,9 @@
 /* Longest sequence under the default budget, longest padded / thd sequence and longest
  * window edge under any budget (what the fine section's fields hold). */
 #define AF_FUZZ_NARROW_MAX_SEQLEN 65536
+/* Largest batch the fuzz format decodes and repair keeps (the encoding below is sized for
+ * it); a case file may hold up to AF_MAX_BATCH: repair clamps such a batch to this. */
+#define AF_FUZZ_MAX_BATCH 64
 /* Longest encoding (core + fine + 8 data terms + 64 sequences: 451 bytes; the trailing
  * section with two 127-byte names: 727), rounded up; the campaign runs libFuzzer with
  * -max_len=1024 too. */

@@ -42,6 +42,7 @@ typedef struct {
     size_t backend_at, engine_at; /* name bytes */
     unsigned backend_len, engine_len;
     size_t lengths_high_at, small_dims_at, features_at, headroom_at, dropout_at, chunk_at;
+    size_t page_at; /* the exact page size (EXT_PAGE_BYTES); 0 = no trailing section */
 } extension;
 
 static void read_extension(const reader *r, size_t at, int batch, extension *e) {
@@ -77,7 +78,14 @@ static void read_extension(const reader *r, size_t at, int batch, extension *e) 
         e->dropout_at = p;
         p += EXT_DROPOUT_BYTES;
     }
-    if (e->high & EXT_HIGH_CHUNK) e->chunk_at = p;
+    if (e->high & EXT_HIGH_CHUNK) {
+        e->chunk_at = p;
+        unsigned v = (unsigned)rd_le(r, p, EXT_CHUNK_BYTES);
+        p += EXT_CHUNK_BYTES;
+        if (v & EXT_CHUNK_GLOBAL) p += EXT_CHUNK_BYTES;
+        if (v & EXT_CHUNK_DOCUMENTS) p += 1 + (size_t)(1 + rd(r, p) % AF_MAX_DOCUMENTS) * EXT_CHUNK_BYTES;
+    }
+    e->page_at = p;
 }
 
 /* The local-mask item (fuzz_format.h): attention_chunk, then global_keys and documents
@@ -167,7 +175,7 @@ static int field_max(const sizes *s, double bwf, double budget, int field, bool 
         case 0:
             t.batch = 1;
             rest = sizes_work(&t, bwf);
-            hard = AF_MAX_BATCH;
+            hard = AF_FUZZ_MAX_BATCH;
             break;
         case 1:
             t.ratio = 1;
@@ -336,6 +344,8 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
                        ? af_fz_wide_pages[page_byte % 8]
                        : af_fz_page_sizes[page_byte % AF_FZ_N_PAGE];
     if (rd(&r, F_PAGE)) c->page_size = 1 << ((rd(&r, F_PAGE) - 1) % 17);
+    unsigned exact_page = ext.page_at ? (unsigned)rd_le(&r, ext.page_at, EXT_PAGE_BYTES) : 0u;
+    if (exact_page) c->page_size = (int)exact_page;
     c->page_tail_nan = (ext.items & EXT_PAGE_TAIL_NAN) != 0;
     unsigned cp = rd(&r, C_CP) % AF_FZ_N_CP;
     c->cp_size = af_fz_cp_sizes[cp];

@@ -148,12 +148,16 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
     found = -1;
     for (int k = 0; k < AF_FZ_N_PAGE && found < 0; k++)
         if (af_fz_page_sizes[k] == c->page_size) found = k;
+    bool page_pow2 = c->page_size > 0 && (c->page_size & (c->page_size - 1)) == 0;
+    unsigned exact_page = 0; /* a page size the sections cannot hold: the trailing section's */
     if (found >= 0) {
         o[C_PAGE] = (uint8_t)found;
-    } else {
+    } else if (page_pow2 || c->page_size <= 0) {
         int lg = 0;
         while ((1 << lg) < c->page_size && lg < 16) lg++;
         o[F_PAGE] = (uint8_t)(lg + 1);
+    } else {
+        exact_page = (unsigned)c->page_size;
     }
     found = -1;
     for (int k = 0; k < AF_FZ_N_CP && found < 0; k++)
@@ -257,6 +261,7 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
                      (any_length_high ? EXT_LENGTHS_HIGH : 0u) | (small_dims ? EXT_SMALL_HEAD_DIMS : 0u) |
                      (af_case_has_features(c) ? EXT_FEATURES : 0u) |
                      (af_case_has_fp8_headroom(c) ? EXT_FP8_HEADROOM : 0u);
+    if (exact_page && !items) items = EXT_HIGH_BITS; /* a section to hold the page item (high = 0) */
     if (items) {
         o[end] = EXT_TAG0;
         o[end + 1] = EXT_TAG1;
@@ -300,6 +305,7 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
                         o[end++] = (uint8_t)((unsigned)c->documents[d] >> (8 * k));
             }
         }
+        for (int k = 0; k < EXT_PAGE_BYTES; k++) o[end++] = (uint8_t)(exact_page >> (8 * k));
     }
     /* missing bytes read as 0: drop trailing zeros, but never down to the empty input */
     while (end > 1 && o[end - 1] == 0) end--;

@@ -117,7 +117,12 @@ enum {
                                      EXT_CHUNK_BYTES (repair keeps each >= 1 and the documents
                                      that fit in seqlen_kv) */
 };
-enum { EXT_DROPOUT_BYTES = 17, EXT_CHUNK_BYTES = 3 };
+/* After the last item present (the local-mask item, or where it would start): an exact
+ * page size in EXT_PAGE_BYTES little-endian bytes, 0 = none (missing bytes read as 0), which
+ * replaces the core and fine sections' page size; the encoder writes it only for a size
+ * those cannot hold (not a power of two), so older inputs decode as before; repair bounds
+ * it as any page size. */
+enum { EXT_DROPOUT_BYTES = 17, EXT_CHUNK_BYTES = 3, EXT_PAGE_BYTES = 3 };
 enum { EXT_CHUNK_VALUE_MASK = 0x3fffffu, EXT_CHUNK_GLOBAL = 1u << 22, EXT_CHUNK_DOCUMENTS = 1u << 23 };
 
 /* A byte a backend or engine name may hold: what the case parser keeps in a value (no

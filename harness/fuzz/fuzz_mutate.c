@@ -563,7 +563,8 @@ static void mutate_cp_paged(af_case *c, uint64_t *rng) {
             c->seqlen_kv = (c->seqlen_kv + q - 1) / q * q;
         }
     } else {
-        c->page_size = af_fz_page_sizes[pick(rng, AF_FZ_N_PAGE)];
+        int k = pick(rng, AF_FZ_N_PAGE + AF_FZ_N_ODD_PAGE);
+        c->page_size = k < AF_FZ_N_PAGE ? af_fz_page_sizes[k] : af_fz_odd_page_sizes[k - AF_FZ_N_PAGE];
         if (c->page_size) {
             c->packing = AF_PACK_SEPARATE;
             c->backward = false;

@@ -253,9 +253,13 @@ static void repair_combinations(af_case *c, const af_fuzz_limits *l) {
             c->page_size < 0) {
             c->page_size = 0;
         } else {
-            int p = 1;
-            while (p * 2 <= c->page_size && p < AF_FUZZ_NARROW_MAX_SEQLEN) p *= 2;
-            while ((c->seqlen_kv + p - 1) / p > 1024 && p < AF_FUZZ_NARROW_MAX_SEQLEN) p *= 2;
+            _Static_assert(AF_FUZZ_MAX_BATCH * 1024 <= AF_MAX_PAGES, "1024 pages per sequence fit");
+            /* any size >= 1 (the format's sizes are powers of two; the trailing section's
+             * exact size need not be); at most 1024 pages per sequence, so that 64 sequences
+             * fit the page table (AF_MAX_PAGES) */
+            int p = c->page_size < AF_FUZZ_NARROW_MAX_SEQLEN ? c->page_size : AF_FUZZ_NARROW_MAX_SEQLEN;
+            while ((c->seqlen_kv + p - 1) / p > 1024 && p < AF_FUZZ_NARROW_MAX_SEQLEN)
+                p = 2 * p < AF_FUZZ_NARROW_MAX_SEQLEN ? 2 * p : AF_FUZZ_NARROW_MAX_SEQLEN;
             /* pages cost memory, not work: a page beyond the next power of two of the KV
              * length (or 16) only adds unused tail slots, batch x heads_kv x d each (a
              * 65536-token page on 64 sequences took 4 GB under the probes) */
@@ -319,7 +323,7 @@ static void repair_features(af_case *c, const af_fuzz_limits *l) {
 }
 
 int af_fuzz_repair(af_case *c, const af_fuzz_limits *l) {
-    c->batch = clampi(c->batch, 1, AF_MAX_BATCH);
+    c->batch = clampi(c->batch, 1, AF_FUZZ_MAX_BATCH);
     c->heads_kv = clampi(c->heads_kv, 1, AF_MAX_HEADS);
     c->heads_q = clampi(c->heads_q, 1, AF_MAX_HEADS);
     if (c->heads_q % c->heads_kv)

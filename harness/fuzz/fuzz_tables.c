@@ -18,6 +18,7 @@ const int af_fz_head_dims[AF_FZ_N_HEAD_DIM] = {8, 16, 24, 32, 40, 48, 64, 72, 80
 const int af_fz_stride_gaps[AF_FZ_N_STRIDE_GAP] = {0, 1, 8, 3, 64};
 const int af_fz_thd_gaps[AF_FZ_N_THD_GAP] = {0, 1, 7, 32};
 const int af_fz_page_sizes[AF_FZ_N_PAGE] = {0, 16, 32, 64, 1, 256, 8};
+const int af_fz_odd_page_sizes[AF_FZ_N_ODD_PAGE] = {3, 5, 12, 48, 100};
 const int af_fz_cp_sizes[AF_FZ_N_CP] = {1, 2, 2, 2, 2, 4, 4, 4, 4};
 const af_cp_comm af_fz_cp_comms[AF_FZ_N_CP] = {AF_CP_NONE,       AF_CP_P2P,     AF_CP_ALL_GATHER,
                                                AF_CP_A2A,        AF_CP_A2A_P2P, AF_CP_P2P,

@@ -17,6 +17,7 @@
 #define AF_FZ_N_STRIDE_GAP  5
 #define AF_FZ_N_THD_GAP     4
 #define AF_FZ_N_PAGE        7
+#define AF_FZ_N_ODD_PAGE    5
 #define AF_FZ_N_CP          9
 #define AF_FZ_N_DATA_BASE   6
 #define AF_FZ_N_DATA_PRESET 4
@@ -42,6 +43,9 @@ extern const int af_fz_head_dims[AF_FZ_N_HEAD_DIM];
 extern const int af_fz_stride_gaps[AF_FZ_N_STRIDE_GAP];
 extern const int af_fz_thd_gaps[AF_FZ_N_THD_GAP];
 extern const int af_fz_page_sizes[AF_FZ_N_PAGE];
+/* the mutator's page sizes that are not powers of two (FlashInfer's and FA3's serving
+ * layouts); the byte format holds them in its trailing section */
+extern const int af_fz_odd_page_sizes[AF_FZ_N_ODD_PAGE];
 extern const int af_fz_cp_sizes[AF_FZ_N_CP];
 extern const af_cp_comm af_fz_cp_comms[AF_FZ_N_CP];
 

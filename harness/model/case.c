@@ -719,14 +719,14 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
         FAIL(F_PACKING, "kv packing needs head_dim_qk == head_dim_v (%d vs %d)", c->head_dim_qk, c->head_dim_v);
     if (c->page_tail_nan && !c->page_size) FAIL(F_PAGE_TAIL, "page_tail = nan needs page_size > 0");
     if (c->page_size) {
-        if (c->page_size & (c->page_size - 1)) FAIL(F_PAGE_SIZE, "%d is not a power of two", c->page_size);
         if (c->packing != AF_PACK_SEPARATE) FAIL(F_PAGE_SIZE, "paged KV needs packing = separate");
         if (c->layout == AF_LAYOUT_THD)
             FAIL(F_PAGE_SIZE, "paged KV with layout thd is not supported (pages already index tokens)");
         if (c->backward) FAIL(F_PAGE_SIZE, "paged KV is forward only (a KV cache has no gradient)");
         long pages = (long)c->batch * ((c->seqlen_kv + c->page_size - 1) / c->page_size);
-        if (pages > (long)AF_MAX_BATCH * 1024 || (c->seqlen_kv + c->page_size - 1) / c->page_size > 1024)
-            FAIL(F_PAGE_SIZE, "%ld pages is more than the page table holds", pages);
+        if (pages > AF_MAX_PAGES)
+            FAIL(F_PAGE_SIZE, "%ld pages (batch %d x %d per sequence) is more than the %d the page table holds", pages,
+                 c->batch, (c->seqlen_kv + c->page_size - 1) / c->page_size, AF_MAX_PAGES);
     }
     if (af_dtype_is_fp8(c->dtype)) {
         if (c->packing != AF_PACK_SEPARATE) FAIL(F_PACKING, "%s needs packing = separate", dtype_names[c->dtype]);

@@ -173,7 +173,7 @@ int af_layout_plan_make(const af_case *c, af_layout_plan *p, char *why, size_t c
         p->page_size = c->page_size;
         p->pages_per_seq = (c->seqlen_kv + c->page_size - 1) / c->page_size;
         p->n_pages = B * p->pages_per_seq;
-        if (p->pages_per_seq > 1024 || p->n_pages > AF_MAX_BATCH * 1024) {
+        if ((int64_t)B * p->pages_per_seq > AF_MAX_PAGES) {
             snprintf(why, cap, "paged KV: %d pages exceed the page table", p->n_pages);
             return -1;
         }

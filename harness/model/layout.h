@@ -67,7 +67,8 @@ typedef struct {
     int64_t stride_s; /* token stride (ragged: stride between packed tokens) */
     bool ragged;      /* thd: token = token_start[b] + s */
     bool paged;       /* paged KV: token s of sequence b lives in page
-                                page_table[b][s / page_size], slot s % page_size;
+                                page_table[b][s / page_size], slot s % page_size
+                                (any page_size >= 1, not only powers of two);
                                 stride_b is then the page stride */
 } af_tensor_view;
 
@@ -81,7 +82,7 @@ typedef struct {
     int page_size;                           /* 0 = not paged */
     int pages_per_seq;
     int n_pages;
-    int32_t page_table[AF_MAX_BATCH * 1024]; /* [b * pages_per_seq + p] -> physical page */
+    int32_t page_table[AF_MAX_PAGES];        /* [b * pages_per_seq + p] -> physical page */
 } af_layout_plan;
 
 /* Build the plan of a validated case. Returns 0, or -1 with a reason (e.g. a paged

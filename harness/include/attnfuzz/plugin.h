@@ -239,8 +239,10 @@ typedef struct {
     const int64_t *token_start; /* ragged: (B + 1) first packed token of each sequence
                                    (gaps between sequences allowed); else NULL       */
     const int32_t *page_table;  /* paged: (B, pages_per_seq) physical pages; else NULL */
-    int32_t page_size;          /* paged: tokens per page; else 0                    */
-    int32_t pages_per_seq;
+    int32_t page_size;          /* paged: tokens per page, any size >= 1 (not only
+                                   powers of two: 5, 12, 48 too; use / and %, never
+                                   shifts or masks); else 0                          */
+    int32_t pages_per_seq;      /* paged: B * pages_per_seq <= 65536                 */
     float descale; /* fp8_e4m3: logical = stored * descale; else 1.
                                    Inputs Q, K, V (and dO): read as stored * descale.
                                    O of fp8_e4m3 is an E4M3 output (storage says so):

@@ -163,6 +163,9 @@ static const planted_expectation expectations[] = {
      AF_V_PASS},
     {"split_kv_stride", "dtype = bf16\nheads = 2\nseqlen_q = 2\nseqlen_kv = 1025\nhead_dim = 16\n", AF_V_MISMATCH,
      AF_V_PASS},
+    /* a page larger than the tile that is not a power of two (200 tokens): caught too */
+    {"page_index_128", "dtype = fp16\nseqlen_q = 3\nseqlen_kv = 130\nhead_dim = 16\npage_size = 200\n", AF_V_MISMATCH,
+     AF_V_PASS},
 };
 
 /* Cases one step short of a narrow bug's trigger: the bug's code runs, and they pass. */
@@ -172,6 +175,7 @@ static const struct {
     {"page_index_128", "dtype = fp16\nseqlen_q = 3\nseqlen_kv = 200\nhead_dim = 16\npage_size = 128\n"},
     {"page_index_128", "dtype = fp16\nseqlen_q = 3\nseqlen_kv = 128\nhead_dim = 16\npage_size = 256\n"},
     {"page_index_128", "dtype = bf16\nbatch = 2\nseqlen_q = 3\nseqlen_kv = 300\nhead_dim = 16\npage_size = 64\n"},
+    {"page_index_128", "dtype = fp16\nbatch = 2\nseqlen_q = 3\nseqlen_kv = 237\nhead_dim = 16\npage_size = 100\n"},
     {"split_kv_stride", "dtype = bf16\nheads = 2\nseqlen_q = 2\nseqlen_kv = 1024\nhead_dim = 16\n"},
     {"split_kv_stride", "dtype = fp16\nseqlen_q = 3\nseqlen_kv = 2500\nhead_dim = 16\nmask = causal_bottom_right\n"},
     {"split_kv_stride", "dtype = bf16\nseqlen_q = 2\nseqlen_kv = 1025\nhead_dim = 16\nbackward = yes\n"},

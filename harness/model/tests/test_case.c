@@ -98,7 +98,7 @@ int main(void) {
     expect_error(" = 3\n", 1, "line", "missing key");
     expect_error("batch = 2\nbatch = 3\n", 2, "batch", "repeated (first set on line 1)");
     expect_error("batch = two\n", 1, "batch", "not an integer");
-    expect_error("batch = 0\n", 1, "batch", "not an integer in [1, 64]");
+    expect_error("batch = 0\n", 1, "batch", "not an integer in [1, 128]");
     expect_error("batch = 3x\n", 1, "batch", "not an integer");
     expect_error("dtype = fp32\n", 1, "dtype", "not one of");
     expect_error("layout = nhwc\n", 1, "layout", "not one of");
@@ -137,7 +137,13 @@ int main(void) {
     expect_error("packing = qkv\nheads_q = 2\n", 1, "packing", "heads_q == heads_kv");
     expect_error("packing = qkv\nseqlen_kv = 32\n", 1, "packing", "seqlen_q == seqlen_kv");
     expect_error("packing = kv\nhead_dim_v = 32\n", 1, "packing", "head_dim_qk == head_dim_v");
-    expect_error("page_size = 3\n", 1, "page_size", "power of two");
+    roundtrip("page_size = 5\nseqlen_kv = 37\nbatch = 2\n"); /* any page size, not only powers of two */
+    roundtrip("page_size = 1\nseqlen_kv = 65536\n");          /* 65536 pages in one sequence */
+    roundtrip("batch = 128\npage_size = 48\nseqlen_kv = 100\n");
+    expect_error("batch = 129\n", 1, "batch", "129");
+    expect_error("page_size = -1\n", 1, "page_size", "-1");
+    expect_error("page_size = 1\nseqlen_kv = 65537\n", 1, "page_size", "65537 pages");
+    expect_error("page_size = 3\nbatch = 128\nseqlen_kv = 1537\n", 1, "page_size", "the page table holds");
     expect_error("page_size = 4\nbackward = yes\n", 1, "page_size", "forward only");
     expect_error("page_tail = nan\n", 1, "page_tail", "needs page_size");
     expect_error("page_size = 4\npage_tail = zero\n", 2, "page_tail", "finite or nan");

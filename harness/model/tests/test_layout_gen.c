@@ -49,6 +49,48 @@ static void check_plan(const af_case *c) {
     free(p);
 }
 
+/* Paged K of a case with page_size ps (any size, not only powers of two): the map
+ * key (b, s) -> (physical page, slot in the page) is a bijection onto the used slots,
+ * the first s_kv slots of each sequence's pages in table order; the tail of a partial
+ * last page is hit by no key. */
+static void check_page_bijection(int ps, int batch, int seqlen_kv) {
+    char text[256];
+    snprintf(text, sizeof text, "batch = %d\nheads_kv = 2\nheads_q = 2\nseqlen_kv = %d\npage_size = %d\nseed = 9\n",
+             batch, seqlen_kv, ps);
+    af_case c;
+    load(text, &c);
+    af_layout_plan *p = malloc(sizeof *p);
+    char why[256];
+    CHECK_MSG(af_layout_plan_make(&c, p, why, sizeof why) == 0, "page_size %d: %s", ps, why);
+    int pps = (seqlen_kv + ps - 1) / ps;
+    CHECK_MSG(p->page_size == ps && p->pages_per_seq == pps && p->n_pages == batch * pps, "page_size %d: %d x %d pages",
+              ps, p->pages_per_seq, p->n_pages);
+    const af_tensor_view *v = &p->view[AF_T_K];
+    CHECK(v->paged && v->stride_b == (int64_t)ps * v->stride_s);
+    int *hits = calloc((size_t)p->n_pages * (size_t)ps, sizeof *hits); /* [page * ps + slot] */
+    for (int h = 0; h < 2; h++)
+        for (int b = 0; b < batch; b++)
+            for (int s = 0; s < seqlen_kv; s++) {
+                int64_t off = af_layout_offset(p, AF_T_K, b, h, s, 0) - v->base - (int64_t)h * v->stride_h;
+                int64_t page = off / v->stride_b, slot = off % v->stride_b / v->stride_s;
+                CHECK_MSG(off % v->stride_s == 0 && page >= 0 && page < p->n_pages && slot < ps,
+                          "page_size %d: key (%d, %d) -> page %lld slot %lld", ps, b, s, (long long)page,
+                          (long long)slot);
+                if (h == 0) hits[page * ps + slot]++;
+                else CHECK(hits[page * ps + slot] == 1); /* every head: the same slot */
+            }
+    for (int b = 0; b < batch; b++)
+        for (int e = 0; e < pps; e++)
+            for (int r = 0; r < ps; r++) {
+                int page = p->page_table[b * pps + e];
+                int want = e * ps + r < seqlen_kv; /* used slot: exactly one key; tail: none */
+                CHECK_MSG(hits[page * ps + r] == want, "page_size %d: sequence %d, entry %d, slot %d hit %d times", ps,
+                          b, e, r, hits[page * ps + r]);
+            }
+    free(hits);
+    free(p);
+}
+
 /* Dense inputs of a case (exact stored values). */
 static af_inputs gen(const af_case *c, af_tensors *t) {
     af_inputs in;
@@ -85,6 +127,18 @@ static void same_inputs(const char *base, const char *variant) {
 }
 
 int main(void) {
+    /* paged KV: pages of any size, partial last pages, more than 1024 pages per sequence,
+     * a batch of 128 */
+    static const int page_sizes[] = {1, 3, 5, 7, 100};
+    for (int i = 0; i < 5; i++) check_page_bijection(page_sizes[i], 2, 237);
+    check_page_bijection(5, 2, 37);
+    check_page_bijection(1, 1, 4099);  /* 4099 pages in one sequence */
+    check_page_bijection(12, 128, 49); /* batch 128 */
+    {
+        af_case c;
+        load("batch = 1\nseqlen_kv = 100000\npage_size = 3\nhead_dim = 8\n", &c);
+        check_plan(&c); /* 33334 pages in one sequence: still every element its own place */
+    }
     /* layout independence of the generated values */
     const char *base = "batch = 2\nheads = 2\nseqlen = 40\nhead_dim = 24\nbackward = yes\nseed = 77\n";
     const char *variants[] = {"layout = sbhd\n",

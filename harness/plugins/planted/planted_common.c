@@ -75,8 +75,9 @@
  *                                   allocation is tight (research C25: the capacity probe)
  *   PLANTED_PAGE_INDEX_128          paged K/V read in 128-token tiles, a page larger than a
  *                                   tile addressed as if it held 128 tokens (page-table entry
- *                                   s / 128, row s % 128): wrong only with page_size >= 256
- *                                   and a key at 128 or more (into its page, or in a later one)
+ *                                   s / 128, row s % 128): wrong only with page_size > 128
+ *                                   (any size, not only powers of two: 200 too) and a key at
+ *                                   128 or more (into its page, or in a later one)
  *   PLANTED_SPLIT_KV_STRIDE         past 1024 keys the forward splits them (1024 per split)
  *                                   and combines the partials, written [split][head] per
  *                                   query row and read back [head][split]: wrong only with
