@@ -25,9 +25,9 @@
 /* Paged KV: page-table entries of a case, all sequences together (batch x pages per
  * sequence; af_layout_plan holds the table in place, 256 KiB). One sequence may use them
  * all: 65536 pages of 2 tokens for a 131072-token cache. */
-#define AF_MAX_PAGES 65536
-#define AF_MAX_DOCUMENTS  16 /* a document mask's documents (model/mask_rule.h's AF_MASK_MAX_DOCS) */
-#define AF_NAME_MAX       128
+#define AF_MAX_PAGES     65536
+#define AF_MAX_DOCUMENTS 16 /* a document mask's documents (model/mask_rule.h's AF_MASK_MAX_DOCS) */
+#define AF_NAME_MAX      128
 /* fp8_headroom: the tensors it scales (q, k, v, do, o) and its largest binade count */
 #define AF_FP8_SCALED       5
 #define AF_FP8_HEADROOM_MAX 8

@@ -82,7 +82,7 @@ typedef struct {
     int page_size;                           /* 0 = not paged */
     int pages_per_seq;
     int n_pages;
-    int32_t page_table[AF_MAX_PAGES];        /* [b * pages_per_seq + p] -> physical page */
+    int32_t page_table[AF_MAX_PAGES]; /* [b * pages_per_seq + p] -> physical page */
 } af_layout_plan;
 
 /* Build the plan of a validated case. Returns 0, or -1 with a reason (e.g. a paged

@@ -243,7 +243,7 @@ typedef struct {
                                    powers of two: 5, 12, 48 too; use / and %, never
                                    shifts or masks); else 0                          */
     int32_t pages_per_seq;      /* paged: B * pages_per_seq <= 65536                 */
-    float descale; /* fp8_e4m3: logical = stored * descale; else 1.
+    float descale;              /* fp8_e4m3: logical = stored * descale; else 1.
                                    Inputs Q, K, V (and dO): read as stored * descale.
                                    O of fp8_e4m3 is an E4M3 output (storage says so):
                                    write e4m3(O / descale), descale a power of two

@@ -138,7 +138,7 @@ int main(void) {
     expect_error("packing = qkv\nseqlen_kv = 32\n", 1, "packing", "seqlen_q == seqlen_kv");
     expect_error("packing = kv\nhead_dim_v = 32\n", 1, "packing", "head_dim_qk == head_dim_v");
     roundtrip("page_size = 5\nseqlen_kv = 37\nbatch = 2\n"); /* any page size, not only powers of two */
-    roundtrip("page_size = 1\nseqlen_kv = 65536\n");          /* 65536 pages in one sequence */
+    roundtrip("page_size = 1\nseqlen_kv = 65536\n");         /* 65536 pages in one sequence */
     roundtrip("batch = 128\npage_size = 48\nseqlen_kv = 100\n");
     expect_error("batch = 129\n", 1, "batch", "129");
     expect_error("page_size = -1\n", 1, "page_size", "-1");

@@ -76,8 +76,10 @@ static void check_page_bijection(int ps, int batch, int seqlen_kv) {
                 CHECK_MSG(off % v->stride_s == 0 && page >= 0 && page < p->n_pages && slot < ps,
                           "page_size %d: key (%d, %d) -> page %lld slot %lld", ps, b, s, (long long)page,
                           (long long)slot);
-                if (h == 0) hits[page * ps + slot]++;
-                else CHECK(hits[page * ps + slot] == 1); /* every head: the same slot */
+                if (h == 0)
+                    hits[page * ps + slot]++;
+                else
+                    CHECK(hits[page * ps + slot] == 1); /* every head: the same slot */
             }
     for (int b = 0; b < batch; b++)
         for (int e = 0; e < pps; e++)
