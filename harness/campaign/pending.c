@@ -49,10 +49,10 @@ static void min_other(void *user, const af_case *c, const af_verdict *v) {
 
 static int min_run(const af_case *c, void *user, af_verdict *v) {
     min_ctx *m = user;
+    if (af_camp_interrupted()) return -1; /* a signal: nothing more is run */
     af_session_result *r = malloc(sizeof *r);
     if (!r) return -1;
-    if (af_camp_interrupted()) return -1; /* a signal: nothing more is run */
-    af_camp_progress_tick(m->cp);         /* the progress line keeps coming while minimising */
+    af_camp_progress_tick(m->cp); /* the progress line keeps coming while minimising */
     int deadline = af_camp_deadline_now(m->cp);
     af_session_run_isolated(&m->cp->s, c, AF_STORE_NONE, NULL, deadline, r);
     int rc = r->status == AF_CASE_NOT_RUN || af_camp_stopped_for_time(m->cp, r, deadline) ? -1 : 0;
