@@ -1,9 +1,9 @@
 /* feature.c — the feature probe (AF_V_FEATURE_IGNORED, probes.h): rerun with the case's
  * declared features removed one at a time (softcap, sinks, bias, ALiBi: first, since a
  * backend that accepts and ignores one is the bug this catches), attention_chunk -> none,
- * documents -> none, global_keys -> 0,
- * causal -> none, window -> none, scale -> 2 * scale, alignment flipped; outputs whose exact value moves by more
- * than any correct kernel's error (expect.h) must move. */
+ * documents -> none, global_keys -> 0, causal -> none, window -> none, scale -> 2 * scale,
+ * alignment flipped; outputs whose exact value moves by more than any correct kernel's error
+ * (expect.h) must move. */
 #include "judge/probes/expect.h"
 
 #include <math.h>
@@ -12,6 +12,7 @@
 
 #include "judge/clone.h"
 #include "judge/problem.h"
+#include "model/case_fields.h"
 
 typedef struct {
     const char *name;
@@ -47,25 +48,20 @@ static int make_toggles(const af_case *c, toggle *t) {
         if (f == 3) t[n].toggled.alibi = false;
         n++;
     }
-    if (c->attention_chunk > 0) { /* a mask toggle: the rows whose chunk hid keys move */
-        t[n].name = "attention_chunk -> none";
+    /* the mask features, each switched off through the case-field table: the rows whose
+     * chunk or document hid keys move, and the rows that saw a global key only through G */
+    static const struct {
+        af_case_field field;
+        const char *name;
+    } mask_features[] = {{AF_CF_ATTENTION_CHUNK, "attention_chunk -> none"},
+                         {AF_CF_DOCUMENTS, "documents -> none"},
+                         {AF_CF_GLOBAL_KEYS, "global_keys -> 0"}};
+    for (size_t k = 0; k < sizeof mask_features / sizeof mask_features[0]; k++) {
+        if (!af_case_field_printed(c, mask_features[k].field)) continue;
+        t[n].name = mask_features[k].name;
         t[n].scores_change = false;
         t[n].toggled = *c;
-        t[n].toggled.attention_chunk = 0;
-        n++;
-    }
-    if (c->n_documents > 0) { /* a mask toggle: the rows whose document hid keys move */
-        t[n].name = "documents -> none";
-        t[n].scores_change = false;
-        t[n].toggled = *c;
-        t[n].toggled.n_documents = 0;
-        n++;
-    }
-    if (c->global_keys > 0) { /* a mask toggle: the rows that saw a global key only through G move */
-        t[n].name = "global_keys -> 0";
-        t[n].scores_change = false;
-        t[n].toggled = *c;
-        t[n].toggled.global_keys = 0;
+        af_case_field_reset(&t[n].toggled, mask_features[k].field);
         n++;
     }
     if (c->mask == AF_MASK_CAUSAL) {
