@@ -33,18 +33,19 @@ expect_violation harness/plugins/example/example_plugin.c '#include "model/case.
 expect_violation harness/judge/compare.c 'int af_camp_planted(void) { return 0; }' 'af_camp_ belongs in harness/campaign/'
 expect_violation harness/campaign/queue.c 'void af_cp_planted(int x) {' 'af_cp_ belongs in harness/backends/cp/'
 # circles of calls: one across folders, one new inside a folder, a kept one gone
-copy
-echo 'void af_planted_a(void) { af_planted_b(); }' >> "$tmp/t/harness/backends/cpu.c"
-echo 'void af_planted_b(void) { af_planted_a(); }' >> "$tmp/t/harness/backends/cp/cp_plan.c"
-out=$(python3 ci/check_layering.py "$tmp/t" 2>&1) && fail "a circle across folders was not reported"
-grep -q "circle of calls across folders (harness/backends/cp/cp_plan.c, harness/backends/cpu.c)" <<< "$out" ||
-  fail "wrong report for a circle across folders: $out"
-copy
-echo 'void af_planted_a(void) { af_planted_b(); }' >> "$tmp/t/harness/fuzz/fuzz_mutate.c"
-echo 'void af_planted_b(void) { af_planted_a(); }' >> "$tmp/t/harness/fuzz/fuzz_repair.c"
-out=$(python3 ci/check_layering.py "$tmp/t" 2>&1) && fail "a new circle inside a folder was not reported"
-grep -qE "a new circle of calls \(.*harness/fuzz/fuzz_mutate.c, harness/fuzz/fuzz_repair.c\)" <<< "$out" ||
-  fail "wrong report for a new circle: $out"
+# expect_circle FILE_A FILE_B REGEX WHAT: A calls into B and B into A; the check must fail
+# with a line matching REGEX (grep -E)
+expect_circle() {
+  copy
+  echo 'void af_planted_a(void) { af_planted_b(); }' >> "$tmp/t/$1"
+  echo 'void af_planted_b(void) { af_planted_a(); }' >> "$tmp/t/$2"
+  out=$(python3 ci/check_layering.py "$tmp/t" 2>&1) && fail "$4 was not reported"
+  grep -qE "$3" <<< "$out" || fail "wrong report for $4: $out"
+}
+expect_circle harness/backends/cpu.c harness/backends/cp/cp_plan.c \
+  "circle of calls across folders \(harness/backends/cp/cp_plan.c, harness/backends/cpu.c\)" "a circle across folders"
+expect_circle harness/fuzz/fuzz_mutate.c harness/fuzz/fuzz_repair.c \
+  "a new circle of calls \(.*harness/fuzz/fuzz_mutate.c, harness/fuzz/fuzz_repair.c\)" "a new circle inside a folder"
 copy
 sed -i 's/af_worker_config_free(/af_planted_free(/g' "$tmp/t/harness/backends/worker/worker_backend.c"
 out=$(python3 ci/check_layering.py "$tmp/t" 2>&1) && fail "a kept circle that is gone was not reported"
