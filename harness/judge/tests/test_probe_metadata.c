@@ -8,7 +8,8 @@
  *   planted:metadata_unchecked (offsets trusted as addresses) is found: an out_of_bounds
  *   (O's guard) from the thd offset past the buffer's end, and a crash of the isolated run
  *   naming its variant, while the probe goes on;
- *   the cpu reference and cases without metadata run no variant; the cpu backend itself
+ *   a backend without AF_BACKEND_CHECKS_METADATA (the cpu reference) and cases without
+ *   metadata run no variant; the cpu backend itself
  *   refuses malformed metadata (AF_RUN_ERROR), so backends wrapping it pass the probe.
  */
 #include <stdio.h>
@@ -191,7 +192,7 @@ int main(void) {
         free(bad);
         af_tensors_free(&t);
     }
-    probe(cpu, cpu, thd_case, &v, &ps); /* the reference is not probed */
+    probe(cpu, cpu, thd_case, &v, &ps); /* no AF_BACKEND_CHECKS_METADATA (the reference): not probed */
     CHECK_MSG(ps.metadata_runs == 0 && v.n_findings == 0 && strstr(ps.notes, "metadata: skipped"), "%s", ps.notes);
     probe(none, cpu, "dtype = fp16\nseqlen = 16\nhead_dim = 64\n", &v, &ps); /* no metadata */
     CHECK_MSG(ps.metadata_runs == 0 && v.n_findings == 0, "%s", ps.notes);
