@@ -36,7 +36,11 @@ typedef struct {
 #define AF_MAX_INPUT_WRITES 4
 
 typedef struct {
-    char engine[128];          /* engine that ran ("" when the backend has one) */
+    char engine[128]; /* engine that ran ("" when the backend has one) */
+    /* the engine of each pass when the backend names them ("" = not said): a dispatch
+     * may run the backward on another kernel than its forward */
+    char engine_forward[64];
+    char engine_backward[64];
     long long workspace_bytes; /* device workspace used, -1 unknown */
     double seconds;            /* wall time of the run */
     bool nondeterministic;     /* the engine declared itself nondeterministic */

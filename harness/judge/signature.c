@@ -104,8 +104,13 @@ size_t af_finding_identity(const af_case *c, const af_verdict *v, char *buf, siz
     }
     const char *engine = v->info.engine[0] ? v->info.engine : c->engine;
     if (strcmp(engine, "all") == 0) engine = "";
-    af_strbuf_printf(&s, "%s|%s%s%s|", af_verdict_name(v->kind), backend, engine[0] ? ":" : "", engine);
-    af_strbuf_printf(&s, "%s", v->n_findings > 0 ? af_tensor_name(v->findings[0].tensor) : "-");
+    af_strbuf_printf(&s, "%s|%s%s%s", af_verdict_name(v->kind), backend, engine[0] ? ":" : "", engine);
+    /* a backward the backend says ran on its own engine, unless the engine's name says it
+     * already (cudnn's "eng3+bwd_eng6"): a dispatch that sends some backwards elsewhere
+     * makes its own buckets */
+    const char *bwd = v->info.engine_backward;
+    if (bwd[0] && !strstr(engine, bwd)) af_strbuf_printf(&s, "+backward=%s", bwd);
+    af_strbuf_printf(&s, "|%s", v->n_findings > 0 ? af_tensor_name(v->findings[0].tensor) : "-");
     return s.len;
 }
 

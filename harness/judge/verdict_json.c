@@ -73,6 +73,12 @@ json_t *af_verdict_to_json(const char *case_path, const af_verdict *v) {
         af_json_real(v->info.seconds), "workspace_bytes", (json_int_t)v->info.workspace_bytes, "nondeterministic",
         (int)v->info.nondeterministic, "oracle_bound_rel", af_json_real(v->oracle_bound_rel), "tensors", tensors,
         "findings", findings, "findings_total", v->n_findings, "judge", judge_json(&v->judge));
+    /* the engine of each pass, when the backend names them (a dispatch that runs the
+     * backward on another kernel than its forward shows here) */
+    if (o && (v->info.engine_forward[0] || v->info.engine_backward[0]))
+        json_object_set_new(o, "engines",
+                            json_pack("{s:o, s:o}", "forward", af_json_text(v->info.engine_forward), "backward",
+                                      af_json_text(v->info.engine_backward)));
     /* which built graph served the run ("" = the case's own) and the builds it waited for */
     if (o && v->info.plan[0]) json_object_set_new(o, "plan", af_json_text(v->info.plan));
     if (o) json_object_set_new(o, "build_seconds", af_json_real(v->info.build_seconds));

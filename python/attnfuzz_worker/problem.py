@@ -33,11 +33,22 @@ class Problem:
         self.sink = list(fields["sink"]) if fields.get("sink") is not None else None
         self.group = self.heads_q // self.heads_kv
         self.engine = ""
+        self.engines = {}  # {"forward": name, "backward": name}: set by ran()
         self.given = ()
         self.paging = None
         self.views = None
         self.kernel_raised = False
         self.watched = {}  # name -> (tensor, clone): the adapter's own kernel arguments (watch)
+
+    def ran(self, forward=None, backward=None):
+        """problem.ran(forward="fa4", backward="fa2"): the engine (kernel, backend) that
+        served each pass, when the adapter's library dispatches them separately. The reply
+        carries them ("engines"), the verdict shows them, and a backward that ran on its own
+        engine gets its own buckets: a forward / backward dispatch mismatch is seen as one."""
+        if forward is not None:
+            self.engines["forward"] = str(forward)
+        if backward is not None:
+            self.engines["backward"] = str(backward)
 
     @contextlib.contextmanager
     def kernel_call(self):

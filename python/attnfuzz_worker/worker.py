@@ -188,6 +188,8 @@ class Worker:
             self._run_python(msg, problem)  # the kernel writes the shared region: attnfuzz compares it
             written = []
         reply = {"type": "ok", "engine": problem.engine}
+        if problem.engines:
+            reply["engines"] = dict(problem.engines)
         if written:
             reply["inputs_written"] = written
         return reply

@@ -449,6 +449,18 @@ static void full_name(const case_state *cs, bool backward, int fk, int fi, int b
     snprintf(out, cap, "%s%s+%s%s", graph_prefix[fk], f, graph_prefix[bk], b);
 }
 
+/* The engine of each pass, as the verdict's "engines" names them (the forward graph's
+ * config, the backward graph's; "" when the case has no backward). */
+static void pass_names(const case_state *cs, bool backward, int fk, int fi, int bk, int bi, af_run_info *info) {
+    char n[AF_NAME_MAX];
+    af_cudnn_cfg_name(&cs->cfg[fk][fi].id, n, sizeof n);
+    snprintf(info->engine_forward, sizeof info->engine_forward, "%s%s", graph_prefix[fk], n);
+    info->engine_backward[0] = 0;
+    if (!backward) return;
+    af_cudnn_cfg_name(&cs->cfg[bk][bi].id, n, sizeof n);
+    snprintf(info->engine_backward, sizeof info->engine_backward, "%s%s", graph_prefix[bk], n);
+}
+
 /* ---------------------------------------------------------------- callbacks */
 
 static int cudnn_available(af_backend *be, char *why, size_t cap) { return ensure_init(be->state, why, cap); }
@@ -682,6 +694,7 @@ static af_run_status run_graphs(cudnn_state *s, const af_case *c, const af_case 
     af_cg *fg = cs->graph[fk], *bg = c->backward ? cs->graph[bk] : NULL;
     const af_cudnn_plan *fp = &cs->plans[fk][fi].plan, *bp = c->backward ? &cs->plans[bk][bi].plan : NULL;
     full_name(cs, c->backward, fk, fi, bk, bi, info->engine, sizeof info->engine);
+    pass_names(cs, c->backward, fk, fi, bk, bi, info);
     info->nondeterministic =
         af_cudnn_plan_nondeterministic(fp) || (bp && (bk == G_BWD || af_cudnn_plan_nondeterministic(bp)));
 
@@ -829,7 +842,7 @@ static af_run_status cudnn_run_mode(af_backend *be, const af_case *c, const char
     double t0 = af_clock_mono();
     info->workspace_bytes = -1;
     info->nondeterministic = false;
-    info->engine[0] = 0;
+    info->engine[0] = info->engine_forward[0] = info->engine_backward[0] = 0;
     info->plan[0] = 0;
     info->build_seconds = 0;
     s->have_amax = s->have_bwd_amax = false;

@@ -496,6 +496,8 @@ static af_run_status run_request(af_backend *be, const af_case *c, const char *e
         if (info) {
             snprintf(info->engine, sizeof info->engine, "%s", r.engine[0] ? r.engine : (engine ? engine : ""));
             info->nondeterministic = r.nondeterministic || !st->deterministic;
+            snprintf(info->engine_forward, sizeof info->engine_forward, "%s", r.engine_forward);
+            snprintf(info->engine_backward, sizeof info->engine_backward, "%s", r.engine_backward);
         }
         char sub[400];
         if (s == AF_RUN_OK && info && af_worker_inputs_written(&r, info, sub, sizeof sub)) {

@@ -240,6 +240,12 @@ int af_worker_reply_parse(const char *line, long long id, af_worker_reply *r, ch
     const char *where = json_string_value(json_object_get(o, "where"));
     r->adapter = r->type == AF_WR_ERROR && where && !strcmp(where, "adapter");
     af_json_get_text(o, "engine", r->engine, sizeof r->engine);
+    json_t *passes = json_object_get(o, "engines");
+    r->engine_forward[0] = r->engine_backward[0] = 0;
+    if (json_is_object(passes)) {
+        af_json_get_text(passes, "forward", r->engine_forward, sizeof r->engine_forward);
+        af_json_get_text(passes, "backward", r->engine_backward, sizeof r->engine_backward);
+    }
     r->nondeterministic = json_is_true(json_object_get(o, "nondeterministic"));
     r->body = o;
     return 0;

@@ -39,6 +39,8 @@ typedef struct {
     char text[512];   /* reason of decline / unavailable, message of error / resource */
     bool adapter;     /* error: "where": "adapter" (the worker's own code failed, not the kernel) */
     char engine[128]; /* ok of a run: the engine that ran ("" = not said) */
+    char engine_forward[64], engine_backward[64]; /* ok of a run: "engines": {"forward",
+                                                     "backward"}, each pass's ("" = not said) */
     bool nondeterministic;
     json_t *body; /* the whole reply (owned; engines' names, hello's capabilities) */
 } af_worker_reply;

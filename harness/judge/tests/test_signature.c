@@ -144,7 +144,7 @@ int main(void) {
     /* every change of class is a different bucket */
     expect_new_bucket(&c, &v, "base");
     af_case x;
-    af_verdict y;
+    af_verdict y, z;
     x = c;
     x.mask = AF_MASK_NONE;
     expect_new_bucket(&x, &v, "mask none");
@@ -224,6 +224,21 @@ int main(void) {
     y = v;
     snprintf(y.info.engine, sizeof y.info.engine, "eng3_k2=1");
     expect_new_bucket(&c, &y, "engine");
+    y = v;
+    snprintf(y.info.engine_forward, sizeof y.info.engine_forward, "main");
+    snprintf(y.info.engine_backward, sizeof y.info.engine_backward, "fallback");
+    expect_new_bucket(&c, &y, "the backward's own engine");
+    /* a backward engine the engine's name already carries adds nothing */
+    y = v;
+    snprintf(y.info.engine, sizeof y.info.engine, "eng3+bwd_eng6");
+    z = y;
+    snprintf(z.info.engine_backward, sizeof z.info.engine_backward, "bwd_eng6");
+    {
+        char a[AF_SIGNATURE_MAX], b[AF_SIGNATURE_MAX];
+        af_signature(&c, &y, a, sizeof a);
+        af_signature(&c, &z, b, sizeof b);
+        CHECK_MSG(!strcmp(a, b), "a backward engine inside the engine's name changed the signature: %s vs %s", a, b);
+    }
     y = v;
     snprintf(y.backend, sizeof y.backend, "cpu");
     expect_new_bucket(&c, &y, "backend");
