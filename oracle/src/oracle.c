@@ -465,6 +465,7 @@ int af_oracle_run_pipelined(const af_oracle_problem *p_in, const af_oracle_opts 
                             af_oracle_cert **pending, char *why, size_t cap) {
     double t0 = af_clock_mono();
     if (pending) *pending = NULL;
+    if (af_oracle_split_v(p_in)) return af_oracle_run_split_v(p_in, o_in, r, why, cap);
     memset(r, 0, sizeof *r);
     af_oracle_opts o;
     if (o_in)

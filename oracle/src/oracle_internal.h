@@ -27,6 +27,13 @@
  * opts.cert_seconds into work units (README.md, "Measured time"). */
 #define AF_ORACLE_MPFR_UNIT_SECONDS 1.5e-7
 
+/* V with its own head count (oracle_heads_v.c): whether p has one, and the run and the
+ * gradient magnitudes through the shared-head problem of lcm(Hkv, Hv) heads. */
+bool af_oracle_split_v(const af_oracle_problem *p);
+int af_oracle_run_split_v(const af_oracle_problem *p, const af_oracle_opts *o, af_oracle_result *r, char *why,
+                          size_t cap);
+void af_oracle_grad_abs_split_v(const af_oracle_problem *p, const af_outputs *exact, af_grad_magnitudes *g);
+
 /* The GPU fp64 tier's bound_abs_scale for the problem (oracle.c; README.md derives it). */
 double af_oracle_gpu_bound_abs(const af_oracle_problem *p, double sigma);
 

@@ -165,6 +165,10 @@ void af_oracle_grad_abs(const af_oracle_problem *p, const af_outputs *exact, af_
     af_oracle_problem full;
     int lengths[2 * GPU_MAGNITUDE_MAX_BATCH];
     char why[256];
+    if (af_oracle_split_v(p)) {
+        af_oracle_grad_abs_split_v(p, exact, g);
+        return;
+    }
     if (p->in->dout && use_gpu(p, &full, lengths, sizeof lengths / sizeof lengths[0]) &&
         af_oracle_gpu_grad_abs(&full, exact, g, why, sizeof why) == 0)
         return;
