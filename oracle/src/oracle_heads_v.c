@@ -61,9 +61,7 @@ static double *narrow_heads(const double *w, int B, int from, int to, int S, int
     return x;
 }
 
-/* The shared-head problem: *wide with wide_in's K and V widened to L heads (owned by
- * wide_in, freed by release). */
-static int widen(const af_oracle_problem *p, af_oracle_problem *wide, af_inputs *wide_in) {
+int af_oracle_widen_v(const af_oracle_problem *p, af_oracle_problem *wide, af_inputs *wide_in) {
     int L = p->Hkv / gcd(p->Hkv, p->Hv) * p->Hv;
     *wide_in = *p->in;
     wide_in->Hkv = L;
@@ -77,30 +75,13 @@ static int widen(const af_oracle_problem *p, af_oracle_problem *wide, af_inputs 
     return wide_in->k && wide_in->v ? 0 : -1;
 }
 
-static void release(af_inputs *wide_in) {
+void af_oracle_widen_release(af_inputs *wide_in) {
     free(wide_in->k);
     free(wide_in->v);
+    wide_in->k = wide_in->v = NULL;
 }
 
-int af_oracle_run_split_v(const af_oracle_problem *p, const af_oracle_opts *o, af_oracle_result *r, char *why,
-                          size_t cap) {
-    memset(r, 0, sizeof *r);
-    if (p->Hv < 1 || p->Hkv < 1 || p->Hq < 1 || p->Hq % p->Hv != 0 || p->Hq % p->Hkv != 0) {
-        snprintf(why, cap, "oracle: heads_q=%d is not a multiple of heads_kv=%d and heads_v=%d", p->Hq, p->Hkv,
-                 p->Hv);
-        return -1;
-    }
-    af_oracle_problem wide;
-    af_inputs wide_in;
-    if (widen(p, &wide, &wide_in) != 0) {
-        release(&wide_in);
-        snprintf(why, cap, "oracle: out of memory widening K and V to shared heads");
-        return -1;
-    }
-    int st = af_oracle_run_pipelined(&wide, o, r, NULL, why, cap); /* certified in place, not pipelined */
-    release(&wide_in);
-    if (st != 0) return st;
-    int L = wide.Hkv;
+int af_oracle_narrow_v(const af_oracle_problem *p, int L, af_oracle_result *r) {
     if (r->out.dk) {
         double *dk = narrow_heads(r->out.dk, p->B, L, p->Hkv, p->Skv, p->Dqk);
         double *dv = narrow_heads(r->out.dv, p->B, L, p->Hv, p->Skv, p->Dv);
@@ -108,30 +89,10 @@ int af_oracle_run_split_v(const af_oracle_problem *p, const af_oracle_opts *o, a
         free(r->out.dv);
         r->out.dk = dk;
         r->out.dv = dv;
-        if (!dk || !dv) {
-            af_oracle_result_free(r);
-            snprintf(why, cap, "oracle: out of memory summing dK and dV over shared heads");
-            return -1;
-        }
+        if (!dk || !dv) return -1;
         r->bound_abs_scale += 2.0 * r->bound_rel; /* the parts' relative terms, on M */
     }
     r->out.Hkv = p->Hkv;
     r->out.Hv = p->Hv;
     return 0;
-}
-
-void af_oracle_grad_abs_split_v(const af_oracle_problem *p, const af_outputs *exact, af_grad_magnitudes *g) {
-    af_oracle_problem wide;
-    af_inputs wide_in;
-    memset(g, 0, sizeof *g);
-    if (widen(p, &wide, &wide_in) != 0) {
-        release(&wide_in);
-        g->dq = g->dk = g->dv = g->ds_max = INFINITY; /* unknown: no floor from it is safe */
-        return;
-    }
-    af_oracle_grad_abs(&wide, exact, g); /* reads only exact's O and LSE: the same per query head */
-    release(&wide_in);
-    /* a dK (dV) element sums L / Hkv (L / Hv) columns of the wide problem */
-    g->dk *= (double)(wide.Hkv / p->Hkv);
-    g->dv *= (double)(wide.Hkv / p->Hv);
 }
