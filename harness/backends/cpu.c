@@ -649,8 +649,7 @@ static void key_block(const cpu_problem *pb, cpu_scratch *scr, int64_t item, int
                     if (want_v)
                         axpy(pb->Dv, gemm_operand(pb, scr->p[j]), do_row(pb, b, h, i), acc_v + (int64_t)jj * pb->Dv);
                     if (want_k)
-                        axpy(pb->Dqk, gemm_operand(pb, scr->dp[j]), q_row(pb, b, h, i),
-                             acc_k + (int64_t)jj * pb->Dqk);
+                        axpy(pb->Dqk, gemm_operand(pb, scr->dp[j]), q_row(pb, b, h, i), acc_k + (int64_t)jj * pb->Dqk);
                 }
             }
         }
@@ -726,8 +725,8 @@ static af_run_status cpu_supports(af_backend *be, const af_case *c, char *why, s
     (void)be;
     if (why && cap) why[0] = '\0';
     if (c->batch < 1 || c->batch > AF_MAX_BATCH || c->heads_kv < 1 || c->heads_q < 1 || c->heads_q % c->heads_kv != 0 ||
-        c->heads_q % af_case_heads_v(c) != 0 ||
-        c->head_dim_qk < 1 || c->head_dim_v < 1 || c->seqlen_q < 0 || c->seqlen_kv < 0) {
+        c->heads_q % af_case_heads_v(c) != 0 || c->head_dim_qk < 1 || c->head_dim_v < 1 || c->seqlen_q < 0 ||
+        c->seqlen_kv < 0) {
         snprintf(why, cap, "cpu backend: invalid shape (batch %d, heads %d/%d, head dims %d/%d)", c->batch, c->heads_q,
                  c->heads_kv, c->head_dim_qk, c->head_dim_v);
         return AF_RUN_DECLINED;

@@ -685,7 +685,8 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
     if (c->heads_v && c->heads_q % c->heads_v != 0)
         FAIL2(F_HEADS_Q, F_HEADS_V, "heads_q = %d is not a multiple of heads_v = %d", c->heads_q, c->heads_v);
     if (c->heads_v && c->heads_v != c->heads_kv && c->packing != AF_PACK_SEPARATE)
-        FAIL2(F_PACKING, F_HEADS_V, "heads_v = %d (!= heads_kv = %d) needs packing = separate (a packed buffer has one head count)",
+        FAIL2(F_PACKING, F_HEADS_V,
+              "heads_v = %d (!= heads_kv = %d) needs packing = separate (a packed buffer has one head count)",
               c->heads_v, c->heads_kv);
     if (c->has_seqlens) {
         int nq = st ? st->n_seqlens_q : c->batch, nk = st ? st->n_seqlens_kv : c->batch;

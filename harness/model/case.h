@@ -83,7 +83,7 @@ typedef struct {
 typedef struct {
     af_dtype dtype;
     int batch, heads_q, heads_kv;
-    int heads_v; /* V's (and dV's) heads when they differ from K's (cuDNN's h_v); 0 = heads_kv */
+    int heads_v;             /* V's (and dV's) heads when they differ from K's (cuDNN's h_v); 0 = heads_kv */
     int seqlen_q, seqlen_kv; /* maxima */
     int head_dim_qk, head_dim_v;
     bool has_seqlens;            /* padding / ragged: per-sequence lengths below */

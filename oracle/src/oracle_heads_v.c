@@ -35,8 +35,7 @@ static double *widen_heads(const double *x, int B, int from, int to, int S, int 
     if (!w) return NULL;
     for (int b = 0; b < B; b++)
         for (int g = 0; g < to; g++)
-            memcpy(w + ((size_t)b * to + g) * head, x + ((size_t)b * from + g / (to / from)) * head,
-                   head * sizeof *w);
+            memcpy(w + ((size_t)b * to + g) * head, x + ((size_t)b * from + g / (to / from)) * head, head * sizeof *w);
     return w;
 }
 

@@ -172,7 +172,7 @@ void af_oracle_grad_abs(const af_oracle_problem *p, const af_outputs *exact, af_
         if (af_oracle_widen_v(p, &wide, &wide_in) != 0) {
             g->dq = g->dk = g->dv = g->ds_max = INFINITY; /* unknown: no floor from it is safe */
         } else {
-            af_oracle_grad_abs(&wide, exact, g); /* reads only exact's O and LSE: the same per query head */
+            af_oracle_grad_abs(&wide, exact, g);  /* reads only exact's O and LSE: the same per query head */
             g->dk *= (double)(wide.Hkv / p->Hkv); /* a dK (dV) element sums L / Hkv (L / Hv) wide columns */
             g->dv *= (double)(wide.Hkv / p->Hv);
         }

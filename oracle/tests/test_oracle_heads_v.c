@@ -117,8 +117,8 @@ static void check_shape(int Hq, int Hkv, int Hv, bool causal, bool padded, af_or
     double g_k = gap(r.out.dk, w.dk, (size_t)s.B * Hkv * s.Skv * s.Dqk);
     double g_v = gap(r.out.dv, w.dv, nv);
     if (!(g_o < lim && g_l < lim && g_q < lim && g_k < lim && g_v < lim))
-        fprintf(stderr, "Hq %d Hkv %d Hv %d causal %d padded %d tier %d: gaps O %g LSE %g dQ %g dK %g dV %g\n", Hq,
-                Hkv, Hv, causal, padded, (int)tier, g_o, g_l, g_q, g_k, g_v);
+        fprintf(stderr, "Hq %d Hkv %d Hv %d causal %d padded %d tier %d: gaps O %g LSE %g dQ %g dK %g dV %g\n", Hq, Hkv,
+                Hv, causal, padded, (int)tier, g_o, g_l, g_q, g_k, g_v);
     CHECK(g_o < lim && g_l < lim && g_q < lim && g_k < lim && g_v < lim);
     /* the gradient magnitudes see the shared-head problem too: finite and at least |dV| */
     af_grad_magnitudes gm;

@@ -64,8 +64,8 @@ static void test_heads_v(void) {
     expect_error("heads_v = -1\n", 1, "heads_v", "not an integer in [0, 256]");
     expect_error("heads_q = 4\nheads_kv = 4\nheads_v = 2\npacking = kv\nhead_dim = 32\n", 4, "heads_v",
                  "needs packing = separate");
-    expect_error("heads_q = 4\nheads_kv = 4\nheads_v = 1\npacking = qkv\nseqlen = 8\nhead_dim = 32\n", 4,
-                 "heads_v", "needs packing = separate");
+    expect_error("heads_q = 4\nheads_kv = 4\nheads_v = 1\npacking = qkv\nseqlen = 8\nhead_dim = 32\n", 4, "heads_v",
+                 "needs packing = separate");
 }
 
 int main(void) {

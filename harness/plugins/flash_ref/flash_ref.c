@@ -101,7 +101,8 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_supports(const af_plugin_problem *p, char *
         return AF_PLUGIN_DECLINE;
     }
     if (p->heads_v != p->heads_kv) { /* declined, never ignored: V is indexed by K's head */
-        snprintf(why, cap, "%s: heads_v != heads_kv (V's own head count) is not implemented", flash_names[FLASH_BUG].name);
+        snprintf(why, cap, "%s: heads_v != heads_kv (V's own head count) is not implemented",
+                 flash_names[FLASH_BUG].name);
         return AF_PLUGIN_DECLINE;
     }
     if (p->features) { /* declined, never ignored (plugin.h) */
