@@ -30,6 +30,10 @@ extern "C" af_run_status af_ref_gpu_supports(const af_case *c, char *why, size_t
         snprintf(why, cap, "gpu reference: context parallelism (cp %d) is not served", c->cp_size);
         return AF_RUN_DECLINED;
     }
+    if (c->heads_v != 0 && c->heads_v != c->heads_kv) { /* its V is indexed by K's head: the cpu reference serves it */
+        snprintf(why, cap, "gpu reference: heads_v = %d != heads_kv = %d is not served", c->heads_v, c->heads_kv);
+        return AF_RUN_DECLINED;
+    }
     if (af_case_has_features(c)) {
         char features[160];
         af_case_features_text(c, features, sizeof features);

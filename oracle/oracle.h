@@ -28,6 +28,8 @@ typedef struct {
     af_mask_rule mask;
     double scale;        /* exact value of the fp32 scale */
     const af_inputs *in; /* dout == NULL: forward only */
+    int Hv;              /* V's heads when they differ from K's (query head h reads V head
+                            h / (Hq / Hv)); 0 = Hkv. Last, for positional initialisers. */
 } af_oracle_problem;
 
 typedef struct {

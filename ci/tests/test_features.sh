@@ -4,7 +4,8 @@
 #     ALiBi, log2 stats, dLSE) with the probes on;
 #  2. for each planted plugin that drops one feature (planted:ignores_softcap,
 #     ignores_sinks, ignores_bias, dsink_dropped: the sinks' gradient, ignores_alibi,
-#     lse_base2_ignored: log2 stats, dlse_dropped) a cpu campaign of ATTNFUZZ_TEST_FEATURE_CAMPAIGN_TIME
+#     lse_base2_ignored: log2 stats, dlse_dropped; v_head_kv: V read at K's head when
+#     heads_v != heads_kv) a cpu campaign of ATTNFUZZ_TEST_FEATURE_CAMPAIGN_TIME
 #     seconds (default 20; ci/nightly_tests.sh runs 60) from the feature seeds finds it (exit 1, a bucket), and the
 #     minimised finding still has the feature and still fails (repro exits 1).
 set -u
@@ -41,6 +42,7 @@ feature_campaign dsink_dropped '^softmax = learnable'
 feature_campaign ignores_alibi '^alibi = yes'
 feature_campaign lse_base2_ignored '^stats = log2'
 feature_campaign dlse_dropped '^dlse = yes'
+feature_campaign v_head_kv '^heads_v = ' # not a score feature: V's own head count (cuDNN's h_v)
 
 [ "$fail" -eq 0 ] && echo "test_features: all passed" || echo "test_features: $fail failed"
 exit $((fail > 0))

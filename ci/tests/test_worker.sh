@@ -103,6 +103,11 @@ printf 'dtype = fp16\nseqlen = 8\nhead_dim = 8\nmask = causal\nalibi = yes\n' > 
     >"$T/alibi.out" 2>&1
 check "an ALiBi case is declined (protocol 1 does not carry it)" "$T/alibi.out" \
     "declined.*the case uses alibi, which worker protocol 1 does not carry"
+printf 'dtype = fp16\nheads_q = 4\nheads_kv = 1\nheads_v = 2\nseqlen = 8\nhead_dim = 8\n' > "$T/headsv.case"
+"$AF" run "$T/headsv.case" --backend worker:refpy --worker-cmd "python3 -m attnfuzz_worker.examples.reference_py" \
+    >"$T/headsv.out" 2>&1
+check "a heads_v case is declined (protocol 1 has one K/V head count)" "$T/headsv.out" \
+    "declined.*heads_v = 2 != heads_kv = 1 \(V's own head count\), which worker protocol 1 does not carry"
 
 # 6. a worker that hangs under a campaign: the case deadline (4 s) ends the pool child
 #    first, while the worker's own timeout (60 s) has not passed. Each pool child owns the

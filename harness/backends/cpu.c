@@ -25,6 +25,8 @@
  *   reference would make the floor too tight for them.
  *   GQA/MQA: query head h reads kv head h / (heads_q / heads_kv); dK and dV sum over the
  *   query heads of the group in one fp32 accumulator (heads ascending, then rows).
+ *   heads_v != heads_kv (cuDNN's h_v): query head h reads V head h / (heads_q / heads_v);
+ *   dV then sums over the query heads of the V group, in items of its own.
  *   expf and logf are af_expf / af_logf (harness/model/mathf.h: IEEE double arithmetic,
  *   rounded once), not libm's, so that the GPU reference (kernels/ref_gpu.cu) that
  *   serves long sequences gives these very bits.
@@ -110,8 +112,9 @@ typedef struct {
 typedef struct {
     const af_case *c;
     af_tensors *t;
-    int B, Hq, Hkv, Sq, Skv, Dqk, Dv;
+    int B, Hq, Hkv, Hv, Sq, Skv, Dqk, Dv;
     int group;                                      /* heads_q / heads_kv */
+    int group_v;                                    /* heads_q / heads_v */
     float scale;                                    /* af_case_scale: fp32 */
     bool round_fp16;                                /* round P and dS to fp16 (else bf16) */
     bool fp8;                                       /* fp8_e4m3: inputs kept as stored E4M3 values, the fp8 recipe */
@@ -124,9 +127,9 @@ typedef struct {
      * sequence's length are 0 and never read. */
     float *q;     /* (B, Hq,  Sq,  Dqk) */
     float *kt;    /* (B, Hkv, Dqk, Skv)  K transposed: scores become axpy over keys */
-    float *v;     /* (B, Hkv, Skv, Dv)  */
+    float *v;     /* (B, Hv,  Skv, Dv)  */
     float *k;     /* (B, Hkv, Skv, Dqk)  backward only */
-    float *vt;    /* (B, Hkv, Dv,  Skv)  backward only */
+    float *vt;    /* (B, Hv,  Dv,  Skv)  backward only */
     float *dout;  /* (B, Hq,  Sq,  Dv)   backward only (fp8: stored E4M3 values) */
     float *lse;   /* (B, Hq,  Sq)        backward: LSE as stored (-inf: fully masked) */
     float *delta; /* (B, Hq,  Sq)        backward: D_i = dO_i . O_i (- dLSE term) */
@@ -284,11 +287,11 @@ static inline const float *do_row(const cpu_problem *pb, int b, int h, int i) {
 static inline const float *kt_head(const cpu_problem *pb, int b, int hk) { /* (Dqk, Skv) */
     return pb->kt + ((int64_t)b * pb->Hkv + hk) * pb->Dqk * pb->Skv;
 }
-static inline const float *vt_head(const cpu_problem *pb, int b, int hk) { /* (Dv, Skv) */
-    return pb->vt + ((int64_t)b * pb->Hkv + hk) * pb->Dv * pb->Skv;
+static inline const float *vt_head(const cpu_problem *pb, int b, int hv) { /* (Dv, Skv) */
+    return pb->vt + ((int64_t)b * pb->Hv + hv) * pb->Dv * pb->Skv;
 }
-static inline const float *v_row(const cpu_problem *pb, int b, int hk, int j) {
-    return pb->v + (((int64_t)b * pb->Hkv + hk) * pb->Skv + j) * pb->Dv;
+static inline const float *v_row(const cpu_problem *pb, int b, int hv, int j) {
+    return pb->v + (((int64_t)b * pb->Hv + hv) * pb->Skv + j) * pb->Dv;
 }
 static inline const float *k_row(const cpu_problem *pb, int b, int hk, int j) {
     return pb->k + (((int64_t)b * pb->Hkv + hk) * pb->Skv + j) * pb->Dqk;
@@ -344,7 +347,7 @@ static float load_input(const cpu_problem *pb, af_tensor_id tid, int b, int h, i
             } else if (tid == AF_T_V) {
                 int nblk = (pb->Skv + 31) / 32;
                 scales = t->mx_scale_v;
-                idx = (((int64_t)b * pb->Hkv + h) * nblk + s / 32) * pb->Dv + d;
+                idx = (((int64_t)b * pb->Hv + h) * nblk + s / 32) * pb->Dv + d;
             }
             if (!scales) return (float)stored;
             return (float)ldexp(stored, (int)scales[idx] - 127);
@@ -367,7 +370,7 @@ static void load_row(const cpu_problem *pb, af_tensor_id tid, int b, int h, int 
 typedef void (*cpu_item_fn)(const cpu_problem *pb, cpu_scratch *scr, int64_t item);
 
 /* Gather item: items [0, B*Hq) load Q (and dO) of head (b, h); items [B*Hq, B*Hq + B*Hkv)
- * load K and V of kv head (b, hk) into their dense forms. */
+ * load K of kv head (b, hk) into its dense forms, the next B*Hv items V of V head (b, hv). */
 static void gather_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) {
     if (item < (int64_t)pb->B * pb->Hq) {
         int b = (int)(item / pb->Hq), h = (int)(item % pb->Hq);
@@ -378,17 +381,24 @@ static void gather_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) {
         return;
     }
     item -= (int64_t)pb->B * pb->Hq;
-    int b = (int)(item / pb->Hkv), hk = (int)(item % pb->Hkv);
-    float *kt = (float *)kt_head(pb, b, hk);
+    if (item < (int64_t)pb->B * pb->Hkv) {
+        int b = (int)(item / pb->Hkv), hk = (int)(item % pb->Hkv);
+        float *kt = (float *)kt_head(pb, b, hk);
+        for (int j = 0; j < pb->len_kv[b]; j++) {
+            float *krow = scr->acc; /* (Dqk) */
+            load_row(pb, AF_T_K, b, hk, j, pb->Dqk, krow);
+            for (int d = 0; d < pb->Dqk; d++) kt[(int64_t)d * pb->Skv + j] = krow[d];
+            if (pb->backward) memcpy((float *)k_row(pb, b, hk, j), krow, sizeof(float) * pb->Dqk);
+        }
+        return;
+    }
+    item -= (int64_t)pb->B * pb->Hkv;
+    int b = (int)(item / pb->Hv), hv = (int)(item % pb->Hv);
     for (int j = 0; j < pb->len_kv[b]; j++) {
-        float *krow = scr->acc; /* (Dqk) */
-        load_row(pb, AF_T_K, b, hk, j, pb->Dqk, krow);
-        for (int d = 0; d < pb->Dqk; d++) kt[(int64_t)d * pb->Skv + j] = krow[d];
-        if (pb->backward) memcpy((float *)k_row(pb, b, hk, j), krow, sizeof(float) * pb->Dqk);
-        float *vrow = (float *)v_row(pb, b, hk, j);
-        load_row(pb, AF_T_V, b, hk, j, pb->Dv, vrow);
+        float *vrow = (float *)v_row(pb, b, hv, j);
+        load_row(pb, AF_T_V, b, hv, j, pb->Dv, vrow);
         if (pb->backward) {
-            float *vt = (float *)vt_head(pb, b, hk);
+            float *vt = (float *)vt_head(pb, b, hv);
             for (int d = 0; d < pb->Dv; d++) vt[(int64_t)d * pb->Skv + j] = vrow[d];
         }
     }
@@ -438,7 +448,7 @@ static inline float lse_from_stored(const cpu_problem *pb, float lse) {
 /* fp8_e4m3 forward of one row whose scores s (n) are computed: P normalised, scaled by
  * AF_FP8_SCALE_S and cast to E4M3; O from the E4M3 P and stored V, descaled, scaled by
  * scale_o and stored E4M3 (the cast is the store). Returns Z (the row sum). */
-static float forward_row_fp8(const cpu_problem *pb, cpu_scratch *scr, int b, int hk, int first, int n, float m,
+static float forward_row_fp8(const cpu_problem *pb, cpu_scratch *scr, int b, int hv, int first, int n, float m,
                              float *acc /* (Dv) */) {
     float *e = scr->p, z = 0.0f;
     for (int j = 0; j < n; j++) {
@@ -448,7 +458,7 @@ static float forward_row_fp8(const cpu_problem *pb, cpu_scratch *scr, int b, int
     for (int d = 0; d < pb->Dv; d++) acc[d] = 0.0f;
     for (int j = 0; j < n; j++) {
         float p8 = af_e4m3_to_f32(af_f32_to_e4m3((e[j] / z) * AF_FP8_SCALE_S));
-        axpy(pb->Dv, p8, v_row(pb, b, hk, first + j), acc);
+        axpy(pb->Dv, p8, v_row(pb, b, hv, first + j), acc);
     }
     for (int d = 0; d < pb->Dv; d++) acc[d] = ((acc[d] * AF_FP8_DESCALE_S) * pb->descale_v) * pb->scale_o;
     return z;
@@ -483,7 +493,7 @@ static void dropout_row(const cpu_problem *pb, cpu_scratch *scr, int b, int h, i
 static void forward_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) {
     int b, h, r0;
     row_block_of(pb, item, &b, &h, &r0);
-    int hk = h / pb->group;
+    int hv = h / pb->group_v;
     int len_q = pb->len_q[b], len_kv = pb->len_kv[b];
     int rows_o = rows_in_memory(pb, AF_T_O, len_q), rows_lse = rows_in_memory(pb, AF_T_LSE, len_q);
     for (int i = r0; i < r0 + CPU_ROW_BLOCK && i < pb->Sq; i++) {
@@ -503,7 +513,7 @@ static void forward_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) 
         float m = sink_of(pb, h);
         for (int j = 0; j < n; j++) m = s[j] > m ? s[j] : m;
         if (pb->fp8) {
-            float z = forward_row_fp8(pb, scr, b, hk, first, n, m, acc);
+            float z = forward_row_fp8(pb, scr, b, hv, first, n, m, acc);
             store_row(pb, AF_T_O, b, h, i, pb->Dv, acc, 1.0f); /* E4M3 store = the cast */
             store_lse(pb, b, h, i, m + af_logf(z));
             continue;
@@ -515,7 +525,7 @@ static void forward_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) 
         for (int j = 0; j < n; j++) {
             float p = af_expf(s[j] - m);
             l += p; /* the undropped denominator: the stats ignore the mask */
-            if (scr->keep[j]) axpy(pb->Dv, round_dt(pb, p), v_row(pb, b, hk, key_at(&ks, j)), acc);
+            if (scr->keep[j]) axpy(pb->Dv, round_dt(pb, p), v_row(pb, b, hv, key_at(&ks, j)), acc);
         }
         if (pb->sink) l += af_expf(pb->sink[h] - m); /* in the denominator only */
         for (int d = 0; d < pb->Dv; d++) acc[d] /= l;
@@ -531,10 +541,10 @@ static void forward_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) 
  * applied by the caller). fp8_e4m3 (tensors.h): dP descaled by descale_do, descale_v;
  * dS = ((dP - D) * P) * scale; p[j] = e4m3(P * 448), dp[j] = e4m3(dS * scale_dp). */
 static void row_probs_and_dscores(const cpu_problem *pb, cpu_scratch *scr, int b, int h, int i, int first, int n) {
-    int hk = h / pb->group;
+    int hv = h / pb->group_v;
     float lse = pb->lse[row_index(pb, b, h, i)], delta = pb->delta[row_index(pb, b, h, i)];
     scores(pb, q_row(pb, b, h, i), b, h, i, first, n, scr->s, scr->dt);
-    row_times_columns(pb->Dv, do_row(pb, b, h, i), vt_head(pb, b, hk) + first, pb->Skv, n, scr->dp);
+    row_times_columns(pb->Dv, do_row(pb, b, h, i), vt_head(pb, b, hv) + first, pb->Skv, n, scr->dp);
     if (pb->fp8) {
         for (int j = 0; j < n; j++) {
             float p = af_expf(scr->s[j] - lse);
@@ -610,19 +620,20 @@ static void dq_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) {
     }
 }
 
-/* Backward item 2: keys [j0, j0 + CPU_KEY_BLOCK) of kv head (b, hk): dK and dV, summed
- * over the query heads of the group (ascending) and their rows (ascending). */
-static void dkdv_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) {
+/* Keys [j0, j0 + CPU_KEY_BLOCK) of head (b, hk) of `heads`: dK (want_k) and / or dV
+ * (want_v), summed over the `group` query heads that read it (ascending) and their rows. */
+static void key_block(const cpu_problem *pb, cpu_scratch *scr, int64_t item, int heads, int group, bool want_k,
+                      bool want_v) {
     int nkb = (pb->Skv + CPU_KEY_BLOCK - 1) / CPU_KEY_BLOCK;
-    int b = (int)(item / ((int64_t)pb->Hkv * nkb));
-    int hk = (int)(item / nkb % pb->Hkv);
+    int b = (int)(item / ((int64_t)heads * nkb));
+    int hk = (int)(item / nkb % heads); /* the K head (want_k) or the V head (V alone) */
     int j0 = (int)(item % nkb) * CPU_KEY_BLOCK;
     int len_q = pb->len_q[b], len_kv = pb->len_kv[b];
     int j_end = j0 + CPU_KEY_BLOCK < len_kv ? j0 + CPU_KEY_BLOCK : len_kv; /* exclusive */
     float *acc_k = scr->acc_k, *acc_v = scr->acc_v;                        /* (KEY_BLOCK, Dqk), (KEY_BLOCK, Dv) */
     memset(acc_k, 0, sizeof(float) * CPU_KEY_BLOCK * pb->Dqk);
     memset(acc_v, 0, sizeof(float) * CPU_KEY_BLOCK * pb->Dv);
-    for (int h = hk * pb->group; h < (hk + 1) * pb->group && j0 < j_end; h++) {
+    for (int h = hk * group; h < (hk + 1) * group && j0 < j_end; h++) {
         for (int i = 0; i < len_q; i++) {
             cpu_keys ks;
             visible_segments(pb->c, len_q, len_kv, i, &ks);
@@ -635,8 +646,10 @@ static void dkdv_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) {
                 row_probs_and_dscores(pb, scr, b, h, i, first, n);
                 for (int j = 0; j < n; j++) {
                     int jj = first + j - j0;
-                    axpy(pb->Dv, gemm_operand(pb, scr->p[j]), do_row(pb, b, h, i), acc_v + (int64_t)jj * pb->Dv);
-                    axpy(pb->Dqk, gemm_operand(pb, scr->dp[j]), q_row(pb, b, h, i), acc_k + (int64_t)jj * pb->Dqk);
+                    if (want_v)
+                        axpy(pb->Dv, gemm_operand(pb, scr->p[j]), do_row(pb, b, h, i), acc_v + (int64_t)jj * pb->Dv);
+                    if (want_k)
+                        axpy(pb->Dqk, gemm_operand(pb, scr->dp[j]), q_row(pb, b, h, i), acc_k + (int64_t)jj * pb->Dqk);
                 }
             }
         }
@@ -652,12 +665,24 @@ static void dkdv_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) {
     }
     for (int j = j0; j < j0 + CPU_KEY_BLOCK && j < pb->Skv; j++) {
         bool valid = j < len_kv; /* keys past len_kv of padded layouts get 0 */
-        if (j < rows_dk)
+        if (want_k && j < rows_dk)
             store_row(pb, AF_T_DK, b, hk, j, pb->Dqk, valid ? acc_k + (int64_t)(j - j0) * pb->Dqk : NULL, mult_k);
-        if (j < rows_dv)
+        if (want_v && j < rows_dv)
             store_row(pb, AF_T_DV, b, hk, j, pb->Dv, valid ? acc_v + (int64_t)(j - j0) * pb->Dv : NULL,
                       pb->fp8 ? 1.0f : pb->keep_scale);
     }
+}
+
+/* Backward item 2: keys [j0, j0 + CPU_KEY_BLOCK) of kv head (b, hk): dK and dV, summed
+ * over the query heads of the group (ascending) and their rows (ascending); dK alone when
+ * V has its own heads (dv_item then). */
+static void dkdv_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) {
+    key_block(pb, scr, item, pb->Hkv, pb->group, true, pb->Hv == pb->Hkv);
+}
+
+/* Backward item 3 (heads_v != heads_kv): keys of V head (b, hv): dV over its query heads. */
+static void dv_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) {
+    key_block(pb, scr, item, pb->Hv, pb->group_v, false, true);
 }
 
 /* ---- deterministic parallel-for (util/parfor.h) ---------------------------------- */
@@ -700,7 +725,8 @@ static af_run_status cpu_supports(af_backend *be, const af_case *c, char *why, s
     (void)be;
     if (why && cap) why[0] = '\0';
     if (c->batch < 1 || c->batch > AF_MAX_BATCH || c->heads_kv < 1 || c->heads_q < 1 || c->heads_q % c->heads_kv != 0 ||
-        c->head_dim_qk < 1 || c->head_dim_v < 1 || c->seqlen_q < 0 || c->seqlen_kv < 0) {
+        c->heads_q % af_case_heads_v(c) != 0 || c->head_dim_qk < 1 || c->head_dim_v < 1 || c->seqlen_q < 0 ||
+        c->seqlen_kv < 0) {
         snprintf(why, cap, "cpu backend: invalid shape (batch %d, heads %d/%d, head dims %d/%d)", c->batch, c->heads_q,
                  c->heads_kv, c->head_dim_qk, c->head_dim_v);
         return AF_RUN_DECLINED;
@@ -838,6 +864,8 @@ static af_run_status cpu_compute(af_backend *be, const af_case *c, af_tensors *t
     pb.Dqk = c->head_dim_qk;
     pb.Dv = c->head_dim_v;
     pb.group = c->heads_q / c->heads_kv;
+    pb.Hv = af_case_heads_v(c);
+    pb.group_v = c->heads_q / pb.Hv;
     pb.scale = af_case_scale(c);
     pb.round_fp16 = c->dtype == AF_DT_FP16;
     pb.fp8 = c->dtype == AF_DT_FP8_E4M3;
@@ -858,13 +886,14 @@ static af_run_status cpu_compute(af_backend *be, const af_case *c, af_tensors *t
         pb.len_kv[b] = af_case_len_kv(c, b);
     }
     int64_t nq = (int64_t)pb.B * pb.Hq * pb.Sq, nkv = (int64_t)pb.B * pb.Hkv * pb.Skv;
+    int64_t nv = (int64_t)pb.B * pb.Hv * pb.Skv;
     pb.q = floats(nq * pb.Dqk);
     pb.kt = floats(nkv * pb.Dqk);
-    pb.v = floats(nkv * pb.Dv);
+    pb.v = floats(nv * pb.Dv);
     bool ok = pb.q && pb.kt && pb.v && load_features(&pb, c) == 0;
     if (pb.backward) {
         pb.k = floats(nkv * pb.Dqk);
-        pb.vt = floats(nkv * pb.Dv);
+        pb.vt = floats(nv * pb.Dv);
         pb.dout = floats(nq * pb.Dv);
         pb.lse = floats(nq);
         pb.delta = floats(nq);
@@ -885,11 +914,14 @@ static af_run_status cpu_compute(af_backend *be, const af_case *c, af_tensors *t
 
     int64_t n_row_items = (int64_t)pb.B * pb.Hq * ((pb.Sq + CPU_ROW_BLOCK - 1) / CPU_ROW_BLOCK);
     int64_t n_key_items = (int64_t)pb.B * pb.Hkv * ((pb.Skv + CPU_KEY_BLOCK - 1) / CPU_KEY_BLOCK);
-    parallel_for(&pb, scr, n_threads, gather_item, (int64_t)pb.B * (pb.Hq + pb.Hkv));
+    parallel_for(&pb, scr, n_threads, gather_item, (int64_t)pb.B * (pb.Hq + pb.Hkv + pb.Hv));
     if (forward) parallel_for(&pb, scr, n_threads, forward_item, n_row_items);
     if (pb.backward) {
         parallel_for(&pb, scr, n_threads, dq_item, n_row_items); /* also fills lse, delta */
         parallel_for(&pb, scr, n_threads, dkdv_item, n_key_items);
+        if (pb.Hv != pb.Hkv)
+            parallel_for(&pb, scr, n_threads, dv_item,
+                         (int64_t)pb.B * pb.Hv * ((pb.Skv + CPU_KEY_BLOCK - 1) / CPU_KEY_BLOCK));
         if (t->dsink && pb.sink) sink_gradient(&pb, t->dsink);
     }
 

@@ -126,6 +126,7 @@ static void problem_from_case(const af_case *c, plugin_problem_buf *pb) {
     p->batch = c->batch;
     p->heads_q = c->heads_q;
     p->heads_kv = c->heads_kv;
+    p->heads_v = af_case_heads_v(c); /* ABI 6 */
     p->seqlen_q = c->seqlen_q;
     p->seqlen_kv = c->seqlen_kv;
     p->head_dim_qk = c->head_dim_qk;
@@ -310,7 +311,7 @@ static size_t mx_scale_bytes(const af_case *c, int which) {
     size_t B = (size_t)c->batch;
     if (which == 0) return B * c->heads_q * c->seqlen_q * ((c->head_dim_qk + 31) / 32);
     if (which == 1) return B * c->heads_kv * c->seqlen_kv * ((c->head_dim_qk + 31) / 32);
-    return B * c->heads_kv * ((c->seqlen_kv + 31) / 32) * c->head_dim_v;
+    return B * af_case_heads_v(c) * ((c->seqlen_kv + 31) / 32) * c->head_dim_v;
 }
 
 /* Copy a host array to a fresh device allocation; *dev stays NULL when host is NULL. */

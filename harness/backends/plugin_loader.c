@@ -89,15 +89,18 @@ void af_plugin_check_in_child(const char *path, af_plugin_descriptor *d) {
                  "speaks version %u%s (rebuild the plugin against this attnfuzz/plugin.h)",
                  path, AF_PLUGIN_SYM_ABI_VERSION, version, ATTNFUZZ_PLUGIN_ABI_VERSION,
                  version < 2   ? "; version 2 added the features (sinks, softcap, bias, ALiBi, log2 stats, dLSE), "
-                                 "version 3 dropout, version 4 attention_chunk and version 5 documents and "
-                                 "global_keys, that an older plugin would silently ignore"
+                                 "version 3 dropout, version 4 attention_chunk, version 5 documents and "
+                                 "global_keys and version 6 heads_v, that an older plugin would silently ignore"
                  : version < 3 ? "; version 3 added dropout (p, Philox seed and offset), version 4 "
-                                 "attention_chunk and version 5 documents and global_keys, that a version-2 "
-                                 "plugin would silently ignore"
-                 : version < 4 ? "; version 4 added attention_chunk (chunked local attention) and version 5 "
-                                 "documents and global_keys, that a version-3 plugin would silently ignore"
-                 : version < 5 ? "; version 5 added documents (the document mask) and global_keys, that a "
-                                 "version-4 plugin would silently ignore"
+                                 "attention_chunk, version 5 documents and global_keys and version 6 heads_v, "
+                                 "that a version-2 plugin would silently ignore"
+                 : version < 4 ? "; version 4 added attention_chunk (chunked local attention), version 5 "
+                                 "documents and global_keys and version 6 heads_v, that a version-3 plugin would "
+                                 "silently ignore"
+                 : version < 5 ? "; version 5 added documents (the document mask) and global_keys and version 6 "
+                                 "heads_v, that a version-4 plugin would silently ignore"
+                 : version < 6 ? "; version 6 added heads_v (V's own head count), that a version-5 plugin would "
+                                 "silently ignore"
                                : "");
         return;
     }

@@ -346,6 +346,8 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
     if (rd(&r, F_PAGE)) c->page_size = 1 << ((rd(&r, F_PAGE) - 1) % 17);
     unsigned exact_page = ext.page_at ? (unsigned)rd_le(&r, ext.page_at, EXT_PAGE_BYTES) : 0u;
     if (exact_page) c->page_size = (int)exact_page;
+    /* repair fits it to heads_q */
+    c->heads_v = ext.page_at ? (int)rd_le(&r, ext.page_at + EXT_PAGE_BYTES, EXT_HEADS_V_BYTES) : 0;
     c->page_tail_nan = (ext.items & EXT_PAGE_TAIL_NAN) != 0;
     unsigned cp = rd(&r, C_CP) % AF_FZ_N_CP;
     c->cp_size = af_fz_cp_sizes[cp];

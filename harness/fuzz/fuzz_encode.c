@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fuzz/fuzz_format.h"
+#include "model/case_fields.h"
 #include "fuzz/fuzz_tables.h"
 
 static int table_floor(const int *t, int n, int v) {
@@ -261,7 +262,8 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
                      (any_length_high ? EXT_LENGTHS_HIGH : 0u) | (small_dims ? EXT_SMALL_HEAD_DIMS : 0u) |
                      (af_case_has_features(c) ? EXT_FEATURES : 0u) |
                      (af_case_has_fp8_headroom(c) ? EXT_FP8_HEADROOM : 0u);
-    if (exact_page && !items) items = EXT_HIGH_BITS; /* a section to hold the page item (high = 0) */
+    bool split_v = af_case_field_printed(c, AF_CF_HEADS_V);
+    if ((exact_page || split_v) && !items) items = EXT_HIGH_BITS; /* a section to hold the page item (high = 0) */
     if (items) {
         o[end] = EXT_TAG0;
         o[end + 1] = EXT_TAG1;
@@ -306,6 +308,7 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
             }
         }
         for (int k = 0; k < EXT_PAGE_BYTES; k++) o[end++] = (uint8_t)(exact_page >> (8 * k));
+        for (int k = 0; split_v && k < EXT_HEADS_V_BYTES; k++) o[end++] = (uint8_t)((unsigned)c->heads_v >> (8 * k));
     }
     /* missing bytes read as 0: drop trailing zeros, but never down to the empty input */
     while (end > 1 && o[end - 1] == 0) end--;

@@ -122,7 +122,10 @@ enum {
  * replaces the core and fine sections' page size; the encoder writes it only for a size
  * those cannot hold (not a power of two), so older inputs decode as before; repair bounds
  * it as any page size. */
-enum { EXT_DROPOUT_BYTES = 17, EXT_CHUNK_BYTES = 3, EXT_PAGE_BYTES = 3 };
+/* After the exact page size: heads_v (V's own head count; 0 = heads_kv) in EXT_HEADS_V_BYTES
+ * little-endian bytes, missing = 0; the encoder writes it only when heads_v != heads_kv; repair makes it a divisor of
+ * heads_q (the largest common one) and drops it with packed K/V. */
+enum { EXT_DROPOUT_BYTES = 17, EXT_CHUNK_BYTES = 3, EXT_PAGE_BYTES = 3, EXT_HEADS_V_BYTES = 2 };
 enum { EXT_CHUNK_VALUE_MASK = 0x3fffffu, EXT_CHUNK_GLOBAL = 1u << 22, EXT_CHUNK_DOCUMENTS = 1u << 23 };
 
 /* A byte a backend or engine name may hold: what the case parser keeps in a value (no

@@ -434,6 +434,15 @@ static void mutate_window(af_case *c, uint64_t *rng) {
 }
 
 static void mutate_gqa(af_case *c, uint64_t *rng) {
+    if (pick(rng, 4) == 0) { /* V's own head count: a divisor of heads_q other than heads_kv */
+        int divisors[64], n = 0;
+        for (int d = 1; d <= c->heads_q && n < 64; d++)
+            if (c->heads_q % d == 0 && d != c->heads_kv) divisors[n++] = d;
+        c->heads_v = n ? divisors[pick(rng, n)] : 0;
+        if (n) c->packing = AF_PACK_SEPARATE;
+        if (!n) c->heads_q = 2 * c->heads_q; /* 1 head: make room for another V head count */
+        return;
+    }
     if (pick(rng, 2)) {
         int ratio = af_fz_ratio_table[pick(rng, AF_FZ_N_RATIO)];
         c->heads_q = c->heads_kv * ratio;

@@ -322,6 +322,22 @@ static void repair_features(af_case *c, const af_fuzz_limits *l) {
     if (!c->backward) c->dlse = false;
 }
 
+/* heads_v: the largest divisor of heads_q within it (validate's rule), none with packed K/V
+ * (one buffer, one head count) or when it equals heads_kv. */
+static void repair_heads_v(af_case *c) {
+    if (c->heads_v <= 0) {
+        c->heads_v = 0;
+        return;
+    }
+    int a = c->heads_q, b = clampi(c->heads_v, 1, AF_MAX_HEADS);
+    while (b) {
+        int t = a % b;
+        a = b;
+        b = t;
+    }
+    c->heads_v = a == c->heads_kv || c->packing != AF_PACK_SEPARATE ? 0 : a;
+}
+
 int af_fuzz_repair(af_case *c, const af_fuzz_limits *l) {
     c->batch = clampi(c->batch, 1, AF_FUZZ_MAX_BATCH);
     c->heads_kv = clampi(c->heads_kv, 1, AF_MAX_HEADS);
@@ -340,6 +356,7 @@ int af_fuzz_repair(af_case *c, const af_fuzz_limits *l) {
     if (c->backward && !af_fuzz_backward_allowed(l, c->dtype)) c->backward = false;
     fit_budget(c, l);
     repair_combinations(c, l);
+    repair_heads_v(c);
     repair_data_range(c); /* after the dtype is final */
     repair_features(c, l);
     for (int k = 0; k < AF_FP8_SCALED; k++) /* fp8_e4m3's per-tensor scales only, 0..max binades */

@@ -88,7 +88,7 @@ int af_heatmap_error(const af_case *c, const af_outputs *kernel, const af_output
         case AF_T_DV:
             k = kernel->dv;
             o = oracle->dv;
-            heads = oracle->Hkv;
+            heads = af_outputs_hv(oracle);
             seq = oracle->Skv;
             dim = oracle->Dv;
             key_rows = true;

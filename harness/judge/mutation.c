@@ -153,7 +153,7 @@ static int check_array(const void *before, const void *run, size_t n, size_t ele
 static void logical_coords(const af_case *c, af_tensor_id tensor, long long index, int at[4]) {
     bool kv = tensor == AF_T_K || tensor == AF_T_V;
     if (tensor != AF_T_Q && tensor != AF_T_DO && !kv) return;
-    long long H = kv ? c->heads_kv : c->heads_q, S = kv ? c->seqlen_kv : c->seqlen_q;
+    long long H = af_tensor_heads(c, tensor), S = kv ? c->seqlen_kv : c->seqlen_q;
     long long D = tensor == AF_T_Q || tensor == AF_T_K ? c->head_dim_qk : c->head_dim_v;
     if (index >= (long long)c->batch * H * S * D) return;
     at[3] = (int)(index % D);

@@ -8,6 +8,7 @@ void af_problem_from_case(af_oracle_problem *p, const af_case *c, const af_input
     p->B = c->batch;
     p->Hq = c->heads_q;
     p->Hkv = c->heads_kv;
+    p->Hv = c->heads_v && c->heads_v != c->heads_kv ? c->heads_v : 0;
     p->Sq = c->seqlen_q;
     p->Skv = c->seqlen_kv;
     p->Dqk = c->head_dim_qk;

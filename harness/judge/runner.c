@@ -96,7 +96,7 @@ static bool gpu_generate(const af_case *c, const af_tensors *t, float *pregen[4]
         if (id == AF_T_DO && !c->backward) continue;
         const af_tensor_view *v = &t->plan.view[id];
         bool kv = id == AF_T_K || id == AF_T_V;
-        int H = kv ? c->heads_kv : c->heads_q, S = kv ? c->seqlen_kv : c->seqlen_q;
+        int H = af_tensor_heads(c, id), S = kv ? c->seqlen_kv : c->seqlen_q;
         int D = (id == AF_T_Q || id == AF_T_K) ? c->head_dim_qk : c->head_dim_v;
         if (v->B != c->batch || v->H != H || v->S != S || v->D != D) continue; /* the host generates it */
         size_t bytes = (size_t)c->batch * H * S * D * sizeof(float);
@@ -176,9 +176,12 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
         double terms_work =
             af_attention_work(1.0, c->batch, c->heads_q, c->seqlen_q, c->seqlen_kv, c->head_dim_qk + c->head_dim_v);
         bool gpu_serves = af_criterion_terms_gpu_serves(&prob); /* asked once a case */
-        bool small = terms_work <= AF_CRITERION_TERMS_MAX_WORK ||
-                     (terms_work <= AF_CRITERION_TERMS_GPU_MAX_WORK && !r->skip_oracle &&
-                      (c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16) && gpu_serves);
+        /* V with its own heads (heads_v): the element budgets walk K and V columns as one
+         * (B, Hkv, Skv) set, so such a case takes the row rule of large cases */
+        bool small = (terms_work <= AF_CRITERION_TERMS_MAX_WORK ||
+                      (terms_work <= AF_CRITERION_TERMS_GPU_MAX_WORK && !r->skip_oracle &&
+                       (c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16) && gpu_serves)) &&
+                     af_case_heads_v(c) == c->heads_kv;
         bool fp16_bf16 = c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16;
         if (!r->skip_oracle && (fp16_bf16 || c->dtype == AF_DT_FP8_E4M3) && small) {
             double t_terms = af_clock_mono();
@@ -342,7 +345,8 @@ static void copy_outputs_except(const af_case *c, const af_outputs *src, af_outp
     if (!c->backward) return;
     if (!(tensors & (1u << AF_T_DQ))) memcpy(dst->dq, src->dq, nq * c->head_dim_qk * sizeof(double));
     if (!(tensors & (1u << AF_T_DK))) memcpy(dst->dk, src->dk, nk * c->head_dim_qk * sizeof(double));
-    if (!(tensors & (1u << AF_T_DV))) memcpy(dst->dv, src->dv, nk * c->head_dim_v * sizeof(double));
+    if (!(tensors & (1u << AF_T_DV)))
+        memcpy(dst->dv, src->dv, (size_t)c->batch * af_case_heads_v(c) * c->seqlen_kv * c->head_dim_v * sizeof(double));
 }
 
 /* max |a - b| per tensor of `tensors` over the valid rows (NaN against a number: inf). */
@@ -360,7 +364,7 @@ static void outputs_spread(const af_case *c, const af_outputs *a, const af_outpu
     for (int id = 0; id < AF_T_COUNT; id++) {
         if (!pa[id] || !pb[id] || !(tensors & (1u << id))) continue;
         bool kv = id == AF_T_DK || id == AF_T_DV;
-        int H = kv ? a->Hkv : a->Hq, S = kv ? a->Skv : a->Sq, D = dim[id];
+        int H = id == AF_T_DV ? af_outputs_hv(a) : kv ? a->Hkv : a->Hq, S = kv ? a->Skv : a->Sq, D = dim[id];
         for (int bb = 0; bb < a->B; bb++)
             for (int h = 0; h < H; h++)
                 for (int s = 0; s < (kv ? af_case_len_kv(c, bb) : af_case_len_q(c, bb)); s++)

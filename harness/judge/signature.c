@@ -52,6 +52,7 @@ size_t af_config_class(const af_case *c, char *buf, size_t cap) {
         af_strbuf_printf(&s, ",mqa");
     else
         af_strbuf_printf(&s, ",gqa");
+    if (af_case_heads_v(c) != c->heads_kv) af_strbuf_printf(&s, "+hv"); /* V's own head count */
     int dmax = c->head_dim_qk > c->head_dim_v ? c->head_dim_qk : c->head_dim_v;
     af_strbuf_printf(&s, ",%s%s", head_dim_size(dmax), head_dim_alignment(c->head_dim_qk, c->head_dim_v));
     if (c->head_dim_qk != c->head_dim_v) af_strbuf_printf(&s, ",dv%sdqk", c->head_dim_v < c->head_dim_qk ? "<" : ">");

@@ -92,6 +92,7 @@ static void pass_heads(candidates *cs, const af_case *c) {
             af_case t = *c;
             t.heads_q = hq;
             t.heads_kv = hkv;
+            if (t.heads_v && hq % t.heads_v) t.heads_v = 0; /* V's heads no longer divide: K's */
             add(cs, &t);
         }
     }
@@ -99,6 +100,7 @@ static void pass_heads(candidates *cs, const af_case *c) {
         af_case t = *c;
         t.heads_q /= 2;
         t.heads_kv /= 2;
+        if (t.heads_v) t.heads_v = t.heads_v % 2 == 0 ? t.heads_v / 2 : 0;
         add(cs, &t);
     }
 }
@@ -261,6 +263,7 @@ static void pass_features(candidates *cs, const af_case *c) {
         stmt;                                                                                                          \
         add(cs, &t);                                                                                                   \
     }
+    TRY(c->heads_v && c->heads_v != c->heads_kv, t.heads_v = 0); /* V back to K's head count */
     TRY(c->page_size, t.page_size = 0);
     TRY(c->stride_gap, t.stride_gap = 0);
     TRY(c->thd_gap, t.thd_gap = 0);

@@ -682,6 +682,12 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
 #define FAIL2(fa, fb, ...) return set_error(err, name, first_line(st, fa, fb), field_info[fb].name, __VA_ARGS__)
     if (c->heads_q % c->heads_kv != 0)
         FAIL2(F_HEADS_Q, F_HEADS_KV, "heads_q = %d is not a multiple of heads_kv = %d", c->heads_q, c->heads_kv);
+    if (c->heads_v && c->heads_q % c->heads_v != 0)
+        FAIL2(F_HEADS_Q, F_HEADS_V, "heads_q = %d is not a multiple of heads_v = %d", c->heads_q, c->heads_v);
+    if (c->heads_v && c->heads_v != c->heads_kv && c->packing != AF_PACK_SEPARATE)
+        FAIL2(F_PACKING, F_HEADS_V,
+              "heads_v = %d (!= heads_kv = %d) needs packing = separate (a packed buffer has one head count)",
+              c->heads_v, c->heads_kv);
     if (c->has_seqlens) {
         int nq = st ? st->n_seqlens_q : c->batch, nk = st ? st->n_seqlens_kv : c->batch;
         if (nq == 0) FAIL(F_SEQLENS_KV, "seqlens_kv given without seqlens_q");

@@ -3,7 +3,7 @@
  * Logical tensor shapes (whatever the memory layout):
  *   Q, dQ   (batch, heads_q,  seqlen_q,  head_dim_qk)
  *   K, dK   (batch, heads_kv, seqlen_kv, head_dim_qk)
- *   V, dV   (batch, heads_kv, seqlen_kv, head_dim_v)
+ *   V, dV   (batch, heads_v,  seqlen_kv, head_dim_v)    heads_v = heads_kv unless set
  *   O, dO   (batch, heads_q,  seqlen_q,  head_dim_v)
  *   LSE     (batch, heads_q,  seqlen_q)            natural log, fp32
  * seqlen_q / seqlen_kv are the maxima; per-sequence actual lengths live in
@@ -83,6 +83,7 @@ typedef struct {
 typedef struct {
     af_dtype dtype;
     int batch, heads_q, heads_kv;
+    int heads_v;             /* V's (and dV's) heads when they differ from K's (cuDNN's h_v); 0 = heads_kv */
     int seqlen_q, seqlen_kv; /* maxima */
     int head_dim_qk, head_dim_v;
     bool has_seqlens;            /* padding / ragged: per-sequence lengths below */
@@ -172,6 +173,9 @@ int af_case_save(const af_case *c, const char *path);
 float af_case_scale(const af_case *c);      /* the fp32 scale the kernels get */
 int af_case_len_q(const af_case *c, int b); /* actual length of sequence b */
 int af_case_len_kv(const af_case *c, int b);
+/* V's head count: heads_v, or heads_kv when heads_v is 0. Query head h reads V head
+ * h / (heads_q / af_case_heads_v(c)). */
+static inline int af_case_heads_v(const af_case *c) { return c->heads_v ? c->heads_v : c->heads_kv; }
 bool af_case_equal(const af_case *a, const af_case *b);
 
 const char *af_dtype_name(af_dtype d);

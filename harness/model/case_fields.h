@@ -84,6 +84,8 @@
       1,                                -1, NULL,         NULL)                                                     \
     X(HEADS_KV,     "heads_kv",     INT,    heads_kv,      1, AF_MAX_HEADS,    1,                  NULL,            \
       1,                                -1, NULL,         NULL)                                                     \
+    X(HEADS_V,      "heads_v",      INT,    heads_v,       0, AF_MAX_HEADS,    0,                  NULL,            \
+      c->heads_v != 0 && c->heads_v != c->heads_kv, -1, NULL, NULL)                                               \
     X(SEQLEN_Q,     "seqlen_q",     INT,    seqlen_q,      1, AF_MAX_SEQLEN,   16,                 NULL,            \
       1,                                -1, NULL,         NULL)                                                     \
     X(SEQLEN_KV,    "seqlen_kv",    INT,    seqlen_kv,     1, AF_MAX_SEQLEN,   16,                 NULL,            \

@@ -23,7 +23,7 @@ double af_case_elements(const af_case *c) {
         if (tk < (double)c->batch * c->seqlen_kv) tk = (double)c->batch * c->seqlen_kv;
     }
     double elems = c->heads_q * tq * (c->head_dim_qk + 2.0 * c->head_dim_v + 3 * gap) +
-                   c->heads_kv * tk * (c->head_dim_qk + c->head_dim_v + 2 * gap);
+                   tk * (c->heads_kv * (c->head_dim_qk + gap) + af_case_heads_v(c) * (c->head_dim_v + gap));
     return elems * (c->backward ? 2 : 1);
 }
 
@@ -31,7 +31,8 @@ double af_case_cost(const af_case *c) {
     double cost =
         af_attention_work(1.0, c->batch, c->heads_q, c->seqlen_q, c->seqlen_kv, c->head_dim_qk + c->head_dim_v);
     /* K/V traffic of extra kv heads counts too, then one unit per non-default feature */
-    cost += (double)c->batch * c->heads_kv * c->seqlen_kv * (double)(c->head_dim_qk + c->head_dim_v);
+    cost += (double)c->batch * c->seqlen_kv *
+            ((double)c->heads_kv * c->head_dim_qk + (double)af_case_heads_v(c) * c->head_dim_v);
     cost += c->n_data + (c->has_seqlens ? 1 : 0) + (c->stride_gap ? 1 : 0) + (c->page_size ? 1 : 0) +
             (c->packing != AF_PACK_SEPARATE ? 1 : 0) + (c->cp_size > 1 ? c->cp_size : 0) + (c->backward ? 1 : 0);
     /* features: one unit each (so the minimiser drops one whenever the finding survives) */

@@ -27,13 +27,15 @@ typedef struct {
     int B, Hq, Hkv, Sq, Skv, Dqk, Dv;
     double *q;           /* (B, Hq,  Sq,  Dqk) */
     double *k;           /* (B, Hkv, Skv, Dqk) */
-    double *v;           /* (B, Hkv, Skv, Dv)  */
+    double *v;           /* (B, Hv,  Skv, Dv)  Hv: see below */
     double *dout;        /* (B, Hq,  Sq,  Dv)  NULL when the case has no backward */
     double *sink;        /* (Hq) sink logits; NULL when feat.sink == 0 */
     double *bias;        /* (bias_b, bias_h, Sq, Skv); NULL without bias */
     double *alibi_slope; /* (Hq); NULL without ALiBi */
     double *dlse;        /* (B, Hq, Sq) incoming gradient of the LSE output; NULL = 0 */
     af_features feat;    /* last, so positional initialisers of the arrays above still work */
+    int Hv;              /* V's heads (cuDNN's h_v); 0 = Hkv. Query head h reads K head
+                            h / (Hq / Hkv) and V head h / (Hq / Hv) */
 } af_inputs;
 
 typedef struct {
@@ -43,8 +45,13 @@ typedef struct {
                                         times ln 2); -inf for fully masked rows */
     double *dq;    /* (B, Hq,  Sq,  Dqk) NULL without backward */
     double *dk;    /* (B, Hkv, Skv, Dqk) */
-    double *dv;    /* (B, Hkv, Skv, Dv)  */
+    double *dv;    /* (B, Hv,  Skv, Dv)  */
     double *dsink; /* (Hq) gradient of learnable sink logits; NULL otherwise */
+    int Hv;        /* V's and dV's heads; 0 = Hkv */
 } af_outputs;
+
+/* V's head count of inputs and outputs (Hv, or Hkv when Hv is 0). */
+static inline int af_inputs_hv(const af_inputs *in) { return in->Hv ? in->Hv : in->Hkv; }
+static inline int af_outputs_hv(const af_outputs *out) { return out->Hv ? out->Hv : out->Hkv; }
 
 #endif

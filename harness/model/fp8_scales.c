@@ -27,5 +27,6 @@ void af_fp8_set_bwd_scales(af_tensors *t, const af_case *c, const af_outputs *ex
     t->descale_dp = descale_for(ds_amax);
     t->descale_dq = descale_for(amax_of(exact->dq, nq * c->head_dim_qk));
     t->descale_dk = descale_for(amax_of(exact->dk, nk * c->head_dim_qk));
-    t->descale_dv = descale_for(amax_of(exact->dv, nk * c->head_dim_v));
+    t->descale_dv =
+        descale_for(amax_of(exact->dv, (int64_t)c->batch * af_case_heads_v(c) * c->seqlen_kv * c->head_dim_v));
 }

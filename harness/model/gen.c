@@ -27,7 +27,7 @@ void af_gen_params_of_case(const af_case *c, af_gen_params *g) {
 float af_gen_element(const af_case *c, af_tensor_id t, int b, int h, int s, int d) {
     af_gen_params g;
     af_gen_params_of_case(c, &g);
-    int H = (t == AF_T_K || t == AF_T_V) ? c->heads_kv : c->heads_q;
+    int H = t == AF_T_K ? c->heads_kv : t == AF_T_V ? af_case_heads_v(c) : c->heads_q;
     int S = (t == AF_T_K || t == AF_T_V) ? c->seqlen_kv : c->seqlen_q;
     int D = (t == AF_T_Q || t == AF_T_K) ? c->head_dim_qk : c->head_dim_v;
     return af_gen_element_core(&g, (int)t, H, S, D, b, h, s, d);

@@ -142,13 +142,13 @@ int af_layout_plan_make(const af_case *c, af_layout_plan *p, char *why, size_t c
         int H, S, D;
     } shapes[AF_T_COUNT] = {{AF_T_Q, c->heads_q, c->seqlen_q, c->head_dim_qk},
                             {AF_T_K, c->heads_kv, c->seqlen_kv, c->head_dim_qk},
-                            {AF_T_V, c->heads_kv, c->seqlen_kv, c->head_dim_v},
+                            {AF_T_V, af_case_heads_v(c), c->seqlen_kv, c->head_dim_v},
                             {AF_T_O, c->heads_q, c->seqlen_q, c->head_dim_v},
                             {AF_T_LSE, c->heads_q, c->seqlen_q, 1},
                             {AF_T_DO, c->heads_q, c->seqlen_q, c->head_dim_v},
                             {AF_T_DQ, c->heads_q, c->seqlen_q, c->head_dim_qk},
                             {AF_T_DK, c->heads_kv, c->seqlen_kv, c->head_dim_qk},
-                            {AF_T_DV, c->heads_kv, c->seqlen_kv, c->head_dim_v}};
+                            {AF_T_DV, af_case_heads_v(c), c->seqlen_kv, c->head_dim_v}};
     for (int t = 0; t < AF_T_COUNT; t++) {
         p->view[t].B = B;
         p->view[t].H = shapes[t].H;

@@ -100,6 +100,11 @@ int af_layout_metadata_check(const af_case *c, const af_layout_plan *p, char *wh
  * s must be < the sequence's actual length for ragged tensors. Every layout keeps a
  * row's D elements contiguous: offset(b, h, s, d) = offset(b, h, s, 0) + d, which the
  * row-wise passes over the buffers rely on. */
+/* The heads of tensor t of the case: K, dK heads_kv; V, dV af_case_heads_v; the rest heads_q. */
+static inline int af_tensor_heads(const af_case *c, af_tensor_id t) {
+    return t == AF_T_K || t == AF_T_DK ? c->heads_kv : t == AF_T_V || t == AF_T_DV ? af_case_heads_v(c) : c->heads_q;
+}
+
 int64_t af_layout_offset(const af_layout_plan *p, af_tensor_id t, int b, int h, int s, int d);
 
 int af_storage_bytes(af_storage s);

@@ -106,6 +106,7 @@ static double *dense(int64_t n) { return n > 0 ? calloc((size_t)n, sizeof(double
         (x)->B = (c)->batch;                                                                                           \
         (x)->Hq = (c)->heads_q;                                                                                        \
         (x)->Hkv = (c)->heads_kv;                                                                                      \
+        (x)->Hv = af_case_heads_v(c);                                                                                  \
         (x)->Sq = (c)->seqlen_q;                                                                                       \
         (x)->Skv = (c)->seqlen_kv;                                                                                     \
         (x)->Dqk = (c)->head_dim_qk;                                                                                   \
@@ -118,7 +119,7 @@ int af_inputs_alloc(af_inputs *in, const af_case *c) {
     int64_t B = c->batch;
     in->q = dense(B * c->heads_q * c->seqlen_q * c->head_dim_qk);
     in->k = dense(B * c->heads_kv * c->seqlen_kv * c->head_dim_qk);
-    in->v = dense(B * c->heads_kv * c->seqlen_kv * c->head_dim_v);
+    in->v = dense(B * af_case_heads_v(c) * c->seqlen_kv * c->head_dim_v);
     if (c->backward) in->dout = dense(B * c->heads_q * c->seqlen_q * c->head_dim_v);
     if (!in->q || !in->k || !in->v || (c->backward && !in->dout) || af_features_fill(c, in) != 0) {
         af_inputs_free(in);
@@ -145,7 +146,7 @@ int af_outputs_alloc(af_outputs *out, const af_case *c) {
     if (c->backward) {
         out->dq = dense(B * c->heads_q * c->seqlen_q * c->head_dim_qk);
         out->dk = dense(B * c->heads_kv * c->seqlen_kv * c->head_dim_qk);
-        out->dv = dense(B * c->heads_kv * c->seqlen_kv * c->head_dim_v);
+        out->dv = dense(B * af_case_heads_v(c) * c->seqlen_kv * c->head_dim_v);
     }
     if (af_case_has_dsink(c)) out->dsink = dense(c->heads_q);
     if (!out->o || !out->lse || (c->backward && (!out->dq || !out->dk || !out->dv)) ||

@@ -50,7 +50,8 @@ int main(int argc, char **argv) {
                     NULL,
                     NULL,
                     NULL,
-                    {0.0, 0, 0, 0, false, false, 0.0, 0, 0}}; /* q, k, v, dO are (1, 1, seq, dim); no features */
+                    {0.0, 0, 0, 0, false, false, 0.0, 0, 0},
+                    0}; /* q, k, v, dO are (1, 1, seq, dim); no features */
     if (!in.q || !in.k || !in.v || !in.dout) return 2;
     uint64_t st = 1;
     for (size_t x = 0; x < n_qk; x++) {
@@ -72,7 +73,8 @@ int main(int argc, char **argv) {
                                &len_kv,
                                {.causal = causal != 0, .window_left = -1, .window_right = -1},
                                (double)(float)(1.0 / sqrt((double)dim)),
-                               &in};
+                               &in,
+                               0};
         af_oracle_result r;
         char why[512];
         if (af_oracle_run(&p, &o, &r, why, sizeof why) != 0) {

@@ -41,7 +41,8 @@ static int bench_one(int seq, int heads, int dim, bool backward, bool full, int 
                     NULL,
                     NULL,
                     NULL,
-                    {0.0, 0, 0, 0, false, false, 0.0, 0, 0}}; /* no features */
+                    {0.0, 0, 0, 0, false, false, 0.0, 0, 0},
+                    0}; /* no features */
     if (!in.q || !in.k || !in.v || (backward && !in.dout)) {
         fprintf(stderr, "bench_oracle_gpu: out of host memory\n");
         return 2;
@@ -65,7 +66,8 @@ static int bench_one(int seq, int heads, int dim, bool backward, bool full, int 
                            &len_kv,
                            {.causal = true, .window_left = -1, .window_right = -1},
                            (double)(float)(1.0 / sqrt((double)dim)),
-                           &in};
+                           &in,
+                           0};
     char why[512];
     int rc = 0;
     if (!full) {
@@ -81,7 +83,8 @@ static int bench_one(int seq, int heads, int dim, bool backward, bool full, int 
                           NULL,
                           NULL,
                           NULL,
-                          NULL};
+                          NULL,
+                          0};
         double *lse64 = malloc((size_t)heads * seq * sizeof(double));
         double *drow64 = malloc((size_t)heads * seq * sizeof(double));
         if (backward) {

@@ -461,10 +461,35 @@ int af_oracle_run(const af_oracle_problem *p_in, const af_oracle_opts *o_in, af_
     return af_oracle_run_pipelined(p_in, o_in, r, NULL, why, cap);
 }
 
+/* heads_v != heads_kv: the exact shared-head problem (oracle_heads_v.c), certified in place
+ * (not pipelined: the widened K and V go once it returns). */
+static int run_split_v(const af_oracle_problem *p, const af_oracle_opts *o, af_oracle_result *r, char *why,
+                       size_t cap) {
+    memset(r, 0, sizeof *r);
+    if (p->Hv < 1 || p->Hkv < 1 || p->Hq % p->Hv != 0 || p->Hq % p->Hkv != 0) {
+        snprintf(why, cap, "oracle: heads_q=%d is not a multiple of heads_kv=%d and heads_v=%d", p->Hq, p->Hkv, p->Hv);
+        return -1;
+    }
+    af_oracle_problem wide;
+    af_inputs wide_in;
+    int st = af_oracle_widen_v(p, &wide, &wide_in);
+    if (st != 0) snprintf(why, cap, "oracle: out of memory widening K and V to shared heads");
+    if (st == 0) st = af_oracle_run_pipelined(&wide, o, r, NULL, why, cap);
+    af_oracle_widen_release(&wide_in);
+    if (st != 0) return st;
+    if (af_oracle_narrow_v(p, wide.Hkv, r) != 0) {
+        af_oracle_result_free(r);
+        snprintf(why, cap, "oracle: out of memory summing dK and dV over shared heads");
+        return -1;
+    }
+    return 0;
+}
+
 int af_oracle_run_pipelined(const af_oracle_problem *p_in, const af_oracle_opts *o_in, af_oracle_result *r,
                             af_oracle_cert **pending, char *why, size_t cap) {
     double t0 = af_clock_mono();
     if (pending) *pending = NULL;
+    if (af_oracle_split_v(p_in)) return run_split_v(p_in, o_in, r, why, cap);
     memset(r, 0, sizeof *r);
     af_oracle_opts o;
     if (o_in)

@@ -6,6 +6,7 @@
  *         oracle_fp64.c    the same in fp64 with compensated sums
  *         oracle_sample.c  which rows / key columns the sampled mode computes in MPFR
  *         oracle_cert.c    per-element masses and gap / bound of the certification
+ *         oracle_heads_v.c V with its own head count, through the shared-head problem
  *         ../gpu/          the GPU fp64 tier (oracle_gpu.h)
  */
 #ifndef ATTNFUZZ_ORACLE_INTERNAL_H
@@ -26,6 +27,15 @@
 /* Measured MPFR cost of one work unit (multiply-add at 128 bits) on one thread; turns
  * opts.cert_seconds into work units (README.md, "Measured time"). */
 #define AF_ORACLE_MPFR_UNIT_SECONDS 1.5e-7
+
+/* V with its own head count (oracle_heads_v.c): whether p has one; the shared-head problem
+ * of L = lcm(Hkv, Hv) heads (wide->Hkv = L; K and V widened into wide_in, -1 when out of
+ * memory; af_oracle_widen_release frees them either way); a result of the wide problem
+ * back to p's heads (dK, dV summed, compensated; -1 when out of memory). */
+bool af_oracle_split_v(const af_oracle_problem *p);
+int af_oracle_widen_v(const af_oracle_problem *p, af_oracle_problem *wide, af_inputs *wide_in);
+void af_oracle_widen_release(af_inputs *wide_in);
+int af_oracle_narrow_v(const af_oracle_problem *p, int L, af_oracle_result *r);
 
 /* The GPU fp64 tier's bound_abs_scale for the problem (oracle.c; README.md derives it). */
 double af_oracle_gpu_bound_abs(const af_oracle_problem *p, double sigma);

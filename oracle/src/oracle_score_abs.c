@@ -165,6 +165,20 @@ void af_oracle_grad_abs(const af_oracle_problem *p, const af_outputs *exact, af_
     af_oracle_problem full;
     int lengths[2 * GPU_MAGNITUDE_MAX_BATCH];
     char why[256];
+    if (af_oracle_split_v(p)) { /* through the shared-head problem (oracle_heads_v.c) */
+        af_oracle_problem wide;
+        af_inputs wide_in;
+        memset(g, 0, sizeof *g);
+        if (af_oracle_widen_v(p, &wide, &wide_in) != 0) {
+            g->dq = g->dk = g->dv = g->ds_max = INFINITY; /* unknown: no floor from it is safe */
+        } else {
+            af_oracle_grad_abs(&wide, exact, g);  /* reads only exact's O and LSE: the same per query head */
+            g->dk *= (double)(wide.Hkv / p->Hkv); /* a dK (dV) element sums L / Hkv (L / Hv) wide columns */
+            g->dv *= (double)(wide.Hkv / p->Hv);
+        }
+        af_oracle_widen_release(&wide_in);
+        return;
+    }
     if (p->in->dout && use_gpu(p, &full, lengths, sizeof lengths / sizeof lengths[0]) &&
         af_oracle_gpu_grad_abs(&full, exact, g, why, sizeof why) == 0)
         return;

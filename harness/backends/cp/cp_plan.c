@@ -248,6 +248,13 @@ static af_run_status a2a_heads(const af_case *c, af_cp_plant plant, int rank, in
 
 /* Declines shared by the comm types; AF_RUN_OK when none applies. */
 static af_run_status common_checks(const af_case *c, int nchunks, char *why, size_t cap) {
+    if (af_case_heads_v(c) != c->heads_kv) {
+        snprintf(why, cap,
+                 "cp %s: heads_v = %d != heads_kv = %d is not served (the ranks' K/V exchange and head split carry one "
+                 "K/V head count)",
+                 comm_name(c), c->heads_v, c->heads_kv);
+        return AF_RUN_DECLINED;
+    }
     if (c->dtype != AF_DT_FP16 && c->dtype != AF_DT_BF16) {
         snprintf(why, cap, "cp %s: %s is not served (per-tensor fp8 scales of the ranks' calls differ from the global)",
                  comm_name(c), af_dtype_name(c->dtype));

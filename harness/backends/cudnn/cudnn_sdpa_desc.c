@@ -64,7 +64,11 @@ static int fp8_declines(const af_case *c, size_t cudnn_version, char *why, size_
 static int feature_declines(const af_case *c, size_t cudnn_version, char *why, size_t cap) {
     bool sinks = c->softmax != AF_SOFTMAX_VANILLA, dropout = c->dropout_p != 0.0;
     long long mask_bytes = af_cudnn_dropout_mask_bytes(c->dropout_p, c->batch, c->heads_q, c->seqlen_q, c->seqlen_kv);
-    if (c->attention_chunk > 0)
+    if (af_case_heads_v(c) != c->heads_kv)
+        snprintf(why, cap,
+                 "heads_v: these graphs give V, dV and the backward's group reduction one K/V head count (hk); "
+                 "cuDNN's h_v (h_k != h_v) is not mapped yet; not served");
+    else if (c->attention_chunk > 0)
         snprintf(why, cap, "attention_chunk: cuDNN's SDPA has no chunked (block-local) mask; not served");
     else if (c->n_documents > 0)
         snprintf(why, cap,

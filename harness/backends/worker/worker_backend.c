@@ -327,6 +327,12 @@ static af_run_status local_declines(worker_state *st, const af_case *c, char *wh
                  c->cp_size);
         return AF_RUN_DECLINED;
     }
+    if (af_case_heads_v(c) != c->heads_kv) { /* the problem has one K/V head count */
+        snprintf(why, cap,
+                 "%s: heads_v = %d != heads_kv = %d (V's own head count), which worker protocol %d does not carry",
+                 st->backend_name, c->heads_v, c->heads_kv, AF_WORKER_PROTOCOL_VERSION);
+        return AF_RUN_DECLINED;
+    }
     /* score features: the problem carries dropout, the soft cap and the sinks (below);
      * the others (bias, ALiBi slopes, log2 stats, dLSE) it does not, so a worker would
      * compute another function. Learnable sinks with backward need the sink logits'

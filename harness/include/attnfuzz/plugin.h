@@ -20,10 +20,11 @@
  * Logical tensor shapes (whatever the memory layout), as in model/case.h:
  *   Q, dQ   (batch, heads_q,  seqlen_q,  head_dim_qk)
  *   K, dK   (batch, heads_kv, seqlen_kv, head_dim_qk)
- *   V, dV   (batch, heads_kv, seqlen_kv, head_dim_v)
+ *   V, dV   (batch, heads_v,  seqlen_kv, head_dim_v)   heads_v == heads_kv unless set
  *   O, dO   (batch, heads_q,  seqlen_q,  head_dim_v)
  *   LSE     (batch, heads_q,  seqlen_q)   fp32, natural log; -inf for a fully masked row
- * GQA/MQA: query head h reads kv head h / (heads_q / heads_kv).
+ * GQA/MQA: query head h reads K head h / (heads_q / heads_kv) and V head
+ * h / (heads_q / heads_v).
  *
  * Mask semantics (the plugin implements them itself; see docs/plugins.md). For
  * sequence b with actual lengths len_q = seqlens_q[b], len_kv = seqlens_kv[b]:
@@ -81,7 +82,7 @@ extern "C" {
 #endif
 
 /* Version of everything in this header. */
-#define ATTNFUZZ_PLUGIN_ABI_VERSION 5u
+#define ATTNFUZZ_PLUGIN_ABI_VERSION 6u
 /* 2: af_plugin_problem gained the features (sinks, softcap, bias, ALiBi, log2 stats,
  *    dLSE, dsink) after `packing`; a version-1 plugin cannot see them, so it is refused.
  * 3: af_plugin_problem gained dropout (p, Philox seed and offset) at its end; a
@@ -90,7 +91,9 @@ extern "C" {
  *    version-3 plugin would attend across chunks, so it is refused.
  * 5: af_plugin_problem gained the document mask (n_documents, document_ends) and
  *    global_keys at its end; a version-4 plugin would attend across documents and hide
- *    the global keys, so it is refused. */
+ *    the global keys, so it is refused.
+ * 6: af_plugin_problem gained heads_v (V's own head count, cuDNN's h_v) at its end; a
+ *    version-5 plugin would read V with heads_kv heads, so it is refused. */
 
 /* Mark the four entry points exported even under -fvisibility=hidden. */
 #if defined(__GNUC__)
@@ -198,6 +201,9 @@ typedef struct {
     int32_t document_ends[16]; /* exclusive key positions, ascending; the same in
                                   every sequence (cut at its len_kv)              */
     int32_t global_keys;       /* G: keys 0 .. G-1 seen by every row              */
+    /* ABI 6: V's and dV's heads (always set; == heads_kv unless the case sets heads_v).
+     * A plugin that does not index V by it must decline heads_v != heads_kv. */
+    int32_t heads_v;
 } af_plugin_problem;
 
 /* ---- the tensors ----------------------------------------------------------------- */

@@ -32,7 +32,7 @@ void af_criterion_fp8_decide(const af_case *c, af_tensor_id id, const af_row_sum
     memset(out, 0, sizeof *out);
     out->ratio = -1;
     bool kvside = id == AF_T_DK || id == AF_T_DV, grad = id == AF_T_DQ || kvside;
-    int H = kvside ? c->heads_kv : c->heads_q, S = kvside ? c->seqlen_kv : c->seqlen_q;
+    int H = af_tensor_heads(c, id), S = kvside ? c->seqlen_kv : c->seqlen_q;
     int D = (id == AF_T_O || id == AF_T_DV) ? c->head_dim_v : c->head_dim_qk;
     double cancel = grad ? AF_GRAD_CANCEL_UNIT * grad_mass : 0.0;
     af_mask_rule rule = af_mask_rule_of_case(c);

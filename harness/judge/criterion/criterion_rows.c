@@ -26,7 +26,7 @@ bool af_criterion_terms_have(const af_criterion_terms *terms, af_tensor_id id) {
 /* Shape of tensor id as the criterion walks it: H heads, S rows per head, D per row. */
 static void tensor_shape(const af_case *c, af_tensor_id id, int *H, int *S, int *D) {
     bool kvside = id == AF_T_DK || id == AF_T_DV;
-    *H = kvside ? c->heads_kv : c->heads_q;
+    *H = af_tensor_heads(c, id);
     *S = kvside ? c->seqlen_kv : c->seqlen_q;
     *D = id == AF_T_LSE ? 1 : (id == AF_T_O || id == AF_T_DV) ? c->head_dim_v : c->head_dim_qk;
 }

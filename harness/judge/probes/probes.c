@@ -90,6 +90,10 @@ int af_probes_run_with(const af_probe_opts *o, const af_probe_target *tg, const 
     PROBE_TIMED(0, probe_determinism(&x));
     stats->exact = x.exact;
     for (int k = 0; k < AF_T_COUNT; k++) stats->tolerance[k] = x.exact ? 0 : x.tol[k];
+    if (af_case_heads_v(tg->c) != tg->c->heads_kv) { /* the probes below follow one K/V head */
+        probe_note(&x, "%s", "heads_v != heads_kv: the input probes read one K/V head group; only determinism ran");
+        return v->n_findings - before;
+    }
     if (o->convention && !x.stop) PROBE_TIMED(1, probe_convention(&x));
     if (o->batch && !x.stop) PROBE_TIMED(2, probe_batch(&x));
     if (o->visibility && !x.stop) PROBE_TIMED(3, probe_visibility(&x, leaks));

@@ -8,6 +8,7 @@
  *   - planted:ignores_chunk keeps its chunk, made coarser (4 -> 32: the lighter variant);
  *   - planted:ignores_documents keeps its documents (merged: fewer), planted:ignores_global
  *     its global keys (fewer), and a window bug loses both;
+ *   - a window bug loses heads_v (back to heads_kv), planted:v_head_kv keeps it;
  *   - planted:dsink_dropped keeps learnable sinks and the backward (its dsink needs
  *     both); flash_fp8_bug:descale_v_ignored loses its fp8_headroom (fails without).
  */
@@ -115,6 +116,20 @@ int main(void) {
     CHECK_MSG(r.best.n_documents == 0 && r.best.global_keys == 0, "documents %d / global_keys %d survived",
               r.best.n_documents, r.best.global_keys);
     CHECK(r.best.window_left >= 0);
+    /* heads_v: a window bug does not need V's own head count (it goes back to heads_kv);
+     * planted:v_head_kv (V read at K's head) keeps it */
+    minimise("planted_window_off_by_one",
+             "dtype = fp16\nheads_q = 4\nheads_kv = 1\nheads_v = 2\nseqlen = 64\nhead_dim = 32\nmask = causal\n"
+             "window = 5,0\nseed = 3\n",
+             &r);
+    CHECK_MSG(af_case_heads_v(&r.best) == r.best.heads_kv, "heads_v %d (not needed by the window bug) survived",
+              r.best.heads_v);
+    minimise("planted_v_head_kv",
+             "dtype = fp16\nheads_q = 4\nheads_kv = 1\nheads_v = 2\nseqlen = 32\nhead_dim = 32\nmask = causal\n"
+             "seed = 8\n",
+             &r);
+    CHECK_MSG(r.best.heads_v != 0 && r.best.heads_v != r.best.heads_kv, "heads_v minimised away (%d, heads_kv %d)",
+              r.best.heads_v, r.best.heads_kv);
     /* planted:dsink_dropped needs learnable sinks and the backward: both stay */
     minimise("planted_dsink_dropped",
              "dtype = fp16\nbatch = 2\nheads = 2\nseqlen = 40\nhead_dim = 32\nmask = causal\nsoftmax = learnable\n"

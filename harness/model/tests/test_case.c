@@ -39,9 +39,39 @@ static void roundtrip(const char *text) {
     CHECK(memcmp(&a.seed, &b.seed, sizeof a.seed) == 0);
 }
 
+/* heads_v: V's own head count (0 = heads_kv), printed only when it differs; the V and dV
+ * shapes follow it; validation names the field. */
+static void test_heads_v(void) {
+    af_case c;
+    af_error e;
+    char out[8192];
+    CHECK(parse("heads_q = 4\nheads_kv = 1\nheads_v = 2\n", &c, &e) == 0);
+    CHECK(c.heads_v == 2 && af_case_heads_v(&c) == 2);
+    af_case_print(&c, out, sizeof out);
+    CHECK_MSG(strstr(out, "heads_kv = 1\nheads_v = 2\n") != NULL, "printed:\n%s", out);
+    roundtrip("heads_q = 6\nheads_kv = 3\nheads_v = 2\nbackward = yes\n");
+    /* default and heads_v == heads_kv: not printed, V has K's heads */
+    CHECK(parse("heads_q = 4\nheads_kv = 2\n", &c, &e) == 0);
+    CHECK(c.heads_v == 0 && af_case_heads_v(&c) == 2);
+    af_case_print(&c, out, sizeof out);
+    CHECK(strstr(out, "heads_v") == NULL);
+    CHECK(parse("heads_q = 4\nheads_kv = 2\nheads_v = 2\n", &c, &e) == 0);
+    af_case_print(&c, out, sizeof out);
+    CHECK(strstr(out, "heads_v") == NULL);
+    /* errors name the field */
+    expect_error("heads_q = 4\nheads_v = 3\n", 2, "heads_v", "heads_q = 4 is not a multiple of heads_v = 3");
+    expect_error("heads_v = 257\n", 1, "heads_v", "not an integer in [0, 256]");
+    expect_error("heads_v = -1\n", 1, "heads_v", "not an integer in [0, 256]");
+    expect_error("heads_q = 4\nheads_kv = 4\nheads_v = 2\npacking = kv\nhead_dim = 32\n", 4, "heads_v",
+                 "needs packing = separate");
+    expect_error("heads_q = 4\nheads_kv = 4\nheads_v = 1\npacking = qkv\nseqlen = 8\nhead_dim = 32\n", 4, "heads_v",
+                 "needs packing = separate");
+}
+
 int main(void) {
     af_case c;
     af_error e;
+    test_heads_v();
 
     /* defaults */
     CHECK(parse("", &c, &e) == 0);

@@ -46,6 +46,10 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_supports(const af_plugin_problem *p, char *
                  "example plugin: features (sinks, softcap, bias, ALiBi, log2 stats, dLSE, dropout) not implemented");
         return AF_PLUGIN_DECLINE;
     }
+    if (p->heads_v < 1 || p->heads_q % p->heads_v || p->heads_kv < 1 || p->heads_q % p->heads_kv) {
+        snprintf(why, cap, "example plugin: heads_q must be a multiple of heads_kv and heads_v");
+        return AF_PLUGIN_DECLINE;
+    }
     return AF_PLUGIN_OK;
 }
 
@@ -128,7 +132,7 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_run(const af_plugin_problem *p, const af_pl
     if (af_md_check(p, t, why, cap)) return AF_PLUGIN_ERROR; /* malformed metadata: refused */
     const af_plugin_tensor *Q = &t->t[AF_PLUGIN_Q], *K = &t->t[AF_PLUGIN_K], *V = &t->t[AF_PLUGIN_V];
     const af_plugin_tensor *O = &t->t[AF_PLUGIN_O], *LSE = &t->t[AF_PLUGIN_LSE];
-    int group = p->heads_q / p->heads_kv;
+    int group = p->heads_q / p->heads_kv, group_v = p->heads_q / p->heads_v; /* K's and V's heads */
     float *score = malloc(sizeof(float) * (size_t)(p->seqlen_kv > 0 ? p->seqlen_kv : 1));
     float *out = malloc(sizeof(float) * (size_t)p->head_dim_v);
     if (!score || !out) {
@@ -140,7 +144,7 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_run(const af_plugin_problem *p, const af_pl
     for (int b = 0; b < p->batch; b++) {
         int len_q = p->seqlens_q[b], len_kv = p->seqlens_kv[b];
         for (int h = 0; h < p->heads_q; h++) {
-            int hk = h / group;
+            int hk = h / group, hv = h / group_v;
             for (int i = 0; i < len_q; i++) {
                 /* the visible keys: an interval [lo, hi] */
                 long diag = p->align == AF_PLUGIN_ALIGN_BOTTOM_RIGHT ? (long)i + len_kv - len_q : i;
@@ -165,7 +169,7 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_run(const af_plugin_problem *p, const af_pl
                 for (long j = lo; j <= hi; j++) {
                     float w = expf(score[j] - m);
                     l += w;
-                    for (int d = 0; d < p->head_dim_v; d++) out[d] += w * get(V, b, hk, (int)j, d);
+                    for (int d = 0; d < p->head_dim_v; d++) out[d] += w * get(V, b, hv, (int)j, d);
                 }
                 for (int d = 0; d < p->head_dim_v; d++) put(O, b, h, i, d, out[d] / l);
                 put(LSE, b, h, i, 0, m + logf(l));

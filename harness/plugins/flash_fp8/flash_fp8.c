@@ -92,6 +92,10 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_supports(const af_plugin_problem *p, char *
         snprintf(why, cap, "%s: invalid shape", fp8_names[FP8_BUG].name);
         return AF_PLUGIN_DECLINE;
     }
+    if (p->heads_v != p->heads_kv) { /* declined, never ignored: V is indexed by K's head */
+        snprintf(why, cap, "%s: heads_v != heads_kv (V's own head count) is not implemented", fp8_names[FP8_BUG].name);
+        return AF_PLUGIN_DECLINE;
+    }
     if (p->features) { /* declined, never ignored (plugin.h) */
         snprintf(why, cap, "%s: features are not implemented", fp8_names[FP8_BUG].name);
         return AF_PLUGIN_DECLINE;

@@ -100,6 +100,11 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_supports(const af_plugin_problem *p, char *
         snprintf(why, cap, "%s: invalid shape", flash_names[FLASH_BUG].name);
         return AF_PLUGIN_DECLINE;
     }
+    if (p->heads_v != p->heads_kv) { /* declined, never ignored: V is indexed by K's head */
+        snprintf(why, cap, "%s: heads_v != heads_kv (V's own head count) is not implemented",
+                 flash_names[FLASH_BUG].name);
+        return AF_PLUGIN_DECLINE;
+    }
     if (p->features) { /* declined, never ignored (plugin.h) */
         snprintf(why, cap, "%s: features (sinks, softcap, bias, ALiBi, log2 stats, dLSE, dropout) are not implemented",
                  flash_names[FLASH_BUG].name);

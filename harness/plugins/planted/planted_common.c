@@ -39,6 +39,9 @@
  *   PLANTED_RAGGED_OFFSETS_IGNORED  thd inputs read at b * max_seqlen instead of the
  *                                   ragged token starts (cudnn-frontend #737)
  *   PLANTED_GQA_HEAD_MOD            GQA kv head h % heads_kv instead of h / group
+ *   PLANTED_V_HEAD_KV               V read at K's head h / (heads_q / heads_kv) (wrapped
+ *                                   into heads_v) instead of h / (heads_q / heads_v): a
+ *                                   kernel that assumes one K/V head count (cuDNN h_v)
  *   PLANTED_CONTIGUOUS_STRIDES      inputs read with dense bshd strides whatever the
  *                                   real layout (FA #2665)
  *   PLANTED_WINDOW_DROPPED          the sliding window silently ignored (TE PR #3527)
@@ -167,6 +170,7 @@
 #define PLANTED_FINITE_MAX_INIT            28
 #define PLANTED_IGNORES_DOCUMENTS          29
 #define PLANTED_IGNORES_GLOBAL             30
+#define PLANTED_V_HEAD_KV                  31
 
 #ifndef PLANTED_BUG
 #error "build with -DPLANTED_BUG=PLANTED_<BUG> (see harness/plugins/CMakeLists.txt)"
@@ -216,6 +220,7 @@ static const struct {
     {"planted:finite_max_init", "a row's running max starts at -5e4 (a finite -inf): rows of logits below it are 0/0"},
     {"planted:ignores_documents", "the document mask accepted and ignored (keys of other documents attended)"},
     {"planted:ignores_global", "global_keys accepted and ignored (the global keys masked as any other)"},
+    {"planted:v_head_kv", "V read at K's head (heads_kv's group) when heads_v != heads_kv"},
 };
 
 /* The features this plugin serves (forward only). */
@@ -247,8 +252,8 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_supports(const af_plugin_problem *p, char *
         snprintf(why, cap, "%s serves fp16 and bf16 only", planted_names[PLANTED_BUG].name);
         return AF_PLUGIN_DECLINE;
     }
-    if (p->batch < 1 || p->heads_q < 1 || p->heads_kv < 1 || p->heads_q % p->heads_kv || p->head_dim_qk < 1 ||
-        p->head_dim_v < 1 || p->seqlen_q < 0 || p->seqlen_kv < 0) {
+    if (p->batch < 1 || p->heads_q < 1 || p->heads_kv < 1 || p->heads_q % p->heads_kv || p->heads_v < 1 ||
+        p->heads_q % p->heads_v || p->head_dim_qk < 1 || p->head_dim_v < 1 || p->seqlen_q < 0 || p->seqlen_kv < 0) {
         snprintf(why, cap, "%s: invalid shape", planted_names[PLANTED_BUG].name);
         return AF_PLUGIN_DECLINE;
     }
@@ -271,15 +276,16 @@ typedef struct {
     const af_plugin_problem *p;
     const af_plugin_tensors *t;
     int B, Hq, Hkv, Sq, Skv, Dqk, Dv, group;
+    int Hv, group_v; /* V's heads (ABI 6), heads_q / Hv */
     float scale;
     bool fp16; /* round P and dS to fp16 (else bf16) */
     /* dense fp32 copies; rows past a sequence's length stay 0 */
     float *q;                   /* (B, Hq,  Sq,  Dqk) */
     float *k;                   /* (B, Hkv, Skv, Dqk) */
-    float *v;                   /* (B, Hkv, Skv, Dv)  */
+    float *v;                   /* (B, Hv,  Skv, Dv)  */
     float *dout;                /* (B, Hq,  Sq,  Dv)  backward only */
     float *dk_acc;              /* (B, Hkv, Skv, Dqk) backward only */
-    float *dv_acc;              /* (B, Hkv, Skv, Dv)  backward only */
+    float *dv_acc;              /* (B, Hv,  Skv, Dv)  backward only */
     float *row_lse, *row_delta; /* (B, Hq, Sq) backward with dsink: stored LSE, D_i */
     /* scratch for one row */
     float *s, *prob, *dp; /* (Skv) */
@@ -499,6 +505,14 @@ static int kv_head_of(const planted_run *r, int h) {
 #endif
 }
 
+static int v_head_of(const planted_run *r, int h) {
+#if BUG(V_HEAD_KV)
+    return kv_head_of(r, h) % r->Hv;
+#else
+    return h / r->group_v;
+#endif
+}
+
 /* ---- inputs ----------------------------------------------------------------------- */
 
 static void gather(planted_run *r, int tid, float *dense, int H, int S, int D, const int32_t *lens) {
@@ -515,12 +529,16 @@ static void gather(planted_run *r, int tid, float *dense, int H, int S, int D, c
 /* The keys and values past each sequence's length that the padded key loop reads. */
 static void gather_tile_tails(planted_run *r) {
     for (int b = 0; b < r->B; b++)
-        for (int h = 0; h < r->Hkv; h++)
+        for (int h = 0; h < (r->Hkv > r->Hv ? r->Hkv : r->Hv); h++)
             for (int s = r->p->seqlens_kv[b]; s < key_end(r, b); s++) {
-                float *k = row_of(r->k, r->Hkv, r->Skv, r->Dqk, b, h, s),
-                      *v = row_of(r->v, r->Hkv, r->Skv, r->Dv, b, h, s);
-                for (int d = 0; d < r->Dqk; d++) k[d] = load(&r->t->t[AF_PLUGIN_K], b, h, s, d, true);
-                for (int d = 0; d < r->Dv; d++) v[d] = load(&r->t->t[AF_PLUGIN_V], b, h, s, d, true);
+                if (h < r->Hkv) {
+                    float *k = row_of(r->k, r->Hkv, r->Skv, r->Dqk, b, h, s);
+                    for (int d = 0; d < r->Dqk; d++) k[d] = load(&r->t->t[AF_PLUGIN_K], b, h, s, d, true);
+                }
+                if (h < r->Hv) {
+                    float *v = row_of(r->v, r->Hv, r->Skv, r->Dv, b, h, s);
+                    for (int d = 0; d < r->Dv; d++) v[d] = load(&r->t->t[AF_PLUGIN_V], b, h, s, d, true);
+                }
             }
 }
 #endif
@@ -532,18 +550,18 @@ static void gather_tile_tails(planted_run *r) {
 static void quantise_v_blocks(planted_run *r) {
     for (int b = 0; b < r->B; b++) {
         int len_kv = r->p->seqlens_kv[b];
-        for (int hk = 0; hk < r->Hkv; hk++)
+        for (int hk = 0; hk < r->Hv; hk++)
             for (int j0 = 0; j0 < len_kv; j0 += V_SCALE_BLOCK) {
                 int j1 = j0 + V_SCALE_BLOCK < len_kv ? j0 + V_SCALE_BLOCK : len_kv;
                 float amax = 0.0f;
                 for (int j = j0; j < j1; j++) {
-                    const float *row = row_of(r->v, r->Hkv, r->Skv, r->Dv, b, hk, j);
+                    const float *row = row_of(r->v, r->Hv, r->Skv, r->Dv, b, hk, j);
                     for (int d = 0; d < r->Dv; d++) amax = fabsf(row[d]) > amax ? fabsf(row[d]) : amax;
                 }
                 if (!(amax > 0.0f) || !isfinite(amax)) continue;
                 float sc = amax / E4M3_MAX;
                 for (int j = j0; j < j1; j++) {
-                    float *row = row_of(r->v, r->Hkv, r->Skv, r->Dv, b, hk, j);
+                    float *row = row_of(r->v, r->Hv, r->Skv, r->Dv, b, hk, j);
                     for (int d = 0; d < r->Dv; d++) row[d] = round_dt(r, row[d] / sc) * sc;
                 }
             }
@@ -636,7 +654,7 @@ static int64_t split_slot(const planted_run *r, int b, int i, int split, int h) 
 /* Row (b, h, i) of the split path: for each SPLIT_KEYS-key split of [0, Skv) the sums of
  * P_j = expf(s_j - m) (m: the row's max over all its keys, so the partials add without
  * rescaling) and of round_dt(P_j) v_j over its visible keys. */
-static void split_partials(planted_run *r, uint64_t call, int b, int h, int i, int hk, int first, int n, float m) {
+static void split_partials(planted_run *r, uint64_t call, int b, int h, int i, int first, int n, float m) {
     r->split_m[((int64_t)b * r->Hq + h) * r->Sq + i] = m;
     for (int split = 0; split < r->n_splits; split++) {
         float *acc = r->split_acc + split_slot(r, b, i, split, h) * r->Dv;
@@ -650,7 +668,7 @@ static void split_partials(planted_run *r, uint64_t call, int b, int h, int i, i
             l += pj;
             if (!dropout_kept(r, call, b, h, i, j)) continue; /* in l, not in the sum */
             float pr = round_dt(r, pj);
-            const float *v = row_of(r->v, r->Hkv, r->Skv, r->Dv, b, hk, j);
+            const float *v = row_of(r->v, r->Hv, r->Skv, r->Dv, b, v_head_of(r, h), j);
             for (int d = 0; d < r->Dv; d++) acc[d] += pr * v[d];
         }
         r->split_l[split_slot(r, b, i, split, h)] = l;
@@ -732,7 +750,7 @@ static void forward(planted_run *r) {
                     if (key_seen(r, b, i, first + j)) m = r->s[j] > m ? r->s[j] : m;
 #if BUG(SPLIT_KV_STRIDE)
                 if (r->n_splits > 1) { /* O and LSE in split_combine, once every head's partials are in */
-                    split_partials(r, call, b, h, i, hk, first, n, m);
+                    split_partials(r, call, b, h, i, first, n, m);
                     continue;
                 }
 #endif
@@ -745,7 +763,7 @@ static void forward(planted_run *r) {
                     l += pj;
                     if (!dropout_kept(r, call, b, h, i, first + j)) continue; /* in l, not in the sum */
                     float pr = round_dt(r, pj);
-                    const float *v = row_of(r->v, r->Hkv, r->Skv, r->Dv, b, hk, first + j);
+                    const float *v = row_of(r->v, r->Hv, r->Skv, r->Dv, b, v_head_of(r, h), first + j);
                     for (int d = 0; d < r->Dv; d++) acc[d] += pr * v[d];
                 }
                 if (sink > -INFINITY) l += af_expf(sink - m);
@@ -803,7 +821,7 @@ static void run_backward(planted_run *r) {
                         r->prob[j] = r->dp[j] = 0.0f;
                         continue;
                     }
-                    const float *v = row_of(r->v, r->Hkv, r->Skv, r->Dv, b, hk, first + j);
+                    const float *v = row_of(r->v, r->Hv, r->Skv, r->Dv, b, v_head_of(r, h), first + j);
                     float dp = 0.0f;
                     for (int d = 0; d < r->Dv; d++) dp += dout[d] * v[d];
                     r->prob[j] = af_expf(r->s[j] - lse);
@@ -815,7 +833,7 @@ static void run_backward(planted_run *r) {
                     float ds = round_dt(r, r->dp[j]), pr = round_dt(r, r->prob[j]);
                     const float *k = row_of(r->k, r->Hkv, r->Skv, r->Dqk, b, hk, first + j);
                     float *dk = row_of(r->dk_acc, r->Hkv, r->Skv, r->Dqk, b, hk, first + j);
-                    float *dv = row_of(r->dv_acc, r->Hkv, r->Skv, r->Dv, b, hk, first + j);
+                    float *dv = row_of(r->dv_acc, r->Hv, r->Skv, r->Dv, b, v_head_of(r, h), first + j);
                     for (int d = 0; d < r->Dqk; d++) acc[d] += ds * k[d];
                     for (int d = 0; d < r->Dqk; d++) dk[d] += ds * q[d];
                     for (int d = 0; d < r->Dv; d++) dv[d] += pr * dout[d];
@@ -828,11 +846,15 @@ static void run_backward(planted_run *r) {
             for (int j = 0; j < r->Skv; j++) {
                 bool valid = j < len_kv; /* keys past len_kv of padded layouts get 0 */
                 const float *dk = row_of(r->dk_acc, r->Hkv, r->Skv, r->Dqk, b, hk, j);
-                const float *dv = row_of(r->dv_acc, r->Hkv, r->Skv, r->Dv, b, hk, j);
                 if (j < rows_dk)
                     for (int d = 0; d < r->Dqk; d++) store(tdk, b, hk, j, d, valid ? dk[d] * r->scale : 0.0f);
+            }
+        for (int hv = 0; hv < r->Hv; hv++)
+            for (int j = 0; j < r->Skv; j++) {
+                bool valid = j < len_kv;
+                const float *dv = row_of(r->dv_acc, r->Hv, r->Skv, r->Dv, b, hv, j);
                 if (j < rows_dv)
-                    for (int d = 0; d < r->Dv; d++) store(tdv, b, hk, j, d, valid ? dv[d] : 0.0f);
+                    for (int d = 0; d < r->Dv; d++) store(tdv, b, hv, j, d, valid ? dv[d] : 0.0f);
             }
     }
 }
@@ -919,6 +941,8 @@ static int run_planted(const af_plugin_problem *p, const af_plugin_tensors *t, f
     r.Dqk = p->head_dim_qk;
     r.Dv = p->head_dim_v;
     r.group = p->heads_q / p->heads_kv;
+    r.Hv = p->heads_v;
+    r.group_v = p->heads_q / p->heads_v;
     r.scale = scale;
 #if BUG(SCALE_IGNORED)
     r.scale = (float)(1.0 / sqrt((double)p->head_dim_qk));
@@ -928,7 +952,8 @@ static int run_planted(const af_plugin_problem *p, const af_plugin_tensors *t, f
     int64_t nq = (int64_t)r.B * r.Hq * r.Sq, nkv = (int64_t)r.B * r.Hkv * r.Skv;
     r.q = floats(nq * r.Dqk);
     r.k = floats(nkv * r.Dqk);
-    r.v = floats(nkv * r.Dv);
+    int64_t nv = (int64_t)r.B * r.Hv * r.Skv;
+    r.v = floats(nv * r.Dv);
     r.s = floats(r.Skv);
     r.prob = floats(r.Skv);
     r.dp = floats(r.Skv);
@@ -947,7 +972,7 @@ static int run_planted(const af_plugin_problem *p, const af_plugin_tensors *t, f
     if (backward) {
         r.dout = floats(nq * r.Dv);
         r.dk_acc = floats(nkv * r.Dqk);
-        r.dv_acc = floats(nkv * r.Dv);
+        r.dv_acc = floats(nv * r.Dv);
         ok = ok && r.dout && r.dk_acc && r.dv_acc;
         if (p->dsink && (p->features & AF_PLUGIN_FEAT_DSINK)) {
             r.row_lse = floats(nq);
@@ -962,7 +987,7 @@ static int run_planted(const af_plugin_problem *p, const af_plugin_tensors *t, f
     }
     gather(&r, AF_PLUGIN_Q, r.q, r.Hq, r.Sq, r.Dqk, p->seqlens_q);
     gather(&r, AF_PLUGIN_K, r.k, r.Hkv, r.Skv, r.Dqk, p->seqlens_kv);
-    gather(&r, AF_PLUGIN_V, r.v, r.Hkv, r.Skv, r.Dv, p->seqlens_kv);
+    gather(&r, AF_PLUGIN_V, r.v, r.Hv, r.Skv, r.Dv, p->seqlens_kv);
 #if BUG(PAD_TO_TILE)
     gather_tile_tails(&r);
 #endif
