@@ -55,7 +55,20 @@ AF_PLUGIN_EXPORT const af_plugin_info *attnfuzz_plugin_info(void) {
     return &info;
 }
 
+/* The largest problem served: b * h_q * s_q * s_kv * (d_qk + d_v) work units. The
+ * attention runs on the host (flash_ref), so a long case would hold a GPU campaign for
+ * seconds; the defect under test needs no long case, and a real kernel's envelope is a
+ * limit of this kind too. */
+#define GPU_PLANTED_MAX_WORK (1LL << 26)
+
 AF_PLUGIN_EXPORT int attnfuzz_plugin_supports(const af_plugin_problem *p, char *why, size_t cap) {
+    long long work = (long long)p->batch * p->heads_q * p->seqlen_q * p->seqlen_kv * (p->head_dim_qk + p->head_dim_v);
+    if (work > GPU_PLANTED_MAX_WORK) {
+        snprintf(why, cap,
+                 "%s: %lld work units (b h_q s_q s_kv (d_qk + d_v)) over the %lld this host-run plugin serves",
+                 gpu_names[GPU_BUG].name, work, GPU_PLANTED_MAX_WORK);
+        return AF_PLUGIN_DECLINE;
+    }
     if (p->dtype == AF_PLUGIN_DTYPE_MXFP8) {
         snprintf(why, cap, "%s: mxfp8 not served (its scale arrays are not copied)", gpu_names[GPU_BUG].name);
         return AF_PLUGIN_DECLINE;
