@@ -9,6 +9,8 @@ double af_storage_unit(af_storage st) {
             return 0x1p-7;
         case AF_ST_E4M3:
             return 0x1p-3;
+        case AF_ST_E5M2:
+            return 0x1p-2;
         case AF_ST_F32:
             return 0x1p-23;
     }
@@ -23,6 +25,8 @@ double af_storage_min_normal(af_storage st) {
             return 0x1p-14;
         case AF_ST_E4M3:
             return 0x1p-6;
+        case AF_ST_E5M2:
+            return 0x1p-14;
         case AF_ST_BF16:
         case AF_ST_F32:
             return 0x1p-126;
@@ -38,6 +42,8 @@ double af_storage_subnormal_half_step(af_storage st) {
             return 0x1p-134; /* 7 below 2^-126 */
         case AF_ST_E4M3:
             return 0x1p-10; /* 3 below 2^-6 */
+        case AF_ST_E5M2:
+            return 0x1p-17; /* 2 below 2^-14 */
         case AF_ST_F32:
             return 0x1p-150; /* 23 below 2^-126 */
     }

@@ -22,7 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static const char *const dtype_names[] = {"fp16", "bf16", "fp8_e4m3", "mxfp8"};
+static const char *const dtype_names[] = {"fp16", "bf16", "fp8_e4m3", "mxfp8", "fp8_e5m2"};
 static const char *const layout_names[] = {"bshd", "sbhd", "bhsd", "thd"};
 static const char *const packing_names[] = {"separate", "kv", "qkv"};
 static const char *const cp_names[] = {"none", "p2p", "all_gather", "a2a", "a2a+p2p"};
@@ -812,8 +812,9 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
     if (!(c->dropout_p >= 0.0 && c->dropout_p < 1.0))
         FAIL(F_DROPOUT, "dropout probability %g is outside [0, 1)", c->dropout_p);
     if (c->dlse && !c->backward) FAIL(F_DLSE, "dlse = yes needs backward = yes (it is an incoming gradient)");
-    if (af_case_has_fp8_headroom(c) && c->dtype != AF_DT_FP8_E4M3)
-        FAIL(F_FP8_HEADROOM, "fp8_headroom with dtype %s: per-tensor fp8 scales are fp8_e4m3's", dtype_names[c->dtype]);
+    if (af_case_has_fp8_headroom(c) && !af_dtype_is_fp8_tensor(c->dtype))
+        FAIL(F_FP8_HEADROOM, "fp8_headroom with dtype %s: per-tensor fp8 scales are fp8_e4m3's and fp8_e5m2's",
+             dtype_names[c->dtype]);
     /* Memory guard: refuse cases that cannot be held (inputs + outputs in doubles; b1 h16
      * s131072 d128 causal backward holds 2.7e9). */
     double elems = af_case_elements(c);

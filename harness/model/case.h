@@ -32,9 +32,13 @@
 #define AF_FP8_SCALED       5
 #define AF_FP8_HEADROOM_MAX 8
 
-typedef enum { AF_DT_FP16 = 0, AF_DT_BF16, AF_DT_FP8_E4M3, AF_DT_MXFP8 } af_dtype;
-/* fp8_e4m3 or mxfp8: E4M3 operands (their own criteria and scales) */
-static inline bool af_dtype_is_fp8(af_dtype d) { return d == AF_DT_FP8_E4M3 || d == AF_DT_MXFP8; }
+/* fp8_e5m2 comes last so that the numbers of the others (fuzz bytes, plugin ABI) stay. */
+typedef enum { AF_DT_FP16 = 0, AF_DT_BF16, AF_DT_FP8_E4M3, AF_DT_MXFP8, AF_DT_FP8_E5M2, AF_DT_COUNT } af_dtype;
+/* fp8 with per-tensor scales (docs/fp8.md): fp8_e4m3 (E4M3FN, max 448) or fp8_e5m2
+ * (E5M2, max 57344, with Inf): the same recipe, each in its own encoding. */
+static inline bool af_dtype_is_fp8_tensor(af_dtype d) { return d == AF_DT_FP8_E4M3 || d == AF_DT_FP8_E5M2; }
+/* fp8_e4m3, fp8_e5m2 or mxfp8: fp8 operands (their own criteria and scales) */
+static inline bool af_dtype_is_fp8(af_dtype d) { return af_dtype_is_fp8_tensor(d) || d == AF_DT_MXFP8; }
 
 /* Memory order of the sequence/head axes; the head dim is always innermost. */
 typedef enum { AF_LAYOUT_BSHD = 0, AF_LAYOUT_SBHD, AF_LAYOUT_BHSD, AF_LAYOUT_THD } af_layout;

@@ -34,6 +34,7 @@ int af_storage_bytes(af_storage s) {
         case AF_ST_BF16:
             return 2;
         case AF_ST_E4M3:
+        case AF_ST_E5M2:
             return 1;
         case AF_ST_F32:
             return 4;
@@ -44,11 +45,15 @@ int af_storage_bytes(af_storage s) {
 af_storage af_tensor_storage(af_dtype dtype, af_tensor_id t) {
     if (t == AF_T_LSE) return AF_ST_F32;
     if (t == AF_T_Q || t == AF_T_K || t == AF_T_V)
-        return dtype == AF_DT_FP16 ? AF_ST_F16 : dtype == AF_DT_BF16 ? AF_ST_BF16 : AF_ST_E4M3;
-    /* fp8_e4m3: O, dO and the gradients are E4M3 with per-tensor scales (tensors.h;
-     * cuDNN's SM90 FP8 backward takes an FP8 dO and writes FP8 gradients). mxfp8
-     * keeps them in bf16 (cuDNN's MXFP8 is Blackwell-only). */
+        return dtype == AF_DT_FP16   ? AF_ST_F16
+               : dtype == AF_DT_BF16 ? AF_ST_BF16
+               : dtype == AF_DT_FP8_E5M2 ? AF_ST_E5M2
+                                         : AF_ST_E4M3;
+    /* fp8_e4m3 / fp8_e5m2: O, dO and the gradients are fp8 of the same kind with
+     * per-tensor scales (tensors.h; cuDNN's SM90 FP8 backward takes an FP8 dO and writes
+     * FP8 gradients). mxfp8 keeps them in bf16 (cuDNN's MXFP8 is Blackwell-only). */
     if (dtype == AF_DT_FP8_E4M3) return AF_ST_E4M3;
+    if (dtype == AF_DT_FP8_E5M2) return AF_ST_E5M2;
     return dtype == AF_DT_FP16 ? AF_ST_F16 : AF_ST_BF16;
 }
 

@@ -78,7 +78,7 @@ static int feature_declines(const af_case *c, size_t cudnn_version, char *why, s
         snprintf(why, cap, "stats = log2: cuDNN's SDPA writes natural-log stats (max + log sum exp); not served");
     else if (c->dlse)
         snprintf(why, cap, "dlse: cuDNN's SDPA backward takes no incoming LSE gradient (its inputs are O, dO, Stats)");
-    else if (c->dtype == AF_DT_FP8_E4M3 &&
+    else if (af_dtype_is_fp8_tensor(c->dtype) &&
              (c->softcap != 0.0 || sinks || c->bias != AF_BIAS_NONE || c->alibi || dropout))
         snprintf(why, cap,
                  "fp8_e4m3 with %s: not wired into the FP8 graphs (cudnn-frontend: SDPA FP8 does not support "
@@ -127,8 +127,8 @@ int af_sdpa_desc_make(const af_case *c, const af_layout_plan *p, size_t cudnn_ve
         d->io = CUDNN_DATA_HALF;
     else if (c->dtype == AF_DT_BF16)
         d->io = CUDNN_DATA_BFLOAT16;
-    else if (c->dtype == AF_DT_FP8_E4M3) {
-        d->io = CUDNN_DATA_FP8_E4M3;
+    else if (af_dtype_is_fp8_tensor(c->dtype)) { /* E5M2: the same graphs with E5M2 real tensors and dS8 */
+        d->io = c->dtype == AF_DT_FP8_E5M2 ? CUDNN_DATA_FP8_E5M2 : CUDNN_DATA_FP8_E4M3;
         d->fp8 = true;
         if (fp8_declines(c, cudnn_version, why, cap)) return -1;
     } else {

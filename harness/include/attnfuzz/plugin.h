@@ -81,7 +81,7 @@ extern "C" {
 #endif
 
 /* Version of everything in this header. */
-#define ATTNFUZZ_PLUGIN_ABI_VERSION 5u
+#define ATTNFUZZ_PLUGIN_ABI_VERSION 6u
 /* 2: af_plugin_problem gained the features (sinks, softcap, bias, ALiBi, log2 stats,
  *    dLSE, dsink) after `packing`; a version-1 plugin cannot see them, so it is refused.
  * 3: af_plugin_problem gained dropout (p, Philox seed and offset) at its end; a
@@ -90,7 +90,9 @@ extern "C" {
  *    version-3 plugin would attend across chunks, so it is refused.
  * 5: af_plugin_problem gained the document mask (n_documents, document_ends) and
  *    global_keys at its end; a version-4 plugin would attend across documents and hide
- *    the global keys, so it is refused. */
+ *    the global keys, so it is refused.
+ * 6: the fp8_e5m2 dtype (AF_PLUGIN_DTYPE_FP8_E5M2, tensors of AF_PLUGIN_STORAGE_E5M2);
+ *    a version-5 plugin would read E5M2 bytes as E4M3, so it is refused. */
 
 /* Mark the four entry points exported even under -fvisibility=hidden. */
 #if defined(__GNUC__)
@@ -129,6 +131,7 @@ typedef struct {
 #define AF_PLUGIN_DTYPE_BF16     1
 #define AF_PLUGIN_DTYPE_FP8_E4M3 2 /* per-tensor scaling: logical = stored * descale  */
 #define AF_PLUGIN_DTYPE_MXFP8    3 /* E4M3 + one E8M0 scale per 32 (see mx_scale)     */
+#define AF_PLUGIN_DTYPE_FP8_E5M2 4 /* as FP8_E4M3, every tensor E5M2 (max 57344)      */
 
 #define AF_PLUGIN_MASK_NONE          0
 #define AF_PLUGIN_MASK_CAUSAL        1
@@ -205,6 +208,7 @@ typedef struct {
 #define AF_PLUGIN_STORAGE_BF16 1
 #define AF_PLUGIN_STORAGE_E4M3 2 /* OCP FP8 E4M3FN                                   */
 #define AF_PLUGIN_STORAGE_F32  3
+#define AF_PLUGIN_STORAGE_E5M2 4 /* OCP FP8 E5M2 (Inf and NaN; max finite 57344)     */
 
 /* Index into af_plugin_tensors.t */
 #define AF_PLUGIN_Q       0
@@ -243,7 +247,8 @@ typedef struct {
                                    powers of two: 5, 12, 48 too; use / and %, never
                                    shifts or masks); else 0                          */
     int32_t pages_per_seq;      /* paged: B * pages_per_seq <= 65536                 */
-    float descale;              /* fp8_e4m3: logical = stored * descale; else 1.
+    float descale;              /* fp8_e4m3, fp8_e5m2: logical = stored * descale;
+                                   else 1. (fp8_e5m2: the same with E5M2 and 57344.)
                                    Inputs Q, K, V (and dO): read as stored * descale.
                                    O of fp8_e4m3 is an E4M3 output (storage says so):
                                    write e4m3(O / descale), descale a power of two
