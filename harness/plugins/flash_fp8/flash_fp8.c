@@ -69,7 +69,7 @@ static const struct {
     const char *name;
     const char *description;
 } fp8_names[] = {
-    {"flash_fp8", "correct flash-style fp8_e4m3 attention: online softmax, split-KV, E4M3 P and dS"},
+    {"flash_fp8", "correct flash-style fp8_e4m3 / fp8_e5m2 attention: online softmax, split-KV, E4M3 P, fp8 dS"},
     {"flash_fp8_bug:row_scale", "flash_fp8 with the last query row of O and dQ x 1.5"},
     {"flash_fp8_bug:head_descale", "flash_fp8 with the last head's dQ descaled for E4M3FNUZ (x 448/240)"},
     {"flash_fp8_bug:last_key_dk", "flash_fp8 with dK of each sequence's last key x 2"},
