@@ -98,8 +98,8 @@ void af_plugin_check_in_child(const char *path, af_plugin_descriptor *d) {
                                  "documents and global_keys, that a version-3 plugin would silently ignore"
                  : version < 5 ? "; version 5 added documents (the document mask) and global_keys, that a "
                                  "version-4 plugin would silently ignore"
-                 : version < 6 ? "; version 6 added the fp8_e5m2 dtype (E5M2 tensors), that a version-5 "
-                                 "plugin would read as E4M3"
+                 : version < 6 ? "; version 6 added the fp8_e5m2 dtype (E5M2 tensors) and fp16 / bf16 "
+                                 "outputs of fp8 cases, that a version-5 plugin would read as E4M3"
                                : "");
         return;
     }

@@ -346,6 +346,8 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
     if (rd(&r, F_PAGE)) c->page_size = 1 << ((rd(&r, F_PAGE) - 1) % 17);
     unsigned exact_page = ext.page_at ? (unsigned)rd_le(&r, ext.page_at, EXT_PAGE_BYTES) : 0u;
     unsigned types = ext.page_at ? rd(&r, ext.page_at + EXT_PAGE_BYTES) : 0u; /* fuzz_format.h */
+    unsigned out = (types >> EXT_TYPES_OUT_SHIFT) & EXT_TYPES_OUT_MASK;
+    c->out_dtype = out <= AF_OUT_BF16 ? (af_out_dtype)out : AF_OUT_SAME;
     if ((types & EXT_TYPES_E5M2) && c->dtype == AF_DT_FP8_E4M3 && af_fuzz_dtype_allowed(lim, AF_DT_FP8_E5M2)) {
         c->dtype = AF_DT_FP8_E5M2;
         if (c->backward && !af_fuzz_backward_allowed(lim, c->dtype)) c->backward = false;

@@ -261,7 +261,8 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
                      (any_length_high ? EXT_LENGTHS_HIGH : 0u) | (small_dims ? EXT_SMALL_HEAD_DIMS : 0u) |
                      (af_case_has_features(c) ? EXT_FEATURES : 0u) |
                      (af_case_has_fp8_headroom(c) ? EXT_FP8_HEADROOM : 0u);
-    unsigned types = c->dtype == AF_DT_FP8_E5M2 ? EXT_TYPES_E5M2 : 0u; /* the item after the page size */
+    unsigned types = (c->dtype == AF_DT_FP8_E5M2 ? EXT_TYPES_E5M2 : 0u) | /* the item after the page size */
+                     (unsigned)c->out_dtype << EXT_TYPES_OUT_SHIFT;
     if ((exact_page || types) && !items) items = EXT_HIGH_BITS; /* a section to hold them (high = 0) */
     if (items) {
         o[end] = EXT_TAG0;

@@ -193,8 +193,10 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
             js->magnitudes_s += af_clock_mono() - t_terms;
         }
         if (af_dtype_is_fp8_tensor(c->dtype)) { /* the fp8 row floors' subnormal steps (criterion_fp8.c) */
-            double sub = 2 * af_storage_subnormal_half_step(af_tensor_storage(c->dtype, AF_T_O)); /* E4M3 2^-9 */
-            p->terms.e4m3_step[AF_T_O] = sub * p->tensors.descale_o;
+            double sub = 2 * af_storage_subnormal_half_step(af_tensor_storage(c->dtype, AF_T_DQ)); /* E4M3 2^-9 */
+            /* O: its own storage's step (fp16 / bf16 with out_dtype, descale 1) */
+            p->terms.e4m3_step[AF_T_O] =
+                2 * af_storage_subnormal_half_step(af_case_tensor_storage(c, AF_T_O)) * p->tensors.descale_o;
             p->terms.e4m3_step[AF_T_DQ] = sub * p->tensors.descale_dq;
             p->terms.e4m3_step[AF_T_DK] = sub * p->tensors.descale_dk;
             p->terms.e4m3_step[AF_T_DV] = sub * p->tensors.descale_dv;

@@ -4,7 +4,8 @@
  * probes' run-to-run slack and error bounds).
  *
  *   fp16 2^-10   bf16 2^-7 (also mxfp8's O and gradients)   E4M3 2^-3 (fp8_e4m3's O
- *   and gradients, one e4m3 ulp)   E5M2 2^-2 (fp8_e5m2's)   fp32 2^-23 (LSE)
+ *   and gradients, one e4m3 ulp)   E5M2 2^-2 (fp8_e5m2's; an fp16 / bf16 O of
+ *   out_dtype keeps E4M3's 2^-3: its P8 is E4M3)   fp32 2^-23 (LSE)
  */
 #ifndef ATTNFUZZ_JUDGE_TOLERANCE_H
 #define ATTNFUZZ_JUDGE_TOLERANCE_H

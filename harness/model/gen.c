@@ -261,7 +261,8 @@ int af_inputs_generate_from(const af_case *c, af_tensors *t, af_inputs *in, floa
         }
         if (!given) free(vals);
     }
-    if (af_dtype_is_fp8_tensor(c->dtype)) t->descale_o = ldexpf(1.0f / fp8_output_scale_of(c, t), c->fp8_headroom[4]);
+    if (af_storage_is_fp8(t->plan.view[AF_T_O].storage)) /* out_dtype fp16 / bf16: no output scale */
+        t->descale_o = ldexpf(1.0f / fp8_output_scale_of(c, t), c->fp8_headroom[4]);
     af_inputs_read(c, t, in);
     return 0;
 }

@@ -57,6 +57,12 @@ af_storage af_tensor_storage(af_dtype dtype, af_tensor_id t) {
     return dtype == AF_DT_FP16 ? AF_ST_F16 : AF_ST_BF16;
 }
 
+af_storage af_case_tensor_storage(const af_case *c, af_tensor_id t) {
+    if (t == AF_T_O && c->out_dtype == AF_OUT_FP16) return AF_ST_F16;
+    if (t == AF_T_O && c->out_dtype == AF_OUT_BF16) return AF_ST_BF16;
+    return af_tensor_storage(c->dtype, t);
+}
+
 static bool kv_side(af_tensor_id t) { return t == AF_T_K || t == AF_T_V || t == AF_T_DK || t == AF_T_DV; }
 
 /* splitmix64: the page permutation is a pure function of the seed. */
@@ -139,7 +145,7 @@ static void lay_group(af_layout_plan *p, const af_case *c, const group *g) {
 int af_layout_plan_make(const af_case *c, af_layout_plan *p, char *why, size_t cap) {
     memset(p, 0, sizeof *p);
     af_storage in_st = af_tensor_storage(c->dtype, AF_T_Q); /* Q, K, V */
-    af_storage o_st = af_tensor_storage(c->dtype, AF_T_O);
+    af_storage o_st = af_case_tensor_storage(c, AF_T_O);
     af_storage grad_st = af_tensor_storage(c->dtype, AF_T_DQ); /* dO, dQ, dK, dV */
     const int B = c->batch;
     struct {

@@ -111,6 +111,9 @@ int64_t af_layout_offset(const af_layout_plan *p, af_tensor_id t, int b, int h, 
 int af_storage_bytes(af_storage s);
 /* The storage type of tensor t in a case of this dtype (LSE is always fp32). */
 af_storage af_tensor_storage(af_dtype dtype, af_tensor_id t);
+/* The storage of tensor t in case c: af_tensor_storage of its dtype, but O in fp16 / bf16
+ * when out_dtype says so. */
+af_storage af_case_tensor_storage(const af_case *c, af_tensor_id t);
 /* "Q", "K", ..., "dV", "dsink", "page_table", ... (the names above); "-" for AF_T_NONE */
 const char *af_tensor_name(af_tensor_id t);
 const char *af_buffer_name(af_buffer_id b);

@@ -91,8 +91,10 @@ extern "C" {
  * 5: af_plugin_problem gained the document mask (n_documents, document_ends) and
  *    global_keys at its end; a version-4 plugin would attend across documents and hide
  *    the global keys, so it is refused.
- * 6: the fp8_e5m2 dtype (AF_PLUGIN_DTYPE_FP8_E5M2, tensors of AF_PLUGIN_STORAGE_E5M2);
- *    a version-5 plugin would read E5M2 bytes as E4M3, so it is refused. */
+ * 6: the fp8_e5m2 dtype (AF_PLUGIN_DTYPE_FP8_E5M2, tensors of AF_PLUGIN_STORAGE_E5M2),
+ *    and fp8 cases whose O is fp16 / bf16 (the case's out_dtype: O's storage says so,
+ *    descale 1); a version-5 plugin would read E5M2 bytes as E4M3 and write an fp8 O,
+ *    so it is refused. */
 
 /* Mark the four entry points exported even under -fvisibility=hidden. */
 #if defined(__GNUC__)

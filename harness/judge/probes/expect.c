@@ -74,7 +74,7 @@ double probe_eps(const af_case *c, double score_err) {
 double probe_ulp(const af_case *c) { return af_output_unit(c, AF_T_O); }
 double probe_out_abs(const af_case *c, const af_tensors *t) {
     if (af_dtype_is_fp8_tensor(c->dtype)) /* one subnormal step of the fp8 O */
-        return 2 * af_storage_subnormal_half_step(af_tensor_storage(c->dtype, AF_T_O)) * (double)t->descale_o;
+        return 2 * af_storage_subnormal_half_step(af_case_tensor_storage(c, AF_T_O)) * (double)t->descale_o;
     return c->dtype == AF_DT_FP16 ? 0x1p-24 : 0x1p-126;
 }
 

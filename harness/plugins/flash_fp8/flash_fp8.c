@@ -32,7 +32,11 @@
  *                     E4M3FN (max 448): x 448/240
  *   FP8_LAST_KEY_DK   dK of the last key of every sequence and kv head x 2
  *   FP8_E5M2_SAT_448  fp8_e5m2 outputs saturated at E4M3's 448 before the E5M2 cast (an
- *                     E4M3 clamp left in a kernel that gained E5M2; test_planted finds it)
+ *                     E4M3 clamp left in a kernel that gained E5M2; a campaign finds it)
+ *   FP8_O_AS_FP8      out_dtype ignored: an fp16 / bf16 O written as E4M3 bytes (one
+ *                     byte per element, at the element's index), as a kernel that
+ *                     assumes fp8 in, fp8 out (or a version-5 plugin) would
+ * O of storage fp16 / bf16 (out_dtype) is written as is (descale 1, no output scale).
  * and one plumbing bug, which the comparison sees wherever descale_v != 1 and the scale
  * probe (judge/probes/scales.c) sees without an oracle:
  *   FP8_DESCALE_V_IGNORED  descale_v fixed at 1.0 (scales fixed at 1.0, never plumbed:
@@ -54,6 +58,7 @@
 #define FP8_LAST_KEY_DK       3
 #define FP8_DESCALE_V_IGNORED 4
 #define FP8_E5M2_SAT_448      5
+#define FP8_O_AS_FP8          6
 
 #ifndef FP8_BUG
 #error "build with -DFP8_BUG=FP8_<BUG> (see harness/plugins/CMakeLists.txt)"
@@ -75,6 +80,7 @@ static const struct {
     {"flash_fp8_bug:last_key_dk", "flash_fp8 with dK of each sequence's last key x 2"},
     {"flash_fp8_bug:descale_v_ignored", "flash_fp8 with descale_v fixed at 1.0"},
     {"flash_fp8_bug:e5m2_sat_448", "flash_fp8 with fp8_e5m2 outputs saturated at E4M3's 448"},
+    {"flash_fp8_bug:o_as_fp8", "flash_fp8 writing an fp16 / bf16 O (out_dtype) as E4M3 bytes"},
 };
 
 AF_PLUGIN_EXPORT uint32_t attnfuzz_plugin_abi_version(void) { return ATTNFUZZ_PLUGIN_ABI_VERSION; }
@@ -121,6 +127,11 @@ static float load_stored(const af_plugin_tensor *x, int b, int h, int s, int d) 
     int64_t off = offset_of(x, b, h, s, d);
     if (x->storage == AF_PLUGIN_STORAGE_E4M3) return af_e4m3_to_f32(((const uint8_t *)x->data)[off]);
     if (x->storage == AF_PLUGIN_STORAGE_E5M2) return af_e5m2_to_f32(((const uint8_t *)x->data)[off]);
+    if (x->storage == AF_PLUGIN_STORAGE_F16 || x->storage == AF_PLUGIN_STORAGE_BF16) { /* out_dtype: O */
+        uint16_t u;
+        memcpy(&u, (const uint16_t *)x->data + off, 2);
+        return x->storage == AF_PLUGIN_STORAGE_F16 ? af_f16_to_f32(u) : af_bf16_to_f32(u);
+    }
     float f;
     memcpy(&f, (const float *)x->data + off, 4);
     return f;
@@ -131,6 +142,15 @@ static void store_logical(const af_plugin_tensor *x, int b, int h, int s, int d,
     int64_t off = offset_of(x, b, h, s, d);
     if (x->storage == AF_PLUGIN_STORAGE_E4M3) {
         ((uint8_t *)x->data)[off] = af_f32_to_e4m3(v / x->descale);
+        return;
+    }
+    if (x->storage == AF_PLUGIN_STORAGE_F16 || x->storage == AF_PLUGIN_STORAGE_BF16) { /* out_dtype: O */
+#if BUG(O_AS_FP8)
+        ((uint8_t *)x->data)[off] = af_f32_to_e4m3(v / x->descale); /* out_dtype ignored */
+        return;
+#endif
+        uint16_t u = x->storage == AF_PLUGIN_STORAGE_F16 ? af_f32_to_f16(v) : af_f32_to_bf16(v);
+        memcpy((uint16_t *)x->data + off, &u, 2);
         return;
     }
     if (x->storage == AF_PLUGIN_STORAGE_E5M2) {
