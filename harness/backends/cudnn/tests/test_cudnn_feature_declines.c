@@ -7,7 +7,8 @@
  *   declined: stats = log2, dlse, fp8_e4m3 with any feature (dropout included), sinks
  *   before cuDNN 9.13 and with seqlen_q = 1, dropout whose keep mask would exceed 1 GiB
  *   (and such a case is not bucketed into a larger padded case) — each with its own
- *   reason text; fp8_e4m3 and fp8_e5m2 map to CUDNN_DATA_FP8_E4M3 / _E5M2 on the FP8 graphs.
+ *   reason text; fp8_e4m3 and fp8_e5m2 map to CUDNN_DATA_FP8_E4M3 / _E5M2 on the FP8 graphs,
+ *   out_dtype fp16 / bf16 to O's HALF / BFLOAT16 (forward; declined with backward).
  * The description is CUDA-only code (it fills cuDNN data types), so a build without
  * CUDA prints SKIP and exits 77; CI's CUDA build runs it on any machine.
  */
@@ -211,7 +212,13 @@ int main(void) {
     CHECK(desc_of("#fp8\n", 91900, &d, why, sizeof why) == 0 && d.fp8 && d.io == CUDNN_DATA_FP8_E4M3);
     CHECK_MSG(desc_of_tweaked("#fp8\nbackward = yes\n", to_e5m2, 91900, &d, why, sizeof why) == 0, "declined: %s",
               why);
-    CHECK(d.fp8 && d.io == CUDNN_DATA_FP8_E5M2);
+    CHECK(d.fp8 && d.io == CUDNN_DATA_FP8_E5M2 && d.o_type == CUDNN_DATA_FP8_E5M2);
+    /* out_dtype: O's data type (forward); the FP8 backward graph is declined with it */
+    CHECK(desc_of("#fp8\nout_dtype = bf16\n", 91900, &d, why, sizeof why) == 0 && d.io == CUDNN_DATA_FP8_E4M3 &&
+          d.o_type == CUDNN_DATA_BFLOAT16);
+    CHECK(desc_of("#fp8\nout_dtype = fp16\n", 91900, &d, why, sizeof why) == 0 && d.o_type == CUDNN_DATA_HALF);
+    CHECK(desc_of("#fp8\nout_dtype = fp16\nbackward = yes\n", 91900, &d, why, sizeof why) != 0 &&
+          strstr(why, "out_dtype = fp16 with backward"));
     CHECK_DONE("test_cudnn_feature_declines");
 }
 
