@@ -117,7 +117,7 @@ typedef struct {
     float scale;                                    /* af_case_scale: fp32 */
     bool round_fp16;                                /* round P and dS to fp16 (else bf16) */
     bool fp8;                                       /* fp8_e4m3: inputs kept as stored E4M3 values, the fp8 recipe */
-    af_storage grad_storage; /* fp8: the gradients' and dS8's storage (E4M3 or E5M2) */
+    af_storage grad_storage;                        /* fp8: the gradients' and dS8's storage (E4M3 or E5M2) */
     float descale_q, descale_k, descale_v, scale_o; /* fp8 only */
     float descale_do, descale_o, descale_dp, scale_dp, scale_dq, scale_dk, scale_dv; /* fp8 backward */
     bool backward;

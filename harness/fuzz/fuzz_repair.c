@@ -344,7 +344,8 @@ int af_fuzz_repair(af_case *c, const af_fuzz_limits *l) {
     repair_features(c, l);
     if (!af_dtype_is_fp8_tensor(c->dtype) || (unsigned)c->out_dtype > AF_OUT_BF16) c->out_dtype = AF_OUT_SAME;
     if (c->out_dtype != AF_OUT_SAME) c->fp8_headroom[4] = 0; /* O has no output scale */
-    for (int k = 0; k < AF_FP8_SCALED; k++) /* per-tensor fp8 scales only, 0..max binades */
+    /* per-tensor fp8 scales only, 0..max binades */
+    for (int k = 0; k < AF_FP8_SCALED; k++)
         c->fp8_headroom[k] =
             af_dtype_is_fp8_tensor(c->dtype) ? (int)((unsigned)c->fp8_headroom[k] % (AF_FP8_HEADROOM_MAX + 1)) : 0;
     af_error err;

@@ -408,8 +408,8 @@ int af_compare_outputs_only(const af_case *c, const af_outputs *kernel, const af
         st->ratio = st->allowed > 0 ? err / st->allowed : 0;
         if (id == AF_T_LSE && af_dtype_is_fp8(c->dtype) && oracle->score_abs && count)
             fp8_lse_rows(c, kv_[i], ov_[i], oracle->score_abs, st->allowed,
-                         af_dtype_is_fp8_tensor(c->dtype) ? AF_FP8_ACC_UNIT : af_score_acc_unit(c->head_dim_qk), st, &wb, &wh,
-                         &ws, &wk, &wo, &err);
+                         af_dtype_is_fp8_tensor(c->dtype) ? AF_FP8_ACC_UNIT : af_score_acc_unit(c->head_dim_qk), st,
+                         &wb, &wh, &ws, &wk, &wo, &err);
         const char *check = "";
         double shown_ref = err_ref; /* the reference error the failing check used */
         double tensor_ratio = -1;   /* fp8: the per-tensor rule's ratio, shown beside the row rule's */

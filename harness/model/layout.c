@@ -45,8 +45,8 @@ int af_storage_bytes(af_storage s) {
 af_storage af_tensor_storage(af_dtype dtype, af_tensor_id t) {
     if (t == AF_T_LSE) return AF_ST_F32;
     if (t == AF_T_Q || t == AF_T_K || t == AF_T_V)
-        return dtype == AF_DT_FP16   ? AF_ST_F16
-               : dtype == AF_DT_BF16 ? AF_ST_BF16
+        return dtype == AF_DT_FP16       ? AF_ST_F16
+               : dtype == AF_DT_BF16     ? AF_ST_BF16
                : dtype == AF_DT_FP8_E5M2 ? AF_ST_E5M2
                                          : AF_ST_E4M3;
     /* fp8_e4m3 / fp8_e5m2: O, dO and the gradients are fp8 of the same kind with

@@ -132,11 +132,11 @@ AF_HD uint8_t af_f32_to_e5m2(float f) {
     uint32_t x = af_f32_bits(f);
     uint8_t sign = (uint8_t)((x >> 24) & 0x80u);
     uint32_t absx = x & 0x7FFFFFFFu;
-    if (absx > 0x7F800000u) return (uint8_t)(sign | 0x7Eu); /* NaN (quiet) */
+    if (absx > 0x7F800000u) return (uint8_t)(sign | 0x7Eu);  /* NaN (quiet) */
     if (absx == 0x7F800000u) return (uint8_t)(sign | 0x7Cu); /* Inf stays Inf */
     float a = af_bits_f32(absx);
     if (a >= 61440.0f) return (uint8_t)(sign | 0x7Bu); /* saturate to 57344 (61440 is the midpoint to 65536) */
-    if (absx >= 0x38800000u) {                          /* >= 2^-14: normal */
+    if (absx >= 0x38800000u) {                         /* >= 2^-14: normal */
         uint32_t exp = (absx >> 23) - 127 + 15;
         uint32_t mant = absx & 0x7FFFFFu;
         uint32_t e = (exp << 2) | (mant >> 21);

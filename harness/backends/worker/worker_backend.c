@@ -357,8 +357,8 @@ static af_run_status local_declines(worker_state *st, const af_case *c, char *wh
         return AF_RUN_DECLINED;
     }
     if (c->out_dtype != AF_OUT_SAME) {
-        snprintf(why, cap, "%s: out_dtype = %s is not carried by worker protocol %d (O would be fp8)",
-                 st->backend_name, af_out_dtype_name(c->out_dtype), AF_WORKER_PROTOCOL_VERSION);
+        snprintf(why, cap, "%s: out_dtype = %s is not carried by worker protocol %d (O would be fp8)", st->backend_name,
+                 af_out_dtype_name(c->out_dtype), AF_WORKER_PROTOCOL_VERSION);
         return AF_RUN_DECLINED;
     }
     if (!hello_allows(st, "dtypes", af_dtype_name(c->dtype))) {

@@ -149,8 +149,8 @@ static void test_cpu_passes(void) {
         static const af_tensor_id ids[4] = {AF_T_O, AF_T_DQ, AF_T_DK, AF_T_DV};
         for (int k = 0; k < 4; k++) {
             const af_tensor_stats *st = &v.stats[ids[k]];
-            printf("  case %zu %s: err %.4g allowed %.4g ratio %.3f\n", ci, af_tensor_name(ids[k]), st->err, st->allowed,
-                   st->ratio);
+            printf("  case %zu %s: err %.4g allowed %.4g ratio %.3f\n", ci, af_tensor_name(ids[k]), st->err,
+                   st->allowed, st->ratio);
         }
         double rel = v.stats[AF_T_O].err_ref / omax;
         CHECK_MSG(rel >= 0x1p-4, "case %zu: O error %g of max |O|: no E5M2 rounding visible", ci, rel);
@@ -186,8 +186,7 @@ static void test_criterion_edge(void) {
     double allowed = v.stats[AF_T_O].allowed;
     CHECK_MSG(v.stats[AF_T_O].row == row && v.stats[AF_T_O].h == h, "judged at h%d r%d", v.stats[AF_T_O].h,
               v.stats[AF_T_O].row);
-    CHECK_MSG(allowed >= 0x1p-2 * maxo, "allowance %g below E5M2's unit at the row's max (%g)", allowed,
-              0x1p-2 * maxo);
+    CHECK_MSG(allowed >= 0x1p-2 * maxo, "allowance %g below E5M2's unit at the row's max (%g)", allowed, 0x1p-2 * maxo);
     k.o[e] = p.oracle.out.o[e] + 1.5 * 0x1p-3 * maxo; /* 1.5 E4M3 units: within E5M2's */
     af_verdict_init(&v, "test");
     CHECK(af_compare_outputs(c, &k, &p.oracle.out, &p.oracle, &p.terms, &v) == 0);

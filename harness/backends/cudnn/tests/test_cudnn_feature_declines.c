@@ -210,8 +210,7 @@ int main(void) {
     declined("bias = 11ss\nstats = log2\n", 91900, "natural-log stats");
     /* fp8 kinds map to their cuDNN data type, on the same FP8 graphs */
     CHECK(desc_of("#fp8\n", 91900, &d, why, sizeof why) == 0 && d.fp8 && d.io == CUDNN_DATA_FP8_E4M3);
-    CHECK_MSG(desc_of_tweaked("#fp8\nbackward = yes\n", to_e5m2, 91900, &d, why, sizeof why) == 0, "declined: %s",
-              why);
+    CHECK_MSG(desc_of_tweaked("#fp8\nbackward = yes\n", to_e5m2, 91900, &d, why, sizeof why) == 0, "declined: %s", why);
     CHECK(d.fp8 && d.io == CUDNN_DATA_FP8_E5M2 && d.o_type == CUDNN_DATA_FP8_E5M2);
     /* out_dtype: O's data type (forward); the FP8 backward graph is declined with it */
     CHECK(desc_of("#fp8\nout_dtype = bf16\n", 91900, &d, why, sizeof why) == 0 && d.io == CUDNN_DATA_FP8_E4M3 &&
