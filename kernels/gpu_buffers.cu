@@ -122,6 +122,6 @@ extern "C" void *af_gpu_tensor_ptr(const af_gpu_tensors *g, const af_layout_plan
     uint8_t *base = g->alloc[v->buffer];
     if (!base) return NULL;
     /* element size by hand: kernels/ must not call into attnfuzz_core (link order) */
-    int64_t elem = v->storage == AF_ST_F32 ? 4 : v->storage == AF_ST_E4M3 ? 1 : 2;
+    int64_t elem = v->storage == AF_ST_F32 ? 4 : af_storage_is_fp8(v->storage) ? 1 : 2;
     return base + AF_GUARD_BYTES + v->base * elem;
 }

@@ -18,7 +18,9 @@ extern "C" af_run_status af_ref_gpu_supports(const af_case *c, char *why, size_t
     if (why && cap) why[0] = '\0';
     if (c->dtype != AF_DT_FP16 && c->dtype != AF_DT_BF16) {
         snprintf(why, cap, "gpu reference: serves fp16 and bf16 only (not %s)",
-                 c->dtype == AF_DT_FP8_E4M3 ? "fp8_e4m3" : "mxfp8");
+                 c->dtype == AF_DT_FP8_E4M3   ? "fp8_e4m3"
+                 : c->dtype == AF_DT_FP8_E5M2 ? "fp8_e5m2"
+                                              : "mxfp8");
         return AF_RUN_DECLINED;
     }
     if (c->batch < 1 || c->batch > AF_MAX_BATCH || c->heads_kv < 1 || c->heads_q < 1 || c->heads_q % c->heads_kv != 0 ||

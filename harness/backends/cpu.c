@@ -50,6 +50,8 @@
  *     dQ_i  = e4m3((((sum_j dS8_ij k8_j) * descale_dp) * descale_k) * scale_dq)
  *   the last cast being the E4M3 store; scale_dX = 1 / t->descale_dX, scale_dp = 1 /
  *   t->descale_dp (powers of two chosen by the harness before the run).
+ * fp8_e5m2 is the same with E5M2 in place of E4M3 for every stored tensor and for dS8;
+ * P8 stays E4M3 (model/tensors.h).
  * Features (oracle/feature_spec.h states them; fp16/bf16 only), in fp32 in this order:
  *     S_j  = softcap * tanhf(S_j / softcap)   then   S_j += bias_ij + (-slope_h * |j - diag_br|)
  *     sinks: m = max(m, a_h); l += expf(a_h - m) (no value row); a row that sees no key
@@ -118,6 +120,7 @@ typedef struct {
     float scale;                                    /* af_case_scale: fp32 */
     bool round_fp16;                                /* round P and dS to fp16 (else bf16) */
     bool fp8;                                       /* fp8_e4m3: inputs kept as stored E4M3 values, the fp8 recipe */
+    af_storage grad_storage;                        /* fp8: the gradients' and dS8's storage (E4M3 or E5M2) */
     float descale_q, descale_k, descale_v, scale_o; /* fp8 only */
     float descale_do, descale_o, descale_dp, scale_dp, scale_dq, scale_dk, scale_dv; /* fp8 backward */
     bool backward;
@@ -332,7 +335,8 @@ static float load_input(const cpu_problem *pb, af_tensor_id tid, int b, int h, i
     const af_tensor_view *view = &t->plan.view[tid];
     double stored = af_storage_load(view->storage, t->buf[view->buffer], off);
     switch (pb->c->dtype) {
-        case AF_DT_FP8_E4M3: /* the stored value; the recipe multiplies the descales in */
+        case AF_DT_FP8_E4M3:
+        case AF_DT_FP8_E5M2: /* the stored value; the recipe multiplies the descales in */
             return (float)stored;
         case AF_DT_MXFP8: {
             /* E8M0 scale blocks of 32 along the contraction axis (see tensors.h):
@@ -551,7 +555,7 @@ static void row_probs_and_dscores(const cpu_problem *pb, cpu_scratch *scr, int b
             float dp = (scr->dp[j] * pb->descale_do) * pb->descale_v;
             float ds = ((dp - delta) * p) * pb->scale;
             scr->p[j] = e4m3(p * AF_FP8_SCALE_S);
-            scr->dp[j] = e4m3(ds * pb->scale_dp);
+            scr->dp[j] = af_fp8_round(pb->grad_storage, ds * pb->scale_dp); /* dS8 in the gradients' fp8 */
         }
         return;
     }
@@ -868,7 +872,8 @@ static af_run_status cpu_compute(af_backend *be, const af_case *c, af_tensors *t
     pb.group_v = c->heads_q / pb.Hv;
     pb.scale = af_case_scale(c);
     pb.round_fp16 = c->dtype == AF_DT_FP16;
-    pb.fp8 = c->dtype == AF_DT_FP8_E4M3;
+    pb.fp8 = af_dtype_is_fp8_tensor(c->dtype);
+    pb.grad_storage = af_tensor_storage(c->dtype, AF_T_DQ);
     pb.descale_q = t->descale_q;
     pb.descale_k = t->descale_k;
     pb.descale_v = t->descale_v;

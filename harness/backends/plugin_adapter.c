@@ -31,10 +31,12 @@ _Static_assert(AF_PLUGIN_Q == AF_T_Q && AF_PLUGIN_K == AF_T_K && AF_PLUGIN_V == 
                    AF_PLUGIN_DK == AF_T_DK && AF_PLUGIN_DV == AF_T_DV && AF_PLUGIN_TENSORS == AF_T_COUNT,
                "plugin tensor indices follow af_tensor_id");
 _Static_assert(AF_PLUGIN_STORAGE_F16 == AF_ST_F16 && AF_PLUGIN_STORAGE_BF16 == AF_ST_BF16 &&
-                   AF_PLUGIN_STORAGE_E4M3 == AF_ST_E4M3 && AF_PLUGIN_STORAGE_F32 == AF_ST_F32,
+                   AF_PLUGIN_STORAGE_E4M3 == AF_ST_E4M3 && AF_PLUGIN_STORAGE_F32 == AF_ST_F32 &&
+                   AF_PLUGIN_STORAGE_E5M2 == AF_ST_E5M2,
                "plugin storage codes follow af_storage");
 _Static_assert(AF_PLUGIN_DTYPE_FP16 == AF_DT_FP16 && AF_PLUGIN_DTYPE_BF16 == AF_DT_BF16 &&
-                   AF_PLUGIN_DTYPE_FP8_E4M3 == AF_DT_FP8_E4M3 && AF_PLUGIN_DTYPE_MXFP8 == AF_DT_MXFP8,
+                   AF_PLUGIN_DTYPE_FP8_E4M3 == AF_DT_FP8_E4M3 && AF_PLUGIN_DTYPE_MXFP8 == AF_DT_MXFP8 &&
+                   AF_PLUGIN_DTYPE_FP8_E5M2 == AF_DT_FP8_E5M2,
                "plugin dtype codes follow af_dtype");
 
 /* The plain-C view of one case (the arrays the problem points into live here). */
@@ -189,7 +191,7 @@ static void tensors_from_plan(const af_case *c, const af_tensors *t, const plugi
             pt->pages_per_seq = plan->pages_per_seq;
         }
     }
-    if (c->dtype == AF_DT_FP8_E4M3) {
+    if (af_dtype_is_fp8_tensor(c->dtype)) {
         out->t[AF_T_Q].descale = t->descale_q;
         out->t[AF_T_K].descale = t->descale_k;
         out->t[AF_T_V].descale = t->descale_v;

@@ -118,6 +118,7 @@ typedef struct {
     unsigned dtype_mask; /* bit (1 << af_dtype) set = the dtype may be generated */
     bool backward;       /* backward cases may be generated */
     bool fp8_backward;   /* ... also for fp8_e4m3 */
+    bool e5m2_backward;  /* ... also for fp8_e5m2 */
     bool mxfp8_backward; /* ... also for mxfp8 */
     int max_cp;          /* 1 = no context parallelism */
     bool paged;          /* paged KV may be generated */

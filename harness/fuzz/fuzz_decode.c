@@ -303,7 +303,7 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
     af_case_defaults(c);
     if (size == 0) return af_fuzz_repair(c, lim) ? 1 : 0;
     reader r = {data, size};
-    af_dtype dt = (af_dtype)(rd(&r, C_DTYPE) % 4);
+    af_dtype dt = (af_dtype)(rd(&r, C_DTYPE) % 4); /* fp8_e5m2: the types item below */
     c->dtype = af_fuzz_dtype_allowed(lim, dt) ? dt : af_fuzz_first_dtype(lim);
     c->backward = (rd(&r, C_FLAGS) & 1u) && af_fuzz_backward_allowed(lim, c->dtype);
     double budget = lim->max_work < 1024 ? 1024 : lim->max_work;
@@ -345,6 +345,13 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
                        : af_fz_page_sizes[page_byte % AF_FZ_N_PAGE];
     if (rd(&r, F_PAGE)) c->page_size = 1 << ((rd(&r, F_PAGE) - 1) % 17);
     unsigned exact_page = ext.page_at ? (unsigned)rd_le(&r, ext.page_at, EXT_PAGE_BYTES) : 0u;
+    unsigned types = ext.page_at ? rd(&r, ext.page_at + EXT_PAGE_BYTES + EXT_HEADS_V_BYTES) : 0u; /* fuzz_format.h */
+    unsigned out = (types >> EXT_TYPES_OUT_SHIFT) & EXT_TYPES_OUT_MASK;
+    c->out_dtype = out <= AF_OUT_BF16 ? (af_out_dtype)out : AF_OUT_SAME;
+    if ((types & EXT_TYPES_E5M2) && c->dtype == AF_DT_FP8_E4M3 && af_fuzz_dtype_allowed(lim, AF_DT_FP8_E5M2)) {
+        c->dtype = AF_DT_FP8_E5M2;
+        if (c->backward && !af_fuzz_backward_allowed(lim, c->dtype)) c->backward = false;
+    }
     if (exact_page) c->page_size = (int)exact_page;
     /* repair fits it to heads_q */
     c->heads_v = ext.page_at ? (int)rd_le(&r, ext.page_at + EXT_PAGE_BYTES, EXT_HEADS_V_BYTES) : 0;

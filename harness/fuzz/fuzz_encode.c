@@ -83,7 +83,7 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
     int n_seq, n_dim;
     const af_fz_pair *sp = af_fz_seq_pairs(&n_seq), *dp = af_fz_dim_pairs(&n_dim);
     unsigned high = 0; /* EXT_HIGH_* bits for the trailing section */
-    o[C_DTYPE] = (uint8_t)c->dtype;
+    o[C_DTYPE] = (uint8_t)(c->dtype == AF_DT_FP8_E5M2 ? AF_DT_FP8_E4M3 : c->dtype); /* + EXT_TYPES_E5M2 */
     o[C_FLAGS] = c->backward ? 1 : 0;
     int ratio = c->heads_q / c->heads_kv;
     int i = table_floor(af_fz_batch_table, AF_FZ_N_BATCH, c->batch);
@@ -263,7 +263,9 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
                      (af_case_has_features(c) ? EXT_FEATURES : 0u) |
                      (af_case_has_fp8_headroom(c) ? EXT_FP8_HEADROOM : 0u);
     bool split_v = af_case_field_printed(c, AF_CF_HEADS_V);
-    if ((exact_page || split_v) && !items) items = EXT_HIGH_BITS; /* a section to hold the page item (high = 0) */
+    unsigned types = (c->dtype == AF_DT_FP8_E5M2 ? EXT_TYPES_E5M2 : 0u) | /* the item after heads_v */
+                     (unsigned)c->out_dtype << EXT_TYPES_OUT_SHIFT;
+    if ((exact_page || split_v || types) && !items) items = EXT_HIGH_BITS; /* a section to hold them (high = 0) */
     if (items) {
         o[end] = EXT_TAG0;
         o[end + 1] = EXT_TAG1;
@@ -308,7 +310,9 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
             }
         }
         for (int k = 0; k < EXT_PAGE_BYTES; k++) o[end++] = (uint8_t)(exact_page >> (8 * k));
-        for (int k = 0; split_v && k < EXT_HEADS_V_BYTES; k++) o[end++] = (uint8_t)((unsigned)c->heads_v >> (8 * k));
+        for (int k = 0; (split_v || types) && k < EXT_HEADS_V_BYTES; k++)
+            o[end++] = (uint8_t)(split_v ? (unsigned)c->heads_v >> (8 * k) : 0u);
+        o[end++] = (uint8_t)types;
     }
     /* missing bytes read as 0: drop trailing zeros, but never down to the empty input */
     while (end > 1 && o[end - 1] == 0) end--;

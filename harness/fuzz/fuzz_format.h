@@ -123,9 +123,15 @@ enum {
  * those cannot hold (not a power of two), so older inputs decode as before; repair bounds
  * it as any page size. */
 /* After the exact page size: heads_v (V's own head count; 0 = heads_kv) in EXT_HEADS_V_BYTES
- * little-endian bytes, missing = 0; the encoder writes it only when heads_v != heads_kv; repair makes it a divisor of
- * heads_q (the largest common one) and drops it with packed K/V. */
-enum { EXT_DROPOUT_BYTES = 17, EXT_CHUNK_BYTES = 3, EXT_PAGE_BYTES = 3, EXT_HEADS_V_BYTES = 2 };
+ * little-endian bytes, missing = 0; the encoder writes it when heads_v != heads_kv (or as
+ * zeros to reach the types byte); repair makes it a divisor of heads_q (the largest common
+ * one) and drops it with packed K/V.
+ * Then one types byte (missing reads as 0): bit 0 (EXT_TYPES_E5M2) turns a decoded fp8_e4m3
+ * into fp8_e5m2 (the core byte's dtype stays modulo 4, so older inputs decode as before);
+ * bits 1..2 (EXT_TYPES_OUT_SHIFT) are out_dtype (3 reads as same; repair keeps it for
+ * fp8_e4m3 / fp8_e5m2 only). */
+enum { EXT_DROPOUT_BYTES = 17, EXT_CHUNK_BYTES = 3, EXT_PAGE_BYTES = 3, EXT_HEADS_V_BYTES = 2, EXT_TYPES_BYTES = 1 };
+enum { EXT_TYPES_E5M2 = 1u << 0, EXT_TYPES_OUT_SHIFT = 1, EXT_TYPES_OUT_MASK = 0x3u };
 enum { EXT_CHUNK_VALUE_MASK = 0x3fffffu, EXT_CHUNK_GLOBAL = 1u << 22, EXT_CHUNK_DOCUMENTS = 1u << 23 };
 
 /* A byte a backend or engine name may hold: what the case parser keeps in a value (no

@@ -14,9 +14,10 @@ void af_fuzz_limits_default(af_fuzz_limits *l) {
         double w = strtod(env, NULL);
         if (w >= 1024) af_fuzz_limits_set_work(l, w);
     }
-    l->dtype_mask = 0xF;
+    l->dtype_mask = 0x1F; /* every af_dtype */
     l->backward = true;
     l->fp8_backward = true;
+    l->e5m2_backward = true;
     l->mxfp8_backward = true;
     l->max_cp = 4;
     l->paged = true;
@@ -48,7 +49,7 @@ static bool backend_serves(af_backend *be, const af_case *c) {
 void af_fuzz_limits_for_backend(af_fuzz_limits *l, af_backend *be) {
     af_case c;
     unsigned mask = 0;
-    for (int d = 0; d < 4; d++) {
+    for (int d = 0; d < AF_DT_COUNT; d++) {
         af_case_defaults(&c);
         c.dtype = (af_dtype)d;
         if (backend_serves(be, &c)) mask |= 1u << d;
@@ -64,6 +65,8 @@ void af_fuzz_limits_for_backend(af_fuzz_limits *l, af_backend *be) {
     if (!backend_serves(be, &c)) l->backward = false;
     c.dtype = AF_DT_FP8_E4M3;
     if (!backend_serves(be, &c)) l->fp8_backward = false;
+    c.dtype = AF_DT_FP8_E5M2;
+    if (!backend_serves(be, &c)) l->e5m2_backward = false;
     c.dtype = AF_DT_MXFP8;
     if (!backend_serves(be, &c)) l->mxfp8_backward = false;
     af_case_defaults(&c);
@@ -91,12 +94,13 @@ bool af_fuzz_dtype_allowed(const af_fuzz_limits *l, af_dtype d) { return (l->dty
 bool af_fuzz_backward_allowed(const af_fuzz_limits *l, af_dtype d) {
     if (!l->backward) return false;
     if (d == AF_DT_FP8_E4M3) return l->fp8_backward;
+    if (d == AF_DT_FP8_E5M2) return l->e5m2_backward;
     if (d == AF_DT_MXFP8) return l->mxfp8_backward;
     return true;
 }
 
 af_dtype af_fuzz_first_dtype(const af_fuzz_limits *l) {
-    for (int d = 0; d < 4; d++)
+    for (int d = 0; d < AF_DT_COUNT; d++)
         if (af_fuzz_dtype_allowed(l, (af_dtype)d)) return (af_dtype)d;
     return AF_DT_FP16;
 }

@@ -588,7 +588,11 @@ static void mutate_cp_paged(af_case *c, uint64_t *rng) {
  * (off, or a table probability with a fresh Philox seed and offset). */
 static void mutate_feature(af_case *c, uint64_t *rng) {
     static const double softcaps[] = {0.0, 5.0, 20.0, 30.0, 50.0};
-    if (c->dtype == AF_DT_FP8_E4M3) {          /* fp8's feature: one tensor's scale headroom (docs/fp8.md) */
+    if (af_dtype_is_fp8_tensor(c->dtype)) { /* fp8's: O's storage, or one tensor's scale headroom (docs/fp8.md) */
+        if (pick(rng, 4) == 0) {
+            c->out_dtype = (af_out_dtype)pick(rng, 3); /* same, fp16, bf16 */
+            return;
+        }
         int tensor = pick(rng, AF_FP8_SCALED); /* drawn first: one order for every compiler */
         c->fp8_headroom[tensor] = pick(rng, AF_FP8_HEADROOM_MAX + 1);
         return;
@@ -671,7 +675,7 @@ static void apply(af_case *c, int m, const af_fuzz_limits *lim, uint64_t *rng) {
             c->backward = !c->backward;
             break;
         case AF_MUT_DTYPE: {
-            int d = (c->dtype + 1 + pick(rng, 3)) % 4;
+            int d = (c->dtype + 1 + pick(rng, AF_DT_COUNT - 1)) % AF_DT_COUNT;
             if ((lim->dtype_mask >> d) & 1u) c->dtype = (af_dtype)d;
             break;
         }

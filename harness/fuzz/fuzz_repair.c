@@ -12,7 +12,7 @@
 
 static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
 
-static bool is_fp8(af_dtype d) { return d == AF_DT_FP8_E4M3 || d == AF_DT_MXFP8; }
+static bool is_fp8(af_dtype d) { return af_dtype_is_fp8(d); }
 
 static bool finite_in(double x, double lo, double hi) { return isfinite(x) && x >= lo && x <= hi; }
 
@@ -359,9 +359,12 @@ int af_fuzz_repair(af_case *c, const af_fuzz_limits *l) {
     repair_heads_v(c);
     repair_data_range(c); /* after the dtype is final */
     repair_features(c, l);
-    for (int k = 0; k < AF_FP8_SCALED; k++) /* fp8_e4m3's per-tensor scales only, 0..max binades */
+    if (!af_dtype_is_fp8_tensor(c->dtype) || (unsigned)c->out_dtype > AF_OUT_BF16) c->out_dtype = AF_OUT_SAME;
+    if (c->out_dtype != AF_OUT_SAME) c->fp8_headroom[4] = 0; /* O has no output scale */
+    /* per-tensor fp8 scales only, 0..max binades */
+    for (int k = 0; k < AF_FP8_SCALED; k++)
         c->fp8_headroom[k] =
-            c->dtype == AF_DT_FP8_E4M3 ? (int)((unsigned)c->fp8_headroom[k] % (AF_FP8_HEADROOM_MAX + 1)) : 0;
+            af_dtype_is_fp8_tensor(c->dtype) ? (int)((unsigned)c->fp8_headroom[k] % (AF_FP8_HEADROOM_MAX + 1)) : 0;
     af_error err;
     if (af_case_validate(c, &err) == 0) return 0;
     af_case_defaults(c);

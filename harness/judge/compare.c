@@ -43,6 +43,8 @@ static bool is_poison(af_storage st, const void *buf, int64_t off) {
         }
         case AF_ST_E4M3:
             return p[off] == AF_POISON_E4M3;
+        case AF_ST_E5M2:
+            return p[off] == AF_POISON_E5M2;
         case AF_ST_F32: {
             uint32_t v;
             memcpy(&v, p + off * 4, 4);
@@ -407,14 +409,14 @@ int af_compare_outputs_only(const af_case *c, const af_outputs *kernel, const af
         st->ratio = st->allowed > 0 ? err / st->allowed : 0;
         if (id == AF_T_LSE && af_dtype_is_fp8(c->dtype) && oracle->score_abs && count)
             fp8_lse_rows(c, kv_[i], ov_[i], oracle->score_abs, st->allowed,
-                         c->dtype == AF_DT_FP8_E4M3 ? AF_FP8_ACC_UNIT : af_score_acc_unit(c->head_dim_qk), st, &wb, &wh,
-                         &ws, &wk, &wo, &err);
+                         af_dtype_is_fp8_tensor(c->dtype) ? AF_FP8_ACC_UNIT : af_score_acc_unit(c->head_dim_qk), st,
+                         &wb, &wh, &ws, &wk, &wo, &err);
         const char *check = "";
         double shown_ref = err_ref; /* the reference error the failing check used */
         double tensor_ratio = -1;   /* fp8: the per-tensor rule's ratio, shown beside the row rule's */
         af_criterion_result cr;
         bool per_row = false;
-        if (count && c->dtype == AF_DT_FP8_E4M3 && id != AF_T_LSE) { /* per row: criterion_fp8.c */
+        if (count && af_dtype_is_fp8_tensor(c->dtype) && id != AF_T_LSE) { /* per row: criterion_fp8.c */
             double gm = id == AF_T_DQ ? oracle->grad.dq : id == AF_T_DK ? oracle->grad.dk : oracle->grad.dv;
             double *stored_o = (id == AF_T_DQ || id == AF_T_DK) && terms && terms->ready
                                    ? af_criterion_stored_o_term(c, id, terms, kernel->o)

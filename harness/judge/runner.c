@@ -3,6 +3,7 @@
 #include "judge/compare_dsink.h"
 #include "judge/clone.h"
 #include "judge/mutation.h"
+#include "judge/tolerance.h"
 #include "util/clock.h"
 
 #include <math.h>
@@ -139,7 +140,7 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
     js->gen_s = af_clock_mono() - t_gen;
     /* fp8_e4m3 backward: the E4M3 gradients' scales come from the exact gradients
      * (tensors.h), so the oracle runs even for probe-only runs (then only for them) */
-    bool fp8_bwd = c->dtype == AF_DT_FP8_E4M3 && c->backward;
+    bool fp8_bwd = af_dtype_is_fp8_tensor(c->dtype) && c->backward;
     if (!r->skip_oracle || fp8_bwd) {
         af_oracle_problem prob;
         int len_q[AF_MAX_BATCH], len_kv[AF_MAX_BATCH];
@@ -183,7 +184,7 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
                        (c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16) && gpu_serves)) &&
                      af_case_heads_v(c) == c->heads_kv;
         bool fp16_bf16 = c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16;
-        if (!r->skip_oracle && (fp16_bf16 || c->dtype == AF_DT_FP8_E4M3) && small) {
+        if (!r->skip_oracle && (fp16_bf16 || af_dtype_is_fp8_tensor(c->dtype)) && small) {
             double t_terms = af_clock_mono();
             bool gpu = terms_work >= AF_CRITERION_TERMS_GPU_MIN_WORK && gpu_serves;
             int trc = af_criterion_terms_compute_on(&prob, &p->oracle.out, c->dtype, gpu ? AF_TERMS_GPU : AF_TERMS_HOST,
@@ -194,11 +195,14 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
             js->terms_gpu = gpu && trc == 0 && js->terms_gpu_s > 0;
             js->magnitudes_s += af_clock_mono() - t_terms;
         }
-        if (c->dtype == AF_DT_FP8_E4M3) { /* the fp8 row floors' subnormal steps (criterion_fp8.c) */
-            p->terms.e4m3_step[AF_T_O] = 0x1p-9 * p->tensors.descale_o;
-            p->terms.e4m3_step[AF_T_DQ] = 0x1p-9 * p->tensors.descale_dq;
-            p->terms.e4m3_step[AF_T_DK] = 0x1p-9 * p->tensors.descale_dk;
-            p->terms.e4m3_step[AF_T_DV] = 0x1p-9 * p->tensors.descale_dv;
+        if (af_dtype_is_fp8_tensor(c->dtype)) { /* the fp8 row floors' subnormal steps (criterion_fp8.c) */
+            double sub = 2 * af_storage_subnormal_half_step(af_tensor_storage(c->dtype, AF_T_DQ)); /* E4M3 2^-9 */
+            /* O: its own storage's step (fp16 / bf16 with out_dtype, descale 1) */
+            p->terms.e4m3_step[AF_T_O] =
+                2 * af_storage_subnormal_half_step(af_case_tensor_storage(c, AF_T_O)) * p->tensors.descale_o;
+            p->terms.e4m3_step[AF_T_DQ] = sub * p->tensors.descale_dq;
+            p->terms.e4m3_step[AF_T_DK] = sub * p->tensors.descale_dk;
+            p->terms.e4m3_step[AF_T_DV] = sub * p->tensors.descale_dv;
         }
         if (r->skip_oracle) {
             af_oracle_result_free(&p->oracle);

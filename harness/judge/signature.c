@@ -30,6 +30,7 @@ size_t af_config_class(const af_case *c, char *buf, size_t cap) {
     const char *align = c->align == AF_ALIGN_BOTTOM_RIGHT ? "br" : "tl";
 
     af_strbuf_printf(&s, "%s", af_dtype_name(c->dtype));
+    if (c->out_dtype != AF_OUT_SAME) af_strbuf_printf(&s, "->%s", af_out_dtype_name(c->out_dtype));
     if (c->mask == AF_MASK_CAUSAL)
         af_strbuf_printf(&s, ",causal-%s", align);
     else if (aligned_matters)

@@ -22,7 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static const char *const dtype_names[] = {"fp16", "bf16", "fp8_e4m3", "mxfp8"};
+static const char *const dtype_names[] = {"fp16", "bf16", "fp8_e4m3", "mxfp8", "fp8_e5m2"};
 static const char *const layout_names[] = {"bshd", "sbhd", "bhsd", "thd"};
 static const char *const packing_names[] = {"separate", "kv", "qkv"};
 static const char *const cp_names[] = {"none", "p2p", "all_gather", "a2a", "a2a+p2p"};
@@ -31,6 +31,7 @@ static const char *const data_names[] = {"normal",      "uniform", "outlier_chan
 static const char *const softmax_names[] = {"vanilla", "off_by_one", "learnable"};
 static const char *const bias_names[] = {"none", "11ss", "1hss", "b1ss", "bhss"};
 static const char *const align_names[] = {"top_left", "bottom_right"};
+static const char *const out_dtype_names[] = {"same", "fp16", "bf16"};
 /* FLAG2 fields: the spelling of false, then of true */
 static const char *const page_tail_names[] = {"finite", "nan"};
 static const char *const stats_names[] = {"natural", "log2"};
@@ -46,6 +47,7 @@ static const char *const data_limits[] = {"0 < p0 <= 1e4",
                                           "0 < p0 < 1"};
 
 const char *af_dtype_name(af_dtype d) { return dtype_names[d]; }
+const char *af_out_dtype_name(af_out_dtype d) { return out_dtype_names[d]; }
 const char *af_layout_name(af_layout l) { return layout_names[l]; }
 const char *af_packing_name(af_packing p) { return packing_names[p]; }
 const char *af_cp_comm_name(af_cp_comm c) { return cp_names[c]; }
@@ -734,6 +736,12 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
             FAIL(F_PAGE_SIZE, "%ld pages (batch %d x %d per sequence) is more than the %d the page table holds", pages,
                  c->batch, (c->seqlen_kv + c->page_size - 1) / c->page_size, AF_MAX_PAGES);
     }
+    if (c->out_dtype != AF_OUT_SAME && !af_dtype_is_fp8_tensor(c->dtype))
+        FAIL(F_OUT_DTYPE, "out_dtype = %s needs fp8_e4m3 or fp8_e5m2 (O of %s is stored in its dtype)",
+             out_dtype_names[c->out_dtype], dtype_names[c->dtype]);
+    if (c->out_dtype != AF_OUT_SAME && c->fp8_headroom[4])
+        FAIL(F_FP8_HEADROOM, "fp8_headroom's o binade with out_dtype = %s: O has no output scale",
+             out_dtype_names[c->out_dtype]);
     if (af_dtype_is_fp8(c->dtype)) {
         if (c->packing != AF_PACK_SEPARATE) FAIL(F_PACKING, "%s needs packing = separate", dtype_names[c->dtype]);
         if (c->stride_gap) FAIL(F_STRIDE_GAP, "%s needs stride_gap = 0", dtype_names[c->dtype]);
@@ -818,8 +826,9 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
     if (!(c->dropout_p >= 0.0 && c->dropout_p < 1.0))
         FAIL(F_DROPOUT, "dropout probability %g is outside [0, 1)", c->dropout_p);
     if (c->dlse && !c->backward) FAIL(F_DLSE, "dlse = yes needs backward = yes (it is an incoming gradient)");
-    if (af_case_has_fp8_headroom(c) && c->dtype != AF_DT_FP8_E4M3)
-        FAIL(F_FP8_HEADROOM, "fp8_headroom with dtype %s: per-tensor fp8 scales are fp8_e4m3's", dtype_names[c->dtype]);
+    if (af_case_has_fp8_headroom(c) && !af_dtype_is_fp8_tensor(c->dtype))
+        FAIL(F_FP8_HEADROOM, "fp8_headroom with dtype %s: per-tensor fp8 scales are fp8_e4m3's and fp8_e5m2's",
+             dtype_names[c->dtype]);
     /* Memory guard: refuse cases that cannot be held (inputs + outputs in doubles; b1 h16
      * s131072 d128 causal backward holds 2.7e9). */
     double elems = af_case_elements(c);

@@ -32,9 +32,17 @@
 #define AF_FP8_SCALED       5
 #define AF_FP8_HEADROOM_MAX 8
 
-typedef enum { AF_DT_FP16 = 0, AF_DT_BF16, AF_DT_FP8_E4M3, AF_DT_MXFP8 } af_dtype;
-/* fp8_e4m3 or mxfp8: E4M3 operands (their own criteria and scales) */
-static inline bool af_dtype_is_fp8(af_dtype d) { return d == AF_DT_FP8_E4M3 || d == AF_DT_MXFP8; }
+/* fp8_e5m2 comes last so that the numbers of the others (fuzz bytes, plugin ABI) stay. */
+typedef enum { AF_DT_FP16 = 0, AF_DT_BF16, AF_DT_FP8_E4M3, AF_DT_MXFP8, AF_DT_FP8_E5M2, AF_DT_COUNT } af_dtype;
+/* fp8 with per-tensor scales (docs/fp8.md): fp8_e4m3 (E4M3FN, max 448) or fp8_e5m2
+ * (E5M2, max 57344, with Inf): the same recipe, each in its own encoding. */
+static inline bool af_dtype_is_fp8_tensor(af_dtype d) { return d == AF_DT_FP8_E4M3 || d == AF_DT_FP8_E5M2; }
+/* out_dtype: O's storage for fp8 dtypes with per-tensor scales: the dtype's own fp8 with
+ * an output scale (same, the default), or fp16 / bf16 with none (cuDNN's output data
+ * type; FlashAttention 3's fp8 forward returns bf16). The gradients keep the dtype. */
+typedef enum { AF_OUT_SAME = 0, AF_OUT_FP16, AF_OUT_BF16 } af_out_dtype;
+/* fp8_e4m3, fp8_e5m2 or mxfp8: fp8 operands (their own criteria and scales) */
+static inline bool af_dtype_is_fp8(af_dtype d) { return af_dtype_is_fp8_tensor(d) || d == AF_DT_MXFP8; }
 
 /* Memory order of the sequence/head axes; the head dim is always innermost. */
 typedef enum { AF_LAYOUT_BSHD = 0, AF_LAYOUT_SBHD, AF_LAYOUT_BHSD, AF_LAYOUT_THD } af_layout;
@@ -82,6 +90,7 @@ typedef struct {
 
 typedef struct {
     af_dtype dtype;
+    af_out_dtype out_dtype; /* O's storage (fp8 dtypes with per-tensor scales only) */
     int batch, heads_q, heads_kv;
     int heads_v;             /* V's (and dV's) heads when they differ from K's (cuDNN's h_v); 0 = heads_kv */
     int seqlen_q, seqlen_kv; /* maxima */
@@ -179,6 +188,7 @@ static inline int af_case_heads_v(const af_case *c) { return c->heads_v ? c->hea
 bool af_case_equal(const af_case *a, const af_case *b);
 
 const char *af_dtype_name(af_dtype d);
+const char *af_out_dtype_name(af_out_dtype d);
 const char *af_layout_name(af_layout l);
 const char *af_packing_name(af_packing p);
 const char *af_cp_comm_name(af_cp_comm c);

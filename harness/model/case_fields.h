@@ -78,6 +78,8 @@
 #define AF_CASE_FIELDS(X)                                                                                           \
     X(DTYPE,        "dtype",        ENUM,   dtype,         0, 0,               AF_DT_FP16,         dtype_names,     \
       1,                                -1, NULL,         NULL)                                                     \
+    X(OUT_DTYPE,    "out_dtype",    ENUM,   out_dtype,     0, 0,               AF_OUT_SAME,        out_dtype_names, \
+      c->out_dtype != AF_OUT_SAME,      -1, NULL,         NULL)                                                     \
     X(BATCH,        "batch",        INT,    batch,         1, AF_MAX_BATCH,    1,                  NULL,            \
       1,                                -1, NULL,         NULL)                                                     \
     X(HEADS_Q,      "heads_q",      INT,    heads_q,       1, AF_MAX_HEADS,    1,                  NULL,            \

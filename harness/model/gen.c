@@ -56,27 +56,28 @@ static int valid_rows(const af_case *c, af_tensor_id id, int b) {
 
 static double pow2i(int e) { return ldexp(1.0, e); }
 
-/* fp8 per-tensor current scaling: scale = 448 / amax, stored = e4m3(x * scale). */
+/* fp8 per-tensor current scaling: scale = max / amax, stored = fp8(x * scale), max and
+ * fp8 the tensor's storage's (E4M3 448, E5M2 57344). */
 static void quantise_per_tensor(const af_case *c, af_tensors *t, af_tensor_id id, const float *vals, float *descale) {
     const af_tensor_view *v = &t->plan.view[id];
     float amax = 0;
     int64_t n = (int64_t)v->B * v->H * v->S * v->D;
     for (int64_t i = 0; i < n; i++)
         if (fabsf(vals[i]) > amax) amax = fabsf(vals[i]);
-    float scale = amax > 0 ? 448.0f / amax : 1.0f;
+    float scale = amax > 0 ? af_storage_fp8_max(v->storage) / amax : 1.0f;
     int slot = id == AF_T_Q ? 0 : id == AF_T_K ? 1 : id == AF_T_V ? 2 : 3; /* case.h: q, k, v, do */
-    scale = ldexpf(scale, -c->fp8_headroom[slot]);                         /* headroom: 448 / 2^h of the range used */
+    scale = ldexpf(scale, -c->fp8_headroom[slot]);                         /* headroom: max / 2^h of the range used */
     *descale = 1.0f / scale;
     for (int b = 0; b < v->B; b++)
         for (int h = 0; h < v->H; h++)
             for (int s = 0; s < rows_in_buffer(c, v, id, b); s++)
                 for (int d = 0; d < v->D; d++)
-                    af_storage_store(AF_ST_E4M3, t->buf[v->buffer], af_layout_offset(&t->plan, id, b, h, s, d),
+                    af_storage_store(v->storage, t->buf[v->buffer], af_layout_offset(&t->plan, id, b, h, s, d),
                                      vals[dense_index(v, b, h, s, d)] * scale);
 }
 
-/* fp8_e4m3 output scale (tensors.h): the largest power of two with
- * amax(dequantised stored V) * scale_o <= 448. Every stored V element counts (padding
+/* fp8 output scale (tensors.h): the largest power of two with
+ * amax(dequantised stored V) * scale_o <= the O storage's max. Every stored V element counts (padding
  * rows too), which only makes the bound safer. */
 static float fp8_output_scale_of(const af_case *c, const af_tensors *t) {
     const af_tensor_view *v = &t->plan.view[AF_T_V];
@@ -86,10 +87,10 @@ static float fp8_output_scale_of(const af_case *c, const af_tensors *t) {
             for (int s = 0; s < rows_in_buffer(c, v, AF_T_V, b); s++)
                 for (int d = 0; d < v->D; d++) {
                     double x = fabs(
-                        af_storage_load(AF_ST_E4M3, t->buf[v->buffer], af_layout_offset(&t->plan, AF_T_V, b, h, s, d)));
+                        af_storage_load(v->storage, t->buf[v->buffer], af_layout_offset(&t->plan, AF_T_V, b, h, s, d)));
                     if (x > amax) amax = x;
                 }
-    return af_fp8_output_scale(amax * (double)t->descale_v);
+    return af_fp8_output_scale_for(t->plan.view[AF_T_O].storage, amax * (double)t->descale_v);
 }
 
 /* mxfp8: one E8M0 exponent per 32 elements along the contraction axis (d for Q, K;
@@ -138,8 +139,8 @@ static uint8_t *quantise_mx(const af_case *c, af_tensors *t, af_tensor_id id, co
 static double logical_value(const af_case *c, const af_tensors *t, af_tensor_id id, int b, int h, int s, int d) {
     const af_tensor_view *v = &t->plan.view[id];
     double x = af_storage_load(v->storage, t->buf[v->buffer], af_layout_offset(&t->plan, id, b, h, s, d));
-    if (v->storage != AF_ST_E4M3) return x;
-    if (c->dtype == AF_DT_FP8_E4M3)
+    if (!af_storage_is_fp8(v->storage)) return x;
+    if (af_dtype_is_fp8_tensor(c->dtype))
         return x * (double)(id == AF_T_Q   ? t->descale_q
                             : id == AF_T_K ? t->descale_k
                             : id == AF_T_V ? t->descale_v
@@ -237,9 +238,9 @@ int af_inputs_generate_from(const af_case *c, af_tensors *t, af_inputs *in, floa
                             af_storage_store(v->storage, t->buf[v->buffer], af_layout_offset(&t->plan, id, b, h, s, d),
                                              af_gen_element_core(&g, (int)id + 16, v->H, v->S, v->D, b, h, s, d));
         }
-        if (v->storage != AF_ST_E4M3) {
+        if (!af_storage_is_fp8(v->storage)) {
             af_parfor((long)v->B * v->H, head_threads(v), store_head, &x);
-        } else if (c->dtype == AF_DT_FP8_E4M3) {
+        } else if (af_dtype_is_fp8_tensor(c->dtype)) {
             float *descale = id == AF_T_Q   ? &t->descale_q
                              : id == AF_T_K ? &t->descale_k
                              : id == AF_T_V ? &t->descale_v
@@ -260,7 +261,8 @@ int af_inputs_generate_from(const af_case *c, af_tensors *t, af_inputs *in, floa
         }
         if (!given) free(vals);
     }
-    if (c->dtype == AF_DT_FP8_E4M3) t->descale_o = ldexpf(1.0f / fp8_output_scale_of(c, t), c->fp8_headroom[4]);
+    if (af_storage_is_fp8(t->plan.view[AF_T_O].storage)) /* out_dtype fp16 / bf16: no output scale */
+        t->descale_o = ldexpf(1.0f / fp8_output_scale_of(c, t), c->fp8_headroom[4]);
     af_inputs_read(c, t, in);
     return 0;
 }

@@ -34,6 +34,7 @@ int af_storage_bytes(af_storage s) {
         case AF_ST_BF16:
             return 2;
         case AF_ST_E4M3:
+        case AF_ST_E5M2:
             return 1;
         case AF_ST_F32:
             return 4;
@@ -44,12 +45,22 @@ int af_storage_bytes(af_storage s) {
 af_storage af_tensor_storage(af_dtype dtype, af_tensor_id t) {
     if (t == AF_T_LSE) return AF_ST_F32;
     if (t == AF_T_Q || t == AF_T_K || t == AF_T_V)
-        return dtype == AF_DT_FP16 ? AF_ST_F16 : dtype == AF_DT_BF16 ? AF_ST_BF16 : AF_ST_E4M3;
-    /* fp8_e4m3: O, dO and the gradients are E4M3 with per-tensor scales (tensors.h;
-     * cuDNN's SM90 FP8 backward takes an FP8 dO and writes FP8 gradients). mxfp8
-     * keeps them in bf16 (cuDNN's MXFP8 is Blackwell-only). */
+        return dtype == AF_DT_FP16       ? AF_ST_F16
+               : dtype == AF_DT_BF16     ? AF_ST_BF16
+               : dtype == AF_DT_FP8_E5M2 ? AF_ST_E5M2
+                                         : AF_ST_E4M3;
+    /* fp8_e4m3 / fp8_e5m2: O, dO and the gradients are fp8 of the same kind with
+     * per-tensor scales (tensors.h; cuDNN's SM90 FP8 backward takes an FP8 dO and writes
+     * FP8 gradients). mxfp8 keeps them in bf16 (cuDNN's MXFP8 is Blackwell-only). */
     if (dtype == AF_DT_FP8_E4M3) return AF_ST_E4M3;
+    if (dtype == AF_DT_FP8_E5M2) return AF_ST_E5M2;
     return dtype == AF_DT_FP16 ? AF_ST_F16 : AF_ST_BF16;
+}
+
+af_storage af_case_tensor_storage(const af_case *c, af_tensor_id t) {
+    if (t == AF_T_O && c->out_dtype == AF_OUT_FP16) return AF_ST_F16;
+    if (t == AF_T_O && c->out_dtype == AF_OUT_BF16) return AF_ST_BF16;
+    return af_tensor_storage(c->dtype, t);
 }
 
 static bool kv_side(af_tensor_id t) { return t == AF_T_K || t == AF_T_V || t == AF_T_DK || t == AF_T_DV; }
@@ -134,7 +145,7 @@ static void lay_group(af_layout_plan *p, const af_case *c, const group *g) {
 int af_layout_plan_make(const af_case *c, af_layout_plan *p, char *why, size_t cap) {
     memset(p, 0, sizeof *p);
     af_storage in_st = af_tensor_storage(c->dtype, AF_T_Q); /* Q, K, V */
-    af_storage o_st = af_tensor_storage(c->dtype, AF_T_O);
+    af_storage o_st = af_case_tensor_storage(c, AF_T_O);
     af_storage grad_st = af_tensor_storage(c->dtype, AF_T_DQ); /* dO, dQ, dK, dV */
     const int B = c->batch;
     struct {

@@ -54,8 +54,14 @@ typedef enum {
     AF_BUF_COUNT
 } af_buffer_id;
 
-/* Element storage types. */
-typedef enum { AF_ST_F16 = 0, AF_ST_BF16, AF_ST_E4M3, AF_ST_F32 } af_storage;
+/* Element storage types (E5M2 last: the plugin ABI's numbers of the others stay). */
+typedef enum { AF_ST_F16 = 0, AF_ST_BF16, AF_ST_E4M3, AF_ST_F32, AF_ST_E5M2 } af_storage;
+/* One-byte fp8 storage (E4M3 or E5M2), per-tensor scaled. */
+static inline bool af_storage_is_fp8(af_storage s) { return s == AF_ST_E4M3 || s == AF_ST_E5M2; }
+/* The largest finite value of fp8 storage s: E4M3 448, E5M2 57344 (0 for others). */
+static inline float af_storage_fp8_max(af_storage s) {
+    return s == AF_ST_E4M3 ? 448.0f : s == AF_ST_E5M2 ? 57344.0f : 0.0f;
+}
 
 typedef struct {
     af_buffer_id buffer;
@@ -110,6 +116,9 @@ int64_t af_layout_offset(const af_layout_plan *p, af_tensor_id t, int b, int h, 
 int af_storage_bytes(af_storage s);
 /* The storage type of tensor t in a case of this dtype (LSE is always fp32). */
 af_storage af_tensor_storage(af_dtype dtype, af_tensor_id t);
+/* The storage of tensor t in case c: af_tensor_storage of its dtype, but O in fp16 / bf16
+ * when out_dtype says so. */
+af_storage af_case_tensor_storage(const af_case *c, af_tensor_id t);
 /* "Q", "K", ..., "dV", "dsink", "page_table", ... (the names above); "-" for AF_T_NONE */
 const char *af_tensor_name(af_tensor_id t);
 const char *af_buffer_name(af_buffer_id b);

@@ -2,7 +2,10 @@
  *
  * Plain integer bit manipulation, round to nearest even, so the CPU and the GPU give
  * the same bits. fp16 = IEEE binary16; bf16 = top half of binary32; e4m3 = OCP FP8
- * E4M3FN (no infinities, 0x7F/0xFF NaN, max 448; finite overflow saturates to 448).
+ * E4M3FN (no infinities, 0x7F/0xFF NaN, max 448; finite overflow saturates to 448);
+ * e5m2 = OCP FP8 E5M2 (IEEE-like: bias 15, 0x7C Inf, 0x7D..0x7F NaN, max 57344, subnormal
+ * step 2^-16; finite overflow saturates to 57344 as cuDNN's and TransformerEngine's
+ * satfinite casts do, Inf stays Inf). E5M2 is the top byte of binary16.
  */
 #ifndef AF_NUMERIC_H
 #define AF_NUMERIC_H
@@ -122,5 +125,40 @@ AF_HD float af_e4m3_to_f32(uint8_t b) {
     }
     return af_bits_f32(sign | ((exp - 7 + 127) << 23) | (mant << 20));
 }
+
+/* E5M2 (the top byte of binary16): a float rounded directly, RNE (not through fp16,
+ * which would round twice). */
+AF_HD uint8_t af_f32_to_e5m2(float f) {
+    uint32_t x = af_f32_bits(f);
+    uint8_t sign = (uint8_t)((x >> 24) & 0x80u);
+    uint32_t absx = x & 0x7FFFFFFFu;
+    if (absx > 0x7F800000u) return (uint8_t)(sign | 0x7Eu);  /* NaN (quiet) */
+    if (absx == 0x7F800000u) return (uint8_t)(sign | 0x7Cu); /* Inf stays Inf */
+    float a = af_bits_f32(absx);
+    if (a >= 61440.0f) return (uint8_t)(sign | 0x7Bu); /* saturate to 57344 (61440 is the midpoint to 65536) */
+    if (absx >= 0x38800000u) {                         /* >= 2^-14: normal */
+        uint32_t exp = (absx >> 23) - 127 + 15;
+        uint32_t mant = absx & 0x7FFFFFu;
+        uint32_t e = (exp << 2) | (mant >> 21);
+        uint32_t rem = mant & 0x1FFFFFu;
+        if (rem > 0x100000u || (rem == 0x100000u && (e & 1u))) e++;
+        if (e > 0x7Bu) e = 0x7Bu;
+        return (uint8_t)(sign | e);
+    }
+    /* subnormal: units of 2^-16 */
+    if (absx < 0x37000000u) return sign; /* < 2^-17: rounds to 0 (2^-17 is half a unit, ties to even 0) */
+    {
+        uint32_t exp = absx >> 23;
+        uint32_t mant = (absx & 0x7FFFFFu) | 0x800000u;
+        uint32_t shift = 150 - 16 - exp; /* value = mant * 2^(exp-150); units 2^-16 */
+        uint32_t e = mant >> shift;
+        uint32_t rem = mant & ((1u << shift) - 1u);
+        uint32_t half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (e & 1u))) e++;
+        return (uint8_t)(sign | e);
+    }
+}
+
+AF_HD float af_e5m2_to_f32(uint8_t b) { return af_f16_to_f32((uint16_t)((uint16_t)b << 8)); }
 
 #endif

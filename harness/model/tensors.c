@@ -65,6 +65,9 @@ static void fill_poison(void *buf, size_t bytes, af_storage st) {
         case AF_ST_E4M3:
             memset(p, AF_POISON_E4M3, bytes);
             break;
+        case AF_ST_E5M2:
+            memset(p, AF_POISON_E5M2, bytes);
+            break;
         case AF_ST_F32: {
             uint32_t v = AF_POISON_F32;
             for (size_t i = 0; i + 3 < bytes; i += 4) memcpy(p + i, &v, 4);
@@ -182,6 +185,8 @@ double af_storage_load(af_storage s, const void *buf, int64_t offset) {
         }
         case AF_ST_E4M3:
             return (double)af_e4m3_to_f32(p[offset]);
+        case AF_ST_E5M2:
+            return (double)af_e5m2_to_f32(p[offset]);
         case AF_ST_F32: {
             float v;
             memcpy(&v, p + offset * 4, 4);
@@ -204,6 +209,9 @@ void af_storage_load_row(af_storage s, const void *buf, int64_t offset, int n, d
             return;
         case AF_ST_E4M3:
             for (int k = 0; k < n; k++) dst[k] = scale * (double)af_e4m3_to_f32(p[offset + k]);
+            return;
+        case AF_ST_E5M2:
+            for (int k = 0; k < n; k++) dst[k] = scale * (double)af_e5m2_to_f32(p[offset + k]);
             return;
         case AF_ST_F32:
             for (int k = 0; k < n; k++) {
@@ -231,6 +239,9 @@ void af_storage_store(af_storage s, void *buf, int64_t offset, float value) {
         }
         case AF_ST_E4M3:
             p[offset] = af_f32_to_e4m3(value);
+            break;
+        case AF_ST_E5M2:
+            p[offset] = af_f32_to_e5m2(value);
             break;
         case AF_ST_F32:
             memcpy(p + offset * 4, &value, 4);
@@ -288,7 +299,7 @@ void af_outputs_read_only(const af_tensors *t, const af_case *c, af_outputs *out
 }
 
 double af_output_descale(const af_tensors *t, af_tensor_id id) {
-    if (t->plan.view[id].storage != AF_ST_E4M3) return 1.0;
+    if (!af_storage_is_fp8(t->plan.view[id].storage)) return 1.0;
     switch (id) {
         case AF_T_O:
             return (double)t->descale_o;
@@ -303,12 +314,18 @@ double af_output_descale(const af_tensors *t, af_tensor_id id) {
     }
 }
 
-float af_fp8_output_scale(double amax_v) {
+float af_fp8_output_scale(double amax_v) { return af_fp8_output_scale_for(AF_ST_E4M3, amax_v); }
+
+float af_fp8_output_scale_for(af_storage st, double amax_v) {
     if (!(amax_v > 0) || !isfinite(amax_v)) return 1.0f;
     int e;
-    frexp((double)AF_FP8_E4M3_MAX / amax_v, &e); /* 448 / amax = m * 2^e, m in [0.5, 1) */
-    e -= 1;                                      /* 2^e <= 448 / amax < 2^(e+1) */
+    frexp((double)af_storage_fp8_max(st) / amax_v, &e); /* max / amax = m * 2^e, m in [0.5, 1) */
+    e -= 1;                                             /* 2^e <= max / amax < 2^(e+1) */
     if (e > 126) e = 126;
     if (e < -126) e = -126;
     return (float)ldexp(1.0, e);
+}
+
+float af_fp8_round(af_storage st, float x) {
+    return st == AF_ST_E5M2 ? af_e5m2_to_f32(af_f32_to_e5m2(x)) : af_e4m3_to_f32(af_f32_to_e4m3(x));
 }

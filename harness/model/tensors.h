@@ -20,6 +20,7 @@
 #define AF_POISON_F16  0x7E5Au
 #define AF_POISON_BF16 0x7FDAu
 #define AF_POISON_E4M3 0x7Fu
+#define AF_POISON_E5M2 0x7Du
 #define AF_POISON_F32  0x7FC0DEADu
 
 /* fp8_e4m3 semantics (per-tensor scaling; docs/fp8.md), the one place the cpu backend,
@@ -74,7 +75,12 @@
  *            flat attention, pushing dS into E4M3 subnormals, which real training does
  *            not do. Without exact values (no oracle) the scales stay 1.
  *   outputs  dQ, dK, dV are stored E4M3; af_outputs_read returns stored * descale_dX.
- * mxfp8 keeps O, dO and the gradients in bf16 (descales 1). */
+ * mxfp8 keeps O, dO and the gradients in bf16 (descales 1).
+ *
+ * fp8_e5m2 is the same recipe with Q, K, V, O, dO, dQ, dK, dV and the internal dS8 in
+ * E5M2 (max 57344: every "448" of a tensor's scale above reads 57344); P8 stays E4M3 at
+ * AF_FP8_SCALE_S, as cuDNN's FP8 graphs keep their virtual P8 (and TransformerEngine's
+ * HYBRID recipe its forward) in E4M3. */
 #define AF_FP8_E4M3_MAX  448.0f
 #define AF_FP8_SCALE_S   448.0f
 #define AF_FP8_DESCALE_S (1.0f / 448.0f)
@@ -135,6 +141,11 @@ bool af_case_has_dsink(const af_case *c);
 /* fp8_e4m3 output scale: the largest power of two s with amax_v * s <= 448 (1 when
  * amax_v is 0 or not finite). scale_o = this, descale_o = 1 / this. */
 float af_fp8_output_scale(double amax_v);
+/* The same for fp8 storage st: its largest finite value (448 E4M3, 57344 E5M2) in place
+ * of 448. */
+float af_fp8_output_scale_for(af_storage st, double amax_v);
+/* x rounded to fp8 storage st (E4M3 or E5M2; RNE, saturating at its largest finite). */
+float af_fp8_round(af_storage st, float x);
 
 /* Factor from a stored output element to its logical value: descale_{o,dq,dk,dv} for
  * the E4M3 outputs of fp8_e4m3 (powers of two: the product is exact), else 1. */

@@ -907,7 +907,7 @@ static af_run_status cudnn_backward_given(af_backend *be, const af_case *c, cons
         snprintf(why, cap, "cudnn backend: backward_given on a forward-only case");
         return AF_RUN_ERROR;
     }
-    if (c->dtype == AF_DT_FP8_E4M3) {
+    if (af_dtype_is_fp8_tensor(c->dtype)) {
         snprintf(why, cap,
                  "cudnn backend: an fp8 backward from given O and LSE is not offered (its amax and "
                  "descale of O come from the forward)");

@@ -60,7 +60,8 @@ static void matmul_fp8(af_cg *g, const af_sdpa_desc *d, cg_t a, cg_t b, cg_t des
 }
 
 void af_sdpa_build_bwd_fp8(af_cg *g, const af_sdpa_desc *d) {
-    const cudnnDataType_t f8 = CUDNN_DATA_FP8_E4M3, f32 = CUDNN_DATA_FLOAT;
+    /* f8: the real tensors' and dS8's type (E4M3, or E5M2 for fp8_e5m2); P8 stays E4M3 */
+    const cudnnDataType_t f8 = d->io, p8_type = CUDNN_DATA_FP8_E4M3, f32 = CUDNN_DATA_FLOAT;
     int64_t dims[4], str[4];
     const int64_t *ks = d->str[AF_T_K], *vst = d->str[AF_T_V];
     /* real tensors (no ragged offsets: thd is declined for FP8 on Hopper) */
@@ -117,9 +118,9 @@ void af_sdpa_build_bwd_fp8(af_cg *g, const af_sdpa_desc *d) {
     cg_pointwise(g, CUDNN_POINTWISE_SUB, f32, s, stats, NULL, sm, -1);
     cg_t p = cg_virtual_packed(g, f32, d->b, d->hq, d->sq, d->skv);
     cg_pointwise(g, CUDNN_POINTWISE_EXP, f32, sm, NULL, NULL, p, -1);
-    cg_t p8 = cg_virtual_packed(g, f8, d->b, d->hq, d->sq, d->skv);
+    cg_t p8 = cg_virtual_packed(g, p8_type, d->b, d->hq, d->sq, d->skv);
     cg_pointwise(g, CUDNN_POINTWISE_MUL, f32, p, scale_s, NULL, p8, -1);
-    cg_t p8t = af_sdpa_scores_t(g, d, f8);
+    cg_t p8t = af_sdpa_scores_t(g, d, p8_type);
     cg_reshape(g, p8, p8t);
 
     /* dV = P8^T dO8 (per q head, reduced over the group), descaled, scaled, E4M3 */

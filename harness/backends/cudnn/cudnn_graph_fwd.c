@@ -60,7 +60,7 @@ static void fwd_inputs(af_cg *g, const af_sdpa_desc *d, fwd_io *io) {
         io->v = cg_tensor(g, d->io, dims, d->str[AF_T_V], CG_SLOT_V, ragged(g, d, CG_SLOT_RAG_V));
     }
     set4(dims, d->b, d->hq, d->sq, d->dv);
-    io->o = cg_tensor(g, d->io, dims, d->str[AF_T_O], CG_SLOT_O, ragged(g, d, CG_SLOT_RAG_O));
+    io->o = cg_tensor(g, d->o_type, dims, d->str[AF_T_O], CG_SLOT_O, ragged(g, d, CG_SLOT_RAG_O));
     set4(dims, d->b, d->hq, d->sq, 1);
     io->stats = cg_tensor(g, CUDNN_DATA_FLOAT, dims, d->str[AF_T_LSE], CG_SLOT_STATS, ragged(g, d, CG_SLOT_RAG_STATS));
 }

@@ -20,8 +20,9 @@
 /* Everything the graph builders need, derived from a case and its layout plan.
  * Strides are [b, h, s, d] in elements of the tensor's buffer. */
 typedef struct {
-    cudnnDataType_t io; /* CUDNN_DATA_HALF, _BFLOAT16 or _FP8_E4M3 */
-    bool fp8;           /* fp8_e4m3 graphs (cudnn-frontend sdpa_fp8 and
+    cudnnDataType_t io;     /* CUDNN_DATA_HALF, _BFLOAT16, _FP8_E4M3 or _FP8_E5M2 */
+    cudnnDataType_t o_type; /* O's: io, or HALF / BFLOAT16 for fp8 with out_dtype (scale_o 1) */
+    bool fp8;               /* fp8_e4m3 graphs (cudnn-frontend sdpa_fp8 and
                                            sdpa_fp8_bwd): device scales, E4M3 P, O, dO, dS,
                                            dQ, dK, dV, amax outputs */
     int64_t b, hq, hk, sq, skv, dqk, dv;

@@ -82,7 +82,7 @@ static int feature_declines(const af_case *c, size_t cudnn_version, char *why, s
         snprintf(why, cap, "stats = log2: cuDNN's SDPA writes natural-log stats (max + log sum exp); not served");
     else if (c->dlse)
         snprintf(why, cap, "dlse: cuDNN's SDPA backward takes no incoming LSE gradient (its inputs are O, dO, Stats)");
-    else if (c->dtype == AF_DT_FP8_E4M3 &&
+    else if (af_dtype_is_fp8_tensor(c->dtype) &&
              (c->softcap != 0.0 || sinks || c->bias != AF_BIAS_NONE || c->alibi || dropout))
         snprintf(why, cap,
                  "fp8_e4m3 with %s: not wired into the FP8 graphs (cudnn-frontend: SDPA FP8 does not support "
@@ -131,15 +131,25 @@ int af_sdpa_desc_make(const af_case *c, const af_layout_plan *p, size_t cudnn_ve
         d->io = CUDNN_DATA_HALF;
     else if (c->dtype == AF_DT_BF16)
         d->io = CUDNN_DATA_BFLOAT16;
-    else if (c->dtype == AF_DT_FP8_E4M3) {
-        d->io = CUDNN_DATA_FP8_E4M3;
+    else if (af_dtype_is_fp8_tensor(c->dtype)) { /* E5M2: the same graphs with E5M2 real tensors and dS8 */
+        d->io = c->dtype == AF_DT_FP8_E5M2 ? CUDNN_DATA_FP8_E5M2 : CUDNN_DATA_FP8_E4M3;
         d->fp8 = true;
         if (fp8_declines(c, cudnn_version, why, cap)) return -1;
+        if (c->out_dtype != AF_OUT_SAME && c->backward) {
+            snprintf(why, cap,
+                     "out_dtype = %s with backward: the FP8 backward graph here reads an FP8 O with its descale "
+                     "(cuDNN's SM90 FP8 backward also takes FP8 gradients only); forward only",
+                     af_out_dtype_name(c->out_dtype));
+            return -1;
+        }
     } else {
         snprintf(why, cap, "dtype %s: cuDNN's MXFP8 attention is Blackwell-only (cuDNN >= 9.21); cpu/plugin only",
                  af_dtype_name(c->dtype));
         return -1;
     }
+    d->o_type = c->out_dtype == AF_OUT_FP16   ? CUDNN_DATA_HALF
+                : c->out_dtype == AF_OUT_BF16 ? CUDNN_DATA_BFLOAT16
+                                              : d->io; /* no output scale: scale_o is 1 (gen.c) */
     if (c->cp_size > 1) {
         snprintf(why, cap, "cp = %d: context parallelism is the cp wrapper's job, not the cudnn backend's", c->cp_size);
         return -1;

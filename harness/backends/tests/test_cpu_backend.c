@@ -926,6 +926,8 @@ static bool is_poison(af_storage st, const uint8_t *p) {
         }
         case AF_ST_E4M3:
             return *p == AF_POISON_E4M3;
+        case AF_ST_E5M2:
+            return *p == AF_POISON_E5M2;
         case AF_ST_F32: {
             uint32_t v;
             memcpy(&v, p, 4);

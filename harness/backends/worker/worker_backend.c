@@ -353,6 +353,20 @@ static af_run_status local_declines(worker_state *st, const af_case *c, char *wh
                  score_features, AF_WORKER_PROTOCOL_VERSION);
         return AF_RUN_DECLINED;
     }
+    /* E5M2 storage: the worker package reads f16, bf16, e4m3 and f32 only, and a worker
+     * whose hello has no dtype list (all allowed) was written before it */
+    if (c->dtype == AF_DT_FP8_E5M2 && !hello_lists(st, "dtypes", "fp8_e5m2")) {
+        snprintf(why, cap,
+                 "%s: dtype fp8_e5m2 (E5M2 storage) is not carried by the worker package; a worker must list it "
+                 "in its hello's dtypes",
+                 st->backend_name);
+        return AF_RUN_DECLINED;
+    }
+    if (c->out_dtype != AF_OUT_SAME) {
+        snprintf(why, cap, "%s: out_dtype = %s is not carried by worker protocol %d (O would be fp8)", st->backend_name,
+                 af_out_dtype_name(c->out_dtype), AF_WORKER_PROTOCOL_VERSION);
+        return AF_RUN_DECLINED;
+    }
     if (!hello_allows(st, "dtypes", af_dtype_name(c->dtype))) {
         snprintf(why, cap, "%s: dtype %s is not among the worker's dtypes", st->backend_name, af_dtype_name(c->dtype));
         return AF_RUN_DECLINED;

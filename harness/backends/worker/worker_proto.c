@@ -11,7 +11,7 @@
 #include "util/json.h"
 
 static const char *const tensor_names[AF_T_COUNT] = {"q", "k", "v", "o", "lse", "do", "dq", "dk", "dv"};
-static const char *const storage_names[] = {"f16", "bf16", "e4m3", "f32"};
+static const char *const storage_names[] = {"f16", "bf16", "e4m3", "f32", "e5m2"}; /* af_storage order */
 
 _Static_assert((int)AF_BUF_COUNT == (int)AF_T_COUNT,
                "one buffer slot per tensor id (packed tensors leave theirs unused)");
@@ -121,7 +121,7 @@ json_t *af_worker_tensors_json(const af_case *c, const af_tensors *t, const af_w
     const af_layout_plan *plan = &t->plan;
     float descale[AF_T_COUNT];
     for (int i = 0; i < AF_T_COUNT; i++) descale[i] = 1.0f;
-    if (c->dtype == AF_DT_FP8_E4M3) {
+    if (af_dtype_is_fp8_tensor(c->dtype)) {
         descale[AF_T_Q] = t->descale_q;
         descale[AF_T_K] = t->descale_k;
         descale[AF_T_V] = t->descale_v;

@@ -92,8 +92,11 @@ extern "C" {
  * 5: af_plugin_problem gained the document mask (n_documents, document_ends) and
  *    global_keys at its end; a version-4 plugin would attend across documents and hide
  *    the global keys, so it is refused.
- * 6: af_plugin_problem gained heads_v (V's own head count, cuDNN's h_v) at its end; a
- *    version-5 plugin would read V with heads_kv heads, so it is refused. */
+ * 6: af_plugin_problem gained heads_v (V's own head count, cuDNN's h_v) at its end; the
+ *    fp8_e5m2 dtype (AF_PLUGIN_DTYPE_FP8_E5M2, tensors of AF_PLUGIN_STORAGE_E5M2); fp8
+ *    cases whose O is fp16 / bf16 (the case's out_dtype: O's storage says so, descale 1).
+ *    A version-5 plugin would read V with heads_kv heads, E5M2 bytes as E4M3 and write an
+ *    fp8 O, so it is refused. */
 
 /* Mark the four entry points exported even under -fvisibility=hidden. */
 #if defined(__GNUC__)
@@ -132,6 +135,7 @@ typedef struct {
 #define AF_PLUGIN_DTYPE_BF16     1
 #define AF_PLUGIN_DTYPE_FP8_E4M3 2 /* per-tensor scaling: logical = stored * descale  */
 #define AF_PLUGIN_DTYPE_MXFP8    3 /* E4M3 + one E8M0 scale per 32 (see mx_scale)     */
+#define AF_PLUGIN_DTYPE_FP8_E5M2 4 /* as FP8_E4M3, every tensor E5M2 (max 57344)      */
 
 #define AF_PLUGIN_MASK_NONE          0
 #define AF_PLUGIN_MASK_CAUSAL        1
@@ -211,6 +215,7 @@ typedef struct {
 #define AF_PLUGIN_STORAGE_BF16 1
 #define AF_PLUGIN_STORAGE_E4M3 2 /* OCP FP8 E4M3FN                                   */
 #define AF_PLUGIN_STORAGE_F32  3
+#define AF_PLUGIN_STORAGE_E5M2 4 /* OCP FP8 E5M2 (Inf and NaN; max finite 57344)     */
 
 /* Index into af_plugin_tensors.t */
 #define AF_PLUGIN_Q       0
@@ -249,7 +254,8 @@ typedef struct {
                                    powers of two: 5, 12, 48 too; use / and %, never
                                    shifts or masks); else 0                          */
     int32_t pages_per_seq;      /* paged: B * pages_per_seq <= 65536                 */
-    float descale;              /* fp8_e4m3: logical = stored * descale; else 1.
+    float descale;              /* fp8_e4m3, fp8_e5m2: logical = stored * descale;
+                                   else 1. (fp8_e5m2: the same with E5M2 and 57344.)
                                    Inputs Q, K, V (and dO): read as stored * descale.
                                    O of fp8_e4m3 is an E4M3 output (storage says so):
                                    write e4m3(O / descale), descale a power of two

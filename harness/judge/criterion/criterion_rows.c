@@ -135,7 +135,7 @@ void af_criterion_row_summaries(const af_case *c, af_tensor_id id, const double 
                        (size_t)c->batch * H * S,
                        id == AF_T_LSE,
                        unit,
-                       af_tensor_storage(c->dtype, id),
+                       af_case_tensor_storage(c, id),
                        rows};
     /* rows are independent: the same summaries whatever the thread count (parfor.h) */
     long blocks = (long)((x.n + SUMMARY_BLOCK_ROWS - 1) / SUMMARY_BLOCK_ROWS);

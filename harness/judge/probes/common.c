@@ -178,6 +178,8 @@ double probe_storage_max(af_storage st) {
             return 3.3895313892515355e38;
         case AF_ST_E4M3:
             return 448.0;
+        case AF_ST_E5M2:
+            return 57344.0;
         case AF_ST_F32:
             return 3.4028234663852886e38;
     }

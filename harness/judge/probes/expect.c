@@ -73,7 +73,8 @@ double probe_eps(const af_case *c, double score_err) {
 }
 double probe_ulp(const af_case *c) { return af_output_unit(c, AF_T_O); }
 double probe_out_abs(const af_case *c, const af_tensors *t) {
-    if (c->dtype == AF_DT_FP8_E4M3) return 0x1p-9 * (double)t->descale_o;
+    if (af_dtype_is_fp8_tensor(c->dtype)) /* one subnormal step of the fp8 O */
+        return 2 * af_storage_subnormal_half_step(af_case_tensor_storage(c, AF_T_O)) * (double)t->descale_o;
     return c->dtype == AF_DT_FP16 ? 0x1p-24 : 0x1p-126;
 }
 

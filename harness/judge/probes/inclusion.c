@@ -14,7 +14,7 @@
 
 /* Logical value = stored * factor for element (b, h, s, d) of input tensor id. */
 static double dequant_factor(const af_tensors *t, const af_case *c, af_tensor_id id, int b, int h, int s, int d) {
-    if (c->dtype == AF_DT_FP8_E4M3)
+    if (af_dtype_is_fp8_tensor(c->dtype))
         return id == AF_T_Q ? t->descale_q : id == AF_T_K ? t->descale_k : id == AF_T_V ? t->descale_v : t->descale_do;
     if (c->dtype != AF_DT_MXFP8) return 1.0;
     const af_tensor_view *v = &t->plan.view[id];

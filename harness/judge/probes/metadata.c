@@ -345,6 +345,8 @@ static bool nonfinite_output(const af_case *c, const af_tensors *w, af_buffer_id
             memcpy(poison, &p32, 4);
         else if (st == AF_ST_E4M3)
             poison[0] = AF_POISON_E4M3;
+        else if (st == AF_ST_E5M2)
+            poison[0] = AF_POISON_E5M2;
         else
             memcpy(poison, &p16, 2);
         for (int64_t i = 0; i < w->plan.buffer_elems[b]; i++) {

@@ -19,7 +19,8 @@
  * deterministic: within the run-to-run tolerance). A toggle whose scaled descales would
  * not all be normal fp32 numbers is skipped with a note. The sign of a zero is not
  * compared: where an fp32 term underflows (P v of a kernel that dequantises V on load) a
- * stored 0 may become -0 with the scale; that moves no output.
+ * stored 0 may become -0 with the scale; that moves no output. With out_dtype fp16 / bf16
+ * O has no descale to move with descale_v: that toggle is skipped with a note.
  */
 #include "judge/probes/common.h"
 
@@ -94,10 +95,14 @@ static bool report_moved(probe_ctx *x, const scale_toggle *s, const af_tensors *
 
 void probe_scales(probe_ctx *x) {
     const af_case *c = x->c;
-    if (c->dtype != AF_DT_FP8_E4M3) return; /* per-tensor descales: fp8_e4m3 only */
+    if (!af_dtype_is_fp8_tensor(c->dtype)) return; /* per-tensor descales: fp8_e4m3 and fp8_e5m2 only */
     for (size_t k = 0; k < sizeof scale_toggles / sizeof scale_toggles[0] && !x->stop; k++) {
         const scale_toggle *s = &scale_toggles[k];
         if (s->backward_only && !c->backward) continue;
+        if (s->o && c->out_dtype != AF_OUT_SAME) { /* O of fp16 / bf16 has no descale to move */
+            probe_note(x, "scales: %s skipped: out_dtype is fp16 / bf16 (O has no output scale)", s->name);
+            continue;
+        }
         af_tensors w;
         if (probe_work_begin(x, c, &w)) return;
         if (!apply(s, &w)) {

@@ -177,6 +177,11 @@ static void write_garbage(probe_rng *r, af_storage st, void *buf, int64_t off) {
             p[off] = op == 4 ? (uint8_t)(u & 0xFF) : pick[op];
             return;
         }
+        case AF_ST_E5M2: { /* NaN, +inf, -inf, max finite, random */
+            static const uint8_t pick[5] = {0xFF, 0x7C, 0xFC, 0x7B, 0x55};
+            p[off] = op == 4 ? (uint8_t)(u & 0xFF) : pick[op];
+            return;
+        }
         case AF_ST_F16:
         case AF_ST_BF16: {
             bool h = st == AF_ST_F16;

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "model/case.h"
+#include "model/case_fields.h"
 #include "util/check.h"
 
 static int parse(const char *text, af_case *c, af_error *e) { return af_case_parse(text, "t.case", c, e); }
@@ -178,6 +179,29 @@ int main(void) {
     expect_error("page_tail = nan\n", 1, "page_tail", "needs page_size");
     expect_error("page_size = 4\npage_tail = zero\n", 2, "page_tail", "finite or nan");
     expect_error("dtype = fp8_e4m3\npacking = kv\n", 2, "packing", "needs packing = separate");
+    /* fp8_e5m2: parses, prints, holds headroom (per-tensor scales); the fp8 rules name it */
+    roundtrip("dtype = fp8_e5m2\nbackward = yes\nfp8_headroom = 0,1,0,2,3\n");
+    CHECK(parse("dtype = fp8_e5m2\n", &c, &e) == 0 && c.dtype == AF_DT_FP8_E5M2 && af_dtype_is_fp8_tensor(c.dtype));
+    {
+        char printed[4096];
+        af_case_print(&c, printed, sizeof printed);
+        CHECK_MSG(strstr(printed, "dtype = fp8_e5m2\n") != NULL, "%s", printed);
+    }
+    expect_error("dtype = fp8_e5m2\npacking = qkv\n", 2, "packing", "fp8_e5m2 needs packing = separate");
+    expect_error("dtype = fp8_e5m2\nstride_gap = 4\n", 2, "stride_gap", "fp8_e5m2 needs stride_gap = 0");
+    expect_error("dtype = fp8_e5m2\nsoftcap = 30\n", 2, "softcap", "dtype fp8_e5m2");
+    expect_error("dtype = fp8_e5m3\n", 1, "dtype", "fp8_e5m3");
+    /* out_dtype: printed only when set, for per-tensor fp8 dtypes only, no o headroom */
+    roundtrip("dtype = fp8_e4m3\nout_dtype = bf16\nbackward = yes\nfp8_headroom = 1,0,0,2,0\n");
+    roundtrip("dtype = fp8_e5m2\nout_dtype = fp16\n");
+    CHECK(parse("dtype = fp8_e4m3\nout_dtype = fp16\n", &c, &e) == 0 && c.out_dtype == AF_OUT_FP16);
+    CHECK(af_case_field_printed(&c, AF_CF_OUT_DTYPE));
+    CHECK(parse("dtype = fp8_e4m3\nout_dtype = same\n", &c, &e) == 0 && !af_case_field_printed(&c, AF_CF_OUT_DTYPE));
+    expect_error("out_dtype = fp16\n", 1, "out_dtype", "needs fp8_e4m3 or fp8_e5m2");
+    expect_error("dtype = mxfp8\nout_dtype = bf16\n", 2, "out_dtype", "needs fp8_e4m3 or fp8_e5m2");
+    expect_error("dtype = fp8_e4m3\nout_dtype = fp32\n", 2, "out_dtype", "fp32");
+    expect_error("dtype = fp8_e4m3\nout_dtype = bf16\nfp8_headroom = 0,0,0,0,1\n", 3, "fp8_headroom",
+                 "O has no output scale");
     expect_error("cp = 4 p2p\nseqlen = 20\n", 1, "cp", "divisible by 2*cp = 8");
     expect_error("data = normal:-1\n", 1, "data", "out of range");
     expect_error("data = zeros:0.5\n", 1, "data", "first term must be a base");

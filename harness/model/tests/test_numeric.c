@@ -99,5 +99,53 @@ int main(void) {
     }
     CHECK(af_f32_to_e4m3(1e9f) == 0x7E && af_f32_to_e4m3(-1e9f) == 0xFE); /* saturating */
     CHECK(af_f32_to_e4m3(NAN) == 0x7F);
+
+    /* e5m2: every code against its definition (bias 15, 2 mantissa bits, exponent 31 is
+     * Inf / NaN), re-encoded exactly; rounding of many values against the finite table;
+     * overflow saturates at 57344 (not E4M3's 448), Inf stays Inf */
+    n = 0;
+    for (int b = 0; b < 256; b++) {
+        float f = af_e5m2_to_f32((uint8_t)b);
+        int e = (b >> 2) & 31, m = b & 3;
+        double def = e == 0 ? m * 0x1p-16 : ldexp(1.0 + m / 4.0, e - 15);
+        if (b & 0x80) def = -def;
+        if (e == 31) {
+            CHECK_MSG(m == 0 ? isinf(f) && (f > 0) == !(b & 0x80) : isnan(f), "e5m2 0x%02x -> %g", b, f);
+            continue;
+        }
+        CHECK_MSG((double)f == def, "e5m2 0x%02x -> %g, defined %g", b, f, def);
+        CHECK_MSG(af_f32_to_e5m2(f) == b || (f == 0 && (b & 0x7F) == 0), "e5m2 0x%02x -> %g -> 0x%02x", b, f,
+                  af_f32_to_e5m2(f));
+        if (b & 0x80) continue;
+        vals[n] = f;
+        codes[n] = b;
+        n++;
+    }
+    CHECK(n == 124);
+    CHECK(af_e5m2_to_f32(0x7B) == 57344.0f && af_e5m2_to_f32(0x01) == 0x1p-16f && af_e5m2_to_f32(0x04) == 0x1p-14f);
+    {
+        uint32_t x = 4321;
+        for (int i = 0; i < 200000; i++) {
+            x = x * 1664525u + 1013904223u;
+            float f = ldexpf((float)(x >> 8) / 16777216.0f, (int)(x % 36) - 20);
+            int code;
+            double ref = table_round(vals, codes, n, f, &code);
+            uint8_t got = af_f32_to_e5m2(f);
+            if (f >= 61440.0f) { /* the midpoint between 57344 and 65536 (where Inf would be) */
+                CHECK(got == 0x7B);
+                continue;
+            }
+            CHECK_MSG(got == code, "e5m2(%a) = 0x%02x (%g), expected 0x%02x (%g)", (double)f, got, af_e5m2_to_f32(got),
+                      code, ref);
+            CHECK(af_f32_to_e5m2(-f) == (got | 0x80) || (got == 0));
+        }
+    }
+    CHECK(af_f32_to_e5m2(448.0f) == 0x5F && af_f32_to_e5m2(1000.0f) == 0x64); /* no E4M3 saturation */
+    CHECK(af_f32_to_e5m2(1.0f + 0x1p-3f) == 0x3C);                            /* tie -> even (down) */
+    CHECK(af_f32_to_e5m2(1.0f + 3 * 0x1p-3f) == 0x3E);                        /* tie -> even (up) */
+    CHECK(af_f32_to_e5m2(0x1p-17f) == 0x00 && af_f32_to_e5m2(0x1.8p-17f) == 0x01);
+    CHECK(af_f32_to_e5m2(1e9f) == 0x7B && af_f32_to_e5m2(-1e9f) == 0xFB); /* saturating */
+    CHECK(af_f32_to_e5m2(INFINITY) == 0x7C && af_f32_to_e5m2(-INFINITY) == 0xFC);
+    CHECK(isnan(af_e5m2_to_f32(af_f32_to_e5m2(NAN))));
     CHECK_DONE("test_numeric");
 }

@@ -1,4 +1,4 @@
-/* flash_fp8.c — a correct flash-style fp8_e4m3 attention (the plugin "flash_fp8") and,
+/* flash_fp8.c — a correct flash-style fp8_e4m3 / fp8_e5m2 attention (the plugin "flash_fp8") and,
  * built from the same source with -DFP8_BUG=FP8_<BUG>, small defects the fp8 per-row
  * criterion (judge/verdict.h) must catch ("flash_fp8_bug:<bug>").
  *
@@ -22,6 +22,8 @@
  *     scale_i * descale_k;  dK_j = sum_i (dS8_ij / scale_i) q8_i * descale_q (fp32 sums
  *     per 64-key / 64-row tile, tile sums then added); stored e4m3(dX / descale_dX)
  *   GQA: query head h reads kv head h / (heads_q / heads_kv).
+ *   fp8_e5m2: the same with every stored tensor and dS8 in E5M2 (dS's row scale up to
+ *     57344 in place of 448); P stays E4M3 at 448, as in cuDNN's FP8 graphs.
  *
  * The bugs (each passes the per-tensor fp8 rule on the cases of
  * ci/tests/test_criterion_fp8.sh; the test shows it):
@@ -29,6 +31,12 @@
  *   FP8_HEAD_DESCALE  the last query head's dQ descaled for E4M3FNUZ (max 240) instead of
  *                     E4M3FN (max 448): x 448/240
  *   FP8_LAST_KEY_DK   dK of the last key of every sequence and kv head x 2
+ *   FP8_E5M2_SAT_448  fp8_e5m2 outputs saturated at E4M3's 448 before the E5M2 cast (an
+ *                     E4M3 clamp left in a kernel that gained E5M2; a campaign finds it)
+ *   FP8_O_AS_FP8      out_dtype ignored: an fp16 / bf16 O written as E4M3 bytes (one
+ *                     byte per element, at the element's index), as a kernel that
+ *                     assumes fp8 in, fp8 out (or a version-5 plugin) would
+ * O of storage fp16 / bf16 (out_dtype) is written as is (descale 1, no output scale).
  * and one plumbing bug, which the comparison sees wherever descale_v != 1 and the scale
  * probe (judge/probes/scales.c) sees without an oracle:
  *   FP8_DESCALE_V_IGNORED  descale_v fixed at 1.0 (scales fixed at 1.0, never plumbed:
@@ -49,6 +57,8 @@
 #define FP8_HEAD_DESCALE      2
 #define FP8_LAST_KEY_DK       3
 #define FP8_DESCALE_V_IGNORED 4
+#define FP8_E5M2_SAT_448      5
+#define FP8_O_AS_FP8          6
 
 #ifndef FP8_BUG
 #error "build with -DFP8_BUG=FP8_<BUG> (see harness/plugins/CMakeLists.txt)"
@@ -64,11 +74,13 @@ static const struct {
     const char *name;
     const char *description;
 } fp8_names[] = {
-    {"flash_fp8", "correct flash-style fp8_e4m3 attention: online softmax, split-KV, E4M3 P and dS"},
+    {"flash_fp8", "correct flash-style fp8_e4m3 / fp8_e5m2 attention: online softmax, split-KV, E4M3 P, fp8 dS"},
     {"flash_fp8_bug:row_scale", "flash_fp8 with the last query row of O and dQ x 1.5"},
     {"flash_fp8_bug:head_descale", "flash_fp8 with the last head's dQ descaled for E4M3FNUZ (x 448/240)"},
     {"flash_fp8_bug:last_key_dk", "flash_fp8 with dK of each sequence's last key x 2"},
     {"flash_fp8_bug:descale_v_ignored", "flash_fp8 with descale_v fixed at 1.0"},
+    {"flash_fp8_bug:e5m2_sat_448", "flash_fp8 with fp8_e5m2 outputs saturated at E4M3's 448"},
+    {"flash_fp8_bug:o_as_fp8", "flash_fp8 writing an fp16 / bf16 O (out_dtype) as E4M3 bytes"},
 };
 
 AF_PLUGIN_EXPORT uint32_t attnfuzz_plugin_abi_version(void) { return ATTNFUZZ_PLUGIN_ABI_VERSION; }
@@ -83,8 +95,8 @@ AF_PLUGIN_EXPORT const af_plugin_info *attnfuzz_plugin_info(void) {
 }
 
 AF_PLUGIN_EXPORT int attnfuzz_plugin_supports(const af_plugin_problem *p, char *why, size_t cap) {
-    if (p->dtype != AF_PLUGIN_DTYPE_FP8_E4M3) {
-        snprintf(why, cap, "%s serves fp8_e4m3 only", fp8_names[FP8_BUG].name);
+    if (p->dtype != AF_PLUGIN_DTYPE_FP8_E4M3 && p->dtype != AF_PLUGIN_DTYPE_FP8_E5M2) {
+        snprintf(why, cap, "%s serves fp8_e4m3 and fp8_e5m2 only", fp8_names[FP8_BUG].name);
         return AF_PLUGIN_DECLINE;
     }
     if (p->batch < 1 || p->heads_q < 1 || p->heads_kv < 1 || p->heads_q % p->heads_kv || p->head_dim_qk < 1 ||
@@ -114,10 +126,16 @@ static int64_t offset_of(const af_plugin_tensor *x, int b, int h, int s, int d) 
     return (int64_t)b * x->stride_b + (int64_t)s * x->stride_s + (int64_t)h * x->stride_h + d;
 }
 
-/* The stored value as fp32: an E4M3 code as its value (no descale), fp32 as is. */
+/* The stored value as fp32: an E4M3 / E5M2 code as its value (no descale), fp32 as is. */
 static float load_stored(const af_plugin_tensor *x, int b, int h, int s, int d) {
     int64_t off = offset_of(x, b, h, s, d);
     if (x->storage == AF_PLUGIN_STORAGE_E4M3) return af_e4m3_to_f32(((const uint8_t *)x->data)[off]);
+    if (x->storage == AF_PLUGIN_STORAGE_E5M2) return af_e5m2_to_f32(((const uint8_t *)x->data)[off]);
+    if (x->storage == AF_PLUGIN_STORAGE_F16 || x->storage == AF_PLUGIN_STORAGE_BF16) { /* out_dtype: O */
+        uint16_t u;
+        memcpy(&u, (const uint16_t *)x->data + off, 2);
+        return x->storage == AF_PLUGIN_STORAGE_F16 ? af_f16_to_f32(u) : af_bf16_to_f32(u);
+    }
     float f;
     memcpy(&f, (const float *)x->data + off, 4);
     return f;
@@ -130,10 +148,28 @@ static void store_logical(const af_plugin_tensor *x, int b, int h, int s, int d,
         ((uint8_t *)x->data)[off] = af_f32_to_e4m3(v / x->descale);
         return;
     }
+    if (x->storage == AF_PLUGIN_STORAGE_F16 || x->storage == AF_PLUGIN_STORAGE_BF16) { /* out_dtype: O */
+#if BUG(O_AS_FP8)
+        ((uint8_t *)x->data)[off] = af_f32_to_e4m3(v / x->descale); /* out_dtype ignored */
+        return;
+#endif
+        uint16_t u = x->storage == AF_PLUGIN_STORAGE_F16 ? af_f32_to_f16(v) : af_f32_to_bf16(v);
+        memcpy((uint16_t *)x->data + off, &u, 2);
+        return;
+    }
+    if (x->storage == AF_PLUGIN_STORAGE_E5M2) {
+        float stored = v / x->descale;
+#if BUG(E5M2_SAT_448)
+        stored = stored > 448.0f ? 448.0f : stored < -448.0f ? -448.0f : stored; /* E4M3's clamp */
+#endif
+        ((uint8_t *)x->data)[off] = af_f32_to_e5m2(stored);
+        return;
+    }
     memcpy((float *)x->data + off, &v, 4);
 }
 
 static float e4m3_round(float x) { return af_e4m3_to_f32(af_f32_to_e4m3(x)); }
+static float e5m2_round(float x) { return af_e5m2_to_f32(af_f32_to_e5m2(x)); }
 
 /* ---- one run -------------------------------------------------------------------- */
 
@@ -142,6 +178,7 @@ typedef struct {
     const af_plugin_tensors *t;
     int B, Hq, Hkv, Sq, Skv, Dqk, Dv, group;
     float dsc_q, dsc_k, dsc_v, dsc_do, dsc_o; /* the ABI's descales */
+    bool e5m2;                                /* fp8_e5m2: dS8 in E5M2, its row scale up to 57344 */
     float *q8, *k8, *v8, *do8, *o8;           /* dense (B, H, S, D) stored E4M3 values as fp32 */
     float *o, *lse;                           /* (B, Hq, Sq, Dv), (B, Hq, Sq) before the store */
     float *dq, *dk, *dv;                      /* dense gradients before the store */
@@ -265,7 +302,7 @@ static float dscore(const fp8_run *r, int b, int h, int hk, int i, int j, float 
 }
 
 /* Row (b, h, i)'s dS scale (row-wise current scaling): the largest power of two with
- * 2 amax_j |dS_ij| scale <= 448 (1 for a row whose dS is all 0). Only what the row sees
+ * 2 amax_j |dS_ij| scale <= 448 (57344 for E5M2; 1 for a row whose dS is all 0). Only what the row sees
  * sets it, so hidden inputs cannot move it (the visibility probe). */
 static float row_ds_scale(const fp8_run *r, int b, int h, int i, int first, int last, float delta, float lse2) {
     float amax = 0.0f, prob;
@@ -275,8 +312,9 @@ static float row_ds_scale(const fp8_run *r, int b, int h, int i, int first, int 
     }
     float s = 1.0f;
     if (!(amax > 0.0f) || !isfinite(amax)) return s;
-    while (2.0f * amax * s > SCALE_S && s > 0x1p-126f) s *= 0.5f;
-    while (2.0f * amax * (2.0f * s) <= SCALE_S && s < 0x1p126f) s *= 2.0f;
+    float top = r->e5m2 ? 57344.0f : 448.0f; /* dS8's largest finite */
+    while (2.0f * amax * s > top && s > 0x1p-126f) s *= 0.5f;
+    while (2.0f * amax * (2.0f * s) <= top && s < 0x1p126f) s *= 2.0f;
     return s;
 }
 
@@ -300,7 +338,8 @@ static void backward(fp8_run *r) {
                     for (int d = 0; d < r->Dqk; d++) tile_dq[d] = 0.0f;
                     for (int j = t0; j <= t1; j++) {
                         float ds = dscore(r, b, h, hk, i, j, delta, lse2, &prob);
-                        float ds8 = e4m3_round(ds * scale_ds), p8 = e4m3_round(prob * SCALE_S);
+                        float ds8 = r->e5m2 ? e5m2_round(ds * scale_ds) : e4m3_round(ds * scale_ds);
+                        float p8 = e4m3_round(prob * SCALE_S);
                         const float *k = at(r->k8, r->Hkv, r->Skv, r->Dqk, b, hk, j);
                         float *dk = at(r->dk, r->Hkv, r->Skv, r->Dqk, b, hk, j);
                         float *dv = at(r->dv, r->Hkv, r->Skv, r->Dv, b, hk, j);
@@ -371,6 +410,7 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_run(const af_plugin_problem *p, const af_pl
     r.Dqk = p->head_dim_qk;
     r.Dv = p->head_dim_v;
     r.group = p->heads_q / p->heads_kv;
+    r.e5m2 = p->dtype == AF_PLUGIN_DTYPE_FP8_E5M2;
     r.dsc_q = t->t[AF_PLUGIN_Q].descale;
     r.dsc_k = t->t[AF_PLUGIN_K].descale;
     r.dsc_v = t->t[AF_PLUGIN_V].descale;

@@ -89,6 +89,9 @@ static void test_declines(void) {
           strstr(why, "right-bounded window"));
     c = parse("dtype = fp8_e4m3\nheads = 2\nseqlen = 32\nhead_dim = 16\ncp = 2 p2p\n");
     CHECK(af_cp_plan_make(&c, AF_CP_PLANT_NONE, &p, why, sizeof why) == AF_RUN_DECLINED && strstr(why, "fp8"));
+    c = parse("dtype = fp8_e5m2\nheads = 2\nseqlen = 32\nhead_dim = 16\ncp = 2 p2p\n");
+    CHECK(af_cp_plan_make(&c, AF_CP_PLANT_NONE, &p, why, sizeof why) == AF_RUN_DECLINED &&
+          strstr(why, "fp8_e5m2 is not served"));
 }
 
 /* An inner backend: the cpu backend that declines any call holding global query rows

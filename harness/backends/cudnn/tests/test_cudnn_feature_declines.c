@@ -7,7 +7,8 @@
  *   declined: stats = log2, dlse, fp8_e4m3 with any feature (dropout included), sinks
  *   before cuDNN 9.13 and with seqlen_q = 1, dropout whose keep mask would exceed 1 GiB
  *   (and such a case is not bucketed into a larger padded case) — each with its own
- *   reason text.
+ *   reason text; fp8_e4m3 and fp8_e5m2 map to CUDNN_DATA_FP8_E4M3 / _E5M2 on the FP8 graphs,
+ *   out_dtype fp16 / bf16 to O's HALF / BFLOAT16 (forward; declined with backward).
  * The description is CUDA-only code (it fills cuDNN data types), so a build without
  * CUDA prints SKIP and exits 77; CI's CUDA build runs it on any machine.
  */
@@ -85,6 +86,7 @@ static void declined(const char *extra, size_t version, const char *reason_part)
 
 /* fp8_e4m3 with a feature: the case model rejects it (model/case.c: features are fp16 /
  * bf16 only), so the description's own decline is reached by editing a parsed case. */
+static void to_e5m2(af_case *c) { c->dtype = AF_DT_FP8_E5M2; }
 static void fp8_bias(af_case *c) { c->bias = AF_BIAS_11SS; }
 static void fp8_softcap(af_case *c) { c->softcap = 30; }
 static void fp8_alibi(af_case *c) { c->alibi = true; }
@@ -206,6 +208,16 @@ int main(void) {
     fp8_declined(fp8_dropout, "fp8_e4m3 with dropout");
     /* a served feature does not hide a declined one */
     declined("bias = 11ss\nstats = log2\n", 91900, "natural-log stats");
+    /* fp8 kinds map to their cuDNN data type, on the same FP8 graphs */
+    CHECK(desc_of("#fp8\n", 91900, &d, why, sizeof why) == 0 && d.fp8 && d.io == CUDNN_DATA_FP8_E4M3);
+    CHECK_MSG(desc_of_tweaked("#fp8\nbackward = yes\n", to_e5m2, 91900, &d, why, sizeof why) == 0, "declined: %s", why);
+    CHECK(d.fp8 && d.io == CUDNN_DATA_FP8_E5M2 && d.o_type == CUDNN_DATA_FP8_E5M2);
+    /* out_dtype: O's data type (forward); the FP8 backward graph is declined with it */
+    CHECK(desc_of("#fp8\nout_dtype = bf16\n", 91900, &d, why, sizeof why) == 0 && d.io == CUDNN_DATA_FP8_E4M3 &&
+          d.o_type == CUDNN_DATA_BFLOAT16);
+    CHECK(desc_of("#fp8\nout_dtype = fp16\n", 91900, &d, why, sizeof why) == 0 && d.o_type == CUDNN_DATA_HALF);
+    CHECK(desc_of("#fp8\nout_dtype = fp16\nbackward = yes\n", 91900, &d, why, sizeof why) != 0 &&
+          strstr(why, "out_dtype = fp16 with backward"));
     CHECK_DONE("test_cudnn_feature_declines");
 }
 
