@@ -98,6 +98,8 @@ void af_plugin_check_in_child(const char *path, af_plugin_descriptor *d) {
                                  "documents and global_keys, that a version-3 plugin would silently ignore"
                  : version < 5 ? "; version 5 added documents (the document mask) and global_keys, that a "
                                  "version-4 plugin would silently ignore"
+                 : version < 6 ? "; version 6 added block_mask and custom_mask (drops), that a version-5 "
+                                 "plugin would silently ignore"
                                : "");
         return;
     }

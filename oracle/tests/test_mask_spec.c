@@ -31,7 +31,7 @@ static void check_table(const char *name, af_mask_rule r, int len_q, int len_kv,
     for (int i = 0; i < max_q; i++) {
         CHECK_MSG((int)strlen(table[i]) == max_kv, "%s: row %d has the wrong width", name, i);
         af_mask_keys k;
-        int count = af_mask_visible_keys(&r, len_q, len_kv, i, &k);
+        int count = af_mask_visible_keys(&r, 0, len_q, len_kv, i, &k);
         int ones = 0;
         for (int j = 0; j < max_kv; j++) {
             bool want = table[i][j] == '1';
@@ -289,18 +289,18 @@ static void out_of_range(void) {
     CHECK(!af_mask_visible(&r, 3, 3, 3, 0));
     CHECK(!af_mask_visible(&r, 3, 3, 0, 3));
     af_mask_keys k;
-    CHECK(af_mask_visible_keys(&r, 3, 3, -1, &k) == 0 && k.n == 0);
-    CHECK(af_mask_visible_keys(&r, 3, 3, 3, &k) == 0 && k.n == 0);
+    CHECK(af_mask_visible_keys(&r, 0, 3, 3, -1, &k) == 0 && k.n == 0);
+    CHECK(af_mask_visible_keys(&r, 0, 3, 3, 3, &k) == 0 && k.n == 0);
     CHECK(af_mask_rows_seeing_key(&r, 3, 3, 3, &first, &last) == 0 && first > last);
     /* Huge windows and lengths do not overflow. */
     af_mask_rule huge = rule(true, true, 2147483647, 2147483647);
-    CHECK(af_mask_visible_keys(&huge, 65536, 1, 65535, &k) == 1);
+    CHECK(af_mask_visible_keys(&huge, 0, 65536, 1, 65535, &k) == 1);
     CHECK(k.n == 1 && k.first[0] == 0 && k.last[0] == 0);
-    CHECK(af_mask_visible_keys(&huge, 1, 65536, 0, &k) == 65536);
+    CHECK(af_mask_visible_keys(&huge, 0, 1, 65536, 0, &k) == 65536);
     /* Global keys past the sequence's keys are cut at its length. */
     af_mask_rule g = rule(true, false, -1, -1);
     g.global_keys = 5;
-    CHECK(af_mask_visible_keys(&g, 3, 3, 0, &k) == 3 && k.n == 1 && k.last[0] == 2);
+    CHECK(af_mask_visible_keys(&g, 0, 3, 3, 0, &k) == 3 && k.n == 1 && k.last[0] == 2);
     CHECK(!af_mask_visible(&g, 3, 3, 0, 3));
 }
 
@@ -329,7 +329,7 @@ static void random_agreement(void) {
         }
         for (int i = -1; i <= len_q; i++) {
             af_mask_keys k;
-            int count = af_mask_visible_keys(&r, len_q, len_kv, i, &k);
+            int count = af_mask_visible_keys(&r, 0, len_q, len_kv, i, &k);
             int seen = 0;
             for (int j = -1; j <= len_kv; j++) {
                 bool v = af_mask_visible(&r, len_q, len_kv, i, j);

@@ -111,8 +111,8 @@ static int feature_rows(const probe_ctx *x, const af_case *tc, bool scores_chang
             /* within a stride, the first row whose visible set changes */
             for (int k = i; k < i + step && k < lq; k++) {
                 af_mask_keys k1, k2;
-                int n1 = af_mask_visible_keys(&x->rule, lq, lk, k, &k1);
-                int n2 = af_mask_visible_keys(&r2, lq, lk, k, &k2);
+                int n1 = af_mask_visible_keys(&x->rule, b, lq, lk, k, &k1);
+                int n2 = af_mask_visible_keys(&r2, b, lq, lk, k, &k2);
                 bool same = n1 == n2 && k1.n == k2.n;
                 for (int s = 0; same && s < k1.n; s++) same = k1.first[s] == k2.first[s] && k1.last[s] == k2.last[s];
                 if ((n1 || n2) && (scale_changes || !same)) {
@@ -164,8 +164,8 @@ void probe_feature(probe_ctx *x) {
         for (int r = 0; r < nr && !reported; r++) {
             int b = rb[r], i = ri[r], lq = len_q(x, b), lk = len_kv(x, b), lo1, hi1, lo2, hi2;
             af_mask_keys k1, k2; /* the hulls [lo, hi]: probe_row_fp64 skips a gap */
-            int n1 = af_mask_visible_keys(&x->rule, lq, lk, i, &k1);
-            int n2 = af_mask_visible_keys(&r2, lq, lk, i, &k2);
+            int n1 = af_mask_visible_keys(&x->rule, b, lq, lk, i, &k1);
+            int n2 = af_mask_visible_keys(&r2, b, lq, lk, i, &k2);
             if (n1) lo1 = k1.first[0], hi1 = k1.last[k1.n - 1];
             if (n2) lo2 = k2.first[0], hi2 = k2.last[k2.n - 1];
             row_stats a, z;

@@ -35,6 +35,7 @@
 #define BAD_OLD2       AF_TEST_BAD_PLUGIN_DIR "/test_bad_old_version2.so"
 #define BAD_OLD3       AF_TEST_BAD_PLUGIN_DIR "/test_bad_old_version3.so"
 #define BAD_OLD4       AF_TEST_BAD_PLUGIN_DIR "/test_bad_old_version4.so"
+#define BAD_OLD5       AF_TEST_BAD_PLUGIN_DIR "/test_bad_old_version5.so"
 
 static void parse_case(af_case *c, const char *text) {
     af_error e;
@@ -150,6 +151,7 @@ static void test_load_errors(void) {
     expect_load_error(BAD_OLD3, "rebuild the plugin", NULL);
     expect_load_error(BAD_OLD4, "version 4,", "version 5 added documents (the document mask) and global_keys");
     expect_load_error(BAD_OLD4, "rebuild the plugin", NULL);
+    expect_load_error(BAD_OLD5, "version 5,", "version 6 added block_mask and custom_mask");
     {
         char why[256] = "";
         CHECK(af_plugin_load("", why, sizeof why) == NULL);
