@@ -668,8 +668,8 @@ static int set_custom(af_case *c, parse_state *st, int f, const char *v, char *w
         }
         case F_CUSTOM_MASK: {
             double pv;
-            if (parse_double(v, &pv) || !(pv >= 0.0 && pv <= 1.0)) {
-                snprintf(why, cap, "'%s' is not 0 (off) or a keep probability P in (0, 1]", v);
+            if (parse_double(v, &pv) || !(pv == 0.0 || (pv >= AF_CUSTOM_MASK_MIN_P && pv <= 1.0))) {
+                snprintf(why, cap, "'%s' is not 0 (off) or a keep probability P in (0, 1] (at least 2^-32)", v);
                 return -1;
             }
             c->custom_mask_p = pv;
@@ -859,8 +859,9 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
         (c->block_mask_q > 0 && !(c->block_mask_p > 0.0 && c->block_mask_p <= 1.0)))
         FAIL(F_BLOCK_MASK, "block_mask = %d %d %g: block sizes >= 1 and P in (0, 1], or 0 (off)", c->block_mask_q,
              c->block_mask_k, c->block_mask_p);
-    if (!(c->custom_mask_p >= 0.0 && c->custom_mask_p <= 1.0))
-        FAIL(F_CUSTOM_MASK, "custom_mask probability %g is outside (0, 1] (0 = off)", c->custom_mask_p);
+    if (!(c->custom_mask_p == 0.0 || (c->custom_mask_p >= AF_CUSTOM_MASK_MIN_P && c->custom_mask_p <= 1.0)))
+        FAIL(F_CUSTOM_MASK, "custom_mask probability %g is outside (0, 1] (at least 2^-32; 0 = off)",
+             c->custom_mask_p);
     if (!(c->dropout_p >= 0.0 && c->dropout_p < 1.0))
         FAIL(F_DROPOUT, "dropout probability %g is outside [0, 1)", c->dropout_p);
     if (c->dlse && !c->backward) FAIL(F_DLSE, "dlse = yes needs backward = yes (it is an incoming gradient)");

@@ -152,6 +152,11 @@ typedef struct {
     double custom_mask_p;
 } af_case;
 
+/* The smallest custom_mask P: floor(P 2^32) >= 1, so that a threshold of 0 still means
+ * "no element mask" (model/mask_rule.h) and every consumer agrees that a smaller P is
+ * not a mask that drops everything. */
+#define AF_CUSTOM_MASK_MIN_P 0x1p-32
+
 /* Errors carry the position of the problem and the field. */
 typedef struct {
     char file[256];

@@ -99,6 +99,8 @@ int main(void) {
     expect_error("block_mask = 8 x 0.5\n", 1, "block_mask", "'BQ BK P'");
     expect_error("custom_mask = 1.5\n", 1, "custom_mask", "(0, 1]");
     expect_error("custom_mask = -0.1\n", 1, "custom_mask", "(0, 1]");
+    /* below 2^-32 the keep threshold would be 0, which the mask rule reads as no mask */
+    expect_error("custom_mask = 1e-12\n", 1, "custom_mask", "at least 2^-32");
     /* a tiny keep probability on a 1x1 case drops its one key: the drop field is named */
     expect_error("seqlen_q = 1\nseqlen_kv = 1\nseed = 1\ncustom_mask = 0.000001\n", 4, "custom_mask",
                  "drop every visible key");
