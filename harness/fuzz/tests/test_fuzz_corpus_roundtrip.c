@@ -336,8 +336,8 @@ int main(void) {
         af_case_defaults(&c);
         c.block_mask_q = c.block_mask_k = 4, c.block_mask_p = NAN;
         c.custom_mask_p = -INFINITY;
-        CHECK(af_fuzz_repair(&c, &lim) == 0 && c.block_mask_q == 0 && c.block_mask_k == 0 &&
-              c.block_mask_p == 0.0 && c.custom_mask_p == 0.0);
+        CHECK(af_fuzz_repair(&c, &lim) == 0 && c.block_mask_q == 0 && c.block_mask_k == 0 && c.block_mask_p == 0.0 &&
+              c.custom_mask_p == 0.0);
         af_case_defaults(&c); /* every key dropped (block threshold 0, element 1): both go */
         c.block_mask_q = c.block_mask_k = 1, c.block_mask_p = 1e-12;
         c.custom_mask_p = AF_CUSTOM_MASK_MIN_P;

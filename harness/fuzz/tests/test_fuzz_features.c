@@ -95,8 +95,8 @@ static void chain(const af_fuzz_limits *lim, int steps, int *feature_steps, int 
         }
         doc_kinds[CUSTOM_ON] += c.custom_mask_p != 0.0;
         /* the drawn keep probabilities stay in [0.3, 1): most rows keep keys */
-        CHECK_MSG(c.block_mask_q == 0 || (c.block_mask_p >= 0.3 && c.block_mask_p < 1.0), "step %d: block_mask P %g",
-                  k, c.block_mask_p);
+        CHECK_MSG(c.block_mask_q == 0 || (c.block_mask_p >= 0.3 && c.block_mask_p < 1.0), "step %d: block_mask P %g", k,
+                  c.block_mask_p);
         CHECK_MSG(c.custom_mask_p == 0.0 || (c.custom_mask_p >= 0.3 && c.custom_mask_p < 1.0),
                   "step %d: custom_mask P %g", k, c.custom_mask_p);
         seen[10] += c.block_mask_q > 0;

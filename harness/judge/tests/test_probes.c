@@ -31,8 +31,8 @@ typedef enum {
     BUG_IGNORE_SCALE,  /* always 1/sqrt(d)                              -> feature_ignored */
     BUG_FLIP_BIT,      /* flips one output bit per run, claims determinism -> nondeterministic */
     BUG_HONEST_NOISE,  /* flips one output bit per run, declares nondeterminism: no finding */
-    BUG_IGNORE_BLOCK_MASK,  /* runs without the block mask                -> feature_ignored */
-    BUG_IGNORE_CUSTOM_MASK, /* runs without the element mask              -> feature_ignored */
+    BUG_IGNORE_BLOCK,  /* runs without the block mask                   -> feature_ignored */
+    BUG_IGNORE_CUSTOM, /* runs without the element mask                 -> feature_ignored */
 } bug_kind;
 
 typedef struct {
@@ -72,8 +72,8 @@ static af_run_status bug_run(af_backend *be, const af_case *c, const char *engin
     if (s->bug == BUG_IGNORE_CAUSAL) cc.mask = AF_MASK_NONE;
     if (s->bug == BUG_IGNORE_SCALE) cc.has_scale = false;
     if (s->bug == BUG_IGNORE_WINDOW) cc.window_left = cc.window_right = -1;
-    if (s->bug == BUG_IGNORE_BLOCK_MASK) af_case_field_reset(&cc, AF_CF_BLOCK_MASK);
-    if (s->bug == BUG_IGNORE_CUSTOM_MASK) af_case_field_reset(&cc, AF_CF_CUSTOM_MASK);
+    if (s->bug == BUG_IGNORE_BLOCK) af_case_field_reset(&cc, AF_CF_BLOCK_MASK);
+    if (s->bug == BUG_IGNORE_CUSTOM) af_case_field_reset(&cc, AF_CF_CUSTOM_MASK);
     if (s->bug == BUG_READ_PADDING)
         for (int b = 0; b < cc.batch; b++) cc.seqlens_kv[b] = cc.seqlen_kv;
     af_run_status st = s->cpu->run(s->cpu, &cc, engine, t, info, why, cap);
@@ -494,10 +494,9 @@ static void test_planted_bugs(void) {
     expect_caught("ignores scale", BUG_IGNORE_SCALE, nomask, AF_V_FEATURE_IGNORED, AF_T_O, false);
     expect_caught("ignores scale (causal bwd)", BUG_IGNORE_SCALE, causal_br_bwd, AF_V_FEATURE_IGNORED, AF_T_O, false);
     expect_caught("flips a bit per run", BUG_FLIP_BIT, causal, AF_V_NONDETERMINISTIC, AF_T_O, true);
-    expect_caught("ignores block mask (feature)", BUG_IGNORE_BLOCK_MASK, &cases[15].c, AF_V_FEATURE_IGNORED, AF_T_O,
+    expect_caught("ignores block mask (feature)", BUG_IGNORE_BLOCK, &cases[15].c, AF_V_FEATURE_IGNORED, AF_T_O, false);
+    expect_caught("ignores element mask (feature)", BUG_IGNORE_CUSTOM, &cases[16].c, AF_V_FEATURE_IGNORED, AF_T_O,
                   false);
-    expect_caught("ignores element mask (feature)", BUG_IGNORE_CUSTOM_MASK, &cases[16].c, AF_V_FEATURE_IGNORED,
-                  AF_T_O, false);
 }
 
 /* ---- 3. options and the runner hook ---------------------------------------------------- */

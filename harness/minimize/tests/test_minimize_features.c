@@ -153,9 +153,10 @@ int main(void) {
     CHECK_MSG(r.best.block_mask_q > 0, "block_mask minimised away");
     CHECK_MSG(r.best.block_mask_p > 0.5 || r.best.block_mask_q > 8 || r.best.block_mask_k > 4,
               "block_mask = %d %d %g: not made lighter", r.best.block_mask_q, r.best.block_mask_k, r.best.block_mask_p);
-    minimise("ignores_custom_mask", "dtype = fp16\nheads = 2\nseqlen = 40\nhead_dim = 32\ncustom_mask = 0.4\nseed = 6\n",
-             &r);
-    CHECK_MSG(r.best.custom_mask_p > 0.4, "custom_mask = %g: minimised away, or not made lighter", r.best.custom_mask_p);
+    minimise("ignores_custom_mask",
+             "dtype = fp16\nheads = 2\nseqlen = 40\nhead_dim = 32\ncustom_mask = 0.4\nseed = 6\n", &r);
+    CHECK_MSG(r.best.custom_mask_p > 0.4, "custom_mask = %g: minimised away, or not made lighter",
+              r.best.custom_mask_p);
     minimise("planted_window_off_by_one",
              "dtype = fp16\nseqlen = 64\nhead_dim = 32\nmask = causal\nwindow = 5,0\nblock_mask = 4 4 0.8\n"
              "custom_mask = 0.9\nseed = 3\n",
