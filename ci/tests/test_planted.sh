@@ -39,6 +39,9 @@
 #   ignores_global                mismatch          comparison, on the global_keys seed
 #   v_head_kv                     mismatch          comparison, on the heads_v seed (V read at
 #                                                   K's head; no plain seed has heads_v)
+#   block_mask_transposed         convention|       convention probe (rows the transpose
+#                                 mismatch          leaves keys: O != 0) / comparison, on the
+#                                                   block_mask seed
 #
 # For each: `attnfuzz run corpora/seed/*.case --backend planted:<bug> --json` exits 1
 # (a finding), some verdict has the expected kind, and none says that the plugin
@@ -158,6 +161,7 @@ expect finite_max_init 'nan_inf|mismatch' ci/tests/cases/planted-finite-max-init
 expect ignores_documents mismatch corpora/seed-features/fp16-documents-causal-bwd.case
 expect ignores_global mismatch corpora/seed-features/fp16-global-window-bwd.case
 expect v_head_kv mismatch corpora/seed-features/fp16-heads-v-bwd.case
+expect block_mask_transposed 'convention|mismatch' corpora/seed-features/fp16-block-mask-causal-bwd.case
 for bug in page_index_128 split_kv_stride finite_max_init; do
   "$bin" run "${seeds[@]}" --backend "planted:$bug" --json > "$tmp/$bug.seeds.json" 2> /dev/null
   others=$(kinds "$tmp/$bug.seeds.json" | grep -vxE 'pass|declined' | sort | uniq -c | tr '\n' ',')

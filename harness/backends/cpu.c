@@ -218,6 +218,37 @@ static int visible_keys_for_row(const af_case *c, int len_q, int len_kv, int i, 
     return (int)(hi - lo + 1);
 }
 
+/* The drops (block_mask, custom_mask), this backend's own copy: a keep test per element
+ * from a splitmix64 hash of (seed, tag, x, y), kept iff its top 32 bits < floor(P 2^32);
+ * block: tag 1, (i / BQ, j / BK); element: tag 2, (b 2^32 + i, j). */
+static uint64_t drop_hash(uint64_t seed, uint64_t tag, uint64_t x, uint64_t y) {
+    uint64_t z = seed + tag * 0x9E3779B97F4A7C15ULL + x * 0xD1B54A32D192ED03ULL + y * 0xABC98388FB8FAC03ULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return (z ^ (z >> 31)) >> 32;
+}
+
+static uint64_t drop_threshold(double p) { return p >= 1.0 ? 1ULL << 32 : (uint64_t)(p * 4294967296.0); }
+
+static bool has_drops(const af_case *c) { return c->block_mask_q > 0 || c->custom_mask_p != 0.0; }
+
+static bool kept(const af_case *c, int b, int i, int j) {
+    if (c->block_mask_q > 0 && drop_hash(c->seed, 1, (uint64_t)(i / c->block_mask_q), (uint64_t)(j / c->block_mask_k)) >=
+                                   drop_threshold(c->block_mask_p))
+        return false;
+    if (c->custom_mask_p != 0.0 && drop_hash(c->seed, 2, ((uint64_t)b << 32) | (uint32_t)i, (uint64_t)j) >=
+                                       drop_threshold(c->custom_mask_p))
+        return false;
+    return true;
+}
+
+/* Scores of keys [first, first + n) of row i that the drops take become -inf: P = 0. */
+static void drop_scores(const af_case *c, int b, int i, int first, int n, float *s /* (n) */) {
+    if (!has_drops(c)) return;
+    for (int j = 0; j < n; j++)
+        if (!kept(c, b, i, first + j)) s[j] = -INFINITY;
+}
+
 /* Row i's visible keys as up to two segments [first[s], first[s] + count[s]), ascending:
  * the global keys 0 .. min(G, len_kv) - 1 (seen by every row that exists), then the row's
  * own interval, merged when they touch. Returns the number of segments. */
@@ -247,6 +278,18 @@ static int visible_segments(const af_case *c, int len_q, int len_kv, int i, cpu_
     }
     for (int s = 0; s < k->ns; s++) k->n += k->count[s];
     return k->ns;
+}
+
+/* visible_segments of row i of sequence b, with none when the drops take every key (the
+ * row is then fully masked); else the segments hold dropped keys too (drop_scores). */
+static int row_segments(const af_case *c, int b, int len_q, int len_kv, int i, cpu_keys *k) {
+    visible_segments(c, len_q, len_kv, i, k);
+    if (!has_drops(c) || k->n == 0) return k->ns;
+    for (int sg = 0; sg < k->ns; sg++)
+        for (int j = k->first[sg]; j < k->first[sg] + k->count[sg]; j++)
+            if (kept(c, b, i, j)) return k->ns;
+    k->ns = k->n = 0;
+    return 0;
 }
 
 /* The key of the row's j-th visible key. */
@@ -502,7 +545,7 @@ static void forward_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) 
     int rows_o = rows_in_memory(pb, AF_T_O, len_q), rows_lse = rows_in_memory(pb, AF_T_LSE, len_q);
     for (int i = r0; i < r0 + CPU_ROW_BLOCK && i < pb->Sq; i++) {
         cpu_keys ks;
-        visible_segments(pb->c, len_q, len_kv, i, &ks);
+        row_segments(pb->c, b, len_q, len_kv, i, &ks);
         int n = ks.n, first = ks.ns ? ks.first[0] : 0; /* fp8 has no features: one segment */
         if (n == 0) {                                  /* fully masked, or a padding row past len_q */
             if (i < rows_o) store_row(pb, AF_T_O, b, h, i, pb->Dv, NULL, 1.0f);
@@ -513,7 +556,10 @@ static void forward_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) 
         }
         float *s = scr->s, *acc = scr->acc;
         for (int sg = 0, off = 0; sg < ks.ns; off += ks.count[sg++])
+        {
             scores(pb, q_row(pb, b, h, i), b, h, i, ks.first[sg], ks.count[sg], s + off, NULL);
+            drop_scores(pb->c, b, i, ks.first[sg], ks.count[sg], s + off);
+        }
         float m = sink_of(pb, h);
         for (int j = 0; j < n; j++) m = s[j] > m ? s[j] : m;
         if (pb->fp8) {
@@ -548,6 +594,7 @@ static void row_probs_and_dscores(const cpu_problem *pb, cpu_scratch *scr, int b
     int hv = h / pb->group_v;
     float lse = pb->lse[row_index(pb, b, h, i)], delta = pb->delta[row_index(pb, b, h, i)];
     scores(pb, q_row(pb, b, h, i), b, h, i, first, n, scr->s, scr->dt);
+    drop_scores(pb->c, b, i, first, n, scr->s);
     row_times_columns(pb->Dv, do_row(pb, b, h, i), vt_head(pb, b, hv) + first, pb->Skv, n, scr->dp);
     if (pb->fp8) {
         for (int j = 0; j < n; j++) {
@@ -587,7 +634,7 @@ static void dq_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) {
     const af_tensor_view *ov = &t->plan.view[AF_T_O], *lv = &t->plan.view[AF_T_LSE];
     for (int i = r0; i < r0 + CPU_ROW_BLOCK && i < pb->Sq; i++) {
         cpu_keys ks;
-        visible_segments(pb->c, len_q, len_kv, i, &ks);
+        row_segments(pb->c, b, len_q, len_kv, i, &ks);
         int n = ks.n;
         float *lse = &pb->lse[row_index(pb, b, h, i)];
         float *delta = &pb->delta[row_index(pb, b, h, i)];
@@ -640,7 +687,7 @@ static void key_block(const cpu_problem *pb, cpu_scratch *scr, int64_t item, int
     for (int h = hk * group; h < (hk + 1) * group && j0 < j_end; h++) {
         for (int i = 0; i < len_q; i++) {
             cpu_keys ks;
-            visible_segments(pb->c, len_q, len_kv, i, &ks);
+            row_segments(pb->c, b, len_q, len_kv, i, &ks);
             for (int sg = 0; sg < ks.ns; sg++) {
                 int first = ks.first[sg], last = ks.first[sg] + ks.count[sg] - 1;
                 if (first < j0) first = j0;

@@ -118,6 +118,17 @@ static int features_from_case(const af_case *c, plugin_problem_buf *pb) {
         p->features |= AF_PLUGIN_FEAT_GLOBAL;
         p->global_keys = c->global_keys;
     }
+    if (c->block_mask_q > 0 || c->custom_mask_p != 0.0) p->mask_seed = c->seed; /* ABI 6 */
+    if (c->block_mask_q > 0) {
+        p->features |= AF_PLUGIN_FEAT_BLOCK_MASK;
+        p->block_mask_q = c->block_mask_q;
+        p->block_mask_k = c->block_mask_k;
+        p->block_mask_p = c->block_mask_p;
+    }
+    if (c->custom_mask_p != 0.0) {
+        p->features |= AF_PLUGIN_FEAT_CUSTOM_MASK;
+        p->custom_mask_p = c->custom_mask_p;
+    }
     return 0;
 }
 

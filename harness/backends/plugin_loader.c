@@ -100,8 +100,9 @@ void af_plugin_check_in_child(const char *path, af_plugin_descriptor *d) {
                                  "silently ignore"
                  : version < 5 ? "; version 5 added documents (the document mask) and global_keys and version 6 "
                                  "heads_v, that a version-4 plugin would silently ignore"
-                 : version < 6 ? "; version 6 added heads_v (V's own head count), the fp8_e5m2 dtype and fp16 / "
-                                 "bf16 outputs of fp8 cases, that a version-5 plugin would silently misread"
+                 : version < 6 ? "; version 6 added heads_v (V's own head count), the fp8_e5m2 dtype, fp16 / "
+                                 "bf16 outputs of fp8 cases, and block_mask and custom_mask (drops), that a "
+                                 "version-5 plugin would silently misread"
                                : "");
         return;
     }

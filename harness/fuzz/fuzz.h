@@ -34,7 +34,8 @@
  *     ends, an item mask, then the items: page_tail = nan, backend name, engine name, the
  *     bits above the fine section's widths (seqlens past 32767 + the table value,
  *     windows, gaps and per-sequence lengths past 65533), head dims below 8, the features
- *     (sinks, softcap, bias, ALiBi, log2 stats, dLSE).
+ *     (sinks, softcap, bias, ALiBi, log2 stats, dLSE), ..., and last the drop masks
+ *     (block_mask, custom_mask).
  *     Byte positions and items: fuzz_format.h.
  * Together they hold every field of af_case: any case that af_fuzz_repair leaves
  * unchanged under the limits encodes to bytes that decode back to it

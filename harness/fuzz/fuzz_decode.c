@@ -42,7 +42,8 @@ typedef struct {
     size_t backend_at, engine_at; /* name bytes */
     unsigned backend_len, engine_len;
     size_t lengths_high_at, small_dims_at, features_at, headroom_at, dropout_at, chunk_at;
-    size_t page_at; /* the exact page size (EXT_PAGE_BYTES); 0 = no trailing section */
+    size_t page_at;  /* the exact page size (EXT_PAGE_BYTES); 0 = no trailing section */
+    size_t drops_at; /* the mask-drops item; 0 = no trailing section */
 } extension;
 
 static void read_extension(const reader *r, size_t at, int batch, extension *e) {
@@ -86,6 +87,7 @@ static void read_extension(const reader *r, size_t at, int batch, extension *e) 
         if (v & EXT_CHUNK_DOCUMENTS) p += 1 + (size_t)(1 + rd(r, p) % AF_MAX_DOCUMENTS) * EXT_CHUNK_BYTES;
     }
     e->page_at = p;
+    e->drops_at = p + EXT_PAGE_BYTES + EXT_HEADS_V_BYTES + EXT_TYPES_BYTES; /* after heads_v and the types byte */
 }
 
 /* The local-mask item (fuzz_format.h): attention_chunk, then global_keys and documents
@@ -103,6 +105,27 @@ static void read_local_mask(const reader *r, size_t at, af_case *c) {
         for (int k = 0; k < c->n_documents; k++, p += EXT_CHUNK_BYTES)
             c->documents[k] = (int)rd_le(r, p, EXT_CHUNK_BYTES);
     }
+}
+
+static double rd_double(const reader *r, size_t at) {
+    uint64_t bits = rd_le(r, at, 8);
+    double v;
+    memcpy(&v, &bits, sizeof v);
+    return v;
+}
+
+/* The mask-drops item (fuzz_format.h): block_mask, then custom_mask when its flags say so;
+ * repair makes them legal. */
+static void read_drops(const reader *r, size_t at, af_case *c) {
+    unsigned flags = rd(r, at);
+    size_t p = at + 1;
+    if (flags & EXT_DROPS_BLOCK) {
+        c->block_mask_q = (int)rd_le(r, p, EXT_CHUNK_BYTES);
+        c->block_mask_k = (int)rd_le(r, p + EXT_CHUNK_BYTES, EXT_CHUNK_BYTES);
+        c->block_mask_p = rd_double(r, p + 2 * EXT_CHUNK_BYTES);
+        p += 2 * EXT_CHUNK_BYTES + EXT_DROPS_P_BYTES;
+    }
+    if (flags & EXT_DROPS_CUSTOM) c->custom_mask_p = rd_double(r, p);
 }
 
 /* The dropout item (fuzz_format.h); repair drops it where the case cannot hold it. */
@@ -414,6 +437,7 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
     if (ext.items & EXT_FEATURES) read_features(&r, &ext, c);
     if (ext.high & EXT_HIGH_DROPOUT) read_dropout(&r, &ext, c);
     if (ext.high & EXT_HIGH_CHUNK) read_local_mask(&r, ext.chunk_at, c);
+    if (ext.drops_at) read_drops(&r, ext.drops_at, c);
     if (ext.items & EXT_FP8_HEADROOM)
         for (int k = 0; k < AF_FP8_SCALED; k++) c->fp8_headroom[k] = (int)rd(&r, ext.headroom_at + (size_t)k);
     return af_fuzz_repair(c, lim) ? 1 : 0;

@@ -54,6 +54,14 @@ static bool put_override(uint8_t *o, int pos, uint64_t v) {
     return (v >> 16) & 1;
 }
 
+/* A double as its little-endian bits; returns the position after it. */
+static int put_double(uint8_t *o, int pos, double v) {
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    put_le(o, pos, bits, 8);
+    return pos + 8;
+}
+
 /* Can the trailing section hold this name (and the decoder give it back)? */
 static bool name_encodable(const char *name) {
     size_t n = strlen(name);
@@ -265,7 +273,8 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
     bool split_v = af_case_field_printed(c, AF_CF_HEADS_V);
     unsigned types = (c->dtype == AF_DT_FP8_E5M2 ? EXT_TYPES_E5M2 : 0u) | /* the item after heads_v */
                      (unsigned)c->out_dtype << EXT_TYPES_OUT_SHIFT;
-    if ((exact_page || split_v || types) && !items) items = EXT_HIGH_BITS; /* a section to hold them (high = 0) */
+    unsigned drops = (c->block_mask_q > 0 ? EXT_DROPS_BLOCK : 0u) | (c->custom_mask_p != 0.0 ? EXT_DROPS_CUSTOM : 0u);
+    if ((exact_page || split_v || types || drops) && !items) items = EXT_HIGH_BITS; /* a section to hold them */
     if (items) {
         o[end] = EXT_TAG0;
         o[end + 1] = EXT_TAG1;
@@ -310,9 +319,16 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
             }
         }
         for (int k = 0; k < EXT_PAGE_BYTES; k++) o[end++] = (uint8_t)(exact_page >> (8 * k));
-        for (int k = 0; (split_v || types) && k < EXT_HEADS_V_BYTES; k++)
+        for (int k = 0; (split_v || types || drops) && k < EXT_HEADS_V_BYTES; k++)
             o[end++] = (uint8_t)(split_v ? (unsigned)c->heads_v >> (8 * k) : 0u);
         o[end++] = (uint8_t)types;
+        o[end++] = (uint8_t)drops; /* the mask-drops item */
+        if (drops & EXT_DROPS_BLOCK) {
+            for (int k = 0; k < EXT_CHUNK_BYTES; k++) o[end++] = (uint8_t)((unsigned)c->block_mask_q >> (8 * k));
+            for (int k = 0; k < EXT_CHUNK_BYTES; k++) o[end++] = (uint8_t)((unsigned)c->block_mask_k >> (8 * k));
+            end = put_double(o, end, c->block_mask_p);
+        }
+        if (drops & EXT_DROPS_CUSTOM) end = put_double(o, end, c->custom_mask_p);
     }
     /* missing bytes read as 0: drop trailing zeros, but never down to the empty input */
     while (end > 1 && o[end - 1] == 0) end--;

@@ -133,6 +133,14 @@ enum {
 enum { EXT_DROPOUT_BYTES = 17, EXT_CHUNK_BYTES = 3, EXT_PAGE_BYTES = 3, EXT_HEADS_V_BYTES = 2, EXT_TYPES_BYTES = 1 };
 enum { EXT_TYPES_E5M2 = 1u << 0, EXT_TYPES_OUT_SHIFT = 1, EXT_TYPES_OUT_MASK = 0x3u };
 enum { EXT_CHUNK_VALUE_MASK = 0x3fffffu, EXT_CHUNK_GLOBAL = 1u << 22, EXT_CHUNK_DOCUMENTS = 1u << 23 };
+/* After the types byte (which follows heads_v): the mask-drops item, one byte of EXT_DROPS_* bits (missing = 0: no
+ * drops, so older inputs decode as before), then, when EXT_DROPS_BLOCK is set, block_mask's
+ * BQ and BK (EXT_CHUNK_BYTES each, little-endian) and P (a little-endian double), then, when
+ * EXT_DROPS_CUSTOM is set, custom_mask's P (a little-endian double). Repair clamps the block
+ * sizes to [1, AF_MAX_SEQLEN], takes a P above 1 as 1 / P and drops a mask whose P is not a
+ * positive finite number, or which leaves no row a key. The encoder writes the item only for
+ * a case with a drop. */
+enum { EXT_DROPS_BLOCK = 1u << 0, EXT_DROPS_CUSTOM = 1u << 1, EXT_DROPS_P_BYTES = 8 };
 
 /* A byte a backend or engine name may hold: what the case parser keeps in a value (no
  * white space, no '#', which starts a comment). */

@@ -298,6 +298,27 @@ static void mutate_global(af_case *c, uint64_t *rng) {
     c->global_keys = k < AF_FZ_N_GLOBAL ? af_fz_global_value(k, c->seqlen_kv) : 0;
 }
 
+/* block_mask off (one draw in three) or table block sizes along s_q and s_kv (fuzz_tables.h:
+ * 1, small powers of two, odd sizes, the whole side) and a keep probability in [0.3, 1). */
+static void mutate_block_mask(af_case *c, uint64_t *rng) {
+    int k = pick(rng, AF_FZ_N_BLOCK + AF_FZ_N_BLOCK / 2);
+    if (k >= AF_FZ_N_BLOCK) {
+        c->block_mask_q = c->block_mask_k = 0;
+        c->block_mask_p = 0.0;
+        return;
+    }
+    int kk = pick(rng, AF_FZ_N_BLOCK); /* drawn in a fixed order: BQ, BK, then P */
+    c->block_mask_q = af_fz_block_size(k, c->seqlen_q);
+    c->block_mask_k = af_fz_block_size(kk, c->seqlen_kv);
+    c->block_mask_p = af_fz_keep_value(pick(rng, AF_FZ_N_KEEP));
+}
+
+/* custom_mask off (one draw in three) or a keep probability in [0.3, 1). */
+static void mutate_custom_mask(af_case *c, uint64_t *rng) {
+    int k = pick(rng, AF_FZ_N_KEEP + AF_FZ_N_KEEP / 2);
+    c->custom_mask_p = k < AF_FZ_N_KEEP ? af_fz_keep_value(k) : 0.0;
+}
+
 /* Window edges at 0, 1 and at or past the lengths, either alignment, causal or not;
  * s_q and s_kv one or two keys apart half the time (where the alignments differ). */
 static void boundary_window(af_case *c, const af_fuzz_limits *lim, uint64_t *rng) {
@@ -408,11 +429,11 @@ static void mutate_mask(af_case *c, uint64_t *rng) {
     c->align = (next & 1) ? AF_ALIGN_BOTTOM_RIGHT : AF_ALIGN_TOP_LEFT;
 }
 
-/* A window bound, or (one draw in six each) the chunk, the documents or the global
- * keys, the other masks that cut a row's keys. */
+/* A window bound, or (one draw in eight each) the chunk, the documents, the global keys,
+ * the block mask or the element mask, the other masks that cut a row's keys. */
 static void mutate_window(af_case *c, uint64_t *rng) {
     int v = af_fz_window_value(pick(rng, AF_FZ_N_WINDOW), c->seqlen_q, c->seqlen_kv);
-    switch (pick(rng, 6)) {
+    switch (pick(rng, 8)) {
         case 3:
             mutate_chunk(c, rng);
             break;
@@ -421,6 +442,12 @@ static void mutate_window(af_case *c, uint64_t *rng) {
             break;
         case 5:
             mutate_global(c, rng);
+            break;
+        case 6:
+            mutate_block_mask(c, rng);
+            break;
+        case 7:
+            mutate_custom_mask(c, rng);
             break;
         case 0:
             c->window_left = v;
@@ -585,7 +612,8 @@ static void mutate_cp_paged(af_case *c, uint64_t *rng) {
 /* One feature on, off or to another value (repair drops what the case cannot hold):
  * softcaps where tanh bends most scores (5) to Gemma's 30 / 50, both sink kinds, every
  * bias broadcast, ALiBi, log2 stats, dLSE (needs backward, which repair checks), dropout
- * (off, or a table probability with a fresh Philox seed and offset). */
+ * (off, or a table probability with a fresh Philox seed and offset), the local masks and
+ * the block / element drop masks. */
 static void mutate_feature(af_case *c, uint64_t *rng) {
     static const double softcaps[] = {0.0, 5.0, 20.0, 30.0, 50.0};
     if (af_dtype_is_fp8_tensor(c->dtype)) { /* fp8's: O's storage, or one tensor's scale headroom (docs/fp8.md) */
@@ -597,7 +625,7 @@ static void mutate_feature(af_case *c, uint64_t *rng) {
         c->fp8_headroom[tensor] = pick(rng, AF_FP8_HEADROOM_MAX + 1);
         return;
     }
-    switch (pick(rng, 10)) {
+    switch (pick(rng, 12)) {
         case 7:
             mutate_chunk(c, rng);
             break;
@@ -606,6 +634,12 @@ static void mutate_feature(af_case *c, uint64_t *rng) {
             break;
         case 9:
             mutate_global(c, rng);
+            break;
+        case 10:
+            mutate_block_mask(c, rng);
+            break;
+        case 11:
+            mutate_custom_mask(c, rng);
             break;
         case 0:
             c->softcap = softcaps[pick(rng, 5)];

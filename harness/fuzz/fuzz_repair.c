@@ -305,6 +305,35 @@ static void repair_combinations(af_case *c, const af_fuzz_limits *l) {
     }
 }
 
+/* A drop mask's keep probability: |p|, 1 / |p| above 1; 0 (the mask off) when it is not a
+ * positive finite number. */
+static double keep_probability(double p) {
+    p = fabs(p);
+    if (!(isfinite(p) && p > 0.0)) return 0.0;
+    return p > 1.0 ? 1.0 / p : p;
+}
+
+static void block_mask_off(af_case *c) {
+    c->block_mask_q = c->block_mask_k = 0;
+    c->block_mask_p = 0.0;
+}
+
+/* block_mask and custom_mask (fuzz_format.h's mask-drops item): block sizes in
+ * [1, AF_MAX_SEQLEN], a keep probability in (0, 1] (custom_mask's at least
+ * AF_CUSTOM_MASK_MIN_P); a mask that leaves no row a key goes (the element mask first). */
+static void repair_drops(af_case *c) {
+    if (c->block_mask_q > 0 || c->block_mask_k > 0) {
+        c->block_mask_q = clampi(c->block_mask_q, 1, AF_MAX_SEQLEN);
+        c->block_mask_k = clampi(c->block_mask_k, 1, AF_MAX_SEQLEN);
+        c->block_mask_p = keep_probability(c->block_mask_p);
+    }
+    if (c->block_mask_q <= 0 || c->block_mask_k <= 0 || c->block_mask_p == 0.0) block_mask_off(c);
+    c->custom_mask_p = keep_probability(c->custom_mask_p);
+    if (c->custom_mask_p < AF_CUSTOM_MASK_MIN_P) c->custom_mask_p = 0.0; /* off below the smallest P */
+    if (c->custom_mask_p != 0.0 && !lengths_visible(c)) c->custom_mask_p = 0.0;
+    if (c->block_mask_q > 0 && !lengths_visible(c)) block_mask_off(c);
+}
+
 /* Features only where they are defined (fp16/bf16, no cp) and allowed; dLSE only with a
  * backward; a softcap outside the parser's range goes. */
 static void repair_features(af_case *c, const af_fuzz_limits *l) {
@@ -320,6 +349,7 @@ static void repair_features(af_case *c, const af_fuzz_limits *l) {
     if ((unsigned)c->softmax > AF_SOFTMAX_LEARNABLE) c->softmax = AF_SOFTMAX_VANILLA;
     if ((unsigned)c->bias > AF_BIAS_BHSS) c->bias = AF_BIAS_NONE;
     if (!c->backward) c->dlse = false;
+    repair_drops(c);
 }
 
 /* heads_v: the largest divisor of heads_q within it (validate's rule), none with packed K/V

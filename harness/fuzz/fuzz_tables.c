@@ -177,6 +177,14 @@ int af_fz_global_value(int idx, int skv) {
     return v < 1 ? 1 : v;
 }
 
+int af_fz_block_size(int idx, int len) {
+    static const int fixed[] = {1, 2, 4, 8, 16, 32, 64, 128, 3, 5, 7, 13, 31};
+    int v = idx < 13 ? fixed[idx] : len;
+    return v < 1 ? 1 : v;
+}
+
+double af_fz_keep_value(int idx) { return (30 + 5 * idx) / 100.0; }
+
 int af_fz_chunk_value(int idx, int skv) {
     static const int fixed[] = {1, 2, 3, 4, 7, 8, 16, 31, 64, 128};
     int v = idx < 10 ? fixed[idx] : idx == 10 ? skv / 2 : idx == 11 ? skv - 1 : idx == 12 ? skv : skv + 1;

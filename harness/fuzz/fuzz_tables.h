@@ -25,6 +25,8 @@
 #define AF_FZ_N_CHUNK       14
 #define AF_FZ_N_DOCUMENT    13
 #define AF_FZ_N_GLOBAL      9
+#define AF_FZ_N_BLOCK       14
+#define AF_FZ_N_KEEP        14
 #define AF_FZ_N_SCALE       6
 #define AF_FZ_N_PATTERN     8
 #define AF_FZ_MAX_PAIRS     255
@@ -88,6 +90,14 @@ int af_fz_document_len(int idx, int skv);
 /* global_keys idx (0 .. AF_FZ_N_GLOBAL - 1): 1 (a sink token), small counts, odd, skv - 1
  * and skv (every key global); never below 1. */
 int af_fz_global_value(int idx, int skv);
+/* A block_mask block size idx (0 .. AF_FZ_N_BLOCK - 1) along a side of length len: 1,
+ * small powers of two (2 .. 128), odd sizes (3, 5, 7, 13, 31) and len itself (one block);
+ * never below 1. */
+int af_fz_block_size(int idx, int len);
+/* A drop mask's keep probability idx (0 .. AF_FZ_N_KEEP - 1): 0.30, 0.35, ... 0.95, in
+ * [0.3, 1) so that most rows keep keys; each the double nearest its two decimals (the case
+ * text's value). */
+double af_fz_keep_value(int idx);
 /* Scale preset idx: false = the default 1/sqrt(d_qk), else *out. */
 bool af_fz_scale_value(int idx, int dqk, float *out);
 /* Length of sequence b of B under a ragged-length pattern (max = padded maximum). */

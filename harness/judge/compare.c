@@ -17,7 +17,7 @@
 bool af_row_fully_masked(const af_case *c, int b, int i) {
     af_mask_rule r = af_mask_rule_of_case(c);
     af_mask_keys keys;
-    return af_mask_visible_keys(&r, af_case_len_q(c, b), af_case_len_kv(c, b), i, &keys) == 0;
+    return af_mask_visible_keys(&r, b, af_case_len_q(c, b), af_case_len_kv(c, b), i, &keys) == 0;
 }
 
 double af_masked_row_lse(const af_case *c, int h) {

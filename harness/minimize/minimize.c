@@ -36,7 +36,9 @@ static int window_cmp(const af_case *a, const af_case *b) {
 
 /* Is a strictly simpler than b? (cost, then features, then ragged lengths, then the
  * window bounds, then the larger attention_chunk: closer to none, then fewer documents,
- * then fewer global keys) */
+ * then fewer global keys, then the drop masks closer to none: a block mask's higher keep
+ * probability, then its larger query / key blocks, then the element mask's higher keep
+ * probability) */
 static bool simpler(const af_case *a, const af_case *b) {
     double ca = af_case_cost(a), cb = af_case_cost(b);
     if (ca != cb) return ca < cb;
@@ -49,7 +51,11 @@ static bool simpler(const af_case *a, const af_case *b) {
     if (a->attention_chunk != b->attention_chunk)
         return a->attention_chunk > b->attention_chunk && b->attention_chunk > 0;
     if (a->n_documents != b->n_documents) return a->n_documents < b->n_documents;
-    return a->global_keys < b->global_keys;
+    if (a->global_keys != b->global_keys) return a->global_keys < b->global_keys;
+    if (a->block_mask_p != b->block_mask_p) return a->block_mask_p > b->block_mask_p;
+    if (a->block_mask_q != b->block_mask_q) return a->block_mask_q > b->block_mask_q;
+    if (a->block_mask_k != b->block_mask_k) return a->block_mask_k > b->block_mask_k;
+    return a->custom_mask_p > b->custom_mask_p;
 }
 
 typedef struct {
@@ -207,10 +213,13 @@ static void pass_cp(candidates *cs, const af_case *c) {
     }
 }
 
+static int mini(int a, int b) { return a < b ? a : b; }
+
 /* A feature made lighter rather than dropped: learnable sinks -> off_by_one, a full bias
  * -> one broadcast over heads or batch, a coarser chunk, two adjacent documents merged,
- * fewer global keys (one, or half), dropout's p toward 1/2 and its Philox state toward
- * seed 1, offset 0. c has the feature. */
+ * fewer global keys (one, or half), a block mask's keep probability halfway to 1 or its
+ * blocks twice as large, an element mask's keep probability halfway to 1, dropout's p
+ * toward 1/2 and its Philox state toward seed 1, offset 0. c has the feature. */
 static void lighter_feature(candidates *cs, const af_case *c, af_case_field f) {
     af_case t;
 #define TRY(cond, stmt)                                                                                                \
@@ -243,6 +252,14 @@ static void lighter_feature(candidates *cs, const af_case *c, af_case_field f) {
         case AF_CF_GLOBAL_KEYS: /* one global key, or half of them */
             TRY(c->global_keys > 1, t.global_keys = 1);
             TRY(c->global_keys > 3, t.global_keys = c->global_keys / 2);
+            return;
+        case AF_CF_BLOCK_MASK: /* fewer blocks dropped (P halfway to 1), larger blocks */
+            TRY(c->block_mask_p < 1.0, t.block_mask_p = (1.0 + c->block_mask_p) / 2);
+            TRY(c->block_mask_q < c->seqlen_q, t.block_mask_q = mini(2 * c->block_mask_q, c->seqlen_q));
+            TRY(c->block_mask_k < c->seqlen_kv, t.block_mask_k = mini(2 * c->block_mask_k, c->seqlen_kv));
+            return;
+        case AF_CF_CUSTOM_MASK: /* fewer elements dropped: P halfway to 1 */
+            TRY(c->custom_mask_p < 1.0, t.custom_mask_p = (1.0 + c->custom_mask_p) / 2);
             return;
         case AF_CF_DROPOUT:
             TRY(c->dropout_p != 0.5, t.dropout_p = 0.5);

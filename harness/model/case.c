@@ -354,6 +354,13 @@ static void reset_custom(af_case *c, int f) {
             c->n_documents = 0;
             memset(c->documents, 0, sizeof c->documents);
             return;
+        case F_BLOCK_MASK:
+            c->block_mask_q = c->block_mask_k = 0;
+            c->block_mask_p = 0.0;
+            return;
+        case F_CUSTOM_MASK:
+            c->custom_mask_p = 0.0;
+            return;
         default:
             return;
     }
@@ -631,6 +638,45 @@ static int set_custom(af_case *c, parse_state *st, int f, const char *v, char *w
             c->n_documents = n;
             return 0;
         }
+        case F_BLOCK_MASK: {
+            char copy[256], *save = NULL, *parts[4];
+            int np = 0;
+            long bq = 0, bk = 0;
+            double pv = 0.0;
+            char *end;
+            snprintf(copy, sizeof copy, "%s", v);
+            for (char *t = strtok_r(copy, " \t", &save); t && np < 4; t = strtok_r(NULL, " \t", &save)) parts[np++] = t;
+            if (np == 3) {
+                bq = strtol(parts[0], &end, 10);
+                if (*end) bq = -1;
+                bk = strtol(parts[1], &end, 10);
+                if (*end) bk = -1;
+            }
+            if (np == 1 && !strcmp(parts[0], "0")) { /* off */
+                c->block_mask_q = c->block_mask_k = 0;
+                c->block_mask_p = 0.0;
+                return 0;
+            }
+            if (np != 3 || bq < 1 || bq > AF_MAX_SEQLEN || bk < 1 || bk > AF_MAX_SEQLEN || parse_double(parts[2], &pv) ||
+                !(pv > 0.0 && pv <= 1.0)) {
+                snprintf(why, cap, "'%s' is not 0 (off) or 'BQ BK P' with BQ, BK in [1, %d] and P in (0, 1]", v,
+                         AF_MAX_SEQLEN);
+                return -1;
+            }
+            c->block_mask_q = (int)bq;
+            c->block_mask_k = (int)bk;
+            c->block_mask_p = pv;
+            return 0;
+        }
+        case F_CUSTOM_MASK: {
+            double pv;
+            if (parse_double(v, &pv) || !(pv == 0.0 || (pv >= AF_CUSTOM_MASK_MIN_P && pv <= 1.0))) {
+                snprintf(why, cap, "'%s' is not 0 (off) or a keep probability P in (0, 1] (at least 2^-32)", v);
+                return -1;
+            }
+            c->custom_mask_p = pv;
+            return 0;
+        }
         case F_FP8_HEADROOM:
             if (parse_int_list(v, c->fp8_headroom, AF_FP8_SCALED, 0, AF_FP8_HEADROOM_MAX) != AF_FP8_SCALED) {
                 snprintf(why, cap, "'%s' is not 'q,k,v,do,o' binades, each in [0, %d]", v, AF_FP8_HEADROOM_MAX);
@@ -823,6 +869,13 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
     }
     if (c->global_keys < 0 || c->global_keys > c->seqlen_kv)
         FAIL(F_GLOBAL_KEYS, "global_keys = %d is outside [0, seqlen_kv = %d]", c->global_keys, c->seqlen_kv);
+    if (c->block_mask_q < 0 || c->block_mask_k < 0 || (c->block_mask_q > 0) != (c->block_mask_k > 0) ||
+        (c->block_mask_q > 0 && !(c->block_mask_p > 0.0 && c->block_mask_p <= 1.0)))
+        FAIL(F_BLOCK_MASK, "block_mask = %d %d %g: block sizes >= 1 and P in (0, 1], or 0 (off)", c->block_mask_q,
+             c->block_mask_k, c->block_mask_p);
+    if (!(c->custom_mask_p == 0.0 || (c->custom_mask_p >= AF_CUSTOM_MASK_MIN_P && c->custom_mask_p <= 1.0)))
+        FAIL(F_CUSTOM_MASK, "custom_mask probability %g is outside (0, 1] (at least 2^-32; 0 = off)",
+             c->custom_mask_p);
     if (!(c->dropout_p >= 0.0 && c->dropout_p < 1.0))
         FAIL(F_DROPOUT, "dropout probability %g is outside [0, 1)", c->dropout_p);
     if (c->dlse && !c->backward) FAIL(F_DLSE, "dlse = yes needs backward = yes (it is an incoming gradient)");
@@ -837,13 +890,20 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
     /* A case in which no row sees any key is degenerate: nothing to judge. The rule is
      * model/mask_rule.h's, the one the oracle runs. */
     {
-        bool any = false;
+        bool any = false, any_envelope = false;
         af_mask_rule rule = af_mask_rule_of_case(c);
         for (int b = 0; b < c->batch && !any; b++) {
             int lq = af_case_len_q(c, b), lk = af_case_len_kv(c, b);
             af_mask_keys keys;
-            for (int i = 0; i < lq && !any; i++) any = af_mask_rule_keys(rule, lq, lk, i, &keys) > 0;
+            for (int i = 0; i < lq && !any; i++) {
+                bool env = af_mask_rule_keys(rule, lq, lk, i, &keys) > 0;
+                any_envelope |= env;
+                any = env && af_mask_rule_count(rule, b, lq, lk, i) > 0;
+            }
         }
+        if (!any && any_envelope) /* the intervals leave keys, the drops take them all */
+            FAIL(c->custom_mask_p != 0.0 ? F_CUSTOM_MASK : F_BLOCK_MASK,
+                 "block_mask / custom_mask drop every visible key of every row");
         if (!any) {
             int f = line_of(st, F_WINDOW) ? F_WINDOW : (line_of(st, F_MASK) ? F_MASK : F_SEQLENS_KV);
             FAIL(f, "mask and window leave no visible key in any row of any sequence");
@@ -863,6 +923,11 @@ af_mask_rule af_mask_rule_of_case(const af_case *c) {
     r.chunk = c->attention_chunk;
     r.global_keys = c->global_keys;
     r.n_docs = c->n_documents;
+    r.drop_seed = c->seed;
+    r.block_q = c->block_mask_q;
+    r.block_k = c->block_mask_k;
+    r.block_keep = c->block_mask_q > 0 ? af_mask_drop_threshold(c->block_mask_p) : 1ULL << 32;
+    r.elem_keep = af_mask_drop_threshold(c->custom_mask_p);
     long long end = 0;
     for (int k = 0; k < AF_MASK_MAX_DOCS; k++) {
         if (k < c->n_documents) end += c->documents[k];
@@ -1054,6 +1119,16 @@ static void print_custom(af_strbuf *s, const af_case *c, int f) {
             return;
         case F_DOCUMENTS:
             print_list(s, "documents", c->documents, c->n_documents);
+            return;
+        case F_BLOCK_MASK:
+            af_strbuf_printf(s, "block_mask = %d %d ", c->block_mask_q, c->block_mask_k);
+            print_double(s, c->block_mask_p);
+            af_strbuf_printf(s, "\n");
+            return;
+        case F_CUSTOM_MASK:
+            af_strbuf_printf(s, "custom_mask = ");
+            print_double(s, c->custom_mask_p);
+            af_strbuf_printf(s, "\n");
             return;
         case F_DROPOUT:
             af_strbuf_printf(s, "dropout = ");

@@ -150,7 +150,22 @@ typedef struct {
      * tokens): keys 0 .. G-1 are seen by every row whatever the rest of the mask says
      * (oracle/mask_spec.h); 0 = off. A feature. */
     int global_keys;
+    /* Block-sparse mask (FA4 / FlexAttention block masks, cuDNN block_mask): 0 = off; else
+     * query block i / block_mask_q and key block j / block_mask_k are kept when a hash of
+     * (seed, the two blocks) falls below block_mask_p in (0, 1], ANDed with the rest
+     * (oracle/mask_spec.h). Printed "block_mask = BQ BK P". A feature. */
+    int block_mask_q, block_mask_k;
+    double block_mask_p;
+    /* Arbitrary element mask (FlashInfer custom_mask, a random boolean matrix per batch
+     * entry): 0 = off; else element (b, i, j) is kept when a hash of (seed, b, i, j) falls
+     * below custom_mask_p in (0, 1], ANDed with the rest. A feature. */
+    double custom_mask_p;
 } af_case;
+
+/* The smallest custom_mask P: floor(P 2^32) >= 1, so that a threshold of 0 still means
+ * "no element mask" (model/mask_rule.h) and every consumer agrees that a smaller P is
+ * not a mask that drops everything. */
+#define AF_CUSTOM_MASK_MIN_P 0x1p-32
 
 /* Errors carry the position of the problem and the field. */
 typedef struct {

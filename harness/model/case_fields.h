@@ -156,6 +156,10 @@
       c->n_documents > 0,               9,  "documents",  "documents")                                              \
     X(GLOBAL_KEYS,  "global_keys",  INT,    global_keys,   0, AF_MAX_SEQLEN,   0,                  NULL,            \
       c->global_keys != 0,              10, "global_keys", "global_keys")                                           \
+    X(BLOCK_MASK,   "block_mask",   CUSTOM, block_mask_q,  0, 0,               HAND,               NULL,            \
+      c->block_mask_q != 0,             11, "block_mask", "block_mask")                                             \
+    X(CUSTOM_MASK,  "custom_mask",  CUSTOM, custom_mask_p, 0, 0,               HAND,               NULL,            \
+      c->custom_mask_p != 0.0,          12, "custom_mask", "custom_mask")                                           \
     X(BACKEND,      "backend",      NAME,   backend,       0, 0,               "",                 NULL,            \
       c->backend[0] != 0,               -1, NULL,         NULL)                                                     \
     X(ENGINE,       "engine",       NAME,   engine,        0, 0,               "",                 NULL,            \
@@ -181,7 +185,7 @@ typedef enum {
 } af_cf_kind;
 
 /* The number of features (the largest FEAT + 1): select/features.h's bits are below 1 << it. */
-enum { AF_CF_N_FEATURES = 11 };
+enum { AF_CF_N_FEATURES = 13 };
 
 /* One row, as data (for loops and tests). */
 typedef struct {

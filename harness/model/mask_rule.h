@@ -25,6 +25,12 @@ typedef struct {
     int n_docs;                    /* document mask: 0 = off; else the documents end at doc_end[0] < ... */
     int doc_end[AF_MASK_MAX_DOCS]; /* ... < doc_end[n_docs - 1] (exclusive key positions);
                                       keys from doc_end[n_docs - 1] on are one more document */
+    /* Drops (oracle/mask_spec.h "block_mask", "custom_mask"): ANDed with everything above,
+     * global keys included. A threshold of 2^32 keeps all; 0 = the drop is off. */
+    unsigned long long drop_seed;  /* the case seed */
+    int block_q, block_k;          /* block_mask: query / key block sizes (0 = off) */
+    unsigned long long block_keep; /* a block is kept iff its hash < block_keep */
+    unsigned long long elem_keep;  /* custom_mask: an element is kept iff its hash < elem_keep (0 = off) */
 } af_mask_rule;
 
 /* The keys a row sees: up to two disjoint intervals in ascending order with a gap
@@ -129,6 +135,44 @@ AF_MASK_HD int af_mask_keys_at(const af_mask_keys *k, int jj) {
     return jj < n0 ? k->first[0] + jj : k->first[1] + (jj - n0);
 }
 
+/* The drops' hash: the top 32 bits of splitmix64 over (seed, tag, x, y); stateless and
+ * cheap on the GPU. Tags: 1 = block (x = query block, y = key block), 2 = element
+ * (x = b * 2^32 + i, y = j). */
+AF_MASK_HD unsigned long long af_mask_drop_hash(unsigned long long seed, unsigned long long tag, unsigned long long x,
+                                                unsigned long long y) {
+    unsigned long long z = seed + tag * 0x9E3779B97F4A7C15ULL + x * 0xD1B54A32D192ED03ULL + y * 0xABC98388FB8FAC03ULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    z ^= z >> 31;
+    return z >> 32;
+}
+
+/* The keep threshold of a probability p in (0, 1]: floor(p * 2^32) (2^32 keeps all). */
+AF_MASK_HD unsigned long long af_mask_drop_threshold(double p) {
+    if (!(p > 0.0)) return 0;
+    if (p >= 1.0) return 1ULL << 32;
+    return (unsigned long long)(p * 4294967296.0);
+}
+
+/* Does the rule drop anything beyond its intervals (a block or element mask)? */
+AF_MASK_HD bool af_mask_rule_drops(const af_mask_rule *r) {
+    return (r->block_q > 0 && r->block_k > 0 && r->block_keep < (1ULL << 32)) ||
+           (r->elem_keep > 0 && r->elem_keep < (1ULL << 32));
+}
+
+/* Do the drops keep element (b, i, j)? (The intervals are af_mask_rule_visible's.) */
+AF_MASK_HD bool af_mask_rule_kept(const af_mask_rule *r, int b, int i, int j) {
+    if (r->block_q > 0 && r->block_k > 0 &&
+        af_mask_drop_hash(r->drop_seed, 1, (unsigned long long)(i / r->block_q),
+                          (unsigned long long)(j / r->block_k)) >= r->block_keep)
+        return false;
+    if (r->elem_keep > 0 &&
+        af_mask_drop_hash(r->drop_seed, 2, ((unsigned long long)b << 32) | (unsigned int)i, (unsigned long long)j) >=
+            r->elem_keep)
+        return false;
+    return true;
+}
+
 /* Row i sees key j iff (causal) i >= j - shift, (R) i >= j - shift - R,
  * (L) i <= j - shift + L, (chunk N) start(j) <= i + shift <= start(j) + N - 1,
  * (documents) j's document's start <= i + shift < its end: constraints on i alone, so
@@ -176,6 +220,22 @@ AF_MASK_HD bool af_mask_rule_visible(af_mask_rule r, int len_q, int len_kv, int 
     if (r.chunk > 0 && af_mask_rule_chunk_start(r.chunk, diag) != af_mask_rule_chunk_start(r.chunk, j)) return false;
     if (r.n_docs > 0 && af_mask_rule_doc(&r, diag) != af_mask_rule_doc(&r, j)) return false;
     return true;
+}
+
+/* Does row i of sequence b see key j, drops included? The whole rule, element by element. */
+AF_MASK_HD bool af_mask_rule_sees(af_mask_rule r, int b, int len_q, int len_kv, int i, int j) {
+    return af_mask_rule_visible(r, len_q, len_kv, i, j) && af_mask_rule_kept(&r, b, i, j);
+}
+
+/* The exact number of keys row i of sequence b sees: af_mask_rule_keys's count when the
+ * rule drops nothing, else the keys of that envelope the drops keep (0: fully masked). */
+AF_MASK_HD int af_mask_rule_count(af_mask_rule r, int b, int len_q, int len_kv, int i) {
+    af_mask_keys k;
+    int n = af_mask_rule_keys(r, len_q, len_kv, i, &k);
+    if (n == 0 || !af_mask_rule_drops(&r)) return n;
+    int kept = 0;
+    for (int jj = 0; jj < n; jj++) kept += af_mask_rule_kept(&r, b, i, af_mask_keys_at(&k, jj));
+    return kept;
 }
 
 #endif

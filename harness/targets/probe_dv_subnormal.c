@@ -60,9 +60,9 @@ static void rows_lse(probe_ctx *x) {
                 double m = -INFINITY;
                 long double z = 0;
                 for (int j = 0; j < in->Skv; j++)
-                    if (af_mask_rule_visible(x->rule, in->Sq, in->Skv, i, j)) m = fmax(m, score(x, b, h, i, j));
+                    if (af_mask_rule_sees(x->rule, b, in->Sq, in->Skv, i, j)) m = fmax(m, score(x, b, h, i, j));
                 for (int j = 0; j < in->Skv; j++)
-                    if (af_mask_rule_visible(x->rule, in->Sq, in->Skv, i, j))
+                    if (af_mask_rule_sees(x->rule, b, in->Sq, in->Skv, i, j))
                         z += expl((long double)(score(x, b, h, i, j) - m));
                 size_t r = ((size_t)b * in->Hq + h) * in->Sq + i;
                 x->m[r] = m;
@@ -80,7 +80,7 @@ static void element(const probe_ctx *x, int b, int hk, int j, int dd, bool verbo
     for (int h = hk * g; h < (hk + 1) * g; h++) {
         double hx = 0, hp = 0, hf = 0; /* the head's partials */
         for (int i = 0; i < in->Sq; i++) {
-            if (!af_mask_rule_visible(x->rule, in->Sq, in->Skv, i, j)) continue;
+            if (!af_mask_rule_sees(x->rule, b, in->Sq, in->Skv, i, j)) continue;
             size_t r = ((size_t)b * in->Hq + h) * in->Sq + i;
             double s = score(x, b, h, i, j), lse = x->lse[r], m = x->m[r];
             double p = exp(s - lse), p16 = f16(p), pf = f16(exp(s - m)) * exp(m - lse);

@@ -82,6 +82,10 @@ extern "C" int af_oracle_gpu_supports(const af_oracle_problem *p, char *why, siz
         snprintf(why, cap, "oracle gpu: lengths must be set");
         return -1;
     }
+    if (af_mask_rule_drops(&p->mask)) { /* the tiles walk intervals, not their drops */
+        snprintf(why, cap, "oracle gpu: block_mask / custom_mask is not implemented (CPU tiers serve it)");
+        return -1;
+    }
     if (p->mask.global_keys > 0) { /* a row's keys are two intervals; the tiles walk one */
         snprintf(why, cap, "oracle gpu: global_keys is not implemented (CPU tiers serve it)");
         return -1;

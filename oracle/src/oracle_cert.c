@@ -23,7 +23,7 @@ void af_cert_row_mass(const af_oracle_problem *p, int b, int h, int i, double ls
     memset(m_o, 0, (size_t)Dv * sizeof *m_o);
     if (m_dq) memset(m_dq, 0, (size_t)Dqk * sizeof *m_dq);
     af_mask_keys keys; /* at most two intervals (global keys): key jj is af_mask_keys_at */
-    int n = af_mask_visible_keys(&p->mask, p->len_q[b], p->len_kv[b], i, &keys);
+    int n = af_mask_visible_keys(&p->mask, b, p->len_q[b], p->len_kv[b], i, &keys);
     if (n == 0 || !isfinite(lse)) return;
     const size_t row = af_idx_row(p, b, h, i);
     const double *q = in->q + row * (size_t)Dqk; /* (Dqk) */
@@ -33,6 +33,7 @@ void af_cert_row_mass(const af_oracle_problem *p, int b, int h, int i, double ls
         double s = 0.0;
         for (int d = 0; d < Dqk; d++) s += q[d] * k[d];
         pj[jj] = exp(af_feat_score64(p, b, h, i, af_mask_keys_at(&keys, jj), p->scale * s, NULL) - lse);
+        if (!af_mask_rule_kept(&p->mask, b, i, af_mask_keys_at(&keys, jj))) pj[jj] = 0.0; /* dropped (mask_spec.h) */
         /* dropout: O's terms are P_j w_j v_j (feature_spec.h) */
         double pw = pj[jj] * af_feat_dropout_weight(p, b, h, i, af_mask_keys_at(&keys, jj));
         const double *v = in->v + af_idx_key(p, b, g, af_mask_keys_at(&keys, jj)) * (size_t)Dv;
@@ -77,6 +78,7 @@ void af_cert_key_mass(const af_oracle_problem *p, const double *lse64, int b, in
     for (int hh = 0; hh < group; hh++) {
         int h = g * group + hh;
         for (int i = r0; i <= r1; i++) {
+            if (!af_mask_rule_kept(&p->mask, b, i, j)) continue; /* dropped: P_ij = 0 */
             size_t row = af_idx_row(p, b, h, i);
             if (!isfinite(lse64[row])) continue;
             const double *q = in->q + row * (size_t)Dqk;

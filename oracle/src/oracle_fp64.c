@@ -92,7 +92,7 @@ void af_fp64_row(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int h, int i
     const size_t row = af_idx_row(p, b, h, i);
     const bool want_dq = c->backward && dq_row != NULL;
     af_mask_keys keys; /* at most two intervals (global keys): key jj is af_mask_keys_at */
-    int n = af_mask_visible_keys(&p->mask, len_q, len_kv, i, &keys);
+    int n = af_mask_visible_keys(&p->mask, b, len_q, len_kv, i, &keys); /* the envelope (mask_spec.h) */
     if (n == 0) {
         memset(o_row, 0, (size_t)Dv * sizeof *o_row);
         if (want_dq) memset(dq_row, 0, (size_t)Dqk * sizeof *dq_row);
@@ -112,6 +112,7 @@ void af_fp64_row(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int h, int i
         int j = af_mask_keys_at(&keys, jj);
         double r = p->scale * dot_compensated(q, KEY_K(jj), Dqk);
         s->score[jj] = af_feat_score64(p, b, h, i, j, r, &s->dt_dr[jj]);
+        if (!af_mask_rule_kept(&p->mask, b, i, j)) s->score[jj] = -INFINITY; /* dropped: weight exactly 0 */
         s->weight[jj] = af_feat_dropout_weight(p, b, h, i, j);
         if (s->score[jj] > m) m = s->score[jj];
     }
@@ -168,6 +169,7 @@ void af_fp64_key(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int g, int j
     for (int hh = 0; hh < group; hh++) {
         int h = g * group + hh;
         for (int i = r0; i <= r1; i++) {
+            if (!af_mask_rule_kept(&p->mask, b, i, j)) continue; /* dropped: P_ij = 0 */
             size_t row = af_idx_row(p, b, h, i);
             const double *q = in->q + row * (size_t)Dqk;
             const double *dout = in->dout + row * (size_t)Dv;

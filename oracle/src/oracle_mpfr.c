@@ -193,7 +193,7 @@ void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i
     const bool want_dq = c->backward && dq_row != NULL;
     memset(mass, 0, sizeof *mass);
     af_mask_keys keys; /* at most two intervals (global keys): key jj is af_mask_keys_at */
-    int n = af_mask_visible_keys(&p->mask, len_q, len_kv, i, &keys);
+    int n = af_mask_visible_keys(&p->mask, b, len_q, len_kv, i, &keys); /* the envelope (mask_spec.h) */
     if (n == 0) { /* fully masked (or padding) row: O = 0, LSE = -inf, no gradient */
         memset(o_row, 0, (size_t)Dv * sizeof *o_row);
         if (want_dq) memset(dq_row, 0, (size_t)Dqk * sizeof *dq_row);
@@ -216,6 +216,8 @@ void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i
         dot_exact(s, s->t, s->in_a, k, Dqk);
         mpfr_mul_d(s->e[jj], s->t, p->scale, MPFR_RNDN);
         feature_score(p, b, h, i, af_mask_keys_at(&keys, jj), s->e[jj], s->th[jj], s->u);
+        if (!af_mask_rule_kept(&p->mask, b, i, af_mask_keys_at(&keys, jj)))
+            mpfr_set_inf(s->e[jj], -1); /* dropped: exp(-inf - m) = 0 exactly */
         s->kmax[jj] = max_abs(k, Dqk);
         s->vmax[jj] = max_abs(v, Dv);
     }
@@ -320,6 +322,7 @@ void af_mpfr_key(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int g, int j
     for (int hh = 0; hh < group; hh++) {
         int h = g * group + hh;
         for (int i = r0; i <= r1; i++) {
+            if (!af_mask_rule_kept(&p->mask, b, i, j)) continue; /* dropped: P_ij = 0 */
             size_t row = af_idx_row(p, b, h, i);
             const double *q = in->q + row * (size_t)Dqk;
             const double *dout = in->dout + row * (size_t)Dv;

@@ -62,7 +62,7 @@ static uint64_t mix64(uint64_t x) {
 
 double af_oracle_row_work(const af_oracle_problem *p, int b, int i) {
     af_mask_keys keys;
-    int n = af_mask_visible_keys(&p->mask, p->len_q[b], p->len_kv[b], i, &keys);
+    int n = af_mask_visible_keys(&p->mask, b, p->len_q[b], p->len_kv[b], i, &keys);
     double per_key = (double)(p->Dqk + p->Dv) * (p->in->dout ? 2.0 : 1.0);
     return (double)n * per_key;
 }

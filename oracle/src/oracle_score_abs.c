@@ -59,7 +59,7 @@ static void score_abs_host(const af_oracle_problem *p, double *out) {
             int hk = h / group;
             for (int i = 0; i < lq; i++) {
                 af_mask_keys keys;
-                if (af_mask_visible_keys(&p->mask, lq, lkv, i, &keys) == 0) continue;
+                if (af_mask_visible_keys(&p->mask, b, lq, lkv, i, &keys) == 0) continue;
                 const double *q = in->q + (((size_t)b * p->Hq + h) * p->Sq + i) * p->Dqk; /* (Dqk) */
                 double best = 0;
                 for (int ks = 0; ks < keys.n; ks++)
@@ -99,7 +99,7 @@ static void grad_abs_host(const af_oracle_problem *p, const af_outputs *exact, a
             int hk = h / group;
             for (int i = 0; i < lq; i++) {
                 af_mask_keys keys;
-                if (af_mask_visible_keys(&p->mask, lq, lkv, i, &keys) == 0) continue;
+                if (af_mask_visible_keys(&p->mask, b, lq, lkv, i, &keys) == 0) continue;
                 size_t row = ((size_t)b * p->Hq + h) * p->Sq + i;
                 const double *q = in->q + row * p->Dqk;    /* (Dqk) */
                 const double *dO = in->dout + row * p->Dv; /* (Dv) */
@@ -116,6 +116,7 @@ static void grad_abs_host(const af_oracle_problem *p, const af_outputs *exact, a
                     if (fabs(q[d]) > qmax) qmax = fabs(q[d]);
                 for (int ks = 0; ks < keys.n; ks++)
                     for (int j = keys.first[ks]; j <= keys.last[ks]; j++) {
+                        if (!af_mask_rule_kept(&p->mask, b, i, j)) continue; /* dropped: P_ij = 0 */
                         size_t kr = ((size_t)b * p->Hkv + hk) * p->Skv + j;
                         const double *k = in->k + kr * p->Dqk; /* (Dqk) */
                         const double *v = in->v + kr * p->Dv;  /* (Dv) */

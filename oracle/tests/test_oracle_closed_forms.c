@@ -75,7 +75,7 @@ static void check_equal_keys(const test_problem *t, const af_oracle_result *r) {
                 size_t row = ((size_t)b * p->Hq + h) * p->Sq + i;
                 int g = h / (p->Hq / p->Hkv);
                 af_mask_keys keys;
-                int n = af_mask_visible_keys(&p->mask, p->len_q[b], p->len_kv[b], i, &keys);
+                int n = af_mask_visible_keys(&p->mask, b, p->len_q[b], p->len_kv[b], i, &keys);
                 if (i >= p->len_q[b]) {
                     for (int d = 0; d < p->Dv; d++) CHECK(r->out.o[row * p->Dv + d] == 0.0);
                     continue;

@@ -28,7 +28,7 @@ static void perturb_invisible(test_problem *t, uint64_t seed) {
         for (int h = 0; h < p->Hq; h++)
             for (int i = 0; i < p->Sq; i++) {
                 af_mask_keys keys;
-                if (af_mask_visible_keys(&p->mask, p->len_q[b], p->len_kv[b], i, &keys)) continue;
+                if (af_mask_visible_keys(&p->mask, b, p->len_q[b], p->len_kv[b], i, &keys)) continue;
                 size_t row = ((size_t)b * p->Hq + h) * p->Sq + i;
                 for (int d = 0; d < p->Dqk; d++) t->in.q[row * p->Dqk + d] = test_fp16(&st, 8.0);
                 for (int d = 0; d < p->Dv; d++) t->in.dout[row * p->Dv + d] = test_fp16(&st, 8.0);
@@ -50,7 +50,7 @@ static void check_masked(const test_problem *t, const af_oracle_result *r, int *
         for (int h = 0; h < p->Hq; h++)
             for (int i = 0; i < p->Sq; i++) {
                 af_mask_keys keys;
-                if (af_mask_visible_keys(&p->mask, p->len_q[b], p->len_kv[b], i, &keys)) continue;
+                if (af_mask_visible_keys(&p->mask, b, p->len_q[b], p->len_kv[b], i, &keys)) continue;
                 size_t row = ((size_t)b * p->Hq + h) * p->Sq + i;
                 if (i < p->len_q[b]) {
                     CHECK(isinf(r->out.lse[row]) && r->out.lse[row] < 0);

@@ -337,6 +337,11 @@ af_run_status af_cp_plan_make(const af_case *c, af_cp_plant plant, af_cp_plan *p
                  c->n_documents > 0 ? "documents" : "global_keys");
         return AF_RUN_DECLINED;
     }
+    if (c->block_mask_q > 0 || c->custom_mask_p != 0.0) { /* the drops hash global positions */
+        snprintf(why, cap, "cp %d %s: %s is not planned over context-parallel ranks", n, comm_name(c),
+                 c->block_mask_q > 0 ? "block_mask" : "custom_mask");
+        return AF_RUN_DECLINED;
+    }
     switch (c->cp_comm) {
         case AF_CP_P2P:
             if ((st = common_checks(c, 2 * n, why, cap)) || (st = ring_checks(c, why, cap))) return st;

@@ -78,6 +78,14 @@ static int feature_declines(const af_case *c, size_t cudnn_version, char *why, s
         snprintf(why, cap,
                  "global_keys: cuDNN's SDPA masks (causal, sliding window, padding) have no global keys; "
                  "not served");
+    else if (c->block_mask_q > 0)
+        snprintf(why, cap,
+                 "block_mask: cuDNN's block mask is the frontend's flex graph (a score_mod over a block tensor), "
+                 "not wired into the SDPA graphs here; not served");
+    else if (c->custom_mask_p != 0.0)
+        snprintf(why, cap,
+                 "custom_mask: an element mask needs a bias / mask tensor in the cuDNN graph, not wired here; "
+                 "not served");
     else if (c->lse_base2)
         snprintf(why, cap, "stats = log2: cuDNN's SDPA writes natural-log stats (max + log sum exp); not served");
     else if (c->dlse)

@@ -7,12 +7,15 @@
  * test code: every scalar row (INT, ENUM, BOOL, FLAG2, U64) at its limits and at each of its
  * spellings goes through print -> parse and encode -> decode; a NAME row takes a name; every
  * other printed row (CUSTOM) must be set away from its default by some corpus case, which
- * then goes through the same round trip.
+ * then goes through the same round trip. The drop masks (block_mask, custom_mask) also go
+ * by hand: alone, at their largest block sizes, after every local mask and an exact page
+ * size, and repaired when out of range or masking every key.
  *
  * "Within the limits" is what af_fuzz_repair leaves unchanged: a case it changes (fp16
  * data terms that could generate values past 65504, gaps or pages wider than the sizes
  * they pad) decodes to its repaired form, which the test checks too and lists. */
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -297,6 +300,61 @@ int main(void) {
     c.bias = AF_BIAS_BHSS;
     c.alibi = c.lse_base2 = c.dlse = true;
     check_exact(&c, "every feature");
+    /* the drop masks (the mask-drops item, after the page item): each alone, the largest
+     * block sizes, then with every local mask and an exact page size before them */
+    af_case_defaults(&c);
+    c.block_mask_q = 8, c.block_mask_k = 16, c.block_mask_p = 0.6;
+    check_exact(&c, "block_mask = 8 16 0.6");
+    af_case_defaults(&c);
+    c.custom_mask_p = 1.0 / 3.0;
+    check_exact(&c, "custom_mask = 1/3");
+    af_case_defaults(&c);
+    c.block_mask_q = c.block_mask_k = AF_MAX_SEQLEN, c.block_mask_p = 1.0;
+    check_exact(&c, "block_mask = 131072 131072 1");
+    af_case_defaults(&c);
+    c.seqlen_q = c.seqlen_kv = 64;
+    c.block_mask_q = 3, c.block_mask_k = 5, c.block_mask_p = 0.95;
+    c.custom_mask_p = 0.3;
+    c.attention_chunk = 32;
+    c.global_keys = 2;
+    c.n_documents = 2, c.documents[0] = 40, c.documents[1] = 24;
+    c.page_size = 5;
+    check_exact(&c, "drop masks after the local masks and an exact page size");
+    /* repair: block sizes into [1, AF_MAX_SEQLEN], P above 1 as 1 / P, a P that is not a
+     * positive number or a mask that leaves no row a key goes */
+    {
+        af_fuzz_limits lim;
+        af_fuzz_limits_default(&lim);
+        af_case_defaults(&c);
+        c.block_mask_q = 0, c.block_mask_k = 1 << 23, c.block_mask_p = -4.0;
+        c.custom_mask_p = 2.0;
+        CHECK(af_fuzz_repair(&c, &lim) == 0);
+        CHECK_MSG(c.block_mask_q == 1 && c.block_mask_k == AF_MAX_SEQLEN && c.block_mask_p == 0.25 &&
+                      c.custom_mask_p == 0.5,
+                  "repaired drops: block_mask = %d %d %g, custom_mask = %g", c.block_mask_q, c.block_mask_k,
+                  c.block_mask_p, c.custom_mask_p);
+        af_case_defaults(&c);
+        c.block_mask_q = c.block_mask_k = 4, c.block_mask_p = NAN;
+        c.custom_mask_p = -INFINITY;
+        CHECK(af_fuzz_repair(&c, &lim) == 0 && c.block_mask_q == 0 && c.block_mask_k == 0 && c.block_mask_p == 0.0 &&
+              c.custom_mask_p == 0.0);
+        af_case_defaults(&c); /* every key dropped (block threshold 0, element 1): both go */
+        c.block_mask_q = c.block_mask_k = 1, c.block_mask_p = 1e-12;
+        c.custom_mask_p = AF_CUSTOM_MASK_MIN_P;
+        CHECK(af_fuzz_repair(&c, &lim) == 0 && c.block_mask_q == 0 && c.custom_mask_p == 0.0);
+        af_case_defaults(&c); /* the element mask alone masks all: the block mask stays */
+        c.block_mask_q = c.block_mask_k = 4, c.block_mask_p = 0.9;
+        c.custom_mask_p = AF_CUSTOM_MASK_MIN_P;
+        CHECK(af_fuzz_repair(&c, &lim) == 0 && c.block_mask_q == 4 && c.custom_mask_p == 0.0);
+        af_case_defaults(&c); /* below the smallest P: off (its threshold would read as none) */
+        c.custom_mask_p = 1e-12;
+        CHECK(af_fuzz_repair(&c, &lim) == 0 && c.custom_mask_p == 0.0);
+        af_case_defaults(&c); /* features: fp16 / bf16's only */
+        c.dtype = AF_DT_FP8_E4M3;
+        c.block_mask_q = c.block_mask_k = 4, c.block_mask_p = 0.9;
+        c.custom_mask_p = 0.5;
+        CHECK(af_fuzz_repair(&c, &lim) == 0 && c.block_mask_q == 0 && c.custom_mask_p == 0.0);
+    }
     /* features the case cannot hold are repaired away: fp8 drops them, forward drops dLSE */
     {
         af_fuzz_limits lim;

@@ -3,7 +3,9 @@
  * a chain of 3000 mutations from the default case, the feature mutation is picked for 2 % to
  * 15 % of the steps, each feature appears, the chunk takes odd sizes and powers of two, the
  * documents come one and several, with a document of length 1, an odd length, a power of
- * two, with and without an empty tail, the global keys one and several, every mutated case validates and encodes to bytes that decode back to it; a backend that
+ * two, with and without an empty tail, the global keys one and several, the block mask's
+ * sizes 1, odd and powers of two, the element mask, both with keep probabilities in
+ * [0.3, 1), every mutated case validates and encodes to bytes that decode back to it; a backend that
  * declines features (limits.features off) never gets one. The low_lse data term also takes
  * its far shifts (logits below -1e4: beyond 1e4 up to 1e6) and keeps them through the repair. */
 #include <stdio.h>
@@ -13,18 +15,41 @@
 #include "util/check.h"
 
 /* What the documents and global keys drawn look like (doc_kinds[]). */
-enum { DOC_LEN1, DOC_ODD, DOC_POW2, DOC_SEVERAL, DOC_EMPTY_TAIL, DOC_TAIL, GLOBAL_ONE, GLOBAL_MORE, DOC_KINDS };
-static const char *const doc_kind_names[DOC_KINDS] = {"a document of length 1", "an odd length",      "a power of two",
-                                                      "several documents",      "an empty tail",      "a tail",
-                                                      "one global key",         "several global keys"};
+enum {
+    DOC_LEN1,
+    DOC_ODD,
+    DOC_POW2,
+    DOC_SEVERAL,
+    DOC_EMPTY_TAIL,
+    DOC_TAIL,
+    GLOBAL_ONE,
+    GLOBAL_MORE,
+    BLOCK_POW2,
+    BLOCK_ODD,
+    BLOCK_ONE,
+    CUSTOM_ON,
+    DOC_KINDS
+};
+static const char *const doc_kind_names[DOC_KINDS] = {"a document of length 1",
+                                                      "an odd length",
+                                                      "a power of two",
+                                                      "several documents",
+                                                      "an empty tail",
+                                                      "a tail",
+                                                      "one global key",
+                                                      "several global keys",
+                                                      "a block size of a power of two above 1",
+                                                      "an odd block size above 1",
+                                                      "a block size of 1",
+                                                      "an element mask"};
 
-static void chain(const af_fuzz_limits *lim, int steps, int *feature_steps, int seen[10], int *with_features,
+static void chain(const af_fuzz_limits *lim, int steps, int *feature_steps, int seen[12], int *with_features,
                   int chunk_kinds[2], int doc_kinds[DOC_KINDS], int *far_low_lse) {
     af_case c;
     af_case_defaults(&c);
     uint64_t rng = 12345;
     *feature_steps = *with_features = 0;
-    memset(seen, 0, 10 * sizeof *seen);
+    memset(seen, 0, 12 * sizeof *seen);
     memset(doc_kinds, 0, DOC_KINDS * sizeof *doc_kinds);
     chunk_kinds[0] = chunk_kinds[1] = 0;
     *far_low_lse = 0;
@@ -62,6 +87,20 @@ static void chain(const af_fuzz_limits *lim, int steps, int *feature_steps, int 
         doc_kinds[DOC_TAIL] += c.n_documents > 0 && sum < c.seqlen_kv;
         doc_kinds[GLOBAL_ONE] += c.global_keys == 1;
         doc_kinds[GLOBAL_MORE] += c.global_keys > 1;
+        for (int side = 0; side < 2 && c.block_mask_q > 0; side++) {
+            int bs = side ? c.block_mask_k : c.block_mask_q;
+            doc_kinds[BLOCK_POW2] += bs > 1 && (bs & (bs - 1)) == 0;
+            doc_kinds[BLOCK_ODD] += bs > 1 && bs % 2;
+            doc_kinds[BLOCK_ONE] += bs == 1;
+        }
+        doc_kinds[CUSTOM_ON] += c.custom_mask_p != 0.0;
+        /* the drawn keep probabilities stay in [0.3, 1): most rows keep keys */
+        CHECK_MSG(c.block_mask_q == 0 || (c.block_mask_p >= 0.3 && c.block_mask_p < 1.0), "step %d: block_mask P %g", k,
+                  c.block_mask_p);
+        CHECK_MSG(c.custom_mask_p == 0.0 || (c.custom_mask_p >= 0.3 && c.custom_mask_p < 1.0),
+                  "step %d: custom_mask P %g", k, c.custom_mask_p);
+        seen[10] += c.block_mask_q > 0;
+        seen[11] += c.custom_mask_p != 0.0;
         *with_features += af_case_has_features(&c);
         for (int i = 0; i < c.n_data; i++) *far_low_lse += c.data[i].kind == AF_DATA_LOW_LSE && c.data[i].p1 > 1e4;
         if (k % 50 == 49) af_case_defaults(&c); /* restart: keep cases small and varied */
@@ -71,18 +110,19 @@ static void chain(const af_fuzz_limits *lim, int steps, int *feature_steps, int 
 int main(void) {
     af_fuzz_limits lim;
     af_fuzz_limits_default(&lim);
-    int steps = 3000, feature_steps, seen[10], with, chunk_kinds[2], doc_kinds[DOC_KINDS], far;
+    int steps = 3000, feature_steps, seen[12], with, chunk_kinds[2], doc_kinds[DOC_KINDS], far;
     chain(&lim, steps, &feature_steps, seen, &with, chunk_kinds, doc_kinds, &far);
     printf("feature mutation on %d of %d steps; cases with softcap %d, sinks %d, bias %d, alibi %d, log2 %d, dlse %d, "
            "dropout %d, attention_chunk %d (%d of a power of two, %d other sizes); %d with any\n",
            feature_steps, steps, seen[0], seen[1], seen[2], seen[3], seen[4], seen[5], seen[6], seen[7], chunk_kinds[1],
            chunk_kinds[0], with);
-    printf("low_lse far below -1e4 in %d; documents %d, global_keys %d;", far, seen[8], seen[9]);
+    printf("low_lse far below -1e4 in %d; documents %d, global_keys %d, block_mask %d, custom_mask %d;", far, seen[8],
+           seen[9], seen[10], seen[11]);
     for (int k = 0; k < DOC_KINDS; k++)
         printf(" %s %d%s", doc_kind_names[k], doc_kinds[k], k + 1 < DOC_KINDS ? "," : "\n");
     CHECK_MSG(feature_steps * 50 >= steps && feature_steps * 100 <= 15 * steps, "feature mutation rate %d / %d",
               feature_steps, steps);
-    for (int f = 0; f < 10; f++) CHECK_MSG(seen[f] > 0, "feature %d never drawn", f);
+    for (int f = 0; f < 12; f++) CHECK_MSG(seen[f] > 0, "feature %d never drawn", f);
     for (int k = 0; k < DOC_KINDS; k++) CHECK_MSG(doc_kinds[k] > 0, "never drawn: %s", doc_kind_names[k]);
     CHECK_MSG(chunk_kinds[0] > 0 && chunk_kinds[1] > 0, "chunk sizes: %d powers of two, %d others", chunk_kinds[1],
               chunk_kinds[0]);

@@ -92,11 +92,12 @@ extern "C" {
  * 5: af_plugin_problem gained the document mask (n_documents, document_ends) and
  *    global_keys at its end; a version-4 plugin would attend across documents and hide
  *    the global keys, so it is refused.
- * 6: af_plugin_problem gained heads_v (V's own head count, cuDNN's h_v) at its end; the
- *    fp8_e5m2 dtype (AF_PLUGIN_DTYPE_FP8_E5M2, tensors of AF_PLUGIN_STORAGE_E5M2); fp8
- *    cases whose O is fp16 / bf16 (the case's out_dtype: O's storage says so, descale 1).
- *    A version-5 plugin would read V with heads_kv heads, E5M2 bytes as E4M3 and write an
- *    fp8 O, so it is refused. */
+ * 6: af_plugin_problem gained heads_v (V's own head count, cuDNN's h_v) and the drops
+ *    (block_mask, custom_mask) with their seed at its end; the fp8_e5m2 dtype
+ *    (AF_PLUGIN_DTYPE_FP8_E5M2, tensors of AF_PLUGIN_STORAGE_E5M2); fp8 cases whose O is
+ *    fp16 / bf16 (the case's out_dtype: O's storage says so, descale 1). A version-5
+ *    plugin would read V with heads_kv heads, attend to dropped blocks and elements, read
+ *    E5M2 bytes as E4M3 and write an fp8 O, so it is refused. */
 
 /* Mark the four entry points exported even under -fvisibility=hidden. */
 #if defined(__GNUC__)
@@ -160,6 +161,8 @@ typedef struct {
 #define AF_PLUGIN_FEAT_CHUNK     (1u << 8)  /* attention_chunk > 0 (ABI 4)                   */
 #define AF_PLUGIN_FEAT_DOCUMENTS (1u << 9)  /* a document mask (ABI 5)                       */
 #define AF_PLUGIN_FEAT_GLOBAL    (1u << 10) /* global_keys > 0 (ABI 5)                      */
+#define AF_PLUGIN_FEAT_BLOCK_MASK  (1u << 11) /* block_mask (ABI 6)                         */
+#define AF_PLUGIN_FEAT_CUSTOM_MASK (1u << 12) /* custom_mask (ABI 6)                        */
 
 #define AF_PLUGIN_SOFTMAX_VANILLA    0
 #define AF_PLUGIN_SOFTMAX_OFF_BY_ONE 1 /* TransformerEngine's off-by-one: sink logit 0 */
@@ -208,6 +211,17 @@ typedef struct {
     /* ABI 6: V's and dV's heads (always set; == heads_kv unless the case sets heads_v).
      * A plugin that does not index V by it must decline heads_v != heads_kv. */
     int32_t heads_v;
+    /* ABI 6: drops ANDed with the mask above, global keys included (AF_PLUGIN_FEAT_BLOCK_MASK,
+     * AF_PLUGIN_FEAT_CUSTOM_MASK; 0 without). With h(t, x, y) the top 32 bits of
+     * splitmix64(mask_seed + t 0x9E3779B97F4A7C15 + x 0xD1B54A32D192ED03 + y 0xABC98388FB8FAC03)
+     * (mod 2^64) and T(P) = floor(P 2^32) (2^32 for P = 1): block_mask keeps (i, j) iff
+     * h(1, i / block_mask_q, j / block_mask_k) < T(block_mask_p); custom_mask keeps
+     * (b, i, j) iff h(2, b 2^32 + i, j) < T(custom_mask_p). A row left with no key is
+     * fully masked (O = 0, LSE = -inf). */
+    uint64_t mask_seed;
+    int32_t block_mask_q, block_mask_k; /* query / key block sizes                    */
+    double block_mask_p;                /* keep probability of a block, (0, 1]        */
+    double custom_mask_p;               /* keep probability of an element, (0, 1]     */
 } af_plugin_problem;
 
 /* ---- the tensors ----------------------------------------------------------------- */

@@ -223,7 +223,7 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, const af_mask_k
 
 bool af_criterion_terms_gpu_serves(const af_oracle_problem *p) {
     char why[256];
-    return !af_feat_any(p) && p->mask.global_keys == 0 && p->Dqk <= AF_TERMS_GPU_MAX_DIM &&
+    return !af_feat_any(p) && p->mask.global_keys == 0 && !af_mask_rule_drops(&p->mask) && p->Dqk <= AF_TERMS_GPU_MAX_DIM &&
            p->Dv <= AF_TERMS_GPU_MAX_DIM && p->B <= AF_MAX_BATCH && af_oracle_gpu_usable(why, sizeof why) == 0;
 }
 
@@ -338,7 +338,7 @@ int af_criterion_terms_compute_on(const af_oracle_problem *p, const af_outputs *
             for (int h = 0; h < p->Hq; h++)
                 for (int i = 0; i < lq; i++) {
                     af_mask_keys keys;
-                    int n_keys = af_mask_visible_keys(&p->mask, lq, lkv, i, &keys);
+                    int n_keys = af_mask_visible_keys(&p->mask, b, lq, lkv, i, &keys);
                     if (n_keys == 0) continue;
                     if (!isfinite(exact->lse[((size_t)b * p->Hq + h) * p->Sq + i])) continue;
                     row_terms(&x, b, h, i, lq, &keys, n_keys);
@@ -424,7 +424,7 @@ double *af_criterion_stored_o_term(const af_case *c, af_tensor_id id, const af_c
             for (int h = 0; h < Hq; h++)
                 for (int i = 0; i < lq; i++) {
                     af_mask_keys keys;
-                    if (af_mask_visible_keys(&rule, lq, lkv, i, &keys) == 0) continue;
+                    if (af_mask_visible_keys(&rule, b, lq, lkv, i, &keys) == 0) continue;
                     size_t r = ((size_t)b * Hq + h) * Sq + i;
                     const double *q = t->q + r * Dqk;
                     for (int ks = 0; ks < keys.n; ks++)

@@ -51,7 +51,7 @@ void af_criterion_fp8_decide(const af_case *c, af_tensor_id id, const af_row_sum
         for (int h = 0; h < H; h++)
             for (int s = 0; s < nrows; s++) {
                 af_mask_keys keys;
-                if (!kvside && af_mask_visible_keys(&rule, lq, lkv, s, &keys) == 0) continue;
+                if (!kvside && af_mask_visible_keys(&rule, b, lq, lkv, s, &keys) == 0) continue;
                 const af_row_summary *rs = &rows[((size_t)b * H + h) * S + s];
                 if (rs->n == 0) continue;
                 size_t r = ((size_t)b * H + h) * S + s;

@@ -47,7 +47,7 @@ int af_criterion_stored_o_rows(const af_oracle_problem *p, const af_outputs *exa
             for (int i = 0; i < lq; i++) {
                 af_mask_keys keys;
                 size_t row = ((size_t)b * p->Hq + h) * p->Sq + i;
-                if (af_mask_visible_keys(&p->mask, lq, lkv, i, &keys) == 0) continue;
+                if (af_mask_visible_keys(&p->mask, b, lq, lkv, i, &keys) == 0) continue;
                 if (!isfinite(exact->lse[row])) continue;
                 const double *q = in->q + row * D; /* (Dqk) */
                 memset(acc, 0, (size_t)D * sizeof *acc);

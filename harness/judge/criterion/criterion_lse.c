@@ -97,7 +97,7 @@ double *af_criterion_lse_growth_term(const af_case *c, af_tensor_id id, const af
                 for (int i = 0; i < lq; i++) {
                     size_t r = ((size_t)b * Hq + h) * Sq + i;
                     af_mask_keys keys;
-                    if (!(x[r] > 0) || af_mask_visible_keys(&rule, lq, lkv, i, &keys) == 0) continue;
+                    if (!(x[r] > 0) || af_mask_visible_keys(&rule, b, lq, lkv, i, &keys) == 0) continue;
                     const double *q = t->q + r * Dqk, *dO = t->dout + r * Dv; /* (Dqk), (Dv) */
                     double dd = id == AF_T_DK ? row_dd(t, kernel_o, r, Dv) : 0;
                     for (int ks = 0; ks < keys.n; ks++)
@@ -149,7 +149,7 @@ int af_criterion_unresolved(const af_case *c, const af_criterion_terms *t, const
                 double delta = row_delta(t, kernel_lse, r);
                 af_mask_keys vis;
                 if (!(delta >= 0) || !(delta + t->log_f[r] >= ln_max)) continue;
-                if (af_mask_visible_keys(&rule, lq, lkv, i, &vis) == 0) continue;
+                if (af_mask_visible_keys(&rule, b, lq, lkv, i, &vis) == 0) continue;
                 rows[r] = 1;
                 count++;
                 for (int ks = 0; ks < vis.n; ks++)
@@ -179,7 +179,7 @@ int af_criterion_lse_rows_only(const af_case *c, const double *score_abs, af_cri
         int lq = af_case_len_q(c, b), lkv = af_case_len_kv(c, b);
         for (int i = 0; i < lq; i++) {
             af_mask_keys keys;
-            int n_keys = af_mask_visible_keys(&rule, lq, lkv, i, &keys);
+            int n_keys = af_mask_visible_keys(&rule, b, lq, lkv, i, &keys);
             if (n_keys == 0) continue;
             for (int h = 0; h < Hq; h++) {
                 size_t r = ((size_t)b * Hq + h) * Sq + i;

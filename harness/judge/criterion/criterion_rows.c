@@ -185,7 +185,7 @@ void af_criterion_decide(const af_case *c, af_tensor_id id, const af_row_summary
             for (int h = 0; h < H; h++)
                 for (int i = 0; i < lq; i++) {
                     af_mask_keys keys;
-                    if (af_mask_visible_keys(&rule, lq, lkv, i, &keys) == 0) continue;
+                    if (af_mask_visible_keys(&rule, b, lq, lkv, i, &keys) == 0) continue;
                     const af_row_summary *s = &rows[((size_t)b * H + h) * S + i];
                     lse_max = fmax(lse_max, s->lse_abs);
                     if (have_ref) lse_err_ref = fmax(lse_err_ref, s->lse_err_ref);
@@ -197,7 +197,7 @@ void af_criterion_decide(const af_case *c, af_tensor_id id, const af_row_summary
         for (int h = 0; h < H; h++)
             for (int s = 0; s < nrows; s++) {
                 af_mask_keys keys;
-                if (!kvside && af_mask_visible_keys(&rule, lq, lkv, s, &keys) == 0) continue;
+                if (!kvside && af_mask_visible_keys(&rule, b, lq, lkv, s, &keys) == 0) continue;
                 size_t r = ((size_t)b * H + h) * S + s;
                 const af_row_summary *rs = &rows[r];
                 if (have && id != AF_T_LSE && rs->n > 0)

@@ -142,7 +142,7 @@ int probe_visible_range(const probe_ctx *x, int b, int i, int *lo, int *hi) {
     af_mask_keys k;
     *lo = 0;
     *hi = -1;
-    if (af_mask_visible_keys(&x->rule, len_q(x, b), len_kv(x, b), i, &k) == 0) return 0;
+    if (af_mask_visible_keys(&x->rule, b, len_q(x, b), len_kv(x, b), i, &k) == 0) return 0;
     *lo = k.first[0];
     *hi = k.last[k.n - 1];
     return *hi - *lo + 1;

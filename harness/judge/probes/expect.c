@@ -22,7 +22,7 @@ int probe_row_fp64(const probe_ctx *x, const af_mask_rule *rule, const af_inputs
     af_problem_from_case(&fp, x->c, in, fq, fk);
     double sink = af_feat_sink(&fp, h), m = sink, abs_max = 0;
     for (int j = 0; j < n; j++) { /* [lo, hi] is the hull: a global-key gap is skipped */
-        if (!af_mask_visible(rule, lq, lk, i, lo + j)) continue;
+        if (!af_mask_sees(rule, b, lq, lk, i, lo + j)) continue;
         n_vis++;
         const double *k = in->k + (((size_t)b * in->Hkv + g) * in->Skv + lo + j) * Dqk;
         double acc = 0, aacc = 0;
@@ -36,14 +36,14 @@ int probe_row_fp64(const probe_ctx *x, const af_mask_rule *rule, const af_inputs
     }
     double l = 0;
     for (int j = 0; j < n; j++) {
-        s[j] = af_mask_visible(rule, lq, lk, i, lo + j) ? exp(s[j] - m) : 0.0;
+        s[j] = af_mask_sees(rule, b, lq, lk, i, lo + j) ? exp(s[j] - m) : 0.0;
         l += s[j];
     }
     if (sink > -INFINITY) l += exp(sink - m); /* in the denominator only */
     for (int d = 0; d < Dv; d++) o[d] = mass[d] = 0;
     double sub = 0;
     for (int j = 0; j < n; j++) {
-        if (s[j] == 0.0 && !af_mask_visible(rule, lq, lk, i, lo + j)) {
+        if (s[j] == 0.0 && !af_mask_sees(rule, b, lq, lk, i, lo + j)) {
             if (p) p[j] = 0.0;
             continue;
         }

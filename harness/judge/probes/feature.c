@@ -1,7 +1,8 @@
 /* feature.c — the feature probe (AF_V_FEATURE_IGNORED, probes.h): rerun with the case's
  * declared features removed one at a time (softcap, sinks, bias, ALiBi: first, since a
  * backend that accepts and ignores one is the bug this catches), attention_chunk -> none,
- * documents -> none, global_keys -> 0, causal -> none, window -> none, scale -> 2 * scale,
+ * documents -> none, global_keys -> 0, block_mask -> none, custom_mask -> none, causal -> none,
+ * window -> none, scale -> 2 * scale,
  * alignment flipped; outputs whose exact value moves by more than any correct kernel's error
  * (expect.h) must move. */
 #include "judge/probes/expect.h"
@@ -49,13 +50,16 @@ static int make_toggles(const af_case *c, toggle *t) {
         n++;
     }
     /* the mask features, each switched off through the case-field table: the rows whose
-     * chunk or document hid keys move, and the rows that saw a global key only through G */
+     * chunk or document hid keys move, the rows that saw a global key only through G, and
+     * the rows a dropped block or element hid keys of */
     static const struct {
         af_case_field field;
         const char *name;
     } mask_features[] = {{AF_CF_ATTENTION_CHUNK, "attention_chunk -> none"},
                          {AF_CF_DOCUMENTS, "documents -> none"},
-                         {AF_CF_GLOBAL_KEYS, "global_keys -> 0"}};
+                         {AF_CF_GLOBAL_KEYS, "global_keys -> 0"},
+                         {AF_CF_BLOCK_MASK, "block_mask -> none"},
+                         {AF_CF_CUSTOM_MASK, "custom_mask -> none"}};
     for (size_t k = 0; k < sizeof mask_features / sizeof mask_features[0]; k++) {
         if (!af_case_field_printed(c, mask_features[k].field)) continue;
         t[n].name = mask_features[k].name;
@@ -101,6 +105,7 @@ static int make_toggles(const af_case *c, toggle *t) {
 static int feature_rows(const probe_ctx *x, const af_case *tc, bool scores_change, int *rb, int *ri, int cap) {
     af_mask_rule r2 = af_mask_rule_of_case(tc);
     bool scale_changes = scores_change || af_case_scale(tc) != af_case_scale(x->c);
+    bool drops = af_mask_rule_drops(&x->rule) || af_mask_rule_drops(&r2);
     int n = 0;
     for (int b = 0; b < x->c->batch && n < cap; b++) {
         int lq = len_q(x, b), lk = len_kv(x, b);
@@ -111,10 +116,12 @@ static int feature_rows(const probe_ctx *x, const af_case *tc, bool scores_chang
             /* within a stride, the first row whose visible set changes */
             for (int k = i; k < i + step && k < lq; k++) {
                 af_mask_keys k1, k2;
-                int n1 = af_mask_visible_keys(&x->rule, lq, lk, k, &k1);
-                int n2 = af_mask_visible_keys(&r2, lq, lk, k, &k2);
+                int n1 = af_mask_visible_keys(&x->rule, b, lq, lk, k, &k1);
+                int n2 = af_mask_visible_keys(&r2, b, lq, lk, k, &k2);
                 bool same = n1 == n2 && k1.n == k2.n;
                 for (int s = 0; same && s < k1.n; s++) same = k1.first[s] == k2.first[s] && k1.last[s] == k2.last[s];
+                if (same && n1 && drops) /* same envelope: the drops may still differ inside */
+                    same = af_mask_visible_count(&x->rule, b, lq, lk, k) == af_mask_visible_count(&r2, b, lq, lk, k);
                 if ((n1 || n2) && (scale_changes || !same)) {
                     rb[n] = b;
                     ri[n] = k;
@@ -130,7 +137,7 @@ static int feature_rows(const probe_ctx *x, const af_case *tc, bool scores_chang
 
 void probe_feature(probe_ctx *x) {
     const af_case *c = x->c;
-    toggle tg[11];
+    toggle tg[13]; /* 4 score features, 5 mask features, causal, window, scale, alignment */
     int nt = make_toggles(c, tg), want = x->o->feature_runs;
     int Dv = c->head_dim_v, h = x->fh;
     double *o1 = calloc((size_t)Dv, sizeof(double)), *m1 = calloc((size_t)Dv, sizeof(double));
@@ -164,8 +171,8 @@ void probe_feature(probe_ctx *x) {
         for (int r = 0; r < nr && !reported; r++) {
             int b = rb[r], i = ri[r], lq = len_q(x, b), lk = len_kv(x, b), lo1, hi1, lo2, hi2;
             af_mask_keys k1, k2; /* the hulls [lo, hi]: probe_row_fp64 skips a gap */
-            int n1 = af_mask_visible_keys(&x->rule, lq, lk, i, &k1);
-            int n2 = af_mask_visible_keys(&r2, lq, lk, i, &k2);
+            int n1 = af_mask_visible_keys(&x->rule, b, lq, lk, i, &k1);
+            int n2 = af_mask_visible_keys(&r2, b, lq, lk, i, &k2);
             if (n1) lo1 = k1.first[0], hi1 = k1.last[k1.n - 1];
             if (n2) lo2 = k2.first[0], hi2 = k2.last[k2.n - 1];
             row_stats a, z;

@@ -86,8 +86,10 @@ static bool key_reached(const probe_ctx *x, const hidden_set *s, int b, int g, i
     int lo = lo0 < lo1 ? lo0 : lo1, hi = hi0 > hi1 ? hi0 : hi1;
     /* global keys: every row sees a global key, also rows whose own keys are none (past
      * the last document, before the chunk...): their hulls do not grow with i, so take
-     * the union row by row */
-    for (int i = r0 + 1; x->rule.global_keys > 0 && i < r1; i++) {
+     * the union row by row; likewise with drops (block_mask, custom_mask), which may mask
+     * r0 or r1 fully */
+    bool row_by_row = x->rule.global_keys > 0 || af_mask_rule_drops(&x->rule);
+    for (int i = r0 + 1; row_by_row && i < r1; i++) {
         int l, h;
         if (probe_visible_range(x, b, i, &l, &h) == 0) continue;
         if (l < lo) lo = l;

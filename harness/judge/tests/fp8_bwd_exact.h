@@ -25,7 +25,7 @@ static inline double fp8_exact_ds_amax(const af_case *c, const af_inputs *in, co
         for (int h = 0; h < Hq; h++)
             for (int i = 0; i < len_q[b]; i++) {
                 af_mask_keys keys;
-                if (af_mask_visible_keys(&prob.mask, len_q[b], len_kv[b], i, &keys) == 0) continue;
+                if (af_mask_visible_keys(&prob.mask, b, len_q[b], len_kv[b], i, &keys) == 0) continue;
                 size_t row = ((size_t)b * Hq + h) * Sq + i;
                 const double *q = in->q + row * Dqk, *dout = in->dout + row * Dv, *o = exact->o + row * Dv;
                 double lse = exact->lse[row], dd = 0;

@@ -129,7 +129,7 @@ static void restate(const af_prepared *p, variant v, double *dq, double *dk, dou
         for (int h = 0; h < Hq; h++)
             for (int i = 0; i < len_q[b]; i++) {
                 af_mask_keys keys;
-                if (af_mask_visible_keys(&prob.mask, len_q[b], len_kv[b], i, &keys) == 0) continue;
+                if (af_mask_visible_keys(&prob.mask, b, len_q[b], len_kv[b], i, &keys) == 0) continue;
                 size_t row = ((size_t)b * Hq + h) * Sq + i;
                 float lse = (float)p->ref.lse[row], delta = 0.0f;
                 for (int d = 0; d < D; d++) {

@@ -154,6 +154,7 @@ static void test_load_errors(void) {
     expect_load_error(BAD_OLD5, "version 5,", "version 6 added heads_v (V's own head count)");
     expect_load_error(BAD_OLD5, "rebuild the plugin", NULL);
     expect_load_error(BAD_OLD5, "version 5,", "the fp8_e5m2 dtype");
+    expect_load_error(BAD_OLD5, "version 5,", "block_mask and custom_mask");
     {
         char why[256] = "";
         CHECK(af_plugin_load("", why, sizeof why) == NULL);

@@ -2,7 +2,8 @@
  *   1. the cpu backend (correct) passes every probe on a range of cases: no false alarm;
  *   2. an honest nondeterministic backend (declares it, adds 1-ulp noise) passes too;
  *   3. small deliberately buggy backends (the cpu backend with a planted bug, defined
- *      here) are each caught by the right probe.
+ *      here) are each caught by the right probe (a backend that ignores the block or the
+ *      element mask by the feature probe's block_mask / custom_mask toggles).
  */
 #include <math.h>
 #include <stdint.h>
@@ -12,6 +13,7 @@
 
 #include "judge/probes/probes.h"
 #include "judge/runner.h"
+#include "model/case_fields.h"
 #include "util/check.h"
 
 /* ---- buggy backends: the cpu backend plus one planted bug ---------------------------- */
@@ -29,6 +31,8 @@ typedef enum {
     BUG_IGNORE_SCALE,  /* always 1/sqrt(d)                              -> feature_ignored */
     BUG_FLIP_BIT,      /* flips one output bit per run, claims determinism -> nondeterministic */
     BUG_HONEST_NOISE,  /* flips one output bit per run, declares nondeterminism: no finding */
+    BUG_IGNORE_BLOCK,  /* runs without the block mask                   -> feature_ignored */
+    BUG_IGNORE_CUSTOM, /* runs without the element mask                 -> feature_ignored */
 } bug_kind;
 
 typedef struct {
@@ -68,6 +72,8 @@ static af_run_status bug_run(af_backend *be, const af_case *c, const char *engin
     if (s->bug == BUG_IGNORE_CAUSAL) cc.mask = AF_MASK_NONE;
     if (s->bug == BUG_IGNORE_SCALE) cc.has_scale = false;
     if (s->bug == BUG_IGNORE_WINDOW) cc.window_left = cc.window_right = -1;
+    if (s->bug == BUG_IGNORE_BLOCK) af_case_field_reset(&cc, AF_CF_BLOCK_MASK);
+    if (s->bug == BUG_IGNORE_CUSTOM) af_case_field_reset(&cc, AF_CF_CUSTOM_MASK);
     if (s->bug == BUG_READ_PADDING)
         for (int b = 0; b < cc.batch; b++) cc.seqlens_kv[b] = cc.seqlen_kv;
     af_run_status st = s->cpu->run(s->cpu, &cc, engine, t, info, why, cap);
@@ -310,6 +316,20 @@ static int make_cases(named_case *out) {
     c.window_left = 0;
     c.window_right = 0;
     out[n++] = (named_case){"diagonal-only window, custom scale fwd", c};
+
+    c = base(40, 48, 16);
+    c.mask = AF_MASK_CAUSAL;
+    c.block_mask_q = 8;
+    c.block_mask_k = 4;
+    c.block_mask_p = 0.6;
+    c.seed = 5;
+    out[n++] = (named_case){"causal block mask 8x4 p 0.6 fwd", c};
+
+    c = base(24, 24, 16);
+    c.custom_mask_p = 0.7;
+    c.backward = true;
+    c.seed = 6;
+    out[n++] = (named_case){"element mask p 0.7 bwd", c};
     return n;
 }
 
@@ -474,6 +494,9 @@ static void test_planted_bugs(void) {
     expect_caught("ignores scale", BUG_IGNORE_SCALE, nomask, AF_V_FEATURE_IGNORED, AF_T_O, false);
     expect_caught("ignores scale (causal bwd)", BUG_IGNORE_SCALE, causal_br_bwd, AF_V_FEATURE_IGNORED, AF_T_O, false);
     expect_caught("flips a bit per run", BUG_FLIP_BIT, causal, AF_V_NONDETERMINISTIC, AF_T_O, true);
+    expect_caught("ignores block mask (feature)", BUG_IGNORE_BLOCK, &cases[15].c, AF_V_FEATURE_IGNORED, AF_T_O, false);
+    expect_caught("ignores element mask (feature)", BUG_IGNORE_CUSTOM, &cases[16].c, AF_V_FEATURE_IGNORED, AF_T_O,
+                  false);
 }
 
 /* ---- 3. options and the runner hook ---------------------------------------------------- */

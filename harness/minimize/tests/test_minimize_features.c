@@ -9,15 +9,20 @@
  *   - planted:ignores_documents keeps its documents (merged: fewer), planted:ignores_global
  *     its global keys (fewer), and a window bug loses both;
  *   - a window bug loses heads_v (back to heads_kv), planted:v_head_kv keeps it;
+ *   - planted:block_mask_transposed keeps its block mask, made lighter; a kernel that
+ *     ignores the element mask (planted:none run without it) keeps custom_mask with a
+ *     higher keep probability; a window bug loses both;
  *   - planted:dsink_dropped keeps learnable sinks and the backward (its dsink needs
  *     both); flash_fp8_bug:descale_v_ignored loses its fp8_headroom (fails without).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backends/tests/plugin_fixture.h"
 #include "judge/runner.h"
 #include "minimize/minimize.h"
+#include "model/case_fields.h"
 #include "util/check.h"
 
 typedef struct {
@@ -35,10 +40,35 @@ static int run_case(const af_case *c, void *user, af_verdict *v) {
     return 0;
 }
 
+/* A backend that ignores the element mask: planted:none (correct) run on the case with
+ * custom_mask off. */
+static af_backend *custom_inner;
+static af_run_status ignores_custom_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t,
+                                        af_run_info *info, char *why, size_t cap) {
+    (void)be;
+    af_case without = *c;
+    af_case_field_reset(&without, AF_CF_CUSTOM_MASK);
+    return custom_inner->run(custom_inner, &without, engine, t, info, why, cap);
+}
+static void ignores_custom_destroy(af_backend *be) {
+    custom_inner->destroy(custom_inner);
+    free(be);
+}
+static af_backend *ignores_custom_new(void) {
+    custom_inner = fx_load_plugin("planted_none");
+    af_backend *be = malloc(sizeof *be);
+    CHECK(be != NULL);
+    *be = *custom_inner;
+    be->name = "test:ignores_custom_mask";
+    be->run = ignores_custom_run;
+    be->destroy = ignores_custom_destroy;
+    return be;
+}
+
 static void minimise(const char *plugin, const char *text, af_min_result *r) {
     ctx x;
     memset(&x, 0, sizeof x);
-    x.be = fx_load_plugin(plugin);
+    x.be = strcmp(plugin, "ignores_custom_mask") ? fx_load_plugin(plugin) : ignores_custom_new();
     x.runner.reference = af_backend_cpu_new();
     af_oracle_opts_default(&x.runner.oracle);
     x.runner.oracle.tier = AF_ORACLE_FP64;
@@ -130,6 +160,25 @@ int main(void) {
              &r);
     CHECK_MSG(r.best.heads_v != 0 && r.best.heads_v != r.best.heads_kv, "heads_v minimised away (%d, heads_kv %d)",
               r.best.heads_v, r.best.heads_kv);
+    /* planted:block_mask_transposed keeps its block mask, made lighter (a higher keep
+     * probability or larger blocks); a kernel that ignores the element mask keeps it, with
+     * a higher keep probability; a window bug needs neither: both go */
+    minimise("planted_block_mask_transposed",
+             "dtype = fp16\nheads = 2\nseqlen = 48\nhead_dim = 32\nblock_mask = 8 4 0.5\nseed = 5\n", &r);
+    CHECK_MSG(r.best.block_mask_q > 0, "block_mask minimised away");
+    CHECK_MSG(r.best.block_mask_p > 0.5 || r.best.block_mask_q > 8 || r.best.block_mask_k > 4,
+              "block_mask = %d %d %g: not made lighter", r.best.block_mask_q, r.best.block_mask_k, r.best.block_mask_p);
+    minimise("ignores_custom_mask",
+             "dtype = fp16\nheads = 2\nseqlen = 40\nhead_dim = 32\ncustom_mask = 0.4\nseed = 6\n", &r);
+    CHECK_MSG(r.best.custom_mask_p > 0.4, "custom_mask = %g: minimised away, or not made lighter",
+              r.best.custom_mask_p);
+    minimise("planted_window_off_by_one",
+             "dtype = fp16\nseqlen = 64\nhead_dim = 32\nmask = causal\nwindow = 5,0\nblock_mask = 4 4 0.8\n"
+             "custom_mask = 0.9\nseed = 3\n",
+             &r);
+    CHECK_MSG(r.best.block_mask_q == 0 && r.best.custom_mask_p == 0.0, "block_mask %d / custom_mask %g survived",
+              r.best.block_mask_q, r.best.custom_mask_p);
+    CHECK(r.best.window_left >= 0);
     /* planted:dsink_dropped needs learnable sinks and the backward: both stay */
     minimise("planted_dsink_dropped",
              "dtype = fp16\nbatch = 2\nheads = 2\nseqlen = 40\nhead_dim = 32\nmask = causal\nsoftmax = learnable\n"

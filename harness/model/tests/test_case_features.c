@@ -84,6 +84,26 @@ int main(void) {
     expect_error("dtype = mxfp8\nbias = 11ss\n", 2, "bias", "fp16 and bf16 only");
     expect_error("seqlen = 16\ncp = 2 p2p\nalibi = yes\n", 3, "alibi", "context parallelism");
     expect_error("softmax = learnable\nsoftmax = learnable\n", 2, "softmax", "repeated");
+    /* block_mask and custom_mask: print, parse, round trip; errors name the field */
+    roundtrip("block_mask = 8 16 0.6\nmask = causal\nseqlen = 40\n", "block_mask = 8 16 0.6\n");
+    roundtrip("custom_mask = 0.7\nbatch = 2\n", "custom_mask = 0.7\n");
+    roundtrip("block_mask = 0\ncustom_mask = 0\n", "dtype = fp16\n");
+    CHECK(parse("block_mask = 4 8 0.5\n", &c, &e) == 0 && c.block_mask_q == 4 && c.block_mask_k == 8 &&
+          c.block_mask_p == 0.5 && af_case_has_features(&c));
+    af_case_print(&c, text, sizeof text);
+    CHECK_MSG(strstr(text, "block_mask = 4 8 0.5\n") && !strstr(text, "custom_mask"), "%s", text);
+    expect_error("block_mask = 8 16\n", 1, "block_mask", "'BQ BK P'");
+    expect_error("block_mask = 0 16 0.5\n", 1, "block_mask", "BQ, BK in [1,");
+    expect_error("block_mask = 8 16 0\n", 1, "block_mask", "P in (0, 1]");
+    expect_error("block_mask = 8 16 1.5\n", 1, "block_mask", "P in (0, 1]");
+    expect_error("block_mask = 8 x 0.5\n", 1, "block_mask", "'BQ BK P'");
+    expect_error("custom_mask = 1.5\n", 1, "custom_mask", "(0, 1]");
+    expect_error("custom_mask = -0.1\n", 1, "custom_mask", "(0, 1]");
+    /* below 2^-32 the keep threshold would be 0, which the mask rule reads as no mask */
+    expect_error("custom_mask = 1e-12\n", 1, "custom_mask", "at least 2^-32");
+    /* a tiny keep probability on a 1x1 case drops its one key: the drop field is named */
+    expect_error("seqlen_q = 1\nseqlen_kv = 1\nseed = 1\ncustom_mask = 0.000001\n", 4, "custom_mask",
+                 "drop every visible key");
     /* af_case_validate without lines still names the field */
     af_case_defaults(&c);
     c.dtype = AF_DT_FP8_E4M3;

@@ -109,6 +109,8 @@
  *                                   across document boundaries (one packed sequence)
  *   PLANTED_IGNORES_GLOBAL          global_keys accepted and ignored: the first keys are
  *                                   hidden wherever the rest of the mask hides them
+ *   PLANTED_BLOCK_MASK_TRANSPOSED   the block mask read with its axes swapped: the key
+ *                                   block's draw looked up as (key block, query block)
  *
  * Every planted plugin but that one refuses malformed metadata (AF_PLUGIN_ERROR, the
  * reason in why) before it runs (plugins/metadata_check.h).
@@ -171,6 +173,7 @@
 #define PLANTED_IGNORES_DOCUMENTS          29
 #define PLANTED_IGNORES_GLOBAL             30
 #define PLANTED_V_HEAD_KV                  31
+#define PLANTED_BLOCK_MASK_TRANSPOSED      32
 
 #ifndef PLANTED_BUG
 #error "build with -DPLANTED_BUG=PLANTED_<BUG> (see harness/plugins/CMakeLists.txt)"
@@ -221,18 +224,20 @@ static const struct {
     {"planted:ignores_documents", "the document mask accepted and ignored (keys of other documents attended)"},
     {"planted:ignores_global", "global_keys accepted and ignored (the global keys masked as any other)"},
     {"planted:v_head_kv", "V read at K's head (heads_kv's group) when heads_v != heads_kv"},
+    {"planted:block_mask_transposed", "the block mask looked up as (key block, query block): its transpose"},
 };
 
 /* The features this plugin serves (forward only). */
 #define PLANTED_FEATURES                                                                                               \
     (AF_PLUGIN_FEAT_SOFTCAP | AF_PLUGIN_FEAT_SINK | AF_PLUGIN_FEAT_BIAS | AF_PLUGIN_FEAT_ALIBI |                       \
      AF_PLUGIN_FEAT_LSE_BASE2 | AF_PLUGIN_FEAT_DSINK | AF_PLUGIN_FEAT_DROPOUT | AF_PLUGIN_FEAT_DLSE |                  \
-     AF_PLUGIN_FEAT_CHUNK | AF_PLUGIN_FEAT_DOCUMENTS | AF_PLUGIN_FEAT_GLOBAL)
+     AF_PLUGIN_FEAT_CHUNK | AF_PLUGIN_FEAT_DOCUMENTS | AF_PLUGIN_FEAT_GLOBAL | AF_PLUGIN_FEAT_BLOCK_MASK |            \
+     AF_PLUGIN_FEAT_CUSTOM_MASK)
 /* The features the backward serves (the chunk, documents and global keys are part of the
  * mask, which both share). */
 #define PLANTED_BWD_FEATURES                                                                                           \
     (AF_PLUGIN_FEAT_SINK | AF_PLUGIN_FEAT_DSINK | AF_PLUGIN_FEAT_DLSE | AF_PLUGIN_FEAT_CHUNK |                         \
-     AF_PLUGIN_FEAT_DOCUMENTS | AF_PLUGIN_FEAT_GLOBAL)
+     AF_PLUGIN_FEAT_DOCUMENTS | AF_PLUGIN_FEAT_GLOBAL | AF_PLUGIN_FEAT_BLOCK_MASK | AF_PLUGIN_FEAT_CUSTOM_MASK)
 
 AF_PLUGIN_EXPORT uint32_t attnfuzz_plugin_abi_version(void) { return ATTNFUZZ_PLUGIN_ABI_VERSION; }
 
@@ -480,21 +485,62 @@ static int global_keys_of(const planted_run *r, int b) {
     return g < len_kv ? g : len_kv;
 }
 
-/* The hull [*first, *last] of the keys row i sees: its own keys and the global keys
- * 0 .. G-1; returns its size (0: fully masked or past len_q). Inside the hull a key is
- * seen iff key_seen (the gap between the global keys and the row's own is not). */
-static int visible_keys_of_row(const planted_run *r, int b, int i, int *first, int *last) {
-    int n = own_keys_of_row(r, b, i, first, last), g = global_keys_of(r, b);
-    if (i < 0 || i >= r->p->seqlens_q[b] || g == 0) return n;
-    if (n == 0 || *last < g - 1) *last = g - 1;
-    *first = 0;
-    return *last + 1;
+/* The drops (ABI 6, plugin.h): splitmix64's top 32 bits against floor(P 2^32). */
+static uint64_t drop_hash(uint64_t seed, uint64_t tag, uint64_t x, uint64_t y) {
+    uint64_t z = seed + tag * 0x9E3779B97F4A7C15ULL + x * 0xD1B54A32D192ED03ULL + y * 0xABC98388FB8FAC03ULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return (z ^ (z >> 31)) >> 32;
+}
+
+static uint64_t drop_threshold(double p) { return p >= 1.0 ? 1ULL << 32 : (uint64_t)(p * 4294967296.0); }
+
+/* Do the block and element masks keep (b, i, j)? */
+static bool drops_keep(const planted_run *r, int b, int i, int j) {
+    const af_plugin_problem *p = r->p;
+    if (p->features & AF_PLUGIN_FEAT_BLOCK_MASK) {
+        uint64_t qb = (uint64_t)(i / p->block_mask_q), kb = (uint64_t)(j / p->block_mask_k);
+#if BUG(BLOCK_MASK_TRANSPOSED)
+        uint64_t t = qb;
+        qb = kb;
+        kb = t;
+#endif
+        if (drop_hash(p->mask_seed, 1, qb, kb) >= drop_threshold(p->block_mask_p)) return false;
+    }
+    if ((p->features & AF_PLUGIN_FEAT_CUSTOM_MASK) &&
+        drop_hash(p->mask_seed, 2, ((uint64_t)b << 32) | (uint32_t)i, (uint64_t)j) >= drop_threshold(p->custom_mask_p))
+        return false;
+    return true;
 }
 
 static bool key_seen(const planted_run *r, int b, int i, int j) {
     int first, last;
+    if (!drops_keep(r, b, i, j)) return false;
     if (j < global_keys_of(r, b)) return true;
     return own_keys_of_row(r, b, i, &first, &last) > 0 && j >= first && j <= last;
+}
+
+/* The hull [*first, *last] of the keys row i sees: its own keys and the global keys
+ * 0 .. G-1; returns its size (0: fully masked or past len_q; also when the drops take
+ * every key of the hull). Inside the hull a key is seen iff key_seen (the gap between
+ * the global keys and the row's own is not, nor a dropped key). */
+static int visible_keys_of_row(const planted_run *r, int b, int i, int *first, int *last) {
+    int n = own_keys_of_row(r, b, i, first, last), g = global_keys_of(r, b);
+    if (!(i < 0 || i >= r->p->seqlens_q[b] || g == 0)) {
+        if (n == 0 || *last < g - 1) *last = g - 1;
+        *first = 0;
+        n = *last + 1;
+    }
+    if (n > 0 && (r->p->features & (AF_PLUGIN_FEAT_BLOCK_MASK | AF_PLUGIN_FEAT_CUSTOM_MASK))) {
+        bool any = false;
+        for (int j = *first; j <= *last && !any; j++) any = key_seen(r, b, i, j);
+        if (!any) {
+            *first = 0;
+            *last = -1;
+            return 0;
+        }
+    }
+    return n;
 }
 
 static int kv_head_of(const planted_run *r, int h) {

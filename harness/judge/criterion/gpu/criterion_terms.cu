@@ -411,7 +411,7 @@ static double ct_now(void) {
 extern "C" int af_criterion_terms_gpu_fill(const af_oracle_problem *p, const af_outputs *exact,
                                            const af_terms_gpu_consts *kc, af_criterion_terms *t, double *row_a,
                                            int *row_n, double *seconds, char *why, size_t cap) {
-    if (af_feat_any(p) || p->mask.global_keys > 0) {
+    if (af_feat_any(p) || p->mask.global_keys > 0 || af_mask_rule_drops(&p->mask)) {
         snprintf(why, cap, "criterion terms on the GPU: the case has features (the host serves them)");
         return 1;
     }
