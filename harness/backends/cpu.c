@@ -233,11 +233,11 @@ static uint64_t drop_threshold(double p) { return p >= 1.0 ? 1ULL << 32 : (uint6
 static bool has_drops(const af_case *c) { return c->block_mask_q > 0 || c->custom_mask_p != 0.0; }
 
 static bool kept(const af_case *c, int b, int i, int j) {
-    if (c->block_mask_q > 0 && drop_hash(c->seed, 1, (uint64_t)(i / c->block_mask_q), (uint64_t)(j / c->block_mask_k)) >=
-                                   drop_threshold(c->block_mask_p))
+    if (c->block_mask_q > 0 && drop_hash(c->seed, 1, (uint64_t)(i / c->block_mask_q),
+                                         (uint64_t)(j / c->block_mask_k)) >= drop_threshold(c->block_mask_p))
         return false;
-    if (c->custom_mask_p != 0.0 && drop_hash(c->seed, 2, ((uint64_t)b << 32) | (uint32_t)i, (uint64_t)j) >=
-                                       drop_threshold(c->custom_mask_p))
+    if (c->custom_mask_p != 0.0 &&
+        drop_hash(c->seed, 2, ((uint64_t)b << 32) | (uint32_t)i, (uint64_t)j) >= drop_threshold(c->custom_mask_p))
         return false;
     return true;
 }
@@ -555,8 +555,7 @@ static void forward_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) 
             continue;
         }
         float *s = scr->s, *acc = scr->acc;
-        for (int sg = 0, off = 0; sg < ks.ns; off += ks.count[sg++])
-        {
+        for (int sg = 0, off = 0; sg < ks.ns; off += ks.count[sg++]) {
             scores(pb, q_row(pb, b, h, i), b, h, i, ks.first[sg], ks.count[sg], s + off, NULL);
             drop_scores(pb->c, b, i, ks.first[sg], ks.count[sg], s + off);
         }

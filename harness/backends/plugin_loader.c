@@ -84,26 +84,28 @@ void af_plugin_check_in_child(const char *path, af_plugin_descriptor *d) {
     if (find_entry_points(handle, path, &ep, d->why, sizeof d->why)) return;
     uint32_t version = ep.abi_version();
     if (version != ATTNFUZZ_PLUGIN_ABI_VERSION) {
-        snprintf(d->why, sizeof d->why,
-                 "cannot load plugin '%s': %s() returned ABI version %u, this attnfuzz "
-                 "speaks version %u%s (rebuild the plugin against this attnfuzz/plugin.h)",
-                 path, AF_PLUGIN_SYM_ABI_VERSION, version, ATTNFUZZ_PLUGIN_ABI_VERSION,
-                 version < 2   ? "; version 2 added the features (sinks, softcap, bias, ALiBi, log2 stats, dLSE), "
-                                 "version 3 dropout, version 4 attention_chunk, version 5 documents and "
-                                 "global_keys and version 6 heads_v, fp8_e5m2 and fp16 / bf16 outputs of fp8 cases, that an older "
-                                 "plugin would silently ignore or misread"
-                 : version < 3 ? "; version 3 added dropout (p, Philox seed and offset), version 4 "
-                                 "attention_chunk, version 5 documents and global_keys and version 6 heads_v, "
-                                 "that a version-2 plugin would silently ignore"
-                 : version < 4 ? "; version 4 added attention_chunk (chunked local attention), version 5 "
-                                 "documents and global_keys and version 6 heads_v, that a version-3 plugin would "
-                                 "silently ignore"
-                 : version < 5 ? "; version 5 added documents (the document mask) and global_keys and version 6 "
-                                 "heads_v, that a version-4 plugin would silently ignore"
-                 : version < 6 ? "; version 6 added heads_v (V's own head count), the fp8_e5m2 dtype, fp16 / "
-                                 "bf16 outputs of fp8 cases, and block_mask and custom_mask (drops), that a "
-                                 "version-5 plugin would silently misread"
-                               : "");
+        snprintf(
+            d->why, sizeof d->why,
+            "cannot load plugin '%s': %s() returned ABI version %u, this attnfuzz "
+            "speaks version %u%s (rebuild the plugin against this attnfuzz/plugin.h)",
+            path, AF_PLUGIN_SYM_ABI_VERSION, version, ATTNFUZZ_PLUGIN_ABI_VERSION,
+            version < 2
+                ? "; version 2 added the features (sinks, softcap, bias, ALiBi, log2 stats, dLSE), "
+                  "version 3 dropout, version 4 attention_chunk, version 5 documents and "
+                  "global_keys and version 6 heads_v, fp8_e5m2 and fp16 / bf16 outputs of fp8 cases, that an older "
+                  "plugin would silently ignore or misread"
+            : version < 3 ? "; version 3 added dropout (p, Philox seed and offset), version 4 "
+                            "attention_chunk, version 5 documents and global_keys and version 6 heads_v, "
+                            "that a version-2 plugin would silently ignore"
+            : version < 4 ? "; version 4 added attention_chunk (chunked local attention), version 5 "
+                            "documents and global_keys and version 6 heads_v, that a version-3 plugin would "
+                            "silently ignore"
+            : version < 5 ? "; version 5 added documents (the document mask) and global_keys and version 6 "
+                            "heads_v, that a version-4 plugin would silently ignore"
+            : version < 6 ? "; version 6 added heads_v (V's own head count), the fp8_e5m2 dtype, fp16 / "
+                            "bf16 outputs of fp8 cases, and block_mask and custom_mask (drops), that a "
+                            "version-5 plugin would silently misread"
+                          : "");
         return;
     }
     const af_plugin_info *pi = ep.info();

@@ -150,17 +150,17 @@ typedef struct {
 #define AF_PLUGIN_PAGED    (1u << 3) /* K and V live in pages (page_table set)         */
 
 /* feature bits (af_plugin_problem.features, ABI 2) */
-#define AF_PLUGIN_FEAT_SOFTCAP   (1u << 0)  /* softcap > 0                                 */
-#define AF_PLUGIN_FEAT_SINK      (1u << 1)  /* sink logits (off_by_one: all 0, or learnable) */
-#define AF_PLUGIN_FEAT_BIAS      (1u << 2)  /* additive bias tensor                         */
-#define AF_PLUGIN_FEAT_ALIBI     (1u << 3)  /* ALiBi slopes                                 */
-#define AF_PLUGIN_FEAT_LSE_BASE2 (1u << 4)  /* write LSE in base 2                          */
-#define AF_PLUGIN_FEAT_DLSE      (1u << 5)  /* backward takes dlse                          */
-#define AF_PLUGIN_FEAT_DSINK     (1u << 6)  /* learnable sinks: write dsink                  */
-#define AF_PLUGIN_FEAT_DROPOUT   (1u << 7)  /* dropout on P (ABI 3)                          */
-#define AF_PLUGIN_FEAT_CHUNK     (1u << 8)  /* attention_chunk > 0 (ABI 4)                   */
-#define AF_PLUGIN_FEAT_DOCUMENTS (1u << 9)  /* a document mask (ABI 5)                       */
-#define AF_PLUGIN_FEAT_GLOBAL    (1u << 10) /* global_keys > 0 (ABI 5)                      */
+#define AF_PLUGIN_FEAT_SOFTCAP     (1u << 0)  /* softcap > 0                                 */
+#define AF_PLUGIN_FEAT_SINK        (1u << 1)  /* sink logits (off_by_one: all 0, or learnable) */
+#define AF_PLUGIN_FEAT_BIAS        (1u << 2)  /* additive bias tensor                         */
+#define AF_PLUGIN_FEAT_ALIBI       (1u << 3)  /* ALiBi slopes                                 */
+#define AF_PLUGIN_FEAT_LSE_BASE2   (1u << 4)  /* write LSE in base 2                          */
+#define AF_PLUGIN_FEAT_DLSE        (1u << 5)  /* backward takes dlse                          */
+#define AF_PLUGIN_FEAT_DSINK       (1u << 6)  /* learnable sinks: write dsink                  */
+#define AF_PLUGIN_FEAT_DROPOUT     (1u << 7)  /* dropout on P (ABI 3)                          */
+#define AF_PLUGIN_FEAT_CHUNK       (1u << 8)  /* attention_chunk > 0 (ABI 4)                   */
+#define AF_PLUGIN_FEAT_DOCUMENTS   (1u << 9)  /* a document mask (ABI 5)                       */
+#define AF_PLUGIN_FEAT_GLOBAL      (1u << 10) /* global_keys > 0 (ABI 5)                      */
 #define AF_PLUGIN_FEAT_BLOCK_MASK  (1u << 11) /* block_mask (ABI 6)                         */
 #define AF_PLUGIN_FEAT_CUSTOM_MASK (1u << 12) /* custom_mask (ABI 6)                        */
 
