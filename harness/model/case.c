@@ -657,8 +657,8 @@ static int set_custom(af_case *c, parse_state *st, int f, const char *v, char *w
                 c->block_mask_p = 0.0;
                 return 0;
             }
-            if (np != 3 || bq < 1 || bq > AF_MAX_SEQLEN || bk < 1 || bk > AF_MAX_SEQLEN || parse_double(parts[2], &pv) ||
-                !(pv > 0.0 && pv <= 1.0)) {
+            if (np != 3 || bq < 1 || bq > AF_MAX_SEQLEN || bk < 1 || bk > AF_MAX_SEQLEN ||
+                parse_double(parts[2], &pv) || !(pv > 0.0 && pv <= 1.0)) {
                 snprintf(why, cap, "'%s' is not 0 (off) or 'BQ BK P' with BQ, BK in [1, %d] and P in (0, 1]", v,
                          AF_MAX_SEQLEN);
                 return -1;
@@ -874,8 +874,7 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
         FAIL(F_BLOCK_MASK, "block_mask = %d %d %g: block sizes >= 1 and P in (0, 1], or 0 (off)", c->block_mask_q,
              c->block_mask_k, c->block_mask_p);
     if (!(c->custom_mask_p == 0.0 || (c->custom_mask_p >= AF_CUSTOM_MASK_MIN_P && c->custom_mask_p <= 1.0)))
-        FAIL(F_CUSTOM_MASK, "custom_mask probability %g is outside (0, 1] (at least 2^-32; 0 = off)",
-             c->custom_mask_p);
+        FAIL(F_CUSTOM_MASK, "custom_mask probability %g is outside (0, 1] (at least 2^-32; 0 = off)", c->custom_mask_p);
     if (!(c->dropout_p >= 0.0 && c->dropout_p < 1.0))
         FAIL(F_DROPOUT, "dropout probability %g is outside [0, 1)", c->dropout_p);
     if (c->dlse && !c->backward) FAIL(F_DLSE, "dlse = yes needs backward = yes (it is an incoming gradient)");

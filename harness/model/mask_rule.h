@@ -166,9 +166,8 @@ AF_MASK_HD bool af_mask_rule_kept(const af_mask_rule *r, int b, int i, int j) {
         af_mask_drop_hash(r->drop_seed, 1, (unsigned long long)(i / r->block_q),
                           (unsigned long long)(j / r->block_k)) >= r->block_keep)
         return false;
-    if (r->elem_keep > 0 &&
-        af_mask_drop_hash(r->drop_seed, 2, ((unsigned long long)b << 32) | (unsigned int)i, (unsigned long long)j) >=
-            r->elem_keep)
+    if (r->elem_keep > 0 && af_mask_drop_hash(r->drop_seed, 2, ((unsigned long long)b << 32) | (unsigned int)i,
+                                              (unsigned long long)j) >= r->elem_keep)
         return false;
     return true;
 }

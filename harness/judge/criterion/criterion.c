@@ -223,8 +223,9 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, const af_mask_k
 
 bool af_criterion_terms_gpu_serves(const af_oracle_problem *p) {
     char why[256];
-    return !af_feat_any(p) && p->mask.global_keys == 0 && !af_mask_rule_drops(&p->mask) && p->Dqk <= AF_TERMS_GPU_MAX_DIM &&
-           p->Dv <= AF_TERMS_GPU_MAX_DIM && p->B <= AF_MAX_BATCH && af_oracle_gpu_usable(why, sizeof why) == 0;
+    return !af_feat_any(p) && p->mask.global_keys == 0 && !af_mask_rule_drops(&p->mask) &&
+           p->Dqk <= AF_TERMS_GPU_MAX_DIM && p->Dv <= AF_TERMS_GPU_MAX_DIM && p->B <= AF_MAX_BATCH &&
+           af_oracle_gpu_usable(why, sizeof why) == 0;
 }
 
 /* The GPU pass into t (allocated and zeroed as the host loop needs it); the LSE rows'
