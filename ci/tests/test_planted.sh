@@ -42,6 +42,10 @@
 #   block_mask_transposed         convention|       convention probe (rows the transpose
 #                                 mismatch          leaves keys: O != 0) / comparison, on the
 #                                                   block_mask seed
+#   paged_ragged_offset           mismatch          comparison, on the thd + paged seeds (the
+#                                                   page table read at the query's packed
+#                                                   token); and a short campaign from them finds
+#                                                   it, each minimised finding still thd + paged
 #
 # For each: `attnfuzz run corpora/seed/*.case --backend planted:<bug> --json` exits 1
 # (a finding), some verdict has the expected kind, and none says that the plugin
@@ -162,6 +166,19 @@ expect ignores_documents mismatch corpora/seed-features/fp16-documents-causal-bw
 expect ignores_global mismatch corpora/seed-features/fp16-global-window-bwd.case
 expect v_head_kv mismatch corpora/seed-features/fp16-heads-v-bwd.case
 expect block_mask_transposed 'convention|mismatch' corpora/seed-features/fp16-block-mask-causal-bwd.case
+thd_paged=(corpora/seed/*thd-paged*.case)
+expect paged_ragged_offset mismatch "${thd_paged[@]}"
+# ... and a short campaign from those seeds finds it; minimisation keeps thd and the pages
+. "$(dirname "$0")/lib_feature_campaign.sh"
+TIME=${ATTNFUZZ_TEST_PLANTED_CAMPAIGN_TIME:-10}
+all_seeds=("${seeds[@]}")
+seeds=("${thd_paged[@]}")
+feature_campaign paged_ragged_offset '^page_size = [1-9]'
+for d in "$tmp"/paged_ragged_offset/findings/*; do
+  grep -q '^layout = thd' "$d/finding.case" ||
+    { echo "FAIL planted:paged_ragged_offset: $(basename "$d") lost layout = thd"; fail=$((fail + 1)); }
+done
+seeds=("${all_seeds[@]}")
 for bug in page_index_128 split_kv_stride finite_max_init; do
   "$bin" run "${seeds[@]}" --backend "planted:$bug" --json > "$tmp/$bug.seeds.json" 2> /dev/null
   others=$(kinds "$tmp/$bug.seeds.json" | grep -vxE 'pass|declined' | sort | uniq -c | tr '\n' ',')

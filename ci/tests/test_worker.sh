@@ -36,6 +36,14 @@ check "trace: the serve loop's start" "$T/trace.txt" "^[0-9]+\.[0-9]{3} 0\.0000 
 check "trace: a run of a.case's shape and its reply" "$T/trace.txt" \
     "^[0-9]+\.[0-9]{3} [0-9]+\.[0-9]{4} run \[dtype=fp16 batch=1 heads_q=2 heads_kv=1 seqlen_q=8 seqlen_kv=8 head_dim_qk=8 head_dim_v=8 backward=True\] -> ok$"
 check "trace: b.case (bf16) ran too" "$T/trace.txt" " run \[dtype=bf16 .*\] -> ok$"
+# ragged queries over paged K/V (thd + page_size, the serving layout): Q, O, LSE carry
+# token_start, K and V a page table and no token_start; refpy serves it, probes included
+cp "$ROOT/corpora/seed/fp16-thd-paged-5-gap.case" "$T/thdpaged.case"
+ATTNFUZZ_WORKER_TRACE=$T/thdpaged-trace.txt "$AF" run "$T/thdpaged.case" --backend worker:refpy \
+    --worker-cmd "python3 -m attnfuzz_worker.examples.reference_py" >"$T/thdpaged.out" 2>&1
+rc=$?
+check "refpy passes a thd + paged case (rc $rc)" "$T/thdpaged.out" "thdpaged.case \[worker:refpy\]: pass"
+[ $rc -eq 0 ] || { echo "FAIL refpy thd + paged rc $rc"; cat "$T/thdpaged.out"; fail=1; }
 
 # 2. planted workers: the planted case gets its verdict, the next case passes
 planted() { # planted MODE REGEX [config-file]

@@ -601,10 +601,9 @@ static void mutate_cp_paged(af_case *c, uint64_t *rng) {
     } else {
         int k = pick(rng, AF_FZ_N_PAGE + AF_FZ_N_ODD_PAGE);
         c->page_size = k < AF_FZ_N_PAGE ? af_fz_page_sizes[k] : af_fz_odd_page_sizes[k - AF_FZ_N_PAGE];
-        if (c->page_size) {
+        if (c->page_size) { /* a thd case stays thd: ragged queries over paged K/V */
             c->packing = AF_PACK_SEPARATE;
             c->backward = false;
-            if (c->layout == AF_LAYOUT_THD) c->layout = AF_LAYOUT_BSHD;
         }
     }
 }

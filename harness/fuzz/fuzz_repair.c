@@ -249,8 +249,8 @@ static void repair_combinations(af_case *c, const af_fuzz_limits *l) {
     }
     if (c->packing == AF_PACK_KV && c->head_dim_qk != c->head_dim_v) c->packing = AF_PACK_SEPARATE;
     if (c->page_size) {
-        if (!l->paged || c->packing != AF_PACK_SEPARATE || c->layout == AF_LAYOUT_THD || c->backward ||
-            c->page_size < 0) {
+        /* thd + paged is the serving layout (ragged Q, paged K/V): kept */
+        if (!l->paged || c->packing != AF_PACK_SEPARATE || c->backward || c->page_size < 0) {
             c->page_size = 0;
         } else {
             _Static_assert(AF_FUZZ_MAX_BATCH * 1024 <= AF_MAX_PAGES, "1024 pages per sequence fit");

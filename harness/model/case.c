@@ -774,8 +774,6 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
     if (c->page_tail_nan && !c->page_size) FAIL(F_PAGE_TAIL, "page_tail = nan needs page_size > 0");
     if (c->page_size) {
         if (c->packing != AF_PACK_SEPARATE) FAIL(F_PAGE_SIZE, "paged KV needs packing = separate");
-        if (c->layout == AF_LAYOUT_THD)
-            FAIL(F_PAGE_SIZE, "paged KV with layout thd is not supported (pages already index tokens)");
         if (c->backward) FAIL(F_PAGE_SIZE, "paged KV is forward only (a KV cache has no gradient)");
         long pages = (long)c->batch * ((c->seqlen_kv + c->page_size - 1) / c->page_size);
         if (pages > AF_MAX_PAGES)

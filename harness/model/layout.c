@@ -8,7 +8,8 @@
  *   bhsd: offset = base_t + b * (sum_t H_t * S * (D_t + gap)) + (h * S + s) * (D + gap) + d
  *   thd : offset = base + (token_start[b] + s) * row + h * (D + gap) + d, with thd_gap
  *         unused tokens after every sequence
- *   paged K/V (bshd inside a page): base + page * page_stride + (s % P) * row + h * (D+gap) + d
+ *   paged K/V (bshd inside a page): base + page * page_stride + (s % P) * row + h * (D+gap) + d,
+ *         whatever the layout: with thd, Q, O and LSE are ragged and K, V paged
  * LSE is fp32: (b, h, s) dense, or (token, h) for thd.
  */
 #include "model/layout.h"
@@ -130,6 +131,7 @@ static void lay_group(af_layout_plan *p, const af_case *c, const group *g) {
         }
         if (c->page_size && kv && g->n == 1 && (g->ids[0] == AF_T_K || g->ids[0] == AF_T_V)) {
             v->paged = true;
+            v->ragged = false; /* thd + paged: Q, O, LSE ragged, K and V in pages */
             v->base = 0;
             v->stride_h = vec; /* pages are bshd inside, whatever the layout */
             v->stride_s = row;
@@ -171,8 +173,9 @@ int af_layout_plan_make(const af_case *c, af_layout_plan *p, char *why, size_t c
         int64_t tq = 0, tk = 0;
         for (int b = 0; b < B; b++) {
             p->token_start_q[b] = tq;
-            p->token_start_kv[b] = tk;
             tq += af_case_len_q(c, b) + c->thd_gap;
+            if (c->page_size) continue; /* paged K/V: no packed key tokens (layout.h) */
+            p->token_start_kv[b] = tk;
             tk += af_case_len_kv(c, b) + c->thd_gap;
         }
         p->token_start_q[B] = tq;
@@ -268,7 +271,7 @@ int af_layout_metadata_check(const af_case *c, const af_layout_plan *p, char *wh
             return -1;
         }
         if (c->layout == AF_LAYOUT_THD)
-            for (int side = 0; side < 2; side++) {
+            for (int side = 0; side < (p->page_size > 0 ? 1 : 2); side++) { /* paged keys: the table */
                 const int64_t *ts = side ? p->token_start_kv : p->token_start_q;
                 int64_t total = side ? p->total_tokens_kv : p->total_tokens_q;
                 if (ts[b] < 0 || ts[b] + (side ? lk : lq) > ts[b + 1] || ts[c->batch] > total) {

@@ -85,6 +85,14 @@ typedef struct {
     int64_t token_start_q[AF_MAX_BATCH + 1]; /* thd: first packed token of each sequence */
     int64_t token_start_kv[AF_MAX_BATCH + 1];
     int64_t total_tokens_q, total_tokens_kv; /* thd: rows in the packed buffers, gaps included */
+    /* thd with page_size > 0 (the serving layout: FlashAttention varlen + block_table,
+     * FlashInfer qo_indptr + paged KV, cuDNN ragged Q with paged K/V): Q, O, LSE (and
+     * the query-side gradients) are ragged with token_start_q and thd_gap; K and V are
+     * paged, not ragged. They have no packed tokens: token_start_kv stays all 0 and
+     * total_tokens_kv 0, neither is passed to a backend (the plugin ABI's K/V token_start
+     * is NULL, the worker's K/V descriptors carry no token_start) nor checked. A kernel
+     * API that wants cu_seqlens_k derives it from seqlens_kv: its differences are the
+     * key lengths, never addresses. */
     int page_size;                           /* 0 = not paged */
     int pages_per_seq;
     int n_pages;

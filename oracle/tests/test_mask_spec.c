@@ -384,7 +384,7 @@ static void drop_tables(void) {
         double pb, pe;
         bool causal;
         int global;
-    } cases[] = {{8, 16, 0.6, 0, true, 0}, {4, 4, 0.5, 0, false, 3}, {0, 0, 0, 0.7, false, 0},
+    } cases[] = {{8, 16, 0.6, 0, true, 0},   {4, 4, 0.5, 0, false, 3}, {0, 0, 0, 0.7, false, 0},
                  {16, 8, 0.8, 0.5, true, 2}, {1, 1, 0.3, 0, false, 0}, {0, 0, 0, 1.0, true, 0}};
     int fully_masked_rows = 0, dropped = 0, kept_total = 0;
     for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
@@ -401,7 +401,8 @@ static void drop_tables(void) {
                 int want = 0;
                 for (int j = 0; j < 48; j++) {
                     bool base = af_mask_visible(&r, 40, 48, i, j); /* the intervals alone */
-                    bool sees = base && brute_kept(r.drop_seed, cases[t].bq, cases[t].bk, cases[t].pb, cases[t].pe, b, i, j);
+                    bool sees =
+                        base && brute_kept(r.drop_seed, cases[t].bq, cases[t].bk, cases[t].pb, cases[t].pe, b, i, j);
                     CHECK(af_mask_sees(&r, b, 40, 48, i, j) == sees);
                     want += sees;
                     dropped += base && !sees;

@@ -73,6 +73,10 @@ class Fa4Map(unittest.TestCase):
         self.assertEqual(fa4_map.plan(make(case_extra={"page_size": 128, "page_tail": "finite"}, **paged),
                                       SM90)["inputs"], "paged")
 
+    def test_thd_queries_over_paged_kv_declined(self):
+        self.declines(make(paged=True, ragged=True, seqlen_q=8, seqlen_kv=64, seqlens_q=[8, 3], seqlens_kv=[64, 20],
+                           case_extra={"page_size": 16, "thd_gap": 2}), "ragged (thd) queries with paged")
+
     def test_head_dims_per_arch(self):
         self.declines(make(head_dim_qk=512, head_dim_v=512), "head dims 8..256")
         self.declines(make(head_dim_qk=72, head_dim_v=68), "multiples of 8")

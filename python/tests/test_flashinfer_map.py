@@ -121,6 +121,19 @@ class Plan(unittest.TestCase):
         self.assertEqual((call["module"], call["lse"], call["pages"]["last_page_len"]), ("fa2 decode fp16 d128/128",
                                                                                        "log2", [1]))
 
+    def test_ragged_queries_over_paged_kv_go_to_the_paged_wrapper(self):
+        # thd + page_size: qo_indptr from the query lengths (gaps dropped: the worker packs
+        # dense queries), the harness's own page table for the keys
+        p = problem(batch=2, layout="thd", ragged=True, paged=True, seqlen_q=5, seqlens_q=[5, 2], seqlen_kv=9,
+                    seqlens_kv=[9, 4])
+        paging = {"page_size": 5, "pages_per_seq": 2, "page_table": [3, 0, 2, 1]}
+        self.assertEqual(fm.default_engine(p), "fa2-paged")
+        call, why = fm.plan(p, "", paging=paging)
+        self.assertIsNone(why)
+        self.assertEqual((call["kind"], call["qo_indptr"]), ("paged", [0, 5, 7]))
+        self.assertEqual((call["pages"]["indptr"], call["pages"]["indices"], call["pages"]["last_page_len"]),
+                         ([0, 2, 3], [3, 0, 2], [4, 4]))
+
     def test_window_and_softcap_select_their_module_variants(self):
         p = problem(mask="causal", align="bottom_right", window_left=2, seqlen_q=4, seqlen_kv=12, dtype="bf16")
         p.softcap = 30.0

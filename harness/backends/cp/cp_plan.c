@@ -248,6 +248,13 @@ static af_run_status a2a_heads(const af_case *c, af_cp_plant plant, int rank, in
 
 /* Declines shared by the comm types; AF_RUN_OK when none applies. */
 static af_run_status common_checks(const af_case *c, int nchunks, char *why, size_t cap) {
+    if (c->layout == AF_LAYOUT_THD && c->page_size > 0) {
+        snprintf(why, cap,
+                 "cp %s: thd with paged K/V is not served (the serving layout is a decode/prefill cache, not a "
+                 "context-parallel training layout: TransformerEngine's CP takes no page table)",
+                 comm_name(c));
+        return AF_RUN_DECLINED;
+    }
     if (af_case_heads_v(c) != c->heads_kv) {
         snprintf(why, cap,
                  "cp %s: heads_v = %d != heads_kv = %d is not served (the ranks' K/V exchange and head split carry one "

@@ -62,6 +62,7 @@ typedef struct {
     int batch_eq_hkv_gqa;                      /* batch == heads_kv > 1, heads_q > heads_kv */
     int window_edge[2][3];                     /* [align][edge]: a window side at 0, at 1, >= max(s_q, s_kv) */
     int sq_over_skv_br;                        /* s_q > s_kv, causal bottom-right */
+    int thd_paged;                             /* layout thd with page_size > 0 (ragged Q, paged K/V) */
     double work;                               /* sum of af_case_work */
 } boundary_counts;
 
@@ -80,6 +81,7 @@ static void note_boundaries(boundary_counts *k, const af_case *c) {
         int last_row = (skv < page ? skv : page) - 1; /* the deepest row a page holds */
         for (int m = 0; m < PAGE_LOG2_MAX; m++) k->paged_past[m] += page > (1 << m) && last_row >= (1 << m);
         k->big_page_past_128 += page >= 256 && skv > 128;
+        k->thd_paged += c->layout == AF_LAYOUT_THD;
     }
     if (c->heads_q > 1) {
         k->kv_heads_over[0] += skv > 256;
@@ -254,6 +256,8 @@ static void check_cpu_boundaries(const reach_counts *k) {
     /* the two shapes no cpu campaign met in 150 s: >= 1 % of the draws each */
     CHECK_MSG(b->big_page_past_128 * 100 >= k->n, "pages >= 256 with a key past 128 in %d of %d (< 1 %%)",
               b->big_page_past_128, k->n);
+    printf("cpu boundaries: thd with pages (ragged queries over paged K/V) %d of %d\n", b->thd_paged, k->n);
+    CHECK_MSG(b->thd_paged * 1000 >= k->n, "thd with pages in %d of %d (< 0.1 %%)", b->thd_paged, k->n);
     CHECK_MSG(b->kv_heads_over[1] * 100 >= k->n, "s_kv > 1024 with heads_q > 1 in %d of %d (< 1 %%)",
               b->kv_heads_over[1], k->n);
     for (int m = 0; m < PAGE_LOG2_MAX; m++)

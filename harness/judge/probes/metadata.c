@@ -16,6 +16,8 @@
  *                               must give the judged run's outputs
  *          len_past_offsets     seqlens_kv[b] one more than its span token_start[b + 1] -
  *                               token_start[b] (the first sequence with keys)
+ *          (thd with paged K/V: the query side only, K and V have no token starts, and no
+ *          len_past_offsets: the key lengths are bounded by the pages, len_past_pages)
  *   paged  page_past_end        a used page-table entry set to n_pages
  *          page_negative        the same entry set to -1
  *          page_shared          the same entry set to another sequence's first page: a page
@@ -100,11 +102,14 @@ int probe_md_malform(probe_md_kind k, const af_case *c, const af_layout_plan *pl
     if (b < 0) return -1;
     int64_t *starts[2] = {out->token_start_q, out->token_start_kv};
     const int64_t totals[2] = {plan->total_tokens_q, plan->total_tokens_kv};
+    const int sides = paged ? 1 : 2; /* thd + paged: K and V have no token starts (layout.h) */
+    const int named = sides - 1;     /* the side the messages name: keys, or queries when paged */
+    const char *tokens = paged ? "query" : "key";
     switch (k) {
         case MD_OFFSETS_DECREASING: {
             if (!thd) return -1;
             int changed = 0;
-            for (int side = 0; side < 2; side++)
+            for (int side = 0; side < sides; side++)
                 for (int j = 0; j < B; j++)
                     if (starts[side][j] < starts[side][j + 1]) {
                         int64_t t = starts[side][j];
@@ -119,7 +124,7 @@ int probe_md_malform(probe_md_kind k, const af_case *c, const af_layout_plan *pl
         }
         case MD_OFFSET_PAST_END: {
             if (!thd) return -1;
-            for (int side = 0; side < 2; side++) {
+            for (int side = 0; side < sides; side++) {
                 int last = -1;
                 for (int j = 0; j < B; j++)
                     if ((side ? af_case_len_kv(c, j) : af_case_len_q(c, j)) > 0) last = j;
@@ -127,23 +132,24 @@ int probe_md_malform(probe_md_kind k, const af_case *c, const af_layout_plan *pl
                 int len = side ? af_case_len_kv(c, last) : af_case_len_q(c, last);
                 int64_t delta = totals[side] - (starts[side][last] + len) + 1;
                 for (int j = last; j <= B; j++) starts[side][j] += delta;
-                if (side) ch->b = last;
+                if (side == named) ch->b = last;
             }
+            if (ch->b < 0) return -1;
             snprintf(what, cap,
                      "the last sequence's last token one past the end of the buffer (token_start[%d] = %lld "
-                     "of %lld key tokens)",
-                     ch->b, (long long)out->token_start_kv[ch->b], (long long)totals[1]);
+                     "of %lld %s tokens)",
+                     ch->b, (long long)starts[named][ch->b], (long long)totals[named], tokens);
             return 0;
         }
         case MD_FINAL_OFFSET_LONG:
             if (!thd) return -1;
-            for (int side = 0; side < 2; side++) starts[side][B] = totals[side] + 1;
+            for (int side = 0; side < sides; side++) starts[side][B] = totals[side] + 1;
             ch->b = B;
-            snprintf(what, cap, "token_start[%d] = %lld, one more than the buffer's %lld key tokens", B,
-                     (long long)out->token_start_kv[B], (long long)totals[1]);
+            snprintf(what, cap, "token_start[%d] = %lld, one more than the buffer's %lld %s tokens", B,
+                     (long long)starts[named][B], (long long)totals[named], tokens);
             return 0;
         case MD_LEN_PAST_OFFSETS: {
-            if (!thd) return -1;
+            if (!thd || paged) return -1; /* paged keys: len_past_pages */
             ensure_seqlens(cc);
             int64_t span = plan->token_start_kv[b + 1] - plan->token_start_kv[b];
             cc->seqlens_kv[b] = (int)(span + 1);

@@ -134,6 +134,35 @@ static void test_paged_generators(void) {
     free(q);
 }
 
+/* thd with paged K/V: the offsets' malformations touch the query side only (K and V have
+ * no token starts), len_past_offsets does not apply (the pages bound the keys), the page
+ * malformations do. */
+static const char *const thd_paged_case = "dtype = fp16\nlayout = thd\nbatch = 2\nheads_q = 2\nheads_kv = 1\n"
+                                          "seqlen_q = 6\nseqlen_kv = 20\nseqlens_q = 6,3\nseqlens_kv = 20,9\n"
+                                          "thd_gap = 2\npage_size = 8\nhead_dim = 16\nmask = causal\n";
+
+static void test_thd_paged_generators(void) {
+    af_case c, cc;
+    af_layout_plan *p = malloc(sizeof *p), *q = malloc(sizeof *q);
+    CHECK(p && q);
+    plan_of(thd_paged_case, &c, p);
+    probe_md_change ch;
+    /* query starts 0, 8, (13); no key tokens */
+    CHECK(p->token_start_q[1] == 8 && p->total_tokens_q == 13 && p->total_tokens_kv == 0);
+    CHECK(malform(MD_OFFSETS_DECREASING, &c, p, &cc, q, &ch) == 0);
+    CHECK(q->token_start_q[0] == 8 && q->token_start_q[1] == 0 && diff64(q->token_start_kv, p->token_start_kv, 3) == 0);
+    CHECK(malform(MD_OFFSET_PAST_END, &c, p, &cc, q, &ch) == 0);
+    CHECK(ch.b == 1 && q->token_start_q[1] + 3 - 1 == p->total_tokens_q && q->token_start_q[2] == 16);
+    CHECK(diff64(q->token_start_kv, p->token_start_kv, 3) == 0);
+    CHECK(malform(MD_FINAL_OFFSET_LONG, &c, p, &cc, q, &ch) == 0);
+    CHECK(q->token_start_q[2] == 14 && diff64(q->token_start_kv, p->token_start_kv, 3) == 0);
+    CHECK(malform(MD_LEN_PAST_OFFSETS, &c, p, &cc, q, &ch) == -1);
+    for (int k = MD_PAGE_PAST_END; k <= MD_LEN_PAST_PAGES; k++)
+        CHECK_MSG(malform((probe_md_kind)k, &c, p, &cc, q, &ch) == 0, "%s on thd + paged", probe_md_names[k]);
+    free(p);
+    free(q);
+}
+
 /* After the judged run: the metadata probe alone (with the determinism probe's run). */
 static void probe(af_backend *be, af_backend *cpu, const char *text, af_verdict *pv, af_probe_stats *ps) {
     af_probe_opts o;
@@ -146,6 +175,7 @@ static void probe(af_backend *be, af_backend *cpu, const char *text, af_verdict 
 int main(void) {
     test_thd_generators();
     test_paged_generators();
+    test_thd_paged_generators();
 
     af_backend *cpu = af_backend_cpu_new();
     af_backend *none = fx_load_plugin("planted_none"), *flash = fx_load_plugin("flash_ref");
@@ -166,6 +196,15 @@ int main(void) {
                       good[i]->name, ps.notes);
         }
     printf("  planted:none, flash_ref: no finding (%s)\n", ps.notes);
+    for (int i = 0; i < 2; i++) { /* thd + paged: every variant but len_past_offsets, no finding */
+        probe(good[i], cpu, thd_paged_case, &v, &ps);
+        af_verdict_line(&v, line, sizeof line);
+        CHECK_MSG(v.n_findings == 0 && ps.metadata_runs >= 6, "%s on thd + paged: %d variants, %s (%s)",
+                  good[i]->name, ps.metadata_runs, line, ps.notes);
+    }
+    probe(bug, cpu, thd_paged_case, &v, &ps);
+    af_verdict_line(&v, line, sizeof line);
+    CHECK_MSG(v.n_findings > 0, "metadata_unchecked passed thd + paged: %s (%s)", line, ps.notes);
 
     probe(bug, cpu, thd_case, &v, &ps);
     af_verdict_line(&v, line, sizeof line);

@@ -174,6 +174,14 @@ int main(void) {
     expect_error("batch = 129\n", 1, "batch", "129");
     expect_error("page_size = -1\n", 1, "page_size", "-1");
     expect_error("page_size = 1\nseqlen_kv = 65537\n", 1, "page_size", "65537 pages");
+    /* ragged queries over paged K/V (the serving layout): valid, prints and reads back;
+     * still forward only and separate K/V */
+    roundtrip("layout = thd\nbatch = 3\nseqlen_q = 4\nseqlen_kv = 37\nseqlens_q = 4,0,1\nseqlens_kv = 37,12,9\n"
+              "thd_gap = 3\npage_size = 5\nmask = causal_bottom_right\n");
+    expect_error("layout = thd\nseqlens_q = 3\nseqlens_kv = 9\nseqlen_kv = 9\npage_size = 4\nbackward = yes\n", 5,
+                 "page_size", "forward only");
+    expect_error("layout = thd\nseqlens_q = 3\nseqlens_kv = 3\npacking = kv\npage_size = 4\n", 5, "page_size",
+                 "packing = separate");
     expect_error("page_size = 3\nbatch = 128\nseqlen_kv = 1537\n", 1, "page_size", "the page table holds");
     expect_error("page_size = 4\nbackward = yes\n", 1, "page_size", "forward only");
     expect_error("page_tail = nan\n", 1, "page_tail", "needs page_size");

@@ -128,6 +128,93 @@ static void same_inputs(const char *base, const char *variant) {
     af_tensors_free(&tb);
 }
 
+/* thd with paged K/V (ragged queries over a paged KV cache, the serving layout): every
+ * Q, O and LSE element at its packed token (token starts with thd_gap tokens after every
+ * sequence), every K and V element in its page, each address computed here from the
+ * case alone and the plan's page table; K/V have no token starts, and the metadata check
+ * looks at the query side and the table only. */
+static void check_thd_paged(void) {
+    enum { B = 3, HQ = 4, HKV = 2, DQK = 8, DV = 6, GAP = 3, SG = 2, P = 5, SKV = 37 };
+    static const int len_q[B] = {11, 0, 5}, len_kv[B] = {37, 12, 9};
+    af_case c;
+    load("layout = thd\nbatch = 3\nheads_q = 4\nheads_kv = 2\nhead_dim_qk = 8\nhead_dim_v = 6\nseqlen_q = 11\n"
+         "seqlen_kv = 37\nseqlens_q = 11,0,5\nseqlens_kv = 37,12,9\nthd_gap = 3\nstride_gap = 2\npage_size = 5\n"
+         "mask = causal\nalign = bottom_right\nseed = 4\n",
+         &c);
+    check_plan(&c);
+    af_layout_plan *p = malloc(sizeof *p);
+    char why[256];
+    CHECK(af_layout_plan_make(&c, p, why, sizeof why) == 0);
+    /* the page table: (B, ceil(37 / 5) = 8) entries, a permutation of the 24 pages */
+    const int pps = (SKV + P - 1) / P;
+    CHECK(p->page_size == P && p->pages_per_seq == pps && p->n_pages == B * pps);
+    int seen[B * 8] = {0};
+    for (int i = 0; i < B * pps; i++) {
+        CHECK(p->page_table[i] >= 0 && p->page_table[i] < B * pps);
+        seen[p->page_table[i]]++;
+    }
+    for (int i = 0; i < B * pps; i++) CHECK(seen[i] == 1);
+    /* the views: Q, O, LSE ragged and not paged; K, V paged and not ragged */
+    CHECK(p->view[AF_T_Q].ragged && !p->view[AF_T_Q].paged && p->view[AF_T_O].ragged && p->view[AF_T_LSE].ragged);
+    CHECK(p->view[AF_T_K].paged && !p->view[AF_T_K].ragged && p->view[AF_T_V].paged && !p->view[AF_T_V].ragged);
+    /* the query side's packed tokens, computed here */
+    int64_t start[B + 1], t = 0;
+    for (int b = 0; b < B; b++) {
+        start[b] = t;
+        t += len_q[b] + GAP;
+    }
+    start[B] = t;
+    for (int b = 0; b <= B; b++) CHECK_MSG(p->token_start_q[b] == start[b], "token_start_q[%d]", b);
+    CHECK(p->total_tokens_q == t);
+    for (int b = 0; b <= B; b++) CHECK(p->token_start_kv[b] == 0); /* no key tokens (layout.h) */
+    CHECK(p->total_tokens_kv == 0);
+    const int64_t row_q = HQ * (DQK + SG), row_o = HQ * (DV + SG), row_k = HKV * (DQK + SG), row_v = HKV * (DV + SG);
+    CHECK(p->buffer_elems[AF_BUF_Q] == t * row_q && p->buffer_elems[AF_BUF_O] == t * row_o);
+    CHECK(p->buffer_elems[AF_BUF_LSE] == t * HQ);
+    CHECK(p->buffer_elems[AF_BUF_K] == (int64_t)B * pps * P * row_k);
+    CHECK(p->buffer_elems[AF_BUF_V] == (int64_t)B * pps * P * row_v);
+    long checked = 0;
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < HQ; h++) {
+            for (int s = 0; s < len_q[b]; s++) {
+                for (int d = 0; d < DQK; d++, checked++)
+                    CHECK_MSG(af_layout_offset(p, AF_T_Q, b, h, s, d) == (start[b] + s) * row_q + h * (DQK + SG) + d,
+                              "Q (%d,%d,%d,%d)", b, h, s, d);
+                for (int d = 0; d < DV; d++, checked++)
+                    CHECK_MSG(af_layout_offset(p, AF_T_O, b, h, s, d) == (start[b] + s) * row_o + h * (DV + SG) + d,
+                              "O (%d,%d,%d,%d)", b, h, s, d);
+                CHECK_MSG(af_layout_offset(p, AF_T_LSE, b, h, s, 0) == (start[b] + s) * HQ + h, "LSE (%d,%d,%d)", b, h,
+                          s);
+            }
+            if (h >= HKV) continue;
+            for (int s = 0; s < len_kv[b]; s++) {
+                int64_t page = p->page_table[b * pps + s / P], slot = s % P;
+                for (int d = 0; d < DQK; d++, checked++)
+                    CHECK_MSG(af_layout_offset(p, AF_T_K, b, h, s, d) ==
+                                  (page * P + slot) * row_k + h * (DQK + SG) + d,
+                              "K (%d,%d,%d,%d)", b, h, s, d);
+                for (int d = 0; d < DV; d++, checked++)
+                    CHECK_MSG(af_layout_offset(p, AF_T_V, b, h, s, d) == (page * P + slot) * row_v + h * (DV + SG) + d,
+                              "V (%d,%d,%d,%d)", b, h, s, d);
+            }
+        }
+    CHECK(checked == (long)HQ * 16 * (DQK + DV) + (long)HKV * 58 * (DQK + DV));
+    /* the metadata check: the query side's starts and the table; key starts unused */
+    CHECK(af_layout_metadata_check(&c, p, why, sizeof why) == 0);
+    p->token_start_kv[1] = -7; /* not read: paged keys */
+    CHECK(af_layout_metadata_check(&c, p, why, sizeof why) == 0);
+    p->token_start_q[1] = start[0] + 2; /* sequence 0's 11 queries overrun it */
+    CHECK(af_layout_metadata_check(&c, p, why, sizeof why) == -1 && strstr(why, "query"));
+    p->token_start_q[1] = start[1];
+    p->page_table[2 * pps + 1] = B * pps; /* an entry sequence 2 uses (its keys 5..8) */
+    CHECK(af_layout_metadata_check(&c, p, why, sizeof why) == -1 && strstr(why, "page_table[2][1]"));
+    free(p);
+    /* the generated values: those of the padded bshd twin without pages */
+    same_inputs("batch = 3\nheads_q = 4\nheads_kv = 2\nhead_dim_qk = 8\nhead_dim_v = 6\nseqlen_q = 11\nseqlen_kv = "
+                "37\nseqlens_q = 11,0,5\nseqlens_kv = 37,12,9\nmask = padding\nseed = 4\n",
+                "layout = thd\nthd_gap = 3\nstride_gap = 2\npage_size = 5\n");
+}
+
 int main(void) {
     /* paged KV: pages of any size, partial last pages, more than 1024 pages per sequence,
      * a batch of 128 */
@@ -136,6 +223,7 @@ int main(void) {
     check_page_bijection(5, 2, 37);
     check_page_bijection(1, 1, 4099);  /* 4099 pages in one sequence */
     check_page_bijection(12, 128, 49); /* batch 128 */
+    check_thd_paged();
     {
         af_case c;
         load("batch = 1\nseqlen_kv = 100000\npage_size = 3\nhead_dim = 8\n", &c);

@@ -111,6 +111,12 @@
  *                                   hidden wherever the rest of the mask hides them
  *   PLANTED_BLOCK_MASK_TRANSPOSED   the block mask read with its axes swapped: the key
  *                                   block's draw looked up as (key block, query block)
+ *   PLANTED_PAGED_RAGGED_OFFSET     ragged queries over paged K/V (thd + page_size): the page
+ *                                   table indexed by the query's packed token (entry
+ *                                   (token_start_q[b] + s) / page_size of the flat table, row
+ *                                   its remainder) instead of sequence b's own row: a varlen
+ *                                   kernel that reuses cu_seqlens_q for the KV cache; right
+ *                                   for the first sequence only (its start is 0)
  *
  * Every planted plugin but that one refuses malformed metadata (AF_PLUGIN_ERROR, the
  * reason in why) before it runs (plugins/metadata_check.h).
@@ -174,6 +180,7 @@
 #define PLANTED_IGNORES_GLOBAL             30
 #define PLANTED_V_HEAD_KV                  31
 #define PLANTED_BLOCK_MASK_TRANSPOSED      32
+#define PLANTED_PAGED_RAGGED_OFFSET        33
 
 #ifndef PLANTED_BUG
 #error "build with -DPLANTED_BUG=PLANTED_<BUG> (see harness/plugins/CMakeLists.txt)"
@@ -225,6 +232,7 @@ static const struct {
     {"planted:ignores_global", "global_keys accepted and ignored (the global keys masked as any other)"},
     {"planted:v_head_kv", "V read at K's head (heads_kv's group) when heads_v != heads_kv"},
     {"planted:block_mask_transposed", "the block mask looked up as (key block, query block): its transpose"},
+    {"planted:paged_ragged_offset", "thd + paged K/V: the page table read at the query's packed token offset"},
 };
 
 /* The features this plugin serves (forward only). */
@@ -561,13 +569,32 @@ static int v_head_of(const planted_run *r, int h) {
 
 /* ---- inputs ----------------------------------------------------------------------- */
 
+#if BUG(PAGED_RAGGED_OFFSET)
+/* Paged K/V of a ragged problem read at the query's packed token: flat entry
+ * (token_start_q[b] + s) / page_size of the whole table (cut at its end), row the
+ * remainder, as if the table were indexed by cu_seqlens_q. Other tensors: load. */
+static float load_kv(const planted_run *r, const af_plugin_tensor *x, int b, int h, int s, int d) {
+    const int64_t *q_start = r->t->t[AF_PLUGIN_Q].token_start;
+    if (!q_start || !x->page_table) return load(x, b, h, s, d, true);
+    int64_t span = (int64_t)x->pages_per_seq * x->page_size; /* one sequence's table row, in tokens */
+    int64_t flat = q_start[b] + s;
+    if (flat >= (int64_t)r->B * span) flat = (int64_t)r->B * span - 1;
+    return load(x, (int)(flat / span), h, (int)(flat % span), d, true);
+}
+#else
+static float load_kv(const planted_run *r, const af_plugin_tensor *x, int b, int h, int s, int d) {
+    (void)r;
+    return load(x, b, h, s, d, true);
+}
+#endif
+
 static void gather(planted_run *r, int tid, float *dense, int H, int S, int D, const int32_t *lens) {
     const af_plugin_tensor *x = &r->t->t[tid];
     for (int b = 0; b < r->B; b++)
         for (int h = 0; h < H; h++)
             for (int s = 0; s < lens[b]; s++) {
                 float *row = row_of(dense, H, S, D, b, h, s);
-                for (int d = 0; d < D; d++) row[d] = load(x, b, h, s, d, true);
+                for (int d = 0; d < D; d++) row[d] = load_kv(r, x, b, h, s, d);
             }
 }
 

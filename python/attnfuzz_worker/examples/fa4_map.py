@@ -119,6 +119,10 @@ def plan(problem, arch):
                           "len_kv %d in sequence %d" % (problem.seqlens_q[b], problem.seqlens_kv[b], b))
     fields = case_fields(problem)
     seqused = False
+    if problem.paged and problem.ragged:
+        raise Decline("fa4: ragged (thd) queries with paged K/V are not mapped here (flash_attn_varlen_func would "
+                      "take cu_seqlens_q with page_table and seqused_k; this worker's paged path reads dense "
+                      "(B, S, H, D) queries)")
     if problem.paged:
         inputs = "paged"
         seqused = True

@@ -92,6 +92,18 @@ static void test_declines(void) {
     c = parse("dtype = fp8_e5m2\nheads = 2\nseqlen = 32\nhead_dim = 16\ncp = 2 p2p\n");
     CHECK(af_cp_plan_make(&c, AF_CP_PLANT_NONE, &p, why, sizeof why) == AF_RUN_DECLINED &&
           strstr(why, "fp8_e5m2 is not served"));
+    /* ragged queries over paged K/V (the serving layout): declined, every comm type */
+    static const char *const comms[] = {"p2p", "a2a", "all_gather"};
+    for (int i = 0; i < 3; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "dtype = bf16\nheads = 2\nlayout = thd\nbatch = 2\nseqlen = 32\nseqlens_q = 32,16\n"
+                 "seqlens_kv = 32,16\npage_size = 8\nhead_dim = 16\ncp = 2 %s\n",
+                 comms[i]);
+        c = parse(text);
+        CHECK(af_cp_plan_make(&c, AF_CP_PLANT_NONE, &p, why, sizeof why) == AF_RUN_DECLINED);
+        CHECK_MSG(strstr(why, "thd with paged K/V"), "%s: %s", comms[i], why);
+    }
 }
 
 /* An inner backend: the cpu backend that declines any call holding global query rows

@@ -112,6 +112,19 @@ int main(void) {
     CHECK(!af_sdpa_has_features(&d) && af_sdpa_unified_applies(&d));
     CHECK(d.bias_b == 0 && d.bias_h == 0 && !d.alibi && d.softcap == 0.0f && !d.sink && !d.dsink);
 
+    /* ragged queries over paged K/V: served (ragged offsets on Q, O, Stats; K and V through
+     * the page table), forward only; FP8 declines it (thd is not served by FP8 on SM90) */
+    {
+        const char *thd_paged = "layout = thd\nseqlens_q = 64,7\nseqlens_kv = 96,40\nthd_gap = 2\npage_size = 16\n"
+                                "mask = causal\nalign = bottom_right\n";
+        CHECK_MSG(desc_of(thd_paged, 91900, &d, why, sizeof why) == 0, "%s", why);
+        CHECK(d.ragged && d.paged && d.padding && d.page_size == 16 && d.pages_per_seq == 6 && d.n_pages == 12);
+        CHECK(!af_sdpa_unified_applies(&d));
+        char fp8[512];
+        snprintf(fp8, sizeof fp8, "#fp8\n%s", thd_paged);
+        CHECK(desc_of(fp8, 91900, &d, why, sizeof why) == -1 && strstr(why, "thd"));
+    }
+
     /* the score scale and dropout's 1 / (1 - p) go by value with each run: cases that differ
      * only in them have one description (the graph cache's key), and their run scalars differ */
     {

@@ -36,6 +36,10 @@ static const char *const cases[] = {
     "seqlens_kv = 192,77\nhead_dim_qk = 64\nhead_dim_v = 64\npage_size = 32\nmask = padding\nseed = 7\n",
     "dtype = bf16\nbatch = 1\nheads_q = 2\nheads_kv = 2\nseqlen_q = 200\nseqlen_kv = 333\nhead_dim_qk = 64\n"
     "head_dim_v = 64\nwindow = 30,10\nbackward = yes\nseed = 8\n",
+    /* ragged queries over paged K/V (ragged offsets on Q, O, Stats; page tables on K, V) */
+    "dtype = bf16\nbatch = 3\nheads_q = 8\nheads_kv = 2\nseqlen_q = 40\nseqlen_kv = 150\nseqlens_q = 40,7,19\n"
+    "seqlens_kv = 150,33,64\nhead_dim_qk = 64\nhead_dim_v = 64\nlayout = thd\nthd_gap = 3\npage_size = 16\n"
+    "mask = causal\nalign = bottom_right\nseed = 9\n",
 };
 
 typedef struct {
