@@ -93,7 +93,7 @@ typedef struct {
      * is NULL, the worker's K/V descriptors carry no token_start) nor checked. A kernel
      * API that wants cu_seqlens_k derives it from seqlens_kv: its differences are the
      * key lengths, never addresses. */
-    int page_size;                           /* 0 = not paged */
+    int page_size; /* 0 = not paged */
     int pages_per_seq;
     int n_pages;
     int32_t page_table[AF_MAX_PAGES]; /* [b * pages_per_seq + p] -> physical page */

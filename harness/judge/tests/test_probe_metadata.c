@@ -199,8 +199,8 @@ int main(void) {
     for (int i = 0; i < 2; i++) { /* thd + paged: every variant but len_past_offsets, no finding */
         probe(good[i], cpu, thd_paged_case, &v, &ps);
         af_verdict_line(&v, line, sizeof line);
-        CHECK_MSG(v.n_findings == 0 && ps.metadata_runs >= 6, "%s on thd + paged: %d variants, %s (%s)",
-                  good[i]->name, ps.metadata_runs, line, ps.notes);
+        CHECK_MSG(v.n_findings == 0 && ps.metadata_runs >= 6, "%s on thd + paged: %d variants, %s (%s)", good[i]->name,
+                  ps.metadata_runs, line, ps.notes);
     }
     probe(bug, cpu, thd_paged_case, &v, &ps);
     af_verdict_line(&v, line, sizeof line);

@@ -190,8 +190,7 @@ static void check_thd_paged(void) {
             for (int s = 0; s < len_kv[b]; s++) {
                 int64_t page = p->page_table[b * pps + s / P], slot = s % P;
                 for (int d = 0; d < DQK; d++, checked++)
-                    CHECK_MSG(af_layout_offset(p, AF_T_K, b, h, s, d) ==
-                                  (page * P + slot) * row_k + h * (DQK + SG) + d,
+                    CHECK_MSG(af_layout_offset(p, AF_T_K, b, h, s, d) == (page * P + slot) * row_k + h * (DQK + SG) + d,
                               "K (%d,%d,%d,%d)", b, h, s, d);
                 for (int d = 0; d < DV; d++, checked++)
                     CHECK_MSG(af_layout_offset(p, AF_T_V, b, h, s, d) == (page * P + slot) * row_v + h * (DV + SG) + d,
