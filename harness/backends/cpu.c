@@ -81,6 +81,7 @@
  * element is computed by one item in a fixed order, whichever thread runs it.
  * Threads: ATTNFUZZ_CPU_THREADS (read when the backend is created), default = cores.
  */
+#include <float.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -585,6 +586,12 @@ static void forward_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) 
     }
 }
 
+/* x rounded to fp8 storage st as cuDNN's fp8 conversions do (satfinite): an fp32 value
+ * that overflowed (a scale of up to 2^126, chosen for a tensor whose exact values are ~0,
+ * times the rounding noise the fp8 recipe leaves) becomes the largest finite, never inf;
+ * E4M3 has no inf and saturates already, E5M2 would keep it. */
+static float fp8_satfinite(af_storage st, float x) { return af_fp8_round(st, isinf(x) ? copysignf(FLT_MAX, x) : x); }
+
 /* P_ij and dS_ij of row i (head (b, h)) for keys [first, first + n), as the GEMMs use
  * them: p[j] = expf(S - LSE_i), dp[j] = P (dO_i . v_j - D_i) (dS; unrounded, scale
  * applied by the caller). fp8_e4m3 (tensors.h): dP descaled by descale_do, descale_v;
@@ -601,7 +608,7 @@ static void row_probs_and_dscores(const cpu_problem *pb, cpu_scratch *scr, int b
             float dp = (scr->dp[j] * pb->descale_do) * pb->descale_v;
             float ds = ((dp - delta) * p) * pb->scale;
             scr->p[j] = e4m3(p * AF_FP8_SCALE_S);
-            scr->dp[j] = af_fp8_round(pb->grad_storage, ds * pb->scale_dp); /* dS8 in the gradients' fp8 */
+            scr->dp[j] = fp8_satfinite(pb->grad_storage, ds * pb->scale_dp); /* dS8 in the gradients' fp8 */
         }
         return;
     }
@@ -618,7 +625,10 @@ static void row_probs_and_dscores(const cpu_problem *pb, cpu_scratch *scr, int b
  * descales and scaled to its output scale, in that order (matmul_fp8); the E4M3 cast is
  * the store. acc: (D), in place. */
 static void fp8_grad_row(int D, float *acc, float descale_a, float descale_b, float scale_c) {
-    for (int d = 0; d < D; d++) acc[d] = ((acc[d] * descale_a) * descale_b) * scale_c;
+    for (int d = 0; d < D; d++) {
+        acc[d] = ((acc[d] * descale_a) * descale_b) * scale_c;
+        if (isinf(acc[d])) acc[d] = copysignf(FLT_MAX, acc[d]); /* the store saturates: fp8_satfinite */
+    }
 }
 
 /* Backward item 1: rows [r0, r0 + CPU_ROW_BLOCK) of head (b, h): LSE and D into the

@@ -65,6 +65,10 @@ extern "C" {
     X(CP_PLANT, "ATTNFUZZ_CP_PLANT", "(unset: no planted CP bug)",                                                     \
       "the one planted CP bug that the backend cp-bug:PLANT:INNER may carry (self-test; docs/cp.md)")                  \
     X(TEST_CAMPAIGN_TIME, "ATTNFUZZ_TEST_CAMPAIGN_TIME", "20", "tests: seconds of each campaign in test_campaign.sh")  \
+    X(TEST_PLANTED_CAMPAIGN_TIME, "ATTNFUZZ_TEST_PLANTED_CAMPAIGN_TIME", "10",                                         \
+      "tests: seconds of the planted campaign in test_planted.sh (ragged queries over paged K/V)")                     \
+    X(SARIF_SCHEMA, "ATTNFUZZ_SARIF_SCHEMA", ".cache/sarif/sarif-2.1.0-rtm.4.json",                                    \
+      "tests: the SARIF 2.1.0 JSON schema test_sarif_schema.sh validates report.sarif against (ci/sarif_schema.sh)")   \
     X(TEST_CRITERION_CASES, "ATTNFUZZ_TEST_CRITERION_CASES", "64",                                                     \
       "tests: cases of the criterion sweeps (test_criterion_kernels.sh, test_criterion_fp8.sh; the nightly 320 / "     \
       "300)")                                                                                                          \

@@ -86,8 +86,15 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, const af_mask_k
     const double *q = in->q + row * p->Dqk, *o = x->ex->o + row * p->Dv; /* (Dqk), (Dv) */
     double lse = x->ex->lse[row];
     double A = 0, m = -INFINITY, R = 0; /* R: max_j |r_ij|, the raw scores' magnitude */
+    bool drops = af_mask_rule_drops(&p->mask);
     for (int ks = 0; ks < keys.n; ks++)
         for (int j = keys.first[ks]; j <= keys.last[ks]; j++) {
+            if (drops && !af_mask_rule_kept(&p->mask, b, i, j)) {
+                /* a key the drops take (block_mask, custom_mask): no term, P = 0 (keys is
+                 * the row's envelope; its score is no part of the softmax) */
+                x->prob[j] = x->w[j] = x->th2[j] = 0.0;
+                continue;
+            }
             const double *k = in->k + (((size_t)b * p->Hkv + hk) * p->Skv + j) * p->Dqk;
             double s = 0, a = 0;
             for (int d = 0; d < p->Dqk; d++) {
