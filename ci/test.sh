@@ -24,7 +24,9 @@ echo "== tests (ASan + UBSan build)"
 # long campaign tests, the criterion sweeps over plugin kernels (the normal run's 96 cases and
 # the nightly's 320 check the criterion), the Slurm and gate orchestration, and the tests of
 # the README's snippets, the Python target mappings, orphaned children and the worker score
-# features, the print golden, the Python worker end-to-end runs (numpy API too) and the isolation and crash
+# features, the print golden, the Python worker end-to-end runs (numpy API too, and the per-pass
+# engines' planted worker), the fp8_e5m2 / out_dtype end-to-end campaigns (a 12 s campaign under
+# ASan ran 0 cases), the SARIF schema campaigns, and the isolation and crash
 # orchestration (CLI- and process-level checks of code the C unit tests and the bounded
 # libFuzzer runs exercise under ASan), to keep CI near 20 minutes. Every C unit test runs
 # under ASan. test_did_you_mean (option spellings) also runs in the normal build only: under
@@ -33,7 +35,7 @@ echo "== tests (ASan + UBSan build)"
 # error") after a clean campaign; 70 direct reruns of the same command did not repeat it.
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
    ctest --output-on-failure -j"$jobs" --timeout 1800 \
-   -E 'campaign|planted|^test_criterion_fp8$|^test_criterion_kernels$|^test_features$|^test_dropout$|^test_scale$|^test_claims_hdim$|^test_slurm$|^test_gate$|^test_readme$|^test_pymap$|^test_serving_targets$|^test_orphans$|^test_worker_score_features$|^test_case_print_stable$|^test_worker$|^test_worker_given$|^test_isolation$|^test_crash_stats$|^test_numpy_api$|^test_did_you_mean$' \
+   -E 'campaign|planted|^test_criterion_fp8$|^test_criterion_kernels$|^test_features$|^test_dropout$|^test_scale$|^test_claims_hdim$|^test_slurm$|^test_gate$|^test_readme$|^test_pymap$|^test_serving_targets$|^test_orphans$|^test_worker_score_features$|^test_case_print_stable$|^test_worker$|^test_worker_given$|^test_isolation$|^test_crash_stats$|^test_numpy_api$|^test_did_you_mean$|^test_fp8_e5m2_end_to_end$|^test_fp8_out_dtype_end_to_end$|^test_sarif_schema$|^test_worker_dispatch$' \
    2>&1 | tee ctest.log) || rc=$?
 python3 ci/skip_reasons.py build-asan
 exit $rc
