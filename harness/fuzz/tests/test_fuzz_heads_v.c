@@ -9,6 +9,8 @@
 #include "fuzz/fuzz.h"
 #include "util/check.h"
 
+#include "fuzz/tests/fuzz_walk.h"
+
 int main(void) {
     af_fuzz_limits lim;
     af_fuzz_limits_default(&lim);
@@ -17,14 +19,7 @@ int main(void) {
     uint64_t rng = 777;
     int split = 0, below = 0, above = 0;
     for (int k = 0; k < 3000; k++) {
-        af_fuzz_mutate_case(&c, &lim, &rng);
-        af_error e;
-        CHECK_MSG(af_case_validate(&c, &e) == 0, "step %d: invalid case: %s: %s", k, e.field, e.message);
-        uint8_t bytes[AF_FUZZ_MAX_ENCODED];
-        size_t n = af_fuzz_encode(&c, bytes, sizeof bytes);
-        af_case back;
-        CHECK(n > 0 && af_fuzz_decode(bytes, n, &lim, &back) == 0);
-        CHECK_MSG(af_case_equal(&c, &back), "step %d: the encoding does not decode back (heads_v %d)", k, c.heads_v);
+        fz_walk_step(&c, &lim, &rng, k);
         if (af_case_heads_v(&c) != c.heads_kv) {
             split++;
             below += c.heads_v < c.heads_kv;

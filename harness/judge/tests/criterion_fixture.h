@@ -108,4 +108,35 @@ static __attribute__((unused)) int fx_judge(const af_prepared *p, const af_outpu
     return n;
 }
 
+/* The criterion at its edge on element e of O (row `row` of head h, batch 0), the oracle's
+ * outputs standing for both the exact values and the reference: k (allocated, a copy of
+ * them) gets a tiny error there to read the row's allowance (returned); then 0.98 x the
+ * allowance must pass (*pass_ratio <= 1) and -1.02 x must be an O mismatch at (h, row)
+ * (*fail_ratio). k is left holding the last. */
+static __attribute__((unused)) double fx_edge_o(const af_prepared *p, af_outputs *k, size_t e, int row, int h,
+                                                double *pass_ratio, double *fail_ratio) {
+    const af_case *c = &p->c;
+    const af_outputs *ex = &p->oracle.out;
+    af_verdict v;
+    k->o[e] = ex->o[e] + 0x1p-40;
+    af_verdict_init(&v, "test");
+    CHECK(af_compare_outputs(c, k, ex, &p->oracle, &p->terms, &v) == 0);
+    double allowed = v.stats[AF_T_O].allowed;
+    CHECK_MSG(v.stats[AF_T_O].row == row && v.stats[AF_T_O].h == h, "judged at h%d r%d", v.stats[AF_T_O].h,
+              v.stats[AF_T_O].row);
+    k->o[e] = ex->o[e] + 0.98 * allowed;
+    af_verdict_init(&v, "test");
+    CHECK(af_compare_outputs(c, k, ex, &p->oracle, &p->terms, &v) == 0);
+    *pass_ratio = v.stats[AF_T_O].ratio;
+    CHECK(*pass_ratio <= 1);
+    k->o[e] = ex->o[e] - 1.02 * allowed;
+    af_verdict_init(&v, "test");
+    CHECK(af_compare_outputs(c, k, ex, &p->oracle, &p->terms, &v) >= 1);
+    CHECK_MSG(v.n_findings >= 1 && v.findings[0].kind == AF_V_MISMATCH && v.findings[0].tensor == AF_T_O &&
+                  v.findings[0].row == row && v.findings[0].h == h,
+              "1.02 x the allowance: no O mismatch at h%d r%d", h, row);
+    *fail_ratio = v.stats[AF_T_O].ratio;
+    return allowed;
+}
+
 #endif
