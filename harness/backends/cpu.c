@@ -586,11 +586,14 @@ static void forward_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) 
     }
 }
 
-/* x rounded to fp8 storage st as cuDNN's fp8 conversions do (satfinite): an fp32 value
- * that overflowed (a scale of up to 2^126, chosen for a tensor whose exact values are ~0,
- * times the rounding noise the fp8 recipe leaves) becomes the largest finite, never inf;
- * E4M3 has no inf and saturates already, E5M2 would keep it. */
-static float fp8_satfinite(af_storage st, float x) { return af_fp8_round(st, isinf(x) ? copysignf(FLT_MAX, x) : x); }
+/* What cuDNN's fp8 conversions (satfinite) make of an fp32 value before they round it: an
+ * overflowed one (a scale of up to 2^126, chosen for a tensor whose exact values are ~0,
+ * times the rounding noise the fp8 recipe leaves) becomes the largest finite, which the
+ * fp8 rounding then saturates; never inf (E4M3 has none, E5M2 would keep it). */
+static float satfinite(float x) { return isinf(x) ? copysignf(FLT_MAX, x) : x; }
+
+/* x rounded to fp8 storage st as cuDNN's conversions do. */
+static float fp8_satfinite(af_storage st, float x) { return af_fp8_round(st, satfinite(x)); }
 
 /* P_ij and dS_ij of row i (head (b, h)) for keys [first, first + n), as the GEMMs use
  * them: p[j] = expf(S - LSE_i), dp[j] = P (dO_i . v_j - D_i) (dS; unrounded, scale
@@ -625,10 +628,7 @@ static void row_probs_and_dscores(const cpu_problem *pb, cpu_scratch *scr, int b
  * descales and scaled to its output scale, in that order (matmul_fp8); the E4M3 cast is
  * the store. acc: (D), in place. */
 static void fp8_grad_row(int D, float *acc, float descale_a, float descale_b, float scale_c) {
-    for (int d = 0; d < D; d++) {
-        acc[d] = ((acc[d] * descale_a) * descale_b) * scale_c;
-        if (isinf(acc[d])) acc[d] = copysignf(FLT_MAX, acc[d]); /* the store saturates: fp8_satfinite */
-    }
+    for (int d = 0; d < D; d++) acc[d] = satfinite(((acc[d] * descale_a) * descale_b) * scale_c); /* stored fp8 */
 }
 
 /* Backward item 1: rows [r0, r0 + CPU_ROW_BLOCK) of head (b, h): LSE and D into the
