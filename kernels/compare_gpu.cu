@@ -9,42 +9,14 @@
 /* Rows per upload chunk: at most this many doubles per array on the device. */
 #define CHUNK_DOUBLES (32ll << 20)
 
-__device__ static double sign_of(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0; }
-
-/* kernel, ref (or NULL), exact (rows, D); out (rows): one thread per row, the same
- * arithmetic in the same order as af_row_summary_of (judge/criterion/criterion_rows.c). */
+/* kernel, ref (or NULL), exact (rows, D); out (rows): one thread per row, the host's
+ * function (af_row_summary_row, row_summary.h). */
 __global__ void row_summary_kernel(const double *kernel, const double *ref, const double *exact, long long rows, int D,
                                    af_row_summary *out) {
     long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (r >= rows) return;
-    const double *x_row = kernel + r * D, *o_row = exact + r * D, *r_row = ref ? ref + r * D : NULL;
     af_row_summary s;
-    memset(&s, 0, sizeof s);
-    s.el_ratio = -1;
-    s.kernel_first = x_row[0];
-    s.exact_first = o_row[0];
-    for (int d = 0; d < D; d++) {
-        double o = o_row[d], x = x_row[d];
-        bool ref_ok = r_row && isfinite(r_row[d]);
-        if (isfinite(o)) {
-            s.lse_abs = fmax(s.lse_abs, fabs(o));
-            if (ref_ok) s.lse_err_ref = fmax(s.lse_err_ref, fabs(r_row[d] - o));
-        }
-        if (!isfinite(x)) continue;
-        double ek = fabs(x - o), er = ref_ok ? fabs(r_row[d] - o) : 0;
-        if (ek > s.err || s.n == 0) {
-            s.err = fmax(s.err, ek);
-            s.worst_d = d;
-        }
-        if (er > s.err_ref) s.err_ref = er;
-        if (fabs(o) > s.maxo) s.maxo = fabs(o);
-        s.n++;
-        s.beta_k += (x - o) * sign_of(o);
-        if (ref_ok) s.beta_ref += (r_row[d] - o) * sign_of(o);
-        s.o2 += o * o;
-    }
-    s.kernel_at = x_row[s.worst_d];
-    s.exact_at = o_row[s.worst_d];
+    af_row_summary_row(kernel + r * D, ref ? ref + r * D : NULL, exact + r * D, D, &s);
     out[r] = s;
 }
 

@@ -28,6 +28,11 @@
 #ifndef ATTNFUZZ_KERNELS_ROW_SUMMARY_H
 #define ATTNFUZZ_KERNELS_ROW_SUMMARY_H
 
+#include <math.h>
+#include <stdbool.h>
+#include <string.h>
+#include "model/numeric.h" /* AF_HD: host and device */
+
 typedef struct {
     int n, worst_d;
     double err, err_ref, maxo;
@@ -39,5 +44,39 @@ typedef struct {
     double el_ratio, el_err, el_allowed, el_err_ref, el_kernel, el_exact;
     double floor_extra;
 } af_row_summary;
+
+/* The summary of one row without term fields: kernel, ref (NULL: none), exact each (D),
+ * D >= 1. One function for the host (judge/criterion/criterion_rows.c) and the device
+ * (kernels/compare_gpu.cu, judge/criterion/gpu/): summed in order d = 0, 1, ..., built
+ * without fused multiply-adds on both sides, so both give the same bits. */
+AF_HD void af_row_summary_row(const double *kernel, const double *ref, const double *exact, int D, af_row_summary *s) {
+    memset(s, 0, sizeof *s);
+    s->el_ratio = -1;
+    s->kernel_first = kernel[0];
+    s->exact_first = exact[0];
+    for (int d = 0; d < D; d++) {
+        double o = exact[d], x = kernel[d];
+        bool ref_ok = ref && isfinite(ref[d]);
+        if (isfinite(o)) {
+            s->lse_abs = fmax(s->lse_abs, fabs(o));
+            if (ref_ok) s->lse_err_ref = fmax(s->lse_err_ref, fabs(ref[d] - o));
+        }
+        if (!isfinite(x)) continue;
+        double ek = fabs(x - o), er = ref_ok ? fabs(ref[d] - o) : 0;
+        if (ek > s->err || s->n == 0) {
+            s->err = fmax(s->err, ek);
+            s->worst_d = d;
+        }
+        if (er > s->err_ref) s->err_ref = er;
+        if (fabs(o) > s->maxo) s->maxo = fabs(o);
+        s->n++;
+        double sg = o > 0 ? 1.0 : o < 0 ? -1.0 : 0.0;
+        s->beta_k += (x - o) * sg;
+        if (ref_ok) s->beta_ref += (ref[d] - o) * sg;
+        s->o2 += o * o;
+    }
+    s->kernel_at = kernel[s->worst_d];
+    s->exact_at = exact[s->worst_d];
+}
 
 #endif

@@ -90,6 +90,8 @@ extern "C" {
       "read by python/selectors/te_like.py: the FP8 recipe (delayed | current)")                                       \
     X(TORCH_MASK_ALIGN, "ATTNFUZZ_TORCH_MASK_ALIGN", "0",                                                              \
       "read by the torch_sdpa worker target: N > 0 pads its boolean mask's last dim to a multiple of N in memory")     \
+    X(ROWS_ON_GPU, "ATTNFUZZ_ROWS_ON_GPU", "1",                                                                        \
+      "0 keeps the criterion's row summaries with element budgets on the host (the GPU pass's budgets aside)")         \
     X(BIN, "ATTNFUZZ_BIN", "build/attnfuzz",                                                                           \
       "read by ci/gate_example.sh and attnfuzz_worker.testing (else attnfuzz on PATH): the attnfuzz binary they run")
 

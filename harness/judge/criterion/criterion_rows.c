@@ -1,21 +1,23 @@
 /* criterion_rows.c — the fp16/bf16 criterion (verdict.h) in two halves: the per-row
  * summaries of a tensor (kernels/row_summary.h; computed here on the host, or on the
- * device by kernels/compare_gpu.cu for long cases) and the decision from them, which
+ * device: by kernels/compare_gpu.cu for long cases without budgets, by
+ * gpu/criterion_rows.cu where the GPU pass kept the budgets) and the decision from them, which
  * runs on the host whichever side summarised. The decision walks the rows in the same
  * order and takes the checks in the same order (a row's element check, its row check,
  * its bias check; the tensor bias last), so the result does not depend on who
  * summarised. */
 #include "judge/criterion/criterion.h"
+#include "judge/criterion/row_terms.h"
 #include "judge/problem.h"
 #include "judge/tolerance.h"
 #include "judge/verdict.h"
 
 #include <math.h>
 
+#include "judge/criterion/criterion_gpu.h"
+#include "util/config.h"
 #include "util/parfor.h"
 #include <string.h>
-
-static double sgn(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0; }
 
 bool af_criterion_terms_have(const af_criterion_terms *terms, af_tensor_id id) {
     if (!terms || !terms->kappa[id]) return false;
@@ -32,64 +34,7 @@ static void tensor_shape(const af_case *c, af_tensor_id id, int *H, int *S, int 
 }
 
 void af_row_summary_of(const double *kernel, const double *ref, const double *exact, int D, af_row_summary *s) {
-    memset(s, 0, sizeof *s);
-    s->el_ratio = -1;
-    s->kernel_first = kernel[0];
-    s->exact_first = exact[0];
-    for (int d = 0; d < D; d++) {
-        double o = exact[d], x = kernel[d];
-        bool ref_ok = ref && isfinite(ref[d]);
-        if (isfinite(o)) {
-            s->lse_abs = fmax(s->lse_abs, fabs(o));
-            if (ref_ok) s->lse_err_ref = fmax(s->lse_err_ref, fabs(ref[d] - o));
-        }
-        if (!isfinite(x)) continue;
-        double ek = fabs(x - o), er = ref_ok ? fabs(ref[d] - o) : 0;
-        if (ek > s->err || s->n == 0) {
-            s->err = fmax(s->err, ek);
-            s->worst_d = d;
-        }
-        if (er > s->err_ref) s->err_ref = er;
-        if (fabs(o) > s->maxo) s->maxo = fabs(o);
-        s->n++;
-        s->beta_k += (x - o) * sgn(o);
-        if (ref_ok) s->beta_ref += (ref[d] - o) * sgn(o);
-        s->o2 += o * o;
-    }
-    s->kernel_at = kernel[s->worst_d];
-    s->exact_at = exact[s->worst_d];
-}
-
-/* The element check and the term sums of one row with budgets (kappa, mass: the row's).
- * st: the output's storage (its subnormal rounding, sub_abs). */
-static void row_terms(const double *kernel, const double *ref, const double *exact, const double *kappa,
-                      const double *mass, const double *dterm, int D, bool lse, double unit, af_storage st,
-                      af_row_summary *s) {
-    const double min_normal = af_storage_min_normal(st), sub_half = af_storage_subnormal_half_step(st);
-    for (int d = 0; d < D; d++) {
-        double o = exact[d], x = kernel[d];
-        if (!isfinite(x)) continue;
-        double ek = fabs(x - o), er = ref && isfinite(ref[d]) ? fabs(ref[d] - o) : 0;
-        double ka = kappa[d] + (dterm ? dterm[d] : 0), ma = mass ? mass[d] : 0;
-        s->maxkappa = fmax(s->maxkappa, ka);
-        s->sumkappa += ka;
-        s->maxmass = fmax(s->maxmass, ma);
-        if (lse) continue;
-        /* an element the bias sums (sign(o) != 0) whose output is subnormal */
-        if (o != 0 && fabs(o) < min_normal) s->sub_abs += sub_half;
-        double eps = 0.5 * unit * ma + ka + 0.5 * unit * fabs(o);
-        double ea = fmax(ref ? 2.0 * er + 2.0 * eps : 8.0 * eps, 0x1p-24);
-        double ratio = ek / ea;
-        if (ratio > s->el_ratio) {
-            s->el_ratio = ratio;
-            s->el_err = ek;
-            s->el_allowed = ea;
-            s->el_err_ref = er;
-            s->el_d = d;
-            s->el_kernel = x;
-            s->el_exact = o;
-        }
-    }
+    af_row_summary_row(kernel, ref, exact, D, s);
 }
 
 /* One block of rows of af_criterion_row_summaries (a parfor item). */
@@ -113,10 +58,16 @@ static void summarise_block(void *ctx, long block) {
         size_t e = r * (size_t)x->D;
         af_row_summary_of(x->kernel + e, x->ref ? x->ref + e : NULL, x->exact + e, x->D, &x->rows[r]);
         if (x->kappa)
-            row_terms(x->kernel + e, x->ref ? x->ref + e : NULL, x->exact + e, x->kappa + e,
-                      x->mass ? x->mass + e : NULL, x->dterm ? x->dterm + e : NULL, x->D, x->lse, x->unit, x->st,
-                      &x->rows[r]);
+            af_row_terms_row(x->kernel + e, x->ref ? x->ref + e : NULL, x->exact + e, x->kappa + e,
+                             x->mass ? x->mass + e : NULL, x->dterm ? x->dterm + e : NULL, x->D, x->lse, x->unit,
+                             af_storage_min_normal(x->st), af_storage_subnormal_half_step(x->st), &x->rows[r]);
     }
+}
+
+/* ATTNFUZZ_ROWS_ON_GPU (util/config.h): unset or anything but "0" lets the device serve */
+static bool rows_on_gpu(void) {
+    const char *v = af_config_get(AF_CFG_ROWS_ON_GPU);
+    return !v || strcmp(v, "0") != 0;
 }
 
 void af_criterion_row_summaries(const af_case *c, af_tensor_id id, const double *kernel, const double *ref,
@@ -137,6 +88,13 @@ void af_criterion_row_summaries(const af_case *c, af_tensor_id id, const double 
                        unit,
                        af_case_tensor_storage(c, id),
                        rows};
+    /* where the GPU pass kept the budgets on the device, the device summarises (the
+     * host's functions and bits: criterion_gpu.h); a failure there falls back here */
+    if (have && id != AF_T_LSE && terms->dev && rows_on_gpu()) {
+        char why[256];
+        if (af_criterion_row_summaries_gpu(c, id, kernel, ref, exact, terms, dterm, unit, rows, why, sizeof why) == 0)
+            return;
+    }
     /* rows are independent: the same summaries whatever the thread count (parfor.h) */
     long blocks = (long)((x.n + SUMMARY_BLOCK_ROWS - 1) / SUMMARY_BLOCK_ROWS);
     af_parfor(blocks, af_parfor_threads((double)x.n * D), summarise_block, &x);

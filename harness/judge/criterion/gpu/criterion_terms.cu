@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "judge/criterion/criterion_gpu.h"
+#include "judge/criterion/gpu/terms_dev.cuh"
 #include "model/mask_rule.h"
 #include "oracle/gpu/oracle_gpu.h"
 extern "C" {
@@ -345,15 +346,11 @@ __global__ void __launch_bounds__(CT_KEY_THREADS)
 
 /* ---- host side ---- */
 
-struct af_terms_dev {
-    float *prob;     /* (B,Hq,Sq,Skv) P_ij */
-    const double *q; /* (B,Hq,Sq,Dqk) */
-};
-
 extern "C" void af_criterion_terms_gpu_release(af_terms_dev *dev) {
     if (!dev) return;
     cudaFree(dev->prob);
     cudaFree((void *)dev->q);
+    for (int id = 0; id < AF_T_COUNT; id++) cudaFree(dev->kappa[id]), cudaFree(dev->mass[id]);
     free(dev);
 }
 
@@ -534,15 +531,28 @@ extern "C" int af_criterion_terms_gpu_fill(const af_oracle_problem *p, const af_
         if (m.prob) {
             CT_DOWN(t->prob, m.prob, nq * p->Skv);
             CT_DOWN(t->ds_abs, m.ds_abs, nq * p->Skv);
-            /* P and Q stay on the device for the stored O's share of each run's dK */
-            af_terms_dev *dev = (af_terms_dev *)calloc(1, sizeof *dev);
-            if (dev) {
+        }
+    }
+    { /* what stays on the device for each run's judging (terms_dev.cuh): the budgets for
+       * the row summaries, P and Q for the stored O's share of dK; without it (out of
+       * host memory) the host does both */
+        af_terms_dev *dev = (af_terms_dev *)calloc(1, sizeof *dev);
+        if (dev) {
+            double *keep[][2] = {
+                {m.kappa_o, m.mass_o}, {m.kappa_dq, m.mass_dq}, {m.kappa_dk, m.mass_dk}, {m.kappa_dv, m.mass_dv}};
+            const af_tensor_id ids[] = {AF_T_O, AF_T_DQ, AF_T_DK, AF_T_DV};
+            for (int i = 0; i < (bwd ? 4 : 1); i++) {
+                dev->kappa[ids[i]] = keep[i][0], dev->mass[ids[i]] = keep[i][1];
+                ct_disown(&pool, keep[i][0]);
+                ct_disown(&pool, keep[i][1]);
+            }
+            if (m.prob) {
                 dev->prob = m.prob, dev->q = m.q;
                 ct_disown(&pool, m.prob);
                 ct_disown(&pool, m.q);
-                af_criterion_terms_gpu_release(t->dev);
-                t->dev = dev;
             }
+            af_criterion_terms_gpu_release(t->dev);
+            t->dev = dev;
         }
     }
 done:
@@ -553,7 +563,7 @@ done:
 
 extern "C" int af_criterion_stored_o_dk_gpu(const af_case *c, const af_criterion_terms *t, const double *dd,
                                             double *out, char *why, size_t cap) {
-    if (!t->dev) {
+    if (!t->dev || !t->dev->prob) {
         snprintf(why, cap, "stored O share on the GPU: no device copy of P");
         return 1;
     }
