@@ -4,11 +4,18 @@
  * For query row i of head h, sequence b (lengths len_q, len_kv), visible key j
  * (mask_spec.h), with raw score r_ij = scale * (q_i . k_j):
  *   softcap c > 0:   t_ij = c * tanh(r_ij / c)               (else t_ij = r_ij)
- *   bias:            s_ij = t_ij + bias[b', h', i, j]         b' = b or 0, h' = h or 0 when
- *                                                             the bias broadcasts that axis
- *   ALiBi:           s_ij += -slope_h * |j - (i + len_kv - len_q)|   (bottom-right distance,
- *                    whatever the mask's alignment; FlashAttention's convention), slope_h =
- *                    2^(-8 (h + 1) / heads_q) rounded to fp32
+ *   bias:            s_ij = t_ij + bias[b', h', i', j]        b' = b or 0, h' = h or 0, i' =
+ *                                                             i or 0 when the bias broadcasts
+ *                                                             that axis (111s ... broadcast
+ *                                                             one row over every query)
+ *   ALiBi:           with d_ij = j - (i + len_kv - len_q) (bottom-right, whatever the
+ *                    mask's alignment) and slope m = slope[b', h] (b' = b for per-(batch,
+ *                    head) slopes, else 0), fp32 values:
+ *                      alibi = yes, abs:  s_ij += -m * |d_ij|   (FlashAttention's convention)
+ *                      alibi = signed:    s_ij += m * d_ij       (cuDNN's / FlashInfer's: a key
+ *                                                             right of the diagonal gains)
+ *                    yes: m = 2^(-8 (h + 1) / heads_q); abs / signed: model/features.h's
+ *                    recipe of alibi_slopes (the paper's, or drawn per head / per (b, h))
  *   sinks:           a per-head logit a_h joins every row's denominator but has no value
  *                    vector: Z_i = sum_j exp(s_ij) + exp(a_h); off_by_one: a_h = 0;
  *                    learnable: a_h is an input (model/features.h)

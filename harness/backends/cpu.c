@@ -53,7 +53,8 @@
  * fp8_e5m2 is the same with E5M2 in place of E4M3 for every stored tensor and for dS8;
  * P8 stays E4M3 (model/tensors.h).
  * Features (oracle/feature_spec.h states them; fp16/bf16 only), in fp32 in this order:
- *     S_j  = softcap * tanhf(S_j / softcap)   then   S_j += bias_ij + (-slope_h * |j - diag_br|)
+ *     S_j  = softcap * tanhf(S_j / softcap)   then   S_j += bias_ij + (-slope_bh * |j - diag_br|)
+ *     (signed ALiBi: + slope_bh * (j - diag_br); a ..1s bias reads its one row for every i)
  *     sinks: m = max(m, a_h); l += expf(a_h - m) (no value row); a row that sees no key
  *     stores O = 0 and LSE = a_h (its denominator holds the sink alone)
  *     stats = log2: LSE stored as (m + logf(l)) * log2(e), read back times ln 2
@@ -140,9 +141,11 @@ typedef struct {
     /* Features (model/features.h values), NULL when the case lacks them: */
     float softcap;      /* 0 = none */
     float *sink;        /* (Hq) sink logits */
-    float *alibi_slope; /* (Hq) */
-    float *bias;        /* (bias_b, bias_h, Sq, Skv) */
-    int bias_b, bias_h;
+    float *alibi_slope; /* (alibi_b, Hq) */
+    int alibi_b;        /* 1 or B */
+    bool alibi_signed;  /* slope * (j - diag) in place of -slope * |j - diag| */
+    float *bias;        /* (bias_b, bias_h, bias_q, Skv) */
+    int bias_b, bias_h, bias_q;
     float *dlse; /* (B, Hq, Sq) incoming LSE gradient, in the output's base */
     /* Dropout (model/dropout.h): threshold 0 = none */
     uint32_t dropout_threshold;
@@ -472,13 +475,17 @@ static void scores(const cpu_problem *pb, const float *q, int b, int h, int i, i
     else if (dt)
         for (int j = 0; j < n; j++) dt[j] = 1.0f;
     if (pb->bias) {
-        int bb = pb->bias_b == 1 ? 0 : b, hb = pb->bias_h == 1 ? 0 : h;
-        const float *brow = pb->bias + (((int64_t)bb * pb->bias_h + hb) * pb->Sq + i) * pb->Skv + first; /* (n) */
+        int bb = pb->bias_b == 1 ? 0 : b, hb = pb->bias_h == 1 ? 0 : h, ib = pb->bias_q == 1 ? 0 : i;
+        const float *brow = pb->bias + (((int64_t)bb * pb->bias_h + hb) * pb->bias_q + ib) * pb->Skv + first; /* (n) */
         for (int j = 0; j < n; j++) s[j] += brow[j];
     }
     if (pb->alibi_slope) {
         int diag = i + pb->len_kv[b] - pb->len_q[b];
-        for (int j = 0; j < n; j++) s[j] += -pb->alibi_slope[h] * (float)abs(first + j - diag);
+        float slope = pb->alibi_slope[(pb->alibi_b == 1 ? 0 : b) * pb->Hq + h];
+        if (pb->alibi_signed)
+            for (int j = 0; j < n; j++) s[j] += slope * (float)(first + j - diag);
+        else
+            for (int j = 0; j < n; j++) s[j] += -slope * (float)abs(first + j - diag);
     }
 }
 
@@ -857,16 +864,20 @@ static int load_features(cpu_problem *pb, const af_case *c) {
         for (int h = 0; h < pb->Hq; h++) pb->sink[h] = af_feature_sink(c, h);
     }
     if (c->alibi) {
-        if (!(pb->alibi_slope = floats(pb->Hq))) return -1;
-        for (int h = 0; h < pb->Hq; h++) pb->alibi_slope[h] = af_feature_alibi_slope(c, h);
+        pb->alibi_b = af_feature_alibi_batch(c);
+        pb->alibi_signed = c->alibi == AF_ALIBI_SIGNED;
+        if (!(pb->alibi_slope = floats((int64_t)pb->alibi_b * pb->Hq))) return -1;
+        for (int b = 0; b < pb->alibi_b; b++)
+            for (int h = 0; h < pb->Hq; h++) pb->alibi_slope[b * pb->Hq + h] = af_feature_alibi_slope(c, b, h);
     }
     af_feature_bias_dims(c, &pb->bias_b, &pb->bias_h);
+    pb->bias_q = af_feature_bias_rows(c);
     if (pb->bias_b) {
-        if (!(pb->bias = floats((int64_t)pb->bias_b * pb->bias_h * pb->Sq * pb->Skv))) return -1;
+        if (!(pb->bias = floats((int64_t)pb->bias_b * pb->bias_h * pb->bias_q * pb->Skv))) return -1;
         float *x = pb->bias;
         for (int b = 0; b < pb->bias_b; b++)
             for (int h = 0; h < pb->bias_h; h++)
-                for (int i = 0; i < pb->Sq; i++)
+                for (int i = 0; i < pb->bias_q; i++)
                     for (int j = 0; j < pb->Skv; j++) *x++ = af_feature_bias(c, b, h, i, j);
     }
     if (c->dlse && c->backward) {

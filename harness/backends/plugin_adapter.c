@@ -45,15 +45,16 @@ typedef struct {
     int32_t seqlens_q[AF_MAX_BATCH];
     int32_t seqlens_kv[AF_MAX_BATCH];
     float sink[AF_MAX_HEADS];         /* (heads_q) */
-    float alibi_slopes[AF_MAX_HEADS]; /* (heads_q) */
-    float *bias;                      /* (bias_b, bias_h, seqlen_q, seqlen_kv), malloc'd */
+    float *alibi_slopes;              /* (alibi_b, heads_q), malloc'd */
+    float *bias;                      /* (bias_b, bias_h, bias_q, seqlen_kv), malloc'd */
     float *dlse;                      /* (batch, heads_q, seqlen_q), malloc'd */
 } plugin_problem_buf;
 
 static void problem_buf_free(plugin_problem_buf *pb) {
     free(pb->bias);
+    free(pb->alibi_slopes);
     free(pb->dlse);
-    pb->bias = pb->dlse = NULL;
+    pb->bias = pb->alibi_slopes = pb->dlse = NULL;
 }
 
 /* The features of the case into the problem (ABI 2; model/features.h values). 0, or -1
@@ -71,20 +72,29 @@ static int features_from_case(const af_case *c, plugin_problem_buf *pb) {
     }
     if (c->alibi) {
         p->features |= AF_PLUGIN_FEAT_ALIBI;
-        for (int h = 0; h < c->heads_q; h++) pb->alibi_slopes[h] = af_feature_alibi_slope(c, h);
+        p->alibi_b = af_feature_alibi_batch(c);
+        p->alibi_signed = c->alibi == AF_ALIBI_SIGNED;
+        if (p->alibi_signed) p->features |= AF_PLUGIN_FEAT_ALIBI_SIGNED;
+        if (c->alibi_slopes == AF_SLOPES_RANDOM_BATCH) p->features |= AF_PLUGIN_FEAT_ALIBI_BATCH;
+        pb->alibi_slopes = malloc((size_t)p->alibi_b * (size_t)c->heads_q * sizeof(float));
+        if (!pb->alibi_slopes) return -1;
+        for (int b = 0; b < p->alibi_b; b++)
+            for (int h = 0; h < c->heads_q; h++)
+                pb->alibi_slopes[b * c->heads_q + h] = af_feature_alibi_slope(c, b, h);
         p->alibi_slopes = pb->alibi_slopes;
     }
-    int bb, bh;
+    int bb, bh, bq = af_feature_bias_rows(c);
     af_feature_bias_dims(c, &bb, &bh);
     if (bb) {
         p->features |= AF_PLUGIN_FEAT_BIAS;
-        p->bias_b = bb, p->bias_h = bh;
-        pb->bias = malloc((size_t)bb * (size_t)bh * (size_t)c->seqlen_q * (size_t)c->seqlen_kv * sizeof(float));
+        if (bq == 1 && af_bias_broadcasts_query(c->bias)) p->features |= AF_PLUGIN_FEAT_BIAS_ROW;
+        p->bias_b = bb, p->bias_h = bh, p->bias_q = bq;
+        pb->bias = malloc((size_t)bb * (size_t)bh * (size_t)bq * (size_t)c->seqlen_kv * sizeof(float));
         if (!pb->bias) return -1;
         float *x = pb->bias;
         for (int b = 0; b < bb; b++)
             for (int h = 0; h < bh; h++)
-                for (int i = 0; i < c->seqlen_q; i++)
+                for (int i = 0; i < bq; i++)
                     for (int j = 0; j < c->seqlen_kv; j++) *x++ = af_feature_bias(c, b, h, i, j);
         p->bias = pb->bias;
     }
@@ -432,10 +442,10 @@ static void check_problem_inputs(const af_case *c, const plugin_problem_buf *giv
     compare_input(info, AF_T_SEQLENS, given->seqlens_kv, fresh.seqlens_kv, B, sizeof(int32_t),
                   "the plugin's seqlens_kv");
     compare_input(info, AF_T_SINK, given->problem.sink, fresh.problem.sink, Hq, sizeof(float), "the plugin's sink");
-    compare_input(info, AF_T_ALIBI, given->problem.alibi_slopes, fresh.problem.alibi_slopes, Hq, sizeof(float),
-                  "the plugin's alibi_slopes");
-    size_t bias =
-        (size_t)fresh.problem.bias_b * (size_t)fresh.problem.bias_h * (size_t)c->seqlen_q * (size_t)c->seqlen_kv;
+    compare_input(info, AF_T_ALIBI, given->problem.alibi_slopes, fresh.problem.alibi_slopes,
+                  (size_t)fresh.problem.alibi_b * Hq, sizeof(float), "the plugin's alibi_slopes");
+    size_t bias = (size_t)fresh.problem.bias_b * (size_t)fresh.problem.bias_h * (size_t)fresh.problem.bias_q *
+                  (size_t)c->seqlen_kv;
     compare_input(info, AF_T_BIAS, given->problem.bias, fresh.problem.bias, bias, sizeof(float), "the plugin's bias");
     compare_input(info, AF_T_DLSE, given->problem.dlse, fresh.problem.dlse, B * Hq * (size_t)c->seqlen_q, sizeof(float),
                   "the plugin's dlse");

@@ -116,7 +116,7 @@ static double rd_double(const reader *r, size_t at) {
 
 /* The mask-drops item (fuzz_format.h): block_mask, then custom_mask when its flags say so;
  * repair makes them legal. */
-static void read_drops(const reader *r, size_t at, af_case *c) {
+static size_t read_drops(const reader *r, size_t at, af_case *c) {
     unsigned flags = rd(r, at);
     size_t p = at + 1;
     if (flags & EXT_DROPS_BLOCK) {
@@ -125,7 +125,21 @@ static void read_drops(const reader *r, size_t at, af_case *c) {
         c->block_mask_p = rd_double(r, p + 2 * EXT_CHUNK_BYTES);
         p += 2 * EXT_CHUNK_BYTES + EXT_DROPS_P_BYTES;
     }
-    if (flags & EXT_DROPS_CUSTOM) c->custom_mask_p = rd_double(r, p);
+    if (flags & EXT_DROPS_CUSTOM) {
+        c->custom_mask_p = rd_double(r, p);
+        p += EXT_DROPS_P_BYTES;
+    }
+    return p; /* the bias / ALiBi item */
+}
+
+/* The bias / ALiBi item (fuzz_format.h), after the features item was read. */
+static void read_bias_alibi(const reader *r, size_t at, af_case *c) {
+    unsigned v = rd(r, at);
+    if (v & EXT_BA_BIAS_ROW) c->bias = af_bias_query_broadcast(c->bias);
+    unsigned conv = (v >> EXT_BA_ALIBI_SHIFT) & EXT_BA_FIELD_MASK;
+    if (c->alibi != AF_ALIBI_NO && (conv == 1 || conv == 2)) c->alibi = conv == 1 ? AF_ALIBI_ABS : AF_ALIBI_SIGNED;
+    unsigned slopes = (v >> EXT_BA_SLOPES_SHIFT) & EXT_BA_FIELD_MASK;
+    c->alibi_slopes = slopes == 3 ? AF_SLOPES_STANDARD : (af_alibi_slopes)slopes;
 }
 
 /* The dropout item (fuzz_format.h); repair drops it where the case cannot hold it. */
@@ -143,7 +157,7 @@ static void read_features(const reader *r, const extension *e, af_case *c) {
     unsigned f = rd(r, e->features_at);
     c->softmax = (af_softmax_kind)((f & EXT_FEAT_SOFTMAX_MASK) % 3);
     c->bias = (af_bias_shape)(((f >> EXT_FEAT_BIAS_SHIFT) & EXT_FEAT_BIAS_MASK) % 5);
-    c->alibi = (f & EXT_FEAT_ALIBI) != 0;
+    c->alibi = (f & EXT_FEAT_ALIBI) ? AF_ALIBI_YES : AF_ALIBI_NO; /* abs / signed: the bias / ALiBi item */
     c->lse_base2 = (f & EXT_FEAT_LSE_BASE2) != 0;
     c->dlse = (f & EXT_FEAT_DLSE) != 0;
     uint64_t bits = 0;
@@ -437,7 +451,7 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
     if (ext.items & EXT_FEATURES) read_features(&r, &ext, c);
     if (ext.high & EXT_HIGH_DROPOUT) read_dropout(&r, &ext, c);
     if (ext.high & EXT_HIGH_CHUNK) read_local_mask(&r, ext.chunk_at, c);
-    if (ext.drops_at) read_drops(&r, ext.drops_at, c);
+    if (ext.drops_at) read_bias_alibi(&r, read_drops(&r, ext.drops_at, c), c);
     if (ext.items & EXT_FP8_HEADROOM)
         for (int k = 0; k < AF_FP8_SCALED; k++) c->fp8_headroom[k] = (int)rd(&r, ext.headroom_at + (size_t)k);
     return af_fuzz_repair(c, lim) ? 1 : 0;

@@ -141,6 +141,13 @@ enum { EXT_CHUNK_VALUE_MASK = 0x3fffffu, EXT_CHUNK_GLOBAL = 1u << 22, EXT_CHUNK_
  * positive finite number, or which leaves no row a key. The encoder writes the item only for
  * a case with a drop. */
 enum { EXT_DROPS_BLOCK = 1u << 0, EXT_DROPS_CUSTOM = 1u << 1, EXT_DROPS_P_BYTES = 8 };
+/* After the mask-drops item (a zero drops byte written to reach it): the bias / ALiBi item,
+ * one byte (missing = 0, so older inputs decode as before): bit 0 (EXT_BA_BIAS_ROW) turns
+ * the features byte's bias shape into its query-broadcast form (1hss -> 1h1s ...); bits
+ * 1..2 (EXT_BA_ALIBI_SHIFT) make the features byte's ALiBi abs (1) or signed (2) (0 and
+ * 3: yes); bits 3..4 (EXT_BA_SLOPES_SHIFT) are alibi_slopes (3 reads as standard; repair
+ * keeps them for abs / signed only). The encoder writes it only when one is set. */
+enum { EXT_BA_BIAS_ROW = 1u << 0, EXT_BA_ALIBI_SHIFT = 1, EXT_BA_SLOPES_SHIFT = 3, EXT_BA_FIELD_MASK = 0x3u };
 
 /* A byte a backend or engine name may hold: what the case parser keeps in a value (no
  * white space, no '#', which starts a comment). */

@@ -379,8 +379,11 @@ static void boundary_feature(af_case *c, const af_fuzz_limits *lim, uint64_t *rn
         }
         if (on & 2) c->softmax = pick(rng, 2) ? AF_SOFTMAX_OFF_BY_ONE : AF_SOFTMAX_LEARNABLE;
         if (on & 4) c->softcap = softcaps[pick(rng, 4)];
-        if (on & 8) c->bias = (af_bias_shape)(1 + pick(rng, 4));
-        if (on & 16) c->alibi = true;
+        if (on & 8) c->bias = (af_bias_shape)(1 + pick(rng, AF_BIAS_COUNT - 1));
+        if (on & 16) { /* a convention, then (abs / signed) the slopes */
+            c->alibi = (af_alibi_kind)(1 + pick(rng, 3));
+            if (c->alibi != AF_ALIBI_YES) c->alibi_slopes = (af_alibi_slopes)pick(rng, 3);
+        }
         if (on & 32) c->lse_base2 = true;
     }
     fit_keeping(c, lim, KEEP_KV);
@@ -610,7 +613,8 @@ static void mutate_cp_paged(af_case *c, uint64_t *rng) {
 
 /* One feature on, off or to another value (repair drops what the case cannot hold):
  * softcaps where tanh bends most scores (5) to Gemma's 30 / 50, both sink kinds, every
- * bias broadcast, ALiBi, log2 stats, dLSE (needs backward, which repair checks), dropout
+ * bias broadcast (the query-broadcast ones too), ALiBi in each convention with each kind of
+ * slopes, log2 stats, dLSE (needs backward, which repair checks), dropout
  * (off, or a table probability with a fresh Philox seed and offset), the local masks and
  * the block / element drop masks. */
 static void mutate_feature(af_case *c, uint64_t *rng) {
@@ -647,10 +651,12 @@ static void mutate_feature(af_case *c, uint64_t *rng) {
             c->softmax = (af_softmax_kind)pick(rng, 3);
             break;
         case 2:
-            c->bias = (af_bias_shape)pick(rng, 5);
+            c->bias = (af_bias_shape)pick(rng, AF_BIAS_COUNT);
             break;
-        case 3:
-            c->alibi = !c->alibi;
+        case 3: /* off or a convention, then (abs / signed) the slopes */
+            c->alibi = (af_alibi_kind)pick(rng, 4);
+            c->alibi_slopes =
+                c->alibi == AF_ALIBI_ABS || c->alibi == AF_ALIBI_SIGNED ? (af_alibi_slopes)pick(rng, 3) : AF_SLOPES_STANDARD;
             break;
         case 4:
             c->lse_base2 = !c->lse_base2;

@@ -347,7 +347,10 @@ static void repair_features(af_case *c, const af_fuzz_limits *l) {
     if (c->dropout_p == 0.0) c->dropout_seed = c->dropout_offset = 0;
     if (!(c->softcap >= 1e-3 && c->softcap <= 1e4)) c->softcap = 0.0; /* NaN too */
     if ((unsigned)c->softmax > AF_SOFTMAX_LEARNABLE) c->softmax = AF_SOFTMAX_VANILLA;
-    if ((unsigned)c->bias > AF_BIAS_BHSS) c->bias = AF_BIAS_NONE;
+    if ((unsigned)c->bias >= AF_BIAS_COUNT) c->bias = AF_BIAS_NONE;
+    if ((unsigned)c->alibi > AF_ALIBI_SIGNED) c->alibi = AF_ALIBI_NO;
+    if ((unsigned)c->alibi_slopes > AF_SLOPES_RANDOM_BATCH || (c->alibi != AF_ALIBI_ABS && c->alibi != AF_ALIBI_SIGNED))
+        c->alibi_slopes = AF_SLOPES_STANDARD; /* validate: other slopes need abs or signed */
     if (!c->backward) c->dlse = false;
     repair_drops(c);
 }

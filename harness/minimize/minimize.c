@@ -216,7 +216,8 @@ static void pass_cp(candidates *cs, const af_case *c) {
 static int mini(int a, int b) { return a < b ? a : b; }
 
 /* A feature made lighter rather than dropped: learnable sinks -> off_by_one, a full bias
- * -> one broadcast over heads or batch, a coarser chunk, two adjacent documents merged,
+ * -> one broadcast over heads or batch (bh1s -> 1h1s or b11s -> 111s alike), ALiBi's
+ * slopes -> standard and its convention -> yes, a coarser chunk, two adjacent documents merged,
  * fewer global keys (one, or half), a block mask's keep probability halfway to 1 or its
  * blocks twice as large, an element mask's keep probability halfway to 1, dropout's p
  * toward 1/2 and its Philox state toward seed 1, offset 0. c has the feature. */
@@ -236,6 +237,16 @@ static void lighter_feature(candidates *cs, const af_case *c, af_case_field f) {
             TRY(c->bias == AF_BIAS_BHSS, t.bias = AF_BIAS_1HSS);
             TRY(c->bias == AF_BIAS_BHSS, t.bias = AF_BIAS_B1SS);
             TRY(c->bias == AF_BIAS_1HSS || c->bias == AF_BIAS_B1SS, t.bias = AF_BIAS_11SS);
+            TRY(c->bias == AF_BIAS_BH1S, t.bias = AF_BIAS_1H1S);
+            TRY(c->bias == AF_BIAS_BH1S, t.bias = AF_BIAS_B11S);
+            TRY(c->bias == AF_BIAS_1H1S || c->bias == AF_BIAS_B11S, t.bias = AF_BIAS_111S);
+            return;
+        case AF_CF_ALIBI: /* the slopes toward standard, the convention toward yes */
+            TRY(c->alibi_slopes != AF_SLOPES_STANDARD, t.alibi_slopes = AF_SLOPES_STANDARD);
+            TRY(c->alibi == AF_ALIBI_ABS || c->alibi == AF_ALIBI_SIGNED, {
+                t.alibi = AF_ALIBI_YES;
+                t.alibi_slopes = AF_SLOPES_STANDARD;
+            });
             return;
         case AF_CF_ATTENTION_CHUNK: /* a coarser chunk, towards none */
             TRY(c->attention_chunk < c->seqlen_kv, t.attention_chunk = 2 * c->attention_chunk);

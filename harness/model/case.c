@@ -29,7 +29,9 @@ static const char *const cp_names[] = {"none", "p2p", "all_gather", "a2a", "a2a+
 static const char *const data_names[] = {"normal",      "uniform", "outlier_channels", "sink", "low_lse",
                                          "block_range", "zeros"};
 static const char *const softmax_names[] = {"vanilla", "off_by_one", "learnable"};
-static const char *const bias_names[] = {"none", "11ss", "1hss", "b1ss", "bhss"};
+static const char *const bias_names[] = {"none", "11ss", "1hss", "b1ss", "bhss", "111s", "b11s", "1h1s", "bh1s"};
+static const char *const alibi_names[] = {"no", "yes", "abs", "signed"};
+static const char *const alibi_slopes_names[] = {"standard", "random", "random_batch"};
 static const char *const align_names[] = {"top_left", "bottom_right"};
 static const char *const out_dtype_names[] = {"same", "fp16", "bf16"};
 /* FLAG2 fields: the spelling of false, then of true */
@@ -54,6 +56,8 @@ const char *af_cp_comm_name(af_cp_comm c) { return cp_names[c]; }
 const char *af_data_kind_name(af_data_kind k) { return data_names[k]; }
 const char *af_softmax_name(af_softmax_kind k) { return softmax_names[k]; }
 const char *af_bias_shape_name(af_bias_shape b) { return bias_names[b]; }
+const char *af_alibi_name(af_alibi_kind a) { return alibi_names[a]; }
+const char *af_alibi_slopes_name(af_alibi_slopes s) { return alibi_slopes_names[s]; }
 
 const char *af_mask_text(const af_case *c) {
     if (c->has_seqlens && c->layout != AF_LAYOUT_THD) return c->mask == AF_MASK_CAUSAL ? "padding_causal" : "padding";
@@ -412,7 +416,9 @@ bool af_case_has_features(const af_case *c) {
 
 /* An ENUM feature names its value: "sinks(learnable)", "bias(b1ss)". */
 #define KIND_SUFFIX_INT(m, names)
-#define KIND_SUFFIX_ENUM(m, names) af_strbuf_printf(&s, "(%s)", names[c->m]);
+/* an ENUM at "yes" (alibi's original form, a bool before) names nothing more, as before */
+#define KIND_SUFFIX_ENUM(m, names)                                                                                     \
+    if (strcmp(names[c->m], "yes")) af_strbuf_printf(&s, "(%s)", names[c->m]);
 #define KIND_SUFFIX_BOOL(m, names)
 #define KIND_SUFFIX_FLAG2(m, names)
 #define KIND_SUFFIX_U64(m, names)
@@ -704,6 +710,11 @@ static int set_custom(af_case *c, parse_state *st, int f, const char *v, char *w
 #define KIND_PARSE_CUSTOM(m, lo, hi, names) return set_custom(c, st, f, v, why, cap);
 
 static int set_field(af_case *c, parse_state *st, int f, const char *v, char *why, size_t cap) {
+    bool on;
+    if (f == F_ALIBI && !parse_bool(v, &on)) { /* alibi was a yes / no field: its spellings stay */
+        c->alibi = on ? AF_ALIBI_YES : AF_ALIBI_NO;
+        return 0;
+    }
     switch (f) {
 #define ROW_PARSE(ID, NAME, KIND, MEMBER, LO, HI, DEF, NAMES, ...)                                                     \
     case F_##ID:                                                                                                       \
@@ -876,6 +887,9 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
     if (!(c->dropout_p >= 0.0 && c->dropout_p < 1.0))
         FAIL(F_DROPOUT, "dropout probability %g is outside [0, 1)", c->dropout_p);
     if (c->dlse && !c->backward) FAIL(F_DLSE, "dlse = yes needs backward = yes (it is an incoming gradient)");
+    if (c->alibi_slopes != AF_SLOPES_STANDARD && c->alibi != AF_ALIBI_ABS && c->alibi != AF_ALIBI_SIGNED)
+        FAIL(F_ALIBI_SLOPES, "alibi_slopes = %s needs alibi = abs or signed (alibi = yes keeps its own slopes)",
+             alibi_slopes_names[c->alibi_slopes]);
     if (af_case_has_fp8_headroom(c) && !af_dtype_is_fp8_tensor(c->dtype))
         FAIL(F_FP8_HEADROOM, "fp8_headroom with dtype %s: per-tensor fp8 scales are fp8_e4m3's and fp8_e5m2's",
              dtype_names[c->dtype]);

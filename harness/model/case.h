@@ -79,9 +79,54 @@ typedef enum {
  * query head (an input with a gradient). oracle/feature_spec.h has the formulas. */
 typedef enum { AF_SOFTMAX_VANILLA = 0, AF_SOFTMAX_OFF_BY_ONE, AF_SOFTMAX_LEARNABLE } af_softmax_kind;
 
-/* Additive score bias, shape (batch or 1, heads_q or 1, seqlen_q, seqlen_kv): the
- * letters name which of batch (b) and heads (h) the tensor has; 1 = broadcast. */
-typedef enum { AF_BIAS_NONE = 0, AF_BIAS_11SS, AF_BIAS_1HSS, AF_BIAS_B1SS, AF_BIAS_BHSS } af_bias_shape;
+/* Additive score bias, shape (batch or 1, heads_q or 1, seqlen_q or 1, seqlen_kv): the
+ * letters name which of batch (b), heads (h) and queries (s) the tensor has; 1 =
+ * broadcast. The ..1s shapes are one row of seqlen_kv values per (b, h) seen by every
+ * query (TransformerEngine's 111s; cuDNN takes any broadcast axis by stride 0). */
+typedef enum {
+    AF_BIAS_NONE = 0,
+    AF_BIAS_11SS,
+    AF_BIAS_1HSS,
+    AF_BIAS_B1SS,
+    AF_BIAS_BHSS,
+    AF_BIAS_111S, /* the query-broadcast shapes: appended, so the numbers above stay */
+    AF_BIAS_B11S,
+    AF_BIAS_1H1S,
+    AF_BIAS_BH1S,
+    AF_BIAS_COUNT
+} af_bias_shape;
+
+/* ALiBi's distance convention (oracle/feature_spec.h has the formulas): yes = the
+ * original form (slopes 2^(-8 (h+1) / heads_q) for any head count, -slope |distance|
+ * from the bottom-right diagonal); abs = FlashAttention's -slope |i + s_k - s_q - j| with
+ * the slopes of alibi_slopes; signed = slope (j - (i + s_k - s_q)), cuDNN's and
+ * FlashInfer's form (positive right of the diagonal). */
+typedef enum { AF_ALIBI_NO = 0, AF_ALIBI_YES, AF_ALIBI_ABS, AF_ALIBI_SIGNED } af_alibi_kind;
+
+/* ALiBi slopes (abs and signed; yes keeps its own): standard = the ALiBi paper's recipe
+ * (non-power-of-two head counts included), random = one slope per head drawn from the
+ * seed (FlashAttention's alibi_slopes of shape (nheads,), FlashInfer's / TE's custom
+ * slopes), random_batch = one per (batch, head) (FlashAttention's (batch, nheads)). */
+typedef enum { AF_SLOPES_STANDARD = 0, AF_SLOPES_RANDOM, AF_SLOPES_RANDOM_BATCH } af_alibi_slopes;
+
+/* Does the bias shape broadcast the query axis (111s, b11s, 1h1s, bh1s)? */
+static inline bool af_bias_broadcasts_query(af_bias_shape b) { return b >= AF_BIAS_111S && b <= AF_BIAS_BH1S; }
+/* The batch / heads part of a shape with its query axis full (b11s -> b1ss) or broadcast. */
+static inline af_bias_shape af_bias_full_query(af_bias_shape b) {
+    return af_bias_broadcasts_query(b) ? (af_bias_shape)(b == AF_BIAS_111S   ? AF_BIAS_11SS
+                                                         : b == AF_BIAS_B11S ? AF_BIAS_B1SS
+                                                         : b == AF_BIAS_1H1S ? AF_BIAS_1HSS
+                                                                             : AF_BIAS_BHSS)
+                                       : b;
+}
+static inline af_bias_shape af_bias_query_broadcast(af_bias_shape b) {
+    b = af_bias_full_query(b);
+    return b == AF_BIAS_NONE   ? b
+           : b == AF_BIAS_11SS ? AF_BIAS_111S
+           : b == AF_BIAS_B1SS ? AF_BIAS_B11S
+           : b == AF_BIAS_1HSS ? AF_BIAS_1H1S
+                               : AF_BIAS_BH1S;
+}
 
 typedef struct {
     af_data_kind kind;
@@ -120,7 +165,8 @@ typedef struct {
     af_softmax_kind softmax;   /* attention sinks */
     double softcap;            /* 0 = none; else scores s -> softcap * tanh(s / softcap) */
     af_bias_shape bias;        /* additive bias input (not learnable: no dBias) */
-    bool alibi;                /* ALiBi slopes 2^(-8 (h+1) / heads_q), bottom-right distance */
+    af_alibi_kind alibi;       /* ALiBi's convention; AF_ALIBI_NO = none */
+    af_alibi_slopes alibi_slopes; /* abs / signed: which slopes */
     bool lse_base2;            /* stats = log2: the LSE output is log2 of the denominator */
     bool dlse;                 /* the backward takes an incoming gradient of the LSE output */
     char backend[AF_NAME_MAX]; /* "" = chosen on the command line */
@@ -210,6 +256,8 @@ const char *af_cp_comm_name(af_cp_comm c);
 const char *af_data_kind_name(af_data_kind k);
 const char *af_softmax_name(af_softmax_kind k);
 const char *af_bias_shape_name(af_bias_shape b);
+const char *af_alibi_name(af_alibi_kind a);
+const char *af_alibi_slopes_name(af_alibi_slopes s);
 /* Any of the features (sinks, softcap, bias, ALiBi, log2 stats, dLSE, dropout, chunk,
  * documents, global keys) set. */
 bool af_case_has_features(const af_case *c);

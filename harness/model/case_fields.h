@@ -140,8 +140,10 @@
       c->softcap != 0.0,                0,  "softcap",    "softcap")                                                \
     X(BIAS,         "bias",         ENUM,   bias,          0, 0,               AF_BIAS_NONE,       bias_names,      \
       c->bias != AF_BIAS_NONE,          2,  "bias",       "bias")                                                   \
-    X(ALIBI,        "alibi",        BOOL,   alibi,         0, 0,               false,              NULL,            \
-      c->alibi,                         3,  "alibi",      "alibi")                                                  \
+    X(ALIBI,        "alibi",        ENUM,   alibi,         0, 0,               AF_ALIBI_NO,        alibi_names,     \
+      c->alibi != AF_ALIBI_NO,          3,  "alibi",      "alibi")                                                  \
+    X(ALIBI_SLOPES, "alibi_slopes", ENUM,   alibi_slopes,  0, 0,               AF_SLOPES_STANDARD, alibi_slopes_names, \
+      c->alibi_slopes != AF_SLOPES_STANDARD, -1, NULL,    NULL)                                                     \
     X(STATS,        "stats",        FLAG2,  lse_base2,     0, 0,               false,              stats_names,     \
       c->lse_base2,                     4,  "stats=log2", "log2_stats")                                             \
     X(DLSE,         "dlse",         BOOL,   dlse,          0, 0,               false,              NULL,            \

@@ -68,8 +68,11 @@ int af_case_features(const af_case *c) {
     /* dropout: a probability other than 1/2, a seed other than 1, an offset other than 0
      * (one each, so the minimiser takes each simplification on its own) */
     if (c->dropout_p != 0.0) n += (c->dropout_p != 0.5) + (c->dropout_seed != 1) + (c->dropout_offset != 0);
-    /* the heavier variants: learnable sinks, a bias with more axes than 11ss */
-    n += (c->softmax == AF_SOFTMAX_LEARNABLE) + (c->bias == AF_BIAS_1HSS || c->bias == AF_BIAS_B1SS) +
-         2 * (c->bias == AF_BIAS_BHSS);
+    /* the heavier variants: learnable sinks, a bias with more axes than 11ss (or 111s),
+     * ALiBi in another convention than yes, slopes other than standard */
+    af_bias_shape full = af_bias_full_query(c->bias);
+    n += (c->softmax == AF_SOFTMAX_LEARNABLE) + (full == AF_BIAS_1HSS || full == AF_BIAS_B1SS) +
+         2 * (full == AF_BIAS_BHSS);
+    n += (c->alibi == AF_ALIBI_ABS || c->alibi == AF_ALIBI_SIGNED) + (c->alibi_slopes != AF_SLOPES_STANDARD);
     return n;
 }

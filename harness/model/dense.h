@@ -19,6 +19,9 @@ typedef struct {
     bool lse_base2;                        /* the LSE output is in base 2 (dlse is its gradient) */
     double dropout_p;                      /* drop probability of P's elements, 0 = none (model/dropout.h) */
     uint64_t dropout_seed, dropout_offset; /* the Philox key and block offset */
+    int bias_q;                            /* bias query extent (1 or Sq; 0 = no bias) */
+    int alibi_b;                           /* slope table's batch extent (1 or B) */
+    bool alibi_signed;                     /* ALiBi distance signed (else -|distance|) */
 } af_features;
 
 /* Dense logical arrays, row-major in the order of their shape comment.
@@ -30,8 +33,8 @@ typedef struct {
     double *v;           /* (B, Hv,  Skv, Dv)  Hv: see below */
     double *dout;        /* (B, Hq,  Sq,  Dv)  NULL when the case has no backward */
     double *sink;        /* (Hq) sink logits; NULL when feat.sink == 0 */
-    double *bias;        /* (bias_b, bias_h, Sq, Skv); NULL without bias */
-    double *alibi_slope; /* (Hq); NULL without ALiBi */
+    double *bias;        /* (bias_b, bias_h, bias_q, Skv); NULL without bias */
+    double *alibi_slope; /* (alibi_b, Hq); NULL without ALiBi */
     double *dlse;        /* (B, Hq, Sq) incoming gradient of the LSE output; NULL = 0 */
     af_features feat;    /* last, so positional initialisers of the arrays above still work */
     int Hv;              /* V's heads (cuDNN's h_v); 0 = Hkv. Query head h reads K head

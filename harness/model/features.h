@@ -17,8 +17,16 @@ float af_feature_sink(const af_case *c, int h);
 float af_feature_bias(const af_case *c, int b, int h, int i, int j);
 /* Extents of the bias tensor: *bb = batch or 1, *bh = heads_q or 1 (0, 0 without bias). */
 void af_feature_bias_dims(const af_case *c, int *bb, int *bh);
-/* ALiBi slope of query head h: 2^(-8 (h + 1) / heads_q) (0 without ALiBi). */
-float af_feature_alibi_slope(const af_case *c, int h);
+/* The bias tensor's query extent: seqlen_q, 1 for the query-broadcast shapes (111s ...),
+ * 0 without bias. Its shape is (bb, bh, rows, seqlen_kv). */
+int af_feature_bias_rows(const af_case *c);
+/* ALiBi slope of sequence b, query head h (0 without ALiBi): alibi = yes: 2^(-8 (h + 1) /
+ * heads_q); abs / signed: alibi_slopes' (the paper's recipe, or drawn from the seed,
+ * (m + 1) 2^-24 for a 24-bit m, per head or per (batch, head)). */
+float af_feature_alibi_slope(const af_case *c, int b, int h);
+/* The slope table's batch extent: batch for alibi_slopes = random_batch, 1 otherwise (0
+ * without ALiBi). The table is (alibi_batch, heads_q). */
+int af_feature_alibi_batch(const af_case *c);
 /* Incoming gradient of the LSE output at row (b, h, i), in the output's base: generated
  * fp32 in about [-0.5, 0.5] when dlse = yes, else 0. */
 float af_feature_dlse(const af_case *c, int b, int h, int i);

@@ -34,7 +34,7 @@ typedef enum {
     AF_T_SEQLENS,     /* "seqlens": actual lengths (seqused), (batch) per side */
     AF_T_SINK,        /* "sink": (heads_q) sink logits */
     AF_T_BIAS,        /* "bias": the additive bias */
-    AF_T_ALIBI,       /* "alibi_slopes": (heads_q) */
+    AF_T_ALIBI,       /* "alibi_slopes": (1 or batch, heads_q) */
     AF_T_DLSE,        /* "dlse": the incoming LSE gradient */
     AF_T_MX_SCALE,    /* "mx_scale": the mxfp8 E8M0 scales of Q, K or V */
     AF_T_DESCALE,     /* "descale": the fp8_e4m3 per-tensor scales */

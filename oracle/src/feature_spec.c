@@ -30,13 +30,16 @@ double af_feat_additive(const af_oracle_problem *p, int b, int h, int i, int j) 
     const af_features *f = &in->feat;
     double add = 0.0;
     if (f->bias_b) {
-        int bb = f->bias_b == 1 ? 0 : b, hb = f->bias_h == 1 ? 0 : h;
-        add += in->bias[(((size_t)bb * (size_t)f->bias_h + (size_t)hb) * (size_t)p->Sq + (size_t)i) * (size_t)p->Skv +
+        int bb = f->bias_b == 1 ? 0 : b, hb = f->bias_h == 1 ? 0 : h, ib = f->bias_q == 1 ? 0 : i;
+        add += in->bias[(((size_t)bb * (size_t)f->bias_h + (size_t)hb) * (size_t)f->bias_q + (size_t)ib) *
+                            (size_t)p->Skv +
                         (size_t)j];
     }
     if (f->alibi) {
-        long dist = labs((long)j - ((long)i + p->len_kv[b] - p->len_q[b]));
-        add -= in->alibi_slope[h] * (double)dist; /* fp32 slope times an integer < 2^31: exact */
+        long dist = (long)j - ((long)i + p->len_kv[b] - p->len_q[b]);
+        double slope = in->alibi_slope[(size_t)(f->alibi_b == 1 ? 0 : b) * (size_t)p->Hq + (size_t)h];
+        /* fp32 slope times an integer < 2^31: exact */
+        add += f->alibi_signed ? slope * (double)dist : -slope * (double)labs(dist);
     }
     return add;
 }
@@ -66,12 +69,12 @@ double af_feat_additive_bound(const af_oracle_problem *p) {
     const af_features *f = &in->feat;
     double m = 0.0;
     if (f->bias_b) {
-        size_t n = (size_t)f->bias_b * (size_t)f->bias_h * (size_t)p->Sq * (size_t)p->Skv;
+        size_t n = (size_t)f->bias_b * (size_t)f->bias_h * (size_t)f->bias_q * (size_t)p->Skv;
         for (size_t k = 0; k < n; k++) m = fmax(m, fabs(in->bias[k]));
     }
     if (f->alibi) {
         double smax = 0.0;
-        for (int h = 0; h < p->Hq; h++) smax = fmax(smax, fabs(in->alibi_slope[h]));
+        for (size_t k = 0; k < (size_t)f->alibi_b * (size_t)p->Hq; k++) smax = fmax(smax, fabs(in->alibi_slope[k]));
         m += smax * (double)(p->Sq + p->Skv);
     }
     if (f->sink)

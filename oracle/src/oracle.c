@@ -120,6 +120,7 @@ static int validate(const af_oracle_problem *p, const af_oracle_opts *o, char *w
     const af_features *f = &in->feat;
     if ((f->sink && !in->sink) || (f->bias_b && !in->bias) || (f->alibi && !in->alibi_slope) ||
         (f->bias_b && f->bias_b != 1 && f->bias_b != p->B) || (f->bias_h && f->bias_h != 1 && f->bias_h != p->Hq) ||
+        (f->bias_b && f->bias_q != 1 && f->bias_q != p->Sq) || (f->alibi && f->alibi_b != 1 && f->alibi_b != p->B) ||
         !(f->softcap >= 0.0) || !isfinite(f->softcap) || !(f->dropout_p >= 0.0 && f->dropout_p < 1.0)) {
         snprintf(why, cap,
                  "oracle: feature inputs are inconsistent (sink, bias extents, ALiBi slopes, softcap or dropout p)");

@@ -31,7 +31,9 @@ static void feat_setup(test_problem *t, const feat_opts *f, uint64_t seed) {
     in->feat.sink = f->sink;
     in->feat.bias_b = f->bias_b;
     in->feat.bias_h = f->bias_h;
+    in->feat.bias_q = f->bias_b ? p->Sq : 0;
     in->feat.alibi = f->alibi;
+    in->feat.alibi_b = f->alibi ? 1 : 0;
     in->feat.lse_base2 = f->base2;
     if (f->sink) {
         in->sink = calloc((size_t)p->Hq, sizeof(double));

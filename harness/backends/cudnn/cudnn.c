@@ -595,10 +595,11 @@ static void side_check_unchanged(const side_tables *st, const void *dev, af_run_
 
 /* The feature inputs of a run (oracle/feature_spec.h values from model/features.h), one
  * host block in slot order, FLOAT tables 16-byte aligned: the bias in the io storage
- * [bias_b, bias_h, Sq, Skv] of the serving case (orig's values where i < orig's s_q and
+ * [bias_b, bias_h, bias_q, Skv] of the serving case (orig's values where i < orig's s_q and
  * j < orig's s_kv, 0 in the padded rows and columns, which the padding mask hides; the
- * values are orig's: af_feature_bias indexes by orig's extents), then ALiBi slopes,
- * sink logits and the dsink output, FLOAT [hq] each, then the dropout keep mask. */
+ * values are orig's: af_feature_bias indexes by orig's extents), then ALiBi slopes
+ * FLOAT [alibi_b, hq], sink logits and the dsink output, FLOAT [hq] each, then the
+ * dropout keep mask. */
 typedef struct {
     unsigned char *host;
     size_t bytes;
@@ -640,9 +641,9 @@ static int feat_make(feat_block *fb, const af_case *orig, const af_sdpa_desc *d)
     memset(fb, 0, sizeof *fb);
     for (int i = 0; i < CG_SLOT_COUNT; i++) fb->off[i] = (size_t)-1;
     af_storage st = d->io == CUDNN_DATA_HALF ? AF_ST_F16 : AF_ST_BF16;
-    size_t n_bias = (size_t)(d->bias_b * d->bias_h * d->sq * d->skv); /* [bias_b, bias_h, Sq, Skv] */
+    size_t n_bias = (size_t)(d->bias_b * d->bias_h * d->bias_q * d->skv); /* [bias_b, bias_h, bias_q, Skv] */
     if (d->bias_b) feat_add(fb, CG_SLOT_BIAS, n_bias * (size_t)af_storage_bytes(st));
-    if (d->alibi) feat_add(fb, CG_SLOT_ALIBI_SLOPES, (size_t)d->hq * sizeof(float));
+    if (d->alibi) feat_add(fb, CG_SLOT_ALIBI_SLOPES, (size_t)(d->alibi_b * d->hq) * sizeof(float));
     if (d->sink) feat_add(fb, CG_SLOT_SINK, (size_t)d->hq * sizeof(float));
     if (d->dsink) feat_add(fb, CG_SLOT_DSINK, (size_t)d->hq * sizeof(float));
     if (d->dropout) /* at most AF_CUDNN_DROPOUT_MASK_MAX (cudnn_sdpa_desc.c declines above) */
@@ -659,7 +660,7 @@ static int feat_make(feat_block *fb, const af_case *orig, const af_sdpa_desc *d)
         int64_t k = 0;
         for (int b = 0; b < d->bias_b; b++)
             for (int h = 0; h < d->bias_h; h++)
-                for (int i = 0; i < d->sq; i++)
+                for (int i = 0; i < d->bias_q; i++)
                     for (int j = 0; j < d->skv; j++, k++) {
                         bool inside = i < orig->seqlen_q && j < orig->seqlen_kv;
                         af_storage_store(st, bias, k, inside ? af_feature_bias(orig, b, h, i, j) : 0.0f);
@@ -668,8 +669,9 @@ static int feat_make(feat_block *fb, const af_case *orig, const af_sdpa_desc *d)
     float *slopes = d->alibi ? (float *)(fb->host + fb->off[CG_SLOT_ALIBI_SLOPES]) : NULL;
     float *sink = d->sink ? (float *)(fb->host + fb->off[CG_SLOT_SINK]) : NULL;
     float *dsink = d->dsink ? (float *)(fb->host + fb->off[CG_SLOT_DSINK]) : NULL;
+    for (int b = 0; slopes && b < d->alibi_b; b++)
+        for (int h = 0; h < d->hq; h++) slopes[b * d->hq + h] = af_feature_alibi_slope(orig, b, h);
     for (int h = 0; h < d->hq; h++) {
-        if (slopes) slopes[h] = af_feature_alibi_slope(orig, h);
         if (sink) sink[h] = af_feature_sink(orig, h); /* 0 for off_by_one */
         if (dsink) dsink[h] = NAN;                    /* "not written" until the backward runs */
     }

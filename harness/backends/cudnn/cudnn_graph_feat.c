@@ -6,9 +6,12 @@
  * Softcap score modifier: DIV c, TANH_FWD, MUL c; ATTNFUZZ_CUDNN_SOFTCAP=exp builds the
  * tanh from EXP instead, tanh_exp below); bias s = t + bias (a real tensor in
  * the io type, [bias_b, bias_h, sq, skv] with extent 1 on a broadcast axis: FE's bias
- * ADD); ALiBi s += -slope_h * |j - (i + len_kv - len_q)| (FE's alibi_mask is
- * slope * (col - row), valid under top-left causal with s_q = s_kv; the bottom-right
- * distance and the |.| of feature_spec.h are added here). All score tensors are FLOAT
+ * ADD; a bias row seen by every query has extent 1 on the query axis, cuDNN's broadcast);
+ * ALiBi s += -slope_h * |j - (i + len_kv - len_q)| (FE's alibi_mask is slope * (col -
+ * row), valid under top-left causal with s_q = s_kv; the bottom-right distance and the
+ * |.| of feature_spec.h are added here), or signed (alibi = signed: slope_h * (j - (i +
+ * len_kv - len_q)), FE's own signed form with the bottom-right shift), slopes per head
+ * [1, hq, 1, 1] or per (batch, head) [b, hq, 1, 1]. All score tensors are FLOAT
  * [b, hq, sq, skv], packed; index tensors INT32.
  *
  * Dropout acts on P after the softmax (feature_spec.h; the stats stay the undropped row's):
@@ -29,9 +32,10 @@ static cg_t vs(af_cg *g, const af_sdpa_desc *d, cudnnDataType_t dt) {
     return cg_virtual_packed(g, dt, d->b, d->hq, d->sq, d->skv);
 }
 
-/* Real FLOAT [1,hq,1,1] per-head tensor bound to slot (ALiBi slopes, sink logits). */
-static cg_t per_head(af_cg *g, const af_sdpa_desc *d, int slot) {
-    int64_t dims[4] = {1, d->hq, 1, 1}, str[4] = {d->hq, 1, 1, 1};
+/* Real FLOAT [nb,hq,1,1] per-head tensor bound to slot (ALiBi slopes with nb = 1 or b,
+ * sink logits with nb = 1). */
+static cg_t per_head(af_cg *g, const af_sdpa_desc *d, int slot, int64_t nb) {
+    int64_t dims[4] = {nb, d->hq, 1, 1}, str[4] = {d->hq, 1, 1, 1};
     return cg_tensor(g, CUDNN_DATA_FLOAT, dims, str, slot, NULL);
 }
 
@@ -90,7 +94,7 @@ cg_t af_sdpa_score_features(af_cg *g, const af_sdpa_desc *d, cg_t score, cg_t se
         score = t;
     }
     if (d->bias_b) {
-        int64_t dims[4] = {d->bias_b, d->bias_h, d->sq, d->skv}, str[4];
+        int64_t dims[4] = {d->bias_b, d->bias_h, d->bias_q, d->skv}, str[4];
         cg_packed_strides(dims, str);
         cg_t bias = cg_tensor(g, d->io, dims, str, CG_SLOT_BIAS, NULL);
         cg_t s = vs(g, d, CUDNN_DATA_FLOAT);
@@ -101,14 +105,14 @@ cg_t af_sdpa_score_features(af_cg *g, const af_sdpa_desc *d, cg_t score, cg_t se
         cg_t dist = alibi_distance(g, d, score, seq_q, seq_kv);
         /* Under a causal bottom-right band with no right shift every visible key has
          * dist <= 0, so -|dist| = dist (FE's form); otherwise -|dist| explicitly. */
-        if (!(d->has_right && d->right == 0 && d->bottom_right)) {
+        if (!d->alibi_signed && !(d->has_right && d->right == 0 && d->bottom_right)) {
             cg_t a = vs(g, d, CUDNN_DATA_INT32), n = vs(g, d, CUDNN_DATA_INT32);
             cg_pointwise(g, CUDNN_POINTWISE_ABS, CUDNN_DATA_INT32, dist, NULL, NULL, a, -1);
             cg_pointwise(g, CUDNN_POINTWISE_NEG, CUDNN_DATA_INT32, a, NULL, NULL, n, -1);
             dist = n;
         }
         cg_t add = vs(g, d, CUDNN_DATA_FLOAT), s = vs(g, d, CUDNN_DATA_FLOAT);
-        cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, dist, per_head(g, d, CG_SLOT_ALIBI_SLOPES), NULL, add,
+        cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, dist, per_head(g, d, CG_SLOT_ALIBI_SLOPES, d->alibi_b), NULL, add,
                      -1);
         cg_pointwise(g, CUDNN_POINTWISE_ADD, CUDNN_DATA_FLOAT, score, add, NULL, s, -1);
         score = s;
@@ -151,21 +155,21 @@ cg_t af_sdpa_softcap_bwd(af_cg *g, const af_sdpa_desc *d, cg_t ds, cg_t r_over_c
     return out;
 }
 
-cg_t af_sdpa_sink_tensor(af_cg *g, const af_sdpa_desc *d) { return per_head(g, d, CG_SLOT_SINK); }
+cg_t af_sdpa_sink_tensor(af_cg *g, const af_sdpa_desc *d) { return per_head(g, d, CG_SLOT_SINK, 1); }
 
 void af_sdpa_dsink(af_cg *g, const af_sdpa_desc *d, cg_t stats, cg_t softmax_rowsum) {
     /* cudnn-frontend's lowering (CompositeSDPABackwardNode, cuDNN >= 9.13): dsink =
      * reduce_{b, sq}(exp(sink - Stats) * rowsum(dO * O)) into [1,hq,1,1]; FE's tests
      * check the result against the true gradient -sum P_sink D (feature_spec.h): the
      * engine owns the sign, the graph is the pattern it recognises. */
-    cg_t sink = per_head(g, d, CG_SLOT_SINK);
+    cg_t sink = per_head(g, d, CG_SLOT_SINK, 1);
     cg_t sub = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, 1);
     cg_t e = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, 1);
     cg_t m = cg_virtual_packed(g, CUDNN_DATA_FLOAT, d->b, d->hq, d->sq, 1);
     cg_pointwise(g, CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, sink, stats, NULL, sub, -1);
     cg_pointwise(g, CUDNN_POINTWISE_EXP, CUDNN_DATA_FLOAT, sub, NULL, NULL, e, -1);
     cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, e, softmax_rowsum, NULL, m, -1);
-    cg_reduction(g, CUDNN_REDUCE_TENSOR_ADD, m, per_head(g, d, CG_SLOT_DSINK));
+    cg_reduction(g, CUDNN_REDUCE_TENSOR_ADD, m, per_head(g, d, CG_SLOT_DSINK, 1));
 }
 
 #endif /* ATTNFUZZ_HAVE_CUDA */

@@ -44,7 +44,10 @@ typedef struct {
     float softcap;          /* 0 = none: t = c * tanh(r / c) */
     bool softcap_exp;       /* tanh from EXP nodes (ATTNFUZZ_CUDNN_SOFTCAP=exp), not TANH_FWD/BWD */
     int64_t bias_b, bias_h; /* bias extents (1 = broadcast); 0, 0 = no bias */
+    int64_t bias_q;         /* bias query extent: sq, or 1 for a row seen by every query */
     bool alibi;             /* -slope_h * |j - (i + len_kv - len_q)| */
+    bool alibi_signed;      /* slope_h * (j - (i + len_kv - len_q)) in place of the above */
+    int64_t alibi_b;        /* slope table [alibi_b, hq]: 1, or b for per-(batch, head) slopes */
     bool sink;              /* sink logit per head in the softmax denominator */
     bool dsink;             /* backward writes the learnable sinks' gradient */
     /* dropout (model/dropout.h): the case's keep mask M enters as a real tensor in the io

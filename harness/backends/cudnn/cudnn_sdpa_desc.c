@@ -120,11 +120,15 @@ static int feature_declines(const af_case *c, size_t cudnn_version, char *why, s
 /* The served features into the description (after feature_declines). */
 static void feature_desc(const af_case *c, af_sdpa_desc *d) {
     d->softcap = (float)c->softcap;
-    if (c->bias != AF_BIAS_NONE) {
-        d->bias_b = (c->bias == AF_BIAS_B1SS || c->bias == AF_BIAS_BHSS) ? c->batch : 1;
-        d->bias_h = (c->bias == AF_BIAS_1HSS || c->bias == AF_BIAS_BHSS) ? c->heads_q : 1;
+    if (c->bias != AF_BIAS_NONE) { /* a broadcast axis is extent 1 (stride 0 in effect) */
+        af_bias_shape full = af_bias_full_query(c->bias);
+        d->bias_b = (full == AF_BIAS_B1SS || full == AF_BIAS_BHSS) ? c->batch : 1;
+        d->bias_h = (full == AF_BIAS_1HSS || full == AF_BIAS_BHSS) ? c->heads_q : 1;
+        d->bias_q = af_bias_broadcasts_query(c->bias) ? 1 : d->sq;
     }
-    d->alibi = c->alibi;
+    d->alibi = c->alibi != AF_ALIBI_NO;
+    d->alibi_signed = c->alibi == AF_ALIBI_SIGNED;
+    d->alibi_b = c->alibi_slopes == AF_SLOPES_RANDOM_BATCH ? d->b : 1;
     d->sink = c->softmax != AF_SOFTMAX_VANILLA;
     d->dsink = c->softmax == AF_SOFTMAX_LEARNABLE && c->backward;
     if (c->dropout_p != 0.0) { /* the mask itself is data of the run (cudnn.c), not of the graph */

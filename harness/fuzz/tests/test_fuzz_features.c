@@ -43,6 +43,11 @@ static const char *const doc_kind_names[DOC_KINDS] = {"a document of length 1",
                                                       "a block size of 1",
                                                       "an element mask"};
 
+/* The bias / ALiBi variants: a query-broadcast bias, ALiBi abs, signed, random slopes per
+ * head, per (batch, head). */
+enum { BA_BIAS_ROW, BA_ABS, BA_SIGNED, BA_RANDOM, BA_RANDOM_BATCH, BA_KINDS };
+static int ba_kinds[BA_KINDS];
+
 static void chain(const af_fuzz_limits *lim, int steps, int *feature_steps, int seen[12], int *with_features,
                   int chunk_kinds[2], int doc_kinds[DOC_KINDS], int *far_low_lse) {
     af_case c;
@@ -66,7 +71,12 @@ static void chain(const af_fuzz_limits *lim, int steps, int *feature_steps, int 
         seen[0] += c.softcap != 0.0;
         seen[1] += c.softmax != AF_SOFTMAX_VANILLA;
         seen[2] += c.bias != AF_BIAS_NONE;
-        seen[3] += c.alibi;
+        seen[3] += c.alibi != AF_ALIBI_NO;
+        ba_kinds[BA_BIAS_ROW] += af_bias_broadcasts_query(c.bias);
+        ba_kinds[BA_ABS] += c.alibi == AF_ALIBI_ABS;
+        ba_kinds[BA_SIGNED] += c.alibi == AF_ALIBI_SIGNED;
+        ba_kinds[BA_RANDOM] += c.alibi_slopes == AF_SLOPES_RANDOM;
+        ba_kinds[BA_RANDOM_BATCH] += c.alibi_slopes == AF_SLOPES_RANDOM_BATCH;
         seen[4] += c.lse_base2;
         seen[5] += c.dlse;
         seen[6] += c.dropout_p != 0.0; /* its seed and offset round-trip through the encoding above */
@@ -123,6 +133,9 @@ int main(void) {
     CHECK_MSG(feature_steps * 50 >= steps && feature_steps * 100 <= 15 * steps, "feature mutation rate %d / %d",
               feature_steps, steps);
     for (int f = 0; f < 12; f++) CHECK_MSG(seen[f] > 0, "feature %d never drawn", f);
+    printf("bias row-broadcast %d, alibi abs %d, signed %d, slopes random %d, random_batch %d\n", ba_kinds[BA_BIAS_ROW],
+           ba_kinds[BA_ABS], ba_kinds[BA_SIGNED], ba_kinds[BA_RANDOM], ba_kinds[BA_RANDOM_BATCH]);
+    for (int k = 0; k < BA_KINDS; k++) CHECK_MSG(ba_kinds[k] > 0, "bias / ALiBi variant %d never drawn", k);
     for (int k = 0; k < DOC_KINDS; k++) CHECK_MSG(doc_kinds[k] > 0, "never drawn: %s", doc_kind_names[k]);
     CHECK_MSG(chunk_kinds[0] > 0 && chunk_kinds[1] > 0, "chunk sizes: %d powers of two, %d others", chunk_kinds[1],
               chunk_kinds[0]);

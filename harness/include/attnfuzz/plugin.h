@@ -44,8 +44,11 @@
  *
  * Features (ABI 2; oracle/feature_spec.h in the attnfuzz tree is the full text), with
  * r_ij = scale * q_i . k_j:
- *   softcap c:  t_ij = c tanh(r_ij / c);  bias:  + bias[b', h', i, j] (broadcast axes 0);
- *   ALiBi:      + -alibi_slopes[h] * |j - (i + len_kv - len_q)|  (whatever the alignment);
+ *   softcap c:  t_ij = c tanh(r_ij / c);  bias:  + bias[b', h', i', j] (broadcast axes 0;
+ *               i' = 0 when bias_q = 1, ABI 7);
+ *   ALiBi:      + -alibi_slopes[b', h] * |j - (i + len_kv - len_q)|  (whatever the alignment;
+ *               b' = 0 unless alibi_b = batch, ABI 7), or with alibi_signed (ABI 7)
+ *               + alibi_slopes[b', h] * (j - (i + len_kv - len_q));
  *   sinks:      exp(sink[h]) joins every row's softmax denominator (no value row);
  *   log2 stats: LSE is written as log2 of the denominator (natural LSE / ln 2);
  *   backward:   D_i = dO_i . O_i - g_i (g = dlse, times 1/ln 2 for log2 stats), dS carries
@@ -82,7 +85,7 @@ extern "C" {
 #endif
 
 /* Version of everything in this header. */
-#define ATTNFUZZ_PLUGIN_ABI_VERSION 6u
+#define ATTNFUZZ_PLUGIN_ABI_VERSION 7u
 /* 2: af_plugin_problem gained the features (sinks, softcap, bias, ALiBi, log2 stats,
  *    dLSE, dsink) after `packing`; a version-1 plugin cannot see them, so it is refused.
  * 3: af_plugin_problem gained dropout (p, Philox seed and offset) at its end; a
@@ -97,7 +100,11 @@ extern "C" {
  *    (AF_PLUGIN_DTYPE_FP8_E5M2, tensors of AF_PLUGIN_STORAGE_E5M2); fp8 cases whose O is
  *    fp16 / bf16 (the case's out_dtype: O's storage says so, descale 1). A version-5
  *    plugin would read V with heads_kv heads, attend to dropped blocks and elements, read
- *    E5M2 bytes as E4M3 and write an fp8 O, so it is refused. */
+ *    E5M2 bytes as E4M3 and write an fp8 O, so it is refused.
+ * 7: af_plugin_problem gained bias_q (a bias row broadcast over every query), alibi_b
+ *    (slopes per (batch, head)) and alibi_signed (ALiBi's signed distance) at its end; a
+ *    version-6 plugin would read a one-row bias with a query stride, per-batch slopes as
+ *    per-head ones and a signed distance as |distance|, so it is refused. */
 
 /* Mark the four entry points exported even under -fvisibility=hidden. */
 #if defined(__GNUC__)
@@ -163,6 +170,9 @@ typedef struct {
 #define AF_PLUGIN_FEAT_GLOBAL      (1u << 10) /* global_keys > 0 (ABI 5)                      */
 #define AF_PLUGIN_FEAT_BLOCK_MASK  (1u << 11) /* block_mask (ABI 6)                         */
 #define AF_PLUGIN_FEAT_CUSTOM_MASK (1u << 12) /* custom_mask (ABI 6)                        */
+#define AF_PLUGIN_FEAT_BIAS_ROW    (1u << 13) /* bias_q = 1: one row for every query (ABI 7) */
+#define AF_PLUGIN_FEAT_ALIBI_SIGNED (1u << 14) /* ALiBi's signed distance (ABI 7)           */
+#define AF_PLUGIN_FEAT_ALIBI_BATCH (1u << 15) /* slopes per (batch, head) (ABI 7)           */
 
 #define AF_PLUGIN_SOFTMAX_VANILLA    0
 #define AF_PLUGIN_SOFTMAX_OFF_BY_ONE 1 /* TransformerEngine's off-by-one: sink logit 0 */
@@ -189,9 +199,9 @@ typedef struct {
     int32_t softmax;           /* AF_PLUGIN_SOFTMAX_*                            */
     float softcap;             /* 0 = none                                       */
     const float *sink;         /* (heads_q) sink logits; NULL without sinks       */
-    const float *bias;         /* (bias_b, bias_h, seqlen_q, seqlen_kv); NULL     */
+    const float *bias;         /* (bias_b, bias_h, bias_q, seqlen_kv); NULL       */
     int32_t bias_b, bias_h;    /* 1 or batch, 1 or heads_q (0 without bias)       */
-    const float *alibi_slopes; /* (heads_q); NULL without ALiBi                   */
+    const float *alibi_slopes; /* (alibi_b, heads_q); NULL without ALiBi          */
     const float *dlse;         /* (batch, heads_q, seqlen_q) incoming gradient of
                                    the LSE output (in its base); NULL without      */
     float *dsink;              /* (heads_q) output, learnable sinks + backward;
@@ -222,6 +232,13 @@ typedef struct {
     int32_t block_mask_q, block_mask_k; /* query / key block sizes                    */
     double block_mask_p;                /* keep probability of a block, (0, 1]        */
     double custom_mask_p;               /* keep probability of an element, (0, 1]     */
+    /* ABI 7: the bias's query extent (seqlen_q, or 1 for one row per (b, h) seen by every
+     * query, AF_PLUGIN_FEAT_BIAS_ROW; 0 without bias); the slope table's batch extent (1,
+     * or batch with AF_PLUGIN_FEAT_ALIBI_BATCH; 0 without ALiBi); alibi_signed = 1 with
+     * AF_PLUGIN_FEAT_ALIBI_SIGNED (the formula above). */
+    int32_t bias_q;
+    int32_t alibi_b;
+    int32_t alibi_signed;
 } af_plugin_problem;
 
 /* ---- the tensors ----------------------------------------------------------------- */

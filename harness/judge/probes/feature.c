@@ -26,8 +26,8 @@ static af_inputs toggled_inputs(const af_inputs *base, const af_case *tc) {
     af_inputs in = *base;
     if (tc->softcap == 0.0) in.feat.softcap = 0.0;
     if (tc->softmax == AF_SOFTMAX_VANILLA) in.feat.sink = 0, in.sink = NULL;
-    if (tc->bias == AF_BIAS_NONE) in.feat.bias_b = in.feat.bias_h = 0, in.bias = NULL;
-    if (!tc->alibi) in.feat.alibi = false, in.alibi_slope = NULL;
+    if (tc->bias == AF_BIAS_NONE) in.feat.bias_b = in.feat.bias_h = in.feat.bias_q = 0, in.bias = NULL;
+    if (!tc->alibi) in.feat.alibi = in.feat.alibi_signed = false, in.feat.alibi_b = 0, in.alibi_slope = NULL;
     return in;
 }
 
@@ -38,7 +38,7 @@ static int make_toggles(const af_case *c, toggle *t) {
         bool has = f == 0   ? c->softcap != 0.0
                    : f == 1 ? c->softmax != AF_SOFTMAX_VANILLA
                    : f == 2 ? c->bias != AF_BIAS_NONE
-                            : c->alibi;
+                            : c->alibi != AF_ALIBI_NO;
         if (!has) continue;
         t[n].name = names[f];
         t[n].toggled = *c;
@@ -46,7 +46,7 @@ static int make_toggles(const af_case *c, toggle *t) {
         if (f == 0) t[n].toggled.softcap = 0.0;
         if (f == 1) t[n].toggled.softmax = AF_SOFTMAX_VANILLA;
         if (f == 2) t[n].toggled.bias = AF_BIAS_NONE;
-        if (f == 3) t[n].toggled.alibi = false;
+        if (f == 3) t[n].toggled.alibi = AF_ALIBI_NO, t[n].toggled.alibi_slopes = AF_SLOPES_STANDARD;
         n++;
     }
     /* the mask features, each switched off through the case-field table: the rows whose

@@ -105,6 +105,24 @@ int main(void) {
     CHECK_MSG(r.best.bias != AF_BIAS_NONE, "the bias was minimised away");
     CHECK_MSG(r.best.bias == AF_BIAS_11SS, "bias %s, expected the lightest (11ss)", af_bias_shape_name(r.best.bias));
     CHECK_MSG(!r.best.alibi, "ALiBi (not needed by the bug) survived");
+    /* a query-broadcast bias: the lightest of its kind (111s); signed ALiBi with drawn slopes
+     * (not needed by the bias bug) dropped */
+    minimise("planted_ignores_bias",
+             "dtype = fp16\nbatch = 2\nheads = 3\nseqlen_q = 20\nseqlen_kv = 36\nhead_dim = 48\nbias = bh1s\n"
+             "alibi = signed\nalibi_slopes = random_batch\nseed = 9\n",
+             &r);
+    CHECK_MSG(r.best.bias == AF_BIAS_111S, "bias %s, expected the lightest row broadcast (111s)",
+              af_bias_shape_name(r.best.bias));
+    CHECK_MSG(!r.best.alibi && r.best.alibi_slopes == AF_SLOPES_STANDARD, "ALiBi (not needed by the bug) survived");
+    /* planted:alibi_unsigned keeps the signed convention (yes would pass) and its slopes go
+     * to the standard ones */
+    minimise("planted_alibi_unsigned",
+             "dtype = fp16\nbatch = 2\nheads = 3\nseqlen_q = 8\nseqlen_kv = 24\nhead_dim = 16\nalibi = signed\n"
+             "alibi_slopes = random_batch\nseed = 53\n",
+             &r);
+    CHECK_MSG(r.best.alibi == AF_ALIBI_SIGNED, "alibi %s, expected signed", af_alibi_name(r.best.alibi));
+    CHECK_MSG(r.best.alibi_slopes == AF_SLOPES_STANDARD, "alibi_slopes %s survived",
+              af_alibi_slopes_name(r.best.alibi_slopes));
     minimise("planted_window_off_by_one",
              "dtype = fp16\nseqlen = 64\nhead_dim = 32\nmask = causal\nwindow = 5,0\nsoftcap = 30\nalibi = yes\n"
              "softmax = off_by_one\ndropout = 0.25 77 9\nseed = 3\n",

@@ -76,7 +76,7 @@ int main(void) {
     expect_error("softcap = 0.0001\n", 1, "softcap", "[0.001, 10000]");
     expect_error("softcap = nan\n", 1, "softcap", "0 (none)");
     expect_error("bias = 2hss\n", 1, "bias", "none, 11ss, 1hss, b1ss, bhss");
-    expect_error("alibi = maybe\n", 1, "alibi", "yes or no");
+    expect_error("alibi = maybe\n", 1, "alibi", "no, yes, abs, signed");
     expect_error("stats = log10\n", 1, "stats", "natural or log2");
     expect_error("dlse = 2\n", 1, "dlse", "yes or no");
     expect_error("seed = 1\ndlse = yes\n", 2, "dlse", "needs backward = yes");
@@ -124,8 +124,8 @@ int main(void) {
     for (int h = 0; h < 4; h++) {
         float a = af_feature_sink(&c, h);
         CHECK_MSG(a >= -3.0f && a <= 3.0f && a == af_feature_sink(&c, h), "sink[%d] = %g", h, a);
-        CHECK_MSG(af_feature_alibi_slope(&c, h) == (float)exp2(-2.0 * (h + 1)), "slope[%d] = %g", h,
-                  af_feature_alibi_slope(&c, h));
+        CHECK_MSG(af_feature_alibi_slope(&c, 0, h) == (float)exp2(-2.0 * (h + 1)), "slope[%d] = %g", h,
+                  af_feature_alibi_slope(&c, 0, h));
     }
     CHECK(af_feature_sink(&c, 0) != af_feature_sink(&c, 1));
     CHECK(fabsf(af_feature_dlse(&c, 1, 3, 7)) <= 0.5f && af_feature_dlse(&c, 1, 3, 7) != 0.0f);

@@ -181,6 +181,7 @@
 #define PLANTED_V_HEAD_KV                  31
 #define PLANTED_BLOCK_MASK_TRANSPOSED      32
 #define PLANTED_PAGED_RAGGED_OFFSET        33
+#define PLANTED_ALIBI_UNSIGNED             35
 
 #ifndef PLANTED_BUG
 #error "build with -DPLANTED_BUG=PLANTED_<BUG> (see harness/plugins/CMakeLists.txt)"
@@ -233,6 +234,8 @@ static const struct {
     {"planted:v_head_kv", "V read at K's head (heads_kv's group) when heads_v != heads_kv"},
     {"planted:block_mask_transposed", "the block mask looked up as (key block, query block): its transpose"},
     {"planted:paged_ragged_offset", "thd + paged K/V: the page table read at the query's packed token offset"},
+    {"planted:unused_34", "a number kept for another branch's bug (not built)"},
+    {"planted:alibi_unsigned", "signed ALiBi accepted and applied as -slope * |distance|"},
 };
 
 /* The features this plugin serves (forward only). */
@@ -240,7 +243,7 @@ static const struct {
     (AF_PLUGIN_FEAT_SOFTCAP | AF_PLUGIN_FEAT_SINK | AF_PLUGIN_FEAT_BIAS | AF_PLUGIN_FEAT_ALIBI |                       \
      AF_PLUGIN_FEAT_LSE_BASE2 | AF_PLUGIN_FEAT_DSINK | AF_PLUGIN_FEAT_DROPOUT | AF_PLUGIN_FEAT_DLSE |                  \
      AF_PLUGIN_FEAT_CHUNK | AF_PLUGIN_FEAT_DOCUMENTS | AF_PLUGIN_FEAT_GLOBAL | AF_PLUGIN_FEAT_BLOCK_MASK |             \
-     AF_PLUGIN_FEAT_CUSTOM_MASK)
+     AF_PLUGIN_FEAT_CUSTOM_MASK | AF_PLUGIN_FEAT_BIAS_ROW | AF_PLUGIN_FEAT_ALIBI_SIGNED | AF_PLUGIN_FEAT_ALIBI_BATCH)
 /* The features the backward serves (the chunk, documents and global keys are part of the
  * mask, which both share). */
 #define PLANTED_BWD_FEATURES                                                                                           \
@@ -691,14 +694,19 @@ static void scores(const planted_run *r, const float *q, int b, int h, int i, in
 #endif
 #if !BUG(IGNORES_BIAS)
         if (p->features & AF_PLUGIN_FEAT_BIAS) {
-            int bb = p->bias_b == 1 ? 0 : b, hb = p->bias_h == 1 ? 0 : h;
-            s[j] += p->bias[(((int64_t)bb * p->bias_h + hb) * r->Sq + i) * r->Skv + first + j];
+            int bb = p->bias_b == 1 ? 0 : b, hb = p->bias_h == 1 ? 0 : h, ib = p->bias_q == 1 ? 0 : i;
+            s[j] += p->bias[(((int64_t)bb * p->bias_h + hb) * p->bias_q + ib) * r->Skv + first + j];
         }
 #endif
 #if !BUG(IGNORES_ALIBI)
         if (p->features & AF_PLUGIN_FEAT_ALIBI) {
             int diag = i + p->seqlens_kv[b] - p->seqlens_q[b];
-            s[j] += -p->alibi_slopes[h] * (float)abs(first + j - diag);
+            float slope = p->alibi_slopes[(p->alibi_b == 1 ? 0 : b) * p->heads_q + h];
+#if BUG(ALIBI_UNSIGNED)
+            s[j] += -slope * (float)abs(first + j - diag);
+#else
+            s[j] += p->alibi_signed ? slope * (float)(first + j - diag) : -slope * (float)abs(first + j - diag);
+#endif
         }
 #endif
     }
