@@ -32,6 +32,7 @@ static const char *const softmax_names[] = {"vanilla", "off_by_one", "learnable"
 static const char *const bias_names[] = {"none", "11ss", "1hss", "b1ss", "bhss"};
 static const char *const align_names[] = {"top_left", "bottom_right"};
 static const char *const out_dtype_names[] = {"same", "fp16", "bf16"};
+static const char *const outputs_names[] = {"lse", "max_sumexp", "max_logit"};
 /* FLAG2 fields: the spelling of false, then of true */
 static const char *const page_tail_names[] = {"finite", "nan"};
 static const char *const stats_names[] = {"natural", "log2"};
@@ -54,6 +55,7 @@ const char *af_cp_comm_name(af_cp_comm c) { return cp_names[c]; }
 const char *af_data_kind_name(af_data_kind k) { return data_names[k]; }
 const char *af_softmax_name(af_softmax_kind k) { return softmax_names[k]; }
 const char *af_bias_shape_name(af_bias_shape b) { return bias_names[b]; }
+const char *af_outputs_name(af_outputs_kind k) { return outputs_names[k]; }
 
 const char *af_mask_text(const af_case *c) {
     if (c->has_seqlens && c->layout != AF_LAYOUT_THD) return c->mask == AF_MASK_CAUSAL ? "padding_causal" : "padding";
@@ -875,6 +877,12 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
         FAIL(F_CUSTOM_MASK, "custom_mask probability %g is outside (0, 1] (at least 2^-32; 0 = off)", c->custom_mask_p);
     if (!(c->dropout_p >= 0.0 && c->dropout_p < 1.0))
         FAIL(F_DROPOUT, "dropout probability %g is outside [0, 1)", c->dropout_p);
+    if (c->outputs != AF_OUTPUTS_LSE && c->dtype != AF_DT_FP16 && c->dtype != AF_DT_BF16)
+        FAIL(F_OUTPUTS, "outputs = %s with dtype %s: the score statistics are defined for fp16 and bf16 only",
+             outputs_names[c->outputs], dtype_names[c->dtype]);
+    if (c->outputs != AF_OUTPUTS_LSE && c->cp_size > 1)
+        FAIL(F_OUTPUTS, "outputs = %s with cp = %d: context parallelism does not carry the score statistics",
+             outputs_names[c->outputs], c->cp_size);
     if (c->dlse && !c->backward) FAIL(F_DLSE, "dlse = yes needs backward = yes (it is an incoming gradient)");
     if (af_case_has_fp8_headroom(c) && !af_dtype_is_fp8_tensor(c->dtype))
         FAIL(F_FP8_HEADROOM, "fp8_headroom with dtype %s: per-tensor fp8 scales are fp8_e4m3's and fp8_e5m2's",

@@ -83,6 +83,12 @@ typedef enum { AF_SOFTMAX_VANILLA = 0, AF_SOFTMAX_OFF_BY_ONE, AF_SOFTMAX_LEARNAB
  * letters name which of batch (b) and heads (h) the tensor has; 1 = broadcast. */
 typedef enum { AF_BIAS_NONE = 0, AF_BIAS_11SS, AF_BIAS_1HSS, AF_BIAS_B1SS, AF_BIAS_BHSS } af_bias_shape;
 
+/* The score statistics a run writes beside O and LSE (oracle/feature_spec.h states them):
+ * lse = LSE only; max_sumexp = also each row's max of the visible scores and the sum of
+ * exp(score - max) (cuDNN's SDPA Max and Sum_exp outputs); max_logit = also the max of
+ * the visible scores of each (batch, head) (TransformerEngine's max_logit for QK-clip). */
+typedef enum { AF_OUTPUTS_LSE = 0, AF_OUTPUTS_MAX_SUMEXP, AF_OUTPUTS_MAX_LOGIT } af_outputs_kind;
+
 typedef struct {
     af_data_kind kind;
     double p0, p1;
@@ -160,6 +166,9 @@ typedef struct {
      * entry): 0 = off; else element (b, i, j) is kept when a hash of (seed, b, i, j) falls
      * below custom_mask_p in (0, 1], ANDed with the rest. A feature. */
     double custom_mask_p;
+    /* Extra score statistics the run writes (af_outputs_kind); lse = none. A feature that
+     * is not a score feature: the attention function is the same. */
+    af_outputs_kind outputs;
 } af_case;
 
 /* The smallest custom_mask P: floor(P 2^32) >= 1, so that a threshold of 0 still means
@@ -210,6 +219,7 @@ const char *af_cp_comm_name(af_cp_comm c);
 const char *af_data_kind_name(af_data_kind k);
 const char *af_softmax_name(af_softmax_kind k);
 const char *af_bias_shape_name(af_bias_shape b);
+const char *af_outputs_name(af_outputs_kind k);
 /* Any of the features (sinks, softcap, bias, ALiBi, log2 stats, dLSE, dropout, chunk,
  * documents, global keys) set. */
 bool af_case_has_features(const af_case *c);
