@@ -82,7 +82,7 @@ extern "C" {
 #endif
 
 /* Version of everything in this header. */
-#define ATTNFUZZ_PLUGIN_ABI_VERSION 6u
+#define ATTNFUZZ_PLUGIN_ABI_VERSION 7u
 /* 2: af_plugin_problem gained the features (sinks, softcap, bias, ALiBi, log2 stats,
  *    dLSE, dsink) after `packing`; a version-1 plugin cannot see them, so it is refused.
  * 3: af_plugin_problem gained dropout (p, Philox seed and offset) at its end; a
@@ -97,7 +97,10 @@ extern "C" {
  *    (AF_PLUGIN_DTYPE_FP8_E5M2, tensors of AF_PLUGIN_STORAGE_E5M2); fp8 cases whose O is
  *    fp16 / bf16 (the case's out_dtype: O's storage says so, descale 1). A version-5
  *    plugin would read V with heads_kv heads, attend to dropped blocks and elements, read
- *    E5M2 bytes as E4M3 and write an fp8 O, so it is refused. */
+ *    E5M2 bytes as E4M3 and write an fp8 O, so it is refused.
+ * 7: af_plugin_problem gained the score statistics outputs (AF_PLUGIN_FEAT_OUTPUTS: the
+ *    rows' max and sum-exp, or max_logit) with their output pointers at its end; a
+ *    version-6 plugin would leave them unwritten, so it is refused. */
 
 /* Mark the four entry points exported even under -fvisibility=hidden. */
 #if defined(__GNUC__)
@@ -163,6 +166,12 @@ typedef struct {
 #define AF_PLUGIN_FEAT_GLOBAL      (1u << 10) /* global_keys > 0 (ABI 5)                      */
 #define AF_PLUGIN_FEAT_BLOCK_MASK  (1u << 11) /* block_mask (ABI 6)                         */
 #define AF_PLUGIN_FEAT_CUSTOM_MASK (1u << 12) /* custom_mask (ABI 6)                        */
+#define AF_PLUGIN_FEAT_OUTPUTS     (1u << 13) /* score statistics to write (ABI 7)          */
+
+/* af_plugin_problem.outputs (ABI 7) */
+#define AF_PLUGIN_OUTPUTS_LSE        0 /* O and LSE only                                 */
+#define AF_PLUGIN_OUTPUTS_MAX_SUMEXP 1 /* also row_max and row_sumexp (cuDNN Max, Sum_exp) */
+#define AF_PLUGIN_OUTPUTS_MAX_LOGIT  2 /* also max_logit (TransformerEngine's, QK-clip)   */
 
 #define AF_PLUGIN_SOFTMAX_VANILLA    0
 #define AF_PLUGIN_SOFTMAX_OFF_BY_ONE 1 /* TransformerEngine's off-by-one: sink logit 0 */
@@ -222,6 +231,17 @@ typedef struct {
     int32_t block_mask_q, block_mask_k; /* query / key block sizes                    */
     double block_mask_p;                /* keep probability of a block, (0, 1]        */
     double custom_mask_p;               /* keep probability of an element, (0, 1]     */
+    /* ABI 7: the score statistics the forward writes beside O and LSE (AF_PLUGIN_FEAT_OUTPUTS
+     * set when outputs != AF_PLUGIN_OUTPUTS_LSE). Dense fp32 in host memory (also for
+     * device plugins), poisoned before the run, NULL when not asked (and in supports()).
+     * With s_ij the score after softcap, bias and ALiBi (the sink's logit is not a score)
+     * over the keys row i sees: row_max[b, h, i] = M_i = max_j s_ij, row_sumexp[b, h, i] =
+     * sum_j exp(s_ij - M_i) (-inf and 0 for a row that sees no key); max_logit[b, h] =
+     * max over the rows i < len_q of M_i (-inf when none sees a key). */
+    int32_t outputs;   /* AF_PLUGIN_OUTPUTS_*                               */
+    float *row_max;    /* (batch, heads_q, seqlen_q) outputs = MAX_SUMEXP   */
+    float *row_sumexp; /* (batch, heads_q, seqlen_q)                         */
+    float *max_logit;  /* (batch, heads_q)          outputs = MAX_LOGIT     */
 } af_plugin_problem;
 
 /* ---- the tensors ----------------------------------------------------------------- */
