@@ -125,7 +125,11 @@ static void read_drops(const reader *r, size_t at, af_case *c) {
         c->block_mask_p = rd_double(r, p + 2 * EXT_CHUNK_BYTES);
         p += 2 * EXT_CHUNK_BYTES + EXT_DROPS_P_BYTES;
     }
-    if (flags & EXT_DROPS_CUSTOM) c->custom_mask_p = rd_double(r, p);
+    if (flags & EXT_DROPS_CUSTOM) {
+        c->custom_mask_p = rd_double(r, p);
+        p += EXT_DROPS_P_BYTES;
+    }
+    c->outputs = (af_outputs_kind)(rd(r, p) % AF_FZ_N_OUTPUTS); /* the outputs byte after the item */
 }
 
 /* The dropout item (fuzz_format.h); repair drops it where the case cannot hold it. */

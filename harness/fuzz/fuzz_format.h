@@ -141,6 +141,10 @@ enum { EXT_CHUNK_VALUE_MASK = 0x3fffffu, EXT_CHUNK_GLOBAL = 1u << 22, EXT_CHUNK_
  * positive finite number, or which leaves no row a key. The encoder writes the item only for
  * a case with a drop. */
 enum { EXT_DROPS_BLOCK = 1u << 0, EXT_DROPS_CUSTOM = 1u << 1, EXT_DROPS_P_BYTES = 8 };
+/* After the mask-drops item (its payload included): the outputs byte (missing = 0: lse, so
+ * older inputs decode as before), the case's outputs modulo AF_FZ_N_OUTPUTS (lse,
+ * max_sumexp, max_logit). The encoder writes it only for outputs other than lse. */
+enum { EXT_OUTPUTS_BYTES = 1, AF_FZ_N_OUTPUTS = 3 };
 
 /* A byte a backend or engine name may hold: what the case parser keeps in a value (no
  * white space, no '#', which starts a comment). */

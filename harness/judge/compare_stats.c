@@ -10,7 +10,7 @@
 #include "model/case_mask.h"
 #include "model/mask_rule.h"
 
-double af_stats_score_eps(int head_dim_qk, double score_abs, double exact_max) {
+double af_compare_stats_eps(int head_dim_qk, double score_abs, double exact_max) {
     double m = isfinite(exact_max) ? fabs(exact_max) : 0.0;
     return af_score_acc_unit(head_dim_qk) * score_abs + 0x1p-21 * (1.0 + m + score_abs);
 }
@@ -114,7 +114,7 @@ int af_compare_stats(const af_case *c, const af_tensors *t, const af_inputs *in,
                 if (!rows) continue;
                 size_t r = ((size_t)b * c->heads_q + h) * c->seqlen_q + i;
                 double em = exact->row_max[r], es = exact->row_sumexp[r];
-                double eps = af_stats_score_eps(c->head_dim_qk, a, em);
+                double eps = af_compare_stats_eps(c->head_dim_qk, a, em);
                 double ref_m = ref && ref->row_max && isfinite(ref->row_max[r]) && isfinite(em)
                                    ? fabs(ref->row_max[r] - em) : 0.0;
                 double ref_s = ref && ref->row_sumexp && isfinite(ref->row_sumexp[r]) ? fabs(ref->row_sumexp[r] - es)
@@ -131,7 +131,7 @@ int af_compare_stats(const af_case *c, const af_tensors *t, const af_inputs *in,
             double ref_l = ref && ref->max_logit && isfinite(ref->max_logit[k]) && isfinite(e)
                                ? fabs(ref->max_logit[k] - e) : 0.0;
             judge_value(t->max_logit[k], kernel->max_logit[k], e,
-                        2.0 * ref_l + af_stats_score_eps(c->head_dim_qk, a_head, e), b, h, -1, &unwritten[W_LOGIT],
+                        2.0 * ref_l + af_compare_stats_eps(c->head_dim_qk, a_head, e), b, h, -1, &unwritten[W_LOGIT],
                         &nan_inf[W_LOGIT], &mismatch[W_LOGIT]);
         }
     const af_tensor_id ids[W_N] = {AF_T_ROW_MAX, AF_T_ROW_SUMEXP, AF_T_MAX_LOGIT};

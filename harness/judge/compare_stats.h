@@ -26,7 +26,7 @@
 #include "model/tensors.h"
 
 /* The score error bound eps_i above, from the row's A_i and the exact max M_i. */
-double af_stats_score_eps(int head_dim_qk, double score_abs, double exact_max);
+double af_compare_stats_eps(int head_dim_qk, double score_abs, double exact_max);
 
 /* Judge the score statistics of a run (no-op, 0, for a case without them): t the run's
  * buffers (poison check), in the exact inputs (A_i), kernel / ref (NULL: no reference) /
