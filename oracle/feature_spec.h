@@ -30,6 +30,16 @@
  *                    no dsink share; the judge holds the stored LSE to a_h itself
  *                    (judge/compare.c). (A dLSE g_i on such a row would reach dsink_h
  *                    as g'_i; the tiers do not model that.)
+ *   score statistics (outputs = max_sumexp / max_logit; no effect on O, LSE or gradients):
+ *                    over the visible keys a row's mask keeps (block / custom mask drops
+ *                    are not visible), with s_ij the full score above (softcap applied
+ *                    first, bias and ALiBi added; the sink's logit a_h is NOT a score):
+ *                    M_i = max_j s_ij and E_i = sum_j exp(s_ij - M_i) (cuDNN SDPA's Max
+ *                    and Sum_exp; without sinks L_i = M_i + ln E_i); a row with no such
+ *                    key has M_i = -inf, E_i = 0. max_logit[b, h] = max over the rows
+ *                    i < len_q of M_i (TransformerEngine's max_logit for QK-clip, of the
+ *                    scaled scores; -inf when no row sees a key). Undropped (dropout does
+ *                    not touch them), natural base whatever stats says.
  * Backward, with dO_i and the incoming gradient g_i of the LSE output (dlse; 0 without):
  *   g'_i   = g_i / ln 2 with stats = log2, else g_i     (the gradient of L_i)
  *   D_i    = dO_i . O_i - g'_i

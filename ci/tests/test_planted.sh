@@ -42,6 +42,8 @@
 #   block_mask_transposed         convention|       convention probe (rows the transpose
 #                                 mismatch          leaves keys: O != 0) / comparison, on the
 #                                                   block_mask seed
+#   max_logit_masked              mismatch          comparison of max / max_logit, on the two
+#                                                   outputs seeds (test_outputs.sh: a campaign)
 #   paged_ragged_offset           mismatch          comparison, on the thd + paged seeds (the
 #                                                   page table read at the query's packed
 #                                                   token); and a short campaign from them finds
@@ -166,6 +168,7 @@ expect ignores_documents mismatch corpora/seed-features/fp16-documents-causal-bw
 expect ignores_global mismatch corpora/seed-features/fp16-global-window-bwd.case
 expect v_head_kv mismatch corpora/seed-features/fp16-heads-v-bwd.case
 expect block_mask_transposed 'convention|mismatch' corpora/seed-features/fp16-block-mask-causal-bwd.case
+expect max_logit_masked mismatch corpora/seed/outputs-max-logit-bf16.case corpora/seed/outputs-max-sumexp-fp16.case
 thd_paged=(corpora/seed/*thd-paged*.case)
 expect paged_ragged_offset mismatch "${thd_paged[@]}"
 # ... and a short campaign from those seeds finds it; minimisation keeps thd and the pages

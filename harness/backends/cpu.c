@@ -58,6 +58,9 @@
  *     sinks: m = max(m, a_h); l += expf(a_h - m) (no value row); a row that sees no key
  *     stores O = 0 and LSE = a_h (its denominator holds the sink alone)
  *     stats = log2: LSE stored as (m + logf(l)) * log2(e), read back times ln 2
+ *     outputs = max_sumexp / max_logit: M_i = max_j S_j (the sink's logit is not a score;
+ *     -inf for a row that sees no key), E_i = (sum_j expf(S_j - m)) * expf(m - M_i)
+ *     (0 for such a row), max_logit[b, h] = max_i M_i
  *     backward: D_i = dO_i . O_i - g_i (g_i times log2(e) for log2 stats); dS_ij carries
  *     the softcap factor 1 - (tanh)^2; dsink_h = -sum_(b,i) expf(a_h - LSE_i) D_i (fp32,
  *     sequences then rows ascending, after the dQ pass).
@@ -147,6 +150,10 @@ typedef struct {
     float *bias;        /* (bias_b, bias_h, bias_q, Skv) */
     int bias_b, bias_h, bias_q;
     float *dlse; /* (B, Hq, Sq) incoming LSE gradient, in the output's base */
+    /* (B, Hq, Sq) each row's score statistics (outputs = max_sumexp / max_logit; NULL
+     * otherwise): the max of its visible scores (the sink's logit is not one) and the sum
+     * of expf(s_j - max); the forward's rows write them, run_forward copies or reduces. */
+    float *stat_max, *stat_sumexp;
     /* Dropout (model/dropout.h): threshold 0 = none */
     uint32_t dropout_threshold;
     uint64_t dropout_seed, dropout_offset;
@@ -544,6 +551,22 @@ static void dropout_row(const cpu_problem *pb, cpu_scratch *scr, int b, int h, i
     dropout_run(pb, scr->keep, b, h, i, first, n);
 }
 
+/* The score statistics into the outputs the case has: row_max and row_sumexp as the rows
+ * left them (rows < len_q), max_logit[b, h] the max over the rows < len_q (-inf when none
+ * sees a key). Serial: the row blocks of one head ran on different threads. */
+static void score_statistics(const cpu_problem *pb, af_tensors *t) {
+    for (int b = 0; b < pb->B; b++)
+        for (int h = 0; h < pb->Hq; h++) {
+            float ml = -INFINITY;
+            for (int i = 0; i < pb->len_q[b]; i++) {
+                int64_t r = row_index(pb, b, h, i);
+                if (t->row_max) t->row_max[r] = pb->stat_max[r], t->row_sumexp[r] = pb->stat_sumexp[r];
+                ml = pb->stat_max[r] > ml ? pb->stat_max[r] : ml;
+            }
+            if (t->max_logit) t->max_logit[(int64_t)b * pb->Hq + h] = ml;
+        }
+}
+
 /* Forward item: query rows [r0, r0 + CPU_ROW_BLOCK) of head (b, h): O and LSE. */
 static void forward_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) {
     int b, h, r0;
@@ -560,6 +583,7 @@ static void forward_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) 
             /* a fully masked row's denominator holds the sink alone: LSE = a_h */
             float empty = pb->sink && i < len_q ? lse_to_stored(pb, pb->sink[h]) : -INFINITY;
             if (i < rows_lse) store_lse(pb, b, h, i, empty);
+            if (pb->stat_max) pb->stat_max[row_index(pb, b, h, i)] = -INFINITY, pb->stat_sumexp[row_index(pb, b, h, i)] = 0;
             continue;
         }
         float *s = scr->s, *acc = scr->acc;
@@ -567,8 +591,9 @@ static void forward_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) 
             scores(pb, q_row(pb, b, h, i), b, h, i, ks.first[sg], ks.count[sg], s + off, NULL);
             drop_scores(pb->c, b, i, ks.first[sg], ks.count[sg], s + off);
         }
-        float m = sink_of(pb, h);
-        for (int j = 0; j < n; j++) m = s[j] > m ? s[j] : m;
+        float m_scores = -INFINITY; /* the scores' max: the sink's logit is not a score */
+        for (int j = 0; j < n; j++) m_scores = s[j] > m_scores ? s[j] : m_scores;
+        float m = sink_of(pb, h) > m_scores ? sink_of(pb, h) : m_scores;
         if (pb->fp8) {
             float z = forward_row_fp8(pb, scr, b, hv, first, n, m, acc);
             store_row(pb, AF_T_O, b, h, i, pb->Dv, acc, 1.0f); /* E4M3 store = the cast */
@@ -583,6 +608,10 @@ static void forward_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) 
             float p = af_expf(s[j] - m);
             l += p; /* the undropped denominator: the stats ignore the mask */
             if (scr->keep[j]) axpy(pb->Dv, round_dt(pb, p), v_row(pb, b, hv, key_at(&ks, j)), acc);
+        }
+        if (pb->stat_max) { /* the keys' sum, rescaled from m to the scores' own max */
+            pb->stat_max[row_index(pb, b, h, i)] = m_scores;
+            pb->stat_sumexp[row_index(pb, b, h, i)] = m_scores == -INFINITY ? 0.0f : l * af_expf(m - m_scores);
         }
         if (pb->sink) l += af_expf(pb->sink[h] - m); /* in the denominator only */
         for (int d = 0; d < pb->Dv; d++) acc[d] /= l;
@@ -848,6 +877,8 @@ static void problem_free(cpu_problem *pb) {
     free(pb->alibi_slope);
     free(pb->bias);
     free(pb->dlse);
+    free(pb->stat_max);
+    free(pb->stat_sumexp);
 }
 
 static float *floats(int64_t n);
@@ -963,6 +994,11 @@ static af_run_status cpu_compute(af_backend *be, const af_case *c, af_tensors *t
     pb.kt = floats(nkv * pb.Dqk);
     pb.v = floats(nv * pb.Dv);
     bool ok = pb.q && pb.kt && pb.v && load_features(&pb, c) == 0;
+    if (forward && (t->row_max || t->max_logit)) {
+        pb.stat_max = floats(nq);
+        pb.stat_sumexp = floats(nq);
+        ok = ok && pb.stat_max && pb.stat_sumexp;
+    }
     if (pb.backward) {
         pb.k = floats(nkv * pb.Dqk);
         pb.vt = floats(nv * pb.Dv);
@@ -988,6 +1024,7 @@ static af_run_status cpu_compute(af_backend *be, const af_case *c, af_tensors *t
     int64_t n_key_items = (int64_t)pb.B * pb.Hkv * ((pb.Skv + CPU_KEY_BLOCK - 1) / CPU_KEY_BLOCK);
     parallel_for(&pb, scr, n_threads, gather_item, (int64_t)pb.B * (pb.Hq + pb.Hkv + pb.Hv));
     if (forward) parallel_for(&pb, scr, n_threads, forward_item, n_row_items);
+    if (pb.stat_max) score_statistics(&pb, t);
     if (pb.backward) {
         parallel_for(&pb, scr, n_threads, dq_item, n_row_items); /* also fills lse, delta */
         parallel_for(&pb, scr, n_threads, dkdv_item, n_key_items);

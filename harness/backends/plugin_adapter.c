@@ -139,6 +139,8 @@ static int features_from_case(const af_case *c, plugin_problem_buf *pb) {
         p->features |= AF_PLUGIN_FEAT_CUSTOM_MASK;
         p->custom_mask_p = c->custom_mask_p;
     }
+    p->outputs = (int32_t)c->outputs; /* ABI 7; the pointers are set for run() only */
+    if (c->outputs != AF_OUTPUTS_LSE) p->features |= AF_PLUGIN_FEAT_OUTPUTS;
     return 0;
 }
 
@@ -473,6 +475,8 @@ static af_run_status plugin_run(af_backend *be, const af_case *c, const char *en
         return AF_RUN_RESOURCE;
     }
     pb.problem.dsink = t->dsink; /* host memory, poisoned before the run */
+    pb.problem.row_max = t->row_max, pb.problem.row_sumexp = t->row_sumexp; /* the same (ABI 7) */
+    pb.problem.max_logit = t->max_logit;
 #ifdef ATTNFUZZ_HAVE_CUDA
     if (st->plugin_flags & AF_PLUGIN_WANTS_DEVICE)
         s = run_on_device(st, c, t, &pb.problem, info, why, cap);

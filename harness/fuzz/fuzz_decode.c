@@ -142,6 +142,11 @@ static void read_bias_alibi(const reader *r, size_t at, af_case *c) {
     c->alibi_slopes = slopes == 3 ? AF_SLOPES_STANDARD : (af_alibi_slopes)slopes;
 }
 
+/* The outputs byte (fuzz_format.h), after the bias / ALiBi item. */
+static void read_outputs(const reader *r, size_t at, af_case *c) {
+    c->outputs = (af_outputs_kind)(rd(r, at) % AF_FZ_N_OUTPUTS);
+}
+
 /* The dropout item (fuzz_format.h); repair drops it where the case cannot hold it. */
 static void read_dropout(const reader *r, const extension *e, af_case *c) {
     c->dropout_p = af_fz_dropout_table[rd(r, e->dropout_at) % AF_FZ_N_DROPOUT];
@@ -451,7 +456,11 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
     if (ext.items & EXT_FEATURES) read_features(&r, &ext, c);
     if (ext.high & EXT_HIGH_DROPOUT) read_dropout(&r, &ext, c);
     if (ext.high & EXT_HIGH_CHUNK) read_local_mask(&r, ext.chunk_at, c);
-    if (ext.drops_at) read_bias_alibi(&r, read_drops(&r, ext.drops_at, c), c);
+    if (ext.drops_at) {
+        size_t after = read_drops(&r, ext.drops_at, c);
+        read_bias_alibi(&r, after, c);
+        read_outputs(&r, after + 1, c);
+    }
     if (ext.items & EXT_FP8_HEADROOM)
         for (int k = 0; k < AF_FP8_SCALED; k++) c->fp8_headroom[k] = (int)rd(&r, ext.headroom_at + (size_t)k);
     return af_fuzz_repair(c, lim) ? 1 : 0;

@@ -275,9 +275,14 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
                      (unsigned)c->out_dtype << EXT_TYPES_OUT_SHIFT;
     unsigned drops = (c->block_mask_q > 0 ? EXT_DROPS_BLOCK : 0u) | (c->custom_mask_p != 0.0 ? EXT_DROPS_CUSTOM : 0u);
     unsigned bias_alibi = (af_bias_broadcasts_query(c->bias) ? EXT_BA_BIAS_ROW : 0u) | /* the item after the drops */
-                          (c->alibi == AF_ALIBI_ABS ? 1u : c->alibi == AF_ALIBI_SIGNED ? 2u : 0u) << EXT_BA_ALIBI_SHIFT |
+                          (c->alibi == AF_ALIBI_ABS      ? 1u
+                           : c->alibi == AF_ALIBI_SIGNED ? 2u
+                                                         : 0u)
+                              << EXT_BA_ALIBI_SHIFT |
                           (unsigned)c->alibi_slopes << EXT_BA_SLOPES_SHIFT;
-    if ((exact_page || split_v || types || drops || bias_alibi) && !items) items = EXT_HIGH_BITS; /* a section to hold them */
+    unsigned outs = (unsigned)c->outputs; /* the byte after the bias / ALiBi item */
+    if ((exact_page || split_v || types || drops || bias_alibi || outs) && !items)
+        items = EXT_HIGH_BITS; /* a section to hold them */
     if (items) {
         o[end] = EXT_TAG0;
         o[end + 1] = EXT_TAG1;
@@ -295,8 +300,8 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
         if (items & EXT_FEATURES) {
             o[end++] = (uint8_t)(((unsigned)c->softmax & EXT_FEAT_SOFTMAX_MASK) |
                                  ((unsigned)af_bias_full_query(c->bias) & EXT_FEAT_BIAS_MASK) << EXT_FEAT_BIAS_SHIFT |
-                                 (c->alibi != AF_ALIBI_NO ? EXT_FEAT_ALIBI : 0u) | (c->lse_base2 ? EXT_FEAT_LSE_BASE2 : 0u) |
-                                 (c->dlse ? EXT_FEAT_DLSE : 0u));
+                                 (c->alibi != AF_ALIBI_NO ? EXT_FEAT_ALIBI : 0u) |
+                                 (c->lse_base2 ? EXT_FEAT_LSE_BASE2 : 0u) | (c->dlse ? EXT_FEAT_DLSE : 0u));
             uint64_t bits;
             memcpy(&bits, &c->softcap, sizeof bits);
             for (int k = 0; k < 8; k++) o[end++] = (uint8_t)(bits >> (8 * k));
@@ -322,7 +327,7 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
             }
         }
         for (int k = 0; k < EXT_PAGE_BYTES; k++) o[end++] = (uint8_t)(exact_page >> (8 * k));
-        for (int k = 0; (split_v || types || drops || bias_alibi) && k < EXT_HEADS_V_BYTES; k++)
+        for (int k = 0; (split_v || types || drops || bias_alibi || outs) && k < EXT_HEADS_V_BYTES; k++)
             o[end++] = (uint8_t)(split_v ? (unsigned)c->heads_v >> (8 * k) : 0u);
         o[end++] = (uint8_t)types;
         o[end++] = (uint8_t)drops; /* the mask-drops item */
@@ -332,7 +337,8 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
             end = put_double(o, end, c->block_mask_p);
         }
         if (drops & EXT_DROPS_CUSTOM) end = put_double(o, end, c->custom_mask_p);
-        o[end++] = (uint8_t)bias_alibi; /* the bias / ALiBi item */
+        if (bias_alibi || outs) o[end++] = (uint8_t)bias_alibi; /* the bias / ALiBi item */
+        if (outs) o[end++] = (uint8_t)outs;                     /* the outputs byte */
     }
     /* missing bytes read as 0: drop trailing zeros, but never down to the empty input */
     while (end > 1 && o[end - 1] == 0) end--;

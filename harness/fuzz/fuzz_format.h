@@ -146,8 +146,12 @@ enum { EXT_DROPS_BLOCK = 1u << 0, EXT_DROPS_CUSTOM = 1u << 1, EXT_DROPS_P_BYTES 
  * the features byte's bias shape into its query-broadcast form (1hss -> 1h1s ...); bits
  * 1..2 (EXT_BA_ALIBI_SHIFT) make the features byte's ALiBi abs (1) or signed (2) (0 and
  * 3: yes); bits 3..4 (EXT_BA_SLOPES_SHIFT) are alibi_slopes (3 reads as standard; repair
- * keeps them for abs / signed only). The encoder writes it only when one is set. */
+ * keeps them for abs / signed only). The encoder writes it when one is set or the outputs byte follows. */
 enum { EXT_BA_BIAS_ROW = 1u << 0, EXT_BA_ALIBI_SHIFT = 1, EXT_BA_SLOPES_SHIFT = 3, EXT_BA_FIELD_MASK = 0x3u };
+/* After the bias / ALiBi item (a zero byte written to reach it): the outputs byte (missing
+ * = 0: lse, so older inputs decode as before), the case's outputs modulo AF_FZ_N_OUTPUTS
+ * (lse, max_sumexp, max_logit). The encoder writes it only for outputs other than lse. */
+enum { EXT_OUTPUTS_BYTES = 1, AF_FZ_N_OUTPUTS = 3 };
 
 /* A byte a backend or engine name may hold: what the case parser keeps in a value (no
  * white space, no '#', which starts a comment). */

@@ -615,8 +615,8 @@ static void mutate_cp_paged(af_case *c, uint64_t *rng) {
  * softcaps where tanh bends most scores (5) to Gemma's 30 / 50, both sink kinds, every
  * bias broadcast (the query-broadcast ones too), ALiBi in each convention with each kind of
  * slopes, log2 stats, dLSE (needs backward, which repair checks), dropout
- * (off, or a table probability with a fresh Philox seed and offset), the local masks and
- * the block / element drop masks. */
+ * (off, or a table probability with a fresh Philox seed and offset), the local masks, the
+ * block / element drop masks and the score statistics outputs. */
 static void mutate_feature(af_case *c, uint64_t *rng) {
     static const double softcaps[] = {0.0, 5.0, 20.0, 30.0, 50.0};
     if (af_dtype_is_fp8_tensor(c->dtype)) { /* fp8's: O's storage, or one tensor's scale headroom (docs/fp8.md) */
@@ -628,7 +628,10 @@ static void mutate_feature(af_case *c, uint64_t *rng) {
         c->fp8_headroom[tensor] = pick(rng, AF_FP8_HEADROOM_MAX + 1);
         return;
     }
-    switch (pick(rng, 12)) {
+    switch (pick(rng, 13)) {
+        case 12: /* the score statistics beside O and LSE: lse, max_sumexp, max_logit */
+            c->outputs = (af_outputs_kind)pick(rng, 3);
+            break;
         case 7:
             mutate_chunk(c, rng);
             break;

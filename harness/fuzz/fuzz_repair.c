@@ -341,8 +341,10 @@ static void repair_features(af_case *c, const af_fuzz_limits *l) {
     if (!allowed) {
         for (int f = 0; f < AF_CF_COUNT; f++) /* every score feature off (model/case_fields.h) */
             if (af_case_field_row((af_case_field)f)->feature_text) af_case_field_reset(c, (af_case_field)f);
+        c->outputs = AF_OUTPUTS_LSE; /* not a score feature, defined where they are */
         return;
     }
+    if ((unsigned)c->outputs > AF_OUTPUTS_MAX_LOGIT) c->outputs = AF_OUTPUTS_LSE;
     if (!(c->dropout_p >= 0.0 && c->dropout_p < 1.0)) c->dropout_p = 0.0; /* NaN too */
     if (c->dropout_p == 0.0) c->dropout_seed = c->dropout_offset = 0;
     if (!(c->softcap >= 1e-3 && c->softcap <= 1e4)) c->softcap = 0.0; /* NaN too */

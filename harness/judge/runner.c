@@ -1,6 +1,7 @@
 /* runner.c — prepare a case once (inputs, oracle, reference), judge backends on it. */
 #include "judge/runner.h"
 #include "judge/compare_dsink.h"
+#include "judge/compare_stats.h"
 #include "judge/clone.h"
 #include "judge/mutation.h"
 #include "judge/tolerance.h"
@@ -566,6 +567,8 @@ static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char 
             if (p->have_oracle) af_compare_outputs(c, &first, p->have_ref ? &p->ref : NULL, &p->oracle, &p->terms, v);
             if (p->have_oracle)
                 af_compare_dsink(c, &t, &p->inputs, &first, p->have_ref ? &p->ref : NULL, &p->oracle.out, v);
+            if (p->have_oracle) /* the score statistics: judged on run 0 */
+                af_compare_stats(c, &t, &p->inputs, &first, p->have_ref ? &p->ref : NULL, &p->oracle.out, v);
             v->judge.check_criterion_s += af_clock_mono() - t_crit;
         }
         af_check_input_mutation(c, &p->tensors, have_snap ? &snap : NULL, &t, &info, 0, v);

@@ -34,6 +34,7 @@ static const char *const alibi_names[] = {"no", "yes", "abs", "signed"};
 static const char *const alibi_slopes_names[] = {"standard", "random", "random_batch"};
 static const char *const align_names[] = {"top_left", "bottom_right"};
 static const char *const out_dtype_names[] = {"same", "fp16", "bf16"};
+static const char *const outputs_names[] = {"lse", "max_sumexp", "max_logit"};
 /* FLAG2 fields: the spelling of false, then of true */
 static const char *const page_tail_names[] = {"finite", "nan"};
 static const char *const stats_names[] = {"natural", "log2"};
@@ -58,6 +59,7 @@ const char *af_softmax_name(af_softmax_kind k) { return softmax_names[k]; }
 const char *af_bias_shape_name(af_bias_shape b) { return bias_names[b]; }
 const char *af_alibi_name(af_alibi_kind a) { return alibi_names[a]; }
 const char *af_alibi_slopes_name(af_alibi_slopes s) { return alibi_slopes_names[s]; }
+const char *af_outputs_name(af_outputs_kind k) { return outputs_names[k]; }
 
 const char *af_mask_text(const af_case *c) {
     if (c->has_seqlens && c->layout != AF_LAYOUT_THD) return c->mask == AF_MASK_CAUSAL ? "padding_causal" : "padding";
@@ -886,6 +888,12 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
         FAIL(F_CUSTOM_MASK, "custom_mask probability %g is outside (0, 1] (at least 2^-32; 0 = off)", c->custom_mask_p);
     if (!(c->dropout_p >= 0.0 && c->dropout_p < 1.0))
         FAIL(F_DROPOUT, "dropout probability %g is outside [0, 1)", c->dropout_p);
+    if (c->outputs != AF_OUTPUTS_LSE && c->dtype != AF_DT_FP16 && c->dtype != AF_DT_BF16)
+        FAIL(F_OUTPUTS, "outputs = %s with dtype %s: the score statistics are defined for fp16 and bf16 only",
+             outputs_names[c->outputs], dtype_names[c->dtype]);
+    if (c->outputs != AF_OUTPUTS_LSE && c->cp_size > 1)
+        FAIL(F_OUTPUTS, "outputs = %s with cp = %d: context parallelism does not carry the score statistics",
+             outputs_names[c->outputs], c->cp_size);
     if (c->dlse && !c->backward) FAIL(F_DLSE, "dlse = yes needs backward = yes (it is an incoming gradient)");
     if (c->alibi_slopes != AF_SLOPES_STANDARD && c->alibi != AF_ALIBI_ABS && c->alibi != AF_ALIBI_SIGNED)
         FAIL(F_ALIBI_SLOPES, "alibi_slopes = %s needs alibi = abs or signed (alibi = yes keeps its own slopes)",

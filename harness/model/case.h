@@ -128,6 +128,12 @@ static inline af_bias_shape af_bias_query_broadcast(af_bias_shape b) {
                                : AF_BIAS_BH1S;
 }
 
+/* The score statistics a run writes beside O and LSE (oracle/feature_spec.h states them):
+ * lse = LSE only; max_sumexp = also each row's max of the visible scores and the sum of
+ * exp(score - max) (cuDNN's SDPA Max and Sum_exp outputs); max_logit = also the max of
+ * the visible scores of each (batch, head) (TransformerEngine's max_logit for QK-clip). */
+typedef enum { AF_OUTPUTS_LSE = 0, AF_OUTPUTS_MAX_SUMEXP, AF_OUTPUTS_MAX_LOGIT } af_outputs_kind;
+
 typedef struct {
     af_data_kind kind;
     double p0, p1;
@@ -206,6 +212,9 @@ typedef struct {
      * entry): 0 = off; else element (b, i, j) is kept when a hash of (seed, b, i, j) falls
      * below custom_mask_p in (0, 1], ANDed with the rest. A feature. */
     double custom_mask_p;
+    /* Extra score statistics the run writes (af_outputs_kind); lse = none. A feature that
+     * is not a score feature: the attention function is the same. */
+    af_outputs_kind outputs;
 } af_case;
 
 /* The smallest custom_mask P: floor(P 2^32) >= 1, so that a threshold of 0 still means
@@ -258,6 +267,7 @@ const char *af_softmax_name(af_softmax_kind k);
 const char *af_bias_shape_name(af_bias_shape b);
 const char *af_alibi_name(af_alibi_kind a);
 const char *af_alibi_slopes_name(af_alibi_slopes s);
+const char *af_outputs_name(af_outputs_kind k);
 /* Any of the features (sinks, softcap, bias, ALiBi, log2 stats, dLSE, dropout, chunk,
  * documents, global keys) set. */
 bool af_case_has_features(const af_case *c);

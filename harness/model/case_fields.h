@@ -162,6 +162,8 @@
       c->block_mask_q != 0,             11, "block_mask", "block_mask")                                             \
     X(CUSTOM_MASK,  "custom_mask",  CUSTOM, custom_mask_p, 0, 0,               HAND,               NULL,            \
       c->custom_mask_p != 0.0,          12, "custom_mask", "custom_mask")                                           \
+    X(OUTPUTS,      "outputs",      ENUM,   outputs,       0, 0,               AF_OUTPUTS_LSE,     outputs_names,   \
+      c->outputs != AF_OUTPUTS_LSE,     13, NULL,         "outputs")                                                \
     X(BACKEND,      "backend",      NAME,   backend,       0, 0,               "",                 NULL,            \
       c->backend[0] != 0,               -1, NULL,         NULL)                                                     \
     X(ENGINE,       "engine",       NAME,   engine,        0, 0,               "",                 NULL,            \
@@ -187,7 +189,7 @@ typedef enum {
 } af_cf_kind;
 
 /* The number of features (the largest FEAT + 1): select/features.h's bits are below 1 << it. */
-enum { AF_CF_N_FEATURES = 13 };
+enum { AF_CF_N_FEATURES = 14 };
 
 /* One row, as data (for loops and tests). */
 typedef struct {

@@ -22,6 +22,8 @@ typedef struct {
     int bias_q;                            /* bias query extent (1 or Sq; 0 = no bias) */
     int alibi_b;                           /* slope table's batch extent (1 or B) */
     bool alibi_signed;                     /* ALiBi distance signed (else -|distance|) */
+    int outputs;                           /* extra score statistics: 0 none, 1 row max and
+                                              sum-exp, 2 max_logit (af_outputs_kind) */
 } af_features;
 
 /* Dense logical arrays, row-major in the order of their shape comment.
@@ -51,6 +53,12 @@ typedef struct {
     double *dv;    /* (B, Hv,  Skv, Dv)  */
     double *dsink; /* (Hq) gradient of learnable sink logits; NULL otherwise */
     int Hv;        /* V's and dV's heads; 0 = Hkv */
+    /* The score statistics (oracle/feature_spec.h), NULL unless the case asks for them:
+     * outputs = max_sumexp: */
+    double *row_max;    /* (B, Hq, Sq) max of the row's visible scores; -inf fully masked */
+    double *row_sumexp; /* (B, Hq, Sq) sum of exp(score - row_max); 0 fully masked   */
+    /* outputs = max_logit: */
+    double *max_logit; /* (B, Hq) max of the visible scores of (b, h); -inf when none */
 } af_outputs;
 
 /* V's head count of inputs and outputs (Hv, or Hkv when Hv is 0). */

@@ -109,6 +109,7 @@ int af_features_fill(const af_case *c, af_inputs *in) {
     f->dropout_p = c->dropout_p;
     f->dropout_seed = c->dropout_seed;
     f->dropout_offset = c->dropout_offset;
+    f->outputs = (int)c->outputs;
     if (f->sink) {
         if (!(in->sink = malloc((size_t)c->heads_q * sizeof *in->sink))) return -1;
         for (int h = 0; h < c->heads_q; h++) in->sink[h] = (double)af_feature_sink(c, h);

@@ -38,6 +38,11 @@ typedef enum {
     AF_T_DLSE,        /* "dlse": the incoming LSE gradient */
     AF_T_MX_SCALE,    /* "mx_scale": the mxfp8 E8M0 scales of Q, K or V */
     AF_T_DESCALE,     /* "descale": the fp8_e4m3 per-tensor scales */
+    /* The score statistics of outputs = max_sumexp / max_logit (af_tensors.row_max ...),
+     * fp32 outputs without a stats slot, like dsink (judge/compare_stats.h): */
+    AF_T_ROW_MAX,    /* "max": (B, Hq, Sq) each row's max of its visible scores */
+    AF_T_ROW_SUMEXP, /* "sum_exp": (B, Hq, Sq) sum over the row of exp(score - max) */
+    AF_T_MAX_LOGIT,  /* "max_logit": (B, Hq) max of the visible scores of (b, h) */
     AF_T_END          /* one past the last name */
 } af_tensor_id;
 

@@ -31,6 +31,13 @@ int af_tensors_alloc(af_tensors *t, const af_case *c, char *why, size_t cap) {
         af_tensors_free(t);
         return -1;
     }
+    size_t n_row = af_case_row_stats_elems(c), n_logit = af_case_max_logit_elems(c);
+    if ((n_row && (!(t->row_max = malloc(n_row * sizeof(float))) || !(t->row_sumexp = malloc(n_row * sizeof(float))))) ||
+        (n_logit && !(t->max_logit = malloc(n_logit * sizeof(float))))) {
+        snprintf(why, cap, "out of host memory for the score statistics");
+        af_tensors_free(t);
+        return -1;
+    }
     t->descale_q = t->descale_k = t->descale_v = t->descale_do = t->descale_o = 1.0f;
     t->descale_dq = t->descale_dk = t->descale_dv = t->descale_dp = 1.0f;
     return 0;
@@ -50,6 +57,9 @@ void af_tensors_free(af_tensors *t) {
     free(t->mx_scale_k);
     free(t->mx_scale_v);
     free(t->dsink);
+    free(t->row_max);
+    free(t->row_sumexp);
+    free(t->max_logit);
     memset(t, 0, sizeof *t);
 }
 
@@ -83,9 +93,19 @@ void af_tensors_poison_outputs(af_tensors *t, const af_case *c) {
         if (t->buf[outs[i]]) fill_poison(t->buf[outs[i]], t->bytes[outs[i]], t->plan.buffer_storage[outs[i]]);
     }
     if (t->dsink) fill_poison(t->dsink, (size_t)c->heads_q * sizeof *t->dsink, AF_ST_F32);
+    if (t->row_max) fill_poison(t->row_max, af_case_row_stats_elems(c) * sizeof(float), AF_ST_F32);
+    if (t->row_sumexp) fill_poison(t->row_sumexp, af_case_row_stats_elems(c) * sizeof(float), AF_ST_F32);
+    if (t->max_logit) fill_poison(t->max_logit, af_case_max_logit_elems(c) * sizeof(float), AF_ST_F32);
 }
 
 bool af_case_has_dsink(const af_case *c) { return c->softmax == AF_SOFTMAX_LEARNABLE && c->backward; }
+
+size_t af_case_row_stats_elems(const af_case *c) {
+    return c->outputs == AF_OUTPUTS_MAX_SUMEXP ? (size_t)c->batch * (size_t)c->heads_q * (size_t)c->seqlen_q : 0;
+}
+size_t af_case_max_logit_elems(const af_case *c) {
+    return c->outputs == AF_OUTPUTS_MAX_LOGIT ? (size_t)c->batch * (size_t)c->heads_q : 0;
+}
 
 void af_tensors_copy(af_tensors *dst, const af_tensors *src) {
     for (int i = 0; i < AF_BUF_COUNT; i++)
@@ -100,6 +120,11 @@ void af_tensors_copy(af_tensors *dst, const af_tensors *src) {
     dst->descale_dp = src->descale_dp;
     dst->descale_o = src->descale_o;
     if (src->dsink && dst->dsink) memcpy(dst->dsink, src->dsink, (size_t)src->plan.view[AF_T_O].H * sizeof *dst->dsink);
+    const af_tensor_view *o = &src->plan.view[AF_T_O];
+    size_t n_row = (size_t)o->B * (size_t)o->H * (size_t)o->S, n_logit = (size_t)o->B * (size_t)o->H;
+    if (src->row_max && dst->row_max) memcpy(dst->row_max, src->row_max, n_row * sizeof(float));
+    if (src->row_sumexp && dst->row_sumexp) memcpy(dst->row_sumexp, src->row_sumexp, n_row * sizeof(float));
+    if (src->max_logit && dst->max_logit) memcpy(dst->max_logit, src->max_logit, n_logit * sizeof(float));
 }
 
 static double *dense(int64_t n) { return n > 0 ? calloc((size_t)n, sizeof(double)) : NULL; }
@@ -152,8 +177,12 @@ int af_outputs_alloc(af_outputs *out, const af_case *c) {
         out->dv = dense(B * af_case_heads_v(c) * c->seqlen_kv * c->head_dim_v);
     }
     if (af_case_has_dsink(c)) out->dsink = dense(c->heads_q);
+    int64_t n_row = (int64_t)af_case_row_stats_elems(c), n_logit = (int64_t)af_case_max_logit_elems(c);
+    if (n_row) out->row_max = dense(n_row), out->row_sumexp = dense(n_row);
+    if (n_logit) out->max_logit = dense(n_logit);
     if (!out->o || !out->lse || (c->backward && (!out->dq || !out->dk || !out->dv)) ||
-        (af_case_has_dsink(c) && !out->dsink)) {
+        (af_case_has_dsink(c) && !out->dsink) || (n_row && (!out->row_max || !out->row_sumexp)) ||
+        (n_logit && !out->max_logit)) {
         af_outputs_free(out);
         return -1;
     }
@@ -167,6 +196,9 @@ void af_outputs_free(af_outputs *out) {
     free(out->dk);
     free(out->dv);
     free(out->dsink);
+    free(out->row_max);
+    free(out->row_sumexp);
+    free(out->max_logit);
     memset(out, 0, sizeof *out);
 }
 
@@ -291,6 +323,14 @@ void af_outputs_read_only(const af_tensors *t, const af_case *c, af_outputs *out
     }
     if (out->dsink && t->dsink)
         for (int h = 0; h < c->heads_q; h++) out->dsink[h] = (double)t->dsink[h];
+    /* the score statistics are always read, as dsink */
+    size_t n_row = af_case_row_stats_elems(c), n_logit = af_case_max_logit_elems(c);
+    if (out->row_max && t->row_max)
+        for (size_t k = 0; k < n_row; k++) out->row_max[k] = (double)t->row_max[k];
+    if (out->row_sumexp && t->row_sumexp)
+        for (size_t k = 0; k < n_row; k++) out->row_sumexp[k] = (double)t->row_sumexp[k];
+    if (out->max_logit && t->max_logit)
+        for (size_t k = 0; k < n_logit; k++) out->max_logit[k] = (double)t->max_logit[k];
     if (c->backward) {
         if (tensors & (1u << AF_T_DQ)) read_tensor(t, c, AF_T_DQ, out->dq);
         if (tensors & (1u << AF_T_DK)) read_tensor(t, c, AF_T_DK, out->dk);

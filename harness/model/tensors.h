@@ -106,6 +106,10 @@ typedef struct {
      * backward), poisoned before a run; NULL otherwise. The other feature inputs are
      * functions of the case (model/features.h). */
     float *dsink;
+    /* The score statistics (outputs = max_sumexp: row_max and row_sumexp, (B, Hq, Sq);
+     * outputs = max_logit: max_logit, (B, Hq)), dense fp32 outputs in host memory,
+     * poisoned before a run; NULL when the case does not ask for them. */
+    float *row_max, *row_sumexp, *max_logit;
 } af_tensors;
 
 int af_tensors_alloc(af_tensors *t, const af_case *c, char *why, size_t cap);
@@ -137,6 +141,10 @@ void af_outputs_read(const af_tensors *t, const af_case *c, af_outputs *out);
 void af_outputs_read_only(const af_tensors *t, const af_case *c, af_outputs *out, unsigned tensors);
 /* Does the case have a dsink output (learnable sinks with backward)? */
 bool af_case_has_dsink(const af_case *c);
+/* Elements of the score statistics arrays of c: (B, Hq, Sq) for row_max and row_sumexp
+ * (0 unless outputs = max_sumexp), (B, Hq) for max_logit (0 unless outputs = max_logit). */
+size_t af_case_row_stats_elems(const af_case *c);
+size_t af_case_max_logit_elems(const af_case *c);
 
 /* fp8_e4m3 output scale: the largest power of two s with amax_v * s <= 448 (1 when
  * amax_v is 0 or not finite). scale_o = this, descale_o = 1 / this. */

@@ -41,6 +41,9 @@ void af_oracle_result_free(af_oracle_result *r) {
     free(r->out.dk);
     free(r->out.dv);
     free(r->out.dsink);
+    free(r->out.row_max);
+    free(r->out.row_sumexp);
+    free(r->out.max_logit);
     free(r->score_abs);
     r->score_abs = NULL;
     memset(&r->out, 0, sizeof r->out);
@@ -56,6 +59,11 @@ static int outputs_calloc(af_outputs *out, const af_oracle_problem *p, bool back
     out->o = calloc(rows * (size_t)p->Dv, sizeof(double)); /* (B, Hq, Sq, Dv) */
     out->lse = calloc(rows, sizeof(double));               /* (B, Hq, Sq) */
     if (!out->o || !out->lse) return -1;
+    int outputs = p->in->feat.outputs;
+    if (outputs == 1 && (!(out->row_max = calloc(rows, sizeof(double))) || /* (B, Hq, Sq) */
+                         !(out->row_sumexp = calloc(rows, sizeof(double)))))
+        return -1;
+    if (outputs == 2 && !(out->max_logit = calloc((size_t)p->B * (size_t)p->Hq, sizeof(double)))) return -1; /* (B, Hq) */
     if (backward) {
         out->dq = calloc(rows * (size_t)p->Dqk, sizeof(double)); /* (B, Hq, Sq, Dqk) */
         out->dk = calloc(keys * (size_t)p->Dqk, sizeof(double)); /* (B, Hkv, Skv, Dqk) */
@@ -127,6 +135,23 @@ static int validate(const af_oracle_problem *p, const af_oracle_opts *o, char *w
         return -1;
     }
     return 0;
+}
+
+/* The score statistics the case asks for (feature_spec.h), from the rows' (padding rows
+ * keep their zeros): row_max and row_sumexp as the rows computed them; max_logit of
+ * (b, h) the max of its rows' maxima (exact: a max of exact values), -inf when no row
+ * sees a key. */
+static void score_statistics(const af_oracle_problem *p, const af_oracle_ctx *c, af_outputs *out) {
+    for (int b = 0; b < p->B; b++)
+        for (int h = 0; h < p->Hq; h++) {
+            double ml = -INFINITY;
+            for (int i = 0; i < p->len_q[b]; i++) {
+                size_t row = af_idx_row(p, b, h, i);
+                if (out->row_max) out->row_max[row] = c->stat_max[row], out->row_sumexp[row] = c->stat_sumexp[row];
+                if (c->stat_max[row] > ml) ml = c->stat_max[row];
+            }
+            if (out->max_logit) out->max_logit[(size_t)b * (size_t)p->Hq + (size_t)h] = ml;
+        }
 }
 
 /* ---- the passes ---- */
@@ -384,6 +409,13 @@ static void run_gpu_tier(af_oracle_ctx *c, const af_oracle_opts *o, af_oracle_re
                  o->tier == AF_ORACLE_GPU ? "" : "auto: ");
         return;
     }
+    if (c->stat_max) { /* nor the score statistics: the CPU fp64 rows write them */
+        snprintf(r->note, sizeof r->note,
+                 "%sGPU fp64 tier not used (it does not write the score statistics of outputs = max_sumexp / "
+                 "max_logit): CPU fp64 tier instead",
+                 o->tier == AF_ORACLE_GPU ? "" : "auto: ");
+        return;
+    }
     if (af_oracle_gpu_usable(why, sizeof why) == 0 && af_oracle_gpu_supports(c->p, why, sizeof why) == 0 &&
         af_oracle_gpu_run(c->p, c->out, c->lse64, c->drow64, &st, why, sizeof why) == 0) {
         r->tier_used = AF_ORACLE_GPU;
@@ -539,6 +571,11 @@ int af_oracle_run_pipelined(const af_oracle_problem *p_in, const af_oracle_opts 
         snprintf(why, cap, "oracle: out of memory for the sink gradient");
         goto done;
     }
+    if (p.in->feat.outputs && (!(c.stat_max = malloc((n_rows ? n_rows : 1) * sizeof(double))) ||
+                               !(c.stat_sumexp = malloc((n_rows ? n_rows : 1) * sizeof(double))))) {
+        snprintf(why, cap, "oracle: out of memory for the score statistics");
+        goto done;
+    }
     double sigma = score_bound(&p);
     double log_n = log((double)p.Skv);
     /* With a usable GPU, AUTO keeps MPFR-everywhere to the small cases (gpu_mpfr_budget):
@@ -613,9 +650,12 @@ int af_oracle_run_pipelined(const af_oracle_problem *p_in, const af_oracle_opts 
             r->out.dsink[h] = sum + comp;
         }
     }
+    if (c.stat_max) score_statistics(&p, &c, &r->out);
     status = 0;
 done:
     free(c.dsink_row);
+    free(c.stat_max);
+    free(c.stat_sumexp);
     stats_free(c.lse_mp, c.lse_mp ? n_rows : 0);
     stats_free(c.drow_mp, c.drow_mp ? n_rows : 0);
     free(c.lse64);

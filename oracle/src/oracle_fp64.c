@@ -100,6 +100,7 @@ void af_fp64_row(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int h, int i
         c->lse64[row] = *lse;
         c->drow64[row] = 0.0;
         if (c->dsink_row) c->dsink_row[row] = 0.0;
+        if (c->stat_max) c->stat_max[row] = -INFINITY, c->stat_sumexp[row] = 0.0;
         return;
     }
     const double *q = in->q + row * (size_t)Dqk;                                          /* (Dqk) */
@@ -107,19 +108,24 @@ void af_fp64_row(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int h, int i
 #define KEY_V(jj) (in->v + af_idx_key(p, b, g, af_mask_keys_at(&keys, jj)) * (size_t)Dv)  /* (Dv) */
 
     const double sink = af_feat_sink(p, h); /* -inf without sinks */
-    double m = sink;
+    double m_scores = -INFINITY;            /* the scores' max: the sink's logit is not a score */
     for (int jj = 0; jj < n; jj++) {
         int j = af_mask_keys_at(&keys, jj);
         double r = p->scale * dot_compensated(q, KEY_K(jj), Dqk);
         s->score[jj] = af_feat_score64(p, b, h, i, j, r, &s->dt_dr[jj]);
         if (!af_mask_rule_kept(&p->mask, b, i, j)) s->score[jj] = -INFINITY; /* dropped: weight exactly 0 */
         s->weight[jj] = af_feat_dropout_weight(p, b, h, i, j);
-        if (s->score[jj] > m) m = s->score[jj];
+        if (s->score[jj] > m_scores) m_scores = s->score[jj];
     }
+    double m = sink > m_scores ? sink : m_scores;
     neumaier z = {0.0, 0.0};
     for (int jj = 0; jj < n; jj++) {
         s->score[jj] = exp(s->score[jj] - m);
         neumaier_add(&z, s->score[jj]);
+    }
+    if (c->stat_max) { /* the score statistics (keys only): sum_j exp(s_j - m_scores) */
+        c->stat_max[row] = m_scores;
+        c->stat_sumexp[row] = m_scores == -INFINITY ? 0.0 : neumaier_value(&z) * exp(m - m_scores);
     }
     if (sink > -INFINITY) neumaier_add(&z, exp(sink - m)); /* the sink: in Z, no value */
     double zv = neumaier_value(&z);

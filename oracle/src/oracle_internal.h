@@ -55,6 +55,11 @@ typedef struct {
     /* (B, Hq, Sq) each row's share -P_sink,i D_i of dsink (feature_spec.h); NULL unless
      * learnable sinks with backward. D_i above already holds the dLSE term. */
     double *dsink_row;
+    /* (B, Hq, Sq) each row's score statistics (feature_spec.h: the max of its visible
+     * scores, the sink's logit not among them, and the sum of exp(score - max)); NULL
+     * unless the case asks for them (feat.outputs). The row functions write them; the
+     * background certification's copy of the context holds NULL (it only measures). */
+    double *stat_max, *stat_sumexp;
 } af_oracle_ctx;
 
 /* Magnitudes used to judge a gap between tiers: for each output of one row / key

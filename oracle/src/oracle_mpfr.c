@@ -51,6 +51,7 @@ struct af_mpfr_scratch {
     size_t n_pairs;
     size_t n_keys, n_dim, n_v;
     mpfr_t m, z, t, u, drow, lse;
+    mpfr_t m_scores; /* the max of the row's scores alone (the sink's logit is not one) */
     mpfr_t keep_scale; /* 1 / (1 - p) at prec (1 without dropout) */
 };
 
@@ -97,7 +98,7 @@ af_mpfr_scratch *af_mpfr_scratch_new(const af_oracle_problem *p, int prec) {
     s->pair_pw = mpfr_array_new(s->n_pairs, prec);
     s->pair_row = malloc((s->n_pairs ? s->n_pairs : 1) * sizeof *s->pair_row);
     s->pair_mass = malloc((s->n_pairs ? s->n_pairs : 1) * sizeof *s->pair_mass);
-    mpfr_inits2(prec, s->m, s->z, s->t, s->u, s->drow, s->lse, s->keep_scale, (mpfr_ptr)0);
+    mpfr_inits2(prec, s->m, s->z, s->t, s->u, s->drow, s->lse, s->keep_scale, s->m_scores, (mpfr_ptr)0);
     mpfr_set_d(s->keep_scale, p->in->feat.dropout_p, MPFR_RNDN); /* p: exact (53 bits) */
     mpfr_ui_sub(s->keep_scale, 1, s->keep_scale, MPFR_RNDN);     /* 1 - p, rounded once to prec */
     mpfr_ui_div(s->keep_scale, 1, s->keep_scale, MPFR_RNDN);
@@ -127,7 +128,7 @@ void af_mpfr_scratch_free(af_mpfr_scratch *s) {
     mpfr_array_free(s->pair_p, s->n_pairs);
     mpfr_array_free(s->pair_ds, s->n_pairs);
     mpfr_array_free(s->pair_pw, s->n_pairs);
-    mpfr_clears(s->m, s->z, s->t, s->u, s->drow, s->lse, s->keep_scale, (mpfr_ptr)0);
+    mpfr_clears(s->m, s->z, s->t, s->u, s->drow, s->lse, s->keep_scale, s->m_scores, (mpfr_ptr)0);
     free(s);
 }
 
@@ -203,6 +204,7 @@ void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i
             mpfr_set_zero(c->drow_mp[row], 1);
         }
         if (c->dsink_row) c->dsink_row[row] = 0.0;
+        if (c->stat_max) c->stat_max[row] = -INFINITY, c->stat_sumexp[row] = 0.0;
         return;
     }
     const double *q = in->q + row * (size_t)Dqk; /* (Dqk) */
@@ -225,14 +227,28 @@ void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i
     const int n_z = sink > -INFINITY ? n + 1 : n; /* terms of Z: the keys and the sink */
     if (n_z > n) mpfr_set_d(s->e[n], sink, MPFR_RNDN);
     mpfr_set(s->m, s->e[0], MPFR_RNDN); /* same precision: exact */
-    for (int jj = 1; jj < n_z; jj++)
+    for (int jj = 1; jj < n; jj++)
         if (mpfr_greater_p(s->e[jj], s->m)) mpfr_set(s->m, s->e[jj], MPFR_RNDN);
+    mpfr_set(s->m_scores, s->m, MPFR_RNDN); /* the scores' max, before the sink joins: exact */
+    if (n_z > n && mpfr_greater_p(s->e[n], s->m)) mpfr_set(s->m, s->e[n], MPFR_RNDN);
     for (int jj = 0; jj < n_z; jj++) {
         mpfr_sub(s->e[jj], s->e[jj], s->m, MPFR_RNDN);
         mpfr_exp(s->e[jj], s->e[jj], MPFR_RNDN);
         s->ptrs[jj] = s->e[jj];
     }
     mpfr_sum(s->z, s->ptrs, (unsigned long)n_z, MPFR_RNDN);
+    if (c->stat_max) { /* the score statistics: max_j s_j and sum_j exp(s_j - max), keys only */
+        c->stat_max[row] = mpfr_get_d(s->m_scores, MPFR_RNDN);
+        if (mpfr_inf_p(s->m_scores)) { /* every visible key dropped: an empty row */
+            c->stat_sumexp[row] = 0.0;
+        } else {
+            mpfr_sum(s->t, s->ptrs, (unsigned long)n, MPFR_RNDN); /* sum_j exp(s_j - m) */
+            mpfr_sub(s->u, s->m, s->m_scores, MPFR_RNDN);         /* m >= m_scores (the sink) */
+            mpfr_exp(s->u, s->u, MPFR_RNDN);
+            mpfr_mul(s->t, s->t, s->u, MPFR_RNDN);
+            c->stat_sumexp[row] = mpfr_get_d(s->t, MPFR_RNDN);
+        }
+    }
 
     mpfr_ptr lse_mp = c->lse_mp ? c->lse_mp[row] : s->lse;
     mpfr_log(s->t, s->z, MPFR_RNDN);

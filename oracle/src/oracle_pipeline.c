@@ -71,6 +71,7 @@ int af_oracle_cert_start(const af_oracle_ctx *c, const af_oracle_opts *o, int th
      * heap-use-after-free that corrupted malloc's state (signal 11 in a later malloc of
      * af_prepare on long cases: test_oracle_pipeline_sinks). */
     h->c.dsink_row = NULL;
+    h->c.stat_max = h->c.stat_sumexp = NULL; /* the same for the score statistics */
     h->o = *o;
     h->threads = threads;
     h->bounds = *bounds;

@@ -86,6 +86,14 @@ static int feature_declines(const af_case *c, size_t cudnn_version, char *why, s
         snprintf(why, cap,
                  "custom_mask: an element mask needs a bias / mask tensor in the cuDNN graph, not wired here; "
                  "not served");
+    else if (c->outputs == AF_OUTPUTS_MAX_SUMEXP)
+        snprintf(why, cap,
+                 "outputs = max_sumexp: the SDPA node's Max and Sum_exp outputs are not mapped into the backend "
+                 "graph here (only Stats); not served");
+    else if (c->outputs == AF_OUTPUTS_MAX_LOGIT)
+        snprintf(why, cap,
+                 "outputs = max_logit: cuDNN's SDPA has no per-head max-logit output (TransformerEngine reduces "
+                 "its own); not served");
     else if (c->lse_base2)
         snprintf(why, cap, "stats = log2: cuDNN's SDPA writes natural-log stats (max + log sum exp); not served");
     else if (c->dlse)

@@ -102,9 +102,11 @@ extern "C" {
  *    plugin would read V with heads_kv heads, attend to dropped blocks and elements, read
  *    E5M2 bytes as E4M3 and write an fp8 O, so it is refused.
  * 7: af_plugin_problem gained bias_q (a bias row broadcast over every query), alibi_b
- *    (slopes per (batch, head)) and alibi_signed (ALiBi's signed distance) at its end; a
- *    version-6 plugin would read a one-row bias with a query stride, per-batch slopes as
- *    per-head ones and a signed distance as |distance|, so it is refused. */
+ *    (slopes per (batch, head)), alibi_signed (ALiBi's signed distance) and the score
+ *    statistics outputs (AF_PLUGIN_FEAT_OUTPUTS: the rows' max and sum-exp, or max_logit)
+ *    with their output pointers at its end; a version-6 plugin would read a one-row bias
+ *    with a query stride, per-batch slopes as per-head ones and a signed distance as
+ *    |distance|, and leave the statistics unwritten, so it is refused. */
 
 /* Mark the four entry points exported even under -fvisibility=hidden. */
 #if defined(__GNUC__)
@@ -157,22 +159,28 @@ typedef struct {
 #define AF_PLUGIN_PAGED    (1u << 3) /* K and V live in pages (page_table set)         */
 
 /* feature bits (af_plugin_problem.features, ABI 2) */
-#define AF_PLUGIN_FEAT_SOFTCAP     (1u << 0)  /* softcap > 0                                 */
-#define AF_PLUGIN_FEAT_SINK        (1u << 1)  /* sink logits (off_by_one: all 0, or learnable) */
-#define AF_PLUGIN_FEAT_BIAS        (1u << 2)  /* additive bias tensor                         */
-#define AF_PLUGIN_FEAT_ALIBI       (1u << 3)  /* ALiBi slopes                                 */
-#define AF_PLUGIN_FEAT_LSE_BASE2   (1u << 4)  /* write LSE in base 2                          */
-#define AF_PLUGIN_FEAT_DLSE        (1u << 5)  /* backward takes dlse                          */
-#define AF_PLUGIN_FEAT_DSINK       (1u << 6)  /* learnable sinks: write dsink                  */
-#define AF_PLUGIN_FEAT_DROPOUT     (1u << 7)  /* dropout on P (ABI 3)                          */
-#define AF_PLUGIN_FEAT_CHUNK       (1u << 8)  /* attention_chunk > 0 (ABI 4)                   */
-#define AF_PLUGIN_FEAT_DOCUMENTS   (1u << 9)  /* a document mask (ABI 5)                       */
-#define AF_PLUGIN_FEAT_GLOBAL      (1u << 10) /* global_keys > 0 (ABI 5)                      */
-#define AF_PLUGIN_FEAT_BLOCK_MASK  (1u << 11) /* block_mask (ABI 6)                         */
-#define AF_PLUGIN_FEAT_CUSTOM_MASK (1u << 12) /* custom_mask (ABI 6)                        */
-#define AF_PLUGIN_FEAT_BIAS_ROW    (1u << 13) /* bias_q = 1: one row for every query (ABI 7) */
+#define AF_PLUGIN_FEAT_SOFTCAP      (1u << 0)  /* softcap > 0                                 */
+#define AF_PLUGIN_FEAT_SINK         (1u << 1)  /* sink logits (off_by_one: all 0, or learnable) */
+#define AF_PLUGIN_FEAT_BIAS         (1u << 2)  /* additive bias tensor                         */
+#define AF_PLUGIN_FEAT_ALIBI        (1u << 3)  /* ALiBi slopes                                 */
+#define AF_PLUGIN_FEAT_LSE_BASE2    (1u << 4)  /* write LSE in base 2                          */
+#define AF_PLUGIN_FEAT_DLSE         (1u << 5)  /* backward takes dlse                          */
+#define AF_PLUGIN_FEAT_DSINK        (1u << 6)  /* learnable sinks: write dsink                  */
+#define AF_PLUGIN_FEAT_DROPOUT      (1u << 7)  /* dropout on P (ABI 3)                          */
+#define AF_PLUGIN_FEAT_CHUNK        (1u << 8)  /* attention_chunk > 0 (ABI 4)                   */
+#define AF_PLUGIN_FEAT_DOCUMENTS    (1u << 9)  /* a document mask (ABI 5)                       */
+#define AF_PLUGIN_FEAT_GLOBAL       (1u << 10) /* global_keys > 0 (ABI 5)                      */
+#define AF_PLUGIN_FEAT_BLOCK_MASK   (1u << 11) /* block_mask (ABI 6)                         */
+#define AF_PLUGIN_FEAT_CUSTOM_MASK  (1u << 12) /* custom_mask (ABI 6)                        */
+#define AF_PLUGIN_FEAT_BIAS_ROW     (1u << 13) /* bias_q = 1: one row for every query (ABI 7) */
 #define AF_PLUGIN_FEAT_ALIBI_SIGNED (1u << 14) /* ALiBi's signed distance (ABI 7)           */
-#define AF_PLUGIN_FEAT_ALIBI_BATCH (1u << 15) /* slopes per (batch, head) (ABI 7)           */
+#define AF_PLUGIN_FEAT_ALIBI_BATCH  (1u << 15) /* slopes per (batch, head) (ABI 7)           */
+#define AF_PLUGIN_FEAT_OUTPUTS      (1u << 16) /* score statistics to write (ABI 7)          */
+
+/* af_plugin_problem.outputs (ABI 7) */
+#define AF_PLUGIN_OUTPUTS_LSE        0 /* O and LSE only                                 */
+#define AF_PLUGIN_OUTPUTS_MAX_SUMEXP 1 /* also row_max and row_sumexp (cuDNN Max, Sum_exp) */
+#define AF_PLUGIN_OUTPUTS_MAX_LOGIT  2 /* also max_logit (TransformerEngine's, QK-clip)   */
 
 #define AF_PLUGIN_SOFTMAX_VANILLA    0
 #define AF_PLUGIN_SOFTMAX_OFF_BY_ONE 1 /* TransformerEngine's off-by-one: sink logit 0 */
@@ -239,6 +247,17 @@ typedef struct {
     int32_t bias_q;
     int32_t alibi_b;
     int32_t alibi_signed;
+    /* ABI 7: the score statistics the forward writes beside O and LSE (AF_PLUGIN_FEAT_OUTPUTS
+     * set when outputs != AF_PLUGIN_OUTPUTS_LSE). Dense fp32 in host memory (also for
+     * device plugins), poisoned before the run, NULL when not asked (and in supports()).
+     * With s_ij the score after softcap, bias and ALiBi (the sink's logit is not a score)
+     * over the keys row i sees: row_max[b, h, i] = M_i = max_j s_ij, row_sumexp[b, h, i] =
+     * sum_j exp(s_ij - M_i) (-inf and 0 for a row that sees no key); max_logit[b, h] =
+     * max over the rows i < len_q of M_i (-inf when none sees a key). */
+    int32_t outputs;   /* AF_PLUGIN_OUTPUTS_*                               */
+    float *row_max;    /* (batch, heads_q, seqlen_q) outputs = MAX_SUMEXP   */
+    float *row_sumexp; /* (batch, heads_q, seqlen_q)                         */
+    float *max_logit;  /* (batch, heads_q)          outputs = MAX_LOGIT     */
 } af_plugin_problem;
 
 /* ---- the tensors ----------------------------------------------------------------- */

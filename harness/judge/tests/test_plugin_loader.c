@@ -36,6 +36,7 @@
 #define BAD_OLD3       AF_TEST_BAD_PLUGIN_DIR "/test_bad_old_version3.so"
 #define BAD_OLD4       AF_TEST_BAD_PLUGIN_DIR "/test_bad_old_version4.so"
 #define BAD_OLD5       AF_TEST_BAD_PLUGIN_DIR "/test_bad_old_version5.so"
+#define BAD_OLD6       AF_TEST_BAD_PLUGIN_DIR "/test_bad_old_version6.so"
 
 static void parse_case(af_case *c, const char *text) {
     af_error e;
@@ -155,6 +156,7 @@ static void test_load_errors(void) {
     expect_load_error(BAD_OLD5, "rebuild the plugin", NULL);
     expect_load_error(BAD_OLD5, "version 5,", "the fp8_e5m2 dtype");
     expect_load_error(BAD_OLD5, "version 5,", "block_mask and custom_mask");
+    expect_load_error(BAD_OLD6, "version 6,", "version 7 added the score statistics outputs");
     {
         char why[256] = "";
         CHECK(af_plugin_load("", why, sizeof why) == NULL);

@@ -199,6 +199,15 @@ int main(void) {
     expect_error("dtype = fp8_e5m2\nstride_gap = 4\n", 2, "stride_gap", "fp8_e5m2 needs stride_gap = 0");
     expect_error("dtype = fp8_e5m2\nsoftcap = 30\n", 2, "softcap", "dtype fp8_e5m2");
     expect_error("dtype = fp8_e5m3\n", 1, "dtype", "fp8_e5m3");
+    /* outputs: printed only when not lse; fp16 / bf16 only, no cp; unknown names refused */
+    roundtrip("outputs = max_sumexp\n");
+    roundtrip("dtype = bf16\nmask = causal\noutputs = max_logit\n");
+    CHECK(parse("outputs = max_logit\n", &c, &e) == 0 && c.outputs == AF_OUTPUTS_MAX_LOGIT &&
+          af_case_field_printed(&c, AF_CF_OUTPUTS));
+    CHECK(parse("outputs = lse\n", &c, &e) == 0 && !af_case_field_printed(&c, AF_CF_OUTPUTS));
+    expect_error("dtype = fp8_e4m3\noutputs = max_sumexp\n", 2, "outputs", "fp16 and bf16 only");
+    expect_error("heads = 2\ncp = 2 p2p\noutputs = max_logit\n", 3, "outputs", "context parallelism");
+    expect_error("outputs = max\n", 1, "outputs", "max_sumexp");
     /* out_dtype: printed only when set, for per-tensor fp8 dtypes only, no o headroom */
     roundtrip("dtype = fp8_e4m3\nout_dtype = bf16\nbackward = yes\nfp8_headroom = 1,0,0,2,0\n");
     roundtrip("dtype = fp8_e5m2\nout_dtype = fp16\n");

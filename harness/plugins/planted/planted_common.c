@@ -76,6 +76,10 @@
  *                                   (capacity: S rows padded or paged, the sequence's
  *                                   tokens and the gap after them in thd). Right while the
  *                                   allocation is tight (research C25: the capacity probe)
+ *   PLANTED_MAX_LOGIT_MASKED        outputs = max_sumexp / max_logit: each row's max taken
+ *                                   over every key of the sequence, the causal / window /
+ *                                   drop mask not applied (a QK-clip statistic computed on
+ *                                   the unmasked score tile); O and LSE stay right
  *   PLANTED_PAGE_INDEX_128          paged K/V read in 128-token tiles, a page larger than a
  *                                   tile addressed as if it held 128 tokens (page-table entry
  *                                   s / 128, row s % 128): wrong only with page_size > 128
@@ -181,6 +185,7 @@
 #define PLANTED_V_HEAD_KV                  31
 #define PLANTED_BLOCK_MASK_TRANSPOSED      32
 #define PLANTED_PAGED_RAGGED_OFFSET        33
+#define PLANTED_MAX_LOGIT_MASKED           34
 #define PLANTED_ALIBI_UNSIGNED             35
 
 #ifndef PLANTED_BUG
@@ -234,7 +239,7 @@ static const struct {
     {"planted:v_head_kv", "V read at K's head (heads_kv's group) when heads_v != heads_kv"},
     {"planted:block_mask_transposed", "the block mask looked up as (key block, query block): its transpose"},
     {"planted:paged_ragged_offset", "thd + paged K/V: the page table read at the query's packed token offset"},
-    {"planted:unused_34", "a number kept for another branch's bug (not built)"},
+    {"planted:max_logit_masked", "max_logit taken over every key of the sequence, masked (invisible) ones too"},
     {"planted:alibi_unsigned", "signed ALiBi accepted and applied as -slope * |distance|"},
 };
 
@@ -243,12 +248,14 @@ static const struct {
     (AF_PLUGIN_FEAT_SOFTCAP | AF_PLUGIN_FEAT_SINK | AF_PLUGIN_FEAT_BIAS | AF_PLUGIN_FEAT_ALIBI |                       \
      AF_PLUGIN_FEAT_LSE_BASE2 | AF_PLUGIN_FEAT_DSINK | AF_PLUGIN_FEAT_DROPOUT | AF_PLUGIN_FEAT_DLSE |                  \
      AF_PLUGIN_FEAT_CHUNK | AF_PLUGIN_FEAT_DOCUMENTS | AF_PLUGIN_FEAT_GLOBAL | AF_PLUGIN_FEAT_BLOCK_MASK |             \
-     AF_PLUGIN_FEAT_CUSTOM_MASK | AF_PLUGIN_FEAT_BIAS_ROW | AF_PLUGIN_FEAT_ALIBI_SIGNED | AF_PLUGIN_FEAT_ALIBI_BATCH)
+     AF_PLUGIN_FEAT_CUSTOM_MASK | AF_PLUGIN_FEAT_BIAS_ROW | AF_PLUGIN_FEAT_ALIBI_SIGNED | AF_PLUGIN_FEAT_ALIBI_BATCH | \
+     AF_PLUGIN_FEAT_OUTPUTS)
 /* The features the backward serves (the chunk, documents and global keys are part of the
  * mask, which both share). */
 #define PLANTED_BWD_FEATURES                                                                                           \
     (AF_PLUGIN_FEAT_SINK | AF_PLUGIN_FEAT_DSINK | AF_PLUGIN_FEAT_DLSE | AF_PLUGIN_FEAT_CHUNK |                         \
-     AF_PLUGIN_FEAT_DOCUMENTS | AF_PLUGIN_FEAT_GLOBAL | AF_PLUGIN_FEAT_BLOCK_MASK | AF_PLUGIN_FEAT_CUSTOM_MASK)
+     AF_PLUGIN_FEAT_DOCUMENTS | AF_PLUGIN_FEAT_GLOBAL | AF_PLUGIN_FEAT_BLOCK_MASK | AF_PLUGIN_FEAT_CUSTOM_MASK |       \
+     AF_PLUGIN_FEAT_OUTPUTS)
 
 AF_PLUGIN_EXPORT uint32_t attnfuzz_plugin_abi_version(void) { return ATTNFUZZ_PLUGIN_ABI_VERSION; }
 
@@ -786,6 +793,17 @@ static void split_combine(planted_run *r) {
 }
 #endif
 
+/* The score statistics of row (b, h, i) < len_q (plugin.h, ABI 7): M_i = m_scores (the
+ * max of its visible scores; the sink is not one), E_i = sumexp; max_logit[b, h] the max
+ * of its rows' M_i. Rows come in ascending order per head: row 0 starts the head's max. */
+static void row_statistics(planted_run *r, int b, int h, int i, float m_scores, float sumexp) {
+    const af_plugin_problem *p = r->p;
+    int64_t row = ((int64_t)b * r->Hq + h) * r->Sq + i, head = (int64_t)b * r->Hq + h;
+    if (p->row_max) p->row_max[row] = m_scores;
+    if (p->row_sumexp) p->row_sumexp[row] = sumexp;
+    if (p->max_logit) p->max_logit[head] = i == 0 || m_scores > p->max_logit[head] ? m_scores : p->max_logit[head];
+}
+
 static void forward(planted_run *r) {
     const af_plugin_tensor *to = &r->t->t[AF_PLUGIN_O], *tl = &r->t->t[AF_PLUGIN_LSE];
     unsigned long rotation = 0;
@@ -820,15 +838,17 @@ static void forward(planted_run *r) {
                     if (r->p->features & AF_PLUGIN_FEAT_LSE_BASE2) empty *= 1.44269504088896340736f;
 #endif
                     if (i < rows_lse) store(tl, b, h, i, 0, empty);
+                    if (i < len_q) row_statistics(r, b, h, i, -INFINITY, 0.0f);
                     continue;
                 }
                 scores(r, row_of(r->q, r->Hq, r->Sq, r->Dqk, b, h, i), b, h, i, hk, first, n, r->s);
-                float sink = sink_of(r, h), m = sink;
+                float sink = sink_of(r, h), m = sink, m_scores = -INFINITY;
 #if BUG(FINITE_MAX_INIT)
                 if (m < -5e4f) m = -5e4f; /* "-inf" as a finite number */
 #endif
                 for (int j = 0; j < n; j++)
-                    if (key_seen(r, b, i, first + j)) m = r->s[j] > m ? r->s[j] : m;
+                    if (key_seen(r, b, i, first + j)) m_scores = r->s[j] > m_scores ? r->s[j] : m_scores;
+                m = m_scores > m ? m_scores : m;
 #if BUG(SPLIT_KV_STRIDE)
                 if (r->n_splits > 1) { /* O and LSE in split_combine, once every head's partials are in */
                     split_partials(r, call, b, h, i, first, n, m);
@@ -846,6 +866,15 @@ static void forward(planted_run *r) {
                     float pr = round_dt(r, pj);
                     const float *v = row_of(r->v, r->Hv, r->Skv, r->Dv, b, v_head_of(r, h), first + j);
                     for (int d = 0; d < r->Dv; d++) acc[d] += pr * v[d];
+                }
+                if (i < len_q && r->p->outputs != AF_PLUGIN_OUTPUTS_LSE) {
+#if BUG(MAX_LOGIT_MASKED)
+                    /* the max over every key of the sequence, the mask not applied */
+                    int len_kv = r->p->seqlens_kv[b];
+                    scores(r, row_of(r->q, r->Hq, r->Sq, r->Dqk, b, h, i), b, h, i, hk, 0, len_kv, r->s);
+                    for (int j = 0; j < len_kv; j++) m_scores = r->s[j] > m_scores ? r->s[j] : m_scores;
+#endif
+                    row_statistics(r, b, h, i, m_scores, m_scores == -INFINITY ? 0.0f : l * af_expf(m - m_scores));
                 }
                 if (sink > -INFINITY) l += af_expf(sink - m);
                 float keep = dropout_scale(r);
