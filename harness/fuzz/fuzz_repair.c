@@ -341,7 +341,8 @@ static void repair_features(af_case *c, const af_fuzz_limits *l) {
     if (!allowed) {
         for (int f = 0; f < AF_CF_COUNT; f++) /* every score feature off (model/case_fields.h) */
             if (af_case_field_row((af_case_field)f)->feature_text) af_case_field_reset(c, (af_case_field)f);
-        c->outputs = AF_OUTPUTS_LSE; /* not a score feature, defined where they are */
+        c->outputs = AF_OUTPUTS_LSE;          /* not a score feature, defined where they are */
+        c->alibi_slopes = AF_SLOPES_STANDARD; /* slopes other than standard need ALiBi abs / signed */
         return;
     }
     if ((unsigned)c->outputs > AF_OUTPUTS_MAX_LOGIT) c->outputs = AF_OUTPUTS_LSE;

@@ -67,6 +67,8 @@ extern "C" {
     X(TEST_CAMPAIGN_TIME, "ATTNFUZZ_TEST_CAMPAIGN_TIME", "20", "tests: seconds of each campaign in test_campaign.sh")  \
     X(TEST_PLANTED_CAMPAIGN_TIME, "ATTNFUZZ_TEST_PLANTED_CAMPAIGN_TIME", "10",                                         \
       "tests: seconds of the planted campaign in test_planted.sh (ragged queries over paged K/V)")                     \
+    X(TEST_BIAS_ALIBI_CAMPAIGN_TIME, "ATTNFUZZ_TEST_BIAS_ALIBI_CAMPAIGN_TIME", "4",                                    \
+      "tests: seconds of the planted:alibi_unsigned campaign in test_bias_alibi.sh")                                   \
     X(SARIF_SCHEMA, "ATTNFUZZ_SARIF_SCHEMA", ".cache/sarif/sarif-2.1.0-rtm.4.json",                                    \
       "tests: the SARIF 2.1.0 JSON schema test_sarif_schema.sh validates report.sarif against (ci/sarif_schema.sh)")   \
     X(TEST_CRITERION_CASES, "ATTNFUZZ_TEST_CRITERION_CASES", "64",                                                     \
