@@ -583,7 +583,8 @@ static void forward_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) 
             /* a fully masked row's denominator holds the sink alone: LSE = a_h */
             float empty = pb->sink && i < len_q ? lse_to_stored(pb, pb->sink[h]) : -INFINITY;
             if (i < rows_lse) store_lse(pb, b, h, i, empty);
-            if (pb->stat_max) pb->stat_max[row_index(pb, b, h, i)] = -INFINITY, pb->stat_sumexp[row_index(pb, b, h, i)] = 0;
+            if (pb->stat_max)
+                pb->stat_max[row_index(pb, b, h, i)] = -INFINITY, pb->stat_sumexp[row_index(pb, b, h, i)] = 0;
             continue;
         }
         float *s = scr->s, *acc = scr->acc;

@@ -44,10 +44,10 @@ typedef struct {
     af_plugin_problem problem;
     int32_t seqlens_q[AF_MAX_BATCH];
     int32_t seqlens_kv[AF_MAX_BATCH];
-    float sink[AF_MAX_HEADS];         /* (heads_q) */
-    float *alibi_slopes;              /* (alibi_b, heads_q), malloc'd */
-    float *bias;                      /* (bias_b, bias_h, bias_q, seqlen_kv), malloc'd */
-    float *dlse;                      /* (batch, heads_q, seqlen_q), malloc'd */
+    float sink[AF_MAX_HEADS]; /* (heads_q) */
+    float *alibi_slopes;      /* (alibi_b, heads_q), malloc'd */
+    float *bias;              /* (bias_b, bias_h, bias_q, seqlen_kv), malloc'd */
+    float *dlse;              /* (batch, heads_q, seqlen_q), malloc'd */
 } plugin_problem_buf;
 
 static void problem_buf_free(plugin_problem_buf *pb) {
@@ -79,8 +79,7 @@ static int features_from_case(const af_case *c, plugin_problem_buf *pb) {
         pb->alibi_slopes = malloc((size_t)p->alibi_b * (size_t)c->heads_q * sizeof(float));
         if (!pb->alibi_slopes) return -1;
         for (int b = 0; b < p->alibi_b; b++)
-            for (int h = 0; h < c->heads_q; h++)
-                pb->alibi_slopes[b * c->heads_q + h] = af_feature_alibi_slope(c, b, h);
+            for (int h = 0; h < c->heads_q; h++) pb->alibi_slopes[b * c->heads_q + h] = af_feature_alibi_slope(c, b, h);
         p->alibi_slopes = pb->alibi_slopes;
     }
     int bb, bh, bq = af_feature_bias_rows(c);
@@ -474,7 +473,7 @@ static af_run_status plugin_run(af_backend *be, const af_case *c, const char *en
         snprintf(why, cap, "plugin '%s': out of host memory for the feature inputs", st->path);
         return AF_RUN_RESOURCE;
     }
-    pb.problem.dsink = t->dsink; /* host memory, poisoned before the run */
+    pb.problem.dsink = t->dsink;                                            /* host memory, poisoned before the run */
     pb.problem.row_max = t->row_max, pb.problem.row_sumexp = t->row_sumexp; /* the same (ABI 7) */
     pb.problem.max_logit = t->max_logit;
 #ifdef ATTNFUZZ_HAVE_CUDA

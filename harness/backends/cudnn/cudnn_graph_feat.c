@@ -112,8 +112,8 @@ cg_t af_sdpa_score_features(af_cg *g, const af_sdpa_desc *d, cg_t score, cg_t se
             dist = n;
         }
         cg_t add = vs(g, d, CUDNN_DATA_FLOAT), s = vs(g, d, CUDNN_DATA_FLOAT);
-        cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, dist, per_head(g, d, CG_SLOT_ALIBI_SLOPES, d->alibi_b), NULL, add,
-                     -1);
+        cg_pointwise(g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, dist, per_head(g, d, CG_SLOT_ALIBI_SLOPES, d->alibi_b),
+                     NULL, add, -1);
         cg_pointwise(g, CUDNN_POINTWISE_ADD, CUDNN_DATA_FLOAT, score, add, NULL, s, -1);
         score = s;
     }
