@@ -658,8 +658,8 @@ static void mutate_feature(af_case *c, uint64_t *rng) {
             break;
         case 3: /* off or a convention, then (abs / signed) the slopes */
             c->alibi = (af_alibi_kind)pick(rng, 4);
-            c->alibi_slopes =
-                c->alibi == AF_ALIBI_ABS || c->alibi == AF_ALIBI_SIGNED ? (af_alibi_slopes)pick(rng, 3) : AF_SLOPES_STANDARD;
+            c->alibi_slopes = c->alibi == AF_ALIBI_ABS || c->alibi == AF_ALIBI_SIGNED ? (af_alibi_slopes)pick(rng, 3)
+                                                                                      : AF_SLOPES_STANDARD;
             break;
         case 4:
             c->lse_base2 = !c->lse_base2;

@@ -83,8 +83,8 @@ static void add(af_verdict *v, af_verdict_kind kind, af_tensor_id id, const wors
         snprintf(detail, sizeof detail, "%s[%d, %d, %d] = %g where the oracle's is %.9g", name, w->b, w->h, w->row,
                  w->kernel, w->exact);
     else
-        snprintf(detail, sizeof detail, "%s[%d, %d, %d] = %.9g, oracle %.9g: err %.3g > allowed %.3g", name, w->b,
-                 w->h, w->row, w->kernel, w->exact, w->err, w->allowed);
+        snprintf(detail, sizeof detail, "%s[%d, %d, %d] = %.9g, oracle %.9g: err %.3g > allowed %.3g", name, w->b, w->h,
+                 w->row, w->kernel, w->exact, w->err, w->allowed);
     af_finding f = af_finding_at(kind, id, w->b, w->h, w->row, -1, detail);
     f.kernel_value = w->kernel;
     f.baseline_value = w->exact;
@@ -115,10 +115,10 @@ int af_compare_stats(const af_case *c, const af_tensors *t, const af_inputs *in,
                 size_t r = ((size_t)b * c->heads_q + h) * c->seqlen_q + i;
                 double em = exact->row_max[r], es = exact->row_sumexp[r];
                 double eps = af_compare_stats_eps(c->head_dim_qk, a, em);
-                double ref_m = ref && ref->row_max && isfinite(ref->row_max[r]) && isfinite(em)
-                                   ? fabs(ref->row_max[r] - em) : 0.0;
-                double ref_s = ref && ref->row_sumexp && isfinite(ref->row_sumexp[r]) ? fabs(ref->row_sumexp[r] - es)
-                                                                                      : 0.0;
+                double ref_m =
+                    ref && ref->row_max && isfinite(ref->row_max[r]) && isfinite(em) ? fabs(ref->row_max[r] - em) : 0.0;
+                double ref_s =
+                    ref && ref->row_sumexp && isfinite(ref->row_sumexp[r]) ? fabs(ref->row_sumexp[r] - es) : 0.0;
                 judge_value(t->row_max[r], kernel->row_max[r], em, 2.0 * ref_m + eps, b, h, i, &unwritten[W_MAX],
                             &nan_inf[W_MAX], &mismatch[W_MAX]);
                 double rel = expm1(2.0 * eps) + 0x1p-21 + ((double)n / 16.0 + 1.0) * 0x1p-23;
@@ -128,8 +128,8 @@ int af_compare_stats(const af_case *c, const af_tensors *t, const af_inputs *in,
             if (!logit) continue;
             size_t k = (size_t)b * c->heads_q + h;
             double e = exact->max_logit[k];
-            double ref_l = ref && ref->max_logit && isfinite(ref->max_logit[k]) && isfinite(e)
-                               ? fabs(ref->max_logit[k] - e) : 0.0;
+            double ref_l =
+                ref && ref->max_logit && isfinite(ref->max_logit[k]) && isfinite(e) ? fabs(ref->max_logit[k] - e) : 0.0;
             judge_value(t->max_logit[k], kernel->max_logit[k], e,
                         2.0 * ref_l + af_compare_stats_eps(c->head_dim_qk, a_head, e), b, h, -1, &unwritten[W_LOGIT],
                         &nan_inf[W_LOGIT], &mismatch[W_LOGIT]);

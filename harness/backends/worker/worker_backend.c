@@ -342,8 +342,8 @@ static af_run_status local_declines(worker_state *st, const af_case *c, char *wh
     score_only.softcap = 0.0;
     score_only.softmax = AF_SOFTMAX_VANILLA;
     if (c->outputs != AF_OUTPUTS_LSE) {
-        snprintf(why, cap, "%s: outputs = %s: worker protocol %d carries no score statistics outputs",
-                 st->backend_name, af_outputs_name(c->outputs), AF_WORKER_PROTOCOL_VERSION);
+        snprintf(why, cap, "%s: outputs = %s: worker protocol %d carries no score statistics outputs", st->backend_name,
+                 af_outputs_name(c->outputs), AF_WORKER_PROTOCOL_VERSION);
         return AF_RUN_DECLINED;
     }
     if (c->softmax == AF_SOFTMAX_LEARNABLE && c->backward) {
