@@ -168,15 +168,15 @@ typedef struct {
     int n_data;
     af_data_term data[AF_MAX_DATA_TERMS];
     /* Features (oracle/feature_spec.h); printed only when not the default. */
-    af_softmax_kind softmax;   /* attention sinks */
-    double softcap;            /* 0 = none; else scores s -> softcap * tanh(s / softcap) */
-    af_bias_shape bias;        /* additive bias input (not learnable: no dBias) */
-    af_alibi_kind alibi;       /* ALiBi's convention; AF_ALIBI_NO = none */
+    af_softmax_kind softmax;      /* attention sinks */
+    double softcap;               /* 0 = none; else scores s -> softcap * tanh(s / softcap) */
+    af_bias_shape bias;           /* additive bias input (not learnable: no dBias) */
+    af_alibi_kind alibi;          /* ALiBi's convention; AF_ALIBI_NO = none */
     af_alibi_slopes alibi_slopes; /* abs / signed: which slopes */
-    bool lse_base2;            /* stats = log2: the LSE output is log2 of the denominator */
-    bool dlse;                 /* the backward takes an incoming gradient of the LSE output */
-    char backend[AF_NAME_MAX]; /* "" = chosen on the command line */
-    char engine[AF_NAME_MAX];  /* "" = default engine; "all" = every engine */
+    bool lse_base2;               /* stats = log2: the LSE output is log2 of the denominator */
+    bool dlse;                    /* the backward takes an incoming gradient of the LSE output */
+    char backend[AF_NAME_MAX];    /* "" = chosen on the command line */
+    char engine[AF_NAME_MAX];     /* "" = default engine; "all" = every engine */
     /* fp8_e4m3 scales (docs/fp8.md): binades of headroom, each 0..AF_FP8_HEADROOM_MAX, of
      * Q, K, V, dO (descale = amax / 448 * 2^h: the stored values use 448 / 2^h of E4M3's
      * range, as under delayed scaling whose amax history exceeds today's) and O (descale_o

@@ -64,7 +64,7 @@ int af_case_features(const af_case *c) {
     n += c->n_data - 1;
     n += !(c->data[0].kind == AF_DATA_NORMAL && c->data[0].p0 == 1.0);
     n += c->seed != 1;
-    n += af_case_has_fp8_headroom(c); /* fp8 scales other than current scaling */
+    n += af_case_has_fp8_headroom(c);  /* fp8 scales other than current scaling */
     n += c->outputs != AF_OUTPUTS_LSE; /* extra score statistics */
     /* dropout: a probability other than 1/2, a seed other than 1, an offset other than 0
      * (one each, so the minimiser takes each simplification on its own) */

@@ -50,11 +50,10 @@ float af_feature_bias(const af_case *c, int b, int h, int i, int j) {
     int bb, bh, bq = af_feature_bias_rows(c);
     af_feature_bias_dims(c, &bb, &bh);
     if (!bb) return 0.0f;
-    uint64_t index =
-        (((uint64_t)(bb == 1 ? 0 : b) * (uint64_t)bh + (uint64_t)(bh == 1 ? 0 : h)) * (uint64_t)bq +
-         (uint64_t)(bq == 1 ? 0 : i)) *
-            (uint64_t)c->seqlen_kv +
-        (uint64_t)j;
+    uint64_t index = (((uint64_t)(bb == 1 ? 0 : b) * (uint64_t)bh + (uint64_t)(bh == 1 ? 0 : h)) * (uint64_t)bq +
+                      (uint64_t)(bq == 1 ? 0 : i)) *
+                         (uint64_t)c->seqlen_kv +
+                     (uint64_t)j;
     return round_to_case(c, (float)near_normal(c->seed, TAG_BIAS, index));
 }
 

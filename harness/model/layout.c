@@ -21,8 +21,8 @@ static const char *const tensor_names[AF_T_COUNT] = {"Q", "K", "V", "O", "LSE", 
 static const char *const buffer_names[AF_BUF_COUNT] = {"Q", "K", "V", "O", "LSE", "dO", "dQ", "dK", "dV"};
 
 static const char *const unlaid_names[AF_T_END - AF_T_DSINK] = {
-    "dsink", "page_table", "seq_offsets", "seqlens", "sink", "bias", "alibi_slopes", "dlse", "mx_scale", "descale",
-    "max",   "sum_exp",    "max_logit"};
+    "dsink", "page_table", "seq_offsets", "seqlens", "sink",    "bias",     "alibi_slopes",
+    "dlse",  "mx_scale",   "descale",     "max",     "sum_exp", "max_logit"};
 
 const char *af_tensor_name(af_tensor_id t) {
     if (t >= AF_T_DSINK && t < AF_T_END) return unlaid_names[t - AF_T_DSINK];

@@ -43,7 +43,7 @@ typedef enum {
     AF_T_ROW_MAX,    /* "max": (B, Hq, Sq) each row's max of its visible scores */
     AF_T_ROW_SUMEXP, /* "sum_exp": (B, Hq, Sq) sum over the row of exp(score - max) */
     AF_T_MAX_LOGIT,  /* "max_logit": (B, Hq) max of the visible scores of (b, h) */
-    AF_T_END          /* one past the last name */
+    AF_T_END         /* one past the last name */
 } af_tensor_id;
 
 typedef enum {

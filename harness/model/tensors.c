@@ -32,7 +32,8 @@ int af_tensors_alloc(af_tensors *t, const af_case *c, char *why, size_t cap) {
         return -1;
     }
     size_t n_row = af_case_row_stats_elems(c), n_logit = af_case_max_logit_elems(c);
-    if ((n_row && (!(t->row_max = malloc(n_row * sizeof(float))) || !(t->row_sumexp = malloc(n_row * sizeof(float))))) ||
+    if ((n_row &&
+         (!(t->row_max = malloc(n_row * sizeof(float))) || !(t->row_sumexp = malloc(n_row * sizeof(float))))) ||
         (n_logit && !(t->max_logit = malloc(n_logit * sizeof(float))))) {
         snprintf(why, cap, "out of host memory for the score statistics");
         af_tensors_free(t);

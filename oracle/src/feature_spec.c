@@ -31,9 +31,9 @@ double af_feat_additive(const af_oracle_problem *p, int b, int h, int i, int j) 
     double add = 0.0;
     if (f->bias_b) {
         int bb = f->bias_b == 1 ? 0 : b, hb = f->bias_h == 1 ? 0 : h, ib = f->bias_q == 1 ? 0 : i;
-        add += in->bias[(((size_t)bb * (size_t)f->bias_h + (size_t)hb) * (size_t)f->bias_q + (size_t)ib) *
-                            (size_t)p->Skv +
-                        (size_t)j];
+        add +=
+            in->bias[(((size_t)bb * (size_t)f->bias_h + (size_t)hb) * (size_t)f->bias_q + (size_t)ib) * (size_t)p->Skv +
+                     (size_t)j];
     }
     if (f->alibi) {
         long dist = (long)j - ((long)i + p->len_kv[b] - p->len_q[b]);

@@ -63,7 +63,8 @@ static int outputs_calloc(af_outputs *out, const af_oracle_problem *p, bool back
     if (outputs == 1 && (!(out->row_max = calloc(rows, sizeof(double))) || /* (B, Hq, Sq) */
                          !(out->row_sumexp = calloc(rows, sizeof(double)))))
         return -1;
-    if (outputs == 2 && !(out->max_logit = calloc((size_t)p->B * (size_t)p->Hq, sizeof(double)))) return -1; /* (B, Hq) */
+    if (outputs == 2 && !(out->max_logit = calloc((size_t)p->B * (size_t)p->Hq, sizeof(double))))
+        return -1; /* (B, Hq) */
     if (backward) {
         out->dq = calloc(rows * (size_t)p->Dqk, sizeof(double)); /* (B, Hq, Sq, Dqk) */
         out->dk = calloc(keys * (size_t)p->Dqk, sizeof(double)); /* (B, Hkv, Skv, Dqk) */

@@ -51,7 +51,7 @@ struct af_mpfr_scratch {
     size_t n_pairs;
     size_t n_keys, n_dim, n_v;
     mpfr_t m, z, t, u, drow, lse;
-    mpfr_t m_scores; /* the max of the row's scores alone (the sink's logit is not one) */
+    mpfr_t m_scores;   /* the max of the row's scores alone (the sink's logit is not one) */
     mpfr_t keep_scale; /* 1 / (1 - p) at prec (1 without dropout) */
 };
 
