@@ -65,6 +65,8 @@
  *     the undropped row's): O = (sum_j round_dt(M_j P_j) v_j) / l * keep;
  *     backward dS_ij = P_ij (M_ij keep dP_ij - D_i) (dt), dV_j = keep * sum_i
  *     round_dt(M_ij P_ij) dO_i.
+ * kv_dtype (fp8 K, V under fp16 / bf16; forward only): K and V are dequantised on load
+ * (stored * descale_k / descale_v, exact: powers of two), then the fp16 / bf16 recipe above.
  * mxfp8 (forward only): inputs are dequantised to fp32 on load (stored * 2^(E8M0-127));
  * P is rounded to bf16 before P*V and O stored bf16 (cuDNN's MXFP8 is Blackwell-only;
  * this is a plain recipe, somewhat sharper than an mxfp8 kernel).
@@ -401,6 +403,11 @@ static float load_input(const cpu_problem *pb, af_tensor_id tid, int b, int h, i
             return (float)ldexp(stored, (int)scales[idx] - 127);
         }
         default:
+            /* kv_dtype: K, V stored fp8, dequantised on load (vLLM's scaled_convert); the
+             * descales are powers of two (gen.c), so the product is exact in fp32 and in the
+             * dtype, as the fp16 / bf16 K, V it stands for */
+            if (tid == AF_T_K && pb->c->kv_dtype != AF_KV_SAME) return (float)stored * t->descale_k;
+            if (tid == AF_T_V && pb->c->kv_dtype != AF_KV_SAME) return (float)stored * t->descale_v;
             return (float)stored;
     }
 }

@@ -65,6 +65,11 @@ static void quantise_per_tensor(const af_case *c, af_tensors *t, af_tensor_id id
     for (int64_t i = 0; i < n; i++)
         if (fabsf(vals[i]) > amax) amax = fabsf(vals[i]);
     float scale = amax > 0 ? af_storage_fp8_max(v->storage) / amax : 1.0f;
+    /* kv_dtype (an fp8 KV cache under fp16 / bf16 queries): a power of two, the largest with
+     * amax * scale <= max, so that stored * descale is exact in fp32, fp16 (normal range)
+     * and bf16 whether a kernel dequantises on load or folds the descale into its scores
+     * and output (docs/fp8.md) */
+    if (c->kv_dtype != AF_KV_SAME) scale = af_fp8_output_scale_for(v->storage, amax);
     int slot = id == AF_T_Q ? 0 : id == AF_T_K ? 1 : id == AF_T_V ? 2 : 3; /* case.h: q, k, v, do */
     scale = ldexpf(scale, -c->fp8_headroom[slot]);                         /* headroom: max / 2^h of the range used */
     *descale = 1.0f / scale;
@@ -140,7 +145,7 @@ static double logical_value(const af_case *c, const af_tensors *t, af_tensor_id 
     const af_tensor_view *v = &t->plan.view[id];
     double x = af_storage_load(v->storage, t->buf[v->buffer], af_layout_offset(&t->plan, id, b, h, s, d));
     if (!af_storage_is_fp8(v->storage)) return x;
-    if (af_dtype_is_fp8_tensor(c->dtype))
+    if (af_dtype_is_fp8_tensor(c->dtype) || c->kv_dtype != AF_KV_SAME)
         return x * (double)(id == AF_T_Q   ? t->descale_q
                             : id == AF_T_K ? t->descale_k
                             : id == AF_T_V ? t->descale_v
@@ -240,7 +245,7 @@ int af_inputs_generate_from(const af_case *c, af_tensors *t, af_inputs *in, floa
         }
         if (!af_storage_is_fp8(v->storage)) {
             af_parfor((long)v->B * v->H, head_threads(v), store_head, &x);
-        } else if (af_dtype_is_fp8_tensor(c->dtype)) {
+        } else if (af_dtype_is_fp8_tensor(c->dtype) || c->kv_dtype != AF_KV_SAME) {
             float *descale = id == AF_T_Q   ? &t->descale_q
                              : id == AF_T_K ? &t->descale_k
                              : id == AF_T_V ? &t->descale_v
