@@ -34,6 +34,9 @@ _Static_assert(AF_PLUGIN_STORAGE_F16 == AF_ST_F16 && AF_PLUGIN_STORAGE_BF16 == A
                    AF_PLUGIN_STORAGE_E4M3 == AF_ST_E4M3 && AF_PLUGIN_STORAGE_F32 == AF_ST_F32 &&
                    AF_PLUGIN_STORAGE_E5M2 == AF_ST_E5M2,
                "plugin storage codes follow af_storage");
+_Static_assert(AF_PLUGIN_KV_SAME == AF_KV_SAME && AF_PLUGIN_KV_FP8_E4M3 == AF_KV_FP8_E4M3 &&
+                   AF_PLUGIN_KV_FP8_E5M2 == AF_KV_FP8_E5M2,
+               "plugin kv_dtype codes follow af_kv_dtype");
 _Static_assert(AF_PLUGIN_DTYPE_FP16 == AF_DT_FP16 && AF_PLUGIN_DTYPE_BF16 == AF_DT_BF16 &&
                    AF_PLUGIN_DTYPE_FP8_E4M3 == AF_DT_FP8_E4M3 && AF_PLUGIN_DTYPE_MXFP8 == AF_DT_MXFP8 &&
                    AF_PLUGIN_DTYPE_FP8_E5M2 == AF_DT_FP8_E5M2,
@@ -161,6 +164,7 @@ static void problem_from_case(const af_case *c, plugin_problem_buf *pb) {
     if (c->page_size > 0) p->flags |= AF_PLUGIN_PAGED;
     p->layout = af_layout_name(c->layout);
     p->packing = af_packing_name(c->packing);
+    p->kv_dtype = (int32_t)c->kv_dtype; /* ABI 7 */
 }
 
 /* Where the buffers, the ragged token starts, the page table and the mxfp8 scales
@@ -211,6 +215,10 @@ static void tensors_from_plan(const af_case *c, const af_tensors *t, const plugi
         out->t[AF_T_DQ].descale = t->descale_dq; /* so are the gradients (tensors.h) */
         out->t[AF_T_DK].descale = t->descale_dk;
         out->t[AF_T_DV].descale = t->descale_dv;
+    }
+    if (c->kv_dtype != AF_KV_SAME) { /* ABI 7: the fp8 KV cache's descales */
+        out->t[AF_T_K].descale = t->descale_k;
+        out->t[AF_T_V].descale = t->descale_v;
     }
     if (c->dtype == AF_DT_MXFP8) {
         out->t[AF_T_Q].mx_scale = mem->mx_scale[0];

@@ -116,7 +116,7 @@ static double rd_double(const reader *r, size_t at) {
 
 /* The mask-drops item (fuzz_format.h): block_mask, then custom_mask when its flags say so;
  * repair makes them legal. */
-static void read_drops(const reader *r, size_t at, af_case *c) {
+static size_t read_drops(const reader *r, size_t at, af_case *c) {
     unsigned flags = rd(r, at);
     size_t p = at + 1;
     if (flags & EXT_DROPS_BLOCK) {
@@ -125,7 +125,17 @@ static void read_drops(const reader *r, size_t at, af_case *c) {
         c->block_mask_p = rd_double(r, p + 2 * EXT_CHUNK_BYTES);
         p += 2 * EXT_CHUNK_BYTES + EXT_DROPS_P_BYTES;
     }
-    if (flags & EXT_DROPS_CUSTOM) c->custom_mask_p = rd_double(r, p);
+    if (flags & EXT_DROPS_CUSTOM) {
+        c->custom_mask_p = rd_double(r, p);
+        p += EXT_DROPS_P_BYTES;
+    }
+    return p; /* the KV-types byte */
+}
+
+/* The KV-types byte (fuzz_format.h): kv_dtype; repair keeps it where the case allows it. */
+static void read_kv_types(const reader *r, size_t at, af_case *c) {
+    unsigned kv = rd(r, at) & EXT_KV_DTYPE_MASK;
+    c->kv_dtype = kv <= AF_KV_FP8_E5M2 ? (af_kv_dtype)kv : AF_KV_SAME;
 }
 
 /* The dropout item (fuzz_format.h); repair drops it where the case cannot hold it. */
@@ -437,7 +447,7 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
     if (ext.items & EXT_FEATURES) read_features(&r, &ext, c);
     if (ext.high & EXT_HIGH_DROPOUT) read_dropout(&r, &ext, c);
     if (ext.high & EXT_HIGH_CHUNK) read_local_mask(&r, ext.chunk_at, c);
-    if (ext.drops_at) read_drops(&r, ext.drops_at, c);
+    if (ext.drops_at) read_kv_types(&r, read_drops(&r, ext.drops_at, c), c);
     if (ext.items & EXT_FP8_HEADROOM)
         for (int k = 0; k < AF_FP8_SCALED; k++) c->fp8_headroom[k] = (int)rd(&r, ext.headroom_at + (size_t)k);
     return af_fuzz_repair(c, lim) ? 1 : 0;

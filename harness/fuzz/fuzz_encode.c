@@ -274,7 +274,8 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
     unsigned types = (c->dtype == AF_DT_FP8_E5M2 ? EXT_TYPES_E5M2 : 0u) | /* the item after heads_v */
                      (unsigned)c->out_dtype << EXT_TYPES_OUT_SHIFT;
     unsigned drops = (c->block_mask_q > 0 ? EXT_DROPS_BLOCK : 0u) | (c->custom_mask_p != 0.0 ? EXT_DROPS_CUSTOM : 0u);
-    if ((exact_page || split_v || types || drops) && !items) items = EXT_HIGH_BITS; /* a section to hold them */
+    unsigned kv_types = (unsigned)c->kv_dtype; /* the byte after the mask-drops item */
+    if ((exact_page || split_v || types || drops || kv_types) && !items) items = EXT_HIGH_BITS; /* a section to hold them */
     if (items) {
         o[end] = EXT_TAG0;
         o[end + 1] = EXT_TAG1;
@@ -319,7 +320,7 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
             }
         }
         for (int k = 0; k < EXT_PAGE_BYTES; k++) o[end++] = (uint8_t)(exact_page >> (8 * k));
-        for (int k = 0; (split_v || types || drops) && k < EXT_HEADS_V_BYTES; k++)
+        for (int k = 0; (split_v || types || drops || kv_types) && k < EXT_HEADS_V_BYTES; k++)
             o[end++] = (uint8_t)(split_v ? (unsigned)c->heads_v >> (8 * k) : 0u);
         o[end++] = (uint8_t)types;
         o[end++] = (uint8_t)drops; /* the mask-drops item */
@@ -329,6 +330,7 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
             end = put_double(o, end, c->block_mask_p);
         }
         if (drops & EXT_DROPS_CUSTOM) end = put_double(o, end, c->custom_mask_p);
+        o[end++] = (uint8_t)kv_types;
     }
     /* missing bytes read as 0: drop trailing zeros, but never down to the empty input */
     while (end > 1 && o[end - 1] == 0) end--;

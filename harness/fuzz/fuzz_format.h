@@ -141,6 +141,11 @@ enum { EXT_CHUNK_VALUE_MASK = 0x3fffffu, EXT_CHUNK_GLOBAL = 1u << 22, EXT_CHUNK_
  * positive finite number, or which leaves no row a key. The encoder writes the item only for
  * a case with a drop. */
 enum { EXT_DROPS_BLOCK = 1u << 0, EXT_DROPS_CUSTOM = 1u << 1, EXT_DROPS_P_BYTES = 8 };
+/* After the mask-drops item (which the encoder then writes, as 0, to reach it): the KV-types
+ * byte (missing = 0: K, V in the dtype, so older inputs decode as before): bits 0..1
+ * (EXT_KV_DTYPE_MASK) are kv_dtype (3 reads as same; repair keeps it for fp16 / bf16 forward
+ * cases without qkv packing). */
+enum { EXT_KV_DTYPE_MASK = 0x3u };
 
 /* A byte a backend or engine name may hold: what the case parser keeps in a value (no
  * white space, no '#', which starts a comment). */

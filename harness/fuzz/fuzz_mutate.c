@@ -708,6 +708,12 @@ static void apply(af_case *c, int m, const af_fuzz_limits *lim, uint64_t *rng) {
             c->backward = !c->backward;
             break;
         case AF_MUT_DTYPE: {
+            if ((c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16) && pick(rng, 4) == 0) {
+                /* an fp8 KV cache under the wide queries (or back): forward only */
+                c->kv_dtype = (af_kv_dtype)((c->kv_dtype + 1 + pick(rng, 2)) % 3);
+                if (c->kv_dtype != AF_KV_SAME) c->backward = false;
+                break;
+            }
             int d = (c->dtype + 1 + pick(rng, AF_DT_COUNT - 1)) % AF_DT_COUNT;
             if ((lim->dtype_mask >> d) & 1u) c->dtype = (af_dtype)d;
             break;

@@ -82,7 +82,7 @@ extern "C" {
 #endif
 
 /* Version of everything in this header. */
-#define ATTNFUZZ_PLUGIN_ABI_VERSION 6u
+#define ATTNFUZZ_PLUGIN_ABI_VERSION 7u
 /* 2: af_plugin_problem gained the features (sinks, softcap, bias, ALiBi, log2 stats,
  *    dLSE, dsink) after `packing`; a version-1 plugin cannot see them, so it is refused.
  * 3: af_plugin_problem gained dropout (p, Philox seed and offset) at its end; a
@@ -97,7 +97,10 @@ extern "C" {
  *    (AF_PLUGIN_DTYPE_FP8_E5M2, tensors of AF_PLUGIN_STORAGE_E5M2); fp8 cases whose O is
  *    fp16 / bf16 (the case's out_dtype: O's storage says so, descale 1). A version-5
  *    plugin would read V with heads_kv heads, attend to dropped blocks and elements, read
- *    E5M2 bytes as E4M3 and write an fp8 O, so it is refused. */
+ *    E5M2 bytes as E4M3 and write an fp8 O, so it is refused.
+ * 7: af_plugin_problem gained kv_dtype at its end: fp16 / bf16 problems whose K and V are
+ *    stored in fp8 (an fp8 KV cache; K's and V's storage and descale say how). A
+ *    version-6 plugin would read fp8 K, V bytes as fp16 / bf16, so it is refused. */
 
 /* Mark the four entry points exported even under -fvisibility=hidden. */
 #if defined(__GNUC__)
@@ -222,7 +225,16 @@ typedef struct {
     int32_t block_mask_q, block_mask_k; /* query / key block sizes                    */
     double block_mask_p;                /* keep probability of a block, (0, 1]        */
     double custom_mask_p;               /* keep probability of an element, (0, 1]     */
+    /* ABI 7: an fp8 KV cache under fp16 / bf16 queries (forward only): K and V stored in
+     * fp8 (t[K].storage, t[V].storage: AF_PLUGIN_STORAGE_E4M3 or _E5M2) with one descale each
+     * (t[K].descale, t[V].descale, powers of two: logical = stored * descale; FlashInfer's
+     * k_scale / v_scale); Q, O and everything else in the dtype. AF_PLUGIN_KV_SAME otherwise. */
+    int32_t kv_dtype;
 } af_plugin_problem;
+
+#define AF_PLUGIN_KV_SAME     0 /* K, V in the dtype                                   */
+#define AF_PLUGIN_KV_FP8_E4M3 1 /* K, V stored E4M3 with descales (ABI 7)              */
+#define AF_PLUGIN_KV_FP8_E5M2 2 /* K, V stored E5M2 with descales (ABI 7)              */
 
 /* ---- the tensors ----------------------------------------------------------------- */
 #define AF_PLUGIN_STORAGE_F16  0
