@@ -210,6 +210,17 @@ int main(void) {
     expect_error("dtype = fp8_e4m3\nout_dtype = fp32\n", 2, "out_dtype", "fp32");
     expect_error("dtype = fp8_e4m3\nout_dtype = bf16\nfp8_headroom = 0,0,0,0,1\n", 3, "fp8_headroom",
                  "O has no output scale");
+    /* kv_dtype: printed only when set, fp16 / bf16 forward only, K and V apart from Q */
+    roundtrip("kv_dtype = fp8_e4m3\nheads_q = 4\nheads_kv = 2\npage_size = 16\n");
+    roundtrip("dtype = bf16\nkv_dtype = fp8_e5m2\npacking = kv\n");
+    CHECK(parse("kv_dtype = fp8_e5m2\n", &c, &e) == 0 && c.kv_dtype == AF_KV_FP8_E5M2);
+    CHECK(af_case_field_printed(&c, AF_CF_KV_DTYPE));
+    CHECK(parse("kv_dtype = same\n", &c, &e) == 0 && !af_case_field_printed(&c, AF_CF_KV_DTYPE));
+    expect_error("dtype = fp8_e4m3\nkv_dtype = fp8_e4m3\n", 2, "kv_dtype", "needs dtype fp16 or bf16");
+    expect_error("dtype = mxfp8\nkv_dtype = fp8_e5m2\n", 2, "kv_dtype", "needs dtype fp16 or bf16");
+    expect_error("kv_dtype = fp8_e4m3\nbackward = yes\n", 1, "kv_dtype", "forward only");
+    expect_error("kv_dtype = fp8_e4m3\npacking = qkv\n", 1, "kv_dtype", "packing = separate or kv");
+    expect_error("kv_dtype = int8\n", 1, "kv_dtype", "int8");
     expect_error("cp = 4 p2p\nseqlen = 20\n", 1, "cp", "divisible by 2*cp = 8");
     expect_error("data = normal:-1\n", 1, "data", "out of range");
     expect_error("data = zeros:0.5\n", 1, "data", "first term must be a base");
