@@ -145,11 +145,7 @@ static double logical_value(const af_case *c, const af_tensors *t, af_tensor_id 
     const af_tensor_view *v = &t->plan.view[id];
     double x = af_storage_load(v->storage, t->buf[v->buffer], af_layout_offset(&t->plan, id, b, h, s, d));
     if (!af_storage_is_fp8(v->storage)) return x;
-    if (af_dtype_is_fp8_tensor(c->dtype) || c->kv_dtype != AF_KV_SAME)
-        return x * (double)(id == AF_T_Q   ? t->descale_q
-                            : id == AF_T_K ? t->descale_k
-                            : id == AF_T_V ? t->descale_v
-                                           : t->descale_do);
+    if (af_dtype_is_fp8_tensor(c->dtype) || c->kv_dtype != AF_KV_SAME) return x * af_input_descale(t, c, id);
     /* mxfp8 */
     bool along_s = id == AF_T_V;
     int nblk_d = along_s ? v->D : (v->D + 31) / 32;

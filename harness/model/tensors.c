@@ -314,6 +314,15 @@ double af_output_descale(const af_tensors *t, af_tensor_id id) {
     }
 }
 
+double af_input_descale(const af_tensors *t, const af_case *c, af_tensor_id id) {
+    bool kv = id == AF_T_K || id == AF_T_V;
+    if (!af_dtype_is_fp8_tensor(c->dtype) && !(kv && c->kv_dtype != AF_KV_SAME)) return 1.0;
+    return (double)(id == AF_T_Q   ? t->descale_q
+                    : id == AF_T_K ? t->descale_k
+                    : id == AF_T_V ? t->descale_v
+                                   : t->descale_do);
+}
+
 float af_fp8_output_scale(double amax_v) { return af_fp8_output_scale_for(AF_ST_E4M3, amax_v); }
 
 float af_fp8_output_scale_for(af_storage st, double amax_v) {

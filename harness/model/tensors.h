@@ -151,6 +151,11 @@ float af_fp8_round(af_storage st, float x);
  * the E4M3 outputs of fp8_e4m3 (powers of two: the product is exact), else 1. */
 double af_output_descale(const af_tensors *t, af_tensor_id id);
 
+/* Factor from a stored input element (Q, K, V, dO) to its logical value under per-tensor
+ * scales: descale_{q,k,v,do} for fp8_e4m3 / fp8_e5m2, descale_k / descale_v for the fp8 K,
+ * V of kv_dtype (powers of two), else 1 (mxfp8's blocks are the caller's). */
+double af_input_descale(const af_tensors *t, const af_case *c, af_tensor_id id);
+
 /* fp8_e4m3 backward (fp8_scales.c): set descale_dp, descale_dq, descale_dk, descale_dv
  * from the exact values: descale = 1 / af_fp8_output_scale(2 * amax), amax = max |dS|
  * (computed here in fp64 from the exact inputs and exact's O and LSE, the oracle's mask)
