@@ -105,8 +105,8 @@ void af_plugin_check_in_child(const char *path, af_plugin_descriptor *d) {
             : version < 6 ? "; version 6 added heads_v (V's own head count), the fp8_e5m2 dtype, fp16 / "
                             "bf16 outputs of fp8 cases, and block_mask and custom_mask (drops), that a "
                             "version-5 plugin would silently misread"
-            : version < 7 ? "; version 7 added kv_dtype (fp8 K and V under fp16 / bf16 queries), that a "
-                            "version-6 plugin would silently misread"
+            : version < 7 ? "; version 7 added kv_dtype (fp8 K and V under fp16 / bf16 queries) and per-(batch, "
+                            "kv head) descales, that a version-6 plugin would silently misread"
                           : "");
         return;
     }

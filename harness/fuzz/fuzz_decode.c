@@ -132,10 +132,11 @@ static size_t read_drops(const reader *r, size_t at, af_case *c) {
     return p; /* the KV-types byte */
 }
 
-/* The KV-types byte (fuzz_format.h): kv_dtype; repair keeps it where the case allows it. */
+/* The KV-types byte (fuzz_format.h): kv_dtype and descale; repair keeps it where the case allows it. */
 static void read_kv_types(const reader *r, size_t at, af_case *c) {
-    unsigned kv = rd(r, at) & EXT_KV_DTYPE_MASK;
+    unsigned byte = rd(r, at), kv = byte & EXT_KV_DTYPE_MASK;
     c->kv_dtype = kv <= AF_KV_FP8_E5M2 ? (af_kv_dtype)kv : AF_KV_SAME;
+    c->descale_head = (byte & EXT_KV_DESCALE_HEAD) != 0;
 }
 
 /* The dropout item (fuzz_format.h); repair drops it where the case cannot hold it. */

@@ -144,8 +144,9 @@ enum { EXT_DROPS_BLOCK = 1u << 0, EXT_DROPS_CUSTOM = 1u << 1, EXT_DROPS_P_BYTES 
 /* After the mask-drops item (which the encoder then writes, as 0, to reach it): the KV-types
  * byte (missing = 0: K, V in the dtype, so older inputs decode as before): bits 0..1
  * (EXT_KV_DTYPE_MASK) are kv_dtype (3 reads as same; repair keeps it for fp16 / bf16 forward
- * cases without qkv packing). */
-enum { EXT_KV_DTYPE_MASK = 0x3u };
+ * cases without qkv packing); bit 2 (EXT_KV_DESCALE_HEAD) is descale = head (repair keeps it
+ * for fp8_e4m3 / fp8_e5m2 forward cases with heads_v == heads_kv). */
+enum { EXT_KV_DTYPE_MASK = 0x3u, EXT_KV_DESCALE_HEAD = 1u << 2 };
 
 /* A byte a backend or engine name may hold: what the case parser keeps in a value (no
  * white space, no '#', which starts a comment). */

@@ -616,8 +616,14 @@ static void mutate_cp_paged(af_case *c, uint64_t *rng) {
 static void mutate_feature(af_case *c, uint64_t *rng) {
     static const double softcaps[] = {0.0, 5.0, 20.0, 30.0, 50.0};
     if (af_dtype_is_fp8_tensor(c->dtype)) { /* fp8's: O's storage, or one tensor's scale headroom (docs/fp8.md) */
-        if (pick(rng, 4) == 0) {
+        int what = pick(rng, 5);
+        if (what == 0) {
             c->out_dtype = (af_out_dtype)pick(rng, 3); /* same, fp16, bf16 */
+            return;
+        }
+        if (what == 1) { /* per-tensor <-> per-(batch, kv head) descales (forward only) */
+            c->descale_head = !c->descale_head;
+            if (c->descale_head) c->backward = false;
             return;
         }
         int tensor = pick(rng, AF_FP8_SCALED); /* drawn first: one order for every compiler */

@@ -308,6 +308,7 @@ static void pass_features(candidates *cs, const af_case *c) {
     TRY(c->has_scale, (t.has_scale = false, t.scale = 0));
     TRY(c->out_dtype != AF_OUT_SAME, t.out_dtype = AF_OUT_SAME);
     TRY(c->kv_dtype != AF_KV_SAME, t.kv_dtype = AF_KV_SAME);
+    TRY(c->descale_head, t.descale_head = false); /* one descale per tensor */
     TRY(c->kv_dtype == AF_KV_FP8_E5M2, t.kv_dtype = AF_KV_FP8_E4M3); /* the commoner fp8 KV cache */
     TRY(c->dtype == AF_DT_FP8_E5M2, t.dtype = AF_DT_FP8_E4M3); /* the commoner fp8 kind, same recipe */
     TRY(c->dtype != AF_DT_FP16, t.dtype = AF_DT_FP16);
@@ -469,6 +470,7 @@ bool af_min_could_reach(const af_case *from, const af_case *to) {
         !(to->dtype == AF_DT_FP8_E4M3 && from->dtype == AF_DT_FP8_E5M2))
         return false;
     if (to->out_dtype != AF_OUT_SAME && to->out_dtype != from->out_dtype) return false;
+    if (to->descale_head && !from->descale_head) return false;
     if (to->kv_dtype != AF_KV_SAME && to->kv_dtype != from->kv_dtype &&
         !(to->kv_dtype == AF_KV_FP8_E4M3 && from->kv_dtype == AF_KV_FP8_E5M2))
         return false;

@@ -35,6 +35,7 @@ static const char *const out_dtype_names[] = {"same", "fp16", "bf16"};
 static const char *const kv_dtype_names[] = {"same", "fp8_e4m3", "fp8_e5m2"};
 /* FLAG2 fields: the spelling of false, then of true */
 static const char *const page_tail_names[] = {"finite", "nan"};
+static const char *const descale_names[] = {"tensor", "head"};
 static const char *const stats_names[] = {"natural", "log2"};
 /* Parameters each data term takes (p0 only, or p0 and p1). */
 static const int data_params[] = {1, 1, 2, 1, 2, 1, 1};
@@ -795,6 +796,14 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
         if (c->backward) FAIL(F_KV_DTYPE, "kv_dtype = %s is forward only (a KV cache has no gradient)", kv_dtype_names[c->kv_dtype]);
         if (c->packing == AF_PACK_QKV)
             FAIL(F_KV_DTYPE, "kv_dtype = %s needs packing = separate or kv (Q is not fp8)", kv_dtype_names[c->kv_dtype]);
+    }
+    if (c->descale_head) {
+        if (!af_dtype_is_fp8_tensor(c->dtype))
+            FAIL(F_DESCALE, "descale = head needs dtype fp8_e4m3 or fp8_e5m2 (per-head descales of fp8 Q, K, V; %s)",
+                 dtype_names[c->dtype]);
+        if (c->backward) FAIL(F_DESCALE, "descale = head is forward only (FlashAttention 3's fp8 forward)");
+        if (af_case_heads_v(c) != c->heads_kv)
+            FAIL(F_DESCALE, "descale = head needs heads_v == heads_kv (one descale per (batch, kv head) of K and V)");
     }
     if (af_dtype_is_fp8(c->dtype)) {
         if (c->packing != AF_PACK_SEPARATE) FAIL(F_PACKING, "%s needs packing = separate", dtype_names[c->dtype]);

@@ -96,6 +96,8 @@ typedef struct {
     af_dtype dtype;
     af_out_dtype out_dtype; /* O's storage (fp8 dtypes with per-tensor scales only) */
     af_kv_dtype kv_dtype;   /* K's and V's storage (fp16 / bf16 dtypes only) */
+    bool descale_head;      /* descale = head: Q, K, V descales per (batch, kv head), FlashAttention 3's
+                               q/k/v_descale of shape (batch, heads_kv); fp8 forward only */
     int batch, heads_q, heads_kv;
     int heads_v;             /* V's (and dV's) heads when they differ from K's (cuDNN's h_v); 0 = heads_kv */
     int seqlen_q, seqlen_kv; /* maxima */

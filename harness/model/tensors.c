@@ -31,6 +31,15 @@ int af_tensors_alloc(af_tensors *t, const af_case *c, char *why, size_t cap) {
         af_tensors_free(t);
         return -1;
     }
+    if (c->descale_head) {
+        size_t n = (size_t)3 * c->batch * c->heads_kv;
+        if (!(t->descale_head = malloc(n * sizeof *t->descale_head))) {
+            snprintf(why, cap, "out of host memory for the per-head descales");
+            af_tensors_free(t);
+            return -1;
+        }
+        for (size_t i = 0; i < n; i++) t->descale_head[i] = 1.0f;
+    }
     t->descale_q = t->descale_k = t->descale_v = t->descale_do = t->descale_o = 1.0f;
     t->descale_dq = t->descale_dk = t->descale_dv = t->descale_dp = 1.0f;
     return 0;
@@ -50,6 +59,7 @@ void af_tensors_free(af_tensors *t) {
     free(t->mx_scale_k);
     free(t->mx_scale_v);
     free(t->dsink);
+    free(t->descale_head);
     memset(t, 0, sizeof *t);
 }
 
@@ -99,6 +109,9 @@ void af_tensors_copy(af_tensors *dst, const af_tensors *src) {
     dst->descale_dv = src->descale_dv;
     dst->descale_dp = src->descale_dp;
     dst->descale_o = src->descale_o;
+    if (src->descale_head && dst->descale_head) /* the same case: (3, B, Hkv) both */
+        memcpy(dst->descale_head, src->descale_head,
+               (size_t)3 * src->plan.view[AF_T_K].B * src->plan.view[AF_T_K].H * sizeof *dst->descale_head);
     if (src->dsink && dst->dsink) memcpy(dst->dsink, src->dsink, (size_t)src->plan.view[AF_T_O].H * sizeof *dst->dsink);
 }
 
@@ -314,9 +327,11 @@ double af_output_descale(const af_tensors *t, af_tensor_id id) {
     }
 }
 
-double af_input_descale(const af_tensors *t, const af_case *c, af_tensor_id id) {
+double af_input_descale(const af_tensors *t, const af_case *c, af_tensor_id id, int b, int h) {
     bool kv = id == AF_T_K || id == AF_T_V;
     if (!af_dtype_is_fp8_tensor(c->dtype) && !(kv && c->kv_dtype != AF_KV_SAME)) return 1.0;
+    if (t->descale_head && id != AF_T_DO) /* V's heads are K's (validate) */
+        return (double)af_head_descale(t, c, id, b, id == AF_T_Q ? h / (c->heads_q / c->heads_kv) : h);
     return (double)(id == AF_T_Q   ? t->descale_q
                     : id == AF_T_K ? t->descale_k
                     : id == AF_T_V ? t->descale_v

@@ -150,6 +150,12 @@ int af_sdpa_desc_make(const af_case *c, const af_layout_plan *p, size_t cudnn_ve
         d->io = c->dtype == AF_DT_FP8_E5M2 ? CUDNN_DATA_FP8_E5M2 : CUDNN_DATA_FP8_E4M3;
         d->fp8 = true;
         if (fp8_declines(c, cudnn_version, why, cap)) return -1;
+        if (c->descale_head) {
+            snprintf(why, cap,
+                     "descale = head: the FP8 graphs here take one (1, 1, 1, 1) descale per tensor; a per-(batch, kv "
+                     "head) descale tensor is not mapped");
+            return -1;
+        }
         if (c->out_dtype != AF_OUT_SAME && c->backward) {
             snprintf(why, cap,
                      "out_dtype = %s with backward: the FP8 backward graph here reads an FP8 O with its descale "

@@ -362,6 +362,11 @@ static af_run_status local_declines(worker_state *st, const af_case *c, char *wh
                  st->backend_name);
         return AF_RUN_DECLINED;
     }
+    if (c->descale_head) {
+        snprintf(why, cap, "%s: descale = head (per-(batch, kv head) descales) is not carried by worker protocol %d",
+                 st->backend_name, AF_WORKER_PROTOCOL_VERSION);
+        return AF_RUN_DECLINED;
+    }
     if (c->kv_dtype != AF_KV_SAME) {
         snprintf(why, cap,
                  "%s: kv_dtype = %s is not carried by worker protocol %d (K and V would be fp8 with descales under "

@@ -100,7 +100,9 @@ extern "C" {
  *    E5M2 bytes as E4M3 and write an fp8 O, so it is refused.
  * 7: af_plugin_problem gained kv_dtype at its end: fp16 / bf16 problems whose K and V are
  *    stored in fp8 (an fp8 KV cache; K's and V's storage and descale say how). A
- *    version-6 plugin would read fp8 K, V bytes as fp16 / bf16, so it is refused. */
+ *    version-6 plugin would read fp8 K, V bytes as fp16 / bf16, so it is refused. It also
+ *    gained descale_per_head and the q/k/v_descale arrays (per-(batch, kv head) fp8
+ *    descales), which a version-6 plugin would leave for per-tensor descales of 1. */
 
 /* Mark the four entry points exported even under -fvisibility=hidden. */
 #if defined(__GNUC__)
@@ -230,6 +232,15 @@ typedef struct {
      * (t[K].descale, t[V].descale, powers of two: logical = stored * descale; FlashInfer's
      * k_scale / v_scale); Q, O and everything else in the dtype. AF_PLUGIN_KV_SAME otherwise. */
     int32_t kv_dtype;
+    /* ABI 7: per-(batch, kv head) descales of fp8_e4m3 / fp8_e5m2 Q, K, V (the case's
+     * descale = head; FlashAttention 3's q_descale, k_descale, v_descale of shape (batch,
+     * heads_kv); forward only, heads_v == heads_kv): descale_per_head is 1 and logical Q of
+     * query head h in sequence b = stored * q_descale[b * heads_kv + h / (heads_q /
+     * heads_kv)], K and V of kv head g = stored * k_descale / v_descale[b * heads_kv + g];
+     * t[Q/K/V].descale are then 1. Host memory, set in run() only (NULL in supports()),
+     * const; 0 and NULL without. */
+    int32_t descale_per_head;
+    const float *q_descale, *k_descale, *v_descale; /* (batch, heads_kv) each          */
 } af_plugin_problem;
 
 #define AF_PLUGIN_KV_SAME     0 /* K, V in the dtype                                   */

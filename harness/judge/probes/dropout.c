@@ -81,7 +81,7 @@ static void replay(probe_ctx *x) {
 static void store_v(const af_case *c, af_tensors *w, int b, int g, int j, int d, float value) {
     const af_tensor_view *v = &w->plan.view[AF_T_V];
     af_storage_store(v->storage, w->buf[v->buffer], offset_of(w, AF_T_V, b, g, j, d),
-                     (float)(value / af_input_descale(w, c, AF_T_V)));
+                     (float)(value / af_input_descale(w, c, AF_T_V, b, g)));
 }
 
 static void keep_rate(probe_ctx *x) {
