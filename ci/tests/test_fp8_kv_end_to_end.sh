@@ -12,7 +12,7 @@
 set -u
 bin=${1:?usage: test_fp8_kv_end_to_end.sh path/to/attnfuzz}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-TIME=${TIME:-8}
+TIME=${TIME:-5}
 fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

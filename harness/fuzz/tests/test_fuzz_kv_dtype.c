@@ -6,7 +6,10 @@
  *   - repair drops it on an fp8 dtype, with backward and with qkv packing, and keeps it
  *     otherwise;
  *   - an input older than the KV-types byte (every input before it: nothing written after
- *     the mask-drops item) decodes with kv_dtype = same.
+ *     the mask-drops item) decodes with kv_dtype = same;
+ *   - descale = head (the same byte's bit 2): drawn along a walk from an fp8_e4m3 case,
+ *     every case that holds it fp8_e4m3 / fp8_e5m2 forward with heads_v == heads_kv;
+ *     repair drops it on fp16 and with backward.
  */
 #include <stdio.h>
 #include <string.h>
@@ -73,8 +76,45 @@ static void test_repair(void) {
     CHECK(af_fuzz_decode(bytes, n - 1, &lim, &back) == 0 && back.kv_dtype == AF_KV_SAME);
 }
 
+static void test_descale_head(void) {
+    af_fuzz_limits lim;
+    af_fuzz_limits_default(&lim);
+    af_case c;
+    parse_ok("dtype = fp8_e4m3\nbatch = 2\nheads_q = 4\nheads_kv = 2\nseqlen = 40\nhead_dim = 32\nseed = 8\n", &c);
+    uint64_t rng = 99;
+    int held = 0, fp8 = 0;
+    for (int k = 0; k < 3000; k++) {
+        fz_walk_step(&c, &lim, &rng, k);
+        if (c.descale_head) {
+            held++;
+            CHECK_MSG(af_dtype_is_fp8_tensor(c.dtype) && !c.backward && af_case_heads_v(&c) == c.heads_kv,
+                      "step %d: descale = head on %s backward %d heads_v %d", k, af_dtype_name(c.dtype), c.backward,
+                      c.heads_v);
+        }
+        if (!af_dtype_is_fp8_tensor(c.dtype)) { /* stay where the field lives */
+            c.dtype = AF_DT_FP8_E4M3;
+            CHECK(af_fuzz_repair(&c, &lim) == 0);
+        } else {
+            fp8++;
+        }
+    }
+    printf("fp8 steps %d; steps with descale = head: %d\n", fp8, held);
+    CHECK_MSG(held > 0, "descale = head never drawn");
+    af_case t;
+    parse_ok("dtype = fp8_e5m2\ndescale = head\nseqlen = 32\nhead_dim = 32\n", &t);
+    af_case u = t;
+    CHECK(af_fuzz_repair(&u, &lim) == 0 && u.descale_head);
+    u = t;
+    u.dtype = AF_DT_FP16;
+    CHECK(af_fuzz_repair(&u, &lim) == 0 && !u.descale_head);
+    u = t;
+    u.backward = true;
+    CHECK(af_fuzz_repair(&u, &lim) == 0 && !u.descale_head);
+}
+
 int main(void) {
     test_walk();
     test_repair();
+    test_descale_head();
     CHECK_DONE("test_fuzz_kv_dtype");
 }
