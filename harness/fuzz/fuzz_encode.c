@@ -275,7 +275,8 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
                      (unsigned)c->out_dtype << EXT_TYPES_OUT_SHIFT;
     unsigned drops = (c->block_mask_q > 0 ? EXT_DROPS_BLOCK : 0u) | (c->custom_mask_p != 0.0 ? EXT_DROPS_CUSTOM : 0u);
     unsigned kv_types = (unsigned)c->kv_dtype | (c->descale_head ? EXT_KV_DESCALE_HEAD : 0u); /* after the drops */
-    if ((exact_page || split_v || types || drops || kv_types) && !items) items = EXT_HIGH_BITS; /* a section to hold them */
+    if ((exact_page || split_v || types || drops || kv_types) && !items)
+        items = EXT_HIGH_BITS; /* a section to hold them */
     if (items) {
         o[end] = EXT_TAG0;
         o[end + 1] = EXT_TAG1;

@@ -791,11 +791,14 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
              out_dtype_names[c->out_dtype]);
     if (c->kv_dtype != AF_KV_SAME) {
         if (c->dtype != AF_DT_FP16 && c->dtype != AF_DT_BF16)
-            FAIL(F_KV_DTYPE, "kv_dtype = %s needs dtype fp16 or bf16 (an fp8 KV cache under wide queries; %s has its own K, V)",
+            FAIL(F_KV_DTYPE,
+                 "kv_dtype = %s needs dtype fp16 or bf16 (an fp8 KV cache under wide queries; %s has its own K, V)",
                  kv_dtype_names[c->kv_dtype], dtype_names[c->dtype]);
-        if (c->backward) FAIL(F_KV_DTYPE, "kv_dtype = %s is forward only (a KV cache has no gradient)", kv_dtype_names[c->kv_dtype]);
+        if (c->backward)
+            FAIL(F_KV_DTYPE, "kv_dtype = %s is forward only (a KV cache has no gradient)", kv_dtype_names[c->kv_dtype]);
         if (c->packing == AF_PACK_QKV)
-            FAIL(F_KV_DTYPE, "kv_dtype = %s needs packing = separate or kv (Q is not fp8)", kv_dtype_names[c->kv_dtype]);
+            FAIL(F_KV_DTYPE, "kv_dtype = %s needs packing = separate or kv (Q is not fp8)",
+                 kv_dtype_names[c->kv_dtype]);
     }
     if (c->descale_head) {
         if (!af_dtype_is_fp8_tensor(c->dtype))

@@ -95,8 +95,7 @@ static void quantise_per_tensor(const af_case *c, af_tensors *t, af_tensor_id id
                 for (int h = hk * group; h < (hk + 1) * group; h++)
                     for (int s = 0; s < rows_in_buffer(c, v, id, bb); s++)
                         for (int d = 0; d < v->D; d++)
-                            af_storage_store(v->storage, t->buf[v->buffer],
-                                             af_layout_offset(&t->plan, id, bb, h, s, d),
+                            af_storage_store(v->storage, t->buf[v->buffer], af_layout_offset(&t->plan, id, bb, h, s, d),
                                              vals[dense_index(v, bb, h, s, d)] * scale);
         }
 }

@@ -149,7 +149,7 @@ static void lay_group(af_layout_plan *p, const af_case *c, const group *g) {
 int af_layout_plan_make(const af_case *c, af_layout_plan *p, char *why, size_t cap) {
     memset(p, 0, sizeof *p);
     af_storage in_st = af_tensor_storage(c->dtype, AF_T_Q); /* Q */
-    af_storage kv_st = af_case_tensor_storage(c, AF_T_K);  /* K, V: fp8 with kv_dtype */
+    af_storage kv_st = af_case_tensor_storage(c, AF_T_K);   /* K, V: fp8 with kv_dtype */
     af_storage o_st = af_case_tensor_storage(c, AF_T_O);
     af_storage grad_st = af_tensor_storage(c->dtype, AF_T_DQ); /* dO, dQ, dK, dV */
     const int B = c->batch;

@@ -104,7 +104,8 @@ static void test_case_kind(const char *dtype, int headroom_q) {
                 for (int j = 0; j < c->seqlen_kv; j++) {
                     long double dot = 0;
                     for (int d = 0; d < c->head_dim_qk; d++)
-                        dot += (long double)(stored(&p, AF_T_Q, b, h, i, d) * dq) * (stored(&p, AF_T_K, b, hk, j, d) * dk);
+                        dot +=
+                            (long double)(stored(&p, AF_T_Q, b, h, i, d) * dq) * (stored(&p, AF_T_K, b, hk, j, d) * dk);
                     s[j] = dot * (long double)af_case_scale(c);
                     m = s[j] > m ? s[j] : m;
                 }
@@ -126,9 +127,10 @@ static void test_case_kind(const char *dtype, int headroom_q) {
     af_judge(&runner, &p, runner.reference, "", &v, NULL);
     CHECK_MSG(v.kind == AF_V_PASS && v.n_findings == 0, "%s descale = head: the cpu fails its own criterion: %s", dtype,
               af_verdict_name(v.kind));
-    printf("%s descale = head (q headroom %d): %d of 9 slice descales differ from (0, 0)'s; oracle vs brute force %.2g; "
-           "cpu passes (O err %.3g allowed %.3g ratio %.3f)\n",
-           dtype, headroom_q, distinct, worst, v.stats[AF_T_O].err, v.stats[AF_T_O].allowed, v.stats[AF_T_O].ratio);
+    printf(
+        "%s descale = head (q headroom %d): %d of 9 slice descales differ from (0, 0)'s; oracle vs brute force %.2g; "
+        "cpu passes (O err %.3g allowed %.3g ratio %.3f)\n",
+        dtype, headroom_q, distinct, worst, v.stats[AF_T_O].err, v.stats[AF_T_O].allowed, v.stats[AF_T_O].ratio);
     /* the same data per tensor: other scales, so other stored bytes */
     case_text(text, sizeof text, dtype, "tensor", headroom_q);
     af_prepared q;
@@ -136,7 +138,8 @@ static void test_case_kind(const char *dtype, int headroom_q) {
     CHECK(!q.tensors.descale_head && q.tensors.descale_k != 1.0f);
     size_t differ = 0;
     for (int s = 0; s < c->seqlen_kv; s++)
-        for (int d = 0; d < c->head_dim_qk; d++) differ += stored(&p, AF_T_K, 1, 1, s, d) != stored(&q, AF_T_K, 1, 1, s, d);
+        for (int d = 0; d < c->head_dim_qk; d++)
+            differ += stored(&p, AF_T_K, 1, 1, s, d) != stored(&q, AF_T_K, 1, 1, s, d);
     CHECK_MSG(differ > 0, "descale = tensor stores the same K bytes");
     af_prepared_free(&q);
     af_prepared_free(&p);

@@ -138,9 +138,8 @@ static void test_storage_oracle_reference(void) {
                         brute_row(&p, stored_logical, b, h, i, o_deq);
                         brute_row(&p, unquantised, b, h, i, o_raw);
                         for (int d = 0; d < c->head_dim_v; d++) {
-                            double got = p.oracle.out.o[(((size_t)b * c->heads_q + h) * c->seqlen_q + i) *
-                                                            c->head_dim_v +
-                                                        d];
+                            double got =
+                                p.oracle.out.o[(((size_t)b * c->heads_q + h) * c->seqlen_q + i) * c->head_dim_v + d];
                             double scale = fabsl(o_deq[d]) + 1e-3;
                             double e_deq = fabs(got - (double)o_deq[d]) / scale;
                             double e_raw = fabs(got - (double)o_raw[d]) / scale;

@@ -239,7 +239,8 @@ static const struct {
     {"planted:v_head_kv", "V read at K's head (heads_kv's group) when heads_v != heads_kv"},
     {"planted:block_mask_transposed", "the block mask looked up as (key block, query block): its transpose"},
     {"planted:paged_ragged_offset", "thd + paged K/V: the page table read at the query's packed token offset"},
-    [PLANTED_KV_SCALE_SWAP] = {"planted:kv_scale_swap", "fp8 KV cache: V dequantised with k_scale (K's descale) in place of v_scale"},
+    [PLANTED_KV_SCALE_SWAP] = {"planted:kv_scale_swap",
+                               "fp8 KV cache: V dequantised with k_scale (K's descale) in place of v_scale"},
 };
 
 /* The features this plugin serves (forward only). */
@@ -329,9 +330,9 @@ static inline float *row_of(float *base, int H, int S, int D, int b, int h, int 
 }
 
 static int elem_bytes(int32_t storage) {
-    return storage == AF_PLUGIN_STORAGE_F32                                            ? 4
+    return storage == AF_PLUGIN_STORAGE_F32                                         ? 4
            : storage == AF_PLUGIN_STORAGE_E4M3 || storage == AF_PLUGIN_STORAGE_E5M2 ? 1
-                                                                                     : 2;
+                                                                                    : 2;
 }
 
 /* Element offset of (b, h, s, d) from x->data, as plugin.h defines it. The two layout
