@@ -4,6 +4,7 @@
 #   1. the kv_dtype seed passes on the cpu backend and on planted:none, and
 #      planted:kv_scale_swap (V dequantised with K's descale) is caught on it as a mismatch;
 #      the same bug passes where K's and V's descales agree (its bug needs them apart);
+#      the cpu passes a case whose sequences' amax differ (the batch probe skips kv_dtype);
 #   2. a short campaign from that seed finds planted:kv_scale_swap, every minimised finding
 #      keeps kv_dtype and the first still fails (repro exits 1);
 #   3. the minimiser drops kv_dtype when the finding survives without it
@@ -31,6 +32,11 @@ check "planted:kv_scale_swap is caught on the kv_dtype seed" "$tmp/bug.out" "FIN
 grep -v '^data' "$seed" > "$tmp/flat.case" # K and V of one distribution: one descale
 "$bin" run "$tmp/flat.case" --backend planted:kv_scale_swap > "$tmp/flat.out" 2>&1
 check "planted:kv_scale_swap passes where the descales agree" "$tmp/flat.out" ": pass"
+# the probes that rebuild inputs for another shape skip it (scales over the whole batch);
+# a cpu campaign found this case "not batch invariant" before
+"$bin" run ci/tests/cases/fp8-kv-batch-probe.case --backend cpu > "$tmp/batch.out" 2>&1
+check "cpu passes a kv_dtype case whose sequences have other amax (batch probe skipped)" "$tmp/batch.out" \
+  "\[cpu\]: pass"
 
 # 2. a campaign from the seed finds it and keeps kv_dtype in every minimised finding
 out="$tmp/camp"
