@@ -35,7 +35,7 @@ echo "== tests (ASan + UBSan build)"
 # error") after a clean campaign; 70 direct reruns of the same command did not repeat it.
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
    ctest --output-on-failure -j"$jobs" --timeout 1800 \
-   -E 'campaign|planted|^test_criterion_fp8$|^test_criterion_kernels$|^test_features$|^test_dropout$|^test_scale$|^test_claims_hdim$|^test_slurm$|^test_gate$|^test_readme$|^test_pymap$|^test_serving_targets$|^test_orphans$|^test_worker_score_features$|^test_case_print_stable$|^test_worker$|^test_worker_given$|^test_isolation$|^test_crash_stats$|^test_numpy_api$|^test_did_you_mean$|^test_fp8_e5m2_end_to_end$|^test_fp8_out_dtype_end_to_end$|^test_outputs$|^test_sarif_schema$|^test_worker_dispatch$' \
+   -E 'campaign|planted|^test_criterion_fp8$|^test_criterion_kernels$|^test_features$|^test_dropout$|^test_scale$|^test_claims_hdim$|^test_slurm$|^test_gate$|^test_readme$|^test_pymap$|^test_serving_targets$|^test_orphans$|^test_worker_score_features$|^test_case_print_stable$|^test_worker$|^test_worker_given$|^test_isolation$|^test_crash_stats$|^test_numpy_api$|^test_did_you_mean$|^test_fp8_e5m2_end_to_end$|^test_fp8_out_dtype_end_to_end$|^test_fp8_kv_end_to_end$|^test_fp8_head_descale_end_to_end$|^test_outputs$|^test_sarif_schema$|^test_worker_dispatch$' \
    2>&1 | tee ctest.log) || rc=$?
 python3 ci/skip_reasons.py build-asan
 exit $rc

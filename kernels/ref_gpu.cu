@@ -23,6 +23,10 @@ extern "C" af_run_status af_ref_gpu_supports(const af_case *c, char *why, size_t
                                               : "mxfp8");
         return AF_RUN_DECLINED;
     }
+    if (c->kv_dtype != AF_KV_SAME) { /* reads K, V as the dtype: the cpu reference dequantises them */
+        snprintf(why, cap, "gpu reference: kv_dtype = %s (fp8 K, V) is not served", af_kv_dtype_name(c->kv_dtype));
+        return AF_RUN_DECLINED;
+    }
     if (c->batch < 1 || c->batch > AF_MAX_BATCH || c->heads_kv < 1 || c->heads_q < 1 || c->heads_q % c->heads_kv != 0 ||
         c->head_dim_qk < 1 || c->head_dim_v < 1 || c->seqlen_q < 0 || c->seqlen_kv < 0) {
         snprintf(why, cap, "gpu reference: invalid shape");

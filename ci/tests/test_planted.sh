@@ -48,6 +48,9 @@
 #                                                   page table read at the query's packed
 #                                                   token); and a short campaign from them finds
 #                                                   it, each minimised finding still thd + paged
+#   kv_scale_swap                 mismatch          comparison, on the kv_dtype seed (V read with
+#                                                   K's descale; its K's outlier channels put the
+#                                                   two descales in different binades)
 #
 # For each: `attnfuzz run corpora/seed/*.case --backend planted:<bug> --json` exits 1
 # (a finding), some verdict has the expected kind, and none says that the plugin
@@ -169,6 +172,7 @@ expect ignores_global mismatch corpora/seed-features/fp16-global-window-bwd.case
 expect v_head_kv mismatch corpora/seed-features/fp16-heads-v-bwd.case
 expect block_mask_transposed 'convention|mismatch' corpora/seed-features/fp16-block-mask-causal-bwd.case
 expect max_logit_masked mismatch corpora/seed/outputs-max-logit-bf16.case corpora/seed/outputs-max-sumexp-fp16.case
+expect kv_scale_swap mismatch corpora/seed/fp16-kv-fp8-e4m3.case
 thd_paged=(corpora/seed/*thd-paged*.case)
 expect paged_ragged_offset mismatch "${thd_paged[@]}"
 # ... and a short campaign from those seeds finds it; minimisation keeps thd and the pages

@@ -50,6 +50,7 @@
  *     dQ_i  = e4m3((((sum_j dS8_ij k8_j) * descale_dp) * descale_k) * scale_dq)
  *   the last cast being the E4M3 store; scale_dX = 1 / t->descale_dX, scale_dp = 1 /
  *   t->descale_dp (powers of two chosen by the harness before the run).
+ * descale = head (forward): descale_q, descale_k, descale_v are those of (b, kv head).
  * fp8_e5m2 is the same with E5M2 in place of E4M3 for every stored tensor and for dS8;
  * P8 stays E4M3 (model/tensors.h).
  * Features (oracle/feature_spec.h states them; fp16/bf16 only), in fp32 in this order:
@@ -69,6 +70,8 @@
  *     the undropped row's): O = (sum_j round_dt(M_j P_j) v_j) / l * keep;
  *     backward dS_ij = P_ij (M_ij keep dP_ij - D_i) (dt), dV_j = keep * sum_i
  *     round_dt(M_ij P_ij) dO_i.
+ * kv_dtype (fp8 K, V under fp16 / bf16; forward only): K and V are dequantised on load
+ * (stored * descale_k / descale_v, exact: powers of two), then the fp16 / bf16 recipe above.
  * mxfp8 (forward only): inputs are dequantised to fp32 on load (stored * 2^(E8M0-127));
  * P is rounded to bf16 before P*V and O stored bf16 (cuDNN's MXFP8 is Blackwell-only;
  * this is a plain recipe, somewhat sharper than an mxfp8 kernel).
@@ -411,6 +414,11 @@ static float load_input(const cpu_problem *pb, af_tensor_id tid, int b, int h, i
             return (float)ldexp(stored, (int)scales[idx] - 127);
         }
         default:
+            /* kv_dtype: K, V stored fp8, dequantised on load (vLLM's scaled_convert); the
+             * descales are powers of two (gen.c), so the product is exact in fp32 and in the
+             * dtype, as the fp16 / bf16 K, V it stands for */
+            if (tid == AF_T_K && pb->c->kv_dtype != AF_KV_SAME) return (float)stored * t->descale_k;
+            if (tid == AF_T_V && pb->c->kv_dtype != AF_KV_SAME) return (float)stored * t->descale_v;
             return (float)stored;
     }
 }
@@ -462,6 +470,14 @@ static void gather_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) {
     }
 }
 
+/* fp8: the descale of input id (Q, K, V) for sequence b and kv head hk: the case's per
+ * (batch, kv head) one with descale = head (FlashAttention 3's q/k/v_descale), else the
+ * tensor's. */
+static float fp8_descale(const cpu_problem *pb, af_tensor_id id, int b, int hk) {
+    if (pb->t->descale_head) return af_head_descale(pb->t, pb->c, id, b, hk);
+    return id == AF_T_Q ? pb->descale_q : id == AF_T_K ? pb->descale_k : pb->descale_v;
+}
+
 /* Scores of row q (Dqk) of query (b, h, i) against keys [first, first + n) of kv head
  * (b, hk): s[j] = (q . k_{first+j}) * scale, fp32, then the features (softcap, bias,
  * ALiBi); dt (n, or NULL) gets the softcap factor. The same function serves forward and
@@ -471,8 +487,10 @@ static void scores(const cpu_problem *pb, const float *q, int b, int h, int i, i
     int hk = h / pb->group;
     row_times_columns(pb->Dqk, q, kt_head(pb, b, hk) + first, pb->Skv, n, s);
     for (int j = 0; j < n; j++) s[j] *= pb->scale;
-    if (pb->fp8) /* cudnn-frontend's order: attn_scale, then descale_q, then descale_k */
-        for (int j = 0; j < n; j++) s[j] = (s[j] * pb->descale_q) * pb->descale_k;
+    if (pb->fp8) { /* cudnn-frontend's order: attn_scale, then descale_q, then descale_k */
+        float dq = fp8_descale(pb, AF_T_Q, b, hk), dk = fp8_descale(pb, AF_T_K, b, hk);
+        for (int j = 0; j < n; j++) s[j] = (s[j] * dq) * dk;
+    }
     if (pb->softcap != 0.0f)
         for (int j = 0; j < n; j++) {
             float th = tanhf(s[j] / pb->softcap);
@@ -522,7 +540,8 @@ static float forward_row_fp8(const cpu_problem *pb, cpu_scratch *scr, int b, int
         float p8 = af_e4m3_to_f32(af_f32_to_e4m3((e[j] / z) * AF_FP8_SCALE_S));
         axpy(pb->Dv, p8, v_row(pb, b, hv, first + j), acc);
     }
-    for (int d = 0; d < pb->Dv; d++) acc[d] = ((acc[d] * AF_FP8_DESCALE_S) * pb->descale_v) * pb->scale_o;
+    float dv = fp8_descale(pb, AF_T_V, b, hv);
+    for (int d = 0; d < pb->Dv; d++) acc[d] = ((acc[d] * AF_FP8_DESCALE_S) * dv) * pb->scale_o;
     return z;
 }
 

@@ -34,6 +34,9 @@ _Static_assert(AF_PLUGIN_STORAGE_F16 == AF_ST_F16 && AF_PLUGIN_STORAGE_BF16 == A
                    AF_PLUGIN_STORAGE_E4M3 == AF_ST_E4M3 && AF_PLUGIN_STORAGE_F32 == AF_ST_F32 &&
                    AF_PLUGIN_STORAGE_E5M2 == AF_ST_E5M2,
                "plugin storage codes follow af_storage");
+_Static_assert(AF_PLUGIN_KV_SAME == AF_KV_SAME && AF_PLUGIN_KV_FP8_E4M3 == AF_KV_FP8_E4M3 &&
+                   AF_PLUGIN_KV_FP8_E5M2 == AF_KV_FP8_E5M2,
+               "plugin kv_dtype codes follow af_kv_dtype");
 _Static_assert(AF_PLUGIN_DTYPE_FP16 == AF_DT_FP16 && AF_PLUGIN_DTYPE_BF16 == AF_DT_BF16 &&
                    AF_PLUGIN_DTYPE_FP8_E4M3 == AF_DT_FP8_E4M3 && AF_PLUGIN_DTYPE_MXFP8 == AF_DT_MXFP8 &&
                    AF_PLUGIN_DTYPE_FP8_E5M2 == AF_DT_FP8_E5M2,
@@ -172,6 +175,8 @@ static void problem_from_case(const af_case *c, plugin_problem_buf *pb) {
     if (c->page_size > 0) p->flags |= AF_PLUGIN_PAGED;
     p->layout = af_layout_name(c->layout);
     p->packing = af_packing_name(c->packing);
+    p->kv_dtype = (int32_t)c->kv_dtype;    /* ABI 7 */
+    p->descale_per_head = c->descale_head; /* ABI 7; the arrays are set in run */
 }
 
 /* Where the buffers, the ragged token starts, the page table and the mxfp8 scales
@@ -222,6 +227,10 @@ static void tensors_from_plan(const af_case *c, const af_tensors *t, const plugi
         out->t[AF_T_DQ].descale = t->descale_dq; /* so are the gradients (tensors.h) */
         out->t[AF_T_DK].descale = t->descale_dk;
         out->t[AF_T_DV].descale = t->descale_dv;
+    }
+    if (c->kv_dtype != AF_KV_SAME) { /* ABI 7: the fp8 KV cache's descales */
+        out->t[AF_T_K].descale = t->descale_k;
+        out->t[AF_T_V].descale = t->descale_v;
     }
     if (c->dtype == AF_DT_MXFP8) {
         out->t[AF_T_Q].mx_scale = mem->mx_scale[0];
@@ -476,6 +485,13 @@ static af_run_status plugin_run(af_backend *be, const af_case *c, const char *en
     pb.problem.dsink = t->dsink;                                            /* host memory, poisoned before the run */
     pb.problem.row_max = t->row_max, pb.problem.row_sumexp = t->row_sumexp; /* the same (ABI 7) */
     pb.problem.max_logit = t->max_logit;
+    pb.problem.dsink = t->dsink; /* host memory, poisoned before the run */
+    if (t->descale_head) {       /* ABI 7: (3, B, Hkv) host floats, Q's then K's then V's */
+        size_t slice = (size_t)c->batch * c->heads_kv;
+        pb.problem.q_descale = t->descale_head;
+        pb.problem.k_descale = t->descale_head + slice;
+        pb.problem.v_descale = t->descale_head + 2 * slice;
+    }
 #ifdef ATTNFUZZ_HAVE_CUDA
     if (st->plugin_flags & AF_PLUGIN_WANTS_DEVICE)
         s = run_on_device(st, c, t, &pb.problem, info, why, cap);

@@ -147,6 +147,14 @@ static void read_outputs(const reader *r, size_t at, af_case *c) {
     c->outputs = (af_outputs_kind)(rd(r, at) % AF_FZ_N_OUTPUTS);
 }
 
+/* The KV-types byte (fuzz_format.h), after the outputs byte: kv_dtype and descale; repair
+ * keeps it where the case allows it. */
+static void read_kv_types(const reader *r, size_t at, af_case *c) {
+    unsigned byte = rd(r, at), kv = byte & EXT_KV_DTYPE_MASK;
+    c->kv_dtype = kv <= AF_KV_FP8_E5M2 ? (af_kv_dtype)kv : AF_KV_SAME;
+    c->descale_head = (byte & EXT_KV_DESCALE_HEAD) != 0;
+}
+
 /* The dropout item (fuzz_format.h); repair drops it where the case cannot hold it. */
 static void read_dropout(const reader *r, const extension *e, af_case *c) {
     c->dropout_p = af_fz_dropout_table[rd(r, e->dropout_at) % AF_FZ_N_DROPOUT];
@@ -460,6 +468,7 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
         size_t after = read_drops(&r, ext.drops_at, c);
         read_bias_alibi(&r, after, c);
         read_outputs(&r, after + 1, c);
+        read_kv_types(&r, after + 2, c);
     }
     if (ext.items & EXT_FP8_HEADROOM)
         for (int k = 0; k < AF_FP8_SCALED; k++) c->fp8_headroom[k] = (int)rd(&r, ext.headroom_at + (size_t)k);

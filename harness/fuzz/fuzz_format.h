@@ -152,6 +152,12 @@ enum { EXT_BA_BIAS_ROW = 1u << 0, EXT_BA_ALIBI_SHIFT = 1, EXT_BA_SLOPES_SHIFT = 
  * = 0: lse, so older inputs decode as before), the case's outputs modulo AF_FZ_N_OUTPUTS
  * (lse, max_sumexp, max_logit). The encoder writes it only for outputs other than lse. */
 enum { EXT_OUTPUTS_BYTES = 1, AF_FZ_N_OUTPUTS = 3 };
+/* After the outputs byte (the encoder writes the items before it, as 0, to reach it): the KV-types
+ * byte (missing = 0: K, V in the dtype, so older inputs decode as before): bits 0..1
+ * (EXT_KV_DTYPE_MASK) are kv_dtype (3 reads as same; repair keeps it for fp16 / bf16 forward
+ * cases without qkv packing); bit 2 (EXT_KV_DESCALE_HEAD) is descale = head (repair keeps it
+ * for fp8_e4m3 / fp8_e5m2 forward cases with heads_v == heads_kv). */
+enum { EXT_KV_DTYPE_MASK = 0x3u, EXT_KV_DESCALE_HEAD = 1u << 2 };
 
 /* A byte a backend or engine name may hold: what the case parser keeps in a value (no
  * white space, no '#', which starts a comment). */

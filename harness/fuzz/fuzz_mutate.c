@@ -620,8 +620,14 @@ static void mutate_cp_paged(af_case *c, uint64_t *rng) {
 static void mutate_feature(af_case *c, uint64_t *rng) {
     static const double softcaps[] = {0.0, 5.0, 20.0, 30.0, 50.0};
     if (af_dtype_is_fp8_tensor(c->dtype)) { /* fp8's: O's storage, or one tensor's scale headroom (docs/fp8.md) */
-        if (pick(rng, 4) == 0) {
+        int what = pick(rng, 5);
+        if (what == 0) {
             c->out_dtype = (af_out_dtype)pick(rng, 3); /* same, fp16, bf16 */
+            return;
+        }
+        if (what == 1) { /* per-tensor <-> per-(batch, kv head) descales (forward only) */
+            c->descale_head = !c->descale_head;
+            if (c->descale_head) c->backward = false;
             return;
         }
         int tensor = pick(rng, AF_FP8_SCALED); /* drawn first: one order for every compiler */
@@ -717,6 +723,12 @@ static void apply(af_case *c, int m, const af_fuzz_limits *lim, uint64_t *rng) {
             c->backward = !c->backward;
             break;
         case AF_MUT_DTYPE: {
+            if ((c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16) && pick(rng, 4) == 0) {
+                /* an fp8 KV cache under the wide queries (or back): forward only */
+                c->kv_dtype = (af_kv_dtype)((c->kv_dtype + 1 + pick(rng, 2)) % 3);
+                if (c->kv_dtype != AF_KV_SAME) c->backward = false;
+                break;
+            }
             int d = (c->dtype + 1 + pick(rng, AF_DT_COUNT - 1)) % AF_DT_COUNT;
             if ((lim->dtype_mask >> d) & 1u) c->dtype = (af_dtype)d;
             break;

@@ -397,6 +397,11 @@ int af_fuzz_repair(af_case *c, const af_fuzz_limits *l) {
     repair_features(c, l);
     if (!af_dtype_is_fp8_tensor(c->dtype) || (unsigned)c->out_dtype > AF_OUT_BF16) c->out_dtype = AF_OUT_SAME;
     if (c->out_dtype != AF_OUT_SAME) c->fp8_headroom[4] = 0; /* O has no output scale */
+    if ((c->dtype != AF_DT_FP16 && c->dtype != AF_DT_BF16) || c->backward || c->packing == AF_PACK_QKV ||
+        (unsigned)c->kv_dtype > AF_KV_FP8_E5M2)
+        c->kv_dtype = AF_KV_SAME; /* an fp8 KV cache: fp16 / bf16 forward, K and V apart from Q */
+    if (!af_dtype_is_fp8_tensor(c->dtype) || c->backward || af_case_heads_v(c) != c->heads_kv)
+        c->descale_head = false; /* FlashAttention 3's per-(batch, kv head) descales: fp8 forward */
     /* per-tensor fp8 scales only, 0..max binades */
     for (int k = 0; k < AF_FP8_SCALED; k++)
         c->fp8_headroom[k] =

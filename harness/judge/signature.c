@@ -31,6 +31,8 @@ size_t af_config_class(const af_case *c, char *buf, size_t cap) {
 
     af_strbuf_printf(&s, "%s", af_dtype_name(c->dtype));
     if (c->out_dtype != AF_OUT_SAME) af_strbuf_printf(&s, "->%s", af_out_dtype_name(c->out_dtype));
+    if (c->kv_dtype != AF_KV_SAME) af_strbuf_printf(&s, ",kv=%s", af_kv_dtype_name(c->kv_dtype));
+    if (c->descale_head) af_strbuf_printf(&s, ",descale=head");
     if (c->mask == AF_MASK_CAUSAL)
         af_strbuf_printf(&s, ",causal-%s", align);
     else if (aligned_matters)

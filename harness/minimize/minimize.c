@@ -318,7 +318,10 @@ static void pass_features(candidates *cs, const af_case *c) {
     }
     TRY(c->has_scale, (t.has_scale = false, t.scale = 0));
     TRY(c->out_dtype != AF_OUT_SAME, t.out_dtype = AF_OUT_SAME);
-    TRY(c->dtype == AF_DT_FP8_E5M2, t.dtype = AF_DT_FP8_E4M3); /* the commoner fp8 kind, same recipe */
+    TRY(c->kv_dtype != AF_KV_SAME, t.kv_dtype = AF_KV_SAME);
+    TRY(c->descale_head, t.descale_head = false);                    /* one descale per tensor */
+    TRY(c->kv_dtype == AF_KV_FP8_E5M2, t.kv_dtype = AF_KV_FP8_E4M3); /* the commoner fp8 KV cache */
+    TRY(c->dtype == AF_DT_FP8_E5M2, t.dtype = AF_DT_FP8_E4M3);       /* the commoner fp8 kind, same recipe */
     TRY(c->dtype != AF_DT_FP16, t.dtype = AF_DT_FP16);
 #undef TRY
 }
@@ -478,6 +481,10 @@ bool af_min_could_reach(const af_case *from, const af_case *to) {
         !(to->dtype == AF_DT_FP8_E4M3 && from->dtype == AF_DT_FP8_E5M2))
         return false;
     if (to->out_dtype != AF_OUT_SAME && to->out_dtype != from->out_dtype) return false;
+    if (to->descale_head && !from->descale_head) return false;
+    if (to->kv_dtype != AF_KV_SAME && to->kv_dtype != from->kv_dtype &&
+        !(to->kv_dtype == AF_KV_FP8_E4M3 && from->kv_dtype == AF_KV_FP8_E5M2))
+        return false;
     if (to->mask == AF_MASK_CAUSAL && from->mask != AF_MASK_CAUSAL) return false;
     if (to->align == AF_ALIGN_BOTTOM_RIGHT && from->align != AF_ALIGN_BOTTOM_RIGHT && !has_window(from)) return false;
     if (has_window(to) && !has_window(from)) return false;

@@ -35,8 +35,10 @@ static const char *const alibi_slopes_names[] = {"standard", "random", "random_b
 static const char *const align_names[] = {"top_left", "bottom_right"};
 static const char *const out_dtype_names[] = {"same", "fp16", "bf16"};
 static const char *const outputs_names[] = {"lse", "max_sumexp", "max_logit"};
+static const char *const kv_dtype_names[] = {"same", "fp8_e4m3", "fp8_e5m2"};
 /* FLAG2 fields: the spelling of false, then of true */
 static const char *const page_tail_names[] = {"finite", "nan"};
+static const char *const descale_names[] = {"tensor", "head"};
 static const char *const stats_names[] = {"natural", "log2"};
 /* Parameters each data term takes (p0 only, or p0 and p1). */
 static const int data_params[] = {1, 1, 2, 1, 2, 1, 1};
@@ -51,6 +53,7 @@ static const char *const data_limits[] = {"0 < p0 <= 1e4",
 
 const char *af_dtype_name(af_dtype d) { return dtype_names[d]; }
 const char *af_out_dtype_name(af_out_dtype d) { return out_dtype_names[d]; }
+const char *af_kv_dtype_name(af_kv_dtype d) { return kv_dtype_names[d]; }
 const char *af_layout_name(af_layout l) { return layout_names[l]; }
 const char *af_packing_name(af_packing p) { return packing_names[p]; }
 const char *af_cp_comm_name(af_cp_comm c) { return cp_names[c]; }
@@ -799,6 +802,25 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
     if (c->out_dtype != AF_OUT_SAME && c->fp8_headroom[4])
         FAIL(F_FP8_HEADROOM, "fp8_headroom's o binade with out_dtype = %s: O has no output scale",
              out_dtype_names[c->out_dtype]);
+    if (c->kv_dtype != AF_KV_SAME) {
+        if (c->dtype != AF_DT_FP16 && c->dtype != AF_DT_BF16)
+            FAIL(F_KV_DTYPE,
+                 "kv_dtype = %s needs dtype fp16 or bf16 (an fp8 KV cache under wide queries; %s has its own K, V)",
+                 kv_dtype_names[c->kv_dtype], dtype_names[c->dtype]);
+        if (c->backward)
+            FAIL(F_KV_DTYPE, "kv_dtype = %s is forward only (a KV cache has no gradient)", kv_dtype_names[c->kv_dtype]);
+        if (c->packing == AF_PACK_QKV)
+            FAIL(F_KV_DTYPE, "kv_dtype = %s needs packing = separate or kv (Q is not fp8)",
+                 kv_dtype_names[c->kv_dtype]);
+    }
+    if (c->descale_head) {
+        if (!af_dtype_is_fp8_tensor(c->dtype))
+            FAIL(F_DESCALE, "descale = head needs dtype fp8_e4m3 or fp8_e5m2 (per-head descales of fp8 Q, K, V; %s)",
+                 dtype_names[c->dtype]);
+        if (c->backward) FAIL(F_DESCALE, "descale = head is forward only (FlashAttention 3's fp8 forward)");
+        if (af_case_heads_v(c) != c->heads_kv)
+            FAIL(F_DESCALE, "descale = head needs heads_v == heads_kv (one descale per (batch, kv head) of K and V)");
+    }
     if (af_dtype_is_fp8(c->dtype)) {
         if (c->packing != AF_PACK_SEPARATE) FAIL(F_PACKING, "%s needs packing = separate", dtype_names[c->dtype]);
         if (c->stride_gap) FAIL(F_STRIDE_GAP, "%s needs stride_gap = 0", dtype_names[c->dtype]);

@@ -41,6 +41,10 @@ static inline bool af_dtype_is_fp8_tensor(af_dtype d) { return d == AF_DT_FP8_E4
  * an output scale (same, the default), or fp16 / bf16 with none (cuDNN's output data
  * type; FlashAttention 3's fp8 forward returns bf16). The gradients keep the dtype. */
 typedef enum { AF_OUT_SAME = 0, AF_OUT_FP16, AF_OUT_BF16 } af_out_dtype;
+/* kv_dtype: K and V of an fp16 / bf16 case stored in fp8 with one descale each (an fp8 KV
+ * cache: FlashInfer's kv_data_type with k_scale / v_scale, vLLM's kv_cache_dtype); Q, O and
+ * the arithmetic stay in the dtype; forward only (docs/fp8.md). same: K, V in the dtype. */
+typedef enum { AF_KV_SAME = 0, AF_KV_FP8_E4M3, AF_KV_FP8_E5M2 } af_kv_dtype;
 /* fp8_e4m3, fp8_e5m2 or mxfp8: fp8 operands (their own criteria and scales) */
 static inline bool af_dtype_is_fp8(af_dtype d) { return af_dtype_is_fp8_tensor(d) || d == AF_DT_MXFP8; }
 
@@ -142,6 +146,9 @@ typedef struct {
 typedef struct {
     af_dtype dtype;
     af_out_dtype out_dtype; /* O's storage (fp8 dtypes with per-tensor scales only) */
+    af_kv_dtype kv_dtype;   /* K's and V's storage (fp16 / bf16 dtypes only) */
+    bool descale_head;      /* descale = head: Q, K, V descales per (batch, kv head), FlashAttention 3's
+                               q/k/v_descale of shape (batch, heads_kv); fp8 forward only */
     int batch, heads_q, heads_kv;
     int heads_v;             /* V's (and dV's) heads when they differ from K's (cuDNN's h_v); 0 = heads_kv */
     int seqlen_q, seqlen_kv; /* maxima */
@@ -259,6 +266,7 @@ bool af_case_equal(const af_case *a, const af_case *b);
 
 const char *af_dtype_name(af_dtype d);
 const char *af_out_dtype_name(af_out_dtype d);
+const char *af_kv_dtype_name(af_kv_dtype d);
 const char *af_layout_name(af_layout l);
 const char *af_packing_name(af_packing p);
 const char *af_cp_comm_name(af_cp_comm c);

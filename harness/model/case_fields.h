@@ -80,6 +80,10 @@
       1,                                -1, NULL,         NULL)                                                     \
     X(OUT_DTYPE,    "out_dtype",    ENUM,   out_dtype,     0, 0,               AF_OUT_SAME,        out_dtype_names, \
       c->out_dtype != AF_OUT_SAME,      -1, NULL,         NULL)                                                     \
+    X(KV_DTYPE,     "kv_dtype",     ENUM,   kv_dtype,      0, 0,               AF_KV_SAME,         kv_dtype_names,  \
+      c->kv_dtype != AF_KV_SAME,        -1, NULL,         NULL)                                                     \
+    X(DESCALE,      "descale",      FLAG2,  descale_head,  0, 0,               false,              descale_names,   \
+      c->descale_head,                  -1, NULL,         NULL)                                                     \
     X(BATCH,        "batch",        INT,    batch,         1, AF_MAX_BATCH,    1,                  NULL,            \
       1,                                -1, NULL,         NULL)                                                     \
     X(HEADS_Q,      "heads_q",      INT,    heads_q,       1, AF_MAX_HEADS,    1,                  NULL,            \

@@ -48,6 +48,8 @@ int af_case_features(const af_case *c) {
     n += c->dtype != AF_DT_FP16;
     n += c->dtype == AF_DT_FP8_E5M2; /* the rarer fp8 kind: fp8_e4m3 is the simpler case */
     n += c->out_dtype != AF_OUT_SAME;
+    n += c->kv_dtype != AF_KV_SAME;
+    n += c->descale_head;
     n += c->has_seqlens;
     n += c->layout != AF_LAYOUT_BSHD;
     n += c->packing != AF_PACK_SEPARATE;

@@ -56,24 +56,48 @@ static int valid_rows(const af_case *c, af_tensor_id id, int b) {
 
 static double pow2i(int e) { return ldexp(1.0, e); }
 
+/* The scale for values of amax in fp8 storage st: current scaling max / amax (a power of
+ * two, the largest with amax * scale <= max, for kv_dtype's K and V), then headroom binades. */
+static float fp8_scale_for(const af_case *c, af_storage st, float amax, int headroom) {
+    float scale = amax > 0 ? af_storage_fp8_max(st) / amax : 1.0f;
+    /* kv_dtype (an fp8 KV cache under fp16 / bf16 queries): a power of two, so that stored *
+     * descale is exact in fp32, fp16 (normal range) and bf16 whether a kernel dequantises on
+     * load or folds the descale into its scores and output (docs/fp8.md) */
+    if (c->kv_dtype != AF_KV_SAME) scale = af_fp8_output_scale_for(st, amax);
+    return ldexpf(scale, -headroom); /* headroom: max / 2^h of the range used */
+}
+
 /* fp8 per-tensor current scaling: scale = max / amax, stored = fp8(x * scale), max and
- * fp8 the tensor's storage's (E4M3 448, E5M2 57344). */
+ * fp8 the tensor's storage's (E4M3 448, E5M2 57344). descale = head (Q, K, V): one scale
+ * per (b, kv head) slice, from the slice's amax (Q's slice: its kv head's query heads). */
 static void quantise_per_tensor(const af_case *c, af_tensors *t, af_tensor_id id, const float *vals, float *descale) {
     const af_tensor_view *v = &t->plan.view[id];
-    float amax = 0;
-    int64_t n = (int64_t)v->B * v->H * v->S * v->D;
-    for (int64_t i = 0; i < n; i++)
-        if (fabsf(vals[i]) > amax) amax = fabsf(vals[i]);
-    float scale = amax > 0 ? af_storage_fp8_max(v->storage) / amax : 1.0f;
     int slot = id == AF_T_Q ? 0 : id == AF_T_K ? 1 : id == AF_T_V ? 2 : 3; /* case.h: q, k, v, do */
-    scale = ldexpf(scale, -c->fp8_headroom[slot]);                         /* headroom: max / 2^h of the range used */
-    *descale = 1.0f / scale;
-    for (int b = 0; b < v->B; b++)
-        for (int h = 0; h < v->H; h++)
-            for (int s = 0; s < rows_in_buffer(c, v, id, b); s++)
-                for (int d = 0; d < v->D; d++)
-                    af_storage_store(v->storage, t->buf[v->buffer], af_layout_offset(&t->plan, id, b, h, s, d),
-                                     vals[dense_index(v, b, h, s, d)] * scale);
+    bool per_head = t->descale_head && id != AF_T_DO;
+    int group = per_head ? v->H / c->heads_kv : v->H; /* heads of one slice (all of them per tensor) */
+    int slices = per_head ? c->heads_kv : 1;
+    for (int b = 0; b < (per_head ? v->B : 1); b++)
+        for (int hk = 0; hk < slices; hk++) {
+            float amax = 0;
+            for (int bb = per_head ? b : 0; bb < (per_head ? b + 1 : v->B); bb++)
+                for (int h = hk * group; h < (hk + 1) * group; h++)
+                    for (int s = 0; s < v->S; s++)
+                        for (int d = 0; d < v->D; d++) {
+                            float x = fabsf(vals[dense_index(v, bb, h, s, d)]);
+                            if (x > amax) amax = x;
+                        }
+            float scale = fp8_scale_for(c, v->storage, amax, c->fp8_headroom[slot]);
+            if (per_head)
+                t->descale_head[((size_t)(slot)*c->batch + b) * c->heads_kv + hk] = 1.0f / scale;
+            else
+                *descale = 1.0f / scale;
+            for (int bb = per_head ? b : 0; bb < (per_head ? b + 1 : v->B); bb++)
+                for (int h = hk * group; h < (hk + 1) * group; h++)
+                    for (int s = 0; s < rows_in_buffer(c, v, id, bb); s++)
+                        for (int d = 0; d < v->D; d++)
+                            af_storage_store(v->storage, t->buf[v->buffer], af_layout_offset(&t->plan, id, bb, h, s, d),
+                                             vals[dense_index(v, bb, h, s, d)] * scale);
+        }
 }
 
 /* fp8 output scale (tensors.h): the largest power of two with
@@ -86,11 +110,12 @@ static float fp8_output_scale_of(const af_case *c, const af_tensors *t) {
         for (int h = 0; h < v->H; h++)
             for (int s = 0; s < rows_in_buffer(c, v, AF_T_V, b); s++)
                 for (int d = 0; d < v->D; d++) {
-                    double x = fabs(
-                        af_storage_load(v->storage, t->buf[v->buffer], af_layout_offset(&t->plan, AF_T_V, b, h, s, d)));
+                    double x = fabs(af_storage_load(v->storage, t->buf[v->buffer],
+                                                    af_layout_offset(&t->plan, AF_T_V, b, h, s, d))) *
+                               af_input_descale(t, c, AF_T_V, b, h); /* the logical V */
                     if (x > amax) amax = x;
                 }
-    return af_fp8_output_scale_for(t->plan.view[AF_T_O].storage, amax * (double)t->descale_v);
+    return af_fp8_output_scale_for(t->plan.view[AF_T_O].storage, amax);
 }
 
 /* mxfp8: one E8M0 exponent per 32 elements along the contraction axis (d for Q, K;
@@ -140,11 +165,7 @@ static double logical_value(const af_case *c, const af_tensors *t, af_tensor_id 
     const af_tensor_view *v = &t->plan.view[id];
     double x = af_storage_load(v->storage, t->buf[v->buffer], af_layout_offset(&t->plan, id, b, h, s, d));
     if (!af_storage_is_fp8(v->storage)) return x;
-    if (af_dtype_is_fp8_tensor(c->dtype))
-        return x * (double)(id == AF_T_Q   ? t->descale_q
-                            : id == AF_T_K ? t->descale_k
-                            : id == AF_T_V ? t->descale_v
-                                           : t->descale_do);
+    if (af_dtype_is_fp8_tensor(c->dtype) || c->kv_dtype != AF_KV_SAME) return x * af_input_descale(t, c, id, b, h);
     /* mxfp8 */
     bool along_s = id == AF_T_V;
     int nblk_d = along_s ? v->D : (v->D + 31) / 32;
@@ -240,7 +261,7 @@ int af_inputs_generate_from(const af_case *c, af_tensors *t, af_inputs *in, floa
         }
         if (!af_storage_is_fp8(v->storage)) {
             af_parfor((long)v->B * v->H, head_threads(v), store_head, &x);
-        } else if (af_dtype_is_fp8_tensor(c->dtype)) {
+        } else if (af_dtype_is_fp8_tensor(c->dtype) || c->kv_dtype != AF_KV_SAME) {
             float *descale = id == AF_T_Q   ? &t->descale_q
                              : id == AF_T_K ? &t->descale_k
                              : id == AF_T_V ? &t->descale_v

@@ -60,6 +60,8 @@ af_storage af_tensor_storage(af_dtype dtype, af_tensor_id t) {
 }
 
 af_storage af_case_tensor_storage(const af_case *c, af_tensor_id t) {
+    if ((t == AF_T_K || t == AF_T_V) && c->kv_dtype == AF_KV_FP8_E4M3) return AF_ST_E4M3;
+    if ((t == AF_T_K || t == AF_T_V) && c->kv_dtype == AF_KV_FP8_E5M2) return AF_ST_E5M2;
     if (t == AF_T_O && c->out_dtype == AF_OUT_FP16) return AF_ST_F16;
     if (t == AF_T_O && c->out_dtype == AF_OUT_BF16) return AF_ST_BF16;
     return af_tensor_storage(c->dtype, t);
@@ -147,7 +149,8 @@ static void lay_group(af_layout_plan *p, const af_case *c, const group *g) {
 
 int af_layout_plan_make(const af_case *c, af_layout_plan *p, char *why, size_t cap) {
     memset(p, 0, sizeof *p);
-    af_storage in_st = af_tensor_storage(c->dtype, AF_T_Q); /* Q, K, V */
+    af_storage in_st = af_tensor_storage(c->dtype, AF_T_Q); /* Q */
+    af_storage kv_st = af_case_tensor_storage(c, AF_T_K);   /* K, V: fp8 with kv_dtype */
     af_storage o_st = af_case_tensor_storage(c, AF_T_O);
     af_storage grad_st = af_tensor_storage(c->dtype, AF_T_DQ); /* dO, dQ, dK, dV */
     const int B = c->batch;
@@ -206,20 +209,20 @@ int af_layout_plan_make(const af_case *c, af_layout_plan *p, char *why, size_t c
     switch (c->packing) {
         case AF_PACK_SEPARATE:
             groups[ng++] = (group){{AF_T_Q}, 1, AF_BUF_Q, in_st};
-            groups[ng++] = (group){{AF_T_K}, 1, AF_BUF_K, in_st};
-            groups[ng++] = (group){{AF_T_V}, 1, AF_BUF_V, in_st};
+            groups[ng++] = (group){{AF_T_K}, 1, AF_BUF_K, kv_st};
+            groups[ng++] = (group){{AF_T_V}, 1, AF_BUF_V, kv_st};
             groups[ng++] = (group){{AF_T_DQ}, 1, AF_BUF_DQ, grad_st};
             groups[ng++] = (group){{AF_T_DK}, 1, AF_BUF_DK, grad_st};
             groups[ng++] = (group){{AF_T_DV}, 1, AF_BUF_DV, grad_st};
             break;
         case AF_PACK_KV:
             groups[ng++] = (group){{AF_T_Q}, 1, AF_BUF_Q, in_st};
-            groups[ng++] = (group){{AF_T_K, AF_T_V}, 2, AF_BUF_K, in_st};
+            groups[ng++] = (group){{AF_T_K, AF_T_V}, 2, AF_BUF_K, kv_st};
             groups[ng++] = (group){{AF_T_DQ}, 1, AF_BUF_DQ, grad_st};
             groups[ng++] = (group){{AF_T_DK, AF_T_DV}, 2, AF_BUF_DK, grad_st};
             break;
         case AF_PACK_QKV:
-            groups[ng++] = (group){{AF_T_Q, AF_T_K, AF_T_V}, 3, AF_BUF_Q, in_st};
+            groups[ng++] = (group){{AF_T_Q, AF_T_K, AF_T_V}, 3, AF_BUF_Q, in_st}; /* validate: kv_dtype same */
             groups[ng++] = (group){{AF_T_DQ, AF_T_DK, AF_T_DV}, 3, AF_BUF_DQ, grad_st};
             break;
     }

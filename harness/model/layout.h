@@ -130,7 +130,7 @@ int af_storage_bytes(af_storage s);
 /* The storage type of tensor t in a case of this dtype (LSE is always fp32). */
 af_storage af_tensor_storage(af_dtype dtype, af_tensor_id t);
 /* The storage of tensor t in case c: af_tensor_storage of its dtype, but O in fp16 / bf16
- * when out_dtype says so. */
+ * when out_dtype says so, and K, V in fp8 when kv_dtype says so. */
 af_storage af_case_tensor_storage(const af_case *c, af_tensor_id t);
 /* "Q", "K", ..., "dV", "dsink", "page_table", ... (the names above); "-" for AF_T_NONE */
 const char *af_tensor_name(af_tensor_id t);

@@ -94,6 +94,11 @@ typedef struct {
      * 1.0 for other dtypes. descale_o is the output's: O is stored E4M3 as
      * e4m3(O / descale_o), descale_o a power of two chosen by gen.c (see above). */
     float descale_q, descale_k, descale_v, descale_do, descale_o;
+    /* descale = head (fp8_e4m3 / fp8_e5m2 forward): Q's, K's and V's descales per (batch, kv
+     * head), (3, B, Hkv) floats (Q's then K's then V's; af_head_descale), chosen as the
+     * per-tensor ones are but from each slice's amax (Q's slice: the query heads of the kv
+     * head's group); descale_q, _k, _v are 1 then. NULL otherwise. */
+    float *descale_head;
     /* fp8_e4m3 backward (see above): E4M3 gradients stored as e4m3(dX / descale_dX)
      * and the internal dS quantisation dS8 = e4m3(dS / descale_dp), powers of two the
      * runner chooses before the run (af_fp8_set_bwd_scales). 1.0 otherwise. */
@@ -158,6 +163,17 @@ float af_fp8_round(af_storage st, float x);
 /* Factor from a stored output element to its logical value: descale_{o,dq,dk,dv} for
  * the E4M3 outputs of fp8_e4m3 (powers of two: the product is exact), else 1. */
 double af_output_descale(const af_tensors *t, af_tensor_id id);
+
+/* Factor from a stored input element (Q, K, V, dO) of sequence b, head h (the tensor's
+ * own head) to its logical value: descale_{q,k,v,do} for fp8_e4m3 / fp8_e5m2 (with
+ * descale = head, Q's, K's, V's of (b, kv head of h)), descale_k / descale_v for the fp8
+ * K, V of kv_dtype (powers of two), else 1 (mxfp8's blocks are the caller's). */
+double af_input_descale(const af_tensors *t, const af_case *c, af_tensor_id id, int b, int h);
+/* descale = head: the descale of input id (Q, K, V) for sequence b and kv head hk. */
+static inline float af_head_descale(const af_tensors *t, const af_case *c, af_tensor_id id, int b, int hk) {
+    int k = id == AF_T_Q ? 0 : id == AF_T_K ? 1 : 2;
+    return t->descale_head[((size_t)k * c->batch + b) * c->heads_kv + hk];
+}
 
 /* fp8_e4m3 backward (fp8_scales.c): set descale_dp, descale_dq, descale_dk, descale_dv
  * from the exact values: descale = 1 / af_fp8_output_scale(2 * amax), amax = max |dS|

@@ -262,6 +262,13 @@ static af_run_status common_checks(const af_case *c, int nchunks, char *why, siz
                  comm_name(c), c->heads_v, c->heads_kv);
         return AF_RUN_DECLINED;
     }
+    if (c->kv_dtype != AF_KV_SAME) {
+        snprintf(why, cap,
+                 "cp %s: kv_dtype = %s is not served (an fp8 KV cache is a serving layout; TransformerEngine's CP "
+                 "exchanges K/V in the dtype)",
+                 comm_name(c), af_kv_dtype_name(c->kv_dtype));
+        return AF_RUN_DECLINED;
+    }
     if (c->dtype != AF_DT_FP16 && c->dtype != AF_DT_BF16) {
         snprintf(why, cap, "cp %s: %s is not served (per-tensor fp8 scales of the ranks' calls differ from the global)",
                  comm_name(c), af_dtype_name(c->dtype));

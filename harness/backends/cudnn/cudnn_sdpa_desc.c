@@ -147,6 +147,13 @@ static void feature_desc(const af_case *c, af_sdpa_desc *d) {
 int af_sdpa_desc_make(const af_case *c, const af_layout_plan *p, size_t cudnn_version, af_sdpa_desc *d, char *why,
                       size_t cap) {
     memset(d, 0, sizeof *d);
+    if (c->kv_dtype != AF_KV_SAME) {
+        snprintf(why, cap,
+                 "kv_dtype = %s: cuDNN's SDPA graphs take Q, K and V of one data type (the fp16 / bf16 graph or the "
+                 "FP8 graph with fp8 Q); an fp8 KV cache under %s Q is not served",
+                 af_kv_dtype_name(c->kv_dtype), af_dtype_name(c->dtype));
+        return -1;
+    }
     if (c->dtype == AF_DT_FP16)
         d->io = CUDNN_DATA_HALF;
     else if (c->dtype == AF_DT_BF16)
@@ -155,6 +162,12 @@ int af_sdpa_desc_make(const af_case *c, const af_layout_plan *p, size_t cudnn_ve
         d->io = c->dtype == AF_DT_FP8_E5M2 ? CUDNN_DATA_FP8_E5M2 : CUDNN_DATA_FP8_E4M3;
         d->fp8 = true;
         if (fp8_declines(c, cudnn_version, why, cap)) return -1;
+        if (c->descale_head) {
+            snprintf(why, cap,
+                     "descale = head: the FP8 graphs here take one (1, 1, 1, 1) descale per tensor; a per-(batch, kv "
+                     "head) descale tensor is not mapped");
+            return -1;
+        }
         if (c->out_dtype != AF_OUT_SAME && c->backward) {
             snprintf(why, cap,
                      "out_dtype = %s with backward: the FP8 backward graph here reads an FP8 O with its descale "

@@ -367,6 +367,18 @@ static af_run_status local_declines(worker_state *st, const af_case *c, char *wh
                  st->backend_name);
         return AF_RUN_DECLINED;
     }
+    if (c->descale_head) {
+        snprintf(why, cap, "%s: descale = head (per-(batch, kv head) descales) is not carried by worker protocol %d",
+                 st->backend_name, AF_WORKER_PROTOCOL_VERSION);
+        return AF_RUN_DECLINED;
+    }
+    if (c->kv_dtype != AF_KV_SAME) {
+        snprintf(why, cap,
+                 "%s: kv_dtype = %s is not carried by worker protocol %d (K and V would be fp8 with descales under "
+                 "%s Q)",
+                 st->backend_name, af_kv_dtype_name(c->kv_dtype), AF_WORKER_PROTOCOL_VERSION, af_dtype_name(c->dtype));
+        return AF_RUN_DECLINED;
+    }
     if (c->out_dtype != AF_OUT_SAME) {
         snprintf(why, cap, "%s: out_dtype = %s is not carried by worker protocol %d (O would be fp8)", st->backend_name,
                  af_out_dtype_name(c->out_dtype), AF_WORKER_PROTOCOL_VERSION);

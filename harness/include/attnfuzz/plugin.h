@@ -101,12 +101,15 @@ extern "C" {
  *    fp16 / bf16 (the case's out_dtype: O's storage says so, descale 1). A version-5
  *    plugin would read V with heads_kv heads, attend to dropped blocks and elements, read
  *    E5M2 bytes as E4M3 and write an fp8 O, so it is refused.
- * 7: af_plugin_problem gained bias_q (a bias row broadcast over every query), alibi_b
- *    (slopes per (batch, head)), alibi_signed (ALiBi's signed distance) and the score
+ * 7: af_plugin_problem gained, at its end, bias_q (a bias row broadcast over every query),
+ *    alibi_b (slopes per (batch, head)), alibi_signed (ALiBi's signed distance), the score
  *    statistics outputs (AF_PLUGIN_FEAT_OUTPUTS: the rows' max and sum-exp, or max_logit)
- *    with their output pointers at its end; a version-6 plugin would read a one-row bias
- *    with a query stride, per-batch slopes as per-head ones and a signed distance as
- *    |distance|, and leave the statistics unwritten, so it is refused. */
+ *    with their output pointers, kv_dtype (fp16 / bf16 problems whose K and V are stored in
+ *    fp8: an fp8 KV cache; K's and V's storage and descale say how), descale_per_head and
+ *    the q/k/v_descale arrays (per-(batch, kv head) fp8 descales). A version-6 plugin would
+ *    read a one-row bias with a query stride, per-batch slopes as per-head ones, a signed
+ *    distance as |distance|, fp8 K, V bytes as fp16 / bf16 and per-head descales as 1, and
+ *    leave the statistics unwritten, so it is refused. */
 
 /* Mark the four entry points exported even under -fvisibility=hidden. */
 #if defined(__GNUC__)
@@ -258,7 +261,25 @@ typedef struct {
     float *row_max;    /* (batch, heads_q, seqlen_q) outputs = MAX_SUMEXP   */
     float *row_sumexp; /* (batch, heads_q, seqlen_q)                         */
     float *max_logit;  /* (batch, heads_q)          outputs = MAX_LOGIT     */
+    /* ABI 7: an fp8 KV cache under fp16 / bf16 queries (forward only): K and V stored in
+     * fp8 (t[K].storage, t[V].storage: AF_PLUGIN_STORAGE_E4M3 or _E5M2) with one descale each
+     * (t[K].descale, t[V].descale, powers of two: logical = stored * descale; FlashInfer's
+     * k_scale / v_scale); Q, O and everything else in the dtype. AF_PLUGIN_KV_SAME otherwise. */
+    int32_t kv_dtype;
+    /* ABI 7: per-(batch, kv head) descales of fp8_e4m3 / fp8_e5m2 Q, K, V (the case's
+     * descale = head; FlashAttention 3's q_descale, k_descale, v_descale of shape (batch,
+     * heads_kv); forward only, heads_v == heads_kv): descale_per_head is 1 and logical Q of
+     * query head h in sequence b = stored * q_descale[b * heads_kv + h / (heads_q /
+     * heads_kv)], K and V of kv head g = stored * k_descale / v_descale[b * heads_kv + g];
+     * t[Q/K/V].descale are then 1. Host memory, set in run() only (NULL in supports()),
+     * const; 0 and NULL without. */
+    int32_t descale_per_head;
+    const float *q_descale, *k_descale, *v_descale; /* (batch, heads_kv) each          */
 } af_plugin_problem;
+
+#define AF_PLUGIN_KV_SAME     0 /* K, V in the dtype                                   */
+#define AF_PLUGIN_KV_FP8_E4M3 1 /* K, V stored E4M3 with descales (ABI 7)              */
+#define AF_PLUGIN_KV_FP8_E5M2 2 /* K, V stored E5M2 with descales (ABI 7)              */
 
 /* ---- the tensors ----------------------------------------------------------------- */
 #define AF_PLUGIN_STORAGE_F16  0

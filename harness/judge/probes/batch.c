@@ -6,7 +6,7 @@
  * batch. A kernel whose split count, tile order or reduction tree depends on the batch
  * size (a common way to fill the GPU) fails this while passing every numerical check.
  *
- * fp8_e4m3 and mxfp8 are skipped: their scales are per tensor, over the whole batch,
+ * fp8 dtypes, mxfp8 and kv_dtype's fp8 K, V are skipped: their scales are per tensor, over the whole batch,
  * so a sub-batch's exact inputs would need other stored bits. */
 #include "judge/probes/common.h"
 
@@ -71,7 +71,7 @@ void probe_batch(probe_ctx *x) {
         probe_note(x, "%s", "batch invariance: skipped (the backend is not deterministic)");
         return;
     }
-    if (c->dtype != AF_DT_FP16 && c->dtype != AF_DT_BF16) {
+    if ((c->dtype != AF_DT_FP16 && c->dtype != AF_DT_BF16) || c->kv_dtype != AF_KV_SAME) {
         probe_note(x, "%s", "batch invariance: skipped (fp8 scales are per tensor, over the batch)");
         return;
     }

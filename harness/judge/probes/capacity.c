@@ -24,7 +24,7 @@
  * unperturbed case are first offered to explain, as the stale probe does). A move that
  * the garbage does not explain is a note. One run, two when an output moved.
  *
- * Skipped: fp8 (per-tensor scales over the maximum shape), bias, dLSE and dropout (their
+ * Skipped: fp8, kv_dtype's fp8 K, V (per-tensor scales over the maximum shape), bias, dLSE and dropout (their
  * inputs are generated over the maximum shape, so a larger one gives other values), and
  * cases the model refuses to enlarge (page table full, context-parallel divisibility,
  * the maximum length reached). */
@@ -153,7 +153,7 @@ static void compare(const probe_ctx *x, const af_tensors *a, const af_tensors *b
 
 void probe_capacity(probe_ctx *x) {
     const af_case *c = x->c;
-    if (af_dtype_is_fp8(c->dtype)) {
+    if (af_dtype_is_fp8(c->dtype) || c->kv_dtype != AF_KV_SAME) {
         probe_note(x, "%s", "capacity: skipped (fp8 scales are per tensor, over the maximum shape)");
         return;
     }

@@ -76,10 +76,12 @@ static void replay(probe_ctx *x) {
     if (have_w) af_clone_release(&w);
 }
 
-/* Store a logical fp16/bf16 value into V element (b, g, j, d) of w. */
-static void store_v(af_tensors *w, int b, int g, int j, int d, float value) {
+/* Store a logical value into V element (b, g, j, d) of w (an fp8 V of kv_dtype: divided
+ * by its descale, a power of two; the probe's values are 0 and 1, exact in fp8). */
+static void store_v(const af_case *c, af_tensors *w, int b, int g, int j, int d, float value) {
     const af_tensor_view *v = &w->plan.view[AF_T_V];
-    af_storage_store(v->storage, w->buf[v->buffer], offset_of(w, AF_T_V, b, g, j, d), value);
+    af_storage_store(v->storage, w->buf[v->buffer], offset_of(w, AF_T_V, b, g, j, d),
+                     (float)(value / af_input_descale(w, c, AF_T_V, b, g)));
 }
 
 static void keep_rate(probe_ctx *x) {
@@ -97,8 +99,8 @@ static void keep_rate(probe_ctx *x) {
     if (probe_work_begin(x, c, &w)) goto done;
     have_w = true;
     for (int j = 0; j < lkv; j++)
-        for (int d = 0; d < Dv; d++) store_v(&w, b, g, j, d, 0.0f);
-    for (int d = 0; d < m; d++) store_v(&w, b, g, key_of[d], d, 1.0f);
+        for (int d = 0; d < Dv; d++) store_v(c, &w, b, g, j, d, 0.0f);
+    for (int d = 0; d < m; d++) store_v(c, &w, b, g, key_of[d], d, 1.0f);
     x->next_run++;
     if (probe_work_run(x, c, &w, "dropout keep rate")) goto done;
     af_inputs undropped = *x->tg->inputs; /* P as the softmax gives it: no weights */

@@ -14,9 +14,7 @@
 
 /* Logical value = stored * factor for element (b, h, s, d) of input tensor id. */
 static double dequant_factor(const af_tensors *t, const af_case *c, af_tensor_id id, int b, int h, int s, int d) {
-    if (af_dtype_is_fp8_tensor(c->dtype))
-        return id == AF_T_Q ? t->descale_q : id == AF_T_K ? t->descale_k : id == AF_T_V ? t->descale_v : t->descale_do;
-    if (c->dtype != AF_DT_MXFP8) return 1.0;
+    if (c->dtype != AF_DT_MXFP8) return af_input_descale(t, c, id, b, h); /* per-tensor fp8, kv_dtype's K and V */
     const af_tensor_view *v = &t->plan.view[id];
     bool along_s = id == AF_T_V;
     int nblk_d = along_s ? v->D : (v->D + 31) / 32, nblk_s = along_s ? (v->S + 31) / 32 : v->S;

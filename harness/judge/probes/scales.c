@@ -96,6 +96,10 @@ static bool report_moved(probe_ctx *x, const scale_toggle *s, const af_tensors *
 void probe_scales(probe_ctx *x) {
     const af_case *c = x->c;
     if (!af_dtype_is_fp8_tensor(c->dtype)) return; /* per-tensor descales: fp8_e4m3 and fp8_e5m2 only */
+    if (c->descale_head) {                         /* its toggles move the per-tensor descales, which are 1 here */
+        probe_note(x, "scales: skipped: %s (per-head descales; the toggles move per-tensor ones)", "descale = head");
+        return;
+    }
     for (size_t k = 0; k < sizeof scale_toggles / sizeof scale_toggles[0] && !x->stop; k++) {
         const scale_toggle *s = &scale_toggles[k];
         if (s->backward_only && !c->backward) continue;

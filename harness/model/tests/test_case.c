@@ -219,6 +219,29 @@ int main(void) {
     expect_error("dtype = fp8_e4m3\nout_dtype = fp32\n", 2, "out_dtype", "fp32");
     expect_error("dtype = fp8_e4m3\nout_dtype = bf16\nfp8_headroom = 0,0,0,0,1\n", 3, "fp8_headroom",
                  "O has no output scale");
+    /* kv_dtype: printed only when set, fp16 / bf16 forward only, K and V apart from Q */
+    roundtrip("kv_dtype = fp8_e4m3\nheads_q = 4\nheads_kv = 2\npage_size = 16\n");
+    roundtrip("dtype = bf16\nkv_dtype = fp8_e5m2\npacking = kv\n");
+    CHECK(parse("kv_dtype = fp8_e5m2\n", &c, &e) == 0 && c.kv_dtype == AF_KV_FP8_E5M2);
+    CHECK(af_case_field_printed(&c, AF_CF_KV_DTYPE));
+    CHECK(parse("kv_dtype = same\n", &c, &e) == 0 && !af_case_field_printed(&c, AF_CF_KV_DTYPE));
+    expect_error("dtype = fp8_e4m3\nkv_dtype = fp8_e4m3\n", 2, "kv_dtype", "needs dtype fp16 or bf16");
+    expect_error("dtype = mxfp8\nkv_dtype = fp8_e5m2\n", 2, "kv_dtype", "needs dtype fp16 or bf16");
+    expect_error("kv_dtype = fp8_e4m3\nbackward = yes\n", 1, "kv_dtype", "forward only");
+    expect_error("kv_dtype = fp8_e4m3\npacking = qkv\n", 1, "kv_dtype", "packing = separate or kv");
+    expect_error("kv_dtype = int8\n", 1, "kv_dtype", "int8");
+    /* descale: printed only when head, per-tensor fp8 dtypes forward only, heads_v == heads_kv */
+    roundtrip("dtype = fp8_e4m3\ndescale = head\nbatch = 2\nheads_q = 4\nheads_kv = 2\nout_dtype = bf16\n");
+    roundtrip("dtype = fp8_e5m2\ndescale = head\nfp8_headroom = 1,2,0,0,0\n");
+    CHECK(parse("dtype = fp8_e4m3\ndescale = head\n", &c, &e) == 0 && c.descale_head);
+    CHECK(af_case_field_printed(&c, AF_CF_DESCALE));
+    CHECK(parse("dtype = fp8_e4m3\ndescale = tensor\n", &c, &e) == 0 && !af_case_field_printed(&c, AF_CF_DESCALE));
+    expect_error("descale = head\n", 1, "descale", "needs dtype fp8_e4m3 or fp8_e5m2");
+    expect_error("dtype = mxfp8\ndescale = head\n", 2, "descale", "needs dtype fp8_e4m3 or fp8_e5m2");
+    expect_error("dtype = fp8_e4m3\ndescale = head\nbackward = yes\n", 2, "descale", "forward only");
+    expect_error("dtype = fp8_e4m3\ndescale = head\nheads_q = 4\nheads_kv = 2\nheads_v = 4\n", 2, "descale",
+                 "heads_v == heads_kv");
+    expect_error("dtype = fp8_e4m3\ndescale = channel\n", 2, "descale", "channel");
     expect_error("cp = 4 p2p\nseqlen = 20\n", 1, "cp", "divisible by 2*cp = 8");
     expect_error("data = normal:-1\n", 1, "data", "out of range");
     expect_error("data = zeros:0.5\n", 1, "data", "first term must be a base");

@@ -41,6 +41,10 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_supports(const af_plugin_problem *p, char *
         snprintf(why, cap, "example plugin: forward only");
         return AF_PLUGIN_DECLINE;
     }
+    if (p->kv_dtype != AF_PLUGIN_KV_SAME) { /* K and V are read as the dtype */
+        snprintf(why, cap, "example plugin: kv_dtype (fp8 K and V) not implemented");
+        return AF_PLUGIN_DECLINE;
+    }
     if (p->features) { /* a kernel that lacks a feature declines it; accepting and ignoring is the bug */
         snprintf(why, cap,
                  "example plugin: features (sinks, softcap, bias, ALiBi, log2 stats, dLSE, dropout) not implemented");

@@ -36,7 +36,11 @@
  *   FP8_O_AS_FP8      out_dtype ignored: an fp16 / bf16 O written as E4M3 bytes (one
  *                     byte per element, at the element's index), as a kernel that
  *                     assumes fp8 in, fp8 out (or a version-5 plugin) would
+ *   FP8_DESCALE_BATCH0  per-head descales (descale = head, FA3's (batch, heads_kv) arrays)
+ *                     read at sequence 0 for every sequence: an array indexed by head alone
  * O of storage fp16 / bf16 (out_dtype) is written as is (descale 1, no output scale).
+ * descale = head (ABI 7, forward): Q's, K's, V's descale of (b, kv head) in place of the
+ * tensor's in the scores and O above.
  * and one plumbing bug, which the comparison sees wherever descale_v != 1 and the scale
  * probe (judge/probes/scales.c) sees without an oracle:
  *   FP8_DESCALE_V_IGNORED  descale_v fixed at 1.0 (scales fixed at 1.0, never plumbed:
@@ -59,6 +63,7 @@
 #define FP8_DESCALE_V_IGNORED 4
 #define FP8_E5M2_SAT_448      5
 #define FP8_O_AS_FP8          6
+#define FP8_DESCALE_BATCH0    7
 
 #ifndef FP8_BUG
 #error "build with -DFP8_BUG=FP8_<BUG> (see harness/plugins/CMakeLists.txt)"
@@ -81,6 +86,7 @@ static const struct {
     {"flash_fp8_bug:descale_v_ignored", "flash_fp8 with descale_v fixed at 1.0"},
     {"flash_fp8_bug:e5m2_sat_448", "flash_fp8 with fp8_e5m2 outputs saturated at E4M3's 448"},
     {"flash_fp8_bug:o_as_fp8", "flash_fp8 writing an fp16 / bf16 O (out_dtype) as E4M3 bytes"},
+    {"flash_fp8_bug:descale_batch0", "flash_fp8 reading the per-head descales of sequence 0 for every sequence"},
 };
 
 AF_PLUGIN_EXPORT uint32_t attnfuzz_plugin_abi_version(void) { return ATTNFUZZ_PLUGIN_ABI_VERSION; }
@@ -110,6 +116,10 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_supports(const af_plugin_problem *p, char *
     }
     if (p->features) { /* declined, never ignored (plugin.h) */
         snprintf(why, cap, "%s: features are not implemented", fp8_names[FP8_BUG].name);
+        return AF_PLUGIN_DECLINE;
+    }
+    if (p->descale_per_head && (p->flags & AF_PLUGIN_BACKWARD)) { /* FlashAttention 3's are forward only */
+        snprintf(why, cap, "%s: per-head descales with backward are not implemented", fp8_names[FP8_BUG].name);
         return AF_PLUGIN_DECLINE;
     }
     return AF_PLUGIN_OK;
@@ -217,11 +227,22 @@ static float dot_chunked(const float *a, const float *b, int D) {
     return total;
 }
 
+/* The descale of (b, kv head hk) from a per-head array (ABI 7: (batch, heads_kv), FA3's
+ * q/k/v_descale), or the tensor's when the problem has none. */
+static float head_dsc(const fp8_run *r, const float *per_head, float tensor_dsc, int b, int hk) {
+    if (!r->p->descale_per_head || !per_head) return tensor_dsc;
+#if BUG(DESCALE_BATCH0)
+    b = 0; /* the array indexed by head alone: sequence 0's descales for every sequence */
+#endif
+    return per_head[(int64_t)b * r->Hkv + hk];
+}
+
 /* The exp2-domain score of (b, h, i) and key j (hk = h's kv head). */
 static float score2(const fp8_run *r, int b, int h, int hk, int i, int j) {
     float t =
         dot_chunked(at(r->q8, r->Hq, r->Sq, r->Dqk, b, h, i), at(r->k8, r->Hkv, r->Skv, r->Dqk, b, hk, j), r->Dqk);
-    return ((t * r->p->scale) * r->dsc_q) * r->dsc_k * (float)M_LOG2E;
+    float dq = head_dsc(r, r->p->q_descale, r->dsc_q, b, hk), dk = head_dsc(r, r->p->k_descale, r->dsc_k, b, hk);
+    return ((t * r->p->scale) * dq) * dk * (float)M_LOG2E;
 }
 
 /* One split [j0, j1]: online softmax over 64-key tiles; out: O_s (Dv); returns lse2_s. */
@@ -245,7 +266,8 @@ static float split_forward(fp8_run *r, int b, int hk, int first, int j0, int j1,
             for (int d = 0; d < r->Dv; d++) out[d] += p8 * v[d];
         }
     }
-    for (int d = 0; d < r->Dv; d++) out[d] = out[d] / l / SCALE_S * r->dsc_v;
+    float dv = head_dsc(r, r->p->v_descale, r->dsc_v, b, hk);
+    for (int d = 0; d < r->Dv; d++) out[d] = out[d] / l / SCALE_S * dv;
     return m + log2f(l);
 }
 

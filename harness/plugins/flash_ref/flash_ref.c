@@ -105,6 +105,10 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_supports(const af_plugin_problem *p, char *
                  flash_names[FLASH_BUG].name);
         return AF_PLUGIN_DECLINE;
     }
+    if (p->kv_dtype != AF_PLUGIN_KV_SAME) { /* declined, never ignored: it reads K, V as the dtype */
+        snprintf(why, cap, "%s: kv_dtype (fp8 K and V) is not implemented", flash_names[FLASH_BUG].name);
+        return AF_PLUGIN_DECLINE;
+    }
     if (p->features) { /* declined, never ignored (plugin.h) */
         snprintf(why, cap, "%s: features (sinks, softcap, bias, ALiBi, log2 stats, dLSE, dropout) are not implemented",
                  flash_names[FLASH_BUG].name);

@@ -115,6 +115,11 @@
  *                                   hidden wherever the rest of the mask hides them
  *   PLANTED_BLOCK_MASK_TRANSPOSED   the block mask read with its axes swapped: the key
  *                                   block's draw looked up as (key block, query block)
+ *   PLANTED_KV_SCALE_SWAP           an fp8 KV cache (kv_dtype) whose V is dequantised with K's
+ *                                   descale (k_scale applied to V, v_scale unused): right
+ *                                   while K's and V's descales agree (the same power of two),
+ *                                   wrong when their amax lie in different binades (K's
+ *                                   outlier channels, V's sink row)
  *   PLANTED_PAGED_RAGGED_OFFSET     ragged queries over paged K/V (thd + page_size): the page
  *                                   table indexed by the query's packed token (entry
  *                                   (token_start_q[b] + s) / page_size of the flat table, row
@@ -187,6 +192,7 @@
 #define PLANTED_PAGED_RAGGED_OFFSET        33
 #define PLANTED_MAX_LOGIT_MASKED           34
 #define PLANTED_ALIBI_UNSIGNED             35
+#define PLANTED_KV_SCALE_SWAP              36
 
 #ifndef PLANTED_BUG
 #error "build with -DPLANTED_BUG=PLANTED_<BUG> (see harness/plugins/CMakeLists.txt)"
@@ -241,6 +247,8 @@ static const struct {
     {"planted:paged_ragged_offset", "thd + paged K/V: the page table read at the query's packed token offset"},
     {"planted:max_logit_masked", "max_logit taken over every key of the sequence, masked (invisible) ones too"},
     {"planted:alibi_unsigned", "signed ALiBi accepted and applied as -slope * |distance|"},
+    [PLANTED_KV_SCALE_SWAP] = {"planted:kv_scale_swap",
+                               "fp8 KV cache: V dequantised with k_scale (K's descale) in place of v_scale"},
 };
 
 /* The features this plugin serves (forward only). */
@@ -332,7 +340,9 @@ static inline float *row_of(float *base, int H, int S, int D, int b, int h, int 
 }
 
 static int elem_bytes(int32_t storage) {
-    return storage == AF_PLUGIN_STORAGE_F32 ? 4 : storage == AF_PLUGIN_STORAGE_E4M3 ? 1 : 2;
+    return storage == AF_PLUGIN_STORAGE_F32                                         ? 4
+           : storage == AF_PLUGIN_STORAGE_E4M3 || storage == AF_PLUGIN_STORAGE_E5M2 ? 1
+                                                                                    : 2;
 }
 
 /* Element offset of (b, h, s, d) from x->data, as plugin.h defines it. The two layout
@@ -388,8 +398,10 @@ static float load(const af_plugin_tensor *x, int b, int h, int s, int d, bool is
         case AF_PLUGIN_STORAGE_BF16:
             memcpy(&u16, ptr, 2);
             return af_bf16_to_f32(u16);
-        case AF_PLUGIN_STORAGE_E4M3:
+        case AF_PLUGIN_STORAGE_E4M3: /* fp8 K, V (kv_dtype): stored * descale, exact (a power of two) */
             return af_e4m3_to_f32(*ptr) * x->descale;
+        case AF_PLUGIN_STORAGE_E5M2:
+            return af_e5m2_to_f32(*ptr) * x->descale;
         default: {
             float f;
             memcpy(&f, ptr, 4);
@@ -590,6 +602,14 @@ static float load_kv(const planted_run *r, const af_plugin_tensor *x, int b, int
     int64_t flat = q_start[b] + s;
     if (flat >= (int64_t)r->B * span) flat = (int64_t)r->B * span - 1;
     return load(x, (int)(flat / span), h, (int)(flat % span), d, true);
+}
+#elif BUG(KV_SCALE_SWAP)
+/* An fp8 KV cache's V read with K's descale (k_scale where v_scale belongs). */
+static float load_kv(const planted_run *r, const af_plugin_tensor *x, int b, int h, int s, int d) {
+    if (x != &r->t->t[AF_PLUGIN_V] || r->p->kv_dtype == AF_PLUGIN_KV_SAME) return load(x, b, h, s, d, true);
+    af_plugin_tensor v = *x;
+    v.descale = r->t->t[AF_PLUGIN_K].descale;
+    return load(&v, b, h, s, d, true);
 }
 #else
 static float load_kv(const planted_run *r, const af_plugin_tensor *x, int b, int h, int s, int d) {

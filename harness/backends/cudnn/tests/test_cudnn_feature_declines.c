@@ -8,7 +8,8 @@
  *   before cuDNN 9.13 and with seqlen_q = 1, dropout whose keep mask would exceed 1 GiB
  *   (and such a case is not bucketed into a larger padded case) — each with its own
  *   reason text; fp8_e4m3 and fp8_e5m2 map to CUDNN_DATA_FP8_E4M3 / _E5M2 on the FP8 graphs,
- *   out_dtype fp16 / bf16 to O's HALF / BFLOAT16 (forward; declined with backward).
+ *   out_dtype fp16 / bf16 to O's HALF / BFLOAT16 (forward; declined with backward); kv_dtype
+ *   (fp8 K, V under fp16 / bf16 Q) declined.
  * The description is CUDA-only code (it fills cuDNN data types), so a build without
  * CUDA prints SKIP and exits 77; CI's CUDA build runs it on any machine.
  */
@@ -231,6 +232,10 @@ int main(void) {
     CHECK(desc_of("#fp8\nout_dtype = fp16\n", 91900, &d, why, sizeof why) == 0 && d.o_type == CUDNN_DATA_HALF);
     CHECK(desc_of("#fp8\nout_dtype = fp16\nbackward = yes\n", 91900, &d, why, sizeof why) != 0 &&
           strstr(why, "out_dtype = fp16 with backward"));
+    /* kv_dtype: an fp8 KV cache under fp16 / bf16 Q is declined (one data type for Q, K, V) */
+    CHECK(desc_of("#fp16\nkv_dtype = fp8_e4m3\n", 91900, &d, why, sizeof why) != 0 &&
+          strstr(why, "kv_dtype = fp8_e4m3: cuDNN's SDPA graphs take Q, K and V of one data type"));
+    CHECK(desc_of("kv_dtype = fp8_e5m2\n", 91900, &d, why, sizeof why) != 0 && strstr(why, "under bf16 Q"));
     CHECK_DONE("test_cudnn_feature_declines");
 }
 
