@@ -116,7 +116,7 @@ static double rd_double(const reader *r, size_t at) {
 
 /* The mask-drops item (fuzz_format.h): block_mask, then custom_mask when its flags say so;
  * repair makes them legal. */
-static void read_drops(const reader *r, size_t at, af_case *c) {
+static size_t read_drops(const reader *r, size_t at, af_case *c) {
     unsigned flags = rd(r, at);
     size_t p = at + 1;
     if (flags & EXT_DROPS_BLOCK) {
@@ -125,7 +125,21 @@ static void read_drops(const reader *r, size_t at, af_case *c) {
         c->block_mask_p = rd_double(r, p + 2 * EXT_CHUNK_BYTES);
         p += 2 * EXT_CHUNK_BYTES + EXT_DROPS_P_BYTES;
     }
-    if (flags & EXT_DROPS_CUSTOM) c->custom_mask_p = rd_double(r, p);
+    if (flags & EXT_DROPS_CUSTOM) {
+        c->custom_mask_p = rd_double(r, p);
+        p += EXT_DROPS_P_BYTES;
+    }
+    return p; /* the layouts byte */
+}
+
+/* The layouts byte (fuzz_format.h): per-head packing, layout_kv, layout_do. */
+static void read_layouts(const reader *r, size_t at, af_case *c) {
+    unsigned v = rd(r, at);
+    if (v & EXT_LAYOUTS_PER_HEAD) c->packing = c->packing == AF_PACK_QKV ? AF_PACK_QKV_H
+                                               : c->packing == AF_PACK_KV ? AF_PACK_KV_H
+                                                                          : c->packing;
+    c->layout_kv = (af_side_layout)((v >> EXT_LAYOUTS_KV_SHIFT) & EXT_LAYOUTS_SIDE_MASK);
+    c->layout_do = (af_side_layout)((v >> EXT_LAYOUTS_DO_SHIFT) & EXT_LAYOUTS_SIDE_MASK);
 }
 
 /* The dropout item (fuzz_format.h); repair drops it where the case cannot hold it. */
@@ -355,7 +369,7 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
     c->layout = (af_layout)(rd(&r, C_LAYOUT) % 3);
     if (pad == 2) c->layout = AF_LAYOUT_THD;
     c->has_seqlens = pad != 0;
-    c->packing = (af_packing)(rd(&r, C_PACKING) % 3);
+    c->packing = (af_packing)(rd(&r, C_PACKING) % 3); /* kv_h, qkv_h: the layouts byte */
     c->stride_gap = af_fz_stride_gaps[rd(&r, C_STRIDE_GAP) % AF_FZ_N_STRIDE_GAP];
     unsigned stride_gap = rd_override(&r, F_STRIDE_GAP, &ext, EXT_HIGH_STRIDE_GAP);
     if (stride_gap) c->stride_gap = (int)stride_gap - 1;
@@ -437,7 +451,7 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
     if (ext.items & EXT_FEATURES) read_features(&r, &ext, c);
     if (ext.high & EXT_HIGH_DROPOUT) read_dropout(&r, &ext, c);
     if (ext.high & EXT_HIGH_CHUNK) read_local_mask(&r, ext.chunk_at, c);
-    if (ext.drops_at) read_drops(&r, ext.drops_at, c);
+    if (ext.drops_at) read_layouts(&r, read_drops(&r, ext.drops_at, c), c);
     if (ext.items & EXT_FP8_HEADROOM)
         for (int k = 0; k < AF_FP8_SCALED; k++) c->fp8_headroom[k] = (int)rd(&r, ext.headroom_at + (size_t)k);
     return af_fuzz_repair(c, lim) ? 1 : 0;

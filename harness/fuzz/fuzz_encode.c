@@ -139,7 +139,9 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
     }
     o[C_PAD] = (uint8_t)(c->layout == AF_LAYOUT_THD ? 2 : c->has_seqlens ? 1 : 0);
     o[C_LAYOUT] = (uint8_t)(c->layout == AF_LAYOUT_THD ? 0 : c->layout);
-    o[C_PACKING] = (uint8_t)c->packing;
+    o[C_PACKING] = (uint8_t)(c->packing == AF_PACK_KV_H    ? AF_PACK_KV /* + EXT_LAYOUTS_PER_HEAD */
+                             : c->packing == AF_PACK_QKV_H ? AF_PACK_QKV
+                                                           : c->packing);
     int found = -1;
     for (int k = 0; k < AF_FZ_N_STRIDE_GAP && found < 0; k++)
         if (af_fz_stride_gaps[k] == c->stride_gap) found = k;
@@ -274,7 +276,9 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
     unsigned types = (c->dtype == AF_DT_FP8_E5M2 ? EXT_TYPES_E5M2 : 0u) | /* the item after heads_v */
                      (unsigned)c->out_dtype << EXT_TYPES_OUT_SHIFT;
     unsigned drops = (c->block_mask_q > 0 ? EXT_DROPS_BLOCK : 0u) | (c->custom_mask_p != 0.0 ? EXT_DROPS_CUSTOM : 0u);
-    if ((exact_page || split_v || types || drops) && !items) items = EXT_HIGH_BITS; /* a section to hold them */
+    unsigned layouts = (af_packing_per_head(c->packing) ? EXT_LAYOUTS_PER_HEAD : 0u) | /* after the drops */
+                       (unsigned)c->layout_kv << EXT_LAYOUTS_KV_SHIFT | (unsigned)c->layout_do << EXT_LAYOUTS_DO_SHIFT;
+    if ((exact_page || split_v || types || drops || layouts) && !items) items = EXT_HIGH_BITS; /* a section to hold them */
     if (items) {
         o[end] = EXT_TAG0;
         o[end + 1] = EXT_TAG1;
@@ -319,7 +323,7 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
             }
         }
         for (int k = 0; k < EXT_PAGE_BYTES; k++) o[end++] = (uint8_t)(exact_page >> (8 * k));
-        for (int k = 0; (split_v || types || drops) && k < EXT_HEADS_V_BYTES; k++)
+        for (int k = 0; (split_v || types || drops || layouts) && k < EXT_HEADS_V_BYTES; k++)
             o[end++] = (uint8_t)(split_v ? (unsigned)c->heads_v >> (8 * k) : 0u);
         o[end++] = (uint8_t)types;
         o[end++] = (uint8_t)drops; /* the mask-drops item */
@@ -329,6 +333,7 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
             end = put_double(o, end, c->block_mask_p);
         }
         if (drops & EXT_DROPS_CUSTOM) end = put_double(o, end, c->custom_mask_p);
+        o[end++] = (uint8_t)layouts; /* the layouts byte */
     }
     /* missing bytes read as 0: drop trailing zeros, but never down to the empty input */
     while (end > 1 && o[end - 1] == 0) end--;

@@ -141,6 +141,13 @@ enum { EXT_CHUNK_VALUE_MASK = 0x3fffffu, EXT_CHUNK_GLOBAL = 1u << 22, EXT_CHUNK_
  * positive finite number, or which leaves no row a key. The encoder writes the item only for
  * a case with a drop. */
 enum { EXT_DROPS_BLOCK = 1u << 0, EXT_DROPS_CUSTOM = 1u << 1, EXT_DROPS_P_BYTES = 8 };
+/* After the mask-drops item (and its block and custom items): the layouts byte (missing = 0,
+ * so older inputs decode as before): bit 0 (EXT_LAYOUTS_PER_HEAD) turns a decoded kv / qkv
+ * packing into kv_h / qkv_h (the core byte's packing stays modulo 3), bits 1..2
+ * (EXT_LAYOUTS_KV_SHIFT) are layout_kv, bits 3..4 (EXT_LAYOUTS_DO_SHIFT) layout_do (repair
+ * drops them where validate would refuse them). The encoder writes it only for a case with
+ * one of them. */
+enum { EXT_LAYOUTS_PER_HEAD = 1u << 0, EXT_LAYOUTS_KV_SHIFT = 1, EXT_LAYOUTS_DO_SHIFT = 3, EXT_LAYOUTS_SIDE_MASK = 0x3u };
 
 /* A byte a backend or engine name may hold: what the case parser keeps in a value (no
  * white space, no '#', which starts a comment). */
