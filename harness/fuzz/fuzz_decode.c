@@ -135,9 +135,8 @@ static size_t read_drops(const reader *r, size_t at, af_case *c) {
 /* The layouts byte (fuzz_format.h): per-head packing, layout_kv, layout_do. */
 static void read_layouts(const reader *r, size_t at, af_case *c) {
     unsigned v = rd(r, at);
-    if (v & EXT_LAYOUTS_PER_HEAD) c->packing = c->packing == AF_PACK_QKV ? AF_PACK_QKV_H
-                                               : c->packing == AF_PACK_KV ? AF_PACK_KV_H
-                                                                          : c->packing;
+    if (v & EXT_LAYOUTS_PER_HEAD)
+        c->packing = c->packing == AF_PACK_QKV ? AF_PACK_QKV_H : c->packing == AF_PACK_KV ? AF_PACK_KV_H : c->packing;
     c->layout_kv = (af_side_layout)((v >> EXT_LAYOUTS_KV_SHIFT) & EXT_LAYOUTS_SIDE_MASK);
     c->layout_do = (af_side_layout)((v >> EXT_LAYOUTS_DO_SHIFT) & EXT_LAYOUTS_SIDE_MASK);
 }

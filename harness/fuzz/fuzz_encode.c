@@ -278,7 +278,8 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
     unsigned drops = (c->block_mask_q > 0 ? EXT_DROPS_BLOCK : 0u) | (c->custom_mask_p != 0.0 ? EXT_DROPS_CUSTOM : 0u);
     unsigned layouts = (af_packing_per_head(c->packing) ? EXT_LAYOUTS_PER_HEAD : 0u) | /* after the drops */
                        (unsigned)c->layout_kv << EXT_LAYOUTS_KV_SHIFT | (unsigned)c->layout_do << EXT_LAYOUTS_DO_SHIFT;
-    if ((exact_page || split_v || types || drops || layouts) && !items) items = EXT_HIGH_BITS; /* a section to hold them */
+    if ((exact_page || split_v || types || drops || layouts) && !items)
+        items = EXT_HIGH_BITS; /* a section to hold them */
     if (items) {
         o[end] = EXT_TAG0;
         o[end + 1] = EXT_TAG1;

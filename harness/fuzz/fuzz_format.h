@@ -147,7 +147,12 @@ enum { EXT_DROPS_BLOCK = 1u << 0, EXT_DROPS_CUSTOM = 1u << 1, EXT_DROPS_P_BYTES 
  * (EXT_LAYOUTS_KV_SHIFT) are layout_kv, bits 3..4 (EXT_LAYOUTS_DO_SHIFT) layout_do (repair
  * drops them where validate would refuse them). The encoder writes it only for a case with
  * one of them. */
-enum { EXT_LAYOUTS_PER_HEAD = 1u << 0, EXT_LAYOUTS_KV_SHIFT = 1, EXT_LAYOUTS_DO_SHIFT = 3, EXT_LAYOUTS_SIDE_MASK = 0x3u };
+enum {
+    EXT_LAYOUTS_PER_HEAD = 1u << 0,
+    EXT_LAYOUTS_KV_SHIFT = 1,
+    EXT_LAYOUTS_DO_SHIFT = 3,
+    EXT_LAYOUTS_SIDE_MASK = 0x3u
+};
 
 /* A byte a backend or engine name may hold: what the case parser keeps in a value (no
  * white space, no '#', which starts a comment). */

@@ -217,11 +217,11 @@ static void repair_packing(af_case *c) {
     if (af_packing_is_kv(c->packing) && c->head_dim_qk != c->head_dim_v) c->packing = AF_PACK_SEPARATE;
     if (af_packing_per_head(c->packing) && c->layout == AF_LAYOUT_BHSD)
         c->packing = c->packing == AF_PACK_QKV_H ? AF_PACK_QKV : AF_PACK_KV;
-    if (c->layout_kv != AF_SIDE_SAME &&
-        (af_case_layout_kv(c) == c->layout || af_packing_is_qkv(c->packing) ||
-         (af_packing_per_head(c->packing) && af_case_layout_kv(c) == AF_LAYOUT_BHSD)))
+    if (c->layout_kv != AF_SIDE_SAME && (af_case_layout_kv(c) == c->layout || af_packing_is_qkv(c->packing) ||
+                                         (af_packing_per_head(c->packing) && af_case_layout_kv(c) == AF_LAYOUT_BHSD)))
         c->layout_kv = AF_SIDE_SAME;
-    if (c->layout_do != AF_SIDE_SAME && (!c->backward || c->layout == AF_LAYOUT_THD || af_case_layout_do(c) == c->layout))
+    if (c->layout_do != AF_SIDE_SAME &&
+        (!c->backward || c->layout == AF_LAYOUT_THD || af_case_layout_do(c) == c->layout))
         c->layout_do = AF_SIDE_SAME;
 }
 
@@ -286,7 +286,7 @@ static void repair_combinations(af_case *c, const af_fuzz_limits *l) {
             c->page_size = p < cap ? p : cap;
         }
     }
-    if (!c->page_size) c->page_tail_nan = false; /* the tail of a page needs pages */
+    if (!c->page_size) c->page_tail_nan = false;   /* the tail of a page needs pages */
     if (c->page_size) c->layout_kv = AF_SIDE_SAME; /* pages have their own layout */
     if (c->cp_size > l->max_cp) c->cp_size = l->max_cp;
     if (c->cp_size > 64) c->cp_size = 64;

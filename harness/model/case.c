@@ -770,22 +770,28 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
               packing_names[c->packing]);
     if (c->layout_kv != AF_SIDE_SAME) {
         if (af_case_layout_kv(c) == c->layout)
-            FAIL2(F_LAYOUT, F_LAYOUT_KV, "layout_kv = %s is the layout itself: write same", side_layout_names[c->layout_kv]);
+            FAIL2(F_LAYOUT, F_LAYOUT_KV, "layout_kv = %s is the layout itself: write same",
+                  side_layout_names[c->layout_kv]);
         if (af_packing_is_qkv(c->packing))
-            FAIL2(F_PACKING, F_LAYOUT_KV, "layout_kv = %s needs K, V apart from Q (packing = %s puts them in Q's buffer)",
+            FAIL2(F_PACKING, F_LAYOUT_KV,
+                  "layout_kv = %s needs K, V apart from Q (packing = %s puts them in Q's buffer)",
                   side_layout_names[c->layout_kv], packing_names[c->packing]);
         if (af_packing_per_head(c->packing) && af_case_layout_kv(c) == AF_LAYOUT_BHSD)
-            FAIL2(F_PACKING, F_LAYOUT_KV, "packing = %s needs layout_kv bshd or sbhd (not bhsd)", packing_names[c->packing]);
-        if (c->page_size) FAIL2(F_PAGE_SIZE, F_LAYOUT_KV, "layout_kv = %s with paged KV: pages have their own layout",
-                                side_layout_names[c->layout_kv]);
+            FAIL2(F_PACKING, F_LAYOUT_KV, "packing = %s needs layout_kv bshd or sbhd (not bhsd)",
+                  packing_names[c->packing]);
+        if (c->page_size)
+            FAIL2(F_PAGE_SIZE, F_LAYOUT_KV, "layout_kv = %s with paged KV: pages have their own layout",
+                  side_layout_names[c->layout_kv]);
     }
     if (c->layout_do != AF_SIDE_SAME) {
-        if (!c->backward) FAIL2(F_BACKWARD, F_LAYOUT_DO, "layout_do = %s needs backward = yes", side_layout_names[c->layout_do]);
+        if (!c->backward)
+            FAIL2(F_BACKWARD, F_LAYOUT_DO, "layout_do = %s needs backward = yes", side_layout_names[c->layout_do]);
         if (c->layout == AF_LAYOUT_THD)
             FAIL2(F_LAYOUT, F_LAYOUT_DO, "layout_do = %s with layout = thd: a ragged dO follows Q's tokens",
                   side_layout_names[c->layout_do]);
         if (af_case_layout_do(c) == c->layout)
-            FAIL2(F_LAYOUT, F_LAYOUT_DO, "layout_do = %s is the layout itself: write same", side_layout_names[c->layout_do]);
+            FAIL2(F_LAYOUT, F_LAYOUT_DO, "layout_do = %s is the layout itself: write same",
+                  side_layout_names[c->layout_do]);
     }
     if (af_packing_is_qkv(c->packing)) {
         if (c->heads_q != c->heads_kv)

@@ -115,8 +115,8 @@ typedef struct {
     int seqlens_kv[AF_MAX_BATCH];
     af_layout layout;
     af_packing packing;
-    af_side_layout layout_kv; /* K, V, dK, dV; same = layout */
-    af_side_layout layout_do; /* dO (backward); same = layout */
+    /* K, V, dK, dV (layout_kv) and dO (layout_do, backward) in their own layout; same = layout */
+    af_side_layout layout_kv, layout_do;
     int stride_gap;     /* extra elements after each (token, head) vector */
     int thd_gap;        /* pad tokens between ragged sequences (thd only) */
     int page_size;      /* paged KV: tokens per page, 0 = not paged */

@@ -336,8 +336,9 @@ af_run_status af_cp_plan_make(const af_case *c, af_cp_plant plant, af_cp_plan *p
         return AF_RUN_DECLINED;
     }
     if (c->layout_kv != AF_SIDE_SAME) { /* the ranks' K/V chunks are planned in the case's own layout */
-        snprintf(why, cap, "cp %d %s: layout_kv = %s (K/V in their own layout) is not planned over context-parallel ranks",
-                 n, comm_name(c), af_layout_name(af_case_layout_kv(c)));
+        snprintf(why, cap,
+                 "cp %d %s: layout_kv = %s (K/V in their own layout) is not planned over context-parallel ranks", n,
+                 comm_name(c), af_layout_name(af_case_layout_kv(c)));
         return AF_RUN_DECLINED;
     }
     if (c->attention_chunk > 0) { /* the ranks' sub-cases would cut the chunks at their own offsets */

@@ -271,7 +271,8 @@ static void check_side_layouts(void) {
          &c);
     check_plan(&c);
     CHECK(af_layout_plan_make(&c, p, why, sizeof why) == 0);
-    CHECK(p->view[AF_T_DO].stride_s == 8 && p->view[AF_T_DO].stride_h == 6 * 8 && p->view[AF_T_DO].stride_b == 2 * 6 * 8);
+    CHECK(p->view[AF_T_DO].stride_s == 8 && p->view[AF_T_DO].stride_h == 6 * 8 &&
+          p->view[AF_T_DO].stride_b == 2 * 6 * 8);
     CHECK(p->view[AF_T_O].stride_s == 2 * 2 * 8 && p->view[AF_T_O].stride_b == 2 * 8);
     CHECK(p->view[AF_T_K].stride_s == 2 * 8 && p->view[AF_T_K].stride_b == 5 * 2 * 8);
     CHECK(p->view[AF_T_Q].stride_s == 2 * 2 * 8);

@@ -239,8 +239,9 @@ static const struct {
     {"planted:v_head_kv", "V read at K's head (heads_kv's group) when heads_v != heads_kv"},
     {"planted:block_mask_transposed", "the block mask looked up as (key block, query block): its transpose"},
     {"planted:paged_ragged_offset", "thd + paged K/V: the page table read at the query's packed token offset"},
-    [PLANTED_LAYOUT_ASSUMED] = {"planted:layout_assumed",
-                                "packed K/V read with the blocked packing's head stride (kv_h as kv), dO with O's strides"},
+    [PLANTED_LAYOUT_ASSUMED] =
+        {"planted:layout_assumed",
+         "packed K/V read with the blocked packing's head stride (kv_h as kv), dO with O's strides"},
 };
 
 /* The features this plugin serves (forward only). */

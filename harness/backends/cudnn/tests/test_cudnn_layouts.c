@@ -35,7 +35,8 @@ static void desc_of(const char *text, af_sdpa_desc *d) {
 
 int main(void) {
     af_sdpa_desc d;
-    desc_of("dtype = bf16\nheads = 2\nseqlen = 16\nhead_dim = 64\npacking = kv_h\nstride_gap = 8\nbackward = yes\n", &d);
+    desc_of("dtype = bf16\nheads = 2\nseqlen = 16\nhead_dim = 64\npacking = kv_h\nstride_gap = 8\nbackward = yes\n",
+            &d);
     CHECK(d.str[AF_T_K][1] == 2 * 72 && d.str[AF_T_V][1] == 2 * 72 && d.str[AF_T_K][2] == 2 * 2 * 72);
     CHECK(d.str[AF_T_DK][1] == 2 * 72 && d.str[AF_T_DV][2] == d.str[AF_T_DK][2]);
     desc_of("dtype = bf16\nlayout = sbhd\nlayout_do = bhsd\nbatch = 2\nheads = 2\nseqlen = 16\nhead_dim = 64\n"
