@@ -51,6 +51,10 @@
 #   kv_scale_swap                 mismatch          comparison, on the kv_dtype seed (V read with
 #                                                   K's descale; its K's outlier channels put the
 #                                                   two descales in different binades)
+#   layout_assumed                mismatch          comparison, on the kv_h / qkv_h / layout_do
+#                                                   seeds (blocked packings pass); and a short
+#                                                   campaign from them finds it, each minimised
+#                                                   finding still per-head packed or with layout_do
 #
 # For each: `attnfuzz run corpora/seed/*.case --backend planted:<bug> --json` exits 1
 # (a finding), some verdict has the expected kind, and none says that the plugin
@@ -185,6 +189,12 @@ for d in "$tmp"/paged_ragged_offset/findings/*; do
   grep -q '^layout = thd' "$d/finding.case" ||
     { echo "FAIL planted:paged_ragged_offset: $(basename "$d") lost layout = thd"; fail=$((fail + 1)); }
 done
+layout_seeds=(corpora/seed/*kv-h*.case corpora/seed/*do-bhsd*.case)
+seeds=("${all_seeds[@]}")
+expect layout_assumed mismatch
+seeds=("${layout_seeds[@]}")
+TIME=${ATTNFUZZ_TEST_PLANTED_CAMPAIGN_TIME:-5}
+feature_campaign layout_assumed '^(packing = (kv|qkv)_h|layout_do = )'
 seeds=("${all_seeds[@]}")
 for bug in page_index_128 split_kv_stride finite_max_init; do
   "$bin" run "${seeds[@]}" --backend "planted:$bug" --json > "$tmp/$bug.seeds.json" 2> /dev/null

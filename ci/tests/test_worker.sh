@@ -116,6 +116,18 @@ printf 'dtype = fp16\nheads_q = 4\nheads_kv = 1\nheads_v = 2\nseqlen = 8\nhead_d
     >"$T/headsv.out" 2>&1
 check "a heads_v case is declined (protocol 1 has one K/V head count)" "$T/headsv.out" \
     "declined.*heads_v = 2 != heads_kv = 1 \(V's own head count\), which worker protocol 1 does not carry"
+# the per-head packing reaches the worker through the descriptors' strides (it passes);
+# ragged Q over padded K/V is declined (protocol 1 has one ragged flag for both sides)
+printf 'dtype = fp16\nheads = 2\npacking = kv_h\nstride_gap = 3\nseqlen = 8\nhead_dim = 8\n' > "$T/kvh.case"
+"$AF" run "$T/kvh.case" --backend worker:refpy --worker-cmd "python3 -m attnfuzz_worker.examples.reference_py" \
+    >"$T/kvh.out" 2>&1
+check "a kv_h case runs on the worker and passes (the strides carry it)" "$T/kvh.out" "kvh.case \[worker:refpy\]: pass"
+printf 'dtype = fp16\nlayout = thd\nlayout_kv = bshd\nseqlen = 8\nseqlens_q = 8\nseqlens_kv = 5\nhead_dim = 8\n' \
+    > "$T/thdkv.case"
+"$AF" run "$T/thdkv.case" --backend worker:refpy --worker-cmd "python3 -m attnfuzz_worker.examples.reference_py" \
+    >"$T/thdkv.out" 2>&1
+check "ragged Q over padded K/V is declined (protocol 1 has one ragged flag)" "$T/thdkv.out" \
+    "declined.*layout = thd with layout_kv = bshd \(ragged Q over padded K/V\)"
 
 # 6. a worker that hangs under a campaign: the case deadline (4 s) ends the pool child
 #    first, while the worker's own timeout (60 s) has not passed. Each pool child owns the

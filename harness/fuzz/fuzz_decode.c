@@ -155,6 +155,15 @@ static void read_kv_types(const reader *r, size_t at, af_case *c) {
     c->descale_head = (byte & EXT_KV_DESCALE_HEAD) != 0;
 }
 
+/* The layouts byte (fuzz_format.h), after the KV-types byte: per-head packing, layout_kv, layout_do. */
+static void read_layouts(const reader *r, size_t at, af_case *c) {
+    unsigned v = rd(r, at);
+    if (v & EXT_LAYOUTS_PER_HEAD)
+        c->packing = c->packing == AF_PACK_QKV ? AF_PACK_QKV_H : c->packing == AF_PACK_KV ? AF_PACK_KV_H : c->packing;
+    c->layout_kv = (af_side_layout)((v >> EXT_LAYOUTS_KV_SHIFT) & EXT_LAYOUTS_SIDE_MASK);
+    c->layout_do = (af_side_layout)((v >> EXT_LAYOUTS_DO_SHIFT) & EXT_LAYOUTS_SIDE_MASK);
+}
+
 /* The dropout item (fuzz_format.h); repair drops it where the case cannot hold it. */
 static void read_dropout(const reader *r, const extension *e, af_case *c) {
     c->dropout_p = af_fz_dropout_table[rd(r, e->dropout_at) % AF_FZ_N_DROPOUT];
@@ -382,7 +391,7 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
     c->layout = (af_layout)(rd(&r, C_LAYOUT) % 3);
     if (pad == 2) c->layout = AF_LAYOUT_THD;
     c->has_seqlens = pad != 0;
-    c->packing = (af_packing)(rd(&r, C_PACKING) % 3);
+    c->packing = (af_packing)(rd(&r, C_PACKING) % 3); /* kv_h, qkv_h: the layouts byte */
     c->stride_gap = af_fz_stride_gaps[rd(&r, C_STRIDE_GAP) % AF_FZ_N_STRIDE_GAP];
     unsigned stride_gap = rd_override(&r, F_STRIDE_GAP, &ext, EXT_HIGH_STRIDE_GAP);
     if (stride_gap) c->stride_gap = (int)stride_gap - 1;
@@ -469,6 +478,7 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
         read_bias_alibi(&r, after, c);
         read_outputs(&r, after + 1, c);
         read_kv_types(&r, after + 2, c);
+        read_layouts(&r, after + 3, c);
     }
     if (ext.items & EXT_FP8_HEADROOM)
         for (int k = 0; k < AF_FP8_SCALED; k++) c->fp8_headroom[k] = (int)rd(&r, ext.headroom_at + (size_t)k);

@@ -139,7 +139,9 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
     }
     o[C_PAD] = (uint8_t)(c->layout == AF_LAYOUT_THD ? 2 : c->has_seqlens ? 1 : 0);
     o[C_LAYOUT] = (uint8_t)(c->layout == AF_LAYOUT_THD ? 0 : c->layout);
-    o[C_PACKING] = (uint8_t)c->packing;
+    o[C_PACKING] = (uint8_t)(c->packing == AF_PACK_KV_H    ? AF_PACK_KV /* + EXT_LAYOUTS_PER_HEAD */
+                             : c->packing == AF_PACK_QKV_H ? AF_PACK_QKV
+                                                           : c->packing);
     int found = -1;
     for (int k = 0; k < AF_FZ_N_STRIDE_GAP && found < 0; k++)
         if (af_fz_stride_gaps[k] == c->stride_gap) found = k;
@@ -274,6 +276,8 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
     unsigned types = (c->dtype == AF_DT_FP8_E5M2 ? EXT_TYPES_E5M2 : 0u) | /* the item after heads_v */
                      (unsigned)c->out_dtype << EXT_TYPES_OUT_SHIFT;
     unsigned drops = (c->block_mask_q > 0 ? EXT_DROPS_BLOCK : 0u) | (c->custom_mask_p != 0.0 ? EXT_DROPS_CUSTOM : 0u);
+    unsigned layouts = (af_packing_per_head(c->packing) ? EXT_LAYOUTS_PER_HEAD : 0u) | /* after the KV-types byte */
+                       (unsigned)c->layout_kv << EXT_LAYOUTS_KV_SHIFT | (unsigned)c->layout_do << EXT_LAYOUTS_DO_SHIFT;
     unsigned bias_alibi = (af_bias_broadcasts_query(c->bias) ? EXT_BA_BIAS_ROW : 0u) | /* the item after the drops */
                           (c->alibi == AF_ALIBI_ABS      ? 1u
                            : c->alibi == AF_ALIBI_SIGNED ? 2u
@@ -282,7 +286,7 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
                           (unsigned)c->alibi_slopes << EXT_BA_SLOPES_SHIFT;
     unsigned outs = (unsigned)c->outputs; /* the byte after the bias / ALiBi item */
     unsigned kv_types = (unsigned)c->kv_dtype | (c->descale_head ? EXT_KV_DESCALE_HEAD : 0u); /* after outputs */
-    if ((exact_page || split_v || types || drops || bias_alibi || outs || kv_types) && !items)
+    if ((exact_page || split_v || types || drops || bias_alibi || outs || kv_types || layouts) && !items)
         items = EXT_HIGH_BITS; /* a section to hold them */
     if (items) {
         o[end] = EXT_TAG0;
@@ -328,7 +332,8 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
             }
         }
         for (int k = 0; k < EXT_PAGE_BYTES; k++) o[end++] = (uint8_t)(exact_page >> (8 * k));
-        for (int k = 0; (split_v || types || drops || bias_alibi || outs || kv_types) && k < EXT_HEADS_V_BYTES; k++)
+        for (int k = 0;
+             (split_v || types || drops || bias_alibi || outs || kv_types || layouts) && k < EXT_HEADS_V_BYTES; k++)
             o[end++] = (uint8_t)(split_v ? (unsigned)c->heads_v >> (8 * k) : 0u);
         o[end++] = (uint8_t)types;
         o[end++] = (uint8_t)drops; /* the mask-drops item */
@@ -338,9 +343,11 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
             end = put_double(o, end, c->block_mask_p);
         }
         if (drops & EXT_DROPS_CUSTOM) end = put_double(o, end, c->custom_mask_p);
-        if (bias_alibi || outs || kv_types) o[end++] = (uint8_t)bias_alibi; /* the bias / ALiBi item */
-        if (outs || kv_types) o[end++] = (uint8_t)outs;                     /* the outputs byte */
-        if (kv_types) o[end++] = (uint8_t)kv_types;                         /* the KV-types byte */
+        bool after_ba = outs || kv_types || layouts;                /* a later item needs the earlier ones written */
+        if (bias_alibi || after_ba) o[end++] = (uint8_t)bias_alibi; /* the bias / ALiBi item */
+        if (outs || kv_types || layouts) o[end++] = (uint8_t)outs;  /* the outputs byte */
+        if (kv_types || layouts) o[end++] = (uint8_t)kv_types;      /* the KV-types byte */
+        if (layouts) o[end++] = (uint8_t)layouts;                   /* the layouts byte */
     }
     /* missing bytes read as 0: drop trailing zeros, but never down to the empty input */
     while (end > 1 && o[end - 1] == 0) end--;

@@ -158,6 +158,18 @@ enum { EXT_OUTPUTS_BYTES = 1, AF_FZ_N_OUTPUTS = 3 };
  * cases without qkv packing); bit 2 (EXT_KV_DESCALE_HEAD) is descale = head (repair keeps it
  * for fp8_e4m3 / fp8_e5m2 forward cases with heads_v == heads_kv). */
 enum { EXT_KV_DTYPE_MASK = 0x3u, EXT_KV_DESCALE_HEAD = 1u << 2 };
+/* After the KV-types byte (the encoder writes the items before it, as 0, to reach it): the layouts byte (missing = 0,
+ * so older inputs decode as before): bit 0 (EXT_LAYOUTS_PER_HEAD) turns a decoded kv / qkv
+ * packing into kv_h / qkv_h (the core byte's packing stays modulo 3), bits 1..2
+ * (EXT_LAYOUTS_KV_SHIFT) are layout_kv, bits 3..4 (EXT_LAYOUTS_DO_SHIFT) layout_do (repair
+ * drops them where validate would refuse them). The encoder writes it only for a case with
+ * one of them. */
+enum {
+    EXT_LAYOUTS_PER_HEAD = 1u << 0,
+    EXT_LAYOUTS_KV_SHIFT = 1,
+    EXT_LAYOUTS_DO_SHIFT = 3,
+    EXT_LAYOUTS_SIDE_MASK = 0x3u
+};
 
 /* A byte a backend or engine name may hold: what the case parser keeps in a value (no
  * white space, no '#', which starts a comment). */

@@ -232,7 +232,7 @@ static void boundary_long_kv(af_case *c, const af_fuzz_limits *lim, uint64_t *rn
     c->seqlen_q = small_sq(rng);
     c->heads_kv = 1 << pick(rng, 3);
     c->heads_q = c->heads_kv * (c->heads_kv == 1 ? 2 << pick(rng, 2) : 1 << pick(rng, 2));
-    if (c->packing == AF_PACK_QKV) c->packing = AF_PACK_KV;
+    if (af_packing_is_qkv(c->packing)) c->packing = c->packing == AF_PACK_QKV_H ? AF_PACK_KV_H : AF_PACK_KV;
     full_lengths(c);
     fit_keeping(c, lim, KEEP_KV_HEADS);
 }
@@ -263,7 +263,8 @@ static void boundary_batch_heads(af_case *c, const af_fuzz_limits *lim, uint64_t
     c->heads_kv = 2 + pick(rng, 4);
     c->batch = c->heads_kv;
     c->heads_q = c->heads_kv * (pick(rng, 4) ? 2 + pick(rng, 3) : 1);
-    if (c->packing == AF_PACK_QKV && c->heads_q != c->heads_kv) c->packing = AF_PACK_KV;
+    if (af_packing_is_qkv(c->packing) && c->heads_q != c->heads_kv)
+        c->packing = c->packing == AF_PACK_QKV_H ? AF_PACK_KV_H : AF_PACK_KV;
     for (int b = old; b < c->batch; b++) {
         c->seqlens_q[b] = c->seqlen_q;
         c->seqlens_kv[b] = c->seqlen_kv;
@@ -326,7 +327,7 @@ static void boundary_window(af_case *c, const af_fuzz_limits *lim, uint64_t *rng
         int step = 1 + pick(rng, 2);
         c->seqlen_kv = c->seqlen_q + (pick(rng, 2) ? step : -step);
         if (c->seqlen_kv < 1) c->seqlen_kv = 1;
-        if (c->packing == AF_PACK_QKV) c->packing = AF_PACK_KV;
+        if (af_packing_is_qkv(c->packing)) c->packing = c->packing == AF_PACK_QKV_H ? AF_PACK_KV_H : AF_PACK_KV;
         full_lengths(c);
     }
     int big = c->seqlen_q > c->seqlen_kv ? c->seqlen_q : c->seqlen_kv;
@@ -345,7 +346,7 @@ static void boundary_sq_over_skv(af_case *c, const af_fuzz_limits *lim, uint64_t
     c->seqlen_q = c->seqlen_kv + af_fz_long_length(af_fuzz_rand(rng), 1, 64);
     c->align = AF_ALIGN_BOTTOM_RIGHT;
     if (pick(rng, 4)) c->mask = AF_MASK_CAUSAL;
-    if (c->packing == AF_PACK_QKV) c->packing = AF_PACK_KV;
+    if (af_packing_is_qkv(c->packing)) c->packing = c->packing == AF_PACK_QKV_H ? AF_PACK_KV_H : AF_PACK_KV;
     full_lengths(c);
     fit_keeping(c, lim, KEEP_KV);
 }
@@ -489,6 +490,15 @@ static void mutate_gqa(af_case *c, uint64_t *rng) {
 }
 
 static void mutate_layout(af_case *c, uint64_t *rng) {
+    if (pick(rng, 4) == 0) { /* K/V's own layout, or dO's (backward); repair drops what validate refuses */
+        if (pick(rng, 2)) {
+            c->layout_kv = (af_side_layout)((c->layout_kv + 1 + pick(rng, 3)) % 4);
+        } else {
+            c->layout_do = (af_side_layout)((c->layout_do + 1 + pick(rng, 3)) % 4);
+            if (c->layout_do != AF_SIDE_SAME) c->backward = true;
+        }
+        return;
+    }
     af_layout next = (af_layout)((c->layout + 1 + pick(rng, 3)) % 4);
     if (next == AF_LAYOUT_THD && !c->has_seqlens) {
         c->has_seqlens = true;
@@ -504,10 +514,11 @@ static void mutate_packing(af_case *c, uint64_t *rng) {
         c->stride_gap = g != c->stride_gap ? g : (g ? 0 : 1);
         return;
     }
-    af_packing next = (af_packing)((c->packing + 1 + pick(rng, 2)) % 3);
+    af_packing next = (af_packing)((c->packing + 1 + pick(rng, 4)) % 5);
     c->packing = next;
     if (next != AF_PACK_SEPARATE) c->head_dim_v = c->head_dim_qk;
-    if (next == AF_PACK_QKV) {
+    if (af_packing_per_head(next) && c->layout == AF_LAYOUT_BHSD) c->layout = AF_LAYOUT_BSHD; /* none in bhsd */
+    if (af_packing_is_qkv(next)) {
         c->heads_kv = c->heads_q;
         c->seqlen_kv = c->seqlen_q;
         if (c->has_seqlens)
@@ -539,7 +550,7 @@ static void mutate_ragged(af_case *c, uint64_t *rng) {
                 c->seqlens_kv[b] = v;
             else
                 c->seqlens_q[b] = v;
-            if (c->packing == AF_PACK_QKV) c->seqlens_kv[b] = c->seqlens_q[b] = v;
+            if (af_packing_is_qkv(c->packing)) c->seqlens_kv[b] = c->seqlens_q[b] = v;
             break;
         }
         case 2:

@@ -201,6 +201,30 @@ static void repair_data_range(af_case *c) {
     }
 }
 
+/* Packing and the per-tensor layouts (model/case.c validate): qkv(_h) without equal shapes
+ * -> kv(_h) -> separate; per head not in bhsd (-> blocked); layout_kv / layout_do back to
+ * same where they are the layout itself or not allowed. */
+static void repair_packing(af_case *c) {
+    if ((unsigned)c->packing > AF_PACK_QKV_H) c->packing = AF_PACK_SEPARATE;
+    if ((unsigned)c->layout_kv > AF_SIDE_BHSD) c->layout_kv = AF_SIDE_SAME;
+    if ((unsigned)c->layout_do > AF_SIDE_BHSD) c->layout_do = AF_SIDE_SAME;
+    if (af_packing_is_qkv(c->packing)) {
+        bool ok = c->heads_q == c->heads_kv && c->seqlen_q == c->seqlen_kv && c->head_dim_qk == c->head_dim_v;
+        if (ok && c->has_seqlens)
+            for (int b = 0; b < c->batch; b++) ok &= c->seqlens_q[b] == c->seqlens_kv[b];
+        if (!ok) c->packing = c->packing == AF_PACK_QKV_H ? AF_PACK_KV_H : AF_PACK_KV;
+    }
+    if (af_packing_is_kv(c->packing) && c->head_dim_qk != c->head_dim_v) c->packing = AF_PACK_SEPARATE;
+    if (af_packing_per_head(c->packing) && c->layout == AF_LAYOUT_BHSD)
+        c->packing = c->packing == AF_PACK_QKV_H ? AF_PACK_QKV : AF_PACK_KV;
+    if (c->layout_kv != AF_SIDE_SAME && (af_case_layout_kv(c) == c->layout || af_packing_is_qkv(c->packing) ||
+                                         (af_packing_per_head(c->packing) && af_case_layout_kv(c) == AF_LAYOUT_BHSD)))
+        c->layout_kv = AF_SIDE_SAME;
+    if (c->layout_do != AF_SIDE_SAME &&
+        (!c->backward || c->layout == AF_LAYOUT_THD || af_case_layout_do(c) == c->layout))
+        c->layout_do = AF_SIDE_SAME;
+}
+
 /* Repair combinations without touching the sizes (the decoder relies on that). */
 static void repair_combinations(af_case *c, const af_fuzz_limits *l) {
     if (!af_fuzz_dtype_allowed(l, c->dtype)) c->dtype = af_fuzz_first_dtype(l);
@@ -210,7 +234,7 @@ static void repair_combinations(af_case *c, const af_fuzz_limits *l) {
         if (c->layout == AF_LAYOUT_THD) c->layout = AF_LAYOUT_BSHD;
     }
     if ((unsigned)c->layout > AF_LAYOUT_THD) c->layout = AF_LAYOUT_BSHD;
-    if ((unsigned)c->packing > AF_PACK_QKV) c->packing = AF_PACK_SEPARATE;
+    if ((unsigned)c->packing > AF_PACK_QKV_H) c->packing = AF_PACK_SEPARATE;
     if ((unsigned)c->mask > AF_MASK_CAUSAL) c->mask = AF_MASK_NONE;
     if ((unsigned)c->align > AF_ALIGN_BOTTOM_RIGHT) c->align = AF_ALIGN_TOP_LEFT;
     if (c->layout == AF_LAYOUT_THD && !c->has_seqlens) {
@@ -241,13 +265,7 @@ static void repair_combinations(af_case *c, const af_fuzz_limits *l) {
         c->packing = AF_PACK_SEPARATE;
         c->stride_gap = 0;
     }
-    if (c->packing == AF_PACK_QKV) {
-        bool ok = c->heads_q == c->heads_kv && c->seqlen_q == c->seqlen_kv && c->head_dim_qk == c->head_dim_v;
-        if (ok && c->has_seqlens)
-            for (int b = 0; b < c->batch; b++) ok &= c->seqlens_q[b] == c->seqlens_kv[b];
-        if (!ok) c->packing = AF_PACK_KV;
-    }
-    if (c->packing == AF_PACK_KV && c->head_dim_qk != c->head_dim_v) c->packing = AF_PACK_SEPARATE;
+    repair_packing(c);
     if (c->page_size) {
         /* thd + paged is the serving layout (ragged Q, paged K/V): kept */
         if (!l->paged || c->packing != AF_PACK_SEPARATE || c->backward || c->page_size < 0) {
@@ -268,7 +286,8 @@ static void repair_combinations(af_case *c, const af_fuzz_limits *l) {
             c->page_size = p < cap ? p : cap;
         }
     }
-    if (!c->page_size) c->page_tail_nan = false; /* the tail of a page needs pages */
+    if (!c->page_size) c->page_tail_nan = false;   /* the tail of a page needs pages */
+    if (c->page_size) c->layout_kv = AF_SIDE_SAME; /* pages have their own layout */
     if (c->cp_size > l->max_cp) c->cp_size = l->max_cp;
     if (c->cp_size > 64) c->cp_size = 64;
     while (c->cp_size > 1 && (c->seqlen_q % (2 * c->cp_size) || c->seqlen_kv % (2 * c->cp_size))) c->cp_size--;
@@ -299,8 +318,7 @@ static void repair_combinations(af_case *c, const af_fuzz_limits *l) {
         if (!lengths_visible(c) && c->has_seqlens) {
             c->seqlens_q[0] = c->seqlen_q;
             c->seqlens_kv[0] = c->seqlen_kv;
-            if (c->packing == AF_PACK_QKV) c->packing = AF_PACK_KV;
-            if (c->packing == AF_PACK_KV && c->head_dim_qk != c->head_dim_v) c->packing = AF_PACK_SEPARATE;
+            repair_packing(c);
         }
     }
 }

@@ -21,7 +21,7 @@
 
 /* Coarse, number-free description of the case: dtype, mask kind + alignment, window
  * sides bounded, padding (none|padding|thd), GQA class, d_qk vs d_v, head-dim class and
- * alignment, layout + packing/gaps/paging, cp, fwd|bwd, sq vs skv. Returns the length
+ * alignment, layout + packing/own K/V and dO layouts/gaps/paging, cp, fwd|bwd, sq vs skv. Returns the length
  * the full text needs (like snprintf). */
 size_t af_config_class(const af_case *c, char *buf, size_t cap);
 /* The full signature (see top of file). Tensor is "-" when the verdict has no finding

@@ -297,6 +297,10 @@ static void pass_features(candidates *cs, const af_case *c) {
     TRY(c->thd_gap, t.thd_gap = 0);
     TRY(c->packing != AF_PACK_SEPARATE, t.packing = AF_PACK_SEPARATE);
     TRY(c->packing == AF_PACK_QKV, t.packing = AF_PACK_KV);
+    TRY(af_packing_per_head(c->packing), t.packing = c->packing == AF_PACK_QKV_H ? AF_PACK_QKV : AF_PACK_KV);
+    TRY(c->packing == AF_PACK_QKV_H, t.packing = AF_PACK_KV_H);
+    TRY(c->layout_kv != AF_SIDE_SAME, t.layout_kv = AF_SIDE_SAME);
+    TRY(c->layout_do != AF_SIDE_SAME, t.layout_do = AF_SIDE_SAME);
     TRY(c->layout != AF_LAYOUT_BSHD && c->layout != AF_LAYOUT_THD, t.layout = AF_LAYOUT_BSHD);
     TRY(c->layout == AF_LAYOUT_THD, (t.layout = AF_LAYOUT_BSHD, t.thd_gap = 0));
     TRY(c->has_seqlens && c->layout != AF_LAYOUT_THD,
@@ -306,7 +310,7 @@ static void pass_features(candidates *cs, const af_case *c) {
     TRY(c->window_right >= 0, t.window_right = -1);
     TRY(c->mask == AF_MASK_CAUSAL, t.mask = AF_MASK_NONE);
     TRY(c->align == AF_ALIGN_BOTTOM_RIGHT, t.align = AF_ALIGN_TOP_LEFT);
-    TRY(c->backward, (t.backward = false, t.dlse = false));
+    TRY(c->backward, (t.backward = false, t.dlse = false, t.layout_do = AF_SIDE_SAME));
     /* the features (model/case_fields.h), in feature-number order: dropped, then made lighter */
     for (int k = 0; k < AF_CF_N_FEATURES; k++) {
         af_case_field f = af_case_field_of_feature(k);
@@ -475,6 +479,15 @@ static int head_dim_rank(const af_case *c) {
 
 static bool has_window(const af_case *c) { return c->window_left >= 0 || c->window_right >= 0; }
 
+/* The minimiser turns qkv into kv and per-head packing into the blocked one (pass_features):
+ * to's packing is from's, or one of those steps (or both) away. */
+static bool packing_reachable(af_packing from, af_packing to) {
+    if (to == from) return true;
+    if (af_packing_per_head(to) && !af_packing_per_head(from)) return false;
+    if (af_packing_is_qkv(to) && !af_packing_is_qkv(from)) return false;
+    return from != AF_PACK_SEPARATE;
+}
+
 bool af_min_could_reach(const af_case *from, const af_case *to) {
     /* each line: what `to` shows needs `from` to have it (or the default) */
     if (to->dtype != from->dtype && to->dtype != AF_DT_FP16 &&
@@ -491,9 +504,9 @@ bool af_min_could_reach(const af_case *from, const af_case *to) {
     if (to->layout == AF_LAYOUT_THD && from->layout != AF_LAYOUT_THD) return false;
     if (to->layout != AF_LAYOUT_THD && to->has_seqlens && !from->has_seqlens) return false;
     if (to->layout != AF_LAYOUT_BSHD && to->layout != AF_LAYOUT_THD && to->layout != from->layout) return false;
-    if (to->packing != AF_PACK_SEPARATE && to->packing != from->packing &&
-        !(to->packing == AF_PACK_KV && from->packing == AF_PACK_QKV))
-        return false;
+    if (to->packing != AF_PACK_SEPARATE && !packing_reachable(from->packing, to->packing)) return false;
+    if (to->layout_kv != AF_SIDE_SAME && to->layout_kv != from->layout_kv) return false;
+    if (to->layout_do != AF_SIDE_SAME && to->layout_do != from->layout_do) return false;
     bool to_gqa = to->heads_kv > 1 && to->heads_kv < to->heads_q, to_mqa = to->heads_kv == 1 && to->heads_q > 1;
     if (to_mqa && from->heads_q < 2) return false;
     if (to_gqa && (from->heads_kv < 2 || from->heads_q < 4)) return false;

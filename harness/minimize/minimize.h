@@ -12,8 +12,8 @@
  *   batch -> 1 (then halved, then minus one, dropping whole sequences), heads -> smaller
  *   pairs (MHA / MQA / GQA alike), seqlens halved then stepped down (together, keeping
  *   sq vs skv, then each), head dims to the smallest that still fails, cp -> smaller,
- *   layout and mask simplified (paging off, stride/thd gaps 0, packing -> separate,
- *   layout -> bshd, padding off, window sides -> unbounded, mask -> none, alignment ->
+ *   layout and mask simplified (paging off, stride/thd gaps 0, packing -> separate
+ *   (qkv -> kv, per head -> blocked), layout_kv / layout_do -> same, layout -> bshd, padding off, window sides -> unbounded, mask -> none, alignment ->
  *   top-left, backward off, scale -> default, dtype -> fp16), attention features dropped
  *   or lightened (softcap, sinks, bias, ALiBi, log2 stats, dLSE), data terms dropped and
  *   the base -> normal:1, seed -> 1, then the ragged lengths shortened one by one.
@@ -68,7 +68,7 @@ int af_minimize(const af_case *c, af_min_run_fn run, void *user, const af_min_op
  * `to` must be in `from` already or be the simple default: dtype (or fp16), a causal
  * mask, a bottom-right alignment or a window (either side: windows are mirrored),
  * padding / thd, MQA (2+ query heads) or GQA (2+ KV heads, 4+ query heads), a head-dim
- * class no larger, a layout other than bshd, packing, gaps, paging, cp, backward and
+ * class no larger, a layout other than bshd, packing, layout_kv, layout_do, gaps, paging, cp, backward and
  * each attention feature. Sizes, data and sq vs skv are free. An over-approximation
  * (true when the class is reachable; the minimiser may still stop elsewhere): the
  * campaign uses it to tell which stored bucket a new raw finding would minimise into

@@ -24,7 +24,8 @@
 
 static const char *const dtype_names[] = {"fp16", "bf16", "fp8_e4m3", "mxfp8", "fp8_e5m2"};
 static const char *const layout_names[] = {"bshd", "sbhd", "bhsd", "thd"};
-static const char *const packing_names[] = {"separate", "kv", "qkv"};
+static const char *const packing_names[] = {"separate", "kv", "qkv", "kv_h", "qkv_h"};
+static const char *const side_layout_names[] = {"same", "bshd", "sbhd", "bhsd"};
 static const char *const cp_names[] = {"none", "p2p", "all_gather", "a2a", "a2a+p2p"};
 static const char *const data_names[] = {"normal",      "uniform", "outlier_channels", "sink", "low_lse",
                                          "block_range", "zeros"};
@@ -56,6 +57,12 @@ const char *af_out_dtype_name(af_out_dtype d) { return out_dtype_names[d]; }
 const char *af_kv_dtype_name(af_kv_dtype d) { return kv_dtype_names[d]; }
 const char *af_layout_name(af_layout l) { return layout_names[l]; }
 const char *af_packing_name(af_packing p) { return packing_names[p]; }
+af_layout af_case_layout_kv(const af_case *c) {
+    return c->layout_kv == AF_SIDE_SAME ? c->layout : (af_layout)(c->layout_kv - 1);
+}
+af_layout af_case_layout_do(const af_case *c) {
+    return c->layout_do == AF_SIDE_SAME ? c->layout : (af_layout)(c->layout_do - 1);
+}
 const char *af_cp_comm_name(af_cp_comm c) { return cp_names[c]; }
 const char *af_data_kind_name(af_data_kind k) { return data_names[k]; }
 const char *af_softmax_name(af_softmax_kind k) { return softmax_names[k]; }
@@ -772,21 +779,55 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
         if (c->layout == AF_LAYOUT_THD) FAIL(F_LAYOUT, "thd (ragged) needs seqlens_q and seqlens_kv");
     }
     if (c->thd_gap && c->layout != AF_LAYOUT_THD) FAIL(F_THD_GAP, "thd_gap = %d needs layout = thd", c->thd_gap);
-    if (c->packing == AF_PACK_QKV) {
+    if (af_packing_per_head(c->packing) && c->layout == AF_LAYOUT_BHSD)
+        FAIL2(F_LAYOUT, F_PACKING,
+              "packing = %s needs layout bshd, sbhd or thd (bhsd puts the head outside the token: per-head "
+              "interleaving would be bh2sd or bhs2d, which no peer names)",
+              packing_names[c->packing]);
+    if (c->layout_kv != AF_SIDE_SAME) {
+        if (af_case_layout_kv(c) == c->layout)
+            FAIL2(F_LAYOUT, F_LAYOUT_KV, "layout_kv = %s is the layout itself: write same",
+                  side_layout_names[c->layout_kv]);
+        if (af_packing_is_qkv(c->packing))
+            FAIL2(F_PACKING, F_LAYOUT_KV,
+                  "layout_kv = %s needs K, V apart from Q (packing = %s puts them in Q's buffer)",
+                  side_layout_names[c->layout_kv], packing_names[c->packing]);
+        if (af_packing_per_head(c->packing) && af_case_layout_kv(c) == AF_LAYOUT_BHSD)
+            FAIL2(F_PACKING, F_LAYOUT_KV, "packing = %s needs layout_kv bshd or sbhd (not bhsd)",
+                  packing_names[c->packing]);
+        if (c->page_size)
+            FAIL2(F_PAGE_SIZE, F_LAYOUT_KV, "layout_kv = %s with paged KV: pages have their own layout",
+                  side_layout_names[c->layout_kv]);
+    }
+    if (c->layout_do != AF_SIDE_SAME) {
+        if (!c->backward)
+            FAIL2(F_BACKWARD, F_LAYOUT_DO, "layout_do = %s needs backward = yes", side_layout_names[c->layout_do]);
+        if (c->layout == AF_LAYOUT_THD)
+            FAIL2(F_LAYOUT, F_LAYOUT_DO, "layout_do = %s with layout = thd: a ragged dO follows Q's tokens",
+                  side_layout_names[c->layout_do]);
+        if (af_case_layout_do(c) == c->layout)
+            FAIL2(F_LAYOUT, F_LAYOUT_DO, "layout_do = %s is the layout itself: write same",
+                  side_layout_names[c->layout_do]);
+    }
+    if (af_packing_is_qkv(c->packing)) {
         if (c->heads_q != c->heads_kv)
-            FAIL(F_PACKING, "qkv packing needs heads_q == heads_kv (%d vs %d)", c->heads_q, c->heads_kv);
+            FAIL(F_PACKING, "%s packing needs heads_q == heads_kv (%d vs %d)", packing_names[c->packing], c->heads_q,
+                 c->heads_kv);
         if (c->seqlen_q != c->seqlen_kv)
-            FAIL(F_PACKING, "qkv packing needs seqlen_q == seqlen_kv (%d vs %d)", c->seqlen_q, c->seqlen_kv);
+            FAIL(F_PACKING, "%s packing needs seqlen_q == seqlen_kv (%d vs %d)", packing_names[c->packing], c->seqlen_q,
+                 c->seqlen_kv);
         if (c->head_dim_qk != c->head_dim_v)
-            FAIL(F_PACKING, "qkv packing needs head_dim_qk == head_dim_v (%d vs %d)", c->head_dim_qk, c->head_dim_v);
+            FAIL(F_PACKING, "%s packing needs head_dim_qk == head_dim_v (%d vs %d)", packing_names[c->packing],
+                 c->head_dim_qk, c->head_dim_v);
         if (c->has_seqlens)
             for (int b = 0; b < c->batch; b++)
                 if (c->seqlens_q[b] != c->seqlens_kv[b])
-                    FAIL(F_PACKING, "qkv packing needs seqlens_q == seqlens_kv (sequence %d: %d vs %d)", b,
-                         c->seqlens_q[b], c->seqlens_kv[b]);
+                    FAIL(F_PACKING, "%s packing needs seqlens_q == seqlens_kv (sequence %d: %d vs %d)",
+                         packing_names[c->packing], b, c->seqlens_q[b], c->seqlens_kv[b]);
     }
-    if (c->packing == AF_PACK_KV && c->head_dim_qk != c->head_dim_v)
-        FAIL(F_PACKING, "kv packing needs head_dim_qk == head_dim_v (%d vs %d)", c->head_dim_qk, c->head_dim_v);
+    if (af_packing_is_kv(c->packing) && c->head_dim_qk != c->head_dim_v)
+        FAIL(F_PACKING, "%s packing needs head_dim_qk == head_dim_v (%d vs %d)", packing_names[c->packing],
+             c->head_dim_qk, c->head_dim_v);
     if (c->page_tail_nan && !c->page_size) FAIL(F_PAGE_TAIL, "page_tail = nan needs page_size > 0");
     if (c->page_size) {
         if (c->packing != AF_PACK_SEPARATE) FAIL(F_PAGE_SIZE, "paged KV needs packing = separate");

@@ -51,9 +51,24 @@ static inline bool af_dtype_is_fp8(af_dtype d) { return af_dtype_is_fp8_tensor(d
 /* Memory order of the sequence/head axes; the head dim is always innermost. */
 typedef enum { AF_LAYOUT_BSHD = 0, AF_LAYOUT_SBHD, AF_LAYOUT_BHSD, AF_LAYOUT_THD } af_layout;
 
-/* separate: Q, K, V in three buffers; kv: K and V interleaved per token and head
- * (token, head, {K,V}, d); qkv: Q, K, V interleaved (needs equal heads, lengths, dims). */
-typedef enum { AF_PACK_SEPARATE = 0, AF_PACK_KV, AF_PACK_QKV } af_packing;
+/* separate: Q, K, V in three buffers. kv: K and V in one buffer, per token K's heads then
+ * V's heads (token, {K,V}, head, d: TransformerEngine's bs2hd); qkv: Q, K, V the same
+ * (bs3hd; needs equal heads, lengths, dims). kv_h / qkv_h: interleaved per head, per token
+ * and head K then V (Q, K, V) adjacent (token, head, {K,V}, d: TE's bsh2d / bsh3d, th3d):
+ * stride_h = 2 (3) (D + stride_gap); not with bhsd (layout.c says why). */
+typedef enum { AF_PACK_SEPARATE = 0, AF_PACK_KV, AF_PACK_QKV, AF_PACK_KV_H, AF_PACK_QKV_H } af_packing;
+/* Q, K and V in one buffer (qkv or qkv_h) */
+static inline bool af_packing_is_qkv(af_packing p) { return p == AF_PACK_QKV || p == AF_PACK_QKV_H; }
+/* K and V, and not Q, in one buffer (kv or kv_h) */
+static inline bool af_packing_is_kv(af_packing p) { return p == AF_PACK_KV || p == AF_PACK_KV_H; }
+/* interleaved per head (kv_h or qkv_h) */
+static inline bool af_packing_per_head(af_packing p) { return p == AF_PACK_KV_H || p == AF_PACK_QKV_H; }
+
+/* layout_kv (K, V, dK, dV) and layout_do (dO): their own memory order, or the case's
+ * layout (same). layout = thd with layout_kv = bshd is ragged Q over a padded KV cache
+ * (cuDNN's ragged Q with a padded K/V; chunked prefill): seqlens_kv are then each
+ * sequence's valid keys in its seqlen_kv rows (FlashAttention's seqused_k). */
+typedef enum { AF_SIDE_SAME = 0, AF_SIDE_BSHD, AF_SIDE_SBHD, AF_SIDE_BHSD } af_side_layout;
 
 /* Which keys a query row may see before the window is applied. */
 typedef enum { AF_MASK_NONE = 0, AF_MASK_CAUSAL } af_mask_kind;
@@ -158,6 +173,8 @@ typedef struct {
     int seqlens_kv[AF_MAX_BATCH];
     af_layout layout;
     af_packing packing;
+    /* K, V, dK, dV (layout_kv) and dO (layout_do, backward) in their own layout; same = layout */
+    af_side_layout layout_kv, layout_do;
     int stride_gap;     /* extra elements after each (token, head) vector */
     int thd_gap;        /* pad tokens between ragged sequences (thd only) */
     int page_size;      /* paged KV: tokens per page, 0 = not paged */
@@ -269,6 +286,9 @@ const char *af_out_dtype_name(af_out_dtype d);
 const char *af_kv_dtype_name(af_kv_dtype d);
 const char *af_layout_name(af_layout l);
 const char *af_packing_name(af_packing p);
+/* The layout K, V, dK, dV (af_case_layout_kv) and dO (af_case_layout_do) are laid out in. */
+af_layout af_case_layout_kv(const af_case *c);
+af_layout af_case_layout_do(const af_case *c);
 const char *af_cp_comm_name(af_cp_comm c);
 const char *af_data_kind_name(af_data_kind k);
 const char *af_softmax_name(af_softmax_kind k);

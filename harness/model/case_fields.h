@@ -112,6 +112,10 @@
       0,                                -1, NULL,         NULL)                                                     \
     X(LAYOUT,       "layout",       ENUM,   layout,        0, 0,               AF_LAYOUT_BSHD,     layout_names,    \
       1,                                -1, NULL,         NULL)                                                     \
+    X(LAYOUT_KV,    "layout_kv",    ENUM,   layout_kv,     0, 0,               AF_SIDE_SAME,       side_layout_names, \
+      c->layout_kv != AF_SIDE_SAME,     -1, NULL,         NULL)                                                     \
+    X(LAYOUT_DO,    "layout_do",    ENUM,   layout_do,     0, 0,               AF_SIDE_SAME,       side_layout_names, \
+      c->layout_do != AF_SIDE_SAME,     -1, NULL,         NULL)                                                     \
     X(PACKING,      "packing",      ENUM,   packing,       0, 0,               AF_PACK_SEPARATE,   packing_names,   \
       1,                                -1, NULL,         NULL)                                                     \
     X(STRIDE_GAP,   "stride_gap",   INT,    stride_gap,    0, 4096,            0,                  NULL,            \

@@ -34,7 +34,9 @@ double af_case_cost(const af_case *c) {
     cost += (double)c->batch * c->seqlen_kv *
             ((double)c->heads_kv * c->head_dim_qk + (double)af_case_heads_v(c) * c->head_dim_v);
     cost += c->n_data + (c->has_seqlens ? 1 : 0) + (c->stride_gap ? 1 : 0) + (c->page_size ? 1 : 0) +
-            (c->packing != AF_PACK_SEPARATE ? 1 : 0) + (c->cp_size > 1 ? c->cp_size : 0) + (c->backward ? 1 : 0);
+            (c->packing != AF_PACK_SEPARATE ? 1 : 0) + (af_packing_per_head(c->packing) ? 1 : 0) +
+            (c->layout_kv != AF_SIDE_SAME ? 1 : 0) + (c->layout_do != AF_SIDE_SAME ? 1 : 0) +
+            (c->cp_size > 1 ? c->cp_size : 0) + (c->backward ? 1 : 0);
     /* features: one unit each (so the minimiser drops one whenever the finding survives) */
     int features = 0;
     for (int f = 0; f < AF_CF_COUNT; f++)
@@ -53,6 +55,9 @@ int af_case_features(const af_case *c) {
     n += c->has_seqlens;
     n += c->layout != AF_LAYOUT_BSHD;
     n += c->packing != AF_PACK_SEPARATE;
+    n += af_packing_per_head(c->packing);
+    n += c->layout_kv != AF_SIDE_SAME;
+    n += c->layout_do != AF_SIDE_SAME;
     n += c->stride_gap != 0;
     n += c->thd_gap != 0;
     n += c->page_size != 0;

@@ -1,8 +1,15 @@
 /* layout.c — the layout plan: buffers, strides, ragged token starts, page tables.
  *
  * Per token, a buffer holds the blocks of the tensors packed into it, one after the
- * other; a block is H vectors of (D + stride_gap) elements, the last stride_gap of
- * each vector unused (a gap the harness keeps poisoned in outputs).
+ * other (packing kv, qkv: TransformerEngine's bs2hd / bs3hd); a block is H vectors of
+ * (D + stride_gap) elements, the last stride_gap of each vector unused (a gap the harness
+ * keeps poisoned in outputs). Packed per head (kv_h, qkv_h: TE's bsh2d / bsh3d, th3d),
+ * each head holds the n tensors' vectors one after the other: tensor i of the group
+ * starts at i (D + gap) and stride_h = n (D + gap); the token's row is the same size.
+ * Per head has no meaning in bhsd (the head is outside the token: bh2sd and bhs2d are
+ * both "per head", and no peer names either), so validate declines it.
+ * K, V, dK, dV are laid out in af_case_layout_kv, dO in af_case_layout_do (layout_kv,
+ * layout_do; the rest in layout): e.g. thd Q with bshd K/V, ragged Q over padded keys.
  *   bshd: offset = base + ((b * S + s) * row) + h * (D + gap) + d
  *   sbhd: offset = base + ((s * B + b) * row) + h * (D + gap) + d
  *   bhsd: offset = base_t + b * (sum_t H_t * S * (D_t + gap)) + (h * S + s) * (D + gap) + d
@@ -85,9 +92,18 @@ typedef struct {
     af_storage storage;
 } group;
 
+/* The layout the tensors of group g are laid out in (layout_kv, layout_do, or layout). */
+static af_layout group_layout(const af_case *c, const group *g) {
+    if (kv_side(g->ids[g->n - 1])) return af_case_layout_kv(c); /* qkv: validate keeps layout_kv same */
+    if (g->ids[0] == AF_T_DO) return af_case_layout_do(c);
+    return c->layout;
+}
+
 static void lay_group(af_layout_plan *p, const af_case *c, const group *g) {
     int gap = c->stride_gap;
     bool kv = kv_side(g->ids[0]);
+    af_layout layout = group_layout(c, g);
+    bool per_head = g->n > 1 && af_packing_per_head(c->packing);
     int S = kv ? c->seqlen_kv : c->seqlen_q;
     int B = c->batch;
     int64_t row = 0; /* elements per token over all tensors of the group */
@@ -103,8 +119,9 @@ static void lay_group(af_layout_plan *p, const af_case *c, const group *g) {
         int64_t vec = v->D + gap;
         v->buffer = g->buffer;
         v->storage = g->storage;
-        v->stride_h = vec;
-        switch (c->layout) {
+        v->stride_h = per_head ? g->n * vec : vec;
+        if (per_head) off = i * vec; /* tensor i's vector inside each head */
+        switch (layout) {
             case AF_LAYOUT_BSHD:
                 v->base = off;
                 v->stride_s = row;
@@ -117,7 +134,7 @@ static void lay_group(af_layout_plan *p, const af_case *c, const group *g) {
                 v->stride_b = row;
                 total = (int64_t)B * S * row;
                 break;
-            case AF_LAYOUT_BHSD:
+            case AF_LAYOUT_BHSD: /* never per head (validate) */
                 v->base = off * S;
                 v->stride_h = (int64_t)S * vec;
                 v->stride_s = vec;
@@ -141,7 +158,7 @@ static void lay_group(af_layout_plan *p, const af_case *c, const group *g) {
             v->stride_b = (int64_t)c->page_size * row; /* page stride */
             total = (int64_t)p->n_pages * c->page_size * row;
         }
-        off += (int64_t)v->H * vec;
+        if (!per_head) off += (int64_t)v->H * vec;
     }
     p->buffer_elems[g->buffer] = total;
     p->buffer_storage[g->buffer] = g->storage;
@@ -178,7 +195,8 @@ int af_layout_plan_make(const af_case *c, af_layout_plan *p, char *why, size_t c
         for (int b = 0; b < B; b++) {
             p->token_start_q[b] = tq;
             tq += af_case_len_q(c, b) + c->thd_gap;
-            if (c->page_size) continue; /* paged K/V: no packed key tokens (layout.h) */
+            /* paged or padded (layout_kv) K/V: no packed key tokens (layout.h) */
+            if (c->page_size || af_case_layout_kv(c) != AF_LAYOUT_THD) continue;
             p->token_start_kv[b] = tk;
             tk += af_case_len_kv(c, b) + c->thd_gap;
         }
@@ -216,12 +234,14 @@ int af_layout_plan_make(const af_case *c, af_layout_plan *p, char *why, size_t c
             groups[ng++] = (group){{AF_T_DV}, 1, AF_BUF_DV, grad_st};
             break;
         case AF_PACK_KV:
+        case AF_PACK_KV_H:
             groups[ng++] = (group){{AF_T_Q}, 1, AF_BUF_Q, in_st};
             groups[ng++] = (group){{AF_T_K, AF_T_V}, 2, AF_BUF_K, kv_st};
             groups[ng++] = (group){{AF_T_DQ}, 1, AF_BUF_DQ, grad_st};
             groups[ng++] = (group){{AF_T_DK, AF_T_DV}, 2, AF_BUF_DK, grad_st};
             break;
         case AF_PACK_QKV:
+        case AF_PACK_QKV_H:
             groups[ng++] = (group){{AF_T_Q, AF_T_K, AF_T_V}, 3, AF_BUF_Q, in_st}; /* validate: kv_dtype same */
             groups[ng++] = (group){{AF_T_DQ, AF_T_DK, AF_T_DV}, 3, AF_BUF_DQ, grad_st};
             break;
@@ -275,7 +295,7 @@ int af_layout_metadata_check(const af_case *c, const af_layout_plan *p, char *wh
             return -1;
         }
         if (c->layout == AF_LAYOUT_THD)
-            for (int side = 0; side < (p->page_size > 0 ? 1 : 2); side++) { /* paged keys: the table */
+            for (int side = 0; side < (p->view[AF_T_K].ragged ? 2 : 1); side++) { /* paged, padded keys: no starts */
                 const int64_t *ts = side ? p->token_start_kv : p->token_start_q;
                 int64_t total = side ? p->total_tokens_kv : p->total_tokens_q;
                 if (ts[b] < 0 || ts[b] + (side ? lk : lq) > ts[b + 1] || ts[c->batch] > total) {

@@ -97,7 +97,8 @@ typedef struct {
      * total_tokens_kv 0, neither is passed to a backend (the plugin ABI's K/V token_start
      * is NULL, the worker's K/V descriptors carry no token_start) nor checked. A kernel
      * API that wants cu_seqlens_k derives it from seqlens_kv: its differences are the
-     * key lengths, never addresses. */
+     * key lengths, never addresses. The same with thd and layout_kv bshd / sbhd / bhsd:
+     * K and V are padded (seqlen_kv rows per sequence, seqlens_kv of them valid). */
     int page_size; /* 0 = not paged */
     int pages_per_seq;
     int n_pages;

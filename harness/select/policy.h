@@ -18,7 +18,7 @@
  *   aligns = top_left,bottom_right  diagonal alignment (matters with causal or a window)
  *   windows = no | left | yes       no: none; left: right side unbounded or 0; yes: any
  *   layouts = bshd,sbhd,bhsd,thd
- *   packings = separate,kv,qkv
+ *   packings = separate,kv,qkv,kv_h,qkv_h   (an entry that lists packings claims those only)
  *   gqa = yes                       heads_q != heads_kv allowed
  *   backward = yes
  *   paged = yes                     paged KV (page_size > 0)

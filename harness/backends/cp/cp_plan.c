@@ -342,6 +342,12 @@ af_run_status af_cp_plan_make(const af_case *c, af_cp_plant plant, af_cp_plan *p
         snprintf(why, cap, "cp %d %s: not a context-parallel case", n, comm_name(c));
         return AF_RUN_DECLINED;
     }
+    if (c->layout_kv != AF_SIDE_SAME) { /* the ranks' K/V chunks are planned in the case's own layout */
+        snprintf(why, cap,
+                 "cp %d %s: layout_kv = %s (K/V in their own layout) is not planned over context-parallel ranks", n,
+                 comm_name(c), af_layout_name(af_case_layout_kv(c)));
+        return AF_RUN_DECLINED;
+    }
     if (c->attention_chunk > 0) { /* the ranks' sub-cases would cut the chunks at their own offsets */
         snprintf(why, cap, "cp %d %s: attention_chunk is not planned over context-parallel ranks", n, comm_name(c));
         return AF_RUN_DECLINED;
@@ -437,7 +443,8 @@ int af_cp_sub_case(const af_case *c, const af_cp_run *run, bool backward, af_cas
     *sub = *c;
     sub->cp_size = 1;
     sub->cp_comm = AF_CP_NONE;
-    sub->packing = AF_PACK_SEPARATE;
+    sub->packing = AF_PACK_SEPARATE; /* the ranks read the case's tensors through its plan (kv_h, layout_do too) */
+    sub->layout_kv = sub->layout_do = AF_SIDE_SAME;
     sub->stride_gap = 0;
     sub->thd_gap = 0;
     sub->page_size = 0;

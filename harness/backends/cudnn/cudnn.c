@@ -537,11 +537,11 @@ static int side_make(side_tables *st, const af_case *c, const af_layout_plan *p,
     } rag[] = {{CG_SLOT_RAG_Q, AF_T_Q},   {CG_SLOT_RAG_K, AF_T_K},       {CG_SLOT_RAG_V, AF_T_V},
                {CG_SLOT_RAG_O, AF_T_O},   {CG_SLOT_RAG_STATS, AF_T_LSE}, {CG_SLOT_RAG_DO, AF_T_DO},
                {CG_SLOT_RAG_DQ, AF_T_DQ}, {CG_SLOT_RAG_DK, AF_T_DK},     {CG_SLOT_RAG_DV, AF_T_DV}};
-    /* thd + paged (ragged Q, O, Stats over paged K/V): K and V are loaded through the page
-     * table and carry no ragged offsets (model/layout.h: no key tokens) */
+    /* thd + paged (ragged Q, O, Stats over paged K/V) and thd + layout_kv (over padded
+     * K/V): K and V carry no ragged offsets (model/layout.h: no key tokens) */
     if (d->ragged)
         for (size_t r = 0; r < sizeof rag / sizeof rag[0]; r++)
-            if (!p->view[rag[r].t].paged) side_add(st, rag[r].slot, (size_t)B + 1);
+            if (p->view[rag[r].t].ragged) side_add(st, rag[r].slot, (size_t)B + 1);
     if (d->paged) side_add(st, CG_SLOT_PAGE_TABLE, (size_t)B * (size_t)p->pages_per_seq);
     st->host = calloc(st->count ? st->count : 4, sizeof(int32_t));
     if (!st->host) return -1;
@@ -552,7 +552,7 @@ static int side_make(side_tables *st, const af_case *c, const af_layout_plan *p,
     if (d->ragged) {
         for (size_t r = 0; r < sizeof rag / sizeof rag[0]; r++) {
             af_tensor_id t = rag[r].t;
-            if (p->view[t].paged) continue;
+            if (!p->view[t].ragged) continue;
             bool kv = t == AF_T_K || t == AF_T_V || t == AF_T_DK || t == AF_T_DV;
             const int64_t *start = kv ? p->token_start_kv : p->token_start_q;
             /* ragged offset of sequence b, in elements: first token * token stride */

@@ -34,6 +34,10 @@ static void set4(int64_t a[4], int64_t x0, int64_t x1, int64_t x2, int64_t x3) {
 static cg_t ragged(af_cg *g, const af_sdpa_desc *d, int slot) {
     return d->ragged ? cg_index_tensor(g, d->b + 1, slot) : NULL;
 }
+/* The same for K, V, dK, dV: none over padded (layout_kv) or paged K/V. */
+static cg_t ragged_kv(af_cg *g, const af_sdpa_desc *d, int slot) {
+    return d->ragged_kv ? cg_index_tensor(g, d->b + 1, slot) : NULL;
+}
 
 cg_t af_sdpa_scores_t(af_cg *g, const af_sdpa_desc *d, cudnnDataType_t dt) {
     int64_t dims[4], str[4];
@@ -48,13 +52,13 @@ void af_sdpa_build_bwd(af_cg *g, const af_sdpa_desc *d, bool deterministic) {
     /* real tensors */
     set4(dims, d->b, d->hq, d->sq, d->dqk);
     cg_t q = cg_tensor(g, d->io, dims, d->str[AF_T_Q], CG_SLOT_Q, ragged(g, d, CG_SLOT_RAG_Q));
-    cg_t rag_k = ragged(g, d, CG_SLOT_RAG_K);
+    cg_t rag_k = ragged_kv(g, d, CG_SLOT_RAG_K);
     set4(dims, d->b, d->hk, d->dqk, d->skv);
     set4(str, ks[0], ks[1], ks[3], ks[2]);
     cg_t kt = cg_tensor(g, d->io, dims, str, CG_SLOT_K, rag_k);
     set4(dims, d->b, d->hk, d->dv, d->skv);
     set4(str, vst[0], vst[1], vst[3], vst[2]);
-    cg_t vt = cg_tensor(g, d->io, dims, str, CG_SLOT_V, ragged(g, d, CG_SLOT_RAG_V));
+    cg_t vt = cg_tensor(g, d->io, dims, str, CG_SLOT_V, ragged_kv(g, d, CG_SLOT_RAG_V));
     set4(dims, d->b, d->hq, d->sq, d->dv);
     cg_t o = cg_tensor(g, d->io, dims, d->str[AF_T_O], CG_SLOT_O, ragged(g, d, CG_SLOT_RAG_O));
     cg_t dout = cg_tensor(g, d->io, dims, d->str[AF_T_DO], CG_SLOT_DO, ragged(g, d, CG_SLOT_RAG_DO));
@@ -63,9 +67,9 @@ void af_sdpa_build_bwd(af_cg *g, const af_sdpa_desc *d, bool deterministic) {
     set4(dims, d->b, d->hq, d->sq, d->dqk);
     cg_t dq = cg_tensor(g, d->io, dims, d->str[AF_T_DQ], CG_SLOT_DQ, ragged(g, d, CG_SLOT_RAG_DQ));
     set4(dims, d->b, d->hk, d->skv, d->dqk);
-    cg_t dk = cg_tensor(g, d->io, dims, d->str[AF_T_DK], CG_SLOT_DK, ragged(g, d, CG_SLOT_RAG_DK));
+    cg_t dk = cg_tensor(g, d->io, dims, d->str[AF_T_DK], CG_SLOT_DK, ragged_kv(g, d, CG_SLOT_RAG_DK));
     set4(dims, d->b, d->hk, d->skv, d->dv);
-    cg_t dv = cg_tensor(g, d->io, dims, d->str[AF_T_DV], CG_SLOT_DV, ragged(g, d, CG_SLOT_RAG_DV));
+    cg_t dv = cg_tensor(g, d->io, dims, d->str[AF_T_DV], CG_SLOT_DV, ragged_kv(g, d, CG_SLOT_RAG_DV));
     cg_t seq_q = d->padding ? cg_index_tensor(g, d->b, CG_SLOT_SEQ_Q) : NULL;
     cg_t seq_kv = d->padding ? cg_index_tensor(g, d->b, CG_SLOT_SEQ_KV) : NULL;
     cg_t scale = cg_run_scalar_f32(g, CG_SLOT_ATTN_SCALE);

@@ -23,6 +23,10 @@ static void set4(int64_t a[4], int64_t x0, int64_t x1, int64_t x2, int64_t x3) {
 static cg_t ragged(af_cg *g, const af_sdpa_desc *d, int slot) {
     return d->ragged ? cg_index_tensor(g, d->b + 1, slot) : NULL;
 }
+/* The same for K, V, dK, dV: none over padded (layout_kv) or paged K/V. */
+static cg_t ragged_kv(af_cg *g, const af_sdpa_desc *d, int slot) {
+    return d->ragged_kv ? cg_index_tensor(g, d->b + 1, slot) : NULL;
+}
 
 static void fwd_inputs(af_cg *g, const af_sdpa_desc *d, fwd_io *io) {
     int64_t dims[4], str[4];
@@ -55,9 +59,9 @@ static void fwd_inputs(af_cg *g, const af_sdpa_desc *d, fwd_io *io) {
         const int64_t *ks = d->str[AF_T_K];
         set4(dims, d->b, d->hk, d->dqk, d->skv);
         set4(str, ks[0], ks[1], ks[3], ks[2]);
-        io->kt = cg_tensor(g, d->io, dims, str, CG_SLOT_K, ragged(g, d, CG_SLOT_RAG_K));
+        io->kt = cg_tensor(g, d->io, dims, str, CG_SLOT_K, ragged_kv(g, d, CG_SLOT_RAG_K));
         set4(dims, d->b, d->hk, d->skv, d->dv);
-        io->v = cg_tensor(g, d->io, dims, d->str[AF_T_V], CG_SLOT_V, ragged(g, d, CG_SLOT_RAG_V));
+        io->v = cg_tensor(g, d->io, dims, d->str[AF_T_V], CG_SLOT_V, ragged_kv(g, d, CG_SLOT_RAG_V));
     }
     set4(dims, d->b, d->hq, d->sq, d->dv);
     io->o = cg_tensor(g, d->o_type, dims, d->str[AF_T_O], CG_SLOT_O, ragged(g, d, CG_SLOT_RAG_O));
@@ -251,9 +255,9 @@ void af_sdpa_build_fwd_unified(af_cg *g, const af_sdpa_desc *d) {
     set4(dims, d->b, d->hq, d->sq, d->dqk);
     cg_t q = cg_tensor(g, d->io, dims, d->str[AF_T_Q], CG_SLOT_Q, ragged(g, d, CG_SLOT_RAG_Q));
     set4(dims, d->b, d->hk, d->skv, d->dqk); /* the literal K, not K^T */
-    cg_t k = cg_tensor(g, d->io, dims, d->str[AF_T_K], CG_SLOT_K, ragged(g, d, CG_SLOT_RAG_K));
+    cg_t k = cg_tensor(g, d->io, dims, d->str[AF_T_K], CG_SLOT_K, ragged_kv(g, d, CG_SLOT_RAG_K));
     set4(dims, d->b, d->hk, d->skv, d->dv);
-    cg_t v = cg_tensor(g, d->io, dims, d->str[AF_T_V], CG_SLOT_V, ragged(g, d, CG_SLOT_RAG_V));
+    cg_t v = cg_tensor(g, d->io, dims, d->str[AF_T_V], CG_SLOT_V, ragged_kv(g, d, CG_SLOT_RAG_V));
     set4(dims, d->b, d->hq, d->sq, d->dv);
     cg_t o = cg_tensor(g, d->io, dims, d->str[AF_T_O], CG_SLOT_O, ragged(g, d, CG_SLOT_RAG_O));
     set4(dims, d->b, d->hq, d->sq, 1);

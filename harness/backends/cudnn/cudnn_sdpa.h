@@ -29,7 +29,9 @@ typedef struct {
     int64_t str[AF_T_COUNT][4]; /* per tensor id: [b,h,s,d] strides */
     bool padding;               /* seq_len tensors + padding mask */
     bool workaround_padding;    /* padding added for cuDNN <= 9.15.0 bwd (FE does it) */
-    bool ragged;                /* thd: ragged offset tensors */
+    bool ragged;                /* thd: ragged offset tensors (Q, O, Stats, dO, dQ) */
+    bool ragged_kv;             /* ... and K, V, dK, dV: thd without pages or layout_kv
+                                   (ragged Q over padded K/V: the offsets on Q's side only) */
     bool paged;                 /* K/V through a page table (forward only) */
     int64_t n_pages, page_size, pages_per_seq;
     bool has_right; /* right bound: keep j <= diag + right */

@@ -198,6 +198,7 @@ int af_sdpa_desc_make(const af_case *c, const af_layout_plan *p, size_t cudnn_ve
     d->dv = c->head_dim_v;
     for (int t = 0; t < AF_T_COUNT; t++) view_strides(&p->view[t], d->str[t]);
     d->ragged = c->layout == AF_LAYOUT_THD;
+    d->ragged_kv = p->view[AF_T_K].ragged; /* thd K/V; not paged, nor padded by layout_kv */
     d->paged = p->view[AF_T_K].paged || p->view[AF_T_V].paged;
     if (d->paged) {
         if (c->backward) {

@@ -327,6 +327,13 @@ static af_run_status local_declines(worker_state *st, const af_case *c, char *wh
                  c->cp_size);
         return AF_RUN_DECLINED;
     }
+    if (c->layout == AF_LAYOUT_THD && af_case_layout_kv(c) != AF_LAYOUT_THD) { /* one `ragged` for both sides */
+        snprintf(why, cap,
+                 "%s: layout = thd with layout_kv = %s (ragged Q over padded K/V): worker protocol %d's problem "
+                 "says ragged for Q and K/V alike",
+                 st->backend_name, af_layout_name(af_case_layout_kv(c)), AF_WORKER_PROTOCOL_VERSION);
+        return AF_RUN_DECLINED;
+    }
     if (af_case_heads_v(c) != c->heads_kv) { /* the problem has one K/V head count */
         snprintf(why, cap,
                  "%s: heads_v = %d != heads_kv = %d (V's own head count), which worker protocol %d does not carry",

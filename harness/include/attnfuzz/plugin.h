@@ -203,8 +203,12 @@ typedef struct {
     float scale;               /* multiplies Q K^T; fp32 as the kernel gets it    */
     uint32_t flags;            /* AF_PLUGIN_BACKWARD | ...                        */
     const char *layout;        /* "bshd" | "sbhd" | "bhsd" | "thd" (informative:
-                                       the strides below are the truth)                */
-    const char *packing;       /* "separate" | "kv" | "qkv"                       */
+                                       the strides below are the truth); Q's: K, V, dK,
+                                       dV (layout_kv) and dO (layout_do) may have their
+                                       own, only their strides say so (no ABI step)    */
+    const char *packing;       /* "separate" | "kv" | "qkv" (blocked: K's heads,
+                                       then V's) | "kv_h" | "qkv_h" (per head: K's then
+                                       V's vector of each head, in the strides)        */
     /* ABI 2: features. Arrays are dense fp32 in host memory (also for device plugins). */
     uint32_t features;         /* AF_PLUGIN_FEAT_* set in this problem           */
     int32_t softmax;           /* AF_PLUGIN_SOFTMAX_*                            */
@@ -307,7 +311,9 @@ typedef struct {
  *              + (s % page_size) * stride_s + h * stride_h + d           (K, V)
  * LSE has D = 1 (d = 0). Pointers (data, buffer, token_start, page_table, mx_scale)
  * are host memory, or device memory when the plugin declared AF_PLUGIN_WANTS_DEVICE.
- * Packed tensors (kv, qkv packing) share one buffer: e.g. K and V interleaved. */
+ * Packed tensors (kv, qkv, kv_h, qkv_h packing) share one buffer: e.g. K and V
+ * interleaved; per head (kv_h) V's data is K's + one vector and stride_h two vectors.
+ * With thd, K and V may be padded (layout_kv: no token_start, plain rule) under ragged Q. */
 typedef struct {
     void *data;           /* element (0,0,0,0); NULL when absent (dO, dQ, dK,
                                    dV of a forward-only problem)                     */

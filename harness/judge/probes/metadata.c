@@ -17,7 +17,8 @@
  *          len_past_offsets     seqlens_kv[b] one more than its span token_start[b + 1] -
  *                               token_start[b] (the first sequence with keys)
  *          (thd with paged K/V: the query side only, K and V have no token starts, and no
- *          len_past_offsets: the key lengths are bounded by the pages, len_past_pages)
+ *          len_past_offsets: the key lengths are bounded by the pages, len_past_pages; thd
+ *          with layout_kv padded K/V: the query side only, no len_past_offsets either)
  *   paged  page_past_end        a used page-table entry set to n_pages
  *          page_negative        the same entry set to -1
  *          page_shared          the same entry set to another sequence's first page: a page
@@ -102,9 +103,11 @@ int probe_md_malform(probe_md_kind k, const af_case *c, const af_layout_plan *pl
     if (b < 0) return -1;
     int64_t *starts[2] = {out->token_start_q, out->token_start_kv};
     const int64_t totals[2] = {plan->total_tokens_q, plan->total_tokens_kv};
-    const int sides = paged ? 1 : 2; /* thd + paged: K and V have no token starts (layout.h) */
-    const int named = sides - 1;     /* the side the messages name: keys, or queries when paged */
-    const char *tokens = paged ? "query" : "key";
+    /* thd + paged, thd + layout_kv padded: K and V have no token starts (layout.h) */
+    const bool key_starts = plan->view[AF_T_K].ragged;
+    const int sides = key_starts ? 2 : 1;
+    const int named = sides - 1; /* the side the messages name: keys, or queries without key starts */
+    const char *tokens = key_starts ? "key" : "query";
     switch (k) {
         case MD_OFFSETS_DECREASING: {
             if (!thd) return -1;
@@ -149,7 +152,7 @@ int probe_md_malform(probe_md_kind k, const af_case *c, const af_layout_plan *pl
                      (long long)starts[named][B], (long long)totals[named], tokens);
             return 0;
         case MD_LEN_PAST_OFFSETS: {
-            if (!thd || paged) return -1; /* paged keys: len_past_pages */
+            if (!thd || !key_starts) return -1; /* paged keys: len_past_pages; padded keys: none */
             ensure_seqlens(cc);
             int64_t span = plan->token_start_kv[b + 1] - plan->token_start_kv[b];
             cc->seqlens_kv[b] = (int)(span + 1);

@@ -42,6 +42,36 @@ static void roundtrip(const char *text) {
 
 /* heads_v: V's own head count (0 = heads_kv), printed only when it differs; the V and dV
  * shapes follow it; validation names the field. */
+/* packing kv_h / qkv_h, layout_kv, layout_do: print and parse, and what needs what,
+ * each error naming its field */
+static void test_side_layouts(void) {
+    roundtrip("packing = kv_h\nstride_gap = 2\nhead_dim = 32\n");
+    roundtrip("packing = qkv_h\nlayout = thd\nseqlens_q = 3,4\nseqlens_kv = 3,4\nbatch = 2\n");
+    roundtrip("layout = thd\nlayout_kv = bshd\nseqlens_q = 3\nseqlens_kv = 9\nseqlen_kv = 12\n");
+    roundtrip("layout = sbhd\nlayout_do = bhsd\nlayout_kv = bshd\nbackward = yes\n");
+    af_case c;
+    af_error e;
+    CHECK(parse("layout_kv = sbhd\n", &c, &e) == 0 && af_case_layout_kv(&c) == AF_LAYOUT_SBHD);
+    CHECK(af_case_layout_do(&c) == AF_LAYOUT_BSHD);
+    char out[8192];
+    af_case_print(&c, out, sizeof out);
+    CHECK(strstr(out, "layout_kv = sbhd\n") && !strstr(out, "layout_do"));
+    expect_error("layout_kv = thd\n", 1, "layout_kv", "not one of");
+    expect_error("layout = bhsd\npacking = kv_h\n", 2, "packing", "needs layout bshd, sbhd or thd");
+    expect_error("packing = qkv_h\nheads_q = 2\n", 1, "packing", "qkv_h packing needs heads_q == heads_kv");
+    expect_error("packing = kv_h\nhead_dim_v = 32\n", 1, "packing", "kv_h packing needs head_dim_qk == head_dim_v");
+    expect_error("heads_q = 4\nheads_kv = 4\nheads_v = 2\npacking = kv_h\nhead_dim = 32\n", 4, "heads_v",
+                 "needs packing = separate");
+    expect_error("layout = sbhd\nlayout_kv = sbhd\n", 2, "layout_kv", "is the layout itself");
+    expect_error("layout_kv = sbhd\npacking = qkv\n", 2, "layout_kv", "apart from Q");
+    expect_error("layout_kv = bhsd\npacking = kv_h\n", 2, "layout_kv", "needs layout_kv bshd or sbhd");
+    expect_error("layout_kv = sbhd\npage_size = 4\n", 2, "layout_kv", "pages have their own layout");
+    expect_error("layout_do = sbhd\n", 1, "layout_do", "needs backward = yes");
+    expect_error("layout = thd\nseqlens_q = 3\nseqlens_kv = 3\nlayout_do = bshd\nbackward = yes\n", 4, "layout_do",
+                 "follows Q's tokens");
+    expect_error("layout_do = bshd\nbackward = yes\n", 1, "layout_do", "is the layout itself");
+}
+
 static void test_heads_v(void) {
     af_case c;
     af_error e;
@@ -73,6 +103,7 @@ int main(void) {
     af_case c;
     af_error e;
     test_heads_v();
+    test_side_layouts();
 
     /* defaults */
     CHECK(parse("", &c, &e) == 0);

@@ -214,6 +214,71 @@ static void check_thd_paged(void) {
                 "layout = thd\nthd_gap = 3\nstride_gap = 2\npage_size = 5\n");
 }
 
+/* Per-head packing (kv_h, qkv_h): per token and head, the group's vectors are adjacent
+ * (V's vector right after K's: TE's bsh2d), unlike kv / qkv (K's heads, then V's: bs2hd).
+ * layout_kv and layout_do: K, V, dK, dV and dO in their own layout. */
+static void check_side_layouts(void) {
+    af_layout_plan *p = malloc(sizeof *p);
+    char why[256];
+    af_case c;
+    /* kv_h, bshd, gap 2: K (b,h,s) at row s, V right after it */
+    load("packing = kv_h\nstride_gap = 2\nbatch = 2\nheads_q = 4\nheads_kv = 2\nseqlen_q = 5\nseqlen_kv = 7\n"
+         "head_dim = 8\nbackward = yes\n",
+         &c);
+    check_plan(&c);
+    CHECK(af_layout_plan_make(&c, p, why, sizeof why) == 0);
+    const int64_t vec = 8 + 2, row = 2 * 2 * vec;
+    for (int t = AF_T_K; t <= AF_T_DV; t += (t == AF_T_V ? AF_T_DK - AF_T_V : 1))
+        CHECK(p->view[t].stride_h == 2 * vec && p->view[t].stride_s == row && p->view[t].stride_b == 7 * row);
+    CHECK(p->view[AF_T_K].base == 0 && p->view[AF_T_V].base == vec && p->view[AF_T_DV].base == vec);
+    CHECK(af_layout_offset(p, AF_T_K, 1, 1, 3, 5) == 1 * 7 * row + 3 * row + 1 * 2 * vec + 5);
+    CHECK(af_layout_offset(p, AF_T_V, 1, 1, 3, 5) == af_layout_offset(p, AF_T_K, 1, 1, 3, 5) + vec);
+    CHECK(p->buffer_elems[AF_BUF_K] == 2 * 7 * row && p->buffer_elems[AF_BUF_V] == 0);
+    /* the blocked kv packing of the same case: V after all of K's heads */
+    load("packing = kv\nstride_gap = 2\nbatch = 2\nheads_q = 4\nheads_kv = 2\nseqlen_q = 5\nseqlen_kv = 7\n"
+         "head_dim = 8\n",
+         &c);
+    CHECK(af_layout_plan_make(&c, p, why, sizeof why) == 0);
+    CHECK(p->view[AF_T_V].base == 2 * vec && p->view[AF_T_V].stride_h == vec);
+    /* qkv_h, thd with gaps: Q, K, V of a head one after the other, stride_h = 3 (D + gap) */
+    load("packing = qkv_h\nlayout = thd\nthd_gap = 1\nstride_gap = 1\nbatch = 2\nheads = 3\nseqlen = 9\n"
+         "seqlens_q = 9,4\nseqlens_kv = 9,4\nhead_dim = 8\nbackward = yes\n",
+         &c);
+    check_plan(&c);
+    CHECK(af_layout_plan_make(&c, p, why, sizeof why) == 0);
+    CHECK(p->view[AF_T_Q].base == 0 && p->view[AF_T_K].base == 9 && p->view[AF_T_V].base == 18);
+    CHECK(p->view[AF_T_K].stride_h == 27 && p->view[AF_T_K].stride_s == 81 && p->view[AF_T_K].ragged);
+    CHECK(af_layout_offset(p, AF_T_V, 1, 2, 3, 0) == (10 + 3) * 81 + 2 * 27 + 18);
+    /* sbhd qkv_h */
+    load("packing = qkv_h\nlayout = sbhd\nbatch = 3\nheads = 2\nseqlen = 6\nhead_dim = 8\n", &c);
+    check_plan(&c);
+    /* thd Q over padded bshd K / V (ragged Q, padded KV): K and V have seqlen_kv rows per
+     * sequence, no token starts; Q, O, LSE stay ragged */
+    load("layout = thd\nlayout_kv = bshd\nthd_gap = 2\nbatch = 2\nheads = 2\nseqlen_q = 6\nseqlen_kv = 10\n"
+         "seqlens_q = 6,3\nseqlens_kv = 10,4\nhead_dim = 8\nbackward = yes\n",
+         &c);
+    check_plan(&c);
+    CHECK(af_layout_plan_make(&c, p, why, sizeof why) == 0);
+    CHECK(p->view[AF_T_Q].ragged && p->view[AF_T_O].ragged && p->view[AF_T_LSE].ragged && p->view[AF_T_DQ].ragged);
+    for (int t = AF_T_K; t <= AF_T_DV; t += (t == AF_T_V ? AF_T_DK - AF_T_V : 1))
+        CHECK(!p->view[t].ragged && p->view[t].stride_b == 10 * p->view[t].stride_s);
+    CHECK(p->total_tokens_q == 6 + 2 + 3 + 2 && p->total_tokens_kv == 0 && p->token_start_kv[1] == 0);
+    CHECK(p->buffer_elems[AF_BUF_K] == 2 * 10 * 2 * 8);
+    CHECK(af_layout_metadata_check(&c, p, why, sizeof why) == 0);
+    /* dO in bhsd under sbhd: its own strides, O keeps sbhd */
+    load("layout = sbhd\nlayout_do = bhsd\nlayout_kv = bshd\nbatch = 2\nheads = 2\nseqlen_q = 6\nseqlen_kv = 5\n"
+         "head_dim = 8\nbackward = yes\n",
+         &c);
+    check_plan(&c);
+    CHECK(af_layout_plan_make(&c, p, why, sizeof why) == 0);
+    CHECK(p->view[AF_T_DO].stride_s == 8 && p->view[AF_T_DO].stride_h == 6 * 8 &&
+          p->view[AF_T_DO].stride_b == 2 * 6 * 8);
+    CHECK(p->view[AF_T_O].stride_s == 2 * 2 * 8 && p->view[AF_T_O].stride_b == 2 * 8);
+    CHECK(p->view[AF_T_K].stride_s == 2 * 8 && p->view[AF_T_K].stride_b == 5 * 2 * 8);
+    CHECK(p->view[AF_T_Q].stride_s == 2 * 2 * 8);
+    free(p);
+}
+
 int main(void) {
     /* paged KV: pages of any size, partial last pages, more than 1024 pages per sequence,
      * a batch of 128 */
@@ -223,6 +288,7 @@ int main(void) {
     check_page_bijection(1, 1, 4099);  /* 4099 pages in one sequence */
     check_page_bijection(12, 128, 49); /* batch 128 */
     check_thd_paged();
+    check_side_layouts();
     {
         af_case c;
         load("batch = 1\nseqlen_kv = 100000\npage_size = 3\nhead_dim = 8\n", &c);
@@ -236,7 +302,11 @@ int main(void) {
                               "packing = kv\n",
                               "packing = qkv\n",
                               "packing = qkv\nlayout = bhsd\nstride_gap = 3\n",
-                              "packing = kv\nlayout = sbhd\nstride_gap = 1\n"};
+                              "packing = kv\nlayout = sbhd\nstride_gap = 1\n",
+                              "packing = kv_h\nstride_gap = 2\n",
+                              "packing = qkv_h\nlayout = sbhd\n",
+                              "layout_kv = bhsd\nlayout_do = sbhd\n",
+                              "layout = bhsd\nlayout_kv = sbhd\npacking = kv\n"};
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) same_inputs(base, variants[i]);
     const char *padded =
         "batch = 3\nheads_q = 4\nheads_kv = 2\nseqlen_q = 33\nseqlen_kv = 47\nhead_dim_qk = 16\nhead_dim_v = 8\n"

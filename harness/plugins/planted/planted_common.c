@@ -126,6 +126,11 @@
  *                                   its remainder) instead of sequence b's own row: a varlen
  *                                   kernel that reuses cu_seqlens_q for the KV cache; right
  *                                   for the first sequence only (its start is 0)
+ *   PLANTED_LAYOUT_ASSUMED          the peers' common layouts assumed: packed Q/K/V read with
+ *                                   the blocked packing's head stride (one vector, the token's
+ *                                   row / (n tensors x H): right for kv / qkv, wrong for the
+ *                                   per-head kv_h / qkv_h, whose heads are n vectors apart),
+ *                                   and dO read with O's strides (wrong with layout_do)
  *
  * Every planted plugin but that one refuses malformed metadata (AF_PLUGIN_ERROR, the
  * reason in why) before it runs (plugins/metadata_check.h).
@@ -193,6 +198,7 @@
 #define PLANTED_MAX_LOGIT_MASKED           34
 #define PLANTED_ALIBI_UNSIGNED             35
 #define PLANTED_KV_SCALE_SWAP              36
+#define PLANTED_LAYOUT_ASSUMED             37
 
 #ifndef PLANTED_BUG
 #error "build with -DPLANTED_BUG=PLANTED_<BUG> (see harness/plugins/CMakeLists.txt)"
@@ -249,6 +255,9 @@ static const struct {
     {"planted:alibi_unsigned", "signed ALiBi accepted and applied as -slope * |distance|"},
     [PLANTED_KV_SCALE_SWAP] = {"planted:kv_scale_swap",
                                "fp8 KV cache: V dequantised with k_scale (K's descale) in place of v_scale"},
+    [PLANTED_LAYOUT_ASSUMED] =
+        {"planted:layout_assumed",
+         "packed K/V read with the blocked packing's head stride (kv_h as kv), dO with O's strides"},
 };
 
 /* The features this plugin serves (forward only). */
@@ -381,6 +390,29 @@ static int64_t elem_offset(const af_plugin_tensor *x, int b, int h, int s, int d
     (void)is_input;
     return (int64_t)b * stride_b + (int64_t)s * stride_s + (int64_t)h * stride_h + d;
 }
+
+#if BUG(LAYOUT_ASSUMED)
+/* The views a kernel that knows only the blocked packings and a dO shaped like O would use:
+ * each packed input's head stride is one vector of the token's row (the smaller of its
+ * token and batch strides, over n tensors of H heads; bhsd, whose heads are outside the
+ * token, is left alone), and dO takes O's strides. Only the reads change. */
+static void assume_common_layouts(const af_plugin_problem *p, af_plugin_tensors *t) {
+    int n = !strncmp(p->packing, "qkv", 3) ? 3 : !strncmp(p->packing, "kv", 2) ? 2 : 0;
+    for (int i = n == 3 ? AF_PLUGIN_Q : AF_PLUGIN_K; n && i <= AF_PLUGIN_V; i++) {
+        af_plugin_tensor *x = &t->t[i];
+        if (x->stride_h > x->stride_s) continue; /* bhsd */
+        int64_t row = x->token_start || x->stride_b <= 0 || x->stride_s < x->stride_b ? x->stride_s : x->stride_b;
+        x->stride_h = row / ((int64_t)n * x->H);
+    }
+    af_plugin_tensor *dout = &t->t[AF_PLUGIN_DO];
+    const af_plugin_tensor *o = &t->t[AF_PLUGIN_O];
+    if (dout->data) {
+        dout->stride_b = o->stride_b;
+        dout->stride_h = o->stride_h;
+        dout->stride_s = o->stride_s;
+    }
+}
+#endif
 
 /* Read one element; 0 outside the tensor's buffer (a wrong offset from a planted bug
  * reads garbage, never memory that is not ours). */
@@ -1063,6 +1095,11 @@ static int run_planted(const af_plugin_problem *p, const af_plugin_tensors *t, f
     memset(&r, 0, sizeof r);
     r.p = p;
     r.t = t;
+#if BUG(LAYOUT_ASSUMED)
+    af_plugin_tensors assumed = *t;
+    assume_common_layouts(p, &assumed);
+    r.t = &assumed;
+#endif
     r.B = p->batch;
     r.Hq = p->heads_q;
     r.Hkv = p->heads_kv;

@@ -139,5 +139,17 @@ int main(void) {
     CHECK(af_selector_parse_answer("two words", &ch, printed, sizeof printed) == -1);
     CHECK(af_selector_parse_answer("none", &ch, printed, sizeof printed) == -1);
     CHECK(af_selector_parse_answer("", &ch, printed, sizeof printed) == -1);
+    /* the per-head packings are words of their own: an entry that lists kv claims no kv_h */
+    {
+        af_policy pk;
+        CHECK(af_policy_parse("backend = blocked\npackings = separate,kv\nbackend = perhead\npackings = kv_h,qkv_h\n",
+                              "t.policy", &pk, &e) == 0);
+        CHECK(pk.entries[1].packings == ((1u << AF_PACK_KV_H) | (1u << AF_PACK_QKV_H)));
+        af_select_facts_unknown(&f);
+        c = make_case("packing = kv_h\n");
+        af_policy_choose(&pk, &c, &f, &ch);
+        CHECK(ch.served && !strcmp(ch.backend, "perhead"));
+        CHECK_MSG(strstr(ch.reasons[0].reason, "packing kv_h not claimed") != NULL, "%s", ch.reasons[0].reason);
+    }
     CHECK_DONE("test_policy");
 }
