@@ -2,7 +2,7 @@
 # (test_fp8_e5m2_end_to_end.sh, test_fp8_out_dtype_end_to_end.sh). The caller sets bin (the
 # attnfuzz binary), tmp (a scratch folder), TIME (campaign seconds) and fail=0, then calls:
 #   check NAME FILE REGEX          FILE must match REGEX (else FAIL, fail=1)
-#   kind_campaign BUG WHAT LINE    a TIME-second campaign from the plain fp8_e4m3 seed on
+#   kind_campaign BUG WHAT LINE [SEED]  a TIME-second campaign (--seed SEED, default 11) from the plain fp8_e4m3 seed on
 #                                  flash_fp8_bug:BUG must find it; every minimised finding
 #                                  keeps the kind (a line matching LINE, grep -E) and the
 #                                  first still fails (repro exits 1); WHAT names the kind
@@ -15,8 +15,8 @@ check() {
 }
 
 kind_campaign() {
-  local bug=$1 what=$2 line=$3 out="$tmp/camp" rc n kept first rrc
-  "$bin" campaign --time "$TIME" --jobs 1 --seed 11 --backend "flash_fp8_bug:$bug" --out "$out" \
+  local bug=$1 what=$2 line=$3 seed=${4:-11} out="$tmp/camp" rc n kept first rrc
+  "$bin" campaign --time "$TIME" --jobs 1 --seed "$seed" --backend "flash_fp8_bug:$bug" --out "$out" \
     corpora/seed/fp8-e4m3-causal.case > "$tmp/camp.log" 2>&1
   rc=$?
   n=$(ls "$out/findings" 2>/dev/null | wc -l)

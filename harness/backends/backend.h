@@ -105,14 +105,19 @@ typedef enum {
     AF_FIND_PLUGIN,  /* "plugin:PATH" could not be loaded (no file, symbols, ABI) */
 } af_find_error;
 
+/* Backends one registry holds: the built-ins (about 70 with the planted ones and CUDA)
+ * leave room for plugins and workers (test_registry checks the margin). */
+#define AF_REGISTRY_MAX 256
+
 typedef struct {
-    af_backend *items[64];
+    af_backend *items[AF_REGISTRY_MAX];
     int count;
     af_find_error find_error; /* why the last af_registry_find returned NULL */
 } af_registry;
 
 void af_registry_init(af_registry *r); /* built-ins (cpu, cudnn, planted...) */
-void af_registry_add(af_registry *r, af_backend *be);
+/* Add be (wrapped for CP); 0, or -1 when r is full (be destroyed: the caller says so). */
+int af_registry_add(af_registry *r, af_backend *be);
 /* Find by name; "plugin:PATH.so" loads that plugin. NULL with why when unknown. */
 af_backend *af_registry_find(af_registry *r, const char *name, char *why, size_t cap);
 void af_registry_free(af_registry *r);

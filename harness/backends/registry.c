@@ -21,12 +21,16 @@ void af_registry_init(af_registry *r) {
  * the wrapper off (the backends then decline cp > 1 as they do on their own). The
  * judge's floor covers the inner backend's partials rounded to the output dtype before
  * the wrapper combines them (judge/criterion/criterion_cp.h). */
-void af_registry_add(af_registry *r, af_backend *be) {
-    if (be && r->count < (int)(sizeof r->items / sizeof r->items[0])) {
-        const char *cp = af_config_get(AF_CFG_CP);
-        af_backend *held = cp && !strcmp(cp, "0") ? be : af_cp_wrap(be);
-        if (held) r->items[r->count++] = held;
+int af_registry_add(af_registry *r, af_backend *be) {
+    if (!be) return 0;
+    if (r->count >= AF_REGISTRY_MAX) {
+        be->destroy(be);
+        return -1;
     }
+    const char *cp = af_config_get(AF_CFG_CP);
+    af_backend *held = cp && !strcmp(cp, "0") ? be : af_cp_wrap(be);
+    if (held) r->items[r->count++] = held;
+    return 0;
 }
 
 /* cp-bug:PLANT:INNER over the registry's INNER (backends/cp/cp.h), added to r. */
@@ -41,7 +45,10 @@ static af_backend *find_cp_planted(af_registry *r, const char *name, char *why, 
         snprintf(why, cap, "backend '%s': out of host memory", name);
         return NULL;
     }
-    af_registry_add(r, be);
+    if (af_registry_add(r, be) != 0) {
+        snprintf(why, cap, "backend '%s': the registry already holds %d backends", name, AF_REGISTRY_MAX);
+        return NULL;
+    }
     return be;
 }
 
@@ -55,7 +62,11 @@ af_backend *af_registry_find(af_registry *r, const char *name, char *why, size_t
             r->find_error = AF_FIND_PLUGIN;
             return NULL;
         }
-        af_registry_add(r, be);
+        if (af_registry_add(r, be) != 0) {
+            snprintf(why, cap, "backend '%s': the registry already holds %d backends", name, AF_REGISTRY_MAX);
+            r->find_error = AF_FIND_PLUGIN;
+            return NULL;
+        }
         return r->items[r->count - 1];
     }
     if (strncmp(name, "cp-bug:", 7) == 0) return find_cp_planted(r, name, why, cap);

@@ -235,6 +235,9 @@ int af_worker_register_config(af_registry *r, af_worker_config *cfg, char *why, 
         snprintf(why, cap, "worker: out of memory");
         return -1;
     }
-    af_registry_add(r, be);
+    if (af_registry_add(r, be) != 0) {
+        snprintf(why, cap, "worker: the registry already holds %d backends", AF_REGISTRY_MAX);
+        return -1;
+    }
     return 0;
 }

@@ -30,18 +30,12 @@
 #include "model/mathf.h"
 #include "model/numeric.h"
 #include "util/check.h"
+#include "judge/tests/fp8_fixture.h"
 #include "judge/tests/fp8_bwd_exact.h"
 
 static af_runner runner;
 
-static void prepare(af_prepared *p, const char *text) {
-    af_case c;
-    af_error e;
-    CHECK_MSG(af_case_parse(text, "test_fp8_backward", &c, &e) == 0, "%s: %s\n%s", e.field, e.message, text);
-    char why[512] = "";
-    CHECK_MSG(af_prepare(&runner, &c, p, why, sizeof why) == 0, "%s", why);
-    CHECK_MSG(p->have_oracle && p->have_ref, "oracle %d reference %d: %s", p->have_oracle, p->have_ref, p->ref_note);
-}
+static void prepare(af_prepared *p, const char *text) { f8_prepare(&runner, p, text, "test_fp8_backward", true); }
 
 /* Stored value of input element (b, h, s, d) of tensor id (the E4M3 value, no descale). */
 static float stored(const af_prepared *p, af_tensor_id id, int b, int h, int s, int d) {
@@ -337,14 +331,11 @@ static void test_declines(void) {
 }
 
 int main(void) {
-    memset(&runner, 0, sizeof runner);
-    af_oracle_opts_default(&runner.oracle);
-    runner.reference = af_backend_cpu_new();
-    CHECK(runner.reference);
+    f8_runner_open(&runner);
     test_declines();
     test_recipe_bit_for_bit();
     test_reference_error();
     test_probes();
-    runner.reference->destroy(runner.reference);
+    f8_runner_close(&runner);
     CHECK_DONE("test_fp8_backward");
 }

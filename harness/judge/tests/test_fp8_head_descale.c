@@ -21,17 +21,11 @@
 #include "judge/runner.h"
 #include "model/numeric.h"
 #include "util/check.h"
+#include "judge/tests/fp8_fixture.h"
 
 static af_runner runner;
 
-static void prepare(af_prepared *p, const char *text) {
-    af_case c;
-    af_error e;
-    CHECK_MSG(af_case_parse(text, "test_fp8_head_descale", &c, &e) == 0, "%s: %s\n%s", e.field, e.message, text);
-    char why[512] = "";
-    CHECK_MSG(af_prepare(&runner, &c, p, why, sizeof why) == 0, "%s", why);
-    CHECK_MSG(p->have_oracle, "no oracle: %s", p->ref_note);
-}
+static void prepare(af_prepared *p, const char *text) { f8_prepare(&runner, p, text, "test_fp8_head_descale", false); }
 
 static double stored(const af_prepared *p, af_tensor_id id, int b, int h, int s, int d) {
     const af_tensors *t = &p->tensors;
@@ -146,12 +140,9 @@ static void test_case_kind(const char *dtype, int headroom_q) {
 }
 
 int main(void) {
-    memset(&runner, 0, sizeof runner);
-    af_oracle_opts_default(&runner.oracle);
-    runner.reference = af_backend_cpu_new();
-    CHECK(runner.reference);
+    f8_runner_open(&runner);
     test_case_kind("fp8_e4m3", 0);
     test_case_kind("fp8_e5m2", 2);
-    runner.reference->destroy(runner.reference);
+    f8_runner_close(&runner);
     CHECK_DONE("test_fp8_head_descale");
 }

@@ -25,19 +25,13 @@
 #include "model/gen.h"
 #include "model/numeric.h"
 #include "util/check.h"
+#include "judge/tests/fp8_fixture.h"
 
 #include "judge/tests/criterion_fixture.h"
 
 static af_runner runner;
 
-static void prepare(af_prepared *p, const char *text) {
-    af_case c;
-    af_error e;
-    CHECK_MSG(af_case_parse(text, "test_fp8_kv", &c, &e) == 0, "%s: %s\n%s", e.field, e.message, text);
-    char why[512] = "";
-    CHECK_MSG(af_prepare(&runner, &c, p, why, sizeof why) == 0, "%s", why);
-    CHECK_MSG(p->have_oracle, "no oracle: %s", p->ref_note);
-}
+static void prepare(af_prepared *p, const char *text) { f8_prepare(&runner, p, text, "test_fp8_kv", false); }
 
 /* A power of two (exactly). */
 static bool is_pow2(float x) {
@@ -183,12 +177,9 @@ static void test_criterion_edge(void) {
 }
 
 int main(void) {
-    memset(&runner, 0, sizeof runner);
-    af_oracle_opts_default(&runner.oracle);
-    runner.reference = af_backend_cpu_new();
-    CHECK(runner.reference);
+    f8_runner_open(&runner);
     test_storage_oracle_reference();
     test_criterion_edge();
-    runner.reference->destroy(runner.reference);
+    f8_runner_close(&runner);
     CHECK_DONE("test_fp8_kv");
 }
