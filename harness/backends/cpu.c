@@ -53,10 +53,10 @@
  * descale = head (forward): descale_q, descale_k, descale_v are those of (b, kv head).
  * fp8_e5m2 is the same with E5M2 in place of E4M3 for every stored tensor and for dS8;
  * P8 stays E4M3 (model/tensors.h).
- * Features (oracle/feature_spec.h states them; fp16/bf16 only), in fp32 in this order:
+ * Features (oracle/feature_spec.h states them; fp16/bf16, sinks fp8 too), in fp32 in this order:
  *     S_j  = softcap * tanhf(S_j / softcap)   then   S_j += bias_ij + (-slope_bh * |j - diag_br|)
  *     (signed ALiBi: + slope_bh * (j - diag_br); a ..1s bias reads its one row for every i)
- *     sinks: m = max(m, a_h); l += expf(a_h - m) (no value row); a row that sees no key
+ *     sinks: m = max(m, a_h); l += expf(a_h - m) (no value row; fp8: in Z, never in P8); a row that sees no key
  *     stores O = 0 and LSE = a_h (its denominator holds the sink alone)
  *     stats = log2: LSE stored as (m + logf(l)) * log2(e), read back times ln 2
  *     outputs = max_sumexp / max_logit: M_i = max_j S_j (the sink's logit is not a score;
@@ -527,14 +527,16 @@ static inline float lse_from_stored(const cpu_problem *pb, float lse) {
 
 /* fp8_e4m3 forward of one row whose scores s (n) are computed: P normalised, scaled by
  * AF_FP8_SCALE_S and cast to E4M3; O from the E4M3 P and stored V, descaled, scaled by
- * scale_o and stored E4M3 (the cast is the store). Returns Z (the row sum). */
+ * scale_o and stored E4M3 (the cast is the store). Returns Z (the row sum, the sink's
+ * exp(a_h - m) included: P_j = E_j / Z, the sink has no value row). */
 static float forward_row_fp8(const cpu_problem *pb, cpu_scratch *scr, int b, int hv, int first, int n, float m,
-                             float *acc /* (Dv) */) {
+                             float sink, float *acc /* (Dv) */) {
     float *e = scr->p, z = 0.0f;
     for (int j = 0; j < n; j++) {
         e[j] = af_expf(scr->s[j] - m);
         z += e[j];
     }
+    if (sink > -INFINITY) z += af_expf(sink - m); /* the sink's term: in Z only, never cast to P8 */
     for (int d = 0; d < pb->Dv; d++) acc[d] = 0.0f;
     for (int j = 0; j < n; j++) {
         float p8 = af_e4m3_to_f32(af_f32_to_e4m3((e[j] / z) * AF_FP8_SCALE_S));
@@ -615,7 +617,7 @@ static void forward_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) 
         for (int j = 0; j < n; j++) m_scores = s[j] > m_scores ? s[j] : m_scores;
         float m = sink_of(pb, h) > m_scores ? sink_of(pb, h) : m_scores;
         if (pb->fp8) {
-            float z = forward_row_fp8(pb, scr, b, hv, first, n, m, acc);
+            float z = forward_row_fp8(pb, scr, b, hv, first, n, m, sink_of(pb, h), acc);
             store_row(pb, AF_T_O, b, h, i, pb->Dv, acc, 1.0f); /* E4M3 store = the cast */
             store_lse(pb, b, h, i, m + af_logf(z));
             continue;

@@ -630,8 +630,12 @@ static void mutate_cp_paged(af_case *c, uint64_t *rng) {
  * block / element drop masks and the score statistics outputs. */
 static void mutate_feature(af_case *c, uint64_t *rng) {
     static const double softcaps[] = {0.0, 5.0, 20.0, 30.0, 50.0};
-    if (af_dtype_is_fp8_tensor(c->dtype)) { /* fp8's: O's storage, or one tensor's scale headroom (docs/fp8.md) */
-        int what = pick(rng, 5);
+    if (af_dtype_is_fp8_tensor(c->dtype)) { /* fp8's: O's storage, descales, sinks, or one tensor's headroom */
+        int what = pick(rng, 6);
+        if (what == 5) { /* the one score feature fp8 holds (docs/fp8.md, "Sinks") */
+            c->softmax = (af_softmax_kind)pick(rng, 3);
+            return;
+        }
         if (what == 0) {
             c->out_dtype = (af_out_dtype)pick(rng, 3); /* same, fp16, bf16 */
             return;

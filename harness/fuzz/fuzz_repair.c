@@ -352,10 +352,25 @@ static void repair_drops(af_case *c) {
     if (c->block_mask_q > 0 && !lengths_visible(c)) block_mask_off(c);
 }
 
-/* Features only where they are defined (fp16/bf16, no cp) and allowed; dLSE only with a
+/* Features only where they are defined (fp16/bf16, no cp; sinks with fp8_e4m3 / fp8_e5m2
+ * and with cp, bias with cp) and allowed; dLSE only with a
  * backward; a softcap outside the parser's range goes. */
 static void repair_features(af_case *c, const af_fuzz_limits *l) {
     bool allowed = l->features && (c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16) && c->cp_size == 1;
+    if (!allowed && l->features) { /* sinks also with fp8 tensors, sinks and bias also with cp */
+        bool wide = c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16;
+        if ((unsigned)c->softmax > AF_SOFTMAX_LEARNABLE) c->softmax = AF_SOFTMAX_VANILLA;
+        if ((unsigned)c->bias >= AF_BIAS_COUNT || !wide) c->bias = AF_BIAS_NONE;
+        af_softmax_kind keep_softmax = af_case_feature_dtype_ok(c, AF_CF_SOFTMAX) ? c->softmax : AF_SOFTMAX_VANILLA;
+        af_bias_shape keep_bias = c->cp_size > 1 ? c->bias : AF_BIAS_NONE;
+        for (int f = 0; f < AF_CF_COUNT; f++)
+            if (af_case_field_row((af_case_field)f)->feature_text) af_case_field_reset(c, (af_case_field)f);
+        c->softmax = keep_softmax;
+        c->bias = keep_bias;
+        c->outputs = AF_OUTPUTS_LSE;
+        c->alibi_slopes = AF_SLOPES_STANDARD;
+        return;
+    }
     if (!allowed) {
         for (int f = 0; f < AF_CF_COUNT; f++) /* every score feature off (model/case_fields.h) */
             if (af_case_field_row((af_case_field)f)->feature_text) af_case_field_reset(c, (af_case_field)f);

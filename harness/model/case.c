@@ -420,6 +420,11 @@ int af_case_field_set_scalar(af_case *c, af_case_field f, long long v) {
     }
 }
 
+bool af_case_feature_dtype_ok(const af_case *c, af_case_field f) {
+    if (c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16) return true;
+    return (int)f == F_SOFTMAX && af_dtype_is_fp8_tensor(c->dtype); /* the sink joins the fp8 recipe's Z */
+}
+
 bool af_case_has_features(const af_case *c) {
     for (int f = 0; f < F_COUNT; f++)
         if (field_info[f].feature_text && af_case_field_printed(c, (af_case_field)f)) return true;
@@ -919,15 +924,14 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
         for (int j = 0; j < i; j++)
             if (c->data[j].kind == t->kind) FAIL(F_DATA, "term '%s' appears twice", data_names[t->kind]);
     }
-    if (af_case_has_features(c)) {
-        /* the field of the first feature set, in print order */
-        int f = 0;
-        while (!(field_info[f].feature_text && af_case_field_printed(c, (af_case_field)f))) f++;
-        if (c->dtype != AF_DT_FP16 && c->dtype != AF_DT_BF16)
-            FAIL(f, "%s with dtype %s: features are defined for fp16 and bf16 only", field_info[f].name,
-                 dtype_names[c->dtype]);
-        if (c->cp_size > 1)
-            FAIL(f, "%s with cp = %d: context parallelism does not carry features", field_info[f].name, c->cp_size);
+    for (int f = 0; f < AF_CF_COUNT; f++) { /* each score feature set, in print order */
+        if (!field_info[f].feature_text || !af_case_field_printed(c, (af_case_field)f)) continue;
+        if (!af_case_feature_dtype_ok(c, (af_case_field)f))
+            FAIL(f, "%s with dtype %s: %s", field_info[f].name, dtype_names[c->dtype],
+                 f == F_SOFTMAX ? "sinks are defined for fp16, bf16, fp8_e4m3 and fp8_e5m2"
+                                : "features are defined for fp16 and bf16 only (sinks for fp8 too)");
+        if (c->cp_size > 1 && f != F_SOFTMAX && f != F_BIAS)
+            FAIL(f, "%s with cp = %d: context parallelism carries sinks and bias only", field_info[f].name, c->cp_size);
     }
     if (c->n_documents < 0 || c->n_documents > AF_MAX_DOCUMENTS)
         FAIL(F_DOCUMENTS, "%d documents: at most %d (AF_MAX_DOCUMENTS)", c->n_documents, AF_MAX_DOCUMENTS);

@@ -26,8 +26,9 @@
  *            (select/features.h) and its place in the minimiser's drop order
  *   FTEXT    a score feature's word in af_case_features_text ("sinks" + "(learnable)" for an
  *            ENUM), else NULL. A score feature (FTEXT set) changes the attention function:
- *            af_case_has_features counts it; it is defined for fp16/bf16 without cp
- *            (af_case_validate), costs one unit (af_case_cost), is reset by the fuzzer's
+ *            af_case_has_features counts it; it is defined for fp16/bf16 (sinks for
+ *            fp8_e4m3 / fp8_e5m2 too: af_case_feature_dtype_ok) without cp (sinks and
+ *            bias with cp too) (af_case_validate), costs one unit (af_case_cost), is reset by the fuzzer's
  *            repair when not allowed, is needed by af_min_could_reach, and workers decline it
  *            (worker protocol 1 carries none but dropout). fp8_headroom is a feature (FEAT)
  *            but not a score feature: it scales fp8's operands.
@@ -216,6 +217,10 @@ const af_case_field_info *af_case_field_row(af_case_field f);
 int af_case_field_by_name(const char *name);
 /* Whether af_case_print writes the field's line (its PRINTED); for a feature, whether c
  * has it. */
+/* May score feature f (a row with FTEXT) be set with c's dtype? fp16 / bf16: every one;
+ * fp8_e4m3 / fp8_e5m2: softmax's sinks (their term joins the fp8 recipe's denominator, the
+ * P8 cast applies to the keys' terms only: docs/fp8.md); none otherwise. */
+bool af_case_feature_dtype_ok(const af_case *c, af_case_field f);
 bool af_case_field_printed(const af_case *c, af_case_field f);
 /* Put the field back to its default (a feature off, with the state that goes with it:
  * dropout's seed and offset). Shorthands (PRINTED 0) are left alone. */

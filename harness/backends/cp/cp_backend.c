@@ -26,7 +26,8 @@ static const char *const plant_names[AF_CP_PLANT_COUNT] = {"none",
                                                            "dkdv_not_reduced",
                                                            "window_left_dropped",
                                                            "kv_repeat_tiled",
-                                                           "a2a_skipped"};
+                                                           "a2a_skipped",
+                                                           "sink_per_rank"};
 
 static const char *const plant_descriptions[AF_CP_PLANT_COUNT] = {
     "no planted bug",
@@ -38,7 +39,9 @@ static const char *const plant_descriptions[AF_CP_PLANT_COUNT] = {
     "window's left bound",
     "a2a with heads_kv < cp: K/V heads are replicated by tiling (0,1,0,1) instead of interleaving (0,0,1,1), so "
     "query heads meet the wrong K/V head",
-    "a2a: the all-to-all is never performed; each rank attends over its own chunks only, all heads"};
+    "a2a: the all-to-all is never performed; each rank attends over its own chunks only, all heads",
+    "sinks: every call keeps the sink in its own denominator and the merge adds them all (the sink counted once "
+    "per call instead of once per row)"};
 
 const char *af_cp_plant_name(af_cp_plant p) { return (unsigned)p < AF_CP_PLANT_COUNT ? plant_names[p] : "?"; }
 

@@ -2,13 +2,18 @@
  * its sub-case; partial outputs are merged by their LSE, gradients summed to their owner.
  *
  * Forward, per query row (fp32, as TransformerEngine's CP merge):
- *   lse = m + log(sum_i exp(lse_i - m)),  m = max_i lse_i
+ *   lse = m + log(sum_i exp(lse_i - m) + exp(a_h - m)),  m = max(max_i lse_i, a_h)
  *   O   = sum_i exp(lse_i - lse) o_i       (o_i: each call's O as stored, dtype-rounded)
+ * The calls run without sinks (af_cp_sub_case); the sink logit a_h (-inf without sinks)
+ * joins the merged denominator once per row, as feature_spec.h's Z_i = sum_j exp(s_ij) +
+ * exp(a_h) holds it once whatever the split. A row no call reaches keeps O = 0, LSE = a_h.
  * Backward: each call's backward runs from the global O (as stored) and LSE
  * (backward_given), so its P and D are the global ones; dQ, dK, dV partials (as stored)
  * are summed in fp32 into their global positions (dK/dV: the owner rank's reduction; a
  * K/V head replicated to several a2a ranks: the sum over its replicas, the replication's
- * backward) and stored once.
+ * backward) and stored once. Learnable sinks: dsink_h = -sum_(b,i) exp(a_h - lse_i) D_i
+ * with D_i = dO_i . O_i from the global O as stored (fp32, rows ascending), once, by the
+ * wrapper: no call sees the sink.
  */
 #include <math.h>
 #include <stdio.h>
@@ -16,6 +21,7 @@
 #include <string.h>
 
 #include "backends/cp/cp_exec.h"
+#include "model/features.h"
 #include "model/layout.h"
 #include "model/tensors.h"
 #include "util/clock.h"
@@ -32,6 +38,8 @@ typedef struct {
     float *o;                   /* (B,Hq,Sq,Dv) merged O (fp32) */
     float *dq, *dk, *dv;        /* (B,Hq,Sq,Dqk) (B,Hkv,Skv,Dqk) (B,Hkv,Skv,Dv) gradient sums */
     float **part_o, **part_lse; /* per run: (B, heads_q, seqlen_q of the sub-case, Dv) / (.., 1) */
+    float *sink;                /* (Hq) sink logits joined once per merged row; NULL without sinks or
+                                   when the calls keep them (sink_per_rank) */
 } cp_ctx;
 
 static float *floats(size_t n) { return calloc(n ? n : 1, sizeof(float)); }
@@ -46,6 +54,7 @@ static void ctx_free(cp_ctx *x, int runs) {
     for (int r = 0; x->part_o && r < runs; r++) free(x->part_o[r]);
     for (int r = 0; x->part_lse && r < runs; r++) free(x->part_lse[r]);
     free(x->part_o), free(x->part_lse);
+    free(x->sink);
 }
 
 /* Dense copy of input tensor tid of the global case (valid rows only). */
@@ -83,6 +92,11 @@ static int ctx_init(cp_ctx *x, const af_case *c, af_tensors *t, af_cp_plant plan
     read_input(x, AF_T_V, x->v, x->Hkv, x->Skv, x->Dv, true);
     if (c->backward) read_input(x, AF_T_DO, x->dout, x->Hq, x->Sq, x->Dv, false);
     for (size_t i = 0; i < nq; i++) x->lse_max[i] = -INFINITY;
+    if (c->softmax != AF_SOFTMAX_VANILLA && plant != AF_CP_PLANT_SINK_PER_RANK) {
+        if (!(x->sink = floats((size_t)x->Hq))) return -1;
+        for (int h = 0; h < x->Hq; h++) x->sink[h] = af_feature_sink(c, h);
+        for (size_t i = 0; i < nq; i++) x->lse_max[i] = x->sink[i / x->Sq % x->Hq]; /* m starts at a_h */
+    }
     return 0;
 }
 
@@ -145,6 +159,7 @@ static int make_sub(const cp_ctx *x, const af_cp_run *run, bool backward, af_cas
         if (rc < 0) snprintf(why, cap, "%s: %s", pre, msg);
         return rc;
     }
+    if (x->plant == AF_CP_PLANT_SINK_PER_RANK) sub->softmax = x->c->softmax; /* the bug: each call keeps the sink */
     if (af_tensors_alloc(st, sub, msg, sizeof msg)) {
         snprintf(why, cap, "%s: %s", pre, msg);
         return -1;
@@ -327,6 +342,23 @@ static void write_grad(cp_ctx *x, af_tensor_id tid, const float *acc, int H, int
     }
 }
 
+/* dsink_h = -sum over sequences, then rows (ascending) of exp(a_h - lse_i) D_i, D_i = dO_i .
+ * O_i from the global O and LSE as stored (fp32); a row that sees no key has no share. */
+static void sink_gradient(const cp_ctx *x, float *dsink /* (Hq) */) {
+    for (int h = 0; h < x->Hq; h++) {
+        float a = af_feature_sink(x->c, h), acc = 0.0f;
+        for (int b = 0; b < x->B; b++)
+            for (int s = 0; s < af_case_len_q(x->c, b); s++) {
+                float lse = (float)get(x->t, AF_T_LSE, b, h, s, 0), d = 0.0f;
+                if (!(lse > -INFINITY) || x->lse_sum[qi(x, b, h, s)] == 0.0f) continue;
+                for (int k = 0; k < x->Dv; k++)
+                    d += x->dout[qi(x, b, h, s) * x->Dv + k] * (float)get(x->t, AF_T_O, b, h, s, k);
+                acc += expf(a - lse) * d;
+            }
+        dsink[h] = -acc;
+    }
+}
+
 af_run_status af_cp_supports(af_backend *inner, af_cp_plant plant, const af_case *c, char *why, size_t cap) {
     af_cp_plan plan;
     af_run_status st = af_cp_plan_make(c, plant, &plan, why, cap);
@@ -377,6 +409,7 @@ af_run_status af_cp_execute(af_backend *inner, af_cp_plant plant, const af_case 
         each_row(&x, &plan, merge_max);
         each_row(&x, &plan, merge_sum);
         size_t nq = (size_t)x.B * x.Hq * x.Sq;
+        for (size_t i = 0; x.sink && i < nq; i++) x.lse_sum[i] += expf(x.sink[i / x.Sq % x.Hq] - x.lse_max[i]);
         for (size_t i = 0; i < nq; i++) x.lse[i] = x.lse_sum[i] > 0 ? x.lse_max[i] + logf(x.lse_sum[i]) : -INFINITY;
         each_row(&x, &plan, merge_out);
         write_forward(&x);
@@ -388,6 +421,7 @@ af_run_status af_cp_execute(af_backend *inner, af_cp_plant plant, const af_case 
             write_grad(&x, AF_T_DQ, x.dq, x.Hq, x.Sq, x.Dqk, false);
             write_grad(&x, AF_T_DK, x.dk, x.Hkv, x.Skv, x.Dqk, true);
             write_grad(&x, AF_T_DV, x.dv, x.Hkv, x.Skv, x.Dv, true);
+            if (t->dsink) sink_gradient(&x, t->dsink);
         }
     }
     ctx_free(&x, plan.count);

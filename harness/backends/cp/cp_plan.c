@@ -269,6 +269,13 @@ static af_run_status common_checks(const af_case *c, int nchunks, char *why, siz
                  comm_name(c), af_kv_dtype_name(c->kv_dtype));
         return AF_RUN_DECLINED;
     }
+    if (c->bias != AF_BIAS_NONE) {
+        snprintf(why, cap,
+                 "cp %s: bias = %s is not served (the ranks' calls generate their bias from their own sub-case; "
+                 "no slice of the global bias reaches them)",
+                 comm_name(c), af_bias_shape_name(c->bias));
+        return AF_RUN_DECLINED;
+    }
     if (c->dtype != AF_DT_FP16 && c->dtype != AF_DT_BF16) {
         snprintf(why, cap, "cp %s: %s is not served (per-tensor fp8 scales of the ranks' calls differ from the global)",
                  comm_name(c), af_dtype_name(c->dtype));
@@ -443,7 +450,8 @@ int af_cp_sub_case(const af_case *c, const af_cp_run *run, bool backward, af_cas
     *sub = *c;
     sub->cp_size = 1;
     sub->cp_comm = AF_CP_NONE;
-    sub->packing = AF_PACK_SEPARATE; /* the ranks read the case's tensors through its plan (kv_h, layout_do too) */
+    sub->softmax = AF_SOFTMAX_VANILLA; /* the sink joins the merged denominator once (cp_exec.c), not each call's */
+    sub->packing = AF_PACK_SEPARATE;   /* the ranks read the case's tensors through its plan (kv_h, layout_do too) */
     sub->layout_kv = sub->layout_do = AF_SIDE_SAME;
     sub->stride_gap = 0;
     sub->thd_gap = 0;

@@ -98,6 +98,11 @@ static int feature_declines(const af_case *c, size_t cudnn_version, char *why, s
         snprintf(why, cap, "stats = log2: cuDNN's SDPA writes natural-log stats (max + log sum exp); not served");
     else if (c->dlse)
         snprintf(why, cap, "dlse: cuDNN's SDPA backward takes no incoming LSE gradient (its inputs are O, dO, Stats)");
+    else if (af_dtype_is_fp8_tensor(c->dtype) && sinks)
+        snprintf(why, cap,
+                 "softmax = %s with %s: cudnn-frontend's FP8 SDPA node (sdpa_fp8.h: attn_scale, descales, mask, "
+                 "softmax, scale_S, bmm2) takes no sink_token input; not served",
+                 af_softmax_name(c->softmax), af_dtype_name(c->dtype));
     else if (af_dtype_is_fp8_tensor(c->dtype) &&
              (c->softcap != 0.0 || sinks || c->bias != AF_BIAS_NONE || c->alibi || dropout))
         snprintf(why, cap,

@@ -56,7 +56,14 @@ int main(void) {
     expect_error("seed = 1\ndlse = yes\n", 2, "dlse", "needs backward = yes");
     expect_error("dtype = fp8_e4m3\nsoftcap = 20\n", 2, "softcap", "fp16 and bf16 only");
     expect_error("dtype = mxfp8\nbias = 11ss\n", 2, "bias", "fp16 and bf16 only");
-    expect_error("seqlen = 16\ncp = 2 p2p\nalibi = yes\n", 3, "alibi", "context parallelism");
+    expect_error("seqlen = 16\ncp = 2 p2p\nalibi = yes\n", 3, "alibi", "context parallelism carries sinks and bias");
+    /* sinks with fp8_e4m3 / fp8_e5m2 and with cp, bias with cp: valid; sinks with mxfp8 not */
+    roundtrip("dtype = fp8_e4m3\nsoftmax = learnable\nbackward = yes\n", "softmax = learnable\n");
+    roundtrip("dtype = fp8_e5m2\nsoftmax = off_by_one\n", "softmax = off_by_one\n");
+    roundtrip("seqlen = 16\ncp = 2 p2p\nsoftmax = learnable\n", "softmax = learnable\n");
+    roundtrip("seqlen = 16\ncp = 2 a2a\nbias = 11ss\nheads = 2\n", "bias = 11ss\n");
+    expect_error("dtype = mxfp8\nsoftmax = off_by_one\n", 2, "softmax", "sinks are defined for fp16, bf16, fp8_e4m3");
+    expect_error("dtype = fp8_e5m2\nsoftmax = off_by_one\nbias = 11ss\n", 3, "bias", "fp16 and bf16 only");
     expect_error("softmax = learnable\nsoftmax = learnable\n", 2, "softmax", "repeated");
     /* block_mask and custom_mask: print, parse, round trip; errors name the field */
     roundtrip("block_mask = 8 16 0.6\nmask = causal\nseqlen = 40\n", "block_mask = 8 16 0.6\n");
@@ -80,7 +87,7 @@ int main(void) {
                  "drop every visible key");
     /* af_case_validate without lines still names the field */
     af_case_defaults(&c);
-    c.dtype = AF_DT_FP8_E4M3;
+    c.dtype = AF_DT_MXFP8; /* sinks are defined for fp8_e4m3 and fp8_e5m2, not mxfp8 */
     c.softmax = AF_SOFTMAX_OFF_BY_ONE;
     CHECK(af_case_validate(&c, &e) == -1 && !strcmp(e.field, "softmax"));
 

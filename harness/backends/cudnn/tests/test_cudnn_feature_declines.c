@@ -218,7 +218,9 @@ int main(void) {
     fp8_declined(fp8_bias, "fp8_e4m3 with bias");
     fp8_declined(fp8_softcap, "fp8_e4m3 with softcap");
     fp8_declined(fp8_alibi, "fp8_e4m3 with alibi");
-    fp8_declined(fp8_sinks, "fp8_e4m3 with sinks");
+    fp8_declined(fp8_sinks, "off_by_one with fp8_e4m3: cudnn-frontend's FP8 SDPA node");
+    /* fp8 sinks now parse: the description declines the parsed case itself */
+    CHECK(desc_of("#fp8\nsoftmax = learnable\n", 91900, &d, why, sizeof why) != 0 && strstr(why, "no sink_token"));
     fp8_declined(fp8_dropout, "fp8_e4m3 with dropout");
     /* a served feature does not hide a declined one */
     declined("bias = 11ss\nstats = log2\n", 91900, "natural-log stats");
