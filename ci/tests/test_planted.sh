@@ -51,6 +51,8 @@
 #   kv_scale_swap                 mismatch          comparison, on the kv_dtype seed (V read with
 #                                                   K's descale; its K's outlier channels put the
 #                                                   two descales in different binades)
+#   page_form_assumed             mismatch          comparison, on the page_layout = hnd / page_kv =
+#                                                   joint seeds (a 3 s campaign from them finds it)
 #   layout_assumed                mismatch          comparison, on the kv_h / qkv_h / layout_do
 #                                                   seeds (blocked packings pass); and a short
 #                                                   campaign from them finds it, each minimised
@@ -195,7 +197,18 @@ expect layout_assumed mismatch
 seeds=("${layout_seeds[@]}")
 TIME=${ATTNFUZZ_TEST_PLANTED_CAMPAIGN_TIME:-5}
 feature_campaign layout_assumed '^(packing = (kv|qkv)_h|layout_do = )'
+# page forms: HND pages and joint K/V pages found from their seeds by a 3 s campaign, the
+# minimised findings keep the form; the NHD split seeds pass (below: every seed)
+form_seeds=(corpora/seed/*paged-hnd*.case corpora/seed/*paged-joint*.case)
+expect page_form_assumed mismatch "${form_seeds[@]}"
+seeds=("${form_seeds[@]}")
+TIME=${ATTNFUZZ_TEST_PLANTED_CAMPAIGN_TIME:-3}
+feature_campaign page_form_assumed '^page_(layout = hnd|kv = joint)'
 seeds=("${all_seeds[@]}")
+nhd_split=($(grep -l '^page_size' "${seeds[@]}" | xargs grep -LE '^page_(layout|kv) = '))
+"$bin" run "${nhd_split[@]}" --backend planted:page_form_assumed > "$tmp/form-nhd.txt" 2>&1 &&
+  echo "ok   planted:page_form_assumed passes the ${#nhd_split[@]} nhd / split paged seeds" ||
+  { echo "FAIL planted:page_form_assumed fails an nhd / split paged seed"; grep FINDING "$tmp/form-nhd.txt" | head -3; fail=$((fail + 1)); }
 for bug in page_index_128 split_kv_stride finite_max_init; do
   "$bin" run "${seeds[@]}" --backend "planted:$bug" --json > "$tmp/$bug.seeds.json" 2> /dev/null
   others=$(kinds "$tmp/$bug.seeds.json" | grep -vxE 'pass|declined' | sort | uniq -c | tr '\n' ',')

@@ -175,8 +175,10 @@ static void problem_from_case(const af_case *c, plugin_problem_buf *pb) {
     if (c->page_size > 0) p->flags |= AF_PLUGIN_PAGED;
     p->layout = af_layout_name(c->layout);
     p->packing = af_packing_name(c->packing);
-    p->kv_dtype = (int32_t)c->kv_dtype;    /* ABI 7 */
-    p->descale_per_head = c->descale_head; /* ABI 7; the arrays are set in run */
+    p->kv_dtype = (int32_t)c->kv_dtype;                                          /* ABI 7 */
+    p->descale_per_head = c->descale_head;                                       /* ABI 7; the arrays are set in run */
+    p->page_layout = c->page_hnd ? AF_PLUGIN_PAGE_HND : AF_PLUGIN_PAGE_NHD;      /* ABI 7 */
+    p->page_kv = c->page_kv_joint ? AF_PLUGIN_PAGE_JOINT : AF_PLUGIN_PAGE_SPLIT; /* ABI 7 */
 }
 
 /* Where the buffers, the ragged token starts, the page table and the mxfp8 scales

@@ -479,6 +479,9 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
         read_outputs(&r, after + 1, c);
         read_kv_types(&r, after + 2, c);
         read_layouts(&r, after + 3, c);
+        unsigned pages = rd(&r, after + 4); /* the page-forms byte; repair drops it without pages */
+        c->page_hnd = (pages & EXT_PAGES_HND) != 0;
+        c->page_kv_joint = (pages & EXT_PAGES_JOINT) != 0;
     }
     if (ext.items & EXT_FP8_HEADROOM)
         for (int k = 0; k < AF_FP8_SCALED; k++) c->fp8_headroom[k] = (int)rd(&r, ext.headroom_at + (size_t)k);

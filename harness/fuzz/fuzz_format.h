@@ -170,6 +170,11 @@ enum {
     EXT_LAYOUTS_DO_SHIFT = 3,
     EXT_LAYOUTS_SIDE_MASK = 0x3u
 };
+/* After the layouts byte (the encoder writes the items before it, as 0, to reach it): the
+ * page-forms byte (missing = 0: nhd, split, so older inputs decode as before): bit 0
+ * (EXT_PAGES_HND) is page_layout = hnd, bit 1 (EXT_PAGES_JOINT) page_kv = joint (repair
+ * drops both without pages). The encoder writes it only for a case with one of them. */
+enum { EXT_PAGES_HND = 1u << 0, EXT_PAGES_JOINT = 1u << 1 };
 
 /* A byte a backend or engine name may hold: what the case parser keeps in a value (no
  * white space, no '#', which starts a comment). */

@@ -618,6 +618,8 @@ static void mutate_cp_paged(af_case *c, uint64_t *rng) {
         if (c->page_size) { /* a thd case stays thd: ragged queries over paged K/V */
             c->packing = AF_PACK_SEPARATE;
             c->backward = false;
+            c->page_hnd = pick(rng, 4) == 0;      /* FlashInfer's HND pages */
+            c->page_kv_joint = pick(rng, 4) == 0; /* K and V blocks in one page */
         }
     }
 }

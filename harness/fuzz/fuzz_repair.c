@@ -286,8 +286,9 @@ static void repair_combinations(af_case *c, const af_fuzz_limits *l) {
             c->page_size = p < cap ? p : cap;
         }
     }
-    if (!c->page_size) c->page_tail_nan = false;   /* the tail of a page needs pages */
-    if (c->page_size) c->layout_kv = AF_SIDE_SAME; /* pages have their own layout */
+    if (!c->page_size) c->page_tail_nan = false;               /* the tail of a page needs pages */
+    if (!c->page_size) c->page_hnd = c->page_kv_joint = false; /* so do the page forms */
+    if (c->page_size) c->layout_kv = AF_SIDE_SAME;             /* pages have their own layout */
     if (c->cp_size > l->max_cp) c->cp_size = l->max_cp;
     if (c->cp_size > 64) c->cp_size = 64;
     while (c->cp_size > 1 && (c->seqlen_q % (2 * c->cp_size) || c->seqlen_kv % (2 * c->cp_size))) c->cp_size--;

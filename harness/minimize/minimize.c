@@ -292,7 +292,9 @@ static void pass_features(candidates *cs, const af_case *c) {
         add(cs, &t);                                                                                                   \
     }
     TRY(c->heads_v && c->heads_v != c->heads_kv, t.heads_v = 0); /* V back to K's head count */
-    TRY(c->page_size, t.page_size = 0);
+    TRY(c->page_size, t.page_size = 0; t.page_hnd = t.page_kv_joint = false);
+    TRY(c->page_hnd, t.page_hnd = false);           /* hnd pages to nhd */
+    TRY(c->page_kv_joint, t.page_kv_joint = false); /* joint K/V pages to split */
     TRY(c->stride_gap, t.stride_gap = 0);
     TRY(c->thd_gap, t.thd_gap = 0);
     TRY(c->packing != AF_PACK_SEPARATE, t.packing = AF_PACK_SEPARATE);

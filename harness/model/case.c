@@ -39,6 +39,8 @@ static const char *const outputs_names[] = {"lse", "max_sumexp", "max_logit"};
 static const char *const kv_dtype_names[] = {"same", "fp8_e4m3", "fp8_e5m2"};
 /* FLAG2 fields: the spelling of false, then of true */
 static const char *const page_tail_names[] = {"finite", "nan"};
+static const char *const page_layout_names[] = {"nhd", "hnd"};
+static const char *const page_kv_names[] = {"split", "joint"};
 static const char *const descale_names[] = {"tensor", "head"};
 static const char *const stats_names[] = {"natural", "log2"};
 /* Parameters each data term takes (p0 only, or p0 and p1). */
@@ -834,6 +836,8 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
         FAIL(F_PACKING, "%s packing needs head_dim_qk == head_dim_v (%d vs %d)", packing_names[c->packing],
              c->head_dim_qk, c->head_dim_v);
     if (c->page_tail_nan && !c->page_size) FAIL(F_PAGE_TAIL, "page_tail = nan needs page_size > 0");
+    if (c->page_hnd && !c->page_size) FAIL(F_PAGE_LAYOUT, "page_layout = hnd needs page_size > 0");
+    if (c->page_kv_joint && !c->page_size) FAIL(F_PAGE_KV, "page_kv = joint needs page_size > 0");
     if (c->page_size) {
         if (c->packing != AF_PACK_SEPARATE) FAIL(F_PAGE_SIZE, "paged KV needs packing = separate");
         if (c->backward) FAIL(F_PAGE_SIZE, "paged KV is forward only (a KV cache has no gradient)");

@@ -180,6 +180,13 @@ typedef struct {
     int page_size;      /* paged KV: tokens per page, 0 = not paged */
     bool page_tail_nan; /* unused slots of a sequence's last page hold NaN
                                          (default: finite stale values, like a reused cache) */
+    bool page_hnd;      /* page_layout = hnd: a page is [heads, page_size, head_dim]
+                           (FlashInfer's kv_layout "HND"); default nhd: [page_size, heads,
+                           head_dim], bshd inside a page */
+    bool page_kv_joint; /* page_kv = joint: K's and V's pages in one buffer, page p's K block
+                           then its V block (FlashInfer's [pages, 2, ...] paged_kv_cache);
+                           default split: K and V each in their own buffer (FA3's k_cache,
+                           v_cache) */
     af_mask_kind mask;
     af_align align;
     int window_left, window_right; /* -1 = unbounded; see mask.h for the convention */

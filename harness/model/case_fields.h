@@ -127,6 +127,10 @@
       1,                                -1, NULL,         NULL)                                                     \
     X(PAGE_TAIL,    "page_tail",    FLAG2,  page_tail_nan, 0, 0,               false,              page_tail_names, \
       c->page_size != 0,                -1, NULL,         NULL)                                                     \
+    X(PAGE_LAYOUT,  "page_layout",  FLAG2,  page_hnd,      0, 0,               false,              page_layout_names, \
+      c->page_hnd,                      -1, NULL,         NULL)                                                     \
+    X(PAGE_KV,      "page_kv",      FLAG2,  page_kv_joint, 0, 0,               false,              page_kv_names,   \
+      c->page_kv_joint,                 -1, NULL,         NULL)                                                     \
     X(MASK,         "mask",         CUSTOM, mask,          0, 0,               HAND,               NULL,            \
       1,                                -1, NULL,         NULL)                                                     \
     X(ALIGN,        "align",        ENUM,   align,         0, 0,               AF_ALIGN_TOP_LEFT,  align_names,     \

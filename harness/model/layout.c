@@ -15,8 +15,11 @@
  *   bhsd: offset = base_t + b * (sum_t H_t * S * (D_t + gap)) + (h * S + s) * (D + gap) + d
  *   thd : offset = base + (token_start[b] + s) * row + h * (D + gap) + d, with thd_gap
  *         unused tokens after every sequence
- *   paged K/V (bshd inside a page): base + page * page_stride + (s % P) * row + h * (D+gap) + d,
- *         whatever the layout: with thd, Q, O and LSE are ragged and K, V paged
+ *   paged K/V: base + page * page_stride + (s % P) * stride_s + h * stride_h + d, whatever
+ *         the layout (with thd, Q, O and LSE are ragged and K, V paged): page_layout nhd
+ *         (bshd inside a page) stride_s = row, stride_h = D+gap; hnd stride_s = D+gap,
+ *         stride_h = P (D+gap); page_kv joint puts V's block after K's in each page of BUF_K
+ *         (lay_pages)
  * LSE is fp32: (b, h, s) dense, or (token, h) for thd.
  */
 #include "model/layout.h"
@@ -99,6 +102,36 @@ static af_layout group_layout(const af_case *c, const group *g) {
     return c->layout;
 }
 
+/* K and V of a paged case (validate: packing separate), whatever the layout: with thd,
+ * Q, O and LSE stay ragged. A page block is one tensor's page, H heads x P slots of
+ * (D + gap): nhd [P, H, D + gap], hnd [H, P, D + gap]. page_kv = split: K's blocks in
+ * BUF_K, V's in BUF_V, each page stride one block; joint: both in BUF_K, page p holding
+ * K's block then V's, so the page stride is the two blocks and V's base one K block. */
+static void lay_pages(af_layout_plan *p, const af_case *c) {
+    af_tensor_id ids[2] = {AF_T_K, AF_T_V};
+    int64_t block[2];
+    for (int i = 0; i < 2; i++) {
+        af_tensor_view *v = &p->view[ids[i]];
+        int64_t vec = v->D + c->stride_gap;
+        v->paged = true;
+        v->ragged = false;
+        v->base = 0;
+        v->stride_h = c->page_hnd ? (int64_t)c->page_size * vec : vec;
+        v->stride_s = c->page_hnd ? vec : (int64_t)v->H * vec;
+        block[i] = (int64_t)v->H * c->page_size * vec;
+        v->stride_b = block[i]; /* page stride */
+        p->buffer_elems[v->buffer] = (int64_t)p->n_pages * block[i];
+    }
+    if (c->page_kv_joint) {
+        af_tensor_view *k = &p->view[AF_T_K], *v = &p->view[AF_T_V];
+        k->stride_b = v->stride_b = block[0] + block[1];
+        v->buffer = AF_BUF_K;
+        v->base = block[0];
+        p->buffer_elems[AF_BUF_K] = (int64_t)p->n_pages * (block[0] + block[1]);
+        p->buffer_elems[AF_BUF_V] = 0;
+    }
+}
+
 static void lay_group(af_layout_plan *p, const af_case *c, const group *g) {
     int gap = c->stride_gap;
     bool kv = kv_side(g->ids[0]);
@@ -148,15 +181,6 @@ static void lay_group(af_layout_plan *p, const af_case *c, const group *g) {
                 v->ragged = true;
                 total = (kv ? p->total_tokens_kv : p->total_tokens_q) * row;
                 break;
-        }
-        if (c->page_size && kv && g->n == 1 && (g->ids[0] == AF_T_K || g->ids[0] == AF_T_V)) {
-            v->paged = true;
-            v->ragged = false; /* thd + paged: Q, O, LSE ragged, K and V in pages */
-            v->base = 0;
-            v->stride_h = vec; /* pages are bshd inside, whatever the layout */
-            v->stride_s = row;
-            v->stride_b = (int64_t)c->page_size * row; /* page stride */
-            total = (int64_t)p->n_pages * c->page_size * row;
         }
         if (!per_head) off += (int64_t)v->H * vec;
     }
@@ -249,6 +273,7 @@ int af_layout_plan_make(const af_case *c, af_layout_plan *p, char *why, size_t c
     groups[ng++] = (group){{AF_T_O}, 1, AF_BUF_O, o_st};
     groups[ng++] = (group){{AF_T_DO}, 1, AF_BUF_DO, grad_st};
     for (int i = 0; i < ng; i++) lay_group(p, c, &groups[i]);
+    if (c->page_size) lay_pages(p, c);
     if (!c->backward) {
         p->buffer_elems[AF_BUF_DO] = p->buffer_elems[AF_BUF_DQ] = 0;
         p->buffer_elems[AF_BUF_DK] = p->buffer_elems[AF_BUF_DV] = 0;

@@ -457,6 +457,7 @@ int af_cp_sub_case(const af_case *c, const af_cp_run *run, bool backward, af_cas
     sub->thd_gap = 0;
     sub->page_size = 0;
     sub->page_tail_nan = false;
+    sub->page_hnd = sub->page_kv_joint = false; /* the ranks' chunks are not paged */
     sub->has_scale = true;
     sub->scale = af_case_scale(c);
     sub->backward = backward;

@@ -43,6 +43,8 @@ int af_worker_case_features(const af_case *c, const char *out[], int cap) {
     ADD(padded, "padded");
     ADD(c->layout == AF_LAYOUT_THD, "ragged");
     ADD(c->page_size > 0, "paged");
+    ADD(c->page_hnd, "paged_hnd");        /* page_layout = hnd: the descriptors' strides say it */
+    ADD(c->page_kv_joint, "paged_joint"); /* page_kv = joint: V's buffer and offset say it */
     ADD(c->packing != AF_PACK_SEPARATE, "packed");
     ADD(c->stride_gap > 0, "stride_gap");
     ADD(c->cp_size > 1, "cp");

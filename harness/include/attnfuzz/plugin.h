@@ -279,7 +279,21 @@ typedef struct {
      * const; 0 and NULL without. */
     int32_t descale_per_head;
     const float *q_descale, *k_descale, *v_descale; /* (batch, heads_kv) each          */
+    /* ABI 7: the paged K/V's form (paged problems; 0 otherwise). The views already say it
+     * (t[K], t[V] strides and data): page_layout AF_PLUGIN_PAGE_HND is FlashInfer's "HND"
+     * page [heads, page_size, D] (stride_s one vector, stride_h page_size vectors), NHD
+     * [page_size, heads, D]; page_kv AF_PLUGIN_PAGE_JOINT puts K's and V's blocks of a page
+     * in one buffer (FlashInfer's [pages, 2, ...] cache): stride_b spans both blocks and
+     * t[V].data is t[K].data + one K block. A kernel that takes only one form declines the
+     * other. */
+    int32_t page_layout;
+    int32_t page_kv;
 } af_plugin_problem;
+
+#define AF_PLUGIN_PAGE_NHD   0 /* [page_size, heads, D] inside a page (ABI 7)          */
+#define AF_PLUGIN_PAGE_HND   1 /* [heads, page_size, D] inside a page (ABI 7)          */
+#define AF_PLUGIN_PAGE_SPLIT 0 /* K and V pages in separate buffers (ABI 7)            */
+#define AF_PLUGIN_PAGE_JOINT 1 /* page p: K's block then V's, one buffer (ABI 7)       */
 
 #define AF_PLUGIN_KV_SAME     0 /* K, V in the dtype                                   */
 #define AF_PLUGIN_KV_FP8_E4M3 1 /* K, V stored E4M3 with descales (ABI 7)              */

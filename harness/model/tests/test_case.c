@@ -99,9 +99,31 @@ static void test_heads_v(void) {
                  "needs packing = separate");
 }
 
+/* page_layout = nhd | hnd, page_kv = split | joint: printed when set, parsed back, and
+ * refused without pages naming the field. */
+static void test_page_forms(void) {
+    af_case c;
+    af_error e;
+    char out[8192];
+    CHECK(parse("seqlen = 16\npage_size = 4\npage_layout = hnd\npage_kv = joint\n", &c, &e) == 0);
+    CHECK(c.page_hnd && c.page_kv_joint);
+    af_case_print(&c, out, sizeof out);
+    CHECK_MSG(strstr(out, "page_layout = hnd\npage_kv = joint\n") != NULL, "printed:\n%s", out);
+    roundtrip("seqlen = 16\npage_size = 4\npage_layout = hnd\n");
+    roundtrip("seqlen = 16\npage_size = 5\npage_kv = joint\nheads_q = 4\nheads_kv = 2\n");
+    CHECK(parse("seqlen = 16\npage_size = 4\npage_layout = nhd\npage_kv = split\n", &c, &e) == 0);
+    af_case_print(&c, out, sizeof out);
+    CHECK(!c.page_hnd && !c.page_kv_joint && !strstr(out, "page_layout") && !strstr(out, "page_kv"));
+    expect_error("page_layout = hnd\n", 1, "page_layout", "page_layout = hnd needs page_size > 0");
+    expect_error("seqlen = 8\npage_kv = joint\n", 2, "page_kv", "page_kv = joint needs page_size > 0");
+    expect_error("page_layout = hdn\n", 1, "page_layout", "nhd");
+    expect_error("page_kv = both\n", 1, "page_kv", "joint");
+}
+
 int main(void) {
     af_case c;
     af_error e;
+    test_page_forms();
     test_heads_v();
     test_side_layouts();
 

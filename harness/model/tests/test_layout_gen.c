@@ -93,6 +93,44 @@ static void check_page_bijection(int ps, int batch, int seqlen_kv) {
     free(p);
 }
 
+/* page_layout = hnd and page_kv = joint against the address written out by hand: a page
+ * block is [H, P, vec] (hnd) or [P, H, vec] (nhd); joint pages hold K's block then V's in
+ * BUF_K. Every element still has its own place (check_plan). */
+static void check_page_forms(bool hnd, bool joint) {
+    char text[256];
+    snprintf(text, sizeof text,
+             "batch = 3\nheads_q = 4\nheads_kv = 2\nseqlen_q = 3\nseqlen_kv = 23\npage_size = 5\n"
+             "head_dim_qk = 8\nhead_dim_v = 4\nstride_gap = 2\npage_layout = %s\npage_kv = %s\nseed = 5\n",
+             hnd ? "hnd" : "nhd", joint ? "joint" : "split");
+    af_case c;
+    load(text, &c);
+    check_plan(&c);
+    af_layout_plan *p = malloc(sizeof *p);
+    char why[256];
+    CHECK(af_layout_plan_make(&c, p, why, sizeof why) == 0);
+    const int P = 5, H = 2, vec_k = 10, vec_v = 6;
+    const int64_t blk_k = (int64_t)H * P * vec_k, blk_v = (int64_t)H * P * vec_v;
+    for (int t = 0; t < 2; t++) {
+        af_tensor_id id = t ? AF_T_V : AF_T_K;
+        int vec = t ? vec_v : vec_k, D = t ? 4 : 8;
+        int64_t pstride = joint ? blk_k + blk_v : t ? blk_v : blk_k, base = joint && t ? blk_k : 0;
+        CHECK(p->view[id].buffer == (joint ? AF_BUF_K : t ? AF_BUF_V : AF_BUF_K));
+        for (int b = 0; b < 3; b++)
+            for (int h = 0; h < H; h++)
+                for (int s = 0; s < 23; s++)
+                    for (int d = 0; d < D; d++) {
+                        int64_t page = p->page_table[b * p->pages_per_seq + s / P];
+                        int64_t in_page = hnd ? ((int64_t)h * P + s % P) * vec : ((int64_t)(s % P) * H + h) * vec;
+                        int64_t want = base + page * pstride + in_page + d;
+                        CHECK_MSG(af_layout_offset(p, id, b, h, s, d) == want, "%s %s %s (%d,%d,%d,%d)",
+                                  hnd ? "hnd" : "nhd", joint ? "joint" : "split", t ? "V" : "K", b, h, s, d);
+                    }
+    }
+    CHECK(p->buffer_elems[AF_BUF_K] == p->n_pages * (joint ? blk_k + blk_v : blk_k));
+    CHECK(p->buffer_elems[AF_BUF_V] == (joint ? 0 : p->n_pages * blk_v));
+    free(p);
+}
+
 /* Dense inputs of a case (exact stored values). */
 static af_inputs gen(const af_case *c, af_tensors *t) {
     af_inputs in;
@@ -288,6 +326,7 @@ int main(void) {
     check_page_bijection(1, 1, 4099);  /* 4099 pages in one sequence */
     check_page_bijection(12, 128, 49); /* batch 128 */
     check_thd_paged();
+    for (int f = 0; f < 4; f++) check_page_forms(f & 1, f & 2);
     check_side_layouts();
     {
         af_case c;

@@ -126,6 +126,11 @@
  *                                   its remainder) instead of sequence b's own row: a varlen
  *                                   kernel that reuses cu_seqlens_q for the KV cache; right
  *                                   for the first sequence only (its start is 0)
+ *   PLANTED_PAGE_FORM_ASSUMED       paged K/V strides recomputed for the common form (NHD
+ *                                   pages, K and V split): head stride one vector, token
+ *                                   stride H vectors, page stride page_size rows; right for
+ *                                   nhd / split, wrong for page_layout = hnd (heads read as
+ *                                   tokens) and page_kv = joint (the split page stride)
  *   PLANTED_LAYOUT_ASSUMED          the peers' common layouts assumed: packed Q/K/V read with
  *                                   the blocked packing's head stride (one vector, the token's
  *                                   row / (n tensors x H): right for kv / qkv, wrong for the
@@ -199,6 +204,7 @@
 #define PLANTED_ALIBI_UNSIGNED             35
 #define PLANTED_KV_SCALE_SWAP              36
 #define PLANTED_LAYOUT_ASSUMED             37
+#define PLANTED_PAGE_FORM_ASSUMED          38
 
 #ifndef PLANTED_BUG
 #error "build with -DPLANTED_BUG=PLANTED_<BUG> (see harness/plugins/CMakeLists.txt)"
@@ -258,6 +264,9 @@ static const struct {
     [PLANTED_LAYOUT_ASSUMED] =
         {"planted:layout_assumed",
          "packed K/V read with the blocked packing's head stride (kv_h as kv), dO with O's strides"},
+    [PLANTED_PAGE_FORM_ASSUMED] = {"planted:page_form_assumed",
+                                   "paged K/V read as NHD pages split into K and V (HND pages and joint K/V "
+                                   "pages misaddressed)"},
 };
 
 /* The features this plugin serves (forward only). */
@@ -367,6 +376,14 @@ static int64_t elem_offset(const af_plugin_tensor *x, int b, int h, int s, int d
 #endif
     if (x->page_table) {
         int64_t slot = s / x->page_size, row = s % x->page_size; /* page-table entry, row in the page */
+#if BUG(PAGE_FORM_ASSUMED)
+        if (is_input) { /* [pages, page_size, H, vec] per tensor, whatever the form */
+            int64_t vec = stride_h < stride_s ? stride_h : stride_s;
+            stride_h = vec;
+            stride_s = (int64_t)x->H * vec;
+            stride_b = (int64_t)x->page_size * stride_s;
+        }
+#endif
 #if BUG(PAGE_INDEX_128)
         /* K/V walked in KV_TILE-token tiles: a page larger than a tile addressed as if it
          * held KV_TILE tokens (entry s / 128, row s % 128); an entry past the sequence's
