@@ -164,6 +164,12 @@ static void read_layouts(const reader *r, size_t at, af_case *c) {
     c->layout_do = (af_side_layout)((v >> EXT_LAYOUTS_DO_SHIFT) & EXT_LAYOUTS_SIDE_MASK);
 }
 
+/* The gaps item (fuzz_format.h), after the layouts byte: gap_h, gap_s, gap_b. */
+static void read_gaps(const reader *r, size_t at, af_case *c) {
+    int *gaps[EXT_N_GAPS] = {&c->gap_h, &c->gap_s, &c->gap_b};
+    for (int k = 0; k < EXT_N_GAPS; k++) *gaps[k] = (int)rd_le(r, at + (size_t)k * EXT_GAP_BYTES, EXT_GAP_BYTES);
+}
+
 /* The dropout item (fuzz_format.h); repair drops it where the case cannot hold it. */
 static void read_dropout(const reader *r, const extension *e, af_case *c) {
     c->dropout_p = af_fz_dropout_table[rd(r, e->dropout_at) % AF_FZ_N_DROPOUT];
@@ -479,6 +485,7 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
         read_outputs(&r, after + 1, c);
         read_kv_types(&r, after + 2, c);
         read_layouts(&r, after + 3, c);
+        read_gaps(&r, after + 4, c);
     }
     if (ext.items & EXT_FP8_HEADROOM)
         for (int k = 0; k < AF_FP8_SCALED; k++) c->fp8_headroom[k] = (int)rd(&r, ext.headroom_at + (size_t)k);

@@ -170,6 +170,11 @@ enum {
     EXT_LAYOUTS_DO_SHIFT = 3,
     EXT_LAYOUTS_SIDE_MASK = 0x3u
 };
+/* After the layouts byte (the items before it written, as 0, to reach it): the gaps item,
+ * gap_h, gap_s and gap_b in EXT_GAP_BYTES little-endian bytes each (missing = 0, so older
+ * inputs decode as before; repair bounds them, model/case.c's limits and the memory the
+ * gaps cost). The encoder writes it only for a case with a gap. */
+enum { EXT_GAP_BYTES = 2, EXT_N_GAPS = 3 };
 
 /* A byte a backend or engine name may hold: what the case parser keeps in a value (no
  * white space, no '#', which starts a comment). */

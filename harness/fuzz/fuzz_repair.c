@@ -85,6 +85,9 @@ static double elements_after_clamps(const af_case *c) {
     }
     t.thd_gap = clampi(t.thd_gap, 0, smax > 8 ? smax : 8);
     t.stride_gap = clampi(t.stride_gap, 0, dmax > 8 ? dmax : 8);
+    t.gap_h = clampi(t.gap_h, 0, dmax > 8 ? dmax : 8);
+    t.gap_s = clampi(t.gap_s, 0, dmax > 8 ? dmax : 8);
+    t.gap_b = clampi(t.gap_b, 0, 4096);
     return af_case_elements(&t);
 }
 
@@ -260,10 +263,13 @@ static void repair_combinations(af_case *c, const af_fuzz_limits *l) {
         int dmax = c->head_dim_qk > c->head_dim_v ? c->head_dim_qk : c->head_dim_v;
         c->thd_gap = clampi(c->thd_gap, 0, smax > 8 ? smax : 8);
         c->stride_gap = clampi(c->stride_gap, 0, dmax > 8 ? dmax : 8);
+        c->gap_h = clampi(c->gap_h, 0, dmax > 8 ? dmax : 8); /* per (token, head) at most, as stride_gap */
+        c->gap_s = clampi(c->gap_s, 0, dmax > 8 ? dmax : 8);
+        c->gap_b = clampi(c->gap_b, 0, 4096); /* per batch (or page): cheap */
     }
     if (is_fp8(c->dtype)) {
         c->packing = AF_PACK_SEPARATE;
-        c->stride_gap = 0;
+        c->stride_gap = c->gap_h = c->gap_s = c->gap_b = 0;
     }
     repair_packing(c);
     if (c->page_size) {
@@ -288,6 +294,8 @@ static void repair_combinations(af_case *c, const af_fuzz_limits *l) {
     }
     if (!c->page_size) c->page_tail_nan = false;   /* the tail of a page needs pages */
     if (c->page_size) c->layout_kv = AF_SIDE_SAME; /* pages have their own layout */
+    if (c->layout == AF_LAYOUT_THD && af_case_layout_kv(c) == AF_LAYOUT_THD && !c->page_size)
+        c->gap_b = 0; /* no batch stride to pad */
     if (c->cp_size > l->max_cp) c->cp_size = l->max_cp;
     if (c->cp_size > 64) c->cp_size = 64;
     while (c->cp_size > 1 && (c->seqlen_q % (2 * c->cp_size) || c->seqlen_kv % (2 * c->cp_size))) c->cp_size--;

@@ -865,6 +865,12 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
     if (af_dtype_is_fp8(c->dtype)) {
         if (c->packing != AF_PACK_SEPARATE) FAIL(F_PACKING, "%s needs packing = separate", dtype_names[c->dtype]);
         if (c->stride_gap) FAIL(F_STRIDE_GAP, "%s needs stride_gap = 0", dtype_names[c->dtype]);
+        if (c->gap_h) FAIL(F_GAP_H, "%s needs gap_h = 0", dtype_names[c->dtype]);
+        if (c->gap_s) FAIL(F_GAP_S, "%s needs gap_s = 0", dtype_names[c->dtype]);
+        if (c->gap_b) FAIL(F_GAP_B, "%s needs gap_b = 0", dtype_names[c->dtype]);
+    }
+    if (c->gap_b && c->layout == AF_LAYOUT_THD && af_case_layout_kv(c) == AF_LAYOUT_THD && !c->page_size) {
+        FAIL(F_GAP_B, "gap_b needs a batch stride: thd tensors have none (thd_gap pads between sequences)");
     }
     if (c->cp_size > 1) {
         int chunks = 2 * c->cp_size;

@@ -175,7 +175,10 @@ typedef struct {
     af_packing packing;
     /* K, V, dK, dV (layout_kv) and dO (layout_do, backward) in their own layout; same = layout */
     af_side_layout layout_kv, layout_do;
-    int stride_gap;     /* extra elements after each (token, head) vector */
+    int stride_gap; /* extra elements after each (token, head) vector */
+    /* Extra elements in each head's, token's and batch's stride beyond its packed size,
+     * whatever the order of the axes (model/layout.c); 0 = packed */
+    int gap_h, gap_s, gap_b;
     int thd_gap;        /* pad tokens between ragged sequences (thd only) */
     int page_size;      /* paged KV: tokens per page, 0 = not paged */
     bool page_tail_nan; /* unused slots of a sequence's last page hold NaN

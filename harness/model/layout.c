@@ -3,20 +3,26 @@
  * Per token, a buffer holds the blocks of the tensors packed into it, one after the
  * other (packing kv, qkv: TransformerEngine's bs2hd / bs3hd); a block is H vectors of
  * (D + stride_gap) elements, the last stride_gap of each vector unused (a gap the harness
- * keeps poisoned in outputs). Packed per head (kv_h, qkv_h: TE's bsh2d / bsh3d, th3d),
+ * keeps poisoned in outputs, as every element no view owns: gap_h / gap_s / gap_b too). Packed per head (kv_h, qkv_h: TE's bsh2d / bsh3d, th3d),
  * each head holds the n tensors' vectors one after the other: tensor i of the group
  * starts at i (D + gap) and stride_h = n (D + gap); the token's row is the same size.
  * Per head has no meaning in bhsd (the head is outside the token: bh2sd and bhs2d are
  * both "per head", and no peer names either), so validate declines it.
  * K, V, dK, dV are laid out in af_case_layout_kv, dO in af_case_layout_do (layout_kv,
  * layout_do; the rest in layout): e.g. thd Q with bshd K/V, ragged Q over padded keys.
- *   bshd: offset = base + ((b * S + s) * row) + h * (D + gap) + d
- *   sbhd: offset = base + ((s * B + b) * row) + h * (D + gap) + d
- *   bhsd: offset = base_t + b * (sum_t H_t * S * (D_t + gap)) + (h * S + s) * (D + gap) + d
- *   thd : offset = base + (token_start[b] + s) * row + h * (D + gap) + d, with thd_gap
- *         unused tokens after every sequence
- *   paged K/V (bshd inside a page): base + page * page_stride + (s % P) * row + h * (D+gap) + d,
- *         whatever the layout: with thd, Q, O and LSE are ragged and K, V paged
+ * gap_h, gap_s, gap_b add that many elements to every head, token and batch stride (an
+ * unused tail after each head block, token block and batch block, whatever the order;
+ * cuDNN's graphs and FlashAttention take any such strides). With vec = D + gap,
+ * h_blk = vec + gap_h (per head: n vec + gap_h) and row = sum_t H_t h_blk:
+ *   bshd: offset = base + b * (S (row + gap_s) + gap_b) + s * (row + gap_s) + h * h_blk + d
+ *   sbhd: offset = base + s * (B (row + gap_b) + gap_s) + b * (row + gap_b) + h * h_blk + d
+ *   bhsd: offset = base_t + b * (sum_t H_t hs_t + gap_b) + h * hs + s * (vec + gap_s) + d,
+ *         hs = S (vec + gap_s) + gap_h
+ *   thd : offset = base + (token_start[b] + s) * (row + gap_s) + h * h_blk + d, with thd_gap
+ *         unused tokens after every sequence (no batch stride: gap_b has none to pad)
+ *   paged K/V (bshd inside a page): base + page * (P stride_s + gap_b) + (s % P) * stride_s
+ *         + h * (vec + gap_h) + d, stride_s = H (vec + gap_h) + gap_s, whatever the layout:
+ *         with thd, Q, O and LSE are ragged and K, V paged
  * LSE is fp32: (b, h, s) dense, or (token, h) for thd.
  */
 #include "model/layout.h"
@@ -106,59 +112,65 @@ static void lay_group(af_layout_plan *p, const af_case *c, const group *g) {
     bool per_head = g->n > 1 && af_packing_per_head(c->packing);
     int S = kv ? c->seqlen_kv : c->seqlen_q;
     int B = c->batch;
-    int64_t row = 0; /* elements per token over all tensors of the group */
-    int64_t per_b_bhsd = 0;
+    /* The head block: one vector (D + gap), or per head the n tensors' vectors; gap_h more.
+     * bhsd's head block is S token vectors, each gap_s longer (never per head: validate). */
+    int64_t head_vec = per_head ? (int64_t)g->n * (p->view[g->ids[0]].D + gap) : 0;
+    int64_t row = 0;        /* bshd / sbhd / thd: a token's elements over the group's tensors */
+    int64_t per_b_bhsd = 0; /* bhsd: a batch's elements over the group's tensors */
     for (int i = 0; i < g->n; i++) {
-        af_tensor_view *v = &p->view[g->ids[i]];
-        row += (int64_t)v->H * (v->D + gap);
-        per_b_bhsd += (int64_t)v->H * S * (v->D + gap);
+        const af_tensor_view *v = &p->view[g->ids[i]];
+        int64_t vec = v->D + gap;
+        if (!per_head) row += (int64_t)v->H * (vec + c->gap_h);
+        per_b_bhsd += (int64_t)v->H * ((int64_t)S * (vec + c->gap_s) + c->gap_h);
     }
+    if (per_head) row = (int64_t)p->view[g->ids[0]].H * (head_vec + c->gap_h);
+    int64_t token = row + c->gap_s; /* bshd / sbhd / thd: the token stride's unit */
     int64_t off = 0, total = 0;
     for (int i = 0; i < g->n; i++) {
         af_tensor_view *v = &p->view[g->ids[i]];
         int64_t vec = v->D + gap;
         v->buffer = g->buffer;
         v->storage = g->storage;
-        v->stride_h = per_head ? g->n * vec : vec;
+        v->stride_h = (per_head ? head_vec : vec) + c->gap_h;
         if (per_head) off = i * vec; /* tensor i's vector inside each head */
         switch (layout) {
             case AF_LAYOUT_BSHD:
                 v->base = off;
-                v->stride_s = row;
-                v->stride_b = (int64_t)S * row;
-                total = (int64_t)B * S * row;
+                v->stride_s = token;
+                v->stride_b = (int64_t)S * token + c->gap_b;
+                total = (int64_t)B * v->stride_b;
                 break;
             case AF_LAYOUT_SBHD:
                 v->base = off;
-                v->stride_s = (int64_t)B * row;
-                v->stride_b = row;
-                total = (int64_t)B * S * row;
+                v->stride_b = token + c->gap_b;
+                v->stride_s = (int64_t)B * v->stride_b + c->gap_s;
+                total = (int64_t)S * v->stride_s;
                 break;
             case AF_LAYOUT_BHSD: /* never per head (validate) */
-                v->base = off * S;
-                v->stride_h = (int64_t)S * vec;
-                v->stride_s = vec;
-                v->stride_b = per_b_bhsd;
-                total = (int64_t)B * per_b_bhsd;
-                break;
-            case AF_LAYOUT_THD:
                 v->base = off;
-                v->stride_s = row;
+                v->stride_s = vec + c->gap_s;
+                v->stride_h = (int64_t)S * v->stride_s + c->gap_h;
+                v->stride_b = per_b_bhsd + c->gap_b;
+                total = (int64_t)B * v->stride_b;
+                break;
+            case AF_LAYOUT_THD: /* no batch stride: thd_gap pads between sequences */
+                v->base = off;
+                v->stride_s = token;
                 v->stride_b = 0;
                 v->ragged = true;
-                total = (kv ? p->total_tokens_kv : p->total_tokens_q) * row;
+                total = (kv ? p->total_tokens_kv : p->total_tokens_q) * token;
                 break;
         }
         if (c->page_size && kv && g->n == 1 && (g->ids[0] == AF_T_K || g->ids[0] == AF_T_V)) {
             v->paged = true;
             v->ragged = false; /* thd + paged: Q, O, LSE ragged, K and V in pages */
             v->base = 0;
-            v->stride_h = vec; /* pages are bshd inside, whatever the layout */
-            v->stride_s = row;
-            v->stride_b = (int64_t)c->page_size * row; /* page stride */
-            total = (int64_t)p->n_pages * c->page_size * row;
+            v->stride_h = vec + c->gap_h; /* pages are bshd inside, whatever the layout */
+            v->stride_s = (int64_t)v->H * v->stride_h + c->gap_s;
+            v->stride_b = (int64_t)c->page_size * v->stride_s + c->gap_b; /* page stride */
+            total = (int64_t)p->n_pages * v->stride_b;
         }
-        if (!per_head) off += (int64_t)v->H * vec;
+        if (!per_head) off += (int64_t)v->H * v->stride_h; /* the next tensor's heads follow */
     }
     p->buffer_elems[g->buffer] = total;
     p->buffer_storage[g->buffer] = g->storage;

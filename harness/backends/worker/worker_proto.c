@@ -44,7 +44,7 @@ int af_worker_case_features(const af_case *c, const char *out[], int cap) {
     ADD(c->layout == AF_LAYOUT_THD, "ragged");
     ADD(c->page_size > 0, "paged");
     ADD(c->packing != AF_PACK_SEPARATE, "packed");
-    ADD(c->stride_gap > 0, "stride_gap");
+    ADD(c->stride_gap > 0 || c->gap_h > 0 || c->gap_s > 0 || c->gap_b > 0, "stride_gap"); /* any gap */
     ADD(c->cp_size > 1, "cp");
     ADD(c->dropout_p != 0.0, "dropout");
     ADD(c->softcap > 0, "softcap");
