@@ -55,6 +55,10 @@
 #                                                   seeds (blocked packings pass); and a short
 #                                                   campaign from them finds it, each minimised
 #                                                   finding still per-head packed or with layout_do
+#   axis_gaps_ignored             nan_inf|mismatch  the poisoned gaps read (or a neighbour's
+#                                                   values), on the two gap seeds; and a 3 s
+#                                                   campaign from them, each minimised finding
+#                                                   still with a gap_h / gap_s / gap_b
 #
 # For each: `attnfuzz run corpora/seed/*.case --backend planted:<bug> --json` exits 1
 # (a finding), some verdict has the expected kind, and none says that the plugin
@@ -195,6 +199,13 @@ expect layout_assumed mismatch
 seeds=("${layout_seeds[@]}")
 TIME=${ATTNFUZZ_TEST_PLANTED_CAMPAIGN_TIME:-5}
 feature_campaign layout_assumed '^(packing = (kv|qkv)_h|layout_do = )'
+# axis gaps: the two gap seeds (no other seed has gap_h / gap_s / gap_b: all pass), then
+# 3 s of campaign from them; every minimised finding keeps a gap
+gap_seeds=(corpora/seed/*-gaps-*.case)
+expect axis_gaps_ignored 'nan_inf|mismatch' "${gap_seeds[@]}"
+seeds=("${gap_seeds[@]}")
+TIME=${ATTNFUZZ_TEST_PLANTED_CAMPAIGN_TIME:-3}
+feature_campaign axis_gaps_ignored '^gap_(h|s|b) = [1-9]'
 seeds=("${all_seeds[@]}")
 for bug in page_index_128 split_kv_stride finite_max_init; do
   "$bin" run "${seeds[@]}" --backend "planted:$bug" --json > "$tmp/$bug.seeds.json" 2> /dev/null

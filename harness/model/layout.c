@@ -142,7 +142,7 @@ static void lay_group(af_layout_plan *p, const af_case *c, const group *g) {
                 break;
             case AF_LAYOUT_SBHD:
                 v->base = off;
-                v->stride_b = token + c->gap_b;
+                v->stride_b = row + c->gap_b; /* the batch inside the token: gap_s after all B */
                 v->stride_s = (int64_t)B * v->stride_b + c->gap_s;
                 total = (int64_t)S * v->stride_s;
                 break;
