@@ -170,6 +170,17 @@ static void read_gaps(const reader *r, size_t at, af_case *c) {
     for (int k = 0; k < EXT_N_GAPS; k++) *gaps[k] = (int)rd_le(r, at + (size_t)k * EXT_GAP_BYTES, EXT_GAP_BYTES);
 }
 
+/* The orders byte (fuzz_format.h), after the gaps item: shbd, hbsd, hsbd for the layout,
+ * layout_kv and layout_do. */
+static void read_orders(const reader *r, size_t at, af_case *c) {
+    unsigned v = rd(r, at);
+    unsigned layout = v & EXT_ORDERS_MASK, kv = (v >> EXT_ORDERS_SHIFT) & EXT_ORDERS_MASK,
+             dout = (v >> 2 * EXT_ORDERS_SHIFT) & EXT_ORDERS_MASK;
+    if (layout) c->layout = (af_layout)(AF_LAYOUT_THD + layout);
+    if (kv) c->layout_kv = (af_side_layout)(AF_SIDE_BHSD + kv);
+    if (dout) c->layout_do = (af_side_layout)(AF_SIDE_BHSD + dout);
+}
+
 /* The dropout item (fuzz_format.h); repair drops it where the case cannot hold it. */
 static void read_dropout(const reader *r, const extension *e, af_case *c) {
     c->dropout_p = af_fz_dropout_table[rd(r, e->dropout_at) % AF_FZ_N_DROPOUT];
@@ -486,6 +497,7 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
         read_kv_types(&r, after + 2, c);
         read_layouts(&r, after + 3, c);
         read_gaps(&r, after + 4, c);
+        read_orders(&r, after + 4 + EXT_N_GAPS * EXT_GAP_BYTES, c);
     }
     if (ext.items & EXT_FP8_HEADROOM)
         for (int k = 0; k < AF_FP8_SCALED; k++) c->fp8_headroom[k] = (int)rd(&r, ext.headroom_at + (size_t)k);

@@ -209,8 +209,10 @@ static void repair_data_range(af_case *c) {
  * same where they are the layout itself or not allowed. */
 static void repair_packing(af_case *c) {
     if ((unsigned)c->packing > AF_PACK_QKV_H) c->packing = AF_PACK_SEPARATE;
-    if ((unsigned)c->layout_kv > AF_SIDE_BHSD) c->layout_kv = AF_SIDE_SAME;
-    if ((unsigned)c->layout_do > AF_SIDE_BHSD) c->layout_do = AF_SIDE_SAME;
+    if ((unsigned)c->layout_kv > AF_SIDE_HSBD) c->layout_kv = AF_SIDE_SAME;
+    if ((unsigned)c->layout_do > AF_SIDE_HSBD) c->layout_do = AF_SIDE_SAME;
+    if (c->packing != AF_PACK_SEPARATE && !af_layout_is_classic(c->layout)) c->layout = AF_LAYOUT_BSHD;
+    if (c->packing != AF_PACK_SEPARATE && !af_layout_is_classic(af_case_layout_kv(c))) c->layout_kv = AF_SIDE_SAME;
     if (af_packing_is_qkv(c->packing)) {
         bool ok = c->heads_q == c->heads_kv && c->seqlen_q == c->seqlen_kv && c->head_dim_qk == c->head_dim_v;
         if (ok && c->has_seqlens)
@@ -236,7 +238,7 @@ static void repair_combinations(af_case *c, const af_fuzz_limits *l) {
         c->has_seqlens = false;
         if (c->layout == AF_LAYOUT_THD) c->layout = AF_LAYOUT_BSHD;
     }
-    if ((unsigned)c->layout > AF_LAYOUT_THD) c->layout = AF_LAYOUT_BSHD;
+    if ((unsigned)c->layout > AF_LAYOUT_HSBD) c->layout = AF_LAYOUT_BSHD;
     if ((unsigned)c->packing > AF_PACK_QKV_H) c->packing = AF_PACK_SEPARATE;
     if ((unsigned)c->mask > AF_MASK_CAUSAL) c->mask = AF_MASK_NONE;
     if ((unsigned)c->align > AF_ALIGN_BOTTOM_RIGHT) c->align = AF_ALIGN_TOP_LEFT;

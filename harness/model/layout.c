@@ -18,6 +18,8 @@
  *   sbhd: offset = base + s * (B (row + gap_b) + gap_s) + b * (row + gap_b) + h * h_blk + d
  *   bhsd: offset = base_t + b * (sum_t H_t hs_t + gap_b) + h * hs + s * (vec + gap_s) + d,
  *         hs = S (vec + gap_s) + gap_h
+ *   shbd, hbsd, hsbd (separate packing only): any order of b, s, h outside d, each
+ *         axis's stride the block inside it plus its gap (lay_axes)
  *   thd : offset = base + (token_start[b] + s) * (row + gap_s) + h * h_blk + d, with thd_gap
  *         unused tokens after every sequence (no batch stride: gap_b has none to pad)
  *   paged K/V (bshd inside a page): base + page * (P stride_s + gap_b) + (s % P) * stride_s
@@ -105,6 +107,23 @@ static af_layout group_layout(const af_case *c, const group *g) {
     return c->layout;
 }
 
+/* A tensor alone in its buffer in any order of (b, s, h) (the layout's name, outermost
+ * first, d last): from the head vector (vec = D + stride_gap) out, each axis's stride is
+ * the block inside it plus the axis's gap, the next block its extent times that stride.
+ * Returns the buffer's elements (the outermost block). */
+static int64_t lay_axes(af_tensor_view *v, const char *order, int64_t vec, const af_case *c) {
+    int64_t block = vec;
+    for (int k = 2; k >= 0; k--) {
+        int64_t *stride = order[k] == 'b' ? &v->stride_b : order[k] == 'h' ? &v->stride_h : &v->stride_s;
+        int extent = order[k] == 'b' ? v->B : order[k] == 'h' ? v->H : v->S;
+        int gap = order[k] == 'b' ? c->gap_b : order[k] == 'h' ? c->gap_h : c->gap_s;
+        *stride = block + gap;
+        block = extent * *stride;
+    }
+    v->base = 0;
+    return block;
+}
+
 static void lay_group(af_layout_plan *p, const af_case *c, const group *g) {
     int gap = c->stride_gap;
     bool kv = kv_side(g->ids[0]);
@@ -152,6 +171,11 @@ static void lay_group(af_layout_plan *p, const af_case *c, const group *g) {
                 v->stride_h = (int64_t)S * v->stride_s + c->gap_h;
                 v->stride_b = per_b_bhsd + c->gap_b;
                 total = (int64_t)B * v->stride_b;
+                break;
+            case AF_LAYOUT_SHBD:
+            case AF_LAYOUT_HBSD:
+            case AF_LAYOUT_HSBD: /* separate packing only (validate): one tensor, any order */
+                total = lay_axes(v, af_layout_name(layout), vec, c);
                 break;
             case AF_LAYOUT_THD: /* no batch stride: thd_gap pads between sequences */
                 v->base = off;

@@ -29,7 +29,8 @@ int main(void) {
     af_case c;
     af_case_defaults(&c);
     uint64_t rng = 4242;
-    int kv_h = 0, qkv_h = 0, own_kv = 0, own_do = 0, thd_padded_kv = 0, gap_h = 0, gap_s = 0, gap_b = 0, odd = 0;
+    int kv_h = 0, qkv_h = 0, own_kv = 0, own_do = 0, thd_padded_kv = 0, gap_h = 0, gap_s = 0, gap_b = 0, odd = 0,
+        orders = 0;
     for (int k = 0; k < 3000; k++) {
         fz_walk_step(&c, &lim, &rng, k);
         kv_h += c.packing == AF_PACK_KV_H;
@@ -41,6 +42,8 @@ int main(void) {
         gap_s += c.gap_s != 0;
         gap_b += c.gap_b != 0;
         odd += (c.gap_h | c.gap_s | c.gap_b) & 1;
+        orders += !af_layout_is_classic(c.layout) || !af_layout_is_classic(af_case_layout_kv(&c)) ||
+                  !af_layout_is_classic(af_case_layout_do(&c));
         if (k % 50 == 49) af_case_defaults(&c);
     }
     printf("of 3000 cases: kv_h %d, qkv_h %d, layout_kv %d (thd over padded K/V %d), layout_do %d\n", kv_h, qkv_h,
@@ -48,6 +51,8 @@ int main(void) {
     CHECK(kv_h > 0 && qkv_h > 0 && own_kv > 0 && own_do > 0);
     printf("gap_h %d, gap_s %d, gap_b %d (an odd one in %d)\n", gap_h, gap_s, gap_b, odd);
     CHECK(gap_h > 0 && gap_s > 0 && gap_b > 0 && odd > 0);
+    printf("shbd / hbsd / hsbd somewhere in %d\n", orders);
+    CHECK(orders > 0);
 
     /* repair */
     af_case bad;
@@ -94,6 +99,20 @@ int main(void) {
     back = through_bytes(&bad, &lim);
     CHECK_MSG(back.gap_b == 0 && back.gap_s == 2, "layout %d gap_b %d gap_s %d", (int)back.layout, back.gap_b,
               back.gap_s);
+    /* the other orders: through the orders byte; packed ones back to a classic order */
+    af_case_defaults(&bad);
+    bad.layout = AF_LAYOUT_HSBD;
+    bad.layout_kv = AF_SIDE_SHBD;
+    bad.layout_do = AF_SIDE_HBSD;
+    bad.backward = true;
+    back = through_bytes(&bad, &lim);
+    CHECK(af_case_equal(&back, &bad));
+    bad.gap_s = 5;
+    back = through_bytes(&bad, &lim);
+    CHECK(af_case_equal(&back, &bad));
+    bad.packing = AF_PACK_KV;
+    back = through_bytes(&bad, &lim);
+    CHECK(back.packing == AF_PACK_KV && back.layout == AF_LAYOUT_BSHD && back.layout_kv == AF_SIDE_SAME);
     printf("test_fuzz_layouts: ok\n");
     return 0;
 }

@@ -1,6 +1,7 @@
 /* test_axis_gaps.c — gap_h, gap_s, gap_b (model/layout.c) as the judge sees them:
  *   - a case with all three gaps passes the whole judge on the cpu backend, in bshd,
- *     sbhd, bhsd, thd (gap_h, gap_s) and paged K/V, forward and backward;
+ *     sbhd, bhsd, the other orders (hsbd, shbd, hbsd), thd (gap_h, gap_s) and paged K/V,
+ *     forward and backward;
  *   - every gap is a gap: the first element of a head block's, a token block's and a
  *     batch block's tail (stride - gap from the block's start) holds poison in the
  *     inputs (Q) and stays poison in the outputs (O, dQ); a value written there is an
@@ -104,6 +105,8 @@ int main(void) {
     check_case(cpu, BASE "layout = thd\nseqlens_q = 9,4\nseqlens_kv = 13,6\nthd_gap = 2\ngap_h = 2\ngap_s = 3\n"
                          "mask = padding\n# thd\n");
     check_case(cpu, BASE "page_size = 5\ngap_h = 1\ngap_s = 4\ngap_b = 6\n# paged K/V\n");
+    check_case(cpu, BASE "layout = hsbd\nlayout_kv = shbd\nlayout_do = hbsd\ngap_h = 2\ngap_s = 1\ngap_b = 3\n"
+                         "backward = yes\n# hsbd, K/V shbd, dO hbsd bwd\n");
     check_case(cpu, BASE "packing = kv_h\ngap_h = 3\ngap_s = 1\ngap_b = 2\nbackward = yes\n# kv_h bwd\n");
     cpu->destroy(cpu);
     CHECK_DONE("test_axis_gaps");

@@ -63,6 +63,15 @@ static void test_side_layouts(void) {
         expect_error("layout = thd\nseqlens_q = 3\nseqlens_kv = 3\ngap_b = 2\n", 4, "gap_b", "needs a batch stride");
         roundtrip("layout = thd\nseqlens_q = 3\nseqlens_kv = 3\ngap_b = 2\npage_size = 4\n"); /* pages have one */
         roundtrip("layout = thd\nlayout_kv = bshd\nseqlens_q = 3\nseqlens_kv = 3\ngap_b = 2\ngap_h = 1\n");
+        /* the other orders of b, s, h: separate packing only, each error naming the fields */
+        roundtrip("layout = hbsd\nlayout_kv = shbd\nlayout_do = hsbd\nbackward = yes\n");
+        roundtrip("layout = thd\nlayout_kv = hsbd\nseqlens_q = 3\nseqlens_kv = 3\n");
+        CHECK(parse("layout = shbd\nlayout_kv = hbsd\n", &g, &e) == 0 && g.layout == AF_LAYOUT_SHBD &&
+              af_case_layout_kv(&g) == AF_LAYOUT_HBSD && !strcmp(af_layout_name(g.layout), "shbd"));
+        expect_error("layout = hsbd\npacking = kv\n", 2, "packing", "packing = kv needs layout and layout_kv bshd");
+        expect_error("layout_kv = shbd\npacking = kv_h\n", 2, "packing", "no peer packs shbd");
+        expect_error("layout = hsbd\nlayout_kv = hsbd\n", 2, "layout_kv", "is the layout itself");
+        expect_error("layout = dbhs\n", 1, "layout", "dbhs");
     }
     roundtrip("packing = qkv_h\nlayout = thd\nseqlens_q = 3,4\nseqlens_kv = 3,4\nbatch = 2\n");
     roundtrip("layout = thd\nlayout_kv = bshd\nseqlens_q = 3\nseqlens_kv = 9\nseqlen_kv = 12\n");

@@ -356,6 +356,9 @@ int main(void) {
     check_axis_gaps("bshd", "bsh");
     check_axis_gaps("sbhd", "sbh");
     check_axis_gaps("bhsd", "bhs");
+    check_axis_gaps("shbd", "shb"); /* the other orders of b, s, h */
+    check_axis_gaps("hbsd", "hbs");
+    check_axis_gaps("hsbd", "hsb");
     check_axis_gaps_paged_thd();
     {
         af_case c;
@@ -376,7 +379,8 @@ int main(void) {
                               "layout_kv = bhsd\nlayout_do = sbhd\n",
                               "layout = bhsd\nlayout_kv = sbhd\npacking = kv\n",
                               "gap_h = 3\ngap_s = 1\ngap_b = 5\n",
-                              "layout = bhsd\ngap_h = 2\ngap_s = 7\npacking = kv\n"};
+                              "layout = bhsd\ngap_h = 2\ngap_s = 7\npacking = kv\n",
+                              "layout = hbsd\nlayout_kv = shbd\nlayout_do = hsbd\ngap_s = 3\n"};
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) same_inputs(base, variants[i]);
     const char *padded =
         "batch = 3\nheads_q = 4\nheads_kv = 2\nseqlen_q = 33\nseqlen_kv = 47\nhead_dim_qk = 16\nhead_dim_v = 8\n"
