@@ -3,16 +3,17 @@
  * Per token, a buffer holds the blocks of the tensors packed into it, one after the
  * other (packing kv, qkv: TransformerEngine's bs2hd / bs3hd); a block is H vectors of
  * (D + stride_gap) elements, the last stride_gap of each vector unused (a gap the harness
- * keeps poisoned in outputs, as every element no view owns: gap_h / gap_s / gap_b too). Packed per head (kv_h, qkv_h: TE's bsh2d / bsh3d, th3d),
- * each head holds the n tensors' vectors one after the other: tensor i of the group
- * starts at i (D + gap) and stride_h = n (D + gap); the token's row is the same size.
+ * keeps poisoned in outputs, as every element no view owns: gap_h / gap_s / gap_b too).
+ * Packed per head (kv_h, qkv_h: TE's bsh2d / bsh3d, th3d), each head holds the n tensors'
+ * vectors one after the other: tensor i of the group starts at i (D + gap) and stride_h =
+ * n (D + gap); the token's row is the same size.
  * Per head has no meaning in bhsd (the head is outside the token: bh2sd and bhs2d are
  * both "per head", and no peer names either), so validate declines it.
  * K, V, dK, dV are laid out in af_case_layout_kv, dO in af_case_layout_do (layout_kv,
  * layout_do; the rest in layout): e.g. thd Q with bshd K/V, ragged Q over padded keys.
  * gap_h, gap_s, gap_b add that many elements to every head, token and batch stride (an
  * unused tail after each head block, token block and batch block, whatever the order;
- * cuDNN's graphs and FlashAttention take any such strides). With vec = D + gap,
+ * cuDNN's stride tensors carry any such strides). With vec = D + gap,
  * h_blk = vec + gap_h (per head: n vec + gap_h) and row = sum_t H_t h_blk:
  *   bshd: offset = base + b * (S (row + gap_s) + gap_b) + s * (row + gap_s) + h * h_blk + d
  *   sbhd: offset = base + s * (B (row + gap_b) + gap_s) + b * (row + gap_b) + h * h_blk + d
