@@ -57,6 +57,10 @@
 #                                                   seeds (blocked packings pass); and a short
 #                                                   campaign from them finds it, each minimised
 #                                                   finding still per-head packed or with layout_do
+#   axis_gaps_ignored             nan_inf|mismatch  the poisoned gaps read (or a neighbour's
+#                                                   values), on the two gap seeds; and a 3 s
+#                                                   campaign from them, each minimised finding
+#                                                   still with a gap_h / gap_s / gap_b
 #
 # For each: `attnfuzz run corpora/seed/*.case --backend planted:<bug> --json` exits 1
 # (a finding), some verdict has the expected kind, and none says that the plugin
@@ -204,6 +208,13 @@ expect page_form_assumed mismatch "${form_seeds[@]}"
 seeds=("${form_seeds[@]}")
 TIME=${ATTNFUZZ_TEST_PLANTED_CAMPAIGN_TIME:-3}
 feature_campaign page_form_assumed '^page_(layout = hnd|kv = joint)'
+# axis gaps: the two gap seeds (no other seed has gap_h / gap_s / gap_b: all pass), then
+# 3 s of campaign from them; every minimised finding keeps a gap
+gap_seeds=(corpora/seed/*-gaps-*.case)
+expect axis_gaps_ignored 'nan_inf|mismatch' "${gap_seeds[@]}"
+seeds=("${gap_seeds[@]}")
+TIME=${ATTNFUZZ_TEST_PLANTED_CAMPAIGN_TIME:-3}
+feature_campaign axis_gaps_ignored '^gap_(h|s|b) = [1-9]'
 seeds=("${all_seeds[@]}")
 nhd_split=($(grep -l '^page_size' "${seeds[@]}" | xargs grep -LE '^page_(layout|kv) = '))
 "$bin" run "${nhd_split[@]}" --backend planted:page_form_assumed > "$tmp/form-nhd.txt" 2>&1 &&

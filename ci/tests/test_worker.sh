@@ -122,6 +122,13 @@ printf 'dtype = fp16\nheads = 2\npacking = kv_h\nstride_gap = 3\nseqlen = 8\nhea
 "$AF" run "$T/kvh.case" --backend worker:refpy --worker-cmd "python3 -m attnfuzz_worker.examples.reference_py" \
     >"$T/kvh.out" 2>&1
 check "a kv_h case runs on the worker and passes (the strides carry it)" "$T/kvh.out" "kvh.case \[worker:refpy\]: pass"
+# head / token / batch gaps reach it the same way (the problem's "stride_gap" feature says so)
+printf 'dtype = fp16\nbatch = 2\nheads = 2\nlayout = bhsd\ngap_h = 3\ngap_s = 1\ngap_b = 5\nseqlen = 8\nhead_dim = 8\n' \
+    > "$T/gaps.case"
+"$AF" run "$T/gaps.case" --backend worker:refpy --worker-cmd "python3 -m attnfuzz_worker.examples.reference_py" \
+    >"$T/gaps.out" 2>&1
+check "a gap_h / gap_s / gap_b case runs on the worker and passes (the strides carry it)" "$T/gaps.out" \
+    "gaps.case \[worker:refpy\]: pass"
 printf 'dtype = fp16\nlayout = thd\nlayout_kv = bshd\nseqlen = 8\nseqlens_q = 8\nseqlens_kv = 5\nhead_dim = 8\n' \
     > "$T/thdkv.case"
 "$AF" run "$T/thdkv.case" --backend worker:refpy --worker-cmd "python3 -m attnfuzz_worker.examples.reference_py" \

@@ -164,6 +164,23 @@ static void read_layouts(const reader *r, size_t at, af_case *c) {
     c->layout_do = (af_side_layout)((v >> EXT_LAYOUTS_DO_SHIFT) & EXT_LAYOUTS_SIDE_MASK);
 }
 
+/* The gaps item (fuzz_format.h), after the layouts byte: gap_h, gap_s, gap_b. */
+static void read_gaps(const reader *r, size_t at, af_case *c) {
+    int *gaps[EXT_N_GAPS] = {&c->gap_h, &c->gap_s, &c->gap_b};
+    for (int k = 0; k < EXT_N_GAPS; k++) *gaps[k] = (int)rd_le(r, at + (size_t)k * EXT_GAP_BYTES, EXT_GAP_BYTES);
+}
+
+/* The orders byte (fuzz_format.h), after the gaps item: shbd, hbsd, hsbd for the layout,
+ * layout_kv and layout_do. */
+static void read_orders(const reader *r, size_t at, af_case *c) {
+    unsigned v = rd(r, at);
+    unsigned layout = v & EXT_ORDERS_MASK, kv = (v >> EXT_ORDERS_SHIFT) & EXT_ORDERS_MASK,
+             dout = (v >> 2 * EXT_ORDERS_SHIFT) & EXT_ORDERS_MASK;
+    if (layout) c->layout = (af_layout)(AF_LAYOUT_THD + layout);
+    if (kv) c->layout_kv = (af_side_layout)(AF_SIDE_BHSD + kv);
+    if (dout) c->layout_do = (af_side_layout)(AF_SIDE_BHSD + dout);
+}
+
 /* The dropout item (fuzz_format.h); repair drops it where the case cannot hold it. */
 static void read_dropout(const reader *r, const extension *e, af_case *c) {
     c->dropout_p = af_fz_dropout_table[rd(r, e->dropout_at) % AF_FZ_N_DROPOUT];
@@ -482,6 +499,8 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
         unsigned pages = rd(&r, after + 4); /* the page-forms byte; repair drops it without pages */
         c->page_hnd = (pages & EXT_PAGES_HND) != 0;
         c->page_kv_joint = (pages & EXT_PAGES_JOINT) != 0;
+        read_gaps(&r, after + 5, c);
+        read_orders(&r, after + 5 + EXT_N_GAPS * EXT_GAP_BYTES, c);
     }
     if (ext.items & EXT_FP8_HEADROOM)
         for (int k = 0; k < AF_FP8_SCALED; k++) c->fp8_headroom[k] = (int)rd(&r, ext.headroom_at + (size_t)k);

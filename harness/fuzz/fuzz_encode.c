@@ -138,7 +138,7 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
             high |= side ? EXT_HIGH_WIN_R : EXT_HIGH_WIN_L;
     }
     o[C_PAD] = (uint8_t)(c->layout == AF_LAYOUT_THD ? 2 : c->has_seqlens ? 1 : 0);
-    o[C_LAYOUT] = (uint8_t)(c->layout == AF_LAYOUT_THD ? 0 : c->layout);
+    o[C_LAYOUT] = (uint8_t)(c->layout == AF_LAYOUT_THD || !af_layout_is_classic(c->layout) ? 0 : c->layout);
     o[C_PACKING] = (uint8_t)(c->packing == AF_PACK_KV_H    ? AF_PACK_KV /* + EXT_LAYOUTS_PER_HEAD */
                              : c->packing == AF_PACK_QKV_H ? AF_PACK_QKV
                                                            : c->packing);
@@ -276,8 +276,14 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
     unsigned types = (c->dtype == AF_DT_FP8_E5M2 ? EXT_TYPES_E5M2 : 0u) | /* the item after heads_v */
                      (unsigned)c->out_dtype << EXT_TYPES_OUT_SHIFT;
     unsigned drops = (c->block_mask_q > 0 ? EXT_DROPS_BLOCK : 0u) | (c->custom_mask_p != 0.0 ? EXT_DROPS_CUSTOM : 0u);
+    unsigned side_kv = c->layout_kv <= AF_SIDE_BHSD ? (unsigned)c->layout_kv : 0u; /* the orders byte's beyond */
+    unsigned side_do = c->layout_do <= AF_SIDE_BHSD ? (unsigned)c->layout_do : 0u;
     unsigned layouts = (af_packing_per_head(c->packing) ? EXT_LAYOUTS_PER_HEAD : 0u) | /* after the KV-types byte */
-                       (unsigned)c->layout_kv << EXT_LAYOUTS_KV_SHIFT | (unsigned)c->layout_do << EXT_LAYOUTS_DO_SHIFT;
+                       side_kv << EXT_LAYOUTS_KV_SHIFT | side_do << EXT_LAYOUTS_DO_SHIFT;
+    unsigned orders = /* after the gaps item: shbd, hbsd, hsbd */
+        (af_layout_is_classic(c->layout) ? 0u : (unsigned)(c->layout - AF_LAYOUT_THD)) |
+        (c->layout_kv > AF_SIDE_BHSD ? (unsigned)(c->layout_kv - AF_SIDE_BHSD) : 0u) << EXT_ORDERS_SHIFT |
+        (c->layout_do > AF_SIDE_BHSD ? (unsigned)(c->layout_do - AF_SIDE_BHSD) : 0u) << 2 * EXT_ORDERS_SHIFT;
     unsigned bias_alibi = (af_bias_broadcasts_query(c->bias) ? EXT_BA_BIAS_ROW : 0u) | /* the item after the drops */
                           (c->alibi == AF_ALIBI_ABS      ? 1u
                            : c->alibi == AF_ALIBI_SIGNED ? 2u
@@ -286,8 +292,10 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
                           (unsigned)c->alibi_slopes << EXT_BA_SLOPES_SHIFT;
     unsigned outs = (unsigned)c->outputs; /* the byte after the bias / ALiBi item */
     unsigned kv_types = (unsigned)c->kv_dtype | (c->descale_head ? EXT_KV_DESCALE_HEAD : 0u);        /* after outputs */
-    unsigned pages = (c->page_hnd ? EXT_PAGES_HND : 0u) | (c->page_kv_joint ? EXT_PAGES_JOINT : 0u); /* last */
-    if ((exact_page || split_v || types || drops || bias_alibi || outs || kv_types || layouts || pages) && !items)
+    unsigned pages = (c->page_hnd ? EXT_PAGES_HND : 0u) | (c->page_kv_joint ? EXT_PAGES_JOINT : 0u); /* after layouts */
+    bool gaps = c->gap_h || c->gap_s || c->gap_b || orders; /* the gaps item (zeros to reach the orders byte) */
+    if ((exact_page || split_v || types || drops || bias_alibi || outs || kv_types || layouts || pages || gaps) &&
+        !items)
         items = EXT_HIGH_BITS; /* a section to hold them */
     if (items) {
         o[end] = EXT_TAG0;
@@ -333,8 +341,8 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
             }
         }
         for (int k = 0; k < EXT_PAGE_BYTES; k++) o[end++] = (uint8_t)(exact_page >> (8 * k));
-        for (int k = 0;
-             (split_v || types || drops || bias_alibi || outs || kv_types || layouts || pages) && k < EXT_HEADS_V_BYTES;
+        for (int k = 0; (split_v || types || drops || bias_alibi || outs || kv_types || layouts || pages || gaps) &&
+                        k < EXT_HEADS_V_BYTES;
              k++)
             o[end++] = (uint8_t)(split_v ? (unsigned)c->heads_v >> (8 * k) : 0u);
         o[end++] = (uint8_t)types;
@@ -345,12 +353,21 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
             end = put_double(o, end, c->block_mask_p);
         }
         if (drops & EXT_DROPS_CUSTOM) end = put_double(o, end, c->custom_mask_p);
-        bool after_ba = outs || kv_types || layouts || pages;       /* a later item needs the earlier ones written */
-        if (bias_alibi || after_ba) o[end++] = (uint8_t)bias_alibi; /* the bias / ALiBi item */
-        if (outs || kv_types || layouts || pages) o[end++] = (uint8_t)outs; /* the outputs byte */
-        if (kv_types || layouts || pages) o[end++] = (uint8_t)kv_types;     /* the KV-types byte */
-        if (layouts || pages) o[end++] = (uint8_t)layouts;                  /* the layouts byte */
-        if (pages) o[end++] = (uint8_t)pages;                               /* the page-forms byte */
+        /* a later item needs the earlier ones written */
+        bool later = gaps;
+        bool w_pages = pages || later, w_layouts = layouts || w_pages, w_kv = kv_types || w_layouts;
+        bool w_outs = outs || w_kv, w_ba = bias_alibi || w_outs;
+        if (w_ba) o[end++] = (uint8_t)bias_alibi;   /* the bias / ALiBi item */
+        if (w_outs) o[end++] = (uint8_t)outs;       /* the outputs byte */
+        if (w_kv) o[end++] = (uint8_t)kv_types;     /* the KV-types byte */
+        if (w_layouts) o[end++] = (uint8_t)layouts; /* the layouts byte */
+        if (w_pages) o[end++] = (uint8_t)pages;     /* the page-forms byte */
+        if (gaps) {                                 /* the gaps item */
+            const int g[EXT_N_GAPS] = {c->gap_h, c->gap_s, c->gap_b};
+            for (int i = 0; i < EXT_N_GAPS; i++)
+                for (int k = 0; k < EXT_GAP_BYTES; k++) o[end++] = (uint8_t)((unsigned)g[i] >> (8 * k));
+        }
+        if (orders) o[end++] = (uint8_t)orders; /* the orders byte */
     }
     /* missing bytes read as 0: drop trailing zeros, but never down to the empty input */
     while (end > 1 && o[end - 1] == 0) end--;

@@ -19,14 +19,13 @@ static void dim_class(int d, char *buf, size_t cap) {
 }
 
 void af_envelope_cell_key(const af_case *c, char *buf, size_t cap) {
-    static const char *const layouts[] = {"bshd", "sbhd", "bhsd", "thd"};
     char dqk[32], dv[32];
     dim_class(c->head_dim_qk, dqk, sizeof dqk);
     dim_class(c->head_dim_v, dv, sizeof dv);
     const char *mask = c->mask != AF_MASK_CAUSAL ? "none" : c->align == AF_ALIGN_BOTTOM_RIGHT ? "causal_br" : "causal";
     bool window = c->window_left >= 0 || c->window_right >= 0;
     snprintf(buf, cap, "%s dqk=%s dv=%s mask=%s win=%s layout=%s pad=%s paged=%s bwd=%s", af_dtype_name(c->dtype), dqk,
-             dv, mask, window ? "yes" : "no", layouts[c->layout & 3], c->has_seqlens ? "yes" : "no",
+             dv, mask, window ? "yes" : "no", af_layout_name(c->layout), c->has_seqlens ? "yes" : "no",
              c->page_size ? "yes" : "no", c->backward ? "yes" : "no");
 }
 

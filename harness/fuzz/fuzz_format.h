@@ -175,6 +175,17 @@ enum {
  * (EXT_PAGES_HND) is page_layout = hnd, bit 1 (EXT_PAGES_JOINT) page_kv = joint (repair
  * drops both without pages). The encoder writes it only for a case with one of them. */
 enum { EXT_PAGES_HND = 1u << 0, EXT_PAGES_JOINT = 1u << 1 };
+/* After the page-forms byte (the items before it written, as 0, to reach it): the gaps item,
+ * gap_h, gap_s and gap_b in EXT_GAP_BYTES little-endian bytes each (missing = 0, so older
+ * inputs decode as before; repair bounds them, model/case.c's limits and the memory the
+ * gaps cost). The encoder writes it only for a case with a gap. */
+enum { EXT_GAP_BYTES = 2, EXT_N_GAPS = 3 };
+/* After the gaps item (written as zeros to reach it): the orders byte (missing = 0), the
+ * orders the core byte and the layouts byte cannot hold: bits 0..1 the layout, bits 2..3
+ * layout_kv, bits 4..5 layout_do, each 0 (as decoded before) or 1..3 for shbd, hbsd, hsbd
+ * (EXT_ORDERS_SHIFT apart; repair keeps them with separate packing only). The encoder writes
+ * it only for a case with one of them. */
+enum { EXT_ORDERS_SHIFT = 2, EXT_ORDERS_MASK = 0x3u };
 
 /* A byte a backend or engine name may hold: what the case parser keeps in a value (no
  * white space, no '#', which starts a comment). */

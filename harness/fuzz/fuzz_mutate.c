@@ -492,14 +492,18 @@ static void mutate_gqa(af_case *c, uint64_t *rng) {
 static void mutate_layout(af_case *c, uint64_t *rng) {
     if (pick(rng, 4) == 0) { /* K/V's own layout, or dO's (backward); repair drops what validate refuses */
         if (pick(rng, 2)) {
-            c->layout_kv = (af_side_layout)((c->layout_kv + 1 + pick(rng, 3)) % 4);
+            c->layout_kv = (af_side_layout)((c->layout_kv + 1 + pick(rng, 6)) % 7);
         } else {
-            c->layout_do = (af_side_layout)((c->layout_do + 1 + pick(rng, 3)) % 4);
+            c->layout_do = (af_side_layout)((c->layout_do + 1 + pick(rng, 6)) % 7);
             if (c->layout_do != AF_SIDE_SAME) c->backward = true;
         }
         return;
     }
     af_layout next = (af_layout)((c->layout + 1 + pick(rng, 3)) % 4);
+    if (pick(rng, 4) == 0) { /* another order of b, s, h (separate packing: repair) */
+        next = (af_layout)(AF_LAYOUT_SHBD + pick(rng, 3));
+        if (next == c->layout) next = AF_LAYOUT_BSHD;
+    }
     if (next == AF_LAYOUT_THD && !c->has_seqlens) {
         c->has_seqlens = true;
         fill_lengths(c, rng);
@@ -509,9 +513,12 @@ static void mutate_layout(af_case *c, uint64_t *rng) {
 }
 
 static void mutate_packing(af_case *c, uint64_t *rng) {
-    if (pick(rng, 3) == 0) {
-        int g = af_fz_stride_gaps[pick(rng, AF_FZ_N_STRIDE_GAP)];
-        c->stride_gap = g != c->stride_gap ? g : (g ? 0 : 1);
+    if (pick(rng, 3) == 0) { /* a gap: the vector's (stride_gap) half the time, else a head / token / batch gap */
+        int which = pick(rng, 6);
+        int *gap = which < 3 ? &c->stride_gap : which == 3 ? &c->gap_h : which == 4 ? &c->gap_s : &c->gap_b;
+        int g =
+            which < 3 ? af_fz_stride_gaps[pick(rng, AF_FZ_N_STRIDE_GAP)] : af_fz_axis_gaps[pick(rng, AF_FZ_N_AXIS_GAP)];
+        *gap = g != *gap ? g : (g ? 0 : 1); /* repair drops what validate refuses */
         return;
     }
     af_packing next = (af_packing)((c->packing + 1 + pick(rng, 4)) % 5);

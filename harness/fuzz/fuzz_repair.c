@@ -85,6 +85,9 @@ static double elements_after_clamps(const af_case *c) {
     }
     t.thd_gap = clampi(t.thd_gap, 0, smax > 8 ? smax : 8);
     t.stride_gap = clampi(t.stride_gap, 0, dmax > 8 ? dmax : 8);
+    t.gap_h = clampi(t.gap_h, 0, dmax > 8 ? dmax : 8);
+    t.gap_s = clampi(t.gap_s, 0, dmax > 8 ? dmax : 8);
+    t.gap_b = clampi(t.gap_b, 0, 4096);
     return af_case_elements(&t);
 }
 
@@ -206,8 +209,10 @@ static void repair_data_range(af_case *c) {
  * same where they are the layout itself or not allowed. */
 static void repair_packing(af_case *c) {
     if ((unsigned)c->packing > AF_PACK_QKV_H) c->packing = AF_PACK_SEPARATE;
-    if ((unsigned)c->layout_kv > AF_SIDE_BHSD) c->layout_kv = AF_SIDE_SAME;
-    if ((unsigned)c->layout_do > AF_SIDE_BHSD) c->layout_do = AF_SIDE_SAME;
+    if ((unsigned)c->layout_kv > AF_SIDE_HSBD) c->layout_kv = AF_SIDE_SAME;
+    if ((unsigned)c->layout_do > AF_SIDE_HSBD) c->layout_do = AF_SIDE_SAME;
+    if (c->packing != AF_PACK_SEPARATE && !af_layout_is_classic(c->layout)) c->layout = AF_LAYOUT_BSHD;
+    if (c->packing != AF_PACK_SEPARATE && !af_layout_is_classic(af_case_layout_kv(c))) c->layout_kv = AF_SIDE_SAME;
     if (af_packing_is_qkv(c->packing)) {
         bool ok = c->heads_q == c->heads_kv && c->seqlen_q == c->seqlen_kv && c->head_dim_qk == c->head_dim_v;
         if (ok && c->has_seqlens)
@@ -233,7 +238,7 @@ static void repair_combinations(af_case *c, const af_fuzz_limits *l) {
         c->has_seqlens = false;
         if (c->layout == AF_LAYOUT_THD) c->layout = AF_LAYOUT_BSHD;
     }
-    if ((unsigned)c->layout > AF_LAYOUT_THD) c->layout = AF_LAYOUT_BSHD;
+    if ((unsigned)c->layout > AF_LAYOUT_HSBD) c->layout = AF_LAYOUT_BSHD;
     if ((unsigned)c->packing > AF_PACK_QKV_H) c->packing = AF_PACK_SEPARATE;
     if ((unsigned)c->mask > AF_MASK_CAUSAL) c->mask = AF_MASK_NONE;
     if ((unsigned)c->align > AF_ALIGN_BOTTOM_RIGHT) c->align = AF_ALIGN_TOP_LEFT;
@@ -260,10 +265,13 @@ static void repair_combinations(af_case *c, const af_fuzz_limits *l) {
         int dmax = c->head_dim_qk > c->head_dim_v ? c->head_dim_qk : c->head_dim_v;
         c->thd_gap = clampi(c->thd_gap, 0, smax > 8 ? smax : 8);
         c->stride_gap = clampi(c->stride_gap, 0, dmax > 8 ? dmax : 8);
+        c->gap_h = clampi(c->gap_h, 0, dmax > 8 ? dmax : 8); /* per (token, head) at most, as stride_gap */
+        c->gap_s = clampi(c->gap_s, 0, dmax > 8 ? dmax : 8);
+        c->gap_b = clampi(c->gap_b, 0, 4096); /* per batch (or page): cheap */
     }
     if (is_fp8(c->dtype)) {
         c->packing = AF_PACK_SEPARATE;
-        c->stride_gap = 0;
+        c->stride_gap = c->gap_h = c->gap_s = c->gap_b = 0;
     }
     repair_packing(c);
     if (c->page_size) {
@@ -289,6 +297,8 @@ static void repair_combinations(af_case *c, const af_fuzz_limits *l) {
     if (!c->page_size) c->page_tail_nan = false;               /* the tail of a page needs pages */
     if (!c->page_size) c->page_hnd = c->page_kv_joint = false; /* so do the page forms */
     if (c->page_size) c->layout_kv = AF_SIDE_SAME;             /* pages have their own layout */
+    if (c->layout == AF_LAYOUT_THD && af_case_layout_kv(c) == AF_LAYOUT_THD && !c->page_size)
+        c->gap_b = 0; /* no batch stride to pad */
     if (c->cp_size > l->max_cp) c->cp_size = l->max_cp;
     if (c->cp_size > 64) c->cp_size = 64;
     while (c->cp_size > 1 && (c->seqlen_q % (2 * c->cp_size) || c->seqlen_kv % (2 * c->cp_size))) c->cp_size--;

@@ -16,6 +16,7 @@ const int af_fz_seqlen_values[AF_FZ_N_SEQLEN] = {1,  2,   3,   16,  17,  31,  32
                                                  65, 100, 127, 128, 129, 200, 255, 256, 257};
 const int af_fz_head_dims[AF_FZ_N_HEAD_DIM] = {8, 16, 24, 32, 40, 48, 64, 72, 80, 96, 104, 128, 160, 192, 256, 512};
 const int af_fz_stride_gaps[AF_FZ_N_STRIDE_GAP] = {0, 1, 8, 3, 64};
+const int af_fz_axis_gaps[AF_FZ_N_AXIS_GAP] = {1, 2, 8, 3, 1, 5, 16, 67};
 const int af_fz_thd_gaps[AF_FZ_N_THD_GAP] = {0, 1, 7, 32};
 const int af_fz_page_sizes[AF_FZ_N_PAGE] = {0, 16, 32, 64, 1, 256, 8};
 const int af_fz_odd_page_sizes[AF_FZ_N_ODD_PAGE] = {3, 5, 12, 48, 100};

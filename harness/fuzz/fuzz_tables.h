@@ -44,6 +44,10 @@ extern const int af_fz_seqlen_values[AF_FZ_N_SEQLEN];
 extern const int af_fz_head_dims[AF_FZ_N_HEAD_DIM];
 extern const int af_fz_stride_gaps[AF_FZ_N_STRIDE_GAP];
 extern const int af_fz_thd_gaps[AF_FZ_N_THD_GAP];
+/* gap_h / gap_s / gap_b the mutator draws: small mostly, 1 and odd sizes (misaligned
+ * strides), one wide */
+#define AF_FZ_N_AXIS_GAP 8
+extern const int af_fz_axis_gaps[AF_FZ_N_AXIS_GAP];
 extern const int af_fz_page_sizes[AF_FZ_N_PAGE];
 /* the mutator's page sizes that are not powers of two (FlashInfer's and FA3's serving
  * layouts); the byte format holds them in its trailing section */

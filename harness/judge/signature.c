@@ -64,6 +64,7 @@ size_t af_config_class(const af_case *c, char *buf, size_t cap) {
     if (c->layout_kv != AF_SIDE_SAME) af_strbuf_printf(&s, "+kv:%s", af_layout_name(af_case_layout_kv(c)));
     if (c->layout_do != AF_SIDE_SAME) af_strbuf_printf(&s, "+do:%s", af_layout_name(af_case_layout_do(c)));
     if (c->stride_gap > 0 || (c->layout == AF_LAYOUT_THD && c->thd_gap > 0)) af_strbuf_printf(&s, "+gap");
+    if (c->gap_h > 0 || c->gap_s > 0 || c->gap_b > 0) af_strbuf_printf(&s, "+axis_gap"); /* its own config cell */
     if (c->page_size > 0)
         af_strbuf_printf(&s, "+paged%s%s", c->page_hnd ? ":hnd" : "", c->page_kv_joint ? ":joint" : "");
     if (c->cp_size > 1) af_strbuf_printf(&s, ",cp:%s", af_cp_comm_name(c->cp_comm));

@@ -296,6 +296,9 @@ static void pass_features(candidates *cs, const af_case *c) {
     TRY(c->page_hnd, t.page_hnd = false);           /* hnd pages to nhd */
     TRY(c->page_kv_joint, t.page_kv_joint = false); /* joint K/V pages to split */
     TRY(c->stride_gap, t.stride_gap = 0);
+    TRY(c->gap_h, t.gap_h = 0);
+    TRY(c->gap_s, t.gap_s = 0);
+    TRY(c->gap_b, t.gap_b = 0);
     TRY(c->thd_gap, t.thd_gap = 0);
     TRY(c->packing != AF_PACK_SEPARATE, t.packing = AF_PACK_SEPARATE);
     TRY(c->packing == AF_PACK_QKV, t.packing = AF_PACK_KV);
@@ -516,6 +519,7 @@ bool af_min_could_reach(const af_case *from, const af_case *to) {
     if ((to->stride_gap > 0 || (to->layout == AF_LAYOUT_THD && to->thd_gap > 0)) &&
         !(from->stride_gap > 0 || (from->layout == AF_LAYOUT_THD && from->thd_gap > 0)))
         return false;
+    if ((to->gap_h && !from->gap_h) || (to->gap_s && !from->gap_s) || (to->gap_b && !from->gap_b)) return false;
     if (to->page_size > 0 && from->page_size == 0) return false;
     if (to->cp_size > 1 && (from->cp_size <= 1 || to->cp_comm != from->cp_comm)) return false;
     if (to->backward && !from->backward) return false;

@@ -23,9 +23,12 @@
 #include <sys/stat.h>
 
 static const char *const dtype_names[] = {"fp16", "bf16", "fp8_e4m3", "mxfp8", "fp8_e5m2"};
-static const char *const layout_names[] = {"bshd", "sbhd", "bhsd", "thd"};
+static const char *const layout_names[] = {"bshd", "sbhd", "bhsd", "thd", "shbd", "hbsd", "hsbd"};
 static const char *const packing_names[] = {"separate", "kv", "qkv", "kv_h", "qkv_h"};
-static const char *const side_layout_names[] = {"same", "bshd", "sbhd", "bhsd"};
+static const char *const side_layout_names[] = {"same", "bshd", "sbhd", "bhsd", "shbd", "hbsd", "hsbd"};
+/* af_side_layout -> af_layout (same: none) */
+static const af_layout side_layouts[] = {AF_LAYOUT_BSHD, AF_LAYOUT_BSHD, AF_LAYOUT_SBHD, AF_LAYOUT_BHSD,
+                                         AF_LAYOUT_SHBD, AF_LAYOUT_HBSD, AF_LAYOUT_HSBD};
 static const char *const cp_names[] = {"none", "p2p", "all_gather", "a2a", "a2a+p2p"};
 static const char *const data_names[] = {"normal",      "uniform", "outlier_channels", "sink", "low_lse",
                                          "block_range", "zeros"};
@@ -60,10 +63,10 @@ const char *af_kv_dtype_name(af_kv_dtype d) { return kv_dtype_names[d]; }
 const char *af_layout_name(af_layout l) { return layout_names[l]; }
 const char *af_packing_name(af_packing p) { return packing_names[p]; }
 af_layout af_case_layout_kv(const af_case *c) {
-    return c->layout_kv == AF_SIDE_SAME ? c->layout : (af_layout)(c->layout_kv - 1);
+    return c->layout_kv == AF_SIDE_SAME ? c->layout : side_layouts[c->layout_kv];
 }
 af_layout af_case_layout_do(const af_case *c) {
-    return c->layout_do == AF_SIDE_SAME ? c->layout : (af_layout)(c->layout_do - 1);
+    return c->layout_do == AF_SIDE_SAME ? c->layout : side_layouts[c->layout_do];
 }
 const char *af_cp_comm_name(af_cp_comm c) { return cp_names[c]; }
 const char *af_data_kind_name(af_data_kind k) { return data_names[k]; }
@@ -791,6 +794,13 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
               "packing = %s needs layout bshd, sbhd or thd (bhsd puts the head outside the token: per-head "
               "interleaving would be bh2sd or bhs2d, which no peer names)",
               packing_names[c->packing]);
+    if (c->packing != AF_PACK_SEPARATE && !af_layout_is_classic(c->layout))
+        FAIL2(F_LAYOUT, F_PACKING, "packing = %s needs layout and layout_kv bshd, sbhd, bhsd or thd (no peer packs %s)",
+              packing_names[c->packing], layout_names[c->layout]);
+    if (c->packing != AF_PACK_SEPARATE && !af_layout_is_classic(af_case_layout_kv(c)))
+        FAIL2(F_LAYOUT_KV, F_PACKING,
+              "packing = %s needs layout and layout_kv bshd, sbhd, bhsd or thd (no peer packs %s)",
+              packing_names[c->packing], layout_names[af_case_layout_kv(c)]);
     if (c->layout_kv != AF_SIDE_SAME) {
         if (af_case_layout_kv(c) == c->layout)
             FAIL2(F_LAYOUT, F_LAYOUT_KV, "layout_kv = %s is the layout itself: write same",
@@ -874,6 +884,12 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
     if (af_dtype_is_fp8(c->dtype)) {
         if (c->packing != AF_PACK_SEPARATE) FAIL(F_PACKING, "%s needs packing = separate", dtype_names[c->dtype]);
         if (c->stride_gap) FAIL(F_STRIDE_GAP, "%s needs stride_gap = 0", dtype_names[c->dtype]);
+        if (c->gap_h) FAIL(F_GAP_H, "%s needs gap_h = 0", dtype_names[c->dtype]);
+        if (c->gap_s) FAIL(F_GAP_S, "%s needs gap_s = 0", dtype_names[c->dtype]);
+        if (c->gap_b) FAIL(F_GAP_B, "%s needs gap_b = 0", dtype_names[c->dtype]);
+    }
+    if (c->gap_b && c->layout == AF_LAYOUT_THD && af_case_layout_kv(c) == AF_LAYOUT_THD && !c->page_size) {
+        FAIL(F_GAP_B, "gap_b needs a batch stride: thd tensors have none (thd_gap pads between sequences)");
     }
     if (c->cp_size > 1) {
         int chunks = 2 * c->cp_size;

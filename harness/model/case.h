@@ -48,8 +48,20 @@ typedef enum { AF_KV_SAME = 0, AF_KV_FP8_E4M3, AF_KV_FP8_E5M2 } af_kv_dtype;
 /* fp8_e4m3, fp8_e5m2 or mxfp8: fp8 operands (their own criteria and scales) */
 static inline bool af_dtype_is_fp8(af_dtype d) { return af_dtype_is_fp8_tensor(d) || d == AF_DT_MXFP8; }
 
-/* Memory order of the sequence/head axes; the head dim is always innermost. */
-typedef enum { AF_LAYOUT_BSHD = 0, AF_LAYOUT_SBHD, AF_LAYOUT_BHSD, AF_LAYOUT_THD } af_layout;
+/* Memory order of the sequence/head axes; the head dim is always innermost (cuDNN's SDPA
+ * needs stride 1 on d). shbd, hbsd, hsbd: the other orders of b, s, h (cudnn-frontend's
+ * test_mhas_v2 draws any), separate packing only (model/case.c validate). */
+typedef enum {
+    AF_LAYOUT_BSHD = 0,
+    AF_LAYOUT_SBHD,
+    AF_LAYOUT_BHSD,
+    AF_LAYOUT_THD,
+    AF_LAYOUT_SHBD,
+    AF_LAYOUT_HBSD,
+    AF_LAYOUT_HSBD
+} af_layout;
+/* The three orders the packings know (and thd): bshd, sbhd, bhsd */
+static inline bool af_layout_is_classic(af_layout l) { return l <= AF_LAYOUT_THD; }
 
 /* separate: Q, K, V in three buffers. kv: K and V in one buffer, per token K's heads then
  * V's heads (token, {K,V}, head, d: TransformerEngine's bs2hd); qkv: Q, K, V the same
@@ -68,7 +80,15 @@ static inline bool af_packing_per_head(af_packing p) { return p == AF_PACK_KV_H 
  * layout (same). layout = thd with layout_kv = bshd is ragged Q over a padded KV cache
  * (cuDNN's ragged Q with a padded K/V; chunked prefill): seqlens_kv are then each
  * sequence's valid keys in its seqlen_kv rows (FlashAttention's seqused_k). */
-typedef enum { AF_SIDE_SAME = 0, AF_SIDE_BSHD, AF_SIDE_SBHD, AF_SIDE_BHSD } af_side_layout;
+typedef enum {
+    AF_SIDE_SAME = 0,
+    AF_SIDE_BSHD,
+    AF_SIDE_SBHD,
+    AF_SIDE_BHSD,
+    AF_SIDE_SHBD,
+    AF_SIDE_HBSD,
+    AF_SIDE_HSBD
+} af_side_layout;
 
 /* Which keys a query row may see before the window is applied. */
 typedef enum { AF_MASK_NONE = 0, AF_MASK_CAUSAL } af_mask_kind;
@@ -175,7 +195,10 @@ typedef struct {
     af_packing packing;
     /* K, V, dK, dV (layout_kv) and dO (layout_do, backward) in their own layout; same = layout */
     af_side_layout layout_kv, layout_do;
-    int stride_gap;     /* extra elements after each (token, head) vector */
+    int stride_gap; /* extra elements after each (token, head) vector */
+    /* Extra elements in each head's, token's and batch's stride beyond its packed size,
+     * whatever the order of the axes (model/layout.c); 0 = packed */
+    int gap_h, gap_s, gap_b;
     int thd_gap;        /* pad tokens between ragged sequences (thd only) */
     int page_size;      /* paged KV: tokens per page, 0 = not paged */
     bool page_tail_nan; /* unused slots of a sequence's last page hold NaN

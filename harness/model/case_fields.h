@@ -121,6 +121,12 @@
       1,                                -1, NULL,         NULL)                                                     \
     X(STRIDE_GAP,   "stride_gap",   INT,    stride_gap,    0, 4096,            0,                  NULL,            \
       1,                                -1, NULL,         NULL)                                                     \
+    X(GAP_H,        "gap_h",        INT,    gap_h,         0, 4096,            0,                  NULL,            \
+      c->gap_h != 0,                    -1, NULL,         NULL)                                                     \
+    X(GAP_S,        "gap_s",        INT,    gap_s,         0, 4096,            0,                  NULL,            \
+      c->gap_s != 0,                    -1, NULL,         NULL)                                                     \
+    X(GAP_B,        "gap_b",        INT,    gap_b,         0, 4096,            0,                  NULL,            \
+      c->gap_b != 0,                    -1, NULL,         NULL)                                                     \
     X(THD_GAP,      "thd_gap",      INT,    thd_gap,       0, 4096,            0,                  NULL,            \
       c->layout == AF_LAYOUT_THD,       -1, NULL,         NULL)                                                     \
     X(PAGE_SIZE,    "page_size",    INT,    page_size,     0, AF_MAX_SEQLEN,   0,                  NULL,            \

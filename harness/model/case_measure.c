@@ -22,8 +22,12 @@ double af_case_elements(const af_case *c) {
         if (tq < (double)c->batch * c->seqlen_q) tq = (double)c->batch * c->seqlen_q; /* dense copies */
         if (tk < (double)c->batch * c->seqlen_kv) tk = (double)c->batch * c->seqlen_kv;
     }
+    /* gap_h, gap_s, gap_b: a head block's, a token's and a batch's tail, bounded per
+     * tensor by (gap_s + gap_h) per (token, head) plus gap_b per batch or page (layout.c) */
+    gap += c->gap_h + c->gap_s;
     double elems = c->heads_q * tq * (c->head_dim_qk + 2.0 * c->head_dim_v + 3 * gap) +
-                   tk * (c->heads_kv * (c->head_dim_qk + gap) + af_case_heads_v(c) * (c->head_dim_v + gap));
+                   tk * (c->heads_kv * (c->head_dim_qk + gap) + af_case_heads_v(c) * (c->head_dim_v + gap)) +
+                   5.0 * c->batch * c->gap_b + (c->page_size ? 2.0 * tk * c->gap_b : 0.0); /* gap_b per page */
     return elems * (c->backward ? 2 : 1);
 }
 
@@ -33,10 +37,10 @@ double af_case_cost(const af_case *c) {
     /* K/V traffic of extra kv heads counts too, then one unit per non-default feature */
     cost += (double)c->batch * c->seqlen_kv *
             ((double)c->heads_kv * c->head_dim_qk + (double)af_case_heads_v(c) * c->head_dim_v);
-    cost += c->n_data + (c->has_seqlens ? 1 : 0) + (c->stride_gap ? 1 : 0) + (c->page_size ? 1 : 0) +
-            (c->packing != AF_PACK_SEPARATE ? 1 : 0) + (af_packing_per_head(c->packing) ? 1 : 0) +
-            (c->layout_kv != AF_SIDE_SAME ? 1 : 0) + (c->layout_do != AF_SIDE_SAME ? 1 : 0) +
-            (c->cp_size > 1 ? c->cp_size : 0) + (c->backward ? 1 : 0);
+    cost += c->n_data + (c->has_seqlens ? 1 : 0) + (c->stride_gap ? 1 : 0) + (c->gap_h ? 1 : 0) + (c->gap_s ? 1 : 0) +
+            (c->gap_b ? 1 : 0) + (c->page_size ? 1 : 0) + (c->packing != AF_PACK_SEPARATE ? 1 : 0) +
+            (af_packing_per_head(c->packing) ? 1 : 0) + (c->layout_kv != AF_SIDE_SAME ? 1 : 0) +
+            (c->layout_do != AF_SIDE_SAME ? 1 : 0) + (c->cp_size > 1 ? c->cp_size : 0) + (c->backward ? 1 : 0);
     /* features: one unit each (so the minimiser drops one whenever the finding survives) */
     int features = 0;
     for (int f = 0; f < AF_CF_COUNT; f++)
@@ -59,6 +63,9 @@ int af_case_features(const af_case *c) {
     n += c->layout_kv != AF_SIDE_SAME;
     n += c->layout_do != AF_SIDE_SAME;
     n += c->stride_gap != 0;
+    n += c->gap_h != 0;
+    n += c->gap_s != 0;
+    n += c->gap_b != 0;
     n += c->thd_gap != 0;
     n += c->page_size != 0;
     n += c->mask != AF_MASK_NONE;

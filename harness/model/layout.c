@@ -3,23 +3,32 @@
  * Per token, a buffer holds the blocks of the tensors packed into it, one after the
  * other (packing kv, qkv: TransformerEngine's bs2hd / bs3hd); a block is H vectors of
  * (D + stride_gap) elements, the last stride_gap of each vector unused (a gap the harness
- * keeps poisoned in outputs). Packed per head (kv_h, qkv_h: TE's bsh2d / bsh3d, th3d),
- * each head holds the n tensors' vectors one after the other: tensor i of the group
- * starts at i (D + gap) and stride_h = n (D + gap); the token's row is the same size.
+ * keeps poisoned in outputs, as every element no view owns: gap_h / gap_s / gap_b too).
+ * Packed per head (kv_h, qkv_h: TE's bsh2d / bsh3d, th3d), each head holds the n tensors'
+ * vectors one after the other: tensor i of the group starts at i (D + gap) and stride_h =
+ * n (D + gap); the token's row is the same size.
  * Per head has no meaning in bhsd (the head is outside the token: bh2sd and bhs2d are
  * both "per head", and no peer names either), so validate declines it.
  * K, V, dK, dV are laid out in af_case_layout_kv, dO in af_case_layout_do (layout_kv,
  * layout_do; the rest in layout): e.g. thd Q with bshd K/V, ragged Q over padded keys.
- *   bshd: offset = base + ((b * S + s) * row) + h * (D + gap) + d
- *   sbhd: offset = base + ((s * B + b) * row) + h * (D + gap) + d
- *   bhsd: offset = base_t + b * (sum_t H_t * S * (D_t + gap)) + (h * S + s) * (D + gap) + d
- *   thd : offset = base + (token_start[b] + s) * row + h * (D + gap) + d, with thd_gap
- *         unused tokens after every sequence
+ * gap_h, gap_s, gap_b add that many elements to every head, token and batch stride (an
+ * unused tail after each head block, token block and batch block, whatever the order;
+ * cuDNN's stride tensors carry any such strides). With vec = D + gap,
+ * h_blk = vec + gap_h (per head: n vec + gap_h) and row = sum_t H_t h_blk:
+ *   bshd: offset = base + b * (S (row + gap_s) + gap_b) + s * (row + gap_s) + h * h_blk + d
+ *   sbhd: offset = base + s * (B (row + gap_b) + gap_s) + b * (row + gap_b) + h * h_blk + d
+ *   bhsd: offset = base_t + b * (sum_t H_t hs_t + gap_b) + h * hs + s * (vec + gap_s) + d,
+ *         hs = S (vec + gap_s) + gap_h
+ *   shbd, hbsd, hsbd (separate packing only): any order of b, s, h outside d, each
+ *         axis's stride the block inside it plus its gap (lay_axes)
+ *   thd : offset = base + (token_start[b] + s) * (row + gap_s) + h * h_blk + d, with thd_gap
+ *         unused tokens after every sequence (no batch stride: gap_b has none to pad)
  *   paged K/V: base + page * page_stride + (s % P) * stride_s + h * stride_h + d, whatever
  *         the layout (with thd, Q, O and LSE are ragged and K, V paged): page_layout nhd
- *         (bshd inside a page) stride_s = row, stride_h = D+gap; hnd stride_s = D+gap,
- *         stride_h = P (D+gap); page_kv joint puts V's block after K's in each page of BUF_K
- *         (lay_pages)
+ *         (bshd inside a page) stride_h = vec + gap_h, stride_s = H stride_h + gap_s, page
+ *         block P stride_s + gap_b; hnd stride_s = vec + gap_s, stride_h = P stride_s +
+ *         gap_h, page block H stride_h + gap_b; page_kv joint puts V's block after K's in
+ *         each page of BUF_K (lay_pages)
  * LSE is fp32: (b, h, s) dense, or (token, h) for thd.
  */
 #include "model/layout.h"
@@ -104,7 +113,8 @@ static af_layout group_layout(const af_case *c, const group *g) {
 
 /* K and V of a paged case (validate: packing separate), whatever the layout: with thd,
  * Q, O and LSE stay ragged. A page block is one tensor's page, H heads x P slots of
- * (D + gap): nhd [P, H, D + gap], hnd [H, P, D + gap]. page_kv = split: K's blocks in
+ * (D + gap), each axis's stride the block inside it plus its gap (gap_h, gap_s; gap_b
+ * after the page): nhd [P, H, D + gap], hnd [H, P, D + gap]. page_kv = split: K's blocks in
  * BUF_K, V's in BUF_V, each page stride one block; joint: both in BUF_K, page p holding
  * K's block then V's, so the page stride is the two blocks and V's base one K block. */
 static void lay_pages(af_layout_plan *p, const af_case *c) {
@@ -116,9 +126,15 @@ static void lay_pages(af_layout_plan *p, const af_case *c) {
         v->paged = true;
         v->ragged = false;
         v->base = 0;
-        v->stride_h = c->page_hnd ? (int64_t)c->page_size * vec : vec;
-        v->stride_s = c->page_hnd ? vec : (int64_t)v->H * vec;
-        block[i] = (int64_t)v->H * c->page_size * vec;
+        if (c->page_hnd) { /* [H, P, vec] */
+            v->stride_s = vec + c->gap_s;
+            v->stride_h = (int64_t)c->page_size * v->stride_s + c->gap_h;
+            block[i] = (int64_t)v->H * v->stride_h + c->gap_b;
+        } else { /* [P, H, vec] */
+            v->stride_h = vec + c->gap_h;
+            v->stride_s = (int64_t)v->H * v->stride_h + c->gap_s;
+            block[i] = (int64_t)c->page_size * v->stride_s + c->gap_b;
+        }
         v->stride_b = block[i]; /* page stride */
         p->buffer_elems[v->buffer] = (int64_t)p->n_pages * block[i];
     }
@@ -132,6 +148,23 @@ static void lay_pages(af_layout_plan *p, const af_case *c) {
     }
 }
 
+/* A tensor alone in its buffer in any order of (b, s, h) (the layout's name, outermost
+ * first, d last): from the head vector (vec = D + stride_gap) out, each axis's stride is
+ * the block inside it plus the axis's gap, the next block its extent times that stride.
+ * Returns the buffer's elements (the outermost block). */
+static int64_t lay_axes(af_tensor_view *v, const char *order, int64_t vec, const af_case *c) {
+    int64_t block = vec;
+    for (int k = 2; k >= 0; k--) {
+        int64_t *stride = order[k] == 'b' ? &v->stride_b : order[k] == 'h' ? &v->stride_h : &v->stride_s;
+        int extent = order[k] == 'b' ? v->B : order[k] == 'h' ? v->H : v->S;
+        int gap = order[k] == 'b' ? c->gap_b : order[k] == 'h' ? c->gap_h : c->gap_s;
+        *stride = block + gap;
+        block = extent * *stride;
+    }
+    v->base = 0;
+    return block;
+}
+
 static void lay_group(af_layout_plan *p, const af_case *c, const group *g) {
     int gap = c->stride_gap;
     bool kv = kv_side(g->ids[0]);
@@ -139,50 +172,61 @@ static void lay_group(af_layout_plan *p, const af_case *c, const group *g) {
     bool per_head = g->n > 1 && af_packing_per_head(c->packing);
     int S = kv ? c->seqlen_kv : c->seqlen_q;
     int B = c->batch;
-    int64_t row = 0; /* elements per token over all tensors of the group */
-    int64_t per_b_bhsd = 0;
+    /* The head block: one vector (D + gap), or per head the n tensors' vectors; gap_h more.
+     * bhsd's head block is S token vectors, each gap_s longer (never per head: validate). */
+    int64_t head_vec = per_head ? (int64_t)g->n * (p->view[g->ids[0]].D + gap) : 0;
+    int64_t row = 0;        /* bshd / sbhd / thd: a token's elements over the group's tensors */
+    int64_t per_b_bhsd = 0; /* bhsd: a batch's elements over the group's tensors */
     for (int i = 0; i < g->n; i++) {
-        af_tensor_view *v = &p->view[g->ids[i]];
-        row += (int64_t)v->H * (v->D + gap);
-        per_b_bhsd += (int64_t)v->H * S * (v->D + gap);
+        const af_tensor_view *v = &p->view[g->ids[i]];
+        int64_t vec = v->D + gap;
+        if (!per_head) row += (int64_t)v->H * (vec + c->gap_h);
+        per_b_bhsd += (int64_t)v->H * ((int64_t)S * (vec + c->gap_s) + c->gap_h);
     }
+    if (per_head) row = (int64_t)p->view[g->ids[0]].H * (head_vec + c->gap_h);
+    int64_t token = row + c->gap_s; /* bshd / sbhd / thd: the token stride's unit */
     int64_t off = 0, total = 0;
     for (int i = 0; i < g->n; i++) {
         af_tensor_view *v = &p->view[g->ids[i]];
         int64_t vec = v->D + gap;
         v->buffer = g->buffer;
         v->storage = g->storage;
-        v->stride_h = per_head ? g->n * vec : vec;
+        v->stride_h = (per_head ? head_vec : vec) + c->gap_h;
         if (per_head) off = i * vec; /* tensor i's vector inside each head */
         switch (layout) {
             case AF_LAYOUT_BSHD:
                 v->base = off;
-                v->stride_s = row;
-                v->stride_b = (int64_t)S * row;
-                total = (int64_t)B * S * row;
+                v->stride_s = token;
+                v->stride_b = (int64_t)S * token + c->gap_b;
+                total = (int64_t)B * v->stride_b;
                 break;
             case AF_LAYOUT_SBHD:
                 v->base = off;
-                v->stride_s = (int64_t)B * row;
-                v->stride_b = row;
-                total = (int64_t)B * S * row;
+                v->stride_b = row + c->gap_b; /* the batch inside the token: gap_s after all B */
+                v->stride_s = (int64_t)B * v->stride_b + c->gap_s;
+                total = (int64_t)S * v->stride_s;
                 break;
             case AF_LAYOUT_BHSD: /* never per head (validate) */
-                v->base = off * S;
-                v->stride_h = (int64_t)S * vec;
-                v->stride_s = vec;
-                v->stride_b = per_b_bhsd;
-                total = (int64_t)B * per_b_bhsd;
-                break;
-            case AF_LAYOUT_THD:
                 v->base = off;
-                v->stride_s = row;
+                v->stride_s = vec + c->gap_s;
+                v->stride_h = (int64_t)S * v->stride_s + c->gap_h;
+                v->stride_b = per_b_bhsd + c->gap_b;
+                total = (int64_t)B * v->stride_b;
+                break;
+            case AF_LAYOUT_SHBD:
+            case AF_LAYOUT_HBSD:
+            case AF_LAYOUT_HSBD: /* separate packing only (validate): one tensor, any order */
+                total = lay_axes(v, af_layout_name(layout), vec, c);
+                break;
+            case AF_LAYOUT_THD: /* no batch stride: thd_gap pads between sequences */
+                v->base = off;
+                v->stride_s = token;
                 v->stride_b = 0;
                 v->ragged = true;
-                total = (kv ? p->total_tokens_kv : p->total_tokens_q) * row;
+                total = (kv ? p->total_tokens_kv : p->total_tokens_q) * token;
                 break;
         }
-        if (!per_head) off += (int64_t)v->H * vec;
+        if (!per_head) off += (int64_t)v->H * v->stride_h; /* the next tensor's heads follow */
     }
     p->buffer_elems[g->buffer] = total;
     p->buffer_storage[g->buffer] = g->storage;

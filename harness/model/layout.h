@@ -4,7 +4,8 @@
  * buffers below. Packed tensors share a buffer (qkv: Q, K, V in BUF_Q; kv: K and V
  * in BUF_K); the gradient buffers mirror the input buffers' packing. The head dim
  * is innermost with stride 1; stride_gap extra elements follow every (token, head)
- * vector. Offsets are in elements of the buffer's element type.
+ * vector, gap_h / gap_s / gap_b more are in each head / token / batch stride (layout.c).
+ * Offsets are in elements of the buffer's element type.
  */
 #ifndef ATTNFUZZ_LAYOUT_H
 #define ATTNFUZZ_LAYOUT_H

@@ -14,7 +14,7 @@
 static const char *const dtype_words[] = {"fp16", "bf16", "fp8_e4m3", "mxfp8"};
 static const char *const mask_words[] = {"none", "causal", "padding", "padding_causal"};
 static const char *const align_words[] = {"top_left", "bottom_right"};
-static const char *const layout_words[] = {"bshd", "sbhd", "bhsd", "thd"};
+static const char *const layout_words[] = {"bshd", "sbhd", "bhsd", "thd", "shbd", "hbsd", "hsbd"};
 static const char *const packing_words[] = {"separate", "kv", "qkv", "kv_h", "qkv_h"};
 static const char *const cp_words[] = {"none", "p2p", "all_gather", "a2a", "a2a+p2p"};
 
@@ -171,7 +171,7 @@ static int set_key(af_policy_entry *e, const char *k, const char *v, char *why, 
     if (!strcmp(k, "dtypes")) return parse_set(v, dtype_words, 4, &e->dtypes, why, cap);
     if (!strcmp(k, "masks")) return parse_set(v, mask_words, AF_PMASK_COUNT, &e->masks, why, cap);
     if (!strcmp(k, "aligns")) return parse_set(v, align_words, 2, &e->aligns, why, cap);
-    if (!strcmp(k, "layouts")) return parse_set(v, layout_words, 4, &e->layouts, why, cap);
+    if (!strcmp(k, "layouts")) return parse_set(v, layout_words, 7, &e->layouts, why, cap);
     if (!strcmp(k, "packings")) return parse_set(v, packing_words, 5, &e->packings, why, cap);
     if (!strcmp(k, "cp")) return parse_set(v, cp_words, 5, &e->cp_comms, why, cap);
     if (!strcmp(k, "head_dim_qk")) return parse_range(v, &e->head_dim_qk, why, cap);

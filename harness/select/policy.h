@@ -17,7 +17,7 @@
  *   masks = none,causal             of none causal padding padding_causal
  *   aligns = top_left,bottom_right  diagonal alignment (matters with causal or a window)
  *   windows = no | left | yes       no: none; left: right side unbounded or 0; yes: any
- *   layouts = bshd,sbhd,bhsd,thd
+ *   layouts = bshd,sbhd,bhsd,thd,shbd,hbsd,hsbd
  *   packings = separate,kv,qkv,kv_h,qkv_h   (an entry that lists packings claims those only)
  *   gqa = yes                       heads_q != heads_kv allowed
  *   backward = yes

@@ -454,6 +454,7 @@ int af_cp_sub_case(const af_case *c, const af_cp_run *run, bool backward, af_cas
     sub->packing = AF_PACK_SEPARATE;   /* the ranks read the case's tensors through its plan (kv_h, layout_do too) */
     sub->layout_kv = sub->layout_do = AF_SIDE_SAME;
     sub->stride_gap = 0;
+    sub->gap_h = sub->gap_s = sub->gap_b = 0;
     sub->thd_gap = 0;
     sub->page_size = 0;
     sub->page_tail_nan = false;

@@ -39,8 +39,9 @@ static int fp8_declines(const af_case *c, size_t cudnn_version, char *why, size_
         snprintf(why, cap, "fp8_e4m3: cuDNN FP8 SDPA needs head dim %% 16 == 0 and <= 256 (got %d)", c->head_dim_qk);
     else if (c->layout == AF_LAYOUT_THD)
         snprintf(why, cap, "fp8_e4m3: layout thd (ragged) is not served by cuDNN FP8 SDPA on SM90");
-    else if (c->layout == AF_LAYOUT_BHSD)
-        snprintf(why, cap, "fp8_e4m3: layout bhsd not enabled (TE serves FP8 only for bshd/sbhd before cuDNN 9.21)");
+    else if (c->layout != AF_LAYOUT_BSHD && c->layout != AF_LAYOUT_SBHD)
+        snprintf(why, cap, "fp8_e4m3: layout %s not enabled (TE serves FP8 only for bshd/sbhd before cuDNN 9.21)",
+                 af_layout_name(c->layout));
     else if (c->page_size)
         snprintf(why, cap, "fp8_e4m3: paged KV not enabled for the FP8 graph");
     else if (windowed)

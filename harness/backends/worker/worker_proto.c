@@ -46,7 +46,7 @@ int af_worker_case_features(const af_case *c, const char *out[], int cap) {
     ADD(c->page_hnd, "paged_hnd");        /* page_layout = hnd: the descriptors' strides say it */
     ADD(c->page_kv_joint, "paged_joint"); /* page_kv = joint: V's buffer and offset say it */
     ADD(c->packing != AF_PACK_SEPARATE, "packed");
-    ADD(c->stride_gap > 0, "stride_gap");
+    ADD(c->stride_gap > 0 || c->gap_h > 0 || c->gap_s > 0 || c->gap_b > 0, "stride_gap"); /* any gap */
     ADD(c->cp_size > 1, "cp");
     ADD(c->dropout_p != 0.0, "dropout");
     ADD(c->softcap > 0, "softcap");

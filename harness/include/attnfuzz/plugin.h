@@ -202,7 +202,7 @@ typedef struct {
     int32_t window_right;      /* -1 = unbounded                                  */
     float scale;               /* multiplies Q K^T; fp32 as the kernel gets it    */
     uint32_t flags;            /* AF_PLUGIN_BACKWARD | ...                        */
-    const char *layout;        /* "bshd" | "sbhd" | "bhsd" | "thd" (informative:
+    const char *layout;        /* "bshd" | "sbhd" | "bhsd" | "thd" | "shbd" | "hbsd" | "hsbd" (informative:
                                        the strides below are the truth); Q's: K, V, dK,
                                        dV (layout_kv) and dO (layout_do) may have their
                                        own, only their strides say so (no ABI step)    */

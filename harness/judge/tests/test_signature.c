@@ -89,6 +89,16 @@ int main(void) {
         CHECK_MSG(!strcmp(fc, "fp16,causal-tl,win(L),pad:none,mha,d<=64,bshd,fwd,feat:sinks(learnable)+softcap,sq=skv"),
                   "%s", fc);
     }
+    { /* head / token / batch gaps: a class of their own beside stride_gap's */
+        af_case g = c;
+        char gc[512], gc2[512];
+        g.gap_s = 3;
+        af_config_class(&g, gc, sizeof gc);
+        CHECK_MSG(!strcmp(gc, "fp16,causal-tl,win(L),pad:none,mha,d<=64,bshd+axis_gap,fwd,sq=skv"), "%s", gc);
+        g.stride_gap = 1;
+        af_config_class(&g, gc2, sizeof gc2);
+        CHECK_MSG(strstr(gc2, "bshd+gap+axis_gap,") != NULL, "%s", gc2);
+    }
     CHECK(strstr(s, cls) != NULL);
     /* truncation reports the full length like snprintf */
     char tiny[8];

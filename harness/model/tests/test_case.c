@@ -46,6 +46,33 @@ static void roundtrip(const char *text) {
  * each error naming its field */
 static void test_side_layouts(void) {
     roundtrip("packing = kv_h\nstride_gap = 2\nhead_dim = 32\n");
+    {
+        /* gap_h, gap_s, gap_b: printed only when set, after stride_gap; each its own error */
+        roundtrip("gap_h = 3\ngap_s = 1\ngap_b = 4096\nlayout = bhsd\n");
+        af_case g, g2;
+        af_error e;
+        CHECK(parse("gap_s = 5\n", &g, &e) == 0 && g.gap_s == 5 && g.gap_h == 0 && g.gap_b == 0);
+        char out[8192];
+        af_case_print(&g, out, sizeof out);
+        CHECK_MSG(strstr(out, "stride_gap = 0\ngap_s = 5\n") && !strstr(out, "gap_h") && !strstr(out, "gap_b"), "%s",
+                  out);
+        CHECK(parse("gap_s = 6\n", &g2, &e) == 0 && !af_case_equal(&g, &g2));
+        expect_error("gap_h = 4097\n", 1, "gap_h", "[0, 4096]");
+        expect_error("gap_b = -1\n", 1, "gap_b", "[0, 4096]");
+        expect_error("dtype = fp8_e4m3\ngap_s = 2\n", 2, "gap_s", "fp8_e4m3 needs gap_s = 0");
+        expect_error("layout = thd\nseqlens_q = 3\nseqlens_kv = 3\ngap_b = 2\n", 4, "gap_b", "needs a batch stride");
+        roundtrip("layout = thd\nseqlens_q = 3\nseqlens_kv = 3\ngap_b = 2\npage_size = 4\n"); /* pages have one */
+        roundtrip("layout = thd\nlayout_kv = bshd\nseqlens_q = 3\nseqlens_kv = 3\ngap_b = 2\ngap_h = 1\n");
+        /* the other orders of b, s, h: separate packing only, each error naming the fields */
+        roundtrip("layout = hbsd\nlayout_kv = shbd\nlayout_do = hsbd\nbackward = yes\n");
+        roundtrip("layout = thd\nlayout_kv = hsbd\nseqlens_q = 3\nseqlens_kv = 3\n");
+        CHECK(parse("layout = shbd\nlayout_kv = hbsd\n", &g, &e) == 0 && g.layout == AF_LAYOUT_SHBD &&
+              af_case_layout_kv(&g) == AF_LAYOUT_HBSD && !strcmp(af_layout_name(g.layout), "shbd"));
+        expect_error("layout = hsbd\npacking = kv\n", 2, "packing", "packing = kv needs layout and layout_kv bshd");
+        expect_error("layout_kv = shbd\npacking = kv_h\n", 2, "packing", "no peer packs shbd");
+        expect_error("layout = hsbd\nlayout_kv = hsbd\n", 2, "layout_kv", "is the layout itself");
+        expect_error("layout = dbhs\n", 1, "layout", "dbhs");
+    }
     roundtrip("packing = qkv_h\nlayout = thd\nseqlens_q = 3,4\nseqlens_kv = 3,4\nbatch = 2\n");
     roundtrip("layout = thd\nlayout_kv = bshd\nseqlens_q = 3\nseqlens_kv = 9\nseqlen_kv = 12\n");
     roundtrip("layout = sbhd\nlayout_do = bhsd\nlayout_kv = bshd\nbackward = yes\n");

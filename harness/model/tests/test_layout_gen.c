@@ -317,6 +317,70 @@ static void check_side_layouts(void) {
     free(p);
 }
 
+/* gap_h, gap_s, gap_b against an independent computation: for a tensor of its own buffer
+ * in a padded layout, walk its axes from the innermost out (the head vector of D +
+ * stride_gap elements first); each axis's stride is the block inside it plus the axis's
+ * gap, the next block the axis's extent times that stride; the buffer is the outermost
+ * block. Every element of every tensor is compared, and check_plan sees no overlap. */
+static void check_axis_gaps(const char *layout, const char *order) {
+    char text[512];
+    snprintf(text, sizeof text,
+             "batch = 3\nheads_q = 4\nheads_kv = 2\nseqlen_q = 7\nseqlen_kv = 11\nhead_dim_qk = 8\nhead_dim_v = 16\n"
+             "stride_gap = 1\ngap_h = 3\ngap_s = 5\ngap_b = 17\nbackward = yes\nlayout = %s\n",
+             layout);
+    af_case c;
+    load(text, &c);
+    check_plan(&c);
+    af_layout_plan *p = malloc(sizeof *p);
+    char why[256];
+    CHECK(af_layout_plan_make(&c, p, why, sizeof why) == 0);
+    for (int t = 0; t < AF_T_COUNT; t++) {
+        if (t == AF_T_LSE) continue; /* fp32 (b, h, s), dense */
+        const af_tensor_view *v = &p->view[t];
+        int64_t extent[3] = {v->B, v->H, v->S}, gap[3] = {c.gap_b, c.gap_h, c.gap_s}, stride[3];
+        int64_t block = v->D + c.stride_gap;
+        for (int k = 2; k >= 0; k--) { /* order: outermost first, e.g. "bsh" */
+            int axis = order[k] == 'b' ? 0 : order[k] == 'h' ? 1 : 2;
+            stride[axis] = block + gap[axis];
+            block = extent[axis] * stride[axis];
+        }
+        CHECK_MSG(p->buffer_elems[v->buffer] == block, "%s %s: buffer %lld, expected %lld", layout,
+                  af_tensor_name((af_tensor_id)t), (long long)p->buffer_elems[v->buffer], (long long)block);
+        for (int b = 0; b < v->B; b++)
+            for (int h = 0; h < v->H; h++)
+                for (int s = 0; s < v->S; s++)
+                    CHECK_MSG(af_layout_offset(p, (af_tensor_id)t, b, h, s, 3) ==
+                                  b * stride[0] + h * stride[1] + s * stride[2] + 3,
+                              "%s %s (%d,%d,%d)", layout, af_tensor_name((af_tensor_id)t), b, h, s);
+    }
+    free(p);
+}
+
+/* Paged K/V with gaps: pages are bshd inside, gap_b after each page; thd has no batch
+ * stride (validate refuses gap_b there), its token stride holds gap_s. */
+static void check_axis_gaps_paged_thd(void) {
+    af_case c;
+    load("batch = 2\nheads = 2\nseqlen_kv = 13\nhead_dim = 8\npage_size = 5\ngap_h = 1\ngap_s = 2\ngap_b = 9\n", &c);
+    check_plan(&c);
+    af_layout_plan *p = malloc(sizeof *p);
+    char why[256];
+    CHECK(af_layout_plan_make(&c, p, why, sizeof why) == 0);
+    int64_t hs = 8 + 1, ss = 2 * hs + 2, page = 5 * ss + 9;
+    for (int b = 0; b < 2; b++)
+        for (int s = 0; s < 13; s++)
+            CHECK(af_layout_offset(p, AF_T_V, b, 1, s, 2) ==
+                  p->page_table[b * p->pages_per_seq + s / 5] * page + (s % 5) * ss + hs + 2);
+    CHECK(p->buffer_elems[AF_BUF_K] == p->n_pages * page);
+    load("layout = thd\nbatch = 2\nheads = 2\nseqlen = 6\nseqlens_q = 6,2\nseqlens_kv = 6,3\nthd_gap = 1\n"
+         "head_dim = 8\ngap_h = 4\ngap_s = 3\n",
+         &c);
+    check_plan(&c);
+    CHECK(af_layout_plan_make(&c, p, why, sizeof why) == 0);
+    CHECK(p->view[AF_T_Q].stride_h == 12 && p->view[AF_T_Q].stride_s == 2 * 12 + 3);
+    CHECK(af_layout_offset(p, AF_T_Q, 1, 1, 1, 0) == (7 + 1) * 27 + 12);
+    free(p);
+}
+
 int main(void) {
     /* paged KV: pages of any size, partial last pages, more than 1024 pages per sequence,
      * a batch of 128 */
@@ -328,6 +392,13 @@ int main(void) {
     check_thd_paged();
     for (int f = 0; f < 4; f++) check_page_forms(f & 1, f & 2);
     check_side_layouts();
+    check_axis_gaps("bshd", "bsh");
+    check_axis_gaps("sbhd", "sbh");
+    check_axis_gaps("bhsd", "bhs");
+    check_axis_gaps("shbd", "shb"); /* the other orders of b, s, h */
+    check_axis_gaps("hbsd", "hbs");
+    check_axis_gaps("hsbd", "hsb");
+    check_axis_gaps_paged_thd();
     {
         af_case c;
         load("batch = 1\nseqlen_kv = 100000\npage_size = 3\nhead_dim = 8\n", &c);
@@ -345,7 +416,10 @@ int main(void) {
                               "packing = kv_h\nstride_gap = 2\n",
                               "packing = qkv_h\nlayout = sbhd\n",
                               "layout_kv = bhsd\nlayout_do = sbhd\n",
-                              "layout = bhsd\nlayout_kv = sbhd\npacking = kv\n"};
+                              "layout = bhsd\nlayout_kv = sbhd\npacking = kv\n",
+                              "gap_h = 3\ngap_s = 1\ngap_b = 5\n",
+                              "layout = bhsd\ngap_h = 2\ngap_s = 7\npacking = kv\n",
+                              "layout = hbsd\nlayout_kv = shbd\nlayout_do = hsbd\ngap_s = 3\n"};
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) same_inputs(base, variants[i]);
     const char *padded =
         "batch = 3\nheads_q = 4\nheads_kv = 2\nseqlen_q = 33\nseqlen_kv = 47\nhead_dim_qk = 16\nhead_dim_v = 8\n"

@@ -136,6 +136,12 @@
  *                                   row / (n tensors x H): right for kv / qkv, wrong for the
  *                                   per-head kv_h / qkv_h, whose heads are n vectors apart),
  *                                   and dO read with O's strides (wrong with layout_do)
+ *   PLANTED_AXIS_GAPS_IGNORED       the inputs' strides above the head vector taken dense:
+ *                                   each axis's stride derived from the next inner one's
+ *                                   (extent x stride, in the view's own axis order), as a
+ *                                   kernel that is handed only the innermost stride; right
+ *                                   for every order and stride_gap, wrong with gap_h /
+ *                                   gap_s / gap_b (separate packing, padded views only)
  *
  * Every planted plugin but that one refuses malformed metadata (AF_PLUGIN_ERROR, the
  * reason in why) before it runs (plugins/metadata_check.h).
@@ -205,6 +211,7 @@
 #define PLANTED_KV_SCALE_SWAP              36
 #define PLANTED_LAYOUT_ASSUMED             37
 #define PLANTED_PAGE_FORM_ASSUMED          38
+#define PLANTED_AXIS_GAPS_IGNORED          41
 
 #ifndef PLANTED_BUG
 #error "build with -DPLANTED_BUG=PLANTED_<BUG> (see harness/plugins/CMakeLists.txt)"
@@ -267,6 +274,8 @@ static const struct {
     [PLANTED_PAGE_FORM_ASSUMED] = {"planted:page_form_assumed",
                                    "paged K/V read as NHD pages split into K and V (HND pages and joint K/V "
                                    "pages misaddressed)"},
+    [PLANTED_AXIS_GAPS_IGNORED] = {"planted:axis_gaps_ignored",
+                                   "input strides above the head vector taken dense (gap_h, gap_s, gap_b ignored)"},
 };
 
 /* The features this plugin serves (forward only). */
@@ -427,6 +436,34 @@ static void assume_common_layouts(const af_plugin_problem *p, af_plugin_tensors 
         dout->stride_b = o->stride_b;
         dout->stride_h = o->stride_h;
         dout->stride_s = o->stride_s;
+    }
+}
+#endif
+
+#if BUG(AXIS_GAPS_IGNORED)
+/* The strides a kernel handed only the innermost one would use: the axes (b, h, s) in
+ * the view's order (ascending stride; an axis of extent 1 first among equals), each
+ * outer stride the inner axis's extent times its stride. Padded inputs of the separate
+ * packing only (ragged and paged views, packed buffers left alone). */
+static void assume_dense_axes(const af_plugin_problem *p, af_plugin_tensors *t) {
+    if (strcmp(p->packing, "separate") != 0) return;
+    const int ids[4] = {AF_PLUGIN_Q, AF_PLUGIN_K, AF_PLUGIN_V, AF_PLUGIN_DO};
+    for (int i = 0; i < 4; i++) {
+        af_plugin_tensor *x = &t->t[ids[i]];
+        if (!x->data || x->token_start || x->page_table) continue;
+        int64_t *stride[3] = {&x->stride_b, &x->stride_h, &x->stride_s};
+        int64_t extent[3] = {x->B, x->H, x->S};
+        int order[3] = {0, 1, 2};
+        for (int a = 0; a < 3; a++) /* sort by (stride, extent) */
+            for (int b = a + 1; b < 3; b++) {
+                int64_t sa = *stride[order[a]], sb = *stride[order[b]];
+                if (sb < sa || (sb == sa && extent[order[b]] < extent[order[a]])) {
+                    int tmp = order[a];
+                    order[a] = order[b];
+                    order[b] = tmp;
+                }
+            }
+        for (int a = 1; a < 3; a++) *stride[order[a]] = extent[order[a - 1]] * *stride[order[a - 1]];
     }
 }
 #endif
@@ -1116,6 +1153,11 @@ static int run_planted(const af_plugin_problem *p, const af_plugin_tensors *t, f
     af_plugin_tensors assumed = *t;
     assume_common_layouts(p, &assumed);
     r.t = &assumed;
+#endif
+#if BUG(AXIS_GAPS_IGNORED)
+    af_plugin_tensors dense = *t;
+    assume_dense_axes(p, &dense);
+    r.t = &dense;
 #endif
     r.B = p->batch;
     r.Hq = p->heads_q;

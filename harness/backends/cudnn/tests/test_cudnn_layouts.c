@@ -4,7 +4,9 @@
  *   layout_do = bhsd under sbhd: dO's strides are its own, not O's;
  *   thd with layout_kv = bshd (ragged Q over padded K/V): ragged offsets on Q's side only
  *   (ragged, not ragged_kv), K's batch stride the padded one (seqlen_kv rows);
- *   plain thd: ragged offsets on both sides.
+ *   plain thd: ragged offsets on both sides;
+ *   gap_h / gap_s / gap_b: each stride the plan's (bhsd: s = D + gap_s, h = S (D + gap_s) +
+ *   gap_h, b = H h + gap_b), so cuDNN's stride tensors carry them unchanged.
  * The description is CUDA-only code, so a build without CUDA prints SKIP and exits 77. */
 #include <stdio.h>
 #include <string.h>
@@ -52,6 +54,11 @@ int main(void) {
             "head_dim = 64\n",
             &d);
     CHECK(d.ragged && d.ragged_kv);
+    desc_of("dtype = bf16\nlayout = bhsd\nbatch = 2\nheads = 2\nseqlen = 16\nhead_dim = 64\ngap_h = 3\ngap_s = 1\n"
+            "gap_b = 5\nbackward = yes\n",
+            &d);
+    CHECK(d.str[AF_T_Q][2] == 65 && d.str[AF_T_Q][1] == 16 * 65 + 3 && d.str[AF_T_Q][0] == 2 * (16 * 65 + 3) + 5);
+    CHECK(d.str[AF_T_DO][1] == 16 * 65 + 3 && d.str[AF_T_DK][0] == d.str[AF_T_K][0]);
     CHECK_DONE("test_cudnn_layouts");
 }
 #endif
