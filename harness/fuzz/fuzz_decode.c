@@ -479,6 +479,7 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
         read_outputs(&r, after + 1, c);
         read_kv_types(&r, after + 2, c);
         read_layouts(&r, after + 3, c);
+        if (rd(&r, after + 4) & EXT_DROPOUT_RNG_KERNEL) c->dropout_rng = AF_DROPOUT_RNG_KERNEL; /* dropout stream */
     }
     if (ext.items & EXT_FP8_HEADROOM)
         for (int k = 0; k < AF_FP8_SCALED; k++) c->fp8_headroom[k] = (int)rd(&r, ext.headroom_at + (size_t)k);

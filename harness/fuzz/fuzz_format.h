@@ -164,6 +164,11 @@ enum { EXT_KV_DTYPE_MASK = 0x3u, EXT_KV_DESCALE_HEAD = 1u << 2 };
  * (EXT_LAYOUTS_KV_SHIFT) are layout_kv, bits 3..4 (EXT_LAYOUTS_DO_SHIFT) layout_do (repair
  * drops them where validate would refuse them). The encoder writes it only for a case with
  * one of them. */
+/* After the layouts byte (the encoder writes the items before it, as 0, to reach it): the
+ * dropout-stream byte (missing = 0: attnfuzz's stream, so older inputs decode as before):
+ * bit 0 (EXT_DROPOUT_RNG_KERNEL) is dropout_rng = kernel (repair drops it without dropout).
+ * The encoder writes it only for dropout_rng = kernel. */
+enum { EXT_DROPOUT_RNG_KERNEL = 1u << 0 };
 enum {
     EXT_LAYOUTS_PER_HEAD = 1u << 0,
     EXT_LAYOUTS_KV_SHIFT = 1,

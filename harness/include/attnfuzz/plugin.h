@@ -109,7 +109,8 @@ extern "C" {
  *    the q/k/v_descale arrays (per-(batch, kv head) fp8 descales). A version-6 plugin would
  *    read a one-row bias with a query stride, per-batch slopes as per-head ones, a signed
  *    distance as |distance|, fp8 K, V bytes as fp16 / bf16 and per-head descales as 1, and
- *    leave the statistics unwritten, so it is refused. */
+ *    leave the statistics unwritten, so it is refused. ABI 7 also carries dropout_rng
+ *    (a kernel's own dropout stream) with the dropout_keep mask it may return. */
 
 /* Mark the four entry points exported even under -fvisibility=hidden. */
 #if defined(__GNUC__)
@@ -279,7 +280,22 @@ typedef struct {
      * const; 0 and NULL without. */
     int32_t descale_per_head;
     const float *q_descale, *k_descale, *v_descale; /* (batch, heads_kv) each          */
+    /* ABI 7: whose RNG drops P (dropout_p > 0): AF_PLUGIN_DROPOUT_RNG_ATTNFUZZ = the Philox
+     * mapping above (the kernel must reproduce it), AF_PLUGIN_DROPOUT_RNG_KERNEL = the
+     * kernel's own RNG, seeded from dropout_seed and dropout_offset as it likes. Then it
+     * may return the keep mask it applied in dropout_keep: (batch, heads_q, seqlen_q,
+     * seqlen_kv) bytes, 1 = kept, 0 = dropped, host memory (also for device plugins), as
+     * FlashAttention's returned dropout mask or cuDNN's rng_dump; only the elements rows
+     * see are read. It sets *dropout_keep_returned to 1 when it filled the mask, and the
+     * harness judges O and the gradients given that mask (and the mask's keep rates);
+     * left 0, only statistical checks judge the dropout. NULL in supports(). */
+    int32_t dropout_rng;
+    uint8_t *dropout_keep;
+    int32_t *dropout_keep_returned;
 } af_plugin_problem;
+
+#define AF_PLUGIN_DROPOUT_RNG_ATTNFUZZ 0
+#define AF_PLUGIN_DROPOUT_RNG_KERNEL   1
 
 #define AF_PLUGIN_KV_SAME     0 /* K, V in the dtype                                   */
 #define AF_PLUGIN_KV_FP8_E4M3 1 /* K, V stored E4M3 with descales (ABI 7)              */
