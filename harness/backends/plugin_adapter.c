@@ -178,8 +178,8 @@ static void problem_from_case(const af_case *c, plugin_problem_buf *pb) {
     if (c->page_size > 0) p->flags |= AF_PLUGIN_PAGED;
     p->layout = af_layout_name(c->layout);
     p->packing = af_packing_name(c->packing);
-    p->kv_dtype = (int32_t)c->kv_dtype;    /* ABI 7 */
-    p->descale_per_head = c->descale_head; /* ABI 7; the arrays are set in run */
+    p->kv_dtype = (int32_t)c->kv_dtype;       /* ABI 7 */
+    p->descale_per_head = c->descale_head;    /* ABI 7; the arrays are set in run */
     p->dropout_rng = (int32_t)c->dropout_rng; /* ABI 7; the mask pointers are set in run */
 }
 
@@ -492,7 +492,7 @@ static af_run_status plugin_run(af_backend *be, const af_case *c, const char *en
     pb.problem.dsink = t->dsink; /* host memory, poisoned before the run */
     int32_t keep_returned = 0;   /* ABI 7: dropout_rng = kernel's returned mask (host memory) */
     if (t->dropout_keep) pb.problem.dropout_keep = t->dropout_keep, pb.problem.dropout_keep_returned = &keep_returned;
-    if (t->descale_head) {       /* ABI 7: (3, B, Hkv) host floats, Q's then K's then V's */
+    if (t->descale_head) { /* ABI 7: (3, B, Hkv) host floats, Q's then K's then V's */
         size_t slice = (size_t)c->batch * c->heads_kv;
         pb.problem.q_descale = t->descale_head;
         pb.problem.k_descale = t->descale_head + slice;

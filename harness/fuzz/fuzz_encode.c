@@ -334,7 +334,8 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
         }
         for (int k = 0; k < EXT_PAGE_BYTES; k++) o[end++] = (uint8_t)(exact_page >> (8 * k));
         for (int k = 0;
-             (split_v || types || drops || bias_alibi || outs || kv_types || layouts || rng) && k < EXT_HEADS_V_BYTES; k++)
+             (split_v || types || drops || bias_alibi || outs || kv_types || layouts || rng) && k < EXT_HEADS_V_BYTES;
+             k++)
             o[end++] = (uint8_t)(split_v ? (unsigned)c->heads_v >> (8 * k) : 0u);
         o[end++] = (uint8_t)types;
         o[end++] = (uint8_t)drops; /* the mask-drops item */
@@ -344,12 +345,12 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
             end = put_double(o, end, c->block_mask_p);
         }
         if (drops & EXT_DROPS_CUSTOM) end = put_double(o, end, c->custom_mask_p);
-        bool after_ba = outs || kv_types || layouts || rng;                /* a later item needs the earlier ones */
-        if (bias_alibi || after_ba) o[end++] = (uint8_t)bias_alibi;        /* the bias / ALiBi item */
-        if (outs || kv_types || layouts || rng) o[end++] = (uint8_t)outs;  /* the outputs byte */
-        if (kv_types || layouts || rng) o[end++] = (uint8_t)kv_types;      /* the KV-types byte */
-        if (layouts || rng) o[end++] = (uint8_t)layouts;                   /* the layouts byte */
-        if (rng) o[end++] = (uint8_t)rng;                                  /* the dropout-stream byte */
+        bool after_ba = outs || kv_types || layouts || rng;               /* a later item needs the earlier ones */
+        if (bias_alibi || after_ba) o[end++] = (uint8_t)bias_alibi;       /* the bias / ALiBi item */
+        if (outs || kv_types || layouts || rng) o[end++] = (uint8_t)outs; /* the outputs byte */
+        if (kv_types || layouts || rng) o[end++] = (uint8_t)kv_types;     /* the KV-types byte */
+        if (layouts || rng) o[end++] = (uint8_t)layouts;                  /* the layouts byte */
+        if (rng) o[end++] = (uint8_t)rng;                                 /* the dropout-stream byte */
     }
     /* missing bytes read as 0: drop trailing zeros, but never down to the empty input */
     while (end > 1 && o[end - 1] == 0) end--;

@@ -264,8 +264,9 @@ static const struct {
     [PLANTED_LAYOUT_ASSUMED] =
         {"planted:layout_assumed",
          "packed K/V read with the blocked packing's head stride (kv_h as kv), dO with O's strides"},
-    [PLANTED_DROPOUT_MASK_LIES] = {"planted:dropout_mask_lies",
-                                   "dropout_rng = kernel: its own stream applied, attnfuzz's stream returned as the mask"},
+    [PLANTED_DROPOUT_MASK_LIES] =
+        {"planted:dropout_mask_lies",
+         "dropout_rng = kernel: its own stream applied, attnfuzz's stream returned as the mask"},
 };
 
 /* The features this plugin serves (forward only). */
@@ -743,8 +744,8 @@ static bool dropout_kept(const planted_run *r, uint64_t call, int b, int h, int 
  * forward applies it (PLANTED_DROPOUT_MASK_LIES: attnfuzz's stream instead), and say so. */
 static void return_dropout_mask(const planted_run *r, uint64_t call) {
     const af_plugin_problem *p = r->p;
-    if (!(p->features & AF_PLUGIN_FEAT_DROPOUT) || p->dropout_rng != AF_PLUGIN_DROPOUT_RNG_KERNEL ||
-        !p->dropout_keep || !p->dropout_keep_returned)
+    if (!(p->features & AF_PLUGIN_FEAT_DROPOUT) || p->dropout_rng != AF_PLUGIN_DROPOUT_RNG_KERNEL || !p->dropout_keep ||
+        !p->dropout_keep_returned)
         return;
     size_t n = 0;
     for (int b = 0; b < r->B; b++)
