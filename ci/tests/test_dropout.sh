@@ -50,6 +50,15 @@ if [ "$rc" != 0 ] || [ "$n" != 0 ] || ! [ "${execs:-0}" -gt 0 ]; then
 else
   echo "ok   cpu campaign from the dropout seeds (${TIME} s): 0 findings in $execs cases"
 fi
+# the kernel-stream seed (and the fuzzer's kernel-stream draws) are counted in stats.json
+kcases=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("dropout_kernel_cases", -1))' \
+  "$tmp/cpu-campaign/stats.json" 2>/dev/null)
+if ! [ "${kcases:-0}" -gt 0 ] 2>/dev/null; then
+  echo "FAIL stats.json dropout_kernel_cases is '${kcases:-}' after a campaign from the kernel-stream seed"
+  fail=$((fail + 1))
+else
+  echo "ok   stats.json counts $kcases kernel-stream dropout cases"
+fi
 
 . "$(dirname "$0")/lib_feature_campaign.sh"
 

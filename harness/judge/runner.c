@@ -559,6 +559,12 @@ static void release_kernel_oracle(af_prepared *p) {
     memset(&p->terms, 0, sizeof p->terms);
     p->inputs.feat.dropout_keep = NULL;
     p->oracle_error[0] = '\0';
+    af_judge_summary *js = &p->judged; /* the next run's verdict starts without this oracle */
+    js->oracle_tier[0] = '\0';
+    js->oracle_s = js->oracle_gpu_s = js->magnitudes_s = js->terms_gpu_s = 0;
+    js->element_terms = js->lse_row_terms = js->stored_o_rows = js->terms_gpu = false;
+    js->cert_rows = js->cert_keys = 0;
+    js->cert_gap_over_bound = js->cert_s = js->cert_wait_s = 0;
 }
 
 static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char *engine, af_verdict *v,
