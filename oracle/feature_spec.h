@@ -49,7 +49,8 @@
  *   dsink_h = - sum_{b, i} P_sink,i D_i,  P_sink,i = exp(a_h - L_i)   (learnable only)
  *   The bias is a constant input here: no dBias output.
  * Dropout (drop probability p, Philox seed and offset; the mask is oracle/dropout_spec.h's,
- * never model/dropout.c's): M_ij = 0 when element (b, h, i, j) is dropped, else 1, and
+ * never model/dropout.c's; dropout_rng = kernel: the kernel's own returned mask, given in
+ * feat.dropout_keep): M_ij = 0 when element (b, h, i, j) is dropped, else 1, and
  * w_ij = M_ij / (1 - p). The softmax and its statistics are the undropped ones: P_ij,
  * L_i and the LSE output do not see the mask (cuDNN's SDPA and FlashAttention-2 drop
  * after the softmax: the stats they return are the full row's logsumexp). Then

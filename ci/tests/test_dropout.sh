@@ -11,7 +11,8 @@
 #  4. the dropout probe's own checks fire on their bugs and only there: the replay check on
 #     planted:dropout_rng_advances (a kernel that advances the Philox offset itself) on every
 #     seed, the keep-rate check on planted:dropout_ignored; neither on planted:none, and the
-#     keep rate not on planted:dropout_offset_ignored (a wrong mask with the right rate).
+#     keep rate not on planted:dropout_offset_ignored (a wrong mask with the right rate);
+#  5. dropout_rng = kernel (below).
 set -u
 bin=${1:?usage: test_dropout.sh path/to/attnfuzz}
 TIME=${ATTNFUZZ_TEST_DROPOUT_CAMPAIGN_TIME:-20}
@@ -49,6 +50,15 @@ if [ "$rc" != 0 ] || [ "$n" != 0 ] || ! [ "${execs:-0}" -gt 0 ]; then
 else
   echo "ok   cpu campaign from the dropout seeds (${TIME} s): 0 findings in $execs cases"
 fi
+# the kernel-stream seed (and the fuzzer's kernel-stream draws) are counted in stats.json
+kcases=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("dropout_kernel_cases", -1))' \
+  "$tmp/cpu-campaign/stats.json" 2>/dev/null)
+if ! [ "${kcases:-0}" -gt 0 ] 2>/dev/null; then
+  echo "FAIL stats.json dropout_kernel_cases is '${kcases:-}' after a campaign from the kernel-stream seed"
+  fail=$((fail + 1))
+else
+  echo "ok   stats.json counts $kcases kernel-stream dropout cases"
+fi
 
 . "$(dirname "$0")/lib_feature_campaign.sh"
 
@@ -83,6 +93,32 @@ if [ "$n" != 1 ] || [ "$m" != 0 ]; then
 else
   echo "ok   dropout keep-rate check: fires on planted:dropout_ignored, not on planted:dropout_offset_ignored"
 fi
+
+# 5. dropout_rng = kernel (the kernel's own stream, judged given the mask it returns): the cpu
+#    backend (its own Philox key) passes with its mask returned and judged; planted plugins
+#    (another key of their own) pass too, but not one that skips the 1/(1-p) rescale or
+#    returns an all-kept mask; planted:dropout_mask_lies (returns attnfuzz's stream, applies
+#    its own) is found by a 3 s campaign and stays a kernel-stream case when minimised.
+kernel=corpora/seed-dropout/fp16-p050-kernel-stream.case
+verdict_of() { # verdict_of BACKEND CASE: "VERDICT MASK KIND,KIND,..." of the one case
+  "$bin" run "$2" --backend "$1" --json 2> /dev/null |
+    python3 -c 'import json, sys
+d = json.loads(sys.stdin.readline())
+print(d["verdict"], d.get("judge", {}).get("dropout_mask", "-").replace(" ", "_"),
+      ",".join(sorted({f["kind"] for f in d.get("findings", [])})) or "-")'
+}
+for want in "cpu:pass returned -" "planted:none:pass returned -" "planted:dropout_no_rescale:mismatch returned mismatch" \
+  "planted:dropout_ignored:feature_ignored returned feature_ignored,mismatch"; do
+  be=${want%:*} expect=${want##*:}
+  got=$(verdict_of "$be" "$kernel")
+  if [ "$got" != "$expect" ]; then
+    echo "FAIL dropout_rng = kernel on $be: got '$got', want '$expect'"
+    fail=$((fail + 1))
+  else
+    echo "ok   dropout_rng = kernel on $be: $got"
+  fi
+done
+TIME=3 feature_campaign dropout_mask_lies '^dropout_rng = kernel'
 
 [ "$fail" -eq 0 ] && echo "test_dropout: all passed" || echo "test_dropout: $fail failed"
 exit $((fail > 0))

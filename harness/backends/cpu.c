@@ -70,6 +70,9 @@
  *     the undropped row's): O = (sum_j round_dt(M_j P_j) v_j) / l * keep;
  *     backward dS_ij = P_ij (M_ij keep dP_ij - D_i) (dt), dV_j = keep * sum_i
  *     round_dt(M_ij P_ij) dO_i.
+ *     dropout_rng = kernel: the same with the seed XOR AF_CPU_KERNEL_STREAM_KEY as the Philox
+ *     key (its own stream), the keep flags of the elements rows see written to
+ *     t->dropout_keep and dropout_keep_returned set.
  * kv_dtype (fp8 K, V under fp16 / bf16; forward only): K and V are dequantised on load
  * (stored * descale_k / descale_v, exact: powers of two), then the fp16 / bf16 recipe above.
  * mxfp8 (forward only): inputs are dequantised to fp32 on load (stored * 2^(E8M0-127));
@@ -113,6 +116,9 @@
 #define CPU_MAX_THREADS 64
 #define CPU_ROW_BLOCK   32 /* query rows per work item (forward, dQ) */
 #define CPU_KEY_BLOCK   64 /* keys per work item (dK, dV) */
+/* dropout_rng = kernel: the cpu backend's own Philox key is the seed XOR this (a fixed odd
+ * constant, the 64-bit golden ratio), never attnfuzz's stream */
+#define AF_CPU_KERNEL_STREAM_KEY 0x9E3779B97F4A7C15ull
 
 typedef struct {
     int threads;
@@ -161,6 +167,9 @@ typedef struct {
     uint32_t dropout_threshold;
     uint64_t dropout_seed, dropout_offset;
     float keep_scale; /* 1 / (1 - p) in fp32; 1 without dropout */
+    /* dropout_rng = kernel: the (B, Hq, Sq, Skv) keep mask returned (t->dropout_keep),
+     * written as the rows draw it; NULL otherwise */
+    uint8_t *keep_out;
 } cpu_problem;
 
 /* Per-thread scratch, sized for the largest row or block. */
@@ -567,6 +576,7 @@ static void dropout_run(const cpu_problem *pb, unsigned char *keep, int b, int h
         (((uint64_t)b * (uint64_t)pb->Hq + (uint64_t)h) * (uint64_t)pb->Sq + (uint64_t)i) * (uint64_t)pb->Skv +
         (uint64_t)first;
     af_dropout_keep_run(pb->dropout_seed, pb->dropout_offset, pb->dropout_threshold, n0, n, keep);
+    if (pb->keep_out) memcpy(pb->keep_out + n0, keep, (size_t)n); /* the rows' draws: disjoint per item */
 }
 static void dropout_row(const cpu_problem *pb, cpu_scratch *scr, int b, int h, int i, int first, int n) {
     dropout_run(pb, scr->keep, b, h, i, first, n);
@@ -911,6 +921,13 @@ static int load_features(cpu_problem *pb, const af_case *c) {
     pb->dropout_threshold = af_dropout_threshold(c->dropout_p);
     pb->dropout_seed = c->dropout_seed;
     pb->dropout_offset = c->dropout_offset;
+    /* dropout_rng = kernel: the cpu backend's own stream, model/dropout.h's mapping under
+     * another Philox key (AF_CPU_KERNEL_STREAM_KEY), so no element follows attnfuzz's
+     * stream by design; it returns the mask (tensors.h) */
+    if (c->dropout_rng == AF_DROPOUT_RNG_KERNEL) {
+        pb->dropout_seed ^= AF_CPU_KERNEL_STREAM_KEY;
+        pb->keep_out = pb->t->dropout_keep;
+    }
     pb->keep_scale = pb->dropout_threshold ? (float)(1.0 / (1.0 - c->dropout_p)) : 1.0f;
     if (c->softmax != AF_SOFTMAX_VANILLA) {
         if (!(pb->sink = floats(pb->Hq))) return -1;
@@ -1057,6 +1074,7 @@ static af_run_status cpu_compute(af_backend *be, const af_case *c, af_tensors *t
     }
 
     for (int k = 0; k < n_threads; k++) scratch_free(&scr[k]);
+    if (pb.keep_out) t->dropout_keep_returned = true;
     problem_free(&pb);
     if (info) info->seconds = af_clock_mono() - t0;
     return AF_RUN_OK;

@@ -37,6 +37,9 @@ _Static_assert(AF_PLUGIN_STORAGE_F16 == AF_ST_F16 && AF_PLUGIN_STORAGE_BF16 == A
 _Static_assert(AF_PLUGIN_KV_SAME == AF_KV_SAME && AF_PLUGIN_KV_FP8_E4M3 == AF_KV_FP8_E4M3 &&
                    AF_PLUGIN_KV_FP8_E5M2 == AF_KV_FP8_E5M2,
                "plugin kv_dtype codes follow af_kv_dtype");
+_Static_assert(AF_PLUGIN_DROPOUT_RNG_ATTNFUZZ == AF_DROPOUT_RNG_ATTNFUZZ &&
+                   AF_PLUGIN_DROPOUT_RNG_KERNEL == AF_DROPOUT_RNG_KERNEL,
+               "plugin dropout_rng codes follow af_dropout_rng");
 _Static_assert(AF_PLUGIN_DTYPE_FP16 == AF_DT_FP16 && AF_PLUGIN_DTYPE_BF16 == AF_DT_BF16 &&
                    AF_PLUGIN_DTYPE_FP8_E4M3 == AF_DT_FP8_E4M3 && AF_PLUGIN_DTYPE_MXFP8 == AF_DT_MXFP8 &&
                    AF_PLUGIN_DTYPE_FP8_E5M2 == AF_DT_FP8_E5M2,
@@ -179,6 +182,7 @@ static void problem_from_case(const af_case *c, plugin_problem_buf *pb) {
     p->descale_per_head = c->descale_head;                                       /* ABI 7; the arrays are set in run */
     p->page_layout = c->page_hnd ? AF_PLUGIN_PAGE_HND : AF_PLUGIN_PAGE_NHD;      /* ABI 7 */
     p->page_kv = c->page_kv_joint ? AF_PLUGIN_PAGE_JOINT : AF_PLUGIN_PAGE_SPLIT; /* ABI 7 */
+    p->dropout_rng = (int32_t)c->dropout_rng; /* ABI 7; the mask pointers are set in run */
 }
 
 /* Where the buffers, the ragged token starts, the page table and the mxfp8 scales
@@ -488,7 +492,9 @@ static af_run_status plugin_run(af_backend *be, const af_case *c, const char *en
     pb.problem.row_max = t->row_max, pb.problem.row_sumexp = t->row_sumexp; /* the same (ABI 7) */
     pb.problem.max_logit = t->max_logit;
     pb.problem.dsink = t->dsink; /* host memory, poisoned before the run */
-    if (t->descale_head) {       /* ABI 7: (3, B, Hkv) host floats, Q's then K's then V's */
+    int32_t keep_returned = 0;   /* ABI 7: dropout_rng = kernel's returned mask (host memory) */
+    if (t->dropout_keep) pb.problem.dropout_keep = t->dropout_keep, pb.problem.dropout_keep_returned = &keep_returned;
+    if (t->descale_head) { /* ABI 7: (3, B, Hkv) host floats, Q's then K's then V's */
         size_t slice = (size_t)c->batch * c->heads_kv;
         pb.problem.q_descale = t->descale_head;
         pb.problem.k_descale = t->descale_head + slice;
@@ -501,6 +507,7 @@ static af_run_status plugin_run(af_backend *be, const af_case *c, const char *en
 #endif
         s = run_on_host(st, c, t, &pb.problem, why, cap);
     if (s == AF_RUN_OK && info) check_problem_inputs(c, &pb, info);
+    t->dropout_keep_returned = s == AF_RUN_OK && t->dropout_keep && keep_returned == 1;
     problem_buf_free(&pb);
     if (info) info->seconds = af_clock_mono() - t0;
     return s;

@@ -108,7 +108,8 @@ void af_plugin_check_in_child(const char *path, af_plugin_descriptor *d) {
             : version < 7 ? "; version 7 added bias_q (a bias row seen by every query), alibi_b (ALiBi slopes "
                             "per (batch, head)), alibi_signed (signed ALiBi), the score statistics outputs "
                             "(row max and sum-exp, max_logit), kv_dtype (fp8 K and V under fp16 / bf16 queries) "
-                            "and per-(batch, kv head) descales, that a version-6 plugin would silently misread "
+                            "per-(batch, kv head) descales, the paged K/V forms (HND, joint pages) and a kernel's own "
+                            "dropout stream with its keep mask, that a version-6 plugin would silently misread "
                             "or leave unwritten"
                           : "");
         return;

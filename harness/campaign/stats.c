@@ -40,6 +40,7 @@ void af_stats_note_cp(af_campaign_stats *st, const af_case *c, bool declined) {
     int k = c->cp_size > 1 && c->cp_comm >= AF_CP_NONE && c->cp_comm <= AF_CP_A2A_P2P ? (int)c->cp_comm : AF_CP_NONE;
     st->cp_cases[k]++;
     if (declined) st->cp_declined[k]++;
+    if (c->dropout_rng == AF_DROPOUT_RNG_KERNEL) st->dropout_kernel_cases++;
 }
 
 /* {"1": n, "p2p": n, ...} of one cp counter array (af_campaign_stats). */
@@ -157,6 +158,7 @@ int af_stats_write(const char *dir, af_campaign_stats *st, char *why, size_t cap
     json_object_set_new(o, "seqlen_kv_hist", seqlen_hist(st->seqlen_kv_hist));
     json_object_set_new(o, "cp_cases", cp_counts(st->cp_cases));
     json_object_set_new(o, "cp_declined", cp_counts(st->cp_declined));
+    json_object_set_new(o, "dropout_kernel_cases", json_integer((json_int_t)st->dropout_kernel_cases));
     json_object_set_new(o, "cudnn_graph_build_seconds", rounded(st->cudnn_graph_build_seconds, 1e3));
     json_object_set_new(o, "plan_cache_hits", json_integer((json_int_t)st->plan_cache_hits));
     json_object_set_new(o, "plan_cache_misses", json_integer((json_int_t)st->plan_cache_misses));

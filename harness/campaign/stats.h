@@ -53,6 +53,9 @@ typedef struct {
     /* cases counted in stats.cases by cp comm type (index af_cp_comm; AF_CP_NONE: cp = 1),
      * and of them those declined */
     long long cp_cases[AF_CP_A2A_P2P + 1], cp_declined[AF_CP_A2A_P2P + 1];
+    /* cases counted in stats.cases whose dropout ran on the kernel's own stream
+     * (dropout_rng = kernel; stats.json dropout_kernel_cases) */
+    long long dropout_kernel_cases;
     int interrupted_cases; /* DIR/interrupted/<name>.case: in flight when a run of DIR was killed */
     /* this run's failures to write in DIR (a finding, the rawmap, a report, the corpus,
      * stats): each ends the campaign with AF_CAMPAIGN_WRITE_ERROR */
@@ -81,7 +84,8 @@ void af_stats_note_run(af_campaign_stats *st, const af_run_info *info);
 
 /* Count one case's s_q and s_kv in the histograms. */
 void af_stats_note_seqlens(af_campaign_stats *st, int seqlen_q, int seqlen_kv);
-/* Count one case's cp comm type (cp_cases; cp_declined when its verdict declined). */
+/* Count one case's cp comm type (cp_cases; cp_declined when its verdict declined) and
+ * its dropout stream (dropout_kernel_cases). */
 void af_stats_note_cp(af_campaign_stats *st, const af_case *c, bool declined);
 /* Count the config-space cell (0 .. AF_STATS_CONFIG_CELLS - 1) of one case. */
 void af_stats_note_config_cell(af_campaign_stats *st, unsigned cell);

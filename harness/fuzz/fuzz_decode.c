@@ -501,6 +501,9 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
         c->page_kv_joint = (pages & EXT_PAGES_JOINT) != 0;
         read_gaps(&r, after + 5, c);
         read_orders(&r, after + 5 + EXT_N_GAPS * EXT_GAP_BYTES, c);
+        /* the dropout-stream byte, after the orders byte */
+        if (rd(&r, after + 6 + EXT_N_GAPS * EXT_GAP_BYTES) & EXT_DROPOUT_RNG_KERNEL)
+            c->dropout_rng = AF_DROPOUT_RNG_KERNEL;
     }
     if (ext.items & EXT_FP8_HEADROOM)
         for (int k = 0; k < AF_FP8_SCALED; k++) c->fp8_headroom[k] = (int)rd(&r, ext.headroom_at + (size_t)k);

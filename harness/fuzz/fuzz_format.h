@@ -186,6 +186,11 @@ enum { EXT_GAP_BYTES = 2, EXT_N_GAPS = 3 };
  * (EXT_ORDERS_SHIFT apart; repair keeps them with separate packing only). The encoder writes
  * it only for a case with one of them. */
 enum { EXT_ORDERS_SHIFT = 2, EXT_ORDERS_MASK = 0x3u };
+/* After the orders byte (the encoder writes the items before it, as 0, to reach it): the
+ * dropout-stream byte (missing = 0: attnfuzz's stream, so older inputs decode as before):
+ * bit 0 (EXT_DROPOUT_RNG_KERNEL) is dropout_rng = kernel (repair drops it without dropout).
+ * The encoder writes it only for dropout_rng = kernel. */
+enum { EXT_DROPOUT_RNG_KERNEL = 1u << 0 };
 
 /* A byte a backend or engine name may hold: what the case parser keeps in a value (no
  * white space, no '#', which starts a comment). */

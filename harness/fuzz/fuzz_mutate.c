@@ -635,7 +635,8 @@ static void mutate_cp_paged(af_case *c, uint64_t *rng) {
  * softcaps where tanh bends most scores (5) to Gemma's 30 / 50, both sink kinds, every
  * bias broadcast (the query-broadcast ones too), ALiBi in each convention with each kind of
  * slopes, log2 stats, dLSE (needs backward, which repair checks), dropout
- * (off, or a table probability with a fresh Philox seed and offset), the local masks, the
+ * (off, or a table probability with a fresh Philox seed and offset, a quarter of them with
+ * the kernel's own stream), the local masks, the
  * block / element drop masks and the score statistics outputs. */
 static void mutate_feature(af_case *c, uint64_t *rng) {
     static const double softcaps[] = {0.0, 5.0, 20.0, 30.0, 50.0};
@@ -706,6 +707,9 @@ static void mutate_feature(af_case *c, uint64_t *rng) {
             c->dropout_p = k == AF_FZ_N_DROPOUT ? 0.0 : af_fz_dropout_table[k];
             c->dropout_seed = c->dropout_p != 0.0 ? seed : 0;
             c->dropout_offset = c->dropout_p != 0.0 ? offset : 0;
+            /* with dropout, a quarter of the draws leave the stream to the kernel (its own RNG,
+             * judged given the mask it returns: docs/dropout.md) */
+            c->dropout_rng = c->dropout_p != 0.0 && pick(rng, 4) == 0 ? AF_DROPOUT_RNG_KERNEL : AF_DROPOUT_RNG_ATTNFUZZ;
             break;
         }
     }

@@ -2,6 +2,7 @@
 #include "judge/runner.h"
 #include "judge/compare_dsink.h"
 #include "judge/compare_stats.h"
+#include "judge/dropout_mask.h"
 #include "judge/clone.h"
 #include "judge/mutation.h"
 #include "judge/tolerance.h"
@@ -121,6 +122,104 @@ static bool gpu_generate(const af_case *c, const af_tensors *t, float *pregen[4]
 #endif
 }
 
+/* The oracle of the prepared case and what the criterion derives from it (the term budgets,
+ * the score magnitudes) into p; -1 with why on failure (p is then the caller's to free).
+ * dropout_rng = kernel: called per run, with the kernel's mask in p->inputs.feat. */
+static int prepare_oracle(af_runner *r, const af_case *c, af_prepared *p, bool fp8_bwd, char *why, size_t cap) {
+    af_judge_summary *js = &p->judged;
+    af_oracle_problem prob;
+    int len_q[AF_MAX_BATCH], len_kv[AF_MAX_BATCH];
+    af_problem_from_case(&prob, c, &p->inputs, len_q, len_kv);
+    double t_oracle = af_clock_mono();
+    double pipeline_work = r->cert_pipeline_work != 0 ? r->cert_pipeline_work : AF_CERT_PIPELINE_MIN_WORK;
+    /* with a usable GPU (its tier computes the elements) every case certifies in the
+     * background by default: MPFR's rows leave the critical path (runner.h) */
+    char gwhy[160];
+    bool gpu_default = r->cert_pipeline_work == 0 && af_oracle_gpu_usable(gwhy, sizeof gwhy) == 0;
+    bool pipelined = !r->skip_oracle && pipeline_work > 0 && (case_work(c) >= pipeline_work || gpu_default);
+    if (af_oracle_run_pipelined(&prob, &r->oracle, &p->oracle, pipelined ? &p->cert_pending : NULL, why, cap)) {
+        return -1;
+    }
+    js->oracle_s = af_clock_mono() - t_oracle;
+    js->oracle_gpu_s = p->oracle.gpu_seconds;
+    snprintf(js->oracle_tier, sizeof js->oracle_tier, "%s",
+             p->oracle.tier_used == AF_ORACLE_GPU    ? "gpu"
+             : p->oracle.tier_used == AF_ORACLE_FP64 ? "fp64"
+                                                     : "mpfr");
+    js->cert_rows = p->oracle.all_mpfr ? p->oracle.mpfr_rows : p->oracle.cert_rows;
+    js->cert_keys = p->oracle.cert_keys;
+    js->cert_gap_over_bound = p->oracle.cert_gap_over_bound;
+    double t_mag = af_clock_mono();
+    /* backward: the gradients' floors (compare.c) and the fp8 scales need the
+     * gradients' term magnitudes */
+    if (c->backward) af_oracle_grad_abs(&prob, &p->oracle.out, &p->oracle.grad);
+    js->magnitudes_s = af_clock_mono() - t_mag;
+    if (fp8_bwd) af_fp8_set_bwd_scales(&p->tensors, c, &p->oracle.out, p->oracle.grad.ds_max);
+    /* fp16/bf16: per-element term budgets of the criterion (criterion.h); without
+     * them (out of memory) the row rule still runs. fp8_e4m3: for the stored O's
+     * share of D in its row floors (criterion_fp8.c) */
+    double terms_work =
+        af_attention_work(1.0, c->batch, c->heads_q, c->seqlen_q, c->seqlen_kv, c->head_dim_qk + c->head_dim_v);
+    bool gpu_serves = af_criterion_terms_gpu_serves(&prob); /* asked once a case */
+    /* V with its own heads (heads_v): the element budgets walk K and V columns as one
+     * (B, Hkv, Skv) set, so such a case takes the row rule of large cases */
+    bool small = (terms_work <= AF_CRITERION_TERMS_MAX_WORK ||
+                  (terms_work <= AF_CRITERION_TERMS_GPU_MAX_WORK && !r->skip_oracle &&
+                   (c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16) && gpu_serves)) &&
+                 af_case_heads_v(c) == c->heads_kv;
+    bool fp16_bf16 = c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16;
+    if (!r->skip_oracle && (fp16_bf16 || af_dtype_is_fp8_tensor(c->dtype)) && small) {
+        double t_terms = af_clock_mono();
+        bool gpu = terms_work >= AF_CRITERION_TERMS_GPU_MIN_WORK && gpu_serves;
+        int trc = af_criterion_terms_compute_on(&prob, &p->oracle.out, c->dtype, gpu ? AF_TERMS_GPU : AF_TERMS_HOST,
+                                                &p->terms, &js->terms_gpu_s);
+        if (trc == 1)
+            trc = af_criterion_terms_compute_on(&prob, &p->oracle.out, c->dtype, AF_TERMS_HOST, &p->terms, NULL);
+        js->element_terms = trc == 0;
+        js->terms_gpu = gpu && trc == 0 && js->terms_gpu_s > 0;
+        js->magnitudes_s += af_clock_mono() - t_terms;
+    }
+    if (af_dtype_is_fp8_tensor(c->dtype)) { /* the fp8 row floors' subnormal steps (criterion_fp8.c) */
+        double sub = 2 * af_storage_subnormal_half_step(af_tensor_storage(c->dtype, AF_T_DQ)); /* E4M3 2^-9 */
+        /* O: its own storage's step (fp16 / bf16 with out_dtype, descale 1) */
+        p->terms.e4m3_step[AF_T_O] =
+            2 * af_storage_subnormal_half_step(af_case_tensor_storage(c, AF_T_O)) * p->tensors.descale_o;
+        p->terms.e4m3_step[AF_T_DQ] = sub * p->tensors.descale_dq;
+        p->terms.e4m3_step[AF_T_DK] = sub * p->tensors.descale_dk;
+        p->terms.e4m3_step[AF_T_DV] = sub * p->tensors.descale_dv;
+    }
+    if (r->skip_oracle) {
+        af_oracle_result_free(&p->oracle);
+        memset(&p->oracle, 0, sizeof p->oracle);
+    } else {
+        p->have_oracle = true;
+    }
+    /* each row's score magnitude (B, Hq, Sq): fp8, mxfp8: for the criterion of LSE
+     * (compare.c); fp16/bf16 too large for the element budgets: each LSE row keeps
+     * its own (the fp32 score's accumulation grows with A_i; criterion.h), and
+     * without memory for it the row rule runs without them */
+    bool lse_rows_only = fp16_bf16 && !small;
+    if (p->have_oracle && (af_dtype_is_fp8(c->dtype) || lse_rows_only)) {
+        p->oracle.score_abs = malloc((size_t)c->batch * c->heads_q * c->seqlen_q * sizeof(double));
+        if (!p->oracle.score_abs && !lse_rows_only) {
+            snprintf(why, cap, "out of host memory (score magnitudes)");
+            return -1;
+        }
+        t_mag = af_clock_mono();
+        if (p->oracle.score_abs) af_oracle_score_abs(&prob, p->oracle.score_abs);
+        if (p->oracle.score_abs && lse_rows_only)
+            js->lse_row_terms = af_criterion_lse_rows_only(c, p->oracle.score_abs, &p->terms) == 0;
+        /* the stored O's share of the gradients' row floors (criterion_large.c) */
+        if (js->lse_row_terms && c->backward) {
+            double t_so = af_clock_mono();
+            js->stored_o_rows = af_criterion_stored_o_rows(&prob, &p->oracle.out, &p->terms) == 0;
+            js->magnitudes_s += af_clock_mono() - t_so;
+        }
+        js->magnitudes_s += af_clock_mono() - t_mag;
+    }
+    return 0;
+}
+
 int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t cap) {
     memset(p, 0, sizeof *p);
     p->c = *c;
@@ -142,103 +241,20 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
     /* fp8_e4m3 backward: the E4M3 gradients' scales come from the exact gradients
      * (tensors.h), so the oracle runs even for probe-only runs (then only for them) */
     bool fp8_bwd = af_dtype_is_fp8_tensor(c->dtype) && c->backward;
-    if (!r->skip_oracle || fp8_bwd) {
-        af_oracle_problem prob;
-        int len_q[AF_MAX_BATCH], len_kv[AF_MAX_BATCH];
-        af_problem_from_case(&prob, c, &p->inputs, len_q, len_kv);
-        double t_oracle = af_clock_mono();
-        double pipeline_work = r->cert_pipeline_work != 0 ? r->cert_pipeline_work : AF_CERT_PIPELINE_MIN_WORK;
-        /* with a usable GPU (its tier computes the elements) every case certifies in the
-         * background by default: MPFR's rows leave the critical path (runner.h) */
-        char gwhy[160];
-        bool gpu_default = r->cert_pipeline_work == 0 && af_oracle_gpu_usable(gwhy, sizeof gwhy) == 0;
-        bool pipelined = !r->skip_oracle && pipeline_work > 0 && (case_work(c) >= pipeline_work || gpu_default);
-        if (af_oracle_run_pipelined(&prob, &r->oracle, &p->oracle, pipelined ? &p->cert_pending : NULL, why, cap)) {
-            af_prepared_free(p);
-            return -1;
-        }
-        js->oracle_s = af_clock_mono() - t_oracle;
-        js->oracle_gpu_s = p->oracle.gpu_seconds;
-        snprintf(js->oracle_tier, sizeof js->oracle_tier, "%s",
-                 p->oracle.tier_used == AF_ORACLE_GPU    ? "gpu"
-                 : p->oracle.tier_used == AF_ORACLE_FP64 ? "fp64"
-                                                         : "mpfr");
-        js->cert_rows = p->oracle.all_mpfr ? p->oracle.mpfr_rows : p->oracle.cert_rows;
-        js->cert_keys = p->oracle.cert_keys;
-        js->cert_gap_over_bound = p->oracle.cert_gap_over_bound;
-        double t_mag = af_clock_mono();
-        /* backward: the gradients' floors (compare.c) and the fp8 scales need the
-         * gradients' term magnitudes */
-        if (c->backward) af_oracle_grad_abs(&prob, &p->oracle.out, &p->oracle.grad);
-        js->magnitudes_s = af_clock_mono() - t_mag;
-        if (fp8_bwd) af_fp8_set_bwd_scales(&p->tensors, c, &p->oracle.out, p->oracle.grad.ds_max);
-        /* fp16/bf16: per-element term budgets of the criterion (criterion.h); without
-         * them (out of memory) the row rule still runs. fp8_e4m3: for the stored O's
-         * share of D in its row floors (criterion_fp8.c) */
-        double terms_work =
-            af_attention_work(1.0, c->batch, c->heads_q, c->seqlen_q, c->seqlen_kv, c->head_dim_qk + c->head_dim_v);
-        bool gpu_serves = af_criterion_terms_gpu_serves(&prob); /* asked once a case */
-        /* V with its own heads (heads_v): the element budgets walk K and V columns as one
-         * (B, Hkv, Skv) set, so such a case takes the row rule of large cases */
-        bool small = (terms_work <= AF_CRITERION_TERMS_MAX_WORK ||
-                      (terms_work <= AF_CRITERION_TERMS_GPU_MAX_WORK && !r->skip_oracle &&
-                       (c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16) && gpu_serves)) &&
-                     af_case_heads_v(c) == c->heads_kv;
-        bool fp16_bf16 = c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16;
-        if (!r->skip_oracle && (fp16_bf16 || af_dtype_is_fp8_tensor(c->dtype)) && small) {
-            double t_terms = af_clock_mono();
-            bool gpu = terms_work >= AF_CRITERION_TERMS_GPU_MIN_WORK && gpu_serves;
-            int trc = af_criterion_terms_compute_on(&prob, &p->oracle.out, c->dtype, gpu ? AF_TERMS_GPU : AF_TERMS_HOST,
-                                                    &p->terms, &js->terms_gpu_s);
-            if (trc == 1)
-                trc = af_criterion_terms_compute_on(&prob, &p->oracle.out, c->dtype, AF_TERMS_HOST, &p->terms, NULL);
-            js->element_terms = trc == 0;
-            js->terms_gpu = gpu && trc == 0 && js->terms_gpu_s > 0;
-            js->magnitudes_s += af_clock_mono() - t_terms;
-        }
-        if (af_dtype_is_fp8_tensor(c->dtype)) { /* the fp8 row floors' subnormal steps (criterion_fp8.c) */
-            double sub = 2 * af_storage_subnormal_half_step(af_tensor_storage(c->dtype, AF_T_DQ)); /* E4M3 2^-9 */
-            /* O: its own storage's step (fp16 / bf16 with out_dtype, descale 1) */
-            p->terms.e4m3_step[AF_T_O] =
-                2 * af_storage_subnormal_half_step(af_case_tensor_storage(c, AF_T_O)) * p->tensors.descale_o;
-            p->terms.e4m3_step[AF_T_DQ] = sub * p->tensors.descale_dq;
-            p->terms.e4m3_step[AF_T_DK] = sub * p->tensors.descale_dk;
-            p->terms.e4m3_step[AF_T_DV] = sub * p->tensors.descale_dv;
-        }
-        if (r->skip_oracle) {
-            af_oracle_result_free(&p->oracle);
-            memset(&p->oracle, 0, sizeof p->oracle);
-        } else {
-            p->have_oracle = true;
-        }
-        /* each row's score magnitude (B, Hq, Sq): fp8, mxfp8: for the criterion of LSE
-         * (compare.c); fp16/bf16 too large for the element budgets: each LSE row keeps
-         * its own (the fp32 score's accumulation grows with A_i; criterion.h), and
-         * without memory for it the row rule runs without them */
-        bool lse_rows_only = fp16_bf16 && !small;
-        if (p->have_oracle && (af_dtype_is_fp8(c->dtype) || lse_rows_only)) {
-            p->oracle.score_abs = malloc((size_t)c->batch * c->heads_q * c->seqlen_q * sizeof(double));
-            if (!p->oracle.score_abs && !lse_rows_only) {
-                snprintf(why, cap, "out of host memory (score magnitudes)");
-                af_prepared_free(p);
-                return -1;
-            }
-            t_mag = af_clock_mono();
-            if (p->oracle.score_abs) af_oracle_score_abs(&prob, p->oracle.score_abs);
-            if (p->oracle.score_abs && lse_rows_only)
-                js->lse_row_terms = af_criterion_lse_rows_only(c, p->oracle.score_abs, &p->terms) == 0;
-            /* the stored O's share of the gradients' row floors (criterion_large.c) */
-            if (js->lse_row_terms && c->backward) {
-                double t_so = af_clock_mono();
-                js->stored_o_rows = af_criterion_stored_o_rows(&prob, &p->oracle.out, &p->terms) == 0;
-                js->magnitudes_s += af_clock_mono() - t_so;
-            }
-            js->magnitudes_s += af_clock_mono() - t_mag;
-        }
+    /* dropout_rng = kernel: the oracle needs the kernel's mask, so it runs per run in
+     * af_judge (oracle_deferred), and no reference serves (its stream is not the kernel's) */
+    p->oracle_deferred = af_case_dropout_keep_elems(c) > 0;
+    if (p->oracle_deferred) {
+        p->oracle_deferred = !r->skip_oracle;
+    } else if ((!r->skip_oracle || fp8_bwd) && prepare_oracle(r, c, p, fp8_bwd, why, cap)) {
+        af_prepared_free(p);
+        return -1;
     }
     /* the low-precision reference sets the floor */
     double t_ref = af_clock_mono();
-    if (r->reference && gpu_reference(r, c, p)) {
+    if (af_case_dropout_keep_elems(c) > 0) {
+        snprintf(p->ref_note, sizeof p->ref_note, "reference: none (dropout_rng = kernel: the mask is the kernel's)");
+    } else if (r->reference && gpu_reference(r, c, p)) {
         p->have_ref = true;
         snprintf(js->reference, sizeof js->reference, "gpu");
     } else if (r->reference) {
@@ -402,6 +418,21 @@ static void judge_run(void *ctx, const af_tensors *run, int index, af_verdict *v
     const af_prepared *p = jc->p;
     const af_case *c = &p->c;
     bool dsink_differs;
+    /* dropout_rng = kernel: run 0's oracle holds run 0's mask; a run that applied another
+     * mask to the same case is not the function of (seed, offset) it must be */
+    if (p->oracle_deferred && jc->first_run && run->dropout_keep && jc->first_run->dropout_keep &&
+        (run->dropout_keep_returned != jc->first_run->dropout_keep_returned ||
+         memcmp(run->dropout_keep, jc->first_run->dropout_keep, run->dropout_keep_elems) != 0)) {
+        char detail[200];
+        snprintf(detail, sizeof detail,
+                 "run %d of the unperturbed case: dropout_rng = kernel: the returned dropout mask differs from run 0's",
+                 index);
+        af_finding f = af_finding_at(AF_V_NONDETERMINISTIC, AF_T_NONE, -1, -1, -1, -1, detail);
+        f.repeat = index;
+        af_verdict_add(v, &f);
+        v->runs++;
+        return;
+    }
     unsigned changed = changed_buffers(c, jc->first_run, run, &dsink_differs);
     if (!changed && !dsink_differs) {
         v->runs++; /* spread 0: run_spread stays as it is */
@@ -493,6 +524,49 @@ static int repeat_runs(af_prepared *p, af_backend *be, const char *engine, int n
     return made;
 }
 
+/* dropout_rng = kernel (runner.h): the statistical check of the mask run t returned, then
+ * the oracle given that mask (p->have_oracle); nothing when the run returned none. */
+static void kernel_mask_oracle(af_runner *r, af_prepared *p, const af_tensors *t, af_verdict *v) {
+    const af_case *c = &p->c;
+    bool returned = t->dropout_keep_returned && t->dropout_keep;
+    snprintf(v->judge.dropout_mask, sizeof v->judge.dropout_mask, "%s", returned ? "returned" : "not returned");
+    if (!returned) return;
+    af_dropout_mask_check(c, t->dropout_keep, v, NULL);
+    p->inputs.feat.dropout_keep = t->dropout_keep;
+    char why[512] = "";
+    if (prepare_oracle(r, c, p, false, why, sizeof why) != 0) {
+        snprintf(p->oracle_error, sizeof p->oracle_error, "%s", why);
+        return;
+    }
+    const af_judge_summary *js = &p->judged;
+    af_judge_summary *vj = &v->judge;
+    memcpy(vj->oracle_tier, js->oracle_tier, sizeof vj->oracle_tier);
+    vj->oracle_s = js->oracle_s, vj->oracle_gpu_s = js->oracle_gpu_s, vj->magnitudes_s = js->magnitudes_s;
+    vj->element_terms = js->element_terms, vj->lse_row_terms = js->lse_row_terms;
+    vj->stored_o_rows = js->stored_o_rows, vj->terms_gpu = js->terms_gpu, vj->terms_gpu_s = js->terms_gpu_s;
+    v->oracle_bound_rel = p->oracle.bound_rel;
+    v->oracle_seconds = p->oracle.seconds;
+}
+
+/* dropout_rng = kernel: drop the run's oracle (the next backend's run brings its own mask). */
+static void release_kernel_oracle(af_prepared *p) {
+    if (!p->oracle_deferred) return;
+    af_prepare_settle(p);
+    if (p->have_oracle) af_oracle_result_free(&p->oracle);
+    memset(&p->oracle, 0, sizeof p->oracle);
+    p->have_oracle = false;
+    af_criterion_terms_free(&p->terms);
+    memset(&p->terms, 0, sizeof p->terms);
+    p->inputs.feat.dropout_keep = NULL;
+    p->oracle_error[0] = '\0';
+    af_judge_summary *js = &p->judged; /* the next run's verdict starts without this oracle */
+    js->oracle_tier[0] = '\0';
+    js->oracle_s = js->oracle_gpu_s = js->magnitudes_s = js->terms_gpu_s = 0;
+    js->element_terms = js->lse_row_terms = js->stored_o_rows = js->terms_gpu = false;
+    js->cert_rows = js->cert_keys = 0;
+    js->cert_gap_over_bound = js->cert_s = js->cert_wait_s = 0;
+}
+
 static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char *engine, af_verdict *v,
                        af_tensors *out_tensors) {
     (void)r; /* probes (issue 3) take their settings from the runner */
@@ -552,6 +626,7 @@ static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char 
             break;
     }
     v->judge.run_s = info.seconds;
+    if (st == AF_RUN_OK && p->oracle_deferred) kernel_mask_oracle(r, p, &t, v);
     if (st == AF_RUN_OK) {
         double t_cmp = af_clock_mono();
         v->runs = 1;
@@ -604,7 +679,7 @@ static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char 
     }
     /* the pipelined certification ran meanwhile: its figures join the verdict, and
      * an oracle beyond its bound makes the verdict void (never a kernel finding) */
-    if (p->have_oracle && af_prepare_settle(p) != 0) {
+    if ((p->have_oracle || p->oracle_error[0]) && af_prepare_settle(p) != 0) {
         af_judge_summary judged = v->judge;
         af_verdict_init(v, be->name);
         v->judge = judged;
@@ -617,6 +692,7 @@ static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char 
     v->judge.cert_gap_over_bound = p->judged.cert_gap_over_bound;
     v->judge.cert_s = p->judged.cert_s;
     v->judge.cert_wait_s = p->judged.cert_wait_s;
+    release_kernel_oracle(p);
     if (out_tensors) {
         af_clone_disown_scales(&t); /* the caller owns no scales */
         *out_tensors = t;

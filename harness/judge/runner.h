@@ -29,6 +29,11 @@ typedef struct {
      * run and the comparison proceed; af_prepare_settle waits for it. */
     af_oracle_cert *cert_pending;
     char oracle_error[512]; /* the pipelined certification failed: why ("" = it did not) */
+    /* dropout_rng = kernel (docs/dropout.md): the oracle needs the kernel's keep mask, so
+     * af_judge computes it per run, given the mask the run returned (the statistical
+     * check of judge/dropout_mask.h first), and frees it after the verdict; a run that
+     * returns no mask is judged by the buffer checks and the probes only. No reference. */
+    bool oracle_deferred;
 } af_prepared;
 
 /* Certify in the background above this many multiply-adds (af_attention_work of the

@@ -228,6 +228,9 @@ typedef struct {
     double cert_s;      /* pipelined certification (long cases, runner.h): its wall
                                    time on CPU threads, overlapping the stages above */
     double cert_wait_s; /* of which the judge waited for at the end */
+    /* dropout_rng = kernel: "returned" (the oracle judged given the kernel's mask) or
+     * "not returned" (no oracle: buffer checks and probes only); "" for other cases */
+    char dropout_mask[16];
 } af_judge_summary;
 
 typedef struct {

@@ -31,6 +31,7 @@ static json_t *judge_json(const af_judge_summary *j) {
         af_json_real(j->terms_gpu_s), "reference", af_json_real(j->reference_s), "run", af_json_real(j->run_s),
         "compare", af_json_real(j->compare_s), "probes", af_json_real(j->probes_s), "cert", af_json_real(j->cert_s),
         "cert_wait", af_json_real(j->cert_wait_s));
+    if (js && j->dropout_mask[0]) json_object_set_new(js, "dropout_mask", json_string(j->dropout_mask));
     json_t *secs = js ? json_object_get(js, "seconds") : NULL;
     if (secs && per_probe) {
         json_object_set_new(secs, "probes_run", af_json_real(j->probes_run_s));

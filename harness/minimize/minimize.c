@@ -328,6 +328,7 @@ static void pass_features(candidates *cs, const af_case *c) {
     TRY(c->has_scale, (t.has_scale = false, t.scale = 0));
     TRY(c->out_dtype != AF_OUT_SAME, t.out_dtype = AF_OUT_SAME);
     TRY(c->kv_dtype != AF_KV_SAME, t.kv_dtype = AF_KV_SAME);
+    TRY(c->dropout_rng != AF_DROPOUT_RNG_ATTNFUZZ, t.dropout_rng = AF_DROPOUT_RNG_ATTNFUZZ); /* attnfuzz's stream */
     TRY(c->descale_head, t.descale_head = false);                    /* one descale per tensor */
     TRY(c->kv_dtype == AF_KV_FP8_E5M2, t.kv_dtype = AF_KV_FP8_E4M3); /* the commoner fp8 KV cache */
     TRY(c->dtype == AF_DT_FP8_E5M2, t.dtype = AF_DT_FP8_E4M3);       /* the commoner fp8 kind, same recipe */

@@ -44,6 +44,7 @@ static const char *const kv_dtype_names[] = {"same", "fp8_e4m3", "fp8_e5m2"};
 static const char *const page_tail_names[] = {"finite", "nan"};
 static const char *const page_layout_names[] = {"nhd", "hnd"};
 static const char *const page_kv_names[] = {"split", "joint"};
+static const char *const dropout_rng_names[] = {"attnfuzz", "kernel"};
 static const char *const descale_names[] = {"tensor", "head"};
 static const char *const stats_names[] = {"natural", "log2"};
 /* Parameters each data term takes (p0 only, or p0 and p1). */
@@ -367,7 +368,8 @@ static void reset_custom(af_case *c, int f) {
         case F_FP8_HEADROOM:
             memset(c->fp8_headroom, 0, sizeof c->fp8_headroom); /* current scaling */
             return;
-        case F_DROPOUT: /* off, and nothing else to keep */
+        case F_DROPOUT: /* off, and nothing else to keep (the kernel stream needs dropout) */
+            c->dropout_rng = AF_DROPOUT_RNG_ATTNFUZZ;
             c->dropout_p = 0.0;
             c->dropout_seed = c->dropout_offset = 0;
             return;
@@ -975,6 +977,8 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
         FAIL(F_CUSTOM_MASK, "custom_mask probability %g is outside (0, 1] (at least 2^-32; 0 = off)", c->custom_mask_p);
     if (!(c->dropout_p >= 0.0 && c->dropout_p < 1.0))
         FAIL(F_DROPOUT, "dropout probability %g is outside [0, 1)", c->dropout_p);
+    if (c->dropout_rng == AF_DROPOUT_RNG_KERNEL && c->dropout_p == 0.0)
+        FAIL(F_DROPOUT_RNG, "dropout_rng = kernel needs dropout (a probability p > 0)");
     if (c->outputs != AF_OUTPUTS_LSE && c->dtype != AF_DT_FP16 && c->dtype != AF_DT_BF16)
         FAIL(F_OUTPUTS, "outputs = %s with dtype %s: the score statistics are defined for fp16 and bf16 only",
              outputs_names[c->outputs], dtype_names[c->dtype]);

@@ -172,6 +172,9 @@ static inline af_bias_shape af_bias_query_broadcast(af_bias_shape b) {
  * exp(score - max) (cuDNN's SDPA Max and Sum_exp outputs); max_logit = also the max of
  * the visible scores of each (batch, head) (TransformerEngine's max_logit for QK-clip). */
 typedef enum { AF_OUTPUTS_LSE = 0, AF_OUTPUTS_MAX_SUMEXP, AF_OUTPUTS_MAX_LOGIT } af_outputs_kind;
+/* Whose random stream drops P's elements (docs/dropout.md): attnfuzz's Philox mapping
+ * (model/dropout.h), or the kernel's own RNG, judged given the keep mask it returns. */
+typedef enum { AF_DROPOUT_RNG_ATTNFUZZ = 0, AF_DROPOUT_RNG_KERNEL } af_dropout_rng;
 
 typedef struct {
     af_data_kind kind;
@@ -241,6 +244,9 @@ typedef struct {
      * 64-bit block offset (counter), printed as "dropout = P SEED OFFSET". A feature. */
     double dropout_p;
     uint64_t dropout_seed, dropout_offset;
+    /* dropout_rng = kernel: the kernel drops with its own RNG (seeded from dropout's seed
+     * and offset as it likes) and may return its keep mask; needs dropout (docs/dropout.md). */
+    af_dropout_rng dropout_rng;
     /* Chunked local attention (FlashAttention 3's attention_chunk, Llama 4): 0 = off, else
      * row i sees key j only if floor(diag(i) / N) == floor(j / N) (diag(i) as the causal and
      * window masks align it, oracle/mask_spec.h), ANDed with the rest of the mask. A feature. */

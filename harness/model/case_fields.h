@@ -171,6 +171,8 @@
       af_case_has_fp8_headroom(c),      6,  NULL,         "fp8_headroom")                                           \
     X(DROPOUT,      "dropout",      CUSTOM, dropout_p,     0, 0,               HAND,               NULL,            \
       c->dropout_p != 0.0,              7,  "dropout",    "dropout")                                                \
+    X(DROPOUT_RNG,  "dropout_rng",  ENUM,   dropout_rng,   0, 0,               AF_DROPOUT_RNG_ATTNFUZZ, dropout_rng_names, \
+      c->dropout_rng != AF_DROPOUT_RNG_ATTNFUZZ, -1, NULL, NULL)                                                   \
     X(ATTENTION_CHUNK, "attention_chunk", INT, attention_chunk, 0, AF_MAX_SEQLEN, 0,              NULL,            \
       c->attention_chunk != 0,          8,  "attention_chunk", "attention_chunk")                                   \
     X(DOCUMENTS,    "documents",    CUSTOM, documents,     0, 0,               HAND,               NULL,            \

@@ -83,6 +83,7 @@ int af_case_features(const af_case *c) {
     /* dropout: a probability other than 1/2, a seed other than 1, an offset other than 0
      * (one each, so the minimiser takes each simplification on its own) */
     if (c->dropout_p != 0.0) n += (c->dropout_p != 0.5) + (c->dropout_seed != 1) + (c->dropout_offset != 0);
+    n += c->dropout_rng == AF_DROPOUT_RNG_KERNEL; /* the kernel's own stream over attnfuzz's */
     /* the heavier variants: learnable sinks, a bias with more axes than 11ss (or 111s),
      * ALiBi in another convention than yes, slopes other than standard */
     af_bias_shape full = af_bias_full_query(c->bias);

@@ -24,6 +24,9 @@ typedef struct {
     bool alibi_signed;                     /* ALiBi distance signed (else -|distance|) */
     int outputs;                           /* extra score statistics: 0 none, 1 row max and
                                               sum-exp, 2 max_logit (af_outputs_kind) */
+    /* (B, Hq, Sq, Skv) a kernel's own keep mask (dropout_rng = kernel; 1 = kept): the
+     * oracle takes M_ij from it instead of regenerating the Philox mask. NULL = Philox. */
+    const uint8_t *dropout_keep;
 } af_features;
 
 /* Dense logical arrays, row-major in the order of their shape comment.

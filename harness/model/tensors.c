@@ -39,6 +39,13 @@ int af_tensors_alloc(af_tensors *t, const af_case *c, char *why, size_t cap) {
         af_tensors_free(t);
         return -1;
     }
+    size_t n_keep = af_case_dropout_keep_elems(c);
+    t->dropout_keep_elems = n_keep;
+    if (n_keep && !(t->dropout_keep = malloc(n_keep))) {
+        snprintf(why, cap, "out of host memory for the dropout mask (%zu bytes)", n_keep);
+        af_tensors_free(t);
+        return -1;
+    }
     if (c->descale_head) {
         size_t n = (size_t)3 * c->batch * c->heads_kv;
         if (!(t->descale_head = malloc(n * sizeof *t->descale_head))) {
@@ -70,6 +77,7 @@ void af_tensors_free(af_tensors *t) {
     free(t->row_max);
     free(t->row_sumexp);
     free(t->max_logit);
+    free(t->dropout_keep);
     free(t->descale_head);
     memset(t, 0, sizeof *t);
 }
@@ -107,12 +115,19 @@ void af_tensors_poison_outputs(af_tensors *t, const af_case *c) {
     if (t->row_max) fill_poison(t->row_max, af_case_row_stats_elems(c) * sizeof(float), AF_ST_F32);
     if (t->row_sumexp) fill_poison(t->row_sumexp, af_case_row_stats_elems(c) * sizeof(float), AF_ST_F32);
     if (t->max_logit) fill_poison(t->max_logit, af_case_max_logit_elems(c) * sizeof(float), AF_ST_F32);
+    if (t->dropout_keep) memset(t->dropout_keep, (int)AF_GUARD_BYTE, t->dropout_keep_elems);
+    t->dropout_keep_returned = false;
 }
 
 bool af_case_has_dsink(const af_case *c) { return c->softmax == AF_SOFTMAX_LEARNABLE && c->backward; }
 
 size_t af_case_row_stats_elems(const af_case *c) {
     return c->outputs == AF_OUTPUTS_MAX_SUMEXP ? (size_t)c->batch * (size_t)c->heads_q * (size_t)c->seqlen_q : 0;
+}
+size_t af_case_dropout_keep_elems(const af_case *c) {
+    return c->dropout_rng == AF_DROPOUT_RNG_KERNEL && c->dropout_p != 0.0
+               ? (size_t)c->batch * (size_t)c->heads_q * (size_t)c->seqlen_q * (size_t)c->seqlen_kv
+               : 0;
 }
 size_t af_case_max_logit_elems(const af_case *c) {
     return c->outputs == AF_OUTPUTS_MAX_LOGIT ? (size_t)c->batch * (size_t)c->heads_q : 0;
@@ -139,6 +154,9 @@ void af_tensors_copy(af_tensors *dst, const af_tensors *src) {
     if (src->row_max && dst->row_max) memcpy(dst->row_max, src->row_max, n_row * sizeof(float));
     if (src->row_sumexp && dst->row_sumexp) memcpy(dst->row_sumexp, src->row_sumexp, n_row * sizeof(float));
     if (src->max_logit && dst->max_logit) memcpy(dst->max_logit, src->max_logit, n_logit * sizeof(float));
+    if (src->dropout_keep && dst->dropout_keep) /* the same case: (B, Hq, Sq, Skv) both */
+        memcpy(dst->dropout_keep, src->dropout_keep, src->dropout_keep_elems);
+    dst->dropout_keep_returned = src->dropout_keep_returned;
 }
 
 static double *dense(int64_t n) { return n > 0 ? calloc((size_t)n, sizeof(double)) : NULL; }

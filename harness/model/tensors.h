@@ -115,6 +115,13 @@ typedef struct {
      * outputs = max_logit: max_logit, (B, Hq)), dense fp32 outputs in host memory,
      * poisoned before a run; NULL when the case does not ask for them. */
     float *row_max, *row_sumexp, *max_logit;
+    /* dropout_rng = kernel: the keep mask the kernel applied, (B, Hq, Sq, Skv) bytes (the
+     * case's maximum lengths), 1 = kept, 0 = dropped, as FlashAttention's returned dropout
+     * mask or cuDNN's rng_dump; poisoned (AF_GUARD_BYTE) before a run. The kernel sets
+     * dropout_keep_returned when it filled it. NULL (and false) for other cases. */
+    uint8_t *dropout_keep;
+    size_t dropout_keep_elems; /* its bytes, af_case_dropout_keep_elems */
+    bool dropout_keep_returned;
 } af_tensors;
 
 int af_tensors_alloc(af_tensors *t, const af_case *c, char *why, size_t cap);
@@ -150,6 +157,8 @@ bool af_case_has_dsink(const af_case *c);
  * (0 unless outputs = max_sumexp), (B, Hq) for max_logit (0 unless outputs = max_logit). */
 size_t af_case_row_stats_elems(const af_case *c);
 size_t af_case_max_logit_elems(const af_case *c);
+/* Elements of the returned dropout mask: B Hq Sq Skv for dropout_rng = kernel, else 0. */
+size_t af_case_dropout_keep_elems(const af_case *c);
 
 /* fp8_e4m3 output scale: the largest power of two s with amax_v * s <= 448 (1 when
  * amax_v is 0 or not finite). scale_o = this, descale_o = 1 / this. */

@@ -14,6 +14,9 @@ bool af_feat_any(const af_oracle_problem *p) {
 bool af_feat_dropout_kept(const af_oracle_problem *p, int b, int h, int i, int j) {
     const af_features *f = &p->in->feat;
     if (f->dropout_p == 0.0) return true;
+    if (f->dropout_keep) /* the kernel's own mask, given (dense.h) */
+        return f->dropout_keep[(((size_t)b * (size_t)p->Hq + (size_t)h) * (size_t)p->Sq + (size_t)i) * (size_t)p->Skv +
+                               (size_t)j] != 0;
     /* the element index uses the maximum lengths (Sq, Skv), as model/dropout.h states */
     return !af_oracle_dropout_dropped(f->dropout_seed, f->dropout_offset, f->dropout_p, p->Hq, p->Sq, p->Skv, b, h, i,
                                       j);

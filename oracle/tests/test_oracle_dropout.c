@@ -7,7 +7,10 @@
  *  - MPFR at 128 and 256 bits agree to 2^-110 of each output's mass; fp64 agrees with MPFR;
  *  - dQ, dK, dV of L = sum dO . O match central finite differences of the MPFR tier with
  *    dropout on (the mask is fixed by seed and offset, so L is smooth in the inputs);
- *  - a different offset is a different mask (O moves).
+ *  - a different offset is a different mask (O moves);
+ *  - a given mask (dropout_rng = kernel: feat.dropout_keep) replaces the Philox one: O and dV
+ *    match a brute-force sum over the given mask, the given Philox mask is Philox's bit for
+ *    bit, and its complement moves O.
  */
 #include <mpfr.h>
 #include "oracle/dropout_spec.h"
@@ -186,7 +189,78 @@ static void test_offset_moves_mask(void) {
     test_problem_free(&t);
 }
 
+/* feat.dropout_keep (B, Hq, Sq, Skv): the kernel's mask, given. No attention mask here, so
+ * every row sees every key and the brute force needs no visibility rule. */
+static void test_given_mask(void) {
+    const test_shape shape = {2, 2, 1, 5, 6, 4, 3, false, false, -1, -1, true, 0.0};
+    const int B = 2, Hq = 2, Sq = 5, Skv = 6, Dqk = 4, Dv = 3;
+    const double p = 0.5;
+    test_problem t;
+    test_problem_init(&t, &shape);
+    test_problem_randomize(&t, 77, 2.0);
+    set_dropout(&t, p, 4242, 5);
+    uint8_t given[2 * 2 * 5 * 6], philox[2 * 2 * 5 * 6], flipped[2 * 2 * 5 * 6];
+    uint64_t rs = 9;
+    size_t n = 0;
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < Hq; h++)
+            for (int i = 0; i < Sq; i++)
+                for (int j = 0; j < Skv; j++, n++) {
+                    given[n] = (uint8_t)(test_random(&rs) & 1);
+                    philox[n] = af_feat_dropout_kept(&t.p, b, h, i, j);
+                    flipped[n] = !philox[n];
+                }
+    af_oracle_result plain, r;
+    test_run(&t, AF_ORACLE_MPFR, 128, 2, &plain);
+    t.in.feat.dropout_keep = given;
+    test_run(&t, AF_ORACLE_MPFR, 128, 2, &r);
+    double worst = 0.0;
+    long double *dv = calloc((size_t)B * Skv * Dv, sizeof *dv);
+    CHECK(dv != NULL);
+    n = 0;
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < Hq; h++)
+            for (int i = 0; i < Sq; i++, n += (size_t)Skv) {
+                size_t row = ((size_t)b * Hq + (size_t)h) * Sq + (size_t)i;
+                long double s[6], m = -INFINITY, l = 0;
+                for (int j = 0; j < Skv; j++) {
+                    long double dot = 0;
+                    for (int d = 0; d < Dqk; d++)
+                        dot += (long double)t.in.q[row * Dqk + (size_t)d] *
+                               t.in.k[((size_t)b * Skv + (size_t)j) * Dqk + (size_t)d];
+                    s[j] = dot * (long double)t.p.scale;
+                    if (s[j] > m) m = s[j];
+                }
+                for (int j = 0; j < Skv; j++) l += expl(s[j] - m);
+                for (int d = 0; d < Dv; d++) {
+                    long double o = 0;
+                    for (int j = 0; j < Skv; j++)
+                        if (given[n + (size_t)j]) {
+                            long double pw = expl(s[j] - m) / l / (1.0L - p);
+                            o += pw * t.in.v[((size_t)b * Skv + (size_t)j) * Dv + (size_t)d];
+                            dv[((size_t)b * Skv + (size_t)j) * Dv + (size_t)d] += pw * t.in.dout[row * Dv + (size_t)d];
+                        }
+                    worst = fmax(worst, fabs((double)o - r.out.o[row * Dv + (size_t)d]));
+                }
+            }
+    for (size_t x = 0; x < (size_t)B * Skv * Dv; x++) worst = fmax(worst, fabs((double)dv[x] - r.out.dv[x]));
+    CHECK_MSG(worst < 1e-13, "the given mask's O / dV differ from the brute force by %.3g", worst);
+    t.in.feat.dropout_keep = philox;
+    af_oracle_result_free(&r);
+    test_run(&t, AF_ORACLE_MPFR, 128, 2, &r);
+    CHECK(!memcmp(r.out.o, plain.out.o, test_rows(&t) * Dv * sizeof(double)));
+    t.in.feat.dropout_keep = flipped;
+    af_oracle_result_free(&r);
+    test_run(&t, AF_ORACLE_MPFR, 128, 2, &r);
+    CHECK(memcmp(r.out.o, plain.out.o, test_rows(&t) * Dv * sizeof(double)) != 0);
+    free(dv);
+    af_oracle_result_free(&r);
+    af_oracle_result_free(&plain);
+    test_problem_free(&t);
+}
+
 int main(void) {
+    test_given_mask();
     test_equal_scores_closed_form();
     test_zero_threshold_is_plain();
     test_offset_moves_mask();

@@ -87,6 +87,11 @@ static int feature_declines(const af_case *c, size_t cudnn_version, char *why, s
         snprintf(why, cap,
                  "custom_mask: an element mask needs a bias / mask tensor in the cuDNN graph, not wired here; "
                  "not served");
+    else if (c->dropout_rng == AF_DROPOUT_RNG_KERNEL && dropout)
+        snprintf(why, cap,
+                 "dropout_rng = kernel: cuDNN's own RNG (the frontend's set_dropout(p, seed, offset) with its "
+                 "rng_dump output) is not wired into these graphs, which take attnfuzz's mask as a tensor; not "
+                 "served");
     else if (c->outputs == AF_OUTPUTS_MAX_SUMEXP)
         snprintf(why, cap,
                  "outputs = max_sumexp: the SDPA node's Max and Sum_exp outputs are not mapped into the backend "

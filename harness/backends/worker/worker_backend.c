@@ -414,6 +414,12 @@ static af_run_status local_declines(worker_state *st, const af_case *c, char *wh
                  st->backend_name);
         return AF_RUN_DECLINED;
     }
+    /* worker protocol 1 carries no returned mask (docs/worker-protocol.md) */
+    if (c->dropout_rng == AF_DROPOUT_RNG_KERNEL) {
+        snprintf(why, cap, "%s: dropout_rng = kernel: the worker protocol carries no returned dropout mask; not served",
+                 st->backend_name);
+        return AF_RUN_DECLINED;
+    }
     return AF_RUN_OK;
 }
 

@@ -148,7 +148,8 @@ static void check_print_parse(const af_case *c, const char *name) {
 }
 
 /* Bases a row's value is tried on, in order, until the case is valid: the defaults, then
- * with what some fields need (a backward for dlse, thd for thd_gap, pages for page_tail). */
+ * with what some fields need (a backward for dlse, thd for thd_gap, pages for page_tail,
+ * dropout for dropout_rng). */
 static void row_base(int which, af_case *c) {
     af_case_defaults(c);
     switch (which) {
@@ -165,11 +166,14 @@ static void row_base(int which, af_case *c) {
         case 3:
             c->page_size = 16;
             break;
+        case 4: /* a probability of the fuzzer's table (fuzz_tables.h) */
+            c->dropout_p = 0.5, c->dropout_seed = 7, c->dropout_offset = 9;
+            break;
         default:
             break;
     }
 }
-enum { N_ROW_BASES = 4 };
+enum { N_ROW_BASES = 5 };
 
 /* Row f at value v on the first base that makes a valid case: print -> parse, encode ->
  * decode. Returns whether some base took it (and so the row was tested at v). */

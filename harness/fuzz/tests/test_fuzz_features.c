@@ -47,6 +47,7 @@ static const char *const doc_kind_names[DOC_KINDS] = {"a document of length 1",
  * head, per (batch, head). */
 enum { BA_BIAS_ROW, BA_ABS, BA_SIGNED, BA_RANDOM, BA_RANDOM_BATCH, BA_KINDS };
 static int ba_kinds[BA_KINDS];
+static int kernel_stream; /* cases with dropout_rng = kernel (each with dropout: checked) */
 
 static void chain(const af_fuzz_limits *lim, int steps, int *feature_steps, int seen[12], int *with_features,
                   int chunk_kinds[2], int doc_kinds[DOC_KINDS], int *far_low_lse) {
@@ -80,6 +81,9 @@ static void chain(const af_fuzz_limits *lim, int steps, int *feature_steps, int 
         seen[4] += c.lse_base2;
         seen[5] += c.dlse;
         seen[6] += c.dropout_p != 0.0; /* its seed and offset round-trip through the encoding above */
+        kernel_stream += c.dropout_rng == AF_DROPOUT_RNG_KERNEL; /* the stream byte round-trips too */
+        CHECK_MSG(c.dropout_rng == AF_DROPOUT_RNG_ATTNFUZZ || c.dropout_p != 0.0, "step %d: kernel stream, no dropout",
+                  k);
         seen[7] += c.attention_chunk != 0;
         if (c.attention_chunk > 1) chunk_kinds[(c.attention_chunk & (c.attention_chunk - 1)) == 0]++; /* odd-ish, 2^k */
         seen[8] += c.n_documents > 0;
@@ -136,6 +140,9 @@ int main(void) {
     printf("bias row-broadcast %d, alibi abs %d, signed %d, slopes random %d, random_batch %d\n", ba_kinds[BA_BIAS_ROW],
            ba_kinds[BA_ABS], ba_kinds[BA_SIGNED], ba_kinds[BA_RANDOM], ba_kinds[BA_RANDOM_BATCH]);
     for (int k = 0; k < BA_KINDS; k++) CHECK_MSG(ba_kinds[k] > 0, "bias / ALiBi variant %d never drawn", k);
+    printf("dropout with the kernel's own stream %d of %d\n", kernel_stream, seen[6]);
+    CHECK_MSG(kernel_stream > 0 && kernel_stream < seen[6], "dropout_rng = kernel in %d of %d dropout cases",
+              kernel_stream, seen[6]);
     for (int k = 0; k < DOC_KINDS; k++) CHECK_MSG(doc_kinds[k] > 0, "never drawn: %s", doc_kind_names[k]);
     CHECK_MSG(chunk_kinds[0] > 0 && chunk_kinds[1] > 0, "chunk sizes: %d powers of two, %d others", chunk_kinds[1],
               chunk_kinds[0]);

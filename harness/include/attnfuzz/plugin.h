@@ -106,10 +106,13 @@ extern "C" {
  *    statistics outputs (AF_PLUGIN_FEAT_OUTPUTS: the rows' max and sum-exp, or max_logit)
  *    with their output pointers, kv_dtype (fp16 / bf16 problems whose K and V are stored in
  *    fp8: an fp8 KV cache; K's and V's storage and descale say how), descale_per_head and
- *    the q/k/v_descale arrays (per-(batch, kv head) fp8 descales). A version-6 plugin would
+ *    the q/k/v_descale arrays (per-(batch, kv head) fp8 descales), page_layout and page_kv
+ *    (HND and joint K/V pages), dropout_rng with the dropout_keep mask a kernel with its own
+ *    RNG may return. A version-6 plugin would
  *    read a one-row bias with a query stride, per-batch slopes as per-head ones, a signed
  *    distance as |distance|, fp8 K, V bytes as fp16 / bf16 and per-head descales as 1, and
- *    leave the statistics unwritten, so it is refused. */
+ *    leave the statistics unwritten, so it is refused. ABI 7 also carries dropout_rng
+ *    (a kernel's own dropout stream) with the dropout_keep mask it may return. */
 
 /* Mark the four entry points exported even under -fvisibility=hidden. */
 #if defined(__GNUC__)
@@ -288,12 +291,27 @@ typedef struct {
      * other. */
     int32_t page_layout;
     int32_t page_kv;
+    /* ABI 7: whose RNG drops P (dropout_p > 0): AF_PLUGIN_DROPOUT_RNG_ATTNFUZZ = the Philox
+     * mapping above (the kernel must reproduce it), AF_PLUGIN_DROPOUT_RNG_KERNEL = the
+     * kernel's own RNG, seeded from dropout_seed and dropout_offset as it likes. Then it
+     * may return the keep mask it applied in dropout_keep: (batch, heads_q, seqlen_q,
+     * seqlen_kv) bytes, 1 = kept, 0 = dropped, host memory (also for device plugins), as
+     * FlashAttention's returned dropout mask or cuDNN's rng_dump; only the elements rows
+     * see are read. It sets *dropout_keep_returned to 1 when it filled the mask, and the
+     * harness judges O and the gradients given that mask (and the mask's keep rates);
+     * left 0, only statistical checks judge the dropout. NULL in supports(). */
+    int32_t dropout_rng;
+    uint8_t *dropout_keep;
+    int32_t *dropout_keep_returned;
 } af_plugin_problem;
 
 #define AF_PLUGIN_PAGE_NHD   0 /* [page_size, heads, D] inside a page (ABI 7)          */
 #define AF_PLUGIN_PAGE_HND   1 /* [heads, page_size, D] inside a page (ABI 7)          */
 #define AF_PLUGIN_PAGE_SPLIT 0 /* K and V pages in separate buffers (ABI 7)            */
 #define AF_PLUGIN_PAGE_JOINT 1 /* page p: K's block then V's, one buffer (ABI 7)       */
+
+#define AF_PLUGIN_DROPOUT_RNG_ATTNFUZZ 0
+#define AF_PLUGIN_DROPOUT_RNG_KERNEL   1
 
 #define AF_PLUGIN_KV_SAME     0 /* K, V in the dtype                                   */
 #define AF_PLUGIN_KV_FP8_E4M3 1 /* K, V stored E4M3 with descales (ABI 7)              */

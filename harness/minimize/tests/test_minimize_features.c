@@ -221,6 +221,21 @@ int main(void) {
     minimise("planted_dropout_offset_ignored",
              "dtype = fp16\nheads = 2\nseqlen = 40\nhead_dim = 32\ndropout = 0.5 99 1000\nseed = 6\n", &r);
     CHECK_MSG(r.best.dropout_p != 0.0 && r.best.dropout_offset != 0, "dropout or its offset was minimised away");
+    /* dropout_rng = kernel: the stream goes back to attnfuzz's when the finding survives
+     * without it (dropout_no_rescale fails on either stream), and stays when it does not
+     * (dropout_mask_lies lies only about its own stream) */
+    minimise(
+        "planted_dropout_no_rescale",
+        "dtype = fp16\nheads = 2\nseqlen = 40\nhead_dim = 32\ndropout = 0.5 99 7\ndropout_rng = kernel\nseed = 6\n",
+        &r);
+    CHECK_MSG(r.best.dropout_p != 0.0 && r.best.dropout_rng == AF_DROPOUT_RNG_ATTNFUZZ,
+              "dropout_no_rescale: p %g, stream %d (want attnfuzz's)", r.best.dropout_p, (int)r.best.dropout_rng);
+    minimise(
+        "planted_dropout_mask_lies",
+        "dtype = fp16\nheads = 2\nseqlen = 40\nhead_dim = 32\ndropout = 0.5 99 7\ndropout_rng = kernel\nseed = 6\n",
+        &r);
+    CHECK_MSG(r.best.dropout_p != 0.0 && r.best.dropout_rng == AF_DROPOUT_RNG_KERNEL,
+              "dropout_mask_lies: p %g, stream %d (want the kernel's)", r.best.dropout_p, (int)r.best.dropout_rng);
     printf("test_minimize_features: ok\n");
     return 0;
 }

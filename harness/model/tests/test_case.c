@@ -369,6 +369,23 @@ int main(void) {
     c.dropout_p = 1.0;
     CHECK(af_case_validate(&c, &e) == -1 && !strcmp(e.field, "dropout") && strstr(e.message, "outside [0, 1)"));
 
+    /* dropout_rng = attnfuzz | kernel: printed only for kernel, needs dropout, resets with it */
+    roundtrip("dropout = 0.5 3 4\ndropout_rng = kernel\n");
+    CHECK(parse("dropout = 0.5 3 4\ndropout_rng = kernel\n", &c, &e) == 0 && c.dropout_rng == AF_DROPOUT_RNG_KERNEL);
+    {
+        char printed[8192];
+        af_case_print(&c, printed, sizeof printed);
+        CHECK_MSG(strstr(printed, "dropout = 0.5 3 4\ndropout_rng = kernel\n") != NULL, "dropout_rng line:\n%s",
+                  printed);
+        af_case_field_reset(&c, AF_CF_DROPOUT); /* dropout off takes the kernel's stream with it */
+        CHECK(c.dropout_p == 0.0 && c.dropout_rng == AF_DROPOUT_RNG_ATTNFUZZ && af_case_validate(&c, &e) == 0);
+        CHECK(parse("dropout = 0.5 3 4\ndropout_rng = attnfuzz\n", &c, &e) == 0);
+        af_case_print(&c, printed, sizeof printed);
+        CHECK_MSG(!strstr(printed, "dropout_rng"), "attnfuzz's stream printed:\n%s", printed);
+    }
+    expect_error("seed = 2\ndropout_rng = kernel\n", 2, "dropout_rng", "needs dropout");
+    expect_error("dropout = 0.5 3 4\ndropout_rng = philox\n", 2, "dropout_rng", "attnfuzz");
+
     /* validate() on a hand-built case has no line */
     af_case_defaults(&c);
     c.heads_q = 3;

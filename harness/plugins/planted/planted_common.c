@@ -62,6 +62,9 @@
  *   PLANTED_DROPOUT_RNG_ADVANCES    the kernel advances the Philox offset itself on every
  *                                   call (call n uses offset + n - 1): the first run is
  *                                   right, a replay of the same seed and offset is not
+ *   PLANTED_DROPOUT_MASK_LIES       dropout_rng = kernel: the kernel's own stream applied,
+ *                                   and attnfuzz's Philox stream returned as "the mask it
+ *                                   applied" (a returned mask that is not the applied one)
  *   PLANTED_IGNORES_ALIBI           ALiBi accepted and no position bias added
  *   PLANTED_LSE_BASE2_IGNORED       log2 statistics requested, the natural-log LSE written
  *                                   (cuDNN's log2 stats read as natural, or the reverse)
@@ -212,6 +215,9 @@
 #define PLANTED_LAYOUT_ASSUMED             37
 #define PLANTED_PAGE_FORM_ASSUMED          38
 #define PLANTED_AXIS_GAPS_IGNORED          41
+#define PLANTED_DROPOUT_MASK_LIES          40
+/* dropout_rng = kernel: the planted plugins' own Philox key is the seed XOR this */
+#define PLANTED_KERNEL_STREAM_KEY 0xD1B54A32D192ED03ull
 
 #ifndef PLANTED_BUG
 #error "build with -DPLANTED_BUG=PLANTED_<BUG> (see harness/plugins/CMakeLists.txt)"
@@ -276,6 +282,9 @@ static const struct {
                                    "pages misaddressed)"},
     [PLANTED_AXIS_GAPS_IGNORED] = {"planted:axis_gaps_ignored",
                                    "input strides above the head vector taken dense (gap_h, gap_s, gap_b ignored)"},
+    [PLANTED_DROPOUT_MASK_LIES] =
+        {"planted:dropout_mask_lies",
+         "dropout_rng = kernel: its own stream applied, attnfuzz's stream returned as the mask"},
 };
 
 /* The features this plugin serves (forward only). */
@@ -773,14 +782,39 @@ static bool dropout_kept(const planted_run *r, uint64_t call, int b, int h, int 
     (void)call, (void)b, (void)h, (void)i, (void)j;
     return true;
 #else
+    /* dropout_rng = kernel (ABI 7): the plugin's own stream, the Philox mapping under another key */
+    uint64_t seed = p->dropout_seed ^ (p->dropout_rng == AF_PLUGIN_DROPOUT_RNG_KERNEL ? PLANTED_KERNEL_STREAM_KEY : 0);
     uint64_t offset = p->dropout_offset + call;
 #if BUG(DROPOUT_OFFSET_IGNORED)
     offset = 0;
 #endif
     uint64_t n = (((uint64_t)b * (uint64_t)r->Hq + (uint64_t)h) * (uint64_t)r->Sq + (uint64_t)i) * (uint64_t)r->Skv +
                  (uint64_t)j;
-    return !af_dropout_dropped(p->dropout_seed, offset, af_dropout_threshold(p->dropout_p), n);
+    return !af_dropout_dropped(seed, offset, af_dropout_threshold(p->dropout_p), n);
 #endif
+}
+
+/* dropout_rng = kernel (ABI 7): the keep mask of every element into p->dropout_keep, as the
+ * forward applies it (PLANTED_DROPOUT_MASK_LIES: attnfuzz's stream instead), and say so. */
+static void return_dropout_mask(const planted_run *r, uint64_t call) {
+    const af_plugin_problem *p = r->p;
+    if (!(p->features & AF_PLUGIN_FEAT_DROPOUT) || p->dropout_rng != AF_PLUGIN_DROPOUT_RNG_KERNEL || !p->dropout_keep ||
+        !p->dropout_keep_returned)
+        return;
+    size_t n = 0;
+    for (int b = 0; b < r->B; b++)
+        for (int h = 0; h < r->Hq; h++)
+            for (int i = 0; i < r->Sq; i++)
+                for (int j = 0; j < r->Skv; j++, n++) {
+#if BUG(DROPOUT_MASK_LIES)
+                    p->dropout_keep[n] =
+                        !af_dropout_dropped(p->dropout_seed, p->dropout_offset, af_dropout_threshold(p->dropout_p), n);
+                    (void)call;
+#else
+                    p->dropout_keep[n] = dropout_kept(r, call, b, h, i, j);
+#endif
+                }
+    *p->dropout_keep_returned = 1;
 }
 
 /* The factor kept P is scaled by: 1 / (1 - p) in fp32, 1 without dropout. */
@@ -920,6 +954,7 @@ static void forward(planted_run *r) {
 #if BUG(DROPOUT_RNG_ADVANCES)
     if (r->p->features & AF_PLUGIN_FEAT_DROPOUT) call = dropout_calls++;
 #endif
+    return_dropout_mask(r, call);
     for (int b = 0; b < r->B; b++) {
         int len_q = r->p->seqlens_q[b];
         int rows_o = rows_in_memory(to, len_q), rows_lse = rows_in_memory(tl, len_q);

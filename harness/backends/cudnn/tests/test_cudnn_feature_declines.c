@@ -9,7 +9,8 @@
  *   (and such a case is not bucketed into a larger padded case) — each with its own
  *   reason text; fp8_e4m3 and fp8_e5m2 map to CUDNN_DATA_FP8_E4M3 / _E5M2 on the FP8 graphs,
  *   out_dtype fp16 / bf16 to O's HALF / BFLOAT16 (forward; declined with backward); kv_dtype
- *   (fp8 K, V under fp16 / bf16 Q) declined.
+ *   (fp8 K, V under fp16 / bf16 Q) declined; dropout_rng = kernel (cuDNN's own RNG node is
+ *   not wired) declined.
  * The description is CUDA-only code (it fills cuDNN data types), so a build without
  * CUDA prints SKIP and exits 77; CI's CUDA build runs it on any machine.
  */
@@ -172,6 +173,7 @@ int main(void) {
 
     declined("stats = log2\n", 91900, "natural-log stats");
     declined("dlse = yes\nbackward = yes\n", 91900, "no incoming LSE gradient");
+    declined("dropout = 0.5 7 9\ndropout_rng = kernel\n", 91900, "dropout_rng = kernel: cuDNN's own RNG");
     /* dropout: served in fp16 and bf16, forward and backward, with GQA, causal, padding */
     served("dropout = 0.1 7 0\n", 91900, &d);
     CHECK(d.dropout);
