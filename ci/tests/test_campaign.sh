@@ -23,6 +23,18 @@ for key in start_time elapsed_s cases cases_per_s findings buckets crashes hangs
 done
 grep -q '"findings": 0,' "$S" || fail "cpu campaign reported findings: $(cat "$S")"
 grep -q '"buckets": 0,' "$S" || fail "cpu campaign reported buckets"
+# case_fields: every optional case field with its count of cases; the seeds set these
+/usr/bin/python3 - "$S" <<'PY' || fail "stats.json case_fields"
+import json, sys
+s = json.load(open(sys.argv[1]))
+f = s.get("case_fields")
+assert isinstance(f, dict) and len(f) > 30, "case_fields missing or short: %r" % (f,)
+for name in ("kv_dtype", "page_layout", "page_kv", "gap_h", "outputs", "layout_kv", "layout_do"):
+    assert f.get(name, 0) > 0, "case_fields[%s] = %r after a campaign from the seeds" % (name, f.get(name))
+assert all(0 <= n <= s["cases"] for n in f.values()), "a count above cases"
+assert "dtype" not in f and "seqlen" not in f, "always-printed fields and shorthands are not counted"
+print("case_fields: %d fields, e.g. kv_dtype %d, page_layout %d, gap_h %d" % (len(f), f["kv_dtype"], f["page_layout"], f["gap_h"]))
+PY
 cases=$(sed -n 's/.*"cases": \([0-9]*\),.*/\1/p' "$S")
 [ "${cases:-0}" -gt 10 ] || fail "only ${cases:-0} cases ran"
 rate=$(sed -n 's/.*"cases_per_s": \([0-9.]*\),.*/\1/p' "$S")

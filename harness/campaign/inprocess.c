@@ -119,6 +119,7 @@ static void handle_result(af_campaign_state *cp, const af_child *slot, const inp
         if (!r->verdict.info.device[0]) snprintf(r->verdict.info.device, sizeof r->verdict.info.device, "%s", device);
     }
     af_stats_note_seqlens(&cp->st, c->seqlen_q, c->seqlen_kv);
+    af_stats_note_fields(&cp->st, c);
     af_stats_note_config_cell(&cp->st, af_fuzz_config_cell(c));
     af_stats_note_cp(&cp->st, c, r->status != AF_CASE_NOT_RUN && r->verdict.kind == AF_V_DECLINED);
     if (r->status == AF_CASE_NOT_RUN || r->verdict.kind == AF_V_ERROR) { /* no verdict on the kernel */

@@ -271,6 +271,7 @@ static void add_stats(af_campaign_stats *m, const af_campaign_stats *s, bool fir
         m->cp_declined[k] += s->cp_declined[k];
     }
     m->dropout_kernel_cases += s->dropout_kernel_cases;
+    for (int f = 0; f < AF_CF_COUNT; f++) m->field_cases[f] += s->field_cases[f];
     /* cases per GPU, summed by CUDA_VISIBLE_DEVICES entry (shards of one node share them) */
     for (int i = 0; i < s->n_gpus; i++) af_stats_note_gpu(m, s->gpus[i], s->gpu_cases[i]);
 }

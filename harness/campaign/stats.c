@@ -43,6 +43,27 @@ void af_stats_note_cp(af_campaign_stats *st, const af_case *c, bool declined) {
     if (c->dropout_rng == AF_DROPOUT_RNG_KERNEL) st->dropout_kernel_cases++;
 }
 
+bool af_stats_field_counted(af_case_field f) {
+    af_case d;
+    af_case_defaults(&d);
+    return af_case_field_row(f)->kind != AF_CFK_ALIAS && !af_case_field_printed(&d, f);
+}
+
+void af_stats_note_fields(af_campaign_stats *st, const af_case *c) {
+    for (int f = 0; f < AF_CF_COUNT; f++)
+        if (af_case_field_printed(c, (af_case_field)f) && af_stats_field_counted((af_case_field)f))
+            st->field_cases[f]++;
+}
+
+/* {"kv_dtype": n, ...}: every optional case field, its count of cases (0 included). */
+static json_t *field_counts(const long long *count) {
+    json_t *o = json_object();
+    for (int f = 0; f < AF_CF_COUNT; f++)
+        if (af_stats_field_counted((af_case_field)f))
+            json_object_set_new(o, af_case_field_row((af_case_field)f)->name, json_integer((json_int_t)count[f]));
+    return o;
+}
+
 /* {"1": n, "p2p": n, ...} of one cp counter array (af_campaign_stats). */
 static json_t *cp_counts(const long long *count) {
     json_t *o = json_object();
@@ -159,6 +180,7 @@ int af_stats_write(const char *dir, af_campaign_stats *st, char *why, size_t cap
     json_object_set_new(o, "cp_cases", cp_counts(st->cp_cases));
     json_object_set_new(o, "cp_declined", cp_counts(st->cp_declined));
     json_object_set_new(o, "dropout_kernel_cases", json_integer((json_int_t)st->dropout_kernel_cases));
+    json_object_set_new(o, "case_fields", field_counts(st->field_cases));
     json_object_set_new(o, "cudnn_graph_build_seconds", rounded(st->cudnn_graph_build_seconds, 1e3));
     json_object_set_new(o, "plan_cache_hits", json_integer((json_int_t)st->plan_cache_hits));
     json_object_set_new(o, "plan_cache_misses", json_integer((json_int_t)st->plan_cache_misses));

@@ -9,6 +9,7 @@
 #include "backends/backend.h"
 #include "campaign/gpus.h"
 #include "fuzz/fuzz_envelope.h"
+#include "model/case_fields.h"
 
 /* log2 buckets of a sequence length: bucket k holds [2^k, 2^(k+1)), k = 0..17 */
 #define AF_STATS_SEQLEN_BUCKETS 18
@@ -56,6 +57,9 @@ typedef struct {
     /* cases counted in stats.cases whose dropout ran on the kernel's own stream
      * (dropout_rng = kernel; stats.json dropout_kernel_cases) */
     long long dropout_kernel_cases;
+    /* cases counted in stats.cases that set each optional case field (model/case_fields.h:
+     * printed by af_case_print, e.g. kv_dtype, page_layout, gap_h); stats.json case_fields */
+    long long field_cases[AF_CF_COUNT];
     int interrupted_cases; /* DIR/interrupted/<name>.case: in flight when a run of DIR was killed */
     /* this run's failures to write in DIR (a finding, the rawmap, a report, the corpus,
      * stats): each ends the campaign with AF_CAMPAIGN_WRITE_ERROR */
@@ -87,13 +91,18 @@ void af_stats_note_seqlens(af_campaign_stats *st, int seqlen_q, int seqlen_kv);
 /* Count one case's cp comm type (cp_cases; cp_declined when its verdict declined) and
  * its dropout stream (dropout_kernel_cases). */
 void af_stats_note_cp(af_campaign_stats *st, const af_case *c, bool declined);
+/* Count the optional case fields one case sets (field_cases). */
+void af_stats_note_fields(af_campaign_stats *st, const af_case *c);
+/* Is case field f optional (not printed for the default case), so that field_cases counts it? */
+bool af_stats_field_counted(af_case_field f);
 /* Count the config-space cell (0 .. AF_STATS_CONFIG_CELLS - 1) of one case. */
 void af_stats_note_config_cell(af_campaign_stats *st, unsigned cell);
 
 /* Write DIR/stats.json atomically. Keys (stable): start_time, start_time_unix,
  * last_update, elapsed_s, cases, cases_per_s, findings, buckets, minimised, crashes,
  * hangs, declined, errors, corpus, backend, engine, jobs, mode, max_work,
- * time_to_first_finding_s (null when none), deduplicated (new raw signatures counted in a
+ * time_to_first_finding_s (null when none), case_fields (field_cases by field name, every
+ * optional field present), deduplicated (new raw signatures counted in a
  * known bucket without minimising: campaign/pending.c), interrupted (true after SIGINT / SIGTERM), seqlen_q_hist and seqlen_kv_hist (objects
  * keyed by log2 bucket, "1", "2-3", "4-7" ... "131072-262143", every bucket present;
  * in-process mode they sum to cases, libFuzzer mode leaves them at 0: its workers

@@ -161,7 +161,12 @@ int af_stats_read(const char *dir, af_campaign_stats *st, char *why, size_t cap)
         if (json_is_integer(d) && json_integer_value(d) >= 0) st->cp_declined[k] = json_integer_value(d);
     }
     if (get_count(o, "interrupted_cases", &v) == 0 && v < 1000000) st->interrupted_cases = (int)v;
-    if (get_count(o, "dropout_kernel_cases", &v) == 0) st->dropout_kernel_cases = v;          /* optional: newer */
+    if (get_count(o, "dropout_kernel_cases", &v) == 0) st->dropout_kernel_cases = v; /* optional: newer */
+    json_t *fields = json_object_get(o, "case_fields");                              /* optional: newer */
+    for (int f = 0; f < AF_CF_COUNT; f++) {
+        json_t *n = json_object_get(fields, af_case_field_row((af_case_field)f)->name);
+        if (json_is_integer(n) && json_integer_value(n) >= 0) st->field_cases[f] = json_integer_value(n);
+    }
     if (get_count(o, "deduplicated", &v) == 0 && v < 2147483647LL) st->deduplicated = (int)v; /* optional: newer */
     if (read_gpus(o, st)) {
         snprintf(why, cap, "%s: key 'gpus' / 'gpu_cases' malformed", path);
