@@ -139,4 +139,20 @@ static __attribute__((unused)) double fx_edge_o(const af_prepared *p, af_outputs
     return allowed;
 }
 
+/* fx_edge_o on element 5 of O's row 30, head 1 (batch 0) of p, from a copy of the oracle's
+ * outputs, printed as "criterion: WHAT, row ...: 0.98x ratio .. passes, 1.02x .. -> mismatch". */
+static __attribute__((unused)) void fx_edge_row30(const af_prepared *p, const char *what) {
+    const af_case *c = &p->c;
+    int row = 30, h = 1, D = c->head_dim_v;
+    size_t e = ((size_t)h * c->seqlen_q + row) * D + 5;
+    af_outputs k;
+    CHECK(af_outputs_alloc(&k, c) == 0);
+    fx_copy(c, &p->oracle.out, &k);
+    double pass_ratio, fail_ratio;
+    double allowed = fx_edge_o(p, &k, e, row, h, &pass_ratio, &fail_ratio);
+    printf("criterion: %s, row h%d r%d allowance %.4g: 0.98x ratio %.3f passes, 1.02x %.3f -> mismatch\n", what, h, row,
+           allowed, pass_ratio, fail_ratio);
+    af_outputs_free(&k);
+}
+
 #endif

@@ -84,18 +84,8 @@ static void test_criterion_edge(void) {
     af_prepared p;
     prepare(&p, "dtype = fp8_e4m3\nout_dtype = fp16\nbatch = 1\nheads = 2\nseqlen = 48\nhead_dim = 32\nmask = causal\n"
                 "seed = 12\n");
-    const af_case *c = &p.c;
     CHECK_MSG(p.terms.e4m3_step[AF_T_O] == 0x1p-24, "O's step %g, expected fp16's 2^-24", p.terms.e4m3_step[AF_T_O]);
-    int row = 30, h = 1, D = c->head_dim_v;
-    size_t r = (size_t)h * c->seqlen_q + row, e = r * D + 5;
-    af_outputs k;
-    CHECK(af_outputs_alloc(&k, c) == 0);
-    fx_copy(c, &p.oracle.out, &k);
-    double pass_ratio, fail_ratio;
-    double allowed = fx_edge_o(&p, &k, e, row, h, &pass_ratio, &fail_ratio);
-    printf("criterion: fp16 O row h%d r%d allowance %.4g: 0.98x ratio %.3f passes, 1.02x %.3f -> mismatch\n", h, row,
-           allowed, pass_ratio, fail_ratio);
-    af_outputs_free(&k);
+    fx_edge_row30(&p, "fp16 O of an fp8_e4m3 case");
     af_prepared_free(&p);
 }
 

@@ -18,17 +18,11 @@
 #include "util/check.h"
 
 #include "judge/tests/criterion_fixture.h"
+#include "judge/tests/fp8_fixture.h"
 
 static af_runner runner;
 
-static void prepare(af_prepared *p, const char *text) {
-    af_case c;
-    af_error e;
-    CHECK_MSG(af_case_parse(text, "test_fp8_sinks", &c, &e) == 0, "%s: %s\n%s", e.field, e.message, text);
-    char why[512] = "";
-    CHECK_MSG(af_prepare(&runner, &c, p, why, sizeof why) == 0, "%s", why);
-    CHECK_MSG(p->have_oracle && p->have_ref, "no oracle or reference: %s", p->ref_note);
-}
+static void prepare(af_prepared *p, const char *text) { f8_prepare(&runner, p, text, "test_fp8_sinks", true); }
 
 static void test_reference_and_blind_kernel(void) {
     const char *dts[] = {"fp8_e4m3", "fp8_e5m2"};
@@ -71,28 +65,14 @@ static void test_criterion_edge(void) {
     af_prepared p;
     prepare(&p, "dtype = fp8_e4m3\nheads = 2\nseqlen = 48\nhead_dim = 64\nmask = causal\nsoftmax = learnable\n"
                 "seed = 12\n");
-    const af_case *c = &p.c;
-    int row = 30, h = 1, D = c->head_dim_v;
-    size_t r = (size_t)h * c->seqlen_q + row, e = r * D + 5;
-    af_outputs k;
-    CHECK(af_outputs_alloc(&k, c) == 0);
-    fx_copy(c, &p.oracle.out, &k);
-    double pass_ratio, fail_ratio;
-    double allowed = fx_edge_o(&p, &k, e, row, h, &pass_ratio, &fail_ratio);
-    printf("criterion: fp8_e4m3 O with learnable sinks, row h%d r%d allowance %.4g: 0.98x ratio %.3f passes, 1.02x "
-           "%.3f -> mismatch\n",
-           h, row, allowed, pass_ratio, fail_ratio);
-    af_outputs_free(&k);
+    fx_edge_row30(&p, "fp8_e4m3 O with learnable sinks");
     af_prepared_free(&p);
 }
 
 int main(void) {
-    memset(&runner, 0, sizeof runner);
-    af_oracle_opts_default(&runner.oracle);
-    runner.reference = af_backend_cpu_new();
-    CHECK(runner.reference);
+    f8_runner_open(&runner);
     test_reference_and_blind_kernel();
     test_criterion_edge();
-    runner.reference->destroy(runner.reference);
+    f8_runner_close(&runner);
     CHECK_DONE("test_fp8_sinks");
 }
