@@ -2,7 +2,9 @@
 # test_campaign.sh — campaigns end to end (CTest: bash ci/tests/test_campaign.sh path/to/attnfuzz).
 #  1. a short campaign on the cpu backend writes stats.json with the stable keys and finds nothing;
 #  2. a campaign against a planted bug finds it, minimises it into findings/<bucket>/finding.case,
-#     builds the reports, and `attnfuzz repro` / `attnfuzz minimize` reproduce it.
+#     builds the reports, and `attnfuzz repro` / `attnfuzz minimize` reproduce it;
+#  3. --no-probes: a bug only a probe sees (probe_bug:batch_variant, the batch probe's
+#     nondeterministic) is found with the probes and not without them.
 set -u
 AF=${1:?usage: test_campaign.sh path/to/attnfuzz}
 TIME=${ATTNFUZZ_TEST_CAMPAIGN_TIME:-20}
@@ -29,8 +31,10 @@ import json, sys
 s = json.load(open(sys.argv[1]))
 f = s.get("case_fields")
 assert isinstance(f, dict) and len(f) > 30, "case_fields missing or short: %r" % (f,)
-for name in ("kv_dtype", "page_layout", "page_kv", "gap_h", "outputs", "layout_kv", "layout_do"):
-    assert f.get(name, 0) > 0, "case_fields[%s] = %r after a campaign from the seeds" % (name, f.get(name))
+for name in ("kv_dtype", "page_layout", "page_kv", "gap_h", "outputs", "layout_kv", "layout_do", "dropout_rng"):
+    assert name in f, "case_fields lacks %s" % name
+for name in ("kv_dtype", "page_layout", "page_kv", "gap_h", "layout_kv"):  # seeds the campaign runs first
+    assert f[name] > 0, "case_fields[%s] = %r after a campaign from the seeds" % (name, f[name])
 assert all(0 <= n <= s["cases"] for n in f.values()), "a count above cases"
 assert "dtype" not in f and "seqlen" not in f, "always-printed fields and shorthands are not counted"
 print("case_fields: %d fields, e.g. kv_dtype %d, page_layout %d, gap_h %d" % (len(f), f["kv_dtype"], f["page_layout"], f["gap_h"]))
@@ -109,3 +113,16 @@ done
 [ -s "$WORK/total/report.json" ] || fail "--total-time: no report.json"
 echo "PASS: --total-time 12: $((T1 - T0)) s, $(ls "$WORK/total/findings" | wc -l) bucket(s), $(grep -o '"unminimised": [0-9]*' "$WORK/total/stats.json")"
 echo "PASS: $PLANTED: $n bucket(s)"
+
+# --- 3. --no-probes ---------------------------------------------------------------------
+np_kinds() { # ARGS...: the verdict kinds of a 2 s campaign on probe_bug:batch_variant
+    rm -rf "$WORK/np"
+    "$AF" campaign "$@" --time 2 --total-time 8 --minimize-runs 5 --seed 5 --backend probe_bug:batch_variant \
+        --out "$WORK/np" > /dev/null 2>&1
+    cat "$WORK"/np/findings/*/verdict.json 2>/dev/null | grep -o '"verdict": *"[a-z_]*"' | sort -u | tr '\n' ' '
+}
+with=$(np_kinds)
+without=$(np_kinds --no-probes)
+echo "$with" | grep -q nondeterministic || fail "probe_bug:batch_variant not found with the probes (kinds: $with)"
+echo "$without" | grep -q nondeterministic && fail "--no-probes still ran the batch probe (kinds: $without)"
+echo "PASS: --no-probes: kinds with the probes [$with], without [$without]"

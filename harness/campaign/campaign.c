@@ -213,6 +213,7 @@ static int step_open_session(af_campaign_state *cp, run_setup *su) {
     cp->s.defer_new = true;
     cp->s.gpus = o->gpus; /* the workers set CUDA_VISIBLE_DEVICES (worker_pool.c) */
     cp->s.runner.repeats = o->repeats;
+    cp->s.runner.probes = !o->no_probes;
     if (o->worker_cases >= 0) cp->s.worker_cases = o->worker_cases;
     /* --max-work: the budget of the cases this process decodes, and (libfuzzer.c) passed
      * on to attnfuzz_fuzz; below 1024 it is ignored, as ATTNFUZZ_MAX_WORK is. Without

@@ -81,6 +81,8 @@ typedef struct {
     uint64_t seed;
     int minimize_runs;       /* run budget per minimisation (default 200) */
     bool force_inprocess;    /* ignore attnfuzz_fuzz even when it exists */
+    bool no_probes;          /* --no-probes: judge each case without the probes (the
+                                in-process engine: attnfuzz_fuzz always runs them) */
     const char *fuzzer_path; /* NULL = attnfuzz_fuzz beside this executable */
     int rss_limit_mb;        /* libFuzzer -rss_limit_mb (default 4096) */
     af_backend *backend_obj; /* tests / embedding: this backend instead of looking up

@@ -404,7 +404,7 @@ int af_camp_run_libfuzzer(af_campaign_state *cp, const char *fuzzer, double stop
 }
 
 bool af_camp_find_fuzzer(const af_campaign_opts *o, char *out, size_t cap) {
-    if (o->force_inprocess || o->backend_obj) return false;
+    if (o->force_inprocess || o->no_probes || o->backend_obj) return false;
     if (o->fuzzer_path) {
         snprintf(out, cap, "%s", o->fuzzer_path);
         return access(out, X_OK) == 0;

@@ -37,7 +37,8 @@ enum {
     OPT_GPUS,         /* issue 16: --gpus all|0,1,...: workers per GPU (campaign/gpus.h) */
     OPT_MERGE_EVERY,  /* corpus merge every N cases */
     OPT_WORKER_CMD,   /* issue 13: a campaign on a worker:NAME backend (in-process engine) */
-    OPT_WORKER_CONFIG
+    OPT_WORKER_CONFIG,
+    OPT_NO_PROBES /* judge without the probes, as run --no-probes */
 };
 const struct option af_cli_campaign_options[] = {
     {"time", required_argument, NULL, OPT_TIME},
@@ -54,6 +55,7 @@ const struct option af_cli_campaign_options[] = {
     {"rss-limit-mb", required_argument, NULL, OPT_RSS},
     {"in-process", no_argument, NULL, OPT_INPROCESS}, /* also read as --inprocess (cli_opts.c) */
     {"repeats", required_argument, NULL, OPT_REPEATS},
+    {"no-probes", no_argument, NULL, OPT_NO_PROBES},
     {"workers-per-gpu", required_argument, NULL, OPT_WORKERS_PER_GPU},
     {"worker-cases", required_argument, NULL, OPT_WORKER_CASES},
     {"shard", required_argument, NULL, OPT_SHARD},
@@ -157,6 +159,9 @@ int af_cli_campaign(int argc, char **argv) {
             case OPT_REPEATS:
                 parse_rc = af_cli_repeats(&a, v, &o.repeats);
                 break;
+            case OPT_NO_PROBES:
+                o.no_probes = true;
+                break;
             case OPT_WORKERS_PER_GPU:
                 parse_rc = af_cli_jobs(&a, v, &o.jobs);
                 workers_per_gpu = o.jobs;
@@ -216,6 +221,7 @@ int af_cli_campaign(int argc, char **argv) {
                               : o.force_inprocess                ? "--in-process"
                               : o.rss_limit_mb != d.rss_limit_mb ? "--rss-limit-mb"
                               : o.repeats != d.repeats           ? "--repeats"
+                              : o.no_probes                      ? "--no-probes"
                               : o.worker_cases != d.worker_cases ? "--worker-cases"
                               : o.shard.count > 1                ? "--shard"
                               : gpus_spec                        ? "--gpus"

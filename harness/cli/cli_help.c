@@ -92,6 +92,9 @@ static const option_doc option_docs[] = {
     {"campaign", "rss-limit-mb", "MB", "libFuzzer -rss_limit_mb of each worker (default 4096, 0 = none)"},
     {"campaign", "in-process", "", "use the in-process engine even when attnfuzz_fuzz exists"},
     {"campaign", "repeats", "N", "runs of a nondeterministic backend, each judged (default 3)"},
+    {"campaign", "no-probes", "",
+     "judge each case against the oracle only, without the probes (faster; leaks and run-to-run differences go "
+     "unseen; in-process engine)"},
     {"campaign", "workers-per-gpu", "N", "N cases in flight on one GPU (persistent workers; sets --jobs)"},
     {"campaign", "gpus", "all|0,1,..",
      "a worker per GPU (--workers-per-gpu N: N), CUDA_VISIBLE_DEVICES set in each; all = CUDA_VISIBLE_DEVICES's "
