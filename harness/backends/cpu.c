@@ -641,9 +641,13 @@ static void forward_item(const cpu_problem *pb, cpu_scratch *scr, int64_t item) 
             l += p; /* the undropped denominator: the stats ignore the mask */
             if (scr->keep[j]) axpy(pb->Dv, round_dt(pb, p), v_row(pb, b, hv, key_at(&ks, j)), acc);
         }
-        if (pb->stat_max) { /* the keys' sum, rescaled from m to the scores' own max */
+        if (pb->stat_max) { /* the keys' sum from the scores' own max: not l rescaled from m, whose
+                             * terms a sink far above the scores leaves without bits (l 0, the
+                             * factor exp(m - m_scores) inf) */
+            float se = 0.0f;
+            for (int j = 0; m_scores != -INFINITY && j < n; j++) se += af_expf(s[j] - m_scores);
             pb->stat_max[row_index(pb, b, h, i)] = m_scores;
-            pb->stat_sumexp[row_index(pb, b, h, i)] = m_scores == -INFINITY ? 0.0f : l * af_expf(m - m_scores);
+            pb->stat_sumexp[row_index(pb, b, h, i)] = se;
         }
         if (pb->sink) l += af_expf(pb->sink[h] - m); /* in the denominator only */
         for (int d = 0; d < pb->Dv; d++) acc[d] /= l;

@@ -1009,13 +1009,21 @@ static void forward(planted_run *r) {
                     for (int d = 0; d < r->Dv; d++) acc[d] += pr * v[d];
                 }
                 if (i < len_q && r->p->outputs != AF_PLUGIN_OUTPUTS_LSE) {
+                    /* the seen keys' sum from their own max (not l from m: a sink far above
+                     * the scores leaves l no bits), before the bug below reuses r->s */
+                    float m_true = m_scores, se = 0.0f;
+                    for (int j = 0; m_true != -INFINITY && j < n; j++)
+                        if (key_seen(r, b, i, first + j)) se += af_expf(r->s[j] - m_true);
 #if BUG(MAX_LOGIT_MASKED)
                     /* the max over every key of the sequence, the mask not applied */
                     int len_kv = r->p->seqlens_kv[b];
                     scores(r, row_of(r->q, r->Hq, r->Sq, r->Dqk, b, h, i), b, h, i, hk, 0, len_kv, r->s);
                     for (int j = 0; j < len_kv; j++) m_scores = r->s[j] > m_scores ? r->s[j] : m_scores;
 #endif
-                    row_statistics(r, b, h, i, m_scores, m_scores == -INFINITY ? 0.0f : l * af_expf(m - m_scores));
+#if BUG(MAX_LOGIT_MASKED)
+                    if (m_true != -INFINITY) se *= af_expf(m_true - m_scores); /* to the max it reports */
+#endif
+                    row_statistics(r, b, h, i, m_scores, m_scores == -INFINITY ? 0.0f : se);
                 }
                 if (sink > -INFINITY) l += af_expf(sink - m);
                 float keep = dropout_scale(r);
