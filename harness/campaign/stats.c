@@ -43,23 +43,25 @@ void af_stats_note_cp(af_campaign_stats *st, const af_case *c, bool declined) {
     if (c->dropout_rng == AF_DROPOUT_RNG_KERNEL) st->dropout_kernel_cases++;
 }
 
-bool af_stats_field_counted(af_case_field f) {
-    af_case d;
-    af_case_defaults(&d);
-    return af_case_field_row(f)->kind != AF_CFK_ALIAS && !af_case_field_printed(&d, f);
+/* Is field f optional: a shorthand is not, nor a field the default case prints (d: the defaults). */
+static bool field_counted(const af_case *d, af_case_field f) {
+    return af_case_field_row(f)->kind != AF_CFK_ALIAS && !af_case_field_printed(d, f);
 }
 
 void af_stats_note_fields(af_campaign_stats *st, const af_case *c) {
+    af_case d;
+    af_case_defaults(&d); /* once per case, not once per field */
     for (int f = 0; f < AF_CF_COUNT; f++)
-        if (af_case_field_printed(c, (af_case_field)f) && af_stats_field_counted((af_case_field)f))
-            st->field_cases[f]++;
+        if (af_case_field_printed(c, (af_case_field)f) && field_counted(&d, (af_case_field)f)) st->field_cases[f]++;
 }
 
 /* {"kv_dtype": n, ...}: every optional case field, its count of cases (0 included). */
 static json_t *field_counts(const long long *count) {
     json_t *o = json_object();
+    af_case d;
+    af_case_defaults(&d);
     for (int f = 0; f < AF_CF_COUNT; f++)
-        if (af_stats_field_counted((af_case_field)f))
+        if (field_counted(&d, (af_case_field)f))
             json_object_set_new(o, af_case_field_row((af_case_field)f)->name, json_integer((json_int_t)count[f]));
     return o;
 }

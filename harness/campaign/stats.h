@@ -93,8 +93,6 @@ void af_stats_note_seqlens(af_campaign_stats *st, int seqlen_q, int seqlen_kv);
 void af_stats_note_cp(af_campaign_stats *st, const af_case *c, bool declined);
 /* Count the optional case fields one case sets (field_cases). */
 void af_stats_note_fields(af_campaign_stats *st, const af_case *c);
-/* Is case field f optional (not printed for the default case), so that field_cases counts it? */
-bool af_stats_field_counted(af_case_field f);
 /* Count the config-space cell (0 .. AF_STATS_CONFIG_CELLS - 1) of one case. */
 void af_stats_note_config_cell(af_campaign_stats *st, unsigned cell);
 
