@@ -355,9 +355,9 @@ static void boundary_sq_over_skv(af_case *c, const af_fuzz_limits *lim, uint64_t
  * as on). Half the time a backward with what a backward serves most often, a learnable
  * sink (dsink) or dLSE or both; otherwise a forward with each of dropout (a table
  * probability, fresh Philox seed and offset), a sink kind, a softcap, a bias broadcast,
- * ALiBi and log2 stats on with probability 1/2 (one at least): a kernel that ignores one
- * of them shows it whatever the others do. Features are fp16 / bf16's: an fp8 case
- * becomes fp16 or bf16 where allowed. */
+ * ALiBi, log2 stats and a score statistics output on with probability 1/2 (one at
+ * least): a kernel that ignores one of them shows it whatever the others do. Features
+ * are fp16 / bf16's: an fp8 case becomes fp16 or bf16 where allowed. */
 static void boundary_feature(af_case *c, const af_fuzz_limits *lim, uint64_t *rng) {
     static const double softcaps[] = {5.0, 20.0, 30.0, 50.0};
     if (c->dtype != AF_DT_FP16 && c->dtype != AF_DT_BF16) {
@@ -370,7 +370,7 @@ static void boundary_feature(af_case *c, const af_fuzz_limits *lim, uint64_t *rn
         if (which & 1) c->softmax = AF_SOFTMAX_LEARNABLE;
         if (which & 2) c->dlse = true;
     } else {
-        int on = 1 + pick(rng, 63); /* bits: dropout, sink, softcap, bias, ALiBi, log2 */
+        int on = 1 + pick(rng, 127); /* bits: dropout, sink, softcap, bias, ALiBi, log2, outputs */
         c->backward = false;
         if (on & 1) { /* drawn in a fixed order: probability, then seed, then offset */
             c->dropout_p = af_fz_dropout_table[pick(rng, AF_FZ_N_DROPOUT)];
@@ -386,6 +386,11 @@ static void boundary_feature(af_case *c, const af_fuzz_limits *lim, uint64_t *rn
             if (c->alibi != AF_ALIBI_YES) c->alibi_slopes = (af_alibi_slopes)pick(rng, 3);
         }
         if (on & 32) c->lse_base2 = true;
+        if (on & 64) { /* a score statistic, half the time under a causal mask: the keys it
+                        * hides must not reach the row's max */
+            c->outputs = pick(rng, 2) ? AF_OUTPUTS_MAX_LOGIT : AF_OUTPUTS_MAX_SUMEXP;
+            if (pick(rng, 2)) c->mask = AF_MASK_CAUSAL;
+        }
     }
     fit_keeping(c, lim, KEEP_KV);
 }

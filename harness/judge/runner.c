@@ -7,6 +7,7 @@
 #include "judge/mutation.h"
 #include "judge/tolerance.h"
 #include "util/clock.h"
+#include "util/config.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -79,6 +80,16 @@ int af_prepare_settle(af_prepared *p) {
     return rc;
 }
 
+#ifdef ATTNFUZZ_HAVE_CUDA
+/* AF_GEN_GPU_MIN_ELEMS, or ATTNFUZZ_GEN_GPU_MIN_ELEMS (util/config.h) when it is a number */
+static double gen_gpu_min_elems(void) {
+    const char *v = af_config_get(AF_CFG_GEN_GPU_MIN_ELEMS);
+    char *end = NULL;
+    double n = v && v[0] ? strtod(v, &end) : -1;
+    return end && *end == '\0' && n >= 0 ? n : (double)AF_GEN_GPU_MIN_ELEMS;
+}
+#endif
+
 /* Long cases: the inputs' values from the GPU generator (bit-identical to the host's,
  * kernels/af_gpu_gen.h, test_gpu_gen) into pregen (host arrays, caller frees); the host
  * still lays them out. False (pregen all NULL) below AF_GEN_GPU_MIN_ELEMS, without a
@@ -92,7 +103,7 @@ static bool gpu_generate(const af_case *c, const af_tensors *t, float *pregen[4]
         total += (double)v->B * v->H * v->S * v->D;
     }
     char why[256];
-    if (total < (double)AF_GEN_GPU_MIN_ELEMS || af_gpu_available(why, sizeof why, NULL, 0, NULL) != 0) return false;
+    if (total < gen_gpu_min_elems() || af_gpu_available(why, sizeof why, NULL, 0, NULL) != 0) return false;
     bool ok = true;
     for (int i = 0; ok && i < 4; i++) {
         af_tensor_id id = ids[i];

@@ -94,6 +94,8 @@ extern "C" {
       "read by the torch_sdpa worker target: N > 0 pads its boolean mask's last dim to a multiple of N in memory")     \
     X(ROWS_ON_GPU, "ATTNFUZZ_ROWS_ON_GPU", "1",                                                                        \
       "0 keeps the criterion's row summaries with element budgets on the host (the GPU pass's budgets aside)")         \
+    X(GEN_GPU_MIN_ELEMS, "ATTNFUZZ_GEN_GPU_MIN_ELEMS", "16777216",                                                     \
+      "inputs of at least this many elements take their values from the GPU generator when a GPU is usable")           \
     X(BIN, "ATTNFUZZ_BIN", "build/attnfuzz",                                                                           \
       "read by ci/gate_example.sh and attnfuzz_worker.testing (else attnfuzz on PATH): the attnfuzz binary they run")
 
