@@ -1,13 +1,15 @@
 /* probe_fixture.h — shared by the probe tests (test_probe_capacity, test_probe_history,
- * test_probes_recent): a case from its text, a runner judging against the oracle's fp64
- * tier with the cpu backend as the reference, and one probe pass as the probes see it:
- * judge be on the case without probes (it must pass; a decline only where the caller
- * allows one, and then no probe runs), then af_probes_run with the caller's options on the
- * judged run's buffers. */
+ * test_probes_recent) and the judge tests that keep a run's tensors (test_axis_gaps,
+ * test_masked_sink_lse): a case from its text, a runner judging against the oracle's fp64
+ * tier with the cpu backend as the reference, the cpu backend judged with its prepared
+ * case and tensors kept, and one probe pass as the probes see it: judge be on the case
+ * without probes (it must pass; a decline only where the caller allows one, and then no
+ * probe runs), then af_probes_run with the caller's options on the judged run's buffers. */
 #ifndef ATTNFUZZ_PROBE_FIXTURE_H
 #define ATTNFUZZ_PROBE_FIXTURE_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "judge/runner.h"
@@ -32,6 +34,19 @@ static inline void fx_probe_runner(af_runner *r, af_backend *cpu, bool probes) {
     r->oracle.tier = AF_ORACLE_FP64;
     r->probes = probes;
     af_probe_opts_default(&r->probe_opts);
+}
+
+/* The cpu backend judged on c without probes, the prepared case kept in *p and the run's
+ * tensors in *out (the caller frees both); the first finding printed when it does not pass. */
+static inline af_verdict_kind fx_judge_cpu_kept(af_backend *cpu, const af_case *c, af_prepared *p, af_tensors *out) {
+    af_runner r;
+    fx_probe_runner(&r, cpu, false);
+    char why[512] = "";
+    CHECK_MSG(af_prepare(&r, c, p, why, sizeof why) == 0, "%s", why);
+    af_verdict v;
+    af_judge(&r, p, cpu, "", &v, out);
+    if (v.kind != AF_V_PASS) printf("  cpu: %s\n", v.n_findings ? v.findings[0].detail : v.reason);
+    return v.kind;
 }
 
 /* Judge be on the case without probes, then run the probes of *o on the judged run's

@@ -17,6 +17,7 @@
 
 #include "judge/compare.h"
 #include "judge/runner.h"
+#include "judge/tests/probe_fixture.h"
 #include "model/features.h"
 #include "util/check.h"
 
@@ -32,21 +33,9 @@ typedef struct {
 /* The whole judge on the cpu backend (oracle fp64); the run's tensors kept in j->out. */
 static af_verdict_kind judge_cpu(af_backend *cpu, const char *text, judged *j) {
     af_case c;
-    af_error e;
-    CHECK_MSG(af_case_parse(text, "test", &c, &e) == 0, "case does not parse: %s: %s", e.field, e.message);
+    fx_parse_case(&c, text);
     CHECK(af_row_fully_masked(&c, 0, MASKED_ROW) && !af_row_fully_masked(&c, 0, 26));
-    af_runner r;
-    memset(&r, 0, sizeof r);
-    r.reference = cpu;
-    r.ref_choice = AF_REF_CPU;
-    af_oracle_opts_default(&r.oracle);
-    r.oracle.tier = AF_ORACLE_FP64;
-    char why[512] = "";
-    CHECK_MSG(af_prepare(&r, &c, &j->p, why, sizeof why) == 0, "%s", why);
-    af_verdict v;
-    af_judge(&r, &j->p, cpu, "", &v, &j->out);
-    if (v.kind != AF_V_PASS) printf("  cpu: %s\n", v.n_findings ? v.findings[0].detail : v.reason);
-    return v.kind;
+    return fx_judge_cpu_kept(cpu, &c, &j->p, &j->out);
 }
 
 static void set_lse(judged *j, double x) {
