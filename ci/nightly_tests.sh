@@ -24,8 +24,8 @@ long() { # long NAME ENV=VALUE...: one test script with its campaign length rais
     echo "nightly test $name FAILED:"; tail -n 20 "$tmp/$name.log"; failed=$((failed + 1))
   fi
 }
-long test_features ATTNFUZZ_TEST_FEATURE_CAMPAIGN_TIME="$t"
-long test_dropout ATTNFUZZ_TEST_DROPOUT_CAMPAIGN_TIME="$t"
+long test_features ATTNFUZZ_TEST_FEATURE_CAMPAIGN_TIME="$t" ATTNFUZZ_TEST_FEATURE_STOP_AFTER=0
+long test_dropout ATTNFUZZ_TEST_DROPOUT_CAMPAIGN_TIME="$t" ATTNFUZZ_TEST_FEATURE_STOP_AFTER=0
 long test_campaign ATTNFUZZ_TEST_CAMPAIGN_TIME="$t"
 long test_cp_campaign ATTNFUZZ_TEST_CP_CAMPAIGN_TIME="$t"
 long test_criterion_kernels ATTNFUZZ_TEST_CRITERION_CASES=320

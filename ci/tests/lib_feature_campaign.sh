@@ -5,10 +5,14 @@
 # (repro exits 1). Uses $bin, $TIME, $tmp and ${seeds[@]}; adds failures to $fail.
 feature_campaign() {
   local bug=$1 field=$2 out="$tmp/$1"
+  # the campaign ends at its first bucket (ATTNFUZZ_TEST_FEATURE_STOP_AFTER, default 1; 0: its
+  # whole $TIME, as ci/nightly_tests.sh runs it, every bucket then checked)
+  local stop=${ATTNFUZZ_TEST_FEATURE_STOP_AFTER:-1} stop_opt=()
+  [ "$stop" != 0 ] && stop_opt=(--stop-after-buckets "$stop")
   if ! "$bin" backends 2>/dev/null | grep -q "^planted:$bug "; then
     echo "FAIL planted:$bug is not on the plugin path"; fail=$((fail + 1)); return
   fi
-  "$bin" campaign --time "$TIME" --jobs 1 --seed 11 --backend "planted:$bug" --out "$out" "${seeds[@]}" \
+  "$bin" campaign --time "$TIME" "${stop_opt[@]}" --jobs 1 --seed 11 --backend "planted:$bug" --out "$out" "${seeds[@]}" \
     > "$tmp/$bug.log" 2>&1
   local rc=$?
   local n
@@ -37,6 +41,6 @@ feature_campaign() {
     echo "FAIL planted:$bug: repro of the minimised finding exited $rc"; head -3 "$tmp/$bug.repro"
     fail=$((fail + 1)); return
   fi
-  echo "ok   planted:$bug found by a ${TIME} s campaign: $n bucket(s), each minimised with its feature" \
+  echo "ok   planted:$bug found within a ${TIME} s campaign: $n bucket(s), each minimised with its feature" \
     "($(grep -hE "$field" "$out"/findings/*/finding.case | sort -u | tr '\n' ';')), repro fails"
 }

@@ -4,7 +4,10 @@
 #  2. a campaign against a planted bug finds it, minimises it into findings/<bucket>/finding.case,
 #     builds the reports, and `attnfuzz repro` / `attnfuzz minimize` reproduce it;
 #  3. --no-probes: a bug only a probe sees (probe_bug:batch_variant, the batch probe's
-#     nondeterministic) is found with the probes and not without them.
+#     nondeterministic) is found with the probes and not without them;
+#  4. --stop-after-buckets 1: fuzzing ends at the first bucket, long before --time (stats.json's
+#     elapsed_s), the bucket minimised; the same campaign on the correct cpu backend runs on
+#     to --time; 0 is a usage error.
 set -u
 AF=${1:?usage: test_campaign.sh path/to/attnfuzz}
 TIME=${ATTNFUZZ_TEST_CAMPAIGN_TIME:-20}
@@ -126,3 +129,26 @@ without=$(np_kinds --no-probes)
 echo "$with" | grep -q nondeterministic || fail "probe_bug:batch_variant not found with the probes (kinds: $with)"
 echo "$without" | grep -q nondeterministic && fail "--no-probes still ran the batch probe (kinds: $without)"
 echo "PASS: --no-probes: kinds with the probes [$with], without [$without]"
+
+# --- 4. --stop-after-buckets ------------------------------------------------------------
+"$AF" campaign --time 120 --stop-after-buckets 1 --jobs 1 --seed 11 --backend planted:ignores_softcap \
+    --out "$WORK/sab" corpora/seed-features/*.case > /dev/null 2>&1
+rc=$?
+[ "$rc" -eq 1 ] || fail "--stop-after-buckets 1 on planted:ignores_softcap exited $rc (expected 1: a finding)"
+/usr/bin/python3 - "$WORK/sab/stats.json" <<'PY' || fail "--stop-after-buckets 1: $(cat "$WORK/sab/stats.json")"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["buckets"] >= 1 and s["unminimised"] == 0, s
+assert s["elapsed_s"] < 60, "fuzzing went on for %s s after the first bucket" % s["elapsed_s"]
+PY
+"$AF" campaign --time 3 --stop-after-buckets 1 --jobs 1 --seed 11 --backend cpu --out "$WORK/sab-cpu" > /dev/null 2>&1
+rc=$?
+el=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["elapsed_s"])' "$WORK/sab-cpu/stats.json")
+[ "$rc" -eq 0 ] || fail "--stop-after-buckets 1 on cpu exited $rc (expected 0)"
+/usr/bin/python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) >= 2.9 else 1)' "$el" \
+    || fail "--stop-after-buckets 1 on cpu stopped after $el s with no bucket (expected --time 3)"
+"$AF" campaign --time 3 --stop-after-buckets 0 --out "$WORK/sab0" > "$WORK/sab0.log" 2>&1
+rc=$?
+[ "$rc" -eq 2 ] || fail "--stop-after-buckets 0 exited $rc (expected 2, a usage error): $(cat "$WORK/sab0.log")"
+[ ! -e "$WORK/sab0" ] || fail "--stop-after-buckets 0 created its --out folder"
+echo "PASS: --stop-after-buckets 1: planted bug found and fuzzing ended at $(grep -o '"elapsed_s": [0-9.]*' "$WORK/sab/stats.json"), cpu ran $el s; 0 refused: $(head -1 "$WORK/sab0.log")"

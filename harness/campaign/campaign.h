@@ -81,6 +81,9 @@ typedef struct {
     uint64_t seed;
     int minimize_runs;       /* run budget per minimisation (default 200) */
     bool force_inprocess;    /* ignore attnfuzz_fuzz even when it exists */
+    int stop_after_buckets;  /* --stop-after-buckets N: fuzzing ends once N buckets (distinct
+                                signatures, pending ones too) are found; minimisation and the
+                                reports follow as at --time's end; 0 = fuzz for --time */
     bool no_probes;          /* --no-probes: judge each case without the probes (the
                                 in-process engine: attnfuzz_fuzz always runs them) */
     const char *fuzzer_path; /* NULL = attnfuzz_fuzz beside this executable */

@@ -90,6 +90,9 @@ int af_camp_deadline_now(const af_campaign_state *cp);
 /* A run that got a deadline cut by --total-time and ran past it did not hang: it was
  * stopped for time, and is neither a finding nor a minimisation step. */
 bool af_camp_stopped_for_time(const af_campaign_state *cp, const af_session_result *r, int deadline);
+/* --stop-after-buckets N: true once DIR holds N buckets (findings and pending, an earlier
+ * run's too when resumed): fuzzing ends. Always false without the option. */
+bool af_camp_found_enough(af_campaign_state *cp);
 /* DIR/name. */
 void af_camp_subdir(const af_campaign_state *cp, const char *name, char *out, size_t cap);
 /* s[0..n) starts with AF_BUCKET_ID_LEN lowercase hex digits. */

@@ -182,7 +182,8 @@ void af_camp_run_inprocess(af_campaign_state *cp, double stop_at) {
             cp->fuzz_end = af_clock_mono();
             break;
         }
-        bool time_left = af_clock_mono() < stop_at && !cp->write_failed; /* a failed write ends it */
+        /* a failed write ends it, as do --stop-after-buckets' buckets */
+        bool time_left = af_clock_mono() < stop_at && !cp->write_failed && !af_camp_found_enough(cp);
         for (int i = 0; i < jobs && time_left; i++) {
             if (slots[i].proc.pid) continue;
             drawn_none = !next_input(cp, &inputs[i], &seed_cursor);
@@ -203,7 +204,7 @@ void af_camp_run_inprocess(af_campaign_state *cp, double stop_at) {
         }
         int busy = 0;
         for (int i = 0; i < jobs; i++) busy += slots[i].proc.pid != 0;
-        if (!busy && drawn_none && af_clock_mono() < stop_at) continue; /* draw again */
+        if (!busy && drawn_none && time_left) continue; /* draw again */
         if (!busy) {
             cp->fuzz_end = af_clock_mono();
             break;

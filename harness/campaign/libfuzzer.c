@@ -284,7 +284,8 @@ static int run_fuzz_round(af_campaign_state *cp, const char *fuzzer, double stop
          * the job in flight: under --total-time stop it at once, else 30 s late at most),
          * or a signal asks to stop: its own process group, so the terminal's SIGINT did
          * not reach it */
-        if (!exited && (af_clock_mono() > stop_at + (cp->end_at > 0 ? 0 : 30) || af_camp_interrupted())) {
+        bool enough = af_camp_found_enough(cp); /* --stop-after-buckets: stop it at once */
+        if (!exited && (af_clock_mono() > stop_at + (cp->end_at > 0 ? 0 : 30) || af_camp_interrupted() || enough)) {
             af_proc_kill(&proc, 2.0, false); /* the group: SIGTERM, 2 s, SIGKILL */
             cp->fuzz_end = af_clock_mono();
             exited = true;
@@ -399,7 +400,7 @@ int af_camp_run_libfuzzer(af_campaign_state *cp, const char *fuzzer, double stop
                         kept);
             }
         }
-        if (last || af_clock_mono() >= stop_at - 1) return 0;
+        if (last || af_clock_mono() >= stop_at - 1 || af_camp_found_enough(cp)) return 0;
     }
 }
 

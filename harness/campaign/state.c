@@ -82,6 +82,10 @@ int af_camp_count_buckets(af_campaign_state *cp) {
     return n;
 }
 
+bool af_camp_found_enough(af_campaign_state *cp) {
+    return cp->o->stop_after_buckets > 0 && af_camp_count_buckets(cp) >= cp->o->stop_after_buckets;
+}
+
 double af_camp_elapsed(const af_campaign_state *cp) {
     return cp->prior_elapsed_s + (cp->fuzz_end > 0 ? cp->fuzz_end : af_clock_mono()) - cp->t0;
 }

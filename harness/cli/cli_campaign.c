@@ -38,7 +38,8 @@ enum {
     OPT_MERGE_EVERY,  /* corpus merge every N cases */
     OPT_WORKER_CMD,   /* issue 13: a campaign on a worker:NAME backend (in-process engine) */
     OPT_WORKER_CONFIG,
-    OPT_NO_PROBES /* judge without the probes, as run --no-probes */
+    OPT_NO_PROBES, /* judge without the probes, as run --no-probes */
+    OPT_STOP_AFTER /* --stop-after-buckets N */
 };
 const struct option af_cli_campaign_options[] = {
     {"time", required_argument, NULL, OPT_TIME},
@@ -56,6 +57,7 @@ const struct option af_cli_campaign_options[] = {
     {"in-process", no_argument, NULL, OPT_INPROCESS}, /* also read as --inprocess (cli_opts.c) */
     {"repeats", required_argument, NULL, OPT_REPEATS},
     {"no-probes", no_argument, NULL, OPT_NO_PROBES},
+    {"stop-after-buckets", required_argument, NULL, OPT_STOP_AFTER},
     {"workers-per-gpu", required_argument, NULL, OPT_WORKERS_PER_GPU},
     {"worker-cases", required_argument, NULL, OPT_WORKER_CASES},
     {"shard", required_argument, NULL, OPT_SHARD},
@@ -162,6 +164,9 @@ int af_cli_campaign(int argc, char **argv) {
             case OPT_NO_PROBES:
                 o.no_probes = true;
                 break;
+            case OPT_STOP_AFTER:
+                parse_rc = af_cli_int(&a, v, 1, 1000000, &o.stop_after_buckets);
+                break;
             case OPT_WORKERS_PER_GPU:
                 parse_rc = af_cli_jobs(&a, v, &o.jobs);
                 workers_per_gpu = o.jobs;
@@ -222,6 +227,7 @@ int af_cli_campaign(int argc, char **argv) {
                               : o.rss_limit_mb != d.rss_limit_mb ? "--rss-limit-mb"
                               : o.repeats != d.repeats           ? "--repeats"
                               : o.no_probes                      ? "--no-probes"
+                              : o.stop_after_buckets             ? "--stop-after-buckets"
                               : o.worker_cases != d.worker_cases ? "--worker-cases"
                               : o.shard.count > 1                ? "--shard"
                               : gpus_spec                        ? "--gpus"

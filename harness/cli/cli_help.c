@@ -95,6 +95,8 @@ static const option_doc option_docs[] = {
     {"campaign", "no-probes", "",
      "judge each case against the oracle only, without the probes (faster; leaks and run-to-run differences go "
      "unseen; in-process engine)"},
+    {"campaign", "stop-after-buckets", "N",
+     "end fuzzing once N buckets are found (1: at the first finding); minimisation and reports follow"},
     {"campaign", "workers-per-gpu", "N", "N cases in flight on one GPU (persistent workers; sets --jobs)"},
     {"campaign", "gpus", "all|0,1,..",
      "a worker per GPU (--workers-per-gpu N: N), CUDA_VISIBLE_DEVICES set in each; all = CUDA_VISIBLE_DEVICES's "

@@ -79,6 +79,8 @@ extern "C" {
       "EIO, EACCES, EROFS, EDQUOT or a number), as a full or failing disk would")                                      \
     X(TEST_FEATURE_CAMPAIGN_TIME, "ATTNFUZZ_TEST_FEATURE_CAMPAIGN_TIME", "20",                                         \
       "tests: seconds of each planted feature campaign in test_features.sh")                                           \
+    X(TEST_FEATURE_STOP_AFTER, "ATTNFUZZ_TEST_FEATURE_STOP_AFTER", "1",                                                \
+      "tests: buckets after which each planted feature / dropout campaign stops (0: its whole time)")                  \
     X(TEST_DROPOUT_CAMPAIGN_TIME, "ATTNFUZZ_TEST_DROPOUT_CAMPAIGN_TIME", "20",                                         \
       "tests: seconds of the cpu dropout campaign in test_dropout.sh")                                                 \
     X(TEST_CP_CAMPAIGN_TIME, "ATTNFUZZ_TEST_CP_CAMPAIGN_TIME", "15",                                                   \

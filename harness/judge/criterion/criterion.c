@@ -116,7 +116,11 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, const af_mask_k
      * up to 2 tc relative (its own score and the row's normaliser) and the LSE by tc */
     double tc = af_criterion_softcap_err(p->in->feat.softcap, R);
     double rho = 0x1p-21 * (1.0 + fabs(lse)) + acc + 2.0 * tc;
-    double sub = x->fp16 ? 0x1p-25 * exp(m - lse) : 0.0; /* per P term, in normalised units */
+    /* fp16: a kernel rounds the unnormalised exp(s - m*) to the dtype, below 2^-14 by 2^-25
+     * absolute; m* is its running max, which starts at the sink's logit when the row has one
+     * (the cpu reference's, FA3's and FlashInfer's sinks): per P term, in normalised units */
+    double m_run = in->feat.sink && in->sink ? fmax(m, in->sink[h]) : m;
+    double sub = x->fp16 ? 0x1p-25 * exp(m_run - lse) : 0.0;
     double gam = accumulation_bias(n);
     t->rho[row] = rho;
     t->kappa[AF_T_LSE][row] = af_criterion_lse_kappa(p->Dqk, A, n) + tc;

@@ -164,6 +164,17 @@ void probe_feature(probe_ctx *x) {
             af_clone_release(&w);
             continue;
         }
+        /* dropout_rng = kernel: the toggled run drew its own mask (a kernel's stream may
+         * follow the mask it computes); what it must give is weighed by that mask */
+        if (c->dropout_rng == AF_DROPOUT_RNG_KERNEL) {
+            if (!w.dropout_keep || !w.dropout_keep_returned) {
+                probe_note(x, "feature: %s skipped (dropout_rng = kernel: the toggled run returned no mask)",
+                           tg[k].name);
+                af_clone_release(&w);
+                continue;
+            }
+            tin.feat.dropout_keep = w.dropout_keep;
+        }
         x->st->feature_toggles++;
         const af_tensors *base = x->tg->baseline;
         int n_must = 0, n_bad = 0;

@@ -25,7 +25,14 @@
  *     keys, its 4 P of dV key 1600 about 0.3-1.6 x 2^-14), the element col 7 moved by
  *     0.98 x its allowance passes and by 1.02 x is an element mismatch; the allowance is
  *     above the 2^-24 floor that was all the old forward-style term left it (the finding's
- *     allowed), so the old rule failed the 0.98 x element.
+ *     allowed), so the old rule failed the 0.98 x element;
+ *  7. O's term for an unnormalised P below 2^-14 when the row has a sink: a kernel's running
+ *     max starts at the sink's logit (the cpu reference's), so exp(s - max(m, sink)) rounds
+ *     by 2^-25 absolute, not 2^-25 exp(m - lse): on the off_by_one case with the key far below
+ *     the sink (corpora/regression/cpu-kernel-dropout-sink-subnormal-p.case without its
+ *     dropout) the cpu reference's O error, measured, lies between the old allowance (the
+ *     2^-24 element floor) and the new one; at the worst element 0.98 x the allowance passes
+ *     and 1.02 x is an O mismatch.
  */
 #include <float.h>
 #include <math.h>
@@ -313,11 +320,52 @@ static void dv_subnormal_p(void) {
     cpu->destroy(cpu);
 }
 
+/* ---- 7. subnormal P under a sink ------------------------------------------------------ */
+
+static const char *const sink_p_case = "dtype = fp16\nbatch = 2\nseqlen_q = 23\nseqlen_kv = 1\nhead_dim = 1\n"
+                                       "softmax = off_by_one\nalibi = abs\nalibi_slopes = random_batch\n"
+                                       "seed = 1\ndata = normal:1\n";
+
+static void sink_subnormal_p(void) {
+    af_prepared p;
+    af_backend *cpu;
+    fx_prepare(sink_p_case, &p, &cpu);
+    const af_case *c = &p.c;
+    size_t n = (size_t)c->batch * c->seqlen_q; /* heads 1, d_v 1: one element per row */
+    size_t worst = 0;
+    double worst_err = -1;
+    for (size_t e = 0; e < n; e++) {
+        double ex = p.oracle.out.o[e], err = fabs(p.ref.o[e] - ex);
+        if (ex != 0 && fabs(ex) < 0x1p-14 && err > worst_err) worst = e, worst_err = err;
+    }
+    CHECK(worst_err >= 0);
+    int b = (int)(worst / (size_t)c->seqlen_q), row = (int)(worst % (size_t)c->seqlen_q);
+    /* v of the one key (s_kv 1) of sequence b: the model's 2^-25 |v| plus O's half step */
+    double v = fabs(p.inputs.v[b]);
+    af_outputs k;
+    CHECK(af_outputs_alloc(&k, c) == 0);
+    fx_copy(c, &p.oracle.out, &k);
+    double pass_ratio, fail_ratio;
+    double allowed = fx_edge_o(&p, &k, worst, row, 0, &pass_ratio, &fail_ratio);
+    printf("sink, subnormal P: O b%d r%d exact %.4f x 2^-24, the cpu reference's error %.3f x 2^-24 (model 2^-25 |v| "
+           "+ 2^-25 = %.3f x 2^-24; old allowance 1 x 2^-24); allowance %.3f x 2^-24: 0.98x ratio %.3f passes, 1.02x "
+           "%.3f -> mismatch\n",
+           b, row, p.oracle.out.o[worst] * 0x1p24, worst_err * 0x1p24, (v + 1) * 0.5, allowed * 0x1p24, pass_ratio,
+           fail_ratio);
+    CHECK(worst_err > 0x1p-24);                   /* the old rule failed the reference */
+    CHECK(worst_err <= 0x1p-25 * (v + 1) * 1.01); /* the rounding it models explains it */
+    CHECK(allowed > worst_err);
+    af_outputs_free(&k);
+    af_prepared_free(&p);
+    cpu->destroy(cpu);
+}
+
 int main(void) {
     measured_rounding();
     subnormal_rows();
     normal_rows();
     decode566();
     dv_subnormal_p();
+    sink_subnormal_p();
     CHECK_DONE("test_criterion_subnormal");
 }
