@@ -952,7 +952,7 @@ static int load_features(cpu_problem *pb, const af_case *c) {
         for (int b = 0; b < pb->bias_b; b++)
             for (int h = 0; h < pb->bias_h; h++)
                 for (int i = 0; i < pb->bias_q; i++)
-                    for (int j = 0; j < pb->Skv; j++) *x++ = af_feature_bias(c, b, h, i, j);
+                    for (int j = 0; j < pb->Skv; j++) *x++ = af_tensors_bias_at(c, pb->t, b, h, i, j);
     }
     if (c->dlse && c->backward) {
         if (!(pb->dlse = floats((int64_t)pb->B * pb->Hq * pb->Sq))) return -1;

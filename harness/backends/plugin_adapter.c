@@ -63,9 +63,10 @@ static void problem_buf_free(plugin_problem_buf *pb) {
     pb->bias = pb->alibi_slopes = pb->dlse = NULL;
 }
 
-/* The features of the case into the problem (ABI 2; model/features.h values). 0, or -1
- * when out of memory (the arrays are freed by problem_buf_free). */
-static int features_from_case(const af_case *c, plugin_problem_buf *pb) {
+/* The features of the case into the problem (ABI 2; model/features.h values; the bias
+ * t's given one when it has one: model/tensors.h; t NULL for a supports() check). 0, or
+ * -1 when out of memory (the arrays are freed by problem_buf_free). */
+static int features_from_case(const af_case *c, const af_tensors *t, plugin_problem_buf *pb) {
     af_plugin_problem *p = &pb->problem;
     p->softmax = (int32_t)c->softmax;
     p->softcap = (float)c->softcap;
@@ -100,7 +101,7 @@ static int features_from_case(const af_case *c, plugin_problem_buf *pb) {
         for (int b = 0; b < bb; b++)
             for (int h = 0; h < bh; h++)
                 for (int i = 0; i < bq; i++)
-                    for (int j = 0; j < c->seqlen_kv; j++) *x++ = af_feature_bias(c, b, h, i, j);
+                    for (int j = 0; j < c->seqlen_kv; j++) *x++ = af_tensors_bias_at(c, t, b, h, i, j);
         p->bias = pb->bias;
     }
     if (c->lse_base2) p->features |= AF_PLUGIN_FEAT_LSE_BASE2;
@@ -306,7 +307,7 @@ static af_run_status plugin_supports(af_backend *be, const af_case *c, char *why
     if (af_plugin_state_open(st, why, cap)) return AF_RUN_ERROR; /* first call: dlopen here */
     plugin_problem_buf pb;
     problem_from_case(c, &pb);
-    if (features_from_case(c, &pb) != 0) {
+    if (features_from_case(c, NULL, &pb) != 0) {
         problem_buf_free(&pb);
         snprintf(why, cap, "plugin '%s': out of host memory for the feature inputs", st->path);
         return AF_RUN_RESOURCE;
@@ -446,10 +447,11 @@ static void compare_input(af_run_info *info, af_tensor_id tensor, const void *gi
  * this call, const in plugin.h) against a fresh build from the case: a plugin that wrote
  * one is reported in info (judge/mutation.h). The buffers, page table and token starts
  * are af_tensors' own, which the judge compares. */
-static void check_problem_inputs(const af_case *c, const plugin_problem_buf *given, af_run_info *info) {
+static void check_problem_inputs(const af_case *c, const af_tensors *t, const plugin_problem_buf *given,
+                                 af_run_info *info) {
     plugin_problem_buf fresh;
     problem_from_case(c, &fresh);
-    if (features_from_case(c, &fresh) != 0) { /* out of memory: not checked */
+    if (features_from_case(c, t, &fresh) != 0) { /* out of memory: not checked */
         problem_buf_free(&fresh);
         return;
     }
@@ -483,7 +485,7 @@ static af_run_status plugin_run(af_backend *be, const af_case *c, const char *en
     if (af_plugin_state_open(st, why, cap)) return AF_RUN_ERROR; /* first call: dlopen here */
     plugin_problem_buf pb;
     problem_from_case(c, &pb);
-    if (features_from_case(c, &pb) != 0) {
+    if (features_from_case(c, t, &pb) != 0) {
         problem_buf_free(&pb);
         snprintf(why, cap, "plugin '%s': out of host memory for the feature inputs", st->path);
         return AF_RUN_RESOURCE;
@@ -506,7 +508,7 @@ static af_run_status plugin_run(af_backend *be, const af_case *c, const char *en
     else
 #endif
         s = run_on_host(st, c, t, &pb.problem, why, cap);
-    if (s == AF_RUN_OK && info) check_problem_inputs(c, &pb, info);
+    if (s == AF_RUN_OK && info) check_problem_inputs(c, t, &pb, info);
     t->dropout_keep_returned = s == AF_RUN_OK && t->dropout_keep && keep_returned == 1;
     problem_buf_free(&pb);
     if (info) info->seconds = af_clock_mono() - t0;

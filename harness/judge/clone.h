@@ -9,7 +9,8 @@
 
 /* Allocate dst for case c (whose layout must be the template's: a case that differs in
  * mask, window, scale or alignment only) and copy the template's buffers into it. The
- * mxfp8 scale arrays are not copied: dst shares them read-only with the template.
+ * mxfp8 scale arrays are not copied: dst shares them read-only with the template. A given
+ * bias (tensors.h bias_given) is copied into dst's own array.
  * Returns 0, or -1 with a reason in why. */
 int af_clone_tensors(af_tensors *dst, const af_case *c, const af_tensors *template_tensors, char *why, size_t cap);
 

@@ -79,7 +79,29 @@ void af_tensors_free(af_tensors *t) {
     free(t->max_logit);
     free(t->dropout_keep);
     free(t->descale_head);
+    free(t->bias_given);
     memset(t, 0, sizeof *t);
+}
+
+float *af_tensors_bias_alloc(af_tensors *t, const af_case *c) {
+    int bb, bh, rows = af_feature_bias_rows(c);
+    af_feature_bias_dims(c, &bb, &bh);
+    size_t n = (size_t)bb * (size_t)bh * (size_t)rows * (size_t)c->seqlen_kv;
+    free(t->bias_given);
+    t->bias_given = n ? calloc(n, sizeof *t->bias_given) : NULL;
+    t->bias_given_elems = t->bias_given ? n : 0;
+    return t->bias_given;
+}
+
+float af_tensors_bias_at(const af_case *c, const af_tensors *t, int b, int h, int i, int j) {
+    if (!t || !t->bias_given) return af_feature_bias(c, b, h, i, j);
+    int bb, bh, rows = af_feature_bias_rows(c);
+    af_feature_bias_dims(c, &bb, &bh);
+    size_t k = (((size_t)(bb == 1 ? 0 : b) * (size_t)bh + (size_t)(bh == 1 ? 0 : h)) * (size_t)rows +
+                (size_t)(rows == 1 ? 0 : i)) *
+                   (size_t)c->seqlen_kv +
+               (size_t)j;
+    return k < t->bias_given_elems ? t->bias_given[k] : 0.0f;
 }
 
 static void fill_poison(void *buf, size_t bytes, af_storage st) {
@@ -157,6 +179,8 @@ void af_tensors_copy(af_tensors *dst, const af_tensors *src) {
     if (src->dropout_keep && dst->dropout_keep) /* the same case: (B, Hq, Sq, Skv) both */
         memcpy(dst->dropout_keep, src->dropout_keep, src->dropout_keep_elems);
     dst->dropout_keep_returned = src->dropout_keep_returned;
+    if (src->bias_given && dst->bias_given && src->bias_given_elems == dst->bias_given_elems)
+        memcpy(dst->bias_given, src->bias_given, src->bias_given_elems * sizeof *dst->bias_given);
 }
 
 static double *dense(int64_t n) { return n > 0 ? calloc((size_t)n, sizeof(double)) : NULL; }

@@ -122,6 +122,13 @@ typedef struct {
     uint8_t *dropout_keep;
     size_t dropout_keep_elems; /* its bytes, af_case_dropout_keep_elems */
     bool dropout_keep_returned;
+    /* A bias given to the run in place of the generated one: (bb, bh, rows, Skv) floats in
+     * the case's own extents (af_feature_bias_dims, af_feature_bias_rows, seqlen_kv),
+     * values rounded to the dtype. NULL normally (the backends generate it from the case);
+     * the CP wrapper gives each rank's call its slice of the global bias (cp_exec.c).
+     * Owned: af_tensors_free frees it, af_tensors_copy copies it into a dst that has one. */
+    float *bias_given;
+    size_t bias_given_elems;
 } af_tensors;
 
 int af_tensors_alloc(af_tensors *t, const af_case *c, char *why, size_t cap);
@@ -132,6 +139,13 @@ void af_tensors_free(af_tensors *t);
 void af_tensors_poison_outputs(af_tensors *t, const af_case *c);
 /* Copy every buffer (guards included) from src to dst of the same case. */
 void af_tensors_copy(af_tensors *dst, const af_tensors *src);
+/* Allocate t's given bias for case c (zeros, (bb, bh, rows, Skv): see bias_given) and
+ * return it for the caller to fill; NULL when c has no bias or out of memory. */
+float *af_tensors_bias_alloc(af_tensors *t, const af_case *c);
+/* The bias element a backend adds at query (b, h, i), key j of case c (broadcast
+ * applied): t's given bias when it has one, else af_feature_bias(c, b, h, i, j). The one
+ * way every backend reads the bias. t may be NULL (a supports() check: generated). */
+float af_tensors_bias_at(const af_case *c, const af_tensors *t, int b, int h, int i, int j);
 
 int af_inputs_alloc(af_inputs *in, const af_case *c);
 void af_inputs_free(af_inputs *in);

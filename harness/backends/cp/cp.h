@@ -23,6 +23,7 @@ typedef enum {
     AF_CP_PLANT_KV_REPEAT_TILED,     /* a2a, heads_kv < cp: K/V heads replicated by tiling, not interleaving */
     AF_CP_PLANT_A2A_SKIPPED,         /* a2a: the all-to-all never runs; each rank attends over its local chunks */
     AF_CP_PLANT_SINK_PER_RANK,       /* sinks: each call's denominator keeps the sink, merged once per call */
+    AF_CP_PLANT_BIAS_LOCAL,          /* bias: each call generates its bias from its own sub-case's indices */
     AF_CP_PLANT_COUNT
 } af_cp_plant;
 

@@ -27,7 +27,8 @@ static const char *const plant_names[AF_CP_PLANT_COUNT] = {"none",
                                                            "window_left_dropped",
                                                            "kv_repeat_tiled",
                                                            "a2a_skipped",
-                                                           "sink_per_rank"};
+                                                           "sink_per_rank",
+                                                           "bias_local"};
 
 static const char *const plant_descriptions[AF_CP_PLANT_COUNT] = {
     "no planted bug",
@@ -41,7 +42,9 @@ static const char *const plant_descriptions[AF_CP_PLANT_COUNT] = {
     "query heads meet the wrong K/V head",
     "a2a: the all-to-all is never performed; each rank attends over its own chunks only, all heads",
     "sinks: every call keeps the sink in its own denominator and the merge adds them all (the sink counted once "
-    "per call instead of once per row)"};
+    "per call instead of once per row)",
+    "bias: no slice of the global bias reaches the calls; each generates its bias from its own sub-case's local "
+    "rows, keys and heads"};
 
 const char *af_cp_plant_name(af_cp_plant p) { return (unsigned)p < AF_CP_PLANT_COUNT ? plant_names[p] : "?"; }
 

@@ -13,7 +13,9 @@
  * K/V head replicated to several a2a ranks: the sum over its replicas, the replication's
  * backward) and stored once. Learnable sinks: dsink_h = -sum_(b,i) exp(a_h - lse_i) D_i
  * with D_i = dO_i . O_i from the global O as stored (fp32, rows ascending), once, by the
- * wrapper: no call sees the sink.
+ * wrapper: no call sees the sink. Bias: each call is given its slice of the global bias
+ * (the rows of its queries, the columns of its keys, its heads: fill_bias), which it reads
+ * in place of one generated from its own sub-case (model/tensors.h bias_given).
  */
 #include <math.h>
 #include <stdio.h>
@@ -144,6 +146,35 @@ static void fill_inputs(const cp_ctx *x, const af_cp_run *run, const af_case *su
     }
 }
 
+/* The run's slice of the global bias as the call's given bias (model/tensors.h), in the
+ * sub-case's extents: local row i and key j of bias sequence b take the global bias at
+ * their global positions (af_cp_bias_position; the query-broadcast shapes' one row is
+ * row 0), local head h global head h0 + h (per-head shapes); positions valid in no sequence get 0 (masked).
+ * The plant bias_local leaves it unset, so the call generates its own. 0, or -1 when out
+ * of memory. */
+static int fill_bias(const cp_ctx *x, const af_cp_run *run, const af_case *sub, af_tensors *st) {
+    if (sub->bias == AF_BIAS_NONE || x->plant == AF_CP_PLANT_BIAS_LOCAL) return 0;
+    float *given = af_tensors_bias_alloc(st, sub); /* (bb, bh, rows, sub's Skv) */
+    if (!given) return -1;
+    int bb, bh, rows = af_feature_bias_rows(sub);
+    af_feature_bias_dims(sub, &bb, &bh);
+    /* broadcasts by the shape, not by an extent of 1 (a2a+p2p's group of 2 may hold one head) */
+    bool row_broadcast = af_bias_broadcasts_query(sub->bias);
+    af_bias_shape full = af_bias_full_query(sub->bias);
+    bool per_head = full == AF_BIAS_1HSS || full == AF_BIAS_BHSS;
+    size_t k = 0;
+    for (int b = 0; b < bb; b++)
+        for (int h = 0; h < bh; h++)
+            for (int i = 0; i < rows; i++) {
+                int gi = row_broadcast ? 0 : af_cp_bias_position(run, x->B, bb, b, false, i);
+                for (int j = 0; j < sub->seqlen_kv; j++, k++) {
+                    int gj = af_cp_bias_position(run, x->B, bb, b, true, j);
+                    if (gi >= 0 && gj >= 0) given[k] = af_feature_bias(x->c, b, per_head ? run->h0 + h : 0, gi, gj);
+                }
+            }
+    return 0;
+}
+
 /* "cp p2p rank 1 step 2: " */
 static void prefix(char *buf, size_t cap, const af_case *c, const af_cp_run *run) {
     snprintf(buf, cap, "cp %s rank %d %s %d", af_cp_comm_name(c->cp_comm), run->rank, run->what, run->step);
@@ -162,6 +193,11 @@ static int make_sub(const cp_ctx *x, const af_cp_run *run, bool backward, af_cas
     if (x->plant == AF_CP_PLANT_SINK_PER_RANK) sub->softmax = x->c->softmax; /* the bug: each call keeps the sink */
     if (af_tensors_alloc(st, sub, msg, sizeof msg)) {
         snprintf(why, cap, "%s: %s", pre, msg);
+        return -1;
+    }
+    if (fill_bias(x, run, sub, st)) {
+        af_tensors_free(st);
+        snprintf(why, cap, "%s: out of host memory for the call's bias", pre);
         return -1;
     }
     fill_inputs(x, run, sub, st);

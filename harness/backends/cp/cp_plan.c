@@ -269,13 +269,6 @@ static af_run_status common_checks(const af_case *c, int nchunks, char *why, siz
                  comm_name(c), af_kv_dtype_name(c->kv_dtype));
         return AF_RUN_DECLINED;
     }
-    if (c->bias != AF_BIAS_NONE) {
-        snprintf(why, cap,
-                 "cp %s: bias = %s is not served (the ranks' calls generate their bias from their own sub-case; "
-                 "no slice of the global bias reaches them)",
-                 comm_name(c), af_bias_shape_name(c->bias));
-        return AF_RUN_DECLINED;
-    }
     if (c->dtype != AF_DT_FP16 && c->dtype != AF_DT_BF16) {
         snprintf(why, cap, "cp %s: %s is not served (per-tensor fp8 scales of the ranks' calls differ from the global)",
                  comm_name(c), af_dtype_name(c->dtype));
@@ -446,6 +439,51 @@ static int local_lengths(const af_cp_seg *seg, int nseg, int *size, int *valid) 
     return 0;
 }
 
+int af_cp_bias_position(const af_cp_run *run, int batch, int bb, int b, bool kv, int l) {
+    int first = bb > 1 ? b : 0, last = bb > 1 ? b + 1 : batch;
+    for (int s = first; s < last; s++) {
+        int g =
+            kv ? af_cp_local_to_global(run->kv[s], run->nseg_kv, l) : af_cp_local_to_global(run->q[s], run->nseg_q, l);
+        if (g >= 0) return g;
+    }
+    return -1;
+}
+
+/* Can a bias broadcast over the batch serve every sequence of the run: at each local
+ * position (rows unless the bias broadcasts the query, and keys) the sequences where it
+ * is valid agree on its global position? Not for thd chunks (sizes by length) or
+ * all_gather's trimmed key ranges of sequences with other lengths. */
+static bool bias_batch_agrees(const af_case *c, const af_cp_run *run, const int *size_q, const int *size_kv) {
+    for (int side = af_bias_broadcasts_query(c->bias) ? 1 : 0; side < 2; side++) {
+        bool kv = side == 1;
+        for (int b = 1; b < c->batch; b++)
+            for (int l = 0; l < (kv ? size_kv[b] : size_q[b]); l++) {
+                int g = kv ? af_cp_local_to_global(run->kv[b], run->nseg_kv, l)
+                           : af_cp_local_to_global(run->q[b], run->nseg_q, l);
+                int ref = af_cp_bias_position(run, b, 1, 0, kv, l); /* the first earlier sequence valid there */
+                if (g >= 0 && ref >= 0 && g != ref) return false;
+            }
+    }
+    return true;
+}
+
+/* The bias shape with the batch extent added (11ss -> b1ss, 1hss -> bhss, 111s -> b11s,
+ * 1h1s -> bh1s). */
+static af_bias_shape bias_with_batch(af_bias_shape s) {
+    switch (s) {
+        case AF_BIAS_11SS:
+            return AF_BIAS_B1SS;
+        case AF_BIAS_1HSS:
+            return AF_BIAS_BHSS;
+        case AF_BIAS_111S:
+            return AF_BIAS_B11S;
+        case AF_BIAS_1H1S:
+            return AF_BIAS_BH1S;
+        default:
+            return s;
+    }
+}
+
 int af_cp_sub_case(const af_case *c, const af_cp_run *run, bool backward, af_case *sub, char *why, size_t cap) {
     *sub = *c;
     sub->cp_size = 1;
@@ -486,6 +524,9 @@ int af_cp_sub_case(const af_case *c, const af_cp_run *run, bool backward, af_cas
     if (any_q == 0 || any_kv == 0) return 1;
     sub->seqlen_q = max_q;
     sub->seqlen_kv = max_kv;
+    /* the call's bias is the global one's slice (cp_exec.c): where the sequences' local
+     * positions map to different global ones, a batch-broadcast bias takes the batch extent */
+    if (c->bias != AF_BIAS_NONE && !bias_batch_agrees(c, run, size_q, size_kv)) sub->bias = bias_with_batch(c->bias);
     sub->has_seqlens = c->layout == AF_LAYOUT_THD;
     for (int b = 0; b < c->batch; b++)
         if (sub->seqlens_q[b] != max_q || sub->seqlens_kv[b] != max_kv) sub->has_seqlens = true;

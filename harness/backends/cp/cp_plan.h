@@ -50,12 +50,20 @@ af_run_status af_cp_plan_make(const af_case *c, af_cp_plant plant, af_cp_plan *p
 void af_cp_plan_free(af_cp_plan *p);
 
 /* The sub-case one run's kernel call sees (cp 1, separate packing, no gaps or pages,
- * explicit scale). Returns 1 when the run has no work (no query row or no key in any
+ * explicit scale; a bias of the case's shape, with the batch extent added where the
+ * sequences' local positions map to different global ones). Returns 1 when the run has no work (no query row or no key in any
  * sequence), 0 when sub is ready, -1 with why when the sub-case is invalid. */
 int af_cp_sub_case(const af_case *c, const af_cp_run *run, bool backward, af_case *sub, char *why, size_t cap);
 
 /* Global position of local row l of sequence b in segments seg[0..nseg), or -1 when l is
  * past the valid rows. */
 int af_cp_local_to_global(const af_cp_seg *seg, int nseg, int l);
+
+/* The global position the run's given bias takes at local position l (kv: a key, else a
+ * query row) for bias sequence b of a sub-case bias of batch extent bb: sequence b's
+ * own when bb > 1; when bb == 1 (af_cp_sub_case keeps it only where the batch's
+ * sequences agree) the first of the batch's `batch` sequences where l is valid. -1 when
+ * l is valid in none (a masked position: any finite value serves). */
+int af_cp_bias_position(const af_cp_run *run, int batch, int bb, int b, bool kv, int l);
 
 #endif

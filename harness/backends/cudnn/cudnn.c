@@ -597,7 +597,8 @@ static void side_check_unchanged(const side_tables *st, const void *dev, af_run_
  * host block in slot order, FLOAT tables 16-byte aligned: the bias in the io storage
  * [bias_b, bias_h, bias_q, Skv] of the serving case (orig's values where i < orig's s_q and
  * j < orig's s_kv, 0 in the padded rows and columns, which the padding mask hides; the
- * values are orig's: af_feature_bias indexes by orig's extents), then ALiBi slopes
+ * values are orig's: af_tensors_bias_at indexes by orig's extents, and reads orig_t's
+ * given bias when it has one), then ALiBi slopes
  * FLOAT [alibi_b, hq], sink logits and the dsink output, FLOAT [hq] each, then the
  * dropout keep mask. */
 typedef struct {
@@ -637,7 +638,7 @@ static int dropout_mask_fill(const af_case *orig, const af_sdpa_desc *d, af_stor
     return 0;
 }
 
-static int feat_make(feat_block *fb, const af_case *orig, const af_sdpa_desc *d) {
+static int feat_make(feat_block *fb, const af_case *orig, const af_tensors *orig_t, const af_sdpa_desc *d) {
     memset(fb, 0, sizeof *fb);
     for (int i = 0; i < CG_SLOT_COUNT; i++) fb->off[i] = (size_t)-1;
     af_storage st = d->io == CUDNN_DATA_HALF ? AF_ST_F16 : AF_ST_BF16;
@@ -663,7 +664,7 @@ static int feat_make(feat_block *fb, const af_case *orig, const af_sdpa_desc *d)
                 for (int i = 0; i < d->bias_q; i++)
                     for (int j = 0; j < d->skv; j++, k++) {
                         bool inside = i < orig->seqlen_q && j < orig->seqlen_kv;
-                        af_storage_store(st, bias, k, inside ? af_feature_bias(orig, b, h, i, j) : 0.0f);
+                        af_storage_store(st, bias, k, inside ? af_tensors_bias_at(orig, orig_t, b, h, i, j) : 0.0f);
                     }
     }
     float *slopes = d->alibi ? (float *)(fb->host + fb->off[CG_SLOT_ALIBI_SLOPES]) : NULL;
@@ -682,11 +683,12 @@ static int feat_make(feat_block *fb, const af_case *orig, const af_sdpa_desc *d)
  * a device allocation failed (the caller may free cached plans and try again). */
 /* given: O and LSE in t are inputs (backward_given): only the backward graph runs, on
  * them, and O and LSE come back as they went in. */
-/* orig: the case asked for (its feature values; c may be its padded case); dsink_out:
- * the (Hq) host output of learnable sinks with backward, else NULL. */
-static af_run_status run_graphs(cudnn_state *s, const af_case *c, const af_case *orig, float *dsink_out,
-                                const char *engine, af_tensors *t, af_run_info *info, bool given, bool *oom, char *why,
-                                size_t cap) {
+/* orig: the case asked for (its feature values; c may be its padded case) and orig_t its
+ * tensors (a given bias); dsink_out: the (Hq) host output of learnable sinks with
+ * backward, else NULL. */
+static af_run_status run_graphs(cudnn_state *s, const af_case *c, const af_case *orig, const af_tensors *orig_t,
+                                float *dsink_out, const char *engine, af_tensors *t, af_run_info *info, bool given,
+                                bool *oom, char *why, size_t cap) {
     *oom = false;
     case_state *cs = get_case_state(s, c, why, cap);
     if (!cs) return AF_RUN_DECLINED;
@@ -753,7 +755,7 @@ static af_run_status run_graphs(cudnn_state *s, const af_case *c, const af_case 
         return AF_RUN_RESOURCE;
     }
     feat_block feat;
-    if (feat_make(&feat, orig, &cs->desc)) {
+    if (feat_make(&feat, orig, orig_t, &cs->desc)) {
         free(side.host);
         snprintf(why, cap, "out of host memory for the feature inputs");
         return AF_RUN_RESOURCE;
@@ -877,10 +879,10 @@ static af_run_status cudnn_run_mode(af_backend *be, const af_case *c, const char
     }
     if (st == AF_RUN_OK) {
         bool oom = false;
-        st = run_graphs(s, served, c, t->dsink, engine, run_t, info, given, &oom, why, cap);
+        st = run_graphs(s, served, c, t, t->dsink, engine, run_t, info, given, &oom, why, cap);
         if (oom) {
             evict_lru_half(s, NULL);
-            st = run_graphs(s, served, c, t->dsink, engine, run_t, info, given, &oom, why, cap);
+            st = run_graphs(s, served, c, t, t->dsink, engine, run_t, info, given, &oom, why, cap);
         }
     }
     if (staged) {
