@@ -131,6 +131,8 @@ check_plant window_left_dropped ag-window-cp2.case mismatch
 check_plant kv_repeat_tiled a2a-gqa-kvrep-cp4.case mismatch
 check_plant a2a_skipped a2a-window-gqa-cp2.case mismatch
 check_plant sink_per_rank p2p-sinks-cp2.case mismatch
+check_plant bias_local p2p-bias-1hss-causal-cp2.case mismatch
+check_plant bias_local ag-bias-111s-padding-cp2.case mismatch
 
 # 4. plants never by accident
 out=$("$bin" run --backend cp-bug:lse_no_max:cpu corpora/seed-cp/p2p-large-scores-cp2.case 2>&1); rc=$?
