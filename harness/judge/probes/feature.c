@@ -180,7 +180,7 @@ void probe_feature(probe_ctx *x) {
         int n_must = 0, n_bad = 0;
         bool reported = false;
         for (int r = 0; r < nr && !reported; r++) {
-            int b = rb[r], i = ri[r], lq = len_q(x, b), lk = len_kv(x, b), lo1, hi1, lo2, hi2;
+            int b = rb[r], i = ri[r], lq = len_q(x, b), lk = len_kv(x, b), lo1 = 0, hi1 = 0, lo2 = 0, hi2 = 0;
             af_mask_keys k1, k2; /* the hulls [lo, hi]: probe_row_fp64 skips a gap */
             int n1 = af_mask_visible_keys(&x->rule, b, lq, lk, i, &k1);
             int n2 = af_mask_visible_keys(&r2, b, lq, lk, i, &k2);
