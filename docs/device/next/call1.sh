@@ -13,7 +13,8 @@ done
 NEW="corpora/seed-features/fp16-alibi-signed-batch-fwd.case corpora/seed-features/bf16-alibi-abs-heads6-bwd.case
   corpora/seed-features/fp16-bias-111s-fwd.case corpora/seed-features/bf16-bias-bh1s-padding-bwd.case
   corpora/seed/fp16-kv-fp8-e4m3.case
-  corpora/seed/fp8-e4m3-descale-head.case corpora/seed/outputs-max-logit-bf16.case"
+  corpora/seed/fp8-e4m3-descale-head.case corpora/seed/outputs-max-logit-bf16.case
+  corpora/seed-cp/p2p-bias-1hss-causal-cp2.case corpora/seed-cp/ag-bias-111s-padding-cp2.case"
 corpus() { # LABEL LIBDIR
   local label=$1 lib=$2
   LD_LIBRARY_PATH="$lib${lib:+:}$LD_LIBRARY_PATH" stamp "corpus-$label" timeout 200 $B/attnfuzz run corpora/gpu/*.case \
@@ -26,7 +27,7 @@ for line in open(sys.argv[1]):
     v = json.loads(line); n[v['verdict']] += 1
     worst = max(worst, (v.get('judge') or {}).get('cert_gap_over_bound') or 0)
     name = v['case'].split('/')[-1]
-    if v['verdict'] != 'pass' or any(k in name for k in ('alibi', 'bias-1', 'bias-b', 'kv-h', 'padded-kv', 'qkv-h', 'kv-fp8', 'descale', 'outputs')):
+    if v['verdict'] != 'pass' or any(k in name for k in ('alibi', 'bias-1', 'bias-b', 'kv-h', 'padded-kv', 'qkv-h', 'kv-fp8', 'descale', 'outputs', 'cp2')):
         lines.append('%s %s %s' % (name, v['verdict'], ((v.get('findings') or [{}])[0].get('detail') or v.get('reason') or '')[:140]))
 print('corpus', sys.argv[2], dict(n), 'worst MPFR gap / bound %.3g' % worst)
 for f in lines: print('  ', f)
