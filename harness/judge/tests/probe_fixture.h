@@ -36,15 +36,23 @@ static inline void fx_probe_runner(af_runner *r, af_backend *cpu, bool probes) {
     af_probe_opts_default(&r->probe_opts);
 }
 
-/* The cpu backend judged on c without probes, the prepared case kept in *p and the run's
- * tensors in *out (the caller frees both); the first finding printed when it does not pass. */
-static inline af_verdict_kind fx_judge_cpu_kept(af_backend *cpu, const af_case *c, af_prepared *p, af_tensors *out) {
+/* be judged on c without probes against the fp64 oracle with the cpu reference: the
+ * prepared case kept in *p, the verdict in *v, the run's tensors in *out unless NULL (the
+ * caller frees p and out). */
+static inline void fx_judge_be(af_backend *be, af_backend *cpu, const af_case *c, af_prepared *p, af_verdict *v,
+                               af_tensors *out) {
     af_runner r;
     fx_probe_runner(&r, cpu, false);
     char why[512] = "";
     CHECK_MSG(af_prepare(&r, c, p, why, sizeof why) == 0, "%s", why);
+    af_judge(&r, p, be, "", v, out);
+}
+
+/* The cpu backend judged on c (fx_judge_be), the prepared case and the run's tensors kept;
+ * the first finding printed when it does not pass. */
+static inline af_verdict_kind fx_judge_cpu_kept(af_backend *cpu, const af_case *c, af_prepared *p, af_tensors *out) {
     af_verdict v;
-    af_judge(&r, p, cpu, "", &v, out);
+    fx_judge_be(cpu, cpu, c, p, &v, out);
     if (v.kind != AF_V_PASS) printf("  cpu: %s\n", v.n_findings ? v.findings[0].detail : v.reason);
     return v.kind;
 }
@@ -55,14 +63,10 @@ static inline void fx_probe_judged(af_backend *be, af_backend *cpu, const char *
                                    bool allow_declined, af_verdict *pv, af_probe_stats *ps) {
     af_case c;
     fx_parse_case(&c, text);
-    af_runner r;
-    fx_probe_runner(&r, cpu, false);
     af_prepared p;
-    char why[512] = "";
-    CHECK_MSG(af_prepare(&r, &c, &p, why, sizeof why) == 0, "%s", why);
     af_verdict v;
     af_tensors out;
-    af_judge(&r, &p, be, "", &v, &out);
+    fx_judge_be(be, cpu, &c, &p, &v, &out);
     char line[1024];
     af_verdict_line(&v, line, sizeof line);
     CHECK_MSG(v.kind == AF_V_PASS || (allow_declined && v.kind == AF_V_DECLINED),

@@ -59,13 +59,9 @@ static const bias_case cases[] = {
 static af_verdict_kind judge(af_backend *be, af_backend *cpu, const char *text) {
     af_case c;
     fx_parse_case(&c, text);
-    af_runner r;
-    fx_probe_runner(&r, cpu, false);
     af_prepared p;
-    char why[512] = "";
-    CHECK_MSG(af_prepare(&r, &c, &p, why, sizeof why) == 0, "%s", why);
     af_verdict v;
-    af_judge(&r, &p, be, "", &v, NULL);
+    fx_judge_be(be, cpu, &c, &p, &v, NULL);
     char line[1024];
     af_verdict_line(&v, line, sizeof line);
     printf("    %s\n", line);
