@@ -220,7 +220,9 @@ double *af_criterion_extra_terms(const af_case *c, af_tensor_id id, const af_cri
                                  const double *kernel_o, const double *kernel_lse);
 /* The kernel's D error of each query row, dD_i = |dO_i . (O_kernel,i - O_exact,i)| into dd
  * (B, Hq, Sq), and its max over each (b, hk) into group_max[b Hkv + hk] (zeroed by the
- * caller); from t's dout and o_exact. */
+ * caller); from t's dout and o_exact. Each dD_i is carried by the kernel's own P of the row,
+ * off from the exact P the shares sum by up to rho_i relative, so dd holds dD_i (1 + rho_i)
+ * (t->rho where it is set; rho_i is 2^-21-small unless |LSE_i| or the scores are huge). */
 void af_criterion_stored_o_dd(const af_case *c, const af_criterion_terms *t, const double *kernel_o, double *dd,
                               double *group_max);
 /* The stored O's share of the budget of dQ (id DQ) or dK (DK), dense like the tensor
