@@ -394,7 +394,7 @@ void af_criterion_stored_o_dd(const af_case *c, const af_criterion_terms *t, con
             if (isfinite(ok) && isfinite(oe)) s += t->dout[r * Dv + d] * (ok - oe);
         }
         dd[r] = fabs(s) * (1.0 + (t->rho ? t->rho[r] : 0.0)); /* the kernel's P carries it */
-        size_t bh = r / Sq; /* b * Hq + h */
+        size_t bh = r / Sq;                                   /* b * Hq + h */
         size_t g = (bh / Hq) * Hkv + (bh % Hq) / group;
         if (dd[r] > group_max[g]) group_max[g] = dd[r];
     }
