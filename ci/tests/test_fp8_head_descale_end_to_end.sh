@@ -34,7 +34,11 @@ check "flash_fp8_bug:descale_batch0 passes per-tensor descales (its bug is desca
 
 # 2. a campaign from the seed finds it and keeps descale = head in every minimised finding
 out="$tmp/camp"
-"$bin" campaign --time "$TIME" --jobs 1 --seed 11 --backend flash_fp8_bug:descale_batch0 --out "$out" "$seed" \
+# it stops at its first bucket: one job and a fixed seed draw the same cases in the same order
+# on any machine, so that bucket does not depend on the machine's speed (a longer run also
+# meets an fp8 case the correct flash_fp8 fails: docs/results/open-flash-fp8-e4m3-o-row.case)
+"$bin" campaign --time "$TIME" --stop-after-buckets 1 --jobs 1 --seed 11 --backend flash_fp8_bug:descale_batch0 \
+  --out "$out" "$seed" \
   > "$tmp/camp.log" 2>&1
 rc=$?
 n=$(ls "$out/findings" 2>/dev/null | wc -l)
