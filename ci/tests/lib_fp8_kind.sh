@@ -16,7 +16,8 @@ check() {
 
 kind_campaign() {
   local bug=$1 what=$2 line=$3 seed=${4:-11} out="$tmp/camp" rc n kept first rrc
-  "$bin" campaign --time "$TIME" --jobs 1 --seed "$seed" --backend "flash_fp8_bug:$bug" --out "$out" \
+  "$bin" campaign --time "$TIME" --stop-after-buckets 1 --jobs 1 --seed "$seed" --backend "flash_fp8_bug:$bug" \
+    --out "$out" \
     corpora/seed/fp8-e4m3-causal.case > "$tmp/camp.log" 2>&1
   rc=$?
   n=$(ls "$out/findings" 2>/dev/null | wc -l)

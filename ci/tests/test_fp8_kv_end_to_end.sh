@@ -40,7 +40,8 @@ check "cpu passes a kv_dtype case whose sequences have other amax (batch probe s
 
 # 2. a campaign from the seed finds it and keeps kv_dtype in every minimised finding
 out="$tmp/camp"
-"$bin" campaign --time "$TIME" --jobs 1 --seed 11 --backend planted:kv_scale_swap --out "$out" "$seed" \
+"$bin" campaign --time "$TIME" --stop-after-buckets 1 --jobs 1 --seed 11 --backend planted:kv_scale_swap --out "$out" \
+  "$seed" \
   > "$tmp/camp.log" 2>&1
 rc=$?
 n=$(ls "$out/findings" 2>/dev/null | wc -l)

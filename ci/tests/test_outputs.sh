@@ -21,7 +21,8 @@ for seed in corpora/seed/outputs-max-logit-bf16.case corpora/seed/outputs-max-su
   else echo "ok   planted:max_logit_masked caught on $seed: $(grep -oE 'mismatch (max|max_logit) [^(]*' "$tmp/bug.out" | head -1)"; fi
 done
 out="$tmp/camp"
-"$bin" campaign --time "$TIME" --jobs 1 --seed 11 --backend planted:max_logit_masked --out "$out" \
+"$bin" campaign --time "$TIME" --stop-after-buckets 1 --jobs 1 --seed 11 --backend planted:max_logit_masked \
+  --out "$out" \
   corpora/seed/outputs-max-logit-bf16.case > "$tmp/camp.log" 2>&1
 rc=$?
 n=$(ls "$out/findings" 2>/dev/null | wc -l)
