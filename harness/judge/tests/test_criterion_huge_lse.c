@@ -106,6 +106,7 @@ int main(void) {
     af_outputs_free(&k);
     af_tensors_free(&out);
     af_prepared_free(&p);
+    cpu->destroy(cpu);
 
     /* 3. an ordinary case: rho below 2^-16 on every judged row */
     fx_prepare("dtype = fp16\nheads = 2\nseqlen_q = 24\nseqlen_kv = 40\nhead_dim = 16\nbackward = yes\nseed = 3\n", &p,
