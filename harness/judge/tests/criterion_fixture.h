@@ -98,6 +98,20 @@ static __attribute__((unused)) void fx_copy(const af_case *c, const af_outputs *
     }
 }
 
+/* Run backend be on the prepared case p and judge it whole (no probes; the oracle's default
+ * options, cpu the reference), the run's tensors into *out and its outputs read into *k
+ * (allocated here; the caller frees both). */
+static __attribute__((unused)) void fx_judge_run(af_prepared *p, af_backend *cpu, af_backend *be, af_verdict *v,
+                                                 af_tensors *out, af_outputs *k) {
+    af_runner r;
+    memset(&r, 0, sizeof r);
+    af_oracle_opts_default(&r.oracle);
+    r.reference = cpu;
+    af_judge(&r, p, be, "", v, out);
+    CHECK(af_outputs_alloc(k, &p->c) == 0);
+    af_outputs_read(out, &p->c, k);
+}
+
 /* Judge kernel k; returns the number of findings, *worst the largest tensor ratio. */
 static __attribute__((unused)) int fx_judge(const af_prepared *p, const af_outputs *k, af_verdict *v, double *worst) {
     af_verdict_init(v, "test");

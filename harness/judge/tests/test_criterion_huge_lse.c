@@ -49,20 +49,14 @@ int main(void) {
     af_backend *flash = fx_load_plugin("flash_ref");
 
     /* 1. flash_ref's run, judged whole; its dK element against the two shares */
-    af_runner r;
-    memset(&r, 0, sizeof r);
-    af_oracle_opts_default(&r.oracle);
-    r.reference = cpu;
     af_verdict v;
     af_tensors out;
-    af_judge(&r, &p, flash, "", &v, &out);
+    af_outputs k;
+    fx_judge_run(&p, cpu, flash, &v, &out, &k);
     char line[1024];
     af_verdict_line(&v, line, sizeof line);
     printf("flash_ref: %s\n", line);
     CHECK_MSG(v.kind == AF_V_PASS, "flash_ref does not pass: %s", line);
-    af_outputs k;
-    CHECK(af_outputs_alloc(&k, c) == 0);
-    af_outputs_read(&out, c, &k);
     int D = c->head_dim_qk;
     size_t key_row = ((size_t)B * c->heads_kv + HK) * c->seqlen_kv + KEY, e = key_row * D + COL;
     size_t q_row = ((size_t)B * c->heads_q + HK) * c->seqlen_q; /* the one query of (b2, h1) */
