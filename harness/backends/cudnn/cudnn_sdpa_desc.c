@@ -199,12 +199,12 @@ int af_sdpa_desc_make(const af_case *c, const af_layout_plan *p, size_t cudnn_ve
         return -1;
     }
     if (feature_declines(c, cudnn_version, why, cap)) return -1;
-    feature_desc(c, d);
     d->b = c->batch;
     d->hq = c->heads_q;
     d->hk = c->heads_kv;
     d->sq = c->seqlen_q;
     d->skv = c->seqlen_kv;
+    feature_desc(c, d); /* after the extents: the bias rows and the slopes' batch are them */
     d->dqk = c->head_dim_qk;
     d->dv = c->head_dim_v;
     for (int t = 0; t < AF_T_COUNT; t++) view_strides(&p->view[t], d->str[t]);

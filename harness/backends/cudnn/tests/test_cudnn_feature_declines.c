@@ -151,13 +151,19 @@ int main(void) {
 
     static const struct {
         const char *line;
-        int64_t bb, bh;
-    } shapes[] = {{"bias = 11ss\n", 1, 1}, {"bias = 1hss\n", 1, 4}, {"bias = b1ss\n", 2, 1}, {"bias = bhss\n", 2, 4}};
-    for (int k = 0; k < 4; k++) {
+        int64_t bb, bh, bq;
+    } shapes[] = {{"bias = 11ss\n", 1, 1, 64}, {"bias = 1hss\n", 1, 4, 64}, {"bias = b1ss\n", 2, 1, 64},
+                  {"bias = bhss\n", 2, 4, 64},  {"bias = 111s\n", 1, 1, 1},   {"bias = bh1s\n", 2, 4, 1}};
+    for (int k = 0; k < 6; k++) { /* the query extent is the case's s_q (64) unless it broadcasts */
         served(shapes[k].line, 91400, &d);
-        CHECK_MSG(d.bias_b == shapes[k].bb && d.bias_h == shapes[k].bh, "%s: extents %lld x %lld", shapes[k].line,
-                  (long long)d.bias_b, (long long)d.bias_h);
+        CHECK_MSG(d.bias_b == shapes[k].bb && d.bias_h == shapes[k].bh && d.bias_q == shapes[k].bq && d.skv == 96,
+                  "%s: extents %lld x %lld x %lld x %lld", shapes[k].line, (long long)d.bias_b, (long long)d.bias_h,
+                  (long long)d.bias_q, (long long)d.skv);
     }
+    served("alibi = signed\nalibi_slopes = random_batch\n", 91400, &d); /* slopes FLOAT [b, hq] */
+    CHECK_MSG(d.alibi && d.alibi_signed && d.alibi_b == 2, "alibi_b %lld", (long long)d.alibi_b);
+    served("alibi = yes\n", 91400, &d);
+    CHECK(d.alibi && !d.alibi_signed && d.alibi_b == 1);
     served("alibi = yes\nmask = causal\nalign = bottom_right\nbackward = yes\n", 91400, &d);
     CHECK(d.alibi && d.has_right && d.bottom_right);
     served("softcap = 30\nbackward = yes\n", 91900, &d);
