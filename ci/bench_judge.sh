@@ -33,15 +33,21 @@ mkdir -p "$OUT"
 mix="$OUT/mix"
 [ "$MIX_TIME" != 0 ] && python3 ci/bench/gen_mix.py "$N" "$mix" 2026
 
-# peak GPU memory of a command: poll nvidia-smi every 100 ms while it runs
+# peak GPU memory of a command: poll nvidia-smi every 100 ms while it runs. nvidia-smi
+# counts the whole GPU, so the memory in use just before (other processes, e.g. an earlier
+# step's workers still finishing) is said beside the peak, and the difference is the command's
 peak_mem() { # LOGFILE CMD...
   local log=$1; shift
+  local before
+  before=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits 2>/dev/null | head -1)
   nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 > "$log.mem" 2>/dev/null &
   local mon=$!
   "$@"
   local rc=$?
   kill "$mon" 2>/dev/null; wait "$mon" 2>/dev/null
-  echo "$(sort -n "$log.mem" | tail -1) MiB" > "$log.peak"
+  local peak
+  peak=$(sort -n "$log.mem" | tail -1)
+  echo "${peak:-?} MiB (${before:-?} MiB in use before: $(( ${peak:-0} - ${before:-0} )) MiB its own)" > "$log.peak"
   return $rc
 }
 

@@ -9,7 +9,8 @@
 #   - the query-broadcast bias backward mismatch (bf16-bias-bh1s-padding-bwd, dQ ratio 603 on
 #     9.14): every engine, on both versions, and variants that each change one thing
 #     (bias shape bhss / 111s / 1h1s, no padding, forward only, fp16) to say which part the
-#     mismatch needs.
+#     mismatch needs;
+#   - the odd-stride gaps and thd-Q-over-padded-K/V corpus findings on every engine, both versions.
 source ci/device_preamble.sh
 for t in test_criterion_gpu test_cudnn_features; do
   stamp $t timeout 100 $B/$t > $R/$t.txt 2>&1
@@ -45,6 +46,15 @@ for lib in 914 919; do
     > $R/variants-$lib.txt 2>&1
   echo "== variants on $lib" >> $S
   cut -c1-230 $R/variants-$lib.txt >> $S
+done
+# the two corpus findings on case kinds new to the corpus, every engine, both versions
+for lib in 914 919; do
+  lp=$LD_LIBRARY_PATH
+  if [ $lib = 919 ]; then [ -n "$VENV_CUDNN" ] || continue; lp="$VENV_CUDNN:$lp"; fi
+  LD_LIBRARY_PATH=$lp stamp "new kinds $lib" timeout 90 $B/attnfuzz run corpora/gpu/fp16-gaps-odd-bshd-fwd.case \
+    corpora/gpu/bf16-thd-q-padded-kv-causal-br-bwd.case --backend cudnn \
+    --engine all > $R/newkinds-$lib.txt 2>&1
+  cut -c1-230 $R/newkinds-$lib.txt >> $S
 done
 stamp "variants cpu" timeout 60 $B/attnfuzz run $V/*.case --backend cpu --no-probes > $R/variants-cpu.txt 2>&1
 tail -1 $R/variants-cpu.txt >> $S
