@@ -150,6 +150,11 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, const af_mask_k
         dd_abs += fabs(dO[d] * o[d]);
         do_max = fmax(do_max, fabs(dO[d]));
     }
+    /* dlse: D_i = dO_i . O_i - g_i (feature_spec.h), so dS_ij = P_ij (dP_ij - D_i) carries
+     * g_i, and its budgets (P's error times |dS|, the term mass) with it */
+    double g_i = af_feat_dlse_nat(p, b, h, i);
+    D -= g_i;
+    dd_abs += fabs(g_i);
     for (int d = 0; d < p->Dqk; d++) q_max = fmax(q_max, fabs(q[d]));
     for (int ks = 0; ks < keys.n; ks++)
         for (int j = keys.first[ks]; j <= keys.last[ks]; j++) {

@@ -12,9 +12,9 @@
 #include "model/tensors.h"
 #include "util/check.h"
 
-/* Prepare case text with the oracle and the cpu reference; the term budgets are
- * whatever the runner computes for it (fx_prepare: asserts they are complete). */
-static void fx_prepare_any(const char *text, af_prepared *p, af_backend **cpu) {
+/* Prepare case text as the runner does before a run (a kernel-stream dropout case gets its
+ * oracle and budgets from the judge, with the mask the run returns). */
+static void fx_prepare_case(const char *text, af_prepared *p, af_backend **cpu) {
     af_case c;
     af_error err;
     CHECK_MSG(af_case_parse(text, "criterion", &c, &err) == 0, "%s: %s", err.field, err.message);
@@ -25,6 +25,12 @@ static void fx_prepare_any(const char *text, af_prepared *p, af_backend **cpu) {
     r.reference = *cpu;
     char why[256];
     CHECK_MSG(af_prepare(&r, &c, p, why, sizeof why) == 0, "%s", why);
+}
+
+/* Prepare case text with the oracle and the cpu reference; the term budgets are
+ * whatever the runner computes for it (fx_prepare: asserts they are complete). */
+static void fx_prepare_any(const char *text, af_prepared *p, af_backend **cpu) {
+    fx_prepare_case(text, p, cpu);
     CHECK(p->have_oracle && p->have_ref);
 }
 
