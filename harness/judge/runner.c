@@ -181,7 +181,8 @@ static int prepare_oracle(af_runner *r, const af_case *c, af_prepared *p, bool f
     bool fp16_bf16 = c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16;
     if (!r->skip_oracle && (fp16_bf16 || af_dtype_is_fp8_tensor(c->dtype)) && small) {
         double t_terms = af_clock_mono();
-        bool gpu = terms_work >= AF_CRITERION_TERMS_GPU_MIN_WORK && gpu_serves;
+        /* fp8: the host pass, which also sums the P cast's variance (criterion_fp8.c) */
+        bool gpu = terms_work >= AF_CRITERION_TERMS_GPU_MIN_WORK && gpu_serves && !af_dtype_is_fp8_tensor(c->dtype);
         int trc = af_criterion_terms_compute_on(&prob, &p->oracle.out, c->dtype, gpu ? AF_TERMS_GPU : AF_TERMS_HOST,
                                                 &p->terms, &js->terms_gpu_s);
         if (trc == 1)

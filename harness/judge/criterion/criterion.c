@@ -24,6 +24,7 @@ void af_criterion_terms_free(af_criterion_terms *t) {
         free(t->mass[i]);
         free(t->kappa[i]);
         free(t->sig2[i]);
+        free(t->cast_sq[i]);
     }
     free(t->kq);
     free(t->wq);
@@ -126,6 +127,7 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, const af_mask_k
     t->kappa[AF_T_LSE][row] = af_criterion_lse_kappa(p->Dqk, A, n) + tc;
     /* O row: mass, kappa, sig2 */
     double *om = t->mass[AF_T_O] + row * p->Dv, *ok = t->kappa[AF_T_O] + row * p->Dv;
+    double *osq = t->cast_sq[AF_T_O] ? t->cast_sq[AF_T_O] + row * p->Dv : NULL;
     double sig2 = 0;
     for (int ks = 0; ks < keys.n; ks++)
         for (int j = keys.first[ks]; j <= keys.last[ks]; j++) {
@@ -136,6 +138,8 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, const af_mask_k
                 ok[d] += wj * sub * fabs(v[d]);
                 c += sgn(o[d]) * v[d];
             }
+            if (osq)
+                for (int d = 0; d < p->Dv; d++) osq[d] += (pj * v[d]) * (pj * v[d]);
             sig2 += pj * c * pj * c;
         }
     for (int d = 0; d < p->Dv; d++) ok[d] += (rho + gam + x->keep_fp32) * om[d];
@@ -223,6 +227,8 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, const af_mask_k
          * 2^-14 that is 2^-25 absolute (docs/criterion.md, subnormal P in dV: measured on a
          * cuDNN kernel). Otherwise the forward-style sub, never more than 2^-25. */
             double sub_v = x->fp16 && pj < 0x1p-14 ? 0x1p-25 : sub;
+            double *vsq = t->cast_sq[AF_T_DV] ? t->cast_sq[AF_T_DV] + kr * p->Dv : NULL;
+            for (int d = 0; vsq && d < p->Dv; d++) vsq[d] += (pw * dO[d]) * (pw * dO[d]);
             for (int d = 0; d < p->Dv; d++) {
                 vm[d] += pw * fabs(dO[d]);
                 vk[d] += (rho + x->keep_fp32) * pw * fabs(dO[d]) + x->w[j] * sub_v * fabs(dO[d]);
@@ -279,6 +285,7 @@ static void terms_zero(const af_oracle_problem *p, af_criterion_terms *t) {
         if (t->mass[id]) memset(t->mass[id], 0, elems[id] * sizeof(double));
         if (t->kappa[id] && id != AF_T_LSE) memset(t->kappa[id], 0, elems[id] * sizeof(double));
         if (t->sig2[id]) memset(t->sig2[id], 0, rows[id] * sizeof(double));
+        if (t->cast_sq[id]) memset(t->cast_sq[id], 0, elems[id] * sizeof(double));
     }
     memset(t->kappa[AF_T_LSE], 0, nq * sizeof(double));
     memset(t->rho, 0, nq * sizeof(double));
@@ -293,7 +300,9 @@ int af_criterion_terms_compute(const af_oracle_problem *p, const af_outputs *exa
                                af_criterion_terms *t) {
     double work = af_attention_work(1.0, p->B, p->Hq, p->Sq, p->Skv, p->Dqk + p->Dv);
     af_terms_where where =
-        work >= AF_CRITERION_TERMS_GPU_MIN_WORK && af_criterion_terms_gpu_serves(p) ? AF_TERMS_GPU : AF_TERMS_HOST;
+        work >= AF_CRITERION_TERMS_GPU_MIN_WORK && !af_dtype_is_fp8_tensor(dtype) && af_criterion_terms_gpu_serves(p)
+            ? AF_TERMS_GPU
+            : AF_TERMS_HOST; /* fp8: the host pass, which also sums the P cast's variance */
     int rc = af_criterion_terms_compute_on(p, exact, dtype, where, t, NULL);
     return rc == 1 ? af_criterion_terms_compute_on(p, exact, dtype, AF_TERMS_HOST, t, NULL) : rc;
 }
@@ -321,9 +330,13 @@ int af_criterion_terms_compute_on(const af_oracle_problem *p, const af_outputs *
     t->lse_exact = exact->lse;
     bool ok = x.prob && x.ds && x.g && x.wk && x.w && x.th2 && x.seen && t->kappa[AF_T_LSE] && t->rho &&
               alloc_all(t, AF_T_O, nq * p->Dv, nq);
+    if (af_dtype_is_fp8_tensor(dtype) && where == AF_TERMS_HOST) /* the P cast's variance (criterion_fp8.c) */
+        ok = ok && (t->cast_sq[AF_T_O] = calloc(nq * p->Dv + 1, sizeof(double)));
     if (bwd) {
         ok = ok && alloc_all(t, AF_T_DQ, nq * p->Dqk, nq) && alloc_all(t, AF_T_DK, nk * p->Dqk, nk) &&
              alloc_all(t, AF_T_DV, nk * p->Dv, nk);
+        if (af_dtype_is_fp8_tensor(dtype) && where == AF_TERMS_HOST)
+            ok = ok && (t->cast_sq[AF_T_DV] = calloc(nk * p->Dv + 1, sizeof(double)));
         t->kq = calloc(nq * p->Dqk + 1, sizeof(double));
         t->wq = calloc(nk * p->Dqk + 1, sizeof(double));
         t->log_f = calloc(nq + 1, sizeof(double));

@@ -82,6 +82,10 @@ typedef struct {
     double *mass[AF_T_COUNT];  /* dense like the tensor (O, dQ, dK, dV); NULL otherwise */
     double *kappa[AF_T_COUNT]; /* dense like the tensor (also LSE: one per row)         */
     double *sig2[AF_T_COUNT];  /* one per row (O, dQ, dK, dV)                           */
+    /* fp8 dtypes, host pass: per element of O and dV, the sum over its terms of the
+     * squared term, (P_ij w_ij v_jd)^2 and (P_ij w_ij dO_id)^2: the variance of the E4M3
+     * cast of P in them (criterion_fp8.c); NULL otherwise */
+    double *cast_sq[AF_T_COUNT];
     /* backward, for the stored O's share of D (added per kernel, criterion.c): */
     double *kq;                       /* (B, Hq, Sq, Dqk)  scale sum_j P_ij |k_jd|               */
     double *wq;                       /* (B, Hkv, Skv, Dqk) scale sum_(h, i) P_ij |q_id|         */
@@ -241,12 +245,15 @@ double af_criterion_fp8_row_floor(double unit, double maxo, double step, double 
  * term magnitude (gradients' cancellation floor); stored_o: the kernel's stored-O term
  * of dQ or dK (af_criterion_stored_o_term; dense like the tensor) or NULL, its row
  * maximum added to the row's floor (times (1 + u/2)^2: dS's and the output's E4M3
- * casts); ds_mass: the term mass of dQ or dK (terms->mass, dense) or NULL, u/2 of its
- * row maximum added (dS's cast). The cap grows by the largest of these two over the
+ * casts); cast_mass: the tensor's term mass (terms->mass, dense) or NULL, and cast_sq its
+ * sum of squared terms (terms->cast_sq: O and dV) or NULL: the row maximum of the share of
+ * the E4M3 cast of each term's first operand added (criterion_fp8.c cast_share: u/2 of the
+ * mass for dS in dQ and dK; for P in O and dV the smaller of 2^-4 of the mass and 5
+ * standard deviations of independent casts). The cap grows by the largest of these two over the
  * tensor (the ABI's shares the per-tensor rule lacked). Rows past the lengths and fully
  * masked query rows are skipped. */
 void af_criterion_fp8_decide(const af_case *c, af_tensor_id id, const af_row_summary *rows, bool have_ref,
                              double tensor_allowed, double unit, double step, double grad_mass, const double *stored_o,
-                             const double *ds_mass, af_criterion_result *out);
+                             const double *cast_mass, const double *cast_sq, af_criterion_result *out);
 
 #endif

@@ -13,7 +13,10 @@
  * forms D from the E4M3 O the kernel wrote, each element off by up to half an E4M3
  * unit, and D's error reaches every dS of the row coherently, then through dS's own
  * E4M3 cast, hence (1 + u/2) times the term; measured, without it a correct kernel's
- * small dQ rows failed at ratios up to 123). A row's allowance never exceeds
+ * small dQ rows failed at ratios up to 123), and the E4M3 cast of each term's first operand
+ * (cast_share: dS in dQ and dK, P in O and dV), which where a short row's terms cancel (d = 1)
+ * is many of the row's own units (measured: a correct flash-style kernel's O rows failed at
+ * ratios up to 5.5 without P's share). A row's allowance never exceeds
  * the per-tensor one, so no rule is looser than before. */
 #include "judge/criterion/criterion.h"
 #include "judge/problem.h"
@@ -26,9 +29,20 @@ double af_criterion_fp8_row_floor(double unit, double maxo, double step, double 
     return fmax(unit * maxo + 0.5 * step + cancel, 0x1p-24);
 }
 
+/* Element e's share of the E4M3 cast of its terms' first operand. Without cast_sq (dS in
+ * dQ and dK, cast to the gradients' own fp8 type): u/2 of the term mass. With it (P in O and
+ * dV, always E4M3: 2^-4 relative): the smaller of 2^-4 of the term mass (every term's cast
+ * the same way) and 5 standard deviations of the casts as independent errors uniform in
+ * +-2^-4 of each term, 5 (2^-4 / sqrt 3) sqrt(sum of the squared terms): many keys do not
+ * all round one way, a few (a short row that cancels, as with d = 1) may. */
+static double cast_share(double unit, const double *mass, const double *sq, size_t e) {
+    if (!sq) return 0.5 * unit * mass[e];
+    return fmin(0x1p-4 * mass[e], 5.0 * 0x1p-4 / sqrt(3.0) * sqrt(sq[e]));
+}
+
 void af_criterion_fp8_decide(const af_case *c, af_tensor_id id, const af_row_summary *rows, bool have_ref,
                              double tensor_allowed, double unit, double step, double grad_mass, const double *stored_o,
-                             const double *ds_mass, af_criterion_result *out) {
+                             const double *cast_mass, const double *cast_sq, af_criterion_result *out) {
     memset(out, 0, sizeof *out);
     out->ratio = -1;
     bool kvside = id == AF_T_DK || id == AF_T_DV, grad = id == AF_T_DQ || kvside;
@@ -42,7 +56,7 @@ void af_criterion_fp8_decide(const af_case *c, af_tensor_id id, const af_row_sum
     size_t n = (size_t)c->batch * H * S * D;
     for (size_t e = 0; e < n; e++) {
         double g = (1.0 + 0.5 * unit) * (1.0 + 0.5 * unit);
-        double x = (stored_o ? g * stored_o[e] : 0) + (ds_mass ? 0.5 * unit * ds_mass[e] : 0);
+        double x = (stored_o ? g * stored_o[e] : 0) + (cast_mass ? cast_share(unit, cast_mass, cast_sq, e) : 0);
         extra_max = fmax(extra_max, x);
     }
     for (int b = 0; b < c->batch; b++) {
@@ -55,13 +69,17 @@ void af_criterion_fp8_decide(const af_case *c, af_tensor_id id, const af_row_sum
                 const af_row_summary *rs = &rows[((size_t)b * H + h) * S + s];
                 if (rs->n == 0) continue;
                 size_t r = ((size_t)b * H + h) * S + s;
-                double dd = 0, ds = 0; /* the row's largest stored-O term and dS mass (dQ, dK) */
+                double dd = 0, cs = 0; /* the row's largest stored-O term (dQ, dK) and cast share */
                 for (int d = 0; stored_o && d < D; d++) dd = fmax(dd, stored_o[r * D + d]);
-                for (int d = 0; ds_mass && d < D; d++) ds = fmax(ds, ds_mass[r * D + d]);
+                for (int d = 0; cast_mass && d < D; d++) cs = fmax(cs, cast_share(unit, cast_mass, cast_sq, r * D + d));
                 double grow = (1.0 + 0.5 * unit) * (1.0 + 0.5 * unit); /* dS's cast, then the output's */
-                double extra = grow * dd + 0.5 * unit * ds;
+                /* dS's cast adds to the floor; P's is a draw of the roundings the reference's
+                 * own error already samples (its recipe casts P too): twice the reference's
+                 * error stands for it, and its 5 sigma where the reference's draw is smaller */
+                double p_share = cast_sq ? cs : 0.0;
+                double extra = grow * dd + (cast_sq ? 0.0 : cs);
                 double floor_r = af_criterion_fp8_row_floor(unit, rs->maxo, step, cancel) + extra;
-                double allowed = have_ref ? 2.0 * rs->err_ref + floor_r : 8.0 * floor_r;
+                double allowed = have_ref ? fmax(2.0 * rs->err_ref, p_share) + floor_r : 8.0 * floor_r + p_share;
                 if (tensor_allowed > 0 && allowed > tensor_allowed + extra_max) allowed = tensor_allowed + extra_max;
                 double ratio = rs->err / allowed;
                 out->elements += rs->n;
