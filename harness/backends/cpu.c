@@ -75,9 +75,12 @@
  *     t->dropout_keep and dropout_keep_returned set.
  * kv_dtype (fp8 K, V under fp16 / bf16; forward only): K and V are dequantised on load
  * (stored * descale_k / descale_v, exact: powers of two), then the fp16 / bf16 recipe above.
- * mxfp8 (forward only): inputs are dequantised to fp32 on load (stored * 2^(E8M0-127));
- * P is rounded to bf16 before P*V and O stored bf16 (cuDNN's MXFP8 is Blackwell-only;
- * this is a plain recipe, somewhat sharper than an mxfp8 kernel).
+ * mxfp8: inputs are dequantised to fp32 on load (stored * 2^(E8M0-127)); P is rounded to
+ * bf16 before P*V and O stored bf16; the backward is the bf16 recipe above on the
+ * dequantised Q, K, V with a bf16 dO (P and dS rounded to bf16 for their GEMMs, bf16
+ * gradients), as cudnn-frontend's MXFP8 backward runs dS K, dS^T Q and P^T dO in BF16
+ * (cuDNN's MXFP8 is Blackwell-only; this is a plain recipe, somewhat sharper than an
+ * mxfp8 kernel).
  *
  * The mask is this file's own code (visible_keys_for_row): backends must not call the
  * oracle's mask_spec, so that an oracle bug and a kernel bug cannot agree.
@@ -861,10 +864,6 @@ static af_run_status cpu_supports(af_backend *be, const af_case *c, char *why, s
         c->seqlen_kv < 0) {
         snprintf(why, cap, "cpu backend: invalid shape (batch %d, heads %d/%d, head dims %d/%d)", c->batch, c->heads_q,
                  c->heads_kv, c->head_dim_qk, c->head_dim_v);
-        return AF_RUN_DECLINED;
-    }
-    if (c->backward && c->dtype == AF_DT_MXFP8) {
-        snprintf(why, cap, "cpu backend: backward for mxfp8 is not implemented");
         return AF_RUN_DECLINED;
     }
     if (c->cp_size > 1) {

@@ -19,7 +19,7 @@
  *     cast to E4M3 after * 448; O descaled by 1/448 and descale_v, scaled by scale_o and
  *     stored E4M3; the output scale is the largest power of two that keeps
  *     max|V| * scale_o <= 448, and af_outputs_read dequantises O exactly;
- *   - serves fp8_e4m3 backward (its recipe: test_fp8_backward.c); declines mxfp8
+ *   - serves fp8_e4m3 backward (its recipe: test_fp8_backward.c) and mxfp8 backward
  *     backward and context parallelism.
  */
 #include <math.h>
@@ -306,20 +306,19 @@ static void test_interface(af_backend *be) {
 
     parse_case(&c, "dtype = fp8_e4m3\nbackward = yes\n"); /* test_fp8_backward.c */
     CHECK(be->supports(be, &c, why, sizeof why) == AF_RUN_OK);
-    parse_case(&c, "dtype = mxfp8\nbackward = yes\n");
+    parse_case(&c, "dtype = mxfp8\nbackward = yes\n"); /* test_mxfp8_backward.c */
+    CHECK(be->supports(be, &c, why, sizeof why) == AF_RUN_OK);
+
+    parse_case(&c, "seqlen = 32\ncp = 2 p2p\n");
     CHECK(be->supports(be, &c, why, sizeof why) == AF_RUN_DECLINED);
-    CHECK_MSG(strstr(why, "mxfp8"), "%s", why);
-    /* run() declines what supports() declines, and touches nothing */
+    CHECK_MSG(strstr(why, "context parallel"), "%s", why);
+    /* run() declines what supports() declines */
     af_run_info info;
     af_tensors t;
     char why2[512] = "";
     CHECK(af_tensors_alloc(&t, &c, why2, sizeof why2) == 0);
     CHECK(be->run(be, &c, "", &t, &info, why, sizeof why) == AF_RUN_DECLINED);
     af_tensors_free(&t);
-
-    parse_case(&c, "seqlen = 32\ncp = 2 p2p\n");
-    CHECK(be->supports(be, &c, why, sizeof why) == AF_RUN_DECLINED);
-    CHECK_MSG(strstr(why, "context parallel"), "%s", why);
 }
 
 /* All keys equal: every score of a row is the same, so P = 1 and O is the plain mean
