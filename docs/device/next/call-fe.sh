@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Device call (carry ["build-dev", ".whl/fe"]; .whl/fe: the nvidia-cudnn-frontend 1.32.0
+# Device call (`B=build-fe bash docs/device/next/call-fe.sh`, carry ["build-fe", ".whl/fe"]:
+# build-fe holds build-dev's attnfuzz, lib and plugins; .whl/fe the nvidia-cudnn-frontend 1.32.0
 # wheel from `ci/wheels/fetch.sh` (its cudnn-fe folder) with its SHA256SUMS): the cudnn-fe
 # worker target's campaign, engine sdpa (cuDNN 9.19's Python frontend; without the CuTe DSL
 # the d > 256 FROST kernels decline), seeds corpora/gpu + corpora/gpu-targets, CAMP_S seconds
