@@ -53,6 +53,24 @@ static __attribute__((unused)) double fx_lse_err_ref(const af_prepared *p, doubl
     return err_ref;
 }
 
+/* A case file's text (tests run in the source directory). */
+static __attribute__((unused)) void fx_read_case(const char *path, char *text, size_t cap) {
+    FILE *f = fopen(path, "r");
+    CHECK_MSG(f != NULL, "%s: cannot open (tests run in the source directory)", path);
+    size_t n = fread(text, 1, cap - 1, f);
+    fclose(f);
+    text[n] = '\0';
+}
+
+/* Tensor id's stats after comparing kernel k against the oracle of p, with ref as the
+ * reference (p's own, or the oracle's outputs: the allowance is then the budgets' alone). */
+static __attribute__((unused)) af_tensor_stats fx_stats(const af_prepared *p, const af_outputs *k,
+                                                        const af_outputs *ref, af_tensor_id id, af_verdict *v) {
+    af_verdict_init(v, "test");
+    af_compare_outputs(&p->c, k, ref, &p->oracle, &p->terms, v);
+    return v->stats[id];
+}
+
 /* The dense arrays of tensor id in o, and their element count for case c. */
 static double *fx_tensor(const af_case *c, af_outputs *o, af_tensor_id id, size_t *n) {
     size_t nq = (size_t)c->batch * c->heads_q * c->seqlen_q, nk = (size_t)c->batch * c->heads_kv * c->seqlen_kv;

@@ -23,24 +23,9 @@
 static const char *const case_path = "corpora/regression/flash-ref-huge-lse-4.case";
 enum { B = 2, HK = 1, KEY = 1617, COL = 0 };
 
-static void read_case(char *text, size_t cap) {
-    FILE *f = fopen(case_path, "r");
-    CHECK_MSG(f != NULL, "%s: cannot open (tests run in the source directory)", case_path);
-    size_t n = fread(text, 1, cap - 1, f);
-    fclose(f);
-    text[n] = '\0';
-}
-
-/* dK's stats after comparing kernel k (the case's reference and oracle). */
-static af_tensor_stats dk_stats(const af_prepared *p, const af_outputs *k, af_verdict *v) {
-    af_verdict_init(v, "test");
-    af_compare_outputs(&p->c, k, &p->ref, &p->oracle, &p->terms, v);
-    return v->stats[AF_T_DK];
-}
-
 int main(void) {
     char text[8192];
-    read_case(text, sizeof text);
+    fx_read_case(case_path, text, sizeof text);
     af_prepared p;
     af_backend *cpu;
     fx_prepare(text, &p, &cpu);
@@ -83,15 +68,15 @@ int main(void) {
     memcpy(kdv, p.oracle.out.dv, n * sizeof *kdv);
     double x0 = 1e-12;
     k.dk[e] = p.oracle.out.dk[e] + x0;
-    af_tensor_stats s = dk_stats(&p, &k, &v);
+    af_tensor_stats s = fx_stats(&p, &k, &p.ref, AF_T_DK, &v);
     CHECK(s.ratio > 0 && s.row == KEY && s.h == HK && s.b == B);
     double allowed = x0 / s.ratio;
     k.dk[e] = p.oracle.out.dk[e] + 0.98 * allowed;
-    s = dk_stats(&p, &k, &v);
+    s = fx_stats(&p, &k, &p.ref, AF_T_DK, &v);
     double at98 = s.ratio;
     CHECK_MSG(at98 <= 1 && v.n_findings == 0, "0.98 x: dK ratio %g", at98);
     k.dk[e] = p.oracle.out.dk[e] - 1.02 * allowed;
-    s = dk_stats(&p, &k, &v);
+    s = fx_stats(&p, &k, &p.ref, AF_T_DK, &v);
     CHECK_MSG(s.ratio > 1 && v.n_findings >= 1 && v.findings[0].kind == AF_V_MISMATCH &&
                   v.findings[0].tensor == AF_T_DK && v.findings[0].row == KEY,
               "1.02 x: dK ratio %g, %d findings", s.ratio, v.n_findings);
