@@ -13,9 +13,9 @@ check "cpu regression cases pass" 0 "$bin" run corpora/regression/cpu-*.case --b
 check "malformed case exits 2" 2 "$bin" run ci/tests/cases/malformed.case
 msg=$("$bin" run ci/tests/cases/malformed.case 2>&1)
 echo "$msg" | grep -q 'ci/tests/cases/malformed.case:3: head_dim: ' || { echo "FAIL malformed message lacks file:line: field: $msg"; fail=$((fail+1)); }
-check "declined case exits 3" 3 "$bin" run ci/tests/cases/cpu-declines-fp8-bwd.case --backend cpu
-msg=$("$bin" run ci/tests/cases/cpu-declines-fp8-bwd.case --backend cpu 2>&1)
-echo "$msg" | grep -q 'declined cpu: .*backward' || { echo "FAIL decline reason missing: $msg"; fail=$((fail+1)); }
+check "declined case exits 3" 3 "$bin" run ci/tests/cases/planted-declines-mxfp8.case --backend planted:none
+msg=$("$bin" run ci/tests/cases/planted-declines-mxfp8.case --backend planted:none 2>&1)
+echo "$msg" | grep -q 'declined planted:none: .*fp16 and bf16 only' || { echo "FAIL decline reason missing: $msg"; fail=$((fail+1)); }
 check "unknown backend exits 2" 2 "$bin" run corpora/seed/fp16-nomask-b1h1s16d64.case --backend nosuch
 check "missing file exits 4 (bad file)" 4 "$bin" run no/such.case
 check "no arguments exits 2" 2 "$bin"

@@ -44,8 +44,8 @@ static af_criterion_result judge(const af_case *c, int planted, double factor, d
 
 /* Row 0 of O with P's cast share: every element's mass m and sum of squares q, err_ref
  * e_ref, err factor x the allowance `expect`; returns the decision. */
-static af_criterion_result judge_cast(const af_case *c, double m, double q, double e_ref, double expect,
-                                      double factor, double step) {
+static af_criterion_result judge_cast(const af_case *c, double m, double q, double e_ref, double expect, double factor,
+                                      double step) {
     af_row_summary rows[4];
     memset(rows, 0, sizeof rows);
     rows[0].n = 8;

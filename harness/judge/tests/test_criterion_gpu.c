@@ -18,6 +18,7 @@
  * Without a CUDA build or a usable GPU it prints SKIP and exits 77.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,12 +116,20 @@ static void same_bits(const af_oracle_problem *p, const af_criterion_terms *a, c
  * field is equal, else the first field that differs. */
 static const char *differing_field(const af_row_summary *a, const af_row_summary *b) {
 #define SS_F(f)                                                                                                        \
-    if (memcmp(&a->f, &b->f, sizeof a->f) != 0) return #f;
-    SS_F(n) SS_F(worst_d) SS_F(err) SS_F(err_ref) SS_F(maxo) SS_F(kernel_at) SS_F(exact_at) SS_F(kernel_first)
-    SS_F(exact_first) SS_F(beta_k) SS_F(beta_ref) SS_F(o2) SS_F(lse_abs) SS_F(lse_err_ref) SS_F(maxkappa)
-    SS_F(sumkappa) SS_F(maxmass) SS_F(sub_abs) SS_F(el_d) SS_F(el_ratio) SS_F(el_err) SS_F(el_allowed)
-    SS_F(el_err_ref) SS_F(el_kernel) SS_F(el_exact) SS_F(floor_extra)
+    { #f, offsetof(af_row_summary, f), sizeof a->f }
+    const struct {
+        const char *name;
+        size_t off, size;
+    } fields[] = {SS_F(n),          SS_F(worst_d),    SS_F(err),          SS_F(err_ref),     SS_F(maxo),
+                  SS_F(kernel_at),  SS_F(exact_at),   SS_F(kernel_first), SS_F(exact_first), SS_F(beta_k),
+                  SS_F(beta_ref),   SS_F(o2),         SS_F(lse_abs),      SS_F(lse_err_ref), SS_F(maxkappa),
+                  SS_F(sumkappa),   SS_F(maxmass),    SS_F(sub_abs),      SS_F(el_d),        SS_F(el_ratio),
+                  SS_F(el_err),     SS_F(el_allowed), SS_F(el_err_ref),   SS_F(el_kernel),   SS_F(el_exact),
+                  SS_F(floor_extra)};
 #undef SS_F
+    for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++)
+        if (memcmp((const char *)a + fields[k].off, (const char *)b + fields[k].off, fields[k].size) != 0)
+            return fields[k].name;
     return NULL;
 }
 

@@ -59,8 +59,8 @@ int main(void) {
             size_t n;
             double *ref = fx_tensor(c, &p.ref, grads[g], &n), *ex = fx_tensor(c, &p.oracle.out, grads[g], &n);
             double top = max_abs(ex, n), d = max_diff(ref, ex, n);
-            printf("case %zu %s: max |exact| %.4g, reference off by %.3g (%.2g of it)\n", ci,
-                   af_tensor_name(grads[g]), top, d, d / top);
+            printf("case %zu %s: max |exact| %.4g, reference off by %.3g (%.2g of it)\n", ci, af_tensor_name(grads[g]),
+                   top, d, d / top);
             CHECK_MSG(top > 0 && d <= 0x1p-4 * top, "case %zu %s: %g of max", ci, af_tensor_name(grads[g]), d / top);
             CHECK_MSG(d > 0, "case %zu %s: the reference equals the oracle exactly", ci, af_tensor_name(grads[g]));
         }

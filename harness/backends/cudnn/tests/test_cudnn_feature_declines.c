@@ -153,7 +153,7 @@ int main(void) {
         const char *line;
         int64_t bb, bh, bq;
     } shapes[] = {{"bias = 11ss\n", 1, 1, 64}, {"bias = 1hss\n", 1, 4, 64}, {"bias = b1ss\n", 2, 1, 64},
-                  {"bias = bhss\n", 2, 4, 64},  {"bias = 111s\n", 1, 1, 1},   {"bias = bh1s\n", 2, 4, 1}};
+                  {"bias = bhss\n", 2, 4, 64}, {"bias = 111s\n", 1, 1, 1},  {"bias = bh1s\n", 2, 4, 1}};
     for (int k = 0; k < 6; k++) { /* the query extent is the case's s_q (64) unless it broadcasts */
         served(shapes[k].line, 91400, &d);
         CHECK_MSG(d.bias_b == shapes[k].bb && d.bias_h == shapes[k].bh && d.bias_q == shapes[k].bq && d.skv == 96,
