@@ -48,6 +48,9 @@ extern "C" {
     X(CUDNN_SOFTCAP, "ATTNFUZZ_CUDNN_SOFTCAP", "tanh",                                                                 \
       "exp: the cuDNN graphs build softcap's tanh from EXP nodes, not TANH_FWD / TANH_BWD (docs/cudnn-findings.md "    \
       "F9)")                                                                                                           \
+    X(CUDNN_BIAS_ROW, "ATTNFUZZ_CUDNN_BIAS_ROW", "extent",                                                             \
+      "stride0: a bias broadcast over queries (111s, b11s, 1h1s, bh1s) is declared to the cuDNN graphs with s_q rows " \
+      "at stride 0, not one row of extent 1 (docs/cudnn-findings.md, query-broadcast bias backward)")                  \
     X(CUDNN_KNOB_SWEEP, "ATTNFUZZ_CUDNN_KNOB_SWEEP", "0",                                                              \
       "N > 0: cuDNN engine enumeration also tries up to N values of every knob")                                       \
     X(CUDNN_PLAN_REUSE, "ATTNFUZZ_CUDNN_PLAN_REUSE", "1",                                                              \

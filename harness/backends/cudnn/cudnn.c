@@ -127,6 +127,7 @@ typedef struct {
     unsigned long clock;
     bool reuse;         /* ATTNFUZZ_CUDNN_PLAN_REUSE != 0 */
     int softcap_form;   /* ATTNFUZZ_CUDNN_SOFTCAP: 0 tanh (default), 1 exp, -1 neither */
+    int bias_row_form;  /* ATTNFUZZ_CUDNN_BIAS_ROW: 0 extent (default), 1 stride0, -1 neither */
     double run_build_s; /* graph / config / plan builds during the current call */
     bool run_built;     /* the current call built something (a cache miss) */
     af_backend_counters totals;
@@ -225,6 +226,12 @@ static case_state *get_case_state(cudnn_state *s, const af_case *c, char *why, s
         return NULL;
     }
     d.softcap_exp = d.softcap != 0.0f && s->softcap_form == 1; /* part of the description: keys the cache */
+    if (d.bias_b && d.bias_q == 1 && s->bias_row_form < 0) {
+        snprintf(why, cap, "ATTNFUZZ_CUDNN_BIAS_ROW=%s: expected extent or stride0",
+                 af_config_get(AF_CFG_CUDNN_BIAS_ROW));
+        return NULL;
+    }
+    d.bias_row_stride0 = d.bias_b && d.bias_q == 1 && s->bias_row_form == 1; /* keys the cache */
     if (d.fp8 && env_long(AF_CFG_CUDNN_FP8, 1) == 0) {
         /* The FP8 graph is served by default: its Stats difference (F5 in
          * docs/cudnn-findings.md) is classified and judged per row (compare.c).
@@ -958,6 +965,8 @@ af_backend *af_backend_cudnn_new(void) {
     s->reuse = env_long(AF_CFG_CUDNN_PLAN_REUSE, 1) != 0;
     const char *form = af_config_get(AF_CFG_CUDNN_SOFTCAP);
     s->softcap_form = !form || !strcmp(form, "tanh") ? 0 : !strcmp(form, "exp") ? 1 : -1;
+    const char *bias_row = af_config_get(AF_CFG_CUDNN_BIAS_ROW);
+    s->bias_row_form = !bias_row || !strcmp(bias_row, "extent") ? 0 : !strcmp(bias_row, "stride0") ? 1 : -1;
     be->name = "cudnn";
     be->description = "cuDNN SDPA through the C backend API, every engine config that finalizes";
     be->flags = AF_BACKEND_NEEDS_GPU;

@@ -47,6 +47,7 @@ typedef struct {
     bool softcap_exp;       /* tanh from EXP nodes (ATTNFUZZ_CUDNN_SOFTCAP=exp), not TANH_FWD/BWD */
     int64_t bias_b, bias_h; /* bias extents (1 = broadcast); 0, 0 = no bias */
     int64_t bias_q;         /* bias query extent: sq, or 1 for a row seen by every query */
+    bool bias_row_stride0;  /* bias_q 1 declared as sq rows at stride 0 (ATTNFUZZ_CUDNN_BIAS_ROW=stride0) */
     bool alibi;             /* -slope_h * |j - (i + len_kv - len_q)| */
     bool alibi_signed;      /* slope_h * (j - (i + len_kv - len_q)) in place of the above */
     int64_t alibi_b;        /* slope table [alibi_b, hq]: 1, or b for per-(batch, head) slopes */
