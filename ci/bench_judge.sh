@@ -5,7 +5,7 @@
 #      of a plain PyTorch loop (ci/bench/torch_loop.py) over the same N generated configs
 #      (ci/bench/gen_mix.py), each given at most MIX_TIME seconds;
 #  (b) attnfuzz judge time and peak GPU memory of b1 h16 d128 causal forward + backward at
-#      LONG_S (default 4096 16384 32768 131072), next to torch's float64 reference;
+#      LONG_S (default 4096 16384 32768 131072; LONG_S="" runs none), next to torch's float64 reference;
 #  (c) MPFR coverage per case (rows and key columns certified) from the JSON verdicts.
 # Environment: N (300), MIX_TIME (120; 0 = skip (a) and (c)), LONG_S, LONG_TIME (per length, 300),
 #   OUT (./bench-out), LONG_FLAGS (extra `run` options for the long cases, e.g. --no-probes),
@@ -22,7 +22,7 @@ BUILD=${1:-build}
 OUT=${OUT:-$PWD/bench-out}
 N=${N:-300}
 MIX_TIME=${MIX_TIME:-120}
-LONG_S=${LONG_S:-"4096 16384 32768 131072"}
+LONG_S=${LONG_S-"4096 16384 32768 131072"} # set and empty: no long cases
 LONG_TIME=${LONG_TIME:-300}
 AF="$BUILD/attnfuzz"
 if [ -z "${MIX_JOBS+x}" ]; then
