@@ -136,6 +136,17 @@ static __attribute__((unused)) void fx_judge_run(af_prepared *p, af_backend *cpu
     af_outputs_read(out, &p->c, k);
 }
 
+/* fx_judge_run, then print "who: <verdict line>" and require a pass. */
+static __attribute__((unused)) void fx_judge_run_passes(af_prepared *p, af_backend *cpu, af_backend *be,
+                                                        const char *who, af_verdict *v, af_tensors *out,
+                                                        af_outputs *k) {
+    fx_judge_run(p, cpu, be, v, out, k);
+    char line[1024];
+    af_verdict_line(v, line, sizeof line);
+    printf("%s: %s\n", who, line);
+    CHECK_MSG(v->kind == AF_V_PASS, "%s does not pass: %s", who, line);
+}
+
 /* Judge kernel k; returns the number of findings, *worst the largest tensor ratio. */
 static __attribute__((unused)) int fx_judge(const af_prepared *p, const af_outputs *k, af_verdict *v, double *worst) {
     af_verdict_init(v, "test");

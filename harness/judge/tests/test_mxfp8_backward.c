@@ -69,11 +69,9 @@ int main(void) {
         af_verdict v;
         af_tensors out;
         af_outputs k;
-        fx_judge_run(&p, cpu, kernel, &v, &out, &k);
-        char line[1024];
-        af_verdict_line(&v, line, sizeof line);
-        printf("case %zu: %s\n", ci, line);
-        CHECK_MSG(v.kind == AF_V_PASS, "case %zu: the cpu backend does not pass: %s", ci, line);
+        char who[64];
+        snprintf(who, sizeof who, "case %zu, the cpu backend", ci);
+        fx_judge_run_passes(&p, cpu, kernel, who, &v, &out, &k);
         af_outputs_free(&k);
         af_tensors_free(&out);
         kernel->destroy(kernel);
