@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Device call (about 4 min, carry ["build-dev"]): triage of three findings of 2026-12-05 that
+# Device call (about 4 min; `B=build-fe bash docs/device/next/call-triage.sh`, carry ["build-fe",
+# ".whl/fe"] as for call-fe.sh): triage of three findings of 2026-12-05 that
 # every engine of cuDNN 9.14 and 9.19 gives alike (docs/cudnn-findings.md, "Candidates of
 # 2026-12-05"), each case in its own attnfuzz process, --no-probes:
 #   1. query-broadcast bias backward (dQ ratio 603 on bh1s): the variants of call-bias.sh with
@@ -8,8 +9,19 @@
 #   2. ALiBi signed with per-batch slopes, s_q 8 < s_kv 24 (O ratio 2691): per-head slopes,
 #      abs with per-batch slopes, s_q = s_kv, batch 1;
 #   3. thd Q over padded bshd K/V, causal bottom-right (NaN in K/V's padding reaches O): K/V thd
-#      too, forward only, no mask, top-left causal.
+#      too, forward only, no mask, top-left causal;
+#   4. the bare script docs/research-scripts/cudnn_bias_row_bwd.py (no attnfuzz: cudnn-frontend's
+#      pygraph with the bias row as extent 1, as stride 0, materialised, and torch's cuDNN SDPA),
+#      seeds 1 and 2, each its own process.
 source ci/device_preamble.sh
+if [ ! -f /tmp/fe/env.sh ]; then
+  stamp install bash ci/wheels/install.sh /tmp/fe .whl/fe > $R/install.txt 2>&1
+fi
+for seed in 1 2; do
+  ( . /tmp/fe/env.sh && timeout 120 python3 docs/research-scripts/cudnn_bias_row_bwd.py $seed ) > $R/bare-$seed.txt 2>&1
+  echo "== bare script, seed $seed: exit $?" >> $S
+  tail -6 $R/bare-$seed.txt >> $S
+done
 V=$R/v
 mkdir -p $V
 b=corpora/seed-features/bf16-bias-bh1s-padding-bwd.case
