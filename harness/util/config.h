@@ -51,6 +51,9 @@ extern "C" {
     X(CUDNN_BIAS_ROW, "ATTNFUZZ_CUDNN_BIAS_ROW", "extent",                                                             \
       "stride0: a bias broadcast over queries (111s, b11s, 1h1s, bh1s) is declared to the cuDNN graphs with s_q rows " \
       "at stride 0, not one row of extent 1 (docs/cudnn-findings.md, query-broadcast bias backward)")                  \
+    X(CUDNN_KV_OFFSETS, "ATTNFUZZ_CUDNN_KV_OFFSETS", "none",                                                           \
+      "padded: thd Q over padded K/V also gives K, V, dK, dV ragged offsets, each sequence's start in the padded "     \
+      "buffer (docs/cudnn-findings.md, thd Q over padded K/V)")                                                        \
     X(CUDNN_KNOB_SWEEP, "ATTNFUZZ_CUDNN_KNOB_SWEEP", "0",                                                              \
       "N > 0: cuDNN engine enumeration also tries up to N values of every knob")                                       \
     X(CUDNN_PLAN_REUSE, "ATTNFUZZ_CUDNN_PLAN_REUSE", "1",                                                              \

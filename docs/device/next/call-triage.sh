@@ -9,7 +9,8 @@
 #   2. ALiBi signed with per-batch slopes, s_q 8 < s_kv 24 (O ratio 2691): per-head slopes,
 #      abs with per-batch slopes, s_q = s_kv, batch 1;
 #   3. thd Q over padded bshd K/V, causal bottom-right (NaN in K/V's padding reaches O): K/V thd
-#      too, forward only, no mask, top-left causal;
+#      too, forward only, no mask, top-left causal; and with ATTNFUZZ_CUDNN_KV_OFFSETS=padded (K/V
+#      given ragged offsets at each sequence's padded start, no mixed ragged / non-ragged graph);
 #   4. the bare script docs/research-scripts/cudnn_bias_row_bwd.py (no attnfuzz: cudnn-frontend's
 #      pygraph with the bias row as extent 1, as stride 0, materialised, and torch's cuDNN SDPA),
 #      seeds 1 and 2, each its own process.
@@ -54,6 +55,10 @@ one "9.14 default"
 echo "== 9.14 ATTNFUZZ_CUDNN_BIAS_ROW=stride0, bias cases" >> $S
 for f in $V/bias-*.case corpora/seed-features/fp16-bias-111s-fwd.case corpora/seed-cp/ag-bias-111s-padding-cp2.case; do
   ATTNFUZZ_CUDNN_BIAS_ROW=stride0 timeout 60 $B/attnfuzz run $f --backend cudnn --no-probes 2>&1 | head -1 | cut -c1-240 >> $S
+done
+echo "== 9.14 ATTNFUZZ_CUDNN_KV_OFFSETS=padded, thd cases (K/V offsets at each sequence's padded start)" >> $S
+for f in $V/thd-a.case $V/thd-c-fwd.case $V/thd-d-nomask.case corpora/seed/fp16-thd-q-padded-kv.case; do
+  ATTNFUZZ_CUDNN_KV_OFFSETS=padded timeout 60 $B/attnfuzz run $f --backend cudnn --no-probes 2>&1 | head -1 | cut -c1-240 >> $S
 done
 stamp "cpu" timeout 60 $B/attnfuzz run $V/*.case --backend cpu --no-probes > $R/cpu.txt 2>&1
 tail -1 $R/cpu.txt >> $S

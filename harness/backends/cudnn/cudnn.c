@@ -128,6 +128,7 @@ typedef struct {
     bool reuse;         /* ATTNFUZZ_CUDNN_PLAN_REUSE != 0 */
     int softcap_form;   /* ATTNFUZZ_CUDNN_SOFTCAP: 0 tanh (default), 1 exp, -1 neither */
     int bias_row_form;  /* ATTNFUZZ_CUDNN_BIAS_ROW: 0 extent (default), 1 stride0, -1 neither */
+    int kv_offsets;     /* ATTNFUZZ_CUDNN_KV_OFFSETS: 0 none (default), 1 padded, -1 neither */
     double run_build_s; /* graph / config / plan builds during the current call */
     bool run_built;     /* the current call built something (a cache miss) */
     af_backend_counters totals;
@@ -232,6 +233,14 @@ static case_state *get_case_state(cudnn_state *s, const af_case *c, char *why, s
         return NULL;
     }
     d.bias_row_stride0 = d.bias_b && d.bias_q == 1 && s->bias_row_form == 1; /* keys the cache */
+    if (d.ragged && !d.ragged_kv && !d.paged) {                              /* ragged Q over padded K/V */
+        if (s->kv_offsets < 0) {
+            snprintf(why, cap, "ATTNFUZZ_CUDNN_KV_OFFSETS=%s: expected none or padded",
+                     af_config_get(AF_CFG_CUDNN_KV_OFFSETS));
+            return NULL;
+        }
+        d.kv_offsets_padded = d.ragged_kv = s->kv_offsets == 1; /* keys the cache */
+    }
     if (d.fp8 && env_long(AF_CFG_CUDNN_FP8, 1) == 0) {
         /* The FP8 graph is served by default: its Stats difference (F5 in
          * docs/cudnn-findings.md) is classified and judged per row (compare.c).
@@ -532,6 +541,8 @@ static void side_add(side_tables *st, int slot, size_t n) {
     st->count += (n + 3) & ~(size_t)3; /* keep every table 16-byte aligned */
 }
 
+static bool is_kv_tensor(af_tensor_id t) { return t == AF_T_K || t == AF_T_V || t == AF_T_DK || t == AF_T_DV; }
+
 static int side_make(side_tables *st, const af_case *c, const af_layout_plan *p, const af_sdpa_desc *d) {
     memset(st, 0, sizeof *st);
     for (int i = 0; i < CG_SLOT_COUNT; i++) st->off[i] = (size_t)-1;
@@ -546,9 +557,11 @@ static int side_make(side_tables *st, const af_case *c, const af_layout_plan *p,
                {CG_SLOT_RAG_DQ, AF_T_DQ}, {CG_SLOT_RAG_DK, AF_T_DK},     {CG_SLOT_RAG_DV, AF_T_DV}};
     /* thd + paged (ragged Q, O, Stats over paged K/V) and thd + layout_kv (over padded
      * K/V): K and V carry no ragged offsets (model/layout.h: no key tokens) */
+    bool kv_slots = d->kv_offsets_padded; /* ATTNFUZZ_CUDNN_KV_OFFSETS=padded: padded K/V get offsets */
     if (d->ragged)
         for (size_t r = 0; r < sizeof rag / sizeof rag[0]; r++)
-            if (p->view[rag[r].t].ragged) side_add(st, rag[r].slot, (size_t)B + 1);
+            if (p->view[rag[r].t].ragged || (kv_slots && is_kv_tensor(rag[r].t)))
+                side_add(st, rag[r].slot, (size_t)B + 1);
     if (d->paged) side_add(st, CG_SLOT_PAGE_TABLE, (size_t)B * (size_t)p->pages_per_seq);
     st->host = calloc(st->count ? st->count : 4, sizeof(int32_t));
     if (!st->host) return -1;
@@ -559,8 +572,13 @@ static int side_make(side_tables *st, const af_case *c, const af_layout_plan *p,
     if (d->ragged) {
         for (size_t r = 0; r < sizeof rag / sizeof rag[0]; r++) {
             af_tensor_id t = rag[r].t;
-            if (!p->view[t].ragged) continue;
-            bool kv = t == AF_T_K || t == AF_T_V || t == AF_T_DK || t == AF_T_DV;
+            bool kv = is_kv_tensor(t);
+            if (!p->view[t].ragged) {
+                if (kv && kv_slots) /* a padded K/V: sequence b starts at b times the batch stride */
+                    for (int b = 0; b <= B; b++)
+                        st->host[st->off[rag[r].slot] + (size_t)b] = (int32_t)((int64_t)b * p->view[t].stride_b);
+                continue;
+            }
             const int64_t *start = kv ? p->token_start_kv : p->token_start_q;
             /* ragged offset of sequence b, in elements: first token * token stride */
             for (int b = 0; b <= B; b++)
@@ -967,6 +985,8 @@ af_backend *af_backend_cudnn_new(void) {
     s->softcap_form = !form || !strcmp(form, "tanh") ? 0 : !strcmp(form, "exp") ? 1 : -1;
     const char *bias_row = af_config_get(AF_CFG_CUDNN_BIAS_ROW);
     s->bias_row_form = !bias_row || !strcmp(bias_row, "extent") ? 0 : !strcmp(bias_row, "stride0") ? 1 : -1;
+    const char *kv_off = af_config_get(AF_CFG_CUDNN_KV_OFFSETS);
+    s->kv_offsets = !kv_off || !strcmp(kv_off, "none") ? 0 : !strcmp(kv_off, "padded") ? 1 : -1;
     be->name = "cudnn";
     be->description = "cuDNN SDPA through the C backend API, every engine config that finalizes";
     be->flags = AF_BACKEND_NEEDS_GPU;

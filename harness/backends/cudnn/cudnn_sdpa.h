@@ -32,6 +32,9 @@ typedef struct {
     bool ragged;                /* thd: ragged offset tensors (Q, O, Stats, dO, dQ) */
     bool ragged_kv;             /* ... and K, V, dK, dV: thd without pages or layout_kv
                                    (ragged Q over padded K/V: the offsets on Q's side only) */
+    bool kv_offsets_padded;     /* ragged Q over padded K/V with K/V offsets too, each
+                                   sequence's start in the padded buffer (ragged_kv set;
+                                   ATTNFUZZ_CUDNN_KV_OFFSETS=padded) */
     bool paged;                 /* K/V through a page table (forward only) */
     int64_t n_pages, page_size, pages_per_seq;
     bool has_right; /* right bound: keep j <= diag + right */
