@@ -188,6 +188,36 @@ static __attribute__((unused)) double fx_edge_o(const af_prepared *p, af_outputs
     return allowed;
 }
 
+/* The criterion at its edge on element e of tensor id (batch b, head h, row `row`), judged
+ * against ref: kernel k holds the exact value there plus a tiny error, which reads the
+ * element's allowance (returned; every other element of k must be exact, so this one is the
+ * worst); then 0.98 x the allowance must pass (*pass_ratio) and -1.02 x must be a mismatch at
+ * that row (*fail_ratio). k is left holding the last. */
+static __attribute__((unused)) double fx_edge_element(const af_prepared *p, af_outputs *k, const af_outputs *ref,
+                                                      af_tensor_id id, size_t e, int b, int h, int row,
+                                                      double *pass_ratio, double *fail_ratio) {
+    size_t n;
+    double *kx = fx_tensor(&p->c, k, id, &n), *ex = fx_tensor(&p->c, (af_outputs *)&p->oracle.out, id, &n);
+    CHECK(e < n);
+    af_verdict v;
+    double x0 = 1e-12;
+    kx[e] = ex[e] + x0;
+    af_tensor_stats s = fx_stats(p, k, ref, id, &v);
+    CHECK_MSG(s.ratio > 0 && s.row == row && s.h == h && s.b == b, "judged at b%d h%d r%d", s.b, s.h, s.row);
+    double allowed = x0 / s.ratio;
+    kx[e] = ex[e] + 0.98 * allowed;
+    s = fx_stats(p, k, ref, id, &v);
+    *pass_ratio = s.ratio;
+    CHECK_MSG(s.ratio <= 1 && v.n_findings == 0, "0.98 x: %s ratio %g", af_tensor_name(id), s.ratio);
+    kx[e] = ex[e] - 1.02 * allowed;
+    s = fx_stats(p, k, ref, id, &v);
+    *fail_ratio = s.ratio;
+    CHECK_MSG(s.ratio > 1 && v.n_findings >= 1 && v.findings[0].kind == AF_V_MISMATCH && v.findings[0].tensor == id &&
+                  v.findings[0].row == row,
+              "1.02 x: %s ratio %g, %d findings", af_tensor_name(id), s.ratio, v.n_findings);
+    return allowed;
+}
+
 /* fx_edge_o on element 5 of O's row 30, head 1 (batch 0) of p, from a copy of the oracle's
  * outputs, printed as "criterion: WHAT, row ...: 0.98x ratio .. passes, 1.02x .. -> mismatch". */
 static __attribute__((unused)) void fx_edge_row30(const af_prepared *p, const char *what) {
