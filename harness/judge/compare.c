@@ -424,7 +424,7 @@ int af_compare_outputs_only(const af_case *c, const af_outputs *kernel, const af
             /* each row's allowance is at most the per-tensor one plus the ABI's stored-O and
              * E4M3-cast shares (criterion_fp8.c): dS's in dQ and dK, P's in O and dV */
             const double *cast_sq = terms && terms->ready ? terms->cast_sq[id] : NULL;
-            const double *cast_mass = stored_o ? terms->mass[id] : cast_sq ? terms->mass[id] : NULL;
+            const double *cast_mass = stored_o || cast_sq ? terms->mass[id] : NULL;
             af_criterion_fp8_decide(c, id, sums, rv_[i] != NULL, st->allowed, af_output_unit(c, id),
                                     terms ? terms->e4m3_step[id] : 0.0, id == AF_T_O ? 0.0 : gm, stored_o, cast_mass,
                                     cast_sq, &cr);

@@ -171,7 +171,7 @@ static int prepare_oracle(af_runner *r, const af_case *c, af_prepared *p, bool f
      * share of D in its row floors (criterion_fp8.c) */
     double terms_work =
         af_attention_work(1.0, c->batch, c->heads_q, c->seqlen_q, c->seqlen_kv, c->head_dim_qk + c->head_dim_v);
-    bool gpu_serves = af_criterion_terms_gpu_serves(&prob); /* asked once a case */
+    bool gpu_serves = af_criterion_terms_gpu_serves(&prob, c->dtype); /* asked once a case */
     /* V with its own heads (heads_v): the element budgets walk K and V columns as one
      * (B, Hkv, Skv) set, so such a case takes the row rule of large cases */
     bool small = (terms_work <= AF_CRITERION_TERMS_MAX_WORK ||
@@ -181,8 +181,7 @@ static int prepare_oracle(af_runner *r, const af_case *c, af_prepared *p, bool f
     bool fp16_bf16 = c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16;
     if (!r->skip_oracle && (fp16_bf16 || af_dtype_is_fp8_tensor(c->dtype)) && small) {
         double t_terms = af_clock_mono();
-        /* fp8: the host pass, which also sums the P cast's variance (criterion_fp8.c) */
-        bool gpu = terms_work >= AF_CRITERION_TERMS_GPU_MIN_WORK && gpu_serves && !af_dtype_is_fp8_tensor(c->dtype);
+        bool gpu = terms_work >= AF_CRITERION_TERMS_GPU_MIN_WORK && gpu_serves;
         int trc = af_criterion_terms_compute_on(&prob, &p->oracle.out, c->dtype, gpu ? AF_TERMS_GPU : AF_TERMS_HOST,
                                                 &p->terms, &js->terms_gpu_s);
         if (trc == 1)

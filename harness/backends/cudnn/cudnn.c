@@ -557,10 +557,9 @@ static int side_make(side_tables *st, const af_case *c, const af_layout_plan *p,
                {CG_SLOT_RAG_DQ, AF_T_DQ}, {CG_SLOT_RAG_DK, AF_T_DK},     {CG_SLOT_RAG_DV, AF_T_DV}};
     /* thd + paged (ragged Q, O, Stats over paged K/V) and thd + layout_kv (over padded
      * K/V): K and V carry no ragged offsets (model/layout.h: no key tokens) */
-    bool kv_slots = d->kv_offsets_padded; /* ATTNFUZZ_CUDNN_KV_OFFSETS=padded: padded K/V get offsets */
-    if (d->ragged)
+    if (d->ragged) /* ATTNFUZZ_CUDNN_KV_OFFSETS=padded: a padded K/V gets offsets too */
         for (size_t r = 0; r < sizeof rag / sizeof rag[0]; r++)
-            if (p->view[rag[r].t].ragged || (kv_slots && is_kv_tensor(rag[r].t)))
+            if (p->view[rag[r].t].ragged || (d->kv_offsets_padded && is_kv_tensor(rag[r].t)))
                 side_add(st, rag[r].slot, (size_t)B + 1);
     if (d->paged) side_add(st, CG_SLOT_PAGE_TABLE, (size_t)B * (size_t)p->pages_per_seq);
     st->host = calloc(st->count ? st->count : 4, sizeof(int32_t));
@@ -574,7 +573,7 @@ static int side_make(side_tables *st, const af_case *c, const af_layout_plan *p,
             af_tensor_id t = rag[r].t;
             bool kv = is_kv_tensor(t);
             if (!p->view[t].ragged) {
-                if (kv && kv_slots) /* a padded K/V: sequence b starts at b times the batch stride */
+                if (kv && d->kv_offsets_padded) /* a padded K/V: sequence b starts at b times the batch stride */
                     for (int b = 0; b <= B; b++)
                         st->host[st->off[rag[r].slot] + (size_t)b] = (int32_t)((int64_t)b * p->view[t].stride_b);
                 continue;

@@ -96,7 +96,7 @@ cg_t af_sdpa_score_features(af_cg *g, const af_sdpa_desc *d, cg_t score, cg_t se
     if (d->bias_b) {
         int64_t dims[4] = {d->bias_b, d->bias_h, d->bias_q, d->skv}, str[4];
         cg_packed_strides(dims, str);
-        if (d->bias_row_stride0 && d->bias_q == 1) { /* the same buffer, every query reading row 0 */
+        if (d->bias_row_stride0) { /* bias_q 1: the same buffer, every query reading row 0 */
             dims[2] = d->sq;
             str[2] = 0;
         }

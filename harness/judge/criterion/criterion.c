@@ -243,11 +243,11 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, const af_mask_k
     t->sig2[AF_T_DQ][row] = sig2_q;
 }
 
-bool af_criterion_terms_gpu_serves(const af_oracle_problem *p) {
+bool af_criterion_terms_gpu_serves(const af_oracle_problem *p, af_dtype dtype) {
     char why[256];
-    return !af_feat_any(p) && p->mask.global_keys == 0 && !af_mask_rule_drops(&p->mask) &&
-           p->Dqk <= AF_TERMS_GPU_MAX_DIM && p->Dv <= AF_TERMS_GPU_MAX_DIM && p->B <= AF_MAX_BATCH &&
-           af_oracle_gpu_usable(why, sizeof why) == 0;
+    return !af_dtype_is_fp8_tensor(dtype) && !af_feat_any(p) && p->mask.global_keys == 0 &&
+           !af_mask_rule_drops(&p->mask) && p->Dqk <= AF_TERMS_GPU_MAX_DIM && p->Dv <= AF_TERMS_GPU_MAX_DIM &&
+           p->B <= AF_MAX_BATCH && af_oracle_gpu_usable(why, sizeof why) == 0;
 }
 
 /* The GPU pass into t (allocated and zeroed as the host loop needs it); the LSE rows'
@@ -299,10 +299,9 @@ static void terms_zero(const af_oracle_problem *p, af_criterion_terms *t) {
 int af_criterion_terms_compute(const af_oracle_problem *p, const af_outputs *exact, af_dtype dtype,
                                af_criterion_terms *t) {
     double work = af_attention_work(1.0, p->B, p->Hq, p->Sq, p->Skv, p->Dqk + p->Dv);
-    af_terms_where where =
-        work >= AF_CRITERION_TERMS_GPU_MIN_WORK && !af_dtype_is_fp8_tensor(dtype) && af_criterion_terms_gpu_serves(p)
-            ? AF_TERMS_GPU
-            : AF_TERMS_HOST; /* fp8: the host pass, which also sums the P cast's variance */
+    af_terms_where where = work >= AF_CRITERION_TERMS_GPU_MIN_WORK && af_criterion_terms_gpu_serves(p, dtype)
+                               ? AF_TERMS_GPU
+                               : AF_TERMS_HOST;
     int rc = af_criterion_terms_compute_on(p, exact, dtype, where, t, NULL);
     return rc == 1 ? af_criterion_terms_compute_on(p, exact, dtype, AF_TERMS_HOST, t, NULL) : rc;
 }

@@ -121,8 +121,10 @@ typedef enum { AF_TERMS_HOST, AF_TERMS_GPU } af_terms_where;
 /* af_criterion_terms_compute picks the GPU pass from this much work (B Hq Sq Skv (Dqk +
  * Dv)) on, where it serves: below it the host loop is as fast as the transfers. */
 #define AF_CRITERION_TERMS_GPU_MIN_WORK 4e6
-/* Does the GPU pass serve p here (no features, head dims, a usable GPU)? */
-bool af_criterion_terms_gpu_serves(const af_oracle_problem *p);
+/* Does the GPU pass serve p of dtype here (no features, head dims, a usable GPU; not the
+ * fp8 dtypes, whose O and dV budgets need the P cast's sums of squares only the host pass
+ * forms: criterion_fp8.c)? */
+bool af_criterion_terms_gpu_serves(const af_oracle_problem *p, af_dtype dtype);
 /* af_criterion_terms_compute at a given place: 0, -1 (out of memory), or 1 when `where`
  * is the GPU and it does not serve the case (t left empty). A GPU pass that fails midway
  * is redone on the host. gpu_seconds (may be NULL): the GPU pass's wall time. */
