@@ -25,3 +25,26 @@ stamp() {
     return $rc
 }
 device_pack() { (cd "$OUT" && tar czf all.tgz r && rm -rf r); }
+# camp_report DIR LABEL RUN_ARGS...: a campaign's stats into the summary (cases/s, declines,
+# buckets, the s_kv histogram), then every bucket's finding.case replayed in its own process
+# with `attnfuzz run ... RUN_ARGS`, and the findings packed as $R/camp-findings.tgz
+camp_report() {
+    local dir=$1 label=$2 d
+    shift 2
+    cp "$dir/stats.json" "$R/stats.json" 2>/dev/null
+    python3 - "$dir/stats.json" "$label" >>"$S" 2>&1 <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+n, e = s.get("cases", 0) or 0, s.get("elapsed_s") or 1
+print("campaign %s: %d cases in %.1f s = %.2f cases/s, declined %s, buckets %s, findings %s, crashes %s, hangs %s" % (
+    sys.argv[2], n, e, n / e, s.get("declined"), s.get("buckets"), s.get("findings"), s.get("crashes"), s.get("hangs")))
+print("s_kv", s.get("seqlen_kv_hist"))
+PY
+    for d in "$dir"/findings/*/; do
+        [ -d "$d" ] || continue
+        echo "bucket $(basename "$d"): $(head -c 300 "$d/verdict.json" 2>/dev/null | tr '\n' ' ')" >>"$S"
+        timeout 90 "$B/attnfuzz" run "$d/finding.case" "$@" >"$R/replay-$(basename "$d").txt" 2>&1
+        echo "  replay (separate process): exit $? $(tail -1 "$R/replay-$(basename "$d").txt" | cut -c1-300)" >>"$S"
+    done
+    tar czf "$R/camp-findings.tgz" -C "$dir" findings 2>/dev/null
+}

@@ -29,22 +29,6 @@ stamp "campaign $resume" timeout $((CAMP_S + 60)) $B/attnfuzz campaign corpora/g
   --backend worker:cudnn-fe --worker-config $CONF/cudnn-fe.conf --engine sdpa $resume \
   --time $CAMP_S --total-time $((CAMP_S + 40)) --seed 20261205 --out /tmp/fe-camp > $R/campaign.txt 2>&1
 tail -5 $R/campaign.txt >> $S
-cp /tmp/fe-camp/stats.json $R/stats.json 2>/dev/null
-python3 - /tmp/fe-camp/stats.json >> $S 2>&1 <<'PY'
-import json, sys
-s = json.load(open(sys.argv[1]))
-n, e = s.get("cases", 0) or 0, s.get("elapsed_s") or 1
-print("campaign cudnn-fe sdpa: %d cases in %.1f s = %.2f cases/s, declined %s, buckets %s, findings %s, crashes %s, hangs %s" % (
-    n, e, n / e, s.get("declined"), s.get("buckets"), s.get("findings"), s.get("crashes"), s.get("hangs")))
-print("s_kv", s.get("seqlen_kv_hist"))
-PY
-for d in /tmp/fe-camp/findings/*/; do
-  [ -d "$d" ] || continue
-  echo "bucket $(basename $d): $(head -c 300 $d/verdict.json 2>/dev/null | tr '\n' ' ')" >> $S
-  timeout 90 $B/attnfuzz run $d/finding.case --backend worker:cudnn-fe --worker-config $CONF/cudnn-fe.conf \
-    > $R/replay-$(basename $d).txt 2>&1
-  echo "  replay (separate process): exit $? $(tail -1 $R/replay-$(basename $d).txt | cut -c1-300)" >> $S
-done
-tar czf $R/camp-findings.tgz -C /tmp/fe-camp findings 2>/dev/null
+camp_report /tmp/fe-camp "cudnn-fe sdpa" --backend worker:cudnn-fe --worker-config $CONF/cudnn-fe.conf
 tail -60 $S
 device_pack

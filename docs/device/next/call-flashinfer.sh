@@ -31,21 +31,6 @@ fi
 stamp "campaign $resume" timeout $((CAMP_S + 60)) $B/attnfuzz campaign corpora/gpu $FI $resume --time $CAMP_S \
   --total-time $((CAMP_S + 40)) --seed 20261205 --out /tmp/fi-camp > $R/campaign.txt 2>&1
 tail -5 $R/campaign.txt >> $S
-cp /tmp/fi-camp/stats.json $R/stats.json 2>/dev/null
-python3 - /tmp/fi-camp/stats.json >> $S 2>&1 <<'PY'
-import json, sys
-s = json.load(open(sys.argv[1]))
-n, e = s.get("cases", 0) or 0, s.get("elapsed_s") or 1
-print("campaign flashinfer: %d cases in %.1f s = %.2f cases/s, declined %s, buckets %s, findings %s" % (
-    n, e, n / e, s.get("declined"), s.get("buckets"), s.get("findings")))
-print("s_kv", s.get("seqlen_kv_hist"))
-PY
-for d in /tmp/fi-camp/findings/*/; do
-  [ -d "$d" ] || continue
-  echo "bucket $(basename $d): $(head -c 300 $d/verdict.json 2>/dev/null | tr '\n' ' ')" >> $S
-  timeout 60 $B/attnfuzz run $d/finding.case $FI > $R/replay-$(basename $d).txt 2>&1
-  echo "  replay (separate process): exit $? $(tail -1 $R/replay-$(basename $d).txt | cut -c1-300)" >> $S
-done
-tar czf $R/camp-findings.tgz -C /tmp/fi-camp findings 2>/dev/null
+camp_report /tmp/fi-camp "flashinfer" $FI
 tail -60 $S
 device_pack
