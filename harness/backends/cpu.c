@@ -55,6 +55,8 @@
  * P8 stays E4M3 (model/tensors.h).
  * Features (oracle/feature_spec.h states them; fp16/bf16, sinks fp8 too), in fp32 in this order:
  *     S_j  = softcap * tanhf(S_j / softcap)   then   S_j += bias_ij + (-slope_bh * |j - diag_br|)
+ *     (score_mod in place of softcap: S_j = S_j * S_j, sinf(cosf(S_j)) + tanf(b) or
+ *     cosf(S_j) * sinf(S_j) + tanf(b), with the factor f' for the backward)
  *     (signed ALiBi: + slope_bh * (j - diag_br); a ..1s bias reads its one row for every i)
  *     sinks: m = max(m, a_h); l += expf(a_h - m) (no value row; fp8: in Z, never in P8); a row that sees no key
  *     stores O = 0 and LSE = a_h (its denominator holds the sink alone)
@@ -63,7 +65,8 @@
  *     -inf for a row that sees no key), E_i = (sum_j expf(S_j - m)) * expf(m - M_i)
  *     (0 for such a row), max_logit[b, h] = max_i M_i
  *     backward: D_i = dO_i . O_i - g_i (g_i times log2(e) for log2 stats); dS_ij carries
- *     the softcap factor 1 - (tanh)^2; dsink_h = -sum_(b,i) expf(a_h - LSE_i) D_i (fp32,
+ *     the softcap factor 1 - (tanh)^2 or the score_mod's f' (2 S, -sinf(S) cosf(cosf(S)),
+ *     cosf(S)^2 - sinf(S)^2); dsink_h = -sum_(b,i) expf(a_h - LSE_i) D_i (fp32,
  *     sequences then rows ascending, after the dQ pass).
  *     dropout (model/dropout.h's mask M, keep = 1 / (1 - p) in fp32; FlashAttention-2's
  *     order: the dropped P feeds the GEMM, the scale comes at the end, the stats are
@@ -154,12 +157,13 @@ typedef struct {
     float *lse;   /* (B, Hq,  Sq)        backward: LSE as stored (-inf: fully masked) */
     float *delta; /* (B, Hq,  Sq)        backward: D_i = dO_i . O_i (- dLSE term) */
     /* Features (model/features.h values), NULL when the case lacks them: */
-    float softcap;      /* 0 = none */
-    float *sink;        /* (Hq) sink logits */
-    float *alibi_slope; /* (alibi_b, Hq) */
-    int alibi_b;        /* 1 or B */
-    bool alibi_signed;  /* slope * (j - diag) in place of -slope * |j - diag| */
-    float *bias;        /* (bias_b, bias_h, bias_q, Skv) */
+    float softcap;          /* 0 = none */
+    af_score_mod score_mod; /* none, or the nonlinear score_mod (never with softcap) */
+    float *sink;            /* (Hq) sink logits */
+    float *alibi_slope;     /* (alibi_b, Hq) */
+    int alibi_b;            /* 1 or B */
+    bool alibi_signed;      /* slope * (j - diag) in place of -slope * |j - diag| */
+    float *bias;            /* (bias_b, bias_h, bias_q, Skv) */
     int bias_b, bias_h, bias_q;
     float *dlse; /* (B, Hq, Sq) incoming LSE gradient, in the output's base */
     /* (B, Hq, Sq) each row's score statistics (outputs = max_sumexp / max_logit; NULL
@@ -180,7 +184,7 @@ typedef struct {
     float *s;      /* (Skv) scores of one row */
     float *p;      /* (Skv) probabilities (the dV GEMM's operand, see gemm_operand) */
     float *dp;     /* (Skv) dO . v_j, then dS (the dQ/dK GEMMs' operand) */
-    float *dt;     /* (Skv) softcap factor 1 - tanh^2 of each score */
+    float *dt;     /* (Skv) dt/dr of each score: softcap's 1 - tanh^2, a score_mod's f'(r) */
     uint8_t *keep; /* (Skv) dropout keep flags of one row's visible keys (1 without dropout) */
     float *acc;    /* (max(Dqk, Dv)) one output row */
     float *acc_k;  /* (CPU_KEY_BLOCK, Dqk) dK accumulators */
@@ -490,6 +494,29 @@ static float fp8_descale(const cpu_problem *pb, af_tensor_id id, int b, int hk) 
     return id == AF_T_Q ? pb->descale_q : id == AF_T_K ? pb->descale_k : pb->descale_v;
 }
 
+/* A score_mod on n fp32 scores s of sequence b (oracle/feature_spec.h), in fp32 with
+ * glibc's sinf, cosf, tanf (as a compiled score_mod evaluates them; judge/verdict.h has
+ * their allowance): s = f(s) and dt (n, or NULL) = f'(s). */
+static void score_mod_f32(af_score_mod mod, int b, int n, float *s /* (n) */, float *dt /* (n) or NULL */) {
+    float tan_b = tanf((float)b); /* one constant per sequence */
+    for (int j = 0; j < n; j++) {
+        float r = s[j], d;
+        if (mod == AF_SCORE_MOD_SQUARED) {
+            s[j] = r * r;
+            d = 2.0f * r;
+        } else if (mod == AF_SCORE_MOD_TRIG) {
+            float cr = cosf(r);
+            s[j] = sinf(cr) + tan_b;
+            d = -sinf(r) * cosf(cr);
+        } else {
+            float cr = cosf(r), sr = sinf(r);
+            s[j] = cr * sr + tan_b;
+            d = cr * cr - sr * sr;
+        }
+        if (dt) dt[j] = d;
+    }
+}
+
 /* Scores of row q (Dqk) of query (b, h, i) against keys [first, first + n) of kv head
  * (b, hk): s[j] = (q . k_{first+j}) * scale, fp32, then the features (softcap, bias,
  * ALiBi); dt (n, or NULL) gets the softcap factor. The same function serves forward and
@@ -509,6 +536,8 @@ static void scores(const cpu_problem *pb, const float *q, int b, int h, int i, i
             s[j] = pb->softcap * th;
             if (dt) dt[j] = 1.0f - th * th;
         }
+    else if (pb->score_mod != AF_SCORE_MOD_NONE)
+        score_mod_f32(pb->score_mod, b, n, s, dt);
     else if (dt)
         for (int j = 0; j < n; j++) dt[j] = 1.0f;
     if (pb->bias) {
@@ -921,6 +950,7 @@ static float *floats(int64_t n);
 /* The feature inputs of the case as fp32 arrays (model/features.h). 0 or -1 (memory). */
 static int load_features(cpu_problem *pb, const af_case *c) {
     pb->softcap = (float)c->softcap;
+    pb->score_mod = c->score_mod;
     pb->dropout_threshold = af_dropout_threshold(c->dropout_p);
     pb->dropout_seed = c->dropout_seed;
     pb->dropout_offset = c->dropout_offset;

@@ -40,6 +40,7 @@ static const char *const align_names[] = {"top_left", "bottom_right"};
 static const char *const out_dtype_names[] = {"same", "fp16", "bf16"};
 static const char *const outputs_names[] = {"lse", "max_sumexp", "max_logit"};
 static const char *const kv_dtype_names[] = {"same", "fp8_e4m3", "fp8_e5m2"};
+static const char *const score_mod_names[] = {"none", "squared", "trig", "trig2"};
 /* FLAG2 fields: the spelling of false, then of true */
 static const char *const page_tail_names[] = {"finite", "nan"};
 static const char *const page_layout_names[] = {"nhd", "hnd"};
@@ -76,6 +77,7 @@ const char *af_bias_shape_name(af_bias_shape b) { return bias_names[b]; }
 const char *af_alibi_name(af_alibi_kind a) { return alibi_names[a]; }
 const char *af_alibi_slopes_name(af_alibi_slopes s) { return alibi_slopes_names[s]; }
 const char *af_outputs_name(af_outputs_kind k) { return outputs_names[k]; }
+const char *af_score_mod_name(af_score_mod m) { return score_mod_names[m]; }
 
 const char *af_mask_text(const af_case *c) {
     if (c->has_seqlens && c->layout != AF_LAYOUT_THD) return c->mask == AF_MASK_CAUSAL ? "padding_causal" : "padding";
@@ -985,6 +987,9 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
     if (c->outputs != AF_OUTPUTS_LSE && c->cp_size > 1)
         FAIL(F_OUTPUTS, "outputs = %s with cp = %d: context parallelism does not carry the score statistics",
              outputs_names[c->outputs], c->cp_size);
+    if (c->score_mod != AF_SCORE_MOD_NONE && c->softcap != 0.0)
+        FAIL(F_SCORE_MOD, "score_mod = %s with softcap = %g: a score takes one modifier (drop softcap or score_mod)",
+             score_mod_names[c->score_mod], c->softcap);
     if (c->dlse && !c->backward) FAIL(F_DLSE, "dlse = yes needs backward = yes (it is an incoming gradient)");
     if (c->alibi_slopes != AF_SLOPES_STANDARD && c->alibi != AF_ALIBI_ABS && c->alibi != AF_ALIBI_SIGNED)
         FAIL(F_ALIBI_SLOPES, "alibi_slopes = %s needs alibi = abs or signed (alibi = yes keeps its own slopes)",

@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "model/dense.h"
+
 #define AF_MAX_BATCH      128 /* the serving batches peer suites test (FlashInfer, FA3: 128) */
 #define AF_MAX_HEADS      256
 #define AF_MAX_SEQLEN     131072
@@ -275,6 +277,8 @@ typedef struct {
     /* Extra score statistics the run writes (af_outputs_kind); lse = none. A feature that
      * is not a score feature: the attention function is the same. */
     af_outputs_kind outputs;
+    /* Nonlinear score modifier (af_score_mod); none = off. A feature. */
+    af_score_mod score_mod;
 } af_case;
 
 /* The smallest custom_mask P: floor(P 2^32) >= 1, so that a threshold of 0 still means
@@ -332,6 +336,7 @@ const char *af_bias_shape_name(af_bias_shape b);
 const char *af_alibi_name(af_alibi_kind a);
 const char *af_alibi_slopes_name(af_alibi_slopes s);
 const char *af_outputs_name(af_outputs_kind k);
+const char *af_score_mod_name(af_score_mod m);
 /* Any of the features (sinks, softcap, bias, ALiBi, log2 stats, dLSE, dropout, chunk,
  * documents, global keys) set. */
 bool af_case_has_features(const af_case *c);

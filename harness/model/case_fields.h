@@ -185,6 +185,8 @@
       c->custom_mask_p != 0.0,          12, "custom_mask", "custom_mask")                                           \
     X(OUTPUTS,      "outputs",      ENUM,   outputs,       0, 0,               AF_OUTPUTS_LSE,     outputs_names,   \
       c->outputs != AF_OUTPUTS_LSE,     13, NULL,         "outputs")                                                \
+    X(SCORE_MOD,    "score_mod",    ENUM,   score_mod,     0, 0,               AF_SCORE_MOD_NONE,  score_mod_names, \
+      c->score_mod != AF_SCORE_MOD_NONE, 14, "score_mod", "score_mod")                                              \
     X(BACKEND,      "backend",      NAME,   backend,       0, 0,               "",                 NULL,            \
       c->backend[0] != 0,               -1, NULL,         NULL)                                                     \
     X(ENGINE,       "engine",       NAME,   engine,        0, 0,               "",                 NULL,            \
@@ -210,7 +212,7 @@ typedef enum {
 } af_cf_kind;
 
 /* The number of features (the largest FEAT + 1): select/features.h's bits are below 1 << it. */
-enum { AF_CF_N_FEATURES = 14 };
+enum { AF_CF_N_FEATURES = 15 };
 
 /* One row, as data (for loops and tests). */
 typedef struct {

@@ -9,6 +9,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* A nonlinear score modifier, one of torch Flex's test score_mods by name (a case names a
+ * form, never code; oracle/feature_spec.h has the formulas): with r = scale * q.k the
+ * score becomes squared r * r, trig sin(cos(r)) + tan(b), trig2 cos(r) sin(r) + tan(b)
+ * (b the batch index), before bias and ALiBi. Not with softcap. */
+typedef enum { AF_SCORE_MOD_NONE = 0, AF_SCORE_MOD_SQUARED, AF_SCORE_MOD_TRIG, AF_SCORE_MOD_TRIG2 } af_score_mod;
+
 /* The features of the case (oracle/feature_spec.h states what they mean). All zero /
  * false: plain attention. */
 typedef struct {
@@ -27,6 +33,7 @@ typedef struct {
     /* (B, Hq, Sq, Skv) a kernel's own keep mask (dropout_rng = kernel; 1 = kept): the
      * oracle takes M_ij from it instead of regenerating the Philox mask. NULL = Philox. */
     const uint8_t *dropout_keep;
+    af_score_mod score_mod; /* none, or the score's nonlinear modifier (not with softcap) */
 } af_features;
 
 /* Dense logical arrays, row-major in the order of their shape comment.

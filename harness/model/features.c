@@ -98,6 +98,7 @@ void af_features_free(af_inputs *in) {
 int af_features_fill(const af_case *c, af_inputs *in) {
     af_features *f = &in->feat;
     f->softcap = c->softcap;
+    f->score_mod = c->score_mod;
     f->sink = c->softmax == AF_SOFTMAX_VANILLA ? 0 : c->softmax == AF_SOFTMAX_OFF_BY_ONE ? 1 : 2;
     af_feature_bias_dims(c, &f->bias_b, &f->bias_h);
     f->bias_q = af_feature_bias_rows(c);

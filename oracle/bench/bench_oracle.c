@@ -50,7 +50,7 @@ int main(int argc, char **argv) {
                     NULL,
                     NULL,
                     NULL,
-                    {0.0, 0, 0, 0, false, false, 0.0, 0, 0, 0, 0, false, 0, NULL},
+                    {0.0, 0, 0, 0, false, false, 0.0, 0, 0, 0, 0, false, 0, NULL, AF_SCORE_MOD_NONE},
                     0}; /* q, k, v, dO are (1, 1, seq, dim); no features */
     if (!in.q || !in.k || !in.v || !in.dout) return 2;
     uint64_t st = 1;

@@ -41,7 +41,7 @@ static int bench_one(int seq, int heads, int dim, bool backward, bool full, int 
                     NULL,
                     NULL,
                     NULL,
-                    {0.0, 0, 0, 0, false, false, 0.0, 0, 0, 0, 0, false, 0, NULL},
+                    {0.0, 0, 0, 0, false, false, 0.0, 0, 0, 0, 0, false, 0, NULL, AF_SCORE_MOD_NONE},
                     0}; /* no features */
     if (!in.q || !in.k || !in.v || (backward && !in.dout)) {
         fprintf(stderr, "bench_oracle_gpu: out of host memory\n");

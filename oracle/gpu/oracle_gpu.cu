@@ -91,9 +91,10 @@ extern "C" int af_oracle_gpu_supports(const af_oracle_problem *p, char *why, siz
         return -1;
     }
     const af_features *f = &p->in->feat;
-    if (f->softcap != 0.0 || f->sink || f->bias_b || f->alibi || p->in->dlse) {
+    if (f->softcap != 0.0 || f->score_mod != AF_SCORE_MOD_NONE || f->sink || f->bias_b || f->alibi || p->in->dlse) {
         snprintf(why, cap,
-                 "oracle gpu: sinks, softcap, bias, ALiBi and dLSE are not implemented (CPU tiers serve them)");
+                 "oracle gpu: sinks, softcap, score_mod, bias, ALiBi and dLSE are not implemented (CPU tiers serve "
+                 "them)");
         return -1;
     }
     return 0;

@@ -8,7 +8,8 @@
 
 bool af_feat_any(const af_oracle_problem *p) {
     const af_features *f = &p->in->feat;
-    return f->softcap != 0.0 || f->sink || f->bias_b || f->alibi || p->in->dlse || f->dropout_p != 0.0;
+    return f->softcap != 0.0 || f->sink || f->bias_b || f->alibi || p->in->dlse || f->dropout_p != 0.0 ||
+           f->score_mod != AF_SCORE_MOD_NONE;
 }
 
 bool af_feat_dropout_kept(const af_oracle_problem *p, int b, int h, int i, int j) {
@@ -47,16 +48,57 @@ double af_feat_additive(const af_oracle_problem *p, int b, int h, int i, int j) 
     return add;
 }
 
+double af_feat_score_mod64(const af_oracle_problem *p, int b, double r, double *dt_dr) {
+    double t = r, d = 1.0;
+    switch (p->in->feat.score_mod) {
+        case AF_SCORE_MOD_NONE:
+            break;
+        case AF_SCORE_MOD_SQUARED:
+            t = r * r;
+            d = 2.0 * r;
+            break;
+        case AF_SCORE_MOD_TRIG: {
+            double cr = cos(r);
+            t = sin(cr) + tan((double)b);
+            d = -sin(r) * cos(cr);
+            break;
+        }
+        case AF_SCORE_MOD_TRIG2: {
+            double cr = cos(r), sr = sin(r);
+            t = cr * sr + tan((double)b);
+            d = cr * cr - sr * sr;
+            break;
+        }
+    }
+    if (dt_dr) *dt_dr = d;
+    return t;
+}
+
 double af_feat_score64(const af_oracle_problem *p, int b, int h, int i, int j, double r, double *dt_dr) {
     double c = p->in->feat.softcap, t = r;
     if (c != 0.0) {
         double th = tanh(r / c);
         t = c * th;
         if (dt_dr) *dt_dr = 1.0 - th * th;
-    } else if (dt_dr) {
-        *dt_dr = 1.0;
+    } else {
+        t = af_feat_score_mod64(p, b, r, dt_dr); /* r and 1 without a score_mod */
     }
     return t + af_feat_additive(p, b, h, i, j);
+}
+
+double af_feat_score_bound(const af_oracle_problem *p, double sigma_r) {
+    switch (p->in->feat.score_mod) {
+        case AF_SCORE_MOD_SQUARED:
+            return 3.0 * sigma_r * sigma_r;
+        case AF_SCORE_MOD_TRIG:
+        case AF_SCORE_MOD_TRIG2: {
+            double tan_max = 0.0;
+            for (int b = 0; b < p->B; b++) tan_max = fmax(tan_max, fabs(tan((double)b)));
+            return 1.0 + tan_max + sigma_r;
+        }
+        default:
+            return sigma_r;
+    }
 }
 
 double af_feat_sink(const af_oracle_problem *p, int h) { return p->in->feat.sink ? p->in->sink[h] : -INFINITY; }

@@ -130,9 +130,12 @@ static int validate(const af_oracle_problem *p, const af_oracle_opts *o, char *w
     if ((f->sink && !in->sink) || (f->bias_b && !in->bias) || (f->alibi && !in->alibi_slope) ||
         (f->bias_b && f->bias_b != 1 && f->bias_b != p->B) || (f->bias_h && f->bias_h != 1 && f->bias_h != p->Hq) ||
         (f->bias_b && f->bias_q != 1 && f->bias_q != p->Sq) || (f->alibi && f->alibi_b != 1 && f->alibi_b != p->B) ||
-        !(f->softcap >= 0.0) || !isfinite(f->softcap) || !(f->dropout_p >= 0.0 && f->dropout_p < 1.0)) {
+        !(f->softcap >= 0.0) || !isfinite(f->softcap) || !(f->dropout_p >= 0.0 && f->dropout_p < 1.0) ||
+        (unsigned)f->score_mod > (unsigned)AF_SCORE_MOD_TRIG2 ||
+        (f->score_mod != AF_SCORE_MOD_NONE && f->softcap != 0.0)) {
         snprintf(why, cap,
-                 "oracle: feature inputs are inconsistent (sink, bias extents, ALiBi slopes, softcap or dropout p)");
+                 "oracle: feature inputs are inconsistent (sink, bias extents, ALiBi slopes, softcap, score_mod (not "
+                 "with softcap) or dropout p)");
         return -1;
     }
     return 0;
@@ -353,7 +356,8 @@ static int run_pass(af_oracle_ctx *c, pass_kind kind, const af_sample_item *item
 }
 
 /* sigma: an upper bound of |score| (and of scale * sum |q_d k_d|) over the problem,
- * by Cauchy-Schwarz: |scale| * max ||q_i|| * max ||k_j||. */
+ * by Cauchy-Schwarz: sigma_r = |scale| * max ||q_i|| * max ||k_j||, through the
+ * score_mod's growth (af_feat_score_bound: an error of r moves f(r) by |f'| times it). */
 static double score_bound(const af_oracle_problem *p) {
     const af_inputs *in = p->in;
     double qmax = 0.0, kmax = 0.0;
@@ -372,7 +376,7 @@ static double score_bound(const af_oracle_problem *p) {
         if (n2 > kmax) kmax = n2;
     }
     /* 1.01: covers the rounding of the norms themselves. */
-    return 1.01 * fabs(p->scale) * sqrt(qmax) * sqrt(kmax) + af_feat_additive_bound(p);
+    return af_feat_score_bound(p, 1.01 * fabs(p->scale) * sqrt(qmax) * sqrt(kmax)) + af_feat_additive_bound(p);
 }
 
 static mpfr_t *stats_new(size_t n, int prec) {
@@ -405,7 +409,8 @@ static void run_gpu_tier(af_oracle_ctx *c, const af_oracle_opts *o, af_oracle_re
     af_oracle_gpu_stats st = {0.0, 0.0};
     if (af_feat_any(c->p)) { /* the GPU tier computes plain attention only */
         snprintf(r->note, sizeof r->note,
-                 "%sGPU fp64 tier not used (it does not implement sinks, softcap, bias, ALiBi or dLSE): CPU fp64 "
+                 "%sGPU fp64 tier not used (it does not implement sinks, softcap, score_mod, bias, ALiBi or dLSE): CPU "
+                 "fp64 "
                  "tier instead",
                  o->tier == AF_ORACLE_GPU ? "" : "auto: ");
         return;

@@ -13,9 +13,10 @@
  *         O = (sum e_j v_j) / Z;  LSE = m + ln Z;  D = dO . O (O unrounded);
  *         dS_j = e_j (dO . v_j - D) / Z;  dQ = scale * sum dS_j k_j.
  * Features (oracle/feature_spec.h): s_j = c tanh(r_j / c) + bias + ALiBi with r_j the
- *         scaled dot (tanh, the products and the add each rounded once to prec); the
- *         sink logit is one more term of Z with no value; D includes -g'; dS_j carries the
- *         softcap derivative 1 - tanh^2 (rounded to prec). Dropout: the kept terms' weight
+ *         scaled dot (tanh, the products and the add each rounded once to prec), or
+ *         f(r_j) of the score_mod (mpfr_sqr, mpfr_sin, mpfr_cos, mpfr_tan, each rounded
+ *         once to prec); the sink logit is one more term of Z with no value; D includes
+ *         -g'; dS_j carries the derivative 1 - tanh^2 or f'(r_j) (rounded to prec). Dropout: the kept terms' weight
  *         1 / (1 - p) is one value at prec (1 - p and the division each rounded once);
  *         e_j w_j, w_j dP_j and P_ij w_ij each round once to prec; dropped terms are 0.
  * Column: over the rows i (of every q head of kv head g) that see key j,
@@ -35,7 +36,7 @@ struct af_mpfr_scratch {
     mpfr_t *terms;     /* (n_terms) exact products, summed by mpfr_sum */
     mpfr_ptr *ptrs;    /* (n_terms) pointers handed to mpfr_sum */
     mpfr_t *e;         /* (Skv + 1) scores, then exp(s_j - m); [n] the sink's term */
-    mpfr_t *th;        /* (Skv) softcap derivative 1 - tanh^2 of each score (1 without) */
+    mpfr_t *th;        /* (Skv) dt/dr of each score: 1 - tanh^2, f'(r) or 1 (feature_spec.h) */
     mpfr_t *ds;        /* (Skv) dP_j, then dS_j */
     mpfr_t *ew;        /* (Skv) e_j w_j: the exponentials with the dropout weight */
     mpfr_t *pair_pw;   /* (group * Sq) P_ij w_ij of a key column's rows */
@@ -153,24 +154,58 @@ static double max_abs(const double *x, int n) {
     return m;
 }
 
-/* x holds r = scale * q.k at prec; on return x = s (feature_spec.h) and dt (when not
- * NULL) = 1 - tanh(r / c)^2 (1 without softcap). tmp: scratch at prec. */
+/* x holds r at prec; on return x = f(r) of the score_mod (feature_spec.h: tan(b) added)
+ * and dt = f'(r), each operation rounded once to prec (2 r is exact). tmp: scratch. */
+static void score_mod_mp(const af_oracle_problem *p, int b, mpfr_t x, mpfr_t dt, mpfr_t tmp) {
+    switch (p->in->feat.score_mod) {
+        case AF_SCORE_MOD_NONE:
+            mpfr_set_ui(dt, 1, MPFR_RNDN);
+            return;
+        case AF_SCORE_MOD_SQUARED:
+            mpfr_mul_2ui(dt, x, 1, MPFR_RNDN); /* 2 r */
+            mpfr_sqr(x, x, MPFR_RNDN);
+            return;
+        case AF_SCORE_MOD_TRIG:
+            mpfr_sin(dt, x, MPFR_RNDN);    /* sin r */
+            mpfr_cos(tmp, x, MPFR_RNDN);   /* cos r */
+            mpfr_sin(x, tmp, MPFR_RNDN);   /* sin(cos r) */
+            mpfr_cos(tmp, tmp, MPFR_RNDN); /* cos(cos r) */
+            mpfr_mul(dt, dt, tmp, MPFR_RNDN);
+            mpfr_neg(dt, dt, MPFR_RNDN); /* -sin r cos(cos r) */
+            break;
+        case AF_SCORE_MOD_TRIG2:
+            mpfr_sin(tmp, x, MPFR_RNDN); /* sin r */
+            mpfr_cos(dt, x, MPFR_RNDN);  /* cos r */
+            mpfr_mul(x, dt, tmp, MPFR_RNDN);
+            mpfr_sqr(tmp, tmp, MPFR_RNDN);
+            mpfr_fms(dt, dt, dt, tmp, MPFR_RNDN); /* cos^2 r - sin^2 r, one rounding */
+            break;
+    }
+    mpfr_set_si(tmp, b, MPFR_RNDN); /* exact */
+    mpfr_tan(tmp, tmp, MPFR_RNDN);
+    mpfr_add(x, x, tmp, MPFR_RNDN);
+}
+
+/* x holds r = scale * q.k at prec; on return x = s (feature_spec.h) and dt = dt/dr:
+ * 1 - tanh(r / c)^2 with softcap, f'(r) with score_mod, else 1. tmp: scratch at prec. */
 static void feature_score(const af_oracle_problem *p, int b, int h, int i, int j, mpfr_t x, mpfr_t dt, mpfr_t tmp) {
     double c = p->in->feat.softcap;
     if (c != 0.0) {
         mpfr_div_d(tmp, x, c, MPFR_RNDN);
         mpfr_tanh(tmp, tmp, MPFR_RNDN);
         mpfr_mul_d(x, tmp, c, MPFR_RNDN);
-        if (dt) {
-            mpfr_sqr(tmp, tmp, MPFR_RNDN);
-            mpfr_ui_sub(dt, 1, tmp, MPFR_RNDN);
-        }
-    } else if (dt) {
-        mpfr_set_ui(dt, 1, MPFR_RNDN);
+        mpfr_sqr(tmp, tmp, MPFR_RNDN);
+        mpfr_ui_sub(dt, 1, tmp, MPFR_RNDN);
+    } else {
+        score_mod_mp(p, b, x, dt, tmp);
     }
     double add = af_feat_additive(p, b, h, i, j);
     if (add != 0.0) mpfr_add_d(x, x, add, MPFR_RNDN);
 }
+
+/* The factor by which |dR| may exceed |dS| (for the masses): |dt/dr|, at least 1 (softcap's
+ * and plain attention's 1; squared's 2 |r| when above it). */
+static double grad_gain(const mpfr_t dt) { return fmax(1.0, fabs(mpfr_get_d(dt, MPFR_RNDN))); }
 
 /* dst = x w_ij (feature_spec.h): x without dropout, 0 when dropped, x / (1 - p) kept. */
 static void dropout_weigh(const af_oracle_problem *p, const af_mpfr_scratch *s, int b, int h, int i, int j, mpfr_t dst,
@@ -296,11 +331,12 @@ void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i
         dot_exact(s, s->ds[jj], s->in_b, v, Dv);                                        /* dO . v_j */
         dropout_weigh(p, s, b, h, i, af_mask_keys_at(&keys, jj), s->ds[jj], s->ds[jj]); /* dP_j = w_j dO . v_j */
         double pj = mpfr_get_d(s->e[jj], MPFR_RNDN) / zd;
-        dq_mass += pj * (fabs(mpfr_get_d(s->ds[jj], MPFR_RNDN)) + drow_abs) * s->kmax[jj];
+        dq_mass += pj * (fabs(mpfr_get_d(s->ds[jj], MPFR_RNDN)) + drow_abs) * s->kmax[jj] * grad_gain(s->th[jj]);
         mpfr_sub(s->ds[jj], s->ds[jj], drow, MPFR_RNDN);
         mpfr_mul(s->ds[jj], s->ds[jj], s->e[jj], MPFR_RNDN);
         mpfr_div(s->ds[jj], s->ds[jj], s->z, MPFR_RNDN); /* dS_j */
-        if (p->in->feat.softcap != 0.0) mpfr_mul(s->ds[jj], s->ds[jj], s->th[jj], MPFR_RNDN);
+        if (p->in->feat.softcap != 0.0 || p->in->feat.score_mod != AF_SCORE_MOD_NONE)
+            mpfr_mul(s->ds[jj], s->ds[jj], s->th[jj], MPFR_RNDN); /* dR_j */
     }
     mass->dq = fabs(p->scale) * dq_mass;
     for (int d = 0; d < Dqk; d++) {
@@ -355,13 +391,14 @@ void af_mpfr_key(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int g, int j
             dropout_weigh(p, s, b, h, i, j, s->pair_pw[np], s->pair_p[np]); /* P_ij w_ij */
             double pij = mpfr_get_d(s->pair_p[np], MPFR_RNDN);
             double drow_d = c->drow_mp ? mpfr_get_d(c->drow_mp[row], MPFR_RNDN) : c->drow64[row];
-            s->pair_mass[np] = pij * (fabs(mpfr_get_d(s->u, MPFR_RNDN)) + fabs(drow_d));
+            s->pair_mass[np] = pij * (fabs(mpfr_get_d(s->u, MPFR_RNDN)) + fabs(drow_d)) * grad_gain(s->th[0]);
             if (c->drow_mp)
                 mpfr_sub(s->u, s->u, c->drow_mp[row], MPFR_RNDN);
             else
                 mpfr_sub_d(s->u, s->u, c->drow64[row], MPFR_RNDN);
             mpfr_mul(s->pair_ds[np], s->u, s->pair_p[np], MPFR_RNDN); /* dS_ij */
-            if (p->in->feat.softcap != 0.0) mpfr_mul(s->pair_ds[np], s->pair_ds[np], s->th[0], MPFR_RNDN);
+            if (p->in->feat.softcap != 0.0 || p->in->feat.score_mod != AF_SCORE_MOD_NONE)
+                mpfr_mul(s->pair_ds[np], s->pair_ds[np], s->th[0], MPFR_RNDN); /* dR_ij */
             s->pair_row[np] = row;
             dv_mass += mpfr_get_d(s->pair_pw[np], MPFR_RNDN) * max_abs(dout, Dv);
             dk_mass += s->pair_mass[np] * max_abs(q, Dqk);

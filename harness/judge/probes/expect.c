@@ -30,9 +30,11 @@ int probe_row_fp64(const probe_ctx *x, const af_mask_rule *rule, const af_inputs
             acc += q[d] * k[d];
             aacc += fabs(q[d] * k[d]);
         }
-        s[j] = af_feat_score64(&fp, b, h, i, lo + j, acc * scale, NULL);
+        double dt_dr; /* a score_mod's f' scales the score's error (squared: 2 r) */
+        s[j] = af_feat_score64(&fp, b, h, i, lo + j, acc * scale, &dt_dr);
         if (s[j] > m) m = s[j];
-        if (aacc * fabs(scale) > abs_max) abs_max = aacc * fabs(scale);
+        double a = aacc * fabs(scale) * fmax(1.0, fabs(dt_dr));
+        if (a > abs_max) abs_max = a;
     }
     double l = 0;
     for (int j = 0; j < n; j++) {

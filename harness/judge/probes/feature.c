@@ -1,5 +1,5 @@
 /* feature.c — the feature probe (AF_V_FEATURE_IGNORED, probes.h): rerun with the case's
- * declared features removed one at a time (softcap, sinks, bias, ALiBi: first, since a
+ * declared features removed one at a time (softcap, sinks, bias, ALiBi, score_mod: first, since a
  * backend that accepts and ignores one is the bug this catches), attention_chunk -> none,
  * documents -> none, global_keys -> 0, block_mask -> none, custom_mask -> none, causal -> none,
  * window -> none, scale -> 2 * scale,
@@ -25,6 +25,7 @@ typedef struct {
 static af_inputs toggled_inputs(const af_inputs *base, const af_case *tc) {
     af_inputs in = *base;
     if (tc->softcap == 0.0) in.feat.softcap = 0.0;
+    if (tc->score_mod == AF_SCORE_MOD_NONE) in.feat.score_mod = AF_SCORE_MOD_NONE;
     if (tc->softmax == AF_SOFTMAX_VANILLA) in.feat.sink = 0, in.sink = NULL;
     if (tc->bias == AF_BIAS_NONE) in.feat.bias_b = in.feat.bias_h = in.feat.bias_q = 0, in.bias = NULL;
     if (!tc->alibi) in.feat.alibi = in.feat.alibi_signed = false, in.feat.alibi_b = 0, in.alibi_slope = NULL;
@@ -33,12 +34,14 @@ static af_inputs toggled_inputs(const af_inputs *base, const af_case *tc) {
 
 static int make_toggles(const af_case *c, toggle *t) {
     int n = 0;
-    for (int f = 0; f < 4; f++) {
-        static const char *const names[] = {"softcap -> none", "sinks -> none", "bias -> none", "alibi -> none"};
+    for (int f = 0; f < 5; f++) {
+        static const char *const names[] = {"softcap -> none", "sinks -> none", "bias -> none", "alibi -> none",
+                                            "score_mod -> none"};
         bool has = f == 0   ? c->softcap != 0.0
                    : f == 1 ? c->softmax != AF_SOFTMAX_VANILLA
                    : f == 2 ? c->bias != AF_BIAS_NONE
-                            : c->alibi != AF_ALIBI_NO;
+                   : f == 3 ? c->alibi != AF_ALIBI_NO
+                            : c->score_mod != AF_SCORE_MOD_NONE;
         if (!has) continue;
         t[n].name = names[f];
         t[n].toggled = *c;
@@ -47,6 +50,7 @@ static int make_toggles(const af_case *c, toggle *t) {
         if (f == 1) t[n].toggled.softmax = AF_SOFTMAX_VANILLA;
         if (f == 2) t[n].toggled.bias = AF_BIAS_NONE;
         if (f == 3) t[n].toggled.alibi = AF_ALIBI_NO, t[n].toggled.alibi_slopes = AF_SLOPES_STANDARD;
+        if (f == 4) t[n].toggled.score_mod = AF_SCORE_MOD_NONE;
         n++;
     }
     /* the mask features, each switched off through the case-field table: the rows whose
@@ -137,7 +141,7 @@ static int feature_rows(const probe_ctx *x, const af_case *tc, bool scores_chang
 
 void probe_feature(probe_ctx *x) {
     const af_case *c = x->c;
-    toggle tg[13]; /* 4 score features, 5 mask features, causal, window, scale, alignment */
+    toggle tg[14]; /* 5 score features, 5 mask features, causal, window, scale, alignment */
     int nt = make_toggles(c, tg), want = x->o->feature_runs;
     int Dv = c->head_dim_v, h = x->fh;
     double *o1 = calloc((size_t)Dv, sizeof(double)), *m1 = calloc((size_t)Dv, sizeof(double));
