@@ -504,6 +504,8 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
         /* the dropout-stream byte, after the orders byte */
         if (rd(&r, after + 6 + EXT_N_GAPS * EXT_GAP_BYTES) & EXT_DROPOUT_RNG_KERNEL)
             c->dropout_rng = AF_DROPOUT_RNG_KERNEL;
+        /* the score-mod byte, after the dropout-stream byte */
+        c->score_mod = (af_score_mod)(rd(&r, after + 7 + EXT_N_GAPS * EXT_GAP_BYTES) % AF_FZ_N_SCORE_MODS);
     }
     if (ext.items & EXT_FP8_HEADROOM)
         for (int k = 0; k < AF_FP8_SCALED; k++) c->fp8_headroom[k] = (int)rd(&r, ext.headroom_at + (size_t)k);

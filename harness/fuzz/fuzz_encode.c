@@ -294,7 +294,9 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
     unsigned kv_types = (unsigned)c->kv_dtype | (c->descale_head ? EXT_KV_DESCALE_HEAD : 0u);        /* after outputs */
     unsigned pages = (c->page_hnd ? EXT_PAGES_HND : 0u) | (c->page_kv_joint ? EXT_PAGES_JOINT : 0u); /* after layouts */
     unsigned rng = c->dropout_rng == AF_DROPOUT_RNG_KERNEL ? EXT_DROPOUT_RNG_KERNEL : 0u;            /* after orders */
-    bool gaps = c->gap_h || c->gap_s || c->gap_b || orders || rng; /* the gaps item (zeros to reach what follows) */
+    unsigned smod = (unsigned)c->score_mod;                                                          /* after rng */
+    bool gaps =
+        c->gap_h || c->gap_s || c->gap_b || orders || rng || smod; /* the gaps item (zeros to reach what follows) */
     if ((exact_page || split_v || types || drops || bias_alibi || outs || kv_types || layouts || pages || gaps) &&
         !items)
         items = EXT_HIGH_BITS; /* a section to hold them */
@@ -368,8 +370,9 @@ size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap) {
             for (int i = 0; i < EXT_N_GAPS; i++)
                 for (int k = 0; k < EXT_GAP_BYTES; k++) o[end++] = (uint8_t)((unsigned)g[i] >> (8 * k));
         }
-        if (orders || rng) o[end++] = (uint8_t)orders; /* the orders byte */
-        if (rng) o[end++] = (uint8_t)rng;              /* the dropout-stream byte */
+        if (orders || rng || smod) o[end++] = (uint8_t)orders; /* the orders byte */
+        if (rng || smod) o[end++] = (uint8_t)rng;              /* the dropout-stream byte */
+        if (smod) o[end++] = (uint8_t)smod;                    /* the score-mod byte */
     }
     /* missing bytes read as 0: drop trailing zeros, but never down to the empty input */
     while (end > 1 && o[end - 1] == 0) end--;

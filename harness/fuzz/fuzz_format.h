@@ -191,6 +191,11 @@ enum { EXT_ORDERS_SHIFT = 2, EXT_ORDERS_MASK = 0x3u };
  * bit 0 (EXT_DROPOUT_RNG_KERNEL) is dropout_rng = kernel (repair drops it without dropout).
  * The encoder writes it only for dropout_rng = kernel. */
 enum { EXT_DROPOUT_RNG_KERNEL = 1u << 0 };
+/* After the dropout-stream byte (the encoder writes the items before it, as 0, to reach it):
+ * the score-mod byte (missing = 0: none, so older inputs decode as before), score_mod
+ * modulo AF_FZ_N_SCORE_MODS (none, squared, trig, trig2; repair drops it with softcap or
+ * where features are not allowed). The encoder writes it only for a case with one. */
+enum { AF_FZ_N_SCORE_MODS = 4 };
 
 /* A byte a backend or engine name may hold: what the case parser keeps in a value (no
  * white space, no '#', which starts a comment). */

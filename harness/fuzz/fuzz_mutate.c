@@ -642,7 +642,8 @@ static void mutate_cp_paged(af_case *c, uint64_t *rng) {
  * slopes, log2 stats, dLSE (needs backward, which repair checks), dropout
  * (off, or a table probability with a fresh Philox seed and offset, a quarter of them with
  * the kernel's own stream), the local masks, the
- * block / element drop masks and the score statistics outputs. */
+ * block / element drop masks, the score statistics outputs and the score_mods (none,
+ * squared, trig, trig2). */
 static void mutate_feature(af_case *c, uint64_t *rng) {
     static const double softcaps[] = {0.0, 5.0, 20.0, 30.0, 50.0};
     if (af_dtype_is_fp8_tensor(c->dtype)) { /* fp8's: O's storage, descales, sinks, or one tensor's headroom */
@@ -664,7 +665,12 @@ static void mutate_feature(af_case *c, uint64_t *rng) {
         c->fp8_headroom[tensor] = pick(rng, AF_FP8_HEADROOM_MAX + 1);
         return;
     }
-    switch (pick(rng, 13)) {
+    switch (pick(rng, 14)) {
+        case 13: /* off or one of torch Flex's named score_mods, in place of a softcap (one
+                  * score modifier: repair drops the score_mod beside a softcap) */
+            c->score_mod = (af_score_mod)pick(rng, AF_SCORE_MOD_TRIG2 + 1);
+            if (c->score_mod != AF_SCORE_MOD_NONE) c->softcap = 0.0;
+            break;
         case 12: /* the score statistics beside O and LSE: lse, max_sumexp, max_logit */
             c->outputs = (af_outputs_kind)pick(rng, 3);
             break;

@@ -1,5 +1,5 @@
 /* test_fuzz_features.c — the fuzzer draws the features (sinks, softcap, bias, ALiBi,
- * log2 stats, dLSE, dropout, attention_chunk, documents, global_keys) at a modest rate: along
+ * log2 stats, dLSE, dropout, attention_chunk, documents, global_keys, each score_mod) at a modest rate: along
  * a chain of 3000 mutations from the default case, the feature mutation is picked for 2 % to
  * 15 % of the steps, each feature appears, the chunk takes odd sizes and powers of two, the
  * documents come one and several, with a document of length 1, an odd length, a power of
@@ -48,14 +48,15 @@ static const char *const doc_kind_names[DOC_KINDS] = {"a document of length 1",
 enum { BA_BIAS_ROW, BA_ABS, BA_SIGNED, BA_RANDOM, BA_RANDOM_BATCH, BA_KINDS };
 static int ba_kinds[BA_KINDS];
 static int kernel_stream; /* cases with dropout_rng = kernel (each with dropout: checked) */
+static int score_mods[4]; /* cases with each score_mod (squared, trig, trig2; [0] unused) */
 
-static void chain(const af_fuzz_limits *lim, int steps, int *feature_steps, int seen[12], int *with_features,
+static void chain(const af_fuzz_limits *lim, int steps, int *feature_steps, int seen[13], int *with_features,
                   int chunk_kinds[2], int doc_kinds[DOC_KINDS], int *far_low_lse) {
     af_case c;
     af_case_defaults(&c);
     uint64_t rng = 12345;
     *feature_steps = *with_features = 0;
-    memset(seen, 0, 12 * sizeof *seen);
+    memset(seen, 0, 13 * sizeof *seen);
     memset(doc_kinds, 0, DOC_KINDS * sizeof *doc_kinds);
     chunk_kinds[0] = chunk_kinds[1] = 0;
     *far_low_lse = 0;
@@ -115,6 +116,9 @@ static void chain(const af_fuzz_limits *lim, int steps, int *feature_steps, int 
                   "step %d: custom_mask P %g", k, c.custom_mask_p);
         seen[10] += c.block_mask_q > 0;
         seen[11] += c.custom_mask_p != 0.0;
+        seen[12] += c.score_mod != AF_SCORE_MOD_NONE;
+        CHECK_MSG(c.score_mod == AF_SCORE_MOD_NONE || c.softcap == 0.0, "step %d: score_mod beside softcap", k);
+        if (c.score_mod != AF_SCORE_MOD_NONE) score_mods[c.score_mod]++;
         *with_features += af_case_has_features(&c);
         for (int i = 0; i < c.n_data; i++) *far_low_lse += c.data[i].kind == AF_DATA_LOW_LSE && c.data[i].p1 > 1e4;
         if (k % 50 == 49) af_case_defaults(&c); /* restart: keep cases small and varied */
@@ -124,7 +128,7 @@ static void chain(const af_fuzz_limits *lim, int steps, int *feature_steps, int 
 int main(void) {
     af_fuzz_limits lim;
     af_fuzz_limits_default(&lim);
-    int steps = 3000, feature_steps, seen[12], with, chunk_kinds[2], doc_kinds[DOC_KINDS], far;
+    int steps = 3000, feature_steps, seen[13], with, chunk_kinds[2], doc_kinds[DOC_KINDS], far;
     chain(&lim, steps, &feature_steps, seen, &with, chunk_kinds, doc_kinds, &far);
     printf("feature mutation on %d of %d steps; cases with softcap %d, sinks %d, bias %d, alibi %d, log2 %d, dlse %d, "
            "dropout %d, attention_chunk %d (%d of a power of two, %d other sizes); %d with any\n",
@@ -136,7 +140,9 @@ int main(void) {
         printf(" %s %d%s", doc_kind_names[k], doc_kinds[k], k + 1 < DOC_KINDS ? "," : "\n");
     CHECK_MSG(feature_steps * 50 >= steps && feature_steps * 100 <= 15 * steps, "feature mutation rate %d / %d",
               feature_steps, steps);
-    for (int f = 0; f < 12; f++) CHECK_MSG(seen[f] > 0, "feature %d never drawn", f);
+    for (int f = 0; f < 13; f++) CHECK_MSG(seen[f] > 0, "feature %d never drawn", f);
+    printf("score_mod squared %d, trig %d, trig2 %d\n", score_mods[1], score_mods[2], score_mods[3]);
+    for (int m = 1; m < 4; m++) CHECK_MSG(score_mods[m] > 0, "score_mod %d never drawn", m);
     printf("bias row-broadcast %d, alibi abs %d, signed %d, slopes random %d, random_batch %d\n", ba_kinds[BA_BIAS_ROW],
            ba_kinds[BA_ABS], ba_kinds[BA_SIGNED], ba_kinds[BA_RANDOM], ba_kinds[BA_RANDOM_BATCH]);
     for (int k = 0; k < BA_KINDS; k++) CHECK_MSG(ba_kinds[k] > 0, "bias / ALiBi variant %d never drawn", k);
