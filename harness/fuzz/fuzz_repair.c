@@ -397,6 +397,7 @@ static void repair_features(af_case *c, const af_fuzz_limits *l) {
     if (!(c->softcap >= 1e-3 && c->softcap <= 1e4)) c->softcap = 0.0; /* NaN too */
     if ((unsigned)c->score_mod > AF_SCORE_MOD_TRIG2 || c->softcap != 0.0)
         c->score_mod = AF_SCORE_MOD_NONE; /* one score modifier: softcap keeps its place */
+    if (c->score_mod != AF_SCORE_MOD_NONE) c->outputs = AF_OUTPUTS_LSE; /* validate: no statistics with it */
     if ((unsigned)c->softmax > AF_SOFTMAX_LEARNABLE) c->softmax = AF_SOFTMAX_VANILLA;
     if ((unsigned)c->bias >= AF_BIAS_COUNT) c->bias = AF_BIAS_NONE;
     if ((unsigned)c->alibi > AF_ALIBI_SIGNED) c->alibi = AF_ALIBI_NO;

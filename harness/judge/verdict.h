@@ -129,6 +129,23 @@ static inline double af_score_acc_unit(int dqk) { return 0x1p-21 + 0x1p-26 * (do
  * (fp16, 768 tokens, softcap 50) stays at O 0.24, dQ 0.37, dK 0.18, dV 0.02 of them.
  * test_softcap_tanh shows, in both tiers, that an error just above it is caught. */
 #define AF_SOFTCAP_TANH_REL 0x1p-16
+/* score_mod (torch Flex's named forms, oracle/feature_spec.h): what a kernel's own fp32
+ * evaluation of f may add to each score beyond the error of r (which |f'| carries:
+ * af_criterion_score_mod_gain). sin and cos: the CUDA C Programming Guide (appendix
+ * "Mathematical Functions", single precision) documents sinf / cosf to 2 ulp (an absolute
+ * 2^-23 on results in [-1, 1]) and the intrinsics __sinf / __cosf (fast math, what
+ * -use_fast_math and Triton's approximate paths give) to 2^-21.41 absolute on [-pi, pi];
+ * glibc's sinf / cosf, which the cpu backend uses, measured here (docs/research-scripts/
+ * trig_fp32_err.c, every fp32 r in [0, 64] and 1e8 r up to 1e4): MEASURED_TRIG. 2^-20
+ * leaves a factor 2.66 over __sinf's documented bound; each sin or cos of a form counts
+ * once (trig: 2 of them, trig2: 2 and the product's 2^-24; tan(b) as sin / cos:
+ * AF_SCORE_MOD_TRIG_ABS (1 + tan^2 b), on the LSE only). Outside [-pi, pi] __cosf's error
+ * grows with |r| (its range reduction is coarse); a kernel that uses it there on large
+ * scores is a finding by this rule, as it should be. test_score_mod_criterion shows that an
+ * error just above the allowance is caught. */
+#define AF_SCORE_MOD_TRIG_ABS 0x1p-20
+/* squared: r * r in fp32 rounds once, 2^-24 relative; 2^-23 r_abs^2 leaves a factor 2. */
+#define AF_SCORE_MOD_SQR_REL 0x1p-23
 /* Rule 3 and 4: standard deviations of the rounding noise allowed in a row's signed
  * error sum, on top of twice the noise (a kernel may be twice as noisy as the
  * reference). 5 sigma at twice the noise is 10 at the reference's. */

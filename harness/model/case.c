@@ -990,6 +990,11 @@ static int validate(const af_case *c, const parse_state *st, const char *name, a
     if (c->score_mod != AF_SCORE_MOD_NONE && c->softcap != 0.0)
         FAIL(F_SCORE_MOD, "score_mod = %s with softcap = %g: a score takes one modifier (drop softcap or score_mod)",
              score_mod_names[c->score_mod], c->softcap);
+    if (c->score_mod != AF_SCORE_MOD_NONE && c->outputs != AF_OUTPUTS_LSE)
+        FAIL(F_SCORE_MOD,
+             "score_mod = %s with outputs = %s: the score statistics' error model (judge/compare_stats.c) does not "
+             "carry a score_mod's f'",
+             score_mod_names[c->score_mod], outputs_names[c->outputs]);
     if (c->dlse && !c->backward) FAIL(F_DLSE, "dlse = yes needs backward = yes (it is an incoming gradient)");
     if (c->alibi_slopes != AF_SLOPES_STANDARD && c->alibi != AF_ALIBI_ABS && c->alibi != AF_ALIBI_SIGNED)
         FAIL(F_ALIBI_SLOPES, "alibi_slopes = %s needs alibi = abs or signed (alibi = yes keeps its own slopes)",

@@ -62,6 +62,8 @@ typedef struct {
     double *prob, *ds, *g, *wk; /* (Skv) per-row scratch */
     double *w;                  /* (Skv) dropout weight w_ij of the row's keys (1 without) */
     double *th2;                /* (Skv) softcap: tanh(r_ij / c)^2 of the row's keys (0 without) */
+    double *gain;               /* (Skv) max(1, |dt/dr|) of the row's keys: how far |dR| may exceed
+                                   |dS| (1 but for a score_mod: squared's 2 |r| above 1) */
     double keep_fp32;           /* 2^-23 with dropout (fp32 keep factor and its product), else 0 */
     long long *seen;            /* (B, Hkv, Skv) terms summed into each dK/dV row */
 } terms_ctx;
@@ -94,6 +96,7 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, const af_mask_k
                 /* a key the drops take (block_mask, custom_mask): no term, P = 0 (keys is
                  * the row's envelope; its score is no part of the softmax) */
                 x->prob[j] = x->w[j] = x->th2[j] = 0.0;
+                x->gain[j] = 1.0;
                 continue;
             }
             const double *k = in->k + (((size_t)b * p->Hkv + hk) * p->Skv + j) * p->Dqk;
@@ -107,16 +110,25 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, const af_mask_k
             a *= fabs(p->scale);                           /* a magnitude: the scale may be negative */
             if (a > A) A = a;
             if (fabs(r) > R) R = fabs(r);
-            x->th2[j] = 1.0 - dt_dr; /* softcap: tanh(r / c)^2 (0 without) */
+            /* dt/dr is softcap's 1 - tanh^2 in [0, 1], a score_mod's f'(r) of any size and
+             * sign (feature_spec.h), else 1 */
+            x->th2[j] = p->in->feat.softcap != 0.0 ? 1.0 - dt_dr : 0.0; /* softcap: tanh(r / c)^2 */
+            x->gain[j] = fmax(1.0, fabs(dt_dr));
             if (s > m) m = s;
             x->prob[j] = exp(s - lse);
             x->w[j] = af_feat_dropout_weight(p, b, h, i, j); /* criterion.h: dropout */
         }
-    double acc = af_score_acc_unit(p->Dqk) * A; /* the fp32 score's error (verdict.h) */
+    af_score_mod mod = p->in->feat.score_mod;
+    /* the fp32 score's error (verdict.h) on r, carried to t = f(r) by |f'| (score_mod) */
+    double acc_r = af_score_acc_unit(p->Dqk) * A, score_gain = af_criterion_score_mod_gain(mod, R);
+    double acc = acc_r * score_gain;
     /* softcap: an approximate tanh moves every score by up to tc (verdict.h), so each P by
-     * up to 2 tc relative (its own score and the row's normaliser) and the LSE by tc */
+     * up to 2 tc relative (its own score and the row's normaliser) and the LSE by tc; a
+     * score_mod's fp32 f likewise by up to fe, and its tan(b) the LSE alone (one constant
+     * of the row) */
     double tc = af_criterion_softcap_err(p->in->feat.softcap, R);
-    double rho = 0x1p-21 * (1.0 + fabs(lse)) + acc + 2.0 * tc;
+    double fe = af_criterion_score_mod_err(mod, R);
+    double rho = 0x1p-21 * (1.0 + fabs(lse)) + acc + 2.0 * tc + 2.0 * fe;
     /* fp16: a kernel rounds the unnormalised exp(s - m*) to the dtype, below 2^-14 by 2^-25
      * absolute; m* is its running max, which starts at the sink's logit when the row has one
      * (the cpu reference's, FA3's and FlashInfer's sinks): per P term, in normalised units */
@@ -124,7 +136,8 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, const af_mask_k
     double sub = x->fp16 ? 0x1p-25 * exp(m_run - lse) : 0.0;
     double gam = accumulation_bias(n);
     t->rho[row] = rho;
-    t->kappa[AF_T_LSE][row] = af_criterion_lse_kappa(p->Dqk, A, n) + tc;
+    t->kappa[AF_T_LSE][row] =
+        af_criterion_lse_kappa(p->Dqk, A * score_gain, n) + tc + fe + af_criterion_score_mod_tan_err(mod, b);
     /* O row: mass, kappa, sig2 */
     double *om = t->mass[AF_T_O] + row * p->Dv, *ok = t->kappa[AF_T_O] + row * p->Dv;
     double *osq = t->cast_sq[AF_T_O] ? t->cast_sq[AF_T_O] + row * p->Dv : NULL;
@@ -198,6 +211,9 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, const af_mask_k
     t->log_f[row] = log(fmax(p_max, 1e-300)) + log1p(w_max) + log1p(fabs(p->scale) * (k_max + q_max) + do_max) +
                     log((double)n + (double)p->Sq * p->Hq);
     double sub_s = x->fp16 ? 0x1p-25 * fmax(fabs(p->scale), 1.0) : 0.0; /* per dS term, scaled units */
+    /* score_mod: dR = dS f'(r), with f' from the kernel's own r and fp32 functions, off by
+     * up to df (verdict.h) */
+    double df = af_criterion_score_mod_dgrad_err(mod, acc_r);
     const double *dq_ex = x->ex->dq + row * p->Dqk;
     double *qm = t->mass[AF_T_DQ] + row * p->Dqk, *qk = t->kappa[AF_T_DQ] + row * p->Dqk;
     double *kq = t->kq + row * p->Dqk;
@@ -206,7 +222,8 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, const af_mask_k
         for (int j = keys.first[ks]; j <= keys.last[ks]; j++) {
             size_t kr = ((size_t)b * p->Hkv + hk) * p->Skv + j;
             const double *k = in->k + kr * p->Dqk;
-            double wk = x->wk[j], ds = p->scale * x->ds[j];
+            double gj = x->gain[j]; /* |dR| <= gj |dS| */
+            double wk = gj * x->wk[j] + df * fabs(x->ds[j]), ds = p->scale * x->ds[j] * gj;
             double pj = x->prob[j], pw = pj * x->w[j]; /* P, and dV's term weight P w */
             double c = 0, c_k = 0, c_v = 0;
             const double *dk_ex = x->ex->dk + kr * p->Dqk, *dv_ex = x->ex->dv + kr * p->Dv;
@@ -215,12 +232,12 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, const af_mask_k
             double *wq = t->wq + kr * p->Dqk;
             for (int d = 0; d < p->Dqk; d++) {
                 qm[d] += fabs(ds * k[d]);
-                qk[d] += fabs(p->scale) * wk * fabs(k[d]) + sub_s * fabs(k[d]);
-                kq[d] += fabs(p->scale) * pj * fabs(k[d]);
+                qk[d] += fabs(p->scale) * wk * fabs(k[d]) + gj * sub_s * fabs(k[d]);
+                kq[d] += fabs(p->scale) * pj * gj * fabs(k[d]);
                 c += sgn(dq_ex[d]) * k[d];
                 km[d] += fabs(ds * q[d]);
-                kk[d] += fabs(p->scale) * wk * fabs(q[d]) + sub_s * fabs(q[d]);
-                wq[d] += fabs(p->scale) * pj * fabs(q[d]);
+                kk[d] += fabs(p->scale) * wk * fabs(q[d]) + gj * sub_s * fabs(q[d]);
+                wq[d] += fabs(p->scale) * pj * gj * fabs(q[d]);
                 c_k += sgn(dk_ex[d]) * q[d];
             }
             /* fp16: a backward kernel rounds the normalised P to the dtype for P^T dO; below
@@ -321,13 +338,14 @@ int af_criterion_terms_compute_on(const af_oracle_problem *p, const af_outputs *
     x.wk = malloc(skv * sizeof(double));
     x.w = malloc(skv * sizeof(double));
     x.th2 = malloc(skv * sizeof(double));
+    x.gain = malloc(skv * sizeof(double));
     x.keep_fp32 = p->in->feat.dropout_p != 0.0 ? 0x1p-23 : 0.0;
     t->keep_scale = 1.0 / (1.0 - p->in->feat.dropout_p);
     x.seen = calloc(nk ? nk : 1, sizeof(long long));
     t->kappa[AF_T_LSE] = calloc(nq ? nq : 1, sizeof(double));
     t->rho = calloc(nq ? nq : 1, sizeof(double));
     t->lse_exact = exact->lse;
-    bool ok = x.prob && x.ds && x.g && x.wk && x.w && x.th2 && x.seen && t->kappa[AF_T_LSE] && t->rho &&
+    bool ok = x.prob && x.ds && x.g && x.wk && x.w && x.th2 && x.gain && x.seen && t->kappa[AF_T_LSE] && t->rho &&
               alloc_all(t, AF_T_O, nq * p->Dv, nq);
     if (af_dtype_is_fp8_tensor(dtype) && where == AF_TERMS_HOST) /* the P cast's variance (criterion_fp8.c) */
         ok = ok && (t->cast_sq[AF_T_O] = calloc(nq * p->Dv + 1, sizeof(double)));
@@ -340,7 +358,9 @@ int af_criterion_terms_compute_on(const af_oracle_problem *p, const af_outputs *
         t->wq = calloc(nk * p->Dqk + 1, sizeof(double));
         t->log_f = calloc(nq + 1, sizeof(double));
         ok = ok && t->kq && t->wq && t->log_f;
-        if (nq * (size_t)p->Skv <= AF_CRITERION_MAX_PROB) {
+        /* a score_mod's dK growth term takes the group bound (criterion_lse.c): the per
+         * (i, j) one reads P and |dS| without f' */
+        if (nq * (size_t)p->Skv <= AF_CRITERION_MAX_PROB && p->in->feat.score_mod == AF_SCORE_MOD_NONE) {
             t->prob = calloc(nq * p->Skv + 1, sizeof(float));
             t->ds_abs = calloc(nq * p->Skv + 1, sizeof(float));
             if (!t->prob || !t->ds_abs) { /* both or neither: the growth term of dK needs both */
@@ -391,6 +411,7 @@ int af_criterion_terms_compute_on(const af_oracle_problem *p, const af_outputs *
     free(x.wk);
     free(x.w);
     free(x.th2);
+    free(x.gain);
     free(x.seen);
     if (!ok) {
         af_criterion_terms_free(t);

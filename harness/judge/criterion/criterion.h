@@ -135,6 +135,23 @@ int af_criterion_terms_compute_on(const af_oracle_problem *p, const af_outputs *
  * r_abs >= max_j |r_ij| of the row's raw scores, AF_SOFTCAP_TANH_REL c tanh(r_abs / c) >=
  * max_j AF_SOFTCAP_TANH_REL |t_ij|; 0 without softcap (softcap 0). */
 double af_criterion_softcap_err(double softcap, double r_abs);
+/* score_mod (verdict.h AF_SCORE_MOD_*), for a row whose raw scores have |r_ij| <= r_abs:
+ *   gain:      max(1, max |f'(r)|), the factor by which an error of r moves t = f(r)
+ *              (squared: max(1, 2 r_abs); trig, trig2: 1; 1 without a score_mod);
+ *   err:       the error of the kernel's own fp32 f on each score beside r's (squared:
+ *              AF_SCORE_MOD_SQR_REL r_abs^2; trig: 2 AF_SCORE_MOD_TRIG_ABS, cos then sin
+ *              with |sin'| <= 1; trig2: 2 AF_SCORE_MOD_TRIG_ABS + 2^-24, cos, sin and
+ *              their product); 0 without;
+ *   tan_err:   the error of its tan(b) for sequence b, AF_SCORE_MOD_TRIG_ABS (1 + tan^2 b)
+ *              (tan = sin / cos with each off by the allowance); one constant of every
+ *              row of the sequence: it moves the LSE only; 0 for squared and without;
+ *   dgrad_err: the error of its f'(r) given r's error acc_r (|f''| <= 2 for every form:
+ *              2 acc_r) and its fp32 functions (trig, trig2: 3 AF_SCORE_MOD_TRIG_ABS +
+ *              2^-24); 0 without. dR = dS f' is off by |dS| times it. */
+double af_criterion_score_mod_gain(af_score_mod mod, double r_abs);
+double af_criterion_score_mod_err(af_score_mod mod, double r_abs);
+double af_criterion_score_mod_tan_err(af_score_mod mod, int b);
+double af_criterion_score_mod_dgrad_err(af_score_mod mod, double acc_r);
 
 /* The LSE budget of one visible query row (verdict.h): the fp32 score's error
  * af_score_acc_unit(Dqk) A_i, A_i = max_j |scale| sum_d |q_d k_jd| over the n_i keys it

@@ -164,6 +164,34 @@ double af_criterion_softcap_err(double softcap, double r_abs) {
     return softcap > 0 ? AF_SOFTCAP_TANH_REL * softcap * tanh(r_abs / softcap) : 0.0;
 }
 
+double af_criterion_score_mod_gain(af_score_mod mod, double r_abs) {
+    return mod == AF_SCORE_MOD_SQUARED ? fmax(1.0, 2.0 * r_abs) : 1.0;
+}
+
+double af_criterion_score_mod_err(af_score_mod mod, double r_abs) {
+    switch (mod) {
+        case AF_SCORE_MOD_SQUARED:
+            return AF_SCORE_MOD_SQR_REL * r_abs * r_abs;
+        case AF_SCORE_MOD_TRIG:
+            return 2.0 * AF_SCORE_MOD_TRIG_ABS;
+        case AF_SCORE_MOD_TRIG2:
+            return 2.0 * AF_SCORE_MOD_TRIG_ABS + 0x1p-24;
+        default:
+            return 0.0;
+    }
+}
+
+double af_criterion_score_mod_tan_err(af_score_mod mod, int b) {
+    if (mod != AF_SCORE_MOD_TRIG && mod != AF_SCORE_MOD_TRIG2) return 0.0;
+    double t = tan((double)b);
+    return AF_SCORE_MOD_TRIG_ABS * (1.0 + t * t);
+}
+
+double af_criterion_score_mod_dgrad_err(af_score_mod mod, double acc_r) {
+    if (mod == AF_SCORE_MOD_NONE) return 0.0;
+    return 2.0 * acc_r + (mod == AF_SCORE_MOD_SQUARED ? 0.0 : 3.0 * AF_SCORE_MOD_TRIG_ABS + 0x1p-24);
+}
+
 double af_criterion_lse_kappa(int head_dim_qk, double score_abs, int n_keys) {
     return 0x1p-21 + af_score_acc_unit(head_dim_qk) * score_abs + 0x1p-24 * sqrt((double)n_keys);
 }
@@ -183,9 +211,12 @@ int af_criterion_lse_rows_only(const af_case *c, const double *score_abs, af_cri
             if (n_keys == 0) continue;
             for (int h = 0; h < Hq; h++) {
                 size_t r = ((size_t)b * Hq + h) * Sq + i;
-                /* softcap: A_i bounds every |r_ij| of the row */
-                kappa[r] = af_criterion_lse_kappa(c->head_dim_qk, score_abs[r], n_keys) +
-                           af_criterion_softcap_err(c->softcap, score_abs[r]);
+                /* softcap, score_mod: A_i bounds every |r_ij| of the row */
+                double gain = af_criterion_score_mod_gain(c->score_mod, score_abs[r]);
+                kappa[r] = af_criterion_lse_kappa(c->head_dim_qk, score_abs[r] * gain, n_keys) +
+                           af_criterion_softcap_err(c->softcap, score_abs[r]) +
+                           af_criterion_score_mod_err(c->score_mod, score_abs[r]) +
+                           af_criterion_score_mod_tan_err(c->score_mod, b);
             }
         }
     }
