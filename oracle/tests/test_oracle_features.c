@@ -6,8 +6,10 @@
  *  - ALiBi equals the explicit bias tensor holding its values (bit for bit);
  *  - the gradients (dQ, dK, dV, dsink) of L = sum dO . O + sum g . LSE_out (LSE_out in the
  *    output's base) match central finite differences of the MPFR tier, with softcap,
- *    sinks, bias, ALiBi, dLSE and log2 stats;
- *  - the fp64 tier agrees with MPFR on feature cases (relative gap < 1e-11).
+ *    sinks, bias, ALiBi, dLSE, log2 stats and each score_mod;
+ *  - each score_mod (squared, trig, trig2) on a one-row, two-key problem written out by hand
+ *    from the closed forms, forward and backward;
+ *  - the fp64 tier agrees with MPFR on feature cases (relative gap < 1e-11), score_mods too.
  */
 #include <mpfr.h>
 #include "oracle/feature_spec.h"
@@ -20,6 +22,7 @@ typedef struct {
     int sink; /* 0, 1 (off_by_one: logits 0), 2 (learnable: random logits) */
     int bias_b, bias_h;
     bool alibi, base2, dlse;
+    af_score_mod score_mod; /* never with softcap */
 } feat_opts;
 
 /* Sets in->feat and allocates the feature arrays with random values. */
@@ -28,6 +31,7 @@ static void feat_setup(test_problem *t, const feat_opts *f, uint64_t seed) {
     const af_oracle_problem *p = &t->p;
     uint64_t st = seed * 7919 + 3;
     in->feat.softcap = f->softcap;
+    in->feat.score_mod = f->score_mod;
     in->feat.sink = f->sink;
     in->feat.bias_b = f->bias_b;
     in->feat.bias_h = f->bias_h;
@@ -99,7 +103,7 @@ static void test_huge_softcap_is_none(void) {
     test_problem_randomize(&t, 11, 1.0);
     af_oracle_result plain, capped, tight;
     test_run(&t, AF_ORACLE_MPFR, 128, 2, &plain);
-    feat_opts f = {1e9, 0, 0, 0, false, false, false};
+    feat_opts f = {1e9, 0, 0, 0, false, false, false, AF_SCORE_MOD_NONE};
     feat_setup(&t, &f, 1);
     test_run(&t, AF_ORACLE_MPFR, 128, 2, &capped);
     double gap = outputs_gap(&t, &plain, &capped);
@@ -120,7 +124,7 @@ static void test_sink_minus_inf_is_none(void) {
     test_problem_randomize(&t, 12, 1.0);
     af_oracle_result plain, sunk;
     test_run(&t, AF_ORACLE_MPFR, 128, 2, &plain);
-    feat_opts f = {0.0, 2, 0, 0, false, false, false};
+    feat_opts f = {0.0, 2, 0, 0, false, false, false, AF_SCORE_MOD_NONE};
     feat_setup(&t, &f, 2);
     for (int h = 0; h < t.p.Hq; h++) t.in.sink[h] = -INFINITY;
     test_run(&t, AF_ORACLE_MPFR, 128, 2, &sunk);
@@ -138,7 +142,7 @@ static void test_off_by_one_zero_scores(void) {
     test_problem_init(&t, &s);
     test_problem_randomize(&t, 13, 1.0);
     memset(t.in.q, 0, test_rows(&t) * 2 * sizeof(double)); /* every score 0 */
-    feat_opts f = {0.0, 1, 0, 0, false, false, false};
+    feat_opts f = {0.0, 1, 0, 0, false, false, false, AF_SCORE_MOD_NONE};
     feat_setup(&t, &f, 3);
     af_oracle_result r;
     test_run(&t, AF_ORACLE_MPFR, 128, 1, &r);
@@ -164,9 +168,9 @@ static void test_alibi_equals_explicit_bias(void) {
     test_problem_randomize(&a, 14, 1.0);
     test_problem_randomize(&b, 14, 1.0);
     a.len_q[1] = 3, a.len_kv[1] = 6, b.len_q[1] = 3, b.len_kv[1] = 6; /* the diagonal moves with lengths */
-    feat_opts fa = {0.0, 0, 0, 0, true, false, false};
+    feat_opts fa = {0.0, 0, 0, 0, true, false, false, AF_SCORE_MOD_NONE};
     feat_setup(&a, &fa, 4);
-    feat_opts fb = {0.0, 0, 2, 4, false, false, false};
+    feat_opts fb = {0.0, 0, 2, 4, false, false, false, AF_SCORE_MOD_NONE};
     feat_setup(&b, &fb, 4);
     for (int bb = 0; bb < 2; bb++)
         for (int h = 0; h < 4; h++)
@@ -185,6 +189,55 @@ static void test_alibi_equals_explicit_bias(void) {
     af_oracle_result_free(&rb);
     feat_free(&a);
     feat_free(&b);
+}
+
+/* One query row (batch 1 of 2: tan(1) enters trig and trig2) against two keys, head dims 1,
+ * every output written out from the closed forms of oracle/feature_spec.h in long double
+ * (sinl, cosl, tanl; no oracle code): r_j = s q k_j, t_j = f(r_j) (+ tan 1), P_j = softmax,
+ * O = sum P_j v_j, LSE = ln sum e^t_j, dS_j = P_j (dO v_j - dO O), dR_j = dS_j f'(r_j),
+ * dQ = s sum dR_j k_j, dK_j = s dR_j q, dV_j = P_j dO. The MPFR tier matches to 4 ulp. */
+static void test_score_mod_by_hand(af_score_mod mod) {
+    test_shape s = {2, 1, 1, 1, 2, 1, 1, false, false, -1, -1, true, 0.75};
+    test_problem t;
+    test_problem_init(&t, &s);
+    test_problem_randomize(&t, 15, 1.0);
+    const double q = 1.5, k[2] = {1.25, -2.0}, v[2] = {0.5, -1.75}, dO = 0.625; /* batch 1's */
+    t.in.q[1] = q, t.in.k[2] = k[0], t.in.k[3] = k[1], t.in.v[2] = v[0], t.in.v[3] = v[1], t.in.dout[1] = dO;
+    feat_opts f = {0.0, 0, 0, 0, false, false, false, mod};
+    feat_setup(&t, &f, 5);
+    af_oracle_result r;
+    test_run(&t, AF_ORACLE_MPFR, 160, 1, &r);
+    long double sc = 0.75L, tan1 = tanl(1.0L), tj[2], dfj[2], rj[2];
+    for (int j = 0; j < 2; j++) {
+        long double x = sc * q * k[j];
+        rj[j] = x;
+        if (mod == AF_SCORE_MOD_SQUARED)
+            tj[j] = x * x, dfj[j] = 2 * x;
+        else if (mod == AF_SCORE_MOD_TRIG)
+            tj[j] = sinl(cosl(x)) + tan1, dfj[j] = -sinl(x) * cosl(cosl(x));
+        else
+            tj[j] = cosl(x) * sinl(x) + tan1, dfj[j] = cosl(2 * x);
+    }
+    long double z = expl(tj[0]) + expl(tj[1]), p0 = expl(tj[0]) / z, p1 = expl(tj[1]) / z;
+    long double o = p0 * v[0] + p1 * v[1], lse = logl(z), dd = dO * o;
+    long double dr0 = p0 * (dO * v[0] - dd) * dfj[0], dr1 = p1 * (dO * v[1] - dd) * dfj[1];
+    struct {
+        const char *what;
+        double got;
+        long double want;
+    } outs[] = {{"O", r.out.o[1], o},
+                {"LSE", r.out.lse[1], lse},
+                {"dQ", r.out.dq[1], sc * (dr0 * k[0] + dr1 * k[1])},
+                {"dK0", r.out.dk[2], sc * dr0 * q},
+                {"dK1", r.out.dk[3], sc * dr1 * q},
+                {"dV0", r.out.dv[2], p0 * dO},
+                {"dV1", r.out.dv[3], p1 * dO}};
+    for (size_t x = 0; x < sizeof outs / sizeof outs[0]; x++)
+        CHECK_MSG(test_ulps(outs[x].got, (double)outs[x].want) <= 4,
+                  "score_mod %d (r = %.3Lg, %.3Lg): %s %.17g, want %.17Lg", (int)mod, rj[0], rj[1], outs[x].what,
+                  outs[x].got, outs[x].want);
+    af_oracle_result_free(&r);
+    feat_free(&t);
 }
 
 /* L = sum over rows of dO . O + g . LSE_out (rows with LSE = -inf skipped). */
@@ -281,11 +334,15 @@ int main(void) {
     test_sink_minus_inf_is_none();
     test_off_by_one_zero_scores();
     test_alibi_equals_explicit_bias();
+    for (int m = AF_SCORE_MOD_SQUARED; m <= AF_SCORE_MOD_TRIG2; m++) test_score_mod_by_hand((af_score_mod)m);
     const feat_opts cases[] = {
-        {3.0, 0, 0, 0, false, false, false}, /* softcap alone */
-        {0.0, 2, 0, 0, false, false, false}, /* learnable sinks */
-        {0.0, 0, 1, 2, true, false, true},   /* bias broadcast over batch, ALiBi, dLSE */
-        {5.0, 2, 2, 1, true, true, true},    /* everything, log2 stats */
+        {3.0, 0, 0, 0, false, false, false, AF_SCORE_MOD_NONE},    /* softcap alone */
+        {0.0, 2, 0, 0, false, false, false, AF_SCORE_MOD_NONE},    /* learnable sinks */
+        {0.0, 0, 1, 2, true, false, true, AF_SCORE_MOD_NONE},      /* bias broadcast over batch, ALiBi, dLSE */
+        {5.0, 2, 2, 1, true, true, true, AF_SCORE_MOD_NONE},       /* everything, log2 stats */
+        {0.0, 0, 0, 0, false, false, false, AF_SCORE_MOD_SQUARED}, /* score_mods (feature_spec.h) */
+        {0.0, 0, 1, 2, true, false, true, AF_SCORE_MOD_TRIG},      /* with bias, ALiBi, dLSE */
+        {0.0, 2, 0, 0, false, true, true, AF_SCORE_MOD_TRIG2},     /* with learnable sinks, log2 stats */
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         test_gradients_finite_differences(&cases[k], 100 + k);
