@@ -11,6 +11,17 @@
  * (sin and cos lie in [-1, 1]); the ulp figure is the error over the fp32 ulp of the exact
  * value.
  * Build and run: cc -O2 -o trig_fp32_err docs/research-scripts/trig_fp32_err.c -lm && ./trig_fp32_err
+ *
+ * Measured (glibc 2.x on x86-64, 92 s on one core, 2026-12):
+ *   every r in [0, 64]   sinf 3.261e-08 (2^-24.87) abs, 0.561 ulp; cosf 3.262e-08 (2^-24.87),
+ *                        0.561 ulp; tanf 1.415 ulp (abs 3.0 next to the pole at 3 pi / 2);
+ *                        sinf(cosf(r)) 5.896e-08 (2^-24.02), 1.582 ulp; cosf(r)*sinf(r)
+ *                        5.85e-08 (2^-24.03), 2.013 ulp
+ *   1e8 r in (64, 1e4]   the same within 1 %: sinf, cosf 2^-24.87, the two forms 2^-24.01
+ *   tanf(b), b < 128     5.627e-08 (2^-24.08) relative, at b = 105
+ * The allowance AF_SCORE_MOD_TRIG_ABS = 2^-20 per sin or cos is 29x glibc's worst and 2.66x
+ * the CUDA C Programming Guide's documented bound of __sinf / __cosf on [-pi, pi]
+ * (2^-21.41 absolute; sinf / cosf: 2 ulp).
  */
 #include <math.h>
 #include <stdint.h>
