@@ -40,6 +40,9 @@ _Static_assert(AF_PLUGIN_KV_SAME == AF_KV_SAME && AF_PLUGIN_KV_FP8_E4M3 == AF_KV
 _Static_assert(AF_PLUGIN_DROPOUT_RNG_ATTNFUZZ == AF_DROPOUT_RNG_ATTNFUZZ &&
                    AF_PLUGIN_DROPOUT_RNG_KERNEL == AF_DROPOUT_RNG_KERNEL,
                "plugin dropout_rng codes follow af_dropout_rng");
+_Static_assert(AF_PLUGIN_SCORE_MOD_NONE == AF_SCORE_MOD_NONE && AF_PLUGIN_SCORE_MOD_SQUARED == AF_SCORE_MOD_SQUARED &&
+                   AF_PLUGIN_SCORE_MOD_TRIG == AF_SCORE_MOD_TRIG && AF_PLUGIN_SCORE_MOD_TRIG2 == AF_SCORE_MOD_TRIG2,
+               "plugin score_mod codes follow af_score_mod");
 _Static_assert(AF_PLUGIN_DTYPE_FP16 == AF_DT_FP16 && AF_PLUGIN_DTYPE_BF16 == AF_DT_BF16 &&
                    AF_PLUGIN_DTYPE_FP8_E4M3 == AF_DT_FP8_E4M3 && AF_PLUGIN_DTYPE_MXFP8 == AF_DT_MXFP8 &&
                    AF_PLUGIN_DTYPE_FP8_E5M2 == AF_DT_FP8_E5M2,
@@ -71,6 +74,8 @@ static int features_from_case(const af_case *c, const af_tensors *t, plugin_prob
     p->softmax = (int32_t)c->softmax;
     p->softcap = (float)c->softcap;
     if (c->softcap != 0.0) p->features |= AF_PLUGIN_FEAT_SOFTCAP;
+    p->score_mod = (int32_t)c->score_mod; /* ABI 8: the same numbers as af_score_mod */
+    if (c->score_mod != AF_SCORE_MOD_NONE) p->features |= AF_PLUGIN_FEAT_SCORE_MOD;
     if (c->softmax != AF_SOFTMAX_VANILLA) {
         p->features |= AF_PLUGIN_FEAT_SINK;
         for (int h = 0; h < c->heads_q; h++) pb->sink[h] = af_feature_sink(c, h);

@@ -109,8 +109,10 @@ void af_plugin_check_in_child(const char *path, af_plugin_descriptor *d) {
                             "per (batch, head)), alibi_signed (signed ALiBi), the score statistics outputs "
                             "(row max and sum-exp, max_logit), kv_dtype (fp8 K and V under fp16 / bf16 queries) "
                             "per-(batch, kv head) descales, the paged K/V forms (HND, joint pages) and a kernel's own "
-                            "dropout stream with its keep mask, that a version-6 plugin would silently misread "
-                            "or leave unwritten"
+                            "dropout stream with its keep mask, and version 8 score_mod, that a version-6 plugin "
+                            "would silently misread or leave unwritten"
+            : version < 8 ? "; version 8 added score_mod (torch Flex's named nonlinear score modifiers: squared, "
+                            "trig, trig2), that a version-7 plugin would silently ignore"
                           : "");
         return;
     }

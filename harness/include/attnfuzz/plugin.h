@@ -46,6 +46,9 @@
  * r_ij = scale * q_i . k_j:
  *   softcap c:  t_ij = c tanh(r_ij / c);  bias:  + bias[b', h', i', j] (broadcast axes 0;
  *               i' = 0 when bias_q = 1, ABI 7);
+ *   score_mod (ABI 8, never with softcap): t_ij = r_ij^2 (SQUARED), sin(cos(r_ij)) + tan(b)
+ *               (TRIG), cos(r_ij) sin(r_ij) + tan(b) (TRIG2), b the sequence index; the
+ *               backward's dS carries f'(r_ij): 2 r, -sin(r) cos(cos(r)), cos(2 r);
  *   ALiBi:      + -alibi_slopes[b', h] * |j - (i + len_kv - len_q)|  (whatever the alignment;
  *               b' = 0 unless alibi_b = batch, ABI 7), or with alibi_signed (ABI 7)
  *               + alibi_slopes[b', h] * (j - (i + len_kv - len_q));
@@ -85,7 +88,7 @@ extern "C" {
 #endif
 
 /* Version of everything in this header. */
-#define ATTNFUZZ_PLUGIN_ABI_VERSION 7u
+#define ATTNFUZZ_PLUGIN_ABI_VERSION 8u
 /* 2: af_plugin_problem gained the features (sinks, softcap, bias, ALiBi, log2 stats,
  *    dLSE, dsink) after `packing`; a version-1 plugin cannot see them, so it is refused.
  * 3: af_plugin_problem gained dropout (p, Philox seed and offset) at its end; a
@@ -112,7 +115,10 @@ extern "C" {
  *    read a one-row bias with a query stride, per-batch slopes as per-head ones, a signed
  *    distance as |distance|, fp8 K, V bytes as fp16 / bf16 and per-head descales as 1, and
  *    leave the statistics unwritten, so it is refused. ABI 7 also carries dropout_rng
- *    (a kernel's own dropout stream) with the dropout_keep mask it may return. */
+ *    (a kernel's own dropout stream) with the dropout_keep mask it may return.
+ * 8: af_plugin_problem gained score_mod (AF_PLUGIN_FEAT_SCORE_MOD: torch Flex's named
+ *    nonlinear score modifiers squared, trig, trig2) at its end; a version-7 plugin could
+ *    not see it and would run plain scores, so it is refused. */
 
 /* Mark the four entry points exported even under -fvisibility=hidden. */
 #if defined(__GNUC__)
@@ -182,6 +188,7 @@ typedef struct {
 #define AF_PLUGIN_FEAT_ALIBI_SIGNED (1u << 14) /* ALiBi's signed distance (ABI 7)           */
 #define AF_PLUGIN_FEAT_ALIBI_BATCH  (1u << 15) /* slopes per (batch, head) (ABI 7)           */
 #define AF_PLUGIN_FEAT_OUTPUTS      (1u << 16) /* score statistics to write (ABI 7)          */
+#define AF_PLUGIN_FEAT_SCORE_MOD    (1u << 17) /* score_mod != none (ABI 8)                  */
 
 /* af_plugin_problem.outputs (ABI 7) */
 #define AF_PLUGIN_OUTPUTS_LSE        0 /* O and LSE only                                 */
@@ -303,6 +310,10 @@ typedef struct {
     int32_t dropout_rng;
     uint8_t *dropout_keep;
     int32_t *dropout_keep_returned;
+    /* ABI 8: a nonlinear score modifier by name (AF_PLUGIN_SCORE_MOD_*, the formulas above;
+     * AF_PLUGIN_FEAT_SCORE_MOD set when not NONE). A plugin that does not compute it must
+     * decline the feature bit. */
+    int32_t score_mod;
 } af_plugin_problem;
 
 #define AF_PLUGIN_PAGE_NHD   0 /* [page_size, heads, D] inside a page (ABI 7)          */
@@ -312,6 +323,12 @@ typedef struct {
 
 #define AF_PLUGIN_DROPOUT_RNG_ATTNFUZZ 0
 #define AF_PLUGIN_DROPOUT_RNG_KERNEL   1
+
+/* af_plugin_problem.score_mod (ABI 8; the formulas above) */
+#define AF_PLUGIN_SCORE_MOD_NONE    0
+#define AF_PLUGIN_SCORE_MOD_SQUARED 1
+#define AF_PLUGIN_SCORE_MOD_TRIG    2
+#define AF_PLUGIN_SCORE_MOD_TRIG2   3
 
 #define AF_PLUGIN_KV_SAME     0 /* K, V in the dtype                                   */
 #define AF_PLUGIN_KV_FP8_E4M3 1 /* K, V stored E4M3 with descales (ABI 7)              */

@@ -7,7 +7,10 @@
  *     feature_ignored by the feature probe alone (no oracle: toggling the feature off
  *     must move O); each passes cases without its feature;
  *   - the cpu reference and planted:none give the feature probe nothing to report;
- *   - flash_ref and the example plugin decline feature problems with a reason.
+ *   - flash_ref and the example plugin decline feature problems with a reason;
+ *   - a score_mod (ABI 8) reaches plugins as AF_PLUGIN_FEAT_SCORE_MOD with its form, and
+ *     every plugin of the tree declines it with a reason (none computes it); the cpu
+ *     reference serves it and gives the feature probe nothing to report.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,6 +122,9 @@ static int feature_findings(af_backend *be, const char *text, const char *toggle
     return n;
 }
 
+static const char *const score_mod_case = "dtype = fp16\nheads = 2\nseqlen = 24\nhead_dim = 32\nscore_mod = trig2\n"
+                                          "seed = 12\n";
+
 int main(void) {
     af_backend *cpu = af_backend_cpu_new();
     af_backend *none = fx_load_plugin("planted_none");
@@ -159,6 +165,20 @@ int main(void) {
             CHECK_MSG(be->supports(be, &c, why, sizeof why) == AF_RUN_DECLINED && strstr(why, "features"),
                       "%s on a feature case: '%s'", decliners[k], why);
         }
+        be->destroy(be);
+    }
+    /* score_mod: declined by every plugin of the tree, served by the cpu reference */
+    CHECK_MSG(feature_findings(cpu, score_mod_case, "-> none") == 0, "cpu: feature_ignored on a score_mod case");
+    const char *const score_mod_decliners[] = {"flash_ref", "example_plugin", "planted_none",
+                                               "planted_ignores_softcap"};
+    for (int k = 0; k < 4; k++) {
+        af_backend *be = fx_load_plugin(score_mod_decliners[k]);
+        af_case c;
+        parse_case(&c, score_mod_case);
+        char why[512] = "";
+        CHECK_MSG(be->supports(be, &c, why, sizeof why) == AF_RUN_DECLINED && strstr(why, "feature"),
+                  "%s on a score_mod case: '%s'", score_mod_decliners[k], why);
+        printf("%s declines score_mod: %s\n", score_mod_decliners[k], why);
         be->destroy(be);
     }
     none->destroy(none);

@@ -47,7 +47,8 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_supports(const af_plugin_problem *p, char *
     }
     if (p->features) { /* a kernel that lacks a feature declines it; accepting and ignoring is the bug */
         snprintf(why, cap,
-                 "example plugin: features (sinks, softcap, bias, ALiBi, log2 stats, dLSE, dropout) not implemented");
+                 "example plugin: features (sinks, softcap, score_mod, bias, ALiBi, log2 stats, dLSE, dropout) not "
+                 "implemented");
         return AF_PLUGIN_DECLINE;
     }
     if (p->heads_v < 1 || p->heads_q % p->heads_v || p->heads_kv < 1 || p->heads_q % p->heads_kv) {

@@ -110,7 +110,8 @@ AF_PLUGIN_EXPORT int attnfuzz_plugin_supports(const af_plugin_problem *p, char *
         return AF_PLUGIN_DECLINE;
     }
     if (p->features) { /* declined, never ignored (plugin.h) */
-        snprintf(why, cap, "%s: features (sinks, softcap, bias, ALiBi, log2 stats, dLSE, dropout) are not implemented",
+        snprintf(why, cap,
+                 "%s: features (sinks, softcap, score_mod, bias, ALiBi, log2 stats, dLSE, dropout) are not implemented",
                  flash_names[FLASH_BUG].name);
         return AF_PLUGIN_DECLINE;
     }
