@@ -29,6 +29,9 @@ class Problem:
         # score features (docs/worker-protocol.md): the soft cap c (0: none; scores
         # s -> c tanh(s / c)), the sinks' kind and one logit per query head (None: no sinks)
         self.softcap = float(fields.get("softcap", 0.0) or 0.0)
+        # a score_mod by name: "none", "squared", "trig" or "trig2" (a worker maps it to its
+        # own function; an older harness sends none)
+        self.score_mod = str(fields.get("score_mod", "none") or "none")
         self.sinks = fields.get("sinks", "none")
         self.sink = list(fields["sink"]) if fields.get("sink") is not None else None
         self.group = self.heads_q // self.heads_kv

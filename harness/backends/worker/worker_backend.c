@@ -340,13 +340,14 @@ static af_run_status local_declines(worker_state *st, const af_case *c, char *wh
                  st->backend_name, c->heads_v, c->heads_kv, AF_WORKER_PROTOCOL_VERSION);
         return AF_RUN_DECLINED;
     }
-    /* score features: the problem carries dropout, the soft cap and the sinks (below);
+    /* score features: the problem carries dropout, the soft cap, the score_mod and the sinks (below);
      * the others (bias, ALiBi slopes, log2 stats, dLSE) it does not, so a worker would
      * compute another function. Learnable sinks with backward need the sink logits'
      * gradient, an output the protocol has no slot for. */
     af_case score_only = *c;
     score_only.dropout_p = 0.0;
     score_only.softcap = 0.0;
+    score_only.score_mod = AF_SCORE_MOD_NONE;
     score_only.softmax = AF_SOFTMAX_VANILLA;
     if (c->outputs != AF_OUTPUTS_LSE) {
         snprintf(why, cap, "%s: outputs = %s: worker protocol %d carries no score statistics outputs", st->backend_name,
@@ -398,10 +399,12 @@ static af_run_status local_declines(worker_state *st, const af_case *c, char *wh
     const char *feat[32];
     int nf = af_worker_case_features(c, feat, 32);
     for (int i = 0; i < nf; i++)
-        /* softcap and sinks change the function: only a worker that lists them gets them
-         * (a hello without a list, written before they were carried, would ignore them) */
+        /* softcap, score_mod and sinks change the function: only a worker that lists them
+         * gets them (a hello without a list, written before they were carried, would
+         * ignore them) */
         if (!hello_allows(st, "features", feat[i]) ||
-            ((!strcmp(feat[i], "softcap") || !strcmp(feat[i], "sinks")) && !hello_lists(st, "features", feat[i]))) {
+            ((!strcmp(feat[i], "softcap") || !strcmp(feat[i], "score_mod") || !strcmp(feat[i], "sinks")) &&
+             !hello_lists(st, "features", feat[i]))) {
             snprintf(why, cap, "%s: the case uses '%s', which the worker does not list among its features",
                      st->backend_name, feat[i]);
             return AF_RUN_DECLINED;

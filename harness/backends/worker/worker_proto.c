@@ -50,6 +50,7 @@ int af_worker_case_features(const af_case *c, const char *out[], int cap) {
     ADD(c->cp_size > 1, "cp");
     ADD(c->dropout_p != 0.0, "dropout");
     ADD(c->softcap > 0, "softcap");
+    ADD(c->score_mod != AF_SCORE_MOD_NONE, "score_mod");
     ADD(c->softmax != AF_SOFTMAX_VANILLA, "sinks");
 #undef ADD
     return n;
@@ -98,6 +99,9 @@ json_t *af_worker_problem_json(const af_case *c) {
     /* score features: the soft cap c (scores s -> c tanh(s / c); 0 = none), and the sinks:
      * their kind and one logit per query head in the softmax's denominator (off_by_one: 0) */
     json_object_set_new(p, "softcap", json_real(c->softcap));
+    /* a score_mod by name (none | squared | trig | trig2; oracle/feature_spec.h): a worker
+     * maps the name to its own function, never code from the case */
+    json_object_set_new(p, "score_mod", json_string(af_score_mod_name(c->score_mod)));
     json_object_set_new(p, "sinks",
                         json_string(c->softmax == AF_SOFTMAX_LEARNABLE    ? "learnable"
                                     : c->softmax == AF_SOFTMAX_OFF_BY_ONE ? "off_by_one"

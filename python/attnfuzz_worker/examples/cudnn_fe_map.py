@@ -35,7 +35,7 @@ mxfp8 (the torch op takes fp16 / bf16); head dims above 512. Softcap and sinks
 among its features yet, so attnfuzz declines those cases before they reach it. No deterministic flag on sdpa_torch."""
 from attnfuzz_worker import Decline
 
-from .target_map import band_active, case_int, padded
+from .target_map import band_active, case_int, padded, score_mod_reason
 
 ENGINES = ("sdpa", "flex", "flex-det")
 DTYPES = ("fp16", "bf16")
@@ -78,6 +78,8 @@ def plan(problem):
         raise Decline("cudnn-fe serves fp16 and bf16 (cudnn.sdpa_torch / flex_attn_func; not %s)" % problem.dtype)
     if problem.dropout_p:
         raise Decline("cudnn-fe: cudnn.sdpa_torch and flex_attn_func take no dropout")
+    if score_mod_reason("cudnn-fe", problem):  # flex_attn_func's score_mod is a graph callback, not a name
+        raise Decline(score_mod_reason("cudnn-fe", problem))
     if problem.cp_size > 1:
         raise Decline("cudnn-fe: context parallelism is not part of the worker protocol")
     if max(problem.head_dim_qk, problem.head_dim_v) > MAX_HEAD_DIM:

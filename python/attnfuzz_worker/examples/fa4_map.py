@@ -28,7 +28,7 @@ GQA backward with d_qk != d_v, backward with a local window) are RUN, and the re
 engine name carries "+xfail-..." so their results can be told apart."""
 from attnfuzz_worker import Decline
 
-from .target_map import band_active, case_fields, case_int, misaligned_sequence, padded
+from .target_map import band_active, case_fields, case_int, misaligned_sequence, padded, score_mod_reason
 
 ENGINES = ("default", "deterministic")
 DTYPES = ("fp16", "bf16")
@@ -105,6 +105,8 @@ def plan(problem, arch):
         raise Decline("fa4 serves fp16 and bf16 here (not %s; FA4's fp8 forward is SM100-only)" % problem.dtype)
     if problem.dropout_p:
         raise Decline("fa4: FlashAttention 4 has no dropout")
+    if score_mod_reason("fa4", problem):  # FA4's CuTe score_mod hook takes code, not a name
+        raise Decline(score_mod_reason("fa4", problem))
     if problem.cp_size > 1:
         raise Decline("fa4: context parallelism is not part of the worker protocol")
     why = head_dim_reason(problem.head_dim_qk, problem.head_dim_v, arch)

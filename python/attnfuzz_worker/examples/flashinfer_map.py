@@ -185,6 +185,9 @@ def plan(problem, engine="", menu=None, paging=None):
         return None, "flashinfer[%s]: this target maps fp16 and bf16 (not %s)" % (engine, problem.dtype)
     if problem.backward:
         return None, "flashinfer: forward only (FlashInfer has no backward)"
+    if (getattr(problem, "score_mod", "none") or "none") != "none":  # its logits transforms are JIT variants
+        return None, "flashinfer[%s]: no score_mod (%s): this target maps no logits transform" % (
+            engine, problem.score_mod)
     if kind == "decode" and any(n != 1 for n in problem.seqlens_q):
         return None, "flashinfer[%s]: decode takes one query per sequence (seqlens_q %s)" % (
             engine, ",".join(str(n) for n in problem.seqlens_q))

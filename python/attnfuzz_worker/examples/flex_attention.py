@@ -9,6 +9,8 @@ written as it comes. `compiled` (the default engine on CUDA) runs torch.compile(
 (Triton kernels on CUDA, inductor's C++ backend on CPU, which in torch 2.15 serves neither
 the LSE nor backward: it declines, quoting inductor); `eager` (the default on CPU) runs
 the unfused reference path. Serves fp16 and bf16, forward and backward, every mask, GQA, padding,
+the case's score_mod (squared, trig, trig2: each name maps to a score_mod function defined
+below, the forms of torch test/inductor/test_flex_attention.py; a case never sends code),
 ragged and paged inputs (gathered into dense tensors by the package). Declines: fp8 and
 mxfp8; what FlexAttention itself refuses (NotImplementedError: on CPU, backward); a shape inductor cannot compile (on the H200 at d = 512: shared memory 262144 >
 232448 bytes) is the target's failure to serve: a decline quoting the compiler, not an
@@ -53,6 +55,27 @@ def mask_mod_of(problem, device):
     return mask_mod
 
 
+def _score_squared(score, b, h, q_idx, kv_idx):
+    return score * score
+
+
+def _score_trig(score, b, h, q_idx, kv_idx):
+    import torch
+
+    return torch.sin(torch.cos(score)) + torch.tan(b.to(score.dtype))
+
+
+def _score_trig2(score, b, h, q_idx, kv_idx):
+    import torch
+
+    return torch.cos(score) * torch.sin(score) + torch.tan(b.to(score.dtype))
+
+
+# the case's score_mod by name -> this worker's own function (oracle/feature_spec.h); score is
+# FlexAttention's already scaled q.k, b the batch index
+SCORE_MODS = {"squared": _score_squared, "trig": _score_trig, "trig2": _score_trig2}
+
+
 def _call(fa, engine, q, k, v, block_mask, problem):
     """flex_attention -> (O, LSE) through whichever LSE interface this torch has."""
     fn = fa.flex_attention
@@ -69,11 +92,13 @@ def _call(fa, engine, q, k, v, block_mask, problem):
                     setattr(torch._dynamo.config, knob, 1 << 20)
         fn = _COMPILED.setdefault("fn", torch.compile(fa.flex_attention, dynamic=False, fullgraph=True))
     gqa = problem.heads_q != problem.heads_kv
+    score_mod = SCORE_MODS.get(problem.score_mod)  # None: plain scores (supports() checked the name)
     if hasattr(fa, "AuxRequest"):
-        o, aux = fn(q, k, v, block_mask=block_mask, scale=problem.scale, enable_gqa=gqa,
+        o, aux = fn(q, k, v, score_mod=score_mod, block_mask=block_mask, scale=problem.scale, enable_gqa=gqa,
                     return_aux=fa.AuxRequest(lse=True))
         return o, aux.lse
-    return fn(q, k, v, block_mask=block_mask, scale=problem.scale, enable_gqa=gqa, return_lse=True)
+    return fn(q, k, v, score_mod=score_mod, block_mask=block_mask, scale=problem.scale, enable_gqa=gqa,
+              return_lse=True)
 
 
 def _cannot_compile(e):
@@ -121,7 +146,17 @@ def kernel(q, k, v, problem, do=None):
 def supports(problem):
     if problem.dtype not in ("fp16", "bf16"):
         return "flex_attention serves fp16 and bf16 (not %s)" % problem.dtype
+    if problem.score_mod != "none" and problem.score_mod not in SCORE_MODS:
+        return "flex_attention: score_mod %r is not one it maps (%s)" % (problem.score_mod, ", ".join(SCORE_MODS))
     return None
+
+
+# the hello's features: every layout property (CASE_FEATURES) and the score_mod, which only a
+# worker that lists it is sent (docs/worker-protocol.md)
+def features():
+    from attnfuzz_worker.worker import CASE_FEATURES
+
+    return tuple(CASE_FEATURES) + ("score_mod",)
 
 
 def main(argv):
@@ -137,6 +172,7 @@ def main(argv):
         device = "cuda" if torch.cuda.is_available() else "cpu"
     serve(kernel, name="flex-attention", description="torch FlexAttention (block masks, LSE), compiled or eager",
           device=device, dtypes=("fp16", "bf16"), supports=supports, engines=lambda p: list(ENGINES),
+          features=features(),
           deterministic=False, requires=("torch",))
 
 

@@ -6,7 +6,8 @@ one rounding when stored. It lets CI test the worker protocol end to end on a CP
 
 Serves fp16 and bf16, forward and backward (also backward_given: from given O and LSE,
 for CP backward over this worker), every mask, window, GQA, padding, ragged and paged
-layout, soft cap and sinks (forward, and backward without the sink logits' gradient);
+layout, soft cap, score_mod (squared, trig, trig2) and sinks (forward, and backward without
+the sink logits' gradient);
 declines fp8 (its recipes are not written here). Slow: tiny cases."""
 import math
 
@@ -34,7 +35,7 @@ def attention_head(q, k, v, do, problem, b, hq=0):
             lse.append(-math.inf if sink is None else sink)
             continue
         lo, hi = r
-        s = scores(q[i], k, lo, hi, problem)
+        s, _ = scores(q[i], k, lo, hi, problem, b)
         m = max(s) if sink is None else max(max(s), sink)
         e = [math.exp(x - m) for x in s]
         z = math.fsum(e + ([math.exp(sink - m)] if sink is not None else []))
@@ -46,12 +47,35 @@ def attention_head(q, k, v, do, problem, b, hq=0):
     return o, lse, dq, dk, dvv
 
 
-def scores(qi, k, lo, hi, problem):
-    """scale * q_i . k_j for the visible keys j = lo..hi, through the soft cap
-    c * tanh(s / c) when the problem has one."""
-    s = [problem.scale * math.fsum(a * c for a, c in zip(qi, k[j])) for j in range(lo, hi + 1)]
+def _squared(r, b):
+    return r * r, 2.0 * r
+
+
+def _trig(r, b):
+    return math.sin(math.cos(r)) + math.tan(b), -math.sin(r) * math.cos(math.cos(r))
+
+
+def _trig2(r, b):
+    return math.cos(r) * math.sin(r) + math.tan(b), math.cos(2.0 * r)
+
+
+# the score_mods by name (oracle/feature_spec.h): (f(r), f'(r)) of raw score r, sequence b
+SCORE_MODS = {"squared": _squared, "trig": _trig, "trig2": _trig2}
+
+
+def scores(qi, k, lo, hi, problem, b):
+    """(s, ds/dr) for the visible keys j = lo..hi: r = scale * q_i . k_j through the soft
+    cap c * tanh(r / c) or the score_mod when the problem has one."""
+    r = [problem.scale * math.fsum(a * c for a, c in zip(qi, k[j])) for j in range(lo, hi + 1)]
     cap = problem.softcap
-    return [cap * math.tanh(x / cap) for x in s] if cap else s
+    if cap:
+        s = [cap * math.tanh(x / cap) for x in r]
+        return s, [1.0 - (x / cap) ** 2 for x in s]
+    mod = SCORE_MODS.get(problem.score_mod)
+    if mod is None:
+        return r, [1.0] * len(r)
+    pairs = [mod(x, b) for x in r]
+    return [f for f, _ in pairs], [d for _, d in pairs]
 
 
 def gradient_head(q, k, v, o, lse, do, problem, b):
@@ -69,15 +93,14 @@ def gradient_head(q, k, v, o, lse, do, problem, b):
         if r is None or lse[i] == -math.inf:
             continue
         lo, hi = r
-        sc = scores(q[i], k, lo, hi, problem)
+        sc, dsdr = scores(q[i], k, lo, hi, problem, b)
         p = [math.exp(x - lse[i]) for x in sc]
         delta = math.fsum(a * c for a, c in zip(do[i], o[i]))
-        cap = problem.softcap
         for t, pj in enumerate(p):
             j = lo + t
             dp = math.fsum(a * c for a, c in zip(do[i], v[j]))
-            # through the soft cap: d/ds c tanh(s / c) = 1 - tanh(s / c)^2
-            ds = pj * (dp - delta) * scale * ((1.0 - (sc[t] / cap) ** 2) if cap else 1.0)
+            # through the soft cap (1 - tanh^2) or the score_mod (f'(r))
+            ds = pj * (dp - delta) * scale * dsdr[t]
             for d in range(problem.head_dim_qk):
                 dq[i][d] += ds * k[j][d]
                 dk[j][d] += ds * q[i][d]
@@ -155,14 +178,16 @@ def backward_given(q, k, v, o, lse, do, problem):
 
 # what the worker's hello lists (docs/worker-protocol.md: a case using a feature outside
 # the list is declined by attnfuzz): every layout property, and the score features the
-# protocol carries (softcap, sinks); not dropout
+# protocol carries (softcap, score_mod, sinks); not dropout
 FEATURES = ("backward", "gqa", "head_dim_v", "causal", "window", "bottom_right", "padded", "ragged", "paged", "packed",
-            "stride_gap", "cp", "softcap", "sinks")
+            "stride_gap", "cp", "softcap", "score_mod", "sinks")
 
 
 def supports(problem):
     if problem.dtype not in ("fp16", "bf16"):
         return "reference_py serves fp16 and bf16 only (not %s)" % problem.dtype
+    if problem.score_mod != "none" and problem.score_mod not in SCORE_MODS:
+        return "reference_py: score_mod %r is not one it knows (%s)" % (problem.score_mod, ", ".join(SCORE_MODS))
     return None
 
 

@@ -46,6 +46,8 @@ def plan(problem, engine=""):
         return None, "sage: no sliding window (it serves full and causal attention only)"
     if getattr(problem, "softcap", 0.0):
         return None, "sage: no logits soft cap"
+    if (getattr(problem, "score_mod", "none") or "none") != "none":
+        return None, "sage: no score_mod (%s): its kernels take no score function" % problem.score_mod
     if getattr(problem, "softmax", "vanilla") != "vanilla":
         return None, "sage: no attention sinks"
     call = {"engine": engine, "is_causal": problem.causal, "sm_scale": problem.scale}

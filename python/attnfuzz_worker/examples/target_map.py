@@ -3,6 +3,7 @@ library call: no torch, no library import, so CPU CI tests them (python/tests/).
 
     case_fields(problem)        the canonical case text as {field: text}
     misaligned_sequence(problem) the first sequence where top-left and bottom-right differ
+    score_mod_reason(name, problem) why a target without score_mods declines one, or None
     refusal(exc, rules)         whether an exception is the library refusing the call
                                 (a decline) or the kernel failing (a crash finding)"""
 import os
@@ -25,6 +26,16 @@ def case_int(problem, key, default=0):
     """An integer field of the case text (default when absent)."""
     text = case_fields(problem).get(key)
     return int(text) if text not in (None, "") else default
+
+
+def score_mod_reason(name, problem):
+    """Why target `name` declines the problem's score_mod (torch Flex's named nonlinear
+    score modifiers: squared, trig, trig2), or None without one: its library takes no
+    score function, and running plain scores would be another function."""
+    mod = getattr(problem, "score_mod", "none") or "none"
+    if mod == "none":
+        return None
+    return "%s: no score_mod (%s): the library takes no score function" % (name, mod)
 
 
 def band_active(problem):
