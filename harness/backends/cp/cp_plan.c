@@ -348,6 +348,11 @@ af_run_status af_cp_plan_make(const af_case *c, af_cp_plant plant, af_cp_plan *p
                  comm_name(c), af_layout_name(af_case_layout_kv(c)));
         return AF_RUN_DECLINED;
     }
+    if (c->score_mod != AF_SCORE_MOD_NONE) { /* validate refuses it with cp; a built case is told so too */
+        snprintf(why, cap, "cp %d %s: score_mod = %s is not planned over context-parallel ranks", n, comm_name(c),
+                 af_score_mod_name(c->score_mod));
+        return AF_RUN_DECLINED;
+    }
     if (c->attention_chunk > 0) { /* the ranks' sub-cases would cut the chunks at their own offsets */
         snprintf(why, cap, "cp %d %s: attention_chunk is not planned over context-parallel ranks", n, comm_name(c));
         return AF_RUN_DECLINED;

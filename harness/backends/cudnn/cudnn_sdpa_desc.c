@@ -71,6 +71,11 @@ static int feature_declines(const af_case *c, size_t cudnn_version, char *why, s
                  "cuDNN's h_v (h_k != h_v) is not mapped yet; not served");
     else if (c->attention_chunk > 0)
         snprintf(why, cap, "attention_chunk: cuDNN's SDPA has no chunked (block-local) mask; not served");
+    else if (c->score_mod != AF_SCORE_MOD_NONE) /* cudnn-frontend's score_mod is a graph callback */
+        snprintf(why, cap,
+                 "score_mod = %s: the SDPA graphs here build no score modifier (cudnn-frontend's score_mod takes "
+                 "a graph callback; the sin, cos, tan pointwise nodes are not wired); not served",
+                 af_score_mod_name(c->score_mod));
     else if (c->n_documents > 0)
         snprintf(why, cap,
                  "documents: the document mask is not wired into the cuDNN graphs (its block masks would need a "

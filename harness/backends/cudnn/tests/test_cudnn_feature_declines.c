@@ -4,7 +4,7 @@
  *   softcap, sinks off_by_one / learnable on cuDNN >= 9.13 (dsink only for learnable
  *   with backward), dropout forward and backward (the keep mask as a tensor: scale
  *   1 / (1 - p), keep 1 - p in the description); none of them on the unified SDPA_FWD path;
- *   declined: stats = log2, dlse, fp8_e4m3 with any feature (dropout included), sinks
+ *   declined: stats = log2, dlse, score_mod (each form), fp8_e4m3 with any feature (dropout included), sinks
  *   before cuDNN 9.13 and with seqlen_q = 1, dropout whose keep mask would exceed 1 GiB
  *   (and such a case is not bucketed into a larger padded case) — each with its own
  *   reason text; fp8_e4m3 and fp8_e5m2 map to CUDNN_DATA_FP8_E4M3 / _E5M2 on the FP8 graphs,
@@ -178,6 +178,8 @@ int main(void) {
     CHECK(d.softcap == 20.0f && d.bias_h == 4 && d.alibi && d.dsink);
 
     declined("stats = log2\n", 91900, "natural-log stats");
+    declined("score_mod = squared\n", 91900, "score_mod = squared: the SDPA graphs here build no score modifier");
+    declined("score_mod = trig2\nbackward = yes\n", 91900, "score_mod = trig2");
     declined("dlse = yes\nbackward = yes\n", 91900, "no incoming LSE gradient");
     declined("dropout = 0.5 7 9\ndropout_rng = kernel\n", 91900, "dropout_rng = kernel: cuDNN's own RNG");
     /* dropout: served in fp16 and bf16, forward and backward, with GQA, causal, padding */
