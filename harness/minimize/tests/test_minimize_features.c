@@ -12,6 +12,8 @@
  *   - planted:block_mask_transposed keeps its block mask, made lighter; a kernel that
  *     ignores the element mask (planted:none run without it) keeps custom_mask with a
  *     higher keep probability; a window bug loses both;
+ *   - a kernel that ignores score_mod (the cpu backend run without it) keeps it; a kernel
+ *     that ignores the window (the same, without the window) loses score_mod;
  *   - planted:dsink_dropped keeps learnable sinks and the backward (its dsink needs
  *     both); flash_fp8_bug:descale_v_ignored loses its fp8_headroom (fails without).
  */
@@ -40,35 +42,48 @@ static int run_case(const af_case *c, void *user, af_verdict *v) {
     return 0;
 }
 
-/* A backend that ignores the element mask: planted:none (correct) run on the case with
- * custom_mask off. */
-static af_backend *custom_inner;
-static af_run_status ignores_custom_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t,
-                                        af_run_info *info, char *why, size_t cap) {
+/* A backend that ignores one field: a correct one (planted:none, or the cpu backend for
+ * what planted declines: score_mod) run on the case with that field reset. */
+static af_backend *ignores_inner;
+static af_case_field ignores_field;
+static af_run_status ignores_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t, af_run_info *info,
+                                 char *why, size_t cap) {
     (void)be;
     af_case without = *c;
-    af_case_field_reset(&without, AF_CF_CUSTOM_MASK);
-    return custom_inner->run(custom_inner, &without, engine, t, info, why, cap);
+    af_case_field_reset(&without, ignores_field);
+    return ignores_inner->run(ignores_inner, &without, engine, t, info, why, cap);
 }
-static void ignores_custom_destroy(af_backend *be) {
-    custom_inner->destroy(custom_inner);
+static void ignores_destroy(af_backend *be) {
+    ignores_inner->destroy(ignores_inner);
     free(be);
 }
-static af_backend *ignores_custom_new(void) {
-    custom_inner = fx_load_plugin("planted_none");
+static af_backend *ignores_new(af_backend *inner, af_case_field field, const char *name) {
+    ignores_inner = inner;
+    ignores_field = field;
     af_backend *be = malloc(sizeof *be);
     CHECK(be != NULL);
-    *be = *custom_inner;
-    be->name = "test:ignores_custom_mask";
-    be->run = ignores_custom_run;
-    be->destroy = ignores_custom_destroy;
+    *be = *ignores_inner;
+    be->name = name;
+    be->run = ignores_run;
+    be->destroy = ignores_destroy;
     return be;
+}
+
+/* The backend under test by name: a plugin, or one of the ignoring wrappers above. */
+static af_backend *backend_named(const char *name) {
+    if (!strcmp(name, "ignores_custom_mask"))
+        return ignores_new(fx_load_plugin("planted_none"), AF_CF_CUSTOM_MASK, "test:ignores_custom_mask");
+    if (!strcmp(name, "cpu_ignores_score_mod"))
+        return ignores_new(af_backend_cpu_new(), AF_CF_SCORE_MOD, "test:cpu_ignores_score_mod");
+    if (!strcmp(name, "cpu_ignores_window"))
+        return ignores_new(af_backend_cpu_new(), AF_CF_WINDOW, "test:cpu_ignores_window");
+    return fx_load_plugin(name);
 }
 
 static void minimise(const char *plugin, const char *text, af_min_result *r) {
     ctx x;
     memset(&x, 0, sizeof x);
-    x.be = strcmp(plugin, "ignores_custom_mask") ? fx_load_plugin(plugin) : ignores_custom_new();
+    x.be = backend_named(plugin);
     x.runner.reference = af_backend_cpu_new();
     af_oracle_opts_default(&x.runner.oracle);
     x.runner.oracle.tier = AF_ORACLE_FP64;
@@ -197,6 +212,19 @@ int main(void) {
     CHECK_MSG(r.best.block_mask_q == 0 && r.best.custom_mask_p == 0.0, "block_mask %d / custom_mask %g survived",
               r.best.block_mask_q, r.best.custom_mask_p);
     CHECK(r.best.window_left >= 0);
+    /* score_mod: a kernel that ignores it keeps it (trig stays trig); a window bug does not
+     * need it: it goes (the cpu backend serves score_mod, the planted plugins decline it) */
+    minimise("cpu_ignores_score_mod",
+             "dtype = fp16\nbatch = 2\nheads = 2\nseqlen = 40\nhead_dim = 32\nscore_mod = trig\nseed = 4\n", &r);
+    CHECK_MSG(r.best.score_mod == AF_SCORE_MOD_TRIG, "score_mod %s: minimised away",
+              af_score_mod_name(r.best.score_mod));
+    minimise("cpu_ignores_window",
+             "dtype = fp16\nseqlen = 64\nhead_dim = 32\nmask = causal\nwindow = 5,0\nscore_mod = squared\n"
+             "seed = 3\n",
+             &r);
+    CHECK_MSG(r.best.score_mod == AF_SCORE_MOD_NONE, "score_mod %s (not needed by the window bug) survived",
+              af_score_mod_name(r.best.score_mod));
+    CHECK_MSG(r.best.window_left >= 0 || r.best.window_right >= 0, "the window the bug needs went");
     /* planted:dsink_dropped needs learnable sinks and the backward: both stay */
     minimise("planted_dsink_dropped",
              "dtype = fp16\nbatch = 2\nheads = 2\nseqlen = 40\nhead_dim = 32\nmask = causal\nsoftmax = learnable\n"
