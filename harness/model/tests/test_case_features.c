@@ -65,6 +65,21 @@ int main(void) {
     expect_error("dtype = mxfp8\nsoftmax = off_by_one\n", 2, "softmax", "sinks are defined for fp16, bf16, fp8_e4m3");
     expect_error("dtype = fp8_e5m2\nsoftmax = off_by_one\nbias = 11ss\n", 3, "bias", "fp16 and bf16 only");
     expect_error("softmax = learnable\nsoftmax = learnable\n", 2, "softmax", "repeated");
+    /* score_mod: a named form, printed when set, a feature with its form in the text; one
+     * score modifier (not with softcap), fp16 / bf16 only, no cp, no score statistics */
+    roundtrip("score_mod = trig2\nbackward = yes\n", "score_mod = trig2\n");
+    roundtrip("score_mod = none\n", "dtype = fp16\n");
+    CHECK(parse("score_mod = squared\n", &c, &e) == 0 && c.score_mod == AF_SCORE_MOD_SQUARED &&
+          af_case_has_features(&c));
+    af_case_features_text(&c, text, sizeof text);
+    CHECK_MSG(!strcmp(text, "score_mod(squared)"), "features text '%s'", text);
+    expect_error("score_mod = cube\n", 1, "score_mod", "none, squared, trig, trig2");
+    expect_error("score_mod = lambda s: s\n", 1, "score_mod", "none, squared, trig, trig2");
+    expect_error("softcap = 30\nscore_mod = trig\n", 2, "score_mod", "a score takes one modifier");
+    expect_error("dtype = fp8_e4m3\nscore_mod = trig\n", 2, "score_mod", "fp16 and bf16 only");
+    expect_error("seqlen = 16\ncp = 2 p2p\nscore_mod = squared\n", 3, "score_mod",
+                 "context parallelism carries sinks and bias");
+    expect_error("outputs = max_logit\nscore_mod = trig\n", 2, "score_mod", "score statistics");
     /* block_mask and custom_mask: print, parse, round trip; errors name the field */
     roundtrip("block_mask = 8 16 0.6\nmask = causal\nseqlen = 40\n", "block_mask = 8 16 0.6\n");
     roundtrip("custom_mask = 0.7\nbatch = 2\n", "custom_mask = 0.7\n");
