@@ -48,9 +48,9 @@ extern "C" {
     X(CUDNN_SOFTCAP, "ATTNFUZZ_CUDNN_SOFTCAP", "tanh",                                                                 \
       "exp: the cuDNN graphs build softcap's tanh from EXP nodes, not TANH_FWD / TANH_BWD (docs/cudnn-findings.md "    \
       "F9)")                                                                                                           \
-    X(CUDNN_BIAS_ROW, "ATTNFUZZ_CUDNN_BIAS_ROW", "extent",                                                             \
-      "stride0: a bias broadcast over queries (111s, b11s, 1h1s, bh1s) is declared to the cuDNN graphs with s_q rows " \
-      "at stride 0, not one row of extent 1 (docs/cudnn-findings.md, query-broadcast bias backward)")                  \
+    X(CUDNN_BIAS_ROW, "ATTNFUZZ_CUDNN_BIAS_ROW", "stride0",                                                            \
+      "extent: a bias broadcast over queries (111s, b11s, 1h1s, bh1s) is declared to the cuDNN graphs as one row of "  \
+      "extent 1, not s_q rows at stride 0 (the form whose backward is wrong: docs/cudnn-findings.md F10)")             \
     X(CUDNN_KV_OFFSETS, "ATTNFUZZ_CUDNN_KV_OFFSETS", "none",                                                           \
       "padded: thd Q over padded K/V also gives K, V, dK, dV ragged offsets, each sequence's start in the padded "     \
       "buffer (docs/cudnn-findings.md, thd Q over padded K/V)")                                                        \

@@ -96,11 +96,18 @@ class Plan(unittest.TestCase):
         cases = [(problem(dtype="fp8_e4m3"), "", "fp16 and bf16"), (problem(backward=True), "", "forward only"),
                  (problem(), "fa2-decode", "one query per sequence"), (problem(), "fa4-single", "unknown engine"),
                  (problem(batch=2, seqlens_kv=[8, 0], padded=True), "fa2-ragged", "sequence 1 has queries and no keys"),
-                 (problem(seqlen_q=1, head_dim_v=64), "fa2-decode", "one head dim")]
+                 (problem(seqlen_q=1, head_dim_v=64), "fa2-decode", "one head dim"),
+                 (problem(mask="causal", align="bottom_right", seqlen_q=2, seqlen_kv=1), "fa2-single",
+                  "causal single prefill needs kv_len >= qo_len")]
         for p, engine, want in cases:
             call, why = fm.plan(p, engine)
             self.assertIsNone(call, want)
             self.assertIn(want, why)
+        # the same mask with kv_len >= qo_len, or on the ragged wrapper, still maps
+        self.assertIsNotNone(fm.plan(problem(mask="causal", align="bottom_right", seqlen_q=2, seqlen_kv=2),
+                                     "fa2-single")[0])
+        self.assertIsNotNone(fm.plan(problem(mask="causal", align="bottom_right", seqlen_q=2, seqlen_kv=1),
+                                     "fa2-ragged")[0])
 
     def test_ragged_call(self):
         p = problem(batch=2, seqlens_q=[3, 8], seqlens_kv=[5, 8], padded=True, mask="causal", align="bottom_right",

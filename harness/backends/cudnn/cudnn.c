@@ -127,7 +127,7 @@ typedef struct {
     unsigned long clock;
     bool reuse;         /* ATTNFUZZ_CUDNN_PLAN_REUSE != 0 */
     int softcap_form;   /* ATTNFUZZ_CUDNN_SOFTCAP: 0 tanh (default), 1 exp, -1 neither */
-    int bias_row_form;  /* ATTNFUZZ_CUDNN_BIAS_ROW: 0 extent (default), 1 stride0, -1 neither */
+    int bias_row_form;  /* ATTNFUZZ_CUDNN_BIAS_ROW: 1 stride0 (default), 0 extent (F10's form), -1 neither */
     int kv_offsets;     /* ATTNFUZZ_CUDNN_KV_OFFSETS: 0 none (default), 1 padded, -1 neither */
     double run_build_s; /* graph / config / plan builds during the current call */
     bool run_built;     /* the current call built something (a cache miss) */
@@ -983,7 +983,7 @@ af_backend *af_backend_cudnn_new(void) {
     const char *form = af_config_get(AF_CFG_CUDNN_SOFTCAP);
     s->softcap_form = !form || !strcmp(form, "tanh") ? 0 : !strcmp(form, "exp") ? 1 : -1;
     const char *bias_row = af_config_get(AF_CFG_CUDNN_BIAS_ROW);
-    s->bias_row_form = !bias_row || !strcmp(bias_row, "extent") ? 0 : !strcmp(bias_row, "stride0") ? 1 : -1;
+    s->bias_row_form = !bias_row || !strcmp(bias_row, "stride0") ? 1 : !strcmp(bias_row, "extent") ? 0 : -1;
     const char *kv_off = af_config_get(AF_CFG_CUDNN_KV_OFFSETS);
     s->kv_offsets = !kv_off || !strcmp(kv_off, "none") ? 0 : !strcmp(kv_off, "padded") ? 1 : -1;
     be->name = "cudnn";

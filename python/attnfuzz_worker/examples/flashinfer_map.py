@@ -201,6 +201,11 @@ def plan(problem, engine="", menu=None, paging=None):
     if reason:
         return None, reason
     causal, window_left = m
+    if causal and kind == "single" and problem.seqlen_q > problem.seqlen_kv:
+        # FlashInfer 0.7.2's single prefill raises "When mask_mode is set to MaskMode::kCausal,
+        # kv_len must be greater than or equal to qo_len" (prefill.cuh), seen on the H100
+        return None, "flashinfer[%s]: causal single prefill needs kv_len >= qo_len (s_q %d, s_kv %d)" % (
+            engine, problem.seqlen_q, problem.seqlen_kv)
     softcap = float(getattr(problem, "softcap", 0.0) or 0.0)
     sinks = list(getattr(problem, "sink", None) or []) or None
     if sinks is not None and kind not in ("paged", "decode"):
