@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Device call (about 3 min; `B=build-min bash docs/device/next/call-bare.sh`, carry ["build-min",
+# Device call (about 3 min; `B=build-min bash docs/device/run-2026-12-05d/call-bare.sh`, carry ["build-min",
 # ".whl/fe", ".whl/serving"]; build-min is build-fe without its plugins, to fit the 64 MiB): the
 # thd Q over padded K/V candidate with the probes on (its NaN came from the stale-data probe),
 # default and with ATTNFUZZ_CUDNN_KV_OFFSETS=padded, then the bare scripts of 2026-12-05's

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Device call (about 4 min; `B=build-fe bash docs/device/next/call-triage.sh`, carry ["build-fe",
+# Device call (about 4 min; `B=build-fe bash docs/device/run-2026-12-05d/call-triage.sh`, carry ["build-fe",
 # ".whl/fe"] as for call-fe.sh): triage of three findings of 2026-12-05 that
 # every engine of cuDNN 9.14 and 9.19 gives alike (docs/cudnn-findings.md, "Candidates of
 # 2026-12-05"), each case in its own attnfuzz process, --no-probes:
