@@ -71,6 +71,19 @@ class ScoreModTargets(unittest.TestCase):
         self.assertIn("score_mod", reference_py.FEATURES)
         self.assertIn("score_mod", flex_attention.features())
 
+    def test_flex_tan_of_the_batch_is_fp32(self):
+        try:
+            import torch
+        except ImportError:
+            self.skipTest("torch is not installed: the flex worker's functions need it")
+        # a score in fp16 (as a caller may hand it): the batch's tan(b) still comes in fp32, so
+        # the difference between b = 1 and b = 0 is tan(1) to fp32 rounding (fp16: 1.5576172)
+        score = torch.full((1,), 0.5, dtype=torch.float16)
+        for name in ("trig", "trig2"):
+            at = [flex_attention.SCORE_MODS[name](score, torch.full((1,), b, dtype=torch.int32), None, None, None)
+                  for b in (0, 1)]
+            self.assertEqual(at[1].dtype, torch.float32, name)
+            self.assertAlmostEqual((at[1] - at[0]).item(), math.tan(1.0), delta=4e-7, msg=name)
 
 if __name__ == "__main__":
     unittest.main()
