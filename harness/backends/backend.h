@@ -18,6 +18,10 @@ enum {
     AF_BACKEND_PLANTED = 1u << 2, /* carries a deliberate bug (self-test) */
     AF_BACKEND_PLUGIN = 1u << 3,
     AF_BACKEND_CHECKS_METADATA = 1u << 4, /* promises to refuse malformed metadata (plugin.h) */
+    /* forms the softmax row sum from the P it rounds to the input dtype for P V (a worker's
+     * hello recipe lse_rowsum_dtype_p, docs/worker-protocol.md): its LSE rows get that
+     * rounding's share (judge/criterion/criterion_rowsum.c) */
+    AF_BACKEND_LSE_ROWSUM_DTYPE_P = 1u << 5,
 };
 
 /* An input that a backend found changed by its own run, where only the backend can see

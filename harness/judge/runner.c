@@ -578,6 +578,21 @@ static void release_kernel_oracle(af_prepared *p) {
     js->cert_gap_over_bound = js->cert_s = js->cert_wait_s = 0;
 }
 
+/* A backend that declares the recipe lse_rowsum_dtype_p (AF_BACKEND_LSE_ROWSUM_DTYPE_P,
+ * read after its run: a worker's hello may come with its first run) gets its LSE rows'
+ * share (criterion_rowsum.c), computed once a case on the host whether the host or the
+ * GPU pass made the other budgets; af_judge clears it after, so no other backend sees it. */
+static void lse_recipe(af_prepared *p, const af_backend *be) {
+    p->terms.lse_rowsum_on = false;
+    const af_case *c = &p->c;
+    if (!(be->flags & AF_BACKEND_LSE_ROWSUM_DTYPE_P) || !p->have_oracle) return;
+    if (c->dtype != AF_DT_FP16 && c->dtype != AF_DT_BF16) return;
+    af_oracle_problem prob;
+    int len_q[AF_MAX_BATCH], len_kv[AF_MAX_BATCH];
+    af_problem_from_case(&prob, c, &p->inputs, len_q, len_kv);
+    p->terms.lse_rowsum_on = af_criterion_lse_rowsum_ensure(&prob, p->oracle.out.lse, c->dtype, &p->terms) == 0;
+}
+
 static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char *engine, af_verdict *v,
                        af_tensors *out_tensors) {
     (void)r; /* probes (issue 3) take their settings from the runner */
@@ -638,6 +653,7 @@ static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char 
     }
     v->judge.run_s = info.seconds;
     if (st == AF_RUN_OK && p->oracle_deferred) kernel_mask_oracle(r, p, &t, v);
+    if (st == AF_RUN_OK) lse_recipe(p, be);
     if (st == AF_RUN_OK) {
         double t_cmp = af_clock_mono();
         v->runs = 1;
@@ -715,5 +731,6 @@ static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char 
 void af_judge(af_runner *r, af_prepared *p, af_backend *be, const char *engine, af_verdict *v,
               af_tensors *out_tensors) {
     judge_once(r, p, be, engine, v, out_tensors);
-    af_verdict_clean_text(v); /* a backend's names and messages: valid UTF-8, no escape sequences */
+    p->terms.lse_rowsum_on = false; /* the recipe's share is this backend's only */
+    af_verdict_clean_text(v);       /* a backend's names and messages: valid UTF-8, no escape sequences */
 }

@@ -60,9 +60,17 @@ int af_cp_plant_parse(const char *name) {
 
 static af_backend *inner_of(af_backend *be) { return ((cp_backend *)be)->inner; }
 
+/* The inner backend's declared recipes (a worker's hello, which comes with its start):
+ * the judge reads them from the wrapper's flags. */
+static void take_recipes(af_backend *be, const af_backend *in) {
+    be->flags = (be->flags & ~(unsigned)AF_BACKEND_LSE_ROWSUM_DTYPE_P) | (in->flags & AF_BACKEND_LSE_ROWSUM_DTYPE_P);
+}
+
 static int cpw_available(af_backend *be, char *why, size_t cap) {
     af_backend *in = inner_of(be);
-    return in->available(in, why, cap);
+    int rc = in->available(in, why, cap);
+    take_recipes(be, in);
+    return rc;
 }
 
 static af_run_status cpw_supports(af_backend *be, const af_case *c, char *why, size_t cap) {
@@ -84,14 +92,20 @@ static int cpw_engines(af_backend *be, const af_case *c, char (*names)[AF_NAME_M
 static af_run_status cpw_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t, af_run_info *info,
                              char *why, size_t cap) {
     af_backend *in = inner_of(be);
-    if (c->cp_size <= 1) return in->run(in, c, engine, t, info, why, cap);
+    if (c->cp_size <= 1) {
+        af_run_status st = in->run(in, c, engine, t, info, why, cap);
+        take_recipes(be, in);
+        return st;
+    }
     /* the ranks' split reads the metadata as addresses: malformed metadata is refused */
     if (af_layout_metadata_check(c, &t->plan, why, cap)) return AF_RUN_ERROR;
     af_run_info local;
     if (!info) info = &local;
     memset(info, 0, sizeof *info);
     info->workspace_bytes = -1;
-    return af_cp_execute(in, ((cp_backend *)be)->plant, c, engine ? engine : "", t, info, why, cap);
+    af_run_status st = af_cp_execute(in, ((cp_backend *)be)->plant, c, engine ? engine : "", t, info, why, cap);
+    take_recipes(be, in);
+    return st;
 }
 
 static af_run_status cpw_backward_given(af_backend *be, const af_case *c, const char *engine, af_tensors *t,

@@ -135,6 +135,11 @@ static int take_hello(worker_state *st, json_t *hello, char *why, size_t cap) {
     json_t *features = json_object_get(hello, "features");
     bool given = json_is_array(features) && hello_allows(st, "features", "backward_given");
     st->be->backward_given = given ? worker_backward_given : NULL;
+    /* recipes: legitimate kernel roundings the judge models per backend when declared
+     * (docs/worker-protocol.md); lse_rowsum_dtype_p: the LSE from the row sum of the P
+     * rounded to the dtype (AF_BACKEND_LSE_ROWSUM_DTYPE_P) */
+    st->be->flags &= ~(unsigned)AF_BACKEND_LSE_ROWSUM_DTYPE_P;
+    if (hello_lists(st, "recipes", "lse_rowsum_dtype_p")) st->be->flags |= AF_BACKEND_LSE_ROWSUM_DTYPE_P;
     return 0;
 }
 

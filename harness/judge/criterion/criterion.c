@@ -34,6 +34,7 @@ void af_criterion_terms_free(af_criterion_terms *t) {
     free(t->log_f);
     free(t->row_kq);
     free(t->key_wq);
+    free(t->lse_rowsum);
     af_criterion_terms_gpu_release(t->dev);
     memset(t, 0, sizeof *t);
 }
@@ -513,11 +514,22 @@ void af_criterion_tensor(const af_case *c, af_tensor_id id, const double *kernel
     free(extra);
 }
 
+/* LSE: the share of the recipe lse_rowsum_dtype_p (criterion_rowsum.c) when the backend
+ * judged declares it, a copy (the caller frees it); NULL otherwise: the LSE budget is then
+ * the one without the recipe, to the bit. */
+static double *lse_recipe_term(const af_case *c, const af_criterion_terms *terms) {
+    if (!terms->lse_rowsum_on || !terms->lse_rowsum) return NULL;
+    size_t nq = (size_t)c->batch * c->heads_q * c->seqlen_q;
+    double *x = malloc((nq ? nq : 1) * sizeof(double));
+    if (x) memcpy(x, terms->lse_rowsum, nq * sizeof(double));
+    return x;
+}
+
 /* The stored O's and the stored LSE's shares (af_criterion_extra_terms without CP). */
 static double *stored_terms(const af_case *c, af_tensor_id id, const af_criterion_terms *terms, const double *kernel_o,
                             const double *kernel_lse) {
     double *dterm = id == AF_T_DQ || id == AF_T_DK ? af_criterion_stored_o_term(c, id, terms, kernel_o) : NULL;
-    if (id == AF_T_LSE) return dterm;
+    if (id == AF_T_LSE) return lse_recipe_term(c, terms);
     /* the stored LSE's growth (criterion.h): NULL unless some row left the linear regime.
      * O is computed in the forward, from the scores, not from the LSE the kernel stored:
      * only the fp32 rounding of the scores grows its budget, never the kernel's own LSE

@@ -105,6 +105,15 @@ typedef struct {
     double e4m3_step[AF_T_COUNT];
     /* device copies the GPU pass keeps for judging each run (criterion_gpu.h), or NULL */
     struct af_terms_dev *dev;
+    /* The recipe lse_rowsum_dtype_p (criterion_rowsum.c; docs/criterion.md "A row sum of
+     * rounded P"): (B, Hq, Sq) each row's share of the LSE budget, computed on the host
+     * (whichever pass made the other budgets) the first time a backend that declares the
+     * recipe is judged on the case, NULL before; lse_rowsum_on: the backend judged now
+     * declares it (af_judge sets it for that backend's runs and clears it after), so the
+     * share joins the LSE rows' per-kernel terms (af_criterion_extra_terms) of that
+     * backend only. */
+    double *lse_rowsum;
+    bool lse_rowsum_on;
 } af_criterion_terms;
 
 /* Fill t from the problem's exact inputs and the oracle's exact outputs (backward when
@@ -114,6 +123,19 @@ typedef struct {
 int af_criterion_terms_compute(const af_oracle_problem *p, const af_outputs *exact, af_dtype dtype,
                                af_criterion_terms *t);
 void af_criterion_terms_free(af_criterion_terms *t);
+
+/* lse_rowsum_dtype_p (criterion_rowsum.c states the derivation): out[r] (B, Hq, Sq), each
+ * visible row's share min(W, 5 sigma) of the LSE error a row sum of P rounded to dtype
+ * (fp16, bf16) puts on it; 0 for rows not judged. 0, or -1 (another dtype, out of memory). */
+int af_criterion_lse_rowsum_share(const af_oracle_problem *p, const double *lse_exact, af_dtype dtype, double *out);
+/* One row's share: P[k] = exp(s_k - m*), q[k] = exp(s_k - lse) of its n terms, exp_m_lse =
+ * exp(m* - lse), u the dtype's half unit; scratch: room for n (double, double) pairs. */
+double af_criterion_lse_rowsum_row(const double *P, const double *q, int n, double exp_m_lse, bool fp16, double u,
+                                   void *scratch);
+/* t->lse_rowsum from the problem unless already there (t must have the LSE budgets). 0, or
+ * -1 (no LSE budgets, out of memory: no share, the LSE judged as without the recipe). */
+int af_criterion_lse_rowsum_ensure(const af_oracle_problem *p, const double *lse_exact, af_dtype dtype,
+                                   af_criterion_terms *t);
 
 /* Where the terms are computed: the host loop (criterion.c) or the GPU pass
  * (judge/criterion/criterion_gpu.h: the same formulas; cases without features). */

@@ -194,7 +194,7 @@ def main(argv):
           device="cuda", dtypes=fm.DTYPES, supports=supports, engines=lambda p: list(fm.ENGINES),
           deterministic=True, versions={"flashinfer": package_version("flashinfer-python"),
                                         "menu": os.path.abspath(args.menu) if args.menu else "none"},
-          requires=("torch", "flashinfer"), marks_kernel=True)
+          requires=("torch", "flashinfer"), marks_kernel=True, recipes=fm.RECIPES)
 
 
 if __name__ == "__main__":

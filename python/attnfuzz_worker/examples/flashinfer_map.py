@@ -34,6 +34,10 @@ BACKENDS = ("fa2", "fa3")
 KINDS = ("single", "ragged", "paged", "decode")
 ENGINES = tuple("%s-%s" % (b, k) for b in BACKENDS for k in KINDS if not (b == "fa3" and k == "decode"))
 DTYPES = ("fp16", "bf16")
+# The worker's hello recipes (docs/worker-protocol.md): FlashInfer's prefill forms the softmax
+# row sum from the P it rounds to the input dtype for P V (measured: docs/criterion.md "A row
+# sum of rounded P", docs/research-scripts/flashinfer_lse_prescale.py)
+RECIPES = ("lse_rowsum_dtype_p",)
 DEFAULT_PAGE_SIZE = 16
 LN2 = math.log(2.0)
 MENU_FILE = "menu.json"
