@@ -193,6 +193,8 @@ class Worker:
             self._run_python(msg, problem)  # the kernel writes the shared region: attnfuzz compares it
             written = []
         reply = {"type": "ok", "engine": problem.engine}
+        if getattr(problem, "recipes", None) is not None:  # this call's recipes, narrowing the hello's
+            reply["recipes"] = list(problem.recipes)
         if problem.engines:
             reply["engines"] = dict(problem.engines)
         if written:

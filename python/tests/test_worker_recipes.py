@@ -34,6 +34,14 @@ class Recipes(unittest.TestCase):
         reply = Worker(lambda *a, **k: None, "flashinfer", mode="python", recipes=fm.RECIPES).hello(HELLO)
         self.assertEqual(reply["recipes"], ["lse_rowsum_dtype_p"])
 
+    def test_flashinfer_declares_it_for_the_prefill_calls_only(self):
+        # measured on the prefill kinds (single, ragged, paged); decode's reply narrows to none
+        for kind, want in (("single", ["lse_rowsum_dtype_p"]), ("ragged", ["lse_rowsum_dtype_p"]),
+                           ("paged", ["lse_rowsum_dtype_p"]), ("decode", [])):
+            self.assertEqual(fm.call_recipes({"kind": kind}), want, kind)
+        path = os.path.join(os.path.dirname(fm.__file__), "flashinfer_attn.py")
+        self.assertIn("problem.recipes = fm.call_recipes(call)", open(path).read())
+
 
 if __name__ == "__main__":
     unittest.main()

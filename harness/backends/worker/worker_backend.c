@@ -94,10 +94,8 @@ static void start_failure(worker_state *st, char *why, size_t cap) {
                  last[0] ? "; its stderr: " : "", last);
 }
 
-/* true when the hello lists name in its array key (an absent list allows everything). */
-static bool hello_allows(const worker_state *st, const char *key, const char *name) {
-    json_t *list = st->hello ? json_object_get(st->hello, key) : NULL;
-    if (!json_is_array(list)) return true;
+/* Does the JSON list name `name`? */
+static bool list_names(const json_t *list, const char *name) {
     size_t i;
     json_t *item;
     json_array_foreach(list, i, item) {
@@ -106,10 +104,26 @@ static bool hello_allows(const worker_state *st, const char *key, const char *na
     return false;
 }
 
+/* true when the hello lists name in its array key (an absent list allows everything). */
+static bool hello_allows(const worker_state *st, const char *key, const char *name) {
+    json_t *list = st->hello ? json_object_get(st->hello, key) : NULL;
+    return !json_is_array(list) || list_names(list, name);
+}
+
 /* Does the hello's list `key` name `name` (no list: no)? */
 static bool hello_lists(const worker_state *st, const char *key, const char *name) {
     json_t *list = st->hello ? json_object_get(st->hello, key) : NULL;
     return json_is_array(list) && hello_allows(st, key, name);
+}
+
+/* The recipe flag for a run: a reply's "recipes" list (that call's) narrows the hello's;
+ * a reply without one keeps the hello's (docs/worker-protocol.md). */
+static void take_run_recipes(worker_state *st, const json_t *body) {
+    const json_t *list = body ? json_object_get(body, "recipes") : NULL;
+    bool rowsum = hello_lists(st, "recipes", "lse_rowsum_dtype_p") &&
+                  (!json_is_array(list) || list_names(list, "lse_rowsum_dtype_p"));
+    st->be->flags &= ~(unsigned)AF_BACKEND_LSE_ROWSUM_DTYPE_P;
+    if (rowsum) st->be->flags |= AF_BACKEND_LSE_ROWSUM_DTYPE_P;
 }
 
 /* Apply the capabilities of a hello. */
@@ -557,6 +571,7 @@ static af_run_status run_request(af_backend *be, const af_case *c, const char *e
             snprintf(info->engine_forward, sizeof info->engine_forward, "%s", r.engine_forward);
             snprintf(info->engine_backward, sizeof info->engine_backward, "%s", r.engine_backward);
         }
+        if (s == AF_RUN_OK) take_run_recipes(st, r.body);
         char sub[400];
         if (s == AF_RUN_OK && info && af_worker_inputs_written(&r, info, sub, sizeof sub)) {
             snprintf(why, cap, "%s: %s", st->backend_name, sub);

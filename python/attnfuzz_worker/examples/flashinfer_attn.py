@@ -166,6 +166,7 @@ def make_kernel(menu_dir):
         if reason:
             raise Decline(reason)
         problem.engine = call["engine"]
+        problem.recipes = fm.call_recipes(call)
         try:
             return run_call(call, q, k, v, problem)
         except Exception as e:

@@ -38,6 +38,13 @@ DTYPES = ("fp16", "bf16")
 # row sum from the P it rounds to the input dtype for P V (measured: docs/criterion.md "A row
 # sum of rounded P", docs/research-scripts/flashinfer_lse_prescale.py)
 RECIPES = ("lse_rowsum_dtype_p",)
+
+
+def call_recipes(call):
+    """The recipes of one call (a run's reply names them, narrowing the hello's): the prefill
+    kinds (single, ragged, paged), where the rounded-P row sum was measured; none for decode
+    (the CUDA-core decode kernels, not measured)."""
+    return list(RECIPES) if call["kind"] in ("single", "ragged", "paged") else []
 DEFAULT_PAGE_SIZE = 16
 LN2 = math.log(2.0)
 MENU_FILE = "menu.json"
