@@ -586,7 +586,6 @@ static void lse_recipe(af_prepared *p, const af_backend *be) {
     p->terms.lse_rowsum_on = false;
     const af_case *c = &p->c;
     if (!(be->flags & AF_BACKEND_LSE_ROWSUM_DTYPE_P) || !p->have_oracle) return;
-    if (c->dtype != AF_DT_FP16 && c->dtype != AF_DT_BF16) return;
     af_oracle_problem prob;
     int len_q[AF_MAX_BATCH], len_kv[AF_MAX_BATCH];
     af_problem_from_case(&prob, c, &p->inputs, len_q, len_kv);

@@ -60,17 +60,15 @@ int af_cp_plant_parse(const char *name) {
 
 static af_backend *inner_of(af_backend *be) { return ((cp_backend *)be)->inner; }
 
-/* The inner backend's declared recipes (a worker's hello, which comes with its start):
- * the judge reads them from the wrapper's flags. */
+/* The inner backend's declared recipes (a worker sets them with each run's reply): the
+ * judge reads them from the wrapper's flags after the run. */
 static void take_recipes(af_backend *be, const af_backend *in) {
     be->flags = (be->flags & ~(unsigned)AF_BACKEND_LSE_ROWSUM_DTYPE_P) | (in->flags & AF_BACKEND_LSE_ROWSUM_DTYPE_P);
 }
 
 static int cpw_available(af_backend *be, char *why, size_t cap) {
     af_backend *in = inner_of(be);
-    int rc = in->available(in, why, cap);
-    take_recipes(be, in);
-    return rc;
+    return in->available(in, why, cap);
 }
 
 static af_run_status cpw_supports(af_backend *be, const af_case *c, char *why, size_t cap) {

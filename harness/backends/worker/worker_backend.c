@@ -116,8 +116,11 @@ static bool hello_lists(const worker_state *st, const char *key, const char *nam
     return json_is_array(list) && hello_allows(st, key, name);
 }
 
-/* The recipe flag for a run: a reply's "recipes" list (that call's) narrows the hello's;
- * a reply without one keeps the hello's (docs/worker-protocol.md). */
+/* The recipe flag for a run, set after each run (the judge reads it then): recipes are
+ * legitimate kernel roundings the judge models per backend when declared
+ * (docs/worker-protocol.md); lse_rowsum_dtype_p: the LSE from the row sum of the P rounded
+ * to the dtype (AF_BACKEND_LSE_ROWSUM_DTYPE_P). The hello's list is what the worker may
+ * declare; a reply's "recipes" list (that call's) narrows it, a reply without one keeps it. */
 static void take_run_recipes(worker_state *st, const json_t *body) {
     const json_t *list = body ? json_object_get(body, "recipes") : NULL;
     bool rowsum = hello_lists(st, "recipes", "lse_rowsum_dtype_p") &&
@@ -149,11 +152,6 @@ static int take_hello(worker_state *st, json_t *hello, char *why, size_t cap) {
     json_t *features = json_object_get(hello, "features");
     bool given = json_is_array(features) && hello_allows(st, "features", "backward_given");
     st->be->backward_given = given ? worker_backward_given : NULL;
-    /* recipes: legitimate kernel roundings the judge models per backend when declared
-     * (docs/worker-protocol.md); lse_rowsum_dtype_p: the LSE from the row sum of the P
-     * rounded to the dtype (AF_BACKEND_LSE_ROWSUM_DTYPE_P) */
-    st->be->flags &= ~(unsigned)AF_BACKEND_LSE_ROWSUM_DTYPE_P;
-    if (hello_lists(st, "recipes", "lse_rowsum_dtype_p")) st->be->flags |= AF_BACKEND_LSE_ROWSUM_DTYPE_P;
     return 0;
 }
 

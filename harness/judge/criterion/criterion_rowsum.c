@@ -23,6 +23,7 @@
  * keys, or one dominant key, 5 sigma exceeds W and the worst case holds. */
 #include "judge/criterion/criterion.h"
 #include "judge/problem.h"
+#include "judge/tolerance.h"
 #include "oracle/feature_spec.h"
 #include "util/parfor.h"
 
@@ -49,21 +50,26 @@ static int by_p(const void *a, const void *b) {
     return x < y ? -1 : x > y ? 1 : 0;
 }
 
-/* One dtype ulp at value x (x >= 0): fp16 11 significant bits, normal from 2^-14 (below,
- * the subnormal step 2^-24); bf16 8 bits. */
+static af_storage rowsum_storage(bool fp16) { return fp16 ? AF_ST_F16 : AF_ST_BF16; }
+
+/* One dtype ulp at value x (x >= 0), from the unit table (judge/tolerance.h): the unit
+ * scaled to x's binade; for fp16 below its smallest normal, the subnormal step. */
 static double dtype_ulp(double x, bool fp16) {
+    af_storage st = rowsum_storage(fp16);
     int e;
-    if (fp16 && x < 0x1p-14) return 0x1p-24;
+    if (fp16 && x < af_storage_min_normal(st)) return 2.0 * af_storage_subnormal_half_step(st);
     frexp(x, &e); /* x = f 2^e, f in [0.5, 1) */
-    return ldexp(1.0, e - 1 - (fp16 ? 10 : 7));
+    return ldexp(af_storage_unit(st), e - 1);
 }
 
 double af_criterion_lse_rowsum_row(const double *P, const double *q, int n, double exp_m_lse, bool fp16, double u,
                                    void *scratch) {
     rs_term *t = scratch;
+    af_storage st = rowsum_storage(fp16);
+    double min_normal = af_storage_min_normal(st), half_step = af_storage_subnormal_half_step(st);
     double worst = 0;
     for (int k = 0; k < n; k++) {
-        double b = u * q[k] + (fp16 && P[k] < 0x1p-14 ? 0x1p-25 * exp_m_lse : 0.0);
+        double b = u * q[k] + (fp16 && P[k] < min_normal ? half_step * exp_m_lse : 0.0);
         t[k].p = P[k];
         t[k].b = b;
         worst += b;
@@ -128,13 +134,16 @@ static void rs_block(void *vctx, long block) {
     free(s), free(P), free(q), free(scratch);
 }
 
+/* The recipe's dtypes: fp16 and bf16 (their P is what the PV product takes). */
+static bool rowsum_dtype(af_dtype dtype) { return dtype == AF_DT_FP16 || dtype == AF_DT_BF16; }
+
 int af_criterion_lse_rowsum_share(const af_oracle_problem *p, const double *lse_exact, af_dtype dtype, double *out) {
-    if (dtype != AF_DT_FP16 && dtype != AF_DT_BF16) return -1;
+    if (!rowsum_dtype(dtype)) return -1;
     size_t nq = (size_t)p->B * p->Hq * p->Sq;
     rs_ctx x = {.p = p,
                 .lse = lse_exact,
                 .fp16 = dtype == AF_DT_FP16,
-                .u = dtype == AF_DT_FP16 ? 0x1p-11 : 0x1p-8,
+                .u = af_storage_unit(rowsum_storage(dtype == AF_DT_FP16)) / 2, /* half an ulp, relative */
                 .out = out,
                 .rows_per_block = 16};
     long blocks = (long)((nq + 15) / 16);
@@ -146,7 +155,7 @@ int af_criterion_lse_rowsum_share(const af_oracle_problem *p, const double *lse_
 int af_criterion_lse_rowsum_ensure(const af_oracle_problem *p, const double *lse_exact, af_dtype dtype,
                                    af_criterion_terms *t) {
     if (t->lse_rowsum) return 0;
-    if (!af_criterion_terms_have(t, AF_T_LSE) || !lse_exact) return -1;
+    if (!rowsum_dtype(dtype) || !af_criterion_terms_have(t, AF_T_LSE) || !lse_exact) return -1;
     size_t nq = (size_t)p->B * p->Hq * p->Sq;
     double *share = calloc(nq ? nq : 1, sizeof(double));
     if (!share) return -1;
