@@ -17,6 +17,8 @@ import sys
 
 import torch
 
+import fe_graph  # this folder's shared pygraph runner
+
 seed = int(sys.argv[1]) if len(sys.argv) > 1 else 1
 dev = "cuda"
 H, S, D = 4, 64, 64
@@ -59,14 +61,7 @@ def run(cudnn, handle, q, k, v, scale, form):
     ts.set_output(True).set_data_type(cudnn.data_type.FLOAT).set_dim(list(stats.shape)).set_stride(
         list(stats.stride()))
     pack[to], pack[ts] = o, stats
-    g.validate()
-    g.build_operation_graph()
-    g.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
-    g.check_support()
-    g.build_plans()
-    ws = torch.empty(g.get_workspace_size(), device=dev, dtype=torch.uint8)
-    g.execute(pack, ws, handle=handle)
-    torch.cuda.synchronize()
+    fe_graph.execute(cudnn, g, pack, handle)
     return o.double(), stats[..., 0].double()
 
 

@@ -18,6 +18,8 @@ import sys
 
 import torch
 
+import fe_graph  # this folder's shared pygraph runner
+
 seed = int(sys.argv[1]) if len(sys.argv) > 1 else 1
 torch.manual_seed(seed)
 dev = "cuda"
@@ -65,23 +67,13 @@ def run_fe(form):
                             data_type=cudnn.data_type.BFLOAT16)
         return g.tensor_like(bias)
 
-    def finish(g, pack):
-        g.validate()
-        g.build_operation_graph()
-        g.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
-        g.check_support()
-        g.build_plans()
-        ws = torch.empty(g.get_workspace_size(), device=dev, dtype=torch.uint8)
-        g.execute(pack, ws, handle=handle)
-        torch.cuda.synchronize()
-
     g = graph_of()
     tq, tk, tv, tb = g.tensor_like(q), g.tensor_like(k), g.tensor_like(v), bias_tensor(g)
     to, ts = g.sdpa(name="fwd", q=tq, k=tk, v=tv, is_inference=False, attn_scale=scale, bias=tb)
     to.set_output(True).set_dim(list(o.shape)).set_stride(list(o.stride()))
     ts.set_output(True).set_data_type(cudnn.data_type.FLOAT).set_dim(list(stats.shape)).set_stride(
         list(stats.stride()))
-    finish(g, {tq: q, tk: k, tv: v, tb: bias, to: o, ts: stats})
+    fe_graph.execute(cudnn, g, {tq: q, tk: k, tv: v, tb: bias, to: o, ts: stats}, handle)
 
     g = graph_of()
     tq, tk, tv, tb = g.tensor_like(q), g.tensor_like(k), g.tensor_like(v), bias_tensor(g)
@@ -90,7 +82,8 @@ def run_fe(form):
                                     bias=tb)
     for t, x in ((tdq, dq), (tdk, dk), (tdv, dv)):
         t.set_output(True).set_dim(list(x.shape)).set_stride(list(x.stride()))
-    finish(g, {tq: q, tk: k, tv: v, tb: bias, to: o, tdo: do, ts: stats, tdq: dq, tdk: dk, tdv: dv})
+    fe_graph.execute(cudnn, g, {tq: q, tk: k, tv: v, tb: bias, to: o, tdo: do, ts: stats, tdq: dq, tdk: dk, tdv: dv},
+                     handle)
     return o, dq, dk, dv
 
 

@@ -15,6 +15,8 @@ import sys
 
 import torch
 
+import fe_graph  # this folder's shared pygraph runner
+
 seed = int(sys.argv[1]) if len(sys.argv) > 1 else 1
 dev = "cuda"
 B, HQ, SQ, SKV, DQK, DV = 1, 2, 1, 250, 72, 8
@@ -29,30 +31,21 @@ def run(cudnn, handle, q, k, v, do, scale):
         return cudnn.pygraph(io_data_type=cudnn.data_type.HALF, intermediate_data_type=cudnn.data_type.FLOAT,
                              compute_data_type=cudnn.data_type.FLOAT, handle=handle)
 
-    def finish(g, pack):
-        g.validate()
-        g.build_operation_graph()
-        g.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
-        g.check_support()
-        g.build_plans()
-        ws = torch.empty(g.get_workspace_size(), device=dev, dtype=torch.uint8)
-        g.execute(pack, ws, handle=handle)
-        torch.cuda.synchronize()
-
     g = graph()
     tq, tk, tv = g.tensor_like(q), g.tensor_like(k), g.tensor_like(v)
     to, ts = g.sdpa(name="fwd", q=tq, k=tk, v=tv, is_inference=False, attn_scale=scale)
     to.set_output(True).set_dim(list(o.shape)).set_stride(list(o.stride()))
     ts.set_output(True).set_data_type(cudnn.data_type.FLOAT).set_dim(list(stats.shape)).set_stride(
         list(stats.stride()))
-    finish(g, {tq: q, tk: k, tv: v, to: o, ts: stats})
+    fe_graph.execute(cudnn, g, {tq: q, tk: k, tv: v, to: o, ts: stats}, handle)
     g = graph()
     tq, tk, tv = g.tensor_like(q), g.tensor_like(k), g.tensor_like(v)
     to, tdo, ts = g.tensor_like(o), g.tensor_like(do), g.tensor_like(stats)
     tdq, tdk, tdv = g.sdpa_backward(name="bwd", q=tq, k=tk, v=tv, o=to, dO=tdo, stats=ts, attn_scale=scale)
     for t, x in ((tdq, dq), (tdk, dk), (tdv, dv)):
         t.set_output(True).set_dim(list(x.shape)).set_stride(list(x.stride()))
-    finish(g, {tq: q, tk: k, tv: v, to: o, tdo: do, ts: stats, tdq: dq, tdk: dk, tdv: dv})
+    fe_graph.execute(cudnn, g, {tq: q, tk: k, tv: v, to: o, tdo: do, ts: stats, tdq: dq, tdk: dk, tdv: dv},
+                     handle)
     return dk
 
 
