@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Next device call 1: carry ["build-dev"] (docs/device/next/README.md).
+# Next device call 1: carry ["build-dev"] (docs/device/next/README.md): the GPU tests, the GPU
+# corpus on both cuDNN versions, the flex-attention worker on the score_mod seeds.
 source ci/device_preamble.sh
 for t in test_criterion_gpu test_compare_gpu test_cudnn_sdpa test_cudnn_feature_declines test_cudnn_features \
          test_cudnn_layouts; do
@@ -35,12 +36,11 @@ PY
 }
 corpus 914 ""
 [ -n "$VENV_CUDNN" ] && corpus 919 "$VENV_CUDNN"
-for rows in 0 1; do
-  ATTNFUZZ_ROWS_ON_GPU=$rows OUT=$R/bench-rows$rows N=120 MIX_TIME=40 MIX_JOBS="" LONG_S="" \
-    stamp "bench rows_on_gpu=$rows" timeout 150 bash ci/bench_judge.sh $B > $R/bench-rows$rows.txt 2>&1
-  echo "== ATTNFUZZ_ROWS_ON_GPU=$rows" >> $S
-  grep -E "cases/s|median|criterion" $R/bench-rows$rows.txt | head -12 >> $S
-  rm -rf $R/bench-rows$rows/mix
+# the flex-attention worker serving score_mod (squared, trig, trig2), then every flex seed
+for f in corpora/seed-features/*score-mod*.case; do
+  stamp "flex $(basename $f)" timeout 240 $B/attnfuzz run $f --backend worker:flex-attention \
+    --worker-config python/targets/flex-attention.conf > $R/flex-$(basename $f .case).txt 2>&1
+  head -3 $R/flex-$(basename $f .case).txt | cut -c1-300 >> $S
 done
 tail -80 $S
 device_pack
