@@ -31,6 +31,7 @@ static void isolate_child_main(void *user) {
     void *buf = calloc(1, job->out_size ? job->out_size : 1);
     if (!buf) _exit(3);
     job->fn(job->user, buf, job->out_size);
+    alarm(0); /* the run is over: a parent slow to read (minimising) is no hang of ours */
     af_write_all(job->write_fd, buf, job->out_size);
     close(job->write_fd);
     _exit(0);
@@ -117,8 +118,13 @@ int af_isolate_wait_any(af_isolate_child *const *children, int n, int timeout_ms
             af_isolate_child *ch = children[i];
             if (!ch->pid) continue;
             if (ch->deadline > 0 && now > ch->deadline) {
-                finish(ch, true, o);
-                return i;
+                /* the parent may have been away past the deadline: a result sent
+                 * meanwhile, or under way, is a run that ended in time (its alarm is off) */
+                bool ended = drain(ch);
+                if (ended || ch->got == 0 || now > ch->deadline + AF_RESULT_ARRIVING_S) {
+                    finish(ch, !ended, o);
+                    return i;
+                }
             }
             pfd[m].fd = ch->fd;
             pfd[m].events = POLLIN;

@@ -4,8 +4,9 @@
  *
  * The child runs fn(user, out, out_size) on a zeroed buffer of out_size bytes, writes the
  * buffer to a pipe and exits 0; an alarm(deadline_s) in the child ends a run that hangs
- * (SIGALRM), and the parent kills (SIGKILL) a child still there deadline_s + grace_s
- * after the start. The parent gets the child's bytes and how it ended: complete (every
+ * (SIGALRM; off once the run is over), and the parent kills (SIGKILL) a child still there
+ * deadline_s + grace_s after the start unless its result has begun to arrive: a parent
+ * that was busy past the deadline (minimising) reads what was sent meanwhile first. The parent gets the child's bytes and how it ended: complete (every
  * byte, exit status 0), timed out (its alarm or the parent's kill), killed by a signal,
  * or exited with another status before reporting. Several children can be in flight
  * (af_isolate_wait_any); af_isolate_run is the same for one child, waited for. */
@@ -16,6 +17,10 @@
 #include <stddef.h>
 
 #include "util/proc.h"
+
+/* A child past its deadline whose result has begun to arrive (its run ended; the parent
+ * was slow to read) gets this many more seconds to finish sending it. */
+#define AF_RESULT_ARRIVING_S 30.0
 
 typedef void (*af_isolate_fn)(void *user, void *out, size_t out_size);
 

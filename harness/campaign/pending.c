@@ -24,9 +24,17 @@
 #include "triage/findings.h"
 
 #define MIN_OTHERS 4 /* candidates kept that failed with another identity (links) */
+/* A candidate of a minimisation runs at most max(CANDIDATE_FLOOR_S, CANDIDATE_FACTOR x the
+ * found case's judged seconds), within the campaign's deadline: the minimiser shrinks the
+ * case, so a candidate that outlasts that is another behaviour, not waited out to the
+ * campaign's deadline while every worker stands idle. A hang is minimised with the
+ * campaign's deadline. */
+#define CANDIDATE_FLOOR_S 60.0
+#define CANDIDATE_FACTOR  8.0
 
 typedef struct {
     af_campaign_state *cp;
+    int deadline_s; /* a candidate's (candidate_deadline) */
     /* candidates of this minimisation that failed with another identity, one per
      * identity: after it, the minimised bucket is linked with theirs (known.c) */
     int n_other;
@@ -54,6 +62,7 @@ static int min_run(const af_case *c, void *user, af_verdict *v) {
     if (!r) return -1;
     af_camp_progress_tick(m->cp); /* the progress line keeps coming while minimising */
     int deadline = af_camp_deadline_now(m->cp);
+    if (m->deadline_s < deadline) deadline = m->deadline_s;
     af_session_run_isolated(&m->cp->s, c, AF_STORE_NONE, NULL, deadline, r);
     int rc = r->status == AF_CASE_NOT_RUN || af_camp_stopped_for_time(m->cp, r, deadline) ? -1 : 0;
     *v = r->verdict;
@@ -94,6 +103,17 @@ static void put_rawmap(af_campaign_state *cp, const char *raw_id, const af_rawma
     if (af_rawmap_put(cp->dir, raw_id, e, why, sizeof why)) af_camp_write_failed(cp, "the rawmap", why);
 }
 
+/* The seconds a candidate of the found case may run (CANDIDATE_FLOOR_S above). */
+static int candidate_deadline(const af_campaign_state *cp, const af_verdict *found) {
+    if (found->kind == AF_V_HANG) return cp->deadline_s;
+    const af_judge_summary *j = &found->judge;
+    double took = j->gen_s + j->oracle_s + j->magnitudes_s + j->reference_s + j->run_s + j->compare_s + j->probes_s +
+                  j->cert_wait_s;
+    double want = CANDIDATE_FACTOR * took;
+    if (want < CANDIDATE_FLOOR_S) want = CANDIDATE_FLOOR_S;
+    return want < cp->deadline_s ? (int)want + 1 : cp->deadline_s;
+}
+
 /* Minimise one new raw signature and store the result; writes DIR/rawmap/<raw_id>.
  * 0 when the finding is stored (its pending file may go), -1 when not (it stays). */
 static int minimise_raw(af_campaign_state *cp, const char *raw_id, const af_case *c, const af_verdict *found,
@@ -101,6 +121,7 @@ static int minimise_raw(af_campaign_state *cp, const char *raw_id, const af_case
     min_ctx *m = calloc(1, sizeof *m);
     if (!m) return -1;
     m->cp = cp;
+    m->deadline_s = candidate_deadline(cp, found);
     /* --gpus: minimised and stored on the GPU that found it (a bug of one GPU stays there) */
     cp->s.isolated_device = af_gpus_find(cp->o->gpus, found->info.device);
     af_min_opts mo;
@@ -112,8 +133,8 @@ static int minimise_raw(af_campaign_state *cp, const char *raw_id, const af_case
         double left = cp->end_at - af_clock_mono() - 2.0 * cp->deadline_s / 10 - 5;
         if (left < mo.max_seconds) mo.max_seconds = left > 1 ? left : 1;
     }
-    fprintf(stderr, "%sattnfuzz campaign: minimising raw %s (at most %d runs, %.0f s)\n", cp->tty ? "\r\033[K" : "",
-            raw_id, mo.max_runs, mo.max_seconds);
+    fprintf(stderr, "%sattnfuzz campaign: minimising raw %s (at most %d runs, %.0f s, %d s a run)\n",
+            cp->tty ? "\r\033[K" : "", raw_id, mo.max_runs, mo.max_seconds, m->deadline_s);
     af_min_result *mr = malloc(sizeof *mr);
     int rc = mr ? af_minimize(c, min_run, m, &mo, mr) : -1;
     af_rawmap_entry e;

@@ -33,8 +33,9 @@ int af_camp_deadline_now(const af_campaign_state *cp) {
     return d < 1 ? 1 : d;
 }
 
-/* A run that got a deadline cut by --total-time and ran past it did not hang: it was
- * stopped for time, and is neither a finding nor a minimisation step. */
+/* A run that got a deadline cut by --total-time, or a minimisation candidate's shorter
+ * deadline (pending.c), and ran past it did not hang: it was stopped for time, and is
+ * neither a finding nor a minimisation step. */
 bool af_camp_stopped_for_time(const af_campaign_state *cp, const af_session_result *r, int deadline) {
     return r->status == AF_CASE_HUNG && deadline < cp->deadline_s;
 }

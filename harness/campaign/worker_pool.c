@@ -340,8 +340,18 @@ int af_pool_wait_any(af_session *s, af_child *slots, int n, int timeout_ms, af_i
             af_child *slot = &slots[i];
             if (!slot->proc.pid || !slot->worker) continue;
             if (af_proc_expired(&slot->worker->proc)) {
-                worker_ended(p, slot, true, o);
-                return i;
+                /* the parent may have been away past the deadline (minimising a finding):
+                 * what the worker sent meanwhile counts. Its alarm is off while it writes,
+                 * so a result under way is a case that ended in time, not a hang. */
+                int st = drain(slot);
+                if (st == 1) {
+                    case_done(p, slot, o);
+                    return i;
+                }
+                if (st < 0 || slot->proc.got == 0 || now > slot->proc.deadline + AF_RESULT_ARRIVING_S) {
+                    worker_ended(p, slot, st >= 0, o);
+                    return i;
+                }
             }
             pfd[m].fd = slot->proc.fd;
             pfd[m].events = POLLIN;

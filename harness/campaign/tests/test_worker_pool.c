@@ -15,7 +15,8 @@
  * case gives the same verdict text as a fresh child does; a worker is replaced after
  * worker_cases cases; a changed session setting is not served by a stale worker; three
  * cases in flight through af_child_start / af_child_wait_any come back complete, each
- * from its own worker. */
+ * from its own worker; cases that ended while the parent was away past their deadline
+ * come back complete, not as hangs (persistent workers and fresh children). */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,6 +262,43 @@ static void in_flight(af_backend *be) {
     af_session_close(&s);
 }
 
+/* 7. the parent away past the deadline (as while it minimises a finding): three cases
+ * start with a 2 s deadline and end in milliseconds; the parent reads nothing for 5 s
+ * (past deadline + grace); each comes back complete and passed, none a hang. With
+ * persistent workers (worker_cases > 0) and with a fresh child per case (0). */
+static void parent_away(af_backend *be, int worker_cases) {
+    af_session s;
+    open_session(&s, be);
+    s.worker_cases = worker_cases;
+    af_child slots[3];
+    af_session_result *results = calloc(3, sizeof *results);
+    CHECK(results != NULL);
+    memset(slots, 0, sizeof slots);
+    for (int k = 0; k < 3; k++) {
+        af_case c;
+        small_case(&c, 700 + (uint64_t)(10 * worker_cases + k));
+        slots[k].result = &results[k];
+        CHECK(af_child_start(&s, &slots[k], &c, AF_STORE_NONE, 2) == 0);
+    }
+    CHECK((s.pool != NULL) == (worker_cases > 0));
+    sleep(5);
+    int done = 0, passes = 0;
+    double t0 = af_clock_mono();
+    while (done < 3 && af_clock_mono() - t0 < 60) {
+        int i = af_child_wait_any(&s, slots, 3, 1000);
+        if (i < 0) continue;
+        CHECK_MSG(passed(&results[i]), "parent away, worker_cases %d, slot %d: status %d, %s", worker_cases, i,
+                  (int)results[i].status, results[i].why);
+        passes += passed(&results[i]);
+        done++;
+    }
+    CHECK(done == 3);
+    printf("parent away 5 s past a 2 s deadline (worker_cases %d): %d of 3 results kept, none a hang\n", worker_cases,
+           passes);
+    free(results);
+    af_session_close(&s);
+}
+
 int main(void) {
     parent_pid = (int)getpid();
     cpu = af_backend_cpu_new();
@@ -283,6 +321,8 @@ int main(void) {
     hang(&be, r);
     recycling(&be, r);
     in_flight(&be);
+    parent_away(&be, 4);
+    parent_away(&be, 0);
 
     free(r);
     remove(log_path);
