@@ -45,12 +45,14 @@ static double sgn(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0; }
  * the fp32 accumulator once per MMA step of 16 (Fasi et al. 2021), 2^-23 each. */
 static double accumulation_bias(long long n) { return ((double)n / 16.0 + 1.0) * 0x1p-23; }
 
-/* GQA, fp16: a backward kernel may store each query head's dV partial in the dtype before
- * it sums the group (measured on cuDNN, docs/criterion.md "Subnormal P in dV": 81 of 82
- * key blocks of 60d738c3ea17 match only that model). A partial's rounding is relative
- * (the element rule's unit share of the mass) or, below 2^-14, 2^-25 absolute: the
- * latter, once per head of the group, per dV element. 0 without GQA or fp16. */
-static double gqa_partials_dv(const af_oracle_problem *p, bool fp16) {
+/* GQA, fp16: a backward kernel may store each query head's dK and dV partials in the dtype
+ * before it sums the group (measured on cuDNN, docs/criterion.md "Subnormal P in dV": 81 of
+ * 82 key blocks of 60d738c3ea17 match only that model for dV; dK equal to the fp16 sum of
+ * fp16 per-head partials in 18000 of 18000 elements, docs/cudnn-findings.md "The open
+ * questions of 2026-12-05"). A partial's rounding is relative (the element rule's unit
+ * share of the mass) or, below 2^-14, 2^-25 absolute: the latter, once per head of the
+ * group, per dK and dV element. 0 without GQA or fp16. */
+static double gqa_partials(const af_oracle_problem *p, bool fp16) {
     return fp16 && p->Hq > p->Hkv ? (double)(p->Hq / p->Hkv) * 0x1p-25 : 0.0;
 }
 
@@ -395,11 +397,12 @@ int af_criterion_terms_compute_on(const af_oracle_problem *p, const af_outputs *
                 }
         }
         if (bwd) { /* the accumulation bias of each key's sum over the rows that see it */
-            double part = gqa_partials_dv(p, x.fp16);
+            double part = gqa_partials(p, x.fp16);
             for (size_t kr = 0; kr < nk; kr++) {
                 double gam = accumulation_bias(x.seen[kr]);
                 for (int d = 0; d < p->Dqk; d++)
-                    t->kappa[AF_T_DK][kr * p->Dqk + d] += gam * t->mass[AF_T_DK][kr * p->Dqk + d];
+                    t->kappa[AF_T_DK][kr * p->Dqk + d] +=
+                        gam * t->mass[AF_T_DK][kr * p->Dqk + d] + (x.seen[kr] ? part : 0.0);
                 for (int d = 0; d < p->Dv; d++)
                     t->kappa[AF_T_DV][kr * p->Dv + d] +=
                         gam * t->mass[AF_T_DV][kr * p->Dv + d] + (x.seen[kr] ? part : 0.0);

@@ -17,9 +17,12 @@
  *     error at 1.02 x its allowance (the old rule's) is still a mismatch; in a mixed row
  *     only the nonzero subnormal elements count (exact zeros add nothing to the sum);
  *  5. corpora/regression/cudnn-gqa-decode566-dk-subnormal-ratio1002.case (cuDNN 9.14's dK
- *     one fp16 subnormal step off, ratio 1.002) stays a finding, by the element check: a
- *     whole step is more than the output's rounding explains; the correctly rounded
- *     value passes;
+ *     one fp16 subnormal step off, GQA 2:1): each query head's dK partial stored to fp16
+ *     before the group's sum (measured on cuDNN 9.19: 18000 of 18000 elements,
+ *     docs/cudnn-findings.md) carries 2^-25 per head, so the element's allowance is the
+ *     2^-24 floor plus 2 x 2^-25 and the whole step passes; 1.02 x the new allowance is
+ *     still an element mismatch, 0.98 x passes; the MHA twin of the case (heads_q 1) has no
+ *     such share and keeps the one step a mismatch;
  *  6. dV's term for a normalised P below 2^-14 (a backward kernel rounds it to fp16 for
  *     P^T dO: 2^-25 absolute, docs/criterion.md): on the cuDNN case 60d738c3ea17 (2603
  *     keys, its 4 P of dV key 1600 about 0.3-1.6 x 2^-14), the element col 7 moved by
@@ -247,14 +250,7 @@ static void normal_rows(void) {
 /* 5. corpora/regression/cudnn-gqa-decode566-dk-subnormal-ratio1002.case: cuDNN 9.14 stored
  * dK b0 h0 key 461 col 15 = 115 x 2^-24 where the exact value is 113.998 x 2^-24. Here the
  * kernel is the exact outputs correctly rounded with that one element as cuDNN stored it. */
-static void decode566(void) {
-    const char *path = "corpora/regression/cudnn-gqa-decode566-dk-subnormal-ratio1002.case";
-    FILE *f = fopen(path, "r");
-    CHECK_MSG(f != NULL, "%s: cannot open (tests run in the source directory)", path);
-    char text[4096];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = '\0';
+static void decode566_at(const char *text, bool gqa) {
     af_prepared p;
     af_backend *cpu;
     fx_prepare(text, &p, &cpu);
@@ -263,24 +259,53 @@ static void decode566(void) {
     dense_t d = dense(&p, &k, AF_T_DK);
     size_t e = (size_t)461 * d.D + 15; /* b0, hk0 */
     double exact = d.exact[e];
-    int n_sub = 0;
-    for (int c = 0; c < d.D; c++) n_sub += d.exact[461 * d.D + c] != 0 && fabs(d.exact[461 * d.D + c]) < 0x1p-14;
-    d.kernel[e] = 115 * 0x1p-24;
     af_criterion_result res;
+    d.kernel[e] = exact + 64 * 0x1p-24; /* far off: the element's own allowance */
     judge_tensor(&p, &k, AF_T_DK, &res);
-    printf("decode566: dK key 461 col 15 exact %.4f x 2^-24 (correctly rounded %.0f x 2^-24), cuDNN 115 x 2^-24: %s "
-           "ratio %.4f (error %.4g, allowed %.4g); the key's row has %d of %d elements subnormal\n",
-           exact * 0x1p24, round_to(AF_ST_F16, (float)exact) * 0x1p24, af_check_name(res.check), res.ratio, res.err,
-           res.allowed, n_sub, d.D);
-    /* a whole step off: more than the output's rounding (half a step) explains; the
-     * element check, whose 2^-24 floor already holds that half step, keeps it */
-    CHECK(res.check == AF_CHECK_ELEMENT && res.ratio > 1 && res.allowed == 0x1p-24);
-    d.kernel[e] = round_to(AF_ST_F16, (float)exact);
+    CHECK(res.check == AF_CHECK_ELEMENT && res.row == 461 && res.col == 15);
+    double allowed = res.allowed;
+    d.kernel[e] = 115 * 0x1p-24;
     judge_tensor(&p, &k, AF_T_DK, &res);
-    CHECK_MSG(res.ratio <= 1, "the correctly rounded dK: %s ratio %g", af_check_name(res.check), res.ratio);
+    double step_ratio = res.ratio;
+    const char *step_check = af_check_name(res.check);
+    if (gqa) {
+        /* the floor and one 2^-25 per head of the group: the whole step is the model's */
+        CHECK_MSG(allowed >= 0x1p-24 + 2 * 0x1p-25, "GQA dK allowance %.4f x 2^-24", allowed * 0x1p24);
+        CHECK_MSG(res.ratio <= 1, "cuDNN's 115 x 2^-24 under GQA: %s ratio %g", step_check, res.ratio);
+    } else {
+        CHECK_MSG(allowed < 0x1p-24 + 0x1p-25, "MHA dK allowance %.4f x 2^-24", allowed * 0x1p24);
+        CHECK_MSG(res.ratio > 1 && res.check == AF_CHECK_ELEMENT, "115 x 2^-24 without GQA: %s ratio %g", step_check,
+                  res.ratio);
+    }
+    d.kernel[e] = exact + 0.98 * allowed;
+    judge_tensor(&p, &k, AF_T_DK, &res);
+    CHECK_MSG(res.ratio <= 1, "dK key 461 at 0.98x: %s ratio %g", af_check_name(res.check), res.ratio);
+    d.kernel[e] = exact + 1.02 * allowed;
+    judge_tensor(&p, &k, AF_T_DK, &res);
+    CHECK_MSG(res.ratio > 1 && res.check == AF_CHECK_ELEMENT && res.row == 461, "dK key 461 at 1.02x: %s ratio %g",
+              af_check_name(res.check), res.ratio);
+    printf("decode566 %s: dK key 461 col 15 exact %.4f x 2^-24, allowance %.4f x 2^-24; cuDNN's 115 x 2^-24: %s "
+           "ratio %.4f; 1.02x the allowance: element mismatch\n",
+           gqa ? "(GQA 2:1)" : "(MHA twin)", exact * 0x1p24, allowed * 0x1p24, step_check, step_ratio);
     af_outputs_free(&k);
     af_prepared_free(&p);
     cpu->destroy(cpu);
+}
+
+static void decode566(void) {
+    const char *path = "corpora/regression/cudnn-gqa-decode566-dk-subnormal-ratio1002.case";
+    FILE *f = fopen(path, "r");
+    CHECK_MSG(f != NULL, "%s: cannot open (tests run in the source directory)", path);
+    char text[4096];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    decode566_at(text, true);
+    /* the MHA twin: heads_q 1, the same generator seed */
+    char *h = strstr(text, "heads_q = 2");
+    CHECK(h != NULL);
+    h[10] = '1';
+    decode566_at(text, false);
 }
 
 /* ---- 6. subnormal P in dV ------------------------------------------------------------- */

@@ -315,10 +315,10 @@ __global__ void __launch_bounds__(CT_KEY_THREADS) ct_key_finish(ct_dims d, ct_bu
     const int x = threadIdx.x;
     const long long kr = blockIdx.x;
     const double gam = ((double)m.seen[kr] / 16.0 + 1.0) * 0x1p-23;
-    /* GQA, fp16: each query head's dV partial stored in the dtype, 2^-25 once per head
-     * of the group below 2^-14 (criterion.c, gqa_partials_dv) */
+    /* GQA, fp16: each query head's dK and dV partials stored in the dtype, 2^-25 once per
+     * head of the group below 2^-14 (criterion.c, gqa_partials) */
     const double part = d.fp16 && d.group > 1 && m.seen[kr] ? (double)d.group * 0x1p-25 : 0.0;
-    if (x < d.Dqk) m.kappa_dk[kr * d.Dqk + x] += gam * m.mass_dk[kr * d.Dqk + x];
+    if (x < d.Dqk) m.kappa_dk[kr * d.Dqk + x] += gam * m.mass_dk[kr * d.Dqk + x] + part;
     if (x < d.Dv) m.kappa_dv[kr * d.Dv + x] += gam * m.mass_dv[kr * d.Dv + x] + part;
 }
 
