@@ -67,27 +67,72 @@ static af_tensor_id main_tensor(af_buffer_id b) {
 }
 
 /* The oracle's value of output element (b, h, s, d) of tensor id, or NAN without one. */
-static double oracle_value(const af_case *c, const af_outputs *o, af_tensor_id id, int b, int h, int s, int d) {
-    if (!o) return NAN;
+/* Dense index of (b, h, s, d) in af_outputs order (B, H, S, D) for tensor id. */
+static size_t dense_index(const af_case *c, af_tensor_id id, int b, int h, int s, int d) {
     bool kv = id == AF_T_DK || id == AF_T_DV;
     int H = af_tensor_heads(c, id), S = kv ? c->seqlen_kv : c->seqlen_q;
     int D = id == AF_T_LSE ? 1 : (id == AF_T_O || id == AF_T_DV) ? c->head_dim_v : c->head_dim_qk;
-    const double *a = id == AF_T_O     ? o->o
-                      : id == AF_T_LSE ? o->lse
-                      : id == AF_T_DQ  ? o->dq
-                      : id == AF_T_DK  ? o->dk
-                                       : o->dv;
-    return a ? a[(((size_t)b * H + h) * S + s) * D + d] : NAN;
+    return (((size_t)b * H + h) * S + s) * D + d;
 }
 
-/* Is x = +-inf the correct rounding of the exact value to this storage type? (an exact
- * gradient beyond fp16's range is inf in fp16: an overflow, not a kernel defect) */
-static bool overflow_is_correct(af_storage st, double exact, double x) {
-    if (!isinf(x) || !isfinite(exact)) return false;
+static const double *output_array(const af_outputs *o, af_tensor_id id) {
+    return id == AF_T_O ? o->o : id == AF_T_LSE ? o->lse : id == AF_T_DQ ? o->dq : id == AF_T_DK ? o->dk : o->dv;
+}
+
+static double oracle_value(const af_case *c, const af_outputs *o, af_tensor_id id, int b, int h, int s, int d) {
+    if (!o) return NAN;
+    const double *a = output_array(o, id);
+    return a ? a[dense_index(c, id, b, h, s, d)] : NAN;
+}
+
+bool af_overflow_within(af_storage st, double exact, double reach, double x) {
+    if (!isinf(x) || !isfinite(exact) || !(reach >= 0)) return false;
+    double edge = exact + (x > 0 ? reach : -reach); /* the value of the allowance nearest x */
     uint8_t tmp[4];
-    af_storage_store(st, tmp, 0, (float)exact);
+    af_storage_store(st, tmp, 0, (float)edge);
     double r = af_storage_load(st, tmp, 0);
     return isinf(r) && (r > 0) == (x > 0);
+}
+
+double af_element_reach(const af_case *c, af_tensor_id id, const af_criterion_terms *terms, const af_outputs *ref,
+                        size_t e, double exact, double extra) {
+    if (id == AF_T_LSE || !af_criterion_terms_have(terms, id) || !terms->mass[id]) return 0.0;
+    double u = af_output_unit(c, id);
+    double eps = 0.5 * u * terms->mass[id][e] + terms->kappa[id][e] + extra + 0.5 * u * fabs(exact);
+    const double *r = ref ? output_array(ref, id) : NULL;
+    double er = r && isfinite(r[e]) ? fabs(r[e] - exact) : 0.0;
+    return fmax(r ? 2.0 * er + 2.0 * eps : 8.0 * eps, 0x1p-24);
+}
+
+/* The kernel's stored O's and LSE's shares of a gradient's element budgets (the dterm of
+ * af_criterion_row_summaries), built when the first infinity of the run is met:
+ * af_criterion_extra_terms needs the kernel's dense O and LSE, read from the run here. */
+typedef struct {
+    bool read, have;
+    af_outputs k;              /* the run's O and LSE, dense */
+    bool tried[AF_T_COUNT];    /* dterm[id] asked for */
+    double *dterm[AF_T_COUNT]; /* dense like tensor id, or NULL */
+} overflow_extra;
+
+static double extra_at(overflow_extra *ox, const af_case *c, const af_tensors *t, const af_criterion_terms *terms,
+                       af_tensor_id id, size_t e) {
+    if ((id != AF_T_DQ && id != AF_T_DK && id != AF_T_DV) || !af_criterion_terms_have(terms, id)) return 0.0;
+    if (!ox->read) {
+        ox->read = true;
+        ox->have = af_outputs_alloc(&ox->k, c) == 0;
+        if (ox->have) af_outputs_read_only(t, c, &ox->k, (1u << AF_T_O) | (1u << AF_T_LSE));
+    }
+    if (!ox->have) return 0.0;
+    if (!ox->tried[id]) {
+        ox->tried[id] = true;
+        ox->dterm[id] = af_criterion_extra_terms(c, id, terms, ox->k.o, ox->k.lse);
+    }
+    return ox->dterm[id] ? ox->dterm[id][e] : 0.0;
+}
+
+static void overflow_extra_free(overflow_extra *ox) {
+    for (int i = 0; i < AF_T_COUNT; i++) free(ox->dterm[i]);
+    if (ox->have) af_outputs_free(&ox->k);
 }
 
 /* Rows and keys whose gradients an ABI kernel may legitimately overflow (criterion.h:
@@ -146,17 +191,19 @@ int af_check_guards(const af_tensors *t, unsigned buffers, af_verdict *v) {
     return v->n_findings - before;
 }
 
-int af_check_buffers(const af_case *c, const af_tensors *t, const af_outputs *oracle, const af_criterion_terms *terms,
-                     af_verdict *v) {
-    return af_check_buffers_of(c, t, oracle, terms, ~0u, v);
+int af_check_buffers(const af_case *c, const af_tensors *t, const af_outputs *oracle, const af_outputs *ref,
+                     const af_criterion_terms *terms, af_verdict *v) {
+    return af_check_buffers_of(c, t, oracle, ref, terms, ~0u, v);
 }
 
-int af_check_buffers_of(const af_case *c, const af_tensors *t, const af_outputs *oracle,
+int af_check_buffers_of(const af_case *c, const af_tensors *t, const af_outputs *oracle, const af_outputs *ref,
                         const af_criterion_terms *terms, unsigned buffers, af_verdict *v) {
     int before = v->n_findings;
     char msg[256];
     unsigned char *lost_rows, *lost_keys; /* (B, Hq, Sq), (B, Hkv, Skv) or NULL */
     unresolved_of_run(c, t, terms, &lost_rows, &lost_keys);
+    overflow_extra ox;
+    memset(&ox, 0, sizeof ox);
     /* 1. guard margins of every buffer */
     af_check_guards(t, buffers, v);
     /* 2. output buffers: owned elements (all rows of padded layouts, valid tokens of
@@ -242,7 +289,16 @@ int af_check_buffers_of(const af_case *c, const af_tensors *t, const af_outputs 
                             continue;
                         }
                         if (!isfinite(x)) {
-                            if (overflow_is_correct(w->storage, oracle_value(c, oracle, id, b, h, s, d), x)) continue;
+                            double o = oracle_value(c, oracle, id, b, h, s, d);
+                            if (isfinite(o)) {
+                                size_t e = dense_index(c, id, b, h, s, d);
+                                double reach = af_element_reach(c, id, terms, ref, e, o, 0.0);
+                                /* the stored O's share only when the budgets alone do not reach */
+                                if (reach > 0 && !af_overflow_within(w->storage, o, reach, x))
+                                    reach =
+                                        af_element_reach(c, id, terms, ref, e, o, extra_at(&ox, c, t, terms, id, e));
+                                if (af_overflow_within(w->storage, o, reach, x)) continue;
+                            }
                             /* a gradient of a row (key) whose recomputed P may overflow fp32 */
                             size_t rk = ((size_t)b * w->H + h) * (size_t)(kv ? c->seqlen_kv : c->seqlen_q) + s;
                             if (id == AF_T_DQ && lost_rows && lost_rows[rk]) continue;
@@ -268,6 +324,7 @@ int af_check_buffers_of(const af_case *c, const af_tensors *t, const af_outputs 
     }
     free(lost_rows);
     free(lost_keys);
+    overflow_extra_free(&ox);
     return v->n_findings - before;
 }
 

@@ -8,19 +8,33 @@
 
 /* Guards around every buffer intact (else out_of_bounds); output gaps (stride_gap,
  * thd gaps) still poisoned (else out_of_bounds); every judged output element written
- * (else unwritten) and finite (else nan_inf, unless the oracle's exact value itself
- * rounds to that infinity in the output type: oracle may be NULL; or the element is a
+ * (else unwritten) and finite (else nan_inf, unless a value within the element's
+ * allowance of the oracle's exact value rounds to that infinity in the output type:
+ * af_overflow_within; oracle, ref may be NULL; or the element is a
  * gradient of a row, or of a key seen by a row, whose fp32 range an ABI kernel loses
  * to the stored LSE's growth: criterion.h, terms may be NULL); fully masked rows give
  * O = 0 and LSE = -inf, or the sink logit with sinks (af_masked_row_lse; else
  * convention). Adds findings to v; returns their number. */
-int af_check_buffers(const af_case *c, const af_tensors *t, const af_outputs *oracle, const af_criterion_terms *terms,
-                     af_verdict *v);
+int af_check_buffers(const af_case *c, const af_tensors *t, const af_outputs *oracle, const af_outputs *ref,
+                     const af_criterion_terms *terms, af_verdict *v);
 /* The same for the buffers whose bit (1u << af_buffer_id) is set in `buffers` only: their
  * guards, gaps and judged elements (a further run whose other buffers are bitwise run 0's
  * has run 0's findings there). */
-int af_check_buffers_of(const af_case *c, const af_tensors *t, const af_outputs *oracle,
+int af_check_buffers_of(const af_case *c, const af_tensors *t, const af_outputs *oracle, const af_outputs *ref,
                         const af_criterion_terms *terms, unsigned buffers, af_verdict *v);
+
+/* An infinity x as the stored value of an element whose exact value is `exact`: the
+ * correct rounding of some value within `reach` of exact (the element's allowance,
+ * af_element_reach), so an overflow and not a defect? For fp16 that is |exact| + reach >=
+ * 65520 with x's sign; reach 0: exact itself rounds to x. */
+bool af_overflow_within(af_storage st, double exact, double reach, double x);
+/* The element rule's allowance (verdict.h rule 2, row_terms.h) at element e of tensor id
+ * (dense index, af_outputs order): max(2 |ref - exact| + 2 eps, 2^-24), 8 eps without a
+ * reference, eps = u/2 mass + kappa + extra + u/2 |exact|, extra the kernel's stored O's
+ * and LSE's share there (af_criterion_extra_terms; 0: left out). 0 without budgets for id
+ * (then only an exact value that itself rounds to infinity excuses an infinity). */
+double af_element_reach(const af_case *c, af_tensor_id id, const af_criterion_terms *terms, const af_outputs *ref,
+                        size_t e, double exact, double extra);
 
 /* Step 1 of af_check_buffers alone: the guard margins of the buffers whose bit is set
  * in `buffers`, byte for byte (out_of_bounds, one finding per buffer). Needs no layout,

@@ -455,7 +455,8 @@ static void judge_run(void *ctx, const af_tensors *run, int index, af_verdict *v
     if (!rv) return;
     af_verdict_init(rv, v->backend);
     double t0 = af_clock_mono();
-    af_check_buffers_of(c, run, p->have_oracle ? &p->oracle.out : NULL, &p->terms, changed, rv);
+    af_check_buffers_of(c, run, p->have_oracle ? &p->oracle.out : NULL, p->have_ref ? &p->ref : NULL, &p->terms,
+                        changed, rv);
     double t1 = af_clock_mono();
     v->judge.check_buffers_s += t1 - t0;
     af_outputs out;
@@ -656,7 +657,7 @@ static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char 
     if (st == AF_RUN_OK) {
         double t_cmp = af_clock_mono();
         v->runs = 1;
-        af_check_buffers(c, &t, p->have_oracle ? &p->oracle.out : NULL, &p->terms, v);
+        af_check_buffers(c, &t, p->have_oracle ? &p->oracle.out : NULL, p->have_ref ? &p->ref : NULL, &p->terms, v);
         double t_read = af_clock_mono();
         v->judge.check_buffers_s += t_read - t_cmp;
         af_outputs first;

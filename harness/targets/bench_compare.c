@@ -83,7 +83,7 @@ int main(int argc, char **argv) {
             if (!have_out) continue;
             af_verdict_init(v, "bench");
             t1 = af_clock_mono();
-            af_check_buffers(&p.c, &t, &p.oracle.out, &p.terms, v);
+            af_check_buffers(&p.c, &t, &p.oracle.out, p.have_ref ? &p.ref : NULL, &p.terms, v);
             bms[k] = 1e3 * (af_clock_mono() - t1);
             t1 = af_clock_mono();
             af_outputs_read(&t, &p.c, &out);

@@ -70,7 +70,7 @@ static void check_case(af_backend *cpu, const char *text) {
             af_storage_store(w->storage, j.out.buf[w->buffer], gaps[g], 0.5f);
             af_verdict v;
             af_verdict_init(&v, "cpu");
-            int found = af_check_buffers(c, &j.out, NULL, NULL, &v);
+            int found = af_check_buffers(c, &j.out, NULL, NULL, NULL, &v);
             char want[96];
             snprintf(want, sizeof want, "write into a gap of buffer %s at element %lld", af_buffer_name(w->buffer),
                      (long long)gaps[g]);

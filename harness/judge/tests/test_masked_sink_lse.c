@@ -56,7 +56,7 @@ static bool buffers_pass(judged *j, double x, const char *expect) {
     set_lse(j, x);
     af_verdict v;
     af_verdict_init(&v, "cpu");
-    int n = af_check_buffers(&j->p.c, &j->out, NULL, NULL, &v);
+    int n = af_check_buffers(&j->p.c, &j->out, NULL, NULL, NULL, &v);
     if (n == 0) return true;
     const af_finding *f = &v.findings[0];
     printf("  LSE %.9g: %s: %s\n", x, af_verdict_name(f->kind), f->detail);
