@@ -5,6 +5,8 @@
 #     builds the reports, and `attnfuzz repro` / `attnfuzz minimize` reproduce it;
 #  3. --no-probes: a bug only a probe sees (probe_bug:batch_variant, the batch probe's
 #     nondeterministic) is found with the probes and not without them;
+#     With --jobs 2 the other job's cases run on beside each minimisation (its log line counts
+#     them; with --jobs 1, none);
 #  4. --stop-after-buckets 1: fuzzing ends at the first bucket, long before --time (stats.json's
 #     elapsed_s), the bucket minimised; the same campaign on the correct cpu backend runs on
 #     to --time; 0 is a usage error.
@@ -81,6 +83,10 @@ for r in report.json report.junit.xml report.sarif report.html; do
 done
 grep -q '"minimised": [1-9]' "$P/stats.json" || fail "no bucket was minimised: $(cat "$P/stats.json")"
 ls "$P/pending" | grep -q . && fail "pending findings left after the campaign"
+# with two jobs the other job's cases go on while a finding is minimised (the parent's
+# candidates run beside them); the log line of each minimisation counts them
+grep -E "in [0-9]+ runs; [0-9]+ cases beside it" "$WORK/planted.log" | grep -qvE "; 0 cases beside it" \
+    || fail "no case ran beside a minimisation with --jobs 2: $(grep "beside it" "$WORK/planted.log")"
 # the minimised reproducer is no bigger than what the fuzzer found
 "$AF" repro "$P/findings/$first/finding.case" > "$WORK/repro.txt"
 rc=$?
@@ -132,8 +138,11 @@ echo "PASS: --no-probes: kinds with the probes [$with], without [$without]"
 
 # --- 4. --stop-after-buckets ------------------------------------------------------------
 "$AF" campaign --time 120 --stop-after-buckets 1 --jobs 1 --seed 11 --backend planted:ignores_softcap \
-    --out "$WORK/sab" corpora/seed-features/*.case > /dev/null 2>&1
+    --out "$WORK/sab" corpora/seed-features/*.case > "$WORK/sab.log" 2>&1
 rc=$?
+# one job stays one sequence: nothing runs beside its minimisations
+grep -q "cases beside it" "$WORK/sab.log" || fail "--jobs 1: no minimisation line: $(tail -5 "$WORK/sab.log")"
+grep "cases beside it" "$WORK/sab.log" | grep -qvE "; 0 cases beside it" && fail "--jobs 1 ran cases beside a minimisation"
 [ "$rc" -eq 1 ] || fail "--stop-after-buckets 1 on planted:ignores_softcap exited $rc (expected 1: a finding)"
 /usr/bin/python3 - "$WORK/sab/stats.json" <<'PY' || fail "--stop-after-buckets 1: $(cat "$WORK/sab/stats.json")"
 import json, sys

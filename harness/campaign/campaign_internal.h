@@ -81,6 +81,11 @@ typedef struct {
     af_camp_known known; /* the buckets minimised so far (known.c) */
     uint64_t seed;       /* the --seed that replays this run (drawn when none was given) */
     bool write_failed_at_close; /* DIR/provenance.json closed with outcome "error" */
+    /* the in-process engine's loop while it runs (NULL otherwise): a minimisation hands it
+     * to the session's idle hook, so the other jobs' cases go on beside it (pending.c) */
+    void (*beside)(void *loop);
+    void *beside_loop;
+    long long beside_cases; /* cases judged beside minimisations */
 } af_campaign_state;
 
 /* ---- campaign.c ---- */

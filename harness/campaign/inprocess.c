@@ -17,6 +17,7 @@
 
 #include "campaign/campaign_internal.h"
 #include "campaign/corpus_merge.h"
+#include "campaign/worker_pool.h"
 #include "util/clock.h"
 #include "util/fsutil.h"
 #include "util/hash.h"
@@ -162,61 +163,109 @@ static void abandon_children(af_child *slots, int jobs) {
     }
 }
 
-void af_camp_run_inprocess(af_campaign_state *cp, double stop_at) {
-    int jobs = cp->o->jobs < 1 ? 1 : cp->o->jobs > AF_CAMPAIGN_MAX_JOBS ? AF_CAMPAIGN_MAX_JOBS : cp->o->jobs;
+/* The loop's cases in flight: one slot per job. */
+typedef struct {
+    af_campaign_state *cp;
+    int jobs;
+    double stop_at;
     af_child slots[AF_CAMPAIGN_MAX_JOBS];
     int slot_deadline[AF_CAMPAIGN_MAX_JOBS]; /* the deadline each slot's run got (cut by --total-time) */
     input_buf inputs[AF_CAMPAIGN_MAX_JOBS];
-    af_session_result *results = calloc((size_t)jobs, sizeof *results);
-    memset(slots, 0, sizeof slots);
-    if (!results) return;
-    int seed_cursor = 0;
-    bool drawn_none = false; /* --shard: the last round drew no input of this shard's cells */
+    af_session_result *results; /* (jobs) */
+    int seed_cursor;
+    bool drawn_none; /* --shard: the last round drew no input of this shard's cells */
+} camp_loop;
+
+/* Start a case in every free slot while there is time; false when there is none. */
+static bool loop_fill(camp_loop *L) {
+    af_campaign_state *cp = L->cp;
+    /* a failed write ends it, as do --stop-after-buckets' buckets */
+    bool time_left = af_clock_mono() < L->stop_at && !cp->write_failed && !af_camp_found_enough(cp);
+    for (int i = 0; i < L->jobs && time_left; i++) {
+        if (L->slots[i].proc.pid) continue;
+        L->drawn_none = !next_input(cp, &L->inputs[i], &L->seed_cursor);
+        if (L->drawn_none) break;
+        af_case c;
+        af_fuzz_decode(L->inputs[i].data, L->inputs[i].size, &cp->s.limits, &c);
+        char name[32];
+        snprintf(name, sizeof name, "job%d", i);
+        af_session_write_current(&cp->s, &c, name);
+        L->slots[i].result = &L->results[i];
+        /* --gpus: job slot i always runs on GPU i / workers_per_gpu (a replaced worker too) */
+        L->slots[i].device = cp->o->gpus ? i / cp->o->workers_per_gpu : -1;
+        L->slot_deadline[i] = af_camp_deadline_now(cp);
+        if (af_child_start(&cp->s, &L->slots[i], &c, AF_STORE_FUZZ, L->slot_deadline[i])) {
+            fprintf(stderr, "attnfuzz campaign: fork failed: %s\n", strerror(errno));
+            time_left = false;
+        }
+    }
+    return time_left;
+}
+
+/* Wait up to timeout_ms for one slot's case to end and take its result; returns the slot
+ * or -1 when none ended. */
+static int loop_collect(camp_loop *L, int timeout_ms) {
+    af_campaign_state *cp = L->cp;
+    int done = af_child_wait_any(&cp->s, L->slots, L->jobs, timeout_ms);
+    if (done < 0) return -1;
+    if (!af_camp_interrupted() && !af_camp_stopped_for_time(cp, &L->results[done], L->slot_deadline[done]))
+        handle_result(cp, &L->slots[done], &L->inputs[done], &L->results[done]);
+    /* no longer in flight: a resume keeps aside only what was (resume.c) */
+    char current[1300];
+    snprintf(current, sizeof current, "%s/current/job%d.case", cp->dir, done);
+    remove(current);
+    return done;
+}
+
+/* The session's idle hook while a minimisation's candidate runs: the cases that ended
+ * are taken and the free slots get new ones, so the other jobs do not wait for it. */
+static void beside_minimisation(void *loop) {
+    camp_loop *L = loop;
+    if (af_camp_interrupted()) return;
+    loop_fill(L);
+    while (loop_collect(L, 0) >= 0) {
+        L->cp->beside_cases++;
+        if (af_camp_interrupted()) return;
+        loop_fill(L);
+    }
+}
+
+void af_camp_run_inprocess(af_campaign_state *cp, double stop_at) {
+    camp_loop *L = calloc(1, sizeof *L);
+    if (!L) return;
+    L->cp = cp;
+    L->jobs = cp->o->jobs < 1 ? 1 : cp->o->jobs > AF_CAMPAIGN_MAX_JOBS ? AF_CAMPAIGN_MAX_JOBS : cp->o->jobs;
+    L->stop_at = stop_at;
+    L->results = calloc((size_t)L->jobs, sizeof *L->results);
+    if (!L->results) {
+        free(L);
+        return;
+    }
+    /* with several jobs the others run on beside a minimisation (one job stays the
+     * deterministic sequence it was; the pool has one worker left for the candidate) */
+    if (L->jobs > 1 && L->jobs < AF_POOL_MAX_WORKERS) {
+        cp->beside = beside_minimisation;
+        cp->beside_loop = L;
+    }
     double next_pending = af_clock_mono() + 1;
     double next_corpus_merge = af_clock_mono() + AF_CAMP_CORPUS_MERGE_PERIOD_S;
     long long merge_every = cp->o->merge_every > 0 ? cp->o->merge_every : AF_CAMP_CORPUS_MERGE_CASES;
     long long merge_at_cases = cp->st.cases + merge_every;
     for (;;) {
         if (af_camp_interrupted()) {
-            abandon_children(slots, jobs);
+            abandon_children(L->slots, L->jobs);
             cp->fuzz_end = af_clock_mono();
             break;
         }
-        /* a failed write ends it, as do --stop-after-buckets' buckets */
-        bool time_left = af_clock_mono() < stop_at && !cp->write_failed && !af_camp_found_enough(cp);
-        for (int i = 0; i < jobs && time_left; i++) {
-            if (slots[i].proc.pid) continue;
-            drawn_none = !next_input(cp, &inputs[i], &seed_cursor);
-            if (drawn_none) break;
-            af_case c;
-            af_fuzz_decode(inputs[i].data, inputs[i].size, &cp->s.limits, &c);
-            char name[32];
-            snprintf(name, sizeof name, "job%d", i);
-            af_session_write_current(&cp->s, &c, name);
-            slots[i].result = &results[i];
-            /* --gpus: job slot i always runs on GPU i / workers_per_gpu (a replaced worker too) */
-            slots[i].device = cp->o->gpus ? i / cp->o->workers_per_gpu : -1;
-            slot_deadline[i] = af_camp_deadline_now(cp);
-            if (af_child_start(&cp->s, &slots[i], &c, AF_STORE_FUZZ, slot_deadline[i])) {
-                fprintf(stderr, "attnfuzz campaign: fork failed: %s\n", strerror(errno));
-                time_left = false;
-            }
-        }
+        bool time_left = loop_fill(L);
         int busy = 0;
-        for (int i = 0; i < jobs; i++) busy += slots[i].proc.pid != 0;
-        if (!busy && drawn_none && time_left) continue; /* draw again */
+        for (int i = 0; i < L->jobs; i++) busy += L->slots[i].proc.pid != 0;
+        if (!busy && L->drawn_none && time_left) continue; /* draw again */
         if (!busy) {
             cp->fuzz_end = af_clock_mono();
             break;
         }
-        int done = af_child_wait_any(&cp->s, slots, jobs, 250);
-        if (done >= 0 && !af_camp_interrupted() && !af_camp_stopped_for_time(cp, &results[done], slot_deadline[done]))
-            handle_result(cp, &slots[done], &inputs[done], &results[done]);
-        if (done >= 0) { /* no longer in flight: a resume keeps aside only what was (resume.c) */
-            char current[1300];
-            snprintf(current, sizeof current, "%s/current/job%d.case", cp->dir, done);
-            remove(current);
-        }
+        loop_collect(L, 250);
         if ((af_clock_mono() >= next_corpus_merge || cp->st.cases >= merge_at_cases) && !af_camp_interrupted()) {
             af_camp_merge_corpus(cp);
             next_corpus_merge = af_clock_mono() + AF_CAMP_CORPUS_MERGE_PERIOD_S;
@@ -228,5 +277,8 @@ void af_camp_run_inprocess(af_campaign_state *cp, double stop_at) {
             next_pending = af_clock_mono() + 1;
         }
     }
-    free(results);
+    cp->beside = NULL;
+    cp->beside_loop = NULL;
+    free(L->results);
+    free(L);
 }

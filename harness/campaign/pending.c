@@ -136,7 +136,14 @@ static int minimise_raw(af_campaign_state *cp, const char *raw_id, const af_case
     fprintf(stderr, "%sattnfuzz campaign: minimising raw %s (at most %d runs, %.0f s, %d s a run)\n",
             cp->tty ? "\r\033[K" : "", raw_id, mo.max_runs, mo.max_seconds, m->deadline_s);
     af_min_result *mr = malloc(sizeof *mr);
+    /* the other jobs' cases go on while the candidates run (inprocess.c) */
+    cp->s.idle = cp->beside;
+    cp->s.idle_user = cp->beside_loop;
+    long long beside0 = cp->beside_cases;
     int rc = mr ? af_minimize(c, min_run, m, &mo, mr) : -1;
+    cp->s.idle = NULL;
+    cp->s.idle_user = NULL;
+    long long beside = cp->beside_cases - beside0;
     af_rawmap_entry e;
     memset(&e, 0, sizeof e);
     char sig[AF_SIGNATURE_MAX];
@@ -172,9 +179,10 @@ static int minimise_raw(af_campaign_state *cp, const char *raw_id, const af_case
         af_camp_known_link(cp, e.bucket, &e.best, &e.verdict);
         af_camp_known_link(cp, e.bucket, c, found);
         for (int i = 0; i < m->n_other; i++) af_camp_known_link(cp, e.bucket, &m->other_case[i], &m->other_verdict[i]);
-        fprintf(stderr, "%sattnfuzz campaign: raw %s -> %s bucket %s: %s, cost %.4g -> %.4g in %d runs\n",
+        fprintf(stderr,
+                "%sattnfuzz campaign: raw %s -> %s bucket %s: %s, cost %.4g -> %.4g in %d runs; %lld cases beside it\n",
                 cp->tty ? "\r\033[K" : "", raw_id, existed ? "existing" : "new", e.bucket, sig, mr->cost_before,
-                mr->cost_after, mr->runs);
+                mr->cost_after, mr->runs, beside);
     } else {
         /* does not fail any more (flaky) or cannot run: keep it as found, with the
          * verdict it had, in the bucket of its raw signature */

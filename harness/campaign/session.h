@@ -73,6 +73,10 @@ typedef struct {
     const af_gpu_list *gpus;
     char device[AF_GPU_ID_MAX];
     int isolated_device; /* the GPU (index) af_session_run_isolated runs on, -1 = any (open) */
+    /* called before and about every 50 ms while af_session_run_isolated waits for its child (NULL =
+     * none; not owned): a campaign keeps its own cases going beside a minimisation */
+    void (*idle)(void *user);
+    void *idle_user;
     /* the options that recreate the backend in another attnfuzz (a worker's --worker-cmd
      * TEXT / --worker-config FILE; af_worker_cli_options), NULL-terminated, pointing into
      * the backend: stored findings' Reproduce lines carry them */

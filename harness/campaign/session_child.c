@@ -106,5 +106,8 @@ void af_session_run_isolated(af_session *s, const af_case *c, af_store_mode mode
         if (s->isolated) snprintf(r->why, sizeof r->why, "fork failed: %s", strerror(err));
         return;
     }
-    while (slot.proc.pid && af_child_wait_any(s, &slot, 1, 1000) < 0) {}
+    while (slot.proc.pid) {
+        if (s->idle) s->idle(s->idle_user);
+        if (af_child_wait_any(s, &slot, 1, s->idle ? 50 : 1000) >= 0) break;
+    }
 }
