@@ -61,6 +61,10 @@
 #                                                   values), on the two gap seeds; and a 3 s
 #                                                   campaign from them, each minimised finding
 #                                                   still with a gap_h / gap_s / gap_b
+#   score_mod_unscaled            mismatch          comparison, on the forward score_mod seed
+#                                                   (f(q.k) scale for f(scale q.k)); and a 3 s
+#                                                   campaign from the score_mod seeds, each
+#                                                   minimised finding still with its score_mod
 #
 # For each: `attnfuzz run corpora/seed/*.case --backend planted:<bug> --json` exits 1
 # (a finding), some verdict has the expected kind, and none says that the plugin
@@ -215,6 +219,14 @@ expect axis_gaps_ignored 'nan_inf|mismatch' "${gap_seeds[@]}"
 seeds=("${gap_seeds[@]}")
 TIME=${ATTNFUZZ_TEST_PLANTED_CAMPAIGN_TIME:-3}
 feature_campaign axis_gaps_ignored '^gap_(h|s|b) = [1-9]'
+# score_mod: the forward seed (the two backward ones are declined: the planted plugins serve
+# features in the forward), then 3 s of campaign from the three; every minimised finding keeps
+# its score_mod
+mod_seeds=(corpora/seed-features/*score-mod*.case)
+expect score_mod_unscaled mismatch "${mod_seeds[@]}"
+seeds=("${mod_seeds[@]}")
+TIME=${ATTNFUZZ_TEST_PLANTED_CAMPAIGN_TIME:-3}
+feature_campaign score_mod_unscaled '^score_mod = (squared|trig|trig2)'
 seeds=("${all_seeds[@]}")
 nhd_split=($(grep -l '^page_size' "${seeds[@]}" | xargs grep -LE '^page_(layout|kv) = '))
 "$bin" run "${nhd_split[@]}" --backend planted:page_form_assumed > "$tmp/form-nhd.txt" 2>&1 &&

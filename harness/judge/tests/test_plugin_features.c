@@ -8,9 +8,11 @@
  *     must move O); each passes cases without its feature;
  *   - the cpu reference and planted:none give the feature probe nothing to report;
  *   - flash_ref and the example plugin decline feature problems with a reason;
- *   - a score_mod (ABI 8) reaches plugins as AF_PLUGIN_FEAT_SCORE_MOD with its form, and
- *     every plugin of the tree declines it with a reason (none computes it); the cpu
- *     reference serves it and gives the feature probe nothing to report.
+ *   - a score_mod (ABI 8) reaches plugins as AF_PLUGIN_FEAT_SCORE_MOD with its form:
+ *     flash_ref and the example plugin decline it with a reason; the cpu reference and the
+ *     planted plugins (forward) serve it, and planted:none gives the feature probe nothing
+ *     to report while planted:score_mod_unscaled (the modifier on the unscaled q.k) is a
+ *     mismatch on the same case.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@
 
 #include "backends/backend.h"
 #include "backends/tests/plugin_fixture.h"
+#include "judge/tests/criterion_fixture.h"
 #include "judge/runner.h"
 #include "model/gen.h"
 #include "util/check.h"
@@ -169,9 +172,8 @@ int main(void) {
     }
     /* score_mod: declined by every plugin of the tree, served by the cpu reference */
     CHECK_MSG(feature_findings(cpu, score_mod_case, "-> none") == 0, "cpu: feature_ignored on a score_mod case");
-    const char *const score_mod_decliners[] = {"flash_ref", "example_plugin", "planted_none",
-                                               "planted_ignores_softcap"};
-    for (int k = 0; k < 4; k++) {
+    const char *const score_mod_decliners[] = {"flash_ref", "example_plugin"};
+    for (int k = 0; k < 2; k++) {
         af_backend *be = fx_load_plugin(score_mod_decliners[k]);
         af_case c;
         parse_case(&c, score_mod_case);
@@ -181,6 +183,35 @@ int main(void) {
         printf("%s declines score_mod: %s\n", score_mod_decliners[k], why);
         be->destroy(be);
     }
+    /* the planted plugins serve it in the forward: the correct one passes, the bug does not */
+    CHECK_MSG(feature_findings(none, score_mod_case, "-> none") == 0, "planted_none: feature_ignored on score_mod");
+    af_case smc;
+    parse_case(&smc, score_mod_case);
+    char why[512] = "";
+    CHECK_MSG(none->supports(none, &smc, why, sizeof why) == AF_RUN_OK, "planted_none declines score_mod: %s", why);
+    af_prepared sp;
+    af_backend *ref;
+    fx_prepare(score_mod_case, &sp, &ref);
+    const char *const served[] = {"planted_none", "planted_score_mod_unscaled"};
+    for (int k = 0; k < 2; k++) {
+        af_backend *be = fx_load_plugin(served[k]);
+        af_verdict v;
+        af_tensors out;
+        af_outputs kout;
+        fx_judge_run(&sp, ref, be, &v, &out, &kout);
+        char line[1024];
+        af_verdict_line(&v, line, sizeof line);
+        printf("%s on score_mod = trig2: %s\n", served[k], line);
+        if (k == 0)
+            CHECK_MSG(v.kind == AF_V_PASS, "planted_none on score_mod: %s", line);
+        else
+            CHECK_MSG(v.kind == AF_V_MISMATCH, "planted_score_mod_unscaled: %s", line);
+        af_outputs_free(&kout);
+        af_tensors_free(&out);
+        be->destroy(be);
+    }
+    af_prepared_free(&sp);
+    ref->destroy(ref);
     none->destroy(none);
     cpu->destroy(cpu);
     printf("test_plugin_features: ok\n");

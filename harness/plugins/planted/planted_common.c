@@ -145,6 +145,11 @@
  *                                   kernel that is handed only the innermost stride; right
  *                                   for every order and stride_gap, wrong with gap_h /
  *                                   gap_s / gap_b (separate packing, padded views only)
+ *   PLANTED_SCORE_MOD_UNSCALED      a score_mod handed the unscaled q.k and the scale applied
+ *                                   to its result, f(q.k) * scale, where Flex hands the
+ *                                   modifier the already-scaled score, f(scale q.k) (torch's
+ *                                   FlexAttention contract; right without a score_mod; squared
+ *                                   comes out 1 / scale times too large)
  *
  * Every planted plugin but that one refuses malformed metadata (AF_PLUGIN_ERROR, the
  * reason in why) before it runs (plugins/metadata_check.h).
@@ -216,6 +221,7 @@
 #define PLANTED_PAGE_FORM_ASSUMED          38
 #define PLANTED_AXIS_GAPS_IGNORED          41
 #define PLANTED_DROPOUT_MASK_LIES          40
+#define PLANTED_SCORE_MOD_UNSCALED         42
 /* dropout_rng = kernel: the planted plugins' own Philox key is the seed XOR this */
 #define PLANTED_KERNEL_STREAM_KEY 0xD1B54A32D192ED03ull
 
@@ -285,6 +291,8 @@ static const struct {
     [PLANTED_DROPOUT_MASK_LIES] =
         {"planted:dropout_mask_lies",
          "dropout_rng = kernel: its own stream applied, attnfuzz's stream returned as the mask"},
+    [PLANTED_SCORE_MOD_UNSCALED] = {"planted:score_mod_unscaled",
+                                    "score_mod applied to the unscaled q.k, the scale after it"},
 };
 
 /* The features this plugin serves (forward only). */
@@ -293,7 +301,7 @@ static const struct {
      AF_PLUGIN_FEAT_LSE_BASE2 | AF_PLUGIN_FEAT_DSINK | AF_PLUGIN_FEAT_DROPOUT | AF_PLUGIN_FEAT_DLSE |                  \
      AF_PLUGIN_FEAT_CHUNK | AF_PLUGIN_FEAT_DOCUMENTS | AF_PLUGIN_FEAT_GLOBAL | AF_PLUGIN_FEAT_BLOCK_MASK |             \
      AF_PLUGIN_FEAT_CUSTOM_MASK | AF_PLUGIN_FEAT_BIAS_ROW | AF_PLUGIN_FEAT_ALIBI_SIGNED | AF_PLUGIN_FEAT_ALIBI_BATCH | \
-     AF_PLUGIN_FEAT_OUTPUTS)
+     AF_PLUGIN_FEAT_OUTPUTS | AF_PLUGIN_FEAT_SCORE_MOD)
 /* The features the backward serves (the chunk, documents and global keys are part of the
  * mask, which both share). */
 #define PLANTED_BWD_FEATURES                                                                                           \
@@ -827,8 +835,17 @@ static float dropout_scale(const planted_run *r) {
 #endif
 }
 
+/* torch Flex's named score_mods (plugin.h, ABI 8) on the scaled score r of sequence b,
+ * fp32 with sinf / cosf / tanf: r^2; sin(cos r) + tan b; cos r sin r + tan b. */
+static float score_mod_of(int32_t mod, int b, float r) {
+    if (mod == AF_PLUGIN_SCORE_MOD_SQUARED) return r * r;
+    float cr = cosf(r);
+    if (mod == AF_PLUGIN_SCORE_MOD_TRIG) return sinf(cr) + tanf((float)b);
+    return cr * sinf(r) + tanf((float)b);
+}
+
 /* s[j] = (q . k_(first+j)) * scale for j < n, fp32, d ascending; then the features of
- * query row (b, h, i): softcap, bias, ALiBi (plugin.h). */
+ * query row (b, h, i): softcap or score_mod (forward only), bias, ALiBi (plugin.h). */
 static void scores(const planted_run *r, const float *q, int b, int h, int i, int hk, int first, int n, float *s) {
     const af_plugin_problem *p = r->p;
     for (int j = 0; j < n; j++) {
@@ -836,6 +853,13 @@ static void scores(const planted_run *r, const float *q, int b, int h, int i, in
         float acc = 0.0f;
         for (int d = 0; d < r->Dqk; d++) acc += q[d] * k[d];
         s[j] = acc * r->scale;
+        if (p->features & AF_PLUGIN_FEAT_SCORE_MOD) {
+#if BUG(SCORE_MOD_UNSCALED)
+            s[j] = score_mod_of(p->score_mod, b, acc) * r->scale;
+#else
+            s[j] = score_mod_of(p->score_mod, b, s[j]);
+#endif
+        }
 #if !BUG(IGNORES_SOFTCAP)
         if (p->features & AF_PLUGIN_FEAT_SOFTCAP) s[j] = p->softcap * tanhf(s[j] / p->softcap);
 #endif
