@@ -22,6 +22,10 @@ enum {
      * hello recipe lse_rowsum_dtype_p, docs/worker-protocol.md): its LSE rows get that
      * rounding's share (judge/criterion/criterion_rowsum.c) */
     AF_BACKEND_LSE_ROWSUM_DTYPE_P = 1u << 5,
+    /* its kernels run on a GPU though attnfuzz need not initialise one (a worker whose
+     * hello says device "cuda"): a campaign takes the GPU work budget for it
+     * (fuzz/fuzz.h, af_fuzz_campaign_work) */
+    AF_BACKEND_ON_GPU = 1u << 6,
 };
 
 /* An input that a backend found changed by its own run, where only the backend can see

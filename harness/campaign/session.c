@@ -109,6 +109,8 @@ int af_session_open_ex(af_session *s, const char *backend, af_backend *backend_o
     } else {
         rc = s->backend->available(s->backend, why, cap);
         if (rc == 0 && !(flags & AF_SESSION_NO_LIMITS)) af_fuzz_limits_for_backend(&s->limits, s->backend);
+        /* a worker on a GPU (known from its hello): the GPU's deadline, as its budget */
+        if (rc == 0 && (s->backend->flags & AF_BACKEND_ON_GPU)) s->default_deadline_s = AF_DEADLINE_GPU_S;
     }
     if (rc) {
         af_registry_free(&s->registry);

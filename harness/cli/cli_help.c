@@ -85,7 +85,7 @@ static const option_doc option_docs[] = {
     {"campaign", "out", "DIR", "output directory (default campaign-YYYYMMDD-HHMMSS)"},
     {"campaign", "deadline", "SEC", "per-case deadline, 1 to 604800 (default 60, GPU backends 300)"},
     {"campaign", "max-work", "W",
-     "work budget of a generated case, >= 1024 (default 1048576; 2^48 for a backend that needs a GPU)"},
+     "work budget of a generated case, >= 1024 (default 1048576; 2^48 for a GPU backend or a worker on a GPU)"},
     {"campaign", "seed", "N", "random seed (unsigned 64-bit)"},
     {"campaign", "minimize-runs", "N", "run budget per minimisation (default 200)"},
     {"campaign", "fuzzer", "PATH", "libFuzzer target to drive (default attnfuzz_fuzz beside attnfuzz)"},

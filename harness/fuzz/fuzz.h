@@ -131,7 +131,8 @@ typedef struct {
 void af_fuzz_limits_default(af_fuzz_limits *l);
 /* The work budget of a campaign's cases: option (--max-work) when >= 1024, else
  * $ATTNFUZZ_MAX_WORK when >= 1024, else AF_FUZZ_GPU_DEFAULT_WORK for a backend flagged
- * AF_BACKEND_NEEDS_GPU and AF_FUZZ_DEFAULT_WORK for any other (the cpu reference judges
+ * AF_BACKEND_NEEDS_GPU or AF_BACKEND_ON_GPU (a worker on a GPU) and AF_FUZZ_DEFAULT_WORK
+ * for any other (the cpu reference judges
  * small cases fast, not 128k ones). */
 double af_fuzz_campaign_work(const af_backend *be, double option);
 /* The work budget and what goes with it: above AF_FUZZ_DEFAULT_WORK the wide draws and

@@ -68,7 +68,10 @@ static void take_recipes(af_backend *be, const af_backend *in) {
 
 static int cpw_available(af_backend *be, char *why, size_t cap) {
     af_backend *in = inner_of(be);
-    return in->available(in, why, cap);
+    int rc = in->available(in, why, cap);
+    /* what the inner backend learnt at its start: a worker's device (the campaign's budget) */
+    be->flags = (be->flags & ~(unsigned)AF_BACKEND_ON_GPU) | (in->flags & AF_BACKEND_ON_GPU);
+    return rc;
 }
 
 static af_run_status cpw_supports(af_backend *be, const af_case *c, char *why, size_t cap) {

@@ -139,6 +139,8 @@ static int take_hello(worker_state *st, json_t *hello, char *why, size_t cap) {
     }
     const char *dev = json_string_value(json_object_get(hello, "device"));
     st->cuda_device = dev && !strcmp(dev, "cuda");
+    st->be->flags &= ~(unsigned)AF_BACKEND_ON_GPU;
+    if (st->cuda_device) st->be->flags |= AF_BACKEND_ON_GPU;
     st->deterministic = json_is_true(json_object_get(hello, "deterministic"));
     st->has_engines = json_is_true(json_object_get(hello, "engines"));
     const char *desc = json_string_value(json_object_get(hello, "description"));
