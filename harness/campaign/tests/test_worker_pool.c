@@ -231,20 +231,27 @@ static void recycling(af_backend *be, af_session_result *r) {
     af_session_close(&s);
 }
 
+/* Three cases (seeds seed0 .. seed0 + 2) started in slots[0..2], results into a calloc'd
+ * array (returned; the caller frees it). */
+static af_session_result *start_three(af_session *s, af_child slots[3], uint64_t seed0, int deadline_s) {
+    af_session_result *results = calloc(3, sizeof *results);
+    CHECK(results != NULL);
+    memset(slots, 0, 3 * sizeof slots[0]);
+    for (int k = 0; k < 3; k++) {
+        af_case c;
+        small_case(&c, seed0 + (uint64_t)k);
+        slots[k].result = &results[k];
+        CHECK(af_child_start(s, &slots[k], &c, AF_STORE_NONE, deadline_s) == 0);
+    }
+    return results;
+}
+
 /* 6. three cases in flight at once, each on its own worker. */
 static void in_flight(af_backend *be) {
     af_session s;
     open_session(&s, be);
     af_child slots[3];
-    af_session_result *results = calloc(3, sizeof *results);
-    CHECK(results != NULL);
-    memset(slots, 0, sizeof slots);
-    for (int k = 0; k < 3; k++) {
-        af_case c;
-        small_case(&c, 600 + k);
-        slots[k].result = &results[k];
-        CHECK(af_child_start(&s, &slots[k], &c, AF_STORE_NONE, 60) == 0);
-    }
+    af_session_result *results = start_three(&s, slots, 600, 60);
     int done = 0;
     while (done < 3) {
         int i = af_child_wait_any(&s, slots, 3, 1000);
@@ -271,15 +278,7 @@ static void parent_away(af_backend *be, int worker_cases) {
     open_session(&s, be);
     s.worker_cases = worker_cases;
     af_child slots[3];
-    af_session_result *results = calloc(3, sizeof *results);
-    CHECK(results != NULL);
-    memset(slots, 0, sizeof slots);
-    for (int k = 0; k < 3; k++) {
-        af_case c;
-        small_case(&c, 700 + (uint64_t)(10 * worker_cases + k));
-        slots[k].result = &results[k];
-        CHECK(af_child_start(&s, &slots[k], &c, AF_STORE_NONE, 2) == 0);
-    }
+    af_session_result *results = start_three(&s, slots, 700 + (uint64_t)(10 * worker_cases), 2);
     CHECK((s.pool != NULL) == (worker_cases > 0));
     sleep(5);
     int done = 0, passes = 0;
