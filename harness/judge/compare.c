@@ -2,6 +2,7 @@
  * per row, element and bias through criterion.c). */
 #include "judge/compare.h"
 #include "judge/problem.h"
+#include "judge/criterion/row_terms.h"
 #include "judge/tolerance.h"
 #include "model/features.h"
 #include "util/clock.h"
@@ -97,11 +98,10 @@ bool af_overflow_within(af_storage st, double exact, double reach, double x) {
 double af_element_reach(const af_case *c, af_tensor_id id, const af_criterion_terms *terms, const af_outputs *ref,
                         size_t e, double exact, double extra) {
     if (id == AF_T_LSE || !af_criterion_terms_have(terms, id) || !terms->mass[id]) return 0.0;
-    double u = af_output_unit(c, id);
-    double eps = 0.5 * u * terms->mass[id][e] + terms->kappa[id][e] + extra + 0.5 * u * fabs(exact);
     const double *r = ref ? output_array(ref, id) : NULL;
     double er = r && isfinite(r[e]) ? fabs(r[e] - exact) : 0.0;
-    return fmax(r ? 2.0 * er + 2.0 * eps : 8.0 * eps, 0x1p-24);
+    return af_element_allowed(exact, terms->kappa[id][e] + extra, terms->mass[id][e], af_output_unit(c, id), r != NULL,
+                              er);
 }
 
 /* The kernel's stored O's and LSE's shares of a gradient's element budgets (the dterm of
@@ -292,12 +292,10 @@ int af_check_buffers_of(const af_case *c, const af_tensors *t, const af_outputs 
                             double o = oracle_value(c, oracle, id, b, h, s, d);
                             if (isfinite(o)) {
                                 size_t e = dense_index(c, id, b, h, s, d);
-                                double reach = af_element_reach(c, id, terms, ref, e, o, 0.0);
-                                /* the stored O's share only when the budgets alone do not reach */
-                                if (reach > 0 && !af_overflow_within(w->storage, o, reach, x))
-                                    reach =
-                                        af_element_reach(c, id, terms, ref, e, o, extra_at(&ox, c, t, terms, id, e));
-                                if (af_overflow_within(w->storage, o, reach, x)) continue;
+                                double extra = extra_at(&ox, c, t, terms, id, e); /* read on the first inf */
+                                if (af_overflow_within(w->storage, o, af_element_reach(c, id, terms, ref, e, o, extra),
+                                                       x))
+                                    continue;
                             }
                             /* a gradient of a row (key) whose recomputed P may overflow fp32 */
                             size_t rk = ((size_t)b * w->H + h) * (size_t)(kv ? c->seqlen_kv : c->seqlen_q) + s;

@@ -60,17 +60,17 @@ int af_cp_plant_parse(const char *name) {
 
 static af_backend *inner_of(af_backend *be) { return ((cp_backend *)be)->inner; }
 
-/* The inner backend's declared recipes (a worker sets them with each run's reply): the
- * judge reads them from the wrapper's flags after the run. */
-static void take_recipes(af_backend *be, const af_backend *in) {
-    be->flags = (be->flags & ~(unsigned)AF_BACKEND_LSE_ROWSUM_DTYPE_P) | (in->flags & AF_BACKEND_LSE_ROWSUM_DTYPE_P);
+/* The inner backend's flags that it learns as it goes, copied to the wrapper, which is what
+ * the judge and the campaign read: a worker's device after its start (AF_BACKEND_ON_GPU),
+ * its declared recipes after each run (AF_BACKEND_LSE_ROWSUM_DTYPE_P). */
+static void take_flags(af_backend *be, const af_backend *in, unsigned mask) {
+    be->flags = (be->flags & ~mask) | (in->flags & mask);
 }
 
 static int cpw_available(af_backend *be, char *why, size_t cap) {
     af_backend *in = inner_of(be);
     int rc = in->available(in, why, cap);
-    /* what the inner backend learnt at its start: a worker's device (the campaign's budget) */
-    be->flags = (be->flags & ~(unsigned)AF_BACKEND_ON_GPU) | (in->flags & AF_BACKEND_ON_GPU);
+    take_flags(be, in, AF_BACKEND_ON_GPU);
     return rc;
 }
 
@@ -95,7 +95,7 @@ static af_run_status cpw_run(af_backend *be, const af_case *c, const char *engin
     af_backend *in = inner_of(be);
     if (c->cp_size <= 1) {
         af_run_status st = in->run(in, c, engine, t, info, why, cap);
-        take_recipes(be, in);
+        take_flags(be, in, AF_BACKEND_LSE_ROWSUM_DTYPE_P);
         return st;
     }
     /* the ranks' split reads the metadata as addresses: malformed metadata is refused */
@@ -105,7 +105,7 @@ static af_run_status cpw_run(af_backend *be, const af_case *c, const char *engin
     memset(info, 0, sizeof *info);
     info->workspace_bytes = -1;
     af_run_status st = af_cp_execute(in, ((cp_backend *)be)->plant, c, engine ? engine : "", t, info, why, cap);
-    take_recipes(be, in);
+    take_flags(be, in, AF_BACKEND_LSE_ROWSUM_DTYPE_P);
     return st;
 }
 

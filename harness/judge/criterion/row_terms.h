@@ -19,6 +19,15 @@
 
 #include "kernels/row_summary.h"
 
+/* The element rule's allowance (verdict.h rule 2) of an element with exact value o, term
+ * mass ma and budget ka (kappa plus the per-kernel shares), against the reference's error
+ * er (have_ref false: no reference, 8 eps): max(2 er + 2 eps, 2^-24),
+ * eps = u/2 ma + ka + u/2 |o|. The check below and compare.c's overflow reach use it. */
+AF_HD double af_element_allowed(double o, double ka, double ma, double unit, bool have_ref, double er) {
+    double eps = 0.5 * unit * ma + ka + 0.5 * unit * fabs(o);
+    return fmax(have_ref ? 2.0 * er + 2.0 * eps : 8.0 * eps, 0x1p-24);
+}
+
 AF_HD void af_row_terms_row(const double *kernel, const double *ref, const double *exact, const double *kappa,
                             const double *mass, const double *dterm, int D, bool lse, double unit, double min_normal,
                             double sub_half, af_row_summary *s) {
@@ -33,8 +42,7 @@ AF_HD void af_row_terms_row(const double *kernel, const double *ref, const doubl
         if (lse) continue;
         /* an element the bias sums (sign(o) != 0) whose output is subnormal */
         if (o != 0 && fabs(o) < min_normal) s->sub_abs += sub_half;
-        double eps = 0.5 * unit * ma + ka + 0.5 * unit * fabs(o);
-        double ea = fmax(ref ? 2.0 * er + 2.0 * eps : 8.0 * eps, 0x1p-24);
+        double ea = af_element_allowed(o, ka, ma, unit, ref != NULL, er);
         double ratio = ek / ea;
         if (ratio > s->el_ratio) {
             s->el_ratio = ratio;
