@@ -88,27 +88,29 @@ static void finish(af_isolate_child *ch, bool killed_for_time, af_isolate_outcom
     ch->fd = -1;
 }
 
-/* Read what ch has sent; true when it has ended (end of file: gone or about to be). */
-static bool drain(af_isolate_child *ch) {
+/* Read what ch has sent: 1 when its pipe has ended with the whole result (gone or about
+ * to be), -1 ended short, 0 more may come. */
+static int drain(af_isolate_child *ch) {
     for (;;) {
         if (ch->got == ch->out_size) {
             char extra;
             ssize_t n = read(ch->fd, &extra, 1);
-            if (n < 0 && (errno == EAGAIN || errno == EINTR)) return false;
+            if (n < 0 && (errno == EAGAIN || errno == EINTR)) return 0;
             if (n > 0) continue; /* more than promised: ignored */
-            return true;
+            return 1;
         }
         ssize_t n = read(ch->fd, (char *)ch->out + ch->got, ch->out_size - ch->got);
         if (n > 0) {
             ch->got += (size_t)n;
             continue;
         }
-        if (n < 0 && (errno == EAGAIN || errno == EINTR)) return false;
-        return true;
+        if (n < 0 && (errno == EAGAIN || errno == EINTR)) return 0;
+        return -1;
     }
 }
 
-int af_isolate_wait_any(af_isolate_child *const *children, int n, int timeout_ms, af_isolate_outcome *o) {
+int af_isolate_wait_with(af_isolate_child *const *children, int n, int timeout_ms, const af_isolate_ops *ops, void *ctx,
+                         af_isolate_outcome *o) {
     double until = af_clock_mono() + timeout_ms / 1000.0;
     for (;;) {
         struct pollfd pfd[MAX_WAITED];
@@ -120,9 +122,9 @@ int af_isolate_wait_any(af_isolate_child *const *children, int n, int timeout_ms
             if (ch->deadline > 0 && now > ch->deadline) {
                 /* the parent may have been away past the deadline: a result sent
                  * meanwhile, or under way, is a run that ended in time (its alarm is off) */
-                bool ended = drain(ch);
-                if (ended || ch->got == 0 || now > ch->deadline + AF_RESULT_ARRIVING_S) {
-                    finish(ch, !ended, o);
+                int st = ops->drain(ctx, i);
+                if (st != 0 || ch->got == 0 || now > ch->deadline + AF_RESULT_ARRIVING_S) {
+                    ops->settle(ctx, i, st, st == 0, o);
                     return i;
                 }
             }
@@ -139,14 +141,27 @@ int af_isolate_wait_any(af_isolate_child *const *children, int n, int timeout_ms
         if (rc < 0 && errno != EINTR) return -1;
         for (int k = 0; k < m && rc > 0; k++) {
             if (!pfd[k].revents) continue;
-            af_isolate_child *ch = children[idx[k]];
-            if (drain(ch)) {
-                finish(ch, false, o);
+            int st = ops->drain(ctx, idx[k]);
+            if (st != 0) {
+                ops->settle(ctx, idx[k], st, false, o);
                 return idx[k];
             }
         }
         if (af_clock_mono() >= until) return -1;
     }
+}
+
+/* The per-case children's reading and ending (af_isolate_ops): ctx is the children. */
+static int child_drain(void *ctx, int i) { return drain(((af_isolate_child *const *)ctx)[i]); }
+
+static void child_settle(void *ctx, int i, int st, bool for_time, af_isolate_outcome *o) {
+    (void)st; /* finish reads how it ended from the process and the bytes it sent */
+    finish(((af_isolate_child *const *)ctx)[i], for_time, o);
+}
+
+int af_isolate_wait_any(af_isolate_child *const *children, int n, int timeout_ms, af_isolate_outcome *o) {
+    static const af_isolate_ops ops = {child_drain, child_settle};
+    return af_isolate_wait_with(children, n, timeout_ms, &ops, (void *)children, o);
 }
 
 int af_isolate_run(af_isolate_fn fn, void *user, void *out, size_t out_size, int deadline_s, double grace_s,

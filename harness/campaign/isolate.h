@@ -54,6 +54,24 @@ int af_isolate_start(af_isolate_child *ch, af_isolate_fn fn, void *user, void *o
  * in time (or none is running). At most 64 children are looked at. */
 int af_isolate_wait_any(af_isolate_child *const *children, int n, int timeout_ms, af_isolate_outcome *o);
 
+/* The wait of af_isolate_wait_any with the caller's reading and ending of a child: the
+ * one loop (deadlines, the result that arrives late, poll) behind the per-case children
+ * here and the persistent workers of worker_pool.c.
+ *   drain(ctx, i)  read what child i sent: 1 its result is whole (or, for a per-case
+ *                  child, its pipe ended), -1 it ended without a whole result, 0 more
+ *                  may come
+ *   settle(ctx, i, st, for_time, o)  child i is done: st is drain's last answer, for_time
+ *                  says the parent ends it for time (st 0); fill *o and free the slot
+ * A child past its deadline is settled for time unless its result has begun to arrive
+ * (then it gets AF_RESULT_ARRIVING_S more). Returns the index settled, or -1 as
+ * af_isolate_wait_any. */
+typedef struct {
+    int (*drain)(void *ctx, int i);
+    void (*settle)(void *ctx, int i, int st, bool for_time, af_isolate_outcome *o);
+} af_isolate_ops;
+int af_isolate_wait_with(af_isolate_child *const *children, int n, int timeout_ms, const af_isolate_ops *ops, void *ctx,
+                         af_isolate_outcome *o);
+
 /* Start one child and wait for it. Returns 0 with *o filled, or -1 (errno set) when it
  * could not be started. */
 int af_isolate_run(af_isolate_fn fn, void *user, void *out, size_t out_size, int deadline_s, double grace_s,

@@ -3,7 +3,6 @@
 #include "campaign/worker_pool.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +15,6 @@
 #include "util/hash.h"
 #include "util/proc.h"
 
-#define WAIT_SLICE_MS 200 /* wake up at least this often to check deadlines */
 #define RETIRE_WAIT_S 2.0 /* an idle worker told to go gets this long to exit */
 
 /* One case for a worker: what af_session_run takes. Plain data (crosses the socket). */
@@ -328,55 +326,27 @@ static int drain(af_child *slot) {
     return 1;
 }
 
+/* The pool's reading and ending of a slot (af_isolate_ops, the one wait loop). */
+typedef struct {
+    af_worker_pool *p;
+    af_child *slots;
+} pool_wait;
+
+static int slot_drain(void *ctx, int i) { return drain(&((pool_wait *)ctx)->slots[i]); }
+
+static void slot_settle(void *ctx, int i, int st, bool for_time, af_isolate_outcome *o) {
+    pool_wait *x = ctx;
+    if (st == 1)
+        case_done(x->p, &x->slots[i], o);
+    else
+        worker_ended(x->p, &x->slots[i], for_time, o);
+}
+
 int af_pool_wait_any(af_session *s, af_child *slots, int n, int timeout_ms, af_isolate_outcome *o) {
-    af_worker_pool *p = s->pool;
-    double until = af_clock_mono() + timeout_ms / 1000.0;
+    static const af_isolate_ops ops = {slot_drain, slot_settle};
     if (n > AF_POOL_MAX_WORKERS) n = AF_POOL_MAX_WORKERS;
-    for (;;) {
-        struct pollfd pfd[AF_POOL_MAX_WORKERS];
-        int idx[AF_POOL_MAX_WORKERS], m = 0;
-        double now = af_clock_mono();
-        for (int i = 0; i < n; i++) {
-            af_child *slot = &slots[i];
-            if (!slot->proc.pid || !slot->worker) continue;
-            if (af_proc_expired(&slot->worker->proc)) {
-                /* the parent may have been away past the deadline (minimising a finding):
-                 * what the worker sent meanwhile counts. Its alarm is off while it writes,
-                 * so a result under way is a case that ended in time, not a hang. */
-                int st = drain(slot);
-                if (st == 1) {
-                    case_done(p, slot, o);
-                    return i;
-                }
-                if (st < 0 || slot->proc.got == 0 || now > slot->proc.deadline + AF_RESULT_ARRIVING_S) {
-                    worker_ended(p, slot, st >= 0, o);
-                    return i;
-                }
-            }
-            pfd[m].fd = slot->proc.fd;
-            pfd[m].events = POLLIN;
-            pfd[m].revents = 0;
-            idx[m++] = i;
-        }
-        if (m == 0) return -1;
-        int wait_ms = (int)((until - now) * 1000);
-        if (wait_ms < 0) wait_ms = 0;
-        if (wait_ms > WAIT_SLICE_MS) wait_ms = WAIT_SLICE_MS;
-        int rc = poll(pfd, (nfds_t)m, wait_ms);
-        if (rc < 0 && errno != EINTR) return -1;
-        for (int k = 0; k < m && rc > 0; k++) {
-            if (!pfd[k].revents) continue;
-            af_child *slot = &slots[idx[k]];
-            int st = drain(slot);
-            if (st == 1) {
-                case_done(p, slot, o);
-                return idx[k];
-            }
-            if (st < 0) {
-                worker_ended(p, slot, false, o);
-                return idx[k];
-            }
-        }
-        if (af_clock_mono() >= until) return -1;
-    }
+    af_isolate_child *procs[AF_POOL_MAX_WORKERS];
+    for (int i = 0; i < n; i++) procs[i] = &slots[i].proc;
+    pool_wait x = {s->pool, slots};
+    return af_isolate_wait_with(procs, n, timeout_ms, &ops, &x, o);
 }
