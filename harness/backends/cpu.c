@@ -111,6 +111,7 @@
 #include "backends/backend.h"
 #include "util/config.h"
 #include "util/clock.h"
+#include "util/hot.h"
 #include "util/parfor.h"
 #include "model/dropout.h"
 #include "model/features.h"
@@ -330,7 +331,7 @@ static inline int key_at(const cpu_keys *k, int j) {
 /* ---- inner loops (fixed order; the 8-wide body lets -O2 vectorise them) --------- */
 
 /* out[j] += a * x[j] for j < n.   x, out: (n) */
-static void axpy(int n, float a, const float *restrict x, float *restrict out) {
+AF_HOT static void axpy(int n, float a, const float *restrict x, float *restrict out) {
     int j = 0;
     for (; j + 8 <= n; j += 8)
         for (int u = 0; u < 8; u++) out[j + u] += a * x[j + u];

@@ -13,6 +13,7 @@
 #include <string.h>
 #include "oracle/feature_spec.h"
 #include "oracle/src/oracle_internal.h"
+#include "util/hot.h"
 
 /* Neumaier accumulator: the value is sum + comp. */
 typedef struct {
@@ -39,7 +40,7 @@ static inline void neumaier_add_product(neumaier *a, double x, double y) {
 static inline double neumaier_value(const neumaier *a) { return a->sum + a->comp; }
 
 /* x . y over n elements, compensated. */
-static double dot_compensated(const double *x, const double *y, int n) {
+AF_HOT static double dot_compensated(const double *x, const double *y, int n) {
     neumaier a = {0.0, 0.0};
     for (int d = 0; d < n; d++) neumaier_add_product(&a, x[d], y[d]);
     return neumaier_value(&a);

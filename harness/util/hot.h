@@ -1,0 +1,28 @@
+/* util/hot.h — AF_HOT: a hot loop compiled twice, for x86-64 with AVX2 and FMA (Haswell
+ * and later) and for the baseline, the loader picking one at start (GCC / Clang
+ * target_clones, an ifunc). The two give the same bits: the tree builds with
+ * -ffp-contract=off, so a multiply and an add stay two roundings in either clone, and an
+ * explicit fma() is one rounding in both (the baseline calls libm's, the AVX2 clone emits
+ * the instruction). What changes is speed only: fma() inline instead of a call, and
+ * 8-wide vector loops instead of 4-wide. Elsewhere (other CPUs, compilers without
+ * target_clones, sanitizer builds, where ifuncs and instrumentation do not mix) AF_HOT is
+ * empty. */
+#ifndef ATTNFUZZ_UTIL_HOT_H
+#define ATTNFUZZ_UTIL_HOT_H
+
+#if defined(__x86_64__) && defined(__ELF__) && !defined(__SANITIZE_ADDRESS__) &&                                       \
+    (defined(__clang__) ? __clang_major__ >= 14 : defined(__GNUC__) && __GNUC__ >= 8)
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define AF_HOT_OFF 1
+#endif
+#endif
+#ifndef AF_HOT_OFF
+#define AF_HOT __attribute__((target_clones("fma", "default")))
+#endif
+#endif
+#ifndef AF_HOT
+#define AF_HOT
+#endif
+
+#endif
