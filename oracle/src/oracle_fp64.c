@@ -83,8 +83,8 @@ void af_fp64_scratch_free(af_fp64_scratch *s) {
     free(s);
 }
 
-void af_fp64_row(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int h, int i, double *o_row, double *lse,
-                 double *dq_row) {
+AF_HOT void af_fp64_row(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int h, int i, double *o_row, double *lse,
+                        double *dq_row) {
     const af_oracle_problem *p = c->p;
     const af_inputs *in = p->in;
     const int Dqk = p->Dqk, Dv = p->Dv;
@@ -159,7 +159,8 @@ void af_fp64_row(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int h, int i
 #undef KEY_V
 }
 
-void af_fp64_key(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int g, int j, double *dk_col, double *dv_col) {
+AF_HOT void af_fp64_key(const af_oracle_ctx *c, af_fp64_scratch *s, int b, int g, int j, double *dk_col,
+                        double *dv_col) {
     const af_oracle_problem *p = c->p;
     const af_inputs *in = p->in;
     const int Dqk = p->Dqk, Dv = p->Dv;
