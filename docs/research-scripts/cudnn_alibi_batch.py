@@ -56,13 +56,7 @@ def run(cudnn, handle, q, k, v, scale, form):
         tb = g.tensor_like(bias)
         pack[tb] = bias
         kw["bias"] = tb
-    to, ts = g.sdpa(**kw)
-    to.set_output(True).set_dim(list(o.shape)).set_stride(list(o.stride()))
-    ts.set_output(True).set_data_type(cudnn.data_type.FLOAT).set_dim(list(stats.shape)).set_stride(
-        list(stats.stride()))
-    pack[to], pack[ts] = o, stats
-    fe_graph.execute(cudnn, g, pack, handle)
-    return o.double(), stats[..., 0].double()
+    return fe_graph.sdpa_forward(cudnn, g, pack, handle, kw, o, stats)
 
 
 def main():

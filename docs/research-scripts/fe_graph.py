@@ -13,3 +13,15 @@ def execute(cudnn, g, pack, handle):
     ws = torch.empty(g.get_workspace_size(), device="cuda", dtype=torch.uint8)
     g.execute(pack, ws, handle=handle)
     torch.cuda.synchronize()
+
+
+def sdpa_forward(cudnn, g, pack, handle, kw, o, stats):
+    """g.sdpa(**kw) with O written into o and the Stats (natural-log LSE, FLOAT) into stats
+    ([b, h, s_q, 1]), run; returns O and the LSE as float64 ([b, h, s_q, d], [b, h, s_q])."""
+    to, ts = g.sdpa(**kw)
+    to.set_output(True).set_dim(list(o.shape)).set_stride(list(o.stride()))
+    ts.set_output(True).set_data_type(cudnn.data_type.FLOAT).set_dim(list(stats.shape)).set_stride(
+        list(stats.stride()))
+    pack[to], pack[ts] = o, stats
+    execute(cudnn, g, pack, handle)
+    return o.double(), stats[..., 0].double()
