@@ -6,6 +6,7 @@
 #include "judge/tolerance.h"
 #include "model/features.h"
 #include "util/clock.h"
+#include "util/parfor.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -191,6 +192,79 @@ int af_check_guards(const af_tensors *t, unsigned buffers, af_verdict *v) {
     return v->n_findings - before;
 }
 
+/* The buffer checks' element walks on af_parfor threads, each item writing only its own
+ * slot, so the findings (the first of each kind, in element order) are the serial walk's:
+ *   owned_head   marks the rows of one (b, h) of tensor id as owned (rows of one tensor never
+ *                share bytes; tensors sharing a buffer run one after the other)
+ *   gap_chunk    the first element of chunk i that is neither owned nor poison (or -1)
+ *   screen_head  whether the rows of one (b, h) hold anything the serial walk reports or
+ *                excuses (poison, a value that is not finite, a fully masked row): the walk
+ *                then visits only those (b, h), in order. */
+typedef struct {
+    const af_case *c;
+    const af_tensors *t;
+    af_tensor_id id;
+    int rows_of_ragged; /* owned_head: rows are the valid tokens of a ragged view */
+    uint8_t *owned;
+    int64_t n;           /* gap_chunk: the buffer's elements */
+    af_buffer_id bid;    /* gap_chunk */
+    int64_t *first_gap;  /* gap_chunk: (chunks) */
+    unsigned char *flag; /* screen_head: (B H) */
+} buffer_pass;
+
+#define GAP_CHUNK (1L << 20)
+
+static int rows_of(const af_case *c, af_tensor_id id, int b) {
+    return id == AF_T_DK || id == AF_T_DV ? af_case_len_kv(c, b) : af_case_len_q(c, b);
+}
+
+static void owned_head(void *ctx, long bh) {
+    const buffer_pass *x = ctx;
+    const af_tensor_view *w = &x->t->plan.view[x->id];
+    int b = (int)(bh / w->H), h = (int)(bh % w->H);
+    int rows = w->ragged ? rows_of(x->c, x->id, b) : w->S;
+    for (int s = 0; s < rows; s++) /* a row: D contiguous elements (layout.h) */
+        memset(x->owned + af_layout_offset(&x->t->plan, x->id, b, h, s, 0), 1, (size_t)w->D);
+}
+
+static void gap_chunk(void *ctx, long i) {
+    const buffer_pass *x = ctx;
+    int64_t e0 = (int64_t)i * GAP_CHUNK, e1 = e0 + GAP_CHUNK < x->n ? e0 + GAP_CHUNK : x->n;
+    x->first_gap[i] = -1;
+    for (int64_t e = e0; e < e1; e++)
+        if (!x->owned[e] && !is_poison(x->t->plan.buffer_storage[x->bid], x->t->buf[x->bid], e)) {
+            x->first_gap[i] = e;
+            return;
+        }
+}
+
+static void screen_head(void *ctx, long bh) {
+    const buffer_pass *x = ctx;
+    const af_tensor_view *w = &x->t->plan.view[x->id];
+    int b = (int)(bh / w->H), h = (int)(bh % w->H);
+    bool kv = x->id == AF_T_DK || x->id == AF_T_DV;
+    double row[512]; /* a longer row (AF_MAX_HEAD_DIM is 1024) comes from the heap */
+    bool heap = w->D > (int)(sizeof row / sizeof row[0]);
+    double *r = heap ? malloc((size_t)w->D * sizeof *r) : row;
+    if (!r) {
+        x->flag[bh] = 1; /* the serial walk decides */
+        return;
+    }
+    unsigned char f = 0;
+    for (int s = 0; s < rows_of(x->c, x->id, b) && !f; s++) {
+        if (!kv && af_row_fully_masked(x->c, b, s)) {
+            f = 1;
+            break;
+        }
+        int64_t off0 = af_layout_offset(&x->t->plan, x->id, b, h, s, 0);
+        af_storage_load_row(w->storage, x->t->buf[w->buffer], off0, w->D, 1.0, r);
+        for (int d = 0; d < w->D && !f; d++)
+            f = !isfinite(r[d]) || is_poison(w->storage, x->t->buf[w->buffer], off0 + d);
+    }
+    x->flag[bh] = f;
+    if (heap) free(r);
+}
+
 int af_check_buffers(const af_case *c, const af_tensors *t, const af_outputs *oracle, const af_outputs *ref,
                      const af_criterion_terms *terms, af_verdict *v) {
     return af_check_buffers_of(c, t, oracle, ref, terms, ~0u, v);
@@ -220,27 +294,32 @@ int af_check_buffers_of(const af_case *c, const af_tensors *t, const af_outputs 
         if (dup) continue;
         seen_bufs[nseen++] = bid;
         int64_t n = t->plan.buffer_elems[bid];
+        long chunks = (long)((n + GAP_CHUNK - 1) / GAP_CHUNK);
         uint8_t *owned = calloc((size_t)n, 1);
-        if (!owned) continue;
+        int64_t *first_gap = calloc((size_t)(chunks > 0 ? chunks : 1), sizeof *first_gap);
+        if (!owned || !first_gap) {
+            free(owned);
+            free(first_gap);
+            continue;
+        }
+        int threads = af_parfor_threads((double)n);
         for (int tj = 0; tj < nouts; tj++) {
             const af_tensor_view *w = &t->plan.view[outs[tj]];
             if (w->buffer != bid) continue;
-            bool kv = outs[tj] == AF_T_DK || outs[tj] == AF_T_DV;
-            for (int b = 0; b < w->B; b++) {
-                int rows = w->ragged ? (kv ? af_case_len_kv(c, b) : af_case_len_q(c, b)) : w->S;
-                for (int h = 0; h < w->H; h++)
-                    for (int s = 0; s < rows; s++) /* a row: D contiguous elements (layout.h) */
-                        memset(owned + af_layout_offset(&t->plan, outs[tj], b, h, s, 0), 1, (size_t)w->D);
-            }
+            buffer_pass x = {c, t, outs[tj], 0, owned, n, bid, NULL, NULL};
+            af_parfor((long)w->B * w->H, threads, owned_head, &x);
         }
-        for (int64_t e = 0; e < n; e++)
-            if (!owned[e] && !is_poison(t->plan.buffer_storage[bid], t->buf[bid], e)) {
+        buffer_pass g = {c, t, AF_T_O, 0, owned, n, bid, first_gap, NULL};
+        af_parfor(chunks, threads, gap_chunk, &g);
+        for (long i = 0; i < chunks; i++)
+            if (first_gap[i] >= 0) {
                 snprintf(msg, sizeof msg, "write into a gap of buffer %s at element %lld", af_buffer_name(bid),
-                         (long long)e);
+                         (long long)first_gap[i]);
                 finding(v, AF_V_OUT_OF_BOUNDS, main_tensor(bid), -1, -1, -1, -1, msg);
                 break;
             }
         free(owned);
+        free(first_gap);
     }
     /* 3. judged elements: written, finite; fully masked rows follow the convention */
     for (int oi = 0; oi < nouts; oi++) {
@@ -249,12 +328,19 @@ int af_check_buffers_of(const af_case *c, const af_tensors *t, const af_outputs 
         if (!(buffers & (1u << w->buffer))) continue;
         bool kv = id == AF_T_DK || id == AF_T_DV;
         bool reported_unwritten = false, reported_nan = false, reported_conv = false;
-        double *row = malloc((size_t)w->D * sizeof *row); /* (D) one row's stored values */
-        if (!row) continue;
+        double *row = malloc((size_t)w->D * sizeof *row);             /* (D) one row's stored values */
+        unsigned char *flag = calloc((size_t)w->B * (size_t)w->H, 1); /* (B, H) what the walk visits */
+        if (!row || !flag) {
+            free(row);
+            free(flag);
+            continue;
+        }
+        buffer_pass x = {c, t, id, 0, NULL, 0, w->buffer, NULL, flag};
+        af_parfor((long)w->B * w->H, af_parfor_threads((double)w->B * w->H * w->S * w->D), screen_head, &x);
         for (int b = 0; b < w->B; b++) {
             int rows = kv ? af_case_len_kv(c, b) : af_case_len_q(c, b);
             for (int h = 0; h < w->H; h++)
-                for (int s = 0; s < rows; s++) {
+                for (int s = 0; s < rows && flag[(size_t)b * w->H + h]; s++) {
                     bool masked = !kv && af_row_fully_masked(c, b, s);
                     int64_t off0 = af_layout_offset(&t->plan, id, b, h, s, 0); /* + d (layout.h) */
                     af_storage_load_row(w->storage, t->buf[w->buffer], off0, w->D, 1.0, row);
@@ -319,6 +405,7 @@ int af_check_buffers_of(const af_case *c, const af_tensors *t, const af_outputs 
                 }
         }
         free(row);
+        free(flag);
     }
     free(lost_rows);
     free(lost_keys);

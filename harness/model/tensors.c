@@ -22,7 +22,7 @@ int af_tensors_alloc(af_tensors *t, const af_case *c, char *why, size_t cap) {
             af_tensors_free(t);
             return -1;
         }
-        memset(t->alloc[i], (int)AF_GUARD_BYTE, bytes + 2 * AF_GUARD_BYTES);
+        af_par_memset(t->alloc[i], (int)AF_GUARD_BYTE, bytes + 2 * AF_GUARD_BYTES);
         t->buf[i] = t->alloc[i] + AF_GUARD_BYTES;
         t->bytes[i] = bytes;
     }
@@ -105,23 +105,22 @@ float af_tensors_bias_at(const af_case *c, const af_tensors *t, int b, int h, in
 }
 
 static void fill_poison(void *buf, size_t bytes, af_storage st) {
-    uint8_t *p = buf;
     switch (st) {
         case AF_ST_F16:
         case AF_ST_BF16: {
             uint16_t v = st == AF_ST_F16 ? AF_POISON_F16 : AF_POISON_BF16;
-            for (size_t i = 0; i + 1 < bytes; i += 2) memcpy(p + i, &v, 2);
+            af_par_fill(buf, &v, 2, bytes);
             break;
         }
         case AF_ST_E4M3:
-            memset(p, AF_POISON_E4M3, bytes);
+            af_par_memset(buf, AF_POISON_E4M3, bytes);
             break;
         case AF_ST_E5M2:
-            memset(p, AF_POISON_E5M2, bytes);
+            af_par_memset(buf, AF_POISON_E5M2, bytes);
             break;
         case AF_ST_F32: {
             uint32_t v = AF_POISON_F32;
-            for (size_t i = 0; i + 3 < bytes; i += 4) memcpy(p + i, &v, 4);
+            af_par_fill(buf, &v, 4, bytes);
             break;
         }
     }
@@ -157,7 +156,8 @@ size_t af_case_max_logit_elems(const af_case *c) {
 
 void af_tensors_copy(af_tensors *dst, const af_tensors *src) {
     for (int i = 0; i < AF_BUF_COUNT; i++)
-        if (src->alloc[i] && dst->alloc[i]) memcpy(dst->alloc[i], src->alloc[i], src->bytes[i] + 2 * AF_GUARD_BYTES);
+        if (src->alloc[i] && dst->alloc[i])
+            af_par_memcpy(dst->alloc[i], src->alloc[i], src->bytes[i] + 2 * AF_GUARD_BYTES);
     dst->descale_q = src->descale_q;
     dst->descale_k = src->descale_k;
     dst->descale_v = src->descale_v;

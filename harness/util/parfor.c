@@ -3,7 +3,9 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 typedef struct {
@@ -77,4 +79,66 @@ int af_parfor_threads(double work) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     if (cores < 1) cores = 1;
     return cores > AF_PARFOR_MAX_THREADS ? AF_PARFOR_MAX_THREADS : (int)cores;
+}
+
+/* ---- bulk memory passes ---- */
+
+typedef struct {
+    uint8_t *dst;
+    const uint8_t *src;  /* memcpy; NULL: fill */
+    uint8_t pattern[16]; /* fill: the repeated bytes */
+    size_t psize, bytes;
+} mem_pass;
+
+static void mem_item(void *ctx, long i) {
+    const mem_pass *x = ctx;
+    size_t off = (size_t)i * (size_t)AF_PARMEM_CHUNK;
+    size_t n = x->bytes - off < (size_t)AF_PARMEM_CHUNK ? x->bytes - off : (size_t)AF_PARMEM_CHUNK;
+    if (x->src) {
+        memcpy(x->dst + off, x->src + off, n);
+    } else if (x->psize == 1) {
+        memset(x->dst + off, x->pattern[0], n);
+    } else { /* chunks start at multiples of psize (it divides the chunk size) */
+        size_t k = 0;
+        for (; k + x->psize <= n; k += x->psize) memcpy(x->dst + off + k, x->pattern, x->psize);
+    }
+}
+
+static void mem_run(mem_pass *x) {
+    long chunks = (long)((x->bytes + (size_t)AF_PARMEM_CHUNK - 1) / (size_t)AF_PARMEM_CHUNK);
+    int threads = x->bytes < (size_t)AF_PARMEM_MIN ? 1 : af_parfor_threads((double)x->bytes);
+    if (threads <= 1) {
+        for (long i = 0; i < chunks; i++) mem_item(x, i);
+        return;
+    }
+    af_parfor(chunks, threads, mem_item, x);
+}
+
+void af_par_memcpy(void *dst, const void *src, size_t bytes) {
+    if (bytes < (size_t)AF_PARMEM_MIN) {
+        memcpy(dst, src, bytes);
+        return;
+    }
+    mem_pass x = {dst, src, {0}, 0, bytes};
+    mem_run(&x);
+}
+
+void af_par_memset(void *dst, int byte, size_t bytes) {
+    if (bytes < (size_t)AF_PARMEM_MIN) {
+        memset(dst, byte, bytes);
+        return;
+    }
+    mem_pass x = {dst, NULL, {(uint8_t)byte}, 1, bytes};
+    mem_run(&x);
+}
+
+void af_par_fill(void *dst, const void *pattern, size_t psize, size_t bytes) {
+    if (psize < 1 || psize > 16) return;
+    mem_pass x = {dst, NULL, {0}, psize, bytes};
+    memcpy(x.pattern, pattern, psize);
+    if (bytes < (size_t)AF_PARMEM_MIN) {
+        for (size_t k = 0; k + psize <= bytes; k += psize) memcpy(x.dst + k, pattern, psize);
+        return;
+    }
+    mem_run(&x);
 }

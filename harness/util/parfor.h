@@ -10,6 +10,8 @@
 #ifndef ATTNFUZZ_UTIL_PARFOR_H
 #define ATTNFUZZ_UTIL_PARFOR_H
 
+#include <stddef.h>
+
 /* A pass whose threads each hold a state (scratch buffers, MPFR variables). */
 typedef struct {
     void *(*thread_init)(void *ctx);              /* a thread's state; NULL = failure (that thread takes no item);
@@ -35,5 +37,17 @@ void af_parfor(long n, int threads, af_parfor_item item, void *ctx);
 #define AF_PARFOR_MIN_WORK    (1L << 20)
 #define AF_PARFOR_MAX_THREADS 8
 int af_parfor_threads(double work);
+
+/* Bulk memory passes on the same threads (the same bytes as memcpy / memset / a repeated
+ * pattern, written in chunks of AF_PARMEM_CHUNK bytes): a long case's buffers are GiBs,
+ * and a fresh buffer's first write also pays the kernel's zeroing of its pages, which
+ * then spreads over the threads too. Below AF_PARMEM_MIN bytes they are the plain calls. */
+#define AF_PARMEM_CHUNK (4L << 20)
+#define AF_PARMEM_MIN   (16L << 20)
+void af_par_memcpy(void *dst, const void *src, size_t bytes);
+void af_par_memset(void *dst, int byte, size_t bytes);
+/* dst[0, bytes) = the pattern (psize bytes, 1..16, a divisor of AF_PARMEM_CHUNK) repeated
+ * from dst's first byte; a last partial copy is not written (as a loop of whole copies). */
+void af_par_fill(void *dst, const void *pattern, size_t psize, size_t bytes);
 
 #endif

@@ -2,10 +2,14 @@
  * with more threads than items; af_parfor_threads is 1 below its minimum work;
  * af_parfor_run (the oracle's passes) gives every thread its own state, takes as many
  * threads as asked (12: no cap), ends every thread with thread_end, and returns -1 when a
- * thread's state cannot be made while the other threads still run every item once. */
+ * thread's state cannot be made while the other threads still run every item once.
+ * af_par_memcpy / af_par_memset / af_par_fill write exactly the bytes of memcpy, memset and
+ * a loop of whole pattern copies, below and above their threshold and at sizes that end
+ * inside a chunk and inside a pattern, and nothing past the end. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "util/check.h"
 #include "util/parfor.h"
@@ -89,7 +93,37 @@ static void with_state(long n, int threads, int fail_first) {
     free(x.hits);
 }
 
+/* The three bulk passes against their plain forms over n bytes, with a canary after. */
+static void bulk_same(size_t n) {
+    unsigned char *src = malloc(n + 64), *got = malloc(n + 64), *want = malloc(n + 64);
+    CHECK(src && got && want);
+    for (size_t i = 0; i < n + 64; i++) src[i] = (unsigned char)(i * 131u + (i >> 9));
+    memset(got, 0xA5, n + 64);
+    memset(want, 0xA5, n + 64);
+    af_par_memcpy(got, src, n);
+    memcpy(want, src, n);
+    CHECK_MSG(memcmp(got, want, n + 64) == 0, "af_par_memcpy differs from memcpy at %zu bytes", n);
+    af_par_memset(got, 0x3C, n);
+    memset(want, 0x3C, n);
+    CHECK_MSG(memcmp(got, want, n + 64) == 0, "af_par_memset differs from memset at %zu bytes", n);
+    const unsigned char pat[4] = {0x00, 0x7E, 0xC0, 0x7F};
+    for (size_t ps = 1; ps <= 4; ps *= 2) {
+        af_par_fill(got, pat, ps, n);
+        for (size_t k = 0; k + ps <= n; k += ps) memcpy(want + k, pat, ps);
+        CHECK_MSG(memcmp(got, want, n + 64) == 0, "af_par_fill (pattern of %zu) differs at %zu bytes", ps, n);
+    }
+    free(src);
+    free(got);
+    free(want);
+}
+
 int main(void) {
+    bulk_same(0);
+    bulk_same(3);
+    bulk_same(4096 + 3);
+    bulk_same((size_t)AF_PARMEM_MIN - 1);
+    bulk_same((size_t)AF_PARMEM_MIN);
+    bulk_same((size_t)AF_PARMEM_MIN + (size_t)AF_PARMEM_CHUNK / 2 + 1); /* ends inside a chunk and a pattern */
     once_each(100000, 1);
     once_each(100000, 3);
     once_each(100000, 8);
