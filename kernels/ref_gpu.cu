@@ -10,6 +10,7 @@
 
 #include "kernels/af_gpu.h"
 #include "util/clock.h"
+#include "util/parfor.h"
 #include "kernels/ref_gpu.h"
 #include "kernels/ref_gpu_launch.h"
 #include "model/numeric.h"
@@ -148,6 +149,38 @@ extern "C" af_run_status af_ref_gpu_run_device(const af_ref_gpu_desc *d, const a
 
 /* ---- host entry ------------------------------------------------------------------- */
 
+/* The host conversions of upload and download, on af_parfor threads in chunks of
+ * CONVERT_CHUNK elements (each element on its own: the same values on any thread count). */
+#define CONVERT_CHUNK (1 << 20)
+typedef struct {
+    const double *d_src; /* upload: double -> float */
+    float *f_dst;
+    const float *f_src; /* download: float -> double, rows s >= len[b] as 0 */
+    double *d_dst;
+    int64_t n;
+    int H, S, D;
+    const int *len;
+} convert_pass;
+
+static void convert_chunk(void *ctx, long i) {
+    const convert_pass *x = (const convert_pass *)ctx;
+    int64_t e0 = (int64_t)i * CONVERT_CHUNK, e1 = e0 + CONVERT_CHUNK < x->n ? e0 + CONVERT_CHUNK : x->n;
+    if (x->d_src) {
+        for (int64_t e = e0; e < e1; e++) x->f_dst[e] = (float)x->d_src[e];
+        return;
+    }
+    for (int64_t e = e0; e < e1; e++) { /* e = ((b H + h) S + s) D + k */
+        int64_t row = e / x->D;
+        int s = (int)(row % x->S), b = (int)(row / x->S / x->H);
+        x->d_dst[e] = s < x->len[b] ? (double)x->f_src[e] : 0.0;
+    }
+}
+
+static void convert(convert_pass *x) {
+    long chunks = (long)((x->n + CONVERT_CHUNK - 1) / CONVERT_CHUNK);
+    af_parfor(chunks, af_parfor_threads((double)x->n), convert_chunk, x);
+}
+
 /* Device copy of a dense double array as fp32 (exact: fp16/bf16 stored values). */
 static af_run_status upload(float **dev, const double *src, int64_t n, char *why, size_t cap) {
     *dev = NULL;
@@ -157,7 +190,8 @@ static af_run_status upload(float **dev, const double *src, int64_t n, char *why
         snprintf(why, cap, "gpu reference: out of host memory (%zu bytes)", bytes);
         return AF_RUN_RESOURCE;
     }
-    for (int64_t i = 0; i < n; i++) host[i] = (float)src[i];
+    convert_pass x = {src, host, NULL, NULL, n, 1, 1, 1, NULL};
+    convert(&x);
     af_run_status st = af_gpu_malloc((void **)dev, bytes, why, cap);
     if (st == AF_RUN_OK) st = af_gpu_h2d(*dev, host, bytes, why, cap);
     free(host);
@@ -176,12 +210,9 @@ static af_run_status download(double *dst, const float *dev, int B, int H, int S
         return AF_RUN_RESOURCE;
     }
     af_run_status st = af_gpu_d2h(host, dev, bytes, why, cap);
-    if (st == AF_RUN_OK) {
-        int64_t idx = 0;
-        for (int b = 0; b < B; b++)
-            for (int h = 0; h < H; h++)
-                for (int s = 0; s < S; s++)
-                    for (int k = 0; k < D; k++, idx++) dst[idx] = s < len[b] ? (double)host[idx] : 0.0;
+    if (st == AF_RUN_OK && n > 0) {
+        convert_pass x = {NULL, NULL, host, dst, n, H, S, D, len};
+        convert(&x);
     }
     free(host);
     return st;

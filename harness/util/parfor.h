@@ -12,6 +12,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* A pass whose threads each hold a state (scratch buffers, MPFR variables). */
 typedef struct {
     void *(*thread_init)(void *ctx);              /* a thread's state; NULL = failure (that thread takes no item);
@@ -49,5 +53,9 @@ void af_par_memset(void *dst, int byte, size_t bytes);
 /* dst[0, bytes) = the pattern (psize bytes, 1..16, a divisor of AF_PARMEM_CHUNK) repeated
  * from dst's first byte; a last partial copy is not written (as a loop of whole copies). */
 void af_par_fill(void *dst, const void *pattern, size_t psize, size_t bytes);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
