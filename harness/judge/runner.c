@@ -8,6 +8,7 @@
 #include "judge/tolerance.h"
 #include "util/clock.h"
 #include "util/config.h"
+#include "util/parfor.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -354,7 +355,7 @@ static unsigned changed_buffers(const af_case *c, const af_tensors *a, const af_
     for (int i = 0; i < AF_BUF_COUNT; i++) {
         if (!a->alloc[i] && !b->alloc[i]) continue;
         if (!a->alloc[i] != !b->alloc[i] || a->bytes[i] != b->bytes[i] ||
-            memcmp(a->alloc[i], b->alloc[i], a->bytes[i] + 2 * (size_t)AF_GUARD_BYTES))
+            !af_par_memeq(a->alloc[i], b->alloc[i], a->bytes[i] + 2 * (size_t)AF_GUARD_BYTES))
             changed |= 1u << i;
     }
     return changed;
@@ -372,13 +373,42 @@ static unsigned tensors_of_buffers(const af_tensors *t, unsigned buffers) {
 /* dst's tensors outside `tensors` = src's (dense copies of run 0's values). */
 static void copy_outputs_except(const af_case *c, const af_outputs *src, af_outputs *dst, unsigned tensors) {
     size_t nq = (size_t)c->batch * c->heads_q * c->seqlen_q, nk = (size_t)c->batch * c->heads_kv * c->seqlen_kv;
-    if (!(tensors & (1u << AF_T_O))) memcpy(dst->o, src->o, nq * c->head_dim_v * sizeof(double));
-    if (!(tensors & (1u << AF_T_LSE))) memcpy(dst->lse, src->lse, nq * sizeof(double));
+    if (!(tensors & (1u << AF_T_O))) af_par_memcpy(dst->o, src->o, nq * c->head_dim_v * sizeof(double));
+    if (!(tensors & (1u << AF_T_LSE))) af_par_memcpy(dst->lse, src->lse, nq * sizeof(double));
     if (!c->backward) return;
-    if (!(tensors & (1u << AF_T_DQ))) memcpy(dst->dq, src->dq, nq * c->head_dim_qk * sizeof(double));
-    if (!(tensors & (1u << AF_T_DK))) memcpy(dst->dk, src->dk, nk * c->head_dim_qk * sizeof(double));
+    if (!(tensors & (1u << AF_T_DQ))) af_par_memcpy(dst->dq, src->dq, nq * c->head_dim_qk * sizeof(double));
+    if (!(tensors & (1u << AF_T_DK))) af_par_memcpy(dst->dk, src->dk, nk * c->head_dim_qk * sizeof(double));
     if (!(tensors & (1u << AF_T_DV)))
-        memcpy(dst->dv, src->dv, (size_t)c->batch * af_case_heads_v(c) * c->seqlen_kv * c->head_dim_v * sizeof(double));
+        af_par_memcpy(dst->dv, src->dv,
+                      (size_t)c->batch * af_case_heads_v(c) * c->seqlen_kv * c->head_dim_v * sizeof(double));
+}
+
+/* outputs_spread's walk of one (b, h) of one tensor on af_parfor threads: each item's max
+ * into its own slot, the max of the slots after (a max does not depend on the order). */
+typedef struct {
+    const af_case *c;
+    const double *pa, *pb;
+    int H, S, D;
+    bool kv;
+    double *slot; /* (B H) */
+} spread_pass;
+
+static double spread_of_head(const spread_pass *x, long bh) {
+    int bb = (int)(bh / x->H), h = (int)(bh % x->H);
+    double m = 0;
+    for (int s = 0; s < (x->kv ? af_case_len_kv(x->c, bb) : af_case_len_q(x->c, bb)); s++)
+        for (int d = 0; d < x->D; d++) {
+            size_t e = (((size_t)bb * x->H + h) * x->S + s) * x->D + d;
+            double u = x->pa[e], w = x->pb[e];
+            double diff = u == w || (isnan(u) && isnan(w)) ? 0 : isnan(u - w) ? INFINITY : fabs(u - w);
+            if (diff > m) m = diff;
+        }
+    return m;
+}
+
+static void spread_head(void *ctx, long bh) {
+    const spread_pass *x = ctx;
+    x->slot[bh] = spread_of_head(x, bh);
 }
 
 /* max |a - b| per tensor of `tensors` over the valid rows (NaN against a number: inf). */
@@ -397,15 +427,15 @@ static void outputs_spread(const af_case *c, const af_outputs *a, const af_outpu
         if (!pa[id] || !pb[id] || !(tensors & (1u << id))) continue;
         bool kv = id == AF_T_DK || id == AF_T_DV;
         int H = id == AF_T_DV ? af_outputs_hv(a) : kv ? a->Hkv : a->Hq, S = kv ? a->Skv : a->Sq, D = dim[id];
-        for (int bb = 0; bb < a->B; bb++)
-            for (int h = 0; h < H; h++)
-                for (int s = 0; s < (kv ? af_case_len_kv(c, bb) : af_case_len_q(c, bb)); s++)
-                    for (int d = 0; d < D; d++) {
-                        size_t e = (((size_t)bb * H + h) * S + s) * D + d;
-                        double x = pa[id][e], y = pb[id][e];
-                        double diff = x == y || (isnan(x) && isnan(y)) ? 0 : isnan(x - y) ? INFINITY : fabs(x - y);
-                        if (diff > spread[id]) spread[id] = diff;
-                    }
+        long n = (long)a->B * H;
+        double *slot = calloc((size_t)n, sizeof *slot);
+        spread_pass x = {c, pa[id], pb[id], H, S, D, kv, slot};
+        if (slot) af_parfor(n, af_parfor_threads((double)n * S * D), spread_head, &x);
+        for (long k = 0; k < n; k++) { /* without the slots: the heads one by one here */
+            double m = slot ? slot[k] : spread_of_head(&x, k);
+            if (m > spread[id]) spread[id] = m;
+        }
+        free(slot);
     }
 }
 

@@ -142,3 +142,27 @@ void af_par_fill(void *dst, const void *pattern, size_t psize, size_t bytes) {
     }
     mem_run(&x);
 }
+
+typedef struct {
+    const uint8_t *a, *b;
+    size_t bytes;
+    atomic_int differs;
+} eq_pass;
+
+static void eq_item(void *ctx, long i) {
+    eq_pass *x = ctx;
+    if (atomic_load(&x->differs)) return; /* the answer is known */
+    size_t off = (size_t)i * (size_t)AF_PARMEM_CHUNK;
+    size_t n = x->bytes - off < (size_t)AF_PARMEM_CHUNK ? x->bytes - off : (size_t)AF_PARMEM_CHUNK;
+    if (memcmp(x->a + off, x->b + off, n)) atomic_store(&x->differs, 1);
+}
+
+bool af_par_memeq(const void *a, const void *b, size_t bytes) {
+    if (bytes < (size_t)AF_PARMEM_MIN) return memcmp(a, b, bytes) == 0;
+    eq_pass x;
+    x.a = a, x.b = b, x.bytes = bytes;
+    atomic_init(&x.differs, 0);
+    long chunks = (long)((bytes + (size_t)AF_PARMEM_CHUNK - 1) / (size_t)AF_PARMEM_CHUNK);
+    af_parfor(chunks, af_parfor_threads((double)bytes), eq_item, &x);
+    return !atomic_load(&x.differs);
+}

@@ -10,6 +10,7 @@
 #ifndef ATTNFUZZ_UTIL_PARFOR_H
 #define ATTNFUZZ_UTIL_PARFOR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -53,6 +54,8 @@ void af_par_memset(void *dst, int byte, size_t bytes);
 /* dst[0, bytes) = the pattern (psize bytes, 1..16, a divisor of AF_PARMEM_CHUNK) repeated
  * from dst's first byte; a last partial copy is not written (as a loop of whole copies). */
 void af_par_fill(void *dst, const void *pattern, size_t psize, size_t bytes);
+/* memcmp(a, b, bytes) == 0, compared in chunks on the same threads. */
+bool af_par_memeq(const void *a, const void *b, size_t bytes);
 
 #ifdef __cplusplus
 }

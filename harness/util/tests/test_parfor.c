@@ -112,6 +112,14 @@ static void bulk_same(size_t n) {
         for (size_t k = 0; k + ps <= n; k += ps) memcpy(want + k, pat, ps);
         CHECK_MSG(memcmp(got, want, n + 64) == 0, "af_par_fill (pattern of %zu) differs at %zu bytes", ps, n);
     }
+    CHECK_MSG(af_par_memeq(got, want, n), "af_par_memeq: equal buffers of %zu bytes differ", n);
+    if (n > 0) { /* one byte moved, at the end (the last chunk) and at the start */
+        got[n - 1] ^= 1;
+        CHECK_MSG(!af_par_memeq(got, want, n), "af_par_memeq misses the last byte of %zu", n);
+        got[n - 1] ^= 1;
+        got[0] ^= 0x80;
+        CHECK_MSG(!af_par_memeq(got, want, n), "af_par_memeq misses the first byte of %zu", n);
+    }
     free(src);
     free(got);
     free(want);
