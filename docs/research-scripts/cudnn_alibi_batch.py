@@ -46,16 +46,14 @@ def run(cudnn, handle, q, k, v, scale, form):
     stats = torch.empty(b, H, S, 1, device=dev, dtype=torch.float32)
     g = cudnn.pygraph(io_data_type=cudnn.data_type.HALF, intermediate_data_type=cudnn.data_type.FLOAT,
                       compute_data_type=cudnn.data_type.FLOAT, handle=handle)
-    tq, tk, tv = g.tensor_like(q), g.tensor_like(k), g.tensor_like(v)
-    pack = {tq: q, tk: k, tv: v}
+    pack = {}
+    tq, tk, tv = (fe_graph.bind(g, pack, x) for x in (q, k, v))
     kw = dict(name="fwd", q=tq, k=tk, v=tv, is_inference=False, attn_scale=scale, use_causal_mask=True)
     if form == "alibi":
         kw["use_alibi_mask"] = True
     else:
         bias = alibi_bias().half().contiguous()
-        tb = g.tensor_like(bias)
-        pack[tb] = bias
-        kw["bias"] = tb
+        kw["bias"] = fe_graph.bind(g, pack, bias)
     return fe_graph.sdpa_forward(cudnn, g, pack, handle, kw, o, stats)
 
 

@@ -54,12 +54,11 @@ def run(cudnn, handle, q, k, v, scale, slopes, sq, skv, form, how):
     stats = torch.empty(b, H, sq, 1, device=dev, dtype=torch.float32)
     g = cudnn.pygraph(io_data_type=cudnn.data_type.HALF, intermediate_data_type=cudnn.data_type.FLOAT,
                       compute_data_type=cudnn.data_type.FLOAT, handle=handle)
-    tq, tk, tv = g.tensor_like(q), g.tensor_like(k), g.tensor_like(v)
-    pack = {tq: q, tk: k, tv: v}
+    pack = {}
+    tq, tk, tv = (fe_graph.bind(g, pack, x) for x in (q, k, v))
     kw = dict(name="fwd", q=tq, k=tk, v=tv, is_inference=False, attn_scale=scale)
     if how == "pointwise":
-        ts_slopes = g.tensor_like(slopes)  # [nb, H, 1, 1] FLOAT
-        pack[ts_slopes] = slopes
+        ts_slopes = fe_graph.bind(g, pack, slopes)  # [nb, H, 1, 1] FLOAT
         i32 = cudnn.data_type.INT32
         shift = None  # s_kv - s_q as an INT32 pass-by-value scalar, made here: the callback only links nodes
         if skv != sq:
@@ -87,9 +86,7 @@ def run(cudnn, handle, q, k, v, scale, slopes, sq, skv, form, how):
         kw["score_mod"] = alibi
     else:  # the control: the same values as a materialised [b, H, sq, skv] bias
         bias = (slopes.double().expand(b, H, 1, 1) * distance(sq, skv, form)).half().contiguous()
-        tb = g.tensor_like(bias)
-        pack[tb] = bias
-        kw["bias"] = tb
+        kw["bias"] = fe_graph.bind(g, pack, bias)
     return fe_graph.sdpa_forward(cudnn, g, pack, handle, kw, o, stats)
 
 

@@ -25,3 +25,10 @@ def sdpa_forward(cudnn, g, pack, handle, kw, o, stats):
     pack[to], pack[ts] = o, stats
     execute(cudnn, g, pack, handle)
     return o.double(), stats[..., 0].double()
+
+
+def bind(g, pack, x):
+    """A graph tensor like torch tensor x, bound to it in pack (the graph's variant pack)."""
+    t = g.tensor_like(x)
+    pack[t] = x
+    return t
