@@ -203,8 +203,7 @@ int af_check_guards(const af_tensors *t, unsigned buffers, af_verdict *v) {
 typedef struct {
     const af_case *c;
     const af_tensors *t;
-    af_tensor_id id;
-    int rows_of_ragged; /* owned_head: rows are the valid tokens of a ragged view */
+    af_tensor_id id; /* owned_head, screen_head */
     uint8_t *owned;
     int64_t n;           /* gap_chunk: the buffer's elements */
     af_buffer_id bid;    /* gap_chunk */
@@ -306,10 +305,10 @@ int af_check_buffers_of(const af_case *c, const af_tensors *t, const af_outputs 
         for (int tj = 0; tj < nouts; tj++) {
             const af_tensor_view *w = &t->plan.view[outs[tj]];
             if (w->buffer != bid) continue;
-            buffer_pass x = {c, t, outs[tj], 0, owned, n, bid, NULL, NULL};
+            buffer_pass x = {c, t, outs[tj], owned, n, bid, NULL, NULL};
             af_parfor((long)w->B * w->H, threads, owned_head, &x);
         }
-        buffer_pass g = {c, t, AF_T_O, 0, owned, n, bid, first_gap, NULL};
+        buffer_pass g = {c, t, AF_T_NONE, owned, n, bid, first_gap, NULL};
         af_parfor(chunks, threads, gap_chunk, &g);
         for (long i = 0; i < chunks; i++)
             if (first_gap[i] >= 0) {
@@ -335,7 +334,7 @@ int af_check_buffers_of(const af_case *c, const af_tensors *t, const af_outputs 
             free(flag);
             continue;
         }
-        buffer_pass x = {c, t, id, 0, NULL, 0, w->buffer, NULL, flag};
+        buffer_pass x = {c, t, id, NULL, 0, w->buffer, NULL, flag};
         af_parfor((long)w->B * w->H, af_parfor_threads((double)w->B * w->H * w->S * w->D), screen_head, &x);
         for (int b = 0; b < w->B; b++) {
             int rows = kv ? af_case_len_kv(c, b) : af_case_len_q(c, b);
