@@ -106,6 +106,13 @@ struct af_backend {
     af_backend *(*fresh)(af_backend *be, char *why, size_t cap);
 };
 
+/* Whether be's kernels run on a GPU: attnfuzz drives the device itself (NEEDS_GPU) or a
+ * worker's hello said so (ON_GPU, known once it has started). The campaign's work budget
+ * (fuzz_limits.c) and per-case deadline (session.c) follow it. */
+static inline bool af_backend_runs_on_gpu(const af_backend *be) {
+    return be && (be->flags & (AF_BACKEND_NEEDS_GPU | AF_BACKEND_ON_GPU)) != 0;
+}
+
 /* Registry: built-in backends plus plugins found on the plugin path. */
 typedef enum {
     AF_FIND_OK = 0,

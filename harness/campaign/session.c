@@ -109,8 +109,8 @@ int af_session_open_ex(af_session *s, const char *backend, af_backend *backend_o
     } else {
         rc = s->backend->available(s->backend, why, cap);
         if (rc == 0 && !(flags & AF_SESSION_NO_LIMITS)) af_fuzz_limits_for_backend(&s->limits, s->backend);
-        /* a worker on a GPU (known from its hello): the GPU's deadline, as its budget */
-        if (rc == 0 && (s->backend->flags & AF_BACKEND_ON_GPU)) s->default_deadline_s = AF_DEADLINE_GPU_S;
+        /* a worker's device is known from its hello, after the start: the deadline again */
+        if (rc == 0) s->default_deadline_s = af_backend_runs_on_gpu(s->backend) ? AF_DEADLINE_GPU_S : AF_DEADLINE_CPU_S;
     }
     if (rc) {
         af_registry_free(&s->registry);

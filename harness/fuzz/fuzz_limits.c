@@ -30,8 +30,7 @@ double af_fuzz_campaign_work(const af_backend *be, double option) {
     const char *env = af_config_get(AF_CFG_MAX_WORK);
     double w = env ? strtod(env, NULL) : 0;
     if (w >= 1024) return w;
-    return be && (be->flags & (AF_BACKEND_NEEDS_GPU | AF_BACKEND_ON_GPU)) ? AF_FUZZ_GPU_DEFAULT_WORK
-                                                                          : AF_FUZZ_DEFAULT_WORK;
+    return af_backend_runs_on_gpu(be) ? AF_FUZZ_GPU_DEFAULT_WORK : AF_FUZZ_DEFAULT_WORK;
 }
 
 void af_fuzz_limits_set_work(af_fuzz_limits *l, double max_work) {

@@ -242,9 +242,7 @@ static void screen_head(void *ctx, long bh) {
     const af_tensor_view *w = &x->t->plan.view[x->id];
     int b = (int)(bh / w->H), h = (int)(bh % w->H);
     bool kv = x->id == AF_T_DK || x->id == AF_T_DV;
-    double row[512]; /* a longer row (AF_MAX_HEAD_DIM is 1024) comes from the heap */
-    bool heap = w->D > (int)(sizeof row / sizeof row[0]);
-    double *r = heap ? malloc((size_t)w->D * sizeof *r) : row;
+    double *r = malloc((size_t)w->D * sizeof *r); /* (D) one row's stored values */
     if (!r) {
         x->flag[bh] = 1; /* the serial walk decides */
         return;
@@ -261,7 +259,7 @@ static void screen_head(void *ctx, long bh) {
             f = !isfinite(r[d]) || is_poison(w->storage, x->t->buf[w->buffer], off0 + d);
     }
     x->flag[bh] = f;
-    if (heap) free(r);
+    free(r);
 }
 
 int af_check_buffers(const af_case *c, const af_tensors *t, const af_outputs *oracle, const af_outputs *ref,
