@@ -5,16 +5,8 @@
 # verdict, and the next case passes on a restarted worker; a case file naming a worker
 # starts nothing. Needs python3 (no numpy, no torch).
 set -u
-AF=${1:?usage: test_worker.sh path/to/attnfuzz}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
-command -v python3 >/dev/null || { echo "SKIP test_worker: no python3"; exit 77; }
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail=0
-check() { # check NAME FILE REGEX: FILE must match REGEX
-    if grep -Eq -- "$3" "$2"; then echo "ok   $1"; else echo "FAIL $1: no /$3/ in:"; cat "$2"; fail=1; fi
-}
+# AF, ROOT, PYTHONPATH, T, fail, check (and the skip without python3)
+source "$(dirname "$0")/lib_pytargets.sh"
 mkcase() { # mkcase FILE SEED [extra lines]
     local f=$1 seed=$2
     shift 2

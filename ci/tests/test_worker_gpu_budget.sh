@@ -7,13 +7,8 @@
 # serves the pure-Python reference and only says which device it is on; each campaign is
 # stopped with SIGINT once its first line (which names the budget) is out. Needs python3.
 set -u
-AF=${1:?usage: test_worker_gpu_budget.sh path/to/attnfuzz}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
-command -v python3 >/dev/null || { echo "SKIP test_worker_gpu_budget: no python3"; exit 77; }
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail=0
+# AF, ROOT, PYTHONPATH, T, fail, check (and the skip without python3)
+source "$(dirname "$0")/lib_pytargets.sh"
 cat >"$T/dev.py" <<'PY'
 import sys
 from attnfuzz_worker.worker import Worker

@@ -9,16 +9,8 @@
 # (two sequences: tan(1)) and trig2 backward by name; one that lists it but ignores it is a
 # mismatch; a hello without a list is not sent it. Needs python3 (no numpy, no torch).
 set -u
-AF=${1:?usage: test_worker_score_features.sh path/to/attnfuzz}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
-command -v python3 >/dev/null || { echo "SKIP test_worker_score_features: no python3"; exit 77; }
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail=0
-check() { # check NAME FILE REGEX: FILE must match REGEX
-    if grep -Eq -- "$3" "$2"; then echo "ok   $1"; else echo "FAIL $1: no /$3/ in:"; cat "$2"; fail=1; fi
-}
+# AF, ROOT, PYTHONPATH, T, fail, check (and the skip without python3)
+source "$(dirname "$0")/lib_pytargets.sh"
 printf 'dtype = fp16\nbatch = 1\nheads_q = 2\nheads_kv = 1\nseqlen = 8\nhead_dim = 8\nmask = causal\nbackward = yes\nsoftcap = 2.5\ndata = normal:4\nseed = 3\n' >"$T/cap.case"
 printf 'dtype = bf16\nbatch = 1\nheads_q = 2\nheads_kv = 1\nseqlen_q = 6\nseqlen_kv = 9\nhead_dim = 8\nmask = causal\nwindow = 2,0\nsoftmax = learnable\nseed = 4\n' >"$T/sink.case"
 printf 'dtype = fp16\nbatch = 1\nheads = 2\nseqlen = 8\nhead_dim = 8\nmask = causal\nbackward = yes\nsoftmax = off_by_one\nsoftcap = 1.5\nseed = 5\n' >"$T/both.case"
