@@ -24,7 +24,8 @@ stamp() {
     echo "$label: exit $rc, $(($(date +%s) - t0)) s" >>"$S"
     return $rc
 }
-device_pack() { (cd "$OUT" && tar czf all.tgz r && rm -rf r); }
+# (DEVICE_NO_PACK=1: leave $R for a script that runs several calls' scripts in one call)
+device_pack() { [ -n "${DEVICE_NO_PACK:-}" ] || (cd "$OUT" && tar czf all.tgz r && rm -rf r); }
 # camp_report DIR LABEL RUN_ARGS...: a campaign's stats into the summary (cases/s, declines,
 # buckets, the s_kv histogram), then every bucket's finding.case replayed in its own process
 # with `attnfuzz run ... RUN_ARGS`, and the findings packed as $R/camp-findings.tgz
