@@ -568,6 +568,7 @@ int af_oracle_run_pipelined(const af_oracle_problem *p_in, const af_oracle_opts 
     c.backward = p.in->dout != NULL;
     c.out = &r->out;
     size_t n_rows = (size_t)p.B * (size_t)p.Hq * (size_t)p.Sq;
+    af_mpfr_inputs *inputs_mp = NULL;
     int status = -1;
     if (outputs_calloc(&r->out, &p, c.backward) != 0) {
         snprintf(why, cap, "oracle: out of memory for the outputs");
@@ -602,6 +603,9 @@ int af_oracle_run_pipelined(const af_oracle_problem *p_in, const af_oracle_opts 
                 goto done;
             }
         }
+        /* every row and key reads each input element many times: convert each once
+         * (NULL when the case is too large or memory is short: then each use converts) */
+        c.x = inputs_mp = af_mpfr_inputs_new(&p);
         if (run_pass(&c, PASS_ROW_MPFR, NULL, 0, NULL, NULL, threads) != 0 ||
             (c.backward && run_pass(&c, PASS_KEY_MPFR, NULL, 0, NULL, NULL, threads) != 0)) {
             snprintf(why, cap, "oracle: out of memory in the MPFR passes");
@@ -659,6 +663,7 @@ int af_oracle_run_pipelined(const af_oracle_problem *p_in, const af_oracle_opts 
     if (c.stat_max) score_statistics(&p, &c, &r->out);
     status = 0;
 done:
+    af_mpfr_inputs_free(inputs_mp);
     free(c.dsink_row);
     free(c.stat_max);
     free(c.stat_sumexp);

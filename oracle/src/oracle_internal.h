@@ -60,6 +60,9 @@ typedef struct {
      * unless the case asks for them (feat.outputs). The row functions write them; the
      * background certification's copy of the context holds NULL (it only measures). */
     double *stat_max, *stat_sumexp;
+    /* 53-bit MPFR copies of p->in's dense inputs (exact; af_mpfr_inputs_new), or NULL: the
+     * row and key functions then convert each double where they use it. Read-only. */
+    const struct af_mpfr_inputs *x;
 } af_oracle_ctx;
 
 /* Magnitudes used to judge a gap between tiers: for each output of one row / key
@@ -78,6 +81,21 @@ static inline size_t af_idx_key(const af_oracle_problem *p, int b, int g, int j)
 }
 
 /* ---- MPFR tier (oracle_mpfr.c) ---- */
+/* Exact 53-bit MPFR copies of a problem's dense inputs, each the shape of its array in
+ * p->in (tensors.h): q (B,Hq,Sq,Dqk), k (B,Hkv,Skv,Dqk), v (B,Hkv,Skv,Dv), dout
+ * (B,Hq,Sq,Dv) or NULL without backward. The limbs live in one block (MPFR's custom
+ * interface), so a copy costs one conversion per element instead of one per product. */
+typedef struct af_mpfr_inputs {
+    mpfr_t *q, *k, *v, *dout;
+    mpfr_t *all; /* the four arrays, one after another */
+    void *limbs; /* their significands */
+} af_mpfr_inputs;
+/* Inputs of at most this many elements (q, k, v, dout together) get copies (40 bytes an
+ * element: at most 160 MiB); larger ones convert where used. */
+#define AF_MPFR_INPUTS_MAX_ELEMS (1L << 22)
+/* The copies of p's inputs, or NULL (too many elements, out of memory). */
+af_mpfr_inputs *af_mpfr_inputs_new(const af_oracle_problem *p);
+void af_mpfr_inputs_free(af_mpfr_inputs *x);
 typedef struct af_mpfr_scratch af_mpfr_scratch;
 af_mpfr_scratch *af_mpfr_scratch_new(const af_oracle_problem *p, int prec);
 void af_mpfr_scratch_free(af_mpfr_scratch *s);

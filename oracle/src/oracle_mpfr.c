@@ -54,6 +54,7 @@ struct af_mpfr_scratch {
     mpfr_t m, z, t, u, drow, lse;
     mpfr_t m_scores;   /* the max of the row's scores alone (the sink's logit is not one) */
     mpfr_t keep_scale; /* 1 / (1 - p) at prec (1 without dropout) */
+    mpfr_t scale;      /* p->scale, 53 bits (exact) */
 };
 
 static mpfr_t *mpfr_array_new(size_t n, int prec) {
@@ -100,6 +101,8 @@ af_mpfr_scratch *af_mpfr_scratch_new(const af_oracle_problem *p, int prec) {
     s->pair_row = malloc((s->n_pairs ? s->n_pairs : 1) * sizeof *s->pair_row);
     s->pair_mass = malloc((s->n_pairs ? s->n_pairs : 1) * sizeof *s->pair_mass);
     mpfr_inits2(prec, s->m, s->z, s->t, s->u, s->drow, s->lse, s->keep_scale, s->m_scores, (mpfr_ptr)0);
+    mpfr_init2(s->scale, 53);
+    mpfr_set_d(s->scale, p->scale, MPFR_RNDN);                   /* exact */
     mpfr_set_d(s->keep_scale, p->in->feat.dropout_p, MPFR_RNDN); /* p: exact (53 bits) */
     mpfr_ui_sub(s->keep_scale, 1, s->keep_scale, MPFR_RNDN);     /* 1 - p, rounded once to prec */
     mpfr_ui_div(s->keep_scale, 1, s->keep_scale, MPFR_RNDN);
@@ -129,22 +132,75 @@ void af_mpfr_scratch_free(af_mpfr_scratch *s) {
     mpfr_array_free(s->pair_p, s->n_pairs);
     mpfr_array_free(s->pair_ds, s->n_pairs);
     mpfr_array_free(s->pair_pw, s->n_pairs);
-    mpfr_clears(s->m, s->z, s->t, s->u, s->drow, s->lse, s->keep_scale, s->m_scores, (mpfr_ptr)0);
+    mpfr_clears(s->m, s->z, s->t, s->u, s->drow, s->lse, s->keep_scale, s->m_scores, s->scale, (mpfr_ptr)0);
     free(s);
 }
 
-/* dst = sum_d a[d] * x[d] for 53-bit a and double x, correctly rounded to dst's
- * precision (the products are exact at term_prec). */
-static void dot_exact(af_mpfr_scratch *s, mpfr_t dst, mpfr_t *a, const double *x, int n) {
+af_mpfr_inputs *af_mpfr_inputs_new(const af_oracle_problem *p) {
+    const af_inputs *in = p->in;
+    size_t nq = (size_t)p->B * (size_t)p->Hq * (size_t)p->Sq * (size_t)p->Dqk;
+    size_t nk = (size_t)p->B * (size_t)p->Hkv * (size_t)p->Skv * (size_t)p->Dqk;
+    size_t nv = (size_t)p->B * (size_t)p->Hkv * (size_t)p->Skv * (size_t)p->Dv;
+    size_t nd = in->dout ? (size_t)p->B * (size_t)p->Hq * (size_t)p->Sq * (size_t)p->Dv : 0;
+    size_t n = nq + nk + nv + nd;
+    if (n == 0 || n > (size_t)AF_MPFR_INPUTS_MAX_ELEMS) return NULL;
+    size_t limb = mpfr_custom_get_size(53); /* bytes of one 53-bit significand */
+    af_mpfr_inputs *x = calloc(1, sizeof *x);
+    if (!x) return NULL;
+    x->all = malloc(n * sizeof *x->all);
+    x->limbs = malloc(n * limb);
+    if (!x->all || !x->limbs) {
+        af_mpfr_inputs_free(x);
+        return NULL;
+    }
+    const double *src[4] = {in->q, in->k, in->v, in->dout};
+    size_t len[4] = {nq, nk, nv, nd}, at = 0;
+    mpfr_t **dst[4] = {&x->q, &x->k, &x->v, &x->dout};
+    for (int t = 0; t < 4; t++) {
+        *dst[t] = len[t] ? x->all + at : NULL;
+        for (size_t e = 0; e < len[t]; e++, at++) {
+            void *m = (char *)x->limbs + at * limb;
+            mpfr_custom_init(m, 53);
+            mpfr_custom_init_set(x->all[at], MPFR_ZERO_KIND, 0, 53, m);
+            mpfr_set_d(x->all[at], src[t][e], MPFR_RNDN); /* 53 bits: exact */
+        }
+    }
+    return x;
+}
+
+void af_mpfr_inputs_free(af_mpfr_inputs *x) { /* custom variables: no mpfr_clear */
+    if (!x) return;
+    free(x->all);
+    free(x->limbs);
+    free(x);
+}
+
+/* dst = a * x[i], exact at dst's term_prec: x[i] from the run's 53-bit copy xm when there
+ * is one (no conversion), else converted here (mpfr_mul_d); the same bits either way. */
+static inline void mul_in(mpfr_ptr dst, mpfr_srcptr a, const mpfr_t *xm, const double *x, size_t i) {
+    if (xm)
+        mpfr_mul(dst, a, xm[i], MPFR_RNDN);
+    else
+        mpfr_mul_d(dst, a, x[i], MPFR_RNDN);
+}
+
+/* dst = sum_d a[d] * x[base + d] for 53-bit a and input x (its copy xm or NULL),
+ * correctly rounded to dst's precision (the products are exact at term_prec). */
+static void dot_exact(af_mpfr_scratch *s, mpfr_t dst, mpfr_t *a, const mpfr_t *xm, const double *x, size_t base,
+                      int n) {
     for (int d = 0; d < n; d++) {
-        mpfr_mul_d(s->terms[d], a[d], x[d], MPFR_RNDN);
+        mul_in(s->terms[d], a[d], xm, x, base + (size_t)d);
         s->ptrs[d] = s->terms[d];
     }
     mpfr_sum(dst, s->ptrs, (unsigned long)n, MPFR_RNDN);
 }
 
-static void load_exact(mpfr_t *dst, const double *x, int n) {
-    for (int d = 0; d < n; d++) mpfr_set_d(dst[d], x[d], MPFR_RNDN); /* 53 bits: exact */
+/* The 53-bit values of input x[base .. base + n): the copy's when there is one, else
+ * converted into scratch. */
+static mpfr_t *load_exact(mpfr_t *scratch, const mpfr_t *xm, const double *x, size_t base, int n) {
+    if (xm) return (mpfr_t *)(xm + base);
+    for (int d = 0; d < n; d++) mpfr_set_d(scratch[d], x[base + (size_t)d], MPFR_RNDN); /* 53 bits: exact */
+    return scratch;
 }
 
 static double max_abs(const double *x, int n) {
@@ -242,16 +298,16 @@ void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i
         if (c->stat_max) c->stat_max[row] = -INFINITY, c->stat_sumexp[row] = 0.0;
         return;
     }
-    const double *q = in->q + row * (size_t)Dqk; /* (Dqk) */
-    load_exact(s->in_a, q, Dqk);
+    const af_mpfr_inputs *xc = c->x;
+    mpfr_t *qa = load_exact(s->in_a, xc ? xc->q : NULL, in->q, row * (size_t)Dqk, Dqk); /* (Dqk) */
 
     /* Scores s_j, stored in e[jj] for j = af_mask_keys_at(&keys, jj). */
     for (int jj = 0; jj < n; jj++) {
         size_t key = af_idx_key(p, b, g, af_mask_keys_at(&keys, jj));
         const double *k = in->k + key * (size_t)Dqk;
         const double *v = in->v + key * (size_t)Dv;
-        dot_exact(s, s->t, s->in_a, k, Dqk);
-        mpfr_mul_d(s->e[jj], s->t, p->scale, MPFR_RNDN);
+        dot_exact(s, s->t, qa, xc ? xc->k : NULL, in->k, key * (size_t)Dqk, Dqk);
+        mpfr_mul(s->e[jj], s->t, s->scale, MPFR_RNDN); /* = mpfr_mul_d by p->scale */
         feature_score(p, b, h, i, af_mask_keys_at(&keys, jj), s->e[jj], s->th[jj], s->u);
         if (!af_mask_rule_kept(&p->mask, b, i, af_mask_keys_at(&keys, jj)))
             mpfr_set_inf(s->e[jj], -1); /* dropped: exp(-inf - m) = 0 exactly */
@@ -296,8 +352,8 @@ void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i
         dropout_weigh(p, s, b, h, i, af_mask_keys_at(&keys, jj), s->ew[jj], s->e[jj]); /* e_j w_j */
     for (int d = 0; d < Dv; d++) {
         for (int jj = 0; jj < n; jj++) {
-            const double *v = in->v + af_idx_key(p, b, g, af_mask_keys_at(&keys, jj)) * (size_t)Dv;
-            mpfr_mul_d(s->terms[jj], s->ew[jj], v[d], MPFR_RNDN);
+            size_t vi = af_idx_key(p, b, g, af_mask_keys_at(&keys, jj)) * (size_t)Dv + (size_t)d;
+            mul_in(s->terms[jj], s->ew[jj], xc ? xc->v : NULL, in->v, vi);
             s->ptrs[jj] = s->terms[jj];
         }
         mpfr_sum(s->t, s->ptrs, (unsigned long)n, MPFR_RNDN);
@@ -307,11 +363,10 @@ void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i
     for (int jj = 0; jj < n; jj++) mass->o += mpfr_get_d(s->ew[jj], MPFR_RNDN) / zd * s->vmax[jj];
 
     if (!c->backward) return;
-    const double *dout = in->dout + row * (size_t)Dv; /* (Dv) */
-    load_exact(s->in_b, dout, Dv);
+    mpfr_t *dob = load_exact(s->in_b, xc ? xc->dout : NULL, in->dout, row * (size_t)Dv, Dv); /* (Dv) */
     mpfr_ptr drow = c->drow_mp ? c->drow_mp[row] : s->drow;
     for (int d = 0; d < Dv; d++) {
-        mpfr_mul(s->terms[d], s->in_b[d], s->orow[d], MPFR_RNDN); /* exact */
+        mpfr_mul(s->terms[d], dob[d], s->orow[d], MPFR_RNDN); /* exact */
         s->ptrs[d] = s->terms[d];
     }
     mpfr_sum(drow, s->ptrs, (unsigned long)Dv, MPFR_RNDN);
@@ -327,8 +382,8 @@ void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i
     double drow_abs = fabs(mpfr_get_d(drow, MPFR_RNDN));
     double dq_mass = 0.0;
     for (int jj = 0; jj < n; jj++) {
-        const double *v = in->v + af_idx_key(p, b, g, af_mask_keys_at(&keys, jj)) * (size_t)Dv;
-        dot_exact(s, s->ds[jj], s->in_b, v, Dv);                                        /* dO . v_j */
+        size_t vbase = af_idx_key(p, b, g, af_mask_keys_at(&keys, jj)) * (size_t)Dv;
+        dot_exact(s, s->ds[jj], dob, xc ? xc->v : NULL, in->v, vbase, Dv);              /* dO . v_j */
         dropout_weigh(p, s, b, h, i, af_mask_keys_at(&keys, jj), s->ds[jj], s->ds[jj]); /* dP_j = w_j dO . v_j */
         double pj = mpfr_get_d(s->e[jj], MPFR_RNDN) / zd;
         dq_mass += pj * (fabs(mpfr_get_d(s->ds[jj], MPFR_RNDN)) + drow_abs) * s->kmax[jj] * grad_gain(s->th[jj]);
@@ -341,12 +396,12 @@ void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i
     mass->dq = fabs(p->scale) * dq_mass;
     for (int d = 0; d < Dqk; d++) {
         for (int jj = 0; jj < n; jj++) {
-            const double *k = in->k + af_idx_key(p, b, g, af_mask_keys_at(&keys, jj)) * (size_t)Dqk;
-            mpfr_mul_d(s->terms[jj], s->ds[jj], k[d], MPFR_RNDN);
+            size_t ki = af_idx_key(p, b, g, af_mask_keys_at(&keys, jj)) * (size_t)Dqk + (size_t)d;
+            mul_in(s->terms[jj], s->ds[jj], xc ? xc->k : NULL, in->k, ki);
             s->ptrs[jj] = s->terms[jj];
         }
         mpfr_sum(s->t, s->ptrs, (unsigned long)n, MPFR_RNDN);
-        mpfr_mul_d(s->t, s->t, p->scale, MPFR_RNDN);
+        mpfr_mul(s->t, s->t, s->scale, MPFR_RNDN);
         dq_row[d] = mpfr_get_d(s->t, MPFR_RNDN);
     }
 }
@@ -364,10 +419,9 @@ void af_mpfr_key(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int g, int j
     int r0, r1;
     if (af_mask_rows_seeing_key(&p->mask, len_q, len_kv, j, &r0, &r1) == 0) return;
     const size_t key = af_idx_key(p, b, g, j);
-    const double *k = in->k + key * (size_t)Dqk; /* (Dqk) */
-    const double *v = in->v + key * (size_t)Dv;  /* (Dv) */
-    load_exact(s->in_a, k, Dqk);
-    load_exact(s->in_b, v, Dv);
+    const af_mpfr_inputs *xc = c->x;
+    mpfr_t *ka = load_exact(s->in_a, xc ? xc->k : NULL, in->k, key * (size_t)Dqk, Dqk); /* (Dqk) */
+    mpfr_t *vb = load_exact(s->in_b, xc ? xc->v : NULL, in->v, key * (size_t)Dv, Dv);   /* (Dv) */
 
     size_t np = 0;
     double dv_mass = 0.0, dk_mass = 0.0;
@@ -378,17 +432,17 @@ void af_mpfr_key(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int g, int j
             size_t row = af_idx_row(p, b, h, i);
             const double *q = in->q + row * (size_t)Dqk;
             const double *dout = in->dout + row * (size_t)Dv;
-            dot_exact(s, s->t, s->in_a, q, Dqk);
-            mpfr_mul_d(s->t, s->t, p->scale, MPFR_RNDN);           /* r_ij */
+            dot_exact(s, s->t, ka, xc ? xc->q : NULL, in->q, row * (size_t)Dqk, Dqk);
+            mpfr_mul(s->t, s->t, s->scale, MPFR_RNDN);             /* r_ij */
             feature_score(p, b, h, i, j, s->t, s->th[0], s->drow); /* s_ij; th[0] = dt/dr */
             if (c->lse_mp)
                 mpfr_sub(s->t, s->t, c->lse_mp[row], MPFR_RNDN);
             else
                 mpfr_sub_d(s->t, s->t, c->lse64[row], MPFR_RNDN);
-            mpfr_exp(s->pair_p[np], s->t, MPFR_RNDN);                       /* P_ij */
-            dot_exact(s, s->u, s->in_b, dout, Dv);                          /* dO_i . v_j */
-            dropout_weigh(p, s, b, h, i, j, s->u, s->u);                    /* dP_ij = w_ij dO_i . v_j */
-            dropout_weigh(p, s, b, h, i, j, s->pair_pw[np], s->pair_p[np]); /* P_ij w_ij */
+            mpfr_exp(s->pair_p[np], s->t, MPFR_RNDN);                                     /* P_ij */
+            dot_exact(s, s->u, vb, xc ? xc->dout : NULL, in->dout, row * (size_t)Dv, Dv); /* dO_i . v_j */
+            dropout_weigh(p, s, b, h, i, j, s->u, s->u);                                  /* dP_ij = w_ij dO_i . v_j */
+            dropout_weigh(p, s, b, h, i, j, s->pair_pw[np], s->pair_p[np]);               /* P_ij w_ij */
             double pij = mpfr_get_d(s->pair_p[np], MPFR_RNDN);
             double drow_d = c->drow_mp ? mpfr_get_d(c->drow_mp[row], MPFR_RNDN) : c->drow64[row];
             s->pair_mass[np] = pij * (fabs(mpfr_get_d(s->u, MPFR_RNDN)) + fabs(drow_d)) * grad_gain(s->th[0]);
@@ -409,7 +463,7 @@ void af_mpfr_key(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int g, int j
     mass->dk = fabs(p->scale) * dk_mass;
     for (int d = 0; d < Dv; d++) {
         for (size_t n = 0; n < np; n++) {
-            mpfr_mul_d(s->terms[n], s->pair_pw[n], in->dout[s->pair_row[n] * (size_t)Dv + (size_t)d], MPFR_RNDN);
+            mul_in(s->terms[n], s->pair_pw[n], xc ? xc->dout : NULL, in->dout, s->pair_row[n] * (size_t)Dv + (size_t)d);
             s->ptrs[n] = s->terms[n];
         }
         mpfr_sum(s->t, s->ptrs, (unsigned long)np, MPFR_RNDN);
@@ -417,11 +471,11 @@ void af_mpfr_key(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int g, int j
     }
     for (int d = 0; d < Dqk; d++) {
         for (size_t n = 0; n < np; n++) {
-            mpfr_mul_d(s->terms[n], s->pair_ds[n], in->q[s->pair_row[n] * (size_t)Dqk + (size_t)d], MPFR_RNDN);
+            mul_in(s->terms[n], s->pair_ds[n], xc ? xc->q : NULL, in->q, s->pair_row[n] * (size_t)Dqk + (size_t)d);
             s->ptrs[n] = s->terms[n];
         }
         mpfr_sum(s->t, s->ptrs, (unsigned long)np, MPFR_RNDN);
-        mpfr_mul_d(s->t, s->t, p->scale, MPFR_RNDN);
+        mpfr_mul(s->t, s->t, s->scale, MPFR_RNDN);
         dk_col[d] = mpfr_get_d(s->t, MPFR_RNDN);
     }
 }
