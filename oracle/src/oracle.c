@@ -442,6 +442,7 @@ int af_oracle_sampled_mpfr(af_oracle_ctx *c, const af_oracle_opts *o, int thread
     af_oracle_sample_budgets(p, o, threads, &row_budget, &key_budget);
     af_sample_item *rows = NULL, *keys = NULL;
     gap_record *row_gaps = NULL, *key_gaps = NULL;
+    af_mpfr_inputs *inputs_mp = NULL;
     int status = -1;
     int n_rows = af_oracle_sample_rows(p, row_budget, &rows);
     int n_keys = c->backward ? af_oracle_sample_keys(p, key_budget, &keys) : 0;
@@ -449,6 +450,9 @@ int af_oracle_sampled_mpfr(af_oracle_ctx *c, const af_oracle_opts *o, int thread
         snprintf(why, cap, "oracle: out of memory choosing sampled rows");
         goto done;
     }
+    /* the input copies pay off once the sampled products outnumber the input elements
+     * (each product converts one input element without them) */
+    if (!c->x && row_budget + key_budget >= af_mpfr_inputs_elems(p)) c->x = inputs_mp = af_mpfr_inputs_new(p);
     row_gaps = calloc((size_t)n_rows + 1, sizeof *row_gaps);
     key_gaps = calloc((size_t)n_keys + 1, sizeof *key_gaps);
     if (!row_gaps || !key_gaps || run_pass(c, PASS_ROW_MPFR, rows, n_rows, row_gaps, bounds, threads) != 0 ||
@@ -488,6 +492,8 @@ int af_oracle_sampled_mpfr(af_oracle_ctx *c, const af_oracle_opts *o, int thread
     }
     status = 0;
 done:
+    if (inputs_mp) c->x = NULL;
+    af_mpfr_inputs_free(inputs_mp);
     free(rows);
     free(keys);
     free(row_gaps);

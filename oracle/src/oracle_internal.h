@@ -93,6 +93,8 @@ typedef struct af_mpfr_inputs {
 /* Inputs of at most this many elements (q, k, v, dout together) get copies (40 bytes an
  * element: at most 160 MiB); larger ones convert where used. */
 #define AF_MPFR_INPUTS_MAX_ELEMS (1L << 22)
+/* Elements of p's q, k, v and dout together. */
+double af_mpfr_inputs_elems(const af_oracle_problem *p);
 /* The copies of p's inputs, or NULL (too many elements, out of memory). */
 af_mpfr_inputs *af_mpfr_inputs_new(const af_oracle_problem *p);
 void af_mpfr_inputs_free(af_mpfr_inputs *x);

@@ -136,6 +136,11 @@ void af_mpfr_scratch_free(af_mpfr_scratch *s) {
     free(s);
 }
 
+double af_mpfr_inputs_elems(const af_oracle_problem *p) {
+    double rows = (double)p->B * p->Hq * p->Sq, keys = (double)p->B * p->Hkv * p->Skv;
+    return rows * p->Dqk + keys * (p->Dqk + p->Dv) + (p->in->dout ? rows * p->Dv : 0.0);
+}
+
 af_mpfr_inputs *af_mpfr_inputs_new(const af_oracle_problem *p) {
     const af_inputs *in = p->in;
     size_t nq = (size_t)p->B * (size_t)p->Hq * (size_t)p->Sq * (size_t)p->Dqk;
