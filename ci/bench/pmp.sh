@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # pmp.sh OUT INTERVAL CMD... — a sampling profile of CMD without perf: CMD runs in the
 # background and every INTERVAL seconds a debugger (gdb, else cuda-gdb) attached to it and
-# to each of its descendants (a case's isolated child, workers) writes every thread's stack into OUT (appended, one "== sample N" block each). Fold the
-# samples with `python3 ci/bench/pmp_fold.py OUT`. Each attach stops CMD for a moment, so
+# to each of its descendants (a case's isolated child, workers) writes every thread's
+# stack into OUT (appended, one "== sample N" block each). Fold the samples with
+# `python3 ci/bench/pmp_fold.py OUT`. Each attach stops CMD for a moment, so
 # its own timings grow; read the profile as shares, not seconds. Exit: CMD's.
 set -u
 out=${1:?usage: pmp.sh OUT INTERVAL CMD...}
