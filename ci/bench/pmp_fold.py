@@ -7,7 +7,7 @@ import collections
 import re
 import sys
 
-IDLE = re.compile(r"futex|__poll|poll|nanosleep|pthread_cond|epoll|select|sigtimedwait|__GI___clock_nanosleep|do_futex_wait|sem_wait|accept|read$|__libc_read|wait4|waitpid")
+IDLE = re.compile(r"futex|poll|nanosleep|pthread_cond|select|sigtimedwait|sem_wait|accept|read$|wait4|waitpid")
 
 
 def stacks(path):

@@ -1,6 +1,8 @@
-# lib_pytargets.sh — sourced by the tests that run Python workers (test_pymap.sh,
-# test_serving_targets.sh, test_worker*.sh; not a test): their shared start. Sourced with the
-# test's own arguments ($1: the attnfuzz binary); sets AF, ROOT, PYTHONPATH (python/ in front), T (a temporary folder removed at exit) and
+# lib_pytargets.sh — sourced by tests that run Python workers (test_pymap, test_serving_targets,
+# test_worker, test_worker_given, test_worker_gpu_budget, test_worker_recipes,
+# test_worker_score_features; not a test): their shared start. Sourced with the
+# test's own arguments ($1: the attnfuzz binary); sets AF, ROOT, PYTHONPATH (python/ in
+# front), T (a temporary folder removed at exit) and
 # fail=0; clears ATTNFUZZ_PYTHON and ATTNFUZZ_WORKER_CONFIGS; without python3 the test is
 # skipped (exit 77) saying so. check NAME FILE REGEX and pt_unittests are the checks.
 PT_NAME=${0##*/}

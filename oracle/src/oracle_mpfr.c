@@ -136,18 +136,25 @@ void af_mpfr_scratch_free(af_mpfr_scratch *s) {
     free(s);
 }
 
+/* Elements of p's q, k, v and dout (0 without backward), in that order. */
+static size_t input_lens(const af_oracle_problem *p, size_t len[4]) {
+    size_t rows = (size_t)p->B * (size_t)p->Hq * (size_t)p->Sq, keys = (size_t)p->B * (size_t)p->Hkv * (size_t)p->Skv;
+    len[0] = rows * (size_t)p->Dqk;
+    len[1] = keys * (size_t)p->Dqk;
+    len[2] = keys * (size_t)p->Dv;
+    len[3] = p->in->dout ? rows * (size_t)p->Dv : 0;
+    return len[0] + len[1] + len[2] + len[3];
+}
+
 double af_mpfr_inputs_elems(const af_oracle_problem *p) {
-    double rows = (double)p->B * p->Hq * p->Sq, keys = (double)p->B * p->Hkv * p->Skv;
-    return rows * p->Dqk + keys * (p->Dqk + p->Dv) + (p->in->dout ? rows * p->Dv : 0.0);
+    size_t len[4];
+    return (double)input_lens(p, len);
 }
 
 af_mpfr_inputs *af_mpfr_inputs_new(const af_oracle_problem *p) {
     const af_inputs *in = p->in;
-    size_t nq = (size_t)p->B * (size_t)p->Hq * (size_t)p->Sq * (size_t)p->Dqk;
-    size_t nk = (size_t)p->B * (size_t)p->Hkv * (size_t)p->Skv * (size_t)p->Dqk;
-    size_t nv = (size_t)p->B * (size_t)p->Hkv * (size_t)p->Skv * (size_t)p->Dv;
-    size_t nd = in->dout ? (size_t)p->B * (size_t)p->Hq * (size_t)p->Sq * (size_t)p->Dv : 0;
-    size_t n = nq + nk + nv + nd;
+    size_t len[4], at = 0;
+    size_t n = input_lens(p, len);
     if (n == 0 || n > (size_t)AF_MPFR_INPUTS_MAX_ELEMS) return NULL;
     size_t limb = mpfr_custom_get_size(53); /* bytes of one 53-bit significand */
     af_mpfr_inputs *x = calloc(1, sizeof *x);
@@ -159,7 +166,6 @@ af_mpfr_inputs *af_mpfr_inputs_new(const af_oracle_problem *p) {
         return NULL;
     }
     const double *src[4] = {in->q, in->k, in->v, in->dout};
-    size_t len[4] = {nq, nk, nv, nd}, at = 0;
     mpfr_t **dst[4] = {&x->q, &x->k, &x->v, &x->dout};
     for (int t = 0; t < 4; t++) {
         *dst[t] = len[t] ? x->all + at : NULL;
