@@ -47,7 +47,15 @@ typedef struct {
      * (default 4e6) and the GPU tier's certification starts from this budget instead of
      * mpfr_budget; 0 = mpfr_budget serves both (the CPU behaviour). */
     double gpu_mpfr_budget;
+    /* Magnitudes the GPU tier computes in its own passes when it runs (AF_ORACLE_MAG_*
+     * bits, default none): af_oracle_result.magnitudes says which it filled; the others
+     * are the caller's to compute (af_oracle_score_abs, af_oracle_grad_abs). */
+    unsigned gpu_magnitudes;
 } af_oracle_opts;
+
+/* af_oracle_opts.gpu_magnitudes, af_oracle_result.magnitudes */
+#define AF_ORACLE_MAG_SCORE_ABS 1u /* af_oracle_result.score_abs */
+#define AF_ORACLE_MAG_GRAD      2u /* af_oracle_result.grad (backward) */
 
 /* Term magnitudes of the gradients (af_oracle_grad_abs): M_dQ, M_dK, M_dV, each the max
  * over the tensor's elements of its formula with absolute values, and max |dS|. */
@@ -86,6 +94,9 @@ typedef struct {
     /* backward: the gradients' term magnitudes (af_oracle_grad_abs), filled by the
      * runner; 0 without backward. */
     af_grad_magnitudes grad;
+    /* AF_ORACLE_MAG_* bits: the magnitudes above that the GPU tier's passes filled
+     * (asked by af_oracle_opts.gpu_magnitudes), same definitions as the functions. */
+    unsigned magnitudes;
 } af_oracle_result;
 
 void af_oracle_opts_default(af_oracle_opts *o);

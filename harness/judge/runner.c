@@ -149,7 +149,25 @@ static int prepare_oracle(af_runner *r, const af_case *c, af_prepared *p, bool f
     char gwhy[160];
     bool gpu_default = r->cert_pipeline_work == 0 && af_oracle_gpu_usable(gwhy, sizeof gwhy) == 0;
     bool pipelined = !r->skip_oracle && pipeline_work > 0 && (case_work(c) >= pipeline_work || gpu_default);
-    if (af_oracle_run_pipelined(&prob, &r->oracle, &p->oracle, pipelined ? &p->cert_pending : NULL, why, cap)) {
+    /* fp16/bf16: per-element term budgets of the criterion (criterion.h) for cases up to
+     * the work they fit; larger ones take the row rule of large cases */
+    double terms_work =
+        af_attention_work(1.0, c->batch, c->heads_q, c->seqlen_q, c->seqlen_kv, c->head_dim_qk + c->head_dim_v);
+    bool gpu_serves = af_criterion_terms_gpu_serves(&prob, c->dtype); /* asked once a case */
+    /* V with its own heads (heads_v): the element budgets walk K and V columns as one
+     * (B, Hkv, Skv) set, so such a case takes the row rule of large cases */
+    bool small = (terms_work <= AF_CRITERION_TERMS_MAX_WORK ||
+                  (terms_work <= AF_CRITERION_TERMS_GPU_MAX_WORK && !r->skip_oracle &&
+                   (c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16) && gpu_serves)) &&
+                 af_case_heads_v(c) == c->heads_kv;
+    bool fp16_bf16 = c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16;
+    bool lse_rows_only = fp16_bf16 && !small;
+    /* the magnitudes below, from the GPU tier's own passes when it serves the case */
+    af_oracle_opts oopts = r->oracle;
+    oopts.gpu_magnitudes =
+        (c->backward ? AF_ORACLE_MAG_GRAD : 0u) |
+        (!r->skip_oracle && (af_dtype_is_fp8(c->dtype) || lse_rows_only) ? AF_ORACLE_MAG_SCORE_ABS : 0u);
+    if (af_oracle_run_pipelined(&prob, &oopts, &p->oracle, pipelined ? &p->cert_pending : NULL, why, cap)) {
         return -1;
     }
     js->oracle_s = af_clock_mono() - t_oracle;
@@ -164,22 +182,13 @@ static int prepare_oracle(af_runner *r, const af_case *c, af_prepared *p, bool f
     double t_mag = af_clock_mono();
     /* backward: the gradients' floors (compare.c) and the fp8 scales need the
      * gradients' term magnitudes */
-    if (c->backward) af_oracle_grad_abs(&prob, &p->oracle.out, &p->oracle.grad);
+    if (c->backward && !(p->oracle.magnitudes & AF_ORACLE_MAG_GRAD))
+        af_oracle_grad_abs(&prob, &p->oracle.out, &p->oracle.grad);
     js->magnitudes_s = af_clock_mono() - t_mag;
     if (fp8_bwd) af_fp8_set_bwd_scales(&p->tensors, c, &p->oracle.out, p->oracle.grad.ds_max);
-    /* fp16/bf16: per-element term budgets of the criterion (criterion.h); without
-     * them (out of memory) the row rule still runs. fp8_e4m3: for the stored O's
-     * share of D in its row floors (criterion_fp8.c) */
-    double terms_work =
-        af_attention_work(1.0, c->batch, c->heads_q, c->seqlen_q, c->seqlen_kv, c->head_dim_qk + c->head_dim_v);
-    bool gpu_serves = af_criterion_terms_gpu_serves(&prob, c->dtype); /* asked once a case */
-    /* V with its own heads (heads_v): the element budgets walk K and V columns as one
-     * (B, Hkv, Skv) set, so such a case takes the row rule of large cases */
-    bool small = (terms_work <= AF_CRITERION_TERMS_MAX_WORK ||
-                  (terms_work <= AF_CRITERION_TERMS_GPU_MAX_WORK && !r->skip_oracle &&
-                   (c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16) && gpu_serves)) &&
-                 af_case_heads_v(c) == c->heads_kv;
-    bool fp16_bf16 = c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16;
+    /* fp16/bf16: the per-element term budgets; without them (out of memory) the row
+     * rule still runs. fp8_e4m3: for the stored O's share of D in its row floors
+     * (criterion_fp8.c) */
     if (!r->skip_oracle && (fp16_bf16 || af_dtype_is_fp8_tensor(c->dtype)) && small) {
         double t_terms = af_clock_mono();
         bool gpu = terms_work >= AF_CRITERION_TERMS_GPU_MIN_WORK && gpu_serves;
@@ -210,23 +219,21 @@ static int prepare_oracle(af_runner *r, const af_case *c, af_prepared *p, bool f
      * (compare.c); fp16/bf16 too large for the element budgets: each LSE row keeps
      * its own (the fp32 score's accumulation grows with A_i; criterion.h), and
      * without memory for it the row rule runs without them */
-    bool lse_rows_only = fp16_bf16 && !small;
     if (p->have_oracle && (af_dtype_is_fp8(c->dtype) || lse_rows_only)) {
-        p->oracle.score_abs = malloc((size_t)c->batch * c->heads_q * c->seqlen_q * sizeof(double));
-        if (!p->oracle.score_abs && !lse_rows_only) {
-            snprintf(why, cap, "out of host memory (score magnitudes)");
-            return -1;
-        }
         t_mag = af_clock_mono();
-        if (p->oracle.score_abs) af_oracle_score_abs(&prob, p->oracle.score_abs);
+        if (!(p->oracle.magnitudes & AF_ORACLE_MAG_SCORE_ABS)) { /* not from the GPU tier's passes */
+            p->oracle.score_abs = malloc((size_t)c->batch * c->heads_q * c->seqlen_q * sizeof(double));
+            if (!p->oracle.score_abs && !lse_rows_only) {
+                snprintf(why, cap, "out of host memory (score magnitudes)");
+                return -1;
+            }
+            if (p->oracle.score_abs) af_oracle_score_abs(&prob, p->oracle.score_abs);
+        }
         if (p->oracle.score_abs && lse_rows_only)
             js->lse_row_terms = af_criterion_lse_rows_only(c, p->oracle.score_abs, &p->terms) == 0;
         /* the stored O's share of the gradients' row floors (criterion_large.c) */
-        if (js->lse_row_terms && c->backward) {
-            double t_so = af_clock_mono();
+        if (js->lse_row_terms && c->backward)
             js->stored_o_rows = af_criterion_stored_o_rows(&prob, &p->oracle.out, &p->terms) == 0;
-            js->magnitudes_s += af_clock_mono() - t_so;
-        }
         js->magnitudes_s += af_clock_mono() - t_mag;
     }
     return 0;

@@ -5,6 +5,7 @@
  * and three (B,Hq,Sq) statistics, all O(s); nothing of size Sq x Skv.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <cuda_runtime.h>
@@ -139,31 +140,73 @@ static int og_wait(cudaError_t launch, const char *what, char *why, size_t cap) 
     return e == cudaSuccess ? 0 : og_fail(e, what, why, cap);
 }
 
+/* The magnitude passes' buffers (og_bufs' magnitude fields), O(s) each. */
+static int og_mag_alloc(og_arena *a, size_t rows, size_t keys, og_bufs *m, char *why, size_t cap) {
+    double *dm, *ddabs, *qmax, *domax, *kmax, *ra, *rb, *ka, *kb;
+    if (og_put(a, &dm, NULL, rows, why, cap) || og_put(a, &ddabs, NULL, rows, why, cap) ||
+        og_put(a, &qmax, NULL, rows, why, cap) || og_put(a, &domax, NULL, rows, why, cap) ||
+        og_put(a, &kmax, NULL, keys, why, cap) || og_put(a, &ra, NULL, rows, why, cap) ||
+        og_put(a, &rb, NULL, rows, why, cap) || og_put(a, &ka, NULL, keys, why, cap) ||
+        og_put(a, &kb, NULL, keys, why, cap))
+        return -1;
+    m->drow_mag = dm, m->row_dd_abs = ddabs, m->row_qmax = qmax, m->row_domax = domax;
+    m->key_kmax = kmax, m->row_a = ra, m->row_b = rb, m->key_a = ka, m->key_b = kb;
+    return 0;
+}
+
+/* g = the maxima of the magnitude passes' per-row and per-key results. */
+static int og_mag_collect(const og_bufs *m, size_t rows, size_t keys, af_grad_magnitudes *g, char *why, size_t cap) {
+    double *host = (double *)malloc((rows > keys ? rows : keys) * sizeof(double));
+    const double *src[4] = {m->row_a, m->row_b, m->key_a, m->key_b};
+    double *dst[4] = {&g->dq, &g->ds_max, &g->dk, &g->dv};
+    int rc = 0;
+    if (!host) {
+        snprintf(why, cap, "oracle gpu: out of host memory");
+        return -1;
+    }
+    for (int k = 0; k < 4 && rc == 0; k++) {
+        size_t n = k < 2 ? rows : keys;
+        rc = og_get(host, src[k], n, why, cap);
+        for (size_t x = 0; rc == 0 && x < n; x++) *dst[k] = fmax(*dst[k], host[x]);
+    }
+    free(host);
+    return rc;
+}
+
 extern "C" int af_oracle_gpu_run(const af_oracle_problem *p, af_outputs *out, double *lse64, double *drow64,
-                                 af_oracle_gpu_stats *st, char *why, size_t cap) {
+                                 const af_oracle_gpu_mags *mags, af_oracle_gpu_stats *st, char *why, size_t cap) {
     double t0 = af_clock_mono();
     og_arena a;
     memset(&a, 0, sizeof a);
     og_dims d;
     og_bufs m;
     bool backward = p->in->dout != NULL;
+    bool want_score = mags && mags->score_abs, want_grad = mags && mags->grad && backward;
     size_t rows = (size_t)p->B * p->Hq * p->Sq, keys = (size_t)p->B * p->Hkv * p->Skv;
     int dmax = og_dmax(p), rc = -1;
-    double *o, *lse, *drow, *dq, *dk, *dv;
+    double *o, *lse, *drow, *dq, *dk, *dv, *sa = NULL;
+    if (want_grad) memset(mags->grad, 0, sizeof *mags->grad);
     if (og_setup(p, backward, &a, &d, &m, why, cap) || og_put(&a, &o, NULL, rows * p->Dv, why, cap) ||
-        og_put(&a, &lse, NULL, rows, why, cap))
+        og_put(&a, &lse, NULL, rows, why, cap) || (want_score && og_put(&a, &sa, NULL, rows, why, cap)))
         goto done;
-    m.o = o, m.lse = lse;
-    if (og_wait(og_launch_fwd(dmax, 0, d, m), "forward pass", why, cap)) goto done;
+    m.o = o, m.lse = lse, m.row_a = sa;
+    /* mode 2: the score magnitudes (row_a) from the forward's own tiles */
+    if (og_wait(og_launch_fwd(dmax, want_score ? 2 : 0, d, m), "forward pass", why, cap)) goto done;
+    if (want_score && og_get(mags->score_abs, sa, rows, why, cap)) goto done;
     if (backward) {
         if (og_put(&a, &drow, NULL, rows, why, cap) || og_put(&a, &dq, NULL, rows * p->Dqk, why, cap) ||
-            og_put(&a, &dk, NULL, keys * p->Dqk, why, cap) || og_put(&a, &dv, NULL, keys * p->Dv, why, cap))
+            og_put(&a, &dk, NULL, keys * p->Dqk, why, cap) || og_put(&a, &dv, NULL, keys * p->Dv, why, cap) ||
+            (want_grad && og_mag_alloc(&a, rows, keys, &m, why, cap)))
             goto done;
         m.drow = drow, m.dq = dq, m.dk = dk, m.dv = dv;
+        /* mode 2: the gradients' term magnitudes from the dQ and dK / dV passes' tiles */
+        int mode = want_grad ? 2 : 0;
         if (og_wait(og_launch_drow(d, m), "D_i pass", why, cap) ||
-            og_wait(og_launch_bwd_rows(dmax, 0, d, m), "dQ pass", why, cap) ||
-            og_wait(og_launch_bwd_keys(dmax, 0, d, m), "dK/dV pass", why, cap))
+            (want_grad && og_wait(og_launch_mag_prep(d, m), "magnitude inputs", why, cap)) ||
+            og_wait(og_launch_bwd_rows(dmax, mode, d, m), "dQ pass", why, cap) ||
+            og_wait(og_launch_bwd_keys(dmax, mode, d, m), "dK/dV pass", why, cap))
             goto done;
+        if (want_grad && og_mag_collect(&m, rows, keys, mags->grad, why, cap)) goto done;
     }
     if (og_get(out->o, o, rows * p->Dv, why, cap) || og_get(out->lse, lse, rows, why, cap)) goto done;
     if (lse64) memcpy(lse64, out->lse, rows * sizeof(double));
@@ -208,38 +251,19 @@ extern "C" int af_oracle_gpu_grad_abs(const af_oracle_problem *p, const af_outpu
     og_dims d;
     og_bufs m;
     size_t rows = (size_t)p->B * p->Hq * p->Sq, keys = (size_t)p->B * p->Hkv * p->Skv;
-    double *o, *lse, *drow, *ddabs, *qmax, *domax, *kmax, *ra, *rb, *ka, *kb;
-    double *host = NULL;
+    double *o, *lse;
     int rc = -1;
     if (og_setup(p, true, &a, &d, &m, why, cap) || og_put(&a, &o, exact->o, rows * p->Dv, why, cap) ||
-        og_put(&a, &lse, exact->lse, rows, why, cap) || og_put(&a, &drow, NULL, rows, why, cap) ||
-        og_put(&a, &ddabs, NULL, rows, why, cap) || og_put(&a, &qmax, NULL, rows, why, cap) ||
-        og_put(&a, &domax, NULL, rows, why, cap) || og_put(&a, &kmax, NULL, keys, why, cap) ||
-        og_put(&a, &ra, NULL, rows, why, cap) || og_put(&a, &rb, NULL, rows, why, cap) ||
-        og_put(&a, &ka, NULL, keys, why, cap) || og_put(&a, &kb, NULL, keys, why, cap))
+        og_put(&a, &lse, exact->lse, rows, why, cap) || og_mag_alloc(&a, rows, keys, &m, why, cap))
         goto done;
-    m.o = o, m.lse = lse, m.drow = drow, m.row_dd_abs = ddabs, m.row_qmax = qmax, m.row_domax = domax;
-    m.key_kmax = kmax, m.row_a = ra, m.row_b = rb, m.key_a = ka, m.key_b = kb;
+    m.o = o, m.lse = lse;
     if (og_wait(og_launch_mag_prep(d, m), "magnitude inputs", why, cap) ||
         og_wait(og_launch_bwd_rows(og_dmax(p), 1, d, m), "row magnitude pass", why, cap) ||
-        og_wait(og_launch_bwd_keys(og_dmax(p), 1, d, m), "key magnitude pass", why, cap))
+        og_wait(og_launch_bwd_keys(og_dmax(p), 1, d, m), "key magnitude pass", why, cap) ||
+        og_mag_collect(&m, rows, keys, g, why, cap))
         goto done;
-    host = (double *)malloc((rows > keys ? rows : keys) * sizeof(double));
-    if (!host) {
-        snprintf(why, cap, "oracle gpu: out of host memory");
-        goto done;
-    }
-    if (og_get(host, ra, rows, why, cap)) goto done;
-    for (size_t x = 0; x < rows; x++) g->dq = fmax(g->dq, host[x]);
-    if (og_get(host, rb, rows, why, cap)) goto done;
-    for (size_t x = 0; x < rows; x++) g->ds_max = fmax(g->ds_max, host[x]);
-    if (og_get(host, ka, keys, why, cap)) goto done;
-    for (size_t x = 0; x < keys; x++) g->dk = fmax(g->dk, host[x]);
-    if (og_get(host, kb, keys, why, cap)) goto done;
-    for (size_t x = 0; x < keys; x++) g->dv = fmax(g->dv, host[x]);
     rc = 0;
 done:
-    free(host);
     og_arena_free(&a);
     return rc;
 }

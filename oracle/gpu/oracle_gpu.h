@@ -36,6 +36,16 @@ typedef struct {
     double peak_bytes; /* device memory the tier held at its peak */
 } af_oracle_gpu_stats;
 
+/* Magnitudes the tier's passes give beside the values when asked (NULL fields: not
+ * asked): score_abs (B,Hq,Sq) host array, as af_oracle_score_abs; grad, as
+ * af_oracle_grad_abs of the tier's own O and LSE (backward only). The forward and the
+ * gradient passes form the |.| chains from the tiles they load for the values, so the
+ * magnitudes cost no pass and no upload of their own. */
+typedef struct {
+    double *score_abs;
+    af_grad_magnitudes *grad;
+} af_oracle_gpu_mags;
+
 /* 0 when the GPU tier can run here (built with CUDA and a device is usable), else -1
  * with the reason. */
 int af_oracle_gpu_usable(char *why, size_t cap);
@@ -43,10 +53,11 @@ int af_oracle_gpu_usable(char *why, size_t cap);
 int af_oracle_gpu_supports(const af_oracle_problem *p, char *why, size_t cap);
 /* The tier: out holds host arrays allocated by the caller (o, lse; with backward dq, dk,
  * dv), each overwritten whole; lse64 (B,Hq,Sq) receives LSE, drow64 (B,Hq,Sq) D_i (with
- * backward; may be NULL without). Lengths must be set (no NULL len_q / len_kv).
+ * backward; may be NULL without); mags (or NULL) the magnitudes asked for. Lengths must
+ * be set (no NULL len_q / len_kv).
  * 0, or -1 with why (CUDA error, out of device memory, unsupported shape). */
 int af_oracle_gpu_run(const af_oracle_problem *p, af_outputs *out, double *lse64, double *drow64,
-                      af_oracle_gpu_stats *st, char *why, size_t cap);
+                      const af_oracle_gpu_mags *mags, af_oracle_gpu_stats *st, char *why, size_t cap);
 /* af_oracle_score_abs on the GPU: out (B,Hq,Sq). 0 or -1 with why. */
 int af_oracle_gpu_score_abs(const af_oracle_problem *p, double *out, char *why, size_t cap);
 /* af_oracle_grad_abs on the GPU (exact O, LSE from `exact`). 0 or -1 with why. */

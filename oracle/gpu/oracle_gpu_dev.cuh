@@ -34,7 +34,8 @@ typedef struct {
     const double *dout; /* (B, Hq, Sq, Dv) */
     double *o;          /* (B, Hq, Sq, Dv) */
     double *lse;        /* (B, Hq, Sq) */
-    double *drow;       /* (B, Hq, Sq) D_i = dO_i . O_i (magnitude passes: plain dO . O) */
+    double *drow;       /* (B, Hq, Sq) D_i = dO_i . O_i, compensated (the values' passes) */
+    double *drow_mag;   /* (B, Hq, Sq) plain dO . O (the magnitude passes, as oracle_score_abs.c) */
     double *dq;         /* (B, Hq, Sq, Dqk) */
     double *dk;         /* (B, Hkv, Skv, Dqk) */
     double *dv;         /* (B, Hkv, Skv, Dv) */
@@ -114,12 +115,13 @@ __device__ static inline void og_load_tile(double *tile, int rows, int stride, i
 
 /* Launchers (oracle_gpu_rows.cu, oracle_gpu_keys.cu); dmax is 64, 128 or 256 (>= Dqk, Dv).
  * mode 0: the oracle's values; mode 1: magnitudes (score_abs for the forward launcher,
- * grad_abs terms for the backward ones). Each returns the launch's error. */
+ * grad_abs terms for the backward ones); mode 2: both from the same tiles. Each returns
+ * the launch's error. */
 cudaError_t og_launch_fwd(int dmax, int mode, const og_dims &d, const og_bufs &m);
 cudaError_t og_launch_drow(const og_dims &d, const og_bufs &m);
 cudaError_t og_launch_bwd_rows(int dmax, int mode, const og_dims &d, const og_bufs &m);
 cudaError_t og_launch_bwd_keys(int dmax, int mode, const og_dims &d, const og_bufs &m);
-/* Magnitude inputs: drow (plain dO . O), row_dd_abs, row_qmax, row_domax from exact O;
+/* Magnitude inputs: drow_mag (plain dO . O), row_dd_abs, row_qmax, row_domax from exact O;
  * key_kmax. */
 cudaError_t og_launch_mag_prep(const og_dims &d, const og_bufs &m);
 

@@ -13,7 +13,9 @@
 /* grid (ceil(Skv / BK), B * Hkv, 1).
  * mode 0: PART 0 dK (B,Hkv,Skv,Dqk) and dV (B,Hkv,Skv,Dv); PART 1 dK; PART 2 dV.
  * mode 1 (oracle_score_abs.c): key_a = sum_i scale min(e,1) (|dO|.|v| + dd_abs_i) qmax_i,
- *   key_b = sum_i min(e,1) domax_i, with e = exp(scale q.k - LSE_i). */
+ *   key_b = sum_i min(e,1) domax_i, with e = exp(scale q.k - LSE_i).
+ * mode 2: mode 0's values and mode 1's sums from the same tiles (PART 0 and 1; the
+ *   magnitudes of a PART 1 launch are those of every key column). */
 template <int DMAX, int PART, int MODE>
 __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_key_kernel(og_dims d, og_bufs m) {
     typedef og_key_tile<DMAX, PART> T;
@@ -77,8 +79,8 @@ __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_key_kernel(og_dims d, og
                 rf[tid] = first;
                 rl[tid] = last;
                 lse_s[tid] = ok ? m.lse[row] : 0.0;
-                drow_s[tid] = ok ? m.drow[row] : 0.0;
-                if (MODE == 1) {
+                drow_s[tid] = ok && MODE != 1 ? m.drow[row] : 0.0;
+                if (MODE != 0) {
                     ddabs_s[tid] = ok ? m.row_dd_abs[row] : 0.0;
                     qmax_s[tid] = ok ? m.row_qmax[row] : 0.0;
                     domax_s[tid] = ok ? m.row_domax[row] : 0.0;
@@ -103,7 +105,7 @@ __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_key_kernel(og_dims d, og
                 for (int r = 0; r < T::RPT; r++)
                     for (int c = 0; c < T::QPT; c++) {
                         ap[r][c] = fma(ov[c], vv[r], ap[r][c]);
-                        if (MODE == 1) aa[r][c] = fma(fabs(ov[c]), fabs(vv[r]), aa[r][c]);
+                        if (MODE != 0) aa[r][c] = fma(fabs(ov[c]), fabs(vv[r]), aa[r][c]);
                     }
             }
             for (int r = 0; r < T::RPT; r++) {
@@ -112,17 +114,18 @@ __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_key_kernel(og_dims d, og
                     int ii = tx + 16 * c;
                     bool vis = j < lkv && j >= rf[ii] && j <= rl[ii];
                     double e = vis ? exp(d.scale * as[r][c] - lse_s[ii]) : 0.0;
-                    if (MODE == 0) {
+                    if (MODE != 1) {
                         Ps[kr * T::BQ + ii] = e;
                         dSs[kr * T::BQ + ii] = e * (ap[r][c] - drow_s[ii]);
-                    } else if (vis) {
+                    }
+                    if (MODE != 0 && vis) {
                         double pij = e <= 1.0 ? e : 1.0;
                         colk[r] += fabs(d.scale) * (pij * (aa[r][c] + ddabs_s[ii])) * qmax_s[ii];
                         colv[r] += pij * domax_s[ii];
                     }
                 }
             }
-            if constexpr (MODE == 0) {
+            if constexpr (MODE != 1) {
                 __syncthreads();
                 double t[T::RPT][T::CPT];
                 for (int r = 0; r < T::RPT; r++)
@@ -152,13 +155,14 @@ __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_key_kernel(og_dims d, og
         int j = j0 + ty * T::RPT + r;
         if (j >= lkv) continue;
         size_t key = og_key(d, b, g, j);
-        if constexpr (MODE == 1) {
+        if constexpr (MODE != 0) {
             double a = og_group_sum(colk[r]), z = og_group_sum(colv[r]);
             if (tx == 0) {
                 m.key_a[key] = a;
                 m.key_b[key] = z;
             }
-        } else {
+        }
+        if constexpr (MODE != 1) {
             for (int c = 0; c < T::CPT; c++) {
                 const bool is_dk = PART == 1 || (PART == 0 && c < T::CPT / 2);
                 const int col = tx + 16 * (PART == 0 && !is_dk ? c - T::CPT / 2 : c);
@@ -171,7 +175,7 @@ __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_key_kernel(og_dims d, og
 }
 
 /* Magnitude inputs, one thread per row (B,Hq,Sq) and per key (B,Hkv,Skv), plain fp64 as
- * oracle_score_abs.c: drow = dO.O, row_dd_abs = |dO|.|O|, row_qmax, row_domax; key_kmax. */
+ * oracle_score_abs.c: drow_mag = dO.O, row_dd_abs = |dO|.|O|, row_qmax, row_domax; key_kmax. */
 __global__ void og_mag_prep_kernel(og_dims d, og_bufs m) {
     size_t x = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     size_t rows = (size_t)d.B * d.Hq * d.Sq, keys = (size_t)d.B * d.Hkv * d.Skv;
@@ -185,7 +189,7 @@ __global__ void og_mag_prep_kernel(og_dims d, og_bufs m) {
             domax = fmax(domax, fabs(dO[k]));
         }
         for (int k = 0; k < d.Dqk; k++) qmax = fmax(qmax, fabs(q[k]));
-        m.drow[x] = dd;
+        m.drow_mag[x] = dd;
         m.row_dd_abs[x] = da;
         m.row_domax[x] = domax;
         m.row_qmax[x] = qmax;
@@ -222,9 +226,11 @@ cudaError_t og_launch_bwd_keys(int dmax, int mode, const og_dims &d, const og_bu
         if (dmax <= 128) return og_key_launch<128, 1, 1>(d, m);
         return og_key_launch<256, 1, 1>(d, m);
     }
+    if (mode == 2 && dmax <= 64) return og_key_launch<64, 0, 2>(d, m);
+    if (mode == 2 && dmax <= 128) return og_key_launch<128, 0, 2>(d, m);
     if (dmax <= 64) return og_key_launch<64, 0, 0>(d, m);
     if (dmax <= 128) return og_key_launch<128, 0, 0>(d, m);
-    cudaError_t e = og_key_launch<256, 1, 0>(d, m);
+    cudaError_t e = mode == 2 ? og_key_launch<256, 1, 2>(d, m) : og_key_launch<256, 1, 0>(d, m);
     if (e != cudaSuccess) return e;
     return og_key_launch<256, 2, 0>(d, m);
 }

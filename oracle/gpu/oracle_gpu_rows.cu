@@ -37,7 +37,8 @@ __device__ static void og_row_ranges(const og_dims &d, int lq, int lkv, int i0, 
 
 /* Forward. grid (ceil(Sq / BM), B * Hq); the heaviest row tiles (last rows) start first.
  * mode 0: O (B,Hq,Sq,Dv), LSE (B,Hq,Sq); mode 1: m.row_a (B,Hq,Sq) = max over visible
- * keys of scale * sum_d |q_d k_d| (af_oracle_score_abs). */
+ * keys of scale * sum_d |q_d k_d| (af_oracle_score_abs); mode 2: both, from the same
+ * tiles (the |q| . |k| chain beside the q . k chain). */
 template <int DMAX, int MODE> __global__ void __launch_bounds__(OG_THREADS, 1) og_fwd_kernel(og_dims d, og_bufs m) {
     typedef og_row_tile<DMAX> T;
     extern __shared__ double smem[];
@@ -57,12 +58,12 @@ template <int DMAX, int MODE> __global__ void __launch_bounds__(OG_THREADS, 1) o
     og_load_tile(Qs, T::BM, DMAX, DMAX, m.q, og_row(d, b, h, i0), min(T::BM, lq - i0), d.Dqk);
 
     int first[T::RPT], last[T::RPT];
-    double mref[T::RPT], zs[T::RPT], zc[T::RPT];
+    double mref[T::RPT], mabs[T::RPT], zs[T::RPT], zc[T::RPT];
     double S[T::RPT][T::CPT], C[T::RPT][T::CPT];
     for (int r = 0; r < T::RPT; r++) {
         first[r] = rf[ty * T::RPT + r];
         last[r] = rl[ty * T::RPT + r];
-        mref[r] = -INFINITY;
+        mref[r] = mabs[r] = -INFINITY;
         zs[r] = zc[r] = 0.0;
         for (int c = 0; c < T::CPT; c++) S[r][c] = C[r][c] = 0.0;
     }
@@ -71,34 +72,34 @@ template <int DMAX, int MODE> __global__ void __launch_bounds__(OG_THREADS, 1) o
         const int nk = min(T::BN, hi - j0 + 1);
         __syncthreads();
         og_load_tile(Ks, T::BN, DMAX + 1, DMAX, m.k, og_key(d, b, g, j0), nk, d.Dqk);
-        if (MODE == 0) og_load_tile(Vs, T::BN, DMAX, DMAX, m.v, og_key(d, b, g, j0), nk, d.Dv);
+        if (MODE != 1) og_load_tile(Vs, T::BN, DMAX, DMAX, m.v, og_key(d, b, g, j0), nk, d.Dv);
         __syncthreads();
-        /* scores of rows ty*RPT + r, keys j0 + tx + 16c: a plain fma chain over Dqk */
-        double acc[T::RPT][T::KPT];
+        /* scores of rows ty*RPT + r, keys j0 + tx + 16c: a plain fma chain over Dqk (acc),
+         * and with absolute values (aab, modes 1 and 2) */
+        double acc[T::RPT][T::KPT], aab[T::RPT][T::KPT];
         for (int r = 0; r < T::RPT; r++)
-            for (int c = 0; c < T::KPT; c++) acc[r][c] = 0.0;
+            for (int c = 0; c < T::KPT; c++) acc[r][c] = aab[r][c] = 0.0;
         for (int dd = 0; dd < d.Dqk; dd++) {
             double qv[T::RPT], kv[T::KPT];
             for (int r = 0; r < T::RPT; r++) qv[r] = Qs[(ty * T::RPT + r) * DMAX + dd];
             for (int c = 0; c < T::KPT; c++) kv[c] = Ks[(tx + 16 * c) * (DMAX + 1) + dd];
             for (int r = 0; r < T::RPT; r++)
                 for (int c = 0; c < T::KPT; c++) {
-                    if (MODE == 0)
-                        acc[r][c] = fma(qv[r], kv[c], acc[r][c]);
-                    else
-                        acc[r][c] = fma(fabs(qv[r]), fabs(kv[c]), acc[r][c]);
+                    if (MODE != 1) acc[r][c] = fma(qv[r], kv[c], acc[r][c]);
+                    if (MODE != 0) aab[r][c] = fma(fabs(qv[r]), fabs(kv[c]), aab[r][c]);
                 }
         }
-        if constexpr (MODE == 1) {
+        if constexpr (MODE != 0) {
             for (int r = 0; r < T::RPT; r++) {
                 double best = 0.0;
                 for (int c = 0; c < T::KPT; c++) {
                     int j = j0 + tx + 16 * c;
-                    if (j >= first[r] && j <= last[r]) best = fmax(best, acc[r][c]);
+                    if (j >= first[r] && j <= last[r]) best = fmax(best, aab[r][c]);
                 }
-                mref[r] = fmax(mref[r], og_group_max(best));
+                mabs[r] = fmax(mabs[r], og_group_max(best));
             }
-        } else {
+        }
+        if constexpr (MODE != 1) {
             for (int r = 0; r < T::RPT; r++) {
                 double s[T::KPT], tmax = -INFINITY;
                 for (int c = 0; c < T::KPT; c++) {
@@ -148,10 +149,8 @@ template <int DMAX, int MODE> __global__ void __launch_bounds__(OG_THREADS, 1) o
         int i = i0 + ty * T::RPT + r;
         if (i >= lq) continue;
         size_t row = og_row(d, b, h, i);
-        if (MODE == 1) {
-            if (tx == 0) m.row_a[row] = first[r] <= last[r] ? mref[r] * fabs(d.scale) : 0.0;
-            continue;
-        }
+        if (MODE != 0 && tx == 0) m.row_a[row] = first[r] <= last[r] ? mabs[r] * fabs(d.scale) : 0.0;
+        if (MODE == 1) continue;
         bool masked = mref[r] == -INFINITY; /* the row sees no key */
         double z = zs[r] + zc[r];
         for (int c = 0; c < T::CPT; c++) {
@@ -178,10 +177,12 @@ __global__ void og_drow_kernel(og_dims d, og_bufs m) {
     m.drow[row] = s + c;
 }
 
-/* dQ (mode 0) or the row side of af_oracle_grad_abs (mode 1). grid as the forward.
+/* dQ (mode 0) or the row side of af_oracle_grad_abs (mode 1), or both (mode 2, from the
+ * same tiles). grid as the forward.
  * mode 0: P = exp(scale q.k - LSE_i), dS = P (dO.v - D_i), dQ = scale sum_j dS_j k_j.
  * mode 1 (definitions of oracle_score_abs.c): e = exp(scale q.k - LSE_i),
- *   row_b = max |scale e (dO.v - dd)|, row_a = sum_j scale min(e,1) (|dO|.|v| + dd_abs) kmax_j. */
+ *   row_b = max |scale e (dO.v - dd)|, row_a = sum_j scale min(e,1) (|dO|.|v| + dd_abs) kmax_j,
+ *   with dd the plain dO . O of the magnitude inputs (m.drow_mag). */
 template <int DMAX, int MODE> __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_row_kernel(og_dims d, og_bufs m) {
     typedef og_row_tile<DMAX> T;
     extern __shared__ double smem[];
@@ -205,7 +206,7 @@ template <int DMAX, int MODE> __global__ void __launch_bounds__(OG_THREADS, 1) o
     og_load_tile(dOs, T::BM, DMAX, DMAX, m.dout, og_row(d, b, h, i0), nrows, d.Dv);
 
     int first[T::RPT], last[T::RPT];
-    double lse[T::RPT], drow[T::RPT], dd_abs[T::RPT], rowq[T::RPT], dsmax[T::RPT];
+    double lse[T::RPT], drow[T::RPT], drowm[T::RPT], dd_abs[T::RPT], rowq[T::RPT], dsmax[T::RPT];
     double S[T::RPT][T::CPT], C[T::RPT][T::CPT];
     for (int r = 0; r < T::RPT; r++) {
         int i = i0 + ty * T::RPT + r;
@@ -213,8 +214,9 @@ template <int DMAX, int MODE> __global__ void __launch_bounds__(OG_THREADS, 1) o
         last[r] = rl[ty * T::RPT + r];
         bool ok = i < lq && first[r] <= last[r];
         lse[r] = ok ? m.lse[og_row(d, b, h, i)] : 0.0;
-        drow[r] = ok ? m.drow[og_row(d, b, h, i)] : 0.0;
-        dd_abs[r] = ok && MODE == 1 ? m.row_dd_abs[og_row(d, b, h, i)] : 0.0;
+        drow[r] = ok && MODE != 1 ? m.drow[og_row(d, b, h, i)] : 0.0;
+        drowm[r] = ok && MODE != 0 ? m.drow_mag[og_row(d, b, h, i)] : 0.0;
+        dd_abs[r] = ok && MODE != 0 ? m.row_dd_abs[og_row(d, b, h, i)] : 0.0;
         rowq[r] = dsmax[r] = 0.0;
         for (int c = 0; c < T::CPT; c++) S[r][c] = C[r][c] = 0.0;
     }
@@ -224,7 +226,7 @@ template <int DMAX, int MODE> __global__ void __launch_bounds__(OG_THREADS, 1) o
         __syncthreads();
         og_load_tile(Ks, T::BN, DMAX + 1, DMAX, m.k, og_key(d, b, g, j0), nk, d.Dqk);
         og_load_tile(Vs, T::BN, DMAX + 1, DMAX, m.v, og_key(d, b, g, j0), nk, d.Dv);
-        if (MODE == 1 && tid < T::BN) kmax_s[tid] = tid < nk ? m.key_kmax[og_key(d, b, g, j0 + tid)] : 0.0;
+        if (MODE != 0 && tid < T::BN) kmax_s[tid] = tid < nk ? m.key_kmax[og_key(d, b, g, j0 + tid)] : 0.0;
         __syncthreads();
         double as[T::RPT][T::KPT], ap[T::RPT][T::KPT], aa[T::RPT][T::KPT];
         for (int r = 0; r < T::RPT; r++)
@@ -243,7 +245,7 @@ template <int DMAX, int MODE> __global__ void __launch_bounds__(OG_THREADS, 1) o
             for (int r = 0; r < T::RPT; r++)
                 for (int c = 0; c < T::KPT; c++) {
                     ap[r][c] = fma(ov[r], vv[c], ap[r][c]);
-                    if (MODE == 1) aa[r][c] = fma(fabs(ov[r]), fabs(vv[c]), aa[r][c]);
+                    if (MODE != 0) aa[r][c] = fma(fabs(ov[r]), fabs(vv[c]), aa[r][c]);
                 }
         }
         for (int r = 0; r < T::RPT; r++)
@@ -251,15 +253,14 @@ template <int DMAX, int MODE> __global__ void __launch_bounds__(OG_THREADS, 1) o
                 int jj = tx + 16 * c, j = j0 + jj;
                 bool vis = j >= first[r] && j <= last[r];
                 double e = vis ? exp(d.scale * as[r][c] - lse[r]) : 0.0;
-                if (MODE == 0) {
-                    dSs[(ty * T::RPT + r) * T::BN + jj] = e * (ap[r][c] - drow[r]);
-                } else if (vis) {
-                    dsmax[r] = fmax(dsmax[r], fabs(d.scale * e * (ap[r][c] - drow[r])));
+                if (MODE != 1) dSs[(ty * T::RPT + r) * T::BN + jj] = e * (ap[r][c] - drow[r]);
+                if (MODE != 0 && vis) {
+                    dsmax[r] = fmax(dsmax[r], fabs(d.scale * e * (ap[r][c] - drowm[r])));
                     double pij = e <= 1.0 ? e : 1.0;
                     rowq[r] += fabs(d.scale) * (pij * (aa[r][c] + dd_abs[r])) * kmax_s[jj];
                 }
             }
-        if constexpr (MODE == 0) {
+        if constexpr (MODE != 1) {
             __syncthreads();
             double t[T::RPT][T::CPT];
             for (int r = 0; r < T::RPT; r++)
@@ -281,13 +282,14 @@ template <int DMAX, int MODE> __global__ void __launch_bounds__(OG_THREADS, 1) o
         int i = i0 + ty * T::RPT + r;
         if (i >= lq) continue;
         size_t row = og_row(d, b, h, i);
-        if constexpr (MODE == 1) {
+        if constexpr (MODE != 0) {
             double q = og_group_sum(rowq[r]), x = og_group_max(dsmax[r]);
             if (tx == 0) {
                 m.row_a[row] = q;
                 m.row_b[row] = x;
             }
-        } else {
+        }
+        if constexpr (MODE != 1) {
             for (int c = 0; c < T::CPT; c++) {
                 int col = tx + 16 * c;
                 if (col < d.Dqk) m.dq[row * (size_t)d.Dqk + col] = d.scale * (S[r][c] + C[r][c]);
@@ -319,14 +321,16 @@ template <int DMAX> static cudaError_t og_fwd_dmax(int mode, const og_dims &d, c
     typedef og_row_tile<DMAX> T;
     dim3 grid((unsigned)((d.Sq + T::BM - 1) / T::BM), (unsigned)(d.B * d.Hq));
     if (mode == 0) return og_launch(og_fwd_kernel<DMAX, 0>, grid, og_fwd_smem<DMAX>(), d, m);
-    return og_launch(og_fwd_kernel<DMAX, 1>, grid, og_fwd_smem<DMAX>(), d, m);
+    if (mode == 1) return og_launch(og_fwd_kernel<DMAX, 1>, grid, og_fwd_smem<DMAX>(), d, m);
+    return og_launch(og_fwd_kernel<DMAX, 2>, grid, og_fwd_smem<DMAX>(), d, m);
 }
 
 template <int DMAX> static cudaError_t og_bwd_rows_dmax(int mode, const og_dims &d, const og_bufs &m) {
     typedef og_row_tile<DMAX> T;
     dim3 grid((unsigned)((d.Sq + T::BM - 1) / T::BM), (unsigned)(d.B * d.Hq));
     if (mode == 0) return og_launch(og_bwd_row_kernel<DMAX, 0>, grid, og_bwd_row_smem<DMAX>(), d, m);
-    return og_launch(og_bwd_row_kernel<DMAX, 1>, grid, og_bwd_row_smem<DMAX>(), d, m);
+    if (mode == 1) return og_launch(og_bwd_row_kernel<DMAX, 1>, grid, og_bwd_row_smem<DMAX>(), d, m);
+    return og_launch(og_bwd_row_kernel<DMAX, 2>, grid, og_bwd_row_smem<DMAX>(), d, m);
 }
 
 cudaError_t og_launch_fwd(int dmax, int mode, const og_dims &d, const og_bufs &m) {

@@ -14,8 +14,8 @@ int af_oracle_gpu_supports(const af_oracle_problem *p, char *why, size_t cap) {
 }
 
 int af_oracle_gpu_run(const af_oracle_problem *p, af_outputs *out, double *lse64, double *drow64,
-                      af_oracle_gpu_stats *st, char *why, size_t cap) {
-    (void)p, (void)out, (void)lse64, (void)drow64, (void)st;
+                      const af_oracle_gpu_mags *mags, af_oracle_gpu_stats *st, char *why, size_t cap) {
+    (void)p, (void)out, (void)lse64, (void)drow64, (void)mags, (void)st;
     return af_oracle_gpu_usable(why, cap);
 }
 

@@ -422,13 +422,22 @@ static void run_gpu_tier(af_oracle_ctx *c, const af_oracle_opts *o, af_oracle_re
                  o->tier == AF_ORACLE_GPU ? "" : "auto: ");
         return;
     }
+    /* the magnitudes asked for come from the tier's own passes */
+    size_t n_rows = (size_t)c->p->B * (size_t)c->p->Hq * (size_t)c->p->Sq;
+    af_oracle_gpu_mags mags = {NULL, NULL};
+    if (o->gpu_magnitudes & AF_ORACLE_MAG_SCORE_ABS) mags.score_abs = malloc((n_rows ? n_rows : 1) * sizeof(double));
+    if ((o->gpu_magnitudes & AF_ORACLE_MAG_GRAD) && c->backward) mags.grad = &r->grad;
     if (af_oracle_gpu_usable(why, sizeof why) == 0 && af_oracle_gpu_supports(c->p, why, sizeof why) == 0 &&
-        af_oracle_gpu_run(c->p, c->out, c->lse64, c->drow64, &st, why, sizeof why) == 0) {
+        af_oracle_gpu_run(c->p, c->out, c->lse64, c->drow64, &mags, &st, why, sizeof why) == 0) {
         r->tier_used = AF_ORACLE_GPU;
         r->gpu_seconds = st.seconds;
         r->gpu_peak_bytes = st.peak_bytes;
+        if (mags.score_abs) r->score_abs = mags.score_abs, r->magnitudes |= AF_ORACLE_MAG_SCORE_ABS;
+        if (mags.grad) r->magnitudes |= AF_ORACLE_MAG_GRAD;
         return;
     }
+    free(mags.score_abs);
+    memset(&r->grad, 0, sizeof r->grad);
     r->gpu_peak_bytes = st.peak_bytes;
     snprintf(r->note, sizeof r->note, "%sGPU fp64 tier not used (%s): CPU fp64 tier instead",
              o->tier == AF_ORACLE_GPU ? "" : "auto: ", why);
@@ -517,9 +526,15 @@ static int run_split_v(const af_oracle_problem *p, const af_oracle_opts *o, af_o
     }
     af_oracle_problem wide;
     af_inputs wide_in;
+    af_oracle_opts ow; /* the wide problem's magnitudes are not this problem's: none asked */
+    if (o)
+        ow = *o;
+    else
+        af_oracle_opts_default(&ow);
+    ow.gpu_magnitudes = 0;
     int st = af_oracle_widen_v(p, &wide, &wide_in);
     if (st != 0) snprintf(why, cap, "oracle: out of memory widening K and V to shared heads");
-    if (st == 0) st = af_oracle_run_pipelined(&wide, o, r, NULL, why, cap);
+    if (st == 0) st = af_oracle_run_pipelined(&wide, &ow, r, NULL, why, cap);
     af_oracle_widen_release(&wide_in);
     if (st != 0) return st;
     if (af_oracle_narrow_v(p, wide.Hkv, r) != 0) {

@@ -18,15 +18,39 @@
 
 static double g_worst_mpfr = 0.0, g_worst_cpu = 0.0;
 
-/* GPU tier straight from af_oracle_gpu_run (no MPFR replacement). */
-static void gpu_tier(const test_problem *t, af_oracle_result *g, double *lse64, double *drow64) {
+/* GPU tier straight from af_oracle_gpu_run (no MPFR replacement), with the magnitudes of
+ * its own passes: score_abs (B,Hq,Sq) into `score_abs`, the gradients' into *grad. */
+static void gpu_tier(const test_problem *t, af_oracle_result *g, double *lse64, double *drow64, double *score_abs,
+                     af_grad_magnitudes *grad) {
     af_oracle_result tmp;
     test_run(t, AF_ORACLE_FP64, 128, 2, &tmp); /* allocates outputs of the right shapes */
     *g = tmp;
     char why[512] = "";
     af_oracle_gpu_stats st;
-    CHECK_MSG(af_oracle_gpu_run(&t->p, &g->out, lse64, drow64, &st, why, sizeof why) == 0, "%s", why);
+    af_oracle_gpu_mags mags = {score_abs, grad};
+    CHECK_MSG(af_oracle_gpu_run(&t->p, &g->out, lse64, drow64, &mags, &st, why, sizeof why) == 0, "%s", why);
     CHECK(st.peak_bytes > 0);
+}
+
+/* The magnitudes of the value passes (mode 2) are those of the magnitude passes (mode 1)
+ * over the same O and LSE: the same chains, bit for bit. */
+static void check_fused_magnitudes(const test_problem *t, const af_oracle_result *g, const double *fused_sa,
+                                   const af_grad_magnitudes *fused, const char *name) {
+    size_t rows = test_rows(t);
+    char why[512] = "";
+    double *sa = malloc((rows ? rows : 1) * sizeof *sa);
+    CHECK(sa != NULL);
+    CHECK_MSG(af_oracle_gpu_score_abs(&t->p, sa, why, sizeof why) == 0, "%s", why);
+    for (size_t x = 0; x < rows; x++)
+        CHECK_MSG(sa[x] == fused_sa[x], "%s: fused score_abs %zu: %.17g vs %.17g", name, x, fused_sa[x], sa[x]);
+    free(sa);
+    af_grad_magnitudes sep;
+    CHECK_MSG(af_oracle_gpu_grad_abs(&t->p, &g->out, &sep, why, sizeof why) == 0, "%s", why);
+    if (!t->in.dout) return;
+    CHECK_MSG(sep.dq == fused->dq && sep.dk == fused->dk && sep.dv == fused->dv && sep.ds_max == fused->ds_max,
+              "%s: fused grad magnitudes %.17g %.17g %.17g %.17g, separate passes %.17g %.17g %.17g %.17g", name,
+              fused->dq, fused->dk, fused->dv, fused->ds_max, sep.dq, sep.dk, sep.dv, sep.ds_max);
+    CHECK_MSG(fused->dq > 0 || rows == 0 || t->p.len_q[0] == 0, "%s: fused dQ magnitude %g", name, fused->dq);
 }
 
 /* sigma as oracle.c states it: 1.01 |scale| max ||q|| max ||k|| */
@@ -103,7 +127,11 @@ static void check_case(test_problem *t, const char *name) {
     double *lse64 = malloc((rows ? rows : 1) * sizeof *lse64), *drow64 = calloc(rows ? rows : 1, sizeof *drow64);
     CHECK(lse64 && drow64);
     af_oracle_result g, m, c;
-    gpu_tier(t, &g, lse64, drow64);
+    double *fused_sa = malloc((rows ? rows : 1) * sizeof *fused_sa);
+    af_grad_magnitudes fused;
+    CHECK(fused_sa != NULL);
+    gpu_tier(t, &g, lse64, drow64, fused_sa, &fused);
+    check_fused_magnitudes(t, &g, fused_sa, &fused, name);
     test_run(t, AF_ORACLE_MPFR, 128, 2, &m);
     test_run(t, AF_ORACLE_FP64, 128, 2, &c);
     double w = compare_to_mpfr(t, &g, &m, lse64, name);
@@ -131,10 +159,19 @@ static void check_case(test_problem *t, const char *name) {
     af_oracle_opts_default(&o);
     o.tier = AF_ORACLE_GPU;
     o.threads = 2;
+    o.gpu_magnitudes = AF_ORACLE_MAG_SCORE_ABS | AF_ORACLE_MAG_GRAD;
     af_oracle_result a;
     char why[512] = "";
     CHECK_MSG(af_oracle_run(&t->p, &o, &a, why, sizeof why) == 0, "%s: %s", name, why);
     CHECK_MSG(a.tier_used == AF_ORACLE_GPU && a.note[0] == 0, "%s: tier %d note %s", name, (int)a.tier_used, a.note);
+    /* the magnitudes asked for: filled from the tier's passes, those of af_oracle_gpu_run */
+    unsigned want = AF_ORACLE_MAG_SCORE_ABS | (t->in.dout ? AF_ORACLE_MAG_GRAD : 0u);
+    CHECK_MSG(a.magnitudes == want && a.score_abs, "%s: magnitudes %u", name, a.magnitudes);
+    for (size_t x = 0; a.score_abs && x < rows; x++) CHECK(a.score_abs[x] == fused_sa[x]);
+    if (t->in.dout)
+        CHECK_MSG(a.grad.dq == fused.dq && a.grad.dk == fused.dk && a.grad.dv == fused.dv &&
+                      a.grad.ds_max == fused.ds_max,
+                  "%s: af_oracle_run's grad magnitudes", name);
     int valid_rows = 0;
     for (int b = 0; b < t->p.B; b++) valid_rows += t->p.len_q[b];
     CHECK_MSG(valid_rows == 0 || a.cert_rows > 0, "%s: no certified rows", name);
@@ -159,7 +196,7 @@ static void check_case(test_problem *t, const char *name) {
                   "%s: grad_abs gpu %g %g %g %g host %g %g %g %g", name, gg.dq, gg.dk, gg.dv, gg.ds_max, gh.dq, gh.dk,
                   gh.dv, gh.ds_max);
     }
-    free(sa), free(sh), free(lse64), free(drow64);
+    free(sa), free(sh), free(lse64), free(drow64), free(fused_sa);
     af_oracle_result_free(&g);
     af_oracle_result_free(&m);
     af_oracle_result_free(&c);
