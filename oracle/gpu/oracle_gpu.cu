@@ -185,13 +185,16 @@ extern "C" int af_oracle_gpu_run(const af_oracle_problem *p, af_outputs *out, do
     size_t rows = (size_t)p->B * p->Hq * p->Sq, keys = (size_t)p->B * p->Hkv * p->Skv;
     int dmax = og_dmax(p), rc = -1;
     double *o, *lse, *drow, *dq, *dk, *dv, *sa = NULL;
+    double t_pass, fwd_s = 0, rows_s = 0, keys_s = 0;
     if (want_grad) memset(mags->grad, 0, sizeof *mags->grad);
     if (og_setup(p, backward, &a, &d, &m, why, cap) || og_put(&a, &o, NULL, rows * p->Dv, why, cap) ||
         og_put(&a, &lse, NULL, rows, why, cap) || (want_score && og_put(&a, &sa, NULL, rows, why, cap)))
         goto done;
     m.o = o, m.lse = lse, m.row_a = sa;
     /* mode 2: the score magnitudes (row_a) from the forward's own tiles */
+    t_pass = af_clock_mono();
     if (og_wait(og_launch_fwd(dmax, want_score ? 2 : 0, d, m), "forward pass", why, cap)) goto done;
+    fwd_s = af_clock_mono() - t_pass;
     if (want_score && og_get(mags->score_abs, sa, rows, why, cap)) goto done;
     if (backward) {
         if (og_put(&a, &drow, NULL, rows, why, cap) || og_put(&a, &dq, NULL, rows * p->Dqk, why, cap) ||
@@ -202,10 +205,14 @@ extern "C" int af_oracle_gpu_run(const af_oracle_problem *p, af_outputs *out, do
         /* mode 2: the gradients' term magnitudes from the dQ and dK / dV passes' tiles */
         int mode = want_grad ? 2 : 0;
         if (og_wait(og_launch_drow(d, m), "D_i pass", why, cap) ||
-            (want_grad && og_wait(og_launch_mag_prep(d, m), "magnitude inputs", why, cap)) ||
-            og_wait(og_launch_bwd_rows(dmax, mode, d, m), "dQ pass", why, cap) ||
-            og_wait(og_launch_bwd_keys(dmax, mode, d, m), "dK/dV pass", why, cap))
+            (want_grad && og_wait(og_launch_mag_prep(d, m), "magnitude inputs", why, cap)))
             goto done;
+        t_pass = af_clock_mono();
+        if (og_wait(og_launch_bwd_rows(dmax, mode, d, m), "dQ pass", why, cap)) goto done;
+        rows_s = af_clock_mono() - t_pass;
+        t_pass = af_clock_mono();
+        if (og_wait(og_launch_bwd_keys(dmax, mode, d, m), "dK/dV pass", why, cap)) goto done;
+        keys_s = af_clock_mono() - t_pass;
         if (want_grad && og_mag_collect(&m, rows, keys, mags->grad, why, cap)) goto done;
     }
     if (og_get(out->o, o, rows * p->Dv, why, cap) || og_get(out->lse, lse, rows, why, cap)) goto done;
@@ -218,6 +225,7 @@ done:
     if (st) {
         st->peak_bytes = a.peak;
         st->seconds = af_clock_mono() - t0;
+        st->fwd_s = fwd_s, st->rows_s = rows_s, st->keys_s = keys_s;
     }
     og_arena_free(&a);
     return rc;

@@ -34,6 +34,9 @@ extern "C" {
 typedef struct {
     double seconds;    /* wall time of the GPU work, transfers included */
     double peak_bytes; /* device memory the tier held at its peak */
+    /* wall time of each pass (launch to its end; af_oracle_gpu_run): the forward, the
+     * dQ row pass and the dK / dV key pass (with the magnitudes when asked) */
+    double fwd_s, rows_s, keys_s;
 } af_oracle_gpu_stats;
 
 /* Magnitudes the tier's passes give beside the values when asked (NULL fields: not

@@ -406,7 +406,7 @@ double af_oracle_gpu_bound_abs(const af_oracle_problem *p, double sigma) {
  * (the CPU fp64 tier then runs) and says why in r->note. */
 static void run_gpu_tier(af_oracle_ctx *c, const af_oracle_opts *o, af_oracle_result *r) {
     char why[160] = "";
-    af_oracle_gpu_stats st = {0.0, 0.0};
+    af_oracle_gpu_stats st = {0};
     if (af_feat_any(c->p)) { /* the GPU tier computes plain attention only */
         snprintf(r->note, sizeof r->note,
                  "%sGPU fp64 tier not used (it does not implement sinks, softcap, score_mod, bias, ALiBi or dLSE): CPU "
