@@ -25,6 +25,14 @@ static double random_fp16(uint64_t *state) {
     return ldexp((double)((int)(x % 4095) - 2047), -10);
 }
 
+/* FNV-1a over the bytes of n doubles, continuing from h: the outputs' bits in one number,
+ * so two builds of the tier can be compared bit for bit (the same problem: the same seed). */
+static uint64_t hash_doubles(uint64_t h, const double *x, size_t n) {
+    const unsigned char *p = (const unsigned char *)x;
+    for (size_t k = 0; x && k < n * sizeof(double); k++) h = (h ^ p[k]) * 0x100000001B3ull;
+    return h;
+}
+
 static int bench_one(int seq, int heads, int dim, bool backward, bool full, int threads) {
     size_t n = (size_t)heads * (size_t)seq * (size_t)dim; /* q, k, v, dO: (1, heads, seq, dim) */
     af_inputs in = {1,
@@ -104,10 +112,13 @@ static int bench_one(int seq, int heads, int dim, bool backward, bool full, int 
             fprintf(stderr, "bench_oracle_gpu: %s\n", why);
             rc = 1;
         } else {
+            uint64_t h = hash_doubles(0xcbf29ce484222325ull, out.o, n);
+            h = hash_doubles(h, out.lse, (size_t)heads * seq);
+            if (backward) h = hash_doubles(hash_doubles(hash_doubles(h, out.dq, n), out.dk, n), out.dv, n);
             printf("b1 h%d s%d d%d causal %s gpu tier: %.3f s (passes: forward %.3f, dQ rows %.3f, dK/dV keys "
-                   "%.3f), peak device memory %.2f GiB\n",
+                   "%.3f), peak device memory %.2f GiB, outputs' hash %016llx\n",
                    heads, seq, dim, backward ? "fwd+bwd" : "fwd", gs.seconds, gs.fwd_s, gs.rows_s, gs.keys_s,
-                   gs.peak_bytes / 1073741824.0);
+                   gs.peak_bytes / 1073741824.0, (unsigned long long)h);
             if (backward) {
                 /* the magnitudes the judge needs: separate passes, then the tier's own */
                 af_grad_magnitudes gm, gf;
@@ -125,11 +136,16 @@ static int bench_one(int seq, int heads, int dim, bool backward, bool full, int 
                         fprintf(stderr, "bench_oracle_gpu: tier with magnitudes: %s\n", why);
                         rc = 1;
                     } else {
+                        double g4[4] = {gf.dq, gf.dk, gf.dv, gf.ds_max};
+                        uint64_t hm = hash_doubles(hash_doubles(0xcbf29ce484222325ull, sa, (size_t)heads * seq), g4, 4);
                         printf("b1 h%d s%d d%d causal score_abs + grad_abs (gpu, separate passes): %.3f s; tier + "
                                "them %.3f s; the tier with its own magnitudes %.3f s (%.2fx; passes: forward %.3f, "
-                               "dQ rows %.3f, dK/dV keys %.3f)\n",
+                               "dQ rows %.3f, dK/dV keys %.3f), magnitudes' hash %016llx (%s the separate passes')\n",
                                heads, seq, dim, t, gs.seconds + t, fs.seconds, (gs.seconds + t) / fs.seconds, fs.fwd_s,
-                               fs.rows_s, fs.keys_s);
+                               fs.rows_s, fs.keys_s, (unsigned long long)hm,
+                               gm.dq == gf.dq && gm.dk == gf.dk && gm.dv == gf.dv && gm.ds_max == gf.ds_max
+                                   ? "grad equal to"
+                                   : "grad DIFFERS from");
                     }
                 }
                 free(sa);
