@@ -100,67 +100,6 @@ template <int DMAX, int PART> struct og_key_tile {
     static constexpr int QPT = BQ / 16;
 };
 
-/* Shared-memory row stride of a tile whose rows feed og_tile_dots: two doubles past the
- * width keep the 16-byte pair loads aligned and put 4 (8) consecutive rows on disjoint banks. */
-#define OG_PAIR_STRIDE(width) ((width) + 2)
-
-/* The dots of an (NA x NB) tile of scores through shared memory, MR x NR of them per thread
- * (a warp: 4 row groups x 8 lanes, rows rg + 4m, columns kl + 8n of its warp tile):
- *   out[a * NB + b]  = sum over dd < len of A[a * lda + dd] * B[b * ldb + dd]     (MODE 0, 2)
- *   outa[a * NB + b] = sum over dd < len of |A[a * lda + dd]| * |B[b * ldb + dd]|  (MODE 1, 2)
- * each a plain fma chain over dd ascending from +0.0: the chain the per-thread loops formed
- * before, so the same bits. A, B: 16-byte aligned tiles with even strides whose columns from
- * len to the next even number are 0 (og_load_tile's zero fill); a pair load feeds two steps
- * of the chain (an extra 0 * 0 step adds +0: the same value, a -0 left by an underflowed
- * product aside, which becomes +0: the same score). Each A value read feeds NR fmas, each B value MR: a warp issues MR + NR 128-byte
- * shared loads per two steps for 2 MR NR fmas (the loops before: RPT + KPT per step for
- * RPT KPT). Ends with no barrier: the caller synchronises before reading out. */
-template <int NA, int NB, int MODE>
-__device__ static inline void og_tile_dots(const double *A, int lda, const double *B, int ldb, int len, double *out,
-                                           double *outa) {
-    constexpr int PER = NA * NB / OG_THREADS; /* scores per thread */
-    constexpr int MR = NA >= 32 ? 2 : 1, NR = PER / MR;
-    constexpr int WM = 4 * MR, WN = 8 * NR, WC = NB / WN;
-    static_assert(PER >= 1 && MR * NR == PER && (NA / WM) * WC == OG_THREADS / 32 && NB % WN == 0,
-                  "tile shape does not split into 4 x 8 lanes per warp");
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const int a0 = (warp / WC) * WM + (lane >> 3), b0 = (warp % WC) * WN + (lane & 7);
-    double acc[MR][NR], aab[MR][NR];
-#pragma unroll
-    for (int i = 0; i < MR; i++)
-#pragma unroll
-        for (int j = 0; j < NR; j++) acc[i][j] = aab[i][j] = 0.0;
-#pragma unroll 2
-    for (int dd = 0; dd < len; dd += 2) {
-        double2 x[MR], y[NR];
-#pragma unroll
-        for (int i = 0; i < MR; i++) x[i] = *reinterpret_cast<const double2 *>(A + (size_t)(a0 + 4 * i) * lda + dd);
-#pragma unroll
-        for (int j = 0; j < NR; j++) y[j] = *reinterpret_cast<const double2 *>(B + (size_t)(b0 + 8 * j) * ldb + dd);
-#pragma unroll
-        for (int i = 0; i < MR; i++)
-#pragma unroll
-            for (int j = 0; j < NR; j++) {
-                if (MODE != 1) {
-                    acc[i][j] = fma(x[i].x, y[j].x, acc[i][j]);
-                    acc[i][j] = fma(x[i].y, y[j].y, acc[i][j]);
-                }
-                if (MODE != 0) {
-                    aab[i][j] = fma(fabs(x[i].x), fabs(y[j].x), aab[i][j]);
-                    aab[i][j] = fma(fabs(x[i].y), fabs(y[j].y), aab[i][j]);
-                }
-            }
-    }
-#pragma unroll
-    for (int i = 0; i < MR; i++)
-#pragma unroll
-        for (int j = 0; j < NR; j++) {
-            int e = (a0 + 4 * i) * NB + b0 + 8 * j;
-            if (MODE != 1) out[e] = acc[i][j];
-            if (MODE != 0) outa[e] = aab[i][j];
-        }
-}
-
 /* Copy `n` rows (first global row index base, row length len <= DMAX) of a dense tensor
  * into a shared tile of `rows` rows with row stride `stride`; rows past n and columns
  * past len are 0. */

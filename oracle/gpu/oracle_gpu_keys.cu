@@ -4,10 +4,8 @@
  * A block owns BK keys of one (b, kv head g) and streams, for every q head of the group,
  * the rows that see its keys (af_mask_rule_rows: an interval per key) in tiles of BQ = 32,
  * recomputing P_ij = exp(scale q_i.k_j - LSE_i) and dS_ij = P_ij (dO_i.v_j - D_i) from the
- * row statistics of the row pass. Shared memory per block (doubles; PS = DMAX + 2):
- *   Ks (BK, PS) | Vs (BK, PS) | Qs (BQ, PS) | dOs (BQ, PS) | Ps | dSs | As | Ap | Aa (BK, BQ each)
- * The tile's dots (k . q, v . dO, |v| . |dO|) come from og_tile_dots's register micro-tiles
- * into As / Ap / Aa; P, dS and the sums over rows read them in the accumulators' layout.
+ * row statistics of the row pass. Shared memory per block (doubles):
+ *   Ks (BK, DMAX) | Vs (BK, DMAX) | Qs (BQ, DMAX+1) | dOs (BQ, DMAX+1) | Ps (BK, BQ) | dSs (BK, BQ)
  */
 #include <cuda_runtime.h>
 #include "oracle/gpu/oracle_gpu_dev.cuh"
@@ -21,17 +19,13 @@
 template <int DMAX, int PART, int MODE>
 __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_key_kernel(og_dims d, og_bufs m) {
     typedef og_key_tile<DMAX, PART> T;
-    constexpr int PS = OG_PAIR_STRIDE(DMAX);
-    extern __shared__ __align__(16) double smem[];
-    double *Ks = smem;                /* (BK, PS) */
-    double *Vs = Ks + T::BK * PS;     /* (BK, PS) */
-    double *Qs = Vs + T::BK * PS;     /* (BQ, PS) */
-    double *dOs = Qs + T::BQ * PS;    /* (BQ, PS) */
-    double *Ps = dOs + T::BQ * PS;    /* (BK, BQ) */
-    double *dSs = Ps + T::BK * T::BQ; /* (BK, BQ) */
-    double *As = dSs + T::BK * T::BQ; /* (BK, BQ) the tile's k . q */
-    double *Ap = As + T::BK * T::BQ;  /* (BK, BQ) the tile's v . dO */
-    double *Aa = Ap + T::BK * T::BQ;  /* (BK, BQ) the tile's |v| . |dO| (modes 1, 2) */
+    extern __shared__ double smem[];
+    double *Ks = smem;                     /* (BK, DMAX) */
+    double *Vs = Ks + T::BK * DMAX;        /* (BK, DMAX) */
+    double *Qs = Vs + T::BK * DMAX;        /* (BQ, DMAX + 1) */
+    double *dOs = Qs + T::BQ * (DMAX + 1); /* (BQ, DMAX + 1) */
+    double *Ps = dOs + T::BQ * (DMAX + 1); /* (BK, BQ) */
+    double *dSs = Ps + T::BK * T::BQ;      /* (BK, BQ) */
     __shared__ int kf[T::BK], kl[T::BK], lo_s, hi_s;
     __shared__ int rf[T::BQ], rl[T::BQ];
     __shared__ double lse_s[T::BQ], drow_s[T::BQ], ddabs_s[T::BQ], qmax_s[T::BQ], domax_s[T::BQ];
@@ -61,8 +55,8 @@ __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_key_kernel(og_dims d, og
     }
     __syncthreads();
     const int lo = lo_s, hi = hi_s;
-    og_load_tile(Ks, T::BK, PS, DMAX, m.k, og_key(d, b, g, j0), nkeys, d.Dqk);
-    og_load_tile(Vs, T::BK, PS, DMAX, m.v, og_key(d, b, g, j0), nkeys, d.Dv);
+    og_load_tile(Ks, T::BK, DMAX, DMAX, m.k, og_key(d, b, g, j0), nkeys, d.Dqk);
+    og_load_tile(Vs, T::BK, DMAX, DMAX, m.v, og_key(d, b, g, j0), nkeys, d.Dv);
 
     double S[T::RPT][T::CPT], C[T::RPT][T::CPT], colk[T::RPT], colv[T::RPT];
     for (int r = 0; r < T::RPT; r++) {
@@ -75,8 +69,8 @@ __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_key_kernel(og_dims d, og
         for (int i0 = lo; i0 <= hi; i0 += T::BQ) {
             const int nr = min(T::BQ, hi - i0 + 1);
             __syncthreads();
-            og_load_tile(Qs, T::BQ, PS, DMAX, m.q, og_row(d, b, h, i0), nr, d.Dqk);
-            og_load_tile(dOs, T::BQ, PS, DMAX, m.dout, og_row(d, b, h, i0), nr, d.Dv);
+            og_load_tile(Qs, T::BQ, DMAX + 1, DMAX, m.q, og_row(d, b, h, i0), nr, d.Dqk);
+            og_load_tile(dOs, T::BQ, DMAX + 1, DMAX, m.dout, og_row(d, b, h, i0), nr, d.Dv);
             if (tid < T::BQ) {
                 int first = 0, last = -1;
                 size_t row = og_row(d, b, h, i0 + tid);
@@ -93,19 +87,27 @@ __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_key_kernel(og_dims d, og
                 }
             }
             __syncthreads();
-            /* k . q, v . dO (and |v| . |dO|) of the tile; keys ty*RPT + r against rows
-             * tx + 16c of them to this thread */
-            og_tile_dots<T::BK, T::BQ, 0>(Ks, PS, Qs, PS, d.Dqk, As, NULL);
-            og_tile_dots<T::BK, T::BQ, MODE == 0 ? 0 : 2>(Vs, PS, dOs, PS, d.Dv, Ap, Aa);
-            __syncthreads();
+            /* keys ty*RPT + r against rows tx + 16c of the tile */
             double as[T::RPT][T::QPT], ap[T::RPT][T::QPT], aa[T::RPT][T::QPT];
             for (int r = 0; r < T::RPT; r++)
-                for (int c = 0; c < T::QPT; c++) {
-                    int e = (ty * T::RPT + r) * T::BQ + tx + 16 * c;
-                    as[r][c] = As[e];
-                    ap[r][c] = Ap[e];
-                    aa[r][c] = MODE != 0 ? Aa[e] : 0.0;
-                }
+                for (int c = 0; c < T::QPT; c++) as[r][c] = ap[r][c] = aa[r][c] = 0.0;
+            for (int dd = 0; dd < d.Dqk; dd++) {
+                double kv[T::RPT], qv[T::QPT];
+                for (int r = 0; r < T::RPT; r++) kv[r] = Ks[(ty * T::RPT + r) * DMAX + dd];
+                for (int c = 0; c < T::QPT; c++) qv[c] = Qs[(tx + 16 * c) * (DMAX + 1) + dd];
+                for (int r = 0; r < T::RPT; r++)
+                    for (int c = 0; c < T::QPT; c++) as[r][c] = fma(qv[c], kv[r], as[r][c]);
+            }
+            for (int dd = 0; dd < d.Dv; dd++) {
+                double vv[T::RPT], ov[T::QPT];
+                for (int r = 0; r < T::RPT; r++) vv[r] = Vs[(ty * T::RPT + r) * DMAX + dd];
+                for (int c = 0; c < T::QPT; c++) ov[c] = dOs[(tx + 16 * c) * (DMAX + 1) + dd];
+                for (int r = 0; r < T::RPT; r++)
+                    for (int c = 0; c < T::QPT; c++) {
+                        ap[r][c] = fma(ov[c], vv[r], ap[r][c]);
+                        if (MODE != 0) aa[r][c] = fma(fabs(ov[c]), fabs(vv[r]), aa[r][c]);
+                    }
+            }
             for (int r = 0; r < T::RPT; r++) {
                 int kr = ty * T::RPT + r, j = j0 + kr;
                 for (int c = 0; c < T::QPT; c++) {
@@ -139,7 +141,7 @@ __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_key_kernel(og_dims d, og
                      * else dV column tx + 16 (c - CPT / 2) (PART 2: tx + 16c) */
                         const bool is_dk = PART == 1 || (PART == 0 && c < T::CPT / 2);
                         const int col = tx + 16 * (PART == 0 && !is_dk ? c - T::CPT / 2 : c);
-                        double x = is_dk ? Qs[ii * PS + col] : dOs[ii * PS + col];
+                        double x = is_dk ? Qs[ii * (DMAX + 1) + col] : dOs[ii * (DMAX + 1) + col];
                         for (int r = 0; r < T::RPT; r++) t[r][c] = fma(is_dk ? sw[r] : pw[r], x, t[r][c]);
                     }
                 }
@@ -204,8 +206,7 @@ __global__ void og_mag_prep_kernel(og_dims d, og_bufs m) {
 
 template <int DMAX, int PART> static size_t og_key_smem(void) {
     typedef og_key_tile<DMAX, PART> T;
-    return sizeof(double) *
-           (size_t)(2 * T::BK * OG_PAIR_STRIDE(DMAX) + 2 * T::BQ * OG_PAIR_STRIDE(DMAX) + 5 * T::BK * T::BQ);
+    return sizeof(double) * (size_t)(2 * T::BK * DMAX + 2 * T::BQ * (DMAX + 1) + 2 * T::BK * T::BQ);
 }
 
 template <int DMAX, int PART, int MODE> static cudaError_t og_key_launch(const og_dims &d, const og_bufs &m) {

@@ -2,12 +2,11 @@
  * magnitudes), D_i, and dQ (or the row side of the gradients' term magnitudes).
  *
  * A block owns BM query rows of one (b, h) and streams the keys its rows see, in tiles of
- * BN = 32, through shared memory. Shared memory per block (doubles; PS = DMAX + 2):
- *   forward:  Qs (BM, PS) | Ks (BN, PS) | Vs (BN, DMAX) | Ps | Ss | Sa (BM, BN each)
- *   dQ:       Qs (BM, PS) | dOs (BM, PS) | Ks (BN, PS) | Vs (BN, PS) | dSs | As | Ap | Aa (BM, BN each)
- * The tile's dots (q . k, dO . v, their |.| forms) come from og_tile_dots's register
- * micro-tiles into Ss / As / Ap / Aa; the softmax, dS and the sums over keys read them in
- * the 16 x 16 layout of the accumulators below.
+ * BN = 32, through shared memory. Shared memory per block (doubles):
+ *   forward:  Qs (BM, DMAX) | Ks (BN, DMAX+1) | Vs (BN, DMAX) | Ps (BM, BN)
+ *   dQ:       Qs (BM, DMAX) | dOs (BM, DMAX) | Ks (BN, DMAX+1) | Vs (BN, DMAX+1) | dSs (BM, BN)
+ * K and V rows are padded by one double where the 16 lanes read 16 different keys at the
+ * same column (no bank conflicts); Q / dO rows are read as broadcasts.
  */
 #include <cuda_runtime.h>
 #include "oracle/gpu/oracle_gpu_dev.cuh"
@@ -42,14 +41,11 @@ __device__ static void og_row_ranges(const og_dims &d, int lq, int lkv, int i0, 
  * tiles (the |q| . |k| chain beside the q . k chain). */
 template <int DMAX, int MODE> __global__ void __launch_bounds__(OG_THREADS, 1) og_fwd_kernel(og_dims d, og_bufs m) {
     typedef og_row_tile<DMAX> T;
-    constexpr int PS = OG_PAIR_STRIDE(DMAX);
-    extern __shared__ __align__(16) double smem[];
-    double *Qs = smem;               /* (BM, PS) */
-    double *Ks = Qs + T::BM * PS;    /* (BN, PS) */
-    double *Vs = Ks + T::BN * PS;    /* (BN, DMAX) */
-    double *Ps = Vs + T::BN * DMAX;  /* (BM, BN) */
-    double *Ss = Ps + T::BM * T::BN; /* (BM, BN) the tile's q . k (modes 0, 2) */
-    double *Sa = Ss + T::BM * T::BN; /* (BM, BN) the tile's |q| . |k| (modes 1, 2) */
+    extern __shared__ double smem[];
+    double *Qs = smem;                    /* (BM, DMAX) */
+    double *Ks = Qs + T::BM * DMAX;       /* (BN, DMAX + 1) */
+    double *Vs = Ks + T::BN * (DMAX + 1); /* (BN, DMAX) */
+    double *Ps = Vs + T::BN * DMAX;       /* (BM, BN) */
     __shared__ int rf[T::BM], rl[T::BM], lo_s, hi_s;
 
     const int tid = threadIdx.x, ty = tid >> 4, tx = tid & 15;
@@ -59,7 +55,7 @@ template <int DMAX, int MODE> __global__ void __launch_bounds__(OG_THREADS, 1) o
     if (i0 >= lq) return; /* padding rows keep their zeros (uniform over the block) */
     og_row_ranges<T::BM>(d, lq, lkv, i0, rf, rl, &lo_s, &hi_s);
     const int lo = lo_s, hi = hi_s;
-    og_load_tile(Qs, T::BM, PS, DMAX, m.q, og_row(d, b, h, i0), min(T::BM, lq - i0), d.Dqk);
+    og_load_tile(Qs, T::BM, DMAX, DMAX, m.q, og_row(d, b, h, i0), min(T::BM, lq - i0), d.Dqk);
 
     int first[T::RPT], last[T::RPT];
     double mref[T::RPT], mabs[T::RPT], zs[T::RPT], zc[T::RPT];
@@ -75,20 +71,24 @@ template <int DMAX, int MODE> __global__ void __launch_bounds__(OG_THREADS, 1) o
     for (int j0 = lo; j0 <= hi; j0 += T::BN) {
         const int nk = min(T::BN, hi - j0 + 1);
         __syncthreads();
-        og_load_tile(Ks, T::BN, PS, DMAX, m.k, og_key(d, b, g, j0), nk, d.Dqk);
+        og_load_tile(Ks, T::BN, DMAX + 1, DMAX, m.k, og_key(d, b, g, j0), nk, d.Dqk);
         if (MODE != 1) og_load_tile(Vs, T::BN, DMAX, DMAX, m.v, og_key(d, b, g, j0), nk, d.Dv);
         __syncthreads();
-        /* the tile's scores: a plain fma chain over Dqk (Ss), and with absolute values (Sa,
-         * modes 1 and 2); row ty*RPT + r, key j0 + tx + 16c of them to this thread */
-        og_tile_dots<T::BM, T::BN, MODE>(Qs, PS, Ks, PS, d.Dqk, Ss, Sa);
-        __syncthreads();
+        /* scores of rows ty*RPT + r, keys j0 + tx + 16c: a plain fma chain over Dqk (acc),
+         * and with absolute values (aab, modes 1 and 2) */
         double acc[T::RPT][T::KPT], aab[T::RPT][T::KPT];
         for (int r = 0; r < T::RPT; r++)
-            for (int c = 0; c < T::KPT; c++) {
-                int e = (ty * T::RPT + r) * T::BN + tx + 16 * c;
-                acc[r][c] = MODE != 1 ? Ss[e] : 0.0;
-                aab[r][c] = MODE != 0 ? Sa[e] : 0.0;
-            }
+            for (int c = 0; c < T::KPT; c++) acc[r][c] = aab[r][c] = 0.0;
+        for (int dd = 0; dd < d.Dqk; dd++) {
+            double qv[T::RPT], kv[T::KPT];
+            for (int r = 0; r < T::RPT; r++) qv[r] = Qs[(ty * T::RPT + r) * DMAX + dd];
+            for (int c = 0; c < T::KPT; c++) kv[c] = Ks[(tx + 16 * c) * (DMAX + 1) + dd];
+            for (int r = 0; r < T::RPT; r++)
+                for (int c = 0; c < T::KPT; c++) {
+                    if (MODE != 1) acc[r][c] = fma(qv[r], kv[c], acc[r][c]);
+                    if (MODE != 0) aab[r][c] = fma(fabs(qv[r]), fabs(kv[c]), aab[r][c]);
+                }
+        }
         if constexpr (MODE != 0) {
             for (int r = 0; r < T::RPT; r++) {
                 double best = 0.0;
@@ -185,16 +185,12 @@ __global__ void og_drow_kernel(og_dims d, og_bufs m) {
  *   with dd the plain dO . O of the magnitude inputs (m.drow_mag). */
 template <int DMAX, int MODE> __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_row_kernel(og_dims d, og_bufs m) {
     typedef og_row_tile<DMAX> T;
-    constexpr int PS = OG_PAIR_STRIDE(DMAX);
-    extern __shared__ __align__(16) double smem[];
-    double *Qs = smem;                /* (BM, PS) */
-    double *dOs = Qs + T::BM * PS;    /* (BM, PS) */
-    double *Ks = dOs + T::BM * PS;    /* (BN, PS) */
-    double *Vs = Ks + T::BN * PS;     /* (BN, PS) */
-    double *dSs = Vs + T::BN * PS;    /* (BM, BN) */
-    double *As = dSs + T::BM * T::BN; /* (BM, BN) the tile's q . k */
-    double *Ap = As + T::BM * T::BN;  /* (BM, BN) the tile's dO . v */
-    double *Aa = Ap + T::BM * T::BN;  /* (BM, BN) the tile's |dO| . |v| (modes 1, 2) */
+    extern __shared__ double smem[];
+    double *Qs = smem;                     /* (BM, DMAX) */
+    double *dOs = Qs + T::BM * DMAX;       /* (BM, DMAX) */
+    double *Ks = dOs + T::BM * DMAX;       /* (BN, DMAX + 1) */
+    double *Vs = Ks + T::BN * (DMAX + 1);  /* (BN, DMAX + 1) */
+    double *dSs = Vs + T::BN * (DMAX + 1); /* (BM, BN) */
     __shared__ int rf[T::BM], rl[T::BM], lo_s, hi_s;
     __shared__ double kmax_s[T::BN];
 
@@ -206,8 +202,8 @@ template <int DMAX, int MODE> __global__ void __launch_bounds__(OG_THREADS, 1) o
     og_row_ranges<T::BM>(d, lq, lkv, i0, rf, rl, &lo_s, &hi_s);
     const int lo = lo_s, hi = hi_s;
     const int nrows = min(T::BM, lq - i0);
-    og_load_tile(Qs, T::BM, PS, DMAX, m.q, og_row(d, b, h, i0), nrows, d.Dqk);
-    og_load_tile(dOs, T::BM, PS, DMAX, m.dout, og_row(d, b, h, i0), nrows, d.Dv);
+    og_load_tile(Qs, T::BM, DMAX, DMAX, m.q, og_row(d, b, h, i0), nrows, d.Dqk);
+    og_load_tile(dOs, T::BM, DMAX, DMAX, m.dout, og_row(d, b, h, i0), nrows, d.Dv);
 
     int first[T::RPT], last[T::RPT];
     double lse[T::RPT], drow[T::RPT], drowm[T::RPT], dd_abs[T::RPT], rowq[T::RPT], dsmax[T::RPT];
@@ -228,23 +224,30 @@ template <int DMAX, int MODE> __global__ void __launch_bounds__(OG_THREADS, 1) o
     for (int j0 = lo; j0 <= hi; j0 += T::BN) {
         const int nk = min(T::BN, hi - j0 + 1);
         __syncthreads();
-        og_load_tile(Ks, T::BN, PS, DMAX, m.k, og_key(d, b, g, j0), nk, d.Dqk);
-        og_load_tile(Vs, T::BN, PS, DMAX, m.v, og_key(d, b, g, j0), nk, d.Dv);
+        og_load_tile(Ks, T::BN, DMAX + 1, DMAX, m.k, og_key(d, b, g, j0), nk, d.Dqk);
+        og_load_tile(Vs, T::BN, DMAX + 1, DMAX, m.v, og_key(d, b, g, j0), nk, d.Dv);
         if (MODE != 0 && tid < T::BN) kmax_s[tid] = tid < nk ? m.key_kmax[og_key(d, b, g, j0 + tid)] : 0.0;
-        __syncthreads();
-        /* q . k, dO . v (and |dO| . |v|) of the tile; row ty*RPT + r, key j0 + tx + 16c of
-         * them to this thread */
-        og_tile_dots<T::BM, T::BN, 0>(Qs, PS, Ks, PS, d.Dqk, As, NULL);
-        og_tile_dots<T::BM, T::BN, MODE == 0 ? 0 : 2>(dOs, PS, Vs, PS, d.Dv, Ap, Aa);
         __syncthreads();
         double as[T::RPT][T::KPT], ap[T::RPT][T::KPT], aa[T::RPT][T::KPT];
         for (int r = 0; r < T::RPT; r++)
-            for (int c = 0; c < T::KPT; c++) {
-                int e = (ty * T::RPT + r) * T::BN + tx + 16 * c;
-                as[r][c] = As[e];
-                ap[r][c] = Ap[e];
-                aa[r][c] = MODE != 0 ? Aa[e] : 0.0;
-            }
+            for (int c = 0; c < T::KPT; c++) as[r][c] = ap[r][c] = aa[r][c] = 0.0;
+        for (int dd = 0; dd < d.Dqk; dd++) { /* q . k */
+            double qv[T::RPT], kv[T::KPT];
+            for (int r = 0; r < T::RPT; r++) qv[r] = Qs[(ty * T::RPT + r) * DMAX + dd];
+            for (int c = 0; c < T::KPT; c++) kv[c] = Ks[(tx + 16 * c) * (DMAX + 1) + dd];
+            for (int r = 0; r < T::RPT; r++)
+                for (int c = 0; c < T::KPT; c++) as[r][c] = fma(qv[r], kv[c], as[r][c]);
+        }
+        for (int dd = 0; dd < d.Dv; dd++) { /* dO . v (and |dO| . |v|) */
+            double ov[T::RPT], vv[T::KPT];
+            for (int r = 0; r < T::RPT; r++) ov[r] = dOs[(ty * T::RPT + r) * DMAX + dd];
+            for (int c = 0; c < T::KPT; c++) vv[c] = Vs[(tx + 16 * c) * (DMAX + 1) + dd];
+            for (int r = 0; r < T::RPT; r++)
+                for (int c = 0; c < T::KPT; c++) {
+                    ap[r][c] = fma(ov[r], vv[c], ap[r][c]);
+                    if (MODE != 0) aa[r][c] = fma(fabs(ov[r]), fabs(vv[c]), aa[r][c]);
+                }
+        }
         for (int r = 0; r < T::RPT; r++)
             for (int c = 0; c < T::KPT; c++) {
                 int jj = tx + 16 * c, j = j0 + jj;
@@ -266,7 +269,7 @@ template <int DMAX, int MODE> __global__ void __launch_bounds__(OG_THREADS, 1) o
                 double sv[T::RPT];
                 for (int r = 0; r < T::RPT; r++) sv[r] = dSs[(ty * T::RPT + r) * T::BN + jj];
                 for (int c = 0; c < T::CPT; c++) {
-                    double kv = Ks[jj * PS + tx + 16 * c];
+                    double kv = Ks[jj * (DMAX + 1) + tx + 16 * c];
                     for (int r = 0; r < T::RPT; r++) t[r][c] = fma(sv[r], kv, t[r][c]);
                 }
             }
@@ -299,13 +302,11 @@ template <int DMAX, int MODE> __global__ void __launch_bounds__(OG_THREADS, 1) o
 
 template <int DMAX> static size_t og_fwd_smem(void) {
     typedef og_row_tile<DMAX> T;
-    return sizeof(double) *
-           (size_t)(T::BM * OG_PAIR_STRIDE(DMAX) + T::BN * OG_PAIR_STRIDE(DMAX) + T::BN * DMAX + 3 * T::BM * T::BN);
+    return sizeof(double) * (size_t)(T::BM * DMAX + T::BN * (DMAX + 1) + T::BN * DMAX + T::BM * T::BN);
 }
 template <int DMAX> static size_t og_bwd_row_smem(void) {
     typedef og_row_tile<DMAX> T;
-    return sizeof(double) *
-           (size_t)(2 * T::BM * OG_PAIR_STRIDE(DMAX) + 2 * T::BN * OG_PAIR_STRIDE(DMAX) + 4 * T::BM * T::BN);
+    return sizeof(double) * (size_t)(2 * T::BM * DMAX + 2 * T::BN * (DMAX + 1) + T::BM * T::BN);
 }
 
 template <typename K>
