@@ -10,7 +10,7 @@ if [ ! -x "$B/attnfuzz" ] || [ ! -d /tmp/camp ]; then
   echo "call2: the machine went cold since call 1 ($B/attnfuzz or /tmp/camp missing)" >> $S
   device_pack; exit 0
 fi
-CAMP2_S=${CAMP2_S:-330}
+CAMP2_S=${CAMP2_S:-400}
 stamp campaign-2 timeout $((CAMP2_S + 60)) $B/attnfuzz campaign --backend cudnn --workers-per-gpu 8 --resume \
   --time $CAMP2_S --total-time $((CAMP2_S + 45)) --out /tmp/camp > $R/campaign-2.txt 2>&1
 tail -6 $R/campaign-2.txt >> $S

@@ -50,7 +50,6 @@ static void check_fused_magnitudes(const test_problem *t, const af_oracle_result
     CHECK_MSG(sep.dq == fused->dq && sep.dk == fused->dk && sep.dv == fused->dv && sep.ds_max == fused->ds_max,
               "%s: fused grad magnitudes %.17g %.17g %.17g %.17g, separate passes %.17g %.17g %.17g %.17g", name,
               fused->dq, fused->dk, fused->dv, fused->ds_max, sep.dq, sep.dk, sep.dv, sep.ds_max);
-    CHECK_MSG(fused->dq > 0 || rows == 0 || t->p.len_q[0] == 0, "%s: fused dQ magnitude %g", name, fused->dq);
 }
 
 /* sigma as oracle.c states it: 1.01 |scale| max ||q|| max ||k|| */
