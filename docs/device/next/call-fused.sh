@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Device call 3 (carry ["build-dev"]; build-dev/attnfuzz.new and test_oracle_gpu from the
+# Device call (carry ["build-dev"]; build-dev/attnfuzz.new and test_oracle_gpu from the
 # tree without the micro-tiles, with the fused magnitudes): test_oracle_gpu whole, then the
 # 32k case end to end (b1 h16 d128 causal fwd + bwd, --no-probes) with its stage seconds.
 source ci/device_preamble.sh
