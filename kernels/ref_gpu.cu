@@ -181,40 +181,48 @@ static void convert(convert_pass *x) {
     af_parfor(chunks, af_parfor_threads((double)x->n), convert_chunk, x);
 }
 
-/* Device copy of a dense double array as fp32 (exact: fp16/bf16 stored values). */
-static af_run_status upload(float **dev, const double *src, int64_t n, char *why, size_t cap) {
-    *dev = NULL;
-    size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(float);
-    float *host = (float *)malloc(bytes);
-    if (!host) {
-        snprintf(why, cap, "gpu reference: out of host memory (%zu bytes)", bytes);
+/* One host staging array of fp32 for every upload and download of a run, sized for the
+ * largest tensor and mapped once on af_parfor threads: a fresh malloc per transfer faulted
+ * its pages one at a time inside the pageable cudaMemcpy's single thread (about a second
+ * for the five downloads of b1 h16 s32768 d128). */
+typedef struct {
+    float *host; /* (cap) */
+    size_t cap;  /* elements */
+} staging;
+
+static af_run_status staging_init(staging *sg, int64_t n, char *why, size_t cap) {
+    sg->cap = (size_t)(n > 0 ? n : 1);
+    sg->host = (float *)malloc(sg->cap * sizeof(float));
+    if (!sg->host) {
+        snprintf(why, cap, "gpu reference: out of host memory (%zu bytes)", sg->cap * sizeof(float));
         return AF_RUN_RESOURCE;
     }
-    convert_pass x = {src, host, NULL, NULL, n, 1, 1, 1, NULL};
+    af_par_memset(sg->host, 0, sg->cap * sizeof(float));
+    return AF_RUN_OK;
+}
+
+/* Device copy of a dense double array (n <= sg->cap) as fp32 (exact: fp16/bf16 stored values). */
+static af_run_status upload(const staging *sg, float **dev, const double *src, int64_t n, char *why, size_t cap) {
+    *dev = NULL;
+    size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(float);
+    convert_pass x = {src, sg->host, NULL, NULL, n, 1, 1, 1, NULL};
     convert(&x);
     af_run_status st = af_gpu_malloc((void **)dev, bytes, why, cap);
-    if (st == AF_RUN_OK) st = af_gpu_h2d(*dev, host, bytes, why, cap);
-    free(host);
+    if (st == AF_RUN_OK) st = af_gpu_h2d(*dev, sg->host, bytes, why, cap);
     return st;
 }
 
-/* dst (B, H, S, D) doubles from the device's fp32 (B, H, S, D): rows s < len[b] only,
- * the others 0 (as af_outputs_read leaves them). */
-static af_run_status download(double *dst, const float *dev, int B, int H, int S, int D, const int *len, char *why,
-                              size_t cap) {
+/* dst (B, H, S, D) doubles from the device's fp32 (B, H, S, D) (B H S D <= sg->cap): rows
+ * s < len[b] only, the others 0 (as af_outputs_read leaves them). */
+static af_run_status download(const staging *sg, double *dst, const float *dev, int B, int H, int S, int D,
+                              const int *len, char *why, size_t cap) {
     int64_t n = (int64_t)B * H * S * D;
     size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(float);
-    float *host = (float *)malloc(bytes);
-    if (!host) {
-        snprintf(why, cap, "gpu reference: out of host memory (%zu bytes)", bytes);
-        return AF_RUN_RESOURCE;
-    }
-    af_run_status st = af_gpu_d2h(host, dev, bytes, why, cap);
+    af_run_status st = af_gpu_d2h(sg->host, dev, bytes, why, cap);
     if (st == AF_RUN_OK && n > 0) {
-        convert_pass x = {NULL, NULL, host, dst, n, H, S, D, len};
+        convert_pass x = {NULL, NULL, sg->host, dst, n, H, S, D, len};
         convert(&x);
     }
-    free(host);
     return st;
 }
 
@@ -225,10 +233,13 @@ extern "C" af_run_status af_ref_gpu_run(const af_ref_gpu_desc *d, const af_input
     af_ref_gpu_buffers g;
     memset(&g, 0, sizeof g);
     float *q = NULL, *k = NULL, *v = NULL, *dout = NULL;
-    af_run_status st = upload(&q, in->q, nq * d->Dqk, why, cap);
-    if (st == AF_RUN_OK) st = upload(&k, in->k, nkv * d->Dqk, why, cap);
-    if (st == AF_RUN_OK) st = upload(&v, in->v, nkv * d->Dv, why, cap);
-    if (st == AF_RUN_OK && d->backward) st = upload(&dout, in->dout, nq * d->Dv, why, cap);
+    int64_t dmax = d->Dqk > d->Dv ? d->Dqk : d->Dv;
+    staging sg = {NULL, 0};
+    af_run_status st = staging_init(&sg, (nq > nkv ? nq : nkv) * dmax, why, cap);
+    if (st == AF_RUN_OK) st = upload(&sg, &q, in->q, nq * d->Dqk, why, cap);
+    if (st == AF_RUN_OK) st = upload(&sg, &k, in->k, nkv * d->Dqk, why, cap);
+    if (st == AF_RUN_OK) st = upload(&sg, &v, in->v, nkv * d->Dv, why, cap);
+    if (st == AF_RUN_OK && d->backward) st = upload(&sg, &dout, in->dout, nq * d->Dv, why, cap);
     g.q = q;
     g.k = k;
     g.v = v;
@@ -244,13 +255,14 @@ extern "C" af_run_status af_ref_gpu_run(const af_ref_gpu_desc *d, const af_input
     double t1 = af_clock_mono();
     if (st == AF_RUN_OK) st = af_ref_gpu_run_device(d, &g, tm, why, cap);
     double t2 = af_clock_mono();
-    if (st == AF_RUN_OK) st = download(out->o, g.o, d->B, d->Hq, d->Sq, d->Dv, d->len_q, why, cap);
-    if (st == AF_RUN_OK) st = download(out->lse, g.lse, d->B, d->Hq, d->Sq, 1, d->len_q, why, cap);
+    if (st == AF_RUN_OK) st = download(&sg, out->o, g.o, d->B, d->Hq, d->Sq, d->Dv, d->len_q, why, cap);
+    if (st == AF_RUN_OK) st = download(&sg, out->lse, g.lse, d->B, d->Hq, d->Sq, 1, d->len_q, why, cap);
     if (st == AF_RUN_OK && d->backward) {
-        st = download(out->dq, g.dq, d->B, d->Hq, d->Sq, d->Dqk, d->len_q, why, cap);
-        if (st == AF_RUN_OK) st = download(out->dk, g.dk, d->B, d->Hkv, d->Skv, d->Dqk, d->len_kv, why, cap);
-        if (st == AF_RUN_OK) st = download(out->dv, g.dv, d->B, d->Hkv, d->Skv, d->Dv, d->len_kv, why, cap);
+        st = download(&sg, out->dq, g.dq, d->B, d->Hq, d->Sq, d->Dqk, d->len_q, why, cap);
+        if (st == AF_RUN_OK) st = download(&sg, out->dk, g.dk, d->B, d->Hkv, d->Skv, d->Dqk, d->len_kv, why, cap);
+        if (st == AF_RUN_OK) st = download(&sg, out->dv, g.dv, d->B, d->Hkv, d->Skv, d->Dv, d->len_kv, why, cap);
     }
+    free(sg.host);
     af_gpu_free(q);
     af_gpu_free(k);
     af_gpu_free(v);
