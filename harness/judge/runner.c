@@ -117,6 +117,9 @@ static bool gpu_generate(const af_case *c, const af_tensors *t, float *pregen[4]
         size_t bytes = (size_t)c->batch * H * S * D * sizeof(float);
         float *dev = NULL;
         pregen[i] = malloc(bytes);
+        /* mapped on threads: a fresh array's pages would fault one at a time inside the
+         * pageable copy's single thread */
+        if (pregen[i]) af_par_memset(pregen[i], 0, bytes);
         ok = pregen[i] && af_gpu_malloc((void **)&dev, bytes, why, sizeof why) == AF_RUN_OK &&
              af_gpu_gen_logical(c, id, dev, why, sizeof why) == AF_RUN_OK &&
              af_gpu_d2h(pregen[i], dev, bytes, why, sizeof why) == AF_RUN_OK;
