@@ -82,9 +82,9 @@ int main(int argc, char **argv) {
             return 1;
         }
         printf("b1 h1 s%d d%d fwd+bwd %-7s tier=%s threads=%d bits=%d: %.3f s  all_mpfr=%d "
-               "bound_rel=%.3g bound_abs_scale=%.3g\n",
+               "bound_rel=%.3g bound_abs_scale=%.3g certified %d rows + %d key columns\n",
                seq, dim, causal ? "causal" : "nomask", argc > 1 ? argv[1] : "mpfr", o.threads, o.precision_bits,
-               r.seconds, r.all_mpfr, r.bound_rel, r.bound_abs_scale);
+               r.seconds, r.all_mpfr, r.bound_rel, r.bound_abs_scale, r.cert_rows, r.cert_keys);
         af_oracle_result_free(&r);
     }
     free(in.q), free(in.k), free(in.v), free(in.dout);

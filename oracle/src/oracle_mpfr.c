@@ -186,13 +186,32 @@ void af_mpfr_inputs_free(af_mpfr_inputs *x) { /* custom variables: no mpfr_clear
     free(x);
 }
 
+/* dst = a * x rounded once to dst's precision, as mpfr_mul_d: for a finite nonzero x by
+ * its integer significand (|k| < 2^53, x = k 2^(e - 53)) with mpfr_mul_si, then the power
+ * of two (exact), which skips mpfr_mul_d's conversion of x into a temporary (73 -> 42 ns a
+ * product, 128-bit a, 256-bit dst, on the development machine); a power of two does not
+ * move a rounding, so the bits are mpfr_mul_d's. Zeros (their sign), infinities and NaN
+ * take mpfr_mul_d. */
+_Static_assert(sizeof(long) >= 8, "mul_d_exact passes a 53-bit significand as a long");
+static inline void mul_d_exact(mpfr_ptr dst, mpfr_srcptr a, double x) {
+    if (x == 0.0 || !isfinite(x)) {
+        mpfr_mul_d(dst, a, x, MPFR_RNDN);
+        return;
+    }
+    int e;
+    long k = (long)ldexp(frexp(x, &e), 53);
+    mpfr_mul_si(dst, a, k, MPFR_RNDN);
+    mpfr_mul_2si(dst, dst, e - 53, MPFR_RNDN);
+}
+
 /* dst = a * x[i], exact at dst's term_prec: x[i] from the run's 53-bit copy xm when there
- * is one (no conversion), else converted here (mpfr_mul_d); the same bits either way. */
+ * is one (no conversion), else from the double itself (mul_d_exact); the same bits either
+ * way. */
 static inline void mul_in(mpfr_ptr dst, mpfr_srcptr a, const mpfr_t *xm, const double *x, size_t i) {
     if (xm)
         mpfr_mul(dst, a, xm[i], MPFR_RNDN);
     else
-        mpfr_mul_d(dst, a, x[i], MPFR_RNDN);
+        mul_d_exact(dst, a, x[i]);
 }
 
 /* dst = sum_d a[d] * x[base + d] for 53-bit a and input x (its copy xm or NULL),
