@@ -40,6 +40,12 @@ n, e = s.get("cases", 0) or 0, s.get("elapsed_s") or 1
 print("campaign %s: %d cases in %.1f s = %.2f cases/s, declined %s, buckets %s, findings %s, crashes %s, hangs %s" % (
     sys.argv[2], n, e, n / e, s.get("declined"), s.get("buckets"), s.get("findings"), s.get("crashes"), s.get("hangs")))
 print("s_kv", s.get("seqlen_kv_hist"))
+for key in ("seqlen_kv_hist", "seqlen_kv_judged_hist"):  # the shares above 1024 / 16384, all and judged
+    h = s.get(key) or {}
+    m = sum(h.values()) or 1
+    print("%s: %d cases, s_kv >= 1024 %.1f %%, >= 16384 %.1f %%" % (key, sum(h.values()),
+          100.0 * sum(v for k, v in h.items() if int(k.split("-")[0]) >= 1024) / m,
+          100.0 * sum(v for k, v in h.items() if int(k.split("-")[0]) >= 16384) / m))
 PY
     for d in "$dir"/findings/*/; do
         [ -d "$d" ] || continue

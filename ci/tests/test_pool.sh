@@ -60,6 +60,9 @@ n = s["cases"]
 assert n > 4, f"only {n} cases"
 for h in ("seqlen_q_hist", "seqlen_kv_hist"):
     assert sum(s[h].values()) == n, f"{h} sums to {sum(s[h].values())}, cases {n}"
+judged = n - s["declined"] - s["errors"]
+assert sum(s["seqlen_kv_judged_hist"].values()) == judged, f"seqlen_kv_judged_hist sums to {sum(s['seqlen_kv_judged_hist'].values())}, judged {judged}"
+assert all(s["seqlen_kv_judged_hist"][k] <= s["seqlen_kv_hist"][k] for k in s["seqlen_kv_hist"]), "judged above all in a bin"
 for k in ("declined", "errors", "crashes", "hangs", "findings"):
     assert 0 <= s[k] <= n, f"{k} = {s[k]} of {n}"
 assert s["crashes"] == 0 and s["hangs"] == 0 and s["findings"] == 0, s

@@ -128,7 +128,10 @@ static void handle_result(af_campaign_state *cp, const af_child *slot, const inp
         keep_error_case(cp, c, r->status == AF_CASE_NOT_RUN ? r->why : r->verdict.reason);
         return;
     }
-    if (r->verdict.kind == AF_V_DECLINED) cp->st.declined++;
+    if (r->verdict.kind == AF_V_DECLINED)
+        cp->st.declined++;
+    else
+        af_stats_note_judged_seqlen(&cp->st, c->seqlen_kv);
     af_stats_note_run(&cp->st, &r->verdict.info);
     if (r->status != AF_CASE_NOT_RUN && r->status != AF_CASE_CRASHED && r->status != AF_CASE_HUNG)
         af_envelope_note(&cp->envelope, c, r->verdict.kind == AF_V_DECLINED, r->verdict.reason);

@@ -264,6 +264,7 @@ static void add_stats(af_campaign_stats *m, const af_campaign_stats *s, bool fir
     for (int b = 0; b < AF_STATS_SEQLEN_BUCKETS; b++) {
         m->seqlen_q_hist[b] += s->seqlen_q_hist[b];
         m->seqlen_kv_hist[b] += s->seqlen_kv_hist[b];
+        m->seqlen_kv_judged_hist[b] += s->seqlen_kv_judged_hist[b];
     }
     for (int i = 0; i < AF_STATS_CONFIG_CELLS / 64; i++) m->config_cells_seen[i] |= s->config_cells_seen[i];
     for (int k = AF_CP_NONE; k <= AF_CP_A2A_P2P; k++) {

@@ -42,6 +42,7 @@ void af_camp_resume_apply(af_campaign_state *cp, const af_campaign_stats *prior)
     st->time_to_first_finding_s = prior->time_to_first_finding_s;
     memcpy(st->seqlen_q_hist, prior->seqlen_q_hist, sizeof st->seqlen_q_hist);
     memcpy(st->seqlen_kv_hist, prior->seqlen_kv_hist, sizeof st->seqlen_kv_hist);
+    memcpy(st->seqlen_kv_judged_hist, prior->seqlen_kv_judged_hist, sizeof st->seqlen_kv_judged_hist);
     memcpy(st->field_cases, prior->field_cases, sizeof st->field_cases);
     st->cudnn_graph_build_seconds = prior->cudnn_graph_build_seconds;
     st->plan_cache_hits = prior->plan_cache_hits;

@@ -36,6 +36,12 @@ void af_stats_note_seqlens(af_campaign_stats *st, int seqlen_q, int seqlen_kv) {
     }
 }
 
+void af_stats_note_judged_seqlen(af_campaign_stats *st, int seqlen_kv) {
+    int b = 0;
+    while (b + 1 < AF_STATS_SEQLEN_BUCKETS && seqlen_kv >> (b + 1)) b++;
+    st->seqlen_kv_judged_hist[b]++;
+}
+
 void af_stats_note_cp(af_campaign_stats *st, const af_case *c, bool declined) {
     int k = c->cp_size > 1 && c->cp_comm >= AF_CP_NONE && c->cp_comm <= AF_CP_A2A_P2P ? (int)c->cp_comm : AF_CP_NONE;
     st->cp_cases[k]++;
@@ -179,6 +185,7 @@ int af_stats_write(const char *dir, af_campaign_stats *st, char *why, size_t cap
     json_object_set_new(o, "interrupted", json_boolean(st->interrupted));
     json_object_set_new(o, "seqlen_q_hist", seqlen_hist(st->seqlen_q_hist));
     json_object_set_new(o, "seqlen_kv_hist", seqlen_hist(st->seqlen_kv_hist));
+    json_object_set_new(o, "seqlen_kv_judged_hist", seqlen_hist(st->seqlen_kv_judged_hist));
     json_object_set_new(o, "cp_cases", cp_counts(st->cp_cases));
     json_object_set_new(o, "cp_declined", cp_counts(st->cp_declined));
     json_object_set_new(o, "dropout_kernel_cases", json_integer((json_int_t)st->dropout_kernel_cases));

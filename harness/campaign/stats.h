@@ -41,6 +41,7 @@ typedef struct {
     double max_work;
     long long seqlen_q_hist[AF_STATS_SEQLEN_BUCKETS];                 /* cases counted in stats.cases, */
     long long seqlen_kv_hist[AF_STATS_SEQLEN_BUCKETS];                /* by log2 bucket of s_q / s_kv */
+    long long seqlen_kv_judged_hist[AF_STATS_SEQLEN_BUCKETS];         /* of them judged: not declined, no error */
     double cudnn_graph_build_seconds;                                 /* graph + plan builds the runs waited for */
     long long plan_cache_hits, plan_cache_misses;                     /* runs served from / adding to a plan cache */
     const af_fuzz_envelope *envelope;                                 /* the learnt envelope, NULL = none */
@@ -88,6 +89,8 @@ void af_stats_note_run(af_campaign_stats *st, const af_run_info *info);
 
 /* Count one case's s_q and s_kv in the histograms. */
 void af_stats_note_seqlens(af_campaign_stats *st, int seqlen_q, int seqlen_kv);
+/* Count one judged case (neither declined nor an error) in seqlen_kv_judged_hist. */
+void af_stats_note_judged_seqlen(af_campaign_stats *st, int seqlen_kv);
 /* Count one case's cp comm type (cp_cases; cp_declined when its verdict declined) and
  * its dropout stream (dropout_kernel_cases). */
 void af_stats_note_cp(af_campaign_stats *st, const af_case *c, bool declined);
@@ -104,7 +107,8 @@ void af_stats_note_config_cell(af_campaign_stats *st, unsigned cell);
  * known bucket without minimising: campaign/pending.c), interrupted (true after SIGINT / SIGTERM), seqlen_q_hist and seqlen_kv_hist (objects
  * keyed by log2 bucket, "1", "2-3", "4-7" ... "131072-262143", every bucket present;
  * in-process mode they sum to cases, libFuzzer mode leaves them at 0: its workers
- * count cases), cp_cases and cp_declined (objects keyed "1", "p2p", "all_gather", "a2a",
+ * count cases), seqlen_kv_judged_hist (the same bins, the cases judged: neither declined
+ * nor an error; crashes and hangs count, they are verdicts on the kernel), cp_cases and cp_declined (objects keyed "1", "p2p", "all_gather", "a2a",
  * "a2a+p2p": cases by cp comm type, "1" for cp = 1, and of them declined; in-process
  * mode only, as the histograms), cudnn_graph_build_seconds, plan_cache_hits, plan_cache_misses (in-process:
  * each case's main run; libFuzzer: the workers' backend totals, probes' runs included),

@@ -134,6 +134,10 @@ int af_stats_read(const char *dir, af_campaign_stats *st, char *why, size_t cap)
     if (!bad && af_json_get_number(o, "time_to_first_finding_s", &x) == 0 && x >= 0) st->time_to_first_finding_s = x;
     if (!bad && read_hist(o, "seqlen_q_hist", st->seqlen_q_hist)) bad = "seqlen_q_hist";
     if (!bad && read_hist(o, "seqlen_kv_hist", st->seqlen_kv_hist)) bad = "seqlen_kv_hist";
+    /* campaigns from before it have none: their judged cases start from zero */
+    if (!bad && json_object_get(o, "seqlen_kv_judged_hist") &&
+        read_hist(o, "seqlen_kv_judged_hist", st->seqlen_kv_judged_hist))
+        bad = "seqlen_kv_judged_hist";
     if (!bad && read_timeline(o, st)) bad = "timeline";
     char mode[32] = "";
     if (!bad && (af_json_get_text(o, "backend", st->backend, sizeof st->backend) ||

@@ -22,6 +22,11 @@ print("campaign: %d cases in %s s, s_kv >= 1024: %.1f %%, s_kv >= 16384: %.1f %%
     s.get("cases", 0), s.get("elapsed_s"), 100.0 * above(1024) / n, 100.0 * above(16384) / n, s.get("buckets"),
     s.get("findings")))
 print("s_kv", h)
+j = s.get("seqlen_kv_judged_hist") or {}
+m = sum(j.values()) or 1
+print("judged (not declined, no error): %d cases, s_kv >= 1024: %.1f %%, s_kv >= 16384: %.1f %%" % (sum(j.values()),
+      100.0 * sum(v for k, v in j.items() if int(k.split("-")[0]) >= 1024) / m,
+      100.0 * sum(v for k, v in j.items() if int(k.split("-")[0]) >= 16384) / m))
 PY
 for d in /tmp/camp/findings/*/; do
   [ -d "$d" ] || continue
