@@ -17,6 +17,7 @@ cat $R/bench-oracle.txt $R/bench-ref.txt >> $S
 c=$R/long-32768.case
 printf 'dtype = bf16\nbatch = 1\nheads = 16\nseqlen = 32768\nhead_dim = 128\nlayout = bhsd\nmask = causal\nbackward = yes\nseed = 7\n' > $c
 stamp long-32768 timeout 150 $B/attnfuzz run $c --backend cudnn --no-probes --json > $R/long-32768.json 2> $R/long-32768.err
-python3 ci/bench/judge_stages.py $R/long-32768.json >> $S 2>&1 || head -c 1500 $R/long-32768.json >> $S
+head -1 $R/long-32768.json > $R/long-32768-verdict.json # the verdict line (a summary line follows)
+python3 ci/bench/judge_stages.py $R/long-32768-verdict.json >> $S 2>&1 || head -c 1500 $R/long-32768.json >> $S
 tail -30 $S
 device_pack
