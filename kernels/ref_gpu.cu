@@ -185,42 +185,37 @@ static void convert(convert_pass *x) {
  * largest tensor and mapped once on af_parfor threads: a fresh malloc per transfer faulted
  * its pages one at a time inside the pageable cudaMemcpy's single thread (about a second
  * for the five downloads of b1 h16 s32768 d128). */
-typedef struct {
-    float *host; /* (cap) */
-    size_t cap;  /* elements */
-} staging;
-
-static af_run_status staging_init(staging *sg, int64_t n, char *why, size_t cap) {
-    sg->cap = (size_t)(n > 0 ? n : 1);
-    sg->host = (float *)malloc(sg->cap * sizeof(float));
-    if (!sg->host) {
-        snprintf(why, cap, "gpu reference: out of host memory (%zu bytes)", sg->cap * sizeof(float));
+static af_run_status staging_new(float **stage, int64_t n, char *why, size_t cap) {
+    size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(float);
+    *stage = (float *)malloc(bytes);
+    if (!*stage) {
+        snprintf(why, cap, "gpu reference: out of host memory (%zu bytes)", bytes);
         return AF_RUN_RESOURCE;
     }
-    af_par_memset(sg->host, 0, sg->cap * sizeof(float));
+    af_par_memset(*stage, 0, bytes);
     return AF_RUN_OK;
 }
 
-/* Device copy of a dense double array (n <= sg->cap) as fp32 (exact: fp16/bf16 stored values). */
-static af_run_status upload(const staging *sg, float **dev, const double *src, int64_t n, char *why, size_t cap) {
+/* Device copy of a dense double array (n <= the staging array's elements) as fp32 (exact: fp16/bf16 stored values). */
+static af_run_status upload(float *stage, float **dev, const double *src, int64_t n, char *why, size_t cap) {
     *dev = NULL;
     size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(float);
-    convert_pass x = {src, sg->host, NULL, NULL, n, 1, 1, 1, NULL};
+    convert_pass x = {src, stage, NULL, NULL, n, 1, 1, 1, NULL};
     convert(&x);
     af_run_status st = af_gpu_malloc((void **)dev, bytes, why, cap);
-    if (st == AF_RUN_OK) st = af_gpu_h2d(*dev, sg->host, bytes, why, cap);
+    if (st == AF_RUN_OK) st = af_gpu_h2d(*dev, stage, bytes, why, cap);
     return st;
 }
 
-/* dst (B, H, S, D) doubles from the device's fp32 (B, H, S, D) (B H S D <= sg->cap): rows
+/* dst (B, H, S, D) doubles from the device's fp32 (B, H, S, D) (B H S D <= the staging array's elements): rows
  * s < len[b] only, the others 0 (as af_outputs_read leaves them). */
-static af_run_status download(const staging *sg, double *dst, const float *dev, int B, int H, int S, int D,
-                              const int *len, char *why, size_t cap) {
+static af_run_status download(float *stage, double *dst, const float *dev, int B, int H, int S, int D, const int *len,
+                              char *why, size_t cap) {
     int64_t n = (int64_t)B * H * S * D;
     size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(float);
-    af_run_status st = af_gpu_d2h(sg->host, dev, bytes, why, cap);
+    af_run_status st = af_gpu_d2h(stage, dev, bytes, why, cap);
     if (st == AF_RUN_OK && n > 0) {
-        convert_pass x = {NULL, NULL, sg->host, dst, n, H, S, D, len};
+        convert_pass x = {NULL, NULL, stage, dst, n, H, S, D, len};
         convert(&x);
     }
     return st;
@@ -234,12 +229,12 @@ extern "C" af_run_status af_ref_gpu_run(const af_ref_gpu_desc *d, const af_input
     memset(&g, 0, sizeof g);
     float *q = NULL, *k = NULL, *v = NULL, *dout = NULL;
     int64_t dmax = d->Dqk > d->Dv ? d->Dqk : d->Dv;
-    staging sg = {NULL, 0};
-    af_run_status st = staging_init(&sg, (nq > nkv ? nq : nkv) * dmax, why, cap);
-    if (st == AF_RUN_OK) st = upload(&sg, &q, in->q, nq * d->Dqk, why, cap);
-    if (st == AF_RUN_OK) st = upload(&sg, &k, in->k, nkv * d->Dqk, why, cap);
-    if (st == AF_RUN_OK) st = upload(&sg, &v, in->v, nkv * d->Dv, why, cap);
-    if (st == AF_RUN_OK && d->backward) st = upload(&sg, &dout, in->dout, nq * d->Dv, why, cap);
+    float *stage = NULL; /* (max(nq, nkv) max(Dqk, Dv)) */
+    af_run_status st = staging_new(&stage, (nq > nkv ? nq : nkv) * dmax, why, cap);
+    if (st == AF_RUN_OK) st = upload(stage, &q, in->q, nq * d->Dqk, why, cap);
+    if (st == AF_RUN_OK) st = upload(stage, &k, in->k, nkv * d->Dqk, why, cap);
+    if (st == AF_RUN_OK) st = upload(stage, &v, in->v, nkv * d->Dv, why, cap);
+    if (st == AF_RUN_OK && d->backward) st = upload(stage, &dout, in->dout, nq * d->Dv, why, cap);
     g.q = q;
     g.k = k;
     g.v = v;
@@ -255,14 +250,14 @@ extern "C" af_run_status af_ref_gpu_run(const af_ref_gpu_desc *d, const af_input
     double t1 = af_clock_mono();
     if (st == AF_RUN_OK) st = af_ref_gpu_run_device(d, &g, tm, why, cap);
     double t2 = af_clock_mono();
-    if (st == AF_RUN_OK) st = download(&sg, out->o, g.o, d->B, d->Hq, d->Sq, d->Dv, d->len_q, why, cap);
-    if (st == AF_RUN_OK) st = download(&sg, out->lse, g.lse, d->B, d->Hq, d->Sq, 1, d->len_q, why, cap);
+    if (st == AF_RUN_OK) st = download(stage, out->o, g.o, d->B, d->Hq, d->Sq, d->Dv, d->len_q, why, cap);
+    if (st == AF_RUN_OK) st = download(stage, out->lse, g.lse, d->B, d->Hq, d->Sq, 1, d->len_q, why, cap);
     if (st == AF_RUN_OK && d->backward) {
-        st = download(&sg, out->dq, g.dq, d->B, d->Hq, d->Sq, d->Dqk, d->len_q, why, cap);
-        if (st == AF_RUN_OK) st = download(&sg, out->dk, g.dk, d->B, d->Hkv, d->Skv, d->Dqk, d->len_kv, why, cap);
-        if (st == AF_RUN_OK) st = download(&sg, out->dv, g.dv, d->B, d->Hkv, d->Skv, d->Dv, d->len_kv, why, cap);
+        st = download(stage, out->dq, g.dq, d->B, d->Hq, d->Sq, d->Dqk, d->len_q, why, cap);
+        if (st == AF_RUN_OK) st = download(stage, out->dk, g.dk, d->B, d->Hkv, d->Skv, d->Dqk, d->len_kv, why, cap);
+        if (st == AF_RUN_OK) st = download(stage, out->dv, g.dv, d->B, d->Hkv, d->Skv, d->Dv, d->len_kv, why, cap);
     }
-    free(sg.host);
+    free(stage);
     af_gpu_free(q);
     af_gpu_free(k);
     af_gpu_free(v);

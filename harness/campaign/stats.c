@@ -26,20 +26,20 @@ static void iso_utc(double t, char *buf, size_t cap) {
  * at DBL_DIG significant digits, which gives back exactly those decimals. */
 static json_t *rounded(double x, double scale) { return af_json_real(round(x * scale) / scale); }
 
+/* The log2 bin of a length: floor(log2 s), the last bin taking the rest. */
+static int seqlen_bin(int s) {
+    int b = 0;
+    while (b + 1 < AF_STATS_SEQLEN_BUCKETS && s >> (b + 1)) b++;
+    return b;
+}
+
 void af_stats_note_seqlens(af_campaign_stats *st, int seqlen_q, int seqlen_kv) {
-    int s[2] = {seqlen_q, seqlen_kv};
-    long long *hist[2] = {st->seqlen_q_hist, st->seqlen_kv_hist};
-    for (int k = 0; k < 2; k++) {
-        int b = 0;
-        while (b + 1 < AF_STATS_SEQLEN_BUCKETS && s[k] >> (b + 1)) b++;
-        hist[k][b]++;
-    }
+    st->seqlen_q_hist[seqlen_bin(seqlen_q)]++;
+    st->seqlen_kv_hist[seqlen_bin(seqlen_kv)]++;
 }
 
 void af_stats_note_judged_seqlen(af_campaign_stats *st, int seqlen_kv) {
-    int b = 0;
-    while (b + 1 < AF_STATS_SEQLEN_BUCKETS && seqlen_kv >> (b + 1)) b++;
-    st->seqlen_kv_judged_hist[b]++;
+    st->seqlen_kv_judged_hist[seqlen_bin(seqlen_kv)]++;
 }
 
 void af_stats_note_cp(af_campaign_stats *st, const af_case *c, bool declined) {

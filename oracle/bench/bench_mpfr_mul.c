@@ -1,6 +1,6 @@
 /* bench_mpfr_mul.c — the MPFR tier's product of an exact term and an input double without a
  * 53-bit copy, two ways (not a test): mpfr_mul_d (x converted into a temporary, then
- * multiplied) and the tier's way (oracle_mpfr.c mul_d_exact: x's integer significand by
+ * multiplied) and the tier's own mul_d_exact (oracle_internal.h: x's integer significand by
  * mpfr_mul_si, then its power of two by mpfr_mul_2si). Prints nanoseconds a product for each
  * and their ratio, and counts products whose bits differ (must be 0).
  *
@@ -12,15 +12,8 @@
 #include <mpfr.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "oracle/src/oracle_internal.h"
 #include "util/clock.h"
-
-/* the tier's product (oracle_mpfr.c mul_d_exact), for a finite nonzero x */
-static void mul_by_significand(mpfr_t dst, const mpfr_t a, double x) {
-    int e;
-    long k = (long)ldexp(frexp(x, &e), 53);
-    mpfr_mul_si(dst, a, k, MPFR_RNDN);
-    mpfr_mul_2si(dst, dst, e - 53, MPFR_RNDN);
-}
 
 int main(int argc, char **argv) {
     long n = argc > 1 ? atol(argv[1]) : 1L << 20;
@@ -49,14 +42,14 @@ int main(int argc, char **argv) {
     double t1 = af_clock_mono();
     for (int r = 0; r < reps; r++)
         for (long i = 0; i < n; i++) {
-            mul_by_significand(d2, a, x[i]);
+            mul_d_exact(d2, a, x[i]);
             sink += mpfr_get_d(d2, MPFR_RNDN);
         }
     double t2 = af_clock_mono();
     long differ = 0;
     for (long i = 0; i < n; i++) {
         mpfr_mul_d(d1, a, x[i], MPFR_RNDN);
-        mul_by_significand(d2, a, x[i]);
+        mul_d_exact(d2, a, x[i]);
         differ += !mpfr_equal_p(d1, d2);
     }
     double ns = 1e9 / ((double)n * reps);

