@@ -46,6 +46,8 @@ void af_gpu_free(void *dev);
 af_run_status af_gpu_h2d(void *dev, const void *host, size_t bytes, char *why, size_t cap);
 af_run_status af_gpu_d2h(void *host, const void *dev, size_t bytes, char *why, size_t cap);
 af_run_status af_gpu_memset(void *dev, int byte, size_t bytes, char *why, size_t cap);
+/* Free device memory now (cudaMemGetInfo), or -1 when it cannot be read. */
+double af_gpu_mem_free(void);
 /* Wait for the device; classify any pending error (sticky -> AF_RUN_CRASH). */
 af_run_status af_gpu_sync(const char *what, char *why, size_t cap);
 

@@ -25,6 +25,14 @@ extern "C" {
  * ~256 MiB of device memory per array). */
 af_run_status af_gpu_row_summaries(const double *kernel, const double *ref, const double *exact, long long rows, int D,
                                    af_row_summary *out, char *why, size_t cap);
+/* af_gpu_row_summaries where ref and / or exact are device addresses of the whole dense
+ * (rows, D) array already (the bits of on_device below): read there, never uploaded (the
+ * oracle's and the reference's outputs the GPU tiers kept, model/dense.h af_outputs_dev).
+ * The same summaries, bit for bit. */
+#define AF_ROWS_REF_ON_DEVICE   1u
+#define AF_ROWS_EXACT_ON_DEVICE 2u
+af_run_status af_gpu_row_summaries_at(const double *kernel, const double *ref, const double *exact, unsigned on_device,
+                                      long long rows, int D, af_row_summary *out, char *why, size_t cap);
 
 #ifdef __cplusplus
 }

@@ -77,6 +77,15 @@ extern "C" af_run_status af_gpu_memset(void *dev, int byte, size_t bytes, char *
     return classify(cudaMemset(dev, byte, bytes), "cudaMemset", why, cap);
 }
 
+extern "C" double af_gpu_mem_free(void) {
+    size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return -1;
+    }
+    return (double)free_b;
+}
+
 extern "C" af_run_status af_gpu_sync(const char *what, char *why, size_t cap) {
     cudaError_t e = cudaDeviceSynchronize();
     if (e == cudaSuccess) e = cudaGetLastError();

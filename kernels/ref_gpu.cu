@@ -221,20 +221,110 @@ static af_run_status download(float *stage, double *dst, const float *dev, int B
     return st;
 }
 
-extern "C" af_run_status af_ref_gpu_run(const af_ref_gpu_desc *d, const af_inputs *in, af_outputs *out,
-                                        af_ref_gpu_timing *tm, char *why, size_t cap) {
+/* dst (n) fp32 from src (n) fp64, element by element: exact (the inputs are fp16 / bf16
+ * values), as the host's (float) conversion. */
+__global__ void narrow_kernel(const double *src, float *dst, int64_t n) {
+    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (int64_t)gridDim.x * blockDim.x)
+        dst[e] = (float)src[e];
+}
+
+/* The rows rule of download(): (B, H, S, D) with rows s >= len[b] written 0. */
+typedef struct {
+    int H, S, D;
+    int len[AF_MAX_BATCH];
+} widen_shape;
+
+/* dst (B, H, S, D) fp64 from src fp32 (B, H, S, D): download()'s values on the device. */
+__global__ void widen_kernel(const float *src, double *dst, int64_t n, widen_shape w) {
+    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (int64_t)gridDim.x * blockDim.x) {
+        int64_t row = e / w.D;
+        int s = (int)(row % w.S), b = (int)(row / w.S / w.H);
+        dst[e] = s < w.len[b] ? (double)src[e] : 0.0;
+    }
+}
+
+static unsigned grid_of(int64_t n) {
+    int64_t blocks = (n + 255) / 256;
+    return (unsigned)(blocks < 1 ? 1 : blocks > 65535 ? 65535 : blocks);
+}
+
+/* Device fp32 copy of a device fp64 array (the oracle's kept inputs). */
+static af_run_status narrow(float **dev, const double *src, int64_t n, char *why, size_t cap) {
+    *dev = NULL;
+    af_run_status st = af_gpu_malloc((void **)dev, (size_t)(n > 0 ? n : 1) * sizeof(float), why, cap);
+    if (st != AF_RUN_OK || n == 0) return st;
+    narrow_kernel<<<grid_of(n), 256>>>(src, *dev, n);
+    return af_gpu_sync("gpu reference: narrow inputs", why, cap);
+}
+
+/* *dst: a device fp64 copy of src (B, H, S, D) by download()'s rule; AF_RUN_RESOURCE (nothing
+ * kept) when device memory is short. */
+static af_run_status widen(double **dst, const float *src, int B, int H, int S, int D, const int *len, char *why,
+                           size_t cap) {
+    int64_t n = (int64_t)B * H * S * D;
+    widen_shape w;
+    memset(&w, 0, sizeof w);
+    w.H = H, w.S = S, w.D = D;
+    for (int b = 0; b < B && b < AF_MAX_BATCH; b++) w.len[b] = len[b];
+    af_run_status st = af_gpu_malloc((void **)dst, (size_t)(n > 0 ? n : 1) * sizeof(double), why, cap);
+    if (st != AF_RUN_OK || n == 0) return st;
+    widen_kernel<<<grid_of(n), 256>>>(src, *dst, n, w);
+    return af_gpu_sync("gpu reference: keep outputs", why, cap);
+}
+
+extern "C" void af_ref_gpu_kept_free(af_ref_gpu_kept *k) {
+    if (!k) return;
+    for (int i = 0; i < 5; i++) af_gpu_free(k->owned[i]);
+    free(k);
+}
+
+/* The outputs' device copies (af_ref_gpu_dev.keep); NULL when device or host memory is
+ * short (the run's host outputs stand either way). */
+static af_ref_gpu_kept *keep_outputs(const af_ref_gpu_desc *d, const af_ref_gpu_buffers *g) {
+    af_ref_gpu_kept *k = (af_ref_gpu_kept *)calloc(1, sizeof *k);
+    if (!k) return NULL;
+    char why[256];
+    const float *src[5] = {g->o, g->lse, g->dq, g->dk, g->dv};
+    int H[5] = {d->Hq, d->Hq, d->Hq, d->Hkv, d->Hkv}, D[5] = {d->Dv, 1, d->Dqk, d->Dqk, d->Dv};
+    bool kv[5] = {false, false, false, true, true};
+    int n = d->backward ? 5 : 2;
+    for (int i = 0; i < n; i++) {
+        if (widen(&k->owned[i], src[i], d->B, H[i], kv[i] ? d->Skv : d->Sq, D[i], kv[i] ? d->len_kv : d->len_q, why,
+                  sizeof why) != AF_RUN_OK) {
+            af_ref_gpu_kept_free(k);
+            return NULL;
+        }
+        k->bytes += (double)d->B * H[i] * (kv[i] ? d->Skv : d->Sq) * D[i] * sizeof(double);
+    }
+    k->out.o = k->owned[0], k->out.lse = k->owned[1];
+    k->out.dq = k->owned[2], k->out.dk = k->owned[3], k->out.dv = k->owned[4];
+    return k;
+}
+
+extern "C" af_run_status af_ref_gpu_run(const af_ref_gpu_desc *d, const af_inputs *in, const af_ref_gpu_dev *dev,
+                                        af_outputs *out, af_ref_gpu_timing *tm, char *why, size_t cap) {
     double t0 = af_clock_mono();
     int64_t nq = (int64_t)d->B * d->Hq * d->Sq, nkv = (int64_t)d->B * d->Hkv * d->Skv;
     af_ref_gpu_buffers g;
     memset(&g, 0, sizeof g);
     float *q = NULL, *k = NULL, *v = NULL, *dout = NULL;
     int64_t dmax = d->Dqk > d->Dv ? d->Dqk : d->Dv;
+    const af_inputs_dev *din =
+        dev && dev->in && dev->in->q && dev->in->k && dev->in->v && (!d->backward || dev->in->dout) ? dev->in : NULL;
+    if (dev && dev->keep) *dev->keep = NULL;
     float *stage = NULL; /* (max(nq, nkv) max(Dqk, Dv)) */
     af_run_status st = staging_new(&stage, (nq > nkv ? nq : nkv) * dmax, why, cap);
-    if (st == AF_RUN_OK) st = upload(stage, &q, in->q, nq * d->Dqk, why, cap);
-    if (st == AF_RUN_OK) st = upload(stage, &k, in->k, nkv * d->Dqk, why, cap);
-    if (st == AF_RUN_OK) st = upload(stage, &v, in->v, nkv * d->Dv, why, cap);
-    if (st == AF_RUN_OK && d->backward) st = upload(stage, &dout, in->dout, nq * d->Dv, why, cap);
+    if (din) { /* the oracle's device inputs, narrowed there: no host conversion, no upload */
+        if (st == AF_RUN_OK) st = narrow(&q, din->q, nq * d->Dqk, why, cap);
+        if (st == AF_RUN_OK) st = narrow(&k, din->k, nkv * d->Dqk, why, cap);
+        if (st == AF_RUN_OK) st = narrow(&v, din->v, nkv * d->Dv, why, cap);
+        if (st == AF_RUN_OK && d->backward) st = narrow(&dout, din->dout, nq * d->Dv, why, cap);
+    } else {
+        if (st == AF_RUN_OK) st = upload(stage, &q, in->q, nq * d->Dqk, why, cap);
+        if (st == AF_RUN_OK) st = upload(stage, &k, in->k, nkv * d->Dqk, why, cap);
+        if (st == AF_RUN_OK) st = upload(stage, &v, in->v, nkv * d->Dv, why, cap);
+        if (st == AF_RUN_OK && d->backward) st = upload(stage, &dout, in->dout, nq * d->Dv, why, cap);
+    }
     g.q = q;
     g.k = k;
     g.v = v;
@@ -257,6 +347,7 @@ extern "C" af_run_status af_ref_gpu_run(const af_ref_gpu_desc *d, const af_input
         if (st == AF_RUN_OK) st = download(stage, out->dk, g.dk, d->B, d->Hkv, d->Skv, d->Dqk, d->len_kv, why, cap);
         if (st == AF_RUN_OK) st = download(stage, out->dv, g.dv, d->B, d->Hkv, d->Skv, d->Dv, d->len_kv, why, cap);
     }
+    if (st == AF_RUN_OK && dev && dev->keep) *dev->keep = keep_outputs(d, &g);
     free(stage);
     af_gpu_free(q);
     af_gpu_free(k);

@@ -107,12 +107,30 @@ static inline void af_ref_gpu_desc_of_case(af_ref_gpu_desc *d, const af_case *c)
 af_run_status af_ref_gpu_run_device(const af_ref_gpu_desc *d, const af_ref_gpu_buffers *buf, af_ref_gpu_timing *tm,
                                     char *why, size_t cap);
 
+/* The reference's outputs left on the device (af_ref_gpu_run's keep): dense doubles
+ * equal to what it wrote into out, bit for bit (rows past a length 0). */
+typedef struct af_ref_gpu_kept {
+    af_outputs_dev out;
+    double *owned[5]; /* o, lse, dq, dk, dv */
+    double bytes;
+} af_ref_gpu_kept;
+void af_ref_gpu_kept_free(af_ref_gpu_kept *k); /* NULL: nothing */
+
+/* The device-resident side of af_ref_gpu_run (each NULL: not used): in, the exact inputs
+ * already on the device (dense doubles with af_inputs' shapes; narrowed to fp32 there
+ * instead of converted and uploaded from the host); keep, receives the outputs' device
+ * copies (NULL when not kept: out of device memory keeps nothing, the run still counts). */
+typedef struct {
+    const af_inputs_dev *in;
+    af_ref_gpu_kept **keep;
+} af_ref_gpu_dev;
+
 /* Host entry: dense exact inputs -> dense outputs, equal to what af_outputs_read gives
  * after the cpu backend's run (out allocated by af_outputs_alloc; rows past a
  * sequence's length are 0 there, as af_outputs_read leaves them). d: from
- * af_ref_gpu_desc_of_case of a case that af_ref_gpu_supports serves. */
-af_run_status af_ref_gpu_run(const af_ref_gpu_desc *d, const af_inputs *in, af_outputs *out, af_ref_gpu_timing *tm,
-                             char *why, size_t cap);
+ * af_ref_gpu_desc_of_case of a case that af_ref_gpu_supports serves; dev may be NULL. */
+af_run_status af_ref_gpu_run(const af_ref_gpu_desc *d, const af_inputs *in, const af_ref_gpu_dev *dev, af_outputs *out,
+                             af_ref_gpu_timing *tm, char *why, size_t cap);
 
 #ifdef __cplusplus
 }

@@ -51,7 +51,21 @@ typedef struct {
      * bits, default none): af_oracle_result.magnitudes says which it filled; the others
      * are the caller's to compute (af_oracle_score_abs, af_oracle_grad_abs). */
     unsigned gpu_magnitudes;
+    /* Keep the GPU tier's exact inputs and outputs on the device when it runs and the
+     * certification is pipelined (af_oracle_run_pipelined with pending: the sampled rows
+     * keep their fp64 values, so the device copies equal r->out bit for bit):
+     * af_oracle_result.gpu_kept, r->out.dev. Default off. */
+    bool gpu_keep;
 } af_oracle_opts;
+
+/* The GPU tier's arrays left on the device (af_oracle_opts.gpu_keep); freed with the
+ * result. */
+typedef struct af_oracle_gpu_kept {
+    af_outputs_dev out; /* o, lse, dq, dk, dv: equal to af_oracle_result.out's */
+    af_inputs_dev in;   /* q, k, v, dout: the problem's exact inputs */
+    double bytes;       /* device memory held */
+    void *owner;        /* the tier's allocations (oracle_gpu.cu) */
+} af_oracle_gpu_kept;
 
 /* af_oracle_opts.gpu_magnitudes, af_oracle_result.magnitudes */
 #define AF_ORACLE_MAG_SCORE_ABS 1u /* af_oracle_result.score_abs */
@@ -97,6 +111,9 @@ typedef struct {
     /* AF_ORACLE_MAG_* bits: the magnitudes above that the GPU tier's passes filled
      * (asked by af_oracle_opts.gpu_magnitudes), same definitions as the functions. */
     unsigned magnitudes;
+    /* The GPU tier's device copies (af_oracle_opts.gpu_keep) or NULL; out.dev points at
+     * gpu_kept->out while they are kept. */
+    af_oracle_gpu_kept *gpu_kept;
 } af_oracle_result;
 
 void af_oracle_opts_default(af_oracle_opts *o);

@@ -444,17 +444,28 @@ static void fp8_lse_rows(const af_case *c, const double *kernel, const double *o
     if (worst >= 0) st->ratio = worst;
 }
 
-/* Row summaries of one tensor on the device when it is large and a GPU is usable;
- * false (nothing written) otherwise or on a device error, and the host summarises. */
-static bool gpu_summaries(const double *kernel, const double *ref, const double *exact, long long rows, int D,
-                          af_row_summary *out) {
+/* Tensor slot i (O, LSE, dQ, dK, dV) of a device copy; NULL: none kept. */
+static const double *dev_slot(const af_outputs_dev *d, int i) {
+    if (!d) return NULL;
+    const double *a[5] = {d->o, d->lse, d->dq, d->dk, d->dv};
+    return a[i];
+}
+
+/* Row summaries of one tensor (slot i) on the device when it is large and a GPU is
+ * usable, reading the reference's and the oracle's arrays where they are kept on the
+ * device (dev_ref, dev_exact; NULL: the host arrays are uploaded); false (nothing
+ * written) otherwise or on a device error, and the host summarises. */
+static bool gpu_summaries(const double *kernel, const double *ref, const double *exact, const double *dev_ref,
+                          const double *dev_exact, long long rows, int D, af_row_summary *out) {
 #ifdef ATTNFUZZ_HAVE_CUDA
     if ((double)rows * D < (double)AF_COMPARE_GPU_MIN_ELEMS) return false;
     char why[256];
     if (af_gpu_available(why, sizeof why, NULL, 0, NULL) != 0) return false;
-    return af_gpu_row_summaries(kernel, ref, exact, rows, D, out, why, sizeof why) == AF_RUN_OK;
+    unsigned on = (ref && dev_ref ? AF_ROWS_REF_ON_DEVICE : 0u) | (dev_exact ? AF_ROWS_EXACT_ON_DEVICE : 0u);
+    return af_gpu_row_summaries_at(kernel, on & AF_ROWS_REF_ON_DEVICE ? dev_ref : ref, dev_exact ? dev_exact : exact,
+                                   on, rows, D, out, why, sizeof why) == AF_RUN_OK;
 #else
-    (void)kernel, (void)ref, (void)exact, (void)rows, (void)D, (void)out;
+    (void)kernel, (void)ref, (void)exact, (void)dev_ref, (void)dev_exact, (void)rows, (void)D, (void)out;
     return false;
 #endif
 }
@@ -500,7 +511,8 @@ int af_compare_outputs_only(const af_case *c, const af_outputs *kernel, const af
         double t0 = af_clock_mono();
         double *dterm = have ? af_criterion_extra_terms(c, id, terms, kernel->o, kernel->lse) : NULL;
         double t1 = af_clock_mono();
-        if (have || !gpu_summaries(kv_[i], rv_[i], ov_[i], (long long)nrows, D, sums))
+        if (have || !gpu_summaries(kv_[i], rv_[i], ov_[i], dev_slot(ref ? ref->dev : NULL, i),
+                                   dev_slot(oracle->out.dev, i), (long long)nrows, D, sums))
             af_criterion_row_summaries(c, id, kv_[i], rv_[i], ov_[i], have ? terms : NULL, dterm, af_output_unit(c, id),
                                        sums);
         free(dterm);

@@ -54,11 +54,16 @@ static bool gpu_reference(const af_runner *r, const af_case *c, af_prepared *p) 
     af_ref_gpu_desc_of_case(&d, c);
     af_ref_gpu_timing tm;
     double t0 = af_clock_mono();
-    if (af_ref_gpu_run(&d, &p->inputs, &p->ref, &tm, why, sizeof why) != AF_RUN_OK) {
+    /* where the oracle tier kept its inputs on the device, the reference reads them there
+     * and keeps its outputs beside them (AF_KEEP_ON_DEVICE_MIN_ELEMS) */
+    const af_oracle_gpu_kept *ok = p->have_oracle ? p->oracle.gpu_kept : NULL;
+    af_ref_gpu_dev dev = {ok ? &ok->in : NULL, ok ? &p->ref_kept : NULL};
+    if (af_ref_gpu_run(&d, &p->inputs, &dev, &p->ref, &tm, why, sizeof why) != AF_RUN_OK) {
         af_outputs_free(&p->ref);
         snprintf(p->ref_note, sizeof p->ref_note, "gpu reference failed: %s", why);
         return false;
     }
+    if (p->ref_kept) p->ref.dev = &p->ref_kept->out;
     snprintf(p->ref_note, sizeof p->ref_note, "reference: gpu (the cpu backend's recipe, same bits) in %.3f s",
              af_clock_mono() - t0);
     return true;
@@ -79,6 +84,26 @@ int af_prepare_settle(af_prepared *p) {
     if (rc != 0 && !p->oracle_error[0])
         snprintf(p->oracle_error, sizeof p->oracle_error, "oracle: certification failed");
     return rc;
+}
+
+/* Whether the oracle tier and the GPU reference keep their arrays on the device for the
+ * judge (runner.h, AF_KEEP_ON_DEVICE_MIN_ELEMS): a large output tensor, and the copies
+ * (the oracle's inputs and outputs, the reference's outputs, all fp64) within a quarter
+ * of the device memory free now. */
+static bool keep_on_device(const af_case *c) {
+#ifdef ATTNFUZZ_HAVE_CUDA
+    double rows = (double)c->batch * c->heads_q * c->seqlen_q, keys = (double)c->batch * c->heads_kv * c->seqlen_kv;
+    double dqk = c->head_dim_qk, dv = c->head_dim_v;
+    double largest = fmax(rows * fmax(dqk, dv), c->backward ? keys * fmax(dqk, dv) : 0);
+    if (largest < (double)AF_KEEP_ON_DEVICE_MIN_ELEMS) return false;
+    double inputs = rows * dqk + keys * (dqk + dv) + (c->backward ? rows * dv : 0);
+    double outputs = rows * (dv + 1) + (c->backward ? rows * dqk + keys * (dqk + dv) : 0);
+    double bytes = 8.0 * (inputs + 2.0 * outputs), free_b = af_gpu_mem_free();
+    return free_b > 0 && bytes <= free_b / 4;
+#else
+    (void)c;
+    return false;
+#endif
 }
 
 #ifdef ATTNFUZZ_HAVE_CUDA
@@ -167,6 +192,9 @@ static int prepare_oracle(af_runner *r, const af_case *c, af_prepared *p, bool f
     bool lse_rows_only = fp16_bf16 && !small;
     /* the magnitudes below, from the GPU tier's own passes when it serves the case */
     af_oracle_opts oopts = r->oracle;
+    /* long cases: the tier's arrays stay on the device for the reference and the row
+     * summaries (kept only with the pipelined certification: oracle.h) */
+    oopts.gpu_keep = pipelined && keep_on_device(c);
     oopts.gpu_magnitudes =
         (c->backward ? AF_ORACLE_MAG_GRAD : 0u) |
         (!r->skip_oracle && (af_dtype_is_fp8(c->dtype) || lse_rows_only) ? AF_ORACLE_MAG_SCORE_ABS : 0u);
@@ -334,6 +362,9 @@ void af_prepared_free(af_prepared *p) {
     af_inputs_free(&p->inputs);
     if (p->have_oracle) af_oracle_result_free(&p->oracle);
     if (p->have_ref) af_outputs_free(&p->ref);
+#ifdef ATTNFUZZ_HAVE_CUDA
+    af_ref_gpu_kept_free(p->ref_kept);
+#endif
     af_criterion_terms_free(&p->terms);
     memset(p, 0, sizeof *p);
 }

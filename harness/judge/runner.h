@@ -21,6 +21,10 @@ typedef struct {
     af_criterion_terms terms; /* fp16/bf16 term budgets of the criterion (criterion.h) */
     af_outputs ref;           /* the low-precision reference's outputs */
     bool have_ref;
+    /* The device-resident half of a long case (AF_KEEP_ON_DEVICE_MIN_ELEMS): the GPU
+     * reference's outputs kept on the device (ref.dev points into it; the oracle's are
+     * oracle.gpu_kept, oracle.out.dev), read there by the row summaries; NULL: none. */
+    struct af_ref_gpu_kept *ref_kept;
     char ref_note[256];      /* which reference served ("reference: cpu backend",
                                   "reference: gpu ..."), or why there is none */
     af_judge_summary judged; /* the prepare half of every verdict's "judge" summary */
@@ -43,6 +47,12 @@ typedef struct {
  * the background: the GPU tier computes its elements in milliseconds, and the rows MPFR
  * recomputes (about 0.1 s of CPU a case) then overlap the backend's run and the judging. */
 #define AF_CERT_PIPELINE_MIN_WORK 1e10
+/* Long cases keep the GPU oracle tier's inputs and outputs and the GPU reference's
+ * outputs on the device for the judge (af_oracle_opts.gpu_keep, af_prepared.ref_kept)
+ * when an output tensor has at least this many elements (the device's row summaries
+ * serve it: AF_COMPARE_GPU_MIN_ELEMS) and the copies take at most a quarter of the
+ * device memory free at the time (a campaign's other workers share the GPU). */
+#define AF_KEEP_ON_DEVICE_MIN_ELEMS AF_COMPARE_GPU_MIN_ELEMS
 /* Input values come from the GPU generator (bit-identical, kernels/af_gpu_gen.h) when a
  * GPU is usable and the inputs hold at least this many elements. */
 #define AF_GEN_GPU_MIN_ELEMS (1LL << 24)

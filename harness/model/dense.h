@@ -69,7 +69,24 @@ typedef struct {
     double *row_sumexp; /* (B, Hq, Sq) sum of exp(score - row_max); 0 fully masked   */
     /* outputs = max_logit: */
     double *max_logit; /* (B, Hq) max of the visible scores of (b, h); -inf when none */
+    /* A device copy of o, lse, dq, dk, dv equal to them bit for bit, or NULL: the GPU
+     * tiers leave their outputs on the device for the judge's row summaries
+     * (af_outputs_dev). Owned by whoever filled the arrays; never set on a kernel's
+     * outputs. Last, for positional initialisers. */
+    const struct af_outputs_dev *dev;
 } af_outputs;
+
+/* Dense arrays in device memory with the shapes of af_outputs' (o (B,Hq,Sq,Dv),
+ * lse (B,Hq,Sq), dq (B,Hq,Sq,Dqk), dk (B,Hkv,Skv,Dqk), dv (B,Hv,Skv,Dv); NULL: not kept)
+ * and of af_inputs' (q, k, v, dout). The device-resident half of a prepared case: the
+ * GPU oracle tier keeps its exact inputs and outputs there, the GPU reference its
+ * outputs, and the judge's row summaries read them without a transfer. */
+typedef struct af_outputs_dev {
+    const double *o, *lse, *dq, *dk, *dv;
+} af_outputs_dev;
+typedef struct {
+    const double *q, *k, *v, *dout;
+} af_inputs_dev;
 
 /* V's head count of inputs and outputs (Hv, or Hkv when Hv is 0). */
 static inline int af_inputs_hv(const af_inputs *in) { return in->Hv ? in->Hv : in->Hkv; }

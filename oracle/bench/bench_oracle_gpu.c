@@ -96,6 +96,7 @@ static int bench_one(int seq, int heads, int dim, bool backward, bool full, int 
                           0,
                           NULL,
                           NULL,
+                          NULL,
                           NULL};
         double *lse64 = malloc((size_t)heads * seq * sizeof(double));
         double *drow64 = malloc((size_t)heads * seq * sizeof(double));
@@ -108,7 +109,7 @@ static int bench_one(int seq, int heads, int dim, bool backward, bool full, int 
         if (!out.o || !out.lse || !lse64 || !drow64 || (backward && (!out.dq || !out.dk || !out.dv))) {
             fprintf(stderr, "bench_oracle_gpu: out of host memory\n");
             rc = 2;
-        } else if (af_oracle_gpu_run(&p, &out, lse64, drow64, NULL, &gs, why, sizeof why) != 0) {
+        } else if (af_oracle_gpu_run(&p, &out, lse64, drow64, NULL, NULL, &gs, why, sizeof why) != 0) {
             fprintf(stderr, "bench_oracle_gpu: %s\n", why);
             rc = 1;
         } else {
@@ -132,7 +133,7 @@ static int bench_one(int seq, int heads, int dim, bool backward, bool full, int 
                     double t = af_clock_mono() - t0;
                     af_oracle_gpu_mags mags = {sa, &gf};
                     af_oracle_gpu_stats fs = {0};
-                    if (af_oracle_gpu_run(&p, &out, lse64, drow64, &mags, &fs, why, sizeof why) != 0) {
+                    if (af_oracle_gpu_run(&p, &out, lse64, drow64, &mags, NULL, &fs, why, sizeof why) != 0) {
                         fprintf(stderr, "bench_oracle_gpu: tier with magnitudes: %s\n", why);
                         rc = 1;
                     } else {

@@ -192,9 +192,44 @@ static void og_touch_outputs(const af_oracle_problem *p, af_outputs *out, double
     if (drow64) af_par_memset(drow64, 0, rows * sizeof(double));
 }
 
+/* The arena of a successful run handed to the caller with the addresses it wants
+ * (af_oracle_gpu_run's keep); the scratch (lengths, statistics, magnitude buffers) is
+ * O(s) and goes with it. NULL when out of host memory (the arena is then freed). */
+static af_oracle_gpu_kept *og_keep(og_arena *a, const og_bufs *m, bool backward) {
+    af_oracle_gpu_kept *k = (af_oracle_gpu_kept *)calloc(1, sizeof *k);
+    og_arena *own = (og_arena *)malloc(sizeof *own);
+    if (!k || !own) {
+        free(k), free(own);
+        return NULL;
+    }
+    *own = *a;
+    a->n = 0; /* the caller's arena no longer frees them (its peak stays for the stats) */
+    a->bytes = 0;
+    k->owner = own;
+    k->bytes = own->bytes;
+    k->in.q = m->q, k->in.k = m->k, k->in.v = m->v, k->in.dout = m->dout;
+    k->out.o = m->o, k->out.lse = m->lse;
+    if (backward) k->out.dq = m->dq, k->out.dk = m->dk, k->out.dv = m->dv;
+    return k;
+}
+
+extern "C" void af_oracle_gpu_kept_free(af_oracle_gpu_kept *k) {
+    if (!k) return;
+    og_arena *own = (og_arena *)k->owner;
+    if (own) og_arena_free(own);
+    free(own);
+    free(k);
+}
+
+extern "C" int af_oracle_gpu_fetch(double *host, const double *dev, size_t count, char *why, size_t cap) {
+    return count ? og_get(host, dev, count, why, cap) : 0;
+}
+
 extern "C" int af_oracle_gpu_run(const af_oracle_problem *p, af_outputs *out, double *lse64, double *drow64,
-                                 const af_oracle_gpu_mags *mags, af_oracle_gpu_stats *st, char *why, size_t cap) {
+                                 const af_oracle_gpu_mags *mags, af_oracle_gpu_kept **keep, af_oracle_gpu_stats *st,
+                                 char *why, size_t cap) {
     double t0 = af_clock_mono();
+    if (keep) *keep = NULL;
     og_arena a;
     memset(&a, 0, sizeof a);
     og_dims d;
@@ -244,6 +279,7 @@ extern "C" int af_oracle_gpu_run(const af_oracle_problem *p, af_outputs *out, do
                      og_get(out->dv, dv, keys * p->Dv, why, cap) || (drow64 && og_get(drow64, drow, rows, why, cap))))
         goto done;
     rc = 0;
+    if (keep) *keep = og_keep(&a, &m, backward); /* NULL (out of host memory): nothing kept */
 done:
     if (st) {
         st->peak_bytes = a.peak;

@@ -56,11 +56,19 @@ int af_oracle_gpu_usable(char *why, size_t cap);
 int af_oracle_gpu_supports(const af_oracle_problem *p, char *why, size_t cap);
 /* The tier: out holds host arrays allocated by the caller (o, lse; with backward dq, dk,
  * dv), each overwritten whole; lse64 (B,Hq,Sq) receives LSE, drow64 (B,Hq,Sq) D_i (with
- * backward; may be NULL without); mags (or NULL) the magnitudes asked for. Lengths must
- * be set (no NULL len_q / len_kv).
+ * backward; may be NULL without); mags (or NULL) the magnitudes asked for; keep (or NULL)
+ * receives the device copies of the inputs and outputs instead of their being freed
+ * (free with af_oracle_gpu_kept_free; NULL when the run failed). Lengths must be set
+ * (no NULL len_q / len_kv).
  * 0, or -1 with why (CUDA error, out of device memory, unsupported shape). */
 int af_oracle_gpu_run(const af_oracle_problem *p, af_outputs *out, double *lse64, double *drow64,
-                      const af_oracle_gpu_mags *mags, af_oracle_gpu_stats *st, char *why, size_t cap);
+                      const af_oracle_gpu_mags *mags, af_oracle_gpu_kept **keep, af_oracle_gpu_stats *st, char *why,
+                      size_t cap);
+/* Free what af_oracle_gpu_run kept (NULL: nothing). */
+void af_oracle_gpu_kept_free(af_oracle_gpu_kept *k);
+/* Copy count doubles of a kept device array back into host (tests, evidence). 0 or -1
+ * with why. */
+int af_oracle_gpu_fetch(double *host, const double *dev, size_t count, char *why, size_t cap);
 /* af_oracle_score_abs on the GPU: out (B,Hq,Sq). 0 or -1 with why. */
 int af_oracle_gpu_score_abs(const af_oracle_problem *p, double *out, char *why, size_t cap);
 /* af_oracle_grad_abs on the GPU (exact O, LSE from `exact`). 0 or -1 with why. */

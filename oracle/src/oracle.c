@@ -46,6 +46,8 @@ void af_oracle_result_free(af_oracle_result *r) {
     free(r->out.max_logit);
     free(r->score_abs);
     r->score_abs = NULL;
+    af_oracle_gpu_kept_free(r->gpu_kept);
+    r->gpu_kept = NULL;
     memset(&r->out, 0, sizeof r->out);
 }
 
@@ -401,10 +403,11 @@ double af_oracle_gpu_bound_abs(const af_oracle_problem *p, double sigma) {
     return 2.0 * ((4.0 * p->Dqk + 20.0) * sigma + 4.0 * log((double)p->Skv) + p->Dv + 240.0) * U53;
 }
 
-/* Runs the GPU tier into c->out / lse64 / drow64 and sets r->tier_used = GPU; when no
+/* Runs the GPU tier into c->out / lse64 / drow64 and sets r->tier_used = GPU (keep: its
+ * device copies into r->gpu_kept, r->out.dev); when no
  * GPU is usable, the shape is not supported or the GPU fails, leaves tier_used = FP64
  * (the CPU fp64 tier then runs) and says why in r->note. */
-static void run_gpu_tier(af_oracle_ctx *c, const af_oracle_opts *o, af_oracle_result *r) {
+static void run_gpu_tier(af_oracle_ctx *c, const af_oracle_opts *o, bool keep, af_oracle_result *r) {
     char why[160] = "";
     af_oracle_gpu_stats st = {0};
     if (af_feat_any(c->p)) { /* the GPU tier computes plain attention only */
@@ -428,8 +431,10 @@ static void run_gpu_tier(af_oracle_ctx *c, const af_oracle_opts *o, af_oracle_re
     if (o->gpu_magnitudes & AF_ORACLE_MAG_SCORE_ABS) mags.score_abs = malloc((n_rows ? n_rows : 1) * sizeof(double));
     if ((o->gpu_magnitudes & AF_ORACLE_MAG_GRAD) && c->backward) mags.grad = &r->grad;
     if (af_oracle_gpu_usable(why, sizeof why) == 0 && af_oracle_gpu_supports(c->p, why, sizeof why) == 0 &&
-        af_oracle_gpu_run(c->p, c->out, c->lse64, c->drow64, &mags, &st, why, sizeof why) == 0) {
+        af_oracle_gpu_run(c->p, c->out, c->lse64, c->drow64, &mags, keep ? &r->gpu_kept : NULL, &st, why, sizeof why) ==
+            0) {
         r->tier_used = AF_ORACLE_GPU;
+        if (r->gpu_kept) r->out.dev = &r->gpu_kept->out;
         r->gpu_seconds = st.seconds;
         r->gpu_peak_bytes = st.peak_bytes;
         if (mags.score_abs) r->score_abs = mags.score_abs, r->magnitudes |= AF_ORACLE_MAG_SCORE_ABS;
@@ -532,6 +537,7 @@ static int run_split_v(const af_oracle_problem *p, const af_oracle_opts *o, af_o
     else
         af_oracle_opts_default(&ow);
     ow.gpu_magnitudes = 0;
+    ow.gpu_keep = false; /* nor its device copies (narrowing changes dK, dV on the host) */
     int st = af_oracle_widen_v(p, &wide, &wide_in);
     if (st != 0) snprintf(why, cap, "oracle: out of memory widening K and V to shared heads");
     if (st == 0) st = af_oracle_run_pipelined(&wide, &ow, r, NULL, why, cap);
@@ -643,7 +649,8 @@ int af_oracle_run_pipelined(const af_oracle_problem *p_in, const af_oracle_opts 
             snprintf(why, cap, "oracle: out of memory for the row statistics");
             goto done;
         }
-        if (o.tier == AF_ORACLE_AUTO || o.tier == AF_ORACLE_GPU) run_gpu_tier(&c, &o, r);
+        if (o.tier == AF_ORACLE_AUTO || o.tier == AF_ORACLE_GPU)
+            run_gpu_tier(&c, &o, o.gpu_keep && pending, r); /* kept copies stay equal: fp64 rows stay */
         if (r->tier_used == AF_ORACLE_GPU) {
             /* the certification's floor follows the GPU's small-case budget too */
             if (o.gpu_mpfr_budget > 0.0) o.mpfr_budget = fmin(o.mpfr_budget, o.gpu_mpfr_budget);

@@ -58,6 +58,80 @@ static int compare_tensor(const char *name, const char *tensor, const double *cp
     return 0;
 }
 
+/* A device copy of n host doubles (freed by the caller with af_gpu_free). */
+static double *to_device(const double *host, int64_t n) {
+    double *dev = NULL;
+    char why[256];
+    size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(double);
+    CHECK_MSG(af_gpu_malloc((void **)&dev, bytes, why, sizeof why) == AF_RUN_OK, "%s", why);
+    if (dev && n > 0) CHECK_MSG(af_gpu_h2d(dev, host, bytes, why, sizeof why) == AF_RUN_OK, "%s", why);
+    return dev;
+}
+
+/* A kept device tensor (n doubles) equals the host outputs' bit for bit (NaN == NaN); 1
+ * when not. */
+static int kept_differs(const char *name, const char *tensor, const double *dev, const double *host, int64_t n) {
+    if (!dev) {
+        fprintf(stderr, "%s: kept %s missing\n", name, tensor);
+        return 1;
+    }
+    double *back = malloc((size_t)(n > 0 ? n : 1) * sizeof *back);
+    char why[256];
+    CHECK(back != NULL);
+    CHECK_MSG(af_gpu_d2h(back, dev, (size_t)n * sizeof *back, why, sizeof why) == AF_RUN_OK, "%s", why);
+    int bad = 0; /* NaN == NaN as in compare_tensor: the device's conversion may drop a payload */
+    for (int64_t e = 0; e < n && !bad; e++)
+        bad = !(isnan(back[e]) && isnan(host[e])) && memcmp(&back[e], &host[e], sizeof(double)) != 0;
+    if (bad) fprintf(stderr, "%s: kept %s differs from the host outputs\n", name, tensor);
+    free(back);
+    return bad;
+}
+
+/* The device-resident entry (af_ref_gpu_dev): inputs already on the device give the host
+ * entry's outputs bit for bit, and the kept device copies equal them. 0 when so. */
+static int check_device_entry(const char *name, const af_case *c, const af_ref_gpu_desc *d, const af_inputs *in,
+                              const af_outputs *got) {
+    int64_t nq = (int64_t)c->batch * c->heads_q * c->seqlen_q, nkv = (int64_t)c->batch * c->heads_kv * c->seqlen_kv;
+    double *q = to_device(in->q, nq * c->head_dim_qk), *k = to_device(in->k, nkv * c->head_dim_qk);
+    double *v = to_device(in->v, nkv * c->head_dim_v),
+           *dout = c->backward ? to_device(in->dout, nq * c->head_dim_v) : NULL;
+    af_inputs_dev din = {q, k, v, dout};
+    af_ref_gpu_kept *kept = NULL;
+    af_ref_gpu_dev dev = {&din, &kept};
+    af_outputs again;
+    char why[512] = "";
+    CHECK(af_outputs_alloc(&again, c) == 0);
+    CHECK_MSG(af_ref_gpu_run(d, in, &dev, &again, NULL, why, sizeof why) == AF_RUN_OK, "%s: device entry: %s", name,
+              why);
+    run_stats scratch = {0};
+    int bad = compare_tensor(name, "O (device inputs)", got->o, again.o, c->batch, c->heads_q, c->seqlen_q,
+                             c->head_dim_v, &scratch);
+    bad += compare_tensor(name, "LSE (device inputs)", got->lse, again.lse, c->batch, c->heads_q, c->seqlen_q, 1,
+                          &scratch);
+    CHECK_MSG(kept != NULL, "%s: nothing kept", name);
+    if (kept) {
+        bad += kept_differs(name, "O", kept->out.o, again.o, nq * c->head_dim_v);
+        bad += kept_differs(name, "LSE", kept->out.lse, again.lse, nq);
+        if (c->backward) {
+            bad += compare_tensor(name, "dQ (device inputs)", got->dq, again.dq, c->batch, c->heads_q, c->seqlen_q,
+                                  c->head_dim_qk, &scratch);
+            bad += compare_tensor(name, "dK (device inputs)", got->dk, again.dk, c->batch, c->heads_kv, c->seqlen_kv,
+                                  c->head_dim_qk, &scratch);
+            bad += compare_tensor(name, "dV (device inputs)", got->dv, again.dv, c->batch, c->heads_kv, c->seqlen_kv,
+                                  c->head_dim_v, &scratch);
+            bad += kept_differs(name, "dQ", kept->out.dq, again.dq, nq * c->head_dim_qk);
+            bad += kept_differs(name, "dK", kept->out.dk, again.dk, nkv * c->head_dim_qk);
+            bad += kept_differs(name, "dV", kept->out.dv, again.dv, nkv * c->head_dim_v);
+        } else {
+            CHECK(kept->out.dq == NULL && kept->out.dk == NULL && kept->out.dv == NULL);
+        }
+    }
+    af_ref_gpu_kept_free(kept);
+    af_outputs_free(&again);
+    af_gpu_free(q), af_gpu_free(k), af_gpu_free(v), af_gpu_free(dout);
+    return bad;
+}
+
 static void run_case(af_backend *cpu, const char *name, const af_case *c, run_stats *st) {
     char why[512] = "";
     if (af_ref_gpu_supports(c, why, sizeof why) != AF_RUN_OK || cpu->supports(cpu, c, why, sizeof why) != AF_RUN_OK) {
@@ -79,7 +153,7 @@ static void run_case(af_backend *cpu, const char *name, const af_case *c, run_st
     af_ref_gpu_desc d;
     af_ref_gpu_desc_of_case(&d, c);
     af_ref_gpu_timing tm;
-    af_run_status rs = af_ref_gpu_run(&d, &in, &got, &tm, why, sizeof why);
+    af_run_status rs = af_ref_gpu_run(&d, &in, NULL, &got, &tm, why, sizeof why);
     CHECK_MSG(rs == AF_RUN_OK, "%s: gpu reference: %s", name, why);
     int bad = compare_tensor(name, "O", ref.o, got.o, c->batch, c->heads_q, c->seqlen_q, c->head_dim_v, st);
     bad += compare_tensor(name, "LSE", ref.lse, got.lse, c->batch, c->heads_q, c->seqlen_q, 1, st);
@@ -88,6 +162,7 @@ static void run_case(af_backend *cpu, const char *name, const af_case *c, run_st
         bad += compare_tensor(name, "dK", ref.dk, got.dk, c->batch, c->heads_kv, c->seqlen_kv, c->head_dim_qk, st);
         bad += compare_tensor(name, "dV", ref.dv, got.dv, c->batch, c->heads_kv, c->seqlen_kv, c->head_dim_v, st);
     }
+    bad += check_device_entry(name, c, &d, &in, &got);
     st->compared++;
     if (bad) st->failed++;
     printf("  %-48s %s (cpu %.3f s, gpu %.2f ms fwd + %.2f ms bwd)\n", name, bad ? "DIFFERS" : "identical",

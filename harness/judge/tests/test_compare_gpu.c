@@ -108,6 +108,28 @@ static int run_case(int index, af_runner *r) {
         char what[64];
         snprintf(what, sizeof what, "case %d %s", index, af_tensor_name(id));
         compare_summaries(hs, gs, rows, what);
+        /* the reference's and the oracle's arrays read where they already are on the
+         * device (af_gpu_row_summaries_at): the same summaries */
+        double *dr = NULL, *de = NULL;
+        size_t bytes = rows * D * sizeof(double);
+        CHECK(af_gpu_malloc((void **)&dr, bytes, why, sizeof why) == AF_RUN_OK &&
+              af_gpu_malloc((void **)&de, bytes, why, sizeof why) == AF_RUN_OK);
+        CHECK(af_gpu_h2d(dr, rt, bytes, why, sizeof why) == AF_RUN_OK &&
+              af_gpu_h2d(de, et, bytes, why, sizeof why) == AF_RUN_OK);
+        unsigned where[3] = {AF_ROWS_EXACT_ON_DEVICE, AF_ROWS_REF_ON_DEVICE,
+                             AF_ROWS_EXACT_ON_DEVICE | AF_ROWS_REF_ON_DEVICE};
+        for (int w = 0; w < 3; w++) {
+            memset(gs, 0xff, rows * sizeof *gs);
+            const double *r_at = where[w] & AF_ROWS_REF_ON_DEVICE ? dr : rt,
+                         *e_at = where[w] & AF_ROWS_EXACT_ON_DEVICE ? de : et;
+            CHECK_MSG(af_gpu_row_summaries_at(kt, r_at, e_at, where[w], (long long)rows, D, gs, why, sizeof why) ==
+                          AF_RUN_OK,
+                      "%s", why);
+            char at[96];
+            snprintf(at, sizeof at, "%s (on the device: %u)", what, where[w]);
+            compare_summaries(hs, gs, rows, at);
+        }
+        af_gpu_free(dr), af_gpu_free(de);
         double gm = id == AF_T_DQ ? p.oracle.grad.dq : id == AF_T_DK ? p.oracle.grad.dk : p.oracle.grad.dv;
         af_criterion_result ch, cg;
         af_criterion_decide(&c, id, hs, true, NULL, af_output_unit(&c, id), gm, &ch);

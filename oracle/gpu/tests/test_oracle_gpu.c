@@ -18,8 +18,22 @@
 
 static double g_worst_mpfr = 0.0, g_worst_cpu = 0.0;
 
+/* n doubles of a kept device array equal host's bit for bit (NaN and signed zeros too). */
+static void check_kept(const double *dev, const double *host, size_t n, const char *what) {
+    CHECK_MSG(dev != NULL, "kept %s missing", what);
+    if (!dev || !n) return;
+    double *back = malloc(n * sizeof *back);
+    char why[512] = "";
+    CHECK(back != NULL);
+    CHECK_MSG(af_oracle_gpu_fetch(back, dev, n, why, sizeof why) == 0, "%s", why);
+    CHECK_MSG(memcmp(back, host, n * sizeof *back) == 0, "kept %s differs from the host copy", what);
+    free(back);
+}
+
 /* GPU tier straight from af_oracle_gpu_run (no MPFR replacement), with the magnitudes of
- * its own passes: score_abs (B,Hq,Sq) into `score_abs`, the gradients' into *grad. */
+ * its own passes: score_abs (B,Hq,Sq) into `score_abs`, the gradients' into *grad; its
+ * kept device copies (inputs and outputs) equal the problem's inputs and the host
+ * outputs bit for bit. */
 static void gpu_tier(const test_problem *t, af_oracle_result *g, double *lse64, double *drow64, double *score_abs,
                      af_grad_magnitudes *grad) {
     af_oracle_result tmp;
@@ -28,8 +42,27 @@ static void gpu_tier(const test_problem *t, af_oracle_result *g, double *lse64, 
     char why[512] = "";
     af_oracle_gpu_stats st;
     af_oracle_gpu_mags mags = {score_abs, grad};
-    CHECK_MSG(af_oracle_gpu_run(&t->p, &g->out, lse64, drow64, &mags, &st, why, sizeof why) == 0, "%s", why);
+    af_oracle_gpu_kept *kept = NULL;
+    CHECK_MSG(af_oracle_gpu_run(&t->p, &g->out, lse64, drow64, &mags, &kept, &st, why, sizeof why) == 0, "%s", why);
     CHECK(st.peak_bytes > 0);
+    CHECK(kept != NULL && kept->bytes > 0);
+    if (!kept) return;
+    const af_oracle_problem *p = &t->p;
+    size_t rows = test_rows(t), keys = test_keys(t);
+    check_kept(kept->in.q, t->in.q, rows * p->Dqk, "q");
+    check_kept(kept->in.k, t->in.k, keys * p->Dqk, "k");
+    check_kept(kept->in.v, t->in.v, keys * p->Dv, "v");
+    check_kept(kept->out.o, g->out.o, rows * p->Dv, "O");
+    check_kept(kept->out.lse, g->out.lse, rows, "LSE");
+    if (t->in.dout) {
+        check_kept(kept->in.dout, t->in.dout, rows * p->Dv, "dO");
+        check_kept(kept->out.dq, g->out.dq, rows * p->Dqk, "dQ");
+        check_kept(kept->out.dk, g->out.dk, keys * p->Dqk, "dK");
+        check_kept(kept->out.dv, g->out.dv, keys * p->Dv, "dV");
+    } else {
+        CHECK(kept->in.dout == NULL && kept->out.dq == NULL);
+    }
+    af_oracle_gpu_kept_free(kept);
 }
 
 /* The magnitudes of the value passes (mode 2) are those of the magnitude passes (mode 1)
@@ -176,7 +209,29 @@ static void check_case(test_problem *t, const char *name) {
     CHECK_MSG(valid_rows == 0 || a.cert_rows > 0, "%s: no certified rows", name);
     CHECK_MSG(a.cert_gap_over_bound <= 1.0, "%s: gap/bound %g", name, a.cert_gap_over_bound);
     CHECK(a.bound_rel == 4.0 * 0x1p-53 && a.bound_abs_scale > 0 && a.gpu_seconds > 0);
+    /* gpu_keep without a pipelined certification keeps nothing (MPFR's rows replace
+     * the tier's on the host, so device copies would differ) */
+    CHECK_MSG(a.gpu_kept == NULL && a.out.dev == NULL, "%s: kept without a pipeline", name);
     af_oracle_result_free(&a);
+    /* pipelined with gpu_keep: the device copies equal the host outputs the
+     * certification leaves (the sampled rows keep the fp64 values), after it too */
+    o.gpu_keep = true;
+    af_oracle_cert *pending = NULL;
+    CHECK_MSG(af_oracle_run_pipelined(&t->p, &o, &a, &pending, why, sizeof why) == 0, "%s: %s", name, why);
+    double cert_s = 0;
+    CHECK_MSG(af_oracle_cert_finish(pending, &a, &cert_s, why, sizeof why) == 0, "%s: %s", name, why);
+    CHECK_MSG(a.gpu_kept != NULL && a.out.dev == &a.gpu_kept->out, "%s: nothing kept", name);
+    if (a.gpu_kept) {
+        check_kept(a.out.dev->o, a.out.o, rows * t->p.Dv, "pipelined O");
+        check_kept(a.out.dev->lse, a.out.lse, rows, "pipelined LSE");
+        if (t->in.dout) {
+            check_kept(a.out.dev->dq, a.out.dq, rows * t->p.Dqk, "pipelined dQ");
+            check_kept(a.out.dev->dk, a.out.dk, test_keys(t) * t->p.Dqk, "pipelined dK");
+            check_kept(a.out.dev->dv, a.out.dv, test_keys(t) * t->p.Dv, "pipelined dV");
+        }
+    }
+    af_oracle_result_free(&a);
+    CHECK(a.gpu_kept == NULL);
     /* magnitude passes: GPU against the host ones (small cases run on the host) */
     double *sa = malloc((rows ? rows : 1) * sizeof *sa), *sh = malloc((rows ? rows : 1) * sizeof *sh);
     CHECK(sa && sh);
