@@ -87,11 +87,13 @@ int af_prepare_settle(af_prepared *p) {
 }
 
 /* Whether the oracle tier and the GPU reference keep their arrays on the device for the
- * judge (runner.h, AF_KEEP_ON_DEVICE_MIN_ELEMS): a large output tensor, and the copies
+ * judge (runner.h, AF_KEEP_ON_DEVICE_MIN_ELEMS; ATTNFUZZ_KEEP_ON_DEVICE): a large output tensor, and the copies
  * (the oracle's inputs and outputs, the reference's outputs, all fp64) within a quarter
  * of the device memory free now. */
 static bool keep_on_device(const af_case *c) {
 #ifdef ATTNFUZZ_HAVE_CUDA
+    const char *v = af_config_get(AF_CFG_KEEP_ON_DEVICE); /* ATTNFUZZ_KEEP_ON_DEVICE=0: never */
+    if (v && strcmp(v, "0") == 0) return false;
     double rows = (double)c->batch * c->heads_q * c->seqlen_q, keys = (double)c->batch * c->heads_kv * c->seqlen_kv;
     double dqk = c->head_dim_qk, dv = c->head_dim_v;
     double largest = fmax(rows * fmax(dqk, dv), c->backward ? keys * fmax(dqk, dv) : 0);
