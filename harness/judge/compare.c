@@ -451,21 +451,53 @@ static const double *dev_slot(const af_outputs_dev *d, int i) {
     return a[i];
 }
 
+#ifdef ATTNFUZZ_HAVE_CUDA
+/* Tensor id as run stored it, for the device's decode (kernels/compare_gpu.h); false when
+ * the device does not read it (paged views, fp8 storage: the dense doubles go up then). */
+static bool stored_of(const af_case *c, const af_tensors *run, af_tensor_id id, af_gpu_stored *k) {
+    const af_tensor_view *v = &run->plan.view[id];
+    if (v->paged || !af_gpu_stored_served(v->storage) || !run->buf[v->buffer]) return false;
+    memset(k, 0, sizeof *k);
+    bool kv = id == AF_T_DK || id == AF_T_DV;
+    k->buf = run->buf[v->buffer];
+    k->bytes = run->bytes[v->buffer];
+    k->storage = v->storage;
+    k->scale = af_output_descale(run, id);
+    k->B = v->B, k->H = v->H, k->S = v->S, k->D = v->D;
+    k->base = v->base, k->stride_b = v->stride_b, k->stride_h = v->stride_h, k->stride_s = v->stride_s;
+    k->ragged = v->ragged;
+    const int64_t *ts = kv ? run->plan.token_start_kv : run->plan.token_start_q;
+    for (int b = 0; b < c->batch && b < AF_MAX_BATCH; b++) {
+        k->token_start[b] = ts[b];
+        k->len[b] = kv ? af_case_len_kv(c, b) : af_case_len_q(c, b);
+    }
+    return true;
+}
+#endif
+
 /* Row summaries of one tensor (slot i) on the device when it is large and a GPU is
  * usable, reading the reference's and the oracle's arrays where they are kept on the
- * device (dev_ref, dev_exact; NULL: the host arrays are uploaded); false (nothing
+ * device (dev_ref, dev_exact; NULL: the host arrays are uploaded) and the kernel's from
+ * its stored buffer when run is given (else its dense doubles go up); false (nothing
  * written) otherwise or on a device error, and the host summarises. */
-static bool gpu_summaries(const double *kernel, const double *ref, const double *exact, const double *dev_ref,
-                          const double *dev_exact, long long rows, int D, af_row_summary *out) {
+static bool gpu_summaries(const af_case *c, af_tensor_id id, const af_tensors *run, const double *kernel,
+                          const double *ref, const double *exact, const double *dev_ref, const double *dev_exact,
+                          long long rows, int D, af_row_summary *out) {
 #ifdef ATTNFUZZ_HAVE_CUDA
     if ((double)rows * D < (double)AF_COMPARE_GPU_MIN_ELEMS) return false;
     char why[256];
     if (af_gpu_available(why, sizeof why, NULL, 0, NULL) != 0) return false;
     unsigned on = (ref && dev_ref ? AF_ROWS_REF_ON_DEVICE : 0u) | (dev_exact ? AF_ROWS_EXACT_ON_DEVICE : 0u);
-    return af_gpu_row_summaries_at(kernel, on & AF_ROWS_REF_ON_DEVICE ? dev_ref : ref, dev_exact ? dev_exact : exact,
-                                   on, rows, D, out, why, sizeof why) == AF_RUN_OK;
+    const double *r_at = on & AF_ROWS_REF_ON_DEVICE ? dev_ref : ref, *e_at = dev_exact ? dev_exact : exact;
+    af_gpu_stored *k = run && id != AF_T_LSE ? malloc(sizeof *k) : NULL;
+    bool stored = k && stored_of(c, run, id, k);
+    bool ok = stored ? af_gpu_row_summaries_stored(k, r_at, e_at, on, out, why, sizeof why) == AF_RUN_OK
+                     : af_gpu_row_summaries_at(kernel, r_at, e_at, on, rows, D, out, why, sizeof why) == AF_RUN_OK;
+    free(k);
+    return ok;
 #else
-    (void)kernel, (void)ref, (void)exact, (void)dev_ref, (void)dev_exact, (void)rows, (void)D, (void)out;
+    (void)c, (void)id, (void)run, (void)kernel, (void)ref, (void)exact, (void)dev_ref, (void)dev_exact, (void)rows;
+    (void)D, (void)out;
     return false;
 #endif
 }
@@ -478,6 +510,12 @@ int af_compare_outputs(const af_case *c, const af_outputs *kernel, const af_outp
 int af_compare_outputs_only(const af_case *c, const af_outputs *kernel, const af_outputs *ref,
                             const af_oracle_result *oracle, const af_criterion_terms *terms, unsigned tensors,
                             af_verdict *v) {
+    return af_compare_outputs_run(c, kernel, NULL, ref, oracle, terms, tensors, v);
+}
+
+int af_compare_outputs_run(const af_case *c, const af_outputs *kernel, const af_tensors *run, const af_outputs *ref,
+                           const af_oracle_result *oracle, const af_criterion_terms *terms, unsigned tensors,
+                           af_verdict *v) {
     int before = v->n_findings;
     af_tensor_id ids[5] = {AF_T_O, AF_T_LSE, AF_T_DQ, AF_T_DK, AF_T_DV};
     const double *kv_[5] = {kernel->o, kernel->lse, kernel->dq, kernel->dk, kernel->dv};
@@ -511,7 +549,7 @@ int af_compare_outputs_only(const af_case *c, const af_outputs *kernel, const af
         double t0 = af_clock_mono();
         double *dterm = have ? af_criterion_extra_terms(c, id, terms, kernel->o, kernel->lse) : NULL;
         double t1 = af_clock_mono();
-        if (have || !gpu_summaries(kv_[i], rv_[i], ov_[i], dev_slot(ref ? ref->dev : NULL, i),
+        if (have || !gpu_summaries(c, id, run, kv_[i], rv_[i], ov_[i], dev_slot(ref ? ref->dev : NULL, i),
                                    dev_slot(oracle->out.dev, i), (long long)nrows, D, sums))
             af_criterion_row_summaries(c, id, kv_[i], rv_[i], ov_[i], have ? terms : NULL, dterm, af_output_unit(c, id),
                                        sums);

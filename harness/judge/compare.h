@@ -53,6 +53,13 @@ int af_compare_outputs(const af_case *c, const af_outputs *kernel, const af_outp
 int af_compare_outputs_only(const af_case *c, const af_outputs *kernel, const af_outputs *ref,
                             const af_oracle_result *oracle, const af_criterion_terms *terms, unsigned tensors,
                             af_verdict *v);
+/* af_compare_outputs_only where kernel was read (af_outputs_read) from the run's tensors
+ * `run`, unchanged since (NULL: unknown): the device's row summaries may read a tensor's
+ * values from its stored buffer (a quarter of the doubles' bytes for fp16 / bf16), the
+ * same values. */
+int af_compare_outputs_run(const af_case *c, const af_outputs *kernel, const af_tensors *run, const af_outputs *ref,
+                           const af_oracle_result *oracle, const af_criterion_terms *terms, unsigned tensors,
+                           af_verdict *v);
 
 /* The per-row summaries of a tensor (criterion.h) are computed on the GPU
  * (kernels/compare_gpu.h) when it has at least this many elements and a GPU is usable;

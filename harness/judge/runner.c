@@ -551,7 +551,7 @@ static void judge_run(void *ctx, const af_tensors *run, int index, af_verdict *v
         double t2 = af_clock_mono();
         v->judge.check_read_s += t2 - t1;
         if (p->have_oracle && moved)
-            af_compare_outputs_only(c, &out, p->have_ref ? &p->ref : NULL, &p->oracle, &p->terms, moved, rv);
+            af_compare_outputs_run(c, &out, run, p->have_ref ? &p->ref : NULL, &p->oracle, &p->terms, moved, rv);
         if (p->have_oracle && dsink_moved(c, jc->first, &out))
             af_compare_dsink(c, run, &p->inputs, &out, p->have_ref ? &p->ref : NULL, &p->oracle.out, rv);
         v->judge.check_criterion_s += af_clock_mono() - t2;
@@ -739,7 +739,8 @@ static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char 
             af_outputs_read(&t, c, &first);
             double t_crit = af_clock_mono();
             v->judge.check_read_s += t_crit - t_read;
-            if (p->have_oracle) af_compare_outputs(c, &first, p->have_ref ? &p->ref : NULL, &p->oracle, &p->terms, v);
+            if (p->have_oracle)
+                af_compare_outputs_run(c, &first, &t, p->have_ref ? &p->ref : NULL, &p->oracle, &p->terms, ~0u, v);
             if (p->have_oracle)
                 af_compare_dsink(c, &t, &p->inputs, &first, p->have_ref ? &p->ref : NULL, &p->oracle.out, v);
             if (p->have_oracle) /* the score statistics: judged on run 0 */

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "backends/backend.h"
+#include "judge/clone.h"
 #include "judge/compare.h"
 #include "judge/criterion/criterion.h"
 #include "judge/runner.h"
@@ -156,6 +157,70 @@ static int run_case(int index, af_runner *r) {
     return 0;
 }
 
+/* Layouts for the stored path: the kernel's values read from the run's own buffers on
+ * the device (af_gpu_row_summaries_stored) give the host read's summaries bit for bit. */
+static const char *const stored_cases[] = {
+    "dtype = bf16\nlayout = thd\nbatch = 3\nseqlen_q = 30\nseqlen_kv = 60\nseqlens_q = 5,30,1\n"
+    "seqlens_kv = 60,2,1\nthd_gap = 1\nhead_dim = 64\nbackward = yes\nseed = 35\n",
+    "dtype = bf16\nlayout = sbhd\npacking = qkv_h\nstride_gap = 3\nbatch = 2\nheads = 2\nseqlen = 24\n"
+    "head_dim = 16\nmask = causal\nbackward = yes\nseed = 41\n",
+    "dtype = fp16\npacking = qkv\nheads = 2\nseqlen = 64\nhead_dim = 64\nmask = causal\nbackward = yes\nseed = 27\n",
+    "dtype = fp16\nlayout = bhsd\nbatch = 2\nheads_q = 4\nheads_kv = 2\nseqlen_q = 33\nseqlen_kv = 47\n"
+    "seqlens_q = 33,12\nseqlens_kv = 47,5\nmask = padding\nhead_dim_qk = 24\nhead_dim_v = 40\nbackward = yes\n"
+    "seed = 9\n",
+};
+
+static void run_stored_case(int index, af_runner *r) {
+    af_case c;
+    af_error err;
+    CHECK_MSG(af_case_parse(stored_cases[index], "test_compare_gpu", &c, &err) == 0, "%s: %s", err.field, err.message);
+    af_prepared p;
+    char why[512];
+    CHECK_MSG(af_prepare(r, &c, &p, why, sizeof why) == 0, "stored case %d: %s", index, why);
+    af_tensors t; /* the cpu backend's run, its stored outputs */
+    CHECK(af_clone_tensors(&t, &c, &p.tensors, why, sizeof why) == 0);
+    af_run_info info;
+    memset(&info, 0, sizeof info);
+    CHECK_MSG(r->reference->run(r->reference, &c, "", &t, &info, why, sizeof why) == AF_RUN_OK, "%s", why);
+    af_outputs k;
+    CHECK(af_outputs_alloc(&k, &c) == 0);
+    af_outputs_read(&t, &c, &k);
+    af_tensor_id ids[4] = {AF_T_O, AF_T_DQ, AF_T_DK, AF_T_DV};
+    for (int i = 0; i < 4; i++) {
+        af_tensor_id id = ids[i];
+        const af_tensor_view *v = &t.plan.view[id];
+        size_t rows;
+        int D;
+        shape(&c, id, &rows, &D);
+        const double *kt = tensor_of(&k, id), *et = tensor_of(&p.oracle.out, id);
+        af_row_summary *hs = calloc(rows, sizeof *hs), *gs = calloc(rows, sizeof *gs);
+        CHECK(hs && gs);
+        af_criterion_row_summaries(&c, id, kt, NULL, et, NULL, NULL, af_output_unit(&c, id), hs);
+        af_gpu_stored g;
+        memset(&g, 0, sizeof g);
+        g.buf = t.buf[v->buffer], g.bytes = t.bytes[v->buffer], g.storage = v->storage, g.scale = 1.0;
+        g.B = v->B, g.H = v->H, g.S = v->S, g.D = v->D;
+        g.base = v->base, g.stride_b = v->stride_b, g.stride_h = v->stride_h, g.stride_s = v->stride_s;
+        g.ragged = v->ragged;
+        bool kv = id == AF_T_DK || id == AF_T_DV;
+        for (int b = 0; b < c.batch; b++) {
+            g.token_start[b] = kv ? t.plan.token_start_kv[b] : t.plan.token_start_q[b];
+            g.len[b] = kv ? af_case_len_kv(&c, b) : af_case_len_q(&c, b);
+        }
+        CHECK(af_gpu_stored_served(v->storage) && !v->paged);
+        CHECK_MSG(af_gpu_row_summaries_stored(&g, NULL, et, 0u, gs, why, sizeof why) == AF_RUN_OK, "%s", why);
+        char what[96];
+        snprintf(what, sizeof what, "stored case %d %s", index, af_tensor_name(id));
+        compare_summaries(hs, gs, rows, what);
+        printf("%s: %zu rows x %d from the stored buffer (%s%s): equal\n", what, rows, D, af_layout_name(c.layout),
+               v->ragged ? ", ragged" : "");
+        free(hs), free(gs);
+    }
+    af_outputs_free(&k);
+    af_clone_release(&t);
+    af_prepared_free(&p);
+}
+
 int main(void) {
     char why[256];
     if (af_gpu_available(why, sizeof why, NULL, 0, NULL) != 0) {
@@ -168,6 +233,7 @@ int main(void) {
     r.ref_choice = AF_REF_CPU;
     af_oracle_opts_default(&r.oracle);
     for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) run_case(i, &r);
+    for (int i = 0; i < (int)(sizeof stored_cases / sizeof stored_cases[0]); i++) run_stored_case(i, &r);
     /* a long row set: more rows than one upload chunk holds is not needed for equality,
      * but several thread blocks are: 3000 rows of 128 */
     size_t rows = 3000;
