@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 #include "kernels/af_gpu_gen.h"
 #include "model/gen.h"
+#include "model/numeric.h"
 
 /* out is (B, H, S, D) dense fp32: one thread per element, grid-stride over n. */
 __global__ void gen_logical_kernel(af_gen_params g, int tensor, int H, int S, int D, long long n, float *out) {
@@ -37,6 +38,54 @@ extern "C" af_run_status af_gpu_gen_logical(const af_case *c, af_tensor_id t, fl
     if (e == cudaSuccess) e = cudaDeviceSynchronize();
     if (e != cudaSuccess) {
         snprintf(why, cap, "gen_logical_kernel: CUDA error %s: %s", cudaGetErrorName(e), cudaGetErrorString(e));
+        return AF_RUN_ERROR;
+    }
+    return AF_RUN_OK;
+}
+
+/* Rows of gen_exact_kernel: (H, S, D) and the sequences' valid rows. */
+typedef struct {
+    int H, S, D;
+    int len[AF_MAX_BATCH];
+} gen_rows;
+
+/* exact (B, H, S, D) fp64 = the stored value of vals read back (rows s >= len[b] 0). */
+__global__ void gen_exact_kernel(const float *vals, af_storage st, gen_rows r, long long n, double *exact) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        long long row = i / r.D;
+        int s = (int)(row % r.S), b = (int)(row / r.S / r.H);
+        float v = vals[i];
+        double x = st == AF_ST_F16    ? (double)af_f16_to_f32(af_f32_to_f16(v))
+                   : st == AF_ST_BF16 ? (double)af_bf16_to_f32(af_f32_to_bf16(v))
+                                      : (double)v;
+        exact[i] = s < r.len[b] ? x : 0.0;
+    }
+}
+
+extern "C" af_run_status af_gpu_gen_exact(const float *dev_vals, af_storage storage, int B, int H, int S, int D,
+                                          const int *len, double *dev_exact, char *why, size_t cap) {
+    if (storage != AF_ST_F16 && storage != AF_ST_BF16 && storage != AF_ST_F32) {
+        snprintf(why, cap, "af_gpu_gen_exact: storage %d is scaled on the host", (int)storage);
+        return AF_RUN_DECLINED;
+    }
+    if (B < 0 || B > AF_MAX_BATCH) {
+        snprintf(why, cap, "af_gpu_gen_exact: batch %d", B);
+        return AF_RUN_ERROR;
+    }
+    gen_rows r;
+    memset(&r, 0, sizeof r);
+    r.H = H, r.S = S, r.D = D;
+    for (int b = 0; b < B; b++) r.len[b] = len[b];
+    long long n = (long long)B * H * S * D;
+    if (n <= 0) return AF_RUN_OK;
+    long long blocks = (n + 255) / 256;
+    if (blocks > 65535) blocks = 65535;
+    gen_exact_kernel<<<(unsigned)blocks, 256>>>(dev_vals, storage, r, n, dev_exact);
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess) e = cudaDeviceSynchronize();
+    if (e != cudaSuccess) {
+        snprintf(why, cap, "gen_exact_kernel: CUDA error %s: %s", cudaGetErrorName(e), cudaGetErrorString(e));
         return AF_RUN_ERROR;
     }
     return AF_RUN_OK;

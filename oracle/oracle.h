@@ -29,7 +29,11 @@ typedef struct {
     double scale;        /* exact value of the fp32 scale */
     const af_inputs *in; /* dout == NULL: forward only */
     int Hv;              /* V's heads when they differ from K's (query head h reads V head
-                            h / (Hq / Hv)); 0 = Hkv. Last, for positional initialisers. */
+                            h / (Hq / Hv)); 0 = Hkv. */
+    /* The same dense inputs already on the device, bit for bit (the GPU generator's,
+     * kernels/af_gpu_gen.h), or NULL: the GPU tier reads them there instead of uploading
+     * in's. Last, for positional initialisers. */
+    const af_inputs_dev *in_dev;
 } af_oracle_problem;
 
 typedef struct {

@@ -88,8 +88,8 @@ int af_prepare_settle(af_prepared *p) {
 
 /* Whether the oracle tier and the GPU reference keep their arrays on the device for the
  * judge (runner.h, AF_KEEP_ON_DEVICE_MIN_ELEMS; ATTNFUZZ_KEEP_ON_DEVICE): a large output tensor, and the copies
- * (the oracle's inputs and outputs, the reference's outputs, all fp64) within a quarter
- * of the device memory free now. */
+ * (the oracle's inputs and outputs, the reference's outputs, all fp64) within half of
+ * the device memory free now. */
 static bool keep_on_device(const af_case *c) {
 #ifdef ATTNFUZZ_HAVE_CUDA
     const char *v = af_config_get(AF_CFG_KEEP_ON_DEVICE); /* ATTNFUZZ_KEEP_ON_DEVICE=0: never */
@@ -101,11 +101,19 @@ static bool keep_on_device(const af_case *c) {
     double inputs = rows * dqk + keys * (dqk + dv) + (c->backward ? rows * dv : 0);
     double outputs = rows * (dv + 1) + (c->backward ? rows * dqk + keys * (dqk + dv) : 0);
     double bytes = 8.0 * (inputs + 2.0 * outputs), free_b = af_gpu_mem_free();
-    return free_b > 0 && bytes <= free_b / 4;
+    return free_b > 0 && bytes <= free_b / 2;
 #else
     (void)c;
     return false;
 #endif
+}
+
+/* Free the device inputs the GPU generator made (af_prepared.inputs_dev) and clear them. */
+static void inputs_dev_free(af_inputs_dev *d) {
+#ifdef ATTNFUZZ_HAVE_CUDA
+    af_gpu_free((void *)d->q), af_gpu_free((void *)d->k), af_gpu_free((void *)d->v), af_gpu_free((void *)d->dout);
+#endif
+    memset(d, 0, sizeof *d);
 }
 
 #ifdef ATTNFUZZ_HAVE_CUDA
@@ -120,9 +128,12 @@ static double gen_gpu_min_elems(void) {
 
 /* Long cases: the inputs' values from the GPU generator (bit-identical to the host's,
  * kernels/af_gpu_gen.h, test_gpu_gen) into pregen (host arrays, caller frees); the host
- * still lays them out. False (pregen all NULL) below AF_GEN_GPU_MIN_ELEMS, without a
- * GPU, for a view whose shape is not the case's maxima, or on any device error. */
-static bool gpu_generate(const af_case *c, const af_tensors *t, float *pregen[4]) {
+ * still lays them out. With exact (the case keeps its arrays on the device), also the
+ * exact dense inputs made there (af_gpu_gen_exact; device arrays, caller frees; all
+ * NULL unless every input tensor got one). False (pregen all NULL) below
+ * AF_GEN_GPU_MIN_ELEMS, without a GPU, for a view whose shape is not the case's maxima,
+ * or on any device error. */
+static bool gpu_generate(const af_case *c, const af_tensors *t, float *pregen[4], af_inputs_dev *exact) {
 #ifdef ATTNFUZZ_HAVE_CUDA
     af_tensor_id ids[4] = {AF_T_Q, AF_T_K, AF_T_V, AF_T_DO};
     double total = 0;
@@ -150,16 +161,28 @@ static bool gpu_generate(const af_case *c, const af_tensors *t, float *pregen[4]
         ok = pregen[i] && af_gpu_malloc((void **)&dev, bytes, why, sizeof why) == AF_RUN_OK &&
              af_gpu_gen_logical(c, id, dev, why, sizeof why) == AF_RUN_OK &&
              af_gpu_d2h(pregen[i], dev, bytes, why, sizeof why) == AF_RUN_OK;
+        if (ok && exact) { /* the exact inputs beside (none kept when one fails) */
+            int len[AF_MAX_BATCH];
+            for (int b = 0; b < c->batch; b++) len[b] = kv ? af_case_len_kv(c, b) : af_case_len_q(c, b);
+            double *x = NULL;
+            if (af_gpu_malloc((void **)&x, bytes * 2, why, sizeof why) == AF_RUN_OK &&
+                af_gpu_gen_exact(dev, v->storage, c->batch, H, S, D, len, x, why, sizeof why) == AF_RUN_OK)
+                *(i == 0 ? &exact->q : i == 1 ? &exact->k : i == 2 ? &exact->v : &exact->dout) = x;
+            else
+                af_gpu_free(x);
+        }
         af_gpu_free(dev);
     }
+    if (ok && exact && !(exact->q && exact->k && exact->v && (!c->backward || exact->dout))) inputs_dev_free(exact);
     if (ok) return true;
+    if (exact) inputs_dev_free(exact);
     for (int i = 0; i < 4; i++) {
         free(pregen[i]);
         pregen[i] = NULL;
     }
     return false;
 #else
-    (void)c, (void)t, (void)pregen;
+    (void)c, (void)t, (void)pregen, (void)exact;
     return false;
 #endif
 }
@@ -172,6 +195,7 @@ static int prepare_oracle(af_runner *r, const af_case *c, af_prepared *p, bool f
     af_oracle_problem prob;
     int len_q[AF_MAX_BATCH], len_kv[AF_MAX_BATCH];
     af_problem_from_case(&prob, c, &p->inputs, len_q, len_kv);
+    if (p->inputs_dev.q) prob.in_dev = &p->inputs_dev; /* made on the device: read there */
     double t_oracle = af_clock_mono();
     double pipeline_work = r->cert_pipeline_work != 0 ? r->cert_pipeline_work : AF_CERT_PIPELINE_MIN_WORK;
     /* with a usable GPU (its tier computes the elements) every case certifies in the
@@ -279,7 +303,7 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
     double t_gen = af_clock_mono();
     if (af_tensors_alloc(&p->tensors, c, why, cap)) return -1;
     float *pregen[4] = {NULL, NULL, NULL, NULL};
-    bool gpu_gen = gpu_generate(c, &p->tensors, pregen);
+    bool gpu_gen = gpu_generate(c, &p->tensors, pregen, keep_on_device(c) ? &p->inputs_dev : NULL);
     int gen_rc = af_inputs_alloc(&p->inputs, c) || af_inputs_generate_from(c, &p->tensors, &p->inputs, pregen);
     for (int i = 0; i < 4; i++) free(pregen[i]);
     js->gen_gpu = gpu_gen;
@@ -367,6 +391,7 @@ void af_prepared_free(af_prepared *p) {
 #ifdef ATTNFUZZ_HAVE_CUDA
     af_ref_gpu_kept_free(p->ref_kept);
 #endif
+    inputs_dev_free(&p->inputs_dev); /* after the oracle's kept copies, which point at them */
     af_criterion_terms_free(&p->terms);
     memset(p, 0, sizeof *p);
 }

@@ -25,6 +25,10 @@ typedef struct {
      * reference's outputs kept on the device (ref.dev points into it; the oracle's are
      * oracle.gpu_kept, oracle.out.dev), read there by the row summaries; NULL: none. */
     struct af_ref_gpu_kept *ref_kept;
+    /* The exact inputs made on the device by the GPU generator (af_gpu_gen_exact: q, k, v,
+     * dout, each NULL when not made), which the oracle tier reads there instead of an
+     * upload of inputs' copies; owned, freed with the case. */
+    af_inputs_dev inputs_dev;
     char ref_note[256];      /* which reference served ("reference: cpu backend",
                                   "reference: gpu ..."), or why there is none */
     af_judge_summary judged; /* the prepare half of every verdict's "judge" summary */
@@ -50,8 +54,10 @@ typedef struct {
 /* Long cases keep the GPU oracle tier's inputs and outputs and the GPU reference's
  * outputs on the device for the judge (af_oracle_opts.gpu_keep, af_prepared.ref_kept)
  * when an output tensor has at least this many elements (the device's row summaries
- * serve it: AF_COMPARE_GPU_MIN_ELEMS) and the copies take at most a quarter of the
- * device memory free at the time (a campaign's other workers share the GPU). */
+ * serve it: AF_COMPARE_GPU_MIN_ELEMS) and the copies take at most half of the device
+ * memory free at the time (b1 h16 d128 at 128k keeps about 26 GiB: the tier's fp64
+ * inputs and outputs and the reference's outputs; the backend's own buffers are about a
+ * fifth of that, so a campaign's other workers still find room). */
 #define AF_KEEP_ON_DEVICE_MIN_ELEMS AF_COMPARE_GPU_MIN_ELEMS
 /* Input values come from the GPU generator (bit-identical, kernels/af_gpu_gen.h) when a
  * GPU is usable and the inputs hold at least this many elements. */

@@ -27,6 +27,8 @@ static const char *const cases[] = {
     "head_dim_v = 64\nbackward = yes\nseed = 12345\ndata = normal:1 low_lse:0.3:40 block_range:24\n",
     "dtype = fp16\nbatch = 1\nheads_q = 1\nheads_kv = 1\nseqlen_q = 1\nseqlen_kv = 1000\nhead_dim_qk = 256\n"
     "head_dim_v = 8\nscale = 0.3\nseed = 99\ndata = normal:0.001 block_range:40 zeros:0.9\n",
+    "dtype = bf16\nbatch = 3\nheads_q = 4\nheads_kv = 2\nseqlen_q = 50\nseqlen_kv = 77\nseqlens_q = 50,3,0\n"
+    "seqlens_kv = 77,40,1\nmask = padding\nhead_dim = 32\nbackward = yes\nseed = 5\ndata = normal:3\n",
 };
 
 static int run_case(const char *text) {
@@ -35,6 +37,10 @@ static int run_case(const char *text) {
     CHECK_MSG(af_case_parse(text, "test_gpu_gen", &c, &err) == 0, "%s: %s", err.field, err.message);
     af_tensor_id ts[4] = {AF_T_Q, AF_T_K, AF_T_V, AF_T_DO};
     float *pregen[4] = {NULL, NULL, NULL, NULL};
+    double *exact[4] = {NULL, NULL, NULL, NULL}; /* af_gpu_gen_exact's, brought back */
+    af_tensors plan_of;                          /* the tensors' storages */
+    char pwhy[512];
+    CHECK_MSG(af_tensors_alloc(&plan_of, &c, pwhy, sizeof pwhy) == 0, "%s", pwhy);
     int mismatches = 0;
     for (int k = 0; k < 4; k++) {
         af_tensor_id t = ts[k];
@@ -48,6 +54,18 @@ static int run_case(const char *text) {
         CHECK_MSG(af_gpu_malloc((void **)&dev, n * sizeof(float), why, sizeof why) == AF_RUN_OK, "%s", why);
         CHECK_MSG(af_gpu_gen_logical(&c, t, dev, why, sizeof why) == AF_RUN_OK, "%s", why);
         CHECK_MSG(af_gpu_d2h(host, dev, n * sizeof(float), why, sizeof why) == AF_RUN_OK, "%s", why);
+        /* the exact inputs made on the device from these values */
+        int len[AF_MAX_BATCH];
+        for (int b = 0; b < c.batch; b++) len[b] = kv ? af_case_len_kv(&c, b) : af_case_len_q(&c, b);
+        double *dx = NULL;
+        exact[k] = malloc((n ? n : 1) * sizeof(double));
+        CHECK(exact[k] != NULL);
+        CHECK_MSG(af_gpu_malloc((void **)&dx, (n ? n : 1) * sizeof(double), why, sizeof why) == AF_RUN_OK, "%s", why);
+        CHECK_MSG(af_gpu_gen_exact(dev, plan_of.plan.view[t].storage, c.batch, H, S, D, len, dx, why, sizeof why) ==
+                      AF_RUN_OK,
+                  "%s", why);
+        CHECK_MSG(af_gpu_d2h(exact[k], dx, n * sizeof(double), why, sizeof why) == AF_RUN_OK, "%s", why);
+        af_gpu_free(dx);
         size_t i = 0;
         for (int b = 0; b < c.batch; b++)
             for (int h = 0; h < H; h++)
@@ -82,6 +100,14 @@ static int run_case(const char *text) {
     CHECK(memcmp(ih.v, ig.v, nk * c.head_dim_v * sizeof(double)) == 0);
     if (c.backward) CHECK(memcmp(ih.dout, ig.dout, nq * c.head_dim_v * sizeof(double)) == 0);
     printf("laid out from GPU values = from the host generator (buffers and dense inputs)\n");
+    /* the device's exact inputs = the host's dense inputs, bit for bit */
+    CHECK_MSG(memcmp(ih.q, exact[0], nq * c.head_dim_qk * sizeof(double)) == 0, "exact Q on the device");
+    CHECK_MSG(memcmp(ih.k, exact[1], nk * c.head_dim_qk * sizeof(double)) == 0, "exact K on the device");
+    CHECK_MSG(memcmp(ih.v, exact[2], nk * c.head_dim_v * sizeof(double)) == 0, "exact V on the device");
+    if (c.backward) CHECK_MSG(memcmp(ih.dout, exact[3], nq * c.head_dim_v * sizeof(double)) == 0, "exact dO");
+    printf("exact inputs made on the device = af_inputs_read's\n");
+    for (int k = 0; k < 4; k++) free(exact[k]);
+    af_tensors_free(&plan_of);
     af_tensors_free(&th);
     af_tensors_free(&tg);
     af_inputs_free(&ih);

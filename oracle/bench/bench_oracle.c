@@ -74,7 +74,8 @@ int main(int argc, char **argv) {
                                {.causal = causal != 0, .window_left = -1, .window_right = -1},
                                (double)(float)(1.0 / sqrt((double)dim)),
                                &in,
-                               0};
+                               0,
+                               NULL};
         af_oracle_result r;
         char why[512];
         if (af_oracle_run(&p, &o, &r, why, sizeof why) != 0) {

@@ -76,7 +76,8 @@ static int bench_one(int seq, int heads, int dim, bool backward, bool full, int 
                            {.causal = true, .window_left = -1, .window_right = -1},
                            (double)(float)(1.0 / sqrt((double)dim)),
                            &in,
-                           0};
+                           0,
+                           NULL};
     char why[512];
     int rc = 0;
     if (!full) {

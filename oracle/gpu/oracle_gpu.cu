@@ -107,7 +107,8 @@ static int og_dmax(const af_oracle_problem *p) {
     return m <= 64 ? 64 : m <= 128 ? 128 : 256;
 }
 
-/* Problem dims + uploaded lengths and inputs (dout only when `with_dout`). */
+/* Problem dims + uploaded lengths and inputs (dout only when `with_dout`; p->in_dev's
+ * device arrays instead of uploads when it has them). */
 static int og_setup(const af_oracle_problem *p, bool with_dout, og_arena *a, og_dims *d, og_bufs *m, char *why,
                     size_t cap) {
     memset(d, 0, sizeof *d);
@@ -126,6 +127,11 @@ static int og_setup(const af_oracle_problem *p, bool with_dout, og_arena *a, og_
     d->len_q = li;
     d->len_kv = li + p->B;
     size_t rows = (size_t)p->B * p->Hq * p->Sq, keys = (size_t)p->B * p->Hkv * p->Skv;
+    const af_inputs_dev *dv = p->in_dev;
+    if (dv && dv->q && dv->k && dv->v && (!with_dout || dv->dout)) { /* made on the device: read there */
+        m->q = dv->q, m->k = dv->k, m->v = dv->v, m->dout = with_dout ? dv->dout : NULL;
+        return 0;
+    }
     double *q, *k, *v, *dout = NULL;
     if (og_put(a, &q, p->in->q, rows * p->Dqk, why, cap) || og_put(a, &k, p->in->k, keys * p->Dqk, why, cap) ||
         og_put(a, &v, p->in->v, keys * p->Dv, why, cap))

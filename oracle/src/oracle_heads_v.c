@@ -71,6 +71,7 @@ int af_oracle_widen_v(const af_oracle_problem *p, af_oracle_problem *wide, af_in
     wide->Hkv = L;
     wide->Hv = 0;
     wide->in = wide_in;
+    wide->in_dev = NULL; /* the device copies are of the narrow K and V */
     return wide_in->k && wide_in->v ? 0 : -1;
 }
 
