@@ -6,6 +6,21 @@
 #include "model/gen.h"
 #include "model/numeric.h"
 
+/* Grid of a grid-stride kernel over n elements, 256 threads a block. */
+static unsigned gen_blocks(long long n) {
+    long long blocks = (n + 255) / 256;
+    return (unsigned)(blocks < 1 ? 1 : blocks > 65535 ? 65535 : blocks);
+}
+
+/* The launch just made, waited for: AF_RUN_OK, or AF_RUN_ERROR with the CUDA error. */
+static af_run_status gen_wait(const char *kernel, char *why, size_t cap) {
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess) e = cudaDeviceSynchronize();
+    if (e == cudaSuccess) return AF_RUN_OK;
+    snprintf(why, cap, "%s: CUDA error %s: %s", kernel, cudaGetErrorName(e), cudaGetErrorString(e));
+    return AF_RUN_ERROR;
+}
+
 /* out is (B, H, S, D) dense fp32: one thread per element, grid-stride over n. */
 __global__ void gen_logical_kernel(af_gen_params g, int tensor, int H, int S, int D, long long n, float *out) {
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
@@ -29,18 +44,8 @@ extern "C" af_run_status af_gpu_gen_logical(const af_case *c, af_tensor_id t, fl
     int S = kv ? c->seqlen_kv : c->seqlen_q;
     int D = (t == AF_T_Q || t == AF_T_K) ? c->head_dim_qk : c->head_dim_v;
     long long n = (long long)c->batch * H * S * D;
-    int threads = 256;
-    long long blocks = (n + threads - 1) / threads;
-    if (blocks > 65535) blocks = 65535;
-    if (blocks < 1) blocks = 1;
-    gen_logical_kernel<<<(unsigned)blocks, threads>>>(g, (int)t, H, S, D, n, dev_out);
-    cudaError_t e = cudaGetLastError();
-    if (e == cudaSuccess) e = cudaDeviceSynchronize();
-    if (e != cudaSuccess) {
-        snprintf(why, cap, "gen_logical_kernel: CUDA error %s: %s", cudaGetErrorName(e), cudaGetErrorString(e));
-        return AF_RUN_ERROR;
-    }
-    return AF_RUN_OK;
+    gen_logical_kernel<<<gen_blocks(n), 256>>>(g, (int)t, H, S, D, n, dev_out);
+    return gen_wait("gen_logical_kernel", why, cap);
 }
 
 /* Rows of gen_exact_kernel: (H, S, D) and the sequences' valid rows. */
@@ -79,14 +84,6 @@ extern "C" af_run_status af_gpu_gen_exact(const float *dev_vals, af_storage stor
     for (int b = 0; b < B; b++) r.len[b] = len[b];
     long long n = (long long)B * H * S * D;
     if (n <= 0) return AF_RUN_OK;
-    long long blocks = (n + 255) / 256;
-    if (blocks > 65535) blocks = 65535;
-    gen_exact_kernel<<<(unsigned)blocks, 256>>>(dev_vals, storage, r, n, dev_exact);
-    cudaError_t e = cudaGetLastError();
-    if (e == cudaSuccess) e = cudaDeviceSynchronize();
-    if (e != cudaSuccess) {
-        snprintf(why, cap, "gen_exact_kernel: CUDA error %s: %s", cudaGetErrorName(e), cudaGetErrorString(e));
-        return AF_RUN_ERROR;
-    }
-    return AF_RUN_OK;
+    gen_exact_kernel<<<gen_blocks(n), 256>>>(dev_vals, storage, r, n, dev_exact);
+    return gen_wait("gen_exact_kernel", why, cap);
 }

@@ -66,13 +66,19 @@ static void compare_summaries(const af_row_summary *h, const af_row_summary *g, 
     }
 }
 
+/* Parse text into c and prepare it into p (the test fails where either cannot). */
+static void prepare_text(const char *text, af_runner *r, af_case *c, af_prepared *p) {
+    af_error err;
+    char why[512];
+    CHECK_MSG(af_case_parse(text, "test_compare_gpu", c, &err) == 0, "%s: %s", err.field, err.message);
+    CHECK_MSG(af_prepare(r, c, p, why, sizeof why) == 0, "%s: %s", text, why);
+}
+
 static int run_case(int index, af_runner *r) {
     af_case c;
-    af_error err;
-    CHECK_MSG(af_case_parse(cases[index], "test_compare_gpu", &c, &err) == 0, "%s: %s", err.field, err.message);
     af_prepared p;
     char why[512];
-    CHECK_MSG(af_prepare(r, &c, &p, why, sizeof why) == 0, "case %d: %s", index, why);
+    prepare_text(cases[index], r, &c, &p);
     CHECK(p.have_oracle && p.have_ref);
     af_outputs k;
     CHECK(af_outputs_alloc(&k, &c) == 0);
@@ -172,11 +178,9 @@ static const char *const stored_cases[] = {
 
 static void run_stored_case(int index, af_runner *r) {
     af_case c;
-    af_error err;
-    CHECK_MSG(af_case_parse(stored_cases[index], "test_compare_gpu", &c, &err) == 0, "%s: %s", err.field, err.message);
     af_prepared p;
     char why[512];
-    CHECK_MSG(af_prepare(r, &c, &p, why, sizeof why) == 0, "stored case %d: %s", index, why);
+    prepare_text(stored_cases[index], r, &c, &p);
     af_tensors t; /* the cpu backend's run, its stored outputs */
     CHECK(af_clone_tensors(&t, &c, &p.tensors, why, sizeof why) == 0);
     af_run_info info;
