@@ -23,3 +23,15 @@ void af_problem_from_case(af_oracle_problem *p, const af_case *c, const af_input
     p->scale = (double)af_case_scale(c);
     p->in = in;
 }
+
+double af_problem_visible_pairs(const af_oracle_problem *p) {
+    double pairs = 0;
+    for (int b = 0; b < p->B; b++) {
+        int lq = p->len_q ? p->len_q[b] : p->Sq, lkv = p->len_kv ? p->len_kv[b] : p->Skv;
+        for (int i = 0; i < lq; i++) {
+            af_mask_keys k;
+            pairs += af_mask_visible_keys(&p->mask, b, lq, lkv, i, &k);
+        }
+    }
+    return pairs * p->Hq;
+}

@@ -15,4 +15,11 @@
 /* len_q, len_kv: [AF_MAX_BATCH] arrays the problem points into (caller-owned). */
 void af_problem_from_case(af_oracle_problem *p, const af_case *c, const af_inputs *in, int *len_q, int *len_kv);
 
+/* The (query row, key) pairs the problem's passes walk: over every head, sequence and
+ * row, the keys of the row's envelope (af_mask_visible_keys' count). The work of a pass
+ * over the visible pairs (the criterion's terms, the stored O's row shares) is this times
+ * the head dimensions, whatever seqlen_q x seqlen_kv is: a window of 3 keys over 54k keys
+ * is 3 pairs a row, not 54k. */
+double af_problem_visible_pairs(const af_oracle_problem *p);
+
 #endif

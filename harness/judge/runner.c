@@ -204,16 +204,27 @@ static int prepare_oracle(af_runner *r, const af_case *c, af_prepared *p, bool f
     bool gpu_default = r->cert_pipeline_work == 0 && af_oracle_gpu_usable(gwhy, sizeof gwhy) == 0;
     bool pipelined = !r->skip_oracle && pipeline_work > 0 && (case_work(c) >= pipeline_work || gpu_default);
     /* fp16/bf16: per-element term budgets of the criterion (criterion.h) for cases up to
-     * the work they fit; larger ones take the row rule of large cases */
+     * the work they fit; larger ones take the row rule of large cases. The work is the
+     * nominal B Hq Sq Skv (Dqk + Dv), or, where that is too large, what the passes walk:
+     * the visible pairs (a window of 3 keys over 54k keys judged like a small case), with
+     * the outputs' element count bounded for the budgets' dense arrays */
     double terms_work =
         af_attention_work(1.0, c->batch, c->heads_q, c->seqlen_q, c->seqlen_kv, c->head_dim_qk + c->head_dim_v);
     bool gpu_serves = af_criterion_terms_gpu_serves(&prob, c->dtype); /* asked once a case */
+    bool gpu_terms_ok = !r->skip_oracle && (c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16) && gpu_serves;
+    bool fits =
+        terms_work <= AF_CRITERION_TERMS_MAX_WORK || (terms_work <= AF_CRITERION_TERMS_GPU_MAX_WORK && gpu_terms_ok);
+    if (!fits) {
+        double visible = af_problem_visible_pairs(&prob) * (c->head_dim_qk + c->head_dim_v);
+        double outs = (double)c->batch * c->heads_q * c->seqlen_q * (c->head_dim_qk + c->head_dim_v) +
+                      (double)c->batch * c->heads_kv * c->seqlen_kv * (c->head_dim_qk + c->head_dim_v);
+        fits = outs <= (double)AF_CRITERION_TERMS_MAX_ELEMS &&
+               (visible <= AF_CRITERION_TERMS_MAX_WORK || (visible <= AF_CRITERION_TERMS_GPU_MAX_WORK && gpu_terms_ok));
+        if (fits) terms_work = visible; /* the GPU-or-host choice below follows the walked work */
+    }
     /* V with its own heads (heads_v): the element budgets walk K and V columns as one
      * (B, Hkv, Skv) set, so such a case takes the row rule of large cases */
-    bool small = (terms_work <= AF_CRITERION_TERMS_MAX_WORK ||
-                  (terms_work <= AF_CRITERION_TERMS_GPU_MAX_WORK && !r->skip_oracle &&
-                   (c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16) && gpu_serves)) &&
-                 af_case_heads_v(c) == c->heads_kv;
+    bool small = fits && af_case_heads_v(c) == c->heads_kv;
     bool fp16_bf16 = c->dtype == AF_DT_FP16 || c->dtype == AF_DT_BF16;
     bool lse_rows_only = fp16_bf16 && !small;
     /* the magnitudes below, from the GPU tier's own passes when it serves the case */

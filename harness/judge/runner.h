@@ -81,6 +81,11 @@ typedef struct {
  * the long cases alike; the bound keeps the dense host arrays of the budgets (about ten
  * fp64 copies of the outputs) to a few GiB. */
 #define AF_CRITERION_TERMS_GPU_MAX_WORK (1LL << 38)
+/* A case above those by its nominal work gets the budgets when its visible pairs' work
+ * (af_problem_visible_pairs x (Dqk + Dv)) is within them and its outputs (O, dQ, dK, dV:
+ * B (Hq Sq + Hkv Skv) (Dqk + Dv) elements) at most this many: the budgets keep about
+ * ten fp64 copies of them on the host (2^27 elements: about 10 GiB). */
+#define AF_CRITERION_TERMS_MAX_ELEMS (1LL << 27)
 
 typedef enum { AF_REF_AUTO = 0, AF_REF_CPU, AF_REF_GPU } af_ref_choice;
 /* multiply-adds of a forward, sum over sequences of heads_q * len_q * len_kv *

@@ -186,7 +186,8 @@ double af_criterion_lse_kappa(int head_dim_qk, double score_abs, int n_keys);
 int af_criterion_lse_rows_only(const af_case *c, const double *score_abs, af_criterion_terms *t);
 
 /* ---- the stored O's share of the row floors of large cases (criterion_large.c) ---- */
-/* B Hq Sq Skv Dqk above which af_criterion_stored_o_rows computes nothing. */
+/* Visible pairs x Dqk (af_problem_visible_pairs) above which af_criterion_stored_o_rows
+ * computes nothing. */
 #define AF_STORED_O_ROWS_MAX_WORK 4e9
 /* A backward case too large for af_criterion_terms_compute: t (lse_only) gets row_kq,
  * key_wq and the dense dO, Q, exact O they are used with. 0; 1 when not computed (no

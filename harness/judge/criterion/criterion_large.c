@@ -14,10 +14,10 @@
  * (the bound criterion.c uses when it keeps no P). P_ij = exp(s_ij - LSE_i) from the
  * exact inputs and the oracle's exact LSE, the scores through the oracle's feature
  * specification, visibility from the problem's mask rule (never a kernel's).
- * Host fp64, O(pairs x 3 Dqk); above AF_STORED_O_ROWS_MAX_WORK (B Hq Sq Skv Dqk) nothing is computed and
+ * Host fp64, O(pairs x 3 Dqk); above AF_STORED_O_ROWS_MAX_WORK (visible pairs x Dqk) nothing is computed and
  * those rows keep the floor without the share (docs/cp.md: a limit). */
 #include "judge/criterion/criterion.h"
-#include "model/case_measure.h"
+#include "judge/problem.h"
 #include "oracle/feature_spec.h"
 
 #include <math.h>
@@ -26,7 +26,7 @@
 
 int af_criterion_stored_o_rows(const af_oracle_problem *p, const af_outputs *exact, af_criterion_terms *t) {
     if (!p->in->dout || !exact->o || !exact->lse) return 1;
-    if (af_attention_work(1.0, p->B, p->Hq, p->Sq, p->Skv, p->Dqk) > AF_STORED_O_ROWS_MAX_WORK) return 1;
+    if (af_problem_visible_pairs(p) * p->Dqk > AF_STORED_O_ROWS_MAX_WORK) return 1; /* the loops walk those */
     size_t nq = (size_t)p->B * p->Hq * p->Sq, nk = (size_t)p->B * p->Hkv * p->Skv;
     int group = p->Hq / p->Hkv, D = p->Dqk;
     double *kq = calloc(nq + 1, sizeof(double));             /* (B, Hq, Sq) */
