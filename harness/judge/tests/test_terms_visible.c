@@ -10,8 +10,10 @@
  *      s_q, packing kv_h) is judged with the element budgets, as a small case is: the
  *      cpu backend passes, and one dQ element of the exact outputs is judged at its edge
  *      (0.98 x its allowance passes, 1.02 x is a dQ mismatch at that row).
+ *   3. The stored O's row shares likewise (stored_o_share_case below).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "judge/clone.h"
@@ -77,6 +79,49 @@ static void windowed_long_case(void) {
     cpu->destroy(cpu);
 }
 
+/* 3. A backward case too large for the budgets by its walked work too, whose stored O's row
+ *    shares (criterion_large.c) were skipped by seqlen_q x seqlen_kv x Dqk above
+ *    AF_STORED_O_ROWS_MAX_WORK and are computed now that the visible pairs count: the dK
+ *    key floors carry the kernel's own D error, and a dK element 1.02 x above its key's
+ *    allowance (the share included) is still a mismatch. The kernel: the exact outputs
+ *    with the reference's O (its stored O's error drives the share). */
+static void stored_o_share_case(void) {
+    const char *text = "dtype = bf16\nbatch = 1\nheads = 1\nseqlen_q = 1024\nseqlen_kv = 65536\nhead_dim = 64\n"
+                       "mask = causal\nalign = bottom_right\nwindow = 300,0\nbackward = yes\nseed = 5\n";
+    af_case c;
+    af_error err;
+    CHECK_MSG(af_case_parse(text, "stored-o", &c, &err) == 0, "%s: %s", err.field, err.message);
+    af_runner r;
+    memset(&r, 0, sizeof r);
+    af_oracle_opts_default(&r.oracle);
+    r.oracle.tier = AF_ORACLE_FP64; /* the CPU fp64 tier alone: this test is about the criterion */
+    r.reference = af_backend_cpu_new();
+    af_prepared p;
+    char why[256];
+    CHECK_MSG(af_prepare(&r, &c, &p, why, sizeof why) == 0, "%s", why);
+    CHECK((double)c.seqlen_q * c.seqlen_kv * c.head_dim_qk > AF_STORED_O_ROWS_MAX_WORK);
+    CHECK_MSG(!p.judged.element_terms && p.judged.lse_row_terms && p.judged.stored_o_rows,
+              "element budgets %d, LSE rows %d, stored O rows %d", p.judged.element_terms, p.judged.lse_row_terms,
+              p.judged.stored_o_rows);
+    af_outputs k;
+    CHECK(af_outputs_alloc(&k, &c) == 0);
+    fx_copy(&c, &p.oracle.out, &k);
+    memcpy(k.o, p.ref.o, (size_t)c.seqlen_q * c.head_dim_v * sizeof(double)); /* b1 h1 */
+    int key = c.seqlen_kv - 100;                                              /* seen by ~100 rows */
+    size_t e = (size_t)key * c.head_dim_qk + 7;
+    double pass_ratio, fail_ratio;
+    double allowed = fx_edge_element(&p, &k, &p.ref, AF_T_DK, e, 0, 0, key, &pass_ratio, &fail_ratio);
+    double *share = af_criterion_stored_o_row_floor(&c, AF_T_DK, &p.terms, k.o);
+    CHECK(share != NULL && share[key] > 0);
+    printf("criterion: dK key %d with the stored O's share %.4g, allowance %.4g: 0.98x ratio %.3f passes, 1.02x "
+           "%.3f -> mismatch\n",
+           key, share ? share[key] : 0.0, allowed, pass_ratio, fail_ratio);
+    free(share);
+    af_outputs_free(&k);
+    af_prepared_free(&p);
+    r.reference->destroy(r.reference);
+}
+
 int main(void) {
     pairs_match("batch = 3\nheads = 2\nseqlen_q = 40\nseqlen_kv = 70\nseqlens_q = 40,9,0\nseqlens_kv = 70,3,5\n"
                 "mask = padding\nhead_dim = 8\n");
@@ -85,5 +130,6 @@ int main(void) {
                 "seqlens_q = 33,20\nseqlens_kv = 90,7\nmask = padding\nhead_dim = 8\n");
     pairs_match("batch = 1\nheads = 2\nseqlen = 64\nmask = causal\nwindow = 5,0\nglobal_keys = 3\nhead_dim = 8\n");
     windowed_long_case();
+    stored_o_share_case();
     CHECK_DONE("test_terms_visible");
 }
