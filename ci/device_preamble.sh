@@ -28,7 +28,8 @@ stamp() {
 device_pack() { [ -n "${DEVICE_NO_PACK:-}" ] || (cd "$OUT" && tar czf all.tgz r && rm -rf r); }
 # camp_report DIR LABEL RUN_ARGS...: a campaign's stats into the summary (cases/s, declines,
 # buckets, the s_kv histogram), then every bucket's finding.case replayed in its own process
-# with `attnfuzz run ... RUN_ARGS`, and the findings packed as $R/camp-findings.tgz
+# with `attnfuzz run ... RUN_ARGS` (REPLAY_S seconds in all), and the findings packed as
+# $R/camp-findings.tgz
 camp_report() {
     local dir=$1 label=$2 d
     shift 2
@@ -47,11 +48,19 @@ for key in ("seqlen_kv_hist", "seqlen_kv_judged_hist"):  # the shares above 1024
           100.0 * sum(v for k, v in h.items() if int(k.split("-")[0]) >= 1024) / m,
           100.0 * sum(v for k, v in h.items() if int(k.split("-")[0]) >= 16384) / m))
 PY
+    # the replays stop after REPLAY_S seconds in all (default 180), so a call's limit never
+    # cuts the report and the pack (a bucket not replayed says so)
+    local t_end=$(($(date +%s) + ${REPLAY_S:-180}))
     for d in "$dir"/findings/*/; do
         [ -d "$d" ] || continue
         echo "bucket $(basename "$d"): $(head -c 300 "$d/verdict.json" 2>/dev/null | tr '\n' ' ')" >>"$S"
-        timeout 90 "$B/attnfuzz" run "$d/finding.case" "$@" >"$R/replay-$(basename "$d").txt" 2>&1
+        if [ "$(date +%s)" -ge "$t_end" ]; then
+            echo "  replay: not run (REPLAY_S spent)" >>"$S"
+            continue
+        fi
+        timeout 60 "$B/attnfuzz" run "$d/finding.case" "$@" >"$R/replay-$(basename "$d").txt" 2>&1
         echo "  replay (separate process): exit $? $(tail -1 "$R/replay-$(basename "$d").txt" | cut -c1-300)" >>"$S"
+        rm -f "$R/replay-$(basename "$d").txt" # its line is in the summary; the files would crowd what comes back
     done
     tar czf "$R/camp-findings.tgz" -C "$dir" findings 2>/dev/null
 }
