@@ -13,18 +13,24 @@
 #include "util/check.h"
 
 /* Prepare case text as the runner does before a run (a kernel-stream dropout case gets its
- * oracle and budgets from the judge, with the mask the run returns). */
-static void fx_prepare_case(const char *text, af_prepared *p, af_backend **cpu) {
+ * oracle and budgets from the judge, with the mask the run returns), the oracle's tier
+ * `tier` (AF_ORACLE_AUTO: the runner's default). */
+static void fx_prepare_case_tier(const char *text, af_oracle_tier tier, af_prepared *p, af_backend **cpu) {
     af_case c;
     af_error err;
     CHECK_MSG(af_case_parse(text, "criterion", &c, &err) == 0, "%s: %s", err.field, err.message);
     af_runner r;
     memset(&r, 0, sizeof r);
     af_oracle_opts_default(&r.oracle);
+    r.oracle.tier = tier;
     *cpu = af_backend_cpu_new();
     r.reference = *cpu;
     char why[256];
     CHECK_MSG(af_prepare(&r, &c, p, why, sizeof why) == 0, "%s", why);
+}
+
+static void fx_prepare_case(const char *text, af_prepared *p, af_backend **cpu) {
+    fx_prepare_case_tier(text, AF_ORACLE_AUTO, p, cpu);
 }
 
 /* Prepare case text with the oracle and the cpu reference; the term budgets are

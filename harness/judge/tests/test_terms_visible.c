@@ -88,17 +88,10 @@ static void windowed_long_case(void) {
 static void stored_o_share_case(void) {
     const char *text = "dtype = bf16\nbatch = 1\nheads = 1\nseqlen_q = 1024\nseqlen_kv = 65536\nhead_dim = 64\n"
                        "mask = causal\nalign = bottom_right\nwindow = 300,0\nbackward = yes\nseed = 5\n";
-    af_case c;
-    af_error err;
-    CHECK_MSG(af_case_parse(text, "stored-o", &c, &err) == 0, "%s: %s", err.field, err.message);
-    af_runner r;
-    memset(&r, 0, sizeof r);
-    af_oracle_opts_default(&r.oracle);
-    r.oracle.tier = AF_ORACLE_FP64; /* the CPU fp64 tier alone: this test is about the criterion */
-    r.reference = af_backend_cpu_new();
     af_prepared p;
-    char why[256];
-    CHECK_MSG(af_prepare(&r, &c, &p, why, sizeof why) == 0, "%s", why);
+    af_backend *cpu;
+    fx_prepare_case_tier(text, AF_ORACLE_FP64, &p, &cpu); /* the CPU fp64 tier alone: this is about the criterion */
+    const af_case c = p.c;
     CHECK((double)c.seqlen_q * c.seqlen_kv * c.head_dim_qk > AF_STORED_O_ROWS_MAX_WORK);
     CHECK_MSG(!p.judged.element_terms && p.judged.lse_row_terms && p.judged.stored_o_rows,
               "element budgets %d, LSE rows %d, stored O rows %d", p.judged.element_terms, p.judged.lse_row_terms,
@@ -119,7 +112,7 @@ static void stored_o_share_case(void) {
     free(share);
     af_outputs_free(&k);
     af_prepared_free(&p);
-    r.reference->destroy(r.reference);
+    cpu->destroy(cpu);
 }
 
 int main(void) {
