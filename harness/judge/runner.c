@@ -314,7 +314,9 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
     double t_gen = af_clock_mono();
     if (af_tensors_alloc(&p->tensors, c, why, cap)) return -1;
     float *pregen[4] = {NULL, NULL, NULL, NULL};
-    bool gpu_gen = gpu_generate(c, &p->tensors, pregen, keep_on_device(c) ? &p->inputs_dev : NULL);
+    /* the exact inputs on the device too when the oracle will read them there */
+    bool dev_inputs = !r->skip_oracle && keep_on_device(c);
+    bool gpu_gen = gpu_generate(c, &p->tensors, pregen, dev_inputs ? &p->inputs_dev : NULL);
     int gen_rc = af_inputs_alloc(&p->inputs, c) || af_inputs_generate_from(c, &p->tensors, &p->inputs, pregen);
     for (int i = 0; i < 4; i++) free(pregen[i]);
     js->gen_gpu = gpu_gen;
