@@ -46,6 +46,10 @@ void af_gpu_free(void *dev);
 af_run_status af_gpu_h2d(void *dev, const void *host, size_t bytes, char *why, size_t cap);
 af_run_status af_gpu_d2h(void *host, const void *dev, size_t bytes, char *why, size_t cap);
 af_run_status af_gpu_memset(void *dev, int byte, size_t bytes, char *why, size_t cap);
+/* Blocks of AF_GPU_GRID_THREADS threads for a grid-stride kernel over n elements (at
+ * least 1, at most 65535). */
+#define AF_GPU_GRID_THREADS 256
+unsigned af_gpu_grid(long long n);
 /* Free device memory now (cudaMemGetInfo), or -1 when it cannot be read. */
 double af_gpu_mem_free(void);
 /* Wait for the device; classify any pending error (sticky -> AF_RUN_CRASH). */

@@ -116,8 +116,7 @@ extern "C" af_run_status af_gpu_row_summaries_stored(const af_gpu_stored *k, con
     if (st == AF_RUN_OK) st = af_gpu_malloc((void **)&d_kernel, (size_t)n * sizeof(double), why, cap);
     if (st == AF_RUN_OK && k->bytes) st = af_gpu_h2d(d_buf, k->buf, k->bytes, why, cap);
     if (st == AF_RUN_OK) {
-        long long blocks = (n + 255) / 256;
-        decode_stored_kernel<<<(unsigned)(blocks > 65535 ? 65535 : blocks), 256>>>(d_buf, *k, n, d_kernel);
+        decode_stored_kernel<<<af_gpu_grid(n), AF_GPU_GRID_THREADS>>>(d_buf, *k, n, d_kernel);
         st = af_gpu_sync("decode_stored_kernel", why, cap);
     }
     af_gpu_free(d_buf); /* the decoded doubles stand for it from here */

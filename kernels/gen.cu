@@ -2,24 +2,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <cuda_runtime.h>
+#include "kernels/af_gpu.h"
 #include "kernels/af_gpu_gen.h"
+#include "kernels/dense_rows.cuh"
 #include "model/gen.h"
 #include "model/numeric.h"
-
-/* Grid of a grid-stride kernel over n elements, 256 threads a block. */
-static unsigned gen_blocks(long long n) {
-    long long blocks = (n + 255) / 256;
-    return (unsigned)(blocks < 1 ? 1 : blocks > 65535 ? 65535 : blocks);
-}
-
-/* The launch just made, waited for: AF_RUN_OK, or AF_RUN_ERROR with the CUDA error. */
-static af_run_status gen_wait(const char *kernel, char *why, size_t cap) {
-    cudaError_t e = cudaGetLastError();
-    if (e == cudaSuccess) e = cudaDeviceSynchronize();
-    if (e == cudaSuccess) return AF_RUN_OK;
-    snprintf(why, cap, "%s: CUDA error %s: %s", kernel, cudaGetErrorName(e), cudaGetErrorString(e));
-    return AF_RUN_ERROR;
-}
 
 /* out is (B, H, S, D) dense fp32: one thread per element, grid-stride over n. */
 __global__ void gen_logical_kernel(af_gen_params g, int tensor, int H, int S, int D, long long n, float *out) {
@@ -44,27 +31,19 @@ extern "C" af_run_status af_gpu_gen_logical(const af_case *c, af_tensor_id t, fl
     int S = kv ? c->seqlen_kv : c->seqlen_q;
     int D = (t == AF_T_Q || t == AF_T_K) ? c->head_dim_qk : c->head_dim_v;
     long long n = (long long)c->batch * H * S * D;
-    gen_logical_kernel<<<gen_blocks(n), 256>>>(g, (int)t, H, S, D, n, dev_out);
-    return gen_wait("gen_logical_kernel", why, cap);
+    gen_logical_kernel<<<af_gpu_grid(n), AF_GPU_GRID_THREADS>>>(g, (int)t, H, S, D, n, dev_out);
+    return af_gpu_sync("gen_logical_kernel", why, cap);
 }
 
-/* Rows of gen_exact_kernel: (H, S, D) and the sequences' valid rows. */
-typedef struct {
-    int H, S, D;
-    int len[AF_MAX_BATCH];
-} gen_rows;
-
 /* exact (B, H, S, D) fp64 = the stored value of vals read back (rows s >= len[b] 0). */
-__global__ void gen_exact_kernel(const float *vals, af_storage st, gen_rows r, long long n, double *exact) {
+__global__ void gen_exact_kernel(const float *vals, af_storage st, af_dense_rows r, long long n, double *exact) {
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (long long)gridDim.x * blockDim.x) {
-        long long row = i / r.D;
-        int s = (int)(row % r.S), b = (int)(row / r.S / r.H);
         float v = vals[i];
         double x = st == AF_ST_F16    ? (double)af_f16_to_f32(af_f32_to_f16(v))
                    : st == AF_ST_BF16 ? (double)af_bf16_to_f32(af_f32_to_bf16(v))
                                       : (double)v;
-        exact[i] = s < r.len[b] ? x : 0.0;
+        exact[i] = af_dense_row_valid(r, i) ? x : 0.0;
     }
 }
 
@@ -78,12 +57,9 @@ extern "C" af_run_status af_gpu_gen_exact(const float *dev_vals, af_storage stor
         snprintf(why, cap, "af_gpu_gen_exact: batch %d", B);
         return AF_RUN_ERROR;
     }
-    gen_rows r;
-    memset(&r, 0, sizeof r);
-    r.H = H, r.S = S, r.D = D;
-    for (int b = 0; b < B; b++) r.len[b] = len[b];
     long long n = (long long)B * H * S * D;
     if (n <= 0) return AF_RUN_OK;
-    gen_exact_kernel<<<gen_blocks(n), 256>>>(dev_vals, storage, r, n, dev_exact);
-    return gen_wait("gen_exact_kernel", why, cap);
+    gen_exact_kernel<<<af_gpu_grid(n), AF_GPU_GRID_THREADS>>>(dev_vals, storage, af_dense_rows_of(B, H, S, D, len), n,
+                                                              dev_exact);
+    return af_gpu_sync("gen_exact_kernel", why, cap);
 }

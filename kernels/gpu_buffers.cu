@@ -77,6 +77,11 @@ extern "C" af_run_status af_gpu_memset(void *dev, int byte, size_t bytes, char *
     return classify(cudaMemset(dev, byte, bytes), "cudaMemset", why, cap);
 }
 
+extern "C" unsigned af_gpu_grid(long long n) {
+    long long blocks = (n + AF_GPU_GRID_THREADS - 1) / AF_GPU_GRID_THREADS;
+    return (unsigned)(blocks < 1 ? 1 : blocks > 65535 ? 65535 : blocks);
+}
+
 extern "C" double af_gpu_mem_free(void) {
     size_t free_b = 0, total_b = 0;
     if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {

@@ -11,6 +11,7 @@
 #include "kernels/af_gpu.h"
 #include "util/clock.h"
 #include "util/parfor.h"
+#include "kernels/dense_rows.cuh"
 #include "kernels/ref_gpu.h"
 #include "kernels/ref_gpu_launch.h"
 #include "model/numeric.h"
@@ -228,24 +229,10 @@ __global__ void narrow_kernel(const double *src, float *dst, int64_t n) {
         dst[e] = (float)src[e];
 }
 
-/* The rows rule of download(): (B, H, S, D) with rows s >= len[b] written 0. */
-typedef struct {
-    int H, S, D;
-    int len[AF_MAX_BATCH];
-} widen_shape;
-
 /* dst (B, H, S, D) fp64 from src fp32 (B, H, S, D): download()'s values on the device. */
-__global__ void widen_kernel(const float *src, double *dst, int64_t n, widen_shape w) {
-    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (int64_t)gridDim.x * blockDim.x) {
-        int64_t row = e / w.D;
-        int s = (int)(row % w.S), b = (int)(row / w.S / w.H);
-        dst[e] = s < w.len[b] ? (double)src[e] : 0.0;
-    }
-}
-
-static unsigned grid_of(int64_t n) {
-    int64_t blocks = (n + 255) / 256;
-    return (unsigned)(blocks < 1 ? 1 : blocks > 65535 ? 65535 : blocks);
+__global__ void widen_kernel(const float *src, double *dst, int64_t n, af_dense_rows r) {
+    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (int64_t)gridDim.x * blockDim.x)
+        dst[e] = af_dense_row_valid(r, e) ? (double)src[e] : 0.0;
 }
 
 /* Device fp32 copy of a device fp64 array (the oracle's kept inputs). */
@@ -253,7 +240,7 @@ static af_run_status narrow(float **dev, const double *src, int64_t n, char *why
     *dev = NULL;
     af_run_status st = af_gpu_malloc((void **)dev, (size_t)(n > 0 ? n : 1) * sizeof(float), why, cap);
     if (st != AF_RUN_OK || n == 0) return st;
-    narrow_kernel<<<grid_of(n), 256>>>(src, *dev, n);
+    narrow_kernel<<<af_gpu_grid(n), AF_GPU_GRID_THREADS>>>(src, *dev, n);
     return af_gpu_sync("gpu reference: narrow inputs", why, cap);
 }
 
@@ -262,13 +249,9 @@ static af_run_status narrow(float **dev, const double *src, int64_t n, char *why
 static af_run_status widen(double **dst, const float *src, int B, int H, int S, int D, const int *len, char *why,
                            size_t cap) {
     int64_t n = (int64_t)B * H * S * D;
-    widen_shape w;
-    memset(&w, 0, sizeof w);
-    w.H = H, w.S = S, w.D = D;
-    for (int b = 0; b < B && b < AF_MAX_BATCH; b++) w.len[b] = len[b];
     af_run_status st = af_gpu_malloc((void **)dst, (size_t)(n > 0 ? n : 1) * sizeof(double), why, cap);
     if (st != AF_RUN_OK || n == 0) return st;
-    widen_kernel<<<grid_of(n), 256>>>(src, *dst, n, w);
+    widen_kernel<<<af_gpu_grid(n), AF_GPU_GRID_THREADS>>>(src, *dst, n, af_dense_rows_of(B, H, S, D, len));
     return af_gpu_sync("gpu reference: keep outputs", why, cap);
 }
 

@@ -231,7 +231,7 @@ static int prepare_oracle(af_runner *r, const af_case *c, af_prepared *p, bool f
     af_oracle_opts oopts = r->oracle;
     /* long cases: the tier's arrays stay on the device for the reference and the row
      * summaries (kept only with the pipelined certification: oracle.h) */
-    oopts.gpu_keep = pipelined && keep_on_device(c);
+    oopts.gpu_keep = pipelined && p->keep_on_device;
     oopts.gpu_magnitudes =
         (c->backward ? AF_ORACLE_MAG_GRAD : 0u) |
         (!r->skip_oracle && (af_dtype_is_fp8(c->dtype) || lse_rows_only) ? AF_ORACLE_MAG_SCORE_ABS : 0u);
@@ -314,9 +314,10 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
     double t_gen = af_clock_mono();
     if (af_tensors_alloc(&p->tensors, c, why, cap)) return -1;
     float *pregen[4] = {NULL, NULL, NULL, NULL};
-    /* the exact inputs on the device too when the oracle will read them there */
-    bool dev_inputs = !r->skip_oracle && keep_on_device(c);
-    bool gpu_gen = gpu_generate(c, &p->tensors, pregen, dev_inputs ? &p->inputs_dev : NULL);
+    /* decided once a case: the exact inputs made on the device too when the oracle will
+     * read them there and keep its arrays beside them */
+    p->keep_on_device = !r->skip_oracle && keep_on_device(c);
+    bool gpu_gen = gpu_generate(c, &p->tensors, pregen, p->keep_on_device ? &p->inputs_dev : NULL);
     int gen_rc = af_inputs_alloc(&p->inputs, c) || af_inputs_generate_from(c, &p->tensors, &p->inputs, pregen);
     for (int i = 0; i < 4; i++) free(pregen[i]);
     js->gen_gpu = gpu_gen;

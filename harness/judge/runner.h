@@ -29,6 +29,9 @@ typedef struct {
      * dout, each NULL when not made), which the oracle tier reads there instead of an
      * upload of inputs' copies; owned, freed with the case. */
     af_inputs_dev inputs_dev;
+    /* Whether this case keeps its arrays on the device (AF_KEEP_ON_DEVICE_MIN_ELEMS), decided
+     * once in af_prepare for the generator, the oracle and the reference alike. */
+    bool keep_on_device;
     char ref_note[256];      /* which reference served ("reference: cpu backend",
                                   "reference: gpu ..."), or why there is none */
     af_judge_summary judged; /* the prepare half of every verdict's "judge" summary */
