@@ -66,6 +66,12 @@
  * (af_case_work counts no mask: b1 h4 s131072 d128 causal backward is 3 x 4 x 131072^2 x
  * 256 = 5.3e13); what bounds a long case is its memory, AF_FUZZ_WIDE_MAX_HOST_BYTES below. */
 #define AF_FUZZ_GPU_DEFAULT_WORK (256.0 * 1024 * 1024 * 1024 * 1024)
+/* Under a wide budget, the budget of a case the judge's device path does not serve
+ * (af_problem_device_judged: a feature, a block mask, head dims above 256): the CPU fp64
+ * tier, the cpu reference and the host's term budgets judge it, so it is shrunk to what
+ * the host judges in seconds with 8 workers sharing the host (docs/benchmarks.md, "Cases
+ * the host judges"), not to what the device would. */
+#define AF_FUZZ_HOST_JUDGED_WORK (1024.0 * 1024.0 * 1024.0)
 /* A budget above AF_FUZZ_DEFAULT_WORK is "wide": the decoder and the mutator also draw
  * sequence lengths up to AF_MAX_SEQLEN, head dims 1..1024, up to 128 kv heads and pages
  * beyond 256 (core bytes >= AF_FUZZ_WIDE_BYTE of the seq, dim, heads_kv and page fields;
@@ -113,6 +119,8 @@
 typedef struct {
     double max_work;     /* af_case_work bound */
     double max_elements; /* af_case_elements bound (af_fuzz_limits_set_work sets it) */
+    double host_work;    /* the bound of a case the device path does not judge (af_problem_device_judged):
+                            min(max_work, AF_FUZZ_HOST_JUDGED_WORK) under a wide budget, else max_work */
     bool wide;           /* the wide draws are on (af_fuzz_limits_set_work with a
                                budget above AF_FUZZ_DEFAULT_WORK sets it; a caller that
                                sets max_work alone keeps the curated tables) */

@@ -37,6 +37,7 @@ void af_fuzz_limits_set_work(af_fuzz_limits *l, double max_work) {
     l->max_work = max_work;
     l->wide = max_work > AF_FUZZ_DEFAULT_WORK;
     l->max_elements = l->wide ? AF_FUZZ_WIDE_MAX_ELEMENTS : AF_CASE_MAX_ELEMENTS;
+    l->host_work = l->wide && max_work > AF_FUZZ_HOST_JUDGED_WORK ? AF_FUZZ_HOST_JUDGED_WORK : max_work;
 }
 
 bool af_fuzz_limits_wide(const af_fuzz_limits *l) { return l->wide; }

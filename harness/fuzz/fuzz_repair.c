@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "judge/problem.h"
 #include "model/case_fields.h"
 #include "model/case_measure.h"
 #include "model/gen_core.h"
@@ -99,9 +100,9 @@ double af_fuzz_budget_work(const af_case *c) {
 /* Shrink a case until it fits the budget (af_fuzz_budget_work, and elements with a wide budget: a
  * narrow one keeps what it did, af_case_validate's bound): batch, then heads, then head dims above
  * 64, then the longer sequence, then head dims down to 8. */
-static void fit_budget(af_case *c, const af_fuzz_limits *l) {
-    for (int guard = 0; guard < 200 && (af_fuzz_budget_work(c) > l->max_work ||
-                                        (l->wide && elements_after_clamps(c) > l->max_elements));
+static void fit_budget(af_case *c, const af_fuzz_limits *l, double max_work) {
+    for (int guard = 0;
+         guard < 200 && (af_fuzz_budget_work(c) > max_work || (l->wide && elements_after_clamps(c) > l->max_elements));
          guard++) {
         if (c->batch > 1) {
             c->batch /= 2;
@@ -423,6 +424,16 @@ static void repair_heads_v(af_case *c) {
     c->heads_v = a == c->heads_kv || c->packing != AF_PACK_SEPARATE ? 0 : a;
 }
 
+/* Everything after the sizes, in order: the combinations the sizes allow, V's heads, the
+ * data range (the dtype is final), the features. Running it again after a shrink keeps
+ * the case valid. */
+static void repair_settings(af_case *c, const af_fuzz_limits *l) {
+    repair_combinations(c, l);
+    repair_heads_v(c);
+    repair_data_range(c);
+    repair_features(c, l);
+}
+
 int af_fuzz_repair(af_case *c, const af_fuzz_limits *l) {
     c->batch = clampi(c->batch, 1, AF_FUZZ_MAX_BATCH);
     c->heads_kv = clampi(c->heads_kv, 1, AF_MAX_HEADS);
@@ -439,11 +450,14 @@ int af_fuzz_repair(af_case *c, const af_fuzz_limits *l) {
     c->head_dim_qk = clampi(c->head_dim_qk, 1, AF_MAX_HEAD_DIM);
     c->head_dim_v = clampi(c->head_dim_v, 1, AF_MAX_HEAD_DIM);
     if (c->backward && !af_fuzz_backward_allowed(l, c->dtype)) c->backward = false;
-    fit_budget(c, l);
-    repair_combinations(c, l);
-    repair_heads_v(c);
-    repair_data_range(c); /* after the dtype is final */
-    repair_features(c, l);
+    fit_budget(c, l, l->max_work);
+    repair_settings(c, l);
+    /* what the host judges gets the host's budget (the features are final now) */
+    if (l->wide && l->host_work < l->max_work && af_fuzz_budget_work(c) > l->host_work &&
+        !af_problem_device_judged(c)) {
+        fit_budget(c, l, l->host_work);
+        repair_settings(c, l);
+    }
     if (!af_dtype_is_fp8_tensor(c->dtype) || (unsigned)c->out_dtype > AF_OUT_BF16) c->out_dtype = AF_OUT_SAME;
     if (c->out_dtype != AF_OUT_SAME) c->fp8_headroom[4] = 0; /* O has no output scale */
     if ((c->dtype != AF_DT_FP16 && c->dtype != AF_DT_BF16) || c->backward || c->packing == AF_PACK_QKV ||

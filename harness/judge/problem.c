@@ -3,6 +3,9 @@
 
 #include <string.h>
 
+#include "model/features.h"
+#include "oracle/gpu/oracle_gpu.h"
+
 void af_problem_from_case(af_oracle_problem *p, const af_case *c, const af_inputs *in, int *len_q, int *len_kv) {
     memset(p, 0, sizeof *p);
     p->B = c->batch;
@@ -34,4 +37,17 @@ double af_problem_visible_pairs(const af_oracle_problem *p) {
         }
     }
     return pairs * p->Hq;
+}
+
+bool af_problem_device_judged(const af_case *c) {
+    af_inputs in;
+    memset(&in, 0, sizeof in);
+    af_features_of_case(c, &in.feat);
+    double dlse_given = 0.0; /* the tier asks only whether a dLSE is given */
+    if (c->dlse) in.dlse = &dlse_given;
+    int len_q[AF_MAX_BATCH], len_kv[AF_MAX_BATCH];
+    af_oracle_problem p;
+    af_problem_from_case(&p, c, &in, len_q, len_kv);
+    char why[192];
+    return af_oracle_gpu_implements(&p, why, sizeof why) == 0;
 }

@@ -22,4 +22,12 @@ void af_problem_from_case(af_oracle_problem *p, const af_case *c, const af_input
  * is 3 pairs a row, not 54k. */
 double af_problem_visible_pairs(const af_oracle_problem *p);
 
+/* Whether the judge's device path serves the case where a GPU is usable: the oracle's
+ * GPU tier computes it (af_oracle_gpu_implements: plain attention, head dims up to 256, a
+ * mask of intervals). A case it does not serve is judged on the host (the CPU fp64 tier,
+ * the cpu reference, the host's term budgets), whatever the backend, so a campaign on a
+ * GPU gives such cases the host's work budget (fuzz/fuzz.h, AF_FUZZ_HOST_JUDGED_WORK).
+ * Asks nothing of the device: the same answer in every build. */
+bool af_problem_device_judged(const af_case *c);
+
 #endif

@@ -95,8 +95,7 @@ void af_features_free(af_inputs *in) {
     in->sink = in->bias = in->alibi_slope = in->dlse = NULL;
 }
 
-int af_features_fill(const af_case *c, af_inputs *in) {
-    af_features *f = &in->feat;
+void af_features_of_case(const af_case *c, af_features *f) {
     f->softcap = c->softcap;
     f->score_mod = c->score_mod;
     f->sink = c->softmax == AF_SOFTMAX_VANILLA ? 0 : c->softmax == AF_SOFTMAX_OFF_BY_ONE ? 1 : 2;
@@ -110,6 +109,11 @@ int af_features_fill(const af_case *c, af_inputs *in) {
     f->dropout_seed = c->dropout_seed;
     f->dropout_offset = c->dropout_offset;
     f->outputs = (int)c->outputs;
+}
+
+int af_features_fill(const af_case *c, af_inputs *in) {
+    af_features *f = &in->feat;
+    af_features_of_case(c, f);
     if (f->sink) {
         if (!(in->sink = malloc((size_t)c->heads_q * sizeof *in->sink))) return -1;
         for (int h = 0; h < c->heads_q; h++) in->sink[h] = (double)af_feature_sink(c, h);

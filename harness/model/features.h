@@ -31,6 +31,9 @@ int af_feature_alibi_batch(const af_case *c);
  * fp32 in about [-0.5, 0.5] when dlse = yes, else 0. */
 float af_feature_dlse(const af_case *c, int b, int h, int i);
 
+/* The case's features as the oracle reads them (f's scalar fields; the arrays and
+ * dropout_keep are left as they are): what af_features_fill sets in in->feat. */
+void af_features_of_case(const af_case *c, af_features *f);
 /* Fill in->feat and the dense feature arrays of in (allocating them); in's dims must be
  * set. 0, or -1 when out of memory. */
 int af_features_fill(const af_case *c, af_inputs *in);

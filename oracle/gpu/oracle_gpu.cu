@@ -76,30 +76,11 @@ extern "C" int af_oracle_gpu_usable(char *why, size_t cap) {
 }
 
 extern "C" int af_oracle_gpu_supports(const af_oracle_problem *p, char *why, size_t cap) {
-    if (p->Dqk > AF_ORACLE_GPU_MAX_DIM || p->Dv > AF_ORACLE_GPU_MAX_DIM) {
-        snprintf(why, cap, "oracle gpu: head dims %d/%d above %d", p->Dqk, p->Dv, AF_ORACLE_GPU_MAX_DIM);
-        return -1;
-    }
     if (!p->len_q || !p->len_kv) {
         snprintf(why, cap, "oracle gpu: lengths must be set");
         return -1;
     }
-    if (af_mask_rule_drops(&p->mask)) { /* the tiles walk intervals, not their drops */
-        snprintf(why, cap, "oracle gpu: block_mask / custom_mask is not implemented (CPU tiers serve it)");
-        return -1;
-    }
-    if (p->mask.global_keys > 0) { /* a row's keys are two intervals; the tiles walk one */
-        snprintf(why, cap, "oracle gpu: global_keys is not implemented (CPU tiers serve it)");
-        return -1;
-    }
-    const af_features *f = &p->in->feat;
-    if (f->softcap != 0.0 || f->score_mod != AF_SCORE_MOD_NONE || f->sink || f->bias_b || f->alibi || p->in->dlse) {
-        snprintf(why, cap,
-                 "oracle gpu: sinks, softcap, score_mod, bias, ALiBi and dLSE are not implemented (CPU tiers serve "
-                 "them)");
-        return -1;
-    }
-    return 0;
+    return af_oracle_gpu_implements(p, why, cap);
 }
 
 static int og_dmax(const af_oracle_problem *p) {

@@ -22,9 +22,8 @@
 extern "C" {
 #endif
 #include "oracle/oracle.h"
+#include "oracle/gpu/oracle_gpu_scope.h" /* af_oracle_gpu_implements, AF_ORACLE_GPU_MAX_DIM */
 
-/* Largest head dimension (Dqk and Dv) the GPU tier handles. */
-#define AF_ORACLE_GPU_MAX_DIM 256
 /* Terms of one plain fma chain inside a tile of the long sums (keys or rows). */
 #define AF_ORACLE_GPU_CHAIN 32
 /* Online softmax: the reference maximum moves only when a tile's maximum exceeds it by
@@ -52,8 +51,10 @@ typedef struct {
 /* 0 when the GPU tier can run here (built with CUDA and a device is usable), else -1
  * with the reason. */
 int af_oracle_gpu_usable(char *why, size_t cap);
-/* 0 when the GPU tier handles the problem's shape (Dqk, Dv <= AF_ORACLE_GPU_MAX_DIM). */
+/* 0 when the GPU tier handles the problem (its lengths set, and af_oracle_gpu_implements)
+ * in this build, else -1 with why (a build without CUDA handles none). */
 int af_oracle_gpu_supports(const af_oracle_problem *p, char *why, size_t cap);
+
 /* The tier: out holds host arrays allocated by the caller (o, lse; with backward dq, dk,
  * dv), each overwritten whole; lse64 (B,Hq,Sq) receives LSE, drow64 (B,Hq,Sq) D_i (with
  * backward; may be NULL without); mags (or NULL) the magnitudes asked for; keep (or NULL)

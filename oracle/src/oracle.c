@@ -410,19 +410,9 @@ double af_oracle_gpu_bound_abs(const af_oracle_problem *p, double sigma) {
 static void run_gpu_tier(af_oracle_ctx *c, const af_oracle_opts *o, bool keep, af_oracle_result *r) {
     char why[160] = "";
     af_oracle_gpu_stats st = {0};
-    if (af_feat_any(c->p)) { /* the GPU tier computes plain attention only */
-        snprintf(r->note, sizeof r->note,
-                 "%sGPU fp64 tier not used (it does not implement sinks, softcap, score_mod, bias, ALiBi or dLSE): CPU "
-                 "fp64 "
-                 "tier instead",
-                 o->tier == AF_ORACLE_GPU ? "" : "auto: ");
-        return;
-    }
-    if (c->stat_max) { /* nor the score statistics: the CPU fp64 rows write them */
-        snprintf(r->note, sizeof r->note,
-                 "%sGPU fp64 tier not used (it does not write the score statistics of outputs = max_sumexp / "
-                 "max_logit): CPU fp64 tier instead",
-                 o->tier == AF_ORACLE_GPU ? "" : "auto: ");
+    if (af_oracle_gpu_implements(c->p, why, sizeof why)) { /* features, statistics, drops: the CPU tier */
+        snprintf(r->note, sizeof r->note, "%sGPU fp64 tier not used (%s): CPU fp64 tier instead",
+                 o->tier == AF_ORACLE_GPU ? "" : "auto: ", why);
         return;
     }
     /* the magnitudes asked for come from the tier's own passes */

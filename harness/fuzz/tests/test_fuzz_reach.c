@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "fuzz/fuzz.h"
+#include "judge/problem.h"
 #include "util/check.h"
 
 #define N_DRAWS   20000
@@ -71,7 +72,8 @@ typedef struct {
     int decode_long, decode_long_gqa, split_kv;
     int res_128m1, res_128, res_128p1, res_64p1, res_32m1, on_boundary;
     double max_elements;
-    uint64_t hash; /* of every (s_q, s_kv, batch, heads_q) in draw order */
+    int host_judged, host_judged_over_1k; /* cases the device path does not judge (af_problem_device_judged) */
+    uint64_t hash;                        /* of every (s_q, s_kv, batch, heads_q) in draw order */
     boundary_counts bd;
 } reach_counts;
 
@@ -146,6 +148,17 @@ static void note(reach_counts *k, const af_case *c, const af_fuzz_limits *lim) {
         CHECK_MSG(0, "draw %d: %.3g elements, bound %.3g:\n%s", k->n, el, lim->max_elements, txt);
     }
     if (el > k->max_elements) k->max_elements = el;
+    /* a case the host judges (a feature, a block mask, head dims above 256) keeps the
+     * host's budget under a wide one: the CPU fp64 tier judges it in seconds */
+    if (lim->wide && !af_problem_device_judged(c)) {
+        k->host_judged++;
+        k->host_judged_over_1k += c->seqlen_kv > 1024;
+        if (af_fuzz_budget_work(c) > lim->host_work) {
+            af_case_print(c, txt, sizeof txt);
+            CHECK_MSG(0, "draw %d: judged on the host, work %.3g over the host budget %.3g:\n%s", k->n,
+                      af_fuzz_budget_work(c), lim->host_work, txt);
+        }
+    }
     k->n++;
     int sq = c->seqlen_q, skv = c->seqlen_kv;
     bool long_kv = skv > 1024;
@@ -210,10 +223,10 @@ static reach_counts byte_draws(const af_fuzz_limits *lim, uint64_t rng, int n) {
 static void print_counts(const char *what, const reach_counts *k) {
     printf("%s: %d cases: s_kv > 1024 %d (%.1f %%), > 16384 %d (%.2f %%), s_q > 1024 %d; decode shapes %d (GQA %d), "
            "split-KV %d; long s_kv at k*128-1 %d, k*128 %d, k*128+1 %d, k*64+1 %d, k*32-1 %d, within 1 of a 32 "
-           "multiple %d; largest %.3g elements\n",
+           "multiple %d; largest %.3g elements; judged on the host %d (s_kv > 1024: %d)\n",
            what, k->n, k->kv_over_1k, 100.0 * k->kv_over_1k / k->n, k->kv_over_16k, 100.0 * k->kv_over_16k / k->n,
            k->q_over_1k, k->decode_long, k->decode_long_gqa, k->split_kv, k->res_128m1, k->res_128, k->res_128p1,
-           k->res_64p1, k->res_32m1, k->on_boundary, k->max_elements);
+           k->res_64p1, k->res_32m1, k->on_boundary, k->max_elements, k->host_judged, k->host_judged_over_1k);
 }
 
 /* The reach a GPU campaign needs. The campaign's cases (mutations) must reach it in
@@ -382,6 +395,64 @@ int main(void) {
                   af_case_elements(&big));
         /* heads go first, the length stays */
         CHECK(big.seqlen_kv == 131072 && big.seqlen_q == 131072 && big.heads_q == 2 && big.head_dim_qk == 128);
+    }
+
+    /* What the device path judges (af_problem_device_judged), and the host's budget for the
+     * rest: the shape of a campaign's case that ran 300 s on the host (fp16 thd, ALiBi abs,
+     * s_q 2432 over s_kv 65536, backward: work 6.1e10, the CPU fp64 tier's) is shrunk to
+     * AF_FUZZ_HOST_JUDGED_WORK; the same shape without ALiBi keeps its length. */
+    CHECK(gpu.host_work == AF_FUZZ_HOST_JUDGED_WORK && cpu.host_work == cpu.max_work);
+    {
+        af_case c;
+        af_case_defaults(&c);
+        c.dtype = AF_DT_FP16;
+        c.batch = 2;
+        c.heads_q = 4;
+        c.heads_kv = 2;
+        c.seqlen_q = 2432;
+        c.seqlen_kv = 65536;
+        c.head_dim_qk = c.head_dim_v = 16;
+        c.mask = AF_MASK_CAUSAL;
+        c.align = AF_ALIGN_BOTTOM_RIGHT;
+        c.backward = true;
+        CHECK(af_problem_device_judged(&c));
+        af_case plain = c;
+        CHECK(af_fuzz_repair(&plain, &gpu) == 0 && plain.seqlen_kv == 65536 && plain.seqlen_q == 2432);
+        af_case alibi = c;
+        alibi.alibi = AF_ALIBI_ABS;
+        CHECK(!af_problem_device_judged(&alibi));
+        CHECK(af_fuzz_repair(&alibi, &gpu) == 0 && alibi.alibi == AF_ALIBI_ABS);
+        CHECK_MSG(af_fuzz_budget_work(&alibi) <= AF_FUZZ_HOST_JUDGED_WORK &&
+                      af_fuzz_budget_work(&alibi) * 4 > AF_FUZZ_HOST_JUDGED_WORK,
+                  "ALiBi case after repair: work %.3g (b%d h%d s%dx%d d%d)", af_fuzz_budget_work(&alibi), alibi.batch,
+                  alibi.heads_q, alibi.seqlen_q, alibi.seqlen_kv, alibi.head_dim_qk);
+        /* each thing the GPU tier does not implement puts a case on the host */
+        af_case t = c;
+        t.softcap = 30.0;
+        CHECK(!af_problem_device_judged(&t));
+        t = c, t.softmax = AF_SOFTMAX_LEARNABLE;
+        CHECK(!af_problem_device_judged(&t));
+        t = c, t.bias = AF_BIAS_1HSS;
+        CHECK(!af_problem_device_judged(&t));
+        t = c, t.dlse = true;
+        CHECK(!af_problem_device_judged(&t));
+        t = c, t.dropout_p = 0.1;
+        CHECK(!af_problem_device_judged(&t));
+        t = c, t.outputs = AF_OUTPUTS_MAX_SUMEXP;
+        CHECK(!af_problem_device_judged(&t));
+        t = c, t.score_mod = AF_SCORE_MOD_SQUARED;
+        CHECK(!af_problem_device_judged(&t));
+        t = c, t.global_keys = 4;
+        CHECK(!af_problem_device_judged(&t));
+        t = c, t.block_mask_q = t.block_mask_k = 64, t.block_mask_p = 0.5;
+        CHECK(!af_problem_device_judged(&t));
+        t = c, t.head_dim_qk = t.head_dim_v = 512;
+        CHECK(!af_problem_device_judged(&t));
+        t = c, t.head_dim_qk = t.head_dim_v = 256;
+        CHECK(af_problem_device_judged(&t));
+        /* under the cpu budget nothing changes: the host's budget is the budget */
+        af_case small = alibi;
+        CHECK(af_fuzz_repair(&small, &cpu) == 0 && af_fuzz_budget_work(&small) <= cpu.max_work);
     }
 
     seeds *s = calloc(1, sizeof *s);
