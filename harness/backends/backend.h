@@ -104,7 +104,17 @@ struct af_backend {
      * why on failure. The history probe (judge/probes/history.c) compares a case run on
      * be after another with the same case run on a fresh instance. */
     af_backend *(*fresh)(af_backend *be, char *why, size_t cap);
+    /* Where a campaign's child is (util/stage_mark.h), set by the child for the backend
+     * under test: af_backend_run counts its calls in flight there, so that a deadline
+     * that finds the child inside a call blames the backend, and one that finds it in the
+     * judge's own stages does not. NULL (every other process and backend): nothing. */
+    struct af_stage_mark *mark;
 };
+
+/* be->run with its call counted in be->mark: every caller that runs the backend under
+ * test (the judged run, the repeats, the probes' reruns) calls the backend this way. */
+af_run_status af_backend_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t, af_run_info *info,
+                             char *why, size_t cap);
 
 /* Whether be's kernels run on a GPU: attnfuzz drives the device itself (NEEDS_GPU) or a
  * worker's hello said so (ON_GPU, known once it has started). The campaign's work budget

@@ -1,7 +1,9 @@
-/* run_info.c — what a backend reports about its run beside the outputs (backend.h). */
+/* run_info.c — what a backend reports about its run beside the outputs, and the one call
+ * of a backend's run that marks it (backend.h). */
 #include <stdio.h>
 
 #include "backends/backend.h"
+#include "util/stage_mark.h"
 
 void af_run_info_input_write(af_run_info *info, af_tensor_id tensor, long long index, const char *where) {
     if (!info) return;
@@ -12,4 +14,12 @@ void af_run_info_input_write(af_run_info *info, af_tensor_id tensor, long long i
         snprintf(w->where, sizeof w->where, "%s", where ? where : "");
     }
     info->n_input_writes++;
+}
+
+af_run_status af_backend_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t, af_run_info *info,
+                             char *why, size_t cap) {
+    af_stage_mark_backend_enter(be->mark);
+    af_run_status st = be->run(be, c, engine, t, info, why, cap);
+    af_stage_mark_backend_leave(be->mark);
+    return st;
 }

@@ -125,6 +125,7 @@ static void handle_result(af_campaign_state *cp, const af_child *slot, const inp
     af_stats_note_cp(&cp->st, c, r->status != AF_CASE_NOT_RUN && r->verdict.kind == AF_V_DECLINED);
     if (r->status == AF_CASE_NOT_RUN || r->verdict.kind == AF_V_ERROR) { /* no verdict on the kernel */
         cp->st.errors++;
+        cp->st.judge_timeouts += r->judge_timeout;
         keep_error_case(cp, c, r->status == AF_CASE_NOT_RUN ? r->why : r->verdict.reason);
         return;
     }

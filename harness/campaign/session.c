@@ -124,11 +124,13 @@ int af_session_open_ex(af_session *s, const char *backend, af_backend *backend_o
     s->runner.probes = true;
     af_probe_opts_default(&s->runner.probe_opts);
     if (s->out_dir[0]) af_mkdirs(s->out_dir, NULL, 0);
+    s->marks = af_stage_marks_new();
     return 0;
 }
 
 void af_session_close(af_session *s) {
     if (s->pool && (int)getpid() == s->owner_pid) af_pool_free(s->pool);
+    af_stage_marks_free(s->marks);
     if (s->backend || s->registry.count) af_registry_free(&s->registry);
     memset(s, 0, sizeof *s);
 }
@@ -231,6 +233,7 @@ static void on_engine_verdict(void *user, const char *engine, const af_verdict *
     if (v->n_findings > 0) {
         /* evidence only where it is stored: a campaign's fuzzing store (defer_new) only
          * counts the finding or defers it to DIR/pending, and its stored re-run draws it */
+        af_stage_mark_set(j->s->runner.mark, AF_STAGE_STORE);
         bool evidence = t && t->alloc[AF_BUF_O] && !(j->mode == AF_STORE_FUZZ && j->s->defer_new);
         af_heatmap hm;
         memset(&hm, 0, sizeof hm);
@@ -274,7 +277,10 @@ void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const a
     }
     double t0 = af_clock_mono();
     char why[512];
-    if (s->backend->supports(s->backend, c, why, sizeof why) != AF_RUN_OK) {
+    af_stage_mark_backend_enter(s->backend->mark); /* the backend's own code, as its runs */
+    af_run_status served = s->backend->supports(s->backend, c, why, sizeof why);
+    af_stage_mark_backend_leave(s->backend->mark);
+    if (served != AF_RUN_OK) {
         /* declined before the oracle is computed for nothing */
         af_verdict_init(&r->verdict, s->backend_name);
         r->verdict.kind = AF_V_DECLINED;
@@ -294,7 +300,10 @@ void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const a
         return;
     }
     af_engine_list engines;
-    if (af_engine_list_make(s->backend, c, s->engine[0] ? s->engine : c->engine, &engines, why, sizeof why)) {
+    af_stage_mark_backend_enter(s->backend->mark);
+    int listed = af_engine_list_make(s->backend, c, s->engine[0] ? s->engine : c->engine, &engines, why, sizeof why);
+    af_stage_mark_backend_leave(s->backend->mark);
+    if (listed) {
         af_verdict_init(&r->verdict, s->backend_name);
         r->verdict.kind = AF_V_DECLINED;
         snprintf(r->verdict.reason, sizeof r->verdict.reason, "%s", why);

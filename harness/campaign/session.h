@@ -25,6 +25,7 @@
 #include "fuzz/fuzz.h"
 #include "judge/runner.h"
 #include "judge/signature.h"
+#include "util/stage_mark.h"
 
 #define AF_SESSION_REPRO_OPTIONS 4
 
@@ -84,6 +85,11 @@ typedef struct {
     /* why the last af_session_store that returned AF_SESSION_STORE_FAILED failed (a path
      * and the system's reason), in the process that stored */
     char store_error[512];
+    /* AF_STAGE_MARKS marks shared with the forked children (util/stage_mark.h), made at
+     * open (NULL when the mapping failed: a timeout is then a hang, as before); bit i of
+     * marks_taken: marks[i] is the mark of a child in flight (session_child.c) */
+    af_stage_mark *marks;
+    uint64_t marks_taken;
 } af_session;
 
 enum {
@@ -109,7 +115,8 @@ void af_session_close(af_session *s);
 /* What happened to one case. Plain data: it crosses a pipe from an isolated child. */
 typedef enum {
     AF_CASE_RAN = 0, /* verdict is valid */
-    AF_CASE_NOT_RUN, /* the case could not be prepared (why) */
+    AF_CASE_NOT_RUN, /* the case could not be prepared, or its judging outlived the deadline
+                        after the backend's runs had returned (judge_timeout; why) */
     AF_CASE_CRASHED, /* the child died of a signal; verdict = crash */
     AF_CASE_HUNG,    /* past the deadline; verdict = hang */
 } af_case_status;
@@ -129,6 +136,9 @@ typedef struct {
     char store_error[256];
     char bucket[AF_BUCKET_ID_LEN + 1];
     char why[256];
+    /* NOT_RUN because attnfuzz's own stages (the oracle, the reference, the checks) held the
+     * case past its deadline with no backend call in flight: no verdict on the kernel */
+    bool judge_timeout;
     double seconds;
     int engines_declined;               /* engines that declined the case or were not run */
     uint8_t counters[AF_FUZZ_COUNTERS]; /* feedback (af_fuzz_feedback) */
@@ -169,6 +179,7 @@ typedef struct {
     struct af_pool_worker *worker; /* the persistent worker serving it; NULL = a fresh child */
     int device;                    /* with s->gpus: the index of the GPU it runs on, -1 = any
                                       (set before the start; the start says which one served) */
+    int mark;                      /* its mark in s->marks (set by the start), -1 = none */
 } af_child;
 
 /* Start c in a child; fills slot (slot->device: the GPU to run on, see af_child).
@@ -181,6 +192,10 @@ void af_session_enter_device(af_session *s, int device);
 /* The GPU index a run asking for device (-1 = any) starts on: device, or 0 with --gpus;
  * -1 without. */
 int af_session_device_for(const af_session *s, int device);
+
+/* In a child about to run a case: the runner's and the backend's marks (util/stage_mark.h)
+ * point at s->marks[mark], reset (mark -1 or no marks: nothing is marked). */
+void af_session_use_mark(af_session *s, int mark);
 
 /* Wait up to timeout_ms for any of n slots (at most 64) to finish; returns the index of
  * one that finished (its result complete, the child reaped), or -1 when none did. */

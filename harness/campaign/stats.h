@@ -65,6 +65,10 @@ typedef struct {
     /* this run's failures to write in DIR (a finding, the rawmap, a report, the corpus,
      * stats): each ends the campaign with AF_CAMPAIGN_WRITE_ERROR */
     long long write_errors;
+    /* of errors: cases whose judging outlived the deadline after the backend's runs had
+     * returned (af_session_result.judge_timeout): no verdict on the kernel, kept in
+     * DIR/errors/ with the stage that held them */
+    long long judge_timeouts;
     long long findings_unstored; /* seen but not counted in DIR/findings at the end (left in
                                     DIR/pending, or lost to a failed write) */
     int seeds_skipped;           /* seed files refused (malformed, not a regular file) */
@@ -119,7 +123,9 @@ void af_stats_note_config_cell(af_campaign_stats *st, unsigned cell);
  * last point the state written now). Each write may add a timeline point (hence st is
  * not const), shard ("I/N" or null), resumed (times resumed), shards_merged (0 unless
  * written by attnfuzz merge), interrupted_cases (cases a killed run had in flight, kept
- * in DIR/interrupted/), write_errors (this run's failed writes in DIR), findings_unstored
+ * in DIR/interrupted/), write_errors (this run's failed writes in DIR), judge_timeouts (of
+ * errors: cases attnfuzz's own stages held past the deadline, no backend call in flight;
+ * absent from older files), findings_unstored
  * (findings seen that DIR/findings does not count), seeds_skipped, gpus (the --gpus
  * list, ["0", "1"], null without --gpus) and gpu_cases ({"0": n, "1": m}: cases per GPU,
  * summing to cases; null without --gpus). Written through af_write_parts_atomic (util/fsutil.h);

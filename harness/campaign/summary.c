@@ -13,8 +13,12 @@ void af_camp_print_summary(const af_campaign_state *cp, const af_triage_summary 
     fprintf(f, "  directory     %s\n", cp->dir);
     fprintf(f, "  backend       %s%s%s, %s, %d job(s), seed %" PRIu64 "%s\n", st->backend, st->engine[0] ? ":" : "",
             st->engine, st->mode ? st->mode : "", st->jobs, cp->seed, cp->o->seed ? "" : " (drawn)");
-    fprintf(f, "  cases         %lld in %.1f s (%.1f cases/s); %lld declined, %lld could not run\n", st->cases,
+    fprintf(f, "  cases         %lld in %.1f s (%.1f cases/s); %lld declined, %lld could not run", st->cases,
             st->elapsed_s, rate, st->declined, st->errors);
+    if (st->judge_timeouts)
+        fprintf(f, " (%lld not judged within the deadline: attnfuzz's own stages; %s/errors/)", st->judge_timeouts,
+                cp->dir);
+    fputc('\n', f);
     fprintf(f,
             "  coverage      %d feature(s); %d of %d config cells (hashed configuration classes: dtype, mask, "
             "window, layout, head dim, ...)\n",

@@ -24,6 +24,7 @@ typedef struct {
     int has_original;
     int mode;         /* af_store_mode */
     int deadline_s;   /* the worker's alarm(); 0 = none */
+    int mark;         /* the case's mark in the session's shared marks, -1 = none */
     char label[1024]; /* the session's verdict_label for this case */
 } pool_request;
 
@@ -49,6 +50,7 @@ static void worker_main(af_session *s, int fd) {
     af_session_result r;
     while (read_full(fd, &req, sizeof req)) {
         memcpy(s->verdict_label, req.label, sizeof s->verdict_label);
+        af_session_use_mark(s, req.mark);
         if (req.deadline_s > 0) alarm((unsigned)req.deadline_s);
         af_session_run(s, &req.c, (af_store_mode)req.mode, req.has_original ? &req.original : NULL, &r);
         alarm(0);
@@ -236,6 +238,7 @@ int af_pool_start(af_session *s, af_child *slot, const af_case *c, af_store_mode
         req->has_original = original != NULL;
         req->mode = (int)mode;
         req->deadline_s = deadline_s;
+        req->mark = slot->mark;
         if (!send_request(p, w, req)) {
             err = errno;
             w = NULL;

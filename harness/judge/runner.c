@@ -72,6 +72,7 @@ static bool gpu_reference(const af_runner *r, const af_case *c, af_prepared *p) 
 
 int af_prepare_settle(af_prepared *p) {
     if (!p->cert_pending) return p->oracle_error[0] ? -1 : 0;
+    af_stage_mark_set(p->mark, AF_STAGE_CERT);
     double cert_s = 0, t0 = af_clock_mono();
     int rc = af_oracle_cert_finish(p->cert_pending, &p->oracle, &cert_s, p->oracle_error, sizeof p->oracle_error);
     p->cert_pending = NULL;
@@ -196,6 +197,7 @@ static int prepare_oracle(af_runner *r, const af_case *c, af_prepared *p, bool f
     int len_q[AF_MAX_BATCH], len_kv[AF_MAX_BATCH];
     af_problem_from_case(&prob, c, &p->inputs, len_q, len_kv);
     if (p->inputs_dev.q) prob.in_dev = &p->inputs_dev; /* made on the device: read there */
+    af_stage_mark_set(r->mark, AF_STAGE_ORACLE);
     double t_oracle = af_clock_mono();
     double pipeline_work = r->cert_pipeline_work != 0 ? r->cert_pipeline_work : AF_CERT_PIPELINE_MIN_WORK;
     /* with a usable GPU (its tier computes the elements) every case certifies in the
@@ -310,6 +312,8 @@ static int prepare_oracle(af_runner *r, const af_case *c, af_prepared *p, bool f
 int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t cap) {
     memset(p, 0, sizeof *p);
     p->c = *c;
+    p->mark = r->mark;
+    af_stage_mark_set(r->mark, AF_STAGE_GEN);
     af_judge_summary *js = &p->judged;
     double t_gen = af_clock_mono();
     if (af_tensors_alloc(&p->tensors, c, why, cap)) return -1;
@@ -341,6 +345,7 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
         return -1;
     }
     /* the low-precision reference sets the floor */
+    af_stage_mark_set(r->mark, AF_STAGE_REFERENCE);
     double t_ref = af_clock_mono();
     if (af_case_dropout_keep_elems(c) > 0) {
         snprintf(p->ref_note, sizeof p->ref_note, "reference: none (dropout_rng = kernel: the mask is the kernel's)");
@@ -623,8 +628,10 @@ static int repeat_runs(af_prepared *p, af_backend *be, const char *engine, int n
         info.workspace_bytes = -1;
         af_input_snapshot snap;
         bool have_snap = af_input_snapshot_take(&snap, c, &reps[made]) == 0;
+        af_stage_mark_set(p->mark, AF_STAGE_RUN);
         double t_run = af_clock_mono();
-        af_run_status st = be->run(be, c, engine, &reps[made], &info, why, sizeof why);
+        af_run_status st = af_backend_run(be, c, engine, &reps[made], &info, why, sizeof why);
+        af_stage_mark_set(p->mark, AF_STAGE_CHECK);
         v->judge.compare_runs_s += info.seconds > 0 ? info.seconds : af_clock_mono() - t_run;
         if (st == AF_RUN_OK)
             af_check_input_mutation(c, &p->tensors, have_snap ? &snap : NULL, &reps[made], &info, k, v);
@@ -734,8 +741,9 @@ static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char 
     snprintf(info.engine, sizeof info.engine, "%s", engine ? engine : "");
     af_input_snapshot snap; /* the inputs the run shares with the template (mutation.h) */
     bool have_snap = af_input_snapshot_take(&snap, c, &t) == 0;
+    af_stage_mark_set(p->mark, AF_STAGE_RUN);
     double t0 = af_clock_mono();
-    st = be->run(be, c, engine ? engine : "", &t, &info, why, sizeof why);
+    st = af_backend_run(be, c, engine ? engine : "", &t, &info, why, sizeof why);
     if (info.seconds == 0) info.seconds = af_clock_mono() - t0;
     v->info = info;
     switch (st) {
@@ -767,6 +775,7 @@ static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char 
     if (st == AF_RUN_OK && p->oracle_deferred) kernel_mask_oracle(r, p, &t, v);
     if (st == AF_RUN_OK) lse_recipe(p, be);
     if (st == AF_RUN_OK) {
+        af_stage_mark_set(p->mark, AF_STAGE_CHECK);
         double t_cmp = af_clock_mono();
         v->runs = 1;
         af_check_buffers(c, &t, p->have_oracle ? &p->oracle.out : NULL, p->have_ref ? &p->ref : NULL, &p->terms, v);
@@ -799,6 +808,7 @@ static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char 
         for (int k = 0; k < n_reps; k++) rep_ptr[k] = &reps[k];
         v->judge.compare_s = af_clock_mono() - t_cmp;
         if (r->probes) {
+            af_stage_mark_set(p->mark, AF_STAGE_PROBES);
             double t_probes = af_clock_mono();
             af_probe_target pt = {c, &p->tensors, &p->inputs, &t, &info, be, engine ? engine : ""};
             af_probe_runs runs = {rep_ptr, n_reps, judge_run, &jc};

@@ -10,6 +10,7 @@
 #include "oracle/oracle.h"
 #include "judge/probes/probes.h"
 #include "judge/verdict.h"
+#include "util/stage_mark.h"
 
 /* Everything about a case that does not depend on the backend under test. */
 typedef struct {
@@ -45,6 +46,7 @@ typedef struct {
      * check of judge/dropout_mask.h first), and frees it after the verdict; a run that
      * returns no mask is judged by the buffer checks and the probes only. No reference. */
     bool oracle_deferred;
+    af_stage_mark *mark; /* the runner's mark (af_runner.mark), for af_prepare_settle and af_judge */
 } af_prepared;
 
 /* Certify in the background above this many multiply-adds (af_attention_work of the
@@ -116,6 +118,8 @@ typedef struct {
                                  0 = AF_REPEATS_DEFAULT */
     double cert_pipeline_work; /* certify in the background from this much work; 0 =
                                   AF_CERT_PIPELINE_MIN_WORK, < 0 = never */
+    af_stage_mark *mark;       /* where this process is (util/stage_mark.h), written at each
+                                  stage; NULL = not marked (set in a campaign's child) */
 } af_runner;
 
 int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t cap);

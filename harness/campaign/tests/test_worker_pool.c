@@ -27,9 +27,10 @@
 #include "util/check.h"
 #include "util/clock.h"
 
-#define SEED_CRASH 9001
-#define SEED_HANG  9002
-#define SEED_EXIT  9003
+#define SEED_CRASH      9001
+#define SEED_HANG       9002
+#define SEED_EXIT       9003
+#define SEED_SLOW_JUDGE 9004 /* the reference (attnfuzz's own stage) never returns */
 
 static int parent_pid;
 static af_backend *cpu;
@@ -69,6 +70,17 @@ static af_run_status counting_run(af_backend *be, const af_case *c, const char *
     if (c->seed == SEED_HANG)
         for (;;) pause();
     if (c->seed == SEED_EXIT) exit(7);
+    return cpu->run(cpu, c, engine, t, info, why, cap);
+}
+
+/* The judge's reference for SEED_SLOW_JUDGE: it never returns, as a judge stage that runs
+ * past the deadline (the CPU fp64 tier of a long case) would. Not the backend under test:
+ * no call of it is marked as the backend's. */
+static af_run_status slow_reference_run(af_backend *be, const af_case *c, const char *engine, af_tensors *t,
+                                        af_run_info *info, char *why, size_t cap) {
+    (void)be;
+    if (c->seed == SEED_SLOW_JUDGE)
+        for (;;) pause();
     return cpu->run(cpu, c, engine, t, info, why, cap);
 }
 
@@ -199,6 +211,9 @@ static void hang(af_backend *be, af_session_result *r) {
     CHECK_MSG(r->status == AF_CASE_HUNG && r->verdict.kind == AF_V_HANG, "hang: status %d kind %s", (int)r->status,
               af_verdict_name(r->verdict.kind));
     CHECK_MSG(took >= 1.5 && took < 5.0, "hang verdict after %.2f s (deadline 2 s, grace 2 s)", took);
+    /* the child's mark says where: inside the backend's call, in the run stage */
+    CHECK_MSG(strstr(r->why, "in the backend's call") && strstr(r->why, "run stage") && !r->judge_timeout, "hang: %s",
+              r->why);
     char hang_why[256];
     snprintf(hang_why, sizeof hang_why, "%s", r->why);
     run_one(&s, 402, 60, r);
@@ -206,6 +221,39 @@ static void hang(af_backend *be, af_session_result *r) {
     int p400, p402, n;
     CHECK(first_call(400, &p400, &n) && first_call(402, &p402, &n) && p400 != p402);
     printf("planted hang: '%s' after %.2f s; next case passed on a new worker\n", hang_why, took);
+    af_session_close(&s);
+}
+
+/* 4b. a judge timeout: the reference (attnfuzz's own stage, before the backend's run)
+ * held the case past its 2 s deadline: no verdict on the kernel (NOT_RUN, judge_timeout,
+ * no finding), the stage named; the next case passes. Persistent workers and fresh
+ * children alike. */
+static void judge_timeout(af_backend *be, af_session_result *r, int worker_cases) {
+    af_session s;
+    open_session(&s, be);
+    s.worker_cases = worker_cases;
+    af_backend slow = *cpu;
+    slow.run = slow_reference_run;
+    s.runner.reference = &slow;
+    double t0 = af_clock_mono();
+    run_one(&s, SEED_SLOW_JUDGE, 2, r);
+    double took = af_clock_mono() - t0;
+    CHECK_MSG(r->status == AF_CASE_NOT_RUN && r->judge_timeout && r->verdict.n_findings == 0 &&
+                  r->verdict.kind != AF_V_HANG,
+              "judge timeout: status %d judge_timeout %d kind %s findings %d", (int)r->status, (int)r->judge_timeout,
+              af_verdict_name(r->verdict.kind), r->verdict.n_findings);
+    CHECK_MSG(strstr(r->why, "reference stage") && strstr(r->why, "no backend call in flight") &&
+                  strstr(r->why, "no verdict on the kernel"),
+              "judge timeout: %s", r->why);
+    CHECK_MSG(took >= 1.5 && took < 5.0, "judge timeout after %.2f s (deadline 2 s, grace 2 s)", took);
+    int pid, n;
+    CHECK(!first_call(SEED_SLOW_JUDGE, &pid, &n)); /* the reference comes before the backend's run */
+    char timeout_why[256];
+    snprintf(timeout_why, sizeof timeout_why, "%s", r->why);
+    run_one(&s, 404 + worker_cases, 60, r);
+    CHECK(passed(r));
+    printf("judge past the deadline (worker_cases %d): '%s' after %.2f s; next case passed\n", worker_cases,
+           timeout_why, took);
     af_session_close(&s);
 }
 
@@ -318,6 +366,8 @@ int main(void) {
     persistence(&be, r);
     crash_and_exit(&be, r);
     hang(&be, r);
+    judge_timeout(&be, r, AF_POOL_DEFAULT_CASES_PER_WORKER);
+    judge_timeout(&be, r, 0);
     recycling(&be, r);
     in_flight(&be);
     parent_away(&be, 4);

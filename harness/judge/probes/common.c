@@ -105,7 +105,7 @@ int probe_work_run_on(probe_ctx *x, af_backend *be, const af_case *cc, af_tensor
     char why[512] = "";
     x->st->extra_runs++;
     double t0 = af_clock_mono();
-    af_run_status rs = be->run(be, cc, x->tg->engine ? x->tg->engine : "", w, &info, why, sizeof why);
+    af_run_status rs = af_backend_run(be, cc, x->tg->engine ? x->tg->engine : "", w, &info, why, sizeof why);
     x->st->run_s += af_clock_mono() - t0;
     if (rs == AF_RUN_OK) return 0;
     x->st->failed_runs++;

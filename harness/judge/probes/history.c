@@ -77,6 +77,7 @@ void probe_history(probe_ctx *x) {
         probe_note(x, "history: no fresh instance: %s", why);
         return;
     }
+    fresh->mark = be->mark; /* its calls are the backend's too */
     af_tensors after, alone;
     bool have_after = false, have_alone = false;
     if (probe_work_begin(x, &sibling, &after) == 0) {

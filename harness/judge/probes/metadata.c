@@ -64,6 +64,7 @@
 #include "judge/compare.h"
 #include "judge/mutation.h"
 #include "util/clock.h"
+#include "util/stage_mark.h"
 #include "util/proc.h"
 
 const char *const probe_md_names[MD_COUNT] = {"offsets_decreasing", "offset_past_end", "final_offset_long",
@@ -288,7 +289,7 @@ static void md_run(probe_ctx *x, const af_case *cc, af_tensors *w, md_outcome *o
     size_t n = isolate_runs(be) ? shared_bytes(x->c, w) : 0;
     void *shared = n ? mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0) : MAP_FAILED;
     if (shared == MAP_FAILED) { /* not isolated: here */
-        o->status = be->run(be, cc, engine, w, &o->info, o->why, sizeof o->why);
+        o->status = af_backend_run(be, cc, engine, w, &o->info, o->why, sizeof o->why);
         x->st->run_s += af_clock_mono() - t0;
         return;
     }
@@ -305,12 +306,15 @@ static void md_run(probe_ctx *x, const af_case *cc, af_tensors *w, md_outcome *o
     af_proc p;
     if (af_proc_start(&p, &po)) {
         munmap(shared, n);
-        o->status = be->run(be, cc, engine, w, &o->info, o->why, sizeof o->why);
+        o->status = af_backend_run(be, cc, engine, w, &o->info, o->why, sizeof o->why);
         x->st->run_s += af_clock_mono() - t0;
         return;
     }
+    af_stage_mark_backend_enter(be->mark); /* the child's run is the backend's call (not marked there: a
+                                              killed child would never leave it) */
     while (!af_proc_wait_for(&p, 1.0))
         if (af_proc_expired(&p)) af_proc_kill(&p, 0, true);
+    af_stage_mark_backend_leave(be->mark);
     af_proc_end e = af_proc_ended(&p);
     if (e.how == AF_PROC_EXITED && e.exit_status == 0) {
         memcpy(o, shared, sizeof *o);
