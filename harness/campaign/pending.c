@@ -302,6 +302,7 @@ int af_camp_process_pending(af_campaign_state *cp, double stop_at, bool keep_res
     int handled = 0;
     af_session_result *r = malloc(sizeof *r);
     af_verdict *found = malloc(sizeof *found);
+    char said_raw[AF_BUCKET_ID_LEN + 1] = ""; /* the raw id last said stored as found: one line per raw id */
     for (int i = 0; i < n && r && found; i++) {
         char raw_id[AF_BUCKET_ID_LEN + 1];
         snprintf(raw_id, sizeof raw_id, "%.*s", AF_BUCKET_ID_LEN, names[i]);
@@ -333,8 +334,11 @@ int af_camp_process_pending(af_campaign_state *cp, double stop_at, bool keep_res
             snprintf(c.backend, sizeof c.backend, "%s", cp->s.backend_name); /* what ran */
             char bucket[AF_BUCKET_ID_LEN + 1];
             if (store_here(cp, &c, found, NULL, bucket)) continue; /* stays in pending */
-            fprintf(stderr, "%sattnfuzz campaign: raw %s stored as found in bucket %s (not minimised: %s)\n",
-                    cp->tty ? "\r\033[K" : "", raw_id, bucket, af_camp_interrupted() ? "interrupted" : "--total-time");
+            if (strcmp(said_raw, raw_id)) /* the names are sorted: a raw id's findings come together */
+                fprintf(stderr, "%sattnfuzz campaign: raw %s stored as found in bucket %s (not minimised: %s)\n",
+                        cp->tty ? "\r\033[K" : "", raw_id, bucket,
+                        af_camp_interrupted() ? "interrupted" : "--total-time");
+            snprintf(said_raw, sizeof said_raw, "%s", raw_id);
             cp->st.unminimised++;
             remove_pending(path);
             handled++;

@@ -15,6 +15,7 @@
 #include "oracle/src/oracle_internal.h"
 #include "oracle/feature_spec.h"
 #include "oracle/gpu/oracle_gpu.h"
+#include "util/parfor.h"
 
 /* Cases with more (row, key) pairs x head dim than this run on the GPU when one is usable
  * (oracle/gpu/); smaller ones stay on the host, bit for bit as before. */
@@ -86,70 +87,105 @@ static void score_abs_host(const af_oracle_problem *p, double *out) {
  * kernel from terms of this size, so its rounding noise scales with M, not with the
  * exact value. The same pass gives max |dS| (fp8: the scale of the kernel's E4M3 dS).
  * Zeros without backward. */
+/* One (batch, kv head) of grad_abs_host: its group's query heads and rows in order, so each
+ * column sum of colk / colv takes its terms in the serial order and the result is the same
+ * bits on any number of threads; the row maxima go to dq[item], ds[item]. */
+typedef struct {
+    const af_oracle_problem *p;
+    const af_outputs *exact;
+    double *colk, *colv; /* (B, Hkv, Skv), each item its own (b, hk) slice */
+    double *dq, *ds;     /* (B, Hkv) maxima of the item */
+} grad_abs_pass;
+
+static void grad_abs_item(void *ctx, long item) {
+    const grad_abs_pass *x = ctx;
+    const af_oracle_problem *p = x->p;
+    const af_inputs *in = p->in;
+    int group = p->Hq / p->Hkv, b = (int)(item / p->Hkv), hk = (int)(item % p->Hkv);
+    int lq = p->len_q ? p->len_q[b] : p->Sq, lkv = p->len_kv ? p->len_kv[b] : p->Skv;
+    double dq_max = 0, ds_max = 0;
+    for (int h = hk * group; h < (hk + 1) * group; h++) {
+        for (int i = 0; i < lq; i++) {
+            af_mask_keys keys;
+            if (af_mask_visible_keys(&p->mask, b, lq, lkv, i, &keys) == 0) continue;
+            size_t row = ((size_t)b * p->Hq + h) * p->Sq + i;
+            const double *q = in->q + row * p->Dqk;      /* (Dqk) */
+            const double *dO = in->dout + row * p->Dv;   /* (Dv) */
+            const double *o = x->exact->o + row * p->Dv; /* (Dv) */
+            double lse = x->exact->lse[row], dd = 0, dd_abs = 0, qmax = 0, domax = 0, rowq = 0;
+            for (int d = 0; d < p->Dv; d++) {
+                dd += dO[d] * o[d]; /* D_i; its dLSE term follows the loop */
+                dd_abs += fabs(dO[d] * o[d]);
+                if (fabs(dO[d]) > domax) domax = fabs(dO[d]);
+            }
+            dd -= af_feat_dlse_nat(p, b, h, i);
+            dd_abs += fabs(af_feat_dlse_nat(p, b, h, i));
+            for (int d = 0; d < p->Dqk; d++)
+                if (fabs(q[d]) > qmax) qmax = fabs(q[d]);
+            for (int ks = 0; ks < keys.n; ks++)
+                for (int j = keys.first[ks]; j <= keys.last[ks]; j++) {
+                    if (!af_mask_rule_kept(&p->mask, b, i, j)) continue; /* dropped: P_ij = 0 */
+                    size_t kr = ((size_t)b * p->Hkv + hk) * p->Skv + j;
+                    const double *k = in->k + kr * p->Dqk; /* (Dqk) */
+                    const double *v = in->v + kr * p->Dv;  /* (Dv) */
+                    double sc = 0, dp = 0, dp_abs = 0, kmax = 0;
+                    for (int d = 0; d < p->Dqk; d++) {
+                        sc += q[d] * k[d];
+                        if (fabs(k[d]) > kmax) kmax = fabs(k[d]);
+                    }
+                    for (int d = 0; d < p->Dv; d++) {
+                        dp += dO[d] * v[d];
+                        dp_abs += fabs(dO[d] * v[d]);
+                    }
+                    double e = exp(af_feat_score64(p, b, h, i, j, p->scale * sc, NULL) - lse);
+                    double ds = fabs(p->scale * e * (dp - dd));
+                    if (ds > ds_max) ds_max = ds;
+                    double pij = e <= 1.0 ? e : 1.0; /* rounding of exp near 1 */
+                    double t = pij * (dp_abs + dd_abs);
+                    rowq += fabs(p->scale) * t * kmax; /* magnitudes: the scale may be negative */
+                    if (x->colk) x->colk[kr] += fabs(p->scale) * t * qmax;
+                    if (x->colv) x->colv[kr] += pij * domax;
+                }
+            if (rowq > dq_max) dq_max = rowq;
+        }
+    }
+    x->dq[item] = dq_max;
+    x->ds[item] = ds_max;
+}
+
+/* The gradients' term magnitudes on the host, one (batch, kv head) per item on up to
+ * af_parfor_threads threads: the same bits as one thread (grad_abs_item). */
 static void grad_abs_host(const af_oracle_problem *p, const af_outputs *exact, af_grad_magnitudes *g) {
     memset(g, 0, sizeof *g);
     const af_inputs *in = p->in;
     if (!in->dout || !exact->o || !exact->lse) return;
-    int group = p->Hq / p->Hkv;
-    size_t nk = (size_t)p->B * p->Hkv * p->Skv;
-    double *colk = calloc(nk, sizeof *colk), *colv = calloc(nk, sizeof *colv); /* (B, Hkv, Skv) */
-    for (int b = 0; b < p->B; b++) {
-        int lq = p->len_q ? p->len_q[b] : p->Sq, lkv = p->len_kv ? p->len_kv[b] : p->Skv;
-        for (int h = 0; h < p->Hq; h++) {
-            int hk = h / group;
-            for (int i = 0; i < lq; i++) {
-                af_mask_keys keys;
-                if (af_mask_visible_keys(&p->mask, b, lq, lkv, i, &keys) == 0) continue;
-                size_t row = ((size_t)b * p->Hq + h) * p->Sq + i;
-                const double *q = in->q + row * p->Dqk;    /* (Dqk) */
-                const double *dO = in->dout + row * p->Dv; /* (Dv) */
-                const double *o = exact->o + row * p->Dv;  /* (Dv) */
-                double lse = exact->lse[row], dd = 0, dd_abs = 0, qmax = 0, domax = 0, rowq = 0;
-                for (int d = 0; d < p->Dv; d++) {
-                    dd += dO[d] * o[d]; /* D_i; its dLSE term follows the loop */
-                    dd_abs += fabs(dO[d] * o[d]);
-                    if (fabs(dO[d]) > domax) domax = fabs(dO[d]);
-                }
-                dd -= af_feat_dlse_nat(p, b, h, i);
-                dd_abs += fabs(af_feat_dlse_nat(p, b, h, i));
-                for (int d = 0; d < p->Dqk; d++)
-                    if (fabs(q[d]) > qmax) qmax = fabs(q[d]);
-                for (int ks = 0; ks < keys.n; ks++)
-                    for (int j = keys.first[ks]; j <= keys.last[ks]; j++) {
-                        if (!af_mask_rule_kept(&p->mask, b, i, j)) continue; /* dropped: P_ij = 0 */
-                        size_t kr = ((size_t)b * p->Hkv + hk) * p->Skv + j;
-                        const double *k = in->k + kr * p->Dqk; /* (Dqk) */
-                        const double *v = in->v + kr * p->Dv;  /* (Dv) */
-                        double s = 0, dp = 0, dp_abs = 0, kmax = 0;
-                        for (int d = 0; d < p->Dqk; d++) {
-                            s += q[d] * k[d];
-                            if (fabs(k[d]) > kmax) kmax = fabs(k[d]);
-                        }
-                        for (int d = 0; d < p->Dv; d++) {
-                            dp += dO[d] * v[d];
-                            dp_abs += fabs(dO[d] * v[d]);
-                        }
-                        double e = exp(af_feat_score64(p, b, h, i, j, p->scale * s, NULL) - lse);
-                        double ds = fabs(p->scale * e * (dp - dd));
-                        if (ds > g->ds_max) g->ds_max = ds;
-                        double pij = e <= 1.0 ? e : 1.0; /* rounding of exp near 1 */
-                        double t = pij * (dp_abs + dd_abs);
-                        rowq += fabs(p->scale) * t * kmax; /* magnitudes: the scale may be negative */
-                        if (colk) colk[kr] += fabs(p->scale) * t * qmax;
-                        if (colv) colv[kr] += pij * domax;
-                    }
-                if (rowq > g->dq) g->dq = rowq;
-            }
+    long items = (long)p->B * p->Hkv;
+    size_t nk = (size_t)items * p->Skv;
+    grad_abs_pass x = {p,
+                       exact,
+                       calloc(nk ? nk : 1, sizeof(double)),
+                       calloc(nk ? nk : 1, sizeof(double)),
+                       calloc((size_t)items + 1, sizeof(double)),
+                       calloc((size_t)items + 1, sizeof(double))};
+    if (!x.dq || !x.ds) {
+        g->dq = g->dk = g->dv = g->ds_max = INFINITY; /* out of memory: unknown, so no floor from them is safe */
+    } else {
+        af_parfor(items, af_parfor_threads(pair_work(p)), grad_abs_item, &x);
+        for (long it = 0; it < items; it++) {
+            if (x.dq[it] > g->dq) g->dq = x.dq[it];
+            if (x.ds[it] > g->ds_max) g->ds_max = x.ds[it];
         }
+        for (size_t k = 0; k < nk; k++) {
+            if (x.colk && x.colk[k] > g->dk) g->dk = x.colk[k];
+            if (x.colv && x.colv[k] > g->dv) g->dv = x.colv[k];
+        }
+        if (!x.colk) g->dk = INFINITY; /* out of memory: unknown, so no floor from it is safe */
+        if (!x.colv) g->dv = INFINITY;
     }
-    for (size_t x = 0; x < nk; x++) {
-        if (colk && colk[x] > g->dk) g->dk = colk[x];
-        if (colv && colv[x] > g->dv) g->dv = colv[x];
-    }
-    if (!colk) g->dk = INFINITY; /* out of memory: unknown, so no floor from it is safe */
-    if (!colv) g->dv = INFINITY;
-    free(colk);
-    free(colv);
+    free(x.colk);
+    free(x.colv);
+    free(x.dq);
+    free(x.ds);
 }
 
 void af_oracle_score_abs(const af_oracle_problem *p, double *out) {
