@@ -50,31 +50,41 @@ static bool use_gpu(const af_oracle_problem *p, af_oracle_problem *full, int *le
     return af_oracle_gpu_supports(full, why, sizeof why) == 0;
 }
 
-static void score_abs_host(const af_oracle_problem *p, double *out) {
+/* One (batch, query head) of score_abs_host: its rows, each independent of the others. */
+typedef struct {
+    const af_oracle_problem *p;
+    double *out; /* (B, Hq, Sq) */
+} score_abs_pass;
+
+static void score_abs_item(void *ctx, long item) {
+    const score_abs_pass *x = ctx;
+    const af_oracle_problem *p = x->p;
     const af_inputs *in = p->in;
-    int group = p->Hq / p->Hkv;
-    memset(out, 0, (size_t)p->B * p->Hq * p->Sq * sizeof *out);
-    for (int b = 0; b < p->B; b++) {
-        int lq = p->len_q ? p->len_q[b] : p->Sq, lkv = p->len_kv ? p->len_kv[b] : p->Skv;
-        for (int h = 0; h < p->Hq; h++) {
-            int hk = h / group;
-            for (int i = 0; i < lq; i++) {
-                af_mask_keys keys;
-                if (af_mask_visible_keys(&p->mask, b, lq, lkv, i, &keys) == 0) continue;
-                const double *q = in->q + (((size_t)b * p->Hq + h) * p->Sq + i) * p->Dqk; /* (Dqk) */
-                double best = 0;
-                for (int ks = 0; ks < keys.n; ks++)
-                    for (int j = keys.first[ks]; j <= keys.last[ks]; j++) {
-                        const double *k = in->k + (((size_t)b * p->Hkv + hk) * p->Skv + j) * p->Dqk; /* (Dqk) */
-                        double s = 0;
-                        for (int d = 0; d < p->Dqk; d++) s += fabs(q[d] * k[d]);
-                        if (s > best) best = s;
-                    }
-                out[((size_t)b * p->Hq + h) * p->Sq + i] =
-                    best * fabs(p->scale); /* a magnitude: the scale may be negative */
+    int b = (int)(item / p->Hq), h = (int)(item % p->Hq), hk = h / (p->Hq / p->Hkv);
+    int lq = p->len_q ? p->len_q[b] : p->Sq, lkv = p->len_kv ? p->len_kv[b] : p->Skv;
+    for (int i = 0; i < lq; i++) {
+        af_mask_keys keys;
+        if (af_mask_visible_keys(&p->mask, b, lq, lkv, i, &keys) == 0) continue;
+        const double *q = in->q + (((size_t)b * p->Hq + h) * p->Sq + i) * p->Dqk; /* (Dqk) */
+        double best = 0;
+        for (int ks = 0; ks < keys.n; ks++)
+            for (int j = keys.first[ks]; j <= keys.last[ks]; j++) {
+                const double *k = in->k + (((size_t)b * p->Hkv + hk) * p->Skv + j) * p->Dqk; /* (Dqk) */
+                double sc = 0;
+                for (int d = 0; d < p->Dqk; d++) sc += fabs(q[d] * k[d]);
+                if (sc > best) best = sc;
             }
-        }
+        x->out[((size_t)b * p->Hq + h) * p->Sq + i] =
+            best * fabs(p->scale); /* a magnitude: the scale may be negative */
     }
+}
+
+/* Each row's score magnitude on the host, one (batch, query head) per item on up to
+ * af_parfor_threads threads (rows are independent: the same bits on any count). */
+static void score_abs_host(const af_oracle_problem *p, double *out) {
+    memset(out, 0, (size_t)p->B * p->Hq * p->Sq * sizeof *out);
+    score_abs_pass x = {p, out};
+    af_parfor((long)p->B * p->Hq, af_parfor_threads(pair_work(p)), score_abs_item, &x);
 }
 
 /* The term magnitudes of the gradients, per tensor (max over its elements):
