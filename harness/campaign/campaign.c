@@ -122,6 +122,7 @@ typedef struct {
     af_campaign_stats *prior; /* the stats.json of the run --resume continues */
     int prior_rc;             /* af_stats_read: 0 read, 1 none */
     int seeds;
+    int sweep; /* the sweep's inputs queued after the seeds (sweep.c) */
     bool use_libfuzzer;
     char fuzzer[PATH_MAX];
 } run_setup;
@@ -250,6 +251,7 @@ static int step_seed_queue(af_campaign_state *cp, run_setup *su) {
     const af_campaign_opts *o = cp->o;
     char why[512];
     af_queue_init(&cp->queue);
+    af_queue_init(&cp->sweep);
     su->queue_ready = true;
     su->keep_dir = true;
     uint8_t empty = 0;
@@ -263,7 +265,10 @@ static int step_seed_queue(af_campaign_state *cp, run_setup *su) {
     af_seed_report seed_rep = {stderr, "attnfuzz campaign: seed corpus: ", 0, 0};
     su->seeds = af_seed_corpus(paths, n_paths, corpus_dir, &cp->queue, &seed_rep, why, sizeof why);
     cp->st.seeds_skipped = seed_rep.skipped;
-    if (su->seeds > 0 || (su->seeds == 0 && seed_rep.skipped == 0)) return 0;
+    if (su->seeds > 0 || (su->seeds == 0 && seed_rep.skipped == 0)) {
+        su->sweep = af_camp_queue_sweep(cp, corpus_dir); /* after the seeds, before the mutants */
+        return 0;
+    }
     /* nothing usable: refused */
     if (su->seeds == 0) snprintf(why, sizeof why, "none of the %d seed file(s) is usable", seed_rep.skipped);
     fprintf(stderr, "attnfuzz campaign: seed corpus: %s\n", why);
@@ -314,10 +319,11 @@ static void step_start(af_campaign_state *cp, run_setup *su) {
     }
     fprintf(
         stderr,
-        "attnfuzz campaign: %s, backend %s%s, %d job(s), %.0f s, %d seed(s)%s, max work %.0f, deadline %d s, out %s\n",
+        "attnfuzz campaign: %s, backend %s%s, %d job(s), %.0f s, %d seed(s)%s + %d swept, max work %.0f, deadline %d "
+        "s, out %s\n",
         cp->st.mode, cp->s.backend_name, cp->s.isolated ? " (isolated: runs in forked children only)" : "", cp->st.jobs,
-        o->time_s, su->seeds, cp->st.seeds_skipped ? " (some skipped: see above)" : "", cp->s.limits.max_work,
-        cp->deadline_s, cp->dir);
+        o->time_s, su->seeds, cp->st.seeds_skipped ? " (some skipped: see above)" : "", su->sweep,
+        cp->s.limits.max_work, cp->deadline_s, cp->dir);
     if (o->gpus) {
         char list[AF_GPUS_MAX * 8] = "";
         for (int g = 0; g < o->gpus->n; g++)
@@ -413,7 +419,10 @@ static int step_finish(af_campaign_state *cp) {
  * files leaves DIR as it was (undo_lock); else the lock is released. */
 static void run_cleanup(af_campaign_state *cp, run_setup *su) {
     if (su->signals_installed) af_camp_interrupt_restore(&su->saved_signals);
-    if (su->queue_ready) af_queue_free(&cp->queue);
+    if (su->queue_ready) {
+        af_queue_free(&cp->queue);
+        af_queue_free(&cp->sweep);
+    }
     af_camp_known_free(&cp->known);
     if (su->session_open) af_session_close(&cp->s);
     if (su->locked && su->keep_dir)

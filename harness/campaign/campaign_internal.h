@@ -62,6 +62,10 @@ typedef struct {
     double last_progress;
     uint64_t rng;
     af_queue queue;
+    /* the deterministic sweep's inputs (sweep.c), run once each after the seeds; one joins
+     * the queue, as a mutant does, only when it reaches a new feature */
+    af_queue sweep;
+    int sweep_cursor;
     bool libfuzzer;            /* counts come from DIR/workers, corpus from DIR/corpus */
     double fuzz_end;           /* monotonic time fuzzing stopped (0 = still running) */
     int deadline_s;            /* per case: --deadline or the session's default */
@@ -135,6 +139,10 @@ double af_camp_elapsed(const af_campaign_state *cp);
  * the path and the system's reason): counted in st.write_errors, said on stderr (the
  * first ones), and the campaign stops fuzzing and ends with AF_CAMPAIGN_WRITE_ERROR. */
 void af_camp_write_failed(af_campaign_state *cp, const char *what, const char *why);
+/* The deterministic sweep (fuzz.h, af_fuzz_sweep) of the default case, the default case
+ * causal with a backward, and the smallest of the user's own seeds, into cp->sweep (run
+ * after the seeds) and written to corpus_dir as seed-sweep-N; returns how many (sweep.c). */
+int af_camp_queue_sweep(af_campaign_state *cp, const char *corpus_dir);
 /* The end of the run: st.findings and st.buckets from DIR/findings (what the reports
  * count), st.findings_unstored = findings seen this run that it does not hold
  * (in-process engine; failed writes, or left in DIR/pending). */

@@ -168,6 +168,17 @@ int af_fuzz_decode(const uint8_t *data, size_t size, const af_fuzz_limits *lim, 
  * an empty encoding (empty = the default case). */
 size_t af_fuzz_encode(const af_case *c, uint8_t *out, size_t cap);
 
+/* The deterministic sweep (fuzz_sweep.c): up to cap variants of base, each with one field of
+ * the case table (model/case_fields.h) set alone: every ENUM / FLAG2 value, a BOOL both
+ * ways, an INT at 1, 2, 3, 8 and 17 where its range allows, and a few values of the window,
+ * the scale and the data; each parsed from base's text (so the field's own rules hold),
+ * repaired into lim, and kept when valid and new. The same base gives the same variants in
+ * the same order. A campaign runs them after its seeds (campaign.c, step_seed_queue), so a
+ * bug that one field at one value triggers on a small shape is met within its first
+ * seconds. Returns how many were written. */
+#define AF_FUZZ_SWEEP_MAX 256
+int af_fuzz_sweep(const af_case *base, const af_fuzz_limits *lim, af_case *out, int cap);
+
 /* The work the budget counts: af_case_work with head dims below 8 taken as 8 (the decoder
  * clamps the sizes reserving head dims of 8 + 8, and only then takes dims below 8 from
  * the trailing section; a case over the budget by this measure would not decode back). */
