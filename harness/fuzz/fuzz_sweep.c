@@ -17,50 +17,68 @@
  * sizes, odd gaps, one past a power of two. */
 static const long sweep_ints[] = {1, 2, 3, 8, 17};
 
-/* Fields the table does not enumerate (CUSTOM) at a few values where bugs live: a window
- * side at 0 and 1 and a one-sided window, a scale of 1 (large logits) and a tiny one, and
- * outlier channels in the data. */
-static const struct {
-    const char *name, *value;
-} sweep_extras[] = {
-    {"mask", "causal"},
-    {"mask", "causal_bottom_right"},
-    {"mask", "padding"},
-    {"mask", "padding_causal"},
-    {"window", "0,-1"},
-    {"window", "3,0"},
-    {"window", "-1,1"},
-    {"window", "1,1"},
-    {"scale", "1"},
-    {"scale", "0.01"},
-    {"data", "normal:1 outlier_channels:4:8"},
-    {"softcap", "30"},
-    {"softcap", "5"},
-    {"dropout", "0.1 7 0"},
-    {"cp", "2 p2p"},
-    {"cp", "2 all_gather"},
-    {"documents", "5,11"},
-    {"block_mask", "8 8 0.5"},
-    {"custom_mask", "0.5"},
+/* Fields the table does not enumerate (CUSTOM) at a few values where bugs live, and the
+ * pairs a field needs to mean anything (one "key = value" line each): the mask kinds, a
+ * window side at 0 and 1 and a one-sided window, a scale of 1 (large logits) and a tiny
+ * one, outlier channels in the data, softcaps, dropout with either stream, context
+ * parallelism, the drop masks; GQA, MQA and a V head count of its own; an fp8 KV cache
+ * with outlier channels (K's and V's scales apart). */
+static const char *const sweep_extras[] = {
+    "mask = causal",
+    "mask = causal_bottom_right",
+    "mask = padding",
+    "mask = padding_causal",
+    "window = 0,-1",
+    "window = 3,0",
+    "window = -1,1",
+    "window = 1,1",
+    "scale = 1",
+    "scale = 0.01",
+    "data = normal:1 outlier_channels:4:8",
+    "softcap = 30",
+    "softcap = 5",
+    "dropout = 0.1 7 0",
+    "dropout = 0.1 7 0\ndropout_rng = kernel",
+    "cp = 2 p2p",
+    "cp = 2 all_gather",
+    "documents = 5,11",
+    "block_mask = 8 8 0.5",
+    "custom_mask = 0.5",
+    "heads_q = 4\nheads_kv = 2",
+    "heads_q = 4\nheads_kv = 1",
+    "heads_q = 4\nheads_kv = 2\nheads_v = 1",
+    "kv_dtype = fp8_e4m3\ndata = normal:1 outlier_channels:4:8",
 };
 
-/* base's text with the line of `name` replaced by "name = value" (appended when the base
- * does not print it); false when it does not fit. */
-static bool with_field(const char *text, const char *name, const char *value, char *out, size_t cap) {
-    size_t n = 0, klen = strlen(name);
+/* Whether `line` (of base's text) sets one of the keys of `lines` ("key = value" lines). */
+static bool key_among(const char *line, const char *lines) {
+    for (const char *l = lines; *l;) {
+        const char *eq = strchr(l, ' ');
+        size_t klen = eq ? (size_t)(eq - l) : strlen(l);
+        if (!strncmp(line, l, klen) && (line[klen] == ' ' || line[klen] == '=')) return true;
+        const char *nl = strchr(l, '\n');
+        if (!nl) break;
+        l = nl + 1;
+    }
+    return false;
+}
+
+/* base's text without the lines of the keys `lines` sets, then `lines`; false when it does
+ * not fit. */
+static bool with_lines(const char *text, const char *lines, char *out, size_t cap) {
+    size_t n = 0;
     const char *line = text;
     while (*line) {
         const char *end = strchr(line, '\n');
         size_t len = end ? (size_t)(end - line) + 1 : strlen(line);
-        bool same = !strncmp(line, name, klen) && (line[klen] == ' ' || line[klen] == '=');
-        if (!same) {
+        if (!key_among(line, lines)) {
             if (n + len >= cap) return false;
             memcpy(out + n, line, len);
             n += len;
         }
         line += len;
     }
-    int k = snprintf(out + n, cap - n, "%s = %s\n", name, value);
+    int k = snprintf(out + n, cap - n, "%s\n", lines);
     return k > 0 && (size_t)k < cap - n;
 }
 
@@ -73,15 +91,23 @@ static int add_variant(af_case *c, const af_case *base, const af_fuzz_limits *li
     return n + 1;
 }
 
-/* One field of the table at one value, from base's text. */
-static int try_value(const char *text, const char *name, const char *value, const af_case *base,
-                     const af_fuzz_limits *lim, af_case *out, int n, int cap) {
+/* base with `lines` set ("key = value" lines), from base's text. */
+static int try_lines(const char *text, const char *lines, const af_case *base, const af_fuzz_limits *lim, af_case *out,
+                     int n, int cap) {
     char variant[8192];
     af_case c;
     af_error err;
-    if (!with_field(text, name, value, variant, sizeof variant) || af_case_parse(variant, "<sweep>", &c, &err) != 0)
+    if (!with_lines(text, lines, variant, sizeof variant) || af_case_parse(variant, "<sweep>", &c, &err) != 0)
         return n; /* a value the base cannot hold alone (it needs another field): the random draws reach it */
     return add_variant(&c, base, lim, out, n, cap);
+}
+
+/* One field of the table at one value. */
+static int try_value(const char *text, const char *name, const char *value, const af_case *base,
+                     const af_fuzz_limits *lim, af_case *out, int n, int cap) {
+    char line[160];
+    snprintf(line, sizeof line, "%s = %s", name, value);
+    return try_lines(text, line, base, lim, out, n, cap);
 }
 
 int af_fuzz_sweep(const af_case *base, const af_fuzz_limits *lim, af_case *out, int cap) {
@@ -113,6 +139,6 @@ int af_fuzz_sweep(const af_case *base, const af_fuzz_limits *lim, af_case *out, 
         }
     }
     for (size_t k = 0; k < sizeof sweep_extras / sizeof sweep_extras[0] && n < cap; k++)
-        n = try_value(text, sweep_extras[k].name, sweep_extras[k].value, base, lim, out, n, cap);
+        n = try_lines(text, sweep_extras[k], base, lim, out, n, cap);
     return n;
 }

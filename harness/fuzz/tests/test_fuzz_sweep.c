@@ -4,7 +4,8 @@
  * fuzz encoding unchanged (what a campaign runs is what was swept); the same variants in
  * the same order on a second call; and the values narrow bugs need are among them (ALiBi
  * abs and signed, max_logit, every score_mod, fp8 e5m2, per-head packing, a window side at
- * 0, a causal bottom-right mask, a softcap, a kv cache in fp8, odd gaps). */
+ * 0, a causal bottom-right mask, a softcap, a kv cache in fp8, odd gaps, dropout on the
+ * kernel's stream, V with heads of its own). */
 #include <string.h>
 
 #include "fuzz/fuzz.h"
@@ -28,6 +29,8 @@ static bool bottom_right(const af_case *c) { return c->mask == AF_MASK_CAUSAL &&
 static bool softcap(const af_case *c) { return c->softcap > 0; }
 static bool kv_fp8(const af_case *c) { return c->kv_dtype != AF_KV_SAME; }
 static bool odd_gap(const af_case *c) { return c->gap_s == 3 || c->gap_h == 3 || c->stride_gap == 3; }
+static bool kernel_dropout(const af_case *c) { return c->dropout_rng == AF_DROPOUT_RNG_KERNEL && c->dropout_p > 0; }
+static bool own_v_heads(const af_case *c) { return c->heads_v != 0 && c->heads_v != c->heads_kv; }
 
 static int sweep_checked(const char *what, const af_case *base, const af_fuzz_limits *lim) {
     int n = af_fuzz_sweep(base, lim, variants, AF_FUZZ_SWEEP_MAX);
@@ -66,7 +69,7 @@ int main(void) {
     int n = sweep_checked("default case, cpu budget", &base, &cpu);
     CHECK(any(n, alibi_abs) && any(n, alibi_signed) && any(n, max_logit) && any(n, trig2) && any(n, e5m2));
     CHECK(any(n, qkv_h) && any(n, window0) && any(n, bottom_right) && any(n, softcap) && any(n, kv_fp8));
-    CHECK(any(n, odd_gap));
+    CHECK(any(n, odd_gap) && any(n, kernel_dropout) && any(n, own_v_heads));
     /* the trivial seed of the planted-bug measurements: fp16 b1 h1 s16 d64 */
     af_case seed;
     af_case_defaults(&seed);
