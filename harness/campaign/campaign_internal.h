@@ -66,7 +66,6 @@ typedef struct {
      * the queue, as a mutant does, only when it reaches a new feature */
     af_queue sweep;
     int sweep_cursor;
-    unsigned sweep_turn;       /* alternates the sweep's inputs with mutants */
     bool libfuzzer;            /* counts come from DIR/workers, corpus from DIR/corpus */
     double fuzz_end;           /* monotonic time fuzzing stopped (0 = still running) */
     int deadline_s;            /* per case: --deadline or the session's default */

@@ -47,8 +47,8 @@ static bool in_shard(const af_campaign_state *cp, const af_case *c) {
     return af_shard_owns_cell(&cp->o->shard, af_fuzz_config_cell(c));
 }
 
-/* The next input: every seed once as it is, then mutated queue entries, every other
- * input one of the sweep's until they are all run. A mutant whose
+/* The next input: every seed once as it is, the sweep's inputs once each, then mutated
+ * queue entries. A mutant whose
  * config cell the backend's learnt envelope puts outside is redrawn, 8 times at most
  * (fuzz/fuzz_envelope.h keeps the exploration share). Under --shard, seeds and mutants
  * of another shard's cells are never run: false when none of this shard's was drawn. */
@@ -61,9 +61,7 @@ static bool next_input(af_campaign_state *cp, input_buf *in, int *seed_cursor) {
         af_fuzz_decode(in->data, in->size, &cp->s.limits, &c);
         if (in_shard(cp, &c)) return true;
     }
-    /* then the sweep's inputs, once each, every other input (sweep.c): the mutants that find
-     * a bug on the seeds' own shapes are not held back behind all of them */
-    while (cp->sweep_cursor < cp->sweep.count && (cp->sweep_turn++ & 1) == 0) {
+    while (cp->sweep_cursor < cp->sweep.count) { /* then the sweep, once each (sweep.c) */
         const af_queue_entry *e = &cp->sweep.items[cp->sweep_cursor++];
         memcpy(in->data, e->data, e->size);
         in->size = e->size;
