@@ -7,6 +7,7 @@
 #include "model/gen.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -234,6 +235,21 @@ void af_inputs_read(const af_case *c, const af_tensors *t, af_inputs *in) {
 
 int af_inputs_generate(const af_case *c, af_tensors *t, af_inputs *in) {
     return af_inputs_generate_from(c, t, in, NULL);
+}
+
+int af_inputs_of_case_file(const char *path, af_case *c, af_tensors *t, af_inputs *in, char *why, size_t cap) {
+    af_error err;
+    if (af_case_load(path, c, &err) != 0) {
+        af_error_format(&err, why, cap);
+        return -1;
+    }
+    char tw[256] = "";
+    if (af_tensors_alloc(t, c, tw, sizeof tw) != 0 || af_inputs_alloc(in, c) != 0 ||
+        af_inputs_generate(c, t, in) != 0) {
+        snprintf(why, cap, "%s: cannot generate the inputs (%s)", path, tw[0] ? tw : "out of memory");
+        return -1;
+    }
+    return 0;
 }
 
 int af_inputs_generate_from(const af_case *c, af_tensors *t, af_inputs *in, float *const pregen[4]) {

@@ -33,6 +33,11 @@ int af_inputs_generate(const af_case *c, af_tensors *t, af_inputs *in);
  * tensor's view, element (b,h,s,d) = af_gen_element (caller owns it). */
 int af_inputs_generate_from(const af_case *c, af_tensors *t, af_inputs *in, float *const pregen[4]);
 
+/* A case file's case and inputs, for the research probes and benches: the case loaded
+ * from path, its buffers allocated and its inputs generated. 0, or -1 with why
+ * ("FILE:LINE: message", or what could not be made). */
+int af_inputs_of_case_file(const char *path, af_case *c, af_tensors *t, af_inputs *in, char *why, size_t cap);
+
 /* Re-read dense logical inputs from the buffers (after a probe perturbed them). */
 void af_inputs_read(const af_case *c, const af_tensors *t, af_inputs *in);
 

@@ -112,17 +112,15 @@ int main(int argc, char **argv) {
         return 2;
     }
     af_case c;
-    af_error err;
-    if (af_case_load(argv[1], &c, &err) != 0) {
-        fprintf(stderr, "%s: %s\n", argv[1], err.message);
-        return 3;
-    }
     af_tensors t;
     af_inputs in;
-    char why[256] = "";
-    if (af_tensors_alloc(&t, &c, why, sizeof why) != 0 || af_inputs_alloc(&in, &c) != 0 ||
-        af_inputs_generate(&c, &t, &in) != 0 || !in.dout) {
-        fprintf(stderr, "%s: cannot generate the inputs of a backward case (%s)\n", argv[1], why);
+    char why[1400];
+    if (af_inputs_of_case_file(argv[1], &c, &t, &in, why, sizeof why) != 0) {
+        fprintf(stderr, "probe_dv_subnormal: %s\n", why);
+        return 3;
+    }
+    if (!in.dout) {
+        fprintf(stderr, "probe_dv_subnormal: %s: not a backward case\n", argv[1]);
         return 3;
     }
     int b = atoi(argv[2]), hk = atoi(argv[3]), jj = blocks ? 0 : atoi(argv[4]), dd = blocks ? 0 : atoi(argv[5]);

@@ -30,17 +30,11 @@ int main(int argc, char **argv) {
         return 2;
     }
     af_case c;
-    af_error err;
-    if (af_case_load(argv[1], &c, &err) != 0) {
-        fprintf(stderr, "%s: %s\n", argv[1], err.message);
-        return 3;
-    }
     af_tensors t;
     af_inputs in;
-    char why[256] = "";
-    if (af_tensors_alloc(&t, &c, why, sizeof why) != 0 || af_inputs_alloc(&in, &c) != 0 ||
-        af_inputs_generate(&c, &t, &in) != 0) {
-        fprintf(stderr, "%s: cannot generate the inputs (%s)\n", argv[1], why);
+    char why[1400];
+    if (af_inputs_of_case_file(argv[1], &c, &t, &in, why, sizeof why) != 0) {
+        fprintf(stderr, "probe_fp8_row: %s\n", why);
         return 3;
     }
     int b = atoi(argv[2]), h = atoi(argv[3]), i = atoi(argv[4]), col = atoi(argv[5]);
