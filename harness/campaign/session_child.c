@@ -111,7 +111,8 @@ static void child_finish(af_session *s, af_child *slot, const af_isolate_outcome
     af_session_result *r = slot->result;
     char where[160] = "";
     bool judge_timeout = judge_timed_out(s, slot, o, where, sizeof where);
-    if (o->timed_out && !judge_timeout && slot->mark >= 0 && s->marks) /* where the backend's hang was */
+    /* where a hang or a crash found the child: inside the backend's call, or in which stage */
+    if (!o->complete && !judge_timeout && slot->mark >= 0 && slot->mark < AF_STAGE_MARKS && s->marks)
         af_stage_mark_describe(&s->marks[slot->mark], af_clock_mono(), where, sizeof where);
     mark_release(s, slot->mark);
     slot->mark = -1;
