@@ -87,8 +87,13 @@
 #include <stdbool.h>
 #include "oracle/oracle.h"
 
-/* Any feature that changes the scores or the denominator. */
-bool af_feat_any(const af_oracle_problem *p);
+/* Any feature that changes the scores or the denominator. Inline: the GPU tier's scope
+ * (oracle/gpu/oracle_gpu_scope.h) asks it from the tier's own library too. */
+static inline bool af_feat_any(const af_oracle_problem *p) {
+    const af_features *f = &p->in->feat;
+    return f->softcap != 0.0 || f->sink || f->bias_b || f->alibi || p->in->dlse || f->dropout_p != 0.0 ||
+           f->score_mod != AF_SCORE_MOD_NONE;
+}
 
 /* s_ij from r = scale * q.k in fp64 for row (b, h, i), key j; *dt_dr (may be NULL) gets
  * the derivative dt/dr: 1 - (t / c)^2 with softcap, f'(r) with score_mod, else 1. Only

@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 
+#include "oracle/feature_spec.h"
 #include "oracle/mask_spec.h"
 #include "oracle/oracle.h"
 
@@ -18,7 +19,6 @@
  * plain attention (none of oracle/feature_spec.h's features: sinks, softcap, score_mod,
  * bias, ALiBi, dropout, dLSE; no score statistics); else -1 with why. */
 static inline int af_oracle_gpu_implements(const af_oracle_problem *p, char *why, size_t cap) {
-    const af_features *f = &p->in->feat;
     if (p->Dqk > AF_ORACLE_GPU_MAX_DIM || p->Dv > AF_ORACLE_GPU_MAX_DIM) {
         snprintf(why, cap, "oracle gpu: head dims %d/%d above %d", p->Dqk, p->Dv, AF_ORACLE_GPU_MAX_DIM);
         return -1;
@@ -31,14 +31,13 @@ static inline int af_oracle_gpu_implements(const af_oracle_problem *p, char *why
         snprintf(why, cap, "oracle gpu: global_keys is not implemented (CPU tiers serve it)");
         return -1;
     }
-    if (f->softcap != 0.0 || f->score_mod != AF_SCORE_MOD_NONE || f->sink || f->bias_b || f->alibi ||
-        f->dropout_p != 0.0 || p->in->dlse) {
+    if (af_feat_any(p)) {
         snprintf(why, cap,
                  "oracle gpu: sinks, softcap, score_mod, bias, ALiBi, dropout and dLSE are not implemented (CPU tiers "
                  "serve them)");
         return -1;
     }
-    if (f->outputs) { /* the CPU fp64 rows write them */
+    if (p->in->feat.outputs) { /* the CPU fp64 rows write them */
         snprintf(why, cap, "oracle gpu: the score statistics (outputs = max_sumexp / max_logit) are not implemented");
         return -1;
     }

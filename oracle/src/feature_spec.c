@@ -6,12 +6,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-bool af_feat_any(const af_oracle_problem *p) {
-    const af_features *f = &p->in->feat;
-    return f->softcap != 0.0 || f->sink || f->bias_b || f->alibi || p->in->dlse || f->dropout_p != 0.0 ||
-           f->score_mod != AF_SCORE_MOD_NONE;
-}
-
 bool af_feat_dropout_kept(const af_oracle_problem *p, int b, int h, int i, int j) {
     const af_features *f = &p->in->feat;
     if (f->dropout_p == 0.0) return true;

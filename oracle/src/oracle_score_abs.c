@@ -37,7 +37,6 @@ static double pair_work(const af_oracle_problem *p) {
 
 static bool use_gpu(const af_oracle_problem *p, af_oracle_problem *full, int *lengths, size_t n) {
     char why[160];
-    if (af_feat_any(p)) return false; /* the GPU passes compute plain scores only */
     if (pair_work(p) <= GPU_MAGNITUDE_WORK || (size_t)p->B > n / 2) return false;
     if (af_oracle_gpu_usable(why, sizeof why) != 0) return false;
     *full = *p;
