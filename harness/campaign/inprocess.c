@@ -47,6 +47,15 @@ static bool in_shard(const af_campaign_state *cp, const af_case *c) {
     return af_shard_owns_cell(&cp->o->shard, af_fuzz_config_cell(c));
 }
 
+/* Entry e as it is into *in: true when its case is this shard's. */
+static bool entry_input(const af_campaign_state *cp, const af_queue_entry *e, input_buf *in) {
+    af_case c;
+    memcpy(in->data, e->data, e->size);
+    in->size = e->size;
+    af_fuzz_decode(in->data, in->size, &cp->s.limits, &c);
+    return in_shard(cp, &c);
+}
+
 /* The next input: every seed once as it is, the sweep's inputs once each, then mutated
  * queue entries. A mutant whose
  * config cell the backend's learnt envelope puts outside is redrawn, 8 times at most
@@ -54,20 +63,10 @@ static bool in_shard(const af_campaign_state *cp, const af_case *c) {
  * of another shard's cells are never run: false when none of this shard's was drawn. */
 static bool next_input(af_campaign_state *cp, input_buf *in, int *seed_cursor) {
     af_case c;
-    while (*seed_cursor < cp->queue.count) {
-        const af_queue_entry *e = &cp->queue.items[(*seed_cursor)++];
-        memcpy(in->data, e->data, e->size);
-        in->size = e->size;
-        af_fuzz_decode(in->data, in->size, &cp->s.limits, &c);
-        if (in_shard(cp, &c)) return true;
-    }
-    while (cp->sweep_cursor < cp->sweep.count) { /* then the sweep, once each (sweep.c) */
-        const af_queue_entry *e = &cp->sweep.items[cp->sweep_cursor++];
-        memcpy(in->data, e->data, e->size);
-        in->size = e->size;
-        af_fuzz_decode(in->data, in->size, &cp->s.limits, &c);
-        if (in_shard(cp, &c)) return true;
-    }
+    while (*seed_cursor < cp->queue.count)
+        if (entry_input(cp, &cp->queue.items[(*seed_cursor)++], in)) return true;
+    while (cp->sweep_cursor < cp->sweep.count) /* then the sweep, once each (sweep.c) */
+        if (entry_input(cp, &cp->sweep.items[cp->sweep_cursor++], in)) return true;
     int shards = cp->o->shard.count > 1 ? cp->o->shard.count : 1;
     int envelope_draws = 0;
     for (int attempt = 0; attempt < SHARD_DRAWS_PER_SHARD * shards; attempt++) {
