@@ -16,15 +16,15 @@ for line in open(sys.argv[1]):
     print(v.get("verdict"), v.get("engine"), [(f["kind"], f["tensor"], f["b"], f["h"], f["row"], f["col"], round(f["ratio"], 2)) for f in v["findings"][:6]])
 ' "$1"; }
 for k in 1 2; do
-  stamp f13-914-$k timeout 90 $B/attnfuzz run $c --backend cudnn --no-probes --json > $R/f13-914-$k.jsonl 2>&1
+  stamp f13-914-$k timeout 60 $B/attnfuzz run $c --backend cudnn --no-probes --json > $R/f13-914-$k.jsonl 2>&1
   rows $R/f13-914-$k.jsonl >> $S
   if [ -n "$VENV_CUDNN" ]; then
-    LD_LIBRARY_PATH="$VENV_CUDNN:$LD_LIBRARY_PATH" stamp f13-919-$k timeout 90 $B/attnfuzz run $c --backend cudnn \
+    LD_LIBRARY_PATH="$VENV_CUDNN:$LD_LIBRARY_PATH" stamp f13-919-$k timeout 60 $B/attnfuzz run $c --backend cudnn \
       --no-probes --json > $R/f13-919-$k.jsonl 2>&1
     rows $R/f13-919-$k.jsonl >> $S
   fi
 done
-stamp f13-minimize timeout 260 $B/attnfuzz minimize $c -o $R/f13-min.case --backend cudnn --max-runs 60 \
+stamp f13-minimize timeout 180 $B/attnfuzz minimize $c -o $R/f13-min.case --backend cudnn --max-runs 60 \
   --deadline 60 > $R/f13-minimize.txt 2>&1
 tail -3 $R/f13-minimize.txt >> $S
 if [ -f $R/f13-min.case ]; then
