@@ -129,6 +129,7 @@ typedef struct {
     int softcap_form;   /* ATTNFUZZ_CUDNN_SOFTCAP: 0 tanh (default), 1 exp, -1 neither */
     int bias_row_form;  /* ATTNFUZZ_CUDNN_BIAS_ROW: 1 stride0 (default), 0 extent (F10's form), -1 neither */
     int kv_offsets;     /* ATTNFUZZ_CUDNN_KV_OFFSETS: 0 none (default), 1 padded, -1 neither */
+    int align_form;     /* ATTNFUZZ_CUDNN_ALIGN: 0 strides (default), 1 16, -1 neither */
     double run_build_s; /* graph / config / plan builds during the current call */
     bool run_built;     /* the current call built something (a cache miss) */
     af_backend_counters totals;
@@ -241,6 +242,10 @@ static case_state *get_case_state(cudnn_state *s, const af_case *c, char *why, s
         }
         d.kv_offsets_padded = d.ragged_kv = s->kv_offsets == 1; /* keys the cache */
     }
+    if (s->align_form < 0) {
+        snprintf(why, cap, "ATTNFUZZ_CUDNN_ALIGN=%s: expected strides or 16", af_config_get(AF_CFG_CUDNN_ALIGN));
+        return NULL;
+    }
     if (d.fp8 && env_long(AF_CFG_CUDNN_FP8, 1) == 0) {
         /* The FP8 graph is served by default: its Stats difference (F5 in
          * docs/cudnn-findings.md) is classified and judged per row (compare.c).
@@ -288,6 +293,17 @@ static case_state *get_case_state(cudnn_state *s, const af_case *c, char *why, s
     return cs;
 }
 
+/* the tensor each slot CG_SLOT_Q..CG_SLOT_DV binds */
+static const af_tensor_id slot_tensor[] = {AF_T_Q,  AF_T_K,  AF_T_V,  AF_T_O, AF_T_LSE,
+                                           AF_T_DO, AF_T_DQ, AF_T_DK, AF_T_DV};
+
+/* The pointer alignment of each real tensor of the description (the slots' tensors in
+ * slot order, as cudnn_run binds them), or 16 for every tensor whatever its strides. */
+static void cg_set_alignments(af_cg *g, const af_sdpa_desc *d, bool declare16) {
+    g->declare16 = declare16;
+    for (int i = CG_SLOT_Q; i <= CG_SLOT_DV; i++) g->slot_align[i] = d->base_align[slot_tensor[i]];
+}
+
 /* Build graph k of the case once; NULL with why when cuDNN rejects it. */
 static af_cg *get_graph(cudnn_state *s, case_state *cs, int k, char *why, size_t cap) {
     if (!cs->built[k]) {
@@ -299,6 +315,7 @@ static af_cg *get_graph(cudnn_state *s, case_state *cs, int k, char *why, size_t
             snprintf(cs->graph_err[k], sizeof cs->graph_err[k], "out of host memory");
         } else {
             cg_init(g, s->api, s->handle);
+            cg_set_alignments(g, &cs->desc, s->align_form == 1);
             if (k == G_FWD_UNIFIED && !af_sdpa_unified_applies(&cs->desc)) {
                 g->failed = true;
                 snprintf(g->err, sizeof g->err, "%s",
@@ -804,8 +821,6 @@ static af_run_status run_graphs(cudnn_state *s, const af_case *c, const af_case 
 
     void *slots[CG_SLOT_COUNT];
     memset(slots, 0, sizeof slots);
-    static const af_tensor_id slot_tensor[] = {AF_T_Q,  AF_T_K,  AF_T_V,  AF_T_O, AF_T_LSE,
-                                               AF_T_DO, AF_T_DQ, AF_T_DK, AF_T_DV};
     for (int i = CG_SLOT_Q; i <= CG_SLOT_DV; i++) slots[i] = af_gpu_tensor_ptr(&g, &t->plan, slot_tensor[i]);
     for (int i = CG_SLOT_SEQ_Q; i <= CG_SLOT_PAGE_TABLE; i++)
         if (side.off[i] != (size_t)-1) slots[i] = (int32_t *)side_dev + side.off[i];
@@ -986,6 +1001,8 @@ af_backend *af_backend_cudnn_new(void) {
     s->bias_row_form = !bias_row || !strcmp(bias_row, "stride0") ? 1 : !strcmp(bias_row, "extent") ? 0 : -1;
     const char *kv_off = af_config_get(AF_CFG_CUDNN_KV_OFFSETS);
     s->kv_offsets = !kv_off || !strcmp(kv_off, "none") ? 0 : !strcmp(kv_off, "padded") ? 1 : -1;
+    const char *align = af_config_get(AF_CFG_CUDNN_ALIGN);
+    s->align_form = !align || !strcmp(align, "strides") ? 0 : !strcmp(align, "16") ? 1 : -1;
     be->name = "cudnn";
     be->description = "cuDNN SDPA through the C backend API, every engine config that finalizes";
     be->flags = AF_BACKEND_NEEDS_GPU;

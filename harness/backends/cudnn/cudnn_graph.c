@@ -78,11 +78,43 @@ static void add_vp(af_cg *g, int64_t uid, int slot) {
     g->n_vp++;
 }
 
+static int64_t dt_bytes(cudnnDataType_t dt) {
+    switch (dt) {
+        case CUDNN_DATA_HALF:
+        case CUDNN_DATA_BFLOAT16:
+            return 2;
+        case CUDNN_DATA_DOUBLE:
+        case CUDNN_DATA_INT64:
+            return 8;
+        case CUDNN_DATA_FP8_E4M3:
+        case CUDNN_DATA_FP8_E5M2:
+        case CUDNN_DATA_INT8:
+        case CUDNN_DATA_UINT8:
+        case CUDNN_DATA_BOOLEAN:
+            return 1;
+        default:
+            return 4;
+    }
+}
+
+int64_t cg_alignment(cudnnDataType_t dt, const int64_t dims[4], const int64_t strides[4], int64_t base_align) {
+    int64_t a = base_align > 0 && base_align < 16 ? base_align : 16, bytes = dt_bytes(dt);
+    for (int i = 0; i < 4; i++)
+        if (dims[i] > 1 && strides[i] != 1)
+            while (a > 1 && (strides[i] * bytes) % a) a /= 2;
+    return a;
+}
+
 static cg_t tensor_full(af_cg *g, cudnnDataType_t dt, const int64_t dims[4], const int64_t strides[4], bool is_virtual,
                         bool by_value, cg_t ragged, int slot) {
     cudnnBackendDescriptor_t d = create(g, CUDNN_BACKEND_TENSOR_DESCRIPTOR, "tensor");
     int64_t uid = g->next_uid++;
-    int64_t align = 16; /* FE's default for every tensor: tensor-core engines need it */
+    /* FE's default is 16 for every tensor (tensor-core engines need it); a real tensor
+     * declares what its pointer and strides keep, so that an engine that needs 16 declines
+     * instead of being told a falsehood (docs/cudnn-findings.md, "Declared alignment") */
+    int64_t align = 16;
+    if (!is_virtual && !by_value && !g->declare16)
+        align = cg_alignment(dt, dims, strides, slot >= 0 && slot < CG_SLOT_COUNT ? g->slot_align[slot] : 16);
     set(g, d, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt, "tensor");
     set(g, d, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims, "tensor");
     set(g, d, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides, "tensor");

@@ -98,7 +98,12 @@ typedef struct {
     int vp_slot[CG_MAX_VP]; /* cg_slot, or CG_SLOT_BY_VALUE + scalar index */
     int n_vp;
     size_t scratch_bytes[CG_SLOT_COUNT]; /* device scratch the graph needs per slot */
-    char ops_text[512];                  /* "Matmul_MUL_GEN_INDEX..." like FE's tag */
+    /* the byte alignment each real tensor's pointer keeps (a power of two <= 16; 0 = 16),
+     * and whether every tensor declares 16 whatever its strides (ATTNFUZZ_CUDNN_ALIGN=16):
+     * tensor_full declares the alignment the pointer and every stride keep (cg_alignment) */
+    int64_t slot_align[CG_SLOT_COUNT];
+    bool declare16;
+    char ops_text[512]; /* "Matmul_MUL_GEN_INDEX..." like FE's tag */
     bool failed;
     char err[1024];
 } af_cg;
@@ -108,6 +113,11 @@ typedef cudnnBackendDescriptor_t cg_t; /* a tensor descriptor */
 void cg_init(af_cg *g, const af_cudnn_api *api, cudnnHandle_t handle);
 void cg_destroy(af_cg *g);
 
+/* The byte alignment a real tensor keeps: the largest power of two <= 16 that divides
+ * base_align and the byte stride of every dimension of extent > 1 and stride != 1 (the
+ * rule cudnn-frontend 1.32 enforces on the SDPA operands it declares 16-byte aligned,
+ * node_interface.h misaligned_stride_dimension). */
+int64_t cg_alignment(cudnnDataType_t dt, const int64_t dims[4], const int64_t strides[4], int64_t base_align);
 /* A tensor: dims/strides rank 4. slot < 0: virtual. ragged: offset tensor or NULL. */
 cg_t cg_tensor(af_cg *g, cudnnDataType_t dt, const int64_t dims[4], const int64_t strides[4], int slot, cg_t ragged);
 /* Virtual tensor with the given dims and strides. */

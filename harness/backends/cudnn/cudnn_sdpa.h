@@ -26,16 +26,18 @@ typedef struct {
                                            sdpa_fp8_bwd): device scales, E4M3 P, O, dO, dS,
                                            dQ, dK, dV, amax outputs */
     int64_t b, hq, hk, sq, skv, dqk, dv;
-    int64_t str[AF_T_COUNT][4]; /* per tensor id: [b,h,s,d] strides */
-    bool padding;               /* seq_len tensors + padding mask */
-    bool workaround_padding;    /* padding added for cuDNN <= 9.15.0 bwd (FE does it) */
-    bool ragged;                /* thd: ragged offset tensors (Q, O, Stats, dO, dQ) */
-    bool ragged_kv;             /* ... and K, V, dK, dV: thd without pages or layout_kv
+    int64_t str[AF_T_COUNT][4];     /* per tensor id: [b,h,s,d] strides */
+    int64_t base_align[AF_T_COUNT]; /* per tensor id: the largest power of two <= 16 dividing
+                                       the byte offset of its (0,0,0,0) in the device buffer */
+    bool padding;                   /* seq_len tensors + padding mask */
+    bool workaround_padding;        /* padding added for cuDNN <= 9.15.0 bwd (FE does it) */
+    bool ragged;                    /* thd: ragged offset tensors (Q, O, Stats, dO, dQ) */
+    bool ragged_kv;                 /* ... and K, V, dK, dV: thd without pages or layout_kv
                                    (ragged Q over padded K/V: the offsets on Q's side only) */
-    bool kv_offsets_padded;     /* ragged Q over padded K/V with K/V offsets too, each
+    bool kv_offsets_padded;         /* ragged Q over padded K/V with K/V offsets too, each
                                    sequence's start in the padded buffer (ragged_kv set;
                                    ATTNFUZZ_CUDNN_KV_OFFSETS=padded) */
-    bool paged;                 /* K/V through a page table (forward only) */
+    bool paged;                     /* K/V through a page table (forward only) */
     int64_t n_pages, page_size, pages_per_seq;
     bool has_right; /* right bound: keep j <= diag + right */
     int right;

@@ -4,6 +4,7 @@
 #ifdef ATTNFUZZ_HAVE_CUDA
 
 #include "backends/cudnn/cudnn_bucket.h"
+#include "model/tensors.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -212,7 +213,13 @@ int af_sdpa_desc_make(const af_case *c, const af_layout_plan *p, size_t cudnn_ve
     feature_desc(c, d); /* after the extents: the bias rows and the slopes' batch are them */
     d->dqk = c->head_dim_qk;
     d->dv = c->head_dim_v;
-    for (int t = 0; t < AF_T_COUNT; t++) view_strides(&p->view[t], d->str[t]);
+    for (int t = 0; t < AF_T_COUNT; t++) {
+        view_strides(&p->view[t], d->str[t]);
+        /* the pointer af_gpu_tensor_ptr gives: the allocation (256-byte aligned) plus the guard */
+        int64_t off = AF_GUARD_BYTES + p->view[t].base * af_storage_bytes(p->view[t].storage), a = 16;
+        while (a > 1 && off % a) a /= 2;
+        d->base_align[t] = a;
+    }
     d->ragged = c->layout == AF_LAYOUT_THD;
     d->ragged_kv = p->view[AF_T_K].ragged; /* thd K/V; not paged, nor padded by layout_kv */
     d->paged = p->view[AF_T_K].paged || p->view[AF_T_V].paged;
