@@ -114,6 +114,8 @@ static void pass_heads(candidates *cs, const af_case *c) {
 static void with_seqlens(candidates *cs, const af_case *c, int sq, int skv) {
     if (sq < 1 || skv < 1 || (sq == c->seqlen_q && skv == c->seqlen_kv)) return;
     if (sq > c->seqlen_q || skv > c->seqlen_kv) return;
+    for (int i = 0; i < cs->n; i++) /* each pair once: a run per candidate */
+        if (cs->items[i].seqlen_q == sq && cs->items[i].seqlen_kv == skv) return;
     af_case t = *c;
     t.seqlen_q = sq;
     t.seqlen_kv = skv;
@@ -125,18 +127,42 @@ static void with_seqlens(candidates *cs, const af_case *c, int sq, int skv) {
     add(cs, &t);
 }
 
+/* The smaller lengths tried for a length n: 1, 2, then n (1 - 2^-k) for k = 1..6 (a
+ * failing case comes down by halves while a half still fails, and within 1/64 of the
+ * length where it stops failing in a few steps more), n - 8, n - 1. */
+#define SHRINK_STEPS 10
+static void shrink_steps(int n, int out[SHRINK_STEPS]) {
+    out[0] = 1;
+    out[1] = 2;
+    for (int k = 1; k <= 6; k++) out[1 + k] = (int)((long long)n * ((1 << k) - 1) / (1 << k));
+    out[8] = n - 8;
+    out[9] = n - 1;
+}
+
+/* Smaller cost first; equal costs by s_q, then s_kv (a fixed order). */
+static int cost_cmp(const void *pa, const void *pb) {
+    const af_case *a = pa, *b = pb;
+    double ca = af_case_cost(a), cb = af_case_cost(b);
+    if (ca != cb) return ca < cb ? -1 : 1;
+    if (a->seqlen_q != b->seqlen_q) return a->seqlen_q < b->seqlen_q ? -1 : 1;
+    return (a->seqlen_kv > b->seqlen_kv) - (a->seqlen_kv < b->seqlen_kv);
+}
+
+/* Both lengths together (keeping the relation between them), then each alone; the
+ * candidates are tried cheapest first, so the largest step that still fails is taken
+ * (a long s_q over a short s_kv shrinks s_q by halves, not by the together pass's 8). */
 static void pass_seqlen(candidates *cs, const af_case *c) {
-    int sq = c->seqlen_q, skv = c->seqlen_kv, d = skv - sq;
-    /* together, keeping the relation between them */
+    int sq = c->seqlen_q, skv = c->seqlen_kv, d = skv - sq, vq[SHRINK_STEPS], vk[SHRINK_STEPS];
+    shrink_steps(sq, vq);
+    shrink_steps(skv, vk);
     if (sq == skv) {
-        int v[] = {1, 2, sq / 2, sq - 16, sq - 8, sq - 1};
-        for (int i = 0; i < 6; i++) with_seqlens(cs, c, v[i], v[i]);
+        for (int i = 0; i < SHRINK_STEPS; i++) with_seqlens(cs, c, vq[i], vq[i]);
     } else {
-        /* equal lengths first: sq = skv makes the alignment irrelevant, one class for
-         * the findings that fail either way */
+        /* equal lengths: sq = skv makes the alignment irrelevant, one class for the
+         * findings that fail either way */
         int m = sq < skv ? sq : skv;
         with_seqlens(cs, c, m, m);
-        with_seqlens(cs, c, sq / 2, skv / 2);
+        for (int i = 2; i < SHRINK_STEPS; i++) with_seqlens(cs, c, vq[i], vk[i]);
         with_seqlens(cs, c, sq - 8, skv - 8);
         with_seqlens(cs, c, sq - 1, skv - 1);
         if (d > 0)
@@ -144,11 +170,9 @@ static void pass_seqlen(candidates *cs, const af_case *c) {
         else
             with_seqlens(cs, c, 1 - d, 1);
     }
-    int v[] = {1, 2, 0, 0, 0};
-    v[2] = sq / 2, v[3] = sq - 8, v[4] = sq - 1;
-    for (int i = 0; i < 5; i++) with_seqlens(cs, c, v[i], skv);
-    v[2] = skv / 2, v[3] = skv - 8, v[4] = skv - 1;
-    for (int i = 0; i < 5; i++) with_seqlens(cs, c, sq, v[i]);
+    for (int i = 0; i < SHRINK_STEPS; i++) with_seqlens(cs, c, vq[i], skv);
+    for (int i = 0; i < SHRINK_STEPS; i++) with_seqlens(cs, c, sq, vk[i]);
+    qsort(cs->items, (size_t)cs->n, sizeof cs->items[0], cost_cmp);
 }
 
 static void pass_head_dim(candidates *cs, const af_case *c) {
