@@ -55,8 +55,9 @@ extern "C" {
       "padded: thd Q over padded K/V also gives K, V, dK, dV ragged offsets, each sequence's start in the padded "     \
       "buffer (docs/cudnn-findings.md, thd Q over padded K/V)")                                                        \
     X(CUDNN_ALIGN, "ATTNFUZZ_CUDNN_ALIGN", "strides",                                                                  \
-      "16: every cuDNN tensor declares 16-byte alignment whatever its strides (the F2 / F3 / H1 class of "             \
-      "docs/cudnn-findings.md); strides: the alignment its pointer and strides keep")                                  \
+      "strides: every cuDNN tensor declares the byte alignment its pointer and strides keep; 16: 16 whatever its "     \
+      "strides (the F2 / F3 / H1 class of docs/cudnn-findings.md); frontend: decline a case whose Q, K, V, O (or "     \
+      "gradients) break 16 bytes, as cudnn-frontend refuses it")                                                       \
     X(CUDNN_KNOB_SWEEP, "ATTNFUZZ_CUDNN_KNOB_SWEEP", "0",                                                              \
       "N > 0: cuDNN engine enumeration also tries up to N values of every knob")                                       \
     X(CUDNN_PLAN_REUSE, "ATTNFUZZ_CUDNN_PLAN_REUSE", "1",                                                              \

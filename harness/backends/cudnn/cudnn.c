@@ -129,7 +129,7 @@ typedef struct {
     int softcap_form;   /* ATTNFUZZ_CUDNN_SOFTCAP: 0 tanh (default), 1 exp, -1 neither */
     int bias_row_form;  /* ATTNFUZZ_CUDNN_BIAS_ROW: 1 stride0 (default), 0 extent (F10's form), -1 neither */
     int kv_offsets;     /* ATTNFUZZ_CUDNN_KV_OFFSETS: 0 none (default), 1 padded, -1 neither */
-    int align_form;     /* ATTNFUZZ_CUDNN_ALIGN: 0 strides (default), 1 16, -1 neither */
+    int align_form;     /* ATTNFUZZ_CUDNN_ALIGN: 0 strides (default), 1 16, 2 frontend, -1 none of them */
     double run_build_s; /* graph / config / plan builds during the current call */
     bool run_built;     /* the current call built something (a cache miss) */
     af_backend_counters totals;
@@ -243,9 +243,11 @@ static case_state *get_case_state(cudnn_state *s, const af_case *c, char *why, s
         d.kv_offsets_padded = d.ragged_kv = s->kv_offsets == 1; /* keys the cache */
     }
     if (s->align_form < 0) {
-        snprintf(why, cap, "ATTNFUZZ_CUDNN_ALIGN=%s: expected strides or 16", af_config_get(AF_CFG_CUDNN_ALIGN));
+        snprintf(why, cap, "ATTNFUZZ_CUDNN_ALIGN=%s: expected strides, 16 or frontend",
+                 af_config_get(AF_CFG_CUDNN_ALIGN));
         return NULL;
     }
+    if (s->align_form == 2 && af_sdpa_frontend_alignment(&d, c->backward, why, cap)) return NULL;
     if (d.fp8 && env_long(AF_CFG_CUDNN_FP8, 1) == 0) {
         /* The FP8 graph is served by default: its Stats difference (F5 in
          * docs/cudnn-findings.md) is classified and judged per row (compare.c).
@@ -1002,7 +1004,10 @@ af_backend *af_backend_cudnn_new(void) {
     const char *kv_off = af_config_get(AF_CFG_CUDNN_KV_OFFSETS);
     s->kv_offsets = !kv_off || !strcmp(kv_off, "none") ? 0 : !strcmp(kv_off, "padded") ? 1 : -1;
     const char *align = af_config_get(AF_CFG_CUDNN_ALIGN);
-    s->align_form = !align || !strcmp(align, "strides") ? 0 : !strcmp(align, "16") ? 1 : -1;
+    s->align_form = !align || !strcmp(align, "strides") ? 0
+                    : !strcmp(align, "16")              ? 1
+                    : !strcmp(align, "frontend")        ? 2
+                                                        : -1;
     be->name = "cudnn";
     be->description = "cuDNN SDPA through the C backend API, every engine config that finalizes";
     be->flags = AF_BACKEND_NEEDS_GPU;

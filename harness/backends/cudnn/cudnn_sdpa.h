@@ -74,6 +74,13 @@ void af_sdpa_run_scalars(const af_case *c, float *attn_scale, float *dropout_sca
 int af_sdpa_desc_make(const af_case *c, const af_layout_plan *p, size_t cudnn_version, af_sdpa_desc *d, char *why,
                       size_t cap);
 
+/* cudnn-frontend's rule for the SDPA operands it declares 16-byte aligned (1.32.0,
+ * node/sdpa_support_surface.h): Q, K, V, O and, with backward, dO, dQ, dK, dV must keep 16
+ * bytes in their pointer's offset and in every stride of a dimension of extent > 1 and
+ * stride != 1. Returns 0, or -1 with why naming the first operand that breaks it
+ * (ATTNFUZZ_CUDNN_ALIGN=frontend declines such cases as the frontend refuses them). */
+int af_sdpa_frontend_alignment(const af_sdpa_desc *d, bool backward, char *why, size_t cap);
+
 /* Build and finalize the operation graphs (errors in g->err). */
 void af_sdpa_build_fwd(af_cg *g, const af_sdpa_desc *d);         /* composite (fp8 too) */
 void af_sdpa_build_fwd_unified(af_cg *g, const af_sdpa_desc *d); /* one SDPA_FWD op */

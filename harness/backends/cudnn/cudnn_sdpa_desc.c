@@ -265,4 +265,36 @@ bool af_sdpa_unified_applies(const af_sdpa_desc *d) {
     return !d->fp8 && !d->has_left && !d->has_right && !d->paged && !d->workaround_padding && !af_sdpa_has_features(d);
 }
 
+int af_sdpa_frontend_alignment(const af_sdpa_desc *d, bool backward, char *why, size_t cap) {
+    static const af_tensor_id ids[] = {AF_T_Q, AF_T_K, AF_T_V, AF_T_O, AF_T_DO, AF_T_DQ, AF_T_DK, AF_T_DV};
+    static const char *const names[] = {"Q", "K", "V", "O", "dO", "dQ", "dK", "dV"};
+    for (int i = 0; i < (backward ? 8 : 4); i++) {
+        af_tensor_id t = ids[i];
+        bool kv_side = t == AF_T_K || t == AF_T_V || t == AF_T_DK || t == AF_T_DV;
+        int64_t dd = t == AF_T_V || t == AF_T_O || t == AF_T_DO || t == AF_T_DV ? d->dv : d->dqk;
+        int64_t dims[4] = {d->b, kv_side ? d->hk : d->hq, kv_side ? d->skv : d->sq, dd};
+        if (kv_side && d->paged) dims[0] = d->n_pages, dims[2] = d->page_size; /* the page containers */
+        cudnnDataType_t dt = t == AF_T_O ? d->o_type : d->io;
+        if (cg_alignment(dt, dims, d->str[t], d->base_align[t]) == 16) continue;
+        if (d->base_align[t] < 16) {
+            snprintf(why, cap,
+                     "%s: its pointer keeps %lld-byte alignment, not 16; cudnn-frontend refuses a misaligned "
+                     "SDPA operand (ATTNFUZZ_CUDNN_ALIGN=frontend)",
+                     names[i], (long long)d->base_align[t]);
+            return -1;
+        }
+        for (int k = 0; k < 4; k++) {
+            int64_t only[4] = {1, 1, 1, 1}; /* dimension k alone */
+            only[k] = dims[k];
+            if (cg_alignment(dt, only, d->str[t], 16) < 16) {
+                snprintf(why, cap,
+                         "%s: stride %lld of dimension %d is not a multiple of 16 bytes; cudnn-frontend "
+                         "refuses a misaligned SDPA operand (ATTNFUZZ_CUDNN_ALIGN=frontend)",
+                         names[i], (long long)d->str[t][k], k);
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
 #endif /* ATTNFUZZ_HAVE_CUDA */

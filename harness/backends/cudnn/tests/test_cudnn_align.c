@@ -6,8 +6,11 @@
  * (cudnn-frontend 1.32 rejects a 16-byte declaration that a stride breaks: the engines
  * load rows with 16-byte vectors and the backend does not check). Aligned layouts keep 16;
  * an fp16 row of 65 elements declares 2; a dimension of extent 1 does not count; the
- * description's base_align follows each tensor's offset in its buffer.
+ * description's base_align follows each tensor's offset in its buffer. The frontend's rule
+ * (af_sdpa_frontend_alignment, ATTNFUZZ_CUDNN_ALIGN=frontend) names the first operand that
+ * breaks 16 bytes and passes an aligned case.
  */
+#include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -68,16 +71,28 @@ static void test_desc(void) {
     for (int t = AF_T_Q; t <= AF_T_LSE; t++)
         CHECK_MSG(d.base_align[t] == 16, "tensor %d: %lld", t, (long long)d.base_align[t]);
     CHECK(d.str[AF_T_Q][2] == 65 && d.str[AF_T_K][2] == 33); /* the H1 rows: declared 2 by cg_alignment */
+    char why[256] = "";
+    CHECK(af_sdpa_frontend_alignment(&d, false, why, sizeof why) == -1);
+    CHECK_MSG(strstr(why, "Q: stride 65 of dimension 2") != NULL, "%s", why);
     /* one packed qkv buffer: K starts after Q's heads, V after K's: fp16 d 8 -> 16-byte steps */
     desc_of("dtype = fp16\nbatch = 1\nheads_q = 1\nheads_kv = 1\nseqlen_q = 16\nseqlen_kv = 16\nhead_dim_qk = 8\n"
             "head_dim_v = 8\npacking = qkv\n",
             &d);
     CHECK(d.base_align[AF_T_Q] == 16 && d.base_align[AF_T_K] == 16 && d.base_align[AF_T_V] == 16);
+    why[0] = 0;
+    CHECK_MSG(af_sdpa_frontend_alignment(&d, true, why, sizeof why) == 0, "%s", why);
     /* ... and with a 1-element gap after each head: K at 9 elements = 18 bytes -> 2 */
     desc_of("dtype = fp16\nbatch = 1\nheads_q = 1\nheads_kv = 1\nseqlen_q = 16\nseqlen_kv = 16\nhead_dim_qk = 8\n"
             "head_dim_v = 8\npacking = qkv\nstride_gap = 1\n",
             &d);
     CHECK_MSG(d.base_align[AF_T_Q] == 16 && d.base_align[AF_T_K] == 2, "K %lld", (long long)d.base_align[AF_T_K]);
+    CHECK(af_sdpa_frontend_alignment(&d, false, why, sizeof why) == -1);
+    CHECK_MSG(strstr(why, "Q: stride 27 of dimension 2") != NULL, "%s", why); /* rows of 3 x 9 come first */
+    /* the gaps aligned (8 elements: 16 bytes): the rows are 16-byte multiples again */
+    desc_of("dtype = fp16\nbatch = 1\nheads_q = 1\nheads_kv = 1\nseqlen_q = 16\nseqlen_kv = 16\nhead_dim_qk = 8\n"
+            "head_dim_v = 8\npacking = qkv\nstride_gap = 8\nbackward = yes\n",
+            &d);
+    CHECK_MSG(af_sdpa_frontend_alignment(&d, true, why, sizeof why) == 0, "%s", why);
 }
 
 int main(void) {
