@@ -110,8 +110,9 @@ static cg_t tensor_full(af_cg *g, cudnnDataType_t dt, const int64_t dims[4], con
     cudnnBackendDescriptor_t d = create(g, CUDNN_BACKEND_TENSOR_DESCRIPTOR, "tensor");
     int64_t uid = g->next_uid++;
     /* FE's default is 16 for every tensor (tensor-core engines need it); a real tensor
-     * declares what its pointer and strides keep, so that an engine that needs 16 declines
-     * instead of being told a falsehood (docs/cudnn-findings.md, "Declared alignment") */
+     * declares what its pointer and strides keep, never more (cuDNN 9.14 and 9.19 run
+     * their engines on a smaller declaration all the same: docs/cudnn-findings.md,
+     * "Declared alignment") */
     int64_t align = 16;
     if (!is_virtual && !by_value && !g->declare16)
         align = cg_alignment(dt, dims, strides, slot >= 0 && slot < CG_SLOT_COUNT ? g->slot_align[slot] : 16);
