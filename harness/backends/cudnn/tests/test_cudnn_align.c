@@ -14,21 +14,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "backends/cudnn/tests/case_text.h"
 #include "util/check.h"
 
 #ifdef ATTNFUZZ_HAVE_CUDA
 #include "backends/cudnn/cudnn_graph.h"
 #include "backends/cudnn/cudnn_sdpa.h"
-
-static af_case parse(const char *text) {
-    af_case c;
-    af_error err;
-    if (af_case_parse(text, "test", &c, &err) != 0) {
-        fprintf(stderr, "parse failed: %s\n", err.message);
-        exit(1);
-    }
-    return c;
-}
 
 static void test_strides(void) {
     const int64_t dims[4] = {1, 2, 65, 32};
@@ -52,7 +43,7 @@ static void test_strides(void) {
 }
 
 static void desc_of(const char *text, af_sdpa_desc *d) {
-    af_case c = parse(text);
+    af_case c = cudnn_test_case(text);
     af_layout_plan *p = calloc(1, sizeof *p);
     char why[512];
     CHECK(p != NULL);

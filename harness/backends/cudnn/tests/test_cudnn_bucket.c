@@ -13,17 +13,8 @@
 
 #include "backends/cudnn/cudnn_bucket.h"
 #include "model/tensors.h"
+#include "backends/cudnn/tests/case_text.h"
 #include "util/check.h"
-
-static af_case parse(const char *text) {
-    af_case c;
-    af_error err;
-    if (af_case_parse(text, "test", &c, &err) != 0) {
-        fprintf(stderr, "parse failed: %s\n", err.message);
-        exit(1);
-    }
-    return c;
-}
 
 static void test_lengths(void) {
     CHECK(af_cudnn_bucket_len(1) == AF_CUDNN_BUCKET_FLOOR);
@@ -47,7 +38,7 @@ static const char *const base = "dtype = bf16\nbatch = 2\nheads_q = 4\nheads_kv 
 static af_case with_lengths(const char *extra, int sq, int skv) {
     char text[1024];
     snprintf(text, sizeof text, "%sseqlen_q = %d\nseqlen_kv = %d\n%s", base, sq, skv, extra);
-    return parse(text);
+    return cudnn_test_case(text);
 }
 
 static void test_padded_case(void) {
@@ -77,10 +68,12 @@ static void test_padded_case(void) {
     af_case thd = with_lengths("seqlens_q = 5,30\nseqlens_kv = 9,30\nlayout = thd\nmask = padding_causal\n", 30, 30);
     CHECK(!af_cudnn_bucket_applies(&thd, why, sizeof why) && strstr(why, "thd"));
     CHECK(!af_cudnn_bucket_case(&thd, &pd));
-    af_case paged = parse("dtype = fp16\nbatch = 1\nheads_q = 2\nheads_kv = 2\nseqlen_q = 32\nseqlen_kv = 192\n"
-                          "head_dim_qk = 64\nhead_dim_v = 64\npage_size = 32\n");
+    af_case paged =
+        cudnn_test_case("dtype = fp16\nbatch = 1\nheads_q = 2\nheads_kv = 2\nseqlen_q = 32\nseqlen_kv = 192\n"
+                        "head_dim_qk = 64\nhead_dim_v = 64\npage_size = 32\n");
     CHECK(!af_cudnn_bucket_applies(&paged, why, sizeof why) && strstr(why, "paged"));
-    af_case fp8 = parse("dtype = fp8_e4m3\nbatch = 1\nheads_q = 2\nheads_kv = 2\nseqlen_q = 32\nseqlen_kv = 32\n"
+    af_case fp8 =
+        cudnn_test_case("dtype = fp8_e4m3\nbatch = 1\nheads_q = 2\nheads_kv = 2\nseqlen_q = 32\nseqlen_kv = 32\n"
                         "head_dim_qk = 128\nhead_dim_v = 128\n");
     CHECK(!af_cudnn_bucket_applies(&fp8, why, sizeof why));
 }
