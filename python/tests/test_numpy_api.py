@@ -126,7 +126,8 @@ class FuzzKernelTest(unittest.TestCase):
         with open(script, "w") as f:  # a kernel file of the user's own: numpy_kernel with its bug fixed
             f.write("import sys\nsys.path.insert(0, %r)\nfrom numpy_kernel import make_kernel\n"
                     "from attnfuzz_worker import serve\nserve(make_kernel(%r), name='k', mode='numpy')\n" % (HERE, bug))
-        return fuzz_kernel(script, seconds=3, corpus=self.corpus, out_dir=os.path.join(self.tmp, out))  # 3 s: on a loaded 2-core machine the worker's start and the first case took over 1 s
+        # 3 s: on a loaded 2-core machine the worker's start and the first case took over 1 s
+        return fuzz_kernel(script, seconds=3, corpus=self.corpus, out_dir=os.path.join(self.tmp, out))
 
     def test_correct_kernel_passes(self):
         out = self.fuzz("none", "good")
