@@ -70,19 +70,19 @@
 /* ------------------------------------------------------------------------------------ */
 
 enum {
-    NB = 1,                      /* batch */
-    HQ = 2,                      /* query heads */
-    HK = 1,                      /* key / value heads (GQA 2:1) */
-    SQ = 65,                     /* maximum query length */
-    SKV = 65,                    /* maximum key length */
-    DH = 32,                     /* head dim, qk and v */
-    LEN_Q = 1,                   /* actual query length of the one sequence */
-    LEN_KV = 1,                  /* actual key length */
-    THD_GAP = 64,                /* unused tokens after the sequence */
-    NTOK_Q = LEN_Q + THD_GAP,    /* tokens in the Q / O / Stats buffers */
-    NTOK_KV = LEN_KV + THD_GAP,  /* tokens in the K / V buffers */
-    LEFT_CUDNN = 1,              /* the band's left bound, counting the diagonal: one key */
-    GUARD = 256,                 /* bytes before and after every buffer (as attnfuzz) */
+    NB = 1,                     /* batch */
+    HQ = 2,                     /* query heads */
+    HK = 1,                     /* key / value heads (GQA 2:1) */
+    SQ = 65,                    /* maximum query length */
+    SKV = 65,                   /* maximum key length */
+    DH = 32,                    /* head dim, qk and v */
+    LEN_Q = 1,                  /* actual query length of the one sequence */
+    LEN_KV = 1,                 /* actual key length */
+    THD_GAP = 64,               /* unused tokens after the sequence */
+    NTOK_Q = LEN_Q + THD_GAP,   /* tokens in the Q / O / Stats buffers */
+    NTOK_KV = LEN_KV + THD_GAP, /* tokens in the K / V buffers */
+    LEFT_CUDNN = 1,             /* the band's left bound, counting the diagonal: one key */
+    GUARD = 256,                /* bytes before and after every buffer (as attnfuzz) */
     MAX_DESC = 256,
     MAX_OPS = 48,
     MAX_VP = 32,
@@ -200,9 +200,9 @@ static void fill_pattern(uint16_t *h, int64_t n, uint64_t seed) {
 enum { B_Q, B_K, B_V, B_O, B_S, B_RQ, B_RK, B_RV, B_RO, B_RS, B_SEQ_Q, B_SEQ_KV, B_COUNT };
 
 typedef struct {
-    void *base[B_COUNT];   /* cudaMalloc'd: GUARD bytes, the tensor, GUARD bytes (0xA5) */
-    void *ptr[B_COUNT];    /* base + GUARD: what the variant pack binds (256-byte aligned) */
-    size_t bytes[B_COUNT]; /* the tensor's bytes */
+    void *base[B_COUNT];    /* cudaMalloc'd: GUARD bytes, the tensor, GUARD bytes (0xA5) */
+    void *ptr[B_COUNT];     /* base + GUARD: what the variant pack binds (256-byte aligned) */
+    size_t bytes[B_COUNT];  /* the tensor's bytes */
     uint16_t *hq, *hk, *hv; /* host copies of Q [q_elems], K, V [kv_elems] (fp16 bits) */
 } buffers;
 
@@ -284,7 +284,7 @@ typedef struct {
     int n_i;
     int64_t next_uid;
     bool failed;
-    bool align16; /* declare 16 bytes for every tensor */
+    bool align16;   /* declare 16 bytes for every tensor */
     size_t version; /* cudnnGetVersion() */
     desc_t graph;
 } builder;
@@ -322,9 +322,7 @@ static void finalize(builder *b, desc_t d, const char *what) {
     if (!cudnn_ok(cudnnBackendFinalize(d), call)) b->failed = true;
 }
 
-static int64_t dtype_bytes(cudnnDataType_t dt) {
-    return dt == CUDNN_DATA_HALF ? 2 : dt == CUDNN_DATA_BOOLEAN ? 1 : 4;
-}
+static int64_t dtype_bytes(cudnnDataType_t dt) { return dt == CUDNN_DATA_HALF ? 2 : dt == CUDNN_DATA_BOOLEAN ? 1 : 4; }
 
 /* The alignment a real tensor keeps: the largest power of two up to 16 dividing the byte
  * stride of every dimension of extent > 1 and stride != 1 (the pointers are 256-byte
@@ -366,10 +364,10 @@ static desc_t tensor(builder *b, const char *name, cudnnDataType_t dt, const int
         b->vp_ptr[b->n_vp++] = ptr;
     }
     if (kind == T_REAL)
-        printf("  tensor %-8s uid %2lld dims [%lld,%lld,%lld,%lld] strides [%lld,%lld,%lld,%lld] align %lld%s\n",
-               name, (long long)uid, (long long)dims[0], (long long)dims[1], (long long)dims[2],
-               (long long)dims[3], (long long)str[0], (long long)str[1], (long long)str[2], (long long)str[3],
-               (long long)align, ragged ? " ragged" : "");
+        printf("  tensor %-8s uid %2lld dims [%lld,%lld,%lld,%lld] strides [%lld,%lld,%lld,%lld] align %lld%s\n", name,
+               (long long)uid, (long long)dims[0], (long long)dims[1], (long long)dims[2], (long long)dims[3],
+               (long long)str[0], (long long)str[1], (long long)str[2], (long long)str[3], (long long)align,
+               ragged ? " ragged" : "");
     return d;
 }
 
@@ -620,8 +618,7 @@ typedef struct {
 static void cfg_name(const cfg_id *c, char *buf, size_t cap) {
     size_t n = (size_t)snprintf(buf, cap, "eng%lld", (long long)c->engine);
     for (int i = 0; i < c->n_knobs && n < cap; i++)
-        n += (size_t)snprintf(buf + n, cap - n, "_k%lld=%lld", (long long)c->knob_type[i],
-                              (long long)c->knob_value[i]);
+        n += (size_t)snprintf(buf + n, cap - n, "_k%lld=%lld", (long long)c->knob_type[i], (long long)c->knob_value[i]);
 }
 
 static bool cfg_same(const cfg_id *a, const cfg_id *b) {
@@ -738,9 +735,9 @@ static bool knob_make(plan_t *p, const cfg_id *c, int i) {
                   "cudnnBackendCreateDescriptor(KNOB_CHOICE)"))
         return false;
     p->n_knobs++;
-    return cudnn_ok(cudnnBackendSetAttribute(p->knobs[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1,
-                                             &type),
-                    "cudnnBackendSetAttribute(KNOB_CHOICE_KNOB_TYPE)") &&
+    return cudnn_ok(
+               cudnnBackendSetAttribute(p->knobs[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1, &type),
+               "cudnnBackendSetAttribute(KNOB_CHOICE_KNOB_TYPE)") &&
            cudnn_ok(cudnnBackendSetAttribute(p->knobs[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1,
                                              &c->knob_value[i]),
                     "cudnnBackendSetAttribute(KNOB_CHOICE_KNOB_VALUE)") &&
@@ -750,24 +747,25 @@ static bool knob_make(plan_t *p, const cfg_id *c, int i) {
 static bool plan_build(desc_t graph, const cfg_id *c, plan_t *p) {
     memset(p, 0, sizeof *p);
     int64_t one = 0;
-    bool ok = cudnn_ok(cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR, &p->engine),
-                       "cudnnBackendCreateDescriptor(ENGINE)") &&
-              cudnn_ok(cudnnBackendSetAttribute(p->engine, CUDNN_ATTR_ENGINE_OPERATION_GRAPH,
-                                                CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph),
-                       "cudnnBackendSetAttribute(ENGINE_OPERATION_GRAPH)") &&
-              cudnn_ok(cudnnBackendSetAttribute(p->engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1,
-                                                &c->engine),
-                       "cudnnBackendSetAttribute(ENGINE_GLOBAL_INDEX)") &&
-              cudnn_ok(cudnnBackendFinalize(p->engine), "cudnnBackendFinalize(ENGINE)");
+    bool ok =
+        cudnn_ok(cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR, &p->engine),
+                 "cudnnBackendCreateDescriptor(ENGINE)") &&
+        cudnn_ok(cudnnBackendSetAttribute(p->engine, CUDNN_ATTR_ENGINE_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                                          1, &graph),
+                 "cudnnBackendSetAttribute(ENGINE_OPERATION_GRAPH)") &&
+        cudnn_ok(cudnnBackendSetAttribute(p->engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &c->engine),
+                 "cudnnBackendSetAttribute(ENGINE_GLOBAL_INDEX)") &&
+        cudnn_ok(cudnnBackendFinalize(p->engine), "cudnnBackendFinalize(ENGINE)");
     for (int i = 0; ok && i < c->n_knobs; i++) ok = knob_make(p, c, i);
-    ok = ok && cudnn_ok(cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &p->cfg),
-                        "cudnnBackendCreateDescriptor(ENGINECFG)") &&
+    ok = ok &&
+         cudnn_ok(cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &p->cfg),
+                  "cudnnBackendCreateDescriptor(ENGINECFG)") &&
          cudnn_ok(cudnnBackendSetAttribute(p->cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
                                            &p->engine),
                   "cudnnBackendSetAttribute(ENGINECFG_ENGINE)");
     if (ok && p->n_knobs)
-        ok = cudnn_ok(cudnnBackendSetAttribute(p->cfg, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
-                                               CUDNN_TYPE_BACKEND_DESCRIPTOR, p->n_knobs, p->knobs),
+        ok = cudnn_ok(cudnnBackendSetAttribute(p->cfg, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                                               p->n_knobs, p->knobs),
                       "cudnnBackendSetAttribute(ENGINECFG_KNOB_CHOICES)");
     ok = ok && cudnn_ok(cudnnBackendFinalize(p->cfg), "cudnnBackendFinalize(ENGINECFG)") &&
          cudnn_ok(cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &p->plan),
@@ -776,8 +774,8 @@ static bool plan_build(desc_t graph, const cfg_id *c, plan_t *p) {
                                            CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &p->cfg),
                   "cudnnBackendSetAttribute(EXECUTION_PLAN_ENGINE_CONFIG)") &&
          cudnn_ok(cudnnBackendFinalize(p->plan), "cudnnBackendFinalize(EXECUTION_PLAN)") &&
-         cudnn_ok(cudnnBackendGetAttribute(p->plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1,
-                                           &one, &p->workspace),
+         cudnn_ok(cudnnBackendGetAttribute(p->plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &one,
+                                           &p->workspace),
                   "cudnnBackendGetAttribute(EXECUTION_PLAN_WORKSPACE_SIZE)");
     if (!ok) plan_destroy(p);
     return ok;
