@@ -514,49 +514,57 @@ static void make_io(builder *b, const layout *L, const buffers *m, graph_io *io)
     io->stats = tensor(b, "Stats", CUDNN_DATA_FLOAT, ds, L->str_s, T_REAL, rs, m->ptr[B_S]);
 }
 
+/* The INT32 row and column index of every score of s, computed in `compute`. */
+static void row_col(builder *b, desc_t s, cudnnDataType_t compute, desc_t *row, desc_t *col) {
+    *row = vscore(b, CUDNN_DATA_INT32);
+    *col = vscore(b, CUDNN_DATA_INT32);
+    pointwise(b, CUDNN_POINTWISE_GEN_INDEX, compute, s, NULL, NULL, *row, 2);
+    pointwise(b, CUDNN_POINTWISE_GEN_INDEX, compute, s, NULL, NULL, *col, 3);
+}
+
+/* keep ? s : -inf, a new FLOAT score tensor. */
+static desc_t masked(builder *b, desc_t s, desc_t keep) {
+    return pointwise(b, CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT, s, scalar_f32(b, -INFINITY), keep,
+                     vscore(b, CUDNN_DATA_FLOAT), -1);
+}
+
 /* keep = (row < seq_q) && (col < seq_kv); s = keep ? s : -inf. */
 static desc_t padding_mask(builder *b, const graph_io *io, desc_t s) {
-    desc_t row = vscore(b, CUDNN_DATA_INT32), col = vscore(b, CUDNN_DATA_INT32);
-    pointwise(b, CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32, s, NULL, NULL, row, 2);
-    pointwise(b, CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32, s, NULL, NULL, col, 3);
+    desc_t row, col;
+    row_col(b, s, CUDNN_DATA_INT32, &row, &col);
     desc_t row_ok = vscore(b, CUDNN_DATA_BOOLEAN), col_ok = vscore(b, CUDNN_DATA_BOOLEAN);
     desc_t keep = vscore(b, CUDNN_DATA_BOOLEAN);
     pointwise(b, CUDNN_POINTWISE_CMP_LT, CUDNN_DATA_BOOLEAN, row, io->seq_q, NULL, row_ok, -1);
     pointwise(b, CUDNN_POINTWISE_CMP_LT, CUDNN_DATA_BOOLEAN, col, io->seq_kv, NULL, col_ok, -1);
     pointwise(b, CUDNN_POINTWISE_LOGICAL_AND, CUDNN_DATA_BOOLEAN, row_ok, col_ok, NULL, keep, -1);
-    return pointwise(b, CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT, s, scalar_f32(b, -INFINITY), keep,
-                     vscore(b, CUDNN_DATA_FLOAT), -1);
+    return masked(b, s, keep);
 }
 
 /* Causal, bottom-right: keep (row + seq_kv - seq_q) >= col. Index generators compute in
  * FLOAT and write INT32 (as cudnn-frontend). */
 static desc_t causal_bottom_right(builder *b, const graph_io *io, desc_t s) {
-    desc_t row = vscore(b, CUDNN_DATA_INT32), col = vscore(b, CUDNN_DATA_INT32);
-    pointwise(b, CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_FLOAT, s, NULL, NULL, row, 2);
-    pointwise(b, CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_FLOAT, s, NULL, NULL, col, 3);
+    desc_t row, col;
+    row_col(b, s, CUDNN_DATA_FLOAT, &row, &col);
     desc_t r1 = vscore(b, CUDNN_DATA_INT32), r2 = vscore(b, CUDNN_DATA_INT32);
     pointwise(b, CUDNN_POINTWISE_ADD, CUDNN_DATA_INT32, row, io->seq_kv, NULL, r1, -1);
     pointwise(b, CUDNN_POINTWISE_SUB, CUDNN_DATA_INT32, r1, io->seq_q, NULL, r2, -1);
     desc_t keep = vscore(b, CUDNN_DATA_BOOLEAN);
     pointwise(b, CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN, r2, col, NULL, keep, -1);
-    return pointwise(b, CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT, s, scalar_f32(b, -INFINITY), keep,
-                     vscore(b, CUDNN_DATA_FLOAT), -1);
+    return masked(b, s, keep);
 }
 
 /* The band's left bound, bottom-right: keep (col + LEFT_CUDNN - seq_kv + seq_q) > row;
  * with LEFT_CUDNN = 1 and the causal bound only the diagonal key stays. */
 static desc_t band_left(builder *b, const graph_io *io, desc_t s) {
-    desc_t row = vscore(b, CUDNN_DATA_INT32), col = vscore(b, CUDNN_DATA_INT32);
-    pointwise(b, CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_FLOAT, s, NULL, NULL, row, 2);
-    pointwise(b, CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_FLOAT, s, NULL, NULL, col, 3);
+    desc_t row, col;
+    row_col(b, s, CUDNN_DATA_FLOAT, &row, &col);
     desc_t a = vscore(b, CUDNN_DATA_INT32), c0 = vscore(b, CUDNN_DATA_INT32), c1 = vscore(b, CUDNN_DATA_INT32);
     pointwise(b, CUDNN_POINTWISE_ADD, CUDNN_DATA_INT32, col, scalar_i32(b, LEFT_CUDNN), NULL, a, -1);
     pointwise(b, CUDNN_POINTWISE_SUB, CUDNN_DATA_INT32, a, io->seq_kv, NULL, c0, -1);
     pointwise(b, CUDNN_POINTWISE_ADD, CUDNN_DATA_INT32, c0, io->seq_q, NULL, c1, -1);
     desc_t keep = vscore(b, CUDNN_DATA_BOOLEAN);
     pointwise(b, CUDNN_POINTWISE_CMP_GT, CUDNN_DATA_BOOLEAN, c1, row, NULL, keep, -1);
-    return pointwise(b, CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT, s, scalar_f32(b, -INFINITY), keep,
-                     vscore(b, CUDNN_DATA_FLOAT), -1);
+    return masked(b, s, keep);
 }
 
 /* m = max s; e = exp(s - m); z = sum e; Stats = m + log z; returns P = e / z (fp16). */
