@@ -1,12 +1,4 @@
 #!/usr/bin/env bash
-# Device call (carry [".whl/fe"]; at most 5 min): F13 outside attnfuzz,
-# docs/research-scripts/cudnn_fp8_long_q.py (two processes on the system cuDNN, two on the
-# torch venv's), its output in the summary.
-source ci/device_preamble.sh
-export PYTHONUNBUFFERED=1
-[ -f /tmp/fe/env.sh ] || stamp install-fe bash ci/wheels/install.sh /tmp/fe .whl/fe > $R/install-fe.txt 2>&1
-( . /tmp/fe/env.sh && timeout 290 python3 docs/research-scripts/cudnn_fp8_long_q.py ) > $R/bare-f13.txt 2>&1
-echo "== cudnn_fp8_long_q.py: exit $?" >> $S
-grep -vE "Warning|warn" $R/bare-f13.txt | tail -60 >> $S
-tail -70 $S
-device_pack
+# Device call (carry [".whl/fe"]; at most 5 min): F13 outside attnfuzz (two processes on the
+# system cuDNN, two on the torch venv's). Output: r/bare-f13.txt.
+exec bash docs/device/next/call-bare-py.sh docs/research-scripts/cudnn_fp8_long_q.py 290 f13
