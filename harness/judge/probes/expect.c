@@ -9,12 +9,37 @@
 #include "judge/tolerance.h"
 #include "oracle/feature_spec.h"
 
+/* q . k and sum |q_d k_d| over n elements, in four interleaved partial sums (the fp64
+ * expectation's bounds are orders above the order's effect; one serial chain was most
+ * of the probes' host time). */
+static double dot_abs(const double *restrict q, const double *restrict k, int n, double *abs_sum) {
+    double a0 = 0, a1 = 0, a2 = 0, a3 = 0, m0 = 0, m1 = 0, m2 = 0, m3 = 0;
+    int d = 0;
+    for (; d + 4 <= n; d += 4) {
+        double p0 = q[d] * k[d], p1 = q[d + 1] * k[d + 1], p2 = q[d + 2] * k[d + 2], p3 = q[d + 3] * k[d + 3];
+        a0 += p0, a1 += p1, a2 += p2, a3 += p3;
+        m0 += fabs(p0), m1 += fabs(p1), m2 += fabs(p2), m3 += fabs(p3);
+    }
+    for (; d < n; d++) {
+        double p = q[d] * k[d];
+        a0 += p;
+        m0 += fabs(p);
+    }
+    *abs_sum = (m0 + m1) + (m2 + m3);
+    return (a0 + a1) + (a2 + a3);
+}
+
 int probe_row_fp64(const probe_ctx *x, const af_mask_rule *rule, const af_inputs *in, int b, int h, int i, int lo,
                    int hi, double scale, double *o, double *mass, double *p, row_stats *rs) {
     int n = hi - lo + 1, Dqk = in->Dqk, Dv = in->Dv, g = h / x->group, lq = len_q(x, b), lk = len_kv(x, b);
     int n_vis = 0;
-    double *s = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
-    if (!s) return -1;
+    double *s = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1)); /* [n] scores, then weights */
+    unsigned char *vis = malloc((size_t)(n > 0 ? n : 1));         /* [n] row i sees key lo + j */
+    if (!s || !vis) {
+        free(s);
+        free(vis);
+        return -1;
+    }
     const double *q = in->q + (((size_t)b * in->Hq + h) * in->Sq + i) * Dqk;
     /* the case's features, as in->feat declares them (oracle/feature_spec.h) */
     af_oracle_problem fp;
@@ -22,14 +47,11 @@ int probe_row_fp64(const probe_ctx *x, const af_mask_rule *rule, const af_inputs
     af_problem_from_case(&fp, x->c, in, fq, fk);
     double sink = af_feat_sink(&fp, h), m = sink, abs_max = 0;
     for (int j = 0; j < n; j++) { /* [lo, hi] is the hull: a global-key gap is skipped */
-        if (!af_mask_sees(rule, b, lq, lk, i, lo + j)) continue;
+        vis[j] = af_mask_sees(rule, b, lq, lk, i, lo + j);
+        if (!vis[j]) continue;
         n_vis++;
         const double *k = in->k + (((size_t)b * in->Hkv + g) * in->Skv + lo + j) * Dqk;
-        double acc = 0, aacc = 0;
-        for (int d = 0; d < Dqk; d++) {
-            acc += q[d] * k[d];
-            aacc += fabs(q[d] * k[d]);
-        }
+        double aacc, acc = dot_abs(q, k, Dqk, &aacc);
         double dt_dr; /* a score_mod's f' scales the score's error (squared: 2 r) */
         s[j] = af_feat_score64(&fp, b, h, i, lo + j, acc * scale, &dt_dr);
         if (s[j] > m) m = s[j];
@@ -38,25 +60,29 @@ int probe_row_fp64(const probe_ctx *x, const af_mask_rule *rule, const af_inputs
     }
     double l = 0;
     for (int j = 0; j < n; j++) {
-        s[j] = af_mask_sees(rule, b, lq, lk, i, lo + j) ? exp(s[j] - m) : 0.0;
+        s[j] = vis[j] ? exp(s[j] - m) : 0.0;
         l += s[j];
     }
     if (sink > -INFINITY) l += exp(sink - m); /* in the denominator only */
     for (int d = 0; d < Dv; d++) o[d] = mass[d] = 0;
     double sub = 0;
     for (int j = 0; j < n; j++) {
-        if (s[j] == 0.0 && !af_mask_sees(rule, b, lq, lk, i, lo + j)) {
+        if (!vis[j]) {
             if (p) p[j] = 0.0;
             continue;
         }
         /* dropout: the row's O weighs key j by P_j w_j (feature_spec.h; w_j = 0 when dropped) */
         double wj = af_feat_dropout_weight(&fp, b, h, i, lo + j), pj = s[j] / l * wj, vmax = 0;
         if (p) p[j] = pj;
-        const double *v = in->v + (((size_t)b * in->Hkv + g) * in->Skv + lo + j) * Dv;
-        for (int d = 0; d < Dv; d++) {
-            o[d] += pj * v[d];
-            mass[d] += pj * fabs(v[d]);
-            vmax = fmax(vmax, fabs(v[d]));
+        const double *restrict v = in->v + (((size_t)b * in->Hkv + g) * in->Skv + lo + j) * Dv;
+        double *restrict od = o, *restrict md = mass;
+        for (int d = 0; d < Dv; d++) { /* independent d: vectorised */
+            od[d] += pj * v[d];
+            md[d] += pj * fabs(v[d]);
+        }
+        for (int d = 0; d < Dv; d++) { /* no call to fmax: v is finite */
+            double a = fabs(v[d]);
+            vmax = a > vmax ? a : vmax;
         }
         sub += wj * vmax;
     }
@@ -64,6 +90,7 @@ int probe_row_fp64(const probe_ctx *x, const af_mask_rule *rule, const af_inputs
     rs->lse = n_vis > 0 ? m + log(l) : -INFINITY;
     rs->score_err = 0x1p-21 * (Dqk + 2) * abs_max;
     free(s);
+    free(vis);
     return 0;
 }
 

@@ -128,13 +128,18 @@ void probe_inclusion(probe_ctx *x) {
         probe_visible_range(x, b, li, &llo, &lhi);
         row_stats r1, r2;
         probe_row_fp64(x, &x->rule, in, b, lh, li, llo, lhi, scale, o2, mass2, NULL, &r1);
-        const double *q = in->q + (((size_t)b * in->Hq + lh) * in->Sq + li) * c->head_dim_qk;
-        for (int d = 0; d < c->head_dim_qk; d++) store_logical(&w, c, AF_T_Q, b, lh, li, d, q[d] * 8);
-        af_inputs pin;
-        if (af_inputs_alloc(&pin, c) == 0) {
-            af_inputs_read(c, &w, &pin);
+        /* the perturbed inputs: the template's, with q row li of head lh as stored */
+        size_t q_elems = (size_t)in->B * in->Hq * in->Sq * in->Dqk, row = ((size_t)b * in->Hq + lh) * in->Sq + li;
+        double *pq = malloc(q_elems * sizeof *pq); /* (B, Hq, Sq, Dqk) */
+        if (pq) {
+            memcpy(pq, in->q, q_elems * sizeof *pq);
+            const double *q = in->q + row * in->Dqk;
+            for (int d = 0; d < c->head_dim_qk; d++)
+                pq[row * in->Dqk + d] = store_logical(&w, c, AF_T_Q, b, lh, li, d, q[d] * 8);
+            af_inputs pin = *in;
+            pin.q = pq;
             probe_row_fp64(x, &x->rule, &pin, b, lh, li, llo, lhi, scale, o2, mass2, NULL, &r2);
-            af_inputs_free(&pin);
+            free(pq);
             double ltol = x->exact ? 0 : x->tol[AF_T_LSE];
             double margin =
                 2 * (0x1p-10 * (1 + fabs(r1.lse) + fabs(r2.lse)) + 2 * (r1.score_err + r2.score_err)) + ltol;
