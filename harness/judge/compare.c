@@ -2,6 +2,7 @@
  * per row, element and bias through criterion.c). */
 #include "judge/compare.h"
 #include "judge/problem.h"
+#include "judge/criterion/criterion_gpu.h"
 #include "judge/criterion/row_terms.h"
 #include "judge/tolerance.h"
 #include "model/features.h"
@@ -99,6 +100,7 @@ bool af_overflow_within(af_storage st, double exact, double reach, double x) {
 double af_element_reach(const af_case *c, af_tensor_id id, const af_criterion_terms *terms, const af_outputs *ref,
                         size_t e, double exact, double extra) {
     if (id == AF_T_LSE || !af_criterion_terms_have(terms, id) || !terms->mass[id]) return 0.0;
+    if (af_criterion_terms_gpu_host_budgets(terms) != 0) return 0.0; /* left on the device, unreadable */
     const double *r = ref ? output_array(ref, id) : NULL;
     double er = r && isfinite(r[e]) ? fabs(r[e] - exact) : 0.0;
     return af_element_allowed(exact, terms->kappa[id][e] + extra, terms->mass[id][e], af_output_unit(c, id), r != NULL,
@@ -613,7 +615,8 @@ int af_compare_outputs_run(const af_case *c, const af_outputs *kernel, const af_
             /* each row's allowance is at most the per-tensor one plus the ABI's stored-O and
              * E4M3-cast shares (criterion_fp8.c): dS's in dQ and dK, P's in O and dV */
             const double *cast_sq = terms && terms->ready ? terms->cast_sq[id] : NULL;
-            const double *cast_mass = stored_o || cast_sq ? terms->mass[id] : NULL;
+            const double *cast_mass =
+                (stored_o || cast_sq) && af_criterion_terms_gpu_host_budgets(terms) == 0 ? terms->mass[id] : NULL;
             af_criterion_fp8_decide(c, id, sums, rv_[i] != NULL, st->allowed, af_output_unit(c, id),
                                     terms ? terms->e4m3_step[id] : 0.0, id == AF_T_O ? 0.0 : gm, stored_o, cast_mass,
                                     cast_sq, &cr);

@@ -469,7 +469,7 @@ double *af_criterion_stored_o_term(const af_case *c, af_tensor_id id, const af_c
             for (int d = 0; d < Dqk; d++) out[r * Dqk + d] = dd[r] * t->kq[r * Dqk + d];
     } else if (t->prob && t->dev && af_criterion_stored_o_dk_gpu(c, t, dd, out, why, sizeof why) == 0) {
         /* the same sums on the device (criterion_gpu.h) */
-    } else if (t->prob) {
+    } else if (t->prob && af_criterion_terms_gpu_host_pds(t) == 0) {
         memset(out, 0, nk * Dqk * sizeof(double)); /* a device attempt may have written part */
         af_mask_rule rule = af_mask_rule_of_case(c);
         double scale = fabs(af_case_scale(c)); /* a magnitude: the scale may be negative */

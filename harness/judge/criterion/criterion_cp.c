@@ -1,5 +1,6 @@
 /* criterion_cp.c — the budget of a CP case's rounded partials (criterion_cp.h). */
 #include "judge/criterion/criterion_cp.h"
+#include "judge/criterion/criterion_gpu.h"
 
 #include <stdlib.h>
 
@@ -24,6 +25,7 @@ int af_cp_partials(const af_case *c, af_tensor_id id) {
 double *af_criterion_cp_term(const af_case *c, af_tensor_id id, const af_criterion_terms *t, double unit) {
     int n = af_cp_partials(c, id);
     if (n <= 1 || !af_criterion_terms_have(t, id) || !t->mass[id]) return NULL;
+    if (af_criterion_terms_gpu_host_budgets(t) != 0) return NULL; /* left on the device, unreadable */
     bool kvside = id == AF_T_DK || id == AF_T_DV;
     int D = (id == AF_T_O || id == AF_T_DV) ? c->head_dim_v : c->head_dim_qk;
     size_t elems = (size_t)c->batch * (kvside ? c->heads_kv : c->heads_q) * (kvside ? c->seqlen_kv : c->seqlen_q) * D;

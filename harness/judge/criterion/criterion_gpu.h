@@ -55,6 +55,18 @@ int af_criterion_terms_gpu_fill(const af_oracle_problem *p, const af_outputs *ex
 typedef struct af_terms_dev af_terms_dev;
 /* Free t->dev (NULL: nothing). */
 void af_criterion_terms_gpu_release(af_terms_dev *dev);
+/* The GPU pass leaves P and |dS| (t->prob, t->ds_abs) on the device: a host reader of
+ * them calls this first, which copies them into t's host arrays once. 0 (they hold the
+ * pass's values, or t has no device copy pending); -1 on a CUDA error (then they do not:
+ * the reader takes its path without them). */
+int af_criterion_terms_gpu_host_pds(const af_criterion_terms *t);
+/* The same for the element budgets t->kappa[id], t->mass[id] of O, dQ, dK and dV (the
+ * device's row summaries read the device's copies; a host reader calls this first). */
+int af_criterion_terms_gpu_host_budgets(const af_criterion_terms *t);
+/* Does t->dev hold a device copy of the host array `exact` as tensor id's exact values
+ * (the pass's upload of the oracle's O, dQ, dK or dV, which the row summaries then read
+ * in place of uploading it)? */
+bool af_criterion_terms_gpu_keeps_exact(const af_criterion_terms *t, af_tensor_id id, const double *exact);
 
 /* The stored O's share of dK with P kept (af_criterion_stored_o_term, criterion.c) on
  * the device: out (B,Hkv,Skv,Dqk) = scale sum over the rows (h in the key's group, i)

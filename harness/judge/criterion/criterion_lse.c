@@ -4,6 +4,7 @@
  * rule). Per row, from that row's own rho_i and stored LSE: rows in the linear regime
  * get nothing here. */
 #include "judge/criterion/criterion.h"
+#include "judge/criterion/criterion_gpu.h"
 #include "judge/problem.h"
 #include "judge/verdict.h"
 
@@ -70,6 +71,7 @@ static double row_dd(const af_criterion_terms *t, const double *kernel_o, size_t
 double *af_criterion_lse_growth_term(const af_case *c, af_tensor_id id, const af_criterion_terms *t, const double *x,
                                      const double *stored_o, const double *kernel_o) {
     if (!x || !t || !t->ready || id == AF_T_LSE || !t->mass[id]) return NULL;
+    if (af_criterion_terms_gpu_host_budgets(t) != 0) return NULL; /* left on the device, unreadable */
     int Hq = c->heads_q, Hkv = c->heads_kv, Sq = c->seqlen_q, Skv = c->seqlen_kv, group = Hq / Hkv;
     int Dqk = c->head_dim_qk, Dv = c->head_dim_v;
     size_t nq = (size_t)c->batch * Hq * Sq, nk = (size_t)c->batch * Hkv * Skv;
@@ -88,7 +90,7 @@ double *af_criterion_lse_growth_term(const af_case *c, af_tensor_id id, const af
                 }
         return out;
     }
-    if (t->prob && t->ds_abs && t->q && t->dout) { /* per (i, j): each row's own x_i */
+    if (t->prob && t->ds_abs && t->q && t->dout && af_criterion_terms_gpu_host_pds(t) == 0) { /* per (i, j): x_i */
         af_mask_rule rule = af_mask_rule_of_case(c);
         double scale = fabs(af_case_scale(c)); /* a magnitude: the scale may be negative */
         for (int b = 0; b < c->batch; b++) {

@@ -95,6 +95,8 @@ void af_criterion_row_summaries(const af_case *c, af_tensor_id id, const double 
         if (af_criterion_row_summaries_gpu(c, id, kernel, ref, exact, terms, dterm, unit, rows, why, sizeof why) == 0)
             return;
     }
+    /* the host's copies of budgets the GPU pass left on the device (criterion_gpu.h) */
+    if (have && af_criterion_terms_gpu_host_budgets(terms) != 0) x.kappa = x.mass = NULL;
     /* rows are independent: the same summaries whatever the thread count (parfor.h) */
     long blocks = (long)((x.n + SUMMARY_BLOCK_ROWS - 1) / SUMMARY_BLOCK_ROWS);
     af_parfor(blocks, af_parfor_threads((double)x.n * D), summarise_block, &x);

@@ -148,6 +148,11 @@ static void rows_case(const af_prepared *pr, af_criterion_terms *h, af_criterion
     for (int i = 0; i < (c->backward ? 4 : 1); i++) {
         af_tensor_id id = ids[i];
         CHECK_MSG(g->dev != NULL, "the GPU pass keeps its budgets on the device");
+        /* and the oracle's values it uploaded: the resident set below reads them there */
+        CHECK_MSG(af_criterion_terms_gpu_keeps_exact(g, id, exact[i]), "case %d %s: exact values kept", index,
+                  af_tensor_name(id));
+        CHECK_MSG(!af_criterion_terms_gpu_keeps_exact(h, id, exact[i]), "case %d %s: h has no device copy", index,
+                  af_tensor_name(id));
         bool kvside = id == AF_T_DK || id == AF_T_DV;
         int D = (id == AF_T_O || id == AF_T_DV) ? c->head_dim_v : c->head_dim_qk;
         size_t rows = (size_t)c->batch * af_tensor_heads(c, id) * (kvside ? c->seqlen_kv : c->seqlen_q);
@@ -214,6 +219,9 @@ static void compare_case(const char *text, int index) {
     CHECK(af_criterion_terms_compute_on(&p, &pr.oracle.out, pr.c.dtype, AF_TERMS_HOST, &h, NULL) == 0);
     CHECK(af_criterion_terms_compute_on(&p, &pr.oracle.out, pr.c.dtype, AF_TERMS_GPU, &g, &gs) == 0);
     CHECK(af_criterion_terms_compute_on(&p, &pr.oracle.out, pr.c.dtype, AF_TERMS_GPU, &g2, NULL) == 0);
+    /* P and |dS| stay on the device until a host reader asks: ask, as such a reader does */
+    CHECK(af_criterion_terms_gpu_host_pds(&g) == 0 && af_criterion_terms_gpu_host_pds(&g2) == 0);
+    CHECK(af_criterion_terms_gpu_host_budgets(&g) == 0 && af_criterion_terms_gpu_host_budgets(&g2) == 0);
     same_terms(&p, &h, &g);
     same_bits(&p, &g, &g2);
     if (pr.c.backward && g.prob) { /* the stored O's share of dK from the device copy of P: the host's bits */

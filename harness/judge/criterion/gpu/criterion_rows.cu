@@ -5,9 +5,9 @@
  * functions (af_row_summary_row of kernels/row_summary.h, af_row_terms_row of
  * judge/criterion/row_terms.h) in the host's order; this library is built with
  * -fmad=false, so each summary has the host's bits. The budgets kappa and mass are the
- * GPU pass's device copies (terms_dev.cuh) when it kept them, else uploaded; the
- * kernel's, the reference's and the oracle's values and the per-run extra budget
- * (dterm) are uploaded in chunks of rows.
+ * GPU pass's device copies (terms_dev.cuh) when it kept them, else uploaded; so are the
+ * oracle's values when the pass kept the very array given; the kernel's, the reference's
+ * and the per-run extra budget (dterm) are uploaded in chunks of rows.
  */
 #include <cuda_runtime.h>
 #include <math.h>
@@ -78,6 +78,8 @@ extern "C" int af_criterion_row_summaries_gpu(const af_case *c, af_tensor_id id,
     if (rows <= 0) return 0;
     const af_storage st = af_case_tensor_storage(c, id);
     const bool resident = t->dev && t->dev->kappa[id];
+    /* the oracle's values already on the device (the terms pass's upload of this array) */
+    const double *dev_exact = af_criterion_terms_gpu_keeps_exact(t, id, exact) ? t->dev->exact[id] : NULL;
     long long chunk = CR_CHUNK_DOUBLES / D;
     if (chunk < 1) chunk = 1;
     if (chunk > rows) chunk = rows;
@@ -86,7 +88,7 @@ extern "C" int af_criterion_row_summaries_gpu(const af_case *c, af_tensor_id id,
     af_row_summary *d_out = NULL;
     int rc = 0;
     CR_TRY(cudaMalloc((void **)&d_kernel, arr));
-    CR_TRY(cudaMalloc((void **)&d_exact, arr));
+    if (!dev_exact) CR_TRY(cudaMalloc((void **)&d_exact, arr));
     if (ref) CR_TRY(cudaMalloc((void **)&d_ref, arr));
     if (dterm) CR_TRY(cudaMalloc((void **)&d_dterm, arr));
     if (!resident) {
@@ -97,12 +99,13 @@ extern "C" int af_criterion_row_summaries_gpu(const af_case *c, af_tensor_id id,
     for (long long r0 = 0; r0 < rows; r0 += chunk) {
         long long n = rows - r0 < chunk ? rows - r0 : chunk;
         CR_TRY(cr_up(d_kernel, kernel, r0, n, D));
-        CR_TRY(cr_up(d_exact, exact, r0, n, D));
+        if (!dev_exact) CR_TRY(cr_up(d_exact, exact, r0, n, D));
         CR_TRY(cr_up(d_ref, ref, r0, n, D));
         CR_TRY(cr_up(d_dterm, dterm, r0, n, D));
         cr_args a;
         memset(&a, 0, sizeof a);
-        a.kernel = d_kernel, a.ref = d_ref, a.exact = d_exact, a.dterm = d_dterm;
+        a.kernel = d_kernel, a.ref = d_ref, a.dterm = d_dterm;
+        a.exact = dev_exact ? dev_exact + (size_t)r0 * D : d_exact;
         if (resident) {
             a.kappa = t->dev->kappa[id] + (size_t)r0 * D;
             a.mass = t->dev->mass[id] ? t->dev->mass[id] + (size_t)r0 * D : NULL;

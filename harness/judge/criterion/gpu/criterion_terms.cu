@@ -349,9 +349,40 @@ __global__ void __launch_bounds__(CT_KEY_THREADS)
 extern "C" void af_criterion_terms_gpu_release(af_terms_dev *dev) {
     if (!dev) return;
     cudaFree(dev->prob);
+    cudaFree(dev->ds_abs);
     cudaFree((void *)dev->q);
-    for (int id = 0; id < AF_T_COUNT; id++) cudaFree(dev->kappa[id]), cudaFree(dev->mass[id]);
+    for (int id = 0; id < AF_T_COUNT; id++)
+        cudaFree(dev->kappa[id]), cudaFree(dev->mass[id]), cudaFree((void *)dev->exact[id]);
     free(dev);
+}
+
+extern "C" int af_criterion_terms_gpu_host_pds(const af_criterion_terms *t) {
+    if (!t || !t->dev || !t->dev->pds_pending) return 0;
+    if (!t->prob || !t->ds_abs || !t->dev->prob || !t->dev->ds_abs) return -1;
+    const size_t n = (size_t)t->dev->pds_elems;
+    if (cudaMemcpy(t->prob, t->dev->prob, n * sizeof(float), cudaMemcpyDeviceToHost) != cudaSuccess ||
+        cudaMemcpy(t->ds_abs, t->dev->ds_abs, n * sizeof(float), cudaMemcpyDeviceToHost) != cudaSuccess)
+        return -1;
+    t->dev->pds_pending = false;
+    return 0;
+}
+
+extern "C" int af_criterion_terms_gpu_host_budgets(const af_criterion_terms *t) {
+    if (!t || !t->dev || !t->dev->budgets_pending) return 0;
+    for (int id = 0; id < AF_T_COUNT; id++) {
+        const size_t n = (size_t)t->dev->budget_elems[id];
+        if (!t->dev->kappa[id] || n == 0) continue;
+        if (!t->kappa[id] || !t->mass[id] || !t->dev->mass[id]) return -1;
+        if (cudaMemcpy(t->kappa[id], t->dev->kappa[id], n * sizeof(double), cudaMemcpyDeviceToHost) != cudaSuccess ||
+            cudaMemcpy(t->mass[id], t->dev->mass[id], n * sizeof(double), cudaMemcpyDeviceToHost) != cudaSuccess)
+            return -1;
+    }
+    t->dev->budgets_pending = false;
+    return 0;
+}
+
+extern "C" bool af_criterion_terms_gpu_keeps_exact(const af_criterion_terms *t, af_tensor_id id, const double *exact) {
+    return t && t->dev && exact && t->dev->exact[id] && t->dev->exact_host[id] == exact;
 }
 
 #define CT_MAX_ALLOCS 40
@@ -361,18 +392,20 @@ typedef struct {
     double bytes;
 } ct_pool;
 
-static cudaError_t ct_alloc(ct_pool *pool, void **out, size_t bytes) {
+/* A device array of the pool, zeroed unless `zero` is false (an upload's target). */
+static cudaError_t ct_alloc_as(ct_pool *pool, void **out, size_t bytes, bool zero) {
     *out = NULL;
     if (pool->n >= CT_MAX_ALLOCS) return cudaErrorMemoryAllocation;
     cudaError_t e = cudaMalloc(out, bytes ? bytes : 8);
     if (e != cudaSuccess) return e;
     pool->ptr[pool->n++] = *out;
     pool->bytes += (double)bytes;
-    return cudaMemset(*out, 0, bytes ? bytes : 8);
+    return zero ? cudaMemset(*out, 0, bytes ? bytes : 8) : cudaSuccess;
 }
+static cudaError_t ct_alloc(ct_pool *pool, void **out, size_t bytes) { return ct_alloc_as(pool, out, bytes, true); }
 static cudaError_t ct_upload(ct_pool *pool, const double **out, const double *host, size_t n) {
     void *dev;
-    cudaError_t e = ct_alloc(pool, &dev, n * sizeof(double));
+    cudaError_t e = ct_alloc_as(pool, &dev, n * sizeof(double), false); /* every byte copied over */
     if (e == cudaSuccess) e = cudaMemcpy(dev, host, n * sizeof(double), cudaMemcpyHostToDevice);
     *out = (const double *)dev;
     return e;
@@ -421,6 +454,7 @@ extern "C" int af_criterion_terms_gpu_fill(const af_oracle_problem *p, const af_
     const bool bwd = p->in->dout && exact->dq && exact->dk && exact->dv && t->mass[AF_T_DQ];
     const size_t nq = (size_t)p->B * p->Hq * p->Sq, nk = (size_t)p->B * p->Hkv * p->Skv;
     int rc = 0;
+    af_terms_dev *dev = NULL; /* what the pass keeps (below), before any jump to done */
     ct_pool pool;
     memset(&pool, 0, sizeof pool);
     ct_dims d;
@@ -509,53 +543,72 @@ extern "C" int af_criterion_terms_gpu_fill(const af_oracle_problem *p, const af_
         CT_TRY(cudaGetLastError());
     }
     CT_TRY(cudaDeviceSynchronize());
-    CT_DOWN(t->mass[AF_T_O], m.mass_o, nq * p->Dv);
-    CT_DOWN(t->kappa[AF_T_O], m.kappa_o, nq * p->Dv);
+    /* What stays on the device for each run's judging (terms_dev.cuh): the budgets for
+     * the row summaries, P and Q for the stored O's share of dK, and until a host reader
+     * asks for them (af_criterion_terms_gpu_host_budgets, _host_pds) the host copies of
+     * the budgets, P and |dS|: the largest arrays of the pass, which most cases never read
+     * on the host. Without that record (out of host memory) everything comes down now. */
+    dev = (af_terms_dev *)calloc(1, sizeof *dev);
+    if (!dev) {
+        CT_DOWN(t->mass[AF_T_O], m.mass_o, nq * p->Dv);
+        CT_DOWN(t->kappa[AF_T_O], m.kappa_o, nq * p->Dv);
+        if (bwd) {
+            CT_DOWN(t->mass[AF_T_DQ], m.mass_dq, nq * p->Dqk);
+            CT_DOWN(t->kappa[AF_T_DQ], m.kappa_dq, nq * p->Dqk);
+            CT_DOWN(t->mass[AF_T_DK], m.mass_dk, nk * p->Dqk);
+            CT_DOWN(t->kappa[AF_T_DK], m.kappa_dk, nk * p->Dqk);
+            CT_DOWN(t->mass[AF_T_DV], m.mass_dv, nk * p->Dv);
+            CT_DOWN(t->kappa[AF_T_DV], m.kappa_dv, nk * p->Dv);
+            if (m.prob) {
+                CT_DOWN(t->prob, m.prob, nq * p->Skv);
+                CT_DOWN(t->ds_abs, m.ds_abs, nq * p->Skv);
+            }
+        }
+    }
     CT_DOWN(t->sig2[AF_T_O], m.sig2_o, nq);
     CT_DOWN(t->rho, m.rho, nq);
     CT_DOWN(row_a, m.row_a, nq);
     CT_DOWN(row_n, m.row_n, nq);
     if (bwd) {
-        CT_DOWN(t->mass[AF_T_DQ], m.mass_dq, nq * p->Dqk);
-        CT_DOWN(t->kappa[AF_T_DQ], m.kappa_dq, nq * p->Dqk);
         CT_DOWN(t->sig2[AF_T_DQ], m.sig2_dq, nq);
         CT_DOWN(t->kq, m.kq, nq * p->Dqk);
         CT_DOWN(t->log_f, m.log_f, nq);
-        CT_DOWN(t->mass[AF_T_DK], m.mass_dk, nk * p->Dqk);
-        CT_DOWN(t->kappa[AF_T_DK], m.kappa_dk, nk * p->Dqk);
         CT_DOWN(t->sig2[AF_T_DK], m.sig2_dk, nk);
         CT_DOWN(t->wq, m.wq, nk * p->Dqk);
-        CT_DOWN(t->mass[AF_T_DV], m.mass_dv, nk * p->Dv);
-        CT_DOWN(t->kappa[AF_T_DV], m.kappa_dv, nk * p->Dv);
         CT_DOWN(t->sig2[AF_T_DV], m.sig2_dv, nk);
-        if (m.prob) {
-            CT_DOWN(t->prob, m.prob, nq * p->Skv);
-            CT_DOWN(t->ds_abs, m.ds_abs, nq * p->Skv);
-        }
     }
-    { /* what stays on the device for each run's judging (terms_dev.cuh): the budgets for
-       * the row summaries, P and Q for the stored O's share of dK; without it (out of
-       * host memory) the host does both */
-        af_terms_dev *dev = (af_terms_dev *)calloc(1, sizeof *dev);
-        if (dev) {
-            double *keep[][2] = {
-                {m.kappa_o, m.mass_o}, {m.kappa_dq, m.mass_dq}, {m.kappa_dk, m.mass_dk}, {m.kappa_dv, m.mass_dv}};
-            const af_tensor_id ids[] = {AF_T_O, AF_T_DQ, AF_T_DK, AF_T_DV};
-            for (int i = 0; i < (bwd ? 4 : 1); i++) {
-                dev->kappa[ids[i]] = keep[i][0], dev->mass[ids[i]] = keep[i][1];
-                ct_disown(&pool, keep[i][0]);
-                ct_disown(&pool, keep[i][1]);
-            }
-            if (m.prob) {
-                dev->prob = m.prob, dev->q = m.q;
-                ct_disown(&pool, m.prob);
-                ct_disown(&pool, m.q);
-            }
-            af_criterion_terms_gpu_release(t->dev);
-            t->dev = dev;
+    if (dev) {
+        double *keep[][2] = {
+            {m.kappa_o, m.mass_o}, {m.kappa_dq, m.mass_dq}, {m.kappa_dk, m.mass_dk}, {m.kappa_dv, m.mass_dv}};
+        const af_tensor_id ids[] = {AF_T_O, AF_T_DQ, AF_T_DK, AF_T_DV};
+        const size_t elems[] = {nq * p->Dv, nq * p->Dqk, nk * p->Dqk, nk * p->Dv};
+        for (int i = 0; i < (bwd ? 4 : 1); i++) {
+            dev->kappa[ids[i]] = keep[i][0], dev->mass[ids[i]] = keep[i][1];
+            dev->budget_elems[ids[i]] = (long long)elems[i];
+            ct_disown(&pool, keep[i][0]);
+            ct_disown(&pool, keep[i][1]);
         }
+        dev->budgets_pending = true; /* t->mass, t->kappa: copied when first read */
+        /* the exact outputs the pass uploaded, for the row summaries of every run */
+        const double *up[][2] = {{m.o, exact->o}, {m.dq_ex, exact->dq}, {m.dk_ex, exact->dk}, {m.dv_ex, exact->dv}};
+        for (int i = 0; i < (bwd ? 4 : 1); i++) {
+            dev->exact[ids[i]] = up[i][0], dev->exact_host[ids[i]] = up[i][1];
+            ct_disown(&pool, up[i][0]);
+        }
+        if (m.prob) {
+            dev->prob = m.prob, dev->ds_abs = m.ds_abs, dev->q = m.q;
+            dev->pds_pending = true; /* t->prob, t->ds_abs: copied when first read */
+            dev->pds_elems = (long long)(nq * p->Skv);
+            ct_disown(&pool, m.prob);
+            ct_disown(&pool, m.ds_abs);
+            ct_disown(&pool, m.q);
+        }
+        af_criterion_terms_gpu_release(t->dev);
+        t->dev = dev;
+        dev = NULL;
     }
 done:
+    free(dev); /* not handed to t (an error before): its arrays are still the pool's */
     ct_release(&pool);
     if (seconds) *seconds = ct_now() - t0;
     return rc;
