@@ -32,6 +32,19 @@ static double case_work(const af_case *c) {
     return c->backward ? 3 * w : w;
 }
 
+#ifdef ATTNFUZZ_HAVE_CUDA
+/* Whether the GPU reference keeps its outputs' fp64 copies on the device for every run's
+ * row summaries (which read them in place of an upload a run) when the oracle tier did
+ * not keep its arrays there: at most an eighth of the device memory free now. */
+static bool ref_keep_fits(const af_case *c) {
+    double rows = (double)c->batch * c->heads_q * c->seqlen_q, keys = (double)c->batch * c->heads_kv * c->seqlen_kv;
+    double elems = rows * (c->head_dim_v + 1) +
+                   (c->backward ? rows * c->head_dim_qk + keys * (c->head_dim_qk + c->head_dim_v) : 0);
+    double free_b = af_gpu_mem_free();
+    return free_b > 0 && 8.0 * elems <= free_b / 8;
+}
+#endif
+
 /* The GPU reference into p->ref when the runner's choice asks for it and it can serve;
  * true when it did. Otherwise p->ref_note says why not (the cpu backend then serves). */
 static bool gpu_reference(const af_runner *r, const af_case *c, af_prepared *p) {
@@ -55,9 +68,10 @@ static bool gpu_reference(const af_runner *r, const af_case *c, af_prepared *p) 
     af_ref_gpu_timing tm;
     double t0 = af_clock_mono();
     /* where the oracle tier kept its inputs on the device, the reference reads them there
-     * and keeps its outputs beside them (AF_KEEP_ON_DEVICE_MIN_ELEMS) */
+     * and keeps its outputs beside them (AF_KEEP_ON_DEVICE_MIN_ELEMS); other cases keep
+     * the outputs too where they fit (the row summaries of every run read them) */
     const af_oracle_gpu_kept *ok = p->have_oracle ? p->oracle.gpu_kept : NULL;
-    af_ref_gpu_dev dev = {ok ? &ok->in : NULL, ok ? &p->ref_kept : NULL};
+    af_ref_gpu_dev dev = {ok ? &ok->in : NULL, ok || ref_keep_fits(c) ? &p->ref_kept : NULL};
     if (af_ref_gpu_run(&d, &p->inputs, &dev, &p->ref, &tm, why, sizeof why) != AF_RUN_OK) {
         af_outputs_free(&p->ref);
         snprintf(p->ref_note, sizeof p->ref_note, "gpu reference failed: %s", why);

@@ -73,6 +73,12 @@ static bool rows_on_gpu(void) {
 void af_criterion_row_summaries(const af_case *c, af_tensor_id id, const double *kernel, const double *ref,
                                 const double *exact, const af_criterion_terms *terms, const double *dterm, double unit,
                                 af_row_summary *rows) {
+    af_criterion_row_summaries_at(c, id, kernel, ref, NULL, exact, terms, dterm, unit, rows);
+}
+
+void af_criterion_row_summaries_at(const af_case *c, af_tensor_id id, const double *kernel, const double *ref,
+                                   const double *ref_dev, const double *exact, const af_criterion_terms *terms,
+                                   const double *dterm, double unit, af_row_summary *rows) {
     int H, S, D;
     tensor_shape(c, id, &H, &S, &D);
     bool have = af_criterion_terms_have(terms, id);
@@ -92,7 +98,8 @@ void af_criterion_row_summaries(const af_case *c, af_tensor_id id, const double 
      * host's functions and bits: criterion_gpu.h); a failure there falls back here */
     if (have && id != AF_T_LSE && terms->dev && rows_on_gpu()) {
         char why[256];
-        if (af_criterion_row_summaries_gpu(c, id, kernel, ref, exact, terms, dterm, unit, rows, why, sizeof why) == 0)
+        if (af_criterion_row_summaries_gpu(c, id, kernel, ref, ref_dev, exact, terms, dterm, unit, rows, why,
+                                           sizeof why) == 0)
             return;
     }
     /* the host's copies of budgets the GPU pass left on the device (criterion_gpu.h) */

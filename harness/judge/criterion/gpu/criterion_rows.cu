@@ -64,9 +64,9 @@ static cudaError_t cr_up(double *dev, const double *host, long long r0, long lon
 }
 
 extern "C" int af_criterion_row_summaries_gpu(const af_case *c, af_tensor_id id, const double *kernel,
-                                              const double *ref, const double *exact, const af_criterion_terms *t,
-                                              const double *dterm, double unit, af_row_summary *out, char *why,
-                                              size_t cap) {
+                                              const double *ref, const double *ref_dev, const double *exact,
+                                              const af_criterion_terms *t, const double *dterm, double unit,
+                                              af_row_summary *out, char *why, size_t cap) {
     if (id == AF_T_LSE || !af_criterion_terms_have(t, id)) {
         snprintf(why, cap, "row summaries on the GPU: %s has no element budgets here", af_tensor_name(id));
         return 1;
@@ -89,7 +89,8 @@ extern "C" int af_criterion_row_summaries_gpu(const af_case *c, af_tensor_id id,
     int rc = 0;
     CR_TRY(cudaMalloc((void **)&d_kernel, arr));
     if (!dev_exact) CR_TRY(cudaMalloc((void **)&d_exact, arr));
-    if (ref) CR_TRY(cudaMalloc((void **)&d_ref, arr));
+    if (!ref) ref_dev = NULL;
+    if (ref && !ref_dev) CR_TRY(cudaMalloc((void **)&d_ref, arr));
     if (dterm) CR_TRY(cudaMalloc((void **)&d_dterm, arr));
     if (!resident) {
         CR_TRY(cudaMalloc((void **)&d_kappa, arr));
@@ -100,11 +101,12 @@ extern "C" int af_criterion_row_summaries_gpu(const af_case *c, af_tensor_id id,
         long long n = rows - r0 < chunk ? rows - r0 : chunk;
         CR_TRY(cr_up(d_kernel, kernel, r0, n, D));
         if (!dev_exact) CR_TRY(cr_up(d_exact, exact, r0, n, D));
-        CR_TRY(cr_up(d_ref, ref, r0, n, D));
+        if (!ref_dev) CR_TRY(cr_up(d_ref, ref, r0, n, D));
         CR_TRY(cr_up(d_dterm, dterm, r0, n, D));
         cr_args a;
         memset(&a, 0, sizeof a);
-        a.kernel = d_kernel, a.ref = d_ref, a.dterm = d_dterm;
+        a.kernel = d_kernel, a.dterm = d_dterm;
+        a.ref = ref_dev ? ref_dev + (size_t)r0 * D : d_ref;
         a.exact = dev_exact ? dev_exact + (size_t)r0 * D : d_exact;
         if (resident) {
             a.kappa = t->dev->kappa[id] + (size_t)r0 * D;
