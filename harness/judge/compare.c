@@ -554,7 +554,8 @@ int af_compare_outputs_run(const af_case *c, const af_outputs *kernel, const af_
         if (have || !gpu_summaries(c, id, run, kv_[i], rv_[i], ov_[i], dev_slot(ref ? ref->dev : NULL, i),
                                    dev_slot(oracle->out.dev, i), (long long)nrows, D, sums))
             af_criterion_row_summaries_at(c, id, kv_[i], rv_[i], dev_slot(ref ? ref->dev : NULL, i), ov_[i],
-                                          have ? terms : NULL, dterm, af_output_unit(c, id), sums);
+                                          dev_slot(oracle->out.dev, i), have ? terms : NULL, dterm,
+                                          af_output_unit(c, id), sums);
         free(dterm);
         double t2 = af_clock_mono();
         /* without element budgets: the stored O's share of the gradients' row floors

@@ -32,19 +32,6 @@ static double case_work(const af_case *c) {
     return c->backward ? 3 * w : w;
 }
 
-#ifdef ATTNFUZZ_HAVE_CUDA
-/* Whether the GPU reference keeps its outputs' fp64 copies on the device for every run's
- * row summaries (which read them in place of an upload a run) when the oracle tier did
- * not keep its arrays there: at most an eighth of the device memory free now. */
-static bool ref_keep_fits(const af_case *c) {
-    double rows = (double)c->batch * c->heads_q * c->seqlen_q, keys = (double)c->batch * c->heads_kv * c->seqlen_kv;
-    double elems = rows * (c->head_dim_v + 1) +
-                   (c->backward ? rows * c->head_dim_qk + keys * (c->head_dim_qk + c->head_dim_v) : 0);
-    double free_b = af_gpu_mem_free();
-    return free_b > 0 && 8.0 * elems <= free_b / 8;
-}
-#endif
-
 /* The GPU reference into p->ref when the runner's choice asks for it and it can serve;
  * true when it did. Otherwise p->ref_note says why not (the cpu backend then serves). */
 static bool gpu_reference(const af_runner *r, const af_case *c, af_prepared *p) {
@@ -68,10 +55,10 @@ static bool gpu_reference(const af_runner *r, const af_case *c, af_prepared *p) 
     af_ref_gpu_timing tm;
     double t0 = af_clock_mono();
     /* where the oracle tier kept its inputs on the device, the reference reads them there
-     * and keeps its outputs beside them (AF_KEEP_ON_DEVICE_MIN_ELEMS); other cases keep
-     * the outputs too where they fit (the row summaries of every run read them) */
+     * and keeps its outputs beside them (keep_on_device: every run's row summaries read
+     * them) */
     const af_oracle_gpu_kept *ok = p->have_oracle ? p->oracle.gpu_kept : NULL;
-    af_ref_gpu_dev dev = {ok ? &ok->in : NULL, ok || ref_keep_fits(c) ? &p->ref_kept : NULL};
+    af_ref_gpu_dev dev = {ok ? &ok->in : NULL, ok ? &p->ref_kept : NULL};
     if (af_ref_gpu_run(&d, &p->inputs, &dev, &p->ref, &tm, why, sizeof why) != AF_RUN_OK) {
         af_outputs_free(&p->ref);
         snprintf(p->ref_note, sizeof p->ref_note, "gpu reference failed: %s", why);
@@ -102,17 +89,20 @@ int af_prepare_settle(af_prepared *p) {
 }
 
 /* Whether the oracle tier and the GPU reference keep their arrays on the device for the
- * judge (runner.h, AF_KEEP_ON_DEVICE_MIN_ELEMS; ATTNFUZZ_KEEP_ON_DEVICE): a large output tensor, and the copies
- * (the oracle's inputs and outputs, the reference's outputs, all fp64) within half of
- * the device memory free now. */
+ * judge (runner.h; ATTNFUZZ_KEEP_ON_DEVICE): the copies (the oracle's inputs and
+ * outputs, the reference's outputs, all fp64) within half of the device memory free now;
+ * ATTNFUZZ_KEEP_ON_DEVICE=long also asks for an output tensor of at least
+ * AF_KEEP_ON_DEVICE_MIN_ELEMS (the rule before small cases kept theirs: the criterion's
+ * terms pass and every run's row summaries read the kept copies in place of uploads). */
 static bool keep_on_device(const af_case *c) {
 #ifdef ATTNFUZZ_HAVE_CUDA
     const char *v = af_config_get(AF_CFG_KEEP_ON_DEVICE); /* ATTNFUZZ_KEEP_ON_DEVICE=0: never */
     if (v && strcmp(v, "0") == 0) return false;
+    bool long_only = v && strcmp(v, "long") == 0;
     double rows = (double)c->batch * c->heads_q * c->seqlen_q, keys = (double)c->batch * c->heads_kv * c->seqlen_kv;
     double dqk = c->head_dim_qk, dv = c->head_dim_v;
     double largest = fmax(rows * fmax(dqk, dv), c->backward ? keys * fmax(dqk, dv) : 0);
-    if (largest < (double)AF_KEEP_ON_DEVICE_MIN_ELEMS) return false;
+    if (long_only && largest < (double)AF_KEEP_ON_DEVICE_MIN_ELEMS) return false;
     double inputs = rows * dqk + keys * (dqk + dv) + (c->backward ? rows * dv : 0);
     double outputs = rows * (dv + 1) + (c->backward ? rows * dqk + keys * (dqk + dv) : 0);
     double bytes = 8.0 * (inputs + 2.0 * outputs), free_b = af_gpu_mem_free();
@@ -276,6 +266,8 @@ static int prepare_oracle(af_runner *r, const af_case *c, af_prepared *p, bool f
     if (!r->skip_oracle && (fp16_bf16 || af_dtype_is_fp8_tensor(c->dtype)) && small) {
         double t_terms = af_clock_mono();
         bool gpu = terms_work >= AF_CRITERION_TERMS_GPU_MIN_WORK && gpu_serves;
+        /* the tier's device copies of the inputs, where it kept them, for the GPU pass */
+        if (!prob.in_dev && p->oracle.gpu_kept) prob.in_dev = &p->oracle.gpu_kept->in;
         int trc = af_criterion_terms_compute_on(&prob, &p->oracle.out, c->dtype, gpu ? AF_TERMS_GPU : AF_TERMS_HOST,
                                                 &p->terms, &js->terms_gpu_s);
         if (trc == 1)

@@ -56,13 +56,14 @@ typedef struct {
  * the background: the GPU tier computes its elements in milliseconds, and the rows MPFR
  * recomputes (about 0.1 s of CPU a case) then overlap the backend's run and the judging. */
 #define AF_CERT_PIPELINE_MIN_WORK 1e10
-/* Long cases keep the GPU oracle tier's inputs and outputs and the GPU reference's
- * outputs on the device for the judge (af_oracle_opts.gpu_keep, af_prepared.ref_kept)
- * when an output tensor has at least this many elements (the device's row summaries
- * serve it: AF_COMPARE_GPU_MIN_ELEMS) and the copies take at most half of the device
- * memory free at the time (b1 h16 d128 at 128k keeps about 26 GiB: the tier's fp64
- * inputs and outputs and the reference's outputs; the backend's own buffers are about a
- * fifth of that, so a campaign's other workers still find room). */
+/* A case keeps the GPU oracle tier's inputs and outputs and the GPU reference's outputs
+ * on the device for the judge (af_oracle_opts.gpu_keep, af_prepared.ref_kept) when the
+ * copies take at most half of the device memory free at the time (b1 h16 d128 at 128k
+ * keeps about 26 GiB: the tier's fp64 inputs and outputs and the reference's outputs;
+ * the backend's own buffers are about a fifth of that, so a campaign's other workers
+ * still find room); with ATTNFUZZ_KEEP_ON_DEVICE=long only when an output tensor also has
+ * at least this many elements (the device's row summaries without budgets serve it:
+ * AF_COMPARE_GPU_MIN_ELEMS). */
 #define AF_KEEP_ON_DEVICE_MIN_ELEMS AF_COMPARE_GPU_MIN_ELEMS
 /* Input values come from the GPU generator (bit-identical, kernels/af_gpu_gen.h) when a
  * GPU is usable and the inputs hold at least this many elements. */

@@ -255,11 +255,12 @@ void af_row_summary_of(const double *kernel, const double *ref, const double *ex
 void af_criterion_row_summaries(const af_case *c, af_tensor_id id, const double *kernel, const double *ref,
                                 const double *exact, const af_criterion_terms *terms, const double *dterm, double unit,
                                 af_row_summary *rows);
-/* The same with ref_dev: a device copy of ref, bit for bit (NULL: none), which the
- * device's pass reads in place of uploading ref. */
+/* The same with ref_dev and exact_dev: device copies of ref and exact, bit for bit
+ * (NULL: none), which the device's pass reads in place of uploads. */
 void af_criterion_row_summaries_at(const af_case *c, af_tensor_id id, const double *kernel, const double *ref,
-                                   const double *ref_dev, const double *exact, const af_criterion_terms *terms,
-                                   const double *dterm, double unit, af_row_summary *rows);
+                                   const double *ref_dev, const double *exact, const double *exact_dev,
+                                   const af_criterion_terms *terms, const double *dterm, double unit,
+                                   af_row_summary *rows);
 /* The verdict of tensor id from its row summaries (rows (B * H * S)), exactly as
  * af_criterion_tensor: rows past the lengths and fully masked query rows are skipped. */
 void af_criterion_decide(const af_case *c, af_tensor_id id, const af_row_summary *rows, bool have_ref,

@@ -80,13 +80,14 @@ int af_criterion_stored_o_dk_gpu(const af_case *c, const af_criterion_terms *t, 
  * host's bits: kappa and mass from the pass's device copies (t->dev) when it kept them,
  * else uploaded from t; kernel, ref (NULL: none), exact and dterm (NULL: none) are host
  * arrays (B H S, D) dense, uploaded in chunks, but for ref when ref_dev (its device copy)
- * is given and exact when t->dev holds it (af_criterion_terms_gpu_keeps_exact); out
- * (B H S) host. 0; 1 when not served
+ * is given and exact when exact_dev is or t->dev holds it (af_criterion_terms_gpu_keeps_exact);
+ * out (B H S) host. 0; 1 when not served
  * (LSE, no budgets for id, no usable GPU: why); -1 on a CUDA error or out of device
  * memory (why; the caller summarises on the host). */
 int af_criterion_row_summaries_gpu(const af_case *c, af_tensor_id id, const double *kernel, const double *ref,
-                                   const double *ref_dev, const double *exact, const af_criterion_terms *t,
-                                   const double *dterm, double unit, af_row_summary *out, char *why, size_t cap);
+                                   const double *ref_dev, const double *exact, const double *exact_dev,
+                                   const af_criterion_terms *t, const double *dterm, double unit, af_row_summary *out,
+                                   char *why, size_t cap);
 
 #ifdef __cplusplus
 }

@@ -73,12 +73,13 @@ static bool rows_on_gpu(void) {
 void af_criterion_row_summaries(const af_case *c, af_tensor_id id, const double *kernel, const double *ref,
                                 const double *exact, const af_criterion_terms *terms, const double *dterm, double unit,
                                 af_row_summary *rows) {
-    af_criterion_row_summaries_at(c, id, kernel, ref, NULL, exact, terms, dterm, unit, rows);
+    af_criterion_row_summaries_at(c, id, kernel, ref, NULL, exact, NULL, terms, dterm, unit, rows);
 }
 
 void af_criterion_row_summaries_at(const af_case *c, af_tensor_id id, const double *kernel, const double *ref,
-                                   const double *ref_dev, const double *exact, const af_criterion_terms *terms,
-                                   const double *dterm, double unit, af_row_summary *rows) {
+                                   const double *ref_dev, const double *exact, const double *exact_dev,
+                                   const af_criterion_terms *terms, const double *dterm, double unit,
+                                   af_row_summary *rows) {
     int H, S, D;
     tensor_shape(c, id, &H, &S, &D);
     bool have = af_criterion_terms_have(terms, id);
@@ -98,7 +99,7 @@ void af_criterion_row_summaries_at(const af_case *c, af_tensor_id id, const doub
      * host's functions and bits: criterion_gpu.h); a failure there falls back here */
     if (have && id != AF_T_LSE && terms->dev && rows_on_gpu()) {
         char why[256];
-        if (af_criterion_row_summaries_gpu(c, id, kernel, ref, ref_dev, exact, terms, dterm, unit, rows, why,
+        if (af_criterion_row_summaries_gpu(c, id, kernel, ref, ref_dev, exact, exact_dev, terms, dterm, unit, rows, why,
                                            sizeof why) == 0)
             return;
     }

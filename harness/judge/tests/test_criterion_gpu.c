@@ -180,16 +180,16 @@ static void rows_case(const af_prepared *pr, af_criterion_terms *h, af_criterion
                 af_criterion_row_summaries(c, id, kernel, ref, exact[i], sets[k], dterm, unit, hs);
                 sets[k]->dev = keep;
                 char why[256] = "";
-                int rc = af_criterion_row_summaries_gpu(c, id, kernel, ref, NULL, exact[i], sets[k], dterm, unit, gs,
-                                                        why, sizeof why);
+                int rc = af_criterion_row_summaries_gpu(c, id, kernel, ref, NULL, exact[i], NULL, sets[k], dterm, unit,
+                                                        gs, why, sizeof why);
                 CHECK_MSG(rc == 0, "case %d %s: %s", index, af_tensor_name(id), why);
                 if (ref) { /* the reference's device copy read in place of its upload: the same summaries */
                     void *ref_dev = NULL;
                     af_row_summary *gd = calloc(rows, sizeof *gd);
                     CHECK(gd && af_gpu_malloc(&ref_dev, n * sizeof(double), why, sizeof why) == AF_RUN_OK &&
                           af_gpu_h2d(ref_dev, ref, n * sizeof(double), why, sizeof why) == AF_RUN_OK);
-                    rc = af_criterion_row_summaries_gpu(c, id, kernel, ref, (const double *)ref_dev, exact[i], sets[k],
-                                                        dterm, unit, gd, why, sizeof why);
+                    rc = af_criterion_row_summaries_gpu(c, id, kernel, ref, (const double *)ref_dev, exact[i], NULL,
+                                                        sets[k], dterm, unit, gd, why, sizeof why);
                     size_t moved = 0;
                     for (size_t r = 0; rc == 0 && r < rows; r++) moved += differing_field(&gs[r], &gd[r]) != NULL;
                     CHECK_MSG(rc == 0 && moved == 0,

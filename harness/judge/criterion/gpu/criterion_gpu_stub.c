@@ -36,9 +36,11 @@ int af_criterion_stored_o_dk_gpu(const af_case *c, const af_criterion_terms *t, 
 }
 
 int af_criterion_row_summaries_gpu(const af_case *c, af_tensor_id id, const double *kernel, const double *ref,
-                                   const double *ref_dev, const double *exact, const af_criterion_terms *t,
-                                   const double *dterm, double unit, af_row_summary *out, char *why, size_t cap) {
-    (void)c, (void)id, (void)kernel, (void)ref, (void)ref_dev, (void)exact, (void)t, (void)dterm, (void)unit, (void)out;
+                                   const double *ref_dev, const double *exact, const double *exact_dev,
+                                   const af_criterion_terms *t, const double *dterm, double unit, af_row_summary *out,
+                                   char *why, size_t cap) {
+    (void)c, (void)id, (void)kernel, (void)ref, (void)ref_dev, (void)exact, (void)exact_dev, (void)t, (void)dterm;
+    (void)unit, (void)out;
     snprintf(why, cap, "row summaries on the GPU: built without CUDA");
     return 1;
 }

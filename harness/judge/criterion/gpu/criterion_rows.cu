@@ -65,8 +65,8 @@ static cudaError_t cr_up(double *dev, const double *host, long long r0, long lon
 
 extern "C" int af_criterion_row_summaries_gpu(const af_case *c, af_tensor_id id, const double *kernel,
                                               const double *ref, const double *ref_dev, const double *exact,
-                                              const af_criterion_terms *t, const double *dterm, double unit,
-                                              af_row_summary *out, char *why, size_t cap) {
+                                              const double *exact_dev, const af_criterion_terms *t, const double *dterm,
+                                              double unit, af_row_summary *out, char *why, size_t cap) {
     if (id == AF_T_LSE || !af_criterion_terms_have(t, id)) {
         snprintf(why, cap, "row summaries on the GPU: %s has no element budgets here", af_tensor_name(id));
         return 1;
@@ -79,7 +79,9 @@ extern "C" int af_criterion_row_summaries_gpu(const af_case *c, af_tensor_id id,
     const af_storage st = af_case_tensor_storage(c, id);
     const bool resident = t->dev && t->dev->kappa[id];
     /* the oracle's values already on the device (the terms pass's upload of this array) */
-    const double *dev_exact = af_criterion_terms_gpu_keeps_exact(t, id, exact) ? t->dev->exact[id] : NULL;
+    const double *dev_exact = exact_dev                                          ? exact_dev
+                              : af_criterion_terms_gpu_keeps_exact(t, id, exact) ? t->dev->exact[id]
+                                                                                 : NULL;
     long long chunk = CR_CHUNK_DOUBLES / D;
     if (chunk < 1) chunk = 1;
     if (chunk > rows) chunk = rows;

@@ -350,7 +350,7 @@ extern "C" void af_criterion_terms_gpu_release(af_terms_dev *dev) {
     if (!dev) return;
     cudaFree(dev->prob);
     cudaFree(dev->ds_abs);
-    cudaFree((void *)dev->q);
+    if (dev->q_owned) cudaFree((void *)dev->q);
     for (int id = 0; id < AF_T_COUNT; id++)
         cudaFree(dev->kappa[id]), cudaFree(dev->mass[id]), cudaFree((void *)dev->exact[id]);
     free(dev);
@@ -410,6 +410,20 @@ static cudaError_t ct_upload(ct_pool *pool, const double **out, const double *ho
     *out = (const double *)dev;
     return e;
 }
+/* *out: dev_given (a device copy its owner keeps: not the pool's) or an upload of host. */
+static cudaError_t ct_input(ct_pool *pool, const double **out, const double *host, const double *dev_given, size_t n) {
+    if (dev_given) {
+        *out = dev_given;
+        return cudaSuccess;
+    }
+    return ct_upload(pool, out, host, n);
+}
+/* Is ptr one of the pool's (made by this call)? */
+static bool ct_owns(const ct_pool *pool, const void *ptr) {
+    for (int i = 0; i < pool->n; i++)
+        if (pool->ptr[i] == ptr) return true;
+    return false;
+}
 /* Take ptr out of the pool (it outlives the call). */
 static void ct_disown(ct_pool *pool, const void *ptr) {
     for (int i = 0; i < pool->n; i++)
@@ -454,7 +468,9 @@ extern "C" int af_criterion_terms_gpu_fill(const af_oracle_problem *p, const af_
     const bool bwd = p->in->dout && exact->dq && exact->dk && exact->dv && t->mass[AF_T_DQ];
     const size_t nq = (size_t)p->B * p->Hq * p->Sq, nk = (size_t)p->B * p->Hkv * p->Skv;
     int rc = 0;
-    af_terms_dev *dev = NULL; /* what the pass keeps (below), before any jump to done */
+    af_terms_dev *dev = NULL;                /* what the pass keeps (below), before any jump to done */
+    const af_inputs_dev *in_d = p->in_dev;   /* the oracle tier's kept inputs, or NULL  */
+    const af_outputs_dev *ex_d = exact->dev; /* its kept outputs, or NULL              */
     ct_pool pool;
     memset(&pool, 0, sizeof pool);
     ct_dims d;
@@ -486,11 +502,12 @@ extern "C" int af_criterion_terms_gpu_fill(const af_oracle_problem *p, const af_
         d.len_q = (const int *)dl;
         d.len_kv = (const int *)dl + p->B;
     }
-    CT_TRY(ct_upload(&pool, &m.q, p->in->q, nq * p->Dqk));
-    CT_TRY(ct_upload(&pool, &m.k, p->in->k, nk * p->Dqk));
-    CT_TRY(ct_upload(&pool, &m.v, p->in->v, nk * p->Dv));
-    CT_TRY(ct_upload(&pool, &m.o, exact->o, nq * p->Dv));
-    CT_TRY(ct_upload(&pool, &m.lse, exact->lse, nq));
+    /* the oracle tier's device copies where it kept them (in_d, ex_d), else uploads */
+    CT_TRY(ct_input(&pool, &m.q, p->in->q, in_d ? in_d->q : NULL, nq * p->Dqk));
+    CT_TRY(ct_input(&pool, &m.k, p->in->k, in_d ? in_d->k : NULL, nk * p->Dqk));
+    CT_TRY(ct_input(&pool, &m.v, p->in->v, in_d ? in_d->v : NULL, nk * p->Dv));
+    CT_TRY(ct_input(&pool, &m.o, exact->o, ex_d ? ex_d->o : NULL, nq * p->Dv));
+    CT_TRY(ct_input(&pool, &m.lse, exact->lse, ex_d ? ex_d->lse : NULL, nq));
     CT_TRY(ct_alloc(&pool, (void **)&m.mass_o, nq * p->Dv * sizeof(double)));
     CT_TRY(ct_alloc(&pool, (void **)&m.kappa_o, nq * p->Dv * sizeof(double)));
     CT_TRY(ct_alloc(&pool, (void **)&m.sig2_o, nq * sizeof(double)));
@@ -502,10 +519,10 @@ extern "C" int af_criterion_terms_gpu_fill(const af_oracle_problem *p, const af_
     CT_TRY(ct_alloc(&pool, (void **)&m.sc_first, (size_t)chunk * sizeof(int)));
     CT_TRY(ct_alloc(&pool, (void **)&m.sc_last, (size_t)chunk * sizeof(int)));
     if (bwd) {
-        CT_TRY(ct_upload(&pool, &m.dout, p->in->dout, nq * p->Dv));
-        CT_TRY(ct_upload(&pool, &m.dq_ex, exact->dq, nq * p->Dqk));
-        CT_TRY(ct_upload(&pool, &m.dk_ex, exact->dk, nk * p->Dqk));
-        CT_TRY(ct_upload(&pool, &m.dv_ex, exact->dv, nk * p->Dv));
+        CT_TRY(ct_input(&pool, &m.dout, p->in->dout, in_d ? in_d->dout : NULL, nq * p->Dv));
+        CT_TRY(ct_input(&pool, &m.dq_ex, exact->dq, ex_d ? ex_d->dq : NULL, nq * p->Dqk));
+        CT_TRY(ct_input(&pool, &m.dk_ex, exact->dk, ex_d ? ex_d->dk : NULL, nk * p->Dqk));
+        CT_TRY(ct_input(&pool, &m.dv_ex, exact->dv, ex_d ? ex_d->dv : NULL, nk * p->Dv));
         CT_TRY(ct_alloc(&pool, (void **)&m.mass_dq, nq * p->Dqk * sizeof(double)));
         CT_TRY(ct_alloc(&pool, (void **)&m.kappa_dq, nq * p->Dqk * sizeof(double)));
         CT_TRY(ct_alloc(&pool, (void **)&m.kq, nq * p->Dqk * sizeof(double)));
@@ -589,15 +606,18 @@ extern "C" int af_criterion_terms_gpu_fill(const af_oracle_problem *p, const af_
             ct_disown(&pool, keep[i][1]);
         }
         dev->budgets_pending = true; /* t->mass, t->kappa: copied when first read */
-        /* the exact outputs the pass uploaded, for the row summaries of every run */
+        /* the exact outputs the pass uploaded, for the row summaries of every run (the
+         * oracle tier's own copies, where it kept them, reach those through exact->dev) */
         const double *up[][2] = {{m.o, exact->o}, {m.dq_ex, exact->dq}, {m.dk_ex, exact->dk}, {m.dv_ex, exact->dv}};
         for (int i = 0; i < (bwd ? 4 : 1); i++) {
+            if (!ct_owns(&pool, up[i][0])) continue;
             dev->exact[ids[i]] = up[i][0], dev->exact_host[ids[i]] = up[i][1];
             ct_disown(&pool, up[i][0]);
         }
         if (m.prob) {
             dev->prob = m.prob, dev->ds_abs = m.ds_abs, dev->q = m.q;
-            dev->pds_pending = true; /* t->prob, t->ds_abs: copied when first read */
+            dev->q_owned = ct_owns(&pool, m.q); /* else the oracle tier's kept copy */
+            dev->pds_pending = true;            /* t->prob, t->ds_abs: copied when first read */
             dev->pds_elems = (long long)(nq * p->Skv);
             ct_disown(&pool, m.prob);
             ct_disown(&pool, m.ds_abs);

@@ -10,6 +10,7 @@ struct af_terms_dev {
     float *prob;     /* (B,Hq,Sq,Skv) P_ij, or NULL (not kept: t->prob is NULL)      */
     float *ds_abs;   /* (B,Hq,Sq,Skv) |dS_ij| + its budget, with prob                 */
     const double *q; /* (B,Hq,Sq,Dqk), with prob                                      */
+    bool q_owned;    /* q is this record's (else the oracle tier's kept copy)        */
     /* t->prob and t->ds_abs not yet copied from prob and ds_abs: the host readers ask
      * for them (af_criterion_terms_gpu_host_pds); most cases never read them there */
     bool pds_pending;
