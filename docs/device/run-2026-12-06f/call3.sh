@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Device call 3 (carry ["build-dev", "build-base"]; about 7 min): the criterion terms'
+# Device call 3 (carry ["build-dev", "build-base"]; about 8 min): the criterion terms'
 # arrays left on the device. build-base/attnfuzz: the tree of call 1's build-dev (the
 # probes' change); build-dev: this tree. The GPU tests of the changed passes, the GPU corpus
 # through both builds (verdicts must not move), the mix one worker before / after / before,
@@ -19,9 +19,11 @@ done
 python3 ci/verdict_compare.py $R/corpus-base.jsonl $R/corpus-new.jsonl > $R/corpus-compare.txt 2>&1
 echo "== corpus base vs new: verdict_compare exit $?" >> $S
 head -30 $R/corpus-compare.txt >> $S
-for b in base new base2; do
-  bin=build-dev/attnfuzz; [ $b = new ] || bin=build-base/attnfuzz
-  timeout 35 $bin run $mix/case-*.case --backend cudnn --json > $R/mix-$b.jsonl 2> $R/mix-$b.err
+# new-long: this tree with ATTNFUZZ_KEEP_ON_DEVICE=long (the arrays of long cases only kept)
+for b in base new new-long base2; do
+  bin=build-dev/attnfuzz; [ ${b#new} = $b ] && bin=build-base/attnfuzz
+  kod=1; [ $b = new-long ] && kod=long
+  ATTNFUZZ_KEEP_ON_DEVICE=$kod timeout 35 $bin run $mix/case-*.case --backend cudnn --json > $R/mix-$b.jsonl 2> $R/mix-$b.err
   echo "== mix $b ($bin): $(grep -c '^{' $R/mix-$b.jsonl) cases in 35 s" >> $S
   python3 ci/bench/mix_stages.py $R/mix-$b.jsonl >> $S 2>&1
 done
