@@ -21,7 +21,7 @@ echo "== corpus base vs new: verdict_compare exit $?" >> $S
 head -30 $R/corpus-compare.txt >> $S
 # new-long: this tree with ATTNFUZZ_KEEP_ON_DEVICE=long (the arrays of long cases only kept)
 for b in base new new-long base2; do
-  bin=build-dev/attnfuzz; [ ${b#new} = $b ] && bin=build-base/attnfuzz
+  bin=build-dev/attnfuzz; [ "${b#new}" = "$b" ] && bin=build-base/attnfuzz
   kod=1; [ $b = new-long ] && kod=long
   ATTNFUZZ_KEEP_ON_DEVICE=$kod timeout 35 $bin run $mix/case-*.case --backend cudnn --json > $R/mix-$b.jsonl 2> $R/mix-$b.err
   echo "== mix $b ($bin): $(grep -c '^{' $R/mix-$b.jsonl) cases in 35 s" >> $S
