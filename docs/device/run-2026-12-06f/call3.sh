@@ -6,7 +6,7 @@
 # the judge bench (mix only).
 source ci/device_preamble.sh
 for t in test_criterion_gpu test_compare_gpu test_oracle_gpu; do
-  timeout 200 build-dev/$t > $R/$t.txt 2>&1
+  timeout 90 build-dev/$t > $R/$t.txt 2>&1
   echo "== $t: exit $? | $(tail -1 $R/$t.txt)" >> $S
 done
 mix=/tmp/mix
