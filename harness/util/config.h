@@ -107,8 +107,8 @@ extern "C" {
     X(ROWS_ON_GPU, "ATTNFUZZ_ROWS_ON_GPU", "1",                                                                        \
       "0 keeps the criterion's row summaries with element budgets on the host (the GPU pass's budgets aside)")         \
     X(KEEP_ON_DEVICE, "ATTNFUZZ_KEEP_ON_DEVICE", "1",                                                                  \
-      "0: no case keeps the GPU oracle's and reference's arrays on the device; long: only cases with an output "       \
-      "tensor of 2^24 elements or more (else every case whose copies fit)")                                            \
+      "0: no case keeps the GPU oracle's and reference's arrays on the device; `long`: only cases with an output "     \
+      "tensor of 2^24 elements or more; otherwise every case whose copies fit in half the free device memory")         \
     X(GEN_GPU_MIN_ELEMS, "ATTNFUZZ_GEN_GPU_MIN_ELEMS", "16777216",                                                     \
       "inputs of at least this many elements take their values from the GPU generator when a GPU is usable")           \
     X(BIN, "ATTNFUZZ_BIN", "build/attnfuzz",                                                                           \
