@@ -299,13 +299,15 @@ static void long_case_check(void) {
     af_problem_from_case(&p, &pr.c, &pr.inputs, lq, lkv);
     af_criterion_terms h;
     CHECK(af_criterion_terms_compute_on(&p, &pr.oracle.out, pr.c.dtype, AF_TERMS_HOST, &h, NULL) == 0);
-    same_terms(&p, &h, &pr.terms);
     af_outputs k;
     fx_perfect(&pr, &k);
     af_verdict *v = malloc(sizeof *v);
     CHECK(v);
     double worst_gpu, worst_host;
+    /* judged first as the judge does, with the budgets, P and |dS| still on the device only */
     CHECK_MSG(fx_judge(&pr, &k, v, &worst_gpu) == 0, "perfect kernel judged a finding (%.3f)", worst_gpu);
+    CHECK(af_criterion_terms_gpu_host_budgets(&pr.terms) == 0 && af_criterion_terms_gpu_host_pds(&pr.terms) == 0);
+    same_terms(&p, &h, &pr.terms);
     /* a dQ row 2^-6 off: caught with either set of budgets, at the same ratio */
     size_t row = (size_t)5 * pr.c.seqlen_q + 1500; /* b 0, h 5, i 1500 */
     for (int d = 0; d < pr.c.head_dim_qk; d++) k.dq[row * pr.c.head_dim_qk + d] *= 1.0 + 0x1p-6;
