@@ -28,7 +28,9 @@
 #include "judge/tolerance.h"
 #include "model/case_measure.h"
 #include "judge/tests/criterion_fixture.h"
+#ifdef ATTNFUZZ_HAVE_CUDA
 #include "kernels/af_gpu.h"
+#endif
 #include "oracle/gpu/oracle_gpu.h"
 
 static const char *const cases[] = {
@@ -204,6 +206,7 @@ static void rows_case(const af_prepared *pr, af_criterion_terms *h, af_criterion
                               index, af_tensor_name(id), moved, why);
                     free(gd);
                 }
+#ifdef ATTNFUZZ_HAVE_CUDA  /* (a build without CUDA has no device allocator: the test skips there) */
                 if (ref) { /* the reference's device copy read in place of its upload: the same summaries */
                     void *ref_dev = NULL;
                     af_row_summary *gd = calloc(rows, sizeof *gd);
@@ -219,6 +222,7 @@ static void rows_case(const af_prepared *pr, af_criterion_terms *h, af_criterion
                     af_gpu_free(ref_dev);
                     free(gd);
                 }
+#endif
                 size_t bad = 0;
                 for (size_t r = 0; r < rows; r++) {
                     const char *field = differing_field(&hs[r], &gs[r]);
