@@ -151,17 +151,6 @@ static bool elem_moved(const probe_ctx *x, af_tensor_id id, const af_tensors *a,
     return *va != *vb && !(fabs(*va - *vb) <= x->tol[id]);
 }
 
-/* Row (bb, h, r) of output id holds the same bits in a and b, each laid out for its own
- * case (a row: D contiguous elements, model/layout.h). */
-static bool row_same_bits(const af_tensors *a, const af_tensors *b, af_tensor_id id, int bb, int h, int r) {
-    const af_tensor_view *w = &a->plan.view[id];
-    size_t n = (size_t)af_storage_bytes(w->storage) * (size_t)w->D;
-    return memcmp((const uint8_t *)a->buf[w->buffer] + offset_of(a, id, bb, h, r, 0) * af_storage_bytes(w->storage),
-                  (const uint8_t *)b->buf[b->plan.view[id].buffer] +
-                      offset_of(b, id, bb, h, r, 0) * af_storage_bytes(w->storage),
-                  n) == 0;
-}
-
 static void compare(const probe_ctx *x, const af_tensors *a, const af_tensors *b, cap_diff *df) {
     memset(df, 0, sizeof *df);
     for (int t = 0; t < n_outs(x->c); t++) {
@@ -171,7 +160,7 @@ static void compare(const probe_ctx *x, const af_tensors *a, const af_tensors *b
             for (int h = 0; h < v->H; h++)
                 for (int r = 0; r < judged_rows(x, id, bb); r++) {
                     /* the same bits in the whole row (the usual case): nothing moved in it */
-                    if (row_same_bits(a, b, id, bb, h, r)) continue;
+                    if (probe_row_same_bits(a, b, id, bb, h, r)) continue;
                     for (int d = 0; d < v->D; d++) {
                         double va, vb;
                         if (!elem_moved(x, id, a, offset_of(a, id, bb, h, r, d), b, offset_of(b, id, bb, h, r, d), &va,

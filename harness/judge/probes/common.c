@@ -61,8 +61,8 @@ bool probe_same_bits(const af_tensors *a, const af_tensors *b, af_tensor_id id, 
 bool probe_row_same_bits(const af_tensors *a, const af_tensors *b, af_tensor_id id, int bb, int h, int s) {
     const af_tensor_view *w = &a->plan.view[id];
     size_t n = (size_t)af_storage_bytes(w->storage);
-    int64_t off = offset_of(a, id, bb, h, s, 0);
-    return memcmp((const uint8_t *)a->buf[w->buffer] + off * n, (const uint8_t *)b->buf[w->buffer] + off * n,
+    int64_t off_a = offset_of(a, id, bb, h, s, 0), off_b = offset_of(b, id, bb, h, s, 0); /* each its own layout */
+    return memcmp((const uint8_t *)a->buf[w->buffer] + off_a * n, (const uint8_t *)b->buf[w->buffer] + off_b * n,
                   n * (size_t)w->D) == 0;
 }
 

@@ -115,8 +115,9 @@ double probe_load(const af_tensors *t, af_tensor_id id, int64_t off);
 /* Do runs a and b hold the same bits at element off of tensor id? */
 bool probe_same_bits(const af_tensors *a, const af_tensors *b, af_tensor_id id, int64_t off);
 /* Do runs a and b hold the same bits in all of row (b, h, s) of tensor id (its D
- * contiguous elements, model/layout.h)? Then no element of it moved, in any mode: the
- * scans skip it before comparing element by element. */
+ * contiguous elements, model/layout.h; each run laid out for its own case, as the
+ * capacity probe's enlarged one)? Then no element of it moved, in any mode: the scans
+ * skip it before comparing element by element. */
 bool probe_row_same_bits(const af_tensors *a, const af_tensors *b, af_tensor_id id, int bb, int h, int s);
 /* Is the whole buffer holding tensor id bitwise the same in a and b? (then no element
  * of id moved: one memcmp instead of a loop over elements, for long cases) */
