@@ -2,15 +2,9 @@
 #include "judge/clone.h"
 
 #include <stdio.h>
-#include <string.h>
 
 int af_clone_tensors(af_tensors *dst, const af_case *c, const af_tensors *template_tensors, char *why, size_t cap) {
-    /* same case, same buffers: af_tensors_copy below writes every byte of each (guards
-     * included), so no fill first */
-    if (af_tensors_alloc_unfilled(dst, c, why, cap)) return -1;
-    for (int i = 0; i < AF_BUF_COUNT; i++) /* a buffer the copy does not cover whole: guard bytes */
-        if (dst->alloc[i] && (!template_tensors->alloc[i] || template_tensors->bytes[i] < dst->bytes[i]))
-            memset(dst->alloc[i], (int)AF_GUARD_BYTE, dst->bytes[i] + 2 * AF_GUARD_BYTES);
+    if (af_tensors_alloc(dst, c, why, cap)) return -1;
     if (template_tensors->bias_given && !af_tensors_bias_alloc(dst, c)) { /* the copy owns its own */
         snprintf(why, cap, "out of host memory for the given bias");
         af_tensors_free(dst);

@@ -9,7 +9,7 @@
 #include "model/numeric.h"
 #include "util/parfor.h"
 
-static int tensors_alloc(af_tensors *t, const af_case *c, bool fill, char *why, size_t cap) {
+int af_tensors_alloc(af_tensors *t, const af_case *c, char *why, size_t cap) {
     memset(t, 0, sizeof *t);
     if (af_layout_plan_make(c, &t->plan, why, cap)) return -1;
     for (int i = 0; i < AF_BUF_COUNT; i++) {
@@ -22,7 +22,7 @@ static int tensors_alloc(af_tensors *t, const af_case *c, bool fill, char *why, 
             af_tensors_free(t);
             return -1;
         }
-        if (fill) af_par_memset(t->alloc[i], (int)AF_GUARD_BYTE, bytes + 2 * AF_GUARD_BYTES);
+        af_par_memset(t->alloc[i], (int)AF_GUARD_BYTE, bytes + 2 * AF_GUARD_BYTES);
         t->buf[i] = t->alloc[i] + AF_GUARD_BYTES;
         t->bytes[i] = bytes;
     }
@@ -58,13 +58,6 @@ static int tensors_alloc(af_tensors *t, const af_case *c, bool fill, char *why, 
     t->descale_q = t->descale_k = t->descale_v = t->descale_do = t->descale_o = 1.0f;
     t->descale_dq = t->descale_dk = t->descale_dv = t->descale_dp = 1.0f;
     return 0;
-}
-
-int af_tensors_alloc(af_tensors *t, const af_case *c, char *why, size_t cap) {
-    return tensors_alloc(t, c, true, why, cap);
-}
-int af_tensors_alloc_unfilled(af_tensors *t, const af_case *c, char *why, size_t cap) {
-    return tensors_alloc(t, c, false, why, cap);
 }
 
 size_t af_mx_scale_bytes(const af_tensors *t, af_tensor_id id) {

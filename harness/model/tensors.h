@@ -132,9 +132,6 @@ typedef struct {
 } af_tensors;
 
 int af_tensors_alloc(af_tensors *t, const af_case *c, char *why, size_t cap);
-/* The same without filling the buffers (guards included) with AF_GUARD_BYTE: for a copy
- * that af_tensors_copy then overwrites whole (judge/clone.h). */
-int af_tensors_alloc_unfilled(af_tensors *t, const af_case *c, char *why, size_t cap);
 /* Bytes of the mxfp8 scale array of id (Q, K or V) for t's layout (see mx_scale_q above). */
 size_t af_mx_scale_bytes(const af_tensors *t, af_tensor_id id);
 void af_tensors_free(af_tensors *t);
