@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "judge/clone.h"
-#include "model/gen.h"
 
 /* Logical value = stored * factor for element (b, h, s, d) of input tensor id. */
 static double dequant_factor(const af_tensors *t, const af_case *c, af_tensor_id id, int b, int h, int s, int d) {
