@@ -3,7 +3,7 @@
 --json` lines): per stage the median and mean in milliseconds, and the median of the case's
 time outside the backend's run (every stage but `run`: the judge's own share, which includes
 the GPU passes the judge launches and waits for), and the same less the backend runs inside
-the compare (repeats) and probes stages. Also how many cases had the element budgets
+the compare (repeats) and probes stages; the backend's builds over the case's runs by phase. Also how many cases had the element budgets
 and how many got them from the GPU pass."""
 import json
 import statistics
@@ -25,6 +25,11 @@ probes = sorted({k for x in v for k in (x["judge"]["seconds"].get("per_probe") o
 for k in probes:
     xs = [1e3 * ((x["judge"]["seconds"].get("per_probe") or {}).get(k) or 0.0) for x in v]
     print("  probe %-15s %5.1f %9.1f" % (k, statistics.median(xs), statistics.mean(xs)))
+# the backend's builds over every run of the case (run 0, repeats, probes), by phase
+for k in ["total", "graph", "heuristics", "enumerate", "plans"]:
+    xs = [1e3 * ((x["judge"]["seconds"].get("builds") or {}).get(k) or 0.0) for x in v]
+    if xs and any("builds" in x["judge"]["seconds"] for x in v):
+        print("  builds %-14s %5.1f %9.1f" % (k, statistics.median(xs), statistics.mean(xs)))
 own = ["gen", "oracle", "magnitudes", "reference", "compare", "probes", "cert_wait"]
 host = [1e3 * sum(x["judge"]["seconds"].get(k) or 0.0 for k in own) for x in v]
 if host:

@@ -68,11 +68,18 @@ void af_run_info_input_write(af_run_info *info, af_tensor_id tensor, long long i
 
 enum { AF_PLAN_CACHE_NONE = 0, AF_PLAN_CACHE_HIT = 1, AF_PLAN_CACHE_MISS = 2 };
 
+/* The phases of a backend's builds (cudnn: the operation graph's finalization, the
+ * heuristics' queries, the enumeration of every engine, the execution plans'
+ * finalization, where cuDNN compiles the kernels it does not ship built). */
+enum { AF_BUILD_GRAPH, AF_BUILD_HEURISTICS, AF_BUILD_ENUMERATE, AF_BUILD_PLANS, AF_BUILD_PHASES };
+extern const char *const af_build_phase_names[AF_BUILD_PHASES]; /* "graph", "heuristics", ... */
+
 /* A backend's running totals since it was created (backends without a cache of built
  * plans leave them 0). */
 typedef struct {
     double build_seconds;                         /* graph + plan builds, all runs */
     long long plan_cache_hits, plan_cache_misses; /* runs served from / adding to the cache */
+    double build_phase_seconds[AF_BUILD_PHASES];  /* build_seconds by phase */
 } af_backend_counters;
 
 typedef struct af_backend af_backend;

@@ -23,3 +23,5 @@ af_run_status af_backend_run(af_backend *be, const af_case *c, const char *engin
     af_stage_mark_backend_leave(be->mark);
     return st;
 }
+
+const char *const af_build_phase_names[AF_BUILD_PHASES] = {"graph", "heuristics", "enumerate", "plans"};

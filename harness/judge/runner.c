@@ -747,6 +747,9 @@ static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char 
     snprintf(info.engine, sizeof info.engine, "%s", engine ? engine : "");
     af_input_snapshot snap; /* the inputs the run shares with the template (mutation.h) */
     bool have_snap = af_input_snapshot_take(&snap, c, &t) == 0;
+    af_backend_counters before, after;
+    memset(&before, 0, sizeof before);
+    if (be->counters) be->counters(be, &before);
     af_stage_mark_set(p->mark, AF_STAGE_RUN);
     double t0 = af_clock_mono();
     st = af_backend_run(be, c, engine ? engine : "", &t, &info, why, sizeof why);
@@ -828,6 +831,12 @@ static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char 
         }
         for (int k = 0; k < n_reps; k++) af_clone_release(&reps[k]);
         if (have_first) af_outputs_free(&first);
+    }
+    if (be->counters) { /* the builds the case's runs waited for */
+        be->counters(be, &after);
+        v->judge.builds_s = after.build_seconds - before.build_seconds;
+        for (int k = 0; k < AF_BUILD_PHASES; k++)
+            v->judge.build_phase_s[k] = after.build_phase_seconds[k] - before.build_phase_seconds[k];
     }
     if (have_snap) { /* a run that failed may have written them too */
         af_input_snapshot_restore(&snap, &t);

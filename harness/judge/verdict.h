@@ -248,6 +248,10 @@ typedef struct {
     double cert_s;      /* pipelined certification (long cases, runner.h): its wall
                                    time on CPU threads, overlapping the stages above */
     double cert_wait_s; /* of which the judge waited for at the end */
+    /* the backend's builds over the case's runs (run 0, repeats, probes: af_backend_counters
+     * before and after), in the stages' times above, by phase (AF_BUILD_*, backend.h) */
+    double builds_s;
+    double build_phase_s[AF_BUILD_PHASES];
     /* dropout_rng = kernel: "returned" (the oracle judged given the kernel's mask) or
      * "not returned" (no oracle: buffer checks and probes only); "" for other cases */
     char dropout_mask[16];

@@ -42,6 +42,11 @@ static json_t *judge_json(const af_judge_summary *j) {
                       af_json_real(j->check_terms_s), "criterion_rows", af_json_real(j->check_rows_s));
         if (checks) json_object_set_new(secs, "checks", checks);
         json_object_set_new(secs, "per_probe", per_probe);
+        /* the backend's builds over every run of the case, by phase (backend.h) */
+        json_t *builds = json_pack("{s:o}", "total", af_json_real(j->builds_s));
+        for (int k = 0; builds && k < AF_BUILD_PHASES; k++)
+            json_object_set_new(builds, af_build_phase_names[k], af_json_real(j->build_phase_s[k]));
+        if (builds) json_object_set_new(secs, "builds", builds);
     } else {
         json_decref(per_probe);
     }

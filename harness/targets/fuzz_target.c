@@ -58,7 +58,8 @@ static void write_worker_stats(void) {
     const char *out = g_target.session.out_dir;
     if (!out[0]) return;
     char path[1400], text[512];
-    af_backend_counters bc = {0, 0, 0}; /* the backend's plan-cache totals, probes' runs included */
+    af_backend_counters bc;
+    memset(&bc, 0, sizeof bc); /* the backend's plan-cache totals, probes' runs included */
     af_backend *be = g_target.session.backend;
     if (be && be->counters) be->counters(be, &bc);
     snprintf(path, sizeof path, "%s/workers", out);

@@ -107,7 +107,7 @@ typedef struct {
     bool built[G_COUNT];
     af_cg *graph[G_COUNT]; /* NULL when the build failed (graph_err) */
     char graph_err[G_COUNT][1024];
-    bool listed[G_COUNT];
+    unsigned char listed[G_COUNT]; /* LIST_NONE, LIST_HEURISTICS or LIST_EVERY (get_configs) */
     int n_cfg[G_COUNT];
     char list_err[G_COUNT][768];
     af_cudnn_cfg_entry cfg[G_COUNT][MAX_CFG];
@@ -306,6 +306,13 @@ static void cg_set_alignments(af_cg *g, const af_sdpa_desc *d, bool declare16) {
     for (int i = CG_SLOT_Q; i <= CG_SLOT_DV; i++) g->slot_align[i] = d->base_align[slot_tensor[i]];
 }
 
+/* One build step of the current call done: its seconds join the call's and its phase's. */
+static void build_done(cudnn_state *s, int phase, double t0) {
+    double dt = af_clock_mono() - t0;
+    s->run_build_s += dt;
+    s->totals.build_phase_seconds[phase] += dt;
+}
+
 /* Build graph k of the case once; NULL with why when cuDNN rejects it. */
 static af_cg *get_graph(cudnn_state *s, case_state *cs, int k, char *why, size_t cap) {
     if (!cs->built[k]) {
@@ -348,24 +355,38 @@ static af_cg *get_graph(cudnn_state *s, case_state *cs, int k, char *why, size_t
                 cs->graph[k] = g;
             }
         }
-        s->run_build_s += af_clock_mono() - t0;
+        build_done(s, AF_BUILD_GRAPH, t0);
     }
     if (!cs->graph[k]) snprintf(why, cap, "%s", cs->graph_err[k]);
     return cs->graph[k];
 }
 
-static int get_configs(cudnn_state *s, case_state *cs, int k, char *why, size_t cap) {
+enum { LIST_NONE, LIST_HEURISTICS, LIST_EVERY };
+
+/* The configs of graph k: the heuristics' (every = false), or every config cuDNN has for
+ * it, the enumerated engines after the heuristics' (every = true, or when the heuristics
+ * propose none). A default run needs only the first config that finalizes, which the
+ * heuristics almost always give, so the enumeration (an engine finalized per global index)
+ * waits until a caller needs it. The list keeps its order as it grows. -1 with why when
+ * there is none. */
+static int get_configs(cudnn_state *s, case_state *cs, int k, bool every, char *why, size_t cap) {
     af_cg *g = get_graph(s, cs, k, why, cap);
     if (!g) return -1;
-    if (!cs->listed[k]) {
+    if (cs->listed[k] == LIST_NONE) {
         double t0 = af_clock_mono();
         s->run_built = true;
-        cs->listed[k] = true;
+        cs->listed[k] = LIST_HEURISTICS;
+        cs->n_cfg[k] = af_cudnn_list_heuristics(s->api, g->graph, cs->cfg[k], 0, MAX_CFG);
+        build_done(s, AF_BUILD_HEURISTICS, t0);
+    }
+    if (cs->listed[k] == LIST_HEURISTICS && (every || cs->n_cfg[k] == 0)) {
+        double t0 = af_clock_mono();
+        s->run_built = true;
+        cs->listed[k] = LIST_EVERY;
         int sweep = (int)env_long(AF_CFG_CUDNN_KNOB_SWEEP, 0);
-        int n = af_cudnn_list_configs(s->api, g->graph, cs->cfg[k], MAX_CFG, sweep, cs->list_err[k],
-                                      sizeof cs->list_err[k]);
-        cs->n_cfg[k] = n < 0 ? 0 : n;
-        s->run_build_s += af_clock_mono() - t0;
+        cs->n_cfg[k] = af_cudnn_list_enumerated(s->api, g->graph, sweep, cs->cfg[k], cs->n_cfg[k], MAX_CFG);
+        if (cs->n_cfg[k] == 0) af_cudnn_no_config_why(s->api, cs->list_err[k], sizeof cs->list_err[k]);
+        build_done(s, AF_BUILD_ENUMERATE, t0);
     }
     if (cs->n_cfg[k] == 0) {
         snprintf(why, cap, "%s", cs->list_err[k]);
@@ -382,17 +403,19 @@ static plan_slot *get_plan(cudnn_state *s, case_state *cs, int k, int i) {
         ps->tried = true;
         ps->ok = af_cudnn_plan_build(s->api, cs->graph[k]->graph, &cs->cfg[k][i].id, &ps->plan, ps->why,
                                      sizeof ps->why) == 0;
-        s->run_build_s += af_clock_mono() - t0;
+        build_done(s, AF_BUILD_PLANS, t0);
     }
     return ps;
 }
 
 /* Find or add config `name` (NULL/"" = default: first that finalizes) of graph k. */
 static int resolve(cudnn_state *s, case_state *cs, int k, const char *name, char *why, size_t cap) {
-    if (get_configs(s, cs, k, why, cap) < 0) return -1;
+    if (get_configs(s, cs, k, false, why, cap) < 0) return -1;
     if (!name || !*name) {
         char first[768] = "";
-        for (int i = 0; i < cs->n_cfg[k]; i++) {
+        for (int i = 0;; i++) {
+            /* the heuristics' configs first; the enumerated ones only when none finalizes */
+            if (i == cs->n_cfg[k] && (cs->listed[k] == LIST_EVERY || get_configs(s, cs, k, true, why, cap) <= i)) break;
             plan_slot *ps = get_plan(s, cs, k, i);
             if (ps->ok) return i;
             if (!first[0]) snprintf(first, sizeof first, "%s", ps->why);
@@ -406,7 +429,9 @@ static int resolve(cudnn_state *s, case_state *cs, int k, const char *name, char
         return -1;
     }
     int i = 0;
-    for (; i < cs->n_cfg[k]; i++) {
+    for (;; i++) {
+        if (i == cs->n_cfg[k] && (cs->listed[k] == LIST_EVERY || get_configs(s, cs, k, true, why, cap) <= i))
+            break; /* not among the heuristics' configs: among the enumerated ones? */
         char nm[AF_NAME_MAX];
         af_cudnn_cfg_name(&cs->cfg[k][i].id, nm, sizeof nm);
         if (strcmp(nm, name) == 0) break;
@@ -531,14 +556,14 @@ static int cudnn_engines(af_backend *be, const af_case *c, char (*names)[AF_NAME
     int bdef = b0 >= 0 ? b0 : resolve(s, cs, G_BWD_DET, NULL, w, sizeof w);
     /* every forward config (composite, then unified) with the default backward */
     for (int k = G_FWD; k <= G_FWD_UNIFIED; k++) {
-        if (get_configs(s, cs, k, w, sizeof w) < 0) continue;
+        if (get_configs(s, cs, k, true, w, sizeof w) < 0) continue;
         for (int i = 0; i < cs->n_cfg[k] && n < cap; i++)
             if (get_plan(s, cs, k, i)->ok) full_name(cs, c->backward, k, i, bdef_k, bdef, names[n++], AF_NAME_MAX);
     }
     /* every backward config (both graph shapes) with the default forward */
     if (c->backward) {
         for (int k = G_BWD; k <= G_BWD_DET; k++) {
-            if (get_configs(s, cs, k, w, sizeof w) < 0) continue;
+            if (get_configs(s, cs, k, true, w, sizeof w) < 0) continue;
             for (int i = 0; i < cs->n_cfg[k] && n < cap; i++) {
                 if (k == bdef_k && i == bdef) continue; /* already listed with every forward */
                 if (get_plan(s, cs, k, i)->ok) full_name(cs, true, G_FWD, f0, k, i, names[n++], AF_NAME_MAX);
@@ -1084,7 +1109,7 @@ int af_cudnn_engines_report(af_backend *be, const af_case *c, FILE *out, char *w
         if (!c->backward && k >= G_BWD) break;
         char w[1024];
         fprintf(out, "\n%s:\n", graph_names[k]);
-        if (get_configs(s, cs, k, w, sizeof w) < 0) {
+        if (get_configs(s, cs, k, true, w, sizeof w) < 0) {
             fprintf(out, "  declined: %s\n", w);
             continue;
         }

@@ -193,22 +193,24 @@ static int enumerate(const af_cudnn_api *api, cudnnBackendDescriptor_t graph, in
     return n;
 }
 
-int af_cudnn_list_configs(const af_cudnn_api *api, cudnnBackendDescriptor_t graph, af_cudnn_cfg_entry *out, int cap,
-                          int knob_sweep, char *why, size_t why_cap) {
-    int n = 0;
+int af_cudnn_list_heuristics(const af_cudnn_api *api, cudnnBackendDescriptor_t graph, af_cudnn_cfg_entry *out, int n,
+                             int cap) {
     n = heuristics(api, graph, CUDNN_HEUR_MODE_A, AF_CFG_FROM_HEUR_A, out, n, cap);
-    n = heuristics(api, graph, CUDNN_HEUR_MODE_FALLBACK, AF_CFG_FROM_FALLBACK, out, n, cap);
-    n = enumerate(api, graph, knob_sweep, out, n, cap);
-    if (n == 0) {
-        char msg[900];
-        msg[0] = 0;
-        api->GetLastErrorString(msg, sizeof msg);
-        for (char *p = msg; *p; p++)
-            if (*p == '\n') *p = ' ';
-        snprintf(why, why_cap, "cuDNN offers no engine config for this graph%s%s", msg[0] ? ": " : "", msg);
-        return -1;
-    }
-    return n;
+    return heuristics(api, graph, CUDNN_HEUR_MODE_FALLBACK, AF_CFG_FROM_FALLBACK, out, n, cap);
+}
+
+int af_cudnn_list_enumerated(const af_cudnn_api *api, cudnnBackendDescriptor_t graph, int knob_sweep,
+                             af_cudnn_cfg_entry *out, int n, int cap) {
+    return enumerate(api, graph, knob_sweep, out, n, cap);
+}
+
+void af_cudnn_no_config_why(const af_cudnn_api *api, char *why, size_t why_cap) {
+    char msg[900];
+    msg[0] = 0;
+    api->GetLastErrorString(msg, sizeof msg);
+    for (char *p = msg; *p; p++)
+        if (*p == '\n') *p = ' ';
+    snprintf(why, why_cap, "cuDNN offers no engine config for this graph%s%s", msg[0] ? ": " : "", msg);
 }
 
 void af_cudnn_plan_destroy(const af_cudnn_api *api, af_cudnn_plan *plan) {

@@ -46,10 +46,18 @@ int af_cudnn_cfg_name(const af_cudnn_cfg_id *id, char *buf, size_t cap);
 /* Parse "eng2_k24=7_k14=1"; returns 0 or -1. */
 int af_cudnn_cfg_parse(const char *name, af_cudnn_cfg_id *id);
 
-/* Candidate configs of a finalized graph, deduplicated, heuristics first.
- * Returns the count, or -1 with why. heur_msg receives any heuristics failure text. */
-int af_cudnn_list_configs(const af_cudnn_api *api, cudnnBackendDescriptor_t graph, af_cudnn_cfg_entry *out, int cap,
-                          int knob_sweep, char *why, size_t why_cap);
+/* Candidate configs of a finalized graph, deduplicated (a config proposed twice keeps one
+ * entry with both sources): the two heuristics modes' (A, then fallback) appended to the
+ * n entries of out[cap], and every global engine index that finalizes (with knob_sweep > 0
+ * up to that many values of each knob) appended the same way. Each returns the new count.
+ * The enumeration finalizes an engine per global index: callers that want only the
+ * default config list the heuristics first and enumerate when none of them finalizes. */
+int af_cudnn_list_heuristics(const af_cudnn_api *api, cudnnBackendDescriptor_t graph, af_cudnn_cfg_entry *out, int n,
+                             int cap);
+int af_cudnn_list_enumerated(const af_cudnn_api *api, cudnnBackendDescriptor_t graph, int knob_sweep,
+                             af_cudnn_cfg_entry *out, int n, int cap);
+/* "cuDNN offers no engine config for this graph: <cuDNN's last error>" into why. */
+void af_cudnn_no_config_why(const af_cudnn_api *api, char *why, size_t why_cap);
 
 /* Build the plan of one config; -1 with cuDNN's message when it does not finalize. */
 int af_cudnn_plan_build(const af_cudnn_api *api, cudnnBackendDescriptor_t graph, const af_cudnn_cfg_id *id,
