@@ -40,9 +40,19 @@ void af_gpu_tensors_free(af_gpu_tensors *g);
 /* Device address of logical element (0,0,0,0) of tensor t: alloc + guard + base * elem. */
 void *af_gpu_tensor_ptr(const af_gpu_tensors *g, const af_layout_plan *p, af_tensor_id t);
 
-/* Small helpers; every one returns an af_run_status and fills why on failure. */
+/* Small helpers; every one returns an af_run_status and fills why on failure.
+ * af_gpu_malloc / af_gpu_free: every device array of the judge, the oracle and the
+ * backends' buffers, from the device's memory pool (ATTNFUZZ_GPU_POOL, gpu_buffers.cu);
+ * an array from one is freed by the other, never by cudaFree. */
 af_run_status af_gpu_malloc(void **dev, size_t bytes, char *why, size_t cap);
 void af_gpu_free(void *dev);
+/* af_gpu_malloc for CUDA code that speaks cudaError_t: cudaSuccess or
+ * cudaErrorMemoryAllocation (any failure; the error is cleared). */
+#ifdef __CUDACC__
+static inline cudaError_t af_gpu_malloc_cuda(void **dev, size_t bytes) {
+    return af_gpu_malloc(dev, bytes, NULL, 0) == AF_RUN_OK ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+#endif
 af_run_status af_gpu_h2d(void *dev, const void *host, size_t bytes, char *why, size_t cap);
 af_run_status af_gpu_d2h(void *host, const void *dev, size_t bytes, char *why, size_t cap);
 af_run_status af_gpu_memset(void *dev, int byte, size_t bytes, char *why, size_t cap);

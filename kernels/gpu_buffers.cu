@@ -3,6 +3,7 @@
 #include <string.h>
 #include <cuda_runtime.h>
 #include "kernels/af_gpu.h"
+#include "util/config.h"
 
 /* Errors after which the CUDA context cannot be trusted (the process must not go on). */
 static bool is_sticky(cudaError_t e) {
@@ -55,14 +56,51 @@ extern "C" int af_gpu_available(char *why, size_t cap, char *name, size_t name_c
     return 0;
 }
 
+/* The device's default memory pool when af_gpu_malloc draws from it (ATTNFUZZ_GPU_POOL,
+ * util/config.h; NULL: cudaMalloc / cudaFree). A judged case allocates and frees a few
+ * hundred device arrays (every pass's inputs and summaries, every run's buffers), and each
+ * cudaFree waits for the whole device and hands the pages back to the driver; the pool's
+ * stream-ordered frees keep them for the next allocation. Set once per process, the first
+ * time an allocation asks (the pool is the CUDA context's, which is process-wide too). */
+static cudaMemPool_t device_pool(void) {
+    static int state; /* 0 not asked yet, 1 pool, -1 none */
+    static cudaMemPool_t pool;
+    if (state == 0) {
+        const char *v = af_config_get(AF_CFG_GPU_POOL);
+        int dev = 0;
+        state = -1;
+        if (!(v && strcmp(v, "0") == 0) && cudaGetDevice(&dev) == cudaSuccess &&
+            cudaDeviceGetDefaultMemPool(&pool, dev) == cudaSuccess) {
+            unsigned long long keep = ~0ULL; /* never trimmed behind our back: af_gpu_malloc trims on OOM */
+            if (cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess) state = 1;
+        }
+        (void)cudaGetLastError();
+    }
+    return state == 1 ? pool : NULL;
+}
+
 extern "C" af_run_status af_gpu_malloc(void **dev, size_t bytes, char *why, size_t cap) {
     *dev = NULL;
     if (bytes == 0) bytes = 16;
-    return classify(cudaMalloc(dev, bytes), "cudaMalloc", why, cap);
+    cudaMemPool_t pool = device_pool();
+    if (!pool) return classify(cudaMalloc(dev, bytes), "cudaMalloc", why, cap);
+    /* on the legacy default stream, which every other blocking stream waits for */
+    cudaError_t e = cudaMallocAsync(dev, bytes, 0);
+    if (e == cudaErrorMemoryAllocation) { /* the pool's idle blocks back to the driver, once */
+        (void)cudaGetLastError();
+        (void)cudaDeviceSynchronize();
+        (void)cudaMemPoolTrimTo(pool, 0);
+        e = cudaMallocAsync(dev, bytes, 0);
+    }
+    return classify(e, "cudaMallocAsync", why, cap);
 }
 
 extern "C" void af_gpu_free(void *dev) {
-    if (dev) (void)cudaFree(dev);
+    if (!dev) return;
+    if (device_pool())
+        (void)cudaFreeAsync(dev, 0);
+    else
+        (void)cudaFree(dev);
 }
 
 extern "C" af_run_status af_gpu_h2d(void *dev, const void *host, size_t bytes, char *why, size_t cap) {
@@ -88,6 +126,13 @@ extern "C" double af_gpu_mem_free(void) {
         (void)cudaGetLastError();
         return -1;
     }
+    /* the pool's idle blocks are free to the next af_gpu_malloc too */
+    cudaMemPool_t pool = device_pool();
+    unsigned long long reserved = 0, used = 0;
+    if (pool && cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved) == cudaSuccess &&
+        cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) == cudaSuccess && reserved > used)
+        free_b += (size_t)(reserved - used);
+    (void)cudaGetLastError();
     return (double)free_b;
 }
 

@@ -111,6 +111,9 @@ extern "C" {
       "tensor of 2^24 elements or more; otherwise every case whose copies fit in half the free device memory")         \
     X(GEN_GPU_MIN_ELEMS, "ATTNFUZZ_GEN_GPU_MIN_ELEMS", "16777216",                                                     \
       "inputs of at least this many elements take their values from the GPU generator when a GPU is usable")           \
+    X(GPU_POOL, "ATTNFUZZ_GPU_POOL", "1",                                                                              \
+      "0: device arrays from cudaMalloc / cudaFree; otherwise from the device's memory pool, freed blocks kept for "   \
+      "the next allocation (trimmed when one fails)")                                                                  \
     X(BIN, "ATTNFUZZ_BIN", "build/attnfuzz",                                                                           \
       "read by ci/gate_example.sh and attnfuzz_worker.testing (else attnfuzz on PATH): the attnfuzz binary they run")
 

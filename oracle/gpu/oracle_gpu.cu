@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <cuda_runtime.h>
+#include "kernels/af_gpu.h"
 #include "oracle/gpu/oracle_gpu_dev.cuh"
 #include "util/clock.h"
 #include "util/parfor.h"
@@ -34,8 +35,8 @@ static int og_alloc(og_arena *a, double **dev, size_t count, char *why, size_t c
         snprintf(why, cap, "oracle gpu: too many buffers");
         return -1;
     }
-    cudaError_t e = cudaMalloc((void **)dev, bytes);
-    if (e != cudaSuccess) return og_fail(e, "cudaMalloc (device memory)", why, cap);
+    cudaError_t e = af_gpu_malloc_cuda((void **)dev, bytes); /* the device's pool (kernels/af_gpu.h) */
+    if (e != cudaSuccess) return og_fail(e, "device memory", why, cap);
     a->ptr[a->n++] = *dev;
     a->bytes += (double)bytes;
     if (a->bytes > a->peak) a->peak = a->bytes;
@@ -43,7 +44,7 @@ static int og_alloc(og_arena *a, double **dev, size_t count, char *why, size_t c
 }
 
 static void og_arena_free(og_arena *a) {
-    for (int k = 0; k < a->n; k++) cudaFree(a->ptr[k]);
+    for (int k = 0; k < a->n; k++) af_gpu_free(a->ptr[k]);
     a->n = 0;
     a->bytes = 0;
 }

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# Device call 1 (carry ["build-dev", "build-base"]; about 8 min): the cudnn backend's
-# builds by phase, and the enumeration of every engine left until a caller needs it.
-# build-base/attnfuzz: the tree before (every engine enumerated at a graph's first use);
-# build-dev: this tree. The cudnn tests that name engines, the GPU corpus through both
-# builds (verdicts and default engines must not move), `--engine all` on three corpus
-# cases through both (the same configs listed), the mix one worker base / new / base / new
-# (30 s each, the new build's verdicts carry the builds by phase), the judge bench (mix).
+# Device call 1 (carry ["build-dev", "build-base"]; about 9 min): the cudnn backend's
+# builds by phase, the enumeration of every engine left until a caller needs it, and the
+# device arrays from the memory pool. build-base/attnfuzz: the tree before both (every
+# engine enumerated at a graph's first use, cudaMalloc / cudaFree); build-dev: this tree
+# (ATTNFUZZ_GPU_POOL=0 gives its arrays back to cudaMalloc / cudaFree). The cudnn tests
+# that name engines and the GPU tests of the passes whose arrays moved to the pool, the
+# GPU corpus through both builds (verdicts and default engines must not move),
+# `--engine all` on three corpus cases through both (the same configs listed), the mix one
+# worker base / new-pool0 / new twice (30 s each; the new build's verdicts carry the
+# builds by phase), the judge bench (mix) when time is left.
 source ci/device_preamble.sh
-for t in test_cudnn_sdpa test_cudnn_features test_cudnn_layouts; do
+T0=$(date +%s)
+for t in test_cudnn_sdpa test_cudnn_features test_cudnn_layouts test_oracle_gpu test_compare_gpu test_gpu_ref test_criterion_gpu; do
   timeout 120 build-dev/$t > $R/$t.txt 2>&1
   echo "== $t: exit $? | $(tail -1 $R/$t.txt)" >> $S
 done
@@ -36,13 +40,14 @@ if cmp -s $R/all-base.txt $R/all-new.txt; then echo "== --engine all: same confi
 else echo "== --engine all: DIFFER" >> $S; cat $R/all-base.txt $R/all-new.txt >> $S; fi
 mix=/tmp/mix
 python3 ci/bench/gen_mix.py 100 $mix 2026 > /dev/null
-for b in base new base2 new2; do
+for b in base new-pool0 new base2 new-pool0b new2; do
   bin=build-dev/attnfuzz; [ "${b#new}" = "$b" ] && bin=build-base/attnfuzz
-  timeout 30 $bin run $mix/case-*.case --backend cudnn --json > $R/mix-$b.jsonl 2> $R/mix-$b.err
+  pool=1; [ "${b#new-pool0}" = "$b" ] || pool=0
+  ATTNFUZZ_GPU_POOL=$pool timeout 30 $bin run $mix/case-*.case --backend cudnn --json > $R/mix-$b.jsonl 2> $R/mix-$b.err
   echo "== mix $b ($bin): $(grep -c '^{' $R/mix-$b.jsonl) cases in 30 s" >> $S
   python3 ci/bench/mix_stages.py $R/mix-$b.jsonl >> $S 2>&1
 done
-OUT=$R/bench N=100 MIX_TIME=30 MIX_JOBS=8 LONG_S="" \
+[ $(($(date +%s) - T0)) -lt 400 ] && OUT=$R/bench N=100 MIX_TIME=30 MIX_JOBS=8 LONG_S="" \
   stamp bench bash ci/bench_judge.sh build-dev > $R/bench.txt 2>&1
 grep -vE "^\s*$" $R/bench.txt | head -70 >> $S
 gzip -f $R/mix-*.jsonl $R/corpus-*.jsonl

@@ -16,6 +16,7 @@
 
 #include "judge/criterion/criterion_gpu.h"
 #include "judge/criterion/gpu/terms_dev.cuh"
+#include "kernels/af_gpu.h"
 #include "judge/criterion/row_terms.h"
 #include "oracle/gpu/oracle_gpu.h"
 extern "C" {
@@ -89,16 +90,16 @@ extern "C" int af_criterion_row_summaries_gpu(const af_case *c, af_tensor_id id,
     double *d_kernel = NULL, *d_ref = NULL, *d_exact = NULL, *d_dterm = NULL, *d_kappa = NULL, *d_mass = NULL;
     af_row_summary *d_out = NULL;
     int rc = 0;
-    CR_TRY(cudaMalloc((void **)&d_kernel, arr));
-    if (!dev_exact) CR_TRY(cudaMalloc((void **)&d_exact, arr));
+    CR_TRY(af_gpu_malloc_cuda((void **)&d_kernel, arr));
+    if (!dev_exact) CR_TRY(af_gpu_malloc_cuda((void **)&d_exact, arr));
     if (!ref) ref_dev = NULL;
-    if (ref && !ref_dev) CR_TRY(cudaMalloc((void **)&d_ref, arr));
-    if (dterm) CR_TRY(cudaMalloc((void **)&d_dterm, arr));
+    if (ref && !ref_dev) CR_TRY(af_gpu_malloc_cuda((void **)&d_ref, arr));
+    if (dterm) CR_TRY(af_gpu_malloc_cuda((void **)&d_dterm, arr));
     if (!resident) {
-        CR_TRY(cudaMalloc((void **)&d_kappa, arr));
-        if (t->mass[id]) CR_TRY(cudaMalloc((void **)&d_mass, arr));
+        CR_TRY(af_gpu_malloc_cuda((void **)&d_kappa, arr));
+        if (t->mass[id]) CR_TRY(af_gpu_malloc_cuda((void **)&d_mass, arr));
     }
-    CR_TRY(cudaMalloc((void **)&d_out, (size_t)chunk * sizeof(af_row_summary)));
+    CR_TRY(af_gpu_malloc_cuda((void **)&d_out, (size_t)chunk * sizeof(af_row_summary)));
     for (long long r0 = 0; r0 < rows; r0 += chunk) {
         long long n = rows - r0 < chunk ? rows - r0 : chunk;
         CR_TRY(cr_up(d_kernel, kernel, r0, n, D));
@@ -126,7 +127,7 @@ extern "C" int af_criterion_row_summaries_gpu(const af_case *c, af_tensor_id id,
         CR_TRY(cudaMemcpy(out + r0, d_out, (size_t)n * sizeof(af_row_summary), cudaMemcpyDeviceToHost));
     }
 done:
-    cudaFree(d_kernel), cudaFree(d_ref), cudaFree(d_exact), cudaFree(d_dterm);
-    cudaFree(d_kappa), cudaFree(d_mass), cudaFree(d_out);
+    af_gpu_free(d_kernel), af_gpu_free(d_ref), af_gpu_free(d_exact), af_gpu_free(d_dterm);
+    af_gpu_free(d_kappa), af_gpu_free(d_mass), af_gpu_free(d_out);
     return rc;
 }

@@ -22,6 +22,7 @@
 
 #include "judge/criterion/criterion_gpu.h"
 #include "judge/criterion/gpu/terms_dev.cuh"
+#include "kernels/af_gpu.h"
 #include "model/mask_rule.h"
 #include "oracle/gpu/oracle_gpu.h"
 extern "C" {
@@ -348,11 +349,11 @@ __global__ void __launch_bounds__(CT_KEY_THREADS)
 
 extern "C" void af_criterion_terms_gpu_release(af_terms_dev *dev) {
     if (!dev) return;
-    cudaFree(dev->prob);
-    cudaFree(dev->ds_abs);
-    if (dev->q_owned) cudaFree((void *)dev->q);
+    af_gpu_free(dev->prob);
+    af_gpu_free(dev->ds_abs);
+    if (dev->q_owned) af_gpu_free((void *)dev->q);
     for (int id = 0; id < AF_T_COUNT; id++)
-        cudaFree(dev->kappa[id]), cudaFree(dev->mass[id]), cudaFree((void *)dev->exact[id]);
+        af_gpu_free(dev->kappa[id]), af_gpu_free(dev->mass[id]), af_gpu_free((void *)dev->exact[id]);
     free(dev);
 }
 
@@ -396,7 +397,7 @@ typedef struct {
 static cudaError_t ct_alloc_as(ct_pool *pool, void **out, size_t bytes, bool zero) {
     *out = NULL;
     if (pool->n >= CT_MAX_ALLOCS) return cudaErrorMemoryAllocation;
-    cudaError_t e = cudaMalloc(out, bytes ? bytes : 8);
+    cudaError_t e = af_gpu_malloc_cuda(out, bytes ? bytes : 8);
     if (e != cudaSuccess) return e;
     pool->ptr[pool->n++] = *out;
     pool->bytes += (double)bytes;
@@ -430,7 +431,7 @@ static void ct_disown(ct_pool *pool, const void *ptr) {
         if (pool->ptr[i] == ptr) pool->ptr[i] = pool->ptr[--pool->n];
 }
 static void ct_release(ct_pool *pool) {
-    for (int i = 0; i < pool->n; i++) cudaFree(pool->ptr[i]);
+    for (int i = 0; i < pool->n; i++) af_gpu_free(pool->ptr[i]);
     pool->n = 0;
 }
 static double ct_now(void) {
