@@ -58,6 +58,9 @@ extern "C" {
       "strides: every cuDNN tensor declares the byte alignment its pointer and strides keep; 16: 16 whatever its "     \
       "strides (the F2 / F3 / H1 class of docs/cudnn-findings.md); frontend: decline a case whose Q, K, V, O (or "     \
       "gradients) break 16 bytes, as cudnn-frontend refuses it")                                                       \
+    X(CUDNN_KERNEL_CACHE, "ATTNFUZZ_CUDNN_KERNEL_CACHE", "0",                                                          \
+      "1: cuDNN graphs built as dynamic-shape graphs whose plans share compiled kernels through one cuDNN kernel "     \
+      "cache per graph topology (cuDNN >= 9.5; a code path of its own in cuDNN; the verdict's plan says so)")          \
     X(CUDNN_KNOB_SWEEP, "ATTNFUZZ_CUDNN_KNOB_SWEEP", "0",                                                              \
       "N > 0: cuDNN engine enumeration also tries up to N values of every knob")                                       \
     X(CUDNN_PLAN_REUSE, "ATTNFUZZ_CUDNN_PLAN_REUSE", "1",                                                              \

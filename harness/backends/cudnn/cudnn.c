@@ -92,13 +92,21 @@ static const char *const graph_names[G_COUNT] = {"forward (composite)", "forward
                                                  "backward (deterministic)"};
 static const char *const graph_prefix[G_COUNT] = {"", "unified_", "bwd_", "bwd_det_"};
 
-#define MAX_CFG      64
+#define MAX_CFG           64
 
 typedef struct {
     bool tried, ok;
     af_cudnn_plan plan;
     char why[768];
 } plan_slot;
+
+/* A kernel cache of cuDNN's (ATTNFUZZ_CUDNN_KERNEL_CACHE) and the topology it serves. */
+typedef struct {
+    int k;             /* graph kind (G_*) */
+    af_sdpa_desc topo; /* topology_of the description */
+    cudnnBackendDescriptor_t kc;
+} kernel_cache_entry;
+#define MAX_KERNEL_CACHES 128
 
 /* Graphs, configs and plans of one graph description (the cache key). */
 typedef struct {
@@ -125,13 +133,19 @@ typedef struct {
     case_state **cache; /* cache_cap entries, NULL = free (ATTNFUZZ_CUDNN_PLAN_CACHE) */
     int cache_cap;
     unsigned long clock;
-    bool reuse;         /* ATTNFUZZ_CUDNN_PLAN_REUSE != 0 */
-    int softcap_form;   /* ATTNFUZZ_CUDNN_SOFTCAP: 0 tanh (default), 1 exp, -1 neither */
-    int bias_row_form;  /* ATTNFUZZ_CUDNN_BIAS_ROW: 1 stride0 (default), 0 extent (F10's form), -1 neither */
-    int kv_offsets;     /* ATTNFUZZ_CUDNN_KV_OFFSETS: 0 none (default), 1 padded, -1 neither */
-    int align_form;     /* ATTNFUZZ_CUDNN_ALIGN: 0 strides (default), 1 16, 2 frontend, -1 none of them */
-    double run_build_s; /* graph / config / plan builds during the current call */
-    bool run_built;     /* the current call built something (a cache miss) */
+    bool reuse;        /* ATTNFUZZ_CUDNN_PLAN_REUSE != 0 */
+    int softcap_form;  /* ATTNFUZZ_CUDNN_SOFTCAP: 0 tanh (default), 1 exp, -1 neither */
+    int bias_row_form; /* ATTNFUZZ_CUDNN_BIAS_ROW: 1 stride0 (default), 0 extent (F10's form), -1 neither */
+    int kv_offsets;    /* ATTNFUZZ_CUDNN_KV_OFFSETS: 0 none (default), 1 padded, -1 neither */
+    int align_form;    /* ATTNFUZZ_CUDNN_ALIGN: 0 strides (default), 1 16, 2 frontend, -1 none of them */
+    /* ATTNFUZZ_CUDNN_KERNEL_CACHE=1: dynamic-shape graphs, one kernel cache per graph
+     * topology (topology_of) and graph kind, shared by the plans of every case of it */
+    bool kernel_cache;
+    kernel_cache_entry kcache[MAX_KERNEL_CACHES];
+    int n_kcache;
+    bool kcache_refused; /* cuDNN refused to make one: plans go on without */
+    double run_build_s;  /* graph / config / plan builds during the current call */
+    bool run_built;      /* the current call built something (a cache miss) */
     af_backend_counters totals;
     bool have_amax; /* the last run was fp8 and finished: its amax outputs */
     float amax_s, amax_o;
@@ -170,6 +184,50 @@ static int ensure_init(cudnn_state *s, char *why, size_t cap) {
     }
     if (s->init_rc) snprintf(why, cap, "%s", s->init_why);
     return s->init_rc;
+}
+
+/* The topology of a description, the key of its kernel cache: what a dynamic-shape graph
+ * takes at run time cleared (batch, lengths, head counts but their ratio, page counts),
+ * each tensor's strides as their order (the layout), and the bias and slope extents as
+ * whether they broadcast. Everything else (dtype, head dims, features, mask bounds,
+ * alignments) stays: cuDNN decides whether a cached kernel binds, this only keeps apart
+ * graphs it should never be asked about. */
+static void topology_of(const af_sdpa_desc *d, af_sdpa_desc *t) {
+    memcpy(t, d, sizeof *t); /* padding bytes too: keys compare with memcmp */
+    t->hq = d->hk > 0 ? d->hq / d->hk : d->hq;
+    t->b = t->hk = t->sq = t->skv = 0;
+    t->n_pages = t->pages_per_seq = 0;
+    for (int id = 0; id < AF_T_COUNT; id++)
+        for (int i = 0; i < 4; i++) {
+            int rank = 0;
+            for (int j = 0; j < 4; j++)
+                rank += d->str[id][j] < d->str[id][i] || (d->str[id][j] == d->str[id][i] && j < i);
+            t->str[id][i] = rank;
+        }
+    t->bias_b = d->bias_b > 1, t->bias_h = d->bias_h > 1, t->bias_q = d->bias_q > 1, t->alibi_b = d->alibi_b > 1;
+}
+
+/* The kernel cache for graph k of cs (made from its graph the first time its topology is
+ * seen), or NULL: the mode is off, cuDNN refused one, or the table is full. */
+static cudnnBackendDescriptor_t kernel_cache_for(cudnn_state *s, case_state *cs, int k) {
+    if (!s->kernel_cache || s->kcache_refused || !cs->graph[k]) return NULL;
+    af_sdpa_desc topo;
+    topology_of(&cs->desc, &topo);
+    for (int i = 0; i < s->n_kcache; i++)
+        if (s->kcache[i].k == k && memcmp(&s->kcache[i].topo, &topo, sizeof topo) == 0) return s->kcache[i].kc;
+    if (s->n_kcache == MAX_KERNEL_CACHES) return NULL;
+    char why[1024];
+    cudnnBackendDescriptor_t kc = NULL;
+    if (af_cudnn_kernel_cache_make(s->api, cs->graph[k]->graph, &kc, why, sizeof why) != 0) {
+        s->kcache_refused = true;
+        fprintf(stderr, "attnfuzz: cudnn: no kernel cache (%s); plans build without one\n", why);
+        return NULL;
+    }
+    kernel_cache_entry *e = &s->kcache[s->n_kcache++];
+    e->k = k;
+    memcpy(&e->topo, &topo, sizeof topo);
+    e->kc = kc;
+    return kc;
 }
 
 static void case_state_free(cudnn_state *s, case_state *cs) {
@@ -325,6 +383,7 @@ static af_cg *get_graph(cudnn_state *s, case_state *cs, int k, char *why, size_t
         } else {
             cg_init(g, s->api, s->handle);
             cg_set_alignments(g, &cs->desc, s->align_form == 1);
+            g->dynamic_shape = s->kernel_cache;
             if (k == G_FWD_UNIFIED && !af_sdpa_unified_applies(&cs->desc)) {
                 g->failed = true;
                 snprintf(g->err, sizeof g->err, "%s",
@@ -401,8 +460,8 @@ static plan_slot *get_plan(cudnn_state *s, case_state *cs, int k, int i) {
         double t0 = af_clock_mono();
         s->run_built = true;
         ps->tried = true;
-        ps->ok = af_cudnn_plan_build(s->api, cs->graph[k]->graph, &cs->cfg[k][i].id, &ps->plan, ps->why,
-                                     sizeof ps->why) == 0;
+        ps->ok = af_cudnn_plan_build(s->api, cs->graph[k]->graph, &cs->cfg[k][i].id, kernel_cache_for(s, cs, k),
+                                     &ps->plan, ps->why, sizeof ps->why) == 0;
         build_done(s, AF_BUILD_PLANS, t0);
     }
     return ps;
@@ -800,7 +859,7 @@ static af_run_status run_graphs(cudnn_state *s, const af_case *c, const af_case 
     enum { FP8_SCALARS = CG_SLOT_AMAX_DV - CG_SLOT_DESCALE_Q + 1, FP8_STRIDE = 4 };
     float fp8_host[FP8_SCALARS * FP8_STRIDE];
     memset(fp8_host, 0, sizeof fp8_host);
-#define FP8_AT(slot) fp8_host[((slot)-CG_SLOT_DESCALE_Q) * FP8_STRIDE]
+#define FP8_AT(slot)      fp8_host[((slot)-CG_SLOT_DESCALE_Q) * FP8_STRIDE]
     FP8_AT(CG_SLOT_DESCALE_Q) = t->descale_q;
     FP8_AT(CG_SLOT_DESCALE_K) = t->descale_k;
     FP8_AT(CG_SLOT_DESCALE_V) = t->descale_v;
@@ -943,6 +1002,10 @@ static af_run_status cudnn_run_mode(af_backend *be, const af_case *c, const char
         run_t = staged;
         af_cudnn_bucket_note(served, info->plan, sizeof info->plan);
     }
+    if (s->kernel_cache) { /* the mode is part of what served the run: a replay needs it too */
+        size_t n = strlen(info->plan);
+        snprintf(info->plan + n, sizeof info->plan - n, "%sdynamic shape, kernel cache", n ? "; " : "");
+    }
     if (st == AF_RUN_OK) {
         bool oom = false;
         st = run_graphs(s, served, c, t, t->dsink, engine, run_t, info, given, &oom, why, cap);
@@ -1000,6 +1063,7 @@ static void cudnn_destroy(af_backend *be) {
     if (s) {
         for (int i = 0; i < s->cache_cap; i++) case_state_free(s, s->cache[i]);
         free(s->cache);
+        for (int i = 0; i < s->n_kcache; i++) s->api->BackendDestroyDescriptor(s->kcache[i].kc); /* after their plans */
         if (s->handle) s->api->Destroy(s->handle);
         free(s);
     }
@@ -1022,6 +1086,7 @@ af_backend *af_backend_cudnn_new(void) {
     s->cache = cache;
     s->cache_cap = (int)cache_cap;
     s->reuse = env_long(AF_CFG_CUDNN_PLAN_REUSE, 1) != 0;
+    s->kernel_cache = env_long(AF_CFG_CUDNN_KERNEL_CACHE, 0) != 0;
     const char *form = af_config_get(AF_CFG_CUDNN_SOFTCAP);
     s->softcap_form = !form || !strcmp(form, "tanh") ? 0 : !strcmp(form, "exp") ? 1 : -1;
     const char *bias_row = af_config_get(AF_CFG_CUDNN_BIAS_ROW);

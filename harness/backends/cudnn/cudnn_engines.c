@@ -222,7 +222,7 @@ void af_cudnn_plan_destroy(const af_cudnn_api *api, af_cudnn_plan *plan) {
 }
 
 int af_cudnn_plan_build(const af_cudnn_api *api, cudnnBackendDescriptor_t graph, const af_cudnn_cfg_id *id,
-                        af_cudnn_plan *plan, char *why, size_t cap) {
+                        cudnnBackendDescriptor_t kernel_cache, af_cudnn_plan *plan, char *why, size_t cap) {
     memset(plan, 0, sizeof *plan);
     cudnnStatus_t st;
     const char *what = "engine";
@@ -262,6 +262,10 @@ int af_cudnn_plan_build(const af_cudnn_api *api, cudnnBackendDescriptor_t graph,
     TRY(api->BackendSetAttribute(plan->plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
                                  &plan->cfg),
         "plan config");
+    if (kernel_cache)
+        TRY(api->BackendSetAttribute(plan->plan, CUDNN_ATTR_EXECUTION_PLAN_KERNEL_CACHE, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                                     1, &kernel_cache),
+            "plan kernel cache");
     TRY(api->BackendFinalize(plan->plan), "finalize plan");
     int64_t c = 0;
     TRY(api->BackendGetAttribute(plan->plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &c,
@@ -292,6 +296,32 @@ fail : {
     af_cudnn_plan_destroy(api, plan);
     return -1;
 }
+}
+
+int af_cudnn_kernel_cache_make(const af_cudnn_api *api, cudnnBackendDescriptor_t graph, cudnnBackendDescriptor_t *out,
+                               char *why, size_t cap) {
+    *out = NULL;
+    cudnnBackendDescriptor_t kc = NULL;
+    const char *what = "create kernel cache";
+    cudnnStatus_t st = api->BackendCreateDescriptor(CUDNN_BACKEND_KERNEL_CACHE_DESCRIPTOR, &kc);
+    if (st == CUDNN_STATUS_SUCCESS) {
+        what = "kernel cache graph";
+        st = api->BackendSetAttribute(kc, CUDNN_ATTR_KERNEL_CACHE_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                                      &graph);
+    }
+    if (st == CUDNN_STATUS_SUCCESS) {
+        what = "finalize kernel cache";
+        st = api->BackendFinalize(kc);
+    }
+    if (st == CUDNN_STATUS_SUCCESS) {
+        *out = kc;
+        return 0;
+    }
+    char text[900];
+    af_cudnn_status_text(api, st, text, sizeof text);
+    snprintf(why, cap, "%s: %s", what, text);
+    if (kc) api->BackendDestroyDescriptor(kc);
+    return -1;
 }
 
 bool af_cudnn_plan_nondeterministic(const af_cudnn_plan *plan) {

@@ -59,9 +59,16 @@ int af_cudnn_list_enumerated(const af_cudnn_api *api, cudnnBackendDescriptor_t g
 /* "cuDNN offers no engine config for this graph: <cuDNN's last error>" into why. */
 void af_cudnn_no_config_why(const af_cudnn_api *api, char *why, size_t why_cap);
 
-/* Build the plan of one config; -1 with cuDNN's message when it does not finalize. */
+/* Build the plan of one config; -1 with cuDNN's message when it does not finalize. With
+ * kernel_cache (af_cudnn_kernel_cache_make; NULL: none) the plan takes a kernel that cache
+ * holds for the same graph topology, or compiles one and leaves it there. */
 int af_cudnn_plan_build(const af_cudnn_api *api, cudnnBackendDescriptor_t graph, const af_cudnn_cfg_id *id,
-                        af_cudnn_plan *plan, char *why, size_t cap);
+                        cudnnBackendDescriptor_t kernel_cache, af_cudnn_plan *plan, char *why, size_t cap);
+/* A kernel cache for the plans of graphs of graph's topology (a finalized dynamic-shape
+ * graph); -1 with cuDNN's message (cuDNN before 9.5 has no such descriptor). The caller
+ * destroys it with api->BackendDestroyDescriptor after every plan that uses it. */
+int af_cudnn_kernel_cache_make(const af_cudnn_api *api, cudnnBackendDescriptor_t graph, cudnnBackendDescriptor_t *out,
+                               char *why, size_t cap);
 void af_cudnn_plan_destroy(const af_cudnn_api *api, af_cudnn_plan *plan);
 bool af_cudnn_plan_nondeterministic(const af_cudnn_plan *plan);
 /* "TENSOR_CORE,NONDETERMINISTIC" and "RUNTIME_COMPILATION,..." */

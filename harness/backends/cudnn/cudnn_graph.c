@@ -373,6 +373,11 @@ void cg_finalize(af_cg *g) {
      * number avoids the deprecation warning. */
     set(g, d, (cudnnBackendAttributeName_t)800, CUDNN_TYPE_HANDLE, 1, &g->handle, "operation graph handle");
     set(g, d, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, g->n_ops, g->ops, "operation graph");
+    if (g->dynamic_shape) { /* what a kernel cache needs: kernels that take their shapes at run time */
+        bool on = true;
+        set(g, d, CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED, CUDNN_TYPE_BOOLEAN, 1, &on,
+            "operation graph dynamic shape");
+    }
     finalize(g, d, "finalize operation graph");
 }
 

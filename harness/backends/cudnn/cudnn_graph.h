@@ -103,6 +103,7 @@ typedef struct {
      * tensor_full declares the alignment the pointer and every stride keep (cg_alignment) */
     int64_t slot_align[CG_SLOT_COUNT];
     bool declare16;
+    bool dynamic_shape; /* finalized as a dynamic-shape graph (ATTNFUZZ_CUDNN_KERNEL_CACHE) */
     char ops_text[512]; /* "Matmul_MUL_GEN_INDEX..." like FE's tag */
     bool failed;
     char err[1024];
