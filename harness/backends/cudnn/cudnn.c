@@ -210,7 +210,7 @@ static void topology_of(const af_sdpa_desc *d, af_sdpa_desc *t) {
 /* The kernel cache for graph k of cs (made from its graph the first time its topology is
  * seen), or NULL: the mode is off, cuDNN refused one, or the table is full. */
 static cudnnBackendDescriptor_t kernel_cache_for(cudnn_state *s, case_state *cs, int k) {
-    if (!s->kernel_cache || s->kcache_refused || !cs->graph[k]) return NULL;
+    if (!s->kernel_cache || s->kcache_refused || !cs->graph[k] || !cs->graph[k]->dynamic_shape) return NULL;
     af_sdpa_desc topo;
     topology_of(&cs->desc, &topo);
     for (int i = 0; i < s->n_kcache; i++)
@@ -383,7 +383,10 @@ static af_cg *get_graph(cudnn_state *s, case_state *cs, int k, char *why, size_t
         } else {
             cg_init(g, s->api, s->handle);
             cg_set_alignments(g, &cs->desc, s->align_form == 1);
-            g->dynamic_shape = s->kernel_cache;
+            /* cuDNN 9.19's backward engines and the unified op refuse dynamic shapes ("This
+             * engine currently does not support dynamic shape"), 9.14's forward too: the
+             * composite forward only (docs/cudnn.md) */
+            g->dynamic_shape = s->kernel_cache && k == G_FWD;
             if (k == G_FWD_UNIFIED && !af_sdpa_unified_applies(&cs->desc)) {
                 g->failed = true;
                 snprintf(g->err, sizeof g->err, "%s",
