@@ -136,9 +136,9 @@ if js:
     tot = {}
     for j in js:
         for k, x in j['seconds'].items():
-            if isinstance(x, dict):  # per_probe: probe name -> seconds
+            if isinstance(x, dict):  # per_probe, checks, builds: name -> seconds
                 for pk, px in x.items():
-                    tot['probe:' + pk] = tot.get('probe:' + pk, 0.0) + (px or 0.0)
+                    tot[k + ':' + pk] = tot.get(k + ':' + pk, 0.0) + (px or 0.0)
             else:
                 tot[k] = tot.get(k, 0.0) + (x or 0.0)
     print('mean seconds per case: ' + ', '.join('%s %.4f' % (k, x / len(js)) for k, x in tot.items()))
