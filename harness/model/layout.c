@@ -36,6 +36,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/rng.h"
+
 static const char *const tensor_names[AF_T_COUNT] = {"Q", "K", "V", "O", "LSE", "dO", "dQ", "dK", "dV"};
 static const char *const buffer_names[AF_BUF_COUNT] = {"Q", "K", "V", "O", "LSE", "dO", "dQ", "dK", "dV"};
 
@@ -87,14 +89,6 @@ af_storage af_case_tensor_storage(const af_case *c, af_tensor_id t) {
 }
 
 static bool kv_side(af_tensor_id t) { return t == AF_T_K || t == AF_T_V || t == AF_T_DK || t == AF_T_DV; }
-
-/* splitmix64: the page permutation is a pure function of the seed. */
-static uint64_t mix64(uint64_t x) {
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
 
 /* One group of tensors that share a buffer, laid out together. */
 typedef struct {
@@ -284,7 +278,7 @@ int af_layout_plan_make(const af_case *c, af_layout_plan *p, char *why, size_t c
         /* Fisher-Yates with a counter-based draw per step: a permutation from the seed */
         for (int i = 0; i < p->n_pages; i++) p->page_table[i] = i;
         for (int i = p->n_pages - 1; i > 0; i--) {
-            int j = (int)(mix64(c->seed ^ 0x5041474553ull ^ ((uint64_t)i << 32)) % (uint64_t)(i + 1));
+            int j = (int)(af_rng_splitmix64(c->seed ^ 0x5041474553ull ^ ((uint64_t)i << 32)) % (uint64_t)(i + 1));
             int32_t tmp = p->page_table[i];
             p->page_table[i] = p->page_table[j];
             p->page_table[j] = tmp;

@@ -42,11 +42,9 @@
 
 #include "judge/probes/probes.h"
 #include "oracle/mask_spec.h"
+#include "util/rng.h"
 
 /* ---- deterministic choices: a counter-based stream from the case seed ------------- */
-
-/* splitmix64's finaliser: the probes' hash of a seed or counter. */
-uint64_t af_probe_hash(uint64_t x);
 
 typedef struct {
     uint64_t key, counter;
