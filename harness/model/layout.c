@@ -88,8 +88,6 @@ af_storage af_case_tensor_storage(const af_case *c, af_tensor_id t) {
     return af_tensor_storage(c->dtype, t);
 }
 
-static bool kv_side(af_tensor_id t) { return t == AF_T_K || t == AF_T_V || t == AF_T_DK || t == AF_T_DV; }
-
 /* One group of tensors that share a buffer, laid out together. */
 typedef struct {
     af_tensor_id ids[3];
@@ -100,7 +98,7 @@ typedef struct {
 
 /* The layout the tensors of group g are laid out in (layout_kv, layout_do, or layout). */
 static af_layout group_layout(const af_case *c, const group *g) {
-    if (kv_side(g->ids[g->n - 1])) return af_case_layout_kv(c); /* qkv: validate keeps layout_kv same */
+    if (af_tensor_is_kv(g->ids[g->n - 1])) return af_case_layout_kv(c); /* qkv: validate keeps layout_kv same */
     if (g->ids[0] == AF_T_DO) return af_case_layout_do(c);
     return c->layout;
 }
@@ -161,7 +159,7 @@ static int64_t lay_axes(af_tensor_view *v, const char *order, int64_t vec, const
 
 static void lay_group(af_layout_plan *p, const af_case *c, const group *g) {
     int gap = c->stride_gap;
-    bool kv = kv_side(g->ids[0]);
+    bool kv = af_tensor_is_kv(g->ids[0]);
     af_layout layout = group_layout(c, g);
     bool per_head = g->n > 1 && af_packing_per_head(c->packing);
     int S = kv ? c->seqlen_kv : c->seqlen_q;
@@ -343,7 +341,7 @@ int64_t af_layout_offset(const af_layout_plan *p, af_tensor_id t, int b, int h, 
                (int64_t)h * v->stride_h + d;
     }
     if (v->ragged) {
-        int64_t tok = (kv_side(t) ? p->token_start_kv[b] : p->token_start_q[b]) + s;
+        int64_t tok = (af_tensor_is_kv(t) ? p->token_start_kv[b] : p->token_start_q[b]) + s;
         return v->base + tok * v->stride_s + (int64_t)h * v->stride_h + d;
     }
     return v->base + (int64_t)b * v->stride_b + (int64_t)s * v->stride_s + (int64_t)h * v->stride_h + d;

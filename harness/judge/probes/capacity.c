@@ -228,7 +228,7 @@ void probe_capacity(probe_ctx *x) {
                  moved.moved);
         probe_note(x, "%s", msg);
     } else {
-        const char *side = kv_side(df.id) ? "key" : "row";
+        const char *side = af_tensor_is_kv(df.id) ? "key" : "row";
         int rerun = -1;
         double rerun_move = 0;
         if (!x->exact && probe_rerun_reproduces(x, df.id, df.worst, &rerun, &rerun_move)) {
