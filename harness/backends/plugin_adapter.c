@@ -221,7 +221,7 @@ static void tensors_from_plan(const af_case *c, const af_tensors *t, const plugi
         pt->stride_h = v->stride_h;
         pt->stride_s = v->stride_s;
         if (v->ragged) {
-            bool kv = i == AF_T_K || i == AF_T_V || i == AF_T_DK || i == AF_T_DV;
+            bool kv = af_tensor_is_kv(i);
             pt->token_start = kv ? mem->token_start_kv : mem->token_start_q;
         }
         if (v->paged) {

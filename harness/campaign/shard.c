@@ -5,14 +5,7 @@
 #include <stdlib.h>
 
 #include "campaign/shard.h"
-
-/* splitmix64's finaliser: spreads nearby cells and indices over all 64 bits */
-static uint64_t mix64(uint64_t x) {
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
+#include "util/rng.h"
 
 int af_shard_parse(const char *text, af_shard *out, char *why, size_t cap) {
     char *end;
@@ -39,7 +32,7 @@ int af_shard_parse(const char *text, af_shard *out, char *why, size_t cap) {
 
 int af_shard_of_cell(uint32_t cell, int count) {
     if (count <= 1) return 0;
-    return (int)(mix64(cell) % (uint64_t)count);
+    return (int)(af_rng_splitmix64(cell) % (uint64_t)count);
 }
 
 bool af_shard_owns_cell(const af_shard *s, uint32_t cell) {
@@ -48,5 +41,5 @@ bool af_shard_owns_cell(const af_shard *s, uint32_t cell) {
 
 uint64_t af_shard_rng_start(uint64_t seed, const af_shard *s) {
     if (s->count <= 1) return seed;
-    return mix64(seed ^ mix64((uint64_t)s->index + 1)) | 1; /* never 0: 0 means "no seed" */
+    return af_rng_splitmix64(seed ^ af_rng_splitmix64((uint64_t)s->index + 1)) | 1; /* never 0: 0 means "no seed" */
 }

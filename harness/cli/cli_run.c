@@ -1,4 +1,5 @@
-/* cli_run.c — `attnfuzz run`, `print`, `backends`, `engines`.
+/* cli_run.c — `attnfuzz run` (`print` is cli_print.c, `backends` cli_backends.c, `engines`
+ * cli_engines.c).
  *
  * `run` judges every case through the campaign's session (campaign/session.h): each case
  * in a forked child with a deadline and an optional memory limit, so a plugin that
@@ -8,7 +9,6 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "backends/cudnn/cudnn_backend.h"
 #include "backends/worker/worker.h"
 #include "campaign/session.h"
 #include "judge/verdict_json.h"
@@ -422,126 +422,4 @@ void af_cli_run_report(bool json, const char *path, const af_verdict *v) {
     memset(&o, 0, sizeof o);
     o.json = json;
     report(&o, path, v);
-}
-
-static int print_case(int argc, char **argv);
-
-/* A subcommand without options: its operands start at *first. -1 after a message. */
-static int no_options(const char *cmd, int argc, char **argv, af_cli_args *a) {
-    static const struct option none[] = {{NULL, 0, NULL, 0}};
-    if (af_cli_args_init(a, cmd, argc, argv)) return -1;
-    const char *v;
-    if (af_cli_next(a, "", none, &v) != -1) {
-        af_cli_args_free(a);
-        return -1;
-    }
-    return 0;
-}
-
-int af_cli_print(int argc, char **argv) {
-    af_cli_args a;
-    if (no_options("attnfuzz print", argc, argv, &a)) return AF_EXIT_USAGE;
-    argv = a.argv + a.next_operand;
-    argc = a.argc - a.next_operand;
-    int rc = print_case(argc, argv);
-    af_cli_args_free(&a);
-    return rc;
-}
-
-static int print_case(int argc, char **argv) {
-    if (argc != 1) {
-        fprintf(stderr, "usage: attnfuzz print FILE.case\n");
-        return AF_EXIT_USAGE;
-    }
-    af_case c;
-    int rc = af_cli_load_case("attnfuzz print", argv[0], &c);
-    if (rc) return rc;
-    return af_case_write(&c, stdout) ? AF_EXIT_USAGE : 0;
-}
-
-const struct option af_cli_engines_options[] = {{"backend", required_argument, NULL, 'b'},
-                                                {"worker-cmd", required_argument, NULL, 'w'},
-                                                {"worker-config", required_argument, NULL, 'W'},
-                                                {NULL, 0, NULL, 0}};
-
-int af_cli_engines(int argc, char **argv) {
-    const char *path = NULL, *bname = "cudnn", *worker_cmd = NULL, *worker_config = NULL;
-    const struct option *longopts = af_cli_engines_options;
-    af_cli_args a;
-    if (af_cli_args_init(&a, "attnfuzz engines", argc, argv)) return AF_EXIT_USAGE;
-    int opt;
-    const char *v;
-    while ((opt = af_cli_next(&a, "", longopts, &v)) != -1) {
-        if (opt == 'w')
-            worker_cmd = v;
-        else if (opt == 'W')
-            worker_config = v;
-        else if (opt == 'b')
-            bname = v;
-        else {
-            af_cli_args_free(&a);
-            return AF_EXIT_USAGE;
-        }
-    }
-    int operands = a.argc - a.next_operand;
-    if (operands == 1) path = a.argv[a.next_operand];
-    af_cli_args_free(&a);
-    if (!path) {
-        fprintf(stderr, "usage: attnfuzz engines FILE.case [--backend NAME]\n");
-        return AF_EXIT_USAGE;
-    }
-    af_case c;
-    int load_rc = af_cli_load_case("attnfuzz engines", path, &c);
-    if (load_rc) return load_rc;
-    af_registry reg;
-    af_registry_init(&reg);
-    char why[512] = "";
-    int rc = 0;
-    if (af_cli_worker_register(&reg, bname, worker_cmd, worker_config, why, sizeof why)) {
-        fprintf(stderr, "attnfuzz engines: %s\n", why);
-        rc = AF_EXIT_USAGE;
-        goto done;
-    }
-    af_backend *be = af_registry_find(&reg, bname, why, sizeof why);
-    if (!be) {
-        fprintf(stderr, "attnfuzz: %s\n", why);
-        rc = reg.find_error == AF_FIND_PLUGIN ? AF_EXIT_PLUGIN : AF_EXIT_USAGE;
-        goto done;
-    }
-    if (be->available(be, why, sizeof why)) {
-        printf("%s: unavailable: %s\n", bname, why);
-        rc = AF_EXIT_DECLINED;
-        goto done;
-    }
-    if (!strcmp(be->name, "cudnn")) {
-        /* every config with its heuristic rank, finalize result, workspace and notes */
-        rc = af_cudnn_engines_report(be, &c, stdout, why, sizeof why);
-        if (rc) printf("%s: %s\n", bname, why);
-        goto done;
-    }
-    if (be->supports(be, &c, why, sizeof why) != AF_RUN_OK) {
-        printf("%s: declined: %s\n", bname, why);
-        rc = AF_EXIT_DECLINED;
-        goto done;
-    }
-    if (!be->engines) {
-        printf("%s: one engine (default)\n", bname);
-        goto done;
-    }
-    {
-        char(*names)[AF_NAME_MAX] = calloc(256, sizeof *names);
-        int n = be->engines(be, &c, names, 256, why, sizeof why);
-        if (n <= 0) {
-            printf("%s: no engine config: %s\n", bname, n < 0 ? why : "none finalizes");
-            rc = AF_EXIT_DECLINED;
-        }
-        if (n == 1 && !names[0][0]) /* "" is the backend's one default engine (a worker without engines) */
-            printf("%s: one engine (default)\n", bname);
-        else
-            for (int i = 0; i < n; i++) printf("%s\n", names[i]);
-        free(names);
-    }
-done:
-    af_registry_free(&reg);
-    return rc;
 }

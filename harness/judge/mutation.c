@@ -81,9 +81,8 @@ static bool element_at(const af_case *c, const af_tensors *t, af_buffer_id bid, 
     for (int i = 0; i < 4; i++) {
         const af_tensor_view *w = &t->plan.view[inputs[i]];
         if (w->buffer != bid || (inputs[i] == AF_T_DO && !c->backward)) continue;
-        bool kv = inputs[i] == AF_T_K || inputs[i] == AF_T_V;
         for (int b = 0; b < w->B; b++) {
-            int rows = w->ragged ? (kv ? af_case_len_kv(c, b) : af_case_len_q(c, b)) : w->S;
+            int rows = af_tensor_rows_in_buffer(c, w, inputs[i], b);
             for (int h = 0; h < w->H; h++)
                 for (int s = 0; s < rows; s++)
                     for (int d = 0; d < w->D; d++)

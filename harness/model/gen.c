@@ -48,16 +48,6 @@ static int64_t dense_index(const af_tensor_view *v, int b, int h, int s, int d) 
     return (((int64_t)b * v->H + h) * v->S + s) * v->D + d;
 }
 
-/* Rows of sequence b that exist in the buffer: all S unless ragged. */
-static int rows_in_buffer(const af_case *c, const af_tensor_view *v, af_tensor_id id, int b) {
-    if (!v->ragged) return v->S;
-    return (id == AF_T_K || id == AF_T_V) ? af_case_len_kv(c, b) : af_case_len_q(c, b);
-}
-
-static int valid_rows(const af_case *c, af_tensor_id id, int b) {
-    return (id == AF_T_K || id == AF_T_V) ? af_case_len_kv(c, b) : af_case_len_q(c, b);
-}
-
 static double pow2i(int e) { return ldexp(1.0, e); }
 
 /* The scale for values of amax in fp8 storage st: current scaling max / amax (a power of
@@ -97,7 +87,7 @@ static void quantise_per_tensor(const af_case *c, af_tensors *t, af_tensor_id id
                 *descale = 1.0f / scale;
             for (int bb = per_head ? b : 0; bb < (per_head ? b + 1 : v->B); bb++)
                 for (int h = hk * group; h < (hk + 1) * group; h++)
-                    for (int s = 0; s < rows_in_buffer(c, v, id, bb); s++)
+                    for (int s = 0; s < af_tensor_rows_in_buffer(c, v, id, bb); s++)
                         for (int d = 0; d < v->D; d++)
                             af_storage_store(v->storage, t->buf[v->buffer], af_layout_offset(&t->plan, id, bb, h, s, d),
                                              vals[dense_index(v, bb, h, s, d)] * scale);
@@ -112,7 +102,7 @@ static float fp8_output_scale_of(const af_case *c, const af_tensors *t) {
     double amax = 0;
     for (int b = 0; b < v->B; b++)
         for (int h = 0; h < v->H; h++)
-            for (int s = 0; s < rows_in_buffer(c, v, AF_T_V, b); s++)
+            for (int s = 0; s < af_tensor_rows_in_buffer(c, v, AF_T_V, b); s++)
                 for (int d = 0; d < v->D; d++) {
                     double x = fabs(af_storage_load(v->storage, t->buf[v->buffer],
                                                     af_layout_offset(&t->plan, AF_T_V, b, h, s, d))) *
@@ -137,7 +127,7 @@ static uint8_t *quantise_mx(const af_case *c, af_tensors *t, af_tensor_id id, co
                 for (int bd = 0; bd < nblk_d; bd++) {
                     int s0 = along_s ? bs * 32 : bs, s1 = along_s ? bs * 32 + 32 : bs + 1;
                     int d0 = along_s ? bd : bd * 32, d1 = along_s ? bd + 1 : bd * 32 + 32;
-                    int rows = rows_in_buffer(c, v, id, b);
+                    int rows = af_tensor_rows_in_buffer(c, v, id, b);
                     if (s1 > rows) s1 = rows;
                     if (d1 > v->D) d1 = v->D;
                     float amax = 0;
@@ -194,7 +184,7 @@ static void read_head(void *ctx, long bh) {
     const head_pass *x = ctx;
     const af_tensor_view *v = &x->t->plan.view[x->id];
     int b = (int)(bh / v->H), h = (int)(bh % v->H);
-    for (int s = 0; s < valid_rows(x->c, x->id, b); s++)
+    for (int s = 0; s < af_tensor_valid_rows(x->c, x->id, b); s++)
         for (int d = 0; d < v->D; d++)
             x->dst[dense_index(v, b, h, s, d)] = logical_value(x->c, x->t, x->id, b, h, s, d);
 }
@@ -203,7 +193,7 @@ static void generate_head(void *ctx, long bh) {
     const head_pass *x = ctx;
     const af_tensor_view *v = &x->t->plan.view[x->id];
     int b = (int)(bh / v->H), h = (int)(bh % v->H);
-    for (int s = 0; s < rows_in_buffer(x->c, v, x->id, b); s++)
+    for (int s = 0; s < af_tensor_rows_in_buffer(x->c, v, x->id, b); s++)
         for (int d = 0; d < v->D; d++)
             x->vals[dense_index(v, b, h, s, d)] = af_gen_element_core(x->g, (int)x->id, v->H, v->S, v->D, b, h, s, d);
 }
@@ -212,7 +202,7 @@ static void store_head(void *ctx, long bh) {
     const head_pass *x = ctx;
     const af_tensor_view *v = &x->t->plan.view[x->id];
     int b = (int)(bh / v->H), h = (int)(bh % v->H);
-    for (int s = 0; s < rows_in_buffer(x->c, v, x->id, b); s++) {
+    for (int s = 0; s < af_tensor_rows_in_buffer(x->c, v, x->id, b); s++) {
         int64_t off = af_layout_offset(&x->t->plan, x->id, b, h, s, 0); /* + d: model/layout.h */
         for (int d = 0; d < v->D; d++)
             af_storage_store(v->storage, x->t->buf[v->buffer], off + d, x->vals[dense_index(v, b, h, s, d)]);

@@ -36,6 +36,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/rng.h"
+
 static const char *const tensor_names[AF_T_COUNT] = {"Q", "K", "V", "O", "LSE", "dO", "dQ", "dK", "dV"};
 static const char *const buffer_names[AF_BUF_COUNT] = {"Q", "K", "V", "O", "LSE", "dO", "dQ", "dK", "dV"};
 
@@ -86,16 +88,6 @@ af_storage af_case_tensor_storage(const af_case *c, af_tensor_id t) {
     return af_tensor_storage(c->dtype, t);
 }
 
-static bool kv_side(af_tensor_id t) { return t == AF_T_K || t == AF_T_V || t == AF_T_DK || t == AF_T_DV; }
-
-/* splitmix64: the page permutation is a pure function of the seed. */
-static uint64_t mix64(uint64_t x) {
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-
 /* One group of tensors that share a buffer, laid out together. */
 typedef struct {
     af_tensor_id ids[3];
@@ -106,7 +98,7 @@ typedef struct {
 
 /* The layout the tensors of group g are laid out in (layout_kv, layout_do, or layout). */
 static af_layout group_layout(const af_case *c, const group *g) {
-    if (kv_side(g->ids[g->n - 1])) return af_case_layout_kv(c); /* qkv: validate keeps layout_kv same */
+    if (af_tensor_is_kv(g->ids[g->n - 1])) return af_case_layout_kv(c); /* qkv: validate keeps layout_kv same */
     if (g->ids[0] == AF_T_DO) return af_case_layout_do(c);
     return c->layout;
 }
@@ -167,7 +159,7 @@ static int64_t lay_axes(af_tensor_view *v, const char *order, int64_t vec, const
 
 static void lay_group(af_layout_plan *p, const af_case *c, const group *g) {
     int gap = c->stride_gap;
-    bool kv = kv_side(g->ids[0]);
+    bool kv = af_tensor_is_kv(g->ids[0]);
     af_layout layout = group_layout(c, g);
     bool per_head = g->n > 1 && af_packing_per_head(c->packing);
     int S = kv ? c->seqlen_kv : c->seqlen_q;
@@ -284,7 +276,7 @@ int af_layout_plan_make(const af_case *c, af_layout_plan *p, char *why, size_t c
         /* Fisher-Yates with a counter-based draw per step: a permutation from the seed */
         for (int i = 0; i < p->n_pages; i++) p->page_table[i] = i;
         for (int i = p->n_pages - 1; i > 0; i--) {
-            int j = (int)(mix64(c->seed ^ 0x5041474553ull ^ ((uint64_t)i << 32)) % (uint64_t)(i + 1));
+            int j = (int)(af_rng_splitmix64(c->seed ^ 0x5041474553ull ^ ((uint64_t)i << 32)) % (uint64_t)(i + 1));
             int32_t tmp = p->page_table[i];
             p->page_table[i] = p->page_table[j];
             p->page_table[j] = tmp;
@@ -349,7 +341,7 @@ int64_t af_layout_offset(const af_layout_plan *p, af_tensor_id t, int b, int h, 
                (int64_t)h * v->stride_h + d;
     }
     if (v->ragged) {
-        int64_t tok = (kv_side(t) ? p->token_start_kv[b] : p->token_start_q[b]) + s;
+        int64_t tok = (af_tensor_is_kv(t) ? p->token_start_kv[b] : p->token_start_q[b]) + s;
         return v->base + tok * v->stride_s + (int64_t)h * v->stride_h + d;
     }
     return v->base + (int64_t)b * v->stride_b + (int64_t)s * v->stride_s + (int64_t)h * v->stride_h + d;

@@ -117,14 +117,32 @@ int af_layout_plan_make(const af_case *c, af_layout_plan *p, char *why, size_t c
  * offsets at sequence 1"). */
 int af_layout_metadata_check(const af_case *c, const af_layout_plan *p, char *why, size_t cap);
 
-/* Element offset of logical (b, h, s, d) in the tensor's buffer. For LSE, d = 0.
- * s must be < the sequence's actual length for ragged tensors. Every layout keeps a
- * row's D elements contiguous: offset(b, h, s, d) = offset(b, h, s, 0) + d, which the
- * row-wise passes over the buffers rely on. */
 /* The heads of tensor t of the case: K, dK heads_kv; V, dV af_case_heads_v; the rest heads_q. */
 static inline int af_tensor_heads(const af_case *c, af_tensor_id t) {
     return t == AF_T_K || t == AF_T_DK ? c->heads_kv : t == AF_T_V || t == AF_T_DV ? af_case_heads_v(c) : c->heads_q;
 }
+
+/* The key side: K, V and their gradients dK, dV have a row per key token (s_kv, the
+ * key lengths, token_start_kv); every other tensor a row per query token. */
+static inline bool af_tensor_is_kv(af_tensor_id t) {
+    return t == AF_T_K || t == AF_T_V || t == AF_T_DK || t == AF_T_DV;
+}
+
+/* Rows of tensor t that hold valid tokens in sequence b: its actual key or query length. */
+static inline int af_tensor_valid_rows(const af_case *c, af_tensor_id t, int b) {
+    return af_tensor_is_kv(t) ? af_case_len_kv(c, b) : af_case_len_q(c, b);
+}
+
+/* Rows of tensor t (view v) that exist in its buffer for sequence b: all S of the view,
+ * or for a ragged (thd) tensor only the valid ones (its tokens are packed). */
+static inline int af_tensor_rows_in_buffer(const af_case *c, const af_tensor_view *v, af_tensor_id t, int b) {
+    return v->ragged ? af_tensor_valid_rows(c, t, b) : v->S;
+}
+
+/* Element offset of logical (b, h, s, d) in the tensor's buffer. For LSE, d = 0.
+ * s must be < the sequence's actual length for ragged tensors. Every layout keeps a
+ * row's D elements contiguous: offset(b, h, s, d) = offset(b, h, s, 0) + d, which the
+ * row-wise passes over the buffers rely on. */
 
 int64_t af_layout_offset(const af_layout_plan *p, af_tensor_id t, int b, int h, int s, int d);
 

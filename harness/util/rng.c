@@ -1,4 +1,4 @@
-/* rng.c — the splitmix64 finaliser (util/rng.h). */
+/* rng.c — the splitmix64 finaliser and its step (util/rng.h). */
 #include "util/rng.h"
 
 uint64_t af_rng_mix64(uint64_t x) {
@@ -9,3 +9,5 @@ uint64_t af_rng_mix64(uint64_t x) {
     x ^= x >> 31;
     return x;
 }
+
+uint64_t af_rng_splitmix64(uint64_t x) { return af_rng_mix64(x + 0x9e3779b97f4a7c15ull); }

@@ -11,4 +11,10 @@
  * splitmix64 generator is af_rng_mix64(state += 0x9e3779b97f4a7c15). */
 uint64_t af_rng_mix64(uint64_t x);
 
+/* splitmix64 with its increment: af_rng_mix64(x + 0x9e3779b97f4a7c15), the hash of a seed,
+ * a counter or a cell where a choice must be a pure function of it (a paged case's page
+ * permutation, a shard's share of the config cells, the probes' stream, the oracle's
+ * sampled rows). The one host copy; the device generator keeps its own (model/gen_core.h). */
+uint64_t af_rng_splitmix64(uint64_t x);
+
 #endif

@@ -112,3 +112,36 @@ void af_text_clean_inplace(char *buf, size_t cap, unsigned flags) {
     af_text_clean(copy, buf, cap, 0); /* already clean: a plain copy, truncated whole */
     free(copy);
 }
+
+void af_text_write_markup(FILE *f, const char *s, af_markup how) {
+    char *clean = af_text_clean_dup(s, AF_TEXT_NO_CONTROLS);
+    bool attribute = how == AF_MARKUP_XML_ATTRIBUTE;
+    for (const unsigned char *p = (const unsigned char *)(clean ? clean : ""); *p; p++) {
+        switch (*p) {
+            case '&':
+                fputs("&amp;", f);
+                break;
+            case '<':
+                fputs("&lt;", f);
+                break;
+            case '>':
+                fputs("&gt;", f);
+                break;
+            case '"':
+                fputs("&quot;", f);
+                break;
+            case '\'':
+                fputs(how == AF_MARKUP_HTML ? "&#39;" : "&apos;", f);
+                break;
+            case '\n':
+                fputs(attribute ? "&#10;" : "\n", f);
+                break;
+            case '\t':
+                fputs(attribute ? "&#9;" : "\t", f);
+                break;
+            default:
+                fputc(*p, f);
+        }
+    }
+    free(clean);
+}

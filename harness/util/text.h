@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 enum {
     AF_TEXT_UTF8 = 0,        /* valid UTF-8 only (JSON: the writer escapes controls itself) */
@@ -42,5 +43,19 @@ char *af_text_clean_dup(const char *s, unsigned flags);
 
 /* Clean buf in place (cap bytes, NUL-terminated): the cleaned text, truncated to fit. */
 void af_text_clean_inplace(char *buf, size_t cap, unsigned flags);
+
+/* How af_text_write_markup escapes: XML 1.0 (report.junit.xml, SARIF's XML cousins) or
+ * HTML (report.html); in an XML attribute tab and newline also become character
+ * references, since a parser would otherwise normalise them to spaces. */
+typedef enum {
+    AF_MARKUP_XML_TEXT,      /* & < > " ' as &amp; &lt; &gt; &quot; &apos; */
+    AF_MARKUP_XML_ATTRIBUTE, /* the same, and tab, newline as &#9; &#10; */
+    AF_MARKUP_HTML,          /* & < > " ' as &amp; &lt; &gt; &quot; &#39; */
+} af_markup;
+
+/* s (NULL reads as "") cleaned with AF_TEXT_NO_CONTROLS (so the control characters XML 1.0
+ * does not allow, even as references, are the visible \xNN) and escaped for markup, written
+ * to f. The one markup escape of every report. */
+void af_text_write_markup(FILE *f, const char *s, af_markup how);
 
 #endif

@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include "oracle/src/oracle_internal.h"
+#include "util/rng.h"
 
 #define RANDOM_PER_SEQUENCE 4
 
@@ -51,13 +52,6 @@ static void push(candidate_list *l, int b, int h, int idx, int cls, double work)
         l->cap = cap;
     }
     l->c[l->n++] = (candidate){{b, h, idx}, cls, work};
-}
-
-static uint64_t mix64(uint64_t x) {
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
 }
 
 double af_oracle_row_work(const af_oracle_problem *p, int b, int i) {
@@ -156,7 +150,7 @@ static void sequence_candidates(const af_oracle_problem *p, bool keys, int b, ca
     }
     int hashed = af_oracle_sample_hashed(len, heads);
     for (int r = 0; r < hashed; r++) {
-        uint64_t x = mix64(((uint64_t)keys << 40) ^ ((uint64_t)b << 20) ^ (uint64_t)r);
+        uint64_t x = af_rng_splitmix64(((uint64_t)keys << 40) ^ ((uint64_t)b << 20) ^ (uint64_t)r);
         int idx = (int)(x % (uint64_t)len);
         int h = (int)((x >> 32) % (uint64_t)heads);
         push(l, b, h, idx, 4, WORK(idx));

@@ -232,43 +232,9 @@ static json_t *report_json(const report_list *l, const af_triage_summary *s, con
 
 /* ---- report.junit.xml ------------------------------------------------------------- */
 
-/* XML 1.0 escaping of text cleaned by util/text.h: valid UTF-8, and control characters
- * other than tab/newline (which XML does not allow at all, not even as references)
- * written as the visible \xNN; inside attributes tab and newline are written as
- * character references, since a parser would otherwise normalise them to spaces. */
-static void xml_escape(FILE *f, const char *s, bool attribute) {
-    char *clean = af_text_clean_dup(s, AF_TEXT_NO_CONTROLS);
-    for (const unsigned char *p = (const unsigned char *)(clean ? clean : ""); *p; p++) {
-        switch (*p) {
-            case '&':
-                fputs("&amp;", f);
-                break;
-            case '<':
-                fputs("&lt;", f);
-                break;
-            case '>':
-                fputs("&gt;", f);
-                break;
-            case '"':
-                fputs("&quot;", f);
-                break;
-            case '\'':
-                fputs("&apos;", f);
-                break;
-            case '\n':
-                fputs(attribute ? "&#10;" : "\n", f);
-                break;
-            case '\t':
-                fputs(attribute ? "&#9;" : "\t", f);
-                break;
-            default:
-                fputc(*p, f);
-        }
-    }
-    free(clean);
-}
-static void xml_attr(FILE *f, const char *s) { xml_escape(f, s, true); }
-static void xml_text(FILE *f, const char *s) { xml_escape(f, s, false); }
+/* XML 1.0 escaping (util/text.h): text, and attributes with tab and newline as references. */
+static void xml_attr(FILE *f, const char *s) { af_text_write_markup(f, s, AF_MARKUP_XML_ATTRIBUTE); }
+static void xml_text(FILE *f, const char *s) { af_text_write_markup(f, s, AF_MARKUP_XML_TEXT); }
 
 long long tr_cases_judged(const tr_report *rep) {
     long long judged = rep->stats->present ? rep->stats->cases - rep->stats->errors : 0;

@@ -18,31 +18,7 @@
 #include "triage/report.h"
 #include "util/text.h"
 
-static void html_text(FILE *f, const char *s) {
-    char *clean = af_text_clean_dup(s, AF_TEXT_NO_CONTROLS);
-    for (const char *p = clean ? clean : ""; *p; p++) {
-        switch (*p) {
-            case '&':
-                fputs("&amp;", f);
-                break;
-            case '<':
-                fputs("&lt;", f);
-                break;
-            case '>':
-                fputs("&gt;", f);
-                break;
-            case '"':
-                fputs("&quot;", f);
-                break;
-            case '\'':
-                fputs("&#39;", f);
-                break;
-            default:
-                fputc(*p, f);
-        }
-    }
-    free(clean);
-}
+static void html_text(FILE *f, const char *s) { af_text_write_markup(f, s, AF_MARKUP_HTML); }
 
 static void html_img(FILE *f, const unsigned char *png, size_t n, const char *alt) {
     char *b64 = af_base64(png, n);

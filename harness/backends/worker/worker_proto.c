@@ -161,7 +161,7 @@ json_t *af_worker_tensors_json(const af_case *c, const af_tensors *t, const af_w
         json_object_set_new(d, "buffer_elems", json_integer(plan->buffer_elems[v->buffer]));
         json_object_set_new(d, "descale", json_real(descale[i]));
         if (v->ragged) {
-            bool kv = i == AF_T_K || i == AF_T_V || i == AF_T_DK || i == AF_T_DV;
+            bool kv = af_tensor_is_kv(i);
             const int64_t *ts = kv ? plan->token_start_kv : plan->token_start_q;
             json_t *a = json_array();
             for (int b = 0; b <= c->batch; b++) json_array_append_new(a, json_integer(ts[b]));

@@ -124,7 +124,8 @@ void probe_batch(probe_ctx *x) {
         snprintf(msg, sizeof msg,
                  "not batch invariant: sequence %d alone (batch 1) differs from its rows in the batch of %d in %lld "
                  "elements (first: %s h%d %s %d c%d %.9g in the batch, %.9g alone)",
-                 b, c->batch, n_differ, af_tensor_name(fid), fh, kv_side(fid) ? "key" : "row", fs, fd, f_full, f_alone);
+                 b, c->batch, n_differ, af_tensor_name(fid), fh, af_tensor_is_kv(fid) ? "key" : "row", fs, fd, f_full,
+                 f_alone);
         probe_finding(x, AF_V_NONDETERMINISTIC, fid, b, fh, fs, fd, f_full, f_alone, 0, msg);
     }
     af_tensors_free(&t);

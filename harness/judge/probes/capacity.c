@@ -74,7 +74,7 @@ static int capacity_case(const af_case *c, af_case *out) {
 /* Finite garbage in [-4, 4] for element e of a buffer: splitmix64's stream from the
  * fill's key (one hash an element). */
 static float garbage(uint64_t key, int64_t e) {
-    return (float)((double)(af_probe_hash(key + (uint64_t)e) >> 11) * 0x1p-53 * 8.0 - 4.0);
+    return (float)((double)(af_rng_splitmix64(key + (uint64_t)e) >> 11) * 0x1p-53 * 8.0 - 4.0);
 }
 
 /* One buffer's garbage fill, in chunks of GARBAGE_CHUNK elements on the parfor threads
@@ -111,7 +111,7 @@ static int capacity_tensors(probe_ctx *x, const af_case *cc, uint64_t key, af_te
     for (int k = 0; k < (cc->backward ? 4 : 3); k++)
         if (t->buf[bufs[k]])
             fill_garbage(t->buf[bufs[k]], t->plan.buffer_storage[bufs[k]], t->plan.buffer_elems[bufs[k]],
-                         key ^ af_probe_hash((uint64_t)bufs[k]));
+                         key ^ af_rng_splitmix64((uint64_t)bufs[k]));
     const af_tensors *src = x->tg->template_tensors;
     af_tensor_id ins[4] = {AF_T_Q, AF_T_K, AF_T_V, AF_T_DO};
     for (int k = 0; k < (cc->backward ? 4 : 3); k++) {
@@ -193,7 +193,7 @@ void probe_capacity(probe_ctx *x) {
         probe_note(x, "%s", "capacity: the model refuses a larger allocation of this case");
         return;
     }
-    uint64_t key = af_probe_hash(c->seed ^ 0x434150ull ^ af_probe_hash(x->o->salt));
+    uint64_t key = af_rng_splitmix64(c->seed ^ 0x434150ull ^ af_rng_splitmix64(x->o->salt));
     af_tensors first;
     if (capacity_tensors(x, &cc, key, &first)) return;
     if (probe_work_run(x, &cc, &first, "capacity")) {
@@ -208,7 +208,7 @@ void probe_capacity(probe_ctx *x) {
         return;
     }
     af_tensors second;
-    if (capacity_tensors(x, &cc, af_probe_hash(key + 1), &second)) {
+    if (capacity_tensors(x, &cc, af_rng_splitmix64(key + 1), &second)) {
         af_tensors_free(&first);
         return;
     }
@@ -228,7 +228,7 @@ void probe_capacity(probe_ctx *x) {
                  moved.moved);
         probe_note(x, "%s", msg);
     } else {
-        const char *side = kv_side(df.id) ? "key" : "row";
+        const char *side = af_tensor_is_kv(df.id) ? "key" : "row";
         int rerun = -1;
         double rerun_move = 0;
         if (!x->exact && probe_rerun_reproduces(x, df.id, df.worst, &rerun, &rerun_move)) {

@@ -11,14 +11,7 @@
 
 #include "judge/clone.h"
 
-uint64_t af_probe_hash(uint64_t x) {
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-
-uint64_t probe_rng_next(probe_rng *r) { return af_probe_hash(r->key ^ af_probe_hash(r->counter++)); }
+uint64_t probe_rng_next(probe_rng *r) { return af_rng_splitmix64(r->key ^ af_rng_splitmix64(r->counter++)); }
 int probe_rng_below(probe_rng *r, int n) { return n <= 1 ? 0 : (int)(probe_rng_next(r) % (uint64_t)n); }
 
 const af_tensor_id probe_outputs[5] = {AF_T_O, AF_T_LSE, AF_T_DQ, AF_T_DK, AF_T_DV};

@@ -42,11 +42,9 @@
 
 #include "judge/probes/probes.h"
 #include "oracle/mask_spec.h"
+#include "util/rng.h"
 
 /* ---- deterministic choices: a counter-based stream from the case seed ------------- */
-
-/* splitmix64's finaliser: the probes' hash of a seed or counter. */
-uint64_t af_probe_hash(uint64_t x);
 
 typedef struct {
     uint64_t key, counter;
@@ -78,20 +76,15 @@ typedef struct {
 extern const af_tensor_id probe_outputs[5];
 
 static inline int n_outs(const af_case *c) { return c->backward ? 5 : 2; }
-static inline bool kv_side(af_tensor_id t) { return t == AF_T_K || t == AF_T_V || t == AF_T_DK || t == AF_T_DV; }
 static inline int len_q(const probe_ctx *x, int b) { return af_case_len_q(x->c, b); }
 static inline int len_kv(const probe_ctx *x, int b) { return af_case_len_kv(x->c, b); }
 
-/* Rows of tensor id that exist in memory for sequence b (ragged: the actual length). */
+/* Rows of tensor id that exist in memory for sequence b (model/layout.h). */
 static inline int rows_in_buffer(const probe_ctx *x, af_tensor_id id, int b) {
-    const af_tensor_view *w = &x->tg->template_tensors->plan.view[id];
-    if (!w->ragged) return w->S;
-    return kv_side(id) ? len_kv(x, b) : len_q(x, b);
+    return af_tensor_rows_in_buffer(x->c, &x->tg->template_tensors->plan.view[id], id, b);
 }
 /* Rows of an output that are judged (valid tokens). */
-static inline int judged_rows(const probe_ctx *x, af_tensor_id id, int b) {
-    return kv_side(id) ? len_kv(x, b) : len_q(x, b);
-}
+static inline int judged_rows(const probe_ctx *x, af_tensor_id id, int b) { return af_tensor_valid_rows(x->c, id, b); }
 /* K/V (Q) tokens of the focus sequence that exist in the buffer. */
 static inline int limit_kv(const probe_ctx *x) { return rows_in_buffer(x, AF_T_K, x->fb); }
 static inline int limit_q(const probe_ctx *x) { return rows_in_buffer(x, AF_T_Q, x->fb); }

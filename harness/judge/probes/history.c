@@ -41,7 +41,7 @@ static void compare(const probe_ctx *x, const af_case *c, const af_tensors *a, c
         const af_tensor_view *v = &a->plan.view[id];
         for (int bb = 0; bb < v->B; bb++)
             for (int h = 0; h < v->H; h++)
-                for (int r = 0; r < (kv_side(id) ? af_case_len_kv(c, bb) : af_case_len_q(c, bb)); r++) {
+                for (int r = 0; r < af_tensor_valid_rows(c, id, bb); r++) {
                     if (probe_row_same_bits(a, b, id, bb, h, r)) continue;
                     for (int d = 0; d < v->D; d++) {
                         double va, vb;
@@ -103,7 +103,7 @@ void probe_history(probe_ctx *x) {
                      "history: %s %.6g>%.6g, the case run after the judged one: %s b%d h%d %s %d d%d is %.6g, %.6g "
                      "on a fresh instance; %lld elements differ (a kernel cache keyed without the %s?)",
                      attribute, (double)af_case_scale(c), (double)af_case_scale(&sibling), af_tensor_name(df.id), df.b,
-                     df.h, kv_side(df.id) ? "key" : "row", df.r, df.d, df.va, df.vb, df.moved, attribute);
+                     df.h, af_tensor_is_kv(df.id) ? "key" : "row", df.r, df.d, df.va, df.vb, df.moved, attribute);
             probe_finding(x, AF_V_NONDETERMINISTIC, df.id, df.b, df.h, df.r, df.d, df.vb, df.va,
                           x->exact ? 0 : x->tol[df.id], msg);
         }

@@ -80,7 +80,7 @@ int af_probes_run_with(const af_probe_opts *o, const af_probe_target *tg, const 
     x.group = tg->c->heads_q / tg->c->heads_kv;
     x.runs = runs;
     x.next_run = 1 + (runs ? runs->n_repeats : 0);
-    x.rng.key = af_probe_hash(tg->c->seed ^ 0x50524F4245ull ^ af_probe_hash(o->salt));
+    x.rng.key = af_rng_splitmix64(tg->c->seed ^ 0x50524F4245ull ^ af_rng_splitmix64(o->salt));
     choose_focus(&x);
     if (x.fb < 0) {
         probe_note(&x, "%s", "no sequence has both rows and keys: nothing to probe");

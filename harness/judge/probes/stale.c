@@ -112,7 +112,7 @@ static void stale_run(probe_ctx *x, stale_fill f) {
         snprintf(msg, sizeof msg,
                  "stale data: %s in the padding moved %s b%d h%d %s %d by %.3g, but rerun %d of the unperturbed case "
                  "moved %s by %.3g: run-to-run differences, not a leak",
-                 what, af_tensor_name(fid), fb, fh, kv_side(fid) ? "key" : "row", fr, worst_move[fid], rerun,
+                 what, af_tensor_name(fid), fb, fh, af_tensor_is_kv(fid) ? "key" : "row", fr, worst_move[fid], rerun,
                  af_tensor_name(fid), rerun_move);
         probe_finding(x, AF_V_NONDETERMINISTIC, fid, fb, fh, fr, fd, fva, fvb, x->tol[fid], msg);
         moved = 0;
@@ -122,7 +122,7 @@ static void stale_run(probe_ctx *x, stale_fill f) {
         snprintf(msg, sizeof msg,
                  "stale data: %s in %lld input elements of no valid token (padding rows, page tails, gaps) changed "
                  "%s b%d h%d %s %d %.6g -> %.6g; %lld output elements moved",
-                 what, filled, af_tensor_name(fid), fb, fh, kv_side(fid) ? "key" : "row", fr, fva, fvb, moved);
+                 what, filled, af_tensor_name(fid), fb, fh, af_tensor_is_kv(fid) ? "key" : "row", fr, fva, fvb, moved);
         probe_finding(x, nonfinite ? AF_V_NAN_INF : AF_V_LEAK, fid, fb, fh, fr, fd, fva, fvb,
                       x->exact ? 0 : x->tol[fid], msg);
     }

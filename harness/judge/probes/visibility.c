@@ -100,7 +100,7 @@ static bool key_reached(const probe_ctx *x, const hidden_set *s, int b, int g, i
 }
 
 static bool output_reached(const probe_ctx *x, const hidden_set *s, af_tensor_id id, int b, int h, int r) {
-    return kv_side(id) ? key_reached(x, s, b, h, r) : row_reached(x, s, b, h, r);
+    return af_tensor_is_kv(id) ? key_reached(x, s, b, h, r) : row_reached(x, s, b, h, r);
 }
 
 /* Replace a finite stored element by a very different finite one: times 2^k (k <= 12),
@@ -548,15 +548,15 @@ void probe_visibility(probe_ctx *x, af_leak_matrix *lm) {
             snprintf(msg, sizeof msg,
                      "%s moved %s b%d h%d %s %d by %.3g (%.6g -> %.6g), but rerun %d of the unperturbed case moved "
                      "%s by %.3g: run-to-run differences, not a leak",
-                     s->label, af_tensor_name(fid), fb, fh, kv_side(fid) ? "key" : "row", fr, worst_move[fid], fva, fvb,
-                     rerun, af_tensor_name(fid), rerun_move);
+                     s->label, af_tensor_name(fid), fb, fh, af_tensor_is_kv(fid) ? "key" : "row", fr, worst_move[fid],
+                     fva, fvb, rerun, af_tensor_name(fid), rerun_move);
             probe_finding(x, AF_V_NONDETERMINISTIC, fid, fb, fh, fr, fd, fva, fvb, x->tol[fid], msg);
             found = false;
         }
         if (found) {
             char where[64], msg[256];
             int lo, hi;
-            if (kv_side(fid)) {
+            if (af_tensor_is_kv(fid)) {
                 int r0, r1;
                 if (af_mask_rows_seeing_key(&x->rule, len_q(x, fb), len_kv(x, fb), fr, &r0, &r1))
                     snprintf(where, sizeof where, "seen by rows %d..%d", r0, r1);
@@ -568,7 +568,7 @@ void probe_visibility(probe_ctx *x, af_leak_matrix *lm) {
                 snprintf(where, sizeof where, "fully masked");
             }
             snprintf(msg, sizeof msg, "%s changed %s b%d h%d %s %d (%s) %.6g -> %.6g; %lld protected rows moved",
-                     s->label, af_tensor_name(fid), fb, fh, kv_side(fid) ? "key" : "row", fr, where, fva, fvb,
+                     s->label, af_tensor_name(fid), fb, fh, af_tensor_is_kv(fid) ? "key" : "row", fr, where, fva, fvb,
                      leaked_rows);
             probe_finding(x, AF_V_LEAK, fid, fb, fh, fr, fd, fva, fvb, x->exact ? 0 : x->tol[fid], msg);
         }

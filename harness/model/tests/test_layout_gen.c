@@ -166,6 +166,48 @@ static void same_inputs(const char *base, const char *variant) {
     af_tensors_free(&tb);
 }
 
+/* The key side and the rows of a tensor (model/layout.h): K, V, dK, dV count key tokens,
+ * the rest query tokens; a ragged (thd) tensor holds only the valid rows of a sequence, a
+ * padded one all S, valid or not. Both sides ragged (thd, with the gradients), then only
+ * the query side (thd Q over paged K/V, forward only: a KV cache has no gradient). */
+static void check_tensor_rows(void) {
+    static const af_tensor_id kv_side[] = {AF_T_K, AF_T_V, AF_T_DK, AF_T_DV};
+    static const af_tensor_id q_side[] = {AF_T_Q, AF_T_O, AF_T_LSE, AF_T_DO, AF_T_DQ};
+    static const int len_q[3] = {11, 0, 5}, len_kv[3] = {37, 12, 9};
+    for (int form = 0; form < 2; form++) {
+        af_case c;
+        load(form ? "layout = thd\nbatch = 3\nheads = 2\nhead_dim = 8\nseqlen_q = 11\nseqlen_kv = 37\n"
+                    "seqlens_q = 11,0,5\nseqlens_kv = 37,12,9\npage_size = 5\n"
+                  : "layout = thd\nbatch = 3\nheads = 2\nhead_dim = 8\nseqlen_q = 11\nseqlen_kv = 37\n"
+                    "seqlens_q = 11,0,5\nseqlens_kv = 37,12,9\nbackward = 1\n",
+             &c);
+        af_layout_plan *p = malloc(sizeof *p);
+        char why[256];
+        CHECK_MSG(af_layout_plan_make(&c, p, why, sizeof why) == 0, "%s", why);
+        for (int b = 0; b < 3; b++) {
+            for (int i = 0; i < 4; i++) {
+                af_tensor_id t = kv_side[i];
+                const af_tensor_view *v = &p->view[t];
+                CHECK(af_tensor_is_kv(t));
+                CHECK(af_tensor_valid_rows(&c, t, b) == len_kv[b]);
+                if (form && i >= 2) continue; /* no dK, dV forward */
+                CHECK(v->ragged == !form);    /* paged K/V are not packed */
+                CHECK(af_tensor_rows_in_buffer(&c, v, t, b) == (form ? 37 : len_kv[b]));
+            }
+            for (int i = 0; i < 5; i++) {
+                af_tensor_id t = q_side[i];
+                const af_tensor_view *v = &p->view[t];
+                CHECK(!af_tensor_is_kv(t));
+                CHECK(af_tensor_valid_rows(&c, t, b) == len_q[b]);
+                if (form && i >= 3) continue; /* no dO, dQ forward */
+                CHECK(v->ragged);
+                CHECK(af_tensor_rows_in_buffer(&c, v, t, b) == len_q[b]);
+            }
+        }
+        free(p);
+    }
+}
+
 /* thd with paged K/V (ragged queries over a paged KV cache, the serving layout): every
  * Q, O and LSE element at its packed token (token starts with thd_gap tokens after every
  * sequence), every K and V element in its page, each address computed here from the
@@ -390,6 +432,7 @@ int main(void) {
     check_page_bijection(1, 1, 4099);  /* 4099 pages in one sequence */
     check_page_bijection(12, 128, 49); /* batch 128 */
     check_thd_paged();
+    check_tensor_rows();
     for (int f = 0; f < 4; f++) check_page_forms(f & 1, f & 2);
     check_side_layouts();
     check_axis_gaps("bshd", "bsh");

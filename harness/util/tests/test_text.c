@@ -4,7 +4,11 @@
  * with AF_TEXT_NO_CONTROLS the C0 controls but tab and newline, DEL and the C1 controls
  * become \xNN (so ESC [31m reaches no terminal); AF_TEXT_ONE_LINE escapes tab and
  * newline too; truncation never cuts a character; the checker agrees with the cleaner.
+ * The markup escape (the reports' one copy) writes the five XML specials as entities, the
+ * apostrophe as &apos; (XML) or &#39; (HTML), and tab / newline as references in an XML
+ * attribute only, after the same cleaning.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +26,18 @@ static void expect(const char *in, unsigned flags, const char *want) {
     char *dup = af_text_clean_dup(in, flags);
     CHECK(dup && strcmp(dup, want) == 0);
     free(dup);
+}
+
+static void expect_markup(const char *in, af_markup how, const char *want) {
+    char *out = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&out, &n);
+    CHECK(f);
+    af_text_write_markup(f, in, how);
+    CHECK(fclose(f) == 0);
+    CHECK_MSG(out && strcmp(out, want) == 0, "markup %d of '%s': '%s', expected '%s'", (int)how, in ? in : "(null)",
+              out ? out : "(null)", want);
+    free(out);
 }
 
 int main(void) {
@@ -55,5 +71,15 @@ int main(void) {
     char buf[16] = "x\x1b[1m\xff";
     af_text_clean_inplace(buf, sizeof buf, AF_TEXT_NO_CONTROLS);
     CHECK_MSG(strcmp(buf, "x\\x1b[1m" FFFD) == 0, "%s", buf);
+    /* markup: the five specials, the apostrophe by dialect, tab / newline in attributes */
+    expect_markup("a<b> & \"c\" 'd'", AF_MARKUP_XML_TEXT, "a&lt;b&gt; &amp; &quot;c&quot; &apos;d&apos;");
+    expect_markup("a<b> & \"c\" 'd'", AF_MARKUP_HTML, "a&lt;b&gt; &amp; &quot;c&quot; &#39;d&#39;");
+    expect_markup("t\tn\n'", AF_MARKUP_XML_TEXT, "t\tn\n&apos;");
+    expect_markup("t\tn\n'", AF_MARKUP_XML_ATTRIBUTE, "t&#9;n&#10;&apos;");
+    expect_markup("t\tn\n", AF_MARKUP_HTML, "t\tn\n");
+    /* cleaned first: a control shown as \xNN (its backslash is no special), bad UTF-8 as U+FFFD */
+    expect_markup("\x1b[1m<\xff", AF_MARKUP_XML_TEXT, "\\x1b[1m&lt;" FFFD);
+    expect_markup("&amp;", AF_MARKUP_HTML, "&amp;amp;"); /* an entity in the text is text */
+    expect_markup(NULL, AF_MARKUP_XML_ATTRIBUTE, "");
     CHECK_DONE("test_text");
 }
