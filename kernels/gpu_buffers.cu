@@ -1,4 +1,5 @@
 /* gpu_buffers.cu — device mirrors of the harness buffers, guards included (af_gpu.h). */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <cuda_runtime.h>
@@ -60,23 +61,29 @@ extern "C" int af_gpu_available(char *why, size_t cap, char *name, size_t name_c
  * util/config.h; NULL: cudaMalloc / cudaFree). A judged case allocates and frees a few
  * hundred device arrays (every pass's inputs and summaries, every run's buffers), and each
  * cudaFree waits for the whole device and hands the pages back to the driver; the pool's
- * stream-ordered frees keep them for the next allocation. Set once per process, the first
- * time an allocation asks (the pool is the CUDA context's, which is process-wide too). */
-static cudaMemPool_t device_pool(void) {
-    static int state; /* 0 not asked yet, 1 pool, -1 none */
-    static cudaMemPool_t pool;
-    if (state == 0) {
-        const char *v = af_config_get(AF_CFG_GPU_POOL);
-        int dev = 0;
-        state = -1;
-        if (!(v && strcmp(v, "0") == 0) && cudaGetDevice(&dev) == cudaSuccess &&
-            cudaDeviceGetDefaultMemPool(&pool, dev) == cudaSuccess) {
-            unsigned long long keep = ~0ULL; /* never trimmed behind our back: af_gpu_malloc trims on OOM */
-            if (cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess) state = 1;
-        }
+ * stream-ordered frees keep them for the next allocation. Decided once per process, under
+ * pthread_once (passes allocate from parfor threads: no thread may see the choice half
+ * made, or an array from cudaMalloc would be freed by cudaFreeAsync); the pool is the CUDA
+ * context's, which is process-wide too. */
+static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+static cudaMemPool_t pool_chosen; /* NULL: cudaMalloc / cudaFree */
+
+static void pool_choose(void) {
+    const char *v = af_config_get(AF_CFG_GPU_POOL);
+    int dev = 0;
+    cudaMemPool_t pool = NULL;
+    unsigned long long keep = ~0ULL; /* never trimmed behind our back: af_gpu_malloc trims on OOM */
+    if (!(v && strcmp(v, "0") == 0) && cudaGetDevice(&dev) == cudaSuccess &&
+        cudaDeviceGetDefaultMemPool(&pool, dev) == cudaSuccess &&
+        cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess)
+        pool_chosen = pool;
+    else
         (void)cudaGetLastError();
-    }
-    return state == 1 ? pool : NULL;
+}
+
+static cudaMemPool_t device_pool(void) {
+    pthread_once(&pool_once, pool_choose);
+    return pool_chosen;
 }
 
 extern "C" af_run_status af_gpu_malloc(void **dev, size_t bytes, char *why, size_t cap) {
@@ -129,10 +136,14 @@ extern "C" double af_gpu_mem_free(void) {
     /* the pool's idle blocks are free to the next af_gpu_malloc too */
     cudaMemPool_t pool = device_pool();
     unsigned long long reserved = 0, used = 0;
-    if (pool && cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved) == cudaSuccess &&
-        cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) == cudaSuccess && reserved > used)
-        free_b += (size_t)(reserved - used);
-    (void)cudaGetLastError();
+    if (pool) {
+        if (cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved) == cudaSuccess &&
+            cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) == cudaSuccess) {
+            if (reserved > used) free_b += (size_t)(reserved - used);
+        } else {
+            (void)cudaGetLastError(); /* only the attribute query's own error */
+        }
+    }
     return (double)free_b;
 }
 
