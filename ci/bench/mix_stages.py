@@ -26,7 +26,7 @@ for k in probes:
     xs = [1e3 * ((x["judge"]["seconds"].get("per_probe") or {}).get(k) or 0.0) for x in v]
     print("  probe %-15s %5.1f %9.1f" % (k, statistics.median(xs), statistics.mean(xs)))
 # the backend's builds over every run of the case (run 0, repeats, probes), by phase
-for k in ["total", "graph", "heuristics", "enumerate", "plans"]:
+for k in ["total", "graph", "heuristics", "enumerate", "plans", "ahead", "waited"]:  # ahead: built on the backend's thread before the run; waited: the runs' waits for it
     xs = [1e3 * ((x["judge"]["seconds"].get("builds") or {}).get(k) or 0.0) for x in v]
     if xs and any("builds" in x["judge"]["seconds"] for x in v):
         print("  builds %-14s %5.1f %9.1f" % (k, statistics.median(xs), statistics.mean(xs)))

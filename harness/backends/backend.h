@@ -80,6 +80,8 @@ typedef struct {
     double build_seconds;                         /* graph + plan builds, all runs */
     long long plan_cache_hits, plan_cache_misses; /* runs served from / adding to the cache */
     double build_phase_seconds[AF_BUILD_PHASES];  /* build_seconds by phase */
+    double build_ahead_seconds;                   /* of build_seconds, built ahead (prepare) */
+    double build_wait_seconds;                    /* runs' waits for builds ahead (not in build_seconds) */
 } af_backend_counters;
 
 typedef struct af_backend af_backend;
@@ -111,6 +113,11 @@ struct af_backend {
      * why on failure. The history probe (judge/probes/history.c) compares a case run on
      * be after another with the same case run on a fresh instance. */
     af_backend *(*fresh)(af_backend *be, char *why, size_t cap);
+    /* Optional (NULL = nothing to do ahead): the case c will run next with engine; the
+     * backend may start, on a thread of its own, what that run will need (cudnn: its
+     * graphs and plans) while the caller prepares the case. Never required before a
+     * run, never reports: what fails is left for the run to say. */
+    void (*prepare)(af_backend *be, const af_case *c, const char *engine);
     /* Where a campaign's child is (util/stage_mark.h), set by the child for the backend
      * under test: af_backend_run counts its calls in flight there, so that a deadline
      * that finds the child inside a call blames the backend, and one that finds it in the

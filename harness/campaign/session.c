@@ -292,6 +292,14 @@ void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const a
         r->seconds = af_clock_mono() - t0;
         return;
     }
+    /* one engine for the case: the backend may start what its run needs (its graphs and
+     * plans) on a thread of its own while the inputs, the oracle and the reference are made */
+    const char *engine = s->engine[0] ? s->engine : c->engine;
+    if (s->backend->prepare && strcmp(engine, "all") != 0) {
+        af_stage_mark_backend_enter(s->backend->mark);
+        s->backend->prepare(s->backend, c, engine);
+        af_stage_mark_backend_leave(s->backend->mark);
+    }
     af_prepared p;
     if (af_prepare(&s->runner, c, &p, r->why, sizeof r->why)) {
         r->status = AF_CASE_NOT_RUN;

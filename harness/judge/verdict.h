@@ -252,6 +252,9 @@ typedef struct {
      * before and after), in the stages' times above, by phase (AF_BUILD_*, backend.h) */
     double builds_s;
     double build_phase_s[AF_BUILD_PHASES];
+    double builds_ahead_s; /* of builds_s, built on the backend's own thread ahead of the run
+                              (backend.h, prepare) */
+    double builds_wait_s;  /* the runs' waits for those (in the run stages' times) */
     /* dropout_rng = kernel: "returned" (the oracle judged given the kernel's mask) or
      * "not returned" (no oracle: buffer checks and probes only); "" for other cases */
     char dropout_mask[16];

@@ -46,6 +46,8 @@ static json_t *judge_json(const af_judge_summary *j) {
         json_t *builds = json_pack("{s:o}", "total", af_json_real(j->builds_s));
         for (int k = 0; builds && k < AF_BUILD_PHASES; k++)
             json_object_set_new(builds, af_build_phase_names[k], af_json_real(j->build_phase_s[k]));
+        if (builds) json_object_set_new(builds, "ahead", af_json_real(j->builds_ahead_s));
+        if (builds) json_object_set_new(builds, "waited", af_json_real(j->builds_wait_s));
         if (builds) json_object_set_new(secs, "builds", builds);
     } else {
         json_decref(per_probe);

@@ -58,6 +58,9 @@ extern "C" {
       "strides: every cuDNN tensor declares the byte alignment its pointer and strides keep; 16: 16 whatever its "     \
       "strides (the F2 / F3 / H1 class of docs/cudnn-findings.md); frontend: decline a case whose Q, K, V, O (or "     \
       "gradients) break 16 bytes, as cudnn-frontend refuses it")                                                       \
+    X(CUDNN_BUILD_AHEAD, "ATTNFUZZ_CUDNN_BUILD_AHEAD", "1",                                                            \
+      "0: the cudnn backend builds a case's graphs and plans when its run needs them (1: a thread of its own starts "  \
+      "building them when the judge takes the case, beside the inputs and the oracle)")                                \
     X(CUDNN_KERNEL_CACHE, "ATTNFUZZ_CUDNN_KERNEL_CACHE", "0",                                                          \
       "1: cuDNN graphs built as dynamic-shape graphs whose plans share compiled kernels through one cuDNN kernel "     \
       "cache per graph topology (cuDNN >= 9.5; a code path of its own in cuDNN; the verdict's plan says so)")          \

@@ -83,6 +83,7 @@ int af_cudnn_last_fp8_bwd_amax(af_backend *be, float amax[4]) {
 #include "kernels/af_gpu.h"
 #include "model/dropout.h"
 #include "model/features.h"
+#include "backends/cudnn/cudnn_ahead.h"
 #include "backends/cudnn/cudnn_engines.h"
 #include "backends/cudnn/cudnn_sdpa.h"
 
@@ -108,8 +109,33 @@ typedef struct {
 } kernel_cache_entry;
 #define MAX_KERNEL_CACHES 128
 
-/* Graphs, configs and plans of one graph description (the cache key). */
+/* Who builds and what it cost: the caller's thread (its handle, for one call) or the
+ * builder's (cudnn_ahead.h, for one job). */
 typedef struct {
+    cudnnHandle_t handle;
+    bool built; /* something was built (a cache miss) */
+    double seconds;
+    double phase_s[AF_BUILD_PHASES];
+} build_ctx;
+
+typedef struct case_state case_state;
+typedef struct cudnn_state cudnn_state;
+
+/* A build ahead of a case's run (cudnn_prepare): the graphs and default plans that a run
+ * with this engine will need. job comes first: the builder hands back &job. */
+typedef struct {
+    af_ahead_job job;
+    cudnn_state *s;
+    case_state *cs;
+    bool submitted; /* since the owner last took the job's figures (ahead_take) */
+    bool backward;
+    int fk, bk;
+    char fname[AF_NAME_MAX], bname[AF_NAME_MAX];
+    build_ctx bc; /* the job's builds (written by the builder) */
+} ahead_build;
+
+/* Graphs, configs and plans of one graph description (the cache key). */
+struct case_state {
     af_sdpa_desc desc;
     unsigned long last_use;
     bool built[G_COUNT];
@@ -120,9 +146,10 @@ typedef struct {
     char list_err[G_COUNT][768];
     af_cudnn_cfg_entry cfg[G_COUNT][MAX_CFG];
     plan_slot plans[G_COUNT][MAX_CFG];
-} case_state;
+    ahead_build ahead; /* the builder's while its job is pending */
+};
 
-typedef struct {
+struct cudnn_state {
     const af_cudnn_api *api;
     cudnnHandle_t handle;
     bool init_done;
@@ -144,14 +171,17 @@ typedef struct {
     kernel_cache_entry kcache[MAX_KERNEL_CACHES];
     int n_kcache;
     bool kcache_refused; /* cuDNN refused to make one: plans go on without */
-    double run_build_s;  /* graph / config / plan builds during the current call */
-    bool run_built;      /* the current call built something (a cache miss) */
+    build_ctx run_bc;    /* builds of the current call on the caller's thread */
+    double run_waited;   /* seconds the current call waited for builds ahead (ahead_take) */
+    bool ahead_on;       /* ATTNFUZZ_CUDNN_BUILD_AHEAD != 0 (and no kernel cache) */
+    bool ahead_tried;    /* af_cudnn_ahead_start was called */
+    af_cudnn_ahead ahead;
     af_backend_counters totals;
     bool have_amax; /* the last run was fp8 and finished: its amax outputs */
     float amax_s, amax_o;
     bool have_bwd_amax; /* ... and had a backward: Amax_dP, Amax_dQ, Amax_dK, Amax_dV */
     float bwd_amax[4];
-} cudnn_state;
+};
 
 static long env_long(af_config_var var, long dflt) {
     const char *v = af_config_get(var);
@@ -243,6 +273,24 @@ static void case_state_free(cudnn_state *s, case_state *cs) {
     free(cs);
 }
 
+static void builds_add(cudnn_state *s, const build_ctx *bc);
+
+/* The build ahead of cs, if one was submitted: wait for it (the seconds waited count as
+ * the current call's builds and in build_wait_seconds), and its builds join the totals.
+ * Every use of cs on the caller's thread but its description comes after this. */
+static void ahead_take(cudnn_state *s, case_state *cs) {
+    ahead_build *ab = &cs->ahead;
+    if (!ab->submitted) return;
+    double waited = af_cudnn_ahead_wait(&s->ahead, &ab->job);
+    ab->submitted = false;
+    s->run_waited += waited;
+    s->totals.build_wait_seconds += waited;
+    if (!ab->job.ran) return; /* dropped: the caller's thread builds what it needs */
+    builds_add(s, &ab->bc);
+    s->totals.build_ahead_seconds += ab->bc.seconds;
+    s->run_bc.built |= ab->bc.built;
+}
+
 /* Free the least recently used half of the cache (but never keep): what run() does when
  * the GPU runs out of memory, since built plans hold device memory too. */
 static void evict_lru_half(cudnn_state *s, const case_state *keep) {
@@ -255,6 +303,7 @@ static void evict_lru_half(cudnn_state *s, const case_state *keep) {
                 (oldest < 0 || s->cache[i]->last_use < s->cache[oldest]->last_use))
                 oldest = i;
         if (oldest < 0) break;
+        ahead_take(s, s->cache[oldest]);
         case_state_free(s, s->cache[oldest]);
         s->cache[oldest] = NULL;
     }
@@ -339,6 +388,7 @@ static case_state *get_case_state(cudnn_state *s, const af_case *c, char *why, s
     }
     int slot = free_slot >= 0 ? free_slot : oldest;
     if (free_slot < 0) {
+        ahead_take(s, s->cache[slot]);
         case_state_free(s, s->cache[slot]);
         s->cache[slot] = NULL;
     }
@@ -364,24 +414,30 @@ static void cg_set_alignments(af_cg *g, const af_sdpa_desc *d, bool declare16) {
     for (int i = CG_SLOT_Q; i <= CG_SLOT_DV; i++) g->slot_align[i] = d->base_align[slot_tensor[i]];
 }
 
-/* One build step of the current call done: its seconds join the call's and its phase's. */
-static void build_done(cudnn_state *s, int phase, double t0) {
+/* One build step done: its seconds join the builder context's and its phase's. */
+static void build_done(build_ctx *bc, int phase, double t0) {
     double dt = af_clock_mono() - t0;
-    s->run_build_s += dt;
-    s->totals.build_phase_seconds[phase] += dt;
+    bc->seconds += dt;
+    bc->phase_s[phase] += dt;
+}
+
+/* The figures of builds done (a call's, a job's) join the backend's totals. */
+static void builds_add(cudnn_state *s, const build_ctx *bc) {
+    s->totals.build_seconds += bc->seconds;
+    for (int k = 0; k < AF_BUILD_PHASES; k++) s->totals.build_phase_seconds[k] += bc->phase_s[k];
 }
 
 /* Build graph k of the case once; NULL with why when cuDNN rejects it. */
-static af_cg *get_graph(cudnn_state *s, case_state *cs, int k, char *why, size_t cap) {
+static af_cg *get_graph(cudnn_state *s, build_ctx *bc, case_state *cs, int k, char *why, size_t cap) {
     if (!cs->built[k]) {
         double t0 = af_clock_mono();
-        s->run_built = true;
+        bc->built = true;
         cs->built[k] = true;
         af_cg *g = malloc(sizeof *g);
         if (!g) {
             snprintf(cs->graph_err[k], sizeof cs->graph_err[k], "out of host memory");
         } else {
-            cg_init(g, s->api, s->handle);
+            cg_init(g, s->api, bc->handle);
             cg_set_alignments(g, &cs->desc, s->align_form == 1);
             /* cuDNN 9.19's backward engines and the unified op refuse dynamic shapes ("This
              * engine currently does not support dynamic shape"), 9.14's forward too: the
@@ -417,7 +473,7 @@ static af_cg *get_graph(cudnn_state *s, case_state *cs, int k, char *why, size_t
                 cs->graph[k] = g;
             }
         }
-        build_done(s, AF_BUILD_GRAPH, t0);
+        build_done(bc, AF_BUILD_GRAPH, t0);
     }
     if (!cs->graph[k]) snprintf(why, cap, "%s", cs->graph_err[k]);
     return cs->graph[k];
@@ -431,24 +487,24 @@ enum { LIST_NONE, LIST_HEURISTICS, LIST_EVERY };
  * heuristics almost always give, so the enumeration (an engine finalized per global index)
  * waits until a caller needs it. The list keeps its order as it grows. -1 with why when
  * there is none. */
-static int get_configs(cudnn_state *s, case_state *cs, int k, bool every, char *why, size_t cap) {
-    af_cg *g = get_graph(s, cs, k, why, cap);
+static int get_configs(cudnn_state *s, build_ctx *bc, case_state *cs, int k, bool every, char *why, size_t cap) {
+    af_cg *g = get_graph(s, bc, cs, k, why, cap);
     if (!g) return -1;
     if (cs->listed[k] == LIST_NONE) {
         double t0 = af_clock_mono();
-        s->run_built = true;
+        bc->built = true;
         cs->listed[k] = LIST_HEURISTICS;
         cs->n_cfg[k] = af_cudnn_list_heuristics(s->api, g->graph, cs->cfg[k], 0, MAX_CFG);
-        build_done(s, AF_BUILD_HEURISTICS, t0);
+        build_done(bc, AF_BUILD_HEURISTICS, t0);
     }
     if (cs->listed[k] == LIST_HEURISTICS && (every || cs->n_cfg[k] == 0)) {
         double t0 = af_clock_mono();
-        s->run_built = true;
+        bc->built = true;
         cs->listed[k] = LIST_EVERY;
         int sweep = (int)env_long(AF_CFG_CUDNN_KNOB_SWEEP, 0);
         cs->n_cfg[k] = af_cudnn_list_enumerated(s->api, g->graph, sweep, cs->cfg[k], cs->n_cfg[k], MAX_CFG);
         if (cs->n_cfg[k] == 0) af_cudnn_no_config_why(s->api, cs->list_err[k], sizeof cs->list_err[k]);
-        build_done(s, AF_BUILD_ENUMERATE, t0);
+        build_done(bc, AF_BUILD_ENUMERATE, t0);
     }
     if (cs->n_cfg[k] == 0) {
         snprintf(why, cap, "%s", cs->list_err[k]);
@@ -457,28 +513,29 @@ static int get_configs(cudnn_state *s, case_state *cs, int k, bool every, char *
     return cs->n_cfg[k];
 }
 
-static plan_slot *get_plan(cudnn_state *s, case_state *cs, int k, int i) {
+static plan_slot *get_plan(cudnn_state *s, build_ctx *bc, case_state *cs, int k, int i) {
     plan_slot *ps = &cs->plans[k][i];
     if (!ps->tried) {
         double t0 = af_clock_mono();
-        s->run_built = true;
+        bc->built = true;
         ps->tried = true;
         ps->ok = af_cudnn_plan_build(s->api, cs->graph[k]->graph, &cs->cfg[k][i].id, kernel_cache_for(s, cs, k),
                                      &ps->plan, ps->why, sizeof ps->why) == 0;
-        build_done(s, AF_BUILD_PLANS, t0);
+        build_done(bc, AF_BUILD_PLANS, t0);
     }
     return ps;
 }
 
 /* Find or add config `name` (NULL/"" = default: first that finalizes) of graph k. */
-static int resolve(cudnn_state *s, case_state *cs, int k, const char *name, char *why, size_t cap) {
-    if (get_configs(s, cs, k, false, why, cap) < 0) return -1;
+static int resolve(cudnn_state *s, build_ctx *bc, case_state *cs, int k, const char *name, char *why, size_t cap) {
+    if (get_configs(s, bc, cs, k, false, why, cap) < 0) return -1;
     if (!name || !*name) {
         char first[768] = "";
         for (int i = 0;; i++) {
             /* the heuristics' configs first; the enumerated ones only when none finalizes */
-            if (i == cs->n_cfg[k] && (cs->listed[k] == LIST_EVERY || get_configs(s, cs, k, true, why, cap) <= i)) break;
-            plan_slot *ps = get_plan(s, cs, k, i);
+            if (i == cs->n_cfg[k] && (cs->listed[k] == LIST_EVERY || get_configs(s, bc, cs, k, true, why, cap) <= i))
+                break;
+            plan_slot *ps = get_plan(s, bc, cs, k, i);
             if (ps->ok) return i;
             if (!first[0]) snprintf(first, sizeof first, "%s", ps->why);
         }
@@ -492,7 +549,7 @@ static int resolve(cudnn_state *s, case_state *cs, int k, const char *name, char
     }
     int i = 0;
     for (;; i++) {
-        if (i == cs->n_cfg[k] && (cs->listed[k] == LIST_EVERY || get_configs(s, cs, k, true, why, cap) <= i))
+        if (i == cs->n_cfg[k] && (cs->listed[k] == LIST_EVERY || get_configs(s, bc, cs, k, true, why, cap) <= i))
             break; /* not among the heuristics' configs: among the enumerated ones? */
         char nm[AF_NAME_MAX];
         af_cudnn_cfg_name(&cs->cfg[k][i].id, nm, sizeof nm);
@@ -508,7 +565,7 @@ static int resolve(cudnn_state *s, case_state *cs, int k, const char *name, char
         cs->cfg[k][i].rank_a = cs->cfg[k][i].rank_fallback = -1;
         cs->n_cfg[k]++;
     }
-    plan_slot *ps = get_plan(s, cs, k, i);
+    plan_slot *ps = get_plan(s, bc, cs, k, i);
     if (!ps->ok) {
         snprintf(why, cap, "%s", ps->why);
         return -1;
@@ -594,6 +651,43 @@ static af_run_status cudnn_supports(af_backend *be, const af_case *c, char *why,
     return get_case_state(s, serving_case(s, c, &padded), why, cap) ? AF_RUN_OK : AF_RUN_DECLINED;
 }
 
+/* cudnn_engines' list, its builds in bc (under the build lock). */
+static int engines_list(cudnn_state *s, build_ctx *bc, case_state *cs, const af_case *c, char (*names)[AF_NAME_MAX],
+                        int cap, char *why, size_t why_cap) {
+    int n = 0;
+    char w[768];
+    int f0 = resolve(s, bc, cs, G_FWD, NULL, why, why_cap);
+    if (f0 < 0) return -1;
+    int b0 = -1;
+    if (c->backward && (b0 = resolve(s, bc, cs, G_BWD, NULL, w, sizeof w)) < 0) {
+        /* no nondeterministic bwd: fall back to the deterministic graph's default */
+        int bd = resolve(s, bc, cs, G_BWD_DET, NULL, w, sizeof w);
+        if (bd < 0) {
+            snprintf(why, why_cap, "%s", w);
+            return -1;
+        }
+    }
+    int bdef_k = b0 >= 0 ? G_BWD : G_BWD_DET;
+    int bdef = b0 >= 0 ? b0 : resolve(s, bc, cs, G_BWD_DET, NULL, w, sizeof w);
+    /* every forward config (composite, then unified) with the default backward */
+    for (int k = G_FWD; k <= G_FWD_UNIFIED; k++) {
+        if (get_configs(s, bc, cs, k, true, w, sizeof w) < 0) continue;
+        for (int i = 0; i < cs->n_cfg[k] && n < cap; i++)
+            if (get_plan(s, bc, cs, k, i)->ok) full_name(cs, c->backward, k, i, bdef_k, bdef, names[n++], AF_NAME_MAX);
+    }
+    /* every backward config (both graph shapes) with the default forward */
+    if (c->backward) {
+        for (int k = G_BWD; k <= G_BWD_DET; k++) {
+            if (get_configs(s, bc, cs, k, true, w, sizeof w) < 0) continue;
+            for (int i = 0; i < cs->n_cfg[k] && n < cap; i++) {
+                if (k == bdef_k && i == bdef) continue; /* already listed with every forward */
+                if (get_plan(s, bc, cs, k, i)->ok) full_name(cs, true, G_FWD, f0, k, i, names[n++], AF_NAME_MAX);
+            }
+        }
+    }
+    return n;
+}
+
 static int cudnn_engines(af_backend *be, const af_case *c, char (*names)[AF_NAME_MAX], int cap, char *why,
                          size_t why_cap) {
     cudnn_state *s = be->state;
@@ -601,37 +695,12 @@ static int cudnn_engines(af_backend *be, const af_case *c, char (*names)[AF_NAME
     af_case padded;
     case_state *cs = get_case_state(s, serving_case(s, c, &padded), why, why_cap);
     if (!cs) return -1;
-    int n = 0;
-    char w[768];
-    int f0 = resolve(s, cs, G_FWD, NULL, why, why_cap);
-    if (f0 < 0) return -1;
-    int b0 = -1;
-    if (c->backward && (b0 = resolve(s, cs, G_BWD, NULL, w, sizeof w)) < 0) {
-        /* no nondeterministic bwd: fall back to the deterministic graph's default */
-        int bd = resolve(s, cs, G_BWD_DET, NULL, w, sizeof w);
-        if (bd < 0) {
-            snprintf(why, why_cap, "%s", w);
-            return -1;
-        }
-    }
-    int bdef_k = b0 >= 0 ? G_BWD : G_BWD_DET;
-    int bdef = b0 >= 0 ? b0 : resolve(s, cs, G_BWD_DET, NULL, w, sizeof w);
-    /* every forward config (composite, then unified) with the default backward */
-    for (int k = G_FWD; k <= G_FWD_UNIFIED; k++) {
-        if (get_configs(s, cs, k, true, w, sizeof w) < 0) continue;
-        for (int i = 0; i < cs->n_cfg[k] && n < cap; i++)
-            if (get_plan(s, cs, k, i)->ok) full_name(cs, c->backward, k, i, bdef_k, bdef, names[n++], AF_NAME_MAX);
-    }
-    /* every backward config (both graph shapes) with the default forward */
-    if (c->backward) {
-        for (int k = G_BWD; k <= G_BWD_DET; k++) {
-            if (get_configs(s, cs, k, true, w, sizeof w) < 0) continue;
-            for (int i = 0; i < cs->n_cfg[k] && n < cap; i++) {
-                if (k == bdef_k && i == bdef) continue; /* already listed with every forward */
-                if (get_plan(s, cs, k, i)->ok) full_name(cs, true, G_FWD, f0, k, i, names[n++], AF_NAME_MAX);
-            }
-        }
-    }
+    ahead_take(s, cs);
+    build_ctx bc = {.handle = s->handle};
+    af_cudnn_ahead_build_lock(&s->ahead);
+    int n = engines_list(s, &bc, cs, c, names, cap, why, why_cap);
+    af_cudnn_ahead_build_unlock(&s->ahead);
+    builds_add(s, &bc);
     return n;
 }
 
@@ -822,13 +891,16 @@ static af_run_status run_graphs(cudnn_state *s, const af_case *c, const af_case 
     *oom = false;
     case_state *cs = get_case_state(s, c, why, cap);
     if (!cs) return AF_RUN_DECLINED;
+    ahead_take(s, cs);
     int fk, bk;
     char fname[AF_NAME_MAX], bname[AF_NAME_MAX];
     if (parse_engine(engine, c->backward, &fk, fname, &bk, bname, why, cap)) return AF_RUN_DECLINED;
-    int fi = resolve(s, cs, fk, fname, why, cap);
-    if (fi < 0) return AF_RUN_DECLINED;
+    af_cudnn_ahead_build_lock(&s->ahead);
+    int fi = resolve(s, &s->run_bc, cs, fk, fname, why, cap);
     int bi = -1;
-    if (c->backward && (bi = resolve(s, cs, bk, bname, why, cap)) < 0) return AF_RUN_DECLINED;
+    if (fi >= 0 && c->backward) bi = resolve(s, &s->run_bc, cs, bk, bname, why, cap);
+    af_cudnn_ahead_build_unlock(&s->ahead);
+    if (fi < 0 || (c->backward && bi < 0)) return AF_RUN_DECLINED;
     af_cg *fg = cs->graph[fk], *bg = c->backward ? cs->graph[bk] : NULL;
     const af_cudnn_plan *fp = &cs->plans[fk][fi].plan, *bp = c->backward ? &cs->plans[bk][bi].plan : NULL;
     full_name(cs, c->backward, fk, fi, bk, bi, info->engine, sizeof info->engine);
@@ -982,9 +1054,10 @@ static af_run_status cudnn_run_mode(af_backend *be, const af_case *c, const char
     info->plan[0] = 0;
     info->build_seconds = 0;
     s->have_amax = s->have_bwd_amax = false;
-    s->run_build_s = 0;
-    s->run_built = false;
+    memset(&s->run_bc, 0, sizeof s->run_bc);
+    s->run_waited = 0;
     if (ensure_init(s, why, cap)) return AF_RUN_DECLINED;
+    s->run_bc.handle = s->handle;
     af_case *padded = malloc(sizeof *padded);
     af_tensors *staged = NULL;
     if (!padded) {
@@ -1023,13 +1096,13 @@ static af_run_status cudnn_run_mode(af_backend *be, const af_case *c, const char
         free(staged);
     }
     free(padded);
-    info->build_seconds = s->run_build_s;
-    s->totals.build_seconds += s->run_build_s;
-    if (s->run_built)
+    info->build_seconds = s->run_bc.seconds + s->run_waited;
+    builds_add(s, &s->run_bc);
+    if (s->run_bc.built)
         s->totals.plan_cache_misses++;
     else
         s->totals.plan_cache_hits++;
-    info->plan_cache = s->run_built ? AF_PLAN_CACHE_MISS : AF_PLAN_CACHE_HIT;
+    info->plan_cache = s->run_bc.built ? AF_PLAN_CACHE_MISS : AF_PLAN_CACHE_HIT;
     info->seconds = af_clock_mono() - t0;
     return st;
 }
@@ -1056,6 +1129,54 @@ static af_run_status cudnn_backward_given(af_backend *be, const af_case *c, cons
     return cudnn_run_mode(be, c, engine, t, info, true, why, cap);
 }
 
+/* The job of a build ahead, on the builder's thread: what a run of the case with the
+ * job's engine resolves first (run_graphs), the same calls, so the run finds it built. */
+static void ahead_run(af_ahead_job *job, cudnnHandle_t handle) {
+    ahead_build *ab = (ahead_build *)job;
+    char why[1024];
+    memset(&ab->bc, 0, sizeof ab->bc);
+    ab->bc.handle = handle;
+    if (resolve(ab->s, &ab->bc, ab->cs, ab->fk, ab->fname, why, sizeof why) >= 0 && ab->backward)
+        resolve(ab->s, &ab->bc, ab->cs, ab->bk, ab->bname, why, sizeof why);
+}
+
+/* Start building what a run of c with engine needs, on the builder's thread (started at
+ * the first call). Nothing when the mode is off, the builder cannot start, the engine is
+ * not one config per pass, or the case's graphs are built or being built already; a
+ * refusal is left for the run to report. */
+static void cudnn_prepare(af_backend *be, const af_case *c, const char *engine) {
+    cudnn_state *s = be->state;
+    char why[1024];
+    if (!s->ahead_on || ensure_init(s, why, sizeof why)) return;
+    if (!s->ahead_tried) {
+        s->ahead_tried = true;
+        if (af_cudnn_ahead_start(&s->ahead, s->api, why, sizeof why))
+            fprintf(stderr, "attnfuzz: %s; builds stay on the calling thread\n", why);
+    }
+    if (!s->ahead.started) return;
+    int fk, bk;
+    char fname[AF_NAME_MAX], bname[AF_NAME_MAX];
+    if (parse_engine(engine, c->backward, &fk, fname, &bk, bname, why, sizeof why)) return;
+    af_case *padded = malloc(sizeof *padded);
+    if (!padded) return;
+    case_state *cs = get_case_state(s, serving_case(s, c, padded), why, sizeof why);
+    free(padded);
+    if (!cs || cs->ahead.submitted) return;
+    /* built before (a case of the same graph): nothing to do ahead */
+    if (cs->built[fk] && (!c->backward || cs->built[bk])) return;
+    ahead_build *ab = &cs->ahead;
+    ab->job.fn = ahead_run;
+    ab->s = s;
+    ab->cs = cs;
+    ab->backward = c->backward;
+    ab->fk = fk;
+    ab->bk = bk;
+    snprintf(ab->fname, sizeof ab->fname, "%s", fname);
+    snprintf(ab->bname, sizeof ab->bname, "%s", bname);
+    ab->submitted = true;
+    af_cudnn_ahead_submit(&s->ahead, &ab->job);
+}
+
 static void cudnn_counters(af_backend *be, af_backend_counters *out) {
     const cudnn_state *s = be->state;
     *out = s->totals;
@@ -1064,6 +1185,7 @@ static void cudnn_counters(af_backend *be, af_backend_counters *out) {
 static void cudnn_destroy(af_backend *be) {
     cudnn_state *s = be->state;
     if (s) {
+        af_cudnn_ahead_stop(&s->ahead); /* the job running finishes, the queued ones are dropped */
         for (int i = 0; i < s->cache_cap; i++) case_state_free(s, s->cache[i]);
         free(s->cache);
         for (int i = 0; i < s->n_kcache; i++) s->api->BackendDestroyDescriptor(s->kcache[i].kc); /* after their plans */
@@ -1090,6 +1212,8 @@ af_backend *af_backend_cudnn_new(void) {
     s->cache_cap = (int)cache_cap;
     s->reuse = env_long(AF_CFG_CUDNN_PLAN_REUSE, 1) != 0;
     s->kernel_cache = env_long(AF_CFG_CUDNN_KERNEL_CACHE, 0) != 0;
+    /* the kernel-cache mode shares its caches across graphs: its builds stay on one thread */
+    s->ahead_on = env_long(AF_CFG_CUDNN_BUILD_AHEAD, 1) != 0 && !s->kernel_cache;
     const char *form = af_config_get(AF_CFG_CUDNN_SOFTCAP);
     s->softcap_form = !form || !strcmp(form, "tanh") ? 0 : !strcmp(form, "exp") ? 1 : -1;
     const char *bias_row = af_config_get(AF_CFG_CUDNN_BIAS_ROW);
@@ -1112,6 +1236,7 @@ af_backend *af_backend_cudnn_new(void) {
     be->backward_given = cudnn_backward_given;
     be->destroy = cudnn_destroy;
     be->counters = cudnn_counters;
+    be->prepare = cudnn_prepare;
     return be;
 }
 
@@ -1170,6 +1295,9 @@ int af_cudnn_engines_report(af_backend *be, const af_case *c, FILE *out, char *w
         fprintf(out, "declined: %s\n", why);
         return 0;
     }
+    ahead_take(s, cs);
+    build_ctx bc = {.handle = s->handle};
+    af_cudnn_ahead_build_lock(&s->ahead);
     if (cs->desc.workaround_padding)
         fprintf(out,
                 "# note: padding mask added to the backward (cuDNN <= 9.15.0 with s_kv %% 128 != 0, as FE does)\n");
@@ -1177,7 +1305,7 @@ int af_cudnn_engines_report(af_backend *be, const af_case *c, FILE *out, char *w
         if (!c->backward && k >= G_BWD) break;
         char w[1024];
         fprintf(out, "\n%s:\n", graph_names[k]);
-        if (get_configs(s, cs, k, true, w, sizeof w) < 0) {
+        if (get_configs(s, &bc, cs, k, true, w, sizeof w) < 0) {
             fprintf(out, "  declined: %s\n", w);
             continue;
         }
@@ -1186,7 +1314,7 @@ int af_cudnn_engines_report(af_backend *be, const af_case *c, FILE *out, char *w
             char name[AF_NAME_MAX], src[64];
             af_cudnn_cfg_name(&cs->cfg[k][i].id, name, sizeof name);
             report_sources(&cs->cfg[k][i], src, sizeof src);
-            plan_slot *ps = get_plan(s, cs, k, i);
+            plan_slot *ps = get_plan(s, &bc, cs, k, i);
             if (!ps->ok) {
                 fprintf(out, "  %s%-24s [%s] declined: %s\n", graph_prefix[k], name, src, ps->why);
                 continue;
@@ -1199,6 +1327,8 @@ int af_cudnn_engines_report(af_backend *be, const af_case *c, FILE *out, char *w
                     nondet ? " (nondeterministic)" : "");
         }
     }
+    af_cudnn_ahead_build_unlock(&s->ahead);
+    builds_add(s, &bc);
     return 0;
 }
 

@@ -1,0 +1,174 @@
+/* test_cudnn_ahead.c — the cudnn backend's builds ahead (prepare, cudnn_ahead.h) on a GPU.
+ *
+ * For each case, a backend with the builds ahead and one without (ATTNFUZZ_CUDNN_BUILD_AHEAD
+ * = 0) run it with the default engine: the same engine config serves both, O and LSE are
+ * equal bit for bit and the gradients within the backward's own run-to-run spread (its
+ * dQ accumulates with atomics); prepare built everything the run needed (the run itself
+ * built nothing, the counters' ahead seconds grew); a second prepare and run of the case
+ * builds nothing at all (a cache hit). Then a pending build evicted by another case's
+ * (ATTNFUZZ_CUDNN_PLAN_CACHE = 1) and a backend destroyed with builds still queued.
+ * Without a GPU or cuDNN it prints SKIP and exits 77.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/backend.h"
+#include "backends/cudnn/cudnn_backend.h"
+#include "model/gen.h"
+#include "util/check.h"
+
+static const char *const cases[] = {
+    "dtype = fp16\nbatch = 2\nheads_q = 4\nheads_kv = 2\nseqlen_q = 64\nseqlen_kv = 96\nhead_dim_qk = 64\n"
+    "head_dim_v = 64\nmask = causal\nbackward = yes\nseed = 1\n",
+    "dtype = bf16\nbatch = 1\nheads_q = 4\nheads_kv = 4\nseqlen_q = 100\nseqlen_kv = 160\nhead_dim_qk = 64\n"
+    "head_dim_v = 64\nmask = causal\nalign = bottom_right\nwindow = 20,0\nbackward = yes\nseed = 2\n",
+    "dtype = bf16\nbatch = 2\nheads_q = 8\nheads_kv = 1\nseqlen_q = 1300\nseqlen_kv = 2100\nhead_dim_qk = 128\n"
+    "head_dim_v = 128\nlayout = bhsd\nbackward = yes\nseed = 3\n",
+    "dtype = fp16\nbatch = 3\nheads_q = 4\nheads_kv = 2\nseqlen_q = 64\nseqlen_kv = 96\nseqlens_q = 10,64,33\n"
+    "seqlens_kv = 50,96,7\nhead_dim_qk = 64\nhead_dim_v = 64\nmask = padding\nbackward = yes\nseed = 5\n",
+    "dtype = bf16\nbatch = 3\nheads_q = 4\nheads_kv = 4\nseqlen_q = 64\nseqlen_kv = 64\nseqlens_q = 17,64,40\n"
+    "seqlens_kv = 17,64,40\nhead_dim_qk = 64\nhead_dim_v = 64\nlayout = thd\nthd_gap = 3\nmask = padding_causal\n"
+    "backward = yes\nseed = 6\n",
+    "dtype = fp16\nbatch = 2\nheads_q = 4\nheads_kv = 2\nseqlen_q = 32\nseqlen_kv = 192\nseqlens_q = 32,5\n"
+    "seqlens_kv = 192,77\nhead_dim_qk = 64\nhead_dim_v = 64\npage_size = 32\nmask = padding\nseed = 7\n",
+};
+#define N_CASES (int)(sizeof cases / sizeof cases[0])
+
+typedef struct {
+    af_case c;
+    af_tensors t; /* the generated inputs, outputs poisoned */
+} fixture;
+
+static void fixture_make(fixture *f, int i) {
+    af_error err;
+    char why[512];
+    CHECK_MSG(af_case_parse(cases[i], "test_cudnn_ahead", &f->c, &err) == 0, "case %d: %s: %s", i, err.field,
+              err.message);
+    af_inputs in;
+    CHECK_MSG(af_tensors_alloc(&f->t, &f->c, why, sizeof why) == 0, "%s", why);
+    CHECK(af_inputs_alloc(&in, &f->c) == 0);
+    CHECK(af_inputs_generate(&f->c, &f->t, &in) == 0);
+    af_inputs_free(&in);
+    af_tensors_poison_outputs(&f->t, &f->c);
+}
+
+/* Run f's case on be (default engine) into out; info gets the run's. */
+static void run_into(af_backend *be, const fixture *f, af_outputs *out, af_run_info *info) {
+    char why[1024];
+    af_tensors w;
+    CHECK_MSG(af_tensors_alloc(&w, &f->c, why, sizeof why) == 0, "%s", why);
+    af_tensors_copy(&w, &f->t);
+    memset(info, 0, sizeof *info);
+    af_run_status st = be->run(be, &f->c, "", &w, info, why, sizeof why);
+    CHECK_MSG(st == AF_RUN_OK, "run: status %d: %s", (int)st, why);
+    CHECK(af_outputs_alloc(out, &f->c) == 0);
+    af_outputs_read(&w, &f->c, out);
+    af_tensors_free(&w);
+}
+
+/* max |a - b| / max |b| over n doubles (0 when both are all zero; NaNs compare by bits). */
+static double rel_diff(const double *a, const double *b, size_t n) {
+    double d = 0, m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(a[i]) || isnan(b[i]) || isinf(a[i]) || isinf(b[i])) {
+            if (memcmp(&a[i], &b[i], sizeof a[i]) != 0) return INFINITY;
+            continue;
+        }
+        d = fmax(d, fabs(a[i] - b[i]));
+        m = fmax(m, fabs(b[i]));
+    }
+    return m > 0 ? d / m : d;
+}
+
+static void compare_outputs(int i, const af_case *c, const af_outputs *a, const af_outputs *b) {
+    size_t o = (size_t)c->batch * c->heads_q * c->seqlen_q * c->head_dim_v;
+    size_t lse = (size_t)c->batch * c->heads_q * c->seqlen_q;
+    CHECK_MSG(memcmp(a->o, b->o, o * sizeof(double)) == 0, "case %d: O differs with the builds ahead", i);
+    CHECK_MSG(memcmp(a->lse, b->lse, lse * sizeof(double)) == 0, "case %d: LSE differs with the builds ahead", i);
+    if (!c->backward) return;
+    size_t dq = (size_t)c->batch * c->heads_q * c->seqlen_q * c->head_dim_qk;
+    size_t dk = (size_t)c->batch * c->heads_kv * c->seqlen_kv * c->head_dim_qk;
+    size_t dv = (size_t)c->batch * c->heads_kv * c->seqlen_kv * c->head_dim_v;
+    double r = fmax(rel_diff(a->dq, b->dq, dq), fmax(rel_diff(a->dk, b->dk, dk), rel_diff(a->dv, b->dv, dv)));
+    printf("case %d: gradients' largest difference %.3g of their maximum\n", i, r);
+    /* the dQ accumulator's atomics reorder sums: a few units of the io dtype at most */
+    CHECK_MSG(r <= 2e-2, "case %d: gradients differ by %.3g of their maximum with the builds ahead", i, r);
+}
+
+static af_backend *backend_with(const char *ahead, const char *cache_cap) {
+    if (ahead) setenv("ATTNFUZZ_CUDNN_BUILD_AHEAD", ahead, 1);
+    if (cache_cap) setenv("ATTNFUZZ_CUDNN_PLAN_CACHE", cache_cap, 1);
+    af_backend *be = af_backend_cudnn_new();
+    unsetenv("ATTNFUZZ_CUDNN_BUILD_AHEAD");
+    unsetenv("ATTNFUZZ_CUDNN_PLAN_CACHE");
+    CHECK(be != NULL);
+    return be;
+}
+
+int main(void) {
+    af_backend *ahead = backend_with(NULL, NULL), *plain = backend_with("0", NULL);
+    char why[512];
+    if (ahead->available(ahead, why, sizeof why) != 0) {
+        printf("SKIP test_cudnn_ahead: %s\n", why);
+        ahead->destroy(ahead);
+        plain->destroy(plain);
+        return CHECK_SKIP_CODE;
+    }
+    CHECK_MSG(ahead->prepare != NULL, "the cudnn backend offers no prepare");
+    static fixture fx[N_CASES];
+    for (int i = 0; i < N_CASES; i++) fixture_make(&fx[i], i);
+    for (int i = 0; i < N_CASES; i++) {
+        af_outputs a, b;
+        af_run_info ia, ib;
+        run_into(plain, &fx[i], &b, &ib);
+        af_backend_counters before, after;
+        ahead->counters(ahead, &before);
+        ahead->prepare(ahead, &fx[i].c, "");
+        run_into(ahead, &fx[i], &a, &ia);
+        ahead->counters(ahead, &after);
+        double built = after.build_seconds - before.build_seconds;
+        double built_ahead = after.build_ahead_seconds - before.build_ahead_seconds;
+        printf("case %d: engine %s (without: %s), built ahead %.1f ms of %.1f ms, run waited %.1f ms\n", i, ia.engine,
+               ib.engine, 1e3 * built_ahead, 1e3 * built, 1e3 * (after.build_wait_seconds - before.build_wait_seconds));
+        CHECK_MSG(strcmp(ia.engine, ib.engine) == 0, "case %d: engine %s with the builds ahead, %s without", i,
+                  ia.engine, ib.engine);
+        CHECK_MSG(built_ahead > 0, "case %d: nothing was built ahead", i);
+        CHECK_MSG(built - built_ahead < 1e-9, "case %d: the run built %.3f ms itself after prepare", i,
+                  1e3 * (built - built_ahead));
+        compare_outputs(i, &fx[i].c, &a, &b);
+        af_outputs_free(&a);
+        /* again: built already, so prepare queues nothing and the run is a cache hit */
+        ahead->counters(ahead, &before);
+        ahead->prepare(ahead, &fx[i].c, "");
+        run_into(ahead, &fx[i], &a, &ia);
+        ahead->counters(ahead, &after);
+        CHECK_MSG(ia.plan_cache == AF_PLAN_CACHE_HIT && after.build_seconds == before.build_seconds,
+                  "case %d: built again on its second run", i);
+        compare_outputs(i, &fx[i].c, &a, &b);
+        af_outputs_free(&a);
+        af_outputs_free(&b);
+    }
+    /* one graph kept: the second prepare evicts the first case's pending build (it waits
+     * for it), and the first case still runs right on a graph of its own */
+    af_backend *one = backend_with(NULL, "1");
+    one->prepare(one, &fx[0].c, "");
+    one->prepare(one, &fx[2].c, "");
+    af_outputs a, b;
+    af_run_info ia, ib;
+    run_into(one, &fx[0], &a, &ia);
+    run_into(plain, &fx[0], &b, &ib);
+    compare_outputs(0, &fx[0].c, &a, &b);
+    af_outputs_free(&a);
+    af_outputs_free(&b);
+    one->destroy(one);
+    /* destroyed with builds queued: the running one finishes, the rest are dropped */
+    af_backend *gone = backend_with(NULL, NULL);
+    for (int i = 0; i < N_CASES; i++) gone->prepare(gone, &fx[i].c, "");
+    gone->destroy(gone);
+    for (int i = 0; i < N_CASES; i++) af_tensors_free(&fx[i].t);
+    ahead->destroy(ahead);
+    plain->destroy(plain);
+    CHECK_DONE("test_cudnn_ahead");
+}
