@@ -298,6 +298,12 @@ void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const a
     if (s->backend->prepare && strcmp(engine, "all") != 0) {
         af_stage_mark_backend_enter(s->backend->mark);
         s->backend->prepare(s->backend, c, engine);
+        if (s->runner.probes) { /* and what the probes' own cases will need, after it */
+            af_case *variants = malloc(AF_PROBE_VARIANT_CASES * sizeof *variants);
+            int n = variants ? af_probes_variant_cases(&s->runner.probe_opts, c, variants, AF_PROBE_VARIANT_CASES) : 0;
+            for (int i = 0; i < n; i++) s->backend->prepare(s->backend, &variants[i], engine);
+            free(variants);
+        }
         af_stage_mark_backend_leave(s->backend->mark);
     }
     af_prepared p;

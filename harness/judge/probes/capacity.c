@@ -178,14 +178,24 @@ static void compare(const probe_ctx *x, const af_tensors *a, const af_tensors *b
     }
 }
 
+/* Why the probe skips c ("" = it runs), from the case alone. */
+static const char *capacity_skip(const af_case *c) {
+    if (af_dtype_is_fp8(c->dtype) || c->kv_dtype != AF_KV_SAME)
+        return "capacity: skipped (fp8 scales are per tensor, over the maximum shape)";
+    if (c->bias != AF_BIAS_NONE || c->dlse || c->dropout_p != 0.0)
+        return "capacity: skipped (bias, dLSE and dropout are generated over the maximum shape)";
+    return "";
+}
+
+int probe_capacity_cases(const af_case *c, af_case *out, int cap) {
+    return cap >= 1 && !capacity_skip(c)[0] && capacity_case(c, out) == 0 ? 1 : 0;
+}
+
 void probe_capacity(probe_ctx *x) {
     const af_case *c = x->c;
-    if (af_dtype_is_fp8(c->dtype) || c->kv_dtype != AF_KV_SAME) {
-        probe_note(x, "%s", "capacity: skipped (fp8 scales are per tensor, over the maximum shape)");
-        return;
-    }
-    if (c->bias != AF_BIAS_NONE || c->dlse || c->dropout_p != 0.0) {
-        probe_note(x, "%s", "capacity: skipped (bias, dLSE and dropout are generated over the maximum shape)");
+    const char *skip = capacity_skip(c);
+    if (skip[0]) {
+        probe_note(x, "%s", skip);
         return;
     }
     af_case cc;

@@ -165,9 +165,14 @@ void probe_convention(probe_ctx *x);
 void probe_batch(probe_ctx *x);
 void probe_stale(probe_ctx *x);
 void probe_capacity(probe_ctx *x);
+/* The case the capacity probe runs for c (its larger allocation), when it runs one: 1
+ * with out[0], else 0 (cap >= 1). */
+int probe_capacity_cases(const af_case *c, af_case *out, int cap);
 void probe_visibility(probe_ctx *x, af_leak_matrix *lm);
 void probe_inclusion(probe_ctx *x);
 void probe_feature(probe_ctx *x);
+/* The toggled cases the feature probe runs for c, in its order (at most cap). */
+int probe_feature_cases(const af_probe_opts *o, const af_case *c, af_case *out, int cap);
 void probe_scales(probe_ctx *x);
 void probe_dropout(probe_ctx *x);
 void probe_history(probe_ctx *x);

@@ -139,6 +139,13 @@ static int feature_rows(const probe_ctx *x, const af_case *tc, bool scores_chang
     return n;
 }
 
+int probe_feature_cases(const af_probe_opts *o, const af_case *c, af_case *out, int cap) {
+    toggle tg[14];
+    int nt = make_toggles(c, tg), n = 0;
+    for (int k = 0; k < nt && k < o->feature_runs && n < cap; k++) out[n++] = tg[k].toggled;
+    return n;
+}
+
 void probe_feature(probe_ctx *x) {
     const af_case *c = x->c;
     toggle tg[14]; /* 5 score features, 5 mask features, causal, window, scale, alignment */

@@ -24,6 +24,13 @@ void af_probe_opts_default(af_probe_opts *o) {
     o->keys_per_set = 8;
 }
 
+int af_probes_variant_cases(const af_probe_opts *o, const af_case *c, af_case *out, int cap) {
+    int n = 0;
+    if (o->capacity) n += probe_capacity_cases(c, out + n, cap - n);
+    if (o->feature) n += probe_feature_cases(o, c, out + n, cap - n);
+    return n;
+}
+
 void af_leak_matrix_free(af_leak_matrix *m) {
     if (!m) return;
     free(m->cells);

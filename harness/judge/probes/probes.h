@@ -121,6 +121,13 @@ typedef struct {
 
 void af_probe_opts_default(af_probe_opts *o);
 
+/* The other cases the enabled probes will run for c, as far as c alone decides them (the
+ * capacity probe's larger allocation, the feature probe's toggles), at most cap into out;
+ * returns the count. For a backend's prepare (backends/backend.h): what these runs need
+ * can be built while the case is judged. */
+#define AF_PROBE_VARIANT_CASES 8
+int af_probes_variant_cases(const af_probe_opts *o, const af_case *c, af_case *out, int cap);
+
 /* Which hidden input set moved which output row, for reports (drawn as a PNG by
  * triage). Row r, column k: cells[r * cols + k]
  *   bit 0 (AF_LEAK_CHANGED): some element of the row changed in the run of set k
