@@ -17,6 +17,7 @@ int main(void) {
 }
 #else
 
+#include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -46,12 +47,12 @@ typedef struct {
     int id;
     cudnnHandle_t seen;
     int order;         /* position in which it ran */
-    volatile int hold; /* the job spins until the test clears it */
-    volatile int running;
+    atomic_int hold; /* the job spins until the test clears it */
+    atomic_int running;
 } test_job;
 
 static int ran_count;
-static volatile int in_build; /* a job is inside its fn */
+static atomic_int in_build; /* a job is inside its fn */
 
 static void job_fn(af_ahead_job *job, cudnnHandle_t handle) {
     test_job *t = (test_job *)job;
