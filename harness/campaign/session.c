@@ -304,6 +304,9 @@ void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const a
             for (int i = 0; i < n; i++) s->backend->prepare(s->backend, &variants[i], engine);
             free(variants);
         }
+        const af_case *next = s->next_hint; /* and the case after this one, last */
+        const char *next_engine = next ? (s->engine[0] ? s->engine : next->engine) : "all";
+        if (strcmp(next_engine, "all") != 0) s->backend->prepare(s->backend, next, next_engine);
         af_stage_mark_backend_leave(s->backend->mark);
     }
     af_prepared p;

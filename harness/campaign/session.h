@@ -67,6 +67,11 @@ typedef struct {
     /* the caller's name for the case about to run (run: its path), for on_verdict; set
      * before each case, it travels with the case to a persistent worker */
     char verdict_label[1024];
+    /* the case expected after the one about to run on this session (NULL = unknown; set
+     * before each case, not owned): af_session_run announces it to the backend's prepare
+     * after the case's own (backends/backend.h), so its builds start while this case is
+     * judged; it travels with the case to a persistent worker */
+    const af_case *next_hint;
     /* campaign --gpus (campaign/gpus.h; not owned, set after open; NULL = none): every
      * forked run sets CUDA_VISIBLE_DEVICES to one entry before anything else, and device
      * holds it in that process ("" = the variable as inherited); verdicts stored there

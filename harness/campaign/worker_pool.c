@@ -26,6 +26,8 @@ typedef struct {
     int deadline_s;   /* the worker's alarm(); 0 = none */
     int mark;         /* the case's mark in the session's shared marks, -1 = none */
     char label[1024]; /* the session's verdict_label for this case */
+    af_case next;     /* the session's next_hint, when has_next */
+    int has_next;
 } pool_request;
 
 /* ---- the worker ------------------------------------------------------------------ */
@@ -51,6 +53,7 @@ static void worker_main(af_session *s, int fd) {
     while (read_full(fd, &req, sizeof req)) {
         memcpy(s->verdict_label, req.label, sizeof s->verdict_label);
         af_session_use_mark(s, req.mark);
+        s->next_hint = req.has_next ? &req.next : NULL;
         if (req.deadline_s > 0) alarm((unsigned)req.deadline_s);
         af_session_run(s, &req.c, (af_store_mode)req.mode, req.has_original ? &req.original : NULL, &r);
         alarm(0);
@@ -239,6 +242,8 @@ int af_pool_start(af_session *s, af_child *slot, const af_case *c, af_store_mode
         req->mode = (int)mode;
         req->deadline_s = deadline_s;
         req->mark = slot->mark;
+        if (s->next_hint) req->next = *s->next_hint;
+        req->has_next = s->next_hint != NULL;
         if (!send_request(p, w, req)) {
             err = errno;
             w = NULL;

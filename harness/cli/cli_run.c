@@ -294,8 +294,8 @@ static int case_deadline(const run_opts *o, const af_session *s, const af_case *
 }
 
 /* One case of `run`: load, pick its backend, run it (isolated unless --in-process). */
-static void run_one(const run_opts *o, const char *path, run_session *cache, int *n_sessions, af_session_result *r,
-                    af_run_tally *out) {
+static void run_one(const run_opts *o, const char *path, const char *next_path, run_session *cache, int *n_sessions,
+                    af_session_result *r, af_run_tally *out) {
     af_case c;
     int rc = af_cli_load_case("attnfuzz run", path, &c);
     const char *bname = NULL;
@@ -325,11 +325,22 @@ static void run_one(const run_opts *o, const char *path, run_session *cache, int
     run_reporting rep = {o, &rs->s};
     snprintf(rs->s.verdict_label, sizeof rs->s.verdict_label, "%s", path);
     rs->s.on_verdict_user = &rep;
+    /* the next file's case, when it loads and runs on the same backend: its builds may
+     * start while this one is judged (errors are its own turn's to report) */
+    af_case *next = next_path ? malloc(sizeof *next) : NULL;
+    af_error next_err;
+    if (next && (af_case_load(next_path, next, &next_err) != 0 || (!o->backend && strcmp(next->backend, c.backend)))) {
+        free(next);
+        next = NULL;
+    }
+    rs->s.next_hint = next;
     if (rs->in_process)
         af_session_run(&rs->s, &c, AF_STORE_NONE, NULL, r);
     else
         af_session_run_isolated(&rs->s, &c, AF_STORE_NONE, NULL, case_deadline(o, &rs->s, &c), r);
     rs->s.on_verdict_user = NULL;
+    rs->s.next_hint = NULL;
+    free(next);
     if (r->status == AF_CASE_NOT_RUN) fprintf(stderr, "attnfuzz run: %s: %s\n", path, r->why);
     if (r->status == AF_CASE_CRASHED || r->status == AF_CASE_HUNG)
         report(o, path, &r->verdict); /* the child died before it could say */
@@ -405,7 +416,7 @@ int af_cli_run(int argc, char **argv) {
         n = 0;
     }
     int n_sessions = 0;
-    for (int i = 0; i < n; i++) run_one(&o, paths[i], cache, &n_sessions, r, &out);
+    for (int i = 0; i < n; i++) run_one(&o, paths[i], i + 1 < n ? paths[i + 1] : NULL, cache, &n_sessions, r, &out);
     if (n > 0) af_run_tally_print(&out, stderr);
     for (int i = 0; i < n_sessions; i++)
         if (cache[i].open_rc == 0) af_session_close(&cache[i].s);

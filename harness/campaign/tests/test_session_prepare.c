@@ -4,7 +4,8 @@
  * toggles), before the inputs and the oracle are made. A recording backend over the cpu
  * backend checks the order, that every case announced is one the probes then really run
  * (the listing follows the probes' own choices), that a case with a bias announces no
- * capacity case (that probe skips it), and that engine "all" announces nothing.
+ * capacity case (that probe skips it), that engine "all" announces nothing, and that
+ * the session's next case (next_hint) comes last.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +63,7 @@ static void one_case(af_session *s, const char *text, const char *engine, int wa
     bool capacity = false;
     for (int i = 1; i < n_prepared; i++) {
         CHECK_MSG(!af_case_equal(&prepared[i], &c), "announcement %d is the case itself", i);
+        if (s->next_hint && i == n_prepared - 1) continue; /* the next case: not run now */
         CHECK_MSG(was_run(&prepared[i]), "announced case %d (s_q %d s_kv %d softcap %g) was never run", i,
                   prepared[i].seqlen_q, prepared[i].seqlen_kv, prepared[i].softcap);
         capacity |= prepared[i].seqlen_q > c.seqlen_q;
@@ -104,6 +106,20 @@ int main(void) {
              "dtype = fp16\nbatch = 1\nheads_q = 2\nheads_kv = 1\nseqlen_q = 16\nseqlen_kv = 48\nhead_dim_qk = 32\n"
              "head_dim_v = 32\nseed = 5\n",
              "all", 0, false);
+    /* the next case (next_hint): announced last, after the case and its probes' cases */
+    af_case next;
+    af_error err;
+    CHECK(af_case_parse("dtype = bf16\nbatch = 1\nheads_q = 2\nheads_kv = 2\nseqlen_q = 72\nseqlen_kv = 72\n"
+                        "head_dim_qk = 64\nhead_dim_v = 64\nseed = 6\n",
+                        "next", &next, &err) == 0);
+    s.next_hint = &next;
+    one_case(&s,
+             "dtype = fp16\nbatch = 1\nheads_q = 2\nheads_kv = 1\nseqlen_q = 16\nseqlen_kv = 48\nhead_dim_qk = 32\n"
+             "head_dim_v = 32\nseed = 5\n",
+             "", 3, true);
+    CHECK_MSG(af_case_equal(&prepared[n_prepared - 1], &next), "the next case is not announced last");
+    CHECK_MSG(!was_run(&next), "the next case was run");
+    s.next_hint = NULL;
     af_session_close(&s);
     inner->destroy(inner);
     CHECK_DONE("test_session_prepare");
