@@ -124,6 +124,13 @@ static void cpw_counters(af_backend *be, af_backend_counters *out) {
     in->counters(in, out);
 }
 
+/* cp 1: the inner backend runs the case itself, so it may prepare it; cp > 1 runs the
+ * ranks' own cases (cp_plan.h), not announced here */
+static void cpw_prepare(af_backend *be, const af_case *c, const char *engine) {
+    af_backend *in = inner_of(be);
+    if (c->cp_size <= 1) in->prepare(in, c, engine);
+}
+
 static af_backend *wrap(af_backend *inner, bool owns, af_cp_plant plant, const char *name);
 
 static af_backend *cpw_fresh(af_backend *be, char *why, size_t cap) {
@@ -170,6 +177,7 @@ static af_backend *wrap(af_backend *inner, bool owns, af_cp_plant plant, const c
     be->counters = inner->counters ? cpw_counters : NULL;
     be->destroy = cpw_destroy;
     be->fresh = inner->fresh ? cpw_fresh : NULL;
+    be->prepare = inner->prepare ? cpw_prepare : NULL;
     return be;
 }
 

@@ -5,12 +5,14 @@
  * backend checks the order, that every case announced is one the probes then really run
  * (the listing follows the probes' own choices), that a case with a bias announces no
  * capacity case (that probe skips it), that engine "all" announces nothing, and that
- * the session's next case (next_hint) comes last.
+ * the session's next case (next_hint) comes last. The backend is wrapped for context
+ * parallelism as the registry wraps every backend.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/cp/cp.h"
 #include "campaign/session.h"
 #include "util/check.h"
 
@@ -80,11 +82,15 @@ int main(void) {
     rec.prepare = rec_prepare;
     rec.destroy = NULL;
     rec.fresh = NULL;
+    /* as the registry hands it out: wrapped for context parallelism (cp.h), which must pass
+     * prepare on for cp 1 cases */
+    af_backend *wrapped = af_cp_wrap(&rec);
+    CHECK(wrapped != NULL && wrapped->prepare != NULL);
     af_session s;
     char why[512];
-    CHECK_MSG(
-        af_session_open_ex(&s, NULL, &rec, "", "", AF_SESSION_INPROCESS | AF_SESSION_NO_LIMITS, why, sizeof why) == 0,
-        "%s", why);
+    CHECK_MSG(af_session_open_ex(&s, NULL, wrapped, "", "", AF_SESSION_INPROCESS | AF_SESSION_NO_LIMITS, why,
+                                 sizeof why) == 0,
+              "%s", why);
     CHECK(s.runner.probes);
     /* softcap, sinks, causal: the capacity case, then the three toggles the feature probe runs */
     one_case(&s,
@@ -121,6 +127,7 @@ int main(void) {
     CHECK_MSG(!was_run(&next), "the next case was run");
     s.next_hint = NULL;
     af_session_close(&s);
+    wrapped->destroy(wrapped);
     inner->destroy(inner);
     CHECK_DONE("test_session_prepare");
 }
