@@ -3,7 +3,8 @@
 # nothing built ahead in `attnfuzz run` (the CP wrapper did not pass prepare on; fixed).
 # Again: the GPU corpus with and without the builds ahead, the mix one worker
 # ATTNFUZZ_CUDNN_BUILD_AHEAD=0 / 1 twice each (30 s, interleaved), the judge bench (mix only,
-# --jobs 8); then K1's bare script (seed 1, then 2 when time is left).
+# --jobs 8); then K1's bare script (seed 1, then 2, each when fewer than K1_BEFORE_S seconds
+# (440) have passed).
 source ci/device_preamble.sh
 export PYTHONUNBUFFERED=1
 T0=$(date +%s)
@@ -23,11 +24,11 @@ for b in ahead0 ahead1 ahead0b ahead1b; do
   python3 ci/bench/mix_stages.py $R/mix-$b.jsonl >> $S 2>&1
 done
 echo "elapsed before bench: $(($(date +%s) - T0)) s" >> $S
-OUT=$R/bench N=300 MIX_TIME=40 MIX_JOBS="8" LONG_S="" stamp bench bash ci/bench_judge.sh $B > $R/bench.txt 2>&1
+OUT=$R/bench N=600 MIX_TIME=40 MIX_JOBS="8" LONG_S="" stamp bench bash ci/bench_judge.sh $B > $R/bench.txt 2>&1
 grep -vE "^\s*$" $R/bench.txt | grep -vE "^  (probe|checks) " | head -60 >> $S
 rm -rf $R/bench/mix
 for seed in 1 2; do
-  [ $(($(date +%s) - T0)) -lt 440 ] || { echo "K1 bare seed $seed: not run (time)" >> $S; continue; }
+  [ $(($(date +%s) - T0)) -lt ${K1_BEFORE_S:-440} ] || { echo "K1 bare seed $seed: not run (time)" >> $S; continue; }
   [ -f /tmp/fe/env.sh ] || stamp install-fe bash ci/wheels/install.sh /tmp/fe .whl/fe > $R/install-fe.txt 2>&1
   ( . /tmp/fe/env.sh && cd docs/research-scripts && timeout 100 python3 cudnn_kernel_cache_padded.py $seed ) \
     > $R/k1-bare-$seed.txt 2>&1
