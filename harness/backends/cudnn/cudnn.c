@@ -147,6 +147,10 @@ struct case_state {
     af_cudnn_cfg_entry cfg[G_COUNT][MAX_CFG];
     plan_slot plans[G_COUNT][MAX_CFG];
     ahead_build ahead; /* the builder's while its job is pending */
+    /* the default config of each graph plus 1, once resolve found it (0 = not yet): a run
+     * that finds its configs here takes no build lock (the builder may be busy with another
+     * case meanwhile) */
+    int default_plus1[G_COUNT];
 };
 
 struct cudnn_state {
@@ -536,7 +540,10 @@ static int resolve(cudnn_state *s, build_ctx *bc, case_state *cs, int k, const c
             if (i == cs->n_cfg[k] && (cs->listed[k] == LIST_EVERY || get_configs(s, bc, cs, k, true, why, cap) <= i))
                 break;
             plan_slot *ps = get_plan(s, bc, cs, k, i);
-            if (ps->ok) return i;
+            if (ps->ok) {
+                cs->default_plus1[k] = i + 1;
+                return i;
+            }
             if (!first[0]) snprintf(first, sizeof first, "%s", ps->why);
         }
         snprintf(why, cap, "%s: no engine config finalizes (first: %s)", graph_names[k], first);
@@ -895,11 +902,16 @@ static af_run_status run_graphs(cudnn_state *s, const af_case *c, const af_case 
     int fk, bk;
     char fname[AF_NAME_MAX], bname[AF_NAME_MAX];
     if (parse_engine(engine, c->backward, &fk, fname, &bk, bname, why, cap)) return AF_RUN_DECLINED;
-    af_cudnn_ahead_build_lock(&s->ahead);
-    int fi = resolve(s, &s->run_bc, cs, fk, fname, why, cap);
-    int bi = -1;
-    if (fi >= 0 && c->backward) bi = resolve(s, &s->run_bc, cs, bk, bname, why, cap);
-    af_cudnn_ahead_build_unlock(&s->ahead);
+    int fi, bi = -1;
+    if (!fname[0] && cs->default_plus1[fk] && (!c->backward || (!bname[0] && cs->default_plus1[bk]))) {
+        fi = cs->default_plus1[fk] - 1; /* built (here or ahead): nothing to build, no lock */
+        if (c->backward) bi = cs->default_plus1[bk] - 1;
+    } else {
+        af_cudnn_ahead_build_lock(&s->ahead);
+        fi = resolve(s, &s->run_bc, cs, fk, fname, why, cap);
+        if (fi >= 0 && c->backward) bi = resolve(s, &s->run_bc, cs, bk, bname, why, cap);
+        af_cudnn_ahead_build_unlock(&s->ahead);
+    }
     if (fi < 0 || (c->backward && bi < 0)) return AF_RUN_DECLINED;
     af_cg *fg = cs->graph[fk], *bg = c->backward ? cs->graph[bk] : NULL;
     const af_cudnn_plan *fp = &cs->plans[fk][fi].plan, *bp = c->backward ? &cs->plans[bk][bi].plan : NULL;
