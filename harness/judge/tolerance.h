@@ -1,5 +1,6 @@
-/* judge/tolerance.h — the one table of dtype units: one unit in the last place, at
- * magnitude 1, of each storage type the kernels write. Every tolerance of the judge
+/* judge/tolerance.h — the dtype units the judge's tolerances start from: one unit in the
+ * last place, at magnitude 1, of each storage type the kernels write, read from the one
+ * table of storage facts (model/layout.h, af_storage_facts). Every tolerance of the judge
  * that scales with an output's precision starts from it (compare.c's floor, the
  * probes' run-to-run slack and error bounds).
  *

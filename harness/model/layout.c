@@ -51,19 +51,20 @@ const char *af_tensor_name(af_tensor_id t) {
 }
 const char *af_buffer_name(af_buffer_id b) { return buffer_names[b]; }
 
-int af_storage_bytes(af_storage s) {
-    switch (s) {
-        case AF_ST_F16:
-        case AF_ST_BF16:
-            return 2;
-        case AF_ST_E4M3:
-        case AF_ST_E5M2:
-            return 1;
-        case AF_ST_F32:
-            return 4;
-    }
-    return 0;
+/* the one table of storage facts (layout.h), in af_storage's order */
+static const af_storage_facts storage_facts[] = {
+    [AF_ST_F16] = {2, 0x1p-10, 65504.0, 0x1p-14, 0x1p-25},                 /* 10 mantissa bits */
+    [AF_ST_BF16] = {2, 0x1p-7, 3.3895313892515355e38, 0x1p-126, 0x1p-134}, /* 7 */
+    [AF_ST_E4M3] = {1, 0x1p-3, 448.0, 0x1p-6, 0x1p-10},                    /* 3 */
+    [AF_ST_F32] = {4, 0x1p-23, 3.4028234663852886e38, 0x1p-126, 0x1p-150}, /* 23 */
+    [AF_ST_E5M2] = {1, 0x1p-2, 57344.0, 0x1p-14, 0x1p-17},                 /* 2 */
+};
+
+const af_storage_facts *af_storage_facts_of(af_storage s) {
+    return (unsigned)s < sizeof storage_facts / sizeof storage_facts[0] ? &storage_facts[s] : &storage_facts[AF_ST_F32];
 }
+
+int af_storage_bytes(af_storage s) { return af_storage_facts_of(s)->bytes; }
 
 af_storage af_tensor_storage(af_dtype dtype, af_tensor_id t) {
     if (t == AF_T_LSE) return AF_ST_F32;

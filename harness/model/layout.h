@@ -64,9 +64,25 @@ typedef enum {
 typedef enum { AF_ST_F16 = 0, AF_ST_BF16, AF_ST_E4M3, AF_ST_F32, AF_ST_E5M2 } af_storage;
 /* One-byte fp8 storage (E4M3 or E5M2), per-tensor scaled. */
 static inline bool af_storage_is_fp8(af_storage s) { return s == AF_ST_E4M3 || s == AF_ST_E5M2; }
+/* Every fact of a storage type the stages use, one row per type (layout.c, the one
+ * table): its bytes; its unit, one ulp at magnitude 1 (2^-mantissa bits); its largest
+ * finite value; its smallest normal number and half the step of its subnormals (half an
+ * ulp of the smallest subnormal):
+ *   fp16 2 B, 2^-10, 65504, 2^-14, 2^-25   bf16 2 B, 2^-7, 3.39e38, 2^-126, 2^-134
+ *   E4M3 1 B, 2^-3, 448, 2^-6, 2^-10       E5M2 1 B, 2^-2, 57344, 2^-14, 2^-17
+ *   fp32 4 B, 2^-23, 3.40e38, 2^-126, 2^-150 */
+typedef struct {
+    int bytes;
+    double unit;
+    double max_finite;
+    double min_normal;
+    double subnormal_half_step;
+} af_storage_facts;
+/* The row of s (fp32's for a value outside the enum: never NULL). */
+const af_storage_facts *af_storage_facts_of(af_storage s);
 /* The largest finite value of fp8 storage s: E4M3 448, E5M2 57344 (0 for others). */
 static inline float af_storage_fp8_max(af_storage s) {
-    return s == AF_ST_E4M3 ? 448.0f : s == AF_ST_E5M2 ? 57344.0f : 0.0f;
+    return af_storage_is_fp8(s) ? (float)af_storage_facts_of(s)->max_finite : 0.0f;
 }
 
 typedef struct {

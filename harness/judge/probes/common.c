@@ -163,18 +163,4 @@ bool probe_has_hidden_keys(const probe_ctx *x, int i) {
 
 /* ---- storage ----------------------------------------------------------------------- */
 
-double probe_storage_max(af_storage st) {
-    switch (st) {
-        case AF_ST_F16:
-            return 65504.0;
-        case AF_ST_BF16:
-            return 3.3895313892515355e38;
-        case AF_ST_E4M3:
-            return 448.0;
-        case AF_ST_E5M2:
-            return 57344.0;
-        case AF_ST_F32:
-            return 3.4028234663852886e38;
-    }
-    return 1.0;
-}
+double probe_storage_max(af_storage st) { return af_storage_facts_of(st)->max_finite; }
