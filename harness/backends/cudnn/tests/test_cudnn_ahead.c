@@ -18,23 +18,23 @@
 #include "backends/cudnn/cudnn_backend.h"
 #include "model/gen.h"
 #include "util/check.h"
+#include "backends/cudnn/tests/sdpa_cases.h"
 
-static const char *const cases[] = {
-    "dtype = fp16\nbatch = 2\nheads_q = 4\nheads_kv = 2\nseqlen_q = 64\nseqlen_kv = 96\nhead_dim_qk = 64\n"
-    "head_dim_v = 64\nmask = causal\nbackward = yes\nseed = 1\n",
-    "dtype = bf16\nbatch = 1\nheads_q = 4\nheads_kv = 4\nseqlen_q = 100\nseqlen_kv = 160\nhead_dim_qk = 64\n"
-    "head_dim_v = 64\nmask = causal\nalign = bottom_right\nwindow = 20,0\nbackward = yes\nseed = 2\n",
+/* sdpa_cases.h's causal GQA, bottom-right window, padding, thd and paged cases, and one of
+ * lengths past 1024 (a padded graph of its own) */
+static const char *cases[6];
+static const char *const long_case =
     "dtype = bf16\nbatch = 2\nheads_q = 8\nheads_kv = 1\nseqlen_q = 1300\nseqlen_kv = 2100\nhead_dim_qk = 128\n"
-    "head_dim_v = 128\nlayout = bhsd\nbackward = yes\nseed = 3\n",
-    "dtype = fp16\nbatch = 3\nheads_q = 4\nheads_kv = 2\nseqlen_q = 64\nseqlen_kv = 96\nseqlens_q = 10,64,33\n"
-    "seqlens_kv = 50,96,7\nhead_dim_qk = 64\nhead_dim_v = 64\nmask = padding\nbackward = yes\nseed = 5\n",
-    "dtype = bf16\nbatch = 3\nheads_q = 4\nheads_kv = 4\nseqlen_q = 64\nseqlen_kv = 64\nseqlens_q = 17,64,40\n"
-    "seqlens_kv = 17,64,40\nhead_dim_qk = 64\nhead_dim_v = 64\nlayout = thd\nthd_gap = 3\nmask = padding_causal\n"
-    "backward = yes\nseed = 6\n",
-    "dtype = fp16\nbatch = 2\nheads_q = 4\nheads_kv = 2\nseqlen_q = 32\nseqlen_kv = 192\nseqlens_q = 32,5\n"
-    "seqlens_kv = 192,77\nhead_dim_qk = 64\nhead_dim_v = 64\npage_size = 32\nmask = padding\nseed = 7\n",
-};
-#define N_CASES (int)(sizeof cases / sizeof cases[0])
+    "head_dim_v = 128\nlayout = bhsd\nbackward = yes\nseed = 3\n";
+#define N_CASES 6
+static void pick_cases(void) {
+    cases[0] = cudnn_sdpa_cases[0];
+    cases[1] = cudnn_sdpa_cases[1];
+    cases[2] = long_case;
+    cases[3] = cudnn_sdpa_cases[4];
+    cases[4] = cudnn_sdpa_cases[5];
+    cases[5] = cudnn_sdpa_cases[6];
+}
 
 typedef struct {
     af_case c;
@@ -108,6 +108,7 @@ static af_backend *backend_with(const char *ahead, const char *cache_cap) {
 }
 
 int main(void) {
+    pick_cases();
     af_backend *ahead = backend_with(NULL, NULL), *plain = backend_with("0", NULL);
     char why[512];
     if (ahead->available(ahead, why, sizeof why) != 0) {

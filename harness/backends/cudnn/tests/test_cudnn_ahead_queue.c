@@ -46,7 +46,7 @@ typedef struct {
     af_cudnn_ahead *a;
     int id;
     cudnnHandle_t seen;
-    int order;         /* position in which it ran */
+    int order;       /* position in which it ran */
     atomic_int hold; /* the job spins until the test clears it */
     atomic_int running;
 } test_job;

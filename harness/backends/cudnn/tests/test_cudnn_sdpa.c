@@ -17,30 +17,7 @@
 #include "backends/cudnn/cudnn_backend.h"
 #include "model/gen.h"
 #include "util/check.h"
-
-static const char *const cases[] = {
-    "dtype = fp16\nbatch = 2\nheads_q = 4\nheads_kv = 2\nseqlen_q = 64\nseqlen_kv = 96\nhead_dim_qk = 64\n"
-    "head_dim_v = 64\nmask = causal\nbackward = yes\nseed = 1\n",
-    "dtype = bf16\nbatch = 1\nheads_q = 4\nheads_kv = 4\nseqlen_q = 100\nseqlen_kv = 160\nhead_dim_qk = 64\n"
-    "head_dim_v = 64\nmask = causal\nalign = bottom_right\nwindow = 20,0\nbackward = yes\nseed = 2\n",
-    "dtype = bf16\nbatch = 2\nheads_q = 8\nheads_kv = 1\nseqlen_q = 128\nseqlen_kv = 128\nhead_dim_qk = 128\n"
-    "head_dim_v = 64\nlayout = bhsd\nbackward = yes\nseed = 3\n",
-    "dtype = fp16\nbatch = 2\nheads_q = 2\nheads_kv = 2\nseqlen_q = 80\nseqlen_kv = 80\nhead_dim_qk = 64\n"
-    "head_dim_v = 64\nlayout = sbhd\npacking = qkv\nmask = causal\nbackward = yes\nseed = 4\n",
-    "dtype = fp16\nbatch = 3\nheads_q = 4\nheads_kv = 2\nseqlen_q = 64\nseqlen_kv = 96\nseqlens_q = 10,64,33\n"
-    "seqlens_kv = 50,96,7\nhead_dim_qk = 64\nhead_dim_v = 64\nmask = padding\nbackward = yes\nseed = 5\n",
-    "dtype = bf16\nbatch = 3\nheads_q = 4\nheads_kv = 4\nseqlen_q = 64\nseqlen_kv = 64\nseqlens_q = 17,64,40\n"
-    "seqlens_kv = 17,64,40\nhead_dim_qk = 64\nhead_dim_v = 64\nlayout = thd\nthd_gap = 3\nmask = padding_causal\n"
-    "backward = yes\nseed = 6\n",
-    "dtype = fp16\nbatch = 2\nheads_q = 4\nheads_kv = 2\nseqlen_q = 32\nseqlen_kv = 192\nseqlens_q = 32,5\n"
-    "seqlens_kv = 192,77\nhead_dim_qk = 64\nhead_dim_v = 64\npage_size = 32\nmask = padding\nseed = 7\n",
-    "dtype = bf16\nbatch = 1\nheads_q = 2\nheads_kv = 2\nseqlen_q = 200\nseqlen_kv = 333\nhead_dim_qk = 64\n"
-    "head_dim_v = 64\nwindow = 30,10\nbackward = yes\nseed = 8\n",
-    /* ragged queries over paged K/V (ragged offsets on Q, O, Stats; page tables on K, V) */
-    "dtype = bf16\nbatch = 3\nheads_q = 8\nheads_kv = 2\nseqlen_q = 40\nseqlen_kv = 150\nseqlens_q = 40,7,19\n"
-    "seqlens_kv = 150,33,64\nhead_dim_qk = 64\nhead_dim_v = 64\nlayout = thd\nthd_gap = 3\npage_size = 16\n"
-    "mask = causal\nalign = bottom_right\nseed = 9\n",
-};
+#include "backends/cudnn/tests/sdpa_cases.h"
 
 typedef struct {
     double o, lse, dq, dk, dv; /* worst error / allowed, per tensor */
@@ -287,15 +264,15 @@ int main(int argc, char **argv) {
         af_case c;
         af_error err;
         int k = atoi(argv[2]);
-        CHECK(k >= 0 && (size_t)k < sizeof cases / sizeof cases[0]);
-        CHECK(af_case_parse(cases[k], "test_cudnn_sdpa", &c, &err) == 0);
+        CHECK(k >= 0 && k < CUDNN_SDPA_CASES);
+        CHECK(af_case_parse(cudnn_sdpa_cases[k], "test_cudnn_sdpa", &c, &err) == 0);
         CHECK_MSG(af_cudnn_engines_report(be, &c, stdout, why, sizeof why) == 0, "%s", why);
         be->destroy(be);
         return 0;
     }
     int only = argc > 1 ? atoi(argv[1]) : -1;
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        if (only < 0 || (size_t)only == i) run_case(be, (int)i, cases[i], only_default, NULL);
+    for (int i = 0; i < CUDNN_SDPA_CASES; i++)
+        if (only < 0 || only == i) run_case(be, i, cudnn_sdpa_cases[i], only_default, NULL);
     if (only < 0) reuse_cases(be);
     be->destroy(be);
     CHECK_MSG(failures == 0, "%d engine runs failed", failures);
