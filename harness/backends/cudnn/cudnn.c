@@ -1201,6 +1201,7 @@ static void cudnn_destroy(af_backend *be) {
         for (int i = 0; i < s->cache_cap; i++) case_state_free(s, s->cache[i]);
         free(s->cache);
         for (int i = 0; i < s->n_kcache; i++) s->api->BackendDestroyDescriptor(s->kcache[i].kc); /* after their plans */
+        af_cudnn_ahead_close(&s->ahead); /* its handle after the graphs made with it */
         if (s->handle) s->api->Destroy(s->handle);
         free(s);
     }

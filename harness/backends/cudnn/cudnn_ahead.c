@@ -119,6 +119,13 @@ void af_cudnn_ahead_stop(af_cudnn_ahead *a) {
     pthread_mutex_unlock(&a->mu);
     pthread_join(a->thread, NULL);
     a->started = false;
+    a->joined = true;
+}
+
+void af_cudnn_ahead_close(af_cudnn_ahead *a) {
+    if (a->started) af_cudnn_ahead_stop(a);
+    if (!a->joined) return;
+    a->joined = false;
     if (a->handle) a->api->Destroy(a->handle);
     a->handle = NULL;
     pthread_mutex_destroy(&a->mu);

@@ -38,6 +38,7 @@ typedef struct {
     const af_cudnn_api *api;
     pthread_t thread;
     bool started, stop;
+    bool joined;              /* stopped: the handle and locks wait for af_cudnn_ahead_close */
     pthread_mutex_t mu;       /* the queue and every job's pending / ran */
     pthread_cond_t cv;        /* a job queued, a job done, stop, the handle made */
     pthread_mutex_t build_mu; /* whoever builds a graph, config or plan holds it */
@@ -60,8 +61,12 @@ bool af_cudnn_ahead_pending(af_cudnn_ahead *a, const af_ahead_job *job);
 void af_cudnn_ahead_build_lock(af_cudnn_ahead *a);
 void af_cudnn_ahead_build_unlock(af_cudnn_ahead *a);
 /* Stop: the job running finishes, the queued ones are dropped (pending cleared, ran
- * false); the thread is joined and its handle destroyed. Safe when never started. */
+ * false); the thread is joined. Its handle stays until af_cudnn_ahead_close, so the owner
+ * destroys the graphs and plans built with it first. Safe when never started, and twice. */
 void af_cudnn_ahead_stop(af_cudnn_ahead *a);
+/* After af_cudnn_ahead_stop and after everything built with the builder's handle is gone:
+ * the handle destroyed, the locks released. Safe when never started, and twice. */
+void af_cudnn_ahead_close(af_cudnn_ahead *a);
 
 #endif /* ATTNFUZZ_HAVE_CUDA */
 #endif

@@ -118,12 +118,16 @@ int main(void) {
     pthread_mutex_unlock(&a.mu);
     more[0].hold = 0;
     af_cudnn_ahead_stop(&a);
-    CHECK(!a.started && destroys == 1);
+    CHECK_MSG(!a.started && destroys == 0, "the handle went with the thread, before the owner's graphs");
     CHECK_MSG(more[0].job.ran && !more[0].job.pending, "the running job did not finish");
     for (int i = 1; i < 3; i++)
         CHECK_MSG(!more[i].job.ran && !more[i].job.pending, "queued job %d: ran %d pending %d", i, more[i].job.ran,
                   more[i].job.pending);
     af_cudnn_ahead_stop(&a); /* twice: nothing */
+    af_cudnn_ahead_close(&a);
+    CHECK_MSG(destroys == 1, "close destroyed %d handles", destroys);
+    af_cudnn_ahead_close(&a); /* twice: nothing */
+    CHECK(destroys == 1);
 
     /* no handle: no builder, and why says so */
     api.Create = create_fail;
@@ -136,6 +140,8 @@ int main(void) {
     af_cudnn_ahead_build_lock(&b); /* no-ops when not started */
     af_cudnn_ahead_build_unlock(&b);
     af_cudnn_ahead_stop(&b);
+    af_cudnn_ahead_close(&b);
+    CHECK(destroys == 1);
     CHECK_DONE("test_cudnn_ahead_queue");
 }
 #endif
