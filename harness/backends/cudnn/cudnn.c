@@ -147,10 +147,6 @@ struct case_state {
     af_cudnn_cfg_entry cfg[G_COUNT][MAX_CFG];
     plan_slot plans[G_COUNT][MAX_CFG];
     ahead_build ahead; /* the builder's while its job is pending */
-    /* the default config of each graph plus 1, once resolve found it (0 = not yet): a run
-     * that finds its configs here takes no build lock (the builder may be busy with another
-     * case meanwhile) */
-    int default_plus1[G_COUNT];
 };
 
 struct cudnn_state {
@@ -434,6 +430,7 @@ static void builds_add(cudnn_state *s, const build_ctx *bc) {
 /* Build graph k of the case once; NULL with why when cuDNN rejects it. */
 static af_cg *get_graph(cudnn_state *s, build_ctx *bc, case_state *cs, int k, char *why, size_t cap) {
     if (!cs->built[k]) {
+        af_cudnn_ahead_build_lock(&s->ahead);
         double t0 = af_clock_mono();
         bc->built = true;
         cs->built[k] = true;
@@ -478,6 +475,7 @@ static af_cg *get_graph(cudnn_state *s, build_ctx *bc, case_state *cs, int k, ch
             }
         }
         build_done(bc, AF_BUILD_GRAPH, t0);
+        af_cudnn_ahead_build_unlock(&s->ahead);
     }
     if (!cs->graph[k]) snprintf(why, cap, "%s", cs->graph_err[k]);
     return cs->graph[k];
@@ -495,13 +493,16 @@ static int get_configs(cudnn_state *s, build_ctx *bc, case_state *cs, int k, boo
     af_cg *g = get_graph(s, bc, cs, k, why, cap);
     if (!g) return -1;
     if (cs->listed[k] == LIST_NONE) {
+        af_cudnn_ahead_build_lock(&s->ahead);
         double t0 = af_clock_mono();
         bc->built = true;
         cs->listed[k] = LIST_HEURISTICS;
         cs->n_cfg[k] = af_cudnn_list_heuristics(s->api, g->graph, cs->cfg[k], 0, MAX_CFG);
         build_done(bc, AF_BUILD_HEURISTICS, t0);
+        af_cudnn_ahead_build_unlock(&s->ahead);
     }
     if (cs->listed[k] == LIST_HEURISTICS && (every || cs->n_cfg[k] == 0)) {
+        af_cudnn_ahead_build_lock(&s->ahead);
         double t0 = af_clock_mono();
         bc->built = true;
         cs->listed[k] = LIST_EVERY;
@@ -509,6 +510,7 @@ static int get_configs(cudnn_state *s, build_ctx *bc, case_state *cs, int k, boo
         cs->n_cfg[k] = af_cudnn_list_enumerated(s->api, g->graph, sweep, cs->cfg[k], cs->n_cfg[k], MAX_CFG);
         if (cs->n_cfg[k] == 0) af_cudnn_no_config_why(s->api, cs->list_err[k], sizeof cs->list_err[k]);
         build_done(bc, AF_BUILD_ENUMERATE, t0);
+        af_cudnn_ahead_build_unlock(&s->ahead);
     }
     if (cs->n_cfg[k] == 0) {
         snprintf(why, cap, "%s", cs->list_err[k]);
@@ -520,12 +522,14 @@ static int get_configs(cudnn_state *s, build_ctx *bc, case_state *cs, int k, boo
 static plan_slot *get_plan(cudnn_state *s, build_ctx *bc, case_state *cs, int k, int i) {
     plan_slot *ps = &cs->plans[k][i];
     if (!ps->tried) {
+        af_cudnn_ahead_build_lock(&s->ahead);
         double t0 = af_clock_mono();
         bc->built = true;
         ps->tried = true;
         ps->ok = af_cudnn_plan_build(s->api, cs->graph[k]->graph, &cs->cfg[k][i].id, kernel_cache_for(s, cs, k),
                                      &ps->plan, ps->why, sizeof ps->why) == 0;
         build_done(bc, AF_BUILD_PLANS, t0);
+        af_cudnn_ahead_build_unlock(&s->ahead);
     }
     return ps;
 }
@@ -540,10 +544,7 @@ static int resolve(cudnn_state *s, build_ctx *bc, case_state *cs, int k, const c
             if (i == cs->n_cfg[k] && (cs->listed[k] == LIST_EVERY || get_configs(s, bc, cs, k, true, why, cap) <= i))
                 break;
             plan_slot *ps = get_plan(s, bc, cs, k, i);
-            if (ps->ok) {
-                cs->default_plus1[k] = i + 1;
-                return i;
-            }
+            if (ps->ok) return i;
             if (!first[0]) snprintf(first, sizeof first, "%s", ps->why);
         }
         snprintf(why, cap, "%s: no engine config finalizes (first: %s)", graph_names[k], first);
@@ -658,7 +659,7 @@ static af_run_status cudnn_supports(af_backend *be, const af_case *c, char *why,
     return get_case_state(s, serving_case(s, c, &padded), why, cap) ? AF_RUN_OK : AF_RUN_DECLINED;
 }
 
-/* cudnn_engines' list, its builds in bc (under the build lock). */
+/* cudnn_engines' list, its builds in bc. */
 static int engines_list(cudnn_state *s, build_ctx *bc, case_state *cs, const af_case *c, char (*names)[AF_NAME_MAX],
                         int cap, char *why, size_t why_cap) {
     int n = 0;
@@ -704,9 +705,7 @@ static int cudnn_engines(af_backend *be, const af_case *c, char (*names)[AF_NAME
     if (!cs) return -1;
     ahead_take(s, cs);
     build_ctx bc = {.handle = s->handle};
-    af_cudnn_ahead_build_lock(&s->ahead);
     int n = engines_list(s, &bc, cs, c, names, cap, why, why_cap);
-    af_cudnn_ahead_build_unlock(&s->ahead);
     builds_add(s, &bc);
     return n;
 }
@@ -902,17 +901,10 @@ static af_run_status run_graphs(cudnn_state *s, const af_case *c, const af_case 
     int fk, bk;
     char fname[AF_NAME_MAX], bname[AF_NAME_MAX];
     if (parse_engine(engine, c->backward, &fk, fname, &bk, bname, why, cap)) return AF_RUN_DECLINED;
-    int fi, bi = -1;
-    if (!fname[0] && cs->default_plus1[fk] && (!c->backward || (!bname[0] && cs->default_plus1[bk]))) {
-        fi = cs->default_plus1[fk] - 1; /* built (here or ahead): nothing to build, no lock */
-        if (c->backward) bi = cs->default_plus1[bk] - 1;
-    } else {
-        af_cudnn_ahead_build_lock(&s->ahead);
-        fi = resolve(s, &s->run_bc, cs, fk, fname, why, cap);
-        if (fi >= 0 && c->backward) bi = resolve(s, &s->run_bc, cs, bk, bname, why, cap);
-        af_cudnn_ahead_build_unlock(&s->ahead);
-    }
-    if (fi < 0 || (c->backward && bi < 0)) return AF_RUN_DECLINED;
+    int fi = resolve(s, &s->run_bc, cs, fk, fname, why, cap);
+    if (fi < 0) return AF_RUN_DECLINED;
+    int bi = -1;
+    if (c->backward && (bi = resolve(s, &s->run_bc, cs, bk, bname, why, cap)) < 0) return AF_RUN_DECLINED;
     af_cg *fg = cs->graph[fk], *bg = c->backward ? cs->graph[bk] : NULL;
     const af_cudnn_plan *fp = &cs->plans[fk][fi].plan, *bp = c->backward ? &cs->plans[bk][bi].plan : NULL;
     full_name(cs, c->backward, fk, fi, bk, bi, info->engine, sizeof info->engine);
@@ -1310,7 +1302,6 @@ int af_cudnn_engines_report(af_backend *be, const af_case *c, FILE *out, char *w
     }
     ahead_take(s, cs);
     build_ctx bc = {.handle = s->handle};
-    af_cudnn_ahead_build_lock(&s->ahead);
     if (cs->desc.workaround_padding)
         fprintf(out,
                 "# note: padding mask added to the backward (cuDNN <= 9.15.0 with s_kv %% 128 != 0, as FE does)\n");
@@ -1340,7 +1331,6 @@ int af_cudnn_engines_report(af_backend *be, const af_case *c, FILE *out, char *w
                     nondet ? " (nondeterministic)" : "");
         }
     }
-    af_cudnn_ahead_build_unlock(&s->ahead);
     builds_add(s, &bc);
     return 0;
 }

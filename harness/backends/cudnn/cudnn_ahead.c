@@ -31,9 +31,7 @@ static void *builder_main(void *arg) {
         a->head = job->next;
         if (!a->head) a->tail = NULL;
         pthread_mutex_unlock(&a->mu);
-        pthread_mutex_lock(&a->build_mu);
         job->fn(job, a->handle);
-        pthread_mutex_unlock(&a->build_mu);
         pthread_mutex_lock(&a->mu);
         job->ran = true;
         job->pending = false;

@@ -4,11 +4,12 @@
  * e.g. the judge generating the case's inputs and computing its oracle.
  *
  * A job belongs to the builder from af_cudnn_ahead_submit until it is done; the owner
- * waits for it (af_cudnn_ahead_wait) before it touches what the job builds. Builds of the
- * owner's own thread take the build lock (af_cudnn_ahead_build_lock), which the builder
- * holds for each job it runs: no two threads build at once, so a graph made with the
- * builder's handle is never used by two threads together (cuDNN: a handle is used by one
- * thread at a time), while the owner executes plans on its own handle beside a build.
+ * waits for it (af_cudnn_ahead_wait) before it touches what the job builds. Every build
+ * step, the owner's and a job's alike (one graph, one heuristics query, one plan), holds
+ * the build lock (af_cudnn_ahead_build_lock) while it calls cuDNN: no two threads build at
+ * once, so a graph made with the builder's handle is never used by two threads together
+ * (cuDNN: a handle is used by one thread at a time), while the owner executes plans on its
+ * own handle beside a build, and a step that needs nothing built takes no lock.
  *
  * cuDNN's docs recommend one handle per thread, the first created synchronously before
  * the others; the owner's handle exists before af_cudnn_ahead_start creates the builder's.
@@ -26,7 +27,7 @@
 
 typedef struct af_ahead_job af_ahead_job;
 struct af_ahead_job {
-    /* runs on the builder thread under the build lock, with the builder's handle */
+    /* runs on the builder thread with the builder's handle; its build steps take the lock */
     void (*fn)(af_ahead_job *job, cudnnHandle_t handle);
     bool pending;  /* queued or running (guarded by the builder's mutex) */
     bool ran;      /* fn ran (a job dropped at af_cudnn_ahead_stop did not) */
@@ -41,7 +42,7 @@ typedef struct {
     bool joined;              /* stopped: the handle and locks wait for af_cudnn_ahead_close */
     pthread_mutex_t mu;       /* the queue and every job's pending / ran */
     pthread_cond_t cv;        /* a job queued, a job done, stop, the handle made */
-    pthread_mutex_t build_mu; /* whoever builds a graph, config or plan holds it */
+    pthread_mutex_t build_mu; /* held by each build step of either thread */
     af_ahead_job *head, *tail;
     cudnnHandle_t handle; /* the builder's own */
     int start_rc;         /* 1 while the builder makes its handle, then 0 or -1 */
@@ -57,7 +58,7 @@ void af_cudnn_ahead_submit(af_cudnn_ahead *a, af_ahead_job *job);
 double af_cudnn_ahead_wait(af_cudnn_ahead *a, af_ahead_job *job);
 /* Whether job is queued or running now. */
 bool af_cudnn_ahead_pending(af_cudnn_ahead *a, const af_ahead_job *job);
-/* The build lock around a build of the owner's thread (no-ops before a start). */
+/* The build lock around one build step, on either thread (no-ops when not started). */
 void af_cudnn_ahead_build_lock(af_cudnn_ahead *a);
 void af_cudnn_ahead_build_unlock(af_cudnn_ahead *a);
 /* Stop: the job running finishes, the queued ones are dropped (pending cleared, ran

@@ -1,6 +1,7 @@
 /* test_cudnn_ahead_queue.c — the builder thread of cudnn_ahead.h, on the CPU: a fake cuDNN
  * table whose cudnnCreate hands out a dummy handle (or fails), and jobs that record what
- * they saw. Checks: jobs run in order on the builder's own handle, under the build lock
+ * they saw, each holding the build lock as a cudnn build step does. Checks: jobs run in
+ * order on the builder's own handle, under the build lock
  * (the owner holding it keeps the builder out); wait returns once the job ran, and at once
  * for a job never queued; stop lets the running job finish and drops the queued ones;
  * a builder whose cudnnCreate fails does not start and says why.
@@ -56,6 +57,7 @@ static atomic_int in_build; /* a job is inside its fn */
 
 static void job_fn(af_ahead_job *job, cudnnHandle_t handle) {
     test_job *t = (test_job *)job;
+    af_cudnn_ahead_build_lock(t->a);
     in_build = 1;
     t->running = 1;
     t->seen = handle;
@@ -63,6 +65,7 @@ static void job_fn(af_ahead_job *job, cudnnHandle_t handle) {
     while (t->hold) usleep(1000);
     usleep(20000); /* 20 ms of "building" */
     in_build = 0;
+    af_cudnn_ahead_build_unlock(t->a);
 }
 
 int main(void) {
@@ -85,6 +88,7 @@ int main(void) {
     CHECK_MSG(af_cudnn_ahead_wait(&a, &never.job) == 0, "a job never queued is waited for");
     for (int i = 0; i < 3; i++) {
         jobs[i].job.fn = job_fn;
+        jobs[i].a = &a;
         jobs[i].id = i;
     }
     /* the owner holds the build lock: the queued jobs wait for it */
@@ -108,7 +112,7 @@ int main(void) {
     /* stop with a job running and two queued: the first finishes, the others are dropped */
     test_job more[3];
     memset(more, 0, sizeof more);
-    for (int i = 0; i < 3; i++) more[i].job.fn = job_fn;
+    for (int i = 0; i < 3; i++) more[i].job.fn = job_fn, more[i].a = &a;
     more[0].hold = 1;
     for (int i = 0; i < 3; i++) af_cudnn_ahead_submit(&a, &more[i].job);
     while (!more[0].running) usleep(1000);
