@@ -59,7 +59,7 @@ PY
             continue
         fi
         timeout 60 "$B/attnfuzz" run "$d/finding.case" --json "$@" >"$R/replay-$(basename "$d").txt" 2>&1
-        echo "  replay (separate process): exit $? $(grep -m1 -o '"verdict":"[a-z_]*"' "$R/replay-$(basename "$d").txt") $(tail -1 "$R/replay-$(basename "$d").txt" | cut -c1-300)" >>"$S"
+        echo "  replay (separate process): exit $? $(grep -m1 -o '"verdict":"[a-z_]*"' "$R/replay-$(basename "$d").txt") $(grep -m1 -o '"reason":"[^"]*' "$R/replay-$(basename "$d").txt" | cut -c1-200) $(tail -1 "$R/replay-$(basename "$d").txt" | cut -c1-300)" >>"$S"
         rm -f "$R/replay-$(basename "$d").txt" # its line is in the summary; the files would crowd what comes back
     done
     tar czf "$R/camp-findings.tgz" -C "$dir" findings $(cd "$dir" && ls -d errors 2>/dev/null) 2>/dev/null

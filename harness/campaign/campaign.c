@@ -78,11 +78,16 @@ static int check_gpus(const af_campaign_opts *o) {
 /* DIR/provenance.json: this run's end and outcome (campaign/provenance.h). */
 static void close_provenance(af_campaign_state *cp, bool interrupted) {
     bool failed = cp->write_failed || cp->st.write_errors > 0;
-    const char *outcome = failed ? "error" : interrupted ? "interrupted" : cp->st.buckets > 0 ? "findings" : "clean";
+    bool lost = af_camp_is_lost(cp);
+    const char *outcome = failed               ? "error"
+                          : lost               ? "backend_lost"
+                          : interrupted        ? "interrupted"
+                          : cp->st.buckets > 0 ? "findings"
+                                               : "clean";
     char why[1400];
     cp->write_failed_at_close = failed;
-    if (af_provenance_end(cp->dir, af_clock_unix(), outcome, !failed && !interrupted, af_worker_hello(cp->s.backend),
-                          why, sizeof why))
+    if (af_provenance_end(cp->dir, af_clock_unix(), outcome, !failed && !interrupted && !lost,
+                          af_worker_hello(cp->s.backend), why, sizeof why))
         af_camp_write_failed(cp, "provenance", why);
 }
 
@@ -373,7 +378,8 @@ static int step_finish(af_campaign_state *cp) {
     if (interrupted)
         fprintf(stderr, "%sattnfuzz campaign: %s: stopping; pending findings are stored unminimised, reports written\n",
                 cp->tty ? "\r\033[K" : "", strsignal(af_camp_interrupted()));
-    af_camp_process_pending(cp, cp->end_at > 0 ? cp->end_at - 5 : af_clock_mono() + 600, cp->end_at > 0 || interrupted);
+    af_camp_process_pending(cp, cp->end_at > 0 ? cp->end_at - 5 : af_clock_mono() + 600,
+                            cp->end_at > 0 || interrupted || af_camp_is_lost(cp));
     interrupted = af_camp_interrupted() != 0; /* a signal during the last minimisations too */
     cp->st.interrupted = interrupted;
     if (!cp->libfuzzer) af_camp_merge_corpus(cp); /* the libFuzzer engine merged after its last round */
@@ -406,6 +412,7 @@ static int step_finish(af_campaign_state *cp) {
                 "report.json \"group\" / \"linked\")\n",
                 sum.largest_group_size, sum.largest_group);
     int rc = af_camp_report_failure(cp) ? AF_CAMPAIGN_WRITE_ERROR
+             : af_camp_is_lost(cp)      ? AF_CAMPAIGN_LOST
              : interrupted              ? AF_CAMPAIGN_INTERRUPTED
              : cp->st.buckets > 0       ? AF_CAMPAIGN_FINDINGS
                                         : AF_CAMPAIGN_CLEAN;

@@ -128,6 +128,9 @@ enum {
                                      stats.json write_errors) */
     AF_CAMPAIGN_NO_DATA = 8,      /* no corpus given and the default seed folders are found nowhere
                                      (util/datadir.h; the message names every place looked) */
+    AF_CAMPAIGN_LOST = 9,         /* the backend went away mid-run (a GPU that fell off the bus):
+                                     fuzzing stopped, every finding and the cases in flight kept
+                                     (DIR/lost/), stats.json "backend_lost"; --resume continues */
 };
 
 void af_campaign_opts_default(af_campaign_opts *o);

@@ -90,6 +90,9 @@ typedef struct {
     void (*beside)(void *loop);
     void *beside_loop;
     long long beside_cases; /* cases judged beside minimisations */
+    /* lost.c: the monotonic time of the last availability probe (0 = none); the state
+     * itself is st.backend_lost (kept in stats.json) */
+    double last_lost_probe;
 } af_campaign_state;
 
 /* ---- campaign.c ---- */
@@ -133,6 +136,21 @@ int af_camp_corpus_count(const af_campaign_state *cp);
 
 /* Fuzzing seconds so far, earlier runs of DIR included. */
 double af_camp_elapsed(const af_campaign_state *cp);
+
+/* ---- lost.c: the backend going away mid-run ---- */
+/* The backend went away in this run: fuzzing stops, exit AF_CAMPAIGN_LOST. */
+static inline bool af_camp_is_lost(const af_campaign_state *cp) { return cp->st.backend_lost[0] != 0; }
+/* After result r of case c (NULL: none, only the probe): true when the backend is gone (or
+ * was before). Gone: r says so (af_session_result.unavailable: a fresh child's decline
+ * whose available() failed), or, after a crash or hang of a GPU backend (at most one probe
+ * every AF_CAMP_LOST_PROBE_S), available() fails in a fresh child. The first time: the
+ * campaign is marked lost (st.backend_lost, backend_lost_at_s), one line on stderr. c with
+ * r->unavailable is written to DIR/lost/ (af_camp_keep_lost). */
+#define AF_CAMP_LOST_PROBE_S 30.0
+bool af_camp_backend_lost(af_campaign_state *cp, const af_case *c, const af_session_result *r);
+/* Write c to DIR/lost/<n>.case with why as its first line (a case in flight, or answered
+ * unavailable, when the backend went away): nothing the run was about to judge is lost. */
+void af_camp_keep_lost(af_campaign_state *cp, const af_case *c, const char *why);
 
 /* ---- outdir.c: what the campaign writes in DIR ---- */
 /* A finding, the rawmap, a corpus input, stats or a report could not be written (why:

@@ -119,6 +119,11 @@ static const char *result_device(const af_campaign_state *cp, const af_child *sl
 
 static void handle_result(af_campaign_state *cp, const af_child *slot, const input_buf *in, af_session_result *r) {
     const af_case *c = &slot->c;
+    if (r->unavailable || af_camp_is_lost(cp)) { /* no verdict on the kernel: the backend went away */
+        if (!af_camp_backend_lost(cp, c, r) || !r->unavailable)
+            af_camp_keep_lost(cp, c, "it ended after the backend went away");
+        return;
+    }
     cp->st.cases++;
     if (cp->o->gpus) {
         const char *device = result_device(cp, slot, r);
@@ -158,6 +163,7 @@ static void handle_result(af_campaign_state *cp, const af_child *slot, const inp
     }
     if (af_queue_offer(&cp->queue, in->data, in->size, r->counters, false) > 0)
         save_corpus_input(cp, in->data, in->size, r->counters);
+    af_camp_backend_lost(cp, c, r); /* after a crash or hang: is the device still there? */
 }
 
 /* After SIGINT / SIGTERM: the runs in flight are ended and their results dropped (a
@@ -191,7 +197,8 @@ typedef struct {
 static bool loop_fill(camp_loop *L) {
     af_campaign_state *cp = L->cp;
     /* a failed write ends it, as do --stop-after-buckets' buckets */
-    bool time_left = af_clock_mono() < L->stop_at && !cp->write_failed && !af_camp_found_enough(cp);
+    bool time_left =
+        af_clock_mono() < L->stop_at && !cp->write_failed && !af_camp_found_enough(cp) && !af_camp_is_lost(cp);
     for (int i = 0; i < L->jobs && time_left; i++) {
         if (L->slots[i].proc.pid) continue;
         L->drawn_none = !next_input(cp, &L->inputs[i], &L->seed_cursor);
@@ -232,7 +239,7 @@ static int loop_collect(camp_loop *L, int timeout_ms) {
  * are taken and the free slots get new ones, so the other jobs do not wait for it. */
 static void beside_minimisation(void *loop) {
     camp_loop *L = loop;
-    if (af_camp_interrupted()) return;
+    if (af_camp_interrupted() || af_camp_is_lost(L->cp)) return;
     loop_fill(L);
     while (loop_collect(L, 0) >= 0) {
         L->cp->beside_cases++;
@@ -264,6 +271,13 @@ void af_camp_run_inprocess(af_campaign_state *cp, double stop_at) {
     long long merge_at_cases = cp->st.cases + merge_every;
     for (;;) {
         if (af_camp_interrupted()) {
+            abandon_children(L->slots, L->jobs);
+            cp->fuzz_end = af_clock_mono();
+            break;
+        }
+        if (af_camp_is_lost(cp)) { /* the cases in flight would hang or decline: kept, ended */
+            for (int i = 0; i < L->jobs; i++)
+                if (L->slots[i].proc.pid) af_camp_keep_lost(cp, &L->slots[i].c, "in flight when the backend went away");
             abandon_children(L->slots, L->jobs);
             cp->fuzz_end = af_clock_mono();
             break;

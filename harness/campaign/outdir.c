@@ -12,8 +12,9 @@
 #include "util/fsutil.h"
 
 int af_campaign_check_subdirs(const char *dir, char *why, size_t cap) {
-    static const char *const sub[] = {"corpus",  "corpus.merge", "corpus.old", "coverage", "pending", "findings",
-                                      "crashes", "current",      "workers",    "rawmap",   "errors",  "interrupted"};
+    static const char *const sub[] = {"corpus",   "corpus.merge", "corpus.old", "coverage", "pending",
+                                      "findings", "crashes",      "current",    "workers",  "rawmap",
+                                      "errors",   "interrupted",  "lost"};
     return af_subdirs_real(dir, sub, (int)(sizeof sub / sizeof sub[0]), why, cap);
 }
 

@@ -57,7 +57,7 @@ static void min_other(void *user, const af_case *c, const af_verdict *v) {
 
 static int min_run(const af_case *c, void *user, af_verdict *v) {
     min_ctx *m = user;
-    if (af_camp_interrupted()) return -1; /* a signal: nothing more is run */
+    if (af_camp_interrupted() || af_camp_is_lost(m->cp)) return -1; /* a signal, no backend: nothing more is run */
     af_session_result *r = malloc(sizeof *r);
     if (!r) return -1;
     af_camp_progress_tick(m->cp); /* the progress line keeps coming while minimising */
@@ -65,6 +65,7 @@ static int min_run(const af_case *c, void *user, af_verdict *v) {
     if (m->deadline_s < deadline) deadline = m->deadline_s;
     af_session_run_isolated(&m->cp->s, c, AF_STORE_NONE, NULL, deadline, r);
     int rc = r->status == AF_CASE_NOT_RUN || af_camp_stopped_for_time(m->cp, r, deadline) ? -1 : 0;
+    if (af_camp_backend_lost(m->cp, c, r)) rc = -1; /* the device went away: no verdict */
     *v = r->verdict;
     free(r);
     return rc;
@@ -193,10 +194,11 @@ static int minimise_raw(af_campaign_state *cp, const char *raw_id, const af_case
         af_bucket_id(sig, e.bucket);
         stored = store_here(cp, &e.best, &e.verdict, NULL, e.bucket);
         af_camp_known_add(cp, &e, true); /* tried: its bucket has had its minimisation */
-        if (af_camp_interrupted() && stored == 0) cp->st.unminimised++;
+        if ((af_camp_interrupted() || af_camp_is_lost(cp)) && stored == 0) cp->st.unminimised++;
         fprintf(stderr, "%sattnfuzz campaign: raw %s did not reproduce (%s); kept as found in bucket %s\n",
                 cp->tty ? "\r\033[K" : "", raw_id,
                 af_camp_interrupted() ? "interrupted"
+                : af_camp_is_lost(cp) ? "the backend went away"
                 : rc == 1             ? "passes now"
                                       : "could not run",
                 e.bucket);

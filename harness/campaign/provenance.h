@@ -13,7 +13,8 @@
  *   backend, engine, mode, jobs
  *   target          a worker:NAME backend's hello: {name, device, versions}, else null
  *   start_time_utc, end_time_utc   ISO 8601 (end null while it runs, or when it was killed)
- *   outcome         "clean" | "findings" | "interrupted" | "error" (null while it runs)
+ *   outcome         "clean" | "findings" | "interrupted" | "backend_lost" | "error" (null while it
+ *                   runs)
  *   successful      the run completed (clean or findings), null while it runs
  * Written atomically (util/fsutil.h); a file that does not parse is replaced (said on
  * stderr by the caller through why). */

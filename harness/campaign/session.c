@@ -263,6 +263,23 @@ static void on_engine_verdict(void *user, const char *engine, const af_verdict *
     }
 }
 
+int af_session_available(af_session *s, char *why, size_t cap) {
+    return s->isolated ? probe_isolated(s, false, why, cap) : s->backend->available(s->backend, why, cap);
+}
+
+/* A decline because the backend went away after the session opened (its available() fails
+ * now: no device, a lost driver): the case becomes NOT_RUN with r->unavailable instead. A
+ * backend's available() answers from what it set up (cudnn: its one-time init), so a
+ * decline costs no device call here. */
+static void decline_or_gone(af_session *s, af_session_result *r) {
+    char why[512] = "";
+    if (r->status != AF_CASE_RAN || r->verdict.kind != AF_V_DECLINED) return;
+    if (s->backend->available(s->backend, why, sizeof why) == 0) return;
+    r->status = AF_CASE_NOT_RUN;
+    r->unavailable = true;
+    snprintf(r->why, sizeof r->why, "backend %s became unavailable: %s", s->backend_name, why);
+}
+
 void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const af_case *original,
                     af_session_result *r) {
     memset(r, 0, sizeof *r);
@@ -289,6 +306,7 @@ void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const a
         if (s->on_verdict) s->on_verdict(s->on_verdict_user, "", &r->verdict, false);
         af_fuzz_feedback(c, &r->verdict, r->counters, sizeof r->counters);
         r->status = AF_CASE_RAN;
+        decline_or_gone(s, r);
         r->seconds = af_clock_mono() - t0;
         return;
     }
@@ -342,6 +360,7 @@ void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const a
     if (oracle_failed) snprintf(r->why, sizeof r->why, "%s", p.oracle_error);
     af_prepared_free(&p);
     r->status = oracle_failed ? AF_CASE_NOT_RUN : AF_CASE_RAN;
+    decline_or_gone(s, r);
     r->seconds = af_clock_mono() - t0;
 }
 

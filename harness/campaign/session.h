@@ -144,6 +144,10 @@ typedef struct {
     /* NOT_RUN because attnfuzz's own stages (the oracle, the reference, the checks) held the
      * case past its deadline with no backend call in flight: no verdict on the kernel */
     bool judge_timeout;
+    /* NOT_RUN because the backend itself went away after the session opened: it declined
+     * and its available() fails now (a GPU that fell off the bus: cudaErrorNoDevice). No
+     * verdict on the case; a campaign stops on it (lost.c) instead of counting declines */
+    bool unavailable;
     double seconds;
     int engines_declined;               /* engines that declined the case or were not run */
     uint8_t counters[AF_FUZZ_COUNTERS]; /* feedback (af_fuzz_feedback) */
@@ -166,6 +170,10 @@ void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const a
  * hang of the backend becomes a crash / hang verdict instead of ending the caller. */
 void af_session_run_isolated(af_session *s, const af_case *c, af_store_mode mode, const af_case *original,
                              int deadline_s, af_session_result *r);
+
+/* Whether the backend is usable now (its available(); for an isolated session in a forked
+ * child, so this process never touches the device): 0, or -1 with why. */
+int af_session_available(af_session *s, char *why, size_t cap);
 
 /* Verdict for a case that killed or outlived its process. */
 void af_session_fatal_verdict(const af_session *s, const af_case *c, af_verdict_kind kind, const char *detail,

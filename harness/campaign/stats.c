@@ -205,6 +205,10 @@ int af_stats_write(const char *dir, af_campaign_stats *st, char *why, size_t cap
     json_object_set_new(o, "judge_timeouts", json_integer((json_int_t)st->judge_timeouts));
     json_object_set_new(o, "findings_unstored", json_integer((json_int_t)st->findings_unstored));
     json_object_set_new(o, "seeds_skipped", json_integer(st->seeds_skipped));
+    json_object_set_new(o, "backend_lost",
+                        st->backend_lost[0] ? json_pack("{s:s, s:f, s:i}", "why", st->backend_lost, "at_s",
+                                                        st->backend_lost_at_s, "cases_kept", st->lost_cases)
+                                            : json_null());
     json_object_set_new(o, "deduplicated", json_integer(st->deduplicated));
     gpus_json(o, st);
     char *text = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(DBL_DIG));

@@ -72,6 +72,12 @@ typedef struct {
     long long findings_unstored; /* seen but not counted in DIR/findings at the end (left in
                                     DIR/pending, or lost to a failed write) */
     int seeds_skipped;           /* seed files refused (malformed, not a regular file) */
+    /* the backend went away in this run (campaign/lost.c): what it said ("" = it did not),
+     * the fuzzing seconds when it was seen, and the cases kept in DIR/lost/ (in flight, or
+     * answered unavailable) */
+    char backend_lost[512];
+    double backend_lost_at_s;
+    int lost_cases;
     /* campaign --gpus: the GPUs (CUDA_VISIBLE_DEVICES entries) cases ran on, and the cases
      * counted in stats.cases that each ran (n_gpus 0 = no --gpus; they sum to cases then) */
     int n_gpus;
@@ -126,7 +132,9 @@ void af_stats_note_config_cell(af_campaign_stats *st, unsigned cell);
  * in DIR/interrupted/), write_errors (this run's failed writes in DIR), judge_timeouts (of
  * errors: cases attnfuzz's own stages held past the deadline, no backend call in flight;
  * absent from older files), findings_unstored
- * (findings seen that DIR/findings does not count), seeds_skipped, gpus (the --gpus
+ * (findings seen that DIR/findings does not count), seeds_skipped, backend_lost
+ * ({"why": ..., "at_s": ..., "cases_kept": n} when the backend went away in this run, else
+ * null), gpus (the --gpus
  * list, ["0", "1"], null without --gpus) and gpu_cases ({"0": n, "1": m}: cases per GPU,
  * summing to cases; null without --gpus). Written through af_write_parts_atomic (util/fsutil.h);
  * beside it DIR/config_cells.bin, the cell bit set (AF_STATS_CONFIG_CELLS bits, binary)

@@ -32,6 +32,9 @@ void af_camp_print_summary(const af_campaign_state *cp, const af_triage_summary 
     }
     fputc('\n', f);
     if (st->interrupted) fprintf(f, "  stopped       by a signal: pending findings stored unminimised\n");
+    if (st->backend_lost[0])
+        fprintf(f, "  LOST          the backend went away after %.1f s (%s); %d case(s) in flight kept in %s/lost/\n",
+                st->backend_lost_at_s, st->backend_lost, st->lost_cases, cp->dir);
     if (st->write_errors || st->findings_unstored)
         fprintf(f, "  FAILED        %lld write error(s); %lld finding(s) not stored (see stderr)\n", st->write_errors,
                 st->findings_unstored);

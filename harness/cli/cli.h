@@ -21,6 +21,8 @@ enum {
     AF_EXIT_PLUGIN = 5,       /* a plugin cannot be loaded, or a case names a plugin it may not load */
     AF_EXIT_ERROR = 6,        /* could not run here: fork, memory, output directory, unpreparable inputs */
     AF_EXIT_BUSY = 7,         /* the output directory is locked by another running campaign (or merge) */
+    AF_EXIT_LOST = 8,         /* campaign: the backend went away mid-run (the GPU fell off the bus): stopped,
+                                 findings and the cases in flight kept; --resume continues */
     AF_EXIT_INTERRUPTED = 130 /* SIGINT / SIGTERM: stopped early, reports written (128 + SIGINT) */
 };
 

@@ -300,6 +300,8 @@ int af_cli_campaign(int argc, char **argv) {
             return AF_EXIT_INTERRUPTED;
         case AF_CAMPAIGN_BUSY:
             return AF_EXIT_BUSY;
+        case AF_CAMPAIGN_LOST:
+            return AF_EXIT_LOST;
         case AF_CAMPAIGN_NO_DATA: /* the default seed corpus is missing: a missing case path */
             return AF_EXIT_BAD_FILE;
         case AF_CAMPAIGN_WRITE_ERROR: /* the output directory: the README's "error" */

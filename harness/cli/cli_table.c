@@ -45,6 +45,9 @@ const af_cli_exit_code af_cli_exit_codes[] = {
      "could not run here (fork, memory, inputs refused) or write in the output directory (named, with the "
      "reason), or an error verdict (a worker adapter failed, not the kernel)"},
     {AF_EXIT_BUSY, "busy", "campaign --out DIR / merge OUT: DIR is locked by another running campaign (named)"},
+    {AF_EXIT_LOST, "backend-lost",
+     "campaign: the backend went away mid-run (a GPU gone): stopped; findings and the cases in flight (DIR/lost/) "
+     "kept; --resume continues"},
     {AF_EXIT_INTERRUPTED, "interrupted", "SIGINT / SIGTERM: stopped early; reports written, findings unminimised"},
     {0, NULL, NULL},
 };
