@@ -193,35 +193,45 @@ static void generate_head(void *ctx, long bh) {
     const head_pass *x = ctx;
     const af_tensor_view *v = &x->t->plan.view[x->id];
     int b = (int)(bh / v->H), h = (int)(bh % v->H);
-    for (int s = 0; s < af_tensor_rows_in_buffer(x->c, v, x->id, b); s++)
+    int rows = af_tensor_rows_in_buffer(x->c, v, x->id, b);
+    uint64_t base = af_gen_hash_base(x->g->seed, (uint32_t)x->id);
+    for (int s = 0; s < rows; s++)
         for (int d = 0; d < v->D; d++)
-            x->vals[dense_index(v, b, h, s, d)] = af_gen_element_core(x->g, (int)x->id, v->H, v->S, v->D, b, h, s, d);
+            x->vals[dense_index(v, b, h, s, d)] =
+                af_gen_element_based(x->g, base, (int)x->id, v->H, v->S, v->D, b, h, s, d);
 }
 
+/* The head's rows into the buffer, a row at a time; with x->dst (a storage read back as
+ * itself: not fp8) the valid rows' stored values into the dense inputs too, as
+ * af_inputs_read would read them back (the same bits, one pass instead of two). */
 static void store_head(void *ctx, long bh) {
     const head_pass *x = ctx;
     const af_tensor_view *v = &x->t->plan.view[x->id];
     int b = (int)(bh / v->H), h = (int)(bh % v->H);
-    for (int s = 0; s < af_tensor_rows_in_buffer(x->c, v, x->id, b); s++) {
+    int rows = af_tensor_rows_in_buffer(x->c, v, x->id, b), valid = x->dst ? af_tensor_valid_rows(x->c, x->id, b) : 0;
+    for (int s = 0; s < rows; s++) {
         int64_t off = af_layout_offset(&x->t->plan, x->id, b, h, s, 0); /* + d: model/layout.h */
-        for (int d = 0; d < v->D; d++)
-            af_storage_store(v->storage, x->t->buf[v->buffer], off + d, x->vals[dense_index(v, b, h, s, d)]);
+        af_storage_store_row(v->storage, x->t->buf[v->buffer], off, v->D, x->vals + dense_index(v, b, h, s, 0),
+                             s < valid ? x->dst + dense_index(v, b, h, s, 0) : NULL);
     }
 }
 
 static int head_threads(const af_tensor_view *v) { return af_parfor_threads((double)v->B * v->H * v->S * v->D); }
 
-void af_inputs_read(const af_case *c, const af_tensors *t, af_inputs *in) {
+/* af_inputs_read of the tensors whose bit (1u << i, i into Q, K, V, dO) is set in which. */
+static void inputs_read_some(const af_case *c, const af_tensors *t, af_inputs *in, unsigned which) {
     af_tensor_id ids[4] = {AF_T_Q, AF_T_K, AF_T_V, AF_T_DO};
     double *dst[4] = {in->q, in->k, in->v, in->dout};
     for (int i = 0; i < 4; i++) {
-        if (!dst[i]) continue;
+        if (!dst[i] || !(which & (1u << i))) continue;
         const af_tensor_view *v = &t->plan.view[ids[i]];
         af_par_memset(dst[i], 0, sizeof(double) * (size_t)v->B * v->H * v->S * v->D);
         head_pass x = {c, (af_tensors *)t, ids[i], NULL, NULL, dst[i]};
         af_parfor((long)v->B * v->H, head_threads(v), read_head, &x);
     }
 }
+
+void af_inputs_read(const af_case *c, const af_tensors *t, af_inputs *in) { inputs_read_some(c, t, in, 0xFu); }
 
 int af_inputs_generate(const af_case *c, af_tensors *t, af_inputs *in) {
     return af_inputs_generate_from(c, t, in, NULL);
@@ -248,6 +258,7 @@ int af_inputs_generate_from(const af_case *c, af_tensors *t, af_inputs *in, floa
     af_buffer_id in_bufs[4] = {AF_BUF_Q, AF_BUF_K, AF_BUF_V, AF_BUF_DO};
     for (int i = 0; i < 4; i++) poison_input(t, in_bufs[i]);
     af_tensor_id ids[4] = {AF_T_Q, AF_T_K, AF_T_V, AF_T_DO};
+    unsigned read_back = 0xFu; /* the dense inputs still to read from the buffers */
     for (int i = 0; i < 4; i++) {
         af_tensor_id id = ids[i];
         if (id == AF_T_DO && !c->backward) continue;
@@ -258,6 +269,13 @@ int af_inputs_generate_from(const af_case *c, af_tensors *t, af_inputs *in, floa
         if (!vals) return -1;
         head_pass x = {c, t, id, &g, vals, NULL};
         if (!given) af_parfor((long)v->B * v->H, head_threads(v), generate_head, &x);
+        /* fp16 / bf16 / fp32: the dense input read back while storing (store_head) */
+        double *dst[4] = {in->q, in->k, in->v, in->dout};
+        if (!af_storage_is_fp8(v->storage) && dst[i]) {
+            af_par_memset(dst[i], 0, sizeof(double) * (size_t)n);
+            x.dst = dst[i];
+            read_back &= ~(1u << i);
+        }
         if (v->paged && !c->page_tail_nan) {
             /* unused slots of each sequence's last page: finite stale values, as in a
              * reused KV cache (page_tail = nan leaves the NaN poison there) */
@@ -293,6 +311,6 @@ int af_inputs_generate_from(const af_case *c, af_tensors *t, af_inputs *in, floa
     }
     if (af_storage_is_fp8(t->plan.view[AF_T_O].storage)) /* out_dtype fp16 / bf16: no output scale */
         t->descale_o = ldexpf(1.0f / fp8_output_scale_of(c, t), c->fp8_headroom[4]);
-    af_inputs_read(c, t, in);
+    inputs_read_some(c, t, in, read_back);
     return 0;
 }

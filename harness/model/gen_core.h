@@ -56,8 +56,14 @@ AF_HD uint64_t af_gen_mix(uint64_t x) {
     return x ^ (x >> 31);
 }
 
+/* af_gen_hash's part that depends on the seed and the tag only (a loop over one tensor's
+ * elements computes it once) */
+AF_HD uint64_t af_gen_hash_base(uint64_t seed, uint32_t tag) {
+    return af_gen_mix(seed ^ ((uint64_t)tag * 0xD1B54A32D192ED03ull));
+}
+
 AF_HD uint64_t af_gen_hash(uint64_t seed, uint32_t tag, uint64_t index) {
-    return af_gen_mix(af_gen_mix(seed ^ ((uint64_t)tag * 0xD1B54A32D192ED03ull)) ^ index);
+    return af_gen_mix(af_gen_hash_base(seed, tag) ^ index);
 }
 
 /* Is a hash below fraction f of its range? f in [0, 1]. */
@@ -93,10 +99,12 @@ AF_HD double af_gen_low_lse_k0(double shift, double scale) {
 }
 
 /* Value of element (b, h, s, d) of tensor `tensor` with maximum shape (H, S, D). */
-AF_HD float af_gen_element_core(const af_gen_params *g, int tensor, int H, int S, int D, int b, int h, int s, int d) {
+/* af_gen_element_core with base = af_gen_hash_base(g->seed, tensor) given: the same value */
+AF_HD float af_gen_element_based(const af_gen_params *g, uint64_t base, int tensor, int H, int S, int D, int b, int h,
+                                 int s, int d) {
     uint64_t row = ((uint64_t)b * (uint64_t)H + (uint64_t)h) * (uint64_t)S + (uint64_t)s;
     uint64_t idx = row * (uint64_t)D + (uint64_t)d;
-    uint64_t u = af_gen_hash(g->seed, (uint32_t)tensor, idx);
+    uint64_t u = af_gen_mix(base ^ idx);
     double x;
     if (g->kind[0] == AF_GEN_UNIFORM) {
         x = ((double)(u >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0) * g->p0[0];
@@ -138,6 +146,10 @@ AF_HD float af_gen_element_core(const af_gen_params *g, int tensor, int H, int S
         }
     }
     return (float)x;
+}
+
+AF_HD float af_gen_element_core(const af_gen_params *g, int tensor, int H, int S, int D, int b, int h, int s, int d) {
+    return af_gen_element_based(g, af_gen_hash_base(g->seed, (uint32_t)tensor), tensor, H, S, D, b, h, s, d);
 }
 
 #endif

@@ -337,6 +337,32 @@ void af_storage_store(af_storage s, void *buf, int64_t offset, float value) {
     }
 }
 
+void af_storage_store_row(af_storage s, void *buf, int64_t offset, int n, const float *src, double *back) {
+    uint8_t *p = buf;
+    switch (s) { /* the switch once per row, not per element */
+        case AF_ST_F16:
+        case AF_ST_BF16:
+            for (int k = 0; k < n; k++) {
+                uint16_t v = s == AF_ST_F16 ? af_f32_to_f16(src[k]) : af_f32_to_bf16(src[k]);
+                memcpy(p + (offset + k) * 2, &v, 2);
+                if (back) back[k] = (double)(s == AF_ST_F16 ? af_f16_to_f32(v) : af_bf16_to_f32(v));
+            }
+            return;
+        case AF_ST_E4M3:
+        case AF_ST_E5M2:
+            for (int k = 0; k < n; k++) {
+                uint8_t v = s == AF_ST_E4M3 ? af_f32_to_e4m3(src[k]) : af_f32_to_e5m2(src[k]);
+                p[offset + k] = v;
+                if (back) back[k] = (double)(s == AF_ST_E4M3 ? af_e4m3_to_f32(v) : af_e5m2_to_f32(v));
+            }
+            return;
+        case AF_ST_F32:
+            memcpy(p + offset * 4, src, (size_t)n * 4);
+            for (int k = 0; back && k < n; k++) back[k] = (double)src[k];
+            return;
+    }
+}
+
 /* dense (b, h, s, d) index */
 static int64_t di(int H, int S, int D, int b, int h, int s, int d) { return (((int64_t)b * H + h) * S + s) * D + d; }
 

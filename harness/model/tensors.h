@@ -159,6 +159,9 @@ double af_storage_load(af_storage s, const void *buf, int64_t offset);
 void af_storage_load_row(af_storage s, const void *buf, int64_t offset, int n, double scale, double *dst);
 /* Round a float to the storage type (round to nearest even) and store it. */
 void af_storage_store(af_storage s, void *buf, int64_t offset, float value);
+/* The same for src[0..n) into elements offset .. offset + n - 1 (one row, the switch once);
+ * back (may be NULL): back[k] = the stored element as af_storage_load reads it. */
+void af_storage_store_row(af_storage s, void *buf, int64_t offset, int n, const float *src, double *back);
 /* Read the outputs of a run from the buffers into dense form (dequantised: an E4M3
  * O is multiplied by descale_o, exactly). */
 void af_outputs_read(const af_tensors *t, const af_case *c, af_outputs *out);

@@ -90,6 +90,20 @@ typedef struct {
     size_t psize, bytes;
 } mem_pass;
 
+/* dst[0 .. n) with the psize-byte pattern repeated, whole patterns only (a tail shorter
+ * than psize is left as it was): the pattern once, then the filled part copied onto what
+ * follows, doubling (a call per element would cost more than the bytes). */
+static void fill_pattern(uint8_t *dst, const uint8_t *pattern, size_t psize, size_t n) {
+    size_t whole = n / psize * psize;
+    if (!whole) return;
+    memcpy(dst, pattern, psize);
+    for (size_t done = psize; done < whole;) {
+        size_t c = done < whole - done ? done : whole - done;
+        memcpy(dst + done, dst, c);
+        done += c;
+    }
+}
+
 static void mem_item(void *ctx, long i) {
     const mem_pass *x = ctx;
     size_t off = (size_t)i * (size_t)AF_PARMEM_CHUNK;
@@ -99,8 +113,7 @@ static void mem_item(void *ctx, long i) {
     } else if (x->psize == 1) {
         memset(x->dst + off, x->pattern[0], n);
     } else { /* chunks start at multiples of psize (it divides the chunk size) */
-        size_t k = 0;
-        for (; k + x->psize <= n; k += x->psize) memcpy(x->dst + off + k, x->pattern, x->psize);
+        fill_pattern(x->dst + off, x->pattern, x->psize, n);
     }
 }
 
@@ -137,7 +150,7 @@ void af_par_fill(void *dst, const void *pattern, size_t psize, size_t bytes) {
     mem_pass x = {dst, NULL, {0}, psize, bytes};
     memcpy(x.pattern, pattern, psize);
     if (bytes < (size_t)AF_PARMEM_MIN) {
-        for (size_t k = 0; k + psize <= bytes; k += psize) memcpy(x.dst + k, pattern, psize);
+        fill_pattern(x.dst, x.pattern, psize, bytes);
         return;
     }
     mem_run(&x);

@@ -3,6 +3,7 @@
  * inputs as af_inputs_generate: here the values come from af_gen_element on the host,
  * for padded, ragged (thd), GQA, forward-only and fp16/bf16 cases, with some tensors
  * given and others left NULL (generated inside). */
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +65,45 @@ static void run_case(int index, unsigned given_mask) {
     for (int i = 0; i < 4; i++) free(pregen[i]);
 }
 
+/* The dense inputs af_inputs_generate leaves (fp16 / bf16 / fp32: read back while storing,
+ * a row at a time) are what af_inputs_read reads from its buffers, bit for bit: for every
+ * case file of the seed, feature and regression corpora (layouts, packings, gaps, pages,
+ * fp8, mxfp8, fp8 KV caches, data terms). */
+static int read_back_corpus(void) {
+    glob_t g;
+    int files = 0;
+    const char *patterns[3] = {"corpora/seed/*.case", "corpora/seed-features/*.case", "corpora/regression/*.case"};
+    for (int p = 0; p < 3; p++) {
+        if (glob(patterns[p], 0, NULL, &g) != 0) continue;
+        for (size_t f = 0; f < g.gl_pathc; f++) {
+            af_case c;
+            af_tensors t;
+            af_inputs in, back;
+            char why[512];
+            if (af_inputs_of_case_file(g.gl_pathv[f], &c, &t, &in, why, sizeof why) != 0) continue; /* refused */
+            CHECK(af_inputs_alloc(&back, &c) == 0);
+            af_inputs_read(&c, &t, &back);
+            size_t nq = (size_t)c.batch * c.heads_q * c.seqlen_q, nk = (size_t)c.batch * c.heads_kv * c.seqlen_kv;
+            size_t nv = (size_t)c.batch * af_case_heads_v(&c) * c.seqlen_kv;
+            CHECK_MSG(memcmp(in.q, back.q, nq * c.head_dim_qk * sizeof(double)) == 0, "%s: Q", g.gl_pathv[f]);
+            CHECK_MSG(memcmp(in.k, back.k, nk * c.head_dim_qk * sizeof(double)) == 0, "%s: K", g.gl_pathv[f]);
+            CHECK_MSG(memcmp(in.v, back.v, nv * c.head_dim_v * sizeof(double)) == 0, "%s: V", g.gl_pathv[f]);
+            if (c.backward)
+                CHECK_MSG(memcmp(in.dout, back.dout, nq * c.head_dim_v * sizeof(double)) == 0, "%s: dO", g.gl_pathv[f]);
+            af_inputs_free(&back);
+            af_inputs_free(&in);
+            af_tensors_free(&t);
+            files++;
+        }
+        globfree(&g);
+    }
+    return files;
+}
+
 int main(void) {
+    int files = read_back_corpus();
+    CHECK_MSG(files >= 50, "only %d corpus case(s) generated (run from the source tree)", files);
+    printf("read back: %d corpus cases, dense inputs = the buffers read back, bit for bit\n", files);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         run_case((int)i, 0xf);
         run_case((int)i, 0x5); /* Q and V given, K and dO generated inside */
