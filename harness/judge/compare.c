@@ -244,24 +244,18 @@ static void screen_head(void *ctx, long bh) {
     const af_tensor_view *w = &x->t->plan.view[x->id];
     int b = (int)(bh / w->H), h = (int)(bh % w->H);
     bool kv = x->id == AF_T_DK || x->id == AF_T_DV;
-    double *r = malloc((size_t)w->D * sizeof *r); /* (D) one row's stored values */
-    if (!r) {
-        x->flag[bh] = 1; /* the serial walk decides */
-        return;
-    }
     unsigned char f = 0;
-    for (int s = 0; s < rows_of(x->c, x->id, b) && !f; s++) {
+    int rows = rows_of(x->c, x->id, b);
+    for (int s = 0; s < rows && !f; s++) {
         if (!kv && af_row_fully_masked(x->c, b, s)) {
             f = 1;
             break;
         }
+        /* a poisoned element is a NaN (model/tensors.h): the row's bits say both */
         int64_t off0 = af_layout_offset(&x->t->plan, x->id, b, h, s, 0);
-        af_storage_load_row(w->storage, x->t->buf[w->buffer], off0, w->D, 1.0, r);
-        for (int d = 0; d < w->D && !f; d++)
-            f = !isfinite(r[d]) || is_poison(w->storage, x->t->buf[w->buffer], off0 + d);
+        f = !af_storage_row_finite(w->storage, x->t->buf[w->buffer], off0, w->D);
     }
     x->flag[bh] = f;
-    free(r);
 }
 
 int af_check_buffers(const af_case *c, const af_tensors *t, const af_outputs *oracle, const af_outputs *ref,

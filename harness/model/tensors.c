@@ -286,13 +286,19 @@ double af_storage_load(af_storage s, const void *buf, int64_t offset) {
 
 void af_storage_load_row(af_storage s, const void *buf, int64_t offset, int n, double scale, double *dst) {
     const uint8_t *p = buf;
-    switch (s) { /* the switch once per row, not per element */
+    switch (s) { /* the switch once per row, not per element (a loop per type) */
         case AF_ST_F16:
+            for (int k = 0; k < n; k++) {
+                uint16_t v;
+                memcpy(&v, p + (offset + k) * 2, 2);
+                dst[k] = scale * (double)af_f16_to_f32(v);
+            }
+            return;
         case AF_ST_BF16:
             for (int k = 0; k < n; k++) {
                 uint16_t v;
                 memcpy(&v, p + (offset + k) * 2, 2);
-                dst[k] = scale * (double)(s == AF_ST_F16 ? af_f16_to_f32(v) : af_bf16_to_f32(v));
+                dst[k] = scale * (double)af_bf16_to_f32(v);
             }
             return;
         case AF_ST_E4M3:
@@ -335,6 +341,39 @@ void af_storage_store(af_storage s, void *buf, int64_t offset, float value) {
             memcpy(p + offset * 4, &value, 4);
             break;
     }
+}
+
+bool af_storage_row_finite(af_storage s, const void *buf, int64_t offset, int n) {
+    const uint8_t *p = buf;
+    /* non-finite: the exponent field all ones (E4M3: S.1111.111, its only NaN; no Inf) */
+    switch (s) {
+        case AF_ST_F16:
+        case AF_ST_BF16: {
+            uint16_t mask = s == AF_ST_F16 ? 0x7C00u : 0x7F80u, bad = 0;
+            for (int k = 0; k < n; k++) {
+                uint16_t v;
+                memcpy(&v, p + (offset + k) * 2, 2);
+                bad |= (uint16_t)((v & mask) == mask);
+            }
+            return !bad;
+        }
+        case AF_ST_E4M3:
+        case AF_ST_E5M2: {
+            uint8_t mask = s == AF_ST_E4M3 ? 0x7Fu : 0x7Cu, bad = 0;
+            for (int k = 0; k < n; k++) bad |= (uint8_t)((p[offset + k] & mask) == mask);
+            return !bad;
+        }
+        case AF_ST_F32: {
+            uint32_t bad = 0;
+            for (int k = 0; k < n; k++) {
+                uint32_t v;
+                memcpy(&v, p + (offset + k) * 4, 4);
+                bad |= (uint32_t)((v & 0x7F800000u) == 0x7F800000u);
+            }
+            return !bad;
+        }
+    }
+    return false;
 }
 
 void af_storage_store_row(af_storage s, void *buf, int64_t offset, int n, const float *src, double *back) {

@@ -157,6 +157,10 @@ double af_storage_load(af_storage s, const void *buf, int64_t offset);
 /* dst[k] = scale * (element offset + k, k < n, read as af_storage_load does): one row of
  * a tensor, contiguous in every layout (model/layout.h). */
 void af_storage_load_row(af_storage s, const void *buf, int64_t offset, int n, double scale, double *dst);
+/* Whether elements offset .. offset + n - 1 are all finite as af_storage_load reads them
+ * (decided on the stored bits: no conversion). Every AF_POISON_* pattern is a NaN, so a
+ * poisoned element is not finite. */
+bool af_storage_row_finite(af_storage s, const void *buf, int64_t offset, int n);
 /* Round a float to the storage type (round to nearest even) and store it. */
 void af_storage_store(af_storage s, void *buf, int64_t offset, float value);
 /* The same for src[0..n) into elements offset .. offset + n - 1 (one row, the switch once);

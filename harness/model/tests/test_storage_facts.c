@@ -24,7 +24,53 @@ static double roundtrip(af_storage s, double x) {
     return af_storage_load(s, buf, 0);
 }
 
+/* af_storage_row_finite, decided on the bits, against isfinite(af_storage_load) element by
+ * element: every 16-bit and 8-bit pattern (alone, and as the last of a finite row), float
+ * patterns around the exponent's edges, and each storage's poison (a NaN: not finite). */
+static void row_finite(void) {
+    static const af_storage st[5] = {AF_ST_F16, AF_ST_BF16, AF_ST_E4M3, AF_ST_E5M2, AF_ST_F32};
+    uint8_t row[8 * 4];
+    for (int i = 0; i < 5; i++) {
+        int size = af_storage_bytes(st[i]);
+        uint32_t patterns = size == 1 ? 256u : size == 2 ? 65536u : 0u;
+        long mismatches = 0, nonfinite = 0;
+        for (uint32_t u = 0; u < patterns; u++) {
+            memset(row, 0, sizeof row); /* zeros: finite in every storage */
+            memcpy(row + 7 * size, &u, (size_t)size);
+            bool want = isfinite(af_storage_load(st[i], row, 7));
+            nonfinite += !want;
+            mismatches += af_storage_row_finite(st[i], row, 7, 1) != want;
+            mismatches += af_storage_row_finite(st[i], row, 0, 8) != want;
+        }
+        if (size == 4) {
+            static const uint32_t f32[8] = {0,           0x3F800000u, 0x7F7FFFFFu, 0x7F800000u,
+                                            0xFF800000u, 0x7F800001u, 0x00000001u, 0xFFC00000u};
+            for (int k = 0; k < 8; k++) {
+                memset(row, 0, sizeof row);
+                memcpy(row + 28, &f32[k], 4);
+                bool want = isfinite(af_storage_load(st[i], row, 7));
+                nonfinite += !want;
+                mismatches += af_storage_row_finite(st[i], row, 0, 8) != want;
+            }
+        }
+        CHECK_MSG(mismatches == 0, "storage %d: %ld row_finite answers differ from isfinite(load)", i, mismatches);
+        CHECK(nonfinite > 0);
+        uint32_t poison = st[i] == AF_ST_F16    ? AF_POISON_F16
+                          : st[i] == AF_ST_BF16 ? AF_POISON_BF16
+                          : st[i] == AF_ST_E4M3 ? AF_POISON_E4M3
+                          : st[i] == AF_ST_E5M2 ? AF_POISON_E5M2
+                                                : AF_POISON_F32;
+        memset(row, 0, sizeof row);
+        memcpy(row, &poison, (size_t)size);
+        CHECK_MSG(!af_storage_row_finite(st[i], row, 0, 8) && isnan(af_storage_load(st[i], row, 0)),
+                  "storage %d: its poison is not a NaN", i);
+        printf("row_finite: storage %d, %u patterns, %ld not finite: the same as isfinite(load)\n", i,
+               patterns ? patterns : 8u, nonfinite);
+    }
+}
+
 int main(void) {
+    row_finite();
     static const struct {
         af_storage s;
         const char *name;
