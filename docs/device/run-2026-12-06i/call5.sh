@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Device call 5 (carry ["build-min", "build-min-old"]; about 4 min): the inputs made on the
-# host in one pass (276de8e) against the build before it (c6f8433, build-min-old):
+# Device call 5 (carry ["build-min", "build-min-old"]; about 4 min): the inputs made on the host in
+# one pass and the buffer screen on bits (437d5a1) against the build before (c6f8433, build-min-old):
 # test_gpu_gen (the GPU generator still gives the host's bits: gen_core.h changed), then
 # the mix of 300 one worker, 30 s each, old / new / old / new, with the stages.
 source ci/device_preamble.sh
