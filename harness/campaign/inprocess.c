@@ -120,8 +120,10 @@ static const char *result_device(const af_campaign_state *cp, const af_child *sl
 static void handle_result(af_campaign_state *cp, const af_child *slot, const input_buf *in, af_session_result *r) {
     const af_case *c = &slot->c;
     if (r->unavailable || af_camp_is_lost(cp)) { /* no verdict on the kernel: the backend went away */
-        if (!af_camp_backend_lost(cp, c, r) || !r->unavailable)
-            af_camp_keep_lost(cp, c, "it ended after the backend went away");
+        if (!af_camp_is_lost(cp))
+            af_camp_backend_lost(cp, c, r); /* marks it, keeps c */
+        else
+            af_camp_keep_lost(cp, c, r->unavailable ? r->why : "it ended after the backend went away");
         return;
     }
     cp->st.cases++;
@@ -243,7 +245,7 @@ static void beside_minimisation(void *loop) {
     loop_fill(L);
     while (loop_collect(L, 0) >= 0) {
         L->cp->beside_cases++;
-        if (af_camp_interrupted()) return;
+        if (af_camp_interrupted() || af_camp_is_lost(L->cp)) return;
         loop_fill(L);
     }
 }
