@@ -722,8 +722,6 @@ static void side_add(side_tables *st, int slot, size_t n) {
     st->count += (n + 3) & ~(size_t)3; /* keep every table 16-byte aligned */
 }
 
-static bool is_kv_tensor(af_tensor_id t) { return t == AF_T_K || t == AF_T_V || t == AF_T_DK || t == AF_T_DV; }
-
 static int side_make(side_tables *st, const af_case *c, const af_layout_plan *p, const af_sdpa_desc *d) {
     memset(st, 0, sizeof *st);
     for (int i = 0; i < CG_SLOT_COUNT; i++) st->off[i] = (size_t)-1;
@@ -740,7 +738,7 @@ static int side_make(side_tables *st, const af_case *c, const af_layout_plan *p,
      * K/V): K and V carry no ragged offsets (model/layout.h: no key tokens) */
     if (d->ragged) /* ATTNFUZZ_CUDNN_KV_OFFSETS=padded: a padded K/V gets offsets too */
         for (size_t r = 0; r < sizeof rag / sizeof rag[0]; r++)
-            if (p->view[rag[r].t].ragged || (d->kv_offsets_padded && is_kv_tensor(rag[r].t)))
+            if (p->view[rag[r].t].ragged || (d->kv_offsets_padded && af_tensor_is_kv(rag[r].t)))
                 side_add(st, rag[r].slot, (size_t)B + 1);
     if (d->paged) side_add(st, CG_SLOT_PAGE_TABLE, (size_t)B * (size_t)p->pages_per_seq);
     st->host = calloc(st->count ? st->count : 4, sizeof(int32_t));
@@ -752,7 +750,7 @@ static int side_make(side_tables *st, const af_case *c, const af_layout_plan *p,
     if (d->ragged) {
         for (size_t r = 0; r < sizeof rag / sizeof rag[0]; r++) {
             af_tensor_id t = rag[r].t;
-            bool kv = is_kv_tensor(t);
+            bool kv = af_tensor_is_kv(t);
             if (!p->view[t].ragged) {
                 if (kv && d->kv_offsets_padded) /* a padded K/V: sequence b starts at b times the batch stride */
                     for (int b = 0; b <= B; b++)

@@ -270,7 +270,7 @@ int af_sdpa_frontend_alignment(const af_sdpa_desc *d, bool backward, char *why, 
     static const char *const names[] = {"Q", "K", "V", "O", "dO", "dQ", "dK", "dV"};
     for (int i = 0; i < (backward ? 8 : 4); i++) {
         af_tensor_id t = ids[i];
-        bool kv_side = t == AF_T_K || t == AF_T_V || t == AF_T_DK || t == AF_T_DV;
+        bool kv_side = af_tensor_is_kv(t);
         int64_t dd = t == AF_T_V || t == AF_T_O || t == AF_T_DO || t == AF_T_DV ? d->dv : d->dqk;
         int64_t dims[4] = {d->b, kv_side ? d->hk : d->hq, kv_side ? d->skv : d->sq, dd};
         if (kv_side && d->paged) dims[0] = d->n_pages, dims[2] = d->page_size; /* the page containers */
