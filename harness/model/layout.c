@@ -53,11 +53,11 @@ const char *af_buffer_name(af_buffer_id b) { return buffer_names[b]; }
 
 /* the one table of storage facts (layout.h), in af_storage's order */
 static const af_storage_facts storage_facts[] = {
-    [AF_ST_F16] = {2, 0x1p-10, 65504.0, 0x1p-14, 0x1p-25},                 /* 10 mantissa bits */
-    [AF_ST_BF16] = {2, 0x1p-7, 3.3895313892515355e38, 0x1p-126, 0x1p-134}, /* 7 */
-    [AF_ST_E4M3] = {1, 0x1p-3, 448.0, 0x1p-6, 0x1p-10},                    /* 3 */
-    [AF_ST_F32] = {4, 0x1p-23, 3.4028234663852886e38, 0x1p-126, 0x1p-150}, /* 23 */
-    [AF_ST_E5M2] = {1, 0x1p-2, 57344.0, 0x1p-14, 0x1p-17},                 /* 2 */
+    [AF_ST_F16] = {2, 0x1p-10, 65504.0, 0x1p-14, 0x1p-25, 0x7C00u},                     /* 10 mantissa bits */
+    [AF_ST_BF16] = {2, 0x1p-7, 3.3895313892515355e38, 0x1p-126, 0x1p-134, 0x7F80u},     /* 7 */
+    [AF_ST_E4M3] = {1, 0x1p-3, 448.0, 0x1p-6, 0x1p-10, 0x7Fu},                          /* 3; S.1111.111 */
+    [AF_ST_F32] = {4, 0x1p-23, 3.4028234663852886e38, 0x1p-126, 0x1p-150, 0x7F800000u}, /* 23 */
+    [AF_ST_E5M2] = {1, 0x1p-2, 57344.0, 0x1p-14, 0x1p-17, 0x7Cu},                       /* 2 */
 };
 
 const af_storage_facts *af_storage_facts_of(af_storage s) {

@@ -67,7 +67,8 @@ static inline bool af_storage_is_fp8(af_storage s) { return s == AF_ST_E4M3 || s
 /* Every fact of a storage type the stages use, one row per type (layout.c, the one
  * table): its bytes; its unit, one ulp at magnitude 1 (2^-mantissa bits); its largest
  * finite value; its smallest normal number and half the step of its subnormals (half an
- * ulp of the smallest subnormal):
+ * ulp of the smallest subnormal); the bits all set in every Inf and NaN and in no finite
+ * value (the exponent field; E4M3, with no Inf: its only NaN's S.1111.111 less the sign):
  *   fp16 2 B, 2^-10, 65504, 2^-14, 2^-25   bf16 2 B, 2^-7, 3.39e38, 2^-126, 2^-134
  *   E4M3 1 B, 2^-3, 448, 2^-6, 2^-10       E5M2 1 B, 2^-2, 57344, 2^-14, 2^-17
  *   fp32 4 B, 2^-23, 3.40e38, 2^-126, 2^-150 */
@@ -77,6 +78,7 @@ typedef struct {
     double max_finite;
     double min_normal;
     double subnormal_half_step;
+    uint32_t nonfinite_bits;
 } af_storage_facts;
 /* The row of s (fp32's for a value outside the enum: never NULL). */
 const af_storage_facts *af_storage_facts_of(af_storage s);

@@ -319,80 +319,61 @@ void af_storage_load_row(af_storage s, const void *buf, int64_t offset, int n, d
 }
 
 void af_storage_store(af_storage s, void *buf, int64_t offset, float value) {
-    uint8_t *p = buf;
-    switch (s) {
-        case AF_ST_F16: {
-            uint16_t v = af_f32_to_f16(value);
-            memcpy(p + offset * 2, &v, 2);
-            break;
-        }
-        case AF_ST_BF16: {
-            uint16_t v = af_f32_to_bf16(value);
-            memcpy(p + offset * 2, &v, 2);
-            break;
-        }
-        case AF_ST_E4M3:
-            p[offset] = af_f32_to_e4m3(value);
-            break;
-        case AF_ST_E5M2:
-            p[offset] = af_f32_to_e5m2(value);
-            break;
-        case AF_ST_F32:
-            memcpy(p + offset * 4, &value, 4);
-            break;
-    }
+    af_storage_store_row(s, buf, offset, 1, &value, NULL);
 }
 
 bool af_storage_row_finite(af_storage s, const void *buf, int64_t offset, int n) {
+    const af_storage_facts *f = af_storage_facts_of(s);
     const uint8_t *p = buf;
-    /* non-finite: the exponent field all ones (E4M3: S.1111.111, its only NaN; no Inf) */
-    switch (s) {
-        case AF_ST_F16:
-        case AF_ST_BF16: {
-            uint16_t mask = s == AF_ST_F16 ? 0x7C00u : 0x7F80u, bad = 0;
+    uint32_t m = f->nonfinite_bits, bad = 0; /* every bit of m set: Inf or NaN */
+    switch (f->bytes) {                      /* a loop per width, each element read with a fixed-size copy */
+        case 1:
+            for (int k = 0; k < n; k++) bad |= (uint32_t)((p[offset + k] & m) == m);
+            break;
+        case 2:
             for (int k = 0; k < n; k++) {
                 uint16_t v;
                 memcpy(&v, p + (offset + k) * 2, 2);
-                bad |= (uint16_t)((v & mask) == mask);
+                bad |= (uint32_t)((v & m) == m);
             }
-            return !bad;
-        }
-        case AF_ST_E4M3:
-        case AF_ST_E5M2: {
-            uint8_t mask = s == AF_ST_E4M3 ? 0x7Fu : 0x7Cu, bad = 0;
-            for (int k = 0; k < n; k++) bad |= (uint8_t)((p[offset + k] & mask) == mask);
-            return !bad;
-        }
-        case AF_ST_F32: {
-            uint32_t bad = 0;
+            break;
+        default:
             for (int k = 0; k < n; k++) {
                 uint32_t v;
                 memcpy(&v, p + (offset + k) * 4, 4);
-                bad |= (uint32_t)((v & 0x7F800000u) == 0x7F800000u);
+                bad |= (uint32_t)((v & m) == m);
             }
-            return !bad;
-        }
     }
-    return false;
+    return !bad;
 }
 
 void af_storage_store_row(af_storage s, void *buf, int64_t offset, int n, const float *src, double *back) {
     uint8_t *p = buf;
-    switch (s) { /* the switch once per row, not per element */
+    switch (s) { /* the switch once per row, not per element (a loop per type) */
         case AF_ST_F16:
+            for (int k = 0; k < n; k++) {
+                uint16_t v = af_f32_to_f16(src[k]);
+                memcpy(p + (offset + k) * 2, &v, 2);
+                if (back) back[k] = (double)af_f16_to_f32(v);
+            }
+            return;
         case AF_ST_BF16:
             for (int k = 0; k < n; k++) {
-                uint16_t v = s == AF_ST_F16 ? af_f32_to_f16(src[k]) : af_f32_to_bf16(src[k]);
+                uint16_t v = af_f32_to_bf16(src[k]);
                 memcpy(p + (offset + k) * 2, &v, 2);
-                if (back) back[k] = (double)(s == AF_ST_F16 ? af_f16_to_f32(v) : af_bf16_to_f32(v));
+                if (back) back[k] = (double)af_bf16_to_f32(v);
             }
             return;
         case AF_ST_E4M3:
+            for (int k = 0; k < n; k++) {
+                p[offset + k] = af_f32_to_e4m3(src[k]);
+                if (back) back[k] = (double)af_e4m3_to_f32(p[offset + k]);
+            }
+            return;
         case AF_ST_E5M2:
             for (int k = 0; k < n; k++) {
-                uint8_t v = s == AF_ST_E4M3 ? af_f32_to_e4m3(src[k]) : af_f32_to_e5m2(src[k]);
-                p[offset + k] = v;
-                if (back) back[k] = (double)(s == AF_ST_E4M3 ? af_e4m3_to_f32(v) : af_e5m2_to_f32(v));
+                p[offset + k] = af_f32_to_e5m2(src[k]);
+                if (back) back[k] = (double)af_e5m2_to_f32(p[offset + k]);
             }
             return;
         case AF_ST_F32:
