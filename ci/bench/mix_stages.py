@@ -3,7 +3,7 @@
 --json` lines): per stage the median and mean in milliseconds, and the median of the case's
 time outside the backend's run (every stage but `run`: the judge's own share, which includes
 the GPU passes the judge launches and waits for), and the same less the backend runs inside
-the compare (repeats) and probes stages; the backend's builds over the case's runs by phase. Also how many cases had the element budgets
+the compare (repeats) and probes stages; the backend's builds over the case's runs by phase; run 0's copies and device passes where the backend times them. Also how many cases had the element budgets
 and how many got them from the GPU pass."""
 import json
 import statistics
@@ -44,3 +44,9 @@ if hs:
         statistics.median(hs), statistics.mean(hs)))
 print("  element budgets on %d of %d cases, from the GPU pass on %d" % (
     sum(bool(x["judge"].get("element_terms")) for x in v), len(v), sum(bool(x["judge"].get("terms_gpu")) for x in v)))
+# the backend's run 0 split, when it times its parts (cudnn: copy_seconds, kernel_seconds)
+timed = [x for x in v if x.get("kernel_seconds") is not None]
+if timed:
+    for k in ["seconds", "copy_seconds", "kernel_seconds", "build_seconds"]:
+        xs = [1e3 * (x.get(k) or 0.0) for x in timed]
+        print("  run 0 %-15s %5.1f %9.1f" % (k, statistics.median(xs), statistics.mean(xs)))

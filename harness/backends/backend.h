@@ -51,6 +51,10 @@ typedef struct {
     char engine_backward[64];
     long long workspace_bytes; /* device workspace used, -1 unknown */
     double seconds;            /* wall time of the run */
+    double copy_seconds;       /* of seconds: the host <-> device copies of the buffers and the
+                                  host staging of a padded case (0 = not said) */
+    double kernel_seconds;     /* of seconds: the backend's passes on the device until they
+                                  finished (0 = not said) */
     bool nondeterministic;     /* the engine declared itself nondeterministic */
     double build_seconds;      /* of seconds: graph, config and plan builds this run waited for
                                   (0 when every plan came from the backend's cache) */

@@ -90,6 +90,11 @@ json_t *af_verdict_to_json(const char *case_path, const af_verdict *v) {
     /* which built graph served the run ("" = the case's own) and the builds it waited for */
     if (o && v->info.plan[0]) json_object_set_new(o, "plan", af_json_text(v->info.plan));
     if (o) json_object_set_new(o, "build_seconds", af_json_real(v->info.build_seconds));
+    /* the run's copies and device passes, when the backend times them (cudnn) */
+    if (o && v->info.kernel_seconds > 0) {
+        json_object_set_new(o, "copy_seconds", af_json_real(v->info.copy_seconds));
+        json_object_set_new(o, "kernel_seconds", af_json_real(v->info.kernel_seconds));
+    }
     /* the GPU that ran it (campaign --gpus: its CUDA_VISIBLE_DEVICES), when one was set */
     if (o && v->info.device[0]) json_object_set_new(o, "device", af_json_text(v->info.device));
     return o;

@@ -964,7 +964,9 @@ static af_run_status run_graphs(cudnn_state *s, const af_case *c, const af_case 
         snprintf(why, cap, "out of host memory for the feature inputs");
         return AF_RUN_RESOURCE;
     }
+    double t_up = af_clock_mono();
     st = af_gpu_tensors_upload(&g, t, why, cap);
+    info->copy_seconds += af_clock_mono() - t_up;
     *oom = st == AF_RUN_RESOURCE;
     if (st != AF_RUN_OK) goto out_side;
     if ((st = af_gpu_malloc(&work, total, why, cap)) != AF_RUN_OK) {
@@ -999,6 +1001,7 @@ static af_run_status run_graphs(cudnn_state *s, const af_case *c, const af_case 
     slots[CG_SLOT_DROPOUT_SCALE] = &dropout_scale;
 
     char w[900];
+    double t_exec = af_clock_mono();
     if (!given && af_cudnn_execute(s->api, s->handle, fg, fp, slots, work, w, sizeof w)) {
         snprintf(why, cap, "forward %s: %s", info->engine, w);
         st = AF_RUN_ERROR;
@@ -1013,7 +1016,10 @@ static af_run_status run_graphs(cudnn_state *s, const af_case *c, const af_case 
         }
         if ((st = af_gpu_sync("cuDNN backward", why, cap)) != AF_RUN_OK) goto out;
     }
+    double t_down = af_clock_mono();
+    info->kernel_seconds += t_down - t_exec;
     st = af_gpu_tensors_download(&g, t, why, cap);
+    info->copy_seconds += af_clock_mono() - t_down;
     if (st == AF_RUN_OK) side_check_unchanged(&side, side_dev, info);
     if (st == AF_RUN_OK && dsink_out && feat.off[CG_SLOT_DSINK] != (size_t)-1)
         st = af_gpu_d2h(dsink_out, (char *)feat_dev + feat.off[CG_SLOT_DSINK], (size_t)c->heads_q * sizeof(float), why,
@@ -1055,6 +1061,7 @@ static af_run_status cudnn_run_mode(af_backend *be, const af_case *c, const char
     info->engine[0] = info->engine_forward[0] = info->engine_backward[0] = 0;
     info->plan[0] = 0;
     info->build_seconds = 0;
+    info->copy_seconds = info->kernel_seconds = 0;
     s->have_amax = s->have_bwd_amax = false;
     memset(&s->run_bc, 0, sizeof s->run_bc);
     s->run_waited = 0;
@@ -1071,7 +1078,10 @@ static af_run_status cudnn_run_mode(af_backend *be, const af_case *c, const char
     af_run_status st = AF_RUN_OK;
     if (served != c) {
         staged = malloc(sizeof *staged);
-        if (!staged || af_cudnn_stage_in(c, t, served, staged, why, cap)) {
+        double t_in = af_clock_mono();
+        int staged_rc = staged ? af_cudnn_stage_in(c, t, served, staged, why, cap) : -1;
+        info->copy_seconds += af_clock_mono() - t_in;
+        if (staged_rc) {
             if (!staged) snprintf(why, cap, "out of host memory");
             free(staged);
             staged = NULL;
@@ -1093,7 +1103,9 @@ static af_run_status cudnn_run_mode(af_backend *be, const af_case *c, const char
         }
     }
     if (staged) {
+        double t_out = af_clock_mono();
         if (st == AF_RUN_OK) af_cudnn_stage_out(c, t, staged);
+        info->copy_seconds += af_clock_mono() - t_out;
         af_tensors_free(staged);
         free(staged);
     }
