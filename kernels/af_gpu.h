@@ -52,6 +52,9 @@ void af_gpu_free(void *dev);
 static inline cudaError_t af_gpu_malloc_cuda(void **dev, size_t bytes) {
     return af_gpu_malloc(dev, bytes, NULL, 0) == AF_RUN_OK ? cudaSuccess : cudaErrorMemoryAllocation;
 }
+/* The status of CUDA error e (cudaSuccess: AF_RUN_OK), why "WHAT: CUDA error ..."; a
+ * non-sticky error is cleared. */
+af_run_status af_gpu_classify(cudaError_t e, const char *what, char *why, size_t cap);
 #endif
 af_run_status af_gpu_h2d(void *dev, const void *host, size_t bytes, char *why, size_t cap);
 af_run_status af_gpu_d2h(void *host, const void *dev, size_t bytes, char *why, size_t cap);

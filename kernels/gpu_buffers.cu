@@ -25,7 +25,7 @@ static bool is_sticky(cudaError_t e) {
     }
 }
 
-static af_run_status classify(cudaError_t e, const char *what, char *why, size_t cap) {
+extern "C" af_run_status af_gpu_classify(cudaError_t e, const char *what, char *why, size_t cap) {
     if (e == cudaSuccess) return AF_RUN_OK;
     if (why) snprintf(why, cap, "%s: CUDA error %s: %s", what, cudaGetErrorName(e), cudaGetErrorString(e));
     if (is_sticky(e)) return AF_RUN_CRASH;
@@ -90,7 +90,7 @@ extern "C" af_run_status af_gpu_malloc(void **dev, size_t bytes, char *why, size
     *dev = NULL;
     if (bytes == 0) bytes = 16;
     cudaMemPool_t pool = device_pool();
-    if (!pool) return classify(cudaMalloc(dev, bytes), "cudaMalloc", why, cap);
+    if (!pool) return af_gpu_classify(cudaMalloc(dev, bytes), "cudaMalloc", why, cap);
     /* on the legacy default stream, which every other blocking stream waits for */
     cudaError_t e = cudaMallocAsync(dev, bytes, 0);
     if (e == cudaErrorMemoryAllocation) { /* the pool's idle blocks back to the driver, once */
@@ -99,7 +99,7 @@ extern "C" af_run_status af_gpu_malloc(void **dev, size_t bytes, char *why, size
         (void)cudaMemPoolTrimTo(pool, 0);
         e = cudaMallocAsync(dev, bytes, 0);
     }
-    return classify(e, "cudaMallocAsync", why, cap);
+    return af_gpu_classify(e, "cudaMallocAsync", why, cap);
 }
 
 extern "C" void af_gpu_free(void *dev) {
@@ -111,15 +111,15 @@ extern "C" void af_gpu_free(void *dev) {
 }
 
 extern "C" af_run_status af_gpu_h2d(void *dev, const void *host, size_t bytes, char *why, size_t cap) {
-    return classify(cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice), "copy to device", why, cap);
+    return af_gpu_classify(cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice), "copy to device", why, cap);
 }
 
 extern "C" af_run_status af_gpu_d2h(void *host, const void *dev, size_t bytes, char *why, size_t cap) {
-    return classify(cudaMemcpy(host, dev, bytes, cudaMemcpyDeviceToHost), "copy to host", why, cap);
+    return af_gpu_classify(cudaMemcpy(host, dev, bytes, cudaMemcpyDeviceToHost), "copy to host", why, cap);
 }
 
 extern "C" af_run_status af_gpu_memset(void *dev, int byte, size_t bytes, char *why, size_t cap) {
-    return classify(cudaMemset(dev, byte, bytes), "cudaMemset", why, cap);
+    return af_gpu_classify(cudaMemset(dev, byte, bytes), "cudaMemset", why, cap);
 }
 
 extern "C" unsigned af_gpu_grid(long long n) {
@@ -150,7 +150,7 @@ extern "C" double af_gpu_mem_free(void) {
 extern "C" af_run_status af_gpu_sync(const char *what, char *why, size_t cap) {
     cudaError_t e = cudaDeviceSynchronize();
     if (e == cudaSuccess) e = cudaGetLastError();
-    return classify(e, what, why, cap);
+    return af_gpu_classify(e, what, why, cap);
 }
 
 extern "C" af_run_status af_gpu_tensors_upload(af_gpu_tensors *g, const af_tensors *t, char *why, size_t cap) {

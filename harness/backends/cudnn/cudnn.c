@@ -81,6 +81,7 @@ int af_cudnn_last_fp8_bwd_amax(af_backend *be, float amax[4]) {
 #include <math.h>
 #include <time.h>
 #include "kernels/af_gpu.h"
+#include "kernels/gpu_mirror.h"
 #include "model/dropout.h"
 #include "model/features.h"
 #include "backends/cudnn/cudnn_ahead.h"
@@ -181,6 +182,11 @@ struct cudnn_state {
     float amax_s, amax_o;
     bool have_bwd_amax; /* ... and had a backward: Amax_dP, Amax_dQ, Amax_dK, Amax_dV */
     float bwd_amax[4];
+    /* the last case's buffers kept on the device between its runs (kernels/gpu_mirror.h),
+     * for cases of at most mirror_budget bytes (ATTNFUZZ_CUDNN_MIRROR; 0: every run copies
+     * every buffer both ways) */
+    af_gpu_mirror mirror;
+    long long mirror_budget;
 };
 
 static long env_long(af_config_var var, long dflt) {
@@ -882,6 +888,19 @@ static int feat_make(feat_block *fb, const af_case *orig, const af_tensors *orig
     return 0;
 }
 
+/* The buffers a run writes (a bit per af_buffer_id): those of O and LSE, and of dQ, dK, dV
+ * with a backward. They come back from the device whole after every run; the mirror
+ * compares the others with what went in (gpu_mirror.h). */
+static unsigned written_buffers(const af_case *c, const af_tensors *t) {
+    static const af_tensor_id outs[] = {AF_T_O, AF_T_LSE, AF_T_DQ, AF_T_DK, AF_T_DV};
+    unsigned w = 0;
+    for (int k = 0; k < (c->backward ? 5 : 2); k++) {
+        af_buffer_id b = t->plan.view[outs[k]].buffer;
+        if (t->alloc[b]) w |= 1u << b;
+    }
+    return w;
+}
+
 /* Run case c (the serving case: its graph, its buffers t) on the device. *oom is set when
  * a device allocation failed (the caller may free cached plans and try again). */
 /* given: O and LSE in t are inputs (backward_given): only the backward graph runs, on
@@ -928,7 +947,9 @@ static af_run_status run_graphs(cudnn_state *s, const af_case *c, const af_case 
     }
 
     af_run_status st = AF_RUN_OK;
-    af_gpu_tensors g;
+    af_gpu_tensors g; /* the buffers of a run that is not mirrored */
+    memset(&g, 0, sizeof g);
+    bool mirrored = false;
     void *work = NULL, *side_dev = NULL, *fp8_dev = NULL, *feat_dev = NULL;
     /* fp8: the device FLOAT [1,1,1,1] scalars, one per 16 bytes, in slot order
      * CG_SLOT_DESCALE_Q .. CG_SLOT_AMAX_DV (tensors.h recipe). Amax outputs start at -1
@@ -965,7 +986,9 @@ static af_run_status run_graphs(cudnn_state *s, const af_case *c, const af_case 
         return AF_RUN_RESOURCE;
     }
     double t_up = af_clock_mono();
-    st = af_gpu_tensors_upload(&g, t, why, cap);
+    if (s->mirror_budget > 0) st = af_gpu_mirror_stage(&s->mirror, t, (size_t)s->mirror_budget, &mirrored, why, cap);
+    if (st == AF_RUN_OK && !mirrored) st = af_gpu_tensors_upload(&g, t, why, cap);
+    const af_gpu_tensors *gt = mirrored ? &s->mirror.work : &g;
     info->copy_seconds += af_clock_mono() - t_up;
     *oom = st == AF_RUN_RESOURCE;
     if (st != AF_RUN_OK) goto out_side;
@@ -986,7 +1009,7 @@ static af_run_status run_graphs(cudnn_state *s, const af_case *c, const af_case 
 
     void *slots[CG_SLOT_COUNT];
     memset(slots, 0, sizeof slots);
-    for (int i = CG_SLOT_Q; i <= CG_SLOT_DV; i++) slots[i] = af_gpu_tensor_ptr(&g, &t->plan, slot_tensor[i]);
+    for (int i = CG_SLOT_Q; i <= CG_SLOT_DV; i++) slots[i] = af_gpu_tensor_ptr(gt, &t->plan, slot_tensor[i]);
     for (int i = CG_SLOT_SEQ_Q; i <= CG_SLOT_PAGE_TABLE; i++)
         if (side.off[i] != (size_t)-1) slots[i] = (int32_t *)side_dev + side.off[i];
     slots[CG_SLOT_SOFTMAX_SUM] = (char *)work + scratch_off[CG_SLOT_SOFTMAX_SUM];
@@ -1018,7 +1041,8 @@ static af_run_status run_graphs(cudnn_state *s, const af_case *c, const af_case 
     }
     double t_down = af_clock_mono();
     info->kernel_seconds += t_down - t_exec;
-    st = af_gpu_tensors_download(&g, t, why, cap);
+    st = mirrored ? af_gpu_mirror_fetch(&s->mirror, t, written_buffers(c, t), why, cap)
+                  : af_gpu_tensors_download(&g, t, why, cap);
     info->copy_seconds += af_clock_mono() - t_down;
     if (st == AF_RUN_OK) side_check_unchanged(&side, side_dev, info);
     if (st == AF_RUN_OK && dsink_out && feat.off[CG_SLOT_DSINK] != (size_t)-1)
@@ -1036,7 +1060,8 @@ static af_run_status run_graphs(cudnn_state *s, const af_case *c, const af_case 
     }
 #undef FP8_AT
 out:
-    if (st != AF_RUN_CRASH) { /* after a sticky error, freeing would only add noise */
+    if (st == AF_RUN_CRASH) af_gpu_mirror_forget(&s->mirror); /* its device memory went with the context */
+    if (st != AF_RUN_CRASH) {                                 /* after a sticky error, freeing would only add noise */
         af_gpu_free(work);
         af_gpu_free(side_dev);
         af_gpu_free(fp8_dev);
@@ -1099,6 +1124,7 @@ static af_run_status cudnn_run_mode(af_backend *be, const af_case *c, const char
         st = run_graphs(s, served, c, t, t->dsink, engine, run_t, info, given, &oom, why, cap);
         if (oom) {
             evict_lru_half(s, NULL);
+            af_gpu_mirror_free(&s->mirror);
             st = run_graphs(s, served, c, t, t->dsink, engine, run_t, info, given, &oom, why, cap);
         }
     }
@@ -1205,6 +1231,7 @@ static void cudnn_destroy(af_backend *be) {
         for (int i = 0; i < s->n_kcache; i++) s->api->BackendDestroyDescriptor(s->kcache[i].kc); /* after their plans */
         af_cudnn_ahead_close(&s->ahead); /* its handle after the graphs made with it */
         if (s->handle) s->api->Destroy(s->handle);
+        af_gpu_mirror_free(&s->mirror);
         free(s);
     }
     free(be);
@@ -1229,6 +1256,7 @@ af_backend *af_backend_cudnn_new(void) {
     s->kernel_cache = env_long(AF_CFG_CUDNN_KERNEL_CACHE, 0) != 0;
     /* the kernel-cache mode shares its caches across graphs: its builds stay on one thread */
     s->ahead_on = env_long(AF_CFG_CUDNN_BUILD_AHEAD, 1) != 0 && !s->kernel_cache;
+    s->mirror_budget = env_long(AF_CFG_CUDNN_MIRROR, 2147483648L);
     const char *form = af_config_get(AF_CFG_CUDNN_SOFTCAP);
     s->softcap_form = !form || !strcmp(form, "tanh") ? 0 : !strcmp(form, "exp") ? 1 : -1;
     const char *bias_row = af_config_get(AF_CFG_CUDNN_BIAS_ROW);
