@@ -61,9 +61,10 @@ extern "C" {
     X(CUDNN_BUILD_AHEAD, "ATTNFUZZ_CUDNN_BUILD_AHEAD", "1",                                                            \
       "0: the cudnn backend builds a case's graphs and plans when its run needs them (1: a thread of its own starts "  \
       "building them when the judge takes the case, beside the inputs and the oracle)")                                \
-    X(CUDNN_MIRROR, "ATTNFUZZ_CUDNN_MIRROR", "2147483648",                                                             \
-      "bytes of a case's buffers (guards included) the cudnn backend keeps on the device from one run to the next, "   \
-      "copying only what changed (kernels/gpu_mirror.h); 0: every run copies every buffer both ways")                  \
+    X(CUDNN_MIRROR, "ATTNFUZZ_CUDNN_MIRROR", "0",                                                                      \
+      "N > 0: the cudnn backend keeps a case's buffers (guards included) of at most N bytes on the device from one "   \
+      "run to the next, copying only what changed (kernels/gpu_mirror.h; e.g. 2147483648); 0: every run copies "       \
+      "every buffer both ways")                                                                                        \
     X(CUDNN_KERNEL_CACHE, "ATTNFUZZ_CUDNN_KERNEL_CACHE", "0",                                                          \
       "1: cuDNN graphs built as dynamic-shape graphs whose plans share compiled kernels through one cuDNN kernel "     \
       "cache per graph topology (cuDNN >= 9.5; a code path of its own in cuDNN; the verdict's plan says so)")          \

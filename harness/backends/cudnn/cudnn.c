@@ -183,8 +183,8 @@ struct cudnn_state {
     bool have_bwd_amax; /* ... and had a backward: Amax_dP, Amax_dQ, Amax_dK, Amax_dV */
     float bwd_amax[4];
     /* the last case's buffers kept on the device between its runs (kernels/gpu_mirror.h),
-     * for cases of at most mirror_budget bytes (ATTNFUZZ_CUDNN_MIRROR; 0: every run copies
-     * every buffer both ways) */
+     * for cases of at most mirror_budget bytes (ATTNFUZZ_CUDNN_MIRROR; 0, the default until
+     * it has run on a GPU: every run copies every buffer both ways) */
     af_gpu_mirror mirror;
     long long mirror_budget;
 };
@@ -1256,7 +1256,7 @@ af_backend *af_backend_cudnn_new(void) {
     s->kernel_cache = env_long(AF_CFG_CUDNN_KERNEL_CACHE, 0) != 0;
     /* the kernel-cache mode shares its caches across graphs: its builds stay on one thread */
     s->ahead_on = env_long(AF_CFG_CUDNN_BUILD_AHEAD, 1) != 0 && !s->kernel_cache;
-    s->mirror_budget = env_long(AF_CFG_CUDNN_MIRROR, 2147483648L);
+    s->mirror_budget = env_long(AF_CFG_CUDNN_MIRROR, 0);
     const char *form = af_config_get(AF_CFG_CUDNN_SOFTCAP);
     s->softcap_form = !form || !strcmp(form, "tanh") ? 0 : !strcmp(form, "exp") ? 1 : -1;
     const char *bias_row = af_config_get(AF_CFG_CUDNN_BIAS_ROW);
