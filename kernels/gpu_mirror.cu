@@ -55,6 +55,12 @@ static size_t whole_of(const af_tensors *t, int i) {
     return t->alloc[i] ? t->bytes[i] + 2 * (size_t)AF_GUARD_BYTES : 0; /* guard | data | guard */
 }
 
+extern "C" bool af_gpu_mirror_fits(const af_gpu_mirror *m, const af_tensors *t) {
+    for (int i = 0; i < AF_BUF_COUNT; i++)
+        if (m->whole[i] != whole_of(t, i)) return false;
+    return true;
+}
+
 /* Buffer i of m sized for `whole` bytes (data: without the guards), reallocated when its
  * size changed; *fresh then (its copies hold nothing yet). */
 static af_run_status size_buffer(af_gpu_mirror *m, int i, size_t whole, size_t data, bool *fresh, char *why,

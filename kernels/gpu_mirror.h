@@ -49,6 +49,8 @@ typedef struct {
  * budget (m is emptied; nothing copied): the caller copies by af_gpu_tensors_upload. */
 af_run_status af_gpu_mirror_stage(af_gpu_mirror *m, const af_tensors *t, size_t budget, bool *mirrored, char *why,
                                   size_t cap);
+/* Whether m holds buffers of t's sizes (a stage would reallocate nothing). */
+bool af_gpu_mirror_fits(const af_gpu_mirror *m, const af_tensors *t);
 /* After the run on m.work: the written buffers back whole, the others when they moved. */
 af_run_status af_gpu_mirror_fetch(af_gpu_mirror *m, af_tensors *t, unsigned written, char *why, size_t cap);
 /* Free the device and host memory (m empty after). */

@@ -150,6 +150,8 @@ struct case_state {
     ahead_build ahead; /* the builder's while its job is pending */
 };
 
+#define MIRRORS      2
+
 struct cudnn_state {
     const af_cudnn_api *api;
     cudnnHandle_t handle;
@@ -182,10 +184,13 @@ struct cudnn_state {
     float amax_s, amax_o;
     bool have_bwd_amax; /* ... and had a backward: Amax_dP, Amax_dQ, Amax_dK, Amax_dV */
     float bwd_amax[4];
-    /* the last case's buffers kept on the device between its runs (kernels/gpu_mirror.h),
-     * for cases of at most mirror_budget bytes (ATTNFUZZ_CUDNN_MIRROR; 0, the default until
-     * it has run on a GPU: every run copies every buffer both ways) */
-    af_gpu_mirror mirror;
+    /* the last cases' buffers kept on the device between their runs (kernels/gpu_mirror.h),
+     * for cases of at most mirror_budget bytes each (ATTNFUZZ_CUDNN_MIRROR; 0, the default
+     * until it has run on a GPU: every run copies every buffer both ways). Two: a case's
+     * runs alternate with its probes' variant cases (capacity, feature), whose buffers may
+     * be sized otherwise; a stage takes the one of the same sizes, else the older. */
+    af_gpu_mirror mirror[MIRRORS];
+    unsigned long mirror_used[MIRRORS];
     long long mirror_budget;
 };
 
@@ -888,6 +893,24 @@ static int feat_make(feat_block *fb, const af_case *orig, const af_tensors *orig
     return 0;
 }
 
+/* The mirror for t's buffers: one of their sizes, else the least recently used. */
+static af_gpu_mirror *mirror_for(cudnn_state *s, const af_tensors *t) {
+    int k = 0;
+    for (int i = 0; i < MIRRORS; i++)
+        if (af_gpu_mirror_fits(&s->mirror[i], t)) {
+            k = i;
+            break;
+        } else if (s->mirror_used[i] < s->mirror_used[k]) {
+            k = i;
+        }
+    s->mirror_used[k] = ++s->clock;
+    return &s->mirror[k];
+}
+
+static void mirrors_free(cudnn_state *s) {
+    for (int i = 0; i < MIRRORS; i++) af_gpu_mirror_free(&s->mirror[i]);
+}
+
 /* The buffers a run writes (a bit per af_buffer_id): those of O and LSE, and of dQ, dK, dV
  * with a backward. They come back from the device whole after every run; the mirror
  * compares the others with what went in (gpu_mirror.h). */
@@ -950,6 +973,7 @@ static af_run_status run_graphs(cudnn_state *s, const af_case *c, const af_case 
     af_gpu_tensors g; /* the buffers of a run that is not mirrored */
     memset(&g, 0, sizeof g);
     bool mirrored = false;
+    af_gpu_mirror *mirror = NULL;
     void *work = NULL, *side_dev = NULL, *fp8_dev = NULL, *feat_dev = NULL;
     /* fp8: the device FLOAT [1,1,1,1] scalars, one per 16 bytes, in slot order
      * CG_SLOT_DESCALE_Q .. CG_SLOT_AMAX_DV (tensors.h recipe). Amax outputs start at -1
@@ -957,7 +981,7 @@ static af_run_status run_graphs(cudnn_state *s, const af_case *c, const af_case 
     enum { FP8_SCALARS = CG_SLOT_AMAX_DV - CG_SLOT_DESCALE_Q + 1, FP8_STRIDE = 4 };
     float fp8_host[FP8_SCALARS * FP8_STRIDE];
     memset(fp8_host, 0, sizeof fp8_host);
-#define FP8_AT(slot)      fp8_host[((slot)-CG_SLOT_DESCALE_Q) * FP8_STRIDE]
+#define FP8_AT(slot) fp8_host[((slot)-CG_SLOT_DESCALE_Q) * FP8_STRIDE]
     FP8_AT(CG_SLOT_DESCALE_Q) = t->descale_q;
     FP8_AT(CG_SLOT_DESCALE_K) = t->descale_k;
     FP8_AT(CG_SLOT_DESCALE_V) = t->descale_v;
@@ -986,9 +1010,12 @@ static af_run_status run_graphs(cudnn_state *s, const af_case *c, const af_case 
         return AF_RUN_RESOURCE;
     }
     double t_up = af_clock_mono();
-    if (s->mirror_budget > 0) st = af_gpu_mirror_stage(&s->mirror, t, (size_t)s->mirror_budget, &mirrored, why, cap);
+    if (s->mirror_budget > 0) {
+        mirror = mirror_for(s, t);
+        st = af_gpu_mirror_stage(mirror, t, (size_t)s->mirror_budget, &mirrored, why, cap);
+    }
     if (st == AF_RUN_OK && !mirrored) st = af_gpu_tensors_upload(&g, t, why, cap);
-    const af_gpu_tensors *gt = mirrored ? &s->mirror.work : &g;
+    const af_gpu_tensors *gt = mirrored ? &mirror->work : &g;
     info->copy_seconds += af_clock_mono() - t_up;
     *oom = st == AF_RUN_RESOURCE;
     if (st != AF_RUN_OK) goto out_side;
@@ -1041,7 +1068,7 @@ static af_run_status run_graphs(cudnn_state *s, const af_case *c, const af_case 
     }
     double t_down = af_clock_mono();
     info->kernel_seconds += t_down - t_exec;
-    st = mirrored ? af_gpu_mirror_fetch(&s->mirror, t, written_buffers(c, t), why, cap)
+    st = mirrored ? af_gpu_mirror_fetch(mirror, t, written_buffers(c, t), why, cap)
                   : af_gpu_tensors_download(&g, t, why, cap);
     info->copy_seconds += af_clock_mono() - t_down;
     if (st == AF_RUN_OK) side_check_unchanged(&side, side_dev, info);
@@ -1060,8 +1087,9 @@ static af_run_status run_graphs(cudnn_state *s, const af_case *c, const af_case 
     }
 #undef FP8_AT
 out:
-    if (st == AF_RUN_CRASH) af_gpu_mirror_forget(&s->mirror); /* its device memory went with the context */
-    if (st != AF_RUN_CRASH) {                                 /* after a sticky error, freeing would only add noise */
+    if (st == AF_RUN_CRASH) /* their device memory went with the context */
+        for (int i = 0; i < MIRRORS; i++) af_gpu_mirror_forget(&s->mirror[i]);
+    if (st != AF_RUN_CRASH) { /* after a sticky error, freeing would only add noise */
         af_gpu_free(work);
         af_gpu_free(side_dev);
         af_gpu_free(fp8_dev);
@@ -1124,7 +1152,7 @@ static af_run_status cudnn_run_mode(af_backend *be, const af_case *c, const char
         st = run_graphs(s, served, c, t, t->dsink, engine, run_t, info, given, &oom, why, cap);
         if (oom) {
             evict_lru_half(s, NULL);
-            af_gpu_mirror_free(&s->mirror);
+            mirrors_free(s);
             st = run_graphs(s, served, c, t, t->dsink, engine, run_t, info, given, &oom, why, cap);
         }
     }
@@ -1231,7 +1259,7 @@ static void cudnn_destroy(af_backend *be) {
         for (int i = 0; i < s->n_kcache; i++) s->api->BackendDestroyDescriptor(s->kcache[i].kc); /* after their plans */
         af_cudnn_ahead_close(&s->ahead); /* its handle after the graphs made with it */
         if (s->handle) s->api->Destroy(s->handle);
-        af_gpu_mirror_free(&s->mirror);
+        mirrors_free(s);
         free(s);
     }
     free(be);
