@@ -5,7 +5,9 @@ For a change that must not change behaviour (a refactor, a rename, a speed-up): 
 cases with the binary before and after (`attnfuzz run CASES --backend cpu --json > A.jsonl`),
 then compare. Verdicts pair up by their "case" (and "engine"); every field must be equal
 except wall-clock figures (any key named "seconds", "build_seconds" (a GPU backend's graph
-builds), "cert_wait", "elapsed_s", or under "seconds"), which differ from run to run. Floats compare exactly: the judge is deterministic
+builds), "copy_seconds", "kernel_seconds" (a GPU backend's run split), "cert_wait", "elapsed_s",
+or under "seconds"), which differ from run to run, and "prepared_ahead" (whether the case was
+prepared while the one before it was judged: how it was scheduled, not what was judged). Floats compare exactly: the judge is deterministic
 on one machine (oracle, reference and criterion give the same bits whatever the thread count).
 Prints one line per difference (case, field path, A's and B's values) and a summary; exit 0
 when equal, 1 when not, 2 on bad input (a file missing, a line that is not JSON, a case twice).
@@ -13,7 +15,7 @@ when equal, 1 when not, 2 on bad input (a file missing, a line that is not JSON,
 import json
 import sys
 
-TIMING = {"seconds", "build_seconds", "cert_wait", "elapsed_s"}
+TIMING = {"seconds", "build_seconds", "copy_seconds", "kernel_seconds", "cert_wait", "elapsed_s", "prepared_ahead"}
 
 
 def load(path):

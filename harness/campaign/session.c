@@ -128,7 +128,13 @@ int af_session_open_ex(af_session *s, const char *backend, af_backend *backend_o
     return 0;
 }
 
+void af_session_allow_ahead(af_session *s) {
+    int mode = af_prepare_ahead_mode();
+    s->ahead_on = s->backend && (mode == 1 || (mode == 2 && af_backend_runs_on_gpu(s->backend)));
+}
+
 void af_session_close(af_session *s) {
+    af_prepare_ahead_drop(&s->ahead);
     if (s->pool && (int)getpid() == s->owner_pid) af_pool_free(s->pool);
     af_stage_marks_free(s->marks);
     if (s->backend || s->registry.count) af_registry_free(&s->registry);
@@ -280,6 +286,21 @@ static void decline_or_gone(af_session *s, af_session_result *r) {
     snprintf(r->why, sizeof r->why, "backend %s became unavailable: %s", s->backend_name, why);
 }
 
+/* The hinted next case, when the session prepares ahead: on a thread of its own from now
+ * (a case the backend declines, or a long one, is prepared when it comes: a preparation
+ * holds the case's inputs and oracle twice over in memory). */
+#define AHEAD_MAX_ELEMS (1 << 24)
+
+static void start_ahead(af_session *s) {
+    const af_case *next = s->next_hint;
+    if (!s->ahead_on || !next || s->ahead.started || af_case_elements(next) > AHEAD_MAX_ELEMS) return;
+    char why[512];
+    af_stage_mark_backend_enter(s->backend->mark);
+    af_run_status served = s->backend->supports(s->backend, next, why, sizeof why);
+    af_stage_mark_backend_leave(s->backend->mark);
+    if (served == AF_RUN_OK) af_prepare_ahead_start(&s->ahead, &s->runner, next);
+}
+
 void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const af_case *original,
                     af_session_result *r) {
     memset(r, 0, sizeof *r);
@@ -327,13 +348,25 @@ void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const a
         if (strcmp(next_engine, "all") != 0) s->backend->prepare(s->backend, next, next_engine);
         af_stage_mark_backend_leave(s->backend->mark);
     }
-    af_prepared p;
-    if (af_prepare(&s->runner, c, &p, r->why, sizeof r->why)) {
+    /* this case prepared ahead while the one before it was judged, or here */
+    af_prepared local, *pp = &local, *ahead = NULL;
+    int prc = 0;
+    double t_take = af_clock_mono();
+    bool took = af_prepare_ahead_take(&s->ahead, c, &s->runner, &ahead, &prc, r->why, sizeof r->why);
+    if (!took) prc = af_prepare(&s->runner, c, &local, r->why, sizeof r->why);
+    if (prc) {
         r->status = AF_CASE_NOT_RUN;
         af_verdict_init(&r->verdict, s->backend_name);
         r->seconds = af_clock_mono() - t0;
         return;
     }
+    if (ahead) {
+        pp = ahead;
+        pp->judged.prepared_ahead = true;
+        pp->judged.ahead_wait_s = af_clock_mono() - t_take;
+    }
+    start_ahead(s);
+    af_prepared *const p = pp;
     af_engine_list engines;
     af_stage_mark_backend_enter(s->backend->mark);
     int listed = af_engine_list_make(s->backend, c, s->engine[0] ? s->engine : c->engine, &engines, why, sizeof why);
@@ -348,17 +381,18 @@ void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const a
         /* a crash earlier in this case: later configs are not run (a fresh process per case) */
         af_context_state context;
         memset(&context, 0, sizeof context);
-        session_judging j = {s, &p, c, mode, original, r, false};
-        af_judge_engines(&s->runner, &p, s->backend, &engines, "this case", mode != AF_STORE_NONE, &context,
+        session_judging j = {s, p, c, mode, original, r, false};
+        af_judge_engines(&s->runner, p, s->backend, &engines, "this case", mode != AF_STORE_NONE, &context,
                          on_engine_verdict, &j);
     }
     af_engine_list_free(&engines);
     snprintf(r->verdict.info.device, sizeof r->verdict.info.device, "%s", s->device);
     /* a pipelined certification that failed (runner.h) voids the case, as a failed
      * af_prepare does */
-    bool oracle_failed = af_prepare_settle(&p) != 0;
-    if (oracle_failed) snprintf(r->why, sizeof r->why, "%s", p.oracle_error);
-    af_prepared_free(&p);
+    bool oracle_failed = af_prepare_settle(p) != 0;
+    if (oracle_failed) snprintf(r->why, sizeof r->why, "%s", p->oracle_error);
+    af_prepared_free(p);
+    if (p != &local) free(p);
     r->status = oracle_failed ? AF_CASE_NOT_RUN : AF_CASE_RAN;
     decline_or_gone(s, r);
     r->seconds = af_clock_mono() - t0;

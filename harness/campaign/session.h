@@ -23,6 +23,7 @@
 #include "campaign/gpus.h"
 #include "campaign/isolate.h"
 #include "fuzz/fuzz.h"
+#include "judge/prepare_ahead.h"
 #include "judge/runner.h"
 #include "judge/signature.h"
 #include "util/stage_mark.h"
@@ -72,6 +73,12 @@ typedef struct {
      * after the case's own (backends/backend.h), so its builds start while this case is
      * judged; it travels with the case to a persistent worker */
     const af_case *next_hint;
+    /* the next case (next_hint) prepared on a thread of its own while this one is judged
+     * (judge/prepare_ahead.h): on in the processes that judge case after case (attnfuzz run
+     * --in-process, a persistent worker: af_session_allow_ahead), for the backends
+     * ATTNFUZZ_PREPARE_AHEAD names; joined and freed by af_session_close */
+    bool ahead_on;
+    af_prepare_ahead ahead;
     /* campaign --gpus (campaign/gpus.h; not owned, set after open; NULL = none): every
      * forked run sets CUDA_VISIBLE_DEVICES to one entry before anything else, and device
      * holds it in that process ("" = the variable as inherited); verdicts stored there
@@ -102,6 +109,11 @@ enum {
     AF_SESSION_NO_LIMITS = 1u << 1, /* skip af_fuzz_limits_for_backend (repro, minimize) */
     AF_SESSION_ISOLATE = 1u << 2,   /* isolate whatever the backend's flags say (tests) */
 };
+
+/* Prepare the hinted next case ahead in this process from now on, when
+ * ATTNFUZZ_PREPARE_AHEAD names the session's backend (call it where cases run one after
+ * another in this process, never in a child that runs a single case). */
+void af_session_allow_ahead(af_session *s);
 
 /* Per-case deadlines when none is given: CPU backends 60 s; GPU backends 300 s (with
  * --engine all, runtime compilation of cuDNN engines takes tens of seconds). */

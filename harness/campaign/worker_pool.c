@@ -50,6 +50,7 @@ static void worker_main(af_session *s, int fd) {
      * turn into a leak report (LeakSanitizer) and a different exit status */
     pool_request req;
     af_session_result r;
+    af_session_allow_ahead(s); /* case after case in this process: the next one prepared ahead */
     while (read_full(fd, &req, sizeof req)) {
         memcpy(s->verdict_label, req.label, sizeof s->verdict_label);
         af_session_use_mark(s, req.mark);

@@ -282,6 +282,7 @@ static run_session *session_for(run_session *cache, int *n, const run_opts *o, c
     rs->s.max_memory = o->max_memory;
     if (o->worker_cases >= 0) rs->s.worker_cases = o->worker_cases;
     rs->s.on_verdict = print_engine_verdict;
+    if (rs->in_process) af_session_allow_ahead(&rs->s); /* (isolated: each persistent worker) */
     return rs;
 }
 

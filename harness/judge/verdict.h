@@ -248,6 +248,11 @@ typedef struct {
     double cert_s;      /* pipelined certification (long cases, runner.h): its wall
                                    time on CPU threads, overlapping the stages above */
     double cert_wait_s; /* of which the judge waited for at the end */
+    /* the preparation (gen, oracle, magnitudes, reference: their seconds above) ran on a
+     * thread of its own while the case before was judged (judge/prepare_ahead.h), and the
+     * judge waited ahead_wait_s for it to finish */
+    bool prepared_ahead;
+    double ahead_wait_s;
     /* the backend's builds over the case's runs (run 0, repeats, probes: af_backend_counters
      * before and after), in the stages' times above, by phase (AF_BUILD_*, backend.h) */
     double builds_s;

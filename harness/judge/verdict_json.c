@@ -32,6 +32,7 @@ static json_t *judge_json(const af_judge_summary *j) {
         "compare", af_json_real(j->compare_s), "probes", af_json_real(j->probes_s), "cert", af_json_real(j->cert_s),
         "cert_wait", af_json_real(j->cert_wait_s));
     if (js && j->dropout_mask[0]) json_object_set_new(js, "dropout_mask", json_string(j->dropout_mask));
+    if (js && j->prepared_ahead) json_object_set_new(js, "prepared_ahead", json_true());
     json_t *secs = js ? json_object_get(js, "seconds") : NULL;
     if (secs && per_probe) {
         json_object_set_new(secs, "probes_run", af_json_real(j->probes_run_s));
@@ -49,6 +50,7 @@ static json_t *judge_json(const af_judge_summary *j) {
         if (builds) json_object_set_new(builds, "ahead", af_json_real(j->builds_ahead_s));
         if (builds) json_object_set_new(builds, "waited", af_json_real(j->builds_wait_s));
         if (builds) json_object_set_new(secs, "builds", builds);
+        if (j->prepared_ahead) json_object_set_new(secs, "ahead_wait", af_json_real(j->ahead_wait_s));
     } else {
         json_decref(per_probe);
     }

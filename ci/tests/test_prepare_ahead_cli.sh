@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# test_prepare_ahead_cli.sh ATTNFUZZ — the next case prepared on a thread of its own while the
+# current one is judged (judge/prepare_ahead.h, ATTNFUZZ_PREPARE_AHEAD) changes no verdict:
+#   - the same 16 seed cases with the cpu backend, ahead on (1) and off (0), in this process
+#     (--in-process) and in persistent workers (the default isolation): ci/verdict_compare.py
+#     finds them equal, and with it on every case but the first was prepared ahead;
+#   - the default (gpu: only backends that run on a GPU) leaves the cpu backend's cases as
+#     they were (none prepared ahead).
+# The thread itself and the hand-over are tested in test_prepare_ahead (C).
+set -u
+bin=${1:?usage: test_prepare_ahead_cli.sh path/to/attnfuzz}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
+mapfile -t cases < <(ls corpora/seed/*.case | head -16)
+n=${#cases[@]}
+for mode in in-process pool; do
+  flag=; [ $mode = in-process ] && flag=--in-process
+  for m in 0 1; do
+    ATTNFUZZ_PREPARE_AHEAD=$m "$bin" run "${cases[@]}" --backend cpu $flag --json > "$tmp/$mode-$m.jsonl" 2>/dev/null
+  done
+  check "$mode: $n verdicts each way" '[ "$(grep -c "^{" "$tmp/$mode-0.jsonl")" -eq $n ] && [ "$(grep -c "^{" "$tmp/$mode-1.jsonl")" -eq $n ]'
+  python3 ci/verdict_compare.py "$tmp/$mode-0.jsonl" "$tmp/$mode-1.jsonl" > "$tmp/cmp.txt"; rc=$?
+  check "$mode: ahead on and off give the same verdicts (exit $rc)" '[ $rc -eq 0 ]'
+  [ $rc -eq 0 ] || head -5 "$tmp/cmp.txt"
+  ahead=$(grep -c '"prepared_ahead":true' "$tmp/$mode-1.jsonl")
+  check "$mode: $ahead of $n cases prepared ahead (all but the first)" '[ "$ahead" -eq $((n - 1)) ]'
+  check "$mode: none prepared ahead with it off" '! grep -q prepared_ahead "$tmp/$mode-0.jsonl"'
+done
+"$bin" run "${cases[@]:0:4}" --backend cpu --in-process --json > "$tmp/default.jsonl" 2>/dev/null
+check "the default (gpu) leaves the cpu backend's cases alone" '[ "$(grep -c "^{" "$tmp/default.jsonl")" -eq 4 ] && ! grep -q prepared_ahead "$tmp/default.jsonl"'
+[ $fail -eq 0 ] && echo "test_prepare_ahead_cli: all checks passed"
+exit $fail
