@@ -50,3 +50,9 @@ if timed:
     for k in ["seconds", "copy_seconds", "kernel_seconds", "build_seconds"]:
         xs = [1e3 * (x.get(k) or 0.0) for x in timed]
         print("  run 0 %-15s %5.1f %9.1f" % (k, statistics.median(xs), statistics.mean(xs)))
+# the cases prepared while the one before was judged (ATTNFUZZ_PREPARE_AHEAD) and the judge's wait for them
+ahead = [x for x in v if x["judge"].get("prepared_ahead")]
+if ahead:
+    xs = [1e3 * (x["judge"]["seconds"].get("ahead_wait") or 0.0) for x in ahead]
+    print("  prepared ahead: %d of %d cases; their wait median %.1f ms, mean %.1f ms" % (
+        len(ahead), len(v), statistics.median(xs), statistics.mean(xs)))

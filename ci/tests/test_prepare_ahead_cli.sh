@@ -4,8 +4,8 @@
 #   - the same 16 seed cases with the cpu backend, ahead on (1) and off (0), in this process
 #     (--in-process) and in persistent workers (the default isolation): ci/verdict_compare.py
 #     finds them equal, and with it on every case but the first was prepared ahead;
-#   - the default (gpu: only backends that run on a GPU) leaves the cpu backend's cases as
-#     they were (none prepared ahead).
+#   - the default (0) and gpu (only backends that run on a GPU) leave the cpu backend's
+#     cases as they were (none prepared ahead).
 # The thread itself and the hand-over are tested in test_prepare_ahead (C).
 set -u
 bin=${1:?usage: test_prepare_ahead_cli.sh path/to/attnfuzz}
@@ -30,7 +30,13 @@ for mode in in-process pool; do
   check "$mode: $ahead of $n cases prepared ahead (all but the first)" '[ "$ahead" -eq $((n - 1)) ]'
   check "$mode: none prepared ahead with it off" '! grep -q prepared_ahead "$tmp/$mode-0.jsonl"'
 done
-"$bin" run "${cases[@]:0:4}" --backend cpu --in-process --json > "$tmp/default.jsonl" 2>/dev/null
-check "the default (gpu) leaves the cpu backend's cases alone" '[ "$(grep -c "^{" "$tmp/default.jsonl")" -eq 4 ] && ! grep -q prepared_ahead "$tmp/default.jsonl"'
+for m in default gpu; do
+  if [ $m = default ]; then
+    env -u ATTNFUZZ_PREPARE_AHEAD "$bin" run "${cases[@]:0:4}" --backend cpu --in-process --json > "$tmp/$m.jsonl" 2>/dev/null
+  else
+    ATTNFUZZ_PREPARE_AHEAD=gpu "$bin" run "${cases[@]:0:4}" --backend cpu --in-process --json > "$tmp/$m.jsonl" 2>/dev/null
+  fi
+  check "$m: the cpu backend's cases are not prepared ahead" '[ "$(grep -c "^{" "$tmp/$m.jsonl")" -eq 4 ] && ! grep -q prepared_ahead "$tmp/$m.jsonl"'
+done
 [ $fail -eq 0 ] && echo "test_prepare_ahead_cli: all checks passed"
 exit $fail

@@ -9,8 +9,8 @@
 
 int af_prepare_ahead_mode(void) {
     const char *v = af_config_get(AF_CFG_PREPARE_AHEAD);
-    if (!v || !*v || !strcmp(v, "gpu")) return 2;
-    return strcmp(v, "0") != 0;
+    if (!v || !*v || !strcmp(v, "0")) return 0;
+    return strcmp(v, "gpu") ? 1 : 2;
 }
 
 static void *prepare_thread(void *arg) {

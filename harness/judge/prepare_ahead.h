@@ -5,7 +5,7 @@
  * backend under test, so the case a worker will judge next can be prepared while the
  * backend runs and the judge compares the current one. For a GPU backend the judge's
  * thread waits on the device much of the time and the host has cores to spare; for the
- * cpu backend both stages want every core and gain nothing (runner's ahead setting).
+ * cpu backend both stages want every core and gain little (ATTNFUZZ_PREPARE_AHEAD).
  *
  *   af_prepare_ahead_start(a, r, next)   after the current case is prepared
  *   ... judge the current case ...
@@ -33,8 +33,8 @@ typedef struct {
     char why[512];    /* af_prepare's why when rc != 0 */
 } af_prepare_ahead;
 
-/* Which backends a session prepares ahead for (ATTNFUZZ_PREPARE_AHEAD): 0 none, 1 every
- * backend, 2 (the default, "gpu") those that need a GPU. */
+/* Which backends a session prepares ahead for (ATTNFUZZ_PREPARE_AHEAD): 0 none (the
+ * default), 1 every backend, 2 ("gpu") those that run on a GPU. */
 int af_prepare_ahead_mode(void);
 
 /* Start preparing c with r's settings (a must not be started; c is copied). False when no

@@ -61,9 +61,10 @@ extern "C" {
     X(CUDNN_BUILD_AHEAD, "ATTNFUZZ_CUDNN_BUILD_AHEAD", "1",                                                            \
       "0: the cudnn backend builds a case's graphs and plans when its run needs them (1: a thread of its own starts "  \
       "building them when the judge takes the case, beside the inputs and the oracle)")                                \
-    X(PREPARE_AHEAD, "ATTNFUZZ_PREPARE_AHEAD", "gpu",                                                                  \
-      "which backends a worker prepares the next case for (inputs, oracle, reference) on a thread of its own while "   \
-      "the current one is judged (judge/prepare_ahead.h): gpu (those that run on a GPU), 1 (every backend), 0 (none)") \
+    X(PREPARE_AHEAD, "ATTNFUZZ_PREPARE_AHEAD", "0",                                                                    \
+      "which backends attnfuzz run prepares the next case for (inputs, oracle, reference) on a thread of its own "     \
+      "while the current one is judged (judge/prepare_ahead.h): gpu (those that run on a GPU), 1 (every backend), 0 "  \
+      "(none, the default until it is measured on a GPU)")                                                             \
     X(CUDNN_MIRROR, "ATTNFUZZ_CUDNN_MIRROR", "0",                                                                      \
       "N > 0: the cudnn backend keeps a case's buffers (guards included) of at most N bytes on the device from one "   \
       "run to the next, copying only what changed (kernels/gpu_mirror.h; e.g. 2147483648); 0: every run copies "       \

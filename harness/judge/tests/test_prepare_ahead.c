@@ -143,7 +143,7 @@ int main(void) {
     setenv("ATTNFUZZ_PREPARE_AHEAD", "gpu", 1);
     CHECK(af_prepare_ahead_mode() == 2);
     unsetenv("ATTNFUZZ_PREPARE_AHEAD");
-    CHECK(af_prepare_ahead_mode() == 2);
+    CHECK(af_prepare_ahead_mode() == 0);
 
     cpu->destroy(cpu);
     CHECK_DONE("test_prepare_ahead");
