@@ -5,7 +5,10 @@
 #     (--in-process) and in persistent workers (the default isolation): ci/verdict_compare.py
 #     finds them equal, and with it on every case but the first was prepared ahead;
 #   - the default (0) and gpu (only backends that run on a GPU) leave the cpu backend's
-#     cases as they were (none prepared ahead).
+#     cases as they were (none prepared ahead);
+#   - a campaign (persistent workers) hints each job's next case to its worker: with it on,
+#     stats.json's prepared_ahead counts most cases and a planted bug is still found; off,
+#     prepared_ahead is 0.
 # The thread itself and the hand-over are tested in test_prepare_ahead (C).
 set -u
 bin=${1:?usage: test_prepare_ahead_cli.sh path/to/attnfuzz}
@@ -37,6 +40,17 @@ for m in default gpu; do
     ATTNFUZZ_PREPARE_AHEAD=gpu "$bin" run "${cases[@]:0:4}" --backend cpu --in-process --json > "$tmp/$m.jsonl" 2>/dev/null
   fi
   check "$m: the cpu backend's cases are not prepared ahead" '[ "$(grep -c "^{" "$tmp/$m.jsonl")" -eq 4 ] && ! grep -q prepared_ahead "$tmp/$m.jsonl"'
+done
+for m in 0 1; do
+  ATTNFUZZ_PREPARE_AHEAD=$m "$bin" campaign --backend planted:window_off_by_one --jobs 2 --time 6 --seed 5 \
+    --out "$tmp/camp$m" corpora/seed > "$tmp/camp$m.log" 2>&1
+  read -r cases ahead findings < <(python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(s["cases"], s["prepared_ahead"], s["findings"])' "$tmp/camp$m/stats.json" 2>/dev/null)
+  if [ $m = 1 ]; then
+    check "campaign, ahead on: ${ahead:-?} of ${cases:-?} cases prepared ahead (more than half)" '[ -n "$cases" ] && [ "$ahead" -gt 0 ] && [ $((2 * ahead)) -gt "$cases" ]'
+  else
+    check "campaign, ahead off: none prepared ahead (${cases:-?} cases)" '[ -n "$cases" ] && [ "$ahead" -eq 0 ]'
+  fi
+  check "campaign, ahead $m: the planted bug found (${findings:-?} findings)" '[ -n "$findings" ] && [ "$findings" -gt 0 ]'
 done
 [ $fail -eq 0 ] && echo "test_prepare_ahead_cli: all checks passed"
 exit $fail

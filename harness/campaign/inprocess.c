@@ -127,6 +127,7 @@ static void handle_result(af_campaign_state *cp, const af_child *slot, const inp
         return;
     }
     cp->st.cases++;
+    cp->st.prepared_ahead += r->verdict.judge.prepared_ahead;
     if (cp->o->gpus) {
         const char *device = result_device(cp, slot, r);
         af_stats_note_gpu(&cp->st, device, 1);
@@ -190,6 +191,13 @@ typedef struct {
     af_child slots[AF_CAMPAIGN_MAX_JOBS];
     int slot_deadline[AF_CAMPAIGN_MAX_JOBS]; /* the deadline each slot's run got (cut by --total-time) */
     input_buf inputs[AF_CAMPAIGN_MAX_JOBS];
+    /* hint: each slot's next input is drawn with its current one and announced to the
+     * worker (af_session.next_hint), which prepares it while it judges the current one
+     * (judge/prepare_ahead.h; only where ATTNFUZZ_PREPARE_AHEAD names the backend: the
+     * slot's draws then run one case ahead of their feedback) */
+    bool hint;
+    input_buf next_inputs[AF_CAMPAIGN_MAX_JOBS];
+    bool has_next[AF_CAMPAIGN_MAX_JOBS];
     af_session_result *results; /* (jobs) */
     int seed_cursor;
     bool drawn_none; /* --shard: the last round drew no input of this shard's cells */
@@ -203,10 +211,20 @@ static bool loop_fill(camp_loop *L) {
         af_clock_mono() < L->stop_at && !cp->write_failed && !af_camp_found_enough(cp) && !af_camp_is_lost(cp);
     for (int i = 0; i < L->jobs && time_left; i++) {
         if (L->slots[i].proc.pid) continue;
-        L->drawn_none = !next_input(cp, &L->inputs[i], &L->seed_cursor);
-        if (L->drawn_none) break;
-        af_case c;
+        if (L->has_next[i]) { /* drawn with the slot's last case, and prepared since */
+            L->inputs[i] = L->next_inputs[i];
+            L->has_next[i] = false;
+        } else {
+            L->drawn_none = !next_input(cp, &L->inputs[i], &L->seed_cursor);
+            if (L->drawn_none) break;
+        }
+        af_case c, next;
         af_fuzz_decode(L->inputs[i].data, L->inputs[i].size, &cp->s.limits, &c);
+        if (L->hint && next_input(cp, &L->next_inputs[i], &L->seed_cursor)) {
+            L->has_next[i] = true;
+            af_fuzz_decode(L->next_inputs[i].data, L->next_inputs[i].size, &cp->s.limits, &next);
+            cp->s.next_hint = &next;
+        }
         char name[32];
         snprintf(name, sizeof name, "job%d", i);
         af_session_write_current(&cp->s, &c, name);
@@ -214,7 +232,9 @@ static bool loop_fill(camp_loop *L) {
         /* --gpus: job slot i always runs on GPU i / workers_per_gpu (a replaced worker too) */
         L->slots[i].device = cp->o->gpus ? i / cp->o->workers_per_gpu : -1;
         L->slot_deadline[i] = af_camp_deadline_now(cp);
-        if (af_child_start(&cp->s, &L->slots[i], &c, AF_STORE_FUZZ, L->slot_deadline[i])) {
+        int started = af_child_start(&cp->s, &L->slots[i], &c, AF_STORE_FUZZ, L->slot_deadline[i]);
+        cp->s.next_hint = NULL;
+        if (started) {
             fprintf(stderr, "attnfuzz campaign: fork failed: %s\n", strerror(errno));
             time_left = false;
         }
@@ -256,6 +276,7 @@ void af_camp_run_inprocess(af_campaign_state *cp, double stop_at) {
     L->cp = cp;
     L->jobs = cp->o->jobs < 1 ? 1 : cp->o->jobs > AF_CAMPAIGN_MAX_JOBS ? AF_CAMPAIGN_MAX_JOBS : cp->o->jobs;
     L->stop_at = stop_at;
+    L->hint = cp->s.worker_cases > 0 && af_session_wants_ahead(&cp->s); /* persistent workers only */
     L->results = calloc((size_t)L->jobs, sizeof *L->results);
     if (!L->results) {
         free(L);

@@ -254,6 +254,7 @@ static void add_stats(af_campaign_stats *m, const af_campaign_stats *s, bool fir
     m->crashes += s->crashes;
     m->hangs += s->hangs;
     m->judge_timeouts += s->judge_timeouts;
+    m->prepared_ahead += s->prepared_ahead;
     m->findings += s->findings;
     m->minimised += s->minimised;
     m->unminimised += s->unminimised;

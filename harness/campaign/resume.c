@@ -36,6 +36,7 @@ void af_camp_resume_apply(af_campaign_state *cp, const af_campaign_stats *prior)
     st->crashes = prior->crashes;
     st->hangs = prior->hangs;
     st->judge_timeouts = prior->judge_timeouts;
+    st->prepared_ahead = prior->prepared_ahead;
     st->findings = prior->findings;
     st->minimised = prior->minimised;
     st->unminimised = prior->unminimised;

@@ -128,10 +128,12 @@ int af_session_open_ex(af_session *s, const char *backend, af_backend *backend_o
     return 0;
 }
 
-void af_session_allow_ahead(af_session *s) {
+bool af_session_wants_ahead(const af_session *s) {
     int mode = af_prepare_ahead_mode();
-    s->ahead_on = s->backend && (mode == 1 || (mode == 2 && af_backend_runs_on_gpu(s->backend)));
+    return s->backend && (mode == 1 || (mode == 2 && af_backend_runs_on_gpu(s->backend)));
 }
+
+void af_session_allow_ahead(af_session *s) { s->ahead_on = af_session_wants_ahead(s); }
 
 void af_session_close(af_session *s) {
     af_prepare_ahead_drop(&s->ahead);

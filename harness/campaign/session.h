@@ -114,6 +114,9 @@ enum {
  * ATTNFUZZ_PREPARE_AHEAD names the session's backend (call it where cases run one after
  * another in this process, never in a child that runs a single case). */
 void af_session_allow_ahead(af_session *s);
+/* Whether ATTNFUZZ_PREPARE_AHEAD names the session's backend (a campaign then hints each
+ * job's next case to its worker). */
+bool af_session_wants_ahead(const af_session *s);
 
 /* Per-case deadlines when none is given: CPU backends 60 s; GPU backends 300 s (with
  * --engine all, runtime compilation of cuDNN engines takes tens of seconds). */

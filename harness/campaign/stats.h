@@ -69,6 +69,9 @@ typedef struct {
      * returned (af_session_result.judge_timeout): no verdict on the kernel, kept in
      * DIR/errors/ with the stage that held them */
     long long judge_timeouts;
+    /* of cases: prepared by their worker while the case before was judged (judge/
+     * prepare_ahead.h, ATTNFUZZ_PREPARE_AHEAD) */
+    long long prepared_ahead;
     long long findings_unstored; /* seen but not counted in DIR/findings at the end (left in
                                     DIR/pending, or lost to a failed write) */
     int seeds_skipped;           /* seed files refused (malformed, not a regular file) */
