@@ -4,6 +4,8 @@
 #   - the same 16 seed cases with the cpu backend, ahead on (1) and off (0), in this process
 #     (--in-process) and in persistent workers (the default isolation): ci/verdict_compare.py
 #     finds them equal, and with it on every case but the first was prepared ahead;
+#   - `run --jobs 2`: each slot's next case hinted to its worker: the same verdicts, every
+#     case but each slot's first prepared ahead;
 #   - the default (0) and gpu (only backends that run on a GPU) leave the cpu backend's
 #     cases as they were (none prepared ahead);
 #   - a campaign (persistent workers) hints each job's next case to its worker: with it on,
@@ -33,6 +35,14 @@ for mode in in-process pool; do
   check "$mode: $ahead of $n cases prepared ahead (all but the first)" '[ "$ahead" -eq $((n - 1)) ]'
   check "$mode: none prepared ahead with it off" '! grep -q prepared_ahead "$tmp/$mode-0.jsonl"'
 done
+for m in 0 1; do
+  ATTNFUZZ_PREPARE_AHEAD=$m "$bin" run "${cases[@]}" --backend cpu --jobs 2 --json > "$tmp/jobs-$m.jsonl" 2>/dev/null
+done
+python3 ci/verdict_compare.py "$tmp/in-process-0.jsonl" "$tmp/jobs-1.jsonl" > "$tmp/cmp.txt"; rc=$?
+check "run --jobs 2, ahead on: the verdicts of one job without it (exit $rc)" '[ $rc -eq 0 ]'
+ahead=$(grep -c '"prepared_ahead":true' "$tmp/jobs-1.jsonl")
+check "run --jobs 2: $ahead of $n cases prepared ahead (all but each slot's first)" '[ "$ahead" -eq $((n - 2)) ]'
+check "run --jobs 2, ahead off: none prepared ahead" '! grep -q prepared_ahead "$tmp/jobs-0.jsonl"'
 for m in default gpu; do
   if [ $m = default ]; then
     env -u ATTNFUZZ_PREPARE_AHEAD "$bin" run "${cases[@]:0:4}" --backend cpu --in-process --json > "$tmp/$m.jsonl" 2>/dev/null

@@ -181,15 +181,26 @@ static int spawn(af_session *s, af_worker_pool *p, af_pool_worker *w, int device
 
 /* An idle worker with the session's current settings on GPU device (-1 = any), forking
  * one when none is there. */
-static af_pool_worker *idle_worker(af_session *s, af_worker_pool *p, int device) {
+static af_pool_worker *idle_worker(af_session *s, af_worker_pool *p, int device, const af_case *c) {
     uint64_t now = settings_of(s);
     af_pool_worker *free_slot = NULL;
+    for (int i = 0; i < AF_POOL_MAX_WORKERS; i++) { /* the worker told of c, first */
+        af_pool_worker *w = &p->workers[i];
+        if (w->pid && !w->busy && w->settings == now && (device < 0 || w->device == device) && w->hinted &&
+            af_case_equal(&w->hint, c))
+            return w;
+    }
+    af_pool_worker *hinted_idle = NULL; /* an idle worker told of another case: the last resort */
     for (int i = 0; i < AF_POOL_MAX_WORKERS; i++) {
         af_pool_worker *w = &p->workers[i];
         if (w->pid && !w->busy && w->settings != now) retire(p, w);
-        if (w->pid && !w->busy && (device < 0 || w->device == device)) return w;
+        if (w->pid && !w->busy && (device < 0 || w->device == device)) {
+            if (!w->hinted) return w;
+            if (!hinted_idle) hinted_idle = w;
+        }
         if (!w->pid && !free_slot) free_slot = w;
     }
+    if (hinted_idle) return hinted_idle;
     if (!free_slot) {
         errno = EAGAIN;
         return NULL;
@@ -225,7 +236,7 @@ int af_pool_start(af_session *s, af_child *slot, const af_case *c, af_store_mode
      * would hold it unreachable, and a backend calling exit() inside a case there would
      * be turned into a leak report and exit status 1 by LeakSanitizer. */
     for (int attempt = 0; attempt < 2 && !w; attempt++) {
-        w = idle_worker(s, p, af_session_device_for(s, slot->device) < 0 ? -1 : slot->device);
+        w = idle_worker(s, p, af_session_device_for(s, slot->device) < 0 ? -1 : slot->device, c);
         if (!w) {
             err = errno;
             break;
@@ -256,6 +267,8 @@ int af_pool_start(af_session *s, af_child *slot, const af_case *c, af_store_mode
         return -1;
     }
     w->busy = true;
+    w->hinted = s->next_hint != NULL;
+    if (s->next_hint) w->hint = *s->next_hint;
     slot->c = *c;
     slot->worker = w;
     slot->device = w->device;

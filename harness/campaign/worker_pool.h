@@ -44,6 +44,9 @@ typedef struct af_pool_worker {
     uint64_t settings; /* fingerprint of the session settings it was forked with */
     int device;        /* campaign --gpus: index of its GPU in s->gpus (CUDA_VISIBLE_DEVICES set
                           first thing in the worker), -1 = none */
+    bool hinted;       /* it was told its next case with its last one (af_session.next_hint) */
+    af_case hint;      /* ... this one, which it may be preparing ahead (judge/prepare_ahead.h):
+                          a start of an equal case prefers this worker */
 } af_pool_worker;
 
 typedef struct af_worker_pool {

@@ -112,25 +112,48 @@ static void settle_without_run(run_pool *rp, int i, const run_backend *b) {
     snprintf(r->verdict.reason, sizeof r->verdict.reason, "%s", b->why);
 }
 
-/* Cases [first, end) share one backend's session: run them jobs at a time. */
+/* The next loaded case of [*next, end) (the unloaded ones on the way finished, nothing to
+ * judge), or -1. */
+static int take_loaded(run_pool *rp, int *next, int end) {
+    while (*next < end) {
+        int i = (*next)++;
+        if (rp->loaded[i]) return i;
+        rp->finished[i] = true;
+    }
+    return -1;
+}
+
+/* Cases [first, end) share one backend's session: run them jobs at a time. When the session
+ * prepares ahead (ATTNFUZZ_PREPARE_AHEAD), each slot's next case is chosen with its current
+ * one and hinted to its worker, which prepares it meanwhile (the pool gives that case to
+ * that worker: worker_pool.h). */
 static void run_stretch(run_pool *rp, run_backend *b, int first, int end) {
     int jobs = rp->o->jobs;
     af_child slots[AF_POOL_MAX_WORKERS];
-    int slot_case[AF_POOL_MAX_WORKERS];
+    int slot_case[AF_POOL_MAX_WORKERS], reserved[AF_POOL_MAX_WORKERS];
     memset(slots, 0, sizeof slots);
-    int next = first, busy = 0;
-    while (next < end || busy) {
-        for (int k = 0; k < jobs && next < end; k++) {
+    for (int k = 0; k < AF_POOL_MAX_WORKERS; k++) reserved[k] = -1;
+    bool hint = b->s.worker_cases > 0 && af_session_wants_ahead(&b->s);
+    int next = first, busy = 0, held = 0; /* held: slots with a reserved case */
+    while (next < end || busy || held) {
+        for (int k = 0; k < jobs; k++) {
             if (slots[k].proc.pid) continue;
-            int i = next++;
-            if (!rp->loaded[i]) {
-                rp->finished[i] = true;
-                k--; /* the slot is still free */
+            int i = reserved[k];
+            if (i >= 0) {
+                reserved[k] = -1;
+                held--;
+            } else if ((i = take_loaded(rp, &next, end)) < 0) {
                 continue;
             }
             slots[k].result = &rp->results[i];
             slot_case[k] = i;
-            if (af_child_start(&b->s, &slots[k], &rp->cases[i], AF_STORE_NONE, b->s.default_deadline_s)) {
+            if (hint && (reserved[k] = take_loaded(rp, &next, end)) >= 0) {
+                held++;
+                b->s.next_hint = &rp->cases[reserved[k]];
+            }
+            int failed = af_child_start(&b->s, &slots[k], &rp->cases[i], AF_STORE_NONE, b->s.default_deadline_s);
+            b->s.next_hint = NULL;
+            if (failed) {
                 /* no process for it: judged here, as af_session_run_isolated does */
                 af_session_run_isolated(&b->s, &rp->cases[i], AF_STORE_NONE, NULL, b->s.default_deadline_s,
                                         &rp->results[i]);
