@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Device call 5 (carry ["build-min"]; about 7 min): two changes first on a GPU, both off by
+# Device call 5 (carry ["build-min"]; about 9 min): two changes first on a GPU, both off by
 # default until this call: the cudnn backend's device mirror (ATTNFUZZ_CUDNN_MIRROR=N bytes;
 # kernels/gpu_mirror.h: a case's buffers kept on the device between its runs, only what
 # changed copied) and the next case prepared ahead (ATTNFUZZ_PREPARE_AHEAD=gpu;
@@ -7,7 +7,7 @@
 # process with the mirror on (test_cudnn_sdpa, test_cudnn_ahead); the GPU corpus plain, with
 # the mirror, with prepare-ahead: verdicts and engines must not move; the mix of 300 one
 # worker, MIX_S (25) s each: plain / mirror / ahead / both, twice, with the stages and run
-# 0's copy and kernel split.
+# 0's copy and kernel split; then the judge bench (1 worker, --jobs 8) with both on.
 source ci/device_preamble.sh
 T0=$(date +%s)
 A=$B/attnfuzz
@@ -43,6 +43,13 @@ for b in plain mirror ahead both plain2 mirror2 ahead2 both2; do
   echo "== mix $b (mirror $m, ahead $a): $(grep -c '^{' $R/mix-$b.jsonl) cases in ${MIX_S:-25} s" >> $S
   python3 ci/bench/mix_stages.py $R/mix-$b.jsonl 2>&1 | grep -E "^  (run|compare|probes|judge|host|prepared|gen|oracle|reference|magnitudes)" >> $S
 done
+echo "elapsed before bench: $(($(date +%s) - T0)) s" >> $S
+if [ $(($(date +%s) - T0)) -lt ${BENCH_BEFORE_S:-400} ]; then # the judge bench with both on
+  ATTNFUZZ_CUDNN_MIRROR=2147483648 ATTNFUZZ_PREPARE_AHEAD=gpu OUT=$R/bench N=600 MIX_TIME=40 MIX_JOBS="8" LONG_S="" \
+    stamp bench bash ci/bench_judge.sh $B > $R/bench.txt 2>&1
+  grep -E "cases/s|ratio|prepared|host time" $R/bench.txt >> $S
+  rm -rf $R/bench/mix
+fi
 echo "elapsed: $(($(date +%s) - T0)) s" >> $S
 gzip -f $R/*.jsonl
 tail -70 $S
