@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "judge/prepare_ahead.h"
+#include "judge/tests/probe_fixture.h"
 #include "judge/verdict_json.h"
 #include "util/check.h"
 
@@ -18,19 +19,8 @@ static const char *const case_a =
 static const char *const case_b =
     "dtype = fp16\nbatch = 1\nheads_q = 2\nheads_kv = 1\nseqlen_q = 17\nseqlen_kv = 33\nhead_dim = 16\nseed = 12\n";
 
-static void parse(const char *text, af_case *c) {
-    af_error e;
-    CHECK_MSG(af_case_parse(text, "test_prepare_ahead", c, &e) == 0, "%s: %s", e.field, e.message);
-}
-
 static void runner_for(af_runner *r, af_backend *cpu, af_stage_mark *mark) {
-    memset(r, 0, sizeof *r);
-    r->reference = cpu;
-    r->ref_choice = AF_REF_CPU;
-    af_oracle_opts_default(&r->oracle);
-    r->oracle.tier = AF_ORACLE_FP64;
-    r->probes = true;
-    af_probe_opts_default(&r->probe_opts);
+    fx_probe_runner(r, cpu, true);
     r->mark = mark;
 }
 
@@ -91,8 +81,8 @@ int main(void) {
     af_runner r;
     runner_for(&r, cpu, &mark);
     af_case a, b;
-    parse(case_a, &a);
-    parse(case_b, &b);
+    fx_parse_case(&a, case_a);
+    fx_parse_case(&b, case_b);
     char why[512];
 
     /* 1. idle: take says no, drop does nothing */
