@@ -8,7 +8,7 @@
 #     case but each slot's first prepared ahead;
 #   - the default (0) and gpu (only backends that run on a GPU) leave the cpu backend's
 #     cases as they were (none prepared ahead);
-#   - a campaign (persistent workers) hints each job's next case to its worker: with it on,
+#   - a campaign (the in-process engine, persistent workers) hints each job's next case to its worker: with it on,
 #     stats.json's prepared_ahead counts most cases and a planted bug is still found; off,
 #     prepared_ahead is 0.
 # The thread itself and the hand-over are tested in test_prepare_ahead (C).
@@ -52,7 +52,7 @@ for m in default gpu; do
   check "$m: the cpu backend's cases are not prepared ahead" '[ "$(grep -c "^{" "$tmp/$m.jsonl")" -eq 4 ] && ! grep -q prepared_ahead "$tmp/$m.jsonl"'
 done
 for m in 0 1; do
-  ATTNFUZZ_PREPARE_AHEAD=$m "$bin" campaign --backend planted:window_off_by_one --jobs 2 --time 6 --seed 5 \
+  ATTNFUZZ_PREPARE_AHEAD=$m "$bin" campaign --in-process --backend planted:window_off_by_one --jobs 2 --time 6 --seed 5 \
     --out "$tmp/camp$m" corpora/seed > "$tmp/camp$m.log" 2>&1
   read -r cases ahead findings < <(python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(s["cases"], s["prepared_ahead"], s["findings"])' "$tmp/camp$m/stats.json" 2>/dev/null)
   if [ $m = 1 ]; then
