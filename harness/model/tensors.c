@@ -126,12 +126,18 @@ static void fill_poison(void *buf, size_t bytes, af_storage st) {
     }
 }
 
+unsigned af_tensors_output_buffers(const af_tensors *t, const af_case *c) {
+    static const af_buffer_id outs[] = {AF_BUF_O, AF_BUF_LSE, AF_BUF_DQ, AF_BUF_DK, AF_BUF_DV};
+    unsigned w = 0;
+    for (int i = 0; i < (c->backward ? 5 : 2); i++)
+        if (t->buf[outs[i]]) w |= 1u << outs[i];
+    return w;
+}
+
 void af_tensors_poison_outputs(af_tensors *t, const af_case *c) {
-    af_buffer_id outs[] = {AF_BUF_O, AF_BUF_LSE, AF_BUF_DQ, AF_BUF_DK, AF_BUF_DV};
-    for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++) {
-        if (!c->backward && i >= 2) break;
-        if (t->buf[outs[i]]) fill_poison(t->buf[outs[i]], t->bytes[outs[i]], t->plan.buffer_storage[outs[i]]);
-    }
+    unsigned outs = af_tensors_output_buffers(t, c);
+    for (int b = 0; b < AF_BUF_COUNT; b++)
+        if (outs & (1u << b)) fill_poison(t->buf[b], t->bytes[b], t->plan.buffer_storage[b]);
     if (t->dsink) fill_poison(t->dsink, (size_t)c->heads_q * sizeof *t->dsink, AF_ST_F32);
     if (t->row_max) fill_poison(t->row_max, af_case_row_stats_elems(c) * sizeof(float), AF_ST_F32);
     if (t->row_sumexp) fill_poison(t->row_sumexp, af_case_row_stats_elems(c) * sizeof(float), AF_ST_F32);

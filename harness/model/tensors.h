@@ -137,6 +137,9 @@ size_t af_mx_scale_bytes(const af_tensors *t, af_tensor_id id);
 void af_tensors_free(af_tensors *t);
 /* Fill output buffers (O, LSE and, with backward, dQ dK dV) with poison. */
 void af_tensors_poison_outputs(af_tensors *t, const af_case *c);
+/* The buffers a run writes, a bit per af_buffer_id: O's and LSE's, and dQ's, dK's and dV's
+ * with a backward (those t holds). The ones af_tensors_poison_outputs poisons. */
+unsigned af_tensors_output_buffers(const af_tensors *t, const af_case *c);
 /* Copy every buffer (guards included) from src to dst of the same case. */
 void af_tensors_copy(af_tensors *dst, const af_tensors *src);
 /* Allocate t's given bias for case c (zeros, (bb, bh, rows, Skv): see bias_given) and

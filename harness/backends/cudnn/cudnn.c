@@ -911,19 +911,6 @@ static void mirrors_free(cudnn_state *s) {
     for (int i = 0; i < MIRRORS; i++) af_gpu_mirror_free(&s->mirror[i]);
 }
 
-/* The buffers a run writes (a bit per af_buffer_id): those of O and LSE, and of dQ, dK, dV
- * with a backward. They come back from the device whole after every run; the mirror
- * compares the others with what went in (gpu_mirror.h). */
-static unsigned written_buffers(const af_case *c, const af_tensors *t) {
-    static const af_tensor_id outs[] = {AF_T_O, AF_T_LSE, AF_T_DQ, AF_T_DK, AF_T_DV};
-    unsigned w = 0;
-    for (int k = 0; k < (c->backward ? 5 : 2); k++) {
-        af_buffer_id b = t->plan.view[outs[k]].buffer;
-        if (t->alloc[b]) w |= 1u << b;
-    }
-    return w;
-}
-
 /* Run case c (the serving case: its graph, its buffers t) on the device. *oom is set when
  * a device allocation failed (the caller may free cached plans and try again). */
 /* given: O and LSE in t are inputs (backward_given): only the backward graph runs, on
@@ -1068,7 +1055,7 @@ static af_run_status run_graphs(cudnn_state *s, const af_case *c, const af_case 
     }
     double t_down = af_clock_mono();
     info->kernel_seconds += t_down - t_exec;
-    st = mirrored ? af_gpu_mirror_fetch(mirror, t, written_buffers(c, t), why, cap)
+    st = mirrored ? af_gpu_mirror_fetch(mirror, t, af_tensors_output_buffers(t, c), why, cap)
                   : af_gpu_tensors_download(&g, t, why, cap);
     info->copy_seconds += af_clock_mono() - t_down;
     if (st == AF_RUN_OK) side_check_unchanged(&side, side_dev, info);
