@@ -351,7 +351,7 @@ void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const a
         af_stage_mark_backend_leave(s->backend->mark);
     }
     /* this case prepared ahead while the one before it was judged, or here */
-    af_prepared local, *pp = &local, *ahead = NULL;
+    af_prepared local, *p = &local, *ahead = NULL;
     int prc = 0;
     double t_take = af_clock_mono();
     bool took = af_prepare_ahead_take(&s->ahead, c, &s->runner, &ahead, &prc, r->why, sizeof r->why);
@@ -363,12 +363,11 @@ void af_session_run(af_session *s, const af_case *c, af_store_mode mode, const a
         return;
     }
     if (ahead) {
-        pp = ahead;
-        pp->judged.prepared_ahead = true;
-        pp->judged.ahead_wait_s = af_clock_mono() - t_take;
+        p = ahead;
+        p->judged.prepared_ahead = true;
+        p->judged.ahead_wait_s = af_clock_mono() - t_take;
     }
     start_ahead(s);
-    af_prepared *const p = pp;
     af_engine_list engines;
     af_stage_mark_backend_enter(s->backend->mark);
     int listed = af_engine_list_make(s->backend, c, s->engine[0] ? s->engine : c->engine, &engines, why, sizeof why);
