@@ -9,6 +9,8 @@
  * outputs (af_outputs_read, storage -> double). On a GPU machine these are host work of every
  * run (repeats included) beside the GPU passes; at s = 32k they are seconds
  * (docs/benchmarks.md).
+ * The allocator is set as attnfuzz sets it (util/heap.h, ATTNFUZZ_HEAP_KEEP): run it with
+ * ATTNFUZZ_HEAP_KEEP=0 beside to see what keeping freed memory saves.
  * Usage: bench_host_passes REPS CASE...
  */
 #include <stdio.h>
@@ -21,6 +23,7 @@
 #include "model/case_measure.h"
 #include "model/gen.h"
 #include "util/clock.h"
+#include "util/heap.h"
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -54,6 +57,14 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: bench_host_passes REPS CASE...\n");
         return 2;
     }
+    char hwhy[160];
+    long long keep = af_heap_keep_config(hwhy, sizeof hwhy);
+    if (keep < 0) {
+        fprintf(stderr, "bench_host_passes: %s\n", hwhy);
+        return 2;
+    }
+    bool kept = af_heap_keep_freed((size_t)keep);
+    printf("freed memory kept: %s (ATTNFUZZ_HEAP_KEEP %lld)\n", kept ? "yes" : "no", keep);
     int reps = atoi(argv[1]);
     if (reps < 1 || reps > 100) reps = 3;
     printf("%-34s %14s %9s", "case", "output elems", "gen_ms");

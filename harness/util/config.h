@@ -65,6 +65,10 @@ extern "C" {
       "which backends attnfuzz run prepares the next case for (inputs, oracle, reference) on a thread of its own "     \
       "while the current one is judged (judge/prepare_ahead.h): gpu (those that run on a GPU), 1 (every backend), 0 "  \
       "(none, the default until it is measured on a GPU)")                                                             \
+    X(HEAP_KEEP, "ATTNFUZZ_HEAP_KEEP", "536870912",                                                                    \
+      "bytes of freed memory the allocator keeps for the next allocation instead of returning them to the kernel "     \
+      "(util/heap.h: a case's working copies reuse it without page faults; blocks of 32 MiB and more are returned at " \
+      "once); 0: the allocator's defaults")                                                                            \
     X(CUDNN_MIRROR, "ATTNFUZZ_CUDNN_MIRROR", "0",                                                                      \
       "N > 0: the cudnn backend keeps a case's buffers (guards included) of at most N bytes on the device from one "   \
       "run to the next, copying only what changed (kernels/gpu_mirror.h; e.g. 2147483648); 0: every run copies "       \
