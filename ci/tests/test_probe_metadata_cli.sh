@@ -2,8 +2,10 @@
 # test_probe_metadata_cli.sh ATTNFUZZ — the metadata probe from the command line: on a thd
 # seed, planted:metadata_unchecked (token starts used as addresses unchecked) is found by
 # the probe alone: an out_of_bounds finding (O's guard) whose detail names the variant
-# "metadata offset_past_end", and a crash of the variant "offsets_decreasing" reported as
-# the probe's finding (its run is isolated in a child: attnfuzz and the probe go on); its
+# "metadata offset_past_end", and a finding of the variant "offsets_decreasing": a crash
+# (its run is isolated in a child: attnfuzz and the probe go on) or, where its writes past
+# a buffer land in memory the child may write (which depends on where the allocator put the
+# buffers: the case's pool of copies, judge/clone.h, reuses them), the guards it changed; its
 # time is judge.seconds.per_probe.metadata. With --no-probes the same run passes. On a
 # paged seed the plugin's own scratch overflows on a length past its pages: a crash
 # finding naming "metadata len_past_pages". planted:none and flash_ref (which check the
@@ -13,7 +15,8 @@ bin=${1:?usage: test_probe_metadata_cli.sh path/to/attnfuzz}
 source "$(dirname "$0")/lib_probe_cli.sh"
 seed=corpora/seed/fp16-thd-ragged-gaps.case
 check bug_thd 1 "any(x['kind'] == 'out_of_bounds' and 'metadata offset_past_end' in x['detail'] for x in f) and \
-any(x['kind'] == 'crash' and 'metadata offsets_decreasing' in x['detail'] for x in f) and per.get('metadata', 0) > 0" \
+any(x['kind'] in ('crash', 'out_of_bounds') and 'metadata offsets_decreasing' in x['detail'] for x in f) and \
+per.get('metadata', 0) > 0" \
   -- --backend planted:metadata_unchecked
 check bug_no_probes 0 "d['verdict'] == 'pass' and 'metadata' not in per" -- --backend planted:metadata_unchecked --no-probes
 for be in planted:none flash_ref cpu; do

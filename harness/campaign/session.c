@@ -205,7 +205,7 @@ static bool finding_leaks(af_session *s, const af_prepared *p, const af_tensors 
     af_probe_opts lo = s->runner.probe_opts;
     lo.determinism = lo.inclusion = lo.feature = false;
     lo.visibility = true;
-    af_probe_target pt = {&p->c, &p->tensors, &p->inputs, t, &v->info, s->backend, engine ? engine : ""};
+    af_probe_target pt = {&p->c, &p->tensors, &p->inputs, t, &v->info, s->backend, engine ? engine : "", p->clones};
     af_verdict scratch;
     af_verdict_init(&scratch, s->backend_name);
     af_probes_run(&lo, &pt, &scratch, lm, NULL);

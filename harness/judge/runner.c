@@ -323,6 +323,7 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
     af_judge_summary *js = &p->judged;
     double t_gen = af_clock_mono();
     if (af_tensors_alloc(&p->tensors, c, why, cap)) return -1;
+    p->clones = af_clone_pool_new();
     float *pregen[4] = {NULL, NULL, NULL, NULL};
     /* decided once a case: the exact inputs made on the device too when the oracle will
      * read them there and keep its arrays beside them */
@@ -365,7 +366,7 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
         snprintf(gpu_note, sizeof gpu_note, "%s", p->ref_note);
         if (r->reference->supports(r->reference, c, rwhy, sizeof rwhy) == AF_RUN_OK) {
             af_tensors rt;
-            if (af_clone_tensors(&rt, &p->c, &p->tensors, why, cap)) {
+            if (af_clone_tensors(&rt, &p->c, &p->tensors, p->clones, why, cap)) {
                 af_prepared_free(p);
                 return -1;
             }
@@ -381,7 +382,7 @@ int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t
             } else {
                 snprintf(p->ref_note, sizeof p->ref_note, "reference failed: %s", rwhy);
             }
-            af_clone_release(&rt);
+            af_clone_release(&rt, p->clones);
         } else {
             snprintf(p->ref_note, sizeof p->ref_note, "reference declined: %s", rwhy);
         }
@@ -410,6 +411,7 @@ bool af_context_lost_verdict(const af_backend *be, const char *lost, const char 
 void af_prepared_free(af_prepared *p) {
     af_prepare_settle(p); /* the certification reads the inputs and the oracle's outputs */
     af_tensors_free(&p->tensors);
+    af_clone_pool_free(p->clones);
     af_inputs_free(&p->inputs);
     if (p->have_oracle) af_oracle_result_free(&p->oracle);
     if (p->have_ref) af_outputs_free(&p->ref);
@@ -628,7 +630,7 @@ static int repeat_runs(af_prepared *p, af_backend *be, const char *engine, int n
     int made = 0;
     for (int k = 1; k < n; k++) {
         char why[512] = "";
-        if (af_clone_tensors(&reps[made], c, &p->tensors, why, sizeof why)) break;
+        if (af_clone_tensors(&reps[made], c, &p->tensors, p->clones, why, sizeof why)) break;
         af_run_info info;
         memset(&info, 0, sizeof info);
         info.workspace_bytes = -1;
@@ -652,7 +654,7 @@ static int repeat_runs(af_prepared *p, af_backend *be, const char *engine, int n
                 af_finding_at(st == AF_RUN_RESOURCE ? AF_V_RESOURCE : AF_V_CRASH, AF_T_NONE, -1, -1, -1, -1, msg);
             f.repeat = k;
             af_verdict_add(v, &f);
-            af_clone_release(&reps[made]);
+            af_clone_release(&reps[made], p->clones);
             break;
         }
         judge_run(jc, &reps[made], k, v);
@@ -737,7 +739,7 @@ static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char 
         return;
     }
     af_tensors t;
-    if (af_clone_tensors(&t, c, &p->tensors, why, sizeof why)) {
+    if (af_clone_tensors(&t, c, &p->tensors, p->clones, why, sizeof why)) {
         add_simple(v, AF_V_RESOURCE, why);
         return;
     }
@@ -819,7 +821,7 @@ static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char 
         if (r->probes) {
             af_stage_mark_set(p->mark, AF_STAGE_PROBES);
             double t_probes = af_clock_mono();
-            af_probe_target pt = {c, &p->tensors, &p->inputs, &t, &info, be, engine ? engine : ""};
+            af_probe_target pt = {c, &p->tensors, &p->inputs, &t, &info, be, engine ? engine : "", p->clones};
             af_probe_runs runs = {rep_ptr, n_reps, judge_run, &jc};
             af_probe_stats ps;
             af_probes_run_with(&r->probe_opts, &pt, &runs, v, NULL, &ps);
@@ -829,7 +831,7 @@ static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char 
             v->judge.probes_run_s = ps.run_s;
             memcpy(v->judge.probe_s, ps.probe_s, sizeof v->judge.probe_s);
         }
-        for (int k = 0; k < n_reps; k++) af_clone_release(&reps[k]);
+        for (int k = 0; k < n_reps; k++) af_clone_release(&reps[k], p->clones);
         if (have_first) af_outputs_free(&first);
     }
     if (be->counters) { /* the builds the case's runs waited for */
@@ -864,7 +866,7 @@ static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char 
         af_clone_disown_scales(&t); /* the caller owns no scales */
         *out_tensors = t;
     } else {
-        af_clone_release(&t);
+        af_clone_release(&t, p->clones);
     }
 }
 

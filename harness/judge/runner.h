@@ -16,7 +16,10 @@
 typedef struct {
     af_case c;
     af_tensors tensors; /* inputs laid out; outputs poisoned (the template) */
-    af_inputs inputs;   /* dense exact inputs */
+    /* the buffers of the template's released copies, for the next copy (judge/clone.h);
+     * NULL: each copy allocated afresh */
+    struct af_clone_pool *clones;
+    af_inputs inputs; /* dense exact inputs */
     af_oracle_result oracle;
     bool have_oracle;
     af_criterion_terms terms; /* fp16/bf16 term budgets of the criterion (criterion.h) */

@@ -10,19 +10,25 @@
 #include "util/parfor.h"
 
 int af_tensors_alloc(af_tensors *t, const af_case *c, char *why, size_t cap) {
+    af_tensors_mem mem = {NULL, NULL, true};
+    return af_tensors_alloc_from(t, c, &mem, why, cap);
+}
+
+int af_tensors_alloc_from(af_tensors *t, const af_case *c, const af_tensors_mem *mem, char *why, size_t cap) {
     memset(t, 0, sizeof *t);
     if (af_layout_plan_make(c, &t->plan, why, cap)) return -1;
     for (int i = 0; i < AF_BUF_COUNT; i++) {
         int64_t n = t->plan.buffer_elems[i];
         if (n <= 0) continue;
         size_t bytes = (size_t)n * (size_t)af_storage_bytes(t->plan.buffer_storage[i]);
-        t->alloc[i] = malloc(bytes + 2 * AF_GUARD_BYTES);
+        t->alloc[i] = mem->take ? mem->take(mem->ctx, bytes + 2 * AF_GUARD_BYTES) : NULL;
+        if (!t->alloc[i]) t->alloc[i] = malloc(bytes + 2 * AF_GUARD_BYTES);
         if (!t->alloc[i]) {
             snprintf(why, cap, "out of host memory for buffer %s (%zu bytes)", af_buffer_name((af_buffer_id)i), bytes);
             af_tensors_free(t);
             return -1;
         }
-        af_par_memset(t->alloc[i], (int)AF_GUARD_BYTE, bytes + 2 * AF_GUARD_BYTES);
+        if (mem->fill) af_par_memset(t->alloc[i], (int)AF_GUARD_BYTE, bytes + 2 * AF_GUARD_BYTES);
         t->buf[i] = t->alloc[i] + AF_GUARD_BYTES;
         t->bytes[i] = bytes;
     }

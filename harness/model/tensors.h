@@ -132,6 +132,17 @@ typedef struct {
 } af_tensors;
 
 int af_tensors_alloc(af_tensors *t, const af_case *c, char *why, size_t cap);
+/* Where af_tensors_alloc_from takes each buffer's memory (guards included: bytes[i] +
+ * 2 * AF_GUARD_BYTES): take(ctx, size) gives a block of that size, or NULL for malloc's. Every
+ * block is freed by free() in af_tensors_free, so take may only give malloc'd blocks. fill
+ * false: the guard fill is skipped (a caller that writes every byte next, as a copy of a
+ * template does). */
+typedef struct {
+    void *(*take)(void *ctx, size_t size);
+    void *ctx;
+    bool fill;
+} af_tensors_mem;
+int af_tensors_alloc_from(af_tensors *t, const af_case *c, const af_tensors_mem *mem, char *why, size_t cap);
 /* Bytes of the mxfp8 scale array of id (Q, K or V) for t's layout (see mx_scale_q above). */
 size_t af_mx_scale_bytes(const af_tensors *t, af_tensor_id id);
 void af_tensors_free(af_tensors *t);

@@ -68,9 +68,9 @@ int main(int argc, char **argv) {
         af_tensors t;
         af_run_info info;
         memset(&info, 0, sizeof info);
-        bool ran = af_clone_tensors(&t, &p.c, &p.tensors, why, sizeof why) == 0;
+        bool ran = af_clone_tensors(&t, &p.c, &p.tensors, p.clones, why, sizeof why) == 0;
         if (ran && cpu->run(cpu, &p.c, "", &t, &info, why, sizeof why) != AF_RUN_OK) {
-            af_clone_release(&t);
+            af_clone_release(&t, p.clones);
             ran = false;
         }
         af_outputs out;
@@ -90,7 +90,7 @@ int main(int argc, char **argv) {
             rms[k] = 1e3 * (af_clock_mono() - t1);
         }
         if (have_out) af_outputs_free(&out);
-        if (ran) af_clone_release(&t);
+        if (ran) af_clone_release(&t, p.clones);
         if (ms) qsort(ms, (size_t)reps, sizeof *ms, cmp_double);
         if (bms) qsort(bms, (size_t)reps, sizeof *bms, cmp_double);
         if (rms) qsort(rms, (size_t)reps, sizeof *rms, cmp_double);

@@ -3,7 +3,8 @@
  * for each case file, its inputs generated on the host, its outputs filled with finite
  * values (a stand-in for a kernel's: the passes' cost does not depend on them) and the
  * oracle's outputs taken as those values; then, each timed over REPS repetitions (median,
- * milliseconds): the copy of the template a run starts from (af_clone_tensors), the input
+ * milliseconds): the copy of the template a run starts from (af_clone_tensors: clone_fresh
+ * allocated afresh, clone with its buffers from the case's pool, as the judge makes it), the input
  * snapshot and the input-mutation check around a run, the buffer checks
  * (af_check_buffers: guards, gaps, poison, NaN / Inf, fully masked rows) and the read of the
  * outputs (af_outputs_read, storage -> double). On a GPU machine these are host work of every
@@ -49,8 +50,8 @@ static void fill_outputs(const af_case *c, af_tensors *t) {
     }
 }
 
-enum { P_CLONE, P_SNAPSHOT, P_MUTATION, P_BUFFERS, P_READ, P_COUNT };
-static const char *pass_name[P_COUNT] = {"clone", "snapshot", "mutation", "buffers", "read"};
+enum { P_CLONE_FRESH, P_CLONE, P_SNAPSHOT, P_MUTATION, P_BUFFERS, P_READ, P_COUNT };
+static const char *pass_name[P_COUNT] = {"clone_fresh", "clone", "snapshot", "mutation", "buffers", "read"};
 
 int main(int argc, char **argv) {
     if (argc < 3) {
@@ -95,7 +96,7 @@ int main(int argc, char **argv) {
         af_outputs exact;
         af_tensors run;
         bool ok = grc == 0 && af_outputs_alloc(&exact, &c) == 0;
-        if (ok && af_clone_tensors(&run, &c, &tmpl, why, sizeof why)) {
+        if (ok && af_clone_tensors(&run, &c, &tmpl, NULL, why, sizeof why)) {
             af_outputs_free(&exact);
             ok = false;
         }
@@ -112,11 +113,17 @@ int main(int argc, char **argv) {
         af_run_info info;
         memset(&info, 0, sizeof info);
         double *ms = calloc((size_t)reps * P_COUNT, sizeof *ms);
+        af_clone_pool *pool = af_clone_pool_new(); /* as a prepared case holds one */
         af_verdict *v = malloc(sizeof *v);
         for (int k = 0; ms && v && k < reps; k++) {
             double t1 = af_clock_mono();
             af_tensors w;
-            if (af_clone_tensors(&w, &c, &tmpl, why, sizeof why) == 0) af_clone_release(&w);
+            if (af_clone_tensors(&w, &c, &tmpl, NULL, why, sizeof why) == 0) af_clone_release(&w, NULL);
+            ms[P_CLONE_FRESH * reps + k] = 1e3 * (af_clock_mono() - t1);
+            if (k == 0 && af_clone_tensors(&w, &c, &tmpl, pool, why, sizeof why) == 0) /* the pool's first fill */
+                af_clone_release(&w, pool);
+            t1 = af_clock_mono();
+            if (af_clone_tensors(&w, &c, &tmpl, pool, why, sizeof why) == 0) af_clone_release(&w, pool);
             ms[P_CLONE * reps + k] = 1e3 * (af_clock_mono() - t1);
             t1 = af_clock_mono();
             af_input_snapshot snap;
@@ -157,7 +164,8 @@ int main(int argc, char **argv) {
         fflush(stdout);
         free(ms);
         free(v);
-        af_clone_release(&run);
+        af_clone_release(&run, NULL);
+        af_clone_pool_free(pool);
         af_outputs_free(&exact);
         af_inputs_free(&in);
         af_tensors_free(&tmpl);

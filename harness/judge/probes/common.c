@@ -80,12 +80,14 @@ bool probe_moved(const probe_ctx *x, const af_tensors *a, const af_tensors *b, a
 
 int probe_work_begin(probe_ctx *x, const af_case *cc, af_tensors *w) {
     char why[256];
-    if (af_clone_tensors(w, cc, x->tg->template_tensors, why, sizeof why)) {
+    if (af_clone_tensors(w, cc, x->tg->template_tensors, x->tg->clones, why, sizeof why)) {
         probe_note(x, "no memory for a probe run: %s", why);
         return -1;
     }
     return 0;
 }
+
+void probe_work_end(probe_ctx *x, af_tensors *w) { af_clone_release(w, x->tg->clones); }
 
 int probe_work_run(probe_ctx *x, const af_case *cc, af_tensors *w, const char *what) {
     return probe_work_run_on(x, x->tg->be, cc, w, what);

@@ -123,8 +123,10 @@ bool probe_moved(const probe_ctx *x, const af_tensors *a, const af_tensors *b, a
 /* ---- extra runs ---------------------------------------------------------------------- */
 
 /* A working copy of the template for case cc (judge/clone.h; free it with
- * af_clone_release). 0, or -1 with a note. */
+ * probe_work_end). 0, or -1 with a note. */
 int probe_work_begin(probe_ctx *x, const af_case *cc, af_tensors *w);
+/* Release a working copy (its buffers back to the case's pool for the next copy). */
+void probe_work_end(probe_ctx *x, af_tensors *w);
 /* Run the backend on case cc and buffers w. 0 when it ran; else a note, and a crash
  * stops the probes. */
 int probe_work_run(probe_ctx *x, const af_case *cc, af_tensors *w, const char *what);

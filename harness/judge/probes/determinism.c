@@ -91,7 +91,7 @@ void probe_determinism(probe_ctx *x) {
             compare_runs(x, x->tg->baseline, &w, spread, &bd);
             done++;
         }
-        af_clone_release(&w);
+        probe_work_end(x, &w);
     }
     for (int k = 0; k < AF_T_COUNT; k++) x->st->spread[k] = spread[k];
     if (declared && bd.differ && o->determinism) {
@@ -141,7 +141,7 @@ bool probe_rerun_reproduces(probe_ctx *x, af_tensor_id id, double moved, int *in
                 *seen = run_spread[id];
             }
         }
-        af_clone_release(&w);
+        probe_work_end(x, &w);
     }
     /* what the reruns showed is run-to-run noise too: the later probes tolerate it */
     for (int k = 0; k < n_outs(x->c); k++) {

@@ -73,7 +73,7 @@ static void replay(probe_ctx *x) {
         }
     found:;
     }
-    if (have_w) af_clone_release(&w);
+    if (have_w) probe_work_end(x, &w);
 }
 
 /* Store a logical value into V element (b, g, j, d) of w (an fp8 V of kv_dtype: divided
@@ -142,7 +142,7 @@ static void keep_rate(probe_ctx *x) {
         probe_finding(x, AF_V_FEATURE_IGNORED, AF_T_O, b, first_h, first_i, 0, mean, (double)kept, bound, msg);
     }
 done:
-    if (have_w) af_clone_release(&w);
+    if (have_w) probe_work_end(x, &w);
     free(key_of);
     free(o);
     free(mass);

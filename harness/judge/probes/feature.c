@@ -172,7 +172,7 @@ void probe_feature(probe_ctx *x) {
         af_tensors w;
         if (probe_work_begin(x, tc, &w)) break;
         if (probe_work_run(x, tc, &w, "feature")) {
-            af_clone_release(&w);
+            probe_work_end(x, &w);
             continue;
         }
         /* dropout_rng = kernel: the toggled run drew its own mask (a kernel's stream may
@@ -181,7 +181,7 @@ void probe_feature(probe_ctx *x) {
             if (!w.dropout_keep || !w.dropout_keep_returned) {
                 probe_note(x, "feature: %s skipped (dropout_rng = kernel: the toggled run returned no mask)",
                            tg[k].name);
-                af_clone_release(&w);
+                probe_work_end(x, &w);
                 continue;
             }
             tin.feat.dropout_keep = w.dropout_keep;
@@ -237,7 +237,7 @@ void probe_feature(probe_ctx *x) {
             }
         }
         x->st->feature_checked += n_must;
-        af_clone_release(&w);
+        probe_work_end(x, &w);
     }
 done:
     free(o1);

@@ -108,7 +108,7 @@ void probe_history(probe_ctx *x) {
                           x->exact ? 0 : x->tol[df.id], msg);
         }
     }
-    if (have_after) af_clone_release(&after);
-    if (have_alone) af_clone_release(&alone);
+    if (have_after) probe_work_end(x, &after);
+    if (have_alone) probe_work_end(x, &alone);
     fresh->destroy(fresh);
 }

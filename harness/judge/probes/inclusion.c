@@ -185,7 +185,7 @@ void probe_inclusion(probe_ctx *x) {
         }
     }
 done:
-    if (have_w) af_clone_release(&w);
+    if (have_w) probe_work_end(x, &w);
     free(o);
     free(mass);
     free(p);

@@ -443,7 +443,7 @@ static void md_variant(probe_ctx *x, probe_md_kind k) {
         f = af_finding_at(o.status == AF_RUN_HANG ? AF_V_HANG : AF_V_CRASH, AF_T_NONE, -1, -1, -1, -1, msg);
         md_finding(x, &f, name, what);
         if (!o.crashed) x->stop = true; /* in this process: its state is suspect */
-        af_clone_release(&w);
+        probe_work_end(x, &w);
         goto out;
     }
     if (o.status != AF_RUN_OK) { /* a clean refusal, if nothing was written */
@@ -483,7 +483,7 @@ static void md_variant(probe_ctx *x, probe_md_kind k) {
                 snprintf(msg, sizeof msg, "metadata page_shared: the well-formed twin did not run (status %d: %.160s)",
                          (int)ot.status, ot.why);
                 probe_note(x, "%s", msg);
-                af_clone_release(&twin);
+                probe_work_end(x, &twin);
                 have = false;
             }
             expect = &twin;
@@ -497,9 +497,9 @@ static void md_variant(probe_ctx *x, probe_md_kind k) {
             snprintf(f.detail, sizeof f.detail, "%s", msg);
             md_finding(x, &f, name, what);
         }
-        if (have && k == MD_PAGE_SHARED) af_clone_release(&twin);
+        if (have && k == MD_PAGE_SHARED) probe_work_end(x, &twin);
     }
-    af_clone_release(&w);
+    probe_work_end(x, &w);
 out:
     free(bad);
     free(before);

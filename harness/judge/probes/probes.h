@@ -191,7 +191,8 @@ typedef struct {
     const af_tensors *baseline;
     const af_run_info *baseline_info;
     af_backend *be;
-    const char *engine; /* "" = default */
+    const char *engine;           /* "" = default */
+    struct af_clone_pool *clones; /* the template's copies' buffers for reuse (judge/clone.h); NULL: none */
 } af_probe_target;
 
 /* What the runner knows beyond the judged run (judge/runner.c): its repeats of the

@@ -111,16 +111,16 @@ void probe_scales(probe_ctx *x) {
         if (probe_work_begin(x, c, &w)) return;
         if (!apply(s, &w)) {
             probe_note(x, "scales: %s skipped: a scaled descale is not a normal fp32 number", s->name);
-            af_clone_release(&w);
+            probe_work_end(x, &w);
             continue;
         }
         if (probe_work_run(x, c, &w, "scales") == 0) {
             x->st->scale_toggles++;
             bool found = report_moved(x, s, x->tg->baseline, &w);
-            af_clone_release(&w);
+            probe_work_end(x, &w);
             if (found) return; /* one finding names the broken plumbing */
             continue;
         }
-        af_clone_release(&w);
+        probe_work_end(x, &w);
     }
 }

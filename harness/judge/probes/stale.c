@@ -65,11 +65,11 @@ static void stale_run(probe_ctx *x, stale_fill f) {
     long long filled = fill_stale(x, &w, f);
     if (filled <= 0) {
         if (filled < 0) probe_note(x, "%s", "stale: out of memory");
-        af_clone_release(&w);
+        probe_work_end(x, &w);
         return;
     }
     if (probe_work_run(x, c, &w, "stale data")) {
-        af_clone_release(&w);
+        probe_work_end(x, &w);
         return;
     }
     x->st->stale_runs++;
@@ -126,7 +126,7 @@ static void stale_run(probe_ctx *x, stale_fill f) {
         probe_finding(x, nonfinite ? AF_V_NAN_INF : AF_V_LEAK, fid, fb, fh, fr, fd, fva, fvb,
                       x->exact ? 0 : x->tol[fid], msg);
     }
-    af_clone_release(&w);
+    probe_work_end(x, &w);
 }
 
 void probe_stale(probe_ctx *x) {

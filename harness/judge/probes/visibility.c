@@ -501,7 +501,7 @@ void probe_visibility(probe_ctx *x, af_leak_matrix *lm) {
         af_tensors w;
         if (probe_work_begin(x, c, &w)) break;
         if (apply_set(x, s, &w) || probe_work_run(x, c, &w, "visibility")) {
-            af_clone_release(&w);
+            probe_work_end(x, &w);
             continue;
         }
         x->st->hidden_sets++;
@@ -581,7 +581,7 @@ void probe_visibility(probe_ctx *x, af_leak_matrix *lm) {
                 lm->cells[r * n_sets + k] = cell;
             }
         }
-        af_clone_release(&w);
+        probe_work_end(x, &w);
     }
     for (int k = 0; k < n_sets; k++) set_free(&sets[k]);
 }

@@ -71,7 +71,7 @@ static inline void fx_probe_judged(af_backend *be, af_backend *cpu, const char *
     af_verdict_line(&v, line, sizeof line);
     CHECK_MSG(v.kind == AF_V_PASS || (allow_declined && v.kind == AF_V_DECLINED),
               "%s is not judged pass without probes: %s\n%s", be->name, line, text);
-    af_probe_target tg = {&p.c, &p.tensors, &p.inputs, &out, &v.info, be, ""};
+    af_probe_target tg = {&p.c, &p.tensors, &p.inputs, &out, &v.info, be, "", p.clones};
     af_verdict_init(pv, be->name);
     if (v.kind != AF_V_DECLINED)
         af_probes_run(o, &tg, pv, NULL, ps);

@@ -79,7 +79,7 @@ int main(void) {
     CHECK(judge(&c, &tmpl, &exact, v) == 0);
 
     /* 2. gap writes: the gap after row (h, s) starts at offset(h, s, 0) + D */
-    CHECK(af_clone_tensors(&t, &c, &tmpl, why, sizeof why) == 0);
+    CHECK(af_clone_tensors(&t, &c, &tmpl, NULL, why, sizeof why) == 0);
     int64_t late = af_layout_offset(&t.plan, AF_T_O, 0, 7, 1000, 0) + o->D + 3;
     int64_t early = af_layout_offset(&t.plan, AF_T_O, 0, 4, 20, 0) + o->D + 1;
     af_storage_store(o->storage, t.buf[o->buffer], late, 1.0f);
@@ -89,10 +89,10 @@ int main(void) {
     char want[128];
     snprintf(want, sizeof want, "at element %lld", (long long)early);
     CHECK_MSG(f && strstr(f->detail, want), "gap finding: %s (want %s)", f ? f->detail : "none", want);
-    af_clone_release(&t);
+    af_clone_release(&t, NULL);
 
     /* 3. poison left in two rows: the earlier (h, s) is reported */
-    CHECK(af_clone_tensors(&t, &c, &tmpl, why, sizeof why) == 0);
+    CHECK(af_clone_tensors(&t, &c, &tmpl, NULL, why, sizeof why) == 0);
     uint8_t poison[2];
     af_tensors fresh; /* the poison bits: a fresh buffer's outputs before any write */
     CHECK(af_tensors_alloc(&fresh, &c, why, sizeof why) == 0);
@@ -105,17 +105,17 @@ int main(void) {
     f = first_of(v, AF_V_UNWRITTEN);
     CHECK_MSG(f && f->b == 0 && f->h == 3 && f->row == 10 && f->col == 2, "unwritten at h%d s%d d%d", f ? f->h : -1,
               f ? f->row : -1, f ? f->col : -1);
-    af_clone_release(&t);
+    af_clone_release(&t, NULL);
 
     /* 4. NaN in two rows: the earlier (h, s) is reported */
-    CHECK(af_clone_tensors(&t, &c, &tmpl, why, sizeof why) == 0);
+    CHECK(af_clone_tensors(&t, &c, &tmpl, NULL, why, sizeof why) == 0);
     af_storage_store(o->storage, t.buf[o->buffer], af_layout_offset(&t.plan, AF_T_O, 0, 6, 500, 1), NAN);
     af_storage_store(o->storage, t.buf[o->buffer], af_layout_offset(&t.plan, AF_T_O, 0, 2, 900, 7), NAN);
     judge(&c, &t, &exact, v);
     f = first_of(v, AF_V_NAN_INF);
     CHECK_MSG(f && f->h == 2 && f->row == 900 && f->col == 7, "nan_inf at h%d s%d d%d", f ? f->h : -1, f ? f->row : -1,
               f ? f->col : -1);
-    af_clone_release(&t);
+    af_clone_release(&t, NULL);
 
     free(v);
     af_outputs_free(&exact);

@@ -182,7 +182,7 @@ static void run_stored_case(int index, af_runner *r) {
     char why[512];
     prepare_text(stored_cases[index], r, &c, &p);
     af_tensors t; /* the cpu backend's run, its stored outputs */
-    CHECK(af_clone_tensors(&t, &c, &p.tensors, why, sizeof why) == 0);
+    CHECK(af_clone_tensors(&t, &c, &p.tensors, NULL, why, sizeof why) == 0);
     af_run_info info;
     memset(&info, 0, sizeof info);
     CHECK_MSG(r->reference->run(r->reference, &c, "", &t, &info, why, sizeof why) == AF_RUN_OK, "%s", why);
@@ -221,7 +221,7 @@ static void run_stored_case(int index, af_runner *r) {
         free(hs), free(gs);
     }
     af_outputs_free(&k);
-    af_clone_release(&t);
+    af_clone_release(&t, NULL);
     af_prepared_free(&p);
 }
 

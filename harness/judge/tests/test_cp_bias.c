@@ -104,10 +104,10 @@ static void given_bias_is_read(af_backend *cpu) {
     CHECK_MSG(a.lse[8 + 3] != b.lse[8 + 3], "a changed given bias element leaves its row's LSE unchanged");
     CHECK_MSG(a.lse[3] == b.lse[3], "head 0's row 3 moved with head 1's bias");
     af_tensors clone;
-    CHECK(af_clone_tensors(&clone, &c, &given, why, sizeof why) == 0);
+    CHECK(af_clone_tensors(&clone, &c, &given, NULL, why, sizeof why) == 0);
     CHECK(clone.bias_given && clone.bias_given != given.bias_given && clone.bias_given_elems == given.bias_given_elems);
     CHECK(memcmp(clone.bias_given, given.bias_given, given.bias_given_elems * sizeof(float)) == 0);
-    af_clone_release(&clone);
+    af_clone_release(&clone, NULL);
     af_outputs_free(&a), af_outputs_free(&b), af_inputs_free(&in);
     af_tensors_free(&gen), af_tensors_free(&given);
 }

@@ -68,7 +68,7 @@ static void unit_checks(void) {
             "page_size = 8\nseed = 3\n");
     const af_case *c = &p.c;
     af_tensors run;
-    CHECK(af_clone_tensors(&run, c, &p.tensors, why, sizeof why) == 0);
+    CHECK(af_clone_tensors(&run, c, &p.tensors, NULL, why, sizeof why) == 0);
     af_verdict_init(&v, "test");
     CHECK(af_check_input_mutation(c, &p.tensors, NULL, &run, NULL, 0, &v) == 0 && v.n_findings == 0);
     const af_tensor_view *kv = &run.plan.view[AF_T_K];
@@ -99,13 +99,13 @@ static void unit_checks(void) {
     af_run_info_input_write(&info, AF_T_SINK, 0, "the plugin's sink");
     af_verdict_init(&v, "test");
     af_tensors clean;
-    CHECK(af_clone_tensors(&clean, c, &p.tensors, why, sizeof why) == 0);
+    CHECK(af_clone_tensors(&clean, c, &p.tensors, NULL, why, sizeof why) == 0);
     CHECK(af_check_input_mutation(c, &p.tensors, NULL, &clean, &info, 0, &v) == 2);
     CHECK(v.findings[0].tensor == AF_T_K && v.findings[0].b == 0 && v.findings[0].h == 0 && v.findings[0].row == 1 &&
           v.findings[0].col == 1);
     CHECK(v.findings[1].tensor == AF_T_SINK && !strcmp(af_tensor_name(AF_T_SINK), "sink"));
-    af_clone_release(&clean);
-    af_clone_release(&run);
+    af_clone_release(&clean, NULL);
+    af_clone_release(&run, NULL);
     af_prepared_free(&p);
 
     /* 2: a write into a stride gap of the packed qkv buffer: Q, no coordinates */
@@ -113,7 +113,7 @@ static void unit_checks(void) {
             "dtype = fp16\nlayout = sbhd\npacking = qkv\nstride_gap = 3\nbatch = 2\nheads = 2\nseqlen = 8\n"
             "head_dim = 16\nseed = 4\n");
     c = &p.c;
-    CHECK(af_clone_tensors(&run, c, &p.tensors, why, sizeof why) == 0);
+    CHECK(af_clone_tensors(&run, c, &p.tensors, NULL, why, sizeof why) == 0);
     int64_t gap = af_layout_offset(&run.plan, AF_T_Q, 0, 0, 2, 15) + 1; /* the first gap element after it */
     ((uint16_t *)run.buf[AF_BUF_Q])[gap] ^= 0x0101;
     af_verdict_init(&v, "test");
@@ -121,7 +121,7 @@ static void unit_checks(void) {
     f = first(&v);
     CHECK(f->tensor == AF_T_Q && f->b == -1 && f->row == -1);
     CHECK_MSG(strstr(f->detail, "outside its tensors' elements") != NULL, "%s", f->detail);
-    af_clone_release(&run);
+    af_clone_release(&run, NULL);
     af_prepared_free(&p);
 
     /* 3: thd offsets */
@@ -130,19 +130,19 @@ static void unit_checks(void) {
             "1\nhead_dim = 8\n"
             "seed = 5\n");
     c = &p.c;
-    CHECK(af_clone_tensors(&run, c, &p.tensors, why, sizeof why) == 0);
+    CHECK(af_clone_tensors(&run, c, &p.tensors, NULL, why, sizeof why) == 0);
     run.plan.token_start_kv[2] += 1;
     af_verdict_init(&v, "test");
     CHECK(af_check_input_mutation(c, &p.tensors, NULL, &run, NULL, 0, &v) == 1 && count(&v, AF_T_SEQ_OFFSETS) == 1);
     CHECK_MSG(strstr(first(&v)->detail, "seq_offsets (keys): element 2 changed") != NULL, "%s", first(&v)->detail);
-    af_clone_release(&run);
+    af_clone_release(&run, NULL);
     af_prepared_free(&p);
 
     /* 3: mxfp8 scales, shared by run and template: compared with the snapshot, restored */
     prepare(&r, &p, "dtype = mxfp8\nseqlen = 64\nhead_dim = 64\nmask = causal\nseed = 54\n");
     c = &p.c;
     CHECK(p.tensors.mx_scale_k != NULL);
-    CHECK(af_clone_tensors(&run, c, &p.tensors, why, sizeof why) == 0);
+    CHECK(af_clone_tensors(&run, c, &p.tensors, NULL, why, sizeof why) == 0);
     af_input_snapshot snap;
     CHECK(af_input_snapshot_take(&snap, c, &run) == 0);
     uint8_t k_scale = p.tensors.mx_scale_k[5];
@@ -154,7 +154,7 @@ static void unit_checks(void) {
     af_input_snapshot_restore(&snap, &run);
     CHECK(p.tensors.mx_scale_k[5] == k_scale);
     af_input_snapshot_free(&snap);
-    af_clone_release(&run);
+    af_clone_release(&run, NULL);
     af_prepared_free(&p);
 }
 
@@ -200,7 +200,7 @@ static void plugin_checks(void) {
             "bias = bhss\nseed = 8\n");
     char why[512] = "";
     af_tensors run;
-    CHECK(af_clone_tensors(&run, &p.c, &p.tensors, why, sizeof why) == 0);
+    CHECK(af_clone_tensors(&run, &p.c, &p.tensors, NULL, why, sizeof why) == 0);
     af_run_info info;
     CHECK_MSG(meta->run(meta, &p.c, "", &run, &info, why, sizeof why) == AF_RUN_OK, "%s", why);
     CHECK_MSG(info.n_input_writes == 3, "%d input writes", info.n_input_writes);
@@ -211,7 +211,7 @@ static void plugin_checks(void) {
     CHECK(count(&v, AF_T_PAGE_TABLE) == 1 && count(&v, AF_T_SEQLENS) == 1 && count(&v, AF_T_BIAS) == 1);
     for (int i = 0; i < v.n_findings; i++)
         printf("  misbehave_writes_inputs: %s: %s\n", af_tensor_name(v.findings[i].tensor), v.findings[i].detail);
-    af_clone_release(&run);
+    af_clone_release(&run, NULL);
     af_prepared_free(&p);
     meta->destroy(meta);
 }
@@ -223,7 +223,7 @@ static void cost(void) {
     prepare(&r, &p, "dtype = fp16\nbatch = 2\nheads = 8\nseqlen = 1024\nhead_dim = 128\nbackward = yes\nseed = 9\n");
     char why[256];
     af_tensors run;
-    CHECK(af_clone_tensors(&run, &p.c, &p.tensors, why, sizeof why) == 0);
+    CHECK(af_clone_tensors(&run, &p.c, &p.tensors, NULL, why, sizeof why) == 0);
     size_t bytes = run.bytes[AF_BUF_Q] + run.bytes[AF_BUF_K] + run.bytes[AF_BUF_V] + run.bytes[AF_BUF_DO];
     af_verdict v;
     af_verdict_init(&v, "test");
@@ -238,7 +238,7 @@ static void cost(void) {
     double per = (af_clock_mono() - t0) / REPS;
     printf("  cost: b2 h8 s1024 d128 fp16 backward, %.1f MiB of inputs: %.3f ms per run (%.1f GB/s)\n",
            bytes / 1048576.0, per * 1e3, bytes / per / 1e9);
-    af_clone_release(&run);
+    af_clone_release(&run, NULL);
     af_prepared_free(&p);
 }
 

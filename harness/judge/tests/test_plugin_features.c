@@ -109,7 +109,7 @@ static int feature_findings(af_backend *be, const char *text, const char *toggle
     af_probe_opts_default(&o);
     af_probe_stats st;
     memset(&st, 0, sizeof st);
-    af_probe_target tg = {&p.c, &p.tensors, &p.inputs, &out, &v.info, be, ""};
+    af_probe_target tg = {&p.c, &p.tensors, &p.inputs, &out, &v.info, be, "", p.clones};
     af_probes_run(&o, &tg, &v, NULL, &st);
     int n = 0;
     for (int k = 0; k < v.n_findings && k < AF_MAX_FINDINGS; k++) {

@@ -297,7 +297,7 @@ static int feature_probe(af_prepared *p, af_backend *be, af_probe_stats *st) {
     memset(&o, 0, sizeof o);
     o.feature = true;
     o.feature_runs = 3;
-    af_probe_target tg = {&p->c, &p->tensors, &p->inputs, &out, &v.info, be, ""};
+    af_probe_target tg = {&p->c, &p->tensors, &p->inputs, &out, &v.info, be, "", p->clones};
     af_verdict pv;
     af_verdict_init(&pv, be->name);
     af_probes_run(&o, &tg, &pv, NULL, st);

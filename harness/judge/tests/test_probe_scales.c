@@ -51,7 +51,7 @@ static int scale_findings(af_backend *be, const char *text, const char *toggle, 
     memset(&o, 0, sizeof o); /* the scales probe alone */
     o.scales = true;
     af_probe_stats st;
-    af_probe_target tg = {&p.c, &p.tensors, &p.inputs, &out, &v.info, be, ""};
+    af_probe_target tg = {&p.c, &p.tensors, &p.inputs, &out, &v.info, be, "", p.clones};
     af_verdict pv;
     af_verdict_init(&pv, be->name);
     af_probes_run(&o, &tg, &pv, NULL, &st);

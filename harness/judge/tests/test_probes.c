@@ -351,7 +351,7 @@ static void probe_case(const af_case *c, af_backend *be, const af_probe_opts *o,
     af_tensors out;
     af_judge(&r, &p, be, "", v, &out);
     CHECK_MSG(v->kind != AF_V_DECLINED, "declined: %s", v->reason);
-    af_probe_target tg = {&p.c, &p.tensors, &p.inputs, &out, &v->info, be, ""};
+    af_probe_target tg = {&p.c, &p.tensors, &p.inputs, &out, &v->info, be, "", p.clones};
     af_probes_run(o, &tg, v, lm, st);
     af_tensors_free(&out);
     af_prepared_free(&p);

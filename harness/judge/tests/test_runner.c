@@ -4,7 +4,9 @@
  *      the verdict line, the JSON and the signature, so its bucket is the one of a crash
  *      verdict that carries no finding at all (the campaign's fatal verdicts);
  *   2. af_clone_tensors copies the template bit for bit and shares mxfp8's scale arrays
- *      read-only; af_clone_release frees the copy and leaves the template's scales.
+ *      read-only, also into buffers a released copy left in the case's pool (scribbled
+ *      over first); af_clone_release gives the copy's buffers to the pool and leaves the
+ *      template's scales.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,19 +86,51 @@ static void clone_shares_scales(void) {
     CHECK_MSG(af_prepare(&r, &c, &p, why, sizeof why) == 0, "%s", why);
     CHECK(p.tensors.mx_scale_q && p.tensors.mx_scale_k && p.tensors.mx_scale_v);
     uint8_t first_scale = p.tensors.mx_scale_v[0];
-    for (int round = 0; round < 2; round++) {
+    /* round 0 allocates afresh and scribbles over the copy before giving its buffers to
+     * the case's pool; round 1 takes those same blocks and must again hold the template
+     * byte for byte (guards and poison included); round 2 copies without a pool */
+    CHECK(p.clones != NULL);
+    void *given[AF_BUF_COUNT] = {0};
+    int n_bufs = 0;
+    for (int round = 0; round < 3; round++) {
         af_tensors w;
-        CHECK_MSG(af_clone_tensors(&w, &c, &p.tensors, why, sizeof why) == 0, "%s", why);
+        af_clone_pool *pool = round < 2 ? p.clones : NULL;
+        CHECK_MSG(af_clone_tensors(&w, &c, &p.tensors, pool, why, sizeof why) == 0, "%s", why);
         for (int i = 0; i < AF_BUF_COUNT; i++) {
             CHECK((w.alloc[i] == NULL) == (p.tensors.alloc[i] == NULL) && w.bytes[i] == p.tensors.bytes[i]);
             if (w.alloc[i]) {
                 CHECK(w.alloc[i] != p.tensors.alloc[i]);
                 CHECK(memcmp(w.alloc[i], p.tensors.alloc[i], w.bytes[i] + 2 * AF_GUARD_BYTES) == 0);
+                if (round == 1) { /* one of the pool's blocks (buffers of equal size may trade places) */
+                    bool reused = false;
+                    for (int j = 0; j < AF_BUF_COUNT; j++) reused |= w.alloc[i] == given[j];
+                    CHECK(reused);
+                }
             }
         }
         CHECK(w.mx_scale_q == p.tensors.mx_scale_q && w.mx_scale_k == p.tensors.mx_scale_k &&
               w.mx_scale_v == p.tensors.mx_scale_v);
-        af_clone_release(&w);
+        int held = -1;
+        if (round == 0) {
+            for (int i = 0; i < AF_BUF_COUNT; i++) {
+                given[i] = w.alloc[i];
+                if (w.alloc[i]) {
+                    memset(w.alloc[i], 0x5a, w.bytes[i] + 2 * AF_GUARD_BYTES);
+                    n_bufs++;
+                }
+            }
+            af_clone_pool_held(p.clones, &held);
+            CHECK(held == 0);
+        }
+        if (round == 1) {
+            af_clone_pool_held(p.clones, &held);
+            CHECK(held == 0); /* every block taken again */
+        }
+        af_clone_release(&w, pool);
+        if (round < 2) {
+            af_clone_pool_held(p.clones, &held);
+            CHECK(held == n_bufs); /* the copy's buffers kept, the shared scales not */
+        }
         /* the template's scales survive the copy's release (ASan would see a free) */
         CHECK(p.tensors.mx_scale_v[0] == first_scale);
     }

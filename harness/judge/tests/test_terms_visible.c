@@ -62,7 +62,7 @@ static void windowed_long_case(void) {
     fx_judge_run_passes(&p, cpu, cpu, "cpu backend, window 1,1 over 64k keys", &v, &run, &got);
     CHECK(v.judge.element_terms);
     af_outputs_free(&got);
-    af_clone_release(&run);
+    af_clone_release(&run, NULL);
     /* the exact outputs with one dQ element at its edge (b1, h0, row 1000, d 5) */
     af_outputs k;
     CHECK(af_outputs_alloc(&k, c) == 0);
