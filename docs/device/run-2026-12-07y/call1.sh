@@ -48,9 +48,9 @@ for b in heap0 plain mirror ahead both heap02 plain2 mirror2 ahead2 both2; do
 done
 echo "elapsed before bench: $(($(date +%s) - T0)) s" >> $S
 if [ $(($(date +%s) - T0)) -lt ${BENCH_BEFORE_S:-340} ]; then # the judge bench with both on
-  ATTNFUZZ_CUDNN_MIRROR=2147483648 ATTNFUZZ_PREPARE_AHEAD=gpu OUT=$R/bench N=600 MIX_TIME=40 MIX_JOBS="8" LONG_S="" \
+  ATTNFUZZ_CUDNN_MIRROR=2147483648 ATTNFUZZ_PREPARE_AHEAD=gpu OUT=$R/bench N=600 MIX_TIME=40 MIX_JOBS="8" LONG_S="${LONG_S-32768}" LONG_TIME=60 \
     stamp bench bash ci/bench_judge.sh $B > $R/bench.txt 2>&1
-  grep -E "cases/s|ratio|prepared|host time" $R/bench.txt >> $S
+  grep -E "cases/s|ratio|prepared|host time|s=32768|stages|peak" $R/bench.txt | cut -c1-400 >> $S
   rm -rf $R/bench/mix
 fi
 if [ $(($(date +%s) - T0)) -lt ${PMP_BEFORE_S:-500} ]; then # a sampling profile of the host side, both on
