@@ -14,12 +14,10 @@ int main(int argc, char **argv) {
     af_config_warn_unknown(environ, "attnfuzz", stderr);
     /* before any thread: freed buffers kept for the next case's copies (util/heap.h) */
     char why[160];
-    long long keep = af_heap_keep_config(why, sizeof why);
-    if (keep < 0) {
+    if (af_heap_keep_from_config(NULL, why, sizeof why) < 0) {
         fprintf(stderr, "attnfuzz: %s\n", why);
         return AF_EXIT_USAGE;
     }
-    af_heap_keep_freed((size_t)keep);
     if (argc < 2) {
         af_cli_help_all(stderr);
         return AF_EXIT_USAGE;

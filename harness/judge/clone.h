@@ -20,7 +20,7 @@ typedef struct af_clone_pool af_clone_pool;
 af_clone_pool *af_clone_pool_new(void);
 /* Free the pool and every buffer it holds (NULL: nothing). */
 void af_clone_pool_free(af_clone_pool *pool);
-/* Bytes and blocks the pool holds now (for tests and the stats). */
+/* Bytes and blocks the pool holds now (for tests). */
 size_t af_clone_pool_held(af_clone_pool *pool, int *blocks);
 
 /* Allocate dst for case c (whose layout must be the template's: a case that differs in

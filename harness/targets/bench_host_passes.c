@@ -59,12 +59,12 @@ int main(int argc, char **argv) {
         return 2;
     }
     char hwhy[160];
-    long long keep = af_heap_keep_config(hwhy, sizeof hwhy);
+    bool kept = false;
+    long long keep = af_heap_keep_from_config(&kept, hwhy, sizeof hwhy);
     if (keep < 0) {
         fprintf(stderr, "bench_host_passes: %s\n", hwhy);
         return 2;
     }
-    bool kept = af_heap_keep_freed((size_t)keep);
     printf("freed memory kept: %s (ATTNFUZZ_HEAP_KEEP %lld)\n", kept ? "yes" : "no", keep);
     int reps = atoi(argv[1]);
     if (reps < 1 || reps > 100) reps = 3;

@@ -44,3 +44,10 @@ long long af_heap_keep_config(char *why, size_t cap) {
     }
     return n;
 }
+
+long long af_heap_keep_from_config(bool *applied, char *why, size_t cap) {
+    long long keep = af_heap_keep_config(why, cap);
+    bool took = keep >= 0 && af_heap_keep_freed((size_t)keep);
+    if (applied) *applied = took;
+    return keep;
+}

@@ -32,6 +32,10 @@ bool af_heap_keep_freed(size_t bytes);
 /* The bytes ATTNFUZZ_HEAP_KEEP asks for (its default when unset); -1 with a one-line
  * reason in why when the value is not a number of bytes. */
 long long af_heap_keep_config(char *why, size_t cap);
+/* What a process does at its start: af_heap_keep_freed with ATTNFUZZ_HEAP_KEEP's bytes. The
+ * bytes, or -1 with the reason in why (nothing set); *applied (may be NULL) says whether
+ * the setting took. */
+long long af_heap_keep_from_config(bool *applied, char *why, size_t cap);
 
 #ifdef __cplusplus
 }
