@@ -9,6 +9,7 @@
 #     mirror and prepare-ahead on / old / new / both; (2) the 32k case (b1 h16 s32768 d128
 #     causal fwd+bwd): old, new, new with ATTNFUZZ_HEAP_KEEP=0, new with the mirror at
 #     256 MiB (the case is not mirrored) and at 2 GiB, new with prepare-ahead.
+B=${B:-build-min}
 source ci/device_preamble.sh
 T0=$(date +%s)
 mix=/tmp/mix
