@@ -614,7 +614,7 @@ int af_compare_outputs_run(const af_case *c, const af_outputs *kernel, const af_
                 (stored_o || cast_sq) && af_criterion_terms_gpu_host_budgets(terms) == 0 ? terms->mass[id] : NULL;
             af_criterion_fp8_decide(c, id, sums, rv_[i] != NULL, st->allowed, af_output_unit(c, id),
                                     terms ? terms->e4m3_step[id] : 0.0, id == AF_T_O ? 0.0 : gm, stored_o, cast_mass,
-                                    cast_sq, &cr);
+                                    cast_sq, id == AF_T_O && cast_mass ? terms->fp8_score_o : NULL, &cr);
             free(stored_o);
             tensor_ratio = st->ratio;
             per_row = true;

@@ -60,7 +60,9 @@
  * fp8_e4m3 O, dQ, dK, dV are judged per row (criterion_fp8.c): err(r) <= min(2
  * err_ref(r) + floor(r), cap), floor(r) = u max_r |oracle| + 2^-10 descale_T + for dQ,
  * dK (1 + u/2)^2 max_r stored-O term + u/2 max_r dS mass (criterion.h), cap = allowed(T)
- * below plus the tensor's largest of those dQ/dK terms. mxfp8 keeps the per-tensor rule
+ * below plus the tensor's largest of those dQ/dK terms; O's floor(r) also holds the share
+ * a score error of AF_FP8_SCORE_UNIT A_i moves it by (criterion.h fp8_score_o), and its cap
+ * the largest such share. mxfp8 keeps the per-tensor rule
  * (which is also fp8's cap):
  *   err(T)     = max |kernel - oracle| over judged elements
  *   err_ref(T) = max |reference - oracle|
@@ -92,6 +94,14 @@
 #define ATTNFUZZ_VERDICT_H
 
 #define AF_FP8_ACC_UNIT 0x1p-8
+/* fp8_e4m3 O (criterion.h fp8_score_o): each score of a row may be off by this times A_i,
+ * which moves its softmax weight by up to e^(2 unit A_i). The smallest power of two that
+ * covers every FP8 score error measured (docs/cudnn-findings.md F5): a single score, LSE_0
+ * of a causal row 0, 2^-11.6 A at worst; a row's LSE error, a P-weighted mean of its
+ * scores' errors (so at most their largest), 2^-10.1 A_i at worst (outlier channels). Not
+ * AF_FP8_ACC_UNIT: its factor 4 on O let a row of O x 1.5 pass on ordinary data (the
+ * planted flash_fp8_bug:row_scale, test_fp8_e5m2_end_to_end), where this unit does not. */
+#define AF_FP8_SCORE_UNIT 0x1p-10
 /* The fp32 score's error per unit of its magnitude A_i = max_j scale sum_d |q_d k_jd|
  * (fp16, bf16, mxfp8; criterion.h): 2^-21 + Dqk 2^-26, i.e. 8 + Dqk / 4 units of 2^-24.
  * A dot product summed in fp32 in any order may lose (Dqk - 1) 2^-24 A_i (the classic

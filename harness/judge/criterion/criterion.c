@@ -26,6 +26,7 @@ void af_criterion_terms_free(af_criterion_terms *t) {
         free(t->sig2[i]);
         free(t->cast_sq[i]);
     }
+    free(t->fp8_score_o);
     free(t->kq);
     free(t->wq);
     free(t->prob);
@@ -68,6 +69,7 @@ typedef struct {
     double *gain;               /* (Skv) max(1, |dt/dr|) of the row's keys: how far |dR| may exceed
                                    |dS| (1 but for a score_mod: squared's 2 |r| above 1) */
     double keep_fp32;           /* 2^-23 with dropout (fp32 keep factor and its product), else 0 */
+    double *hull;               /* (Dv) fp8: max_j |w_ij v_jd - O_id| of the row (fp8_score_o) */
     long long *seen;            /* (B, Hkv, Skv) terms summed into each dK/dV row */
 } terms_ctx;
 
@@ -76,6 +78,39 @@ static bool alloc_all(af_criterion_terms *t, int id, size_t elems, size_t rows) 
     t->kappa[id] = calloc(elems ? elems : 1, sizeof(double));
     t->sig2[id] = calloc(rows ? rows : 1, sizeof(double));
     return t->mass[id] && t->kappa[id] && t->sig2[id];
+}
+
+/* fp8: the share of one query row's O (Dv) that a score error of eps = AF_FP8_SCORE_UNIT
+ * a_row on every key can move (criterion.h fp8_score_o). Each weight P_ij moves by a
+ * factor within e^(+-2 eps) (its own score and the normaliser), and the weights' sum stays
+ * 1, so O_d moves by sum_j (P'_ij - P_ij)(w_ij v_jd - O_d): at most (e^(2 eps) - 1) sum_j
+ * P_ij |w_ij v_jd - O_d|; and O'_d stays a convex combination of the w_ij v_jd, so never
+ * further than the farthest of them. A sink is a key of value 0 whose logit has no error. */
+static void fp8_score_row(terms_ctx *x, int b, int h, int hk, const af_mask_keys *keys, double a_row, double lse,
+                          const double *o, double *out) {
+    const af_oracle_problem *p = x->p;
+    const af_inputs *in = p->in;
+    double f = expm1(fmin(2.0 * AF_FP8_SCORE_UNIT * a_row, 700.0));
+    for (int d = 0; d < p->Dv; d++) out[d] = x->hull[d] = 0.0;
+    for (int ks = 0; ks < keys->n; ks++)
+        for (int j = keys->first[ks]; j <= keys->last[ks]; j++) {
+            double pj = x->prob[j];
+            if (!(pj > 0)) continue;
+            const double *v = in->v + (((size_t)b * p->Hkv + hk) * p->Skv + j) * p->Dv;
+            for (int d = 0; d < p->Dv; d++) {
+                double dev = fabs(x->w[j] * v[d] - o[d]);
+                out[d] += pj * dev;
+                x->hull[d] = fmax(x->hull[d], dev);
+            }
+        }
+    double ps = in->feat.sink && in->sink ? exp(in->sink[h] - lse) : 0.0;
+    for (int d = 0; d < p->Dv; d++) {
+        if (ps > 0) {
+            out[d] += ps * fabs(o[d]);
+            x->hull[d] = fmax(x->hull[d], fabs(o[d]));
+        }
+        out[d] = fmin(f * out[d], x->hull[d]);
+    }
 }
 
 /* One visible query row (b, h, i) seeing the n keys of `keys` (at most two intervals;
@@ -160,6 +195,7 @@ static void row_terms(terms_ctx *x, int b, int h, int i, int lq, const af_mask_k
         }
     for (int d = 0; d < p->Dv; d++) ok[d] += (rho + gam + x->keep_fp32) * om[d];
     t->sig2[AF_T_O][row] = sig2;
+    if (t->fp8_score_o) fp8_score_row(x, b, h, hk, &keys, A * score_gain, lse, o, t->fp8_score_o + row * p->Dv);
     if (!in->dout || !x->ex->dq) return;
     /* backward: dS and its budgets; the stored O's share of D_i is added when judging
      * (af_criterion_tensor), from the O the kernel wrote */
@@ -350,8 +386,11 @@ int af_criterion_terms_compute_on(const af_oracle_problem *p, const af_outputs *
     t->lse_exact = exact->lse;
     bool ok = x.prob && x.ds && x.g && x.wk && x.w && x.th2 && x.gain && x.seen && t->kappa[AF_T_LSE] && t->rho &&
               alloc_all(t, AF_T_O, nq * p->Dv, nq);
-    if (af_dtype_is_fp8_tensor(dtype) && where == AF_TERMS_HOST) /* the P cast's variance (criterion_fp8.c) */
+    if (af_dtype_is_fp8_tensor(dtype) && where == AF_TERMS_HOST) { /* P's cast, the scores' error: criterion_fp8.c */
         ok = ok && (t->cast_sq[AF_T_O] = calloc(nq * p->Dv + 1, sizeof(double)));
+        ok = ok && (t->fp8_score_o = calloc(nq * p->Dv + 1, sizeof(double)));
+        ok = ok && (x.hull = malloc((p->Dv + 1) * sizeof(double)));
+    }
     if (bwd) {
         ok = ok && alloc_all(t, AF_T_DQ, nq * p->Dqk, nq) && alloc_all(t, AF_T_DK, nk * p->Dqk, nk) &&
              alloc_all(t, AF_T_DV, nk * p->Dv, nk);
@@ -416,6 +455,7 @@ int af_criterion_terms_compute_on(const af_oracle_problem *p, const af_outputs *
     free(x.w);
     free(x.th2);
     free(x.gain);
+    free(x.hull);
     free(x.seen);
     if (!ok) {
         af_criterion_terms_free(t);

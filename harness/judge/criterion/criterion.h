@@ -86,6 +86,12 @@ typedef struct {
      * squared term, (P_ij w_ij v_jd)^2 and (P_ij w_ij dO_id)^2: the variance of the E4M3
      * cast of P in them (criterion_fp8.c); NULL otherwise */
     double *cast_sq[AF_T_COUNT];
+    /* fp8 dtypes, host pass: (B, Hq, Sq, Dv) per element of O, how far a score error of
+     * eps_i = AF_FP8_SCORE_UNIT A_i per key (the FP8 tensor cores' accumulation, verdict.h)
+     * can move it: min((e^(2 eps_i) - 1) sum_j P_ij |w_ij v_jd - O_id|, max_j |w_ij v_jd -
+     * O_id|) over the row's keys with P_ij > 0 (and a sink as a key of value 0); NULL
+     * otherwise (criterion_fp8.c) */
+    double *fp8_score_o;
     /* backward, for the stored O's share of D (added per kernel, criterion.c): */
     double *kq;                       /* (B, Hq, Sq, Dqk)  scale sum_j P_ij |k_jd|               */
     double *wq;                       /* (B, Hkv, Skv, Dqk) scale sum_(h, i) P_ij |q_id|         */
@@ -297,11 +303,13 @@ double af_criterion_fp8_row_floor(double unit, double maxo, double step, double 
  * sum of squared terms (terms->cast_sq: O and dV) or NULL: the row maximum of the share of
  * the E4M3 cast of each term's first operand added (criterion_fp8.c cast_share: u/2 of the
  * mass for dS in dQ and dK; for P in O and dV the smaller of 2^-4 of the mass and 5
- * standard deviations of independent casts). The cap grows by the largest of these two over the
- * tensor (the ABI's shares the per-tensor rule lacked). Rows past the lengths and fully
- * masked query rows are skipped. */
+ * standard deviations of independent casts); score_o: O's score-error share
+ * (terms->fp8_score_o, dense like O) or NULL, its row maximum added. The cap grows by the
+ * largest sum of these over the tensor (the shares the per-tensor rule lacked). Rows past
+ * the lengths and fully masked query rows are skipped. */
 void af_criterion_fp8_decide(const af_case *c, af_tensor_id id, const af_row_summary *rows, bool have_ref,
                              double tensor_allowed, double unit, double step, double grad_mass, const double *stored_o,
-                             const double *cast_mass, const double *cast_sq, af_criterion_result *out);
+                             const double *cast_mass, const double *cast_sq, const double *score_o,
+                             af_criterion_result *out);
 
 #endif

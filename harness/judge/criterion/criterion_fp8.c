@@ -16,8 +16,12 @@
  * small dQ rows failed at ratios up to 123), and the E4M3 cast of each term's first operand
  * (cast_share: dS in dQ and dK, P in O and dV), which where a short row's terms cancel (d = 1)
  * is many of the row's own units (measured: a correct flash-style kernel's O rows failed at
- * ratios up to 5.5 without P's share). A row's allowance never exceeds
- * the per-tensor one, so no rule is looser than before. */
+ * ratios up to 5.5 without P's share), and for O the scores' FP8 accumulation error
+ * (fp8_score_o, criterion.h): AF_FP8_SCORE_UNIT A_i on every score of the row (verdict.h)
+ * moves its weights by up to e^(2 u A_i) and O with them, within the hull of the
+ * row's V (measured: rows whose scores all sit near -2e5, the low_lse data, put O 1.9
+ * row allowances off without it on every cuDNN FP8 plan, docs/cudnn-findings.md F5).
+ * A row's allowance never exceeds the per-tensor one plus the largest of these shares. */
 #include "judge/criterion/criterion.h"
 #include "judge/problem.h"
 #include "judge/verdict.h"
@@ -42,7 +46,8 @@ static double cast_share(double unit, const double *mass, const double *sq, size
 
 void af_criterion_fp8_decide(const af_case *c, af_tensor_id id, const af_row_summary *rows, bool have_ref,
                              double tensor_allowed, double unit, double step, double grad_mass, const double *stored_o,
-                             const double *cast_mass, const double *cast_sq, af_criterion_result *out) {
+                             const double *cast_mass, const double *cast_sq, const double *score_o,
+                             af_criterion_result *out) {
     memset(out, 0, sizeof *out);
     out->ratio = -1;
     bool kvside = id == AF_T_DK || id == AF_T_DV, grad = id == AF_T_DQ || kvside;
@@ -56,7 +61,8 @@ void af_criterion_fp8_decide(const af_case *c, af_tensor_id id, const af_row_sum
     size_t n = (size_t)c->batch * H * S * D;
     for (size_t e = 0; e < n; e++) {
         double g = (1.0 + 0.5 * unit) * (1.0 + 0.5 * unit);
-        double x = (stored_o ? g * stored_o[e] : 0) + (cast_mass ? cast_share(unit, cast_mass, cast_sq, e) : 0);
+        double x = (stored_o ? g * stored_o[e] : 0) + (cast_mass ? cast_share(unit, cast_mass, cast_sq, e) : 0) +
+                   (score_o ? score_o[e] : 0);
         extra_max = fmax(extra_max, x);
     }
     for (int b = 0; b < c->batch; b++) {
@@ -69,15 +75,17 @@ void af_criterion_fp8_decide(const af_case *c, af_tensor_id id, const af_row_sum
                 const af_row_summary *rs = &rows[((size_t)b * H + h) * S + s];
                 if (rs->n == 0) continue;
                 size_t r = ((size_t)b * H + h) * S + s;
-                double dd = 0, cs = 0; /* the row's largest stored-O term (dQ, dK) and cast share */
+                /* the row's largest stored-O term (dQ, dK), cast share and score-error share (O) */
+                double dd = 0, cs = 0, so = 0;
                 for (int d = 0; stored_o && d < D; d++) dd = fmax(dd, stored_o[r * D + d]);
+                for (int d = 0; score_o && d < D; d++) so = fmax(so, score_o[r * D + d]);
                 for (int d = 0; cast_mass && d < D; d++) cs = fmax(cs, cast_share(unit, cast_mass, cast_sq, r * D + d));
                 double grow = (1.0 + 0.5 * unit) * (1.0 + 0.5 * unit); /* dS's cast, then the output's */
                 /* dS's cast adds to the floor; P's is a draw of the roundings the reference's
                  * own error already samples (its recipe casts P too): twice the reference's
                  * error stands for it, and its 5 sigma where the reference's draw is smaller */
                 double p_share = cast_sq ? cs : 0.0;
-                double extra = grow * dd + (cast_sq ? 0.0 : cs);
+                double extra = grow * dd + (cast_sq ? 0.0 : cs) + so;
                 double floor_r = af_criterion_fp8_row_floor(unit, rs->maxo, step, cancel) + extra;
                 double allowed = have_ref ? fmax(2.0 * rs->err_ref, p_share) + floor_r : 8.0 * floor_r + p_share;
                 if (tensor_allowed > 0 && allowed > tensor_allowed + extra_max) allowed = tensor_allowed + extra_max;

@@ -11,6 +11,12 @@
  *     signed scale once made the allowance fall below fp32 rounding): one row's LSE
  *     error at 0.98 x its allowance passes, at 1.02 x it is a mismatch at that row, and
  *     the allowance holds the positive AF_FP8_ACC_UNIT A_r share on top of the floor.
+ *  4. fp8_e4m3 O, the scores' FP8 accumulation error (criterion.h fp8_score_o): the term
+ *     recomputed here from the inputs (P, A_i, the row's V) equals the pass's on every
+ *     element, capped or not; cuDNN's O on the low_lse case that found it (0.28125 where
+ *     the exact value is -0.754, seen on an H100) passes with it and fails without it; on
+ *     ordinary data a row off by 0.98 x its allowance passes and by 1.02 x is a mismatch
+ *     at that row, and the allowance holds the term's row maximum.
  * The reference here is the oracle itself (err_ref = 0), so only the floors act.
  */
 #include <math.h>
@@ -149,9 +155,116 @@ static void fp8_lse_negative_scale(void) {
     af_prepared_free(&p);
 }
 
+/* The score-error share of every O element, recomputed from the prepared inputs: P_ij
+ * from the exact scores and LSE, A_i from the oracle, min((e^(2 u A_i) - 1) sum_j P_ij
+ * |v_jd - O_id|, max_j |v_jd - O_id|) (no mask, no features). Returns the worst relative
+ * difference to the pass's and counts the elements with a share (some v_jd != O_id) and
+ * those capped at the hull. */
+static double fp8_score_recomputed(const af_prepared *p, size_t *shared, size_t *capped) {
+    const af_case *c = &p->c;
+    const af_inputs *in = &p->inputs;
+    int Hq = c->heads_q, Sq = c->seqlen_q, Skv = c->seqlen_kv, Dqk = c->head_dim_qk, Dv = c->head_dim_v;
+    double scale = af_case_scale(c), worst = 0;
+    *capped = *shared = 0;
+    for (int b = 0; b < c->batch; b++)
+        for (int h = 0; h < Hq; h++)
+            for (int i = 0; i < Sq; i++) {
+                size_t row = ((size_t)b * Hq + h) * Sq + i;
+                int hk = h / (Hq / c->heads_kv);
+                double f = expm1(2.0 * AF_FP8_SCORE_UNIT * p->oracle.score_abs[row]);
+                for (int d = 0; d < Dv; d++) {
+                    double o = p->oracle.out.o[row * Dv + d], sum = 0, hull = 0;
+                    for (int j = 0; j < Skv; j++) {
+                        const double *q = in->q + row * Dqk,
+                                     *k = in->k + (((size_t)b * c->heads_kv + hk) * Skv + j) * Dqk;
+                        double s = 0;
+                        for (int e = 0; e < Dqk; e++) s += q[e] * k[e];
+                        double pj = exp(s * scale - p->oracle.out.lse[row]);
+                        double dev = fabs(in->v[(((size_t)b * c->heads_kv + hk) * Skv + j) * Dv + d] - o);
+                        sum += pj * dev;
+                        if (pj > 0) hull = fmax(hull, dev);
+                    }
+                    double want = fmin(f * sum, hull), got = p->terms.fp8_score_o[row * Dv + d];
+                    *shared += hull > 0;
+                    if (hull > 0 && !(f * sum < hull)) ++*capped; /* e^(2 u A) may overflow */
+                    worst = fmax(worst, fabs(got - want) / fmax(want, 1e-300));
+                }
+            }
+    return worst;
+}
+
+static void fp8_o_score_error(void) {
+    af_prepared p;
+    af_runner r;
+    /* the low_lse case two cuDNN FP8 buckets minimised to (docs/cudnn-findings.md F5) */
+    prepare("dtype = fp8_e4m3\nheads = 1\nseqlen = 2\nhead_dim = 16\nlayout = bshd\nseed = 1\n"
+            "data = normal:1 low_lse:1:2e+05\n",
+            &p, &r);
+    const af_case *c = &p.c;
+    CHECK(p.terms.ready && p.terms.fp8_score_o != NULL);
+    size_t capped, shared;
+    double diff = fp8_score_recomputed(&p, &shared, &capped);
+    CHECK_MSG(diff < 1e-9, "score share differs from the recomputed one by %g", diff);
+    CHECK_MSG(capped == shared && shared > 0, "%zu of %zu elements capped at the hull", capped, shared);
+    CHECK_MSG(fabs(p.oracle.out.o[0] - -0.753865) < 1e-5, "exact O r0 c0 %.6f (the inputs changed)", p.oracle.out.o[0]);
+    af_outputs k;
+    copy_out(c, &p.oracle.out, &k);
+    k.o[0] = 0.28125; /* what cuDNN's FP8 forward returned (eng2_k24=32, 9.14 and 9.19) */
+    af_verdict v;
+    af_verdict_init(&v, "test");
+    CHECK(af_compare_outputs(c, &k, &p.oracle.out, &p.oracle, &p.terms, &v) == 0);
+    double with = v.stats[AF_T_O].ratio;
+    double *keep = p.terms.fp8_score_o;
+    p.terms.fp8_score_o = NULL;
+    af_verdict_init(&v, "test");
+    CHECK(af_compare_outputs(c, &k, &p.oracle.out, &p.oracle, &p.terms, &v) >= 1);
+    CHECK(v.n_findings >= 1 && v.findings[0].tensor == AF_T_O);
+    printf("fp8 O, low_lse: %zu elements at the hull (recomputed within %.1e); cuDNN's 0.28125 for %.4f: "
+           "ratio %.3f with the score share, %.2f without\n",
+           capped, diff, p.oracle.out.o[0], with, v.stats[AF_T_O].ratio);
+    p.terms.fp8_score_o = keep;
+    af_outputs_free(&k);
+    af_prepared_free(&p);
+
+    prepare("dtype = fp8_e4m3\nheads = 2\nseqlen = 48\nhead_dim = 64\nseed = 11\n", &p, &r);
+    c = &p.c;
+    CHECK(p.terms.ready && p.terms.fp8_score_o != NULL);
+    diff = fp8_score_recomputed(&p, &shared, &capped);
+    CHECK_MSG(diff < 1e-9 && capped == 0 && shared > 0, "ordinary data: recomputed within %g, %zu of %zu capped", diff,
+              capped, shared);
+    int Dv = c->head_dim_v;
+    size_t nq = (size_t)c->heads_q * c->seqlen_q, row = 0;
+    double so_row = 0;
+    for (size_t i = 0; i < nq; i++)
+        for (int d = 0; d < Dv; d++)
+            if (p.terms.fp8_score_o[i * Dv + d] > so_row) so_row = p.terms.fp8_score_o[i * Dv + d], row = i;
+    copy_out(c, &p.oracle.out, &k);
+    k.o[row * Dv] = p.oracle.out.o[row * Dv] + 0x1p-30;
+    af_verdict_init(&v, "test");
+    CHECK(af_compare_outputs(c, &k, &p.oracle.out, &p.oracle, &p.terms, &v) == 0);
+    double allowed = v.stats[AF_T_O].allowed, floor = v.stats[AF_T_O].floor;
+    CHECK(v.stats[AF_T_O].row == (int)(row % c->seqlen_q));
+    CHECK_MSG(floor >= so_row * 0.999, "the row's floor %g holds the score share %g", floor, so_row);
+    k.o[row * Dv] = p.oracle.out.o[row * Dv] + 0.98 * allowed;
+    af_verdict_init(&v, "test");
+    CHECK(af_compare_outputs(c, &k, &p.oracle.out, &p.oracle, &p.terms, &v) == 0);
+    double pass_ratio = v.stats[AF_T_O].ratio;
+    k.o[row * Dv] = p.oracle.out.o[row * Dv] - 1.02 * allowed;
+    af_verdict_init(&v, "test");
+    CHECK(af_compare_outputs(c, &k, &p.oracle.out, &p.oracle, &p.terms, &v) >= 1);
+    CHECK(v.n_findings >= 1 && v.findings[0].kind == AF_V_MISMATCH && v.findings[0].tensor == AF_T_O &&
+          v.findings[0].row == (int)(row % c->seqlen_q));
+    printf("fp8 O, normal data: row %zu allowance %.3g (floor %.3g, score share %.3g): 0.98x ratio %.3f passes, "
+           "1.02x ratio %.3f -> mismatch\n",
+           row, allowed, floor, so_row, pass_ratio, v.stats[AF_T_O].ratio);
+    af_outputs_free(&k);
+    af_prepared_free(&p);
+}
+
 int main(void) {
     cancelling_gradients();
     fp8_lse_rows();
     fp8_lse_negative_scale();
+    fp8_o_score_error();
     CHECK_DONE("test_compare_floors");
 }

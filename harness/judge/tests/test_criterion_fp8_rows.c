@@ -38,7 +38,7 @@ static af_criterion_result judge(const af_case *c, int planted, double factor, d
     double own = 2 * rows[planted].err_ref + af_criterion_fp8_row_floor(0x1p-3, rows[planted].maxo, step, 0);
     rows[planted].err = factor * fmin(own, cap);
     af_criterion_result out;
-    af_criterion_fp8_decide(c, AF_T_O, rows, true, cap, 0x1p-3, step, 0, NULL, NULL, NULL, &out);
+    af_criterion_fp8_decide(c, AF_T_O, rows, true, cap, 0x1p-3, step, 0, NULL, NULL, NULL, NULL, &out);
     return out;
 }
 
@@ -55,7 +55,7 @@ static af_criterion_result judge_cast(const af_case *c, double m, double q, doub
     double mass[32], sq[32];
     for (int e = 0; e < 32; e++) mass[e] = e < 8 ? m : 0, sq[e] = e < 8 ? q : 0;
     af_criterion_result out;
-    af_criterion_fp8_decide(c, AF_T_O, rows, true, 0, 0x1p-3, step, 0, NULL, mass, sq, &out);
+    af_criterion_fp8_decide(c, AF_T_O, rows, true, 0, 0x1p-3, step, 0, NULL, mass, sq, NULL, &out);
     return out;
 }
 
