@@ -221,6 +221,7 @@ static int step_open_session(af_campaign_state *cp, run_setup *su) {
     cp->s.runner.repeats = o->repeats;
     cp->s.runner.probes = !o->no_probes;
     if (o->worker_cases >= 0) cp->s.worker_cases = o->worker_cases;
+    cp->s.cases_at_once = o->jobs;
     /* --max-work: the budget of the cases this process decodes, and (libfuzzer.c) passed
      * on to attnfuzz_fuzz; below 1024 it is ignored, as ATTNFUZZ_MAX_WORK is. Without
      * either, a backend that needs a GPU gets the GPU budget (AF_FUZZ_GPU_DEFAULT_WORK:

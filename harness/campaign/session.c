@@ -102,6 +102,7 @@ int af_session_open_ex(af_session *s, const char *backend, af_backend *backend_o
     s->default_deadline_s = gpu ? AF_DEADLINE_GPU_S : AF_DEADLINE_CPU_S;
     const char *pool = af_config_get(AF_CFG_POOL);
     s->worker_cases = pool && !strcmp(pool, "0") ? 0 : AF_POOL_DEFAULT_CASES_PER_WORKER;
+    s->cases_at_once = 1;
     af_fuzz_limits_default(&s->limits);
     int rc;
     if (s->isolated) {
@@ -129,7 +130,7 @@ int af_session_open_ex(af_session *s, const char *backend, af_backend *backend_o
 }
 
 bool af_session_wants_ahead(const af_session *s) {
-    int mode = af_prepare_ahead_mode();
+    int mode = af_prepare_ahead_mode(s->cases_at_once);
     return s->backend && (mode == 1 || (mode == 2 && af_backend_runs_on_gpu(s->backend)));
 }
 

@@ -79,6 +79,9 @@ typedef struct {
      * ATTNFUZZ_PREPARE_AHEAD names; joined and freed by af_session_close */
     bool ahead_on;
     af_prepare_ahead ahead;
+    /* cases in flight at once (run --jobs, campaign --jobs; 1 from open, the caller sets it
+     * after): ATTNFUZZ_PREPARE_AHEAD's default depends on it (judge/prepare_ahead.h) */
+    int cases_at_once;
     /* campaign --gpus (campaign/gpus.h; not owned, set after open; NULL = none): every
      * forked run sets CUDA_VISIBLE_DEVICES to one entry before anything else, and device
      * holds it in that process ("" = the variable as inherited); verdicts stored there

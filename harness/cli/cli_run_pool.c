@@ -78,6 +78,7 @@ static run_backend *backend_session(run_pool *rp, const char *name) {
     b->s.max_memory = o->max_memory;
     if (o->deadline_s > 0) b->s.default_deadline_s = o->deadline_s;
     if (o->worker_cases >= 0) b->s.worker_cases = o->worker_cases;
+    b->s.cases_at_once = o->jobs;
     return b;
 }
 

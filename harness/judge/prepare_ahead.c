@@ -7,9 +7,10 @@
 
 #include "util/config.h"
 
-int af_prepare_ahead_mode(void) {
+int af_prepare_ahead_mode(int cases_at_once) {
     const char *v = af_config_get(AF_CFG_PREPARE_AHEAD);
-    if (!v || !*v || !strcmp(v, "0")) return 0;
+    if (!v || !*v) return cases_at_once <= 1 ? 2 : 0;
+    if (!strcmp(v, "0")) return 0;
     return strcmp(v, "gpu") ? 1 : 2;
 }
 

@@ -33,9 +33,12 @@ typedef struct {
     char why[512];    /* af_prepare's why when rc != 0 */
 } af_prepare_ahead;
 
-/* Which backends a session prepares ahead for (ATTNFUZZ_PREPARE_AHEAD): 0 none (the
- * default), 1 every backend, 2 ("gpu") those that run on a GPU. */
-int af_prepare_ahead_mode(void);
+/* Which backends a session with cases_at_once cases in flight (--jobs) prepares ahead for
+ * (ATTNFUZZ_PREPARE_AHEAD): 0 none, 1 every backend, 2 ("gpu") those that run on a GPU.
+ * Unset or empty: 2 for one case at a time, 0 for several (measured on an H100: one worker
+ * judged 1.21-1.47x the cases per second with it, 8 workers 0.90-1.05x; their prepare
+ * threads compete for the cores; docs/benchmarks.md). */
+int af_prepare_ahead_mode(int cases_at_once);
 
 /* Start preparing c with r's settings (a must not be started; c is copied). False when no
  * thread could be started (a stays idle: the caller prepares c itself when it comes). */

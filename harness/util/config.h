@@ -61,10 +61,11 @@ extern "C" {
     X(CUDNN_BUILD_AHEAD, "ATTNFUZZ_CUDNN_BUILD_AHEAD", "1",                                                            \
       "0: the cudnn backend builds a case's graphs and plans when its run needs them (1: a thread of its own starts "  \
       "building them when the judge takes the case, beside the inputs and the oracle)")                                \
-    X(PREPARE_AHEAD, "ATTNFUZZ_PREPARE_AHEAD", "0",                                                                    \
+    X(PREPARE_AHEAD, "ATTNFUZZ_PREPARE_AHEAD", "gpu with one case at a time, else 0",                                  \
       "which backends attnfuzz run prepares the next case for (inputs, oracle, reference) on a thread of its own "     \
       "while the current one is judged (judge/prepare_ahead.h): gpu (those that run on a GPU), 1 (every backend), 0 "  \
-      "(none, the default until it is measured on a GPU)")                                                             \
+      "(none). Unset: gpu for one case at a time, 0 with --jobs N > 1 (on an H100, one worker judged 1.21-1.47x "      \
+      "the cases with it; 8 workers 0.90-1.05x, docs/benchmarks.md)")                                                  \
     X(HEAP_KEEP, "ATTNFUZZ_HEAP_KEEP", "536870912",                                                                    \
       "bytes of freed memory the allocator keeps for the next allocation instead of returning them to the kernel "     \
       "(util/heap.h: a case's working copies reuse it without page faults; blocks of 32 MiB and more are returned at " \

@@ -127,13 +127,14 @@ int main(void) {
 
     /* 5. the mode */
     setenv("ATTNFUZZ_PREPARE_AHEAD", "0", 1);
-    CHECK(af_prepare_ahead_mode() == 0);
+    CHECK(af_prepare_ahead_mode(1) == 0);
     setenv("ATTNFUZZ_PREPARE_AHEAD", "1", 1);
-    CHECK(af_prepare_ahead_mode() == 1);
+    CHECK(af_prepare_ahead_mode(8) == 1);
     setenv("ATTNFUZZ_PREPARE_AHEAD", "gpu", 1);
-    CHECK(af_prepare_ahead_mode() == 2);
-    unsetenv("ATTNFUZZ_PREPARE_AHEAD");
-    CHECK(af_prepare_ahead_mode() == 0);
+    CHECK(af_prepare_ahead_mode(8) == 2);
+    unsetenv("ATTNFUZZ_PREPARE_AHEAD"); /* the default: GPU backends, one case at a time */
+    CHECK(af_prepare_ahead_mode(1) == 2);
+    CHECK(af_prepare_ahead_mode(8) == 0);
 
     cpu->destroy(cpu);
     CHECK_DONE("test_prepare_ahead");
