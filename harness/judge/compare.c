@@ -610,11 +610,12 @@ int af_compare_outputs_run(const af_case *c, const af_outputs *kernel, const af_
             /* each row's allowance is at most the per-tensor one plus the ABI's stored-O and
              * E4M3-cast shares (criterion_fp8.c): dS's in dQ and dK, P's in O and dV */
             const double *cast_sq = terms && terms->ready ? terms->cast_sq[id] : NULL;
+            const double *score_o = id == AF_T_O && terms && terms->ready ? terms->fp8_score_o : NULL;
             const double *cast_mass =
                 (stored_o || cast_sq) && af_criterion_terms_gpu_host_budgets(terms) == 0 ? terms->mass[id] : NULL;
             af_criterion_fp8_decide(c, id, sums, rv_[i] != NULL, st->allowed, af_output_unit(c, id),
                                     terms ? terms->e4m3_step[id] : 0.0, id == AF_T_O ? 0.0 : gm, stored_o, cast_mass,
-                                    cast_sq, id == AF_T_O && cast_mass ? terms->fp8_score_o : NULL, &cr);
+                                    cast_sq, score_o, &cr);
             free(stored_o);
             tensor_ratio = st->ratio;
             per_row = true;
