@@ -86,6 +86,8 @@ typedef struct {
     double build_phase_seconds[AF_BUILD_PHASES];  /* build_seconds by phase */
     double build_ahead_seconds;                   /* of build_seconds, built ahead (prepare) */
     double build_wait_seconds;                    /* runs' waits for builds ahead (not in build_seconds) */
+    long long plans_from_disk, plans_to_disk;     /* plans read from / written to a plan folder (cudnn:
+                                                     ATTNFUZZ_CUDNN_PLAN_DIR) */
 } af_backend_counters;
 
 typedef struct af_backend af_backend;

@@ -81,6 +81,10 @@ extern "C" {
       "N > 0: cuDNN engine enumeration also tries up to N values of every knob")                                       \
     X(CUDNN_PLAN_REUSE, "ATTNFUZZ_CUDNN_PLAN_REUSE", "1",                                                              \
       "0: every case runs on its own cuDNN graph (1: through its padded case's, backends/cudnn/cudnn_bucket.h)")       \
+    X(CUDNN_PLAN_DIR, "ATTNFUZZ_CUDNN_PLAN_DIR", "(none: every process builds its plans)",                             \
+      "folder where the cudnn backend keeps the execution plans it finalizes and reads them back in later processes "  \
+      "(campaign workers, restarts, the next run) instead of compiling them again; keyed by the graph, the engine "    \
+      "config, cuDNN, the GPU and the attnfuzz binary")                                                                \
     X(CUDNN_PLAN_CACHE, "ATTNFUZZ_CUDNN_PLAN_CACHE", "256",                                                            \
       "graph descriptions whose cuDNN graphs and plans stay built (LRU; halved when GPU memory runs out)")             \
     X(POOL, "ATTNFUZZ_POOL", "1",                                                                                      \

@@ -98,7 +98,9 @@ __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_key_kernel(og_dims d, og
                 for (int r = 0; r < T::RPT; r++)
                     for (int c = 0; c < T::QPT; c++) as[r][c] = fma(qv[c], kv[r], as[r][c]);
             }
-            for (int dd = 0; dd < d.Dv; dd++) {
+            /* dO . v: dS (dK) and the magnitudes read it; dV alone (PART 2, mode 0) does not */
+            const bool want_ap = PART != 2 || MODE != 0;
+            for (int dd = 0; want_ap && dd < d.Dv; dd++) {
                 double vv[T::RPT], ov[T::QPT];
                 for (int r = 0; r < T::RPT; r++) vv[r] = Vs[(ty * T::RPT + r) * DMAX + dd];
                 for (int c = 0; c < T::QPT; c++) ov[c] = dOs[(tx + 16 * c) * (DMAX + 1) + dd];
@@ -116,7 +118,7 @@ __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_key_kernel(og_dims d, og
                     double e = vis ? exp(d.scale * as[r][c] - lse_s[ii]) : 0.0;
                     if (MODE != 1) {
                         Ps[kr * T::BQ + ii] = e;
-                        dSs[kr * T::BQ + ii] = e * (ap[r][c] - drow_s[ii]);
+                        if (want_ap) dSs[kr * T::BQ + ii] = e * (ap[r][c] - drow_s[ii]);
                     }
                     if (MODE != 0 && vis) {
                         double pij = e <= 1.0 ? e : 1.0;

@@ -86,6 +86,7 @@ int af_cudnn_last_fp8_bwd_amax(af_backend *be, float amax[4]) {
 #include "model/features.h"
 #include "backends/cudnn/cudnn_ahead.h"
 #include "backends/cudnn/cudnn_engines.h"
+#include "backends/cudnn/cudnn_plan_disk.h"
 #include "backends/cudnn/cudnn_sdpa.h"
 
 enum { G_FWD = 0, G_FWD_UNIFIED, G_BWD, G_BWD_DET, G_COUNT };
@@ -117,6 +118,7 @@ typedef struct {
     bool built; /* something was built (a cache miss) */
     double seconds;
     double phase_s[AF_BUILD_PHASES];
+    int plans_from_disk, plans_to_disk; /* cudnn_plan_disk.h */
 } build_ctx;
 
 typedef struct case_state case_state;
@@ -192,6 +194,11 @@ struct cudnn_state {
     af_gpu_mirror mirror[MIRRORS];
     unsigned long mirror_used[MIRRORS];
     long long mirror_budget;
+    /* ATTNFUZZ_CUDNN_PLAN_DIR: the folder of plans kept between processes ("" = none) and
+     * the context part of their keys (cudnn_plan_disk.h) */
+    char plan_dir[1024];
+    uint64_t plan_ctx;
+    bool plan_dir_said; /* a problem with the folder was reported (once a process) */
 };
 
 static long env_long(af_config_var var, long dflt) {
@@ -220,6 +227,11 @@ static int ensure_init(cudnn_state *s, char *why, size_t cap) {
                 snprintf(s->init_why, sizeof s->init_why, "cudnn backend: cudnnCreate failed: %s", text);
             } else {
                 s->init_rc = 0;
+                const char *dir = af_config_get(AF_CFG_CUDNN_PLAN_DIR);
+                if (dir && *dir && strlen(dir) < sizeof s->plan_dir) {
+                    snprintf(s->plan_dir, sizeof s->plan_dir, "%s", dir);
+                    s->plan_ctx = af_cudnn_plan_disk_context(s->api, s->device, s->sm);
+                }
             }
         }
     }
@@ -436,6 +448,8 @@ static void build_done(build_ctx *bc, int phase, double t0) {
 static void builds_add(cudnn_state *s, const build_ctx *bc) {
     s->totals.build_seconds += bc->seconds;
     for (int k = 0; k < AF_BUILD_PHASES; k++) s->totals.build_phase_seconds[k] += bc->phase_s[k];
+    s->totals.plans_from_disk += bc->plans_from_disk;
+    s->totals.plans_to_disk += bc->plans_to_disk;
 }
 
 /* Build graph k of the case once; NULL with why when cuDNN rejects it. */
@@ -530,6 +544,35 @@ static int get_configs(cudnn_state *s, build_ctx *bc, case_state *cs, int k, boo
     return cs->n_cfg[k];
 }
 
+/* Config i of graph k's plan: from the plan folder when it holds it (cudnn_plan_disk.h),
+ * else built, and then written there. Plans of a kernel cache's dynamic-shape graphs are
+ * not kept (the cache is the process's). */
+static int plan_build_or_load(cudnn_state *s, build_ctx *bc, case_state *cs, int k, int i, af_cudnn_plan *plan,
+                              char *why, size_t cap) {
+    const af_cudnn_cfg_id *id = &cs->cfg[k][i].id;
+    cudnnBackendDescriptor_t kc = kernel_cache_for(s, cs, k);
+    if (!s->plan_dir[0] || kc) return af_cudnn_plan_build(s->api, cs->graph[k]->graph, id, kc, plan, why, cap);
+    char key[AF_CUDNN_PLAN_KEY_LEN], w[1024];
+    af_cudnn_plan_disk_key(s->plan_ctx, &cs->desc, k, s->align_form, id, key);
+    w[0] = 0;
+    if (af_cudnn_plan_disk_load(s->api, s->plan_dir, key, plan, w, sizeof w) == 0) {
+        bc->plans_from_disk++;
+        return 0;
+    }
+    if (w[0] && !s->plan_dir_said) { /* once a process: the plan is built, the run goes on */
+        s->plan_dir_said = true;
+        fprintf(stderr, "attnfuzz: cudnn: a kept plan was not usable (%s); it is built anew\n", w);
+    }
+    if (af_cudnn_plan_build(s->api, cs->graph[k]->graph, id, NULL, plan, why, cap) != 0) return -1;
+    if (af_cudnn_plan_disk_store(s->api, s->plan_dir, key, plan, w, sizeof w) == 0)
+        bc->plans_to_disk++;
+    else if (!s->plan_dir_said) {
+        s->plan_dir_said = true;
+        fprintf(stderr, "attnfuzz: cudnn: plan not kept in %s: %s\n", s->plan_dir, w);
+    }
+    return 0;
+}
+
 static plan_slot *get_plan(cudnn_state *s, build_ctx *bc, case_state *cs, int k, int i) {
     plan_slot *ps = &cs->plans[k][i];
     if (!ps->tried) {
@@ -537,8 +580,7 @@ static plan_slot *get_plan(cudnn_state *s, build_ctx *bc, case_state *cs, int k,
         double t0 = af_clock_mono();
         bc->built = true;
         ps->tried = true;
-        ps->ok = af_cudnn_plan_build(s->api, cs->graph[k]->graph, &cs->cfg[k][i].id, kernel_cache_for(s, cs, k),
-                                     &ps->plan, ps->why, sizeof ps->why) == 0;
+        ps->ok = plan_build_or_load(s, bc, cs, k, i, &ps->plan, ps->why, sizeof ps->why) == 0;
         build_done(bc, AF_BUILD_PLANS, t0);
         af_cudnn_ahead_build_unlock(&s->ahead);
     }
