@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Device call (carry ["build-q4"]; about 3 min; call4.sh cut to the device time left):
+# test_cudnn_plan_disk, test_oracle_gpu, test_cudnn_ahead; the judge bench's mix at one
+# worker, MIX_S (20) seconds each: no plan folder, an empty one (cold), the same again (warm).
+B=${B:-build-q4}
+source ci/device_preamble.sh
+T0=$(date +%s)
+for t in test_cudnn_plan_disk test_oracle_gpu test_cudnn_ahead; do
+  stamp $t timeout 90 $B/$t > $R/$t.txt 2>&1
+  grep -E "checks passed|FAIL|CHECK|first instance|second instance|damage" $R/$t.txt | tail -14 >> $S
+done
+mix=/tmp/mix
+python3 ci/bench/gen_mix.py 600 $mix 2026 > /dev/null
+plans=/tmp/plans
+rm -rf $plans
+for v in none cold warm; do
+  d=""; [ $v != none ] && d=$plans
+  ATTNFUZZ_CUDNN_PLAN_DIR=$d timeout ${MIX_S:-20} $B/attnfuzz run $mix/case-*.case --backend cudnn --json > $R/mix-$v.jsonl 2> $R/mix-$v.err
+  echo "== mix 1 worker, plan folder $v: $(grep -c '^{' $R/mix-$v.jsonl) cases in ${MIX_S:-20} s; folder $(ls $plans 2>/dev/null | wc -l) files, $(du -sh $plans 2>/dev/null | cut -f1)" >> $S
+  python3 ci/bench/mix_stages.py $R/mix-$v.jsonl 2>&1 | grep -E "^  (run |builds (plans|waited|total)|host|judge time)" >> $S
+  grep -m2 "plan" $R/mix-$v.err >> $S
+done
+echo "elapsed $(($(date +%s) - T0)) s" >> $S
+gzip -f $R/*.jsonl
+tail -40 $S
+device_pack
