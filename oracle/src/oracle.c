@@ -162,7 +162,8 @@ static void score_statistics(const af_oracle_problem *p, const af_oracle_ctx *c,
 
 /* ---- the passes ---- */
 
-typedef enum { PASS_ROW_MPFR, PASS_KEY_MPFR, PASS_ROW_FP64, PASS_KEY_FP64 } pass_kind;
+/* PASS_ROW_MPFR_KEEP: sampled rows' MPFR values into an af_cert_plan, compared later */
+typedef enum { PASS_ROW_MPFR, PASS_KEY_MPFR, PASS_ROW_FP64, PASS_KEY_FP64, PASS_ROW_MPFR_KEEP } pass_kind;
 
 /* Worst gap between the fp64 and MPFR values of one sampled item. */
 typedef struct {
@@ -175,12 +176,26 @@ typedef struct {
 
 typedef af_cert_bounds cert_bounds;
 
+/* The sampled certification between its halves (af_cert_plan_rows, af_cert_plan_finish):
+ * the items chosen, and each sampled row's MPFR values (rounded to fp64, as the immediate
+ * comparison used them) with the masses its bound needs. */
+struct af_cert_plan {
+    af_sample_item *rows, *keys;
+    int n_rows, n_keys;
+    af_mpfr_inputs *inputs_mp; /* made here (c->x points at it until the plan is freed) */
+    size_t stride;             /* doubles a row: O (Dv) | dQ (Dqk) | O's masses (Dv) | dQ's (Dqk) */
+    double *res;               /* (n_rows, stride) */
+    double *lse;               /* (n_rows) MPFR's LSE of the row */
+    af_oracle_mass *mass;      /* (n_rows) */
+};
+
 typedef struct {
     af_oracle_ctx *c;
     pass_kind kind;
     const af_sample_item *items; /* NULL: every row / key column, in flat order */
     gap_record *gaps;            /* (n items) when sampled */
     const cert_bounds *bounds;   /* sampled: the bounds to check */
+    af_cert_plan *plan;          /* PASS_ROW_MPFR_KEEP: where the rows' values go */
 } pass_job;
 
 typedef struct {
@@ -208,7 +223,7 @@ static void *pass_init(void *ctx) {
     const af_oracle_problem *p = job->c->p;
     pass_state *s = calloc(1, sizeof *s);
     if (!s) return NULL;
-    bool mpfr = job->kind == PASS_ROW_MPFR || job->kind == PASS_KEY_MPFR;
+    bool mpfr = job->kind == PASS_ROW_MPFR || job->kind == PASS_KEY_MPFR || job->kind == PASS_ROW_MPFR_KEEP;
     size_t dim = (size_t)(p->Dqk > p->Dv ? p->Dqk : p->Dv);
     if (mpfr)
         s->mpfr = af_mpfr_scratch_new(p, job->c->prec);
@@ -262,6 +277,31 @@ static void note_ratio(gap_record *g, double ratio, const char *tensor) {
     }
 }
 
+/* The gap of one sampled row: its fp64 outputs in out (O row o, LSE *lse64, dQ row dq or
+ * NULL) against MPFR's (o_mp, lse, dq_mp) under the bound's masses (m_o, m_dq) into *g;
+ * without keep_fp64 the row then takes MPFR's values. */
+static void row_gap(const af_oracle_problem *p, const cert_bounds *cb, int b, int h, int idx, double *o, double *lse64,
+                    double *dq, const double *o_mp, double lse, const double *dq_mp, const af_oracle_mass *mass,
+                    const double *m_o, const double *m_dq, gap_record *g) {
+    *g = (gap_record){0.0, "O", b, h, idx, 0.0, "O"};
+    note_gap(g, relative_gap(o, o_mp, p->Dv, mass->o), "O");
+    note_ratio(g, af_cert_ratio(o, o_mp, p->Dv, m_o, cb->rel, cb->abs_scale + cb->mpfr_abs_scale), "O");
+    if (!(isinf(lse) && lse == *lse64)) {
+        double one = 1.0;
+        note_gap(g, fabs(*lse64 - lse) / mass->lse, "LSE");
+        note_ratio(g, af_cert_ratio(lse64, &lse, 1, &one, cb->rel, cb->abs_scale + cb->mpfr_abs_scale), "LSE");
+    }
+    if (!cb->keep_fp64) {
+        memcpy(o, o_mp, (size_t)p->Dv * sizeof *o);
+        *lse64 = lse;
+    }
+    if (dq) {
+        note_gap(g, relative_gap(dq, dq_mp, p->Dqk, mass->dq), "dQ");
+        note_ratio(g, af_cert_ratio(dq, dq_mp, p->Dqk, m_dq, cb->rel, cb->abs_scale + cb->mpfr_abs_scale), "dQ");
+        if (!cb->keep_fp64) memcpy(dq, dq_mp, (size_t)p->Dqk * sizeof *dq);
+    }
+}
+
 static void pass_item(void *ctx, void *state, long index) {
     const pass_job *job = ctx;
     af_oracle_ctx *c = job->c;
@@ -281,6 +321,15 @@ static void pass_item(void *ctx, void *state, long index) {
         if (idx >= (keys ? p->len_kv[b] : p->len_q[b])) return;
     }
     af_oracle_mass mass;
+    if (job->kind == PASS_ROW_MPFR_KEEP) { /* reads the inputs only: the fp64 tier may still run */
+        af_cert_plan *pl = job->plan;
+        bool bwd = c->out->dq != NULL;
+        double *res = pl->res + (size_t)index * pl->stride, *o_mp = res, *dq_mp = res + p->Dv;
+        double *m_o = dq_mp + p->Dqk, *m_dq = m_o + p->Dv;
+        af_mpfr_row(c, s->mpfr, b, h, idx, o_mp, &pl->lse[index], bwd ? dq_mp : NULL, &pl->mass[index]);
+        af_cert_row_mass(p, b, h, idx, pl->lse[index], m_o, bwd ? m_dq : NULL, s->scratch);
+        return;
+    }
     if (job->kind == PASS_ROW_FP64 || job->kind == PASS_ROW_MPFR) {
         size_t row = af_idx_row(p, b, h, idx);
         double *o = out->o + row * (size_t)p->Dv;
@@ -289,34 +338,8 @@ static void pass_item(void *ctx, void *state, long index) {
             af_fp64_row(c, s->fp64, b, h, idx, o, &out->lse[row], dq);
             return;
         }
-        if (!job->gaps) {
-            af_mpfr_row(c, s->mpfr, b, h, idx, o, &out->lse[row], dq, &mass);
-            return;
-        }
-        double lse;
-        af_mpfr_row(c, s->mpfr, b, h, idx, s->tmp_a, &lse, dq ? s->tmp_b : NULL, &mass);
-        gap_record *g = &job->gaps[index];
-        *g = (gap_record){0.0, "O", b, h, idx, 0.0, "O"};
-        const cert_bounds *cb = job->bounds;
-        af_cert_row_mass(p, b, h, idx, lse, s->mass_a, dq ? s->mass_b : NULL, s->scratch);
-        note_gap(g, relative_gap(o, s->tmp_a, p->Dv, mass.o), "O");
-        note_ratio(g, af_cert_ratio(o, s->tmp_a, p->Dv, s->mass_a, cb->rel, cb->abs_scale + cb->mpfr_abs_scale), "O");
-        if (!(isinf(lse) && lse == out->lse[row])) {
-            double one = 1.0;
-            note_gap(g, fabs(out->lse[row] - lse) / mass.lse, "LSE");
-            note_ratio(g, af_cert_ratio(&out->lse[row], &lse, 1, &one, cb->rel, cb->abs_scale + cb->mpfr_abs_scale),
-                       "LSE");
-        }
-        if (!cb->keep_fp64) {
-            memcpy(o, s->tmp_a, (size_t)p->Dv * sizeof *o);
-            out->lse[row] = lse;
-        }
-        if (dq) {
-            note_gap(g, relative_gap(dq, s->tmp_b, p->Dqk, mass.dq), "dQ");
-            note_ratio(g, af_cert_ratio(dq, s->tmp_b, p->Dqk, s->mass_b, cb->rel, cb->abs_scale + cb->mpfr_abs_scale),
-                       "dQ");
-            if (!cb->keep_fp64) memcpy(dq, s->tmp_b, (size_t)p->Dqk * sizeof *dq);
-        }
+        /* every row in MPFR (the sampled rows take PASS_ROW_MPFR_KEEP, then row_gap) */
+        af_mpfr_row(c, s->mpfr, b, h, idx, o, &out->lse[row], dq, &mass);
         return;
     }
     size_t key = af_idx_key(p, b, h, idx);
@@ -344,10 +367,10 @@ static void pass_item(void *ctx, void *state, long index) {
     memcpy(dv, s->tmp_b, (size_t)p->Dv * sizeof *dv);
 }
 
-static int run_pass(af_oracle_ctx *c, pass_kind kind, const af_sample_item *items, long n_items, gap_record *gaps,
-                    const cert_bounds *bounds, int threads) {
+static int run_pass_into(af_oracle_ctx *c, pass_kind kind, const af_sample_item *items, long n_items, gap_record *gaps,
+                         const cert_bounds *bounds, af_cert_plan *plan, int threads) {
     const af_oracle_problem *p = c->p;
-    pass_job job = {c, kind, items, gaps, bounds};
+    pass_job job = {c, kind, items, gaps, bounds, plan};
     long n = n_items;
     if (!items) {
         bool keys = kind == PASS_KEY_MPFR || kind == PASS_KEY_FP64;
@@ -355,6 +378,11 @@ static int run_pass(af_oracle_ctx *c, pass_kind kind, const af_sample_item *item
     }
     af_parfor_job each = {pass_init, pass_item, pass_end};
     return af_parfor_run(&each, &job, n, threads);
+}
+
+static int run_pass(af_oracle_ctx *c, pass_kind kind, const af_sample_item *items, long n_items, gap_record *gaps,
+                    const cert_bounds *bounds, int threads) {
+    return run_pass_into(c, kind, items, n_items, gaps, bounds, NULL, threads);
 }
 
 /* sigma: an upper bound of |score| (and of scale * sum |q_d k_d|) over the problem,
@@ -403,6 +431,13 @@ double af_oracle_gpu_bound_abs(const af_oracle_problem *p, double sigma) {
     return 2.0 * ((4.0 * p->Dqk + 20.0) * sigma + 4.0 * log((double)p->Skv) + p->Dv + 240.0) * U53;
 }
 
+/* Whether run_gpu_tier will serve p (its checks, but the run's own failure). */
+static bool gpu_tier_expected(const af_oracle_problem *p) {
+    char why[160];
+    return af_oracle_gpu_implements(p, why, sizeof why) == 0 && af_oracle_gpu_usable(why, sizeof why) == 0 &&
+           af_oracle_gpu_supports(p, why, sizeof why) == 0;
+}
+
 /* Runs the GPU tier into c->out / lse64 / drow64 and sets r->tier_used = GPU (keep: its
  * device copies into r->gpu_kept, r->out.dev); when no
  * GPU is usable, the shape is not supported or the GPU fails, leaves tier_used = FP64
@@ -438,29 +473,75 @@ static void run_gpu_tier(af_oracle_ctx *c, const af_oracle_opts *o, bool keep, a
              o->tier == AF_ORACLE_GPU ? "" : "auto: ", why);
 }
 
-/* Runs the sampled MPFR passes and measures the fp64 gap; 0 or -1 with why. */
-int af_oracle_sampled_mpfr(af_oracle_ctx *c, const af_oracle_opts *o, int threads, const cert_bounds *bounds,
-                           af_oracle_result *r, char *why, size_t cap) {
+void af_cert_plan_free(af_oracle_ctx *c, af_cert_plan *pl) {
+    if (!pl) return;
+    if (pl->inputs_mp) c->x = NULL;
+    af_mpfr_inputs_free(pl->inputs_mp);
+    free(pl->rows);
+    free(pl->keys);
+    free(pl->res);
+    free(pl->lse);
+    free(pl->mass);
+    free(pl);
+}
+
+int af_cert_plan_rows(af_oracle_ctx *c, const af_oracle_opts *o, int threads, af_cert_plan **out, char *why,
+                      size_t cap) {
     const af_oracle_problem *p = c->p;
+    *out = NULL;
     double row_budget, key_budget;
     af_oracle_sample_budgets(p, o, threads, &row_budget, &key_budget);
-    af_sample_item *rows = NULL, *keys = NULL;
-    gap_record *row_gaps = NULL, *key_gaps = NULL;
-    af_mpfr_inputs *inputs_mp = NULL;
-    int status = -1;
-    int n_rows = af_oracle_sample_rows(p, row_budget, &rows);
-    int n_keys = c->backward ? af_oracle_sample_keys(p, key_budget, &keys) : 0;
-    if (n_rows < 0 || n_keys < 0) {
+    af_cert_plan *pl = calloc(1, sizeof *pl);
+    if (!pl) {
         snprintf(why, cap, "oracle: out of memory choosing sampled rows");
-        goto done;
+        return -1;
+    }
+    pl->n_rows = af_oracle_sample_rows(p, row_budget, &pl->rows);
+    pl->n_keys = c->backward ? af_oracle_sample_keys(p, key_budget, &pl->keys) : 0;
+    if (pl->n_rows < 0 || pl->n_keys < 0) {
+        pl->n_rows = pl->n_keys = 0;
+        af_cert_plan_free(c, pl);
+        snprintf(why, cap, "oracle: out of memory choosing sampled rows");
+        return -1;
     }
     /* the input copies pay off once the sampled products outnumber the input elements
      * (each product converts one input element without them) */
-    if (!c->x && row_budget + key_budget >= af_mpfr_inputs_elems(p)) c->x = inputs_mp = af_mpfr_inputs_new(p);
-    row_gaps = calloc((size_t)n_rows + 1, sizeof *row_gaps);
-    key_gaps = calloc((size_t)n_keys + 1, sizeof *key_gaps);
-    if (!row_gaps || !key_gaps || run_pass(c, PASS_ROW_MPFR, rows, n_rows, row_gaps, bounds, threads) != 0 ||
-        (n_keys && run_pass(c, PASS_KEY_MPFR, keys, n_keys, key_gaps, bounds, threads) != 0)) {
+    if (!c->x && row_budget + key_budget >= af_mpfr_inputs_elems(p)) c->x = pl->inputs_mp = af_mpfr_inputs_new(p);
+    pl->stride = 2 * (size_t)p->Dv + 2 * (size_t)p->Dqk;
+    size_t n = (size_t)pl->n_rows + 1;
+    pl->res = malloc(n * pl->stride * sizeof *pl->res);
+    pl->lse = malloc(n * sizeof *pl->lse);
+    pl->mass = malloc(n * sizeof *pl->mass);
+    if (!pl->res || !pl->lse || !pl->mass ||
+        (pl->n_rows && run_pass_into(c, PASS_ROW_MPFR_KEEP, pl->rows, pl->n_rows, NULL, NULL, pl, threads) != 0)) {
+        af_cert_plan_free(c, pl);
+        snprintf(why, cap, "oracle: out of memory in the sampled MPFR passes");
+        return -1;
+    }
+    *out = pl;
+    return 0;
+}
+
+int af_cert_plan_finish(af_oracle_ctx *c, int threads, const cert_bounds *bounds, af_oracle_result *r, af_cert_plan *pl,
+                        char *why, size_t cap) {
+    const af_oracle_problem *p = c->p;
+    af_outputs *out = c->out;
+    int n_rows = pl->n_rows, n_keys = pl->n_keys, status = -1;
+    gap_record *row_gaps = calloc((size_t)n_rows + 1, sizeof *row_gaps);
+    gap_record *key_gaps = calloc((size_t)n_keys + 1, sizeof *key_gaps);
+    if (!row_gaps || !key_gaps) {
+        snprintf(why, cap, "oracle: out of memory in the sampled MPFR passes");
+        goto done;
+    }
+    for (int k = 0; k < n_rows; k++) { /* the rows' comparison, now that the fp64 tier has run */
+        const af_sample_item *it = &pl->rows[k];
+        size_t row = af_idx_row(p, it->b, it->h, it->idx);
+        const double *res = pl->res + (size_t)k * pl->stride;
+        double *dq = out->dq ? out->dq + row * (size_t)p->Dqk : NULL;
+        row_gap(p, bounds, it->b, it->h, it->idx, out->o + row * (size_t)p->Dv, &out->lse[row], dq, res, pl->lse[k],
+                res + p->Dv, &pl->mass[k], res + p->Dv + p->Dqk, res + 2 * p->Dv + p->Dqk, &row_gaps[k]);
+    }
+    if (n_keys && run_pass(c, PASS_KEY_MPFR, pl->keys, n_keys, key_gaps, bounds, threads) != 0) {
         snprintf(why, cap, "oracle: out of memory in the sampled MPFR passes");
         goto done;
     }
@@ -496,13 +577,18 @@ int af_oracle_sampled_mpfr(af_oracle_ctx *c, const af_oracle_opts *o, int thread
     }
     status = 0;
 done:
-    if (inputs_mp) c->x = NULL;
-    af_mpfr_inputs_free(inputs_mp);
-    free(rows);
-    free(keys);
+    af_cert_plan_free(c, pl);
     free(row_gaps);
     free(key_gaps);
     return status;
+}
+
+/* Runs the sampled MPFR passes and measures the fp64 gap; 0 or -1 with why. */
+int af_oracle_sampled_mpfr(af_oracle_ctx *c, const af_oracle_opts *o, int threads, const cert_bounds *bounds,
+                           af_oracle_result *r, char *why, size_t cap) {
+    af_cert_plan *pl;
+    if (af_cert_plan_rows(c, o, threads, &pl, why, cap) != 0) return -1;
+    return af_cert_plan_finish(c, threads, bounds, r, pl, why, cap);
 }
 
 int af_oracle_run(const af_oracle_problem *p_in, const af_oracle_opts *o_in, af_oracle_result *r, char *why,
@@ -639,6 +725,15 @@ int af_oracle_run_pipelined(const af_oracle_problem *p_in, const af_oracle_opts 
             snprintf(why, cap, "oracle: out of memory for the row statistics");
             goto done;
         }
+        /* the certification's rows start now, beside the tier (oracle_pipeline.c), from the
+         * budget the tier expected to serve will certify with (below) */
+        af_oracle_cert *early = NULL;
+        if ((o.tier == AF_ORACLE_AUTO || o.tier == AF_ORACLE_GPU) && pending) {
+            af_oracle_opts oc = o;
+            if (o.gpu_mpfr_budget > 0.0 && gpu_tier_expected(&p))
+                oc.mpfr_budget = fmin(o.mpfr_budget, o.gpu_mpfr_budget);
+            if (af_oracle_cert_begin(&c, &oc, threads, why, cap, &early) != 0) goto done;
+        }
         if (o.tier == AF_ORACLE_AUTO || o.tier == AF_ORACLE_GPU)
             run_gpu_tier(&c, &o, o.gpu_keep && pending, r); /* kept copies stay equal: fp64 rows stay */
         if (r->tier_used == AF_ORACLE_GPU) {
@@ -649,6 +744,7 @@ int af_oracle_run_pipelined(const af_oracle_problem *p_in, const af_oracle_opts 
         } else {
             if (run_pass(&c, PASS_ROW_FP64, NULL, 0, NULL, NULL, threads) != 0 ||
                 (c.backward && run_pass(&c, PASS_KEY_FP64, NULL, 0, NULL, NULL, threads) != 0)) {
+                af_oracle_cert_abandon(early);
                 snprintf(why, cap, "oracle: out of memory in the fp64 passes");
                 goto done;
             }
@@ -657,11 +753,9 @@ int af_oracle_run_pipelined(const af_oracle_problem *p_in, const af_oracle_opts 
         }
         cert_bounds cb = {r->bound_rel, r->bound_abs_scale,
                           AF_ORACLE_BOUND_C * (1.0 + sigma + log_n) * ldexp(1.0, -c.prec), false};
-        if ((o.tier == AF_ORACLE_AUTO || o.tier == AF_ORACLE_GPU) &&
-            pending) { /* the certification goes on in the background (oracle_pipeline.c) */
-            cb.keep_fp64 = true;
-            if (af_oracle_cert_start(&c, &o, threads, &cb, r, why, cap, pending) != 0) goto done;
-            c.lse64 = c.drow64 = NULL; /* the handle owns them now */
+        if (early) { /* the certification goes on in the background (oracle_pipeline.c) */
+            af_oracle_cert_release(early, &c, &cb, r->tier_used); /* takes c.lse64, c.drow64 */
+            *pending = early;
         } else if ((o.tier == AF_ORACLE_AUTO || o.tier == AF_ORACLE_GPU) &&
                    af_oracle_sampled_mpfr(&c, &o, threads, &cb, r, why, cap) != 0)
             goto done;

@@ -188,11 +188,32 @@ typedef struct {
  * (r->tier_used names the tier in messages); 0 or -1 with why (oracle.c). */
 int af_oracle_sampled_mpfr(af_oracle_ctx *c, const af_oracle_opts *o, int threads, const af_cert_bounds *bounds,
                            af_oracle_result *r, char *why, size_t cap);
-/* Start af_oracle_sampled_mpfr on a thread of its own (oracle_pipeline.c): copies the
- * problem and its lengths, takes c->lse64 and c->drow64 (the caller must not free them),
- * leaves c->dsink_row alone (the caller frees it at once: the copy holds NULL);
- * r->out must stay where it is. 0 with *pending, or -1 with why. */
-int af_oracle_cert_start(const af_oracle_ctx *c, const af_oracle_opts *o, int threads, const af_cert_bounds *bounds,
-                         const af_oracle_result *r, char *why, size_t cap, af_oracle_cert **pending);
+/* The same in two halves. af_cert_plan_rows chooses the sampled rows and key columns and
+ * computes the rows' MPFR values, which read the inputs only, so it may run while the fp64
+ * tier computes c->out; af_cert_plan_finish (once c->out, c->lse64 and c->drow64 hold the
+ * tier's values) compares the rows, runs the key columns' MPFR pass and measures the gap
+ * into r, as af_oracle_sampled_mpfr does, and frees the plan (af_cert_plan_free frees one
+ * that will not finish). Each 0, or -1 with why. */
+typedef struct af_cert_plan af_cert_plan;
+int af_cert_plan_rows(af_oracle_ctx *c, const af_oracle_opts *o, int threads, af_cert_plan **out, char *why,
+                      size_t cap);
+int af_cert_plan_finish(af_oracle_ctx *c, int threads, const af_cert_bounds *bounds, af_oracle_result *r,
+                        af_cert_plan *pl, char *why, size_t cap);
+void af_cert_plan_free(af_oracle_ctx *c, af_cert_plan *pl);
+/* The pipelined certification (oracle_pipeline.c). af_oracle_cert_begin, before the fp64
+ * tier runs: copies the problem and its lengths and starts a thread that runs
+ * af_cert_plan_rows (o decides the sampled set), then waits; it leaves c->dsink_row and
+ * the score statistics alone (the copy holds NULL: the caller frees them); r->out (c->out)
+ * must stay where it is. 0 with *pending, or -1 with why. af_oracle_cert_release, once
+ * the tier has filled c->out, c->lse64 and c->drow64: hands those two to the thread (the
+ * caller must not free them: c's pointers are cleared) with the tier's bounds, and the
+ * thread finishes (af_cert_plan_finish); af_oracle_cert_finish waits for it.
+ * af_oracle_cert_abandon: the tier failed; the thread ends after its rows' half and the
+ * handle is freed. */
+int af_oracle_cert_begin(const af_oracle_ctx *c, const af_oracle_opts *o, int threads, char *why, size_t cap,
+                         af_oracle_cert **pending);
+void af_oracle_cert_release(af_oracle_cert *h, af_oracle_ctx *c, const af_cert_bounds *bounds,
+                            af_oracle_tier tier_used);
+void af_oracle_cert_abandon(af_oracle_cert *h);
 
 #endif
