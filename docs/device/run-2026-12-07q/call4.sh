@@ -1,16 +1,15 @@
 #!/usr/bin/env bash
-# Device call (carry ["build-q4"]; about 4.5 min): plans kept on disk between processes
-# (ATTNFUZZ_CUDNN_PLAN_DIR, backends/cudnn/cudnn_plan_disk.h). (1) test_cudnn_plan_disk and
-# test_cudnn_ahead (its helpers moved to tests/run_compare.h), test_oracle_gpu (the key pass
-# skips dO . v for dV alone); (2) the judge bench's mix (N 600,
-# 30 s each, one worker): without a plan folder, with an empty one (cold), with the same
-# folder again (warm, a new process); then --jobs 8 without a folder and with the warm one;
-# the folder's size.
+# Device call (carry ["build-q4"]; about 3 min, 5 with JOBS8=1): plans kept on disk between
+# processes (ATTNFUZZ_CUDNN_PLAN_DIR, backends/cudnn/cudnn_plan_disk.h). test_cudnn_plan_disk,
+# test_oracle_gpu (the key pass skips dO . v for dV alone), test_cudnn_ahead (its helpers
+# moved to tests/run_compare.h); the judge bench's mix (N 600) at one worker, MIX_S (20)
+# seconds each: no plan folder, an empty one (cold), the same again (warm, a new process);
+# with JOBS8=1 also --jobs 8 without a folder and with the warm one.
 B=${B:-build-q4}
 source ci/device_preamble.sh
 T0=$(date +%s)
-for t in test_cudnn_plan_disk test_cudnn_ahead test_oracle_gpu; do
-  stamp $t timeout 120 $B/$t > $R/$t.txt 2>&1
+for t in test_cudnn_plan_disk test_oracle_gpu test_cudnn_ahead; do
+  stamp $t timeout 90 $B/$t > $R/$t.txt 2>&1
   grep -E "checks passed|FAIL|CHECK|first instance|second instance|damage" $R/$t.txt | tail -14 >> $S
 done
 mix=/tmp/mix
@@ -19,18 +18,18 @@ plans=/tmp/plans
 rm -rf $plans
 for v in none cold warm; do
   d=""; [ $v != none ] && d=$plans
-  ATTNFUZZ_CUDNN_PLAN_DIR=$d timeout ${MIX_S:-30} $B/attnfuzz run $mix/case-*.case --backend cudnn --json > $R/mix-$v.jsonl 2> $R/mix-$v.err
-  echo "== mix 1 worker, plan folder $v: $(grep -c '^{' $R/mix-$v.jsonl) cases in ${MIX_S:-30} s; folder $(ls $plans 2>/dev/null | wc -l) files, $(du -sh $plans 2>/dev/null | cut -f1)" >> $S
+  ATTNFUZZ_CUDNN_PLAN_DIR=$d timeout ${MIX_S:-20} $B/attnfuzz run $mix/case-*.case --backend cudnn --json > $R/mix-$v.jsonl 2> $R/mix-$v.err
+  echo "== mix 1 worker, plan folder $v: $(grep -c '^{' $R/mix-$v.jsonl) cases in ${MIX_S:-20} s; folder $(ls $plans 2>/dev/null | wc -l) files, $(du -sh $plans 2>/dev/null | cut -f1)" >> $S
   python3 ci/bench/mix_stages.py $R/mix-$v.jsonl 2>&1 | grep -E "^  (run |builds (plans|waited|total)|host|judge time)" >> $S
   grep -m2 "plan" $R/mix-$v.err >> $S
 done
-for v in none warm; do
+for v in ${JOBS8:+none warm}; do
   d=""; [ $v != none ] && d=$plans
   sleep 3
-  ATTNFUZZ_CUDNN_PLAN_DIR=$d timeout ${MIX_S:-30} $B/attnfuzz run --jobs 8 $mix/case-*.case --backend cudnn --json > $R/mix-j8-$v.jsonl 2> $R/mix-j8-$v.err
-  echo "== mix --jobs 8, plan folder $v: $(grep -c '^{' $R/mix-j8-$v.jsonl) cases in ${MIX_S:-30} s" >> $S
+  ATTNFUZZ_CUDNN_PLAN_DIR=$d timeout ${MIX_S:-20} $B/attnfuzz run --jobs 8 $mix/case-*.case --backend cudnn --json > $R/mix-j8-$v.jsonl 2> $R/mix-j8-$v.err
+  echo "== mix --jobs 8, plan folder $v: $(grep -c '^{' $R/mix-j8-$v.jsonl) cases in ${MIX_S:-20} s" >> $S
 done
 echo "elapsed $(($(date +%s) - T0)) s" >> $S
 gzip -f $R/*.jsonl
-tail -50 $S
+tail -40 $S
 device_pack
