@@ -725,17 +725,18 @@ int af_oracle_run_pipelined(const af_oracle_problem *p_in, const af_oracle_opts 
             snprintf(why, cap, "oracle: out of memory for the row statistics");
             goto done;
         }
-        /* the certification's rows start now, beside the tier (oracle_pipeline.c), from the
-         * budget the tier expected to serve will certify with (below) */
-        af_oracle_cert *early = NULL;
-        if ((o.tier == AF_ORACLE_AUTO || o.tier == AF_ORACLE_GPU) && pending) {
+        /* with the GPU tier expected to serve, the certification's rows start now, beside
+         * its passes (oracle_pipeline.c), from the budget that tier certifies with (below);
+         * the CPU tier would share the cores with them (a 2048-token backward on 2 cores:
+         * 19.0 s -> 19.3 s), so its certification starts after it, as before */
+        af_oracle_cert *cert = NULL;
+        bool fp64_tiers = o.tier == AF_ORACLE_AUTO || o.tier == AF_ORACLE_GPU;
+        if (fp64_tiers && pending && gpu_tier_expected(&p)) {
             af_oracle_opts oc = o;
-            if (o.gpu_mpfr_budget > 0.0 && gpu_tier_expected(&p))
-                oc.mpfr_budget = fmin(o.mpfr_budget, o.gpu_mpfr_budget);
-            if (af_oracle_cert_begin(&c, &oc, threads, why, cap, &early) != 0) goto done;
+            if (o.gpu_mpfr_budget > 0.0) oc.mpfr_budget = fmin(o.mpfr_budget, o.gpu_mpfr_budget);
+            if (af_oracle_cert_begin(&c, &oc, threads, why, cap, &cert) != 0) goto done;
         }
-        if (o.tier == AF_ORACLE_AUTO || o.tier == AF_ORACLE_GPU)
-            run_gpu_tier(&c, &o, o.gpu_keep && pending, r); /* kept copies stay equal: fp64 rows stay */
+        if (fp64_tiers) run_gpu_tier(&c, &o, o.gpu_keep && pending, r); /* kept copies stay equal: fp64 rows stay */
         if (r->tier_used == AF_ORACLE_GPU) {
             /* the certification's floor follows the GPU's small-case budget too */
             if (o.gpu_mpfr_budget > 0.0) o.mpfr_budget = fmin(o.mpfr_budget, o.gpu_mpfr_budget);
@@ -744,7 +745,7 @@ int af_oracle_run_pipelined(const af_oracle_problem *p_in, const af_oracle_opts 
         } else {
             if (run_pass(&c, PASS_ROW_FP64, NULL, 0, NULL, NULL, threads) != 0 ||
                 (c.backward && run_pass(&c, PASS_KEY_FP64, NULL, 0, NULL, NULL, threads) != 0)) {
-                af_oracle_cert_abandon(early);
+                af_oracle_cert_abandon(cert);
                 snprintf(why, cap, "oracle: out of memory in the fp64 passes");
                 goto done;
             }
@@ -753,11 +754,11 @@ int af_oracle_run_pipelined(const af_oracle_problem *p_in, const af_oracle_opts 
         }
         cert_bounds cb = {r->bound_rel, r->bound_abs_scale,
                           AF_ORACLE_BOUND_C * (1.0 + sigma + log_n) * ldexp(1.0, -c.prec), false};
-        if (early) { /* the certification goes on in the background (oracle_pipeline.c) */
-            af_oracle_cert_release(early, &c, &cb, r->tier_used); /* takes c.lse64, c.drow64 */
-            *pending = early;
-        } else if ((o.tier == AF_ORACLE_AUTO || o.tier == AF_ORACLE_GPU) &&
-                   af_oracle_sampled_mpfr(&c, &o, threads, &cb, r, why, cap) != 0)
+        if (fp64_tiers && pending) { /* the certification goes on in the background (oracle_pipeline.c) */
+            if (!cert && af_oracle_cert_begin(&c, &o, threads, why, cap, &cert) != 0) goto done;
+            af_oracle_cert_release(cert, &c, &cb, r->tier_used); /* takes c.lse64, c.drow64 */
+            *pending = cert;
+        } else if (fp64_tiers && af_oracle_sampled_mpfr(&c, &o, threads, &cb, r, why, cap) != 0)
             goto done;
     }
     if (c.dsink_row) { /* dsink_h = sum over (b, i) of the rows' shares, compensated */

@@ -3,13 +3,14 @@
  * overlaps what the judge does: the fp64 tier itself, then what the judge does next with
  * the same outputs (the reference, the backend's run, the comparison).
  *
- * The thread starts before the fp64 tier (af_oracle_cert_begin): it chooses the sampled
+ * With the GPU tier, the thread starts before it (af_oracle_cert_begin): it chooses the sampled
  * rows and key columns and computes the rows' MPFR values, which need only the inputs
  * (af_cert_plan_rows). Once the tier's outputs and row statistics are there
  * (af_oracle_cert_release) it compares the rows and runs the key columns, which read the
  * tier's LSE and D (af_cert_plan_finish). At 32k the GPU tier's passes take about 4 s, and
  * the certification, which waited for them, was the case's critical path
- * (docs/benchmarks.md). The thread is one more caller of the passes' parallel for
+ * (docs/benchmarks.md). With the CPU tier it starts after the tier, released at once (the
+ * two would share the cores). The thread is one more caller of the passes' parallel for
  * (util/parfor.h): it runs the sampled passes on `threads` threads, itself included,
  * exactly as the serial path would, except that the sampled rows keep their fp64 values
  * (af_cert_bounds.keep_fp64): the outputs are read by others meanwhile and must not change
