@@ -60,6 +60,12 @@ typedef struct {
      * keep their fp64 values, so the device copies equal r->out bit for bit):
      * af_oracle_result.gpu_kept, r->out.dev. Default off. */
     bool gpu_keep;
+    /* When the pipelined certification (af_oracle_run_pipelined with pending) starts: 0
+     * (the default) before the fp64 tier when the GPU tier is expected to serve (its
+     * sampled rows need only the inputs: they run beside the GPU passes), else after it;
+     * 1 before the tier either way (the CPU tier then shares the cores with them); -1
+     * after the tier either way. The certified set and figures do not depend on it. */
+    int cert_early;
 } af_oracle_opts;
 
 /* The GPU tier's arrays left on the device (af_oracle_opts.gpu_keep); freed with the

@@ -728,12 +728,13 @@ int af_oracle_run_pipelined(const af_oracle_problem *p_in, const af_oracle_opts 
         /* with the GPU tier expected to serve, the certification's rows start now, beside
          * its passes (oracle_pipeline.c), from the budget that tier certifies with (below);
          * the CPU tier would share the cores with them (a 2048-token backward on 2 cores:
-         * 19.0 s -> 19.3 s), so its certification starts after it, as before */
+         * 19.0 s -> 19.3 s), so its certification starts after it unless cert_early > 0 */
         af_oracle_cert *cert = NULL;
         bool fp64_tiers = o.tier == AF_ORACLE_AUTO || o.tier == AF_ORACLE_GPU;
-        if (fp64_tiers && pending && gpu_tier_expected(&p)) {
+        bool gpu_expected = fp64_tiers && pending && o.cert_early >= 0 && gpu_tier_expected(&p);
+        if (fp64_tiers && pending && (o.cert_early > 0 || gpu_expected)) {
             af_oracle_opts oc = o;
-            if (o.gpu_mpfr_budget > 0.0) oc.mpfr_budget = fmin(o.mpfr_budget, o.gpu_mpfr_budget);
+            if (gpu_expected && o.gpu_mpfr_budget > 0.0) oc.mpfr_budget = fmin(o.mpfr_budget, o.gpu_mpfr_budget);
             if (af_oracle_cert_begin(&c, &oc, threads, why, cap, &cert) != 0) goto done;
         }
         if (fp64_tiers) run_gpu_tier(&c, &o, o.gpu_keep && pending, r); /* kept copies stay equal: fp64 rows stay */

@@ -5,7 +5,9 @@
  *    fp64 values; the serial run replaces them by MPFR's), so a reader of the outputs
  *    while the certification runs sees values that do not change;
  *  - the outputs are final at return: read them all while the certification runs;
- *  - nothing pending for the MPFR tier (finish(NULL) is 0).
+ *  - nothing pending for the MPFR tier (finish(NULL) is 0);
+ *  - the certification started before the tier (cert_early 1) or after it (-1) gives the
+ *    same figures and outputs; one begun and abandoned frees what it held.
  * Runs on the CPU fp64 tier here and on the GPU tier where one is usable.
  */
 #include <math.h>
@@ -13,6 +15,12 @@
 #include <string.h>
 #include "oracle/src/oracle_internal.h"
 #include "oracle/tests/oracle_testlib.h"
+
+/* o with the CPU fp64 tier alone (uncertified) */
+static af_oracle_opts alone_fp64_opts(af_oracle_opts o) {
+    o.tier = AF_ORACLE_FP64;
+    return o;
+}
 
 int main(void) {
     test_shape s = {2, 4, 2, 40, 50, 16, 12, true, true, 3, -1, true, 0};
@@ -49,6 +57,43 @@ int main(void) {
     printf("pipelined: %d rows + %d keys certified in %.3f s, gap/bound %.3g (serial: %d + %d, %.3g)\n",
            piped.cert_rows, piped.cert_keys, cert_s, piped.cert_gap_over_bound, serial.cert_rows, serial.cert_keys,
            serial.cert_gap_over_bound);
+    /* the certification started before the tier (beside the CPU tier here), and after it
+     * in every case: the same rows, keys and figures */
+    for (int early = -1; early <= 1; early += 2) {
+        af_oracle_opts oe = o;
+        oe.cert_early = early;
+        af_oracle_result er;
+        CHECK_MSG(af_oracle_run_pipelined(&t.p, &oe, &er, &pending, why, sizeof why) == 0, "%s", why);
+        CHECK(pending != NULL);
+        CHECK_MSG(af_oracle_cert_finish(pending, &er, NULL, why, sizeof why) == 0, "%s", why);
+        CHECK_MSG(er.cert_rows == serial.cert_rows && er.cert_keys == serial.cert_keys &&
+                      er.cert_gap_over_bound == serial.cert_gap_over_bound &&
+                      er.fp64_vs_mpfr_rel == serial.fp64_vs_mpfr_rel,
+                  "cert_early %d: rows %d/%d keys %d/%d gap/bound %.17g/%.17g", early, er.cert_rows, serial.cert_rows,
+                  er.cert_keys, serial.cert_keys, er.cert_gap_over_bound, serial.cert_gap_over_bound);
+        CHECK_MSG(memcmp(er.out.o, piped.out.o, rows * t.p.Dv * sizeof(double)) == 0 &&
+                      memcmp(er.out.dk, piped.out.dk, keys * t.p.Dqk * sizeof(double)) == 0,
+                  "cert_early %d: the outputs differ from the default pipelined run's", early);
+        af_oracle_result_free(&er);
+    }
+    /* a certification begun and abandoned (the tier failed): its thread ends after the
+     * rows' half and everything it held is freed (the sanitizer build checks the leaks) */
+    {
+        af_oracle_result scratch;
+        af_oracle_opts fo = alone_fp64_opts(o);
+        CHECK_MSG(af_oracle_run(&t.p, &fo, &scratch, why, sizeof why) == 0, "%s", why);
+        af_oracle_ctx c;
+        memset(&c, 0, sizeof c);
+        c.p = &t.p;
+        c.prec = 128;
+        c.backward = true;
+        c.out = &scratch.out;
+        af_oracle_cert *h = NULL;
+        CHECK_MSG(af_oracle_cert_begin(&c, &o, 2, why, sizeof why, &h) == 0 && h != NULL, "%s", why);
+        af_oracle_cert_abandon(h);
+        af_oracle_cert_abandon(NULL); /* nothing begun: nothing to do */
+        af_oracle_result_free(&scratch);
+    }
     /* the outputs are the tier's own: run that tier alone (the tier used, uncertified) */
     af_oracle_opts alone = o;
     alone.tier = piped.tier_used == AF_ORACLE_GPU ? AF_ORACLE_GPU : AF_ORACLE_FP64;
