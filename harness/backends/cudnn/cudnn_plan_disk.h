@@ -19,7 +19,8 @@
  * GPU never reads a plan it did not write. A file is written to a temporary name and
  * renamed, so workers sharing DIR see whole files or none. A plan that cuDNN will not
  * finalize from its text, or whose workspace differs from the recorded one, is built
- * anew and the file replaced; nothing read from DIR is ever executed otherwise.
+ * anew and the file replaced. cuDNN makes the plan's kernels from its text: DIR is trusted
+ * as the binary is (docs/cudnn.md); a symbolic link there is not read.
  */
 #ifndef ATTNFUZZ_CUDNN_PLAN_DISK_H
 #define ATTNFUZZ_CUDNN_PLAN_DISK_H
