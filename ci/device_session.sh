@@ -37,8 +37,8 @@ for stage in "$@"; do
     tests)
       : > "$log"
       fails=0
-      for t in test_oracle_gpu test_gpu_ref test_gpu_gen test_cudnn_sdpa test_cudnn_fp8 test_cudnn_fp8_stats test_compare_gpu \
-               test_campaign_gpu; do
+      for t in test_oracle_gpu test_oracle_pipeline test_gpu_ref test_gpu_gen test_cudnn_sdpa test_cudnn_fp8 \
+               test_cudnn_fp8_stats test_cudnn_ahead test_cudnn_plan_disk test_compare_gpu test_campaign_gpu; do
         [ -x "$BUILD/$t" ] || { echo "### $t: missing" >> "$log"; fails=$((fails + 1)); continue; }
         echo "### $t" >> "$log"
         timeout "${TEST_TIMEOUT:-240}" "$BUILD/$t" >> "$log" 2>&1
