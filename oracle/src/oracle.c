@@ -432,10 +432,9 @@ double af_oracle_gpu_bound_abs(const af_oracle_problem *p, double sigma) {
 }
 
 /* Whether run_gpu_tier will serve p (its checks, but the run's own failure). */
-static bool gpu_tier_expected(const af_oracle_problem *p) {
-    char why[160];
-    return af_oracle_gpu_implements(p, why, sizeof why) == 0 && af_oracle_gpu_usable(why, sizeof why) == 0 &&
-           af_oracle_gpu_supports(p, why, sizeof why) == 0;
+static bool gpu_tier_expected(const af_oracle_problem *p, char *why, size_t cap) {
+    return af_oracle_gpu_implements(p, why, cap) == 0 && af_oracle_gpu_usable(why, cap) == 0 &&
+           af_oracle_gpu_supports(p, why, cap) == 0;
 }
 
 /* Runs the GPU tier into c->out / lse64 / drow64 and sets r->tier_used = GPU (keep: its
@@ -445,7 +444,7 @@ static bool gpu_tier_expected(const af_oracle_problem *p) {
 static void run_gpu_tier(af_oracle_ctx *c, const af_oracle_opts *o, bool keep, af_oracle_result *r) {
     char why[160] = "";
     af_oracle_gpu_stats st = {0};
-    if (af_oracle_gpu_implements(c->p, why, sizeof why)) { /* features, statistics, drops: the CPU tier */
+    if (!gpu_tier_expected(c->p, why, sizeof why)) { /* features, statistics, drops; no GPU; a shape it lacks */
         snprintf(r->note, sizeof r->note, "%sGPU fp64 tier not used (%s): CPU fp64 tier instead",
                  o->tier == AF_ORACLE_GPU ? "" : "auto: ", why);
         return;
@@ -455,9 +454,8 @@ static void run_gpu_tier(af_oracle_ctx *c, const af_oracle_opts *o, bool keep, a
     af_oracle_gpu_mags mags = {NULL, NULL};
     if (o->gpu_magnitudes & AF_ORACLE_MAG_SCORE_ABS) mags.score_abs = malloc((n_rows ? n_rows : 1) * sizeof(double));
     if ((o->gpu_magnitudes & AF_ORACLE_MAG_GRAD) && c->backward) mags.grad = &r->grad;
-    if (af_oracle_gpu_usable(why, sizeof why) == 0 && af_oracle_gpu_supports(c->p, why, sizeof why) == 0 &&
-        af_oracle_gpu_run(c->p, c->out, c->lse64, c->drow64, &mags, keep ? &r->gpu_kept : NULL, &st, why, sizeof why) ==
-            0) {
+    if (af_oracle_gpu_run(c->p, c->out, c->lse64, c->drow64, &mags, keep ? &r->gpu_kept : NULL, &st, why, sizeof why) ==
+        0) {
         r->tier_used = AF_ORACLE_GPU;
         if (r->gpu_kept) r->out.dev = &r->gpu_kept->out;
         r->gpu_seconds = st.seconds;
@@ -731,7 +729,8 @@ int af_oracle_run_pipelined(const af_oracle_problem *p_in, const af_oracle_opts 
          * 19.0 s -> 19.3 s), so its certification starts after it unless cert_early > 0 */
         af_oracle_cert *cert = NULL;
         bool fp64_tiers = o.tier == AF_ORACLE_AUTO || o.tier == AF_ORACLE_GPU;
-        bool gpu_expected = fp64_tiers && pending && o.cert_early >= 0 && gpu_tier_expected(&p);
+        char gwhy[160];
+        bool gpu_expected = fp64_tiers && pending && o.cert_early >= 0 && gpu_tier_expected(&p, gwhy, sizeof gwhy);
         if (fp64_tiers && pending && (o.cert_early > 0 || gpu_expected)) {
             af_oracle_opts oc = o;
             if (gpu_expected && o.gpu_mpfr_budget > 0.0) oc.mpfr_budget = fmin(o.mpfr_budget, o.gpu_mpfr_budget);

@@ -3,7 +3,6 @@
 
 #include "backends/cudnn/cudnn_plan_disk.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
