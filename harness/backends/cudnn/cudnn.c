@@ -227,11 +227,7 @@ static int ensure_init(cudnn_state *s, char *why, size_t cap) {
                 snprintf(s->init_why, sizeof s->init_why, "cudnn backend: cudnnCreate failed: %s", text);
             } else {
                 s->init_rc = 0;
-                const char *dir = af_config_get(AF_CFG_CUDNN_PLAN_DIR);
-                if (dir && *dir && strlen(dir) < sizeof s->plan_dir) {
-                    snprintf(s->plan_dir, sizeof s->plan_dir, "%s", dir);
-                    s->plan_ctx = af_cudnn_plan_disk_context(s->api, s->device, s->sm);
-                }
+                if (s->plan_dir[0]) s->plan_ctx = af_cudnn_plan_disk_context(s->api, s->device, s->sm);
             }
         }
     }
@@ -555,7 +551,7 @@ static int plan_build_or_load(cudnn_state *s, build_ctx *bc, case_state *cs, int
     char key[AF_CUDNN_PLAN_KEY_LEN], w[1024];
     af_cudnn_plan_disk_key(s->plan_ctx, &cs->desc, k, s->align_form, id, key);
     w[0] = 0;
-    if (af_cudnn_plan_disk_load(s->api, s->plan_dir, key, plan, w, sizeof w) == 0) {
+    if (af_cudnn_plan_disk_load(s->api, bc->handle, s->plan_dir, key, plan, w, sizeof w) == 0) {
         bc->plans_from_disk++;
         return 0;
     }
@@ -1314,6 +1310,11 @@ af_backend *af_backend_cudnn_new(void) {
     /* the kernel-cache mode shares its caches across graphs: its builds stay on one thread */
     s->ahead_on = env_long(AF_CFG_CUDNN_BUILD_AHEAD, 1) != 0 && !s->kernel_cache;
     s->mirror_budget = env_long(AF_CFG_CUDNN_MIRROR, 0);
+    /* read here, with the other settings: the instance keeps what the environment said
+     * when it was made */
+    const char *plan_dir = af_config_get(AF_CFG_CUDNN_PLAN_DIR);
+    if (plan_dir && *plan_dir && strlen(plan_dir) < sizeof s->plan_dir)
+        snprintf(s->plan_dir, sizeof s->plan_dir, "%s", plan_dir);
     const char *form = af_config_get(AF_CFG_CUDNN_SOFTCAP);
     s->softcap_form = !form || !strcmp(form, "tanh") ? 0 : !strcmp(form, "exp") ? 1 : -1;
     const char *bias_row = af_config_get(AF_CFG_CUDNN_BIAS_ROW);

@@ -71,12 +71,16 @@ static void plan_path(const char *dir, const char *key, char *path, size_t cap) 
     snprintf(path, cap, "%s/%s.plan", dir, key);
 }
 
-int af_cudnn_plan_disk_load(const af_cudnn_api *api, const char *dir, const char *key, af_cudnn_plan *plan, char *why,
-                            size_t cap) {
+int af_cudnn_plan_disk_load(const af_cudnn_api *api, cudnnHandle_t handle, const char *dir, const char *key,
+                            af_cudnn_plan *plan, char *why, size_t cap) {
     memset(plan, 0, sizeof *plan);
     char path[4096], w[512];
     plan_path(dir, key, path, sizeof path);
     if (!af_is_regular_file(path)) return -1; /* not written yet: no message */
+    if (!handle) {                            /* the file may be good: kept */
+        if (why) snprintf(why, cap, "%s: no cuDNN handle to make the plan with", path);
+        return -1;
+    }
     char *text = NULL;
     size_t len = 0;
     if (af_read_file_inside(dir, path, MAX_PLAN_BYTES, &text, &len, w, sizeof w) != 0) {
@@ -101,6 +105,8 @@ int af_cudnn_plan_disk_load(const af_cudnn_api *api, const char *dir, const char
     if (st == CUDNN_STATUS_SUCCESS)
         st = api->BackendSetAttribute(plan->plan, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR,
                                       (int64_t)(len - (size_t)(json - text)) + 1, json);
+    if (st == CUDNN_STATUS_SUCCESS)
+        st = api->BackendSetAttribute(plan->plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
     if (st == CUDNN_STATUS_SUCCESS) st = api->BackendFinalize(plan->plan);
     int64_t got = 0, ws_now = -1;
     if (st == CUDNN_STATUS_SUCCESS)

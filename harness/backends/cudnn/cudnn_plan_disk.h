@@ -45,11 +45,14 @@ void af_cudnn_plan_disk_key(uint64_t context, const af_sdpa_desc *d, int kind, i
                             const af_cudnn_cfg_id *id, char key[AF_CUDNN_PLAN_KEY_LEN]);
 
 /* Read DIR/<key>.plan into a finalized plan (plan->engine, cfg stay NULL; the notes and
- * workspace come from the file). 0 on success; -1 when there is no usable file (missing,
- * unreadable, not this format, or cuDNN refuses the text: then *why says so when why is
- * not NULL, and a refused file is removed). */
-int af_cudnn_plan_disk_load(const af_cudnn_api *api, const char *dir, const char *key, af_cudnn_plan *plan, char *why,
-                            size_t cap);
+ * workspace come from the file). cuDNN needs a handle to make a plan from its text
+ * (CUDNN_ATTR_EXECUTION_PLAN_HANDLE, set before finalizing; without it cuDNN 9.19 crashes
+ * in the finalize): `handle` is the one the plan's graph would have been built with.
+ * 0 on success; -1 when there is no usable file (missing, unreadable, not this format, or
+ * cuDNN refuses the text: then *why says so when why is not NULL, and a refused file is
+ * removed). */
+int af_cudnn_plan_disk_load(const af_cudnn_api *api, cudnnHandle_t handle, const char *dir, const char *key,
+                            af_cudnn_plan *plan, char *why, size_t cap);
 
 /* Write a built plan's text as DIR/<key>.plan (DIR is created when missing). 0, or -1
  * with why (the run goes on: the plan is only not kept). */

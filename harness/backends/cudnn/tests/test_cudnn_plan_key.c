@@ -3,7 +3,8 @@
  * the same plan; it changes with any byte of the graph's description, the graph kind, the
  * alignment form, the engine's index, a knob, the context; the context changes with cuDNN's
  * version and file and with the GPU. A plan written and read back keeps its workspace and
- * notes and hands cuDNN the same text; a missing file is no plan and no message; a file
+ * notes and hands cuDNN the same text and the caller's handle (cuDNN makes no plan from
+ * text without one); a missing file is no plan and no message; a file
  * whose first line is not ours, or whose notes are out of range, is refused with a message
  * and kept; one whose text cuDNN refuses, or whose workspace differs from the recorded
  * one, is refused and removed. Without CUDA (no cudnn backend) it prints SKIP and exits 77.
@@ -30,7 +31,9 @@ int main(void) {
 static char given_text[256], set_text[256];
 static int64_t fake_ws = 4096;
 static int finalize_fails;
-static int fake_desc;
+static int fake_desc, fake_handle_obj;
+static cudnnHandle_t set_handle; /* what the plan was given as its handle */
+static const cudnnHandle_t fake_handle = (cudnnHandle_t)&fake_handle_obj;
 
 static const char *error_string(cudnnStatus_t st) { return st ? "CUDNN_STATUS_BAD_PARAM" : "CUDNN_STATUS_SUCCESS"; }
 static void last_error(char *buf, size_t cap) { snprintf(buf, cap, "fake"); }
@@ -38,19 +41,26 @@ static cudnnStatus_t create_desc(cudnnBackendDescriptorType_t t, cudnnBackendDes
     (void)t;
     *d = (cudnnBackendDescriptor_t)&fake_desc;
     set_text[0] = 0;
+    set_handle = NULL;
     return CUDNN_STATUS_SUCCESS;
 }
 static cudnnStatus_t destroy_desc(cudnnBackendDescriptor_t d) {
     (void)d;
     return CUDNN_STATUS_SUCCESS;
 }
+/* as cuDNN: a plan made from its text needs the handle (9.19 crashes without it) */
 static cudnnStatus_t finalize(cudnnBackendDescriptor_t d) {
     (void)d;
-    return finalize_fails ? CUDNN_STATUS_BAD_PARAM : CUDNN_STATUS_SUCCESS;
+    return finalize_fails || set_handle != fake_handle ? CUDNN_STATUS_BAD_PARAM : CUDNN_STATUS_SUCCESS;
 }
 static cudnnStatus_t set_attr(cudnnBackendDescriptor_t d, cudnnBackendAttributeName_t a, cudnnBackendAttributeType_t t,
                               int64_t n, const void *v) {
     (void)d;
+    if (a == CUDNN_ATTR_EXECUTION_PLAN_HANDLE) {
+        if (t != CUDNN_TYPE_HANDLE || n != 1) return CUDNN_STATUS_BAD_PARAM;
+        set_handle = *(const cudnnHandle_t *)v;
+        return CUDNN_STATUS_SUCCESS;
+    }
     if (a != CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION || t != CUDNN_TYPE_CHAR || n < 1 ||
         n > (int64_t)sizeof set_text || ((const char *)v)[n - 1] != 0)
         return CUDNN_STATUS_BAD_PARAM;
@@ -164,7 +174,7 @@ int main(void) {
     snprintf(path, sizeof path, "%s/%s.plan", sub, k0);
     af_cudnn_plan plan;
     why[0] = 0;
-    CHECK(af_cudnn_plan_disk_load(&api, sub, k0, &plan, why, sizeof why) == -1);
+    CHECK(af_cudnn_plan_disk_load(&api, fake_handle, sub, k0, &plan, why, sizeof why) == -1);
     CHECK_MSG(why[0] == 0, "a missing file said: %s", why);
 
     /* written and read back */
@@ -176,16 +186,22 @@ int main(void) {
     plan.n_behavior = 1, plan.behavior[0] = 1;
     CHECK_MSG(af_cudnn_plan_disk_store(&api, sub, k0, &plan, why, sizeof why) == 0, "%s", why);
     af_cudnn_plan back;
-    CHECK_MSG(af_cudnn_plan_disk_load(&api, sub, k0, &back, why, sizeof why) == 0, "%s", why);
+    CHECK_MSG(af_cudnn_plan_disk_load(&api, fake_handle, sub, k0, &back, why, sizeof why) == 0, "%s", why);
     CHECK(back.plan != NULL && back.engine == NULL && back.cfg == NULL);
     CHECK(back.workspace == fake_ws);
     CHECK(back.n_numerical == 2 && back.numerical[0] == 0 && back.numerical[1] == 3);
     CHECK(back.n_behavior == 1 && back.behavior[0] == 1);
     CHECK_MSG(strcmp(set_text, given_text) == 0, "cuDNN was handed %s", set_text);
+    CHECK_MSG(set_handle == fake_handle, "the plan was finalized without the caller's handle");
+    /* without a handle: refused before cuDNN is asked, the file kept */
+    why[0] = 0;
+    CHECK(af_cudnn_plan_disk_load(&api, NULL, sub, k0, &back, why, sizeof why) == -1);
+    CHECK_MSG(strstr(why, "no cuDNN handle") != NULL, "%s", why);
+    CHECK(access(path, F_OK) == 0);
     /* no notes at all */
     plan.n_numerical = plan.n_behavior = 0;
     CHECK_MSG(af_cudnn_plan_disk_store(&api, sub, k0, &plan, why, sizeof why) == 0, "%s", why);
-    CHECK_MSG(af_cudnn_plan_disk_load(&api, sub, k0, &back, why, sizeof why) == 0, "%s", why);
+    CHECK_MSG(af_cudnn_plan_disk_load(&api, fake_handle, sub, k0, &back, why, sizeof why) == 0, "%s", why);
     CHECK(back.n_numerical == 0 && back.n_behavior == 0);
 
     /* refused, kept: not our first line; a note out of range; no text */
@@ -195,20 +211,21 @@ int main(void) {
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         write_file(path, bad[i]);
         why[0] = 0;
-        CHECK_MSG(af_cudnn_plan_disk_load(&api, sub, k0, &back, why, sizeof why) == -1, "bad file %zu read", i);
+        CHECK_MSG(af_cudnn_plan_disk_load(&api, fake_handle, sub, k0, &back, why, sizeof why) == -1,
+                  "bad file %zu read", i);
         CHECK_MSG(strstr(why, "not an attnfuzz cuDNN plan file") != NULL, "bad file %zu: %s", i, why);
         CHECK_MSG(access(path, F_OK) == 0, "bad file %zu removed", i);
     }
     /* refused and removed: cuDNN does not finalize; the workspace differs */
     CHECK_MSG(af_cudnn_plan_disk_store(&api, sub, k0, &plan, why, sizeof why) == 0, "%s", why);
     finalize_fails = 1;
-    CHECK(af_cudnn_plan_disk_load(&api, sub, k0, &back, why, sizeof why) == -1);
+    CHECK(af_cudnn_plan_disk_load(&api, fake_handle, sub, k0, &back, why, sizeof why) == -1);
     CHECK_MSG(strstr(why, "did not finalize") != NULL, "%s", why);
     CHECK(access(path, F_OK) != 0);
     finalize_fails = 0;
     CHECK_MSG(af_cudnn_plan_disk_store(&api, sub, k0, &plan, why, sizeof why) == 0, "%s", why);
     fake_ws = 8192;
-    CHECK(af_cudnn_plan_disk_load(&api, sub, k0, &back, why, sizeof why) == -1);
+    CHECK(af_cudnn_plan_disk_load(&api, fake_handle, sub, k0, &back, why, sizeof why) == -1);
     CHECK_MSG(strstr(why, "workspace 8192, the file says 4096") != NULL, "%s", why);
     CHECK(access(path, F_OK) != 0);
     /* a plan whose text cuDNN will not give is not written */
