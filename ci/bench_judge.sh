@@ -18,6 +18,10 @@
 #   more per value J through `run --jobs J` (J persistent workers, campaign/worker_pool.h),
 #   printed with its ratio to the 1-job figure and to the torch loop. A run stopped by MIX_TIME
 #   loses the cases finished but not yet printed (lines come out in case order: < J cases).
+#   PLANS_WARM=1: every attnfuzz run keeps its cuDNN plans in OUT/plans (ATTNFUZZ_CUDNN_PLAN_DIR,
+#   docs/cudnn.md), filled first by an untimed run of the mix (MIX_TIME seconds): the figures of
+#   a nightly run that meets the plans of the night before (the torch loop's second process meets
+#   torch's caches warm the same way)
 set -u
 BUILD=${1:-build}
 OUT=${OUT:-$PWD/bench-out}
@@ -54,6 +58,11 @@ peak_mem() { # LOGFILE CMD...
 
 if [ "$MIX_TIME" != 0 ]; then
 echo "== (a) config mix: $N cases (gen_mix.py seed 2026), at most ${MIX_TIME}s each side"
+if [ "${PLANS_WARM:-0}" = 1 ]; then
+  export ATTNFUZZ_CUDNN_PLAN_DIR="$OUT/plans"
+  timeout "$MIX_TIME" "$AF" run "$mix"/case-*.case --backend cudnn --json > "$OUT/mix-fill.jsonl" 2> "$OUT/mix-fill.err"
+  echo "plan folder: $(ls "$ATTNFUZZ_CUDNN_PLAN_DIR" | wc -l) plans kept by an untimed run of the mix; every run below reads them"
+fi
 t0=$(date +%s.%N)
 timeout "$MIX_TIME" "$AF" run "$mix"/case-*.case --backend cudnn --json > "$OUT/mix-attnfuzz.jsonl" 2> "$OUT/mix-attnfuzz.err"
 t1=$(date +%s.%N)
