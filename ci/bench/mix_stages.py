@@ -30,6 +30,10 @@ for k in ["total", "graph", "heuristics", "enumerate", "plans", "ahead", "waited
     xs = [1e3 * ((x["judge"]["seconds"].get("builds") or {}).get(k) or 0.0) for x in v]
     if xs and any("builds" in x["judge"]["seconds"] for x in v):
         print("  builds %-14s %5.1f %9.1f" % (k, statistics.median(xs), statistics.mean(xs)))
+# plans read from / written to a plan folder (cudnn: ATTNFUZZ_CUDNN_PLAN_DIR), summed
+disk = [sum(((x["judge"]["seconds"].get("builds") or {}).get(k) or 0) for x in v) for k in ("plans_from_disk", "plans_to_disk")]
+if any(disk):
+    print("  plan folder: %d plans read, %d written" % (disk[0], disk[1]))
 own = ["gen", "oracle", "magnitudes", "reference", "compare", "probes", "cert_wait"]
 host = [1e3 * sum(x["judge"]["seconds"].get(k) or 0.0 for k in own) for x in v]
 if host:

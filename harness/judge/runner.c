@@ -841,6 +841,8 @@ static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char 
             v->judge.build_phase_s[k] = after.build_phase_seconds[k] - before.build_phase_seconds[k];
         v->judge.builds_ahead_s = after.build_ahead_seconds - before.build_ahead_seconds;
         v->judge.builds_wait_s = after.build_wait_seconds - before.build_wait_seconds;
+        v->judge.plans_from_disk = after.plans_from_disk - before.plans_from_disk;
+        v->judge.plans_to_disk = after.plans_to_disk - before.plans_to_disk;
     }
     if (have_snap) { /* a run that failed may have written them too */
         af_input_snapshot_restore(&snap, &t);

@@ -270,6 +270,9 @@ typedef struct {
     double builds_ahead_s; /* of builds_s, built on the backend's own thread ahead of the run
                               (backend.h, prepare) */
     double builds_wait_s;  /* the runs' waits for those (in the run stages' times) */
+    /* of those builds' plans, how many were read from a plan folder and written to it
+     * (af_backend_counters; cudnn: ATTNFUZZ_CUDNN_PLAN_DIR) */
+    long long plans_from_disk, plans_to_disk;
     /* dropout_rng = kernel: "returned" (the oracle judged given the kernel's mask) or
      * "not returned" (no oracle: buffer checks and probes only); "" for other cases */
     char dropout_mask[16];

@@ -49,6 +49,10 @@ static json_t *judge_json(const af_judge_summary *j) {
             json_object_set_new(builds, af_build_phase_names[k], af_json_real(j->build_phase_s[k]));
         if (builds) json_object_set_new(builds, "ahead", af_json_real(j->builds_ahead_s));
         if (builds) json_object_set_new(builds, "waited", af_json_real(j->builds_wait_s));
+        if (builds && (j->plans_from_disk || j->plans_to_disk)) { /* only where a plan folder served */
+            json_object_set_new(builds, "plans_from_disk", json_integer((json_int_t)j->plans_from_disk));
+            json_object_set_new(builds, "plans_to_disk", json_integer((json_int_t)j->plans_to_disk));
+        }
         if (builds) json_object_set_new(secs, "builds", builds);
         if (j->prepared_ahead) json_object_set_new(secs, "ahead_wait", af_json_real(j->ahead_wait_s));
     } else {
