@@ -16,6 +16,12 @@
 #              {"backend", "bucket", "signature", "count"}.
 #   tests      then ci/nightly_tests.sh: the long versions of the campaign tests CI runs
 #              short (NIGHTLY_TESTS=0 skips them)
+#   plans      cuDNN's execution plans kept from night to night in $NIGHTLY_PLANS (default
+#              $NIGHTLY_ROOT/cudnn-plans; empty: none) as ATTNFUZZ_CUDNN_PLAN_DIR for the
+#              campaigns (docs/cudnn.md; one worker judged 1.26x the cases with them on an
+#              H100). Plans are keyed by the binary, so when ATTNFUZZ is newer than the
+#              folder's stamp (.binary) its *.plan files go first. An ATTNFUZZ_CUDNN_PLAN_DIR
+#              of your own is used as it is.
 # Exit: 1 when there are new buckets, 0 when none, 2 when a campaign, triage or a long
 # test failed (the diff is still written for the backends that ran).
 set -u
@@ -31,6 +37,14 @@ else
 fi
 command -v python3 >/dev/null || { echo "nightly: python3 is needed for the diff"; exit 2; }
 mkdir -p "$root/$night"
+plans=${NIGHTLY_PLANS-$root/cudnn-plans}
+if [ -z "${ATTNFUZZ_CUDNN_PLAN_DIR:-}" ] && [ -n "$plans" ]; then
+  mkdir -p "$plans"
+  # an earlier build's plans are never read again (their key names that binary)
+  [ -e "$plans/.binary" ] && [ ! "$bin" -nt "$plans/.binary" ] || find "$plans" -maxdepth 1 -name '*.plan' -delete
+  touch "$plans/.binary"
+  export ATTNFUZZ_CUDNN_PLAN_DIR=$plans
+fi
 status=0
 for b in "${backends[@]}"; do
   d=$root/$night/$(echo "$b" | tr ':/' '__')
@@ -47,7 +61,7 @@ for b in "${backends[@]}"; do
   "$bin" triage "$d" --quiet || { echo "nightly $night: triage $d failed"; status=2; }
   tail -n 1 "$d.log"
 done
-previous=$(find "$root" -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | sort | awk -v n="$night" '$0 < n' | tail -n 1)
+previous=$(find "$root" -mindepth 1 -maxdepth 1 -type d -not -path "$plans" -printf '%f\n' | sort | awk -v n="$night" '$0 < n' | tail -n 1)
 python3 - "$root" "$night" "$previous" <<'PY'
 import json, os, sys
 root, night, previous = sys.argv[1], sys.argv[2], sys.argv[3]

@@ -4,7 +4,9 @@
 # bucket new, exit 1); n2 the same again (its diff against n1: new / gone / still are
 # the set differences of the two nights' buckets; exit 1 exactly when new is not empty);
 # n3 cpu only (every n2 bucket gone, nothing new, exit 0); n3 rerun: its campaign is
-# resumed (--resume), not refused, and the diff is the same.
+# resumed (--resume), not refused, and the diff is the same. The plan folder
+# (root/cudnn-plans) is made with its stamp and is never taken for a night; a plan file in it
+# stays while the binary is the same and goes when the binary is newer than the stamp.
 set -u
 bin=${1:?usage: test_nightly.sh path/to/attnfuzz}
 bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
@@ -48,12 +50,19 @@ night n1 planted:scale_ignored; rc=$?
 check n1 "" $rc || fail=$((fail + 1))
 [ -n "$(ls "$tmp/root/n1/planted_scale_ignored/findings")" ] || bad "n1: no bucket found"
 [ -s "$tmp/root/n1/planted_scale_ignored/report.json" ] && ok "n1: triage wrote the reports" || bad "n1: no report.json"
+plans=$tmp/root/cudnn-plans
+[ -f "$plans/.binary" ] && ok "n1: the plan folder and its stamp" || bad "n1: no $plans/.binary"
+echo kept > "$plans/k.plan"
 night n2 planted:scale_ignored; rc=$?
+[ -f "$plans/k.plan" ] && ok "n2: the same binary's plans kept" || bad "n2: a plan file went with the same binary"
 check n2 n1 $rc || fail=$((fail + 1))
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d['still'] else 1)" "$tmp/root/n2/diff.json" \
   && ok "n2: buckets still there" || bad "n2: no bucket still there"
+touch -d 2000-01-01 "$plans/.binary" # as if the binary had been rebuilt since
 night n3 cpu; rc=$?
 [ "$rc" = 0 ] || { bad "n3: exit $rc, expected 0"; tail -5 "$tmp/n3.out"; }
+[ ! -e "$plans/k.plan" ] && [ "$plans/.binary" -nt "$bin" ] && ok "n3: an earlier build's plans removed, the stamp renewed" \
+  || bad "n3: the plans of an earlier build stayed"
 check n3 n2 $rc || fail=$((fail + 1))
 grep -q "^  gone  planted:scale_ignored " "$tmp/n3.out" && ok "n3: prints the gone buckets" || bad "n3: no 'gone' line: $(cat "$tmp/n3.out")"
 cp "$tmp/root/n3/diff.json" "$tmp/n3-first.json"
