@@ -15,7 +15,9 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h> /* before mpfr.h: its intmax_t functions */
 #include <mpfr.h>
+#include "oracle/src/exact_dot.h"
 #include "oracle/oracle.h"
 
 /* Limit of the worst fp64-vs-MPFR gap on sampled rows, relative to the row's
@@ -118,6 +120,8 @@ static inline void mul_d_exact(mpfr_ptr dst, mpfr_srcptr a, double x) {
 }
 
 typedef struct af_mpfr_scratch af_mpfr_scratch;
+/* dst = v * 2^exp2 exactly (exact_dot.h's integer); dst has at least 128 bits. */
+void af_mpfr_set_i128(mpfr_t dst, af_i128 v, int exp2);
 af_mpfr_scratch *af_mpfr_scratch_new(const af_oracle_problem *p, int prec);
 void af_mpfr_scratch_free(af_mpfr_scratch *s);
 /* Row (b, h, i): o_row is (Dv), *lse one value, dq_row is (Dqk) or NULL (forward

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "oracle/feature_spec.h"
+#include "oracle/src/exact_dot.h"
 #include "oracle/src/oracle_internal.h"
 
 struct af_mpfr_scratch {
@@ -55,6 +56,7 @@ struct af_mpfr_scratch {
     mpfr_t m_scores;   /* the max of the row's scores alone (the sink's logit is not one) */
     mpfr_t keep_scale; /* 1 / (1 - p) at prec (1 without dropout) */
     mpfr_t scale;      /* p->scale, 53 bits (exact) */
+    mpfr_t wide;       /* 128 bits: an exact dot's integer (exact_dot.h) before its rounding */
 };
 
 static mpfr_t *mpfr_array_new(size_t n, int prec) {
@@ -102,6 +104,7 @@ af_mpfr_scratch *af_mpfr_scratch_new(const af_oracle_problem *p, int prec) {
     s->pair_mass = malloc((s->n_pairs ? s->n_pairs : 1) * sizeof *s->pair_mass);
     mpfr_inits2(prec, s->m, s->z, s->t, s->u, s->drow, s->lse, s->keep_scale, s->m_scores, (mpfr_ptr)0);
     mpfr_init2(s->scale, 53);
+    mpfr_init2(s->wide, 128);
     mpfr_set_d(s->scale, p->scale, MPFR_RNDN);                   /* exact */
     mpfr_set_d(s->keep_scale, p->in->feat.dropout_p, MPFR_RNDN); /* p: exact (53 bits) */
     mpfr_ui_sub(s->keep_scale, 1, s->keep_scale, MPFR_RNDN);     /* 1 - p, rounded once to prec */
@@ -132,7 +135,7 @@ void af_mpfr_scratch_free(af_mpfr_scratch *s) {
     mpfr_array_free(s->pair_p, s->n_pairs);
     mpfr_array_free(s->pair_ds, s->n_pairs);
     mpfr_array_free(s->pair_pw, s->n_pairs);
-    mpfr_clears(s->m, s->z, s->t, s->u, s->drow, s->lse, s->keep_scale, s->m_scores, s->scale, (mpfr_ptr)0);
+    mpfr_clears(s->m, s->z, s->t, s->u, s->drow, s->lse, s->keep_scale, s->m_scores, s->scale, s->wide, (mpfr_ptr)0);
     free(s);
 }
 
@@ -196,10 +199,29 @@ static inline void mul_in(mpfr_ptr dst, mpfr_srcptr a, const mpfr_t *xm, const d
         mul_d_exact(dst, a, x[i]);
 }
 
-/* dst = sum_d a[d] * x[base + d] for 53-bit a and input x (its copy xm or NULL),
- * correctly rounded to dst's precision (the products are exact at term_prec). */
-static void dot_exact(af_mpfr_scratch *s, mpfr_t dst, mpfr_t *a, const mpfr_t *xm, const double *x, size_t base,
-                      int n) {
+void af_mpfr_set_i128(mpfr_t dst, af_i128 v, int exp2) {
+    int64_t hi = (int64_t)(v >> 64); /* v = hi 2^64 + lo, lo unsigned */
+    uint64_t lo = (uint64_t)v;
+    mpfr_set_sj(dst, (intmax_t)hi, MPFR_RNDN); /* 64 bits: exact */
+    mpfr_mul_2ui(dst, dst, 64, MPFR_RNDN);
+    mpfr_add_ui(dst, dst, (unsigned long)lo, MPFR_RNDN); /* |v| < 2^127: exact at 128 bits */
+    mpfr_mul_2si(dst, dst, exp2, MPFR_RNDN);
+}
+
+/* dst = sum_d a[d] * x[base + d] for 53-bit a (ad: the same values as doubles) and input
+ * x (its copy xm or NULL), correctly rounded to dst's precision. Where the entries have few
+ * bits (exact_dot.h) the exact sum is an integer times a power of two, rounded once into
+ * dst; else the products are exact at term_prec and mpfr_sum rounds their sum once. Either
+ * way dst is the exact sum correctly rounded: the same bits (test_exact_dot). */
+static void dot_exact(af_mpfr_scratch *s, mpfr_t dst, mpfr_t *a, const double *ad, const mpfr_t *xm, const double *x,
+                      size_t base, int n) {
+    af_i128 sum;
+    int e;
+    if (af_exact_dot(ad, x + base, n, &sum, &e)) {
+        af_mpfr_set_i128(s->wide, sum, e); /* exact: |sum| < 2^127 */
+        mpfr_set(dst, s->wide, MPFR_RNDN); /* the one rounding */
+        return;
+    }
     for (int d = 0; d < n; d++) {
         mul_in(s->terms[d], a[d], xm, x, base + (size_t)d);
         s->ptrs[d] = s->terms[d];
@@ -318,7 +340,7 @@ void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i
         size_t key = af_idx_key(p, b, g, af_mask_keys_at(&keys, jj));
         const double *k = in->k + key * (size_t)Dqk;
         const double *v = in->v + key * (size_t)Dv;
-        dot_exact(s, s->t, qa, xc ? xc->k : NULL, in->k, key * (size_t)Dqk, Dqk);
+        dot_exact(s, s->t, qa, in->q + row * (size_t)Dqk, xc ? xc->k : NULL, in->k, key * (size_t)Dqk, Dqk);
         mpfr_mul(s->e[jj], s->t, s->scale, MPFR_RNDN); /* = mpfr_mul_d by p->scale */
         feature_score(p, b, h, i, af_mask_keys_at(&keys, jj), s->e[jj], s->th[jj], s->u);
         if (!af_mask_rule_kept(&p->mask, b, i, af_mask_keys_at(&keys, jj)))
@@ -395,7 +417,7 @@ void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i
     double dq_mass = 0.0;
     for (int jj = 0; jj < n; jj++) {
         size_t vbase = af_idx_key(p, b, g, af_mask_keys_at(&keys, jj)) * (size_t)Dv;
-        dot_exact(s, s->ds[jj], dob, xc ? xc->v : NULL, in->v, vbase, Dv);              /* dO . v_j */
+        dot_exact(s, s->ds[jj], dob, in->dout + row * (size_t)Dv, xc ? xc->v : NULL, in->v, vbase, Dv); /* dO . v_j */
         dropout_weigh(p, s, b, h, i, af_mask_keys_at(&keys, jj), s->ds[jj], s->ds[jj]); /* dP_j = w_j dO . v_j */
         double pj = mpfr_get_d(s->e[jj], MPFR_RNDN) / zd;
         dq_mass += pj * (fabs(mpfr_get_d(s->ds[jj], MPFR_RNDN)) + drow_abs) * s->kmax[jj] * grad_gain(s->th[jj]);
@@ -444,17 +466,18 @@ void af_mpfr_key(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int g, int j
             size_t row = af_idx_row(p, b, h, i);
             const double *q = in->q + row * (size_t)Dqk;
             const double *dout = in->dout + row * (size_t)Dv;
-            dot_exact(s, s->t, ka, xc ? xc->q : NULL, in->q, row * (size_t)Dqk, Dqk);
+            dot_exact(s, s->t, ka, in->k + key * (size_t)Dqk, xc ? xc->q : NULL, in->q, row * (size_t)Dqk, Dqk);
             mpfr_mul(s->t, s->t, s->scale, MPFR_RNDN);             /* r_ij */
             feature_score(p, b, h, i, j, s->t, s->th[0], s->drow); /* s_ij; th[0] = dt/dr */
             if (c->lse_mp)
                 mpfr_sub(s->t, s->t, c->lse_mp[row], MPFR_RNDN);
             else
                 mpfr_sub_d(s->t, s->t, c->lse64[row], MPFR_RNDN);
-            mpfr_exp(s->pair_p[np], s->t, MPFR_RNDN);                                     /* P_ij */
-            dot_exact(s, s->u, vb, xc ? xc->dout : NULL, in->dout, row * (size_t)Dv, Dv); /* dO_i . v_j */
-            dropout_weigh(p, s, b, h, i, j, s->u, s->u);                                  /* dP_ij = w_ij dO_i . v_j */
-            dropout_weigh(p, s, b, h, i, j, s->pair_pw[np], s->pair_p[np]);               /* P_ij w_ij */
+            mpfr_exp(s->pair_p[np], s->t, MPFR_RNDN); /* P_ij */
+            dot_exact(s, s->u, vb, in->v + key * (size_t)Dv, xc ? xc->dout : NULL, in->dout, row * (size_t)Dv,
+                      Dv);                                                  /* dO_i . v_j */
+            dropout_weigh(p, s, b, h, i, j, s->u, s->u);                    /* dP_ij = w_ij dO_i . v_j */
+            dropout_weigh(p, s, b, h, i, j, s->pair_pw[np], s->pair_p[np]); /* P_ij w_ij */
             double pij = mpfr_get_d(s->pair_p[np], MPFR_RNDN);
             double drow_d = c->drow_mp ? mpfr_get_d(c->drow_mp[row], MPFR_RNDN) : c->drow64[row];
             s->pair_mass[np] = pij * (fabs(mpfr_get_d(s->u, MPFR_RNDN)) + fabs(drow_d)) * grad_gain(s->th[0]);

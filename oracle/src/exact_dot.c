@@ -1,0 +1,54 @@
+/* exact_dot.c — the exact dot product in a 128-bit integer (exact_dot.h). */
+#include "oracle/src/exact_dot.h"
+
+#include <string.h>
+
+/* x = (-1)^neg * m * 2^e with m odd (or 0) and at most AF_EXACT_DOT_BITS bits: 1, else 0
+ * (not finite, or more bits). */
+static int split(double x, int64_t *m, int *e) {
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    int field = (int)((bits >> 52) & 0x7ff);
+    uint64_t frac = bits & ((UINT64_C(1) << 52) - 1);
+    if (field == 0x7ff) return 0; /* inf, nan */
+    uint64_t mant = field ? frac | (UINT64_C(1) << 52) : frac;
+    int ex = field ? field - 1075 : -1074; /* x = mant * 2^ex */
+    if (!mant) {
+        *m = 0;
+        *e = 0;
+        return 1;
+    }
+    int tz = __builtin_ctzll(mant);
+    mant >>= tz;
+    ex += tz;
+    if (mant >> AF_EXACT_DOT_BITS) return 0;
+    *m = bits >> 63 ? -(int64_t)mant : (int64_t)mant;
+    *e = ex;
+    return 1;
+}
+
+int af_exact_dot(const double *a, const double *x, int n, af_i128 *sum, int *exp2) {
+    if (n < 0 || n > AF_EXACT_DOT_MAX_N) return 0;
+    int64_t prod[AF_EXACT_DOT_MAX_N]; /* (n) the products' integers, below 2^52 */
+    int pe[AF_EXACT_DOT_MAX_N];       /* (n) their exponents */
+    int lo = 0, hi = 0, any = 0;
+    for (int d = 0; d < n; d++) {
+        int64_t ma, mx;
+        int ea, ex;
+        if (!split(a[d], &ma, &ea) || !split(x[d], &mx, &ex)) return 0;
+        prod[d] = ma * mx; /* |.| < 2^52 */
+        pe[d] = ea + ex;
+        if (!prod[d]) continue;
+        if (!any || pe[d] < lo) lo = pe[d];
+        if (!any || pe[d] > hi) hi = pe[d];
+        any = 1;
+    }
+    if (!any || hi - lo > AF_EXACT_DOT_SPAN) return 0;
+    af_i128 s = 0;
+    for (int d = 0; d < n; d++)
+        if (prod[d]) s += (af_i128)prod[d] * ((af_i128)1 << (pe[d] - lo)); /* < 2^116 each */
+    if (!s) return 0;
+    *sum = s;
+    *exp2 = lo;
+    return 1;
+}

@@ -1,0 +1,32 @@
+/* exact_dot.h — the exact dot product of two short double vectors whose entries have few
+ * significant bits, in integer arithmetic: the MPFR tier's fast path for q . k and dO . v.
+ *
+ * Every input of an attention case (fp32, bf16, fp16, fp8 values, and their products by a
+ * power-of-two scale) is an integer M of at most AF_EXACT_DOT_BITS bits times a power of
+ * two. The product of two such numbers is an integer below 2^(2 AF_EXACT_DOT_BITS) times a
+ * power of two, and when the products' exponents lie within AF_EXACT_DOT_SPAN of each
+ * other, all n of them, aligned to the smallest exponent, add up in a signed 128-bit
+ * integer without overflow: 2^(2 * 26 + 64) * 1024 < 2^127. The sum is then exact, so
+ * rounding it once to the MPFR variable gives the same bits as mpfr_sum of the exact
+ * products (a correctly rounded sum of an exact value is unique).
+ *
+ * af_exact_dot returns 1 with sum * 2^exp2 = sum_d a[d] x[d] exactly, or 0 where the fast
+ * path does not apply and the caller sums in MPFR: an entry that is not finite or has more
+ * than AF_EXACT_DOT_BITS significant bits, n above AF_EXACT_DOT_MAX_N, a span of exponents
+ * above AF_EXACT_DOT_SPAN, or an exact sum of 0 (whose sign MPFR decides by its own rules).
+ * No MPFR, no allocation: oracle_mpfr.c turns the integer into the MPFR value.
+ */
+#ifndef ATTNFUZZ_ORACLE_EXACT_DOT_H
+#define ATTNFUZZ_ORACLE_EXACT_DOT_H
+
+#include <stdint.h>
+
+#define AF_EXACT_DOT_BITS  26   /* significant bits of an entry on the fast path */
+#define AF_EXACT_DOT_SPAN  64   /* largest difference of two products' exponents */
+#define AF_EXACT_DOT_MAX_N 1024 /* entries (head dims up to 1024) */
+
+__extension__ typedef __int128 af_i128;
+
+int af_exact_dot(const double *a, const double *x, int n, af_i128 *sum, int *exp2);
+
+#endif
