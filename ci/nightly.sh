@@ -38,12 +38,13 @@ fi
 command -v python3 >/dev/null || { echo "nightly: python3 is needed for the diff"; exit 2; }
 mkdir -p "$root/$night"
 plans=${NIGHTLY_PLANS-$root/cudnn-plans}
-if [ -z "${ATTNFUZZ_CUDNN_PLAN_DIR:-}" ] && [ -n "$plans" ]; then
+plan_dir=${ATTNFUZZ_CUDNN_PLAN_DIR:-} # the campaigns' folder (theirs alone: not the long tests')
+if [ -z "$plan_dir" ] && [ -n "$plans" ]; then
   mkdir -p "$plans"
   # an earlier build's plans are never read again (their key names that binary)
   [ -e "$plans/.binary" ] && [ ! "$bin" -nt "$plans/.binary" ] || find "$plans" -maxdepth 1 -name '*.plan' -delete
   touch "$plans/.binary"
-  export ATTNFUZZ_CUDNN_PLAN_DIR=$plans
+  plan_dir=$plans
 fi
 status=0
 for b in "${backends[@]}"; do
@@ -52,7 +53,7 @@ for b in "${backends[@]}"; do
   [ -f "$d/stats.json" ] && resume=--resume
   echo "nightly $night: campaign $b ${resume:+(resumed) }for $secs s -> $d"
   # shellcheck disable=SC2086
-  "$bin" campaign --time "$secs" --backend "$b" $resume --out "$d" ${NIGHTLY_ARGS:-} >"$d.log" 2>&1
+  ATTNFUZZ_CUDNN_PLAN_DIR=$plan_dir "$bin" campaign --time "$secs" --backend "$b" $resume --out "$d" ${NIGHTLY_ARGS:-} >"$d.log" 2>&1
   rc=$?
   case $rc in
     0 | 1 | 130) ;;

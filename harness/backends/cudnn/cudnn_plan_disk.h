@@ -46,8 +46,8 @@ void af_cudnn_plan_disk_key(uint64_t context, const af_sdpa_desc *d, int kind, i
 
 /* Read DIR/<key>.plan into a finalized plan (plan->engine, cfg stay NULL; the notes and
  * workspace come from the file). cuDNN needs a handle to make a plan from its text
- * (CUDNN_ATTR_EXECUTION_PLAN_HANDLE, set before finalizing; without it cuDNN 9.19 crashes
- * in the finalize): `handle` is the one the plan's graph would have been built with.
+ * (CUDNN_ATTR_EXECUTION_PLAN_HANDLE, set before finalizing, as cudnn-frontend's loadFromJson
+ * does; without it every plan read back crashed the process, cuDNN 9.19 on an H100): `handle` is the one the plan's graph would have been built with.
  * 0 on success; -1 when there is no usable file (missing, unreadable, not this format, or
  * cuDNN refuses the text: then *why says so when why is not NULL, and a refused file is
  * removed). */

@@ -48,7 +48,7 @@ static cudnnStatus_t destroy_desc(cudnnBackendDescriptor_t d) {
     (void)d;
     return CUDNN_STATUS_SUCCESS;
 }
-/* as cuDNN: a plan made from its text needs the handle (9.19 crashes without it) */
+/* as cuDNN: a plan made from its text needs the handle (9.19 crashed without it) */
 static cudnnStatus_t finalize(cudnnBackendDescriptor_t d) {
     (void)d;
     return finalize_fails || set_handle != fake_handle ? CUDNN_STATUS_BAD_PARAM : CUDNN_STATUS_SUCCESS;
