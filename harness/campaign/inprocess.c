@@ -128,6 +128,8 @@ static void handle_result(af_campaign_state *cp, const af_child *slot, const inp
     }
     cp->st.cases++;
     cp->st.prepared_ahead += r->verdict.judge.prepared_ahead;
+    cp->st.plans_from_disk += r->verdict.judge.plans_from_disk;
+    cp->st.plans_to_disk += r->verdict.judge.plans_to_disk;
     if (cp->o->gpus) {
         const char *device = result_device(cp, slot, r);
         af_stats_note_gpu(&cp->st, device, 1);

@@ -255,6 +255,8 @@ static void add_stats(af_campaign_stats *m, const af_campaign_stats *s, bool fir
     m->hangs += s->hangs;
     m->judge_timeouts += s->judge_timeouts;
     m->prepared_ahead += s->prepared_ahead;
+    m->plans_from_disk += s->plans_from_disk;
+    m->plans_to_disk += s->plans_to_disk;
     m->findings += s->findings;
     m->minimised += s->minimised;
     m->unminimised += s->unminimised;

@@ -37,6 +37,8 @@ void af_camp_resume_apply(af_campaign_state *cp, const af_campaign_stats *prior)
     st->hangs = prior->hangs;
     st->judge_timeouts = prior->judge_timeouts;
     st->prepared_ahead = prior->prepared_ahead;
+    st->plans_from_disk = prior->plans_from_disk;
+    st->plans_to_disk = prior->plans_to_disk;
     st->findings = prior->findings;
     st->minimised = prior->minimised;
     st->unminimised = prior->unminimised;

@@ -204,6 +204,8 @@ int af_stats_write(const char *dir, af_campaign_stats *st, char *why, size_t cap
     json_object_set_new(o, "write_errors", json_integer((json_int_t)st->write_errors));
     json_object_set_new(o, "judge_timeouts", json_integer((json_int_t)st->judge_timeouts));
     json_object_set_new(o, "prepared_ahead", json_integer((json_int_t)st->prepared_ahead));
+    json_object_set_new(o, "plans_from_disk", json_integer((json_int_t)st->plans_from_disk));
+    json_object_set_new(o, "plans_to_disk", json_integer((json_int_t)st->plans_to_disk));
     json_object_set_new(o, "findings_unstored", json_integer((json_int_t)st->findings_unstored));
     json_object_set_new(o, "seeds_skipped", json_integer(st->seeds_skipped));
     json_object_set_new(o, "backend_lost",

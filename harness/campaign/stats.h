@@ -72,6 +72,9 @@ typedef struct {
     /* of cases: prepared by their worker while the case before was judged (judge/
      * prepare_ahead.h, ATTNFUZZ_PREPARE_AHEAD) */
     long long prepared_ahead;
+    /* plans the cases' runs read from / wrote to a plan folder (their verdicts' judge
+     * summary; cudnn: ATTNFUZZ_CUDNN_PLAN_DIR) */
+    long long plans_from_disk, plans_to_disk;
     long long findings_unstored; /* seen but not counted in DIR/findings at the end (left in
                                     DIR/pending, or lost to a failed write) */
     int seeds_skipped;           /* seed files refused (malformed, not a regular file) */
@@ -134,7 +137,8 @@ void af_stats_note_config_cell(af_campaign_stats *st, unsigned cell);
  * written by attnfuzz merge), interrupted_cases (cases a killed run had in flight, kept
  * in DIR/interrupted/), write_errors (this run's failed writes in DIR), judge_timeouts (of
  * errors: cases attnfuzz's own stages held past the deadline, no backend call in flight;
- * absent from older files), findings_unstored
+ * absent from older files), plans_from_disk and plans_to_disk (plans the cases' runs read
+ * from and wrote to a plan folder; in-process mode; absent from older files), findings_unstored
  * (findings seen that DIR/findings does not count), seeds_skipped, backend_lost
  * ({"why": ..., "at_s": ..., "cases_kept": n} when the backend went away in this run, else
  * null), gpus (the --gpus

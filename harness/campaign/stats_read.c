@@ -158,6 +158,8 @@ int af_stats_read(const char *dir, af_campaign_stats *st, char *why, size_t cap)
     if (get_count(o, "shards_merged", &v) == 0 && v < 1000000) st->shards_merged = (int)v;
     if (get_count(o, "judge_timeouts", &v) == 0) st->judge_timeouts = v;
     if (get_count(o, "prepared_ahead", &v) == 0) st->prepared_ahead = v;
+    if (get_count(o, "plans_from_disk", &v) == 0) st->plans_from_disk = v;
+    if (get_count(o, "plans_to_disk", &v) == 0) st->plans_to_disk = v;
     /* the cp comm types' counts (stats.c cp_counts), where present */
     json_t *cpc = json_object_get(o, "cp_cases"), *cpd = json_object_get(o, "cp_declined");
     for (int k = AF_CP_NONE; k <= AF_CP_A2A_P2P; k++) {
