@@ -85,6 +85,9 @@ extern "C" {
       "folder where the cudnn backend keeps the execution plans it finalizes and reads them back in later processes "  \
       "(campaign workers, restarts, the next run) instead of compiling them again; keyed by the graph, the engine "    \
       "config, cuDNN, the GPU and the attnfuzz binary")                                                                \
+    X(CUDNN_PLAN_DIR_MAX, "ATTNFUZZ_CUDNN_PLAN_DIR_MAX", "10000",                                                      \
+      "most plan files ATTNFUZZ_CUDNN_PLAN_DIR keeps (about 110 KB each): past it the oldest go, down to 90 %; 0: no " \
+      "limit")                                                                                                         \
     X(CUDNN_PLAN_CACHE, "ATTNFUZZ_CUDNN_PLAN_CACHE", "256",                                                            \
       "graph descriptions whose cuDNN graphs and plans stay built (LRU; halved when GPU memory runs out)")             \
     X(POOL, "ATTNFUZZ_POOL", "1",                                                                                      \

@@ -199,6 +199,9 @@ struct cudnn_state {
     char plan_dir[1024];
     uint64_t plan_ctx;
     bool plan_dir_said; /* a problem with the folder was reported (once a process) */
+    long plan_dir_max;  /* ATTNFUZZ_CUDNN_PLAN_DIR_MAX: the folder's plan files at most (0: no limit) */
+    long plans_stored;  /* plans this instance wrote there: the folder is trimmed at the first
+                           and every 64th (a scan of the folder each time) */
 };
 
 static long env_long(af_config_var var, long dflt) {
@@ -560,9 +563,14 @@ static int plan_build_or_load(cudnn_state *s, build_ctx *bc, case_state *cs, int
         fprintf(stderr, "attnfuzz: cudnn: a kept plan was not usable (%s); it is built anew\n", w);
     }
     if (af_cudnn_plan_build(s->api, cs->graph[k]->graph, id, NULL, plan, why, cap) != 0) return -1;
-    if (af_cudnn_plan_disk_store(s->api, s->plan_dir, key, plan, w, sizeof w) == 0)
+    if (af_cudnn_plan_disk_store(s->api, s->plan_dir, key, plan, w, sizeof w) == 0) {
         bc->plans_to_disk++;
-    else if (!s->plan_dir_said) {
+        if (s->plans_stored++ % 64 == 0 && af_cudnn_plan_disk_trim(s->plan_dir, s->plan_dir_max, w, sizeof w) < 0 &&
+            !s->plan_dir_said) {
+            s->plan_dir_said = true;
+            fprintf(stderr, "attnfuzz: cudnn: plan folder not trimmed: %s\n", w);
+        }
+    } else if (!s->plan_dir_said) {
         s->plan_dir_said = true;
         fprintf(stderr, "attnfuzz: cudnn: plan not kept in %s: %s\n", s->plan_dir, w);
     }
@@ -1315,6 +1323,7 @@ af_backend *af_backend_cudnn_new(void) {
     const char *plan_dir = af_config_get(AF_CFG_CUDNN_PLAN_DIR);
     if (plan_dir && *plan_dir && strlen(plan_dir) < sizeof s->plan_dir)
         snprintf(s->plan_dir, sizeof s->plan_dir, "%s", plan_dir);
+    s->plan_dir_max = env_long(AF_CFG_CUDNN_PLAN_DIR_MAX, 10000);
     const char *form = af_config_get(AF_CFG_CUDNN_SOFTCAP);
     s->softcap_form = !form || !strcmp(form, "tanh") ? 0 : !strcmp(form, "exp") ? 1 : -1;
     const char *bias_row = af_config_get(AF_CFG_CUDNN_BIAS_ROW);

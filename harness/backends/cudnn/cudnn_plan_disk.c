@@ -3,6 +3,8 @@
 
 #include "backends/cudnn/cudnn_plan_disk.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +130,71 @@ int af_cudnn_plan_disk_load(const af_cudnn_api *api, cudnnHandle_t handle, const
     }
     plan->workspace = ws_now;
     return 0;
+}
+
+/* A plan file's name: 32 lower-case hex digits and ".plan". */
+static bool plan_name(const char *name) {
+    size_t n = strlen(name);
+    return n == AF_CUDNN_PLAN_KEY_LEN - 1 + 5 && strspn(name, "0123456789abcdef") == AF_CUDNN_PLAN_KEY_LEN - 1 &&
+           strcmp(name + AF_CUDNN_PLAN_KEY_LEN - 1, ".plan") == 0;
+}
+
+typedef struct {
+    char name[AF_CUDNN_PLAN_KEY_LEN + 5];
+    struct timespec mtime;
+} plan_file;
+
+static int older_first(const void *pa, const void *pb) {
+    const plan_file *a = pa, *b = pb;
+    if (a->mtime.tv_sec != b->mtime.tv_sec) return a->mtime.tv_sec < b->mtime.tv_sec ? -1 : 1;
+    if (a->mtime.tv_nsec != b->mtime.tv_nsec) return a->mtime.tv_nsec < b->mtime.tv_nsec ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+int af_cudnn_plan_disk_trim(const char *dir, long max_files, char *why, size_t cap) {
+    if (max_files <= 0) return 0;
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(why, cap, "%s: %s", dir, strerror(errno));
+        return -1;
+    }
+    plan_file *files = NULL; /* (n) the plan files */
+    size_t n = 0, room = 0;
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d))) {
+        if (!plan_name(e->d_name)) continue;
+        char path[4096];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode)) continue; /* gone meanwhile, or a link */
+        if (n == room) {
+            size_t r = room ? 2 * room : 1024;
+            plan_file *f = realloc(files, r * sizeof *f);
+            if (!f) {
+                snprintf(why, cap, "out of host memory listing %s", dir);
+                rc = -1;
+                break;
+            }
+            files = f, room = r;
+        }
+        snprintf(files[n].name, sizeof files[n].name, "%s", e->d_name);
+        files[n].mtime = st.st_mtim;
+        n++;
+    }
+    closedir(d);
+    int removed = 0;
+    if (rc == 0 && n > (size_t)max_files) {
+        qsort(files, n, sizeof *files, older_first);
+        size_t keep = (size_t)max_files - (size_t)max_files / 10;
+        for (size_t k = 0; k < n - keep; k++) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s", dir, files[k].name);
+            if (unlink(path) == 0) removed++; /* ENOENT: another worker's trim took it */
+        }
+    }
+    free(files);
+    return rc ? -1 : removed;
 }
 
 int af_cudnn_plan_disk_store(const af_cudnn_api *api, const char *dir, const char *key, const af_cudnn_plan *plan,

@@ -54,6 +54,13 @@ void af_cudnn_plan_disk_key(uint64_t context, const af_sdpa_desc *d, int kind, i
 int af_cudnn_plan_disk_load(const af_cudnn_api *api, cudnnHandle_t handle, const char *dir, const char *key,
                             af_cudnn_plan *plan, char *why, size_t cap);
 
+/* Keep at most max_files plan files in DIR: when there are more, the oldest (by modification
+ * time, then name) are removed until 90 % of max_files remain. Only regular files named
+ * <32 hex digits>.plan count and go; anything else in DIR stays. Workers trimming the
+ * same folder at once may find a file gone: that is no error. The files removed, or -1
+ * with why (DIR unreadable). max_files <= 0: nothing. */
+int af_cudnn_plan_disk_trim(const char *dir, long max_files, char *why, size_t cap);
+
 /* Write a built plan's text as DIR/<key>.plan (DIR is created when missing). 0, or -1
  * with why (the run goes on: the plan is only not kept). */
 int af_cudnn_plan_disk_store(const af_cudnn_api *api, const char *dir, const char *key, const af_cudnn_plan *plan,

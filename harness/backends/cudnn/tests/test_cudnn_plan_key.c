@@ -7,7 +7,8 @@
  * text without one); a missing file is no plan and no message; a file
  * whose first line is not ours, or whose notes are out of range, is refused with a message
  * and kept; one whose text cuDNN refuses, or whose workspace differs from the recorded
- * one, is refused and removed. Without CUDA (no cudnn backend) it prints SKIP and exits 77.
+ * one, is refused and removed. The folder's trim keeps the newest plan files and touches
+ * nothing else (trim_checks). Without CUDA (no cudnn backend) it prints SKIP and exits 77.
  */
 #include <stdio.h>
 
@@ -20,8 +21,10 @@ int main(void) {
 }
 #else
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "backends/cudnn/cudnn_plan_disk.h"
@@ -109,6 +112,44 @@ static void write_file(const char *path, const char *text) {
     if (!f) return;
     fputs(text, f);
     fclose(f);
+}
+
+/* af_cudnn_plan_disk_trim: 12 plan files of distinct ages beside a file of another name, a
+ * link named as a plan and a name in upper-case hex; at most 10 kept: the 3 oldest go (9
+ * left, 90 %), nothing else; again: nothing; no limit: nothing; a missing folder: -1. */
+static void trim_checks(const char *root) {
+    char dir[600], path[700], why[512];
+    snprintf(dir, sizeof dir, "%s/trim", root);
+    CHECK(mkdir(dir, 0755) == 0);
+    for (int i = 0; i < 12; i++) {
+        snprintf(path, sizeof path, "%s/%032x.plan", dir, 1000 - i); /* names opposite to ages */
+        write_file(path, "x");
+        struct timespec t[2] = {{1700000000 + 10 * i, 0}, {1700000000 + 10 * i, 0}};
+        CHECK(utimensat(AT_FDCWD, path, t, 0) == 0);
+    }
+    snprintf(path, sizeof path, "%s/notes.txt", dir);
+    write_file(path, "mine");
+    snprintf(path, sizeof path, "%s/%032X.plan", dir, 0xABCDEF);
+    write_file(path, "upper case: not a key");
+    char link[700];
+    snprintf(link, sizeof link, "%s/%032x.plan", dir, 7);
+    CHECK(symlink("notes.txt", link) == 0);
+    CHECK_MSG(af_cudnn_plan_disk_trim(dir, 10, why, sizeof why) == 3, "%s", why);
+    for (int i = 0; i < 12; i++) {
+        snprintf(path, sizeof path, "%s/%032x.plan", dir, 1000 - i);
+        CHECK_MSG((access(path, F_OK) == 0) == (i >= 3), "plan file of age rank %d %s", i, i >= 3 ? "removed" : "kept");
+    }
+    snprintf(path, sizeof path, "%s/notes.txt", dir);
+    CHECK(access(path, F_OK) == 0);
+    snprintf(path, sizeof path, "%s/%032X.plan", dir, 0xABCDEF);
+    CHECK(access(path, F_OK) == 0);
+    struct stat st;
+    CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+    CHECK(af_cudnn_plan_disk_trim(dir, 10, why, sizeof why) == 0);
+    CHECK(af_cudnn_plan_disk_trim(dir, 0, why, sizeof why) == 0);
+    snprintf(path, sizeof path, "%s/none", dir);
+    why[0] = 0;
+    CHECK(af_cudnn_plan_disk_trim(path, 10, why, sizeof why) == -1 && strstr(why, "none") != NULL);
 }
 
 int main(void) {
@@ -232,6 +273,7 @@ int main(void) {
     given_text[0] = 0;
     CHECK(af_cudnn_plan_disk_store(&api, sub, k1, &plan, why, sizeof why) == -1);
     CHECK_MSG(strstr(why, "no text") != NULL, "%s", why);
+    trim_checks(dir);
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0);
