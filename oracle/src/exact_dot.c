@@ -27,17 +27,23 @@ static int split(double x, int64_t *m, int *e) {
     return 1;
 }
 
-int af_exact_dot(const double *a, const double *x, int n, af_i128 *sum, int *exp2) {
-    if (n < 0 || n > AF_EXACT_DOT_MAX_N) return 0;
+void af_exact_vec_set(af_exact_vec *v, const double *a, int n) {
+    v->n = n;
+    v->ok = n >= 0 && n <= AF_EXACT_DOT_MAX_N;
+    for (int d = 0; v->ok && d < n; d++) v->ok = split(a[d], &v->m[d], &v->e[d]);
+}
+
+int af_exact_dot(const af_exact_vec *a, const double *x, int n, af_i128 *sum, int *exp2) {
+    if (!a->ok || n != a->n) return 0;
     int64_t prod[AF_EXACT_DOT_MAX_N]; /* (n) the products' integers, below 2^52 */
     int pe[AF_EXACT_DOT_MAX_N];       /* (n) their exponents */
     int lo = 0, hi = 0, any = 0;
     for (int d = 0; d < n; d++) {
-        int64_t ma, mx;
-        int ea, ex;
-        if (!split(a[d], &ma, &ea) || !split(x[d], &mx, &ex)) return 0;
-        prod[d] = ma * mx; /* |.| < 2^52 */
-        pe[d] = ea + ex;
+        int64_t mx;
+        int ex;
+        if (!split(x[d], &mx, &ex)) return 0;
+        prod[d] = a->m[d] * mx; /* |.| < 2^52 */
+        pe[d] = a->e[d] + ex;
         if (!prod[d]) continue;
         if (!any || pe[d] < lo) lo = pe[d];
         if (!any || pe[d] > hi) hi = pe[d];

@@ -10,11 +10,14 @@
  * rounding it once to the MPFR variable gives the same bits as mpfr_sum of the exact
  * products (a correctly rounded sum of an exact value is unique).
  *
- * af_exact_dot returns 1 with sum * 2^exp2 = sum_d a[d] x[d] exactly, or 0 where the fast
- * path does not apply and the caller sums in MPFR: an entry that is not finite or has more
- * than AF_EXACT_DOT_BITS significant bits, n above AF_EXACT_DOT_MAX_N, a span of exponents
- * above AF_EXACT_DOT_SPAN, or an exact sum of 0 (whose sign MPFR decides by its own rules).
- * No MPFR, no allocation: oracle_mpfr.c turns the integer into the MPFR value.
+ * One vector of a dot is split into its entries' integers and exponents once
+ * (af_exact_vec_set: a query row is dotted with every key it sees, a key with every row),
+ * the other as it is read. af_exact_dot returns 1 with sum * 2^exp2 = sum_d a[d] x[d]
+ * exactly, or 0 where the fast path does not apply and the caller sums in MPFR: an entry
+ * that is not finite or has more than AF_EXACT_DOT_BITS significant bits, n above
+ * AF_EXACT_DOT_MAX_N, a span of exponents above AF_EXACT_DOT_SPAN, or an exact sum of 0
+ * (whose sign MPFR decides by its own rules). No MPFR, no allocation: oracle_mpfr.c turns
+ * the integer into the MPFR value.
  */
 #ifndef ATTNFUZZ_ORACLE_EXACT_DOT_H
 #define ATTNFUZZ_ORACLE_EXACT_DOT_H
@@ -27,6 +30,15 @@
 
 __extension__ typedef __int128 af_i128;
 
-int af_exact_dot(const double *a, const double *x, int n, af_i128 *sum, int *exp2);
+/* One vector split: a[d] = m[d] 2^e[d], |m[d]| < 2^AF_EXACT_DOT_BITS (0 for a zero). */
+typedef struct {
+    int n;                         /* entries */
+    int ok;                        /* 0: some entry is not on the fast path (every dot declines) */
+    int64_t m[AF_EXACT_DOT_MAX_N]; /* (n) */
+    int e[AF_EXACT_DOT_MAX_N];     /* (n) */
+} af_exact_vec;
+
+void af_exact_vec_set(af_exact_vec *v, const double *a, int n);
+int af_exact_dot(const af_exact_vec *a, const double *x, int n, af_i128 *sum, int *exp2);
 
 #endif

@@ -53,10 +53,11 @@ struct af_mpfr_scratch {
     size_t n_pairs;
     size_t n_keys, n_dim, n_v;
     mpfr_t m, z, t, u, drow, lse;
-    mpfr_t m_scores;   /* the max of the row's scores alone (the sink's logit is not one) */
-    mpfr_t keep_scale; /* 1 / (1 - p) at prec (1 without dropout) */
-    mpfr_t scale;      /* p->scale, 53 bits (exact) */
-    mpfr_t wide;       /* 128 bits: an exact dot's integer (exact_dot.h) before its rounding */
+    mpfr_t m_scores;                 /* the max of the row's scores alone (the sink's logit is not one) */
+    mpfr_t keep_scale;               /* 1 / (1 - p) at prec (1 without dropout) */
+    mpfr_t scale;                    /* p->scale, 53 bits (exact) */
+    mpfr_t wide;                     /* 128 bits: an exact dot's integer (exact_dot.h) before its rounding */
+    af_exact_vec *split_a, *split_b; /* in_a's and in_b's vectors split for the integer dots */
 };
 
 static mpfr_t *mpfr_array_new(size_t n, int prec) {
@@ -95,6 +96,8 @@ af_mpfr_scratch *af_mpfr_scratch_new(const af_oracle_problem *p, int prec) {
     s->vmax = malloc(s->n_keys * sizeof *s->vmax);
     s->in_a = mpfr_array_new(s->n_dim, 53);
     s->in_b = mpfr_array_new(s->n_dim, 53);
+    s->split_a = malloc(sizeof *s->split_a);
+    s->split_b = malloc(sizeof *s->split_b);
     s->n_v = (size_t)p->Dv;
     s->orow = mpfr_array_new(s->n_v, prec);
     s->pair_p = mpfr_array_new(s->n_pairs, prec);
@@ -110,7 +113,8 @@ af_mpfr_scratch *af_mpfr_scratch_new(const af_oracle_problem *p, int prec) {
     mpfr_ui_sub(s->keep_scale, 1, s->keep_scale, MPFR_RNDN);     /* 1 - p, rounded once to prec */
     mpfr_ui_div(s->keep_scale, 1, s->keep_scale, MPFR_RNDN);
     if (!s->terms || !s->ptrs || !s->e || !s->th || !s->ds || !s->ew || !s->pair_pw || !s->kmax || !s->vmax ||
-        !s->in_a || !s->in_b || !s->orow || !s->pair_p || !s->pair_ds || !s->pair_row || !s->pair_mass) {
+        !s->in_a || !s->in_b || !s->split_a || !s->split_b || !s->orow || !s->pair_p || !s->pair_ds || !s->pair_row ||
+        !s->pair_mass) {
         af_mpfr_scratch_free(s);
         return NULL;
     }
@@ -128,6 +132,8 @@ void af_mpfr_scratch_free(af_mpfr_scratch *s) {
     free(s->kmax);
     free(s->vmax);
     mpfr_array_free(s->in_a, s->n_dim);
+    free(s->split_a);
+    free(s->split_b);
     mpfr_array_free(s->in_b, s->n_dim);
     mpfr_array_free(s->orow, s->n_v);
     free(s->pair_row);
@@ -208,16 +214,16 @@ void af_mpfr_set_i128(mpfr_t dst, af_i128 v, int exp2) {
     mpfr_mul_2si(dst, dst, exp2, MPFR_RNDN);
 }
 
-/* dst = sum_d a[d] * x[base + d] for 53-bit a (ad: the same values as doubles) and input
- * x (its copy xm or NULL), correctly rounded to dst's precision. Where the entries have few
+/* dst = sum_d a[d] * x[base + d] for 53-bit a (av: the same values split, exact_dot.h) and
+ * input x (its copy xm or NULL), correctly rounded to dst's precision. Where the entries have few
  * bits (exact_dot.h) the exact sum is an integer times a power of two, rounded once into
  * dst; else the products are exact at term_prec and mpfr_sum rounds their sum once. Either
  * way dst is the exact sum correctly rounded: the same bits (test_exact_dot). */
-static void dot_exact(af_mpfr_scratch *s, mpfr_t dst, mpfr_t *a, const double *ad, const mpfr_t *xm, const double *x,
-                      size_t base, int n) {
+static void dot_exact(af_mpfr_scratch *s, mpfr_t dst, mpfr_t *a, const af_exact_vec *av, const mpfr_t *xm,
+                      const double *x, size_t base, int n) {
     af_i128 sum;
     int e;
-    if (af_exact_dot(ad, x + base, n, &sum, &e)) {
+    if (af_exact_dot(av, x + base, n, &sum, &e)) {
         af_mpfr_set_i128(s->wide, sum, e); /* exact: |sum| < 2^127 */
         mpfr_set(dst, s->wide, MPFR_RNDN); /* the one rounding */
         return;
@@ -334,13 +340,14 @@ void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i
     }
     const af_mpfr_inputs *xc = c->x;
     mpfr_t *qa = load_exact(s->in_a, xc ? xc->q : NULL, in->q, row * (size_t)Dqk, Dqk); /* (Dqk) */
+    af_exact_vec_set(s->split_a, in->q + row * (size_t)Dqk, Dqk);
 
     /* Scores s_j, stored in e[jj] for j = af_mask_keys_at(&keys, jj). */
     for (int jj = 0; jj < n; jj++) {
         size_t key = af_idx_key(p, b, g, af_mask_keys_at(&keys, jj));
         const double *k = in->k + key * (size_t)Dqk;
         const double *v = in->v + key * (size_t)Dv;
-        dot_exact(s, s->t, qa, in->q + row * (size_t)Dqk, xc ? xc->k : NULL, in->k, key * (size_t)Dqk, Dqk);
+        dot_exact(s, s->t, qa, s->split_a, xc ? xc->k : NULL, in->k, key * (size_t)Dqk, Dqk);
         mpfr_mul(s->e[jj], s->t, s->scale, MPFR_RNDN); /* = mpfr_mul_d by p->scale */
         feature_score(p, b, h, i, af_mask_keys_at(&keys, jj), s->e[jj], s->th[jj], s->u);
         if (!af_mask_rule_kept(&p->mask, b, i, af_mask_keys_at(&keys, jj)))
@@ -398,6 +405,7 @@ void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i
 
     if (!c->backward) return;
     mpfr_t *dob = load_exact(s->in_b, xc ? xc->dout : NULL, in->dout, row * (size_t)Dv, Dv); /* (Dv) */
+    af_exact_vec_set(s->split_b, in->dout + row * (size_t)Dv, Dv);
     mpfr_ptr drow = c->drow_mp ? c->drow_mp[row] : s->drow;
     for (int d = 0; d < Dv; d++) {
         mpfr_mul(s->terms[d], dob[d], s->orow[d], MPFR_RNDN); /* exact */
@@ -417,7 +425,7 @@ void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i
     double dq_mass = 0.0;
     for (int jj = 0; jj < n; jj++) {
         size_t vbase = af_idx_key(p, b, g, af_mask_keys_at(&keys, jj)) * (size_t)Dv;
-        dot_exact(s, s->ds[jj], dob, in->dout + row * (size_t)Dv, xc ? xc->v : NULL, in->v, vbase, Dv); /* dO . v_j */
+        dot_exact(s, s->ds[jj], dob, s->split_b, xc ? xc->v : NULL, in->v, vbase, Dv);  /* dO . v_j */
         dropout_weigh(p, s, b, h, i, af_mask_keys_at(&keys, jj), s->ds[jj], s->ds[jj]); /* dP_j = w_j dO . v_j */
         double pj = mpfr_get_d(s->e[jj], MPFR_RNDN) / zd;
         dq_mass += pj * (fabs(mpfr_get_d(s->ds[jj], MPFR_RNDN)) + drow_abs) * s->kmax[jj] * grad_gain(s->th[jj]);
@@ -456,6 +464,8 @@ void af_mpfr_key(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int g, int j
     const af_mpfr_inputs *xc = c->x;
     mpfr_t *ka = load_exact(s->in_a, xc ? xc->k : NULL, in->k, key * (size_t)Dqk, Dqk); /* (Dqk) */
     mpfr_t *vb = load_exact(s->in_b, xc ? xc->v : NULL, in->v, key * (size_t)Dv, Dv);   /* (Dv) */
+    af_exact_vec_set(s->split_a, in->k + key * (size_t)Dqk, Dqk);
+    af_exact_vec_set(s->split_b, in->v + key * (size_t)Dv, Dv);
 
     size_t np = 0;
     double dv_mass = 0.0, dk_mass = 0.0;
@@ -466,16 +476,15 @@ void af_mpfr_key(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int g, int j
             size_t row = af_idx_row(p, b, h, i);
             const double *q = in->q + row * (size_t)Dqk;
             const double *dout = in->dout + row * (size_t)Dv;
-            dot_exact(s, s->t, ka, in->k + key * (size_t)Dqk, xc ? xc->q : NULL, in->q, row * (size_t)Dqk, Dqk);
+            dot_exact(s, s->t, ka, s->split_a, xc ? xc->q : NULL, in->q, row * (size_t)Dqk, Dqk);
             mpfr_mul(s->t, s->t, s->scale, MPFR_RNDN);             /* r_ij */
             feature_score(p, b, h, i, j, s->t, s->th[0], s->drow); /* s_ij; th[0] = dt/dr */
             if (c->lse_mp)
                 mpfr_sub(s->t, s->t, c->lse_mp[row], MPFR_RNDN);
             else
                 mpfr_sub_d(s->t, s->t, c->lse64[row], MPFR_RNDN);
-            mpfr_exp(s->pair_p[np], s->t, MPFR_RNDN); /* P_ij */
-            dot_exact(s, s->u, vb, in->v + key * (size_t)Dv, xc ? xc->dout : NULL, in->dout, row * (size_t)Dv,
-                      Dv);                                                  /* dO_i . v_j */
+            mpfr_exp(s->pair_p[np], s->t, MPFR_RNDN);                                                 /* P_ij */
+            dot_exact(s, s->u, vb, s->split_b, xc ? xc->dout : NULL, in->dout, row * (size_t)Dv, Dv); /* dO_i . v_j */
             dropout_weigh(p, s, b, h, i, j, s->u, s->u);                    /* dP_ij = w_ij dO_i . v_j */
             dropout_weigh(p, s, b, h, i, j, s->pair_pw[np], s->pair_p[np]); /* P_ij w_ij */
             double pij = mpfr_get_d(s->pair_p[np], MPFR_RNDN);

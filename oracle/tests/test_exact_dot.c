@@ -2,14 +2,15 @@
  * gives the same bits as MPFR's own exact sum, and steps aside where it cannot.
  *
  * Reference: every product a_d x_d exact at 106 bits, their sum rounded once by mpfr_sum
- * (what dot_exact of oracle_mpfr.c did before the fast path). Fast path: af_exact_dot's
+ * (what dot_exact of oracle_mpfr.c did before the fast path). Fast path: one vector split
+ * (af_exact_vec_set), then af_exact_dot's
  * integer, made an MPFR value exactly (af_mpfr_set_i128, 128 bits), rounded once. Both
  * rounded to 53, 64, 100, 128 and 200 bits must be equal, sign of zero included, for:
  *  - random vectors of fp16, bf16, fp32 and fp8 (e4m3, e5m2) values, n from 1 to 1024,
  *    with scales apart by up to 2^40, cancellations (x and -x), zeros and subnormal doubles;
  *  - the limits: every entry 26 bits at the largest n with the widest span (the integer's
  *    largest sum), and a span of exactly AF_EXACT_DOT_SPAN.
- * The fast path must decline (return 0) for: an entry of 27 significant bits, inf, NaN, n
+ * The fast path must decline (return 0) for: an entry of 27 significant bits (either vector), inf, NaN, n
  * above AF_EXACT_DOT_MAX_N, a span of AF_EXACT_DOT_SPAN + 1, all products zero, and an
  * exact sum of zero. At least 75 % of the random vectors must take the fast path (else
  * this test would check little; the wide bf16 exponents mostly decline: products 2^240 apart).
@@ -41,11 +42,18 @@ static void reference(mpfr_t dst, const double *a, const double *x, int n) {
     mpfr_sum(dst, ptrs, (unsigned long)n, MPFR_RNDN);
 }
 
+/* The fast path as oracle_mpfr.c takes it: a split once (af_exact_vec_set), then the dot. */
+static int fast_dot(const double *a, const double *x, int n, af_i128 *sum, int *exp2) {
+    static af_exact_vec v;
+    af_exact_vec_set(&v, a, n);
+    return af_exact_dot(&v, x, n, sum, exp2);
+}
+
 /* Compare the fast path with the reference at every precision; returns whether it applied. */
 static int compare(const double *a, const double *x, int n, const char *what) {
     af_i128 sum;
     int e;
-    int fast = af_exact_dot(a, x, n, &sum, &e);
+    int fast = fast_dot(a, x, n, &sum, &e);
     if (!fast) return 0;
     mpfr_t wide, got, want;
     mpfr_init2(wide, 128);
@@ -130,25 +138,26 @@ int main(void) {
     int e;
     /* declines */
     a[0] = 1.0, x[0] = 1.0, a[1] = ldexp(1.0, -AF_EXACT_DOT_SPAN - 1), x[1] = 1.0;
-    CHECK_MSG(af_exact_dot(a, x, 2, &s, &e) == 0, "a span of AF_EXACT_DOT_SPAN + 1 took the fast path");
+    CHECK_MSG(fast_dot(a, x, 2, &s, &e) == 0, "a span of AF_EXACT_DOT_SPAN + 1 took the fast path");
     a[1] = ldexp(1.0, -AF_EXACT_DOT_SPAN);
     CHECK(compare(a, x, 2, "span AF_EXACT_DOT_SPAN") == 1);
     a[0] = (double)((1 << 26) + 1), x[0] = 1.0; /* 27 significant bits */
-    CHECK_MSG(af_exact_dot(a, x, 1, &s, &e) == 0, "27 bits took the fast path");
+    CHECK_MSG(fast_dot(a, x, 1, &s, &e) == 0, "27 bits took the fast path");
+    CHECK_MSG(fast_dot(x, a, 1, &s, &e) == 0, "27 bits on the other side took the fast path");
     a[0] = (double)((1 << 26) - 1) * 4.0; /* 26 bits, shifted */
     CHECK(compare(a, x, 1, "26 bits") == 1);
     a[0] = INFINITY;
-    CHECK(af_exact_dot(a, x, 1, &s, &e) == 0);
+    CHECK(fast_dot(a, x, 1, &s, &e) == 0);
     a[0] = NAN;
-    CHECK(af_exact_dot(a, x, 1, &s, &e) == 0);
+    CHECK(fast_dot(a, x, 1, &s, &e) == 0);
     a[0] = 1.0, x[0] = -INFINITY;
-    CHECK(af_exact_dot(a, x, 1, &s, &e) == 0);
+    CHECK(fast_dot(a, x, 1, &s, &e) == 0);
     for (int d = 0; d < MAXN + 1; d++) a[d] = 1.0, x[d] = 1.0;
-    CHECK_MSG(af_exact_dot(a, x, MAXN + 1, &s, &e) == 0, "n above AF_EXACT_DOT_MAX_N took the fast path");
+    CHECK_MSG(fast_dot(a, x, MAXN + 1, &s, &e) == 0, "n above AF_EXACT_DOT_MAX_N took the fast path");
     a[0] = 0.0, x[0] = 2.0, a[1] = -0.0, x[1] = 3.0;
-    CHECK_MSG(af_exact_dot(a, x, 2, &s, &e) == 0, "all products zero took the fast path");
+    CHECK_MSG(fast_dot(a, x, 2, &s, &e) == 0, "all products zero took the fast path");
     a[0] = 1.5, x[0] = 2.0, a[1] = -3.0, x[1] = 1.0;
-    CHECK_MSG(af_exact_dot(a, x, 2, &s, &e) == 0, "an exact zero sum took the fast path");
+    CHECK_MSG(fast_dot(a, x, 2, &s, &e) == 0, "an exact zero sum took the fast path");
     /* and the reference's own view of that zero: +0 (MPFR's rule), which the caller keeps */
     mpfr_t z;
     mpfr_init2(z, 128);
