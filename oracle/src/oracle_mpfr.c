@@ -5,7 +5,9 @@
  *  - every product of an input with an input or with a prec-bit value is computed
  *    into a (prec + 53)-bit term, which is exact;
  *  - every sum is one mpfr_sum (correctly rounded to prec bits, whatever the
- *    cancellation or order);
+ *    cancellation or order), or, for the dots of two inputs (exact_dot.h) and the sums
+ *    of prec-bit weights times inputs (exact_wsum.h), the same exact sum formed in
+ *    integers and rounded once: the same bits;
  *  - every other operation (scale multiply, sub, exp, log, div) rounds once to prec
  *    bits, round-to-nearest;
  *  - each output is rounded to double once, at the end (mpfr_get_d, RNDN).
@@ -28,6 +30,7 @@
 #include <string.h>
 #include "oracle/feature_spec.h"
 #include "oracle/src/exact_dot.h"
+#include "oracle/src/exact_wsum.h"
 #include "oracle/src/oracle_internal.h"
 
 struct af_mpfr_scratch {
@@ -58,6 +61,10 @@ struct af_mpfr_scratch {
     mpfr_t scale;                    /* p->scale, 53 bits (exact) */
     mpfr_t wide;                     /* 128 bits: an exact dot's integer (exact_dot.h) before its rounding */
     af_exact_vec *split_a, *split_b; /* in_a's and in_b's vectors split for the integer dots */
+    af_exact_wsum *wsum;             /* the weighted sums in integers (exact_wsum.h) */
+    mpfr_t *col;                     /* (n_dim) one weighted sum per d, at prec */
+    size_t *wbase;                   /* (n_terms) each term's input row (its first element) */
+    unsigned char *done;             /* (n_dim) d summed by wsum */
 };
 
 static mpfr_t *mpfr_array_new(size_t n, int prec) {
@@ -105,6 +112,10 @@ af_mpfr_scratch *af_mpfr_scratch_new(const af_oracle_problem *p, int prec) {
     s->pair_pw = mpfr_array_new(s->n_pairs, prec);
     s->pair_row = malloc((s->n_pairs ? s->n_pairs : 1) * sizeof *s->pair_row);
     s->pair_mass = malloc((s->n_pairs ? s->n_pairs : 1) * sizeof *s->pair_mass);
+    s->wsum = af_exact_wsum_new(s->n_terms, (int)s->n_dim, prec);
+    s->col = mpfr_array_new(s->n_dim, prec);
+    s->wbase = malloc(s->n_terms * sizeof *s->wbase);
+    s->done = malloc(s->n_dim);
     mpfr_inits2(prec, s->m, s->z, s->t, s->u, s->drow, s->lse, s->keep_scale, s->m_scores, (mpfr_ptr)0);
     mpfr_init2(s->scale, 53);
     mpfr_init2(s->wide, 128);
@@ -114,7 +125,7 @@ af_mpfr_scratch *af_mpfr_scratch_new(const af_oracle_problem *p, int prec) {
     mpfr_ui_div(s->keep_scale, 1, s->keep_scale, MPFR_RNDN);
     if (!s->terms || !s->ptrs || !s->e || !s->th || !s->ds || !s->ew || !s->pair_pw || !s->kmax || !s->vmax ||
         !s->in_a || !s->in_b || !s->split_a || !s->split_b || !s->orow || !s->pair_p || !s->pair_ds || !s->pair_row ||
-        !s->pair_mass) {
+        !s->pair_mass || !s->wsum || !s->col || !s->wbase || !s->done) {
         af_mpfr_scratch_free(s);
         return NULL;
     }
@@ -138,6 +149,10 @@ void af_mpfr_scratch_free(af_mpfr_scratch *s) {
     mpfr_array_free(s->orow, s->n_v);
     free(s->pair_row);
     free(s->pair_mass);
+    af_exact_wsum_free(s->wsum);
+    mpfr_array_free(s->col, s->n_dim);
+    free(s->wbase);
+    free(s->done);
     mpfr_array_free(s->pair_p, s->n_pairs);
     mpfr_array_free(s->pair_ds, s->n_pairs);
     mpfr_array_free(s->pair_pw, s->n_pairs);
@@ -241,6 +256,22 @@ static mpfr_t *load_exact(mpfr_t *scratch, const mpfr_t *xm, const double *x, si
     if (xm) return (mpfr_t *)(xm + base);
     for (int d = 0; d < n; d++) mpfr_set_d(scratch[d], x[base + (size_t)d], MPFR_RNDN); /* 53 bits: exact */
     return scratch;
+}
+
+/* s->col[d] = sum_t w[t] x[s->wbase[t] + d] for d < D, the exact sum rounded once to prec:
+ * in integers where exact_wsum.h applies, else (or for a d whose sum is exactly zero) each
+ * product exact at term_prec (x from its copy xm or the double) and one mpfr_sum. The same
+ * bits either way. */
+static void weighted_sums(af_mpfr_scratch *s, mpfr_t *w, size_t n, const mpfr_t *xm, const double *x, int D) {
+    af_exact_wsum_run(s->wsum, s->col, w, x, s->wbase, n, D, s->done);
+    for (int d = 0; d < D; d++) {
+        if (s->done[d]) continue;
+        for (size_t t = 0; t < n; t++) {
+            mul_in(s->terms[t], w[t], xm, x, s->wbase[t] + (size_t)d);
+            s->ptrs[t] = s->terms[t];
+        }
+        mpfr_sum(s->col[d], s->ptrs, (unsigned long)n, MPFR_RNDN);
+    }
 }
 
 static double max_abs(const double *x, int n) {
@@ -391,14 +422,10 @@ void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i
     double zd = mpfr_get_d(s->z, MPFR_RNDN);
     for (int jj = 0; jj < n; jj++)
         dropout_weigh(p, s, b, h, i, af_mask_keys_at(&keys, jj), s->ew[jj], s->e[jj]); /* e_j w_j */
+    for (int jj = 0; jj < n; jj++) s->wbase[jj] = af_idx_key(p, b, g, af_mask_keys_at(&keys, jj)) * (size_t)Dv;
+    weighted_sums(s, s->ew, (size_t)n, xc ? xc->v : NULL, in->v, Dv); /* sum_j e_j w_j v_jd */
     for (int d = 0; d < Dv; d++) {
-        for (int jj = 0; jj < n; jj++) {
-            size_t vi = af_idx_key(p, b, g, af_mask_keys_at(&keys, jj)) * (size_t)Dv + (size_t)d;
-            mul_in(s->terms[jj], s->ew[jj], xc ? xc->v : NULL, in->v, vi);
-            s->ptrs[jj] = s->terms[jj];
-        }
-        mpfr_sum(s->t, s->ptrs, (unsigned long)n, MPFR_RNDN);
-        mpfr_div(s->orow[d], s->t, s->z, MPFR_RNDN);
+        mpfr_div(s->orow[d], s->col[d], s->z, MPFR_RNDN);
         o_row[d] = mpfr_get_d(s->orow[d], MPFR_RNDN);
     }
     for (int jj = 0; jj < n; jj++) mass->o += mpfr_get_d(s->ew[jj], MPFR_RNDN) / zd * s->vmax[jj];
@@ -436,14 +463,10 @@ void af_mpfr_row(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int h, int i
             mpfr_mul(s->ds[jj], s->ds[jj], s->th[jj], MPFR_RNDN); /* dR_j */
     }
     mass->dq = fabs(p->scale) * dq_mass;
+    for (int jj = 0; jj < n; jj++) s->wbase[jj] = af_idx_key(p, b, g, af_mask_keys_at(&keys, jj)) * (size_t)Dqk;
+    weighted_sums(s, s->ds, (size_t)n, xc ? xc->k : NULL, in->k, Dqk); /* sum_j dS_j k_jd */
     for (int d = 0; d < Dqk; d++) {
-        for (int jj = 0; jj < n; jj++) {
-            size_t ki = af_idx_key(p, b, g, af_mask_keys_at(&keys, jj)) * (size_t)Dqk + (size_t)d;
-            mul_in(s->terms[jj], s->ds[jj], xc ? xc->k : NULL, in->k, ki);
-            s->ptrs[jj] = s->terms[jj];
-        }
-        mpfr_sum(s->t, s->ptrs, (unsigned long)n, MPFR_RNDN);
-        mpfr_mul(s->t, s->t, s->scale, MPFR_RNDN);
+        mpfr_mul(s->t, s->col[d], s->scale, MPFR_RNDN);
         dq_row[d] = mpfr_get_d(s->t, MPFR_RNDN);
     }
 }
@@ -505,21 +528,13 @@ void af_mpfr_key(const af_oracle_ctx *c, af_mpfr_scratch *s, int b, int g, int j
     }
     mass->dv = dv_mass;
     mass->dk = fabs(p->scale) * dk_mass;
-    for (int d = 0; d < Dv; d++) {
-        for (size_t n = 0; n < np; n++) {
-            mul_in(s->terms[n], s->pair_pw[n], xc ? xc->dout : NULL, in->dout, s->pair_row[n] * (size_t)Dv + (size_t)d);
-            s->ptrs[n] = s->terms[n];
-        }
-        mpfr_sum(s->t, s->ptrs, (unsigned long)np, MPFR_RNDN);
-        dv_col[d] = mpfr_get_d(s->t, MPFR_RNDN);
-    }
+    for (size_t n = 0; n < np; n++) s->wbase[n] = s->pair_row[n] * (size_t)Dv;
+    weighted_sums(s, s->pair_pw, np, xc ? xc->dout : NULL, in->dout, Dv); /* sum_i P_ij w_ij dO_id */
+    for (int d = 0; d < Dv; d++) dv_col[d] = mpfr_get_d(s->col[d], MPFR_RNDN);
+    for (size_t n = 0; n < np; n++) s->wbase[n] = s->pair_row[n] * (size_t)Dqk;
+    weighted_sums(s, s->pair_ds, np, xc ? xc->q : NULL, in->q, Dqk); /* sum_i dS_ij q_id */
     for (int d = 0; d < Dqk; d++) {
-        for (size_t n = 0; n < np; n++) {
-            mul_in(s->terms[n], s->pair_ds[n], xc ? xc->q : NULL, in->q, s->pair_row[n] * (size_t)Dqk + (size_t)d);
-            s->ptrs[n] = s->terms[n];
-        }
-        mpfr_sum(s->t, s->ptrs, (unsigned long)np, MPFR_RNDN);
-        mpfr_mul(s->t, s->t, s->scale, MPFR_RNDN);
+        mpfr_mul(s->t, s->col[d], s->scale, MPFR_RNDN);
         dk_col[d] = mpfr_get_d(s->t, MPFR_RNDN);
     }
 }
