@@ -12,7 +12,7 @@ rm -rf "$DEST"
 mkdir -p "$DEST/lib" "$DEST/plugins"
 for b in attnfuzz attnfuzz_replay bench_oracle_gpu bench_ref_gpu bench_pipeline test_oracle_gpu test_oracle_pipeline \
          test_gpu_ref test_gpu_gen test_cudnn_sdpa test_cudnn_fp8 test_cudnn_fp8_stats test_cudnn_ahead \
-         test_cudnn_plan_disk test_campaign_gpu test_compare_gpu ${EXTRA_BINS:-}; do
+         test_cudnn_plan_disk test_campaign_gpu test_compare_gpu test_gpu_sync ${EXTRA_BINS:-}; do
   if [ -x "$SRC/$b" ]; then
     # attnfuzz keeps its symbol table (0.4 MB): ci/bench/pmp.sh's stacks name functions
     if [ "$b" = attnfuzz ]; then strip --strip-debug -o "$DEST/$b" "$SRC/$b"; else strip -o "$DEST/$b" "$SRC/$b"; fi

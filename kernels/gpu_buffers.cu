@@ -34,6 +34,34 @@ extern "C" af_run_status af_gpu_classify(cudaError_t e, const char *what, char *
     return AF_RUN_ERROR;
 }
 
+/* How a thread that waits for the device behaves (ATTNFUZZ_GPU_SYNC, util/config.h). CUDA's
+ * default spins while the process has fewer contexts than the machine has cores: every worker
+ * of a campaign then spends a core on each wait, cores its own and the other workers' host
+ * passes (the MPFR certification's threads) could use. Set once per process, under pthread_once,
+ * before the device's first use in it (af_gpu_available comes first: every GPU path asks it);
+ * a value that is none of the four is said once on stderr and CUDA's default kept. */
+static pthread_once_t sync_once = PTHREAD_ONCE_INIT;
+
+static void sync_choose(void) {
+    const char *v = af_config_get(AF_CFG_GPU_SYNC);
+    unsigned flags;
+    if (!v || strcmp(v, "auto") == 0)
+        return;
+    else if (strcmp(v, "spin") == 0)
+        flags = cudaDeviceScheduleSpin;
+    else if (strcmp(v, "yield") == 0)
+        flags = cudaDeviceScheduleYield;
+    else if (strcmp(v, "block") == 0)
+        flags = cudaDeviceScheduleBlockingSync;
+    else {
+        fprintf(stderr,
+                "attnfuzz: warning: ATTNFUZZ_GPU_SYNC=%s is none of auto, spin, yield, block (CUDA's default kept)\n",
+                v);
+        return;
+    }
+    if (cudaSetDeviceFlags(flags) != cudaSuccess) (void)cudaGetLastError();
+}
+
 extern "C" int af_gpu_available(char *why, size_t cap, char *name, size_t name_cap, int *sm) {
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
@@ -46,6 +74,7 @@ extern "C" int af_gpu_available(char *why, size_t cap, char *name, size_t name_c
         snprintf(why, cap, "no CUDA device present");
         return -1;
     }
+    pthread_once(&sync_once, sync_choose);
     cudaDeviceProp prop;
     e = cudaGetDeviceProperties(&prop, 0);
     if (e != cudaSuccess) {

@@ -140,6 +140,9 @@ extern "C" {
     X(GPU_POOL, "ATTNFUZZ_GPU_POOL", "1",                                                                              \
       "0: device arrays from cudaMalloc / cudaFree; otherwise from the device's memory pool, freed blocks kept for "   \
       "the next allocation (trimmed when one fails)")                                                                  \
+    X(GPU_SYNC, "ATTNFUZZ_GPU_SYNC", "auto",                                                                           \
+      "how a thread waiting for the GPU behaves: auto (CUDA's rule: spin while the process's contexts are fewer "      \
+      "than the cores), spin, yield, or block (sleeps on a synchronization primitive: no core taken while waiting)")   \
     X(BIN, "ATTNFUZZ_BIN", "build/attnfuzz",                                                                           \
       "read by ci/gate_example.sh and attnfuzz_worker.testing (else attnfuzz on PATH): the attnfuzz binary they run")
 
