@@ -64,3 +64,22 @@ PY
     done
     tar czf "$R/camp-findings.tgz" -C "$dir" findings $(cd "$dir" && ls -d errors 2>/dev/null) 2>/dev/null
 }
+# cpu_run LABEL CMD...: run CMD (an `attnfuzz run ... --json`, whose workers end with it), its
+# stdout in $R/LABEL.jsonl and stderr in $R/LABEL.err, then add to the summary its verdicts,
+# wall seconds, cases/s and the user + system CPU ms per verdict of every process it waited
+# for (getrusage of the children: the workers included)
+cpu_run() {
+    local label=$1
+    shift
+    python3 - "$R/$label" "$@" >>"$S" 2>&1 <<'PY'
+import resource, subprocess, sys, time
+t = time.monotonic()
+subprocess.run(sys.argv[2:], stdout=open(sys.argv[1] + ".jsonl", "w"), stderr=open(sys.argv[1] + ".err", "w"))
+e = time.monotonic() - t
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+n = sum(1 for line in open(sys.argv[1] + ".jsonl") if line.startswith("{") and '"verdict"' in line) or 1
+print("%-14s %4d cases in %6.1f s: %5.2f cases/s, %6.1f ms wall/case, user %6.1f + sys %5.1f = %6.1f ms CPU/case (%.1f cores busy)" % (
+    sys.argv[1].split("/")[-1], n, e, n / e, 1e3 * e / n, 1e3 * r.ru_utime / n, 1e3 * r.ru_stime / n,
+    1e3 * (r.ru_utime + r.ru_stime) / n, (r.ru_utime + r.ru_stime) / e))
+PY
+}

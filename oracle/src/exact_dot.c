@@ -1,29 +1,15 @@
 /* exact_dot.c — the exact dot product in a 128-bit integer (exact_dot.h). */
 #include "oracle/src/exact_dot.h"
 
-#include <string.h>
-
 /* x = (-1)^neg * m * 2^e with m odd (or 0) and at most AF_EXACT_DOT_BITS bits: 1, else 0
  * (not finite, or more bits). */
 static int split(double x, int64_t *m, int *e) {
-    uint64_t bits;
-    memcpy(&bits, &x, sizeof bits);
-    int field = (int)((bits >> 52) & 0x7ff);
-    uint64_t frac = bits & ((UINT64_C(1) << 52) - 1);
-    if (field == 0x7ff) return 0; /* inf, nan */
-    uint64_t mant = field ? frac | (UINT64_C(1) << 52) : frac;
-    int ex = field ? field - 1075 : -1074; /* x = mant * 2^ex */
-    if (!mant) {
-        *m = 0;
-        *e = 0;
-        return 1;
-    }
-    int tz = __builtin_ctzll(mant);
-    mant >>= tz;
-    ex += tz;
-    if (mant >> AF_EXACT_DOT_BITS) return 0;
-    *m = bits >> 63 ? -(int64_t)mant : (int64_t)mant;
-    *e = ex;
+    uint64_t mant;
+    long ex;
+    int neg;
+    if (!af_exact_split(x, &mant, &ex, &neg) || (mant >> AF_EXACT_DOT_BITS)) return 0;
+    *m = neg ? -(int64_t)mant : (int64_t)mant;
+    *e = (int)ex;
     return 1;
 }
 

@@ -30,6 +30,28 @@
 
 __extension__ typedef __int128 af_i128;
 
+/* |x| = mant 2^ex with mant odd (0 and ex 0 for a zero), neg its sign bit: 1, or 0 when x is
+ * not finite. The integer paths' one reading of a double (here and exact_wsum.h). */
+static inline int af_exact_split(double x, uint64_t *mant, long *ex, int *neg) {
+    uint64_t bits;
+    __builtin_memcpy(&bits, &x, sizeof bits);
+    int field = (int)((bits >> 52) & 0x7ff);
+    uint64_t m = bits & ((UINT64_C(1) << 52) - 1);
+    if (field == 0x7ff) return 0; /* inf, nan */
+    long e = field ? field - 1075 : -1074;
+    if (field) m |= UINT64_C(1) << 52;
+    *neg = (int)(bits >> 63);
+    if (!m) {
+        *mant = 0;
+        *ex = 0;
+        return 1;
+    }
+    int tz = __builtin_ctzll(m);
+    *mant = m >> tz;
+    *ex = e + tz;
+    return 1;
+}
+
 /* One vector split: a[d] = m[d] 2^e[d], |m[d]| < 2^AF_EXACT_DOT_BITS (0 for a zero). */
 typedef struct {
     int n;                         /* entries */

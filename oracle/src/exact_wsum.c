@@ -1,5 +1,6 @@
 /* exact_wsum.c — weighted sums in wide integers (exact_wsum.h). */
 #include "oracle/src/exact_wsum.h"
+#include "oracle/src/exact_dot.h"
 
 #include <gmp.h>
 #include <stdint.h>
@@ -53,26 +54,6 @@ void af_exact_wsum_free(af_exact_wsum *ws) {
     free(ws);
 }
 
-/* |x| = mant 2^ex with mant odd (0 for a zero); 0 when x is not finite. */
-static int split(double x, uint64_t *mant, long *ex, int *sign) {
-    uint64_t bits;
-    memcpy(&bits, &x, sizeof bits);
-    int field = (int)((bits >> 52) & 0x7ff);
-    uint64_t frac = bits & ((UINT64_C(1) << 52) - 1);
-    if (field == 0x7ff) return 0;
-    uint64_t m = field ? frac | (UINT64_C(1) << 52) : frac;
-    long e = field ? field - 1075 : -1074;
-    *sign = (int)(bits >> 63);
-    if (m) {
-        int tz = __builtin_ctzll(m);
-        m >>= tz;
-        e += tz;
-    }
-    *mant = m;
-    *ex = e;
-    return 1;
-}
-
 /* The row's smallest exponent F (of its odd integers) when its nonzero values span at most
  * 63 bits: 1 (row nonzero), 2 (every value zero); 0 when it declines. */
 static int row_base(const double *x, int D, long *f) {
@@ -82,7 +63,7 @@ static int row_base(const double *x, int D, long *f) {
         uint64_t m;
         long e;
         int sg;
-        if (!split(x[d], &m, &e, &sg)) return 0;
+        if (!af_exact_split(x[d], &m, &e, &sg)) return 0;
         if (!m) continue;
         long top = e + 64 - __builtin_clzll(m); /* one past the highest bit */
         if (!any || e < lo) lo = e;
@@ -154,7 +135,7 @@ int af_exact_wsum_run(af_exact_wsum *ws, mpfr_t *dst, const mpfr_t *w, const dou
             uint64_t m = 0;
             long e = 0;
             int sg = 0;
-            (void)split(row[d], &m, &e, &sg); /* finite: row_base accepted the row */
+            (void)af_exact_split(row[d], &m, &e, &sg); /* finite: row_base accepted the row */
             if (!m) continue;
             mp_limb_t big = (mp_limb_t)(m << (e - f)); /* < 2^63 (row_base) */
             mp_limb_t *a = ws->acc + (2 * (size_t)d + (size_t)(sg ^ ws->neg[t])) * (size_t)wl + (size_t)o;

@@ -39,6 +39,17 @@ static inline uint64_t test_random(uint64_t *state) {
     return x ^ (x >> 31);
 }
 
+/* A random value of `bits` significant bits (the leading one included), exponent in
+ * [lo, hi], random sign; a zero of either sign with probability 1/16 (the integer paths'
+ * tests draw every input format from it). */
+static inline double test_format_value(uint64_t *r, int bits, int lo, int hi) {
+    if (test_random(r) % 16 == 0) return test_random(r) & 1 ? -0.0 : 0.0;
+    uint64_t m = (UINT64_C(1) << (bits - 1)) | (test_random(r) & ((UINT64_C(1) << (bits - 1)) - 1));
+    int ex = lo + (int)(test_random(r) % (uint64_t)(hi - lo + 1));
+    double v = ldexp((double)m, ex - (bits - 1));
+    return test_random(r) & 1 ? -v : v;
+}
+
 /* A random fp16-representable value m * 2^-10 with |m| <= 2047 (11 bits), times
  * `spread` (a power of two). */
 static inline double test_fp16(uint64_t *state, double spread) {

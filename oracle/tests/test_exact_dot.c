@@ -21,8 +21,8 @@
 #include <string.h>
 
 #include "oracle/src/oracle_internal.h"
+#include "oracle/tests/oracle_testlib.h"
 #include "util/check.h"
-#include "util/rng.h"
 
 #define MAXN AF_EXACT_DOT_MAX_N
 
@@ -73,19 +73,6 @@ static int compare(const double *a, const double *x, int n, const char *what) {
     return 1;
 }
 
-/* one splitmix64 step */
-static uint64_t next(uint64_t *st) { return af_rng_mix64(*st += 0x9e3779b97f4a7c15ull); }
-
-/* A random value of the format: `bits` significant bits (incl. the leading one), exponent
- * in [lo, hi], random sign; zero with probability 1/16. */
-static double value(uint64_t *r, int bits, int lo, int hi) {
-    if (next(r) % 16 == 0) return next(r) & 1 ? -0.0 : 0.0;
-    uint64_t m = (UINT64_C(1) << (bits - 1)) | (next(r) & ((UINT64_C(1) << (bits - 1)) - 1));
-    int ex = lo + (int)(next(r) % (uint64_t)(hi - lo + 1));
-    double v = ldexp((double)m, ex - (bits - 1));
-    return next(r) & 1 ? -v : v;
-}
-
 int main(void) {
     for (int k = 0; k < MAXN + 8; k++) mpfr_init2(terms[k], 106);
     static double a[MAXN + 8], x[MAXN + 8];
@@ -106,10 +93,10 @@ int main(void) {
     int tried = 0, fast = 0;
     for (int it = 0; it < 490; it++) {
         int f = it % nf, n = ns[(it / nf) % 10];
-        int shift = (int)(next(&r) % 41) - 20; /* the two vectors' scales apart */
+        int shift = (int)(test_random(&r) % 41) - 20; /* the two vectors' scales apart */
         for (int d = 0; d < n; d++) {
-            a[d] = value(&r, fmt[f].bits, fmt[f].lo, fmt[f].hi);
-            x[d] = ldexp(value(&r, fmt[f].bits, fmt[f].lo, fmt[f].hi), shift);
+            a[d] = test_format_value(&r, fmt[f].bits, fmt[f].lo, fmt[f].hi);
+            x[d] = ldexp(test_format_value(&r, fmt[f].bits, fmt[f].lo, fmt[f].hi), shift);
         }
         if (it % 7 == 3 && n > 1) { /* cancellation: the second half mirrors the first */
             for (int d = n / 2; d < n; d++) a[d] = -a[d - n / 2], x[d] = x[d - n / 2];

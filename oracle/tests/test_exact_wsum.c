@@ -24,8 +24,8 @@
 #include <string.h>
 
 #include "oracle/src/exact_wsum.h"
+#include "oracle/tests/oracle_testlib.h"
 #include "util/check.h"
-#include "util/rng.h"
 
 #define MAXT    1024
 #define MAXD    200
@@ -41,8 +41,6 @@ static mpfr_t got[MAXD], want[MAXD];
 static mpfr_t terms[MAXT];
 static mpfr_ptr ptrs[MAXT];
 static unsigned char done[MAXD];
-
-static uint64_t next(uint64_t *st) { return af_rng_mix64(*st += 0x9e3779b97f4a7c15ull); }
 
 /* The reference: exact products at prec + 53 bits, one mpfr_sum per d, rounded to prec. */
 static void reference(int prec, size_t n, int D) {
@@ -75,30 +73,20 @@ static int compare(af_exact_wsum *ws, int prec, size_t n, int D, const char *wha
     return k;
 }
 
-/* A random value of `bits` significant bits, exponent in [lo, hi], random sign; zero with
- * probability 1/16. */
-static double value(uint64_t *r, int bits, int lo, int hi) {
-    if (next(r) % 16 == 0) return next(r) & 1 ? -0.0 : 0.0;
-    uint64_t m = (UINT64_C(1) << (bits - 1)) | (next(r) & ((UINT64_C(1) << (bits - 1)) - 1));
-    int ex = lo + (int)(next(r) % (uint64_t)(hi - lo + 1));
-    double v = ldexp((double)m, ex - (bits - 1));
-    return next(r) & 1 ? -v : v;
-}
-
 /* A random weight at prec bits: softmax-like exp(-u) (kind 0) or signed with a spread
  * exponent (kind 1); zero with probability 1/32. */
 static void weight(mpfr_t dst, uint64_t *r, int prec, int kind) {
     mpfr_set_prec(dst, prec);
-    if (next(r) % 32 == 0) {
-        mpfr_set_zero(dst, next(r) & 1 ? -1 : 1);
+    if (test_random(r) % 32 == 0) {
+        mpfr_set_zero(dst, test_random(r) & 1 ? -1 : 1);
         return;
     }
-    double u = (double)(next(r) % 1000000) * 3e-4; /* [0, 300) */
+    double u = (double)(test_random(r) % 1000000) * 3e-4; /* [0, 300) */
     mpfr_set_d(dst, -u, MPFR_RNDN);
     mpfr_exp(dst, dst, MPFR_RNDN);
     if (kind == 1) {
-        mpfr_mul_2si(dst, dst, (long)(next(r) % 601) - 300 + (long)u, MPFR_RNDN);
-        if (next(r) & 1) mpfr_neg(dst, dst, MPFR_RNDN);
+        mpfr_mul_2si(dst, dst, (long)(test_random(r) % 601) - 300 + (long)u, MPFR_RNDN);
+        if (test_random(r) & 1) mpfr_neg(dst, dst, MPFR_RNDN);
     }
 }
 
@@ -128,9 +116,9 @@ int main(void) {
         int D = ds[(it / 5) % 5], kind = it % 2;
         if (n * (size_t)D > 64 * 1024) D = 64; /* keep the reference's time down */
         size_t rows = n < MAXROWS ? n : MAXROWS;
-        for (size_t i = 0; i < rows * (size_t)D; i++) x[i] = value(&r, fmt[f].bits, fmt[f].lo, fmt[f].hi);
+        for (size_t i = 0; i < rows * (size_t)D; i++) x[i] = test_format_value(&r, fmt[f].bits, fmt[f].lo, fmt[f].hi);
         for (size_t t = 0; t < n; t++) {
-            base[t] = (size_t)(it % 3 == 0 ? next(&r) % rows : t) * (size_t)D; /* shared rows on every third */
+            base[t] = (size_t)(it % 3 == 0 ? test_random(&r) % rows : t) * (size_t)D; /* shared rows on every third */
             weight(w[t], &r, prec, kind);
         }
         if (it % 5 == 2 && n > 1) /* cancellation: the second half negates the first (same rows) */

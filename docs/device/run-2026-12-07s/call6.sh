@@ -17,19 +17,8 @@ PLANS_WARM=1 N=600 MIX_TIME=30 MIX_JOBS="8" TORCH_RUNS=1 LONG_S="32768" LONG_TIM
 grep -E "^(plan folder|attnfuzz|torch loop|ratio)|judge stages|host time outside" $R/bench.txt | cut -c1-400 >> $S
 export ATTNFUZZ_CUDNN_PLAN_DIR=$R/bench/plans
 mix=$R/bench/mix
-cpu_run() { # LABEL JOBS COUNT: CPU seconds of every process the run waited for
-  local label=$1 jobs=$2 count=$3
-  python3 -c 'import resource, subprocess, sys, time
-t = time.monotonic(); subprocess.run(sys.argv[2:], stdout=open(sys.argv[1] + ".jsonl", "w"), stderr=open(sys.argv[1] + ".err", "w"))
-r = resource.getrusage(resource.RUSAGE_CHILDREN); print(r.ru_utime, r.ru_stime, time.monotonic() - t)' \
-    $R/mix-$label timeout 100 $B/attnfuzz run $(ls $mix/*.case | head -$count) --backend cudnn --jobs $jobs --json > $R/time-$label.txt
-  local n; n=$(grep -c '"verdict"' $R/mix-$label.jsonl)
-  read -r u s e < <(tail -1 $R/time-$label.txt)
-  python3 -c 'import sys; u,s,e,n=map(float,sys.argv[2:6]); print("%-14s %4d cases in %6.1f s wall: %6.1f ms wall/case, user %6.1f + sys %5.1f = %6.1f ms CPU/case (%.1f cores busy)" % (sys.argv[1], n, e, 1e3*e/n, 1e3*u/n, 1e3*s/n, 1e3*(u+s)/n, (u+s)/e))' \
-    "$label" "$u" "$s" "$e" "$n" >> $S 2>&1
-}
-cpu_run j1-probes 1 120
-cpu_run j8-probes 8 400
+cpu_run mix-j1-probes timeout 100 $B/attnfuzz run $(ls $mix/*.case | head -120) --backend cudnn --json
+cpu_run mix-j8-probes timeout 100 $B/attnfuzz run $(ls $mix/*.case | head -400) --backend cudnn --jobs 8 --json
 python3 ci/bench/mix_stages.py $R/mix-j1-probes.jsonl 2>&1 | grep -E "^  (gen|oracle|magnitudes|reference|run|compare|probes|cert)" >> $S
 rm -rf $R/bench/mix $R/bench/plans $R/bench/long/*.case
 gzip -f $R/bench/*.jsonl $R/*.jsonl 2>/dev/null

@@ -21,14 +21,7 @@ mix=/tmp/mix
 python3 ci/bench/gen_mix.py 600 $mix 2026 > /dev/null
 export ATTNFUZZ_CUDNN_PLAN_DIR=/tmp/plans
 timeout 30 $B/attnfuzz run $mix/*.case --backend cudnn --jobs 8 --json > /dev/null 2>&1
-python3 -c 'import resource, subprocess, sys, time
-t = time.monotonic(); subprocess.run(sys.argv[2:], stdout=open(sys.argv[1] + ".jsonl", "w"), stderr=open(sys.argv[1] + ".err", "w"))
-r = resource.getrusage(resource.RUSAGE_CHILDREN); print(r.ru_utime, r.ru_stime, time.monotonic() - t)' \
-  $R/mix-j8 timeout 60 $B/attnfuzz run $(ls $mix/*.case | head -400) --backend cudnn --jobs 8 --json > $R/time-j8.txt
-read -r u s e < <(tail -1 $R/time-j8.txt)
-n=$(grep -c '"verdict"' $R/mix-j8.jsonl)
-python3 -c 'import sys; u,s,e,n=map(float,sys.argv[1:5]); print("j8-probes %4d cases in %6.1f s wall: %6.1f ms wall/case, user %6.1f + sys %5.1f = %6.1f ms CPU/case (%.1f cores busy)" % (n, e, 1e3*e/n, 1e3*u/n, 1e3*s/n, 1e3*(u+s)/n, (u+s)/e))' \
-  "$u" "$s" "$e" "$n" >> $S 2>&1
+cpu_run mix-j8 timeout 60 $B/attnfuzz run $(ls $mix/*.case | head -400) --backend cudnn --jobs 8 --json
 gzip -f $R/*.jsonl
 cat $S
 pack
