@@ -66,6 +66,10 @@ typedef struct {
      * 1 before the tier either way (the CPU tier then shares the cores with them); -1
      * after the tier either way. The certified set and figures do not depend on it. */
     int cert_early;
+    /* true: every MPFR sum by mpfr_sum, the integer paths (src/exact_dot.h,
+     * src/exact_wsum.h) off. The same bits, slower: for the test that checks they change
+     * none (test_oracle_integer_sums). Default off. */
+    bool mpfr_sums_only;
 } af_oracle_opts;
 
 /* The GPU tier's arrays left on the device (af_oracle_opts.gpu_keep); freed with the

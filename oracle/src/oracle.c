@@ -226,7 +226,7 @@ static void *pass_init(void *ctx) {
     bool mpfr = job->kind == PASS_ROW_MPFR || job->kind == PASS_KEY_MPFR || job->kind == PASS_ROW_MPFR_KEEP;
     size_t dim = (size_t)(p->Dqk > p->Dv ? p->Dqk : p->Dv);
     if (mpfr)
-        s->mpfr = af_mpfr_scratch_new(p, job->c->prec);
+        s->mpfr = af_mpfr_scratch_new(p, job->c->prec, !job->c->sums_only);
     else
         s->fp64 = af_fp64_scratch_new(p);
     s->tmp_a = malloc(dim * sizeof *s->tmp_a);
@@ -666,6 +666,7 @@ int af_oracle_run_pipelined(const af_oracle_problem *p_in, const af_oracle_opts 
     memset(&c, 0, sizeof c);
     c.p = &p;
     c.prec = o.precision_bits;
+    c.sums_only = o.mpfr_sums_only;
     c.backward = p.in->dout != NULL;
     c.out = &r->out;
     size_t n_rows = (size_t)p.B * (size_t)p.Hq * (size_t)p.Sq;

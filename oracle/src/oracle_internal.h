@@ -48,6 +48,7 @@ double af_oracle_gpu_bound_abs(const af_oracle_problem *p, double sigma);
 typedef struct {
     const af_oracle_problem *p;
     int prec;        /* MPFR precision (bits) of every rounded intermediate */
+    bool sums_only;  /* af_oracle_opts.mpfr_sums_only: no integer paths */
     bool backward;   /* p->in->dout != NULL */
     af_outputs *out; /* dense outputs being filled (see tensors.h for shapes) */
     /* Softmax statistics of each query row for the key-column pass, (B, Hq, Sq): */
@@ -122,7 +123,9 @@ static inline void mul_d_exact(mpfr_ptr dst, mpfr_srcptr a, double x) {
 typedef struct af_mpfr_scratch af_mpfr_scratch;
 /* dst = v * 2^exp2 exactly (exact_dot.h's integer); dst has at least 128 bits. */
 void af_mpfr_set_i128(mpfr_t dst, af_i128 v, int exp2);
-af_mpfr_scratch *af_mpfr_scratch_new(const af_oracle_problem *p, int prec);
+/* integer_sums: the integer paths (exact_dot.h, exact_wsum.h) where they apply, else every
+ * sum by mpfr_sum (the same bits). */
+af_mpfr_scratch *af_mpfr_scratch_new(const af_oracle_problem *p, int prec, bool integer_sums);
 void af_mpfr_scratch_free(af_mpfr_scratch *s);
 /* Row (b, h, i): o_row is (Dv), *lse one value, dq_row is (Dqk) or NULL (forward
  * only). Stores the row's statistics in c->lse_mp / c->drow_mp when those exist. */

@@ -35,6 +35,7 @@
 
 struct af_mpfr_scratch {
     int prec;          /* bits of every rounded intermediate */
+    bool integer_sums; /* the integer paths (exact_dot.h, exact_wsum.h) where they apply */
     int term_prec;     /* prec + 53: products land here exactly */
     size_t n_terms;    /* capacity of terms / ptrs: max(Dqk, Dv, Skv + 1, group * Sq) */
     mpfr_t *terms;     /* (n_terms) exact products, summed by mpfr_sum */
@@ -82,12 +83,13 @@ static void mpfr_array_free(mpfr_t *a, size_t n) {
 
 static size_t size_max2(size_t a, size_t b) { return a > b ? a : b; }
 
-af_mpfr_scratch *af_mpfr_scratch_new(const af_oracle_problem *p, int prec) {
+af_mpfr_scratch *af_mpfr_scratch_new(const af_oracle_problem *p, int prec, bool integer_sums) {
     af_mpfr_scratch *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     size_t group = (size_t)(p->Hq / p->Hkv);
     bool backward = p->in->dout != NULL;
     s->prec = prec;
+    s->integer_sums = integer_sums;
     s->term_prec = prec + 53;
     s->n_dim = size_max2((size_t)p->Dqk, (size_t)p->Dv);
     s->n_keys = (size_t)p->Skv;
@@ -238,7 +240,7 @@ static void dot_exact(af_mpfr_scratch *s, mpfr_t dst, mpfr_t *a, const af_exact_
                       const double *x, size_t base, int n) {
     af_i128 sum;
     int e;
-    if (af_exact_dot(av, x + base, n, &sum, &e)) {
+    if (s->integer_sums && af_exact_dot(av, x + base, n, &sum, &e)) {
         af_mpfr_set_i128(s->wide, sum, e); /* exact: |sum| < 2^127 */
         mpfr_set(dst, s->wide, MPFR_RNDN); /* the one rounding */
         return;
@@ -263,7 +265,10 @@ static mpfr_t *load_exact(mpfr_t *scratch, const mpfr_t *xm, const double *x, si
  * product exact at term_prec (x from its copy xm or the double) and one mpfr_sum. The same
  * bits either way. */
 static void weighted_sums(af_mpfr_scratch *s, mpfr_t *w, size_t n, const mpfr_t *xm, const double *x, int D) {
-    af_exact_wsum_run(s->wsum, s->col, w, x, s->wbase, n, D, s->done);
+    if (s->integer_sums)
+        af_exact_wsum_run(s->wsum, s->col, w, x, s->wbase, n, D, s->done);
+    else
+        memset(s->done, 0, (size_t)D);
     for (int d = 0; d < D; d++) {
         if (s->done[d]) continue;
         for (size_t t = 0; t < n; t++) {

@@ -58,7 +58,7 @@ static void run_passes(const test_problem *t, bool copies, pass_out *po) {
     af_mpfr_inputs *x = copies ? af_mpfr_inputs_new(p) : NULL;
     CHECK(!copies || x);
     c.x = x;
-    af_mpfr_scratch *s = af_mpfr_scratch_new(p, prec);
+    af_mpfr_scratch *s = af_mpfr_scratch_new(p, prec, true);
     CHECK(s);
     for (int b = 0; b < p->B; b++)
         for (int h = 0; h < p->Hq; h++)
