@@ -121,7 +121,7 @@ static inline void mul_d_exact(mpfr_ptr dst, mpfr_srcptr a, double x) {
 }
 
 typedef struct af_mpfr_scratch af_mpfr_scratch;
-/* dst = v * 2^exp2 exactly (exact_dot.h's integer); dst has at least 128 bits. */
+/* dst = v * 2^exp2 (exact_dot.h's integer), rounded once to dst's precision (RNDN). */
 void af_mpfr_set_i128(mpfr_t dst, af_i128 v, int exp2);
 /* integer_sums: the integer paths (exact_dot.h, exact_wsum.h) where they apply, else every
  * sum by mpfr_sum (the same bits). */

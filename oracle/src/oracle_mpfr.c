@@ -60,7 +60,6 @@ struct af_mpfr_scratch {
     mpfr_t m_scores;                 /* the max of the row's scores alone (the sink's logit is not one) */
     mpfr_t keep_scale;               /* 1 / (1 - p) at prec (1 without dropout) */
     mpfr_t scale;                    /* p->scale, 53 bits (exact) */
-    mpfr_t wide;                     /* 128 bits: an exact dot's integer (exact_dot.h) before its rounding */
     af_exact_vec *split_a, *split_b; /* in_a's and in_b's vectors split for the integer dots */
     af_exact_wsum *wsum;             /* the weighted sums in integers (exact_wsum.h) */
     mpfr_t *col;                     /* (n_dim) one weighted sum per d, at prec */
@@ -120,7 +119,6 @@ af_mpfr_scratch *af_mpfr_scratch_new(const af_oracle_problem *p, int prec, bool 
     s->done = malloc(s->n_dim);
     mpfr_inits2(prec, s->m, s->z, s->t, s->u, s->drow, s->lse, s->keep_scale, s->m_scores, (mpfr_ptr)0);
     mpfr_init2(s->scale, 53);
-    mpfr_init2(s->wide, 128);
     mpfr_set_d(s->scale, p->scale, MPFR_RNDN);                   /* exact */
     mpfr_set_d(s->keep_scale, p->in->feat.dropout_p, MPFR_RNDN); /* p: exact (53 bits) */
     mpfr_ui_sub(s->keep_scale, 1, s->keep_scale, MPFR_RNDN);     /* 1 - p, rounded once to prec */
@@ -158,7 +156,7 @@ void af_mpfr_scratch_free(af_mpfr_scratch *s) {
     mpfr_array_free(s->pair_p, s->n_pairs);
     mpfr_array_free(s->pair_ds, s->n_pairs);
     mpfr_array_free(s->pair_pw, s->n_pairs);
-    mpfr_clears(s->m, s->z, s->t, s->u, s->drow, s->lse, s->keep_scale, s->m_scores, s->scale, s->wide, (mpfr_ptr)0);
+    mpfr_clears(s->m, s->z, s->t, s->u, s->drow, s->lse, s->keep_scale, s->m_scores, s->scale, (mpfr_ptr)0);
     free(s);
 }
 
@@ -223,12 +221,12 @@ static inline void mul_in(mpfr_ptr dst, mpfr_srcptr a, const mpfr_t *xm, const d
 }
 
 void af_mpfr_set_i128(mpfr_t dst, af_i128 v, int exp2) {
-    int64_t hi = (int64_t)(v >> 64); /* v = hi 2^64 + lo, lo unsigned */
-    uint64_t lo = (uint64_t)v;
-    mpfr_set_sj(dst, (intmax_t)hi, MPFR_RNDN); /* 64 bits: exact */
-    mpfr_mul_2ui(dst, dst, 64, MPFR_RNDN);
-    mpfr_add_ui(dst, dst, (unsigned long)lo, MPFR_RNDN); /* |v| < 2^127: exact at 128 bits */
-    mpfr_mul_2si(dst, dst, exp2, MPFR_RNDN);
+    unsigned __int128 mag = v < 0 ? -(unsigned __int128)v : (unsigned __int128)v; /* |v| < 2^127 */
+    mp_limb_t limbs[2] = {(mp_limb_t)mag, (mp_limb_t)(mag >> 64)};
+    mp_size_t n = limbs[1] ? 2 : limbs[0] ? 1 : 0;
+    mpz_t z; /* read-only view of the limbs, as exact_wsum.c rounds its integers */
+    mpz_roinit_n(z, limbs, v < 0 ? -n : n);
+    mpfr_set_z_2exp(dst, z, exp2, MPFR_RNDN);
 }
 
 /* dst = sum_d a[d] * x[base + d] for 53-bit a (av: the same values split, exact_dot.h) and
@@ -241,8 +239,7 @@ static void dot_exact(af_mpfr_scratch *s, mpfr_t dst, mpfr_t *a, const af_exact_
     af_i128 sum;
     int e;
     if (s->integer_sums && af_exact_dot(av, x + base, n, &sum, &e)) {
-        af_mpfr_set_i128(s->wide, sum, e); /* exact: |sum| < 2^127 */
-        mpfr_set(dst, s->wide, MPFR_RNDN); /* the one rounding */
+        af_mpfr_set_i128(dst, sum, e); /* the one rounding */
         return;
     }
     for (int d = 0; d < n; d++) {
