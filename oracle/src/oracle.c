@@ -187,6 +187,7 @@ struct af_cert_plan {
     double *res;               /* (n_rows, stride) */
     double *lse;               /* (n_rows) MPFR's LSE of the row */
     af_oracle_mass *mass;      /* (n_rows) */
+    double *uf;                /* (n_rows, 2) the underflow allowance of the row's O and dQ elements */
 };
 
 typedef struct {
@@ -252,17 +253,6 @@ static void pass_end(void *ctx, void *state) {
     mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE);
 }
 
-/* Largest |a - b| over n elements relative to the larger of max |b| and the mass. */
-static double relative_gap(const double *a, const double *b, int n, double mass) {
-    double diff = 0.0, mag = mass;
-    for (int d = 0; d < n; d++) {
-        if (fabs(a[d] - b[d]) > diff) diff = fabs(a[d] - b[d]);
-        if (fabs(b[d]) > mag) mag = fabs(b[d]);
-    }
-    if (diff == 0.0) return 0.0;
-    return mag > 0.0 ? diff / mag : INFINITY;
-}
-
 static void note_gap(gap_record *g, double gap, const char *tensor) {
     if (!(gap <= g->gap)) { /* NaN counts as the worst */
         g->gap = gap;
@@ -278,26 +268,26 @@ static void note_ratio(gap_record *g, double ratio, const char *tensor) {
 }
 
 /* The gap of one sampled row: its fp64 outputs in out (O row o, LSE *lse64, dQ row dq or
- * NULL) against MPFR's (o_mp, lse, dq_mp) under the bound's masses (m_o, m_dq) into *g;
- * without keep_fp64 the row then takes MPFR's values. */
+ * NULL) against MPFR's (o_mp, lse, dq_mp) under the bound's masses (m_o, m_dq) and
+ * underflow allowances (uf: O, dQ) into *g; without keep_fp64 the row then takes MPFR's values. */
 static void row_gap(const af_oracle_problem *p, const cert_bounds *cb, int b, int h, int idx, double *o, double *lse64,
                     double *dq, const double *o_mp, double lse, const double *dq_mp, const af_oracle_mass *mass,
-                    const double *m_o, const double *m_dq, gap_record *g) {
+                    const double *m_o, const double *m_dq, const double uf[2], gap_record *g) {
     *g = (gap_record){0.0, "O", b, h, idx, 0.0, "O"};
-    note_gap(g, relative_gap(o, o_mp, p->Dv, mass->o), "O");
-    note_ratio(g, af_cert_ratio(o, o_mp, p->Dv, m_o, cb->rel, cb->abs_scale + cb->mpfr_abs_scale), "O");
+    note_gap(g, af_cert_gap(o, o_mp, p->Dv, mass->o, uf[0]), "O");
+    note_ratio(g, af_cert_ratio(o, o_mp, p->Dv, m_o, cb->rel, cb->abs_scale + cb->mpfr_abs_scale, uf[0]), "O");
     if (!(isinf(lse) && lse == *lse64)) {
         double one = 1.0;
         note_gap(g, fabs(*lse64 - lse) / mass->lse, "LSE");
-        note_ratio(g, af_cert_ratio(lse64, &lse, 1, &one, cb->rel, cb->abs_scale + cb->mpfr_abs_scale), "LSE");
+        note_ratio(g, af_cert_ratio(lse64, &lse, 1, &one, cb->rel, cb->abs_scale + cb->mpfr_abs_scale, 0.0), "LSE");
     }
     if (!cb->keep_fp64) {
         memcpy(o, o_mp, (size_t)p->Dv * sizeof *o);
         *lse64 = lse;
     }
     if (dq) {
-        note_gap(g, relative_gap(dq, dq_mp, p->Dqk, mass->dq), "dQ");
-        note_ratio(g, af_cert_ratio(dq, dq_mp, p->Dqk, m_dq, cb->rel, cb->abs_scale + cb->mpfr_abs_scale), "dQ");
+        note_gap(g, af_cert_gap(dq, dq_mp, p->Dqk, mass->dq, uf[1]), "dQ");
+        note_ratio(g, af_cert_ratio(dq, dq_mp, p->Dqk, m_dq, cb->rel, cb->abs_scale + cb->mpfr_abs_scale, uf[1]), "dQ");
         if (!cb->keep_fp64) memcpy(dq, dq_mp, (size_t)p->Dqk * sizeof *dq);
     }
 }
@@ -327,7 +317,7 @@ static void pass_item(void *ctx, void *state, long index) {
         double *res = pl->res + (size_t)index * pl->stride, *o_mp = res, *dq_mp = res + p->Dv;
         double *m_o = dq_mp + p->Dqk, *m_dq = m_o + p->Dv;
         af_mpfr_row(c, s->mpfr, b, h, idx, o_mp, &pl->lse[index], bwd ? dq_mp : NULL, &pl->mass[index]);
-        af_cert_row_mass(p, b, h, idx, pl->lse[index], m_o, bwd ? m_dq : NULL, s->scratch);
+        af_cert_row_mass(p, b, h, idx, pl->lse[index], m_o, bwd ? m_dq : NULL, pl->uf + 2 * index, s->scratch);
         return;
     }
     if (job->kind == PASS_ROW_FP64 || job->kind == PASS_ROW_MPFR) {
@@ -357,11 +347,14 @@ static void pass_item(void *ctx, void *state, long index) {
     gap_record *g = &job->gaps[index];
     *g = (gap_record){0.0, "dK", b, h, idx, 0.0, "dK"};
     const cert_bounds *cb = job->bounds;
-    af_cert_key_mass(p, c->lse64, b, h, idx, s->mass_a, s->mass_b, s->scratch);
-    note_gap(g, relative_gap(dk, s->tmp_a, p->Dqk, mass.dk), "dK");
-    note_gap(g, relative_gap(dv, s->tmp_b, p->Dv, mass.dv), "dV");
-    note_ratio(g, af_cert_ratio(dk, s->tmp_a, p->Dqk, s->mass_a, cb->rel, cb->abs_scale + cb->mpfr_abs_scale), "dK");
-    note_ratio(g, af_cert_ratio(dv, s->tmp_b, p->Dv, s->mass_b, cb->rel, cb->abs_scale + cb->mpfr_abs_scale), "dV");
+    double uf[2]; /* dK, dV */
+    af_cert_key_mass(p, c->lse64, b, h, idx, s->mass_a, s->mass_b, uf, s->scratch);
+    note_gap(g, af_cert_gap(dk, s->tmp_a, p->Dqk, mass.dk, uf[0]), "dK");
+    note_gap(g, af_cert_gap(dv, s->tmp_b, p->Dv, mass.dv, uf[1]), "dV");
+    note_ratio(g, af_cert_ratio(dk, s->tmp_a, p->Dqk, s->mass_a, cb->rel, cb->abs_scale + cb->mpfr_abs_scale, uf[0]),
+               "dK");
+    note_ratio(g, af_cert_ratio(dv, s->tmp_b, p->Dv, s->mass_b, cb->rel, cb->abs_scale + cb->mpfr_abs_scale, uf[1]),
+               "dV");
     if (cb->keep_fp64) return;
     memcpy(dk, s->tmp_a, (size_t)p->Dqk * sizeof *dk);
     memcpy(dv, s->tmp_b, (size_t)p->Dv * sizeof *dv);
@@ -480,6 +473,7 @@ void af_cert_plan_free(af_oracle_ctx *c, af_cert_plan *pl) {
     free(pl->res);
     free(pl->lse);
     free(pl->mass);
+    free(pl->uf);
     free(pl);
 }
 
@@ -510,7 +504,8 @@ int af_cert_plan_rows(af_oracle_ctx *c, const af_oracle_opts *o, int threads, af
     pl->res = malloc(n * pl->stride * sizeof *pl->res);
     pl->lse = malloc(n * sizeof *pl->lse);
     pl->mass = malloc(n * sizeof *pl->mass);
-    if (!pl->res || !pl->lse || !pl->mass ||
+    pl->uf = malloc(2 * n * sizeof *pl->uf);
+    if (!pl->res || !pl->lse || !pl->mass || !pl->uf ||
         (pl->n_rows && run_pass_into(c, PASS_ROW_MPFR_KEEP, pl->rows, pl->n_rows, NULL, NULL, pl, threads) != 0)) {
         af_cert_plan_free(c, pl);
         snprintf(why, cap, "oracle: out of memory in the sampled MPFR passes");
@@ -537,7 +532,8 @@ int af_cert_plan_finish(af_oracle_ctx *c, int threads, const cert_bounds *bounds
         const double *res = pl->res + (size_t)k * pl->stride;
         double *dq = out->dq ? out->dq + row * (size_t)p->Dqk : NULL;
         row_gap(p, bounds, it->b, it->h, it->idx, out->o + row * (size_t)p->Dv, &out->lse[row], dq, res, pl->lse[k],
-                res + p->Dv, &pl->mass[k], res + p->Dv + p->Dqk, res + 2 * p->Dv + p->Dqk, &row_gaps[k]);
+                res + p->Dv, &pl->mass[k], res + p->Dv + p->Dqk, res + 2 * p->Dv + p->Dqk, pl->uf + 2 * k,
+                &row_gaps[k]);
     }
     if (n_keys && run_pass(c, PASS_KEY_MPFR, pl->keys, n_keys, key_gaps, bounds, threads) != 0) {
         snprintf(why, cap, "oracle: out of memory in the sampled MPFR passes");

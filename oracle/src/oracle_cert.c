@@ -8,6 +8,14 @@
  *   M_dV[d] = sum_i P_ij |dO_id|          M_dK[d] = |scale| sum_i P_ij A_ij |q_id|
  *   with A_ij's Abar_i bounded by sum_d |dO_id| max_j' |v_j'd| (no O row needed).
  * Masses are magnitudes: plain fp64, then widened by 1 % to cover their own rounding.
+ *
+ * Underflow allowance U of an element (README.md, "Underflow"): each term of its sum
+ * carries, from every rounding below the normal range (the weight's exp, the products and
+ * quotients after it), at most 2^-1075 times the magnitudes of the factors that follow:
+ *   O: (1 + w_j)(1 + max_d |v_jd|)            dQ: (1 + |scale|)(1 + A_j)(1 + max_d |k_jd|)
+ *   dV: (1 + w_ij)(1 + max_d |dO_id|)         dK: (1 + |scale|)(1 + A_ij)(1 + max_d |q_id|)
+ * with w the dropout weight; U = AF_ORACLE_UNDERFLOW_UNIT (16 such roundings a term) times
+ * their sum, one figure for the row's (key column's) elements of a tensor.
  */
 #include <math.h>
 #include <string.h>
@@ -17,11 +25,12 @@
 #define MASS_WIDEN 1.01
 
 void af_cert_row_mass(const af_oracle_problem *p, int b, int h, int i, double lse, double *m_o, double *m_dq,
-                      double *scratch) {
+                      double uf[2], double *scratch) {
     const af_inputs *in = p->in;
     const int Dqk = p->Dqk, Dv = p->Dv, g = h / (p->Hq / p->Hkv);
     memset(m_o, 0, (size_t)Dv * sizeof *m_o);
     if (m_dq) memset(m_dq, 0, (size_t)Dqk * sizeof *m_dq);
+    uf[0] = uf[1] = 0.0;
     af_mask_keys keys; /* at most two intervals (global keys): key jj is af_mask_keys_at */
     int n = af_mask_visible_keys(&p->mask, b, p->len_q[b], p->len_kv[b], i, &keys);
     if (n == 0 || !isfinite(lse)) return;
@@ -35,9 +44,10 @@ void af_cert_row_mass(const af_oracle_problem *p, int b, int h, int i, double ls
         pj[jj] = exp(af_feat_score64(p, b, h, i, af_mask_keys_at(&keys, jj), p->scale * s, NULL) - lse);
         if (!af_mask_rule_kept(&p->mask, b, i, af_mask_keys_at(&keys, jj))) pj[jj] = 0.0; /* dropped (mask_spec.h) */
         /* dropout: O's terms are P_j w_j v_j (feature_spec.h) */
-        double pw = pj[jj] * af_feat_dropout_weight(p, b, h, i, af_mask_keys_at(&keys, jj));
+        double w = af_feat_dropout_weight(p, b, h, i, af_mask_keys_at(&keys, jj)), pw = pj[jj] * w, vmax = 0.0;
         const double *v = in->v + af_idx_key(p, b, g, af_mask_keys_at(&keys, jj)) * (size_t)Dv;
-        for (int d = 0; d < Dv; d++) m_o[d] += pw * fabs(v[d]);
+        for (int d = 0; d < Dv; d++) m_o[d] += pw * fabs(v[d]), vmax = fmax(vmax, fabs(v[d]));
+        uf[0] += (1.0 + w) * (1.0 + vmax);
     }
     if (m_dq && in->dout) {
         const double *dout = in->dout + row * (size_t)Dv; /* (Dv) */
@@ -50,20 +60,24 @@ void af_cert_row_mass(const af_oracle_problem *p, int b, int h, int i, double ls
                                                         af_mask_keys_at(&keys, jj)); /* dS_j = P_j (w_j dO.v_j - D) */
             for (int d = 0; d < Dv; d++) a += fabs(dout[d] * v[d]);
             a = wj * a + abar;
-            double w = fabs(p->scale) * pj[jj] * a;
-            for (int d = 0; d < Dqk; d++) m_dq[d] += w * fabs(k[d]);
+            double w = fabs(p->scale) * pj[jj] * a, kmax = 0.0;
+            for (int d = 0; d < Dqk; d++) m_dq[d] += w * fabs(k[d]), kmax = fmax(kmax, fabs(k[d]));
+            uf[1] += (1.0 + fabs(p->scale)) * (1.0 + a) * (1.0 + kmax);
         }
         for (int d = 0; d < Dqk; d++) m_dq[d] *= MASS_WIDEN;
     }
     for (int d = 0; d < Dv; d++) m_o[d] *= MASS_WIDEN;
+    uf[0] *= MASS_WIDEN * AF_ORACLE_UNDERFLOW_UNIT;
+    uf[1] *= MASS_WIDEN * AF_ORACLE_UNDERFLOW_UNIT;
 }
 
 void af_cert_key_mass(const af_oracle_problem *p, const double *lse64, int b, int g, int j, double *m_dk, double *m_dv,
-                      double *scratch) {
+                      double uf[2], double *scratch) {
     const af_inputs *in = p->in;
     const int Dqk = p->Dqk, Dv = p->Dv, group = p->Hq / p->Hkv;
     memset(m_dk, 0, (size_t)Dqk * sizeof *m_dk);
     memset(m_dv, 0, (size_t)Dv * sizeof *m_dv);
+    uf[0] = uf[1] = 0.0;
     int r0, r1;
     if (!in->dout || af_mask_rows_seeing_key(&p->mask, p->len_q[b], p->len_kv[b], j, &r0, &r1) == 0) return;
     double *vmax = scratch; /* (Dv) max over the sequence's keys of |v_d| */
@@ -83,28 +97,45 @@ void af_cert_key_mass(const af_oracle_problem *p, const double *lse64, int b, in
             if (!isfinite(lse64[row])) continue;
             const double *q = in->q + row * (size_t)Dqk;
             const double *dout = in->dout + row * (size_t)Dv;
-            double s = 0.0, a = 0.0;
-            for (int d = 0; d < Dqk; d++) s += q[d] * k[d];
+            double s = 0.0, a = 0.0, qmax = 0.0, domax = 0.0;
+            for (int d = 0; d < Dqk; d++) s += q[d] * k[d], qmax = fmax(qmax, fabs(q[d]));
             double pij = exp(af_feat_score64(p, b, h, i, j, p->scale * s, NULL) - lse64[row]);
             /* dropout: dV's and dP's terms carry w_ij; O (inside Abar) carries at most 1 / (1 - p) */
             double keep_scale = 1.0 / (1.0 - in->feat.dropout_p), w = af_feat_dropout_weight(p, b, h, i, j);
             for (int d = 0; d < Dv; d++) a += w * fabs(dout[d] * v[d]) + keep_scale * fabs(dout[d]) * vmax[d];
             double wk = fabs(p->scale) * pij * a;
             for (int d = 0; d < Dqk; d++) m_dk[d] += wk * fabs(q[d]);
-            for (int d = 0; d < Dv; d++) m_dv[d] += pij * w * fabs(dout[d]);
+            for (int d = 0; d < Dv; d++) m_dv[d] += pij * w * fabs(dout[d]), domax = fmax(domax, fabs(dout[d]));
+            uf[0] += (1.0 + fabs(p->scale)) * (1.0 + a) * (1.0 + qmax);
+            uf[1] += (1.0 + w) * (1.0 + domax);
         }
     }
     for (int d = 0; d < Dqk; d++) m_dk[d] *= MASS_WIDEN;
     for (int d = 0; d < Dv; d++) m_dv[d] *= MASS_WIDEN;
+    uf[0] *= MASS_WIDEN * AF_ORACLE_UNDERFLOW_UNIT;
+    uf[1] *= MASS_WIDEN * AF_ORACLE_UNDERFLOW_UNIT;
 }
 
-double af_cert_ratio(const double *x, const double *ref, int n, const double *mass, double rel, double abs_scale) {
+double af_cert_ratio(const double *x, const double *ref, int n, const double *mass, double rel, double abs_scale,
+                     double uf) {
     double worst = 0.0;
     for (int d = 0; d < n; d++) {
         if (x[d] == ref[d]) continue;
-        double den = rel * fabs(x[d]) + 0x1p-53 * fabs(ref[d]) + abs_scale * mass[d] + 0x1p-1000;
+        double den = rel * fabs(x[d]) + 0x1p-53 * fabs(ref[d]) + abs_scale * mass[d] + uf + 0x1p-1074;
         double ratio = fabs(x[d] - ref[d]) / den; /* NaN when one side is NaN or inf */
         if (!(ratio <= worst)) worst = isnan(ratio) ? INFINITY : ratio;
     }
     return worst;
+}
+
+double af_cert_gap(const double *x, const double *ref, int n, double mass, double uf) {
+    double diff = 0.0, mag = mass;
+    for (int d = 0; d < n; d++) {
+        if (fabs(ref[d]) > mag) mag = fabs(ref[d]);
+        if (x[d] == ref[d]) continue;
+        double e = fabs(x[d] - ref[d]);
+        if (!(e <= uf + 0x1p-1074) && !(e <= diff)) diff = isnan(e) ? INFINITY : e;
+    }
+    if (diff == 0.0) return 0.0;
+    return mag > 0.0 ? diff / mag : INFINITY;
 }

@@ -171,18 +171,33 @@ double af_oracle_key_work(const af_oracle_problem *p, int b, int j);
 double af_oracle_total_work(const af_oracle_problem *p);
 
 /* ---- certification (oracle_cert.c) ---- */
+/* The fp64 tiers' underflow allowance per term (README.md, "Underflow"): 16 roundings of
+ * at most half the smallest subnormal, 2^-1075 each, per term of a sum. */
+#define AF_ORACLE_UNDERFLOW_UNIT 0x1p-1071
 /* Per-element masses M of README.md ("the error bound") of row (b, h, i), from that row's
  * LSE: m_o (Dv) M of each O element, m_dq (Dqk, NULL without backward) M of each dQ
- * element; scratch holds max(Skv, Dv) doubles. Plain fp64 (magnitudes), widened by 1 %. */
+ * element; scratch holds max(Skv, Dv) doubles. Plain fp64 (magnitudes), widened by 1 %.
+ * uf[0] / uf[1]: the underflow allowance U of every O / dQ element of the row
+ * (AF_ORACLE_UNDERFLOW_UNIT times the sum over its terms of the product of
+ * (1 + |factor|) over the factors that follow the term's weight P; uf[1] = 0 without dQ). */
 void af_cert_row_mass(const af_oracle_problem *p, int b, int h, int i, double lse, double *m_o, double *m_dq,
-                      double *scratch);
-/* The same for key column (b, g, j), from the row statistics lse64: m_dk (Dqk), m_dv (Dv).
+                      double uf[2], double *scratch);
+/* The same for key column (b, g, j), from the row statistics lse64: m_dk (Dqk), m_dv (Dv),
+ * uf[0] / uf[1] the underflow allowance of every dK / dV element.
  * The O masses inside M_dK are bounded by the column maxima of V (an upper bound). */
 void af_cert_key_mass(const af_oracle_problem *p, const double *lse64, int b, int g, int j, double *m_dk, double *m_dv,
-                      double *scratch);
-/* Worst over n elements of |x - ref| / (rel |x| + 2^-53 |ref| + abs_scale * mass + 2^-1000)
- * (0 where x == ref, both infinities included): <= 1 means within the stated bound. */
-double af_cert_ratio(const double *x, const double *ref, int n, const double *mass, double rel, double abs_scale);
+                      double uf[2], double *scratch);
+/* Worst over n elements of |x - ref| / (rel |x| + 2^-53 |ref| + abs_scale * mass + uf + 2^-1074)
+ * (0 where x == ref, both infinities included): <= 1 means within the stated bound; uf is
+ * the elements' underflow allowance, 2^-1074 the reference's own rounding as a subnormal
+ * (at most 2^-1075, the smallest subnormal the nearest double above it). */
+double af_cert_ratio(const double *x, const double *ref, int n, const double *mass, double rel, double abs_scale,
+                     double uf);
+/* Largest |x - ref| over n elements relative to the larger of max |ref| and mass, counting
+ * only the elements whose |x - ref| exceeds uf + 2^-1074 (an fp64 tier's underflow and the
+ * reference's rounding as a subnormal); 0 when none does, INFINITY for a NaN or a gap over
+ * a zero magnitude. */
+double af_cert_gap(const double *x, const double *ref, int n, double mass, double uf);
 
 /* ---- certification of an fp64 tier (oracle.c, oracle_pipeline.c) ---- */
 /* The stated bounds the sampled pass checks: the fp64 tier's and the MPFR tier's. */

@@ -57,12 +57,12 @@ static void sampling_grows(void) {
 
 static void ratio_semantics(void) {
     double x[4] = {1.0, -INFINITY, 2.0, 0.0}, y[4] = {1.0, -INFINITY, 2.0 + 1e-10, 0.0}, m[4] = {1, 1, 1, 1};
-    CHECK(af_cert_ratio(x, x, 4, m, 1e-16, 1e-16) == 0.0);
-    double r = af_cert_ratio(x, y, 4, m, 0.0, 1e-10);
+    CHECK(af_cert_ratio(x, x, 4, m, 1e-16, 1e-16, 0.0) == 0.0);
+    double r = af_cert_ratio(x, y, 4, m, 0.0, 1e-10, 0.0);
     CHECK(r > 0.99 && r < 1.0);
-    CHECK(af_cert_ratio(x, y, 4, m, 0.0, 1e-11) > 9.0);
+    CHECK(af_cert_ratio(x, y, 4, m, 0.0, 1e-11, 0.0) > 9.0);
     double inf = INFINITY, one = 1.0;
-    CHECK(af_cert_ratio(&one, &inf, 1, m, 0.1, 0.1) == INFINITY);
+    CHECK(af_cert_ratio(&one, &inf, 1, m, 0.1, 0.1, 0.0) == INFINITY);
 }
 
 static void gpu_tier_selection(void) {

@@ -95,8 +95,8 @@ int main(void) {
         snprintf(what, sizeof what, "random problem %d", c);
         check(&t, bits, what);
         /* fp32 queries of exponents -30..0: the q . k dots need about 75 bits, rounded at 64
-         * (larger queries reach scores whose weights underflow in the fp64 tier: its bound
-         * has no term for that, oracle/README.md "Limits") */
+         * (larger queries, whose weights underflow in the fp64 tier, are
+         * test_oracle_underflow's) */
         uint64_t sq = 5 + (uint64_t)c;
         for (size_t x = 0; x < test_rows(&t) * (size_t)t.p.Dqk; x++) t.in.q[x] = test_format_value(&sq, 24, -30, 0);
         snprintf(what, sizeof what, "random problem %d, fp32 queries", c);
