@@ -49,6 +49,11 @@ bool af_cudnn_bucket_case(const af_case *c, af_case *padded) {
     return true;
 }
 
+bool af_cudnn_bucket_in_place(const af_case *c, const af_case *padded) {
+    return padded->seqlen_q == c->seqlen_q && padded->seqlen_kv == c->seqlen_kv && padded->batch == c->batch &&
+           padded->layout == c->layout;
+}
+
 void af_cudnn_bucket_note(const af_case *padded, char *buf, size_t cap) {
     snprintf(buf, cap, "padded s_q=%d s_kv=%d", padded->seqlen_q, padded->seqlen_kv);
 }

@@ -53,6 +53,13 @@ bool af_cudnn_bucket_applies(const af_case *c, char *why, size_t cap);
  * padded differs from c (the run goes through padded's graph), false otherwise. */
 bool af_cudnn_bucket_case(const af_case *c, af_case *padded);
 
+/* Whether c's own buffers serve padded's graph as they are: padded keeps c's maxima (only
+ * the per-sequence lengths were added, every length already a bucket), so every tensor of
+ * padded is laid out as c's and the run reads and writes c's buffers with no staged copy
+ * (af_cudnn_stage_in / _out; a 32k case that sits on its bucket moves 2 GB less on the
+ * host a run). */
+bool af_cudnn_bucket_in_place(const af_case *c, const af_case *padded);
+
 /* The run info's plan note: "padded s_q=1024 s_kv=1024" (the graph that served). */
 void af_cudnn_bucket_note(const af_case *padded, char *buf, size_t cap);
 

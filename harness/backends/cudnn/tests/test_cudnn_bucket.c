@@ -6,7 +6,8 @@
  * every actual length and validate; thd, paged and fp8 cases are not bucketed, nor dropout
  * cases whose padded keep mask would exceed 1 GiB; staging
  * copies exactly the case's rows in (zeros elsewhere) and its output rows and guard
- * margins back out.
+ * margins back out; a case whose lengths are already buckets (not padded) runs in place:
+ * its padded case's layout is its own, tensor by tensor.
  */
 #include <stdio.h>
 #include <string.h>
@@ -143,6 +144,26 @@ static void test_staging(const char *layout_lines) {
     af_tensors_free(&t);
 }
 
+/* A case whose lengths are its buckets runs on its own buffers: the padded case (the
+ * lengths given) has the same views and buffers, tensor by tensor; one that is not does not. */
+static void test_in_place(const char *layout_lines) {
+    const int lens[][2] = {{1024, 1024}, {1024, 2048}, {2304, 1152}, {32768, 32768}};
+    for (int k = 0; k < 4; k++) {
+        af_case c = with_lengths(layout_lines, lens[k][0], lens[k][1]), p;
+        CHECK(af_cudnn_bucket_case(&c, &p) && af_cudnn_bucket_in_place(&c, &p));
+        af_layout_plan a, b;
+        char why[256];
+        CHECK(af_layout_plan_make(&c, &a, why, sizeof why) == 0 && af_layout_plan_make(&p, &b, why, sizeof why) == 0);
+        CHECK_MSG(memcmp(a.view, b.view, sizeof a.view) == 0 &&
+                      memcmp(a.buffer_elems, b.buffer_elems, sizeof a.buffer_elems) == 0,
+                  "%s s %d x %d: the padded case's layout differs", layout_lines, lens[k][0], lens[k][1]);
+    }
+    af_case c = with_lengths(layout_lines, 1024, 1000), p;
+    CHECK(af_cudnn_bucket_case(&c, &p) && !af_cudnn_bucket_in_place(&c, &p));
+    c = with_lengths(layout_lines, 200, 1024);
+    CHECK(af_cudnn_bucket_case(&c, &p) && !af_cudnn_bucket_in_place(&c, &p));
+}
+
 /* Dropout: the keep mask is a real input in the padded extents (2 bytes an element), so a
  * case whose padded mask would pass 1 GiB runs on its own graph; small ones are bucketed. */
 static void test_dropout_mask_limit(void) {
@@ -166,5 +187,9 @@ int main(void) {
     test_staging("layout = sbhd\nstride_gap = 8\n");
     test_staging("layout = bhsd\n");
     test_staging("layout = bshd\npacking = kv\nmask = causal\n");
+    test_in_place("layout = bshd\nmask = causal\n");
+    test_in_place("layout = sbhd\nstride_gap = 8\n");
+    test_in_place("layout = bhsd\n");
+    test_in_place("layout = bshd\npacking = kv\nmask = causal\n");
     CHECK_DONE("test_cudnn_bucket");
 }
