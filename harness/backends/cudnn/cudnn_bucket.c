@@ -58,23 +58,19 @@ void af_cudnn_bucket_note(const af_case *padded, char *buf, size_t cap) {
     snprintf(buf, cap, "padded s_q=%d s_kv=%d", padded->seqlen_q, padded->seqlen_kv);
 }
 
-/* Query-side tensors have a row per query, the others a row per key. */
-static bool query_side(af_tensor_id id) {
-    return id == AF_T_Q || id == AF_T_O || id == AF_T_LSE || id == AF_T_DO || id == AF_T_DQ;
-}
-
 static bool is_output(af_tensor_id id) {
     return id == AF_T_O || id == AF_T_LSE || id == AF_T_DQ || id == AF_T_DK || id == AF_T_DV;
 }
 
-/* Copy the rows of tensor id of case c from buffers src (plan sp) to dst (plan dp). */
+/* Copy every row tensor id of case c has in its buffers (each sequence's padding rows too,
+ * s < c's maxima: not bucketed, so never ragged) from buffers src (plan sp) to dst (plan dp). */
 static void copy_rows(const af_case *c, af_tensor_id id, const af_layout_plan *sp, void *const *src,
                       const af_layout_plan *dp, void *const *dst) {
     const af_tensor_view *sv = &sp->view[id], *dv = &dp->view[id];
     if (!src[sv->buffer] || !dst[dv->buffer]) return;
     size_t elem = (size_t)af_storage_bytes(sv->storage), row = elem * (size_t)sv->D;
     for (int b = 0; b < c->batch; b++) {
-        int len = query_side(id) ? af_case_len_q(c, b) : af_case_len_kv(c, b);
+        int len = sv->S < dv->S ? sv->S : dv->S; /* the case's maxima: its rows in its buffers */
         for (int h = 0; h < sv->H; h++)
             for (int s = 0; s < len; s++)
                 memcpy((char *)dst[dv->buffer] + (size_t)af_layout_offset(dp, id, b, h, s, 0) * elem,

@@ -4,9 +4,9 @@
  * past the floor, and monotone; cases with lengths in one bucket get padded cases that
  * differ only in their per-sequence lengths (so one graph description serves them), keep
  * every actual length and validate; thd, paged and fp8 cases are not bucketed, nor dropout
- * cases whose padded keep mask would exceed 1 GiB; staging
- * copies exactly the case's rows in (zeros elsewhere) and its output rows and guard
- * margins back out; a case whose lengths are already buckets (not padded) runs in place:
+ * cases whose padded keep mask would exceed 1 GiB; staging copies every row of the case's
+ * buffers in (a sequence's padding rows too: what a stale-data probe put there reaches the
+ * kernel; zeros in the rows the bucket adds) and its output rows and guard margins back out; a case whose lengths are already buckets (not padded) runs in place:
  * its padded case's layout is its own, tensor by tensor.
  */
 #include <stdio.h>
@@ -103,23 +103,26 @@ static int row_zero(const af_tensors *x, af_tensor_id id, int b, int h, int s) {
     return 1;
 }
 
-static void test_staging(const char *layout_lines) {
-    af_case c = with_lengths(layout_lines, 200, 200), p;
-    CHECK(af_cudnn_bucket_case(&c, &p));
+/* Staging c (lines, maxima sq x skv) into its padded case and back: every row of c's
+ * buffers (its own padding rows too: s < its maxima) in, zeros in the rows the bucket
+ * adds; out, every output row of c and the guard margins. */
+static void test_staging(const char *lines, int sq, int skv) {
+    af_case c = with_lengths(lines, sq, skv), p;
+    CHECK(af_cudnn_bucket_case(&c, &p) && !af_cudnn_bucket_in_place(&c, &p));
     static af_tensors t, tp;
     char why[256];
     CHECK(af_tensors_alloc(&t, &c, why, sizeof why) == 0);
     fill_pattern(&t);
     CHECK(af_cudnn_stage_in(&c, &t, &p, &tp, why, sizeof why) == 0);
     for (int id = 0; id < AF_T_COUNT; id++) {
-        const af_tensor_view *v = &t.plan.view[id];
+        const af_tensor_view *v = &t.plan.view[id], *vp = &tp.plan.view[id];
         if (!t.buf[v->buffer]) continue;
         for (int b = 0; b < c.batch; b++)
             for (int h = 0; h < v->H; h++) {
-                for (int s = 0; s < 200; s++)
+                for (int s = 0; s < v->S; s++)
                     CHECK_MSG(row_equal(&t, &tp, (af_tensor_id)id, b, h, s), "%s b%d h%d s%d",
                               af_tensor_name((af_tensor_id)id), b, h, s);
-                for (int s = 200; s < p.seqlen_q; s += 97) CHECK(row_zero(&tp, (af_tensor_id)id, b, h, s));
+                for (int s = v->S; s < vp->S; s += 97) CHECK(row_zero(&tp, (af_tensor_id)id, b, h, s));
             }
     }
     /* a "kernel" writes every output row of the padded buffers and one byte past O */
@@ -135,7 +138,7 @@ static void test_staging(const char *layout_lines) {
         bool out = id == AF_T_O || id == AF_T_LSE || id == AF_T_DQ || id == AF_T_DK || id == AF_T_DV;
         for (int b = 0; b < c.batch; b++)
             for (int h = 0; h < v->H; h++)
-                for (int s = 0; s < 200; s++) CHECK(row_equal(&t, out ? &tp : &before, (af_tensor_id)id, b, h, s));
+                for (int s = 0; s < v->S; s++) CHECK(row_equal(&t, out ? &tp : &before, (af_tensor_id)id, b, h, s));
     }
     CHECK(t.alloc[AF_BUF_O][AF_GUARD_BYTES + t.bytes[AF_BUF_O]] != AF_GUARD_BYTE);
     CHECK(t.alloc[AF_BUF_Q][0] == AF_GUARD_BYTE);
@@ -183,10 +186,13 @@ int main(void) {
     test_lengths();
     test_padded_case();
     test_dropout_mask_limit();
-    test_staging("layout = bshd\nmask = causal\n");
-    test_staging("layout = sbhd\nstride_gap = 8\n");
-    test_staging("layout = bhsd\n");
-    test_staging("layout = bshd\npacking = kv\nmask = causal\n");
+    test_staging("layout = bshd\nmask = causal\n", 200, 200);
+    test_staging("layout = sbhd\nstride_gap = 8\n", 200, 200);
+    test_staging("layout = bhsd\n", 200, 200);
+    test_staging("layout = bshd\npacking = kv\nmask = causal\n", 200, 200);
+    /* per-sequence lengths: the rows between a sequence's length and the maxima travel too */
+    test_staging("seqlens_q = 5,300\nseqlens_kv = 9,3\nmask = padding_causal\nlayout = bshd\n", 300, 1100);
+    test_staging("seqlens_q = 17,2\nseqlens_kv = 40,1030\nmask = padding\nlayout = sbhd\nstride_gap = 8\n", 40, 1030);
     test_in_place("layout = bshd\nmask = causal\n");
     test_in_place("layout = sbhd\nstride_gap = 8\n");
     test_in_place("layout = bhsd\n");
