@@ -2,17 +2,20 @@
 # Device call (carry ["build-min", "build-new"]; about 2 min; call12.sh cut to the device
 # time left): a case whose lengths are already its cuDNN buckets runs on its own buffers
 # (af_cudnn_bucket_in_place), the fp64 tiers' underflow allowance in too; build-min is the
-# build before both. corpora/gpu has no such case, so:
+# build before both; build-new also stages a padded case's every row (a sequence's padding
+# rows too, so the stale-data and visibility probes reach cuDNN there). corpora/gpu has no
+# case on its buckets, so:
 #  1. the ten cases of inplace/ (lengths 1024 - 4096 on their buckets, four layouts, gaps,
-#     kv packing, GQA, windows, fp16 / bf16, forward and backward), probes on, through both
-#     builds at the same time; ci/verdict_compare.py here;
+#     kv packing, GQA, windows, fp16 / bf16, forward and backward) and corpora/gpu's padded
+#     cases (seqlens: bucketed and staged), probes on, through both builds at the same time
+#     (system cuDNN); ci/verdict_compare.py here;
 #  2. the 32k case (b1 h16 d128 causal fwd + bwd, --no-probes), new then old.
 export DEVICE_NO_PACK=1
 source ci/device_preamble.sh
 pack() { (cd "$OUT" && tar czf all.tgz r); }
 T0=$(date +%s)
 for b in build-min build-new; do
-  (LD_LIBRARY_PATH=$PWD/$b/lib:${LD_LIBRARY_PATH:-} timeout 100 $b/attnfuzz run docs/device/run-2026-12-07s/inplace/*.case --backend cudnn --json > $R/inplace-$b.jsonl 2> $R/inplace-$b.err; echo "$b inplace: exit $? $(grep -c '^{' $R/inplace-$b.jsonl) verdicts; $(tail -1 $R/inplace-$b.err)" >> $S) &
+  (LD_LIBRARY_PATH=$PWD/$b/lib:${LD_LIBRARY_PATH:-} timeout 100 $b/attnfuzz run docs/device/run-2026-12-07s/inplace/*.case corpora/gpu/*padding*.case --backend cudnn --json > $R/inplace-$b.jsonl 2> $R/inplace-$b.err; echo "$b inplace: exit $? $(grep -c '^{' $R/inplace-$b.jsonl) verdicts; $(tail -1 $R/inplace-$b.err)" >> $S) &
 done
 wait
 pack
