@@ -63,12 +63,15 @@ static bool is_output(af_tensor_id id) {
 }
 
 /* Copy every row tensor id of case c has in its buffers (each sequence's padding rows too,
- * s < c's maxima: not bucketed, so never ragged) from buffers src (plan sp) to dst (plan dp). */
+ * s < c's maxima: not bucketed, so never ragged), each with the stride gap that follows its
+ * head_dim elements (model/layout.c: a vector is D + stride_gap elements; LSE has none),
+ * from buffers src (plan sp) to dst (plan dp). */
 static void copy_rows(const af_case *c, af_tensor_id id, const af_layout_plan *sp, void *const *src,
                       const af_layout_plan *dp, void *const *dst) {
     const af_tensor_view *sv = &sp->view[id], *dv = &dp->view[id];
     if (!src[sv->buffer] || !dst[dv->buffer]) return;
-    size_t elem = (size_t)af_storage_bytes(sv->storage), row = elem * (size_t)sv->D;
+    size_t elem = (size_t)af_storage_bytes(sv->storage);
+    size_t row = elem * (size_t)(sv->D + (id == AF_T_LSE ? 0 : c->stride_gap));
     for (int b = 0; b < c->batch; b++) {
         int len = sv->S < dv->S ? sv->S : dv->S; /* the case's maxima: its rows in its buffers */
         for (int h = 0; h < sv->H; h++)

@@ -67,15 +67,16 @@ void af_cudnn_bucket_note(const af_case *padded, char *buf, size_t cap);
  * AF_GUARD_BYTE, every data byte 0), then every row c's buffers hold (b, h, s < c's
  * maxima: a sequence's padding rows too, so what the stale-data probe puts there reaches
  * the kernel as it would on c's own layout) of every tensor of t is copied in, outputs
- * too (their poison keeps unwritten rows visible); the rows the bucket adds stay 0, and
- * stride gaps are not carried (0 in tp).
+ * too (their poison keeps unwritten rows visible), each row with the stride gap after it
+ * (stride_gap); the rows the bucket adds stay 0, and so do the gap_h / gap_s / gap_b
+ * margins (not carried).
  * Rows are head_dim elements (LSE: 1), contiguous in every layout served. Returns 0, or
  * -1 with why (out of host memory, padded case too large). */
 int af_cudnn_stage_in(const af_case *c, const af_tensors *t, const af_case *padded, af_tensors *tp, char *why,
                       size_t cap);
 
 /* After the run: the output rows of c's buffers (O, LSE; dQ dK dV with backward; a
- * sequence's padding rows too) back from tp into t, and tp's guard margins over t's (a write past the padded buffers shows as
+ * sequence's padding rows too, each with its stride gap) back from tp into t, and tp's guard margins over t's (a write past the padded buffers shows as
  * out_of_bounds of the case's). */
 void af_cudnn_stage_out(const af_case *c, af_tensors *t, const af_tensors *tp);
 

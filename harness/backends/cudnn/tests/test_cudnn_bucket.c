@@ -5,8 +5,9 @@
  * differ only in their per-sequence lengths (so one graph description serves them), keep
  * every actual length and validate; thd, paged and fp8 cases are not bucketed, nor dropout
  * cases whose padded keep mask would exceed 1 GiB; staging copies every row of the case's
- * buffers in (a sequence's padding rows too: what a stale-data probe put there reaches the
- * kernel; zeros in the rows the bucket adds) and its output rows and guard margins back out; a case whose lengths are already buckets (not padded) runs in place:
+ * buffers in with the stride gap after each (a sequence's padding rows and the gaps too:
+ * what a stale-data probe put there reaches the kernel; zeros in the rows the bucket adds)
+ * and its output rows (gaps too) and guard margins back out; a case whose lengths are already buckets (not padded) runs in place:
  * its padded case's layout is its own, tensor by tensor.
  */
 #include <stdio.h>
@@ -86,9 +87,10 @@ static void fill_pattern(af_tensors *t) {
             ((unsigned char *)t->buf[i])[k] = (unsigned char)(k * 7 + i + 1);
 }
 
-static int row_equal(const af_tensors *x, const af_tensors *y, af_tensor_id id, int b, int h, int s) {
+/* Row (b, h, s) of tensor id equal in x and y, with the stride gap after it (gap elements). */
+static int row_equal_gap(const af_tensors *x, const af_tensors *y, af_tensor_id id, int b, int h, int s, int gap) {
     const af_tensor_view *vx = &x->plan.view[id], *vy = &y->plan.view[id];
-    size_t row = (size_t)af_storage_bytes(vx->storage) * (size_t)vx->D, elem = (size_t)af_storage_bytes(vx->storage);
+    size_t elem = (size_t)af_storage_bytes(vx->storage), row = elem * (size_t)(vx->D + gap);
     return memcmp((char *)x->buf[vx->buffer] + (size_t)af_layout_offset(&x->plan, id, b, h, s, 0) * elem,
                   (char *)y->buf[vy->buffer] + (size_t)af_layout_offset(&y->plan, id, b, h, s, 0) * elem, row) == 0;
 }
@@ -104,8 +106,9 @@ static int row_zero(const af_tensors *x, af_tensor_id id, int b, int h, int s) {
 }
 
 /* Staging c (lines, maxima sq x skv) into its padded case and back: every row of c's
- * buffers (its own padding rows too: s < its maxima) in, zeros in the rows the bucket
- * adds; out, every output row of c and the guard margins. */
+ * buffers (its own padding rows too: s < its maxima) with the stride gap after it in,
+ * zeros in the rows the bucket adds; out, every output row of c (gap too) and the guard
+ * margins. */
 static void test_staging(const char *lines, int sq, int skv) {
     af_case c = with_lengths(lines, sq, skv), p;
     CHECK(af_cudnn_bucket_case(&c, &p) && !af_cudnn_bucket_in_place(&c, &p));
@@ -120,8 +123,8 @@ static void test_staging(const char *lines, int sq, int skv) {
         for (int b = 0; b < c.batch; b++)
             for (int h = 0; h < v->H; h++) {
                 for (int s = 0; s < v->S; s++)
-                    CHECK_MSG(row_equal(&t, &tp, (af_tensor_id)id, b, h, s), "%s b%d h%d s%d",
-                              af_tensor_name((af_tensor_id)id), b, h, s);
+                    CHECK_MSG(row_equal_gap(&t, &tp, (af_tensor_id)id, b, h, s, id == AF_T_LSE ? 0 : c.stride_gap),
+                              "%s b%d h%d s%d", af_tensor_name((af_tensor_id)id), b, h, s);
                 for (int s = v->S; s < vp->S; s += 97) CHECK(row_zero(&tp, (af_tensor_id)id, b, h, s));
             }
     }
@@ -138,7 +141,9 @@ static void test_staging(const char *lines, int sq, int skv) {
         bool out = id == AF_T_O || id == AF_T_LSE || id == AF_T_DQ || id == AF_T_DK || id == AF_T_DV;
         for (int b = 0; b < c.batch; b++)
             for (int h = 0; h < v->H; h++)
-                for (int s = 0; s < v->S; s++) CHECK(row_equal(&t, out ? &tp : &before, (af_tensor_id)id, b, h, s));
+                for (int s = 0; s < v->S; s++)
+                    CHECK(row_equal_gap(&t, out ? &tp : &before, (af_tensor_id)id, b, h, s,
+                                        id == AF_T_LSE ? 0 : c.stride_gap));
     }
     CHECK(t.alloc[AF_BUF_O][AF_GUARD_BYTES + t.bytes[AF_BUF_O]] != AF_GUARD_BYTE);
     CHECK(t.alloc[AF_BUF_Q][0] == AF_GUARD_BYTE);
