@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Device call (carry ["build-min", "build-new"]; about 2 min; call12.sh cut to the device
+# Device call (carry ["build-min", "build-new"]; about 2 min; cut to the device
 # time left): a case whose lengths are already its cuDNN buckets runs on its own buffers
 # (af_cudnn_bucket_in_place), the fp64 tiers' underflow allowance in too; build-min is the
 # build before both; build-new (HEAD's: make it as build-min, ci/make_devbuild.sh then
