@@ -95,7 +95,7 @@ typedef struct {
     af_outputs out; /* o, lse and (backward) dq dk dv, dense */
     /* Every returned value x satisfies |x - exact| <= bound_rel * |x| + bound_abs_scale * M
      * where M is the largest magnitude among the terms that made x (plus, from the fp64
-     * tiers, an underflow term below 1e-318: oracle/README.md, "Underflow"); in practice
+     * tiers, an underflow term of at most about 1e-300: oracle/README.md, "Underflow"); in practice
      * the oracle reports one relative figure: */
     double bound_rel; /* stated relative error bound of the values */
     /* The cancellation term of the bound above (added by the oracle): M is the value's
