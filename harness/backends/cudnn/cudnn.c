@@ -1162,9 +1162,8 @@ static af_run_status cudnn_run_mode(af_backend *be, const af_case *c, const char
     const af_case *served = serving_case(s, c, padded);
     af_tensors *run_t = t;
     af_run_status st = AF_RUN_OK;
-    if (served != c && af_cudnn_bucket_in_place(c, served)) {
-        af_cudnn_bucket_note(served, info->plan, sizeof info->plan); /* c's buffers as they are */
-    } else if (served != c) {
+    if (served != c) af_cudnn_bucket_note(served, info->plan, sizeof info->plan);
+    if (served != c && !af_cudnn_bucket_in_place(c, served)) { /* in place: c's buffers as they are */
         staged = malloc(sizeof *staged);
         double t_in = af_clock_mono();
         int staged_rc = staged ? af_cudnn_stage_in(c, t, served, staged, why, cap) : -1;
@@ -1176,7 +1175,6 @@ static af_run_status cudnn_run_mode(af_backend *be, const af_case *c, const char
             st = AF_RUN_RESOURCE;
         }
         run_t = staged;
-        af_cudnn_bucket_note(served, info->plan, sizeof info->plan);
     }
     if (s->kernel_cache) { /* the mode is part of what served the run: a replay needs it too */
         size_t n = strlen(info->plan);

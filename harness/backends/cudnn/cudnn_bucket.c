@@ -50,8 +50,7 @@ bool af_cudnn_bucket_case(const af_case *c, af_case *padded) {
 }
 
 bool af_cudnn_bucket_in_place(const af_case *c, const af_case *padded) {
-    return padded->seqlen_q == c->seqlen_q && padded->seqlen_kv == c->seqlen_kv && padded->batch == c->batch &&
-           padded->layout == c->layout;
+    return padded->seqlen_q == c->seqlen_q && padded->seqlen_kv == c->seqlen_kv;
 }
 
 void af_cudnn_bucket_note(const af_case *padded, char *buf, size_t cap) {
@@ -72,8 +71,8 @@ static void copy_rows(const af_case *c, af_tensor_id id, const af_layout_plan *s
     if (!src[sv->buffer] || !dst[dv->buffer]) return;
     size_t elem = (size_t)af_storage_bytes(sv->storage);
     size_t row = elem * (size_t)(sv->D + (id == AF_T_LSE ? 0 : c->stride_gap));
+    int len = sv->S < dv->S ? sv->S : dv->S; /* the case's maxima: its rows in its buffers */
     for (int b = 0; b < c->batch; b++) {
-        int len = sv->S < dv->S ? sv->S : dv->S; /* the case's maxima: its rows in its buffers */
         for (int h = 0; h < sv->H; h++)
             for (int s = 0; s < len; s++)
                 memcpy((char *)dst[dv->buffer] + (size_t)af_layout_offset(dp, id, b, h, s, 0) * elem,
