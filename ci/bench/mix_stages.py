@@ -12,7 +12,7 @@ import sys
 v = [json.loads(line) for line in open(sys.argv[1]) if line.startswith("{")]
 v = [x for x in v if "judge" in x]
 stages = ["gen", "oracle", "oracle_gpu", "magnitudes", "terms_gpu", "reference", "run", "compare", "compare_runs",
-          "probes", "probes_run", "cert_wait"]
+          "probes", "probes_run", "cert_wait", "cert"]
 print("mix stages over %d verdicts (ms): stage median mean" % len(v))
 for k in stages:
     xs = [1e3 * (x["judge"]["seconds"].get(k) or 0.0) for x in v]

@@ -120,7 +120,7 @@ int af_session_open_ex(af_session *s, const char *backend, af_backend *backend_o
         return -1;
     }
     s->runner.reference = af_registry_find(&s->registry, "cpu", why, cap);
-    af_oracle_opts_default(&s->runner.oracle);
+    af_runner_oracle_defaults(&s->runner.oracle);
     s->runner.oracle.threads = 1; /* campaigns parallelise over cases, not inside one */
     s->runner.probes = true;
     af_probe_opts_default(&s->runner.probe_opts);

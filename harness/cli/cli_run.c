@@ -106,7 +106,7 @@ const struct option af_cli_run_options[] = {
 /* Options and case paths of `run`. Returns the number of paths, or -1 after saying why. */
 static int parse_run_args(int argc, char **argv, run_opts *o, const char **paths) {
     const struct option *longopts = af_cli_run_options;
-    af_oracle_opts_default(&o->oracle);
+    af_runner_oracle_defaults(&o->oracle);
     o->jobs = 1;
     o->worker_cases = -1;
     af_cli_args a;

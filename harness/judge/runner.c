@@ -11,6 +11,8 @@
 #include "util/parfor.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -313,6 +315,28 @@ static int prepare_oracle(af_runner *r, const af_case *c, af_prepared *p, bool f
         js->magnitudes_s += af_clock_mono() - t_mag;
     }
     return 0;
+}
+
+static pthread_once_t budget_warn_once = PTHREAD_ONCE_INIT;
+static const char *budget_bad; /* the value said once (set before the pthread_once) */
+
+static void budget_warn(void) {
+    fprintf(stderr, "attnfuzz: warning: ATTNFUZZ_GPU_MPFR_BUDGET=%s is not a number > 0 (the default kept)\n",
+            budget_bad);
+}
+
+void af_runner_oracle_defaults(af_oracle_opts *o) {
+    af_oracle_opts_default(o);
+    const char *v = af_config_get(AF_CFG_GPU_MPFR_BUDGET);
+    if (!v) return;
+    char *end;
+    double b = strtod(v, &end);
+    if (end != v && *end == '\0' && b > 0.0 && isfinite(b)) {
+        o->gpu_mpfr_budget = b;
+        return;
+    }
+    budget_bad = v;
+    pthread_once(&budget_warn_once, budget_warn);
 }
 
 int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t cap) {

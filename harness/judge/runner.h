@@ -126,6 +126,10 @@ typedef struct {
                                   stage; NULL = not marked (set in a campaign's child) */
 } af_runner;
 
+/* af_oracle_opts_default, then ATTNFUZZ_GPU_MPFR_BUDGET (util/config.h) when it is set: a
+ * number > 0 replaces gpu_mpfr_budget; another value is said once on stderr and ignored. */
+void af_runner_oracle_defaults(af_oracle_opts *o);
+
 int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t cap);
 /* Wait for a pipelined certification (nothing to do otherwise) and fill p->judged's
  * cert fields. 0, or -1 when the fp64 tier exceeded its bound: p->oracle_error says so

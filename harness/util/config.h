@@ -143,6 +143,9 @@ extern "C" {
     X(GPU_SYNC, "ATTNFUZZ_GPU_SYNC", "auto",                                                                           \
       "how a thread waiting for the GPU behaves: auto (CUDA's rule: spin while the process's contexts are fewer "      \
       "than the cores), spin, yield, or block (sleeps on a synchronization primitive: no core taken while waiting)")   \
+    X(GPU_MPFR_BUDGET, "ATTNFUZZ_GPU_MPFR_BUDGET", "4e6",                                                              \
+      "with a usable GPU, the MPFR multiply-adds of a case's oracle: cases within it are judged in MPFR everywhere, "  \
+      "larger ones by the GPU tier with this much MPFR certification at least (a number > 0)")                         \
     X(BIN, "ATTNFUZZ_BIN", "build/attnfuzz",                                                                           \
       "read by ci/gate_example.sh and attnfuzz_worker.testing (else attnfuzz on PATH): the attnfuzz binary they run")
 
