@@ -31,6 +31,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "model/case.h"
+#include "backends/backend.h"
 #include "model/tensors.h"
 
 #define AF_CUDNN_BUCKET_FLOOR 1024
@@ -75,9 +76,14 @@ void af_cudnn_bucket_note(const af_case *padded, char *buf, size_t cap);
 int af_cudnn_stage_in(const af_case *c, const af_tensors *t, const af_case *padded, af_tensors *tp, char *why,
                       size_t cap);
 
-/* After the run: the output rows of c's buffers (O, LSE; dQ dK dV with backward; a
- * sequence's padding rows too, each with its stride gap) back from tp into t, and tp's guard margins over t's (a write past the padded buffers shows as
- * out_of_bounds of the case's). */
-void af_cudnn_stage_out(const af_case *c, af_tensors *t, const af_tensors *tp);
+/* After the run: the rows of c's buffers (O, LSE; dQ dK dV with backward; Q, K, V, dO too: the
+ * judge's input-mutation check compares t's inputs with the case's template, so a write into
+ * an input row of tp shows as on c's own buffers; a sequence's padding rows too, each with its
+ * stride gap) back from tp into t, and tp's guard margins over t's (a write past the padded
+ * buffers shows as out_of_bounds of the case's). A byte of an input buffer of tp outside
+ * those rows (the rows the bucket adds, the gap margins: staged as 0) that is not 0 after the
+ * run is reported in info (af_run_info_input_write; tp's input rows are zeroed to find
+ * them). */
+void af_cudnn_stage_out(const af_case *c, af_tensors *t, af_tensors *tp, af_run_info *info);
 
 #endif
