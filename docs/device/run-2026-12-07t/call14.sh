@@ -3,7 +3,7 @@
 # ATTNFUZZ_GPU_MPFR_BUDGET knob; about 7 min; first the GPU corpus once, for the staged
 # input rows' check): where a mix case's CPU goes, by taking parts
 # away one at a time. A sampling profile (call13 part 3) got 11 samples in 150 s (every
-# attach of the debugger to a CUDA process is slow) and cannot split it. The first 120 cases
+# attach of the debugger to a CUDA process is slow) and cannot split it. The first 80 cases
 # of the bench's mix (ci/bench/gen_mix.py 600, seed 2026) at one worker, plans warm, each
 # line: verdicts, wall, cases/s, CPU ms per case (user + sys of every process waited for):
 #   base       the defaults
@@ -19,14 +19,14 @@
 B=build-new
 source ci/device_preamble.sh
 # 0. the staged input rows' check (f5e1c2b) on the GPU corpus: no input_mutation finding
-timeout 150 $B/attnfuzz run corpora/gpu/*.case --backend cudnn --json > $R/corpus.jsonl 2> $R/corpus.err
+timeout 100 $B/attnfuzz run corpora/gpu/*.case --backend cudnn --json > $R/corpus.jsonl 2> $R/corpus.err
 echo "corpora/gpu: exit $? $(tail -n 1 $R/corpus.err); input_mutation findings: $(grep -c input_mutation $R/corpus.jsonl)" >> $S
 gzip -f $R/corpus.jsonl
 mix=/tmp/mix
 python3 ci/bench/gen_mix.py 600 $mix 2026 > /dev/null
 export ATTNFUZZ_CUDNN_PLAN_DIR=/tmp/plans
-timeout 60 $B/attnfuzz run $mix/*.case --backend cudnn --jobs 8 --json > /dev/null 2>&1
-C=$(ls $mix/*.case | head -120)
+timeout 45 $B/attnfuzz run $mix/*.case --backend cudnn --jobs 8 --json > /dev/null 2>&1
+C=$(ls $mix/*.case | head -80)
 run_set() {
   local label=$1; shift
   env "$@" timeout 100 python3 - "$R/$label" $B/attnfuzz run $C --backend cudnn --json $EXTRA <<'PY' >> $S 2>&1
