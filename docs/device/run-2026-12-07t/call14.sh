@@ -13,8 +13,9 @@
 #   block-nc   block and ATTNFUZZ_GPU_MPFR_BUDGET=1 (the least certification: no case is
 #              all-MPFR, a GPU-tier case certifies the fewest rows)
 #   block-np-nc  both
+#   block-1e6  block and ATTNFUZZ_GPU_MPFR_BUDGET=1e6 (a quarter of the default)
 #   base2      the defaults again (the spread)
-#   j8, j8-nc  400 cases at --jobs 8: the defaults, and ATTNFUZZ_GPU_MPFR_BUDGET=1
+#   j8, j8-nc, j8-1e6  400 cases at --jobs 8: the defaults, ATTNFUZZ_GPU_MPFR_BUDGET=1, =1e6
 # then the same 6 settings' ratios in the summary; the verdicts' stage means per setting.
 B=build-new
 source ci/device_preamble.sh
@@ -47,14 +48,16 @@ EXTRA= run_set block ATTNFUZZ_GPU_SYNC=block
 EXTRA=--no-probes run_set block-np ATTNFUZZ_GPU_SYNC=block
 EXTRA= run_set block-nc ATTNFUZZ_GPU_SYNC=block ATTNFUZZ_GPU_MPFR_BUDGET=1
 EXTRA=--no-probes run_set block-np-nc ATTNFUZZ_GPU_SYNC=block ATTNFUZZ_GPU_MPFR_BUDGET=1
+EXTRA= run_set block-1e6 ATTNFUZZ_GPU_SYNC=block ATTNFUZZ_GPU_MPFR_BUDGET=1e6
 EXTRA= run_set base2 X=1
 C=$(ls $mix/*.case | head -400)
 EXTRA="--jobs 8" run_set j8 X=1
 EXTRA="--jobs 8" run_set j8-nc ATTNFUZZ_GPU_MPFR_BUDGET=1
-for l in base t1 block block-np block-nc block-np-nc base2 j8 j8-nc; do
+EXTRA="--jobs 8" run_set j8-1e6 ATTNFUZZ_GPU_MPFR_BUDGET=1e6
+for l in base t1 block block-np block-nc block-np-nc block-1e6 base2 j8 j8-nc j8-1e6; do
   echo "== $l $(tail -1 $R/$l.err)" >> $S
   python3 ci/bench/mix_stages.py $R/$l.jsonl 2>&1 | head -14 >> $S
 done
-for l in base t1 block block-np block-nc block-np-nc base2 j8 j8-nc; do gzip -f $R/$l.jsonl; rm -f $R/$l.err; done
+for l in base t1 block block-np block-nc block-np-nc block-1e6 base2 j8 j8-nc j8-1e6; do gzip -f $R/$l.jsonl; rm -f $R/$l.err; done
 cat $S
 device_pack
