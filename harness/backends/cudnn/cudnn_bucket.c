@@ -1,7 +1,9 @@
 /* cudnn_bucket.c — the padded case that serves a case (backends/cudnn/cudnn_bucket.h). */
 #include "backends/cudnn/cudnn_bucket.h"
 
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int af_cudnn_bucket_len(int s) {
@@ -80,12 +82,130 @@ static void copy_rows(const af_case *c, af_tensor_id id, const af_layout_plan *s
     }
 }
 
+/* A row of a buffer (bytes from its data start): [start, end) holds the row's head_dim
+ * elements and its stride gap; the margin after it runs to the next row's start (or the
+ * buffer's end): the gap_h / gap_s / gap_b elements no view owns. */
+typedef struct {
+    int64_t start, end;
+    int id, b, h, s;
+} row_span;
+
+static int span_cmp(const void *a, const void *b) {
+    int64_t x = ((const row_span *)a)->start, y = ((const row_span *)b)->start;
+    return (x > y) - (x < y);
+}
+
+/* Every row of buffer `buf` under plan pl with s < its view's S (its tensors, each
+ * sequence's padding rows too), sorted by start; NULL when out of memory. */
+static row_span *buffer_rows(const af_case *c, const af_layout_plan *pl, int buf, size_t *n) {
+    size_t count = 0;
+    for (int id = 0; id < AF_T_COUNT; id++)
+        if ((int)pl->view[id].buffer == buf) count += (size_t)c->batch * pl->view[id].H * pl->view[id].S;
+    row_span *r = malloc((count ? count : 1) * sizeof *r);
+    if (!r) return NULL;
+    size_t k = 0;
+    for (int id = 0; id < AF_T_COUNT; id++) {
+        const af_tensor_view *v = &pl->view[id];
+        if ((int)v->buffer != buf) continue;
+        int64_t elem = af_storage_bytes(v->storage), len = v->D + (id == AF_T_LSE ? 0 : c->stride_gap);
+        for (int b = 0; b < c->batch; b++)
+            for (int h = 0; h < v->H; h++)
+                for (int s = 0; s < v->S; s++, k++) {
+                    r[k].start = af_layout_offset(pl, (af_tensor_id)id, b, h, s, 0) * elem;
+                    r[k].end = r[k].start + len * elem;
+                    r[k].id = id, r[k].b = b, r[k].h = h, r[k].s = s;
+                }
+    }
+    qsort(r, count, sizeof *r, span_cmp);
+    *n = count;
+    return r;
+}
+
+/* The margin after row k of r (n rows, a buffer of `bytes`). */
+static int64_t margin_after(const row_span *r, size_t n, size_t k, size_t bytes) {
+    int64_t next = k + 1 < n ? r[k + 1].start : (int64_t)bytes;
+    return next > r[k].end ? next - r[k].end : 0;
+}
+
+/* The index of the row that starts at `start` in r (sorted), or -1. */
+static long find_row(const row_span *r, size_t n, int64_t start) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (r[mid].start < start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && r[lo].start == start ? (long)lo : -1;
+}
+
+/* The gap margins of c's buffers against the padded case's (same batch, heads and strides
+ * inside a row; more rows per sequence). The margin after a row of c is the margin after
+ * the same row of the padded case as far as both reach (the gap_h / gap_s after a head or a
+ * token); what c's margin has beyond that (after its last row along s: the outer axes' gaps)
+ * is the margin after the padded case's last row along s (same tensor, b, h) at the same
+ * place, where that margin is as long. The bytes before a buffer's first row go with the
+ * padded buffer's first bytes. The padded case has c's batch and stride gap, so c serves
+ * both plans' rows. dir 0: t into tp; 1: tp into t, and with zero set the
+ * copied bytes of tp's input buffers are zeroed after (af_cudnn_stage_out's check). Returns
+ * 0, or -1 when out of memory (the margins are then not carried). */
+static int copy_margins(const af_case *c, af_tensors *t, af_tensors *tp, int dir) {
+    for (int i = 0; i < AF_BUF_COUNT; i++) {
+        if (!t->buf[i] || !tp->buf[i]) continue;
+        size_t nc = 0, np = 0;
+        row_span *rc = buffer_rows(c, &t->plan, i, &nc), *rp = rc ? buffer_rows(c, &tp->plan, i, &np) : NULL;
+        if (!rc || !rp) {
+            free(rc);
+            return -1;
+        }
+        unsigned char *a = t->buf[i], *z = tp->buf[i];
+        bool zero = dir == 1 && (i == AF_BUF_Q || i == AF_BUF_K || i == AF_BUF_V || i == AF_BUF_DO);
+#define MOVE(ta, pa, len)                                                                                              \
+    do {                                                                                                               \
+        if (dir == 0)                                                                                                  \
+            memcpy(z + (pa), a + (ta), (size_t)(len));                                                                 \
+        else {                                                                                                         \
+            memcpy(a + (ta), z + (pa), (size_t)(len));                                                                 \
+            if (zero) memset(z + (pa), 0, (size_t)(len));                                                              \
+        }                                                                                                              \
+    } while (0)
+        if (nc && np && rc[0].start == rp[0].start) MOVE(0, 0, rc[0].start);
+        for (size_t k = 0; k < nc; k++) {
+            int64_t lc = margin_after(rc, nc, k, t->bytes[i]);
+            if (!lc) continue;
+            const af_tensor_view *vp = &tp->plan.view[rc[k].id];
+            int64_t elem = af_storage_bytes(vp->storage);
+            long kp = find_row(
+                rp, np, af_layout_offset(&tp->plan, (af_tensor_id)rc[k].id, rc[k].b, rc[k].h, rc[k].s, 0) * elem);
+            if (kp < 0) continue;
+            int64_t lp = margin_after(rp, np, (size_t)kp, tp->bytes[i]), m = lc < lp ? lc : lp;
+            MOVE(rc[k].end, rp[kp].end, m);
+            if (lc > m && rc[k].s == t->plan.view[rc[k].id].S - 1) {
+                long kl = find_row(
+                    rp, np, af_layout_offset(&tp->plan, (af_tensor_id)rc[k].id, rc[k].b, rc[k].h, vp->S - 1, 0) * elem);
+                if (kl >= 0 && margin_after(rp, np, (size_t)kl, tp->bytes[i]) == lc)
+                    MOVE(rc[k].end + m, rp[kl].end + m, lc - m);
+            }
+        }
+#undef MOVE
+        free(rc);
+        free(rp);
+    }
+    return 0;
+}
+
 int af_cudnn_stage_in(const af_case *c, const af_tensors *t, const af_case *padded, af_tensors *tp, char *why,
                       size_t cap) {
     if (af_tensors_alloc(tp, padded, why, cap)) return -1;
     for (int i = 0; i < AF_BUF_COUNT; i++)
         if (tp->buf[i]) memset(tp->buf[i], 0, tp->bytes[i]);
     for (int id = 0; id < AF_T_COUNT; id++) copy_rows(c, (af_tensor_id)id, &t->plan, t->buf, &tp->plan, tp->buf);
+    if ((c->gap_h || c->gap_s || c->gap_b) && copy_margins(c, (af_tensors *)t, tp, 0)) {
+        af_tensors_free(tp);
+        snprintf(why, cap, "out of host memory staging the gap margins");
+        return -1;
+    }
     tp->descale_q = t->descale_q, tp->descale_k = t->descale_k, tp->descale_v = t->descale_v;
     tp->descale_do = t->descale_do, tp->descale_o = t->descale_o;
     tp->descale_dq = t->descale_dq, tp->descale_dk = t->descale_dk, tp->descale_dv = t->descale_dv;
@@ -118,6 +238,9 @@ void af_cudnn_stage_out(const af_case *c, af_tensors *t, af_tensors *tp, af_run_
         memcpy(t->alloc[i] + AF_GUARD_BYTES + t->bytes[i], tp->alloc[i] + AF_GUARD_BYTES + tp->bytes[i],
                AF_GUARD_BYTES);
     }
+    /* the gap margins too (outputs: a write into one shows as on c's buffers; inputs: the
+     * judge's mutation check compares them), zeroed in tp's inputs for the check below */
+    bool margins = !(c->gap_h || c->gap_s || c->gap_b) || copy_margins(c, t, tp, 1) == 0;
     /* What of the inputs' buffers the case does not own (the rows the bucket adds, the
      * gap margins) was staged as 0: with the case's rows zeroed, a byte that is not 0 is
      * the run's write (the rows themselves went back into t for the judge's check). */
@@ -129,7 +252,7 @@ void af_cudnn_stage_out(const af_case *c, af_tensors *t, af_tensors *tp, af_run_
     static const af_tensor_id owner[AF_BUF_COUNT] = {AF_T_Q,  AF_T_K,  AF_T_V,  AF_T_O, AF_T_LSE,
                                                      AF_T_DO, AF_T_DQ, AF_T_DK, AF_T_DV};
     for (int i = 0; i < AF_BUF_COUNT; i++) {
-        if (!tp->buf[i] || !is_input(owner[i])) continue;
+        if (!margins || !tp->buf[i] || !is_input(owner[i])) continue;
         const unsigned char *p = tp->buf[i];
         size_t k = 0;
         while (k < tp->bytes[i] && p[k] == 0) k++;

@@ -69,8 +69,10 @@ void af_cudnn_bucket_note(const af_case *padded, char *buf, size_t cap);
  * maxima: a sequence's padding rows too, so what the stale-data probe puts there reaches
  * the kernel as it would on c's own layout) of every tensor of t is copied in, outputs
  * too (their poison keeps unwritten rows visible), each row with the stride gap after it
- * (stride_gap); the rows the bucket adds stay 0, and so do the gap_h / gap_s / gap_b
- * margins (not carried).
+ * (stride_gap), and so is every gap_h / gap_s / gap_b margin (the elements no view owns:
+ * the margin after a row goes after the same row of the padded case; what follows c's last
+ * row along s, the outer axes' gaps, after the padded case's last row along s); the rows
+ * the bucket adds and their margins stay 0.
  * Rows are head_dim elements (LSE: 1), contiguous in every layout served. Returns 0, or
  * -1 with why (out of host memory, padded case too large). */
 int af_cudnn_stage_in(const af_case *c, const af_tensors *t, const af_case *padded, af_tensors *tp, char *why,
@@ -79,7 +81,7 @@ int af_cudnn_stage_in(const af_case *c, const af_tensors *t, const af_case *padd
 /* After the run: the rows of c's buffers (O, LSE; dQ dK dV with backward; Q, K, V, dO too: the
  * judge's input-mutation check compares t's inputs with the case's template, so a write into
  * an input row of tp shows as on c's own buffers; a sequence's padding rows too, each with its
- * stride gap) back from tp into t, and tp's guard margins over t's (a write past the padded
+ * stride gap; the gap margins as af_cudnn_stage_in placed them) back from tp into t, and tp's guard margins over t's (a write past the padded
  * buffers shows as out_of_bounds of the case's). A byte of an input buffer of tp outside
  * those rows (the rows the bucket adds, the gap margins: staged as 0) that is not 0 after the
  * run is reported in info (af_run_info_input_write; tp's input rows are zeroed to find

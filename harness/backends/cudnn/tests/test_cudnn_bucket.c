@@ -202,6 +202,68 @@ static void test_staging(const char *lines, int sq, int skv) {
     af_tensors_free(&t);
 }
 
+/* Byte offset of the first margin byte after row (b, h, s) of tensor id in x. */
+static size_t margin_at(const af_tensors *x, const af_case *c, af_tensor_id id, int b, int h, int s) {
+    const af_tensor_view *v = &x->plan.view[id];
+    size_t elem = (size_t)af_storage_bytes(v->storage);
+    return ((size_t)af_layout_offset(&x->plan, id, b, h, s, 0) + (size_t)(v->D + c->stride_gap)) * elem;
+}
+
+/* The gap margins (gap_h, gap_s, gap_b) of a staged case: every byte of c's buffers, rows
+ * and margins, goes into the padded buffers and back (a round trip through an untouched
+ * padded case gives c's buffers byte for byte, with no input write reported); a write into
+ * O's margin after its first row comes back; one into Q's comes back into t (the judge's
+ * mutation check sees it) and is not the backend's to report, while one into the margin of
+ * a row only the bucket has is. */
+static void test_margins(const char *lines, int sq, int skv) {
+    af_case c = with_lengths(lines, sq, skv), p;
+    CHECK(af_cudnn_bucket_case(&c, &p) && !af_cudnn_bucket_in_place(&c, &p));
+    CHECK(c.gap_h > 0 && c.gap_s > 0 && c.gap_b > 0);
+    static af_tensors t, back, tp;
+    char why[256];
+    CHECK(af_tensors_alloc(&t, &c, why, sizeof why) == 0 && af_tensors_alloc(&back, &c, why, sizeof why) == 0);
+    fill_pattern(&t);
+    for (int i = 0; i < AF_BUF_COUNT; i++)
+        if (back.buf[i]) memset(back.buf[i], 0, back.bytes[i]);
+    CHECK(af_cudnn_stage_in(&c, &t, &p, &tp, why, sizeof why) == 0);
+    af_run_info info;
+    memset(&info, 0, sizeof info);
+    af_cudnn_stage_out(&c, &back, &tp, &info);
+    CHECK(info.n_input_writes == 0);
+    for (int i = 0; i < AF_BUF_COUNT; i++) {
+        if (!t.buf[i]) continue;
+        size_t k = 0;
+        while (k < t.bytes[i] && ((unsigned char *)t.buf[i])[k] == ((unsigned char *)back.buf[i])[k]) k++;
+        CHECK_MSG(k == t.bytes[i], "%s: buffer %d differs at byte %zu of %zu after the round trip", lines, i, k,
+                  t.bytes[i]);
+    }
+    af_tensors_free(&tp);
+    /* writes into margins */
+    CHECK(af_cudnn_stage_in(&c, &t, &p, &tp, why, sizeof why) == 0);
+    size_t mo = margin_at(&t, &c, AF_T_O, 0, 0, 0), mq = margin_at(&t, &c, AF_T_Q, 0, 0, 0);
+    ((unsigned char *)tp.buf[tp.plan.view[AF_T_O].buffer])[margin_at(&tp, &c, AF_T_O, 0, 0, 0)] ^= 0x33;
+    ((unsigned char *)tp.buf[tp.plan.view[AF_T_Q].buffer])[margin_at(&tp, &c, AF_T_Q, 0, 0, 0)] ^= 0x33;
+    af_tensors_copy(&back, &t);
+    memset(&info, 0, sizeof info);
+    af_cudnn_stage_out(&c, &back, &tp, &info);
+    CHECK(((unsigned char *)back.buf[back.plan.view[AF_T_O].buffer])[mo] ==
+          (((unsigned char *)t.buf[t.plan.view[AF_T_O].buffer])[mo] ^ 0x33));
+    CHECK(((unsigned char *)back.buf[back.plan.view[AF_T_Q].buffer])[mq] ==
+          (((unsigned char *)t.buf[t.plan.view[AF_T_Q].buffer])[mq] ^ 0x33));
+    CHECK(info.n_input_writes == 0);
+    af_tensors_free(&tp);
+    af_tensor_id added = tp_adds_rows(&c, &p, AF_T_K) ? AF_T_K : AF_T_Q;
+    CHECK(af_cudnn_stage_in(&c, &t, &p, &tp, why, sizeof why) == 0);
+    ((unsigned char *)tp.buf[tp.plan.view[added].buffer])[margin_at(&tp, &c, added, 0, 0, t.plan.view[added].S)] ^=
+        0x33;
+    memset(&info, 0, sizeof info);
+    af_cudnn_stage_out(&c, &back, &tp, &info);
+    CHECK(info.n_input_writes == 1);
+    af_tensors_free(&tp);
+    af_tensors_free(&back);
+    af_tensors_free(&t);
+}
+
 /* A case whose lengths are its buckets runs on its own buffers: the padded case (the
  * lengths given) has the same views and buffers, tensor by tensor; one that is not does not. */
 static void test_in_place(const char *layout_lines) {
@@ -248,6 +310,13 @@ int main(void) {
     /* per-sequence lengths: the rows between a sequence's length and the maxima travel too */
     test_staging("seqlens_q = 5,300\nseqlens_kv = 9,3\nmask = padding_causal\nlayout = bshd\n", 300, 1100);
     test_staging("seqlens_q = 17,2\nseqlens_kv = 40,1030\nmask = padding\nlayout = sbhd\nstride_gap = 8\n", 40, 1030);
+    test_margins("layout = bshd\ngap_h = 1\ngap_s = 3\ngap_b = 5\nmask = causal\n", 200, 1030);
+    test_margins("layout = sbhd\ngap_h = 2\ngap_s = 7\ngap_b = 1\nstride_gap = 8\n", 200, 200);
+    test_margins("layout = bhsd\ngap_h = 4\ngap_s = 2\ngap_b = 9\n", 1030, 200);
+    test_margins("layout = bshd\npacking = kv\ngap_h = 1\ngap_s = 2\ngap_b = 3\n", 200, 300);
+    test_margins("seqlens_q = 17,2\nseqlens_kv = 40,900\nmask = padding\nlayout = sbhd\ngap_h = 3\ngap_s = 1\n"
+                 "gap_b = 2\n",
+                 40, 900);
     test_in_place("layout = bshd\nmask = causal\n");
     test_in_place("layout = sbhd\nstride_gap = 8\n");
     test_in_place("layout = bhsd\n");
