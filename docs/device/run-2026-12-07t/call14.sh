@@ -19,9 +19,15 @@
 # then the same 6 settings' ratios in the summary; the verdicts' stage means per setting.
 B=build-new
 source ci/device_preamble.sh
-# 0. the staged input rows' check (f5e1c2b) on the GPU corpus: no input_mutation finding
-timeout 100 $B/attnfuzz run corpora/gpu/*.case --backend cudnn --json > $R/corpus.jsonl 2> $R/corpus.err
+# 0. the staged input rows and gap margins (f5e1c2b and after) on the GPU corpus and the seeds with gaps:
+#    no input_mutation finding; every gap case's verdict listed
+timeout 100 $B/attnfuzz run corpora/gpu/*.case corpora/seed/*gaps*.case --backend cudnn --json > $R/corpus.jsonl 2> $R/corpus.err
 echo "corpora/gpu: exit $? $(tail -n 1 $R/corpus.err); input_mutation findings: $(grep -c input_mutation $R/corpus.jsonl)" >> $S
+grep -h '"case":"[^"]*gaps[^"]*"' $R/corpus.jsonl | python3 -c "
+import json, sys
+for l in sys.stdin:
+    d = json.loads(l); f = d.get('findings') or []
+    print('  %s: %s %s' % (d['case'], d['verdict'], (f[0].get('detail') or '')[:160] if f else ''))" >> $S
 gzip -f $R/corpus.jsonl
 mix=/tmp/mix
 python3 ci/bench/gen_mix.py 600 $mix 2026 > /dev/null
