@@ -113,9 +113,10 @@ typedef struct {
      * |fp64 - MPFR| / (stated bound of the element); above 1 af_oracle_run fails. */
     int cert_rows, cert_keys;
     double cert_gap_over_bound;
-    double gpu_seconds;    /* GPU tier: time of its passes (uploads included) */
-    double gpu_peak_bytes; /* GPU tier: device memory it held at its peak */
-    char note[192];        /* e.g. why the GPU tier fell back to the CPU fp64 tier */
+    double cert_cpu_seconds; /* pipelined certification: its thread's CPU time (its passes' other threads aside) */
+    double gpu_seconds;      /* GPU tier: time of its passes (uploads included) */
+    double gpu_peak_bytes;   /* GPU tier: device memory it held at its peak */
+    char note[192];          /* e.g. why the GPU tier fell back to the CPU fp64 tier */
     /* (B, Hq, Sq) or NULL: per row, max over visible keys of scale * sum_d |q_d k_jd|
      * (af_oracle_score_abs); filled by the runner for fp8 and mxfp8 cases and fp16/bf16 cases too large
      * for the judge's element budgets, freed with the result. */

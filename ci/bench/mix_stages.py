@@ -21,6 +21,13 @@ for k in stages:
 for k in ["buffers", "read", "criterion", "criterion_terms", "criterion_rows"]:  # every judged run's host checks (run 0, repeats, probes' reruns)
     xs = [1e3 * ((x["judge"]["seconds"].get("checks") or {}).get(k) or 0.0) for x in v]
     print("  checks %-14s %5.1f %9.1f" % (k, statistics.median(xs), statistics.mean(xs)))
+# CPU seconds of the thread that ran each part (verdict.h: cpu_*); the process's CPU beyond
+# their sum is on other threads
+for k in ["prepare", "run", "compare", "probes", "cert"]:
+    xs = [1e3 * ((x["judge"]["seconds"].get("cpu") or {}).get(k) or 0.0) for x in v]
+    print("  cpu %-17s %5.1f %9.1f" % (k, statistics.median(xs), statistics.mean(xs)))
+xs = [1e3 * sum((x["judge"]["seconds"].get("cpu") or {}).values()) for x in v]
+print("  cpu %-17s %5.1f %9.1f" % ("sum", statistics.median(xs), statistics.mean(xs)))
 probes = sorted({k for x in v for k in (x["judge"]["seconds"].get("per_probe") or {})})
 for k in probes:
     xs = [1e3 * ((x["judge"]["seconds"].get("per_probe") or {}).get(k) or 0.0) for x in v]

@@ -81,6 +81,7 @@ int af_prepare_settle(af_prepared *p) {
     p->cert_pending = NULL;
     af_judge_summary *js = &p->judged;
     js->cert_s = cert_s;
+    js->cpu_cert_s = p->oracle.cert_cpu_seconds;
     js->cert_wait_s = af_clock_mono() - t0;
     js->cert_rows = p->oracle.cert_rows;
     js->cert_keys = p->oracle.cert_keys;
@@ -339,7 +340,16 @@ void af_runner_oracle_defaults(af_oracle_opts *o) {
     pthread_once(&budget_warn_once, budget_warn);
 }
 
+static int prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t cap);
+
 int af_prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t cap) {
+    double cpu0 = af_clock_thread_cpu();
+    int rc = prepare(r, c, p, why, cap);
+    p->judged.cpu_prepare_s = af_clock_thread_cpu() - cpu0;
+    return rc;
+}
+
+static int prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t cap) {
     memset(p, 0, sizeof *p);
     p->c = *c;
     p->mark = r->mark;
@@ -727,7 +737,7 @@ static void release_kernel_oracle(af_prepared *p) {
     js->oracle_s = js->oracle_gpu_s = js->magnitudes_s = js->terms_gpu_s = 0;
     js->element_terms = js->lse_row_terms = js->stored_o_rows = js->terms_gpu = false;
     js->cert_rows = js->cert_keys = 0;
-    js->cert_gap_over_bound = js->cert_s = js->cert_wait_s = 0;
+    js->cert_gap_over_bound = js->cert_s = js->cert_wait_s = js->cpu_cert_s = 0;
 }
 
 /* A backend that declares the recipe lse_rowsum_dtype_p (AF_BACKEND_LSE_ROWSUM_DTYPE_P,
@@ -777,9 +787,10 @@ static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char 
     memset(&before, 0, sizeof before);
     if (be->counters) be->counters(be, &before);
     af_stage_mark_set(p->mark, AF_STAGE_RUN);
-    double t0 = af_clock_mono();
+    double t0 = af_clock_mono(), cpu_run = af_clock_thread_cpu();
     st = af_backend_run(be, c, engine ? engine : "", &t, &info, why, sizeof why);
     if (info.seconds == 0) info.seconds = af_clock_mono() - t0;
+    v->judge.cpu_run_s = af_clock_thread_cpu() - cpu_run;
     v->info = info;
     switch (st) {
         case AF_RUN_OK:
@@ -811,7 +822,7 @@ static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char 
     if (st == AF_RUN_OK) lse_recipe(p, be);
     if (st == AF_RUN_OK) {
         af_stage_mark_set(p->mark, AF_STAGE_CHECK);
-        double t_cmp = af_clock_mono();
+        double t_cmp = af_clock_mono(), cpu_cmp = af_clock_thread_cpu();
         v->runs = 1;
         af_check_buffers(c, &t, p->have_oracle ? &p->oracle.out : NULL, p->have_ref ? &p->ref : NULL, &p->terms, v);
         double t_read = af_clock_mono();
@@ -842,9 +853,10 @@ static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char 
         int n_reps = repeat_runs(p, be, engine ? engine : "", n_runs, &jc, reps, v);
         for (int k = 0; k < n_reps; k++) rep_ptr[k] = &reps[k];
         v->judge.compare_s = af_clock_mono() - t_cmp;
+        v->judge.cpu_compare_s = af_clock_thread_cpu() - cpu_cmp;
         if (r->probes) {
             af_stage_mark_set(p->mark, AF_STAGE_PROBES);
-            double t_probes = af_clock_mono();
+            double t_probes = af_clock_mono(), cpu_probes = af_clock_thread_cpu();
             af_probe_target pt = {c, &p->tensors, &p->inputs, &t, &info, be, engine ? engine : "", p->clones};
             af_probe_runs runs = {rep_ptr, n_reps, judge_run, &jc};
             af_probe_stats ps;
@@ -852,6 +864,7 @@ static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char 
             /* an LSE in base 2 is a convention finding, not a mismatch of its rows */
             if (ps.lse_base2) af_verdict_drop(v, AF_V_MISMATCH, AF_T_LSE);
             v->judge.probes_s = af_clock_mono() - t_probes;
+            v->judge.cpu_probes_s = af_clock_thread_cpu() - cpu_probes;
             v->judge.probes_run_s = ps.run_s;
             memcpy(v->judge.probe_s, ps.probe_s, sizeof v->judge.probe_s);
         }
@@ -887,6 +900,7 @@ static void judge_once(af_runner *r, af_prepared *p, af_backend *be, const char 
     v->judge.cert_gap_over_bound = p->judged.cert_gap_over_bound;
     v->judge.cert_s = p->judged.cert_s;
     v->judge.cert_wait_s = p->judged.cert_wait_s;
+    v->judge.cpu_cert_s = p->judged.cpu_cert_s;
     release_kernel_oracle(p);
     if (out_tensors) {
         af_clone_disown_scales(&t); /* the caller owns no scales */

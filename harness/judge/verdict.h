@@ -258,6 +258,12 @@ typedef struct {
     double cert_s;      /* pipelined certification (long cases, runner.h): its wall
                                    time on CPU threads, overlapping the stages above */
     double cert_wait_s; /* of which the judge waited for at the end */
+    /* CPU seconds (user + system) of the thread that ran each part: af_prepare (gen, oracle,
+     * magnitudes, reference: the preparing thread's, prepare-ahead's or the judge's), the run,
+     * the comparison with its repeats, the probes, and the certification's thread. What the
+     * process spends beyond their sum is on other threads (the passes' parallel-for helpers,
+     * a backend's build thread, the CUDA driver's). */
+    double cpu_prepare_s, cpu_run_s, cpu_compare_s, cpu_probes_s, cpu_cert_s;
     /* the preparation (gen, oracle, magnitudes, reference: their seconds above) ran on a
      * thread of its own while the case before was judged (judge/prepare_ahead.h), and the
      * judge waited ahead_wait_s for it to finish */

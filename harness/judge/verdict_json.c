@@ -55,6 +55,10 @@ static json_t *judge_json(const af_judge_summary *j) {
         }
         if (builds) json_object_set_new(secs, "builds", builds);
         if (j->prepared_ahead) json_object_set_new(secs, "ahead_wait", af_json_real(j->ahead_wait_s));
+        json_t *cpu = json_pack("{s:o, s:o, s:o, s:o, s:o}", "prepare", af_json_real(j->cpu_prepare_s), "run",
+                                af_json_real(j->cpu_run_s), "compare", af_json_real(j->cpu_compare_s), "probes",
+                                af_json_real(j->cpu_probes_s), "cert", af_json_real(j->cpu_cert_s));
+        if (cpu) json_object_set_new(secs, "cpu", cpu);
     } else {
         json_decref(per_probe);
     }

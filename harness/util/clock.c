@@ -11,3 +11,4 @@ static double seconds_of(clockid_t id) {
 
 double af_clock_mono(void) { return seconds_of(CLOCK_MONOTONIC); }
 double af_clock_unix(void) { return seconds_of(CLOCK_REALTIME); }
+double af_clock_thread_cpu(void) { return seconds_of(CLOCK_THREAD_CPUTIME_ID); }

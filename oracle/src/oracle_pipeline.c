@@ -40,11 +40,13 @@ struct af_oracle_cert {
     af_oracle_result res;  /* the cert fields the thread fills (outputs unused) */
     int status;            /* of the two halves */
     double started, ended; /* af_clock_mono at start and end of the passes */
+    double cpu;            /* the thread's CPU time over them */
     char why[512];
 };
 
 static void *cert_thread(void *arg) {
     af_oracle_cert *h = arg;
+    double cpu0 = af_clock_thread_cpu();
     h->status = af_cert_plan_rows(&h->c, &h->o, h->threads, &h->plan, h->why, sizeof h->why);
     pthread_mutex_lock(&h->lock);
     while (h->state == CERT_WAITING) pthread_cond_wait(&h->cond, &h->lock);
@@ -56,6 +58,7 @@ static void *cert_thread(void *arg) {
         af_cert_plan_free(&h->c, h->plan);
     h->plan = NULL;
     h->ended = af_clock_mono();
+    h->cpu = af_clock_thread_cpu() - cpu0;
     mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE);
     return NULL;
 }
@@ -149,6 +152,7 @@ int af_oracle_cert_finish(af_oracle_cert *h, af_oracle_result *r, double *cert_s
     r->cert_rows = h->res.cert_rows;
     r->cert_keys = h->res.cert_keys;
     r->cert_gap_over_bound = h->res.cert_gap_over_bound;
+    r->cert_cpu_seconds = h->cpu;
     r->fp64_vs_mpfr_rel = h->res.fp64_vs_mpfr_rel;
     int status = h->status;
     if (status != 0) snprintf(why, cap, "%s", h->why);
