@@ -10,7 +10,7 @@ source ci/device_preamble.sh
 mix=/tmp/mix
 python3 ci/bench/gen_mix.py 600 $mix 2026 > /dev/null
 export ATTNFUZZ_CUDNN_PLAN_DIR=/tmp/plans
-timeout 45 $B/attnfuzz run $mix/*.case --backend cudnn --jobs 8 --json > /dev/null 2>&1
+timeout 30 $B/attnfuzz run $mix/*.case --backend cudnn --jobs 8 --json > /dev/null 2>&1
 cpu_run j1 timeout 100 $B/attnfuzz run $(ls $mix/*.case | head -80) --backend cudnn --json
 cpu_run j8 timeout 100 $B/attnfuzz run $(ls $mix/*.case | head -400) --backend cudnn --jobs 8 --json
 for l in j1 j8; do
