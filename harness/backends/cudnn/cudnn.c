@@ -192,6 +192,7 @@ struct cudnn_state {
      * runs alternate with its probes' variant cases (capacity, feature), whose buffers may
      * be sized otherwise; a stage takes the one of the same sizes, else the older. */
     af_gpu_mirror mirror[MIRRORS];
+    af_cudnn_stage_pool stage_pool; /* the staged buffers' blocks between runs (cudnn_bucket.h) */
     unsigned long mirror_used[MIRRORS];
     long long mirror_budget;
     /* ATTNFUZZ_CUDNN_PLAN_DIR: the folder of plans kept between processes ("" = none) and
@@ -1166,7 +1167,7 @@ static af_run_status cudnn_run_mode(af_backend *be, const af_case *c, const char
     if (served != c && !af_cudnn_bucket_in_place(c, served)) { /* in place: c's buffers as they are */
         staged = malloc(sizeof *staged);
         double t_in = af_clock_mono();
-        int staged_rc = staged ? af_cudnn_stage_in(c, t, served, staged, why, cap) : -1;
+        int staged_rc = staged ? af_cudnn_stage_in(c, t, served, staged, &s->stage_pool, why, cap) : -1;
         info->copy_seconds += af_clock_mono() - t_in;
         if (staged_rc) {
             if (!staged) snprintf(why, cap, "out of host memory");
@@ -1193,7 +1194,7 @@ static af_run_status cudnn_run_mode(af_backend *be, const af_case *c, const char
         double t_out = af_clock_mono();
         if (st == AF_RUN_OK) af_cudnn_stage_out(c, t, staged, info);
         info->copy_seconds += af_clock_mono() - t_out;
-        af_tensors_free(staged);
+        af_cudnn_stage_release(staged, &s->stage_pool);
         free(staged);
     }
     free(padded);
@@ -1293,6 +1294,7 @@ static void cudnn_destroy(af_backend *be) {
         af_cudnn_ahead_close(&s->ahead); /* its handle after the graphs made with it */
         if (s->handle) s->api->Destroy(s->handle);
         mirrors_free(s);
+        af_cudnn_stage_pool_free(&s->stage_pool);
         free(s);
     }
     free(be);

@@ -195,11 +195,73 @@ static int copy_margins(const af_case *c, af_tensors *t, af_tensors *tp, int dir
     return 0;
 }
 
-int af_cudnn_stage_in(const af_case *c, const af_tensors *t, const af_case *padded, af_tensors *tp, char *why,
-                      size_t cap) {
-    if (af_tensors_alloc(tp, padded, why, cap)) return -1;
-    for (int i = 0; i < AF_BUF_COUNT; i++)
-        if (tp->buf[i]) memset(tp->buf[i], 0, tp->bytes[i]);
+void af_cudnn_stage_pool_free(af_cudnn_stage_pool *pool) {
+    for (int k = 0; pool && k < AF_CUDNN_STAGE_KEEP; k++) free(pool->block[k]);
+    if (pool) memset(pool, 0, sizeof *pool);
+}
+
+long long af_cudnn_stage_pool_bytes(const af_cudnn_stage_pool *pool) {
+    long long n = 0;
+    for (int k = 0; pool && k < AF_CUDNN_STAGE_KEEP; k++)
+        if (pool->block[k]) n += (long long)pool->size[k];
+    return n;
+}
+
+static void *pool_take(void *ctx, size_t size) {
+    af_cudnn_stage_pool *pool = ctx;
+    for (int k = 0; k < AF_CUDNN_STAGE_KEEP; k++)
+        if (pool->block[k] && pool->size[k] == size) {
+            void *b = pool->block[k];
+            pool->block[k] = NULL;
+            return b;
+        }
+    return NULL;
+}
+
+/* Keep block (size bytes) in pool, the oldest blocks freed while the pool is over its limits. */
+static void pool_give(af_cudnn_stage_pool *pool, void *block, size_t size) {
+    if ((long long)size > AF_CUDNN_STAGE_KEEP_BYTES) {
+        free(block);
+        return;
+    }
+    for (;;) {
+        int free_slot = -1, oldest = -1;
+        for (int k = 0; k < AF_CUDNN_STAGE_KEEP; k++) {
+            if (!pool->block[k]) {
+                if (free_slot < 0) free_slot = k;
+            } else if (oldest < 0 || pool->age[k] < pool->age[oldest])
+                oldest = k;
+        }
+        if (free_slot >= 0 && af_cudnn_stage_pool_bytes(pool) + (long long)size <= AF_CUDNN_STAGE_KEEP_BYTES) {
+            pool->block[free_slot] = block;
+            pool->size[free_slot] = size;
+            pool->age[free_slot] = ++pool->clock;
+            return;
+        }
+        free(pool->block[oldest]); /* full, or over the bytes: there is one */
+        pool->block[oldest] = NULL;
+    }
+}
+
+void af_cudnn_stage_release(af_tensors *tp, af_cudnn_stage_pool *pool) {
+    for (int i = 0; pool && i < AF_BUF_COUNT; i++)
+        if (tp->alloc[i]) {
+            pool_give(pool, tp->alloc[i], tp->bytes[i] + 2 * AF_GUARD_BYTES);
+            tp->alloc[i] = NULL;
+        }
+    af_tensors_free(tp);
+}
+
+int af_cudnn_stage_in(const af_case *c, const af_tensors *t, const af_case *padded, af_tensors *tp,
+                      af_cudnn_stage_pool *pool, char *why, size_t cap) {
+    af_tensors_mem mem = {pool ? pool_take : NULL, pool, false};
+    if (af_tensors_alloc_from(tp, padded, &mem, why, cap)) return -1;
+    for (int i = 0; i < AF_BUF_COUNT; i++) /* guards, and every data byte 0 */
+        if (tp->alloc[i]) {
+            memset(tp->alloc[i], (int)AF_GUARD_BYTE, AF_GUARD_BYTES);
+            memset(tp->buf[i], 0, tp->bytes[i]);
+            memset(tp->alloc[i] + AF_GUARD_BYTES + tp->bytes[i], (int)AF_GUARD_BYTE, AF_GUARD_BYTES);
+        }
     for (int id = 0; id < AF_T_COUNT; id++) copy_rows(c, (af_tensor_id)id, &t->plan, t->buf, &tp->plan, tp->buf);
     if ((c->gap_h || c->gap_s || c->gap_b) && copy_margins(c, (af_tensors *)t, tp, 0)) {
         af_tensors_free(tp);

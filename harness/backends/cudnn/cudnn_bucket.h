@@ -64,6 +64,26 @@ bool af_cudnn_bucket_in_place(const af_case *c, const af_case *padded);
 /* The run info's plan note: "padded s_q=1024 s_kv=1024" (the graph that served). */
 void af_cudnn_bucket_note(const af_case *padded, char *buf, size_t cap);
 
+/* Blocks of staged buffers kept between runs: a case's run, its repeats and its probes
+ * stage the same padded case again and again, and fresh blocks cost the kernel's page
+ * faults and zeroing each time (25 MB of a b2 h8 d128 bucket: 6.7 ms of 18 a run on the
+ * development machine). A block of exactly the size asked for is taken from the pool,
+ * else malloc's; af_cudnn_stage_release gives a staged case's blocks back, up to
+ * AF_CUDNN_STAGE_KEEP blocks and AF_CUDNN_STAGE_KEEP_BYTES bytes (the oldest go first).
+ * One caller at a time (the backend's run). Zero-initialised: empty. */
+#define AF_CUDNN_STAGE_KEEP       24
+#define AF_CUDNN_STAGE_KEEP_BYTES (1LL << 29)
+typedef struct {
+    void *block[AF_CUDNN_STAGE_KEEP];
+    size_t size[AF_CUDNN_STAGE_KEEP];
+    unsigned long age[AF_CUDNN_STAGE_KEEP];
+    unsigned long clock;
+} af_cudnn_stage_pool;
+/* Free every block the pool holds. */
+void af_cudnn_stage_pool_free(af_cudnn_stage_pool *pool);
+/* Bytes the pool holds now (for tests). */
+long long af_cudnn_stage_pool_bytes(const af_cudnn_stage_pool *pool);
+
 /* Host buffers of the padded case for a run of c: tp is allocated for padded (guards
  * AF_GUARD_BYTE, every data byte 0), then every row c's buffers hold (b, h, s < c's
  * maxima: a sequence's padding rows too, so what the stale-data probe puts there reaches
@@ -74,9 +94,12 @@ void af_cudnn_bucket_note(const af_case *padded, char *buf, size_t cap);
  * row along s, the outer axes' gaps, after the padded case's last row along s); the rows
  * the bucket adds and their margins stay 0.
  * Rows are head_dim elements (LSE: 1), contiguous in every layout served. Returns 0, or
- * -1 with why (out of host memory, padded case too large). */
-int af_cudnn_stage_in(const af_case *c, const af_tensors *t, const af_case *padded, af_tensors *tp, char *why,
-                      size_t cap);
+ * -1 with why (out of host memory, padded case too large). The buffers' blocks come from
+ * pool where it holds blocks of their sizes (pool NULL: malloc's); the bytes are the same. */
+int af_cudnn_stage_in(const af_case *c, const af_tensors *t, const af_case *padded, af_tensors *tp,
+                      af_cudnn_stage_pool *pool, char *why, size_t cap);
+/* Free tp (af_tensors_free), its buffers' blocks given to pool (NULL: freed). */
+void af_cudnn_stage_release(af_tensors *tp, af_cudnn_stage_pool *pool);
 
 /* After the run: the rows of c's buffers (O, LSE; dQ dK dV with backward; Q, K, V, dO too: the
  * judge's input-mutation check compares t's inputs with the case's template, so a write into

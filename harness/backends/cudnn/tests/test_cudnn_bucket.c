@@ -135,7 +135,7 @@ static void test_staging(const char *lines, int sq, int skv) {
     char why[256];
     CHECK(af_tensors_alloc(&t, &c, why, sizeof why) == 0);
     fill_pattern(&t);
-    CHECK(af_cudnn_stage_in(&c, &t, &p, &tp, why, sizeof why) == 0);
+    CHECK(af_cudnn_stage_in(&c, &t, &p, &tp, NULL, why, sizeof why) == 0);
     for (int id = 0; id < AF_T_COUNT; id++) {
         const af_tensor_view *v = &t.plan.view[id], *vp = &tp.plan.view[id];
         if (!t.buf[v->buffer]) continue;
@@ -175,7 +175,7 @@ static void test_staging(const char *lines, int sq, int skv) {
      * with the template; a byte of a row only the bucket has (the input whose maximum the
      * bucket raises), or of a stride gap margin there, is reported by the backend itself */
     af_tensors_copy(&t, &before);
-    CHECK(af_cudnn_stage_in(&c, &t, &p, &tp, why, sizeof why) == 0);
+    CHECK(af_cudnn_stage_in(&c, &t, &p, &tp, NULL, why, sizeof why) == 0);
     af_tensor_id in_row = c.backward ? AF_T_DO : AF_T_Q;
     poke_row(&tp, in_row, 0, 0, 1, 0);
     memset(&info, 0, sizeof info);
@@ -186,7 +186,7 @@ static void test_staging(const char *lines, int sq, int skv) {
     af_tensors_free(&tp);
     af_tensor_id added = tp_adds_rows(&c, &p, AF_T_K) ? AF_T_K : AF_T_Q;
     af_tensors_copy(&t, &before);
-    CHECK(af_cudnn_stage_in(&c, &t, &p, &tp, why, sizeof why) == 0);
+    CHECK(af_cudnn_stage_in(&c, &t, &p, &tp, NULL, why, sizeof why) == 0);
     poke_row(&tp, added, c.batch - 1, tp.plan.view[added].H - 1, t.plan.view[added].S, 3);
     memset(&info, 0, sizeof info);
     af_cudnn_stage_out(&c, &t, &tp, &info);
@@ -225,7 +225,7 @@ static void test_margins(const char *lines, int sq, int skv) {
     fill_pattern(&t);
     for (int i = 0; i < AF_BUF_COUNT; i++)
         if (back.buf[i]) memset(back.buf[i], 0, back.bytes[i]);
-    CHECK(af_cudnn_stage_in(&c, &t, &p, &tp, why, sizeof why) == 0);
+    CHECK(af_cudnn_stage_in(&c, &t, &p, &tp, NULL, why, sizeof why) == 0);
     af_run_info info;
     memset(&info, 0, sizeof info);
     af_cudnn_stage_out(&c, &back, &tp, &info);
@@ -239,7 +239,7 @@ static void test_margins(const char *lines, int sq, int skv) {
     }
     af_tensors_free(&tp);
     /* writes into margins */
-    CHECK(af_cudnn_stage_in(&c, &t, &p, &tp, why, sizeof why) == 0);
+    CHECK(af_cudnn_stage_in(&c, &t, &p, &tp, NULL, why, sizeof why) == 0);
     size_t mo = margin_at(&t, &c, AF_T_O, 0, 0, 0), mq = margin_at(&t, &c, AF_T_Q, 0, 0, 0);
     ((unsigned char *)tp.buf[tp.plan.view[AF_T_O].buffer])[margin_at(&tp, &c, AF_T_O, 0, 0, 0)] ^= 0x33;
     ((unsigned char *)tp.buf[tp.plan.view[AF_T_Q].buffer])[margin_at(&tp, &c, AF_T_Q, 0, 0, 0)] ^= 0x33;
@@ -253,7 +253,7 @@ static void test_margins(const char *lines, int sq, int skv) {
     CHECK(info.n_input_writes == 0);
     af_tensors_free(&tp);
     af_tensor_id added = tp_adds_rows(&c, &p, AF_T_K) ? AF_T_K : AF_T_Q;
-    CHECK(af_cudnn_stage_in(&c, &t, &p, &tp, why, sizeof why) == 0);
+    CHECK(af_cudnn_stage_in(&c, &t, &p, &tp, NULL, why, sizeof why) == 0);
     ((unsigned char *)tp.buf[tp.plan.view[added].buffer])[margin_at(&tp, &c, added, 0, 0, t.plan.view[added].S)] ^=
         0x33;
     memset(&info, 0, sizeof info);
@@ -262,6 +262,76 @@ static void test_margins(const char *lines, int sq, int skv) {
     af_tensors_free(&tp);
     af_tensors_free(&back);
     af_tensors_free(&t);
+}
+
+/* The pool of staged blocks: staging again from blocks a run left dirty (every byte, guards
+ * too) gives the padded buffers byte for byte as fresh blocks do; the blocks are reused
+ * (the pool gives back what it took), and it keeps no more than its limits. */
+static void test_stage_pool(const char *lines, int sq, int skv) {
+    af_case c = with_lengths(lines, sq, skv), p;
+    CHECK(af_cudnn_bucket_case(&c, &p) && !af_cudnn_bucket_in_place(&c, &p));
+    static af_tensors t, fresh, tp;
+    char why[256];
+    CHECK(af_tensors_alloc(&t, &c, why, sizeof why) == 0);
+    fill_pattern(&t);
+    CHECK(af_cudnn_stage_in(&c, &t, &p, &fresh, NULL, why, sizeof why) == 0);
+    af_cudnn_stage_pool pool;
+    memset(&pool, 0, sizeof pool);
+    CHECK(af_cudnn_stage_in(&c, &t, &p, &tp, &pool, why, sizeof why) == 0);
+    for (int i = 0; i < AF_BUF_COUNT; i++) /* a run that wrote every byte, guards included */
+        if (tp.alloc[i]) memset(tp.alloc[i], 0x5C, tp.bytes[i] + 2 * AF_GUARD_BYTES);
+    void *first = tp.alloc[AF_BUF_O];
+    af_cudnn_stage_release(&tp, &pool);
+    long long held = af_cudnn_stage_pool_bytes(&pool);
+    CHECK(held > 0 && held <= AF_CUDNN_STAGE_KEEP_BYTES);
+    CHECK(af_cudnn_stage_in(&c, &t, &p, &tp, &pool, why, sizeof why) == 0);
+    bool reused = false;
+    for (int i = 0; i < AF_BUF_COUNT; i++) {
+        CHECK((fresh.alloc[i] == NULL) == (tp.alloc[i] == NULL));
+        if (!tp.alloc[i]) continue;
+        reused = reused || tp.alloc[i] == first;
+        CHECK(tp.bytes[i] == fresh.bytes[i]);
+        CHECK_MSG(memcmp(tp.alloc[i], fresh.alloc[i], tp.bytes[i] + 2 * AF_GUARD_BYTES) == 0,
+                  "%s: buffer %d differs from a fresh staging", lines, i);
+    }
+    CHECK(reused);
+    CHECK(af_cudnn_stage_pool_bytes(&pool) < held); /* what it gave is out of it */
+    af_cudnn_stage_release(&tp, &pool);
+    CHECK(af_cudnn_stage_pool_bytes(&pool) == held);
+    af_cudnn_stage_release(&tp, &pool); /* an empty copy: nothing */
+    CHECK(af_cudnn_stage_pool_bytes(&pool) == held);
+    af_cudnn_stage_pool_free(&pool);
+    CHECK(af_cudnn_stage_pool_bytes(&pool) == 0);
+    af_tensors_free(&fresh);
+    af_tensors_free(&t);
+}
+
+/* The pool's limits: blocks over AF_CUDNN_STAGE_KEEP_BYTES are not kept, at most
+ * AF_CUDNN_STAGE_KEEP blocks, the oldest given up first. */
+static void test_stage_pool_limits(void) {
+    af_cudnn_stage_pool pool;
+    memset(&pool, 0, sizeof pool);
+    af_tensors x;
+    for (int k = 0; k < AF_CUDNN_STAGE_KEEP + 5; k++) {
+        memset(&x, 0, sizeof x);
+        x.alloc[0] = malloc(1000 + (size_t)k);
+        x.bytes[0] = 1000 + (size_t)k - 2 * AF_GUARD_BYTES;
+        af_cudnn_stage_release(&x, &pool);
+    }
+    int n = 0;
+    size_t smallest = (size_t)-1;
+    for (int k = 0; k < AF_CUDNN_STAGE_KEEP; k++)
+        if (pool.block[k]) {
+            n++;
+            if (pool.size[k] < smallest) smallest = pool.size[k];
+        }
+    CHECK(n == AF_CUDNN_STAGE_KEEP && smallest == 1005); /* the five oldest went */
+    memset(&x, 0, sizeof x);
+    x.alloc[0] = malloc(16);
+    x.bytes[0] = (size_t)AF_CUDNN_STAGE_KEEP_BYTES; /* as if it were that large: not kept */
+    af_cudnn_stage_release(&x, &pool);
+    CHECK(af_cudnn_stage_pool_bytes(&pool) < AF_CUDNN_STAGE_KEEP_BYTES);
+    af_cudnn_stage_pool_free(&pool);
 }
 
 /* A case whose lengths are its buckets runs on its own buffers: the padded case (the
@@ -310,6 +380,9 @@ int main(void) {
     /* per-sequence lengths: the rows between a sequence's length and the maxima travel too */
     test_staging("seqlens_q = 5,300\nseqlens_kv = 9,3\nmask = padding_causal\nlayout = bshd\n", 300, 1100);
     test_staging("seqlens_q = 17,2\nseqlens_kv = 40,1030\nmask = padding\nlayout = sbhd\nstride_gap = 8\n", 40, 1030);
+    test_stage_pool("layout = bshd\nmask = causal\n", 200, 700);
+    test_stage_pool("layout = bhsd\ngap_h = 4\ngap_s = 2\ngap_b = 9\n", 1030, 200);
+    test_stage_pool_limits();
     test_margins("layout = bshd\ngap_h = 1\ngap_s = 3\ngap_b = 5\nmask = causal\n", 200, 1030);
     test_margins("layout = sbhd\ngap_h = 2\ngap_s = 7\ngap_b = 1\nstride_gap = 8\n", 200, 200);
     test_margins("layout = bhsd\ngap_h = 4\ngap_s = 2\ngap_b = 9\n", 1030, 200);
