@@ -47,7 +47,7 @@ int main(int argc, char **argv) {
                 for (int i = 0; i < AF_BUF_COUNT; i++) bytes += tp.bytes[i];
                 af_run_info info;
                 memset(&info, 0, sizeof info);
-                af_cudnn_stage_out(&c, &t, &tp, &info);
+                af_cudnn_stage_out(&c, &t, &tp, pp, &info);
                 af_cudnn_stage_release(&tp, pp);
                 t_in += b - a;
                 t_out += af_clock_mono() - b;

@@ -1192,7 +1192,7 @@ static af_run_status cudnn_run_mode(af_backend *be, const af_case *c, const char
     }
     if (staged) {
         double t_out = af_clock_mono();
-        if (st == AF_RUN_OK) af_cudnn_stage_out(c, t, staged, info);
+        if (st == AF_RUN_OK) af_cudnn_stage_out(c, t, staged, &s->stage_pool, info);
         info->copy_seconds += af_clock_mono() - t_out;
         af_cudnn_stage_release(staged, &s->stage_pool);
         free(staged);

@@ -150,54 +150,116 @@ static long find_row(const row_span *r, size_t n, int64_t start) {
  * both plans' rows. dir 0: t into tp; 1: tp into t, and with zero set the
  * copied bytes of tp's input buffers are zeroed after (af_cudnn_stage_out's check). Returns
  * 0, or -1 when out of memory (the margins are then not carried). */
-static int copy_margins(const af_case *c, af_tensors *t, af_tensors *tp, int dir) {
-    for (int i = 0; i < AF_BUF_COUNT; i++) {
-        if (!t->buf[i] || !tp->buf[i]) continue;
-        size_t nc = 0, np = 0;
-        row_span *rc = buffer_rows(c, &t->plan, i, &nc), *rp = rc ? buffer_rows(c, &tp->plan, i, &np) : NULL;
-        if (!rc || !rp) {
-            free(rc);
-            return -1;
-        }
-        unsigned char *a = t->buf[i], *z = tp->buf[i];
-        bool zero = dir == 1 && (i == AF_BUF_Q || i == AF_BUF_K || i == AF_BUF_V || i == AF_BUF_DO);
+/* The margins' moves of buffer i (c's offset, the padded one's, bytes), appended to *m. */
+static int margin_moves(const af_case *c, const af_tensors *t, const af_tensors *tp, int i, af_cudnn_margin_moves *m) {
+    size_t nc = 0, np = 0, cap = 0;
+    row_span *rc = buffer_rows(c, &t->plan, i, &nc), *rp = rc ? buffer_rows(c, &tp->plan, i, &np) : NULL;
+    int rc_status = rc && rp ? 0 : -1;
 #define MOVE(ta, pa, len)                                                                                              \
     do {                                                                                                               \
-        if (dir == 0)                                                                                                  \
-            memcpy(z + (pa), a + (ta), (size_t)(len));                                                                 \
-        else {                                                                                                         \
-            memcpy(a + (ta), z + (pa), (size_t)(len));                                                                 \
-            if (zero) memset(z + (pa), 0, (size_t)(len));                                                              \
+        if (m->n == cap) {                                                                                             \
+            cap = cap ? 2 * cap : 1024;                                                                                \
+            af_cudnn_margin_move *grown = realloc(m->move, cap * sizeof *grown);                                       \
+            if (!grown) {                                                                                              \
+                rc_status = -1;                                                                                        \
+                goto out;                                                                                              \
+            }                                                                                                          \
+            m->move = grown;                                                                                           \
         }                                                                                                              \
+        m->move[m->n++] = (af_cudnn_margin_move){(ta), (pa), (len)};                                                   \
     } while (0)
-        if (nc && np && rc[0].start == rp[0].start) MOVE(0, 0, rc[0].start);
-        for (size_t k = 0; k < nc; k++) {
-            int64_t lc = margin_after(rc, nc, k, t->bytes[i]);
-            if (!lc) continue;
-            const af_tensor_view *vp = &tp->plan.view[rc[k].id];
-            int64_t elem = af_storage_bytes(vp->storage);
-            long kp = find_row(
-                rp, np, af_layout_offset(&tp->plan, (af_tensor_id)rc[k].id, rc[k].b, rc[k].h, rc[k].s, 0) * elem);
-            if (kp < 0) continue;
-            int64_t lp = margin_after(rp, np, (size_t)kp, tp->bytes[i]), m = lc < lp ? lc : lp;
-            MOVE(rc[k].end, rp[kp].end, m);
-            if (lc > m && rc[k].s == t->plan.view[rc[k].id].S - 1) {
-                long kl = find_row(
-                    rp, np, af_layout_offset(&tp->plan, (af_tensor_id)rc[k].id, rc[k].b, rc[k].h, vp->S - 1, 0) * elem);
-                if (kl >= 0 && margin_after(rp, np, (size_t)kl, tp->bytes[i]) == lc)
-                    MOVE(rc[k].end + m, rp[kl].end + m, lc - m);
+    if (rc_status) goto out;
+    if (nc && np && rc[0].start == rp[0].start && rc[0].start > 0) MOVE(0, 0, rc[0].start);
+    for (size_t k = 0; k < nc; k++) {
+        int64_t lc = margin_after(rc, nc, k, t->bytes[i]);
+        if (!lc) continue;
+        const af_tensor_view *vp = &tp->plan.view[rc[k].id];
+        int64_t elem = af_storage_bytes(vp->storage);
+        long kp =
+            find_row(rp, np, af_layout_offset(&tp->plan, (af_tensor_id)rc[k].id, rc[k].b, rc[k].h, rc[k].s, 0) * elem);
+        if (kp < 0) continue;
+        int64_t lp = margin_after(rp, np, (size_t)kp, tp->bytes[i]), mm = lc < lp ? lc : lp;
+        MOVE(rc[k].end, rp[kp].end, mm);
+        if (lc > mm && rc[k].s == t->plan.view[rc[k].id].S - 1) {
+            long kl = find_row(
+                rp, np, af_layout_offset(&tp->plan, (af_tensor_id)rc[k].id, rc[k].b, rc[k].h, vp->S - 1, 0) * elem);
+            if (kl >= 0 && margin_after(rp, np, (size_t)kl, tp->bytes[i]) == lc)
+                MOVE(rc[k].end + mm, rp[kl].end + mm, lc - mm);
+        }
+    }
+#undef MOVE
+out:
+    free(rc);
+    free(rp);
+    return rc_status;
+}
+
+/* The views' geometry that places rows (not the thd or paged metadata: never bucketed). */
+static bool same_rows(const af_layout_plan *a, const af_layout_plan *b) {
+    for (int id = 0; id < AF_T_COUNT; id++) {
+        const af_tensor_view *x = &a->view[id], *y = &b->view[id];
+        if (x->buffer != y->buffer || x->storage != y->storage || x->B != y->B || x->H != y->H || x->S != y->S ||
+            x->D != y->D || x->base != y->base || x->stride_b != y->stride_b || x->stride_h != y->stride_h ||
+            x->stride_s != y->stride_s)
+            return false;
+    }
+    return memcmp(a->buffer_elems, b->buffer_elems, sizeof a->buffer_elems) == 0;
+}
+
+static void map_clear(af_cudnn_margin_map *map) {
+    for (int i = 0; i < AF_BUF_COUNT; i++) free(map->buf[i].move);
+    memset(map, 0, sizeof *map);
+}
+
+/* The margin map of (c in t, its padded case in tp): pool's when it is the one of this pair,
+ * else made (and kept in pool, or in *own when pool is NULL). NULL when out of memory. */
+static const af_cudnn_margin_map *margin_map(const af_case *c, const af_tensors *t, const af_tensors *tp,
+                                             af_cudnn_stage_pool *pool, af_cudnn_margin_map *own) {
+    af_cudnn_margin_map *map = pool ? &pool->margins : own;
+    if (pool && map->valid && map->batch == c->batch && map->stride_gap == c->stride_gap &&
+        same_rows(&map->case_plan, &t->plan) && same_rows(&map->padded_plan, &tp->plan))
+        return map;
+    map_clear(map);
+    for (int i = 0; i < AF_BUF_COUNT; i++)
+        if (t->buf[i] && tp->buf[i] && margin_moves(c, t, tp, i, &map->buf[i])) {
+            map_clear(map);
+            return NULL;
+        }
+    map->case_plan = t->plan;
+    map->padded_plan = tp->plan;
+    map->batch = c->batch;
+    map->stride_gap = c->stride_gap;
+    map->valid = true;
+    return map;
+}
+
+static int copy_margins(const af_case *c, af_tensors *t, af_tensors *tp, af_cudnn_stage_pool *pool, int dir) {
+    af_cudnn_margin_map own;
+    memset(&own, 0, sizeof own);
+    const af_cudnn_margin_map *map = margin_map(c, t, tp, pool, &own);
+    if (!map) return -1;
+    for (int i = 0; i < AF_BUF_COUNT; i++) {
+        unsigned char *a = t->buf[i], *z = tp->buf[i];
+        bool zero = dir == 1 && (i == AF_BUF_Q || i == AF_BUF_K || i == AF_BUF_V || i == AF_BUF_DO);
+        for (size_t k = 0; a && z && k < map->buf[i].n; k++) {
+            const af_cudnn_margin_move *mv = &map->buf[i].move[k];
+            if (dir == 0)
+                memcpy(z + mv->padded_at, a + mv->case_at, (size_t)mv->bytes);
+            else {
+                memcpy(a + mv->case_at, z + mv->padded_at, (size_t)mv->bytes);
+                if (zero) memset(z + mv->padded_at, 0, (size_t)mv->bytes);
             }
         }
-#undef MOVE
-        free(rc);
-        free(rp);
     }
+    map_clear(&own);
     return 0;
 }
 
 void af_cudnn_stage_pool_free(af_cudnn_stage_pool *pool) {
-    for (int k = 0; pool && k < AF_CUDNN_STAGE_KEEP; k++) free(pool->block[k]);
-    if (pool) memset(pool, 0, sizeof *pool);
+    if (!pool) return;
+    for (int k = 0; k < AF_CUDNN_STAGE_KEEP; k++) free(pool->block[k]);
+    map_clear(&pool->margins);
+    memset(pool, 0, sizeof *pool);
 }
 
 long long af_cudnn_stage_pool_bytes(const af_cudnn_stage_pool *pool) {
@@ -263,7 +325,7 @@ int af_cudnn_stage_in(const af_case *c, const af_tensors *t, const af_case *padd
             memset(tp->alloc[i] + AF_GUARD_BYTES + tp->bytes[i], (int)AF_GUARD_BYTE, AF_GUARD_BYTES);
         }
     for (int id = 0; id < AF_T_COUNT; id++) copy_rows(c, (af_tensor_id)id, &t->plan, t->buf, &tp->plan, tp->buf);
-    if ((c->gap_h || c->gap_s || c->gap_b) && copy_margins(c, (af_tensors *)t, tp, 0)) {
+    if ((c->gap_h || c->gap_s || c->gap_b) && copy_margins(c, (af_tensors *)t, tp, pool, 0)) {
         af_tensors_free(tp);
         snprintf(why, cap, "out of host memory staging the gap margins");
         return -1;
@@ -289,7 +351,7 @@ static void zero_rows(const af_case *c, af_tensor_id id, const af_layout_plan *p
 
 static bool is_input(af_tensor_id id) { return id == AF_T_Q || id == AF_T_K || id == AF_T_V || id == AF_T_DO; }
 
-void af_cudnn_stage_out(const af_case *c, af_tensors *t, af_tensors *tp, af_run_info *info) {
+void af_cudnn_stage_out(const af_case *c, af_tensors *t, af_tensors *tp, af_cudnn_stage_pool *pool, af_run_info *info) {
     for (int id = 0; id < AF_T_COUNT; id++)
         if ((is_output((af_tensor_id)id) && (id == AF_T_O || id == AF_T_LSE || c->backward)) ||
             is_input((af_tensor_id)id))
@@ -302,7 +364,7 @@ void af_cudnn_stage_out(const af_case *c, af_tensors *t, af_tensors *tp, af_run_
     }
     /* the gap margins too (outputs: a write into one shows as on c's buffers; inputs: the
      * judge's mutation check compares them), zeroed in tp's inputs for the check below */
-    bool margins = !(c->gap_h || c->gap_s || c->gap_b) || copy_margins(c, t, tp, 1) == 0;
+    bool margins = !(c->gap_h || c->gap_s || c->gap_b) || copy_margins(c, t, tp, pool, 1) == 0;
     /* What of the inputs' buffers the case does not own (the rows the bucket adds, the
      * gap margins) was staged as 0: with the case's rows zeroed, a byte that is not 0 is
      * the run's write (the rows themselves went back into t for the judge's check). */

@@ -30,6 +30,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "model/case.h"
 #include "backends/backend.h"
 #include "model/tensors.h"
@@ -73,11 +74,28 @@ void af_cudnn_bucket_note(const af_case *padded, char *buf, size_t cap);
  * One caller at a time (the backend's run). Zero-initialised: empty. */
 #define AF_CUDNN_STAGE_KEEP       24
 #define AF_CUDNN_STAGE_KEEP_BYTES (1LL << 29)
+/* The gap margins' moves between a case's buffers and its padded case's (af_cudnn_stage_in):
+ * found once for a pair of layouts (every row of both sorted, tens of ms for a large case
+ * with gaps) and kept in the pool for the pair's next runs. */
+typedef struct {
+    int64_t case_at, padded_at, bytes; /* byte offsets in the data of one buffer */
+} af_cudnn_margin_move;
+typedef struct {
+    af_cudnn_margin_move *move;
+    size_t n;
+} af_cudnn_margin_moves;
+typedef struct {
+    bool valid;
+    af_layout_plan case_plan, padded_plan; /* the pair (their views and buffer sizes) */
+    int batch, stride_gap;
+    af_cudnn_margin_moves buf[AF_BUF_COUNT];
+} af_cudnn_margin_map;
 typedef struct {
     void *block[AF_CUDNN_STAGE_KEEP];
     size_t size[AF_CUDNN_STAGE_KEEP];
     unsigned long age[AF_CUDNN_STAGE_KEEP];
     unsigned long clock;
+    af_cudnn_margin_map margins; /* the last pair's (cases with gap_h / gap_s / gap_b) */
 } af_cudnn_stage_pool;
 /* Free every block the pool holds. */
 void af_cudnn_stage_pool_free(af_cudnn_stage_pool *pool);
@@ -109,6 +127,6 @@ void af_cudnn_stage_release(af_tensors *tp, af_cudnn_stage_pool *pool);
  * those rows (the rows the bucket adds, the gap margins: staged as 0) that is not 0 after the
  * run is reported in info (af_run_info_input_write; tp's input rows are zeroed to find
  * them). */
-void af_cudnn_stage_out(const af_case *c, af_tensors *t, af_tensors *tp, af_run_info *info);
+void af_cudnn_stage_out(const af_case *c, af_tensors *t, af_tensors *tp, af_cudnn_stage_pool *pool, af_run_info *info);
 
 #endif

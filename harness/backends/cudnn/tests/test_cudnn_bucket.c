@@ -155,7 +155,7 @@ static void test_staging(const char *lines, int sq, int skv) {
     tp.alloc[AF_BUF_O][AF_GUARD_BYTES + tp.bytes[AF_BUF_O]] ^= 0xFF;
     af_run_info info;
     memset(&info, 0, sizeof info);
-    af_cudnn_stage_out(&c, &t, &tp, &info);
+    af_cudnn_stage_out(&c, &t, &tp, NULL, &info);
     CHECK(info.n_input_writes == 0);
     for (int id = 0; id < AF_T_COUNT; id++) {
         const af_tensor_view *v = &t.plan.view[id];
@@ -179,7 +179,7 @@ static void test_staging(const char *lines, int sq, int skv) {
     af_tensor_id in_row = c.backward ? AF_T_DO : AF_T_Q;
     poke_row(&tp, in_row, 0, 0, 1, 0);
     memset(&info, 0, sizeof info);
-    af_cudnn_stage_out(&c, &t, &tp, &info);
+    af_cudnn_stage_out(&c, &t, &tp, NULL, &info);
     CHECK(info.n_input_writes == 0);
     CHECK(!row_equal_gap(&t, &before, in_row, 0, 0, 1, 0));
     CHECK(row_equal_gap(&t, &before, in_row, 0, 0, 2, 0));
@@ -189,7 +189,7 @@ static void test_staging(const char *lines, int sq, int skv) {
     CHECK(af_cudnn_stage_in(&c, &t, &p, &tp, NULL, why, sizeof why) == 0);
     poke_row(&tp, added, c.batch - 1, tp.plan.view[added].H - 1, t.plan.view[added].S, 3);
     memset(&info, 0, sizeof info);
-    af_cudnn_stage_out(&c, &t, &tp, &info);
+    af_cudnn_stage_out(&c, &t, &tp, NULL, &info);
     CHECK_MSG(info.n_input_writes == 1 && info.input_writes[0].tensor == (af_tensor_id)tp.plan.view[added].buffer &&
                   strstr(info.input_writes[0].where, "padded buffer"),
               "%d input writes", info.n_input_writes);
@@ -214,8 +214,9 @@ static size_t margin_at(const af_tensors *x, const af_case *c, af_tensor_id id, 
  * padded case gives c's buffers byte for byte, with no input write reported); a write into
  * O's margin after its first row comes back; one into Q's comes back into t (the judge's
  * mutation check sees it) and is not the backend's to report, while one into the margin of
- * a row only the bucket has is. */
-static void test_margins(const char *lines, int sq, int skv) {
+ * a row only the bucket has is. With a pool (its blocks and its margin map kept from the
+ * runs before, of this case or of another layout), the same. */
+static void test_margins(const char *lines, int sq, int skv, af_cudnn_stage_pool *pool) {
     af_case c = with_lengths(lines, sq, skv), p;
     CHECK(af_cudnn_bucket_case(&c, &p) && !af_cudnn_bucket_in_place(&c, &p));
     CHECK(c.gap_h > 0 && c.gap_s > 0 && c.gap_b > 0);
@@ -225,10 +226,10 @@ static void test_margins(const char *lines, int sq, int skv) {
     fill_pattern(&t);
     for (int i = 0; i < AF_BUF_COUNT; i++)
         if (back.buf[i]) memset(back.buf[i], 0, back.bytes[i]);
-    CHECK(af_cudnn_stage_in(&c, &t, &p, &tp, NULL, why, sizeof why) == 0);
+    CHECK(af_cudnn_stage_in(&c, &t, &p, &tp, pool, why, sizeof why) == 0);
     af_run_info info;
     memset(&info, 0, sizeof info);
-    af_cudnn_stage_out(&c, &back, &tp, &info);
+    af_cudnn_stage_out(&c, &back, &tp, pool, &info);
     CHECK(info.n_input_writes == 0);
     for (int i = 0; i < AF_BUF_COUNT; i++) {
         if (!t.buf[i]) continue;
@@ -237,29 +238,29 @@ static void test_margins(const char *lines, int sq, int skv) {
         CHECK_MSG(k == t.bytes[i], "%s: buffer %d differs at byte %zu of %zu after the round trip", lines, i, k,
                   t.bytes[i]);
     }
-    af_tensors_free(&tp);
+    af_cudnn_stage_release(&tp, pool);
     /* writes into margins */
-    CHECK(af_cudnn_stage_in(&c, &t, &p, &tp, NULL, why, sizeof why) == 0);
+    CHECK(af_cudnn_stage_in(&c, &t, &p, &tp, pool, why, sizeof why) == 0);
     size_t mo = margin_at(&t, &c, AF_T_O, 0, 0, 0), mq = margin_at(&t, &c, AF_T_Q, 0, 0, 0);
     ((unsigned char *)tp.buf[tp.plan.view[AF_T_O].buffer])[margin_at(&tp, &c, AF_T_O, 0, 0, 0)] ^= 0x33;
     ((unsigned char *)tp.buf[tp.plan.view[AF_T_Q].buffer])[margin_at(&tp, &c, AF_T_Q, 0, 0, 0)] ^= 0x33;
     af_tensors_copy(&back, &t);
     memset(&info, 0, sizeof info);
-    af_cudnn_stage_out(&c, &back, &tp, &info);
+    af_cudnn_stage_out(&c, &back, &tp, pool, &info);
     CHECK(((unsigned char *)back.buf[back.plan.view[AF_T_O].buffer])[mo] ==
           (((unsigned char *)t.buf[t.plan.view[AF_T_O].buffer])[mo] ^ 0x33));
     CHECK(((unsigned char *)back.buf[back.plan.view[AF_T_Q].buffer])[mq] ==
           (((unsigned char *)t.buf[t.plan.view[AF_T_Q].buffer])[mq] ^ 0x33));
     CHECK(info.n_input_writes == 0);
-    af_tensors_free(&tp);
+    af_cudnn_stage_release(&tp, pool);
     af_tensor_id added = tp_adds_rows(&c, &p, AF_T_K) ? AF_T_K : AF_T_Q;
-    CHECK(af_cudnn_stage_in(&c, &t, &p, &tp, NULL, why, sizeof why) == 0);
+    CHECK(af_cudnn_stage_in(&c, &t, &p, &tp, pool, why, sizeof why) == 0);
     ((unsigned char *)tp.buf[tp.plan.view[added].buffer])[margin_at(&tp, &c, added, 0, 0, t.plan.view[added].S)] ^=
         0x33;
     memset(&info, 0, sizeof info);
-    af_cudnn_stage_out(&c, &back, &tp, &info);
+    af_cudnn_stage_out(&c, &back, &tp, pool, &info);
     CHECK(info.n_input_writes == 1);
-    af_tensors_free(&tp);
+    af_cudnn_stage_release(&tp, pool);
     af_tensors_free(&back);
     af_tensors_free(&t);
 }
@@ -383,13 +384,30 @@ int main(void) {
     test_stage_pool("layout = bshd\nmask = causal\n", 200, 700);
     test_stage_pool("layout = bhsd\ngap_h = 4\ngap_s = 2\ngap_b = 9\n", 1030, 200);
     test_stage_pool_limits();
-    test_margins("layout = bshd\ngap_h = 1\ngap_s = 3\ngap_b = 5\nmask = causal\n", 200, 1030);
-    test_margins("layout = sbhd\ngap_h = 2\ngap_s = 7\ngap_b = 1\nstride_gap = 8\n", 200, 200);
-    test_margins("layout = bhsd\ngap_h = 4\ngap_s = 2\ngap_b = 9\n", 1030, 200);
-    test_margins("layout = bshd\npacking = kv\ngap_h = 1\ngap_s = 2\ngap_b = 3\n", 200, 300);
+    static af_cudnn_stage_pool pool; /* one pool through every layout below */
+    test_margins("layout = bshd\ngap_h = 1\ngap_s = 3\ngap_b = 5\nmask = causal\n", 200, 1030, NULL);
+    test_margins("layout = bshd\ngap_h = 1\ngap_s = 3\ngap_b = 5\nmask = causal\n", 200, 1030, &pool);
+    test_margins("layout = bshd\ngap_h = 1\ngap_s = 3\ngap_b = 5\nmask = causal\n", 200, 1030, &pool);
+    test_margins("layout = sbhd\ngap_h = 2\ngap_s = 7\ngap_b = 1\nstride_gap = 8\n", 200, 200, NULL);
+    test_margins("layout = sbhd\ngap_h = 2\ngap_s = 7\ngap_b = 1\nstride_gap = 8\n", 200, 200, &pool);
+    test_margins("layout = sbhd\ngap_h = 2\ngap_s = 7\ngap_b = 1\nstride_gap = 8\n", 200, 200, &pool);
+    test_margins("layout = bhsd\ngap_h = 4\ngap_s = 2\ngap_b = 9\n", 1030, 200, NULL);
+    test_margins("layout = bhsd\ngap_h = 4\ngap_s = 2\ngap_b = 9\n", 1030, 200, &pool);
+    test_margins("layout = bhsd\ngap_h = 4\ngap_s = 2\ngap_b = 9\n", 1030, 200, &pool);
+    test_margins("layout = bshd\npacking = kv\ngap_h = 1\ngap_s = 2\ngap_b = 3\n", 200, 300, NULL);
+    test_margins("layout = bshd\npacking = kv\ngap_h = 1\ngap_s = 2\ngap_b = 3\n", 200, 300, &pool);
+    test_margins("layout = bshd\npacking = kv\ngap_h = 1\ngap_s = 2\ngap_b = 3\n", 200, 300, &pool);
     test_margins("seqlens_q = 17,2\nseqlens_kv = 40,900\nmask = padding\nlayout = sbhd\ngap_h = 3\ngap_s = 1\n"
                  "gap_b = 2\n",
-                 40, 900);
+                 40, 900, NULL);
+    test_margins("seqlens_q = 17,2\nseqlens_kv = 40,900\nmask = padding\nlayout = sbhd\ngap_h = 3\ngap_s = 1\n"
+                 "gap_b = 2\n",
+                 40, 900, &pool);
+    test_margins("seqlens_q = 17,2\nseqlens_kv = 40,900\nmask = padding\nlayout = sbhd\ngap_h = 3\ngap_s = 1\n"
+                 "gap_b = 2\n",
+                 40, 900, &pool);
+    CHECK(af_cudnn_stage_pool_bytes(&pool) > 0 && pool.margins.valid);
+    af_cudnn_stage_pool_free(&pool);
     test_in_place("layout = bshd\nmask = causal\n");
     test_in_place("layout = sbhd\nstride_gap = 8\n");
     test_in_place("layout = bhsd\n");
