@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Device call (carry ["build-new"]: the stripped Release attnfuzz of 7549ad4 (with the staging
-# pool), whose verdicts carry
+# Device call (carry ["build-new"]: a stripped Release attnfuzz of 38f0c30 or later (the
+# staging pool and its margin map), whose verdicts carry
 # each part's thread CPU, judge.seconds.cpu; about 2 min): the 80 mix cases of call14 at one
 # worker and 400 at --jobs 8, plans warm: the process's CPU per case (cpu_run) beside the
 # threads' CPU per part (ci/bench/mix_stages.py's cpu lines), to find the ~340 ms per case
