@@ -141,16 +141,14 @@ static long find_row(const row_span *r, size_t n, int64_t start) {
 }
 
 /* The gap margins of c's buffers against the padded case's (same batch, heads and strides
- * inside a row; more rows per sequence). The margin after a row of c is the margin after
- * the same row of the padded case as far as both reach (the gap_h / gap_s after a head or a
- * token); what c's margin has beyond that (after its last row along s: the outer axes' gaps)
- * is the margin after the padded case's last row along s (same tensor, b, h) at the same
- * place, where that margin is as long. The bytes before a buffer's first row go with the
- * padded buffer's first bytes. The padded case has c's batch and stride gap, so c serves
- * both plans' rows. dir 0: t into tp; 1: tp into t, and with zero set the
- * copied bytes of tp's input buffers are zeroed after (af_cudnn_stage_out's check). Returns
- * 0, or -1 when out of memory (the margins are then not carried). */
-/* The margins' moves of buffer i (c's offset, the padded one's, bytes), appended to *m. */
+ * inside a row; more rows per sequence), as moves of bytes between the two buffers: the
+ * margin after a row of c goes after the same row of the padded case as far as both reach
+ * (the gap_h / gap_s after a head or a token); what c's margin has beyond that (after its
+ * last row along s: the outer axes' gaps) goes after the padded case's last row along s
+ * (same tensor, b, h) at the same place, where that margin is as long. The bytes before a
+ * buffer's first row go to the padded buffer's first bytes. The padded case has c's batch
+ * and stride gap, so c serves both plans' rows. Buffer i's moves are appended to *m; 0, or
+ * -1 when out of memory. */
 static int margin_moves(const af_case *c, const af_tensors *t, const af_tensors *tp, int i, af_cudnn_margin_moves *m) {
     size_t nc = 0, np = 0, cap = 0;
     row_span *rc = buffer_rows(c, &t->plan, i, &nc), *rp = rc ? buffer_rows(c, &tp->plan, i, &np) : NULL;
@@ -233,6 +231,9 @@ static const af_cudnn_margin_map *margin_map(const af_case *c, const af_tensors 
     return map;
 }
 
+/* The margins' moves applied: dir 0 from t into tp; 1 from tp into t, the bytes of tp's input
+ * buffers zeroed after (af_cudnn_stage_out's check). 0, or -1 when out of memory (the
+ * margins are then not carried). */
 static int copy_margins(const af_case *c, af_tensors *t, af_tensors *tp, af_cudnn_stage_pool *pool, int dir) {
     af_cudnn_margin_map own;
     memset(&own, 0, sizeof own);
