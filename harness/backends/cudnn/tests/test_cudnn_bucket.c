@@ -385,27 +385,19 @@ int main(void) {
     test_stage_pool("layout = bhsd\ngap_h = 4\ngap_s = 2\ngap_b = 9\n", 1030, 200);
     test_stage_pool_limits();
     static af_cudnn_stage_pool pool; /* one pool through every layout below */
-    test_margins("layout = bshd\ngap_h = 1\ngap_s = 3\ngap_b = 5\nmask = causal\n", 200, 1030, NULL);
-    test_margins("layout = bshd\ngap_h = 1\ngap_s = 3\ngap_b = 5\nmask = causal\n", 200, 1030, &pool);
-    test_margins("layout = bshd\ngap_h = 1\ngap_s = 3\ngap_b = 5\nmask = causal\n", 200, 1030, &pool);
-    test_margins("layout = sbhd\ngap_h = 2\ngap_s = 7\ngap_b = 1\nstride_gap = 8\n", 200, 200, NULL);
-    test_margins("layout = sbhd\ngap_h = 2\ngap_s = 7\ngap_b = 1\nstride_gap = 8\n", 200, 200, &pool);
-    test_margins("layout = sbhd\ngap_h = 2\ngap_s = 7\ngap_b = 1\nstride_gap = 8\n", 200, 200, &pool);
-    test_margins("layout = bhsd\ngap_h = 4\ngap_s = 2\ngap_b = 9\n", 1030, 200, NULL);
-    test_margins("layout = bhsd\ngap_h = 4\ngap_s = 2\ngap_b = 9\n", 1030, 200, &pool);
-    test_margins("layout = bhsd\ngap_h = 4\ngap_s = 2\ngap_b = 9\n", 1030, 200, &pool);
-    test_margins("layout = bshd\npacking = kv\ngap_h = 1\ngap_s = 2\ngap_b = 3\n", 200, 300, NULL);
-    test_margins("layout = bshd\npacking = kv\ngap_h = 1\ngap_s = 2\ngap_b = 3\n", 200, 300, &pool);
-    test_margins("layout = bshd\npacking = kv\ngap_h = 1\ngap_s = 2\ngap_b = 3\n", 200, 300, &pool);
-    test_margins("seqlens_q = 17,2\nseqlens_kv = 40,900\nmask = padding\nlayout = sbhd\ngap_h = 3\ngap_s = 1\n"
-                 "gap_b = 2\n",
-                 40, 900, NULL);
-    test_margins("seqlens_q = 17,2\nseqlens_kv = 40,900\nmask = padding\nlayout = sbhd\ngap_h = 3\ngap_s = 1\n"
-                 "gap_b = 2\n",
-                 40, 900, &pool);
-    test_margins("seqlens_q = 17,2\nseqlens_kv = 40,900\nmask = padding\nlayout = sbhd\ngap_h = 3\ngap_s = 1\n"
-                 "gap_b = 2\n",
-                 40, 900, &pool);
+    static const struct {
+        const char *lines;
+        int sq, skv;
+    } gaps[] = {
+        {"layout = bshd\ngap_h = 1\ngap_s = 3\ngap_b = 5\nmask = causal\n", 200, 1030},
+        {"layout = sbhd\ngap_h = 2\ngap_s = 7\ngap_b = 1\nstride_gap = 8\n", 200, 200},
+        {"layout = bhsd\ngap_h = 4\ngap_s = 2\ngap_b = 9\n", 1030, 200},
+        {"layout = bshd\npacking = kv\ngap_h = 1\ngap_s = 2\ngap_b = 3\n", 200, 300},
+        {"seqlens_q = 17,2\nseqlens_kv = 40,900\nmask = padding\nlayout = sbhd\ngap_h = 3\ngap_s = 1\ngap_b = 2\n", 40,
+         900},
+    };
+    for (size_t k = 0; k < sizeof gaps / sizeof gaps[0]; k++) /* fresh, then the pool twice (its map kept) */
+        for (int m = 0; m < 3; m++) test_margins(gaps[k].lines, gaps[k].sq, gaps[k].skv, m ? &pool : NULL);
     CHECK(af_cudnn_stage_pool_bytes(&pool) > 0 && pool.margins.valid);
     af_cudnn_stage_pool_free(&pool);
     test_in_place("layout = bshd\nmask = causal\n");
