@@ -350,6 +350,35 @@ static void zero_rows(const af_case *c, af_tensor_id id, const af_layout_plan *p
                 memset((char *)buf[v->buffer] + (size_t)af_layout_offset(pl, id, b, h, s, 0) * elem, 0, row);
 }
 
+/* Whether the rows of buffer buf's tensors under pl (s < their S, each with its stride gap)
+ * add up to the buffer's bytes: they tile it, no byte outside a row (no gap margins). */
+static bool rows_tile(const af_case *c, const af_layout_plan *pl, int buf, size_t bytes) {
+    size_t sum = 0;
+    for (int id = 0; id < AF_T_COUNT; id++) {
+        const af_tensor_view *v = &pl->view[id];
+        if ((int)v->buffer != buf) continue;
+        sum += (size_t)c->batch * (size_t)v->H * (size_t)v->S * (size_t)(v->D + (id == AF_T_LSE ? 0 : c->stride_gap)) *
+               (size_t)af_storage_bytes(v->storage);
+    }
+    return sum == bytes;
+}
+
+/* Whether the rows s >= from of tensor id in buf (the rows a bucket adds) are all 0. */
+static bool rows_zero(const af_case *c, af_tensor_id id, const af_layout_plan *pl, void *const *buf, int from) {
+    const af_tensor_view *v = &pl->view[id];
+    size_t elem = (size_t)af_storage_bytes(v->storage);
+    size_t row = elem * (size_t)(v->D + (id == AF_T_LSE ? 0 : c->stride_gap));
+    for (int b = 0; b < c->batch; b++)
+        for (int h = 0; h < v->H; h++)
+            for (int s = from; s < v->S; s++) {
+                const unsigned char *p =
+                    (const unsigned char *)buf[v->buffer] + (size_t)af_layout_offset(pl, id, b, h, s, 0) * elem;
+                for (size_t k = 0; k < row; k++)
+                    if (p[k]) return false;
+            }
+    return true;
+}
+
 static bool is_input(af_tensor_id id) { return id == AF_T_Q || id == AF_T_K || id == AF_T_V || id == AF_T_DO; }
 
 void af_cudnn_stage_out(const af_case *c, af_tensors *t, af_tensors *tp, af_cudnn_stage_pool *pool, af_run_info *info) {
@@ -367,21 +396,28 @@ void af_cudnn_stage_out(const af_case *c, af_tensors *t, af_tensors *tp, af_cudn
      * judge's mutation check compares them), zeroed in tp's inputs for the check below */
     bool margins = !(c->gap_h || c->gap_s || c->gap_b) || copy_margins(c, t, tp, pool, 1) == 0;
     /* What of the inputs' buffers the case does not own (the rows the bucket adds, the
-     * gap margins) was staged as 0: with the case's rows zeroed, a byte that is not 0 is
-     * the run's write (the rows themselves went back into t for the judge's check). */
-    for (int id = 0; id < AF_T_COUNT; id++) {
-        const af_tensor_view *v = &tp->plan.view[id];
-        if (is_input((af_tensor_id)id))
-            zero_rows(c, (af_tensor_id)id, &tp->plan, tp->buf, v->S < t->plan.view[id].S ? v->S : t->plan.view[id].S);
-    }
+     * gap margins) was staged as 0, so a byte there that is not 0 is the run's write (the
+     * case's rows themselves went back into t for the judge's check). Where the padded
+     * case's rows tile the buffer (no gap margins), those bytes are the added rows: they
+     * are read alone; otherwise the case's rows are zeroed and the whole buffer read. */
     static const af_tensor_id owner[AF_BUF_COUNT] = {AF_T_Q,  AF_T_K,  AF_T_V,  AF_T_O, AF_T_LSE,
                                                      AF_T_DO, AF_T_DQ, AF_T_DK, AF_T_DV};
     for (int i = 0; i < AF_BUF_COUNT; i++) {
         if (!margins || !tp->buf[i] || !is_input(owner[i])) continue;
-        const unsigned char *p = tp->buf[i];
-        size_t k = 0;
-        while (k < tp->bytes[i] && p[k] == 0) k++;
-        if (k < tp->bytes[i])
-            af_run_info_input_write(info, owner[i], -1, "a row or gap of the padded buffer the case has not");
+        bool written = false;
+        if (rows_tile(c, &tp->plan, i, tp->bytes[i])) {
+            for (int id = 0; id < AF_T_COUNT && !written; id++)
+                if ((int)tp->plan.view[id].buffer == i)
+                    written = !rows_zero(c, (af_tensor_id)id, &tp->plan, tp->buf, t->plan.view[id].S);
+        } else {
+            for (int id = 0; id < AF_T_COUNT; id++)
+                if ((int)tp->plan.view[id].buffer == i)
+                    zero_rows(c, (af_tensor_id)id, &tp->plan, tp->buf, t->plan.view[id].S);
+            const unsigned char *p = tp->buf[i];
+            size_t k = 0;
+            while (k < tp->bytes[i] && p[k] == 0) k++;
+            written = k < tp->bytes[i];
+        }
+        if (written) af_run_info_input_write(info, owner[i], -1, "a row or gap of the padded buffer the case has not");
     }
 }
