@@ -63,23 +63,42 @@ static bool is_output(af_tensor_id id) {
     return id == AF_T_O || id == AF_T_LSE || id == AF_T_DQ || id == AF_T_DK || id == AF_T_DV;
 }
 
+static bool is_input(af_tensor_id id) { return id == AF_T_Q || id == AF_T_K || id == AF_T_V || id == AF_T_DO; }
+
+/* The tensor that buffer buf is first of under pl (its only one, or K of packed K / V): the
+ * one a write into the buffer is reported against; AF_T_NONE when no view uses it. */
+static af_tensor_id buffer_owner(const af_layout_plan *pl, int buf) {
+    for (int id = 0; id < AF_T_COUNT; id++)
+        if ((int)pl->view[id].buffer == buf) return (af_tensor_id)id;
+    return AF_T_NONE;
+}
+
+/* Bytes of a row of tensor id: its head_dim elements and the stride gap after them
+ * (model/layout.c: a vector is D + stride_gap elements; LSE has none). */
+static size_t row_bytes(const af_case *c, const af_layout_plan *pl, af_tensor_id id) {
+    const af_tensor_view *v = &pl->view[id];
+    return (size_t)af_storage_bytes(v->storage) * (size_t)(v->D + (id == AF_T_LSE ? 0 : c->stride_gap));
+}
+
+/* Byte offset of row (b, h, s) of tensor id in its buffer's data. */
+static size_t row_at(const af_layout_plan *pl, af_tensor_id id, int b, int h, int s) {
+    return (size_t)af_layout_offset(pl, id, b, h, s, 0) * (size_t)af_storage_bytes(pl->view[id].storage);
+}
+
 /* Copy every row tensor id of case c has in its buffers (each sequence's padding rows too,
- * s < c's maxima: not bucketed, so never ragged), each with the stride gap that follows its
- * head_dim elements (model/layout.c: a vector is D + stride_gap elements; LSE has none),
+ * s < c's maxima: not bucketed, so never ragged), each with its stride gap (row_bytes),
  * from buffers src (plan sp) to dst (plan dp). */
 static void copy_rows(const af_case *c, af_tensor_id id, const af_layout_plan *sp, void *const *src,
                       const af_layout_plan *dp, void *const *dst) {
     const af_tensor_view *sv = &sp->view[id], *dv = &dp->view[id];
     if (!src[sv->buffer] || !dst[dv->buffer]) return;
-    size_t elem = (size_t)af_storage_bytes(sv->storage);
-    size_t row = elem * (size_t)(sv->D + (id == AF_T_LSE ? 0 : c->stride_gap));
+    size_t row = row_bytes(c, sp, id);
     int len = sv->S < dv->S ? sv->S : dv->S; /* the case's maxima: its rows in its buffers */
-    for (int b = 0; b < c->batch; b++) {
+    for (int b = 0; b < c->batch; b++)
         for (int h = 0; h < sv->H; h++)
             for (int s = 0; s < len; s++)
-                memcpy((char *)dst[dv->buffer] + (size_t)af_layout_offset(dp, id, b, h, s, 0) * elem,
-                       (const char *)src[sv->buffer] + (size_t)af_layout_offset(sp, id, b, h, s, 0) * elem, row);
-    }
+                memcpy((char *)dst[dv->buffer] + row_at(dp, id, b, h, s),
+                       (const char *)src[sv->buffer] + row_at(sp, id, b, h, s), row);
 }
 
 /* A row of a buffer (bytes from its data start): [start, end) holds the row's head_dim
@@ -107,12 +126,12 @@ static row_span *buffer_rows(const af_case *c, const af_layout_plan *pl, int buf
     for (int id = 0; id < AF_T_COUNT; id++) {
         const af_tensor_view *v = &pl->view[id];
         if ((int)v->buffer != buf) continue;
-        int64_t elem = af_storage_bytes(v->storage), len = v->D + (id == AF_T_LSE ? 0 : c->stride_gap);
+        int64_t len = (int64_t)row_bytes(c, pl, (af_tensor_id)id);
         for (int b = 0; b < c->batch; b++)
             for (int h = 0; h < v->H; h++)
                 for (int s = 0; s < v->S; s++, k++) {
-                    r[k].start = af_layout_offset(pl, (af_tensor_id)id, b, h, s, 0) * elem;
-                    r[k].end = r[k].start + len * elem;
+                    r[k].start = (int64_t)row_at(pl, (af_tensor_id)id, b, h, s);
+                    r[k].end = r[k].start + len;
                     r[k].id = id, r[k].b = b, r[k].h = h, r[k].s = s;
                 }
     }
@@ -171,16 +190,13 @@ static int margin_moves(const af_case *c, const af_tensors *t, const af_tensors 
     for (size_t k = 0; k < nc; k++) {
         int64_t lc = margin_after(rc, nc, k, t->bytes[i]);
         if (!lc) continue;
-        const af_tensor_view *vp = &tp->plan.view[rc[k].id];
-        int64_t elem = af_storage_bytes(vp->storage);
-        long kp =
-            find_row(rp, np, af_layout_offset(&tp->plan, (af_tensor_id)rc[k].id, rc[k].b, rc[k].h, rc[k].s, 0) * elem);
+        af_tensor_id id = (af_tensor_id)rc[k].id;
+        long kp = find_row(rp, np, (int64_t)row_at(&tp->plan, id, rc[k].b, rc[k].h, rc[k].s));
         if (kp < 0) continue;
         int64_t lp = margin_after(rp, np, (size_t)kp, tp->bytes[i]), mm = lc < lp ? lc : lp;
         MOVE(rc[k].end, rp[kp].end, mm);
-        if (lc > mm && rc[k].s == t->plan.view[rc[k].id].S - 1) {
-            long kl = find_row(
-                rp, np, af_layout_offset(&tp->plan, (af_tensor_id)rc[k].id, rc[k].b, rc[k].h, vp->S - 1, 0) * elem);
+        if (lc > mm && rc[k].s == t->plan.view[id].S - 1) {
+            long kl = find_row(rp, np, (int64_t)row_at(&tp->plan, id, rc[k].b, rc[k].h, tp->plan.view[id].S - 1));
             if (kl >= 0 && margin_after(rp, np, (size_t)kl, tp->bytes[i]) == lc)
                 MOVE(rc[k].end + mm, rp[kl].end + mm, lc - mm);
         }
@@ -241,7 +257,7 @@ static int copy_margins(const af_case *c, af_tensors *t, af_tensors *tp, af_cudn
     if (!map) return -1;
     for (int i = 0; i < AF_BUF_COUNT; i++) {
         unsigned char *a = t->buf[i], *z = tp->buf[i];
-        bool zero = dir == 1 && (i == AF_BUF_Q || i == AF_BUF_K || i == AF_BUF_V || i == AF_BUF_DO);
+        bool zero = dir == 1 && is_input(buffer_owner(&tp->plan, i));
         for (size_t k = 0; a && z && k < map->buf[i].n; k++) {
             const af_cudnn_margin_move *mv = &map->buf[i].move[k];
             if (dir == 0)
@@ -342,12 +358,10 @@ int af_cudnn_stage_in(const af_case *c, const af_tensors *t, const af_case *padd
 static void zero_rows(const af_case *c, af_tensor_id id, const af_layout_plan *pl, void *const *buf, int len) {
     const af_tensor_view *v = &pl->view[id];
     if (!buf[v->buffer]) return;
-    size_t elem = (size_t)af_storage_bytes(v->storage);
-    size_t row = elem * (size_t)(v->D + (id == AF_T_LSE ? 0 : c->stride_gap));
+    size_t row = row_bytes(c, pl, id);
     for (int b = 0; b < c->batch; b++)
         for (int h = 0; h < v->H; h++)
-            for (int s = 0; s < len; s++)
-                memset((char *)buf[v->buffer] + (size_t)af_layout_offset(pl, id, b, h, s, 0) * elem, 0, row);
+            for (int s = 0; s < len; s++) memset((char *)buf[v->buffer] + row_at(pl, id, b, h, s), 0, row);
 }
 
 /* Whether the rows of buffer buf's tensors under pl (s < their S, each with its stride gap)
@@ -356,9 +370,8 @@ static bool rows_tile(const af_case *c, const af_layout_plan *pl, int buf, size_
     size_t sum = 0;
     for (int id = 0; id < AF_T_COUNT; id++) {
         const af_tensor_view *v = &pl->view[id];
-        if ((int)v->buffer != buf) continue;
-        sum += (size_t)c->batch * (size_t)v->H * (size_t)v->S * (size_t)(v->D + (id == AF_T_LSE ? 0 : c->stride_gap)) *
-               (size_t)af_storage_bytes(v->storage);
+        if ((int)v->buffer == buf)
+            sum += (size_t)c->batch * (size_t)v->H * (size_t)v->S * row_bytes(c, pl, (af_tensor_id)id);
     }
     return sum == bytes;
 }
@@ -366,20 +379,16 @@ static bool rows_tile(const af_case *c, const af_layout_plan *pl, int buf, size_
 /* Whether the rows s >= from of tensor id in buf (the rows a bucket adds) are all 0. */
 static bool rows_zero(const af_case *c, af_tensor_id id, const af_layout_plan *pl, void *const *buf, int from) {
     const af_tensor_view *v = &pl->view[id];
-    size_t elem = (size_t)af_storage_bytes(v->storage);
-    size_t row = elem * (size_t)(v->D + (id == AF_T_LSE ? 0 : c->stride_gap));
+    size_t row = row_bytes(c, pl, id);
     for (int b = 0; b < c->batch; b++)
         for (int h = 0; h < v->H; h++)
             for (int s = from; s < v->S; s++) {
-                const unsigned char *p =
-                    (const unsigned char *)buf[v->buffer] + (size_t)af_layout_offset(pl, id, b, h, s, 0) * elem;
+                const unsigned char *p = (const unsigned char *)buf[v->buffer] + row_at(pl, id, b, h, s);
                 for (size_t k = 0; k < row; k++)
                     if (p[k]) return false;
             }
     return true;
 }
-
-static bool is_input(af_tensor_id id) { return id == AF_T_Q || id == AF_T_K || id == AF_T_V || id == AF_T_DO; }
 
 void af_cudnn_stage_out(const af_case *c, af_tensors *t, af_tensors *tp, af_cudnn_stage_pool *pool, af_run_info *info) {
     for (int id = 0; id < AF_T_COUNT; id++)
@@ -400,10 +409,9 @@ void af_cudnn_stage_out(const af_case *c, af_tensors *t, af_tensors *tp, af_cudn
      * case's rows themselves went back into t for the judge's check). Where the padded
      * case's rows tile the buffer (no gap margins), those bytes are the added rows: they
      * are read alone; otherwise the case's rows are zeroed and the whole buffer read. */
-    static const af_tensor_id owner[AF_BUF_COUNT] = {AF_T_Q,  AF_T_K,  AF_T_V,  AF_T_O, AF_T_LSE,
-                                                     AF_T_DO, AF_T_DQ, AF_T_DK, AF_T_DV};
     for (int i = 0; i < AF_BUF_COUNT; i++) {
-        if (!margins || !tp->buf[i] || !is_input(owner[i])) continue;
+        af_tensor_id owner = buffer_owner(&tp->plan, i);
+        if (!margins || !tp->buf[i] || !is_input(owner)) continue;
         bool written = false;
         if (rows_tile(c, &tp->plan, i, tp->bytes[i])) {
             for (int id = 0; id < AF_T_COUNT && !written; id++)
@@ -418,6 +426,6 @@ void af_cudnn_stage_out(const af_case *c, af_tensors *t, af_tensors *tp, af_cudn
             while (k < tp->bytes[i] && p[k] == 0) k++;
             written = k < tp->bytes[i];
         }
-        if (written) af_run_info_input_write(info, owner[i], -1, "a row or gap of the padded buffer the case has not");
+        if (written) af_run_info_input_write(info, owner, -1, "a row or gap of the padded buffer the case has not");
     }
 }
