@@ -80,17 +80,11 @@ static void test_padded_case(void) {
     CHECK(!af_cudnn_bucket_applies(&fp8, why, sizeof why));
 }
 
-/* Fill every data byte of every buffer with a pattern that names its position. */
-static void fill_pattern(af_tensors *t) {
+/* Fill every data byte of the buffers in bufs (a bit per af_buffer_id) with a pattern that
+ * names its position. */
+static void fill_pattern(af_tensors *t, unsigned bufs) {
     for (int i = 0; i < AF_BUF_COUNT; i++)
-        for (size_t k = 0; t->buf[i] && k < t->bytes[i]; k++)
-            ((unsigned char *)t->buf[i])[k] = (unsigned char)(k * 7 + i + 1);
-}
-
-/* The same pattern in the output buffers only (O, LSE, dQ, dK, dV), as a run writes them. */
-static void fill_pattern_outputs(af_tensors *t) {
-    for (int i = AF_BUF_O; i < AF_BUF_COUNT; i++)
-        for (size_t k = 0; i != AF_BUF_DO && t->buf[i] && k < t->bytes[i]; k++)
+        for (size_t k = 0; (bufs & (1u << i)) && t->buf[i] && k < t->bytes[i]; k++)
             ((unsigned char *)t->buf[i])[k] = (unsigned char)(k * 7 + i + 1);
 }
 
@@ -134,7 +128,7 @@ static void test_staging(const char *lines, int sq, int skv) {
     static af_tensors t, tp;
     char why[256];
     CHECK(af_tensors_alloc(&t, &c, why, sizeof why) == 0);
-    fill_pattern(&t);
+    fill_pattern(&t, ~0u);
     CHECK(af_cudnn_stage_in(&c, &t, &p, &tp, NULL, why, sizeof why) == 0);
     for (int id = 0; id < AF_T_COUNT; id++) {
         const af_tensor_view *v = &t.plan.view[id], *vp = &tp.plan.view[id];
@@ -151,7 +145,7 @@ static void test_staging(const char *lines, int sq, int skv) {
     static af_tensors before;
     CHECK(af_tensors_alloc(&before, &c, why, sizeof why) == 0);
     af_tensors_copy(&before, &t);
-    fill_pattern_outputs(&tp);
+    fill_pattern(&tp, af_tensors_output_buffers(&tp, &p)); /* as a run writes them */
     tp.alloc[AF_BUF_O][AF_GUARD_BYTES + tp.bytes[AF_BUF_O]] ^= 0xFF;
     af_run_info info;
     memset(&info, 0, sizeof info);
@@ -223,7 +217,7 @@ static void test_margins(const char *lines, int sq, int skv, af_cudnn_stage_pool
     static af_tensors t, back, tp;
     char why[256];
     CHECK(af_tensors_alloc(&t, &c, why, sizeof why) == 0 && af_tensors_alloc(&back, &c, why, sizeof why) == 0);
-    fill_pattern(&t);
+    fill_pattern(&t, ~0u);
     for (int i = 0; i < AF_BUF_COUNT; i++)
         if (back.buf[i]) memset(back.buf[i], 0, back.bytes[i]);
     CHECK(af_cudnn_stage_in(&c, &t, &p, &tp, pool, why, sizeof why) == 0);
@@ -274,7 +268,7 @@ static void test_stage_pool(const char *lines, int sq, int skv) {
     static af_tensors t, fresh, tp;
     char why[256];
     CHECK(af_tensors_alloc(&t, &c, why, sizeof why) == 0);
-    fill_pattern(&t);
+    fill_pattern(&t, ~0u);
     CHECK(af_cudnn_stage_in(&c, &t, &p, &fresh, NULL, why, sizeof why) == 0);
     af_cudnn_stage_pool pool;
     memset(&pool, 0, sizeof pool);
