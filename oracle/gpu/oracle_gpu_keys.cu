@@ -6,9 +6,14 @@
  * recomputing P_ij = exp(scale q_i.k_j - LSE_i) and dS_ij = P_ij (dO_i.v_j - D_i) from the
  * row statistics of the row pass. Shared memory per block (doubles):
  *   Ks (BK, DMAX) | Vs (BK, DMAX) | Qs (BQ, DMAX+1) | dOs (BQ, DMAX+1) | Ps (BK, BQ) | dSs (BK, BQ)
+ * MMA (DMAX <= 128; og_dims.mma): the tile products (k . q, v . dO, dS Q, P dO) on the fp64
+ * tensor cores (oracle_gpu_mma.cuh) into shared tiles read back in the layout above; D-wide
+ * tiles have the leading dimension LD = og_mma_ld(DMAX), score tiles LN = og_mma_ld(BQ):
+ *   Ks, Vs (BK, LD) | Qs, dOs (BQ, LD) | Ps, dSs, Ss, Sp, Sa (BK, LN) | Ts (BK, og_mma_ld(W))
  */
 #include <cuda_runtime.h>
 #include "oracle/gpu/oracle_gpu_dev.cuh"
+#include "oracle/gpu/oracle_gpu_mma.cuh"
 
 /* grid (ceil(Skv / BK), B * Hkv, 1).
  * mode 0: PART 0 dK (B,Hkv,Skv,Dqk) and dV (B,Hkv,Skv,Dv); PART 1 dK; PART 2 dV.
@@ -16,16 +21,22 @@
  *   key_b = sum_i min(e,1) domax_i, with e = exp(scale q.k - LSE_i).
  * mode 2: mode 0's values and mode 1's sums from the same tiles (PART 0 and 1; the
  *   magnitudes of a PART 1 launch are those of every key column). */
-template <int DMAX, int PART, int MODE>
+template <int DMAX, int PART, int MODE, bool MMA>
 __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_key_kernel(og_dims d, og_bufs m) {
     typedef og_key_tile<DMAX, PART> T;
+    constexpr int LD = MMA ? og_mma_ld(DMAX) : DMAX, LQ = MMA ? LD : DMAX + 1, LN = MMA ? og_mma_ld(T::BQ) : T::BQ;
+    constexpr int LW = og_mma_ld(T::W);
     extern __shared__ double smem[];
-    double *Ks = smem;                     /* (BK, DMAX) */
-    double *Vs = Ks + T::BK * DMAX;        /* (BK, DMAX) */
-    double *Qs = Vs + T::BK * DMAX;        /* (BQ, DMAX + 1) */
-    double *dOs = Qs + T::BQ * (DMAX + 1); /* (BQ, DMAX + 1) */
-    double *Ps = dOs + T::BQ * (DMAX + 1); /* (BK, BQ) */
-    double *dSs = Ps + T::BK * T::BQ;      /* (BK, BQ) */
+    double *Ks = smem;             /* (BK, LD) */
+    double *Vs = Ks + T::BK * LD;  /* (BK, LD) */
+    double *Qs = Vs + T::BK * LD;  /* (BQ, LQ) */
+    double *dOs = Qs + T::BQ * LQ; /* (BQ, LQ) */
+    double *Ps = dOs + T::BQ * LQ; /* (BK, LN) */
+    double *dSs = Ps + T::BK * LN; /* (BK, LN) */
+    double *Ss = dSs + T::BK * LN; /* MMA: (BK, LN) the tile's k . q */
+    double *Sp = Ss + T::BK * LN;  /* MMA: (BK, LN) the tile's v . dO */
+    double *Sa = Sp + T::BK * LN;  /* MMA: (BK, LN) the tile's |v| . |dO| */
+    double *Ts = Sa + T::BK * LN;  /* MMA: (BK, LW) the tile's [dS Q | P dO] (PART 0) */
     __shared__ int kf[T::BK], kl[T::BK], lo_s, hi_s;
     __shared__ int rf[T::BQ], rl[T::BQ];
     __shared__ double lse_s[T::BQ], drow_s[T::BQ], ddabs_s[T::BQ], qmax_s[T::BQ], domax_s[T::BQ];
@@ -55,8 +66,8 @@ __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_key_kernel(og_dims d, og
     }
     __syncthreads();
     const int lo = lo_s, hi = hi_s;
-    og_load_tile(Ks, T::BK, DMAX, DMAX, m.k, og_key(d, b, g, j0), nkeys, d.Dqk);
-    og_load_tile(Vs, T::BK, DMAX, DMAX, m.v, og_key(d, b, g, j0), nkeys, d.Dv);
+    og_load_tile(Ks, T::BK, LD, DMAX, m.k, og_key(d, b, g, j0), nkeys, d.Dqk);
+    og_load_tile(Vs, T::BK, LD, DMAX, m.v, og_key(d, b, g, j0), nkeys, d.Dv);
 
     double S[T::RPT][T::CPT], C[T::RPT][T::CPT], colk[T::RPT], colv[T::RPT];
     for (int r = 0; r < T::RPT; r++) {
@@ -69,8 +80,8 @@ __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_key_kernel(og_dims d, og
         for (int i0 = lo; i0 <= hi; i0 += T::BQ) {
             const int nr = min(T::BQ, hi - i0 + 1);
             __syncthreads();
-            og_load_tile(Qs, T::BQ, DMAX + 1, DMAX, m.q, og_row(d, b, h, i0), nr, d.Dqk);
-            og_load_tile(dOs, T::BQ, DMAX + 1, DMAX, m.dout, og_row(d, b, h, i0), nr, d.Dv);
+            og_load_tile(Qs, T::BQ, LQ, DMAX, m.q, og_row(d, b, h, i0), nr, d.Dqk);
+            og_load_tile(dOs, T::BQ, LQ, DMAX, m.dout, og_row(d, b, h, i0), nr, d.Dv);
             if (tid < T::BQ) {
                 int first = 0, last = -1;
                 size_t row = og_row(d, b, h, i0 + tid);
@@ -91,24 +102,37 @@ __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_key_kernel(og_dims d, og
             double as[T::RPT][T::QPT], ap[T::RPT][T::QPT], aa[T::RPT][T::QPT];
             for (int r = 0; r < T::RPT; r++)
                 for (int c = 0; c < T::QPT; c++) as[r][c] = ap[r][c] = aa[r][c] = 0.0;
-            for (int dd = 0; dd < d.Dqk; dd++) {
-                double kv[T::RPT], qv[T::QPT];
-                for (int r = 0; r < T::RPT; r++) kv[r] = Ks[(ty * T::RPT + r) * DMAX + dd];
-                for (int c = 0; c < T::QPT; c++) qv[c] = Qs[(tx + 16 * c) * (DMAX + 1) + dd];
-                for (int r = 0; r < T::RPT; r++)
-                    for (int c = 0; c < T::QPT; c++) as[r][c] = fma(qv[c], kv[r], as[r][c]);
-            }
             /* dO . v: dS (dK) and the magnitudes read it; dV alone (PART 2, mode 0) does not */
             const bool want_ap = PART != 2 || MODE != 0;
-            for (int dd = 0; want_ap && dd < d.Dv; dd++) {
-                double vv[T::RPT], ov[T::QPT];
-                for (int r = 0; r < T::RPT; r++) vv[r] = Vs[(ty * T::RPT + r) * DMAX + dd];
-                for (int c = 0; c < T::QPT; c++) ov[c] = dOs[(tx + 16 * c) * (DMAX + 1) + dd];
+            if constexpr (MMA) {
+                og_mma_nt<T::BK, T::BQ>(Ss, NULL, LN, Ks, LD, Qs, LQ, (d.Dqk + 3) & ~3);
+                if (want_ap) og_mma_nt<T::BK, T::BQ>(Sp, MODE != 0 ? Sa : NULL, LN, Vs, LD, dOs, LQ, (d.Dv + 3) & ~3);
+                __syncthreads();
                 for (int r = 0; r < T::RPT; r++)
                     for (int c = 0; c < T::QPT; c++) {
-                        ap[r][c] = fma(ov[c], vv[r], ap[r][c]);
-                        if (MODE != 0) aa[r][c] = fma(fabs(ov[c]), fabs(vv[r]), aa[r][c]);
+                        int at = (ty * T::RPT + r) * LN + tx + 16 * c;
+                        as[r][c] = Ss[at];
+                        if (want_ap) ap[r][c] = Sp[at];
+                        if (MODE != 0) aa[r][c] = Sa[at];
                     }
+            } else {
+                for (int dd = 0; dd < d.Dqk; dd++) {
+                    double kv[T::RPT], qv[T::QPT];
+                    for (int r = 0; r < T::RPT; r++) kv[r] = Ks[(ty * T::RPT + r) * LD + dd];
+                    for (int c = 0; c < T::QPT; c++) qv[c] = Qs[(tx + 16 * c) * LQ + dd];
+                    for (int r = 0; r < T::RPT; r++)
+                        for (int c = 0; c < T::QPT; c++) as[r][c] = fma(qv[c], kv[r], as[r][c]);
+                }
+                for (int dd = 0; want_ap && dd < d.Dv; dd++) {
+                    double vv[T::RPT], ov[T::QPT];
+                    for (int r = 0; r < T::RPT; r++) vv[r] = Vs[(ty * T::RPT + r) * LD + dd];
+                    for (int c = 0; c < T::QPT; c++) ov[c] = dOs[(tx + 16 * c) * LQ + dd];
+                    for (int r = 0; r < T::RPT; r++)
+                        for (int c = 0; c < T::QPT; c++) {
+                            ap[r][c] = fma(ov[c], vv[r], ap[r][c]);
+                            if (MODE != 0) aa[r][c] = fma(fabs(ov[c]), fabs(vv[r]), aa[r][c]);
+                        }
+                }
             }
             for (int r = 0; r < T::RPT; r++) {
                 int kr = ty * T::RPT + r, j = j0 + kr;
@@ -117,8 +141,8 @@ __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_key_kernel(og_dims d, og
                     bool vis = j < lkv && j >= rf[ii] && j <= rl[ii];
                     double e = vis ? exp(d.scale * as[r][c] - lse_s[ii]) : 0.0;
                     if (MODE != 1) {
-                        Ps[kr * T::BQ + ii] = e;
-                        if (want_ap) dSs[kr * T::BQ + ii] = e * (ap[r][c] - drow_s[ii]);
+                        Ps[kr * LN + ii] = e;
+                        if (want_ap) dSs[kr * LN + ii] = e * (ap[r][c] - drow_s[ii]);
                     }
                     if (MODE != 0 && vis) {
                         double pij = e <= 1.0 ? e : 1.0;
@@ -132,19 +156,29 @@ __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_key_kernel(og_dims d, og
                 double t[T::RPT][T::CPT];
                 for (int r = 0; r < T::RPT; r++)
                     for (int c = 0; c < T::CPT; c++) t[r][c] = 0.0;
-                for (int ii = 0; ii < nr; ii++) {
-                    double pw[T::RPT], sw[T::RPT];
-                    for (int r = 0; r < T::RPT; r++) {
-                        pw[r] = Ps[(ty * T::RPT + r) * T::BQ + ii];
-                        sw[r] = dSs[(ty * T::RPT + r) * T::BQ + ii];
-                    }
-                    for (int c = 0; c < T::CPT; c++) {
-                        /* column c: dK column tx + 16c (PART 0: c < CPT / 2; PART 1: all),
-                     * else dV column tx + 16 (c - CPT / 2) (PART 2: tx + 16c) */
-                        const bool is_dk = PART == 1 || (PART == 0 && c < T::CPT / 2);
-                        const int col = tx + 16 * (PART == 0 && !is_dk ? c - T::CPT / 2 : c);
-                        double x = is_dk ? Qs[ii * (DMAX + 1) + col] : dOs[ii * (DMAX + 1) + col];
-                        for (int r = 0; r < T::RPT; r++) t[r][c] = fma(is_dk ? sw[r] : pw[r], x, t[r][c]);
+                if constexpr (MMA) { /* rows past nr: P = dS = 0 and zero rows of Q, dO */
+                    const int kr = (nr + 3) & ~3;
+                    if (PART != 2) og_mma_nn<T::BK, DMAX>(Ts, LW, dSs, LN, Qs, LQ, kr);
+                    if (PART != 1) og_mma_nn<T::BK, DMAX>(Ts + (PART == 0 ? DMAX : 0), LW, Ps, LN, dOs, LQ, kr);
+                    __syncthreads();
+                    /* Ts column tx + 16c is t's column c in every PART ([dK | dV] for PART 0) */
+                    for (int r = 0; r < T::RPT; r++)
+                        for (int c = 0; c < T::CPT; c++) t[r][c] = Ts[(ty * T::RPT + r) * LW + tx + 16 * c];
+                } else {
+                    for (int ii = 0; ii < nr; ii++) {
+                        double pw[T::RPT], sw[T::RPT];
+                        for (int r = 0; r < T::RPT; r++) {
+                            pw[r] = Ps[(ty * T::RPT + r) * LN + ii];
+                            sw[r] = dSs[(ty * T::RPT + r) * LN + ii];
+                        }
+                        for (int c = 0; c < T::CPT; c++) {
+                            /* column c: dK column tx + 16c (PART 0: c < CPT / 2; PART 1: all),
+                             * else dV column tx + 16 (c - CPT / 2) (PART 2: tx + 16c) */
+                            const bool is_dk = PART == 1 || (PART == 0 && c < T::CPT / 2);
+                            const int col = tx + 16 * (PART == 0 && !is_dk ? c - T::CPT / 2 : c);
+                            double x = is_dk ? Qs[ii * LQ + col] : dOs[ii * LQ + col];
+                            for (int r = 0; r < T::RPT; r++) t[r][c] = fma(is_dk ? sw[r] : pw[r], x, t[r][c]);
+                        }
                     }
                 }
                 for (int r = 0; r < T::RPT; r++)
@@ -206,20 +240,30 @@ __global__ void og_mag_prep_kernel(og_dims d, og_bufs m) {
 
 /* ---- launchers ---- */
 
-template <int DMAX, int PART> static size_t og_key_smem(void) {
+template <int DMAX, int PART, bool MMA> static size_t og_key_smem(void) {
     typedef og_key_tile<DMAX, PART> T;
+    constexpr int LD = og_mma_ld(DMAX), LN = og_mma_ld(T::BQ), LW = og_mma_ld(T::W);
+    if (MMA) return sizeof(double) * (size_t)(2 * T::BK * LD + 2 * T::BQ * LD + 5 * T::BK * LN + T::BK * LW);
     return sizeof(double) * (size_t)(2 * T::BK * DMAX + 2 * T::BQ * (DMAX + 1) + 2 * T::BK * T::BQ);
 }
 
-template <int DMAX, int PART, int MODE> static cudaError_t og_key_launch(const og_dims &d, const og_bufs &m) {
+template <int DMAX, int PART, int MODE, bool MMA>
+static cudaError_t og_key_launch_mma(const og_dims &d, const og_bufs &m) {
     typedef og_key_tile<DMAX, PART> T;
-    size_t smem = og_key_smem<DMAX, PART>();
-    cudaError_t e = cudaFuncSetAttribute(og_bwd_key_kernel<DMAX, PART, MODE>,
+    size_t smem = og_key_smem<DMAX, PART, MMA>();
+    cudaError_t e = cudaFuncSetAttribute(og_bwd_key_kernel<DMAX, PART, MODE, MMA>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess) return e;
     dim3 grid((unsigned)((d.Skv + T::BK - 1) / T::BK), (unsigned)(d.B * d.Hkv));
-    og_bwd_key_kernel<DMAX, PART, MODE><<<grid, OG_THREADS, smem>>>(d, m);
+    og_bwd_key_kernel<DMAX, PART, MODE, MMA><<<grid, OG_THREADS, smem>>>(d, m);
     return cudaGetLastError();
+}
+
+/* The tensor-core kernels serve DMAX <= 128 (DMAX 256's tiles do not fit the shared memory). */
+template <int DMAX, int PART, int MODE> static cudaError_t og_key_launch(const og_dims &d, const og_bufs &m) {
+    if constexpr (DMAX <= 128)
+        if (d.mma) return og_key_launch_mma<DMAX, PART, MODE, true>(d, m);
+    return og_key_launch_mma<DMAX, PART, MODE, false>(d, m);
 }
 
 cudaError_t og_launch_bwd_keys(int dmax, int mode, const og_dims &d, const og_bufs &m) {

@@ -7,9 +7,17 @@
  *   dQ:       Qs (BM, DMAX) | dOs (BM, DMAX) | Ks (BN, DMAX+1) | Vs (BN, DMAX+1) | dSs (BM, BN)
  * K and V rows are padded by one double where the 16 lanes read 16 different keys at the
  * same column (no bank conflicts); Q / dO rows are read as broadcasts.
+ *
+ * MMA (DMAX <= 128; og_dims.mma): the tile products (scores, dO . v, P V, dS K) run on the
+ * fp64 tensor cores (oracle_gpu_mma.cuh) into shared tiles that each thread then reads in
+ * the layout above; every D-wide tile has the leading dimension LD = og_mma_ld(DMAX) and
+ * every score tile LN = og_mma_ld(BN). Shared memory per block (doubles):
+ *   forward:  Qs (BM, LD) | Ks (BN, LD) | Vs (BN, LD) | Ps (BM, LN) | Ss, Sa (BM, LN) | Ts (BM, LD)
+ *   dQ:       Qs, dOs (BM, LD) | Ks, Vs (BN, LD) | dSs, Ss, Sp, Sa (BM, LN) | Ts (BM, LD)
  */
 #include <cuda_runtime.h>
 #include "oracle/gpu/oracle_gpu_dev.cuh"
+#include "oracle/gpu/oracle_gpu_mma.cuh"
 
 /* Rows [i0, i0 + BM) of sequence b: the visible interval of each (first > last when the
  * row is padding or fully masked) into rf / rl, and their union into *lo, *hi. */
@@ -39,13 +47,18 @@ __device__ static void og_row_ranges(const og_dims &d, int lq, int lkv, int i0, 
  * mode 0: O (B,Hq,Sq,Dv), LSE (B,Hq,Sq); mode 1: m.row_a (B,Hq,Sq) = max over visible
  * keys of scale * sum_d |q_d k_d| (af_oracle_score_abs); mode 2: both, from the same
  * tiles (the |q| . |k| chain beside the q . k chain). */
-template <int DMAX, int MODE> __global__ void __launch_bounds__(OG_THREADS, 1) og_fwd_kernel(og_dims d, og_bufs m) {
+template <int DMAX, int MODE, bool MMA>
+__global__ void __launch_bounds__(OG_THREADS, 1) og_fwd_kernel(og_dims d, og_bufs m) {
     typedef og_row_tile<DMAX> T;
+    constexpr int LD = MMA ? og_mma_ld(DMAX) : DMAX, LK = MMA ? LD : DMAX + 1, LN = MMA ? og_mma_ld(T::BN) : T::BN;
     extern __shared__ double smem[];
-    double *Qs = smem;                    /* (BM, DMAX) */
-    double *Ks = Qs + T::BM * DMAX;       /* (BN, DMAX + 1) */
-    double *Vs = Ks + T::BN * (DMAX + 1); /* (BN, DMAX) */
-    double *Ps = Vs + T::BN * DMAX;       /* (BM, BN) */
+    double *Qs = smem;            /* (BM, LD) */
+    double *Ks = Qs + T::BM * LD; /* (BN, LK) */
+    double *Vs = Ks + T::BN * LK; /* (BN, LD) */
+    double *Ps = Vs + T::BN * LD; /* (BM, LN) */
+    double *Ss = Ps + T::BM * LN; /* MMA: (BM, LN) the tile's q . k */
+    double *Sa = Ss + T::BM * LN; /* MMA: (BM, LN) the tile's |q| . |k| */
+    double *Ts = Sa + T::BM * LN; /* MMA: (BM, LD) the tile's P V */
     __shared__ int rf[T::BM], rl[T::BM], lo_s, hi_s;
 
     const int tid = threadIdx.x, ty = tid >> 4, tx = tid & 15;
@@ -55,7 +68,7 @@ template <int DMAX, int MODE> __global__ void __launch_bounds__(OG_THREADS, 1) o
     if (i0 >= lq) return; /* padding rows keep their zeros (uniform over the block) */
     og_row_ranges<T::BM>(d, lq, lkv, i0, rf, rl, &lo_s, &hi_s);
     const int lo = lo_s, hi = hi_s;
-    og_load_tile(Qs, T::BM, DMAX, DMAX, m.q, og_row(d, b, h, i0), min(T::BM, lq - i0), d.Dqk);
+    og_load_tile(Qs, T::BM, LD, DMAX, m.q, og_row(d, b, h, i0), min(T::BM, lq - i0), d.Dqk);
 
     int first[T::RPT], last[T::RPT];
     double mref[T::RPT], mabs[T::RPT], zs[T::RPT], zc[T::RPT];
@@ -71,23 +84,38 @@ template <int DMAX, int MODE> __global__ void __launch_bounds__(OG_THREADS, 1) o
     for (int j0 = lo; j0 <= hi; j0 += T::BN) {
         const int nk = min(T::BN, hi - j0 + 1);
         __syncthreads();
-        og_load_tile(Ks, T::BN, DMAX + 1, DMAX, m.k, og_key(d, b, g, j0), nk, d.Dqk);
-        if (MODE != 1) og_load_tile(Vs, T::BN, DMAX, DMAX, m.v, og_key(d, b, g, j0), nk, d.Dv);
+        og_load_tile(Ks, T::BN, LK, DMAX, m.k, og_key(d, b, g, j0), nk, d.Dqk);
+        if (MODE != 1) og_load_tile(Vs, T::BN, LD, DMAX, m.v, og_key(d, b, g, j0), nk, d.Dv);
         __syncthreads();
         /* scores of rows ty*RPT + r, keys j0 + tx + 16c: a plain fma chain over Dqk (acc),
-         * and with absolute values (aab, modes 1 and 2) */
+         * and with absolute values (aab, modes 1 and 2); MMA: both from the tensor cores */
         double acc[T::RPT][T::KPT], aab[T::RPT][T::KPT];
         for (int r = 0; r < T::RPT; r++)
             for (int c = 0; c < T::KPT; c++) acc[r][c] = aab[r][c] = 0.0;
-        for (int dd = 0; dd < d.Dqk; dd++) {
-            double qv[T::RPT], kv[T::KPT];
-            for (int r = 0; r < T::RPT; r++) qv[r] = Qs[(ty * T::RPT + r) * DMAX + dd];
-            for (int c = 0; c < T::KPT; c++) kv[c] = Ks[(tx + 16 * c) * (DMAX + 1) + dd];
+        if constexpr (MMA) {
+            const int kd = (d.Dqk + 3) & ~3; /* columns past Dqk are zeros */
+            if (MODE == 1)
+                og_mma_nt<T::BM, T::BN, true>(Sa, NULL, LN, Qs, LD, Ks, LK, kd);
+            else
+                og_mma_nt<T::BM, T::BN>(Ss, MODE == 2 ? Sa : NULL, LN, Qs, LD, Ks, LK, kd);
+            __syncthreads();
             for (int r = 0; r < T::RPT; r++)
                 for (int c = 0; c < T::KPT; c++) {
-                    if (MODE != 1) acc[r][c] = fma(qv[r], kv[c], acc[r][c]);
-                    if (MODE != 0) aab[r][c] = fma(fabs(qv[r]), fabs(kv[c]), aab[r][c]);
+                    int at = (ty * T::RPT + r) * LN + tx + 16 * c;
+                    if (MODE != 1) acc[r][c] = Ss[at];
+                    if (MODE != 0) aab[r][c] = Sa[at];
                 }
+        } else {
+            for (int dd = 0; dd < d.Dqk; dd++) {
+                double qv[T::RPT], kv[T::KPT];
+                for (int r = 0; r < T::RPT; r++) qv[r] = Qs[(ty * T::RPT + r) * LD + dd];
+                for (int c = 0; c < T::KPT; c++) kv[c] = Ks[(tx + 16 * c) * LK + dd];
+                for (int r = 0; r < T::RPT; r++)
+                    for (int c = 0; c < T::KPT; c++) {
+                        if (MODE != 1) acc[r][c] = fma(qv[r], kv[c], acc[r][c]);
+                        if (MODE != 0) aab[r][c] = fma(fabs(qv[r]), fabs(kv[c]), aab[r][c]);
+                    }
+            }
         }
         if constexpr (MODE != 0) {
             for (int r = 0; r < T::RPT; r++) {
@@ -122,22 +150,30 @@ template <int DMAX, int MODE> __global__ void __launch_bounds__(OG_THREADS, 1) o
                 double zt = 0.0;
                 for (int c = 0; c < T::KPT; c++) {
                     double p = s[c] == -INFINITY ? 0.0 : exp(s[c] - mref[r]);
-                    Ps[(ty * T::RPT + r) * T::BN + tx + 16 * c] = p;
+                    Ps[(ty * T::RPT + r) * LN + tx + 16 * c] = p;
                     zt += p;
                 }
                 og_acc(zs[r], zc[r], og_group_sum(zt));
             }
             __syncthreads();
-            /* O: one fma chain over the tile's keys per accumulator, then TwoSum */
+            /* O: one fma chain over the tile's keys per accumulator (MMA: on the tensor
+             * cores; keys past nk have P = 0 and zero rows of V), then TwoSum */
             double t[T::RPT][T::CPT];
             for (int r = 0; r < T::RPT; r++)
                 for (int c = 0; c < T::CPT; c++) t[r][c] = 0.0;
-            for (int jj = 0; jj < nk; jj++) {
-                double pv[T::RPT];
-                for (int r = 0; r < T::RPT; r++) pv[r] = Ps[(ty * T::RPT + r) * T::BN + jj];
-                for (int c = 0; c < T::CPT; c++) {
-                    double vv = Vs[jj * DMAX + tx + 16 * c];
-                    for (int r = 0; r < T::RPT; r++) t[r][c] = fma(pv[r], vv, t[r][c]);
+            if constexpr (MMA) {
+                og_mma_nn<T::BM, DMAX>(Ts, LD, Ps, LN, Vs, LD, (nk + 3) & ~3);
+                __syncthreads();
+                for (int r = 0; r < T::RPT; r++)
+                    for (int c = 0; c < T::CPT; c++) t[r][c] = Ts[(ty * T::RPT + r) * LD + tx + 16 * c];
+            } else {
+                for (int jj = 0; jj < nk; jj++) {
+                    double pv[T::RPT];
+                    for (int r = 0; r < T::RPT; r++) pv[r] = Ps[(ty * T::RPT + r) * LN + jj];
+                    for (int c = 0; c < T::CPT; c++) {
+                        double vv = Vs[jj * LD + tx + 16 * c];
+                        for (int r = 0; r < T::RPT; r++) t[r][c] = fma(pv[r], vv, t[r][c]);
+                    }
                 }
             }
             for (int r = 0; r < T::RPT; r++)
@@ -183,14 +219,20 @@ __global__ void og_drow_kernel(og_dims d, og_bufs m) {
  * mode 1 (definitions of oracle_score_abs.c): e = exp(scale q.k - LSE_i),
  *   row_b = max |scale e (dO.v - dd)|, row_a = sum_j scale min(e,1) (|dO|.|v| + dd_abs) kmax_j,
  *   with dd the plain dO . O of the magnitude inputs (m.drow_mag). */
-template <int DMAX, int MODE> __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_row_kernel(og_dims d, og_bufs m) {
+template <int DMAX, int MODE, bool MMA>
+__global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_row_kernel(og_dims d, og_bufs m) {
     typedef og_row_tile<DMAX> T;
+    constexpr int LD = MMA ? og_mma_ld(DMAX) : DMAX, LK = MMA ? LD : DMAX + 1, LN = MMA ? og_mma_ld(T::BN) : T::BN;
     extern __shared__ double smem[];
-    double *Qs = smem;                     /* (BM, DMAX) */
-    double *dOs = Qs + T::BM * DMAX;       /* (BM, DMAX) */
-    double *Ks = dOs + T::BM * DMAX;       /* (BN, DMAX + 1) */
-    double *Vs = Ks + T::BN * (DMAX + 1);  /* (BN, DMAX + 1) */
-    double *dSs = Vs + T::BN * (DMAX + 1); /* (BM, BN) */
+    double *Qs = smem;             /* (BM, LD) */
+    double *dOs = Qs + T::BM * LD; /* (BM, LD) */
+    double *Ks = dOs + T::BM * LD; /* (BN, LK) */
+    double *Vs = Ks + T::BN * LK;  /* (BN, LK) */
+    double *dSs = Vs + T::BN * LK; /* (BM, LN) */
+    double *Ss = dSs + T::BM * LN; /* MMA: (BM, LN) the tile's q . k */
+    double *Sp = Ss + T::BM * LN;  /* MMA: (BM, LN) the tile's dO . v */
+    double *Sa = Sp + T::BM * LN;  /* MMA: (BM, LN) the tile's |dO| . |v| */
+    double *Ts = Sa + T::BM * LN;  /* MMA: (BM, LD) the tile's dS K */
     __shared__ int rf[T::BM], rl[T::BM], lo_s, hi_s;
     __shared__ double kmax_s[T::BN];
 
@@ -202,8 +244,8 @@ template <int DMAX, int MODE> __global__ void __launch_bounds__(OG_THREADS, 1) o
     og_row_ranges<T::BM>(d, lq, lkv, i0, rf, rl, &lo_s, &hi_s);
     const int lo = lo_s, hi = hi_s;
     const int nrows = min(T::BM, lq - i0);
-    og_load_tile(Qs, T::BM, DMAX, DMAX, m.q, og_row(d, b, h, i0), nrows, d.Dqk);
-    og_load_tile(dOs, T::BM, DMAX, DMAX, m.dout, og_row(d, b, h, i0), nrows, d.Dv);
+    og_load_tile(Qs, T::BM, LD, DMAX, m.q, og_row(d, b, h, i0), nrows, d.Dqk);
+    og_load_tile(dOs, T::BM, LD, DMAX, m.dout, og_row(d, b, h, i0), nrows, d.Dv);
 
     int first[T::RPT], last[T::RPT];
     double lse[T::RPT], drow[T::RPT], drowm[T::RPT], dd_abs[T::RPT], rowq[T::RPT], dsmax[T::RPT];
@@ -224,36 +266,49 @@ template <int DMAX, int MODE> __global__ void __launch_bounds__(OG_THREADS, 1) o
     for (int j0 = lo; j0 <= hi; j0 += T::BN) {
         const int nk = min(T::BN, hi - j0 + 1);
         __syncthreads();
-        og_load_tile(Ks, T::BN, DMAX + 1, DMAX, m.k, og_key(d, b, g, j0), nk, d.Dqk);
-        og_load_tile(Vs, T::BN, DMAX + 1, DMAX, m.v, og_key(d, b, g, j0), nk, d.Dv);
+        og_load_tile(Ks, T::BN, LK, DMAX, m.k, og_key(d, b, g, j0), nk, d.Dqk);
+        og_load_tile(Vs, T::BN, LK, DMAX, m.v, og_key(d, b, g, j0), nk, d.Dv);
         if (MODE != 0 && tid < T::BN) kmax_s[tid] = tid < nk ? m.key_kmax[og_key(d, b, g, j0 + tid)] : 0.0;
         __syncthreads();
         double as[T::RPT][T::KPT], ap[T::RPT][T::KPT], aa[T::RPT][T::KPT];
         for (int r = 0; r < T::RPT; r++)
             for (int c = 0; c < T::KPT; c++) as[r][c] = ap[r][c] = aa[r][c] = 0.0;
-        for (int dd = 0; dd < d.Dqk; dd++) { /* q . k */
-            double qv[T::RPT], kv[T::KPT];
-            for (int r = 0; r < T::RPT; r++) qv[r] = Qs[(ty * T::RPT + r) * DMAX + dd];
-            for (int c = 0; c < T::KPT; c++) kv[c] = Ks[(tx + 16 * c) * (DMAX + 1) + dd];
-            for (int r = 0; r < T::RPT; r++)
-                for (int c = 0; c < T::KPT; c++) as[r][c] = fma(qv[r], kv[c], as[r][c]);
-        }
-        for (int dd = 0; dd < d.Dv; dd++) { /* dO . v (and |dO| . |v|) */
-            double ov[T::RPT], vv[T::KPT];
-            for (int r = 0; r < T::RPT; r++) ov[r] = dOs[(ty * T::RPT + r) * DMAX + dd];
-            for (int c = 0; c < T::KPT; c++) vv[c] = Vs[(tx + 16 * c) * (DMAX + 1) + dd];
+        if constexpr (MMA) { /* q . k, dO . v and |dO| . |v| on the tensor cores */
+            og_mma_nt<T::BM, T::BN>(Ss, NULL, LN, Qs, LD, Ks, LK, (d.Dqk + 3) & ~3);
+            og_mma_nt<T::BM, T::BN>(Sp, MODE != 0 ? Sa : NULL, LN, dOs, LD, Vs, LK, (d.Dv + 3) & ~3);
+            __syncthreads();
             for (int r = 0; r < T::RPT; r++)
                 for (int c = 0; c < T::KPT; c++) {
-                    ap[r][c] = fma(ov[r], vv[c], ap[r][c]);
-                    if (MODE != 0) aa[r][c] = fma(fabs(ov[r]), fabs(vv[c]), aa[r][c]);
+                    int at = (ty * T::RPT + r) * LN + tx + 16 * c;
+                    as[r][c] = Ss[at];
+                    ap[r][c] = Sp[at];
+                    if (MODE != 0) aa[r][c] = Sa[at];
                 }
+        } else {
+            for (int dd = 0; dd < d.Dqk; dd++) { /* q . k */
+                double qv[T::RPT], kv[T::KPT];
+                for (int r = 0; r < T::RPT; r++) qv[r] = Qs[(ty * T::RPT + r) * LD + dd];
+                for (int c = 0; c < T::KPT; c++) kv[c] = Ks[(tx + 16 * c) * LK + dd];
+                for (int r = 0; r < T::RPT; r++)
+                    for (int c = 0; c < T::KPT; c++) as[r][c] = fma(qv[r], kv[c], as[r][c]);
+            }
+            for (int dd = 0; dd < d.Dv; dd++) { /* dO . v (and |dO| . |v|) */
+                double ov[T::RPT], vv[T::KPT];
+                for (int r = 0; r < T::RPT; r++) ov[r] = dOs[(ty * T::RPT + r) * LD + dd];
+                for (int c = 0; c < T::KPT; c++) vv[c] = Vs[(tx + 16 * c) * LK + dd];
+                for (int r = 0; r < T::RPT; r++)
+                    for (int c = 0; c < T::KPT; c++) {
+                        ap[r][c] = fma(ov[r], vv[c], ap[r][c]);
+                        if (MODE != 0) aa[r][c] = fma(fabs(ov[r]), fabs(vv[c]), aa[r][c]);
+                    }
+            }
         }
         for (int r = 0; r < T::RPT; r++)
             for (int c = 0; c < T::KPT; c++) {
                 int jj = tx + 16 * c, j = j0 + jj;
                 bool vis = j >= first[r] && j <= last[r];
                 double e = vis ? exp(d.scale * as[r][c] - lse[r]) : 0.0;
-                if (MODE != 1) dSs[(ty * T::RPT + r) * T::BN + jj] = e * (ap[r][c] - drow[r]);
+                if (MODE != 1) dSs[(ty * T::RPT + r) * LN + jj] = e * (ap[r][c] - drow[r]);
                 if (MODE != 0 && vis) {
                     dsmax[r] = fmax(dsmax[r], fabs(d.scale * e * (ap[r][c] - drowm[r])));
                     double pij = e <= 1.0 ? e : 1.0;
@@ -265,12 +320,19 @@ template <int DMAX, int MODE> __global__ void __launch_bounds__(OG_THREADS, 1) o
             double t[T::RPT][T::CPT];
             for (int r = 0; r < T::RPT; r++)
                 for (int c = 0; c < T::CPT; c++) t[r][c] = 0.0;
-            for (int jj = 0; jj < nk; jj++) {
-                double sv[T::RPT];
-                for (int r = 0; r < T::RPT; r++) sv[r] = dSs[(ty * T::RPT + r) * T::BN + jj];
-                for (int c = 0; c < T::CPT; c++) {
-                    double kv = Ks[jj * (DMAX + 1) + tx + 16 * c];
-                    for (int r = 0; r < T::RPT; r++) t[r][c] = fma(sv[r], kv, t[r][c]);
+            if constexpr (MMA) { /* keys past nk: dS = 0 and zero rows of K */
+                og_mma_nn<T::BM, DMAX>(Ts, LD, dSs, LN, Ks, LK, (nk + 3) & ~3);
+                __syncthreads();
+                for (int r = 0; r < T::RPT; r++)
+                    for (int c = 0; c < T::CPT; c++) t[r][c] = Ts[(ty * T::RPT + r) * LD + tx + 16 * c];
+            } else {
+                for (int jj = 0; jj < nk; jj++) {
+                    double sv[T::RPT];
+                    for (int r = 0; r < T::RPT; r++) sv[r] = dSs[(ty * T::RPT + r) * LN + jj];
+                    for (int c = 0; c < T::CPT; c++) {
+                        double kv = Ks[jj * LK + tx + 16 * c];
+                        for (int r = 0; r < T::RPT; r++) t[r][c] = fma(sv[r], kv, t[r][c]);
+                    }
                 }
             }
             for (int r = 0; r < T::RPT; r++)
@@ -300,12 +362,16 @@ template <int DMAX, int MODE> __global__ void __launch_bounds__(OG_THREADS, 1) o
 
 /* ---- launchers ---- */
 
-template <int DMAX> static size_t og_fwd_smem(void) {
+template <int DMAX, bool MMA> static size_t og_fwd_smem(void) {
     typedef og_row_tile<DMAX> T;
+    constexpr int LD = og_mma_ld(DMAX), LN = og_mma_ld(T::BN);
+    if (MMA) return sizeof(double) * (size_t)(2 * T::BM * LD + 2 * T::BN * LD + 3 * T::BM * LN);
     return sizeof(double) * (size_t)(T::BM * DMAX + T::BN * (DMAX + 1) + T::BN * DMAX + T::BM * T::BN);
 }
-template <int DMAX> static size_t og_bwd_row_smem(void) {
+template <int DMAX, bool MMA> static size_t og_bwd_row_smem(void) {
     typedef og_row_tile<DMAX> T;
+    constexpr int LD = og_mma_ld(DMAX), LN = og_mma_ld(T::BN);
+    if (MMA) return sizeof(double) * (size_t)(3 * T::BM * LD + 2 * T::BN * LD + 4 * T::BM * LN);
     return sizeof(double) * (size_t)(2 * T::BM * DMAX + 2 * T::BN * (DMAX + 1) + T::BM * T::BN);
 }
 
@@ -317,20 +383,35 @@ static cudaError_t og_launch(K kernel, dim3 grid, size_t smem, const og_dims &d,
     return cudaGetLastError();
 }
 
-template <int DMAX> static cudaError_t og_fwd_dmax(int mode, const og_dims &d, const og_bufs &m) {
+template <int DMAX, bool MMA> static cudaError_t og_fwd_dmax_mma(int mode, const og_dims &d, const og_bufs &m) {
     typedef og_row_tile<DMAX> T;
     dim3 grid((unsigned)((d.Sq + T::BM - 1) / T::BM), (unsigned)(d.B * d.Hq));
-    if (mode == 0) return og_launch(og_fwd_kernel<DMAX, 0>, grid, og_fwd_smem<DMAX>(), d, m);
-    if (mode == 1) return og_launch(og_fwd_kernel<DMAX, 1>, grid, og_fwd_smem<DMAX>(), d, m);
-    return og_launch(og_fwd_kernel<DMAX, 2>, grid, og_fwd_smem<DMAX>(), d, m);
+    size_t smem = og_fwd_smem<DMAX, MMA>();
+    if (mode == 0) return og_launch(og_fwd_kernel<DMAX, 0, MMA>, grid, smem, d, m);
+    if (mode == 1) return og_launch(og_fwd_kernel<DMAX, 1, MMA>, grid, smem, d, m);
+    return og_launch(og_fwd_kernel<DMAX, 2, MMA>, grid, smem, d, m);
+}
+
+template <int DMAX, bool MMA> static cudaError_t og_bwd_rows_dmax_mma(int mode, const og_dims &d, const og_bufs &m) {
+    typedef og_row_tile<DMAX> T;
+    dim3 grid((unsigned)((d.Sq + T::BM - 1) / T::BM), (unsigned)(d.B * d.Hq));
+    size_t smem = og_bwd_row_smem<DMAX, MMA>();
+    if (mode == 0) return og_launch(og_bwd_row_kernel<DMAX, 0, MMA>, grid, smem, d, m);
+    if (mode == 1) return og_launch(og_bwd_row_kernel<DMAX, 1, MMA>, grid, smem, d, m);
+    return og_launch(og_bwd_row_kernel<DMAX, 2, MMA>, grid, smem, d, m);
+}
+
+/* The tensor-core kernels serve DMAX <= 128 (DMAX 256's tiles do not fit the shared memory). */
+template <int DMAX> static cudaError_t og_fwd_dmax(int mode, const og_dims &d, const og_bufs &m) {
+    if constexpr (DMAX <= 128)
+        if (d.mma) return og_fwd_dmax_mma<DMAX, true>(mode, d, m);
+    return og_fwd_dmax_mma<DMAX, false>(mode, d, m);
 }
 
 template <int DMAX> static cudaError_t og_bwd_rows_dmax(int mode, const og_dims &d, const og_bufs &m) {
-    typedef og_row_tile<DMAX> T;
-    dim3 grid((unsigned)((d.Sq + T::BM - 1) / T::BM), (unsigned)(d.B * d.Hq));
-    if (mode == 0) return og_launch(og_bwd_row_kernel<DMAX, 0>, grid, og_bwd_row_smem<DMAX>(), d, m);
-    if (mode == 1) return og_launch(og_bwd_row_kernel<DMAX, 1>, grid, og_bwd_row_smem<DMAX>(), d, m);
-    return og_launch(og_bwd_row_kernel<DMAX, 2>, grid, og_bwd_row_smem<DMAX>(), d, m);
+    if constexpr (DMAX <= 128)
+        if (d.mma) return og_bwd_rows_dmax_mma<DMAX, true>(mode, d, m);
+    return og_bwd_rows_dmax_mma<DMAX, false>(mode, d, m);
 }
 
 cudaError_t og_launch_fwd(int dmax, int mode, const og_dims &d, const og_bufs &m) {

@@ -270,12 +270,8 @@ static void shaped(const char *name, test_shape s, uint64_t seed, double spread,
     test_problem_free(&t);
 }
 
-int main(void) {
-    char why[256];
-    if (af_oracle_gpu_usable(why, sizeof why) != 0) {
-        printf("SKIP test_oracle_gpu: %s\n", why);
-        return CHECK_SKIP_CODE;
-    }
+/* Every case once, on the kernels ATTNFUZZ_ORACLE_GPU_MMA selects. */
+static void all_cases(void) {
     /*                                 B Hq Hkv Sq Skv Dqk Dv causal br  L   R  bwd scale */
     shaped("none", (test_shape){1, 2, 2, 40, 70, 16, 16, false, false, -1, -1, true, 0}, 1, 1, NULL, NULL);
     shaped("causal", (test_shape){2, 2, 1, 70, 70, 32, 24, true, false, -1, -1, true, 0}, 2, 1, NULL, NULL);
@@ -315,7 +311,23 @@ int main(void) {
         check_case(&t, name);
         test_problem_free(&t);
     }
-    printf("worst GPU-vs-MPFR gap / stated bound %.3g; GPU vs CPU fp64 within %.3g of both bounds\n", g_worst_mpfr,
-           g_worst_cpu);
+}
+
+int main(void) {
+    char why[256];
+    if (af_oracle_gpu_usable(why, sizeof why) != 0) {
+        printf("SKIP test_oracle_gpu: %s\n", why);
+        return CHECK_SKIP_CODE;
+    }
+    /* the tile products as fma chains on the CUDA cores, then on the fp64 tensor cores
+     * (DMAX 256 runs the chains in both) */
+    const char *path[2] = {"fma chains (ATTNFUZZ_ORACLE_GPU_MMA=0)", "tensor cores (ATTNFUZZ_ORACLE_GPU_MMA=1)"};
+    for (int k = 0; k < 2; k++) {
+        setenv("ATTNFUZZ_ORACLE_GPU_MMA", k ? "1" : "0", 1);
+        g_worst_mpfr = g_worst_cpu = 0.0;
+        all_cases();
+        printf("%s: worst GPU-vs-MPFR gap / stated bound %.3g; GPU vs CPU fp64 within %.3g of both bounds\n", path[k],
+               g_worst_mpfr, g_worst_cpu);
+    }
     CHECK_DONE("test_oracle_gpu");
 }
