@@ -6,9 +6,9 @@
 #  1. test_oracle_gpu (both paths against MPFR), test_oracle_pipeline, test_criterion_gpu;
 #  2. bench_oracle_gpu at 8k and 32k on both paths (the tier's passes, its outputs' hash),
 #     128k on the tensor cores;
-#  3. the GPU corpus through both paths (verdicts, worst fp64-vs-MPFR gap / bound);
-#  4. the 32k case (b1 h16 d128 causal fwd + bwd, --no-probes) on both paths, 128k on the
-#     tensor cores;
+#  3. the 32k case (b1 h16 d128 causal fwd + bwd, --no-probes) on both paths (part 4);
+#  4. the GPU corpus through both paths (verdicts, worst fp64-vs-MPFR gap / bound; part 3),
+#     then the 128k case on the tensor cores;
 #  5. the cudnn GPU tests of the staging pool (call16 part 2) and call15 (each part's CPU).
 export DEVICE_NO_PACK=1
 B=build-new
@@ -29,6 +29,15 @@ for mma in 0 1; do
 done
 ATTNFUZZ_ORACLE_GPU_MMA=1 timeout 60 build-t/bench_oracle_gpu 131072 >> $S 2>&1
 el
+echo "== part 4" >> $S
+for mma in 0 1; do
+  ATTNFUZZ_ORACLE_GPU_MMA=$mma MIX_TIME=0 LONG_S="32768" LONG_TIME=45 LONG_FLAGS=--no-probes \
+    OUT=$R/long-$mma timeout 60 bash ci/bench_judge.sh $B > $R/long-$mma.txt 2>&1
+  echo "-- mma=$mma" >> $S
+  grep -E "^attnfuzz s=|judge stages" $R/long-$mma.txt | cut -c1-400 >> $S
+  rm -f $R/long-$mma/*.case
+done
+el
 echo "== part 3" >> $S
 for mma in 0 1; do
   ATTNFUZZ_ORACLE_GPU_MMA=$mma timeout 100 $B/attnfuzz run corpora/gpu/*.case --backend cudnn --json > $R/corpus-$mma.jsonl 2> $R/corpus-$mma.err
@@ -43,15 +52,6 @@ print("corpus mma=%s: %d verdicts %s; GPU tier on %d; worst gap/bound %.3g; orac
 PY
 done
 python3 ci/verdict_compare.py $R/corpus-0.jsonl $R/corpus-1.jsonl >> $S 2>&1
-el
-echo "== part 4" >> $S
-for mma in 0 1; do
-  ATTNFUZZ_ORACLE_GPU_MMA=$mma MIX_TIME=0 LONG_S="32768" LONG_TIME=45 LONG_FLAGS=--no-probes \
-    OUT=$R/long-$mma timeout 60 bash ci/bench_judge.sh $B > $R/long-$mma.txt 2>&1
-  echo "-- mma=$mma" >> $S
-  grep -E "^attnfuzz s=|judge stages" $R/long-$mma.txt | cut -c1-400 >> $S
-  rm -f $R/long-$mma/*.case
-done
 el
 ATTNFUZZ_ORACLE_GPU_MMA=1 MIX_TIME=0 LONG_S="131072" LONG_TIME=110 LONG_FLAGS=--no-probes OUT=$R/long-128k timeout 130 bash ci/bench_judge.sh $B > $R/long-128k.txt 2>&1
 grep -E "^attnfuzz s=|judge stages" $R/long-128k.txt | cut -c1-400 >> $S
