@@ -91,12 +91,15 @@ static int og_dmax(const af_oracle_problem *p) {
 
 /* Problem dims + uploaded lengths and inputs (dout only when `with_dout`; p->in_dev's
  * device arrays instead of uploads when it has them). */
-/* The tile products on the fp64 tensor cores when ATTNFUZZ_ORACLE_GPU_MMA is "1", else
- * plain fma chains on the CUDA cores (both within the tier's stated bound; the tensor
- * cores stay opt-in until they have run against MPFR on a GPU). */
-static bool og_mma_wanted(void) {
+/* The tile products on the fp64 tensor cores when ATTNFUZZ_ORACLE_GPU_MMA is "1"
+ * (mma m8n8k4) or "2" (m16n8k4), else plain fma chains on the CUDA cores (all within the
+ * tier's stated bound; the tensor cores stay opt-in until they have run against MPFR on
+ * a GPU). */
+static int og_mma_wanted(void) {
     const char *e = getenv("ATTNFUZZ_ORACLE_GPU_MMA");
-    return e && strcmp(e, "1") == 0;
+    if (e && strcmp(e, "1") == 0) return 1;
+    if (e && strcmp(e, "2") == 0) return 2;
+    return 0;
 }
 
 static int og_setup(const af_oracle_problem *p, bool with_dout, og_arena *a, og_dims *d, og_bufs *m, char *why,

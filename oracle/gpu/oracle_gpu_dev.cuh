@@ -24,7 +24,7 @@ typedef struct {
     double scale;
     af_mask_rule mask;
     const int *len_q, *len_kv; /* (B) device */
-    bool mma;                  /* the tile products on the fp64 tensor cores (oracle_gpu_mma.cuh) */
+    int mma; /* the tile products: 0 fma chains, 1 / 2 the fp64 tensor cores' m8n8k4 / m16n8k4 (oracle_gpu_mma.cuh) */
 } og_dims;
 
 /* Device buffers (dense, the shapes of tensors.h); NULL when not used by a pass. */

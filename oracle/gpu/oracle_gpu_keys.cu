@@ -6,7 +6,7 @@
  * recomputing P_ij = exp(scale q_i.k_j - LSE_i) and dS_ij = P_ij (dO_i.v_j - D_i) from the
  * row statistics of the row pass. Shared memory per block (doubles):
  *   Ks (BK, DMAX) | Vs (BK, DMAX) | Qs (BQ, DMAX+1) | dOs (BQ, DMAX+1) | Ps (BK, BQ) | dSs (BK, BQ)
- * MMA (DMAX <= 128; og_dims.mma): the tile products (k . q, v . dO, dS Q, P dO) on the fp64
+ * MMA (1: m8n8k4, 2: m16n8k4; DMAX <= 128; og_dims.mma): the tile products (k . q, v . dO, dS Q, P dO) on the fp64
  * tensor cores (oracle_gpu_mma.cuh) into shared tiles read back in the layout above; D-wide
  * tiles have the leading dimension LD = og_mma_ld(DMAX), score tiles LN = og_mma_ld(BQ):
  *   Ks, Vs (BK, LD) | Qs, dOs (BQ, LD) | Ps, dSs, Ss, Sp, Sa (BK, LN) | Ts (BK, og_mma_ld(W))
@@ -21,7 +21,7 @@
  *   key_b = sum_i min(e,1) domax_i, with e = exp(scale q.k - LSE_i).
  * mode 2: mode 0's values and mode 1's sums from the same tiles (PART 0 and 1; the
  *   magnitudes of a PART 1 launch are those of every key column). */
-template <int DMAX, int PART, int MODE, bool MMA>
+template <int DMAX, int PART, int MODE, int MMA>
 __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_key_kernel(og_dims d, og_bufs m) {
     typedef og_key_tile<DMAX, PART> T;
     constexpr int LD = MMA ? og_mma_ld(DMAX) : DMAX, LQ = MMA ? LD : DMAX + 1, LN = MMA ? og_mma_ld(T::BQ) : T::BQ;
@@ -105,8 +105,9 @@ __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_key_kernel(og_dims d, og
             /* dO . v: dS (dK) and the magnitudes read it; dV alone (PART 2, mode 0) does not */
             const bool want_ap = PART != 2 || MODE != 0;
             if constexpr (MMA) {
-                og_mma_nt<T::BK, T::BQ>(Ss, NULL, LN, Ks, LD, Qs, LQ, (d.Dqk + 3) & ~3);
-                if (want_ap) og_mma_nt<T::BK, T::BQ>(Sp, MODE != 0 ? Sa : NULL, LN, Vs, LD, dOs, LQ, (d.Dv + 3) & ~3);
+                og_mma_nt<MMA, T::BK, T::BQ>(Ss, NULL, LN, Ks, LD, Qs, LQ, (d.Dqk + 3) & ~3);
+                if (want_ap)
+                    og_mma_nt<MMA, T::BK, T::BQ>(Sp, MODE != 0 ? Sa : NULL, LN, Vs, LD, dOs, LQ, (d.Dv + 3) & ~3);
                 __syncthreads();
                 for (int r = 0; r < T::RPT; r++)
                     for (int c = 0; c < T::QPT; c++) {
@@ -158,8 +159,8 @@ __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_key_kernel(og_dims d, og
                     for (int c = 0; c < T::CPT; c++) t[r][c] = 0.0;
                 if constexpr (MMA) { /* rows past nr: P = dS = 0 and zero rows of Q, dO */
                     const int kr = (nr + 3) & ~3;
-                    if (PART != 2) og_mma_nn<T::BK, DMAX>(Ts, LW, dSs, LN, Qs, LQ, kr);
-                    if (PART != 1) og_mma_nn<T::BK, DMAX>(Ts + (PART == 0 ? DMAX : 0), LW, Ps, LN, dOs, LQ, kr);
+                    if (PART != 2) og_mma_nn<MMA, T::BK, DMAX>(Ts, LW, dSs, LN, Qs, LQ, kr);
+                    if (PART != 1) og_mma_nn<MMA, T::BK, DMAX>(Ts + (PART == 0 ? DMAX : 0), LW, Ps, LN, dOs, LQ, kr);
                     __syncthreads();
                     /* Ts column tx + 16c is t's column c in every PART ([dK | dV] for PART 0) */
                     for (int r = 0; r < T::RPT; r++)
@@ -240,14 +241,14 @@ __global__ void og_mag_prep_kernel(og_dims d, og_bufs m) {
 
 /* ---- launchers ---- */
 
-template <int DMAX, int PART, bool MMA> static size_t og_key_smem(void) {
+template <int DMAX, int PART, int MMA> static size_t og_key_smem(void) {
     typedef og_key_tile<DMAX, PART> T;
     constexpr int LD = og_mma_ld(DMAX), LN = og_mma_ld(T::BQ), LW = og_mma_ld(T::W);
     if (MMA) return sizeof(double) * (size_t)(2 * T::BK * LD + 2 * T::BQ * LD + 5 * T::BK * LN + T::BK * LW);
     return sizeof(double) * (size_t)(2 * T::BK * DMAX + 2 * T::BQ * (DMAX + 1) + 2 * T::BK * T::BQ);
 }
 
-template <int DMAX, int PART, int MODE, bool MMA>
+template <int DMAX, int PART, int MODE, int MMA>
 static cudaError_t og_key_launch_mma(const og_dims &d, const og_bufs &m) {
     typedef og_key_tile<DMAX, PART> T;
     size_t smem = og_key_smem<DMAX, PART, MMA>();
@@ -261,9 +262,11 @@ static cudaError_t og_key_launch_mma(const og_dims &d, const og_bufs &m) {
 
 /* The tensor-core kernels serve DMAX <= 128 (DMAX 256's tiles do not fit the shared memory). */
 template <int DMAX, int PART, int MODE> static cudaError_t og_key_launch(const og_dims &d, const og_bufs &m) {
-    if constexpr (DMAX <= 128)
-        if (d.mma) return og_key_launch_mma<DMAX, PART, MODE, true>(d, m);
-    return og_key_launch_mma<DMAX, PART, MODE, false>(d, m);
+    if constexpr (DMAX <= 128) {
+        if (d.mma == 1) return og_key_launch_mma<DMAX, PART, MODE, 1>(d, m);
+        if (d.mma == 2) return og_key_launch_mma<DMAX, PART, MODE, 2>(d, m);
+    }
+    return og_key_launch_mma<DMAX, PART, MODE, 0>(d, m);
 }
 
 cudaError_t og_launch_bwd_keys(int dmax, int mode, const og_dims &d, const og_bufs &m) {

@@ -1,6 +1,7 @@
 /* oracle_gpu_mma.cuh — the GPU oracle's tile products on the fp64 tensor cores (DMMA,
- * mma.sync m8n8k4 .f64, sm_80 and later): C = A B^T or C = A B over shared tiles, the 8
- * warps of a block splitting C's 8 x 8 blocks. Included by oracle/gpu/ .cu files only.
+ * mma.sync m8n8k4 .f64 (sm_80 and later) or m16n8k4 .f64 (sm_90)): C = A B^T or C = A B
+ * over shared tiles, the 8 warps of a block splitting C's 8 x 8 (or 16 x 8) blocks.
+ * Included by oracle/gpu/ .cu files only.
  *
  * Every element of C is one fp64 sum over the contraction index, from +0, in steps of 4
  * (each step an mma: the four products added to the running value in fp64). Its error is
@@ -9,9 +10,11 @@
  * chain, not its order). Zero padding (rows past a tile's valid rows, columns past D up to
  * the contraction length) adds +0 * x = +0 for finite x, as the scalar chains do.
  *
- * Fragment layout of m8n8k4 .f64 (PTX ISA, "Matrix fragments for mma.m8n8k4" with .f64):
- * lane l holds A[l / 4][l % 4] (A 8 x 4, row major), B[l % 4][l / 4] (B 4 x 8) and
- * C[l / 4][2 (l % 4) + {0, 1}].
+ * Fragment layouts (PTX ISA, "Matrix Fragments for mma.m8n8k4 with .f64" and "for
+ * mma.m16n8k4"): in m8n8k4 lane l holds A[l / 4][l % 4] (A 8 x 4, row major),
+ * B[l % 4][l / 4] (B 4 x 8) and C[l / 4][2 (l % 4) + {0, 1}]; m16n8k4 adds the rows 8
+ * below: A[l / 4 + 8][l % 4] and C[l / 4 + 8][2 (l % 4) + {0, 1}]. SHAPE 1: m8n8k4,
+ * SHAPE 2: m16n8k4 (og_dims.mma).
  *
  * Leading dimensions: with ld % 32 == 4 (doubles) the A / B^T reads of 8 rows x 4
  * columns and the B reads of 4 rows x 8 columns take the 2 shared-memory wavefronts
@@ -33,59 +36,90 @@ __device__ static inline void og_dmma(double &d0, double &d1, double a, double b
                  : "d"(a), "d"(b));
 }
 
+/* d += a b over one 16 x 8 x 4 step (two doubles of A, one of B, four of C per lane). */
+__device__ static inline void og_dmma16(double (&d)[4], double a0, double a1, double b) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};\n"
+        : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+        : "d"(a0), "d"(a1), "d"(b));
+}
+
+/* One block of C (R = 8 or 16 rows from r0, 8 columns from c0): its fragment from the
+ * contraction of A's rows (row pointers a + 0, a + 8 lda: the lane's column gc already in)
+ * with B's column (b, step bstep per k): s = signed, t = absolute values. */
+template <int SHAPE, bool SIGNED, bool ABS>
+__device__ static inline void og_mma_block(double (&s)[4], double (&t)[4], const double *a, int lda, const double *b,
+                                           size_t bstep, int K) {
+    for (int x = 0; x < 4; x++) s[x] = t[x] = 0.0;
+    for (int k = 0; k < K; k += 4) {
+        double a0 = a[k], bv = b[(size_t)k * bstep];
+        if constexpr (SHAPE == 1) {
+            if (SIGNED) og_dmma(s[0], s[1], a0, bv);
+            if (ABS) og_dmma(t[0], t[1], fabs(a0), fabs(bv));
+        } else {
+            double a1 = a[(size_t)8 * lda + k];
+            if (SIGNED) og_dmma16(s, a0, a1, bv);
+            if (ABS) og_dmma16(t, fabs(a0), fabs(a1), fabs(bv));
+        }
+    }
+}
+
+/* Store a block's fragment x (R = 8 or 16 rows) into C at (r0 + gr, c0 + 2 gc). */
+template <int SHAPE> __device__ static inline void og_mma_store(double *c, int ldc, const double (&x)[4]) {
+    c[0] = x[0];
+    c[1] = x[1];
+    if constexpr (SHAPE == 2) {
+        c[(size_t)8 * ldc] = x[2];
+        c[(size_t)8 * ldc + 1] = x[3];
+    }
+}
+
 /* C (M, N; ldc) = A (M, K; lda) B^T, B stored (N, K; ldb): C[i][j] = sum_k A[i][k] B[j][k].
  * K a multiple of 4. With CA (the absolute chain) also CA (M, N; ldc) = |A| |B|^T from the
  * same fragments; CA NULL: the signed product alone. ABS_ONLY: C gets |A| |B|^T alone.
  * Called by all threads of the block; the caller syncs before (inputs written) and after
  * (C read by other warps). */
-template <int M, int N, bool ABS_ONLY = false>
+template <int SHAPE, int M, int N, bool ABS_ONLY = false>
 __device__ static void og_mma_nt(double *C, double *CA, int ldc, const double *A, int lda, const double *B, int ldb,
                                  int K) {
-    static_assert(M % 8 == 0 && N % 8 == 0, "8 x 8 blocks");
+    constexpr int R = SHAPE == 2 ? 16 : 8;
+    static_assert(M % R == 0 && N % 8 == 0, "whole blocks");
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, gr = lane >> 2, gc = lane & 3;
-    constexpr int NB = (M / 8) * (N / 8);
+    constexpr int NB = (M / R) * (N / 8);
     for (int blk = warp; blk < NB; blk += OG_THREADS / 32) {
-        const int r0 = (blk / (N / 8)) * 8, c0 = (blk % (N / 8)) * 8;
+        const int r0 = (blk / (N / 8)) * R, c0 = (blk % (N / 8)) * 8;
         const double *a = A + (size_t)(r0 + gr) * lda + gc;
         const double *b = B + (size_t)(c0 + gr) * ldb + gc;
-        double s0 = 0.0, s1 = 0.0, t0 = 0.0, t1 = 0.0;
-        for (int k = 0; k < K; k += 4) {
-            double av = a[k], bv = b[k];
-            if (!ABS_ONLY) og_dmma(s0, s1, av, bv);
-            if (ABS_ONLY || CA) og_dmma(t0, t1, fabs(av), fabs(bv));
-        }
         double *c = C + (size_t)(r0 + gr) * ldc + c0 + 2 * gc;
+        double sv[4], tv[4];
         if (ABS_ONLY) {
-            c[0] = t0;
-            c[1] = t1;
-            continue;
-        }
-        c[0] = s0;
-        c[1] = s1;
-        if (CA) {
-            double *ca = CA + (size_t)(r0 + gr) * ldc + c0 + 2 * gc;
-            ca[0] = t0;
-            ca[1] = t1;
+            og_mma_block<SHAPE, false, true>(sv, tv, a, lda, b, 1, K);
+            og_mma_store<SHAPE>(c, ldc, tv);
+        } else if (CA) {
+            og_mma_block<SHAPE, true, true>(sv, tv, a, lda, b, 1, K);
+            og_mma_store<SHAPE>(c, ldc, sv);
+            og_mma_store<SHAPE>(CA + (size_t)(r0 + gr) * ldc + c0 + 2 * gc, ldc, tv);
+        } else {
+            og_mma_block<SHAPE, true, false>(sv, tv, a, lda, b, 1, K);
+            og_mma_store<SHAPE>(c, ldc, sv);
         }
     }
 }
 
 /* C (M, N; ldc) = A (M, K; lda) B, B stored (K, N; ldb): C[i][j] = sum_k A[i][k] B[k][j],
- * K a multiple of 4; columns [n0, n0 + N) of B land in C's columns [0, N). */
-template <int M, int N>
+ * K a multiple of 4. */
+template <int SHAPE, int M, int N>
 __device__ static void og_mma_nn(double *C, int ldc, const double *A, int lda, const double *B, int ldb, int K) {
-    static_assert(M % 8 == 0 && N % 8 == 0, "8 x 8 blocks");
+    constexpr int R = SHAPE == 2 ? 16 : 8;
+    static_assert(M % R == 0 && N % 8 == 0, "whole blocks");
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, gr = lane >> 2, gc = lane & 3;
-    constexpr int NB = (M / 8) * (N / 8);
+    constexpr int NB = (M / R) * (N / 8);
     for (int blk = warp; blk < NB; blk += OG_THREADS / 32) {
-        const int r0 = (blk / (N / 8)) * 8, c0 = (blk % (N / 8)) * 8;
-        const double *a = A + (size_t)(r0 + gr) * lda + gc;
-        const double *b = B + (size_t)gc * ldb + c0 + gr;
-        double s0 = 0.0, s1 = 0.0;
-        for (int k = 0; k < K; k += 4) og_dmma(s0, s1, a[k], b[(size_t)k * ldb]);
-        double *c = C + (size_t)(r0 + gr) * ldc + c0 + 2 * gc;
-        c[0] = s0;
-        c[1] = s1;
+        const int r0 = (blk / (N / 8)) * R, c0 = (blk % (N / 8)) * 8;
+        double sv[4], tv[4];
+        og_mma_block<SHAPE, true, false>(sv, tv, A + (size_t)(r0 + gr) * lda + gc, lda, B + (size_t)gc * ldb + c0 + gr,
+                                         (size_t)ldb, K);
+        og_mma_store<SHAPE>(C + (size_t)(r0 + gr) * ldc + c0 + 2 * gc, ldc, sv);
     }
 }
 

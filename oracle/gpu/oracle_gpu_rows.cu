@@ -8,7 +8,7 @@
  * K and V rows are padded by one double where the 16 lanes read 16 different keys at the
  * same column (no bank conflicts); Q / dO rows are read as broadcasts.
  *
- * MMA (DMAX <= 128; og_dims.mma): the tile products (scores, dO . v, P V, dS K) run on the
+ * MMA (1: m8n8k4, 2: m16n8k4; DMAX <= 128; og_dims.mma): the tile products (scores, dO . v, P V, dS K) run on the
  * fp64 tensor cores (oracle_gpu_mma.cuh) into shared tiles that each thread then reads in
  * the layout above; every D-wide tile has the leading dimension LD = og_mma_ld(DMAX) and
  * every score tile LN = og_mma_ld(BN). Shared memory per block (doubles):
@@ -47,7 +47,7 @@ __device__ static void og_row_ranges(const og_dims &d, int lq, int lkv, int i0, 
  * mode 0: O (B,Hq,Sq,Dv), LSE (B,Hq,Sq); mode 1: m.row_a (B,Hq,Sq) = max over visible
  * keys of scale * sum_d |q_d k_d| (af_oracle_score_abs); mode 2: both, from the same
  * tiles (the |q| . |k| chain beside the q . k chain). */
-template <int DMAX, int MODE, bool MMA>
+template <int DMAX, int MODE, int MMA>
 __global__ void __launch_bounds__(OG_THREADS, 1) og_fwd_kernel(og_dims d, og_bufs m) {
     typedef og_row_tile<DMAX> T;
     constexpr int LD = MMA ? og_mma_ld(DMAX) : DMAX, LK = MMA ? LD : DMAX + 1, LN = MMA ? og_mma_ld(T::BN) : T::BN;
@@ -95,9 +95,9 @@ __global__ void __launch_bounds__(OG_THREADS, 1) og_fwd_kernel(og_dims d, og_buf
         if constexpr (MMA) {
             const int kd = (d.Dqk + 3) & ~3; /* columns past Dqk are zeros */
             if (MODE == 1)
-                og_mma_nt<T::BM, T::BN, true>(Sa, NULL, LN, Qs, LD, Ks, LK, kd);
+                og_mma_nt<MMA, T::BM, T::BN, true>(Sa, NULL, LN, Qs, LD, Ks, LK, kd);
             else
-                og_mma_nt<T::BM, T::BN>(Ss, MODE == 2 ? Sa : NULL, LN, Qs, LD, Ks, LK, kd);
+                og_mma_nt<MMA, T::BM, T::BN>(Ss, MODE == 2 ? Sa : NULL, LN, Qs, LD, Ks, LK, kd);
             __syncthreads();
             for (int r = 0; r < T::RPT; r++)
                 for (int c = 0; c < T::KPT; c++) {
@@ -162,7 +162,7 @@ __global__ void __launch_bounds__(OG_THREADS, 1) og_fwd_kernel(og_dims d, og_buf
             for (int r = 0; r < T::RPT; r++)
                 for (int c = 0; c < T::CPT; c++) t[r][c] = 0.0;
             if constexpr (MMA) {
-                og_mma_nn<T::BM, DMAX>(Ts, LD, Ps, LN, Vs, LD, (nk + 3) & ~3);
+                og_mma_nn<MMA, T::BM, DMAX>(Ts, LD, Ps, LN, Vs, LD, (nk + 3) & ~3);
                 __syncthreads();
                 for (int r = 0; r < T::RPT; r++)
                     for (int c = 0; c < T::CPT; c++) t[r][c] = Ts[(ty * T::RPT + r) * LD + tx + 16 * c];
@@ -219,7 +219,7 @@ __global__ void og_drow_kernel(og_dims d, og_bufs m) {
  * mode 1 (definitions of oracle_score_abs.c): e = exp(scale q.k - LSE_i),
  *   row_b = max |scale e (dO.v - dd)|, row_a = sum_j scale min(e,1) (|dO|.|v| + dd_abs) kmax_j,
  *   with dd the plain dO . O of the magnitude inputs (m.drow_mag). */
-template <int DMAX, int MODE, bool MMA>
+template <int DMAX, int MODE, int MMA>
 __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_row_kernel(og_dims d, og_bufs m) {
     typedef og_row_tile<DMAX> T;
     constexpr int LD = MMA ? og_mma_ld(DMAX) : DMAX, LK = MMA ? LD : DMAX + 1, LN = MMA ? og_mma_ld(T::BN) : T::BN;
@@ -274,8 +274,8 @@ __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_row_kernel(og_dims d, og
         for (int r = 0; r < T::RPT; r++)
             for (int c = 0; c < T::KPT; c++) as[r][c] = ap[r][c] = aa[r][c] = 0.0;
         if constexpr (MMA) { /* q . k, dO . v and |dO| . |v| on the tensor cores */
-            og_mma_nt<T::BM, T::BN>(Ss, NULL, LN, Qs, LD, Ks, LK, (d.Dqk + 3) & ~3);
-            og_mma_nt<T::BM, T::BN>(Sp, MODE != 0 ? Sa : NULL, LN, dOs, LD, Vs, LK, (d.Dv + 3) & ~3);
+            og_mma_nt<MMA, T::BM, T::BN>(Ss, NULL, LN, Qs, LD, Ks, LK, (d.Dqk + 3) & ~3);
+            og_mma_nt<MMA, T::BM, T::BN>(Sp, MODE != 0 ? Sa : NULL, LN, dOs, LD, Vs, LK, (d.Dv + 3) & ~3);
             __syncthreads();
             for (int r = 0; r < T::RPT; r++)
                 for (int c = 0; c < T::KPT; c++) {
@@ -321,7 +321,7 @@ __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_row_kernel(og_dims d, og
             for (int r = 0; r < T::RPT; r++)
                 for (int c = 0; c < T::CPT; c++) t[r][c] = 0.0;
             if constexpr (MMA) { /* keys past nk: dS = 0 and zero rows of K */
-                og_mma_nn<T::BM, DMAX>(Ts, LD, dSs, LN, Ks, LK, (nk + 3) & ~3);
+                og_mma_nn<MMA, T::BM, DMAX>(Ts, LD, dSs, LN, Ks, LK, (nk + 3) & ~3);
                 __syncthreads();
                 for (int r = 0; r < T::RPT; r++)
                     for (int c = 0; c < T::CPT; c++) t[r][c] = Ts[(ty * T::RPT + r) * LD + tx + 16 * c];
@@ -362,13 +362,13 @@ __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_row_kernel(og_dims d, og
 
 /* ---- launchers ---- */
 
-template <int DMAX, bool MMA> static size_t og_fwd_smem(void) {
+template <int DMAX, int MMA> static size_t og_fwd_smem(void) {
     typedef og_row_tile<DMAX> T;
     constexpr int LD = og_mma_ld(DMAX), LN = og_mma_ld(T::BN);
     if (MMA) return sizeof(double) * (size_t)(2 * T::BM * LD + 2 * T::BN * LD + 3 * T::BM * LN);
     return sizeof(double) * (size_t)(T::BM * DMAX + T::BN * (DMAX + 1) + T::BN * DMAX + T::BM * T::BN);
 }
-template <int DMAX, bool MMA> static size_t og_bwd_row_smem(void) {
+template <int DMAX, int MMA> static size_t og_bwd_row_smem(void) {
     typedef og_row_tile<DMAX> T;
     constexpr int LD = og_mma_ld(DMAX), LN = og_mma_ld(T::BN);
     if (MMA) return sizeof(double) * (size_t)(3 * T::BM * LD + 2 * T::BN * LD + 4 * T::BM * LN);
@@ -383,7 +383,7 @@ static cudaError_t og_launch(K kernel, dim3 grid, size_t smem, const og_dims &d,
     return cudaGetLastError();
 }
 
-template <int DMAX, bool MMA> static cudaError_t og_fwd_dmax_mma(int mode, const og_dims &d, const og_bufs &m) {
+template <int DMAX, int MMA> static cudaError_t og_fwd_dmax_mma(int mode, const og_dims &d, const og_bufs &m) {
     typedef og_row_tile<DMAX> T;
     dim3 grid((unsigned)((d.Sq + T::BM - 1) / T::BM), (unsigned)(d.B * d.Hq));
     size_t smem = og_fwd_smem<DMAX, MMA>();
@@ -392,7 +392,7 @@ template <int DMAX, bool MMA> static cudaError_t og_fwd_dmax_mma(int mode, const
     return og_launch(og_fwd_kernel<DMAX, 2, MMA>, grid, smem, d, m);
 }
 
-template <int DMAX, bool MMA> static cudaError_t og_bwd_rows_dmax_mma(int mode, const og_dims &d, const og_bufs &m) {
+template <int DMAX, int MMA> static cudaError_t og_bwd_rows_dmax_mma(int mode, const og_dims &d, const og_bufs &m) {
     typedef og_row_tile<DMAX> T;
     dim3 grid((unsigned)((d.Sq + T::BM - 1) / T::BM), (unsigned)(d.B * d.Hq));
     size_t smem = og_bwd_row_smem<DMAX, MMA>();
@@ -403,15 +403,19 @@ template <int DMAX, bool MMA> static cudaError_t og_bwd_rows_dmax_mma(int mode, 
 
 /* The tensor-core kernels serve DMAX <= 128 (DMAX 256's tiles do not fit the shared memory). */
 template <int DMAX> static cudaError_t og_fwd_dmax(int mode, const og_dims &d, const og_bufs &m) {
-    if constexpr (DMAX <= 128)
-        if (d.mma) return og_fwd_dmax_mma<DMAX, true>(mode, d, m);
-    return og_fwd_dmax_mma<DMAX, false>(mode, d, m);
+    if constexpr (DMAX <= 128) {
+        if (d.mma == 1) return og_fwd_dmax_mma<DMAX, 1>(mode, d, m);
+        if (d.mma == 2) return og_fwd_dmax_mma<DMAX, 2>(mode, d, m);
+    }
+    return og_fwd_dmax_mma<DMAX, 0>(mode, d, m);
 }
 
 template <int DMAX> static cudaError_t og_bwd_rows_dmax(int mode, const og_dims &d, const og_bufs &m) {
-    if constexpr (DMAX <= 128)
-        if (d.mma) return og_bwd_rows_dmax_mma<DMAX, true>(mode, d, m);
-    return og_bwd_rows_dmax_mma<DMAX, false>(mode, d, m);
+    if constexpr (DMAX <= 128) {
+        if (d.mma == 1) return og_bwd_rows_dmax_mma<DMAX, 1>(mode, d, m);
+        if (d.mma == 2) return og_bwd_rows_dmax_mma<DMAX, 2>(mode, d, m);
+    }
+    return og_bwd_rows_dmax_mma<DMAX, 0>(mode, d, m);
 }
 
 cudaError_t og_launch_fwd(int dmax, int mode, const og_dims &d, const og_bufs &m) {

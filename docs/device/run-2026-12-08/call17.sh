@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Device call (carry ["build-new", "build-t"]; about 9 min). build-new: a stripped Release
 # attnfuzz whose GPU oracle tier forms its tile products on the fp64 tensor cores (DMMA,
-# oracle/gpu/oracle_gpu_mma.cuh) when ATTNFUZZ_ORACLE_GPU_MMA=1; build-t: the same tree's
+# oracle/gpu/oracle_gpu_mma.cuh) when ATTNFUZZ_ORACLE_GPU_MMA=1 (m8n8k4) or 2 (m16n8k4),
+# as fma chains with 0 (the default); build-t: the same tree's
 # GPU tests and bench_oracle_gpu, stripped.
-#  1. test_oracle_gpu (both paths against MPFR), test_oracle_pipeline, test_criterion_gpu;
-#  2. bench_oracle_gpu at 8k and 32k on both paths (the tier's passes, its outputs' hash),
+#  1. test_oracle_gpu (the three paths against MPFR), test_oracle_pipeline, test_criterion_gpu;
+#  2. bench_oracle_gpu at 8k and 32k on the three paths (the tier's passes, its outputs' hash),
 #     128k on the tensor cores;
-#  3. the 32k case (b1 h16 d128 causal fwd + bwd, --no-probes) on both paths (part 4);
+#  3. the 32k case (b1 h16 d128 causal fwd + bwd, --no-probes) on the three paths (part 4);
 #  4. the GPU corpus through both paths (verdicts, worst fp64-vs-MPFR gap / bound; part 3),
 #     then the 128k case on the tensor cores;
 #  5. the cudnn GPU tests of the staging pool (call16 part 2) and call15 (each part's CPU).
@@ -23,14 +24,14 @@ for t in test_oracle_gpu test_oracle_pipeline test_criterion_gpu; do
 done
 el
 echo "== part 2" >> $S
-for mma in 0 1; do
+for mma in 0 1 2; do
   ATTNFUZZ_ORACLE_GPU_MMA=$mma timeout 60 build-t/bench_oracle_gpu 8192 32768 >> $S 2>&1
   echo "(mma=$mma)" >> $S
 done
-ATTNFUZZ_ORACLE_GPU_MMA=1 timeout 60 build-t/bench_oracle_gpu 131072 >> $S 2>&1
+for mma in 1 2; do ATTNFUZZ_ORACLE_GPU_MMA=$mma timeout 60 build-t/bench_oracle_gpu 131072 >> $S 2>&1; echo "(mma=$mma)" >> $S; done
 el
 echo "== part 4" >> $S
-for mma in 0 1; do
+for mma in 0 1 2; do
   ATTNFUZZ_ORACLE_GPU_MMA=$mma MIX_TIME=0 LONG_S="32768" LONG_TIME=45 LONG_FLAGS=--no-probes \
     OUT=$R/long-$mma timeout 60 bash ci/bench_judge.sh $B > $R/long-$mma.txt 2>&1
   echo "-- mma=$mma" >> $S
@@ -39,7 +40,7 @@ for mma in 0 1; do
 done
 el
 echo "== part 3" >> $S
-for mma in 0 1; do
+for mma in 0 1 2; do
   ATTNFUZZ_ORACLE_GPU_MMA=$mma timeout 100 $B/attnfuzz run corpora/gpu/*.case --backend cudnn --json > $R/corpus-$mma.jsonl 2> $R/corpus-$mma.err
   python3 - $R/corpus-$mma.jsonl $mma >> $S 2>&1 <<'PY'
 import json, sys, collections
@@ -51,9 +52,9 @@ print("corpus mma=%s: %d verdicts %s; GPU tier on %d; worst gap/bound %.3g; orac
       max([j.get("cert_gap_over_bound", 0) for j in js] or [0]), sum(j.get("seconds", {}).get("oracle", 0) for j in js)))
 PY
 done
-python3 ci/verdict_compare.py $R/corpus-0.jsonl $R/corpus-1.jsonl >> $S 2>&1
+for mma in 1 2; do python3 ci/verdict_compare.py $R/corpus-0.jsonl $R/corpus-$mma.jsonl >> $S 2>&1; done
 el
-ATTNFUZZ_ORACLE_GPU_MMA=1 MIX_TIME=0 LONG_S="131072" LONG_TIME=110 LONG_FLAGS=--no-probes OUT=$R/long-128k timeout 130 bash ci/bench_judge.sh $B > $R/long-128k.txt 2>&1
+ATTNFUZZ_ORACLE_GPU_MMA=${MMA128:-2} MIX_TIME=0 LONG_S="131072" LONG_TIME=110 LONG_FLAGS=--no-probes OUT=$R/long-128k timeout 130 bash ci/bench_judge.sh $B > $R/long-128k.txt 2>&1
 grep -E "^attnfuzz s=|judge stages" $R/long-128k.txt | cut -c1-400 >> $S
 rm -f $R/long-128k/*.case
 el

@@ -321,9 +321,11 @@ int main(void) {
     }
     /* the tile products as fma chains on the CUDA cores, then on the fp64 tensor cores
      * (DMAX 256 runs the chains in both) */
-    const char *path[2] = {"fma chains (ATTNFUZZ_ORACLE_GPU_MMA=0)", "tensor cores (ATTNFUZZ_ORACLE_GPU_MMA=1)"};
-    for (int k = 0; k < 2; k++) {
-        setenv("ATTNFUZZ_ORACLE_GPU_MMA", k ? "1" : "0", 1);
+    const char *path[3] = {"fma chains (ATTNFUZZ_ORACLE_GPU_MMA=0)", "tensor cores m8n8k4 (ATTNFUZZ_ORACLE_GPU_MMA=1)",
+                           "tensor cores m16n8k4 (ATTNFUZZ_ORACLE_GPU_MMA=2)"};
+    const char *value[3] = {"0", "1", "2"};
+    for (int k = 0; k < 3; k++) {
+        setenv("ATTNFUZZ_ORACLE_GPU_MMA", value[k], 1);
         g_worst_mpfr = g_worst_cpu = 0.0;
         all_cases();
         printf("%s: worst GPU-vs-MPFR gap / stated bound %.3g; GPU vs CPU fp64 within %.3g of both bounds\n", path[k],
