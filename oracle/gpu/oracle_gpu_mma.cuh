@@ -74,14 +74,15 @@ template <int SHAPE> __device__ static inline void og_mma_store(double *c, int l
     }
 }
 
-/* C (M, N; ldc) = A (M, K; lda) B^T, B stored (N, K; ldb): C[i][j] = sum_k A[i][k] B[j][k].
- * K a multiple of 4. With CA (the absolute chain) also CA (M, N; ldc) = |A| |B|^T from the
- * same fragments; CA NULL: the signed product alone. ABS_ONLY: C gets |A| |B|^T alone.
- * Called by all threads of the block; the caller syncs before (inputs written) and after
- * (C read by other warps). */
-template <int SHAPE, int M, int N, bool ABS_ONLY = false>
-__device__ static void og_mma_nt(double *C, double *CA, int ldc, const double *A, int lda, const double *B, int ldb,
-                                 int K) {
+/* C (M, N; ldc) = A (M, K; lda) B over shared tiles, K a multiple of 4, B stored
+ * (N, K; ldb) when BT (C[i][j] = sum_k A[i][k] B[j][k], og_mma_nt) or (K, N; ldb)
+ * (C[i][j] = sum_k A[i][k] B[k][j], og_mma_nn). With CA (the absolute chain) also
+ * CA (M, N; ldc) = |A| |B| from the same fragments; CA NULL: the signed product alone.
+ * ABS_ONLY: C gets |A| |B| alone. Called by all threads of the block; the caller syncs
+ * before (inputs written) and after (C read by other warps). */
+template <int SHAPE, int M, int N, bool BT, bool ABS_ONLY>
+__device__ static void og_mma_tile(double *C, double *CA, int ldc, const double *A, int lda, const double *B, int ldb,
+                                   int K) {
     constexpr int R = SHAPE == 2 ? 16 : 8;
     static_assert(M % R == 0 && N % 8 == 0, "whole blocks");
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, gr = lane >> 2, gc = lane & 3;
@@ -89,38 +90,35 @@ __device__ static void og_mma_nt(double *C, double *CA, int ldc, const double *A
     for (int blk = warp; blk < NB; blk += OG_THREADS / 32) {
         const int r0 = (blk / (N / 8)) * R, c0 = (blk % (N / 8)) * 8;
         const double *a = A + (size_t)(r0 + gr) * lda + gc;
-        const double *b = B + (size_t)(c0 + gr) * ldb + gc;
-        double *c = C + (size_t)(r0 + gr) * ldc + c0 + 2 * gc;
+        const double *b = BT ? B + (size_t)(c0 + gr) * ldb + gc : B + (size_t)gc * ldb + c0 + gr;
+        const size_t bstep = BT ? 1 : (size_t)ldb;
+        const size_t at = (size_t)(r0 + gr) * ldc + c0 + 2 * gc;
         double sv[4], tv[4];
         if (ABS_ONLY) {
-            og_mma_block<SHAPE, false, true>(sv, tv, a, lda, b, 1, K);
-            og_mma_store<SHAPE>(c, ldc, tv);
+            og_mma_block<SHAPE, false, true>(sv, tv, a, lda, b, bstep, K);
+            og_mma_store<SHAPE>(C + at, ldc, tv);
         } else if (CA) {
-            og_mma_block<SHAPE, true, true>(sv, tv, a, lda, b, 1, K);
-            og_mma_store<SHAPE>(c, ldc, sv);
-            og_mma_store<SHAPE>(CA + (size_t)(r0 + gr) * ldc + c0 + 2 * gc, ldc, tv);
+            og_mma_block<SHAPE, true, true>(sv, tv, a, lda, b, bstep, K);
+            og_mma_store<SHAPE>(C + at, ldc, sv);
+            og_mma_store<SHAPE>(CA + at, ldc, tv);
         } else {
-            og_mma_block<SHAPE, true, false>(sv, tv, a, lda, b, 1, K);
-            og_mma_store<SHAPE>(c, ldc, sv);
+            og_mma_block<SHAPE, true, false>(sv, tv, a, lda, b, bstep, K);
+            og_mma_store<SHAPE>(C + at, ldc, sv);
         }
     }
 }
 
-/* C (M, N; ldc) = A (M, K; lda) B, B stored (K, N; ldb): C[i][j] = sum_k A[i][k] B[k][j],
- * K a multiple of 4. */
+/* C = A B^T, B stored (N, K; ldb) (og_mma_tile). */
+template <int SHAPE, int M, int N, bool ABS_ONLY = false>
+__device__ static void og_mma_nt(double *C, double *CA, int ldc, const double *A, int lda, const double *B, int ldb,
+                                 int K) {
+    og_mma_tile<SHAPE, M, N, true, ABS_ONLY>(C, CA, ldc, A, lda, B, ldb, K);
+}
+
+/* C = A B, B stored (K, N; ldb) (og_mma_tile). */
 template <int SHAPE, int M, int N>
 __device__ static void og_mma_nn(double *C, int ldc, const double *A, int lda, const double *B, int ldb, int K) {
-    constexpr int R = SHAPE == 2 ? 16 : 8;
-    static_assert(M % R == 0 && N % 8 == 0, "whole blocks");
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, gr = lane >> 2, gc = lane & 3;
-    constexpr int NB = (M / R) * (N / 8);
-    for (int blk = warp; blk < NB; blk += OG_THREADS / 32) {
-        const int r0 = (blk / (N / 8)) * R, c0 = (blk % (N / 8)) * 8;
-        double sv[4], tv[4];
-        og_mma_block<SHAPE, true, false>(sv, tv, A + (size_t)(r0 + gr) * lda + gc, lda, B + (size_t)gc * ldb + c0 + gr,
-                                         (size_t)ldb, K);
-        og_mma_store<SHAPE>(C + (size_t)(r0 + gr) * ldc + c0 + 2 * gc, ldc, sv);
-    }
+    og_mma_tile<SHAPE, M, N, false, false>(C, NULL, ldc, A, lda, B, ldb, K);
 }
 
 #endif
