@@ -146,6 +146,9 @@ extern "C" {
     X(GPU_MPFR_BUDGET, "ATTNFUZZ_GPU_MPFR_BUDGET", "4e6",                                                              \
       "with a usable GPU, the MPFR multiply-adds of a case's oracle: cases within it are judged in MPFR everywhere, "  \
       "larger ones by the GPU tier with this much MPFR certification at least (a number > 0)")                         \
+    X(ORACLE_GPU_MMA, "ATTNFUZZ_ORACLE_GPU_MMA", "0",                                                                  \
+      "the GPU oracle tier's tile products: 0 fma chains on the CUDA cores; 1 or 2 the fp64 tensor cores (mma "        \
+      "m8n8k4 or m16n8k4, head dims up to 128); every path within the tier's stated bound")                            \
     X(BIN, "ATTNFUZZ_BIN", "build/attnfuzz",                                                                           \
       "read by ci/gate_example.sh and attnfuzz_worker.testing (else attnfuzz on PATH): the attnfuzz binary they run")
 

@@ -12,6 +12,7 @@
 #include "kernels/af_gpu.h"
 #include "oracle/gpu/oracle_gpu_dev.cuh"
 #include "util/clock.h"
+#include "util/config.h"
 #include "util/parfor.h"
 
 /* Every device allocation of one call, freed together; tracks the peak. */
@@ -96,7 +97,7 @@ static int og_dmax(const af_oracle_problem *p) {
  * tier's stated bound; the tensor cores stay opt-in until they have run against MPFR on
  * a GPU). */
 static int og_mma_wanted(void) {
-    const char *e = getenv("ATTNFUZZ_ORACLE_GPU_MMA");
+    const char *e = af_config_get(AF_CFG_ORACLE_GPU_MMA);
     if (e && strcmp(e, "1") == 0) return 1;
     if (e && strcmp(e, "2") == 0) return 2;
     return 0;
