@@ -10,6 +10,7 @@
  * tensor cores (oracle_gpu_mma.cuh) into shared tiles read back in the layout above; D-wide
  * tiles have the leading dimension LD = og_mma_ld(DMAX), score tiles LN = og_mma_ld(BQ):
  *   Ks, Vs (BK, LD) | Qs, dOs (BQ, LD) | Ps, dSs, Ss, Sp, Sa (BK, LN) | Ts (BK, og_mma_ld(W))
+ * (mode 1 without Ps, dSs and Ts: DMAX 64's PART 1 tiles would not fit beside them).
  */
 #include <cuda_runtime.h>
 #include "oracle/gpu/oracle_gpu_dev.cuh"
@@ -27,16 +28,17 @@ __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_key_kernel(og_dims d, og
     constexpr int LD = MMA ? og_mma_ld(DMAX) : DMAX, LQ = MMA ? LD : DMAX + 1, LN = MMA ? og_mma_ld(T::BQ) : T::BQ;
     constexpr int LW = og_mma_ld(T::W);
     extern __shared__ double smem[];
-    double *Ks = smem;             /* (BK, LD) */
-    double *Vs = Ks + T::BK * LD;  /* (BK, LD) */
-    double *Qs = Vs + T::BK * LD;  /* (BQ, LQ) */
-    double *dOs = Qs + T::BQ * LQ; /* (BQ, LQ) */
-    double *Ps = dOs + T::BQ * LQ; /* (BK, LN) */
-    double *dSs = Ps + T::BK * LN; /* (BK, LN) */
-    double *Ss = dSs + T::BK * LN; /* MMA: (BK, LN) the tile's k . q */
-    double *Sp = Ss + T::BK * LN;  /* MMA: (BK, LN) the tile's v . dO */
-    double *Sa = Sp + T::BK * LN;  /* MMA: (BK, LN) the tile's |v| . |dO| */
-    double *Ts = Sa + T::BK * LN;  /* MMA: (BK, LW) the tile's [dS Q | P dO] (PART 0) */
+    double *Ks = smem;                             /* (BK, LD) */
+    double *Vs = Ks + T::BK * LD;                  /* (BK, LD) */
+    double *Qs = Vs + T::BK * LD;                  /* (BQ, LQ) */
+    double *dOs = Qs + T::BQ * LQ;                 /* (BQ, LQ) */
+    constexpr int NP = MODE != 1 ? T::BK * LN : 0; /* mode 1 (magnitudes alone) has no P, dS, Ts */
+    double *Ps = dOs + T::BQ * LQ;                 /* (BK, LN) */
+    double *dSs = Ps + NP;                         /* (BK, LN) */
+    double *Ss = dSs + NP;                         /* MMA: (BK, LN) the tile's k . q */
+    double *Sp = Ss + T::BK * LN;                  /* MMA: (BK, LN) the tile's v . dO */
+    double *Sa = Sp + T::BK * LN;                  /* MMA: (BK, LN) the tile's |v| . |dO| */
+    double *Ts = Sa + T::BK * LN;                  /* MMA, modes 0 and 2: (BK, LW) the tile's [dS Q | P dO] (PART 0) */
     __shared__ int kf[T::BK], kl[T::BK], lo_s, hi_s;
     __shared__ int rf[T::BQ], rl[T::BQ];
     __shared__ double lse_s[T::BQ], drow_s[T::BQ], ddabs_s[T::BQ], qmax_s[T::BQ], domax_s[T::BQ];
@@ -241,9 +243,10 @@ __global__ void og_mag_prep_kernel(og_dims d, og_bufs m) {
 
 /* ---- launchers ---- */
 
-template <int DMAX, int PART, int MMA> static size_t og_key_smem(void) {
+template <int DMAX, int PART, int MODE, int MMA> static size_t og_key_smem(void) {
     typedef og_key_tile<DMAX, PART> T;
     constexpr int LD = og_mma_ld(DMAX), LN = og_mma_ld(T::BQ), LW = og_mma_ld(T::W);
+    if (MMA && MODE == 1) return sizeof(double) * (size_t)(2 * T::BK * LD + 2 * T::BQ * LD + 3 * T::BK * LN);
     if (MMA) return sizeof(double) * (size_t)(2 * T::BK * LD + 2 * T::BQ * LD + 5 * T::BK * LN + T::BK * LW);
     return sizeof(double) * (size_t)(2 * T::BK * DMAX + 2 * T::BQ * (DMAX + 1) + 2 * T::BK * T::BQ);
 }
@@ -251,7 +254,7 @@ template <int DMAX, int PART, int MMA> static size_t og_key_smem(void) {
 template <int DMAX, int PART, int MODE, int MMA>
 static cudaError_t og_key_launch_mma(const og_dims &d, const og_bufs &m) {
     typedef og_key_tile<DMAX, PART> T;
-    size_t smem = og_key_smem<DMAX, PART, MMA>();
+    size_t smem = og_key_smem<DMAX, PART, MODE, MMA>();
     cudaError_t e = cudaFuncSetAttribute(og_bwd_key_kernel<DMAX, PART, MODE, MMA>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess) return e;
