@@ -24,6 +24,7 @@
 #define ATTNFUZZ_ORACLE_GPU_MMA_CUH
 
 #include "oracle/gpu/oracle_gpu_dev.cuh"
+#include "oracle/gpu/oracle_gpu_mma_map.h"
 
 /* The padded leading dimension of a shared tile of `w` columns (w a multiple of 4):
  * w + 4 rounded so that ld % 32 == 4. */
@@ -44,70 +45,64 @@ __device__ static inline void og_dmma16(double (&d)[4], double a0, double a1, do
         : "d"(a0), "d"(a1), "d"(b));
 }
 
-/* One block of C (R = 8 or 16 rows from r0, 8 columns from c0): its fragment from the
- * contraction of A's rows (row pointers a + 0, a + 8 lda: the lane's column gc already in)
- * with B's column (b, step bstep per k): s = signed, t = absolute values. */
+/* One block of C: the lane's fragment from the contraction of A's rows (a0, and a1 8 rows
+ * below for shape 2) with B's column (b, step bstep per k): s = signed, t = absolute values. */
 template <int SHAPE, bool SIGNED, bool ABS>
-__device__ static inline void og_mma_block(double (&s)[4], double (&t)[4], const double *a, int lda, const double *b,
-                                           size_t bstep, int K) {
+__device__ static inline void og_mma_block(double (&s)[4], double (&t)[4], const double *a0p, const double *a1p,
+                                           const double *b, size_t bstep, int K) {
     for (int x = 0; x < 4; x++) s[x] = t[x] = 0.0;
     for (int k = 0; k < K; k += 4) {
-        double a0 = a[k], bv = b[(size_t)k * bstep];
+        double a0 = a0p[k], bv = b[(size_t)k * bstep];
         if constexpr (SHAPE == 1) {
             if (SIGNED) og_dmma(s[0], s[1], a0, bv);
             if (ABS) og_dmma(t[0], t[1], fabs(a0), fabs(bv));
         } else {
-            double a1 = a[(size_t)8 * lda + k];
+            double a1 = a1p[k];
             if (SIGNED) og_dmma16(s, a0, a1, bv);
             if (ABS) og_dmma16(t, fabs(a0), fabs(a1), fabs(bv));
         }
     }
 }
 
-/* Store a block's fragment x (R = 8 or 16 rows) into C at (r0 + gr, c0 + 2 gc). */
-template <int SHAPE> __device__ static inline void og_mma_store(double *c, int ldc, const double (&x)[4]) {
+/* Store a lane's fragment x: x[0], x[1] at c, and (shape 2) x[2], x[3] at c8. */
+template <int SHAPE> __device__ static inline void og_mma_store(double *c, double *c8, const double (&x)[4]) {
     c[0] = x[0];
     c[1] = x[1];
     if constexpr (SHAPE == 2) {
-        c[(size_t)8 * ldc] = x[2];
-        c[(size_t)8 * ldc + 1] = x[3];
+        c8[0] = x[2];
+        c8[1] = x[3];
     }
 }
 
 /* C (M, N; ldc) = A (M, K; lda) B over shared tiles, K a multiple of 4, B stored
  * (N, K; ldb) when BT (C[i][j] = sum_k A[i][k] B[j][k], og_mma_nt) or (K, N; ldb)
- * (C[i][j] = sum_k A[i][k] B[k][j], og_mma_nn). With CA (the absolute chain) also
- * CA (M, N; ldc) = |A| |B| from the same fragments; CA NULL: the signed product alone.
- * ABS_ONLY: C gets |A| |B| alone. Called by all threads of the block; the caller syncs
- * before (inputs written) and after (C read by other warps). */
+ * (C[i][j] = sum_k A[i][k] B[k][j], og_mma_nn); who reads and writes what:
+ * oracle_gpu_mma_map.h. With CA (the absolute chain) also CA (M, N; ldc) = |A| |B| from
+ * the same fragments; CA NULL: the signed product alone. ABS_ONLY: C gets |A| |B| alone.
+ * Called by all threads of the block; the caller syncs before (inputs written) and after
+ * (C read by other warps). */
 template <int SHAPE, int M, int N, bool BT, bool ABS_ONLY>
 __device__ static void og_mma_tile(double *C, double *CA, int ldc, const double *A, int lda, const double *B, int ldb,
                                    int K) {
-    constexpr int R = SHAPE == 2 ? 16 : 8;
-    static_assert(M % R == 0 && N % 8 == 0, "whole blocks");
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, gr = lane >> 2, gc = lane & 3;
-    constexpr int NB = (M / R) * (N / 8);
-    for (int blk = warp; blk < NB; blk += OG_THREADS / 32) {
-        const int r0 = (blk / (N / 8)) * R, c0 = (blk % (N / 8)) * 8;
-        const double *a = A + (size_t)(r0 + gr) * lda + gc;
-        const double *b = BT ? B + (size_t)(c0 + gr) * ldb + gc : B + (size_t)gc * ldb + c0 + gr;
-        const size_t bstep = BT ? 1 : (size_t)ldb;
-        const size_t at = (size_t)(r0 + gr) * ldc + c0 + 2 * gc;
+    static_assert(M % (SHAPE == 2 ? 16 : 8) == 0 && N % 8 == 0, "whole blocks");
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int nb = og_mma_blocks(SHAPE, M, N);
+    for (int blk = warp; blk < nb; blk += OG_THREADS / 32) {
+        const og_mma_lane L = og_mma_lane_at(SHAPE, BT, N, blk, lane, lda, ldb, ldc);
         double sv[4], tv[4];
         if (ABS_ONLY) {
-            og_mma_block<SHAPE, false, true>(sv, tv, a, lda, b, bstep, K);
-            og_mma_store<SHAPE>(C + at, ldc, tv);
+            og_mma_block<SHAPE, false, true>(sv, tv, A + L.a, A + L.a8, B + L.b, L.bstep, K);
+            og_mma_store<SHAPE>(C + L.c, C + L.c8, tv);
         } else if (CA) {
-            og_mma_block<SHAPE, true, true>(sv, tv, a, lda, b, bstep, K);
-            og_mma_store<SHAPE>(C + at, ldc, sv);
-            og_mma_store<SHAPE>(CA + at, ldc, tv);
+            og_mma_block<SHAPE, true, true>(sv, tv, A + L.a, A + L.a8, B + L.b, L.bstep, K);
+            og_mma_store<SHAPE>(C + L.c, C + L.c8, sv);
+            og_mma_store<SHAPE>(CA + L.c, CA + L.c8, tv);
         } else {
-            og_mma_block<SHAPE, true, false>(sv, tv, a, lda, b, bstep, K);
-            og_mma_store<SHAPE>(C + at, ldc, sv);
+            og_mma_block<SHAPE, true, false>(sv, tv, A + L.a, A + L.a8, B + L.b, L.bstep, K);
+            og_mma_store<SHAPE>(C + L.c, C + L.c8, sv);
         }
     }
 }
-
 /* C = A B^T, B stored (N, K; ldb) (og_mma_tile). */
 template <int SHAPE, int M, int N, bool ABS_ONLY = false>
 __device__ static void og_mma_nt(double *C, double *CA, int ldc, const double *A, int lda, const double *B, int ldb,
