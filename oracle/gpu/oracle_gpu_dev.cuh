@@ -17,6 +17,10 @@
 #include "model/mask_rule.h"
 
 #define OG_THREADS 256
+/* Dynamic shared memory a block may take: sm_90's 227 KB per block less 4 KB for the
+ * kernels' static arrays (at most 2 KB today); every launcher static_asserts its tiles
+ * against it. */
+#define OG_DYN_SMEM_MAX ((size_t)(227 * 1024 - 4096))
 
 /* The problem on the device (kernel argument, by value). */
 typedef struct {

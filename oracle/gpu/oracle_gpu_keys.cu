@@ -243,7 +243,7 @@ __global__ void og_mag_prep_kernel(og_dims d, og_bufs m) {
 
 /* ---- launchers ---- */
 
-template <int DMAX, int PART, int MODE, int MMA> static size_t og_key_smem(void) {
+template <int DMAX, int PART, int MODE, int MMA> constexpr size_t og_key_smem(void) {
     typedef og_key_tile<DMAX, PART> T;
     constexpr int LD = og_mma_ld(DMAX), LN = og_mma_ld(T::BQ), LW = og_mma_ld(T::W);
     if (MMA && MODE == 1) return sizeof(double) * (size_t)(2 * T::BK * LD + 2 * T::BQ * LD + 3 * T::BK * LN);
@@ -254,7 +254,8 @@ template <int DMAX, int PART, int MODE, int MMA> static size_t og_key_smem(void)
 template <int DMAX, int PART, int MODE, int MMA>
 static cudaError_t og_key_launch_mma(const og_dims &d, const og_bufs &m) {
     typedef og_key_tile<DMAX, PART> T;
-    size_t smem = og_key_smem<DMAX, PART, MODE, MMA>();
+    constexpr size_t smem = og_key_smem<DMAX, PART, MODE, MMA>();
+    static_assert(smem <= OG_DYN_SMEM_MAX, "the key pass's tiles fit in shared memory");
     cudaError_t e = cudaFuncSetAttribute(og_bwd_key_kernel<DMAX, PART, MODE, MMA>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess) return e;

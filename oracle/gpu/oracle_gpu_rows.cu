@@ -362,13 +362,13 @@ __global__ void __launch_bounds__(OG_THREADS, 1) og_bwd_row_kernel(og_dims d, og
 
 /* ---- launchers ---- */
 
-template <int DMAX, int MMA> static size_t og_fwd_smem(void) {
+template <int DMAX, int MMA> constexpr size_t og_fwd_smem(void) {
     typedef og_row_tile<DMAX> T;
     constexpr int LD = og_mma_ld(DMAX), LN = og_mma_ld(T::BN);
     if (MMA) return sizeof(double) * (size_t)(2 * T::BM * LD + 2 * T::BN * LD + 3 * T::BM * LN);
     return sizeof(double) * (size_t)(T::BM * DMAX + T::BN * (DMAX + 1) + T::BN * DMAX + T::BM * T::BN);
 }
-template <int DMAX, int MMA> static size_t og_bwd_row_smem(void) {
+template <int DMAX, int MMA> constexpr size_t og_bwd_row_smem(void) {
     typedef og_row_tile<DMAX> T;
     constexpr int LD = og_mma_ld(DMAX), LN = og_mma_ld(T::BN);
     if (MMA) return sizeof(double) * (size_t)(3 * T::BM * LD + 2 * T::BN * LD + 4 * T::BM * LN);
@@ -386,7 +386,8 @@ static cudaError_t og_launch(K kernel, dim3 grid, size_t smem, const og_dims &d,
 template <int DMAX, int MMA> static cudaError_t og_fwd_dmax_mma(int mode, const og_dims &d, const og_bufs &m) {
     typedef og_row_tile<DMAX> T;
     dim3 grid((unsigned)((d.Sq + T::BM - 1) / T::BM), (unsigned)(d.B * d.Hq));
-    size_t smem = og_fwd_smem<DMAX, MMA>();
+    constexpr size_t smem = og_fwd_smem<DMAX, MMA>();
+    static_assert(smem <= OG_DYN_SMEM_MAX, "the forward's tiles fit in shared memory");
     if (mode == 0) return og_launch(og_fwd_kernel<DMAX, 0, MMA>, grid, smem, d, m);
     if (mode == 1) return og_launch(og_fwd_kernel<DMAX, 1, MMA>, grid, smem, d, m);
     return og_launch(og_fwd_kernel<DMAX, 2, MMA>, grid, smem, d, m);
@@ -395,7 +396,8 @@ template <int DMAX, int MMA> static cudaError_t og_fwd_dmax_mma(int mode, const 
 template <int DMAX, int MMA> static cudaError_t og_bwd_rows_dmax_mma(int mode, const og_dims &d, const og_bufs &m) {
     typedef og_row_tile<DMAX> T;
     dim3 grid((unsigned)((d.Sq + T::BM - 1) / T::BM), (unsigned)(d.B * d.Hq));
-    size_t smem = og_bwd_row_smem<DMAX, MMA>();
+    constexpr size_t smem = og_bwd_row_smem<DMAX, MMA>();
+    static_assert(smem <= OG_DYN_SMEM_MAX, "the dQ pass's tiles fit in shared memory");
     if (mode == 0) return og_launch(og_bwd_row_kernel<DMAX, 0, MMA>, grid, smem, d, m);
     if (mode == 1) return og_launch(og_bwd_row_kernel<DMAX, 1, MMA>, grid, smem, d, m);
     return og_launch(og_bwd_row_kernel<DMAX, 2, MMA>, grid, smem, d, m);
