@@ -4,6 +4,7 @@
  * Passes: forward (O, LSE) -> D_i -> dQ -> dK, dV. Device memory: the inputs, the outputs
  * and three (B,Hq,Sq) statistics, all O(s); nothing of size Sq x Skv.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,19 +91,27 @@ static int og_dmax(const af_oracle_problem *p) {
     return m <= 64 ? 64 : m <= 128 ? 128 : 256;
 }
 
-/* Problem dims + uploaded lengths and inputs (dout only when `with_dout`; p->in_dev's
- * device arrays instead of uploads when it has them). */
 /* The tile products on the fp64 tensor cores when ATTNFUZZ_ORACLE_GPU_MMA is "1"
  * (mma m8n8k4) or "2" (m16n8k4), else plain fma chains on the CUDA cores (all within the
  * tier's stated bound; the tensor cores stay opt-in until they have run against MPFR on
- * a GPU). */
+ * a GPU). Another value is said once on stderr and the chains kept. */
+static pthread_once_t mma_warn_once = PTHREAD_ONCE_INIT;
+static void og_mma_warn(void) {
+    fprintf(stderr, "attnfuzz: warning: ATTNFUZZ_ORACLE_GPU_MMA=%s is none of 0, 1, 2 (0 kept)\n",
+            af_config_get(AF_CFG_ORACLE_GPU_MMA));
+}
+
 static int og_mma_wanted(void) {
     const char *e = af_config_get(AF_CFG_ORACLE_GPU_MMA);
-    if (e && strcmp(e, "1") == 0) return 1;
-    if (e && strcmp(e, "2") == 0) return 2;
+    if (!e || strcmp(e, "0") == 0) return 0;
+    if (strcmp(e, "1") == 0) return 1;
+    if (strcmp(e, "2") == 0) return 2;
+    pthread_once(&mma_warn_once, og_mma_warn);
     return 0;
 }
 
+/* Problem dims + uploaded lengths and inputs (dout only when `with_dout`; p->in_dev's
+ * device arrays instead of uploads when it has them). */
 static int og_setup(const af_oracle_problem *p, bool with_dout, og_arena *a, og_dims *d, og_bufs *m, char *why,
                     size_t cap) {
     memset(d, 0, sizeof *d);
