@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Device call (carry ["build-new", "build-t"]; about 6 min). build-new: a stripped Release
+# Device call (carry ["build-new", "build-t"]; about 6 min; with SHORT=1 about 3 min, parts 1-3). build-new: a stripped Release
 # attnfuzz whose GPU oracle tier forms its tile products on the fp64 tensor cores (DMMA,
 # oracle/gpu/oracle_gpu_mma.cuh) when ATTNFUZZ_ORACLE_GPU_MMA=1 (m8n8k4) or 2 (m16n8k4),
 # as fma chains with 0 (the default); build-t: the same tree's
@@ -38,6 +38,7 @@ for mma in 0 1 2; do
   rm -f $R/long-$mma/*.case
 done
 el
+[ -n "${SHORT:-}" ] && { cat $S; pack; exit 0; } # SHORT=1: a short window, the tests and the 32k figures only
 echo "== part 3" >> $S
 for mma in 0 1 2; do
   ATTNFUZZ_ORACLE_GPU_MMA=$mma timeout 100 $B/attnfuzz run corpora/gpu/*.case --backend cudnn --json > $R/corpus-$mma.jsonl 2> $R/corpus-$mma.err
