@@ -54,9 +54,7 @@ static void sync_choose(void) {
     else if (strcmp(v, "block") == 0)
         flags = cudaDeviceScheduleBlockingSync;
     else {
-        fprintf(stderr,
-                "attnfuzz: warning: ATTNFUZZ_GPU_SYNC=%s is none of auto, spin, yield, block (CUDA's default kept)\n",
-                v);
+        af_config_warn_once(AF_CFG_GPU_SYNC, "is none of auto, spin, yield, block (CUDA's default kept)");
         return;
     }
     if (cudaSetDeviceFlags(flags) != cudaSuccess) (void)cudaGetLastError();

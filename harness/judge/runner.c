@@ -11,7 +11,6 @@
 #include "util/parfor.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -318,14 +317,6 @@ static int prepare_oracle(af_runner *r, const af_case *c, af_prepared *p, bool f
     return 0;
 }
 
-static pthread_once_t budget_warn_once = PTHREAD_ONCE_INIT;
-static const char *budget_bad; /* the value said once (set before the pthread_once) */
-
-static void budget_warn(void) {
-    fprintf(stderr, "attnfuzz: warning: ATTNFUZZ_GPU_MPFR_BUDGET=%s is not a number > 0 (the default kept)\n",
-            budget_bad);
-}
-
 void af_runner_oracle_defaults(af_oracle_opts *o) {
     af_oracle_opts_default(o);
     const char *v = af_config_get(AF_CFG_GPU_MPFR_BUDGET);
@@ -336,8 +327,7 @@ void af_runner_oracle_defaults(af_oracle_opts *o) {
         o->gpu_mpfr_budget = b;
         return;
     }
-    budget_bad = v;
-    pthread_once(&budget_warn_once, budget_warn);
+    af_config_warn_once(AF_CFG_GPU_MPFR_BUDGET, "is not a number > 0 (the default kept)");
 }
 
 static int prepare(af_runner *r, const af_case *c, af_prepared *p, char *why, size_t cap);

@@ -22,6 +22,15 @@ const char *af_config_get(af_config_var v) {
     return value && value[0] ? value : NULL;
 }
 
+static int config_warned[AF_CFG_COUNT]; /* af_config_warn_once: 1 once said */
+
+void af_config_warn_once(af_config_var v, const char *what) {
+    const af_config_entry *e = af_config_entry_of(v);
+    if (!e || __atomic_exchange_n(&config_warned[v], 1, __ATOMIC_RELAXED)) return;
+    const char *value = af_config_get(v);
+    fprintf(stderr, "attnfuzz: warning: %s=%s %s\n", e->name, value ? value : "", what);
+}
+
 static const char *closest_n(const char *name, size_t n) {
     const char *best = config_table[0].name;
     size_t best_d = (size_t)-1;

@@ -171,6 +171,11 @@ const af_config_entry *af_config_entry_of(af_config_var v);
 /* The value of v in this process's environment; NULL when unset or empty. */
 const char *af_config_get(af_config_var v);
 
+/* "attnfuzz: warning: NAME=VALUE what" on stderr, the first time only for v in this
+ * process (thread-safe): a value the reader could not use, what saying why and what it
+ * kept instead (e.g. "is none of 0, 1, 2 (0 kept)"). */
+void af_config_warn_once(af_config_var v, const char *what);
+
 /* The known name nearest to name (edit distance), e.g. ATTNFUZZ_MAXWORK ->
  * ATTNFUZZ_MAX_WORK. */
 const char *af_config_closest(const char *name);

@@ -4,7 +4,6 @@
  * Passes: forward (O, LSE) -> D_i -> dQ -> dK, dV. Device memory: the inputs, the outputs
  * and three (B,Hq,Sq) statistics, all O(s); nothing of size Sq x Skv.
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,18 +94,12 @@ static int og_dmax(const af_oracle_problem *p) {
  * (mma m8n8k4) or "2" (m16n8k4), else plain fma chains on the CUDA cores (all within the
  * tier's stated bound; the tensor cores stay opt-in until they have run against MPFR on
  * a GPU). Another value is said once on stderr and the chains kept. */
-static pthread_once_t mma_warn_once = PTHREAD_ONCE_INIT;
-static void og_mma_warn(void) {
-    fprintf(stderr, "attnfuzz: warning: ATTNFUZZ_ORACLE_GPU_MMA=%s is none of 0, 1, 2 (0 kept)\n",
-            af_config_get(AF_CFG_ORACLE_GPU_MMA));
-}
-
 static int og_mma_wanted(void) {
     const char *e = af_config_get(AF_CFG_ORACLE_GPU_MMA);
     if (!e || strcmp(e, "0") == 0) return 0;
     if (strcmp(e, "1") == 0) return 1;
     if (strcmp(e, "2") == 0) return 2;
-    pthread_once(&mma_warn_once, og_mma_warn);
+    af_config_warn_once(AF_CFG_ORACLE_GPU_MMA, "is none of 0, 1, 2 (0 kept)");
     return 0;
 }
 

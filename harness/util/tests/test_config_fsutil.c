@@ -70,6 +70,39 @@ static void test_config(void) {
     CHECK(af_config_warn_unknown(known, "prog", NULL) == 0);
 }
 
+/* af_config_warn_once: the exact line, once per variable, the variables apart. */
+static void test_config_warn_once(void) {
+    char path[] = "/tmp/af_config_warn_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    fflush(stderr);
+    int saved = dup(2);
+    CHECK(saved >= 0 && dup2(fd, 2) == 2);
+    setenv("ATTNFUZZ_GPU_SYNC", "fast", 1);
+    setenv("ATTNFUZZ_ORACLE_GPU_MMA", "3", 1);
+    af_config_warn_once(AF_CFG_GPU_SYNC, "is none of auto, spin, yield, block (CUDA's default kept)");
+    af_config_warn_once(AF_CFG_GPU_SYNC, "said again");
+    af_config_warn_once(AF_CFG_ORACLE_GPU_MMA, "is none of 0, 1, 2 (0 kept)");
+    af_config_warn_once(AF_CFG_ORACLE_GPU_MMA, "said again");
+    fflush(stderr);
+    CHECK(dup2(saved, 2) == 2);
+    close(saved);
+    char text[512] = {0};
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL);
+    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    if (f) fclose(f);
+    unlink(path);
+    close(fd);
+    text[n] = '\0';
+    CHECK_MSG(strcmp(text,
+                     "attnfuzz: warning: ATTNFUZZ_GPU_SYNC=fast is none of auto, spin, yield, block (CUDA's "
+                     "default kept)\nattnfuzz: warning: ATTNFUZZ_ORACLE_GPU_MMA=3 is none of 0, 1, 2 (0 kept)\n") == 0,
+              "stderr was: %s", text);
+    unsetenv("ATTNFUZZ_GPU_SYNC");
+    unsetenv("ATTNFUZZ_ORACLE_GPU_MMA");
+}
+
 static void test_fsutil(void) {
     char root[] = "/tmp/af_fsutil_XXXXXX";
     CHECK(mkdtemp(root));
@@ -234,6 +267,7 @@ static void test_fsutil_faults(void) {
 }
 
 int main(void) {
+    test_config_warn_once();
     signal(SIGPIPE, SIG_IGN);
     test_config();
     test_fsutil();
