@@ -18,17 +18,13 @@
  *
  * Leading dimensions: with ld % 32 == 4 (doubles) the A / B^T reads of 8 rows x 4
  * columns and the B reads of 4 rows x 8 columns take the 2 shared-memory wavefronts
- * that 32 doubles need (og_mma_ld).
+ * that 32 doubles need (og_mma_ld, oracle_gpu_mma_map.h).
  */
 #ifndef ATTNFUZZ_ORACLE_GPU_MMA_CUH
 #define ATTNFUZZ_ORACLE_GPU_MMA_CUH
 
 #include "oracle/gpu/oracle_gpu_dev.cuh"
 #include "oracle/gpu/oracle_gpu_mma_map.h"
-
-/* The padded leading dimension of a shared tile of `w` columns (w a multiple of 4):
- * w + 4 rounded so that ld % 32 == 4. */
-__host__ __device__ constexpr int og_mma_ld(int w) { return ((w + 31) / 32) * 32 + 4; }
 
 /* d += a b over one 8 x 8 x 4 step (one double of A, one of B, two of C per lane). */
 __device__ static inline void og_dmma(double &d0, double &d1, double a, double b) {

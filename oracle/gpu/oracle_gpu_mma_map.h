@@ -20,6 +20,16 @@
 #else
 #define OG_HD
 #endif
+#ifdef __cplusplus
+#define OG_CONSTEXPR constexpr
+#else
+#define OG_CONSTEXPR
+#endif
+
+/* The padded leading dimension of a shared tile of `w` columns (w a multiple of 4):
+ * w + 4 rounded so that ld % 32 == 4, where the A / B^T reads of 8 rows x 4 columns and the
+ * B reads of 4 rows x 8 columns take the 2 shared-memory wavefronts 32 doubles need. */
+static inline OG_HD OG_CONSTEXPR int og_mma_ld(int w) { return ((w + 31) / 32) * 32 + 4; }
 
 /* One lane's element offsets for one block (each from the start of its tile). */
 typedef struct {

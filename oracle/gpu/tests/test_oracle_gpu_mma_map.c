@@ -95,16 +95,13 @@ static void check_product(int shape, int bt, int M, int N, int K, int lda, int l
     free(A), free(B), free(C), free(writes);
 }
 
-/* The padded leading dimension of the kernels (oracle_gpu_mma.cuh's og_mma_ld). */
-static int ld_of(int w) { return ((w + 31) / 32) * 32 + 4; }
-
 int main(void) {
     for (int shape = 1; shape <= 2; shape++) {
         /* the kernels' products: scores (BM or BK rows x 32, K up to DMAX), row tiles' P V /
          * dS K (BM x DMAX, K up to 32), key tiles' dS Q / P dO (BK x DMAX) */
         const int dmax[2] = {64, 128};
         for (int di = 0; di < 2; di++) {
-            int D = dmax[di], bm = 16 * (256 / D), ld = ld_of(D), ln = ld_of(32);
+            int D = dmax[di], bm = 16 * (256 / D), ld = og_mma_ld(D), ln = og_mma_ld(32);
             int ks[4] = {4, 8, D - 4, D};
             for (int x = 0; x < 4; x++) {
                 check_product(shape, 1, bm, 32, ks[x], ld, ld, ln); /* Q K^T, dO V^T */
@@ -112,8 +109,8 @@ int main(void) {
             }
             int kn[3] = {4, 20, 32};
             for (int x = 0; x < 3; x++) {
-                check_product(shape, 0, bm, D, kn[x], ln, ld, ld);           /* P V, dS K */
-                check_product(shape, 0, 16, D, kn[x], ln, ld, ld_of(2 * D)); /* dS Q into [dK | dV] */
+                check_product(shape, 0, bm, D, kn[x], ln, ld, ld);               /* P V, dS K */
+                check_product(shape, 0, 16, D, kn[x], ln, ld, og_mma_ld(2 * D)); /* dS Q into [dK | dV] */
             }
         }
         /* odd leading dimensions: the map's arithmetic, not only the kernels' padding */
